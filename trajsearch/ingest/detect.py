@@ -115,9 +115,10 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
     first line names none: a record cut by a writer that died mid-line, one with a misspelt ``trajectory_id``, a
     chunk of ``split -b`` starting mid-record, a banner a script printed before its records. Detection looked at the
     first line only, so the file was "unrecognised" and every good record after that line was lost, where ``--format``
-    kept them (probe 51, NC2). Only a format that reads a file record by record counts (native, tau-bench, spans):
-    a later record of a whole-file format's session is no file's first (a Qwen Code session's system records would
-    pass for Claude Code's), and a line that is a side file's record names no format here."""
+    kept them (probe 51, NC2). A line that is a side file's record names no format here. The caller takes only a
+    format that reads a file record by record (native, tau-bench, spans): a later record of a whole-file format's
+    session is no file's first (a Qwen Code session's system records would pass for Claude Code's); that one is
+    only told (:func:`_later_session`)."""
     if not reads_as_lines(head.lstrip("\ufeff \t\r\n")):
         return None
     budget = WHOLE_PARSE_BYTES  # what the lines read may hold together: a folder's other JSONL may have huge lines
@@ -132,10 +133,27 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
                 record = parse(raw.decode("utf-8", errors="replace"))[0] if raw.strip() else None
                 fmt = format_of(record) if record is not None and not side_file(record) else None
                 if fmt is not None:
-                    return None if getattr(ADAPTERS[fmt], "WHOLE_FILE", False) else fmt
+                    return fmt
     except (OSError, *GZIP_ERRORS):
         return None
     return None
+
+
+def _whole_file(fmt: str | None) -> bool:
+    return fmt is not None and getattr(ADAPTERS[fmt], "WHOLE_FILE", False)
+
+
+def _later_session(path: Path, head: str, fmt: str) -> str:
+    """What detection says of a file whose first line names no format and whose next lines are a whole-file format's
+    (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
+    fault and the format both untold, where before the next lines were read it said the first line's fault (review
+    RNC2, D2)."""
+    first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    fault = parse(first)[1]
+    told = f"line 1 is {fault}" if fault else "line 1 names no format"
+    return (f"{path}: {told}; the lines after it are {fmt} records, and a {fmt} file is read whole as one session, "
+            f"so its format is not taken from its later lines: if the file is that session, pass --format {fmt} to "
+            "read it without its first line")
 
 
 def _peek_full(head: str) -> bool:
@@ -451,9 +469,11 @@ def detect_format(path: str | Path) -> str:
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
-    if fmt is None and (record is None or not why_not_a_run(record)):
-        fmt = _format_of_later_lines(p, head)
-    fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
+    reason = why_not_a_run(record) if fmt is None and record is not None else None
+    later = _format_of_later_lines(p, head) if fmt is None and not reason else None
+    fmt = fmt or (None if _whole_file(later) else later)
+    if fmt is None and not reason:  # a record an adapter says is no run is told as that: not a format's by its words
+        fmt = _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
     if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")
     if what := side_path(p, fmt):
@@ -461,9 +481,10 @@ def detect_format(path: str | Path) -> str:
     if record is None and not head.strip("\ufeff \t\r\n") and (kind := _broken_kind(p)):
         raise ValueError(f"{p}: {kind}")  # an empty x.traj.json is no run of the format its name says
     if fmt is None:
-        reason = why_not_a_run(record) if record is not None else None
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
+        if _whole_file(later):
+            raise ValueError(_later_session(p, head, later))
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
         if kind := _crew_log_kind(head) or _ag2_log_kind(head):
