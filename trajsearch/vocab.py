@@ -27,6 +27,9 @@ MODES: tuple[str, ...] = ("dense", "lexical", "hybrid", "auto")
 GROUP_BY: tuple[str, ...] = ("trace", "conversation")
 #: The thresholds of the log lines a serving process writes (``--log-level``), least severe first.
 LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: The other names Python's ``logging`` takes for a level (``logging._nameToLevel``), taken by ``--log-level`` as
+#: they were before it checked its word: NOTSET (the trajsearch logger then follows the root logger's level).
+LOG_LEVEL_ALIASES: dict[str, str] = {"WARN": "WARNING", "FATAL": "CRITICAL", "NOTSET": "NOTSET"}
 #: What the agent's ``search_past_runs`` tool may ask for.
 Kind = Literal["exemplars", "failures", "steps"]
 KINDS: tuple[str, ...] = ("exemplars", "failures", "steps")

@@ -9,7 +9,7 @@ every interface takes them from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, List, Optional
+from typing import Annotated, Any, Callable, Iterable, List, Mapping, Optional
 
 import typer
 
@@ -28,15 +28,20 @@ def _one_of(words: Iterable[str]) -> str:
     return " | ".join(words)
 
 
-def choice(words: Iterable[str], upper: bool = False) -> Callable[[str], str]:
-    """A typer callback for an option that takes one of ``words`` (upper-cased first with ``upper``): any other value
-    is a usage error naming the option and the words (exit 2), as click names a bad ``--level``. ``serve --log-level
-    bogus`` ended as an unexpected error, "ValueError: Unknown level: 'BOGUS'", naming no option (probe 51, NC2)."""
+def choice(words: Iterable[str], upper: bool = False,
+           aliases: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """A typer callback for an option that takes one of ``words`` (upper-cased first with ``upper``), or one of
+    ``aliases``, taken as the word it maps to: any other value is a usage error naming the option and the words
+    (exit 2), as click names a bad ``--level``. ``serve --log-level bogus`` ended as an unexpected error,
+    "ValueError: Unknown level: 'BOGUS'", naming no option (probe 51, NC2); the aliases keep the words taken before
+    the check (``--log-level warn``, Python's own alias, review RNC2 D5)."""
     allowed = tuple(words)
+    other_names = dict(aliases or {})
 
     def check(value: str) -> str:
         said = value.upper() if upper and isinstance(value, str) else value
-        if said not in allowed:
+        said = other_names.get(said, said)
+        if said not in allowed and said not in other_names.values():
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
         return said
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ..vocab import LOG_LEVELS
+from ..vocab import LOG_LEVEL_ALIASES, LOG_LEVELS
 from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri, choice
 from .output import plain
 
@@ -103,7 +103,8 @@ def serve(
                                      help="RPC workers one tenant's calls may hold while another tenant has "
                                           "calls waiting or running (0: half of --workers); past it, the workers "
                                           "no other tenant can take, all but one (a tenant alone: all but one)."),
-    log_level: str = typer.Option("INFO", "--log-level", callback=choice(LOG_LEVELS, upper=True),
+    log_level: str = typer.Option("INFO", "--log-level",
+                                  callback=choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES),
                                    help=_LOG_LEVEL_HELP),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
@@ -198,7 +199,7 @@ def ui(
     trace_timeout: float = typer.Option(120.0, "--trace-timeout", min=0.1,  # views.search.PAGE_READ_TIMEOUT
                                         help="Seconds a page waits for a run's trace before 'The trace store did "
                                              "not answer' (a long session on a network mount may take a while)."),
-    log_level: str = typer.Option("WARNING", "--log-level", callback=choice(LOG_LEVELS, upper=True),
+    log_level: str = typer.Option("WARNING", "--log-level", callback=choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES),
                                    help=_LOG_LEVEL_HELP),
 ) -> None:
     """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.
