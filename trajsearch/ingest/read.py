@@ -42,6 +42,7 @@ from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mappin
 
 from pydantic import ValidationError
 
+from trajsearch import jsontext
 from trajsearch.fsutil import pid_alive
 from trajsearch.model import Failure, Step, Trajectory, valid_tenant
 from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream_mark
@@ -136,13 +137,25 @@ def _loc(parts: tuple[Any, ...]) -> str:
 def _given(value: Any) -> str:
     """A value a record gave, as its JSON says it (``null``, ``"succeeded"``; a list or an object by its kind), for
     a field of a wrong type or word: "Input should be 'success', 'failure', ..." alone left the writer of a
-    thousand-line dump to find what their writer had put there (probe 51, NC2)."""
+    thousand-line dump to find what their writer had put there (probe 51, NC2). Written as :mod:`trajsearch.jsontext`
+    writes JSON: a C1 control given (U+009B, a CSI to a terminal) went raw into the message, the dead-letter file
+    and the terminal that printed it (review RNC2, D6)."""
     if isinstance(value, (list, tuple)):
         return "a list"
     if isinstance(value, dict):
         return "an object"
-    said = json.dumps(value, ensure_ascii=False, default=str)
-    return said if len(said) <= 60 else said[:57] + "..."
+    return _clipped(jsontext.dumps(value, default=str), 60)
+
+
+def _clipped(said: str, most: int) -> str:
+    return said if len(said) <= most else said[:most - 3] + "..."
+
+
+def _field_path(parts: tuple[Any, ...]) -> str:
+    """A field's path as an error names it: a key a record gave is its writer's text like a value, its controls
+    escaped and its length clipped (a 2,000-character key of controls filled the message and the dead-letter
+    line, raw; review RNC2, D6)."""
+    return _clipped(jsontext.dumps(_loc(parts))[1:-1], 120)
 
 
 def _fields_of(class_name: Any) -> list[str]:
@@ -156,7 +169,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """A pydantic ValidationError as one line naming each offending field path."""
     parts = []
     for err in exc.errors():
-        loc, kind, value = _loc(err["loc"]), err["type"], err.get("input")
+        loc, kind, value = _field_path(err["loc"]), err["type"], err.get("input")
         ctx = err.get("ctx") or {}
         if kind == "missing":
             parts.append(f"missing required field '{loc}'")
