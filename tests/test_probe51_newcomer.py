@@ -192,8 +192,147 @@ def test_a_choice_option_given_another_word_names_itself_and_its_words(embedded,
 
 
 def test_a_log_level_is_taken_in_any_case(embedded, tmp_path: Path) -> None:
-    """``--log-level debug`` is DEBUG, as the service's logging setup took it before the option was checked: the
-    check refuses no word it took (a bad address still fails after it, before anything is opened)."""
+    """``--log-level debug`` is DEBUG, as the service's logging setup took it before the option was checked (a bad
+    address still fails after it, before anything is opened). Python's other names for a level were refused by the
+    check until review RNC2 (D5): see :func:`test_a_log_level_python_takes_is_still_taken`."""
     result = _cli("serve", "--log-level", "debug", "--address", "0.0.0.0:1")
     assert result.exit_code == 2, result.output
     assert "--log-level" not in result.output
+
+
+# -- review of the newcomer fixes (review RNC2) ---------------------------------------------------------------------
+
+ANY_AGENT = Path(__file__).parent / "fixtures" / "otel-genai" / "any-agent" / "OPENAI_trace.json"
+OTLP = Path(__file__).parent / "fixtures" / "otel-genai" / "openai-v2" / "otlp-latest.json"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _runs(path: Path) -> list[tuple[str, int, str]]:
+    parsed = list(read_dump(path, tenant=None))
+    assert all(p.ok for p in parsed), [p.error for p in parsed if not p.ok]
+    return sorted((p.trajectory.trajectory_id, len(p.trajectory.steps), p.trajectory.outcome.value) for p in parsed)
+
+
+def _one_item_per_line(document: dict, key: str, comma_first: bool = False) -> str:
+    """``document`` written as a script streaming a valid JSON file writes it: the wrapper opened on the first line,
+    then one item per line, a comma after each item (or, ``comma_first``, before each but the first), then the
+    closing brackets on a line of their own."""
+    items = [json.dumps(item) for item in document[key]]
+    body = "\n, ".join(items) if comma_first else ",\n".join(items)
+    return f'{{"{key}": [\n{body}\n]}}\n'
+
+
+@pytest.mark.parametrize("source, key, comma_first, pad", [
+    (ANY_AGENT, "spans", False, False),
+    (ANY_AGENT, "spans", True, False),
+    (ANY_AGENT, "spans", False, True),
+    (OTLP, "resourceSpans", False, False),
+    (OTLP, "resourceSpans", False, True),
+], ids=["any-agent", "any-agent-comma-first", "any-agent-past-the-peek", "otlp", "otlp-past-the-peek"])
+def test_a_json_document_written_one_item_per_line_is_one_document(tmp_path: Path, source: Path, key: str,
+                                                                  comma_first: bool, pad: bool) -> None:
+    """Bug (review RNC2, D1): a valid JSON document written one item per line (``{"resourceSpans": [`` then one
+    ``{...},`` per line; any-agent's ``{"spans": [``) was taken for JSON Lines with a broken first line: the first
+    line and the closing ``]}`` rejected, a trace lost or stored with 0 steps (replacing a good one on re-ingest).
+    The real export (any-agent's test asset, the OpenAI instrumentation's OTLP file) is written one item per line;
+    ``pad`` makes its first item longer than the 64 KiB peek, so the head never holds the whole file."""
+    document = json.loads(source.read_text())
+    if pad:
+        first = document[key][0]
+        first.setdefault("padding", "x" * 70_000)
+    path = tmp_path / source.name
+    path.write_text(_one_item_per_line(document, key, comma_first))
+    whole = tmp_path / ("whole-" + source.name)
+    whole.write_text(json.dumps(document, indent=2))
+    assert detect_format(path) == detect_format(whole) == "otel-genai"
+    assert _runs(path) == _runs(whole)
+
+
+@pytest.mark.parametrize("session, fmt", [
+    ("codex-cli/.real/probe-c45/review-resumed/rollout-2026-12-04T22-17-26-01a24322-3a20-74c1-b45c-b3f17cb052e7.jsonl",
+     "codex-cli"),
+    ("claude-code/.real/headless-stream-json.jsonl", "claude-code"),
+])
+def test_a_whole_file_session_whose_first_line_is_cut_says_so_and_its_format(tmp_path: Path, session: str,
+                                                                            fmt: str) -> None:
+    """Bug (review RNC2, D2): a real Codex CLI rollout or Claude Code stream (whole-file formats, like Gemini CLI's
+    and Qwen Code's sessions) whose first line a writer cut was "unrecognised dump format"; before the later lines
+    were read, it said the first line's fault. It now says both, and the --format that reads the rest."""
+    lines = (FIXTURES / session).read_text().splitlines()
+    path = tmp_path / Path(session).name
+    path.write_text("\n".join([lines[0][:len(lines[0]) // 2], *lines[1:]]) + "\n")
+    with pytest.raises(ValueError) as raised:
+        detect_format(path)
+    said = str(raised.value)
+    assert "line 1 is malformed JSON: cut short" in said, said
+    assert f"the lines after it are {fmt} records" in said and f"--format {fmt}" in said, said
+    assert "unrecognised" not in said
+
+
+@pytest.mark.parametrize("cut, said", [
+    ('"task": "Cancel reserv', "cut short: the line ends inside a string starting at column"),
+    ('"task": "x", "outcome": "success", "steps": [], "extra": tr', "cut short: the line ends inside its JSON value"),
+    ('"task": "x", "score": 0.', "cut short: the line ends inside its JSON value"),
+])
+def test_a_last_line_cut_without_its_newline_is_cut_short(tmp_path: Path, cut: str, said: str) -> None:
+    """Bug (review RNC2, D3): the last line of a file has no newline when the file was cut (``split -b``'s chunk, a
+    writer killed mid-record): cut inside a string it was "Unterminated string starting (column 32)", inside
+    ``true`` or a number "Expecting value": no word that the line was cut."""
+    first = SAMPLE.read_text().splitlines()[0]
+    path = tmp_path / "runs.jsonl"
+    path.write_text(first + '\n{"trajectory_id": "cut", "tenant": "demo", ' + cut)
+    parsed = list(read_dump(path, tenant=None))
+    assert [p.ok for p in parsed] == [True, False]
+    assert parsed[1].position == "line 2" and said in parsed[1].error, parsed[1].error
+
+
+def test_native_runs_wrapped_in_an_object_are_told_before_a_signature(tmp_path: Path) -> None:
+    """Bug (review RNC2, D4): ``json.dump({"runs": runs}, f, indent=2)`` of native runs whose first run came from
+    mini-swe-agent matched mini-swe-agent's signature: "missing field 'messages'", no word of the wrapper. A record
+    an adapter says is no run is told as that before any format's words are looked for."""
+    runs = [json.loads(line) for line in SAMPLE.read_text().splitlines()[17:20]]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": runs}, indent=2))
+    with pytest.raises(ValueError) as raised:
+        detect_format(path)
+    said = str(raised.value)
+    assert "a JSON object whose 'runs' list holds 3 native record(s)" in said and "jq -c '.runs[]'" in said, said
+
+
+@pytest.mark.parametrize("word", ["warn", "FATAL", "notset"])
+def test_a_log_level_python_takes_is_still_taken(embedded, word: str) -> None:
+    """Bug (review RNC2, D5): ``--log-level warn`` (``fatal``, ``notset``), which Python's logging takes and the
+    service took before the option checked its word, was refused. The check refuses only words nothing took."""
+    result = _cli("serve", "--log-level", word, "--address", "0.0.0.0:1")
+    assert result.exit_code == 2, result.output
+    assert "--log-level" not in result.output
+
+
+def test_a_rejected_value_and_field_are_escaped_and_clipped(tmp_path: Path) -> None:
+    """Bug (review RNC2, D6): the value and the field an error names are the record's text: a C1 control (U+009B,
+    a CSI to a terminal) went raw into the error, the dead-letter file and the terminal, and a 2,000-character key
+    of controls filled the line. Both are written as the project's JSON text is (controls escaped), clipped."""
+    run = json.loads(SAMPLE.read_text().splitlines()[0])
+    bad_outcome = dict(run, outcome="\u202egnp.exe\u009b31m")
+    bad_key = dict(run, tool_versions={"K\u001b[31m" + "k" * 2000: 5})
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(bad_outcome, ensure_ascii=False) + "\n" + json.dumps(bad_key, ensure_ascii=False) + "\n")
+    errors = [p.error for p in read_dump(path, tenant=None)]
+    assert len(errors) == 2 and all(e is not None for e in errors)
+    assert "\u009b" not in errors[0] and "\\u009b31m" in errors[0], errors[0]
+    assert "\u001b" not in errors[1] and "\\u001b[31m" in errors[1] and len(errors[1]) < 300, errors[1]
+
+
+def test_an_integer_too_long_for_python_costs_only_its_record(embedded, tmp_path: Path) -> None:
+    """Bug (review RNC2, 7): a line holding an integer of more than 4,300 digits (Python's limit) aborted the whole
+    ingest, "Exceeds the limit (4300 digits)", exit 2, no file named; it is now that record's rejection and the
+    batch keeps its good records."""
+    lines = SAMPLE.read_text().splitlines()[:2]
+    huge = lines[0].replace('"outcome":"failure"', '"outcome":' + "7" * 5000)
+    assert huge != lines[0]
+    path = tmp_path / "runs.jsonl"
+    path.write_text(huge + "\n" + lines[1] + "\n")
+    result = _cli("ingest", str(path), "--dry-run", "--tenant", "demo")
+    assert result.exit_code == 3, result.output  # some records rejected, as the ingest would exit
+    said = " ".join(result.output.split())
+    assert "runs 1; rejected 1" in said and "line 1: malformed JSON: a number too long to read" in said, said
