@@ -336,3 +336,18 @@ def test_an_integer_too_long_for_python_costs_only_its_record(embedded, tmp_path
     assert result.exit_code == 3, result.output  # some records rejected, as the ingest would exit
     said = " ".join(result.output.split())
     assert "runs 1; rejected 1" in said and "line 1: malformed JSON: a number too long to read" in said, said
+
+
+@pytest.mark.parametrize("after", ['"steps":[', '"tool_versions":{', '"task":'])
+def test_a_first_record_cut_after_a_bracket_or_colon_is_still_one_bad_line(tmp_path: Path, after: str) -> None:
+    """A cut line may end anywhere: right after a ``[``, a ``{`` or a ``:`` too (8 of 278 real files cut at a random
+    byte, review RNC2). Telling a document written one item per line by its first line alone (any line ending in
+    a wrapper opener) made such a file one malformed document and lost every record; only a first line that opens
+    nothing but the wrapper's first member (``{"spans": [``) is a document's."""
+    lines = SAMPLE.read_text().splitlines()[:3]
+    cut = lines[0][:lines[0].index(after) + len(after)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join([cut, *lines[1:]]) + "\n")
+    parsed = list(read_dump(path, tenant=None))
+    assert [p.ok for p in parsed] == [False, True, True], [p.error for p in parsed]
+    assert "cut short" in parsed[0].error

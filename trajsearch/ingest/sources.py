@@ -374,15 +374,19 @@ def _broken_first_line(first: str, rest: str) -> bool:
     whole JSON object of its own, at the line's start (probe 51, NC2: such a file was read as one document, and the
     one bad line cost every good record after it).
 
-    A JSON document written one item per line is not: its first line opens the wrapper and ends there
-    (``{"resourceSpans": [``, any-agent's ``{"spans": [``, a key's ``:``), its items end with ``,``, and a head
-    that holds the whole file parses as one value. Read as JSON Lines, such a file lost its first trace or was
-    stored as a run of 0 steps, replacing the good one on re-ingest (review RNC2, D1)."""
+    A JSON document written one item per line is not: its first line only opens the wrapper's first member
+    (``{"resourceSpans": [``, any-agent's ``{"spans": [``), its items end with ``,`` or the line after an item
+    starts with one (or closes the wrapper), and a head that holds the whole file parses as one value. Read as JSON
+    Lines, such a file lost its first trace or was stored as a run of 0 steps, replacing the good one on re-ingest
+    (review RNC2, D1). A cut line may end anywhere, after a ``[`` or a ``:`` too: its next records still start
+    their own lines, with no comma between them."""
     opened = first.strip()
-    if not opened.startswith("{") or opened.endswith(("{", "[", ":")):
+    if not opened.startswith("{") or _WRAPPER_OPENING.fullmatch(opened):
         return False
-    following = next((line for line in rest.split("\n") if line.strip()), "")
-    if not following.startswith("{") or following.rstrip().endswith(","):
+    nexts = list(itertools.islice((line for line in rest.split("\n") if line.strip()), 2))
+    following = nexts[0] if nexts else ""
+    if not following.startswith("{") or following.rstrip().endswith(",") \
+            or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
         return False
     try:
         value = json.loads(following)
@@ -391,6 +395,10 @@ def _broken_first_line(first: str, rest: str) -> bool:
     except ValueError:  # a next line the head cut (longer than what is left of the peek) still opens a record
         return following == rest.rstrip("\r\n").rsplit("\n", 1)[-1] and following.startswith('{"')
     return isinstance(value, dict) and bool(value) and not _one_value(first + "\n" + rest)
+
+
+#: A first line that only opens a document's first member: ``{"resourceSpans": [``, ``{"spans": [``, ``{"runs":``.
+_WRAPPER_OPENING = re.compile(r'\{\s*"[^"\\]*"\s*:\s*[\[{]?')
 
 
 def _one_value(text: str) -> bool:
