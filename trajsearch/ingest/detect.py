@@ -21,7 +21,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, adk_session, format_of, is_grouped, side_file, side_path, why_not_a_run
+from .adapters import ADAPTERS, FORMATS, adk_session, format_of, native, is_grouped, side_file, side_path, why_not_a_run
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
     GONE,
@@ -143,15 +143,17 @@ def _whole_file(fmt: str | None) -> bool:
     return fmt is not None and getattr(ADAPTERS[fmt], "WHOLE_FILE", False)
 
 
-def _later_session(path: Path, head: str, fmt: str) -> str:
-    """What detection says of a file whose first line names no format and whose next lines are a whole-file format's
+def _later_session(path: Path, head: str, fmt: str) -> str | None:
+    """What detection says of a file whose first line is not JSON and whose next lines are a whole-file format's
     (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
     fault and the format both untold, where before the next lines were read it said the first line's fault (review
-    RNC2, D2)."""
+    RNC2, D2). None for a first line that is JSON naming no format: another tool's session whose later records
+    look like that format's (Qwen Code's like Claude Code's) is unrecognised, as it was."""
     first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
     fault = parse(first)[1]
-    told = f"line 1 is {fault}" if fault else "line 1 names no format"
-    return (f"{path}: {told}; the lines after it are {fmt} records, and a {fmt} file is read whole as one session, "
+    if fault is None or fault == TOO_DEEP:
+        return None
+    return (f"{path}: line 1 is {fault}; the lines after it are {fmt} records, and a {fmt} file is read whole as one session, "
             f"so its format is not taken from its later lines: if the file is that session, pass --format {fmt} to "
             "read it without its first line")
 
@@ -472,7 +474,7 @@ def detect_format(path: str | Path) -> str:
     reason = why_not_a_run(record) if fmt is None and record is not None else None
     later = _format_of_later_lines(p, head) if fmt is None and not reason else None
     fmt = fmt or (None if _whole_file(later) else later)
-    if fmt is None and not reason:  # a record an adapter says is no run is told as that: not a format's by its words
+    if fmt is None and not (reason and native.wrapped_runs(record)):  # told as that, not by its runs' words
         fmt = _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
     if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")
@@ -483,8 +485,8 @@ def detect_format(path: str | Path) -> str:
     if fmt is None:
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
-        if _whole_file(later):
-            raise ValueError(_later_session(p, head, later))
+        if _whole_file(later) and (said := _later_session(p, head, later)):
+            raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
         if kind := _crew_log_kind(head) or _ag2_log_kind(head):

@@ -81,8 +81,8 @@ def _not_a_number(value: Any) -> bool:
 def not_a_run(record: Any) -> str | None:
     """A record of ``trajsearch export -f openai-chat`` or ``-f sharegpt`` (a fine-tuning transcript of a run, its
     provenance as the ``metadata``): the run is in the store it was exported from, and ``-f jsonl`` exports it as a
-    record that ingests again. Or native records wrapped in an object (``{"runs": [...]}``, see :func:`_wrapped`)."""
-    if wrapped := _wrapped(record):
+    record that ingests again. Or native records wrapped in an object (``{"runs": [...]}``, see :func:`wrapped_runs`)."""
+    if wrapped := wrapped_runs(record):
         return wrapped
     if not isinstance(record, dict) or not isinstance(found := record.get("metadata"), dict):
         return None
@@ -94,7 +94,7 @@ def not_a_run(record: Any) -> str | None:
             "`-f jsonl` to get records that ingest again")
 
 
-def _wrapped(record: Any) -> str | None:
+def wrapped_runs(record: Any) -> str | None:
     """A JSON object whose one list holds native records (``json.dump({"runs": runs}, f)``, a newcomer's first
     try): it was "unrecognised", with no word that the records in it were right and only their wrapping was not."""
     if not isinstance(record, dict) or "trajectory_id" in record:
