@@ -27,6 +27,7 @@ ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH
                          help="Address of a running trajsearch server (host:port).")
 
 #: ``--log-level`` of the processes that log (serve, ui): the JSON log lines' threshold (``observe.configure_logging``).
+_LOG_LEVEL = choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES)
 _LOG_LEVEL_HELP = f"{' | '.join(LOG_LEVELS)}: the least severe log line written (JSON lines on stderr)."
 
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
@@ -103,8 +104,7 @@ def serve(
                                      help="RPC workers one tenant's calls may hold while another tenant has "
                                           "calls waiting or running (0: half of --workers); past it, the workers "
                                           "no other tenant can take, all but one (a tenant alone: all but one)."),
-    log_level: str = typer.Option("INFO", "--log-level",
-                                  callback=choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES),
+    log_level: str = typer.Option("INFO", "--log-level", callback=_LOG_LEVEL,
                                    help=_LOG_LEVEL_HELP),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
@@ -199,7 +199,7 @@ def ui(
     trace_timeout: float = typer.Option(120.0, "--trace-timeout", min=0.1,  # views.search.PAGE_READ_TIMEOUT
                                         help="Seconds a page waits for a run's trace before 'The trace store did "
                                              "not answer' (a long session on a network mount may take a while)."),
-    log_level: str = typer.Option("WARNING", "--log-level", callback=choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES),
+    log_level: str = typer.Option("WARNING", "--log-level", callback=_LOG_LEVEL,
                                    help=_LOG_LEVEL_HELP),
 ) -> None:
     """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.

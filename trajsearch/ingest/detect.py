@@ -153,9 +153,9 @@ def _later_session(path: Path, head: str, fmt: str) -> str | None:
     fault = parse(first)[1]
     if fault is None or fault == TOO_DEEP:
         return None
-    return (f"{path}: line 1 is {fault}; the lines after it are {fmt} records, and a {fmt} file is read whole as one session, "
-            f"so its format is not taken from its later lines: if the file is that session, pass --format {fmt} to "
-            "read it without its first line")
+    return (f"{path}: line 1 is {fault}; the lines after it are {fmt} records, and a {fmt} file is read whole "
+            f"as one session, so its format is not taken from its later lines: if the file is that session, pass "
+            f"--format {fmt} to read it without its first line")
 
 
 def _peek_full(head: str) -> bool:

@@ -81,7 +81,8 @@ def _not_a_number(value: Any) -> bool:
 def not_a_run(record: Any) -> str | None:
     """A record of ``trajsearch export -f openai-chat`` or ``-f sharegpt`` (a fine-tuning transcript of a run, its
     provenance as the ``metadata``): the run is in the store it was exported from, and ``-f jsonl`` exports it as a
-    record that ingests again. Or native records wrapped in an object (``{"runs": [...]}``, see :func:`wrapped_runs`)."""
+    record that ingests again. Or native records wrapped in an object (``{"runs": [...]}``, see
+    :func:`wrapped_runs`)."""
     if wrapped := wrapped_runs(record):
         return wrapped
     if not isinstance(record, dict) or not isinstance(found := record.get("metadata"), dict):
