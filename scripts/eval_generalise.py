@@ -34,7 +34,8 @@ script runs unchanged against an older checkout: compare before and after):
 4. **auto routing.** What ``fusion.resolve_mode("auto", q)`` does with log lines taken
    from real observations (traceback last lines, failed commands' decisive lines, tool
    errors, commands, tool calls, lines from the middle of outputs: hybrid expected) and
-   task texts (each real task, its first 12 words, scripts/ood_tasks.txt: dense expected).
+   task texts (each real task, its first 12 words, its first line: an issue's title, scripts/ood_tasks.txt: dense
+   expected). ``--routing-only`` measures this alone, without a store or a model.
    The sampled output lines that are a tau-bench user's words (the observation of a
    ``respond``, or of the opening step with no tool) are prose: dense expected, counted
    on their own.
@@ -54,6 +55,7 @@ checkout or a rerun embeds nothing it has seen.
         # <config>/<instance>/<instance>.traj.json or a SWE-agent run directory), verdicts from their SWE-bench report
     python scripts/eval_generalise.py --tau --swe RUNS/ --exemplars-only   # measurement 1 alone (the others take
         # most of the time on a large dump and do not move with a ranking change)
+    python scripts/eval_generalise.py --tau --swe RUNS/ --routing-only     # measurement 4 alone: no store, no model
 """
 
 from __future__ import annotations
@@ -230,6 +232,8 @@ def main() -> int:
     ap.add_argument("--exemplars-only", action="store_true",
                     help="measure exemplars only (skip lines, short results, routing and novelty): for comparing "
                          "ranking changes on large dumps")
+    ap.add_argument("--routing-only", action="store_true",
+                    help="measure auto routing only (measurement 4: no store, no model; seconds on any dump)")
     ap.add_argument("--k", type=int, default=K, help="exemplars asked for (recall@k; the issue's target is at 3)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
@@ -249,8 +253,14 @@ def main() -> int:
     print(f"{len(tau)} tau-bench + {len(swe)} SWE-bench runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
+    if args.routing_only:  # the same lines as a full run samples (its first use of the seeded rng)
+        results = {"routing": eval_routing(runs, sample_lines(runs, args.lines, rng))}
+        return finish(args, results, started)
     inputs = [*args.tau, "no-swe" if args.no_swe else args.swe, *([args.outcomes] if args.outcomes else [])]
     root = store_dir(args.store or store_for("eval-generalise", inputs), fresh=args.fresh)
+    if (refusal := other_outcomes(root, args.outcomes)) is not None:
+        print(refusal, file=sys.stderr)
+        return 2
     model, _ = load_model(args.model)
     embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
     ts = open_store(root / "store", embedder)
@@ -263,6 +273,13 @@ def main() -> int:
         embedder.save()
         print(f"store {root}; ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
               f"{sw.seconds:.0f} s ({embedded} texts embedded)\n")
+        if kept := getattr(report, "verdicts_kept", 0):  # (an older checkout keeps no verdicts)
+            print(f"{root}: {kept} runs kept the verdict an outcome file gave them in an earlier ingest into this store, "
+                  f"which {'no --outcomes' if args.outcomes is None else f'--outcomes {args.outcomes}'} gives them now: "
+                  "the store's successes are not this run's ground truth. Pass the --outcomes the store was made with, "
+                  "or --fresh, or another --store.", file=sys.stderr)
+            return 2
+        outcomes_note(root).write_text(json.dumps(outcomes_input(args.outcomes)))
         results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of, args.k)
         if args.exemplars_only:
             embedder.save()
@@ -276,6 +293,34 @@ def main() -> int:
     finally:
         ts.close()
     return finish(args, results, started)
+
+
+def outcomes_note(root: Path) -> Path:
+    """Where the outcomes input a store was ingested with is noted (see :func:`other_outcomes`)."""
+    return root / "outcomes-input.json"
+
+
+def outcomes_input(outcomes: Path | None) -> str | None:
+    return str(outcomes.resolve()) if outcomes else None
+
+
+def other_outcomes(root: Path, outcomes: Path | None) -> str | None:
+    """Why this run must not use the store in ``root``, or None: it was ingested with other ``--outcomes``.
+
+    The indexer keeps the verdict an outcome file gave a run when the run is read again without one
+    (``ingest.outcomes.keep_verdict``, on purpose), so a store reused without the ``--outcomes`` it was made with
+    keeps that file's failures while the ground truth here counts each submitted patch a success: probe 51, AR,
+    cost_2_3 read with its report then without measured exemplars @3 0.138 with 45% empty sets, in silence.
+    """
+    note = outcomes_note(root)
+    if not note.exists():
+        return None
+    before = json.loads(note.read_text())
+    if before == outcomes_input(outcomes):
+        return None
+    return (f"{root} was ingested with {'no --outcomes' if before is None else f'--outcomes {before}'}, this run "
+            f"passes {'none' if outcomes is None else outcomes}: the store keeps the verdicts it was given, so its "
+            "successes would not be this run's ground truth. Pass the same --outcomes, or --fresh, or another --store.")
 
 
 def finish(args: argparse.Namespace, results: dict[str, Any], started: float) -> int:
@@ -515,13 +560,16 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
         "task text (tau-bench)": sorted({r.task for r in tau}),
         "user's words (tau-bench)": sorted(sampled & replies),
         "task, first 12 words": sorted({" ".join(t.split()[:12]) for t in tasks}),
+        "task, first line (title)": sorted({t.strip().splitlines()[0].strip() for t in tasks if "\n" in t.strip()}),
         "out-of-domain task": ood_tasks(),
     }
     rows, out = [], {}
+    wrong: dict[str, list[str]] = {}  # the queries routed otherwise, in the JSON (for reading, not printed)
     for expected, groups in (("hybrid", logs), ("dense", prose)):
         for name, queries in groups.items():
-            right = share([resolve_mode("auto", q) == expected for q in queries])
-            out[name] = right
+            routed = [resolve_mode("auto", q) == expected for q in queries]
+            out[name] = right = share(routed)
+            wrong[name] = [q for q, ok in zip(queries, routed) if not ok]
             rows.append([name, expected, len(queries), right])
     for expected, groups in (("hybrid", logs), ("dense", prose)):
         queries = [q for name, qs in groups.items() if name in CLASSES or expected == "dense" or "output" in name
@@ -530,6 +578,7 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
         rows.append([f"all that should be {expected}", expected, len(queries), out[f"all {expected}"]])
     print("\n## auto routing (fusion.resolve_mode): share routed as expected\n")
     print(table(["queries", "expected", "n", "accuracy"], rows))
+    out["misrouted"] = wrong
     return out
 
 

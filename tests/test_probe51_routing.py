@@ -44,3 +44,38 @@ def test_a_programs_labelled_message_is_no_topic_title(line):
     """A title may open with its topic (``autodoc: ...``); a program's message opens with the program or a level
     and mostly holds a label of its own (real lines of the gemini-3-pro and shared runs' outputs)."""
     assert resolve_mode("auto", line) == "hybrid"
+
+
+# -- the eval's store-reuse trap ------------------------------------------------------------------------------
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SWE_AGENT_RUNS = ROOT / "tests" / "fixtures" / "swe-agent" / "default__gpt-4o"  # a real SWE-agent run
+REPORT = ROOT / "tests" / "fixtures" / "outcomes" / "swebench-report.json"  # its SWE-bench report: unresolved
+
+
+def _eval(store: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "eval_generalise.py"), "--tau", "--swe",
+                           str(SWE_AGENT_RUNS), "--model", "hashing", "--store", str(store), "--exemplars-only", *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("note_kept", [True, False], ids=["noted", "store made before the note"])
+def test_eval_refuses_a_store_ingested_with_other_outcomes(tmp_path, note_kept):
+    """Bug (probe 51, AR): a store ingested with ``--outcomes`` then reused without keeps the report's verdicts
+    (``keep_verdict``, on purpose) while the eval's ground truth counts each submitted patch a success: cost_2_3
+    measured exemplars @3 0.138 with 45% empty sets, "N unchanged", and no warning. Now refused, saying why,
+    whether the store notes its outcomes input or (made before the note) only the ingest shows the kept verdicts."""
+    store = tmp_path / "store"
+    first = _eval(store, "--outcomes", str(REPORT))
+    assert first.returncode == 0, first.stderr[-2000:]
+    if not note_kept:
+        (store / "outcomes-input.json").unlink()
+    again = _eval(store)
+    assert again.returncode == 2, again.stdout[-2000:]
+    assert "--outcomes" in again.stderr and "--fresh" in again.stderr
+    assert "Exemplars" not in again.stdout  # nothing measured against the wrong truth
+    same = _eval(store, "--outcomes", str(REPORT)) if note_kept else None
+    assert same is None or same.returncode == 0, same.stderr[-2000:]
