@@ -188,9 +188,9 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 #: whole line in brackets (``(227 more lines below)``); nor holds: a shell's ``&&``, ``||`` or ``2>&1``, a
 #: banner's rule (``=== 1 failed in 0.06s ===``), a log level or a lower-case ``error:`` label, a quoted name's
 #: label (``unable to access 'x': Could not resolve host``), a path (absolute, or to a file: ``tests/test_x.py``), a
-#: code line's trailing comment.
+#: code line's trailing comment, an assignment of a dotted name (``format_template = value.value``).
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
-                         |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|\w/[\w/.-]*\.[a-z]{1,4}\b|\S\s{2,}\#\s""", re.X)
+                         |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|\w/[\w/.-]*\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w""", re.X)
 #: Verbs a title says what is wrong with (``Getting http://.example.com raises UnicodeError``): a title may hold
 #: no function word, and a log line seldom holds one of these beside code.
 _TITLE_VERBS = frozenset("""raises raise returns fails crashes breaks ignores gives throws causes produces generates
