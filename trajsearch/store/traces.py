@@ -233,6 +233,7 @@ class FileTraceStore:
         self.location = self.root.as_uri()
         self._digest_key: bytes | None = None  # read (or made) once: see digest_key
         self._folders: dict[str, str] = {}  # tenant -> the folder its traces are written to (see _folder)
+        self._bare: dict[str, str] = {}  # tenant -> whose its bare-named folder is, once that is settled (_bare_folder)
 
     def uri_for(self, tenant: str, trajectory_id: str) -> str:
         return (self.root / self._folder(valid_tenant(tenant)) / trace_name(trajectory_id)).as_uri()
@@ -255,15 +256,19 @@ class FileTraceStore:
         """Whose the folder of ``tenant``'s bare name is, by the names in the root as they were made (a lookup by
         path is case-insensitive on such a disk, and would find another tenant's): ``"own"`` (that exact name is
         there), ``"other"`` (only a name differing from it in case is: another tenant's, on such a disk the same
-        folder) or ``"free"`` (neither, or the root cannot be listed)."""
+        folder) or ``"free"`` (neither, or the root cannot be listed). "own" and "other" stay so (no tenant's
+        traces are written to another's bare name), so the root is listed once for them, not on every trace read."""
+        if (settled := self._bare.get(tenant)) is not None:
+            return settled
         try:
             names = os.listdir(self.root)
         except OSError:
             return "free"
-        if tenant in names:
-            return "own"
         folded = tenant.casefold()
-        return "other" if any(name.casefold() == folded for name in names) else "free"
+        whose = "own" if tenant in names else "other" if any(n.casefold() == folded for n in names) else "free"
+        if whose != "free":
+            self._bare[tenant] = whose
+        return whose
 
     def _folders_of(self, tenant: str) -> tuple[str, ...]:
         """Every folder ``tenant``'s traces may be in: its own, its hashed one, and its bare name (URIs of an earlier
