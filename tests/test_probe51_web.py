@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import http.client
+import json
 import re
 import socket
 import time
@@ -21,6 +22,7 @@ from starlette.testclient import TestClient
 
 from trajsearch.cli import SAMPLE
 from trajsearch.ingest.read import read_dump
+from trajsearch.model import SUBMITTED
 from trajsearch.web import WebConfig, WebServer, create_app
 from trajsearch.web.app import LOOPBACK_HOSTS
 from trajsearch.web.session import OneTimeTokens
@@ -283,3 +285,30 @@ def test_show_of_a_run_whose_trace_is_gone_says_so_over_a_server_too(backend, tm
     said = " ".join(err.split())
     assert code == 1 and "the run is indexed but its trace is not in the" in said, (backend, err)
     assert "NOT_FOUND" not in said and "trace_uri:" not in said, err
+
+
+# -- review RWEB2 (round 18, FRWEB2) -------------------------------------------------------------
+
+#: Five runs of mini-swe-agent with gemini-3-pro on SWE-bench Verified, handed in with no verdict in their folders
+#: (their SOURCE.md files): each a success "submitted, not evaluated".
+SUBMITTED_RUNS = [Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / name
+                  for name in ("gemini-3-pro-namesakes", "swebench-gemini-3-pro/trajs", "gemini_3_pro")]
+
+
+@pytest.mark.parametrize("backend", ["server"], indirect=True)
+def test_over_a_server_one_damaged_trace_leaves_only_its_own_row(backend, tmp_path) -> None:  # noqa: F811
+    """Bug (review RWEB2, D1): over ``--server`` the outcome shown is read from each successful run's trace, and the
+    server answers a damaged trace DATA_LOSS, a bare ServiceError the loop took for the server failing: it stopped,
+    and every later run handed in with no verdict was listed ``outcome=success``. Only that run keeps its row's
+    outcome now; the loop stops only on the server or its store being unreachable or slow."""
+    assert run_cli("ingest", *map(str, SUBMITTED_RUNS), "--quiet")[0] == 0
+    code, out, err = run_cli("search", "fix the bug in the code", "-k", "5", "--json")
+    hits = json.loads(out)
+    assert code == 0 and len(hits) == 5 and {h["outcome_shown"] for h in hits} == {SUBMITTED}, err
+    damaged = hits[0]["trajectory_id"]
+    [path] = (tmp_path / "srv-traces").rglob(f"{damaged}-*.json.gz")
+    path.write_bytes(path.read_bytes()[:200])  # a copy cut short (a full disk, an interrupted sync)
+    code, out, err = run_cli("search", "fix the bug in the code", "-k", "5", "--json")
+    shown = {h["trajectory_id"]: h["outcome_shown"] for h in json.loads(out)}
+    assert code == 0 and shown.pop(damaged) == "success", err
+    assert len(shown) == 4 and set(shown.values()) == {SUBMITTED}, shown

@@ -53,12 +53,14 @@ class Backend:
         """Each hit's run's outcome as a reader is told it, by run ("submitted, not evaluated" for a success no one
         evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, whose hits carry no digest, from the
         trace of each successful run (:func:`~trajsearch.model.outcomes_shown`: a trace that cannot be read keeps
-        its row's outcome; a server that fails or goes away, the rest's too)."""
+        its row's outcome, a damaged one (DATA_LOSS) too; a server gone or slow, or its trace store unavailable or
+        busy (UNAVAILABLE, DEADLINE_EXCEEDED), the rest's too)."""
         if not self.remote:
             return self.api.outcomes_shown(hits, tenant=self.tenant)
-        from .service.client import ServiceError
+        from .service.client import DeadlineExceeded, ServiceError, Unavailable
 
-        return outcomes_shown(hits, lambda uri: self.api.get_trace(uri, tenant=self.tenant), store_failed=ServiceError)
+        return outcomes_shown(hits, lambda uri: self.api.get_trace(uri, tenant=self.tenant), read_failed=ServiceError,
+                              store_down=lambda exc: isinstance(exc, (Unavailable, DeadlineExceeded)))
 
     def nearest_run_ids(self, text: str) -> list[str]:
         """The ids of the tenant's runs an id typed as ``text`` most likely meant (see

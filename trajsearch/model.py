@@ -141,31 +141,34 @@ def outcome_shown(run: Trajectory) -> str:
 
 
 def outcomes_shown(hits: Iterable[Any], read_trace: Callable[[str], Trajectory], *,
-                   store_failed: type[Exception] | tuple[type[Exception], ...],
+                   read_failed: type[Exception] | tuple[type[Exception], ...],
+                   store_down: Callable[[Exception], bool],
                    known: Mapping[str, str] | None = None) -> dict[str, str]:
     """Each hit's run's outcome as a reader is told it (:func:`outcome_shown`), by run id: ``known`` (a run's
     outcome shown, read without its trace), else from its trace, by ``read_trace(trace_uri)``, for a successful
     run only (the only outcome told otherwise), one read per run however many of its hits were found.
 
-    A trace that is gone, refused or damaged (``LookupError``, ``ValueError``, ``PermissionError``) leaves its row's
-    outcome: one bad trace failed a whole search. A read raising ``store_failed`` (the store failing, the server
-    gone or slow) leaves the rows' outcomes for the rest too, rather than each waiting for the same failure.
+    A read that fails (``read_failed``, or ``LookupError``, ``ValueError``, ``PermissionError``: a trace gone,
+    refused, damaged) leaves its row's outcome: one bad trace failed a whole search. One that ``store_down`` says
+    is the store or the server unreachable or slow leaves the rows' outcomes for the rest too, rather than each
+    waiting for the same failure; any other (a damaged trace, answered DATA_LOSS by a server) is that run's only:
+    taken for the server failing, it left every later run handed in with no verdict shown "success".
     The one loop of the façade (:meth:`~trajsearch.search.TrajSearch.outcomes_shown`) and the CLI's remote backend.
     """
     hits = list(hits)
     shown = {h.trajectory_id: h.outcome for h in hits}
     known = known or {}
     asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
+    failed = read_failed if isinstance(read_failed, tuple) else (read_failed,)
     for run, trace_uri in asked.items():
         if run in known:
             shown[run] = known[run]
             continue
         try:
             shown[run] = outcome_shown(read_trace(trace_uri))
-        except (LookupError, ValueError, PermissionError):  # this run's trace: the row's outcome stands
-            continue
-        except store_failed:  # the store or the server: the rows' outcomes stand, no wait on each of the rest
-            break
+        except (LookupError, ValueError, PermissionError, *failed) as exc:  # the row's outcome stands
+            if store_down(exc):  # the store or the server: no wait on each of the rest
+                break
     return shown
 
 

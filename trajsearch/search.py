@@ -31,7 +31,7 @@ from .store.filters import Filters, as_tuple, starts_with
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT, unit_vector
 from .store.lock import StoreOpenError, diagnose, held_here
-from .store.traces import TraceStore, TraceStoreError, open_trace_store
+from .store.traces import TraceStore, TraceStoreError, TraceStoreSetupError, open_trace_store
 from .vocab import DENSE_LEVELS, LEVELS, RUN_LEVELS
 
 if TYPE_CHECKING:
@@ -641,8 +641,8 @@ class TrajSearch:
         rows = self.runs(asked, tenant=tenant, level="summary", vectors=False) if asked else {}
         digests = {run: from_row_steps(row.steps) for run, row in rows.items()}
         known = {run: digest.outcome for run, digest in digests.items() if isinstance(digest, ExemplarDigest)}
-        return outcomes_shown(hits, lambda uri: self.get_trace(uri, tenant=tenant), store_failed=TraceStoreError,
-                              known=known)
+        return outcomes_shown(hits, lambda uri: self.get_trace(uri, tenant=tenant), read_failed=TraceStoreError,
+                              store_down=_store_down, known=known)
 
     def nearest_run_ids(self, text: str, filters: Filters, *, n: int = 3) -> list[str]:
         """The ids of the runs inside ``filters`` that an id typed as ``text`` most likely meant, best first: those
@@ -825,6 +825,14 @@ NEAR_ID_READS = 5_000
 ID_SEPARATORS = "._:/-"
 #: Shortest text :func:`id_shaped` takes for a run id.
 ID_SHAPED_CHARS = 16
+
+
+def _store_down(exc: Exception) -> bool:
+    """Whether a trace read failed for the trace store as a whole, slow or unreachable (each read after it would
+    wait alike), not for its one trace: gone (``LookupError``), refused or damaged (``ValueError``), or refused at
+    once as set up (:class:`TraceStoreSetupError`: a file of another user's written with a private umask, an
+    object S3 answers AccessDenied where listing is not allowed), which no read waits on."""
+    return isinstance(exc, TraceStoreError) and not isinstance(exc, (LookupError, ValueError, TraceStoreSetupError))
 
 
 def id_shaped(text: str, *, min_chars: int = ID_SHAPED_CHARS) -> bool:
