@@ -312,3 +312,42 @@ def test_over_a_server_one_damaged_trace_leaves_only_its_own_row(backend, tmp_pa
     shown = {h["trajectory_id"]: h["outcome_shown"] for h in json.loads(out)}
     assert code == 0 and shown.pop(damaged) == "success", err
     assert len(shown) == 4 and set(shown.values()) == {SUBMITTED}, shown
+
+
+#: 200 real tau-bench runs of gpt-4o on the airline tasks (50 tasks, trials 0-3): ids tau-gpt-4o-airline-TASK-tTRIAL,
+#: none of whose words are in its task (the user simulator's instruction).
+TAU_200 = Path("/work/shared/data/tau-bench/gpt-4o-airline.json")
+
+
+def test_over_a_server_an_id_mistyped_is_answered_with_the_runs_the_server_finds_near_it(backend) -> None:  # noqa: F811
+    """Bug (review RWEB2, D2): over ``--server`` the ids an id typed most likely meant were guessed among the runs a
+    word search of it found, 100 at most; a tau-bench run's task holds no word of its id, so on a tenant of 200
+    runs ``show tau-gpt-4o-airlne-42-t1`` named 32-t1, 43-t1 and 45-t1, runs of other tasks. The server now finds
+    them among the key's runs as the embedded store does, and says them in its NOT_FOUND answer."""
+    if not TAU_200.is_file():
+        pytest.skip(f"{TAU_200} (the shared real data) is not here")
+    assert run_cli("ingest", str(TAU_200), "--quiet")[0] == 0
+    cases = {("show", "tau-gpt-4o-airlne-42-t1"): ["42-t1", "12-t1", "2-t1"],
+             ("similar", "--id", "tau-gpt-4o-airline-42-t7"): ["42-t0", "42-t1", "42-t2"],
+             ("search", "tau-gpt-4o-airline-142-t1", "-k", "1"): ["12-t1", "14-t1", "42-t1"]}
+    for command, meant in cases.items():
+        code, out, err = run_cli(*command)
+        said = " ".join(err.split())
+        assert code == (0 if command[0] == "search" else 1), (backend, command, err)
+        assert "did you mean " + " or ".join(repr(f"tau-gpt-4o-airline-{m}") for m in meant) + "?" in said, \
+            (backend, command, said)
+
+
+def test_a_server_names_no_run_outside_a_key_s_pins_as_meant(store, keys) -> None:
+    """The ids the server says an id typed most likely meant are the key's: its tenant's runs inside its pins (a key
+    pinned to swe-dev-v1 is told none of the airline runs, the same key unpinned is)."""
+    from trajsearch.service.client import Client, NotFound
+    from trajsearch.service.server import ServiceServer
+
+    typo = "tau-gpt-4o-airline-21-t7"
+    with ServiceServer(store, keys.ring, address="127.0.0.1:0") as srv:
+        for key, meant in ((keys.demo, "; did you mean 'tau-gpt-4o-airline-21-t0' or 'tau-gpt-4o-airline-21-t1'?"),
+                           (keys.pinned, "")):
+            with Client(srv.address, key) as client, pytest.raises(NotFound) as refused:
+                client.similar_runs(typo, None, k=1)
+            assert refused.value.details == f"trajectory_id: no trajectory {typo!r}{meant}"

@@ -23,9 +23,6 @@ from .results import ContextResult, Hit, RunMatch, StepView
 from .store.filters import Filters
 
 DEFAULT_TENANT = "default"
-#: Runs a word search of a mistyped id reads over a server for the ids it most likely meant (the service's
-#: default ``max_k``).
-REMOTE_ID_RUNS = 100
 
 
 @dataclass
@@ -64,22 +61,23 @@ class Backend:
 
     def nearest_run_ids(self, text: str) -> list[str]:
         """The ids of the tenant's runs an id typed as ``text`` most likely meant (see
-        :meth:`TrajSearch.nearest_run_ids`). The service lists no ids: over it, those among the runs a word search
-        of the id finds (its words are its runs' words: repository, instance, trial), ranked alike
-        (:func:`~trajsearch.search.nearest_ids`); ``show`` or ``similar --id`` of an id mistyped said only that no
-        run had it, where the embedded store named the run meant."""
+        :meth:`TrajSearch.nearest_run_ids`). The service lists no ids: over it, those its NOT_FOUND answer to a
+        ``SimilarRuns`` of the id names, found by the server among the key's runs as here (a guess from the runs a
+        word search of the id found named other runs: a tau-bench run's task holds no word of its id)."""
         if not self.remote:
             return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
-        from .search import id_shaped, nearest_ids
-        from .service.client import ServiceError
+        from .search import id_shaped, meant_in
+        from .service.client import NotFound, ServiceError
 
         if not id_shaped(text, min_chars=1):
             return []
-        try:
-            found = self.search(text.strip(), levels=["task"], k=REMOTE_ID_RUNS, mode="lexical")
-        except (ServiceError, ValueError):  # a server bounding k lower, or failing: no suggestion, the error stands
+        try:  # one run of it found (since asked, or hidden by a key's pins) is a cheap search, its answer unused
+            self.api.similar_runs(text.strip(), None, tenant=self.tenant, k=1, mode="lexical")
+        except NotFound as exc:
+            return meant_in(exc.details)
+        except ServiceError:  # a server failing: no suggestion, the error stands
             return []
-        return nearest_ids(text, [h.trajectory_id for h in found])
+        return []
 
     def id_family_held(self, text: str, found: Sequence[str]) -> bool:
         """Whether ``text`` reads as an id of the tenant's (see :meth:`TrajSearch.id_family_held`): over the service,

@@ -859,12 +859,37 @@ def id_family(text: str) -> str:
 def nearest_ids(text: str, ids: Iterable[str], *, n: int = 3) -> list[str]:
     """Of the run ids ``ids``, the ``n`` an id typed as ``text`` most likely meant, best first: those holding it (a
     SWE-bench instance id inside its runs' ids), then those at most :data:`NEAR_ID_EDITS` edits from it, fewest
-    first. The one ranking of :meth:`TrajSearch.nearest_run_ids` and of the CLI over a server (``backend``)."""
+    first: the ranking of :meth:`TrajSearch.nearest_run_ids` (the service's NOT_FOUND answers say it too)."""
     text = text.strip()
     folded, ids = text.casefold(), list(dict.fromkeys(ids))
     holding = sorted(i for i in ids if folded in i.casefold())[:n]
     near = sorted((edits, i) for i in ids if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
     return list(dict.fromkeys([*holding, *(i for _, i in near)]))[:n]
+
+
+def said_meant(nearest: Sequence[str]) -> str:
+    """How the ids an id typed most likely meant are said after an error or a note that no run has it (the CLI's,
+    the service's NOT_FOUND answer): ``"; did you mean 'a' or 'b'?"``, or "" when none is near."""
+    return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
+
+
+def meant_in(message: str) -> list[str]:
+    """The ids a message names as meant (:func:`said_meant`), read back: a client of the service is told them in a
+    NOT_FOUND answer's words, the service's answers having no field for them. An id holds no quote
+    (``model.ID_PATTERN``), so each is the text between a pair."""
+    _, said, meant = message.rpartition("; did you mean ")
+    if not said or not meant.endswith("?"):
+        return []
+    ids = [one[1:-1] for one in meant[:-1].split(" or ") if len(one) > 2 and one[0] == one[-1] == "'"]
+    return [i for i in ids if _is_id(i)]
+
+
+def _is_id(text: str) -> bool:
+    try:
+        valid_id(text)
+    except ValueError:
+        return False
+    return True
 
 
 def id_edits(typed: str, run_id: str) -> int:

@@ -146,25 +146,22 @@ def _say_run_id(api, text: str, found: Sequence[str]) -> None:
                   f"`trajsearch similar --id {run_id}` finds runs like it, `trajsearch show {run_id}` shows it",
                   markup=False, soft_wrap=True)
         return
-    from ..search import id_shaped
+    from ..search import id_shaped, said_meant
 
     if not id_shaped(run_id):  # a word (``python3.11``) or a short id: not looked up, each search would pay for it
         return
     nearest = api.nearest_run_ids(run_id)
     if nearest or api.id_family_held(run_id, found):  # an id mistyped, not an error name or a path (probe 50, D2)
-        err.print(f"note: no run of this tenant has the id {run_id!r}, searched here as text{_meant(nearest)}",
+        err.print(f"note: no run of this tenant has the id {run_id!r}, searched here as text{said_meant(nearest)}",
                   markup=False, soft_wrap=True)
-
-
-def _meant(nearest: Sequence[str]) -> str:
-    """What the runs an id typed most likely meant are said as: after a note or an error that no run has it."""
-    return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
 
 
 def _no_run(api, trajectory_id: str) -> str:
     """The error of a command given the id of no run: which tenant was looked in, and the nearest ids."""
+    from ..search import said_meant
+
     return (f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else "")
-            + _meant(api.nearest_run_ids(trajectory_id)))
+            + said_meant(api.nearest_run_ids(trajectory_id)))
 
 
 def _no_runs_said(api) -> str | None:

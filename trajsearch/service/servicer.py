@@ -25,7 +25,8 @@ from ..indexer import Indexer, superseded
 from ..model import Trajectory
 from ..represent import received_mark
 from ..results import OTHER_RUN_REPLACED, Hit
-from ..search import TrajSearch
+from ..search import TrajSearch, said_meant
+from ..store.filters import Filters
 from ..store.traces import TraceNotFoundError
 from ..vocab import KINDS, MODES
 from . import convert
@@ -125,9 +126,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
-        missing = Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}")
         if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
-            raise missing
+            raise self._no_run(call, trajectory_id)
         if env is None or policy is None:  # the key's pinned versions exclude every requested one
             call.note(matches=0)
             return pb2.SimilarRunsResponse()
@@ -135,7 +135,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
                                            env_version=env, policy_version=policy, mode=mode)
         except LookupError:
-            raise missing from None
+            raise self._no_run(call, trajectory_id) from None
         call.note(matches=len(matches))
         return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches])
 
@@ -233,6 +233,16 @@ class Service(pb2_grpc.TrajSearchServicer):
             return set()
         return {trajectory_id for trajectory_id, hit in self.ts.runs(trajectory_ids, tenant=call.tenant).items()
                 if not call.principal.sees(hit.env_version or None, hit.policy_version or None)}
+
+    def _no_run(self, call: Call, trajectory_id: str | None) -> Abort:
+        """NOT_FOUND of an id no run this key sees has, naming the ids of the runs it sees it most likely meant
+        (:meth:`TrajSearch.nearest_run_ids`, said as the CLI says them: ``search.said_meant``): the answers have no
+        field for them, and a client that guessed them from a word search of the id named other runs."""
+        nearest = self.ts.nearest_run_ids(trajectory_id or "", Filters(
+            tenant=call.tenant, env_versions=call.principal.env_versions,
+            policy_versions=call.principal.policy_versions))
+        return Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}"
+                     + said_meant(nearest))
 
     def _visible_run(self, call: Call, trajectory_id: str) -> Hit | None:
         """The run's task row if it exists for this key (its tenant and inside its pins)."""
