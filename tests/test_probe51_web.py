@@ -161,10 +161,17 @@ def test_a_long_paste_arriving_in_network_segments_is_searched(site) -> None:
     assert b'class="result' in answer
 
 
-def test_the_longest_query_the_page_takes_in_any_script_arrives(site) -> None:
-    """A query at the page's limit written in a 3-byte script (a CJK error log: 9 bytes a character in a URL)."""
+def test_the_longest_query_the_page_s_script_sends_arrives(site) -> None:
+    """A query string at the page's bound (``data-max-query-bytes``): 20,000 characters of ASCII each sent as 3
+    bytes (a log of punctuation and line breaks, the worst an ASCII paste is), with a browser's headers."""
+    from trajsearch.web.views.common import MAX_QUERY_BYTES
+
     web, cookie = site
-    answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": "找不到模块" * 4_000}), segment=16_384)
+    dashes = "=" * 79 + "\r\n"  # pytest's section rule: '=' and CRLF are each 3 bytes a character in a URL
+    query = urlencode({"q": (dashes * 300)[:20_000], "mode": "auto", "level": "", "outcome": "failure",
+                       "env": "swe-dev-v1+" + "sha256-" + "0123456789abcdef" * 5, "model": "deepseek-chat", "k": "50"})
+    assert 60_000 < len(query) <= MAX_QUERY_BYTES
+    answer = _get_in_segments(web, cookie, "/?" + query, segment=16_384)
     assert answer.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
 
 
@@ -345,9 +352,48 @@ def test_a_server_names_no_run_outside_a_key_s_pins_as_meant(store, keys) -> Non
     from trajsearch.service.server import ServiceServer
 
     typo = "tau-gpt-4o-airline-21-t7"
-    with ServiceServer(store, keys.ring, address="127.0.0.1:0") as srv:
+    with ServiceServer(store, keys.ring, address="127.0.0.1:0", close_index=False) as srv:  # the module's store
         for key, meant in ((keys.demo, "; did you mean 'tau-gpt-4o-airline-21-t0' or 'tau-gpt-4o-airline-21-t1'?"),
                            (keys.pinned, "")):
             with Client(srv.address, key) as client, pytest.raises(NotFound) as refused:
                 client.similar_runs(typo, None, k=1)
             assert refused.value.details == f"trajectory_id: no trajectory {typo!r}{meant}"
+
+
+def test_a_request_head_over_the_bound_is_refused_in_words(site) -> None:
+    """Review RWEB2, D3: each connection may hold a head of ``MAX_REQUEST_HEAD`` unread, and the bound was 240 KB (a
+    4-byte script's worst case); a thousand connections sending a head slowly held 650 MB. It is now sized on real
+    text (the real session's last 20,000 characters are 28 KB as a URL, and still searched, above), and a head just
+    over it is answered 431 saying why, where h11 said "Invalid HTTP request received."."""
+    from trajsearch.web.server import MAX_REQUEST_HEAD
+
+    web, cookie = site
+    assert MAX_REQUEST_HEAD < 100_000
+    log = _session_log()[-20_000:].replace("\n", "\r\n")
+    answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": log}))
+    assert answer.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
+    answer = _get_in_segments(web, cookie, "/?q=" + "a" * MAX_REQUEST_HEAD)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n", 1)[0] == b"HTTP/1.1 431 Request Header Fields Too Large", answer[:300]
+    assert b"more than this server reads. Search a shorter text" in body
+
+
+def test_a_request_head_sent_too_slowly_is_answered_and_closed(site, monkeypatch) -> None:
+    """Review RWEB2, D3: uvicorn reads a request's head for as long as it comes: a connection sending part of one and
+    then nothing was held open (with its buffer) for good. Past the head's time it is answered 408 and closed; a
+    connection that sent nothing is closed."""
+    from trajsearch.web import server
+
+    monkeypatch.setattr(server, "HEAD_TIMEOUT_S", 0.5, raising=False)
+    web, _ = site
+    host, port = web.address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /?q=" + b"a" * 5_000)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer[:300]
+    assert answer.endswith(b"\r\n\r\nThis request's head did not arrive within 0.5 seconds. Send it again.")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        assert sock.recv(100) == b""  # closed, nothing said
+

@@ -6,6 +6,7 @@ The listening socket is bound in the constructor, so a port in use fails at once
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import socket
@@ -14,20 +15,97 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .views.common import MAX_QUERY_BYTES
+from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
 
 log = logging.getLogger("trajsearch.web")
 
-#: Most bytes of a request's head (its line, with the search form's query string, and headers) uvicorn buffers
-#: before refusing it. h11's own bound is 16 KiB, checked whenever the head is still incomplete: over a network,
-#: where the head arrives in ~1.4 KB segments, a search of 14,000 characters of a pasted log (17.5 KB as a URL)
-#: was refused with uvicorn's bare "Invalid HTTP request received." (on loopback, read whole, it passed: the
-#: bound seemed ~100 KB). Room for a query of the page's whole limit in any script (12 bytes a character
-#: percent-encoded at worst) and the headers; a longer paste is cut to its head and tail by the page, and one
-#: longer than this as a URL is stopped by the page's script with a word of why (uvicorn's answer is a bare 400).
-MAX_REQUEST_HEAD = MAX_QUERY_BYTES + 64 * 1024
+#: Most bytes of a request's head (its line, with the search form's query string, and headers) read before it is
+#: refused (431, saying why). h11's own bound is 16 KiB, checked whenever the head is still incomplete: over a
+#: network, where the head arrives in ~1.4 KB segments, a search of 14,000 characters of a pasted log (17.5 KB as a
+#: URL) was refused with uvicorn's bare "Invalid HTTP request received.". Room for the longest query the page's
+#: script sends and 20 KiB of headers (a host's cookies are every port's: other apps' on localhost come along).
+MAX_REQUEST_HEAD = MAX_QUERY_BYTES + 20 * 1024
+#: Most seconds a connection may take to send a request's head, from its opening (or from the first byte of the next
+#: request on a connection kept alive): uvicorn reads a head for as long as it comes, so a client sending it slowly,
+#: or nothing, held its connection and its buffer for good (review RWEB2, D3). Ample for 80 KB over a slow link.
+HEAD_TIMEOUT_S = 30.0
+#: How long what a client still sends after its head was refused is read and dropped before the connection closes:
+#: closed at once, the bytes still arriving are answered with a reset, which may take the refusal with it.
+LINGER_S = 2.0
+
+
+class BoundedHead(H11Protocol):
+    """uvicorn's h11 protocol with a request's head bounded in size and in time, each refusal said in words: a head
+    over :data:`MAX_REQUEST_HEAD` is answered 431 (h11 said only "Invalid HTTP request received."), one not whole
+    within :data:`HEAD_TIMEOUT_S` 408 (a connection that sent nothing is closed). Always h11, so the bound holds
+    whether or not httptools (``uvicorn[standard]``) is installed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_bytes = 0  # read of the head awaited
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._wait_for_head()
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:  # read and dropped until the connection closes
+            return
+        if self.conn.their_state is h11.IDLE:  # (part of) a request's head
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_REQUEST_HEAD:
+                self._refuse(431, "Request Header Fields Too Large", (
+                    f"This request's head (its address, with a search's text, and its headers) is over "
+                    f"{MAX_REQUEST_HEAD:,} bytes, more than this server reads. Search a shorter text: its last part, "
+                    f"where an error most often is (up to {MAX_QUERY_CHARS:,} characters are searched whole)."))
+                return
+            self._wait_for_head()
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the head is whole: the request is the app's
+            self._head_bytes = 0
+            self._stop_waiting()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def _wait_for_head(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self._head_too_slow)
+
+    def _stop_waiting(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+            return
+        if not self._head_bytes:  # opened and never used (a browser's spare connection): nothing to answer
+            self.transport.close()
+            return
+        self._refuse(408, "Request Timeout", f"This request's head did not arrive within {HEAD_TIMEOUT_S:g} "
+                                             "seconds. Send it again.")
+
+    def _refuse(self, status: int, reason: str, text: str) -> None:
+        """Answer ``status`` with ``text`` and close, reading and dropping what still comes for :data:`LINGER_S`
+        (h11 answers no request it has not read: the answer is written as is)."""
+        body = text.encode()
+        log.info("web request refused %d: %s (%s)", status, reason, self.client)
+        self._refused = True
+        self._stop_waiting()
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+                             b"connection: close\r\n\r\n%s" % (status, reason.encode(), len(body), body))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_S, self.transport.close)
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -79,7 +157,7 @@ class WebServer:
         # which the gRPC workers share
         self.config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
                                      timeout_graceful_shutdown=5, server_header=False, limit_concurrency=128,
-                                     h11_max_incomplete_event_size=MAX_REQUEST_HEAD, **extra)
+                                     http=BoundedHead, h11_max_incomplete_event_size=MAX_REQUEST_HEAD, **extra)
         self.server = uvicorn.Server(self.config)
         self.thread: threading.Thread | None = None
 
