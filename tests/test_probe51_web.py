@@ -397,3 +397,86 @@ def test_a_request_head_sent_too_slowly_is_answered_and_closed(site, monkeypatch
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         assert sock.recv(100) == b""  # closed, nothing said
 
+
+# -- review RWEB2: the pages' small words ---------------------------------------------------------
+
+
+def test_ui_s_empty_tenant_is_told_how_to_start_it_for_another_and_no_search_is_timed(tmp_path) -> None:
+    """Review RWEB2: over a tenant holding no runs ``trajsearch ui`` said "nothing was searched" beside "mode auto →
+    hybrid · 145 ms", and "(ingest --tenant)" where the reader's fix is to start ``ui --tenant NAME`` (the runs are
+    another tenant's: ``ui`` serves --tenant default unless told)."""
+    import http.cookiejar
+    import os
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    env = dict(os.environ, TRAJSEARCH_MODEL="hashing", TRAJSEARCH_HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1")
+    subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(UNEVALUATED), "-t", "acme"], env=env,
+                   check=True, capture_output=True, timeout=600)
+    ui = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ui", "--address", "127.0.0.1:0"],
+                          env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        lines = [ui.stderr.readline() for _ in range(2)]
+        link = re.search(r"sign in once:\s+(\S+)", lines[1]).group(1)
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        opener.open(link, timeout=60).read()
+        base = link.split("/signin/")[0]
+        for path in ("/?" + urlencode({"q": "ModuleNotFoundError: No module named 'numpy'"}), "/failures"):
+            page = opener.open(base + path, timeout=60).read().decode()
+            said = _text(page)
+            assert ("This key's tenant, 'default', holds no runs in this index: nothing was searched. Runs are read by "
+                    "the tenant they were ingested for; start the pages for theirs with trajsearch ui --tenant NAME"
+                    ) in said, said[-600:]
+            assert 'id="search-meta"' not in page and " ms" not in said
+    finally:
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=60) == 0
+
+
+def test_a_cut_paste_searched_again_is_not_searched_with_the_page_s_mark(demo) -> None:
+    """Review RWEB2: a paste over 20,000 characters is searched by its head and tail, and the box then shows them with
+    the mark " …[N chars cut]… " between; searched again (a filter changed), the mark was searched as query words."""
+    log = _session_log()
+    page = demo.get("/", params={"q": log})
+    shown = html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", page.text, re.S).group(1))
+    assert re.search(r" …\[\d+ chars cut\]… ", shown)
+    again = demo.get("/", params={"q": shown, "mode": "lexical"})
+    box = html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", again.text, re.S).group(1))
+    assert again.status_code == 200 and "chars cut]" not in box, box[9_900:10_100]
+    assert box.startswith(log.strip()[:200]) and box.endswith(log.strip()[-200:])
+
+
+def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
+    """Review RWEB2: the script counted an emoji as two characters (UTF-16) and measured the query string with the
+    box's line breaks as LF, where the browser sends CRLF: a log of short lines passed the script and was then refused
+    by the server in place of the page. A paste of few characters too long as a web address is told why."""
+    from trajsearch.web.headless import missing, start_chromium
+
+    if (why := missing()) is not None:
+        pytest.skip(f"no browser: {why}")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    web, cookie = site
+    name, value = cookie.split("=", 1)
+    driver = start_chromium(tmp_path / "profile")
+    try:
+        driver.get(web.url + "/healthz")
+        driver.add_cookie({"name": name, "value": value, "path": "/"})
+        driver.get(web.url + "/")
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        column = "\n".join(str(i % 10) for i in range(15_000))  # a pasted column: 60 KB as LF, 105 KB as CRLF
+        emoji = "🔥" * 6_000  # 4-byte characters: 12 bytes each in a web address, 2 UTF-16 units
+        for text, said_first in ((column, "This text is 29,999 characters: too long to send as a search. Paste"),
+                                 (emoji, "This text is 6,000 characters: too long to send as a search (a character "
+                                         "outside ASCII takes up to 12 bytes of a web address). Paste")):
+            driver.execute_script("document.getElementById('q').value = arguments[0];"
+                                  "document.getElementById('q').form.requestSubmit();", text)
+            said = WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
+                                                   and d.find_element(By.ID, "q-too-long"))
+            assert said.text.startswith(said_first), said.text
+            assert driver.current_url == web.url + "/"
+    finally:
+        driver.quit()

@@ -230,7 +230,7 @@ def ui(
             _fail(f"--tenant: {exc}")
     ts = _open_index(uri, traces, model)
     one_time = OneTimeTokens()
-    config = WebConfig(allowed_hosts=allowed_hosts(address), trace_timeout=trace_timeout)
+    config = WebConfig(allowed_hosts=allowed_hosts(address), trace_timeout=trace_timeout, ui_tenant=key is not None)
     app = create_app(ts, keyring, config=config, one_time=one_time)
     try:
         web = WebServer(app, address)

@@ -130,6 +130,9 @@ class WebConfig:
     public_url: str | None = None
     trace_reads: int = views.PAGE_READ_SLOTS
     trace_timeout: float | None = None
+    #: the pages of ``trajsearch ui`` signed in with the key it made for its ``--tenant``: a tenant holding no runs
+    #: is told to start it with another (a key of a keys file, or ``serve``'s, is the operator's to change)
+    ui_tenant: bool = False
     title: str = "trajsearch"
     #: nav entries (label, path)
     nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/"), ("Failure modes", "/failures")])
@@ -261,7 +264,7 @@ def search_page(request: Request) -> Response:
     session = web.require(request)
     principal = session.principal
     form = views.SearchForm.parse(request.query_params)
-    outcome = views.search(web.ts, principal, form, web.facts)
+    outcome = views.search(web.ts, principal, form, web.facts, ui_tenant=web.config.ui_tenant)
     facets = web.facets.get(principal)
     return web.render(request, "search.html", status=400 if form.errors else 200, session=session, form=form,
                       result=outcome, facets=facets, models=web.facts.models(principal))
@@ -305,7 +308,8 @@ def failures_page(request: Request) -> Response:
     session = web.require(request)
     form = views.FailuresForm.parse(dict(request.query_params))
     report = views.failures_view(web.ts, session.principal, form)
-    no_runs = views.no_runs_said(web.ts, session.principal) if not report.total and not form.errors else ""
+    no_runs = (views.no_runs_said(web.ts, session.principal, ui_tenant=web.config.ui_tenant)
+               if not report.total and not form.errors else "")
     return web.render(request, "failures.html", status=400 if form.errors else 200, session=session, form=form,
                       report=report, periods=views.PERIODS, no_runs=no_runs)
 

@@ -45,19 +45,25 @@
         }
       });
     }
-    // A paste too long to send as a web address: the server can only drop such a request (a bare "400 Invalid
-    // HTTP request"), so it is said here. A shorter one over the limit is searched by its head and tail.
+    // A paste too long to send as a web address: the server refuses such a request ("431"), in place of the page,
+    // so it is said here. A shorter one over the limit is searched by its head and tail. The size is the query
+    // string's as the browser sends it: each line break of the box as CRLF (%0D%0A), where URLSearchParams writes
+    // the box's LF (%0A). Characters are counted as the server counts them: an emoji is one, not two UTF-16 units.
     var search = q && q.form;
     var most = search ? Number(search.getAttribute("data-max-query-bytes")) : 0;
     if (most) {
       search.addEventListener("submit", function (event) {
-        var size = new URLSearchParams(new FormData(search)).toString().length;
+        var size = new URLSearchParams(new FormData(search)).toString().length +
+          3 * (q.value.split("\n").length - 1);
         if (size <= most) return;
         event.preventDefault();
         var said = document.getElementById("q-too-long");
-        said.textContent = "This text is " + q.value.length.toLocaleString("en") + " characters: too long to send " +
-          "as a search. Paste its last part (an error is most often at its end); up to " +
-          Number(search.getAttribute("data-max-query-chars")).toLocaleString("en") + " characters are searched whole.";
+        var chars = Array.from(q.value).length;
+        var whole = Number(search.getAttribute("data-max-query-chars"));
+        said.textContent = "This text is " + chars.toLocaleString("en") + " characters: too long to send as a " +
+          "search" + (chars <= whole ? " (a character outside ASCII takes up to 12 bytes of a web address)" : "") +
+          ". Paste its last part (an error is most often at its end); up to " + whole.toLocaleString("en") +
+          " characters of plain text are searched whole.";
         said.hidden = false;
         q.setAttribute("aria-invalid", "true");
         q.focus();

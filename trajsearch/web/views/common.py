@@ -79,18 +79,21 @@ def visible_run(ts: TrajSearch, principal: Principal, trajectory_id: str, level:
     return hit
 
 
-def no_runs_said(ts: TrajSearch, principal: Principal) -> str:
+def no_runs_said(ts: TrajSearch, principal: Principal, *, ui_tenant: bool = False) -> str:
     """What a page with nothing to show says when the key's tenant holds no run it may see, else "": a key of a
     tenant misspelt or never ingested into (``trajsearch ui`` serves ``--tenant default`` unless told: runs ingested
     with ``--tenant acme`` are not its) was answered "No runs match inside these filters" for every search and "No
-    failed runs", as if its runs had been searched (the CLI says so: ``search``'s "holds no runs")."""
+    failed runs", as if its runs had been searched (the CLI says so: ``search``'s "holds no runs"). ``ui_tenant``:
+    the key is the one ``trajsearch ui`` made for its ``--tenant``, which is what the reader changes."""
     held = ts.stats(tenant=principal.tenant, env_version=principal.env_versions,
                     policy_version=principal.policy_versions)["trajectories"]
     if held:
         return ""
     pinned = " of the versions this key is pinned to" if principal.env_versions or principal.policy_versions else ""
+    how = ("; start the pages for theirs with trajsearch ui --tenant NAME (trajsearch stats -t NAME counts a "
+           "tenant's runs)" if ui_tenant else " (ingest --tenant)")
     return (f"This key's tenant, {principal.tenant!r}, holds no runs{pinned} in this index: nothing was searched. "
-            "Runs are read by the tenant they were ingested for (ingest --tenant).")
+            f"Runs are read by the tenant they were ingested for{how}.")
 
 
 def run_link(trajectory_id: str, *, q: str = "", match: tuple[int, int] | None = None) -> str:

@@ -27,6 +27,10 @@ from .common import _clip, no_runs_said, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_
 from ..highlight import highlight, terms
 
 
+#: The mark ``represent.clip`` leaves where it cut a text's middle (``task_query`` of a paste over the limit).
+_CUT_MARK = re.compile(r" …\[\d+ chars cut\]… ")
+
+
 @dataclass
 class SearchForm:
     """The search page's query string, validated; ``errors`` maps a field name to what is wrong with it."""
@@ -54,6 +58,9 @@ class SearchForm:
         # a textarea's line breaks arrive as CRLF (the HTML form encoding): counted twice, a 15,000-character log
         # of 600 lines was refused as too long, and the box then showed it with each break doubled
         form.q = (params.get("q") or "").replace("\r\n", "\n").strip()
+        # a paste cut by this page shows the marker clip() put where its middle was: searched again, the box's
+        # text searched "[30123 chars cut]" as words of the query
+        form.q = _CUT_MARK.sub("\n", form.q)
         if len(form.q) > MAX_QUERY_CHARS:  # a whole CI log: its head and tail, as the CLI and the runtime take it
             form.pasted_chars = len(form.q)
             form.q = task_query(form.q)
@@ -380,11 +387,13 @@ class SearchOutcome:
         return SCORE_MEANINGS.get(self.mode_used, "")
 
 
-def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
-    """The search page: a pasted id means "runs like this one"; anything else is searched as text."""
+def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts, *,
+           ui_tenant: bool = False) -> SearchOutcome:
+    """The search page: a pasted id means "runs like this one"; anything else is searched as text. ``ui_tenant``:
+    see :func:`.no_runs_said`."""
     out = _search(ts, principal, form, facts)
     if out.searched and not out.results:
-        out.no_runs = no_runs_said(ts, principal)
+        out.no_runs = no_runs_said(ts, principal, ui_tenant=ui_tenant)
     return out
 
 
