@@ -256,26 +256,28 @@ class FileTraceStore:
         """Whose the folder of ``tenant``'s bare name is, by the names in the root as they were made (a lookup by
         path is case-insensitive on such a disk, and would find another tenant's): ``"own"`` (that exact name is
         there), ``"other"`` (only a name differing from it in case is: another tenant's, on such a disk the same
-        folder) or ``"free"`` (neither, or the root cannot be listed). "own" and "other" stay so (no tenant's
-        traces are written to another's bare name), so the root is listed once for them, not on every trace read."""
+        folder) or ``"free"`` (neither, or the root cannot be listed). Settled once per tenant, not listed on every
+        trace read: a bare name of another case is made only by an earlier version, and "free" and "own" mean the
+        same folders (a lowercase tenant's own is its bare name; another's is hashed, see :func:`tenant_folder`)."""
         if (settled := self._bare.get(tenant)) is not None:
             return settled
         try:
             names = os.listdir(self.root)
         except OSError:
-            return "free"
+            return "free"  # (not settled: the root may not exist yet)
         folded = tenant.casefold()
         whose = "own" if tenant in names else "other" if any(n.casefold() == folded for n in names) else "free"
-        if whose != "free":
-            self._bare[tenant] = whose
+        self._bare[tenant] = whose
         return whose
 
     def _folders_of(self, tenant: str) -> tuple[str, ...]:
-        """Every folder ``tenant``'s traces may be in: its own, its hashed one, and its bare name (URIs of an earlier
-        version) unless that is only another tenant's folder in another case (see :meth:`_bare_folder`): a tampered
-        URI naming ``Acme/`` would read, on a case-insensitive disk, ``acme``'s traces."""
+        """Every folder ``tenant``'s traces may be in: its own, its hashed one, and its bare name where that is its
+        own (a lowercase tenant's, or one an earlier version made), not where it is only another tenant's folder in
+        another case (see :meth:`_bare_folder`): a tampered URI naming ``Acme/`` would reach, on a case-insensitive
+        disk, ``acme``'s traces."""
         folders = dict.fromkeys((tenant_folder(tenant), hashed_folder(tenant), tenant))
-        if self._bare_folder(tenant) == "other":
+        whose = self._bare_folder(tenant)
+        if whose == "other" or (whose == "free" and tenant_folder(tenant) != tenant):  # no earlier version's folder
             del folders[tenant]
         return tuple(folders)
 
