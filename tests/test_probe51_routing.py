@@ -79,3 +79,17 @@ def test_eval_refuses_a_store_ingested_with_other_outcomes(tmp_path, note_kept):
     assert "Exemplars" not in again.stdout  # nothing measured against the wrong truth
     same = _eval(store, "--outcomes", str(REPORT)) if note_kept else None
     assert same is None or same.returncode == 0, same.stderr[-2000:]
+
+
+# -- fix FRAR: the title rule took real error lines for titles -----------------------------------------------
+
+FAILED_LINES = json.loads((FIXTURE.parent / "failed_step_lines.json").read_text())["failed_step_last_lines"]
+
+
+@pytest.mark.parametrize("line", FAILED_LINES)
+def test_a_failed_steps_last_line_is_still_searched_as_a_log(line):
+    """Bug (probe 51, RAR): the title rule sent 51 real last lines of failed steps to dense (``make: *** No targets
+    specified ...``, ``CMake Error at CMakeLists.txt:27 (find_package): (exit code 1)``, ``Parameter `old_str` is
+    required for command: str_replace.``), and the runtime's failure warnings for them vanished: a program's
+    label is no topic, an exit code, a pytest summary, a second label or a lone value after a label no title's."""
+    assert resolve_mode("auto", line) == "hybrid", line

@@ -190,7 +190,11 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 #: label (``unable to access 'x': Could not resolve host``), a path (absolute, or to a file: ``tests/test_x.py``), a
 #: code line's trailing comment, an assignment of a dotted name (``format_template = value.value``).
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
-                         |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|\w/[\w/.-]*\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w""", re.X)
+                         |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|\w/[\w/.-]*\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w
+                         |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+\s(?:failed|passed|errors?|skipped)\b
+                         |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+)\]
+                         |most\srecent\scall\slast|\{\s*"\w+"\s*:|\w\.\w+\([^)\s]|\btimed\sout\safter\s\d|\S:\s+\S+$
+                         |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b""", re.X)
 #: Verbs a title says what is wrong with (``Getting http://.example.com raises UnicodeError``): a title may hold
 #: no function word, and a log line seldom holds one of these beside code.
 _TITLE_VERBS = frozenset("""raises raise returns fails crashes breaks ignores gives throws causes produces generates
@@ -203,6 +207,12 @@ _TITLE_WORDS = 20
 #: exception, a path or a line (``x.py:12:``), and a program's message mostly holds a label of its own
 #: (``rm: cannot remove 'x': No such file or directory``, ``grep: tests: Is a directory``).
 _TOPIC = re.compile(r"^([^\s:]+):\s+([^:]+)$")
+#: A program's own label (``make: *** No rule ...``, ``gmake[1]: ...``, ``tar: Exiting ...``, ``error[E0425]: ...``, apt's
+#: ``W: ...``): a message, however title-like its words (probe 51, RAR: such lines of failed steps went to dense).
+_PROGRAM_LABEL = re.compile(r"""^(?:[A-Za-z]|\w+\[\w+\]|make|gmake|cmake|tar|xargs|cargo|rustc|go|npm|yarn|pip\d?|git|bash|sh|zsh
+                               |python\d?|node|docker|kubectl|curl|wget|cp|mv|rm|ls|cat|grep|sed|awk|find|chmod|mkdir|sudo
+                               |apt(?:-get)?|dpkg|ld|gcc|g\+\+|clang|javac|java|mvn|gradle|ssh|patch|unzip|tsc|ruff|mypy
+                               |[A-Z]+(?:_[A-Z]+)+|denied|refused|forbidden|unauthorized|invalid|timeout)$""", re.X)
 _NOT_TOPIC = re.compile(r"""(?i)^(?:error|warning|warn|fatal|note|hint|info|debug|exception|traceback|output|results?
                             |fail\w*|passed|ok|e|\d+)$|(?:error|warning|exception)$|[/\\\#]|\.\w+$|\d$""", re.X)
 
@@ -225,7 +235,8 @@ def _title(line: str) -> bool:
 def _topic_title(line: str) -> bool:
     """A title under its topic's label (see :data:`_TOPIC`), the label no log's and the line a title."""
     topic = _TOPIC.match(line)
-    return (topic is not None and not _NOT_TOPIC.search(topic.group(1)) and not _EXCEPTION_LABEL.search(line)
+    return (topic is not None and not _NOT_TOPIC.search(topic.group(1)) and not _PROGRAM_LABEL.match(topic.group(1))
+            and not _EXCEPTION_LABEL.search(line)
             and not _EXCEPTION_CALL.search(line) and _title(topic.group(2)) and _title(line))
 
 
@@ -269,10 +280,11 @@ def looks_like_log(text: str) -> bool:
         return _prose_share(text) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
-    if _topic_title(t):
+    if _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t):
+        return True
+    if _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
-    if (_LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t)
-            or _TOOL_CALL.match(t)):
+    if _LOG_START.match(t):
         return True
     if _sentence(t) or _title(t):
         return False
