@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from trajsearch.fusion import resolve_mode
+from trajsearch.runtime import Runtime, RuntimeContext
+
+from conftest import make_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "titles" / "titles_and_log_lines.json"
 CASES = json.loads(FIXTURE.read_text())
@@ -93,3 +96,24 @@ def test_a_failed_steps_last_line_is_still_searched_as_a_log(line):
     required for command: str_replace.``), and the runtime's failure warnings for them vanished: a program's
     label is no topic, an exit code, a pytest summary, a second label or a lone value after a label no title's."""
     assert resolve_mode("auto", line) == "hybrid", line
+
+
+PASTED_LIKE_TITLES = ["Permission denied while opening file config.yaml", "Could not find __init__ method",
+                      "Unable to find image 'ubuntu:latest' locally"]
+
+
+@pytest.mark.parametrize("error", PASTED_LIKE_TITLES)
+def test_a_pasted_error_that_reads_like_a_title_still_warns_with_the_step_holding_it(hashing_ts, error) -> None:
+    """The title rule routes a one-line title naming code to dense, and such an error line reads like one; the
+    runtime's warnings looked for a pasted line in failed runs' steps only where ``looks_like_log`` said log, so the
+    run that met it word for word was no longer shown with its step (review RAR, D1). The runtime judges a line
+    without the title rule: a title held word for word in a failed step is that step's own line."""
+    steps = [("bash", {"command": "ls"}, "config.yaml src"),
+             ("bash", {"command": "python deploy.py"}, f"starting deploy\n{error}\nexit status 1"),
+             ("bash", {"command": "cat deploy.log"}, "deploy aborted")]
+    hashing_ts.add([make_run("met-it", task="Deploy the service to staging", outcome="failure", steps=steps),
+                    make_run("other", task="Add a retry to the payments client", outcome="failure")])
+    assert resolve_mode("auto", error) == "dense"  # the search page's routing: a title
+    warned = Runtime(hashing_ts).warnings(error, RuntimeContext(tenant="acme"))
+    holding = [w for w in warned if w.trajectory_id == "met-it"]
+    assert holding and holding[0].step_holding and error in holding[0].step_holding

@@ -240,9 +240,12 @@ def _topic_title(line: str) -> bool:
             and not _EXCEPTION_CALL.search(line) and _title(topic.group(2)) and _title(line))
 
 
-def looks_like_log(text: str) -> bool:
+def looks_like_log(text: str, *, titles: bool = True) -> bool:
     """True for pasted log lines, stack traces, commands, paths and identifiers; False for prose:
     task descriptions and questions, even when they name identifiers, paths or errors.
+    ``titles=False``: a one-line title naming code (``_title``, ``_topic_title``) is judged by its log signs,
+    as before that rule: where a line that reads like a title may be a pasted error (``Permission denied while
+    opening file config.yaml``), which a search for the runs that met it must look for word for word.
 
     - A *block* (several lines, or 25 words or more) is prose when lines of natural language
       hold a fifth of its words or more, the lines of a Python traceback or pytest failure
@@ -282,11 +285,11 @@ def looks_like_log(text: str) -> bool:
         return False  # a question, whatever it names
     if _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t):
         return True
-    if _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
+    if titles and _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
     if _LOG_START.match(t):
         return True
-    if _sentence(t) or _title(t):
+    if _sentence(t) or (titles and _title(t)):
         return False
     signs = len(_LOG_SIGNS.findall(t)) + len(_DOTTED.findall(t))
     words = max(1, len(t.split()))

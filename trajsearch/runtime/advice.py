@@ -610,10 +610,11 @@ def warnings(
     k = k or config.warnings_k
     pool = k * config.pool_factor
     filters = ctx.filters(levels=("failure",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude_trajectory_ids)
-    # one failure row per run: no grouping needed; "auto" adds the lexical leg for error-like text
-    hits = search(ts, text, filters, k=pool, grouped=False, mode="auto")
+    # one failure row per run: no grouping needed; the lexical leg for error-like text, a line that reads like an
+    # issue's title too (a pasted error may: ``Permission denied while opening file config.yaml``)
+    log_line = looks_like_log(text, titles=False)
+    hits = search(ts, text, filters, k=pool, grouped=False, mode="hybrid" if log_line else "dense")
     holding = [h for h in hits if _holds(h.text, text)]
-    log_line = looks_like_log(text)
     similar = [h for h in hits if similarity(h) >= config.warning_min_similarity and not (log_line and _bare(h))]
     in_steps = _steps_holding(ts, text, ctx, config, exclude_trajectory_ids, pool)
     own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
@@ -687,7 +688,7 @@ def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: Advic
     and the step holding it (:func:`_step_holding`). Probe E2, E2-B: a failure row an outcome file wrote holds
     its verdict, no step error, so the runs that met a pasted error were found only in their steps (of 8 errors
     of 37 that failed runs had met, 6 were not shown). Prose (a task) is no log line: not looked for."""
-    if not looks_like_log(text):
+    if not looks_like_log(text, titles=False):
         return {}
     steps = ctx.filters(levels=("step",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude)
     held = {}  # run -> its best step row holding the text (passages too: the lexical leg reads them)
