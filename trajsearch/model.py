@@ -325,6 +325,16 @@ def valid_id(value: str, what: str = "trajectory_id") -> str:
     return value
 
 
+def passes(check: Callable[[Any], object], value: Any) -> bool:
+    """Whether ``check`` (a validator raising ValueError: :func:`valid_tenant`, :func:`valid_id`, a filter's value
+    check) takes ``value``: for a suggestion or a choice offered only where the value could be used."""
+    try:
+        check(value)
+    except ValueError:
+        return False
+    return True
+
+
 def json_schema() -> dict[str, Any]:
     schema = Trajectory.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

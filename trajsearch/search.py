@@ -24,7 +24,7 @@ from .excerpt import pasted_error_line
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
-from .model import Outcome, Trajectory, outcomes_shown, valid_id
+from .model import Outcome, Trajectory, outcomes_shown, passes, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters, as_tuple, starts_with
@@ -881,15 +881,7 @@ def meant_in(message: str) -> list[str]:
     if not said or not meant.endswith("?"):
         return []
     ids = [one[1:-1] for one in meant[:-1].split(" or ") if len(one) > 2 and one[0] == one[-1] == "'"]
-    return [i for i in ids if _is_id(i)]
-
-
-def _is_id(text: str) -> bool:
-    try:
-        valid_id(text)
-    except ValueError:
-        return False
-    return True
+    return [i for i in ids if passes(valid_id, i)]
 
 
 def id_edits(typed: str, run_id: str) -> int:

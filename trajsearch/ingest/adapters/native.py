@@ -50,7 +50,7 @@ import math
 import re
 from typing import Any
 
-from trajsearch.model import MAX_STEPS, Trajectory, valid_tenant
+from trajsearch.model import MAX_STEPS, Trajectory, passes, valid_tenant
 
 from ._agent_cli import within_step_limit
 from ._common import (TENANT_SET_BY, Context, RecordError, apply_defaults, clip_task, date_by_file, json_object,
@@ -131,17 +131,8 @@ def _other_tenant(own: Any, tenant: str, set_by: str) -> str:
     ``--tenant`` (a first try) each was refused as not "the operator-given tenant 'default'", though no operator had
     given one, and nothing said to pass ``--tenant`` (probe 50, NC)."""
     where, fix = TENANT_SET_BY[set_by]
-    said = f": to keep its runs under {own!r}, {fix.format(own=own)}" if _is_tenant(own) else ""
+    said = f": to keep its runs under {own!r}, {fix.format(own=own)}" if passes(valid_tenant, own) else ""
     return f"record tenant {own!r} does not match {where.format(tenant=tenant)}{said}"
-
-
-def _is_tenant(value: Any) -> bool:
-    """Whether ``value`` is a tenant name ``--tenant`` takes (``valid_tenant``)."""
-    try:
-        valid_tenant(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _without_export_provenance(fields: dict[str, Any]) -> dict[str, Any]:

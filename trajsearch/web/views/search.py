@@ -14,7 +14,7 @@ from cachetools import TTLCache
 from markupsafe import Markup
 
 from ...excerpt import excerpt, failure_error
-from ...model import Trajectory, filter_value, outcome_shown
+from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
 from ...search import TrajSearch, id_shaped
@@ -283,11 +283,7 @@ class TraceFacts:
 
 def selectable(value: str) -> bool:
     """Whether a filter can name ``value`` (a store written before ingest refused the others may hold some)."""
-    try:
-        filter_value(value)
-    except ValueError:
-        return False
-    return True
+    return passes(filter_value, value)
 
 
 class Facets:
