@@ -426,7 +426,9 @@ class FusionConfig:
     near_max_words: int = 200
 
     def weights(self, text: str) -> tuple[float, float]:
-        return self.log_weights if looks_like_log(text) else self.prose_weights
+        """The legs' weights in a hybrid search of ``text``: a line is weighed as a log without the title rule
+        (which only chooses ``auto``'s mode), a pasted error that reads like a title being searched word for word."""
+        return self.log_weights if looks_like_log(text, titles=False) else self.prose_weights
 
     def pool_size(self, k: int, group_size: int) -> int:
         """Candidates asked of each leg: enough for k runs of group_size rows after fusion."""
@@ -465,7 +467,7 @@ class FusionConfig:
         (bench_hybrid: 0.68 -> 0.28 ms a query)."""
         words = _WORD.findall(text)
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
-                or not looks_like_log(text)):
+                or not looks_like_log(text, titles=False)):
             return set()
         near = {rid for rid, row in texts.items() if rid in held or self._near(words, row)}
         if near or not _NUMBER.search(text):
