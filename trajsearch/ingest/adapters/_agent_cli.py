@@ -24,7 +24,7 @@ import json
 import re
 import shlex
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
@@ -451,27 +451,27 @@ def printing_program(command: str | None) -> str | None:
         words = list(lexer)
     except ValueError:
         return None
-    commands: list[list[str]] = [[]]
-    for word in words:
-        if word in _COMMAND_BREAKS:
-            commands.append([])
-        else:
-            commands[-1].append(word)
-    commands = [c for c in commands if c]  # ``tail x;``, Terminus' keystrokes ending on the Enter: no command
+    commands = [c for c in _split(words, _COMMAND_BREAKS) if c]  # ``tail x;``, Terminus' Enter: no command
     if not commands or not all(_runs_nothing(c) or _printer(c) for c in commands[:-1]):
         return None
     return _printer(commands[-1])
 
 
+def _split(words: list[str], breaks: Collection[str]) -> list[list[str]]:
+    """``words`` cut at each of ``breaks`` (a command line's ``;``/``&&``, a command's pipes), the breaks dropped."""
+    parts: list[list[str]] = [[]]
+    for word in words:
+        if word in breaks:
+            parts.append([])
+        else:
+            parts[-1].append(word)
+    return parts
+
+
 def _printer(words: list[str]) -> str | None:
     """The program of one command (a break's words, a pipe's stages) when it only prints files or logs."""
-    stages: list[list[str]] = [[]]
-    for word in words:
-        if word in _PIPES:
-            stages.append([])
-        else:
-            stages[-1].append(word)
-    stages = [program_words(stage, also=frozenset({"command"})) for stage in stages]  # ``timeout 10 tail ...``
+    # each stage's program past the words that run another (``timeout 10 tail ...``)
+    stages = [program_words(stage, also=frozenset({"command"})) for stage in _split(words, _PIPES)]
     first, *rest = [stage[0].rsplit("/", 1)[-1] if stage else "" for stage in stages]
     printing = first in _PRINTERS or any(word in _subcommand(stages[0]) for word in _PRINTING_WITH.get(first, ()))
     return first if printing and all(program in _FILTERS for program in rest) else None
