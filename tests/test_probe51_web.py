@@ -14,6 +14,7 @@ import json
 import re
 import socket
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -247,15 +248,14 @@ def test_a_key_whose_tenant_holds_no_runs_is_told_so(store) -> None:
     assert "No runs match inside these filters." in page.text and "holds no runs" not in page.text
 
 
-def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_path) -> None:
-    """Bug: a paste whose search URL is past what the server buffers (here ~320,000 characters of the real session's
-    output repeated, a whole CI log) was dropped by uvicorn with a bare "400 Invalid HTTP request received.", a
-    plain-text line in place of the page. The page's script now says why beside the box and sends nothing."""
+@contextmanager
+def _search_page(site, tmp_path):
+    """Chromium signed in to ``site`` (its session cookie set) on the search page, its script ready; skipped where no
+    browser is installed. Yields the driver and the web server."""
     from trajsearch.web.headless import missing, start_chromium
 
     if (why := missing()) is not None:
         pytest.skip(f"no browser: {why}")
-    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     web, cookie = site
@@ -266,6 +266,19 @@ def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_pat
         driver.add_cookie({"name": name, "value": value, "path": "/"})
         driver.get(web.url + "/")
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        yield driver, web
+    finally:
+        driver.quit()
+
+
+def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_path) -> None:
+    """Bug: a paste whose search URL is past what the server buffers (here ~320,000 characters of the real session's
+    output repeated, a whole CI log) was dropped by uvicorn with a bare "400 Invalid HTTP request received.", a
+    plain-text line in place of the page. The page's script now says why beside the box and sends nothing."""
+    with _search_page(site, tmp_path) as (driver, web):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
         log = (_session_log() + "\n") * 15
         driver.execute_script("document.getElementById('q').value = arguments[0];"
                               "document.getElementById('q').form.requestSubmit();", log)
@@ -277,8 +290,6 @@ def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_pat
         driver.execute_script("document.getElementById('q').value = arguments[0];"
                               "document.getElementById('q').form.requestSubmit();", short)
         WebDriverWait(driver, 60).until(lambda d: "?q=" in d.current_url)
-    finally:
-        driver.quit()
 
 
 def test_show_of_a_run_whose_trace_is_gone_says_so_over_a_server_too(backend, tmp_path) -> None:  # noqa: F811
@@ -452,21 +463,10 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
     """Review RWEB2: the script counted an emoji as two characters (UTF-16) and measured the query string with the
     box's line breaks as LF, where the browser sends CRLF: a log of short lines passed the script and was then refused
     by the server in place of the page. A paste of few characters too long as a web address is told why."""
-    from trajsearch.web.headless import missing, start_chromium
+    with _search_page(site, tmp_path) as (driver, web):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
 
-    if (why := missing()) is not None:
-        pytest.skip(f"no browser: {why}")
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    web, cookie = site
-    name, value = cookie.split("=", 1)
-    driver = start_chromium(tmp_path / "profile")
-    try:
-        driver.get(web.url + "/healthz")
-        driver.add_cookie({"name": name, "value": value, "path": "/"})
-        driver.get(web.url + "/")
-        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
         column = "\n".join(str(i % 10) for i in range(15_000))  # a pasted column: 60 KB as LF, 105 KB as CRLF
         emoji = "🔥" * 6_000  # 4-byte characters: 12 bytes each in a web address, 2 UTF-16 units
         for text, said_first in ((column, "This text is 29,999 characters: too long to send as a search. Paste"),
@@ -478,5 +478,3 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
                                                    and d.find_element(By.ID, "q-too-long"))
             assert said.text.startswith(said_first), said.text
             assert driver.current_url == web.url + "/"
-    finally:
-        driver.quit()
