@@ -961,8 +961,11 @@ def test_openhands_sdk_terminal_output_loses_the_shells_control_codes() -> None:
 
 @pytest.mark.parametrize("status, event, outcome, says", [
     ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
+    ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMServiceUnavailableError",
+               "detail": "service unavailable"}, Outcome.infra_error,
+     "LLMServiceUnavailableError: service unavailable"),
     ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",
-               "detail": "context window exceeded"}, Outcome.infra_error,
+               "detail": "context window exceeded"}, Outcome.failure,  # the agent's own limit (probe 52)
      "LLMContextWindowExceedError: context window exceeded"),
 ])
 def test_openhands_sdk_status_says_only_when_the_run_broke(tmp_path: Path, status: str, event, outcome, says) -> None:

@@ -65,7 +65,7 @@ Mapping
   editor's message.
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept; the
-  agent's own iteration or budget limit -> ``failure``), a
+  agent's own iteration, budget or context-window limit -> ``failure``), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
@@ -192,7 +192,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``ConversationErrorEvent``'s code and detail; an error the run was resumed
   from does not count; an ACP agent's "ACP prompt timed out ..." notice)
   -> ``infra_error`` (``MaxIterationsReached`` /
-  ``MaxBudgetReached``: ``failure``), as the
+  ``MaxBudgetReached`` / ``LLMContextWindowExceedError``, the conversation
+  outgrowing the model's window with no condenser: ``failure``), as the
   event trajectories' final ``error`` state; ``stuck`` (the stuck detector
   ended a run repeating itself) -> ``failure``.
 - trajectory_id = ``openhands.<base_state id as hex>`` (the folder's name, as
@@ -1189,10 +1190,17 @@ def _run_fields(run_id: str, task: str, model: Any, tools: list[str], outcome: O
     }
 
 
-#: The agent's own limits in an event trajectory's error state ("Agent reached maximum iteration ...").
-_AGENT_LIMIT = re.compile(r"reached maximum iteration|maximum budget|budget (?:exceeded|limit)", re.I)
-#: The run loop's own limits (``ConversationErrorEvent.code``): the agent ran out of its budget, a failure.
-_AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached"})
+#: The agent's own limits in an event trajectory's error state ("Agent reached maximum iteration ..."), among them
+#: its context window: a conversation grown past the model's window with no condenser to shrink it stops in error
+#: (V0: "LLMContextWindowExceedError: Conversation history longer than LLM context window limit ..."), the agent's
+#: failure as mini-swe-agent's ``ContextWindowExceededError`` and Harbor's are, not the provider's.
+_AGENT_LIMIT = re.compile(r"reached maximum iteration|maximum budget|budget (?:exceeded|limit)|"
+                          r"LLMContextWindowExceedError", re.I)
+#: The run loop's own limits (``ConversationErrorEvent.code``): the agent ran out of its budget or its context window
+#: (the SDK's own ``classify_error`` calls ``LLMContextWindowExceedError`` the agent's outcome, ``agent_action``), a
+#: failure.
+_AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached",
+                           "LLMContextWindowExceedError"})
 
 
 def _sdk_outcome(status: str | None, broke: dict[str, Any] | None, loose_errors: list[str],

@@ -1,0 +1,39 @@
+"""Probe 52 (area NF3): what the newest writers of the most-used formats write (see each fixture folder's SOURCE.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OH_SDK_CONTEXT = FIXTURES / "openhands" / ".real" / "sdk-context-window" / "313131310000400080000000000000c1"
+OH_V0_CONTEXT = FIXTURES / "openhands" / ".real" / "v0-context-window" / "context-window.trajectory.json"
+
+
+def _one(path: Path):
+    [result] = read_dump(path, tenant="acme")
+    assert result.ok, result.error
+    return result.trajectory
+
+
+def test_openhands_sdk_context_window_exceeded_is_the_agents_failure() -> None:
+    """Bug: an SDK conversation whose history outgrew the model's context window (no condenser: the run loop stops on
+    a ``ConversationErrorEvent`` ``LLMContextWindowExceedError``, which the SDK itself classifies ``agent_action``) read
+    as ``infra_error`` ("the conversation stopped in status error"), so the run left the agent's failures."""
+    run = _one(OH_SDK_CONTEXT)
+    assert run.outcome is Outcome.failure
+    assert run.failure.error.startswith("LLMContextWindowExceedError: litellm.ContextWindowExceededError")
+    assert "infrastructure" not in (run.failure.cause or "")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "terminal"]
+
+
+def test_openhands_v0_context_window_error_state_is_the_agents_failure() -> None:
+    """Bug: the same stop in an OpenHands V0 event trajectory (the controller's ``agent_state_changed`` to ``error``
+    with reason "LLMContextWindowExceedError: Conversation history longer than LLM context window limit ...") read as
+    ``infra_error``, unlike the iteration and budget limits beside it."""
+    run = _one(OH_V0_CONTEXT)
+    assert run.outcome is Outcome.failure
+    assert run.failure.error.startswith("LLMContextWindowExceedError: Conversation history longer")
+    assert "infrastructure" not in (run.failure.cause or "")
