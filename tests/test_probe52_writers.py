@@ -37,3 +37,18 @@ def test_openhands_v0_context_window_error_state_is_the_agents_failure() -> None
     assert run.outcome is Outcome.failure
     assert run.failure.error.startswith("LLMContextWindowExceedError: Conversation history longer")
     assert "infrastructure" not in (run.failure.cause or "")
+
+
+OH_SDK_KILLED = FIXTURES / "openhands" / ".real" / "sdk-killed-mid-step" / "0a1b2c3d00004000800000000000f0c5"
+
+
+def test_openhands_sdk_conversation_killed_mid_step_keeps_the_call_it_was_running() -> None:
+    """Bug: the SDK saves ``base_state.json`` (its ``leaf_event_id``) once per step but each event file as it comes; a
+    process killed while a tool ran (a closed terminal, a harness's hard timeout) leaves the step's ``ActionEvent``
+    past a leaf still marked ``running``. The run was read up to that stale leaf: the command it was running when
+    it died, its last and most telling step, was lost."""
+    run = _one(OH_SDK_KILLED)
+    assert [s.arguments.get("command") for s in run.steps] == [
+        "ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]
+    assert not run.steps[-1].observation and run.outcome is Outcome.unknown
+    assert run.metadata["execution_status"] == "running"

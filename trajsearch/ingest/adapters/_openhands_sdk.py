@@ -17,7 +17,8 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 ``code``, ``detail``), ``ConversationStateUpdateEvent`` (``key``/``value``: ``execution_status``, ``stats``,
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
 ``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK
-keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id``.
+keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id`` (and,
+where the state still says ``running``, the events a killed process's last step appended past it: ``active_branch``).
 An ``ACPAgent`` (1.12+: Claude Code, Codex or Gemini CLI driven over the Agent Client Protocol, ``agent/acp_agent.py``)
 makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`` (``tool_call_id``, ``title``,
 ``tool_kind``, ``status``, ``raw_input``, ``raw_output``, ``content`` blocks, ``is_error``), written once when it starts
@@ -208,9 +209,11 @@ def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str,
     return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
 
 
-def active_branch(events: list[dict[str, Any]], leaf: Any) -> list[dict[str, Any]]:
+def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -> list[dict[str, Any]]:
     """The branch ending at ``leaf`` (``EventStore.path_to_root``): an event's ``parent_id``, else the one
-    before it (events older than the tree); all the events when the leaf is not among them."""
+    before it (events older than the tree); all the events when the leaf is not among them. A conversation whose
+    ``status`` is still ``running`` on disk was cut off mid-step, its leaf older than its log (see
+    :func:`_unsaved_tail`): the events its last step appended after the leaf are read too."""
     at = {e.get("id"): n for n, e in enumerate(events)}
     if not isinstance(leaf, str) or leaf not in at or not any("parent_id" in e for e in events):
         return events
@@ -221,7 +224,26 @@ def active_branch(events: list[dict[str, Any]], leaf: Any) -> list[dict[str, Any
         parent = events[n].get("parent_id")
         n = None if parent == ROOT_PARENT_ID or (parent is None and n == 0) else (
             at.get(parent) if parent is not None else n - 1)
-    return chain[::-1]
+    return chain[::-1] + (_unsaved_tail(events, at[leaf]) if status == "running" else [])
+
+
+def _unsaved_tail(events: list[dict[str, Any]], leaf: int) -> list[dict[str, Any]]:
+    """The events appended after the ``leaf`` at index ``leaf`` that continue it to the end of the log, one after
+    the other, else none. The SDK saves ``base_state.json`` (its ``leaf_event_id``) once per step, when the step
+    lets go of the state (``ConversationState.__exit__``), while each event file is written as it comes: a process
+    killed in the middle of a step (a closed terminal, a harness's hard timeout, an agent server that died) leaves
+    the step's events, its call of the command that was running, past a leaf that still says ``running``
+    (software-agent-sdk #4488). A ``ConversationStateUpdateEvent`` is stamped with the leaf but does not move it,
+    and is no node of the branch. A branch the user went back from (``navigate_to``) ends the log only where the
+    conversation was not running."""
+    head, tail = events[leaf].get("id"), []
+    for event in events[leaf + 1:]:
+        if event.get("parent_id") != head:
+            return []
+        if event.get("kind") != "ConversationStateUpdateEvent":
+            head = event.get("id")
+            tail.append(event)
+    return tail
 
 
 def page_order(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:

@@ -419,7 +419,8 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     if not events:
         raise RecordError(f"no events/event-NNNNN-<id>.json (nor event files in the folder) beside {sdk.BASE_STATE} in "
                           "this OpenHands SDK conversation folder")
-    return _sdk_trajectory(sdk.active_branch(events, state.get("leaf_event_id")), state, {}, ctx, folder=ctx.source)
+    branch = sdk.active_branch(events, state.get("leaf_event_id"), state.get("execution_status"))
+    return _sdk_trajectory(branch, state, {}, ctx, folder=ctx.source)
 
 
 def split(document: Any):
