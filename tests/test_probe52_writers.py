@@ -52,3 +52,14 @@ def test_openhands_sdk_conversation_killed_mid_step_keeps_the_call_it_was_runnin
         "ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]
     assert not run.steps[-1].observation and run.outcome is Outcome.unknown
     assert run.metadata["execution_status"] == "running"
+
+
+def test_openhands_sdk_call_answered_by_the_crash_recovery_off_its_branch_is_kept() -> None:
+    """Bug: the agent server before software-agent-sdk #4488 answered the call a killed process left running with an
+    ``AgentErrorEvent`` ("A restart occurred while this tool was in progress ...") stamped onto the stale leaf, a
+    sibling of the call: the branch read held the error but not the call, which was lost."""
+    run = _one(OH_SDK_KILLED.with_name("0a1b2c3d00004000800000000000f0c6"))
+    assert [s.arguments.get("command") for s in run.steps] == [
+        "ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]
+    assert run.steps[-1].error.startswith("A restart occurred while this tool was in progress")
+    assert run.outcome is Outcome.infra_error

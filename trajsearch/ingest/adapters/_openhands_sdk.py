@@ -224,7 +224,27 @@ def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -
         parent = events[n].get("parent_id")
         n = None if parent == ROOT_PARENT_ID or (parent is None and n == 0) else (
             at.get(parent) if parent is not None else n - 1)
-    return chain[::-1] + (_unsaved_tail(events, at[leaf]) if status == "running" else [])
+    branch = chain[::-1] + (_unsaved_tail(events, at[leaf]) if status == "running" else [])
+    return _with_orphaned_calls(branch, events)
+
+
+def _with_orphaned_calls(branch: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``branch`` with the call each of its tool results answers put back before it, where the call is off the
+    branch beside it (the same ``parent_id``). The agent server (before software-agent-sdk #4488) answered the
+    call a killed process left running, found by scanning the whole log, with an ``AgentErrorEvent`` ("A restart
+    occurred while this tool was in progress ...") stamped onto the stale leaf (see :func:`_unsaved_tail`): the
+    call and its result siblings, the result alone on the branch the conversation went on from."""
+    on = {e.get("tool_call_id") for e in branch if e.get("kind") == "ActionEvent"}
+    calls = {e.get("tool_call_id"): e for e in events if e.get("kind") == "ActionEvent" and e.get("tool_call_id")}
+    out = []
+    for event in branch:
+        call = calls.get(event.get("tool_call_id")) if event.get("kind") != "ActionEvent" else None
+        if call is not None and call.get("tool_call_id") not in on and "parent_id" in event \
+                and call.get("parent_id") == event.get("parent_id"):
+            on.add(call.get("tool_call_id"))
+            out.append(call)
+        out.append(event)
+    return out
 
 
 def _unsaved_tail(events: list[dict[str, Any]], leaf: int) -> list[dict[str, Any]]:
