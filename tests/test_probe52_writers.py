@@ -63,3 +63,28 @@ def test_openhands_sdk_call_answered_by_the_crash_recovery_off_its_branch_is_kep
         "ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]
     assert run.steps[-1].error.startswith("A restart occurred while this tool was in progress")
     assert run.outcome is Outcome.infra_error
+
+
+OH_SDK_OWN = FIXTURES / "openhands" / ".real" / "sdk-own-user-messages"
+
+
+def test_openhands_sdk_refused_tool_call_is_a_failed_step_not_a_user_prompt() -> None:
+    """Bug: the SDK answers a model reply it cannot turn into a tool call (``FunctionCallValidationError``: a model
+    without native tool calling missed a required parameter, named a tool it lacks) with a ``MessageEvent`` from
+    ``source: "user"``; it was read as the user's next prompt (``metadata.user_prompts``) and the model's mistake was
+    no step at all."""
+    run = _one(OH_SDK_OWN / "0a1b2c3d00004000800000000000f0d1")
+    assert run.task.startswith("List the files in /nonexistent_dir_xyz")
+    assert "user_prompts" not in run.metadata
+    refused = run.steps[1]
+    assert refused.error == "Missing required parameters for function 'terminal': {'command'}"
+    assert [s.arguments.get("command") for s in (run.steps[0], run.steps[2])] == [
+        "ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]
+
+
+def test_openhands_sdk_content_filter_nudge_is_no_user_prompt() -> None:
+    """Bug: the SDK's own nudge after the provider's content filter blocked a reply ("Your previous response was
+    blocked by the model's content filter. ...", ``source: "user"``) was listed as a prompt the user typed."""
+    run = _one(OH_SDK_OWN / "0a1b2c3d00004000800000000000f0d2")
+    assert "user_prompts" not in run.metadata and run.metadata["content_filtered_replies"] == 1
+    assert len(run.steps) == 4

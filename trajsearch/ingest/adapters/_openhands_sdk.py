@@ -86,6 +86,16 @@ _ACP_UNNAMED = frozenset({"other", ""})
 #: What an ``ACPAgent`` says, as an agent ``MessageEvent``, when its turn broke (``_emit_turn_timeout``: no
 #: ``ConversationErrorEvent`` follows it; ``_emit_turn_error``: one does): the run's error, not a reply.
 ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
+#: What the SDK itself says to the model as a ``source: "user"`` ``MessageEvent`` (``agent/agent.py``), no prompt
+#: of the user's: a reply it could not turn into a tool call, the model's mistake (``FunctionCallValidationError``,
+#: ``llm/mixins/fn_call_converter.py``, a model without native tool calling: a parameter not allowed or of the
+#: wrong type, a required one missing, a tool it lacks; the reply itself is not kept) ...
+MALFORMED_CALL = re.compile(r"\A(?:Parameter '[^'\n]*' is (?:not allowed for function '|expected to be )|"
+                            r"Missing required parameters for function '|Function '[^'\n]*' not found in available "
+                            r"tools: )")
+#: ... and its nudge after the provider's content filter blocked the model's reply (``LLMContentPolicyViolationError``,
+#: 1.2x: the run goes on).
+CONTENT_FILTERED = re.compile(r"\AYour previous response was blocked by the model's content filter\. ")
 #: Where a command's record in ``raw_output`` keeps its output (codex-acp: ``formatted_output``, its ``exit_code``
 #: beside it), the first that is not empty; of a failed call, ``stderr`` before ``stdout`` (codex-acp's failed
 #: ``apply_patch``: its ``PatchApplyEndEvent`` says why in ``stderr``, ``stdout`` empty).

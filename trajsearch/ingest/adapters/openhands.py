@@ -151,7 +151,11 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``metadata.llm.model``). A folder's run is the branch ending at
   ``base_state.json``'s ``leaf_event_id``.
 - task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
-  ``metadata.user_prompts``; ``SystemPromptEvent``'s ``tools`` give
+  ``metadata.user_prompts``, but for what the SDK itself says so: its refusal
+  of a reply it could not turn into a tool call (``FunctionCallValidationError``:
+  a step of its own, failed with that error, the model's mistake) and its nudge
+  after a content filter blocked a reply (counted in
+  ``metadata.content_filtered_replies``); ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1052,6 +1056,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
     prompts: list[str] = []
+    filtered = 0  # replies the provider's content filter blocked
     tools: list[str] = []
     statuses: list[str] = []
     loose_errors: list[str] = []
@@ -1083,7 +1088,12 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
             acp_calls = {call: step for call, step in acp_calls.items() if not step.get("_ended")}
             text = sdk.message_text(event)
-            if event.get("source") == "user":
+            if event.get("source") == "user" and sdk.MALFORMED_CALL.match(text):  # the model's call, refused
+                steps.append({"observation": text, "error": short(text, 300), "started_at": iso_time(event.get(
+                    "timestamp"))})
+            elif event.get("source") == "user" and sdk.CONTENT_FILTERED.match(text):  # the SDK's nudge
+                filtered += 1
+            elif event.get("source") == "user":
                 prompts.extend([text] if text else [])
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
@@ -1162,6 +1172,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "accumulated_cost": cost,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
+        "content_filtered_replies": filtered or None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": agent.get("kind"),
         "acp_server": agent.get("acp_server"),
