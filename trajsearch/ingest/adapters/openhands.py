@@ -149,7 +149,10 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   OpenHands/benchmarks ``output.jsonl`` line with SDK events in ``history``
   is an evaluation line as above (task = its ``instruction``, its verdict rules and id; model =
   ``metadata.llm.model``). A folder's run is the branch ending at
-  ``base_state.json``'s ``leaf_event_id``.
+  ``base_state.json``'s ``leaf_event_id`` (with the step a killed process
+  left past that leaf, where the state still says ``running``, and a call an
+  agent server's crash recovery answered off the branch:
+  ``_openhands_sdk.active_branch``).
 - task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
   ``metadata.user_prompts``, but for what the SDK itself says so: its refusal
   of a reply it could not turn into a tool call (``FunctionCallValidationError``:
