@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Sequence
 
+from ..digest import RESPOND
 from ..model import Outcome, Trajectory
 from ..represent import MAX_ROW_CHARS
 from ..search import TrajSearch
@@ -162,7 +163,7 @@ def staleness_report(ts: TrajSearch, ctx: RuntimeContext, rules: StalenessRules 
         if row["env_version"] and row["env_version"] in rules.retired_env_versions:
             reasons.append(f"env version {row['env_version']} is retired")
         in_context = not ctx.env_version or row["env_version"] in ctx.env_version
-        if rules.check_tools and available and in_context and set(row["tools"] or ()) - available:
+        if rules.check_tools and available and in_context and _missing(row["tools"] or (), available):
             missing = _missing_tools(ts, row, ctx.tenant, available)
             if missing:
                 reasons.append("used tools no longer available: " + ", ".join(missing))
@@ -177,7 +178,16 @@ def _missing_tools(ts: TrajSearch, row: dict[str, Any], tenant: str, available: 
         used = ts.get_trace(row["trace_uri"], tenant=tenant).tools_used
     except (TraceStoreError, LookupError, OSError):
         used = list(row["tools"] or ())
-    return [t for t in used if t not in available]
+    return _missing(used, available)
+
+
+def _missing(tools: Sequence[str], available: set[str]) -> list[str]:
+    """The tools of ``tools`` that are not ``available``, the agent's words to the user aside: ``respond`` is the
+    action the adapters give a reply (:data:`~trajsearch.digest.RESPOND`; tau-bench's ``RESPOND_ACTION_NAME``), no
+    tool a runtime lists, so a context naming every tool its agent has flagged each run that ever spoke as
+    "used tools no longer available: respond", and ``prune`` deleted them all (probe 52, RT1: 365 of 365
+    tau-bench and tau2 runs against the airline and retail envs' own tool lists)."""
+    return [t for t in tools if t not in available and t != RESPOND]
 
 
 def prune(ts: TrajSearch, tenant: str, stale: Sequence[StaleRun]) -> list[str]:

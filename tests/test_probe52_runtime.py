@@ -1,0 +1,60 @@
+"""Probe 52 (RT): the agent runtime as its user sees it, on real runs.
+
+Each test goes through a public interface (the ``Runtime`` verbs, ``trajsearch mcp`` over stdio with the ``mcp``
+package's own client) on real files kept under tests/fixtures (their SOURCE.md says where each came from).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.runtime import Runtime, RuntimeContext
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: tau-bench v1, gpt-4o airline: task 0, a failed and a successful trial
+TAU_AIRLINE = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+#: Claude Code sessions (the CLI's own JSONL), each ending with a reply to the user
+CLAUDE_CODE = sorted((FIXTURES / "claude-code").glob("*.jsonl"))
+#: The tools tau-bench's airline env gives its agent (tau_bench/envs/airline/tools/__init__.py, ALL_TOOLS):
+#: ``respond`` is not among them, it is the agent's reply (tau_bench/agents/tool_calling_agent.py, RESPOND_ACTION_NAME)
+AIRLINE_TOOLS = ["book_reservation", "calculate", "cancel_reservation", "get_reservation_details", "get_user_details",
+                 "list_all_airports", "search_direct_flight", "search_onestop_flight", "send_certificate", "think",
+                 "transfer_to_human_agents", "update_reservation_baggages", "update_reservation_flights",
+                 "update_reservation_passengers"]
+#: The tools a Claude Code session lists in its ``system``/``init`` message
+CLAUDE_CODE_TOOLS = ["Task", "Bash", "Glob", "Grep", "LS", "ExitPlanMode", "Read", "Edit", "MultiEdit", "Write",
+                     "NotebookEdit", "WebFetch", "TodoWrite", "WebSearch", "BashOutput", "KillShell"]
+
+
+def _runs(*paths: Path) -> list[Trajectory]:
+    parsed = [p for path in paths for p in read_dump(path, tenant="acme")]
+    assert all(p.trajectory is not None for p in parsed), [p.error for p in parsed]
+    return [p.trajectory for p in parsed]
+
+
+# -- RT1: the agent's words to the user are no tool ------------------------------------------------
+
+
+def test_staleness_does_not_take_the_agents_replies_for_a_missing_tool(hashing_ts):
+    """A runtime lists the tools its agent has; the adapters record each reply to the user as the action ``respond``.
+    Every run that ever spoke was reported "used tools no longer available: respond" and ``prune`` deleted it: on
+    the shared tau-bench dumps 365 of 365 runs against the airline and retail envs' own tool lists, and every
+    Claude Code session against Claude Code's. A tool that is really gone is still reported, alone."""
+    airline, sessions = _runs(TAU_AIRLINE), _runs(*CLAUDE_CODE)
+    assert all("respond" in run.tools_used for run in [*airline, *sessions])
+    hashing_ts.add([*airline, *sessions])
+    rt = Runtime(hashing_ts)
+
+    for tools in (AIRLINE_TOOLS + CLAUDE_CODE_TOOLS, ["respond", *AIRLINE_TOOLS, *CLAUDE_CODE_TOOLS]):
+        ctx = RuntimeContext(tenant="acme", tools_available=tools)
+        assert rt.staleness_report(ctx) == []
+        assert rt.prune(ctx, rt.staleness_report(ctx)) == []
+    assert hashing_ts.stats(tenant="acme")["trajectories"] == len(airline) + len(sessions)
+
+    without_glob = RuntimeContext(tenant="acme", tools_available=[t for t in CLAUDE_CODE_TOOLS if t != "Glob"])
+    report = {s.trajectory_id: s.reasons for s in rt.staleness_report(without_glob)}
+    assert report == {s.trajectory_id: ["used tools no longer available: Glob"] for s in sessions} | \
+        {a.trajectory_id: ["used tools no longer available: " + ", ".join(t for t in a.tools_used if t != "respond")]
+         for a in airline}
