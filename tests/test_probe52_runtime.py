@@ -58,3 +58,63 @@ def test_staleness_does_not_take_the_agents_replies_for_a_missing_tool(hashing_t
     assert report == {s.trajectory_id: ["used tools no longer available: Glob"] for s in sessions} | \
         {a.trajectory_id: ["used tools no longer available: " + ", ".join(t for t in a.tools_used if t != "respond")]
          for a in airline}
+
+
+# -- RT2: over stdio one process serves every conversation of its host ----------------------------
+
+
+async def _mcp_calls(address: str, key: str, options: list[str], script: list) -> list:
+    """``trajsearch mcp`` over stdio, driven by the ``mcp`` package's own client: each item of ``script`` is the
+    arguments of one ``search_past_runs`` call, or a number of seconds to wait (the host idle between two
+    conversations); the parsed answers of the calls, in order."""
+    import asyncio
+    import json
+    import os
+    import sys
+
+    from mcp import Client as McpClient
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "trajsearch.service", "mcp", "--server", address, *options],
+        env={"TRAJSEARCH_API_KEY": key, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    answers = []
+    async with McpClient(params, read_timeout_seconds=120) as mcp:
+        for step in script:
+            if isinstance(step, (int, float)):
+                await asyncio.sleep(step)
+                continue
+            result = await mcp.call_tool("search_past_runs", step)
+            assert not result.is_error, result.content[0].text
+            answers.append(json.loads(result.content[0].text))
+    return answers
+
+
+def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
+    """A host launches ``trajsearch mcp`` once and keeps it for all its conversations (Claude Desktop, an IDE: the
+    MCP transport's own guidance, SEP-2692). The cap counted per process: after the first conversation's searches,
+    every search of every later conversation answered "You have used all N searches of past runs for this task.
+    Stop searching" until the host restarted. Now a pause of ``--run-idle`` seconds starts a new run; within a run
+    the cap holds (an agent looping on the tool is still stopped)."""
+    import asyncio
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.server import ServiceServer
+
+    from service_support import key_ring
+
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add(_runs(TAU_AIRLINE))
+    server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4, search_cap=2).start()
+    try:
+        query = {"query": "cancel my upcoming reservation and refund it", "kind": "exemplars"}
+        first, second, capped, later = asyncio.run(asyncio.wait_for(
+            _mcp_calls(server.address, keys["acme"], ["--run-idle", "3"], [query, query, query, 4, query]), 240))
+    finally:
+        server.stop(0)  # closes the index too
+    assert [first["status"], first["searches_left"], second["searches_left"]] == ["ok", 1, 0]
+    assert capped["status"] == "limit_reached" and "Stop searching" in capped["instruction"]
+    assert later["status"] == "ok" and later["searches_left"] == 1 and later["results"] == first["results"]

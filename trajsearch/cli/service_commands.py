@@ -362,6 +362,7 @@ def mcp(
     port: int = typer.Option(8765, "--port", help="HTTP port."),
     insecure: bool = typer.Option(False, "--insecure", help="Allow --host beyond loopback (the HTTP endpoint has no auth)."),
     ca: Ca = None,
+    run_idle: Optional[float] = typer.Option(None, "--run-idle", help="Seconds without a search after which the next one starts a new run with a fresh search cap (default 15 minutes): one stdio process serves every conversation of its host (a stateful HTTP session keeps its own cap)."),
 ) -> None:
     """MCP server exposing search_past_runs (filters from the key and this context; capped per session)."""
     from ..service.mcp_server import run_mcp
@@ -374,7 +375,8 @@ def mcp(
     configure_logging("WARNING")  # stdout is the protocol: logs go to stderr, and only warnings
     try:
         run_mcp(server, env_versions=env_version, policy_versions=policy_version, tools_available=tool,
-                http=http, host=host, port=port, tls=ca is not None, root_certificates=str(ca) if ca else None)
+                http=http, host=host, port=port, tls=ca is not None, root_certificates=str(ca) if ca else None,
+                **({"run_idle": run_idle} if run_idle is not None else {}))
     except ValueError as exc:
         _fail(_first_line(exc))
     except OSError as exc:

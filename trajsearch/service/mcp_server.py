@@ -9,7 +9,9 @@ version filters from this process's configuration. The trajsearch server
 runs the agent runtime's tool, so the semantics are the runtime's: results
 carry provenance, and each MCP session gets its own search cap (the server
 counts per key and session id; past the cap the tool answers with an
-instruction to stop searching and escalate).
+instruction to stop searching and escalate). Over stdio, where one process
+serves every conversation of its host, a session is a run of searches with
+no pause of ``--run-idle`` seconds (15 minutes) between them.
 
 The tool's arguments are one pydantic model, :class:`SearchPastRunsArguments`:
 the JSON Schema the host shows the model is generated from it, and every call
@@ -32,9 +34,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import anyio
 import grpc
@@ -123,32 +126,46 @@ def _models_field(details: str) -> bool:
     return field in SearchPastRunsArguments.model_fields
 
 
-class _Sessions:
-    """A stable random id per MCP session; the trajsearch server counts the cap per id.
+#: Seconds without a search after which a process's next search starts a new run, with a fresh cap (``--run-idle``).
+RUN_IDLE_SECONDS = 900.0
 
-    Over stdio one process serves one client, so the session is the process.
-    Over streamable HTTP a stateful session has an ``mcp-session-id`` header;
-    a stateless (2026-era) client has none, and its searches count against
-    this process's id (run one HTTP server per agent run, or use stdio, when
-    the cap must be per run).
+
+class _Sessions:
+    """A stable random id per MCP session and run; the trajsearch server counts the cap per id.
+
+    Over streamable HTTP a stateful session has an ``mcp-session-id`` header: its id is the session's. Over
+    stdio the process serves its host's every conversation (a host launches it once and keeps it: MCP's
+    SEP-2692, "should be expected to serve multiple conversations"), and a stateless (2026-era) HTTP client has
+    no header: one id for the process capped a desktop host's every later conversation after its first four
+    searches, each told "You have used all 4 searches of past runs for this task" (probe 52, RT2). So there a
+    run is the searches with no pause of ``run_idle`` seconds between them: a looping agent stays capped, the
+    next conversation starts afresh (run one HTTP server per agent run when the cap must be per run exactly).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, run_idle: float = RUN_IDLE_SECONDS, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.process_id = uuid.uuid4().hex
+        self.run_idle, self._clock = run_idle, clock
+        self._run_id, self._last = uuid.uuid4().hex, clock()
 
     def id_of(self, ctx: Any) -> str:
         """The header's id, derived from it and this process's random id: stable per session, unguessable
-        from outside, and nothing kept per header (a client sending a new header per call grew a dict)."""
+        from outside, and nothing kept per header (a client sending a new header per call grew a dict);
+        without a header, the current run's (see the class docstring)."""
         headers = ctx.headers
         header = headers.get("mcp-session-id") if headers is not None else None
         if header:
             return hashlib.sha256(f"{self.process_id}\0{str(header)[:128]}".encode()).hexdigest()[:32]
-        return self.process_id
+        now = self._clock()
+        if now - self._last >= self.run_idle:
+            self._run_id = uuid.uuid4().hex
+        self._last = now
+        return self._run_id
 
 
-def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str = "trajsearch") -> MCPServer:
-    """An MCP server exposing ``search_past_runs`` through ``client``."""
-    sessions = _Sessions()
+def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str = "trajsearch",
+              run_idle: float = RUN_IDLE_SECONDS) -> MCPServer:
+    """An MCP server exposing ``search_past_runs`` through ``client`` (``run_idle``: see :class:`_Sessions`)."""
+    sessions = _Sessions(run_idle)
 
     async def search_past_runs(arguments: SearchPastRunsArguments, ctx: Context) -> str:
         session_id = sessions.id_of(ctx)
@@ -306,13 +323,16 @@ def run_mcp(
     port: int = 8765,
     tls: bool = False,
     root_certificates: str | None = None,
+    run_idle: float = RUN_IDLE_SECONDS,
 ) -> None:
     """Serve until the MCP host closes stdio (or, with ``http``, until interrupted)."""
     context = ToolContext(tuple(env_versions), tuple(policy_versions), tuple(tools_available))
     check_context(context)  # before the key is even read: the first error the operator can fix
+    if not run_idle > 0:
+        raise ValueError(f"--run-idle: must be more than 0 seconds, got {run_idle:g}")
     with Client(address, api_key, tls=tls, root_certificates=root_certificates) as client:
         check_key(client)
-        server = build_mcp(client, context)
+        server = build_mcp(client, context, run_idle=run_idle)
         if http:
             server.run("streamable-http", host=host, port=port, transport_security=rebinding_guard(host))
         else:
