@@ -118,3 +118,32 @@ def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
     assert [first["status"], first["searches_left"], second["searches_left"]] == ["ok", 1, 0]
     assert capped["status"] == "limit_reached" and "Stop searching" in capped["instruction"]
     assert later["status"] == "ok" and later["searches_left"] == 1 and later["results"] == first["results"]
+
+
+# -- RT3: an empty exemplars or steps answer says why ---------------------------------------------
+
+
+def test_an_empty_exemplars_or_steps_answer_says_the_versions_held_no_run(hashing_ts):
+    """The README's MCP example starts ``trajsearch mcp --env-version v2``; runs recorded with no version (most
+    dumps: every file of /work/shared/data) are then outside every search. ``kind=failures`` said so ("only for
+    others"), but ``kind=exemplars`` and ``kind=steps`` answered no run and no word why, on every call, so neither
+    the model nor whoever read its trace could tell a misconfigured context from a task that is new here."""
+    airline = _runs(TAU_AIRLINE)
+    task = next(run.task for run in airline if run.outcome.value == "success")
+    rt = Runtime(hashing_ts)
+
+    def ask(kind: str, **ctx: str) -> dict:
+        answer = rt.tool(RuntimeContext(tenant="acme", **ctx))({"query": task, "kind": kind})
+        assert answer["status"] == "ok", answer
+        return answer
+
+    empty = {kind: ask(kind) for kind in ("exemplars", "steps")}  # the tenant holds no run yet
+    assert [(a["results"], a["reason"]) for a in empty.values()] == [([], "no_successful_runs"), ([], "no_runs")]
+    hashing_ts.add(airline)
+    for kind in ("exemplars", "steps"):
+        answer = ask(kind, env_version="v2")
+        assert answer["results"] == [] and answer["reason"] == "no_runs_in_versions", answer
+        assert "only for others" in answer["note"]
+        found = ask(kind)  # found: no reason to give
+        assert found["results"] and "reason" not in found, found
+    assert ask("failures", env_version="v2")["reason"] == "no_failures_in_versions"

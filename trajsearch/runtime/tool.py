@@ -46,6 +46,22 @@ NO_WARNINGS = {
     "versions_not_readable": "This key may not read runs of this run's environment or policy versions: no warning "
                              "can apply.",
 }
+#: The same for each kind: the reasons and notes of an empty answer.
+NO_RESULTS = {
+    "failures": NO_WARNINGS,
+    "exemplars": {
+        "no_similar_runs": "No successful past run is close enough to this query: plan from scratch.",
+        "no_runs_in_versions": "No successful run is recorded for this run's environment or policy versions (only "
+                               "for others): plan from scratch.",
+        "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
+    },
+    "steps": {
+        "no_matching_steps": "No step of a past run matches this query.",
+        "no_runs_in_versions": "No run is recorded for this run's environment or policy versions (only for others): "
+                               "no step to show.",
+        "no_runs": "No run is recorded here yet: no step to show.",
+    },
+}
 
 class _Provenance:
     """A tool result's provenance as a hit-like object, for its retrieval span."""
@@ -123,6 +139,8 @@ class SearchPastRuns:
             results, omitted = self._steps(query, k)
             if omitted:  # the model is told, not left to think there were no more (probe E, E1)
                 base["omitted"], base["note"] = omitted, omitted_text(omitted, more=bool(results))
+            elif not results:
+                base["reason"], base["note"] = self._why_none(query, kind)
             return base | {"results": results}
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
@@ -137,30 +155,35 @@ class SearchPastRuns:
             results = rendered.data["warnings"]
         if results:
             base["note"] = rendered.data["header"]
-        elif kind == "failures" and not rendered.omitted:  # why none: the runtime (and the model) can tell
-            base["reason"], base["note"] = self._why_no_warnings(query)
+        elif not rendered.omitted:  # why none: the runtime (and the model) can tell
+            base["reason"], base["note"] = self._why_none(query, kind)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
             left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
             base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
         return base | {"results": results}
 
-    def _why_no_warnings(self, query: str) -> tuple[str, str]:
-        """Why a ``kind=failures`` search found no warning, as a label (:data:`NO_WARNINGS`) and its sentence: an
-        empty answer read alike whether the task was new, the context's versions held no failed run, or the
-        tenant had none, so an agent (and whoever reads its trace) could not tell "nothing like this failed" from
-        "nothing was there to look at". Two searches for the nearest failure row, inside the context's filters
-        and then inside the versions the caller may read (:attr:`readable`), on an empty answer only: widened to
-        the tenant's whole, a key pinned to some versions learnt that failures existed in others (probe 50, D4)."""
-        tenant = self.ctx.filters(levels=("failure",), outcomes=self.advice.warning_outcomes)
+    def _why_none(self, query: str, kind: str) -> tuple[str, str]:
+        """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
+        whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
+        none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
+        to look at". Two searches for the nearest row of the kind, inside the context's filters and then inside
+        the versions the caller may read (:attr:`readable`), on an empty answer only: widened to the tenant's
+        whole, a key pinned to some versions learnt that runs existed in others (probe 50, D4). Exemplars and
+        steps had said nothing: an MCP server started with the README's ``--env-version v2`` over runs recorded
+        with no version answered every exemplars and steps search with no run and no word why (probe 52, RT3)."""
+        levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
+                            "failures": (("failure",), self.advice.warning_outcomes)}[kind]
+        nothing_close, only_others, nothing = list(NO_RESULTS[kind])[:3]  # failures' fourth is the service's
+        tenant = self.ctx.filters(levels=levels, outcomes=outcomes)
         readable = replace(tenant, env_versions=self.readable[0], policy_versions=self.readable[1])
         if search(self.ts, query, tenant, k=1, grouped=False):
-            reason = "no_similar_failures"
+            reason = nothing_close
         elif readable != tenant and search(self.ts, query, readable, k=1, grouped=False):
-            reason = "no_failures_in_versions"
+            reason = only_others
         else:
-            reason = "no_failed_runs"
-        return reason, NO_WARNINGS[reason]
+            reason = nothing
+        return reason, NO_RESULTS[kind][reason]
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
