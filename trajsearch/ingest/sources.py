@@ -72,6 +72,10 @@ COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
 #: not read: a window of 2 GB (``--long=31``) would be that much memory for a file, per worker (a stream of
 #: unknown size, ``zstd --long=31 < x``, fills it); the error says how to decompress it instead.
 _ZSTD_WINDOW_TOO_LARGE = "Frame requires too much memory for decoding"
+#: What zstd says of a frame written with a dictionary (``zstd -D dict``, a library's ``ZstdCompressor(zstd_dict=)``)
+#: decoded without it. The frame's header names the dictionary (its ``Dictionary_ID``, :func:`zstd_dictionary_id`)
+#: unless written with ``--no-dictID``, when only these words tell.
+_ZSTD_NEEDS_DICTIONARY = "Dictionary mismatch"
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
@@ -89,6 +93,22 @@ def compression(head: bytes) -> str | None:
     if head[1:4] == b"\x2a\x4d\x18" and head[:1] and head[0] & 0xF0 == 0x50:
         return "zstd"
     return next((name for name, magic in MAGIC.items() if head.startswith(magic)), None)
+
+
+def zstd_dictionary_id(head: bytes) -> int | None:
+    """The id of the dictionary the first zstd frame in ``head`` was written with (its header's ``Dictionary_ID``,
+    RFC 8878 3.1.1.1: 0 to 4 bytes after the descriptor and the window byte, as the descriptor's low 2 bits say),
+    else None (no dictionary, or not a zstd frame). Skippable frames before it (``pzstd``'s) are passed over."""
+    at = 0
+    while len(head) >= at + 8 and head[at + 1:at + 4] == b"\x2a\x4d\x18" and head[at] & 0xF0 == 0x50:
+        at += 8 + int.from_bytes(head[at + 4:at + 8], "little")
+    if head[at:at + 4] != MAGIC["zstd"] or len(head) <= at + 4:
+        return None
+    descriptor = head[at + 4]
+    size = (0, 1, 2, 4)[descriptor & 0x03]
+    start = at + 5 + (0 if descriptor & 0x20 else 1)  # a Window_Descriptor byte unless Single_Segment
+    found = int.from_bytes(head[start:start + size], "little") if size and len(head) >= start + size else 0
+    return found or None
 
 
 def plain_name(name: str) -> str:
@@ -136,15 +156,23 @@ def compressed_twin(path: Path) -> bool:
 def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:
     """What a file whose text cannot all be read is, said of it ``where`` it stopped (`` stream after line 20``;
     "": the file): "truncated or corrupt zstd stream after line 20: <the decoder's words>" (or gzip). A zstd file
-    sound but written with a window over what a file is given (see :data:`_ZSTD_WINDOW_TOO_LARGE`) is told as
-    such, with the command that reads it; a plain file's read error (a disk's, a network mount's) as one."""
+    sound but written with a window over what a file is given (see :data:`_ZSTD_WINDOW_TOO_LARGE`) or with a
+    dictionary (:data:`_ZSTD_NEEDS_DICTIONARY`, :func:`zstd_dictionary_id`) is told as such, with the command that
+    reads it; a plain file's read error (a disk's, a network mount's) as one."""
     try:
         with open(path, "rb") as raw:
-            kind = compression(raw.read(4))
+            head = raw.read(PEEK_BYTES)
     except OSError:
-        kind = None
+        head = b""
+    kind = compression(head[:4])
+    after = where.removeprefix(" stream").strip()
+    dictionary = zstd_dictionary_id(head) if kind == "zstd" else None
+    if kind == "zstd" and (dictionary or _ZSTD_NEEDS_DICTIONARY in str(exc)):
+        named = f" (dictionary id {dictionary})" if dictionary else ""
+        return (f"zstd written with a dictionary{named}, which trajsearch is not given: "
+                f"{f'not read {after}; ' if after else ''}decompress it first with that dictionary "
+                f"(zstd -d -D DICTIONARY {path.name}) and ingest that")
     if kind == "zstd" and _ZSTD_WINDOW_TOO_LARGE in str(exc):
-        after = where.removeprefix(" stream").strip()
         return ("zstd written with a window over 128 MB (zstd --long=28 or more), more memory than trajsearch gives "
                 f"a file: {f'not read {after}; ' if after else ''}decompress it first (zstd -d --long=31 "
                 f"{path.name}) and ingest that")
