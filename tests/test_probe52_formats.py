@@ -4,12 +4,17 @@ not seen would hit, shown on a real file or one its own writer wrote (the fixtur
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from trajsearch.ingest import sources
 from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Step, Trajectory
+from trajsearch.runtime.curate import QualityRules, check
+from trajsearch.steps import is_test_run, passed, verified
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ZSTD_CLI = FIXTURES / "zstd" / ".real"
@@ -29,3 +34,60 @@ def test_a_zstd_file_written_with_a_dictionary_is_told_as_needing_it() -> None:
     assert re.fullmatch(told.format("not read after line 0; "), parsed.error) and "corrupt" not in parsed.error
     [(_, _, error, _)] = list(sources.lines(written))
     assert error == parsed.error
+
+
+HARBOR_COPILOT = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot" / "hello-copilot-1070__Qm4Wd" / "agent"
+
+
+def test_a_passing_cargo_test_run_verifies_the_run() -> None:
+    """cargo's tally of a passing run counts what did not happen (``test result: ok. 2 passed; 0 failed; 0 ignored``):
+    "0 failed" was read as a failure tally, so no Rust run was ever verified and curation turned every one away
+    ("no verification step"). The real Copilot CLI run (Harbor 0.26) fixes a failing test, then ``cargo test`` passes."""
+    [parsed] = list(read_dump(HARBOR_COPILOT / "trajectory.json"))
+    run = parsed.trajectory
+    tests = [step for step in run.steps if is_test_run(step)]
+    assert [passed(step) for step in tests] == [False, True]  # the first run failed (exit 101), the last passed
+    assert verified(run, reward_at_least=None)
+    assert "no verification step" not in " ".join(check(run, QualityRules(require_success=False)))
+
+
+_LOGGING_TESTS = '''
+import logging, unittest
+
+logging.basicConfig()  # Python's default format: ERROR:root:...
+
+
+class Import(unittest.TestCase):
+    def test_a_bad_row_is_skipped(self):
+        logging.error("row 17: missing id, skipped")
+        try:
+            int("x")
+        except ValueError:
+            logging.exception("row 18 unreadable")
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+
+def test_a_passing_unittest_run_that_logs_errors_verifies_the_run(tmp_path: Path) -> None:
+    """unittest does not capture logging: a passing run prints the code's own ``ERROR:root:row 17 ... skipped`` and
+    a ``logger.exception``'s traceback before its ``OK``, which read as a failed test run. Only what comes after
+    the runner's last word of passing tells that it crashed; a failed run still is one. The outputs are unittest's
+    own, run here."""
+    (tmp_path / "test_import.py").write_text(_LOGGING_TESTS)
+    done = subprocess.run([sys.executable, "-m", "unittest", "test_import"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "ERROR:root:row 17" in output and "Traceback" in output and output.strip()[-2:] == "OK"
+    (tmp_path / "test_import.py").write_text(_LOGGING_TESTS.replace('int("x")', 'self.assertEqual(1, 2)'))
+    failed = subprocess.run([sys.executable, "-m", "unittest", "test_import"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60)
+    assert failed.returncode == 1
+    command = {"command": "python -m unittest test_import"}
+    runs = [Trajectory(trajectory_id=f"unittest-{n}", tenant="default", task="import the rows", steps=[
+        Step(index=0, action="bash", arguments=command, observation=text)]) for n, text in
+        enumerate((output, failed.stdout + failed.stderr, output + "Traceback (most recent call last):\n  File "
+                   '"x.py", line 1\nKeyError: 1\n'))]
+    assert [verified(run, reward_at_least=None) for run in runs] == [True, False, False]

@@ -43,8 +43,17 @@ _TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|unittest|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|make\s+(?:test|check)|go\s+test|"
     r"cargo\s+test|mvn\s+test|gradle\s+test|run_tests?|runtests)\b"
 )
-_PASSED = re.compile(r"\b\d+\s+passed\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b", re.I)
-_FAILED = re.compile(r"\b\d+\s+(?:failed|errors?)\b|\bFAILED\b|\bFAIL:|\bERROR:|Traceback \(most recent call last\)")
+_PASSED = re.compile(r"\b\d+\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b",
+                     re.I)
+#: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
+#: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none), mocha's ``1 failing``, ``FAILED``
+#: (pytest's, unittest's ``FAILED (failures=1)``, cargo's ``test result: FAILED``).
+_FAILED = re.compile(r"\b[1-9]\d*\s+(?:failed|errors?|failing)\b|\bFAILED\b")
+#: Words of a crash or a failed test that tell only after the runner's last word of passing: before it they are the
+#: tests' own output, which unittest and ``pytest -s`` print (Python logging's ``ERROR:root:row 17 skipped``, a
+#: ``logger.exception``'s traceback, an app's ``ERROR: ...``); a runner that crashed after, or never got to its
+#: tally, prints them last.
+_CRASHED = re.compile(r"\bFAIL:|\bERROR:|Traceback \(most recent call last\)")
 
 
 def command_of(step: Step) -> str:
@@ -109,8 +118,12 @@ def retry_positions(steps: Iterable[Step]) -> list[int]:
 
 
 def passed(step: Step) -> bool:
+    """A test run that passed: no error, a word of passing (``_PASSED``), no tally of failures (``_FAILED``), and no
+    crash after its last word of passing (``_CRASHED``)."""
     output = step.observation or ""
-    return not step.error and bool(_PASSED.search(output)) and not _FAILED.search(output)
+    verdicts = list(_PASSED.finditer(output))
+    return not step.error and bool(verdicts) and not _FAILED.search(output) \
+        and not _CRASHED.search(output, verdicts[-1].end())
 
 
 def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:
