@@ -91,3 +91,28 @@ def test_a_passing_unittest_run_that_logs_errors_verifies_the_run(tmp_path: Path
         enumerate((output, failed.stdout + failed.stderr, output + "Traceback (most recent call last):\n  File "
                    '"x.py", line 1\nKeyError: 1\n'))]
     assert [verified(run, reward_at_least=None) for run in runs] == [True, False, False]
+
+
+RUNNERS = FIXTURES / "test-runners"
+
+
+@pytest.mark.parametrize("command, output", [
+    ("npx jest", "jest"), ("npx mocha", "mocha"), ("node --test", "node-test"), ("npm test", "node-test"),
+    ("cargo test", "cargo")])
+def test_a_javascript_or_rust_test_run_is_read_by_its_runners_own_tally(command: str, output: str) -> None:
+    """Only Python's, npm's and a few more runners' commands were test runs: a run that ended on a passing ``npx
+    jest``, ``npx mocha`` or ``node --test`` was never verified. And Node's TAP tally was read by its ``ok`` lines
+    alone: ``npm test`` running ``node --test`` with a test failing (``not ok 1 - adds``, ``# fail 1``) passed wherever
+    the exit code was not kept. Each runner's own output, passing and failing (``test-runners/SOURCE.md``)."""
+    runs = {verdict: Trajectory(trajectory_id=f"{output}-{verdict}", tenant="default", task="make the tests pass",
+                                steps=[Step(index=0, action="bash", arguments={"command": command},
+                                            observation=(RUNNERS / f"{output}-{verdict}.txt").read_text())])
+            for verdict in ("pass", "fail")}
+    assert all(is_test_run(run.steps[0]) for run in runs.values())
+    assert verified(runs["pass"], reward_at_least=None) and not verified(runs["fail"], reward_at_least=None)
+
+
+def test_a_runners_config_file_read_is_no_test_run() -> None:
+    """A runner's name is a test run as a program, not in a file's name read after the tests passed."""
+    assert not is_test_run(Step(index=0, action="bash", arguments={"command": "cat jest.config.js"}))
+    assert is_test_run(Step(index=0, action="bash", arguments={"command": "npx vitest run"}))

@@ -39,16 +39,24 @@ _WRITE_TOOLS = re.compile(
 _COMMAND_PARTS = re.compile(r"&&|\|\||;|(?<!\\)\n")
 _REMOVAL = re.compile(r"^\s*(?:rm|rmdir)\b")
 _CD = re.compile(r"^\s*cd\b")
+#: A test runner's command: Python's, JavaScript's (npm / yarn / pnpm / bun scripts, jest, vitest, mocha, Node's own
+#: ``node --test``), Go's, Rust's, Java's, Ruby's, PHP's, .NET's, CMake's. jest / vitest / mocha only as a program,
+#: not a file's name (``cat jest.config.js`` reads a file).
 _TEST_COMMAND = re.compile(
-    r"\b(pytest|py\.test|unittest|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|make\s+(?:test|check)|go\s+test|"
-    r"cargo\s+test|mvn\s+test|gradle\s+test|run_tests?|runtests)\b"
+    r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|node\s+--test|"
+    r"(?:jest|vitest|mocha)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|mvn\s+test|gradle\s+test|"
+    r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
 )
-_PASSED = re.compile(r"\b\d+\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b",
-                     re.I)
+#: A runner's word of passing: pytest's / jest's ``2 passed``, mocha's ``2 passing``, unittest's ``OK``, the TAP
+#: tally of ``node --test`` (``# pass 2``), ctest's ``100% tests passed``.
+_PASSED = re.compile(r"\b\d+\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b|"
+                     r"^# pass\s+\d+$", re.I | re.M)
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
-#: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none), mocha's ``1 failing``, ``FAILED``
-#: (pytest's, unittest's ``FAILED (failures=1)``, cargo's ``test result: FAILED``).
-_FAILED = re.compile(r"\b[1-9]\d*\s+(?:failed|errors?|failing)\b|\bFAILED\b")
+#: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
+#: mocha's ``1 failing``, ``FAILED`` (pytest's, unittest's ``FAILED (failures=1)``, cargo's ``test result: FAILED``),
+#: TAP's ``not ok 1 - adds`` and ``# fail 1`` (``node --test``, whose ``ok`` lines pass), phpunit's ``FAILURES!``.
+_FAILED = re.compile(r"\b[1-9]\d*\s+(?:tests?\s+)?(?:failed|errors?|failing)\b|\bFAILED\b|^not ok\b|^# fail\s+[1-9]|"
+                     r"\bFAILURES!|\bERRORS!", re.M)
 #: Words of a crash or a failed test that tell only after the runner's last word of passing: before it they are the
 #: tests' own output, which unittest and ``pytest -s`` print (Python logging's ``ERROR:root:row 17 skipped``, a
 #: ``logger.exception``'s traceback, an app's ``ERROR: ...``); a runner that crashed after, or never got to its
