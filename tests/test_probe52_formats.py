@@ -116,3 +116,19 @@ def test_a_runners_config_file_read_is_no_test_run() -> None:
     """A runner's name is a test run as a program, not in a file's name read after the tests passed."""
     assert not is_test_run(Step(index=0, action="bash", arguments={"command": "cat jest.config.js"}))
     assert is_test_run(Step(index=0, action="bash", arguments={"command": "npx vitest run"}))
+
+
+GEMINI_RUNS = FIXTURES / "gemini-cli" / ".real" / "probe-fm52"
+
+
+@pytest.mark.parametrize("name, error", [
+    ("npm-test-jest-failed", "Tests: 1 failed, 1 passed, 2 total"),
+    ("node-test-failed", "not ok 1 - adds: Expected values to be strictly equal:"),
+    ("node-test-passed", None)])
+def test_a_javascript_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(name: str, error: str | None) -> None:
+    """Gemini CLI's stream-json shows a shell command's output alone, no exit code: only words a failure ends on
+    tell. ``npm test`` over jest (its summary, then npm's notices) and ``node --test`` (TAP's counts) that failed
+    ended on their summaries, read as passing steps. Real gemini-cli 0.61.0 output (``probe-fm52``)."""
+    [parsed] = list(read_dump(GEMINI_RUNS / f"{name}.jsonl"))
+    shell = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
+    assert [step.error for step in shell] == [error]

@@ -594,11 +594,61 @@ _MAKE_IGNORED = re.compile(r"^make(?:\[\d+\])?: \[.*\] Error \d+ \(ignored\)$")
 _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|error|warning|note): ")
 
 
+#: A JavaScript test runner's count of failed tests in the summary it ends on (and exits 1 after): Jest's ``Tests:
+#: 1 failed, 1 passed, 2 total``, Vitest's ``Tests  1 failed | 1 passed (2)``, the TAP tally of ``node --test``
+#: (``# fail 1``); ``npm test`` running them adds nothing after it (npm 10+).
+_RUNNER_FAILED = re.compile(r"^(?:Tests:\s+|Tests\s+|# fail )[1-9]\d*(?: failed\b|$)")
+#: The lines of those summaries that may follow that count: Jest's ``Snapshots:`` / ``Time:`` / ``Ran all test
+#: suites.``, Vitest's ``Start at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``);
+#: and npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version
+#: of npm available! ...``).
+_RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|"
+                             r"# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|npm notice(?: |$))")
+
+
+#: TAP's line of a failed test (unindented: a top-level test) and the ``error:`` of its YAML block (``|-``: the
+#: message on the lines under it).
+_TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$")
+_TAP_ERROR = re.compile(r"^\s+error: (.*)$")
+
+
+def _runner_failed(raw: list[str]) -> str | None:
+    """The failure a JavaScript test runner's closing summary counts (``_RUNNER_FAILED``), where only the rest of
+    that summary follows it (``_RUNNER_SUMMARY``): the output's end, not a log's line in its middle. Said as the
+    output's decisive line (Jest's tally is one), of TAP (``node --test``) as its last failed test and that test's
+    error message (``not ok 1 - adds: Expected values to be strictly equal:``), its YAML block being no message."""
+    for line in reversed(raw[-16:]):  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
+        if found := _RUNNER_FAILED.match(line.strip()):
+            if not found.group(0).startswith("# fail"):
+                return decisive_line("\n".join(raw)) or short(line.strip())
+            return _tap_failure(raw) or short(line.strip())
+        if not _RUNNER_SUMMARY.match(line.strip()):
+            return None
+    return None
+
+
+def _tap_failure(raw: list[str]) -> str | None:
+    """TAP's last failed top-level test (``_TAP_NOT_OK``) with the first line of its block's ``error:``."""
+    at = max((n for n, line in enumerate(raw) if _TAP_NOT_OK.match(line)), default=None)
+    if at is None:
+        return None
+    said = _TAP_NOT_OK.match(raw[at]).group(0)
+    for n in range(at + 1, len(raw)):
+        if not raw[n][:1].isspace():
+            break
+        if error := _TAP_ERROR.match(raw[n]):
+            message = error.group(1).strip()
+            if message in ("|-", "|", ">-", ">") and n + 1 < len(raw):
+                message = raw[n + 1].strip()
+            return short(f"{said}: {message.strip(chr(39))}" if message else said)
+    return short(said)
+
+
 def ended_failing(output: str, printer: str | None = None) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
     that is one only a failed command ends on (``_FAILED_LAST_LINE``); a failed pytest session's tally
-    (``_PYTEST_FAILED``), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's ``***``,
+    (``_PYTEST_FAILED``) or a JavaScript runner's summary of failed tests (:func:`_runner_failed`), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's ``***``,
     pip's ``ERROR:``, Node's version line after a stack) or a compiler's error diagnostics (:func:`_compiler_failed`),
     read as any failed output is (:func:`decisive_line`: an exception its report names, else the tally itself, as a
     test runner's tally ranks above a bare ``FAILED test - assert ...``); or the exception line of a
@@ -627,6 +677,8 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
         return None
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
         return decisive_line(output) or short(raw[-1].strip())
+    if tally := _runner_failed(raw):
+        return tally
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)
     if last is not None and (last == len(raw) - 1 or raised[last] != raw[last].strip()
