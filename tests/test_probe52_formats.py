@@ -124,11 +124,12 @@ GEMINI_RUNS = FIXTURES / "gemini-cli" / ".real" / "probe-fm52"
 @pytest.mark.parametrize("name, error", [
     ("npm-test-jest-failed", "Tests: 1 failed, 1 passed, 2 total"),
     ("node-test-failed", "not ok 1 - adds: Expected values to be strictly equal:"),
+    ("npx-mocha-failed", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:"),
     ("node-test-passed", None)])
 def test_a_javascript_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(name: str, error: str | None) -> None:
     """Gemini CLI's stream-json shows a shell command's output alone, no exit code: only words a failure ends on
     tell. ``npm test`` over jest (its summary, then npm's notices) and ``node --test`` (TAP's counts) that failed
-    ended on their summaries, read as passing steps. Real gemini-cli 0.61.0 output (``probe-fm52``)."""
+    ended on their summaries, ``npx mocha`` on its report of the failure: each read as a passing step. Real gemini-cli 0.61.0 output (``probe-fm52``)."""
     [parsed] = list(read_dump(GEMINI_RUNS / f"{name}.jsonl"))
     shell = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
     assert [step.error for step in shell] == [error]

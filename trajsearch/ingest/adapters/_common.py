@@ -606,6 +606,12 @@ _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start 
                              r"# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|npm notice(?: |$))")
 
 
+#: Mocha's count of failed tests (``  1 failing``, under ``  1 passing (13ms)``), after which it reports each failure
+#: (``  1) math``, the assertion, the stack) and exits with their number: its output ends on the last one's stack
+#: frame (``_JS_FRAME``), the count and the first report's ``1)`` before it.
+_MOCHA_FAILING = re.compile(r"^\s+[1-9]\d* failing$")
+_MOCHA_REPORT = re.compile(r"^\s+1\) \S")
+_JS_FRAME = re.compile(r"^\s+at \S.*(?:\)|:\d+:\d+)$")
 #: TAP's line of a failed test (unindented: a top-level test) and the ``error:`` of its YAML block (``|-``: the
 #: message on the lines under it).
 _TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$")
@@ -616,7 +622,10 @@ def _runner_failed(raw: list[str]) -> str | None:
     """The failure a JavaScript test runner's closing summary counts (``_RUNNER_FAILED``), where only the rest of
     that summary follows it (``_RUNNER_SUMMARY``): the output's end, not a log's line in its middle. Said as the
     output's decisive line (Jest's tally is one), of TAP (``node --test``) as its last failed test and that test's
-    error message (``not ok 1 - adds: Expected values to be strictly equal:``), its YAML block being no message."""
+    error message (``not ok 1 - adds: Expected values to be strictly equal:``), its YAML block being no message; and
+    Mocha's report of its failures, which it ends on (:func:`_mocha_failure`)."""
+    if _JS_FRAME.match(raw[-1]):
+        return _mocha_failure(raw)
     for line in reversed(raw[-16:]):  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
         if found := _RUNNER_FAILED.match(line.strip()):
             if not found.group(0).startswith("# fail"):
@@ -625,6 +634,15 @@ def _runner_failed(raw: list[str]) -> str | None:
         if not _RUNNER_SUMMARY.match(line.strip()):
             return None
     return None
+
+
+def _mocha_failure(raw: list[str]) -> str | None:
+    """Of an output ending on a stack frame, Mocha's report of its failures (``_MOCHA_FAILING``, its first report
+    next), said by its decisive line (the assertion's), else its count."""
+    at = max((n for n, line in enumerate(raw) if _MOCHA_FAILING.match(line)), default=None)
+    if at is None or at + 1 >= len(raw) or not _MOCHA_REPORT.match(raw[at + 1]):
+        return None
+    return decisive_line("\n".join(raw[at:])) or short(raw[at].strip())
 
 
 def _tap_failure(raw: list[str]) -> str | None:
