@@ -383,9 +383,14 @@ def first_line_is_json(head: str) -> bool:
         return True
     except json.JSONDecodeError:
         return False
-    except ValueError as exc:  # JSON, only a number too long for Python (the line reader says so), or not UTF-8
-        return not isinstance(exc, UnicodeError)
+    except ValueError as exc:  # a number too long for Python (the line reader says so), or not UTF-8
+        # whole JSON but for the number? (the first line of an array, ``[{... 5,000 digits ...},``, is not)
+        return not isinstance(exc, UnicodeError) and first_line_is_json(_LONG_DIGITS.sub("0", line))
     return True
+
+
+#: A run of digits longer than any number Python reads from text (``sys.get_int_max_str_digits()``, 4300).
+_LONG_DIGITS = re.compile(r"\d{4000,}")
 
 
 def is_jsonl(head: str) -> bool:
@@ -407,11 +412,14 @@ def _broken_first_line(first: str, rest: str) -> bool:
     starts with one (or closes the wrapper), and a head that holds the whole file parses as one value. Read as JSON
     Lines, such a file lost its first trace or was stored as a run of 0 steps, replacing the good one on re-ingest
     (review RNC2, D1). A cut line may end anywhere, after a ``[`` or a ``:`` too: its next records still start
-    their own lines, with no comma between them."""
+    their own lines, with no comma between them. A first line that could only open a wrapper (``{"spans": [``,
+    also a record cut right after its first key, ``{"timestamp":``) is judged by the line after the next: where
+    there is none, a wrapper's one long item looks like a lone record (probe 52, NC3: with the key alone taken for a
+    wrapper, a JSONL file whose first record was cut after ``{"timestamp":`` was read as one malformed document)."""
     opened = first.strip()
-    if not opened.startswith("{") or _WRAPPER_OPENING.fullmatch(opened):
-        return False
     nexts = list(itertools.islice((line for line in rest.split("\n") if line.strip()), 2))
+    if not opened.startswith("{") or (_WRAPPER_OPENING.fullmatch(opened) and len(nexts) < 2):
+        return False
     following = nexts[0] if nexts else ""
     if not following.startswith("{") or following.rstrip().endswith(",") \
             or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
@@ -460,14 +468,15 @@ def json_error(exc: json.JSONDecodeError) -> str:
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels; rejected"
 
 
-def parse(raw: str | bytes) -> tuple[Any, str | None]:
-    """``(value, None)`` for one JSON text, or ``(None, reason)``: malformed, not UTF-8, or too deep."""
+def parse(raw: str | bytes, unit: str = "line") -> tuple[Any, str | None]:
+    """``(value, None)`` for one JSON text, or ``(None, reason)``: malformed, not UTF-8, or too deep. ``unit``:
+    what the text is to its file, as a reason names it (a ``line``; a ``record`` of an array, maybe of lines)."""
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, _parse_error(exc)
+        return None, _parse_error(exc, unit)
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+        return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}" + (f" of the {unit}" if unit != "line" else "")
     except ValueError as exc:
         return None, _too_long_number(exc)
     except RecursionError:
@@ -475,7 +484,7 @@ def parse(raw: str | bytes) -> tuple[Any, str | None]:
     return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
 
 
-def _parse_error(exc: json.JSONDecodeError) -> str:
+def _parse_error(exc: json.JSONDecodeError, unit: str = "line") -> str:
     """Why one JSON text (a line) is malformed. A text that ends inside its value is said to be cut short: Python's
     words for it name the next line's first column ("Expecting ',' delimiter (column 1)" of a record a writer
     stopped mid-way) or a control character (the line's own newline, inside a string), which sent a user looking
@@ -483,11 +492,13 @@ def _parse_error(exc: json.JSONDecodeError) -> str:
     (``split -b``'s chunk, a writer killed mid-record) it is "Unterminated string", cut inside ``true`` or a
     number "Expecting value" at a value that only stops early (review RNC2, D3)."""
     text = exc.doc.rstrip()
+    where = f"line {exc.lineno} column {exc.colno} of the {unit}" if exc.lineno > 1 else f"column {exc.colno}"
     if exc.msg == "Unterminated string starting at":  # no closing quote anywhere after it: the text ends inside it
-        return f"malformed JSON: cut short: the line ends inside a string starting at column {exc.colno}"
+        return f"malformed JSON: cut short: the {unit} ends inside a string starting at {where}"
     if exc.pos >= len(text) or _CUT_VALUE.fullmatch(text[exc.pos:]):
-        return f"malformed JSON: cut short: the line ends inside its JSON value, after column {len(text)}"
-    return f"malformed JSON: {exc.msg.removesuffix(' at')} (column {exc.colno})"  # a msg may end "starting at"
+        return f"malformed JSON: cut short: the {unit} ends inside its JSON value" + (
+            f", after column {len(text)}" if "\n" not in text else "")
+    return f"malformed JSON: {exc.msg.removesuffix(' at')} ({where})"  # a msg may end "starting at"
 
 
 #: What is left at the error of a text cut inside a literal, a number's fraction or exponent, or a \\u escape.
@@ -590,6 +601,68 @@ def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_byte
     return streamed_lists(path, {prefix: wrap}, on_bytes)
 
 
+#: What ends or opens a value inside a JSON array, and what ends a string (its closing quote, or an escape).
+_ARRAY_TOKEN = re.compile(rb'[\[\]{},"]')
+_STRING_TOKEN = re.compile(rb'[\\"]')
+_SPACE = b" \t\r\n"
+
+
+def array_item_texts(stream: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The text of each item of the top-level arrays ``stream`` holds (one after another), without parsing it:
+    where to cut is told by brackets and commas outside strings only, so one item that no parser takes (a number
+    of more digits than Python reads, a byte that is not UTF-8, a bad escape) costs itself alone, as a line does in
+    JSON Lines (:func:`parse` then says why). Memory is one item. A value that is no array, or text after an
+    array's end, is given as it stands: :func:`parse` refuses it."""
+    item, depth, in_string, escaped = bytearray(), 0, False, False
+    while data := stream.read(chunk):
+        pos = 0
+        while pos < len(data):
+            if in_string:
+                if escaped:
+                    item += data[pos:pos + 1]
+                    pos, escaped = pos + 1, False
+                    continue
+                found = _STRING_TOKEN.search(data, pos)
+                if found is None:
+                    item += data[pos:]
+                    break
+                end = found.end()
+                item += data[pos:end]
+                pos, escaped = end, found.group() == b"\\"
+                in_string = escaped  # an escape goes on inside the string; its quote ends it
+                continue
+            if depth == 0:  # between top-level values: a new array opens, or text that is none
+                while pos < len(data) and data[pos] in _SPACE:
+                    pos += 1
+                if pos == len(data):
+                    break
+                if data[pos:pos + 1] == b"[" and not item:
+                    depth, pos = 1, pos + 1
+                    continue
+            found = _ARRAY_TOKEN.search(data, pos)
+            if found is None:
+                item += data[pos:]
+                break
+            token, at = found.group(), found.start()
+            if depth == 1 and token in (b",", b"]"):
+                item += data[pos:at]
+                if item.strip(_SPACE) or token == b",":
+                    yield bytes(item)
+                item, pos = bytearray(), at + 1
+                depth -= token == b"]"
+                continue
+            item += data[pos:at + 1]
+            pos = at + 1
+            if token == b'"':
+                in_string = True
+            elif token in (b"[", b"{"):
+                depth += 1
+            elif token in (b"]", b"}") and depth > 1:
+                depth -= 1
+    if item.strip(_SPACE):
+        yield bytes(item)
+
+
 def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
                    on_bytes: OnBytes = None) -> Iterator[Record]:
     """Items under each prefix of ``lists`` in turn, of every top-level value, each wrapped by its function.
@@ -616,9 +689,31 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
     except UnicodeDecodeError as exc:
-        yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
+        if "item" not in lists:
+            yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
+            return
+        yield from _items_after(path, number, lists["item"])
     except Exception as exc:  # ijson.JSONError and its incomplete-input variant
-        yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
+        if "item" not in lists:
+            yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
+            return
+        yield from _items_after(path, number, lists["item"])
+
+
+def _items_after(path: Path, given: int, wrap: Callable[[Any], Any] | None) -> Iterator[Record]:
+    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`array_item_texts`),
+    once the streaming parser has stopped at one it could not read: a record of a JSON array with a 5,000-digit
+    number, a byte that is not UTF-8 or a bad escape lost every record after it, where a JSON Lines file loses the
+    one line (probe 52, NC3). Its bytes are not reported again."""
+    number = given
+    try:
+        with Source(path) as src:
+            for text in itertools.islice(array_item_texts(src.stream), given, None):
+                number += 1
+                value, error = parse(text, "record")
+                yield f"record {number}", (wrap(value) if wrap and error is None else value), error, None
+    except GZIP_ERRORS as exc:
+        yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
 
 
 def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> Iterator[Record]:

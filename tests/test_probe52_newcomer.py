@@ -1,0 +1,90 @@
+"""A newcomer's own data, round three (probe 52, area NC3): a JSON array with one record no parser takes, a JSONL file
+whose first record is cut right after its first key, repeats in a dry run, invisible controls in messages. Inputs are
+the hand-written newcomer dump (``fixtures/native/.newcomer``, see its SOURCE.md), written in the test as the writer
+named in each test's docstring writes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_support import newcomer as embedded  # noqa: F401 (a fixture)
+from cli_support import run_cli
+from trajsearch.ingest.read import read_dump
+
+OWN = Path(__file__).parent / "fixtures" / "native" / ".newcomer" / "own-agent.jsonl"
+
+
+def _valid_runs() -> list[dict]:
+    """Lines 1 and 4 of the newcomer dump: the two its SOURCE.md calls valid against the schema."""
+    lines = OWN.read_text().splitlines()
+    return [json.loads(lines[0]), json.loads(lines[3])]
+
+
+def _read(path: Path) -> list[tuple[str, str | None, str | None]]:
+    return [(r.position, r.trajectory.trajectory_id if r.ok else None, r.error) for r in read_dump(path, tenant="acme")]
+
+
+def test_an_array_record_with_a_number_python_cannot_read_costs_itself_alone(tmp_path: Path) -> None:
+    """Bug: an array of runs one of which holds a 5,000-digit integer in its metadata (Go's ``json.Marshal`` writes a
+    ``*big.Int`` as its digits, however many; Python reads back at most 4,300) lost every record after it ("malformed
+    JSON after record 1: Unexpected symbol '9999...'", with the 5,000 digits), where a JSONL file loses its line. The
+    record is one rejection saying why, the records after it are read; at the head of the array too."""
+    first, last = _valid_runs()
+    big = {**first, "trajectory_id": "big", "metadata": {"counter": "BIG"}}
+    dump = tmp_path / "runs.json"
+    for runs, bad in (([first, big, last], 2), ([big, first, last], 1)):
+        dump.write_text(json.dumps(runs).replace('"BIG"', "9" * 5000))
+        read = _read(dump)
+        assert [(position, run) for position, run, _ in read] == [
+            (f"record {n}", None if n == bad else run["trajectory_id"]) for n, run in enumerate(runs, 1)]
+        assert read[bad - 1][2] == ("malformed JSON: a number too long to read (Exceeds the limit (4300 digits) "
+                                    "for integer string conversion: value has 5000 digits)")
+
+
+def test_an_array_record_with_a_bad_escape_or_a_byte_not_utf8_costs_itself_alone(tmp_path: Path) -> None:
+    """Bug: a hand-edited ``json.dump(runs, f, indent=2)`` array with a Windows path unescaped (``C:\\Users``) in a
+    record, or an ``é`` saved by a Windows editor in cp1252, lost every record after it, and the message was the
+    parser's three lines with a caret ("lexical error: inside a string, '\\' occurs before a character..."). The
+    record is one rejection naming its fault and where in the record, the ones after it are read."""
+    first, last = _valid_runs()
+    runs = [first, last, {**first, "trajectory_id": "third"}]
+    text = json.dumps(runs, indent=2)
+    escaped, cp1252 = tmp_path / "escaped.json", tmp_path / "cp1252.json"
+    escaped.write_text(text.replace('"task": "Cancel', '"task": "C:\\Users Cancel'))
+    cp1252.write_bytes(text.replace('"task": "Cancel', '"task": "Caf\xe9 Cancel').encode("cp1252"))
+
+    assert _read(escaped) == [("record 1", first["trajectory_id"], None),
+                              ("record 2", None, "malformed JSON: Invalid \\escape (line 5 column 16 of the record)"),
+                              ("record 3", "third", None)]
+    assert [(position, run) for position, run, _ in _read(cp1252)] == [
+        ("record 1", first["trajectory_id"]), ("record 2", None), ("record 3", "third")]
+    assert _read(cp1252)[1][2].startswith("not UTF-8 text: invalid continuation byte at byte ")
+
+
+def test_an_array_cut_short_keeps_its_whole_records_and_says_the_last_is_cut(tmp_path: Path) -> None:
+    """A ``json.dump(runs, f, indent=2)`` killed mid-write: the whole records are read, the cut one is said to be cut
+    short in one line (it was the parser's "premature EOF" with a caret under blanks)."""
+    first, last = _valid_runs()
+    text = json.dumps([first, last], indent=2)
+    dump = tmp_path / "runs.json"
+    dump.write_text(text[:text.index('"Cancel reservation')])
+
+    assert _read(dump) == [("record 1", first["trajectory_id"], None),
+                           ("record 2", None, "malformed JSON: cut short: the record ends inside its JSON value")]
+
+
+def test_a_jsonl_first_record_cut_after_its_first_key_keeps_the_records_after_it(tmp_path: Path) -> None:
+    """Bug: a writer killed right after ``{"timestamp":`` of its first line, then restarted with appends: the first
+    line looked like a wrapper's opening (``{"runs":``), so the file was read as one document: "malformed JSON:
+    Expecting ',' delimiter: line 3 column 1", every good line lost (the CLI refused the file). The cut line is
+    one rejection, the lines after it are read."""
+    first, last = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text('{"timestamp":\n' + json.dumps(first) + "\n" + json.dumps(last) + "\n")
+
+    assert _read(dump) == [
+        ("line 1", None, "malformed JSON: cut short: the line ends inside its JSON value, after column 13"),
+        ("line 2", first["trajectory_id"], None), ("line 3", last["trajectory_id"], None)]
