@@ -88,3 +88,27 @@ def test_a_jsonl_first_record_cut_after_its_first_key_keeps_the_records_after_it
     assert _read(dump) == [
         ("line 1", None, "malformed JSON: cut short: the line ends inside its JSON value, after column 13"),
         ("line 2", first["trajectory_id"], None), ("line 3", last["trajectory_id"], None)]
+
+
+def test_a_dry_run_counts_a_record_written_twice_once_as_the_ingest_does(embedded, tmp_path: Path) -> None:
+    """Bug: a writer that retries an append after a timeout writes a run's line twice (and a folder may hold a copy of
+    a file). ``--dry-run`` said "runs 3" where the ingest of the same file said "ingested 2 runs, unchanged 1": the
+    pre-flight check promised a run that would never land. Repeats (same id, same content) are counted apart, in
+    the file they are met in, and said."""
+    first, last = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("".join(json.dumps(run) + "\n" for run in (first, first, last)))
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(dump.read_bytes())
+
+    code, out, _ = run_cli("ingest", str(dump), str(copy), "-t", "acme", "--dry-run", "--json")
+    assert code == 0
+    files = {Path(f["source"]).name: f for f in json.loads(out)["files"]}
+    assert [(files[n]["runs"], files[n]["repeated"], files[n]["steps"]) for n in ("runs.jsonl", "copy.jsonl")] == [
+        (2, 1, 2), (0, 3, 0)]
+    code, _, err = run_cli("ingest", str(dump), str(copy), "-t", "acme", "--dry-run")
+    assert "1 run(s) in " in err and "runs.jsonl repeat a run read before (the same id and content)" in err
+
+    code, out, _ = run_cli("ingest", str(dump), str(copy), "-t", "acme", "--json")
+    assert code == 0
+    assert (json.loads(out)["ingested"], json.loads(out)["unchanged"]) == (2, 4)

@@ -415,6 +415,9 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         if f.renamed:
             err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
                       "kept under a distinct id (id+hash)", highlight=False, soft_wrap=True)
+        if f.repeated:
+            err.print(f"  {f.repeated} run(s) in {escape(f.source)} repeat a run read before (the same id and "
+                      "content): stored once, not counted in its runs", highlight=False, soft_wrap=True)
     if joined:
         _outcomes_line([joined])
     return would

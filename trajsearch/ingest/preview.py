@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs
+from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs, run_digest
 
 
 @dataclass
@@ -39,6 +39,9 @@ class FilePreview:
     #: of one mistake per run (probe 50, NC); strings here, dicts there, a script read one or the other (review).
     rejections: list[dict[str, str]] = field(default_factory=list)
     renamed: int = 0
+    #: Runs that repeat one read before (the same id, the same content: a line written twice, a file copied into the
+    #: folder twice): an ingest stores them once (it says "unchanged"), so they count in none of the numbers above.
+    repeated: int = 0
     passed_over: dict[str, dict[str, int]] = field(default_factory=dict)  # groups of no run (read.PassedOverGroups)
 
     def add(self, parsed: Parsed) -> None:
@@ -73,15 +76,29 @@ class FilePreview:
             "steps": self.steps, "step_errors": self.errors, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
+            "repeated": self.repeated,
             "first_rejection": self.first_rejection, "rejections": self.rejections, "passed_over": self.passed_over,
         }
 
 
 def preview_items(items: Iterable[Parsed]) -> list[FilePreview]:
-    """Per-source summaries of parsed records, in order of first appearance."""
+    """Per-source summaries of parsed records, in order of first appearance. A run that repeats one read before is
+    counted as ``repeated`` only: a dry run of a file holding a record twice said "runs 3" where the ingest said
+    "ingested 2 runs, unchanged 1" (probe 52, NC3). A run sharing an id with a *different* run is no repeat: the
+    reading gave it an id of its own (``read.DistinctIds``)."""
     files: dict[str, FilePreview] = {}
+    seen: set[tuple[str, str, str]] = set()
     for parsed in items:
-        files.setdefault(parsed.source, FilePreview(parsed.source)).add(parsed)
+        file = files.setdefault(parsed.source, FilePreview(parsed.source))
+        run = parsed.trajectory
+        if run is not None:
+            key = (run.tenant, run.trajectory_id, run_digest(run))
+            if key in seen:
+                file.fmt = file.fmt or parsed.fmt
+                file.repeated += 1
+                continue
+            seen.add(key)
+        file.add(parsed)
     return list(files.values())
 
 
