@@ -112,3 +112,24 @@ def test_a_dry_run_counts_a_record_written_twice_once_as_the_ingest_does(embedde
     code, out, _ = run_cli("ingest", str(dump), str(copy), "-t", "acme", "--json")
     assert code == 0
     assert (json.loads(out)["ingested"], json.loads(out)["unchanged"]) == (2, 4)
+
+
+def test_invisible_and_bidi_characters_in_values_are_shown_escaped(embedded, tmp_path: Path) -> None:
+    """Bug: an ``outcome`` copied from a web page with a zero-width space after it was refused as ``got "success"``
+    (the writer saw the right word, and nothing to fix), and a task holding U+202E (RIGHT-TO-LEFT OVERRIDE) printed
+    the rest of the dry run's line reversed on the terminal: only C0/C1 controls were escaped. They are ``\\uNNNN``
+    now, on the terminal, in ``--json`` and in the rejection's reason."""
+    first, last = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({**first, "outcome": "success\u200b"}, ensure_ascii=False) + "\n"
+                    + json.dumps({**last, "task": "Open \u202egnp.exe"}, ensure_ascii=False) + "\n")
+
+    code, out, err = run_cli("ingest", str(dump), "-t", "acme", "--dry-run")
+    assert code == 3  # some rejected, as the ingest would exit
+    assert "got \"success\\u200b\"" in err and "first task Open \\u202egnp.exe" in out
+    code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json")
+    said = json.loads(out)["files"][0]
+    assert said["task"] == "Open \u202egnp.exe" and "\\u202e" in out and "\u202e" not in out
+    assert said["rejections"][0]["reason"].endswith("got \"success\\u200b\"")
+    for text in (out, err):
+        assert not {"\u200b", "\u202e"} & set(text)

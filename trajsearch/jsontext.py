@@ -4,6 +4,9 @@ Run text is untrusted (a web page the agent read, a tool's output). ``json.dumps
 controls but leaves DEL and C1 raw, and U+009B is a CSI to a terminal that reads 8-bit controls: JSON printed on
 one (``--json``, ``trajsearch export`` to stdout) could drive it (probe I, I3; review 2, D7). Here they are
 ``\\uNNNN`` escapes too: JSON text holds them only inside strings, where the escape reads back as the same character.
+So are the characters that print as nothing yet change what is seen (:data:`INVISIBLE`): a rejected value holding
+U+202E printed the rest of the error line reversed, and an ``outcome`` of ``"success"`` followed by a zero-width
+space (a value copied from a web page) was refused as ``got "success"`` (probe 52, NC3).
 """
 
 from __future__ import annotations
@@ -12,10 +15,16 @@ import json
 import re
 from typing import Any
 
-#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on: DEL and C1.
-_RAW = re.compile(r"[\x7f-\x9f]")
+#: Characters shown as nothing that change what the text around them looks like, for a character class: Unicode's
+#: bidirectional controls (the Trojan Source set: embeddings, overrides, isolates and the marks; after U+202E a line
+#: reads backwards), the zero-width space, word joiner and U+FEFF, and the line and paragraph separators (a line
+#: break to some viewers, none to others). Not the zero-width (non-)joiners: words of Persian or Hindi and emoji
+#: sequences need them.
+INVISIBLE = "\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on or hide: DEL, C1, :data:`INVISIBLE`.
+_RAW = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
 
 
 def dumps(data: Any, **kwargs: Any) -> str:
-    """``json.dumps(data, ensure_ascii=False, **kwargs)`` with DEL and C1 controls escaped."""
+    """``json.dumps(data, ensure_ascii=False, **kwargs)`` with DEL, C1 and invisible characters escaped."""
     return _RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, ensure_ascii=False, **kwargs))

@@ -26,15 +26,21 @@ from rich.text import Text
 from .. import jsontext
 from ..excerpt import excerpt
 
-#: C0 controls but tab and newline, DEL and C1: what a terminal may act on instead of showing.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: C0 controls but tab and newline, DEL and C1: what a terminal may act on instead of showing; and the characters
+#: shown as nothing that reorder or hide the text around them (:data:`trajsearch.jsontext.INVISIBLE`).
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{jsontext.INVISIBLE}]")
 
 
 def printable(text: str) -> str:
-    """``text`` with each control character a terminal could act on shown as ``\\xNN``; a CRLF line end
-    is a line end."""
+    """``text`` with each control character a terminal could act on shown as ``\\xNN`` (an invisible one as
+    ``\\uNNNN``); a CRLF line end is a line end."""
     text = text.replace("\r\n", "\n")
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROLS.search(text) else text
+    return _CONTROLS.sub(_escaped, text) if _CONTROLS.search(text) else text
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class _TextConsole(Console):
