@@ -133,3 +133,36 @@ def test_invisible_and_bidi_characters_in_values_are_shown_escaped(embedded, tmp
     assert said["rejections"][0]["reason"].endswith("got \"success\\u200b\"")
     for text in (out, err):
         assert not {"\u200b", "\u202e"} & set(text)
+
+
+@pytest.mark.parametrize(("step", "said"), [
+    ({"index": 0, "obervation": "ok"}, "unexpected field 'steps[0].obervation' (the schema's field is 'observation')"),
+    ({"index": 0, "tool": "bash"}, "unexpected field 'steps[0].tool' (the schema's field is 'action')"),
+    ({"index": 0, "tool_input": {"cmd": "ls"}}, "unexpected field 'steps[0].tool_input' (the schema's field is 'arguments')"),
+    ({"index": 0, "output": "a"}, "unexpected field 'steps[0].output' (the schema's field is 'observation')"),
+    ({"index": 0, "Thought": "a"}, "unexpected field 'steps[0].Thought' (the schema's field is 'thought')"),
+    ({"index": 0, "colour": "a"}, "unexpected field 'steps[0].colour'"),
+])
+def test_an_unexpected_field_names_the_schemas_field_a_writer_likely_meant(tmp_path: Path, step: dict, said: str) -> None:
+    """Bug: a newcomer's misspelt or otherwise named field (``obervation``; ``tool``, ``tool_input``, ``output``: the
+    words of the OpenAI and LangChain records they know) was "unexpected field 'steps[0].tool'", and which field the
+    schema has for it was left to find in the schema. The likely one is named; a field like none is said as before."""
+    first, _ = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({**first, "steps": [step]}) + "\n")
+
+    assert _read(dump) == [("line 1", None, f"invalid trajectory: {said}")]
+
+
+def test_a_misspelt_top_level_or_failure_field_is_named_with_the_schemas(tmp_path: Path) -> None:
+    """The same at the run's level and in its ``failure``: ``taks`` beside the missing ``task``, ``trajectoryId``
+    (a JavaScript writer's camelCase), a failure's ``message``."""
+    first, _ = _valid_runs()
+    run = {k: v for k, v in first.items() if k != "task"}
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({**run, "taks": first["task"]}) + "\n"
+                    + json.dumps({**first, "failure": {"error": "E", "message": "E"}}) + "\n")
+
+    assert [reason for _, _, reason in _read(dump)] == [
+        "invalid trajectory: missing required field 'task'; unexpected field 'taks' (the schema's field is 'task')",
+        "invalid trajectory: unexpected field 'failure.message' (the schema's field is 'error')"]

@@ -22,6 +22,7 @@ needs to resume a unit exactly where the last committed record ended.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
@@ -165,6 +166,51 @@ def _fields_of(class_name: Any) -> list[str]:
     return list(model.model_fields) if model is not None else []
 
 
+#: What other writers call the model's fields, by model (the OpenAI / LangChain / OpenTelemetry words a writer of
+#: its own agent reaches for), for :func:`_unexpected`.
+_OTHER_NAMES: dict[type, dict[str, str]] = {
+    Step: {**dict.fromkeys(("tool", "tool_name", "name", "function", "tool_call"), "action"),
+           **dict.fromkeys(("tool_input", "input", "args", "parameters", "params", "tool_args"), "arguments"),
+           **dict.fromkeys(("output", "result", "tool_output", "tool_result", "response", "content"), "observation"),
+           **dict.fromkeys(("reasoning", "thinking", "rationale", "plan"), "thought"),
+           **dict.fromkeys(("step", "step_index", "i", "idx", "number"), "index"),
+           **dict.fromkeys(("timestamp", "start_time", "started"), "started_at"),
+           **dict.fromkeys(("end_time", "ended", "finished_at"), "ended_at")},
+    Trajectory: {**dict.fromkeys(("id", "run_id", "trace_id", "session_id"), "trajectory_id"),
+                 **dict.fromkeys(("prompt", "instruction", "goal", "query", "question", "input"), "task"),
+                 **dict.fromkeys(("status", "result", "success", "passed"), "outcome"),
+                 **dict.fromkeys(("score",), "reward"),
+                 **dict.fromkeys(("model", "model_name"), "model_id"),
+                 **dict.fromkeys(("tools",), "tools_available"),
+                 **dict.fromkeys(("messages", "events", "turns", "actions", "trajectory"), "steps"),
+                 **dict.fromkeys(("timestamp", "created", "start_time", "started_at"), "created_at"),
+                 **dict.fromkeys(("meta", "extra", "attributes"), "metadata")},
+    Failure: {**dict.fromkeys(("message", "exception", "reason"), "error"),
+              **dict.fromkeys(("root_cause",), "cause"), **dict.fromkeys(("resolution", "solution"), "fix")},
+}
+
+
+def _model_at(parts: tuple[Any, ...]) -> type | None:
+    """The model holding the field at ``parts`` (``("steps", 0, "tool")``: a Step), or None."""
+    held = [part for part in parts[:-1] if not isinstance(part, int)]
+    return {(): Trajectory, ("steps",): Step, ("failure",): Failure}.get(tuple(held))
+
+
+def _unexpected(parts: tuple[Any, ...]) -> str:
+    """"unexpected field 'X'", with the schema's name for it where a writer likely meant one (``obervation``,
+    ``trajectoryId``; ``tool``, ``output``: other writers' words): a newcomer read "unexpected field 'steps[0].tool'"
+    and was left to search the schema for what to call it (probe 52, NC3)."""
+    said = f"unexpected field '{_field_path(parts)}'"
+    model, name = _model_at(parts), parts[-1] if parts else None
+    if model is None or not isinstance(name, str):
+        return said
+    fields = list(model.model_fields)
+    folded = {re.sub(r"[^a-z0-9]", "", f): f for f in fields}
+    meant = (folded.get(re.sub(r"[^a-z0-9]", "", name.lower())) or _OTHER_NAMES.get(model, {}).get(name.lower())
+             or next(iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.75)), None))
+    return f"{said} (the schema's field is '{meant}')" if meant and meant != name else said
+
+
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """A pydantic ValidationError as one line naming each offending field path."""
     parts = []
@@ -178,7 +224,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
         elif kind == "too_long":
             parts.append(f"field '{loc}' has too many items: {len(value)}, limit {ctx.get('max_length')}")
         elif kind == "extra_forbidden":
-            parts.append(f"unexpected field '{loc}'")
+            parts.append(_unexpected(err["loc"]))
         elif kind == "string_pattern_mismatch":
             parts.append(f"field '{loc}' value {str(value)[:60]!r} does not match {ctx.get('pattern')}")
         elif kind == "model_type":  # "a valid dictionary or instance of Failure": Python's words, not the schema's
