@@ -82,7 +82,8 @@ def test_a_first_record_with_a_bad_escape_or_a_misspelt_id_keeps_the_records_aft
     result = _cli("ingest", str(escaped), str(misspelt), "-t", "acme", "--dry-run", "--json")
     assert result.exit_code == 3, result.output
     files = {Path(f["source"]).name: f for f in json.loads(result.stdout)["files"]}
-    assert {name: (f["format"], f["runs"]) for name, f in files.items()} == {
+    # the run after the bad line is the same in both files: the second's is counted as a repeat (probe 52, NC3)
+    assert {name: (f["format"], f["runs"] + f["repeated"]) for name, f in files.items()} == {
         "escape.jsonl": ("native", 1), "misspelt.jsonl": ("native", 1)}
     column = first.index('"task": "') + len('"task": "In C:') + 1  # the backslash before "Users"
     assert files["escape.jsonl"]["rejections"] == [

@@ -166,3 +166,19 @@ def test_a_misspelt_top_level_or_failure_field_is_named_with_the_schemas(tmp_pat
     assert [reason for _, _, reason in _read(dump)] == [
         "invalid trajectory: missing required field 'task'; unexpected field 'taks' (the schema's field is 'task')",
         "invalid trajectory: unexpected field 'failure.message' (the schema's field is 'error')"]
+
+
+def test_concatenated_objects_lose_only_the_one_no_parser_takes(tmp_path: Path) -> None:
+    """Bug: runs pretty-printed one after another (``jq . runs.jsonl > runs.json``, which since jq 1.7 keeps a number's
+    digits as written, or a newcomer's hand-written objects) lost every record after one that no parser takes (a
+    5,000-digit number, a Windows path's ``\\`` unescaped). That one is a rejection, the records after it are read."""
+    first, last = _valid_runs()
+    runs = [first, {**last, "metadata": {"counter": "BIG"}}, {**first, "trajectory_id": "third"}]
+    pretty = "\n".join(json.dumps(run, indent=2) for run in runs)
+    big, escaped = tmp_path / "big.json", tmp_path / "escaped.json"
+    big.write_text(pretty.replace('"BIG"', "9" * 5000))
+    escaped.write_text(pretty.replace('"task": "Cancel', '"task": "C:\\Users Cancel'))
+
+    for dump in (big, escaped):
+        assert [(position, run) for position, run, _ in _read(dump)] == [
+            ("record 1", first["trajectory_id"]), ("record 2", None), ("record 3", "third")]

@@ -548,17 +548,24 @@ def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | N
 
 
 def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
-    """A whole file loaded at once: each top-level JSON value (usually one; concatenated objects: several)."""
+    """A whole file loaded at once: each top-level JSON value (usually one; concatenated objects: several). After a
+    value no parser takes, the values after it are each parsed on their own (:func:`value_texts`): one bad record of
+    ``jq . runs.jsonl`` output or of hand-written concatenated objects lost every record after it (probe 52, NC3)."""
     text, error = read_text(path, on_bytes)
     if error is not None:
         yield "file", None, error, None
         return
     for number, (value, exc) in enumerate(_values(text or ""), 1):
-        if exc is not None:
-            reason = exc if isinstance(exc, str) else json_error(exc)
-            yield ("file" if number == 1 else f"record {number}"), None, reason, None
-        else:
+        if exc is None:
             yield f"record {number}", value, None, None
+            continue
+        reason = exc if isinstance(exc, str) else json_error(exc)
+        yield ("file" if number == 1 else f"record {number}"), None, reason, None
+        after = itertools.islice(value_texts(io.BytesIO((text or "").encode()), open_arrays=False), number, None)
+        for later, raw in enumerate(after, number + 1):
+            value, error = parse(raw, "record")
+            yield f"record {later}", value, error, None
+        return
 
 
 #: The temporary folders of ``read.Streams`` (a stream's copy: ``<prefix><host>-<pid>-<random>/stream-<n>/<name>``):
@@ -607,13 +614,13 @@ _STRING_TOKEN = re.compile(rb'[\\"]')
 _SPACE = b" \t\r\n"
 
 
-def array_item_texts(stream: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]:
-    """The text of each item of the top-level arrays ``stream`` holds (one after another), without parsing it:
-    where to cut is told by brackets and commas outside strings only, so one item that no parser takes (a number
-    of more digits than Python reads, a byte that is not UTF-8, a bad escape) costs itself alone, as a line does in
-    JSON Lines (:func:`parse` then says why). Memory is one item. A value that is no array, or text after an
-    array's end, is given as it stands: :func:`parse` refuses it."""
-    item, depth, in_string, escaped = bytearray(), 0, False, False
+def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The text of each top-level value ``stream`` holds, one after another (concatenated pretty-printed objects), and
+    with ``open_arrays`` of each item of a top-level array instead of the array: cut by brackets and commas outside
+    strings, without parsing, so one value that no parser takes (a number of more digits than Python reads, a byte
+    that is not UTF-8, a bad escape) costs itself alone, as a line does in JSON Lines (:func:`parse` then says why).
+    Memory is one value. Text that is no value is given as it stands: :func:`parse` refuses it."""
+    item, depth, floor, in_string, escaped = bytearray(), 0, 0, False, False  # floor: 1 inside an opened array
     while data := stream.read(chunk):
         pos = 0
         while pos < len(data):
@@ -631,25 +638,26 @@ def array_item_texts(stream: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]
                 pos, escaped = end, found.group() == b"\\"
                 in_string = escaped  # an escape goes on inside the string; its quote ends it
                 continue
-            if depth == 0:  # between top-level values: a new array opens, or text that is none
+            if depth == 0 and not item.strip(_SPACE):  # between top-level values: an array to open?
                 while pos < len(data) and data[pos] in _SPACE:
                     pos += 1
                 if pos == len(data):
                     break
-                if data[pos:pos + 1] == b"[" and not item:
-                    depth, pos = 1, pos + 1
+                if open_arrays and data[pos:pos + 1] == b"[":
+                    depth, floor, pos = 1, 1, pos + 1
                     continue
             found = _ARRAY_TOKEN.search(data, pos)
             if found is None:
                 item += data[pos:]
                 break
             token, at = found.group(), found.start()
-            if depth == 1 and token in (b",", b"]"):
+            if floor == 1 and depth == 1 and token in (b",", b"]"):  # an item of the opened array ends
                 item += data[pos:at]
                 if item.strip(_SPACE) or token == b",":
                     yield bytes(item)
                 item, pos = bytearray(), at + 1
-                depth -= token == b"]"
+                if token == b"]":
+                    depth = floor = 0
                 continue
             item += data[pos:at + 1]
             pos = at + 1
@@ -657,8 +665,11 @@ def array_item_texts(stream: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]
                 in_string = True
             elif token in (b"[", b"{"):
                 depth += 1
-            elif token in (b"]", b"}") and depth > 1:
+            elif token in (b"]", b"}") and depth > floor:
                 depth -= 1
+                if depth == 0:  # a top-level value closes
+                    yield bytes(item)
+                    item = bytearray()
     if item.strip(_SPACE):
         yield bytes(item)
 
@@ -701,14 +712,14 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
 
 
 def _items_after(path: Path, given: int, wrap: Callable[[Any], Any] | None) -> Iterator[Record]:
-    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`array_item_texts`),
+    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`value_texts`),
     once the streaming parser has stopped at one it could not read: a record of a JSON array with a 5,000-digit
     number, a byte that is not UTF-8 or a bad escape lost every record after it, where a JSON Lines file loses the
     one line (probe 52, NC3). Its bytes are not reported again."""
     number = given
     try:
         with Source(path) as src:
-            for text in itertools.islice(array_item_texts(src.stream), given, None):
+            for text in itertools.islice(value_texts(src.stream), given, None):
                 number += 1
                 value, error = parse(text, "record")
                 yield f"record {number}", (wrap(value) if wrap and error is None else value), error, None
