@@ -182,3 +182,20 @@ def test_concatenated_objects_lose_only_the_one_no_parser_takes(tmp_path: Path) 
     for dump in (big, escaped):
         assert [(position, run) for position, run, _ in _read(dump)] == [
             ("record 1", first["trajectory_id"]), ("record 2", None), ("record 3", "third")]
+
+
+def test_a_dry_run_warns_of_a_field_clipped_as_the_ingest_does(embedded, tmp_path: Path) -> None:
+    """Bug: a run whose tool printed 1.2 MB (a log dumped whole into ``observation``) is kept with its head and tail,
+    the middle clipped; the ingest warns of it, the dry run (the pre-flight check) said nothing. It warns the same."""
+    first, last = _valid_runs()
+    huge = {**last, "steps": [{**last["steps"][0], "observation": "x" * 1_200_000}]}
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(first) + "\n" + json.dumps(huge) + "\n")
+
+    code, out, err = run_cli("ingest", str(dump), "-t", "acme", "--dry-run")
+    assert code == 0
+    said = " ".join(err.split())
+    assert "1 run(s) had a field over its limit" in said
+    assert f"e.g. {last['trajectory_id']}: steps[0].observation: 200,038 characters clipped" in said
+    code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json")
+    assert json.loads(out)["files"][0]["clipped"] == 1

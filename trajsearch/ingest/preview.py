@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, clipped_fields
 from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs, run_digest
 
 
@@ -42,6 +42,10 @@ class FilePreview:
     #: Runs that repeat one read before (the same id, the same content: a line written twice, a file copied into the
     #: folder twice): an ingest stores them once (it says "unchanged"), so they count in none of the numbers above.
     repeated: int = 0
+    #: Runs read with a field clipped to its limit, and the first of them (``{"trajectory_id", "fields"}``), as an
+    #: ingest's summary warns of them (``read.ClippedRuns``): a dry run of a 1 MB observation said nothing of it.
+    clipped: int = 0
+    first_clipped: dict[str, Any] | None = None
     passed_over: dict[str, dict[str, int]] = field(default_factory=dict)  # groups of no run (read.PassedOverGroups)
 
     def add(self, parsed: Parsed) -> None:
@@ -64,6 +68,9 @@ class FilePreview:
             self.models[run.model_id] += 1
         if "original_trajectory_id" in run.metadata:
             self.renamed += 1
+        if fields := clipped_fields(run):
+            self.clipped += 1
+            self.first_clipped = self.first_clipped or {"trajectory_id": run.trajectory_id, "fields": fields}
 
     @property
     def first_rejection(self) -> str | None:
@@ -76,7 +83,7 @@ class FilePreview:
             "steps": self.steps, "step_errors": self.errors, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
-            "repeated": self.repeated,
+            "repeated": self.repeated, "clipped": self.clipped,
             "first_rejection": self.first_rejection, "rejections": self.rejections, "passed_over": self.passed_over,
         }
 
