@@ -199,3 +199,37 @@ def test_a_dry_run_warns_of_a_field_clipped_as_the_ingest_does(embedded, tmp_pat
     assert f"e.g. {last['trajectory_id']}: steps[0].observation: 200,038 characters clipped" in said
     code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json")
     assert json.loads(out)["files"][0]["clipped"] == 1
+
+
+def test_set_tags_takes_words_not_characters(embedded, tmp_path: Path) -> None:
+    """Bug: ``ingest --set tags=nightly`` tagged every run ``n, i, g, h, t, l, y``: a default's tags are added to the
+    run's one by one, and the value was the string. A plain value is a comma-separated list of words."""
+    first, last = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(first) + "\n" + json.dumps({**last, "tags": ["mine"]}) + "\n")
+
+    code, _, _ = run_cli("ingest", str(dump), "-t", "acme", "--set", "tags=nightly, ci", "--json")
+    assert code == 0
+    for run, tags in ((first, ["nightly", "ci"]), (last, ["mine", "nightly", "ci"])):
+        code, out, _ = run_cli("show", run["trajectory_id"], "-t", "acme", "--json")
+        assert code == 0 and json.loads(out)["tags"] == tags
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("reward=abc", "--set reward=abc: field 'reward': Input should be a valid number"),
+    ("quality_score=2", "--set quality_score=2: field 'quality_score': Input should be less than or equal to 1"),
+    ("created_at=yesterday", "--set created_at=yesterday: field 'created_at': Input should be a valid datetime"),
+])
+def test_a_set_value_no_run_can_take_is_refused_before_reading(embedded, tmp_path: Path, given: str, said: str) -> None:
+    """Bug: ``--set reward=abc`` was applied record by record: every run of the dump that left the field empty was
+    rejected with the same reason (a dead-letter file of the whole dump, exit 3 or 4) and the others landed. A value
+    no run can take is a bad argument: exit 2, nothing read or written, the field named."""
+    first, _ = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(first) + "\n")
+
+    for dry in ((), ("--dry-run",)):
+        code, _, err = run_cli("ingest", str(dump), "-t", "acme", "--set", given, *dry)
+        assert code == 2 and said in " ".join(err.split())
+    code, out, _ = run_cli("stats", "-t", "acme", "--json")
+    assert json.loads(out)["trajectories"] == 0

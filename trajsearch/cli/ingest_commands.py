@@ -50,7 +50,7 @@ def ingest(
     group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
-    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable)."),
+    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated, added to the run's)."),
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
     shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
@@ -652,7 +652,32 @@ def parse_set(item: str) -> tuple[str, Any]:
         parsed = json.loads(value) if value[:1] in "[{" else value
     except ValueError:
         parsed = value
-    return key.strip(), parsed
+    key = key.strip()
+    if isinstance(parsed, str) and key in _LIST_FIELDS:  # --set tags=nightly,ci
+        parsed = [part.strip() for part in parsed.split(",") if part.strip()]
+    _check_set(key, parsed, item)
+    return key, parsed
+
+
+#: The run fields that hold a list of words, which ``--set`` takes comma-separated: ``--set tags=nightly`` had
+#: tagged every run n, i, g, h, t, l, y (a default's tags are added to the run's one by one) (probe 52, NC3).
+_LIST_FIELDS = ("tags", "tools_available")
+
+
+def _check_set(key: str, value: Any, item: str) -> None:
+    """Refuse a ``--set`` value no run could take before anything is read (exit 2): ``--set reward=abc`` or
+    ``quality_score=2`` rejected every record of the dump that left the field empty, each with the same reason, and
+    let the others land (probe 52, NC3)."""
+    from pydantic import ValidationError
+
+    from ..ingest.read import describe_validation_error
+    from ..model import Trajectory
+
+    try:
+        Trajectory.model_validate({"trajectory_id": "set", "tenant": "default", "task": "set", key: value})
+    except ValidationError as exc:
+        raise ValueError(f"--set {item}: {describe_validation_error(exc).removeprefix('invalid trajectory: ')}") \
+            from None
 
 
 def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: str, traces: str | None,
