@@ -685,44 +685,44 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
     number = 0
     try:
         with Source(path, on_bytes) as src:
-            for index, (prefix, wrap) in enumerate(lists.items()):
-                if index:
-                    src.rewind()
-                for item in json_items(src, prefix, every_value=True):
-                    number += 1
-                    if depth(item, MAX_DEPTH) > MAX_DEPTH:
-                        yield f"record {number}", None, TOO_DEEP, None
-                    else:
-                        yield f"record {number}", wrap(item) if wrap else item, None, None
-                    src.report()
+            try:
+                for index, (prefix, wrap) in enumerate(lists.items()):
+                    if index:
+                        src.rewind()
+                    for item in json_items(src, prefix, every_value=True):
+                        number += 1
+                        if depth(item, MAX_DEPTH) > MAX_DEPTH:
+                            yield f"record {number}", None, TOO_DEEP, None
+                        else:
+                            yield f"record {number}", wrap(item) if wrap else item, None, None
+                        src.report()
+            except Exception as exc:  # ijson.JSONError and its incomplete-input variant, or a byte not UTF-8
+                if "item" not in lists or isinstance(exc, GZIP_ERRORS):
+                    raise
+                yield from _items_after(src, path, number, lists["item"])
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
     except UnicodeDecodeError as exc:
-        if "item" not in lists:
-            yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
-            return
-        yield from _items_after(path, number, lists["item"])
+        yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
     except Exception as exc:  # ijson.JSONError and its incomplete-input variant
-        if "item" not in lists:
-            yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
-            return
-        yield from _items_after(path, number, lists["item"])
+        yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
 
 
-def _items_after(path: Path, given: int, wrap: Callable[[Any], Any] | None) -> Iterator[Record]:
+def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any] | None) -> Iterator[Record]:
     """The items of a top-level array after the first ``given``, each parsed on its own (:func:`value_texts`),
     once the streaming parser has stopped at one it could not read: a record of a JSON array with a 5,000-digit
     number, a byte that is not UTF-8 or a bad escape lost every record after it, where a JSON Lines file loses the
-    one line (probe 52, NC3). Its bytes are not reported again."""
+    one line (probe 52, NC3). ``src`` is read again from its start (the bytes it reported are not reported again)."""
     number = given
+    src.rewind()
     try:
-        with Source(path) as src:
-            for text in itertools.islice(value_texts(src.stream), given, None):
-                number += 1
-                value, error = parse(text, "record")
-                yield f"record {number}", (wrap(value) if wrap and error is None else value), error, None
+        for text in itertools.islice(value_texts(src.stream), given, None):
+            number += 1
+            value, error = parse(text, "record")
+            yield f"record {number}", (wrap(value) if wrap and error is None else value), error, None
+            src.report()
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
 
