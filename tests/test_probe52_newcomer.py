@@ -138,12 +138,14 @@ def test_invisible_and_bidi_characters_in_values_are_shown_escaped(embedded, tmp
 @pytest.mark.parametrize(("step", "said"), [
     ({"index": 0, "obervation": "ok"}, "unexpected field 'steps[0].obervation' (the schema's field is 'observation')"),
     ({"index": 0, "tool": "bash"}, "unexpected field 'steps[0].tool' (the schema's field is 'action')"),
-    ({"index": 0, "tool_input": {"cmd": "ls"}}, "unexpected field 'steps[0].tool_input' (the schema's field is 'arguments')"),
+    ({"index": 0, "tool_input": {"cmd": "ls"}},
+     "unexpected field 'steps[0].tool_input' (the schema's field is 'arguments')"),
     ({"index": 0, "output": "a"}, "unexpected field 'steps[0].output' (the schema's field is 'observation')"),
     ({"index": 0, "Thought": "a"}, "unexpected field 'steps[0].Thought' (the schema's field is 'thought')"),
     ({"index": 0, "colour": "a"}, "unexpected field 'steps[0].colour'"),
 ])
-def test_an_unexpected_field_names_the_schemas_field_a_writer_likely_meant(tmp_path: Path, step: dict, said: str) -> None:
+def test_an_unexpected_field_names_the_schemas_field_a_writer_likely_meant(tmp_path: Path, step: dict,
+                                                                          said: str) -> None:
     """Bug: a newcomer's misspelt or otherwise named field (``obervation``; ``tool``, ``tool_input``, ``output``: the
     words of the OpenAI and LangChain records they know) was "unexpected field 'steps[0].tool'", and which field the
     schema has for it was left to find in the schema. The likely one is named; a field like none is said as before."""
