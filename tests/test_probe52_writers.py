@@ -87,4 +87,80 @@ def test_openhands_sdk_content_filter_nudge_is_no_user_prompt() -> None:
     blocked by the model's content filter. ...", ``source: "user"``) was listed as a prompt the user typed."""
     run = _one(OH_SDK_OWN / "0a1b2c3d00004000800000000000f0d2")
     assert "user_prompts" not in run.metadata and run.metadata["content_filtered_replies"] == 1
-    assert len(run.steps) == 4
+
+
+# Review RNF3 of the fixes above (fix FRNF3): the conversations in sdk-probe52-review/SOURCE.md.
+OH_REVIEW = FIXTURES / "openhands" / ".real" / "sdk-probe52-review"
+OH_ITERATIVE = FIXTURES / "openhands" / ".real" / "oh-cli-codes" / "cli447_hi_followup_iterative_case_a"
+
+
+def _commands(run) -> list:
+    return [s.arguments.get("command") for s in run.steps]
+
+
+def test_openhands_sdk_task_pasting_the_sdks_refusal_text_is_the_task() -> None:
+    """Bug: the SDK's own refusal of a malformed call was recognised by its words alone, so a user whose task pastes
+    such an error ("Function 'get_weather' not found in available tools: ...") lost the whole run ("no user
+    message"). The first user message is the task whatever it says."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e5")
+    assert run.task.startswith("Function 'get_weather' not found in available tools: ['search', 'calc']\nMy agent")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor", "finish"]
+
+
+def test_openhands_sdk_follow_up_after_finish_pasting_an_error_is_a_prompt() -> None:
+    """Bug: a user's follow-up after the agent finished that starts with words of the SDK's refusal ("Parameter
+    'timeout' is expected to be an integer. -- that is what my script prints now ...") became a failed step of the
+    agent's and was lost from the prompts: the SDK refuses a reply only in the middle of a run."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e6")
+    assert run.metadata["user_prompts"] == [
+        "Parameter 'timeout' is expected to be an integer. -- that is what my script prints now, please fix it"]
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor", "finish"]
+    assert not any(s.error and "timeout" in s.error for s in run.steps)
+
+
+def test_openhands_sdk_critic_follow_ups_are_counted_not_prompts() -> None:
+    """Bug: the SDK critic's iterative-refinement follow-up ("The task appears incomplete (iteration 1/3, predicted
+    success likelihood: 37.8%) ...", ``source: "user"``, written by the agent after a turn the critic scored) was
+    listed in ``user_prompts`` as if the user had typed it; a real OpenHands-CLI conversation."""
+    run = _one(OH_ITERATIVE)
+    assert run.task == "hi"
+    assert "user_prompts" not in run.metadata
+    assert run.metadata["critic_followups"] == 3
+
+
+def test_openhands_sdk_recovered_multi_call_step_keeps_all_its_calls() -> None:
+    """Bug: a model response with two calls, killed while they ran: the crash recovery of an agent server before
+    software-agent-sdk #4488 answered the first call off the branch, and only that call was put back; the step's
+    second call (``file_editor view``) was lost."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e3")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor"]
+    assert run.steps[1].error.startswith("A restart occurred while this tool was in progress")
+    assert not run.steps[2].observation
+    assert run.outcome is Outcome.infra_error
+
+
+def test_openhands_sdk_recovered_multi_call_step_after_4488_keeps_all_its_calls() -> None:
+    """Bug: the same crash after #4488: the recovery error is parented to the first call, so the response's second
+    call is its sibling off the branch, and it was lost."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e7")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor"]
+    assert run.steps[1].error.startswith("A restart occurred while this tool was in progress")
+
+
+def test_openhands_sdk_killed_multi_call_step_keeps_its_calls() -> None:
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e4")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor"]
+    assert run.metadata["execution_status"] == "running"
+
+
+def test_openhands_sdk_running_status_after_navigate_back_reads_the_branch_not_the_abandoned_one() -> None:
+    """Bug: a conversation the user took back to an earlier event (``navigate_to``) whose saved status was left
+    ``running`` was read with the abandoned branch past the leaf (three more steps and a ``finish``): a killed
+    process leaves at most one step past the leaf."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e1")
+    assert _commands(run) == ["ls /nonexistent_dir_xyz"]
+
+
+def test_openhands_sdk_events_past_the_leaf_are_read_only_while_running_and_in_line() -> None:
+    assert _commands(_one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e2")) == ["ls /nonexistent_dir_xyz"]  # idle
+    assert _commands(_one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e8")) == ["ls /nonexistent_dir_xyz"]  # a fork

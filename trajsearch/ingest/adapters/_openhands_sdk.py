@@ -18,7 +18,8 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
 ``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK
 keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id`` (and,
-where the state still says ``running``, the events a killed process's last step appended past it: ``active_branch``).
+where the state still says ``running``, the one step a killed process appended past it; the calls of a step a crash
+recovery left beside the branch: ``active_branch``).
 An ``ACPAgent`` (1.12+: Claude Code, Codex or Gemini CLI driven over the Agent Client Protocol, ``agent/acp_agent.py``)
 makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`` (``tool_call_id``, ``title``,
 ``tool_kind``, ``status``, ``raw_input``, ``raw_output``, ``content`` blocks, ``is_error``), written once when it starts
@@ -86,16 +87,20 @@ _ACP_UNNAMED = frozenset({"other", ""})
 #: What an ``ACPAgent`` says, as an agent ``MessageEvent``, when its turn broke (``_emit_turn_timeout``: no
 #: ``ConversationErrorEvent`` follows it; ``_emit_turn_error``: one does): the run's error, not a reply.
 ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
-#: What the SDK itself says to the model as a ``source: "user"`` ``MessageEvent`` (``agent/agent.py``), no prompt
-#: of the user's: a reply it could not turn into a tool call, the model's mistake (``FunctionCallValidationError``,
-#: ``llm/mixins/fn_call_converter.py``, a model without native tool calling: a parameter not allowed or of the
-#: wrong type, a required one missing, a tool it lacks; the reply itself is not kept) ...
+#: What the SDK itself says to the model as a ``source: "user"`` ``MessageEvent`` (``agent/agent.py``; where it
+#: stands tells it from a user's own words: :func:`own_message`), no prompt of the user's: a reply it could not turn
+#: into a tool call, the model's mistake (``FunctionCallValidationError``, ``llm/mixins/fn_call_converter.py``, a
+#: model without native tool calling: a parameter not allowed or of the wrong type, a required one missing, a tool it
+#: lacks; the reply itself is not kept) ...
 MALFORMED_CALL = re.compile(r"\A(?:Parameter '[^'\n]*' is (?:not allowed for function '|expected to be )|"
                             r"Missing required parameters for function '|Function '[^'\n]*' not found in available "
                             r"tools: )")
 #: ... and its nudge after the provider's content filter blocked the model's reply (``LLMContentPolicyViolationError``,
 #: 1.2x: the run goes on).
 CONTENT_FILTERED = re.compile(r"\AYour previous response was blocked by the model's content filter\. ")
+#: ... and its critic's iterative-refinement follow-up when it judged a finished turn incomplete (``critic/base.py``
+#: ``get_followup_prompt``; "(iteration N/M, ..." before 1.x's "(iteration N, ...").
+CRITIC_FOLLOWUP = re.compile(r"\AThe task appears incomplete \(iteration \d+(?:/\d+)?, predicted success likelihood: ")
 #: Where a command's record in ``raw_output`` keeps its output (codex-acp: ``formatted_output``, its ``exit_code``
 #: beside it), the first that is not empty; of a failed call, ``stderr`` before ``stdout`` (codex-acp's failed
 #: ``apply_patch``: its ``PatchApplyEndEvent`` says why in ``stderr``, ``stdout`` empty).
@@ -238,34 +243,56 @@ def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -
     return _with_orphaned_calls(branch, events)
 
 
+_ANSWERS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
+
+
 def _with_orphaned_calls(branch: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``branch`` with the call each of its tool results answers put back before it, where the call is off the
-    branch beside it (the same ``parent_id``). The agent server (before software-agent-sdk #4488) answered the
-    call a killed process left running, found by scanning the whole log, with an ``AgentErrorEvent`` ("A restart
-    occurred while this tool was in progress ...") stamped onto the stale leaf (see :func:`_unsaved_tail`): the
-    call and its result siblings, the result alone on the branch the conversation went on from."""
-    on = {e.get("tool_call_id") for e in branch if e.get("kind") == "ActionEvent"}
+    """``branch`` with the events of its steps that a crash recovery left off it put back, each after its parent:
+    the calls of a model response one of whose calls (or answers) is on the branch, and the answers to them, where
+    they hang off the branch. An agent server's crash recovery answers only the first call a killed process left
+    running (``get_unmatched_actions`` over the whole log, ``event_service.py``) with an ``AgentErrorEvent`` ("A
+    restart occurred while this tool was in progress ..."): before software-agent-sdk #4488 stamped onto the stale
+    leaf (see :func:`_unsaved_tail`), the calls and the error siblings; since, parented to that first call, the
+    response's later calls its siblings. Either way the branch the conversation went on from holds the error but not
+    all of the step's calls: one model response's calls are one step, whichever of them the branch names."""
+    on = {id(e) for e in branch}
     calls = {e.get("tool_call_id"): e for e in events if e.get("kind") == "ActionEvent" and e.get("tool_call_id")}
-    out = []
-    for event in branch:
-        call = calls.get(event.get("tool_call_id")) if event.get("kind") != "ActionEvent" else None
-        if call is not None and call.get("tool_call_id") not in on and "parent_id" in event \
-                and call.get("parent_id") == event.get("parent_id"):
-            on.add(call.get("tool_call_id"))
-            out.append(call)
+    responses = {e.get("llm_response_id") for e in branch if e.get("kind") == "ActionEvent"} | {
+        calls[e["tool_call_id"]].get("llm_response_id") for e in branch
+        if e.get("kind") in _ANSWERS and e.get("tool_call_id") in calls}
+    responses.discard(None)
+
+    def of_step(event: dict[str, Any]) -> bool:
+        call = event if event.get("kind") == "ActionEvent" else (
+            calls.get(event.get("tool_call_id")) if event.get("kind") in _ANSWERS else None)
+        return call is not None and call.get("llm_response_id") in responses
+
+    children: dict[Any, list[dict[str, Any]]] = {}
+    for event in events:
+        if id(event) not in on and "parent_id" in event and of_step(event):
+            children.setdefault(event["parent_id"], []).append(event)
+    out: list[dict[str, Any]] = []
+
+    def put(event: dict[str, Any]) -> None:
         out.append(event)
+        for child in children.pop(event.get("id"), []):
+            put(child)
+
+    for event in branch:
+        put(event)
     return out
 
 
 def _unsaved_tail(events: list[dict[str, Any]], leaf: int) -> list[dict[str, Any]]:
     """The events appended after the ``leaf`` at index ``leaf`` that continue it to the end of the log, one after
-    the other, else none. The SDK saves ``base_state.json`` (its ``leaf_event_id``) once per step, when the step
-    lets go of the state (``ConversationState.__exit__``), while each event file is written as it comes: a process
-    killed in the middle of a step (a closed terminal, a harness's hard timeout, an agent server that died) leaves
-    the step's events, its call of the command that was running, past a leaf that still says ``running``
-    (software-agent-sdk #4488). A ``ConversationStateUpdateEvent`` is stamped with the leaf but does not move it,
-    and is no node of the branch. A branch the user went back from (``navigate_to``) ends the log only where the
-    conversation was not running."""
+    the other, where they are one step's, else none. The SDK saves ``base_state.json`` (its ``leaf_event_id``) once
+    per step, when the step lets go of the state (``ConversationState.__exit__``), while each event file is written
+    as it comes: a process killed in the middle of a step (a closed terminal, a harness's hard timeout, an agent
+    server that died) leaves the step's events, its calls of the command that was running, past a leaf that still
+    says ``running`` (software-agent-sdk #4488). A ``ConversationStateUpdateEvent`` is stamped with the leaf but does
+    not move it, and is no node of the branch. One step writes the calls of one model response and their answers,
+    or one message: more past the leaf is a branch the user went back from (``navigate_to``) in a conversation whose
+    status was left ``running``, not read."""
     head, tail = events[leaf].get("id"), []
     for event in events[leaf + 1:]:
         if event.get("parent_id") != head:
@@ -273,7 +300,19 @@ def _unsaved_tail(events: list[dict[str, Any]], leaf: int) -> list[dict[str, Any
         if event.get("kind") != "ConversationStateUpdateEvent":
             head = event.get("id")
             tail.append(event)
-    return tail
+    return tail if _one_step(tail) else []
+
+
+def _one_step(events: list[dict[str, Any]]) -> bool:
+    """Whether ``events`` are what one step of the SDK's agent writes: the calls of one model response and the
+    answers to them, or a single message."""
+    calls = [e for e in events if e.get("kind") == "ActionEvent"]
+    if not calls:
+        return len(events) <= 1
+    ids = {e.get("tool_call_id") for e in calls}
+    return len({e.get("llm_response_id") for e in calls}) == 1 and all(
+        e.get("kind") == "ActionEvent" or (e.get("kind") in _ANSWERS and e.get("tool_call_id") in ids)
+        for e in events)
 
 
 def page_order(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
@@ -318,6 +357,29 @@ def page_not_first(events: list[dict[str, Any]], backwards: bool) -> str | None:
                 "all pages as one list")
     return ("one page of the agent server's events (GET /api/conversations/<id>/events/search, 100 at most), not its "
             "first: it starts after the conversation's start, on an earlier page; save all pages as one list")
+
+
+def own_message(text: str, first: bool, turn_end: dict[str, Any] | None) -> str | None:
+    """What a ``source: "user"`` message is when the SDK itself wrote it, by what it says and where it stands, else
+    None (the user's): ``refused`` (:data:`MALFORMED_CALL`), ``filtered`` (:data:`CONTENT_FILTERED`), ``critic``
+    (:data:`CRITIC_FOLLOWUP`). ``first``: the conversation's first user message, always the task; ``turn_end``: the
+    agent's reply or ``finish`` call the message follows, if its turn had ended. The SDK refuses a reply and nudges
+    after a blocked one only in the middle of a run (``Agent.step``, right after the model's reply, whatever the step
+    follows), never after the agent ended its turn: a message there is the user's, one pasting such an error too.
+    Its critic follows up only a turn's end it scored (``critic_result`` on the reply or the ``finish`` call)."""
+    if first:
+        return None
+    if turn_end is None:
+        return "refused" if MALFORMED_CALL.match(text) else "filtered" if CONTENT_FILTERED.match(text) else None
+    return "critic" if turn_end.get("critic_result") and CRITIC_FOLLOWUP.match(text) else None
+
+
+def ends_turn(event: dict[str, Any]) -> bool:
+    """Whether the agent's ``event`` ended its turn: a reply with no call (the SDK sets ``finished``), a ``finish``
+    call."""
+    if event.get("kind") == "ActionEvent":
+        return event.get("tool_name") == "finish" or as_dict(event.get("action")).get("kind") == "FinishAction"
+    return event.get("kind") == "MessageEvent" and event.get("source") == "agent"
 
 
 def texts(blocks: Any) -> str:

@@ -149,16 +149,20 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   OpenHands/benchmarks ``output.jsonl`` line with SDK events in ``history``
   is an evaluation line as above (task = its ``instruction``, its verdict rules and id; model =
   ``metadata.llm.model``). A folder's run is the branch ending at
-  ``base_state.json``'s ``leaf_event_id`` (with the step a killed process
-  left past that leaf, where the state still says ``running``, and a call an
-  agent server's crash recovery answered off the branch:
+  ``base_state.json``'s ``leaf_event_id`` (with the one step a killed process
+  left past that leaf, where the state still says ``running``, and the calls of
+  a step an agent server's crash recovery left off the branch:
   ``_openhands_sdk.active_branch``).
 - task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
-  ``metadata.user_prompts``, but for what the SDK itself says so: its refusal
-  of a reply it could not turn into a tool call (``FunctionCallValidationError``:
-  a step of its own, failed with that error, the model's mistake) and its nudge
-  after a content filter blocked a reply (counted in
-  ``metadata.content_filtered_replies``); ``SystemPromptEvent``'s ``tools`` give
+  ``metadata.user_prompts``, but for what the SDK itself says so
+  (``_openhands_sdk.own_message``: by its words and where it stands): in the
+  middle of a run, its refusal of a reply it could not turn into a tool call
+  (``FunctionCallValidationError``: a step of its own, failed with that error,
+  the model's mistake) and its nudge after a content filter blocked a reply
+  (counted in ``metadata.content_filtered_replies``); after a turn its critic
+  scored, the critic's "The task appears incomplete (iteration N ..." (counted
+  in ``metadata.critic_followups``). The first message, and one after the
+  agent ended its turn, are the user's whatever they say. ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1059,7 +1063,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
     prompts: list[str] = []
-    filtered = 0  # replies the provider's content filter blocked
+    filtered = critiqued = 0  # replies the provider's content filter blocked; the critic's follow-ups
+    users = 0  # source-user messages so far
+    turn_end: dict[str, Any] | None = None  # the agent's reply or finish call that ended its turn, if nothing since
     tools: list[str] = []
     statuses: list[str] = []
     loose_errors: list[str] = []
@@ -1091,11 +1097,15 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
             acp_calls = {call: step for call, step in acp_calls.items() if not step.get("_ended")}
             text = sdk.message_text(event)
-            if event.get("source") == "user" and sdk.MALFORMED_CALL.match(text):  # the model's call, refused
+            own = sdk.own_message(text, not users, turn_end) if event.get("source") == "user" else None
+            users += event.get("source") == "user"
+            turn_end = event if sdk.ends_turn(event) else None
+            if own == "refused":  # the model's call, refused
                 steps.append({"observation": text, "error": short(text, 300), "started_at": iso_time(event.get(
                     "timestamp"))})
-            elif event.get("source") == "user" and sdk.CONTENT_FILTERED.match(text):  # the SDK's nudge
-                filtered += 1
+            elif own:  # the SDK's nudge after a blocked reply, its critic's follow-up
+                filtered += own == "filtered"
+                critiqued += own == "critic"
             elif event.get("source") == "user":
                 prompts.extend([text] if text else [])
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
@@ -1110,6 +1120,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                     "started_at": iso_time(event.get("timestamp"))})
         elif kind == "ActionEvent":
             broke = None  # the run went on after an error (resumed): that error did not end it
+            turn_end = event if sdk.ends_turn(event) else None
             step = _sdk_step(event, seen_responses)
             steps.append(step)
             by_action[event.get("id")] = step
@@ -1176,6 +1187,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
         "content_filtered_replies": filtered or None,
+        "critic_followups": critiqued or None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": agent.get("kind"),
         "acp_server": agent.get("acp_server"),
@@ -1222,9 +1234,9 @@ def _sdk_outcome(status: str | None, broke: dict[str, Any] | None, loose_errors:
                  steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
     """The SDK records no verdict: ``finished`` is the agent's own stop (unknown), even after an error it was
     resumed from. ``error`` is the run loop stopping on an exception (``ConversationErrorEvent``): a limit of
-    the agent's (iterations, budget) is a ``failure``, anything else ``infra_error``, as the event
-    trajectories' final ``error`` state; ``stuck`` is the stuck detector ending a run that repeated itself: a
-    ``failure``."""
+    the agent's (:data:`_AGENT_LIMITS`: iterations, budget, context window) is a ``failure``, anything else
+    ``infra_error``, as the event trajectories' final ``error`` state; ``stuck`` is the stuck detector ending a run
+    that repeated itself: a ``failure``."""
     if status == "stuck":
         return Outcome.failure, Failure(error="stuck: the SDK's stuck detector stopped the agent",
                                         cause="the agent repeated itself without progress")
