@@ -164,3 +164,10 @@ def test_openhands_sdk_running_status_after_navigate_back_reads_the_branch_not_t
 def test_openhands_sdk_events_past_the_leaf_are_read_only_while_running_and_in_line() -> None:
     assert _commands(_one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e2")) == ["ls /nonexistent_dir_xyz"]  # idle
     assert _commands(_one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e8")) == ["ls /nonexistent_dir_xyz"]  # a fork
+
+
+def test_openhands_sdk_killed_step_with_a_token_event_keeps_its_call() -> None:
+    """The one-step rule past a stale leaf counts calls and messages, not the bookkeeping a step writes with them
+    (vLLM's ``TokenEvent`` before the calls)."""
+    run = _one(OH_REVIEW / "0a1b2c3d00004000800000000000f0e9")
+    assert _commands(run) == ["ls /nonexistent_dir_xyz", "echo hello > hello.txt && cat hello.txt"]

@@ -304,15 +304,13 @@ def _unsaved_tail(events: list[dict[str, Any]], leaf: int) -> list[dict[str, Any
 
 
 def _one_step(events: list[dict[str, Any]]) -> bool:
-    """Whether ``events`` are what one step of the SDK's agent writes: the calls of one model response and the
-    answers to them, or a single message."""
-    calls = [e for e in events if e.get("kind") == "ActionEvent"]
-    if not calls:
-        return len(events) <= 1
-    ids = {e.get("tool_call_id") for e in calls}
-    return len({e.get("llm_response_id") for e in calls}) == 1 and all(
-        e.get("kind") == "ActionEvent" or (e.get("kind") in _ANSWERS and e.get("tool_call_id") in ids)
-        for e in events)
+    """Whether ``events`` can be what one step of the SDK's agent writes: the calls of one model response and the
+    answers to them, at most one message (the reply with no call, the SDK's refusal or nudge, the critic's follow-up
+    after a ``finish``), and bookkeeping (a ``TokenEvent`` before the calls, hook events)."""
+    calls = {e.get("tool_call_id") for e in events if e.get("kind") == "ActionEvent"}
+    return len({e.get("llm_response_id") for e in events if e.get("kind") == "ActionEvent"}) <= 1 and \
+        sum(e.get("kind") == "MessageEvent" for e in events) <= 1 and \
+        all(e.get("tool_call_id") in calls for e in events if e.get("kind") in _ANSWERS)
 
 
 def page_order(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
