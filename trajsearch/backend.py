@@ -48,16 +48,18 @@ class Backend:
 
     def outcomes_shown(self, hits: Sequence[Hit]) -> dict[str, str]:
         """Each hit's run's outcome as a reader is told it, by run ("submitted, not evaluated" for a success no one
-        evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, whose hits carry no digest, from the
-        trace of each successful run (:func:`~trajsearch.model.outcomes_shown`: a trace that cannot be read keeps
-        its row's outcome, a damaged one (DATA_LOSS) too; a server gone or slow, or its trace store unavailable or
-        busy (UNAVAILABLE, DEADLINE_EXCEEDED), the rest's too)."""
+        evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, as each hit carries it
+        (``Hit.outcome_shown``, known to the server from the run's row); where it does not (an older server, a row
+        written before digests), from the trace of the successful run (:func:`~trajsearch.model.outcomes_shown`: a
+        trace that cannot be read keeps its row's outcome, a damaged one (DATA_LOSS) too; a server gone or slow, or
+        its trace store unavailable or busy (UNAVAILABLE, DEADLINE_EXCEEDED), the rest's too)."""
         if not self.remote:
             return self.api.outcomes_shown(hits, tenant=self.tenant)
         from .service.client import DeadlineExceeded, ServiceError, Unavailable
 
+        known = {h.trajectory_id: h.outcome_shown for h in hits if h.outcome_shown}
         return outcomes_shown(hits, lambda uri: self.api.get_trace(uri, tenant=self.tenant), read_failed=ServiceError,
-                              store_down=lambda exc: isinstance(exc, (Unavailable, DeadlineExceeded)))
+                              store_down=lambda exc: isinstance(exc, (Unavailable, DeadlineExceeded)), known=known)
 
     def nearest_run_ids(self, text: str) -> list[str]:
         """The ids of the tenant's runs an id typed as ``text`` most likely meant (see

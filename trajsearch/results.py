@@ -40,6 +40,11 @@ class Hit:
     #: ranked first for holding the whole query (fusion's verbatim-first rule, lexical and hybrid modes);
     #: the ranking's own fact, not carried by the wire (the remote interfaces do not show it)
     verbatim: bool = False
+    #: the run's outcome as a reader is told it (``model.outcome_shown``: "submitted, not evaluated"), where the
+    #: answer that brought the hit carried it (a server's, known there from the run's summary row); None: not known
+    #: without a lookup (the façade's hits, an older server's). Not part of the hit's value: equal hits compare
+    #: equal, and ``to_dict`` leaves it out (the CLI writes every hit's outcome shown itself, whichever backend)
+    outcome_shown: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Hit:
@@ -52,6 +57,7 @@ class Hit:
 
     def to_dict(self, *, with_steps: bool = False) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("outcome_shown")
         if not with_steps:
             data.pop("steps")
         return data

@@ -634,15 +634,24 @@ class TrajSearch:
         success no one evaluated (a SWE-bench run handed in, no verdict joined) is "submitted, not evaluated", as
         the web pages and the agents' context say, where the row's ``outcome`` (the filter value) says "success".
 
-        From the successful runs' summary rows, in one lookup by key: their exemplar digest holds the outcome
-        shown; a run's trace is read only where its row holds no digest (written before digests existed)."""
+        From the successful runs' summary rows (:meth:`outcomes_known`); a run's trace is read only where its row
+        holds no digest (written before digests existed)."""
         hits = list(hits)
+        return outcomes_shown(hits, lambda uri: self.get_trace(uri, tenant=tenant), read_failed=TraceStoreError,
+                              store_down=_store_down, known=self.outcomes_known(hits, tenant=tenant))
+
+    def outcomes_known(self, hits: Iterable[Hit], *, tenant: str) -> dict[str, str]:
+        """The outcome shown of each hit's run that is known without reading its trace, by run: a run that did not
+        succeed is told its row's outcome; a successful one, its summary row's exemplar digest's (one lookup by key
+        for them all). A successful run whose row holds no digest is left out. What a server's answers carry
+        (``Hit.outcome_shown``), so that a client shows the outcomes without one trace read per run."""
+        hits = list(hits)
+        known = {h.trajectory_id: h.outcome for h in hits if h.outcome != Outcome.success.value}
         asked = [h.trajectory_id for h in hits if h.outcome == Outcome.success.value]
         rows = self.runs(asked, tenant=tenant, level="summary", vectors=False) if asked else {}
         digests = {run: from_row_steps(row.steps) for run, row in rows.items()}
-        known = {run: digest.outcome for run, digest in digests.items() if isinstance(digest, ExemplarDigest)}
-        return outcomes_shown(hits, lambda uri: self.get_trace(uri, tenant=tenant), read_failed=TraceStoreError,
-                              store_down=_store_down, known=known)
+        known.update((run, digest.outcome) for run, digest in digests.items() if isinstance(digest, ExemplarDigest))
+        return known
 
     def nearest_run_ids(self, text: str, filters: Filters, *, n: int = 3) -> list[str]:
         """The ids of the runs inside ``filters`` that an id typed as ``text`` most likely meant, best first: those

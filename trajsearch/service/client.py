@@ -110,6 +110,11 @@ class DeadlineExceeded(ServiceError, TimeoutError):
     pass
 
 
+class Unimplemented(ServiceError, NotImplementedError):
+    """The server has no such call: it runs an older trajsearch than this client (the call was added since), or the
+    address is not a trajsearch server's."""
+
+
 class ResourceExhausted(ServiceError):
     """The server is out of something a retry in a moment will not bring back: disk for a write (an ingest on a
     full disk), or room for large answers (held until their callers read them)."""
@@ -123,6 +128,7 @@ _ERRORS = {
     grpc.StatusCode.UNAVAILABLE: Unavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.UNIMPLEMENTED: Unimplemented,
 }
 
 
@@ -138,14 +144,27 @@ _TRANSPORT_HINTS = (
 )
 
 
-def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None) -> ServiceError:
+def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, method: str = "",
+           address: str = "") -> ServiceError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.UNIMPLEMENTED and method:  # gRPC's words, "Method not found!", named nothing to do
+        details = older_server(method, address, details)
     if code == grpc.StatusCode.UNAVAILABLE and details:
         hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
                     None)
         details += f" ({hint})" if hint else ""
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
+
+
+def older_server(method: str, address: str, details: str = "") -> str:
+    """What to tell of a server without the ``method`` call this client made: an older trajsearch, to upgrade (or
+    a client of its version to use), unless the address is not a trajsearch server at all. (The package's version
+    names no build: both may say the same one.)"""
+    at = f" at {address}" if address else ""
+    return (f"the server{at} has no {method} call: it runs an older trajsearch than this client; upgrade the "
+            f"server, or use a client of the server's version (or is {address or 'it'} not a trajsearch server?)"
+            + (f" [{details}]" if details else ""))
 
 
 def _usable_key(key: str | None, source: str) -> str:
@@ -277,7 +296,7 @@ class Client:
         try:
             return getattr(self.stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
-            raise _error(exc, request_id, self.tls) from None
+            raise _error(exc, request_id, self.tls, method=method, address=self.address) from None
 
     def _check_tenant(self, tenant: str | None) -> None:
         """Library-style ``tenant=`` is allowed only if it names the key's own tenant."""
@@ -508,7 +527,7 @@ class Client:
                             "to it is gone): the stream was cancelled; the batches it took before are committed"),
                             request_id) from None
         except grpc.RpcError as exc:
-            raise _error(exc, request_id, self.tls) from None
+            raise _error(exc, request_id, self.tls, method="Ingest", address=self.address) from None
         except BaseException:  # Ctrl-C, SIGTERM's SystemExit: the call must not go on sending behind the caller
             call.cancel()
             raise

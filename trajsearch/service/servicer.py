@@ -110,7 +110,8 @@ class Service(pb2_grpc.TrajSearchServicer):
             call.note(hits=0)
             return pb2.SearchResponse()
         call.check_deadline()
-        hits = self.ts.search(text, tenant=call.tenant, env_version=env, policy_version=policy, **kwargs)
+        hits = self._outcomes_told(call, self.ts.search(text, tenant=call.tenant, env_version=env,
+                                                        policy_version=policy, **kwargs))
         call.note(hits=len(hits), k=k)
         return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits])
 
@@ -136,6 +137,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                                            env_version=env, policy_version=policy, mode=mode)
         except LookupError:
             raise self._no_run(call, trajectory_id) from None
+        self._outcomes_told(call, [m.best for m in matches])
         call.note(matches=len(matches))
         return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches])
 
@@ -225,6 +227,15 @@ class Service(pb2_grpc.TrajSearchServicer):
     def WhoAmI(self, req: Any, call: Call) -> Any:
         return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id,
                                   max_message_bytes=self.limits.max_message_bytes)
+
+    def _outcomes_told(self, call: Call, hits: list[Hit]) -> list[Hit]:
+        """``hits``, each carrying its run's outcome as a reader is told it where the index knows it
+        (:meth:`TrajSearch.outcomes_known`, one lookup by key): a client showing them read each successful run's
+        whole trace for it, one GetTrace per run shown (a SWE-agent trace is megabytes)."""
+        known = self.ts.outcomes_known(hits, tenant=call.tenant) if hits else {}
+        for hit in hits:
+            hit.outcome_shown = known.get(hit.trajectory_id)
+        return hits
 
     def _hidden(self, call: Call, trajectory_ids: Sequence[str]) -> set[str]:
         """Those of these ids that the key's tenant holds runs of outside the key's pins (none for an

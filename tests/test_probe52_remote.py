@@ -1,0 +1,156 @@
+"""Probe 52 (WEB3): the CLI over ``--server``, against a real server on 127.0.0.1, as an engineer uses it.
+
+The runs are real dumps kept under tests/fixtures (mini-swe-agent runs handed in with no verdict: successes no one
+evaluated, shown "submitted, not evaluated"; tau-bench airline runs with their rewards), ingested by the CLI into a
+real Milvus Lite store with the fast test embedder and served by a real ``ServiceServer``; the CLI runs as a child
+process. An older server is this one with what it lacked taken away: its Hit answers without the field added
+since, or its registration without the calls added since (gRPC then answers UNIMPLEMENTED, as an old build does).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.protos import pb2_grpc
+from trajsearch.service.server import ServiceServer
+
+from process_support import cli_env
+from service_support import key_ring
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: mini-swe-agent runs with gemini-3-pro on SWE-bench Verified handed in with no verdict (their SOURCE.md files: each a
+#: success "submitted, not evaluated"), a deepseek run that submitted nothing (a failure), tau-bench airline runs.
+REAL = FIXTURES / "mini-swe-agent" / ".real"
+DUMPS = [REAL / "gemini-3-pro-namesakes", REAL / "swebench-gemini-3-pro" / "trajs", REAL / "gemini_3_pro",
+         FIXTURES / "mini-swe-agent" / "deepseek_chat_dev", FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"]
+SUBMITTED = "submitted, not evaluated"
+_SERVICE = "trajsearch.v1.TrajSearch"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """The real dumps, ingested by the CLI into an embedded store (tenant acme)."""
+    root = tmp_path_factory.mktemp("store")
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, DUMPS), "-t", "acme",
+                           "--uri", str(root / "m.db"), "--traces", str(root / "traces")],
+                          env=cli_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return key_ring(acme=dict(tenant="acme", role="read"), empty=dict(tenant="empty", role="read"))
+
+
+def _serve(store: Path, ring, monkeypatch=None, *, lacking: tuple[str, ...] = ()) -> ServiceServer:
+    """A server over ``store``; ``lacking``: the calls an older build of it did not have."""
+    if lacking:
+        monkeypatch.setattr(pb2_grpc, "add_TrajSearchServicer_to_server", _registered_without(lacking))
+    ts = TrajSearch.open(str(store / "m.db"), traces=str(store / "traces"), embedder=HashingEmbedder())
+    try:
+        return ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4).start()
+    except BaseException:
+        ts.close()
+        raise
+
+
+def _registered_without(lacking: tuple[str, ...]):
+    """``add_TrajSearchServicer_to_server`` of a build whose proto had no ``lacking`` calls."""
+    register = pb2_grpc.add_TrajSearchServicer_to_server
+
+    def add(servicer, server) -> None:
+        class Handlers:
+            def add_generic_rpc_handlers(self, handlers) -> None:
+                pass
+
+            def add_registered_method_handlers(self, service, handlers) -> None:
+                self.handlers = handlers
+
+        seen = Handlers()
+        register(servicer, seen)
+        kept = {name: handler for name, handler in seen.handlers.items() if name not in lacking}
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, kept),))
+        server.add_registered_method_handlers(_SERVICE, kept)
+
+    return add
+
+
+def _cli(server: ServiceServer, key: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "--server", server.address],
+                          env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=300)
+
+
+def _calls(server: ServiceServer, method: str) -> int:
+    return server.metrics.snapshot(tenant="acme")["methods"].get(method, {}).get("calls", 0)
+
+
+# -- leftover 1: the outcome shown, without one trace read per run ------------------------------------------------
+
+
+def test_search_and_similar_over_server_show_the_outcome_without_reading_traces(store, keys):
+    """``search`` and ``similar`` over --server showed each successful run's outcome by reading its whole trace, one
+    GetTrace per run shown (a SWE-bench run's trace is megabytes; ten hits, ten reads). The server's hits now carry
+    the outcome shown, known from the run's summary row: no trace is read, and what is shown is what the embedded
+    store's own lookup says ("submitted, not evaluated" for the runs handed in with no verdict)."""
+    server = _serve(store, keys[1])
+    try:
+        found = _cli(server, keys[0]["acme"], "search", "fix the bug in the code", "-k", "10", "--json")
+        assert found.returncode == 0, found.stderr
+        hits = json.loads(found.stdout)
+        similar = _cli(server, keys[0]["acme"], "similar", "--id", hits[0]["trajectory_id"], "-k", "5", "--json")
+        assert similar.returncode == 0, similar.stderr
+        matches = json.loads(similar.stdout)
+        assert _calls(server, "GetTrace") == 0
+        local = server.ts.search("fix the bug in the code", tenant="acme", k=10)
+        assert {h["trajectory_id"]: h["outcome_shown"] for h in hits} == server.ts.outcomes_shown(local, tenant="acme")
+        assert SUBMITTED in {h["outcome_shown"] for h in hits}
+        local = [m.best for m in server.ts.similar_runs(hits[0]["trajectory_id"], None, tenant="acme", k=5)]
+        assert {m["trajectory_id"]: m["outcome_shown"] for m in matches} == server.ts.outcomes_shown(local,
+                                                                                                     tenant="acme")
+    finally:
+        server.stop(grace=2)
+
+
+def test_an_older_server_without_the_outcome_field_still_shows_the_outcome(store, keys, monkeypatch):
+    """A new CLI against a server older than the field (its hits carry no outcome shown) reads the traces of the
+    successful runs as before: the runs handed in with no verdict are still "submitted, not evaluated", not
+    "success"."""
+    server = _serve(store, keys[1])
+    monkeypatch.setattr(server.ts, "outcomes_known", lambda hits, tenant: {})  # what an older server sends: nothing
+    try:
+        found = _cli(server, keys[0]["acme"], "search", "fix the bug in the code", "-k", "10", "--json")
+        assert found.returncode == 0, found.stderr
+        hits = json.loads(found.stdout)
+        local = server.ts.search("fix the bug in the code", tenant="acme", k=10)
+        assert {h["trajectory_id"]: h["outcome_shown"] for h in hits} == server.ts.outcomes_shown(local, tenant="acme")
+        assert SUBMITTED in {h["outcome_shown"] for h in hits}
+        assert _calls(server, "GetTrace") >= 1
+    finally:
+        server.stop(grace=2)
+
+
+# -- leftover 2: a new CLI against a server without a call ----------------------------------------------------------
+
+
+def test_a_call_the_server_lacks_is_said_to_need_a_newer_server(store, keys, monkeypatch):
+    """``failures --server`` against a server built before the Failures call said only "UNIMPLEMENTED: Method not
+    found!". It now names the call and what to upgrade."""
+    server = _serve(store, keys[1], monkeypatch, lacking=("Failures", "Metrics"))
+    try:
+        done = _cli(server, keys[0]["acme"], "failures")
+        assert done.returncode == 1
+        said = " ".join(done.stderr.split())
+        assert "has no Failures call" in said and "older trajsearch" in said and "upgrade the server" in said, said
+        assert "Traceback" not in done.stderr
+        assert _cli(server, keys[0]["acme"], "stats").returncode == 0  # the calls it has still answer
+    finally:
+        server.stop(grace=2)
