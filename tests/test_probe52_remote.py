@@ -10,6 +10,7 @@ since, or its registration without the calls added since (gRPC then answers UNIM
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,13 @@ def _cli(server: ServiceServer, key: str, *args: str) -> subprocess.CompletedPro
                           env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=300)
 
 
+def _local(store: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI over the embedded store ``store`` (tenant acme)."""
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "-t", "acme", "--uri", str(store / "m.db"),
+                           "--traces", str(store / "traces")], env=cli_env(), capture_output=True, text=True,
+                          timeout=300)
+
+
 def _calls(server: ServiceServer, method: str) -> int:
     return server.metrics.snapshot(tenant="acme")["methods"].get(method, {}).get("calls", 0)
 
@@ -152,5 +160,33 @@ def test_a_call_the_server_lacks_is_said_to_need_a_newer_server(store, keys, mon
         assert "has no Failures call" in said and "older trajsearch" in said and "upgrade the server" in said, said
         assert "Traceback" not in done.stderr
         assert _cli(server, keys[0]["acme"], "stats").returncode == 0  # the calls it has still answer
+    finally:
+        server.stop(grace=2)
+
+
+# -- the same answers both ways ---------------------------------------------------------------------------------------
+
+#: What an engineer asks: a pasted error, free text, a run by id, and what an agent would be given.
+ASKED = [
+    ("search", "ValueError: Invalid frequency: H", "--level", "step", "--expand", "2", "-k", "3", "--json"),
+    ("similar", "AttributeError: 'NoneType' object has no attribute", "-k", "5", "--json"),
+    ("similar", "--id", "tau-gpt-4o-airline-mini-0-t0", "-k", "3", "--json"),
+    ("exemplars", "I want to cancel my reservation", "--json"),
+]
+
+
+def test_the_cli_says_the_same_over_a_server_as_over_the_store(store, keys, tmp_path):
+    """Each question's ``--json`` is the same text over --server as over the embedded store holding the same runs:
+    ``exemplars --json`` wrote each item's provenance with its keys in another order over --server (outcome before
+    similarity), so a script diffing or hashing the two saw every item changed."""
+    local = tmp_path / "local"
+    shutil.copytree(store, local)  # the server owns its store: the embedded CLI reads a copy of it
+    server = _serve(store, keys[1])
+    try:
+        for asked in ASKED:
+            here, there = _local(local, *asked), _cli(server, keys[0]["acme"], *asked)
+            assert here.returncode == there.returncode == 0, (asked, here.stderr, there.stderr)
+            assert json.loads(here.stdout), asked
+            assert there.stdout == here.stdout, asked
     finally:
         server.stop(grace=2)
