@@ -10,6 +10,7 @@ since, or its registration without the calls added since (gRPC then answers UNIM
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -190,3 +191,40 @@ def test_the_cli_says_the_same_over_a_server_as_over_the_store(store, keys, tmp_
             assert there.stdout == here.stdout, asked
     finally:
         server.stop(grace=2)
+
+
+def _web_runs(ts: TrajSearch, ring, key: str, query: str) -> list[str]:
+    """The runs the web search page lists for ``query``, in order (the run an id names, shown first, left out)."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+    from trajsearch.web.session import OneTimeTokens
+    from web_support import csrf_of
+
+    app = create_app(ts, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": key, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    page = client.get("/", params={"q": query})
+    assert page.status_code == 200, page.text[:500]
+    shown = dict.fromkeys(re.findall(r'href="/runs/([^"?#]+)', page.text))
+    shown.pop(query, None)
+    return list(shown)
+
+
+@pytest.mark.parametrize("anchor", ["tau-gpt-4o-airline-mini-0-t0", "swebench-gemini-3-pro.django__django-16255"])
+def test_the_web_page_finds_the_runs_like_one_that_similar_finds(store, keys, tmp_path, anchor):
+    """A run's id pasted in the web page's box lists "runs like this one"; ``similar --id`` answers the same question.
+    The page searched its own way (the failure row's text even where that is only an evaluation's verdict, and
+    ``auto`` mode, which takes a task written as prose for dense only), so the two listed other runs, in another
+    order. Both now match on the run's anchor (``TrajSearch.anchor_text``), hybrid by default."""
+    local = tmp_path / "local"
+    shutil.copytree(store, local)
+    similar = _local(local, "similar", "--id", anchor, "-k", "10", "--json")
+    assert similar.returncode == 0, similar.stderr
+    ts = TrajSearch.open(str(store / "m.db"), traces=str(store / "traces"), embedder=HashingEmbedder())
+    try:
+        assert _web_runs(ts, keys[1], keys[0]["acme"], anchor) == [m["trajectory_id"] for m in json.loads(similar.stdout)]
+    finally:
+        ts.close()

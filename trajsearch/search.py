@@ -743,16 +743,10 @@ class TrajSearch:
             raise ValueError("give exactly one of trajectory_id or text")
         exclude: tuple[str, ...] = ()
         if trajectory_id is not None:
-            valid_id(trajectory_id)
-            rows = self.index.get(
-                [row_id(tenant, trajectory_id, level, -1) for level in ("failure", "task")],
-                Filters(tenant=tenant), fields=["level", "text", "embedding"],
-            )
-            if not rows:
+            text = self.anchor_text(trajectory_id, tenant=tenant)
+            if text is None:
                 raise LookupError(f"no trajectory {trajectory_id!r} in tenant {tenant!r}")
-            text, vector = _anchor({row["level"]: row for row in rows})
             exclude = (trajectory_id,)
-            self.query_vector.remember(text, vector)  # a stored vector: no re-embedding
         filters = Filters(
             tenant=tenant,
             levels=("step", "failure"),
@@ -774,6 +768,20 @@ class TrajSearch:
             RunMatch(h.trajectory_id, h.score, h.outcome, tasks.get(h.trajectory_id, ""), h.trace_uri, h)
             for h in hits
         ]
+
+    def anchor_text(self, trajectory_id: str, *, tenant: str) -> str | None:
+        """The text runs like ``trajectory_id`` are matched on (:func:`_anchor`: its failure, else its task), its
+        stored vector remembered as that text's embedding; None when the tenant has no such run. The one choice of
+        :meth:`similar_runs` and the web page's "runs like this one" (which anchored on the failure row even when it
+        was only an evaluation's verdict, matching other repositories' failures)."""
+        valid_id(trajectory_id)
+        rows = self.index.get([row_id(tenant, trajectory_id, level, -1) for level in ("failure", "task")],
+                              Filters(tenant=tenant), fields=["level", "text", "embedding"])
+        if not rows:
+            return None
+        text, vector = _anchor({row["level"]: row for row in rows})
+        self.query_vector.remember(text, vector)  # a stored vector: no re-embedding
+        return text
 
     def get_trace(self, trace_uri: str, *, tenant: str) -> Trajectory:
         """The full stored trajectory; refuses URIs outside the store or of another tenant."""

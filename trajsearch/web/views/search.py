@@ -423,18 +423,17 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
         out.notes.append("No run of yours has that trace URI; searched it as text.")
     elif anchor_id is not None and out.anchor is None and (note := _no_run_note(ts, principal, anchor_id)):
         out.notes.append(note)
-    if out.anchor is not None:  # runs like this one: its failure, else its task
-        try:
-            text = visible_run(ts, principal, out.anchor.trajectory_id, level="failure").text
-        except NotFound:
-            text = out.anchor.text
+    mode = form.mode
+    if out.anchor is not None:  # runs like this one, as `similar --id` finds them: the same anchor, hybrid by default
+        text = ts.anchor_text(out.anchor.trajectory_id, tenant=tenant) or out.anchor.text
         exclude = (out.anchor.trajectory_id,)
+        mode = "hybrid" if mode == "auto" else mode
     env = narrow((form.env,) if form.env else (), principal.env_versions)
     policy = narrow((), principal.policy_versions)
     if env is None or policy is None:  # the key's pins exclude the asked env version: nothing is searched
         pinned = Filters(tenant=tenant, levels=form.levels, env_versions=principal.env_versions,
                          policy_versions=principal.policy_versions)
-        out.mode_used = ts.mode_used(text, pinned, form.mode)
+        out.mode_used = ts.mode_used(text, pinned, mode)
         out.ms = (time.perf_counter() - started) * 1000
         return out
     filters = Filters(
@@ -451,11 +450,11 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
     # what the search code runs, decided on the filters it runs with: auto over passages is lexical, and a line a
     # row holds verbatim goes hybrid, a row the key's pins let it see (a label turned by a run outside them said
     # that run held the line: review RGE 2)
-    out.mode_used = ts.mode_used(text, filters, form.mode)
+    out.mode_used = ts.mode_used(text, filters, mode)
     post_filtered = scope is None and bool(form.model or form.until_day)
     k = min(200, form.k * 5) if post_filtered else form.k
     hits = [] if scope == () else ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1,
-                                                        mode=form.mode)
+                                                        mode=mode)
     if form.until_day:
         before = _epoch(form.until_day, end=True)
         hits = [h for h in hits if h.created_at < before]
