@@ -228,3 +228,21 @@ def test_the_web_page_finds_the_runs_like_one_that_similar_finds(store, keys, tm
         assert _web_runs(ts, keys[1], keys[0]["acme"], anchor) == [m["trajectory_id"] for m in json.loads(similar.stdout)]
     finally:
         ts.close()
+
+
+def test_a_count_of_zero_is_refused_over_a_server_as_over_the_store(store, keys, tmp_path):
+    """``search -k 0`` (a script's count of nothing) was refused by the embedded store ("k must be a whole number")
+    and answered over --server with 10 hits: 0 on the wire asks for the server's default. Refused both ways now,
+    as bad input (exit 2), ``--group-size 0`` too."""
+    local = tmp_path / "local"
+    shutil.copytree(store, local)
+    server = _serve(store, keys[1])
+    try:
+        for asked in (("search", "fix the bug", "-k", "0"), ("similar", "fix the bug", "-k", "0"),
+                      ("search", "fix the bug", "--group-size", "0")):
+            here, there = _local(local, *asked), _cli(server, keys[0]["acme"], *asked)
+            assert here.returncode == 2, (asked, here.stdout)
+            assert there.returncode == 2 and "must be a whole number from 1" in there.stderr, (asked, there.stdout)
+            assert _calls(server, "Search") + _calls(server, "SimilarRuns") == 0
+    finally:
+        server.stop(grace=2)

@@ -639,6 +639,18 @@ def _as_is(value: Any) -> Any:
     return value
 
 
+def _counted(name: str) -> Callable[[Any], int]:
+    """The writer of a count the library takes from 1 (``k``, ``group_size``): on the wire 0 asks for the server's
+    default, so ``search -k 0`` over --server answered 10 hits where the embedded store refused it; refused here as
+    there (the server bounds the top, its own limit)."""
+    def write(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number from 1, got {value!r}")
+        return value
+
+    return write
+
+
 def _examples(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
         raise ValueError(f"examples must be 1..20 over the service, got {value!r}")
@@ -654,8 +666,9 @@ _FILTERS: _Keywords = {
     "policy_version": ("policy_versions", _list), "task_family": ("task_families", _list), "tools": ("tools", _list),
 }
 _SEARCH: _Keywords = {
-    **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list), "k": ("k", _as_is),
-    "group_by_trajectory": ("no_group", operator.not_), "group_size": ("group_size", _as_is), "mode": ("mode", _as_is),
+    **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list), "k": ("k", _counted("k")),
+    "group_by_trajectory": ("no_group", operator.not_), "group_size": ("group_size", _counted("group_size")),
+    "mode": ("mode", _as_is),
 }
 _SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode")}
 _FAILURES: _Keywords = {
