@@ -1,0 +1,45 @@
+"""Probe 52 (PERF): queries of the longest size the service accepts route in linear time.
+
+``fusion._NOT_TITLE`` looked for a path to a file (``\\w/[\\w/.-]*\\.[a-z]{1,4}\\b``) from every ``x/`` of a run of
+path characters, scanning to the run's end and back each time: a line of a few words and one 20,000-character run
+of ``a/b/c/...`` without an extension took 0.8-2 s to route (measured at HEAD, load 1-6), holding the GIL against
+every other caller of the service, the runtime's warnings and the web search box. It now looks once per run.
+"""
+
+from __future__ import annotations
+
+import time
+
+from trajsearch.fusion import looks_like_log, resolve_mode
+from trajsearch.search import MAX_QUERY_CHARS
+
+#: A title-like line (four to twenty words) whose last word is one long run of path characters with no extension.
+SLASHES = "Fix the bug in the " + "a/" * ((MAX_QUERY_CHARS - 20) // 2)
+
+
+def _fastest(query: str, rounds: int = 3) -> float:
+    """The fastest of a few routings, in seconds: the machine is shared, the fastest is the code's own cost."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        resolve_mode("auto", query)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_a_long_run_of_slashes_routes_as_before_in_linear_time():
+    """Bug: 0.8-2 s for this query at HEAD (quadratic in the run); now ~0.02-0.04 s. The bound is 10x the new
+    cost and far under the old one; the route is the old pattern's."""
+    assert len(SLASHES) <= MAX_QUERY_CHARS
+    assert resolve_mode("auto", SLASHES) == "dense"  # as before: a title-like line, no file path in it
+    assert _fastest(SLASHES) < 0.3
+
+
+def test_a_path_to_a_file_anywhere_in_a_run_still_rules_out_a_title():
+    """The same rule as before: a path to a file (``x/y.py``), wherever it stands in its run of path characters,
+    makes a line no title; the linear pattern finds it from the run's start."""
+    title = "Crash saving the form"  # a title (no sentence: too short), so only the title rule decides
+    assert looks_like_log(title) is False
+    for path in ("pkg/forms.py", "a.b/c-d/forms.py", "./x/y/z.json", "-x/y.sh", "a..b/c.py/d", "a/b.c1/x.py", "é/x.py"):
+        assert looks_like_log(f"{title} {path}") is True, path
+    assert looks_like_log(f"{title} pkg/forms/py") is False  # no extension: as before, a title
