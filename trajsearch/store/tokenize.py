@@ -89,9 +89,16 @@ def _split(piece: str, layer: int, out: list[str]) -> None:
             continue
         parts = [p for p in _LAYERS[i].split(piece) if _HAS_WORD.search(p)]
         if i == _PATH and len(parts) > 1:
-            # Trailing sub-paths (2+ components): absolute and relative spellings meet.
+            # Trailing sub-paths (2+ components): absolute and relative spellings meet. Only those of up to
+            # _MAX_WHOLE characters, the longest token _expand keeps: made for every component, a path of n
+            # components built n strings of up to its whole length (a 20,000-character a/b/c/... query: ~100 MB
+            # and seconds holding the GIL, probe 52).
             lowered = [p.lower() for p in parts]
-            out.extend("/".join(lowered[k:]) for k in range(len(lowered) - 1))
+            first, size = len(lowered) - 1, len(lowered[-1])
+            while first > 0 and size + 1 + len(lowered[first - 1]) <= _MAX_WHOLE:
+                first -= 1
+                size += 1 + len(lowered[first])
+            out.extend("/".join(lowered[k:]) for k in range(first, len(lowered) - 1))
         for part in parts:
             if part != piece:
                 out.append(part.lower())
