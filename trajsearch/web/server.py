@@ -33,21 +33,32 @@ MAX_REQUEST_HEAD = MAX_QUERY_BYTES + 20 * 1024
 #: request on a connection kept alive): uvicorn reads a head for as long as it comes, so a client sending it slowly,
 #: or nothing, held its connection and its buffer for good (review RWEB2, D3). Ample for 80 KB over a slow link.
 HEAD_TIMEOUT_S = 30.0
+#: Most seconds a request's body (a posted form: at most ``MAX_BODY``, 64 KiB) may take to arrive once its head has:
+#: the app awaits the body for as long as it comes, so a client declaring a length and trickling bytes (or none) held
+#: its connection, a request's place among :data:`MAX_PAGES_AT_ONCE` and its buffer for good (probe 52, SV3).
+BODY_TIMEOUT_S = 30.0
 #: How long what a client still sends after its head was refused is read and dropped before the connection closes:
 #: closed at once, the bytes still arriving are answered with a reset, which may take the refusal with it.
 LINGER_S = 2.0
+#: Most requests in progress at once; past it a request is answered 503 at once instead of queueing work for the
+#: façade, which the gRPC workers share. Requests, not connections: uvicorn's ``limit_concurrency`` counts open
+#: connections too, so 128 idle ones (a browser's spare and kept-alive sockets, a careless client's pool) made every
+#: page answer a bare 503 "Service Unavailable" until they closed, up to :data:`HEAD_TIMEOUT_S` later (probe 52, SV3).
+MAX_PAGES_AT_ONCE = 128
 
 
 class BoundedHead(H11Protocol):
-    """uvicorn's h11 protocol with a request's head bounded in size and in time, each refusal said in words: a head
-    over :data:`MAX_REQUEST_HEAD` is answered 431 (h11 said only "Invalid HTTP request received."), one not whole
-    within :data:`HEAD_TIMEOUT_S` 408 (a connection that sent nothing is closed). Always h11, so the bound holds
-    whether or not httptools (``uvicorn[standard]``) is installed."""
+    """uvicorn's h11 protocol with a request's head bounded in size and in time, and its body in time, each refusal
+    said in words: a head over :data:`MAX_REQUEST_HEAD` is answered 431 (h11 said only "Invalid HTTP request
+    received."), one not whole within :data:`HEAD_TIMEOUT_S` 408 (a connection that sent nothing is closed), a body
+    not whole within :data:`BODY_TIMEOUT_S` of its head 408 (the app is told the client left). Always h11, so the
+    bounds hold whether or not httptools (``uvicorn[standard]``) is installed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_bytes = 0  # read of the head awaited
         self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
         self._refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
@@ -70,9 +81,15 @@ class BoundedHead(H11Protocol):
         if self.conn.their_state is not h11.IDLE:  # the head is whole: the request is the app's
             self._head_bytes = 0
             self._stop_waiting()
+        if self.conn.their_state is h11.SEND_BODY:  # its body is still to come
+            if self._body_timer is None:
+                self._body_timer = self.loop.call_later(BODY_TIMEOUT_S, self._body_too_slow)
+        else:
+            self._stop_waiting_for_body()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._stop_waiting_for_body()
         super().connection_lost(exc)
 
     def _wait_for_head(self) -> None:
@@ -83,6 +100,26 @@ class BoundedHead(H11Protocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+
+    def _stop_waiting_for_body(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_too_slow(self) -> None:
+        self._body_timer = None
+        if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
+            return
+        cycle = self.cycle
+        answered = cycle is not None and cycle.response_started
+        if cycle is not None:  # the app, awaiting the body, is told the client left; what it answers is not sent
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if answered:  # (it answered without the body: the answer is out, the rest of the body is not awaited)
+            self.transport.close()
+            return
+        self._refuse(408, "Request Timeout", f"This request's body did not arrive within {BODY_TIMEOUT_S:g} seconds "
+                                             "of its head. Send it again.")
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
@@ -101,11 +138,42 @@ class BoundedHead(H11Protocol):
         log.info("web request refused %d: %s (%s)", status, reason, self.client)
         self._refused = True
         self._stop_waiting()
+        self._stop_waiting_for_body()
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
                              b"connection: close\r\n\r\n%s" % (status, reason.encode(), len(body), body))
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER_S, self.transport.close)
+
+
+class PagesAtOnce:
+    """Pure ASGI: at most ``limit`` requests in progress; one more is answered 503 at once, saying why (what
+    uvicorn's ``limit_concurrency`` did, without counting connections that wait for no answer)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.in_progress = 0  # (the event loop's one thread counts: no lock)
+
+    def __getattr__(self, name: str) -> Any:  # the app's own attributes (web_of(app).web) stay readable
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or self.in_progress < self.limit:
+            self.in_progress += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.in_progress -= 1
+            return
+        log.warning("web request refused 503: %d requests in progress (%s)", self.in_progress, scope.get("client"))
+        body = (f"This server is answering {self.limit} requests at once, the most it takes: try again in a few "
+                "seconds.").encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", b"5"),
+                                (b"x-content-type-options", b"nosniff"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -153,10 +221,9 @@ class WebServer:
         if tls_cert and tls_key:
             extra = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key),
                      "ssl_version": ssl.PROTOCOL_TLS_SERVER}
-        # limit_concurrency: past it uvicorn answers 503 at once instead of queueing work for the façade,
-        # which the gRPC workers share
-        self.config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                                     timeout_graceful_shutdown=5, server_header=False, limit_concurrency=128,
+        # no limit_concurrency: uvicorn's counts idle connections as requests (see MAX_PAGES_AT_ONCE)
+        self.config = uvicorn.Config(PagesAtOnce(app, MAX_PAGES_AT_ONCE), log_config=None, access_log=False,
+                                     lifespan="off", timeout_graceful_shutdown=5, server_header=False,
                                      http=BoundedHead, h11_max_incomplete_event_size=MAX_REQUEST_HEAD, **extra)
         self.server = uvicorn.Server(self.config)
         self.thread: threading.Thread | None = None
