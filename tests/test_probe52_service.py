@@ -148,3 +148,125 @@ def test_a_body_sent_too_slowly_is_answered_and_closed(store, keys, monkeypatch)
         assert _get(web, "/signin")[0] == 200
     finally:
         web.stop()
+
+
+# -- the gRPC workers' queues ------------------------------------------------------------------------
+
+
+from trajsearch.embed import HashingEmbedder  # noqa: E402
+from trajsearch.search import TrajSearch  # noqa: E402
+from trajsearch.service.client import Client, ResourceExhausted  # noqa: E402
+from trajsearch.service.protos import pb2, pb2_grpc  # noqa: E402
+from trajsearch.service.server import ServiceServer  # noqa: E402
+
+from conftest import make_run  # noqa: E402
+from service_support import key_ring  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tenants():
+    return key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="read"))
+
+
+class SlowIndex:
+    """The façade's searches of ``tenant`` held in the index until ``gate`` is set (a big tenant's cold searches,
+    a Milvus server that stalls); ``arrived`` counts those that reached it."""
+
+    def __init__(self, ts: TrajSearch, tenant: str) -> None:
+        self.search, self.tenant, self.gate = ts.search, tenant, threading.Event()
+        self.arrived, self.changed = 0, threading.Condition()
+        ts.search = self.held  # type: ignore[method-assign]
+
+    def held(self, text, *, tenant, **kwargs):
+        if tenant == self.tenant:
+            with self.changed:
+                self.arrived += 1
+                self.changed.notify_all()
+            self.gate.wait(600)
+        return self.search(text, tenant=tenant, **kwargs)
+
+
+def _serve(tmp_path, ring, slow_tenant: str = "acme", **options):
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1"), make_run("b1", tenant="beta")])
+    slow = SlowIndex(ts, slow_tenant)
+    return ServiceServer(ts, ring, address="127.0.0.1:0", **options).start(), slow
+
+
+def test_calls_whose_client_gave_up_while_queued_neither_count_nor_run(tmp_path, tenants) -> None:
+    """Four workers (acme alone may use three), acme's bound of calls 5: three searches held in the index, two
+    queued. Their clients give up (an agent's timeout, then its retry). The two still counted toward acme's bound
+    until a worker reached them, so acme's next call was refused RESOURCE_EXHAUSTED for calls nobody awaited; and
+    once dequeued each ran its search for nobody. Now they leave the queue with their client: the next call is
+    served, and the index sees only the calls someone awaits."""
+    made, ring = tenants
+    server, slow = _serve(tmp_path, ring, max_workers=4, max_concurrent_rpcs=10)
+    channel = grpc.insecure_channel(server.address)
+    stub = pb2_grpc.TrajSearchStub(channel)
+    metadata = (("authorization", f"Bearer {made['acme']}"),)
+    try:
+        with Client(server.address, made["acme"], timeout=600) as acme, ThreadPoolExecutor(4) as pool:
+            try:
+                held = [pool.submit(acme.search, "payments", k=3) for _ in range(3)]
+                _eventually(lambda: slow.arrived == 3, "three searches reached the index")
+                queued = [stub.Search.future(pb2.SearchRequest(text="payments", k=3), metadata=metadata)
+                          for _ in range(2)]
+                _eventually(lambda: server.calls._queues.get("acme") and len(server.calls._queues["acme"]) == 2,
+                            "two searches queued")
+                for call in queued:
+                    assert call.cancel()
+                _eventually(lambda: server.calls.waiting("acme") == 0, "the given-up calls left the queue", 30)
+                late = pool.submit(acme.search, "payments", k=3)  # not refused: nobody awaits the two
+                _eventually(lambda: late.done() or server.calls.waiting("acme") == 1, "the late call queued")
+                assert not late.done(), late.exception()
+            finally:
+                slow.gate.set()
+            assert [h.trajectory_id for h in late.result(120)] == ["a1"]
+            assert all([h.trajectory_id for h in f.result(120)] == ["a1"] for f in held)
+            assert slow.arrived == 4  # the given-up calls never ran
+    finally:
+        slow.gate.set()
+        channel.close()
+        server.stop(grace=2)
+
+
+def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_path, tenants) -> None:
+    """Four workers (a tenant's share 2, two write slots). acme's batch indexer has two Ingest streams open (each
+    sent a batch and reads its next file); beta has a slow search running. An Ingest stream ran on its tenant's share
+    of the workers for as long as it lasted (hours for a big dump, ``--ingest-idle`` for a frozen client), so acme's
+    agents' searches waited while beta had anything running: none was left for them. Writes have a bound of their
+    own (the write slots) and no longer take the tenant's share: acme's search is answered meanwhile, and the
+    streams end OK."""
+    made, ring = tenants
+    server, slow = _serve(tmp_path, ring, slow_tenant="beta", max_workers=4)
+    channel = grpc.insecure_channel(server.address)
+    stub = pb2_grpc.TrajSearchStub(channel)
+    metadata = (("authorization", f"Bearer {made['acme']}"),)
+    more, sent = threading.Event(), threading.Semaphore(0)
+
+    def batches(run_id: str):
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
+        sent.release()
+        more.wait(600)  # the indexer reads its next file
+
+    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=metadata) for n in range(2)]
+    try:
+        with Client(server.address, made["acme"], timeout=120) as acme, \
+                Client(server.address, made["beta"], timeout=600) as beta, ThreadPoolExecutor(1) as pool:
+            try:
+                for _ in streams:
+                    assert sent.acquire(timeout=120)
+                held = pool.submit(beta.search, "payments", k=3)
+                _eventually(lambda: slow.arrived == 1, "beta's search reached the index")
+                assert [h.trajectory_id for h in acme.search("payments", k=3)] == ["a1"]
+                assert not held.done() and not any(s.done() for s in streams)
+            finally:
+                slow.gate.set()
+                more.set()
+            assert [h.trajectory_id for h in held.result(120)] == ["b1"]
+            assert [s.result(120).ingested for s in streams] == [1, 1]
+    finally:
+        slow.gate.set()
+        more.set()
+        channel.close()
+        server.stop(grace=2)

@@ -19,6 +19,11 @@ executor its behaviour names, ``experimental_thread_pool``), under the tenant of
   concurrent calls (``maximum_concurrent_rpcs``), which refuses every tenant alike.
 
 Calls whose key is unknown share one bucket (``""``), so a flood of bad keys is one tenant's worth.
+
+A queued call whose client gave up (cancelled, or its deadline passed: an agent's 10 s timeout, then its retry) is
+dropped from its queue, never run: it counted toward its tenant's ``limit`` until a worker reached it, so a tenant
+whose slow calls held the workers was refused ``RESOURCE_EXHAUSTED`` for calls nobody awaited, and each one, once
+dequeued, took a worker and (cancelled before its deadline) ran its whole search for nobody (probe 52, SV3).
 """
 
 from __future__ import annotations
@@ -27,6 +32,20 @@ import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
+
+
+def given_up(state: Any) -> bool | None:
+    """Whether the client of the gRPC call whose state is ``state`` has gone (cancelled, or its deadline passed);
+    None if ``state`` is not one grpcio's sync server keeps. grpcio tells a handler only once it runs (and then
+    cannot tell a finished call from a cancelled one), so this reads the state its ``is_active()`` reads: ``client``,
+    which its close-on-server callback sets to ``"cancelled"`` as soon as the client goes, queued or not."""
+    client = getattr(state, "client", None)
+    return client == "cancelled" if isinstance(client, str) else None
+
+
+def _call_gone(args: tuple) -> bool:
+    """Whether a call grpcio submitted (``context.run, handler, rpc_event, state, ...``) lost its client."""
+    return any(given_up(arg) for arg in args)
 
 
 class TenantCalls:
@@ -52,8 +71,9 @@ class TenantCalls:
     # -- what the interceptor asks -----------------------------------------------------------------
 
     def admits(self, tenant: str) -> bool:
-        """Whether ``tenant`` may have one more call running or queued."""
+        """Whether ``tenant`` may have one more call running or queued (calls whose client left are not counted)."""
         with self._changed:
+            self._drop_given_up(tenant)
             return self._running.get(tenant, 0) + len(self._queues.get(tenant, ())) < self.limit
 
     def executor(self, tenant: str) -> ThreadPoolExecutor:
@@ -67,6 +87,7 @@ class TenantCalls:
     def waiting(self, tenant: str) -> int:
         """``tenant``'s calls queued for a worker."""
         with self._changed:
+            self._drop_given_up(tenant)
             return len(self._queues.get(tenant, ()))
 
     # -- the pool ----------------------------------------------------------------------------------
@@ -94,6 +115,20 @@ class TenantCalls:
             self._closed = True
             self._changed.notify_all()
 
+    def _drop_given_up(self, tenant: str) -> None:
+        """Take the calls of ``tenant`` whose client left out of its queue (under the lock). Their futures are
+        cancelled: grpcio counts a call toward its ``maximum_concurrent_rpcs``, every tenant's bound, until its
+        future is done, and a cancelled call's close needs no handler."""
+        queue = self._queues.get(tenant)
+        if not queue or not any(_call_gone(args) for _, _, args, _ in queue):
+            return
+        kept = deque(item for item in queue if not _call_gone(item[2]) or not item[0].cancel())
+        if kept:
+            self._queues[tenant] = kept
+        else:
+            del self._queues[tenant]
+            self._turns.remove(tenant)
+
     def _may_start(self, tenant: str) -> bool:
         """Whether ``tenant``'s next call may start on a free worker (the rule of the module's docstring)."""
         if self._running.get(tenant, 0) < self.share:
@@ -105,6 +140,8 @@ class TenantCalls:
     def _next(self) -> tuple[str, tuple[Future, Callable[..., Any], tuple, dict]] | None:
         """The next call to run, the tenants taken in turn (waits under the lock); None once shut down."""
         while True:
+            for tenant in list(self._turns):  # a tenant whose calls all lost their client waits for nothing
+                self._drop_given_up(tenant)
             if sum(self._running.values()) < self.workers:
                 for _ in range(len(self._turns)):
                     tenant = self._turns[0]

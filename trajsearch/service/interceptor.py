@@ -49,6 +49,7 @@ from ..indexer import IngestError, disk_full
 from ..store.traces import TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStoreError
 from . import wire
 from .auth import KeyRing, Principal, keys_from_metadata
+from .fair import given_up
 from .observe import Metrics, log_event
 from .protos import pb2
 from .trace_reads import DEADLINE, TraceStoreBusy
@@ -129,11 +130,8 @@ def _cancelled(context: grpc.ServicerContext) -> bool:
     the fact (``is_active()`` is False for both), so this reads the state its
     ``is_active()`` reads; without it, fall back to ``is_active()``.
     """
-    state = getattr(context, "_state", None)
-    client = getattr(state, "client", None)
-    if isinstance(client, str):
-        return client == "cancelled"
-    return not context.is_active()
+    gone = given_up(getattr(context, "_state", None))
+    return gone if gone is not None else not context.is_active()
 
 
 class ServiceInterceptor(grpc.ServerInterceptor):
@@ -156,22 +154,27 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         request_type = self._request_types[name]
         # (on grpcio's polling thread: the tenant by the keys as last read, no file looked at)
         tenant = self._tenant_of(details.invocation_metadata)
-        crowded = self.calls is not None and not self.calls.admits(tenant)
+        behavior = handler.stream_unary if handler.request_streaming else handler.unary_unary
+        # writes (Ingest, Delete) run on grpcio's own pool, not on their tenant's share of the workers: they have a
+        # bound of their own (the service's write slots, refused at once past it), and an Ingest stream lasts as
+        # long as its client sends (a batch indexer: hours; a frozen one: --ingest-idle). On the tenant's share, a
+        # tenant with two streams open had no worker left for its agents' searches while another tenant had calls
+        # waiting (probe 52, SV3)
+        shared = self.calls is not None and getattr(behavior, "required_role", "read") != "write"
+        crowded = shared and not self.calls.admits(tenant)  # type: ignore[union-attr]
         if handler.request_streaming and not handler.response_streaming:
-            behavior = handler.stream_unary
 
             def stream_unary(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
                 return self._run(name, behavior, context, lambda: _Requests(request_type, raw_requests), crowded)
 
-            return grpc.stream_unary_rpc_method_handler(self._scheduled(stream_unary, tenant, crowded),
+            return grpc.stream_unary_rpc_method_handler(self._scheduled(stream_unary, tenant, shared and not crowded),
                                                         response_serializer=handler.response_serializer)
         if not handler.request_streaming and not handler.response_streaming:
-            behavior = handler.unary_unary
 
             def unary_unary(raw: bytes, context: grpc.ServicerContext) -> Any:
                 return self._run(name, behavior, context, lambda: wire.parse(request_type, raw), crowded)
 
-            return grpc.unary_unary_rpc_method_handler(self._scheduled(unary_unary, tenant, crowded),
+            return grpc.unary_unary_rpc_method_handler(self._scheduled(unary_unary, tenant, shared and not crowded),
                                                        response_serializer=handler.response_serializer)
         raise TypeError(f"{name}: server-streaming methods are not supported by the interceptor")
 
@@ -181,10 +184,11 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         principal = self.keys.peek(next(iter(keys))) if len(keys) == 1 else None
         return principal.tenant if principal is not None else ""
 
-    def _scheduled(self, handle: Callable, tenant: str, crowded: bool) -> Callable:
-        """``handle`` run on the tenant's share of the workers (a refusal, quick, on grpcio's own pool)."""
-        if self.calls is not None and not crowded:
-            handle.experimental_thread_pool = self.calls.executor(tenant)  # type: ignore[attr-defined]
+    def _scheduled(self, handle: Callable, tenant: str, shared: bool) -> Callable:
+        """``handle`` run on the tenant's share of the workers if ``shared`` (else on grpcio's own pool: a write, or a
+        refusal, quick)."""
+        if shared:
+            handle.experimental_thread_pool = self.calls.executor(tenant)  # type: ignore[union-attr]
         return handle
 
     # -- one call ------------------------------------------------------------------------------
