@@ -21,11 +21,14 @@ from typing import Literal, Sequence
 SigInt = Literal["default", "ignore"]
 
 
-def launched(command: Sequence[str], *, sigint: SigInt | None = None, fsize: int | None = None) -> list[str]:
+def launched(command: Sequence[str], *, sigint: SigInt | None = None, fsize: int | None = None,
+             nofile: int | None = None) -> list[str]:
     """``command`` run by the launcher: SIGINT default (a terminal's job: a Python child then raises
     KeyboardInterrupt on it, which a job started in the background, as CI under nohup is, would not inherit) or
-    ignored (what a non-interactive shell does for ``cmd &``), and files limited to ``fsize`` bytes."""
-    options = [*(["--sigint", sigint] if sigint else []), *(["--fsize", str(fsize)] if fsize is not None else [])]
+    ignored (what a non-interactive shell does for ``cmd &``), files limited to ``fsize`` bytes, and open files to
+    ``nofile`` (systemd's default soft limit is 1024)."""
+    options = [*(["--sigint", sigint] if sigint else []), *(["--fsize", str(fsize)] if fsize is not None else []),
+               *(["--nofile", str(nofile)] if nofile is not None else [])]
     return [sys.executable, __file__, *options, "--", *command]
 
 
@@ -48,6 +51,9 @@ def _launch(argv: list[str]) -> None:
     if "--fsize" in options:
         limit = int(options["--fsize"])
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    if "--nofile" in options:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (int(options["--nofile"]), hard))
     os.execvp(command[0], command)
 
 

@@ -150,6 +150,44 @@ def test_a_body_sent_too_slowly_is_answered_and_closed(store, keys, monkeypatch)
         web.stop()
 
 
+def test_past_the_most_connections_the_idle_ones_are_closed_not_a_request(store, keys, monkeypatch) -> None:
+    """Past the pages' bound of open connections, the one idle the longest is closed: 30 idle connections with a
+    bound of 10 leave at most 10 open, and a sign-in posted before them, its body still arriving, is answered."""
+    from trajsearch.web import server
+
+    monkeypatch.setattr(server, "MAX_CONNECTIONS", 10, raising=False)
+    web = _pages(store, keys)
+    host, port = web.address.rsplit(":", 1)
+    idle: list[socket.socket] = []
+    try:
+        with socket.create_connection((host, int(port)), timeout=60) as posting:
+            form = b"key=ts_not_a_key&csrf=x&next=%2F"
+            posting.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
+                            f"x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n"
+                            "Connection: close\r\n\r\n".encode() + form[:5])
+            _eventually(lambda: web.config.app.in_progress == 1, "the post was in progress")
+            for _ in range(30):
+                idle.append(socket.create_connection((host, int(port)), timeout=60))
+            closed = 0
+            for sock in idle[:20]:  # the oldest idle ones were closed for the newer
+                sock.settimeout(30)
+                try:
+                    closed += sock.recv(100) == b""
+                except (ConnectionResetError, TimeoutError):
+                    pass
+            assert closed >= 10
+            posting.sendall(form[5:])
+            answer = b""
+            while chunk := posting.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 "), answer[:200]
+            assert int(answer[9:12]) < 500
+    finally:
+        for sock in idle:
+            sock.close()
+        web.stop()
+
+
 # -- the gRPC workers' queues ------------------------------------------------------------------------
 
 
@@ -270,3 +308,90 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
         more.set()
         channel.close()
         server.stop(grace=2)
+
+
+# -- file descriptors: one process for gRPC, the pages, the index and the traces ---------------------
+
+
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from trajsearch.cli import SAMPLE  # noqa: E402
+from trajsearch.service.auth import key_entry, new_key  # noqa: E402
+
+from process_support import cli_env, launched  # noqa: E402
+
+
+@pytest.fixture
+def served_with_few_files(tmp_path):
+    """``trajsearch serve --http`` over the bundled sample, in a process allowed 256 open files (systemd's default
+    for a service is 1024: the same at a quarter of the scale); yields (grpc address, web address, env, process)."""
+    key = new_key()
+    keys = tmp_path / "keys.toml"
+    entry = key_entry(key, tenant="demo", role="read")
+    keys.write_text(f'[[keys]]\nid = "{entry["id"]}"\nsha256 = "{entry["sha256"]}"\ntenant = "demo"\nrole = "read"\n')
+    store = ["--uri", str(tmp_path / "m.db"), "--traces", str(tmp_path / "t")]
+    env = cli_env()
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-t", "demo", *store],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    err = (tmp_path / "serve.err").open("w")
+    serve = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "serve", "--keys", str(keys), *store,
+                                       "--address", "127.0.0.1:0", "--http", "127.0.0.1:0", "--grace", "1"],
+                                      nofile=256), env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+    try:
+        found = None
+        for _ in range(6000):  # until it listens (or has failed)
+            found = re.search(r"trajsearch serving on (\S+?), web pages on http://(\S+?) ",
+                              (tmp_path / "serve.err").read_text())
+            if found or serve.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert found, (tmp_path / "serve.err").read_text()
+        yield found.group(1), found.group(2), {**env, "TRAJSEARCH_API_KEY": key, "TRAJSEARCH_SERVER": found.group(1)}
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(60)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+        err.close()
+
+
+def _search_over_grpc(env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", "search", "flight not available", "-k", "2"],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def _flood(address: str, n: int) -> list[socket.socket]:
+    host, port = address.rsplit(":", 1)
+    opened = []
+    for _ in range(n):
+        try:
+            opened.append(socket.create_connection((host, int(port)), timeout=30))
+        except OSError:  # (the backlog full: what is open is enough)
+            break
+    return opened
+
+
+def test_idle_connections_to_the_pages_leave_the_process_its_files(served_with_few_files) -> None:
+    """A client holding 400 idle connections to the pages (a careless pool, a hostile one) took every file
+    descriptor of the process: gRPC accepted no connection ("UNAVAILABLE: failed to connect to all addresses"), for
+    every tenant, and the index and the trace files could not be opened, until it let go. The pages keep at most a
+    quarter of the process's descriptors open, closing the idle ones first: gRPC serves, and so do the pages."""
+    grpc_address, web_address, env = served_with_few_files
+    flood = _flood(web_address, 400)
+    try:
+        time.sleep(1)  # (the server accepts them all, closing what is past its bound)
+        found = _search_over_grpc(env)
+        assert found.returncode == 0, found.stdout + found.stderr
+        assert "flight" in found.stdout
+        host, port = web_address.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("GET", "/signin")
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        for sock in flood:
+            sock.close()

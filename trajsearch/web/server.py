@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import resource
 import socket
 import ssl
 import threading
@@ -47,6 +48,22 @@ LINGER_S = 2.0
 MAX_PAGES_AT_ONCE = 128
 
 
+def connection_budget() -> int:
+    """Most connections the pages keep open: a quarter of the process's file descriptors (at least 64, at most 4096).
+    Every accepted connection is a descriptor, and uvicorn bounds none: under systemd's default of 1024, a client
+    holding ~1000 idle connections to the pages left the process none, and every gRPC call of every tenant failed
+    "UNAVAILABLE: failed to connect to all addresses", until it let go (probe 52, SV3)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 4096
+    return max(64, min(4096, soft // 4))
+
+
+#: Most connections the pages keep open; one more closes the connection idle the longest (no request in progress:
+#: a browser's spare or kept-alive socket, one sending no head), or itself when every one is answering a request.
+MAX_CONNECTIONS = connection_budget()
+
+
 class BoundedHead(H11Protocol):
     """uvicorn's h11 protocol with a request's head bounded in size and in time, and its body in time, each refusal
     said in words: a head over :data:`MAX_REQUEST_HEAD` is answered 431 (h11 said only "Invalid HTTP request
@@ -60,10 +77,29 @@ class BoundedHead(H11Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._refused = False
+        self.idle_since: float | None = None  # when it last had no request in progress (None: it has one)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
         super().connection_made(transport)  # type: ignore[arg-type]
+        self.idle_since = self.loop.time()
         self._wait_for_head()
+        if len(self.connections) > MAX_CONNECTIONS:
+            self._make_room()
+
+    def _make_room(self) -> None:
+        """Close the connection idle the longest to keep :data:`MAX_CONNECTIONS` (this one, the newest, if no other
+        is idle: every other is answering a request, and this one has none yet)."""
+        idle = [c for c in self.connections if isinstance(c, BoundedHead) and c.idle_since is not None
+                and not c.transport.is_closing()]
+        oldest = min(idle, key=lambda c: c.idle_since or 0.0, default=self)
+        log.info("web connection closed: %d open, the most kept (%s idle)", len(self.connections), oldest.client)
+        oldest._stop_waiting()
+        oldest.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.IDLE:
+            self.idle_since = self.loop.time()
 
     def data_received(self, data: bytes) -> None:
         if self._refused:  # read and dropped until the connection closes
@@ -80,6 +116,7 @@ class BoundedHead(H11Protocol):
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:  # the head is whole: the request is the app's
             self._head_bytes = 0
+            self.idle_since = None
             self._stop_waiting()
         if self.conn.their_state is h11.SEND_BODY:  # its body is still to come
             if self._body_timer is None:
