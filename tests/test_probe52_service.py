@@ -310,6 +310,43 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
         server.stop(grace=2)
 
 
+def test_with_one_worker_an_open_ingest_stream_leaves_health_checks_and_searches_answered(tmp_path, tenants) -> None:
+    """Writes run on grpcio's own pool, beside the health service: with ``--workers 1`` (one write slot) an Ingest
+    stream open for hours must not hold its only thread, or a liveness probe would restart the server mid-ingest.
+    The health check, a search and a second stream's refusal are all answered while the stream is open."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    made, ring = tenants
+    server, slow = _serve(tmp_path, ring, slow_tenant="nobody", max_workers=1)
+    channel = grpc.insecure_channel(server.address)
+    stub = pb2_grpc.TrajSearchStub(channel)
+    metadata = (("authorization", f"Bearer {made['acme']}"),)
+    more, sent = threading.Event(), threading.Semaphore(0)
+
+    def batches():
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("new").model_dump_json(), source="d")])
+        sent.release()
+        more.wait(600)
+
+    stream = stub.Ingest.future(batches(), metadata=metadata)
+    try:
+        assert sent.acquire(timeout=120)
+        _eventually(lambda: server.service._writes == 1, "the stream holds its write slot")
+        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=60)
+        assert checked.status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.Ingest(iter([pb2.IngestBatch()]), metadata=metadata, timeout=60)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        with Client(server.address, made["acme"], timeout=60) as acme:
+            assert [h.trajectory_id for h in acme.search("payments", k=3)] == ["a1"]
+        more.set()
+        assert stream.result(120).ingested == 1
+    finally:
+        more.set()
+        channel.close()
+        server.stop(grace=2)
+
+
 # -- file descriptors: one process for gRPC, the pages, the index and the traces ---------------------
 
 

@@ -245,10 +245,13 @@ class ServiceServer:
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
         ]
         self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET, threshold=self.limits.max_message_bytes)
-        # TrajSearch calls run on workers shared among tenants; grpcio's own pool keeps the health service and refusals
+        # TrajSearch calls run on workers shared among tenants; grpcio's own pool keeps the health service, refusals
+        # and writes (bounded by their slots), with a thread beyond the writes: a health check must not wait for a
+        # stream that lasts hours (--workers 1 has one write slot)
         self.calls = TenantCalls(max_workers, share=tenant_share, limit=max(1, max_concurrent_rpcs // 2))
         interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls)
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
+        own = max(max_workers, writes + 1)
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=own, thread_name_prefix="rpc"),
                                   interceptors=[interceptor],
                                   options=options, maximum_concurrent_rpcs=max_concurrent_rpcs)
         pb2_grpc.add_TrajSearchServicer_to_server(self.service, self.server)
