@@ -47,6 +47,7 @@ def worst(n: int) -> dict[str, str]:
         "dunder token": ("__a" * n)[:n],
         "non-ASCII token": ("é日ß" * n)[:n],
         "slashes": "/" * n,
+        "title, then a path run": ("Fix the bug in the " + "a/" * n)[:n],
         "dots": "a" + "." * (n - 1),
         "dashes": "-" * n,
         "backslashes": "\\" * n,

@@ -4,11 +4,14 @@
 path characters, scanning to the run's end and back each time: a line of a few words and one 20,000-character run
 of ``a/b/c/...`` without an extension took 0.8-2 s to route (measured at HEAD, load 1-6), holding the GIL against
 every other caller of the service, the runtime's warnings and the web search box. It now looks once per run.
+
+The time of each is measured by ``scripts/bench_query_regex.py`` (shape "title, then a path run"), not here: a
+timed test fails on a busy machine. These tests pin the answers and the tokenizer's memory, which load does not move.
 """
 
 from __future__ import annotations
 
-import time
+import tracemalloc
 
 from trajsearch.fusion import looks_like_log, resolve_mode
 from trajsearch.search import MAX_QUERY_CHARS
@@ -17,22 +20,10 @@ from trajsearch.search import MAX_QUERY_CHARS
 SLASHES = "Fix the bug in the " + "a/" * ((MAX_QUERY_CHARS - 20) // 2)
 
 
-def _fastest(query: str, rounds: int = 3) -> float:
-    """The fastest of a few routings, in seconds of this process's CPU (the machine is shared)."""
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.process_time()
-        resolve_mode("auto", query)
-        best = min(best, time.process_time() - start)
-    return best
-
-
-def test_a_long_run_of_slashes_routes_as_before_in_linear_time():
-    """Bug: 0.8-2 s for this query at HEAD (quadratic in the run); now ~0.02-0.04 s. The bound is 10x the new
-    cost and far under the old one; the route is the old pattern's."""
+def test_a_long_run_of_slashes_routes_as_before():
+    """The route of the old, quadratic pattern (0.8-2 s for this query; timed by scripts/bench_query_regex.py)."""
     assert len(SLASHES) <= MAX_QUERY_CHARS
     assert resolve_mode("auto", SLASHES) == "dense"  # as before: a title-like line, no file path in it
-    assert _fastest(SLASHES) < 0.3
 
 
 def test_a_path_to_a_file_anywhere_in_a_run_still_rules_out_a_title():
@@ -46,16 +37,20 @@ def test_a_path_to_a_file_anywhere_in_a_run_still_rules_out_a_title():
     assert looks_like_log(f"{title} pkg/forms/py") is False  # no extension: as before, a title
 
 
-def test_a_long_path_tokenizes_in_linear_time_with_the_same_tokens():
+def test_a_long_path_tokenizes_in_little_memory_with_the_same_tokens():
     """Bug: the lexical tokenizer made every trailing sub-path of a path (``a/b/c`` -> ``b/c``, ``a/b/c``), each as
     long as the rest of the path, and kept only those of up to 120 characters: for a query of a 20,000-character
     ``a/b/c/...`` run (an ``auto`` search of a title-like line looks it up lexically) ~100 MB of strings and 2-7 s
     at HEAD. Now only the kept ones are made: the same tokens, in the same order."""
     from trajsearch.store.tokenize import tokenize, tokenize_query
 
-    start = time.process_time()
-    whole, parts = tokenize_query(SLASHES)
-    assert time.process_time() - start < 0.5
+    tracemalloc.start()
+    try:
+        whole, parts = tokenize_query(SLASHES)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000  # ~100 MB of sub-paths before; the kept ones are ~10,000 of up to 120 characters
     assert "a/a" in whole + parts and "a/a/a" in whole + parts
     parts = ["testbed", *(f"pkg{i}" for i in range(30)), "tools.py"]  # a path of over 120 characters
     tails = ["/".join(parts[k:]) for k in range(len(parts) - 1)]
