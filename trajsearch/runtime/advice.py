@@ -79,6 +79,13 @@ class AdviceConfig:
     likely_files_looked_up: int = 3
     #: runs looked up per such file (those that only read or named it are dropped)
     likely_file_runs: int = 5
+    #: How far down the likeliest files the lookups go to find ``likely_files_looked_up`` of them that some
+    #: successful run changed. A file no successful run of the tenant changed is no place an exemplar can
+    #: cover, yet the steps and the task's words vote for many: the user's own ``settings.py`` or
+    #: ``manage.py`` named in a report, an agent's ``reproduce_app/models.py``, a scratch migration. Such a
+    #: file (no candidate changed it, and no run its lookup finds did) is dropped from the likeliest, and the
+    #: next one is looked up in its place, up to this many lookups.
+    likely_files_checked: int = 6
     #: The calls the task names decide the last places (``RerankConfig.call_slots``), but a run found
     #: only by the call it made (``book`` of ``book_reservation``; its task worded otherwise) was never
     #: a candidate (probe E, E4). So the task's words that no candidate's state-changing calls hold
@@ -298,7 +305,9 @@ def exemplars(
         strategy = Strategy.use_as_inspiration
     if config.rerank.diversity:
         cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config, floor)
-        more = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids, config)
+        more, unchanged = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids,
+                                                      config)
+        cover = {key: weight for key, weight in cover.items() if key not in unchanged}
         if more:  # ranked again with them: the features' idf is over all candidates
             candidates = sorted([*candidates, *more], key=lambda h: -h.score)
             ranked, by_calls = _rankings(task, candidates, summaries, ctx, config, slots)
@@ -314,7 +323,8 @@ def exemplars(
                              cover=cover if covering else None, cover_weight=config.cover_weight,
                              task_of=lambda s: tasks.get(s.hit.trajectory_id))
         def likely(run: str) -> set[str]:  # the likeliest files but for the run's own vote
-            return _likeliest(without(run), config.likely_files_looked_up)
+            return _likeliest({key: w for key, w in without(run).items() if key not in unchanged},
+                              config.likely_files_looked_up)
         ranked, by_calls = _grounded(ranked, floor, likely, summaries), _grounded(by_calls, floor, likely, summaries)
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
@@ -393,31 +403,40 @@ def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:
 
 def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, cover: dict[str, float],
                                 ranked: list[Scored], summaries: dict[str, Hit], exclude: Sequence[str],
-                                config: AdviceConfig) -> list[Hit]:
+                                config: AdviceConfig) -> tuple[list[Hit], set[str]]:
     """More candidates (their better row of task and summary, scored like the others): the successful runs that
     changed one of the likeliest files (``cover``, the first ``likely_files_looked_up``) that no candidate
-    changed, ``likely_file_runs`` looked up per file. Their summary rows join ``summaries``. None when every
-    likely file has a candidate that changed it."""
+    changed, ``likely_file_runs`` looked up per file; and the files found changed by no successful run (no
+    candidate changed them, nor any run their lookup found), which are then no likely file: the next one is
+    looked up in their place, ``likely_files_checked`` lookups at most (see ``AdviceConfig``). The new runs'
+    summary rows join ``summaries``."""
     if not cover or not config.likely_files_looked_up or not config.likely_file_runs:
-        return []
+        return [], set()
     changed = {file_key(path) for s in ranked for path in changed_files(_summary(s, summaries))}
-    likely = sorted(cover, key=lambda key: -cover[key])[:config.likely_files_looked_up]
-    missing = [key for key in likely if key not in changed]
-    if not missing:
-        return []
     summary = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
     known = {s.hit.trajectory_id for s in ranked}
-    found: list[str] = []
-    for key in missing:  # each file on its own: one lookup of several files ranks runs by their rarest
-        looked_up = ts.lexical_runs(key, summary, k=config.likely_file_runs)
-        found += [t for t in looked_up if t not in known and t not in found]
-    rows = ts.runs(found, tenant=ctx.tenant, level="summary") if found else {}
-    # the lexical leg also matches a file a run read or only named: keep the runs that changed one
-    keep = [t for t, row in rows.items() if {file_key(path) for path in changed_files(row.text)} & set(missing)]
-    if not keep:
-        return []
-    summaries.update((t, rows[t]) for t in keep)
-    return _better_rows(ts, task, ctx, keep)
+    likely, keep, unchanged = 0, [], set()
+    lookups = 0
+    for key in sorted(cover, key=lambda key: -cover[key]):
+        if likely == config.likely_files_looked_up or lookups == config.likely_files_checked:
+            break
+        if key in changed:
+            likely += 1
+            continue
+        lookups += 1  # each file on its own: one lookup of several files ranks runs by their rarest
+        looked_up = [t for t in ts.lexical_runs(key, summary, k=config.likely_file_runs) if t not in known]
+        rows = ts.runs(looked_up, tenant=ctx.tenant, level="summary") if looked_up else {}
+        # the lexical leg also matches a file a run read or only named: keep the runs that changed it
+        changers = [t for t, row in rows.items() if key in {file_key(path) for path in changed_files(row.text)}]
+        if not changers:
+            unchanged.add(key)
+            continue
+        likely += 1
+        for t in changers:
+            if t not in summaries:
+                summaries[t] = rows[t]
+                keep.append(t)
+    return (_better_rows(ts, task, ctx, keep) if keep else []), unchanged
 
 
 def _better_rows(ts: TrajSearch, task: str, ctx: RuntimeContext, runs: list[str]) -> list[Hit]:
