@@ -157,7 +157,9 @@ def test_a_server_gone_under_the_workers_is_said_not_each_batch_whole(tmp_path: 
     assert proc.returncode == 128 + signal.SIGINT, stderr
     line = _said(stderr)
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but the store's milvus-lite server "
-                    r"ended before the workers: .*the next open of the store removes it; rerun the same command", line)
+                    r"ended before the workers[:;] .*the next open of the store removes it; rerun the same command", line)
+    # "...before the workers; worker 0 exited with 1: ..." when a worker met the dead server before the Ctrl-C
+    # reached it (seen on a loaded machine): the same cause, said with the worker's exit
     assert said and "each batch whole" not in line, line
     # a batch whose last write failed may have landed whole before it (its task rows in, the run record not
     # cleared): kept by the next open, not checkpointed, hence "at least"
