@@ -147,3 +147,54 @@ def test_an_empty_exemplars_or_steps_answer_says_the_versions_held_no_run(hashin
         found = ask(kind)  # found: no reason to give
         assert found["results"] and "reason" not in found, found
     assert ask("failures", env_version="v2")["reason"] == "no_failures_in_versions"
+
+
+# -- RT1's review: every action that calls no tool, not only respond ----------------------------------
+
+#: SWE-agent (0.x, Multi-SWE-bench's doubao run) stopped at its cost limit: its last action is ``exit_cost``
+SWE_AGENT_EXIT_COST = (FIXTURES / "swe-agent" / ".real" / "20240825_SWE-agent_doubao-pro-128k" / "trajs"
+                       / "fasterxml__jackson-databind-3851.traj")
+#: Harbor's Terminus 2 golden trajectory: ``bash_command`` keystrokes, then ``mark_task_complete``
+TERMINUS = FIXTURES / "atif" / ".real" / "terminus_2" / "hello-world-invalid-json.trajectory.json"
+#: The tools SWE-agent 0.x's default config gives its agent (config/default.yaml's command files), and bash
+SWE_AGENT_TOOLS = ["bash", "open", "goto", "scroll_up", "scroll_down", "create", "edit", "search_dir", "search_file",
+                   "find_file", "submit"]
+
+
+def test_staleness_does_not_take_a_stop_or_a_done_mark_for_a_missing_tool(hashing_ts):
+    """``respond`` was exempted alone. SWE-agent records its own stop as the run's last action (``exit_cost``,
+    ``exit_context``, ``exit_format``...: every run that hit a limit), Terminus (ATIF, through Harbor) its "task
+    complete" as ``mark_task_complete``: against the agent's own tool list each run was reported "used tools no
+    longer available: exit_cost" and ``prune`` deleted it. A tool really gone is still reported."""
+    runs = _runs(SWE_AGENT_EXIT_COST, TERMINUS)
+    swe, terminus = runs
+    assert swe.tools_used == ["bash", "exit_cost"] and "mark_task_complete" in terminus.tools_used
+    hashing_ts.add(runs)
+    rt = Runtime(hashing_ts)
+    ctx = RuntimeContext(tenant="acme", tools_available=[*SWE_AGENT_TOOLS, "bash_command"])
+    assert rt.staleness_report(ctx) == []
+    assert rt.prune(ctx, rt.staleness_report(ctx)) == []
+    assert hashing_ts.stats(tenant="acme")["trajectories"] == 2
+
+    no_bash = RuntimeContext(tenant="acme", tools_available=SWE_AGENT_TOOLS[1:])
+    assert [(s.trajectory_id, s.reasons) for s in rt.staleness_report(no_bash)] == \
+        [(terminus.trajectory_id, ["used tools no longer available: bash_command"]),
+         (swe.trajectory_id, ["used tools no longer available: bash"])]
+
+
+def test_tool_overlap_does_not_count_the_agents_replies_as_a_tool_it_lacks(hashing_ts):
+    """The reranker weighs the share of a run's tools the context has. ``respond`` counted as one: a tau-bench run
+    that booked a flight and spoke scored 1/2 against the airline env's own tools, one that only spoke 0 (and lost
+    the tools' weight): the top three exemplars changed for 32 of 50 airline tasks (recall unchanged)."""
+    from trajsearch.runtime.rerank import tool_overlap
+
+    airline = _runs(TAU_AIRLINE)
+    hashing_ts.add(airline)
+    ctx = RuntimeContext(tenant="acme", tools_available=AIRLINE_TOOLS)
+    hits = hashing_ts.search(airline[0].task, tenant="acme", levels="task", k=5)
+    assert {h.trajectory_id for h in hits} == {a.trajectory_id for a in airline}
+    assert all("respond" in h.tools for h in hits)
+    assert [tool_overlap(h, ctx) for h in hits] == [1.0, 1.0]
+    without_booking = RuntimeContext(tenant="acme", tools_available=["get_user_details"])
+    assert sorted(tool_overlap(h, without_booking) for h in hits) == [0.0, 0.5]
+

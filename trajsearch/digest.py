@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
@@ -181,9 +182,6 @@ class ExemplarDigest:
         )
 
 
-#: The action every adapter gives an agent's words to the user: a Q&A run's answer, a coding run's report, a
-#: tau-bench agent's turn of its dialogue (whose reply from the user the adapters keep as its observation).
-RESPOND = "respond"
 
 
 def is_dialogue_turn(step: Step) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Sequence
 
-from ..digest import RESPOND
+from ..actions import is_tool
 from ..model import Outcome, Trajectory
 from ..represent import MAX_ROW_CHARS
 from ..search import TrajSearch
@@ -182,12 +182,13 @@ def _missing_tools(ts: TrajSearch, row: dict[str, Any], tenant: str, available: 
 
 
 def _missing(tools: Sequence[str], available: set[str]) -> list[str]:
-    """The tools of ``tools`` that are not ``available``, the agent's words to the user aside: ``respond`` is the
-    action the adapters give a reply (:data:`~trajsearch.digest.RESPOND`; tau-bench's ``RESPOND_ACTION_NAME``), no
-    tool a runtime lists, so a context naming every tool its agent has flagged each run that ever spoke as
+    """The tools of ``tools`` that are not ``available``, the actions that call no tool aside
+    (:func:`~trajsearch.actions.is_tool`): the agent's replies (``respond``), SWE-agent's stops (``exit_cost``), a
+    runtime lists none of them, so a context naming every tool its agent has flagged each run that ever spoke as
     "used tools no longer available: respond", and ``prune`` deleted them all (probe 52, RT1: 365 of 365
-    tau-bench and tau2 runs against the airline and retail envs' own tool lists)."""
-    return [t for t in tools if t not in available and t != RESPOND]
+    tau-bench and tau2 runs against the airline and retail envs' own tool lists), and so every SWE-agent run
+    stopped at a limit, for its ``exit_cost`` (RT1's review)."""
+    return [t for t in tools if t not in available and is_tool(t)]
 
 
 def prune(ts: TrajSearch, tenant: str, stale: Sequence[StaleRun]) -> list[str]:

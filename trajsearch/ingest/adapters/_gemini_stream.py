@@ -34,6 +34,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -98,7 +99,7 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
             said_at = said_at if said.strip() else at
             said += str(event.get("content") or "") if event.get("delta") else "\n" + str(event.get("content") or "")
         elif kind == "tool_use":
-            step = {"thought": said.strip() or None, "action": str(event.get("tool_name") or "tool")[:200],
+            step = {"thought": said.strip() or None, "action": str(event.get("tool_name") or UNNAMED_TOOL)[:200],
                     "arguments": event.get("parameters"), "started_at": iso_time(at)}
             said = ""
             steps.append(step)

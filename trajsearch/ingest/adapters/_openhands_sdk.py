@@ -52,6 +52,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import UNNAMED_TOOL
+
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
@@ -521,7 +523,7 @@ def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, An
     ``tool_kind``, else its ``title``), its input (``raw_input``; a placeholder's empty one leaves what is known),
     and, once the call has ended (``_ended``), what it gave back and its error (see ``acp_result``)."""
     if step is None:
-        step = {"action": "tool", "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
+        step = {"action": UNNAMED_TOOL, "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
     kind = event.get("tool_kind") if isinstance(event.get("tool_kind"), str) else ""
     title = event.get("title").strip() if isinstance(event.get("title"), str) else ""
     step["action"] = kind if kind not in _ACP_UNNAMED else (title or step["action"])

@@ -191,6 +191,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
+from trajsearch.actions import TASK_COMPLETE
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
@@ -544,7 +545,7 @@ def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None
             for c in response["commands"] if isinstance(c, dict) and "keystrokes" in c
         ]
         if response.get("task_complete") is True:
-            calls.append(("mark_task_complete", {}))
+            calls.append((TASK_COMPLETE, {}))
         thought = "\n".join(f"{k.title()}: {response[k]}" for k in ("analysis", "plan")
                             if isinstance(response.get(k), str) and response[k].strip())
         return (calls, thought or None) if calls else None
@@ -552,7 +553,7 @@ def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None
         calls = [("bash_command", {"keystrokes": k, "duration": float(d) if d else None})
                  for d, k in _XML_KEYS.findall(message)]
         if _XML_DONE.search(message):
-            calls.append(("mark_task_complete", {}))
+            calls.append((TASK_COMPLETE, {}))
         parts = [f"{tag.title()}: {m.group(1).strip()}" for tag in ("analysis", "plan")
                  if (m := re.search(rf"<{tag}>(.*?)</{tag}>", message, re.S))]
         return (calls, "\n".join(parts) or None) if calls else None

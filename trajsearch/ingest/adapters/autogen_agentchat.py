@@ -53,6 +53,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ..sources import COMPRESSED_SUFFIXES, peek, whole_document
@@ -410,7 +411,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "ToolCallRequestEvent":
             for call in as_list(msg.get("content")):
                 call = as_dict(call)
-                step = {"thought": thought, "action": str(call.get("name") or "tool"),
+                step = {"thought": thought, "action": str(call.get("name") or UNNAMED_TOOL),
                         "arguments": tool_arguments(call.get("arguments")), "started_at": when}
                 thought = None
                 steps.append(step)
@@ -421,7 +422,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 result = as_dict(result)
                 step = by_call.get(result.get("call_id")) if isinstance(result.get("call_id"), str) else None
                 if step is None:  # a result whose call this dump does not hold
-                    step = {"action": str(result.get("name") or "tool"), "started_at": when}
+                    step = {"action": str(result.get("name") or UNNAMED_TOOL), "started_at": when}
                     steps.append(step)
                 output = result.get("content")
                 step["observation"] = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)

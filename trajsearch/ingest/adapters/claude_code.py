@@ -173,6 +173,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -851,7 +852,7 @@ class _Session:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 step = {
                     "thought": join_thought(self.pending_thought + narration),
-                    "action": str(part.get("name") or "tool"),
+                    "action": str(part.get("name") or UNNAMED_TOOL),
                     "arguments": part.get("input") if part.get("input") is not None else {},
                     "started_at": iso_time(at),
                 }

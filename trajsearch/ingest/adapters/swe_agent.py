@@ -131,6 +131,7 @@ from typing import Any
 
 import yaml
 
+from trajsearch.actions import AGENT_STOP, QUIT
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
@@ -228,7 +229,7 @@ _DISCUSSION = re.compile(r"^\s*DISCUSSION\s*\n")
 #: on (``swe_env.py`` ``step``: ``validate_submission`` failed, ``observation = "Wrong flag!"``).
 _WRONG_FLAG = "Wrong flag!"
 #: What SWE-agent records as the last action when it stops a run itself (a limit hit, a format error, ...).
-_EXIT_ACTION = re.compile(r"^(?:exit_\w+|early_exit)$")
+_EXIT_ACTION = AGENT_STOP
 #: SWE-agent's own word on why it stopped a run, the last step's thought (1.x ``forward_with_handling``'s
 #: ``handle_error_with_autosubmission(status, message)``, 0.x ``forward_with_error_check``): with the exception it
 #: caught after the colon ("Exit due to unknown error: litellm.APIError: ...", "... runtime error: ...", "... retry
@@ -596,7 +597,7 @@ def _action(command: str, own: frozenset[str] = frozenset()) -> str:
     by name, anything else ``bash``."""
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
     if first in SWE_AGENT_TOOLS or first in own or (first == command.strip() and (
-            _EXIT_ACTION.match(first) or first == "exit")):
+            _EXIT_ACTION.match(first) or first == QUIT)):
         return first
     return "bash"
 

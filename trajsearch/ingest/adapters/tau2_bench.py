@@ -95,6 +95,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+from trajsearch.actions import UNKNOWN_TOOL
 from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import join_thought
@@ -383,7 +384,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         step = queue.pop(0) if queue else next(
             (s for s in steps if s["action"] not in (None, "respond") and "observation" not in s), None)
         if step is None:  # a reply to no recorded call: keep it rather than lose it
-            step = {"action": "unknown_tool", "started_at": when}
+            step = {"action": UNKNOWN_TOOL, "started_at": when}
             steps.append(step)
         step["observation"] = content
         step["ended_at"] = when
@@ -405,7 +406,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             reasoning = _reasoning(msg)
             for n, call in enumerate(calls):
                 step = {"thought": join_thought([reasoning, content]) if n == 0 else None,
-                        "action": str(call.get("name") or "unknown_tool")[:200],
+                        "action": str(call.get("name") or UNKNOWN_TOOL)[:200],
                         "arguments": call.get("arguments"), "started_at": when}
                 steps.append(step)
                 waiting.setdefault(str(call.get("id")), []).append(step)

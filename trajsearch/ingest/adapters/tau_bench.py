@@ -79,6 +79,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
+from trajsearch.actions import UNKNOWN_TOOL
 from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import join_thought
@@ -287,7 +288,7 @@ def _steps(traj: list[Any]) -> list[dict]:
                 fn = as_dict(call.get("function"))
                 step = {
                     "thought": join_thought([reasoning, _as_thought(content)]) if n == 0 else None,
-                    "action": str(fn.get("name") or "unknown_tool")[:200],
+                    "action": str(fn.get("name") or UNKNOWN_TOOL)[:200],
                     "arguments": tool_arguments(fn.get("arguments")),
                 }
                 steps.append(step)
@@ -304,7 +305,7 @@ def _steps(traj: list[Any]) -> list[dict]:
                 None,
             )
             if step is None:  # a reply to no recorded call: keep it rather than lose it
-                step = {"action": msg.get("name") or "unknown_tool"}
+                step = {"action": msg.get("name") or UNKNOWN_TOOL}
                 steps.append(step)
             step["observation"] = content
             if error := _tool_error(content):

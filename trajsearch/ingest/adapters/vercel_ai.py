@@ -84,6 +84,7 @@ import re
 from dataclasses import asdict
 from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._common import Context, PassedOver, RecordError
@@ -312,7 +313,7 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
             node.info = {"finish_reasons": [reason]}  # ``tool-calls`` as the last: the SDK stopped, calls unrun
     elif op == "ai.toolCall":
         node.role = "tool"
-        node.tool = str(attrs.get("ai.toolCall.name") or "tool")
+        node.tool = str(attrs.get("ai.toolCall.name") or UNNAMED_TOOL)
         node.call_id = attrs.get("ai.toolCall.id")
         node.arguments = maybe_json(attrs.get("ai.toolCall.args", attrs.get("ai.toolCall.input")))
         result = attrs.get("ai.toolCall.result", attrs.get("ai.toolCall.output"))

@@ -1,0 +1,42 @@
+"""The actions the adapters record that are no tool: the one definition of each, used by the adapters that write
+them and by whatever asks which tools a run used (:func:`is_tool`).
+
+A step's ``action`` is the tool an agent called, but a run also holds steps that called none: the agent's words
+to the user, its harness stopping it, its way of saying it is done, a call whose tool the file does not name. A
+runtime lists the tools its agent has; judged against that list, these read as tools "no longer available", and
+``prune`` deleted every run that held one (probe 52, RT1 and its review: every tau-bench run for ``respond``, every
+SWE-agent run stopped at a limit for ``exit_cost``), while the reranker's tool overlap scored a run that only
+talked below one that called tools the context has.
+
+Below the model only: the adapters (ingest), the digest and the runtime all import it.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The action every adapter gives an agent's words to the user: a Q&A run's answer, a coding run's report, a
+#: tau-bench agent's turn of its dialogue (whose reply from the user the adapters keep as its observation).
+RESPOND = "respond"
+#: SWE-agent stopping a run itself, recorded as the run's last action: a limit hit (``exit_cost``, ``exit_context``),
+#: a format error, an API or runtime error (0.x ``forward_with_error_check``: ``exit_api``, ``exit_error``), CodeR's
+#: ``early_exit``; EnIGMA's ``exit_forfeit``, the agent giving up.
+AGENT_STOP = re.compile(r"^(?:exit_\w+|early_exit)$")
+#: The command ``exit`` typed alone: SWE-agent 1.x ends the run (``exit_command``), no tool ran.
+QUIT = "exit"
+#: Terminus' ``"task_complete": true`` (JSON) or ``<task_complete>true`` (XML), as Harbor itself maps it to a call.
+TASK_COMPLETE = "mark_task_complete"
+#: A call whose tool the file does not name: the placeholders the adapters give it.
+UNNAMED_TOOL = "tool"
+UNKNOWN_TOOL = "unknown_tool"  # tau-bench, tau2: a tool result answering no recorded call, or a call with no name
+NOT_TOOLS = frozenset({RESPOND, QUIT, TASK_COMPLETE, UNNAMED_TOOL, UNKNOWN_TOOL})
+
+
+def is_tool(action: str | None) -> bool:
+    """Whether ``action`` names a tool the agent called (see the module docstring), as a runtime's tool list would."""
+    return bool(action) and action not in NOT_TOOLS and not AGENT_STOP.match(action)
+
+
+def tools_of(actions: object) -> list[str]:
+    """The tools among ``actions`` (a run's ``tools_used``, a row's ``tools``), in order, each once."""
+    return [a for a in dict.fromkeys(actions or ()) if isinstance(a, str) and is_tool(a)]
