@@ -198,3 +198,32 @@ def test_tool_overlap_does_not_count_the_agents_replies_as_a_tool_it_lacks(hashi
     without_booking = RuntimeContext(tenant="acme", tools_available=["get_user_details"])
     assert sorted(tool_overlap(h, without_booking) for h in hits) == [0.0, 0.5]
 
+
+# -- RT3's review: a key pinned to other versions, every kind says why --------------------------------
+
+
+def test_a_search_outside_the_keys_pins_says_why_for_every_kind(tmp_path):
+    """A key pinned to env v2, a context asking for v1: nothing may be searched. ``kind=failures`` said why
+    (``versions_not_readable``), ``kind=exemplars`` and ``kind=steps`` answered ``[]`` with no reason or note,
+    exemplars with no strategy, and no ``searches_left``: gRPC read 0 with ``capped`` false, a client could not
+    tell it may search again. Each kind now says why, and the search counts against the cap as any other."""
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = [run.model_copy(update={"env_version": "v1"}) for run in _runs(TAU_AIRLINE)]
+    keys, ring = key_ring(pinned=dict(tenant="acme", role="read", key_id="pinned", env_versions=["v2"]))
+    server = serve_store(tmp_path, ring, runs, Limits())  # search cap 3
+    try:
+        with Client(server.address, keys["pinned"]) as client:
+            answers = [client.search_past_runs(runs[0].task, session_id="s", kind=kind, env_version="v1")
+                       for kind in ("exemplars", "steps", "failures", "exemplars")]
+    finally:
+        server.stop(grace=2)
+    *told, capped = answers
+    assert [(a["results"], a["reason"], a["searches_left"]) for a in told] == \
+        [([], "versions_not_readable", left) for left in (2, 1, 0)]
+    assert told[0]["strategy"] == "plan_from_scratch"
+    assert all("may not read runs of this run's environment or policy versions" in a["note"] for a in told)
+    assert capped["status"] == "limit_reached"

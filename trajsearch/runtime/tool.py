@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import AdviceConfig, exemplars, search, similarity, warnings
+from .advice import AdviceConfig, Strategy, exemplars, search, similarity, warnings
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -46,6 +46,8 @@ NO_WARNINGS = {
     "versions_not_readable": "This key may not read runs of this run's environment or policy versions: no warning "
                              "can apply.",
 }
+#: The service's reason when the context's versions are all outside its key's pins, for every kind.
+UNREADABLE = "versions_not_readable"
 #: The same for each kind: the reasons and notes of an empty answer.
 NO_RESULTS = {
     "failures": NO_WARNINGS,
@@ -54,12 +56,14 @@ NO_RESULTS = {
         "no_runs_in_versions": "No successful run is recorded for this run's environment or policy versions (only "
                                "for others): plan from scratch.",
         "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
+        UNREADABLE: "This key may not read runs of this run's environment or policy versions: plan from scratch.",
     },
     "steps": {
         "no_matching_steps": "No step of a past run matches this query.",
         "no_runs_in_versions": "No run is recorded for this run's environment or policy versions (only for others): "
                                "no step to show.",
         "no_runs": "No run is recorded here yet: no step to show.",
+        UNREADABLE: "This key may not read runs of this run's environment or policy versions: no step to show.",
     },
 }
 
@@ -104,8 +108,10 @@ class SearchPastRuns:
     def definition(self) -> dict[str, Any]:
         return definition(self.cap)
 
-    def __call__(self, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
-        """Run one search; always returns a JSON-able dict with a ``status``, never raises."""
+    def __call__(self, arguments: Mapping[str, Any] | str, *, readable: bool = True) -> dict[str, Any]:
+        """Run one search; always returns a JSON-able dict with a ``status``, never raises. ``readable=False``: the
+        caller may read none of the context's versions (the service's key pins), so nothing is searched and the
+        answer says so (:data:`UNREADABLE`), a search spent like any other empty one."""
         if self.used >= self.cap:
             return {
                 "status": "limit_reached",
@@ -123,7 +129,7 @@ class SearchPastRuns:
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
             try:
-                result = self._run(query, k, kind)
+                result = self._run(query, k, kind) if readable else self._unreadable(query, kind)
             except Exception:  # the model gets a readable error, the operator the traceback
                 log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
                 result = {"status": "error", "error": "the search failed; continue without it"}
@@ -132,6 +138,16 @@ class SearchPastRuns:
             span.set_attribute("trajsearch.tool.status", result["status"])
         result["searches_left"] = self.cap - self.used
         return result
+
+    def _unreadable(self, query: str, kind: str) -> dict[str, Any]:
+        """The empty answer of a search the caller's key may not make: the reason and note of every kind, and the
+        strategy an empty exemplars answer states. Only ``kind=failures`` had said why; exemplars and steps over a
+        pinned key answered ``[]`` with no word, no strategy, and through the service no ``searches_left``, which
+        gRPC read as 0 with ``capped`` false (probe 52, RT3's review)."""
+        base: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query), "results": []}
+        if kind == "exemplars":
+            base["strategy"] = Strategy.plan_from_scratch.value
+        return base | {"reason": UNREADABLE, "note": NO_RESULTS[kind][UNREADABLE]}
 
     def _run(self, query: str, k: int, kind: str) -> dict[str, Any]:
         base: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query)}

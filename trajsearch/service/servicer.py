@@ -319,20 +319,17 @@ class Service(pb2_grpc.TrajSearchServicer):
         ctx = self._runtime_context(call, req.context)
         rt = self._runtime()
         arguments: dict[str, Any] = {"query": query, "kind": kind, **({"k": k} if k else {})}
-        if ctx is None:  # the key's pins exclude the requested versions: nothing is applicable
-            from ..runtime.tool import NO_WARNINGS, echoed
+        from ..runtime import RuntimeContext
 
-            result: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query), "results": []}
-            if kind == "failures":  # said why, as every empty failures answer is (the tool's labels)
-                result["reason"] = "versions_not_readable"
-                result["note"] = NO_WARNINGS[result["reason"]]
-        else:
-            tool, lock = self._session_tool(rt, call, session_id, ctx)
-            call.check_deadline()
-            with lock:  # two concurrent calls of one session must not both pass the cap
+        # ctx None: the key's pins exclude the requested versions, nothing is searched; the session's tool still
+        # answers (the reason and note of every kind, the cap spent and told as on any other search)
+        tool, lock = self._session_tool(rt, call, session_id, ctx or RuntimeContext(tenant=call.tenant))
+        call.check_deadline()
+        with lock:  # two concurrent calls of one session must not both pass the cap
+            if ctx is not None:
                 tool.ctx = ctx
-                tool.readable = (call.principal.env_versions, call.principal.policy_versions)  # never past the pins
-                result = tool(arguments)
+            tool.readable = (call.principal.env_versions, call.principal.policy_versions)  # never past the pins
+            result = tool(arguments, readable=ctx is not None)
         call.note(status=result.get("status"), session=session_id[:16])
         return pb2.SearchPastRunsResponse(
             result_json=json.dumps(result, ensure_ascii=False, default=str),
