@@ -146,3 +146,31 @@ def raw_stream(address: str, method: str, messages: Iterable[bytes], metadata: I
     with grpc.insecure_channel(address, options=[("grpc.enable_retries", 0)]) as channel:
         call = channel.stream_unary(f"/trajsearch.v1.TrajSearch/{method}")
         return call(iter(messages), metadata=tuple(metadata), timeout=timeout)
+
+
+async def mcp_session(address: str, key: str, script: list, options: Iterable[str] = (),
+                      read_timeout: float = 60) -> tuple[list, list]:
+    """``trajsearch mcp --server address [options]`` over stdio, driven by the ``mcp`` package's own client: its
+    tools, and the result of each call of ``script``, in order. An item of ``script`` is the arguments of one
+    ``search_past_runs`` call, or a number of seconds the host waits (idle between two conversations). The
+    process imports this checkout's trajsearch (the test's ``sys.path``)."""
+    import asyncio
+    import os
+    import sys
+
+    from mcp import Client as McpClient
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "trajsearch.service", "mcp", "--server", address, *options],
+        env={"TRAJSEARCH_API_KEY": key, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    results = []
+    async with McpClient(params, read_timeout_seconds=read_timeout) as mcp:
+        tools = (await mcp.list_tools()).tools
+        for step in script:
+            if isinstance(step, (int, float)):
+                await asyncio.sleep(step)
+            else:
+                results.append(await mcp.call_tool("search_past_runs", step))
+    return tools, results

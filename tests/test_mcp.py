@@ -20,6 +20,7 @@ from trajsearch.client import Client
 from trajsearch.service.auth import key_entry, new_key
 
 from conftest import failing_run, free_port, make_run
+from service_support import mcp_session
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +48,6 @@ def served(tmp_path_factory):
     log.close()
 
 
-async def _session(address: str, key: str, calls: list[dict]) -> tuple[list, list]:
-    from mcp import Client as McpClient
-    from mcp import StdioServerParameters
-
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "trajsearch.service", "mcp", "--server", address],
-        env={"TRAJSEARCH_API_KEY": key, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})},
-    )
-    async with McpClient(params, read_timeout_seconds=60) as mcp:
-        tools = (await mcp.list_tools()).tools
-        results = [await mcp.call_tool("search_past_runs", args) for args in calls]
-    return tools, results
-
-
 def test_mcp_tool_round_trip_with_cap_and_provenance(served):
     address, keys, _, _ = served
     query = "Fix the failing unit test: OSError: [Errno 28] No space left on device"
@@ -75,7 +61,7 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
         {"query": "beta's disk", "kind": "steps", "k": 5},
         {"query": query, "kind": "steps"},
     ]
-    tools, results = asyncio.run(asyncio.wait_for(_session(address, keys["acme"], calls), 120))
+    tools, results = asyncio.run(asyncio.wait_for(mcp_session(address, keys["acme"], calls), 120))
     (tool,) = tools
     assert tool.name == "search_past_runs"
     assert set(tool.input_schema["properties"]) == {"query", "k", "kind"}  # no tenant, no filters

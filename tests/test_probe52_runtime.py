@@ -63,32 +63,16 @@ def test_staleness_does_not_take_the_agents_replies_for_a_missing_tool(hashing_t
 # -- RT2: over stdio one process serves every conversation of its host ----------------------------
 
 
-async def _mcp_calls(address: str, key: str, options: list[str], script: list) -> list:
-    """``trajsearch mcp`` over stdio, driven by the ``mcp`` package's own client: each item of ``script`` is the
-    arguments of one ``search_past_runs`` call, or a number of seconds to wait (the host idle between two
-    conversations); the parsed answers of the calls, in order."""
+def _mcp_answers(address: str, key: str, options: list[str], script: list, timeout: float = 240) -> list[dict]:
+    """The parsed answers of ``script``'s calls through ``trajsearch mcp`` over stdio (``service_support.mcp_session``)."""
     import asyncio
     import json
-    import os
-    import sys
 
-    from mcp import Client as McpClient
-    from mcp import StdioServerParameters
+    from service_support import mcp_session
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "trajsearch.service", "mcp", "--server", address, *options],
-        env={"TRAJSEARCH_API_KEY": key, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    answers = []
-    async with McpClient(params, read_timeout_seconds=120) as mcp:
-        for step in script:
-            if isinstance(step, (int, float)):
-                await asyncio.sleep(step)
-                continue
-            result = await mcp.call_tool("search_past_runs", step)
-            assert not result.is_error, result.content[0].text
-            answers.append(json.loads(result.content[0].text))
-    return answers
+    _, results = asyncio.run(asyncio.wait_for(mcp_session(address, key, script, options, read_timeout=120), timeout))
+    assert not any(r.is_error for r in results), [r.content[0].text for r in results]
+    return [json.loads(r.content[0].text) for r in results]
 
 
 def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
@@ -97,8 +81,6 @@ def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
     every search of every later conversation answered "You have used all N searches of past runs for this task.
     Stop searching" until the host restarted. Now a pause of ``--run-idle`` seconds starts a new run; within a run
     the cap holds (an agent looping on the tool is still stopped)."""
-    import asyncio
-
     from trajsearch.embed import HashingEmbedder
     from trajsearch.search import TrajSearch
     from trajsearch.service.server import ServiceServer
@@ -111,8 +93,8 @@ def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
     server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4, search_cap=2).start()
     try:
         query = {"query": "cancel my upcoming reservation and refund it", "kind": "exemplars"}
-        first, second, capped, later = asyncio.run(asyncio.wait_for(
-            _mcp_calls(server.address, keys["acme"], ["--run-idle", "3"], [query, query, query, 4, query]), 240))
+        first, second, capped, later = _mcp_answers(server.address, keys["acme"], ["--run-idle", "3"],
+                                                    [query, query, query, 4, query])
     finally:
         server.stop(0)  # closes the index too
     assert [first["status"], first["searches_left"], second["searches_left"]] == ["ok", 1, 0]
@@ -143,7 +125,7 @@ def test_an_empty_exemplars_or_steps_answer_says_the_versions_held_no_run(hashin
     for kind in ("exemplars", "steps"):
         answer = ask(kind, env_version="v2")
         assert answer["results"] == [] and answer["reason"] == "no_runs_in_versions", answer
-        assert "only for others" in answer["note"]
+        assert "only with other versions or none" in answer["note"]  # the runs hold no version
         found = ask(kind)  # found: no reason to give
         assert found["results"] and "reason" not in found, found
     assert ask("failures", env_version="v2")["reason"] == "no_failures_in_versions"
@@ -227,3 +209,34 @@ def test_a_search_outside_the_keys_pins_says_why_for_every_kind(tmp_path):
     assert told[0]["strategy"] == "plan_from_scratch"
     assert all("may not read runs of this run's environment or policy versions" in a["note"] for a in told)
     assert capped["status"] == "limit_reached"
+
+
+# -- RT2's review: the pause counts from the last search the cap let through ---------------------------
+
+
+def test_calls_refused_by_the_cap_keep_no_run_alive_and_are_told_what_was_counted(tmp_path):
+    """Each call refreshed the idle clock, the refused ones too: an agent calling on past its cap, a minute apart,
+    kept its run (and the host's next conversations) capped for good. The capped answer said "for this task",
+    which a process serving every conversation of its host cannot know. Timing margins of seconds, both ways."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.server import ServiceServer
+
+    from service_support import key_ring
+
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add(_runs(TAU_AIRLINE))
+    server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4, search_cap=2).start()
+    try:
+        query = {"query": "cancel my upcoming reservation and refund it", "kind": "exemplars"}
+        # idle 6 s: refused 2.5 s after the last search let through (3.5 s to spare), then 4 s more: 6.5 s since it
+        answers = _mcp_answers(server.address, keys["acme"], ["--run-idle", "6"],
+                               [query, query, query, 2.5, query, 4, query])
+    finally:
+        server.stop(0)
+    assert [a["status"] for a in answers] == ["ok", "ok", "limit_reached", "limit_reached", "ok"]
+    assert answers[-1]["searches_left"] == 1
+    capped = answers[2]["instruction"]
+    assert "used all 2 searches of past runs with no pause of 6 seconds between them" in capped
+    assert "for this task" not in capped

@@ -22,6 +22,8 @@ MAX_K = 5
 MAX_QUERY_CHARS = 2000
 DEFAULT_CAP = 4
 DEFAULT_RESULT_TOKENS = 1200
+#: What the capped answer says the searches were counted over (an MCP server over stdio says what it counted)
+CAP_SCOPE = "for this task"
 
 DESCRIPTION = (
     "Search past agent runs of this team (only runs applicable to your current environment; "

@@ -362,7 +362,7 @@ def mcp(
     port: int = typer.Option(8765, "--port", help="HTTP port."),
     insecure: bool = typer.Option(False, "--insecure", help="Allow --host beyond loopback (the HTTP endpoint has no auth)."),
     ca: Ca = None,
-    run_idle: Optional[float] = typer.Option(None, "--run-idle", help="Seconds without a search after which the next one starts a new run with a fresh search cap (default 15 minutes): one stdio process serves every conversation of its host (a stateful HTTP session keeps its own cap)."),
+    run_idle: Optional[float] = typer.Option(None, "--run-idle", help="Seconds without a search (counted from the end of the last one the cap let through) after which the next one starts a new run with a fresh search cap (default 15 minutes): one stdio process serves every conversation of its host (a stateful HTTP session keeps its own cap). Below a minute, a model's pause between two searches of one conversation often starts a new run: the cap then hardly holds."),
 ) -> None:
     """MCP server exposing search_past_runs (filters from the key and this context; capped per session)."""
     from ..service.mcp_server import run_mcp

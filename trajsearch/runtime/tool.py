@@ -24,7 +24,7 @@ from .format import FormatConfig, TokenCounter, omitted_text, default_counter, r
 
 log = logging.getLogger(__name__)
 
-from ..toolspec import DEFAULT_CAP, DEFAULT_RESULT_TOKENS, TOOL_NAME, definition, parse
+from ..toolspec import CAP_SCOPE, DEFAULT_CAP, DEFAULT_RESULT_TOKENS, TOOL_NAME, definition, parse
 
 #: Characters of the query said back in an answer: enough for the model to tell which search answered; a pasted
 #: issue (up to 2,000 characters) said back whole was ~40% of a one-exemplar answer (probe E3, observation 4).
@@ -40,7 +40,7 @@ NO_WARNINGS = {
     "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
                            "nothing to warn about.",
     "no_failures_in_versions": "No failed run is recorded for this run's environment or policy versions (only "
-                               "for others): no warning can apply.",
+                               "with other versions or none): no warning can apply.",
     "no_failed_runs": "No failed run is recorded here yet: no warning can apply.",
     # the service's answer when the context's versions are all outside its key's pins (nothing is searched)
     "versions_not_readable": "This key may not read runs of this run's environment or policy versions: no warning "
@@ -54,14 +54,14 @@ NO_RESULTS = {
     "exemplars": {
         "no_similar_runs": "No successful past run is close enough to this query: plan from scratch.",
         "no_runs_in_versions": "No successful run is recorded for this run's environment or policy versions (only "
-                               "for others): plan from scratch.",
+                               "with other versions or none): plan from scratch.",
         "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
         UNREADABLE: "This key may not read runs of this run's environment or policy versions: plan from scratch.",
     },
     "steps": {
         "no_matching_steps": "No step of a past run matches this query.",
-        "no_runs_in_versions": "No run is recorded for this run's environment or policy versions (only for others): "
-                               "no step to show.",
+        "no_runs_in_versions": "No run is recorded for this run's environment or policy versions (only "
+                               "with other versions or none): no step to show.",
         "no_runs": "No run is recorded here yet: no step to show.",
         UNREADABLE: "This key may not read runs of this run's environment or policy versions: no step to show.",
     },
@@ -116,7 +116,7 @@ class SearchPastRuns:
             return {
                 "status": "limit_reached",
                 "instruction": (
-                    f"You have used all {self.cap} searches of past runs for this task. Stop searching. "
+                    f"You have used all {self.cap} searches of past runs {CAP_SCOPE}. Stop searching. "
                     "Continue with what you have; if you cannot proceed safely, escalate to a human."
                 ),
                 "searches_left": 0,

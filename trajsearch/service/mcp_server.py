@@ -51,7 +51,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..model import filter_value
-from ..toolspec import DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
+from ..toolspec import CAP_SCOPE, DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
 from ..toolspec import parameters as tool_schema
 from .auth import API_KEY_ENV
 from .client import Client, PermissionDenied, ServiceError, Unauthenticated, refused_key
@@ -128,6 +128,18 @@ def _models_field(details: str) -> bool:
 
 #: Seconds without a search after which a process's next search starts a new run, with a fresh cap (``--run-idle``).
 RUN_IDLE_SECONDS = 900.0
+#: Below this a run rarely holds two searches of one conversation (a model takes seconds to minutes between them):
+#: said at start, not refused (a test, a host that wants no cap across pauses).
+RUN_IDLE_FLOOR = 60.0
+
+
+def awake_clock() -> float:
+    """Seconds that go on while the machine sleeps: a laptop's closed lid is idle time, where ``time.monotonic``
+    stops on Linux and macOS and a conversation of the evening before was still the run the next morning.
+    ``CLOCK_BOOTTIME`` (Linux) counts the sleep; elsewhere the wall clock (a jump of the clock at worst starts a
+    run early or late)."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(boottime) if boottime is not None else time.time()
 
 
 class _Sessions:
@@ -138,11 +150,13 @@ class _Sessions:
     SEP-2692, "should be expected to serve multiple conversations"), and a stateless (2026-era) HTTP client has
     no header: one id for the process capped a desktop host's every later conversation after its first four
     searches, each told "You have used all 4 searches of past runs for this task" (probe 52, RT2). So there a
-    run is the searches with no pause of ``run_idle`` seconds between them: a looping agent stays capped, the
-    next conversation starts afresh (run one HTTP server per agent run when the cap must be per run exactly).
+    run is the searches with no pause of ``run_idle`` seconds between them, the pause counted from the end of
+    the last search the cap let through (:meth:`searched`): a slow search is no idle time, and an agent calling
+    on past its cap is told to stop until it pauses, its refused calls keeping nothing alive; the next
+    conversation starts afresh (run one HTTP server per agent run when the cap must be per run exactly).
     """
 
-    def __init__(self, run_idle: float = RUN_IDLE_SECONDS, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, run_idle: float = RUN_IDLE_SECONDS, *, clock: Callable[[], float] = awake_clock) -> None:
         self.process_id = uuid.uuid4().hex
         self.run_idle, self._clock = run_idle, clock
         self._run_id, self._last = uuid.uuid4().hex, clock()
@@ -151,15 +165,37 @@ class _Sessions:
         """The header's id, derived from it and this process's random id: stable per session, unguessable
         from outside, and nothing kept per header (a client sending a new header per call grew a dict);
         without a header, the current run's (see the class docstring)."""
-        headers = ctx.headers
-        header = headers.get("mcp-session-id") if headers is not None else None
+        header = self._header(ctx)
         if header:
             return hashlib.sha256(f"{self.process_id}\0{str(header)[:128]}".encode()).hexdigest()[:32]
-        now = self._clock()
-        if now - self._last >= self.run_idle:
+        if self._clock() - self._last >= self.run_idle:
             self._run_id = uuid.uuid4().hex
-        self._last = now
         return self._run_id
+
+    def searched(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` of a search just ended, as the model is to read it: without a header, a search the cap let
+        through restarts the idle count, and a capped answer says what the cap counted (the searches with no
+        pause of ``run_idle`` between them, not "this task", which this process cannot see)."""
+        if self._header(ctx):
+            return result
+        if result.get("status") != "limit_reached":
+            self._last = self._clock()
+        elif isinstance(result.get("instruction"), str):
+            scope = f"with no pause of {_duration(self.run_idle)} between them"
+            result = result | {"instruction": result["instruction"].replace(CAP_SCOPE, scope)}
+        return result
+
+    @staticmethod
+    def _header(ctx: Any) -> str | None:
+        headers = ctx.headers
+        return headers.get("mcp-session-id") if headers is not None else None
+
+
+def _duration(seconds: float) -> str:
+    """``15 minutes``, ``90 seconds``: a pause as the model reads it."""
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds / 60:g} minutes"
+    return f"{seconds:g} seconds"
 
 
 def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str = "trajsearch",
@@ -178,7 +214,7 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
             )
 
         try:
-            result = await anyio.to_thread.run_sync(call)
+            result = sessions.searched(ctx, await anyio.to_thread.run_sync(call))
         except ServiceError as exc:
             if exc.code == grpc.StatusCode.INVALID_ARGUMENT and _models_field(exc.details):
                 raise ToolError(f"invalid arguments for {TOOL_NAME}: {exc.details}") from None
@@ -330,6 +366,9 @@ def run_mcp(
     check_context(context)  # before the key is even read: the first error the operator can fix
     if not run_idle > 0:
         raise ValueError(f"--run-idle: must be more than 0 seconds, got {run_idle:g}")
+    if run_idle < RUN_IDLE_FLOOR:
+        log.warning("--run-idle %gs: a pause this short between two searches of one conversation starts a new run "
+                    "with a fresh cap (a model takes seconds to minutes between searches)", run_idle)
     with Client(address, api_key, tls=tls, root_certificates=root_certificates) as client:
         check_key(client)
         server = build_mcp(client, context, run_idle=run_idle)
