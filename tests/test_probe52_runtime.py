@@ -64,7 +64,8 @@ def test_staleness_does_not_take_the_agents_replies_for_a_missing_tool(hashing_t
 
 
 def _mcp_answers(address: str, key: str, options: list[str], script: list, timeout: float = 240) -> list[dict]:
-    """The parsed answers of ``script``'s calls through ``trajsearch mcp`` over stdio (``service_support.mcp_session``)."""
+    """The parsed answers of ``script``'s calls through ``trajsearch mcp`` over stdio
+    (``service_support.mcp_session``)."""
     import asyncio
     import json
 
