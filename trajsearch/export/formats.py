@@ -46,11 +46,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..actions import RESPOND  # the agent talking to the user (re-exported: trajsearch.export.RESPOND)
 from ..model import TASK_SEEN_BY_AGENT, Step, Trajectory
 
 
 FORMATS = ("openai-chat", "sharegpt", "jsonl")
-RESPOND = "respond"  # tau-bench's action for the agent talking to the user
 
 
 def to_record(run: Trajectory, fmt: str, *, system: str | None = None,
