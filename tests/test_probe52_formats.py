@@ -133,3 +133,63 @@ def test_a_javascript_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(n
     [parsed] = list(read_dump(GEMINI_RUNS / f"{name}.jsonl"))
     shell = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
     assert [step.error for step in shell] == [error]
+
+
+def _run_of(command: str, output: str) -> Trajectory:
+    """A run whose one step ran ``command`` and printed ``output`` (no exit code kept, as many converters do)."""
+    return Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=0, action="bash", arguments={"command": command}, observation=output)])
+
+
+@pytest.mark.parametrize("command, name, verdict", [
+    ("go test ./...", "go-fail", False), ("go test -v ./...", "go-fail-v", False),
+    ("dotnet test -v m --nologo", "dotnet-fail", False), ("dotnet test -v m --nologo", "dotnet-pass", True),
+    ("dotnet test", "vstest-fail", False), ("dotnet test", "vstest-pass", True),
+    ("bun test", "bun-fail", False), ("bun test", "bun-pass", True),
+    ("npm test", "node-test-todo-pass", True), ("npx jest", "jest-pass-titled", True), ("npx mocha", "mocha-none", False),
+    ("npx tape test/*.js", "tape-fail", False)])
+def test_a_runners_own_tally_tells_a_failed_run_from_a_passing_one(command: str, name: str, verdict: bool) -> None:
+    """Each runner listed as a test command is read by its own tally. A failing ``go test ./...`` read verified:
+    another package's ``ok  pkg`` line follows the failed one's, and go's column-0 ``--- FAIL:`` / ``FAIL`` lines
+    were no failure. A failing ``dotnet test`` read verified (``Failed!  - Failed:     1, Passed: ...``: its
+    ``Passed`` a word of passing, its failure no tally read); ``Test Run Failed.`` likewise; bun's `` 1001 fail``
+    was not read, nor its `` 1 pass``. TAP's ``not ok ... # TODO`` is no failure (the TAP spec; ``# fail 0``), a
+    jest test titled ``reports 2 failing jobs`` is not mocha's ``2 failing``, mocha's ``0 passing`` ran nothing.
+    Real outputs (``test-runners/SOURCE.md``)."""
+    run = _run_of(command, (RUNNERS / f"{name}.txt").read_text())
+    assert is_test_run(run.steps[0])
+    assert verified(run, reward_at_least=None) is verdict
+
+
+@pytest.mark.parametrize("command", [
+    "grep -n jest package.json", "cat phpunit.xml.dist", "cat .rspec", "ls node_modules/.bin | grep -E 'jest|mocha'",
+    "npm install --save-dev mocha", "pip install pytest", "git commit -m 'run pytest on CI'", "echo pytest",
+    "cat > run.sh <<EOF\npytest -q\nEOF"])
+def test_reading_or_installing_a_runner_is_no_test_run(command: str) -> None:
+    """A runner's name is a test run only as what a command part runs: reading its config (``cat .rspec``), grepping
+    for it, installing it came after a passing ``npm test`` as the last "test run", and unverified the run."""
+    run = Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=0, action="bash", arguments={"command": "npm test"}, observation=(RUNNERS / "jest-pass.txt").read_text()),
+        Step(index=1, action="bash", arguments={"command": command}, observation="")])
+    assert not is_test_run(run.steps[1])
+    assert verified(run, reward_at_least=None)
+
+
+@pytest.mark.parametrize("command", [
+    "cd /repo && python -m pytest tests/ 2>&1 | tail -20", "timeout 300 python3 -m pytest -x", "PYTHONPATH=. pytest > out.txt",
+    "python tests/runtests.py auth", "bash -c 'cd /x && pytest'", "pip install -e . && pytest -q", "uv run pytest",
+    "source venv/bin/activate && tox -e py39", "npm run test", "npx jest", "go test ./...", "make test"])
+def test_a_runner_run_through_a_wrapper_or_after_other_commands_is_a_test_run(command: str) -> None:
+    assert is_test_run(Step(index=0, action="bash", arguments={"command": command}))
+
+
+def test_a_jest_run_in_a_terminal_is_read_through_its_colours() -> None:
+    """Jest in a terminal (a pty, as tmux-driven agents run it) colours its tally: ``Tests: ESC[31m1 failed`` has no
+    word boundary before the count, and only its ``1 passed`` was read: the failed run passed. Real jest 30.5.2
+    output under ``script``: the RFM3 reviewer's ``jest-fail-tty.txt`` tally lines."""
+    output = ("\x1b[1mTest Suites: \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, \x1b[1m\x1b[32m1 passed\x1b[39m"
+              "\x1b[22m, 2 total\r\n\x1b[1mTests:       \x1b[22m\x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m, \x1b[1m"
+              "\x1b[32m1 passed\x1b[39m\x1b[22m, 2 total\r\n\x1b[1mSnapshots:   \x1b[22m0 total\r\n")
+    assert not verified(_run_of("npx jest", output), reward_at_least=None)
+    assert verified(_run_of("npx jest", output.replace("31m1 failed", "31m0 failed").replace("1 passed", "2 passed")),
+                    reward_at_least=None)

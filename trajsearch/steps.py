@@ -22,6 +22,7 @@ import re
 from typing import Iterable
 
 from .model import Step, Trajectory
+from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, program_words
 
 _READ_PROGRAMS = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"
@@ -39,29 +40,62 @@ _WRITE_TOOLS = re.compile(
 _COMMAND_PARTS = re.compile(r"&&|\|\||;|(?<!\\)\n")
 _REMOVAL = re.compile(r"^\s*(?:rm|rmdir)\b")
 _CD = re.compile(r"^\s*cd\b")
-#: A test runner's command: Python's, JavaScript's (npm / yarn / pnpm / bun scripts, jest, vitest, mocha, Node's own
-#: ``node --test``), Go's, Rust's, Java's, Ruby's, PHP's, .NET's, CMake's. jest / vitest / mocha only as a program,
-#: not a file's name (``cat jest.config.js`` reads a file).
+#: A test runner's command: Python's, JavaScript's (npm / yarn / pnpm / bun scripts, jest, vitest, mocha, tape, Node's
+#: own ``node --test``), Go's, Rust's, Java's, Ruby's, PHP's, .NET's, CMake's, each read by its own tally (``_PASSED``,
+#: ``_FAILED``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
+#: part runs (:func:`is_test_run`).
 _TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|node\s+--test|"
-    r"(?:jest|vitest|mocha)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|mvn\s+test|gradle\s+test|"
+    r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|mvn\s+test|gradle\s+test|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
 )
-#: A runner's word of passing: pytest's / jest's ``2 passed``, mocha's ``2 passing``, unittest's ``OK``, the TAP
-#: tally of ``node --test`` (``# pass 2``), ctest's ``100% tests passed``.
-_PASSED = re.compile(r"\b\d+\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b|"
-                     r"^# pass\s+\d+$", re.I | re.M)
+#: Programs that only read, print, search or edit files, or talk to git: a runner's name in their words is a file's or
+#: a pattern's (``grep -n jest package.json``, ``cat .rspec``, ``git commit -m 'fix pytest'``), no test run.
+_NO_RUNNER = _READERS | _SEARCHERS | _READ_ONLY | frozenset({
+    "git", "sed", "vi", "vim", "nano", "emacs", "code", "man", "which", "type", "diff", "cp", "mv", "rm", "mkdir",
+    "touch", "chmod", "file", "stat", "tree", "ll", "less", "more", "str_replace_editor"})
+#: A package manager installing or adding a runner (``npm install --save-dev mocha``, ``pip install pytest``).
+_INSTALLS = re.compile(r"^(?:\S*/)?(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|ci|remove|uninstall)\b|"
+                       r"(?:pip\d*(?:\.\d+)?|python\d*(?:\.\d+)?\s+-m\s+pip|uv\s+pip)\s+install\b|"
+                       r"(?:uv|poetry|pdm|cargo|dotnet)\s+add\b|(?:gem|brew|conda|apt|apt-get|go|cargo)\s+(?:install|get)\b|"
+                       r"composer\s+require\b)")
+#: A runner's word of passing: pytest's / jest's ``2 passed``, mocha's ``2 passing`` (a count of 0 is none: mocha's
+#: ``0 passing`` ran nothing), unittest's ``OK``, the TAP tally of ``node --test`` (``# pass 2``), ctest's ``100%
+#: tests passed``, go's ``ok  pkg``, dotnet's ``Passed!`` / ``Passed: 5``, bun's `` 2 pass``, rspec's ``3 examples, 0
+#: failures``.
+_PASSED = re.compile(r"\b[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b|"
+                     r"^# pass\s+\d+$|^\s*[1-9]\d* pass$|\b\d+ examples?, 0 failures\b", re.I | re.M)
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
 #: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
-#: mocha's ``1 failing``, ``FAILED`` (pytest's, unittest's ``FAILED (failures=1)``, cargo's ``test result: FAILED``),
-#: TAP's ``not ok 1 - adds`` and ``# fail 1`` (``node --test``, whose ``ok`` lines pass), phpunit's ``FAILURES!``.
-_FAILED = re.compile(r"\b[1-9]\d*\s+(?:tests?\s+)?(?:failed|errors?|failing)\b|\bFAILED\b|^not ok\b|^# fail\s+[1-9]|"
-                     r"\bFAILURES!|\bERRORS!", re.M)
+#: mocha's summary line ``  1 failing`` (not a test's title that says ``2 failing``), ``FAILED`` (pytest's,
+#: unittest's ``FAILED (failures=1)``, cargo's ``test result: FAILED``), TAP's ``not ok 1 - adds`` unless a ``# TODO``
+#: or ``# SKIP`` directive says it is none (the TAP spec), and ``# fail 1`` (``node --test``, whose ``ok`` lines
+#: pass), phpunit's ``FAILURES!``; go's column-0 ``--- FAIL: TestX`` and ``FAIL`` / ``FAIL\tpkg`` (another package's
+#: ``ok`` line follows a failed one's in ``go test ./...``), dotnet's ``Failed!  - Failed:     1`` and vstest's ``Test
+#: Run Failed.``, bun's `` 1 fail``, rspec's ``3 examples, 1 failure``.
+_FAILED = re.compile(r"\b[1-9]\d*\s+(?:tests?\s+)?(?:failed|errors?)\b|^\s*[1-9]\d* failing$|\bFAILED\b|"
+                     r"^not ok\b(?![^\n]*#\s*(?i:todo|skip)\b)|^# fail\s+[1-9]|\bFAILURES!|\bERRORS!|"
+                     r"^--- FAIL: |^FAIL(?:[ \t]|$)|^\s*Failed!\s+-\s+Failed:\s+[1-9]|^\s*Test Run Failed\.|"
+                     r"^\s*[1-9]\d* fail$|\b\d+ examples?, [1-9]\d* failures?\b", re.M)
 #: Words of a crash or a failed test that tell only after the runner's last word of passing: before it they are the
 #: tests' own output, which unittest and ``pytest -s`` print (Python logging's ``ERROR:root:row 17 skipped``, a
 #: ``logger.exception``'s traceback, an app's ``ERROR: ...``); a runner that crashed after, or never got to its
 #: tally, prints them last.
 _CRASHED = re.compile(r"\bFAIL:|\bERROR:|Traceback \(most recent call last\)")
+
+
+#: The terminal's control codes a shell or a CLI writes into a command's output: CSI sequences (the bracketed-paste
+#: switches ``ESC[?2004l``/``h``, colours ``ESC[01;34m`` (PowerShell 7 colours its error view so), cursor moves), OSC
+#: sequences (window titles), two-byte escapes. They are presentation: kept, they recolour a terminal showing the
+#: step and end up in errors and search tokens (``31;1mProgram``), and hide a runner's tally from its words (Jest in a
+#: terminal: ``Tests: ESC[31m1 failed``, no word boundary before the count).
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_terminal_codes(text: str) -> str:
+    """A tool's output without the terminal's control codes (``_TERMINAL_CODES``): what every coding-CLI adapter
+    keeps as a step's observation and reads its error from, and what a test run's tally is read from."""
+    return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
 
 
 def command_of(step: Step) -> str:
@@ -106,7 +140,23 @@ def is_removal(step: Step) -> bool:
 
 
 def is_test_run(step: Step) -> bool:
-    return bool(_TEST_COMMAND.search(command_of(step) or step.action or ""))
+    """A step that runs a test runner (``_TEST_COMMAND``): in a shell command, as what one of its parts runs
+    (:func:`_runs_tests`); else a tool named so (``run_tests``)."""
+    command = command_of(step)
+    if not command:
+        return bool(_TEST_COMMAND.search(step.action or ""))
+    return bool(_TEST_COMMAND.search(command)) and any(_runs_tests(part) for part in _segments(command))
+
+
+def _runs_tests(part: str) -> bool:
+    """Whether one simple command (a part of a command line, a pipe's stage) runs a test runner: its words from its
+    program on (past ``timeout``, ``env``, ``VAR=value``) name one, and that program neither only reads, prints or
+    edits files (``_NO_RUNNER``: ``grep -n jest package.json``) nor installs the runner (``_INSTALLS``)."""
+    words = program_words(_words(part))
+    if not words or words[0].rsplit("/", 1)[-1] in _NO_RUNNER:
+        return False
+    line = " ".join(words)
+    return bool(_TEST_COMMAND.search(line)) and not _INSTALLS.match(line)
 
 
 def retry_positions(steps: Iterable[Step]) -> list[int]:
@@ -128,7 +178,7 @@ def retry_positions(steps: Iterable[Step]) -> list[int]:
 def passed(step: Step) -> bool:
     """A test run that passed: no error, a word of passing (``_PASSED``), no tally of failures (``_FAILED``), and no
     crash after its last word of passing (``_CRASHED``)."""
-    output = step.observation or ""
+    output = strip_terminal_codes(step.observation or "").replace("\r\n", "\n")  # a terminal's (a pty's) lines
     verdicts = list(_PASSED.finditer(output))
     return not step.error and bool(verdicts) and not _FAILED.search(output) \
         and not _CRASHED.search(output, verdicts[-1].end())

@@ -28,6 +28,7 @@ from typing import Any, Collection, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
+from trajsearch.steps import strip_terminal_codes
 from trajsearch.touched import program_words
 
 from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
@@ -357,19 +358,6 @@ def json_arguments(raw: Any, *, key: str = "input") -> Any:
 def join_thought(parts: list[str]) -> str | None:
     text = "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
     return text or None
-
-
-#: The terminal's control codes a shell or a CLI writes into a command's output: CSI sequences (the bracketed-paste
-#: switches ``ESC[?2004l``/``h``, colours ``ESC[01;34m`` (PowerShell 7 colours its error view so), cursor moves), OSC
-#: sequences (window titles), two-byte escapes. They are presentation: kept, they recolour a terminal showing the
-#: step and end up in errors and search tokens (``31;1mProgram``).
-_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-
-
-def strip_terminal_codes(text: str) -> str:
-    """A tool's output without the terminal's control codes (``_TERMINAL_CODES``): what every coding-CLI adapter
-    keeps as a step's observation and reads its error from."""
-    return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
 
 
 def error_line(text: str | None, fallback: str = "tool error") -> str:
