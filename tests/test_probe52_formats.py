@@ -14,6 +14,8 @@ from trajsearch.ingest import sources
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Step, Trajectory
 from trajsearch.runtime.curate import QualityRules, check
+from trajsearch.ingest.adapters._common import ended_failing
+from trajsearch.ingest.adapters._common import ended_failing
 from trajsearch.steps import is_test_run, passed, verified
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -193,3 +195,16 @@ def test_a_jest_run_in_a_terminal_is_read_through_its_colours() -> None:
     assert not verified(_run_of("npx jest", output), reward_at_least=None)
     assert verified(_run_of("npx jest", output.replace("31m1 failed", "31m0 failed").replace("1 passed", "2 passed")),
                     reward_at_least=None)
+
+
+@pytest.mark.parametrize("name, said", [
+    ("jest-suite-fail", "Test Suites: 1 failed, 1 passed, 2 total"),
+    ("pnpm-jest-fail", "Tests: 1 failed, 2 passed, 3 total"),
+    ("npm-mocha-fail-notice", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:"),
+    ("tape-fail", "# fail 1"),
+    ("node-test-todo-pass", None), ("jest-pass-titled", None)])
+def test_a_javascript_runners_failure_is_read_where_no_exit_code_was_kept(name: str, said: str | None) -> None:
+    """Where no exit code was kept, a failed run is told by what it ends on: jest's suite that failed to load (only
+    ``Test Suites: 1 failed``, ``Tests: 2 passed``), pnpm's ``[ELIFECYCLE] Test failed.`` after jest's summary,
+    npm's notices after mocha's report, tape's ``# fail  1`` (two spaces) each read as a command that succeeded."""
+    assert ended_failing((RUNNERS / f"{name}.txt").read_text()) == said

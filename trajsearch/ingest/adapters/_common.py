@@ -594,16 +594,21 @@ _MAKE_IGNORED = re.compile(r"^make(?:\[\d+\])?: \[.*\] Error \d+ \(ignored\)$")
 _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|error|warning|note): ")
 
 
-#: A JavaScript test runner's count of failed tests in the summary it ends on (and exits 1 after): Jest's ``Tests:
-#: 1 failed, 1 passed, 2 total``, Vitest's ``Tests  1 failed | 1 passed (2)``, the TAP tally of ``node --test``
-#: (``# fail 1``); ``npm test`` running them adds nothing after it (npm 10+).
-_RUNNER_FAILED = re.compile(r"^(?:Tests:\s+|Tests\s+|# fail )[1-9]\d*(?: failed\b|$)")
-#: The lines of those summaries that may follow that count: Jest's ``Snapshots:`` / ``Time:`` / ``Ran all test
-#: suites.``, Vitest's ``Start at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``);
-#: and npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version
-#: of npm available! ...``).
-_RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|"
-                             r"# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|npm notice(?: |$))")
+#: A JavaScript test runner's count of failed tests or suites in the summary it ends on (and exits 1 after): Jest's
+#: ``Tests: 1 failed, 1 passed, 2 total`` or, where a suite failed to run and no test did, ``Test Suites: 1 failed``;
+#: Vitest's ``Tests  1 failed | 1 passed (2)`` / ``Test Files  1 failed (1)``, the TAP tally of ``node --test`` (``#
+#: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+).
+_RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)")
+#: npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version of npm
+#: available! ...``).
+_NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
+#: The lines of those summaries that may follow that count: Jest's ``Tests: 2 passed, 2 total`` (under a failed
+#: suite's count), ``Snapshots:`` / ``Time:`` / ``Ran all test suites.``, Vitest's ``Tests  2 passed (2)``, ``Start
+#: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
+#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``).
+_RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
+                             r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|npm notice(?: |$)|"
+                             r"\[?ELIFECYCLE\]?\s+Test failed\.)")
 
 
 #: Mocha's count of failed tests (``  1 failing``, under ``  1 passing (13ms)``), after which it reports each failure
@@ -624,8 +629,11 @@ def _runner_failed(raw: list[str]) -> str | None:
     output's decisive line (Jest's tally is one), of TAP (``node --test``) as its last failed test and that test's
     error message (``not ok 1 - adds: Expected values to be strictly equal:``), its YAML block being no message; and
     Mocha's report of its failures, which it ends on (:func:`_mocha_failure`)."""
-    if _JS_FRAME.match(raw[-1]):
-        return _mocha_failure(raw)
+    end = len(raw)
+    while end > 1 and _NPM_NOTICE.match(raw[end - 1].strip()):  # ``npm test``'s notices after Mocha's report
+        end -= 1
+    if _JS_FRAME.match(raw[end - 1]):
+        return _mocha_failure(raw[:end])
     for line in reversed(raw[-16:]):  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
         if found := _RUNNER_FAILED.match(line.strip()):
             if not found.group(0).startswith("# fail"):
