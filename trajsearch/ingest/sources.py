@@ -73,9 +73,11 @@ COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
 #: unknown size, ``zstd --long=31 < x``, fills it); the error says how to decompress it instead.
 _ZSTD_WINDOW_TOO_LARGE = "Frame requires too much memory for decoding"
 #: What zstd says of a frame written with a dictionary (``zstd -D dict``, a library's ``ZstdCompressor(zstd_dict=)``)
-#: decoded without it. The frame's header names the dictionary (its ``Dictionary_ID``, :func:`zstd_dictionary_id`)
-#: unless written with ``--no-dictID``, when only these words tell.
+#: decoded without it. The frame's header names the dictionary (its ``Dictionary_ID``, :func:`zstd_dictionary_id`).
 _ZSTD_NEEDS_DICTIONARY = "Dictionary mismatch"
+#: What zstd says of a frame it cannot decode, damaged, and also of one written with a dictionary whose header does
+#: not name it (``zstd -D dict --no-dictID``): nothing tells the two apart, so the message names both.
+_ZSTD_CORRUPT = "Data corruption detected"
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
@@ -166,6 +168,8 @@ def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:
         head = b""
     kind = compression(head[:4])
     after = where.removeprefix(" stream").strip()
+    if after in ("after line 0", "after record 0"):  # nothing read: "not read after line 0" says no more
+        after = ""
     dictionary = zstd_dictionary_id(head) if kind == "zstd" else None
     if kind == "zstd" and (dictionary or _ZSTD_NEEDS_DICTIONARY in str(exc)):
         named = f" (dictionary id {dictionary})" if dictionary else ""
@@ -176,6 +180,9 @@ def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:
         return ("zstd written with a window over 128 MB (zstd --long=28 or more), more memory than trajsearch gives "
                 f"a file: {f'not read {after}; ' if after else ''}decompress it first (zstd -d --long=31 "
                 f"{path.name}) and ingest that")
+    if kind == "zstd" and _ZSTD_CORRUPT in str(exc):
+        return (f"truncated or corrupt zstd{where}: {exc} (truncated, corrupt, or written with a dictionary its "
+                "header does not name: zstd -D DICTIONARY --no-dictID)")
     return f"{f'truncated or corrupt {kind}' if kind else 'read error'}{where}: {exc}"
 
 
