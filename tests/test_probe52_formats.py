@@ -146,7 +146,8 @@ def _run_of(command: str, output: str) -> Trajectory:
     ("go test ./...", "go-fail", False), ("go test -v ./...", "go-fail-v", False),
     ("dotnet test -v m --nologo", "dotnet-fail", False), ("dotnet test -v m --nologo", "dotnet-pass", True),
     ("dotnet test", "vstest-fail", False), ("dotnet test", "vstest-pass", True),
-    ("bun test", "bun-fail", False), ("bun test", "bun-pass", True),
+    ("bun test", "bun-fail", False), ("bun test", "bun-pass", True), ("bundle exec rspec", "rspec-fail", False),
+    ("bundle exec rspec", "rspec-pass", True),
     ("npm test", "node-test-todo-pass", True), ("npx jest", "jest-pass-titled", True), ("npx mocha", "mocha-none", False),
     ("npx tape test/*.js", "tape-fail", False)])
 def test_a_runners_own_tally_tells_a_failed_run_from_a_passing_one(command: str, name: str, verdict: bool) -> None:
