@@ -607,8 +607,8 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
 #: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
-                             r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|npm notice(?: |$)|"
-                             r"\[?ELIFECYCLE\]?\s+Test failed\.)")
+                             r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
+                             rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}")
 
 
 #: Mocha's count of failed tests (``  1 failing``, under ``  1 passing (13ms)``), after which it reports each failure
