@@ -83,8 +83,9 @@ class AdviceConfig:
     #: successful run changed. A file no successful run of the tenant changed is no place an exemplar can
     #: cover, yet the steps and the task's words vote for many: the user's own ``settings.py`` or
     #: ``manage.py`` named in a report, an agent's ``reproduce_app/models.py``, a scratch migration. Such a
-    #: file (no candidate changed it, and no run its lookup finds did) is dropped from the likeliest, and the
-    #: next one is looked up in its place, up to this many lookups. Exemplar-only leave-task-out recall@3 (@1):
+    #: file (no candidate changed it, and no run its lookup finds did) takes no lookup's place: the next one
+    #: is looked up instead, up to this many lookups (it stays among the likeliest for the cover and the
+    #: grounding: review RR11). Exemplar-only leave-task-out recall@3 (@1):
     #: SWE-agent gpt-4 Lite cost_2_2 0.861 -> 0.889 (0.667; sympy-20639's one relevant run changed the sixth
     #: likeliest file, under two scratch scripts and a file no run changed); gemini-3-pro 0.871 (0.572), CodeR
     #: 0.939 (0.571), cost_2_1 0.893 (0.679), held-out cost_2_3 0.828 (0.586), the shared dumps and tau2 unchanged.
@@ -308,9 +309,7 @@ def exemplars(
         strategy = Strategy.use_as_inspiration
     if config.rerank.diversity:
         cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config, floor)
-        more, unchanged = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids,
-                                                      config)
-        cover = {key: weight for key, weight in cover.items() if key not in unchanged}
+        more = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids, config)
         if more:  # ranked again with them: the features' idf is over all candidates
             candidates = sorted([*candidates, *more], key=lambda h: -h.score)
             ranked, by_calls = _rankings(task, candidates, summaries, ctx, config, slots)
@@ -326,8 +325,7 @@ def exemplars(
                              cover=cover if covering else None, cover_weight=config.cover_weight,
                              task_of=lambda s: tasks.get(s.hit.trajectory_id))
         def likely(run: str) -> set[str]:  # the likeliest files but for the run's own vote
-            return _likeliest({key: w for key, w in without(run).items() if key not in unchanged},
-                              config.likely_files_looked_up)
+            return _likeliest(without(run), config.likely_files_looked_up)
         ranked, by_calls = _grounded(ranked, floor, likely, summaries), _grounded(by_calls, floor, likely, summaries)
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
@@ -406,20 +404,22 @@ def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:
 
 def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, cover: dict[str, float],
                                 ranked: list[Scored], summaries: dict[str, Hit], exclude: Sequence[str],
-                                config: AdviceConfig) -> tuple[list[Hit], set[str]]:
+                                config: AdviceConfig) -> list[Hit]:
     """More candidates (their better row of task and summary, scored like the others): the successful runs that
     changed one of the likeliest files (``cover``, the first ``likely_files_looked_up``) that no candidate
-    changed, ``likely_file_runs`` looked up per file; and the files found changed by no successful run (no
-    candidate changed them, nor any run their lookup found), which are then no likely file: the next one is
-    looked up in their place, ``likely_files_checked`` lookups at most (see ``AdviceConfig``). The new runs'
-    summary rows join ``summaries``."""
+    changed, ``likely_file_runs`` looked up per file. A file no successful run changed (no candidate, nor any
+    run its lookup found) takes no place among those looked up: the next one is looked up in its place,
+    ``likely_files_checked`` lookups at most (see ``AdviceConfig``). It stays a likely file for the cover and for
+    ``_grounded`` (dropping it there lifted lower files, a scratch script among them, into the three likeliest and
+    let runs below the novelty floor through: review RR11; no recall@3 moved by it). The new runs' summary rows
+    join ``summaries``."""
     if not cover or not config.likely_files_looked_up or not config.likely_file_runs:
-        return [], set()
+        return []
     changed = {file_key(path) for s in ranked for path in changed_files(_summary(s, summaries))}
     summary = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
     known = {s.hit.trajectory_id for s in ranked}
     order = iter(sorted(cover, key=lambda key: -cover[key]))
-    likely, lookups, keep, unchanged = 0, 0, [], set()
+    likely, lookups, keep = 0, 0, []
     while likely < config.likely_files_looked_up and lookups < config.likely_files_checked:
         batch = []  # the next files no candidate changed, as many as likely files are still wanted
         for key in order:
@@ -440,14 +440,13 @@ def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, 
         for key in batch:  # the lexical leg also matches a file a run read or only named: keep the runs that changed it
             changers = [t for t in found[key] if t in rows and key in {file_key(p) for p in changed_files(rows[t].text)}]
             if not changers:
-                unchanged.add(key)
                 continue
             likely += 1
             for t in changers:
                 if t not in summaries:
                     summaries[t] = rows[t]
                     keep.append(t)
-    return (_better_rows(ts, task, ctx, keep) if keep else []), unchanged
+    return _better_rows(ts, task, ctx, keep) if keep else []
 
 
 def _better_rows(ts: TrajSearch, task: str, ctx: RuntimeContext, runs: list[str]) -> list[Hit]:
