@@ -246,3 +246,54 @@ def test_a_count_of_zero_is_refused_over_a_server_as_over_the_store(store, keys,
             assert _calls(server, "Search") + _calls(server, "SimilarRuns") == 0
     finally:
         server.stop(grace=2)
+
+
+# -- review of probe 52 RWEB3 ----------------------------------------------------------------------------------------
+
+
+def test_failures_limit_zero_is_refused_over_a_server_as_by_the_library(store, keys):
+    """``Client.failures(limit=0)`` answered every mode (0 was sent as None is, the server's "all") where the library's
+    ``failure_modes(limit=0)`` refuses it; a negative one was the server's "limit: must be 1..1000". Checked here as
+    the library checks it, with the server's top; None is still every mode the server returns."""
+    from trajsearch.failures import failure_modes
+    from trajsearch.service.client import Client
+
+    server = _serve(store, keys[1])
+    try:
+        with Client(server.address, api_key=keys[0]["acme"]) as client:
+            every = failure_modes(server.ts, tenant="acme", limit=None)
+            assert every.modes
+            for limit in (0, -1, 1.5, True):
+                with pytest.raises(ValueError, match=r"limit must be a whole number from 1 to 1000 over a server"):
+                    client.failures(limit=limit)
+                with pytest.raises(ValueError, match="limit must be a whole number"):
+                    failure_modes(server.ts, tenant="acme", limit=limit)
+            assert _calls(server, "Failures") == 0
+            assert [m.label for m in client.failures(limit=None).modes] == [m.label for m in every.modes]
+            with pytest.raises(ValueError, match="from 1 to 1000 over a server"):
+                client.failures(limit=5000)
+            assert len(client.failures(limit=1).modes) == 1
+    finally:
+        server.stop(grace=2)
+
+
+def test_a_count_out_of_bounds_is_refused_in_the_embedded_stores_words_over_a_server(store, keys, tmp_path):
+    """``search -k 0`` over --server said "k must be a whole number from 1, got 0", the embedded store "from 1 to
+    200"; ``-k 3000000000`` failed as protobuf's "Value out of range". Both are refused in the store's words now,
+    with the server's own bound (its --max-k) said beside the library's; ``--group-size`` word for word."""
+    local = tmp_path / "local"
+    shutil.copytree(store, local)
+    server = _serve(store, keys[1])
+    try:
+        for asked, words in ((("search", "fix the bug", "-k", "0"), "k must be a whole number from 1 to 200"),
+                             (("similar", "fix the bug", "-k", "3000000000"), "k must be a whole number from 1 to 200"),
+                             (("search", "fix the bug", "--group-size", "11"),
+                              "group_size must be a whole number from 1 to 10, got 11")):
+            here, there = _local(local, *asked), _cli(server, keys[0]["acme"], *asked)
+            assert here.returncode == there.returncode == 2, (asked, here.stderr, there.stderr)
+            assert words in here.stderr and words in there.stderr, (asked, here.stderr, there.stderr)
+            assert "Value out of range" not in there.stderr
+            assert ("-k" not in asked) or "a server takes at most its --max-k: 100 unless set" in there.stderr
+        assert _calls(server, "Search") + _calls(server, "SimilarRuns") == 0
+    finally:
+        server.stop(grace=2)

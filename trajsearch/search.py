@@ -27,6 +27,7 @@ from .indexer import Indexer
 from .model import Outcome, Trajectory, outcomes_shown, passes, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
+from .bounds import MAX_GROUP_SIZE, MAX_K, check_count
 from .store.filters import Filters, as_tuple, starts_with
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT, unit_vector
@@ -37,7 +38,6 @@ from .vocab import DENSE_LEVELS, LEVELS, RUN_LEVELS
 if TYPE_CHECKING:
     from .ingest.read import Parsed
 
-MAX_K = 200
 log = logging.getLogger(__name__)
 
 
@@ -931,9 +931,9 @@ def _check_query(text: str, k: int, group_size: int) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"query text is not valid Unicode: a lone surrogate at position {exc.start}") from None
-    for name, value, top in (("k", k, MAX_K), ("group_size", group_size, 10)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-            raise ValueError(f"{name} must be a whole number from 1 to {top}, got {value!r}")
+    check_count("k", k, MAX_K)
+    check_count("group_size", group_size, MAX_GROUP_SIZE)
+
 
 
 def in_their_runs_place(scores: dict[str, float], rows: Collection[str],

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ..bounds import MAX_GROUP_SIZE, MAX_K, check_count
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
 from ..represent import INGESTED_FROM, source_mark
@@ -42,7 +43,7 @@ from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Reje
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
-from .validate import INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES
+from .validate import INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES, Limits
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 #: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
@@ -639,16 +640,23 @@ def _as_is(value: Any) -> Any:
     return value
 
 
-def _counted(name: str) -> Callable[[Any], int]:
-    """The writer of a count the library takes from 1 (``k``, ``group_size``): on the wire 0 asks for the server's
-    default, so ``search -k 0`` over --server answered 10 hits where the embedded store refused it; refused here as
-    there (the server bounds the top, its own limit)."""
-    def write(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a whole number from 1, got {value!r}")
-        return value
+#: The server's own bound on k (its ``--max-k``), said with a k refused here: the client cannot know it.
+_SERVER_K = f" (a server takes at most its --max-k: {Limits().max_k} unless set)"
+#: The most failure modes a server returns (``Failures``' limit, 1..1000).
+_MOST_MODES = 1000
 
-    return write
+
+def _counted(name: str, top: int, note: str = "") -> Callable[[Any], int]:
+    """The writer of a count the library takes from 1 (``k``, ``group_size``), checked as the library checks it
+    (:func:`~trajsearch.bounds.check_count`, the same words): on the wire 0 asks for the server's default, so
+    ``search -k 0`` over --server answered 10 hits where the embedded store refused it."""
+    return lambda value: check_count(name, value, top, note)
+
+
+def _limit(limit: Any) -> int:
+    """``failures``' ``limit`` as sent: None (every mode) is the most a server returns; a count is checked as the
+    library checks it, with the server's top (0 was sent as the server's "every mode" where the library refuses it)."""
+    return _MOST_MODES if limit is None else check_count("limit", limit, _MOST_MODES, " over a server (or None)")
 
 
 def _examples(value: Any) -> int:
@@ -666,8 +674,9 @@ _FILTERS: _Keywords = {
     "policy_version": ("policy_versions", _list), "task_family": ("task_families", _list), "tools": ("tools", _list),
 }
 _SEARCH: _Keywords = {
-    **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list), "k": ("k", _counted("k")),
-    "group_by_trajectory": ("no_group", operator.not_), "group_size": ("group_size", _counted("group_size")),
+    **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list),
+    "k": ("k", _counted("k", MAX_K, _SERVER_K)), "group_by_trajectory": ("no_group", operator.not_),
+    "group_size": ("group_size", _counted("group_size", MAX_GROUP_SIZE)),
     "mode": ("mode", _as_is),
 }
 _SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode")}
@@ -676,7 +685,7 @@ _FAILURES: _Keywords = {
     "model": ("models", _list),
     "since": ("since_seconds", lambda since: parse_duration(since) if since is not None else 0),
     "until": ("until", lambda until: parse_time(until) or 0),
-    "limit": ("limit", lambda limit: limit or 1000),  # None: every mode (as many as the server returns)
+    "limit": ("limit", _limit),
     "examples": ("examples", _examples),
 }
 
