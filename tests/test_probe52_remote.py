@@ -251,6 +251,43 @@ def test_a_count_of_zero_is_refused_over_a_server_as_over_the_store(store, keys,
 # -- review of probe 52 RWEB3 ----------------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def other_grpc_server():
+    """A gRPC server that is not trajsearch's, on 127.0.0.1: only the standard health service, as Milvus (19530),
+    etcd or any gRPC service has (RWEB3's fake.py)."""
+    from concurrent import futures
+
+    from grpc_health.v1 import health, health_pb2_grpc
+
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=None)
+
+
+def _cli_at(address: str, key: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "--server", address],
+                          env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("asked", [("search", "fix the bug"), ("stats",), ("failures",), ("health",)])
+def test_a_server_that_is_not_trajsearch_is_not_said_to_be_an_older_one(other_grpc_server, asked):
+    """``--server`` pointing at another gRPC service (a Milvus port pasted for trajsearch's) was told "it runs an older
+    trajsearch than this client; upgrade the server" for every call, and ``health`` said only "NOT_FOUND: ". Only a
+    call added since the first release (Failures) can be missing from a trajsearch server, and only on one that
+    answers the others: anything else is an address to check."""
+    done = _cli_at(other_grpc_server, "k" * 32, *asked)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 1, (done.stdout, said)
+    assert f"the server at {other_grpc_server} is not a trajsearch server" in said, said
+    assert "--server, $TRAJSEARCH_SERVER" in said and "upgrade" not in said and "older" not in said, said
+    assert "Traceback" not in done.stderr
+
+
 def test_failures_limit_zero_is_refused_over_a_server_as_by_the_library(store, keys):
     """``Client.failures(limit=0)`` answered every mode (0 was sent as None is, the server's "all") where the library's
     ``failure_modes(limit=0)`` refuses it; a negative one was the server's "limit: must be 1..1000". Checked here as

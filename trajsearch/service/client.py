@@ -65,6 +65,13 @@ _SERVICE = "trajsearch.v1.TrajSearch"
 #: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
 #: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
 #: store that already retried, or whose read slots are all waiting).
+#: The calls added to the service since its first release (commit 442d521b): only these may be missing from a
+#: trajsearch server, one older than the call. Any other call is on every trajsearch server, so UNIMPLEMENTED for it
+#: means the address is not a trajsearch server's (Milvus on 19530, another gRPC service). Keep it true: a call added
+#: to schemas/trajsearch.proto joins this set (``git log -S "rpc Name(" -- schemas/trajsearch.proto`` dates a call).
+ADDED_SINCE_FIRST_RELEASE = frozenset({"Failures"})
+#: A call every trajsearch server has, asked to tell an older trajsearch from another gRPC server (see ``_invoke``).
+_EVERY_SERVER_HAS = "WhoAmI"
 _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "Warnings", "Stats", "Metrics",
             "WhoAmI", "Delete", "Failures"]
 
@@ -112,8 +119,8 @@ class DeadlineExceeded(ServiceError, TimeoutError):
 
 
 class Unimplemented(ServiceError, NotImplementedError):
-    """The server has no such call: it runs an older trajsearch than this client (the call was added since), or the
-    address is not a trajsearch server's."""
+    """The server has no such call: it runs a trajsearch older than the call (one of
+    :data:`ADDED_SINCE_FIRST_RELEASE`), or the address is not a trajsearch server's."""
 
 
 class ResourceExhausted(ServiceError):
@@ -150,7 +157,7 @@ def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, meth
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.UNIMPLEMENTED and method:  # gRPC's words, "Method not found!", named nothing to do
-        details = older_server(method, address, details)
+        details = lacking_call(method, address, details)
     if code == grpc.StatusCode.UNAVAILABLE and details:
         hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
                     None)
@@ -158,14 +165,24 @@ def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, meth
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
 
 
-def older_server(method: str, address: str, details: str = "") -> str:
-    """What to tell of a server without the ``method`` call this client made: an older trajsearch, to upgrade (or
-    a client of its version to use), unless the address is not a trajsearch server at all. (The package's version
-    names no build: both may say the same one.)"""
+def lacking_call(method: str, address: str, details: str = "", *, trajsearch: bool = True) -> str:
+    """What to tell of a server without the ``method`` call this client made: an older trajsearch, to upgrade (or a
+    client of its version to use), only for a call added since the first release, on a server that answers the
+    others (``trajsearch``); else the address is not a trajsearch server's. Every UNIMPLEMENTED was said "upgrade
+    the server", a ``--server`` pointing at Milvus or any other gRPC service too. (The package's version names no
+    build: both may say the same one.)"""
     at = f" at {address}" if address else ""
-    return (f"the server{at} has no {method} call: it runs an older trajsearch than this client; upgrade the "
-            f"server, or use a client of the server's version (or is {address or 'it'} not a trajsearch server?)"
-            + (f" [{details}]" if details else ""))
+    said = f" [{details}]" if details else ""
+    if method in ADDED_SINCE_FIRST_RELEASE and trajsearch and "unknown service" not in details:
+        return (f"the trajsearch server{at} has no {method} call: it runs an older trajsearch, from before the call; "
+                f"upgrade the server, or use a client of the server's version{said}")
+    return not_trajsearch(address, f"it has no {_SERVICE}/{method} call{said}")
+
+
+def not_trajsearch(address: str, why: str) -> str:
+    """The words for an address whose server is no trajsearch server (``why``: what it answered)."""
+    return (f"the server at {address or 'this address'} is not a trajsearch server ({why}): check the address "
+            f"(--server, ${SERVER_ENV})")
 
 
 def _usable_key(key: str | None, source: str) -> str:
@@ -297,7 +314,23 @@ class Client:
         try:
             return getattr(self.stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
-            raise _error(exc, request_id, self.tls, method=method, address=self.address) from None
+            error, said = _error(exc, request_id, self.tls, method=method, address=self.address), exc.details()
+        if isinstance(error, Unimplemented) and method in ADDED_SINCE_FIRST_RELEASE and not self._serves_trajsearch():
+            error = Unimplemented(error.code, lacking_call(method, self.address, said or "", trajsearch=False),
+                                  request_id)
+        raise error
+
+    def _serves_trajsearch(self) -> bool:
+        """Whether the server has a call every trajsearch server has: grpcio's and grpc-java's words for a call a
+        server lacks are the same whether it is an older trajsearch or another gRPC service. Any other answer
+        (a refused key, a timeout) says nothing against it."""
+        try:
+            self._invoke(_EVERY_SERVER_HAS, pb2.WhoAmIRequest(), min(self.timeout or 10.0, 10.0))
+        except Unimplemented:
+            return False
+        except ServiceError:
+            pass
+        return True
 
     def _check_tenant(self, tenant: str | None) -> None:
         """Library-style ``tenant=`` is allowed only if it names the key's own tenant."""
@@ -312,9 +345,16 @@ class Client:
         """``SERVING`` / ``NOT_SERVING`` from the standard gRPC health service (no key needed)."""
         try:
             reply = self._health.Check(health_pb2.HealthCheckRequest(service=_SERVICE), timeout=timeout)
+            return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
         except grpc.RpcError as exc:
-            raise _error(exc, "", self.tls) from None
-        return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+            error = _error(exc, "", self.tls)
+        if error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED):  # said "NOT_FOUND: " alone
+            # every trajsearch server has the health service, and its status from a moment after it starts
+            why = (f"it has no health status for {_SERVICE}" if error.code == grpc.StatusCode.NOT_FOUND
+                   else "it has no gRPC health service")
+            error = type(error)(error.code, not_trajsearch(self.address, why + (f" [{error.details}]"
+                                                                                 if error.details else "")))
+        raise error
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Block until the channel connects (e.g. while the server starts)."""
