@@ -35,7 +35,7 @@ def test_jobs_that_name_one_dead_letter_file_each_add_their_rejections(tmp_path:
         for tenant, resume in (("acme", True), ("beta", True), ("acme", False)):  # another tenant, then --restart
             job = IngestJob([dump], tenant=tenant, state_dir=tmp_path / "state", dead_letter=rejects, resume=resume)
             assert run_ingest(ts, job).report.total_rejected == 1
-        assert lines(rejects) == [(str(dump), "malformed JSON after record 1")] * 3
+        assert lines(rejects) == [(str(dump), "malformed JSON")] * 3  # "...: cut short: the record ends inside..."
         again = run_ingest(ts, IngestJob([dump], tenant="beta", state_dir=tmp_path / "state", dead_letter=rejects))
     assert again.skipped_units == 1 and len(lines(rejects)) == 3  # a done input adds nothing
 

@@ -235,3 +235,100 @@ def test_a_set_value_no_run_can_take_is_refused_before_reading(embedded, tmp_pat
         assert code == 2 and said in " ".join(err.split())
     code, out, _ = run_cli("stats", "-t", "acme", "--json")
     assert json.loads(out)["trajectories"] == 0
+
+
+TAU = Path(__file__).parent / "fixtures" / "tau-bench" / "gpt-4o-airline-mini.json"
+
+
+def _tau_runs(count: int) -> list[dict]:
+    """``count`` runs of the real tau-bench results file, each a task of its own (as its ``run.py`` writes a
+    results file: ``json.dump(results, f, indent=2)``, one entry per task and trial)."""
+    runs = json.loads(TAU.read_text())
+    return [dict(runs[n % len(runs)], task_id=n) for n in range(count)]
+
+
+def _tau_ids(path: Path) -> list[tuple[str, str | None, str | None]]:
+    return [(r.position, r.trajectory.trajectory_id.split("-")[-2] if r.ok else None, r.error)
+            for r in read_dump(path, tenant="acme")]
+
+
+def test_an_array_saved_with_a_bom_keeps_the_records_after_a_bad_one(tmp_path: Path) -> None:
+    """Bug (review RNC3, D1): a results file saved "UTF-8 with BOM" (Notepad, PowerShell's ``-Encoding UTF8``,
+    Python's ``utf-8-sig``) whose record 2 holds a cp1252 ``é``: records 1 and 2 were read... and nothing else, no
+    error, exit 0: the scanner took the BOM for the start of one value holding the whole array. Cut short, the last
+    record was lost unsaid. A BOM is passed over as the parser does; the record after the bad one is read."""
+    runs = _tau_runs(4)
+    text = json.dumps(runs, indent=2)
+    bad = text.replace(f'"task_id": 1,', '"task_id": 1, "note": "caf\xe9",')
+    dump = tmp_path / "results.json"
+    dump.write_bytes(b"\xef\xbb\xbf" + bad.encode("cp1252", errors="replace"))
+    read = _tau_ids(dump)
+    assert [(position, run) for position, run, _ in read] == [
+        ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")]
+    assert read[1][2].startswith("not UTF-8 text: invalid continuation byte at byte ")
+
+    dump.write_bytes(b"\xef\xbb\xbf" + text[:text.index('"task_id": 3') + 40].encode())
+    assert _tau_ids(dump) == [("record 1", "0", None), ("record 2", "1", None), ("record 3", "2", None),
+                              ("record 4", None, "malformed JSON: cut short: the record ends inside its JSON value")]
+
+
+def test_a_windows_path_ending_in_a_backslash_stops_the_read_with_one_clear_error(tmp_path: Path) -> None:
+    """Bug (review RNC3, D2): a hand-edited array whose record 2 holds ``"cwd": "C:\\work\\"`` (the path pasted as
+    Explorer shows it): its last backslash escapes the closing quote, so the string runs on and every quote after it
+    is out of step. Where it stood last in its object, the records after it were read as one (2 runs lost, said as
+    one bad record); where a key followed, every inner message was read as a record (dozens of "missing field
+    'task_id'"). Where the scanner cannot tell the records apart it says so, once, and gives no fragments; a bad
+    escape elsewhere (``C:\\Users``, no backslash before a quote) still costs its record alone."""
+    runs = _tau_runs(4)
+    text = json.dumps(runs, indent=2)
+    dump = tmp_path / "results.json"
+    key_after = text.replace('"task_id": 1,', '"cwd": "C:\\work\\",\n    "task_id": 1,')
+    for written in (key_after, _last_key(text)):
+        dump.write_text(written)
+        read = _tau_ids(dump)
+        assert [(position, run) for position, run, _ in read] == [
+            ("record 1", "0"), ("record 2", None), ("record 3", None)], read
+        assert read[1][2].startswith("malformed JSON: Invalid \\escape")
+        assert read[2][2].startswith("records after record 2 could not be told apart: not read (")
+    dump.write_text(text.replace('"task_id": 1,', '"cwd": "C:\\work\\x",\n    "task_id": 1,'))
+    assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
+        ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")]
+
+
+def _last_key(text: str) -> str:
+    """``text`` with the path as the last key of record 2 (before the ``}`` that closes it)."""
+    start = text.index('"task_id": 1,')
+    close = text.index('\n  },\n  {', start)
+    return text[:close] + ',\n    "cwd": "C:\\work\\"' + text[close:]
+
+
+def test_concatenated_objects_with_a_windows_path_ending_in_a_backslash_say_the_rest_is_not_read(
+        tmp_path: Path) -> None:
+    """The same path in ``jq .`` output of the runs (pretty-printed objects one after another): the records after it
+    were read as one, lost with no word (review RNC3, D2)."""
+    first, last = _valid_runs()
+    runs = [first, {**first, "trajectory_id": "second", "metadata": {"cwd": "CWD"}}, last,
+            {**last, "trajectory_id": "fourth"}]
+    dump = tmp_path / "runs.json"
+    dump.write_text("\n".join(json.dumps(run, indent=2) for run in runs).replace('"CWD"', '"C:\\work\\"'))
+    read = _read(dump)
+    assert [(position, run) for position, run, _ in read] == [
+        ("record 1", first["trajectory_id"]), ("record 2", None), ("record 3", None)]
+    assert read[2][2].startswith("records after record 2 could not be told apart: not read (")
+
+
+def test_an_array_cut_short_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (review RNC3, D3): an array cut short (a writer killed) was read a second time from its first byte, by the
+    slower scanner, to find the records after the cut: there are none. A 172 MB file took 36 s instead of 7, the
+    progress bar at 100% the while."""
+    from trajsearch.ingest import sources
+
+    scans: list[object] = []
+    real = sources.value_texts
+    monkeypatch.setattr(sources, "value_texts", lambda *args, **kwargs: scans.append(args) or real(*args, **kwargs))
+    text = json.dumps(_tau_runs(3), indent=2)
+    dump = tmp_path / "results.json"
+    dump.write_text(text[:text.index('"task_id": 2') + 40])
+    assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
+        ("record 1", "0"), ("record 2", "1"), ("record 3", None)]
+    assert scans == []

@@ -568,10 +568,10 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
             continue
         reason = exc if isinstance(exc, str) else json_error(exc)
         yield ("file" if number == 1 else f"record {number}"), None, reason, None
-        after = itertools.islice(value_texts(io.BytesIO((text or "").encode()), open_arrays=False), number, None)
-        for later, raw in enumerate(after, number + 1):
-            value, error = parse(raw, "record")
-            yield f"record {later}", value, error, None
+        texts = value_texts(io.BytesIO((text or "").encode()), open_arrays=False)
+        for later, value, error in told_apart(texts, number - 1):
+            if later > number:  # the bad one is said above, in the words of the parser that read the whole text
+                yield f"record {later}", value, error, None
         return
 
 
@@ -628,7 +628,10 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
     that is not UTF-8, a bad escape) costs itself alone, as a line does in JSON Lines (:func:`parse` then says why).
     Memory is one value. Text that is no value is given as it stands: :func:`parse` refuses it."""
     item, depth, floor, in_string, escaped = bytearray(), 0, 0, False, False  # floor: 1 inside an opened array
-    while data := stream.read(chunk):
+    chunks = iter(lambda: stream.read(chunk), b"")
+    if (head := stream.read(len(codecs.BOM_UTF8))) != codecs.BOM_UTF8:  # a BOM is no value's text (review RNC3, D1)
+        chunks = itertools.chain([head], chunks)
+    for data in chunks:
         pos = 0
         while pos < len(data):
             if in_string:
@@ -706,7 +709,7 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
             except Exception as exc:  # ijson.JSONError and its incomplete-input variant, or a byte not UTF-8
                 if "item" not in lists or isinstance(exc, GZIP_ERRORS):
                     raise
-                yield from _items_after(src, path, number, lists["item"])
+                yield from _items_after(src, path, number, lists["item"], exc)
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
@@ -717,21 +720,77 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
         yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
 
 
-def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any] | None) -> Iterator[Record]:
-    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`value_texts`),
-    once the streaming parser has stopped at one it could not read: a record of a JSON array with a 5,000-digit
-    number, a byte that is not UTF-8 or a bad escape lost every record after it, where a JSON Lines file loses the
-    one line (probe 52, NC3). ``src`` is read again from its start (the bytes it reported are not reported again)."""
+#: What ijson says of a file that ends inside its array: its C parser, its pure-Python one (see :func:`json_items`).
+_CUT_SHORT = ("premature EOF", "Incomplete ")
+
+
+def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any] | None,
+                 fault: Exception) -> Iterator[Record]:
+    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`value_texts`,
+    :func:`told_apart`), once the streaming parser has stopped at one it could not read (``fault``): a record of a
+    JSON array with a 5,000-digit number, a byte that is not UTF-8 or a bad escape lost every record after it, where
+    a JSON Lines file loses the one line (probe 52, NC3). ``src`` is read again from its start (the bytes it reported
+    are not reported again). An array cut short is not: nothing follows the cut, and reading a 172 MB array again
+    took five times the first read, at 100% (review RNC3, D3). Never silent: where the texts told apart end before
+    the record the parser stopped at, the parser's own error is said (review RNC3, D1)."""
     number = given
+    if any(words in str(fault) for words in _CUT_SHORT):
+        yield f"record {given + 1}", None, "malformed JSON: cut short: the record ends inside its JSON value", None
+        return
     src.rewind()
     try:
-        for text in itertools.islice(value_texts(src.stream), given, None):
-            number += 1
-            value, error = parse(text, "record")
-            yield f"record {number}", (wrap(value) if wrap and error is None else value), error, None
+        for number, value, error in told_apart(value_texts(src.stream), given, wrap):
+            yield f"record {number}", value, error, None
             src.report()
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
+        return
+    if number == given:
+        yield f"record {given + 1}", None, f"malformed JSON after record {given}: {fault}", None
+
+
+#: What :func:`told_apart` says, and stops at, when it can no longer tell where a value ends.
+NOT_TOLD_APART = ("could not be told apart: not read (a quote in record {} is not where a JSON string can end or "
+                  "start: a \\ or \" left unescaped, as in a Windows path \"C:\\work\\\"?)")
+
+
+def told_apart(texts: Iterator[bytes], given: int, wrap: Callable[[Any], Any] | None = None
+               ) -> Iterator[tuple[int, Any, str | None]]:
+    """``(number, value, error)`` of each of ``texts`` (:func:`value_texts`) after the first ``given``, numbered from
+    1, each value wrapped by ``wrap``. A text no parser takes costs itself alone only while the scanner that cut
+    them followed its strings: a Windows path written unescaped and ending in a backslash (``"cwd": "C:\\work\\"``)
+    reads as an escaped quote, the string goes on past its end and every quote after it is out of step, so the texts
+    after it were fragments (259 rejections of a tau-bench dump's inner messages) or several records taken as one
+    (34 runs lost, the message naming one). So after a bad text whose quotes are not where strings stand
+    (:func:`_strings_in_place`), one error says the records after it are not read, and nothing more is given
+    (review RNC3, D2)."""
+    for number, text in enumerate(itertools.islice(texts, given, None), given + 1):
+        value, error = parse(text, "record")
+        yield number, (wrap(value) if wrap and error is None else value), error
+        if error is not None and not _strings_in_place(text):
+            yield number + 1, None, f"records after record {number} " + NOT_TOLD_APART.format(number)
+            return
+
+
+#: A JSON string as a scanner that follows its escapes reads it; one cut short runs to the text's end.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
+
+
+def _strings_in_place(text: bytes) -> bool:
+    """Whether every string of ``text`` (as :func:`value_texts` read them) stands where JSON has strings: after
+    ``{ [ , :`` or nothing, and before ``} ] , :`` or nothing. A backslash before a closing quote that was meant as
+    a character, or a stray quote, turns the text between two strings into one, which then stands before a word
+    (``"C:\\work\\",\n "task_id"``: the "string" ``",\n "`` before ``task_id``). A bad byte, a bad escape, a long
+    number, a trailing comma leave every string in place: the scanner was in step."""
+    for found in _STRING.finditer(text):
+        before, after = found.start() - 1, found.end()
+        while before >= 0 and text[before] in _SPACE:
+            before -= 1
+        while after < len(text) and text[after] in _SPACE:
+            after += 1
+        if (before >= 0 and text[before] not in b"{[,:") or (after < len(text) and text[after] not in b"}],:"):
+            return False
+    return True
 
 
 def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> Iterator[Record]:
