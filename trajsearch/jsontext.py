@@ -16,11 +16,13 @@ import re
 from typing import Any
 
 #: Characters shown as nothing that change what the text around them looks like, for a character class: Unicode's
-#: bidirectional controls (the Trojan Source set: embeddings, overrides, isolates and the marks; after U+202E a line
-#: reads backwards), the zero-width space, word joiner and U+FEFF, and the line and paragraph separators (a line
-#: break to some viewers, none to others). Not the zero-width (non-)joiners: words of Persian or Hindi and emoji
-#: sequences need them.
-INVISIBLE = "\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+#: bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069: the Trojan Source set rustc's
+#: ``text_direction_codepoint`` lints flag; after U+202E a line reads backwards), the zero-width space, word joiner
+#: and U+FEFF (they hide where a word ends: ``"success\u200b"``), and the line and paragraph separators (a line break
+#: to some viewers, none to others). Not the marks U+200E, U+200F and U+061C: Hebrew and Arabic text holds them to
+#: place punctuation and numbers, and they reorder no more than a letter of their direction would (review RNC3, D4);
+#: nor the zero-width (non-)joiners: words of Persian or Hindi and emoji sequences need them.
+INVISIBLE = "\u200b\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
 #: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on or hide: DEL, C1, :data:`INVISIBLE`.
 _RAW = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
 
