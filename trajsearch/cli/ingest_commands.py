@@ -50,7 +50,7 @@ def ingest(
     group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
-    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated, added to the run's)."),
+    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated: tags added to the run's own, tools_available for a run that lists none)."),
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
     shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
@@ -648,15 +648,30 @@ def parse_set(item: str) -> tuple[str, Any]:
     if key.strip() not in Trajectory.model_fields:
         fields = ", ".join(sorted(set(Trajectory.model_fields) - {"tenant"}))
         raise ValueError(f"--set {key.strip()}: no such run field; --set takes one of {fields}")
+    key = key.strip()
     try:
         parsed = json.loads(value) if value[:1] in "[{" else value
     except ValueError:
-        parsed = value
-    key = key.strip()
+        if Trajectory.model_fields[key].annotation in (str, str | None):  # --set task=[WIP] fix login: text
+            parsed = value
+        else:
+            raise ValueError(_not_json(key, value)) from None
     if isinstance(parsed, str) and key in _LIST_FIELDS:  # --set tags=nightly,ci
         parsed = [part.strip() for part in parsed.split(",") if part.strip()]
     _check_set(key, parsed, item)
     return key, parsed
+
+
+def _not_json(key: str, value: str) -> str:
+    """Why ``--set KEY=VALUE`` with a value opening ``[`` or ``{`` that is no JSON is refused, and how to quote it:
+    ``--set tags=["nightly","ci"]`` typed unquoted reaches us as ``[nightly,ci]`` (the shell ate the quotes), which
+    tagged every run '[nightly' and 'ci]' (review RNC3, D6)."""
+    if key in _LIST_FIELDS:
+        words = [part.strip(" []\"'") for part in value.split(",") if part.strip(" []\"'")]
+        return (f"--set {key}={value}: not JSON (did the shell take its quotes?): give the words comma-separated, "
+                f"--set {key}={','.join(words)}, or quote the JSON, --set '{key}={json.dumps(words)}'")
+    return (f"--set {key}={value}: not JSON (did the shell take its quotes?): quote it, "
+            f"--set '{key}={{\"key\": \"value\"}}'")
 
 
 #: The run fields that hold a list of words, which ``--set`` takes comma-separated: ``--set tags=nightly`` had
