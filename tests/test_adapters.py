@@ -74,7 +74,7 @@ def test_nested_field_paths_are_named(tmp_path: Path) -> None:
     record = {"trajectory_id": "r1", "tenant": "default", "task": "t", "steps": [{"index": 0, "tool": "bash"}]}
     dump.write_text(json.dumps(record) + "\n")
     [result] = read_dump(dump, fmt="native")
-    assert result.error == "invalid trajectory: unexpected field 'steps[0].tool' (the schema's field is 'action')"
+    assert result.error == "invalid trajectory: unexpected field 'steps[0].tool' (did you mean 'action'?)"
 
 
 # -- mini-swe-agent ------------------------------------------------------------------------

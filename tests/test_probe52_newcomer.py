@@ -136,12 +136,12 @@ def test_invisible_and_bidi_characters_in_values_are_shown_escaped(embedded, tmp
 
 
 @pytest.mark.parametrize(("step", "said"), [
-    ({"index": 0, "obervation": "ok"}, "unexpected field 'steps[0].obervation' (the schema's field is 'observation')"),
-    ({"index": 0, "tool": "bash"}, "unexpected field 'steps[0].tool' (the schema's field is 'action')"),
+    ({"index": 0, "obervation": "ok"}, "unexpected field 'steps[0].obervation' (did you mean 'observation'?)"),
+    ({"index": 0, "tool": "bash"}, "unexpected field 'steps[0].tool' (did you mean 'action'?)"),
     ({"index": 0, "tool_input": {"cmd": "ls"}},
-     "unexpected field 'steps[0].tool_input' (the schema's field is 'arguments')"),
-    ({"index": 0, "output": "a"}, "unexpected field 'steps[0].output' (the schema's field is 'observation')"),
-    ({"index": 0, "Thought": "a"}, "unexpected field 'steps[0].Thought' (the schema's field is 'thought')"),
+     "unexpected field 'steps[0].tool_input' (did you mean 'arguments'?)"),
+    ({"index": 0, "output": "a"}, "unexpected field 'steps[0].output' (did you mean 'observation'?)"),
+    ({"index": 0, "Thought": "a"}, "unexpected field 'steps[0].Thought' (did you mean 'thought'?)"),
     ({"index": 0, "colour": "a"}, "unexpected field 'steps[0].colour'"),
 ])
 def test_an_unexpected_field_names_the_schemas_field_a_writer_likely_meant(tmp_path: Path, step: dict,
@@ -166,8 +166,8 @@ def test_a_misspelt_top_level_or_failure_field_is_named_with_the_schemas(tmp_pat
                     + json.dumps({**first, "failure": {"error": "E", "message": "E"}}) + "\n")
 
     assert [reason for _, _, reason in _read(dump)] == [
-        "invalid trajectory: missing required field 'task'; unexpected field 'taks' (the schema's field is 'task')",
-        "invalid trajectory: unexpected field 'failure.message' (the schema's field is 'error')"]
+        "invalid trajectory: missing required field 'task'; unexpected field 'taks' (did you mean 'task'?)",
+        "invalid trajectory: unexpected field 'failure.message'"]  # it has its 'error' (review RNC3, D7)
 
 
 def test_concatenated_objects_lose_only_the_one_no_parser_takes(tmp_path: Path) -> None:
@@ -332,3 +332,66 @@ def test_an_array_cut_short_is_read_once(tmp_path: Path, monkeypatch: pytest.Mon
     assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
         ("record 1", "0"), ("record 2", "1"), ("record 3", None)]
     assert scans == []
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    ({"model_version": "gpt-4o-2024-08-06"}, "unexpected field 'model_version' (did you mean 'model_id'?)"),
+    ({"agent_version": "1.4.2"}, "unexpected field 'agent_version' (did you mean 'policy_version'?)"),
+    ({"version": "1.4.2"}, "unexpected field 'version' (did you mean 'policy_version'?)"),
+    ({"status": "done"}, "unexpected field 'status'"),  # the run has its outcome
+])
+def test_a_field_suggestion_is_a_question_and_never_a_field_the_record_has(tmp_path: Path, extra: dict,
+                                                                           said: str) -> None:
+    """Bug (review RNC3, D7): suggestions were stated as fact and wrong: ``model_version`` "the schema's field is
+    'tool_versions'", ``agent_version`` and ``version`` 'env_version' (the closest spellings; the agent's version is
+    the schema's ``policy_version``), and ``status`` 'outcome' in a run that has its outcome."""
+    first, _ = _valid_runs()
+    assert first["outcome"] and first["model_id"]
+    run = {k: v for k, v in first.items() if k not in ("model_id", "policy_version")}
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({**run, **extra}) + "\n" + json.dumps({**first, **extra}) + "\n")
+
+    assert _read(dump) == [("line 1", None, f"invalid trajectory: {said}"),  # the run has a model_id: not asked
+                           ("line 2", None, f"invalid trajectory: {said.split(' (')[0] if 'model' in said else said}")]
+
+
+def test_hebrew_and_arabic_marks_are_shown_as_written(embedded, tmp_path: Path) -> None:
+    """Bug (review RNC3, D4): a Hebrew task holding RIGHT-TO-LEFT MARKs (U+200F, what Hebrew text puts beside
+    punctuation and numbers so they read in place) was shown as ``\\u200f`` escapes in the dry run and in
+    ``--json``; the marks reorder nothing a letter would not. The overrides and isolates are still escaped."""
+    first, last = _valid_runs()
+    task = "\u05ea\u05e7\u05df \u05d0\u05ea \u05d4\u05d1\u05d0\u05d2 \u05d1-main.py\u200f (\u05d2\u05e8\u05e1\u05d4 2)\u200f"
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({**first, "task": task}, ensure_ascii=False) + "\n"
+                    + json.dumps({**last, "task": "\u0627\u0641\u062a\u062d \u061c1.txt \u2067x\u2069"},
+                                 ensure_ascii=False) + "\n")
+
+    code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json")
+    assert code == 0
+    assert json.loads(out)["files"][0]["task"] == task and task in out and "\\u200f" not in out
+    code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run")
+    assert task in out
+
+
+def test_set_refuses_a_list_the_shell_took_the_quotes_of(embedded, tmp_path: Path) -> None:
+    """Bug (review RNC3, D6): ``--set tags=["nightly","ci"]`` typed without single quotes reaches trajsearch as
+    ``tags=[nightly,ci]``, which tagged every run '[nightly' and 'ci]'. A value opening ``[`` or ``{`` that is no JSON
+    is refused (exit 2) with both ways to write it; a text field takes it as text (``--set task=[WIP] ...``)."""
+    first, _ = _valid_runs()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({k: v for k, v in first.items() if k != "task_family"}) + "\n")
+
+    code, _, err = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--set", "tags=[nightly,ci]")
+    said = " ".join(err.split())
+    assert code == 2 and "--set tags=[nightly,ci]: not JSON" in said
+    assert "--set tags=nightly,ci" in said and """--set 'tags=["nightly", "ci"]'""" in said
+    code, out, _ = run_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json", "--set", "task_family=[WIP] x")
+    assert code == 0, out
+
+
+def test_set_tools_available_says_what_it_does(embedded) -> None:
+    """Bug (review RNC3, D5): the help said a ``--set tools_available`` list is "added to the run's": it is given to a
+    run that lists no tools, a run's own list being what its agent had."""
+    code, out, _ = run_cli("ingest", "--help")
+    said = " ".join(out.translate({ord(c): " " for c in "│╭╮╰╯─"}).split())  # rich's box, narrow or wide
+    assert code == 0 and "tools_available for a run that lists none" in said and "added to the run's)" not in said

@@ -180,7 +180,11 @@ _OTHER_NAMES: dict[type, dict[str, str]] = {
                  **dict.fromkeys(("prompt", "instruction", "goal", "query", "question", "input"), "task"),
                  **dict.fromkeys(("status", "result", "success", "passed"), "outcome"),
                  **dict.fromkeys(("score",), "reward"),
-                 **dict.fromkeys(("model", "model_name"), "model_id"),
+                 **dict.fromkeys(("model", "model_name", "model_version", "llm"), "model_id"),
+                 # the schema's versions: the agent's own (its code, prompt, policy), the environment's, each tool's
+                 **dict.fromkeys(("version", "agent_version", "app_version", "policy", "prompt_version"),
+                                 "policy_version"),
+                 **dict.fromkeys(("environment", "env", "environment_version", "benchmark_version"), "env_version"),
                  **dict.fromkeys(("tools",), "tools_available"),
                  **dict.fromkeys(("messages", "events", "turns", "actions", "trajectory"), "steps"),
                  **dict.fromkeys(("timestamp", "created", "start_time", "started_at"), "created_at"),
@@ -196,10 +200,13 @@ def _model_at(parts: tuple[Any, ...]) -> type | None:
     return {(): Trajectory, ("steps",): Step, ("failure",): Failure}.get(tuple(held))
 
 
-def _unexpected(parts: tuple[Any, ...]) -> str:
-    """"unexpected field 'X'", with the schema's name for it where a writer likely meant one (``obervation``,
-    ``trajectoryId``; ``tool``, ``output``: other writers' words): a newcomer read "unexpected field 'steps[0].tool'"
-    and was left to search the schema for what to call it (probe 52, NC3)."""
+def _unexpected(parts: tuple[Any, ...], record: Any = None) -> str:
+    """"unexpected field 'X'", asking after the schema's field a writer likely meant (``obervation``,
+    ``trajectoryId``; ``tool``, ``output``, ``agent_version``: other writers' words): a newcomer read "unexpected
+    field 'steps[0].tool'" and was left to search the schema for what to call it (probe 52, NC3). A question, not a
+    fact: a close spelling is a guess (``model_version`` was said to be 'tool_versions', ``agent_version``
+    'env_version'), and none is made of a field the object at hand already holds (``record``: the record
+    validated) (review RNC3, D7)."""
     said = f"unexpected field '{_field_path(parts)}'"
     model, name = _model_at(parts), parts[-1] if parts else None
     if model is None or not isinstance(name, str):
@@ -208,11 +215,26 @@ def _unexpected(parts: tuple[Any, ...]) -> str:
     folded = {re.sub(r"[^a-z0-9]", "", f): f for f in fields}
     meant = (folded.get(re.sub(r"[^a-z0-9]", "", name.lower())) or _OTHER_NAMES.get(model, {}).get(name.lower())
              or next(iter(difflib.get_close_matches(name, fields, n=1, cutoff=0.75)), None))
-    return f"{said} (the schema's field is '{meant}')" if meant and meant != name else said
+    held = _object_at(record, parts[:-1])
+    if not meant or meant == name or (isinstance(held, dict) and held.get(meant) not in (None, "", [], {})):
+        return said
+    return f"{said} (did you mean '{meant}'?)"
 
 
-def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
-    """A pydantic ValidationError as one line naming each offending field path."""
+def _object_at(record: Any, parts: tuple[Any, ...]) -> Any:
+    """The value at ``parts`` of ``record`` (``("steps", 0)``: its first step), or None where it has none."""
+    for part in parts:
+        try:
+            record = record[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return record
+
+
+def describe_validation_error(exc: ValidationError, limit: int = 3, record: Any = None) -> str:
+    """A pydantic ValidationError as one line naming each offending field path; ``record``: what was validated, when
+    known (the adapters' :func:`~.adapters._common.build` keeps it on the error as ``record``)."""
+    record = record if record is not None else getattr(exc, "record", None)
     parts = []
     for err in exc.errors():
         loc, kind, value = _field_path(err["loc"]), err["type"], err.get("input")
@@ -224,7 +246,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
         elif kind == "too_long":
             parts.append(f"field '{loc}' has too many items: {len(value)}, limit {ctx.get('max_length')}")
         elif kind == "extra_forbidden":
-            parts.append(_unexpected(err["loc"]))
+            parts.append(_unexpected(err["loc"], record))
         elif kind == "string_pattern_mismatch":
             parts.append(f"field '{loc}' value {str(value)[:60]!r} does not match {ctx.get('pattern')}")
         elif kind == "model_type":  # "a valid dictionary or instance of Failure": Python's words, not the schema's

@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from pydantic import ValidationError
+
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
@@ -965,4 +967,15 @@ def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     merged["tenant"] = ctx.tenant or DEFAULT_TENANT
     if isinstance(merged.get("model_id"), str):
         merged["model_id"] = model_name(merged["model_id"])
-    return Trajectory.model_validate(date_by_file(readable_fields(merged), ctx.source))
+    return validated(date_by_file(readable_fields(merged), ctx.source))
+
+
+def validated(record: dict[str, Any]) -> Trajectory:
+    """``record`` as a Trajectory; a ValidationError raised keeps ``record`` (its ``record``), so that its message
+    asks after no field the record already holds ("unexpected field 'status' (did you mean 'outcome'?)" of a run
+    with its outcome; see ``read.describe_validation_error``)."""
+    try:
+        return Trajectory.model_validate(record)
+    except ValidationError as exc:
+        exc.record = record  # type: ignore[attr-defined]
+        raise

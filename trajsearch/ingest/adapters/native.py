@@ -54,7 +54,7 @@ from trajsearch.model import MAX_STEPS, Trajectory, passes, valid_tenant
 
 from ._agent_cli import within_step_limit
 from ._common import (TENANT_SET_BY, Context, RecordError, apply_defaults, clip_task, date_by_file, json_object,
-                      outcome_of_reward, readable_fields, with_clipped_before)
+                      outcome_of_reward, readable_fields, validated, with_clipped_before)
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -121,7 +121,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         fields["task"] = clip_task(fields["task"])
     fields = _at_most_max_steps(fields)
     fields = apply_defaults(readable_fields(fields), ctx.defaults)
-    run = with_clipped_before(Trajectory.model_validate(date_by_file(fields, ctx.source)), record)
+    run = with_clipped_before(validated(date_by_file(fields, ctx.source)), record)
     return _graded(run, ctx) if fields.get("outcome") is None else run
 
 
