@@ -395,3 +395,22 @@ def test_set_tools_available_says_what_it_does(embedded) -> None:
     code, out, _ = run_cli("ingest", "--help")
     said = " ".join(out.translate({ord(c): " " for c in "│╭╮╰╯─"}).split())  # rich's box, narrow or wide
     assert code == 0 and "tools_available for a run that lists none" in said and "added to the run's)" not in said
+
+
+def test_a_record_missing_a_comma_or_with_a_trailing_one_costs_itself_alone(tmp_path: Path) -> None:
+    """A hand-edited array whose record 2 lost a comma between two keys, or kept one after its last: its strings
+    stand where strings do, so the records after it are told apart and read (review RNC3, D2's other side)."""
+    runs = _tau_runs(4)
+    text = json.dumps(runs, indent=2)
+    dump = tmp_path / "results.json"
+    for edited in (text.replace('"task_id": 1,', '"task_id": 1'), _record_with_trailing_comma(text)):
+        dump.write_text(edited)
+        assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
+            ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")]
+
+
+def _record_with_trailing_comma(text: str) -> str:
+    """``text`` with a comma after the last key of record 2."""
+    start = text.index('"task_id": 1,')
+    close = text.index('\n  },\n  {', start)
+    return text[:close] + ',' + text[close:]

@@ -776,19 +776,23 @@ def told_apart(texts: Iterator[bytes], given: int, wrap: Callable[[Any], Any] | 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
 
 
+#: What may stand before a string (a comma left out: after another value, a number's last digit, true's, null's).
+_BEFORE_STRING = b'{[,:"0123456789el'
+
+
 def _strings_in_place(text: bytes) -> bool:
     """Whether every string of ``text`` (as :func:`value_texts` read them) stands where JSON has strings: after
-    ``{ [ , :`` or nothing, and before ``} ] , :`` or nothing. A backslash before a closing quote that was meant as
+    ``{ [ , :`` or nothing, and before ``} ] , :`` or nothing (or another value: a comma left out). A backslash before a closing quote that was meant as
     a character, or a stray quote, turns the text between two strings into one, which then stands before a word
     (``"C:\\work\\",\n "task_id"``: the "string" ``",\n "`` before ``task_id``). A bad byte, a bad escape, a long
-    number, a trailing comma leave every string in place: the scanner was in step."""
+    number, a trailing or missing comma leave every string in place: the scanner was in step."""
     for found in _STRING.finditer(text):
         before, after = found.start() - 1, found.end()
         while before >= 0 and text[before] in _SPACE:
             before -= 1
         while after < len(text) and text[after] in _SPACE:
             after += 1
-        if (before >= 0 and text[before] not in b"{[,:") or (after < len(text) and text[after] not in b"}],:"):
+        if (before >= 0 and text[before] not in _BEFORE_STRING) or (after < len(text) and text[after] not in b'}],:"'):
             return False
     return True
 
