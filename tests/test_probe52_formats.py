@@ -180,9 +180,25 @@ def test_reading_or_installing_a_runner_is_no_test_run(command: str) -> None:
 @pytest.mark.parametrize("command", [
     "cd /repo && python -m pytest tests/ 2>&1 | tail -20", "timeout 300 python3 -m pytest -x", "PYTHONPATH=. pytest > out.txt",
     "python tests/runtests.py auth", "bash -c 'cd /x && pytest'", "pip install -e . && pytest -q", "uv run pytest",
-    "source venv/bin/activate && tox -e py39", "npm run test", "npx jest", "go test ./...", "make test"])
+    "source venv/bin/activate && tox -e py39", "npm run test", "npx jest", "go test ./...", "make test",
+    "cd /testbed && find pydicom/tests -name 'test_json*.py' -exec python -m pytest -q {} +",
+    "find tests -name 'test_*.py' -exec pytest -q {} \\;", "git bisect run pytest -x", "git rebase -x 'pytest -q' main"])
 def test_a_runner_run_through_a_wrapper_or_after_other_commands_is_a_test_run(command: str) -> None:
+    """Also a runner ``find`` or ``git`` runs (``-exec``, ``bisect run``, ``rebase -x``): those programs only read
+    otherwise, and a failing ``find ... -exec pytest`` had been no test run, so the passing one before it verified
+    the run (review R2-FFM, a real mini-swe-agent run of pydicom-1694 with that step added)."""
     assert is_test_run(Step(index=0, action="bash", arguments={"command": command}))
+
+
+def test_a_failing_test_run_find_runs_is_the_runs_last_word() -> None:
+    passing, failing = (RUNNERS / "jest-pass.txt").read_text(), "F.\n1 failed, 7 passed in 0.31s\n"
+    run = Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=0, action="bash", arguments={"command": "npm test"}, observation=passing),
+        Step(index=1, action="bash", arguments={"command": "find tests -name 'test_*.py' -exec pytest -q {} +"},
+             observation=failing)])
+    assert not verified(run, reward_at_least=None)
+    assert not any(is_test_run(Step(index=0, action="bash", arguments={"command": command})) for command in (
+        "find . -name '*.py' -exec grep -l pytest {} +", "find . -name test_x.py", "git log --grep pytest"))
 
 
 def test_a_jest_run_in_a_terminal_is_read_through_its_colours() -> None:

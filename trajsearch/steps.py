@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Iterable
 
 from .model import Step, Trajectory
@@ -153,10 +154,41 @@ def _runs_tests(part: str) -> bool:
     program on (past ``timeout``, ``env``, ``VAR=value``) name one, and that program neither only reads, prints or
     edits files (``_NO_RUNNER``: ``grep -n jest package.json``) nor installs the runner (``_INSTALLS``)."""
     words = program_words(_words(part))
-    if not words or words[0].rsplit("/", 1)[-1] in _NO_RUNNER:
+    if not words:
         return False
+    if words[0].rsplit("/", 1)[-1] in _NO_RUNNER:  # but for the commands it runs: find's -exec, git bisect run
+        return any(_runs_tests(" ".join(shlex.quote(w) for w in run)) for run in _commands_run_by(words))
     line = " ".join(words)
     return bool(_TEST_COMMAND.search(line)) and not _INSTALLS.match(line)
+
+
+def _commands_run_by(words: list[str]) -> list[list[str]]:
+    """The commands a program otherwise kept from running tests runs for its caller: ``find ... -exec CMD {} +``
+    (``-execdir``, ``-ok``; to ``;`` or ``+``), ``git bisect run CMD``, ``git rebase -x CMD`` (review R2-FFM of probe
+    52: a failing ``find tests -name 'test_*.py' -exec pytest -q {} +`` was no test run, so an earlier passing one
+    verified the run)."""
+    program, rest = words[0].rsplit("/", 1)[-1], words[1:]
+    if program == "find":
+        runs: list[list[str]] = []
+        run: list[str] | None = None
+        for word in rest:
+            if run is None:
+                run = [] if word in ("-exec", "-execdir", "-ok", "-okdir") else None
+            elif word in (";", "\\;", "\\", "+"):  # the -exec ends (``\;`` is cut at its ``;`` already)
+                runs.append(run)
+                run = None
+            else:
+                run.append(word)
+        return [found for found in (*runs, run) if found]
+    if program == "git":
+        for at, word in enumerate(rest):
+            if word == "run" and at and rest[at - 1] == "bisect":
+                return [rest[at + 1:]]
+            if word in ("-x", "--exec") and at + 1 < len(rest):
+                return [_words(rest[at + 1])]
+            if word.startswith("--exec="):
+                return [_words(word[len("--exec="):])]
+    return []
 
 
 def retry_positions(steps: Iterable[Step]) -> list[int]:
