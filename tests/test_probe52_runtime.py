@@ -231,13 +231,35 @@ def test_calls_refused_by_the_cap_keep_no_run_alive_and_are_told_what_was_counte
     server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4, search_cap=2).start()
     try:
         query = {"query": "cancel my upcoming reservation and refund it", "kind": "exemplars"}
-        # idle 6 s: refused 2.5 s after the last search let through (3.5 s to spare), then 4 s more: 6.5 s since it
-        answers = _mcp_answers(server.address, keys["acme"], ["--run-idle", "6"],
-                               [query, query, query, 2.5, query, 4, query])
+        # idle 10 s: refused 2.5 s after the last search let through (7.5 s to spare for the refused calls' own
+        # time on a busy machine), then 8 s more: over 10.5 s since it
+        answers = _mcp_answers(server.address, keys["acme"], ["--run-idle", "10"],
+                               [query, query, query, 2.5, query, 8, query])
     finally:
         server.stop(0)
     assert [a["status"] for a in answers] == ["ok", "ok", "limit_reached", "limit_reached", "ok"]
     assert answers[-1]["searches_left"] == 1
     capped = answers[2]["instruction"]
-    assert "used all 2 searches of past runs with no pause of 6 seconds between them" in capped
+    assert "used all 2 searches of past runs with no pause of 10 seconds between them" in capped
     assert "for this task" not in capped
+
+
+def test_calls_made_together_after_a_pause_share_one_run():
+    """A host calling tools in parallel after an idle pause: each call found the pause (the idle clock moved only
+    when a search ended) and started its own run with a fresh cap, so three calls made together got three caps
+    (review R2-FRT: searches_left 1, 1, 1 and a fourth ``ok`` under a cap of 2). The run starts with the first of
+    them. A stepped clock stands in for time (``_Sessions`` takes one): no waiting."""
+    from types import SimpleNamespace
+
+    from trajsearch.service.mcp_server import _Sessions
+
+    now = [0.0]
+    sessions = _Sessions(60, clock=lambda: now[0])
+    no_header = SimpleNamespace(headers=None)
+    first = sessions.id_of(no_header)
+    now[0] = 61.0  # the host was idle
+    together = {sessions.id_of(no_header) for _ in range(3)}  # none has ended yet
+    assert len(together) == 1 and first not in together
+    sessions.searched(no_header, {"status": "ok"})
+    now[0] = 100.0  # 39 s after the search ended: the same run
+    assert sessions.id_of(no_header) in together

@@ -168,8 +168,11 @@ class _Sessions:
         header = self._header(ctx)
         if header:
             return hashlib.sha256(f"{self.process_id}\0{str(header)[:128]}".encode()).hexdigest()[:32]
-        if self._clock() - self._last >= self.run_idle:
-            self._run_id = uuid.uuid4().hex
+        now = self._clock()
+        if now - self._last >= self.run_idle:
+            # the run starts now: calls made with this one (a host calling tools in parallel) join it, rather than
+            # each finding the pause and starting its own run with a fresh cap (review R2-FRT of probe 52)
+            self._run_id, self._last = uuid.uuid4().hex, now
         return self._run_id
 
     def searched(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
