@@ -263,3 +263,13 @@ def test_calls_made_together_after_a_pause_share_one_run():
     sessions.searched(no_header, {"status": "ok"})
     now[0] = 100.0  # 39 s after the search ended: the same run
     assert sessions.id_of(no_header) in together
+
+
+def test_a_tool_named_like_a_stop_is_still_a_tool():
+    """SWE-agent's stops were told by their pattern (``exit_*``), which took Gemini CLI's and Qwen Code's own tool
+    ``exit_plan_mode`` for a stop: a run that used it, against a tool list without it, was never reported stale
+    (review R2-FRT). The stops are named now."""
+    from trajsearch.actions import tools_of
+
+    assert tools_of(["read_file", "exit_plan_mode", "exit_cost", "early_exit", "respond", "mark_task_complete"]) == \
+        ["read_file", "exit_plan_mode"]

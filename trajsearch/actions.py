@@ -22,6 +22,10 @@ RESPOND = "respond"
 #: a format error, an API or runtime error (0.x ``forward_with_error_check``: ``exit_api``, ``exit_error``), CodeR's
 #: ``early_exit``; EnIGMA's ``exit_forfeit``, the agent giving up.
 AGENT_STOP = re.compile(r"^(?:exit_\w+|early_exit)$")
+#: Those stops by name, for judging any run's actions: other agents have tools named so (Gemini CLI's and Qwen
+#: Code's ``exit_plan_mode``), which the pattern would take for a stop (review R2-FRT of probe 52).
+STOP_ACTIONS = frozenset({"exit_cost", "exit_context", "exit_format", "exit_api", "exit_error", "exit_forfeit",
+                         "exit_command_timeout", "exit_total_execution_time", "exit_step_limit", "early_exit"})
 #: The command ``exit`` typed alone: SWE-agent 1.x ends the run (``exit_command``), no tool ran.
 QUIT = "exit"
 #: Terminus' ``"task_complete": true`` (JSON) or ``<task_complete>true`` (XML), as Harbor itself maps it to a call.
@@ -34,7 +38,7 @@ NOT_TOOLS = frozenset({RESPOND, QUIT, TASK_COMPLETE, UNNAMED_TOOL, UNKNOWN_TOOL}
 
 def is_tool(action: str | None) -> bool:
     """Whether ``action`` names a tool the agent called (see the module docstring), as a runtime's tool list would."""
-    return bool(action) and action not in NOT_TOOLS and not AGENT_STOP.match(action)
+    return bool(action) and action not in NOT_TOOLS and action not in STOP_ACTIONS
 
 
 def tools_of(actions: object) -> list[str]:
