@@ -1,5 +1,6 @@
-"""The actions the adapters record that are no tool: the one definition of each, used by the adapters that write
-them and by whatever asks which tools a run used (:func:`is_tool`).
+"""The actions the adapters record that are no tool, and the one judge of which of a run's actions are tools
+(:func:`is_tool`, :func:`tools_of`: the runtime's staleness and tool overlap). Several adapters import these
+names; others still write them as literals (``"respond"``), which must stay equal to these.
 
 A step's ``action`` is the tool an agent called, but a run also holds steps that called none: the agent's words
 to the user, its harness stopping it, its way of saying it is done, a call whose tool the file does not name. A
