@@ -711,12 +711,20 @@ _IDENT = re.compile(r"""
 """, re.X)
 _BACKTICKS = re.compile(r"`([^`\n]{2,80})`")
 
+#: The longest dotted prefix :func:`identifiers` makes of a dotted name (``pkg.mod`` of ``pkg.mod.func``): the
+#: longest token the lexical index keeps (``trajsearch.store.tokenize``), and far past any real module path.
+PREFIX_MAX = 120
+
 
 def identifiers(text: str) -> list[str]:
     """The code-like names in a task text (paths, dotted names, file names, test ids, CamelCase,
     snake_case, codes, anything in backticks), in order of first sight; ``pvlib.irradiance.reindl``
     also yields ``pvlib.irradiance`` and ``pvlib/irradiance.py``, so a task that names a function
-    meets a run that changed its module."""
+    meets a run that changed its module.
+
+    Only the prefixes of up to ``PREFIX_MAX`` characters are made: made for every part, a chain of n parts
+    built n strings of up to its whole length, twice (a 20,000-character ``a.a.a...`` task: ~200 MB and 7 s,
+    then a lexical query of 199,470,339 characters refused; probe 52, review RPERF)."""
     found: list[str] = []
     for name in _BACKTICKS.findall(text) + _IDENT.findall(text):
         name = name.strip(".,;:()[]{}'\"").removesuffix("()")
@@ -726,7 +734,11 @@ def identifiers(text: str) -> list[str]:
         parts = name.split(".")
         if (len(parts) > 2 and parts[0] not in ("self", "cls", "this")
                 and all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in parts)):
-            for n in range(len(parts) - 1, 1, -1):  # pkg.mod.func -> pkg.mod, pkg/mod.py
+            top, size = 1, len(parts[0])  # parts[:top], size characters: the longest prefix within PREFIX_MAX
+            while top < len(parts) - 1 and size + 1 + len(parts[top]) <= PREFIX_MAX:
+                size += 1 + len(parts[top])
+                top += 1
+            for n in range(top, 1, -1):  # pkg.mod.func -> pkg.mod, pkg/mod.py
                 found.append(".".join(parts[:n]))
                 found.append("/".join(parts[:n]) + ".py")
     return _unique(found)
