@@ -29,6 +29,7 @@ from ..store.traces import TraceStoreError
 from ..touched import FILES_SHOWN, identifiers
 from . import where
 from .context import RuntimeContext
+from .memo import call_memo
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import (RerankConfig, Scored, calls_made, changed_files, created_files, diversify, file_key, named_files,
                      rerank, task_homes, task_key, touched_names, touched_scores, work_done)
@@ -222,7 +223,7 @@ def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
 
 def _candidates(
     ts: TrajSearch, task: str, ctx: RuntimeContext, by_task: list[Hit], k: int, exclude: Sequence[str],
-    touched_k: int, named_k: int = 0,
+    touched_k: int, named_k: int = 0, names: Sequence[str] | None = None,
 ) -> tuple[list[Hit], dict[str, Hit]]:
     """One candidate per run (its better row of task and summary), and each run's summary row.
 
@@ -239,6 +240,7 @@ def _candidates(
 
     The summary rows come in one lookup by key at the end, with their stored vectors (remembered
     by ``TrajSearch.runs``, so diversity embeds nothing) and digests (what an exemplar shows).
+    ``names``: the task's identifiers when already at hand.
     """
     best: dict[str, Hit] = {}
 
@@ -249,12 +251,13 @@ def _candidates(
     summary = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
     for hit in [*by_task, *search(ts, task, summary, k=k, grouped=False)]:  # dense: thresholds are cosines
         keep(hit)
-    names = identifiers(task)
+    names = identifiers(task) if names is None else names
     files = sorted(named_files(task, names)) if named_k else []
-    new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best] \
+    new = [t for t in ts.lexical_runs(_lexical_query(names), summary, k=touched_k) if t not in best] \
         if names and touched_k else []
     if files:  # the files it names outright, on their own: among many identifiers they weigh little
-        new += [t for t in ts.lexical_runs(" ".join(files), summary, k=named_k) if t not in best and t not in new]
+        new += [t for t in ts.lexical_runs(_lexical_query(files), summary, k=named_k)
+                if t not in best and t not in new]
     if new:
         for hit in ts.score_runs(task, new, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
             keep(hit)
@@ -279,6 +282,13 @@ def exemplars(
     callers (the current run, evaluation). ``calibrations`` gives the tenant's novelty threshold
     (a :class:`~.calibration.Calibrations`); none: the configured one.
     """
+    with call_memo():  # each summary's Touched: line and step row's files read once in the call (.memo)
+        return _exemplars(ts, task, ctx, k, config, exclude_trajectory_ids, calibrations)
+
+
+def _exemplars(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int | None, config: AdviceConfig,
+               exclude_trajectory_ids: Sequence[str], calibrations: Callable[[str], Calibration] | None) -> ExemplarSet:
+    """:func:`exemplars`."""
     k = k or config.exemplars_k
     pool = min(200, k * config.pool_factor)
     by_task = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
@@ -290,29 +300,31 @@ def exemplars(
     floor = calibration.threshold if calibration else config.novelty.inspiration
     strategy = strategy_for(best_task, config.novelty, floor)
     # just below the threshold, a task naming code is looked at further: exemplars if a candidate changed that code
+    names = identifiers(task)  # once: every step below weighs them (task_homes for each candidate left out)
     rescue = (strategy is Strategy.plan_from_scratch and best_task is not None
-              and best_task >= config.named_code_floor and any(map(_specific, identifiers(task))))
+              and best_task >= config.named_code_floor and any(map(_specific, names)))
     if strategy is Strategy.plan_from_scratch and not rescue:  # nothing close enough to show: no further search
         return ExemplarSet(strategy, best_task, [], calibration)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
-                                        config.touched_candidates, config.named_file_candidates)
+                                        config.touched_candidates, config.named_file_candidates, names)
     # the last ``call_slots`` places are filled in their own order (see _last_places); the first by
     # the ranking without the calls feature (weak evidence: a task may ask for what policy refuses)
     slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
     if slots:
         candidates += _runs_making_named_calls(ts, task, ctx, summaries, exclude_trajectory_ids, config)
         candidates.sort(key=lambda h: -h.score)
-    ranked, by_calls = _rankings(task, candidates, summaries, ctx, config, slots)
+    ranked, by_calls = _rankings(task, names, candidates, summaries, ctx, config, slots)
     if rescue:  # named code some candidate changed, or nothing after all
         if not any(s.features.get("named", 0.0) > 0 for s in ranked):
             return ExemplarSet(strategy, best_task, [], calibration)
         strategy = Strategy.use_as_inspiration
     if config.rerank.diversity:
-        cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config, floor)
+        cover, near, without = _likely_files(ts, task, names, ctx, ranked, summaries, exclude_trajectory_ids, config,
+                                             floor)
         more = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids, config)
         if more:  # ranked again with them: the features' idf is over all candidates
             candidates = sorted([*candidates, *more], key=lambda h: -h.score)
-            ranked, by_calls = _rankings(task, candidates, summaries, ctx, config, slots)
+            ranked, by_calls = _rankings(task, names, candidates, summaries, ctx, config, slots)
         if near and config.near_step_weight:
             ranked = _near_steps(ranked, near, config.near_step_weight)
             by_calls = _near_steps(by_calls, near, config.near_step_weight, config.rerank.call_match) \
@@ -346,11 +358,12 @@ def exemplars(
                        [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen], calibration)
 
 
-def _rankings(task: str, candidates: list[Hit], summaries: dict[str, Hit], ctx: RuntimeContext, config: AdviceConfig,
-              slots: int) -> tuple[list[Scored], list[Scored]]:
+def _rankings(task: str, names: Sequence[str], candidates: list[Hit], summaries: dict[str, Hit], ctx: RuntimeContext,
+              config: AdviceConfig, slots: int) -> tuple[list[Scored], list[Scored]]:
     """The candidates reranked (:func:`~.rerank.rerank`) for the first places (without the calls feature when
     the last ``slots`` places go by it) and for those last places (runs making the calls the task names first)."""
-    touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
+    touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates],
+                             names)
     ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     return ranked, _calls_first(by_calls, config.rerank.call_match) if slots else by_calls
@@ -485,8 +498,8 @@ def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, sum
     return _better_rows(ts, task, ctx, keep)
 
 
-def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[Scored], summaries: dict[str, Hit],
-                  exclude: Sequence[str], config: AdviceConfig, floor: float
+def _likely_files(ts: TrajSearch, task: str, names: Sequence[str], ctx: RuntimeContext, ranked: list[Scored],
+                  summaries: dict[str, Hit], exclude: Sequence[str], config: AdviceConfig, floor: float
                   ) -> tuple[dict[str, float], set[str], Callable[[str], dict[str, float]]]:
     """Where the task's work likely lies (:func:`~.where.likely_files`), the runs one of whose step rows is
     among the ``cover_steps`` nearest the task (any outcome) at a cosine of at least ``floor`` (the novelty
@@ -501,24 +514,32 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
         return {}, set(), lambda run: {}
     steps = search(ts, task, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_steps, grouped=False) if config.cover_steps else []
-    names = " ".join(identifiers(task)) if config.cover_named_steps else ""
-    named = search(ts, names[:MAX_QUERY_CHARS], ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
-                   k=config.cover_named_steps, grouped=False, mode="lexical") if names.strip() else []
-    cover = _cover(task, ranked, summaries, steps, named)
+    query = _lexical_query(names) if config.cover_named_steps else ""
+    named = search(ts, query, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
+                   k=config.cover_named_steps, grouped=False, mode="lexical") if query.strip() else []
+    cover = _cover(task, names, ranked, summaries, steps, named)
 
     @functools.cache
     def without(run: str) -> dict[str, float]:  # its changed files, step rows and reads vote for nothing
-        return _cover(task, [s for s in ranked if s.hit.trajectory_id != run], summaries,
+        return _cover(task, names, [s for s in ranked if s.hit.trajectory_id != run], summaries,
                       [hit for hit in steps if hit.trajectory_id != run], [hit for hit in named if hit.trajectory_id != run])
     return cover, {hit.trajectory_id for hit in steps if similarity(hit) >= floor}, without
 
 
-def _cover(task: str, ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
+def _cover(task: str, names: Sequence[str], ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
            named: list[Hit]) -> dict[str, float]:
     """:func:`~.where.likely_files` by the votes of these candidates (the files they changed, their reads of the
     code the task names) and of these step rows."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked])
-    return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]), named)
+    return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked], names),
+                              named)
+
+
+def _lexical_query(names: Sequence[str]) -> str:
+    """The task's identifiers (or the files it names) as one lexical query, clipped to what a search takes
+    (``MAX_QUERY_CHARS``): a task of a long dotted chain names more than that (probe 52, review RPERF: "query
+    text too long")."""
+    return " ".join(names)[:MAX_QUERY_CHARS]
 
 
 def _near_steps(ranked: list[Scored], near: set[str], weight: float, call_match: float | None = None) -> list[Scored]:

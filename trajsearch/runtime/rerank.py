@@ -46,6 +46,7 @@ import numpy as np
 from ..actions import tools_of
 from ..results import Hit
 from .context import RuntimeContext
+from .memo import per_call
 
 NEUTRAL = 0.5
 #: A name defined in more files than this says too little about where the task's work lies.
@@ -184,11 +185,11 @@ def _touched_lists(summary: str) -> dict[str, list[str]]:
     return {kind: list(items) for kind, items in _touched_parsed(summary).items()}
 
 
-@lru_cache(maxsize=1024)
+@per_call
 def _touched_parsed(summary: str) -> dict[str, tuple[str, ...]]:
-    """:func:`_touched_lists`, worked out once per summary: an exemplars call reads the same candidates'
-    summaries again for every candidate it weighs without its own vote (probe 52, PERF: 22,578 reads in 76
-    calls, a tenth of their time)."""
+    """:func:`_touched_lists`, worked out once per summary in a call (:mod:`.memo`): an exemplars call reads the
+    same candidates' summaries again for every candidate it weighs without its own vote (probe 52, PERF: 22,578
+    reads in 76 calls, a tenth of their time)."""
     lists: dict[str, list[str]] = {"changed": [], "created": [], "modules": [], "symbols": [], "calls": [],
                                    "defined": []}
     found = _TOUCHED.search(summary or "")
@@ -278,7 +279,8 @@ def _defined(parsed: Sequence[dict[str, list[str]]]) -> dict[str, set[str]]:
     return where
 
 
-def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float]]:
+def touched_scores(query: str, summaries: Sequence[str],
+                   identified: Sequence[str] | None = None) -> dict[str, list[float]]:
     """Per candidate (its summary text), per kind, 0..1:
 
     - ``code`` (see :func:`touched_names`): the idf-weighted share of the names ``query`` mentions
@@ -290,11 +292,11 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
       candidates; a name defined in more than ``WHERE_MAX_FILES`` files says too little, and each
       counts ``1/files``) that this one changed, its test files left out (:func:`_changed_keys`).
 
-    Idf over the candidates."""
+    Idf over the candidates. ``identified``: ``identifiers(query)`` when already at hand."""
     from ..store.tokenize import tokenize  # noqa: PLC0415
     from ..touched import identifiers  # noqa: PLC0415
 
-    identified = identifiers(query)
+    identified = identifiers(query) if identified is None else identified
     named = named_code(identified)
     words = named | set(tokenize(query, bigrams=False))
     mentioned = {"code": words, "named": named, "calls": words}
@@ -396,20 +398,17 @@ def named_code(identified: Sequence[str]) -> set[str]:
     return named
 
 
-def task_homes(query: str, summaries: Sequence[str]) -> dict[str, float]:
+def task_homes(query: str, summaries: Sequence[str], identified: Sequence[str] | None = None) -> dict[str, float]:
     """File (:func:`file_key`) -> how much of what ``query`` names lives there: ``1/files`` for each name it
     names that the runs' reads (their summaries' ``Touched:`` lines) showed defined in at most
-    ``WHERE_MAX_FILES`` files, ``NAMED_FILE`` for a source file it names outright. Empty: it names none."""
-    return _homes(query, _identifiers(query), [_touched_lists(s) for s in summaries])
-
-
-@lru_cache(maxsize=256)
-def _identifiers(query: str) -> tuple[str, ...]:
-    """:func:`trajsearch.touched.identifiers` of a task, once: :func:`task_homes` is asked of one task again for
-    every candidate an exemplars call weighs without its own vote (568 scans of 38 tasks in 76 calls, probe 52)."""
+    ``WHERE_MAX_FILES`` files, ``NAMED_FILE`` for a source file it names outright. Empty: it names none.
+    ``identified``: ``identifiers(query)`` when already at hand: an exemplars call asks this of one task again
+    for every candidate it weighs without its own vote (568 scans of 38 tasks in 76 calls, probe 52), and works
+    them out once. Not a cache of tasks: a long task's identifiers would outlive the call (review RPERF)."""
     from ..touched import identifiers  # noqa: PLC0415
 
-    return tuple(identifiers(query))
+    names = identifiers(query) if identified is None else identified
+    return _homes(query, names, [_touched_lists(s) for s in summaries])
 
 
 def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, list[str]]]) -> dict[str, float]:

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import AbstractSet, Mapping, Sequence
 
 from ..results import Hit
 from ..touched import SOURCE_EXTENSIONS
+from .memo import per_call
 from .rerank import file_key
 
 #: The candidates whose changed files vote (best scored first), and the softness of their weights.
@@ -119,9 +119,9 @@ def _shown(hit: Hit) -> frozenset[str]:
     return _files_named(hit.text)
 
 
-@lru_cache(maxsize=1024)
+@per_call
 def _files_named(text: str) -> frozenset[str]:
-    """:func:`_shown` of a row's text, worked out once: an exemplars call asks it again of the same step rows for
+    """:func:`_shown` of a row's text, worked out once per call (:mod:`.memo`): an exemplars call asks it again of the same step rows for
     every candidate it weighs without its own vote (``advice._likely_files``' ``without``), which made 90% of the
     call's regex work (probe 52, PERF: 27,136 scans of rows' texts in 76 calls, half of their time)."""
     return frozenset(file_key(_TOP_LEVEL.sub("", p)) for p in _PATH.findall(text) if not is_test_file(p))
