@@ -398,12 +398,15 @@ def test_set_tools_available_says_what_it_does(embedded) -> None:
 
 
 def test_a_record_missing_a_comma_or_with_a_trailing_one_costs_itself_alone(tmp_path: Path) -> None:
-    """A hand-edited array whose record 2 lost a comma between two keys, or kept one after its last: its strings
-    stand where strings do, so the records after it are told apart and read (review RNC3, D2's other side)."""
+    """A hand-edited array whose record 2 lost a comma between two keys (after a number, or after an object's
+    ``}``: a key deleted by hand with its comma, review R2-FNC: the seven runs after it were lost, blamed on a
+    Windows path), or kept one after its last: its strings stand where strings do, so the records after it are
+    told apart and read (review RNC3, D2's other side)."""
     runs = _tau_runs(4)
     text = json.dumps(runs, indent=2)
     dump = tmp_path / "results.json"
-    for edited in (text.replace('"task_id": 1,', '"task_id": 1'), _record_with_trailing_comma(text)):
+    for edited in (text.replace('"task_id": 1,', '"task_id": 1'), _record_with_trailing_comma(text),
+                   _record_missing_comma_after_object(text)):
         dump.write_text(edited)
         assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
             ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")]
@@ -414,3 +417,18 @@ def _record_with_trailing_comma(text: str) -> str:
     start = text.index('"task_id": 1,')
     close = text.index('\n  },\n  {', start)
     return text[:close] + ',' + text[close:]
+
+
+def _record_missing_comma_after_object(text: str) -> str:
+    """``text`` with the comma after record 2's first object value (``"info": {...},``) left out."""
+    start = text.index('"task_id": 1,')
+    close = text.index('},\n', start)
+    return text[:close + 1] + text[close + 2:]
+
+
+@pytest.mark.parametrize("given", ["reward=", "outcome=", "created_at="])
+def test_set_with_an_empty_value_is_refused_for_its_field_not_as_json(embedded, given: str) -> None:
+    """``--set reward=`` was refused as "not JSON (did the shell take its quotes?)" with an object's quoting advice
+    (an empty value was taken for JSON); it is refused for what the field takes (review R2-FNC)."""
+    code, _, err = run_cli("ingest", "--dry-run", "-t", "acme", "--set", given, str(OWN))
+    assert code == 2 and "JSON" not in err and f"--set {given}" in err, err

@@ -650,7 +650,7 @@ def parse_set(item: str) -> tuple[str, Any]:
         raise ValueError(f"--set {key.strip()}: no such run field; --set takes one of {fields}")
     key = key.strip()
     try:
-        parsed = json.loads(value) if value[:1] in "[{" else value
+        parsed = json.loads(value) if value.startswith(("[", "{")) else value
     except ValueError:
         if Trajectory.model_fields[key].annotation in (str, str | None):  # --set task=[WIP] fix login: text
             parsed = value

@@ -776,8 +776,9 @@ def told_apart(texts: Iterator[bytes], given: int, wrap: Callable[[Any], Any] | 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.S)
 
 
-#: What may stand before a string (a comma left out: after another value, a number's last digit, true's, null's).
-_BEFORE_STRING = b'{[,:"0123456789el'
+#: What may stand before a string (a comma left out: after another value, a number's last digit, true's, null's, an
+#: object's or list's end: a key deleted by hand with its comma, review R2-FNC).
+_BEFORE_STRING = b'{[,:"0123456789el}]'
 
 
 def _strings_in_place(text: bytes) -> bool:
