@@ -24,6 +24,12 @@ A queued call whose client gave up (cancelled, or its deadline passed: an agent'
 dropped from its queue, never run: it counted toward its tenant's ``limit`` until a worker reached it, so a tenant
 whose slow calls held the workers was refused ``RESOURCE_EXHAUSTED`` for calls nobody awaited, and each one, once
 dequeued, took a worker and (cancelled before its deadline) ran its whole search for nobody (probe 52, SV3).
+
+Such a call's future is cancelled only once this pool's lock is let go (:func:`_cancel`): a cancel runs grpcio's
+done callback, which takes grpcio's server lock, and grpcio's polling thread holds that lock while it asks
+:meth:`TenantCalls.admits` about the next call and submits it. Cancelled under the lock, the two waited for each
+other for good: every call, the health check's too, hung once a queued call expired as another arrived (probe 52,
+RSV3).
 """
 
 from __future__ import annotations
@@ -46,6 +52,13 @@ def given_up(state: Any) -> bool | None:
 def _call_gone(args: tuple) -> bool:
     """Whether a call grpcio submitted (``context.run, handler, rpc_event, state, ...``) lost its client."""
     return any(given_up(arg) for arg in args)
+
+
+def _cancel(futures: list[Future]) -> None:
+    """Cancel the futures of calls taken out of their queue, never under :class:`TenantCalls`' lock (the module's
+    docstring: grpcio's done callback takes grpcio's lock, held by the thread that waits for ours)."""
+    for future in futures:
+        future.cancel()
 
 
 class TenantCalls:
@@ -73,8 +86,10 @@ class TenantCalls:
     def admits(self, tenant: str) -> bool:
         """Whether ``tenant`` may have one more call running or queued (calls whose client left are not counted)."""
         with self._changed:
-            self._drop_given_up(tenant)
-            return self._running.get(tenant, 0) + len(self._queues.get(tenant, ())) < self.limit
+            gone = self._drop_given_up(tenant)
+            admitted = self._running.get(tenant, 0) + len(self._queues.get(tenant, ())) < self.limit
+        _cancel(gone)
+        return admitted
 
     def executor(self, tenant: str) -> ThreadPoolExecutor:
         """The executor grpcio submits ``tenant``'s call to (one per tenant, kept: tenants are the key ring's)."""
@@ -87,8 +102,10 @@ class TenantCalls:
     def waiting(self, tenant: str) -> int:
         """``tenant``'s calls queued for a worker."""
         with self._changed:
-            self._drop_given_up(tenant)
-            return len(self._queues.get(tenant, ()))
+            gone = self._drop_given_up(tenant)
+            queued = len(self._queues.get(tenant, ()))
+        _cancel(gone)
+        return queued
 
     # -- the pool ----------------------------------------------------------------------------------
 
@@ -115,19 +132,26 @@ class TenantCalls:
             self._closed = True
             self._changed.notify_all()
 
-    def _drop_given_up(self, tenant: str) -> None:
-        """Take the calls of ``tenant`` whose client left out of its queue (under the lock). Their futures are
-        cancelled: grpcio counts a call toward its ``maximum_concurrent_rpcs``, every tenant's bound, until its
-        future is done, and a cancelled call's close needs no handler."""
+    def _drop_given_up(self, tenant: str) -> list[Future]:
+        """Take the calls of ``tenant`` whose client left out of its queue (under the lock) and return their futures,
+        for the caller to cancel once it has let the lock go (:func:`_cancel`): grpcio counts a call toward its
+        ``maximum_concurrent_rpcs``, every tenant's bound, until its future is done, and a cancelled call's close
+        needs no handler."""
         queue = self._queues.get(tenant)
-        if not queue or not any(_call_gone(args) for _, _, args, _ in queue):
-            return
-        kept = deque(item for item in queue if not _call_gone(item[2]) or not item[0].cancel())
+        if not queue:
+            return []
+        kept: deque[tuple[Future, Callable[..., Any], tuple, dict]] = deque()
+        gone: list[Future] = []
+        for item in queue:  # (each call asked once: its state may change between two looks)
+            (gone.append(item[0]) if _call_gone(item[2]) else kept.append(item))
+        if not gone:
+            return []
         if kept:
             self._queues[tenant] = kept
         else:
             del self._queues[tenant]
             self._turns.remove(tenant)
+        return gone
 
     def _may_start(self, tenant: str) -> bool:
         """Whether ``tenant``'s next call may start on a free worker (the rule of the module's docstring)."""
@@ -137,11 +161,14 @@ class TenantCalls:
             return False
         return all(self._running.get(t, 0) >= self.share for t in self._turns if t != tenant)
 
-    def _next(self) -> tuple[str, tuple[Future, Callable[..., Any], tuple, dict]] | None:
-        """The next call to run, the tenants taken in turn (waits under the lock); None once shut down."""
+    def _next(self) -> tuple[str, tuple[Future, Callable[..., Any], tuple, dict]] | list[Future] | None:
+        """The next call to run, the tenants taken in turn (waits under the lock); None once shut down; or the
+        futures of calls whose client left, taken out of their queues, for the worker to cancel without the lock
+        before it asks again (a tenant whose calls all lost their client waits for nothing)."""
         while True:
-            for tenant in list(self._turns):  # a tenant whose calls all lost their client waits for nothing
-                self._drop_given_up(tenant)
+            gone = [future for tenant in list(self._turns) for future in self._drop_given_up(tenant)]
+            if gone:
+                return gone
             if sum(self._running.values()) < self.workers:
                 for _ in range(len(self._turns)):
                     tenant = self._turns[0]
@@ -168,6 +195,9 @@ class TenantCalls:
                 taken = self._next()
             if taken is None:
                 return
+            if isinstance(taken, list):
+                _cancel(taken)
+                continue
             tenant, (future, fn, args, kwargs) = taken
             try:
                 if future.set_running_or_notify_cancel():
