@@ -188,6 +188,7 @@ def test_past_the_most_connections_the_idle_ones_are_closed_not_a_request(store,
         web.stop()
 
 
+
 # -- the gRPC workers' queues ------------------------------------------------------------------------
 
 
@@ -432,3 +433,67 @@ def test_idle_connections_to_the_pages_leave_the_process_its_files(served_with_f
     finally:
         for sock in flood:
             sock.close()
+
+
+# -- review of probe 52 (RSV3) ------------------------------------------------------------------------
+
+
+def test_queued_calls_expiring_while_others_arrive_leave_the_server_answering(tmp_path, tenants) -> None:
+    """Two workers, every search a little slow, twelve clients of two tenants calling with deadlines of 5-60 ms (an
+    agent's tight timeout under load): most calls expire while queued as new ones arrive. A given-up call's future
+    was cancelled under the tenant pool's lock; the cancel runs grpcio's done callback, which waits for grpcio's
+    server lock, held by grpcio's polling thread while it asked the pool (``admits``) about the next call: the two
+    waited for each other for good, and every later call hung, the health check's too (the server froze within
+    seconds of such a storm). After the storm the health check and a search are answered."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    made, ring = tenants
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1"), make_run("b1", tenant="beta")])
+    search = ts.search
+
+    def slow_search(*args, **kwargs):
+        time.sleep(0.03)  # (what makes calls queue: nothing here is timed)
+        return search(*args, **kwargs)
+
+    ts.search = slow_search  # type: ignore[method-assign]
+    server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=2, max_concurrent_rpcs=200).start()
+    stop = threading.Event()
+    outcomes: dict[str, int] = {}
+
+    def client(n: int) -> None:
+        name = "beta" if n % 3 == 0 else "acme"
+        with grpc.insecure_channel(server.address) as channel:
+            stub = pb2_grpc.TrajSearchStub(channel)
+            metadata = (("authorization", f"Bearer {made[name]}"),)
+            while not stop.is_set():
+                try:
+                    stub.Search(pb2.SearchRequest(text="payments", k=3), metadata=metadata,
+                                timeout=0.005 + 0.055 * (n % 12) / 11)
+                    outcome = "OK"
+                except grpc.RpcError as exc:
+                    outcome = exc.code().name
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+    channel = grpc.insecure_channel(server.address)
+    try:
+        with ThreadPoolExecutor(12) as pool:
+            clients = [pool.submit(client, n) for n in range(12)]
+            end = time.monotonic() + 20
+            while outcomes.get("DEADLINE_EXCEEDED", 0) < 1500 and time.monotonic() < end:  # (a busy machine: less)
+                time.sleep(0.1)
+            stop.set()
+            for done in clients:
+                done.result(120)  # (each call has its own deadline: the clients end whatever the server does)
+        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=60)
+        assert checked.status == health_pb2.HealthCheckResponse.SERVING, outcomes
+        with Client(server.address, made["acme"], timeout=60) as acme:
+            assert [h.trajectory_id for h in acme.search("payments", k=3)] == ["a1"]
+        assert server.calls.waiting("acme") == server.calls.waiting("beta") == 0
+    finally:
+        stop.set()
+        channel.close()
+        stopping = threading.Thread(target=server.stop, kwargs=dict(grace=2), daemon=True)  # (a frozen server
+        stopping.start()  # never stops: the test fails, not hangs)
+        stopping.join(120)
+
