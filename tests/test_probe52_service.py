@@ -189,6 +189,47 @@ def test_past_the_most_connections_the_idle_ones_are_closed_not_a_request(store,
 
 
 
+def test_past_the_most_connections_a_request_whose_head_is_arriving_is_not_closed(store, keys, monkeypatch) -> None:
+    """A search of a pasted log arrives in many segments; with the connection bound reached, a connection whose
+    request head had begun to arrive counted as idle (no request yet) and, the oldest, was the first closed for 30
+    connections that sent nothing: the user's search was lost unanswered. A head under way is a request: the idle
+    ones are closed, and the search is answered once the rest of its head arrives."""
+    from trajsearch.web import server
+
+    monkeypatch.setattr(server, "MAX_CONNECTIONS", 10, raising=False)
+    web = _pages(store, keys)
+    host, port = web.address.rsplit(":", 1)
+    idle: list[socket.socket] = []
+    head = f"GET /search?q={'timeout+' * 500} HTTP/1.1\r\nHost: {web.address}\r\nConnection: close\r\n\r\n".encode()
+    try:
+        with socket.create_connection((host, int(port)), timeout=60) as user:
+            user.sendall(head[:2000])  # the rest still on its way
+            _eventually(lambda: any(getattr(c, "_head_bytes", 0) for c in _connections(web)), "the head began")
+            for _ in range(30):
+                idle.append(socket.create_connection((host, int(port)), timeout=60))
+            for sock in idle[:20]:  # 31 open, 10 kept: 21 closed (the server has taken every one)
+                sock.settimeout(30)
+                try:
+                    assert sock.recv(100) == b""
+                except ConnectionResetError:
+                    pass
+            user.sendall(head[2000:])
+            answer = b""
+            while chunk := user.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 "), answer[:200]
+            assert int(answer[9:12]) < 500, answer[:200]
+    finally:
+        for sock in idle:
+            sock.close()
+        web.stop()
+
+
+def _connections(web: WebServer) -> set:
+    """The connections uvicorn's server holds open (its ``server_state``)."""
+    return web.server.server_state.connections
+
+
 # -- the gRPC workers' queues ------------------------------------------------------------------------
 
 

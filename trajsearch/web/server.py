@@ -60,7 +60,9 @@ def connection_budget() -> int:
 
 
 #: Most connections the pages keep open; one more closes the connection idle the longest (no request in progress:
-#: a browser's spare or kept-alive socket, one sending no head), or itself when every one is answering a request.
+#: a browser's spare or kept-alive socket, one sending no head), or itself when every one is answering a request or
+#: receiving one's head (a search of a pasted log arrives in many segments: closed mid-head, it was lost unanswered
+#: to connections that sent nothing; review of probe 52, RSV3).
 MAX_CONNECTIONS = connection_budget()
 
 
@@ -88,9 +90,9 @@ class BoundedHead(H11Protocol):
 
     def _make_room(self) -> None:
         """Close the connection idle the longest to keep :data:`MAX_CONNECTIONS` (this one, the newest, if no other
-        is idle: every other is answering a request, and this one has none yet)."""
+        is idle: every other is answering a request or receiving its head, and this one has none yet)."""
         idle = [c for c in self.connections if isinstance(c, BoundedHead) and c.idle_since is not None
-                and not c.transport.is_closing()]
+                and not c._head_bytes and not c.transport.is_closing()]
         oldest = min(idle, key=lambda c: c.idle_since or 0.0, default=self)
         log.info("web connection closed: %d open, the most kept (%s idle)", len(self.connections), oldest.client)
         oldest._stop_waiting()
