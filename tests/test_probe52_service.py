@@ -235,7 +235,7 @@ def _connections(web: WebServer) -> set:
 
 from trajsearch.embed import HashingEmbedder  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
-from trajsearch.service.client import Client, ResourceExhausted  # noqa: E402
+from trajsearch.service.client import Client, ResourceExhausted, Unavailable  # noqa: E402
 from trajsearch.service.protos import pb2, pb2_grpc  # noqa: E402
 from trajsearch.service.server import ServiceServer  # noqa: E402
 
@@ -538,3 +538,37 @@ def test_queued_calls_expiring_while_others_arrive_leave_the_server_answering(tm
         stopping.start()  # never stops: the test fails, not hangs)
         stopping.join(120)
 
+
+def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_them(tmp_path) -> None:
+    """Two write slots, both held by acme's batch indexer's two open Ingest streams (each sent a batch and reads its
+    next file; a stream holds its slot until it ends). beta's Delete was refused UNAVAILABLE "busy with 2 writes (a
+    slow trace store or index?)": the store was idle, and beta's operator went looking for a fault that was not there.
+    The refusal says what holds the slots; once the streams end, the delete is done."""
+    made, ring = key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="write"))
+    server, slow = _serve(tmp_path, ring, slow_tenant="nobody", max_workers=4, write_slots=2)
+    channel = grpc.insecure_channel(server.address)
+    stub = pb2_grpc.TrajSearchStub(channel)
+    metadata = (("authorization", f"Bearer {made['acme']}"),)
+    more, sent = threading.Event(), threading.Semaphore(0)
+
+    def batches(run_id: str):
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
+        sent.release()
+        more.wait(600)
+
+    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=metadata) for n in range(2)]
+    try:
+        for _ in streams:
+            assert sent.acquire(timeout=120)
+        with Client(server.address, made["beta"], timeout=60) as beta:
+            with pytest.raises(Unavailable) as refused:
+                beta.delete("b1")
+            assert "2 open Ingest streams" in str(refused.value), refused.value
+            assert "slow trace store" not in str(refused.value)
+            more.set()
+            assert [s.result(120).ingested for s in streams] == [1, 1]
+            assert beta.delete("b1") is True
+    finally:
+        more.set()
+        channel.close()
+        server.stop(grace=2)

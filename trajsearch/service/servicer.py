@@ -78,6 +78,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         self.write_slots = write_slots
         self.ingest_idle = ingest_idle
         self._writes = 0  # writes in progress, for drain(): the index must outlive them
+        self._holding: dict[str, int] = {}  # the write slots held, by the call holding them ("Ingest", "Delete")
         self._writes_done = threading.Condition()
         self._draining = threading.Event()
         self._stopping = threading.Event()  # the server is stopping: gRPC may cancel the calls still running
@@ -356,20 +357,30 @@ class Service(pb2_grpc.TrajSearchServicer):
     # -- writes ------------------------------------------------------------------------------
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """A write slot for this call, or UNAVAILABLE at once when every one is taken."""
+    def _writing(self, method: str) -> Iterator[None]:
+        """A write slot for this ``method``'s call, or UNAVAILABLE at once when every one is taken, saying what holds
+        them: an Ingest stream holds its slot for as long as it is open (a batch indexer's, hours for a big dump),
+        so two streams of one tenant refused another tenant's Delete "busy with 2 writes (a slow trace store or
+        index?)", blaming a store that was idle (review of probe 52, RSV3)."""
         if not self._writers.acquire(blocking=False):
+            with self._writes_done:
+                held = ", ".join(f"{n} {'open Ingest stream' if m == 'Ingest' else m}{'s' if n > 1 else ''}"
+                                 for m, n in sorted(self._holding.items()))
             raise Abort(grpc.StatusCode.UNAVAILABLE,
-                        f"the server is busy with {self.write_slots} writes (a slow trace store or index?): "
-                        "retry shortly")
+                        f"the server is busy with {self.write_slots} writes, the most it runs at once ({held}; an "
+                        "Ingest stream holds its slot until it ends): retry shortly")
         try:
             with self._writes_done:
                 self._writes += 1
+                self._holding[method] = self._holding.get(method, 0) + 1
             try:
                 yield
             finally:
                 with self._writes_done:
                     self._writes -= 1
+                    self._holding[method] -= 1
+                    if not self._holding[method]:
+                        del self._holding[method]
                     self._writes_done.notify_all()
         finally:
             self._writers.release()
@@ -399,7 +410,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     @requires("write")
     def Ingest(self, batches: Iterator[Any], call: Call) -> Any:
-        with self._writing():
+        with self._writing("Ingest"):
             return self._ingest(batches, call)
 
     def _ingest(self, batches: Iterator[Any], call: Call) -> Any:
@@ -511,7 +522,7 @@ class Service(pb2_grpc.TrajSearchServicer):
     @requires("write")
     def Delete(self, req: Any, call: Call) -> Any:
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
-        with self._writing(), self._write_lock:
+        with self._writing("Delete"), self._write_lock:
             # A run outside the key's pins is not there for it. A trace left with no run (probe G, D1) has no
             # versions to hold against pins: only a key without pins removes it (the façade says if one was there).
             hit = self.ts.run(trajectory_id, tenant=call.tenant)
