@@ -405,7 +405,11 @@ from process_support import cli_env, launched  # noqa: E402
 @pytest.fixture
 def served_with_few_files(tmp_path):
     """``trajsearch serve --http`` over the bundled sample, in a process allowed 256 open files (systemd's default
-    for a service is 1024: the same at a quarter of the scale); yields (grpc address, web address, env, process)."""
+    for a service is 1024: the same at a quarter of the scale); yields (grpc address, web address, env)."""
+    yield from _served_with_few_files(tmp_path)
+
+
+def _served_with_few_files(tmp_path, *options: str):
     key = new_key()
     keys = tmp_path / "keys.toml"
     entry = key_entry(key, tenant="demo", role="read")
@@ -417,12 +421,13 @@ def served_with_few_files(tmp_path):
     assert done.returncode == 0, done.stderr
     err = (tmp_path / "serve.err").open("w")
     serve = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "serve", "--keys", str(keys), *store,
-                                       "--address", "127.0.0.1:0", "--http", "127.0.0.1:0", "--grace", "1"],
+                                       "--address", "127.0.0.1:0", "--http", "127.0.0.1:0", "--grace", "1",
+                                       *options],
                                       nofile=256), env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
     try:
         found = None
         for _ in range(6000):  # until it listens (or has failed)
-            found = re.search(r"trajsearch serving on (\S+?), web pages on http://(\S+?) ",
+            found = re.search(r"trajsearch serving on (\S+?), web pages on https?://(\S+?) ",
                               (tmp_path / "serve.err").read_text())
             if found or serve.poll() is not None:
                 break
@@ -572,3 +577,34 @@ def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_
         more.set()
         channel.close()
         server.stop(grace=2)
+
+
+def test_idle_connections_to_the_pages_over_tls_leave_the_process_its_files(tmp_path) -> None:
+    """The same flood with the pages on TLS (``serve --tls-cert/--tls-key --http``): asyncio handed a connection to
+    the pages only once its TLS handshake was done, so 400 connections that never sent a hello were counted nowhere,
+    took every descriptor (each held for asyncio's 60 s handshake bound), and gRPC failed every tenant's call. The
+    pages count a connection from its accept: gRPC serves over TLS, and so do the pages."""
+    import ssl
+
+    from test_service import _self_signed
+
+    cert, key = _self_signed(tmp_path)
+    served = _served_with_few_files(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key))
+    grpc_address, web_address, env = next(served)
+    try:
+        flood = _flood(web_address, 400)
+        try:
+            time.sleep(1)  # (the server accepts them all, closing what is past its bound)
+            with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=120, root_certificates=cert) as client:
+                assert len(client.search("flight not available", k=2)) == 2
+            host, port = web_address.rsplit(":", 1)
+            conn = http.client.HTTPSConnection(host, int(port), timeout=60,
+                                               context=ssl.create_default_context(cafile=str(cert)))
+            conn.request("GET", "/signin")
+            assert conn.getresponse().status == 200
+            conn.close()
+        finally:
+            for sock in flood:
+                sock.close()
+    finally:
+        served.close()

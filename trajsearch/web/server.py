@@ -18,7 +18,9 @@ from typing import Any
 
 import h11
 import uvicorn
+from uvicorn.config import create_ssl_context
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.utils import get_remote_addr
 
 from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
 
@@ -71,7 +73,13 @@ class BoundedHead(H11Protocol):
     said in words: a head over :data:`MAX_REQUEST_HEAD` is answered 431 (h11 said only "Invalid HTTP request
     received."), one not whole within :data:`HEAD_TIMEOUT_S` 408 (a connection that sent nothing is closed), a body
     not whole within :data:`BODY_TIMEOUT_S` of its head 408 (the app is told the client left). Always h11, so the
-    bounds hold whether or not httptools (``uvicorn[standard]``) is installed."""
+    bounds hold whether or not httptools (``uvicorn[standard]``) is installed.
+
+    Over TLS it makes the handshake itself (``tls_context`` on uvicorn's config), from the accept: given the context,
+    asyncio called the protocol only once the handshake was done, so a connection that never sent its hello (400 of
+    them, under a limit of 256 files) was counted nowhere, held its descriptor for asyncio's 60 s, and left gRPC unable
+    to accept any call (review of probe 52, RSV3). A handshaking connection counts toward :data:`MAX_CONNECTIONS`, idle,
+    and has :data:`HEAD_TIMEOUT_S` to finish."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -80,13 +88,42 @@ class BoundedHead(H11Protocol):
         self._body_timer: asyncio.TimerHandle | None = None
         self._refused = False
         self.idle_since: float | None = None  # when it last had no request in progress (None: it has one)
+        self._early: list[bytes] | None = None  # during a TLS handshake: what arrived before it was seen done
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
+        tls = getattr(self.config, "tls_context", None)
+        if tls is not None and transport.get_extra_info("sslcontext") is None:
+            self._shake_hands(transport, tls)  # (called again with the TLS transport once it is done)
+            return
         super().connection_made(transport)  # type: ignore[arg-type]
         self.idle_since = self.loop.time()
         self._wait_for_head()
         if len(self.connections) > MAX_CONNECTIONS:
             self._make_room()
+
+    def _shake_hands(self, transport: asyncio.BaseTransport, tls: ssl.SSLContext) -> None:
+        """Count the connection from its accept and make the TLS handshake, in :data:`HEAD_TIMEOUT_S` at most."""
+        self.connections.add(self)
+        self.transport = transport  # type: ignore[assignment]  (what closing it, or losing it, reads meanwhile)
+        self.client = get_remote_addr(transport)  # type: ignore[arg-type]
+        self.idle_since = self.loop.time()
+        self._early = []
+        if len(self.connections) > MAX_CONNECTIONS:
+            self._make_room()
+        if transport.is_closing():
+            return
+        shaking = self.loop.create_task(self.loop.start_tls(  # type: ignore[arg-type]
+            transport, self, tls, server_side=True, ssl_handshake_timeout=HEAD_TIMEOUT_S))
+        shaking.add_done_callback(self._shaken)
+
+    def _shaken(self, shaking: asyncio.Task) -> None:
+        early, self._early = self._early or [], None
+        if shaking.cancelled() or shaking.exception() is not None:  # (asyncio closed the connection)
+            self.connections.discard(self)
+            return
+        self.connection_made(shaking.result())
+        for data in early:  # (a request sent as soon as the handshake ended: asyncio passes it on before this)
+            self.data_received(data)
 
     def _make_room(self) -> None:
         """Close the connection idle the longest to keep :data:`MAX_CONNECTIONS` (this one, the newest, if no other
@@ -104,6 +141,9 @@ class BoundedHead(H11Protocol):
             self.idle_since = self.loop.time()
 
     def data_received(self, data: bytes) -> None:
+        if self._early is not None:
+            self._early.append(data)
+            return
         if self._refused:  # read and dropped until the connection closes
             return
         if self.conn.their_state is h11.IDLE:  # (part of) a request's head
@@ -256,14 +296,15 @@ class WebServer:
         self.address = f"{shown}:{bound[1]}"
         self.scheme = "https" if tls_cert else "http"
         self.url = f"{self.scheme}://{self.address}"
-        extra: dict[str, Any] = {}
-        if tls_cert and tls_key:
-            extra = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key),
-                     "ssl_version": ssl.PROTOCOL_TLS_SERVER}
+        tls = None
+        if tls_cert and tls_key:  # the protocol makes the handshake (see BoundedHead), with uvicorn's context
+            tls = create_ssl_context(str(tls_cert), str(tls_key), None, ssl.PROTOCOL_TLS_SERVER, ssl.CERT_NONE,
+                                     None, None)
         # no limit_concurrency: uvicorn's counts idle connections as requests (see MAX_PAGES_AT_ONCE)
         self.config = uvicorn.Config(PagesAtOnce(app, MAX_PAGES_AT_ONCE), log_config=None, access_log=False,
                                      lifespan="off", timeout_graceful_shutdown=5, server_header=False,
-                                     http=BoundedHead, h11_max_incomplete_event_size=MAX_REQUEST_HEAD, **extra)
+                                     http=BoundedHead, h11_max_incomplete_event_size=MAX_REQUEST_HEAD)
+        self.config.tls_context = tls  # type: ignore[attr-defined]
         self.server = uvicorn.Server(self.config)
         self.thread: threading.Thread | None = None
 
