@@ -61,10 +61,12 @@ def connection_budget() -> int:
     return max(64, min(4096, soft // 4))
 
 
-#: Most connections the pages keep open; one more closes the connection idle the longest (no request in progress:
-#: a browser's spare or kept-alive socket, one sending no head), or itself when every one is answering a request or
-#: receiving one's head (a search of a pasted log arrives in many segments: closed mid-head, it was lost unanswered
-#: to connections that sent nothing; review of probe 52, RSV3).
+#: Most connections the pages keep open; one more closes the connection quiet the longest (no request in progress:
+#: a browser's spare or kept-alive socket, a head whose last bytes came longest ago), or itself when every one is
+#: answering a request. A head still arriving counts from its last bytes: a search of a pasted log arriving in
+#: segments outlasts connections that went quiet before it (review of probe 52, RSV3), while a head trickled a byte
+#: at a time cannot hold its place: counted as busy, 64 sockets of one byte each had kept every visitor out
+#: (review R2-FSV).
 MAX_CONNECTIONS = connection_budget()
 
 
@@ -87,7 +89,7 @@ class BoundedHead(H11Protocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._refused = False
-        self.idle_since: float | None = None  # when it last had no request in progress (None: it has one)
+        self.idle_since: float | None = None  # since when it is quiet: no request, or a head's last bytes (None: busy)
         self._early: list[bytes] | None = None  # during a TLS handshake: what arrived before it was seen done
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:  # type: ignore[override]
@@ -126,10 +128,10 @@ class BoundedHead(H11Protocol):
             self.data_received(data)
 
     def _make_room(self) -> None:
-        """Close the connection idle the longest to keep :data:`MAX_CONNECTIONS` (this one, the newest, if no other
-        is idle: every other is answering a request or receiving its head, and this one has none yet)."""
+        """Close the connection quiet the longest to keep :data:`MAX_CONNECTIONS` (this one, the newest, if no other
+        is: every other is answering a request, and this one has none yet)."""
         idle = [c for c in self.connections if isinstance(c, BoundedHead) and c.idle_since is not None
-                and not c._head_bytes and not c.transport.is_closing()]
+                and not c.transport.is_closing()]
         oldest = min(idle, key=lambda c: c.idle_since or 0.0, default=self)
         log.info("web connection closed: %d open, the most kept (%s idle)", len(self.connections), oldest.client)
         oldest._stop_waiting()
@@ -155,6 +157,7 @@ class BoundedHead(H11Protocol):
                     f"where an error most often is (up to {MAX_QUERY_CHARS:,} characters are searched whole)."))
                 return
             self._wait_for_head()
+            self.idle_since = self.loop.time()  # quiet from its last bytes (see MAX_CONNECTIONS)
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:  # the head is whole: the request is the app's
             self._head_bytes = 0
