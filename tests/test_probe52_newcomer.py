@@ -432,3 +432,16 @@ def test_set_with_an_empty_value_is_refused_for_its_field_not_as_json(embedded, 
     (an empty value was taken for JSON); it is refused for what the field takes (review R2-FNC)."""
     code, _, err = run_cli("ingest", "--dry-run", "-t", "acme", "--set", given, str(OWN))
     assert code == 2 and "JSON" not in err and f"--set {given}" in err, err
+
+
+def test_an_array_missing_the_comma_between_two_records_says_so_and_loses_no_other(tmp_path: Path) -> None:
+    """Two records of an array with no comma between them: the streaming parser gave the first and stopped; the
+    scanner, cutting at commas, took both for one text, skipped it as read, and the record after them was numbered
+    in the second's place: the second was dropped without a word (review RALL-A; the code before this session said
+    "malformed JSON after record 1"). The second is said malformed, the third read as the third."""
+    text = json.dumps(_tau_runs(3), indent=2)
+    dump = tmp_path / "results.json"
+    dump.write_text(text.replace("},\n  {", "}\n  {", 1))
+    read = _tau_ids(dump)
+    assert [(position, run) for position, run, _ in read] == [("record 1", "0"), ("record 2", None), ("record 3", "2")]
+    assert "malformed JSON after record 1" in read[1][2]
