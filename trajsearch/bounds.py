@@ -15,10 +15,9 @@ MAX_K = 200
 MAX_GROUP_SIZE = 10
 
 
-def check_count(name: str, value: Any, top: int | None = None, note: str = "") -> int:
-    """``value``, a count taken from 1 (to ``top``): anything else is a ValueError naming ``name``, its bounds and
-    ``note``. The client must refuse 0 itself: on the wire 0 asks for the server's default."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
-        bounds = f"from 1 to {top}" if top is not None else "from 1"
-        raise ValueError(f"{name} must be a whole number {bounds}{note}, got {value!r}")
+def check_count(name: str, value: Any, top: int, note: str = "") -> int:
+    """``value``, a count from 1 to ``top``: anything else is a ValueError naming ``name``, its bounds and ``note``.
+    The client must refuse 0 itself: on the wire 0 asks for the server's default."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise ValueError(f"{name} must be a whole number from 1 to {top}{note}, got {value!r}")
     return value

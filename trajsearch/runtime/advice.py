@@ -70,8 +70,9 @@ class AdviceConfig:
     #: search of the tenant's step rows, only where candidates changed files at all). 0: none.
     cover_steps: int = 60
     #: The likeliest files (:mod:`.where`) that no candidate changed are looked up: the successful runs
-    #: that changed one of the first ``likely_files_looked_up`` of them (up to ``likely_file_runs`` each, by
-    #: the lexical leg over the summaries' ``Touched:`` lines) become candidates. The steps and the task's
+    #: that changed them (up to ``likely_file_runs`` each, by the lexical leg over the summaries' ``Touched:``
+    #: lines) become candidates, until ``likely_files_looked_up`` of the likeliest have a run that changed them
+    #: (a file no run changed gives its lookup to the next: ``likely_files_checked``). The steps and the task's
     #: named code often know where the work lies when no run near the task's wording changed that file
     #: (``urlize()`` lives in ``utils/html.py``; the runs that changed it were worded otherwise).
     #: Leave-task-out on 500 mini-swe-agent runs of SWE-bench Verified (299 findable tasks; the set the

@@ -101,7 +101,7 @@ class SearchPastRuns:
         self.counter = counter or default_counter()
         self.used = 0
         #: The versions (env, policy) the caller may read at most, () meaning every one: as far as
-        #: ``_why_no_warnings`` looks past the context's. In-process the tenant is the caller's whole; the service
+        #: ``_why_none`` looks past the context's. In-process the tenant is the caller's whole; the service
         #: sets its key's pins here.
         self.readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 

@@ -62,9 +62,6 @@ IN_FLIGHT_BYTES = 16 * 2**20
 #: stream, the runs taken from the input lost (review RZ1).
 FLUSH_AFTER_S = 30.0
 _SERVICE = "trajsearch.v1.TrajSearch"
-#: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
-#: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
-#: store that already retried, or whose read slots are all waiting).
 #: The calls added to the service since its first release (commit 442d521b): only these may be missing from a
 #: trajsearch server, one older than the call. Any other call is on every trajsearch server, so UNIMPLEMENTED for it
 #: means the address is not a trajsearch server's (Milvus on 19530, another gRPC service). Keep it true: a call added
@@ -72,6 +69,9 @@ _SERVICE = "trajsearch.v1.TrajSearch"
 ADDED_SINCE_FIRST_RELEASE = frozenset({"Failures"})
 #: A call every trajsearch server has, asked to tell an older trajsearch from another gRPC server (see ``_invoke``).
 _EVERY_SERVER_HAS = "WhoAmI"
+#: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
+#: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
+#: store that already retried, or whose read slots are all waiting).
 _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "Warnings", "Stats", "Metrics",
             "WhoAmI", "Delete", "Failures"]
 
@@ -314,7 +314,8 @@ class Client:
         try:
             return getattr(self.stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
-            error, said = _error(exc, request_id, self.tls, method=method, address=self.address), exc.details()
+            error = _error(exc, request_id, self.tls, method=method, address=self.address)
+            said = exc.details() if hasattr(exc, "details") else ""
         if isinstance(error, Unimplemented) and method in ADDED_SINCE_FIRST_RELEASE and not self._serves_trajsearch():
             error = Unimplemented(error.code, lacking_call(method, self.address, said or "", trajsearch=False),
                                   request_id)

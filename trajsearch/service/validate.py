@@ -74,7 +74,7 @@ class Limits:
     max_context_steps: int = 50  # expand: before + after
 
     def __post_init__(self) -> None:
-        from ..search import MAX_K
+        from ..bounds import MAX_K
 
         if not 1 <= self.max_k <= MAX_K:
             raise ValueError(f"max_k must be 1..{MAX_K} (the library's bound)")
