@@ -237,3 +237,14 @@ def test_a_zstd_file_written_with_a_dictionary_it_does_not_name_is_told_it_may_n
         detect_format(written)
     [parsed] = list(read_dump(written, fmt="codex-cli"))
     assert re.fullmatch(said.format(" stream after line 0"), parsed.error)
+
+
+@pytest.mark.parametrize("command, output", [
+    ("cargo test test_fo", "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; "
+                           "2 filtered out; finished in 0.00s\n"),
+    ("npx jest -t nothing", "Test Suites: 2 skipped, 0 of 2 total\nTests:       2 skipped, 0 passed, 2 total\n"),
+    ("node --test", "# tests 0\n# suites 0\n# pass 0\n# fail 0\n")])
+def test_a_test_run_that_ran_nothing_is_no_pass(command: str, output: str) -> None:
+    """``0 passed`` was a word of passing (pytest's ``PASSED`` was matched in any case): a ``cargo test`` whose filter
+    was mistyped, running nothing, verified a run (review RALL-A). A count of 0 is none, in every runner's tally."""
+    assert not verified(_run_of(command, output), reward_at_least=None)

@@ -61,11 +61,14 @@ _INSTALLS = re.compile(r"^(?:\S*/)?(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|c
                        r"(?:uv|poetry|pdm|cargo|dotnet)\s+add\b|(?:gem|brew|conda|apt|apt-get|go|cargo)\s+(?:install|get)\b|"
                        r"composer\s+require\b)")
 #: A runner's word of passing: pytest's / jest's ``2 passed``, mocha's ``2 passing`` (a count of 0 is none: mocha's
-#: ``0 passing`` ran nothing), unittest's ``OK``, the TAP tally of ``node --test`` (``# pass 2``), ctest's ``100%
+#: ``0 passing`` ran nothing; pytest's ``PASSED`` in capitals only: ``0 passed`` of a typo'd ``cargo test`` filter is
+#: none, review RALL-A; the count after anything but a digit: a tool result kept as JSON text reads ``..\\n2
+#: passed``), unittest's ``OK``, the TAP tally of ``node --test`` (``# pass 2``), ctest's ``100%
 #: tests passed``, go's ``ok  pkg``, dotnet's ``Passed!`` / ``Passed: 5``, bun's `` 2 pass``, rspec's ``3 examples, 0
 #: failures``.
-_PASSED = re.compile(r"\b[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b|"
-                     r"^# pass\s+\d+$|^\s*[1-9]\d* pass$|\b\d+ examples?, 0 failures\b", re.I | re.M)
+_PASSED = re.compile(r"(?<!\d)[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|"
+                     r"(?-i:\bPASSED\b|\bPassed!|\bPassed:\s*[1-9])|\btests? passed\b|"
+                     r"^# pass\s+[1-9]\d*$|^\s*[1-9]\d* pass$|\b[1-9]\d* examples?, 0 failures\b", re.I | re.M)
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
 #: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
 #: mocha's summary line ``  1 failing`` (not a test's title that says ``2 failing``), ``FAILED`` (pytest's,
