@@ -231,10 +231,10 @@ def _object_at(record: Any, parts: tuple[Any, ...]) -> Any:
     return record
 
 
-def describe_validation_error(exc: ValidationError, limit: int = 3, record: Any = None) -> str:
-    """A pydantic ValidationError as one line naming each offending field path; ``record``: what was validated, when
-    known (the adapters' :func:`~.adapters._common.build` keeps it on the error as ``record``)."""
-    record = record if record is not None else getattr(exc, "record", None)
+def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
+    """A pydantic ValidationError as one line naming each offending field path (and, where the adapters'
+    :func:`~.adapters._common.validated` kept what was validated on it as ``record``, no field it already has)."""
+    record = getattr(exc, "record", None)
     parts = []
     for err in exc.errors():
         loc, kind, value = _field_path(err["loc"]), err["type"], err.get("input")

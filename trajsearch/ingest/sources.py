@@ -76,8 +76,9 @@ _ZSTD_WINDOW_TOO_LARGE = "Frame requires too much memory for decoding"
 #: decoded without it. The frame's header names the dictionary (its ``Dictionary_ID``, :func:`zstd_dictionary_id`).
 _ZSTD_NEEDS_DICTIONARY = "Dictionary mismatch"
 #: What zstd says of a frame it cannot decode, damaged, and also of one written with a dictionary whose header does
-#: not name it (``zstd -D dict --no-dictID``): nothing tells the two apart, so the message names both.
-_ZSTD_CORRUPT = "Data corruption detected"
+#: not name it (``zstd -D dict --no-dictID``: "Data corruption detected", or for a small file "Dictionary is
+#: corrupted", review RALL-A): nothing tells the two apart, so the message names both.
+_ZSTD_CORRUPT = ("Data corruption detected", "Dictionary is corrupted")
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
@@ -180,7 +181,7 @@ def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:
         return ("zstd written with a window over 128 MB (zstd --long=28 or more), more memory than trajsearch gives "
                 f"a file: {f'not read {after}; ' if after else ''}decompress it first (zstd -d --long=31 "
                 f"{path.name}) and ingest that")
-    if kind == "zstd" and _ZSTD_CORRUPT in str(exc):
+    if kind == "zstd" and any(said in str(exc) for said in _ZSTD_CORRUPT):
         return (f"truncated or corrupt zstd{where}: {exc} (truncated, corrupt, or written with a dictionary its "
                 "header does not name: zstd -D DICTIONARY --no-dictID)")
     return f"{f'truncated or corrupt {kind}' if kind else 'read error'}{where}: {exc}"

@@ -162,7 +162,7 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   (counted in ``metadata.content_filtered_replies``); after a turn its critic
   scored, the critic's "The task appears incomplete (iteration N ..." (counted
   in ``metadata.critic_followups``). The first message, and one after the
-  agent ended its turn, are the user's whatever they say. ``SystemPromptEvent``'s ``tools`` give
+  agent ended its turn, are the user's whatever they say (but the critic's follow-up). ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
