@@ -43,7 +43,7 @@ def store(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("store")
     done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, DUMPS), "-t", "acme",
                            "--uri", str(root / "m.db"), "--traces", str(root / "traces")],
-                          env=cli_env(), capture_output=True, text=True, timeout=600)
+                          env=cli_env(), capture_output=True, text=True, timeout=600, cwd=root)  # (its checkpoints)
     assert done.returncode == 0, done.stderr
     return root
 

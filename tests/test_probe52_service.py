@@ -449,13 +449,14 @@ def _served_with_few_files(tmp_path, *options: str):
     store = ["--uri", str(tmp_path / "m.db"), "--traces", str(tmp_path / "t")]
     env = cli_env()
     done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-t", "demo", *store],
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)  # (its checkpoints)
     assert done.returncode == 0, done.stderr
     err = (tmp_path / "serve.err").open("w")
     serve = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "serve", "--keys", str(keys), *store,
                                        "--address", "127.0.0.1:0", "--http", "127.0.0.1:0", "--grace", "1",
                                        *options],
-                                      nofile=256), env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+                                      nofile=256), env=env, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                             cwd=tmp_path)
     try:
         found = None
         for _ in range(6000):  # until it listens (or has failed)
