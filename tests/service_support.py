@@ -46,6 +46,28 @@ def serve_store(tmp: Path, ring: KeyRing, runs: list[Trajectory], limits: Limits
     return ServiceServer(ts, ring, address="127.0.0.1:0", limits=limits, max_workers=4, search_cap=3).start()
 
 
+class SlowIndex:
+    """The façade's searches of ``tenant`` held in the index until ``gate`` is set (a big tenant's cold searches,
+    a Milvus server that stalls): ``arrived`` counts those that reached it."""
+
+    def __init__(self, ts: TrajSearch, tenant: str) -> None:
+        self.search, self.tenant, self.gate = ts.search, tenant, threading.Event()
+        self.arrived, self.changed = 0, threading.Condition()
+        ts.search = self.held  # type: ignore[method-assign]
+
+    def held(self, text, *, tenant, **kwargs):
+        if tenant == self.tenant:
+            with self.changed:
+                self.arrived += 1
+                self.changed.notify_all()
+            self.gate.wait(600)
+        return self.search(text, tenant=tenant, **kwargs)
+
+    def wait_for(self, predicate, timeout: float = 120) -> None:
+        with self.changed:
+            assert self.changed.wait_for(predicate, timeout), f"only {self.arrived} searches reached the index"
+
+
 class RpcLog(logging.Handler):
     """The service's per-call log lines, by request id; ``wait`` blocks until one is written."""
 

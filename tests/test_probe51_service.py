@@ -28,34 +28,12 @@ from trajsearch.service.server import ServiceServer, writes_grace_for
 
 from conftest import make_run
 from process_support import cli_env, launched
-from service_support import SilentS3, key_ring, s3_credentials
+from service_support import SilentS3, SlowIndex, key_ring, s3_credentials
 
 
 @pytest.fixture(scope="module")
 def keys():
     return key_ring(acme=dict(tenant="acme", role="read"), beta=dict(tenant="beta", role="read"))
-
-
-class SlowIndex:
-    """The façade's searches of ``tenant`` held in the index until ``gate`` is set (a big tenant's cold searches,
-    a Milvus server that stalls): ``arrived`` counts those that reached it."""
-
-    def __init__(self, ts: TrajSearch, tenant: str) -> None:
-        self.search, self.tenant, self.gate = ts.search, tenant, threading.Event()
-        self.arrived, self.changed = 0, threading.Condition()
-        ts.search = self.held  # type: ignore[method-assign]
-
-    def held(self, text, *, tenant, **kwargs):
-        if tenant == self.tenant:
-            with self.changed:
-                self.arrived += 1
-                self.changed.notify_all()
-            self.gate.wait(600)
-        return self.search(text, tenant=tenant, **kwargs)
-
-    def wait_for(self, predicate, timeout: float = 120) -> None:
-        with self.changed:
-            assert self.changed.wait_for(predicate, timeout), f"only {self.arrived} searches reached the index"
 
 
 def _serve(tmp_path, ring, **options):

@@ -272,30 +272,12 @@ from trajsearch.service.protos import pb2, pb2_grpc  # noqa: E402
 from trajsearch.service.server import ServiceServer  # noqa: E402
 
 from conftest import make_run  # noqa: E402
-from service_support import key_ring  # noqa: E402
+from service_support import SlowIndex, key_ring  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tenants():
     return key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="read"))
-
-
-class SlowIndex:
-    """The façade's searches of ``tenant`` held in the index until ``gate`` is set (a big tenant's cold searches,
-    a Milvus server that stalls); ``arrived`` counts those that reached it."""
-
-    def __init__(self, ts: TrajSearch, tenant: str) -> None:
-        self.search, self.tenant, self.gate = ts.search, tenant, threading.Event()
-        self.arrived, self.changed = 0, threading.Condition()
-        ts.search = self.held  # type: ignore[method-assign]
-
-    def held(self, text, *, tenant, **kwargs):
-        if tenant == self.tenant:
-            with self.changed:
-                self.arrived += 1
-                self.changed.notify_all()
-            self.gate.wait(600)
-        return self.search(text, tenant=tenant, **kwargs)
 
 
 def _serve(tmp_path, ring, slow_tenant: str = "acme", **options):
