@@ -43,11 +43,14 @@ _REMOVAL = re.compile(r"^\s*(?:rm|rmdir)\b")
 _CD = re.compile(r"^\s*cd\b")
 #: A test runner's command: Python's, JavaScript's (npm / yarn / pnpm / bun scripts, jest, vitest, mocha, tape, Node's
 #: own ``node --test``), Go's, Rust's, Java's, Ruby's, PHP's, .NET's, CMake's, each read by its own tally (``_PASSED``,
-#: ``_FAILED``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
+#: ``_FAILED``). Maven's and Gradle's as their wrappers too (``./mvnw``, ``./gradlew``, as most projects run them),
+#: with options before the phase or task that runs the tests (``mvn -B -q test``, ``./gradlew :app:testDebugUnitTest``,
+#: ``check``, ``verify``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
 #: part runs (:func:`is_test_run`).
 _TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|node\s+--test|"
-    r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|mvn\s+test|gradle\s+test|"
+    r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|"
+    r"(?:mvnw?|gradlew?)(?:\.cmd|\.bat)?\s+(?:[^\n;&|]*?\s)?(?::?[\w-]+:)*(?:test\w*|check|verify)|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
 )
 #: Programs that only read, print, search or edit files, or talk to git: a runner's name in their words is a file's or
@@ -65,10 +68,12 @@ _INSTALLS = re.compile(r"^(?:\S*/)?(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|c
 #: none, review RALL-A; the count after anything but a digit: a tool result kept as JSON text reads ``..\\n2
 #: passed``), unittest's ``OK``, the TAP tally of ``node --test`` (``# pass 2``), ctest's ``100%
 #: tests passed``, go's ``ok  pkg``, dotnet's ``Passed!`` / ``Passed: 5``, bun's `` 2 pass``, rspec's ``3 examples, 0
-#: failures``.
+#: failures``, Maven's (Surefire's) ``Tests run: 2, Failures: 0, Errors: 0`` (``Tests run: 0`` ran none), and Gradle's
+#: ``BUILD SUCCESSFUL`` (its test task prints no tally when every test passed; a failed one fails the build).
 _PASSED = re.compile(r"(?<!\d)[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|"
                      r"(?-i:\bPASSED\b|\bPassed!|\bPassed:\s*[1-9])|\btests? passed\b|"
-                     r"^# pass\s+[1-9]\d*$|^\s*[1-9]\d* pass$|\b[1-9]\d* examples?, 0 failures\b", re.I | re.M)
+                     r"^# pass\s+[1-9]\d*$|^\s*[1-9]\d* pass$|\b[1-9]\d* examples?, 0 failures\b|"
+                     r"(?-i:\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b|^BUILD SUCCESSFUL\b)", re.I | re.M)
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
 #: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
 #: mocha's summary line ``  1 failing`` (not a test's title that says ``2 failing``), ``FAILED`` (pytest's,
@@ -76,11 +81,17 @@ _PASSED = re.compile(r"(?<!\d)[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball
 #: or ``# SKIP`` directive says it is none (the TAP spec), and ``# fail 1`` (``node --test``, whose ``ok`` lines
 #: pass), phpunit's ``FAILURES!``; go's column-0 ``--- FAIL: TestX`` and ``FAIL`` / ``FAIL\tpkg`` (another package's
 #: ``ok`` line follows a failed one's in ``go test ./...``), dotnet's ``Failed!  - Failed:     1`` and vstest's ``Test
-#: Run Failed.``, bun's `` 1 fail``, rspec's ``3 examples, 1 failure``.
-_FAILED = re.compile(r"\b[1-9]\d*\s+(?:tests?\s+)?(?:failed|errors?)\b|^\s*[1-9]\d* failing$|\bFAILED\b|"
+#: Run Failed.``, bun's `` 1 fail``, rspec's ``3 examples, 1 failure``. A count and its word on one line: not
+#: Microsoft.Testing.Platform's passing ``total: 53`` over ``failed: 0``. Maven's (Surefire's) ``Tests run: 2, Failures: 1,
+#: Errors: 0`` and ``BUILD FAILURE`` (Gradle's ``BUILD FAILED`` and ``2 tests completed, 1 failed`` are read above),
+#: Microsoft.Testing.Platform's ``Test run summary: Failed!`` and its ``failed: 1``, and Yarn 1's ``error Command failed
+#: with exit code 1.`` (the script it ran failed).
+_FAILED = re.compile(r"\b[1-9]\d*[ \t]+(?:tests?[ \t]+)?(?:failed|errors?)\b|^\s*[1-9]\d* failing$|\bFAILED\b|"
                      r"^not ok\b(?![^\n]*#\s*(?i:todo|skip)\b)|^# fail\s+[1-9]|\bFAILURES!|\bERRORS!|"
                      r"^--- FAIL: |^FAIL(?:[ \t]|$)|^\s*Failed!\s+-\s+Failed:\s+[1-9]|^\s*Test Run Failed\.|"
-                     r"^\s*[1-9]\d* fail$|\b\d+ examples?, [1-9]\d* failures?\b", re.M)
+                     r"^\s*[1-9]\d* fail$|\b\d+ examples?, [1-9]\d* failures?\b|"
+                     r"\bTests run: \d+, (?:Failures: [1-9]|Failures: \d+, Errors: [1-9])|\bBUILD FAILURE\b|"
+                     r"^\s*Test run summary: Failed!|^\s*failed: [1-9]\d*$|^error Command failed with exit code [1-9]", re.M)
 #: Words of a crash or a failed test that tell only after the runner's last word of passing: before it they are the
 #: tests' own output, which unittest and ``pytest -s`` print (Python logging's ``ERROR:root:row 17 skipped``, a
 #: ``logger.exception``'s traceback, an app's ``ERROR: ...``); a runner that crashed after, or never got to its

@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
+from trajsearch.steps import strip_terminal_codes
+
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
@@ -599,18 +601,33 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: A JavaScript test runner's count of failed tests or suites in the summary it ends on (and exits 1 after): Jest's
 #: ``Tests: 1 failed, 1 passed, 2 total`` or, where a suite failed to run and no test did, ``Test Suites: 1 failed``;
 #: Vitest's ``Tests  1 failed | 1 passed (2)`` / ``Test Files  1 failed (1)``, the TAP tally of ``node --test`` (``#
-#: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+).
-_RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)")
+#: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+). And the other
+#: runners' closing tallies of the same kind: bun's `` 1 fail`` (its ``expect() calls`` and ``Ran N tests across M
+#: files.`` after it), RSpec's ``3 examples, 1 failure`` (its ``Failed examples:`` rerun list after it), ``dotnet
+#: test``'s ``Failed!  - Failed:     1, Passed: ...`` (.NET 5+ vstest), ``Test Run Failed.`` (its counts after it, .NET
+#: Core 3), and Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it).
+_RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
+                            r"^[1-9]\d* fail$|^\d+ examples?, [1-9]\d* failures?\b|^Failed!\s+-\s+Failed:\s+[1-9]|"
+                            r"^Test Run Failed\.$|^Test run summary: Failed!")
+#: Microsoft.Testing.Platform's line of a failed test (``failed Tests.Calc.Adds (33ms)``), its message under it.
+_MTP_TEST_FAILED = re.compile(r"^failed \S.* \([\d.]+m?s\)$")
 #: npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version of npm
 #: available! ...``).
 _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: The lines of those summaries that may follow that count: Jest's ``Tests: 2 passed, 2 total`` (under a failed
 #: suite's count), ``Snapshots:`` / ``Time:`` / ``Ran all test suites.``, Vitest's ``Tests  2 passed (2)``, ``Start
 #: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
-#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``).
+#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's ``1000 expect()
+#: calls`` and ``Ran 1001 tests across 2 files.``, RSpec's rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 #
+#: ...``, ``Randomized with seed 1234``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
+#: Microsoft.Testing.Platform's (``total: 5``, ``failed: 1``, ``duration: 705ms``, a module's ``X.dll (net9.0|x64) ...``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
                              r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
-                             rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}")
+                             rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
+                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*)$|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
+                             r"^Failed examples:$|^rspec \S+ # |^Randomized with seed \d+$|"
+                             r"^(?:Total tests|Passed|Failed|Skipped|Not Run|Total time): [\d.]+(?: \w+)?$|"
+                             r"^(?:total|failed|succeeded|skipped|error|duration): \S.*$|^\S.*\.dll \(.*\)(?: .*)?$")
 
 
 #: Mocha's count of failed tests (``  1 failing``, under ``  1 passing (13ms)``), after which it reports each failure
@@ -638,12 +655,77 @@ def _runner_failed(raw: list[str]) -> str | None:
         return _mocha_failure(raw[:end])
     for line in reversed(raw[-16:]):  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
         if found := _RUNNER_FAILED.match(line.strip()):
+            if found.group(0).startswith("Test run summary:"):  # Microsoft.Testing.Platform: its first failed test
+                return next((short(ln.strip()) for ln in raw if _MTP_TEST_FAILED.match(ln)), None) or short(line.strip())
             if not found.group(0).startswith("# fail"):
-                return decisive_line("\n".join(raw)) or short(line.strip())
+                return decisive_line("\n".join(raw), last_line=False) or short(line.strip())
             return _tap_failure(raw) or short(line.strip())
         if not _RUNNER_SUMMARY.match(line.strip()):
             return None
     return None
+
+
+#: ``go test``'s last line where a test failed or a package did not build: ``FAIL`` (after several packages' lines,
+#: the failed one's ``FAIL\tpkg\t0.01s`` among them) or that line itself (one package), ``FAIL\tpkg [build failed]``;
+#: it exits 1. A test's own ``--- FAIL: TestX (0.00s)`` line, its ``t.Errorf`` message indented under it (above it
+#: with ``-v``, under its ``=== RUN``).
+_GO_FAIL_END = re.compile(r"^FAIL(?:\t\S+(?:\t[\d.]+s| \[[\w ]+ failed\])?)?$")
+_GO_PACKAGE_FAILED = re.compile(r"^FAIL\t\S")
+_GO_TEST_FAILED = re.compile(r"^--- FAIL: \S")
+#: Maven's last line of a failed build, its link to the wiki page of the failure's kind (``[ERROR] [Help 1]
+#: http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException``): printed after ``BUILD FAILURE`` and
+#: the goal that failed (``There are test failures.``), with ``-q`` too; it exits 1.
+_MAVEN_FAILED_END = re.compile(r"^\[ERROR\] \[Help 1\] https?://cwiki\.apache\.org/")
+#: Gradle's closing word on a failed build (``BUILD FAILED in 3s``; before Gradle 4, ``BUILD FAILED`` alone) and
+#: what it may print under it (the count of tasks; before Gradle 4, ``Total time: 12.361 secs``).
+_GRADLE_FAILED = re.compile(r"^BUILD FAILED(?: in \S.*)?$")
+_GRADLE_TASKS = re.compile(r"^\d+ actionable tasks?: |^Total time: [\d.]+ secs$")
+_GRADLE_WRONG = re.compile(r"^\* What went wrong:$")
+#: Yarn 1's closing words on a script that failed (``yarn test``, ``yarn build``): ``error Command failed with exit
+#: code 1.`` on stderr and ``info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.`` on
+#: stdout, in that order or the other (two streams), or the second alone where stderr was not kept; yarn prints them
+#: only then.
+_YARN_FAILED = re.compile(r"^error Command failed with exit code [1-9]\d*\.$")
+_YARN_VISIT = re.compile(r"^info Visit https://yarnpkg\.com/\S+ for documentation about this command\.$")
+
+
+def _build_failed(raw: list[str]) -> str | None:
+    """The failure a build tool or test runner that prints no JavaScript-style summary ends on (its exit code lost):
+    ``go test``'s ``FAIL`` (:func:`_go_failure`), Maven's ``[Help 1]`` link, Gradle's ``BUILD FAILED in 3s``, each
+    said by the output's decisive line (an assertion's exception, a compiler's error, Gradle's tally ``2 tests
+    completed, 1 failed``); Yarn 1's words on a failed script, said by what the script's own output ends on
+    (:func:`ended_failing`: Jest's tally, tsc's ``Found 1 error.``), else by Yarn's."""
+    text = "\n".join(raw)
+    last = raw[-1].strip()
+    if _YARN_VISIT.match(last) or _YARN_FAILED.match(last):
+        script = [line for line in raw if not (_YARN_VISIT.match(line.strip()) or _YARN_FAILED.match(line.strip()))]
+        said = next((line.strip() for line in raw if _YARN_FAILED.match(line.strip())), "yarn: the script failed")
+        return (ended_failing("\n".join(script)) if script else None) or short(said)
+    if _GO_FAIL_END.match(last) and any(_GO_TEST_FAILED.match(line) or _GO_PACKAGE_FAILED.match(line) for line in raw):
+        return _go_failure(raw) or decisive_line(text, last_line=False) or short(last)
+    if _MAVEN_FAILED_END.match(last):
+        return decisive_line(text, last_line=False) or short(last)
+    end = len(raw) - 1 if len(raw) > 1 and _GRADLE_TASKS.match(last) else len(raw)
+    if _GRADLE_FAILED.match(raw[end - 1].strip()):
+        tally = next((line.strip() for line in reversed(raw) if re.match(r"\s*\d+ tests? completed, [1-9]\d* failed", line)),
+                     None)
+        wrong = next((raw[n + 1].strip() for n, line in enumerate(raw[:-1]) if _GRADLE_WRONG.match(line.strip())), None)
+        return short(tally or decisive_line(text, last_line=False) or wrong or raw[end - 1].strip())
+    return None
+
+
+def _go_failure(raw: list[str]) -> str | None:
+    """``go test``'s first failed test (``--- FAIL: TestAdd (0.00s)``) with its message, the indented line under it
+    (above it, under its ``=== RUN``, with ``-v``): ``--- FAIL: TestAdd (0.00s): a_test.go:7: Add(2, 2) = 0, want 4``."""
+    at = next((n for n, line in enumerate(raw) if _GO_TEST_FAILED.match(line)), None)
+    if at is None:
+        return None
+    said = raw[at].strip()
+    for near in (at + 1, at - 1):
+        if 0 <= near < len(raw) and raw[near][:1].isspace() and raw[near].strip() \
+                and not raw[near].lstrip().startswith(("---", "===")):
+            return short(f"{said}: {raw[near].strip()}")
+    return short(said)
 
 
 def _mocha_failure(raw: list[str]) -> str | None:
@@ -691,7 +773,7 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
 
     git's last words of failure count where only its advice follows them (``_GIT_AFTERWORDS``: the ``hint:`` lines
     after a rejected push, the usage after an unknown revision)."""
-    every = output.splitlines()
+    every = strip_terminal_codes(output).splitlines()  # Maven ends even a piped run on its colour reset ``ESC[0m``
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
     if not raw:
@@ -705,7 +787,7 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
         return None
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
         return decisive_line(output) or short(raw[-1].strip())
-    if tally := _runner_failed(raw):
+    if tally := _runner_failed(raw) or _build_failed(raw):
         return tally
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)
