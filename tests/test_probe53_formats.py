@@ -83,3 +83,25 @@ def _gemini_shell_error(output: str, folder: Path) -> str | None:
     [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
     return shell.error
 
+
+@pytest.mark.parametrize("fixture, edit", [
+    (FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+     ('"type":"function_call","name":"shell",', '"type":"function_call",')),
+    (FIXTURES / "openai-agents" / "responses.jsonl", ('"type": "function", "name": "get_weather",', '"type": "function",'))])
+def test_a_call_whose_tool_the_file_does_not_name_is_no_tool(fixture: Path, edit: tuple[str, str],
+                                                              tmp_path: Path) -> None:
+    """Codex CLI's and the OpenAI Agents SDK's readers named a call without a name ``function``, a name no runtime
+    lists and ``actions.NOT_TOOLS`` did not hold: counted as a tool the agent used, it made a run read as needing a
+    tool no longer available. Neither writer omits the name (codex-rs's ``ResponseItem::FunctionCall`` requires it,
+    the SDK's ``FunctionSpanData`` takes it), so only a file cut or written by another tool has such a call: it is
+    now the placeholder every adapter gives one (``actions.UNNAMED_TOOL``). The real files with one name removed."""
+    from trajsearch.actions import UNNAMED_TOOL, tools_of
+
+    text = fixture.read_text()
+    assert edit[0] in text
+    copy = tmp_path / fixture.name
+    copy.write_text(text.replace(edit[0], edit[1], 1))
+    runs = [parsed.trajectory for parsed in read_dump(copy) if parsed.trajectory is not None]
+    actions = [step.action for run in runs for step in run.steps]
+    assert UNNAMED_TOOL in actions and "function" not in actions
+    assert all(UNNAMED_TOOL not in tools_of(run.tools_used) for run in runs)

@@ -142,6 +142,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -769,7 +770,7 @@ class _Rollout(SessionSteps):
         kind = payload["type"]
         call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
         if kind == "function_call":  # an MCP tool's call names its server apart (0.17x): ``mcp__<server>``
-            action = "__".join(str(p) for p in (payload.get("namespace"), payload.get("name") or "function") if p)
+            action = "__".join(str(p) for p in (payload.get("namespace"), payload.get("name") or UNNAMED_TOOL) if p)
             arguments = json_arguments(payload.get("arguments"))
         elif kind == "custom_tool_call":
             action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))

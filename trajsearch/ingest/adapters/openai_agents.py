@@ -99,6 +99,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, clip_task
@@ -238,7 +239,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
                 start=iso_seconds(item.get("started_at")), end=iso_seconds(item.get("ended_at")),
                 error=error_text(item.get("error")))
     if kind == "function":
-        node.role, node.name = "tool", str(data.get("name") or "function")
+        node.role, node.name = "tool", str(data.get("name") or UNNAMED_TOOL)
         node.tool = node.name
         node.arguments = maybe_json(data.get("input"))
         node.result = _tool_output(data["output"]) if data.get("output") is not None else None
