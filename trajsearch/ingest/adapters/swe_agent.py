@@ -131,7 +131,7 @@ from typing import Any
 
 import yaml
 
-from trajsearch.actions import AGENT_STOP, QUIT
+from trajsearch.actions import AGENT_STOP, QUIT, STOP_ACTIONS
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
@@ -156,12 +156,17 @@ SWE_AGENT_TOOLS = frozenset({
 })
 #: CodeR's own commands in its multi-agent runs: the Manager's ``plan``, a sub-agent's verdict ``succeed`` / ``fail``.
 CODER_COMMANDS = frozenset({"plan", "succeed", "fail"})
-AGENT_STOPS = ("exit_cost", "exit_context", "exit_format", "exit_command_timeout", "exit_total_execution_time",
-               "exit_forfeit", "exit_step_limit", "early_exit", "exit_command")
 #: 1.x's status for a run ended by the action ``exit`` (``DefaultAgent.handle_action``; 0.x blocked the command):
 #: the model quit, handing in nothing. Typed by a person driving SWE-agent (its ``human`` models; 1.x's also answers
 #: end of input with ``exit``) it is their stop, no verdict on an agent.
 EXIT_COMMAND = "exit_command"
+#: SWE-agent's stops that are an API's or the runtime's failure, not the agent's (0.x ``forward_with_error_check``):
+#: a run ended so is an infrastructure error (:func:`outcome_for`).
+INFRA_STOPS = frozenset({"exit_api", "exit_error"})
+#: The exit statuses (prefixes: ``exit_cost`` may read ``exit_cost (submitted)``) of a run the agent failed: its stops
+#: as ``actions.STOP_ACTIONS`` names them (one list for both: a stop a run's last action and its status name alike),
+#: but the infrastructure's, and the model's ``exit`` (``EXIT_COMMAND``, which as an action is ``actions.QUIT``).
+AGENT_STOPS = tuple(sorted(STOP_ACTIONS - INFRA_STOPS)) + (EXIT_COMMAND,)
 HUMAN_MODELS = frozenset({"human", "human_thought"})
 _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
