@@ -20,11 +20,13 @@ GEMINI_RUNS = FIXTURES / "gemini-cli" / ".real" / "probe-fm53"
 @pytest.mark.parametrize("name, error", [
     ("go-test-failed", "--- FAIL: TestAdd (0.00s): a_test.go:7: Add(2, 2) = 0, want 4"),
     ("mvn-test-failed", "org.opentest4j.AssertionFailedError: expected: <4> but was: <0>"),
-    ("yarn-test-failed", "Tests: 1 failed, 1 passed, 2 total")])
+    ("yarn-test-failed", "Tests: 1 failed, 1 passed, 2 total"),
+    ("ctest-failed", "50% tests passed, 1 tests failed out of 2")])
 def test_a_go_maven_or_yarn_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(name: str, error: str) -> None:
     """Gemini CLI's stream-json shows a shell command's output alone, no exit code: only the words a failure ends on
-    tell, and those of ``go test`` (``FAIL``), Maven (its ``[Help 1]`` link after ``BUILD FAILURE``) and Yarn 1
-    (``error Command failed with exit code 1.``, ``info Visit ...`` after Jest's summary) were not read: each failed
+    tell, and those of ``go test`` (``FAIL``), Maven (its ``[Help 1]`` link after ``BUILD FAILURE``), Yarn 1
+    (``error Command failed with exit code 1.``, ``info Visit ...`` after Jest's summary) and CTest (``Errors while
+    running CTest``, where the log is and how to rerun) were not read: each failed
     test run was a step without error, which failure warnings and the run's error never showed. Real gemini-cli 0.61.0
     output (``probe-fm53``)."""
     [parsed] = list(read_dump(GEMINI_RUNS / f"{name}.jsonl"))
@@ -58,7 +60,7 @@ def test_a_jvm_or_testing_platform_run_is_read_by_its_own_tally(command: str, na
 @pytest.mark.parametrize("failed, passing", [
     ("bun-fail", "bun-pass"), ("rspec-fail", "rspec-pass"), ("dotnet-fail", "dotnet-pass"),
     ("vstest-fail", "vstest-pass"), ("mtp-fail", "mtp-pass"), ("mvn-fail", "mvn-pass"), ("gradle-fail", "gradle-pass"),
-    ("gradle-fail-old", "gradle-pass"), ("go-fail", None), ("go-fail-v", None)])
+    ("gradle-fail-old", "gradle-pass"), ("go-fail", None), ("go-fail-v", None), ("ctest-fail", None)])
 def test_a_failed_runners_output_without_an_exit_code_reads_failed(failed: str, passing: str | None,
                                                                     tmp_path: Path) -> None:
     """Where no exit code was kept (Gemini CLI's stream-json, converters of OpenHands SDK and opencode runs), a

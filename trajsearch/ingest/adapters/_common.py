@@ -687,11 +687,17 @@ _GRADLE_WRONG = re.compile(r"^\* What went wrong:$")
 #: only then.
 _YARN_FAILED = re.compile(r"^error Command failed with exit code [1-9]\d*\.$")
 _YARN_VISIT = re.compile(r"^info Visit https://yarnpkg\.com/\S+ for documentation about this command\.$")
+#: CTest's last words where a test failed (``Errors while running CTest``; 3.2x then says where the log is and how to
+#: rerun the failed tests), and its tally above them (``50% tests passed, 1 tests failed out of 2``); it exits 8.
+_CTEST_FAILED = re.compile(r"^Errors while running CTest$")
+_CTEST_AFTER = re.compile(r"^Output from these tests are in: |^Use \"--rerun-failed --output-on-failure\" ")
+_CTEST_TALLY = re.compile(r"^\d+% tests passed, [1-9]\d* tests? failed out of \d+$")
 
 
 def _build_failed(raw: list[str]) -> str | None:
     """The failure a build tool or test runner that prints no JavaScript-style summary ends on (its exit code lost):
-    ``go test``'s ``FAIL`` (:func:`_go_failure`), Maven's ``[Help 1]`` link, Gradle's ``BUILD FAILED in 3s``, each
+    ``go test``'s ``FAIL`` (:func:`_go_failure`), CTest's ``Errors while running CTest`` (said by its tally), Maven's
+    ``[Help 1]`` link, Gradle's ``BUILD FAILED in 3s``, each
     said by the output's decisive line (an assertion's exception, a compiler's error, Gradle's tally ``2 tests
     completed, 1 failed``); Yarn 1's words on a failed script, said by what the script's own output ends on
     (:func:`ended_failing`: Jest's tally, tsc's ``Found 1 error.``), else by Yarn's."""
@@ -703,6 +709,11 @@ def _build_failed(raw: list[str]) -> str | None:
         return (ended_failing("\n".join(script)) if script else None) or short(said)
     if _GO_FAIL_END.match(last) and any(_GO_TEST_FAILED.match(line) or _GO_PACKAGE_FAILED.match(line) for line in raw):
         return _go_failure(raw) or decisive_line(text, last_line=False) or short(last)
+    end = len(raw)
+    while end > 1 and _CTEST_AFTER.match(raw[end - 1].strip()):
+        end -= 1
+    if _CTEST_FAILED.match(raw[end - 1].strip()):
+        return next((short(line.strip()) for line in reversed(raw) if _CTEST_TALLY.match(line.strip())), short(last))
     if _MAVEN_FAILED_END.match(last):
         return decisive_line(text, last_line=False) or short(last)
     end = len(raw) - 1 if len(raw) > 1 and _GRADLE_TASKS.match(last) else len(raw)
