@@ -60,14 +60,15 @@ def test_a_jvm_or_testing_platform_run_is_read_by_its_own_tally(command: str, na
 @pytest.mark.parametrize("failed, passing", [
     ("bun-fail", "bun-pass"), ("rspec-fail", "rspec-pass"), ("dotnet-fail", "dotnet-pass"),
     ("vstest-fail", "vstest-pass"), ("mtp-fail", "mtp-pass"), ("mvn-fail", "mvn-pass"), ("gradle-fail", "gradle-pass"),
-    ("gradle-fail-old", "gradle-pass"), ("go-fail", None), ("go-fail-v", None), ("ctest-fail", None)])
+    ("gradle-fail-old", "gradle-pass"), ("go-fail", None), ("go-fail-v", None), ("ctest-fail", None),
+    ("phpunit-fail", "phpunit-pass")])
 def test_a_failed_runners_output_without_an_exit_code_reads_failed(failed: str, passing: str | None,
                                                                     tmp_path: Path) -> None:
     """Where no exit code was kept (Gemini CLI's stream-json, converters of OpenHands SDK and opencode runs), a
     command's failure is read from the words its output ends on: bun's, RSpec's, ``dotnet test``'s (vstest's and
-    Microsoft.Testing.Platform's), Maven's, Gradle's and go's closing tallies were not such words, so their failed
-    runs were steps without error; their passing runs stay without one. Each output as a Gemini CLI stream carries a
-    shell call's: the real ``go-test-failed`` stream with its output replaced."""
+    Microsoft.Testing.Platform's), Maven's, Gradle's, go's, CTest's and PHPUnit's closing tallies were not such
+    words, so their failed runs were steps without error; their passing runs stay without one. Each output as a
+    Gemini CLI stream carries a shell call's: the real ``go-test-failed`` stream with its output replaced."""
     assert _gemini_shell_error((RUNNERS / f"{failed}.txt").read_text(), tmp_path) is not None
     if passing:
         assert _gemini_shell_error((RUNNERS / f"{passing}.txt").read_text(), tmp_path) is None

@@ -605,10 +605,12 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: runners' closing tallies of the same kind: bun's `` 1 fail`` (its ``expect() calls`` and ``Ran N tests across M
 #: files.`` after it), RSpec's ``3 examples, 1 failure`` (its ``Failed examples:`` rerun list after it), ``dotnet
 #: test``'s ``Failed!  - Failed:     1, Passed: ...`` (.NET 5+ vstest), ``Test Run Failed.`` (its counts after it, .NET
-#: Core 3), and Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it).
+#: Core 3), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it), and
+#: PHPUnit's ``Tests: 2, Assertions: 2, Failures: 1.`` (``Errors: 1``), under its ``FAILURES!`` / ``ERRORS!``.
 _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
                             r"^[1-9]\d* fail$|^\d+ examples?, [1-9]\d* failures?\b|^Failed!\s+-\s+Failed:\s+[1-9]|"
-                            r"^Test Run Failed\.$|^Test run summary: Failed!")
+                            r"^Test Run Failed\.$|^Test run summary: Failed!|"
+                            r"^Tests: \d+, Assertions: \d+(?:, \w+: \d+)*?, (?:Errors|Failures): [1-9]")
 #: Microsoft.Testing.Platform's line of a failed test (``failed Tests.Calc.Adds (33ms)``), its message under it.
 _MTP_TEST_FAILED = re.compile(r"^failed \S.* \([\d.]+m?s\)$")
 #: npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version of npm
