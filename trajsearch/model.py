@@ -38,6 +38,25 @@ def _leap_second(value: Any) -> Any:
     return value
 
 
+#: A time whose UTC offset is written as pydantic does not read it, and says one instant all the same: in hours alone
+#: (``+00``, ``-07``: PostgreSQL's text of a ``timestamptz``, what ``psql``, ``COPY ... TO`` and ``::text`` give), or
+#: after a space (``10:00:00 +0530``: Ruby's ``Time#to_s``, which its json gem writes for a ``Time``).
+_LOOSE_OFFSET = re.compile(r"^(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)"
+                           r"(?: ([+-]\d\d)(?::?(\d\d))?|([+-]\d\d))$")
+
+
+def _time_text(value: Any) -> Any:
+    """A time as RFC 3339 writes it, for pydantic: a leap second as :func:`_leap_second` says, and a UTC offset
+    written as PostgreSQL or Ruby write it (:data:`_LOOSE_OFFSET`) as ``+HH:MM``. Such a ``created_at`` rejected its
+    run ("unexpected extra characters at the end of the input"; probe 53, NC4); other values are left for
+    validation."""
+    value = _leap_second(value)
+    if isinstance(value, str) and (loose := _LOOSE_OFFSET.match(value)):
+        clock, hours, minutes, bare = loose.groups()
+        return f"{clock}{hours or bare}:{minutes or '00'}"
+    return value
+
+
 #: Longest value a filter can name (env and policy versions, task families, tools, models).
 MAX_FILTER_VALUE_CHARS = 200
 
@@ -199,7 +218,7 @@ class Step(BaseModel):
     ended_at: datetime | None = None
 
     _action_filterable = field_validator("action")(_filterable)
-    _leap_seconds = field_validator("started_at", "ended_at", mode="before")(_leap_second)
+    _time_texts = field_validator("started_at", "ended_at", mode="before")(_time_text)
 
     @field_validator("arguments")
     @classmethod
@@ -245,7 +264,7 @@ class Trajectory(BaseModel):
     #: run, only for the ingest summary to name what this read clipped (``ingest.adapters._common.clipped_fields``).
     _clipped_before: frozenset[str] = PrivateAttr(default=frozenset())
 
-    _created_in_a_leap_second = field_validator("created_at", mode="before")(_leap_second)
+    _created_as_written = field_validator("created_at", mode="before")(_time_text)
 
     @field_validator("created_at")
     @classmethod
