@@ -212,11 +212,14 @@ class Source:
                 self.on_bytes(pos - self._reported)
                 self._reported = pos
 
-    def rewind(self) -> None:
-        """Back to the file's first byte, to read it again (bytes already reported are not reported twice)."""
+    def rewind(self, at: int = 0) -> None:
+        """Back to the file's first byte, to read it again (bytes already reported are not reported twice); with
+        ``at``, on to that byte of its text."""
         self._close_stream()
         self.raw.seek(0)
         self.stream = _text_bytes(self.raw)
+        if at:
+            _skip_to(self.stream, at)
 
     def _close_stream(self) -> None:
         """Close what reads the raw file (a decompressor, a decoder), not the file."""
@@ -332,8 +335,10 @@ def _skip_utf8_bom(stream: IO[bytes]) -> None:
 _ANY_INTEGER = ijson.get_backend("python")
 
 
-def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[Any]:
-    """The items under ``prefix`` of a JSON file (``item``: a top-level array's), numbers as int or float.
+def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0) -> Iterator[Any]:
+    """The items under ``prefix`` of a JSON file (``item``: a top-level array's), numbers as int or float. With
+    ``at``, the items of a top-level array from that byte of its text on (where an item starts, or the space before
+    it), ``src`` read from there (see :func:`_items_after`).
 
     ``every_value``: of every top-level value of the file, one after another (JSONL, or concatenated pretty
     values), where ijson otherwise stops at the second value with "trailing garbage".
@@ -344,19 +349,44 @@ def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[
     items already given skipped.
     """
     given = 0
-    _skip_utf8_bom(src.stream)
     try:
-        for item in ijson.items(src.stream, prefix, use_float=True, multiple_values=every_value):
+        for item in ijson.items(_json_text(src, at), prefix, use_float=True, multiple_values=every_value):
             given += 1
             yield item
         return
     except ijson.JSONError as exc:
         if "integer overflow" not in str(exc):
             raise
-    src.rewind()
-    _skip_utf8_bom(src.stream)
-    items = _ANY_INTEGER.items(src.stream, prefix, use_float=True, multiple_values=every_value)
+    src.rewind(at)
+    items = _ANY_INTEGER.items(_json_text(src, at), prefix, use_float=True, multiple_values=every_value)
     yield from itertools.islice(items, given, None)
+
+
+def _json_text(src: Source, at: int) -> IO[bytes]:
+    """What a JSON parser reads of ``src``: its text past a UTF-8 byte-order mark; read from byte ``at`` of a
+    top-level array, the rest of the array, opened again (``[`` and its items from there)."""
+    if not at:
+        _skip_utf8_bom(src.stream)
+        return src.stream
+    return io.BufferedReader(_Joined(b"[", src.stream))
+
+
+class _Joined(io.RawIOBase):
+    """``head``, then what ``stream`` holds: the rest of an array read again from one of its items on."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        super().__init__()
+        self._head, self._stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._head or self._stream.read(len(buffer))
+        self._head = self._head[len(buffer):]
+        data = data[:len(buffer)]
+        buffer[:len(data)] = data
+        return len(data)
 
 
 @contextmanager
@@ -622,18 +652,28 @@ _STRING_TOKEN = re.compile(rb'[\\"]')
 _SPACE = b" \t\r\n"
 
 
-def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 20) -> Iterator[bytes]:
+def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 20, *, inside: bool = False,
+                ends: list[int] | None = None) -> Iterator[bytes]:
     """The text of each top-level value ``stream`` holds, one after another (concatenated pretty-printed objects), and
     with ``open_arrays`` of each item of a top-level array instead of the array: cut by brackets and commas outside
     strings, without parsing, so one value that no parser takes (a number of more digits than Python reads, a byte
     that is not UTF-8, a bad escape) costs itself alone, as a line does in JSON Lines (:func:`parse` then says why).
-    Memory is one value. Text that is no value is given as it stands: :func:`parse` refuses it."""
-    item, depth, floor, in_string, escaped = bytearray(), 0, 0, False, False  # floor: 1 inside an opened array
+    Memory is one value. Text that is no value is given as it stands: :func:`parse` refuses it.
+
+    ``inside``: ``stream`` starts inside an opened array, at one of its items. ``ends``: set, as each item of an
+    opened array is given, to the byte of the stream after the comma or bracket that ends it, and whether that was
+    the array's closing bracket."""
+    item, in_string, escaped = bytearray(), False, False
+    depth = floor = int(inside)  # floor: 1 inside an opened array
     chunks = iter(lambda: stream.read(chunk), b"")
-    if (head := stream.read(len(codecs.BOM_UTF8))) != codecs.BOM_UTF8:  # a BOM is no value's text (review RNC3, D1)
-        chunks = itertools.chain([head], chunks)
+    read = 0  # the bytes of the stream up to the end of ``data``
+    if not inside:  # a BOM is no value's text (review RNC3, D1)
+        if (head := stream.read(len(codecs.BOM_UTF8))) != codecs.BOM_UTF8:
+            chunks = itertools.chain([head], chunks)
+        else:
+            read = len(head)
     for data in chunks:
-        pos = 0
+        read, pos = read + len(data), 0
         while pos < len(data):
             if in_string:
                 if escaped:
@@ -664,6 +704,8 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
             token, at = found.group(), found.start()
             if floor == 1 and depth == 1 and token in (b",", b"]"):  # an item of the opened array ends
                 item += data[pos:at]
+                if ends is not None:
+                    ends[:] = [read - len(data) + at + 1, token == b"]"]
                 if item.strip(_SPACE) or token == b",":
                     yield bytes(item)
                 item, pos = bytearray(), at + 1
@@ -702,10 +744,7 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
                         src.rewind()
                     for item in json_items(src, prefix, every_value=True):
                         number += 1
-                        if depth(item, MAX_DEPTH) > MAX_DEPTH:
-                            yield f"record {number}", None, TOO_DEEP, None
-                        else:
-                            yield f"record {number}", wrap(item) if wrap else item, None, None
+                        yield _item(number, item, wrap)
                         src.report()
             except Exception as exc:  # ijson.JSONError and its incomplete-input variant, or a byte not UTF-8
                 if "item" not in lists or isinstance(exc, GZIP_ERRORS):
@@ -723,40 +762,80 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
 
 #: What ijson says of a file that ends inside its array: its C parser, its pure-Python one (see :func:`json_items`).
 _CUT_SHORT = ("premature EOF", "Incomplete ")
+_ARRAY_CUT_SHORT = "malformed JSON: cut short: the record ends inside its JSON value"
+
+
+def _item(number: int, item: Any, wrap: Callable[[Any], Any] | None) -> Record:
+    """The record of the ``number``-th item a parser gave: wrapped by ``wrap``, or refused as too deep."""
+    if depth(item, MAX_DEPTH) > MAX_DEPTH:
+        return f"record {number}", None, TOO_DEEP, None
+    return f"record {number}", wrap(item) if wrap else item, None, None
+
+
+#: How many items the parser, resumed after a record it could not read, must give before the next it cannot read
+#: for it to be resumed again: a file of many bad records is read by the scanner alone past that, each resumption
+#: costing a seek and a chunk's read (see :func:`_items_after`).
+_RESUMED_FOR = 100
 
 
 def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any] | None,
                  fault: Exception) -> Iterator[Record]:
-    """The items of a top-level array after the first ``given``, each parsed on its own (:func:`value_texts`,
-    :func:`told_apart`), once the streaming parser has stopped at one it could not read (``fault``): a record of a
-    JSON array with a 5,000-digit number, a byte that is not UTF-8 or a bad escape lost every record after it, where
-    a JSON Lines file loses the one line (probe 52, NC3). ``src`` is read again from its start (the bytes it reported
-    are not reported again). An array cut short is not: nothing follows the cut, and reading a 172 MB array again
-    took five times the first read, at 100% (review RNC3, D3). Never silent: where the texts told apart end before
-    the record the parser stopped at, the parser's own error is said (review RNC3, D1)."""
-    number = given
-    if any(words in str(fault) for words in _CUT_SHORT):
-        yield f"record {given + 1}", None, "malformed JSON: cut short: the record ends inside its JSON value", None
-        return
-    src.rewind()
+    """The items of a top-level array after the first ``given``, once the streaming parser has stopped at one it
+    could not read (``fault``): that one parsed on its own (:func:`value_texts`, :func:`told_apart`), then the
+    parser resumed on the items after it. A record of a JSON array with a 5,000-digit number, a byte that is not
+    UTF-8 or a bad escape lost every record after it, where a JSON Lines file loses the one line (probe 52, NC3);
+    then every record after it was read by the scanner, four to six times slower than the parser: 49 s for a
+    142 MB array with one bad escape in its 11th record, 11 s without it (probe 53, NC4). ``src`` is read again
+    from where the parser last started (the bytes it reported are not reported again), the items it gave from there
+    passed over. An array cut short is not: nothing follows the cut, and reading a 172 MB array again took five
+    times the first read, at 100% (review RNC3, D3). Never silent: where the texts told apart end before the record
+    the parser stopped at, the parser's own error is said (review RNC3, D1). A parser that stops again within
+    :data:`_RESUMED_FOR` items is not resumed again: the scanner reads the rest."""
+    number, at, counted = given, 0, given  # where the parser last started, and the items it gave from there
     try:
-        texts = value_texts(src.stream)
-        last = None
-        for last in itertools.islice(texts, given):  # the records the parser gave, as the scanner cut them
-            pass
-        if last is not None and parse(last, "record")[1] is not None:
-            # the parser's last record and the next with no comma between them: one text to the scanner, whose
-            # next text is the record after them (review RALL-A: that record was dropped without a word)
-            number += 1
-            yield f"record {number}", None, f"malformed JSON after record {given}: {fault}", None
-        for number, value, error in told_apart(texts, 0, wrap, first=number + 1):
-            yield f"record {number}", value, error, None
-            src.report()
+        while True:
+            if any(words in str(fault) for words in _CUT_SHORT):
+                yield f"record {number + 1}", None, _ARRAY_CUT_SHORT, None
+                return
+            src.rewind(at)
+            ends: list[int] = []
+            texts = value_texts(src.stream, inside=bool(at), ends=ends)
+            last = None
+            for last in itertools.islice(texts, counted):  # the records the parser gave, as the scanner cut them
+                pass
+            stopped_at = number
+            if last is not None and parse(last, "record")[1] is not None:
+                # the parser's last record and the next with no comma between them: one text to the scanner, whose
+                # next text is the record after them (review RALL-A: that record was dropped without a word)
+                number += 1
+                yield f"record {number}", None, f"malformed JSON after record {stopped_at}: {fault}", None
+            resumable = counted >= _RESUMED_FOR or not at
+            told = 0
+            for number, value, error in told_apart(itertools.islice(texts, 1) if resumable else texts, 0, wrap,
+                                                   first=number + 1):
+                told += 1
+                yield f"record {number}", value, error, None
+                src.report()
+            if number == stopped_at:
+                yield f"record {number + 1}", None, f"malformed JSON after record {number}: {fault}", None
+                return
+            if not resumable or told > 1 or not ends or ends[1]:  # read to the end, out of step, or the array closed
+                return
+            at, counted = at + ends[0], 0
+            src.rewind(at)
+            try:
+                for item in json_items(src, "item", every_value=True, at=at):
+                    counted += 1
+                    number += 1
+                    yield _item(number, item, wrap)
+                    src.report()
+                return
+            except GZIP_ERRORS:
+                raise
+            except Exception as exc:  # ijson.JSONError and its incomplete-input variant, or a byte not UTF-8
+                fault = exc
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
-        return
-    if number == given:
-        yield f"record {given + 1}", None, f"malformed JSON after record {given}: {fault}", None
 
 
 #: What :func:`told_apart` says, and stops at, when it can no longer tell where a value ends.
@@ -809,14 +888,17 @@ def _strings_in_place(text: bytes) -> bool:
 
 
 def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> Iterator[Record]:
-    """One record per non-blank line, read incrementally, from ``cursor`` (offset, line) if given."""
+    """One record per non-blank line, read incrementally, from ``cursor`` (offset, line) if given; a record
+    pretty-printed over several lines among them is one record (:func:`_spread_record`)."""
     offset, number = cursor or (0, 0)
     try:
         with Source(path, on_bytes) as src:
             f = src.stream
             if offset:
                 _skip_to(f, offset)
-            while raw := f.readline(MAX_LINE_BYTES + 1):
+            held: bytes | None = None  # a line read past a spread record's end, read next
+            while raw := held if held is not None else f.readline(MAX_LINE_BYTES + 1):
+                held = None
                 number += 1
                 offset += len(raw)
                 position = f"line {number}"
@@ -829,12 +911,60 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                 if not raw.strip():
                     continue
                 value, error = parse(raw)
+                if error is not None and (opened := _opened_by(raw)):
+                    spread, held = _spread_record(raw, opened, f)
+                    if len(spread) > 1:
+                        first, number = number, number + len(spread) - 1
+                        offset += sum(len(more) for more in spread[1:])
+                        value, error = parse(b"".join(spread), "record")
+                        position = f"lines {first}-{number}"
                 yield position, value, error, (offset, number)
                 src.report()
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, stream_fault(exc, path, f" stream after line {number}"), None
+
+
+#: A JSON string on one line (JSON text holds no raw newline inside a string), and the brackets outside strings.
+_LINE_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+_OPENERS, _CLOSERS = re.compile(rb"[\[{]"), re.compile(rb"[\]}]")
+
+
+def _depth_change(raw: bytes) -> int | None:
+    """How many more brackets ``raw`` (one line) opens than it closes, outside its strings; None where the line ends
+    inside a string, which no line of a pretty-printed value does (a record a writer stopped mid-string)."""
+    bare = _LINE_STRING.sub(b"", raw)
+    if b'"' in bare:
+        return None
+    return len(_OPENERS.findall(bare)) - len(_CLOSERS.findall(bare))
+
+
+def _opened_by(raw: bytes) -> int:
+    """How deep a line that is no whole JSON value leaves a record it starts (``{``, jq's and ``indent=``'s first
+    line of a pretty-printed object), else 0."""
+    if not raw.lstrip(_SPACE).startswith((b"{", b"[")):
+        return 0
+    return max(_depth_change(raw) or 0, 0)
+
+
+def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], bytes | None]:
+    """The lines of a record pretty-printed into a JSON Lines file (``jq . run.json >> runs.jsonl``, a loop writing
+    one run with ``indent=2``), from its first line ``raw`` (which leaves it ``depth`` brackets deep) to the line
+    that closes it, and the line read past them, if any, to be read next. Each of its lines was a record of its own:
+    ~20 rejections ("Extra data", "cut short"), the run lost (probe 53, NC4). A line that is a whole JSON object at
+    the start of its line, or one that ends inside a string, is no part of it: a record a writer stopped mid-way
+    before whole ones stays the one line (its lines so far are returned; the caller rejects them as one). A record
+    of more than ``MAX_LINE_BYTES`` stops there too."""
+    spread, size = [raw], len(raw)
+    while depth > 0 and size <= MAX_LINE_BYTES and (line := f.readline(MAX_LINE_BYTES + 1)):
+        change = _depth_change(line)
+        if change is None or (line.startswith(b"{") and isinstance(parse(line)[0], dict)):
+            return spread, line
+        spread.append(line)
+        size += len(line)
+        depth += change
+    return spread, None
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:
