@@ -53,7 +53,9 @@ from .touched import touched
 #: 14: both rules made conservative (review RR11): an unnamed diffed file is dropped only where the record can tell
 #:     (it names another of the diff's files or is whole, is not cut, and ran no command writing files it does not
 #:     name); history is judged per command of a chained line.
-REPRESENTATION_VERSION = 14
+#: 15: nor a file the run reverted after its last diff showing it or write of it (``git checkout setup.py tox.ini``,
+#:     ``git restore F``, ``rm F``): a run that undid the SWE-bench harness's edits did not change them.
+REPRESENTATION_VERSION = 15
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

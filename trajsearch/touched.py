@@ -465,9 +465,16 @@ def _named_files(words: list[str]) -> list[str]:
 def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring)."""
     reading = _Reading()
+    reverted: set[str] = set()  # files named by an undo after the last step that showed or wrote them
     for step in trajectory.steps:
+        shown = len(reading.diffed), len(reading.written)
         _read_step(step, reading)
-    changed = reading.changed()
+        reverted -= {path for path in reverted
+                     if _names_path(reading.diffed[shown[0]:] + reading.written[shown[1]:], path)}
+        undo = undone_by(step)
+        if not undo.stashed:  # a stash may be popped later; the whole tree may hold changes made after it
+            reverted |= {path for path in undo.files if path != EVERY_FILE}
+    changed = [path for path in reading.changed() if not _names_path(reverted, path)]
     if reading.diffed:  # what the run's whole record names (one step's command need not name what it shows changed)
         changed = _named(changed, reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
     roots = reading.roots
@@ -495,6 +502,12 @@ def touched(trajectory: Trajectory) -> Touched:
         calls=_unique(reading.calls),
         defined=defined,
     )
+
+
+def _names_path(paths: Iterable[str], path: str) -> bool:
+    """Whether ``paths`` name ``path``, an absolute or ``./`` twin too (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
+    path = path.removeprefix("./")
+    return any((p := q.removeprefix("./")) == path or p.endswith("/" + path) or path.endswith("/" + p) for q in paths)
 
 
 def source_file(name: str) -> str | None:
