@@ -8,7 +8,9 @@ submitted patch, ``git diff``), edit-tool arguments (``path`` + ``old_str`` /
 ``tee FILE``, ``open("FILE", "w")``; ``cat`` / ``grep`` / ``sed -n`` / ``head``
 of a file; ``pytest`` node ids). When the run shows a diff, the files in its
 diffs are what it changed (files it wrote and left out of every diff, such as a
-reproduction script, count as read). A file a diff shows created (``new file mode``:
+reproduction script, count as read), less those it undid after the last step that showed or wrote
+them (``git checkout setup.py tox.ini``, ``git restore F``, ``rm F``: :func:`undone_by`): a mini-swe-agent run
+on SWE-bench that saw the harness's edits in a ``git diff`` and reverted them hands in its fix alone. A file a diff shows created (``new file mode``:
 SWE-agent and CodeR hand in their ``reproduce.py``, a scratch Django project, a sqlite file
 with the fix) is no file of the project either; a run whose diffs only create files changed
 nothing of the project, and its summary lists them as ``created`` (SWE-agent counts a
@@ -463,7 +465,11 @@ def _named_files(words: list[str]) -> list[str]:
 
 
 def touched(trajectory: Trajectory) -> Touched:
-    """Everything the run touched, from its steps (see the module docstring)."""
+    """Everything the run touched, from its steps (see the module docstring). A file undone after the last step
+    that showed it in a diff or wrote it is no change of the run's (gemini-3-pro on SWE-bench, 16 of 500 runs: eight
+    sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the harness's edits, four astropy runs'
+    ``pyproject.toml``, test and scratch files checked out or removed); a ``git stash`` or ``git checkout .`` is not counted (a stash
+    may be popped, and the whole tree holds the run's fix as well)."""
     reading = _Reading()
     reverted: set[str] = set()  # files named by an undo after the last step that showed or wrote them
     for step in trajectory.steps:
