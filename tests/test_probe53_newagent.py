@@ -1,0 +1,96 @@
+"""OpenCode sessions (``opencode export <sessionID>``), read from exports the real, unmodified CLI wrote
+(``opencode-ai@1.18.33`` from npm against a local fake model server: tests/fixtures/opencode/SOURCE.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+OPENCODE = Path(__file__).parent / "fixtures" / "opencode" / ".real"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(name: str):
+    runs = [p for p in read_dump(OPENCODE / name)]
+    assert [p.error for p in runs] == [None]
+    return runs[0].trajectory
+
+
+def test_a_session_export_is_read_as_opencode_with_its_steps_errors_and_later_prompt() -> None:
+    run = _run("fix-then-continue.json")
+    assert run.trajectory_id == "opencode.ses_db7f64985ffecvEGpKHsEWOtlm"
+    # `opencode run "<prompt>"` stores the prompt inside the quotes run.ts puts round an argument with a space
+    assert run.task == "The test in test_calc.py fails. Fix calc.py so it passes."
+    assert run.model_id == "fake-coder" and run.tool_versions == {"opencode": "1.18.33"}
+    assert run.outcome == Outcome.unknown and run.failure is None
+    assert [s.action for s in run.steps] == ["bash", "read", "read", "edit", "bash", "respond", "write", "bash",
+                                             "respond"]
+    first, missing, _, edit, rerun, answer, _, grep, _ = run.steps
+    assert first.arguments["command"] == "ls && python3 test_calc.py"
+    assert first.thought.startswith("I should look at the files first.")  # reasoning, then the narration
+    assert first.error == "AssertionError: add is wrong (exit code 1)"  # bash completed, metadata.exit 1
+    assert missing.error == "File not found: /tmp/p53/NW/run/proj/missing.py"  # tool state "error"
+    assert edit.error is None and edit.arguments["newString"] == "return a + b"
+    assert rerun.error is None and rerun.observation == "ok\n"
+    assert answer.arguments == {"content": "Fixed: `add` now returns a + b and the test passes."}
+    assert grep.error is None  # grep's exit 1 with the tool's "(no output)": no match, not a failure
+    assert run.metadata["user_prompts"] == ["Now add a subtract function in sub.py."]
+    assert run.metadata["files_patched"] == ["/tmp/p53/NW/run/proj/calc.py", "/tmp/p53/NW/run/proj/sub.py"]
+    assert first.started_at is not None and first.ended_at >= first.started_at
+
+
+def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
+    run = _run("api-error.json")
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error == "Invalid request: tool schema rejected by the provider"
+    assert [s.action for s in run.steps] == ["bash"]
+
+
+def test_a_subagent_session_is_linked_both_ways_and_a_compaction_is_no_step() -> None:
+    parent, child = _run("subagent-compaction.json"), _run("subagent-child.json")
+    assert parent.metadata["subagent_sessions"] == ["ses_db7f4c5d5ffe8b3Judu2Uq7qyK"]
+    assert child.metadata["is_subagent"] is True
+    assert child.metadata["parent_session_id"] == "ses_db7f4d7c1ffewipGyVNm9oO1ZJ"
+    assert child.task == "Search the project for TODO comments and report them."
+    assert child.steps[0].action == "grep" and child.steps[0].error == "ripgrep execution failed"
+    assert [s.action for s in parent.steps] == ["task", "bash", "respond"]
+    assert parent.steps[1].error == "checking (exit code 3)"
+    assert parent.metadata["compactions"] == 1
+    # the compaction agent's summary ("Fix failing test") and the CLI's synthetic "continue" note are not the run's
+    assert parent.steps[2].arguments == {"content": "ok"}
+    assert parent.metadata.get("user_prompts") is None
+
+
+def test_an_export_larger_than_the_detection_head_is_detected() -> None:
+    path = OPENCODE / "long-output.json"
+    assert path.stat().st_size > 64 * 1024
+    assert detect_format(path) == "opencode"
+    assert [s.action for s in _run("long-output.json").steps] == ["bash", "bash", "bash", "respond"]
+
+
+def test_dry_run_ingest_names_the_format_for_every_export(tmp_path: Path) -> None:
+    for f in OPENCODE.glob("*.json"):
+        shutil.copy(f, tmp_path / f.name)
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(tmp_path), "--dry-run"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith(str(tmp_path))]
+    assert len(lines) == 5 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
+
+
+def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_path: Path) -> None:
+    """A document opening as an export does (``{"info": {"id": "ses_...``) but holding other messages: named as
+    OpenCode's by its head, refused with what an export holds, not read as an empty run."""
+    doc = json.loads((OPENCODE / "api-error.json").read_text())
+    doc["messages"] = [{"role": "user", "content": "hi"}]
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(doc, indent=2))
+    [parsed] = list(read_dump(path))
+    assert parsed.trajectory is None and "opencode export" in parsed.error

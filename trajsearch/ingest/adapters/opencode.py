@@ -1,0 +1,252 @@
+"""OpenCode (sst/opencode, ``opencode-ai`` on npm) sessions, as ``opencode export <sessionID>`` writes them.
+
+OpenCode keeps its sessions in a SQLite database (``~/.local/share/opencode/opencode.db``; JSON files under
+``storage/`` before 1.2), which trajsearch does not open: ``opencode export <id>`` prints one session as a JSON
+document, ``{"info": Session, "messages": [{"info": Message, "parts": [Part]}]}`` (``message-v2.ts``), and that
+document is what this adapter reads (one run per file).
+
+Field mapping:
+
+- task = the first user message's text parts that are the user's (not ``synthetic``: the CLI's own "continue
+  after compaction" note; not ``ignored``), or a ``subtask`` part's prompt (a command run as a sub-agent).
+  ``opencode run "a prompt"`` wraps each argument holding a space in double quotes (escaping its own quotes as
+  ``\\"``: ``cli/cmd/run.ts``) and stores the result as typed: a prompt that is one such quoted argument is read
+  without them. Later prompts go to ``metadata.user_prompts``.
+- steps: each assistant message's parts in order: ``reasoning`` is the next step's thought, ``text`` its
+  narration (the model's answer when no tool call follows), a ``tool`` part a step: action = ``tool``,
+  arguments = ``state.input``, observation = ``state.output`` (``completed``) or ``state.error``; ``error``
+  status -> the step's error; a ``bash`` call that completed with a non-zero ``metadata.exit`` -> an exit-code
+  error (``exit_code_error``, the rule every CLI adapter reads exit codes by); a call left ``pending`` or
+  ``running`` (the session stopped mid-call) -> error "tool call never finished". Times from ``state.time``.
+  A ``task`` call's sub-agent session id (``state.metadata.sessionId``) is listed in ``metadata.subagent_sessions``.
+- a compaction (a user message with a ``compaction`` part, answered by the ``compaction`` agent's summary) is
+  counted in ``metadata.compactions``; its summary is not a step.
+- outcome: unknown (a session holds no verdict on the task), unless the session ended on an assistant message's
+  ``error`` (API, auth, context overflow, output length) with no work after it -> ``infra_error`` with its
+  message; the user's abort (``MessageAbortedError``) is ``metadata.ended_by``, no verdict.
+- trajectory_id = ``opencode.<session id>``; created_at = ``info.time.created``; model_id = the first assistant
+  message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}``; metadata:
+  title, directory, project id, agent, cost and tokens, files patched, and for a sub-agent's session
+  (``info.parentID``) ``is_subagent`` with ``parent_session_id``, as Codex's and Gemini CLI's sub-agents are linked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (
+    SessionSteps,
+    as_int,
+    as_str,
+    command_line,
+    error_line,
+    exit_code_error,
+    first_time,
+    iso_time,
+    join_thought,
+    prompt_list,
+    session_trajectory,
+    strip_terminal_codes,
+    whole_file,
+)
+from ._common import Context, RecordError, as_dict, as_list, short
+
+NAME = "opencode"
+#: A file is one session (``opencode export``'s one JSON document).
+WHOLE_FILE = True
+#: An export too large for its head to parse: it opens with the session's info, its id ``ses_...``.
+SIGNATURE = re.compile(r'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[0-9A-Za-z]+"')
+split = whole_file
+
+#: ``opencode run``'s quoting of one argument holding a space: ``"..."`` with its own quotes escaped.
+_RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
+#: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
+_ABORTED = "MessageAbortedError"
+#: Shell tools whose ``metadata.exit`` is the command's exit code.
+_SHELL_TOOLS = frozenset({"bash", "shell"})
+#: What the bash tool writes for a command that printed nothing: no output line to read an error from (``grep``'s
+#: exit 1 with it is a "no match", not a failure).
+_NO_OUTPUT = "(no output)"
+
+
+def matches(record: Any) -> bool:
+    """``opencode export``'s document: session ``info`` (an id, a project or directory, times) and ``messages``,
+    each ``{"info", "parts"}``."""
+    if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
+        return False
+    info = record.get("info")
+    if not (isinstance(info, dict) and isinstance(info.get("id"), str) and isinstance(info.get("time"), dict)
+            and ("projectID" in info or "directory" in info)):
+        return False
+    return all(isinstance(m, dict) and isinstance(m.get("info"), dict) and isinstance(m.get("parts"), list)
+               for m in record["messages"][:3])
+
+
+def _typed(text: str) -> str:
+    """A prompt as the user typed it: ``opencode run``'s quotes around a single argument taken off."""
+    found = _RUN_QUOTED.fullmatch(text.strip())
+    return found.group(1).replace('\\"', '"') if found else text
+
+
+def _user_text(parts: list[Any]) -> str:
+    """What the user wrote in a message: its own text parts (not the CLI's synthetic ones), else a subtask's
+    prompt."""
+    texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text" and isinstance(
+        p.get("text"), str) and not p.get("synthetic") and not p.get("ignored") and p["text"].strip()]
+    if texts:
+        return _typed("\n\n".join(texts)).strip()
+    subtask = next((p for p in parts if isinstance(p, dict) and p.get("type") == "subtask"), None)
+    return (as_str(subtask.get("prompt")) or "").strip() if subtask else ""
+
+
+def _error_text(error: Any) -> str:
+    """An assistant message's error (``{"name", "data": {"message", ...}}``) as one line: its message, or name."""
+    error = as_dict(error)
+    data = as_dict(error.get("data"))
+    message = as_str(data.get("message")) or as_str(error.get("message"))
+    name = as_str(error.get("name")) or "error"
+    return short(message or name, 500, keep="head")
+
+
+class _Session(SessionSteps):
+    """The steps of one session as its messages are walked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[str] = []
+        self.models: list[str] = []
+        self.providers: list[str] = []
+        self.subagents: list[str] = []
+        self.patched: list[str] = []
+        self.compactions = 0
+        self.errors: list[str] = []
+        self.aborted = False
+
+    def user(self, parts: list[Any]) -> None:
+        self.flush()
+        if any(isinstance(p, dict) and p.get("type") == "compaction" for p in parts):
+            self.compactions += 1
+        text = _user_text(parts)
+        if text:
+            self.prompts.append(text)
+
+    def assistant(self, info: dict[str, Any], parts: list[Any]) -> None:
+        if info.get("mode") == "compaction" or info.get("agent") == "compaction" or info.get("summary") is True:
+            return  # the compaction agent's summary of the history: not work on the task
+        model = as_str(info.get("modelID"))
+        if model and model not in self.models:
+            self.models.append(model)
+        provider = as_str(info.get("providerID"))
+        if provider and provider not in self.providers:
+            self.providers.append(provider)
+        worked = False
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "reasoning" and isinstance(part.get("text"), str):
+                self.thought.append(part["text"])
+            elif kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic") \
+                    and part["text"].strip():
+                if not self.narration:
+                    self.narration_at = as_dict(part.get("time")).get("start")
+                self.narration.append(part["text"])
+                worked = True
+            elif kind == "tool":
+                self.tool(part)
+                worked = True
+            elif kind == "patch":
+                self.patched.extend(f for f in as_list(part.get("files")) if isinstance(f, str)
+                                    and f not in self.patched)
+        error = info.get("error")
+        if isinstance(error, dict):
+            self.flush()
+            if error.get("name") == _ABORTED:
+                self.aborted = True
+                self.last_error = None
+            else:
+                self.errors.append(_error_text(error))
+                self.last_error = self.errors[-1]
+        elif worked:
+            self.last_error, self.aborted = None, False
+
+    def tool(self, part: dict[str, Any]) -> None:
+        state = as_dict(part.get("state"))
+        name = as_str(part.get("tool")) or "tool"
+        times = as_dict(state.get("time"))
+        arguments = state.get("input") if isinstance(state.get("input"), dict) else {}
+        step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration), "action": name,
+                                "arguments": arguments, "started_at": iso_time(times.get("start")),
+                                "ended_at": iso_time(times.get("end"))}
+        self.thought, self.narration = [], []
+        status = state.get("status")
+        meta = as_dict(state.get("metadata"))
+        if status == "completed":
+            output = strip_terminal_codes(as_str(state.get("output")) or "")
+            step["observation"] = output or None
+            code = as_int(meta.get("exit"))
+            if name in _SHELL_TOOLS and code:
+                printed = "" if output.strip() == _NO_OUTPUT else output
+                step["error"] = exit_code_error(printed, code, command_line(arguments))
+        elif status == "error":
+            text = strip_terminal_codes(as_str(state.get("error")) or "")
+            step["observation"] = text or None
+            step["error"] = error_line(text)
+        else:
+            step["error"] = f"tool call never finished (status {status or 'unknown'})"
+        child = as_str(meta.get("sessionId"))
+        if name == "task" and child and child not in self.subagents:
+            self.subagents.append(child)
+        self.steps.append(step)
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not matches(record):
+        raise RecordError("expected an `opencode export` document: {\"info\": session, \"messages\": [...]}")
+    info = record["info"]
+    session = _Session()
+    for message in record["messages"]:
+        minfo, parts = message["info"], message["parts"]
+        if minfo.get("role") == "user":
+            session.user(parts)
+        elif minfo.get("role") == "assistant":
+            session.assistant(minfo, parts)
+    session.flush()
+    if not session.prompts:
+        raise RecordError("no user prompt in this OpenCode session")
+    tokens = as_dict(info.get("tokens"))
+    total = sum(v for v in (as_int(tokens.get("input")), as_int(tokens.get("output")),
+                            as_int(tokens.get("reasoning"))) if v) or None
+    parent = as_str(info.get("parentID"))
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": info["id"],
+        "title": as_str(info.get("title")),
+        "directory": as_str(info.get("directory")),
+        "project_id": as_str(info.get("projectID")),
+        "agent": as_str(info.get("agent")),
+        "provider": session.providers[0] if session.providers else None,
+        "models": session.models if len(session.models) > 1 else None,
+        "is_subagent": True if parent else None,
+        "parent_session_id": parent,
+        "subagent_sessions": session.subagents or None,
+        "cost": info.get("cost") if isinstance(info.get("cost"), (int, float)) and info.get("cost") else None,
+        "total_tokens": total,
+        "files_patched": session.patched[:50] or None,
+        "compactions": session.compactions or None,
+        "user_prompts": prompt_list(session.prompts[1:]) or None,
+        "error_records": session.errors[:20] or None,
+        "ended_by": "the user's interrupt (MessageAbortedError)" if session.aborted else None,
+        "last_updated": as_dict(info.get("time")).get("updated"),
+    }
+    version = as_str(info.get("version"))
+    return session_trajectory(
+        ctx, run_id=f"opencode.{info['id']}", task=session.prompts[0],
+        model_id=session.models[0] if session.models else None, steps=session.steps, metadata=metadata,
+        last_error=session.last_error, error_cause="infrastructure: the session ended on an API error",
+        created_at=first_time(as_dict(info.get("time")).get("created")),
+        tool_versions={"opencode": version} if version else {},
+    )
