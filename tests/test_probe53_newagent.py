@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -82,7 +84,7 @@ def test_dry_run_ingest_names_the_format_for_every_export(tmp_path: Path) -> Non
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.startswith(str(tmp_path))]
-    assert len(lines) == 5 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
+    assert len(lines) == 9 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
 
 
 def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_path: Path) -> None:
@@ -94,3 +96,42 @@ def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_pa
     path.write_text(json.dumps(doc, indent=2))
     [parsed] = list(read_dump(path))
     assert parsed.trajectory is None and "opencode export" in parsed.error
+
+
+def test_a_command_the_bash_tool_killed_at_its_timeout_is_a_failed_step() -> None:
+    """Killed, the command has no exit code (``metadata.exit`` null): the tool's ``<shell_metadata>`` notice says
+    why, and the step is not read as one that worked."""
+    run = _run("bash-timeout.json")
+    bash = run.steps[0]
+    assert bash.arguments["command"] == "echo starting; sleep 30"
+    assert bash.error == "shell tool terminated command after exceeding timeout 2000 ms."
+
+
+def test_the_users_abort_fails_the_running_command_and_ends_the_session_without_a_verdict() -> None:
+    run = _run("user-abort.json")
+    assert [(s.action, s.error) for s in run.steps] == [("bash", "User aborted the command")]
+    assert run.outcome == Outcome.unknown and run.failure is None  # MessageAbortedError: the user's, not the API's
+    assert run.metadata["ended_by"] == "the user's interrupt (MessageAbortedError)"
+
+
+def test_the_servers_list_of_a_sessions_messages_is_read_as_its_session() -> None:
+    """``GET /session/<id>/message`` (the SDK's ``session.messages()``): the messages alone, no session info."""
+    run = _run("user-abort.messages-api.json")
+    assert run.trajectory_id == "opencode.ses_db7df0a09ffem39e0iqMHxZEGh"
+    assert run.task == "A sleepy task: run the wait and I will stop it"
+    assert [(s.action, s.error) for s in run.steps] == [("bash", "User aborted the command")]
+
+
+def test_an_attached_files_synthetic_read_is_not_the_task() -> None:
+    """``opencode run ... -f calc.py`` puts the file's read (synthetic text parts) before the prompt."""
+    run = _run("attached-file.json")
+    assert run.task == "Explain the attached file and run the test"
+    assert run.metadata["attachments"] == ["calc.py"]
+    assert run.steps[0].thought == "Reading the attachment.\n\ncalc.py defines add."
+
+
+def test_run_format_json_output_is_refused_naming_the_export_command() -> None:
+    with pytest.raises(ValueError) as raised:
+        list(read_dump(OPENCODE / "attached-file.run-format-json.jsonl"))
+    assert "no run in this file: this is `opencode run --format json` output" in str(raised.value)
+    assert "opencode export ses_db7eb8e1bffeazVzUp2LCqsaVe" in str(raised.value)

@@ -3,7 +3,8 @@
 OpenCode keeps its sessions in a SQLite database (``~/.local/share/opencode/opencode.db``; JSON files under
 ``storage/`` before 1.2), which trajsearch does not open: ``opencode export <id>`` prints one session as a JSON
 document, ``{"info": Session, "messages": [{"info": Message, "parts": [Part]}]}`` (``message-v2.ts``), and that
-document is what this adapter reads (one run per file).
+document is what this adapter reads (one run per file); also the server's answer to ``GET /session/<id>/message``
+(the SDK's ``session.messages()``), the list of those messages alone, read under the session id they name.
 
 Field mapping:
 
@@ -65,14 +66,54 @@ split = whole_file
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
 #: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
 _ABORTED = "MessageAbortedError"
+#: The events ``opencode run --format json`` prints (``cli/cmd/run.ts``).
+_RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
+#: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
+#: (``<bash_metadata>`` before) holding "shell tool terminated command after exceeding timeout N ms ..." or "User
+#: aborted the command"; before those, "(Command timed out after N ms)" and "(Command was aborted)" (``tool/bash.ts``).
+_SHELL_NOTICE = re.compile(r"\s*(?:<(shell|bash)_metadata>(.*?)</\1_metadata>|\((Command timed out after \d+ ms|"
+                           r"Command was aborted)\))\s*$", re.S)
 #: What the bash tool writes for a command that printed nothing: no output line to read an error from (``grep``'s
 #: exit 1 with it is a "no match", not a failure).
 _NO_OUTPUT = "(no output)"
 
 
+def not_a_run(record: Any) -> str | None:
+    """``opencode run --format json`` prints the run's events (``step_start``, ``text``, ``tool_use``,
+    ``step_finish``, ``error``), each with its ``sessionID``, but not the prompt: the session's export is the run."""
+    if not (isinstance(record, dict) and record.get("type") in _RUN_EVENTS and isinstance(record.get("sessionID"), str)
+            and (isinstance(record.get("part"), dict) or isinstance(record.get("error"), dict))):
+        return None
+    return ("this is `opencode run --format json` output: the run's events without its prompt; export the session "
+            f"instead, `opencode export {record['sessionID']} > session.json`, and ingest that")
+
+
+def _is_message(record: Any) -> bool:
+    """One message with its parts, ``{"info": {"id", "sessionID", "role"}, "parts": [...]}``: an item of an export's
+    ``messages``, and of the server's answer to ``GET /session/<id>/message`` (the SDK's ``session.messages()``)."""
+    info = record.get("info") if isinstance(record, dict) else None
+    return isinstance(info, dict) and isinstance(record.get("parts"), list) and isinstance(info.get("id"), str) \
+        and isinstance(info.get("sessionID"), str) and info.get("role") in ("user", "assistant")
+
+
+def _as_export(document: Any) -> dict[str, Any] | None:
+    """An export, or the server's list of a session's messages as one (its session info: the id they name)."""
+    if isinstance(document, dict) and _is_export(document):
+        return document
+    if isinstance(document, list) and document and all(_is_message(m) for m in document):
+        first = document[0]["info"]
+        return {"info": {"id": first["sessionID"], "time": {"created": as_dict(first.get("time")).get("created")}},
+                "messages": document}
+    return None
+
+
 def matches(record: Any) -> bool:
+    return _is_export(record) or _is_message(record)
+
+
+def _is_export(record: Any) -> bool:
     """``opencode export``'s document: session ``info`` (an id, a project or directory, times) and ``messages``,
     each ``{"info", "parts"}``."""
     if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
@@ -102,6 +143,22 @@ def _user_text(parts: list[Any]) -> str:
     return (as_str(subtask.get("prompt")) or "").strip() if subtask else ""
 
 
+def _shell_error(output: str, code: int | None, command: str | None) -> str | None:
+    """The error of a shell call that completed: its exit code read as every CLI adapter reads one
+    (``exit_code_error``), on its output without the tool's closing notice; a command the tool killed (no exit
+    code: its timeout, the user's abort) fails with that notice."""
+    found = _SHELL_NOTICE.search(output)
+    printed = output[:found.start()] if found else output
+    printed = "" if printed.strip() == _NO_OUTPUT else printed
+    if code:
+        return exit_code_error(printed, code, command)
+    if code is None and found:
+        notice = (found.group(2) or found.group(3) or "").strip()
+        first = re.split(r"(?<=\.)\s", notice.splitlines()[0])[0] if notice else "command killed"
+        return short(first, 300, keep="head")
+    return None
+
+
 def _error_text(error: Any) -> str:
     """An assistant message's error (``{"name", "data": {"message", ...}}``) as one line: its message, or name."""
     error = as_dict(error)
@@ -121,6 +178,7 @@ class _Session(SessionSteps):
         self.providers: list[str] = []
         self.subagents: list[str] = []
         self.patched: list[str] = []
+        self.attached: list[str] = []
         self.compactions = 0
         self.errors: list[str] = []
         self.aborted = False
@@ -132,6 +190,8 @@ class _Session(SessionSteps):
         text = _user_text(parts)
         if text:
             self.prompts.append(text)
+        self.attached.extend(name for p in parts if isinstance(p, dict) and p.get("type") == "file"
+                             and (name := as_str(p.get("filename")) or as_str(p.get("url"))))
 
     def assistant(self, info: dict[str, Any], parts: list[Any]) -> None:
         if info.get("mode") == "compaction" or info.get("agent") == "compaction" or info.get("summary") is True:
@@ -187,10 +247,8 @@ class _Session(SessionSteps):
         if status == "completed":
             output = strip_terminal_codes(as_str(state.get("output")) or "")
             step["observation"] = output or None
-            code = as_int(meta.get("exit"))
-            if name in _SHELL_TOOLS and code:
-                printed = "" if output.strip() == _NO_OUTPUT else output
-                step["error"] = exit_code_error(printed, code, command_line(arguments))
+            if name in _SHELL_TOOLS:
+                step["error"] = _shell_error(output, as_int(meta.get("exit")), command_line(arguments))
         elif status == "error":
             text = strip_terminal_codes(as_str(state.get("error")) or "")
             step["observation"] = text or None
@@ -204,8 +262,10 @@ class _Session(SessionSteps):
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not matches(record):
-        raise RecordError("expected an `opencode export` document: {\"info\": session, \"messages\": [...]}")
+    record = _as_export(record)
+    if record is None:
+        raise RecordError("expected an `opencode export` document: {\"info\": session, \"messages\": [...]}, "
+                          "or the list of a session's messages the server answers")
     info = record["info"]
     session = _Session()
     for message in record["messages"]:
@@ -236,6 +296,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "cost": info.get("cost") if isinstance(info.get("cost"), (int, float)) and info.get("cost") else None,
         "total_tokens": total,
         "files_patched": session.patched[:50] or None,
+        "attachments": session.attached[:50] or None,
         "compactions": session.compactions or None,
         "user_prompts": prompt_list(session.prompts[1:]) or None,
         "error_records": session.errors[:20] or None,
