@@ -84,7 +84,7 @@ def test_dry_run_ingest_names_the_format_for_every_export(tmp_path: Path) -> Non
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.startswith(str(tmp_path))]
-    assert len(lines) == 9 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
+    assert len(lines) == 11 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
 
 
 def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_path: Path) -> None:
@@ -135,3 +135,10 @@ def test_run_format_json_output_is_refused_naming_the_export_command() -> None:
         list(read_dump(OPENCODE / "attached-file.run-format-json.jsonl"))
     assert "no run in this file: this is `opencode run --format json` output" in str(raised.value)
     assert "opencode export ses_db7eb8e1bffeazVzUp2LCqsaVe" in str(raised.value)
+
+
+def test_a_prompt_with_quotes_given_to_opencode_run_is_read_as_typed() -> None:
+    """run.ts quotes an argument holding a space and escapes its quotes (``\\"``); one such argument is the prompt
+    as typed, while two arguments keep the quoting of the second: where the user's words end is not known."""
+    assert _run("quoted-prompt.json").task == 'Rename "add" to "plus" in calc.py'
+    assert _run("two-arguments.json").task == 'explain "the \\"sub\\" function"'
