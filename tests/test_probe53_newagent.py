@@ -84,7 +84,7 @@ def test_dry_run_ingest_names_the_format_for_every_export(tmp_path: Path) -> Non
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.startswith(str(tmp_path))]
-    assert len(lines) == 11 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
+    assert len(lines) == 12 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
 
 
 def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_path: Path) -> None:
@@ -142,3 +142,15 @@ def test_a_prompt_with_quotes_given_to_opencode_run_is_read_as_typed() -> None:
     as typed, while two arguments keep the quoting of the second: where the user's words end is not known."""
     assert _run("quoted-prompt.json").task == 'Rename "add" to "plus" in calc.py'
     assert _run("two-arguments.json").task == 'explain "the \\"sub\\" function"'
+
+
+def test_a_sanitized_export_is_a_run_with_nothing_redacted_read_as_content() -> None:
+    """``opencode export --sanitize``: ``[redacted:<kind>:<id>]`` texts and ``{"redacted": ...}`` inputs are read as
+    not recorded, not as the task, an answer, arguments or file names; the errors it keeps are kept."""
+    run = _run("fix-then-continue.sanitized.json")
+    assert run.task == ("OpenCode session ses_db7f64985ffecvEGpKHsEWOtlm (its prompt redacted: "
+                        "`opencode export --sanitize`)")
+    assert run.metadata["sanitized"] is True and "title" not in run.metadata and "files_patched" not in run.metadata
+    assert [s.action for s in run.steps] == ["bash", "read", "read", "edit", "bash", "write", "bash"]
+    assert all(s.arguments is None and "redacted" not in (s.observation or "") for s in run.steps)
+    assert run.steps[1].error == "File not found: /tmp/p53/NW/run/proj/missing.py"

@@ -25,6 +25,10 @@ Field mapping:
 - outcome: unknown (a session holds no verdict on the task), unless the session ended on an assistant message's
   ``error`` (API, auth, context overflow, output length) with no work after it -> ``infra_error`` with its
   message; the user's abort (``MessageAbortedError``) is ``metadata.ended_by``, no verdict.
+- ``opencode export --sanitize`` writes ``[redacted:<kind>:<id>]`` for texts, outputs, the title and directory, and
+  ``{"redacted": ...}`` for a tool's input and metadata: a redacted value is read as not recorded (no arguments, no
+  output; an error's text is kept, as the export keeps it) and ``metadata.sanitized`` says so; a session whose
+  prompts are all redacted is a run all the same, its task naming the session and saying the prompt was redacted.
 - trajectory_id = ``opencode.<session id>``; created_at = ``info.time.created``; model_id = the first assistant
   message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}``; metadata:
   title, directory, project id, agent, cost and tokens, files patched, and for a sub-agent's session
@@ -66,6 +70,8 @@ split = whole_file
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
 #: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
 _ABORTED = "MessageAbortedError"
+#: A value ``opencode export --sanitize`` redacted (its kind, then the part's or session's id).
+_REDACTED = re.compile(r"\[redacted:[a-z][a-z-]*:[^\]\s]*\]")
 #: The events ``opencode run --format json`` prints (``cli/cmd/run.ts``).
 _RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
@@ -132,11 +138,25 @@ def _typed(text: str) -> str:
     return found.group(1).replace('\\"', '"') if found else text
 
 
+def _redacted(value: Any) -> bool:
+    """Whether ``opencode export --sanitize`` replaced a value: ``[redacted:<kind>:<id>]``, or an object
+    ``{"redacted": "<kind>:<id>"}`` (a tool's input or metadata)."""
+    if isinstance(value, str):
+        return _REDACTED.fullmatch(value.strip()) is not None
+    return isinstance(value, dict) and set(value) == {"redacted"} and isinstance(value["redacted"], str)
+
+
+def _kept(value: Any) -> Any:
+    """A value as recorded; None where the export redacted it (read as not recorded)."""
+    return None if _redacted(value) else value
+
+
 def _user_text(parts: list[Any]) -> str:
     """What the user wrote in a message: its own text parts (not the CLI's synthetic ones), else a subtask's
     prompt."""
     texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text" and isinstance(
-        p.get("text"), str) and not p.get("synthetic") and not p.get("ignored") and p["text"].strip()]
+        p.get("text"), str) and not p.get("synthetic") and not p.get("ignored") and p["text"].strip()
+        and not _redacted(p["text"])]
     if texts:
         return _typed("\n\n".join(texts)).strip()
     subtask = next((p for p in parts if isinstance(p, dict) and p.get("type") == "subtask"), None)
@@ -182,12 +202,14 @@ class _Session(SessionSteps):
         self.compactions = 0
         self.errors: list[str] = []
         self.aborted = False
+        self.sanitized = False  # written by `opencode export --sanitize`: texts, inputs and outputs redacted
 
     def user(self, parts: list[Any]) -> None:
         self.flush()
         if any(isinstance(p, dict) and p.get("type") == "compaction" for p in parts):
             self.compactions += 1
         text = _user_text(parts)
+        self.sanitized = self.sanitized or any(isinstance(p, dict) and _redacted(p.get("text")) for p in parts)
         if text:
             self.prompts.append(text)
         self.attached.extend(name for p in parts if isinstance(p, dict) and p.get("type") == "file"
@@ -207,7 +229,9 @@ class _Session(SessionSteps):
             if not isinstance(part, dict):
                 continue
             kind = part.get("type")
-            if kind == "reasoning" and isinstance(part.get("text"), str):
+            if kind in ("reasoning", "text") and _redacted(part.get("text")):
+                self.sanitized = True
+            elif kind == "reasoning" and isinstance(part.get("text"), str):
                 self.thought.append(part["text"])
             elif kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic") \
                     and part["text"].strip():
@@ -220,7 +244,7 @@ class _Session(SessionSteps):
                 worked = True
             elif kind == "patch":
                 self.patched.extend(f for f in as_list(part.get("files")) if isinstance(f, str)
-                                    and f not in self.patched)
+                                    and f not in self.patched and not _redacted(f))
         error = info.get("error")
         if isinstance(error, dict):
             self.flush()
@@ -237,15 +261,18 @@ class _Session(SessionSteps):
         state = as_dict(part.get("state"))
         name = as_str(part.get("tool")) or "tool"
         times = as_dict(state.get("time"))
-        arguments = state.get("input") if isinstance(state.get("input"), dict) else {}
+        arguments = _kept(state.get("input"))
+        arguments = arguments if isinstance(arguments, dict) else None
         step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration), "action": name,
                                 "arguments": arguments, "started_at": iso_time(times.get("start")),
                                 "ended_at": iso_time(times.get("end"))}
         self.thought, self.narration = [], []
         status = state.get("status")
         meta = as_dict(state.get("metadata"))
+        self.sanitized = self.sanitized or any(_redacted(v) for v in (state.get("input"), state.get("output"),
+                                                                      state.get("metadata")))
         if status == "completed":
-            output = strip_terminal_codes(as_str(state.get("output")) or "")
+            output = strip_terminal_codes(as_str(_kept(state.get("output"))) or "")
             step["observation"] = output or None
             if name in _SHELL_TOOLS:
                 step["error"] = _shell_error(output, as_int(meta.get("exit")), command_line(arguments))
@@ -275,6 +302,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif minfo.get("role") == "assistant":
             session.assistant(minfo, parts)
     session.flush()
+    if not session.prompts and session.sanitized:
+        session.prompts.append(f"OpenCode session {info['id']} (its prompt redacted: `opencode export --sanitize`)")
     if not session.prompts:
         raise RecordError("no user prompt in this OpenCode session")
     tokens = as_dict(info.get("tokens"))
@@ -284,8 +313,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": info["id"],
-        "title": as_str(info.get("title")),
-        "directory": as_str(info.get("directory")),
+        "title": as_str(_kept(info.get("title"))),
+        "directory": as_str(_kept(info.get("directory"))),
+        "sanitized": session.sanitized or None,
         "project_id": as_str(info.get("projectID")),
         "agent": as_str(info.get("agent")),
         "provider": session.providers[0] if session.providers else None,
