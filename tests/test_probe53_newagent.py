@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,26 @@ def test_a_sanitized_export_is_a_run_with_nothing_redacted_read_as_content() -> 
     assert [s.action for s in run.steps] == ["bash", "read", "read", "edit", "bash", "write", "bash"]
     assert all(s.arguments is None and "redacted" not in (s.observation or "") for s in run.steps)
     assert run.steps[1].error == "File not found: /tmp/p53/NW/run/proj/missing.py"
+
+
+def test_a_session_never_prompted_is_no_run_passed_over_in_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no run in this file: an OpenCode session with no messages"):
+        list(read_dump(OPENCODE / "never-prompted.json"))
+    shutil.copy(OPENCODE / "never-prompted.json", tmp_path / "a.json")
+    shutil.copy(OPENCODE / "api-error.json", tmp_path / "b.json")
+    assert [(p.error, p.trajectory.trajectory_id) for p in read_dump(tmp_path)] == [
+        (None, "opencode.ses_db7f40988ffeYxc9I0WNKUAUB0")]
+
+
+def test_opencodes_session_database_is_named_with_the_command_that_exports_its_sessions(tmp_path: Path) -> None:
+    """OpenCode 1.2+ keeps sessions in SQLite; given its data folder, the walk names the database and how to export
+    it (the tables as opencode-ai 1.18.33 created them: ``opencode-1.18.33-tables.sql``)."""
+    data = tmp_path / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    with sqlite3.connect(data / "opencode.db") as db:
+        db.executescript((OPENCODE.parent / "opencode-1.18.33-tables.sql").read_text())
+    db.close()
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(data), "--dry-run"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    said = " ".join((out.stdout + out.stderr).split())
+    assert "OpenCode's session database" in said and "opencode export" in said, said

@@ -22,6 +22,7 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, adk_session, format_of, native, is_grouped, side_file, side_path, why_not_a_run
+from .adapters import opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
     GONE,
@@ -276,7 +277,7 @@ def _sqlite_kind(path: Path) -> str:
         return "an SQLite database"
     if {"chat_completions", "agents"} <= set(tables) <= _AG2_TABLES | {"version"}:
         return f"no run in this file: {_AG2_LOG.format(kind='sqlite')}"
-    return adk_session.session_store(path, tables) or "an SQLite database"
+    return adk_session.session_store(path, tables) or opencode.session_store(path, tables) or "an SQLite database"
 
 
 def _ag2_log_kind(head: str) -> str | None:

@@ -38,6 +38,8 @@ Field mapping:
 from __future__ import annotations
 
 import re
+import shlex
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Trajectory
@@ -65,6 +67,18 @@ WHOLE_FILE = True
 #: An export too large for its head to parse: it opens with the session's info, its id ``ses_...``.
 SIGNATURE = re.compile(r'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[0-9A-Za-z]+"')
 split = whole_file
+#: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``): a walk that finds no dump hands it in
+#: for detection to name, with how to export its sessions (``session_store``).
+SESSION_STORES = ("opencode.db",)
+#: Exports every session of an OpenCode database (argv[1]; sub-agents' too, which ``opencode session list`` leaves
+#: out) with the CLI's own ``opencode export``, one JSON file each into the folder argv[2]. The CLI reads its own data
+#: folder: the database must be the one it uses. Into a file, not a pipe: written to a pipe, the CLI (1.18) exits
+#: before it has written more than 64 KiB of a long session.
+EXPORT_SCRIPT = (
+    'import pathlib,sqlite3,subprocess,sys;out=pathlib.Path(sys.argv[2]);out.mkdir(exist_ok=True);'
+    'db=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",uri=True);'
+    '[subprocess.run(["opencode","export",s],stdout=open(out/(s+".json"),"wb"),stderr=subprocess.DEVNULL,check=True) '
+    'for (s,) in db.execute("select id from session")]')
 
 #: ``opencode run``'s quoting of one argument holding a space: ``"..."`` with its own quotes escaped.
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
@@ -84,6 +98,25 @@ _SHELL_NOTICE = re.compile(r"\s*(?:<(shell|bash)_metadata>(.*?)</\1_metadata>|\(
 #: What the bash tool writes for a command that printed nothing: no output line to read an error from (``grep``'s
 #: exit 1 with it is a "no match", not a failure).
 _NO_OUTPUT = "(no output)"
+
+
+def side_document(document: Any) -> str | None:
+    """A session with no message: created (by a client of ``opencode serve``, an SDK, the TUI) and never prompted.
+    Nothing was run: a walk passes it over, as the other CLIs' session files of bookkeeping only."""
+    if isinstance(document, dict) and _is_export(document) and not document["messages"]:
+        return "an OpenCode session with no messages: created, never prompted"
+    return None
+
+
+def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
+    """What OpenCode's session database is and how to read its runs, given its tables and their columns (``detect``
+    reads them); None for any other database."""
+    if not ({"id", "parent_id", "directory"} <= tables.get("session", set())
+            and {"session_id", "data"} <= tables.get("message", set()) and "part" in tables):
+        return None
+    command = (f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} opencode-sessions")
+    return ("OpenCode's session database (SQLite, ~/.local/share/opencode/opencode.db): export its sessions with "
+            f"`opencode export <sessionID>` and ingest those; all of them into ./opencode-sessions/: {command}")
 
 
 def not_a_run(record: Any) -> str | None:
