@@ -4,7 +4,10 @@ OpenCode keeps its sessions in a SQLite database (``~/.local/share/opencode/open
 ``storage/`` before 1.2), which trajsearch does not open: ``opencode export <id>`` prints one session as a JSON
 document, ``{"info": Session, "messages": [{"info": Message, "parts": [Part]}]}`` (``message-v2.ts``), and that
 document is what this adapter reads (one run per file); also the server's answer to ``GET /session/<id>/message``
-(the SDK's ``session.messages()``), the list of those messages alone, read under the session id they name.
+(the SDK's ``session.messages()``), the list of those messages alone, read under the session id they name. The
+database itself, given or met in a walk, is named with a command exporting every session (``session_store``); a
+session never prompted is passed over (``side_document``); ``opencode run --format json`` output (events, no prompt)
+is refused naming the export command (``not_a_run``).
 
 Field mapping:
 
