@@ -368,6 +368,8 @@ def render(
     if fmt not in ("text", "json"):
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
     budget = config.budget_tokens if budget is None else budget
+    if budget < 0:  # a caller's slip (a prompt's room minus what it holds): "" read as "no past run applies"
+        raise ValueError(f"budget must be 0 or more tokens, got {budget}")
     counter = counter or default_counter()
     data: dict[str, Any] = {"header": HEADER}
     if strategy is not None:  # room for the longer wording: the runs shown, not yet known, choose it below
