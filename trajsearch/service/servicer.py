@@ -300,9 +300,14 @@ class Service(pb2_grpc.TrajSearchServicer):
         k, budget = v.advice_size(req.k, req.token_budget)
         ctx = self._runtime_context(call, req.context)
         rt = self._runtime()
-        if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies
-            call.note(items=0)
-            return pb2.ContextResponse(strategy="plan_from_scratch" if kind == "exemplars" else "")
+        if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies, and the answer says so
+            # in its text and json, in the tool's words (an empty answer read as "no past run is like this")
+            from ..runtime.tool import NO_RESULTS, UNREADABLE
+
+            note = NO_RESULTS["exemplars" if kind == "exemplars" else "failures"][UNREADABLE]
+            call.note(items=0, reason=UNREADABLE)
+            return pb2.ContextResponse(strategy="plan_from_scratch" if kind == "exemplars" else "", text=note,
+                                       json=json.dumps({"reason": UNREADABLE, "note": note}, ensure_ascii=False))
         call.check_deadline()
         result = rt.advice(kind, text, ctx, k=k, budget=budget)
         items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
