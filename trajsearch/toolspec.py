@@ -97,17 +97,26 @@ def parameters() -> dict[str, Any]:
     return schema
 
 
+#: The description's sentence on the cap, as :func:`description` words it for a cap it does not know.
+_CAP_SENTENCE = f"You have at most {DEFAULT_CAP} searches per task."
+_UNKNOWN_CAP = "Your searches per task are limited: each answer's searches_left says how many remain."
+
+
+def description(cap: int | None = DEFAULT_CAP) -> str:
+    """The tool's description for a search cap of ``cap``; None where the caller cannot know it (an MCP server in
+    front of a trajsearch server, which keeps the cap: ``serve --search-cap``), rather than a number that is not
+    the cap (the default 4 told a model under a cap of 3 it had a fourth search)."""
+    said = _UNKNOWN_CAP if cap is None else f"You have at most {cap} searches per task."
+    return DESCRIPTION.replace(_CAP_SENTENCE, said)
+
+
 def definition(cap: int = DEFAULT_CAP) -> dict[str, Any]:
     """The tool in JSON Schema: ``{"name", "description", "parameters"}``.
 
     OpenAI wraps this as ``{"type": "function", "function": definition()}``;
     Anthropic calls ``parameters`` ``input_schema``.
     """
-    return {
-        "name": TOOL_NAME,
-        "description": DESCRIPTION.replace(f"at most {DEFAULT_CAP} searches", f"at most {cap} searches"),
-        "parameters": parameters(),
-    }
+    return {"name": TOOL_NAME, "description": description(cap), "parameters": parameters()}
 
 
 def parse(arguments: Mapping[str, Any] | str) -> SearchPastRunsArguments:

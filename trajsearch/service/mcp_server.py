@@ -51,7 +51,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..model import filter_value
-from ..toolspec import CAP_SCOPE, DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
+from ..toolspec import CAP_SCOPE, TOOL_NAME, SearchPastRunsArguments, argument_errors, description
 from ..toolspec import parameters as tool_schema
 from .auth import API_KEY_ENV
 from .client import Client, PermissionDenied, ServiceError, Unauthenticated, refused_key
@@ -229,7 +229,9 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
             raise ToolError(f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
-    base = Tool.from_function(search_past_runs, name=TOOL_NAME, description=DESCRIPTION, structured_output=False)
+    # the cap is the trajsearch server's (serve --search-cap), unknown here before a search answers: no number
+    base = Tool.from_function(search_past_runs, name=TOOL_NAME, description=description(None),
+                              structured_output=False)
     tool = _ValidatedTool(**{**{f: getattr(base, f) for f in Tool.model_fields}, "parameters": tool_schema()})
     return MCPServer(
         name,
