@@ -5,9 +5,9 @@ without their output, only the last attempt of a retry, long outputs cut to head
 and tail), from the run's *digest*: worked out once at ingest and stored with its
 summary and failure rows (:mod:`trajsearch.digest`), so rendering reads no trace.
 Runs are taken best first (best exemplar, best warning, then the rest), each at its
-barest (goal, outcome, provenance); one that does not fit is left out and counted. The
-budget left is then shared: the runs shown are raised a detail level each in turn, best
-first (bare, one key action, two, half, full), so each shows its best actions; raising
+briefest (its goal's head, outcome and provenance, a warning's error); one that does not fit
+is left out and counted. The budget left is then shared: the runs shown are raised a detail
+level each in turn, best first (bare, one key action, two, half, full), so each shows its best actions; raising
 the first run to its richest while the others stayed bare sent two of three exemplars
 of the MCP tool's 1200-token results with no step at all (probe E, E2). Tokens are counted with
 the embedding model's own tokenizer (all-MiniLM-L6-v2's WordPiece ``tokenizer.json``,
@@ -165,6 +165,8 @@ class _Detail:
     argument: int
     observation: int
     note: int
+    #: only what the run is and how it ended (a warning's error, not its cause, fix or steps): :func:`_brief`
+    brief: bool = False
 
 
 def _levels(config: FormatConfig) -> list[_Detail]:
@@ -186,7 +188,15 @@ def _ladder(config: FormatConfig) -> list[_Detail]:
     more = [replace(half, actions=n) for n in range(full.actions - 1, half.actions, -1)]
     two = [replace(half, actions=2)] if half.actions > 2 else []
     one = [replace(bare, actions=1, argument=half.argument, observation=half.observation)] if half.actions > 1 else []
-    return [full, *more, half, *two, *one, bare]
+    return [full, *more, half, *two, *one, bare, _brief(bare)]
+
+
+def _brief(bare: _Detail) -> _Detail:
+    """The smallest useful view of a run, below bare: its goal's head, its outcome, a warning's error (no cause,
+    fix or failing step). Bare was the least a run was shown at: an exemplar cost ~190 tokens and a warning ~280
+    with its cause and fix, so a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out
+    ...)" where a run's task and error fit twice over (probe 53, RT2)."""
+    return replace(bare, goal=min(100, bare.goal), brief=True)
 
 
 @dataclass
@@ -248,6 +258,8 @@ def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
     if digest.reward is not None:
         outcome += f" (reward {digest.reward:g})"
     view["outcome"] = f"{outcome} after {digest.steps} steps"
+    if detail.brief:
+        return view
     if digest.what_worked is not None:
         view["what_worked"] = digest.what_worked.clip(detail.note)
     if digest.what_failed is not None:
@@ -260,6 +272,8 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
     digest = _digest(warning, detail) or warning.row_digest()
     view["task"] = digest.task.clip(detail.goal)
     view["error"] = digest.error.clip(detail.note // 3, detail.note * 2 // 3)
+    if detail.brief:
+        return view
     for name in ("cause", "fix", "what_failed"):
         value = getattr(digest, name)
         if value is not None:

@@ -1,0 +1,165 @@
+"""Probe 53 (RT2): the agent runtime's leftovers, as its user sees them, on real runs.
+
+Each test goes through a public interface (the ``Runtime`` verbs, the gRPC service on loopback, ``trajsearch mcp``
+over stdio with the ``mcp`` package's own client) on real files kept under tests/fixtures (their SOURCE.md says
+where each came from).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.runtime import Runtime, RuntimeContext
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: tau-bench v1, gpt-4o airline: task 0, a failed and a successful trial
+TAU_AIRLINE = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+
+
+def _runs(*paths: Path, **update: object) -> list[Trajectory]:
+    parsed = [p for path in paths for p in read_dump(path, tenant="acme")]
+    assert all(p.trajectory is not None for p in parsed), [p.error for p in parsed]
+    return [p.trajectory.model_copy(update=update) for p in parsed]
+
+
+# -- 2: a negative budget is the caller's bug, said as such -----------------------------------------
+
+
+def test_a_negative_budget_is_refused_naming_it(hashing_ts):
+    """``context_for(budget=-1)`` returned "" as if no past run applied: a caller's arithmetic slip (a prompt
+    budget minus what the prompt already holds) read as "plan from scratch". It is refused as ``fmt="xml"`` is."""
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    for call in (lambda: rt.context_for(runs[0].task, ctx, budget=-1),
+                 lambda: rt.advice("exemplars", runs[0].task, ctx, budget=-200)):
+        with pytest.raises(ValueError, match="budget"):
+            call()
+    assert rt.context_for(runs[0].task, ctx, budget=0).text == ""  # no room at all: still nothing, as before
+
+
+# -- 3: a small budget shows the smallest useful context when it fits --------------------------------
+
+
+def _small_budget_contexts(rt: Runtime, task: str, ctx: RuntimeContext, budget: int) -> dict[str, object]:
+    found = {"context": rt.context_for(task, ctx, budget=budget)}
+    for kind in ("exemplars", "warnings"):
+        found[kind] = rt.advice(kind, task, ctx, budget=budget)
+    return found
+
+
+def test_a_small_budget_shows_one_run_briefly_rather_than_only_a_note(hashing_ts):
+    """tau-bench airline task 0, a failed and a successful trial. At 250 tokens (gRPC takes 50 and up) the
+    Python API and the service answered only "(1 past run(s) left out to stay within the token budget.)": the
+    barest exemplar (goal to 200 characters, its outcome) cost 186 tokens beside 79 of header and strategy, the
+    barest warning 283 (its cause and fix besides its error). The smallest useful context, one exemplar's goal,
+    one warning's error, fits in 250: it is shown, inside the budget."""
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    task = runs[0].task
+    for budget in (250, 300):
+        found = _small_budget_contexts(rt, task, ctx, budget)
+        exemplars, warnings = found["exemplars"], found["warnings"]
+        assert [i["provenance"]["trajectory_id"] for i in exemplars.items] == ["tau-gpt-4o-airline-mini-0-t1"]
+        assert exemplars.strategy == "follow_closely"
+        assert "Goal: You are mia_li_3668" in exemplars.text and "Outcome: success" in exemplars.text
+        assert [i["provenance"]["trajectory_id"] for i in warnings.items] == ["tau-gpt-4o-airline-mini-0-t0"]
+        assert "Error: reward 0.0" in warnings.text and "WHAT NOT TO DO" in warnings.text
+        context = found["context"]
+        assert len(context.exemplars) == 1 and context.strategy.value == "follow_closely"
+        assert "Goal: You are mia_li_3668" in context.text
+        for text in (exemplars.text, warnings.text, context.text):
+            assert rt.counter.count(text) <= budget
+    # a budget with room for the barer rendering still gets it, as before (cause and fix of the failure shown)
+    roomy = rt.advice("warnings", task, ctx, budget=420)
+    assert "Cause: book_reservation failed" in roomy.text and "Fix:" in roomy.text
+
+
+def test_over_grpc_a_small_budget_gives_what_the_python_api_gives(tmp_path):
+    """The same question and budget over gRPC: the same runs, the same text (the service renders with the runtime)."""
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = _runs(TAU_AIRLINE)
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    try:
+        with Client(server.address, keys["acme"]) as client:
+            over_wire = {kind: getattr(client, kind)(runs[0].task, token_budget=250) for kind in ("exemplars", "warnings")}
+        local = {kind: Runtime(server.service.ts).advice(kind, runs[0].task, RuntimeContext(tenant="acme"), budget=250)
+                 for kind in ("exemplars", "warnings")}
+    finally:
+        server.stop(grace=2)
+    for kind in ("exemplars", "warnings"):
+        assert len(over_wire[kind].items) == 1, over_wire[kind].text
+        assert over_wire[kind].text == local[kind].text
+        assert over_wire[kind].strategy == local[kind].strategy
+
+
+# -- 4: Exemplars / Warnings over a key pinned outside the asked versions say why -----------------------
+
+
+def test_context_rpcs_outside_the_keys_pins_say_why(tmp_path):
+    """A key pinned to env v2, a context asking for v1: ``Exemplars`` and ``Warnings`` answered an empty
+    ContextResponse, text and json "", the same as "no past run is like this" (the tool says
+    ``versions_not_readable``). The wire now says it in the existing fields: the text a prompt gets is the note,
+    the json the reason and note, as the tool's answer has them."""
+    from trajsearch.runtime.tool import NO_RESULTS, UNREADABLE
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = _runs(TAU_AIRLINE, env_version="v1")
+    keys, ring = key_ring(pinned=dict(tenant="acme", role="read", key_id="pinned", env_versions=["v2"]))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    try:
+        with Client(server.address, keys["pinned"]) as client:
+            exemplars = client.exemplars(runs[0].task, env_version="v1")
+            warnings = client.warnings(runs[0].task, env_version="v1")
+            readable = client.exemplars(runs[0].task, env_version="v2")  # inside the pins: no run, no note
+    finally:
+        server.stop(grace=2)
+    assert exemplars.items == [] and exemplars.strategy == "plan_from_scratch"
+    assert exemplars.text == NO_RESULTS["exemplars"][UNREADABLE]
+    assert json.loads(exemplars.json) == {"reason": UNREADABLE, "note": NO_RESULTS["exemplars"][UNREADABLE]}
+    assert warnings.items == [] and warnings.strategy == ""
+    assert warnings.text == NO_RESULTS["failures"][UNREADABLE]
+    assert json.loads(warnings.json)["reason"] == UNREADABLE
+    assert (readable.items, readable.text, readable.json) == ([], "", "")
+
+
+# -- 1: the MCP tool's description tells no cap the server does not keep --------------------------------
+
+
+def test_the_mcp_tools_description_does_not_state_a_cap_the_server_does_not_keep(tmp_path):
+    """``trajsearch serve --search-cap 3`` behind ``trajsearch mcp``: the tool's description told the model "You
+    have at most 4 searches per task" (the default) and its fourth search was refused; a server with a larger cap
+    had its model stop early. The MCP server cannot know the cap before a search answers: the description says
+    the searches are limited and each answer's ``searches_left`` tells how many remain, which each answer does."""
+    import asyncio
+
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, mcp_session, serve_store
+
+    runs = _runs(TAU_AIRLINE)
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())  # search cap 3
+    try:
+        tools, results = asyncio.run(asyncio.wait_for(mcp_session(
+            server.address, keys["acme"], [{"query": runs[0].task}]), 240))
+    finally:
+        server.stop(grace=2)
+    (tool,) = tools
+    assert "at most 4" not in tool.description
+    assert "searches_left" in tool.description
+    assert json.loads(results[0].content[0].text)["searches_left"] == 2
