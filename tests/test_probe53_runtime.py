@@ -74,8 +74,16 @@ def test_a_small_budget_shows_one_run_briefly_rather_than_only_a_note(hashing_ts
         context = found["context"]
         assert len(context.exemplars) == 1 and context.strategy.value == "follow_closely"
         assert "Goal: You are mia_li_3668" in context.text
+        # the runs shown keep their whole provenance (a log of what the agent saw), trace URI too
+        assert context.exemplars[0].trace_uri.startswith("file://")
+        assert all(i["provenance"]["trace_uri"] for i in [*exemplars.items, *warnings.items])
         for text in (exemplars.text, warnings.text, context.text):
             assert rt.counter.count(text) <= budget
+    # at its briefest a run's source line names it by id: the trace store's path was ~95 of its ~150 tokens
+    brief = rt.advice("warnings", task, ctx, budget=250)
+    assert "source: trajectory_id=tau-gpt-4o-airline-mini-0-t0 |" in brief.text and "trace_uri" not in brief.text
+    both = rt.context_for(task, ctx, budget=300)
+    assert (len(both.exemplars), len(both.warnings)) == (1, 1)
     # a budget with room for the barer rendering still gets it, as before (cause and fix of the failure shown)
     roomy = rt.advice("warnings", task, ctx, budget=420)
     assert "Cause: book_reservation failed" in roomy.text and "Fix:" in roomy.text

@@ -180,12 +180,13 @@ class Runtime:
 
 def _shown(items: Sequence[Exemplar | FailureWarning],
            views: Sequence[dict[str, Any]]) -> list[tuple[Exemplar | FailureWarning, dict[str, Any]]]:
-    """Each item the budgeted context holds, with its view: views come in the items' order, the left-out skipped."""
+    """Each item the budgeted context holds, with its view: views come in the items' order, the left-out skipped.
+    Matched by trajectory id (one item per run): a brief view's provenance has no trace URI."""
     pending = iter(views)
     view = next(pending, None)
     shown = []
     for item in items:
-        if view is not None and view.get("provenance") == item.provenance():
+        if view is not None and view["provenance"]["trajectory_id"] == item.trajectory_id:
             shown.append((item, view))
             view = next(pending, None)
     return shown

@@ -193,9 +193,10 @@ def _ladder(config: FormatConfig) -> list[_Detail]:
 
 def _brief(bare: _Detail) -> _Detail:
     """The smallest useful view of a run, below bare: its goal's head, its outcome, a warning's error (no cause,
-    fix or failing step). Bare was the least a run was shown at: an exemplar cost ~190 tokens and a warning ~280
-    with its cause and fix, so a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out
-    ...)" where a run's task and error fit twice over (probe 53, RT2)."""
+    fix or failing step), its provenance without the trace URI (the trajectory id names the run; a trace store's
+    path and content hash were ~95 tokens of a tau-bench run's ~150-token source line). Bare was the least a run
+    was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
+    a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2)."""
     return replace(bare, goal=min(100, bare.goal), brief=True)
 
 
@@ -245,8 +246,14 @@ def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]
     return actions
 
 
+def _provenance(item: Exemplar | FailureWarning, detail: _Detail) -> dict[str, Any]:
+    """The run's provenance as its view shows it: whole, or at :func:`_brief` without the trace URI."""
+    provenance = item.provenance()
+    return {k: v for k, v in provenance.items() if k != "trace_uri"} if detail.brief else provenance
+
+
 def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
-    view: dict[str, Any] = {"provenance": exemplar.provenance()}
+    view: dict[str, Any] = {"provenance": _provenance(exemplar, detail)}
     digest = _digest(exemplar, detail)
     if digest is None:  # the trace is gone and the row has no digest: show the indexed row
         view["goal"] = clip(exemplar.text, detail.goal)
@@ -268,7 +275,7 @@ def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
 
 
 def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
-    view: dict[str, Any] = {"label": WARNING_LABEL, "provenance": warning.provenance()}
+    view: dict[str, Any] = {"label": WARNING_LABEL, "provenance": _provenance(warning, detail)}
     digest = _digest(warning, detail) or warning.row_digest()
     view["task"] = digest.task.clip(detail.goal)
     view["error"] = digest.error.clip(detail.note // 3, detail.note * 2 // 3)
