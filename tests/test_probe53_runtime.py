@@ -58,7 +58,7 @@ def test_a_small_budget_shows_one_run_briefly_rather_than_only_a_note(hashing_ts
     Python API and the service answered only "(1 past run(s) left out to stay within the token budget.)": the
     barest exemplar (goal to 200 characters, its outcome) cost 186 tokens beside 79 of header and strategy, the
     barest warning 283 (its cause and fix besides its error). The smallest useful context, one exemplar's goal,
-    one warning's error, fits in 250: it is shown, inside the budget."""
+    one warning's error, fits in 250: it is shown, inside the budget, where no run fits at its barest."""
     runs = _runs(TAU_AIRLINE)
     hashing_ts.add(runs)
     rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
@@ -82,8 +82,10 @@ def test_a_small_budget_shows_one_run_briefly_rather_than_only_a_note(hashing_ts
     # at its briefest a run's source line names it by id: the trace store's path was ~95 of its ~150 tokens
     brief = rt.advice("warnings", task, ctx, budget=250)
     assert "source: trajectory_id=tau-gpt-4o-airline-mini-0-t0 |" in brief.text and "trace_uri" not in brief.text
-    both = rt.context_for(task, ctx, budget=300)
-    assert (len(both.exemplars), len(both.warnings)) == (1, 1)
+    # where a run fits at its barest (the exemplar, 265 of 300 tokens) none is shown brief: brief runs beside it
+    # would take the budget its key actions rise with
+    bare = rt.context_for(task, ctx, budget=300)
+    assert (len(bare.exemplars), len(bare.warnings)) == (1, 0) and "trace_uri=file://" in bare.text
     # a budget with room for the barer rendering still gets it, as before (cause and fix of the failure shown)
     roomy = rt.advice("warnings", task, ctx, budget=420)
     assert "Cause: book_reservation failed" in roomy.text and "Fix:" in roomy.text

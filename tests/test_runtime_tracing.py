@@ -85,8 +85,7 @@ def test_the_context_span_records_only_the_runs_shown(hashing_ts, spans):
     from test_runtime_real import GROK_NOT_FOUND, OPEN, TAU_FAILED, runs
 
     hashing_ts.add([*runs(GROK_NOT_FOUND), *runs(TAU_FAILED)])
-    # 250: one run shown, one left out (at 400 both fit since a run's briefest view, probe 53 RT2)
-    prompt = Runtime(hashing_ts, OPEN).context_for("Error: user not found", RuntimeContext(tenant="acme"), budget=250)
+    prompt = Runtime(hashing_ts, OPEN).context_for("Error: user not found", RuntimeContext(tenant="acme"), budget=400)
     assert prompt.data.get("omitted") and prompt.warnings
     outer = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "context")
     recorded = [d["id"] for d in json.loads(outer.attributes["gen_ai.retrieval.documents"])]

@@ -5,9 +5,10 @@ without their output, only the last attempt of a retry, long outputs cut to head
 and tail), from the run's *digest*: worked out once at ingest and stored with its
 summary and failure rows (:mod:`trajsearch.digest`), so rendering reads no trace.
 Runs are taken best first (best exemplar, best warning, then the rest), each at its
-briefest (its goal's head, outcome and provenance, a warning's error); one that does not fit
-is left out and counted. The budget left is then shared: the runs shown are raised a detail
-level each in turn, best first (bare, one key action, two, half, full), so each shows its best actions; raising
+barest (goal, outcome, provenance), or where none fits so, at its briefest (its goal's head
+and outcome, a warning's error); one that does not fit is left out and counted. The budget
+left is then shared: the runs shown are raised a detail level each in turn, best first
+(bare, one key action, two, half, full), so each shows its best actions; raising
 the first run to its richest while the others stayed bare sent two of three exemplars
 of the MCP tool's 1200-token results with no step at all (probe E, E2). Tokens are counted with
 the embedding model's own tokenizer (all-MiniLM-L6-v2's WordPiece ``tokenizer.json``,
@@ -196,7 +197,9 @@ def _brief(bare: _Detail) -> _Detail:
     fix or failing step), its provenance without the trace URI (the trajectory id names the run; a trace store's
     path and content hash were ~95 tokens of a tau-bench run's ~150-token source line). Bare was the least a run
     was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
-    a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2)."""
+    a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2).
+    Only where no run fits bare: shown beside runs that fit bare, brief runs took the key actions of those (the
+    tool's 1,200 tokens, k=5 on mini-SWE-agent runs: a fifth run's goal line for the first two runs' one step)."""
     return replace(bare, goal=min(100, bare.goal), brief=True)
 
 
@@ -421,14 +424,19 @@ def render(
         return counter.count(piece) + extra
 
     ladder = _ladder(config)
-    shown: list[_Shown] = []
-    for kind, item in queue:  # which runs are shown: best first, each that fits at its barest
-        n = sum(entry.kind == kind for entry in shown) + 1
-        view = views[kind](item, ladder[-1])
-        tokens = cost(kind, view, n, budget - total)
-        if tokens is not None and total + tokens <= budget:
-            shown.append(_Shown(kind, item, n, len(ladder) - 1, view, tokens))
-            total += tokens
+    skeleton = total
+    for floor in (len(ladder) - 2, len(ladder) - 1):  # bare; brief only where no run fits bare (see _brief)
+        shown: list[_Shown] = []
+        total = skeleton
+        for kind, item in queue:  # which runs are shown: best first, each that fits at the floor
+            n = sum(entry.kind == kind for entry in shown) + 1
+            view = views[kind](item, ladder[floor])
+            tokens = cost(kind, view, n, budget - total)
+            if tokens is not None and total + tokens <= budget:
+                shown.append(_Shown(kind, item, n, floor, view, tokens))
+                total += tokens
+        if shown:
+            break
     omitted = len(queue) - len(shown)
     note = counter.count(omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}') if omitted else 0
     room = budget - note if total + note <= budget else budget  # the note that runs were left out, if it fits
