@@ -170,7 +170,8 @@ def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None, pa
     config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address), public_url=public_url,
                        **({"trace_reads": page_reads} if page_reads else {}))
     return WebServer(create_app(ts, keys, config=config), address,
-                     tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None)
+                     tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None,
+                     tls_client_ca=tls.client_ca if tls else None)
 
 
 @dataclass(frozen=True)

@@ -285,10 +285,13 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class WebServer:
-    """``start()`` serves ``app`` on a daemon thread; ``stop()`` finishes in-flight requests and returns."""
+    """``start()`` serves ``app`` on a daemon thread; ``stop()`` finishes in-flight requests and returns.
+
+    ``tls_cert``/``tls_key``: HTTPS; with ``tls_client_ca`` too, only clients presenting a certificate that CA signed
+    finish the handshake (mutual TLS)."""
 
     def __init__(self, app: Any, address: str = "127.0.0.1:8080", *, tls_cert: Path | None = None,
-                 tls_key: Path | None = None) -> None:
+                 tls_key: Path | None = None, tls_client_ca: Path | None = None) -> None:
         host, port = split_address(address)
         try:
             self.socket = _bind(host, port)
@@ -301,8 +304,11 @@ class WebServer:
         self.url = f"{self.scheme}://{self.address}"
         tls = None
         if tls_cert and tls_key:  # the protocol makes the handshake (see BoundedHead), with uvicorn's context
-            tls = create_ssl_context(str(tls_cert), str(tls_key), None, ssl.PROTOCOL_TLS_SERVER, ssl.CERT_NONE,
-                                     None, None)
+            # with a client CA (serve --tls-client-ca: mutual TLS) the pages ask for a certificate of it, as gRPC does:
+            # without, any machine reaching --http got the sign-in page and could try keys (probe 53, SV4)
+            tls = create_ssl_context(str(tls_cert), str(tls_key), None, ssl.PROTOCOL_TLS_SERVER,
+                                     ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
+                                     str(tls_client_ca) if tls_client_ca else None, None)
         # no limit_concurrency: uvicorn's counts idle connections as requests (see MAX_PAGES_AT_ONCE)
         self.config = uvicorn.Config(PagesAtOnce(app, MAX_PAGES_AT_ONCE), log_config=None, access_log=False,
                                      lifespan="off", timeout_graceful_shutdown=5, server_header=False,
