@@ -72,3 +72,111 @@ def test_pages_require_the_client_certificate_mutual_tls_asks_for(tmp_path, tena
                 plain.whoami()
     finally:
         server.stop(grace=1)
+
+
+# -- 1. idle connections to the gRPC port ----------------------------------------------------------------
+
+
+def test_idle_connections_to_grpc_leave_the_process_its_files(tmp_path) -> None:
+    """A client holding 400 raw TCP connections to the gRPC port that never speak HTTP/2 (a port scanner, a load
+    balancer's TCP checks left open, a hostile client) took every file descriptor of a process allowed 256: grpcio
+    bounds no connections and holds one that sends nothing for its handshake timeout (120 s), so every tenant's call
+    failed "failed to connect to all addresses", and the index and trace files could not be opened. The gRPC port now
+    keeps at most a quarter of the process's files (the rest closed as accepted) and closes a connection that has not
+    spoken HTTP/2 within 10 s: during the flood an agent's open channel and the pages are answered, and once the idle
+    connections are closed a new client is too."""
+    from test_probe52_service import _flood, _search_over_grpc, _served_with_few_files
+
+    served = _served_with_few_files(tmp_path)
+    grpc_address, web_address, env = next(served)
+    try:
+        with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=120) as agent:
+            assert len(agent.search("flight not available", k=2)) == 2  # (its connection made before the flood)
+            flood = _flood(grpc_address, 400)
+            try:
+                assert len(flood) == 400
+                closed = _closed(flood[-100:], 30)  # past the bound of 64: closed as accepted (grpcio: 120 s on)
+                assert closed >= 90, closed
+                assert len(agent.search("flight not available", k=2)) == 2
+                host, port = web_address.rsplit(":", 1)
+                conn = http.client.HTTPConnection(host, int(port), timeout=60)
+                conn.request("GET", "/signin")
+                assert conn.getresponse().status == 200
+                conn.close()
+                assert _closed(flood[:64], 60) == 64  # silent past the handshake's 10 s (grpcio's: 120 s)
+                found = _search_over_grpc(env)
+                assert found.returncode == 0, found.stdout + found.stderr
+                assert "flight" in found.stdout
+            finally:
+                for sock in flood:
+                    sock.close()
+    finally:
+        served.close()
+
+
+def _closed(socks: list[socket.socket], within: float) -> int:
+    """How many of ``socks`` the server closed within ``within`` seconds, all watched at once (what it sent first,
+    HTTP/2's settings, read and dropped)."""
+    import selectors
+
+    open_ = set(socks)
+    end = time.monotonic() + within
+    with selectors.DefaultSelector() as watch:
+        for sock in socks:
+            sock.setblocking(False)
+            watch.register(sock, selectors.EVENT_READ)
+        while open_ and (left := end - time.monotonic()) > 0:
+            for ready, _ in watch.select(left):
+                sock = ready.fileobj
+                try:
+                    if sock.recv(65536):
+                        continue
+                except BlockingIOError:
+                    continue
+                except ConnectionResetError:
+                    pass
+                watch.unregister(sock)
+                open_.discard(sock)
+    return len(socks) - len(open_)
+
+
+def test_the_grpc_port_keeps_a_bounded_number_of_connections(tmp_path, tenants, monkeypatch) -> None:
+    """The same on a server in this process, counted: of 100 connections that never speak HTTP/2 the server keeps
+    at most its bound (here 20; the rest closed as accepted), an agent's channel opened before them is answered
+    meanwhile, and those kept are closed once the handshake's time is past (here 1 s; grpcio's own: 120 s)."""
+    from trajsearch.service import server as service_server
+
+    monkeypatch.setattr(service_server, "MAX_GRPC_CONNECTIONS", 20, raising=False)
+    monkeypatch.setattr(service_server, "GRPC_HANDSHAKE_S", 1.0, raising=False)
+    made, ring = tenants
+    server = ServiceServer(_store(tmp_path), ring, address="127.0.0.1:0").start()
+    host, port = server.address.rsplit(":", 1)
+    flood: list[socket.socket] = []
+    try:
+        with Client(server.address, made["acme"], timeout=60) as agent:
+            assert [h.trajectory_id for h in agent.search("payments", k=3)] == ["a1"]
+            before = _sockets()
+            flood = [socket.create_connection((host, int(port)), timeout=60) for _ in range(100)]
+            closed_at_once = _closed(flood[-70:], 30)
+            held = _sockets() - before - len(flood)  # (this process's own ends of the flood not counted)
+            assert held <= 20, held
+            assert closed_at_once >= 70 - 20, closed_at_once
+            assert [h.trajectory_id for h in agent.search("payments", k=3)] == ["a1"]
+            assert _closed(flood[:30], 60) == 30
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop(grace=1)
+
+
+def _sockets() -> int:
+    """Sockets this process holds open (the server's accepted connections among them)."""
+    import os
+
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # (closed meanwhile)
+            pass
+    return count

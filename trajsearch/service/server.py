@@ -35,6 +35,7 @@ from ..search import TrajSearch
 from . import validate as v
 from .answers import DEFAULT_BUDGET, AnswerBudget
 from .auth import KeyRing
+from .descriptors import connection_budget
 from .fair import TenantCalls
 from .interceptor import SERVICE_NAME, ServiceInterceptor
 from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
@@ -105,6 +106,20 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     check_metrics_address(address, insecure=insecure)
     host, _, port = address.rpartition(":")
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
+
+
+#: Most connections the gRPC port keeps open; more are closed as they are accepted. grpcio bounds none, and holds a
+#: connection that never speaks HTTP/2 for its handshake timeout (120 s): 400 idle TCP connections (a port scanner,
+#: a load balancer's TCP checks left open, a hostile client) took every descriptor of a process allowed 256, and
+#: every tenant's call failed "failed to connect to all addresses", the index and traces unopenable (probe 53, SV4).
+MAX_GRPC_CONNECTIONS = connection_budget()
+#: Seconds a connection has to make its TLS handshake and send HTTP/2's preface and settings (grpcio's default: 120):
+#: one that does not is closed, and with it the place it held among :data:`MAX_GRPC_CONNECTIONS`. A client's take
+#: at most a few round trips.
+GRPC_HANDSHAKE_S = 10.0
+#: Seconds a client connection with no call in progress is kept (then closed with a GOAWAY: a gRPC client opens a
+#: new one at its next call, unseen by its caller): an agent's channel left open between tasks holds no descriptor.
+GRPC_IDLE_S = 300.0
 
 
 #: How long a stopping server waits, past its grace, for the batch each write in progress is writing (one batch of
@@ -244,6 +259,9 @@ class ServiceServer:
             ("grpc.max_receive_message_length", self.limits.max_message_bytes),
             ("grpc.max_send_message_length", max(self.limits.max_message_bytes, v.MAX_RESPONSE_BYTES)),
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
+            ("grpc.max_allowed_incoming_connections", MAX_GRPC_CONNECTIONS),
+            ("grpc.server_handshake_timeout_ms", int(GRPC_HANDSHAKE_S * 1000)),
+            ("grpc.max_connection_idle_ms", int(GRPC_IDLE_S * 1000)),
         ]
         self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET, threshold=self.limits.max_message_bytes)
         # TrajSearch calls run on workers shared among tenants; grpcio's own pool keeps the health service, refusals

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import resource
 import socket
 import ssl
 import threading
@@ -22,6 +21,7 @@ from uvicorn.config import create_ssl_context
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
+from ..service.descriptors import connection_budget
 from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
 
 log = logging.getLogger("trajsearch.web")
@@ -50,19 +50,9 @@ LINGER_S = 2.0
 MAX_PAGES_AT_ONCE = 128
 
 
-def connection_budget() -> int:
-    """Most connections the pages keep open: a quarter of the process's file descriptors (at least 64, at most 4096).
-    Every accepted connection is a descriptor, and uvicorn bounds none: under systemd's default of 1024, a client
-    holding ~1000 idle connections to the pages left the process none, and every gRPC call of every tenant failed
-    "UNAVAILABLE: failed to connect to all addresses", until it let go (probe 52, SV3)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 4096
-    return max(64, min(4096, soft // 4))
-
-
-#: Most connections the pages keep open; one more closes the connection quiet the longest (no request in progress:
-#: a browser's spare or kept-alive socket, a head whose last bytes came longest ago), or itself when every one is
+#: Most connections the pages keep open (a quarter of the process's descriptors, :mod:`trajsearch.service.descriptors`:
+#: uvicorn bounds none, and ~1000 idle ones under systemd's default of 1024 left gRPC none, probe 52, SV3); one more
+#: closes the connection quiet the longest (no request in progress: a browser's spare or kept-alive socket, a head whose last bytes came longest ago), or itself when every one is
 #: answering a request. A head still arriving counts from its last bytes: a search of a pasted log arriving in
 #: segments outlasts connections that went quiet before it (review of probe 52, RSV3), while a head trickled a byte
 #: at a time cannot hold its place: counted as busy, 64 sockets of one byte each had kept every visitor out
