@@ -325,14 +325,15 @@ def test_calls_whose_client_gave_up_while_queued_neither_count_nor_run(tmp_path,
 
 
 def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_path, tenants) -> None:
-    """Four workers (a tenant's share 2, two write slots). acme's batch indexer has two Ingest streams open (each
+    """Four workers (a tenant's share 2, three write slots). acme's batch indexer has two Ingest streams open (each
     sent a batch and reads its next file); beta has a slow search running. An Ingest stream ran on its tenant's share
     of the workers for as long as it lasted (hours for a big dump, ``--ingest-idle`` for a frozen client), so acme's
     agents' searches waited while beta had anything running: none was left for them. Writes have a bound of their
     own (the write slots) and no longer take the tenant's share: acme's search is answered meanwhile, and the
     streams end OK."""
     made, ring = tenants
-    server, slow = _serve(tmp_path, ring, slow_tenant="beta", max_workers=4)
+    # (three write slots: a tenant holds all but one of them, probe 53)
+    server, slow = _serve(tmp_path, ring, slow_tenant="beta", max_workers=4, write_slots=3)
     channel = grpc.insecure_channel(server.address)
     stub = pb2_grpc.TrajSearchStub(channel)
     metadata = (("authorization", f"Bearer {made['acme']}"),)
@@ -560,15 +561,16 @@ def test_queued_calls_expiring_while_others_arrive_leave_the_server_answering(tm
 
 
 def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_them(tmp_path) -> None:
-    """Two write slots, both held by acme's batch indexer's two open Ingest streams (each sent a batch and reads its
+    """Two write slots, both held by the batch indexers' two open Ingest streams (each sent a batch and reads its
     next file; a stream holds its slot until it ends). beta's Delete was refused UNAVAILABLE "busy with 2 writes (a
     slow trace store or index?)": the store was idle, and beta's operator went looking for a fault that was not there.
-    The refusal says what holds the slots; once the streams end, the delete is done."""
-    made, ring = key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="write"))
+    The refusal says what holds the slots; once the streams end, the delete is done. (The streams are two tenants':
+    one tenant holds all the slots but one, probe 53.)"""
+    made, ring = key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="write"),
+                          gamma=dict(tenant="gamma", role="write"))
     server, slow = _serve(tmp_path, ring, slow_tenant="nobody", max_workers=4, write_slots=2)
     channel = grpc.insecure_channel(server.address)
     stub = pb2_grpc.TrajSearchStub(channel)
-    metadata = (("authorization", f"Bearer {made['acme']}"),)
     more, sent = threading.Event(), threading.Semaphore(0)
 
     def batches(run_id: str):
@@ -576,7 +578,8 @@ def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_
         sent.release()
         more.wait(600)
 
-    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=metadata) for n in range(2)]
+    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=(("authorization", f"Bearer {made[name]}"),))
+               for n, name in enumerate(("acme", "gamma"))]
     try:
         for _ in streams:
             assert sent.acquire(timeout=120)

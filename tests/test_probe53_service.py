@@ -180,3 +180,48 @@ def _sockets() -> int:
         except OSError:  # (closed meanwhile)
             pass
     return count
+
+
+# -- 5. a tenant's share of the write slots ----------------------------------------------------------------
+
+
+def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, tenants) -> None:
+    """Two write slots: acme's two batch indexers (each stream holds its slot until it ends: hours for a big dump)
+    took both, and beta's delete was refused UNAVAILABLE until they ended, told how many streams (other tenants')
+    held them. A tenant now holds all the slots but one: acme's second stream is refused, saying it is acme's own
+    writes that are at the most, and beta's delete is done while acme's stream is open."""
+    from trajsearch.service.protos import pb2, pb2_grpc
+
+    made, ring = tenants
+    server = ServiceServer(_store(tmp_path), ring, address="127.0.0.1:0", max_workers=4, write_slots=2).start()
+    channel = grpc.insecure_channel(server.address)
+    stub = pb2_grpc.TrajSearchStub(channel)
+    metadata = (("authorization", f"Bearer {made['acme']}"),)
+    more, sent = threading.Event(), threading.Semaphore(0)
+
+    def batches(run_id: str):
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
+        sent.release()
+        more.wait(600)  # the indexer reads its next file
+
+    try:
+        first = stub.Ingest.future(batches("new0"), metadata=metadata)
+        assert sent.acquire(timeout=120)
+        second = stub.Ingest.future(batches("new1"), metadata=metadata)
+        end = time.monotonic() + 120
+        while not second.done() and server.service._writes < 2 and time.monotonic() < end:
+            time.sleep(0.02)
+        assert second.done(), "acme's second stream took the last write slot"
+        assert second.code() == grpc.StatusCode.UNAVAILABLE, second.details()
+        assert "this key's tenant has 1 writes in progress" in second.details()
+        with Client(server.address, made["beta"], timeout=60) as beta:
+            assert beta.delete("b1") is True  # (acme's stream still open)
+        assert not first.done()
+        more.set()
+        assert first.result(120).ingested == 1
+        with Client(server.address, made["acme"], timeout=60) as acme:  # its place is free again
+            assert acme.delete("new0") is True
+    finally:
+        more.set()
+        channel.close()
+        server.stop(grace=2)

@@ -223,3 +223,42 @@ class _TenantExecutor(ThreadPoolExecutor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         return self._calls.submit(self._tenant, fn, *args, **kwargs)
+
+
+class WriteShares:
+    """The service's write slots (``Ingest``, ``Delete``) shared among tenants: one tenant holds at most all of them
+    but one (``slots - 1``: two slots at least, or none is kept), so another tenant's write always finds one. The slots themselves are the
+    servicer's; this only refuses a tenant past its share, before it takes one. Without it a tenant's parallel batch
+    indexers (an Ingest stream holds its slot for as long as it is open: hours) took every slot, and every other
+    tenant's ingest and delete were refused until they ended (probe 53, SV4)."""
+
+    def __init__(self, slots: int) -> None:
+        if slots < 2:
+            raise ValueError("a share of the write slots needs two of them at least")
+        self.share = slots - 1
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}
+
+    def take(self, tenant: str) -> Callable[[], None] | None:
+        """A share for one write of ``tenant`` (call what is returned once the write has ended), or None if ``tenant``
+        already holds :attr:`share` of them."""
+        with self._lock:
+            if self._held.get(tenant, 0) >= self.share:
+                return None
+            self._held[tenant] = self._held.get(tenant, 0) + 1
+        released = threading.Event()
+
+        def release() -> None:
+            if released.is_set():
+                return
+            released.set()
+            with self._lock:
+                self._held[tenant] -= 1
+                if not self._held[tenant]:
+                    del self._held[tenant]
+
+        return release
+
+    def held(self, tenant: str) -> int:
+        with self._lock:
+            return self._held.get(tenant, 0)

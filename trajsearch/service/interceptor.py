@@ -57,7 +57,7 @@ from .validate import FieldError, clip
 
 if TYPE_CHECKING:
     from .answers import AnswerBudget
-    from .fair import TenantCalls
+    from .fair import TenantCalls, WriteShares
 
 log = logging.getLogger("trajsearch.service")
 
@@ -138,11 +138,12 @@ class ServiceInterceptor(grpc.ServerInterceptor):
     """Auth, request parsing, deadlines, status mapping, metrics and logs for every TrajSearch RPC."""
 
     def __init__(self, keys: KeyRing, metrics: Metrics, answers: AnswerBudget | None = None,
-                 calls: TenantCalls | None = None) -> None:
+                 calls: TenantCalls | None = None, writes: WriteShares | None = None) -> None:
         self.keys = keys
         self.metrics = metrics
         self.answers = answers
         self.calls = calls  # the workers, shared among tenants (see .fair); None: grpcio's own pool, in arrival order
+        self.writes = writes  # the write slots' share of one tenant (see .fair); None: no share, first come first served
         methods = pb2.DESCRIPTOR.services_by_name["TrajSearch"].methods_by_name
         self._request_types = {name: getattr(pb2, m.input_type.name) for name, m in methods.items()}
 
@@ -213,6 +214,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         self.metrics.enter(tenant)
         code, message, retry, fields = grpc.StatusCode.OK, "", True, {}
         settle_later = False
+        release_write: Callable[[], None] | None = None
         remaining = context.time_remaining()
         token = DEADLINE.set(time.monotonic() + remaining if remaining is not None else None)
         try:
@@ -222,6 +224,13 @@ class ServiceInterceptor(grpc.ServerInterceptor):
                 raise Abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                             f"this key's tenant has {getattr(self.calls, 'limit', 0)} calls in progress or waiting "
                             "at this server, the most one tenant may have: retry once some of them have ended")
+            if self.writes is not None and getattr(behavior, "required_role", "read") == "write":
+                release_write = self.writes.take(tenant)
+                if release_write is None:  # (its own writes only: other tenants' are none of its business)
+                    raise Abort(grpc.StatusCode.UNAVAILABLE,
+                                f"this key's tenant has {self.writes.share} writes in progress at this server (an "
+                                "Ingest stream holds its place until it ends), the most one tenant may have while "
+                                "one is kept for other tenants: retry once one of them has ended")
             call = Call(principal, request_id, context, keys=self.keys)
             fields = call.fields
             call.check_deadline()
@@ -239,6 +248,8 @@ class ServiceInterceptor(grpc.ServerInterceptor):
             code, message, retry = status_of(exc, name, request_id, context)
         finally:
             DEADLINE.reset(token)
+            if release_write is not None:  # (a stream's handler returns once its stream has ended)
+                release_write()
             finish = (lambda final: self._finish(name, final, started, request_id, principal, context, message,
                                                  fields))
             if not settle_later:

@@ -36,7 +36,7 @@ from . import validate as v
 from .answers import DEFAULT_BUDGET, AnswerBudget
 from .auth import KeyRing
 from .descriptors import connection_budget
-from .fair import TenantCalls
+from .fair import TenantCalls, WriteShares
 from .interceptor import SERVICE_NAME, ServiceInterceptor
 from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
 from .protos import pb2_grpc
@@ -212,9 +212,10 @@ class ServiceServer:
     workers, at least 1, always fewer than the workers), each at most
     ``trace_timeout`` seconds or the call's deadline; ``write_slots`` write
     calls (``Ingest``, ``Delete``; default half the workers) may be in progress,
-    more are refused with ``UNAVAILABLE``; an ``Ingest`` whose client sends no batch for ``ingest_idle`` seconds
-    is ended, its slot freed. However slow the store, the other
-    worker threads stay free for searches. The web pages (``http_address``) read
+    more are refused with ``UNAVAILABLE``, and (with two or more) one tenant's past all of them but one
+    (:class:`.fair.WriteShares`);
+    an ``Ingest`` whose client sends no batch for ``ingest_idle`` seconds is ended, its slot freed. However slow the
+    store, the other worker threads stay free for searches. The web pages (``http_address``) read
     traces on ``page_reads`` permits of their own (default 8), so the store sees
     at most ``trace_slots + page_reads`` reads at once. Answers larger than a request
     may be (a large run's trace) hold at most ``answer_budget`` bytes until their callers
@@ -268,7 +269,9 @@ class ServiceServer:
         # and writes (bounded by their slots), with a thread beyond the writes: a health check must not wait for a
         # stream that lasts hours (--workers 1 has one write slot)
         self.calls = TenantCalls(max_workers, share=tenant_share, limit=max(1, max_concurrent_rpcs // 2))
-        interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls)
+        # one tenant's parallel ingests leave another a write slot (with one slot none can be kept: first come)
+        self.write_shares = WriteShares(writes) if writes > 1 else None
+        interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls, self.write_shares)
         own = max(max_workers, writes + 1)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=own, thread_name_prefix="rpc"),
                                   interceptors=[interceptor],
