@@ -225,3 +225,45 @@ def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, 
         more.set()
         channel.close()
         server.stop(grace=2)
+
+
+# -- 4. a client leaving mid-request -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pages_store(tmp_path_factory):
+    from web_support import build_store
+
+    ts = build_store(tmp_path_factory.mktemp("probe53"))
+    yield ts
+    ts.close()
+
+
+def test_a_client_leaving_mid_post_is_one_quiet_log_line(pages_store, caplog) -> None:
+    """A sign-in form whose client left before its body was whole (a tab closed, a network dropped) logged two
+    tracebacks at ERROR for each request, the app's "web request failed" and uvicorn's "Exception in ASGI
+    application": an operator's alerting on errors fired for what browsers do every day. Now it is the request's
+    one log line, at INFO, status 499 (client closed request)."""
+    import logging
+
+    from test_probe52_service import _eventually, _pages
+    from web_support import make_keys
+
+    web = _pages(pages_store, make_keys())
+    host, port = web.address.rsplit(":", 1)
+    caplog.set_level(logging.INFO)
+    try:
+        for _ in range(2):
+            with socket.create_connection((host, int(port)), timeout=60) as sock:
+                sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
+                             "x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=ts_".encode())
+                _eventually(lambda: web.config.app.in_progress == 1, "the post was in progress")
+            _eventually(lambda: web.config.app.in_progress == 0, "the post ended with its connection")
+        _eventually(lambda: sum(r.getMessage() == "http" for r in caplog.records) == 2, "two request lines")
+        errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert not errors, [(r.name, r.getMessage()) for r in errors]
+        lines = [r for r in caplog.records if r.getMessage() == "http"]
+        assert [(r.path, r.status) for r in lines] == [("/signin", 499), ("/signin", 499)]
+        assert not any(r.exc_info for r in caplog.records)
+    finally:
+        web.stop()
