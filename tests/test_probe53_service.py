@@ -267,3 +267,38 @@ def test_a_client_leaving_mid_post_is_one_quiet_log_line(pages_store, caplog) ->
         assert not any(r.exc_info for r in caplog.records)
     finally:
         web.stop()
+
+
+def test_serve_refuses_a_client_ca_without_a_certificate(tmp_path) -> None:
+    """``serve --tls-client-ca ca.pem`` without ``--tls-cert/--tls-key`` was ignored: the server started in plaintext,
+    taking any client, while its operator believed only holders of the CA's certificates could connect. It fails at
+    once saying what is missing."""
+    import subprocess
+    import sys
+
+    from trajsearch.service.auth import key_entry, new_key
+
+    from process_support import cli_env
+
+    cert, _ = _self_signed(tmp_path)
+    entry = key_entry(new_key(), tenant="demo", role="read")
+    keys = tmp_path / "keys.toml"
+    keys.write_text(f'[[keys]]\nid = "{entry["id"]}"\nsha256 = "{entry["sha256"]}"\ntenant = "demo"\nrole = "read"\n')
+    serve = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "serve", "--tls-client-ca", str(cert),
+                              "--keys", str(keys),
+                              "--uri", str(tmp_path / "m.db"), "--traces", str(tmp_path / "t"),
+                              "--address", "127.0.0.1:0"],
+                             env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path)
+    try:
+        said = ""
+        for line in serve.stderr:  # (until it fails, or serves)
+            said += line
+            if "error:" in line or "serving on" in line:
+                break
+        assert "error: --tls-client-ca needs --tls-cert and --tls-key" in said, said
+        assert serve.wait(120) == 2
+    finally:
+        if serve.poll() is None:
+            serve.terminate()
+            serve.wait(60)

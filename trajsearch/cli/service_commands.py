@@ -56,7 +56,9 @@ def serve(
                                         help="API key file (TOML or JSON); else JSON in $TRAJSEARCH_KEYS."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Server certificate chain (PEM)."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Server private key (PEM)."),
-    tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca", help="Require client certs signed by this CA."),
+    tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca",
+                                                 help="Require client certs signed by this CA (gRPC and --http; "
+                                                      "with --tls-cert/--tls-key)."),
     insecure: bool = typer.Option(False, "--insecure",
                                   help="Allow plaintext on a non-loopback address (behind a TLS proxy or on a private network)."),
     metrics_address: Optional[str] = typer.Option(None, "--metrics",
@@ -117,6 +119,8 @@ def serve(
 
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
+    if tls_client_ca and not tls_cert:  # (ignored, it served plaintext to anyone: mutual TLS asked for, none given)
+        _fail("--tls-client-ca needs --tls-cert and --tls-key: client certificates are asked for in a TLS handshake")
     try:  # before anything slow is opened: a refused address fails at once
         check_address(address, tls=tls_cert is not None, insecure=insecure)
         if http:
