@@ -573,12 +573,13 @@ def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_
     stub = pb2_grpc.TrajSearchStub(channel)
     more, sent = threading.Event(), threading.Semaphore(0)
 
-    def batches(run_id: str):
-        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
+    def batches(run_id: str, tenant: str):
+        run = make_run(run_id, tenant=tenant)
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=run.model_dump_json(), source="d")])
         sent.release()
         more.wait(600)
 
-    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=(("authorization", f"Bearer {made[name]}"),))
+    streams = [stub.Ingest.future(batches(f"new{n}", name), metadata=(("authorization", f"Bearer {made[name]}"),))
                for n, name in enumerate(("acme", "gamma"))]
     try:
         for _ in streams:
