@@ -227,10 +227,10 @@ class _TenantExecutor(ThreadPoolExecutor):
 
 class WriteShares:
     """The service's write slots (``Ingest``, ``Delete``) shared among tenants: one tenant holds at most all of them
-    but one (``slots - 1``: two slots at least, or none is kept), so another tenant's write always finds one. The slots themselves are the
-    servicer's; this only refuses a tenant past its share, before it takes one. Without it a tenant's parallel batch
-    indexers (an Ingest stream holds its slot for as long as it is open: hours) took every slot, and every other
-    tenant's ingest and delete were refused until they ended (probe 53, SV4)."""
+    but one (``slots - 1``: two slots at least, or none is kept), so another tenant's write always finds one. The
+    slots themselves are the servicer's; this only refuses a tenant past its share, before it takes one. Without it a
+    tenant's parallel batch indexers (an Ingest stream holds its slot for as long as it is open: hours) took every
+    slot, and every other tenant's ingest and delete were refused until they ended (probe 53, SV4)."""
 
     def __init__(self, slots: int) -> None:
         if slots < 2:

@@ -143,7 +143,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         self.metrics = metrics
         self.answers = answers
         self.calls = calls  # the workers, shared among tenants (see .fair); None: grpcio's own pool, in arrival order
-        self.writes = writes  # the write slots' share of one tenant (see .fair); None: no share, first come first served
+        self.writes = writes  # one tenant's share of the write slots (see .fair); None: first come, first served
         methods = pb2.DESCRIPTOR.services_by_name["TrajSearch"].methods_by_name
         self._request_types = {name: getattr(pb2, m.input_type.name) for name, m in methods.items()}
 

@@ -52,11 +52,11 @@ MAX_PAGES_AT_ONCE = 128
 
 #: Most connections the pages keep open (a quarter of the process's descriptors, :mod:`trajsearch.service.descriptors`:
 #: uvicorn bounds none, and ~1000 idle ones under systemd's default of 1024 left gRPC none, probe 52, SV3); one more
-#: closes the connection quiet the longest (no request in progress: a browser's spare or kept-alive socket, a head whose last bytes came longest ago), or itself when every one is
-#: answering a request. A head still arriving counts from its last bytes: a search of a pasted log arriving in
-#: segments outlasts connections that went quiet before it (review of probe 52, RSV3), while a head trickled a byte
-#: at a time cannot hold its place: counted as busy, 64 sockets of one byte each had kept every visitor out
-#: (review R2-FSV).
+#: closes the connection quiet the longest (no request in progress: a browser's spare or kept-alive socket, a head whose
+#: last bytes came longest ago), or itself when every one is answering a request. A head still arriving counts from its
+#: last bytes: a search of a pasted log arriving in segments outlasts connections that went quiet before it (review of
+#: probe 52, RSV3), while a head trickled a byte at a time cannot hold its place: counted as busy, 64 sockets of one
+#: byte each had kept every visitor out (review R2-FSV).
 MAX_CONNECTIONS = connection_budget()
 
 
