@@ -58,9 +58,30 @@ their this that these those there here please want wants need needs over under a
 during without within up down out off again then now still even instead also just only very too more most
 other some such each both all any few same own get gets got using use used make makes made it's i'm don't
 doesn't can't isn't i'd i'll you're there's that's let's
+""".split()) | frozenset("""
+der die das den dem des ein eine einen einem einer und oder ist sind nicht kein keine für mit von zu zum zur im auf
+ich du wir ihr sie es mein meine bitte kann soll wie warum schon auch noch dass wenn aber
+le la les un une des du et est sont pas pour dans sur avec qui que je tu nous vous il elle ce cette mon ma mes
+ne se au aux ou mais où
+el en los las del es son por para con una que su mi lo como pero está qué
+os das dos não com em um uma meu minha seu sua mas está
+il lo gli di della dello che mi è non per sono
+het een niet voor met ik je wij zijn maar
+и в во не на я что с по это как у к из за для мне меня мой моя но или да нет пожалуйста
 """.split())
-#: A plain word: letters only, one capital at most at its start, perhaps quoted or followed by punctuation.
-_PLAIN_WORD = re.compile(r"""^["'(*_`]*[A-Za-z][a-z]*(?:'[a-z]+)?["'`*_,.;:!?)]*$""")
+#: Letters of scripts written without spaces between words (Han, kana), or with few (Hangul): a sentence of them
+#: is one or two "words" to ``split``, so the word counts below cannot see it (see :func:`_cjk_prose`).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: What stands between CJK letters that is not a word of them: runs of Latin letters, digits and code.
+_NON_CJK_WORD = re.compile(r"[^\s\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+                           r"\uff00-\uffef]+")
+#: A line of CJK prose holds at least this many CJK letters ...
+_CJK_MIN = 4
+#: ... and at least this many for each run of other characters (a word, a name, a path) in it.
+_CJK_PER_WORD = 2
+#: A plain word: letters only (any alphabet's: ``möchte``, ``Rückerstattung``, ``ошибку``), one capital at most at
+#: its start, perhaps quoted or followed by punctuation.
+_PLAIN_WORD = re.compile(r"""^["'(*_`«„]*[^\W\d_](?:(?![A-Z])[^\W\d_])*(?:'[a-z]+)?["'`*_,.;:!?)»“]*$""")
 #: Fenced code (``` ... ```), and markdown structure (headings, bold labels, fences): a written description.
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 #: (Leading blanks of the line itself only: ``\s*`` ran on across the newlines of every following
@@ -98,8 +119,21 @@ def _function_share(words: list[str]) -> float:
     return sum(w.lower().strip("\"'(),.;:!?*`") in _FUNCTION_WORDS for w in words) / max(1, len(words))
 
 
+def _cjk_prose(line: str) -> bool:
+    """A line written in Chinese, Japanese or Korean: at least :data:`_CJK_MIN` CJK letters, and
+    :data:`_CJK_PER_WORD` of them for each run of other characters (``修复 src/main.rs 中的编译错误``,
+    ``帮我创建一个avd,需要支持adb root``). Its words are not split by spaces, so :func:`_prose_line` and
+    :func:`_sentence` counted such a sentence as one to three words: keywords, or a log line by its path
+    (probe 53, GEN: 18 of the real Claude Code and Codex prompts in tests/fixtures went to hybrid)."""
+    letters = len(_CJK.findall(line))
+    return letters >= _CJK_MIN and letters >= _CJK_PER_WORD * len(_NON_CJK_WORD.findall(line))
+
+
 def _prose_line(line: str) -> bool:
-    """A line of natural language: six words or more, mostly plain words, a fifth of them function words."""
+    """A line of natural language: six words or more, mostly plain words, a fifth of them function words
+    (English's, and the commonest of a few other languages'); or a line of CJK prose."""
+    if _cjk_prose(line):
+        return True
     words = line.split()
     if len(words) < 6:
         return False
@@ -161,8 +195,14 @@ def _prose_share(text: str) -> float:
     lines = [line for line in text.splitlines() if line.strip()]
     trace = _trace_lines(lines)
     rest = [line for pos, line in enumerate(lines) if pos not in trace]
-    prose = sum(len(line.split()) for line in rest if _prose_line(line))
-    return prose / max(1, sum(len(line.split()) for line in rest))
+    prose = sum(_word_count(line) for line in rest if _prose_line(line))
+    return prose / max(1, sum(_word_count(line) for line in rest))
+
+
+def _word_count(line: str) -> int:
+    """About how many words ``line`` holds: its space-separated ones, and one for each two CJK letters (which
+    stand unseparated: a paragraph of Chinese weighed as a few words was outweighed by one command beside it)."""
+    return len(line.split()) + len(_CJK.findall(line)) // 2
 
 
 #: A sentence about code may open with the code it is about: ``model_to_dict() should ...``, ```io.fits.Card` may ...``
@@ -177,6 +217,32 @@ def _sentence(line: str) -> bool:
     words = line.split()
     return len(words) >= 7 and (line[0].isupper() or _QUESTION.match(line) is not None
                                 or _NAMED_SUBJECT.match(line) is not None) and _function_share(words) >= 0.3
+
+
+#: The verbs a one-line ask of a coding agent opens with (``Fix the failing test in src/utils/parser.ts``).
+_ASK_VERBS = frozenset("""fix add implement refactor rename create write update make remove delete migrate convert port
+upgrade investigate debug help explain document set build move extract replace improve optimize optimise support
+handle change clean configure install deploy generate review check find""".split())
+
+
+def _imperative(line: str) -> bool:
+    """A one-line ask of an agent: a capitalised verb of :data:`_ASK_VERBS`, then an article, a pronoun or a plain
+    word, five words or more, most of them plain, and a function word among them (``Add retry logic to the HttpClient
+    in pkg/net/client.go``). It names the file or class it is about as an issue's title does, but says too few
+    function words for :func:`_sentence` (probe 53, GEN: such asks went to hybrid by their path or CamelCase name).
+    A program's message seldom opens so; where one does (``Update failed: ...``), the label is a log's."""
+    words = line.split()
+    if len(words) < 5 or not words[0][:1].isupper() or words[0].lower() not in _ASK_VERBS:
+        return False
+    if _PLAIN_WORD.match(words[1]) is None or _LABEL_INSIDE.search(line) or _SHELL_JOIN.search(line):
+        return False
+    plain = sum(_PLAIN_WORD.match(w) is not None for w in words)
+    return plain >= 0.6 * len(words) and _function_share(words) > 0
+
+
+#: A label inside a line (``Update failed: x``), and a shell's joined commands: a log's or a command's shapes.
+_LABEL_INSIDE = re.compile(r"\w:\s|\s(?:&&|\|\|?|;)\s|\d>&\d")
+_SHELL_JOIN = re.compile(r"^\S+\s+-{1,2}\w|\$\(|`")
 
 
 #: What no title starts with: a path, a string literal or docstring, a line number label (``Line 1249:``), a
@@ -276,10 +342,10 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
     if not t:
         return False
     lines = [line for line in t.splitlines() if line.strip()]
-    if len(lines) > 1 or len(t.split()) >= _BLOCK_WORDS:
+    if len(lines) > 1 or _word_count(t) >= _BLOCK_WORDS:
         body = _FENCE.sub(" ", text)  # unstripped: pytest's listed source is told by its indentation
         if body != text or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
-            return not (len(body.split()) >= 5 and _prose_share(body) >= _PROSE_SHARE)
+            return not (_word_count(body) >= 5 and _prose_share(body) >= _PROSE_SHARE)
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
                                 or _EXCEPTION_CALL.search(t)):
             return True
@@ -292,7 +358,7 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
         return False
     if _LOG_START.match(t):
         return True
-    if _sentence(t) or (titles and _title(t)):
+    if _sentence(t) or _cjk_prose(t) or _imperative(t) or (titles and _title(t)):
         return False
     signs = len(_LOG_SIGNS.findall(t)) + len(_DOTTED.findall(t))
     words = max(1, len(t.split()))
