@@ -59,7 +59,7 @@ during without within up down out off again then now still even instead also jus
 other some such each both all any few same own get gets got using use used make makes made it's i'm don't
 doesn't can't isn't i'd i'll you're there's that's let's
 """.split()) | frozenset("""
-der die das den dem des ein eine einen einem einer und oder ist sind nicht kein keine für mit von zu zum zur im auf
+der die das den dem des ein eine einen einem einer und oder ist nicht kein keine für mit von zu zum zur im auf
 ich du wir ihr sie es mein meine bitte kann soll wie warum schon auch noch dass wenn aber
 le la les un une des du et est sont pas pour dans sur avec qui que je tu nous vous il elle ce cette mon ma mes
 ne se au aux ou mais où
@@ -240,8 +240,9 @@ def _imperative(line: str) -> bool:
     return plain >= 0.6 * len(words) and _function_share(words) > 0
 
 
-#: A label inside a line (``Update failed: x``), and a shell's joined commands: a log's or a command's shapes.
-_LABEL_INSIDE = re.compile(r"\w:\s|\s(?:&&|\|\|?|;)\s|\d>&\d")
+#: A label inside a line (``Update failed: x``) or ending it (``Help on class catch_warnings in module warnings:``,
+#: Python's ``help()``), and a shell's joined commands: a log's or a command's shapes.
+_LABEL_INSIDE = re.compile(r"\w:(?:\s|$)|\s(?:&&|\|\|?|;)\s|\d>&\d|[,(\[{]$")
 _SHELL_JOIN = re.compile(r"^\S+\s+-{1,2}\w|\$\(|`")
 
 
