@@ -38,6 +38,10 @@ _LOG_SIGNS = re.compile(
       | \s--?[a-z][\w-]*                                   # command-line flags
       | \b\d{3,}\b                                         # codes, ports, line numbers
       | [(){}\[\]<>=`'"]
+      | \b\d+\s(?:passed|failed|failures?|errors?|skipped|ignored|pending|examples?|tests?|total|todo|measured)\b
+                                                           # a test runner's counts (cargo, jest, rspec, TAP)
+      | \s\|\s                                            # a shell's pipe
+      | \b(?:error|warning|fatal)(?:\[\w+\])?:                # a compiler's or runtime's level (go, gcc, rustc)
     )""",
     re.X,
 )
@@ -62,7 +66,7 @@ doesn't can't isn't i'd i'll you're there's that's let's
 der die das den dem des ein eine einen einem einer und oder ist nicht kein keine für mit von zu zum zur im auf
 ich du wir ihr sie es mein meine bitte kann soll wie warum schon auch noch dass wenn aber
 le la les un une des du et est sont pas pour dans sur avec qui que je tu nous vous il elle ce cette mon ma mes
-ne se au aux ou mais où
+ne se au ou mais où
 el en los las del es son por para con una que su mi lo como pero está qué
 os das dos não com em um uma meu minha seu sua mas está
 il lo gli di della dello che mi è non per sono
@@ -91,7 +95,14 @@ _MARKDOWN = re.compile(r"^[^\S\n]*+(?:\#{1,6}\s+\S|\*\*[^*]+\*\*|```)", re.M)
 #: How a line of a log, a trace or a diff starts: a ``label:``, ``Traceback``, ``File "..."``, pytest's
 #: ``E ``/``FAILED``/``ERROR``, a prompt (``$ ``, ``>>>``), a diff marker, a comment, a line number.
 _LOG_START = re.compile(r"""^\s*(?:\S+:(?:\s|$)|Traceback\b|File\s"|E\s|FAILED\b|ERROR\b|PASSED\b|\$\s|>>>|[+-]{1,3}\s|@@
-                           |\#|\d+[:|\t-])""", re.X)
+                           |\#|\d+[:|\t-]|(?:not\s)?ok\s\d+\b|[●○✓✔✕✗✘×]\s)""", re.X)
+#: A test runner's line starts: TAP's ``ok 2 - ...`` / ``not ok 1 - adds`` (node --test, tape), jest's ``● Test suite
+#: failed to run`` and its passed / failed marks (``✓``, ``✕``), mocha's ``✔`` (the last four in _LOG_START above).
+#: A level opening a long line (``ERROR 1064 (42000): You have an error in your SQL syntax; ...``): a log record
+#: however many words its message has.
+_LEVEL_START = re.compile(r"^\s*\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC|CRITICAL)\b")
+#: Ruby's exception after its message: ``undefined method `name' for nil:NilClass (NoMethodError)``.
+_RUBY_EXCEPTION = re.compile(r"\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$")
 #: How a line of code or a shell command starts.
 _CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|class\s|raise\s|assert\s|if\s.*:$|for\s.*\sin\s
                            |while\s|with\s|print\(|self\.|@\w|\w+(?:\.\w+)*\s*[-+*/]?=\s|[\]\)\}]|\.\.\.
@@ -262,7 +273,7 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
                          |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|(?<![\w/.-])(?:(?!\w/)[\w/.-])*+\w/(?:[\w/-]|\.(?![a-z]{1,4}\b))*+\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w
                          |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+\s(?:failed|passed|errors?|skipped)\b
-                         |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+)\]
+                         |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+|E[A-Z]{4,})\]
                          |most\srecent\scall\slast|\{\s*"\w+"\s*:|\w\.\w+\([^)\s]|\btimed\sout\safter\s\d|\S:\s+\S+$
                          |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b""", re.X)
 #: Verbs a title says what is wrong with (``Getting http://.example.com raises UnicodeError``): a title may hold
@@ -348,12 +359,13 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
         if body != text or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
             return not (_word_count(body) >= 5 and _prose_share(body) >= _PROSE_SHARE)
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
-                                or _EXCEPTION_CALL.search(t)):
+                                or _EXCEPTION_CALL.search(t) or _LEVEL_START.match(t)):
             return True
         return _prose_share(text) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
-    if _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t):
+    if (_CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t)
+            or _RUBY_EXCEPTION.search(t)):
         return True
     if titles and _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
