@@ -19,6 +19,7 @@ from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, Outcomes, PolicyVersions, Server, TaskFamilies, Tenant, Tools,
                       Traces, Uri)
 from .output import err, fail, plain
+from .query_commands import _no_runs_said
 
 
 def export(
@@ -59,6 +60,8 @@ def export(
                              max_tokens=max_tokens, system=system)
         except (ValueError, PermissionError) as exc:
             fail(plain(exc))
+        if not job.found and (said := _no_runs_said(api)):  # not "exported 0 of 0" and an empty file: a wrong tenant
+            fail(f"{said}: nothing to export", code=1)
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
                    TimeElapsedColumn(), TimeRemainingColumn())

@@ -1,0 +1,95 @@
+"""Probe 53 (WEB4): the remote CLI and the engineers' search, against a real server on 127.0.0.1.
+
+The runs are real dumps kept under tests/fixtures (a mini-swe-agent SWE-bench run of deepseek-chat, tau-bench airline
+runs of gpt-4o), ingested by the CLI into a real Milvus Lite store with the fast test embedder and served by a real
+``ServiceServer``; the CLI runs as a child process in the test's own folder, over ``--server`` and over the embedded
+store, and what it says is compared both ways.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.server import ServiceServer
+
+from cli_support import own_lines
+from process_support import cli_env
+from service_support import key_ring
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DUMPS = [FIXTURES / "mini-swe-agent" / "deepseek_chat_dev", FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """The real dumps, ingested by the CLI into an embedded store (tenant acme)."""
+    root = tmp_path_factory.mktemp("store")
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, DUMPS), "-t", "acme",
+                           "--uri", str(root / "m.db"), "--traces", str(root / "traces")],
+                          env=cli_env(), capture_output=True, text=True, timeout=600, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return key_ring(acme=dict(tenant="acme", role="read"), empty=dict(tenant="empty", role="read"))
+
+
+@pytest.fixture(scope="module")
+def server(store, keys):
+    ts = TrajSearch.open(str(store / "m.db"), traces=str(store / "traces"), embedder=HashingEmbedder())
+    with ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4) as srv:
+        yield srv
+    ts.close()
+
+
+def _cli(server: ServiceServer, key: str, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "--server", server.address],
+                          env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def _local(store: Path, tenant: str, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI over the embedded store ``store``; the server must not hold it then (Milvus Lite's one opener)."""
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "-t", tenant, "--uri", str(store / "m.db"),
+                           "--traces", str(store / "traces")], env=cli_env(), capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def _said(done: subprocess.CompletedProcess) -> str:
+    return " ".join(" ".join(own_lines(done.stderr)).split())
+
+
+# -- leftover 3: an export of an empty tenant ---------------------------------------------------------------------
+
+
+def test_export_of_an_empty_tenant_says_the_tenant_holds_no_runs(server, keys, tmp_path):
+    """``export`` of a tenant holding no run said "exported 0 of 0 matching runs to out.jsonl", exit 0, and left an
+    empty file: an engineer read it as an export that failed, or a query that matched nothing, never as a key of the
+    wrong tenant (or a tenant not ingested into yet). It now says so as ``search`` does, exit 1, and writes no file;
+    a tenant that holds runs still exports them."""
+    out = tmp_path / "out.jsonl"
+    done = _cli(server, keys[0]["empty"], tmp_path, "export", "--query", "fix the failing test", "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    assert "the key's tenant 'empty' holds no runs on this server: nothing to export" in _said(done)
+    assert not out.exists()
+    done = _cli(server, keys[0]["acme"], tmp_path, "export", "--query", "fix the failing test", "-o", str(out),
+                "--outcome", "success", "--outcome", "failure")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().count("\n") >= 1
+
+
+def test_export_of_an_empty_local_tenant_names_the_tenant(tmp_path):
+    """The same over the embedded store: a misspelt ``-t`` is named, with the command that counts a tenant's runs."""
+    out = tmp_path / "out.jsonl"
+    done = _local(tmp_path / "store", "acmee", tmp_path, "export", "--query", "fix the failing test", "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    assert "tenant 'acmee' holds no runs in this store (a misspelt tenant?" in _said(done)
+    assert "nothing to export" in _said(done)
+    assert not out.exists()
