@@ -93,3 +93,48 @@ def test_export_of_an_empty_local_tenant_names_the_tenant(tmp_path):
     assert "tenant 'acmee' holds no runs in this store (a misspelt tenant?" in _said(done)
     assert "nothing to export" in _said(done)
     assert not out.exists()
+
+
+# -- leftover 2: health while the server starts ------------------------------------------------------------------
+
+
+@pytest.fixture
+def starting(store, keys, tmp_path):
+    """A server in its start-up: gRPC answering calls, its health status not set yet (``ServiceServer.start`` sets it
+    after the web pages are up, which ``serve --http`` takes a moment for)."""
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4)
+    srv.server.start()
+    try:
+        yield srv
+    finally:
+        srv.stop(grace=1)
+
+
+def test_health_of_a_starting_server_says_it_is_starting(starting, keys, tmp_path):
+    """``health`` in the moment between a server's gRPC start and its health status said "the server at ... is not a
+    trajsearch server (it has no health status for trajsearch.v1.TrajSearch): check the address": an operator
+    polling a server being (re)started was sent to check an address that was right. A server that answers
+    trajsearch's calls is now said to be starting, after a brief wait for its status."""
+    done = _cli(starting, keys[0]["acme"], tmp_path, "health")
+    assert done.returncode == 1, done.stdout
+    said = _said(done)
+    assert "not a trajsearch server" not in said
+    assert f"the trajsearch server at {starting.address} is starting" in said
+
+
+def test_health_waits_briefly_for_a_starting_server(starting, keys, tmp_path):
+    """A server whose status comes within the wait is answered SERVING, not refused."""
+    import threading
+
+    from grpc_health.v1 import health_pb2
+
+    timer = threading.Timer(1.0, lambda: [starting.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+                                          for name in ("", "trajsearch.v1.TrajSearch")])
+    timer.start()
+    try:
+        done = _cli(starting, keys[0]["acme"], tmp_path, "health")
+    finally:
+        timer.cancel()
+    assert done.returncode == 0, done.stderr
+    assert '"status": "SERVING"' in done.stdout

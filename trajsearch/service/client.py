@@ -69,6 +69,8 @@ _SERVICE = "trajsearch.v1.TrajSearch"
 ADDED_SINCE_FIRST_RELEASE = frozenset({"Failures"})
 #: A call every trajsearch server has, asked to tell an older trajsearch from another gRPC server (see ``_invoke``).
 _EVERY_SERVER_HAS = "WhoAmI"
+#: How often ``health`` asks again a starting server for its status (see :meth:`Client.health`).
+_HEALTH_POLL_S = 0.2
 #: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
 #: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
 #: store that already retried, or whose read slots are all waiting).
@@ -343,12 +345,27 @@ class Client:
             raise PermissionError(f"this API key belongs to tenant {self._tenant!r}, not {tenant!r}")
 
     def health(self, timeout: float = 5.0) -> str:
-        """``SERVING`` / ``NOT_SERVING`` from the standard gRPC health service (no key needed)."""
-        try:
-            reply = self._health.Check(health_pb2.HealthCheckRequest(service=_SERVICE), timeout=timeout)
-            return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-        except grpc.RpcError as exc:
-            error = _error(exc, "", self.tls)
+        """``SERVING`` / ``NOT_SERVING`` from the standard gRPC health service (no key needed).
+
+        A trajsearch server answers its calls a moment before it sets its health status (its start-up: the web
+        pages of ``serve --http``): no status from a server that answers them is waited for up to ``timeout``, then
+        said to be a server starting. It was said to be "not a trajsearch server", sending an operator polling a
+        restart to check an address that was right."""
+        deadline, starting = time.monotonic() + timeout, None
+        while True:
+            try:
+                reply = self._health.Check(health_pb2.HealthCheckRequest(service=_SERVICE),
+                                           timeout=max(deadline - time.monotonic(), _HEALTH_POLL_S))
+                return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+            except grpc.RpcError as exc:
+                error = _error(exc, "", self.tls)
+            if error.code != grpc.StatusCode.NOT_FOUND or not (starting := starting or self._serves_trajsearch()):
+                break
+            if time.monotonic() + _HEALTH_POLL_S > deadline:
+                raise Unavailable(grpc.StatusCode.UNAVAILABLE, (
+                    f"the trajsearch server at {self.address} is starting: it answers calls but has not reported "
+                    f"its health yet; try again in a moment"))
+            time.sleep(_HEALTH_POLL_S)
         if error.code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED):  # said "NOT_FOUND: " alone
             # every trajsearch server has the health service, and its status from a moment after it starts
             why = (f"it has no health status for {_SERVICE}" if error.code == grpc.StatusCode.NOT_FOUND
