@@ -138,3 +138,43 @@ def test_health_waits_briefly_for_a_starting_server(starting, keys, tmp_path):
         timer.cancel()
     assert done.returncode == 0, done.stderr
     assert '"status": "SERVING"' in done.stdout
+
+
+# -- leftover 1: a count refused in one wording, both ways -------------------------------------------------------
+
+
+def test_a_count_over_the_servers_bound_is_refused_in_the_librarys_words(server, keys, tmp_path):
+    """Over --server, ``search -k 150`` (under the library's 200, over the server's --max-k of 100) was refused as
+    "k: must be 1..100, got 150", ``exemplars -k 11`` as "k: must be 1..10": the embedded store says "k must be a
+    whole number from 1 to 200, got 250" and "-k: must be 1..10". One wording now, the server's bound named."""
+    for verb in (("search", "fix the failing test"), ("similar", "fix the failing test")):
+        done = _cli(server, keys[0]["acme"], tmp_path, *verb, "-k", "150")
+        assert done.returncode == 2, done.stdout
+        assert "k: must be a whole number from 1 to 100 (this server's --max-k), got 150" in _said(done)
+    done = _cli(server, keys[0]["acme"], tmp_path, "exemplars", "fix the failing test", "-k", "11")
+    assert done.returncode == 2, done.stdout
+    assert "k: must be a whole number from 1 to 10, got 11" in _said(done)
+
+
+def test_a_count_refused_locally_in_the_same_words(tmp_path):
+    for args, said in ((("search", "fix the failing test", "-k", "250"), "k must be a whole number from 1 to 200, got 250"),
+                       (("exemplars", "fix the failing test", "-k", "11"), "-k: must be a whole number from 1 to 10, got 11")):
+        done = _local(tmp_path / "store", "acme", tmp_path, *args)
+        assert done.returncode == 2, done.stdout
+        assert said in _said(done)
+
+
+def test_failure_modes_limit_has_one_bound_in_the_library_and_over_a_server(server, keys):
+    """``failure_modes(limit=5000)`` was taken by the library, refused by the client ("from 1 to 1000 over a server")
+    and the server ("limit: must be 1..1000"); ``examples=25`` was "examples must be 0..20" here, "1..20 over the
+    service" there. One bound (``trajsearch.bounds``), one wording."""
+    from trajsearch.failures import failure_modes
+    from trajsearch.service.client import Client
+
+    with Client(server.address, api_key=keys[0]["acme"]) as client:
+        for call in (lambda **kw: failure_modes(server.ts, tenant="acme", **kw), client.failures):
+            with pytest.raises(ValueError, match=r"^limit must be a whole number from 1 to 1000 \(or None\), got 5000$"):
+                call(limit=5000)
+            with pytest.raises(ValueError, match=r"^examples must be a whole number from \d to 20.*, got 25$"):
+                call(examples=25)
+        assert len(client.failures(limit=1000).modes) == len(failure_modes(server.ts, tenant="acme", limit=None).modes)

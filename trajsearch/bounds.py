@@ -1,4 +1,5 @@
-"""The counts a search takes (``k``, ``group_size``) and their one check, shared by the library and the client.
+"""The counts a search or a failure report takes (``k``, ``group_size``, ``limit``) and their one check, shared by
+the library, the server and the client.
 
 Kept apart from :mod:`trajsearch.search` so the gRPC client checks a count as the embedded store does without
 importing the store (Milvus) it never opens: over ``--server``, ``search -k 0`` was refused in other words than
@@ -13,11 +14,25 @@ from typing import Any
 MAX_K = 200
 #: The most rows one search keeps of a run (``group_size``).
 MAX_GROUP_SIZE = 10
+#: The most failure modes one report lists (``failure_modes``' ``limit``, the server's, ``failures --limit``).
+MAX_MODES = 1000
+#: The most example runs a failure mode shows (``examples``).
+MAX_EXAMPLES = 20
+
+
+def out_of_bounds(value: Any, low: int, high: int, note: str = "") -> str | None:
+    """What is wrong with ``value`` as a whole number from ``low`` to ``high`` (``note`` said after the bounds), or
+    None. The one wording of a count refused, the library's and the server's (``service.validate.bounded``, which
+    puts the field before it): the server said "k: must be 1..100", the library "k must be a whole number from 1
+    to 200"."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return f"must be a whole number from {low} to {high}{note}, got {value!r}"
+    return None
 
 
 def check_count(name: str, value: Any, top: int, note: str = "") -> int:
     """``value``, a count from 1 to ``top``: anything else is a ValueError naming ``name``, its bounds and ``note``.
     The client must refuse 0 itself: on the wire 0 asks for the server's default."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-        raise ValueError(f"{name} must be a whole number from 1 to {top}{note}, got {value!r}")
+    if said := out_of_bounds(value, 1, top, note):
+        raise ValueError(f"{name} {said}")
     return value

@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 
 import typer
 
+from ..bounds import MAX_EXAMPLES, MAX_MODES
 from .connect import connect
 from .options import AsJson, Ca, EnvVersions, Server, Tenant, Tools, Traces, Uri
 from .output import fail, one_line, out, print_json
@@ -22,8 +23,8 @@ def failures(
     model: List[str] = typer.Option([], "--model", help="Keep runs of these model ids (read from each failure's trace: rows carry no model id)."),
     tool: Tools = [],
     outcome: List[str] = typer.Option([], "--outcome", help="failure | infra_error (default both)."),
-    limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="How many modes to show (the rest are counted)."),
-    examples: int = typer.Option(3, "--examples", min=1, max=20, help="Example runs per mode, most representative first."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=MAX_MODES, help="How many modes to show (the rest are counted)."),
+    examples: int = typer.Option(3, "--examples", min=1, max=MAX_EXAMPLES, help="Example runs per mode, most representative first."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,

@@ -26,6 +26,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any, Sequence
 
+from ..bounds import MAX_EXAMPLES, MAX_MODES, check_count, out_of_bounds
 from ..store.filters import Filters
 from . import vectors as meaning_vectors
 from .clustering import ModeConfig, cluster
@@ -60,14 +61,14 @@ def failure_modes(
     (``previous``, ``trend``); without it every failure counts and there is no trend.
     ``model`` keeps runs of those model ids: index rows carry none, so every failure in
     scope has its trace read (at most ``config.max_model_traces``). ``limit`` modes are
-    returned (None: all); the rest are counted in ``other_modes`` / ``other_failures``.
+    returned (at most ``MAX_MODES``; None: all); the rest are counted in ``other_modes`` / ``other_failures``.
     Uses only the façade's public verbs: ``rows``, ``embed`` and ``get_trace``.
     """
     started = time.perf_counter()
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be a whole number >= 1 (or None), got {limit!r}")
-    if isinstance(examples, bool) or not isinstance(examples, int) or not 0 <= examples <= 20:
-        raise ValueError(f"examples must be 0..20, got {examples!r}")
+    if limit is not None:
+        check_count("limit", limit, MAX_MODES, " (or None)")
+    if said := out_of_bounds(examples, 0, MAX_EXAMPLES):
+        raise ValueError(f"examples {said}")
     outcomes = _strings(outcome) or ("failure", "infra_error")
     bad = set(outcomes) - {"failure", "infra_error"}
     if bad:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ..bounds import MAX_GROUP_SIZE, MAX_K, check_count
+from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_K, MAX_MODES, check_count
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
 from ..represent import INGESTED_FROM, source_mark
@@ -700,8 +700,6 @@ def _as_is(value: Any) -> Any:
 
 #: The server's own bound on k (its ``--max-k``), said with a k refused here: the client cannot know it.
 _SERVER_K = f" (a server takes at most its --max-k: {Limits().max_k} unless set)"
-#: The most failure modes a server returns (``Failures``' limit, 1..1000).
-_MOST_MODES = 1000
 
 
 def _counted(name: str, top: int, note: str = "") -> Callable[[Any], int]:
@@ -713,14 +711,13 @@ def _counted(name: str, top: int, note: str = "") -> Callable[[Any], int]:
 
 def _limit(limit: Any) -> int:
     """``failures``' ``limit`` as sent: None (every mode) is the most a server returns; a count is checked as the
-    library checks it, with the server's top (0 was sent as the server's "every mode" where the library refuses it)."""
-    return _MOST_MODES if limit is None else check_count("limit", limit, _MOST_MODES, " over a server (or None)")
+    library checks it (0 was sent as the server's "every mode" where the library refuses it)."""
+    return MAX_MODES if limit is None else check_count("limit", limit, MAX_MODES, " (or None)")
 
 
 def _examples(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
-        raise ValueError(f"examples must be 1..20 over the service, got {value!r}")
-    return value
+    """``failures``' ``examples`` as sent: from 1 (on the wire 0 asks for the server's default of 3)."""
+    return check_count("examples", value, MAX_EXAMPLES, " over the service")
 
 
 # The read verbs' keywords, as the library's signatures name them, and the request field each travels in

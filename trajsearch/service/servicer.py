@@ -21,6 +21,7 @@ import grpc
 from cachetools import LRUCache, TTLCache
 from pydantic import ValidationError
 
+from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_MODES
 from ..indexer import Indexer, superseded
 from ..model import Trajectory
 from ..represent import received_mark
@@ -50,6 +51,8 @@ HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it n
                      "or replace); leave it out")
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
+#: Said with a k over this server's bound, lower than the library's (a caller reads the library's in the docs).
+_SERVER_K = " (this server's --max-k)"
 _TOOL_MAX_QUERY = 2000
 #: A task or pasted error for Exemplars / Warnings: the runtime clips one over the search's 20,000 characters (head
 #: and tail, ``runtime.task_query``), so a real long task is answered; this bounds only what a call may carry.
@@ -94,8 +97,8 @@ class Service(pb2_grpc.TrajSearchServicer):
     def Search(self, req: Any, call: Call) -> Any:
         lim = self.limits
         text = v.text("text", req.text, lim)
-        k = v.bounded("k", req.k, 1, lim.max_k, default=10)
-        group_size = v.bounded("group_size", req.group_size, 1, 10, default=1)
+        k = v.bounded("k", req.k, 1, lim.max_k, default=10, note=_SERVER_K)
+        group_size = v.bounded("group_size", req.group_size, 1, MAX_GROUP_SIZE, default=1)
         mode = v.choice("mode", req.mode, MODES, default="auto")
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
@@ -123,7 +126,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             raise v.FieldError("anchor", "give exactly one of trajectory_id or text")
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id) if anchor == "trajectory_id" else None
         text = v.text("text", req.text, lim) if anchor == "text" else None
-        k = v.bounded("k", req.k, 1, lim.max_k, default=5)
+        k = v.bounded("k", req.k, 1, lim.max_k, default=5, note=_SERVER_K)
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
@@ -202,8 +205,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         models = v.strings("models", req.models, lim)
         tools = v.strings("tools", req.tools, _TOOLS_LIMITS)
         outcomes = v.choices("outcomes", req.outcomes, ("failure", "infra_error"), lim)
-        limit = v.bounded("limit", req.limit, 1, 1000, default=20)
-        examples = v.bounded("examples", req.examples, 1, 20, default=3)
+        limit = v.bounded("limit", req.limit, 1, MAX_MODES, default=20)
+        examples = v.bounded("examples", req.examples, 1, MAX_EXAMPLES, default=3)
         if env is None or policy is None:  # the key's pins exclude every requested version: no failures
             until_s = int(until.timestamp()) if until else int(time.time())
             call.note(modes=0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
+from ..bounds import MAX_K, out_of_bounds
 from ..model import ID_PATTERN, valid_id
 from ..store.traces import MAX_TRACE_BYTES
 from ..vocab import LEVELS, OUTCOMES
@@ -74,8 +75,6 @@ class Limits:
     max_context_steps: int = 50  # expand: before + after
 
     def __post_init__(self) -> None:
-        from ..bounds import MAX_K
-
         if not 1 <= self.max_k <= MAX_K:
             raise ValueError(f"max_k must be 1..{MAX_K} (the library's bound)")
 
@@ -89,11 +88,12 @@ def text(field: str, value: str, limits: Limits, *, required: bool = True, max_c
     return value
 
 
-def bounded(field: str, value: int, low: int, high: int, *, default: int | None = None) -> int:
+def bounded(field: str, value: int, low: int, high: int, *, default: int | None = None, note: str = "") -> int:
+    """``value`` (``default`` for 0, when given), refused outside ``low``..``high`` in the library's words."""
     if value == 0 and default is not None:
         return default
-    if not low <= value <= high:
-        raise FieldError(field, f"must be {low}..{high}, got {value}")
+    if said := out_of_bounds(value, low, high, note):
+        raise FieldError(field, said)
     return value
 
 
