@@ -178,3 +178,45 @@ def test_failure_modes_limit_has_one_bound_in_the_library_and_over_a_server(serv
             with pytest.raises(ValueError, match=r"^examples must be a whole number from \d to 20.*, got 25$"):
                 call(examples=25)
         assert len(client.failures(limit=1000).modes) == len(failure_modes(server.ts, tenant="acme", limit=None).modes)
+
+
+# -- probe: a damaged trace over --server ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged(store):
+    """The stored trace of the mini-swe-agent run cut short, as a write stopped mid-way leaves it (a gzip without
+    its end); put back after the test."""
+    (path,) = (store / "traces" / "acme").glob("*marshmallow-code__marshmallow-1343*")
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    try:
+        yield "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    finally:
+        path.write_bytes(whole)
+
+
+def test_export_over_a_server_leaves_out_a_damaged_trace_as_the_embedded_store_does(server, keys, damaged, tmp_path):
+    """One damaged trace among the runs matched stopped ``export --server`` whole ("error: DATA_LOSS: stored trace is
+    unreadable", nothing written), where the embedded store leaves that run out and exports the rest ("1 without a
+    readable trace left out"). Over the server it is now left out the same way."""
+    out = tmp_path / "out.jsonl"
+    done = _cli(server, keys[0]["acme"], tmp_path, "export", "--query", "marshmallow TimeDelta serialization precision",
+                "-o", str(out), "--outcome", "success", "--outcome", "failure", "-f", "jsonl")
+    assert done.returncode == 0, done.stderr
+    said = _said(done)
+    assert "1 without a readable trace left out" in said, said
+    written = [line for line in out.read_text().splitlines() if line]
+    assert written and damaged not in out.read_text()
+
+
+def test_show_over_a_server_says_the_trace_is_damaged_once(server, keys, damaged, tmp_path):
+    """``show --server`` of a run whose trace is damaged said "error: DATA_LOSS: stored trace is unreadable (request id
+    X) (request id X)": the request id twice, and nothing of what to do. It now says the run's trace is damaged and
+    how to write it again, with the request id once."""
+    done = _cli(server, keys[0]["acme"], tmp_path, "show", damaged)
+    assert done.returncode != 0
+    said = _said(done)
+    assert said.count("request id") == 1, said
+    assert "its trace on the server is damaged" in said and "re-ingest" in said, said
+    assert "Traceback" not in done.stderr

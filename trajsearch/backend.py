@@ -100,7 +100,7 @@ class Backend:
             return None
         if not self.remote:  # a trace missing is said by ``cli.connect``, naming the store's --traces
             return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
-        from .service.client import NotFound
+        from .service.client import DataLoss, NotFound
 
         try:
             return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
@@ -108,6 +108,11 @@ class Backend:
             raise LookupError(
                 f"the run is indexed but its trace is not in the server's trace store (moved or deleted? the server "
                 f"reads the traces of its --traces; a re-ingest of its dump writes it again)"
+                + (f" (request id {exc.request_id})" if exc.request_id else "")) from None
+        except DataLoss as exc:  # said "DATA_LOSS: stored trace is unreadable", naming nothing to do
+            raise ValueError(
+                "the run is indexed but its trace on the server is damaged and cannot be read (the server's log names "
+                "the file); a re-ingest of its dump writes it again"
                 + (f" (request id {exc.request_id})" if exc.request_id else "")) from None
 
     def delete(self, trajectory_ids: Sequence[str], done: Callable[[list[str]], None] | None = None) -> list[str]:

@@ -6,6 +6,7 @@ See :mod:`trajsearch.service.client`.
 from .service.client import (
     Client,
     ContextResult,
+    DataLoss,
     DeadlineExceeded,
     InvalidArgument,
     NotFound,
@@ -19,6 +20,7 @@ from .service.client import (
 __all__ = [
     "Client",
     "ContextResult",
+    "DataLoss",
     "DeadlineExceeded",
     "InvalidArgument",
     "NotFound",

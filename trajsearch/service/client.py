@@ -82,7 +82,9 @@ class ServiceError(Exception):
     """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``."""
 
     def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "") -> None:
-        super().__init__(f"{code.name}: {details}" + (f" (request id {request_id})" if request_id else ""))
+        # a server's message may name the request id itself (DATA_LOSS, a busy trace store): said once
+        said_id = request_id and f"(request id {request_id})" not in details
+        super().__init__(f"{code.name}: {details}" + (f" (request id {request_id})" if said_id else ""))
         self.code = code
         self.details = details
         self.request_id = request_id
@@ -112,6 +114,11 @@ class NotFound(ServiceError, LookupError):
     pass
 
 
+class DataLoss(ServiceError, ValueError):
+    """A run's stored trace is damaged on the server (the store's ``TraceCorruptError``, a ValueError as that is):
+    a reader that leaves out a trace it cannot read (``export``) leaves it out; it stopped an ``export --server``."""
+
+
 class Unavailable(ServiceError, ConnectionError):
     pass
 
@@ -135,6 +142,7 @@ _ERRORS = {
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
     grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.DATA_LOSS: DataLoss,
     grpc.StatusCode.UNAVAILABLE: Unavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
