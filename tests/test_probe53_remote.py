@@ -220,3 +220,37 @@ def test_show_over_a_server_says_the_trace_is_damaged_once(server, keys, damaged
     assert said.count("request id") == 1, said
     assert "its trace on the server is damaged" in said and "re-ingest" in said, said
     assert "Traceback" not in done.stderr
+
+
+# -- probe: an export of more runs than one page over --server ---------------------------------------------------
+
+#: tau-bench's own gpt-4o airline results: 200 runs (/work/shared/data/real-formats/README.md names its source).
+AIRLINE = Path("/work/shared/data/tau-bench/gpt-4o-airline.json")
+
+
+@pytest.fixture(scope="module")
+def airline(tmp_path_factory, keys):
+    if not AIRLINE.exists():
+        pytest.skip("the shared tau-bench dump is not on this machine")
+    root = tmp_path_factory.mktemp("airline")
+    ts = TrajSearch.open(str(root / "m.db"), traces=str(root / "traces"), embedder=HashingEmbedder())
+    from trajsearch.ingest.read import read_inputs
+
+    ts.add([parsed for parsed in read_inputs([AIRLINE], tenant="acme") if parsed.ok])
+    with ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4) as srv:
+        yield srv
+    ts.close()
+
+
+def test_export_over_a_server_pages_past_the_first_hundred_runs(airline, keys, tmp_path):
+    """``export -k 300`` of a tenant of 200 runs exported 100 over --server ("stopped after 100 runs: the next page was
+    refused (INVALID_ARGUMENT: exclude_trajectory_ids: at most 32 values, got 100)"), all 200 embedded: export pages
+    by excluding the runs it has, and the server took at most 32 of them. A server now takes as many as one export
+    may hold."""
+    out = tmp_path / "out.jsonl"
+    done = _cli(airline, keys[0]["acme"], tmp_path, "export", "--query", "cancel my reservation", "-k", "300",
+                "-o", str(out), "--outcome", "success", "--outcome", "failure", "-f", "jsonl")
+    assert done.returncode == 0, done.stderr
+    assert "stopped after" not in _said(done)
+    assert "exported 200 of 200 matching runs" in _said(done), _said(done)
+    assert len(out.read_text().splitlines()) == 200

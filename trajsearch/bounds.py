@@ -18,6 +18,9 @@ MAX_GROUP_SIZE = 10
 MAX_MODES = 1000
 #: The most example runs a failure mode shows (``examples``).
 MAX_EXAMPLES = 20
+#: The most runs one export writes: it pages by excluding the runs it has, so also the most ids a search excludes
+#: (``exclude_trajectory_ids``), the server's too.
+MAX_EXPORT_RUNS = 10_000
 
 
 def out_of_bounds(value: Any, low: int, high: int, note: str = "") -> str | None:

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from .. import jsontext
+from ..bounds import MAX_EXPORT_RUNS
 from ..model import Trajectory
 from .compress import _variants
 from .formats import FORMATS, record_text, to_record
 
 
 PROVENANCE = ("inline", "sidecar")
-MAX_RUNS = 10_000
+MAX_RUNS = MAX_EXPORT_RUNS
 #: Runs asked for per search call (a server's default ``max_k`` is 100).
 PAGE = 100
 

@@ -21,7 +21,7 @@ import grpc
 from cachetools import LRUCache, TTLCache
 from pydantic import ValidationError
 
-from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_MODES
+from ..bounds import MAX_EXAMPLES, MAX_EXPORT_RUNS, MAX_GROUP_SIZE, MAX_MODES
 from ..indexer import Indexer, superseded
 from ..model import Trajectory
 from ..represent import received_mark
@@ -50,6 +50,9 @@ HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it name
 HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it names (a run this key may not see "
                      "or replace); leave it out")
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
+#: An export pages by excluding the runs it has: at most 32 excluded, ``export -k 300 --server`` stopped at 100 runs
+#: where the embedded store wrote all. Each id is still bounded, and the request by the message size.
+_EXCLUDE_LIMITS = v.Limits(max_values=MAX_EXPORT_RUNS)
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 #: Said with a k over this server's bound, lower than the library's (a caller reads the library's in the docs).
 _SERVER_K = " (this server's --max-k)"
@@ -107,7 +110,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             outcome=v.outcomes("outcomes", req.outcomes, lim),
             task_family=v.strings("task_families", req.task_families, lim),
             tools=v.strings("tools", req.tools, lim),
-            exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, lim),
+            exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, _EXCLUDE_LIMITS),
             k=k, group_by_trajectory=not req.no_group, group_size=group_size, mode=mode,
         )
         if env is None or policy is None:  # the key's pinned versions exclude every requested one
