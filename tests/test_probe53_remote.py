@@ -254,3 +254,26 @@ def test_export_over_a_server_pages_past_the_first_hundred_runs(airline, keys, t
     assert "stopped after" not in _said(done)
     assert "exported 200 of 200 matching runs" in _said(done), _said(done)
     assert len(out.read_text().splitlines()) == 200
+
+
+def test_failures_json_is_byte_identical_in_the_library_and_over_a_server(airline, keys):
+    """``failures --json`` of tau-bench's airline runs listed a mode's tools of equal counts in another order over
+    --server ("calculate" before "transfer_to_human_agents"): the server's maps arrive unordered and the client
+    sorted ties by name, the library kept the order the traces were read in. Both now rank ties by name, so the
+    two reports are the same JSON, byte for byte (the time taken apart)."""
+    import json
+
+    from trajsearch.failures import failure_modes
+    from trajsearch.service.client import Client
+
+    def shown(report) -> str:
+        data = report.to_dict()
+        data.pop("seconds", None)
+        return json.dumps(data, indent=2)
+
+    until = 4_102_444_800  # 2100-01-01: every run, the same instant both ways
+    with Client(airline.address, api_key=keys[0]["acme"]) as client:
+        remote = shown(client.failures(until=until, limit=50))
+    local = shown(failure_modes(airline.ts, tenant="acme", until=until, limit=50))
+    assert '"tools": {' in local
+    assert local == remote

@@ -32,7 +32,7 @@ from . import vectors as meaning_vectors
 from .clustering import ModeConfig, cluster
 from .labels import known_cause, label_for
 from .periods import _trend, parse_duration, parse_time
-from .report import FailureExample, FailureMode, FailureReport
+from .report import FailureExample, FailureMode, FailureReport, ranked
 from .rows import _Failure, _read
 from .templates import unstyled
 from .traces import _runs
@@ -170,8 +170,8 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
         label=label_for(top),
         count=len(now),
         share=len(now) / report.total,
-        env_versions=dict(Counter(f.env_version or "(none)" for f in now).most_common()),
-        failing_tools=dict(Counter(f.failing_tool for f in now if f.failing_tool).most_common()),
+        env_versions=ranked(Counter(f.env_version or "(none)" for f in now)),
+        failing_tools=ranked(Counter(f.failing_tool for f in now if f.failing_tool)),
         templates=[{"template": t, "count": n} for t, n in templates.most_common()],
     )
     if periods:
@@ -197,8 +197,8 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
     known = runs or _runs(ts, tenant, sample, config)
     infos = [known.get(f.trace_uri) for f in read]
     mode.models_sampled = len(read)
-    mode.models = dict(Counter((info[0] if info else "") or "(unknown)" for info in infos).most_common())
-    mode.tools = dict(Counter(tool for info in infos if info for tool in info[1]).most_common())
+    mode.models = ranked(Counter((info[0] if info else "") or "(unknown)" for info in infos))
+    mode.tools = ranked(Counter(tool for info in infos if info for tool in info[1]))
     mode.examples = [
         FailureExample(
             trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=unstyled(f.error), task=f.task,

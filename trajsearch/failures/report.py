@@ -8,7 +8,14 @@ page render them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Mapping
+
+
+def ranked(counts: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` most first, ties by name: the one order of a mode's counts (env versions, models, tools), made by
+    the analysis and by the client from the server's maps (which arrive unordered). Ties kept the order the traces
+    were read in here and were sorted by name there: ``failures --json`` differed over --server."""
+    return dict(sorted(((name, int(n)) for name, n in counts.items()), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass

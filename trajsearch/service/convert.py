@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..failures import FailureExample, FailureMode, FailureReport
+from ..failures.report import ranked
 from ..results import Hit, RunMatch, StepView
 from .protos import pb2
 
@@ -109,8 +110,8 @@ def _mode_to_pb(mode: FailureMode) -> Any:
 
 
 def _counts(values: Any) -> dict[str, int]:
-    """A proto map (unordered) as the library's dict: most first, then by name."""
-    return dict(sorted(((k, int(v)) for k, v in values.items()), key=lambda kv: (-kv[1], kv[0])))
+    """A proto map (unordered) as the library's dict, in its order (:func:`~trajsearch.failures.report.ranked`)."""
+    return ranked(values)
 
 
 def failure_report_from_pb(msg: Any) -> FailureReport:
