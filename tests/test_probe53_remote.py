@@ -277,3 +277,15 @@ def test_failures_json_is_byte_identical_in_the_library_and_over_a_server(airlin
     local = shown(failure_modes(airline.ts, tenant="acme", until=until, limit=50))
     assert '"tools": {' in local
     assert local == remote
+
+
+def test_export_inside_a_misspelt_filter_says_the_runs_match_without_it(server, keys, tmp_path):
+    """``export --env-version v9`` (no run recorded with it) said "exported 0 of 0 matching runs", as if the runs had
+    been searched and none matched, where ``search`` with the same filter says what it is. It now says the same (the
+    default ``--outcome success`` named too: a tenant of failures only exports none by it)."""
+    out = tmp_path / "out.jsonl"
+    done = _cli(server, keys[0]["acme"], tmp_path, "export", "--query", "fix the failing test", "-o", str(out),
+                "--env-version", "v9")
+    assert done.returncode == 0, done.stderr
+    assert ("note: nothing found inside --outcome success, --env-version v9, but this tenant's runs match without "
+            "them: is a value misspelt, or not recorded for these runs?") in _said(done), _said(done)

@@ -19,7 +19,7 @@ from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, Outcomes, PolicyVersions, Server, TaskFamilies, Tenant, Tools,
                       Traces, Uri)
 from .output import err, fail, plain
-from .query_commands import _no_runs_said
+from .query_commands import _no_runs_said, _say_filtered_out
 
 
 def export(
@@ -62,6 +62,10 @@ def export(
             fail(plain(exc))
         if not job.found and (said := _no_runs_said(api)):  # not "exported 0 of 0" and an empty file: a wrong tenant
             fail(f"{said}: nothing to export", code=1)
+        if not job.found:  # a filter misspelt (or never recorded) is said, as search says it
+            _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version, "--policy-version": policy_version,
+                                   "--task-family": task_family, "--tool": tool},
+                              lambda: api.search(query, levels=level, k=1, mode=mode))
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
                    TimeElapsedColumn(), TimeRemainingColumn())
