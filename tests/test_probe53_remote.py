@@ -157,8 +157,10 @@ def test_a_count_over_the_servers_bound_is_refused_in_the_librarys_words(server,
 
 
 def test_a_count_refused_locally_in_the_same_words(tmp_path):
-    for args, said in ((("search", "fix the failing test", "-k", "250"), "k must be a whole number from 1 to 200, got 250"),
-                       (("exemplars", "fix the failing test", "-k", "11"), "-k: must be a whole number from 1 to 10, got 11")):
+    for args, said in ((("search", "fix the failing test", "-k", "250"),
+                        "k must be a whole number from 1 to 200, got 250"),
+                       (("exemplars", "fix the failing test", "-k", "11"),
+                        "-k: must be a whole number from 1 to 10, got 11")):
         done = _local(tmp_path / "store", "acme", tmp_path, *args)
         assert done.returncode == 2, done.stdout
         assert said in _said(done)
@@ -173,7 +175,8 @@ def test_failure_modes_limit_has_one_bound_in_the_library_and_over_a_server(serv
 
     with Client(server.address, api_key=keys[0]["acme"]) as client:
         for call in (lambda **kw: failure_modes(server.ts, tenant="acme", **kw), client.failures):
-            with pytest.raises(ValueError, match=r"^limit must be a whole number from 1 to 1000 \(or None\), got 5000$"):
+            with pytest.raises(ValueError,
+                               match=r"^limit must be a whole number from 1 to 1000 \(or None\), got 5000$"):
                 call(limit=5000)
             with pytest.raises(ValueError, match=r"^examples must be a whole number from \d to 20.*, got 25$"):
                 call(examples=25)

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ..bounds import MAX_EXPORT_RUNS
 from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, Outcomes, PolicyVersions, Server, TaskFamilies, Tenant, Tools,
                       Traces, Uri)
@@ -27,7 +28,7 @@ def export(
     tenant: Tenant = None,
     fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default stdout)."),
-    k: int = typer.Option(100, "-k", "--limit", min=1, max=10_000, help="How many runs (one record per run, best first)."),
+    k: int = typer.Option(100, "-k", "--limit", min=1, max=MAX_EXPORT_RUNS, help="How many runs (one record per run, best first)."),
     outcome: Outcomes = ["success"],
     level: Levels = [],
     env_version: EnvVersions = [],
@@ -63,8 +64,8 @@ def export(
         if not job.found and (said := _no_runs_said(api)):  # not "exported 0 of 0" and an empty file: a wrong tenant
             fail(f"{said}: nothing to export", code=1)
         if not job.found:  # a filter misspelt (or never recorded) is said, as search says it
-            _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version, "--policy-version": policy_version,
-                                   "--task-family": task_family, "--tool": tool},
+            _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version,
+                                   "--policy-version": policy_version, "--task-family": task_family, "--tool": tool},
                               lambda: api.search(query, levels=level, k=1, mode=mode))
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
