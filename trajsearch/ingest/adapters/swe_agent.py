@@ -161,11 +161,16 @@ CODER_COMMANDS = frozenset({"plan", "succeed", "fail"})
 #: end of input with ``exit``) it is their stop, no verdict on an agent.
 EXIT_COMMAND = "exit_command"
 #: SWE-agent's stops that are an API's or the runtime's failure, not the agent's (0.x ``forward_with_error_check``):
-#: a run ended so is an infrastructure error (:func:`outcome_for`).
+#: a run ended so is an infrastructure error (:func:`outcome_for`). Only those ``actions.STOP_ACTIONS`` holds (a stop
+#: recorded as the run's last action too); 1.x's ``exit_environment_error`` (the container failed) is a status alone,
+#: never an action, and is an infrastructure error as every status no list names is.
 INFRA_STOPS = frozenset({"exit_api", "exit_error"})
 #: The exit statuses (prefixes: ``exit_cost`` may read ``exit_cost (submitted)``) of a run the agent failed: its stops
 #: as ``actions.STOP_ACTIONS`` names them (one list for both: a stop a run's last action and its status name alike),
 #: but the infrastructure's, and the model's ``exit`` (``EXIT_COMMAND``, which as an action is ``actions.QUIT``).
+#: Derived, not listed: a stop added to ``STOP_ACTIONS`` is a verdict on the agent unless it is added to
+#: ``INFRA_STOPS`` too, a choice its author makes there; ``test_probe53_formats`` pins the set, so that the choice is
+#: seen (a second hand-kept list had drifted from the first before: review RFM4 of probe 53).
 AGENT_STOPS = tuple(sorted(STOP_ACTIONS - INFRA_STOPS)) + (EXIT_COMMAND,)
 HUMAN_MODELS = frozenset({"human", "human_thought"})
 _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
