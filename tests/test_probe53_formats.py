@@ -108,3 +108,97 @@ def test_a_call_whose_tool_the_file_does_not_name_is_no_tool(fixture: Path, edit
     actions = [step.action for run in runs for step in run.steps]
     assert UNNAMED_TOOL in actions and "function" not in actions
     assert all(UNNAMED_TOOL not in tools_of(run.tools_used) for run in runs)
+
+
+# Review RFM4 of probe 53 (FRFM4): the JVM's test runs and the runners' closing words where no exit code was kept.
+
+_GRADLE_OK = "BUILD SUCCESSFUL in 4s\n5 actionable tasks: 2 executed, 3 up-to-date\n"
+
+
+@pytest.mark.parametrize("command", [
+    "./gradlew build -x test", "gradle build --exclude-task test", "./gradlew check -x test", "./gradlew testClasses",
+    "./gradlew dependencies --configuration testRuntimeClasspath", "./gradlew help --task test",
+    "./gradlew test --dry-run", "mvn -pl test-utils -am install -DskipTests", "mvn -f testing/pom.xml package -DskipTests",
+    "mvn -B -Dmaven.test.skip=true verify", "mvn checkstyle:check", "mvn spotless:check", "mvn dependency:tree"])
+def test_a_maven_or_gradle_command_that_runs_no_test_does_not_verify_a_run_whose_tests_failed(command: str) -> None:
+    """A word ``test`` of Maven's or Gradle's was taken for the task that runs the tests wherever it stood: as an
+    option's value (``-x test``, ``--configuration testRuntimeClasspath``, ``-pl test-utils``), in another task's name
+    (``testClasses``) or another plugin's goal (``spotless:check``), with the tests skipped (``-DskipTests``,
+    ``--dry-run``). Such a command after a failed ``./gradlew test`` was the run's last test run, and its ``BUILD
+    SUCCESSFUL`` verified the run. Gradle's real failed test run (``gradle-fail.txt``) then the command."""
+    run = Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=0, action="bash", arguments={"command": "./gradlew test"},
+             observation=(RUNNERS / "gradle-fail.txt").read_text()),
+        Step(index=1, action="bash", arguments={"command": command},
+             observation=_GRADLE_OK if "gradle" in command else "[INFO] BUILD SUCCESS\n")])
+    assert not is_test_run(run.steps[1])
+    assert verified(run, reward_at_least=None) is False
+
+
+@pytest.mark.parametrize("command, name, verdict", [
+    ("mvn -B install", "mvn-pass", True), ("mvn -B clean package", "mvn-fail", False),
+    ("./gradlew build", "gradle-fail", False), ("./gradlew test --tests com.x.CalcTest", "gradle-fail", False),
+    ("mvn -Dtest=CalcTest test", "mvn-pass", True)])
+def test_maven_and_gradle_phases_that_run_the_tests_are_test_runs(command: str, name: str, verdict: bool) -> None:
+    """``mvn install`` / ``package`` run surefire's tests before they package (Maven's lifecycle), ``./gradlew build``
+    depends on ``check`` and so on ``test``: test runs, read by their tallies; so a failed ``mvn package`` after a
+    passing ``mvn test`` is the run's last word. Real Maven 3.8.7 / Gradle outputs (``test-runners/SOURCE.md``)."""
+    run = _run_of(command, (RUNNERS / f"{name}.txt").read_text())
+    assert is_test_run(run.steps[0])
+    assert verified(run, reward_at_least=None) is verdict
+
+
+@pytest.mark.parametrize("output, verdict", [
+    (_GRADLE_OK, False), ("> Task :test NO-SOURCE\n\n" + _GRADLE_OK, False),
+    ("> Task :test UP-TO-DATE\n\n" + _GRADLE_OK, True)])
+def test_gradles_build_successful_is_a_pass_only_where_a_test_task_ran(output: str, verdict: bool) -> None:
+    """``BUILD SUCCESSFUL`` ends every Gradle build that did not fail, one whose test task found no tests
+    (``NO-SOURCE``) too: it says the tests passed only under a test task's line (``gradle-pass.txt``'s ``> Task
+    :app:testDebugUnitTest``; up to date: they passed on these inputs before)."""
+    assert verified(_run_of("./gradlew test", output), reward_at_least=None) is verdict
+
+
+@pytest.mark.parametrize("name, error", [
+    ("mvn-fail-resume", "org.opentest4j.AssertionFailedError: expected: <4> but was: <0>"),
+    ("gradle9-fail", "Execution failed for task ':generateGitProperties'."),
+    ("gradle-fail-cc", "Cannot resolve service by type for type 'BaseCountingService' when there are two or more "
+                       "instances. Please also provide a service name. Instances found: altCountingService: "
+                       "SubCountingService2, countingService: SubCountingService1."),
+    ("bun-fail-error", "error: Cannot find module './qualityProfiles' from"),
+    ("rspec-error-outside", "NameError: uninitialized constant Matrices")])
+def test_a_failed_jvm_bun_or_rspec_run_ending_on_more_words_reads_failed(name: str, error: str, tmp_path: Path) -> None:
+    """Where no exit code was kept (a Gemini CLI stream), the words a failed run ends on were read only as their
+    plainest form: Maven's multi-module failure ends after its ``[Help 1]`` link on ``mvn <args> -rf :core``, Gradle
+    with the configuration cache on ``Configuration cache entry stored.``, Gradle 9 on its deprecation notice and
+    tasks line after ``BUILD FAILED``, bun 1.x on `` 1 error`` between `` 1 fail`` and ``Ran 1 test``, RSpec on ``0
+    examples, 0 failures, 1 error occurred outside of examples`` (a spec file that did not load): each a step without
+    error. Real outputs (``test-runners/SOURCE.md``)."""
+    assert _gemini_shell_error((RUNNERS / f"{name}.txt").read_text(), tmp_path) == error
+
+
+def test_rspecs_coverage_line_after_a_failed_run_and_an_exceptions_message_are_read(tmp_path: Path) -> None:
+    """SimpleCov prints ``Coverage report generated for RSpec to ...`` after RSpec's rerun list, so a failed run with
+    coverage on (most Rails apps) read as no failure; and RSpec's ``NoMethodError:`` was its error without the
+    message under it."""
+    output = (RUNNERS / "rspec-fail.txt").read_text().rstrip("\n") + \
+        "\nCoverage report generated for RSpec to /app/coverage. 120 / 130 LOC (92.31%) covered.\n"
+    assert _gemini_shell_error(output, tmp_path) == "NoMethodError: undefined method `=~' for #<Pathname:0x00005588a608e420>"
+
+
+def test_a_passing_run_that_prints_failed_and_a_count_stays_passed() -> None:
+    """``failed: 1`` on a line of its own was a failure for any runner (Microsoft.Testing.Platform's count, which its
+    ``Test run summary: Failed!`` already says): a ``pytest -s`` whose code printed its own stats read failed."""
+    output = "stats\n  failed: 1\n  total: 3\n.\n1 passed in 0.01s\n"
+    assert verified(_run_of("pytest -q -s", output), reward_at_least=None)
+
+
+def test_swe_agents_stops_of_the_agent_are_the_ones_chosen() -> None:
+    """``AGENT_STOPS`` is derived from ``actions.STOP_ACTIONS``: a stop added there becomes a verdict on the agent
+    (a failure, not an infrastructure error) unless it is added to ``INFRA_STOPS`` too. Pinned, so that whoever adds
+    one makes that choice where this test fails, not silently."""
+    from trajsearch.ingest.adapters.swe_agent import AGENT_STOPS, INFRA_STOPS, outcome_for
+
+    assert set(AGENT_STOPS) == {"early_exit", "exit_command", "exit_command_timeout", "exit_context", "exit_cost",
+                                "exit_forfeit", "exit_format", "exit_step_limit", "exit_total_execution_time"}
+    assert INFRA_STOPS == {"exit_api", "exit_error"}
+    assert outcome_for("exit_environment_error").value == "infra_error"

@@ -42,17 +42,44 @@ _COMMAND_PARTS = re.compile(r"&&|\|\||;|(?<!\\)\n")
 _REMOVAL = re.compile(r"^\s*(?:rm|rmdir)\b")
 _CD = re.compile(r"^\s*cd\b")
 #: A test runner's command: Python's, JavaScript's (npm / yarn / pnpm / bun scripts, jest, vitest, mocha, tape, Node's
-#: own ``node --test``), Go's, Rust's, Java's, Ruby's, PHP's, .NET's, CMake's, each read by its own tally (``_PASSED``,
-#: ``_FAILED``). Maven's and Gradle's as their wrappers too (``./mvnw``, ``./gradlew``, as most projects run them),
-#: with options before the phase or task that runs the tests (``mvn -B -q test``, ``./gradlew :app:testDebugUnitTest``,
-#: ``check``, ``verify``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
-#: part runs (:func:`is_test_run`).
+#: own ``node --test``), Go's, Rust's, Ruby's, PHP's, .NET's, CMake's, each read by its own tally (``_PASSED``,
+#: ``_FAILED``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
+#: part runs (:func:`is_test_run`). Maven's and Gradle's (``_JVM_TOOL``) are read by their goals and tasks instead
+#: (:func:`_jvm_runs_tests`): a word ``test`` of theirs may be an option's value (``-x test``).
 _TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|node\s+--test|"
     r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|"
-    r"(?:mvnw?|gradlew?)(?:\.cmd|\.bat)?\s+(?:[^\n;&|]*?\s)?(?::?[\w-]+:)*(?:test\w*|check|verify)|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
 )
+#: Maven and Gradle, as their wrappers too (``./mvnw``, ``./gradlew``, as most projects run them): a program's name.
+_JVM_TOOL = re.compile(r"(?:mvnw?|gradlew?)(?:\.cmd|\.bat)?")
+_JVM_MENTION = re.compile(rf"(?<![\w.-]){_JVM_TOOL.pattern}\s")
+#: Maven's lifecycle phases that run the tests (surefire's ``test`` and every phase after it: ``mvn package`` /
+#: ``install`` run them first, unless skipped) and the plugin goals that are test runs (``surefire:test``,
+#: ``failsafe:integration-test``; a goal by its plugin's coordinates too). Not ``checkstyle:check``,
+#: ``spotless:check``, ``dependency:tree``: goals of other plugins.
+_MAVEN_TESTS = re.compile(r"(?:test|prepare-package|package|pre-integration-test|integration-test|"
+                          r"post-integration-test|verify|install|deploy)|"
+                          r"(?:[\w.-]+:)*(?:maven-)?(?:surefire|failsafe)(?:-plugin)?(?::[\w.-]+)?:(?:test|integration-test)")
+#: Maven's options that take the next word as their value (``-pl test-utils``, ``-f testing/pom.xml``, ``-D x=y``).
+_MAVEN_VALUED = frozenset({"-pl", "--projects", "-f", "--file", "-D", "--define", "-P", "--activate-profiles", "-s",
+                           "--settings", "-gs", "--global-settings", "-t", "--toolchains", "-rf", "--resume-from",
+                           "-T", "--threads", "-l", "--log-file", "-b", "--builder", "-gt", "--global-toolchains"})
+#: Maven's switches that skip the tests a phase would run.
+_MAVEN_SKIPS = re.compile(r"-D(?:skipTests|maven\.test\.skip(?:\.exec)?)(?:=(?:true)?)?$")
+#: Gradle's tasks that run tests: ``test``, a test task of its own name (``integrationTest``, ``jvmTest``, Android's
+#: ``testDebugUnitTest``, ``connectedAndroidTest``), Kotlin Multiplatform's ``allTests``, and ``check`` / ``build``,
+#: which depend on ``test``; a project's task by its path (``:app:test``). Not ``testClasses``, ``compileTestJava``.
+_GRADLE_TESTS = re.compile(r"(?::?[\w-]+:)*:?(?:test|[a-z]\w*Test|test\w+UnitTest|allTests|check|build|connectedCheck)")
+_GRADLE_TEST_TASK = re.compile(r"(?::?[\w-]+:)*:?(?:test|[a-z]\w*Test|test\w+UnitTest|allTests)")
+#: Gradle's options that take the next word as their value (``-x test``, ``--configuration testRuntimeClasspath``,
+#: ``--task test``, ``--tests com.x.FooTest``).
+_GRADLE_VALUED = frozenset({"-x", "--exclude-task", "--configuration", "--task", "--tests", "-p", "--project-dir",
+                            "-b", "--build-file", "-c", "--settings-file", "-I", "--init-script", "-g",
+                            "--gradle-user-home", "-D", "--system-prop", "-P", "--project-prop", "--max-workers",
+                            "--console", "--warning-mode", "--priority", "--include-build", "-F",
+                            "--dependency-verification", "-M", "--write-verification-metadata",
+                            "--project-cache-dir", "--dependency", "--scan-id"})
 #: Programs that only read, print, search or edit files, or talk to git: a runner's name in their words is a file's or
 #: a pattern's (``grep -n jest package.json``, ``cat .rspec``, ``git commit -m 'fix pytest'``), no test run.
 _NO_RUNNER = _READERS | _SEARCHERS | _READ_ONLY | frozenset({
@@ -68,12 +95,17 @@ _INSTALLS = re.compile(r"^(?:\S*/)?(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|c
 #: none, review RALL-A; the count after anything but a digit: a tool result kept as JSON text reads ``..\\n2
 #: passed``), unittest's ``OK``, the TAP tally of ``node --test`` (``# pass 2``), ctest's ``100%
 #: tests passed``, go's ``ok  pkg``, dotnet's ``Passed!`` / ``Passed: 5``, bun's `` 2 pass``, rspec's ``3 examples, 0
-#: failures``, Maven's (Surefire's) ``Tests run: 2, Failures: 0, Errors: 0`` (``Tests run: 0`` ran none), and Gradle's
-#: ``BUILD SUCCESSFUL`` (its test task prints no tally when every test passed; a failed one fails the build).
+#: failures``, Maven's (Surefire's) ``Tests run: 2, Failures: 0, Errors: 0`` (``Tests run: 0`` ran none). Gradle's
+#: ``BUILD SUCCESSFUL`` is one only under a test task's line (``_GRADLE_TESTED``): its test task prints no tally when
+#: every test passed, but ``BUILD SUCCESSFUL`` ends any build, one whose test task had no tests (``NO-SOURCE``) too.
 _PASSED = re.compile(r"(?<!\d)[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball tests passed\b|"
                      r"(?-i:\bPASSED\b|\bPassed!|\bPassed:\s*[1-9])|\btests? passed\b|"
                      r"^# pass\s+[1-9]\d*$|^\s*[1-9]\d* pass$|\b[1-9]\d* examples?, 0 failures\b|"
-                     r"(?-i:\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b|^BUILD SUCCESSFUL\b)", re.I | re.M)
+                     r"(?-i:\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b)", re.I | re.M)
+_GRADLE_PASSED = re.compile(r"^BUILD SUCCESSFUL\b", re.M)
+#: Gradle's line of a test task that ran (its ``--console=plain`` output, an agent's piped shell): ``> Task :test``,
+#: ``> Task :app:testDebugUnitTest``, up to date or from the build cache (passed before, on the same inputs).
+_GRADLE_TESTED = re.compile(rf"^> Task {_GRADLE_TEST_TASK.pattern}(?: (?:UP-TO-DATE|FROM-CACHE))?$", re.M)
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
 #: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
 #: mocha's summary line ``  1 failing`` (not a test's title that says ``2 failing``), ``FAILED`` (pytest's,
@@ -81,17 +113,19 @@ _PASSED = re.compile(r"(?<!\d)[1-9]\d*\s+(?:passed|passing)\b|\bOK\b(?!\S)|\ball
 #: or ``# SKIP`` directive says it is none (the TAP spec), and ``# fail 1`` (``node --test``, whose ``ok`` lines
 #: pass), phpunit's ``FAILURES!``; go's column-0 ``--- FAIL: TestX`` and ``FAIL`` / ``FAIL\tpkg`` (another package's
 #: ``ok`` line follows a failed one's in ``go test ./...``), dotnet's ``Failed!  - Failed:     1`` and vstest's ``Test
-#: Run Failed.``, bun's `` 1 fail``, rspec's ``3 examples, 1 failure``. A count and its word on one line: not
+#: Run Failed.``, bun's `` 1 fail``, rspec's ``3 examples, 1 failure`` (a spec file that did not load: ``0 examples, 0
+#: failures, 1 error occurred outside of examples``, its count of errors). A count and its word on one line: not
 #: Microsoft.Testing.Platform's passing ``total: 53`` over ``failed: 0``. Maven's (Surefire's) ``Tests run: 2, Failures: 1,
-#: Errors: 0`` and ``BUILD FAILURE`` (Gradle's ``BUILD FAILED`` and ``2 tests completed, 1 failed`` are read above),
-#: Microsoft.Testing.Platform's ``Test run summary: Failed!`` and its ``failed: 1``, and Yarn 1's ``error Command failed
-#: with exit code 1.`` (the script it ran failed).
+#: Errors: 0`` and its own ``[INFO] BUILD FAILURE`` line (Gradle's ``BUILD FAILED`` and ``2 tests completed, 1 failed``
+#: are read above), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``failed: 1`` under it says no
+#: more, and alone may be any program's words: a ``pytest -s`` printing ``  failed: 1``), and Yarn 1's ``error Command
+#: failed with exit code 1.`` (the script it ran failed).
 _FAILED = re.compile(r"\b[1-9]\d*[ \t]+(?:tests?[ \t]+)?(?:failed|errors?)\b|^\s*[1-9]\d* failing$|\bFAILED\b|"
                      r"^not ok\b(?![^\n]*#\s*(?i:todo|skip)\b)|^# fail\s+[1-9]|\bFAILURES!|\bERRORS!|"
                      r"^--- FAIL: |^FAIL(?:[ \t]|$)|^\s*Failed!\s+-\s+Failed:\s+[1-9]|^\s*Test Run Failed\.|"
                      r"^\s*[1-9]\d* fail$|\b\d+ examples?, [1-9]\d* failures?\b|"
-                     r"\bTests run: \d+, (?:Failures: [1-9]|Failures: \d+, Errors: [1-9])|\bBUILD FAILURE\b|"
-                     r"^\s*Test run summary: Failed!|^\s*failed: [1-9]\d*$|^error Command failed with exit code [1-9]", re.M)
+                     r"\bTests run: \d+, (?:Failures: [1-9]|Failures: \d+, Errors: [1-9])|^(?:\[\w+\] )?BUILD FAILURE$|"
+                     r"^\s*Test run summary: Failed!|^error Command failed with exit code [1-9]", re.M)
 #: Words of a crash or a failed test that tell only after the runner's last word of passing: before it they are the
 #: tests' own output, which unittest and ``pytest -s`` print (Python logging's ``ERROR:root:row 17 skipped``, a
 #: ``logger.exception``'s traceback, an app's ``ERROR: ...``); a runner that crashed after, or never got to its
@@ -160,7 +194,8 @@ def is_test_run(step: Step) -> bool:
     command = command_of(step)
     if not command:
         return bool(_TEST_COMMAND.search(step.action or ""))
-    return bool(_TEST_COMMAND.search(command)) and any(_runs_tests(part) for part in _segments(command))
+    return bool(_TEST_COMMAND.search(command) or _JVM_MENTION.search(command)) \
+        and any(_runs_tests(part) for part in _segments(command))
 
 
 def _runs_tests(part: str) -> bool:
@@ -173,7 +208,44 @@ def _runs_tests(part: str) -> bool:
     if words[0].rsplit("/", 1)[-1] in _NO_RUNNER:  # but for the commands it runs: find's -exec, git bisect run
         return any(_runs_tests(" ".join(shlex.quote(w) for w in run)) for run in _commands_run_by(words))
     line = " ".join(words)
-    return bool(_TEST_COMMAND.search(line)) and not _INSTALLS.match(line)
+    if _TEST_COMMAND.search(line):
+        return not _INSTALLS.match(line)
+    jvm = next((at for at, word in enumerate(words) if _JVM_TOOL.fullmatch(word.rsplit("/", 1)[-1])), None)
+    return jvm is not None and _jvm_runs_tests(words[jvm].rsplit("/", 1)[-1], words[jvm + 1:])
+
+
+def _jvm_runs_tests(program: str, args: list[str]) -> bool:
+    """Whether Maven or Gradle run with ``args`` runs tests: a goal or task of its own (a word that is no option nor
+    an option's value, ``_MAVEN_VALUED`` / ``_GRADLE_VALUED``) that runs them (``_MAVEN_TESTS``, ``_GRADLE_TESTS``),
+    and they are not skipped (Maven's ``-DskipTests``; Gradle's ``-x test`` for ``build`` / ``check``, ``--dry-run``).
+    A phase after ``test`` runs the tests first, so ``mvn install`` and ``./gradlew build`` are test runs, read by the
+    tallies they print. Review RFM4 of probe 53: ``./gradlew build -x test``, ``./gradlew dependencies --configuration
+    testRuntimeClasspath``, ``mvn -pl test-utils install -DskipTests`` were test runs, whose ``BUILD SUCCESSFUL``
+    verified a run whose last real test run failed."""
+    maven = program.startswith("mvn")
+    valued = _MAVEN_VALUED if maven else _GRADLE_VALUED
+    goals, excluded, skipped = [], [], False
+    it = iter(args)
+    for word in it:
+        if word in valued:
+            value = next(it, "")
+            if word in ("-x", "--exclude-task"):
+                excluded.append(value)
+            elif maven and word in ("-D", "--define"):
+                skipped = skipped or bool(_MAVEN_SKIPS.match(f"-D{value}"))
+        elif word.startswith("-"):
+            skipped = skipped or bool(_MAVEN_SKIPS.match(word) if maven else word in ("--dry-run", "-m"))
+            if not maven and word.startswith("--exclude-task="):
+                excluded.append(word.split("=", 1)[1])
+        else:
+            goals.append(word)
+    if skipped:
+        return False
+    if maven:
+        return any(_MAVEN_TESTS.fullmatch(goal) for goal in goals)
+    if any(_GRADLE_TEST_TASK.fullmatch(task) for task in excluded):  # ``build -x test``: no test task is left
+        goals = [goal for goal in goals if _GRADLE_TEST_TASK.fullmatch(goal) and goal not in excluded]
+    return any(_GRADLE_TESTS.fullmatch(goal) for goal in goals)
 
 
 def _commands_run_by(words: list[str]) -> list[list[str]]:
@@ -225,9 +297,10 @@ def passed(step: Step) -> bool:
     """A test run that passed: no error, a word of passing (``_PASSED``), no tally of failures (``_FAILED``), and no
     crash after its last word of passing (``_CRASHED``)."""
     output = strip_terminal_codes(step.observation or "").replace("\r\n", "\n")  # a terminal's (a pty's) lines
-    verdicts = list(_PASSED.finditer(output))
-    return not step.error and bool(verdicts) and not _FAILED.search(output) \
-        and not _CRASHED.search(output, verdicts[-1].end())
+    ends = [found.end() for found in _PASSED.finditer(output)]
+    if _GRADLE_TESTED.search(output):
+        ends += [found.end() for found in _GRADLE_PASSED.finditer(output)]
+    return not step.error and bool(ends) and not _FAILED.search(output) and not _CRASHED.search(output, max(ends))
 
 
 def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:

@@ -603,12 +603,14 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: Vitest's ``Tests  1 failed | 1 passed (2)`` / ``Test Files  1 failed (1)``, the TAP tally of ``node --test`` (``#
 #: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+). And the other
 #: runners' closing tallies of the same kind: bun's `` 1 fail`` (its ``expect() calls`` and ``Ran N tests across M
-#: files.`` after it), RSpec's ``3 examples, 1 failure`` (its ``Failed examples:`` rerun list after it), ``dotnet
+#: files.`` after it), RSpec's ``3 examples, 1 failure`` or, where a spec file did not load, ``0 examples, 0 failures,
+#: 1 error occurred outside of examples`` (its ``Failed examples:`` rerun list after it), ``dotnet
 #: test``'s ``Failed!  - Failed:     1, Passed: ...`` (.NET 5+ vstest), ``Test Run Failed.`` (its counts after it, .NET
 #: Core 3), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it), and
 #: PHPUnit's ``Tests: 2, Assertions: 2, Failures: 1.`` (``Errors: 1``), under its ``FAILURES!`` / ``ERRORS!``.
 _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
-                            r"^[1-9]\d* fail$|^\d+ examples?, [1-9]\d* failures?\b|^Failed!\s+-\s+Failed:\s+[1-9]|"
+                            r"^[1-9]\d* fail$|^\d+ examples?, (?:[1-9]\d* failures?\b|\d+ failures?, [1-9]\d* errors? occurred outside of examples$)|"
+                            r"^Failed!\s+-\s+Failed:\s+[1-9]|"
                             r"^Test Run Failed\.$|^Test run summary: Failed!|"
                             r"^Tests: \d+, Assertions: \d+(?:, \w+: \d+)*?, (?:Errors|Failures): [1-9]")
 #: Microsoft.Testing.Platform's line of a failed test (``failed Tests.Calc.Adds (33ms)``), its message under it.
@@ -619,14 +621,15 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: The lines of those summaries that may follow that count: Jest's ``Tests: 2 passed, 2 total`` (under a failed
 #: suite's count), ``Snapshots:`` / ``Time:`` / ``Ran all test suites.``, Vitest's ``Tests  2 passed (2)``, ``Start
 #: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
-#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's ``1000 expect()
-#: calls`` and ``Ran 1001 tests across 2 files.``, RSpec's rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 #
-#: ...``, ``Randomized with seed 1234``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
+#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's `` 1 error``
+#: (bun 1.x: errors thrown between tests), ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
+#: rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 # ...``, ``Randomized with seed 1234``) and SimpleCov's line
+#: after it (``Coverage report generated for RSpec to /app/coverage. ...``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
 #: Microsoft.Testing.Platform's (``total: 5``, ``failed: 1``, ``duration: 705ms``, a module's ``X.dll (net9.0|x64) ...``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
                              r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
                              rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
-                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*)$|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
+                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|^Coverage report generated for \S.* to \S|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
                              r"^Failed examples:$|^rspec \S+ # |^Randomized with seed \d+$|"
                              r"^(?:Total tests|Passed|Failed|Skipped|Not Run|Total time): [\d.]+(?: \w+)?$|"
                              r"^(?:total|failed|succeeded|skipped|error|duration): \S.*$|^\S.*\.dll \(.*\)(?: .*)?$")
@@ -659,8 +662,11 @@ def _runner_failed(raw: list[str]) -> str | None:
         if found := _RUNNER_FAILED.match(line.strip()):
             if found.group(0).startswith("Test run summary:"):  # Microsoft.Testing.Platform: its first failed test
                 return next((short(ln.strip()) for ln in raw if _MTP_TEST_FAILED.match(ln)), None) or short(line.strip())
+            if found.group(0).startswith(("Test Run Failed", "Failed!")) and (said := _vstest_failure(raw)):
+                return said
             if not found.group(0).startswith("# fail"):
-                return decisive_line("\n".join(raw), last_line=False) or short(line.strip())
+                said = decisive_line("\n".join(raw), last_line=False)
+                return _with_indented_message(raw, said) if said else short(line.strip())
             return _tap_failure(raw) or short(line.strip())
         if not _RUNNER_SUMMARY.match(line.strip()):
             return None
@@ -677,12 +683,27 @@ _GO_TEST_FAILED = re.compile(r"^--- FAIL: \S")
 #: Maven's last line of a failed build, its link to the wiki page of the failure's kind (``[ERROR] [Help 1]
 #: http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException``): printed after ``BUILD FAILURE`` and
 #: the goal that failed (``There are test failures.``), with ``-q`` too; it exits 1.
-_MAVEN_FAILED_END = re.compile(r"^\[ERROR\] \[Help 1\] https?://cwiki\.apache\.org/")
+_MAVEN_FAILED_END = re.compile(r"^\[ERROR\] (?:\[Help 1\] )?https?://cwiki\.apache\.org/")
+#: What Maven prints after that link where a module of several failed (``MavenCli.logBuildResumeHint``): a blank
+#: ``[ERROR]``, ``After correcting the problems, you can resume the build with the command`` and ``  mvn <args> -rf
+#: :core`` (``<goals>`` before Maven 3.6).
+_MAVEN_AFTER = re.compile(r"^\[ERROR\](?:\s*|\s+After correcting the problems, you can resume the build with the "
+                          r"command|\s+mvn \S.*)$")
 #: Gradle's closing word on a failed build (``BUILD FAILED in 3s``; before Gradle 4, ``BUILD FAILED`` alone) and
-#: what it may print under it (the count of tasks; before Gradle 4, ``Total time: 12.361 secs``).
+#: what it may print under it: the count of tasks (before Gradle 4, ``Total time: 12.361 secs``), the configuration
+#: cache's word (``Configuration cache entry stored.`` / ``reused.`` / ``discarded with 2 problems.``), and, Gradle 9,
+#: its deprecation notice (``Deprecated Gradle features were used in this build, making it incompatible with Gradle
+#: 10.``, ``You can use '--warning-mode all' ...``, ``For more on this, please refer to https://docs.gradle.org/...``).
 _GRADLE_FAILED = re.compile(r"^BUILD FAILED(?: in \S.*)?$")
-_GRADLE_TASKS = re.compile(r"^\d+ actionable tasks?: |^Total time: [\d.]+ secs$")
+_GRADLE_TASKS = re.compile(r"^\d+ actionable tasks?: |^Total time: [\d.]+ secs$|^Configuration cache entry \w+\b.*\.$|"
+                           r"^Deprecated Gradle features were used in this build\b|^You can use '--warning-mode all' |"
+                           r"^For more on this, please refer to https://docs\.gradle\.org/\S+ in the Gradle documentation\.$")
+#: Gradle's report of a failure, after the build's own output (a compiler's errors, a test's exception): its
+#: ``FAILURE: Build failed with an exception.`` and ``* What went wrong:`` over what failed (``Execution failed for
+#: task ':compileJava'.``), which says it where the output above says nothing (Gradle 9 prints ``BUILD FAILED`` under
+#: it, which is no message).
 _GRADLE_WRONG = re.compile(r"^\* What went wrong:$")
+_GRADLE_FAILURE = re.compile(r"^FAILURE: Build (?:failed with an exception|completed with \d+ failures?)\.$")
 #: Yarn 1's closing words on a script that failed (``yarn test``, ``yarn build``): ``error Command failed with exit
 #: code 1.`` on stderr and ``info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.`` on
 #: stdout, in that order or the other (two streams), or the second alone where stderr was not kept; yarn prints them
@@ -707,7 +728,8 @@ def _build_failed(raw: list[str]) -> str | None:
     last = raw[-1].strip()
     if _YARN_VISIT.match(last) or _YARN_FAILED.match(last):
         script = [line for line in raw if not (_YARN_VISIT.match(line.strip()) or _YARN_FAILED.match(line.strip()))]
-        said = next((line.strip() for line in raw if _YARN_FAILED.match(line.strip())), "yarn: the script failed")
+        said = next((line.strip() for line in raw if _YARN_FAILED.match(line.strip())), None) \
+            or next((line.strip() for line in reversed(script) if line.startswith("error ")), "yarn: the script failed")
         return (ended_failing("\n".join(script)) if script else None) or short(said)
     if _GO_FAIL_END.match(last) and any(_GO_TEST_FAILED.match(line) or _GO_PACKAGE_FAILED.match(line) for line in raw):
         return _go_failure(raw) or decisive_line(text, last_line=False) or short(last)
@@ -716,15 +738,49 @@ def _build_failed(raw: list[str]) -> str | None:
         end -= 1
     if _CTEST_FAILED.match(raw[end - 1].strip()):
         return next((short(line.strip()) for line in reversed(raw) if _CTEST_TALLY.match(line.strip())), short(last))
-    if _MAVEN_FAILED_END.match(last):
-        return decisive_line(text, last_line=False) or short(last)
-    end = len(raw) - 1 if len(raw) > 1 and _GRADLE_TASKS.match(last) else len(raw)
+    end = len(raw)
+    while end > 1 and _MAVEN_AFTER.match(raw[end - 1].strip()):
+        end -= 1
+    if _MAVEN_FAILED_END.match(raw[end - 1].strip()):
+        return decisive_line(text, last_line=False) or short(raw[end - 1].strip())
+    end = len(raw)
+    while end > 1 and _GRADLE_TASKS.match(raw[end - 1].strip()):
+        end -= 1
     if _GRADLE_FAILED.match(raw[end - 1].strip()):
         tally = next((line.strip() for line in reversed(raw) if re.match(r"\s*\d+ tests? completed, [1-9]\d* failed", line)),
                      None)
-        wrong = next((raw[n + 1].strip() for n, line in enumerate(raw[:-1]) if _GRADLE_WRONG.match(line.strip())), None)
-        return short(tally or decisive_line(text, last_line=False) or wrong or raw[end - 1].strip())
+        at = next((n for n, line in enumerate(raw[:-1]) if _GRADLE_WRONG.match(line.strip())), None)
+        wrong = raw[at + 1].strip() if at is not None else None
+        before = [line for line in raw[:at] if not _GRADLE_FAILURE.match(line.strip())]  # the build's own output
+        return short(tally or decisive_line("\n".join(before), last_line=False) or wrong or raw[end - 1].strip())
     return None
+
+
+def _with_indented_message(raw: list[str], said: str) -> str:
+    """``said`` and, where it is an exception's class alone (``_BARE_EXC``), the message RSpec prints indented under
+    it (``NoMethodError:`` over ``  undefined method `=~' for ...``): a message on a line indented no further is none
+    of its (a prompt, other output)."""
+    if not _BARE_EXC.match(said):
+        return said
+    for at, line in enumerate(raw[:-1]):
+        if line.strip() == said:
+            below = raw[at + 1]
+            indent = len(line) - len(line.lstrip())
+            if len(below) - len(below.lstrip()) > indent and not below.lstrip().startswith("# "):
+                return short(f"{said} {below.strip()}")
+            break
+    return said
+
+
+def _vstest_failure(raw: list[str]) -> str | None:
+    """vstest's first failed test (``  Failed Tests.CalcTests.Adds [5 ms]``; .NET Core 3's ``  X CalcTests.Adds
+    [5ms]``) and its message, the line under its ``  Error Message:``: ``Failed Tests.CalcTests.Adds [5 ms]:
+    Assert.Equal() Failure``, rather than the count ``Failed: 1`` that .NET Core 3's summary ends on."""
+    at = next((n for n, line in enumerate(raw) if line.strip() == "Error Message:"), None)
+    if at is None or at + 1 >= len(raw):
+        return None
+    message = raw[at + 1].strip()
+    return short(f"{raw[at - 1].strip()}: {message}" if at else message)
 
 
 def _go_failure(raw: list[str]) -> str | None:
@@ -771,12 +827,17 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
     that is one only a failed command ends on (``_FAILED_LAST_LINE``); a failed pytest session's tally
-    (``_PYTEST_FAILED``) or a JavaScript runner's summary of failed tests (:func:`_runner_failed`), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's ``***``,
-    pip's ``ERROR:``, Node's version line after a stack) or a compiler's error diagnostics (:func:`_compiler_failed`),
-    read as any failed output is (:func:`decisive_line`: an exception its report names, else the tally itself, as a
-    test runner's tally ranks above a bare ``FAILED test - assert ...``); or the exception line of a
-    Python traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier
-    commands' lines, and a line in the middle may be a file's or a log's text.
+    (``_PYTEST_FAILED``), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's
+    ``***``, pip's ``ERROR:``, tsc's / mypy's ``Found 1 error``, Node's version line after a stack) or a compiler's
+    error diagnostics (:func:`_compiler_failed`); a test runner's closing summary of failed tests
+    (:func:`_runner_failed`: Jest, Vitest, Mocha, ``node --test`` and tape's TAP, bun, RSpec, PHPUnit, ``dotnet
+    test``'s vstest and Microsoft.Testing.Platform), or a build tool's or runner's last words of failure
+    (:func:`_build_failed`: ``go test``'s ``FAIL``, CTest's, Maven's ``[Help 1]`` link, Gradle's ``BUILD FAILED``,
+    Yarn 1's on a failed script); each read as any failed output is (:func:`decisive_line`: an exception its report
+    names, else the tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); or the
+    exception line of a Python traceback that ends it (the program died of it). Only the end counts: a terminal
+    screen keeps earlier commands' lines, and a line in the middle may be a file's or a log's text. A failed ``cargo
+    test`` ends on its own ``error: test failed, to rerun pass ...`` (``_FAILED_TAIL``).
 
     ``printer``: the program of a command known only to print files or logs (``tail -n 5 app.log``, ``grep x app.log
     | tail``: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a logged
