@@ -138,7 +138,8 @@ def test_a_maven_or_gradle_command_that_runs_no_test_does_not_verify_a_run_whose
 @pytest.mark.parametrize("command, name, verdict", [
     ("mvn -B install", "mvn-pass", True), ("mvn -B clean package", "mvn-fail", False),
     ("./gradlew build", "gradle-fail", False), ("./gradlew test --tests com.x.CalcTest", "gradle-fail", False),
-    ("mvn -Dtest=CalcTest test", "mvn-pass", True)])
+    ("mvn -Dtest=CalcTest test", "mvn-pass", True), ("bash -c 'cd app && ./gradlew test'", "gradle-fail", False),
+    ("docker exec app mvn -B verify", "mvn-pass", True)])
 def test_maven_and_gradle_phases_that_run_the_tests_are_test_runs(command: str, name: str, verdict: bool) -> None:
     """``mvn install`` / ``package`` run surefire's tests before they package (Maven's lifecycle), ``./gradlew build``
     depends on ``check`` and so on ``test``: test runs, read by their tallies; so a failed ``mvn package`` after a
@@ -202,3 +203,11 @@ def test_swe_agents_stops_of_the_agent_are_the_ones_chosen() -> None:
                                 "exit_forfeit", "exit_format", "exit_step_limit", "exit_total_execution_time"}
     assert INFRA_STOPS == {"exit_api", "exit_error"}
     assert outcome_for("exit_environment_error").value == "infra_error"
+
+
+def test_yarns_own_error_is_the_error_of_a_yarn_command_that_ran_no_script(tmp_path: Path) -> None:
+    """Yarn 1 ends on ``info Visit https://yarnpkg.com/...`` after its own ``error ...`` too, with no ``error Command
+    failed`` where no script ran (``yarn test`` with no ``test`` script): the step's error was a made-up ``yarn: the
+    script failed``, not yarn's words. A real Yarn 1.15.2 output (``test-runners/SOURCE.md``)."""
+    output = (RUNNERS / "yarn-no-script.txt").read_text()
+    assert _gemini_shell_error(output, tmp_path) == 'error Command "test" not found.'

@@ -211,7 +211,10 @@ def _runs_tests(part: str) -> bool:
     if _TEST_COMMAND.search(line):
         return not _INSTALLS.match(line)
     jvm = next((at for at, word in enumerate(words) if _JVM_TOOL.fullmatch(word.rsplit("/", 1)[-1])), None)
-    return jvm is not None and _jvm_runs_tests(words[jvm].rsplit("/", 1)[-1], words[jvm + 1:])
+    if jvm is not None:  # run as it is or by another program (``docker exec app mvn test``, ``xvfb-run ./gradlew``)
+        return _jvm_runs_tests(words[jvm].rsplit("/", 1)[-1], words[jvm + 1:])
+    return any(_runs_tests(inner) for word in words[1:] if _JVM_MENTION.search(f"{word} ")  # ``sh -c './gradlew test'``
+               for inner in _segments(word))
 
 
 def _jvm_runs_tests(program: str, args: list[str]) -> bool:
