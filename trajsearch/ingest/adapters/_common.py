@@ -624,12 +624,13 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's `` 1 error``
 #: (bun 1.x: errors thrown between tests), ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
 #: rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 # ...``, ``Randomized with seed 1234``) and SimpleCov's line
-#: after it (``Coverage report generated for RSpec to /app/coverage. ...``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
+#: after it (``Coverage report generated for RSpec to /app/coverage. 120 / 130 LOC (92.31%) covered.``; 0.22's
+#: ``... to /app/coverage.`` and ``Line Coverage: 98.27% (910 / 926)``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
 #: Microsoft.Testing.Platform's (``total: 5``, ``failed: 1``, ``duration: 705ms``, a module's ``X.dll (net9.0|x64) ...``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
                              r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
                              rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
-                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|^Coverage report generated for \S.* to \S|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
+                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|^Coverage report generated for \S.* to \S|^(?:Line|Branch) Coverage: [\d.]+% \(\d+ / \d+\)$|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
                              r"^Failed examples:$|^rspec \S+ # |^Randomized with seed \d+$|"
                              r"^(?:Total tests|Passed|Failed|Skipped|Not Run|Total time): [\d.]+(?: \w+)?$|"
                              r"^(?:total|failed|succeeded|skipped|error|duration): \S.*$|^\S.*\.dll \(.*\)(?: .*)?$")
