@@ -118,7 +118,8 @@ _GRADLE_OK = "BUILD SUCCESSFUL in 4s\n5 actionable tasks: 2 executed, 3 up-to-da
 @pytest.mark.parametrize("command", [
     "./gradlew build -x test", "gradle build --exclude-task test", "./gradlew check -x test", "./gradlew testClasses",
     "./gradlew dependencies --configuration testRuntimeClasspath", "./gradlew help --task test",
-    "./gradlew test --dry-run", "mvn -pl test-utils -am install -DskipTests", "mvn -f testing/pom.xml package -DskipTests",
+    "./gradlew test --dry-run", "mvn -pl test-utils -am install -DskipTests",
+    "mvn -f testing/pom.xml package -DskipTests",
     "mvn -B -Dmaven.test.skip=true verify", "mvn checkstyle:check", "mvn spotless:check", "mvn dependency:tree"])
 def test_a_maven_or_gradle_command_that_runs_no_test_does_not_verify_a_run_whose_tests_failed(command: str) -> None:
     """A word ``test`` of Maven's or Gradle's was taken for the task that runs the tests wherever it stood: as an
@@ -187,7 +188,8 @@ def test_rspecs_coverage_line_after_a_failed_run_and_an_exceptions_message_are_r
     RSpec's ``NoMethodError:`` was its error without the message under it. SimpleCov's lines as its users quote them
     (``test-runners/SOURCE.md``)."""
     output = (RUNNERS / "rspec-fail.txt").read_text().rstrip("\n") + f"\n{coverage}\n"
-    assert _gemini_shell_error(output, tmp_path) == "NoMethodError: undefined method `=~' for #<Pathname:0x00005588a608e420>"
+    expected = "NoMethodError: undefined method `=~' for #<Pathname:0x00005588a608e420>"
+    assert _gemini_shell_error(output, tmp_path) == expected
 
 
 def test_a_passing_run_that_prints_failed_and_a_count_stays_passed() -> None:

@@ -60,7 +60,8 @@ _JVM_MENTION = re.compile(rf"(?<![\w.-]){_JVM_TOOL.pattern}\s")
 #: ``spotless:check``, ``dependency:tree``: goals of other plugins.
 _MAVEN_TESTS = re.compile(r"(?:test|prepare-package|package|pre-integration-test|integration-test|"
                           r"post-integration-test|verify|install|deploy)|"
-                          r"(?:[\w.-]+:)*(?:maven-)?(?:surefire|failsafe)(?:-plugin)?(?::[\w.-]+)?:(?:test|integration-test)")
+                          r"(?:[\w.-]+:)*(?:maven-)?(?:surefire|failsafe)(?:-plugin)?(?::[\w.-]+)?:"
+                          r"(?:test|integration-test)")
 #: Maven's options that take the next word as their value (``-pl test-utils``, ``-f testing/pom.xml``, ``-D x=y``).
 _MAVEN_VALUED = frozenset({"-pl", "--projects", "-f", "--file", "-D", "--define", "-P", "--activate-profiles", "-s",
                            "--settings", "-gs", "--global-settings", "-t", "--toolchains", "-rf", "--resume-from",

@@ -609,7 +609,8 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: Core 3), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it), and
 #: PHPUnit's ``Tests: 2, Assertions: 2, Failures: 1.`` (``Errors: 1``), under its ``FAILURES!`` / ``ERRORS!``.
 _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
-                            r"^[1-9]\d* fail$|^\d+ examples?, (?:[1-9]\d* failures?\b|\d+ failures?, [1-9]\d* errors? occurred outside of examples$)|"
+                            r"^[1-9]\d* fail$|^\d+ examples?, (?:[1-9]\d* failures?\b|"
+                            r"\d+ failures?, [1-9]\d* errors? occurred outside of examples$)|"
                             r"^Failed!\s+-\s+Failed:\s+[1-9]|"
                             r"^Test Run Failed\.$|^Test run summary: Failed!|"
                             r"^Tests: \d+, Assertions: \d+(?:, \w+: \d+)*?, (?:Errors|Failures): [1-9]")
@@ -625,12 +626,16 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: (bun 1.x: errors thrown between tests), ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
 #: rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 # ...``, ``Randomized with seed 1234``) and SimpleCov's line
 #: after it (``Coverage report generated for RSpec to /app/coverage. 120 / 130 LOC (92.31%) covered.``; 0.22's
-#: ``... to /app/coverage.`` and ``Line Coverage: 98.27% (910 / 926)``), vstest's counts (``Total tests: 8``, ``Failed: 3``, ``Total time: 1.3 Seconds``),
+#: ``... to /app/coverage.`` and ``Line Coverage: 98.27% (910 / 926)``), vstest's counts (``Total tests: 8``,
+#: ``Failed: 3``, ``Total time: 1.3 Seconds``),
 #: Microsoft.Testing.Platform's (``total: 5``, ``failed: 1``, ``duration: 705ms``, a module's ``X.dll (net9.0|x64) ...``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
                              r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
                              rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
-                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|^Coverage report generated for \S.* to \S|^(?:Line|Branch) Coverage: [\d.]+% \(\d+ / \d+\)$|^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
+                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|"
+                             r"^Coverage report generated for \S.* to \S|"
+                             r"^(?:Line|Branch) Coverage: [\d.]+% \(\d+ / \d+\)$|"
+                             r"^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"
                              r"^Failed examples:$|^rspec \S+ # |^Randomized with seed \d+$|"
                              r"^(?:Total tests|Passed|Failed|Skipped|Not Run|Total time): [\d.]+(?: \w+)?$|"
                              r"^(?:total|failed|succeeded|skipped|error|duration): \S.*$|^\S.*\.dll \(.*\)(?: .*)?$")
@@ -698,7 +703,8 @@ _MAVEN_AFTER = re.compile(r"^\[ERROR\](?:\s*|\s+After correcting the problems, y
 _GRADLE_FAILED = re.compile(r"^BUILD FAILED(?: in \S.*)?$")
 _GRADLE_TASKS = re.compile(r"^\d+ actionable tasks?: |^Total time: [\d.]+ secs$|^Configuration cache entry \w+\b.*\.$|"
                            r"^Deprecated Gradle features were used in this build\b|^You can use '--warning-mode all' |"
-                           r"^For more on this, please refer to https://docs\.gradle\.org/\S+ in the Gradle documentation\.$")
+                           r"^For more on this, please refer to https://docs\.gradle\.org/\S+ in the Gradle "
+                           r"documentation\.$")
 #: Gradle's report of a failure, after the build's own output (a compiler's errors, a test's exception): its
 #: ``FAILURE: Build failed with an exception.`` and ``* What went wrong:`` over what failed (``Execution failed for
 #: task ':compileJava'.``), which says it where the output above says nothing (Gradle 9 prints ``BUILD FAILED`` under
