@@ -174,23 +174,3 @@ def test_records_that_open_otherwise_after_an_out_of_step_one_are_said_not_read(
     parsed = list(read_dump(dump, tenant="acme"))
     assert [p.position for p in parsed] == ["record 1", "record 2", "record 3"]
     assert parsed[2].error.startswith("records after record 2 could not be told apart: not read (")
-
-
-def test_records_after_a_windows_path_in_jq_output_are_read(tmp_path: Path) -> None:
-    """Bug: ``jq . runs.jsonl > runs.json`` (pretty-printed objects one after another), one run holding
-    ``"cwd": "C:\\work\\"``: every record after it was lost under one "could not be told apart: not read". They are
-    read from the next record that opens at a line's start as the first does; where none does, one error says so."""
-    runs = _runs(5)
-    runs[1]["metadata"] = {"cwd": "CWD", "nested": {**runs[0], "steps": []}}
-    dump = tmp_path / "runs.json"
-    dump.write_text("\n".join(json.dumps(run, indent=2) for run in runs).replace('"CWD"', '"C:\\work\\"'))
-    parsed = list(read_dump(dump, tenant="acme"))
-    assert [(p.position, p.trajectory.trajectory_id if p.ok else None) for p in parsed] == [
-        ("record 1", "ops-bot/run-0"), ("record 2", None), ("record 3", "ops-bot/run-2"),
-        ("record 4", "ops-bot/run-3"), ("record 5", "ops-bot/run-4")]
-
-    dump.write_text("\n".join(json.dumps(run, indent=2) for run in runs[:2]).replace('"CWD"', '"C:\\work\\"') + "\n"
-                    + "\n".join(json.dumps({"task": run["task"], **run}, indent=2) for run in runs[2:]))
-    parsed = list(read_dump(dump, tenant="acme"))
-    assert [p.position for p in parsed] == ["record 1", "record 2", "record 3"]
-    assert parsed[2].error.startswith("records after record 2 could not be told apart: not read (")

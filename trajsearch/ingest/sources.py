@@ -39,7 +39,7 @@ import sys
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Generator, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import ijson
 
@@ -593,55 +593,17 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
     if error is not None:
         yield "file", None, error, None
         return
-    first = 1
-    while text is not None:
-        text, first = yield from _loaded(text, first)
-
-
-def _loaded(text: str, first: int) -> Generator[Record, None, tuple[str | None, int]]:
-    """The records of ``text`` (see :func:`loaded_values`), numbered from ``first``. Returns the text after a record
-    whose quotes put the scanner out of step (a Windows path ``"C:\\work\\"``) from the next record that opens as
-    the first does at the start of a line (``jq .``'s and ``indent=``'s records do), and its number; else None.
-    Every record after such a record was lost (probe 53, NC4)."""
-    for number, (value, exc) in enumerate(_values(text), first):
+    for number, (value, exc) in enumerate(_values(text or ""), 1):
         if exc is None:
             yield f"record {number}", value, None, None
             continue
         reason = exc if isinstance(exc, str) else json_error(exc)
         yield ("file" if number == 1 else f"record {number}"), None, reason, None
-        starts: list[int] = []
-        data = text.encode()
-        texts = _located(value_texts(io.BytesIO(data), open_arrays=False), data, starts)
-        for later, value, error in told_apart(texts, number - first, first=number):
-            if error is not None and error.startswith(_NOT_TOLD_APART_START):
-                if (at := _next_top_level(data, starts[-1] + 1)) is None:
-                    yield f"record {later}", None, error, None
-                    return None, 0
-                return data[at:].decode(), later
+        texts = value_texts(io.BytesIO((text or "").encode()), open_arrays=False)
+        for later, value, error in told_apart(texts, number - 1):
             if later > number:  # the bad one is said above, in the words of the parser that read the whole text
                 yield f"record {later}", value, error, None
-        return None, 0
-    return None, 0
-
-
-def _located(texts: Iterator[bytes], data: bytes, starts: list[int]) -> Iterator[bytes]:
-    """``texts`` (:func:`value_texts` of ``data``), where each starts in ``data`` appended to ``starts``."""
-    pos = 0
-    for text in texts:
-        at = data.find(text, pos)
-        starts.append(at)
-        pos = at + len(text) if at >= 0 else pos
-        yield text
-
-
-def _next_top_level(data: bytes, begun: int) -> int | None:
-    """Where the first value of ``data`` after byte ``begun`` starts that opens at the start of a line as the first
-    value of ``data`` does (its ``{``, the space in it, its first key: :data:`_OPENING`), else None."""
-    opening = _OPENING.match(data.lstrip(_SPACE).removeprefix(codecs.BOM_UTF8).lstrip(_SPACE))
-    if opening is None:
-        return None
-    found = re.compile(rb"\n" + re.escape(opening.group())).search(data, begun)
-    return None if found is None else found.start() + 1
+        return
 
 
 #: The temporary folders of ``read.Streams`` (a stream's copy: ``<prefix><host>-<pid>-<random>/stream-<n>/<name>``):
