@@ -272,14 +272,13 @@ def test_an_array_saved_with_a_bom_keeps_the_records_after_a_bad_one(tmp_path: P
                               ("record 4", None, "malformed JSON: cut short: the record ends inside its JSON value")]
 
 
-def test_a_windows_path_ending_in_a_backslash_costs_its_record_alone(tmp_path: Path) -> None:
+def test_a_windows_path_ending_in_a_backslash_stops_the_read_with_one_clear_error(tmp_path: Path) -> None:
     """Bug (review RNC3, D2): a hand-edited array whose record 2 holds ``"cwd": "C:\\work\\"`` (the path pasted as
     Explorer shows it): its last backslash escapes the closing quote, so the string runs on and every quote after it
     is out of step. Where it stood last in its object, the records after it were read as one (2 runs lost, said as
     one bad record); where a key followed, every inner message was read as a record (dozens of "missing field
-    'task_id'"). It gives no fragments; since probe 53 (NC4) the records after it are read from the next one that
-    opens as the first record does (test_probe53_newcomer), where they were said not to be read. A bad escape
-    elsewhere (``C:\\Users``, no backslash before a quote) still costs its record alone."""
+    'task_id'"). Where the scanner cannot tell the records apart it says so, once, and gives no fragments; a bad
+    escape elsewhere (``C:\\Users``, no backslash before a quote) still costs its record alone."""
     runs = _tau_runs(4)
     text = json.dumps(runs, indent=2)
     dump = tmp_path / "results.json"
@@ -288,8 +287,9 @@ def test_a_windows_path_ending_in_a_backslash_costs_its_record_alone(tmp_path: P
         dump.write_text(written)
         read = _tau_ids(dump)
         assert [(position, run) for position, run, _ in read] == [
-            ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")], read
+            ("record 1", "0"), ("record 2", None), ("record 3", None)], read
         assert read[1][2].startswith("malformed JSON: Invalid \\escape")
+        assert read[2][2].startswith("records after record 2 could not be told apart: not read (")
     dump.write_text(text.replace('"task_id": 1,', '"cwd": "C:\\work\\x",\n    "task_id": 1,'))
     assert [(position, run) for position, run, _ in _tau_ids(dump)] == [
         ("record 1", "0"), ("record 2", None), ("record 3", "2"), ("record 4", "3")]

@@ -141,36 +141,3 @@ def test_bad_records_anywhere_in_an_array_cost_themselves(tmp_path: Path) -> Non
         assert [p.position for p in parsed if not p.ok] == ["record 1", "record 5", "record 6", "record 150",
                                                            "record 400"], indent
         assert len(ids) == 395
-
-
-def test_records_after_a_windows_path_ending_in_a_backslash_are_read(tmp_path: Path) -> None:
-    """Bug: in a JSON array written by hand (``json.dump(runs, f, indent=2)`` of runs whose text was pasted in, or
-    a string built by concatenation), a record holding ``"cwd": "C:\\work\\"`` (its last backslash escapes the
-    closing quote, every quote after it out of step) cost every record after it, said as one "could not be told
-    apart: not read". The records after it are read from the next one that opens as the first does (its brace, its
-    indent, its first key): an object nested in the bad record (a step) is not taken for a run, pretty or compact."""
-    runs = _runs(6)
-    runs[2]["metadata"] = {"cwd": "CWD", "parent": {**runs[0], "steps": []}}  # a run nested in it: not a record
-    for indent in (2, None):
-        text = json.dumps(runs, indent=indent).replace('"CWD"', '"C:\\work\\"')
-        dump = tmp_path / f"runs-{indent}.json"
-        dump.write_text(text)
-        parsed = list(read_dump(dump, tenant="acme"))
-        assert [(p.position, p.trajectory.trajectory_id if p.ok else None) for p in parsed] == [
-            ("record 1", "ops-bot/run-0"), ("record 2", "ops-bot/run-1"), ("record 3", None),
-            ("record 4", "ops-bot/run-3"), ("record 5", "ops-bot/run-4"), ("record 6", "ops-bot/run-5")], indent
-        assert parsed[2].error.startswith("malformed JSON: Invalid \\escape"), parsed[2].error
-
-
-def test_records_that_open_otherwise_after_an_out_of_step_one_are_said_not_read(tmp_path: Path) -> None:
-    """Where no later record opens as the first does (another first key), the records after the out-of-step one
-    are not guessed at: one error says they are not read, as before."""
-    runs = _runs(4)
-    runs[1]["metadata"] = {"cwd": "CWD"}
-    text = json.dumps(runs[:2], indent=2)[:-2] + ",\n" + ",\n".join(
-        json.dumps({"task": run["task"], **run}, indent=2) for run in runs[2:]) + "\n]"
-    dump = tmp_path / "runs.json"
-    dump.write_text(text.replace('"CWD"', '"C:\\work\\"'))
-    parsed = list(read_dump(dump, tenant="acme"))
-    assert [p.position for p in parsed] == ["record 1", "record 2", "record 3"]
-    assert parsed[2].error.startswith("records after record 2 could not be told apart: not read (")

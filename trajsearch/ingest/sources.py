@@ -661,12 +661,12 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
     Memory is one value. Text that is no value is given as it stands: :func:`parse` refuses it.
 
     ``inside``: ``stream`` starts inside an opened array, at one of its items. ``ends``: set, as each item of an
-    opened array is given, to ``[where its text began, the byte after the comma or bracket that ends it, whether
-    that was the array's closing bracket]`` (bytes of the stream)."""
+    opened array is given, to the byte of the stream after the comma or bracket that ends it, and whether that was
+    the array's closing bracket."""
     item, in_string, escaped = bytearray(), False, False
     depth = floor = int(inside)  # floor: 1 inside an opened array
     chunks = iter(lambda: stream.read(chunk), b"")
-    read = began = 0  # the bytes of the stream up to the end of ``data``; where the item being cut began
+    read = 0  # the bytes of the stream up to the end of ``data``
     if not inside:  # a BOM is no value's text (review RNC3, D1)
         if (head := stream.read(len(codecs.BOM_UTF8))) != codecs.BOM_UTF8:
             chunks = itertools.chain([head], chunks)
@@ -696,7 +696,6 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
                     break
                 if open_arrays and data[pos:pos + 1] == b"[":
                     depth, floor, pos = 1, 1, pos + 1
-                    began = read - len(data) + pos
                     continue
             found = _ARRAY_TOKEN.search(data, pos)
             if found is None:
@@ -706,8 +705,7 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
             if floor == 1 and depth == 1 and token in (b",", b"]"):  # an item of the opened array ends
                 item += data[pos:at]
                 if ends is not None:
-                    ends[:] = [began, read - len(data) + at + 1, token == b"]"]
-                    began = ends[1]
+                    ends[:] = [read - len(data) + at + 1, token == b"]"]
                 if item.strip(_SPACE) or token == b",":
                     yield bytes(item)
                 item, pos = bytearray(), at + 1
@@ -726,8 +724,6 @@ def value_texts(stream: IO[bytes], open_arrays: bool = True, chunk: int = 1 << 2
                     yield bytes(item)
                     item = bytearray()
     if item.strip(_SPACE):
-        if ends is not None and floor:
-            ends[:] = [began, read, True]
         yield bytes(item)
 
 
@@ -814,27 +810,18 @@ def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any]
                 number += 1
                 yield f"record {number}", None, f"malformed JSON after record {stopped_at}: {fault}", None
             resumable = counted >= _RESUMED_FOR or not at
-            lost = None  # what is said of the records after one the scanner was out of step in
-            for told, value, error in told_apart(itertools.islice(texts, 1) if resumable else texts, 0, wrap,
-                                                 first=number + 1):
-                if error is not None and error.startswith(_NOT_TOLD_APART_START):
-                    lost = error
-                    break
-                number = told
+            told = 0
+            for number, value, error in told_apart(itertools.islice(texts, 1) if resumable else texts, 0, wrap,
+                                                   first=number + 1):
+                told += 1
                 yield f"record {number}", value, error, None
                 src.report()
-            if number == stopped_at and lost is None:
+            if number == stopped_at:
                 yield f"record {number + 1}", None, f"malformed JSON after record {number}: {fault}", None
                 return
-            if lost is not None:  # the bad record's text began where the scanner last stood in step
-                if not ends or (found := _next_opening(src, at + ends[0])) is None:
-                    yield f"record {number + 1}", None, lost, None
-                    return
-                at, counted = found, 0
-            elif not resumable or not ends or ends[2]:  # read to the end, or the array closed
+            if not resumable or told > 1 or not ends or ends[1]:  # read to the end, out of step, or the array closed
                 return
-            else:
-                at, counted = at + ends[1], 0
+            at, counted = at + ends[0], 0
             src.rewind(at)
             try:
                 for item in json_items(src, "item", every_value=True, at=at):
@@ -851,38 +838,9 @@ def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any]
         yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
 
 
-def _next_opening(src: Source, begun: int) -> int | None:
-    """Where the record after one whose quotes put the scanner out of step (a Windows path's ``\\`` unescaped, at
-    byte ``begun`` of the text or after) starts, told by how the array's first record opens: its ``{``, the space in
-    it and its first key, written the same by the writer of every record (``{\\n    "trajectory_id"``, its indent
-    that of the array's items, not of an object nested in one). A quote inside a string is escaped, so no string
-    holds that text. None where the first record opens otherwise (not an object) or no later one opens so: the
-    records after the bad one are then not read, and said so. Every record after such a record was lost (probe 53,
-    NC4), where a JSON Lines file loses the one line."""
-    src.rewind()
-    first = next(value_texts(src.stream), b"")
-    if (opening := _OPENING.match(first.lstrip(_SPACE))) is None:
-        return None
-    found = re.compile(rb",\s*" + re.escape(opening.group()))
-    src.rewind(begun + 1)
-    kept, passed = b"", begun + 1  # ``kept`` starts at byte ``passed`` of the text
-    while chunk := src.stream.read(1 << 20):
-        kept += chunk
-        if (match := found.search(kept)) is not None:
-            return passed + match.start() + 1
-        keep = min(len(kept), len(opening.group()) + 4096)  # a match cut between two chunks; space at most a page
-        passed, kept = passed + len(kept) - keep, kept[-keep:]
-    return None
-
-
-#: How a record of an array opens: its brace, the space after it and its first key.
-_OPENING = re.compile(rb'\{\s*"(?:[^"\\]|\\.)*"')
-
-
 #: What :func:`told_apart` says, and stops at, when it can no longer tell where a value ends.
 NOT_TOLD_APART = ("could not be told apart: not read (a quote in record {} is not where a JSON string can end or "
                   "start: a \\ or \" left unescaped, as in a Windows path \"C:\\work\\\"?)")
-_NOT_TOLD_APART_START = "records after record "
 
 
 def told_apart(texts: Iterator[bytes], given: int, wrap: Callable[[Any], Any] | None = None, *,
