@@ -102,6 +102,7 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
+from ._agents_run_state import META_KEYS, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
@@ -144,7 +145,7 @@ def _is_item(record: Any) -> bool:
 def matches(record: Any) -> bool:
     if isinstance(record, dict) and isinstance(record.get("data"), list):
         return any(_is_item(item) for item in record["data"][:20])
-    return _is_item(record) or _is_logfire(record)
+    return _is_item(record) or _is_logfire(record) or is_run_state(record)
 
 
 # -- Logfire's spans of an Agents SDK run ------------------------------------------------
@@ -360,7 +361,11 @@ def _generation_output(output: Any) -> list[dict[str, Any]]:
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
-    """(trace id, node, conversation id) for every trace and span of one record; ``ctx`` is unused."""
+    """(trace id, node, conversation id) for every trace and span of one record (a ``RunState.to_json()`` document:
+    the nodes of its run); ``ctx`` is unused."""
+    if is_run_state(record):
+        yield from ((key, node, None) for key, node in run_state_nodes(record, seq))
+        return
     for n, item in enumerate(_items(record)):
         yield (_trace_node if item.get("object") == "trace" else _span_node)(item, seq + n)
 
@@ -587,6 +592,7 @@ class _Format(SpanFormat):
             extra["response_ids"] = responses[:50]
         if agents:
             extra["agents"] = agents
+        extra.update({k: root.info[k] for k in META_KEYS if k in root.info})  # a saved RunState's
         if ended_by:
             extra["outcome_basis"] = f"error status of the tool {ended_by[0]!r}, which ended the run"
         return run.model_copy(update={"task": clip_task(task.strip()), "metadata": {**run.metadata, **extra}})

@@ -1,0 +1,114 @@
+"""OpenAI Agents SDK ``RunState.to_json()`` files (probe RS, round 53): a run paused for a person's approval (or any
+run, ``result.to_state()``) saved as the SDK's own resumable state was refused as an "unrecognised dump format"
+though ``openai-agents`` is a supported format. Every file here was written by ``openai-agents`` 0.24.0 itself
+(schema 1.21) with its ``agents.testing.ScriptedModel`` (``.real/runstate/SOURCE.md``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+
+STATES = Path(__file__).parent / "fixtures" / "openai-agents" / ".real" / "runstate"
+
+
+def _run(name: str, **kwargs: object) -> Trajectory:
+    [parsed] = list(read_dump(STATES / name, **kwargs))  # type: ignore[arg-type]
+    assert parsed.error is None, parsed.error
+    assert parsed.fmt == "openai-agents"
+    assert parsed.trajectory is not None
+    return parsed.trajectory
+
+
+def _calls(run: Trajectory) -> list[tuple[str | None, object, str | None]]:
+    return [(s.action, s.arguments, s.observation) for s in run.steps if s.action != "respond"]
+
+
+def test_a_run_paused_for_approval_is_read_with_its_task_tools_and_the_call_waiting() -> None:
+    """The state ``result.to_state().to_json()`` writes when a tool needs approval: the user's request, the tool
+    that ran with its result, and the call waiting for a person, the last step, with no result and no error (a
+    paused run has not failed)."""
+    run = _run("runstate-paused.json")
+    assert run.task == "What's the weather in Lyon? Then cancel my order A-1042."
+    assert _calls(run) == [("get_weather", {"city": "Lyon"}, "sunny in Lyon"),
+                           ("cancel_order", {"order_id": "A-1042"}, None)]
+    waiting = run.steps[-1]
+    assert waiting.action == "cancel_order" and waiting.error is None
+    assert waiting.thought == "It is sunny in Lyon. Cancelling your order now."
+    assert run.outcome == Outcome.unknown and run.failure is None
+    assert run.metadata["run_state"] == "paused for approval"
+    assert run.metadata["awaiting_approval"] == ["cancel_order"]
+    assert run.metadata["agents"] == ["Support"]
+
+
+def test_the_same_file_read_with_format_openai_agents() -> None:
+    """``--format openai-agents``, the format a user is told it is, reads it too."""
+    assert _run("runstate-paused.json", fmt="openai-agents").task.startswith("What's the weather in Lyon?")
+
+
+def test_a_finished_run_state_ends_on_its_answer() -> None:
+    run = _run("runstate-finished.json")
+    assert run.task == "What's the weather in Lyon?"
+    assert _calls(run) == [("get_weather", {"city": "Lyon"}, "sunny in Lyon")]
+    assert (run.steps[-1].action, run.steps[-1].arguments) == ("respond", {"content": "It is sunny in Lyon today."})
+    assert run.metadata["run_state"] == "finished"
+    assert "awaiting_approval" not in run.metadata
+
+
+def test_a_handoff_is_a_step_and_both_agents_are_named() -> None:
+    run = _run("runstate-handoff-paused.json")
+    assert run.task == "Please cancel order B-77 and refund me."
+    assert [s.action for s in run.steps] == ["transfer_to_refunds_agent", "cancel_order"]
+    assert run.metadata["agents"] == ["Triage", "Refunds agent"]
+    assert run.metadata["awaiting_approval"] == ["cancel_order"]
+
+
+def test_a_tool_that_raised_is_a_failed_step_and_the_run_goes_on() -> None:
+    """The SDK gives the model its default "An error occurred while running the tool" and the run goes on: that
+    call failed (the state keeps only those words), the run did not."""
+    run = _run("runstate-tool-error.json")
+    [lookup] = [s for s in run.steps if s.action == "lookup_order"]
+    assert lookup.error and "An error occurred while running the tool" in lookup.error
+    assert run.steps[-1].arguments == {"content": "Sorry, the order service is down."}
+    assert run.outcome != Outcome.failure
+
+
+def test_a_conversation_given_as_input_is_asked_its_latest_request() -> None:
+    run = _run("runstate-list-input.json")
+    assert run.task == "Cancel order D-1 please."
+    assert run.steps[-1].action == "cancel_order" and run.steps[-1].observation is None
+
+
+def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
+    """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
+    first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
+    again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
+    assert len(first) == len(set(first)) == 5 and first == again
+
+
+def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
+    """The batch indexer's check of a file before ingesting it, where the user first met the refusal."""
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(STATES / "runstate-paused.json"),
+                          "--dry-run"], cwd=Path(__file__).parents[1],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "unrecognised" not in (out.stdout + out.stderr)
+    assert "format openai-agents; runs 1; rejected 0; steps 2" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("record", [
+    {"$schemaVersion": "1.21", "generated_items": []},  # no agent, no input: not a state
+    {"generated_items": [], "original_input": "x", "current_agent": {"name": "a"}},  # no schema version
+])
+def test_other_shapes_are_not_taken_for_a_run_state(tmp_path: Path, record: dict[str, object]) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(path)

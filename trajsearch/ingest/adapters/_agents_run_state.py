@@ -1,0 +1,138 @@
+"""An OpenAI Agents SDK ``RunState.to_json()`` document as the span nodes of one run (read by ``openai_agents``).
+
+``result.to_state().to_json()`` (``to_string()`` is its JSON) is what an app saves to resume a run later: the usual
+reason is a tool with ``needs_approval`` that paused the run for a person (human in the loop), but any finished run
+can be saved so. It holds no spans and no times, but the run itself, in the shape every schema since 1.0 keeps
+(``openai-agents-python`` ``src/agents/run_state.py``): ``$schemaVersion``, ``original_input`` (the user's text or
+a Responses input list), ``current_agent: {name}``, ``generated_items[]`` (``{type: message_output_item |
+tool_call_item | tool_call_output_item | handoff_call_item | handoff_output_item | reasoning_item |
+tool_approval_item ..., raw_item: <Responses API item>, agent: {name}}``, in run order) and ``current_step``
+(``{type: "next_step_interruption", data: {interruptions: [tool_approval_item ...]}}`` while approvals wait,
+``next_step_run_again`` between turns, null otherwise).
+
+Those items become the nodes a trace of the same run would give (:mod:`openai_agents` assembles both alike): one
+agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
+first one given ``original_input``, so the task is the user's request as for a trace), one tool node per answered
+function call, one handoff node per handoff. A call waiting for approval has no answer: its step has no result and
+no error (paused, not failed). The SDK's default tool error text given back to the model ("An error occurred while
+running the tool...") is that call's error. The document records no verdict: the run's outcome stays unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterator
+
+from trajsearch.actions import UNNAMED_TOOL
+
+from ._spans import RUN_START, Node, maybe_json, responses_messages, text_of
+
+#: Items of the model's output (one model call's, until a tool's or handoff's answer comes).
+_MODEL_ITEMS = {"message_output_item", "tool_call_item", "handoff_call_item", "reasoning_item",
+                "mcp_approval_request_item", "tool_search_call_item", "compaction_item"}
+#: ``default_tool_error_function`` (``agents/tool.py``): what the model is told when a function tool raised.
+_TOOL_ERROR = "An error occurred while running the tool"
+#: ``metadata.run_state``, by ``current_step.type``.
+_STATES = {"next_step_interruption": "paused for approval", "next_step_run_again": "between turns"}
+#: The info keys of the root node that ``openai_agents`` copies to the run's metadata.
+META_KEYS = ("run_state", "awaiting_approval", "run_state_schema")
+
+
+def is_run_state(record: Any) -> bool:
+    """Whether ``record`` is a ``RunState.to_json()`` document."""
+    return (isinstance(record, dict) and isinstance(record.get("$schemaVersion"), str)
+            and isinstance(record.get("generated_items"), list) and "original_input" in record
+            and isinstance(record.get("current_agent"), dict))
+
+
+def state_key(state: dict[str, Any]) -> str:
+    """The run's group key: a digest of its input and items, so each saved state is its own run and reading the
+    same file again gives the same id (a resumed run keeps its trace id, so two saves of it would share one)."""
+    digest = hashlib.sha256(json.dumps([state.get("original_input"), state.get("generated_items")],
+                                       sort_keys=True, default=str).encode()).hexdigest()
+    return f"state-{digest[:20]}"
+
+
+def _agent_name(item: dict[str, Any]) -> str:
+    agent = item.get("agent")
+    return str(agent.get("name") or "agent") if isinstance(agent, dict) else "agent"
+
+
+def _waiting(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls waiting for approval: the interruptions of ``current_step``."""
+    step = state.get("current_step") if isinstance(state.get("current_step"), dict) else {}
+    data = step.get("data") if isinstance(step.get("data"), dict) else {}
+    return [i["raw_item"] for i in data.get("interruptions") or []
+            if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+
+
+def _run_state(state: dict[str, Any], items: list[dict[str, Any]]) -> str:
+    step = state.get("current_step") if isinstance(state.get("current_step"), dict) else {}
+    if step.get("type") in _STATES:
+        return _STATES[str(step["type"])]
+    if items and items[-1].get("type") == "message_output_item":
+        return "finished"
+    return "unfinished"
+
+
+def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, Node]]:
+    """(group key, node) for the run a ``RunState.to_json()`` document holds (see the module docstring)."""
+    key = state_key(state)
+    items = [i for i in state["generated_items"] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+    trace = state.get("trace") if isinstance(state.get("trace"), dict) else {}
+    waiting = _waiting(state)
+    info = {"workflow_name": trace.get("workflow_name"), "group_id": trace.get("group_id"),
+            "run_state": _run_state(state, items), "run_state_schema": state["$schemaVersion"],
+            "awaiting_approval": [str(w.get("name") or UNNAMED_TOOL) for w in waiting]}
+    yield key, Node(id=key, parent=None, role="chain", name=str(trace.get("workflow_name") or "RunState"), seq=seq,
+                    info={k: v for k, v in info.items() if v not in (None, "", [])})
+    calls = {str(i["raw_item"].get("call_id")): i for i in items
+             if i.get("type") in ("tool_call_item", "handoff_call_item") and i["raw_item"].get("call_id")}
+    agent: Node | None = None
+    said: list[dict[str, Any]] = []  # the current model call's output items
+    asked = False  # whether a model call was given the run's input yet
+    n = seq
+
+    def node(**fields: Any) -> Node:
+        nonlocal n
+        n += 1
+        return Node(id=f"{key}/{n - seq}", seq=n, **fields)
+
+    def model_call() -> Iterator[tuple[str, Node]]:
+        nonlocal said, asked
+        if said and agent is not None:
+            llm = node(parent=agent.id, role="llm", name="response",
+                       output_messages=responses_messages(said, output=True),
+                       input_messages=[] if asked else responses_messages(state.get("original_input")))
+            asked, said = True, []
+            yield key, llm
+
+    for item in items:
+        kind, raw = str(item.get("type")), item["raw_item"]
+        if agent is None or agent.name != _agent_name(item):
+            yield from model_call()
+            agent = node(parent=key, role="agent", name=_agent_name(item), info={"agent_name": _agent_name(item)})
+            if n == seq + 1:
+                agent.info[RUN_START] = True
+            yield key, agent
+        if kind in _MODEL_ITEMS:
+            said.append(raw)
+            continue
+        yield from model_call()
+        call = calls.get(str(raw.get("call_id")), {}).get("raw_item") or {}
+        output = item.get("output", raw.get("output"))
+        if kind == "handoff_output_item":
+            source, target = item.get("source_agent"), item.get("target_agent")
+            handed = {"from_agent": source.get("name") if isinstance(source, dict) else None,
+                      "to_agent": target.get("name") if isinstance(target, dict) else None}
+            yield key, node(parent=agent.id, role="tool", name="handoff", tool=call.get("name"),
+                            call_id=raw.get("call_id"), arguments=maybe_json(call.get("arguments")) or None,
+                            info={k: v for k, v in handed.items() if v})
+        elif kind == "tool_call_output_item" and call:
+            result = text_of(maybe_json(output)) if output is not None else None
+            yield key, node(parent=agent.id, role="tool", name=str(call.get("name") or UNNAMED_TOOL),
+                            tool=str(call.get("name") or UNNAMED_TOOL), call_id=raw.get("call_id"),
+                            arguments=maybe_json(call.get("arguments")), result=result,
+                            error=result if result and result.startswith(_TOOL_ERROR) else None)
+    yield from model_call()
