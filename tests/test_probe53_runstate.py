@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 5 and first == again
+    assert len(first) == len(set(first)) == 7 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -112,3 +112,22 @@ def test_other_shapes_are_not_taken_for_a_run_state(tmp_path: Path, record: dict
     path.write_text(json.dumps(record))
     with pytest.raises(ValueError, match="unrecognised dump format"):
         detect_format(path)
+
+
+def test_a_rejected_call_is_denied_and_the_next_call_of_the_same_tool_waits() -> None:
+    """A person rejected the first ``delete_file`` (``state.reject``); the resumed run's model asked again and the
+    run paused again. The rejected call ran nothing: its step is denied (the SDK's rejection message as the
+    reason), not a result; the call now waiting was read as "not run: the agent stopped", an error, as a tool of the
+    same name had a result before it."""
+    run = _run("runstate-rejected-then-paused.json")
+    assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
+        ("delete_file", {"path": "/etc/hosts"}, None, "denied: Tool execution was not approved."),
+        ("delete_file", {"path": "/tmp/app.log"}, None, None)]
+    assert run.metadata["awaiting_approval"] == ["delete_file"]
+
+
+def test_a_state_saved_inside_a_trace_keeps_its_workflow() -> None:
+    """``state.to_string()`` of a run inside ``trace("Cleanup workflow", group_id=...)``: the state's ``trace``."""
+    run = _run("runstate-traced-paused.json")
+    assert run.metadata["workflow_name"] == "Cleanup workflow" and run.metadata["group_id"] == "thread-9"
+    assert [(s.action, s.observation, s.error) for s in run.steps] == [("delete_file", None, None)]

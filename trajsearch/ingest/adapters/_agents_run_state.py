@@ -27,6 +27,7 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL
 
 from ._spans import RUN_START, Node, maybe_json, responses_messages, text_of
+from ._spans.messages import DENIED
 
 #: Items of the model's output (one model call's, until a tool's or handoff's answer comes).
 _MODEL_ITEMS = {"message_output_item", "tool_call_item", "handoff_call_item", "reasoning_item",
@@ -60,11 +61,21 @@ def _agent_name(item: dict[str, Any]) -> str:
 
 
 def _waiting(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """The calls waiting for approval: the interruptions of ``current_step``."""
+    """The calls waiting for approval: the interruptions (``tool_approval_item``) of ``current_step``."""
     step = state.get("current_step") if isinstance(state.get("current_step"), dict) else {}
     data = step.get("data") if isinstance(step.get("data"), dict) else {}
-    return [i["raw_item"] for i in data.get("interruptions") or []
-            if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+    return [i for i in data.get("interruptions") or [] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+
+
+def _rejected(state: dict[str, Any]) -> set[str]:
+    """The call ids a person rejected: ``context.function_tool_approvals[].decision.rejected`` (schema 1.18 on),
+    ``context.approvals[tool].rejected`` before (a ``True`` there rejects every call of the tool: no id to tell)."""
+    context = state.get("context") if isinstance(state.get("context"), dict) else {}
+    legacy = context.get("approvals") if isinstance(context.get("approvals"), dict) else {}
+    owned = context.get("function_tool_approvals") if isinstance(context.get("function_tool_approvals"), list) else []
+    records = [*legacy.values(), *(r.get("decision") for r in owned if isinstance(r, dict))]
+    return {str(c) for r in records if isinstance(r, dict) and isinstance(r.get("rejected"), list)
+            for c in r["rejected"]}
 
 
 def _run_state(state: dict[str, Any], items: list[dict[str, Any]]) -> str:
@@ -84,12 +95,14 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
     waiting = _waiting(state)
     info = {"workflow_name": trace.get("workflow_name"), "group_id": trace.get("group_id"),
             "run_state": _run_state(state, items), "run_state_schema": state["$schemaVersion"],
-            "awaiting_approval": [str(w.get("name") or UNNAMED_TOOL) for w in waiting]}
+            "awaiting_approval": [str(w["raw_item"].get("name") or UNNAMED_TOOL) for w in waiting]}
     yield key, Node(id=key, parent=None, role="chain", name=str(trace.get("workflow_name") or "RunState"), seq=seq,
                     info={k: v for k, v in info.items() if v not in (None, "", [])})
     calls = {str(i["raw_item"].get("call_id")): i for i in items
              if i.get("type") in ("tool_call_item", "handoff_call_item") and i["raw_item"].get("call_id")}
+    rejected = _rejected(state)
     agent: Node | None = None
+    agents: list[Node] = []
     said: list[dict[str, Any]] = []  # the current model call's output items
     asked = False  # whether a model call was given the run's input yet
     n = seq
@@ -113,6 +126,7 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
         if agent is None or agent.name != _agent_name(item):
             yield from model_call()
             agent = node(parent=key, role="agent", name=_agent_name(item), info={"agent_name": _agent_name(item)})
+            agents.append(agent)
             if n == seq + 1:
                 agent.info[RUN_START] = True
             yield key, agent
@@ -131,8 +145,21 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
                             info={k: v for k, v in handed.items() if v})
         elif kind == "tool_call_output_item" and call:
             result = text_of(maybe_json(output)) if output is not None else None
-            yield key, node(parent=agent.id, role="tool", name=str(call.get("name") or UNNAMED_TOOL),
-                            tool=str(call.get("name") or UNNAMED_TOOL), call_id=raw.get("call_id"),
-                            arguments=maybe_json(call.get("arguments")), result=result,
-                            error=result if result and result.startswith(_TOOL_ERROR) else None)
+            error = result if result and result.startswith(_TOOL_ERROR) else None
+            if str(raw.get("call_id")) in rejected:  # no tool ran: the output is the rejection message
+                result, error = None, f"{DENIED}: {result}" if result else DENIED
+            yield key, _tool_node(node, agent, call, result, error)
     yield from model_call()
+    answered = {str(i["raw_item"].get("call_id")) for i in items
+                if i.get("type") in ("tool_call_output_item", "handoff_output_item")}
+    for wait in (w for w in waiting if str(w["raw_item"].get("call_id")) not in answered):
+        owner = next((a for a in reversed(agents) if a.name == _agent_name(wait)), agent)
+        if owner is not None:  # waiting for a person: no result, and no error
+            yield key, _tool_node(node, owner, wait["raw_item"], None, None, awaiting_approval=True)
+
+
+def _tool_node(node: Any, agent: Node, call: dict[str, Any], result: str | None, error: str | None,
+               **info: Any) -> Node:
+    name = str(call.get("name") or UNNAMED_TOOL)
+    return node(parent=agent.id, role="tool", name=name, tool=name, call_id=call.get("call_id"),
+                arguments=maybe_json(call.get("arguments")), result=result, error=error, info=info)
