@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 7 and first == again
+    assert len(first) == len(set(first)) == 11 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -131,3 +131,31 @@ def test_a_state_saved_inside_a_trace_keeps_its_workflow() -> None:
     run = _run("runstate-traced-paused.json")
     assert run.metadata["workflow_name"] == "Cleanup workflow" and run.metadata["group_id"] == "thread-9"
     assert [(s.action, s.observation, s.error) for s in run.steps] == [("delete_file", None, None)]
+
+
+def test_a_js_sdk_run_state_is_read_alike() -> None:
+    """``@openai/agents`` 0.20's ``result.state.toString()``: the same state in camelCase (``originalInput``,
+    ``generatedItems[].rawItem`` with ``callId``, a tool result as ``function_call_result`` whose ``output`` is
+    ``{"type": "text", "text"}``), its final step kept (``next_step_final_output``)."""
+    paused = _run("js-runstate-paused.json")
+    assert paused.task == "What's the weather in Lyon? Then cancel my order A-1042."
+    assert _calls(paused) == [("get_weather", {"city": "Lyon"}, "sunny in Lyon"),
+                              ("cancel_order", {"order_id": "A-1042"}, None)]
+    assert paused.steps[-1].error is None and paused.metadata["awaiting_approval"] == ["cancel_order"]
+    done = _run("js-runstate-rejected-finished.json")
+    assert [(s.action, s.error) for s in done.steps] == [
+        ("get_weather", None), ("cancel_order", "denied: Tool execution was not approved."), ("respond", None)]
+    assert done.metadata["run_state"] == "finished"
+    handoff = _run("js-runstate-handoff-paused.json")
+    assert [s.action for s in handoff.steps] == ["transfer_to_Refunds_agent", "cancel_order"]
+    assert handoff.metadata["agents"] == ["Triage", "Refunds agent"]  # (the JS handoff output names no agent)
+
+
+def test_a_js_run_result_printed_with_json_stringify() -> None:
+    """A user's ``console.log(JSON.stringify(result, null, 2))`` of a real run (gpt-4.1, schema 1.4), kept in
+    github.com/Nabhag8848/ai-engineering ``agents/index.ts`` at 6cb733d: ``{"state": <the run state>}``; the model
+    is the one the response object it keeps names."""
+    run = _run("js-result-stringify-1.4.json")
+    assert run.task == "Hello World"
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "World"})]
+    assert run.model_id == "gpt-4.1-2025-04-14" and run.metadata["workflow_name"] == "Agent workflow"

@@ -8,7 +8,10 @@ a Responses input list), ``current_agent: {name}``, ``generated_items[]`` (``{ty
 tool_call_item | tool_call_output_item | handoff_call_item | handoff_output_item | reasoning_item |
 tool_approval_item ..., raw_item: <Responses API item>, agent: {name}}``, in run order) and ``current_step``
 (``{type: "next_step_interruption", data: {interruptions: [tool_approval_item ...]}}`` while approvals wait,
-``next_step_run_again`` between turns, null otherwise).
+``next_step_run_again`` between turns, null otherwise). The JS SDK's ``state.toString()`` is the same state in
+camelCase with its own protocol items (:func:`_python_names`), and keeps its final step (``next_step_final_output``)
+and, in ``modelResponses[].providerData``, the response with its model; ``JSON.stringify(result)`` of a JS run
+result wraps it as ``{"state": ...}``.
 
 Those items become the nodes a trace of the same run would give (:mod:`openai_agents` assembles both alike): one
 agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
@@ -35,16 +38,59 @@ _MODEL_ITEMS = {"message_output_item", "tool_call_item", "handoff_call_item", "r
 #: ``default_tool_error_function`` (``agents/tool.py``): what the model is told when a function tool raised.
 _TOOL_ERROR = "An error occurred while running the tool"
 #: ``metadata.run_state``, by ``current_step.type``.
-_STATES = {"next_step_interruption": "paused for approval", "next_step_run_again": "between turns"}
+_STATES = {"next_step_interruption": "paused for approval", "next_step_run_again": "between turns",
+           "next_step_final_output": "finished"}  # (the JS SDK keeps the final step; the Python SDK none)
+#: ``DEFAULT_APPROVAL_REJECTION_MESSAGE`` (both SDKs): the output of a call a person rejected, where the state keeps
+#: no record of the decision (the JS SDK's after the resumed run).
+_REJECTED = "Tool execution was not approved."
 #: The info keys of the root node that ``openai_agents`` copies to the run's metadata.
 META_KEYS = ("run_state", "awaiting_approval", "run_state_schema")
 
 
+#: The JS SDK's (``@openai/agents``, ``RunState.toJSON()`` in agents-core ``runState.ts``) names for the fields read
+#: here, in camelCase, by the Python SDK's; and those of its protocol items (``types/protocol.ts``).
+_JS_FIELDS = {"originalInput": "original_input", "generatedItems": "generated_items", "currentAgent": "current_agent",
+              "currentStep": "current_step", "modelResponses": "model_responses", "rawItem": "raw_item",
+              "sourceAgent": "source_agent", "targetAgent": "target_agent", "callId": "call_id",
+              "providerData": "provider_data"}
+
+
+def _state(record: Any) -> dict[str, Any] | None:
+    """The state a record is: ``RunState.to_json()`` (Python), ``state.toString()`` (JS), or the JS
+    ``JSON.stringify(result)`` of a run result, ``{"state": <its state>}``; else None."""
+    if isinstance(record, dict) and list(record) == ["state"]:
+        record = record["state"]
+    if not (isinstance(record, dict) and isinstance(record.get("$schemaVersion"), str)):
+        return None
+    fields = ("generated_items", "original_input", "current_agent")
+    js = ("generatedItems", "originalInput", "currentAgent")
+    if isinstance(record.get(fields[0]), list) and fields[1] in record and isinstance(record.get(fields[2]), dict):
+        return record
+    if isinstance(record.get(js[0]), list) and js[1] in record and isinstance(record.get(js[2]), dict):
+        return _python_names(record)
+    return None
+
+
+def _python_names(value: Any) -> Any:
+    """A JS state in the Python SDK's names: its camelCase fields renamed (:data:`_JS_FIELDS`), a tool result item
+    (``function_call_result``, its ``output`` a ``{"type": "text", "text"}`` object) as a Responses
+    ``function_call_output``. Message contents and tool arguments are left as they are."""
+    if isinstance(value, list):
+        return [_python_names(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {_JS_FIELDS.get(k, k): v if k in ("content", "arguments", "context") else _python_names(v)
+           for k, v in value.items()}
+    if out.get("type") == "function_call_result":
+        output = out.get("output")
+        text = output.get("text") if isinstance(output, dict) and output.get("type") == "text" else None
+        out.update(type="function_call_output", output=text if isinstance(text, str) else output)
+    return out
+
+
 def is_run_state(record: Any) -> bool:
-    """Whether ``record`` is a ``RunState.to_json()`` document."""
-    return (isinstance(record, dict) and isinstance(record.get("$schemaVersion"), str)
-            and isinstance(record.get("generated_items"), list) and "original_input" in record
-            and isinstance(record.get("current_agent"), dict))
+    """Whether ``record`` is a run state (:func:`_state`)."""
+    return _state(record) is not None
 
 
 def state_key(state: dict[str, Any]) -> str:
@@ -55,9 +101,24 @@ def state_key(state: dict[str, Any]) -> str:
     return f"state-{digest[:20]}"
 
 
-def _agent_name(item: dict[str, Any]) -> str:
-    agent = item.get("agent")
-    return str(agent.get("name") or "agent") if isinstance(agent, dict) else "agent"
+def _agent_name(item: dict[str, Any], current: str | None = None) -> str:
+    """The agent whose item this is: its ``agent``, else (a JS handoff output) the agent that handed off."""
+    for field in ("agent", "source_agent"):
+        agent = item.get(field)
+        if isinstance(agent, dict) and agent.get("name"):
+            return str(agent["name"])
+    return current or "agent"
+
+
+def _models(state: dict[str, Any]) -> list[str | None]:
+    """The model of each model response, in order, where the state keeps the response (the JS SDK's
+    ``providerData``: the Responses API object); the Python SDK's keeps none."""
+    out: list[str | None] = []
+    for response in state.get("model_responses") or []:
+        data = response.get("provider_data") if isinstance(response, dict) else None
+        model = data.get("model") if isinstance(data, dict) else None
+        out.append(str(model) if model else None)
+    return out
 
 
 def _waiting(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,8 +148,11 @@ def _run_state(state: dict[str, Any], items: list[dict[str, Any]]) -> str:
     return "unfinished"
 
 
-def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, Node]]:
+def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
     """(group key, node) for the run a ``RunState.to_json()`` document holds (see the module docstring)."""
+    state = _state(record)
+    if state is None:
+        return
     key = state_key(state)
     items = [i for i in state["generated_items"] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
     trace = state.get("trace") if isinstance(state.get("trace"), dict) else {}
@@ -105,6 +169,8 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
     agents: list[Node] = []
     said: list[dict[str, Any]] = []  # the current model call's output items
     asked = False  # whether a model call was given the run's input yet
+    models = _models(state)
+    made = 0  # model calls read
     n = seq
 
     def node(**fields: Any) -> Node:
@@ -113,19 +179,21 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
         return Node(id=f"{key}/{n - seq}", seq=n, **fields)
 
     def model_call() -> Iterator[tuple[str, Node]]:
-        nonlocal said, asked
+        nonlocal said, asked, made
         if said and agent is not None:
             llm = node(parent=agent.id, role="llm", name="response",
                        output_messages=responses_messages(said, output=True),
-                       input_messages=[] if asked else responses_messages(state.get("original_input")))
-            asked, said = True, []
+                       input_messages=[] if asked else responses_messages(state.get("original_input")),
+                       model=models[made] if made < len(models) else None)
+            asked, said, made = True, [], made + 1
             yield key, llm
 
     for item in items:
         kind, raw = str(item.get("type")), item["raw_item"]
-        if agent is None or agent.name != _agent_name(item):
+        name = _agent_name(item, agent.name if agent else None)
+        if agent is None or agent.name != name:
             yield from model_call()
-            agent = node(parent=key, role="agent", name=_agent_name(item), info={"agent_name": _agent_name(item)})
+            agent = node(parent=key, role="agent", name=name, info={"agent_name": name})
             agents.append(agent)
             if n == seq + 1:
                 agent.info[RUN_START] = True
@@ -146,14 +214,15 @@ def run_state_nodes(state: dict[str, Any], seq: int = 0) -> Iterator[tuple[str, 
         elif kind == "tool_call_output_item" and call:
             result = text_of(maybe_json(output)) if output is not None else None
             error = result if result and result.startswith(_TOOL_ERROR) else None
-            if str(raw.get("call_id")) in rejected:  # no tool ran: the output is the rejection message
+            if str(raw.get("call_id")) in rejected or result == _REJECTED:  # no tool ran: the output is the rejection message
                 result, error = None, f"{DENIED}: {result}" if result else DENIED
             yield key, _tool_node(node, agent, call, result, error)
     yield from model_call()
     answered = {str(i["raw_item"].get("call_id")) for i in items
                 if i.get("type") in ("tool_call_output_item", "handoff_output_item")}
     for wait in (w for w in waiting if str(w["raw_item"].get("call_id")) not in answered):
-        owner = next((a for a in reversed(agents) if a.name == _agent_name(wait)), agent)
+        owner = next((a for a in reversed(agents) if a.name == _agent_name(wait, agent.name if agent else None)),
+                     agent)
         if owner is not None:  # waiting for a person: no result, and no error
             yield key, _tool_node(node, owner, wait["raw_item"], None, None, awaiting_approval=True)
 
