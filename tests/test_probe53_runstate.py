@@ -159,3 +159,14 @@ def test_a_js_run_result_printed_with_json_stringify() -> None:
     assert run.task == "Hello World"
     assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "World"})]
     assert run.model_id == "gpt-4.1-2025-04-14" and run.metadata["workflow_name"] == "Agent workflow"
+
+
+def test_a_state_with_no_items_says_so(tmp_path: Path) -> None:
+    """A state saved before the run produced anything (``RunState(...)`` of a run not started yet): it was
+    refused as a trace that "has no spans: only its trace record was read", which no such file has."""
+    state = json.loads((STATES / "runstate-finished.json").read_text())
+    state.update(generated_items=[], session_items=[], model_responses=[])
+    (tmp_path / "state.json").write_text(json.dumps(state, indent=2))
+    [parsed] = list(read_dump(tmp_path / "state.json"))
+    assert parsed.error and "RunState" in parsed.error and "no generated items" in parsed.error
+    assert "trace record" not in parsed.error

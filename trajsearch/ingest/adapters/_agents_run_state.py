@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
 
+from ._common import RecordError
 from ._spans import RUN_START, Node, maybe_json, responses_messages, text_of
 from ._spans.messages import DENIED
 
@@ -155,6 +156,9 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         return
     key = state_key(state)
     items = [i for i in state["generated_items"] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+    if not items:  # (else read as a trace "with no spans")
+        raise RecordError(f"a RunState (schema {state['$schemaVersion']}) saved before its run produced anything: "
+                          "no generated items, no step to read")
     trace = state.get("trace") if isinstance(state.get("trace"), dict) else {}
     waiting = _waiting(state)
     info = {"workflow_name": trace.get("workflow_name"), "group_id": trace.get("group_id"),
