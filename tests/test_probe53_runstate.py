@@ -130,6 +130,7 @@ def test_a_state_saved_inside_a_trace_keeps_its_workflow() -> None:
     """``state.to_string()`` of a run inside ``trace("Cleanup workflow", group_id=...)``: the state's ``trace``."""
     run = _run("runstate-traced-paused.json")
     assert run.metadata["workflow_name"] == "Cleanup workflow" and run.metadata["group_id"] == "thread-9"
+    assert run.metadata["trace_id"] == "trace_a9ef00d1e7c947b383089fbe1912d2ba"  # to find it among the traces
     assert [(s.action, s.observation, s.error) for s in run.steps] == [("delete_file", None, None)]
 
 

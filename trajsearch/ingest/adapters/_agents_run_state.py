@@ -45,7 +45,7 @@ _STATES = {"next_step_interruption": "paused for approval", "next_step_run_again
 #: no record of the decision (the JS SDK's after the resumed run).
 _REJECTED = "Tool execution was not approved."
 #: The info keys of the root node that ``openai_agents`` copies to the run's metadata.
-META_KEYS = ("run_state", "awaiting_approval", "run_state_schema")
+META_KEYS = ("run_state", "awaiting_approval", "run_state_schema", "trace_id")  # (the SDK's trace, where saved)
 
 
 #: The JS SDK's (``@openai/agents``, ``RunState.toJSON()`` in agents-core ``runState.ts``) names for the fields read
@@ -161,7 +161,7 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
                           "no generated items, no step to read")
     trace = state.get("trace") if isinstance(state.get("trace"), dict) else {}
     waiting = _waiting(state)
-    info = {"workflow_name": trace.get("workflow_name"), "group_id": trace.get("group_id"),
+    info = {"workflow_name": trace.get("workflow_name"), "group_id": trace.get("group_id"), "trace_id": trace.get("id"),
             "run_state": _run_state(state, items), "run_state_schema": state["$schemaVersion"],
             "awaiting_approval": [str(w["raw_item"].get("name") or UNNAMED_TOOL) for w in waiting]}
     yield key, Node(id=key, parent=None, role="chain", name=str(trace.get("workflow_name") or "RunState"), seq=seq,
