@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 11 and first == again
+    assert len(first) == len(set(first)) == 13 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -171,3 +171,15 @@ def test_a_state_with_no_items_says_so(tmp_path: Path) -> None:
     [parsed] = list(read_dump(tmp_path / "state.json"))
     assert parsed.error and "RunState" in parsed.error and "no generated items" in parsed.error
     assert "trace record" not in parsed.error
+
+
+@pytest.mark.parametrize("name, steps", [
+    ("runstate-0.8-schema1.0-paused.json", [("get_weather", "sunny in Lyon", None), ("cancel_order", None, None)]),
+    ("runstate-0.8-schema1.0-rejected-then-paused.json", [
+        ("cancel_order", None, "denied: Tool execution was not approved."), ("cancel_order", None, None)])])
+def test_the_first_run_state_schema_is_read_alike(name: str, steps: list[tuple[str, str | None, str | None]]) -> None:
+    """``openai-agents`` 0.8.0, the first with ``RunState`` (schema 1.0): the same items; a rejection is kept in
+    ``context.approvals[tool].rejected`` (later schemas: ``function_tool_approvals``)."""
+    run = _run(name)
+    assert run.metadata["run_state_schema"] == "1.0" and run.metadata["run_state"] == "paused for approval"
+    assert [(s.action, s.observation, s.error) for s in run.steps] == steps
