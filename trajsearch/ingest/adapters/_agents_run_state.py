@@ -17,7 +17,9 @@ Those items become the nodes a trace of the same run would give (:mod:`openai_ag
 agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
 first one given ``original_input``, so the task is the user's request as for a trace), one tool node per answered
 function call, one handoff node per handoff. A call waiting for approval has no answer: its step has no result and
-no error (paused, not failed). The SDK's default tool error text given back to the model ("An error occurred while
+no error (paused, not failed); a call a person rejected (its id in the state's approval records, or answered with
+the SDKs' default rejection message) ran nothing: its step is denied, the message the reason. The SDK's default tool
+error text given back to the model ("An error occurred while
 running the tool...") is that call's error. The document records no verdict: the run's outcome stays unknown.
 """
 
@@ -218,7 +220,7 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         elif kind == "tool_call_output_item" and call:
             result = text_of(maybe_json(output)) if output is not None else None
             error = result if result and result.startswith(_TOOL_ERROR) else None
-            if str(raw.get("call_id")) in rejected or result == _REJECTED:  # no tool ran: the output is the rejection message
+            if str(raw.get("call_id")) in rejected or result == _REJECTED:  # no tool ran: its output is the rejection
                 result, error = None, f"{DENIED}: {result}" if result else DENIED
             yield key, _tool_node(node, agent, call, result, error)
     yield from model_call()
