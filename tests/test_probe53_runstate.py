@@ -183,3 +183,11 @@ def test_the_first_run_state_schema_is_read_alike(name: str, steps: list[tuple[s
     run = _run(name)
     assert run.metadata["run_state_schema"] == "1.0" and run.metadata["run_state"] == "paused for approval"
     assert [(s.action, s.observation, s.error) for s in run.steps] == steps
+
+
+def test_formats_names_the_run_state() -> None:
+    """``trajsearch formats``, where a user checks whether a file is read, said only "traces ... as its exporters
+    write them": a saved RunState holds no trace."""
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "formats"], cwd=Path(__file__).parents[1],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "RunState" in out.stdout

@@ -1,4 +1,4 @@
-"""``openai-agents``: traces of the OpenAI Agents SDK (``openai-agents-python``) as its exporters write them.
+"""``openai-agents``: traces of the OpenAI Agents SDK (Python and JS) as its exporters write them; a saved ``RunState``.
 
 Records are what ``Trace.export()`` and ``Span.export()`` return: a trace
 ``{"object": "trace", "id": "trace_...", "workflow_name", "group_id",
