@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 13 and first == again
+    assert len(first) == len(set(first)) == 14 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -191,3 +191,12 @@ def test_formats_names_the_run_state() -> None:
     out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "formats"], cwd=Path(__file__).parents[1],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "RunState" in out.stdout
+
+
+def test_a_hosted_tool_in_a_js_state_is_a_step() -> None:
+    """The JS SDK keeps a tool OpenAI ran (web search) as ``hosted_tool_call``, the Responses item in its
+    ``providerData``: the search was lost, the run reading as if the model booked without looking."""
+    run = _run("js-runstate-web-search-paused.json")
+    assert [s.action for s in run.steps] == ["web_search", "book_trip"]
+    assert run.steps[0].arguments == {"type": "search", "query": "weather Lyon this weekend"}
+    assert run.steps[1].thought == "Sunny this weekend; booking." and run.steps[1].observation is None

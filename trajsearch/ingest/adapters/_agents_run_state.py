@@ -16,7 +16,8 @@ result wraps it as ``{"state": ...}``.
 Those items become the nodes a trace of the same run would give (:mod:`openai_agents` assembles both alike): one
 agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
 first one given ``original_input``, so the task is the user's request as for a trace), one tool node per answered
-function call, one handoff node per handoff. A call waiting for approval has no answer: its step has no result and
+function call, one handoff node per handoff, one tool node per call of a tool OpenAI ran (a hosted tool's
+item holds its result), in its place. A call waiting for approval has no answer: its step has no result and
 no error (paused, not failed); a call a person rejected (its id in the state's approval records, or answered with
 the SDKs' default rejection message) ran nothing: its step is denied, the message the reason. The SDK's default tool
 error text given back to the model ("An error occurred while
@@ -38,6 +39,9 @@ from ._spans.messages import DENIED
 #: Items of the model's output (one model call's, until a tool's or handoff's answer comes).
 _MODEL_ITEMS = {"message_output_item", "tool_call_item", "handoff_call_item", "reasoning_item",
                 "mcp_approval_request_item", "tool_search_call_item", "compaction_item"}
+#: Calls of tools the app runs (answered by a later output item); any other call item a tool OpenAI ran.
+_APP_CALLS = {"function_call", "custom_tool_call", "computer_call", "shell_call", "local_shell_call",
+              "apply_patch_call"}
 #: ``default_tool_error_function`` (``agents/tool.py``): what the model is told when a function tool raised.
 _TOOL_ERROR = "An error occurred while running the tool"
 #: ``metadata.run_state``, by ``current_step.type``.
@@ -77,7 +81,8 @@ def _state(record: Any) -> dict[str, Any] | None:
 def _python_names(value: Any) -> Any:
     """A JS state in the Python SDK's names: its camelCase fields renamed (:data:`_JS_FIELDS`), a tool result item
     (``function_call_result``, its ``output`` a ``{"type": "text", "text"}`` object) as a Responses
-    ``function_call_output``. Message contents and tool arguments are left as they are."""
+    ``function_call_output``, a ``hosted_tool_call`` as the Responses item it was. Message contents and tool
+    arguments are left as they are."""
     if isinstance(value, list):
         return [_python_names(v) for v in value]
     if not isinstance(value, dict):
@@ -88,6 +93,13 @@ def _python_names(value: Any) -> Any:
         output = out.get("output")
         text = output.get("text") if isinstance(output, dict) and output.get("type") == "text" else None
         out.update(type="function_call_output", output=text if isinstance(text, str) else output)
+    hosted = out.get("provider_data") if out.get("type") == "hosted_tool_call" else None
+    if isinstance(hosted, dict) and isinstance(hosted.get("type"), str):
+        # a tool OpenAI ran (agents-openai ``openaiResponsesConverter``): the Responses item is ``providerData``,
+        # less its ``status`` and its result (``output``; an image's ``result``), kept beside it
+        out = {**hosted, "status": out.get("status")} | (
+            {"result" if hosted["type"] == "image_generation_call" else "output": out["output"]}
+            if out.get("output") is not None else {})
     return out
 
 
@@ -204,6 +216,11 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
             if n == seq + 1:
                 agent.info[RUN_START] = True
             yield key, agent
+        if kind == "tool_call_item" and raw.get("type") not in _APP_CALLS and (ran := _hosted(raw)):
+            yield from model_call()  # a tool OpenAI ran, its result in the item: its step, in its place
+            call, result, failed = ran
+            yield key, _tool_node(node, agent, call, result, result if failed else None)
+            continue
         if kind in _MODEL_ITEMS:
             said.append(raw)
             continue
@@ -231,6 +248,18 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
                      agent)
         if owner is not None:  # waiting for a person: no result, and no error
             yield key, _tool_node(node, owner, wait["raw_item"], None, None, awaiting_approval=True)
+
+
+def _hosted(raw: dict[str, Any]) -> tuple[dict[str, Any], str | None, bool] | None:
+    """(call, result, failed) of a tool OpenAI ran (a hosted tool's Responses item, read as a response's output is:
+    ``responses_messages``), None for an item that is no such call."""
+    said = responses_messages([raw], output=True)
+    calls = [c for m in said for c in m.get("calls") or []]
+    if len(calls) != 1:
+        return None
+    results = [m for m in said if m.get("role") == "tool"]
+    call = {"call_id": calls[0].get("id"), "name": calls[0].get("name"), "arguments": calls[0].get("arguments")}
+    return call, results[0]["text"] if results else None, bool(results and results[0].get("failed"))
 
 
 def _tool_node(node: Any, agent: Node, call: dict[str, Any], result: str | None, error: str | None,
