@@ -85,7 +85,8 @@ def test_dry_run_ingest_names_the_format_for_every_export(tmp_path: Path) -> Non
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.startswith(str(tmp_path))]
-    assert len(lines) == 12 and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
+    no_run = {"never-prompted.json", "undone-whole.json"}  # passed over: nothing run, or all of it undone
+    assert len(lines) == len([f for f in OPENCODE.glob("*.json") if f.name not in no_run]) and all("format opencode; runs 1; rejected 0" in line for line in lines), out.stdout
 
 
 def test_an_export_whose_messages_are_not_opencodes_is_refused_saying_why(tmp_path: Path) -> None:
@@ -178,3 +179,45 @@ def test_opencodes_session_database_is_named_with_the_command_that_exports_its_s
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     said = " ".join((out.stdout + out.stderr).split())
     assert "OpenCode's session database" in said and "opencode export" in said, said
+
+
+# -- FRNW: the reviewer's findings on the OpenCode adapter, on files the same CLI wrote --------------------------
+
+
+def test_undone_messages_are_not_read_as_work_done() -> None:
+    """``/undo`` marks the session (``info.revert.messageID``) and leaves the undone messages in the export until the
+    next prompt: the undone prompt and its answer were read as the session's work."""
+    run = _run("undone-last-prompt.json")
+    assert run.task == "Please fix the failing test described in the log"
+    assert [s.action for s in run.steps] == ["bash", "respond"]
+    assert "user_prompts" not in run.metadata and run.metadata["undone_messages"] == 2
+
+
+def test_a_session_undone_to_its_first_prompt_is_no_run_passed_over_in_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"no run in this file: an OpenCode session whose every message was undone"):
+        list(read_dump(OPENCODE / "undone-whole.json"))
+    shutil.copy(OPENCODE / "undone-whole.json", tmp_path / "a.json")
+    shutil.copy(OPENCODE / "api-error.json", tmp_path / "b.json")
+    assert [(p.error, p.trajectory.trajectory_id) for p in read_dump(tmp_path)] == [
+        (None, "opencode.ses_db7f40988ffeYxc9I0WNKUAUB0")]
+
+
+def test_a_sanitized_subtask_prompt_and_attachment_are_not_read_as_the_task_or_a_file() -> None:
+    subtask = _run("subtask.sanitized.json")
+    assert subtask.task == ("OpenCode session ses_db7c83d73ffeS300BoqkgDUU31 (its prompt redacted: "
+                            "`opencode export --sanitize`)")
+    attached = _run("attached-file.sanitized.json")
+    assert "attachments" not in attached.metadata and attached.metadata["sanitized"] is True
+
+
+def test_a_sanitized_call_whose_result_is_redacted_is_not_read_as_a_success_with_no_output() -> None:
+    run = _run("fix-then-continue.sanitized.json")
+    first = run.steps[0]  # bash exited 1 in the session; the export redacted its output and exit code
+    assert first.error is None and first.observation == "(result not recorded: left out by `opencode export --sanitize`)"
+    assert run.steps[1].observation == "File not found: /tmp/p53/NW/run/proj/missing.py"  # an error is kept
+
+
+def test_a_call_left_running_keeps_what_it_printed() -> None:
+    run = _run("killed-mid-call.json")
+    (step,) = run.steps
+    assert step.error == "tool call never finished (status running)" and step.observation == "working\n"

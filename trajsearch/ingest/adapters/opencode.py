@@ -21,8 +21,11 @@ Field mapping:
   arguments = ``state.input``, observation = ``state.output`` (``completed``) or ``state.error``; ``error``
   status -> the step's error; a ``bash`` call that completed with a non-zero ``metadata.exit`` -> an exit-code
   error (``exit_code_error``, the rule every CLI adapter reads exit codes by); a call left ``pending`` or
-  ``running`` (the session stopped mid-call) -> error "tool call never finished". Times from ``state.time``.
+  ``running`` (the session stopped mid-call) -> error "tool call never finished", its output so far
+  (``state.metadata.output``) the observation. Times from ``state.time``.
   A ``task`` call's sub-agent session id (``state.metadata.sessionId``) is listed in ``metadata.subagent_sessions``.
+- undone messages (``/undo``: ``info.revert``; OpenCode deletes them only at the next prompt) are not read, their
+  count is ``metadata.undone_messages``; a session undone to its first prompt is passed over as a never-prompted one.
 - a compaction (a user message with a ``compaction`` part, answered by the ``compaction`` agent's summary) is
   counted in ``metadata.compactions``; its summary is not a step.
 - outcome: unknown (a session holds no verdict on the task), unless the session ended on an assistant message's
@@ -30,7 +33,9 @@ Field mapping:
   message; the user's abort (``MessageAbortedError``) is ``metadata.ended_by``, no verdict.
 - ``opencode export --sanitize`` writes ``[redacted:<kind>:<id>]`` for texts, outputs, the title and directory, and
   ``{"redacted": ...}`` for a tool's input and metadata: a redacted value is read as not recorded (no arguments, no
-  output; an error's text is kept, as the export keeps it) and ``metadata.sanitized`` says so; a session whose
+  attachment name; a subtask's prompt is no task; a call's redacted output, with its exit code, is observed as "result
+  not recorded", neither success nor failure; an error's text is kept, as the export keeps it) and
+  ``metadata.sanitized`` says so; a session whose
   prompts are all redacted is a run all the same, its task naming the session and saying the prompt was redacted.
 - trajectory_id = ``opencode.<session id>``; created_at = ``info.time.created``; model_id = the first assistant
   message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}``; metadata:
@@ -89,6 +94,9 @@ _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"'
 _ABORTED = "MessageAbortedError"
 #: A value ``opencode export --sanitize`` redacted (its kind, then the part's or session's id).
 _REDACTED = re.compile(r"\[redacted:[a-z][a-z-]*:[^\]\s]*\]")
+#: The observation of a call whose output (and metadata: a shell's exit code) ``opencode export --sanitize``
+#: redacted: its result is not recorded, neither a success nor a failure.
+_RESULT_REDACTED = "(result not recorded: left out by `opencode export --sanitize`)"
 #: The events ``opencode run --format json`` prints (``cli/cmd/run.ts``).
 _RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
@@ -104,11 +112,38 @@ _NO_OUTPUT = "(no output)"
 
 
 def side_document(document: Any) -> str | None:
-    """A session with no message: created (by a client of ``opencode serve``, an SDK, the TUI) and never prompted.
-    Nothing was run: a walk passes it over, as the other CLIs' session files of bookkeeping only."""
-    if isinstance(document, dict) and _is_export(document) and not document["messages"]:
+    """A session with no message: created (by a client of ``opencode serve``, an SDK, the TUI) and never prompted;
+    or one whose every message the user undid (``/undo`` back to its first prompt). Nothing was run (or kept): a
+    walk passes it over, as the other CLIs' session files of bookkeeping only."""
+    if not (isinstance(document, dict) and _is_export(document)):
+        return None
+    if not document["messages"]:
         return "an OpenCode session with no messages: created, never prompted"
+    if not _kept_messages(document)[0]:
+        return "an OpenCode session whose every message was undone (/undo): nothing kept"
     return None
+
+
+def _kept_messages(export: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """An export's messages without those the user undid, and how many messages were touched. OpenCode's undo
+    (``/undo``, the server's ``revert``) only marks the session (``info.revert``: ``messageID``, ``partID``); the
+    undone messages stay in the export until the next prompt deletes them (``SessionRevert.cleanup``): every
+    message after ``messageID`` (ids ascend), that message itself, or with a ``partID`` its parts from that one on."""
+    messages = export["messages"]
+    revert = as_dict(as_dict(export.get("info")).get("revert"))
+    at, part = as_str(revert.get("messageID")), as_str(revert.get("partID"))
+    if not at:
+        return messages, 0
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        mid = as_str(message["info"].get("id")) or ""
+        if mid < at:
+            kept.append(message)
+        elif mid == at and part:
+            parts = message["parts"]
+            cut = next((i for i, p in enumerate(parts) if isinstance(p, dict) and p.get("id") == part), len(parts))
+            kept.append({**message, "parts": parts[:cut]})
+    return kept, sum(1 for m in messages if (as_str(m["info"].get("id")) or "") >= at)
 
 
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
@@ -196,7 +231,7 @@ def _user_text(parts: list[Any]) -> str:
     if texts:
         return _typed("\n\n".join(texts)).strip()
     subtask = next((p for p in parts if isinstance(p, dict) and p.get("type") == "subtask"), None)
-    return (as_str(subtask.get("prompt")) or "").strip() if subtask else ""
+    return (as_str(_kept(subtask.get("prompt"))) or "").strip() if subtask else ""
 
 
 def _shell_error(output: str, code: int | None, command: str | None) -> str | None:
@@ -245,11 +280,12 @@ class _Session(SessionSteps):
         if any(isinstance(p, dict) and p.get("type") == "compaction" for p in parts):
             self.compactions += 1
         text = _user_text(parts)
-        self.sanitized = self.sanitized or any(isinstance(p, dict) and _redacted(p.get("text")) for p in parts)
+        self.sanitized = self.sanitized or any(isinstance(p, dict) and any(_redacted(p.get(k)) for k in (
+            "text", "prompt", "filename", "url")) for p in parts)
         if text:
             self.prompts.append(text)
         self.attached.extend(name for p in parts if isinstance(p, dict) and p.get("type") == "file"
-                             and (name := as_str(p.get("filename")) or as_str(p.get("url"))))
+                             and (name := as_str(_kept(p.get("filename"))) or as_str(_kept(p.get("url")))))
 
     def assistant(self, info: dict[str, Any], parts: list[Any]) -> None:
         if info.get("mode") == "compaction" or info.get("agent") == "compaction" or info.get("summary") is True:
@@ -307,7 +343,9 @@ class _Session(SessionSteps):
         meta = as_dict(state.get("metadata"))
         self.sanitized = self.sanitized or any(_redacted(v) for v in (state.get("input"), state.get("output"),
                                                                       state.get("metadata")))
-        if status == "completed":
+        if status == "completed" and _redacted(state.get("output")):
+            step["observation"] = _RESULT_REDACTED  # nor its exit code (metadata redacted too): not a success
+        elif status == "completed":
             output = strip_terminal_codes(as_str(_kept(state.get("output"))) or "")
             step["observation"] = output or None
             if name in _SHELL_TOOLS:
@@ -316,7 +354,8 @@ class _Session(SessionSteps):
             text = strip_terminal_codes(as_str(state.get("error")) or "")
             step["observation"] = text or None
             step["error"] = error_line(text)
-        else:
+        else:  # the session stopped mid-call (killed, crashed): what the command printed so far is kept
+            step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or None
             step["error"] = f"tool call never finished (status {status or 'unknown'})"
         child = as_str(meta.get("sessionId"))
         if name == "task" and child and child not in self.subagents:
@@ -331,7 +370,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                           "or the list of a session's messages the server answers")
     info = record["info"]
     session = _Session()
-    for message in record["messages"]:
+    messages, undone = _kept_messages(record)
+    for message in messages:
         minfo, parts = message["info"], message["parts"]
         if minfo.get("role") == "user":
             session.user(parts)
@@ -340,6 +380,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     session.flush()
     if not session.prompts and session.sanitized:
         session.prompts.append(f"OpenCode session {info['id']} (its prompt redacted: `opencode export --sanitize`)")
+    if not session.prompts and undone:
+        raise RecordError("every prompt of this OpenCode session was undone (/undo): nothing kept")
     if not session.prompts:
         raise RecordError("no user prompt in this OpenCode session")
     tokens = as_dict(info.get("tokens"))
@@ -364,6 +406,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "files_patched": session.patched[:50] or None,
         "attachments": session.attached[:50] or None,
         "compactions": session.compactions or None,
+        "undone_messages": undone or None,
         "user_prompts": prompt_list(session.prompts[1:]) or None,
         "error_records": session.errors[:20] or None,
         "ended_by": "the user's interrupt (MessageAbortedError)" if session.aborted else None,
