@@ -221,3 +221,18 @@ def test_a_call_left_running_keeps_what_it_printed() -> None:
     run = _run("killed-mid-call.json")
     (step,) = run.steps
     assert step.error == "tool call never finished (status running)" and step.observation == "working\n"
+
+
+def test_a_session_ended_by_its_context_window_is_the_agents_failure_not_the_providers() -> None:
+    """``ContextOverflowError`` (compaction off): the agent's own limit, a failure as OpenHands' context-window stop
+    and mini-swe-agent's ``ContextWindowExceededError`` are, not an infrastructure error."""
+    run = _run("context-overflow.json")
+    assert run.outcome == Outcome.failure and run.failure.cause == "the agent ran out of its context window"
+    assert run.failure.error.startswith("This model's maximum context length is 8192 tokens.")
+    assert _run("api-error.json").outcome == Outcome.infra_error  # the provider's refusal stays its own
+
+
+def test_a_last_answer_cut_at_the_output_limit_is_said() -> None:
+    run = _run("output-length.json")
+    assert run.outcome == Outcome.unknown
+    assert run.metadata["ended_by"] == "the model's output length limit (finish \"length\"): its last answer cut short"

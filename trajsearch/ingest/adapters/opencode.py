@@ -29,8 +29,12 @@ Field mapping:
 - a compaction (a user message with a ``compaction`` part, answered by the ``compaction`` agent's summary) is
   counted in ``metadata.compactions``; its summary is not a step.
 - outcome: unknown (a session holds no verdict on the task), unless the session ended on an assistant message's
-  ``error`` (API, auth, context overflow, output length) with no work after it -> ``infra_error`` with its
-  message; the user's abort (``MessageAbortedError``) is ``metadata.ended_by``, no verdict.
+  ``error`` with no work after it: the provider's (``APIError``, ``ProviderAuthError``, ``UnknownError``) ->
+  ``infra_error`` with its message; the agent's own limit (``ContextOverflowError``: its context window, with no
+  compaction to shrink it; ``MessageOutputLengthError``; ``StructuredOutputError``: no valid structured answer)
+  -> ``failure``, as OpenHands' context-window stop, mini-swe-agent's ``ContextWindowExceededError`` and Harbor's
+  error policy read them. The user's abort (``MessageAbortedError``) is ``metadata.ended_by``, no verdict; so is a
+  last answer the model cut at its output limit (``finish: "length"``: 1.18 records no error for it).
 - ``opencode export --sanitize`` writes ``[redacted:<kind>:<id>]`` for texts, outputs, the title and directory, and
   ``{"redacted": ...}`` for a tool's input and metadata: a redacted value is read as not recorded (no arguments, no
   attachment name; a subtask's prompt is no task; a call's redacted output, with its exit code, is observed as "result
@@ -50,7 +54,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from trajsearch.model import Trajectory
+from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     SessionSteps,
@@ -92,6 +96,11 @@ EXPORT_SCRIPT = (
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
 #: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
 _ABORTED = "MessageAbortedError"
+#: The errors (``message-v2.ts``) of the agent's own limits, not the provider's failing: what ran out.
+_LIMITS = {"ContextOverflowError": "its context window", "MessageOutputLengthError": "its output length limit",
+           "StructuredOutputError": "its retries at the structured output asked for"}
+#: What ended a session whose last answer the model cut at its output limit (``finish: "length"``, no error).
+_CUT = "the model's output length limit (finish \"length\"): its last answer cut short"
 #: A value ``opencode export --sanitize`` redacted (its kind, then the part's or session's id).
 _REDACTED = re.compile(r"\[redacted:[a-z][a-z-]*:[^\]\s]*\]")
 #: The observation of a call whose output (and metadata: a shell's exit code) ``opencode export --sanitize``
@@ -273,6 +282,8 @@ class _Session(SessionSteps):
         self.compactions = 0
         self.errors: list[str] = []
         self.aborted = False
+        self.limit: str | None = None  # the agent's own limit the session ended on (see _LIMITS)
+        self.cut = False  # the last answer ended at the model's output limit
         self.sanitized = False  # written by `opencode export --sanitize`: texts, inputs and outputs redacted
 
     def user(self, parts: list[Any]) -> None:
@@ -297,6 +308,7 @@ class _Session(SessionSteps):
         if provider and provider not in self.providers:
             self.providers.append(provider)
         worked = False
+        self.cut = info.get("finish") == "length"
         for part in parts:
             if not isinstance(part, dict):
                 continue
@@ -326,8 +338,9 @@ class _Session(SessionSteps):
             else:
                 self.errors.append(_error_text(error))
                 self.last_error = self.errors[-1]
+            self.limit = _LIMITS.get(as_str(error.get("name")) or "")
         elif worked:
-            self.last_error, self.aborted = None, False
+            self.last_error, self.aborted, self.limit = None, False, None
 
     def tool(self, part: dict[str, Any]) -> None:
         state = as_dict(part.get("state"))
@@ -409,14 +422,18 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "undone_messages": undone or None,
         "user_prompts": prompt_list(session.prompts[1:]) or None,
         "error_records": session.errors[:20] or None,
-        "ended_by": "the user's interrupt (MessageAbortedError)" if session.aborted else None,
+        "ended_by": "the user's interrupt (MessageAbortedError)" if session.aborted else _CUT if session.cut else None,
         "last_updated": as_dict(info.get("time")).get("updated"),
     }
     version = as_str(info.get("version"))
-    return session_trajectory(
+    run = session_trajectory(
         ctx, run_id=f"opencode.{info['id']}", task=session.prompts[0],
         model_id=session.models[0] if session.models else None, steps=session.steps, metadata=metadata,
         last_error=session.last_error, error_cause="infrastructure: the session ended on an API error",
         created_at=first_time(as_dict(info.get("time")).get("created")),
         tool_versions={"opencode": version} if version else {},
     )
+    if session.limit and session.last_error:  # the agent's own limit: its failure, not the provider's
+        return run.model_copy(update={"outcome": Outcome.failure, "failure": Failure(
+            error=session.last_error, cause=f"the agent ran out of {session.limit}")})
+    return run
