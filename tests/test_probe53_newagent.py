@@ -236,3 +236,32 @@ def test_a_last_answer_cut_at_the_output_limit_is_said() -> None:
     run = _run("output-length.json")
     assert run.outcome == Outcome.unknown
     assert run.metadata["ended_by"] == "the model's output length limit (finish \"length\"): its last answer cut short"
+
+
+def test_the_export_command_goes_on_past_a_session_the_cli_cannot_export_and_names_it(tmp_path: Path) -> None:
+    """The command the database note gives: a session the CLI fails on (``opencode export`` of a database copied
+    from another machine: "Error: Session not found: ses_...", exit 1, as opencode-ai 1.18.33 answers) stopped every
+    export after it with a bare CalledProcessError. ``opencode`` here is a stand-in answering as the real CLI does
+    (the command, not the CLI, is under test; the real CLI was run on it by hand: tests/fixtures/opencode/SOURCE.md)."""
+    from trajsearch.ingest.adapters.opencode import EXPORT_SCRIPT
+
+    with sqlite3.connect(tmp_path / "opencode.db") as db:
+        db.executescript((OPENCODE.parent / "opencode-1.18.33-tables.sql").read_text())
+        for sid in ("ses_aaaaMissing", "ses_bbbbKept"):
+            db.execute("insert into session (id, project_id, slug, directory, title, version, time_created, "
+                       "time_updated) values (?, 'p', 's', '/x', 't', '1.18.33', 0, 0)", (sid,))
+    db.close()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cli = bin_dir / "opencode"
+    cli.write_text("#!/bin/sh\necho \"Exporting session: $2\" >&2\n"
+                   "case \"$2\" in ses_aaaa*) echo \"Error: Session not found: $2\" >&2; exit 1;; esac\n"
+                   f"cat {OPENCODE / 'api-error.json'}\n")
+    cli.chmod(0o755)
+    out = subprocess.run(["python3", "-c", EXPORT_SCRIPT, str(tmp_path / "opencode.db"), str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=60,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "opencode export ses_aaaaMissing failed (exit 1): Error: Session not found: ses_aaaaMissing" in out.stderr
+    assert "1 of 2 sessions exported" in out.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ses_bbbbKept.json"]

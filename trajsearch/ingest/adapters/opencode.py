@@ -85,12 +85,17 @@ SESSION_STORES = ("opencode.db",)
 #: Exports every session of an OpenCode database (argv[1]; sub-agents' too, which ``opencode session list`` leaves
 #: out) with the CLI's own ``opencode export``, one JSON file each into the folder argv[2]. The CLI reads its own data
 #: folder: the database must be the one it uses. Into a file, not a pipe: written to a pipe, the CLI (1.18) exits
-#: before it has written more than 64 KiB of a long session.
+#: before it has written more than 64 KiB of a long session. A session the CLI fails to export ("Session not found":
+#: a database copied from another machine) is named with the CLI's last line and its empty file removed; the others
+#: are exported all the same, and the command exits 1 if any failed.
 EXPORT_SCRIPT = (
     'import pathlib,sqlite3,subprocess,sys;out=pathlib.Path(sys.argv[2]);out.mkdir(exist_ok=True);'
     'db=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",uri=True);'
-    '[subprocess.run(["opencode","export",s],stdout=open(out/(s+".json"),"wb"),stderr=subprocess.DEVNULL,check=True) '
-    'for (s,) in db.execute("select id from session")]')
+    'done=[(s,subprocess.run(["opencode","export",s],stdout=open(out/(s+".json"),"wb"),stderr=subprocess.PIPE)) '
+    'for (s,) in db.execute("select id from session")];bad=[(s,p) for (s,p) in done if p.returncode];'
+    '[((out/(s+".json")).unlink(),print(f"opencode export {s} failed (exit {p.returncode}): "'
+    '+(p.stderr.decode(errors="replace").strip().splitlines() or [""])[-1],file=sys.stderr)) for (s,p) in bad];'
+    'print(f"{len(done)-len(bad)} of {len(done)} sessions exported into {out}",file=sys.stderr);sys.exit(1 if bad else 0)')
 
 #: ``opencode run``'s quoting of one argument holding a space: ``"..."`` with its own quotes escaped.
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
