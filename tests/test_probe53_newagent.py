@@ -265,3 +265,31 @@ def test_the_export_command_goes_on_past_a_session_the_cli_cannot_export_and_nam
     assert "opencode export ses_aaaaMissing failed (exit 1): Error: Session not found: ses_aaaaMissing" in out.stderr
     assert "1 of 2 sessions exported" in out.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ses_bbbbKept.json"]
+
+
+def _walk(path: Path) -> str:
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(path), "--dry-run"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return " ".join((out.stdout + out.stderr).split())
+
+
+def test_opencodes_storage_folder_is_named_once_with_how_to_export_not_each_file_rejected(tmp_path: Path) -> None:
+    """OpenCode 1.1.x keeps sessions in ``storage/`` as JSON pieces (session, message, part files), and 1.2+ keeps
+    them beside ``opencode.db`` after its migration: every file was rejected as an "unrecognised dump format"."""
+    data = tmp_path / "opencode"
+    shutil.copytree(OPENCODE / "data-folder", data)
+    said = _walk(data)  # a 1.1.x data folder: storage/ alone
+    assert "unrecognised dump format" not in said, said
+    assert "no dump file here, only 13 file(s) of OpenCode's session storage" in said and "1 session(s)" in said
+    assert "opencode export <sessionID>" in said
+    with sqlite3.connect(data / "opencode.db") as db:  # a 1.2+ data folder: the database and the old storage/
+        db.executescript((OPENCODE.parent / "opencode-1.18.33-tables.sql").read_text())
+    db.close()
+    said = _walk(data)
+    assert "unrecognised dump format" not in said and said.count("file(s) of OpenCode's session storage") == 1, said
+    assert "OpenCode's session database" in said
+    shutil.copy(OPENCODE / "api-error.json", data / "exported.json")  # beside exports: read, the rest named once
+    said = _walk(data)
+    assert "runs 1; rejected 0" in said and "passed over 13 file(s) of OpenCode's session storage" in said, said
+    assert "session database(s) not read: opencode.db (ingest one alone for the command that exports its sessions)" \
+        in said

@@ -508,6 +508,13 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
 
 
+def _adapter_pieces(fmt: str | None = None) -> tuple[Any, ...]:
+    """The adapters that declare ``SESSION_PIECES`` (a pattern on a file's path: the files an agent CLI keeps its
+    sessions in pieces of, none a run alone, as OpenCode's ``storage/``), under a forced format only its own."""
+    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
+    return tuple(mod for mod in mods if getattr(mod, "SESSION_PIECES", None) is not None)
+
+
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
     """The hidden file or folder a walked path lies under (``.git``, ``.venv``, a cache, an editor's settings: no
     runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
@@ -562,12 +569,18 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     twins: list[str] = []  # compressed copies of the start of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
+    piecers = _adapter_pieces(fmt)
+    pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
 
     def wanted(p: Path) -> bool:
         parts = p.relative_to(root).parts
         if any(parts[-len(store):] == store for store in stores):
             if p.is_file():
                 stored.append(p)
+            return False
+        if (mod := next((m for m in piecers if m.SESSION_PIECES.search(p.as_posix())), None)) is not None:
+            if p.is_file():
+                pieces.setdefault(mod, []).append(p)
             return False
         if not _dump_named(p.name):
             if (kind := _packed_kind(p.name)) and _hidden_part(p.relative_to(root).parts, walked) is None \
@@ -604,8 +617,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     if stored and not files:  # only a session store: a rejection whose message says how to export its sessions
         files = sorted(stored)
     elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
-        log.warning("%d session database(s) not read: %s (ingest one alone for the command that writes its sessions "
-                    "as JSON lines)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
+        log.warning("%d session database(s) not read: %s (ingest one alone for the command that exports its "
+                    "sessions)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
     if tell_hidden and twins:  # said as every file passed over is: a compressed file's runs were lost unsaid
         log.warning("passed over %d compressed cop%s of the start of the file beside it, which is read: %s",
                     len(twins), "y" if len(twins) == 1 else "ies",
@@ -632,6 +645,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                      for found, label, advice in ((packed, "archive(s) / compressed file(s)", "unpack them"),
                                                   (proto, "OTLP export(s) in protobuf", "export them as OTLP/JSON"))
                      if found)
+    what = "; ".join(filter(None, [what] + [mod.pieces_note(sorted(found)) for mod, found in pieces.items()]))
     if tell_hidden and not files and not denied and (what or under_hidden):  # what the walk found is all it says
         only = "; and ".join(filter(None, (what, under_hidden)))
         raise ValueError(f"{_shown(root)}: no dump file here, only {only}")

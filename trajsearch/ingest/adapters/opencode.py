@@ -5,8 +5,10 @@ OpenCode keeps its sessions in a SQLite database (``~/.local/share/opencode/open
 document, ``{"info": Session, "messages": [{"info": Message, "parts": [Part]}]}`` (``message-v2.ts``), and that
 document is what this adapter reads (one run per file); also the server's answer to ``GET /session/<id>/message``
 (the SDK's ``session.messages()``), the list of those messages alone, read under the session id they name. The
-database itself, given or met in a walk, is named with a command exporting every session (``session_store``); a
-session never prompted is passed over (``side_document``); ``opencode run --format json`` output (events, no prompt)
+database itself, given or met in a walk, is named with a command exporting every session (``session_store``); the
+JSON files of its ``storage/`` folder (1.1.x's sessions, kept beside the database by 1.2+), pieces of sessions, are
+passed over by a walk and named once with how to export them (``SESSION_PIECES``); a session never prompted is passed
+over (``side_document``); ``opencode run --format json`` output (events, no prompt)
 is refused naming the export command (``not_a_run``).
 
 Field mapping:
@@ -82,6 +84,30 @@ split = whole_file
 #: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``): a walk that finds no dump hands it in
 #: for detection to name, with how to export its sessions (``session_store``).
 SESSION_STORES = ("opencode.db",)
+#: The files OpenCode keeps sessions in under its data folder's ``storage/`` (all of them before 1.2; 1.2 copies them
+#: into ``opencode.db`` and never deletes them, and still writes ``session_diff``): a session's info
+#: (``session/<project>/ses_*.json``), each message (``message/<session>/msg_*.json``), each part
+#: (``part/<message>/prt_*.json``), its todos, diffs and share, a project's info and permissions (the folders
+#: ``json-migration.ts`` reads). Pieces of sessions, none a run alone: a walk passes them over, named once
+#: (``pieces_note``), not each rejected as a dump of no known format.
+SESSION_PIECES = re.compile(r"(?:^|/)storage/(?:session/[^/]+/ses_[^/]+|message/ses_[^/]+/msg_[^/]+|"
+                            r"part/msg_[^/]+/prt_[^/]+|(?:session_diff|todo|session_share)/ses_[^/]+|"
+                            r"(?:project|permission)/(?:[0-9a-f]{40}|global))\.json$")
+
+
+def pieces_note(pieces: list[Path]) -> str:
+    """What a walk says of the OpenCode storage files it passed over (``SESSION_PIECES``), and how to read their
+    sessions."""
+    folders = sorted({str(Path(*p.parts[:len(p.parts) - 1 - p.parts[::-1].index("storage")])) + "/storage"
+                      for p in pieces})
+    sessions = {p.stem for p in pieces if p.parent.parent.name == "session" and p.stem.startswith("ses_")}
+    return (f"{len(pieces)} file(s) of OpenCode's session storage ({', '.join(folders[:3])}"
+            + (f": {len(sessions)} session(s)" if sessions else "") + "), pieces of sessions (info, messages, parts) "
+            "none of which is a run alone: export each session with `opencode export <sessionID>` (`opencode "
+            "session list` names them) and ingest those; OpenCode 1.2+ holds the same sessions in opencode.db beside "
+            "storage/ (ingest it alone for a command exporting every session)")
+
+
 #: Exports every session of an OpenCode database (argv[1]; sub-agents' too, which ``opencode session list`` leaves
 #: out) with the CLI's own ``opencode export``, one JSON file each into the folder argv[2]. The CLI reads its own data
 #: folder: the database must be the one it uses. Into a file, not a pipe: written to a pipe, the CLI (1.18) exits
