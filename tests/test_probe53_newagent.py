@@ -293,3 +293,18 @@ def test_opencodes_storage_folder_is_named_once_with_how_to_export_not_each_file
     assert "runs 1; rejected 0" in said and "passed over 13 file(s) of OpenCode's session storage" in said, said
     assert "session database(s) not read: opencode.db (ingest one alone for the command that exports its sessions)" \
         in said
+
+
+def test_an_undo_to_a_part_keeps_the_parts_before_it(tmp_path: Path) -> None:
+    """A revert to a part (``info.revert.partID``, as ``SessionRevert.revert`` writes it when a text or tool part of
+    the same message comes before it): that message's parts from it on, and every later message, are undone."""
+    doc = json.loads((OPENCODE / "fix-then-continue.json").read_text())
+    doc["info"]["revert"] = {"messageID": "msg_24809d845001ByBHScaS8HVJ6v", "partID": "prt_24809dbee001nG50Qo0JyU1mbY",
+                             "snapshot": "8a615485fe02333ab67e18aeeac12c5b33daf4fb", "diff": ""}
+    path = tmp_path / "undone-part.json"
+    path.write_text(json.dumps(doc, indent=2))
+    [parsed] = list(read_dump(path))
+    run = parsed.trajectory
+    assert [s.action for s in run.steps] == ["bash", "read", "respond"]  # the narration before the undone read
+    assert "files_patched" not in run.metadata and "user_prompts" not in run.metadata
+    assert run.metadata["undone_messages"] == 8
