@@ -308,3 +308,12 @@ def test_an_undo_to_a_part_keeps_the_parts_before_it(tmp_path: Path) -> None:
     assert [s.action for s in run.steps] == ["bash", "read", "respond"]  # the narration before the undone read
     assert "files_patched" not in run.metadata and "user_prompts" not in run.metadata
     assert run.metadata["undone_messages"] == 8
+
+
+def test_a_file_of_opencodes_storage_named_alone_says_what_it_is() -> None:
+    """``ingest storage/session/*/*.json``: each file named is said to be a piece of an OpenCode session, with how
+    to export the session, not an "unrecognised dump format"."""
+    [session] = (OPENCODE / "data-folder" / "storage" / "session").glob("*/ses_*.json")
+    with pytest.raises(ValueError, match=r"no run in this file: a file of OpenCode's session storage \(.*/storage: "
+                                         r"1 session\(s\)\), a piece of a session .*`opencode export <sessionID>`"):
+        detect_format(session)

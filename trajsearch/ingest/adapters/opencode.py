@@ -101,11 +101,21 @@ def pieces_note(pieces: list[Path]) -> str:
     folders = sorted({str(Path(*p.parts[:len(p.parts) - 1 - p.parts[::-1].index("storage")])) + "/storage"
                       for p in pieces})
     sessions = {p.stem for p in pieces if p.parent.parent.name == "session" and p.stem.startswith("ses_")}
-    return (f"{len(pieces)} file(s) of OpenCode's session storage ({', '.join(folders[:3])}"
-            + (f": {len(sessions)} session(s)" if sessions else "") + "), pieces of sessions (info, messages, parts) "
-            "none of which is a run alone: export each session with `opencode export <sessionID>` (`opencode "
+    what = ("a file of OpenCode's session storage", "a piece of a session (its info, a message or a part), no run "
+            "alone") if len(pieces) == 1 else (f"{len(pieces)} file(s) of OpenCode's session storage",
+                                               "pieces of sessions (info, messages, parts) none of which is a run alone")
+    return (f"{what[0]} ({', '.join(folders[:3])}" + (f": {len(sessions)} session(s)" if sessions else "")
+            + f"), {what[1]}: export each session with `opencode export <sessionID>` (`opencode "
             "session list` names them) and ingest those; OpenCode 1.2+ holds the same sessions in opencode.db beside "
             "storage/ (ingest it alone for a command exporting every session)")
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a file of OpenCode's ``storage/`` named alone (``ingest
+    storage/session/*/*.json``), which no format reads, is said to be that (a walk names them all at once)."""
+    if fmt is None and SESSION_PIECES.search(path.as_posix()):
+        return pieces_note([path])
+    return None
 
 
 #: Exports every session of an OpenCode database (argv[1]; sub-agents' too, which ``opencode session list`` leaves
