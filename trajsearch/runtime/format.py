@@ -150,12 +150,15 @@ class Rendered:
     fmt: str = "text"
 
     def stated(self, strategy: Strategy | None) -> Strategy | None:
-        """The strategy this context leaves the agent with, for ``strategy`` as found: the one it states, and
-        ``plan_from_scratch`` where it shows no past run to follow (a budget too small for any exemplar drops
-        the strategy line, see :func:`render`); the caller's ``PromptContext.strategy``, the service's and the
-        tool's ``strategy`` had still said ``follow_closely`` with no example under it (probe 48 U3)."""
-        if strategy is None or "strategy" in self.data:
-            return strategy
+        """The strategy this context leaves the agent with, for ``strategy`` as found: the one it states (which
+        :func:`render` may have lowered to ``use_as_inspiration``), and ``plan_from_scratch`` where it shows no past
+        run to follow (a budget too small for any exemplar drops the strategy line, see :func:`render`); the
+        caller's ``PromptContext.strategy``, the service's and the tool's ``strategy`` had still said
+        ``follow_closely`` with no example under it (probe 48 U3)."""
+        if strategy is None:
+            return None
+        if "strategy" in self.data:
+            return Strategy(self.data["strategy"])
         return Strategy.plan_from_scratch
 
 
@@ -194,8 +197,8 @@ def _ladder(config: FormatConfig) -> list[_Detail]:
 
 def _brief(bare: _Detail) -> _Detail:
     """The smallest useful view of a run, below bare: its goal's head, its outcome, a warning's error (no cause,
-    fix or failing step), its provenance without the trace URI (the trajectory id names the run; a trace store's
-    path and content hash were ~95 tokens of a tau-bench run's ~150-token source line). Bare was the least a run
+    fix or failing step), its text's source line without the trace URI (the trajectory id names the run; a trace
+    store's path and content hash were ~95 tokens of a tau-bench run's ~150-token source line; the data keeps it). Bare was the least a run
     was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
     a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2).
     Only where no run fits bare: shown beside runs that fit bare, brief runs took the key actions of those (the
@@ -249,14 +252,18 @@ def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]
     return actions
 
 
-def _provenance(item: Exemplar | FailureWarning, detail: _Detail) -> dict[str, Any]:
-    """The run's provenance as its view shows it: whole, or at :func:`_brief` without the trace URI."""
-    provenance = item.provenance()
-    return {k: v for k, v in provenance.items() if k != "trace_uri"} if detail.brief else provenance
+class _BriefView(dict):
+    """A run's view at :func:`_brief`: its data whole (the JSON, ``.data`` and the tool's answer keep the trace
+    URI, the provenance the README promises), its text's ``source:`` line without the trace URI (:func:`_source`).
+    Dropped from the data too, an audit of what the agent saw could not open a run shown brief (review RRT2, 3)."""
+
+
+def _new_view(detail: _Detail, **fields: Any) -> dict[str, Any]:
+    return _BriefView(fields) if detail.brief else dict(fields)
 
 
 def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
-    view: dict[str, Any] = {"provenance": _provenance(exemplar, detail)}
+    view = _new_view(detail, provenance=exemplar.provenance())
     digest = _digest(exemplar, detail)
     if digest is None:  # the trace is gone and the row has no digest: show the indexed row
         view["goal"] = clip(exemplar.text, detail.goal)
@@ -278,7 +285,7 @@ def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
 
 
 def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
-    view: dict[str, Any] = {"label": WARNING_LABEL, "provenance": _provenance(warning, detail)}
+    view = _new_view(detail, label=WARNING_LABEL, provenance=warning.provenance())
     digest = _digest(warning, detail) or warning.row_digest()
     view["task"] = digest.task.clip(detail.goal)
     view["error"] = digest.error.clip(detail.note // 3, detail.note * 2 // 3)
@@ -314,7 +321,7 @@ def _quoted(text: Any) -> str:
 
 def _exemplar_text(view: dict[str, Any], n: int) -> str:
     what = "a past run, submitted but not evaluated" if view["outcome"].startswith(SUBMITTED) else "a successful past run"
-    lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {_quoted(view['goal'])}"]
+    lines = [f"## Example {n}: {what}", _source(view), f"Goal: {_quoted(view['goal'])}"]
     if view.get("key_actions"):
         lines.append("Key actions:")
         for a in view["key_actions"]:
@@ -334,7 +341,7 @@ def _exemplar_text(view: dict[str, Any], n: int) -> str:
 
 
 def _warning_text(view: dict[str, Any], n: int) -> str:
-    lines = [f"## Warning {n}: {WARNING_LABEL.upper()} (a failed past run)", _source(view["provenance"])]
+    lines = [f"## Warning {n}: {WARNING_LABEL.upper()} (a failed past run)", _source(view)]
     for name, label in (("task", "Task"), ("error", "Error"), ("step_holding", "Step holding it"),
                         ("failing_step", "Failing step"), ("handed_in", "Handed in"),
                         ("cause", "Cause"), ("fix", "Fix"), ("what_failed", "What failed")):
@@ -366,8 +373,22 @@ def render_json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def _source(provenance: dict[str, Any]) -> str:
-    return "source: " + " | ".join(f"{k}={_quoted(v)}" for k, v in provenance.items())
+def _source(view: dict[str, Any]) -> str:
+    """The run's ``source:`` line: its provenance, without the trace URI in a brief view (see :class:`_BriefView`)."""
+    brief = isinstance(view, _BriefView)
+    return "source: " + " | ".join(f"{k}={_quoted(v)}" for k, v in view["provenance"].items()
+                                   if not (brief and k == "trace_uri"))
+
+
+def checked_budget(name: str, value: Any) -> int:
+    """``value`` as a token budget: a whole number (not a bool, not a float such as NaN), 0 or more; else the error
+    names ``name``. A negative one is a caller's slip (a prompt's room minus what it holds): rendered, "" read as
+    "no past run applies"; set on the tool, every search failed with the error only in the log (review RRT2, 4)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a whole number of tokens, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be 0 or more tokens, got {value}")
+    return value
 
 
 def render(
@@ -391,14 +412,12 @@ def render(
     """
     if fmt not in ("text", "json"):
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
-    budget = config.budget_tokens if budget is None else budget
-    if budget < 0:  # a caller's slip (a prompt's room minus what it holds): "" read as "no past run applies"
-        raise ValueError(f"budget must be 0 or more tokens, got {budget}")
+    budget = checked_budget("budget", config.budget_tokens if budget is None else budget)
     counter = counter or default_counter()
     data: dict[str, Any] = {"header": HEADER}
-    if strategy is not None:  # room for the longer wording: the runs shown, not yet known, choose it below
-        data |= {"strategy": strategy.value,
-                 "advice": max(_wordings(strategy), key=lambda advice: counter.count(advice))}
+    if strategy is not None:  # room for the longer line: the runs shown, not yet known, choose it below
+        data |= max(({"strategy": said.value, "advice": advice} for said, advice in _lines(strategy)),
+                    key=lambda line: counter.count(f"{line['strategy']}. {line['advice']}"))
     data |= {"exemplars": [], "warnings": []}
     if not exemplars and not warnings:
         return Rendered("", data, 0, fmt=fmt)
@@ -460,7 +479,9 @@ def render(
     if not data["exemplars"] and strategy not in (None, Strategy.plan_from_scratch):  # "follow a run": none shown
         del data["strategy"], data["advice"]
     elif strategy is not None:  # worded for the runs shown: the budget may have left out those it would speak of
-        data["advice"] = _advice(strategy, [entry.item for entry in shown if entry.kind == "exemplars"], ladder[-1])
+        said = _said(strategy, exemplars, [entry.item for entry in shown if entry.kind == "exemplars"])
+        data["strategy"] = said.value
+        data["advice"] = _advice(said, [entry.item for entry in shown if entry.kind == "exemplars"], ladder[-1])
     total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data))) - head
     if omitted and total + note <= budget:
         data["omitted"] = omitted
@@ -483,6 +504,23 @@ UNEVALUATED_ADVICE = {
 def _wordings(strategy: Strategy) -> tuple[str, ...]:
     """Every strategy line :func:`_advice` may choose for ``strategy``."""
     return (ADVICE[strategy], *([UNEVALUATED_ADVICE[strategy]] if strategy in UNEVALUATED_ADVICE else []))
+
+
+def _lines(strategy: Strategy) -> list[tuple[Strategy, str]]:
+    """Every (strategy, wording) the context may state for ``strategy`` (see :func:`_said`)."""
+    said = [strategy, Strategy.use_as_inspiration] if strategy is Strategy.follow_closely else [strategy]
+    return [(s, wording) for s in said for wording in _wordings(s)]
+
+
+def _said(strategy: Strategy, exemplars: Sequence[Exemplar], shown: Sequence[Exemplar]) -> Strategy:
+    """The strategy the context states: ``follow_closely`` speaks of the first exemplar (the run of this same
+    task); where the budget left it out and showed others, the context states ``use_as_inspiration`` for them.
+    It had said "A past run solved this same task: follow its approach closely" above a run of another task
+    (tau-bench airline task 39 at 160 tokens: its own run, 82 tokens at its briefest, left out for task 1's;
+    review RRT2, 1)."""
+    if strategy is Strategy.follow_closely and exemplars and shown and shown[0] is not exemplars[0]:
+        return Strategy.use_as_inspiration
+    return strategy
 
 
 def _advice(strategy: Strategy, exemplars: Sequence[Exemplar], bare: _Detail) -> str:
