@@ -204,7 +204,10 @@ class ContextResult:
     ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
     context as structured JSON (the same runs at the same detail: the budget is counted on the text);
     ``items`` are the runs it holds, best first, each ``{"provenance": {trajectory_id, trace_uri,
-    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``.
+    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found, the
+    Python API's ``text`` and ``json`` are ""; the service's ``Exemplars`` and ``Warnings`` answer instead with
+    ``text`` the note saying why and ``json`` ``{"reason", "note"}``, in the tool's words
+    (:func:`trajsearch.runtime.tool.why_none`), for every reason.
     """
 
     strategy: str

@@ -20,7 +20,7 @@ from .advice import AdviceConfig, Strategy, exemplars, search, similarity, warni
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
-from .format import FormatConfig, TokenCounter, omitted_text, default_counter, render, render_json
+from .format import FormatConfig, TokenCounter, checked_budget, omitted_text, default_counter, render, render_json
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,8 @@ class SearchPastRuns:
     ) -> None:
         self.ts, self.ctx, self.cap = ts, ctx, cap
         self.calibrations = calibrations  # the tenant's novelty threshold (see .calibration); none: the configured one
-        self.advice, self.fmt, self.result_tokens = advice, fmt, result_tokens
+        # refused here: taken, every call spent a search and answered "the search failed" (review RRT2, 4)
+        self.advice, self.fmt, self.result_tokens = advice, fmt, checked_budget("result_tokens", result_tokens)
         self.counter = counter or default_counter()
         self.used = 0
         #: The versions (env, policy) the caller may read at most, () meaning every one: as far as
@@ -180,26 +181,9 @@ class SearchPastRuns:
         return base | {"results": results}
 
     def _why_none(self, query: str, kind: str) -> tuple[str, str]:
-        """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
-        whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
-        none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
-        to look at". Two searches for the nearest row of the kind, inside the context's filters and then inside
-        the versions the caller may read (:attr:`readable`), on an empty answer only: widened to the tenant's
-        whole, a key pinned to some versions learnt that runs existed in others (probe 50, D4). Exemplars and
-        steps had said nothing: an MCP server started with the README's ``--env-version v2`` over runs recorded
-        with no version answered every exemplars and steps search with no run and no word why (probe 52, RT3)."""
-        levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
-                            "failures": (("failure",), self.advice.warning_outcomes)}[kind]
-        nothing_close, only_others, nothing = list(NO_RESULTS[kind])[:3]  # failures' fourth is the service's
-        tenant = self.ctx.filters(levels=levels, outcomes=outcomes)
-        readable = replace(tenant, env_versions=self.readable[0], policy_versions=self.readable[1])
-        if search(self.ts, query, tenant, k=1, grouped=False):
-            reason = nothing_close
-        elif readable != tenant and search(self.ts, query, readable, k=1, grouped=False):
-            reason = only_others
-        else:
-            reason = nothing
-        return reason, NO_RESULTS[kind][reason]
+        """Why a search found nothing: :func:`why_none` in this executor's context and readable versions."""
+        return why_none(self.ts, query, self.ctx, kind, warning_outcomes=self.advice.warning_outcomes,
+                        readable=self.readable)
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
@@ -223,6 +207,33 @@ class SearchPastRuns:
 
     def _fits(self, results: list[dict[str, Any]]) -> bool:
         return self.counter.count(render_json({"results": results})) <= self.result_tokens
+
+
+def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
+             warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
+             readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[str, str]:
+    """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
+    whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
+    none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
+    to look at". Two searches for the nearest row of the kind, inside the context's filters and then inside
+    the versions the caller may read (``readable``: env and policy versions, () meaning every one), on an empty
+    answer only: widened to the tenant's whole, a key pinned to some versions learnt that runs existed in others
+    (probe 50, D4). Exemplars and steps had said nothing: an MCP server started with the README's
+    ``--env-version v2`` over runs recorded with no version answered every exemplars and steps search with no run
+    and no word why (probe 52, RT3). The service's ``Exemplars`` and ``Warnings`` answer an empty context with it
+    too: only a pinned key's had said why (review RRT2, 2)."""
+    levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
+                        "failures": (("failure",), tuple(warning_outcomes))}[kind]
+    nothing_close, only_others, nothing = list(NO_RESULTS[kind])[:3]  # failures' fourth is the service's
+    tenant = ctx.filters(levels=levels, outcomes=outcomes)
+    widened = replace(tenant, env_versions=readable[0], policy_versions=readable[1])
+    if search(ts, query, tenant, k=1, grouped=False):
+        reason = nothing_close
+    elif widened != tenant and search(ts, query, widened, k=1, grouped=False):
+        reason = only_others
+    else:
+        reason = nothing
+    return reason, NO_RESULTS[kind][reason]
 
 
 def _step_result(hit: Any, text: str, outcome: str) -> dict[str, Any]:

@@ -303,25 +303,36 @@ class Service(pb2_grpc.TrajSearchServicer):
         return self._advice(call, "warnings", v.text("text", req.text, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
+        from ..runtime.tool import UNREADABLE, NO_RESULTS, why_none
+
         k, budget = v.advice_size(req.k, req.token_budget)
         ctx = self._runtime_context(call, req.context)
         rt = self._runtime()
+        tool_kind = "exemplars" if kind == "exemplars" else "failures"
         if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies, and the answer says so
-            # in its text and json, in the tool's words (an empty answer read as "no past run is like this")
-            from ..runtime.tool import NO_RESULTS, UNREADABLE
-
-            note = NO_RESULTS["exemplars" if kind == "exemplars" else "failures"][UNREADABLE]
-            call.note(items=0, reason=UNREADABLE)
-            return pb2.ContextResponse(strategy="plan_from_scratch" if kind == "exemplars" else "", text=note,
-                                       json=json.dumps({"reason": UNREADABLE, "note": note}, ensure_ascii=False))
+            return self._no_context(call, kind, UNREADABLE, NO_RESULTS[tool_kind][UNREADABLE])
         call.check_deadline()
         result = rt.advice(kind, text, ctx, k=k, budget=budget)
+        if not result.items and not result.text:  # nothing found (a left-out run's note fits any budget taken here)
+            pins = (call.principal.env_versions, call.principal.policy_versions)
+            return self._no_context(call, kind, *why_none(
+                rt.ts, text, ctx, tool_kind, warning_outcomes=rt.config.advice.warning_outcomes, readable=pins))
         items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
                                  json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
                                                  ensure_ascii=False, default=str))
                  for item in result.items]
         call.note(items=len(items), **({"strategy": result.strategy} if result.strategy else {}))
         return pb2.ContextResponse(strategy=result.strategy, items=items, text=result.text, json=result.json)
+
+    @staticmethod
+    def _no_context(call: Call, kind: str, reason: str, note: str) -> Any:
+        """An empty context as the wire says it: the text a prompt gets is the note, the json the reason and note,
+        in the tool's words (:data:`trajsearch.runtime.tool.NO_RESULTS`). Text and json '' read alike whether the
+        query was like nothing, the context's versions held no run, or the key could read none; only the pinned case
+        had said why (review RRT2, 2)."""
+        call.note(items=0, reason=reason)
+        return pb2.ContextResponse(strategy="plan_from_scratch" if kind == "exemplars" else "", text=note,
+                                   json=json.dumps({"reason": reason, "note": note}, ensure_ascii=False))
 
     def SearchPastRuns(self, req: Any, call: Call) -> Any:
         session_id = v.text("session_id", req.session_id, self.limits, max_chars=128)
