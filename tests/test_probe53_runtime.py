@@ -135,7 +135,7 @@ def test_context_rpcs_outside_the_keys_pins_say_why(tmp_path):
         with Client(server.address, keys["pinned"]) as client:
             exemplars = client.exemplars(runs[0].task, env_version="v1")
             warnings = client.warnings(runs[0].task, env_version="v1")
-            readable = client.exemplars(runs[0].task, env_version="v2")  # inside the pins: no run, no note
+            readable = client.exemplars(runs[0].task, env_version="v2")  # inside the pins, no run: said why
     finally:
         server.stop(grace=2)
     assert exemplars.items == [] and exemplars.strategy == "plan_from_scratch"
@@ -144,7 +144,7 @@ def test_context_rpcs_outside_the_keys_pins_say_why(tmp_path):
     assert warnings.items == [] and warnings.strategy == ""
     assert warnings.text == NO_RESULTS["failures"][UNREADABLE]
     assert json.loads(warnings.json)["reason"] == UNREADABLE
-    assert (readable.items, readable.text, readable.json) == ([], "", "")
+    assert readable.items == [] and json.loads(readable.json)["reason"] == "no_successful_runs"
 
 
 # -- 1: the MCP tool's description tells no cap the server does not keep --------------------------------
@@ -173,3 +173,144 @@ def test_the_mcp_tools_description_does_not_state_a_cap_the_server_does_not_keep
     assert "at most 4" not in tool.description
     assert "searches_left" in tool.description
     assert json.loads(results[0].content[0].text)["searches_left"] == 2
+
+
+# -- review of RT2 (FRRT2) ---------------------------------------------------------------------------------
+
+#: tau-bench v1 gpt-4o airline, trimmed: task 39 trials 0 (success) and 3 (failed), task 1 trial 1 (success)
+TAU_39_1 = FIXTURES / "tau-bench" / ".probe53frt" / "gpt-4o-airline.json"
+
+
+def test_a_budget_that_skips_the_same_tasks_run_does_not_say_follow_it_closely(hashing_ts):
+    """Task 39 asked again: its own successful run (similarity 1.0) is the first exemplar, task 1's (0.695) the
+    second. At 160 tokens the first does not fit even at its briefest and the second does: the context showed task
+    1's run under "Strategy: follow_closely. A past run solved this same task" (review RRT2, 1). The strategy states
+    what is shown: a related run to borrow from, ``use_as_inspiration``, in the text, the data and every caller's
+    ``strategy``; where the first run fits it is still ``follow_closely``."""
+    runs = _runs(TAU_39_1)
+    hashing_ts.add(runs)
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    task = next(r.task for r in runs if r.trajectory_id == "tau-gpt-4o-airline-39-t3")
+    assert [e.trajectory_id for e in rt.exemplars(task, ctx).items] == \
+        ["tau-gpt-4o-airline-39-t0", "tau-gpt-4o-airline-1-t1"]
+    for budget in range(150, 260, 5):
+        context = rt.context_for(task, ctx, budget=budget)
+        advice = rt.advice("exemplars", task, ctx, budget=budget)
+        assert rt.counter.count(context.text) <= budget and rt.counter.count(advice.text) <= budget
+        for strategy, text, data, shown in (
+                (context.strategy.value, context.text, context.data, [e.trajectory_id for e in context.exemplars]),
+                (advice.strategy, advice.text, json.loads(advice.json or "{}"),
+                 [i["provenance"]["trajectory_id"] for i in advice.items])):
+            if not shown:
+                assert strategy == "plan_from_scratch"
+                continue
+            expected = "follow_closely" if shown[0] == "tau-gpt-4o-airline-39-t0" else "use_as_inspiration"
+            assert strategy == data["strategy"] == expected, (budget, shown)
+            assert f"Strategy: {expected}." in text and ("this same task" in text) == (expected == "follow_closely")
+    skipped = rt.context_for(task, ctx, budget=160)  # the budget the review found it at
+    assert [e.trajectory_id for e in skipped.exemplars] == ["tau-gpt-4o-airline-1-t1"]
+    assert skipped.strategy.value == "use_as_inspiration"
+    tool = rt.tool(ctx)  # the tool's answer at a result budget that skips it alike
+    for budget in range(100, 200, 5):
+        tool.result_tokens, tool.used = budget, 0
+        answer = tool({"query": task, "kind": "exemplars"})
+        ids = [r["provenance"]["trajectory_id"] for r in answer["results"]]
+        if ids and ids[0] != "tau-gpt-4o-airline-39-t0":
+            assert answer["strategy"] == "use_as_inspiration", (budget, ids)
+
+
+def test_grpc_context_rpcs_say_why_an_answer_is_empty_for_every_reason(tmp_path):
+    """An unpinned key asking ``Exemplars`` / ``Warnings`` for env v9 (runs recorded with v1 only) got text '' and
+    json '', only the pinned case said why (review RRT2, 2): the tool answered ``no_runs_in_versions``. The context
+    RPCs answer with the tool's reason and note for every reason (the same words, worked out in one place)."""
+    from trajsearch.runtime.tool import NO_RESULTS
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = _runs(TAU_AIRLINE, env_version="v1")
+    keys, ring = key_ring(pinned=dict(tenant="acme", role="read", key_id="pinned", env_versions=["v2"]),
+                          free=dict(tenant="acme", role="read", key_id="free"))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    try:
+        answers = {}
+        for key, env in (("free", "v9"), ("pinned", "v2")):
+            with Client(server.address, keys[key]) as client:
+                for kind in ("exemplars", "warnings"):
+                    context = getattr(client, kind)(runs[0].task, env_version=env)
+                    tool = client.search_past_runs(
+                        runs[0].task, session_id=f"{key}{kind}", kind="failures" if kind == "warnings" else kind,
+                        env_version=env)
+                    answers[key, kind] = context, tool
+    finally:
+        server.stop(grace=2)
+    expected = {("free", "exemplars"): "no_runs_in_versions", ("free", "warnings"): "no_failures_in_versions",
+                ("pinned", "exemplars"): "no_successful_runs", ("pinned", "warnings"): "no_failed_runs"}
+    for (key, kind), reason in expected.items():
+        context, tool = answers[key, kind]
+        note = NO_RESULTS["exemplars" if kind == "exemplars" else "failures"][reason]
+        assert tool["reason"] == reason
+        assert context.items == [] and context.text == note, (key, kind, context.text)
+        assert json.loads(context.json) == {"reason": reason, "note": note}
+        assert context.strategy == ("plan_from_scratch" if kind == "exemplars" else "")
+
+
+def test_brief_runs_keep_their_trace_uri_in_the_data(hashing_ts):
+    """At its briefest a run's ``source:`` line leaves the trace URI out (~95 tokens); the JSON left it out too,
+    though the README promises every item's provenance with its trace_uri (review RRT2, 3): an audit of what the
+    agent saw (``.data``, ``.json``, the tool's results and its trace spans) could not open the run. The text
+    alone drops it; the data keeps it; the tool's JSON answer counts it inside its budget."""
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    task = runs[0].task
+    for kind in ("exemplars", "warnings"):
+        brief = rt.advice(kind, task, ctx, budget=250)
+        assert len(brief.items) == 1 and "trace_uri" not in brief.text
+        (view,) = json.loads(brief.json)[kind]
+        assert view["provenance"]["trace_uri"].startswith("file://")
+        assert brief.items[0]["view"]["provenance"]["trace_uri"].startswith("file://")
+    context = rt.context_for(task, ctx, budget=250)
+    assert context.data["exemplars"][0]["provenance"]["trace_uri"].startswith("file://")
+    tool = rt.tool(ctx)
+    for budget in range(150, 400, 10):
+        tool.result_tokens, tool.used = budget, 0
+        for kind in ("exemplars", "failures"):
+            answer = tool({"query": task, "kind": kind})
+            assert rt.counter.count(json.dumps({"results": answer["results"]}, ensure_ascii=False,
+                                               separators=(",", ":"))) <= budget
+            assert all(r["provenance"]["trace_uri"].startswith("file://") for r in answer["results"]), budget
+
+
+@pytest.mark.parametrize("bad", [-100, True, float("nan"), 250.0, "250"])
+def test_a_bad_result_budget_is_refused_where_it_is_set(hashing_ts, bad):
+    """``SearchPastRuns(result_tokens=-100)`` was taken: each call then spent a search and answered "the search
+    failed", the ValueError only in the log (review RRT2, 4). It is refused where it is set, as a budget that is not
+    a whole number of tokens (True, NaN, 250.0, "250") is by ``render``."""
+    from trajsearch.runtime import SearchPastRuns
+
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    with pytest.raises((TypeError, ValueError), match="result_tokens"):
+        SearchPastRuns(hashing_ts, ctx, result_tokens=bad)
+    with pytest.raises((TypeError, ValueError), match="budget"):
+        rt.context_for("book a flight", ctx, budget=bad)
+
+
+def test_the_mcp_description_claims_searches_left_only_where_answers_have_it():
+    """An MCP ToolError (refused arguments, the server unavailable) carries no ``searches_left``; the description
+    said each answer's did (review RRT2, 6). It says each search's answer does."""
+    from trajsearch.toolspec import description
+
+    said = description(None)
+    assert "each answer's searches_left" not in said
+    assert "searches_left" in said and "error" in said
+
+
+def test_the_readme_agent_section_keeps_to_120_columns():
+    """README line 547 was 253 columns (review RRT2, 5): the agent section's small-budget paragraph is wrapped."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("A budget too small for any exemplar leaves the strategy line out")
+    paragraph = readme[readme.rindex("\n", 0, start) + 1: readme.index("(nothing rather than something wrong)", start)]
+    assert "A negative budget" in paragraph or "is negative, is refused" in paragraph
+    assert max(map(len, paragraph.splitlines())) <= 120
