@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
+from trajsearch.model import Step, Trajectory
 from trajsearch.represent import extractive_summary
 from trajsearch.touched import touched
 
@@ -45,3 +45,75 @@ def test_a_file_written_again_after_its_revert_stays_changed() -> None:
                                             "observation": ""})
     steps = [*run.steps[:at + 1], edit]
     assert sorted(touched(run.model_copy(update={"steps": steps})).changed) == ["setup.py", "sphinx/ext/autodoc/__init__.py"]
+
+
+# -- review RR11h: a revert the run took back, every diffed file reverted, directories, other revisions --------------
+
+RESTORED = (FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-revert-restored" / "trajs"
+            / "sympy__sympy-19346" / "sympy__sympy-19346.traj.json")
+ALL_REVERTED = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-reverted" / "sphinx-doc__sphinx-9281.traj.json"
+
+
+def _blanked(run: Trajectory) -> Trajectory:
+    """The run as Harbor's atif2otel OTLP export keeps it: every observation empty (no closing diff to read)."""
+    return run.model_copy(update={"steps": [s.model_copy(update={"observation": ""}) for s in run.steps]})
+
+
+def _step(run: Trajectory, command: str) -> Step:
+    return run.steps[-1].model_copy(update={"action": "bash", "arguments": {"command": command}, "observation": ""})
+
+
+def test_a_reverted_file_put_back_by_a_step_naming_it_stays_changed() -> None:
+    """sympy-19346: ``cp repr.py repr.py.bak; git checkout repr.py``, tests, ``mv repr.py.bak repr.py``: the fix its
+    submission holds. With no diff to read after the revert (observations blanked), the ``mv`` is what says so."""
+    run = _run(RESTORED)
+    assert "sympy/printing/repr.py" in (run.steps[-1].observation or "")  # the submission holds the fix
+    assert touched(_blanked(run)).changed == ["sympy/printing/repr.py"]
+    head = run.steps[:-1]
+    for later in ("python apply_fix.py",):  # a script written before the revert, naming the file, run after it
+        script = _step(run, "cat <<'EOF' > apply_fix.py\np = 'sympy/printing/repr.py'\nopen(p, 'w').write('x')\nEOF")
+        at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+        steps = [*head[:at], script, *head[at:at + 2], _step(run, later)]
+        assert "sympy/printing/repr.py" in touched(_blanked(run.model_copy(update={"steps": steps}))).changed
+    # reads after the revert, and a file merely sharing its name's end, do not bring it back
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    for later in ("cat sympy/printing/repr.py", "git diff sympy/printing/repr.py",
+                  "bin/test sympy/printing/tests/test_repr.py", "rm sympy/printing/repr.py.bak",
+                  "sed -i 's/a/b/' sympy/core/repr.py"):
+        steps = [*head[:at + 1], _step(run, later)]
+        assert "sympy/printing/repr.py" not in touched(_blanked(run.model_copy(update={"steps": steps}))).changed, later
+
+
+def test_a_run_whose_every_diffed_file_was_reverted_changed_what_it_wrote() -> None:
+    """sphinx-9281: its only diff showed the harness's ``setup.py`` / ``tox.ini`` edits, which it reverted; its fix
+    (``sed -i ... sphinx/util/inspect.py``) no diff showed. It changed inspect.py, not nothing; its scratch project
+    (``rm -rf reproduce_issue``) and test file (``rm``) are gone."""
+    run = _run(ALL_REVERTED)
+    assert touched(run).changed == ["sphinx/util/inspect.py"]
+
+
+def test_a_removed_directory_takes_its_files() -> None:
+    """``rm -rf reproduce_issue`` removes ``reproduce_issue/conf.py`` written before it."""
+    run = _blanked(_run(RESTORED))
+    steps = [*run.steps[:-1], _step(run, "mkdir -p scratch && echo x > scratch/conf.py"), _step(run, "rm -rf scratch")]
+    assert touched(run.model_copy(update={"steps": steps})).changed == ["sympy/printing/repr.py"]
+
+
+def test_a_checkout_of_another_revision_is_no_revert() -> None:
+    """``git checkout HEAD~1 -- F``, ``git restore --source=REV F``, ``git checkout -p F`` write other content into F:
+    the file is still changed. ``git checkout HEAD -- F`` and ``git restore --source=HEAD F`` are reverts."""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    for command, kept in (("git checkout HEAD~1 -- sympy/printing/repr.py", True),
+                          ("git checkout stash@{0} -- sympy/printing/repr.py", True),
+                          ("git checkout origin/main sympy/printing/repr.py", True),
+                          ("git restore --source=abc123 sympy/printing/repr.py", True),
+                          ("git restore -s HEAD~2 sympy/printing/repr.py", True),
+                          ("git checkout -p sympy/printing/repr.py", True),
+                          ("git checkout HEAD -- sympy/printing/repr.py", False),
+                          ("git restore --source=HEAD sympy/printing/repr.py", False),
+                          ("git checkout -- sympy/printing/repr.py", False)):
+        steps = [*head[:at], _step(run, command)]
+        changed = touched(run.model_copy(update={"steps": steps})).changed
+        assert ("sympy/printing/repr.py" in changed) is kept, command

@@ -32,7 +32,7 @@ from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import EVERY_FILE, NEW_FILE, changed_by, own_changes, shows_history, undone_by
+from .touched import NEW_FILE, changed_by, names_path, own_changes, shows_history, undoes, undone_by
 
 #: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
 StepFiles = Callable[[Step], list[str]]
@@ -309,9 +309,9 @@ def _kept_files(run: Trajectory, changes: StepFiles) -> frozenset[str]:
     if shown and _closes(run.steps, at, changes):
         return frozenset(shown)  # nothing changed or undone after it: the diff is what the run left
     left = _left_changed(run.steps, changes)
-    in_diff = [path for path in left if _names_any(shown, path)]
+    in_diff = [path for path in left if names_path(shown, path)]
     undone = tuple(f for _, files in after for f in files)
-    survived = [path for path in shown if not _undoes(undone, path)]  # a fix a script wrote shows only in diffs
+    survived = [path for path in shown if not undoes(undone, path)]  # a fix a script wrote shows only in diffs
     return frozenset(in_diff or survived or left)
 
 
@@ -425,22 +425,11 @@ def _left_changed(steps: list[Step], changes: StepFiles) -> list[str]:
         undo = undone_by(step)
         if undo.unstashed:
             left.update(dict.fromkeys(stashed))
-        gone = [path for path in left if _undoes(undo.files, path)]
+        gone = [path for path in left if undoes(undo.files, path)]
         stashed = gone if undo.stashed else stashed
         for path in gone:
             del left[path]
     return list(left)
-
-
-def _undoes(undone: tuple[str, ...], path: str) -> bool:
-    """Whether undoing ``undone`` undid ``path``: named, inside a directory named (``rm -rf reproduce_issue``), or
-    every file."""
-    return EVERY_FILE in undone or _names_any(undone, path) or any(path.startswith(u.rstrip("/") + "/") for u in undone)
-
-
-def _names_any(paths: Iterable[str], path: str) -> bool:
-    """Whether ``paths`` name ``path``, its absolute twin too (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
-    return any(p == path or p.endswith("/" + path) or path.endswith("/" + p) for p in paths)
 
 
 def _kept_changes(step: Step, kept: frozenset[str], changes: StepFiles) -> set[str]:
@@ -448,7 +437,7 @@ def _kept_changes(step: Step, kept: frozenset[str], changes: StepFiles) -> set[s
     if not kept or is_read(step):
         return set()
     changed = changes(step)
-    return {path for path in kept if _names_any(changed, path)}
+    return {path for path in kept if names_path(changed, path)}
 
 
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:

@@ -404,8 +404,9 @@ def undone_by(step: Step) -> Undo:
     """What a step's shell command undid: ``git checkout [--] FILE``, ``git restore FILE`` (not ``--staged`` alone),
     ``git stash [push] [-- FILE]`` (``pop`` / ``apply`` bring it back), ``git reset --hard``, ``rm FILE``. A run's
     earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none).
-    Not an undo: one after a ``cd`` (its paths are another tree's), or one that a later command of the line may
-    write again (``git checkout F && python3 patch_f.py``: review 3, N2)."""
+    Not an undo: one after a ``cd`` (its paths are another tree's), one that a later command of the line may
+    write again (``git checkout F && python3 patch_f.py``: review 3, N2), or a checkout of another revision's
+    content (:func:`_from_head`)."""
     command = _command((step.action or "").strip(), step.arguments) or ""
     if not _UNDOING.search(command):
         return Undo()
@@ -426,9 +427,10 @@ def undone_by(step: Step) -> Undo:
             continue
         elif verb == "reset" and "--hard" in rest:
             undone.append(EVERY_FILE)
-        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
+        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest) and _from_head(rest):
             undone += _named_files(rest)
-        elif verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest)):
+        elif (verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest))
+              and _from_head(rest)):
             undone += _named_files(rest)
         elif verb == "stash" and rest[:1] in (["pop"], ["apply"]):
             unstashed, stash = stash is None, None
@@ -457,6 +459,30 @@ def _may_write(segments: list[str]) -> bool:
     return False
 
 
+#: A word that names a revision, not a file: ``HEAD~1``, ``main^``, ``stash@{0}``.
+_REVISION_MARK = re.compile(r"[~^@{]")
+
+
+def _from_head(words: list[str]) -> bool:
+    """Whether a ``git checkout`` / ``git restore`` of files (its words after the verb) puts back their committed
+    state: no other revision named (``HEAD~1 -- F``, ``stash@{0} -- F``, ``origin/main F``, ``--source=REV``, ``-s
+    REV``) and no part of them picked (``-p``). Those write other content into the file: a change stays."""
+    if {"-p", "--patch"} & set(words):
+        return False
+    source = next((word.split("=", 1)[1] for word in words if word.startswith("--source=")), None)
+    for flag in ("-s", "--source"):
+        if flag in words[:-1]:
+            source = words[words.index(flag) + 1]
+    if source is not None:
+        return source == "HEAD"
+    before = words[:words.index("--")] if "--" in words else words
+    operands = [word for word in before if not word.startswith("-")]
+    if "--" not in words:  # the first of several words is a revision when no file's name: ``main F``, ``HEAD~1 F``
+        first = operands[0] if len(operands) > 1 else ""
+        operands = [first] if first and ("." not in first.rsplit("/", 1)[-1] or _REVISION_MARK.search(first)) else []
+    return all(word == "HEAD" for word in operands)
+
+
 def _named_files(words: list[str]) -> list[str]:
     """The paths a git command names: every word after ``--``, else the words that look like files."""
     if "--" in words:
@@ -464,23 +490,88 @@ def _named_files(words: list[str]) -> list[str]:
     return [word for word in words if word in (".", "./") or (not word.startswith("-") and _FILE_TOKEN.match(word))]
 
 
+def names_path(paths: Iterable[str], path: str) -> bool:
+    """Whether ``paths`` name ``path``, its ``./`` or absolute twin too (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
+    path = path.removeprefix("./")
+    return any((p := q.removeprefix("./")) == path or p.endswith("/" + path) or path.endswith("/" + p) for q in paths)
+
+
+def undoes(undone: Iterable[str], path: str) -> bool:
+    """Whether undoing ``undone`` (:attr:`Undo.files`) undid ``path``: named (:func:`names_path`), inside a directory
+    named (``rm -rf reproduce_issue`` takes ``reproduce_issue/conf.py``), or every file (:data:`EVERY_FILE`)."""
+    undone, path = list(undone), path.removeprefix("./")
+    return EVERY_FILE in undone or names_path(undone, path) or any(
+        path.startswith(directory + "/") for u in undone if (directory := u.removeprefix("./").rstrip("/")))
+
+
+def mentions(text: str, path: str) -> bool:
+    """Whether ``text`` names ``path``: its file name as a word of its own (not ``test_repr.py`` nor ``repr.py.bak``
+    for ``repr.py``), with no directory or one of that file (``printing/repr.py``, ``/testbed/sympy/printing/repr.py``;
+    not ``sympy/core/repr.py``)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if not name or name not in text:
+        return False
+    pattern = r"(?<![\w.@+/-])((?:[\w.@+-]*/)*)" + re.escape(name) + r"(?![\w@+/-]|\.\w)"
+    return any(not found.group(1) or names_path([found.group(1) + name], path) for found in re.finditer(pattern, text))
+
+
+@dataclass
+class _Reverts:
+    """A run's undos (:func:`undone_by`, but a stash's and the whole tree's), and what its steps did after them."""
+
+    steps: list[Step]
+    reading: _Reading
+    marks: list[tuple[int, int, int]]  # per step, and one past the last: where its diffed, written and said start
+    undos: list[tuple[int, tuple[str, ...]]]  # (step, files)
+
+    def reverted(self, path: str) -> bool:
+        """Whether the last undo of ``path`` (:func:`undoes`) came after every step that showed it in a diff, wrote
+        it, or, not a read, named it (:func:`mentions`: ``mv repr.py.bak repr.py`` after ``cp repr.py repr.py.bak;
+        git checkout repr.py``, a ``sed -i`` the rough parse misses) or ran a script the run wrote naming it
+        (``python apply_fix.py``). Without a diff after the revert (a Claude Code or Codex session, an OTLP export
+        keeping no observations) those are all that say the file changed again (review RR11h)."""
+        at = next((n for n, files in reversed(self.undos) if undoes(files, path)), None)
+        return at is not None and not any(self._touches(n, path) for n in range(at + 1, len(self.steps)))
+
+    def _slice(self, n: int, kind: int) -> list[str]:
+        items = (self.reading.diffed, self.reading.written, self.reading.said)[kind]
+        return items[self.marks[n][kind]:self.marks[n + 1][kind]]
+
+    def _touches(self, n: int, path: str) -> bool:
+        from .steps import is_read  # steps reads commands with this module's parser
+
+        if names_path(self._slice(n, 0) + self._slice(n, 1), path):
+            return True
+        said = "\n".join(self._slice(n, 2))
+        if not said or is_read(self.steps[n]):
+            return False
+        return mentions(said, path) or any(
+            mentions("\n".join(self._slice(m, 2)), path) for m in range(n)
+            if any(mentions(said, script) for script in self._slice(m, 1)))
+
+
 def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring). A file undone after the last step
-    that showed it in a diff or wrote it is no change of the run's (gemini-3-pro on SWE-bench, 16 of 500 runs: eight
-    sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the harness's edits, four astropy runs'
-    ``pyproject.toml``, test and scratch files checked out or removed); a ``git stash`` or ``git checkout .`` is not counted (a stash
-    may be popped, and the whole tree holds the run's fix as well)."""
+    that showed it in a diff, wrote it or named it (:func:`_reverted`) is no change of the run's (gemini-3-pro on
+    SWE-bench, 16 of 500 runs: eight sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the
+    harness's edits, four astropy runs' ``pyproject.toml``, test and scratch files checked out or removed); a ``git
+    stash`` or ``git checkout .`` is not counted (a stash may be popped, and the whole tree holds the run's fix as
+    well). When every file its diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281:
+    its only diff showed the harness's edits it reverted, its fix a ``sed -i`` no diff showed)."""
     reading = _Reading()
-    reverted: set[str] = set()  # files named by an undo after the last step that showed or wrote them
-    for step in trajectory.steps:
-        shown = len(reading.diffed), len(reading.written)
+    marks: list[tuple[int, int, int]] = []  # per step: where its diffed files, written files and words start
+    undos: list[tuple[int, tuple[str, ...]]] = []  # (step, files) of each undo but a stash's and the whole tree's
+    for n, step in enumerate(trajectory.steps):
+        marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
         _read_step(step, reading)
-        reverted -= {path for path in reverted
-                     if _names_path(reading.diffed[shown[0]:] + reading.written[shown[1]:], path)}
         undo = undone_by(step)
-        if not undo.stashed:  # a stash may be popped later; the whole tree may hold changes made after it
-            reverted |= {path for path in undo.files if path != EVERY_FILE}
-    changed = [path for path in reading.changed() if not _names_path(reverted, path)]
+        if not undo.stashed and (files := tuple(path for path in undo.files if path != EVERY_FILE)):
+            undos.append((n, files))
+    marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
+    reverts = _Reverts(trajectory.steps, reading, marks, undos)
+    changed = [path for path in reading.changed() if not reverts.reverted(path)]
+    if reading.diffed and not changed:  # every diffed file undone: what it wrote and kept
+        changed = [path for path in _paths(reading.written, reading.roots) if not reverts.reverted(path)]
     if reading.diffed:  # what the run's whole record names (one step's command need not name what it shows changed)
         changed = _named(changed, reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
     roots = reading.roots
@@ -508,12 +599,6 @@ def touched(trajectory: Trajectory) -> Touched:
         calls=_unique(reading.calls),
         defined=defined,
     )
-
-
-def _names_path(paths: Iterable[str], path: str) -> bool:
-    """Whether ``paths`` name ``path``, an absolute or ``./`` twin too (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
-    path = path.removeprefix("./")
-    return any((p := q.removeprefix("./")) == path or p.endswith("/" + path) or path.endswith("/" + p) for q in paths)
 
 
 def source_file(name: str) -> str | None:
