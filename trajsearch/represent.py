@@ -55,7 +55,10 @@ from .touched import touched
 #:     name); history is judged per command of a chained line.
 #: 15: nor a file the run reverted after its last diff showing it or write of it (``git checkout setup.py tox.ini``,
 #:     ``git restore F``, ``rm F``): a run that undid the SWE-bench harness's edits did not change them.
-REPRESENTATION_VERSION = 15
+#: 16: unless a later step (not a read) named it or ran a script the run wrote naming it (``mv F.bak F``); a removed
+#:     directory takes its files; a checkout of another revision is no revert; a run whose every diffed file was
+#:     reverted changed what it wrote and kept (review RR11h).
+REPRESENTATION_VERSION = 16
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

@@ -515,6 +515,12 @@ def mentions(text: str, path: str) -> bool:
     return any(not found.group(1) or names_path([found.group(1) + name], path) for found in re.finditer(pattern, text))
 
 
+#: A script a command runs (``python3 apply_fix.py``, ``bash fix.sh``, ``./fix.sh``): what it may write its
+#: writer's text names.
+_RUN_SCRIPT = re.compile(r"(?:(?<![\w./-])(?:python[\d.]*|bash|sh|node|ruby|perl)[ \t]+(?:-\S+[ \t]+)*"
+                         r"|(?<![\w./-])\./)([^\s;&|<>]+)")
+
+
 @dataclass
 class _Reverts:
     """A run's undos (:func:`undone_by`, but a stash's and the whole tree's), and what its steps did after them."""
@@ -545,9 +551,12 @@ class _Reverts:
         said = "\n".join(self._slice(n, 2))
         if not said or is_read(self.steps[n]):
             return False
-        return mentions(said, path) or any(
-            mentions("\n".join(self._slice(m, 2)), path) for m in range(n)
-            if any(mentions(said, script) for script in self._slice(m, 1)))
+        if mentions(said, path):
+            return True
+        run = " ".join(_RUN_SCRIPT.findall(said))  # the scripts it runs, and the writers of each naming path
+        return bool(run) and any(mentions("\n".join(self._slice(m, 2)), path) for m in range(n)
+                                 if any(mentions(run, script) for script in self._slice(m, 1)))
+
 
 
 def touched(trajectory: Trajectory) -> Touched:
