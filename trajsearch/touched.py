@@ -544,18 +544,21 @@ class _Reverts:
         return items[self.marks[n][kind]:self.marks[n + 1][kind]]
 
     def _touches(self, n: int, path: str) -> bool:
-        from .steps import is_read  # steps reads commands with this module's parser
+        from .steps import is_read, is_test_run, is_write  # steps reads commands with this module's parser
 
         if names_path(self._slice(n, 0) + self._slice(n, 1), path):
             return True
         said = "\n".join(self._slice(n, 2))
-        if not said or is_read(self.steps[n]):
+        step = self.steps[n]
+        if not said or is_read(step):
             return False
-        if mentions(said, path):
+        # a file run (``python3 apply_fix.py``, ``pytest tests/test_x.py``) is not written by being run
+        if mentions(_RUN_SCRIPT.sub(" ", said), path) and (is_write(step) or not is_test_run(step)):
             return True
         run = " ".join(_RUN_SCRIPT.findall(said))  # the scripts it runs, and the writers of each naming path
         return bool(run) and any(mentions("\n".join(self._slice(m, 2)), path) for m in range(n)
-                                 if any(mentions(run, script) for script in self._slice(m, 1)))
+                                 if any(mentions(run, script) and not names_path([script], path)
+                                        for script in self._slice(m, 1)))
 
 
 
