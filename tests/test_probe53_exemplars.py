@@ -120,12 +120,13 @@ def test_a_checkout_of_another_revision_is_no_revert() -> None:
 
 
 def test_running_a_reverted_file_does_not_bring_it_back() -> None:
-    """pytest-7236: ``git checkout testing/test_unittest.py`` then ``pytest testing/test_unittest.py``; xarray-2905:
+    """pytest-7236: ``git checkout testing/test_unittest.py`` then ``pytest testing/test_unittest.py`` (sympy-18199:
+    ``bin/test``); xarray-2905:
     ``rm apply_fix.py`` then ``python apply_fix.py``. Running a file writes nothing into it."""
     run = _blanked(_run(RESTORED))
     head = run.steps[:-1]
     at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
     for later in ("pytest sympy/printing/repr.py", "python3 sympy/printing/repr.py",
-                  "python -m pytest sympy/printing/repr.py -q"):
+                  "python -m pytest sympy/printing/repr.py -q", "bin/test sympy/printing/repr.py"):
         steps = [*head[:at + 1], _step(run, later)]
         assert "sympy/printing/repr.py" not in touched(run.model_copy(update={"steps": steps})).changed, later

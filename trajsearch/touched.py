@@ -515,9 +515,10 @@ def mentions(text: str, path: str) -> bool:
     return any(not found.group(1) or names_path([found.group(1) + name], path) for found in re.finditer(pattern, text))
 
 
-#: A script a command runs (``python3 apply_fix.py``, ``bash fix.sh``, ``./fix.sh``): what it may write its
-#: writer's text names.
-_RUN_SCRIPT = re.compile(r"(?:(?<![\w./-])(?:python[\d.]*|bash|sh|node|ruby|perl)[ \t]+(?:-\S+[ \t]+)*"
+#: A script a command runs (``python3 apply_fix.py``, ``bash fix.sh``, ``./fix.sh``; a test file a runner runs:
+#: ``pytest F``, sympy's ``bin/test F``): what it may write its writer's text names.
+_RUN_SCRIPT = re.compile(r"(?:(?<![\w./-])(?:python[\d.]*|bash|sh|node|ruby|perl|pytest|py\.test|bin/test)[ \t]+"
+                         r"(?:-\S+[ \t]+)*"
                          r"|(?<![\w./-])\./)([^\s;&|<>]+)")
 
 
