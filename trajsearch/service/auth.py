@@ -233,6 +233,10 @@ class KeyRing:
             return None
         return self._by_hash.get(hash_key(key))
 
+    def tenants(self, role: str) -> frozenset[str]:
+        """The tenants with a key of ``role`` (or one that may do what it may), as last read."""
+        return frozenset(p.tenant for p in list(self._by_hash.values()) if p.can(role))
+
     def holds(self, principal: Principal) -> bool:
         """Whether the key this principal was read for is still in the ring, with the same id, tenant, role and pins:
         a web session signed in with a key removed from the file, replaced in it (a rotation that keeps the entry

@@ -37,7 +37,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 
 def given_up(state: Any) -> bool | None:
@@ -226,24 +226,34 @@ class _TenantExecutor(ThreadPoolExecutor):
 
 
 class WriteShares:
-    """The service's write slots (``Ingest``, ``Delete``) shared among tenants: one tenant holds at most all of them
-    but one (``slots - 1``: two slots at least, or none is kept), so another tenant's write always finds one. The
-    slots themselves are the servicer's; this only refuses a tenant past its share, before it takes one. Without it a
-    tenant's parallel batch indexers (an Ingest stream holds its slot for as long as it is open: hours) took every
-    slot, and every other tenant's ingest and delete were refused until they ended (probe 53, SV4)."""
+    """The service's write slots (``Ingest``, ``Delete``) shared among tenants: while another tenant has a key that
+    may write, one tenant holds at most all of them but one (``slots - 1``: two slots at least, or none is kept), so
+    the others' writes are not all shut out by it (with three tenants or more, the one slot kept is still first come
+    among them). The slots themselves are the servicer's; this only refuses a tenant past its share, before it takes
+    one. Without it a tenant's parallel batch indexers (an Ingest stream holds its slot for as long as it is open:
+    hours) took every slot, and every other tenant's ingest and delete were refused until they ended (probe 53, SV4).
+    A tenant alone among the writers (one team's deployment) keeps every slot: one kept for tenants that do not exist
+    halved ``--workers 4``'s two (review RSV4). ``writers`` names the tenants with a key that may write, asked at each
+    :meth:`take` (the key file may have changed)."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, writers: Callable[[], Collection[str]]) -> None:
         if slots < 2:
             raise ValueError("a share of the write slots needs two of them at least")
-        self.share = slots - 1
+        self.slots = slots
+        self._writers = writers
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
 
+    def share(self, tenant: str) -> int:
+        """How many write slots ``tenant`` may hold now: all but one while another tenant may write, else all."""
+        return self.slots - 1 if any(other != tenant for other in self._writers()) else self.slots
+
     def take(self, tenant: str) -> Callable[[], None] | None:
         """A share for one write of ``tenant`` (call what is returned once the write has ended), or None if ``tenant``
-        already holds :attr:`share` of them."""
+        already holds its :meth:`share` of them."""
+        share = self.share(tenant)
         with self._lock:
-            if self._held.get(tenant, 0) >= self.share:
+            if self._held.get(tenant, 0) >= share:
                 return None
             self._held[tenant] = self._held.get(tenant, 0) + 1
         released = threading.Event()

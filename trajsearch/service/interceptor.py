@@ -227,10 +227,11 @@ class ServiceInterceptor(grpc.ServerInterceptor):
             if self.writes is not None and getattr(behavior, "required_role", "read") == "write":
                 release_write = self.writes.take(tenant)
                 if release_write is None:  # (its own writes only: other tenants' are none of its business)
+                    held = self.writes.held(tenant)
                     raise Abort(grpc.StatusCode.UNAVAILABLE,
-                                f"this key's tenant has {self.writes.share} writes in progress at this server (an "
-                                "Ingest stream holds its place until it ends), the most one tenant may have while "
-                                "one is kept for other tenants: retry once one of them has ended")
+                                f"this key's tenant has {held} write{'s' if held != 1 else ''} in progress at this "
+                                "server (an Ingest stream holds its place until it ends), the most one tenant may have "
+                                "while one is kept for other tenants: retry once one of them has ended")
             call = Call(principal, request_id, context, keys=self.keys)
             fields = call.fields
             call.check_deadline()

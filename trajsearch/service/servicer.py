@@ -84,7 +84,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         self.write_slots = write_slots
         self.ingest_idle = ingest_idle
         self._writes = 0  # writes in progress, for drain(): the index must outlive them
-        self._holding: dict[str, int] = {}  # the write slots held, by the call holding them ("Ingest", "Delete")
+        self._holding: dict[tuple[str, str], int] = {}  # the write slots held, by tenant and call ("Ingest", "Delete")
         self._writes_done = threading.Condition()
         self._draining = threading.Event()
         self._stopping = threading.Event()  # the server is stopping: gRPC may cancel the calls still running
@@ -379,30 +379,33 @@ class Service(pb2_grpc.TrajSearchServicer):
     # -- writes ------------------------------------------------------------------------------
 
     @contextmanager
-    def _writing(self, method: str) -> Iterator[None]:
-        """A write slot for this ``method``'s call, or UNAVAILABLE at once when every one is taken, saying what holds
-        them: an Ingest stream holds its slot for as long as it is open (a batch indexer's, hours for a big dump),
-        so two streams of one tenant refused another tenant's Delete "busy with 2 writes (a slow trace store or
-        index?)", blaming a store that was idle (review of probe 52, RSV3)."""
+    def _writing(self, method: str, tenant: str) -> Iterator[None]:
+        """A write slot for this ``method``'s call of ``tenant``, or UNAVAILABLE at once when every one is taken,
+        saying which of them the caller's own tenant holds: an Ingest stream holds its slot for as long as it is open
+        (a batch indexer's, hours for a big dump), so two streams of one tenant refused another tenant's Delete "busy
+        with 2 writes (a slow trace store or index?)", blaming a store that was idle (review of probe 52, RSV3).
+        Other tenants' writes are not named: what they do at this server is none of the caller's business (review
+        RSV4 of probe 53: "2 open Ingest streams" told any key of them)."""
         if not self._writers.acquire(blocking=False):
             with self._writes_done:
-                held = ", ".join(f"{n} {'open Ingest stream' if m == 'Ingest' else m}{'s' if n > 1 else ''}"
-                                 for m, n in sorted(self._holding.items()))
+                mine = ", ".join(f"{n} {'open Ingest stream' if m == 'Ingest' else m}{'s' if n > 1 else ''}"
+                                 for (t, m), n in sorted(self._holding.items()) if t == tenant)
+            whose = f"this key's tenant holds {mine}" if mine else "none of them this key's tenant's"
             raise Abort(grpc.StatusCode.UNAVAILABLE,
-                        f"the server is busy with {self.write_slots} writes, the most it runs at once ({held}; an "
-                        "Ingest stream holds its slot until it ends): retry shortly")
+                        f"the server is busy with {self.write_slots} write{'s' if self.write_slots != 1 else ''}, the "
+                        f"most it runs at once ({whose}; an Ingest stream holds its slot until it ends): retry shortly")
         try:
             with self._writes_done:
                 self._writes += 1
-                self._holding[method] = self._holding.get(method, 0) + 1
+                self._holding[tenant, method] = self._holding.get((tenant, method), 0) + 1
             try:
                 yield
             finally:
                 with self._writes_done:
                     self._writes -= 1
-                    self._holding[method] -= 1
-                    if not self._holding[method]:
-                        del self._holding[method]
+                    self._holding[tenant, method] -= 1
+                    if not self._holding[tenant, method]:
+                        del self._holding[tenant, method]
                     self._writes_done.notify_all()
         finally:
             self._writers.release()
@@ -432,7 +435,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     @requires("write")
     def Ingest(self, batches: Iterator[Any], call: Call) -> Any:
-        with self._writing("Ingest"):
+        with self._writing("Ingest", call.tenant):
             return self._ingest(batches, call)
 
     def _ingest(self, batches: Iterator[Any], call: Call) -> Any:
@@ -544,7 +547,7 @@ class Service(pb2_grpc.TrajSearchServicer):
     @requires("write")
     def Delete(self, req: Any, call: Call) -> Any:
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
-        with self._writing("Delete"), self._write_lock:
+        with self._writing("Delete", call.tenant), self._write_lock:
             # A run outside the key's pins is not there for it. A trace left with no run (probe G, D1) has no
             # versions to hold against pins: only a key without pins removes it (the façade says if one was there).
             hit = self.ts.run(trajectory_id, tenant=call.tenant)
