@@ -82,7 +82,9 @@ def serve(
     trace_timeout: float = typer.Option(10.0, "--trace-timeout", min=0.1,
                                         help="Seconds a call waits for the trace store before UNAVAILABLE."),
     write_slots: int = typer.Option(0, "--write-slots", min=0,
-                                    help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of --workers)."),
+                                    help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of "
+                                         "--workers). While another tenant has a write key, one tenant holds all "
+                                         "of them but one."),
     ingest_idle: float = typer.Option(600.0, "--ingest-idle", min=1.0,
                                       help="Seconds an Ingest stream may send no batch before the server ends it "
                                            "and frees its write slot (a client frozen or gone)."),
@@ -151,6 +153,10 @@ def serve(
     except ValueError as exc:
         _fail(f"--max-k: {exc}")
     tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
+    from ..service.descriptors import raise_file_limit
+
+    files_before = _file_limit()
+    files = raise_file_limit()  # before the index opens its files: the connection cap is a quarter of it
     ts = _open_index(uri, traces, model)
     try:
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
@@ -179,7 +185,9 @@ def serve(
                   address=public_origin, note="--insecure: browsers send sign-in keys and cookies unencrypted")
     web = f", web pages on {server.web.url}" if server.web is not None else ""
     web += f" (opened as {public_origin})" if public_origin else ""
-    _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]})")
+    raised = f", file limit raised from {files_before} to {files}" if files != files_before else ""
+    _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]}, at most "
+         f"{server.connection_cap} gRPC connections per address bound{raised})")
     if serve_forever(server, grace=grace, writes_grace=writes_grace):
         # a write abandoned past --writes-grace may wait on its store for good (an S3 or NFS write that never
         # returns): its thread held the process open after "stopped", the index already closed, until the kill.
@@ -476,3 +484,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _file_limit() -> int:
+    """This process's soft limit of open files (what ``serve`` says it raised)."""
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

@@ -27,6 +27,10 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
+
+# grpc's INFO lines ("Got goaway ... connection idle" each time a server closes an idle connection) on every program
+# using this client, not only the CLI's, unless its user asked for them (set before grpc is first imported)
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -155,7 +159,8 @@ _ERRORS = {
 #: handshake with HTTP/2 bytes (WRONG_VERSION_NUMBER); said alone, neither names the cause.
 _TRANSPORT_HINTS = (
     (False, "Socket closed", "if the server speaks TLS, connect with TLS: its address as https://HOST:PORT, or "
-                             "its CA certificate (--ca, $TRAJSEARCH_TLS_CA)"),
+                             "its CA certificate (--ca, $TRAJSEARCH_TLS_CA); or the server is at its connection "
+                             "limit"),
     (True, "WRONG_VERSION_NUMBER", "the server does not speak TLS: connect without TLS (HOST:PORT, no --ca)"),
     (True, "CERTIFICATE_VERIFY_FAILED", "the server's certificate is not signed by a CA this client trusts: give "
                                         "its CA certificate (--ca, $TRAJSEARCH_TLS_CA)"),

@@ -108,11 +108,13 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
 
 
-#: Most connections the gRPC port keeps open; more are closed as they are accepted. grpcio bounds none, and holds a
-#: connection that never speaks HTTP/2 for its handshake timeout (120 s): 400 idle TCP connections (a port scanner,
-#: a load balancer's TCP checks left open, a hostile client) took every descriptor of a process allowed 256, and
-#: every tenant's call failed "failed to connect to all addresses", the index and traces unopenable (probe 53, SV4).
-MAX_GRPC_CONNECTIONS = connection_budget()
+#: Most connections the gRPC port keeps open, per address it is bound to ("localhost" is two: IPv4 and IPv6); more
+#: are closed as they are accepted. None: :func:`.descriptors.connection_budget`, read when a server is made (after
+#: ``serve`` raised its file limit). grpcio bounds none, and holds a connection that never speaks HTTP/2 for its
+#: handshake timeout (120 s): 400 idle TCP connections (a port scanner, a load balancer's TCP checks left open, a
+#: hostile client) took every descriptor of a process allowed 256, and every tenant's call failed "failed to connect
+#: to all addresses", the index and traces unopenable (probe 53, SV4).
+MAX_GRPC_CONNECTIONS: int | None = None
 #: Seconds a connection has to make its TLS handshake and send HTTP/2's preface and settings (grpcio's default: 120):
 #: one that does not is closed, and with it the place it held among :data:`MAX_GRPC_CONNECTIONS`. A client's take
 #: at most a few round trips.
@@ -256,11 +258,12 @@ class ServiceServer:
             writes = min(writes, max_workers - 1)
         self.service = Service(ts, limits=self.limits, metrics=self.metrics, search_cap=search_cap,
                                write_slots=writes, ingest_idle=ingest_idle)
+        self.connection_cap = MAX_GRPC_CONNECTIONS or connection_budget()
         options = [
             ("grpc.max_receive_message_length", self.limits.max_message_bytes),
             ("grpc.max_send_message_length", max(self.limits.max_message_bytes, v.MAX_RESPONSE_BYTES)),
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
-            ("grpc.max_allowed_incoming_connections", MAX_GRPC_CONNECTIONS),
+            ("grpc.max_allowed_incoming_connections", self.connection_cap),
             ("grpc.server_handshake_timeout_ms", int(GRPC_HANDSHAKE_S * 1000)),
             ("grpc.max_connection_idle_ms", int(GRPC_IDLE_S * 1000)),
         ]
@@ -270,7 +273,7 @@ class ServiceServer:
         # stream that lasts hours (--workers 1 has one write slot)
         self.calls = TenantCalls(max_workers, share=tenant_share, limit=max(1, max_concurrent_rpcs // 2))
         # one tenant's parallel ingests leave another a write slot (with one slot none can be kept: first come)
-        self.write_shares = WriteShares(writes) if writes > 1 else None
+        self.write_shares = WriteShares(writes, lambda: keys.tenants("write")) if writes > 1 else None
         interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls, self.write_shares)
         own = max(max_workers, writes + 1)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=own, thread_name_prefix="rpc"),
@@ -312,7 +315,8 @@ class ServiceServer:
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log_event(log, logging.INFO, "serving", address=self.address, uri=self.ts.location[0],
-                  trace_slots=self.trace_reads.slots, **({"http": self.web.url} if self.web else {}))
+                  trace_slots=self.trace_reads.slots, grpc_connections=self.connection_cap,
+                  **({"http": self.web.url} if self.web else {}))
         return self
 
     def stop(self, grace: float = 10.0, writes_grace: float = WRITES_GRACE_S) -> int:
