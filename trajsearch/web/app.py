@@ -43,7 +43,7 @@ from ..service.auth import KeyRing, Principal
 from ..service.observe import LOOPBACK_HOSTS, host_name, log_event, misdirected
 from ..vocab import MODES, OUTCOMES
 from . import views
-from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
+from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS, SERVER_ANSWERED
 from .session import (CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, cookie_name, new_token,
                       same_token)
 
@@ -452,8 +452,9 @@ async def on_client_gone(request: Request, exc: Exception) -> Response:
     """The client left before its request's body had arrived (a tab closed mid-sign-in, a network dropped, a body too
     slow: the server's 408): nothing to answer and no fault of the server's, so the request's one log line says 499
     (nginx's "client closed request"). Left to :func:`on_error` it was two tracebacks at ERROR, this app's and
-    uvicorn's (the error handler re-raises), for each one (probe 53, SV4)."""
-    return Response(status_code=499)
+    uvicorn's (the error handler re-raises), for each one (probe 53, SV4). A body too slow says the 408 the server
+    sent in its place (one line, not 499 beside the server's "refused 408": review RSV4)."""
+    return Response(status_code=request.scope.get("state", {}).get(SERVER_ANSWERED, 499))
 
 
 async def on_error(request: Request, exc: Exception) -> Response:

@@ -22,7 +22,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
 from ..service.descriptors import connection_budget
-from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
+from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS, SERVER_ANSWERED
 
 log = logging.getLogger("trajsearch.web")
 
@@ -185,13 +185,15 @@ class BoundedHead(H11Protocol):
         cycle = self.cycle
         answered = cycle is not None and cycle.response_started
         if cycle is not None:  # the app, awaiting the body, is told the client left; what it answers is not sent
+            # (its request's one log line says the 408 sent, not 499 beside this refusal's own line: review RSV4)
+            cycle.scope.setdefault("state", {})[SERVER_ANSWERED] = 408
             cycle.disconnected = True
             cycle.message_event.set()
         if answered:  # (it answered without the body: the answer is out, the rest of the body is not awaited)
             self.transport.close()
             return
         self._refuse(408, "Request Timeout", f"This request's body did not arrive within {BODY_TIMEOUT_S:g} seconds "
-                                             "of its head. Send it again.")
+                                             "of its head. Send it again.", logged=cycle is None)
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
@@ -203,11 +205,13 @@ class BoundedHead(H11Protocol):
         self._refuse(408, "Request Timeout", f"This request's head did not arrive within {HEAD_TIMEOUT_S:g} "
                                              "seconds. Send it again.")
 
-    def _refuse(self, status: int, reason: str, text: str) -> None:
+    def _refuse(self, status: int, reason: str, text: str, *, logged: bool = True) -> None:
         """Answer ``status`` with ``text`` and close, reading and dropping what still comes for :data:`LINGER_S`
-        (h11 answers no request it has not read: the answer is written as is)."""
+        (h11 answers no request it has not read: the answer is written as is). ``logged=False``: the app logs the
+        request's line itself."""
         body = text.encode()
-        log.info("web request refused %d: %s (%s)", status, reason, self.client)
+        if logged:
+            log.info("web request refused %d: %s (%s)", status, reason, self.client)
         self._refused = True
         self._stop_waiting()
         self._stop_waiting_for_body()

@@ -124,3 +124,7 @@ def when(epoch: int | float | None) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+#: The key of a request's ``scope["state"]`` under which the pages' server puts the status it answered itself while
+#: the app still ran (a body too slow: 408), so that the request's one log line says that status.
+SERVER_ANSWERED = "server_answered"
