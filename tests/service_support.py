@@ -196,3 +196,42 @@ async def mcp_session(address: str, key: str, script: list, options: Iterable[st
             else:
                 results.append(await mcp.call_tool("search_past_runs", step))
     return tools, results
+
+
+class HeldIngest:
+    """Ingest streams of one key, each sending one batch of one run and then holding its write slot (a batch indexer
+    reading its next file) until :attr:`more` is set: what the tests of the write slots open."""
+
+    def __init__(self, address: str, key: str) -> None:
+        from trajsearch.service.protos import pb2_grpc
+
+        self.channel = grpc.insecure_channel(address)
+        self._stub = pb2_grpc.TrajSearchStub(self.channel)
+        self._metadata = (("authorization", f"Bearer {key}"),)
+        self.more, self.sent = threading.Event(), threading.Semaphore(0)
+
+    def _batches(self, run_id: str):
+        from conftest import make_run
+        from trajsearch.service.protos import pb2
+
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
+        self.sent.release()
+        self.more.wait(600)  # the indexer reads its next file
+
+    def open(self, run_id: str) -> Any:
+        """A stream writing ``run_id`` (its future; :attr:`sent` is released once its batch is sent)."""
+        return self._stub.Ingest.future(self._batches(run_id), metadata=self._metadata)
+
+    def opened(self, run_id: str, within: float = 120.0) -> Any:
+        """:meth:`open`, returned once its batch is sent (it holds its slot) or it has ended (refused)."""
+        import time
+
+        stream = self.open(run_id)
+        end = time.monotonic() + within
+        while not stream.done() and not self.sent.acquire(timeout=0.05) and time.monotonic() < end:
+            pass
+        return stream
+
+    def close(self) -> None:
+        self.more.set()
+        self.channel.close()

@@ -272,7 +272,7 @@ from trajsearch.service.protos import pb2, pb2_grpc  # noqa: E402
 from trajsearch.service.server import ServiceServer  # noqa: E402
 
 from conftest import make_run  # noqa: E402
-from service_support import SlowIndex, key_ring  # noqa: E402
+from service_support import HeldIngest, SlowIndex, key_ring  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -334,17 +334,9 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
     made, ring = tenants
     # (three write slots: a tenant holds all but one of them, probe 53)
     server, slow = _serve(tmp_path, ring, slow_tenant="beta", max_workers=4, write_slots=3)
-    channel = grpc.insecure_channel(server.address)
-    stub = pb2_grpc.TrajSearchStub(channel)
-    metadata = (("authorization", f"Bearer {made['acme']}"),)
-    more, sent = threading.Event(), threading.Semaphore(0)
-
-    def batches(run_id: str):
-        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
-        sent.release()
-        more.wait(600)  # the indexer reads its next file
-
-    streams = [stub.Ingest.future(batches(f"new{n}"), metadata=metadata) for n in range(2)]
+    held_ingest = HeldIngest(server.address, made["acme"])
+    more, sent = held_ingest.more, held_ingest.sent
+    streams = [held_ingest.open(f"new{n}") for n in range(2)]
     try:
         with Client(server.address, made["acme"], timeout=120) as acme, \
                 Client(server.address, made["beta"], timeout=600) as beta, ThreadPoolExecutor(1) as pool:
@@ -362,8 +354,7 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
             assert [s.result(120).ingested for s in streams] == [1, 1]
     finally:
         slow.gate.set()
-        more.set()
-        channel.close()
+        held_ingest.close()
         server.stop(grace=2)
 
 
@@ -584,6 +575,8 @@ def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_
     try:
         for _ in streams:
             assert sent.acquire(timeout=120)
+        # (a batch sent is not yet a slot taken: the server reads it once its handler holds the slot)
+        _eventually(lambda: server.service._writes == 2, "both streams hold their slots")
         with Client(server.address, made["beta"], timeout=60) as beta:
             with pytest.raises(Unavailable) as refused:
                 beta.delete("b1")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
-import threading
 import time
 
 import grpc
@@ -22,7 +21,7 @@ from trajsearch.service.client import Client
 from trajsearch.service.server import TLS, ServiceServer
 
 from conftest import make_run
-from service_support import key_ring
+from service_support import HeldIngest, key_ring
 from test_service import _self_signed
 
 
@@ -161,24 +160,13 @@ def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, 
     took both, and beta's delete was refused UNAVAILABLE until they ended, told how many streams (other tenants')
     held them. A tenant now holds all the slots but one: acme's second stream is refused, saying it is acme's own
     writes that are at the most, and beta's delete is done while acme's stream is open."""
-    from trajsearch.service.protos import pb2, pb2_grpc
-
     made, ring = tenants
     server = ServiceServer(_store(tmp_path), ring, address="127.0.0.1:0", max_workers=4, write_slots=2).start()
-    channel = grpc.insecure_channel(server.address)
-    stub = pb2_grpc.TrajSearchStub(channel)
-    metadata = (("authorization", f"Bearer {made['acme']}"),)
-    more, sent = threading.Event(), threading.Semaphore(0)
-
-    def batches(run_id: str):
-        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
-        sent.release()
-        more.wait(600)  # the indexer reads its next file
-
+    acme_streams = HeldIngest(server.address, made["acme"])
     try:
-        first = stub.Ingest.future(batches("new0"), metadata=metadata)
-        assert sent.acquire(timeout=120)
-        second = stub.Ingest.future(batches("new1"), metadata=metadata)
+        first = acme_streams.open("new0")
+        assert acme_streams.sent.acquire(timeout=120)
+        second = acme_streams.open("new1")
         end = time.monotonic() + 120
         while not second.done() and server.service._writes < 2 and time.monotonic() < end:
             time.sleep(0.02)
@@ -188,13 +176,12 @@ def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, 
         with Client(server.address, made["beta"], timeout=60) as beta:
             assert beta.delete("b1") is True  # (acme's stream still open)
         assert not first.done()
-        more.set()
+        acme_streams.more.set()
         assert first.result(120).ingested == 1
         with Client(server.address, made["acme"], timeout=60) as acme:  # its place is free again
             assert acme.delete("new0") is True
     finally:
-        more.set()
-        channel.close()
+        acme_streams.close()
         server.stop(grace=2)
 
 
@@ -278,45 +265,21 @@ def test_serve_refuses_a_client_ca_without_a_certificate(tmp_path) -> None:
 # -- review RSV4 of probe 53 -----------------------------------------------------------------------------------
 
 
-def _ingest_streams(server, key: str):
-    """Open Ingest streams of ``key``'s tenant, each holding its write slot until ``more`` is set: (open, more)."""
-    from trajsearch.service.protos import pb2, pb2_grpc
-
-    channel = grpc.insecure_channel(server.address)
-    stub = pb2_grpc.TrajSearchStub(channel)
-    more, sent = threading.Event(), threading.Semaphore(0)
-
-    def batches(run_id: str):
-        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run(run_id).model_dump_json(), source="d")])
-        sent.release()
-        more.wait(600)  # the indexer reads its next file
-
-    def open_(run_id: str):
-        stream = stub.Ingest.future(batches(run_id), metadata=(("authorization", f"Bearer {key}"),))
-        end = time.monotonic() + 120
-        while not stream.done() and not sent.acquire(timeout=0.05) and time.monotonic() < end:
-            pass
-        return stream
-
-    return channel, open_, more
-
-
 def test_a_sole_tenant_keeps_every_write_slot(tmp_path) -> None:
     """A deployment of one team (one tenant in the key file) lost a write slot to tenants that do not exist: with
     two slots its second batch indexer was refused "1 writes in progress ... one is kept for other tenants". A slot
     is kept back only while another tenant has a key that may write: here both streams are taken."""
     made, ring = key_ring(acme=dict(tenant="acme", role="write"), reader=dict(tenant="other", role="read"))
     server = ServiceServer(_store(tmp_path), ring, address="127.0.0.1:0", max_workers=4, write_slots=2).start()
-    channel, open_, more = _ingest_streams(server, made["acme"])
+    acme_streams = HeldIngest(server.address, made["acme"])
     try:
-        first, second = open_("new0"), open_("new1")
+        first, second = acme_streams.opened("new0"), acme_streams.opened("new1")
         assert not second.done(), second.details()
         assert not first.done(), first.details()
-        more.set()
+        acme_streams.more.set()
         assert first.result(120).ingested == 1 and second.result(120).ingested == 1
     finally:
-        more.set()
-        channel.close()
+        acme_streams.close()
         server.stop(grace=2)
 
 
@@ -326,10 +289,12 @@ def test_a_full_server_names_only_the_callers_own_writes(tmp_path) -> None:
     made, ring = key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="write"),
                           gamma=dict(tenant="gamma", role="write"))
     server = ServiceServer(_store(tmp_path), ring, address="127.0.0.1:0", max_workers=4, write_slots=2).start()
-    acme_channel, acme_open, acme_more = _ingest_streams(server, made["acme"])
-    beta_channel, beta_open, beta_more = _ingest_streams(server, made["beta"])
+    acme_streams, beta_streams = HeldIngest(server.address, made["acme"]), HeldIngest(server.address, made["beta"])
     try:
-        streams = [acme_open("new0"), beta_open("new1")]
+        streams = [acme_streams.opened("new0"), beta_streams.opened("new1")]
+        end = time.monotonic() + 120  # (a batch sent is not yet a slot taken: the handler takes it, then reads)
+        while server.service._writes < 2 and time.monotonic() < end:
+            time.sleep(0.02)
         assert not any(s.done() for s in streams)
         with Client(server.address, made["gamma"], timeout=60) as gamma:
             with pytest.raises(Exception) as refused:
@@ -338,10 +303,8 @@ def test_a_full_server_names_only_the_callers_own_writes(tmp_path) -> None:
         assert "2 open Ingest streams" not in said, said
         assert "none of them this key's tenant's" in said, said
     finally:
-        acme_more.set()
-        beta_more.set()
-        acme_channel.close()
-        beta_channel.close()
+        acme_streams.close()
+        beta_streams.close()
         server.stop(grace=2)
 
 
@@ -440,3 +403,30 @@ def test_a_python_client_is_quiet_about_grpcs_idle_goaway() -> None:
     env["GRPC_VERBOSITY"] = "DEBUG"
     assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
                           timeout=120).stdout.strip() == "DEBUG"
+
+
+def test_a_body_too_slow_is_one_log_line_saying_408(pages_store, caplog, monkeypatch) -> None:
+    """A sign-in form whose body stopped coming (a client still there, waiting) was answered 408 and logged twice:
+    the server's "web request refused 408" and the request's own line saying 499 (client closed request), which it
+    had not. Now it is the request's one line, saying the 408 it was sent."""
+    import logging
+
+    from test_probe52_service import _eventually, _pages
+    from trajsearch.web import server as web_server
+    from web_support import make_keys
+
+    monkeypatch.setattr(web_server, "BODY_TIMEOUT_S", 1.0)
+    web = _pages(pages_store, make_keys())
+    host, port = web.address.rsplit(":", 1)
+    caplog.set_level(logging.INFO)
+    try:
+        with socket.create_connection((host, int(port)), timeout=60) as sock:
+            sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
+                         "x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=ts_".encode())
+            assert sock.recv(4096).startswith(b"HTTP/1.1 408 ")
+            _eventually(lambda: any(r.getMessage() == "http" for r in caplog.records), "the request's line")
+        lines = [(r.getMessage(), getattr(r, "status", None)) for r in caplog.records
+                 if r.name.startswith("trajsearch.web")]
+        assert lines == [("http", 408)], lines
+    finally:
+        web.stop()

@@ -214,8 +214,8 @@ class ServiceServer:
     workers, at least 1, always fewer than the workers), each at most
     ``trace_timeout`` seconds or the call's deadline; ``write_slots`` write
     calls (``Ingest``, ``Delete``; default half the workers) may be in progress,
-    more are refused with ``UNAVAILABLE``, and (with two or more) one tenant's past all of them but one
-    (:class:`.fair.WriteShares`);
+    more are refused with ``UNAVAILABLE``, and (with two or more, while another tenant has a write key) one
+    tenant's past all of them but one (:class:`.fair.WriteShares`);
     an ``Ingest`` whose client sends no batch for ``ingest_idle`` seconds is ended, its slot freed. However slow the
     store, the other worker threads stay free for searches. The web pages (``http_address``) read
     traces on ``page_reads`` permits of their own (default 8), so the store sees
