@@ -166,3 +166,57 @@ def test_a_summary_with_other_counts_finds_the_run_that_printed_it(model_ts):
         if not hits or hits[0].trajectory_id not in printed:
             wrong.append((line, [h.trajectory_id for h in hits]))
     assert wrong == []
+
+
+# -- the reverse mistake (probe 53, FRGEN): log lines in other languages read as prose -------------------------
+#: Real program output in Chinese, German, French, Russian (git's, psql's, Python's and Windows' localised
+#: messages, log blocks with timestamps and levels) and pnpm <= 10's code-first lines, gathered by the
+#: probe's reviewer (RGEN) from the formats' outputs: each went to dense once the CJK and one-line-ask prose
+#: rules of this round read its message as a sentence or a title.
+LOCALISED_LOG_LINES = [
+    "2024-01-15 10:30:00 INFO 服务器启动\n2024-01-15 10:31:23 WARNING 内存使用率 80%\n"
+    "2024-01-15 10:32:45 ERROR 数据库连接失败\n2024-01-15 10:33:00 INFO 重试成功",
+    "[2024-01-01 10:00:00] 错误：数据库连接失败，请检查配置文件中的主机地址和端口号是否正确\n"
+    "[2024-01-01 10:00:01] 信息：正在重试连接数据库服务器，这是第二次尝试，请耐心等待",
+    "致命错误：不是 git 仓库（或者任何父目录）：.git",
+    "错误：无法推送一些引用到 'https://github.com/x/y.git'",
+    "提示：更新被拒绝，因为您当前分支的最新提交落后于其对应的远程分支。",
+    "[winerror 2] 系统找不到指定的文件",
+    "[Errno 2] 系统找不到指定的文件。: 'config.yaml'",
+    "FEHLER:  Relation »artikel« existiert nicht",
+    "FEHLER:  fehlender Eintrag in FROM-Klausel für Tabelle »mian«",
+    "ОШИБКА:  отношение \"studemts\" не существует",
+    "ERREUR:  la relation « utopiaTests.engine_orders » n'existe pas",
+    " ELIFECYCLE  Test failed. See above for more details.",
+    " ERR_PNPM_PREPARE_PACKAGE  Failed to prepare git-hosted package",
+]
+
+
+@pytest.mark.parametrize("line", LOCALISED_LOG_LINES)
+def test_a_log_line_in_another_language_is_a_log_line(line):
+    assert resolve_mode("auto", line) == "hybrid"
+
+
+@pytest.mark.parametrize("text", [
+    # prompts opening with an emphasised label (Claude Code's compaction prompt, an ATDD skill's rule)
+    "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. Your entire response must be plain text: an <analysis> "
+    "block followed by a <summary> block. Your task is to create a detailed summary of the conversation so far.",
+    "CRITICAL: Tests MUST fail (be RED) before implementation begins. This is the core invariant of ATDD.",
+    # titles naming the exception they are about, in Ruby's place for it
+    "Python raises an error (ValueError)",
+    "Test that the parser raises an error for an empty file (ValueError)",
+])
+def test_a_prompt_or_title_naming_a_level_or_an_exception_is_prose(text):
+    assert resolve_mode("auto", text) == "dense"
+
+
+@pytest.mark.parametrize("line", ["undefined method `name' for nil:NilClass (NoMethodError)",
+                                  "cannot load such file -- foo (LoadError)"])
+def test_rubys_uncaught_exception_stays_a_log_line(line):
+    assert resolve_mode("auto", line) == "hybrid"
+
+
+@pytest.mark.parametrize("task", ["## 目标\n修复登录页面在移动端的布局错误，并补充对应的单元测试。",
+                                  "任务：修复 src/main.rs 中的编译错误"])
+def test_a_chinese_task_with_its_own_labels_stays_prose(task):
+    assert resolve_mode("auto", task) == "dense"

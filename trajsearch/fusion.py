@@ -95,14 +95,30 @@ _MARKDOWN = re.compile(r"^[^\S\n]*+(?:\#{1,6}\s+\S|\*\*[^*]+\*\*|```)", re.M)
 #: How a line of a log, a trace or a diff starts: a ``label:``, ``Traceback``, ``File "..."``, pytest's
 #: ``E ``/``FAILED``/``ERROR``, a prompt (``$ ``, ``>>>``), a diff marker, a comment, a line number.
 _LOG_START = re.compile(r"""^\s*(?:\S+:(?:\s|$)|Traceback\b|File\s"|E\s|FAILED\b|ERROR\b|PASSED\b|\$\s|>>>|[+-]{1,3}\s|@@
-                           |\#|\d+[:|\t-]|(?:not\s)?ok\s\d+\b|[●○✓✔✕✗✘×]\s)""", re.X)
+                           |\#|\d+[:|\t-]|(?:not\s)?ok\s\d+\b|[●○✓✔✕✗✘×]\s|[A-Z][A-Z0-9_]{3,}\s{2}\S)""", re.X)
 #: A test runner's line starts: TAP's ``ok 2 - ...`` / ``not ok 1 - adds`` (node --test, tape), jest's ``● Test suite
-#: failed to run`` and its passed / failed marks (``✓``, ``✕``), mocha's ``✔`` (the last four in _LOG_START above).
+#: failed to run`` and its passed / failed marks (``✓``, ``✕``), mocha's ``✔`` (the last four in _LOG_START above);
+#: pnpm's code before its message, two blanks between (`` ELIFECYCLE  Test failed.``, `` ERR_PNPM_X  Failed to ...``,
+#: pnpm <= 10; probe 53, RGEN).
 #: A level opening a long line (``ERROR 1064 (42000): You have an error in your SQL syntax; ...``): a log record
 #: however many words its message has.
-_LEVEL_START = re.compile(r"^\s*\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC|CRITICAL)\b")
+#: ``CRITICAL`` only as a logger writes it (``[CRITICAL]``, ``CRITICAL:root:...``): ``CRITICAL: Respond with TEXT
+#: ONLY. ...`` opens many a prompt (probe 53, RGEN).
+_LEVEL_START = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC)\b|\[CRITICAL\]|CRITICAL:\S)")
 #: Ruby's exception after its message: ``undefined method `name' for nil:NilClass (NoMethodError)``.
 _RUBY_EXCEPTION = re.compile(r"\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$")
+
+
+def _ruby_exception(line: str) -> bool:
+    """Ruby's uncaught exception (see :data:`_RUBY_EXCEPTION`), whose message starts in lower case (``undefined
+    method``, ``uninitialized constant``, ``cannot load such file``, ``wrong number of arguments``): a line opening
+    with a capital that reads as a sentence or a title names the error it is about (``Python raises an error
+    (ValueError)``, probe 53, RGEN), as a title does."""
+    if not _RUBY_EXCEPTION.search(line):
+        return False
+    return not (line.lstrip()[:1].isupper() and (_sentence(line) or _title(line)))
+
+
 #: How a line of code or a shell command starts.
 _CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|class\s|raise\s|assert\s|if\s.*:$|for\s.*\sin\s
                            |while\s|with\s|print\(|self\.|@\w|\w+(?:\.\w+)*\s*[-+*/]?=\s|[\]\)\}]|\.\.\.
@@ -130,12 +146,25 @@ def _function_share(words: list[str]) -> float:
     return sum(w.lower().strip("\"'(),.;:!?*`") in _FUNCTION_WORDS for w in words) / max(1, len(words))
 
 
+#: How a log record written in Chinese, Japanese or Korean starts: a timestamp, a level (``ERROR``, ``[INFO]``), a CJK
+#: level label with either colon (git's ``致命错误：``, ``错误：``, ``提示：``; rustc's ``警告：``; ``エラー:``, ``오류:``),
+#: a ``[tag]`` (``[WinError 2]``, ``[Errno 2]``), a ``label :`` (PowerShell's ``Start-Process : ...``), an ``x=2,``. Its
+#: message reads as a sentence, but the line is a program's (probe 53, RGEN). A task's own labels (``## 目标``,
+#: ``任务：``, ``1. Handoff(...)``) are none of these.
+_CJK_LOG_START = re.compile(r"""^\s*(?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T\s]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}
+                              |\[?(?:ERROR|FATAL|WARN(?:ING)?|INFO|DEBUG|TRACE|CRITICAL|NOTICE)\b|\[[^\]\n]{1,40}\]
+                              |(?:致命错误|错误|錯誤|致命錯誤|警告|提示|注意|信息|エラー|致命的エラー|오류|에러|경고)\s*[:：]
+                              |\S+\s:\s|\w+=\S*,)""", re.X)
+
+
 def _cjk_prose(line: str) -> bool:
     """A line written in Chinese, Japanese or Korean: at least :data:`_CJK_MIN` CJK letters, and
     :data:`_CJK_PER_WORD` of them for each run of other characters (``修复 src/main.rs 中的编译错误``,
     ``帮我创建一个avd,需要支持adb root``). Its words are not split by spaces, so :func:`_prose_line` and
     :func:`_sentence` counted such a sentence as one to three words: keywords, or a log line by its path
     (probe 53, GEN: 18 of the real Claude Code and Codex prompts in tests/fixtures went to hybrid)."""
+    if _CJK_LOG_START.match(line):
+        return False
     letters = len(_CJK.findall(line))
     return letters >= _CJK_MIN and letters >= _CJK_PER_WORD * len(_NON_CJK_WORD.findall(line))
 
@@ -313,10 +342,22 @@ def _title(line: str) -> bool:
                                           or any(w.lower().strip(".,;!?") in _TITLE_VERBS for w in words))
 
 
+def _level_label(label: str) -> bool:
+    """A label in capitals of any alphabet, four letters or more: a program's level (psql prints its levels so in
+    every language: ``FEHLER:  Relation »x« existiert nicht``, ``ОШИБКА:  отношение ... не существует``,
+    ``ERREUR:  la relation « x » n'existe pas``, ``DETAIL:``, ``ПОДСКАЗКА:``), where :data:`_NOT_TOPIC` knows
+    English's only (probe 53, RGEN: such lines read as titles, dense). A title's topic is a name (``autodoc``,
+    ``KBinsDiscretizer``, ``[Bug]``). A label of ASCII capitals needs psql's two blanks after it: a prompt's
+    ``CRITICAL: Tests MUST fail ...`` or ``IMPORTANT: ...`` is emphasis, and stays a title."""
+    name, _, rest = label.partition(":")
+    return (len(name) >= 4 and name.isalpha() and name.isupper()
+            and (not name.isascii() or rest.startswith("  ")))
+
+
 def _topic_title(line: str) -> bool:
     """A title under its topic's label (see :data:`_TOPIC`), the label no log's and the line a title."""
     topic = _TOPIC.match(line)
-    return (topic is not None and not _NOT_TOPIC.search(topic.group(1)) and not _PROGRAM_LABEL.match(topic.group(1))
+    return (topic is not None and not _NOT_TOPIC.search(topic.group(1)) and not _level_label(line.lstrip()) and not _PROGRAM_LABEL.match(topic.group(1))
             and not _EXCEPTION_LABEL.search(line)
             and not _EXCEPTION_CALL.search(line) and _title(topic.group(2)) and _title(line))
 
@@ -365,7 +406,7 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
     if (_CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t)
-            or _RUBY_EXCEPTION.search(t)):
+            or _ruby_exception(t)):
         return True
     if titles and _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
