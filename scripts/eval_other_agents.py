@@ -7,7 +7,9 @@ failing outputs of tests/fixtures/test-runners (jest, mocha, cargo, go test, dot
 1. **auto routing of task texts**: each distinct task of four words or more (CJK text counted by its letters),
    dense expected; shown by language (CJK or not). Synthetic scenario prompts (``SCEN-X1: ...``) count like any.
 2. **auto routing of test runners' lines**: the lines of the failing outputs that name a failure (``FAIL``,
-   ``failed``, ``panicked``, ``Error``, ``at ...``), hybrid expected.
+   ``failed``, ``panicked``, ``Error``, ``at ...``), hybrid expected; apart, those of the outputs the rules were not
+   written from (:data:`HELD_OUT`), and real log lines in other languages (tests/fixtures/localised-logs: the
+   reverse measure of figure 1's prose rules).
 3. **exact lines from the middle of long outputs** (characters 700..len-1,100 of observations of 2,000 characters
    or more), one tenant, hashing embedder (plumbing: which row holds the line, not meaning): row hit@1 in auto,
    hybrid and lexical; and whether any dense / hybrid / auto search over task, step+failure or all rows came back
@@ -30,15 +32,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from trajsearch.embed import HashingEmbedder  # noqa: E402
-from trajsearch.fusion import resolve_mode  # noqa: E402
+from trajsearch.fusion import _CJK, _word_count, resolve_mode  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 DEFAULT = ["claude-code", "codex-cli", "gemini-cli", "openhands", "atif", "openai-agents", "otel-genai", "langsmith",
            "langfuse", "openinference"]
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FAILURE = re.compile(r"\bFAIL|\bfailed\b|panicked|Error\b|^\s+at\s|\bnot ok\b|Failure", re.I)
+#: Failing outputs the runner rules (b6359ece: jest, cargo, rspec, TAP, pnpm, go, ...) were not written from: added
+#: or first looked at after them, so their figure is a held-out one (probe 53, RGEN).
+HELD_OUT = frozenset({"phpunit-fail", "ctest-fail", "gradle-fail-old", "gradle-fail", "gradle-fail-cc", "gradle9-fail",
+                      "mtp-fail", "mvn-fail", "mvn-fail-resume", "bun-fail-error"})
 
 
 def read_runs(folders: list[str]) -> list:
@@ -57,16 +62,26 @@ def read_runs(folders: list[str]) -> list:
 
 def routing(runs: list) -> None:
     tasks = {run.task.strip() for run in runs if run.task and run.task.strip()}
-    tasks = {t for t in tasks if len(t.split()) + len(_CJK.findall(t)) // 2 >= 4}
+    tasks = {t for t in tasks if _word_count(t) >= 4}
     for name, chosen in (("CJK", {t for t in tasks if _CJK.search(t)}), ("other", {t for t in tasks if not _CJK.search(t)})):
         right = sum(resolve_mode("auto", t) == "dense" for t in chosen)
         print(f"task texts ({name}): {right}/{len(chosen)} dense")
-    lines = {line.strip() for f in sorted((FIXTURES / "test-runners").glob("*fail*.txt"))
-             for line in f.read_text().splitlines() if _FAILURE.search(line) and len(line.strip()) >= 8}
-    wrong = sorted(line for line in lines if resolve_mode("auto", line) != "hybrid")
-    print(f"test runners' failure lines: {len(lines) - len(wrong)}/{len(lines)} hybrid")
-    for line in wrong:
-        print("   dense:", line[:120])
+    outputs = sorted((FIXTURES / "test-runners").glob("*fail*.txt"))
+    seen = _failure_lines([f for f in outputs if f.stem not in HELD_OUT])
+    held_out = _failure_lines([f for f in outputs if f.stem in HELD_OUT]) - seen
+    localised = {text.strip() for text in (FIXTURES / "localised-logs" / "lines.txt").read_text().split("\n====\n")}
+    for name, chosen in (("test runners' failure lines, files the rules were written from", seen),
+                         ("test runners' failure lines, held out", held_out),
+                         ("non-English / CJK log lines (tests/fixtures/localised-logs)", localised - {""})):
+        wrong = sorted(line for line in chosen if resolve_mode("auto", line) != "hybrid")
+        print(f"{name}: {len(chosen) - len(wrong)}/{len(chosen)} hybrid")
+        for line in wrong:
+            print("   dense:", line[:120].replace("\n", " | "))
+
+
+def _failure_lines(files: list[Path]) -> set[str]:
+    return {line.strip() for f in files for line in f.read_text().splitlines()
+            if _FAILURE.search(line) and len(line.strip()) >= 8}
 
 
 def middle_lines(runs: list, n: int, rng: random.Random) -> list[str]:

@@ -173,23 +173,8 @@ def test_a_summary_with_other_counts_finds_the_run_that_printed_it(model_ts):
 #: messages, log blocks with timestamps and levels) and pnpm <= 10's code-first lines, gathered by the
 #: probe's reviewer (RGEN) from the formats' outputs: each went to dense once the CJK and one-line-ask prose
 #: rules of this round read its message as a sentence or a title.
-LOCALISED_LOG_LINES = [
-    "2024-01-15 10:30:00 INFO 服务器启动\n2024-01-15 10:31:23 WARNING 内存使用率 80%\n"
-    "2024-01-15 10:32:45 ERROR 数据库连接失败\n2024-01-15 10:33:00 INFO 重试成功",
-    "[2024-01-01 10:00:00] 错误：数据库连接失败，请检查配置文件中的主机地址和端口号是否正确\n"
-    "[2024-01-01 10:00:01] 信息：正在重试连接数据库服务器，这是第二次尝试，请耐心等待",
-    "致命错误：不是 git 仓库（或者任何父目录）：.git",
-    "错误：无法推送一些引用到 'https://github.com/x/y.git'",
-    "提示：更新被拒绝，因为您当前分支的最新提交落后于其对应的远程分支。",
-    "[winerror 2] 系统找不到指定的文件",
-    "[Errno 2] 系统找不到指定的文件。: 'config.yaml'",
-    "FEHLER:  Relation »artikel« existiert nicht",
-    "FEHLER:  fehlender Eintrag in FROM-Klausel für Tabelle »mian«",
-    "ОШИБКА:  отношение \"studemts\" не существует",
-    "ERREUR:  la relation « utopiaTests.engine_orders » n'existe pas",
-    " ELIFECYCLE  Test failed. See above for more details.",
-    " ERR_PNPM_PREPARE_PACKAGE  Failed to prepare git-hosted package",
-]
+LOCALISED_LOG_LINES = [text for text in (FIXTURES / "localised-logs" / "lines.txt").read_text().split("\n====\n")
+                       if text.strip()]
 
 
 @pytest.mark.parametrize("line", LOCALISED_LOG_LINES)
