@@ -205,3 +205,14 @@ def test_rubys_uncaught_exception_stays_a_log_line(line):
                                   "任务：修复 src/main.rs 中的编译错误"])
 def test_a_chinese_task_with_its_own_labels_stays_prose(task):
     assert resolve_mode("auto", task) == "dense"
+
+
+def test_an_agents_failure_naming_a_japanese_agent_is_a_log_line():
+    """OpenAI Agents' failed span as the adapter reads it (tests/fixtures/openai-agents/.real, a real run with Japanese
+    agent names): ``agent リサーチ担当 failed`` is an English log line with a name in it, not a line of Japanese prose."""
+    path = FIXTURES / "openai-agents" / ".real" / "oai-agents-ja-tool-error-then-max-turns.jsonl"
+    lines = {line.strip() for parsed in read_dump(path, tenant="t") if parsed.error is None
+             for step in parsed.trajectory.steps for line in (step.observation or "").splitlines()}
+    failed = sorted(line for line in lines if line.endswith("リサーチ担当 failed"))
+    assert failed, "the fixture's failed agent span is read"
+    assert [resolve_mode("auto", line) for line in failed] == ["hybrid"] * len(failed)

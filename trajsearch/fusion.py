@@ -156,6 +156,10 @@ _CJK_LOG_START = re.compile(r"""^\s*(?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T\s]\d{1
                               |(?:致命错误|错误|錯誤|致命錯誤|警告|提示|注意|信息|エラー|致命的エラー|오류|에러|경고)\s*[:：]
                               |\S+\s:\s|\w+=\S*,)""", re.X)
 
+#: One run of CJK letters between Latin words: a name in a line of English (OpenAI Agents' ``agent リサーチ担当 failed``,
+#: ``chain リサーチ担当 failed``), judged by its other words as any English line is (probe 53, RGEN).
+_CJK_NAME_INSIDE = re.compile(r"^\s*[A-Za-z]\w*\s+[^\sA-Za-z]*?" + _CJK.pattern + r"+[^\s]*\s+[A-Za-z]\w*[.!]?\s*$")
+
 
 def _cjk_prose(line: str) -> bool:
     """A line written in Chinese, Japanese or Korean: at least :data:`_CJK_MIN` CJK letters, and
@@ -163,7 +167,7 @@ def _cjk_prose(line: str) -> bool:
     ``帮我创建一个avd,需要支持adb root``). Its words are not split by spaces, so :func:`_prose_line` and
     :func:`_sentence` counted such a sentence as one to three words: keywords, or a log line by its path
     (probe 53, GEN: 18 of the real Claude Code and Codex prompts in tests/fixtures went to hybrid)."""
-    if _CJK_LOG_START.match(line):
+    if _CJK_LOG_START.match(line) or _CJK_NAME_INSIDE.match(line):
         return False
     letters = len(_CJK.findall(line))
     return letters >= _CJK_MIN and letters >= _CJK_PER_WORD * len(_NON_CJK_WORD.findall(line))
