@@ -216,3 +216,15 @@ def test_an_agents_failure_naming_a_japanese_agent_is_a_log_line():
     failed = sorted(line for line in lines if line.endswith("リサーチ担当 failed"))
     assert failed, "the fixture's failed agent span is read"
     assert [resolve_mode("auto", line) for line in failed] == ["hybrid"] * len(failed)
+
+
+def test_a_codex_output_of_json_with_korean_literals_is_a_log():
+    """A real Codex exec output (tests/fixtures/codex-cli/.real/probe-c43): ``Script completed`` and a JSON record
+    whose Node script holds Korean string literals and ends in a SyntaxError; its Hangul made the JSON line read as
+    CJK prose, the whole output dense."""
+    path = (FIXTURES / "codex-cli" / ".real" / "probe-c43"
+            / "rollout-2026-08-01T07-19-28-019fba42-ce37-78e1-a43b-ca31d6ad2dbe.jsonl")
+    outputs = [step.observation for parsed in read_dump(path, tenant="t") if parsed.error is None
+               for step in parsed.trajectory.steps if '"chunk_id":"620038"' in (step.observation or "")]
+    assert outputs, "the fixture's exec output is read"
+    assert [resolve_mode("auto", text) for text in outputs] == ["hybrid"] * len(outputs)

@@ -150,11 +150,12 @@ def _function_share(words: list[str]) -> float:
 #: level label with either colon (git's ``致命错误：``, ``错误：``, ``提示：``; rustc's ``警告：``; ``エラー:``, ``오류:``),
 #: a ``[tag]`` (``[WinError 2]``, ``[Errno 2]``), a ``label :`` (PowerShell's ``Start-Process : ...``), an ``x=2,``. Its
 #: message reads as a sentence, but the line is a program's (probe 53, RGEN). A task's own labels (``## 目标``,
-#: ``任务：``, ``1. Handoff(...)``) are none of these.
+#: ``任务：``, ``1. Handoff(...)``) are none of these. Nor is a JSON record (Codex's exec output, its Korean string
+#: literals making up most of its letters) CJK prose.
 _CJK_LOG_START = re.compile(r"""^\s*(?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T\s]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}
                               |\[?(?:ERROR|FATAL|WARN(?:ING)?|INFO|DEBUG|TRACE|CRITICAL|NOTICE)\b|\[[^\]\n]{1,40}\]
                               |(?:致命错误|错误|錯誤|致命錯誤|警告|提示|注意|信息|エラー|致命的エラー|오류|에러|경고)\s*[:：]
-                              |\S+\s:\s|\w+=\S*,)""", re.X)
+                              |\S+\s:\s|\w+=\S*,|[\[{]\s*")""", re.X)
 
 #: One run of CJK letters between Latin words: a name in a line of English (OpenAI Agents' ``agent リサーチ担当 failed``,
 #: ``chain リサーチ担当 failed``), judged by its other words as any English line is (probe 53, RGEN).
