@@ -362,7 +362,8 @@ def _level_label(label: str) -> bool:
 def _topic_title(line: str) -> bool:
     """A title under its topic's label (see :data:`_TOPIC`), the label no log's and the line a title."""
     topic = _TOPIC.match(line)
-    return (topic is not None and not _NOT_TOPIC.search(topic.group(1)) and not _level_label(line.lstrip()) and not _PROGRAM_LABEL.match(topic.group(1))
+    return (topic is not None and not _NOT_TOPIC.search(topic.group(1))
+            and not _level_label(line.lstrip()) and not _PROGRAM_LABEL.match(topic.group(1))
             and not _EXCEPTION_LABEL.search(line)
             and not _EXCEPTION_CALL.search(line) and _title(topic.group(2)) and _title(line))
 
