@@ -222,6 +222,9 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     ``--env-version v2`` over runs recorded with no version answered every exemplars and steps search with no run
     and no word why (probe 52, RT3). The service's ``Exemplars`` and ``Warnings`` answer an empty context with it
     too: only a pinned key's had said why (review RRT2, 2)."""
+    from . import task_query  # here: the package imports this module before it defines task_query
+
+    query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
     levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
                         "failures": (("failure",), tuple(warning_outcomes))}[kind]
     nothing_close, only_others, nothing = list(NO_RESULTS[kind])[:3]  # failures' fourth is the service's
