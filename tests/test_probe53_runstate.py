@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 14 and first == again
+    assert len(first) == len(set(first)) == 18 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -200,3 +200,47 @@ def test_a_hosted_tool_in_a_js_state_is_a_step() -> None:
     assert [s.action for s in run.steps] == ["web_search", "book_trip"]
     assert run.steps[0].arguments == {"type": "search", "query": "weather Lyon this weekend"}
     assert run.steps[1].thought == "Sunny this weekend; booking." and run.steps[1].observation is None
+
+
+# Round 53 review (RRS), fixed by FRRS: files written by the SDKs themselves (``.real/runstate/rrs-*``, SOURCE.md).
+
+
+def test_a_tool_rejected_for_good_is_denied_for_every_call_it_refused() -> None:
+    """``state.reject(item, always_reject=True, rejection_message=...)`` records ``rejected: true`` (no ids) and the
+    message; the call a person rejected and the later one the SDK refused by itself ran nothing: both denied, not
+    results a tool returned."""
+    run = _run("rrs-always-reject.json")
+    refused = [(s.action, s.arguments, s.observation, s.error) for s in run.steps if s.action == "cancel_order"]
+    assert refused == [("cancel_order", {"order_id": "A-1"}, None, "denied: Refused by the on-call manager."),
+                       ("cancel_order", {"order_id": "A-2"}, None, "denied: Refused by the on-call manager.")]
+
+
+def test_a_call_id_repeated_across_turns_keeps_each_call() -> None:
+    """openai-agents 0.8.0 saved two calls that shared the id ``call_0`` (a provider numbering calls per response):
+    each answer is its own call's, so the failed lookup is not read as a failed weather call."""
+    run = _run("rrs-08-repeat.json")
+    assert [(s.action, s.arguments, s.observation is not None, s.error is not None) for s in run.steps] == [
+        ("lookup_order", {"order_id": "C-9"}, True, True),
+        ("get_weather", {"city": "Lyon"}, True, False),
+        ("cancel_order", {"order_id": "B-1"}, False, False)]
+    assert run.steps[1].observation == "sunny in Lyon"
+    assert run.metadata["awaiting_approval"] == ["cancel_order"]
+
+
+def test_a_handoff_with_an_input_filter_keeps_the_first_agents_steps() -> None:
+    """``handoff(input_filter=remove_all_tools)``: ``generated_items`` loses the first agent's tool call; the
+    state's ``session_items`` keep it."""
+    run = _run("rrs-filter-handoff.json")
+    assert run.task == "Please cancel order B-77."
+    assert _calls(run) == [("get_weather", {"city": "Paris"}, "sunny in Paris"),
+                           ("cancel_order", {"order_id": "B-77"}, None)]
+    assert run.metadata["agents"] == ["Triage", "Refunds agent"]
+
+
+def test_a_nested_handoff_history_keeps_the_task_and_the_first_agents_steps() -> None:
+    """``RunConfig(nest_handoff_history=True)`` makes ``original_input`` the SDK's summary of the conversation: the
+    task is the user's request it records, and the first agent's steps come from ``session_items``."""
+    run = _run("rrs-nested-handoff.json")
+    assert run.task == "Please cancel order B-77."
+    assert [s.action for s in run.steps] == ["get_weather", "transfer_to_refunds_agent", "cancel_order"]
+    assert run.metadata["agents"] == ["Triage", "Refunds agent"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
@@ -50,6 +51,9 @@ _STATES = {"next_step_interruption": "paused for approval", "next_step_run_again
 #: ``DEFAULT_APPROVAL_REJECTION_MESSAGE`` (both SDKs): the output of a call a person rejected, where the state keeps
 #: no record of the decision (the JS SDK's after the resumed run).
 _REJECTED = "Tool execution was not approved."
+#: How a nested handoff's summary of the conversation begins (``agents/handoffs/history.py``; the older wording
+#: "For context, here is the conversation so far:" begins alike).
+_NESTED = "For context, here is the conversation so far"
 #: The info keys of the root node that ``openai_agents`` copies to the run's metadata.
 META_KEYS = ("run_state", "awaiting_approval", "run_state_schema", "trace_id")  # (the SDK's trace, where saved)
 
@@ -143,15 +147,65 @@ def _waiting(state: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for i in data.get("interruptions") or [] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
 
 
-def _rejected(state: dict[str, Any]) -> set[str]:
-    """The call ids a person rejected: ``context.function_tool_approvals[].decision.rejected`` (schema 1.18 on),
-    ``context.approvals[tool].rejected`` before (a ``True`` there rejects every call of the tool: no id to tell)."""
+def _rejected(state: dict[str, Any]) -> tuple[set[str], dict[str, set[str]]]:
+    """(call ids a person rejected, {tool: outputs that mark its calls rejected}), from the approval records:
+    ``context.function_tool_approvals[].decision`` (schema 1.18 on; its tool ``tool_key``), ``context.approvals``
+    before (keyed by tool). ``rejected`` is a list of call ids, or ``True`` after ``reject(always_reject=True)``:
+    every later call of the tool was refused with no id recorded, its output the ``sticky_rejection_message`` (or
+    the default one, :data:`_REJECTED`); ``rejection_messages`` keys the calls rejected with a message."""
     context = state.get("context") if isinstance(state.get("context"), dict) else {}
     legacy = context.get("approvals") if isinstance(context.get("approvals"), dict) else {}
     owned = context.get("function_tool_approvals") if isinstance(context.get("function_tool_approvals"), list) else []
-    records = [*legacy.values(), *(r.get("decision") for r in owned if isinstance(r, dict))]
-    return {str(c) for r in records if isinstance(r, dict) and isinstance(r.get("rejected"), list)
-            for c in r["rejected"]}
+    records = [*legacy.items(), *((r.get("tool_key"), r.get("decision")) for r in owned if isinstance(r, dict))]
+    ids: set[str] = set()
+    sticky: dict[str, set[str]] = {}
+    for tool, record in records:
+        if not isinstance(record, dict):
+            continue
+        rejected, messages = record.get("rejected"), record.get("rejection_messages")
+        ids |= {str(c) for c in rejected} if isinstance(rejected, list) else set()
+        ids |= {str(c) for c in messages} if isinstance(messages, dict) else set()
+        if rejected is True and isinstance(record.get("sticky_rejection_message"), str):
+            sticky.setdefault(str(tool), set()).add(record["sticky_rejection_message"])
+    return ids, sticky
+
+
+def _items(state: dict[str, Any]) -> list[Any]:
+    """The run's items: ``session_items`` where saved (schema 1.21: ``generated_items`` and, in the same order, the
+    items a handoff's ``input_filter`` or ``nest_handoff_history`` took from it: the earlier agents' steps), else
+    ``generated_items``."""
+    session = state.get("session_items")
+    return session if isinstance(session, list) and session else state["generated_items"]
+
+
+def _asked(given: Any) -> Any:
+    """The run's input, where a nested handoff (``nest_handoff_history``, ``agents/handoffs/history.py``) made it a
+    summary of the earlier agents' conversation (one assistant message: a preamble, then numbered records between
+    ``<CONVERSATION HISTORY>`` markers, ``N. user: text`` or, for a text over lines, ``N. {json item}``): the user
+    messages it records; none if it records none (the request was not kept)."""
+    if not (isinstance(given, list) and len(given) == 1 and isinstance(given[0], dict)
+            and given[0].get("role") == "assistant"):
+        return given
+    content = given[0].get("content")
+    parts = [content] if isinstance(content, str) else [
+        p.get("text") for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    lines = "\n".join(parts).splitlines()
+    if not (lines and lines[0].startswith(_NESTED)):
+        return given
+    records: list[str] = []
+    for line in lines[2:-1]:  # (between the markers, which an app may rename)
+        if re.match(r"\d+\. ", line) or not records:
+            records.append(re.sub(r"^\d+\. ", "", line))
+        else:
+            records[-1] += "\n" + line
+    asked = []
+    for record in records:
+        item = maybe_json(record)
+        if isinstance(item, dict) and item.get("role") == "user":
+            asked.append({"role": "user", "content": item.get("content")})
+        elif (said := re.match(r"user(?: \([^)]*\))?: ", record)) is not None:
+            asked.append({"role": "user", "content": record[said.end():]})
+    return asked
 
 
 def _run_state(state: dict[str, Any], items: list[dict[str, Any]]) -> str:
@@ -169,7 +223,8 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
     if state is None:
         return
     key = state_key(state)
-    items = [i for i in state["generated_items"] if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)]
+    items = [i for i in _items(state) if isinstance(i, dict) and isinstance(i.get("raw_item"), dict)
+             and i.get("type") != "tool_approval_item"]  # (a call's copy, its approval asked: not a model output)
     if not items:  # (else read as a trace "with no spans")
         raise RecordError(f"a RunState (schema {state['$schemaVersion']}) saved before its run produced anything: "
                           "no generated items, no step to read")
@@ -180,9 +235,8 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
             "awaiting_approval": [str(w["raw_item"].get("name") or UNNAMED_TOOL) for w in waiting]}
     yield key, Node(id=key, parent=None, role="chain", name=str(trace.get("workflow_name") or "RunState"), seq=seq,
                     info={k: v for k, v in info.items() if v not in (None, "", [])})
-    calls = {str(i["raw_item"].get("call_id")): i for i in items
-             if i.get("type") in ("tool_call_item", "handoff_call_item") and i["raw_item"].get("call_id")}
-    rejected = _rejected(state)
+    pending: dict[str, list[dict[str, Any]]] = {}  # unanswered calls by id, oldest first (ids may repeat)
+    rejected, sticky = _rejected(state)
     agent: Node | None = None
     agents: list[Node] = []
     said: list[dict[str, Any]] = []  # the current model call's output items
@@ -201,7 +255,7 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         if said and agent is not None:
             llm = node(parent=agent.id, role="llm", name="response",
                        output_messages=responses_messages(said, output=True),
-                       input_messages=[] if asked else responses_messages(state.get("original_input")),
+                       input_messages=[] if asked else responses_messages(_asked(state.get("original_input"))),
                        model=models[made] if made < len(models) else None)
             asked, said, made = True, [], made + 1
             yield key, llm
@@ -223,9 +277,14 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
             continue
         if kind in _MODEL_ITEMS:
             said.append(raw)
+            if kind in ("tool_call_item", "handoff_call_item") and raw.get("call_id"):
+                pending.setdefault(str(raw["call_id"]), []).append(raw)
             continue
         yield from model_call()
-        call = calls.get(str(raw.get("call_id")), {}).get("raw_item") or {}
+        # an answer is its id's oldest unanswered call's: SDKs before 0.20 (and models such as llama.cpp's or Kimi's
+        # that number calls per turn) let ids repeat across turns, and parallel calls are answered in call order
+        queue = pending.get(str(raw.get("call_id"))) if kind in ("tool_call_output_item", "handoff_output_item") else None
+        call = queue.pop(0) if queue else {}
         output = item.get("output", raw.get("output"))
         if kind == "handoff_output_item":
             source, target = item.get("source_agent"), item.get("target_agent")
@@ -237,13 +296,13 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         elif kind == "tool_call_output_item" and call:
             result = text_of(maybe_json(output)) if output is not None else None
             error = result if result and result.startswith(_TOOL_ERROR) else None
-            if str(raw.get("call_id")) in rejected or result == _REJECTED:  # no tool ran: its output is the rejection
+            if (str(raw.get("call_id")) in rejected or result == _REJECTED
+                    or result in sticky.get(str(call.get("name")), ())):  # no tool ran: its output is the rejection
                 result, error = None, f"{DENIED}: {result}" if result else DENIED
             yield key, _tool_node(node, agent, call, result, error)
     yield from model_call()
-    answered = {str(i["raw_item"].get("call_id")) for i in items
-                if i.get("type") in ("tool_call_output_item", "handoff_output_item")}
-    for wait in (w for w in waiting if str(w["raw_item"].get("call_id")) not in answered):
+    for wait in (w for w in waiting if pending.get(str(w["raw_item"].get("call_id")))):
+        pending[str(wait["raw_item"].get("call_id"))].pop(0)
         owner = next((a for a in reversed(agents) if a.name == _agent_name(wait, agent.name if agent else None)),
                      agent)
         if owner is not None:  # waiting for a person: no result, and no error
