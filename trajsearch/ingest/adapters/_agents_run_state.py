@@ -179,19 +179,30 @@ def _items(state: dict[str, Any]) -> list[Any]:
 
 
 def _asked(given: Any) -> Any:
-    """The run's input, where a nested handoff (``nest_handoff_history``, ``agents/handoffs/history.py``) made it a
-    summary of the earlier agents' conversation (one assistant message: a preamble, then numbered records between
-    ``<CONVERSATION HISTORY>`` markers, ``N. user: text`` or, for a text over lines, ``N. {json item}``): the user
-    messages it records; none if it records none (the request was not kept)."""
-    if not (isinstance(given, list) and len(given) == 1 and isinstance(given[0], dict)
-            and given[0].get("role") == "assistant"):
+    """The run's input, where a nested handoff (``nest_handoff_history``, ``agents/handoffs/history.py``) put a
+    summary of the earlier agents' conversation in it (an assistant message: a preamble, then numbered records
+    between ``<CONVERSATION HISTORY>`` markers, ``N. user: text`` or, for a text over lines, ``N. {json item}``;
+    the items it forwards as they were after it): the summary read as the user messages it records (none, if it
+    records none: the request was not kept)."""
+    if not isinstance(given, list):
         return given
-    content = given[0].get("content")
+    out: list[Any] = []
+    for item in given:
+        asked = _summary_requests(item)
+        out.extend([item] if asked is None else asked)
+    return out
+
+
+def _summary_requests(item: Any) -> list[dict[str, Any]] | None:
+    """The user messages a nested handoff's summary message records (:func:`_asked`); None for any other item."""
+    if not (isinstance(item, dict) and item.get("role") == "assistant"):
+        return None
+    content = item.get("content")
     parts = [content] if isinstance(content, str) else [
         p.get("text") for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
     lines = "\n".join(parts).splitlines()
     if not (lines and lines[0].startswith(_NESTED)):
-        return given
+        return None
     records: list[str] = []
     for line in lines[2:-1]:  # (between the markers, which an app may rename)
         if re.match(r"\d+\. ", line) or not records:
@@ -200,11 +211,11 @@ def _asked(given: Any) -> Any:
             records[-1] += "\n" + line
     asked = []
     for record in records:
-        item = maybe_json(record)
-        if isinstance(item, dict) and item.get("role") == "user":
-            asked.append({"role": "user", "content": item.get("content")})
-        elif (said := re.match(r"user(?: \([^)]*\))?: ", record)) is not None:
-            asked.append({"role": "user", "content": record[said.end():]})
+        said = maybe_json(record)
+        if isinstance(said, dict) and said.get("role") == "user":
+            asked.append({"role": "user", "content": said.get("content")})
+        elif (head := re.match(r"user(?: \([^)]*\))?: ", record)) is not None:
+            asked.append({"role": "user", "content": record[head.end():]})
     return asked
 
 
