@@ -90,7 +90,7 @@ def test_two_saved_states_are_two_runs_with_stable_ids() -> None:
     """Each file is its own run (no trace to group by): ids differ between files and are the same read again."""
     first = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
     again = [p.trajectory.trajectory_id for p in read_dump(STATES) if p.trajectory]
-    assert len(first) == len(set(first)) == 18 and first == again
+    assert len(first) == len(set(first)) == 19 and first == again
 
 
 def test_ingest_dry_run_reads_a_run_state(tmp_path: Path) -> None:
@@ -244,3 +244,10 @@ def test_a_nested_handoff_history_keeps_the_task_and_the_first_agents_steps() ->
     assert run.task == "Please cancel order B-77."
     assert [s.action for s in run.steps] == ["get_weather", "transfer_to_refunds_agent", "cancel_order"]
     assert run.metadata["agents"] == ["Triage", "Refunds agent"]
+
+
+def test_a_nested_handoff_history_keeps_a_request_over_several_lines() -> None:
+    """The summary records a request over lines as the JSON item (``N. {"content": ..., "role": "user"}``)."""
+    run = _run("frrs-nested-multiline.json")
+    assert run.task == "Please cancel order B-77.\nIt was sent to Paris."
+    assert [s.action for s in run.steps] == ["get_weather", "transfer_to_refunds_agent", "cancel_order"]
