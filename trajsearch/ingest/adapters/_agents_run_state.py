@@ -6,22 +6,24 @@ can be saved so. It holds no spans and no times, but the run itself, in the shap
 (``openai-agents-python`` ``src/agents/run_state.py``): ``$schemaVersion``, ``original_input`` (the user's text or
 a Responses input list), ``current_agent: {name}``, ``generated_items[]`` (``{type: message_output_item |
 tool_call_item | tool_call_output_item | handoff_call_item | handoff_output_item | reasoning_item |
-tool_approval_item ..., raw_item: <Responses API item>, agent: {name}}``, in run order) and ``current_step``
-(``{type: "next_step_interruption", data: {interruptions: [tool_approval_item ...]}}`` while approvals wait,
-``next_step_run_again`` between turns, null otherwise). The JS SDK's ``state.toString()`` is the same state in
-camelCase with its own protocol items (:func:`_python_names`), and keeps its final step (``next_step_final_output``)
+tool_approval_item ..., raw_item: <Responses API item>, agent: {name}}``, in run order; schema 1.21's
+``session_items``, read where saved, are the same and the items a handoff's input filter took out of them) and
+``current_step`` (``{type: "next_step_interruption", data: {interruptions: [tool_approval_item ...]}}`` while
+approvals wait, ``next_step_run_again`` between turns, null otherwise). The JS SDK's ``state.toString()`` is the
+same state in camelCase with its own protocol items (:func:`_python_names`), and keeps its final step (``next_step_final_output``)
 and, in ``modelResponses[].providerData``, the response with its model; ``JSON.stringify(result)`` of a JS run
 result wraps it as ``{"state": ...}``.
 
 Those items become the nodes a trace of the same run would give (:mod:`openai_agents` assembles both alike): one
 agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
-first one given ``original_input``, so the task is the user's request as for a trace), one tool node per answered
-function call, one handoff node per handoff, one tool node per call of a tool OpenAI ran (a hosted tool's
-item holds its result), in its place. A call waiting for approval has no answer: its step has no result and
-no error (paused, not failed); a call a person rejected (its id in the state's approval records, or answered with
-the SDKs' default rejection message) ran nothing: its step is denied, the message the reason. The SDK's default tool
-error text given back to the model ("An error occurred while
-running the tool...") is that call's error. The document records no verdict: the run's outcome stays unknown.
+first one given ``original_input``, so the task is the user's request as for a trace: :func:`_asked`), one tool
+node per answered function call (paired by id with its oldest unanswered call: ids may repeat), one handoff node per
+handoff, one tool node per call of a tool OpenAI ran (a hosted tool's item holds its result), in its place. A call
+waiting for approval has no answer: its step has no result and no error (paused, not failed); a call a person
+rejected (its id in the state's approval records, or answered with the SDKs' default rejection message or, a tool
+rejected for good, the sticky one: :func:`_rejected`) ran nothing: its step is denied, the message the reason. The
+SDK's default tool error text given back to the model ("An error occurred while running the tool...") is that call's
+error. The document records no verdict: the run's outcome stays unknown.
 """
 
 from __future__ import annotations
@@ -294,7 +296,8 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         yield from model_call()
         # an answer is its id's oldest unanswered call's: SDKs before 0.20 (and models such as llama.cpp's or Kimi's
         # that number calls per turn) let ids repeat across turns, and parallel calls are answered in call order
-        queue = pending.get(str(raw.get("call_id"))) if kind in ("tool_call_output_item", "handoff_output_item") else None
+        answers = kind in ("tool_call_output_item", "handoff_output_item")
+        queue = pending.get(str(raw.get("call_id"))) if answers else None
         call = queue.pop(0) if queue else {}
         output = item.get("output", raw.get("output"))
         if kind == "handoff_output_item":
