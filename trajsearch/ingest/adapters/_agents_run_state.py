@@ -10,9 +10,9 @@ tool_approval_item ..., raw_item: <Responses API item>, agent: {name}}``, in run
 ``session_items``, read where saved, are the same and the items a handoff's input filter took out of them) and
 ``current_step`` (``{type: "next_step_interruption", data: {interruptions: [tool_approval_item ...]}}`` while
 approvals wait, ``next_step_run_again`` between turns, null otherwise). The JS SDK's ``state.toString()`` is the
-same state in camelCase with its own protocol items (:func:`_python_names`), and keeps its final step (``next_step_final_output``)
-and, in ``modelResponses[].providerData``, the response with its model; ``JSON.stringify(result)`` of a JS run
-result wraps it as ``{"state": ...}``.
+same state in camelCase with its own protocol items (:func:`_python_names`), and keeps its final step
+(``next_step_final_output``) and, in ``modelResponses[].providerData``, the response with its model;
+``JSON.stringify(result)`` of a JS run result wraps it as ``{"state": ...}``.
 
 Those items become the nodes a trace of the same run would give (:mod:`openai_agents` assembles both alike): one
 agent node per stretch of items an agent produced, one model call per run of consecutive model output items (the
