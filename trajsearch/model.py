@@ -40,20 +40,22 @@ def _leap_second(value: Any) -> Any:
 
 #: A time whose UTC offset is written as pydantic does not read it, and says one instant all the same: in hours alone
 #: (``+00``, ``-07``: PostgreSQL's text of a ``timestamptz``, what ``psql``, ``COPY ... TO`` and ``::text`` give), or
-#: after a space (``10:00:00 +0530``: Ruby's ``Time#to_s``, which its json gem writes for a ``Time``).
+#: after a space (``10:00:00 +0530``: Ruby's ``Time#to_s``, which its json gem writes for a ``Time``; for a UTC time
+#: ``10:00:00 UTC``, its ``"%Y-%m-%d %H:%M:%S UTC"``). Only an offset of -23:59 to +23:59: another (``+24``) is left as
+#: written, for validation to quote it so (review RNC4, Q2: it was quoted as ``+24:00``, which the file does not say).
 _LOOSE_OFFSET = re.compile(r"^(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?)"
-                           r"(?: ([+-]\d\d)(?::?(\d\d))?|([+-]\d\d))$")
+                           r"(?: ([+-](?:[01]\d|2[0-3]))(?::?([0-5]\d))?|([+-](?:[01]\d|2[0-3]))| (UTC))$")
 
 
 def _time_text(value: Any) -> Any:
     """A time as RFC 3339 writes it, for pydantic: a leap second as :func:`_leap_second` says, and a UTC offset
     written as PostgreSQL or Ruby write it (:data:`_LOOSE_OFFSET`) as ``+HH:MM``. Such a ``created_at`` rejected its
-    run ("unexpected extra characters at the end of the input"; probe 53, NC4); other values are left for
-    validation."""
+    run ("unexpected extra characters at the end of the input"; probe 53, NC4; Ruby's UTC, review RNC4); other
+    values are left for validation, which quotes them as written."""
     value = _leap_second(value)
     if isinstance(value, str) and (loose := _LOOSE_OFFSET.match(value)):
-        clock, hours, minutes, bare = loose.groups()
-        return f"{clock}{hours or bare}:{minutes or '00'}"
+        clock, hours, minutes, bare, utc = loose.groups()
+        return f"{clock}{'+00' if utc else hours or bare}:{minutes or '00'}"
     return value
 
 
