@@ -27,6 +27,12 @@ def _runs(count: int) -> list[dict]:
     return [{**(first, second)[n % 2], "trajectory_id": f"ops-bot/run-{n}"} for n in range(count)]
 
 
+def _cut_outside_a_string(run: dict) -> str:
+    """A compact run as a writer killed after ``"steps": [`` leaves it: cut outside any string."""
+    text = json.dumps(run)
+    return text[:text.index('"steps": [') + len('"steps": [')]
+
+
 def test_a_record_pretty_printed_into_a_jsonl_file_is_one_record(embedded, tmp_path: Path) -> None:
     """Bug: ``jq . late-run.json >> runs.jsonl`` (or ``json.dump(run, f, indent=2)`` in a loop writing the rest with
     ``json.dumps``) puts one record over many lines of a JSON Lines file. Each of its lines was read as a record:
@@ -53,10 +59,11 @@ def test_a_record_pretty_printed_into_a_jsonl_file_is_one_record(embedded, tmp_p
 
 def test_a_record_cut_short_before_whole_ones_is_still_one_line(tmp_path: Path) -> None:
     """A writer killed mid-line leaves a line that opens a record and does not close it; the next lines are whole
-    records of their own and are read, not taken for the rest of the cut one."""
+    records of their own and are read, not taken for the rest of the cut one. Cut outside a string (after ``[``: a
+    line cut inside one is taken for no record's start whatever follows; review RNC4, D7)."""
     runs = _runs(3)
     dump = tmp_path / "runs.jsonl"
-    dump.write_text(json.dumps(runs[0]) + "\n" + json.dumps(runs[1])[:80] + "\n" + json.dumps(runs[2]) + "\n")
+    dump.write_text(json.dumps(runs[0]) + "\n" + _cut_outside_a_string(runs[1]) + "\n" + json.dumps(runs[2]) + "\n")
     parsed = list(read_dump(dump, tenant="acme"))
     assert [(p.position, p.ok) for p in parsed] == [("line 1", True), ("line 2", False), ("line 3", True)]
 
@@ -141,3 +148,85 @@ def test_bad_records_anywhere_in_an_array_cost_themselves(tmp_path: Path) -> Non
         assert [p.position for p in parsed if not p.ok] == ["record 1", "record 5", "record 6", "record 150",
                                                            "record 400"], indent
         assert len(ids) == 395
+
+
+# Review RNC4 of probe 53's newcomer reading (fix FRNC4).
+
+
+def test_a_line_cut_outside_a_string_before_pretty_records_is_one_line(tmp_path: Path) -> None:
+    """Bug: a line cut short outside a string (``..."steps": [``) followed by records ``jq .`` appended took them
+    for its rest: one rejection "lines 2-50 malformed JSON" naming neither the cut line nor the runs, both lost;
+    followed by a line of its own fault (a 5,000-digit number) it was "lines 2-3 a number too long", the cut line's
+    own fault unsaid. A line opening a value at its first column ends a record indented as writers indent it."""
+    runs = _runs(5)
+    cut = _cut_outside_a_string(runs[1])
+    pretty = [json.dumps(r, indent=2) + "\n" for r in runs[2:4]]
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(runs[0]) + "\n" + cut + "\n" + "".join(pretty) + json.dumps(runs[4]) + "\n")
+    parsed = list(read_dump(dump, tenant="acme"))
+    end_2 = 2 + pretty[0].count("\n")
+    end_3 = end_2 + pretty[1].count("\n")
+    assert [(p.position, p.ok and p.trajectory.trajectory_id) for p in parsed] == [
+        ("line 1", "ops-bot/run-0"), ("line 2", False), (f"lines 3-{end_2}", "ops-bot/run-2"),
+        (f"lines {end_2 + 1}-{end_3}", "ops-bot/run-3"), (f"line {end_3 + 1}", "ops-bot/run-4")]
+    assert "cut short" in parsed[1].error, parsed[1].error
+
+    long_number = json.dumps(runs[3]).replace('"tenant"', '"n": ' + "9" * 5000 + ', "tenant"', 1)
+    dump.write_text(json.dumps(runs[0]) + "\n" + cut + "\n" + long_number + "\n" + json.dumps(runs[4]) + "\n")
+    parsed = list(read_dump(dump, tenant="acme"))
+    assert [(p.position, p.ok) for p in parsed] == [("line 1", True), ("line 2", False), ("line 3", False),
+                                                    ("line 4", True)]
+    assert "cut short" in parsed[1].error and "number too long" in parsed[2].error
+
+
+def test_a_record_pretty_printed_with_indent_0_is_still_one_record(tmp_path: Path) -> None:
+    """``json.dumps(run, indent=0)`` puts every line at the first column, its steps' ``{`` too: still one record."""
+    runs = _runs(3)
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(runs[0]) + "\n" + json.dumps(runs[1], indent=0) + "\n" + json.dumps(runs[2]) + "\n")
+    parsed = list(read_dump(dump, tenant="acme"))
+    assert [p.trajectory.trajectory_id for p in parsed if p.ok] == ["ops-bot/run-0", "ops-bot/run-1", "ops-bot/run-2"]
+
+
+def test_ruby_utc_times_are_times_and_a_bad_offset_is_quoted_as_written(tmp_path: Path) -> None:
+    """Bug: Ruby's ``Time#to_s`` writes a UTC time as ``2026-12-05 10:00:00 UTC`` (its ``"%Y-%m-%d %H:%M:%S UTC"``;
+    the json gem writes a ``Time`` so): the run was rejected. And an offset no zone has (``+24``) was refused quoting
+    ``+24:00``, which the file does not say."""
+    runs = _runs(2)
+    runs[0]["created_at"] = "2026-12-05 10:00:00 UTC"
+    runs[0]["steps"][0]["started_at"] = "2026-12-05 10:00:01 UTC"
+    runs[1]["created_at"] = "2026-12-05 10:00:00+24"
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    good, bad = read_dump(dump, tenant="acme")
+    assert good.ok, good.error
+    assert good.trajectory.created_at.isoformat() == "2026-12-05T10:00:00+00:00"
+    assert good.trajectory.steps[0].started_at.isoformat() == "2026-12-05T10:00:01+00:00"
+    assert not bad.ok and "2026-12-05 10:00:00+24" in bad.error and "+24:00" not in bad.error, bad.error
+
+
+def test_a_gzip_array_with_many_bad_records_is_read_in_linear_time(tmp_path: Path, monkeypatch) -> None:
+    """Bug: in a gzip array with a bad record every ~100 records, each resumption of the parser read the text again
+    from its first byte (a gzip stream does not seek back): 9.8 s of CPU for 32,000 records, where the scanner alone
+    took 2.6 s. Past a few resumptions the scanner reads the rest; every record is still read, in order."""
+    import gzip
+
+    from trajsearch.ingest import sources
+
+    bad = {n: '"a\\q"' for n in range(51, 2001, 101)}
+    plain = _array_with_bad_records(tmp_path, 2000, bad)
+    packed = tmp_path / "runs.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    read_again: list[int] = []
+    rewind = sources.Source.rewind
+
+    def counted(self, at: int = 0) -> None:
+        if self.stream is not self.raw:  # a compressed file: read again from its first byte
+            read_again.append(at)
+        rewind(self, at)
+
+    monkeypatch.setattr(sources.Source, "rewind", counted)
+    expected = [(p.position, p.ok and p.trajectory.trajectory_id) for p in read_dump(plain, tenant="acme")]
+    assert [(p.position, p.ok and p.trajectory.trajectory_id) for p in read_dump(packed, tenant="acme")] == expected
+    assert sum(1 for p in expected if not p[1]) == len(bad)
+    assert len(read_again) <= 2 * 3 + 1, len(read_again)

@@ -212,6 +212,12 @@ class Source:
                 self.on_bytes(pos - self._reported)
                 self._reported = pos
 
+    @property
+    def seeks_cheaply(self) -> bool:
+        """Whether going back in the text is a seek: not for a compressed or decoded file, whose text is read again
+        from its first byte (see :meth:`rewind`)."""
+        return self.stream is self.raw
+
     def rewind(self, at: int = 0) -> None:
         """Back to the file's first byte, to read it again (bytes already reported are not reported twice); with
         ``at``, on to that byte of its text."""
@@ -777,6 +783,11 @@ def _item(number: int, item: Any, wrap: Callable[[Any], Any] | None) -> Record:
 #: costing a seek and a chunk's read (see :func:`_items_after`).
 _RESUMED_FOR = 100
 
+#: How many times the parser is resumed in a compressed or decoded file, each resumption reading its text again from
+#: the first byte: past that the scanner reads the rest. A gzip array with a bad record every ~100 records was read
+#: in quadratic time, 9.8 s of CPU for 32,000 records where the scanner alone took 2.6 s (review RNC4, D4).
+_COSTLY_RESUMPTIONS = 3
+
 
 def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any] | None,
                  fault: Exception) -> Iterator[Record]:
@@ -790,8 +801,10 @@ def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any]
     passed over. An array cut short is not: nothing follows the cut, and reading a 172 MB array again took five
     times the first read, at 100% (review RNC3, D3). Never silent: where the texts told apart end before the record
     the parser stopped at, the parser's own error is said (review RNC3, D1). A parser that stops again within
-    :data:`_RESUMED_FOR` items is not resumed again: the scanner reads the rest."""
+    :data:`_RESUMED_FOR` items is not resumed again, nor one resumed :data:`_COSTLY_RESUMPTIONS` times in a file that
+    does not seek cheaply: the scanner reads the rest."""
     number, at, counted = given, 0, given  # where the parser last started, and the items it gave from there
+    resumptions = 0
     try:
         while True:
             if any(words in str(fault) for words in _CUT_SHORT):
@@ -809,7 +822,8 @@ def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any]
                 # next text is the record after them (review RALL-A: that record was dropped without a word)
                 number += 1
                 yield f"record {number}", None, f"malformed JSON after record {stopped_at}: {fault}", None
-            resumable = counted >= _RESUMED_FOR or not at
+            resumable = ((counted >= _RESUMED_FOR or not at)
+                         and (src.seeks_cheaply or resumptions < _COSTLY_RESUMPTIONS))
             told = 0
             for number, value, error in told_apart(itertools.islice(texts, 1) if resumable else texts, 0, wrap,
                                                    first=number + 1):
@@ -821,7 +835,7 @@ def _items_after(src: Source, path: Path, given: int, wrap: Callable[[Any], Any]
                 return
             if not resumable or told > 1 or not ends or ends[1]:  # read to the end, out of step, or the array closed
                 return
-            at, counted = at + ends[0], 0
+            at, counted, resumptions = at + ends[0], 0, resumptions + 1
             src.rewind(at)
             try:
                 for item in json_items(src, "item", every_value=True, at=at):
@@ -950,17 +964,26 @@ def _opened_by(raw: bytes) -> int:
 
 def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], bytes | None]:
     """The lines of a record pretty-printed into a JSON Lines file (``jq . run.json >> runs.jsonl``, a loop writing
-    one run with ``indent=2``), from its first line ``raw`` (which leaves it ``depth`` brackets deep) to the line
+    one run with ``indent=2`` and a newline), from its first line ``raw`` (which leaves it ``depth`` brackets deep) to the line
     that closes it, and the line read past them, if any, to be read next. Each of its lines was a record of its own:
     ~20 rejections ("Extra data", "cut short"), the run lost (probe 53, NC4). A line that is a whole JSON object at
     the start of its line, or one that ends inside a string, is no part of it: a record a writer stopped mid-way
     before whole ones stays the one line (its lines so far are returned; the caller rejects them as one). A record
-    of more than ``MAX_LINE_BYTES`` stops there too."""
+    of more than ``MAX_LINE_BYTES`` stops there too. Records written with no newline between them (``}{``) are one
+    rejection naming their lines: they are no JSON Lines.
+
+    So does a line that opens a value at its first column, in a record indented as every writer but ``indent=0``
+    indents: the start of the next record (a compact line, or jq's ``{``). A line cut short outside a string
+    (``..."steps": [``) took the pretty records after it for its rest, one rejection "lines 2-50" naming neither
+    the cut line nor them, both runs lost; or the next line's own fault ("a number too long") for the cut line's
+    (review RNC4, D5)."""
     spread, size = [raw], len(raw)
+    indented = raw.strip(_SPACE) not in (b"{", b"[")  # a compact line's rest, or an indenting writer's lines
     while depth > 0 and size <= MAX_LINE_BYTES and (line := f.readline(MAX_LINE_BYTES + 1)):
         change = _depth_change(line)
-        if change is None or (line.startswith(b"{") and isinstance(parse(line)[0], dict)):
+        if change is None or (indented and line.startswith((b"{", b"["))):
             return spread, line
+        indented = indented or line.startswith((b" ", b"\t"))
         spread.append(line)
         size += len(line)
         depth += change
