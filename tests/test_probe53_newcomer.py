@@ -230,3 +230,26 @@ def test_a_gzip_array_with_many_bad_records_is_read_in_linear_time(tmp_path: Pat
     assert [(p.position, p.ok and p.trajectory.trajectory_id) for p in read_dump(packed, tenant="acme")] == expected
     assert sum(1 for p in expected if not p[1]) == len(bad)
     assert len(read_again) <= 2 * 3 + 1, len(read_again)
+
+
+def test_pretty_records_written_with_no_newline_between_are_each_read(tmp_path: Path) -> None:
+    """Bug: ``json.dump(run, f, indent=2)`` in a loop writing no newline leaves ``}{`` between two records: both were
+    one rejection "lines 2-48 malformed JSON: Extra data", both runs lost. Each is read, named by its lines (the
+    line they share in both); a read resumed from either's cursor reads on from the next."""
+    from trajsearch.ingest import sources
+
+    runs = _runs(4)
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps(runs[0]) + "\n" + "".join(json.dumps(r, indent=2) for r in runs[1:3]) + "\n"
+                    + json.dumps(runs[3]) + "\n")
+    shared = 1 + json.dumps(runs[1], indent=2).count("\n") + 1
+    last = shared + json.dumps(runs[2], indent=2).count("\n")
+    parsed = list(read_dump(dump, tenant="acme"))
+    assert [(p.position, p.ok and p.trajectory.trajectory_id) for p in parsed] == [
+        ("line 1", "ops-bot/run-0"), (f"lines 2-{shared}", "ops-bot/run-1"),
+        (f"lines {shared}-{last}", "ops-bot/run-2"), (f"line {last + 1}", "ops-bot/run-3")]
+    read, _ = sources.records(dump)
+    cursors = [cursor for *_, cursor in read]
+    for at, cursor in enumerate(cursors[:-1], 1):
+        again, honoured = sources.records(dump, cursor)
+        assert honoured and [position for position, *_ in again] == [p.position for p in parsed[at:]]

@@ -911,9 +911,10 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
             if offset:
                 _skip_to(f, offset)
             held: bytes | None = None  # a line read past a spread record's end, read next
+            within = False  # whether ``held`` is the rest of the line that ended that record (``}{``)
             while raw := held if held is not None else f.readline(MAX_LINE_BYTES + 1):
-                held = None
-                number += 1
+                number += 0 if within else 1
+                held, within = None, False
                 offset += len(raw)
                 position = f"line {number}"
                 if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
@@ -932,7 +933,8 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                         offset += sum(len(more) for more in spread[1:])
                         value, error = parse(b"".join(spread), "record")
                         position = f"lines {first}-{number}"
-                yield position, value, error, (offset, number)
+                        within = not spread[-1].endswith(b"\n")
+                yield position, value, error, (offset, number - within)  # a cursor mid-line: that line read again
                 src.report()
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
@@ -969,8 +971,9 @@ def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], b
     ~20 rejections ("Extra data", "cut short"), the run lost (probe 53, NC4). A line that is a whole JSON object at
     the start of its line, or one that ends inside a string, is no part of it: a record a writer stopped mid-way
     before whole ones stays the one line (its lines so far are returned; the caller rejects them as one). A record
-    of more than ``MAX_LINE_BYTES`` stops there too. Records written with no newline between them (``}{``) are one
-    rejection naming their lines: they are no JSON Lines.
+    of more than ``MAX_LINE_BYTES`` stops there too. A line that closes it and opens the next (``}{``: ``json.dump(run,
+    f, indent=2)`` in a loop writing no newline) ends it after its first character, the rest returned as the line to
+    read next: the two were one rejection "lines 2-48 Extra data", both runs lost (review RNC4, Q3).
 
     So does a line that opens a value at its first column, in a record indented as every writer but ``indent=0``
     indents: the start of the next record (a compact line, or jq's ``{``). A line cut short outside a string
@@ -983,6 +986,9 @@ def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], b
         change = _depth_change(line)
         if change is None or (indented and line.startswith((b"{", b"["))):
             return spread, line
+        if depth == 1 and line.startswith((b"}", b"]")) and line[1:].lstrip(_SPACE).startswith((b"{", b"[")):
+            spread.append(line[:1])
+            return spread, line[1:]
         indented = indented or line.startswith((b" ", b"\t"))
         spread.append(line)
         size += len(line)
