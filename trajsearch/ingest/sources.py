@@ -966,7 +966,7 @@ def _opened_by(raw: bytes) -> int:
 
 def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], bytes | None]:
     """The lines of a record pretty-printed into a JSON Lines file (``jq . run.json >> runs.jsonl``, a loop writing
-    one run with ``indent=2`` and a newline), from its first line ``raw`` (which leaves it ``depth`` brackets deep) to the line
+    one run with ``indent=2``), from its first line ``raw`` (which leaves it ``depth`` brackets deep) to the line
     that closes it, and the line read past them, if any, to be read next. Each of its lines was a record of its own:
     ~20 rejections ("Extra data", "cut short"), the run lost (probe 53, NC4). A line that is a whole JSON object at
     the start of its line, or one that ends inside a string, is no part of it: a record a writer stopped mid-way
