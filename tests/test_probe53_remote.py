@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 
 from trajsearch.embed import HashingEmbedder
@@ -292,3 +293,52 @@ def test_export_inside_a_misspelt_filter_says_the_runs_match_without_it(server, 
     assert done.returncode == 0, done.stderr
     assert ("note: nothing found inside --outcome success, --env-version v9, but this tenant's runs match without "
             "them: is a value misspelt, or not recorded for these runs?") in _said(done), _said(done)
+
+
+# -- review RWEB4: health of another gRPC service behind an auth gateway ------------------------------------------
+
+
+class _Gateway(grpc.ServerInterceptor):
+    """An API gateway's interceptor, as grpc's own examples write one: every call but the health service needs a
+    token, refused UNAUTHENTICATED (with no ``x-request-id`` of trajsearch's)."""
+
+    def intercept_service(self, continuation, details):
+        if details.method.startswith("/grpc.health.v1.Health/"):
+            return continuation(details)
+
+        def refuse(request, context):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid token")
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+@pytest.fixture
+def other_service():
+    """Another team's gRPC server: the standard health service open (``""`` and its own service SERVING), every other
+    call behind a token."""
+    from concurrent import futures
+
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    srv = grpc.server(futures.ThreadPoolExecutor(2), interceptors=[_Gateway()])
+    status = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(status, srv)
+    status.set("other.v1.Billing", health_pb2.HealthCheckResponse.SERVING)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        srv.stop(0)
+
+
+def test_health_of_another_grpc_service_behind_a_gateway_is_not_a_starting_trajsearch(other_service, keys, tmp_path):
+    """``health --server`` of another gRPC service whose gateway refuses every call UNAUTHENTICATED said, after 5 s,
+    "the trajsearch server at ... is starting": the refusal was taken for trajsearch's. Only an answer with
+    trajsearch's echo of the request id is, so it is now said at once not to be a trajsearch server."""
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "health", "--server", other_service],
+                          env=cli_env(TRAJSEARCH_API_KEY=keys[0]["acme"]), capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    said = _said(done)
+    assert done.returncode != 0, done.stdout
+    assert "is starting" not in said, said
+    assert f"{other_service} is not a trajsearch server" in said, said

@@ -336,17 +336,26 @@ class Client:
                                   request_id)
         raise error
 
-    def _serves_trajsearch(self) -> bool:
+    def _serves_trajsearch(self, *, unsure: bool = True) -> bool:
         """Whether the server has a call every trajsearch server has: grpcio's and grpc-java's words for a call a
-        server lacks are the same whether it is an older trajsearch or another gRPC service. Any other answer
-        (a refused key, a timeout) says nothing against it."""
+        server lacks are the same whether it is an older trajsearch or another gRPC service.
+
+        Every trajsearch server (from its first release) sends back the ``x-request-id`` of each call it answers, a
+        refused key too, so an answer with it is trajsearch's. Another answer (a timeout, a refusal without it: an
+        auth gateway in front of another gRPC service refuses every call ``UNAUTHENTICATED``) says neither, and
+        counts as ``unsure``: "an older trajsearch" for a call it lacks, but not "a trajsearch server starting" for
+        ``health``, which sent an operator to wait on a server that was never trajsearch's."""
+        request_id = uuid.uuid4().hex
+        metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
         try:
-            self._invoke(_EVERY_SERVER_HAS, pb2.WhoAmIRequest(), min(self.timeout or 10.0, 10.0))
-        except Unimplemented:
-            return False
-        except ServiceError:
-            pass
-        return True
+            getattr(self.stub, _EVERY_SERVER_HAS)(pb2.WhoAmIRequest(), timeout=min(self.timeout or 10.0, 10.0),
+                                                  metadata=metadata)
+            return True
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return False
+            said = exc.initial_metadata() if hasattr(exc, "initial_metadata") else None
+            return True if dict(said or ()).get("x-request-id") == request_id else unsure
 
     def _check_tenant(self, tenant: str | None) -> None:
         """Library-style ``tenant=`` is allowed only if it names the key's own tenant."""
@@ -372,7 +381,8 @@ class Client:
                 return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
             except grpc.RpcError as exc:
                 error = _error(exc, "", self.tls)
-            if error.code != grpc.StatusCode.NOT_FOUND or not (starting := starting or self._serves_trajsearch()):
+            if error.code != grpc.StatusCode.NOT_FOUND or not (
+                    starting := starting or self._serves_trajsearch(unsure=False)):
                 break
             if time.monotonic() + _HEALTH_POLL_S > deadline:
                 raise Unavailable(grpc.StatusCode.UNAVAILABLE, (
