@@ -219,10 +219,13 @@ def test_show_over_a_server_says_the_trace_is_damaged_once(server, keys, damaged
     X) (request id X)": the request id twice, and nothing of what to do. It now says the run's trace is damaged and
     how to write it again, with the request id once."""
     done = _cli(server, keys[0]["acme"], tmp_path, "show", damaged)
-    assert done.returncode != 0
+    assert done.returncode == 1, done.stderr  # the store's fault, not bad input (review RWEB4, 5)
     said = _said(done)
     assert said.count("request id") == 1, said
-    assert "its trace on the server is damaged" in said and "re-ingest" in said, said
+    # review RWEB4, 2: "a re-ingest of its dump writes it again" did nothing (an ingest writes only missing traces)
+    assert "its trace on the server is damaged" in said and "writes it again" not in said, said
+    assert (f"a re-ingest alone keeps the damaged file: remove it (the server's log names it) or `trajsearch delete "
+            f"{damaged}`, then re-ingest its dump with --restart") in said, said
     assert "Traceback" not in done.stderr
 
 
@@ -342,3 +345,26 @@ def test_health_of_another_grpc_service_behind_a_gateway_is_not_a_starting_trajs
     assert done.returncode != 0, done.stdout
     assert "is starting" not in said, said
     assert f"{other_service} is not a trajsearch server" in said, said
+
+
+def test_show_of_a_damaged_trace_in_the_embedded_store_exits_1_and_says_how_to_replace_it(tmp_path):
+    """``show`` of a run whose stored trace is cut short exited 2 (bad input) with the store's bare "trace ... is not
+    valid gzip": the command's input was right. It now exits 1 and says what replaces the trace, which a re-ingest
+    alone does not (it writes only the traces its store lacks): shown by doing it."""
+    mini = [DUMPS[0]]
+    ingest = ("ingest", *map(str, mini))
+    assert _local(tmp_path, "acme", tmp_path, *ingest).returncode == 0
+    (path,) = (tmp_path / "traces" / "acme").glob("*marshmallow-code__marshmallow-1343*")
+    path.write_bytes(path.read_bytes()[:200])
+    run = "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    done = _local(tmp_path, "acme", tmp_path, "show", run)
+    said = _said(done)
+    assert done.returncode == 1, said
+    assert "its trace is damaged" in said and f"or `trajsearch delete {run}`, then re-ingest its dump with --restart" in said, said
+    assert _local(tmp_path, "acme", tmp_path, *ingest, "--restart").returncode == 0  # a re-ingest alone: damaged
+    assert _local(tmp_path, "acme", tmp_path, "show", run).returncode == 1
+    path.unlink()  # the advice followed: the file removed, then re-ingested with --restart
+    missing = _local(tmp_path, "acme", tmp_path, "show", run)  # (without it the checkpoint passed over the dump)
+    assert "a re-ingest of its dump with --restart" in _said(missing), _said(missing)
+    assert _local(tmp_path, "acme", tmp_path, *ingest, "--restart").returncode == 0
+    assert _local(tmp_path, "acme", tmp_path, "show", run).returncode == 0

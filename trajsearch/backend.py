@@ -24,6 +24,20 @@ from .store.filters import Filters
 
 DEFAULT_TENANT = "default"
 
+#: How a dump already ingested is read again: without ``--restart`` its checkpoint passes over it, and a trace the
+#: store lost was said to be written again by "a re-ingest of its dump" that read nothing.
+REINGEST = "with --restart (its checkpoint passes over a dump it has read)"
+
+
+def damaged_trace_advice(trajectory_id: str | None = None, *, logged: bool = True) -> str:
+    """What to do about a damaged stored trace. A re-ingest writes only the traces its store lacks (it does not read
+    the ones it has), so "re-ingest it" alone changed nothing: the damaged file must go first, removed or with its
+    run; and the re-ingest needs ``--restart``: the ingest's checkpoint passes over a dump it has read. ``logged``:
+    the file is named in the server's log, not in the message (a server's, the web pages')."""
+    which = "it (the server's log names it)" if logged else "that file"
+    return (f"a re-ingest alone keeps the damaged file: remove {which} or `trajsearch delete "
+            f"{trajectory_id or 'ID'}`, then re-ingest its dump {REINGEST}")
+
 
 @dataclass
 class Backend:
@@ -98,8 +112,14 @@ class Backend:
         run = self.run(trajectory_id)
         if run is None:
             return None
+        from .store.traces import TraceCorruptError
+
         if not self.remote:  # a trace missing is said by ``cli.connect``, naming the store's --traces
-            return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+            try:
+                return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+            except TraceCorruptError as exc:
+                raise TraceCorruptError(f"the run is indexed but its trace is damaged and cannot be read ({exc}); "
+                                        + damaged_trace_advice(trajectory_id, logged=False)) from None
         from .service.client import DataLoss, NotFound
 
         try:
@@ -107,12 +127,12 @@ class Backend:
         except NotFound as exc:  # said "NOT_FOUND: trace_uri: no such trace", of a run the server had just found
             raise LookupError(
                 f"the run is indexed but its trace is not in the server's trace store (moved or deleted? the server "
-                f"reads the traces of its --traces; a re-ingest of its dump writes it again)"
+                f"reads the traces of its --traces; a re-ingest of its dump {REINGEST} writes it again)"
                 + (f" (request id {exc.request_id})" if exc.request_id else "")) from None
         except DataLoss as exc:  # said "DATA_LOSS: stored trace is unreadable", naming nothing to do
-            raise ValueError(
-                "the run is indexed but its trace on the server is damaged and cannot be read (the server's log names "
-                "the file); a re-ingest of its dump writes it again"
+            raise TraceCorruptError(
+                "the run is indexed but its trace on the server is damaged and cannot be read; "
+                + damaged_trace_advice(trajectory_id)
                 + (f" (request id {exc.request_id})" if exc.request_id else "")) from None
 
     def delete(self, trajectory_ids: Sequence[str], done: Callable[[list[str]], None] | None = None) -> list[str]:

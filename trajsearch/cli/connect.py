@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
             tenant: str | None) -> Iterator[Backend]:
     """The embedded store or the server, with library and service errors as one line each."""
-    from ..backend import open_backend
+    from ..backend import REINGEST, open_backend
     from ..indexer import IngestError
     from ..store.index import SchemaMismatchError
     from ..store.lock import StoreOpenError
-    from ..store.traces import TraceNotFoundError, TraceStoreError
+    from ..store.traces import TraceCorruptError, TraceNotFoundError, TraceStoreError
 
     if not server:
         note_unused_key(uri)
@@ -39,8 +39,10 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         raise
     except TraceNotFoundError as exc:  # a LookupError whose message had been its bare URI (KeyError's args)
         fail(f"the run is indexed but its trace is not in the trace store {store or ''}: {exc} (moved or deleted? "
-             "--traces or $TRAJSEARCH_TRACES names where the traces are now; a re-ingest of its dump writes it "
-             "again)", code=1)
+             f"--traces or $TRAJSEARCH_TRACES names where the traces are now; a re-ingest of its dump {REINGEST} "
+             "writes it again)", code=1)
+    except TraceCorruptError as exc:  # a ValueError too, but the store's fault, not the input's (exit 1, not 2)
+        fail(plain(exc), code=1)
     except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold, a refused key
         if server:
             from ..service.client import Unauthenticated, refused_key

@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..backend import damaged_trace_advice
 from ..model import outcome_shown
 from ..search import TrajSearch
 from ..service.auth import KeyRing, Principal
@@ -414,7 +415,8 @@ async def on_damaged(request: Request, exc: Exception) -> Response:
     log_event(log, logging.ERROR, "trace_damaged", request_id=request.scope.get("state", {}).get("request_id"),
               detail=str(exc)[:300])
     return _web(request).error(request, 502, f"The trace of {_which_run(exc)} is damaged",
-                               "The run is indexed but its stored trace cannot be read: re-ingest it.")
+                               "The run is indexed but its stored trace cannot be read: "
+                               + damaged_trace_advice(getattr(exc, "trajectory_id", None)) + ".")
 
 
 async def on_missing(request: Request, exc: Exception) -> Response:
