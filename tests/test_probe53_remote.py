@@ -294,8 +294,18 @@ def test_export_inside_a_misspelt_filter_says_the_runs_match_without_it(server, 
     done = _cli(server, keys[0]["acme"], tmp_path, "export", "--query", "fix the failing test", "-o", str(out),
                 "--env-version", "v9")
     assert done.returncode == 0, done.stderr
-    assert ("note: nothing found inside --outcome success, --env-version v9, but this tenant's runs match without "
-            "them: is a value misspelt, or not recorded for these runs?") in _said(done), _said(done)
+    assert ("note: nothing found inside --outcome success (the default: add --outcome failure, repeatable, to export "
+            "others), --env-version v9, but this tenant's runs match without them: is a value misspelt, or not "
+            "recorded for these runs?") in _said(done), _said(done)
+
+
+def test_export_says_a_typed_outcome_without_calling_it_the_default(server, keys, tmp_path):
+    """review RWEB4, 4: the default ``--outcome success`` is marked as the default only where the user did not type
+    it; one typed is named as typed."""
+    out = tmp_path / "out.jsonl"
+    done = _cli(server, keys[0]["acme"], tmp_path, "export", "--query", "fix the failing test", "-o", str(out),
+                "--outcome", "success", "--env-version", "v9")
+    assert "note: nothing found inside --outcome success, --env-version v9, but" in _said(done), _said(done)
 
 
 # -- review RWEB4: health of another gRPC service behind an auth gateway ------------------------------------------

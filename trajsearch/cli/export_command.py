@@ -23,7 +23,17 @@ from .output import err, fail, plain
 from .query_commands import _no_runs_said, _say_filtered_out
 
 
+def _outcomes_said(ctx: typer.Context, outcome: list[str]) -> list[str]:
+    """``--outcome`` as a note names it: export keeps successes unless told otherwise, and "nothing found inside
+    --outcome success" blamed a flag the user never typed (a tenant of failures only); the default is marked so,
+    with the flag that widens it."""
+    if getattr(ctx.get_parameter_source("outcome"), "name", "") in ("COMMANDLINE", "ENVIRONMENT"):
+        return outcome
+    return [f"{value} (the default: add --outcome failure, repeatable, to export others)" for value in outcome]
+
+
 def export(
+    ctx: typer.Context,
     query: str = typer.Option(..., "--query", "-q", help="Rank runs by similarity to this (a task, free text or an error line), as search does."),
     tenant: Tenant = None,
     fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
@@ -64,7 +74,7 @@ def export(
         if not job.found and (said := _no_runs_said(api)):  # not "exported 0 of 0" and an empty file: a wrong tenant
             fail(f"{said}: nothing to export", code=1)
         if not job.found:  # a filter misspelt (or never recorded) is said, as search says it
-            _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version,
+            _say_filtered_out([], {"--outcome": _outcomes_said(ctx, outcome), "--env-version": env_version,
                                    "--policy-version": policy_version, "--task-family": task_family, "--tool": tool},
                               lambda: api.search(query, levels=level, k=1, mode=mode))
         show = not quiet and err.is_terminal and job.found > 1
