@@ -370,7 +370,8 @@ def test_show_of_a_damaged_trace_in_the_embedded_store_exits_1_and_says_how_to_r
     done = _local(tmp_path, "acme", tmp_path, "show", run)
     said = _said(done)
     assert done.returncode == 1, said
-    assert "its trace is damaged" in said and f"or `trajsearch delete {run}`, then re-ingest its dump with --restart" in said, said
+    assert "its trace is damaged" in said, said
+    assert f"or `trajsearch delete {run}`, then re-ingest its dump with --restart" in said, said
     assert _local(tmp_path, "acme", tmp_path, *ingest, "--restart").returncode == 0  # a re-ingest alone: damaged
     assert _local(tmp_path, "acme", tmp_path, "show", run).returncode == 1
     path.unlink()  # the advice followed: the file removed, then re-ingested with --restart
