@@ -228,3 +228,11 @@ def test_a_codex_output_of_json_with_korean_literals_is_a_log():
                for step in parsed.trajectory.steps if '"chunk_id":"620038"' in (step.observation or "")]
     assert outputs, "the fixture's exec output is read"
     assert [resolve_mode("auto", text) for text in outputs] == ["hybrid"] * len(outputs)
+
+
+@pytest.mark.parametrize("title", ["[Bug] 修复登录页面在移动端的崩溃问题", "[功能] 为导出命令添加进度条"])
+def test_an_issue_title_tag_before_chinese_prose_is_no_log_tag(title):
+    """An issue title's ``[Bug]`` / ``[功能]`` is no program's tag: the line is a Chinese task, searched as prose as
+    its English twin is (review RALL-B: any bracketed word had made it a log line); a program's tags stay logs."""
+    assert resolve_mode("auto", title) == "dense"
+    assert resolve_mode("auto", "[hybrid_search] 找到 10 个相关节点") == "hybrid"

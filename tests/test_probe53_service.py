@@ -10,6 +10,8 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+import subprocess
+import sys
 import time
 
 import grpc
@@ -430,3 +432,17 @@ def test_a_body_too_slow_is_one_log_line_saying_408(pages_store, caplog, monkeyp
         assert lines == [("http", 408)], lines
     finally:
         web.stop()
+
+
+def test_the_pages_connection_cap_follows_a_file_limit_raised_after_import() -> None:
+    """``serve --public-url`` imports the web server before it raises its file limit: the pages' cap, worked out at
+    import, stayed a quarter of the old limit while gRPC's followed the new one (review RALL-B)."""
+    script = ("import resource\n"
+              "import trajsearch.web.server as pages\n"
+              "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+              "resource.setrlimit(resource.RLIMIT_NOFILE, (min(512, hard), hard))\n"
+              "from trajsearch.service.descriptors import connection_budget\n"
+              "print(pages._most_connections(), connection_budget())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    cap, budget = out.stdout.split()
+    assert cap == budget == "128"

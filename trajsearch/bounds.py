@@ -18,8 +18,8 @@ MAX_GROUP_SIZE = 10
 MAX_MODES = 1000
 #: The most example runs a failure mode shows (``examples``).
 MAX_EXAMPLES = 20
-#: The most runs one export writes: it pages by excluding the runs it has, so also the most ids a search excludes
-#: (``exclude_trajectory_ids``), the server's too.
+#: The most runs one export writes: it pages by excluding the runs it has, so also the most ids the server lets a
+#: search exclude (``exclude_trajectory_ids``; the library sets no bound).
 MAX_EXPORT_RUNS = 10_000
 
 

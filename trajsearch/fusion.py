@@ -83,8 +83,8 @@ _NON_CJK_WORD = re.compile(r"[^\s\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\
 _CJK_MIN = 4
 #: ... and at least this many for each run of other characters (a word, a name, a path) in it.
 _CJK_PER_WORD = 2
-#: A plain word: letters only (any alphabet's: ``möchte``, ``Rückerstattung``, ``ошибку``), one capital at most at
-#: its start, perhaps quoted or followed by punctuation.
+#: A plain word: letters only (any alphabet's: ``möchte``, ``Rückerstattung``, ``ошибку``), no ASCII capital after its
+#: first, perhaps quoted or followed by punctuation.
 _PLAIN_WORD = re.compile(r"""^["'(*_`«„]*[^\W\d_](?:(?![A-Z])[^\W\d_])*(?:'[a-z]+)?["'`*_,.;:!?)»“]*$""")
 #: Fenced code (``` ... ```), and markdown structure (headings, bold labels, fences): a written description.
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -148,12 +148,14 @@ def _function_share(words: list[str]) -> float:
 
 #: How a log record written in Chinese, Japanese or Korean starts: a timestamp, a level (``ERROR``, ``[INFO]``), a CJK
 #: level label with either colon (git's ``致命错误：``, ``错误：``, ``提示：``; rustc's ``警告：``; ``エラー:``, ``오류:``),
-#: a ``[tag]`` (``[WinError 2]``, ``[Errno 2]``), a ``label :`` (PowerShell's ``Start-Process : ...``), an ``x=2,``. Its
-#: message reads as a sentence, but the line is a program's (probe 53, RGEN). A task's own labels (``## 目标``,
+#: a program's ``[tag]`` (a number, an underscore or a lowercase name: ``[WinError 2]``, ``[hybrid_search]``; an issue
+#: title's ``[Bug]`` / ``[功能]`` is none, review RALL-B), a ``label :`` (PowerShell's ``Start-Process : ...``), an
+#: ``x=2,``. Its message reads as a sentence, but the line is a program's (probe 53, RGEN). A task's own labels (``## 目标``,
 #: ``任务：``, ``1. Handoff(...)``) are none of these. Nor is a JSON record (Codex's exec output, its Korean string
 #: literals making up most of its letters) CJK prose.
 _CJK_LOG_START = re.compile(r"""^\s*(?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T\s]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}
-                              |\[?(?:ERROR|FATAL|WARN(?:ING)?|INFO|DEBUG|TRACE|CRITICAL|NOTICE)\b|\[[^\]\n]{1,40}\]
+                              |\[?(?:ERROR|FATAL|WARN(?:ING)?|INFO|DEBUG|TRACE|CRITICAL|NOTICE)\b
+                              |\[(?=[^\]\n]{1,40}\])(?:[^\]\n]*[\d_]|[a-z][\w.-]*\])
                               |(?:致命错误|错误|錯誤|致命錯誤|警告|提示|注意|信息|エラー|致命的エラー|오류|에러|경고)\s*[:：]
                               |\S+\s:\s|\w+=\S*,|[\[{]\s*")""", re.X)
 

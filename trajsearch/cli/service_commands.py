@@ -84,7 +84,7 @@ def serve(
     write_slots: int = typer.Option(0, "--write-slots", min=0,
                                     help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of "
                                          "--workers). While another tenant has a write key, one tenant holds all "
-                                         "of them but one."),
+                                         "of them but one (with two slots or more)."),
     ingest_idle: float = typer.Option(600.0, "--ingest-idle", min=1.0,
                                       help="Seconds an Ingest stream may send no batch before the server ends it "
                                            "and frees its write slot (a client frozen or gone)."),
@@ -153,9 +153,9 @@ def serve(
     except ValueError as exc:
         _fail(f"--max-k: {exc}")
     tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
-    from ..service.descriptors import raise_file_limit
+    from ..service.descriptors import file_limit, raise_file_limit
 
-    files_before = _file_limit()
+    files_before = file_limit()
     files = raise_file_limit()  # before the index opens its files: the connection cap is a quarter of it
     ts = _open_index(uri, traces, model)
     try:
@@ -484,10 +484,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _file_limit() -> int:
-    """This process's soft limit of open files (what ``serve`` says it raised)."""
-    import resource
-
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

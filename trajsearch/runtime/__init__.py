@@ -181,7 +181,7 @@ class Runtime:
 def _shown(items: Sequence[Exemplar | FailureWarning],
            views: Sequence[dict[str, Any]]) -> list[tuple[Exemplar | FailureWarning, dict[str, Any]]]:
     """Each item the budgeted context holds, with its view: views come in the items' order, the left-out skipped.
-    Matched by trajectory id (one item per run): a brief view's provenance has no trace URI."""
+    Matched by trajectory id (one item per run)."""
     pending = iter(views)
     view = next(pending, None)
     shown = []

@@ -481,7 +481,7 @@ def render(
     elif strategy is not None:  # worded for the runs shown: the budget may have left out those it would speak of
         said = _said(strategy, exemplars, [entry.item for entry in shown if entry.kind == "exemplars"])
         data["strategy"] = said.value
-        data["advice"] = _advice(said, [entry.item for entry in shown if entry.kind == "exemplars"], ladder[-1])
+        data["advice"] = _advice(said, [entry.item for entry in shown if entry.kind == "exemplars"], ladder[-1])  # (only its outcome is read: alike at every level)
     total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data))) - head
     if omitted and total + note <= budget:
         data["omitted"] = omitted
@@ -523,12 +523,12 @@ def _said(strategy: Strategy, exemplars: Sequence[Exemplar], shown: Sequence[Exe
     return strategy
 
 
-def _advice(strategy: Strategy, exemplars: Sequence[Exemplar], bare: _Detail) -> str:
+def _advice(strategy: Strategy, exemplars: Sequence[Exemplar], detail: _Detail) -> str:
     """What the strategy line says: :data:`UNEVALUATED_ADVICE` when the run followed closely (the first exemplar),
     or every run borrowed from, was not evaluated; else :data:`ADVICE`. Decided on the runs shown (the budget
     is shared with room for the longer wording): decided on those given, a tight budget showing only a run no
     one evaluated still said "Past runs solved related tasks" of it (probe 49, RU2)."""
-    unevaluated = [exemplar_view(e, bare)["outcome"].startswith(SUBMITTED) for e in exemplars]
+    unevaluated = [exemplar_view(e, detail)["outcome"].startswith(SUBMITTED) for e in exemplars]
     if strategy is Strategy.follow_closely and unevaluated[:1] == [True] or \
             strategy is Strategy.use_as_inspiration and unevaluated and all(unevaluated):
         return UNEVALUATED_ADVICE[strategy]

@@ -109,11 +109,6 @@ def _mode_to_pb(mode: FailureMode) -> Any:
     return msg
 
 
-def _counts(values: Any) -> dict[str, int]:
-    """A proto map (unordered) as the library's dict, in its order (:func:`~trajsearch.failures.report.ranked`)."""
-    return ranked(values)
-
-
 def failure_report_from_pb(msg: Any) -> FailureReport:
     return FailureReport(
         tenant=msg.tenant,
@@ -125,8 +120,8 @@ def failure_report_from_pb(msg: Any) -> FailureReport:
             mode_id=m.mode_id, label=m.label, count=m.count, share=m.share,
             previous=m.previous if m.HasField("previous") else None, trend=m.trend,
             change=m.change if m.HasField("change") else None,
-            env_versions=_counts(m.env_versions), models=_counts(m.models), models_sampled=m.models_sampled,
-            tools=_counts(m.tools), failing_tools=_counts(m.failing_tools),
+            env_versions=ranked(m.env_versions), models=ranked(m.models), models_sampled=m.models_sampled,
+            tools=ranked(m.tools), failing_tools=ranked(m.failing_tools),
             templates=[{"template": t.template, "count": t.count} for t in m.templates],
             examples=[FailureExample(
                 trajectory_id=e.trajectory_id, trace_uri=e.trace_uri, error=e.error, task=e.task,

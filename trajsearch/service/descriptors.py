@@ -30,6 +30,11 @@ def raise_file_limit() -> int:
     return soft
 
 
+def file_limit() -> int:
+    """This process's soft limit of open files (what ``serve`` says it raised from)."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def connection_budget() -> int:
     """Most connections one listener keeps open: a quarter of the process's file descriptors (at least 64, at most
     4096). Asked when a server is made: a limit raised before (``serve``'s :func:`raise_file_limit`, ``ulimit -n``,

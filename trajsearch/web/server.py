@@ -56,8 +56,13 @@ MAX_PAGES_AT_ONCE = 128
 #: last bytes came longest ago), or itself when every one is answering a request. A head still arriving counts from its
 #: last bytes: a search of a pasted log arriving in segments outlasts connections that went quiet before it (review of
 #: probe 52, RSV3), while a head trickled a byte at a time cannot hold its place: counted as busy, 64 sockets of one
-#: byte each had kept every visitor out (review R2-FSV).
-MAX_CONNECTIONS = connection_budget()
+#: byte each had kept every visitor out (review R2-FSV). None: :func:`connection_budget` as a connection comes, so a
+#: limit ``serve`` raises after this module is imported (``--public-url`` imports it first) counts (review RALL-B).
+MAX_CONNECTIONS: int | None = None
+
+
+def _most_connections() -> int:
+    return MAX_CONNECTIONS if MAX_CONNECTIONS is not None else connection_budget()
 
 
 class BoundedHead(H11Protocol):
@@ -90,7 +95,7 @@ class BoundedHead(H11Protocol):
         super().connection_made(transport)  # type: ignore[arg-type]
         self.idle_since = self.loop.time()
         self._wait_for_head()
-        if len(self.connections) > MAX_CONNECTIONS:
+        if len(self.connections) > _most_connections():
             self._make_room()
 
     def _shake_hands(self, transport: asyncio.BaseTransport, tls: ssl.SSLContext) -> None:
@@ -100,7 +105,7 @@ class BoundedHead(H11Protocol):
         self.client = get_remote_addr(transport)  # type: ignore[arg-type]
         self.idle_since = self.loop.time()
         self._early = []
-        if len(self.connections) > MAX_CONNECTIONS:
+        if len(self.connections) > _most_connections():
             self._make_room()
         if transport.is_closing():
             return
