@@ -120,7 +120,8 @@ _GRADLE_OK = "BUILD SUCCESSFUL in 4s\n5 actionable tasks: 2 executed, 3 up-to-da
     "./gradlew dependencies --configuration testRuntimeClasspath", "./gradlew help --task test",
     "./gradlew test --dry-run", "mvn -pl test-utils -am install -DskipTests",
     "mvn -f testing/pom.xml package -DskipTests",
-    "mvn -B -Dmaven.test.skip=true verify", "mvn checkstyle:check", "mvn spotless:check", "mvn dependency:tree"])
+    "mvn -B -Dmaven.test.skip=true verify", "mvn checkstyle:check", "mvn spotless:check", "mvn dependency:tree",
+    "./gradlew assembleDebugAndroidTest", "./gradlew :app:installDebugAndroidTest"])  # (build a test: review RALL-A)
 def test_a_maven_or_gradle_command_that_runs_no_test_does_not_verify_a_run_whose_tests_failed(command: str) -> None:
     """A word ``test`` of Maven's or Gradle's was taken for the task that runs the tests wherever it stood: as an
     option's value (``-x test``, ``--configuration testRuntimeClasspath``, ``-pl test-utils``), in another task's name

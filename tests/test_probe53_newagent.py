@@ -317,3 +317,16 @@ def test_a_file_of_opencodes_storage_named_alone_says_what_it_is() -> None:
     with pytest.raises(ValueError, match=r"no run in this file: a file of OpenCode's session storage \(.*/storage: "
                                          r"1 session\(s\)\), a piece of a session .*`opencode export <sessionID>`"):
         detect_format(session)
+
+
+@pytest.mark.parametrize("joined", ["concatenated", "array"])
+def test_several_exports_in_one_file_are_each_a_run(tmp_path, joined):
+    """A shell loop's ``for s in ...; do opencode export $s; done > all.json`` (or a JSON array of exports): every
+    session was lost to one rejection 'expected an `opencode export` document' (review RALL-A)."""
+    first, second = (OPENCODE / "fix-then-continue.json").read_text(), (OPENCODE / "api-error.json").read_text()
+    path = tmp_path / "all.json"
+    path.write_text(first + "\n" + second if joined == "concatenated" else f"[{first},{second}]")
+    runs = list(read_dump(path, tenant="t"))
+    assert [r.error for r in runs] == [None, None]
+    assert [r.trajectory.task for r in runs] == [r.trajectory.task for f in ("fix-then-continue.json", "api-error.json")
+                                                 for r in read_dump(OPENCODE / f, tenant="t")]

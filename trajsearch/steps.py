@@ -70,9 +70,13 @@ _MAVEN_VALUED = frozenset({"-pl", "--projects", "-f", "--file", "-D", "--define"
 _MAVEN_SKIPS = re.compile(r"-D(?:skipTests|maven\.test\.skip(?:\.exec)?)(?:=(?:true)?)?$")
 #: Gradle's tasks that run tests: ``test``, a test task of its own name (``integrationTest``, ``jvmTest``, Android's
 #: ``testDebugUnitTest``, ``connectedAndroidTest``), Kotlin Multiplatform's ``allTests``, and ``check`` / ``build``,
-#: which depend on ``test``; a project's task by its path (``:app:test``). Not ``testClasses``, ``compileTestJava``.
-_GRADLE_TESTS = re.compile(r"(?::?[\w-]+:)*:?(?:test|[a-z]\w*Test|test\w+UnitTest|allTests|check|build|connectedCheck)")
-_GRADLE_TEST_TASK = re.compile(r"(?::?[\w-]+:)*:?(?:test|[a-z]\w*Test|test\w+UnitTest|allTests)")
+#: which depend on ``test``; a project's task by its path (``:app:test``). Not ``testClasses``, ``compileTestJava``,
+#: nor Android's tasks that build a test rather than run it (``assembleDebugAndroidTest``, ``installDebugAndroidTest``,
+#: ``javaPreCompileDebugAndroidTest``: review RALL-A).
+_GRADLE_TEST_TASK = re.compile(r"(?::?[\w-]+:)*:?(?:test|(?!(?:assemble|install|uninstall|compile|javaPreCompile|pre|"
+                               r"process|merge|generate|bundle|package|lint|kapt|ksp)[A-Z])[a-z]\w*Test|"
+                               r"test\w+UnitTest|allTests)")
+_GRADLE_TESTS = re.compile(rf"{_GRADLE_TEST_TASK.pattern[:-1]}|check|build|connectedCheck)")
 #: Gradle's options that take the next word as their value (``-x test``, ``--configuration testRuntimeClasspath``,
 #: ``--task test``, ``--tests com.x.FooTest``).
 _GRADLE_VALUED = frozenset({"-x", "--exclude-task", "--configuration", "--task", "--tests", "-p", "--project-dir",

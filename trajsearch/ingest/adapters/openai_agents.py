@@ -21,7 +21,7 @@ such a file are not.
 
 A run saved with ``RunState.to_json()`` / ``to_string()`` (``result.to_state()``: mostly a run paused for a
 person's approval) holds no spans but the run's items: :mod:`._agents_run_state` turns it into the nodes a trace of
-it would give, read as below, one run per file (its mapping there).
+it would give, read as below, one run per saved state (its mapping there).
 
 Mapping (``span_data.type``)
 - ``function``: a step: action = ``name``, arguments = ``input`` (the model's

@@ -54,8 +54,9 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
@@ -80,7 +81,20 @@ NAME = "opencode"
 WHOLE_FILE = True
 #: An export too large for its head to parse: it opens with the session's info, its id ``ses_...``.
 SIGNATURE = re.compile(r'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[0-9A-Za-z]+"')
-split = whole_file
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The file's one session; of several exports in one file (a shell loop's ``opencode export`` output appended,
+    a JSON array or a line each), each its own run where it stands: read as one document, every session was lost
+    to one rejection (review RALL-A). A list of messages (the server's answer) stays one session."""
+    if isinstance(document, list) and document and all(isinstance(item, dict) and _is_export(item)
+                                                       for item in document):
+        positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+        yield from zip(positions, document)
+    else:
+        yield from whole_file(document)
+
+
 #: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``): a walk that finds no dump hands it in
 #: for detection to name, with how to export its sessions (``session_store``).
 SESSION_STORES = ("opencode.db",)
@@ -385,7 +399,7 @@ class _Session(SessionSteps):
 
     def tool(self, part: dict[str, Any]) -> None:
         state = as_dict(part.get("state"))
-        name = as_str(part.get("tool")) or "tool"
+        name = as_str(part.get("tool")) or UNNAMED_TOOL
         times = as_dict(state.get("time"))
         arguments = _kept(state.get("input"))
         arguments = arguments if isinstance(arguments, dict) else None
