@@ -16,7 +16,8 @@ import grpc
 import pytest
 
 from trajsearch.client import (
-    Client, DeadlineExceeded, InvalidArgument, NotFound, PermissionDenied, Unauthenticated, Unavailable,
+    Client, DeadlineExceeded, InvalidArgument, NotFound, PermissionDenied, ServiceError, Unauthenticated,
+    Unavailable,
 )
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import Hit, TrajSearch
@@ -486,6 +487,9 @@ def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
             try:
                 late.search("payments")
             except Unavailable:
+                break
+            except ServiceError as exc:  # a search that reached the server as the stop began is cancelled by it (a
+                assert exc.code == grpc.StatusCode.CANCELLED  # loaded CI machine's 2 cores showed it): refused too
                 break
             assert time.monotonic() < deadline, "new calls still accepted while stopping"
             time.sleep(0.05)
