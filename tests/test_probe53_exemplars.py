@@ -130,3 +130,64 @@ def test_running_a_reverted_file_does_not_bring_it_back() -> None:
                   "python -m pytest sympy/printing/repr.py -q", "bin/test sympy/printing/repr.py"):
         steps = [*head[:at + 1], _step(run, later)]
         assert "sympy/printing/repr.py" not in touched(run.model_copy(update={"steps": steps})).changed, later
+
+
+# -- review RALL-A of probe 53: what a later step writes is judged per command, git restore's operands, cost -------
+
+
+def _after_revert(command: str) -> list[str]:
+    """What sympy-19346 (observations blanked) changed when ``command`` follows its ``git checkout repr.py``."""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    return touched(run.model_copy(update={"steps": [*head[:at + 1], _step(run, command)]})).changed
+
+
+def test_a_later_command_writing_another_file_does_not_bring_a_reverted_one_back() -> None:
+    """A test run of the reverted file with its output kept (``> out.txt``, ``| tee log.txt``), a ``diff`` of it, a
+    ``git add`` of it write nothing into it: what the line writes is judged per command, not for the whole step."""
+    for later in ("python -m pytest sympy/printing/repr.py -q > out.txt 2>&1",
+                  "python -m pytest sympy/printing/repr.py 2>&1 | tee log.txt",
+                  "bin/test sympy/printing/repr.py > test_out.txt",
+                  "diff sympy/printing/repr.py /tmp/repr.py.orig > d.txt",
+                  "git add sympy/printing/repr.py && git commit -m fix"):
+        assert "sympy/printing/repr.py" not in _after_revert(later), later
+    for later in ("python -m pytest sympy/printing -q > out.txt; mv repr.py.bak sympy/printing/repr.py",
+                  "echo ok > log.txt && sed -i 's/a/b/' sympy/printing/repr.py"):
+        assert "sympy/printing/repr.py" in _after_revert(later), later  # one of its commands does write it
+
+
+def test_git_restore_of_several_files_undoes_each() -> None:
+    """``git restore`` takes no revision operand (only ``--source`` / ``-s``): ``git restore Makefile F`` and ``git
+    restore src F`` undo F. (``git checkout main F`` does name a revision: see the test above.)"""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    for command in ("git restore Makefile sympy/printing/repr.py", "git restore src sympy/printing/repr.py",
+                    "git restore --worktree doc sympy/printing/repr.py"):
+        steps = [*head[:at], _step(run, command)]
+        assert "sympy/printing/repr.py" not in touched(run.model_copy(update={"steps": steps})).changed, command
+
+
+def test_reading_a_long_run_after_a_revert_takes_linear_work(monkeypatch) -> None:
+    """Each later step running a script looked again at every earlier step's writes: a run removing one scratch file
+    early and writing and running 600 scripts after it took ~90,000 name matches (4,000 steps: 4.4 s per ingest)."""
+    import trajsearch.touched as module
+
+    calls = 0
+    real = module.mentions
+
+    def counted(text: str, path: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(text, path)
+
+    monkeypatch.setattr(module, "mentions", counted)
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    steps = head[:next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments)) + 1]
+    for k in range(600):
+        steps.append(_step(run, f"cat > s_{k}.py << 'EOF'\nimport sympy\nEOF" if k % 2 == 0 else f"python3 s_{k - 1}.py"))
+    result = touched(run.model_copy(update={"steps": steps}))
+    assert "sympy/printing/repr.py" not in result.changed
+    assert calls < 10 * len(steps), calls

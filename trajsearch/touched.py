@@ -427,10 +427,10 @@ def undone_by(step: Step) -> Undo:
             continue
         elif verb == "reset" and "--hard" in rest:
             undone.append(EVERY_FILE)
-        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest) and _from_head(rest):
+        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest) and _from_head(verb, rest):
             undone += _named_files(rest)
         elif (verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest))
-              and _from_head(rest)):
+              and _from_head(verb, rest)):
             undone += _named_files(rest)
         elif verb == "stash" and rest[:1] in (["pop"], ["apply"]):
             unstashed, stash = stash is None, None
@@ -463,10 +463,11 @@ def _may_write(segments: list[str]) -> bool:
 _REVISION_MARK = re.compile(r"[~^@{]")
 
 
-def _from_head(words: list[str]) -> bool:
+def _from_head(verb: str, words: list[str]) -> bool:
     """Whether a ``git checkout`` / ``git restore`` of files (its words after the verb) puts back their committed
     state: no other revision named (``HEAD~1 -- F``, ``stash@{0} -- F``, ``origin/main F``, ``--source=REV``, ``-s
-    REV``) and no part of them picked (``-p``). Those write other content into the file: a change stays."""
+    REV``) and no part of them picked (``-p``). Those write other content into the file: a change stays. Only
+    ``checkout`` takes a revision among its operands: ``git restore Makefile F`` restores both (review RALL-A)."""
     if {"-p", "--patch"} & set(words):
         return False
     source = next((word.split("=", 1)[1] for word in words if word.startswith("--source=")), None)
@@ -475,6 +476,8 @@ def _from_head(words: list[str]) -> bool:
             source = words[words.index(flag) + 1]
     if source is not None:
         return source == "HEAD"
+    if verb != "checkout":
+        return True
     before = words[:words.index("--")] if "--" in words else words
     operands = [word for word in before if not word.startswith("-")]
     if "--" not in words:  # the first of several words is a revision when no file's name: ``main F``, ``HEAD~1 F``
@@ -540,6 +543,16 @@ class _Reverts:
         at = next((n for n, files in reversed(self.undos) if undoes(files, path)), None)
         return at is not None and not any(self._touches(n, path) for n in range(at + 1, len(self.steps)))
 
+    def __post_init__(self) -> None:
+        # once per run: each step's words, and which steps wrote a script of each file name (review RALL-A of probe
+        # 53: looking at every earlier step's writes for each later script run was quadratic, 21 s for 3,200 steps)
+        self._said = ["\n".join(self._slice(n, 2)) for n in range(len(self.steps))]
+        self._writers: dict[str, list[tuple[int, str]]] = {}
+        for m in range(len(self.steps)):
+            for script in self._slice(m, 1):
+                self._writers.setdefault(script.rstrip("/").rsplit("/", 1)[-1], []).append((m, script))
+        self._named: dict[tuple[int, str], bool] = {}
+
     def _slice(self, n: int, kind: int) -> list[str]:
         items = (self.reading.diffed, self.reading.written, self.reading.said)[kind]
         return items[self.marks[n][kind]:self.marks[n + 1][kind]]
@@ -549,18 +562,49 @@ class _Reverts:
 
         if names_path(self._slice(n, 0) + self._slice(n, 1), path):
             return True
-        said = "\n".join(self._slice(n, 2))
-        step = self.steps[n]
+        said, step = self._said[n], self.steps[n]
         if not said or is_read(step):
             return False
+        command = _command((step.action or "").strip(), step.arguments)
+        if command is not None:  # which of its commands writes is judged one by one (``pytest F > out.txt``)
+            if any(_writes_named(segment, path) for segment in _segments(command)):
+                return True
         # a file run (``python3 apply_fix.py``, ``pytest tests/test_x.py``) is not written by being run
-        if mentions(_RUN_SCRIPT.sub(" ", said), path) and (is_write(step) or not is_test_run(step)):
+        elif mentions(_RUN_SCRIPT.sub(" ", said), path) and (is_write(step) or not is_test_run(step)):
             return True
         run = " ".join(_RUN_SCRIPT.findall(said))  # the scripts it runs, and the writers of each naming path
-        return bool(run) and any(mentions("\n".join(self._slice(m, 2)), path) for m in range(n)
-                                 if any(mentions(run, script) and not names_path([script], path)
-                                        for script in self._slice(m, 1)))
+        if not run:
+            return False
+        writers = {found for name in re.findall(r"[\w.@+-]+", run) for found in self._writers.get(name.rstrip("."), ())}
+        return any(self._names(m, path) for m, script in sorted(writers)
+                   if m < n and mentions(run, script) and not names_path([script], path))
 
+    def _names(self, m: int, path: str) -> bool:
+        """Whether step ``m``'s words name ``path`` (:func:`mentions`), asked once per step and path."""
+        if (m, path) not in self._named:
+            self._named[m, path] = mentions(self._said[m], path)
+        return self._named[m, path]
+
+
+#: Programs that leave the files they name as they are (a ``diff`` of two files, a checksum).
+_LEAVES_FILES = _READ_ONLY | _READERS | _SEARCHERS | {"diff", "cmp", "stat", "file", "md5sum", "sha1sum", "sha256sum"}
+
+
+def _writes_named(segment: str, path: str) -> bool:
+    """Whether one simple command may write ``path``: output redirected into it, or it names the file (not as a
+    script it runs, :data:`_RUN_SCRIPT`) and is neither a test run (``pytest F > out.txt``), a program that leaves
+    files as they are (``diff F x``, ``cat F``) nor git's reads or staging (``git diff F``, ``git add F``)."""
+    from .steps import _runs_tests  # steps reads commands with this module's parser
+
+    if any(mentions(target.strip("'\""), path) for target in _REDIRECT.findall(segment)):
+        return True
+    if not mentions(_RUN_SCRIPT.sub(" ", _REDIRECT.sub(" ", segment)), path):
+        return False
+    words = program_words(_words(segment))
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    if name in _LEAVES_FILES or name == "git" and len(words) > 1 and words[1] in _GIT_READS | {"add", "commit"}:
+        return False
+    return not _runs_tests(segment)
 
 
 def touched(trajectory: Trajectory) -> Touched:
