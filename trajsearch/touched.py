@@ -572,12 +572,10 @@ class _Reverts:
         # a file run (``python3 apply_fix.py``, ``pytest tests/test_x.py``) is not written by being run
         elif mentions(_RUN_SCRIPT.sub(" ", said), path) and (is_write(step) or not is_test_run(step)):
             return True
-        run = " ".join(_RUN_SCRIPT.findall(said))  # the scripts it runs, and the writers of each naming path
-        if not run:
-            return False
-        writers = {found for name in re.findall(r"[\w.@+-]+", run) for found in self._writers.get(name.rstrip("."), ())}
-        return any(self._names(m, path) for m, script in sorted(writers)
-                   if m < n and mentions(run, script) and not names_path([script], path))
+        runs = _RUN_SCRIPT.findall(said)  # the scripts it runs, and the writers of each naming path
+        writers = sorted({(m, script) for run in runs for m, script in self._writers.get(run.rsplit("/", 1)[-1], ())
+                          if m < n and ("/" not in run or names_path([run], script))})
+        return any(self._names(m, path) for m, script in writers if not names_path([script], path))
 
     def _names(self, m: int, path: str) -> bool:
         """Whether step ``m``'s words name ``path`` (:func:`mentions`), asked once per step and path."""
