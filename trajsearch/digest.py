@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown

@@ -8,11 +8,14 @@ submitted patch, ``git diff``), edit-tool arguments (``path`` + ``old_str`` /
 ``tee FILE``, ``open("FILE", "w")``; ``cat`` / ``grep`` / ``sed -n`` / ``head``
 of a file; ``pytest`` node ids). When the run shows a diff, the files in its
 diffs are what it changed (files it wrote and left out of every diff, such as a
-reproduction script, count as read), less those it undid after the last step that showed or wrote
-them (``git checkout setup.py tox.ini``, ``git restore F``, ``rm F``: :func:`undone_by`): a mini-swe-agent run
-on SWE-bench that saw the harness's edits in a ``git diff`` and reverted them hands in its fix alone. A file a diff shows created (``new file mode``:
-SWE-agent and CodeR hand in their ``reproduce.py``, a scratch Django project, a sqlite file
-with the fix) is no file of the project either; a run whose diffs only create files changed
+reproduction script, count as read), less those it undid after the last step that showed, wrote or named
+them in a command that may write them (``mv F.bak F``; not ``cat F``, ``pytest F > out.txt``, ``git add F``), or ran a
+script it wrote naming them (``git checkout setup.py tox.ini``, ``git restore F``, ``rm F``: :func:`undone_by`): a
+mini-swe-agent run on SWE-bench that saw the harness's edits in a ``git diff`` and reverted them hands in its fix
+alone. When it undid every file its diffs show, what it wrote and kept is what it changed, its scratch files too: no
+diff tells a ``reproduce_issue.py`` from a fix then, and dropping the files it created would lose a fix written whole.
+A file a diff shows created (``new file mode``: SWE-agent and CodeR hand in their ``reproduce.py``, a scratch Django
+project, a sqlite file with the fix) is no file of the project either; a run whose diffs only create files changed
 nothing of the project, and its summary lists them as ``created`` (SWE-agent counts a
 reproduction script handed in alone as a submission: about 100 of the 238 "successful" runs in
 each of two SWE-agent runs of SWE-bench Lite, none a new module of the project). A file a diff shows changed that
@@ -607,8 +610,8 @@ def _writes_named(segment: str, path: str) -> bool:
 
 def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring). A file undone after the last step
-    that showed it in a diff, wrote it or named it (:func:`_reverted`) is no change of the run's (gemini-3-pro on
-    SWE-bench, 16 of 500 runs: eight sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the
+    that showed it in a diff, wrote it or named it (:meth:`_Reverts.reverted`) is no change of the run's (gemini-3-pro
+    on SWE-bench, 16 of 500 runs: eight sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the
     harness's edits, four astropy runs' ``pyproject.toml``, test and scratch files checked out or removed); a ``git
     stash`` or ``git checkout .`` is not counted (a stash may be popped, and the whole tree holds the run's fix as
     well). When every file its diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281:
