@@ -150,10 +150,12 @@ def test_a_later_command_writing_another_file_does_not_bring_a_reverted_one_back
                   "python -m pytest sympy/printing/repr.py 2>&1 | tee log.txt",
                   "bin/test sympy/printing/repr.py > test_out.txt",
                   "diff sympy/printing/repr.py /tmp/repr.py.orig > d.txt",
-                  "git add sympy/printing/repr.py && git commit -m fix"):
+                  "git add sympy/printing/repr.py && git commit -m fix",
+                  "cp sympy/printing/repr.py /tmp/repr.py.orig"):
         assert "sympy/printing/repr.py" not in _after_revert(later), later
     for later in ("python -m pytest sympy/printing -q > out.txt; mv repr.py.bak sympy/printing/repr.py",
-                  "echo ok > log.txt && sed -i 's/a/b/' sympy/printing/repr.py"):
+                  "echo ok > log.txt && sed -i 's/a/b/' sympy/printing/repr.py",
+                  "cp /tmp/repr_fixed.py sympy/printing/repr.py"):
         assert "sympy/printing/repr.py" in _after_revert(later), later  # one of its commands does write it
 
 

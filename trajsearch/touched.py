@@ -594,7 +594,8 @@ _LEAVES_FILES = _READ_ONLY | _READERS | _SEARCHERS | {"diff", "cmp", "stat", "fi
 def _writes_named(segment: str, path: str) -> bool:
     """Whether one simple command may write ``path``: output redirected into it, or it names the file (not as a
     script it runs, :data:`_RUN_SCRIPT`) and is neither a test run (``pytest F > out.txt``), a program that leaves
-    files as they are (``diff F x``, ``cat F``) nor git's reads or staging (``git diff F``, ``git add F``)."""
+    files as they are (``diff F x``, ``cat F``), git's reads or staging (``git diff F``, ``git add F``) nor a copy of
+    it elsewhere (``cp F F.orig``: a ``cp`` writes its last operand)."""
     from .steps import _runs_tests  # steps reads commands with this module's parser
 
     if any(mentions(target.strip("'\""), path) for target in _REDIRECT.findall(segment)):
@@ -603,6 +604,9 @@ def _writes_named(segment: str, path: str) -> bool:
         return False
     words = program_words(_words(segment))
     name = words[0].rsplit("/", 1)[-1] if words else ""
+    if name == "cp" and not any(word == "-t" or word.startswith("--target") for word in words):
+        operands = [word for word in words[1:] if not word.startswith("-")]
+        return bool(operands) and mentions(operands[-1], path)
     if name in _LEAVES_FILES or name == "git" and len(words) > 1 and words[1] in _GIT_READS | {"add", "commit"}:
         return False
     return not _runs_tests(segment)
