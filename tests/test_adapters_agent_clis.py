@@ -1782,10 +1782,9 @@ def test_codex_plain_text_reply_with_exit_1_and_no_output_is_no_error(tmp_path: 
 def test_a_qwen_code_session_is_not_taken_for_claude_code() -> None:
     """Found by a probe (real: Qwen Code 0.18.1's session file in splitrail's tests): its records look like Claude
     Code's but hold Gemini's messages (``parts``); it was read as Claude Code and refused with "no user prompt in
-    this Claude Code session", which sent the reader looking for a missing prompt. Qwen Code is not read: it is an
-    unrecognised format, said so."""
-    with pytest.raises(ValueError, match="unrecognised dump format"):
-        detect_format(CC_REAL / "not-claude" / "qwen_code.jsonl")
+    this Claude Code session", which sent the reader looking for a missing prompt. It is Qwen Code's, read as such
+    (tests/test_adapters_qwen_code.py)."""
+    assert detect_format(CC_REAL / "not-claude" / "qwen_code.jsonl") == "qwen-code"
 
 
 def test_a_codex_request_made_by_comments_keeps_the_users_words() -> None:

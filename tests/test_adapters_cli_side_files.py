@@ -96,16 +96,16 @@ def test_claude_code_process_entry_of_a_session_is_passed_over() -> None:
     assert list(read_dump(entry.parent, tenant="acme")) == []
 
 
-def test_qwen_code_headless_output_is_refused_naming_qwen_code() -> None:
+def test_qwen_code_headless_output_is_not_read_as_claude_code() -> None:
     """Qwen Code 0.12.5's ``--output-format json`` array (real, copied whole from an agent-run report found by
     ``find_string``) copies Claude Code's stream-json shape; it was read as Claude Code and refused with advice for
-    ``claude -p`` and a ``~/.claude/projects`` path that does not exist. Its ``init`` record names Qwen Code: the
-    refusal says so, also when the format is forced."""
+    ``claude -p`` and a ``~/.claude/projects`` path that does not exist. Its ``init`` record names Qwen Code: it is
+    read as Qwen Code's, and forced as Claude Code's the refusal names the format that reads it."""
     output = FIXTURES / "claude-code" / ".real" / "not-claude" / "qwen-0.12.5-output-format-json.json"
-    with pytest.raises(ValueError, match=r"no run in this file: this is Qwen Code 0\.12\.5's headless output"):
-        detect_format(output)
+    assert detect_format(output) == "qwen-code"
     [forced] = list(read_dump(output, fmt="claude-code", tenant="acme"))
     assert forced.error.startswith("this is Qwen Code 0.12.5's headless output") and "claude -p" not in forced.error
+    assert "--format qwen-code" in forced.error
 
 
 def test_reasoning_recorded_after_its_call_is_that_calls_thought() -> None:

@@ -61,12 +61,15 @@ def test_a_file_of_a_harbor_trials_raw_qwen_code_session_named_alone_says_what_i
 
 
 def test_a_qwen_code_session_without_its_trials_conversion_is_not_passed_over(tmp_path: Path) -> None:
-    """Where Harbor wrote no conversion (its converter failed), the raw session is not said to be converted."""
+    """Where Harbor wrote no conversion (its converter failed), the raw session is not said to be converted: it is
+    read, the trial's run (and its sub-agent's) as Qwen Code wrote them."""
     trial = tmp_path / "job" / QWEN_TRIAL.name
     shutil.copytree(QWEN_TRIAL, trial)
     (trial / "agent" / "trajectory.json").unlink()
     results = list(read_dump(trial / "agent" / "qwen-sessions"))
-    assert results and not [r for r in results if r.ok or "converted" in (r.error or "")]
+    assert not [r for r in results if "converted" in (r.error or "")]
+    assert sorted(r.trajectory.trajectory_id for r in results if r.ok) == [
+        f"qwen-code.{SESSION}", f"qwen-code.{SESSION}.agent-general-purpose-call_m1"]
 
 
 # -- A4: a background sub-agent's report -------------------------------------------------------

@@ -118,7 +118,7 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
     first line only, so the file was "unrecognised" and every good record after that line was lost, where ``--format``
     kept them (probe 51, NC2). A line that is a side file's record names no format here. The caller takes only a
     format that reads a file record by record (native, tau-bench, spans): a later record of a whole-file format's
-    session is no file's first (a Qwen Code session's system records would pass for Claude Code's); that one is
+    session is no file's first (another CLI's records may look like it: Qwen Code's like Claude Code's); that one is
     only told (:func:`_later_session`)."""
     if not reads_as_lines(head.lstrip("\ufeff \t\r\n")):
         return None
@@ -149,7 +149,7 @@ def _later_session(path: Path, head: str, fmt: str) -> str | None:
     (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
     fault and the format both untold, where before the next lines were read it said the first line's fault (review
     RNC2, D2). None for a first line that is JSON naming no format: another tool's session whose later records
-    look like that format's (Qwen Code's like Claude Code's) is unrecognised, as it was."""
+    look like that format's is unrecognised, as it was."""
     first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
     fault = parse(first)[1]
     if fault is None or fault == TOO_DEEP:

@@ -74,6 +74,7 @@ from . import (
     openinference,
     opencode,
     otel_genai,
+    qwen_code,
     swe_agent,
     tau2_bench,
     tau_bench,
@@ -87,7 +88,7 @@ ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
-        claude_code, codex_cli, gemini_cli, openhands, opencode,  # coding-agent CLI session files
+        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode,  # coding-agent CLI session files
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

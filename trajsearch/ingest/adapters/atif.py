@@ -157,9 +157,8 @@ Mapping
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved
   ``agent/openhands.trajectory.json`` and its conversation folder
-  ``agent/sessions/<id>/``, Qwen Code's ``agent/qwen-sessions/**``, a format
-  not read otherwise, ...: a file, or a run folder the reader reads as
-  one), and any file there of no format (the agent's own: strands'
+  ``agent/sessions/<id>/``, Qwen Code's ``agent/qwen-sessions/**``, ...: a
+  file, or a run folder the reader reads as one), and any file there of no format (the agent's own: strands'
   ``strands-events.jsonl``, hermes' ``hermes-session.jsonl``, Kimi's
   ``kimi/share/**``, ...) is passed over when the trial has its ATIF ``agent/trajectory.json``
   naming the task, the trial's one run (else it is read); so are
@@ -1010,8 +1009,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
-#: Where Harbor's installed agents copy a raw session of a format trajsearch does not read (no format is detected,
-#: or another's by its look), by the folder under the trial's ``agent/``, and whose sessions they are: Qwen Code's
+#: Where Harbor's installed agents copy a raw session whose files are not all runs (a sub-agent's settings), by the
+#: folder under the trial's ``agent/``, and whose sessions they are, each file named so: Qwen Code's
 #: (``QwenCode.run``: ``cp -r ~/.qwen/projects/ /logs/agent/qwen-sessions/``, each project's ``chats/<id>.jsonl``
 #: and ``subagents/<id>/agent-*.jsonl`` / ``.meta.json``, which its ``populate_context_post_run`` converts).
 _UNREAD_SESSIONS = {"qwen-sessions": "Qwen Code"}

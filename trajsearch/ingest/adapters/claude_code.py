@@ -311,9 +311,9 @@ def matches(record: Any) -> bool:
     session = "sessionId" in record or "session_id" in record
     message = record.get("message")
     if isinstance(message, dict) and "parts" in message and "content" not in message:
-        return False  # Gemini's message shape in Claude Code's records: Qwen Code's sessions, which are not read
-    if "qwen_code_version" in record:
-        return False  # Qwen Code's headless output, in Claude Code's stream-json shape (see ``not_a_run``)
+        return False  # Gemini's message shape in Claude Code's records: Qwen Code's sessions (``qwen_code``)
+    if "qwen_code_version" in record or "systemPayload" in record:
+        return False  # Qwen Code's headless output (Claude Code's stream-json shape), its sessions' system records
     if kind in CONVERSATION:
         if "isSidechain" in record or "parentUuid" in record:
             return True
@@ -542,13 +542,7 @@ def _stream_result(record: Any) -> bool:
 
 
 def not_a_run(record: Any) -> str | None:
-    """``claude -p --output-format json`` prints the final result only: the answer, not the steps. Qwen Code's
-    headless output (``qwen -p --output-format json`` / ``stream-json``) copies the shape of Claude Code's stream,
-    its ``init`` record naming its own version: another agent's, not read."""
-    if isinstance(record, dict) and isinstance(version := record.get("qwen_code_version"), str):
-        return (f"this is Qwen Code {version}'s headless output (`qwen -p --output-format json` or `stream-json`, "
-                "shaped like Claude Code's): Qwen Code is not a supported format, neither its output nor its sessions "
-                "(~/.qwen/projects/<project>/chats/<session id>.jsonl)")
+    """``claude -p --output-format json`` prints the final result only: the answer, not the steps."""
     if _stream_result(record):
         return ("this is the final result of a headless Claude Code run (`claude -p --output-format json`): the "
                 "answer, not the steps; ingest the session transcript instead: "
@@ -1252,6 +1246,13 @@ def _read(records: list[dict[str, Any]]) -> _Session:
     return session
 
 
+def read_stream(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """(steps, models) of headless stream-json messages in Claude Code's shape, a subagent's lines left out. Public:
+    Qwen Code's headless output copies this shape (``qwen_code``)."""
+    session = _read([r for r in records if r.get("type") in ("user", "assistant") and not _in_sidechain(r)])
+    return session.steps, session.models
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = as_records(record, "Claude Code session")
     copied = _side_question_start(records)
@@ -1300,8 +1301,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     unrecorded = not task and subagent and _opens_with_reply(chain) and worked
     if unrecorded:  # its calls are the run; its prompt is in the parent's Task call, not in this file
         task = _UNRECORDED_PROMPT + _first_words(session.steps)
-    if headless is not None and "qwen_code_version" in headless:  # read as Claude Code only when forced so
-        raise RecordError(str(not_a_run(headless)))
+    if headless is not None and isinstance(version := headless.get("qwen_code_version"), str):  # forced so
+        raise RecordError(f"this is Qwen Code {version}'s headless output (shaped like Claude Code's): read it with "
+                          "--format qwen-code")
     if not task:
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(

@@ -580,7 +580,10 @@ def _typed(text: str) -> str:
     return (text[:trailer.start()] if trailer else text).strip()
 
 
-class _Recording(SessionSteps):
+class Recording(SessionSteps):
+    """A recording's messages walked in order into steps. Public: Qwen Code (a Gemini CLI fork) records the same
+    Gemini ``parts`` in its own session records, read through this (``qwen_code``)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.prompts: list[str] = []
@@ -739,7 +742,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     meta, messages = _replay(record)
     if not messages:
         raise RecordError("no messages in this Gemini CLI recording")
-    rec = _Recording()
+    rec = Recording()
     infos = 0
     errors: list[str] = []  # every error record, in order: a session that went on after one still had it
     for message in messages:

@@ -1,0 +1,156 @@
+"""Qwen Code sessions (``~/.qwen/projects/<project>/chats/<id>.jsonl``) and headless output (``qwen -p
+--output-format stream-json|json``), read from files the real, unmodified CLI wrote (``@qwen-code/qwen-code@0.24.4``
+against a local fake model server: tests/fixtures/qwen-code/SOURCE.md), and from other versions' real files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import SideFile, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+QWEN = FIXTURES / "qwen-code" / ".real"
+PARENT = "59b9c1ae-bd6a-4093-a77d-a45cee05bfb7"
+SUBAGENT = QWEN / "subagents" / PARENT / "agent-general-purpose-call_031746_0.jsonl"
+NEVER_FINISHED = "tool call never finished (no result recorded: the session stopped while it ran)"
+
+
+def test_a_session_is_read_with_its_steps_errors_and_later_prompt() -> None:
+    run = only(QWEN / "fix-then-continue.jsonl")
+    assert detect_format(QWEN / "fix-then-continue.jsonl") == "qwen-code"
+    assert run.trajectory_id == "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4"
+    assert run.task == "fix the failing test in this repo"
+    assert run.model_id == "fake-coder" and run.tool_versions == {"qwen-code": "0.24.4"}
+    assert run.outcome == Outcome.unknown and run.failure is None
+    assert [s.action for s in run.steps] == ["run_shell_command", "read_file", "read_file", "edit",
+                                             "run_shell_command", "respond", "write_file", "run_shell_command",
+                                             "respond"]
+    test, missing, _, edit, rerun, answer, _, grep, _ = run.steps
+    assert test.thought == "Run the tests first.\n\nLet me run the tests."  # the thought part, then the narration
+    assert test.error == "AssertionError: add(2, 3) != 5 (exit code 1)"  # by the shell result's exitCode
+    assert test.observation.startswith("Traceback (most recent call last):")  # the command's output, not the report
+    assert missing.error == "File not found: /tmp/p54/qw/run/proj/missing.py"
+    assert edit.error is None and edit.arguments["new_string"] == "return a + b"
+    assert rerun.error is None and rerun.observation == "ok\nOK"
+    assert answer.arguments == {"content": "Fixed: `add` now returns a + b and the test passes."}
+    assert grep.error is None  # grep's exit 1 with no output: no match, recorded `success`
+    assert run.metadata["user_prompts"] == ["notes: write NOTES.md and look for TODOs"]
+    assert test.started_at is not None and test.ended_at >= test.started_at
+
+
+def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
+    run = only(QWEN / "api-error.jsonl")
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error == "400 Invalid request: tool schema rejected by the provider"
+    assert [(s.action, s.error) for s in run.steps] == [("run_shell_command", None)]
+
+
+def test_a_context_overflow_the_cli_compressed_away_is_counted_not_the_outcome() -> None:
+    run = only(QWEN / "context-overflow-compressed.jsonl")
+    assert run.outcome == Outcome.unknown  # the CLI compressed its history and the session went on
+    assert run.metadata["compactions"] == 1
+    assert len(run.metadata["api_errors"]) == 2
+    assert run.metadata["api_errors"][0].startswith("400 This model's maximum context length is 8192 tokens.")
+    assert run.steps[0].error == "exit code 3"
+    assert run.steps[-1].action == "respond"
+
+
+def test_a_background_agents_report_joins_its_call_and_its_own_file_is_a_linked_run() -> None:
+    parent, child = only(QWEN / "background-agent.jsonl"), only(SUBAGENT)
+    call = parent.steps[0]
+    assert call.action == "agent" and call.arguments["subagent_type"] == "general-purpose"
+    assert call.observation.startswith("Background agent launched successfully.")
+    assert call.observation.endswith("add is defined in calc.py line 1.")  # the <task-notification>'s result
+    assert [s.action for s in parent.steps[1:]] == ["respond", "respond"]  # before and after the report
+    assert child.trajectory_id == f"qwen-code.{PARENT}.agent-general-purpose-call_031746_0"
+    assert child.task == "[[SUBTASK]] find where add is defined"
+    assert child.metadata["is_subagent"] is True and child.metadata["parent_session_id"] == PARENT
+    assert [s.action for s in child.steps] == ["grep_search", "respond"]
+    meta = SUBAGENT.with_name("agent-general-purpose-call_031746_0.meta.json")
+    with pytest.raises(SideFile, match="a Qwen Code sub-agent's settings, no run: its run is "
+                                       "agent-general-purpose-call_031746_0.jsonl beside it"):
+        detect_format(meta)
+
+
+def test_a_cancelled_call_and_a_call_cut_off_by_the_run_budget_are_errors() -> None:
+    cancelled = only(QWEN / "cancelled-command.jsonl")
+    assert cancelled.steps[0].error == "[Operation Cancelled] Reason: Tool call cancelled by user."
+    assert cancelled.metadata["ended_by"].startswith("the user: the last call was cancelled")
+    assert cancelled.outcome == Outcome.unknown
+    for name in ("max-tool-calls.jsonl", "max-tool-calls.stream-json.jsonl"):
+        run = only(QWEN / name)
+        assert [s.error for s in run.steps] == [None, None, NEVER_FINISHED], name
+
+
+def test_headless_stream_json_is_a_run_of_its_own_saying_where_its_prompt_is() -> None:
+    run = only(QWEN / "fix.stream-json.jsonl")
+    assert detect_format(QWEN / "fix.stream-json.jsonl") == "qwen-code"
+    session = "34cc400c-2aff-4b58-a243-98c9d890aec4"
+    assert run.trajectory_id == f"qwen-code.{session}.headless-4ca89fd7"
+    assert run.task.startswith("(headless `qwen` output does not record the prompt; the agent's first words:) "
+                               "Run the tests first.")
+    assert run.metadata["session_file"] == f"~/.qwen/projects/<project>/chats/{session}.jsonl"
+    # the same work as the session's first prompt: its text is the call's narration, not an answer of its own
+    assert [s.action for s in run.steps] == ["run_shell_command", "read_file", "read_file", "edit",
+                                             "run_shell_command", "respond"]
+    assert run.steps[0].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
+    assert run.steps[1].error == "File not found: /tmp/p54/qw/run/proj/missing.py"
+    assert run.steps[3].thought == "The add function subtracts."
+    assert run.outcome == Outcome.unknown and run.tool_versions == {"qwen-code": "0.24.4"}
+
+
+def test_headless_json_output_of_a_continued_session_is_another_run() -> None:
+    run = only(QWEN / "continue.output-format-json.json")
+    assert run.trajectory_id == "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4.headless-761d7d6f"
+    assert [(s.action, s.error) for s in run.steps] == [("write_file", None), ("run_shell_command", None),
+                                                        ("respond", None)]
+
+
+def test_headless_output_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
+    run = only(QWEN / "api-error.stream-json.jsonl")
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error == "400 Invalid request: tool schema rejected by the provider"
+    assert [s.action for s in run.steps] == ["run_shell_command"]  # the CLI's "[API Error: ...]" text is no answer
+
+
+def test_other_versions_real_files_are_read() -> None:
+    """Qwen Code 0.18.1's session (splitrail's test data) and 0.12.5's ``--output-format json`` (an agent-run
+    report), which trajsearch refused as Qwen Code's before it read the format."""
+    session = only(FIXTURES / "claude-code" / ".real" / "not-claude" / "qwen_code.jsonl")
+    assert session.task == "List the files here." and session.tool_versions == {"qwen-code": "0.18.1"}
+    assert [(s.action, s.error) for s in session.steps] == [("list_directory", "Path must be absolute: ."),
+                                                            ("respond", None)]
+    output = FIXTURES / "claude-code" / ".real" / "not-claude" / "qwen-0.12.5-output-format-json.json"
+    run = only(output)
+    assert run.tool_versions == {"qwen-code": "0.12.5"} and run.model_id == "coder-model"
+    [forced] = list(read_dump(output, fmt="claude-code", tenant="acme"))
+    assert forced.error == "this is Qwen Code 0.12.5's headless output (shaped like Claude Code's): read it with " \
+                           "--format qwen-code"
+
+
+def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad_one(
+        home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "dot" / ".qwen" / "projects" / "-tmp-p54-qw-run-proj"
+    shutil.copytree(QWEN, project / "chats")
+    shutil.move(project / "chats" / "subagents", project / "subagents")
+    # a session cut at its head: the prompt's line lost, the rest as the CLI wrote it
+    lines = (QWEN / "api-error.jsonl").read_text().splitlines(keepends=True)
+    (project / "chats" / "cut.jsonl").write_text("".join(lines[1:]))
+    dead = tmp_path / "dead-letter.jsonl"
+    code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
+                             "--dead-letter", str(dead))
+    summary = json.loads(out)
+    assert (summary["ingested"], summary["rejected"]) == (11, 1), out + err  # 6 sessions, 1 sub-agent, 4 outputs
+    [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
+    code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")
+    assert code == 0 and "AssertionError: add(2, 3) != 5 (exit code 1)" in out, out + err

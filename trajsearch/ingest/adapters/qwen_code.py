@@ -1,0 +1,324 @@
+"""``qwen-code``: Qwen Code (``@qwen-code/qwen-code``, a Gemini CLI fork) sessions and headless output.
+
+Source read: QwenLM/qwen-code ``packages/core/src/services/chatRecordingService.ts`` (the records, their
+``subtype``s, ``rewindRecording``), the CLI 0.24.4 bundle, and files written by the real CLI (see
+``tests/fixtures/qwen-code/SOURCE.md``).
+
+A session is ``~/.qwen/projects/<project>/chats/<session id>.jsonl``: one record a line, each with ``uuid``,
+``parentUuid``, ``sessionId``, ``timestamp``, ``cwd``, ``version``, ``type`` (``user``, ``assistant``,
+``tool_result``, ``system``) and, from 0.2x, ``provenance``. Messages are Gemini's (``message.parts``: ``text``,
+``thought``, ``functionCall``, ``functionResponse``) and are read by Gemini CLI's ``Recording``; the records are Claude
+Code's look-alikes, which Claude Code's adapter leaves alone (no ``content``). A sub-agent writes its own file,
+``subagents/<parent session id>/agent-<agent id>.jsonl`` (``isSidechain``, ``agentId``), with an
+``agent-<id>.meta.json`` beside it (its launch settings: passed over, ``side_path``).
+
+Mapping
+- The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
+  (``reconstructHistory``): a ``/rewind`` re-roots the chain, and what it undid is left out (its record count in
+  ``metadata.rewound_records``).
+- task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
+  ``real_user`` where recorded); later ones go to ``metadata.user_prompts``. A ``notification`` user record
+  (``<task-notification>``: a background agent or command finished) is no prompt: its report joins the observation
+  of the call that launched it (``add_report``).
+- steps: each ``functionCall`` part a step (action = its ``name``: ``run_shell_command``, ``read_file``, ``edit``,
+  ``write_file``, ``grep_search``, ``agent``, ...; arguments = ``args``); ``thought`` parts are its thought, text
+  before it narration; text with no call after it is a ``respond`` step. A ``tool_result`` record's
+  ``functionResponse`` is the observation (``response.output``, else ``response.error``). Step.error: the
+  ``toolCallResult.status`` ``error`` or ``cancelled`` (its ``response.error``); a shell command (its
+  ``resultDisplay`` a ``shell_result``) by its ``exitCode`` as every CLI adapter reads exit codes
+  (``exit_code_error``: grep's exit 1 with no output is no error; Qwen records it ``success``). A call with no
+  result when the file ends (a kill; ``--max-tool-calls`` aborting the run before it ran) -> "tool call never
+  finished", as OpenCode's call left ``running``.
+- a compression (``system`` ``chat_compression``: the CLI summed up the history, on a context overflow or its token
+  threshold) is counted in ``metadata.compactions``; its summary is no step.
+- outcome: a session holds no verdict -> ``unknown``; a session whose last record is a call's result ``cancelled``
+  (the user pressed Esc or Ctrl-C, or ``qwen -p`` got SIGINT) says so in ``metadata.ended_by``, no verdict; one whose last API error (``system`` ``ui_telemetry``
+  ``qwen-code.api_error``) has no model reply after it ended on the provider -> ``infra_error`` with its message;
+  every API error's text is in ``metadata.api_errors``.
+- trajectory_id = ``qwen-code.<sessionId>`` (a sub-agent's: ``.agent-<agentId>`` added, ``is_subagent`` and
+  ``parent_session_id`` in metadata); created_at = the first record's time; model_id = the first assistant
+  record's ``model``; tool_versions = ``{"qwen-code": version}``.
+
+Headless output (``qwen -p --output-format stream-json``, one JSON line an event; ``--output-format json``, the same
+events as one JSON array): Claude Code's stream shape, its ``init`` naming ``qwen_code_version``. Its messages are
+read by Claude Code's reader (``read_stream``); its ``result`` gives the outcome (``is_error``: the run ended on
+its ``error``, an API error -> ``infra_error``; Qwen writes that error as an assistant text "[API Error: ...]", which
+is no answer). The output does not record the prompt: the task says so with the agent's first words, and
+``metadata.session_file`` names the session file that holds it (the same run, read whole).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from . import claude_code
+from ._agent_cli import (
+    add_report,
+    as_records,
+    as_str,
+    command_line,
+    exit_code_error,
+    first_time,
+    parts_text,
+    prompt_list,
+    session_trajectory,
+    task_notifications,
+    whole_file,
+)
+from ._common import Context, RecordError, as_dict, as_list, short
+from .gemini_cli import FAILED, Recording, shell_report_error
+
+NAME = "qwen-code"
+#: Where Qwen Code keeps its sessions (``~/.qwen/projects``): walked though hidden.
+SESSION_FOLDERS = (".qwen/projects",)
+#: A file is one session (or one headless run's output).
+WHOLE_FILE = True
+#: A head too long to parse: a session record's ``provenance`` (0.2x+), or the headless ``init``'s version.
+SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"[^\n]*"provenance"\s*:\s*"(?:real_user|system|assistant_output|'
+                       r'tool_result)"|"qwen_code_version"\s*:\s*"')
+
+_RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+#: User records the user typed: a prompt (no subtype) or a message sent while a turn ran.
+_TYPED = (None, "mid_turn_user_message")
+#: A sub-agent's launch settings beside its file (``agent-<id>.meta.json``), by its name and keys.
+_SUBAGENT_META = re.compile(r"agent-[\w-]+\.meta\.json")
+_META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
+#: The CLI's text for an API error in headless output (``[API Error: <message>]``).
+_API_ERROR_TEXT = re.compile(r"^\[API Error: (.*)\]$", re.S)
+_HEADLESS = "(headless `qwen` output does not record the prompt; the agent's first words:) "
+_CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
+API_ERROR_CAUSE = "infrastructure: the session ended on an API error, not on the agent's work"
+
+
+def _is_session_record(record: Any) -> bool:
+    """A chat record: Claude Code's keys with Gemini's message (``parts``) or a ``systemPayload``."""
+    if not isinstance(record, dict) or record.get("type") not in _RECORD_TYPES:
+        return False
+    if not ("uuid" in record and "parentUuid" in record and "sessionId" in record):
+        return False
+    message = record.get("message")
+    return (isinstance(message, dict) and "parts" in message) or "systemPayload" in record
+
+
+def _is_headless(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("qwen_code_version"), str)
+
+
+def matches(record: Any) -> bool:
+    return _is_session_record(record) or _is_headless(record)
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a sub-agent's ``subagents/<session>/agent-<id>.meta.json`` (its
+    launch settings, no run) is passed over naming its run. By its place and keys, after the other formats' hooks: a
+    Harbor trial's copy of a session is the trial's (``atif``)."""
+    if fmt is not None or not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(meta, dict) and _META_KEYS <= meta.keys():
+        return (f"a Qwen Code sub-agent's settings, no run: its run is {path.name.removesuffix('.meta.json')}.jsonl "
+                "beside it")
+    return None
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """One session a file; headless ``--output-format json`` output is one JSON array of events, one run."""
+    yield from whole_file(document)
+
+
+def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records on the ``parentUuid`` chain ending at the last record, in file order (what ``/rewind`` cut off
+    left out); every record when the chain is broken (a file cut at its head)."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    keep: set[str] = set()
+    at = next((r for r in reversed(records) if isinstance(r.get("uuid"), str)), None)
+    while at is not None and at["uuid"] not in keep:
+        keep.add(at["uuid"])
+        parent = at.get("parentUuid")
+        at = by_uuid.get(parent) if isinstance(parent, str) else None
+    return [r for r in records if r.get("uuid") in keep] if keep else records
+
+
+def _message(record: dict[str, Any]) -> dict[str, Any]:
+    """The record's message in the shape ``Recording`` reads (Gemini CLI's message record)."""
+    message = as_dict(record.get("message"))
+    return {"content": as_list(message.get("parts")), "timestamp": record.get("timestamp"),
+            "model": record.get("model")}
+
+
+def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
+    """A ``tool_result`` record: the observation (``Recording``), then its error by what Qwen recorded of it: a
+    shell command's exit code (its ``resultDisplay``; a sub-agent's records keep only the shell tool's report, read
+    as Gemini CLI's), else the call's ``status``."""
+    rec.user(_message(record))
+    result = as_dict(record.get("toolCallResult"))
+    step = rec.by_call.get(str(result.get("callId")))
+    if step is None:
+        return
+    display = as_dict(result.get("resultDisplay"))
+    code, command = display.get("exitCode"), command_line(step.get("arguments"))
+    failed = result.get("status") in FAILED
+    if display.get("type") == "shell_result" and isinstance(code, int) and not isinstance(code, bool):
+        output = as_str(display.get("output")) or ""
+        step["error"] = exit_code_error(output, code, command) if code else None
+        step["observation"] = output or step.get("observation")
+    elif command and isinstance(step.get("observation"), str) and (
+            error := shell_report_error(step["observation"], command, failed=failed or bool(step.get("error")))):
+        step["error"] = error
+    elif failed and not step.get("error"):
+        step["error"] = short(str(result.get("resultDisplay") or result["status"]), 300)
+
+
+def _notification(rec: Recording, record: dict[str, Any]) -> None:
+    """A ``<task-notification>``: a background agent's or command's report, to the call that launched it."""
+    rec.flush()  # the model's answer before the report is one, any after it another
+    text = "\n".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
+                     if isinstance(p, dict) and isinstance(p.get("text"), str))
+    for note in task_notifications(text):
+        step = rec.by_call.get(note.get("tool-use-id", ""))
+        if step is not None:
+            add_report(step, note)
+
+
+def _unfinished(steps: list[dict[str, Any]]) -> None:
+    """A call with no result when the file ends: the session stopped while it ran (killed; ``--max-tool-calls`` or
+    ``--max-wall-time`` aborting the run before it), as OpenCode's call left ``running`` is read."""
+    for step in steps:
+        if step["action"] != "respond" and step.get("observation") is None and not step.get("error"):
+            step["error"] = "tool call never finished (no result recorded: the session stopped while it ran)"
+
+
+def _one_response(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Qwen's stream writes a response's thinking, its text and each call as assistant messages of their own, each
+    its own id: those of one response (no result between them) take its first message's id, as Claude Code's lines
+    of one response share theirs, so that its text is the call's narration, not an answer of its own."""
+    out, first = [], None
+    for record in records:
+        if record.get("type") == "assistant" and isinstance(record.get("message"), dict):
+            first = first or record["message"].get("id")
+            record = {**record, "message": {**record["message"], "id": first}}
+        elif record.get("type") == "user":
+            first = None
+        out.append(record)
+    return out
+
+
+def _api_error(record: dict[str, Any]) -> str | None:
+    event = as_dict(as_dict(record.get("systemPayload")).get("uiEvent"))
+    if record.get("subtype") == "ui_telemetry" and event.get("event.name") == "qwen-code.api_error":
+        return short(str(event.get("error_message") or "API error"), 500, keep="head")
+    return None
+
+
+def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
+    chain = _chain(records)
+    rec = Recording()
+    api_errors: list[str] = []
+    compactions = 0
+    cancelled = False  # the last record a call's result, cancelled: the session was stopped there
+    for record in chain:
+        kind, subtype = record.get("type"), record.get("subtype")
+        if kind == "user" and subtype in _TYPED and record.get("provenance", "real_user") == "real_user":
+            rec.user(_message(record))
+        elif kind == "user" and subtype == "notification":
+            _notification(rec, record)
+        elif kind == "assistant":
+            rec.gemini(_message(record))
+            cancelled = False
+        elif kind == "tool_result":
+            _tool_result(rec, record)
+            cancelled = as_dict(record.get("toolCallResult")).get("status") == "cancelled"
+        elif kind == "system" and subtype == "chat_compression":
+            compactions += 1
+        elif kind == "system" and (error := _api_error(record)):
+            rec.flush()
+            api_errors.append(error)
+            rec.last_error = error
+    rec.flush()
+    _unfinished(rec.steps)
+    if not rec.prompts:
+        raise RecordError("no user prompt in this Qwen Code session (no user record with text)")
+    first = chain[0] if chain else records[0]
+    session_id = as_str(first.get("sessionId"))
+    if not session_id:
+        raise RecordError("missing field 'sessionId'")
+    agent_id = next((as_str(r.get("agentId")) for r in chain if r.get("isSidechain") is True and r.get("agentId")),
+                    None)
+    versions = [v for r in chain if (v := as_str(r.get("version")))]
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "cwd": as_str(first.get("cwd")),
+        "git_branch": as_str(first.get("gitBranch")),
+        "is_subagent": True if agent_id else None,
+        "agent_id": agent_id,
+        "agent_name": next((as_str(r.get("agentName")) for r in chain if r.get("agentName")), None),
+        "parent_session_id": session_id if agent_id else None,
+        "user_prompts": prompt_list(rec.prompts[1:]) or None,
+        "compactions": compactions or None,
+        "api_errors": api_errors[-10:] or None,
+        "rewound_records": (len(records) - len(chain)) or None,
+        "ended_by": _CANCELLED if cancelled and not rec.last_error else None,
+        "models": rec.models if len(rec.models) > 1 else None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"qwen-code.{session_id}" + (f".agent-{agent_id}" if agent_id else ""), task=rec.prompts[0],
+        model_id=rec.models[0] if rec.models else None, steps=rec.steps, metadata=metadata,
+        last_error=rec.last_error, error_cause=API_ERROR_CAUSE,
+        tool_versions={"qwen-code": versions[-1]} if versions else {},
+        created_at=first_time(*(r.get("timestamp") for r in chain)),
+    )
+
+
+def _headless(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
+    init = next(r for r in records if _is_headless(r))
+    result = next((r for r in reversed(records) if r.get("type") == "result"), {})
+    said = [r for r in records if r.get("type") == "assistant"
+            and _API_ERROR_TEXT.match(parts_text(as_dict(r.get("message")).get("content")).strip())]
+    steps, models = claude_code.read_stream(_one_response([r for r in records if not any(r is s for s in said)]))
+    if not steps:
+        raise RecordError("no steps in this headless Qwen Code output (no model message)")
+    for step in steps:  # a failed command's result is the shell tool's report, read as Gemini CLI's
+        if isinstance(step.get("observation"), str) and (command := command_line(step.get("arguments"))):
+            step["error"] = shell_report_error(step["observation"], command, failed=bool(step.get("error"))) \
+                or step.get("error")
+    _unfinished(steps)
+    error = str(as_dict(result.get("error")).get("message") or "error")
+    error = found.group(1) if (found := _API_ERROR_TEXT.match(error)) else error
+    last_error = short(error, 500, keep="head") if result.get("is_error") else None
+    session_id = as_str(init.get("session_id")) or "unknown"
+    # one session, one output per `qwen -p` (--continue, --resume): each output's first message names its run
+    run_key = next((str(r["uuid"])[:8] for r in records if r.get("type") == "assistant" and r.get("uuid")), "0")
+    first_words = steps[0].get("thought") or (str(steps[0]["arguments"].get("content"))
+                                              if steps[0]["action"] == "respond" else steps[0]["action"])
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "cwd": as_str(init.get("cwd")),
+        "headless": True,
+        "prompt_not_recorded": True,
+        "session_file": f"~/.qwen/projects/<project>/chats/{session_id}.jsonl",
+        "result": short(str(result["result"]), 500, keep="head") if isinstance(result.get("result"), str) else None,
+        "num_turns": result.get("num_turns"),
+    }
+    return session_trajectory(
+        ctx, run_id=f"qwen-code.{session_id}.headless-{run_key}", task=_HEADLESS + short(first_words, 300, keep="head"),
+        model_id=models[0] if models else as_str(init.get("model")), steps=steps, metadata=metadata,
+        last_error=last_error, error_cause=API_ERROR_CAUSE,
+        tool_versions={"qwen-code": init["qwen_code_version"]}, created_at=None,
+    )
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    records = as_records(record, "Qwen Code session")
+    if any(_is_headless(r) for r in records[:3]):
+        return _headless(records, ctx)
+    return _session([r for r in records if _is_session_record(r)], ctx)
