@@ -52,12 +52,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from trajsearch.model import Trajectory
 
 from . import claude_code
 from ._agent_cli import (
+    API_ERROR_CAUSE,
     add_report,
     as_records,
     as_str,
@@ -92,7 +93,6 @@ _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
 _API_ERROR_TEXT = re.compile(r"^\[API Error: (.*)\]$", re.S)
 _HEADLESS = "(headless `qwen` output does not record the prompt; the agent's first words:) "
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
-API_ERROR_CAUSE = "infrastructure: the session ended on an API error, not on the agent's work"
 
 
 def _is_session_record(record: Any) -> bool:
@@ -129,9 +129,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
-def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """One session a file; headless ``--output-format json`` output is one JSON array of events, one run."""
-    yield from whole_file(document)
+#: One session a file; headless ``--output-format json`` output is one JSON array of events, one run.
+split = whole_file
 
 
 def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -281,9 +280,9 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
 def _headless(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     init = next(r for r in records if _is_headless(r))
     result = next((r for r in reversed(records) if r.get("type") == "result"), {})
-    said = [r for r in records if r.get("type") == "assistant"
-            and _API_ERROR_TEXT.match(parts_text(as_dict(r.get("message")).get("content")).strip())]
-    steps, models = claude_code.read_stream(_one_response([r for r in records if not any(r is s for s in said)]))
+    messages = [r for r in records if not (r.get("type") == "assistant" and _API_ERROR_TEXT.match(
+        parts_text(as_dict(r.get("message")).get("content")).strip()))]  # the result's error, said as a text
+    steps, models = claude_code.read_stream(_one_response(messages))
     if not steps:
         raise RecordError("no steps in this headless Qwen Code output (no model message)")
     for step in steps:  # a failed command's result is the shell tool's report, read as Gemini CLI's
@@ -294,7 +293,9 @@ def _headless(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     error = str(as_dict(result.get("error")).get("message") or "error")
     error = found.group(1) if (found := _API_ERROR_TEXT.match(error)) else error
     last_error = short(error, 500, keep="head") if result.get("is_error") else None
-    session_id = as_str(init.get("session_id")) or "unknown"
+    session_id = as_str(init.get("session_id"))
+    if not session_id:
+        raise RecordError("missing field 'session_id' in the headless output's init record")
     # one session, one output per `qwen -p` (--continue, --resume): each output's first message names its run
     run_key = next((str(r["uuid"])[:8] for r in records if r.get("type") == "assistant" and r.get("uuid")), "0")
     first_words = steps[0].get("thought") or (str(steps[0]["arguments"].get("content"))
