@@ -47,6 +47,17 @@ def test_a_session_is_read_with_its_steps_errors_and_later_prompt() -> None:
     assert test.started_at is not None and test.ended_at >= test.started_at
 
 
+def test_a_prompt_with_an_at_file_reference_is_the_users_words_and_is_not_taken_for_claude_code() -> None:
+    """``explain @calc.py briefly``: the file opens with the CLI's ``at_command`` system record (a Claude Code
+    look-alike, which Claude Code's detection took for its own), and the prompt's record holds the file's content
+    after the words."""
+    path = QWEN / "at-file-reference.jsonl"
+    assert detect_format(path) == "qwen-code"
+    run = only(path)
+    assert run.task == "explain @calc.py briefly"
+    assert run.steps[0].action == "run_shell_command"
+
+
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
     run = only(QWEN / "api-error.jsonl")
     assert run.outcome == Outcome.infra_error
@@ -149,7 +160,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (11, 1), out + err  # 6 sessions, 1 sub-agent, 4 outputs
+    assert (summary["ingested"], summary["rejected"]) == (12, 1), out + err  # 7 sessions, 1 sub-agent, 4 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")

@@ -17,7 +17,8 @@ Mapping
   (``reconstructHistory``): a ``/rewind`` re-roots the chain, and what it undid is left out (its record count in
   ``metadata.rewound_records``).
 - task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
-  ``real_user`` where recorded); later ones go to ``metadata.user_prompts``. A ``notification`` user record
+  ``real_user`` where recorded), without the content its ``@file`` references added after the words (``--- Content
+  from referenced files --- ... --- End of content ---``); later ones go to ``metadata.user_prompts``. A ``notification`` user record
   (``<task-notification>``: a background agent or command finished) is no prompt: its report joins the observation
   of the call that launched it (``add_report``).
 - steps: each ``functionCall`` part a step (action = its ``name``: ``run_shell_command``, ``read_file``, ``edit``,
@@ -91,6 +92,11 @@ _SUBAGENT_META = re.compile(r"agent-[\w-]+\.meta\.json")
 _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
 #: The CLI's text for an API error in headless output (``[API Error: <message>]``).
 _API_ERROR_TEXT = re.compile(r"^\[API Error: (.*)\]$", re.S)
+#: What an ``@file`` / ``@server:resource`` reference adds to a prompt (the CLI's ``REFERENCED_FILES_BLOCK`` and
+#: ``MCP_RESOURCE_BLOCK``, ``atCommandProcessor``): the referenced content, no words of the user's.
+_ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of content ---|\Z)|"
+                    r"--- Content from MCP resource .*? \[([^\]\n]+)\] ---.*?(?:--- End of MCP resource .*? "
+                    r"\[\1\] ---|\Z)", re.S)
 _HEADLESS = "(headless `qwen` output does not record the prompt; the agent's first words:) "
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
 
@@ -151,6 +157,14 @@ def _message(record: dict[str, Any]) -> dict[str, Any]:
     message = as_dict(record.get("message"))
     return {"content": as_list(message.get("parts")), "timestamp": record.get("timestamp"),
             "model": record.get("model")}
+
+
+def _users_words(record: dict[str, Any]) -> str:
+    """What the user typed: the prompt's text without the files and MCP resources its ``@`` references put after it
+    (``_ADDED``), as the CLI itself reads a prompt's words (``extractTurnBudgetDirectiveText``)."""
+    text = "".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
+                   if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
+    return _ADDED.sub("", text).strip()
 
 
 def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
@@ -226,7 +240,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
         if kind == "user" and subtype in _TYPED and record.get("provenance", "real_user") == "real_user":
-            rec.user(_message(record))
+            rec.user({**_message(record), "content": _users_words(record)})
         elif kind == "user" and subtype == "notification":
             _notification(rec, record)
         elif kind == "assistant":
