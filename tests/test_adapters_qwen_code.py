@@ -56,6 +56,11 @@ def test_a_prompt_with_an_at_file_reference_is_the_users_words_and_is_not_taken_
     run = only(path)
     assert run.task == "explain @calc.py briefly"
     assert run.steps[0].action == "run_shell_command"
+    assert run.metadata["compactions"] == 1  # `qwen --continue -p "/compress"`, appended to the same file
+    command = QWEN / "compress-command.stream-json.jsonl"  # that command's own output: the CLI's words, no run
+    with pytest.raises(SideFile, match=r"the headless output of a command Qwen Code answered itself \('Context "
+                                       r"compressed \(1200 -> ~1073\)\.'\): no model turn, no run"):
+        detect_format(command)
 
 
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:

@@ -44,7 +44,8 @@ Headless output (``qwen -p --output-format stream-json``, one JSON line an event
 events as one JSON array): Claude Code's stream shape, its ``init`` naming ``qwen_code_version``. Its messages are
 read by Claude Code's reader (``read_stream``); its ``result`` gives the outcome (``is_error``: the run ended on
 its ``error``, an API error -> ``infra_error``; Qwen writes that error as an assistant text "[API Error: ...]", which
-is no answer). The output does not record the prompt: the task says so with the agent's first words, and
+is no answer); a command the CLI answered itself (``qwen -p "/compress"``: no model turn) is passed over
+(``side_document``). The output does not record the prompt: the task says so with the agent's first words, and
 ``metadata.session_file`` names the session file that holds it (the same run, read whole).
 """
 
@@ -53,7 +54,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -135,8 +136,22 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
-#: One session a file; headless ``--output-format json`` output is one JSON array of events, one run.
-split = whole_file
+def side_document(document: Any) -> str | None:
+    """The adapter hook for a whole small file (see ``detect``): the headless output of a command the CLI answered
+    itself (``qwen -p "/compress"``: its ``result`` counts no model turn, its one text is the CLI's), no run."""
+    records = document if isinstance(document, list) else []
+    result = next((r for r in reversed(records) if isinstance(r, dict) and r.get("type") == "result"), None)
+    if records and _is_headless(records[0]) and result is not None and result.get("num_turns") == 0:
+        said = short(str(result.get("result") or ""), 120)
+        return f"the headless output of a command Qwen Code answered itself ({said!r}): no model turn, no run"
+    return None
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """One session a file (headless ``--output-format json`` output: one JSON array of events, one run); none in a
+    local command's output (``side_document``: a file too big for detection to have looked at whole)."""
+    if side_document(document) is None:
+        yield from whole_file(document)
 
 
 def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
