@@ -63,6 +63,19 @@ def test_a_prompt_with_an_at_file_reference_is_the_users_words_and_is_not_taken_
         detect_format(command)
 
 
+def test_a_rewound_turn_is_left_out_of_the_run() -> None:
+    """An ACP session (``qwen --acp``, as an editor drives it): two prompts, a rewind to the second's start
+    (``qwen/control/session/rewind``), a third prompt. The CLI re-roots its ``parentUuid`` chain; what it undid
+    (eight ``echo`` calls) is no step, as it is none of the model's history after the rewind."""
+    run = only(QWEN / "acp-rewind.jsonl")
+    assert run.task == "[[notes]] write notes"
+    assert run.metadata["user_prompts"] == ["[[fix]] fix the test"]
+    assert run.metadata["rewound_prompts"] == ["[[loop]] echo some steps"]
+    assert not [s for s in run.steps if "echo step" in str(s.arguments)]
+    assert [s.action for s in run.steps][:3] == ["write_file", "run_shell_command", "respond"]
+    assert run.steps[3].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
+
+
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
     run = only(QWEN / "api-error.jsonl")
     assert run.outcome == Outcome.infra_error
@@ -165,7 +178,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (12, 1), out + err  # 7 sessions, 1 sub-agent, 4 outputs
+    assert (summary["ingested"], summary["rejected"]) == (13, 1), out + err  # 8 sessions, 1 sub-agent, 4 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")

@@ -14,8 +14,8 @@ Code's look-alikes, which Claude Code's adapter leaves alone (no ``content``). A
 
 Mapping
 - The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
-  (``reconstructHistory``): a ``/rewind`` re-roots the chain, and what it undid is left out (its record count in
-  ``metadata.rewound_records``).
+  (``reconstructHistory``): a ``/rewind`` (or ACP's ``qwen/control/session/rewind``) re-roots the chain, and what
+  it undid is left out (its record count in ``metadata.rewound_records``, its prompts in ``rewound_prompts``).
 - task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
   ``real_user`` where recorded), without the content its ``@file`` references added after the words (``--- Content
   from referenced files --- ... --- End of content ---``); later ones go to ``metadata.user_prompts``. A ``notification`` user record
@@ -174,6 +174,12 @@ def _message(record: dict[str, Any]) -> dict[str, Any]:
             "model": record.get("model")}
 
 
+def _typed(record: dict[str, Any]) -> bool:
+    """Whether a record is a prompt the user typed (``_TYPED``; ``real_user`` where its provenance is recorded)."""
+    return record.get("type") == "user" and record.get("subtype") in _TYPED \
+        and record.get("provenance", "real_user") == "real_user"
+
+
 def _users_words(record: dict[str, Any]) -> str:
     """What the user typed: the prompt's text without the files and MCP resources its ``@`` references put after it
     (``_ADDED``), as the CLI itself reads a prompt's words (``extractTurnBudgetDirectiveText``)."""
@@ -248,13 +254,15 @@ def _api_error(record: dict[str, Any]) -> str | None:
 
 def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     chain = _chain(records)
+    on_chain = {id(r) for r in chain}
+    undone = [r for r in records if id(r) not in on_chain]  # what a rewind cut off
     rec = Recording()
     api_errors: list[str] = []
     compactions = 0
     cancelled = False  # the last record a call's result, cancelled: the session was stopped there
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
-        if kind == "user" and subtype in _TYPED and record.get("provenance", "real_user") == "real_user":
+        if _typed(record):
             rec.user({**_message(record), "content": _users_words(record)})
         elif kind == "user" and subtype == "notification":
             _notification(rec, record)
@@ -293,7 +301,8 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "user_prompts": prompt_list(rec.prompts[1:]) or None,
         "compactions": compactions or None,
         "api_errors": api_errors[-10:] or None,
-        "rewound_records": (len(records) - len(chain)) or None,
+        "rewound_records": len(undone) or None,
+        "rewound_prompts": prompt_list([w for r in undone if _typed(r) and (w := _users_words(r))]) or None,
         "ended_by": _CANCELLED if cancelled and not rec.last_error else None,
         "models": rec.models if len(rec.models) > 1 else None,
     }
