@@ -5,6 +5,7 @@ against a local fake model server: tests/fixtures/qwen-code/SOURCE.md), and from
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -151,6 +152,17 @@ def test_headless_output_that_ended_on_an_api_error_is_an_infrastructure_error()
     assert [s.action for s in run.steps] == ["run_shell_command"]  # the CLI's "[API Error: ...]" text is no answer
 
 
+@pytest.mark.parametrize("name, said", [
+    ("meta.json", "Qwen Code's auto-memory state of a project (meta.json), no run"),
+    ("extract-cursor.json", "Qwen Code's auto-memory extraction cursor"),
+])
+def test_the_auto_memorys_files_beside_a_projects_sessions_are_no_runs(name: str, said: str) -> None:
+    """Found walking a real ``~/.qwen/projects``: the files Qwen Code's auto-memory keeps in a project's folder were
+    "unrecognised dump format", failing the ingest of the folder."""
+    with pytest.raises(SideFile, match=re.escape(said)):
+        detect_format(QWEN / "project" / name)
+
+
 def test_other_versions_real_files_are_read() -> None:
     """Qwen Code 0.18.1's session (splitrail's test data) and 0.12.5's ``--output-format json`` (an agent-run
     report), which trajsearch refused as Qwen Code's before it read the format."""
@@ -171,6 +183,9 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     project = tmp_path / "dot" / ".qwen" / "projects" / "-tmp-p54-qw-run-proj"
     shutil.copytree(QWEN, project / "chats")
     shutil.move(project / "chats" / "subagents", project / "subagents")
+    for kept in ("meta.json", "extract-cursor.json"):  # the auto-memory's files beside the sessions: no runs
+        shutil.move(project / "chats" / "project" / kept, project / kept)
+    (project / "chats" / "project").rmdir()
     # a session cut at its head: the prompt's line lost, the rest as the CLI wrote it
     lines = (QWEN / "api-error.jsonl").read_text().splitlines(keepends=True)
     (project / "chats" / "cut.jsonl").write_text("".join(lines[1:]))

@@ -10,7 +10,8 @@ A session is ``~/.qwen/projects/<project>/chats/<session id>.jsonl``: one record
 ``thought``, ``functionCall``, ``functionResponse``) and are read by Gemini CLI's ``Recording``; the records are Claude
 Code's look-alikes, which Claude Code's adapter leaves alone (no ``content``). A sub-agent writes its own file,
 ``subagents/<parent session id>/agent-<agent id>.jsonl`` (``isSidechain``, ``agentId``), with an
-``agent-<id>.meta.json`` beside it (its launch settings: passed over, ``side_path``).
+``agent-<id>.meta.json`` beside it (its launch settings: passed over, ``side_path``). The project's folder also
+holds the auto-memory's ``meta.json`` and ``extract-cursor.json`` (passed over, ``side_file``) and its ``memory/``.
 
 Mapping
 - The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
@@ -91,6 +92,9 @@ _TYPED = (None, "mid_turn_user_message")
 #: A sub-agent's launch settings beside its file (``agent-<id>.meta.json``), by its name and keys.
 _SUBAGENT_META = re.compile(r"agent-[\w-]+\.meta\.json")
 _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
+#: The auto-memory's files in a project's folder: its state's keys (``meta.json``), its cursor's (``extract-cursor.json``).
+_MEMORY_STATE = frozenset({"lastDreamAt", "lastDreamStatus", "lastDreamSessionId", "recentSessionIdsSinceDream"})
+_EXTRACT_CURSOR = frozenset({"sessionId", "processedOffset", "updatedAt"})
 #: The CLI's text for an API error in headless output (``[API Error: <message>]``).
 _API_ERROR_TEXT = re.compile(r"^\[API Error: (.*)\]$", re.S)
 #: What an ``@file`` / ``@server:resource`` reference adds to a prompt (the CLI's ``REFERENCED_FILES_BLOCK`` and
@@ -118,6 +122,19 @@ def _is_headless(record: Any) -> bool:
 
 def matches(record: Any) -> bool:
     return _is_session_record(record) or _is_headless(record)
+
+
+def side_file(record: Any) -> str | None:
+    """What a file Qwen Code keeps beside a project's sessions is (``~/.qwen/projects/<project>/``): its auto-memory's
+    state (``meta.json``: the last "dream", the sessions since) and extraction cursor (``extract-cursor.json``: how
+    far it has read a session), ``packages/core/src/memory/paths.ts``. No run."""
+    if not isinstance(record, dict):
+        return None
+    if "version" in record and record.keys() & _MEMORY_STATE:
+        return "Qwen Code's auto-memory state of a project (meta.json), no run"
+    if "processedOffset" in record and record.keys() <= _EXTRACT_CURSOR:
+        return "Qwen Code's auto-memory extraction cursor (extract-cursor.json: how far it read a session), no run"
+    return None
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
