@@ -77,6 +77,22 @@ def test_a_rewound_turn_is_left_out_of_the_run() -> None:
     assert run.steps[3].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
 
 
+def test_a_cut_line_in_a_session_is_reported_and_loses_no_other_record(tmp_path: Path) -> None:
+    """A line cut short in the middle of a real session (its 7th, a telemetry record): the reader reports the line and
+    hands over the rest, whose next record names the lost one as its parent. The chain went no further back: the
+    steps before the cut were dropped as if rewound (8 steps of 9, ``rewound_records`` 6)."""
+    lines = (QWEN / "fix-then-continue.jsonl").read_text().splitlines(keepends=True)
+    lines[6] = lines[6][:80] + "\n"
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines))
+    results = list(read_dump(cut))
+    assert [r.error for r in results if not r.ok] == [
+        "malformed JSON: cut short: the line ends inside its JSON value, after column 80"]
+    [run] = [r.trajectory for r in results if r.ok]
+    assert len(run.steps) == 9 and "rewound_records" not in run.metadata
+    assert run.steps[0].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
+
+
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
     run = only(QWEN / "api-error.jsonl")
     assert run.outcome == Outcome.infra_error

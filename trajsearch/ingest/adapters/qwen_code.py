@@ -18,10 +18,10 @@ Mapping
   (``reconstructHistory``): a ``/rewind`` (or ACP's ``qwen/control/session/rewind``) re-roots the chain, and what
   it undid is left out (its record count in ``metadata.rewound_records``, its prompts in ``rewound_prompts``).
 - task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
-  ``real_user`` where recorded), without the content its ``@file`` references added after the words (``--- Content
-  from referenced files --- ... --- End of content ---``); later ones go to ``metadata.user_prompts``. A ``notification`` user record
-  (``<task-notification>``: a background agent or command finished) is no prompt: its report joins the observation
-  of the call that launched it (``add_report``).
+  ``real_user`` where recorded), without the content its ``@file`` references added after the words (``---
+  Content from referenced files --- ... --- End of content ---``); later ones go to ``metadata.user_prompts``. A
+  ``notification`` user record (``<task-notification>``: a background agent or command finished) is no prompt: its
+  report joins the observation of the call that launched it (``add_report``).
 - steps: each ``functionCall`` part a step (action = its ``name``: ``run_shell_command``, ``read_file``, ``edit``,
   ``write_file``, ``grep_search``, ``agent``, ...; arguments = ``args``); ``thought`` parts are its thought, text
   before it narration; text with no call after it is a ``respond`` step. A ``tool_result`` record's
@@ -34,9 +34,9 @@ Mapping
 - a compression (``system`` ``chat_compression``: the CLI summed up the history, on a context overflow or its token
   threshold) is counted in ``metadata.compactions``; its summary is no step.
 - outcome: a session holds no verdict -> ``unknown``; a session whose last record is a call's result ``cancelled``
-  (the user pressed Esc or Ctrl-C, or ``qwen -p`` got SIGINT) says so in ``metadata.ended_by``, no verdict; one whose last API error (``system`` ``ui_telemetry``
-  ``qwen-code.api_error``) has no model reply after it ended on the provider -> ``infra_error`` with its message;
-  every API error's text is in ``metadata.api_errors``.
+  (the user pressed Esc or Ctrl-C, or ``qwen -p`` got SIGINT) says so in ``metadata.ended_by``, no verdict; one
+  whose last API error (``system`` ``ui_telemetry`` ``qwen-code.api_error``) has no model reply after it ended on
+  the provider -> ``infra_error`` with its message; every API error's text is in ``metadata.api_errors``.
 - trajectory_id = ``qwen-code.<sessionId>`` (a sub-agent's: ``.agent-<agentId>`` added, ``is_subagent`` and
   ``parent_session_id`` in metadata); created_at = the first record's time; model_id = the first assistant
   record's ``model``; tool_versions = ``{"qwen-code": version}``.
@@ -173,14 +173,16 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 
 def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records on the ``parentUuid`` chain ending at the last record, in file order (what ``/rewind`` cut off
-    left out); every record when the chain is broken (a file cut at its head)."""
-    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    left out). A parent the file does not hold (a line lost: a writer killed mid-line, a cut file) goes on at the
+    record before, so that a lost line loses no more."""
+    with_ids = [r for r in records if isinstance(r.get("uuid"), str)]
+    by_uuid = {r["uuid"]: n for n, r in enumerate(with_ids)}
     keep: set[str] = set()
-    at = next((r for r in reversed(records) if isinstance(r.get("uuid"), str)), None)
-    while at is not None and at["uuid"] not in keep:
-        keep.add(at["uuid"])
-        parent = at.get("parentUuid")
-        at = by_uuid.get(parent) if isinstance(parent, str) else None
+    at = len(with_ids) - 1
+    while at >= 0 and with_ids[at]["uuid"] not in keep:
+        keep.add(with_ids[at]["uuid"])
+        parent = with_ids[at].get("parentUuid")
+        at = by_uuid.get(parent, at - 1) if isinstance(parent, str) else -1
     return [r for r in records if r.get("uuid") in keep] if keep else records
 
 
