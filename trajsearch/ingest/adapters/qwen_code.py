@@ -92,7 +92,8 @@ _TYPED = (None, "mid_turn_user_message")
 #: A sub-agent's launch settings beside its file (``agent-<id>.meta.json``), by its name and keys.
 _SUBAGENT_META = re.compile(r"agent-[\w-]+\.meta\.json")
 _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
-#: The auto-memory's files in a project's folder: its state's keys (``meta.json``), its cursor's (``extract-cursor.json``).
+#: The auto-memory's files in a project's folder: its state's keys (``meta.json``), its cursor's
+#: (``extract-cursor.json``).
 _MEMORY_STATE = frozenset({"lastDreamAt", "lastDreamStatus", "lastDreamSessionId", "recentSessionIdsSinceDream"})
 _EXTRACT_CURSOR = frozenset({"sessionId", "processedOffset", "updatedAt"})
 #: The CLI's text for an API error in headless output (``[API Error: <message>]``).
