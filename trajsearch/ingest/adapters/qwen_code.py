@@ -82,9 +82,6 @@ NAME = "qwen-code"
 SESSION_FOLDERS = (".qwen/projects",)
 #: A file is one session (or one headless run's output).
 WHOLE_FILE = True
-#: A head too long to parse: a session record's ``provenance`` (0.2x+), or the headless ``init``'s version.
-SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"[^\n]*"provenance"\s*:\s*"(?:real_user|system|assistant_output|'
-                       r'tool_result)"|"qwen_code_version"\s*:\s*"')
 
 _RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 #: User records the user typed: a prompt (no subtype) or a message sent while a turn ran.
