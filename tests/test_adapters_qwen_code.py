@@ -93,6 +93,16 @@ def test_a_cut_line_in_a_session_is_reported_and_loses_no_other_record(tmp_path:
     assert run.steps[0].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
 
 
+def test_a_session_whose_first_line_is_longer_than_the_detection_head_is_read() -> None:
+    """``qwen -p "<prompt>" < log.txt``: the piped text heads the prompt, the prompt's record an 83 kB first line,
+    longer than the 64 KiB detection looks at."""
+    path = QWEN / "piped-log-prompt.jsonl"
+    assert len(path.read_text().split("\n", 1)[0]) > 64 * 1024
+    assert detect_format(path) == "qwen-code"
+    run = only(path)
+    assert run.task.startswith("log line 1\nlog line 2\n") and run.outcome == Outcome.infra_error
+
+
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
     run = only(QWEN / "api-error.jsonl")
     assert run.outcome == Outcome.infra_error
@@ -209,7 +219,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (13, 1), out + err  # 8 sessions, 1 sub-agent, 4 outputs
+    assert (summary["ingested"], summary["rejected"]) == (14, 1), out + err  # 9 sessions, 1 sub-agent, 4 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")
