@@ -164,6 +164,14 @@ def test_headless_stream_json_is_a_run_of_its_own_saying_where_its_prompt_is() -
     assert run.outcome == Outcome.unknown and run.tool_versions == {"qwen-code": "0.24.4"}
 
 
+def test_headless_output_leaves_a_foreground_sub_agents_lines_to_its_call() -> None:
+    """An ``agent`` call with ``run_in_background: false``: the sub-agent's own messages are in the stream, marked by
+    ``parent_tool_use_id``; they are its call's work (its answer is the call's result), not the run's steps."""
+    run = only(QWEN / "foreground-agent.stream-json.jsonl")
+    assert [(s.action, s.observation) for s in run.steps] == [
+        ("agent", "add is defined in calc.py line 1."), ("respond", None)]
+
+
 def test_headless_json_output_of_a_continued_session_is_another_run() -> None:
     run = only(QWEN / "continue.output-format-json.json")
     assert run.trajectory_id == "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4.headless-761d7d6f"
@@ -219,7 +227,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (14, 1), out + err  # 9 sessions, 1 sub-agent, 4 outputs
+    assert (summary["ingested"], summary["rejected"]) == (15, 1), out + err  # 9 sessions, 1 sub-agent, 5 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")
