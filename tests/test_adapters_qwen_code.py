@@ -58,6 +58,8 @@ def test_a_prompt_with_an_at_file_reference_is_the_users_words_and_is_not_taken_
     assert run.task == "explain @calc.py briefly"
     assert run.steps[0].action == "run_shell_command"
     assert run.metadata["compactions"] == 1  # `qwen --continue -p "/compress"`, appended to the same file
+    # a prompt opening with a path is the user's words, sent to the model: not taken for a slash command
+    assert only(QWEN / "path-first-prompt.jsonl").task == "/tmp/p54/qw/run/proj/calc.py has a bug [[apierror]]"
     command = QWEN / "compress-command.stream-json.jsonl"  # that command's own output: the CLI's words, no run
     with pytest.raises(SideFile, match=r"the headless output of a command Qwen Code answered itself \('Context "
                                        r"compressed \(1200 -> ~1073\)\.'\): no model turn, no run"):
@@ -227,7 +229,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (15, 1), out + err  # 9 sessions, 1 sub-agent, 5 outputs
+    assert (summary["ingested"], summary["rejected"]) == (16, 1), out + err  # 10 sessions, 1 sub-agent, 5 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")

@@ -279,8 +279,9 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     cancelled = False  # the last record a call's result, cancelled: the session was stopped there
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
-        if _typed(record):
-            rec.user({**_message(record), "content": _users_words(record)})
+        if _typed(record) and (words := _users_words(record)):
+            rec.flush()  # what the user typed is what the model was sent: a prompt, "/tmp/x.py fails" too
+            rec.prompts.append(words)
         elif kind == "user" and subtype == "notification":
             _notification(rec, record)
         elif kind == "assistant":
