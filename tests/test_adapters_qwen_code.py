@@ -139,6 +139,14 @@ def test_a_background_agents_report_joins_its_call_and_its_own_file_is_a_linked_
         detect_format(meta)
 
 
+def test_a_sub_agent_that_failed_is_its_calls_error() -> None:
+    """A foreground sub-agent whose provider answered HTTP 400: Qwen records the ``agent`` call ``success``, its
+    result "Subagent execution failed.", and says why only in its display's ``terminateReason``."""
+    call = only(QWEN / "failed-subagent.jsonl").steps[0]
+    assert call.action == "agent" and call.observation == "Subagent execution failed."
+    assert call.error == "Failed to run subagent: 400 Invalid request: tool schema rejected by the provider"
+
+
 def test_a_cancelled_call_and_a_call_cut_off_by_the_run_budget_are_errors() -> None:
     cancelled = only(QWEN / "cancelled-command.jsonl")
     assert cancelled.steps[0].error == "[Operation Cancelled] Reason: Tool call cancelled by user."
@@ -229,7 +237,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (16, 1), out + err  # 10 sessions, 1 sub-agent, 5 outputs
+    assert (summary["ingested"], summary["rejected"]) == (17, 1), out + err  # 11 sessions, 1 sub-agent, 5 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")

@@ -28,7 +28,9 @@ Mapping
   ``functionResponse`` is the observation (``response.output``, else ``response.error``). Step.error: the
   ``toolCallResult.status`` ``error`` or ``cancelled`` (its ``response.error``); a shell command (its
   ``resultDisplay`` a ``shell_result``) by its ``exitCode`` as every CLI adapter reads exit codes
-  (``exit_code_error``: grep's exit 1 with no output is no error; Qwen records it ``success``). A call with no
+  (``exit_code_error``: grep's exit 1 with no output is no error; Qwen records it ``success``); an ``agent`` call
+  whose sub-agent failed (its ``resultDisplay`` ``task_execution`` ``status: failed``, the call ``success``) by its
+  ``terminateReason``. A call with no
   result when the file ends (a kill; ``--max-tool-calls`` aborting the run before it ran) -> "tool call never
   finished", as OpenCode's call left ``running``.
 - a compression (``system`` ``chat_compression``: the CLI summed up the history, on a context overflow or its token
@@ -208,7 +210,8 @@ def _users_words(record: dict[str, Any]) -> str:
 def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
     """A ``tool_result`` record: the observation (``Recording``), then its error by what Qwen recorded of it: a
     shell command's exit code (its ``resultDisplay``; a sub-agent's records keep only the shell tool's report, read
-    as Gemini CLI's), else the call's ``status``."""
+    as Gemini CLI's); a sub-agent that failed (its display's ``status``, the call recorded ``success``); else the call's
+    ``status``."""
     rec.user(_message(record))
     result = as_dict(record.get("toolCallResult"))
     step = rec.by_call.get(str(result.get("callId")))
@@ -224,6 +227,8 @@ def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
     elif command and isinstance(step.get("observation"), str) and (
             error := shell_report_error(step["observation"], command, failed=failed or bool(step.get("error")))):
         step["error"] = error
+    elif display.get("type") == "task_execution" and display.get("status") == "failed":
+        step["error"] = short(str(display.get("terminateReason") or "sub-agent failed"), 300)
     elif failed and not step.get("error"):
         step["error"] = short(str(result.get("resultDisplay") or result["status"]), 300)
 
