@@ -145,6 +145,8 @@ def test_a_sub_agent_that_failed_is_its_calls_error() -> None:
     call = only(QWEN / "failed-subagent.jsonl").steps[0]
     assert call.action == "agent" and call.observation == "Subagent execution failed."
     assert call.error == "Failed to run subagent: 400 Invalid request: tool schema rejected by the provider"
+    [call, _] = only(QWEN / "failed-subagent.stream-json.jsonl").steps  # its headless output: the CLI's word only
+    assert call.action == "agent" and call.error == "Subagent execution failed."
 
 
 def test_a_cancelled_call_and_a_call_cut_off_by_the_run_budget_are_errors() -> None:
@@ -237,7 +239,7 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (17, 1), out + err  # 11 sessions, 1 sub-agent, 5 outputs
+    assert (summary["ingested"], summary["rejected"]) == (18, 1), out + err  # 11 sessions, 1 sub-agent, 6 outputs
     [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
     assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")

@@ -103,6 +103,8 @@ _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of cont
                     r"--- Content from MCP resource .*? \[([^\]\n]+)\] ---.*?(?:--- End of MCP resource .*? "
                     r"\[\1\] ---|\Z)", re.S)
 _HEADLESS = "(headless `qwen` output does not record the prompt; the agent's first words:) "
+#: The result of an ``agent`` call whose sub-agent failed (the session's display says why; the stream does not).
+_SUBAGENT_FAILED = "Subagent execution failed."
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
 
 
@@ -350,6 +352,8 @@ def _headless(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         if isinstance(step.get("observation"), str) and (command := command_line(step.get("arguments"))):
             step["error"] = shell_report_error(step["observation"], command, failed=bool(step.get("error"))) \
                 or step.get("error")
+        elif step.get("observation") == _SUBAGENT_FAILED:  # not is_error: the CLI's word is all the stream says
+            step["error"] = step.get("error") or _SUBAGENT_FAILED
     _unfinished(steps)
     error = str(as_dict(result.get("error")).get("message") or "error")
     error = found.group(1) if (found := _API_ERROR_TEXT.match(error)) else error
