@@ -48,9 +48,9 @@ events as one JSON array): Claude Code's stream shape, its ``init`` naming ``qwe
 read by Claude Code's reader (``read_stream``); its ``result`` gives the outcome (``is_error``: the run ended on
 its ``error``, an API error -> ``infra_error``; Qwen writes that error as an assistant text "[API Error: ...]", which
 is no answer; a failed command by its report, as in a session; an ``agent`` call answered "Subagent execution
-failed.", which the stream does not flag, an error); a command the CLI answered itself (``qwen -p "/compress"``: no model turn) is passed over
-(``side_document``). The output does not record the prompt: the task says so with the agent's first words, and
-``metadata.session_file`` names the session file that holds it (the same run, read whole).
+failed.", which the stream does not flag, an error); a command the CLI answered itself (``qwen -p "/compress"``: no
+model turn) is passed over (``side_document``). The output does not record the prompt: the task says so with the
+agent's first words, and ``metadata.session_file`` names the session file that holds it (the same run, read whole).
 """
 
 from __future__ import annotations
