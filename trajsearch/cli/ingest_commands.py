@@ -51,7 +51,7 @@ def ingest(
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
     set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated: tags added to the run's own, tools_available for a run that lists none)."),
-    dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
+    dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records, appended to (default: under the data directory; with --server, written only when named)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
     shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
     workers: int = typer.Option(1, "--workers", "-w", help="Run N local worker processes against one store (serves a local Milvus Lite path over 127.0.0.1)."),
@@ -98,7 +98,7 @@ def ingest(
     except ValueError as exc:
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
-        _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart)
+        _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart, state_dir)
     names = iter(stream_name)
     try:
         with _sigterm_exits(), Streams() as streams:
@@ -114,9 +114,12 @@ def ingest(
                     raise typer.Exit(code)
                 return
             if server:
-                results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
-                                         group_by=group_by, outcomes=outcomes, success_threshold=success_threshold,
-                                         streams=streams, quiet=quiet or as_json, log_every=log_every)
+                with _remote_dead_letter(dead_letter or rejects) as keep_rejections:
+                    results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
+                                             group_by=group_by, outcomes=outcomes,
+                                             success_threshold=success_threshold, streams=streams,
+                                             quiet=quiet or as_json, log_every=log_every)
+                    keep_rejections(results[0])
             else:
                 states = state_dir or home() / "ingest"
                 job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant or "default",
@@ -143,10 +146,35 @@ def _key_tenant(server: str | None, ca: Path | None) -> str:
         return api.api.whoami()["tenant"]
 
 
+@contextmanager
+def _remote_dead_letter(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """``--dead-letter FILE`` over --server: a function that appends an ingest result's rejections (those refused
+    here and the server's) to ``path`` as a local ingest appends its own, and has the summary name the file. The flag
+    had been taken and nothing written, while the summary and exit status 3 point at "the dead-letter file"."""
+    from ..ingest.checkpoint import DeadLetter
+
+    if path is None:
+        yield lambda result: None
+        return
+    dead = DeadLetter(path)  # writable: :func:`_check_job_options` opened it
+
+    def keep(result: dict[str, Any]) -> None:
+        for rejection in result.get("rejections") or []:
+            dead.write(rejection["source"], rejection["position"], None, rejection["reason"])
+        dead.sync()
+        result["dead_letter"] = str(path)
+
+    try:
+        yield keep
+    finally:
+        dead.close()
+
+
 def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
-                       checkpoint: Path | None, restart: bool) -> None:
-    if server and (workers > 1 or shards > 1 or checkpoint or restart):
-        fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
+                       checkpoint: Path | None, restart: bool, state_dir: Path | None = None) -> None:
+    if server and (workers > 1 or shards > 1 or checkpoint or restart or state_dir):
+        fail("--workers, --shard, --checkpoint, --restart and --state-dir apply to a store this process writes, not "
+             "to --server")
     if workers > 1 and shards > 1:
         fail("use either --workers or --shard, not both")
     if workers > 1 and (dead_letter or checkpoint):
@@ -155,6 +183,15 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
         if path and path.is_dir():  # a natural guess, as --state-dir takes one (probe G, G3)
             fail(f"{option} {path} is a directory: give a file path, or --state-dir {path} to have each job write "
                  f"its own {what} file there")
+    if dead_letter:  # before anything is read or sent (it had been "error: [Errno 17] File exists: 'a-file'")
+        from ..ingest.checkpoint import DeadLetter
+        try:
+            DeadLetter(dead_letter).close()
+        except OSError as exc:
+            parent = dead_letter.parent
+            why = f"{parent} is a file, not a folder" if parent.exists() and not parent.is_dir() else (
+                f"{exc.strerror}: {exc.filename}" if exc.strerror else str(exc))
+            fail(f"--dead-letter {dead_letter}: cannot write it ({why})")
 
 
 #: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2

@@ -1,0 +1,79 @@
+"""A newcomer's own data through the CLI, on both backends: what the commands say about it (round 21, NC5).
+
+Each test is a place where the CLI's word had been wrong or missing: a flag taken and ignored over ``--server``, a
+reader that stops early (``| head``) reported as a failure by one command and not by the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_support import backend, newcomer, own_lines, run_cli  # noqa: F401 (fixtures)
+from process_support import cli_env
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: native JSONL of tenant acme: good runs, a malformed line (2) and a record missing its task (3)
+MIXED = FIXTURES / "native" / "mixed.jsonl"
+
+
+def test_dead_letter_names_the_same_rejections_on_both_backends(backend, tmp_path):
+    """``--dead-letter FILE`` over --server had been taken and nothing written, while exit 3 says "the dead-letter
+    file lists them": the file now holds the rejections there too, and the summary names it."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    dead = tmp_path / "rejected.jsonl"
+    code, out, err = run_cli("ingest", str(MIXED), str(empty), "--dead-letter", str(dead), "--quiet")
+    assert code == 3, err
+    lines = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert sorted((Path(r["source"]).name, r["position"]) for r in lines) == [
+        ("empty.jsonl", "file"), ("mixed.jsonl", "line 2"), ("mixed.jsonl", "line 3")]
+    assert any("malformed JSON" in r["reason"] for r in lines)
+    assert f"all rejections: {dead}" in " ".join(err.split())
+
+
+def test_a_dead_letter_file_it_cannot_write_is_said_before_anything_is_sent(backend, tmp_path):
+    """Said naming the flag, nothing read or sent: the embedded ingest had said "error: [Errno 17] File exists"."""
+    (tmp_path / "a-file").write_text("")
+    code, out, err = run_cli("ingest", str(MIXED), "--dead-letter", str(tmp_path / "a-file" / "x.jsonl"), "--quiet")
+    said = " ".join(err.split())
+    assert code == 2 and f"--dead-letter {tmp_path / 'a-file' / 'x.jsonl'}: cannot write it" in said, err
+    assert f"{tmp_path / 'a-file'} is a file, not a folder" in said, err
+    assert json.loads(run_cli("stats", "--json")[1])["trajectories"] == 0
+
+
+def test_state_dir_over_a_server_is_refused_as_the_other_local_job_options_are(backend, tmp_path):
+    """``--state-dir`` names where a local job keeps its checkpoint and dead letters: over --server there are none,
+    and the flag had been taken in silence."""
+    code, out, err = run_cli("ingest", str(MIXED), "--state-dir", str(tmp_path / "state"), "--quiet")
+    if backend == "server":
+        assert code == 2 and "--state-dir" in err and "not to --server" in err, err
+    else:
+        assert code == 3 and (tmp_path / "state").is_dir(), err
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "-q", "retry test", "-f", "jsonl", "--outcome", "failure"],
+    ["search", "retry test", "-k", "3"],
+])
+def test_a_reader_that_stops_early_ends_every_command_quietly(backend, tmp_path, command):
+    """``trajsearch export ... | head`` printed "error: [Errno 32] Broken pipe" (exit 1), where ``search`` and the
+    other commands printing through rich end quietly (exit 1) as click does for a closed stdout."""
+    assert run_cli("ingest", str(MIXED), "--quiet")[0] == 3
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte: every write fails with EPIPE
+    extra = {name: os.environ[name] for name in ("TRAJSEARCH_HOME", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES",
+                                                 "TRAJSEARCH_TENANT", "TRAJSEARCH_SERVER", "TRAJSEARCH_API_KEY")
+             if name in os.environ}
+    try:
+        done = subprocess.run([sys.executable, "-m", "trajsearch.cli", *command], stdout=write,
+                              stderr=subprocess.PIPE, text=True, env=cli_env(**extra), cwd=tmp_path, timeout=300)
+    finally:
+        os.close(write)
+    assert done.returncode == 1
+    assert own_lines(done.stderr) == [], done.stderr
