@@ -35,7 +35,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
             store = None if backend.remote else backend.api.traces.location
             yield backend
-    except typer.Exit:
+    except (typer.Exit, BrokenPipeError):  # a reader that stopped early (`| head`): click ends quietly, exit 1
         raise
     except TraceNotFoundError as exc:  # a LookupError whose message had been its bare URI (KeyError's args)
         fail(f"the run is indexed but its trace is not in the trace store {store or ''}: {exc} (moved or deleted? "
