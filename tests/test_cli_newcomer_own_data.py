@@ -77,3 +77,22 @@ def test_a_reader_that_stops_early_ends_every_command_quietly(backend, tmp_path,
         os.close(write)
     assert done.returncode == 1
     assert own_lines(done.stderr) == [], done.stderr
+
+
+def test_a_clipped_run_copied_twice_is_one_clipped_run_as_the_dry_run_says(backend, tmp_path):
+    """A run with an output over the 1,000,000-character limit, in a dump and in its copy: stored once, and the
+    ingest had said "2 run(s) had a field over its limit" where ``--dry-run`` of the same folder said 1."""
+    run = json.loads(MIXED.read_text().splitlines()[0])
+    run["steps"][0]["observation"] = "x" * 1_200_000
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    for name in ("runs.jsonl", "runs-copy.jsonl"):
+        (folder / name).write_text(json.dumps(run) + "\n")
+    said = {}
+    for mode in ("--dry-run", "--quiet"):
+        code, out, err = run_cli("ingest", str(folder), mode)
+        assert code == 0, err
+        said[mode] = " ".join((out + err).split())
+    assert "unchanged 1" in said["--quiet"]
+    for text in said.values():
+        assert "1 run(s) had a field over its limit" in text, text

@@ -1338,13 +1338,20 @@ class ClippedRuns:
     few named, for the summary to say what the index never saw (a clip is no rejection, so nothing else would)."""
 
     def __init__(self, kept: int = 10) -> None:
-        self.runs = 0
         self.kept = kept
         self.examples: list[dict[str, Any]] = []
+        #: the clipped runs' ids: a copy of one (the same id and content, stored once) is no other run clipped, as
+        #: ``--dry-run`` counts it (it had said 2 runs where the ingest of the same folder said 3)
+        self._ids: set[str] = set()
+
+    @property
+    def runs(self) -> int:
+        return len(self._ids)
 
     def __call__(self, parsed: Parsed) -> Parsed:
-        if parsed.trajectory is not None and (fields := clipped_fields(parsed.trajectory)):
-            self.runs += 1
+        if parsed.trajectory is not None and parsed.trajectory.trajectory_id not in self._ids \
+                and (fields := clipped_fields(parsed.trajectory)):
+            self._ids.add(parsed.trajectory.trajectory_id)
             if len(self.examples) < self.kept:
                 self.examples.append({"source": parsed.source, "trajectory_id": parsed.trajectory.trajectory_id,
                                       "fields": fields})
