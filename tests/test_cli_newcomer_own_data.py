@@ -96,3 +96,21 @@ def test_a_clipped_run_copied_twice_is_one_clipped_run_as_the_dry_run_says(backe
     assert "unchanged 1" in said["--quiet"]
     for text in said.values():
         assert "1 run(s) had a field over its limit" in text, text
+
+
+#: a real tau2-bench results file (cut to 3 runs) (see tests/fixtures/tau2-bench/.real/SOURCE.md)
+TAU2_RESULTS = FIXTURES / "tau2-bench" / ".real" / "airline_run1.json"
+
+
+def test_a_file_the_format_named_reads_nothing_of_is_a_rejection_naming_the_format_it_is(backend, tmp_path):
+    """``--format claude-code`` on a tau2-bench results file read nothing and rejected nothing: "read 0", exit 0, its
+    runs passed over in silence (a scheduler saw success). It is now a rejection that names the format detection
+    finds, on both backends and in ``--dry-run``."""
+    for extra in (["--dry-run"], ["--quiet"]):
+        code, out, err = run_cli("ingest", str(TAU2_RESULTS), "--format", "claude-code", *extra)
+        said = " ".join((out + err).split())
+        assert code == 4, said
+        assert "no record of the format named (--format claude-code) in this file; detected, it reads as tau2-bench" \
+            in said, said
+    code, out, err = run_cli("ingest", str(TAU2_RESULTS), "--quiet")  # detected: every run read
+    assert code == 0 and "ingested 3 runs" in out, out + err

@@ -108,6 +108,8 @@ class Unit:
     files: tuple[Path, ...]
     error: str | None = None
     folder: bool = False
+    #: ``fmt`` named by ``--format``, not detected: a file that then gives no run and no rejection is one, saying so
+    forced: bool = False
 
     @property
     def grouped(self) -> bool:
@@ -895,7 +897,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         if (unreadable := _unreadable_unit(p)) is not None:
             raise ValueError(unreadable.error)
         if (folder := _run_folder(p, fmt)) is None:
-            return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,))]
+            return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,), forced=fmt is not None)]
         p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
@@ -921,7 +923,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         if is_grouped(file_fmt):
             spans.setdefault(file_fmt, []).append(file)
         else:
-            units.append(Unit(str(file), file_fmt, (file,)))
+            units.append(Unit(str(file), file_fmt, (file,), forced=fmt is not None))
     for span_fmt, files in spans.items():
         units.append(Unit(f"{p}#{span_fmt}", span_fmt, tuple(files)))
     return units
@@ -1106,6 +1108,27 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
                         seq=seq - 1, cursor=after)
         if (kept := _shardable(parsed, options)) is not None:
             yield _joined(kept, options)
+    if unit.forced and seq == 0 and (why := _nothing_read_as(fmt, path)):  # a file of another format
+        parsed = Parsed(source, "file", error=why, fmt=fmt, unit=unit.key, seq=0)
+        if (kept := _shardable(parsed, options)) is not None:
+            yield kept
+
+
+def _nothing_read_as(fmt: str, path: Path) -> str | None:
+    """Why a file read under ``--format`` gave no record at all, unless detection takes it for that format too (a
+    tau2-bench results.json whose runs lie in simulations/ beside it holds none: the summary says so). Said as a
+    rejection, where ``--format claude-code`` on a tau2-bench results file had passed its 50 runs over in silence
+    (read 0, exit 0)."""
+    if _size(path) == 0:
+        return "empty file (0 bytes): no run to read"
+    try:
+        detected = detect_format(path)
+    except (ValueError, OSError):
+        detected = None
+    if detected == fmt:
+        return None
+    hint = f"; detected, it reads as {detected} (drop --format to read it so)" if detected else ""
+    return f"no record of the format named (--format {fmt}) in this file{hint}"
 
 
 def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_bytes: OnBytes) -> Iterator[Parsed]:
