@@ -114,3 +114,12 @@ def test_a_file_the_format_named_reads_nothing_of_is_a_rejection_naming_the_form
             in said, said
     code, out, err = run_cli("ingest", str(TAU2_RESULTS), "--quiet")  # detected: every run read
     assert code == 0 and "ingested 3 runs" in out, out + err
+
+
+def test_a_json_lines_file_under_a_one_document_format_is_said_in_jsons_words(backend):
+    """``--format tau2-bench`` on a JSON Lines file had said "expected a JSON object, got Values" (a Python class)."""
+    code, out, err = run_cli("ingest", str(MIXED), "--format", "tau2-bench", "--quiet")
+    said = " ".join(err.split())
+    assert code == 4, said
+    assert "expected a JSON object, got 4 JSON values one after another (JSON Lines)" in said, said
+    assert "Values" not in said.replace("JSON values", ""), said

@@ -21,7 +21,7 @@ from trajsearch.steps import strip_terminal_codes
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
-from ..sources import STREAMS_PREFIX, plain_name
+from ..sources import STREAMS_PREFIX, Values, plain_name
 
 DEFAULT_TENANT = "default"
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).
@@ -77,8 +77,18 @@ def json_object(record: Any) -> dict[str, Any]:
     string is rejected in the same words whatever the format.
     """
     if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+        raise RecordError(f"expected a JSON object, got {json_kind(record)}")
     return record
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words: the Python type's name ("got Values", "got list") told a user
+    nothing; a file of several values (JSON Lines) under a format that reads a file as one run says so."""
+    if isinstance(value, Values):
+        return f"{len(value)} JSON values one after another (JSON Lines), where this format reads one document"
+    kinds = ((bool, "true or false"), (dict, "an object"), (list, "an array"), (str, "a string"),
+             ((int, float), "a number"), (type(None), "null"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def list_field(record: dict[str, Any], name: str, what: str) -> list[Any]:
