@@ -123,3 +123,11 @@ def test_a_json_lines_file_under_a_one_document_format_is_said_in_jsons_words(ba
     assert code == 4, said
     assert "expected a JSON object, got 4 JSON values one after another (JSON Lines)" in said, said
     assert "Values" not in said.replace("JSON values", ""), said
+
+
+def test_stats_names_the_store_and_tenant_on_one_line(backend, tmp_path):
+    """The store's path as the table's title had wrapped to the table's width: "trajsearch @" over four lines."""
+    assert run_cli("ingest", str(MIXED), "--quiet")[0] == 3
+    code, out, err = run_cli("stats")
+    where = os.environ["TRAJSEARCH_SERVER"] if backend == "server" else os.environ["TRAJSEARCH_URI"]
+    assert code == 0 and f"trajsearch @ {where} (tenant acme)" in out.splitlines(), out

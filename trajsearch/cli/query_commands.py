@@ -266,7 +266,9 @@ def stats(
         print_json(data)
         return
     where = data.get("uri") or server
-    table = Table(title=f"trajsearch @ {where} (tenant {data['tenant']})")
+    # a line of its own: as the table's title it wrapped to the table's 19 columns, a path cut in four pieces
+    out.print(f"trajsearch @ {where} (tenant {data['tenant']})", soft_wrap=True, highlight=False, markup=False)
+    table = Table()
     table.add_column("what")
     table.add_column("count", justify="right")
     table.add_row("runs", str(data["trajectories"]))
