@@ -131,3 +131,14 @@ def test_stats_names_the_store_and_tenant_on_one_line(backend, tmp_path):
     code, out, err = run_cli("stats")
     where = os.environ["TRAJSEARCH_SERVER"] if backend == "server" else os.environ["TRAJSEARCH_URI"]
     assert code == 0 and f"trajsearch @ {where} (tenant acme)" in out.splitlines(), out
+
+
+def test_a_files_rejection_names_the_file_once(backend, tmp_path):
+    """"rejected x/empty.jsonl:file: x/empty.jsonl: empty file ..." (the reason opens with the path) in the ingest,
+    and the same in ``--dry-run``."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for mode in ("--dry-run", "--quiet"):
+        code, out, err = run_cli("ingest", str(empty), str(MIXED), mode)
+        said = [line for line in err.splitlines() if "empty file" in line]
+        assert code == 3 and len(said) == 1 and said[0].count(str(empty)) == 1, err

@@ -148,8 +148,8 @@ def test_a_folder_or_file_this_user_may_not_read_is_a_rejection(tmp_path: Path) 
     out, err = " ".join(done.stdout.split()), " ".join(done.stderr.split())
     assert done.returncode == 3, out + err
     assert "read 3: ingested 1 runs" in out and "rejected 2" in out, out + err
-    assert f"rejected {locked_folder}:file: {locked_folder}: folder not read: permission denied" in err, err
-    assert f"rejected {locked_file}:file: {locked_file}: not readable: permission denied" in err, err
+    assert f"rejected {locked_folder}:file: folder not read: permission denied" in err, err
+    assert f"rejected {locked_file}:file: not readable: permission denied" in err, err
     assert "gzip" not in err
 
 
@@ -250,7 +250,7 @@ def test_a_folder_that_can_be_listed_but_not_entered_is_a_rejection(tmp_path: Pa
     out, err = " ".join(done.stdout.split()), " ".join(done.stderr.split())
     assert done.returncode == 3, out + err
     assert "read 3: ingested 2 runs" in out and "rejected 1" in out, out + err
-    assert (f"rejected {locked}:file: {locked}: folder not read: it can be listed but not entered (permission "
+    assert (f"rejected {locked}:file: folder not read: it can be listed but not entered (permission "
             "denied") in err, err
 
 

@@ -442,7 +442,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if not files and not _side_files_line(paths, fmt):
         _no_dump_file_line(paths)
     for f in files:
-        lines, untold = _rejection_lines(f.rejections, f.rejected)
+        lines, untold = _rejection_lines(f.rejections, f.rejected, of=f.source)
         for line in lines:
             err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(line)}", highlight=False,
                       soft_wrap=True)
@@ -465,15 +465,19 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
 _POSITIONS_NAMED = 5
 
 
-def _rejection_lines(rejections: list[dict[str, str]], rejected: int) -> tuple[list[str], int]:
+def _rejection_lines(rejections: list[dict[str, str]], rejected: int, of: str = "") -> tuple[list[str], int]:
     """Rejections as a summary says them: one line per reason of a source (its positions named, up to
     ``_POSITIONS_NAMED``; ``source:`` first when the rejections name theirs, as an ingest's report does, not a dry
     run's of one file), at most ``SHOWN_REJECTIONS`` lines; and how many rejections they leave untold. A file whose
     every record names another tenant printed the same 250-character reason ten times (review of probe 50 NC), and
-    the ingest itself still did, hiding an eleventh record's other reason (probe 51, NC2)."""
+    the ingest itself still did, hiding an eleventh record's other reason (probe 51, NC2). A reason opening with its
+    file's path (``of``: the file a dry run's lines are said under) is said without it: "rejected x.jsonl:file:
+    x.jsonl: empty file" named the file twice."""
     by_reason: dict[tuple[str, str], list[str]] = {}
     for rejection in rejections:
-        by_reason.setdefault((rejection.get("source", ""), rejection["reason"]), []).append(rejection["position"])
+        source = rejection.get("source", "")
+        reason = rejection["reason"].removeprefix(f"{source or of}: ") if source or of else rejection["reason"]
+        by_reason.setdefault((source, reason), []).append(rejection["position"])
     lines, told = [], 0
     for (source, reason), positions in list(by_reason.items())[:SHOWN_REJECTIONS]:
         more = len(positions) - _POSITIONS_NAMED
