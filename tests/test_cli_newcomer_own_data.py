@@ -142,3 +142,14 @@ def test_a_files_rejection_names_the_file_once(backend, tmp_path):
         code, out, err = run_cli("ingest", str(empty), str(MIXED), mode)
         said = [line for line in err.splitlines() if "empty file" in line]
         assert code == 3 and len(said) == 1 and said[0].count(str(empty)) == 1, err
+
+
+def test_the_store_help_names_is_the_one_a_command_opens(newcomer, tmp_path, monkeypatch):
+    """``--uri``'s help said "default ./.trajsearch/milvus.db" while a command opened $TRAJSEARCH_HOME's."""
+    monkeypatch.delenv("TRAJSEARCH_URI")
+    monkeypatch.delenv("TRAJSEARCH_TRACES")
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0 and json.loads(out)["uri"] == os.path.join(os.environ["TRAJSEARCH_HOME"], "milvus.db"), out + err
+    code, out, err = run_cli("search", "--help")
+    said = " ".join(out.replace("│", " ").split())
+    assert "default $TRAJSEARCH_HOME/milvus.db" in said and "default $TRAJSEARCH_HOME/traces" in said, out
