@@ -1,12 +1,17 @@
 """Pages of runs continued by a page token (``search_page``, the Search call's ``page_token``), how ``export`` reads
-more runs than one search returns.
+more runs than one search returns; and ``health`` without an API key.
 
 Against a real server on 127.0.0.1 (``serve_store``: real Milvus Lite and file traces, the fast hashing test
-embedder). An export paged by resending every run it had read as an exclusion: at 10,000 runs a page
+embedder) and the real CLI. An export paged by resending every run it had read as an exclusion: at 10,000 runs a page
 took seconds and its request grew without bound (``scripts/bench_export_pages.py`` has the figures).
 """
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +21,9 @@ from trajsearch.service.client import Client
 from trajsearch.service.protos import pb2
 from trajsearch.service.validate import Limits
 
+from cli_support import own_lines
 from conftest import make_run
+from process_support import cli_env
 from service_support import key_ring, serve_store
 
 QUERY = "fix the failing payments test"
@@ -96,3 +103,24 @@ def test_export_over_the_server_pages_by_token_as_the_embedded_store_does(server
     local_ids = [r.provenance["trajectory_id"]
                  for r in export_runs(server.ts, QUERY, tenant="acme", k=5, fmt="jsonl")]
     assert remote_ids == local_ids and len(set(remote_ids)) == 5 and not remote.stopped
+
+
+# -- health needs no key ------------------------------------------------------------------------------------------
+
+
+def test_health_needs_no_key_and_shows_no_tenant_figures(server, keys, tmp_path) -> None:
+    """A liveness probe has no tenant: ``health`` without $TRAJSEARCH_API_KEY said "no API key" and exited 2. It now
+    answers the server's status; the per-method counters are a tenant's, so they come only with a key."""
+    env = cli_env()
+    env.pop("TRAJSEARCH_API_KEY", None)
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "health", "--server", server.address], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["status"] == "SERVING" and "metrics" not in said
+    assert "TRAJSEARCH_API_KEY" in " ".join(own_lines(done.stderr))  # says how to see the counters
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "health", "--server", server.address],
+                          env=cli_env(TRAJSEARCH_API_KEY=keys[0]["acme"]), capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)) == {"status", "metrics"}

@@ -197,18 +197,19 @@ def _says_why_empty(document: str) -> bool:
 
 @contextmanager
 def open_backend(*, server: str | None, ca: Path | None = None, uri: str | None = None,
-                 traces: str | None = None, tenant: str | None = None) -> Iterator[Backend]:
+                 traces: str | None = None, tenant: str | None = None, require_key: bool = True) -> Iterator[Backend]:
     """The server's client when ``server`` is set, else the embedded store at ``uri`` / ``traces``.
 
     With a server, ``uri`` and ``traces`` must not be set (the server owns its
-    store) and ``tenant``, if given, must be the key's own (the server checks).
+    store) and ``tenant``, if given, must be the key's own (the server checks);
+    ``require_key=False`` connects without an API key (``health``).
     """
     if server:
         if uri or traces:
             raise ValueError("--uri/--traces name a local store; with --server the server owns its store")
         from .service.client import Client
 
-        with Client(server, tls=ca is not None, root_certificates=ca) as client:
+        with Client(server, tls=ca is not None, root_certificates=ca, require_key=require_key) as client:
             yield Backend(client, tenant, remote=True)
         return
     from .search import TrajSearch

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 @contextmanager
 def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
-            tenant: str | None) -> Iterator[Backend]:
-    """The embedded store or the server, with library and service errors as one line each."""
+            tenant: str | None, *, require_key: bool = True) -> Iterator[Backend]:
+    """The embedded store or the server, with library and service errors as one line each (``require_key=False``:
+    a server reached without an API key, for ``health``)."""
     from ..backend import REINGEST, open_backend
     from ..indexer import IngestError
     from ..store.index import SchemaMismatchError
@@ -32,7 +33,8 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         note_unused_key(uri)
     store = None
     try:
-        with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
+        with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant,
+                          require_key=require_key) as backend:
             store = None if backend.remote else backend.api.traces.location
             yield backend
     except (typer.Exit, BrokenPipeError):  # a reader that stopped early (`| head`): click ends quietly, exit 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .connect import connect
 from .options import Ca, Server
-from .output import fail, print_json
+from .output import err, fail, print_json
 
 
 def whoami(server: Server = None, ca: Ca = None) -> None:
@@ -14,8 +14,15 @@ def whoami(server: Server = None, ca: Ca = None) -> None:
 
 
 def health(server: Server = None, ca: Ca = None) -> None:
-    """The server's gRPC health status and its per-method counters."""
-    with connect(server or _need_server(), ca, None, None, None) as api:
+    """The server's gRPC health status (no API key needed) and, with $TRAJSEARCH_API_KEY, its per-method counters."""
+    from ..service.auth import API_KEY_ENV
+
+    with connect(server or _need_server(), ca, None, None, None, require_key=False) as api:
+        if not api.api.api_key:  # a liveness probe holds no key: the counters are its tenant's, not shown
+            print_json({"status": api.api.health()})
+            err.print(f"note: set ${API_KEY_ENV} for the server's per-method counters (those of the key's tenant)",
+                      markup=False, highlight=False)
+            return
         print_json({"status": api.api.health(), "metrics": api.api.metrics()})
 
 

@@ -201,13 +201,16 @@ def not_trajsearch(address: str, why: str) -> str:
             f"(--server, ${SERVER_ENV})")
 
 
+NO_KEY = f"no API key: set ${API_KEY_ENV} to a key of the server (or pass api_key= to Client)"
+
+
 def _usable_key(key: str | None, source: str) -> str:
     """The key as sent: surrounding whitespace stripped, as the server strips it (``$(cat key)`` keeps a
     Windows file's ``\\r``); any other character gRPC cannot send in metadata (outside printable ASCII) is
     refused here, naming ``source``, rather than failing every call with ``INTERNAL: Invalid metadata``."""
     key = (key or "").strip()
     if not key:
-        raise ValueError(f"no API key: set ${API_KEY_ENV} to a key of the server (or pass api_key= to Client)")
+        raise ValueError(NO_KEY)
     problem = key_problem(key)
     if problem:
         raise ValueError(f"{source} {problem}")
@@ -271,11 +274,14 @@ class Client:
         timeout: float | None = 30.0,
         retries: int = 3,
         max_message_bytes: int | None = None,
+        require_key: bool = True,
     ) -> None:
+        """``require_key=False``: no key is needed to connect (``health``, whose status is no tenant's); a call
+        that needs one is then refused here, as a missing key is without it."""
         self.address = address or os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
         target, url_tls = server_target(self.address.strip())
-        self.api_key = _usable_key(api_key, "api_key=") if api_key else _usable_key(os.environ.get(API_KEY_ENV),
-                                                                                     f"${API_KEY_ENV}")
+        key, source = (api_key, "api_key=") if api_key else (os.environ.get(API_KEY_ENV), f"${API_KEY_ENV}")
+        self.api_key = _usable_key(key, source) if require_key or (key or "").strip() else ""
         self.timeout = timeout
         #: the most one request may carry: None, the server's own limit (``--max-message-mb``, learnt by ``add``)
         self.max_message_bytes = max_message_bytes
@@ -325,6 +331,8 @@ class Client:
         self.close()
 
     def _invoke(self, method: str, request: Any, timeout: float | None = None) -> Any:
+        if not self.api_key:  # a client made for health alone
+            raise ValueError(NO_KEY)
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
         try:
