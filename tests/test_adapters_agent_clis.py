@@ -1640,7 +1640,7 @@ def test_claude_code_background_agent_report_joins_its_call() -> None:
     assert agent.observation.endswith("\nnotes.txt has 3 lines.")  # the subagent's report
     [bash] = [s for s in run.steps if s.action == "Bash" and s.error]
     assert bash.error == "hello (exit code 2)"
-    assert run.outcome is Outcome.infra_error and run.model_id == "claude-opus-5-5"
+    assert run.outcome is Outcome.failure and run.model_id == "claude-opus-5-5"  # "Prompt is too long"
 
 
 def test_codex_window_full_mark_is_not_the_runs_token_count() -> None:
@@ -1648,7 +1648,7 @@ def test_codex_window_full_mark_is_not_the_runs_token_count() -> None:
     path = FIXTURES / "codex-cli" / ".real" / "rollout-2026-12-02T00-54-18-01a2343e-c43a-71b0-8325-96dd5e2db5fe.jsonl"
     [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
     assert run.metadata["total_tokens"] == 4300
-    assert run.outcome is Outcome.infra_error and any(s.error for s in run.steps)
+    assert run.outcome is Outcome.failure and any(s.error for s in run.steps)  # its context window
 
 
 def test_gemini_cli_headless_stream_json_is_a_run_of_its_turn() -> None:
@@ -1663,7 +1663,7 @@ def test_gemini_cli_headless_stream_json_is_a_run_of_its_turn() -> None:
     assert run.steps[-1].action == "respond" and run.outcome is Outcome.unknown
     [failed] = [r.trajectory for r in read_dump(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json-api-error.jsonl",
                                                tenant="acme")]
-    assert failed.outcome is Outcome.infra_error and "exceeds the maximum number of tokens" in failed.failure.error
+    assert failed.outcome is Outcome.failure and "exceeds the maximum number of tokens" in failed.failure.error
 
 
 # Real Gemini CLI recordings of one user on Windows (PowerShell) and Linux, Nov 2025 - Jan 2026:

@@ -70,13 +70,14 @@ HARBOR_CRASHED = (FIXTURES / "atif/.real/harbor-crashed/2026-09-30__08-59-24/che
 CLAUDE_143 = "143b8ac3-becf-41e0-a3ab-73a4d00f4b54"
 
 
-def test_atif_claude_code_error_is_no_answer_and_a_run_ending_on_it_is_an_infra_error() -> None:
+def test_atif_claude_code_error_is_no_answer_and_a_run_ending_on_it_is_read_as_claude_codes_reader_does() -> None:
     """Bug (probe F, F1): atif-make's ATIF of a real Claude Code 2.1.332 session ends on the CLI's own
     ``<synthetic>`` "Prompt is too long" message; it was a ``respond`` step and the run ``unknown``, where the
-    Claude Code reader of the same session says ``infra_error`` with that error, and no step."""
+    Claude Code reader of the same session says it ended on that error (the agent's context window: a ``failure``,
+    tests/test_context_window_stops.py), and no step."""
     atif = only(ATIF_MAKE / f"{CLAUDE_143}.trajectory.json")
     claude = only(FIXTURES / "claude-code" / ".real" / f"{CLAUDE_143}.jsonl")
-    assert atif.outcome is claude.outcome is Outcome.infra_error
+    assert atif.outcome is claude.outcome is Outcome.failure
     assert atif.failure.error.startswith("Prompt is too long")
     assert claude.failure.error.startswith(atif.failure.error) and atif.failure.cause == claude.failure.cause
     assert atif.metadata["api_errors"] == claude.metadata["api_errors"] == 1

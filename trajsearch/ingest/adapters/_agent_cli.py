@@ -75,6 +75,21 @@ SYNTHETIC_MODEL = "<synthetic>"
 NO_RESPONSE = "No response requested."
 #: Why a session that ended on such an error failed: not the agent's work.
 API_ERROR_CAUSE = "infrastructure: the session ended on an API error, not on the agent's work"
+#: A session's last error that says the conversation outgrew the model's context window, in the words the CLIs
+#: and providers use: Claude Code's "Prompt is too long" (its ``<synthetic>`` message, the API's "prompt is too long:
+#: N tokens > M maximum"), Codex's "Codex ran out of room in the model's context window" (``codex_error_info``
+#: ``context_window_exceeded``), OpenAI's "maximum context length" / ``context_length_exceeded``, the Gemini API's
+#: "The input token count (N) exceeds the maximum number of tokens allowed", Anthropic's "... exceed context limit",
+#: litellm's ``ContextWindowExceededError`` (mini-swe-agent, OpenHands' ``LLMContextWindowExceedError``).
+CONTEXT_OVERFLOW = re.compile(
+    r"ContextWindowExceede?d?Error|\bprompt is too long\b|\bran out of room in the model's context window|\bmaximum context length\b|"
+    r"\bcontext_length_exceeded\b|\bcontext_window_exceeded\b|\binput token count\b.{0,40}\bexceeds the maximum\b|"
+    r"\bexceeds? (?:the )?context (?:limit|window)\b", re.I | re.S)
+#: Why a session stopped by its context window failed. The agent's own limit, as OpenCode's ``ContextOverflowError``,
+#: OpenHands' ``LLMContextWindowExceedError``, mini-swe-agent's ``ContextWindowExceededError`` and Harbor's error
+#: policy read it: the conversation the agent (and its compaction) built no longer fits; the provider answered as
+#: it should. A retry of the same run fails the same way, which an infrastructure error would not.
+CONTEXT_CAUSE = "the agent ran out of its context window"
 #: The blocks Claude Code's IDE extensions (VS Code, 2.0+) put into a prompt (see ``strip_ide_context``).
 IDE_CONTEXT = ("ide_opened_file", "ide_selection")
 #: What Claude Code (2.1.2xx) puts before a fork worker's directive: the same instructions to every fork.
@@ -601,14 +616,13 @@ def session_trajectory(
 
     Metadata without a value is left out and the steps are finished (:func:`finish_steps`). A
     session log holds no verdict on the task, so the outcome is unknown, unless the session
-    ended on an error the agent did not make (``last_error``: an API or error record with no
-    work after it), which is an infrastructure error caused as ``error_cause`` says.
+    ended on an error (``last_error``: an API or error record with no work after it): an infrastructure
+    error caused as ``error_cause`` says, or the agent's failure when its context window stopped it
+    (:func:`ended_on_error`).
     """
     metadata = {k: v for k, v in metadata.items() if v is not None}
     finished = finish_steps(steps, metadata)
-    outcome, failure = Outcome.unknown, None
-    if last_error:
-        outcome, failure = Outcome.infra_error, Failure(error=last_error, cause=error_cause)
+    outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
     return build({
         "trajectory_id": safe_id(run_id),
         "task": clip_task(task),
@@ -620,6 +634,15 @@ def session_trajectory(
         "created_at": created_at,
         "metadata": metadata,
     }, ctx)
+
+
+def ended_on_error(error: str, cause: str) -> tuple[Outcome, Failure]:
+    """The verdict on a session that ended on ``error`` with no work after it: the agent's ``failure`` when the
+    error is its context window's (:data:`CONTEXT_OVERFLOW`, one rule for every CLI), else an ``infra_error``
+    caused as ``cause`` says (the provider, the network, credentials: not the agent's work)."""
+    if CONTEXT_OVERFLOW.search(error):
+        return Outcome.failure, Failure(error=error, cause=CONTEXT_CAUSE)
+    return Outcome.infra_error, Failure(error=error, cause=cause)
 
 
 def first_time(*candidates: Any) -> datetime | None:

@@ -141,7 +141,8 @@ Mapping
   ``infra_error`` when the run ended on
   Claude Code's own error (a ``<synthetic>`` message with no model turn after
   it: metadata ``api_errors`` counts them), as the Claude Code reader reads the
-  session, or on a failed model call of pi / OpenClaw; a failed trial's failure names the tests the
+  session (its "Prompt is too long" the agent's ``failure``: ``_agent_cli.ended_on_error``),
+  or on a failed model call of pi / OpenClaw; a failed trial's failure names the tests the
   verifier says failed (its CTRF report ``verifier/ctrf.json``, else
   pytest's ``FAILED`` lines in ``verifier/test-stdout.txt``), else the
   decisive line of that output. A trial with
@@ -196,8 +197,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from . import _prompts
 from ._agent_cli import (
     API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, command_line,
-    join_thought, loads_skill, printing_program, slash_command, synthetic_error, task_notifications, typed_prompt,
-    user_words,
+    ended_on_error, join_thought, loads_skill, printing_program, slash_command, synthetic_error, task_notifications,
+    typed_prompt, user_words,
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
@@ -1395,7 +1396,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
         Outcome.unknown, None, None, {})
     if outcome is Outcome.unknown and walk.last_error:  # it ended on Claude Code's own error (as its reader reads it)
-        outcome, failure = Outcome.infra_error, Failure(error=walk.last_error, cause=API_ERROR_CAUSE)
+        outcome, failure = ended_on_error(walk.last_error, API_ERROR_CAUSE)
     elif basis.get("trial_reward_valid") is False and walk.last_error and failure is not None:
         # the provider's error as the agent got it says more than Harbor's cut of the agent's whole output
         failure = Failure(error=short(f"{basis['trial_exception']}: {walk.last_error}", 500), cause=failure.cause)

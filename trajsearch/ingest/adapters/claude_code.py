@@ -147,7 +147,9 @@ Mapping
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
   ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
-  no model reply after it) -> ``infra_error`` with that error.
+  no model reply after it) -> ``infra_error`` with that error; "Prompt is too long"
+  (the conversation outgrew the model's window and compaction did not save it) is the agent's
+  ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last

@@ -125,7 +125,9 @@ Mapping
   ``history_base`` (with ``forked_from_id``) is not followed.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
-  with no model output after it -> ``infra_error`` with that message; one whose
+  with no model output after it -> ``infra_error`` with that message (the agent's
+  ``failure`` when it is the context window's, ``context_window_exceeded``:
+  ``_agent_cli.ended_on_error``); one whose
   last turn completed with nothing of the model's recorded after its prompt
   (``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
   -> ``infra_error`` saying the reply was not recorded.

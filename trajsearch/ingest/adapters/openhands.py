@@ -231,6 +231,8 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
+    CONTEXT_CAUSE,
+    CONTEXT_OVERFLOW,
     as_int,
     as_key,
     as_str,
@@ -945,7 +947,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         detail = reason or (loose_errors[-1] if loose_errors else None) or next(
             (s["error"] for s in reversed(steps) if s.get("error")), None) or f"agent state {final_state}"
         if _AGENT_LIMIT.search(detail):  # its iteration or budget limit: the agent's failure, not the harness's
-            outcome, cause = Outcome.failure, "the agent ran out of its limit"
+            outcome, cause = Outcome.failure, _limit_cause(detail)
         else:
             outcome, cause = Outcome.infra_error, "infrastructure: the agent stopped in state " + final_state
         failure = Failure(error=short(detail, 500, keep="head"), cause=cause)
@@ -1230,6 +1232,12 @@ _AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudge
                            "LLMContextWindowExceedError"})
 
 
+def _limit_cause(detail: str) -> str:
+    """Why a run that hit one of the agent's limits failed: its context window in every reader's words
+    (``_agent_cli.CONTEXT_CAUSE``), else its iteration or budget limit."""
+    return CONTEXT_CAUSE if CONTEXT_OVERFLOW.search(detail) else "the agent ran out of its limit"
+
+
 def _sdk_outcome(status: str | None, broke: dict[str, Any] | None, loose_errors: list[str],
                  steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
     """The SDK records no verdict: ``finished`` is the agent's own stop (unknown), even after an error it was
@@ -1245,7 +1253,7 @@ def _sdk_outcome(status: str | None, broke: dict[str, Any] | None, loose_errors:
         detail = said or (loose_errors[-1] if loose_errors else None) or next(
             (s["error"] for s in reversed(steps) if s.get("error")), None) or "execution status error"
         if broke and broke.get("code") in _AGENT_LIMITS:
-            return Outcome.failure, Failure(error=short(detail, 500, keep="head"), cause="the agent ran out of its limit")
+            return Outcome.failure, Failure(error=short(detail, 500, keep="head"), cause=_limit_cause(detail))
         return Outcome.infra_error, Failure(error=short(detail, 500, keep="head"),
                                             cause="infrastructure: the conversation stopped in status error")
     return Outcome.unknown, None

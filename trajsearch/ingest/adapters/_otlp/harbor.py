@@ -14,7 +14,8 @@ both, from ``atif`` and ``_agent_cli``):
   call]``, ``(tool calls)``, ``(tool use)`` ...): no words of the agent's, so no thought and no answer;
 - a message Claude Code made up itself (model ``<synthetic>``: "Not logged in", "Prompt is too long", an API
   error) is no answer but that model call's error; a run that ended on one (no model turn after it, the root's
-  output that message) is an infrastructure error, as the ATIF and Claude Code readers read it;
+  output that message) is an infrastructure error, as the ATIF and Claude Code readers read it, but for the
+  agent's own context window ("Prompt is too long": its failure, ``_agent_cli.ended_on_error``);
 - the root's input is the first user message, for Codex the CLI's ``<environment_context>``: the task is then
   the first prompt the user typed, which only the model calls' input holds;
 - a mini-swe-agent 1.x turn wrote its command in a fence in its words (no tool call, so no TOOL span): that
@@ -30,7 +31,7 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, synthetic_error, typed_prompt
+from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, ended_on_error, synthetic_error, typed_prompt
 from .._spans import Message, Node, maybe_json
 from ..atif import fenced_command, is_placeholder, result_error
 
@@ -133,14 +134,14 @@ def _fenced_call(call: Node) -> None:
 
 
 def ended_on_cli_error(run: Trajectory, group: list[Node]) -> Trajectory:
-    """``run``, whose outcome a failed last model call decided, as an infrastructure error when that call's message
-    was Claude Code's own (see the module docstring), with the ATIF reader's cause and its ``api_errors`` count."""
+    """``run``, whose outcome a failed last model call decided, read as the ATIF reader reads it when that call's
+    message was Claude Code's own (see the module docstring: an infrastructure error, or the agent's context window),
+    with its ``api_errors`` count."""
     errors = [n for n in group if n.info.get(_MADE_UP) and n.error]
     if not errors:
         return run
     update: dict[str, Any] = {"metadata": {**run.metadata, "api_errors": len(errors)}}
     if run.outcome is Outcome.failure and run.metadata.get("outcome_basis") == "error status of the last model call":
-        update |= {"outcome": Outcome.infra_error,
-                   "failure": Failure(error=run.failure.error if run.failure else errors[-1].error,
-                                      cause=API_ERROR_CAUSE)}
+        outcome, failure = ended_on_error(run.failure.error if run.failure else errors[-1].error, API_ERROR_CAUSE)
+        update |= {"outcome": outcome, "failure": failure}
     return run.model_copy(update=update)
