@@ -81,10 +81,11 @@ _READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "wc", "bat", 
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "ack"})  # first argument: a pattern
 _RUNNERS = frozenset({"pytest", "py.test", "tox", "nosetests"})
 _SKIP_WORDS = frozenset({"sudo", "time", "timeout", "env", "nohup", "exec", "xargs"})
-#: First words of a line that are no command (code in a quoted script that the rough split reached).
+#: First words of a line that are no command (code in a quoted script or a patch that the rough split reached; a
+#: JavaScript ``(async () => {`` line once its parenthesis is read as a subshell's).
 _NOT_COMMANDS = frozenset({"def", "class", "import", "from", "return", "if", "else", "elif", "for", "while", "try",
                            "except", "with", "print", "raise", "assert", "pass", "self", "result", "then", "fi", "do",
-                           "done", "EOF"})
+                           "done", "EOF", "async"})
 _NOT_FILES = re.compile(r"^(?:/dev/|/tmp/|/proc/)|^-")
 #: A definition as a reader shows a file (``cat``, ``cat -n``, ``nl``, ``sed -n``, ``grep -n``, an
 #: editor's view), after an optional line number: a function or class, or a module-level
@@ -408,8 +409,8 @@ def undone_by(step: Step) -> Undo:
     ``git stash [push] [-- FILE]`` (``pop`` / ``apply`` bring it back), ``git reset --hard``, ``rm FILE``. A run's
     earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none).
     Not an undo: one after a ``cd`` (its paths are another tree's), one that a later command of the line may
-    write again (``git checkout F && python3 patch_f.py``: review 3, N2), or a checkout of another revision's
-    content (:func:`_from_head`)."""
+    write again (``git checkout F && python3 patch_f.py``: review 3, N2), a checkout of another revision's
+    content (:func:`_checkout_undone`, :func:`_from_head`), or one git refused (its words in the step's output)."""
     command = _command((step.action or "").strip(), step.arguments) or ""
     if not _UNDOING.search(command):
         return Undo()
@@ -430,10 +431,10 @@ def undone_by(step: Step) -> Undo:
             continue
         elif verb == "reset" and "--hard" in rest:
             undone.append(EVERY_FILE)
-        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest) and _from_head(verb, rest):
-            undone += _named_files(rest)
+        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
+            undone += _checkout_undone(rest, step.observation or "")
         elif (verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest))
-              and _from_head(verb, rest)):
+              and _from_head(rest)):
             undone += _named_files(rest)
         elif verb == "stash" and rest[:1] in (["pop"], ["apply"]):
             unstashed, stash = stash is None, None
@@ -466,27 +467,54 @@ def _may_write(segments: list[str]) -> bool:
 _REVISION_MARK = re.compile(r"[~^@{]")
 
 
-def _from_head(verb: str, words: list[str]) -> bool:
-    """Whether a ``git checkout`` / ``git restore`` of files (its words after the verb) puts back their committed
-    state: no other revision named (``HEAD~1 -- F``, ``stash@{0} -- F``, ``origin/main F``, ``--source=REV``, ``-s
-    REV``) and no part of them picked (``-p``). Those write other content into the file: a change stays. Only
-    ``checkout`` takes a revision among its operands: ``git restore Makefile F`` restores both (review RALL-A)."""
+#: What git (2.22+, ``checkout_paths``) says on stderr after ``git checkout`` wrote files: from the index (no
+#: revision among its operands) or from a revision's tree, by its abbreviated hash (the first operand was one).
+_CHECKED_OUT = re.compile(r"^Updated \d+ paths? from (?:(the index)|[0-9a-f]{4,})\s*$", re.M)
+#: git refusing a checkout of files, which then writes none: a name that is neither a file nor a revision (``error:
+#: pathspec 'X' did not match any file(s) known to git``, for any one of them; exit 1), a name that is both
+#: (``fatal: ambiguous argument 'X': both revision and filename``, exit 128).
+_CHECKOUT_REFUSED = re.compile(r"^(?:error: pathspec '.*' did not match any file|fatal: ambiguous argument '.*': "
+                               r"both revision and filename)", re.M)
+
+
+def _checkout_undone(words: list[str], said: str) -> list[str]:
+    """The files a ``git checkout`` (its words after the verb; ``said``, its step's output) put back to their
+    committed state: those after ``--`` when no other revision comes before it. Without ``--`` git reads the first
+    of several operands as a revision only if it is one (``git checkout Makefile setup.py`` restores both, ``git
+    checkout main F`` writes main's F: a change stays, as after ``-p``): its own words say which it did
+    (:data:`_CHECKED_OUT`) and when it wrote nothing (:data:`_CHECKOUT_REFUSED`, exit 1); where they were not kept,
+    a first operand that names no file (no extension, or a revision's mark: ``main F``, ``HEAD~1 F``) is taken for
+    a revision."""
+    if {"-p", "--patch"} & set(words) or _CHECKOUT_REFUSED.search(said):
+        return []
+    if "--" in words:
+        at = words.index("--")
+        revisions = [word for word in words[:at] if not word.startswith("-")]
+        return words[at + 1:] if all(word == "HEAD" for word in revisions) else []
+    operands = [word for word in words if not word.startswith("-")]
+    told = _CHECKED_OUT.search(said)
+    if told:
+        from_index = told.group(1) is not None
+    else:
+        first = operands[0].rsplit("/", 1)[-1] if len(operands) > 1 else ""
+        from_index = not first or ("." in first and not _REVISION_MARK.search(operands[0]))
+    if from_index:  # every operand a file (git's word), or those that look like one (none said)
+        return operands if told else _named_files(operands)
+    return operands[1:] if operands[:1] == ["HEAD"] else []
+
+
+def _from_head(words: list[str]) -> bool:
+    """Whether a ``git restore`` of files (its words after the verb) puts back their committed state: no other
+    revision named (``--source=REV``, ``-s REV``) and no part of them picked (``-p``). Those write other content
+    into the file: a change stays. ``restore`` takes no revision among its operands: ``git restore Makefile F``
+    restores both (review RALL-A)."""
     if {"-p", "--patch"} & set(words):
         return False
     source = next((word.split("=", 1)[1] for word in words if word.startswith("--source=")), None)
     for flag in ("-s", "--source"):
         if flag in words[:-1]:
             source = words[words.index(flag) + 1]
-    if source is not None:
-        return source == "HEAD"
-    if verb != "checkout":
-        return True
-    before = words[:words.index("--")] if "--" in words else words
-    operands = [word for word in before if not word.startswith("-")]
-    if "--" not in words:  # the first of several words is a revision when no file's name: ``main F``, ``HEAD~1 F``
-        first = operands[0] if len(operands) > 1 else ""
-        operands = [first] if first and ("." not in first.rsplit("/", 1)[-1] or _REVISION_MARK.search(first)) else []
-    return all(word == "HEAD" for word in operands)
+    return source is None or source == "HEAD"
 
 
 def _named_files(words: list[str]) -> list[str]:
@@ -734,15 +762,18 @@ def _path_argument(args: Any) -> str:
     return ""
 
 
-#: A command line's parts: a quoted string (to its end when unclosed), a separator, other text; a lone ``&``
-#: (``2>&1``, a background job) is text. Matched at once: a loop over the characters was a fifth of a digest's cost.
-_SEGMENT_PARTS = re.compile(r"""'[^']*'?|"[^"]*"?|&&|\|\||[;|\n]|[^'";|\n&]+|&""")
+#: A command line's parts: a quoted string (to its end when unclosed), a separator, a parenthesis (``\\(`` is text:
+#: ``find . \\( -name a \\)``), other text; a lone ``&`` (``2>&1``, a background job) is text. Matched at once: a loop
+#: over the characters was a fifth of a digest's cost.
+_SEGMENT_PARTS = re.compile(r"""'[^']*'?|"[^"]*"?|&&|\|\||[;|\n]|[()]|(?:\\[()]|[^'";|\n&()])+|&""")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "\n"})
 
 
 def _segments(command: str) -> list[str]:
     """Simple commands of a command line: heredoc bodies (and SWE-agent's ``edit``/``plan`` bodies)
-    dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
+    dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes, a subshell's parentheses dropped
+    (``(cd app && ./gradlew test) 2>&1`` runs ``cd app`` and ``./gradlew test 2>&1``, as agents copy it from a
+    project's instructions)."""
     lines = command.split("\n")
     # SWE-agent's multi-line commands (``edit 287:295``, ``plan``) run to an ``end_of_<command>`` line
     closers = {line.strip() for line in lines if line.strip().startswith("end_of_")}
@@ -758,12 +789,17 @@ def _segments(command: str) -> list[str]:
                 i += 1
             i += 1
     text = "\n".join(kept)
-    out, current = [], []
+    out, current, depth = [], [], 0  # depth: the open parentheses that are no subshell's (``$(``, ``f()``, ``<(``)
     for part in _SEGMENT_PARTS.findall(text):
         if part in _SEPARATORS:
             out.append("".join(current))
             current = []
+        elif part == "(" and not "".join(current).strip():  # a subshell opens where a command would start
+            continue
+        elif part == ")" and not depth:  # and closes where no other parenthesis is open: ``(cd x && mvn test)``
+            current.append(" ")
         else:
+            depth += (part == "(") - (part == ")")
             current.append(part)
     out.append("".join(current))
     return [segment.strip() for segment in out if segment.strip()]

@@ -1,0 +1,98 @@
+"""Commands as agents write them (round 21, FM5 leftover 2): a subshell's test run, and ``git checkout A B`` without
+``--``, which git reads by what ``A`` is.
+
+The subshell idiom ``(cd backend && mvn test)`` is how projects tell agents to run their tests (their AGENTS.md /
+CLAUDE.md / README "Test" sections, e.g. ``(cd backend && ./gradlew test)``, ``(cd sql-tools && mvn test)``), and
+agents copy it. The outputs are the runners' real ones (``fixtures/test-runners/SOURCE.md``); the checkouts run the
+real ``git`` on a scratch repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from trajsearch.model import Step, Trajectory
+from trajsearch.steps import is_test_run, verified
+from trajsearch.touched import touched
+
+RUNNERS = Path(__file__).parent / "fixtures" / "test-runners"
+
+
+def _run(*steps: tuple[str, str]) -> Trajectory:
+    """A run of these shell commands and what each printed (no exit code kept, as many converters do)."""
+    return Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=n, action="bash", arguments={"command": command}, observation=output)
+        for n, (command, output) in enumerate(steps)])
+
+
+@pytest.mark.parametrize("command, name, verdict", [
+    ("(cd backend && mvn test)", "mvn-pass", True), ("(cd backend && mvn -B test)", "mvn-fail", False),
+    ("(cd backend && ./gradlew test)", "gradle-fail", False), ("(cd app; ./gradlew test) 2>&1 | tail -40", "gradle-fail",
+                                                               False),
+    ('bash -c "(cd backend && mvn test)"', "mvn-pass", True), ("(cd web && npx jest)", "jest-fail", False)])
+def test_a_test_run_in_a_subshell_is_a_test_run(command: str, name: str, verdict: bool) -> None:
+    """Bug: ``(cd x && mvn test)`` split into ``(cd x`` and ``mvn test)``: Maven's goal read as ``test)``, so the
+    step was no test run and its ``BUILD FAILURE`` never decided whether the run's tests passed (Gradle alike; a
+    Python or JavaScript runner, matched by name, was read all the same)."""
+    run = _run((command, (RUNNERS / f"{name}.txt").read_text()))
+    assert is_test_run(run.steps[0])
+    assert verified(run, reward_at_least=None) is verdict
+
+
+@pytest.mark.parametrize("command", ["find . \\( -name '*.py' -o -name '*.txt' \\) | xargs grep -n mvn",
+                                     'echo "(mvn test)"', "diff <(mvn -v) <(echo none)"])
+def test_parentheses_that_open_no_subshell_run_no_tests(command: str) -> None:
+    """An escaped or quoted parenthesis, or a process substitution's, is no subshell: no test run is read into it."""
+    assert not is_test_run(_run((command, "")).steps[0])
+
+
+def _git(repo: Path, *args: str) -> str:
+    """Run the real git in ``repo``: stdout and stderr together, as an agent's shell tool keeps them."""
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    return done.stdout + done.stderr
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    """A committed project with a branch, ``Makefile`` (no extension) and ``setup.py``."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    for key, value in (("user.email", "t@example.com"), ("user.name", "t")):
+        _git(tmp_path, "config", key, value)
+    (tmp_path / "Makefile").write_text("all:\n\techo hi\n")
+    (tmp_path / "setup.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "init")
+    _git(tmp_path, "branch", "feature")
+    return tmp_path
+
+
+#: The run's edit of both files (run for real by :func:`_edited_then`).
+EDIT = "sed -i s/hi/changed/ Makefile && sed -i s/1/2/ setup.py"
+
+
+def _edited_then(repo: Path, checkout: str) -> Trajectory:
+    """A run that edited both files (its diff shows them), then ran ``checkout`` (real git's words)."""
+    subprocess.run(EDIT, shell=True, cwd=repo, check=True)
+    diff = _git(repo, "diff")
+    said = _git(repo, *checkout.split()[1:])
+    return _run((EDIT, ""), ("git diff", diff), (checkout, said))
+
+
+@pytest.mark.parametrize("checkout, kept", [
+    ("git checkout Makefile setup.py", []),  # git: "Updated 2 paths from the index"
+    ("git checkout HEAD Makefile setup.py", []),
+    ("git checkout feature Makefile", ["Makefile", "setup.py"]),  # another revision's content: a change stays
+    ("git checkout setup.py nosuch.py", ["Makefile", "setup.py"]),  # git refused: nothing written
+    ("git checkout -- Makefile", ["setup.py"])])
+def test_git_checkout_of_files_is_read_as_git_read_it(repo: Path, checkout: str, kept: list[str]) -> None:
+    """Bug: without ``--``, a first operand with no extension was taken for a revision: ``git checkout Makefile
+    setup.py`` undid nothing and the run still changed both, where git restored both ("from the index"); and ``git
+    checkout setup.py nosuch.py``, which git refused whole (exit 1), undid ``setup.py``."""
+    run = _edited_then(repo, checkout)
+    assert sorted(touched(run).changed) == kept
