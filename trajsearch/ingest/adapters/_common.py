@@ -613,13 +613,14 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: Vitest's ``Tests  1 failed | 1 passed (2)`` / ``Test Files  1 failed (1)``, the TAP tally of ``node --test`` (``#
 #: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+). And the other
 #: runners' closing tallies of the same kind: bun's `` 1 fail`` (its ``expect() calls`` and ``Ran N tests across M
-#: files.`` after it), RSpec's ``3 examples, 1 failure`` or, where a spec file did not load, ``0 examples, 0 failures,
+#: files.`` after it) and `` 1 error`` (bun 1.x: an error thrown between tests, ``# Unhandled error between tests``,
+#: fails the run, exit 1, where every test passed: `` 2 pass``, `` 0 fail``, `` 1 error``), RSpec's ``3 examples, 1 failure`` or, where a spec file did not load, ``0 examples, 0 failures,
 #: 1 error occurred outside of examples`` (its ``Failed examples:`` rerun list after it), ``dotnet
 #: test``'s ``Failed!  - Failed:     1, Passed: ...`` (.NET 5+ vstest), ``Test Run Failed.`` (its counts after it, .NET
 #: Core 3), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it), and
 #: PHPUnit's ``Tests: 2, Assertions: 2, Failures: 1.`` (``Errors: 1``), under its ``FAILURES!`` / ``ERRORS!``.
 _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
-                            r"^[1-9]\d* fail$|^\d+ examples?, (?:[1-9]\d* failures?\b|"
+                            r"^[1-9]\d* (?:fail|errors?)$|^\d+ examples?, (?:[1-9]\d* failures?\b|"
                             r"\d+ failures?, [1-9]\d* errors? occurred outside of examples$)|"
                             r"^Failed!\s+-\s+Failed:\s+[1-9]|"
                             r"^Test Run Failed\.$|^Test run summary: Failed!|"
@@ -632,8 +633,8 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: The lines of those summaries that may follow that count: Jest's ``Tests: 2 passed, 2 total`` (under a failed
 #: suite's count), ``Snapshots:`` / ``Time:`` / ``Ran all test suites.``, Vitest's ``Tests  2 passed (2)``, ``Start
 #: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
-#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's `` 1 error``
-#: (bun 1.x: errors thrown between tests), ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
+#: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's
+#: ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
 #: rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 # ...``, ``Randomized with seed 1234``) and SimpleCov's line
 #: after it (``Coverage report generated for RSpec to /app/coverage. 120 / 130 LOC (92.31%) covered.``; 0.22's
 #: ``... to /app/coverage.`` and ``Line Coverage: 98.27% (910 / 926)``), vstest's counts (``Total tests: 8``,
@@ -642,7 +643,7 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
                              r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
                              rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
-                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*|errors?)$|"
+                             r"^\d+ (?:expect\(\) calls|snapshots?\b.*)$|"
                              r"^Coverage report generated for \S.* to \S|"
                              r"^(?:Line|Branch) Coverage: [\d.]+% \(\d+ / \d+\)$|"
                              r"^Ran \d+ tests? across \d+ files?\.(?: \[[\d.]+m?s\])?$|"

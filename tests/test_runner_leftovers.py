@@ -1,0 +1,75 @@
+"""Test runners' words where no exit code was kept (round 21, FM5 leftover 3): bun's count of errors thrown between
+tests, and Gradle run in a terminal (a pty), whose rich console prints no ``> Task :test`` line.
+
+Real outputs (``fixtures/test-runners/SOURCE.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Step, Trajectory
+from trajsearch.steps import passed, verified
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RUNNERS = FIXTURES / "test-runners"
+GEMINI_STREAM = FIXTURES / "gemini-cli" / ".real" / "probe-fm53" / "go-test-failed.jsonl"
+
+
+def _gemini_shell_step(output: str, folder: Path) -> Step:
+    """The shell step read from a real gemini-cli 0.61.0 stream-json (which keeps no exit code) whose call printed
+    ``output``."""
+    events = [json.loads(line) for line in GEMINI_STREAM.read_text().splitlines()]
+    for event in events:
+        if event.get("type") == "tool_result":
+            event["output"] = output.strip()  # as gemini-cli shows it: trimmed
+    path = folder / "stream.jsonl"
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    [parsed] = list(read_dump(path, fmt="gemini-cli"))
+    [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
+    return shell
+
+
+@pytest.mark.parametrize("name, error", [
+    ("bun-error-between-tests", "error: unhandled rejection after the tests"),
+    ("bun-error-loading", "error: rejected while loading")])
+def test_a_bun_run_failed_only_by_an_error_between_tests_has_that_error(name: str, error: str,
+                                                                      tmp_path: Path) -> None:
+    """Bug: bun 1.x fails a run (exit 1) on an error thrown between tests even when every test passed (`` 2 pass``,
+    `` 0 fail``, `` 1 error``): only a `` N fail`` count was read as its failure, so where no exit code was kept the
+    step had no error and the error bun printed was lost (its tally alone said the run did not pass)."""
+    step = _gemini_shell_step((RUNNERS / f"{name}.txt").read_text(), tmp_path)
+    assert step.error == error
+    assert not passed(step)
+
+
+def _gradle_run(*names: str) -> Trajectory:
+    """A run of ``gradle test`` in a terminal, once per output (real Gradle 4.4.1 in a pty, in this order: failed,
+    passed after the fix, up to date when run again)."""
+    return Trajectory(trajectory_id="run", tenant="default", task="make the tests pass", steps=[
+        Step(index=n, action="bash", arguments={"command": "gradle test"},
+             observation=(RUNNERS / f"gradle-pty-{name}.txt").read_text())
+        for n, name in enumerate(names)])
+
+
+def test_a_gradle_test_run_in_a_terminal_that_passed_verifies_the_run() -> None:
+    """Bug: Gradle's ``BUILD SUCCESSFUL`` was a pass only under a ``> Task :test`` line, which its rich console (an
+    agent's pty) writes only for a task that printed something or failed: the run's last test run, up to date after
+    the fix passed, was no pass, and the run was never verified."""
+    run = _gradle_run("fail", "pass", "uptodate")
+    assert [passed(step) for step in run.steps] == [False, True, True]
+    assert verified(run, reward_at_least=None)
+
+
+@pytest.mark.parametrize("command", ["gradle build -x test", "gradle compileJava"])
+def test_a_gradle_build_in_a_terminal_that_ran_no_test_passes_nothing(command: str) -> None:
+    """Where no task line says what ran, the command does: a build that left the tests out is no pass after the
+    failed test run (the same real terminal output)."""
+    run = _gradle_run("fail", "uptodate")
+    run.steps[1].arguments = {"command": command}
+    assert not passed(run.steps[1])
+    assert verified(run, reward_at_least=None) is False
