@@ -38,7 +38,11 @@ class Spool:
 
     def __init__(self, directory: str | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="trajsearch-spool-", dir=directory)
-        self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None)
+        # one reader's generator uses it, never two threads at once, but not always from one thread: ``ingest
+        # --server`` reads its files inside the request stream gRPC consumes in a thread of its own, and the
+        # generator may be closed (``close``) from another; sqlite's own check refused that
+        self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None,
+                                  check_same_thread=False)
         self.db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
             "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, role TEXT, payload TEXT, start REAL, finish REAL,"
