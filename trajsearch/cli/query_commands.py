@@ -198,6 +198,8 @@ def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unf
               f"misspelt, or not recorded for these runs?{recorded}", markup=False, soft_wrap=True)
 
 
+#: How ``show`` marks a step whose call waits for a person's approval (``metadata.awaiting_approval_steps``).
+AWAITING_APPROVAL = "awaiting approval: the run paused here for a person to approve or reject this call"
 #: Filters on a value ingest records from ``--set`` where a dump has none.
 _SET_AT_INGEST = ("--env-version", "--policy-version", "--task-family")
 
@@ -247,8 +249,11 @@ def show(
         cause = f" (cause: {trajectory.failure.cause})" if trajectory.failure.cause else ""
         out.print(f"failure: {trajectory.failure.error}{cause}", markup=False)
     out.print(f"trace: {run.trace_uri}", markup=False)
+    paused = set(trajectory.metadata.get("awaiting_approval_steps") or ())
     for step in chosen:
         out.print(step_text(step), markup=False)
+        if step.index in paused:  # no result yet, not a lost one: the run waits for a person (a saved RunState)
+            out.print(AWAITING_APPROVAL, markup=False)
 
 
 def stats(

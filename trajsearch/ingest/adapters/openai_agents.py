@@ -21,7 +21,8 @@ such a file are not.
 
 A run saved with ``RunState.to_json()`` / ``to_string()`` (``result.to_state()``: mostly a run paused for a
 person's approval) holds no spans but the run's items: :mod:`._agents_run_state` turns it into the nodes a trace of
-it would give, read as below, one run per saved state (its mapping there).
+it would give, read as below, one run per saved state (its mapping there); the steps whose calls wait for approval
+are ``metadata.awaiting_approval_steps`` (their indexes; ``awaiting_approval`` names their tools).
 
 Mapping (``span_data.type``)
 - ``function``: a step: action = ``name``, arguments = ``input`` (the model's
@@ -104,7 +105,7 @@ import re
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
-from trajsearch.model import Trajectory
+from trajsearch.model import Step, Trajectory
 
 from ._agents_run_state import META_KEYS, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
@@ -597,9 +598,24 @@ class _Format(SpanFormat):
         if agents:
             extra["agents"] = agents
         extra.update({k: root.info[k] for k in META_KEYS if k in root.info})  # a saved RunState's
+        if waiting := _awaiting_steps(run.steps, group):
+            extra["awaiting_approval_steps"] = waiting
         if ended_by:
             extra["outcome_basis"] = f"error status of the tool {ended_by[0]!r}, which ended the run"
         return run.model_copy(update={"task": clip_task(task.strip()), "metadata": {**run.metadata, **extra}})
+
+
+def _awaiting_steps(steps: list[Step], group: list[Node]) -> list[int]:
+    """The indexes of the steps whose calls a saved RunState holds waiting for a person's approval (its tool nodes
+    marked ``awaiting_approval``): each the last unanswered step (no result, no error) of that tool and arguments, so
+    a reader of the run (``trajsearch show``) can tell a paused call from one whose result was not recorded."""
+    taken: list[int] = []
+    for node in (n for n in group if n.role == "tool" and n.info.get("awaiting_approval")):
+        index = next((s.index for s in reversed(steps) if s.index not in taken and s.action == node.tool
+                      and s.arguments == node.arguments and s.observation is None and s.error is None), None)
+        if index is not None:
+            taken.append(index)
+    return sorted(taken)
 
 
 _FORMAT = _Format(NAME, ID_PREFIX)
