@@ -5,11 +5,15 @@ A test module uses them with ``from adapter_support import only, runs`` (keyword
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
+from trajsearch.model import Step, Trajectory
+
+#: A real gemini-cli 0.61.0 stream-json (which keeps no exit code) of one shell call (see its folder's SOURCE.md).
+GEMINI_SHELL_STREAM = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "probe-fm53" / "go-test-failed.jsonl"
 
 
 def runs(path: Path, **kwargs: Any) -> list[Trajectory]:
@@ -23,3 +27,17 @@ def only(path: Path, **kwargs: Any) -> Trajectory:
     """The run of a dump that holds one."""
     [run] = runs(path, **kwargs)
     return run
+
+
+def gemini_shell_step(output: str, folder: Path) -> Step:
+    """The shell step read from :data:`GEMINI_SHELL_STREAM` with its call's output replaced by ``output`` (trimmed,
+    as gemini-cli shows it): how a command's words alone, with no exit code, are read. Written under ``folder``."""
+    events = [json.loads(line) for line in GEMINI_SHELL_STREAM.read_text().splitlines()]
+    for event in events:
+        if event.get("type") == "tool_result":
+            event["output"] = output.strip()
+    path = folder / "stream.jsonl"
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    [parsed] = list(read_dump(path, fmt="gemini-cli"))
+    [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
+    return shell

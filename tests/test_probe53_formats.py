@@ -3,7 +3,6 @@ seen would hit, shown on a real file or one its own writer wrote (the fixture's 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,8 @@ import pytest
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Step, Trajectory
 from trajsearch.steps import is_test_run, passed, verified
+
+from adapter_support import gemini_shell_step
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNNERS = FIXTURES / "test-runners"
@@ -76,15 +77,7 @@ def test_a_failed_runners_output_without_an_exit_code_reads_failed(failed: str, 
 
 def _gemini_shell_error(output: str, folder: Path) -> str | None:
     """The error read for a shell call that printed ``output`` in gemini-cli 0.61.0's stream-json."""
-    events = [json.loads(line) for line in (GEMINI_RUNS / "go-test-failed.jsonl").read_text().splitlines()]
-    for event in events:
-        if event.get("type") == "tool_result":
-            event["output"] = output.strip()  # as gemini-cli shows it: trimmed
-    path = folder / "stream.jsonl"
-    path.write_text("".join(json.dumps(event) + "\n" for event in events))
-    [parsed] = list(read_dump(path, fmt="gemini-cli"))
-    [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
-    return shell.error
+    return gemini_shell_step(output, folder).error
 
 
 @pytest.mark.parametrize("fixture, edit", [

@@ -6,32 +6,16 @@ Real outputs (``fixtures/test-runners/SOURCE.md``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.read import read_dump
+from adapter_support import gemini_shell_step
 from trajsearch.model import Step, Trajectory
 from trajsearch.steps import passed, verified
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNNERS = FIXTURES / "test-runners"
-GEMINI_STREAM = FIXTURES / "gemini-cli" / ".real" / "probe-fm53" / "go-test-failed.jsonl"
-
-
-def _gemini_shell_step(output: str, folder: Path) -> Step:
-    """The shell step read from a real gemini-cli 0.61.0 stream-json (which keeps no exit code) whose call printed
-    ``output``."""
-    events = [json.loads(line) for line in GEMINI_STREAM.read_text().splitlines()]
-    for event in events:
-        if event.get("type") == "tool_result":
-            event["output"] = output.strip()  # as gemini-cli shows it: trimmed
-    path = folder / "stream.jsonl"
-    path.write_text("".join(json.dumps(event) + "\n" for event in events))
-    [parsed] = list(read_dump(path, fmt="gemini-cli"))
-    [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
-    return shell
 
 
 @pytest.mark.parametrize("name, error", [
@@ -42,7 +26,7 @@ def test_a_bun_run_failed_only_by_an_error_between_tests_has_that_error(name: st
     """Bug: bun 1.x fails a run (exit 1) on an error thrown between tests even when every test passed (`` 2 pass``,
     `` 0 fail``, `` 1 error``): only a `` N fail`` count was read as its failure, so where no exit code was kept the
     step had no error and the error bun printed was lost (its tally alone said the run did not pass)."""
-    step = _gemini_shell_step((RUNNERS / f"{name}.txt").read_text(), tmp_path)
+    step = gemini_shell_step((RUNNERS / f"{name}.txt").read_text(), tmp_path)
     assert step.error == error
     assert not passed(step)
 

@@ -29,7 +29,7 @@ from dataclasses import asdict
 from itertools import takewhile
 from typing import Any
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, ended_on_error, synthetic_error, typed_prompt
 from .._spans import Message, Node, maybe_json
