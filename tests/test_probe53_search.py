@@ -127,6 +127,11 @@ SUMMARIES = [
     (("rspec-fail",), "7 examples, 2 failures, 1 pending"),
     (("pnpm-jest-fail",), "[ELIFECYCLE] Test failed. See above for more details."),
     (("tape-fail",), "not ok 3 should be strictly equal"),
+    # round 21, GEN2: ctest's tally as this machine's ctest printed it for another suite (tests/fixtures/runner-errors),
+    # Microsoft.Testing.Platform's summary, Gradle's failed task (each went to dense: a title, or no log sign)
+    (("ctest-fail",), "33% tests passed, 2 tests failed out of 3"),
+    (("mtp-fail",), "Test run summary: Failed!"),
+    (("gradle-fail-old",), "Execution failed for task ':test'."),
 ]
 #: Found first by hybrid too only from round 53 on: the line's words with any number for any other are held by the
 #: passing run's summary (``test result: ok. 2 passed; 0 failed; ...``) all but one, by the failed run's all, and the

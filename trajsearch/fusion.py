@@ -38,8 +38,12 @@ _LOG_SIGNS = re.compile(
       | \s--?[a-z][\w-]*                                   # command-line flags
       | \b\d{3,}\b                                         # codes, ports, line numbers
       | [(){}\[\]<>=`'"]
-      | \b\d+\s(?:passed|failed|failures?|errors?|skipped|ignored|pending|examples?|tests?|total|todo|measured)\b
-                                                           # a test runner's counts (cargo, jest, rspec, TAP)
+      | \b\d+%?\s(?:[a-z]+\s)?(?:passed|failed|failures?|errors?|skipped|ignored|pending|examples?|tests?|total|todo
+                                |measured)\b              # a test runner's counts (cargo, jest, rspec, TAP; ctest's
+                                                           # ``50% tests passed, 1 tests failed out of 2``)
+      | :\s+(?i:failed|failure|passed|succeeded|aborted|errored|timed\sout)[!.]?\s*$
+                                                           # an outcome under its label (MTP's ``Test run summary:
+                                                           # Failed!``)
       | \s\|\s                                            # a shell's pipe
       | \b(?:error|warning|fatal)(?:\[\w+\])?:                # a compiler's or runtime's level (go, gcc, rustc)
     )""",
@@ -105,6 +109,19 @@ _LOG_START = re.compile(r"""^\s*(?:\S+:(?:\s|$)|Traceback\b|File\s"|E\s|FAILED\b
 #: ``CRITICAL`` only as a logger writes it (``[CRITICAL]``, ``CRITICAL:root:...``): ``CRITICAL: Respond with TEXT
 #: ONLY. ...`` opens many a prompt (probe 53, RGEN).
 _LEVEL_START = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC)\b|\[CRITICAL\]|CRITICAL:\S)")
+#: A program's message, whatever its words read like: under a level in another language (``Erreur : impossible de
+#: trouver ou charger la classe principale X``, ``Erro: Não foi possível ...``, ``Causé par : java.lang...``: French
+#: typography's blank before the colon is how a French catalogue prints it, where an English program prints none, so
+#: ``Error : a bytes-like object ...`` stays a title, a writer's), or under the name it is about, which its message names
+#: again in quotes (PowerShell's ``foo: The term 'foo' is not recognized as a name of a cmdlet, ...`` and ``X : The term
+#: 'X' ...``); or a line ending in an outcome in capitals, as a runner reports a test (Gradle's ``com.x.FooSpec > should
+#: return a promise of true if ... FAILED``). Each reads as a title or a sentence (round 21, GEN2:
+#: tests/fixtures/runner-errors).
+_PROGRAM_MESSAGE = re.compile(r"""^\s*(?:(?i:erreur|fehler|erro|errore|fout|ошибка|avertissement|warnung|advertencia|aviso
+                                       |avviso|waarschuwing|предупреждение|causé\spar|causad[oa]\spor|causato\sda
+                                       |verursacht\sdurch)\s?:\s
+                                    |([^\s:'"`]+)\s?:\s.*?(['"`])\1\2
+                                    |.*\s(?:FAILED|PASSED|SKIPPED|ERROR)\s*$)""", re.X)
 #: Ruby's exception after its message: ``undefined method `name' for nil:NilClass (NoMethodError)``.
 _RUBY_EXCEPTION = re.compile(r"\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$")
 
@@ -308,10 +325,11 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 #: words and a 20,000-character run of ``a/b/c/...`` without an extension took 0.8-1.8 s holding the GIL (probe 52).
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
                          |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|(?<![\w/.-])(?:(?!\w/)[\w/.-])*+\w/(?:[\w/-]|\.(?![a-z]{1,4}\b))*+\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w
-                         |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+\s(?:failed|passed|errors?|skipped)\b
+                         |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+%?\s(?:[a-z]+\s)?(?:failed|passed|errors?|skipped)\b
                          |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+|E[A-Z]{4,})\]
                          |most\srecent\scall\slast|\{\s*"\w+"\s*:|\w\.\w+\([^)\s]|\btimed\sout\safter\s\d|\S:\s+\S+$
-                         |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b""", re.X)
+                         |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b
+                         |['"](?:[A-Za-z]:\\|\\\\|/|:)[^'"\s]*['"]""", re.X)
 #: Verbs a title says what is wrong with (``Getting http://.example.com raises UnicodeError``): a title may hold
 #: no function word, and a log line seldom holds one of these beside code.
 _TITLE_VERBS = frozenset("""raises raise returns fails crashes breaks ignores gives throws causes produces generates
@@ -408,13 +426,13 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
         if body != text or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
             return not (_word_count(body) >= 5 and _prose_share(body) >= _PROSE_SHARE)
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
-                                or _EXCEPTION_CALL.search(t) or _LEVEL_START.match(t)):
+                                or _EXCEPTION_CALL.search(t) or _LEVEL_START.match(t) or _PROGRAM_MESSAGE.match(t)):
             return True
         return _prose_share(text) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
     if (_CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t)
-            or _ruby_exception(t)):
+            or _ruby_exception(t) or _PROGRAM_MESSAGE.match(t)):
         return True
     if titles and _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
