@@ -11,7 +11,7 @@ failing outputs of tests/fixtures/test-runners (jest, mocha, cargo, go test, dot
    written from (:data:`HELD_OUT`), real log lines in other languages (tests/fixtures/localised-logs: the
    reverse measure of figure 1's prose rules), and compilers', build tools', shells' and runners' failure lines
    (tests/fixtures/runner-errors: gcc, javac, cargo, ctest, Gradle, tsc, mypy, eslint, go vet, swift, dotnet, Windows
-   cmd, PowerShell, localised Java launchers).
+   cmd, PowerShell, localised Java launchers), and apart those gathered after the rules were written (held-out.txt).
 3. **exact lines from the middle of long outputs** (characters 700..len-1,100 of observations of 2,000 characters
    or more), one tenant, hashing embedder (plumbing: which row holds the line, not meaning): row hit@1 in auto,
    hybrid and lexical; and whether any dense / hybrid / auto search over task, step+failure or all rows came back
@@ -72,12 +72,15 @@ def routing(runs: list) -> None:
     seen = _failure_lines([f for f in outputs if f.stem not in HELD_OUT])
     held_out = _failure_lines([f for f in outputs if f.stem in HELD_OUT]) - seen
     localised = {text.strip() for text in (FIXTURES / "localised-logs" / "lines.txt").read_text().split("\n====\n")}
-    programs = set((FIXTURES / "runner-errors" / "lines.txt").read_text().splitlines())
+    programs, programs_held_out = (set((FIXTURES / "runner-errors" / name).read_text().splitlines())
+                                   for name in ("lines.txt", "held-out.txt"))
     for name, chosen in (("test runners' failure lines, files the rules were written from", seen),
                          ("test runners' failure lines, held out", held_out),
                          ("non-English / CJK log lines (tests/fixtures/localised-logs)", localised - {""}),
                          ("compilers', build tools', shells' failure lines (tests/fixtures/runner-errors)",
-                          programs - {""})):
+                          programs - {""}),
+                         ("the same, held out (runner-errors/held-out.txt: localised coreutils, git, make, ...)",
+                          programs_held_out - {""})):
         wrong = sorted(line for line in chosen if resolve_mode("auto", line) != "hybrid")
         print(f"{name}: {len(chosen) - len(wrong)}/{len(chosen)} hybrid")
         for line in wrong:
