@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Collection, Mapping, Sequence
 
 from .vocab import MODES
 
@@ -605,24 +605,32 @@ class FusionConfig:
 
     def near_verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows of ``texts`` holding nearly all of a log-like query in order (see ``near_share``) above
-        every other row, in the order of their scores. Applied before :meth:`verbatim_lift`, which puts rows
-        holding the whole query above these."""
+        every other row, the closest wording first (:meth:`near_verbatim_rows`), then in the order of their scores.
+        Applied before :meth:`verbatim_lift`, which puts rows holding the whole query above these."""
         return lifted(scores, self.near_verbatim_rows(text, texts))
 
-    def near_verbatim_rows(self, text: str, texts: dict[str, str], held: Collection[str] = ()) -> set[str]:
-        """The ids of ``texts`` holding nearly all of a log-like query in order: with its own numbers, or where no
+    def near_verbatim_rows(self, text: str, texts: dict[str, str], held: Collection[str] = ()) -> dict[str, float]:
+        """The ids of ``texts`` holding nearly all of a log-like query in order, each with how closely
+        (:func:`near_verbatim_share`: 1.0 where every word stands by its neighbour): with its own numbers, or where no
         row does, with any (:data:`_NUMBER`). Rows in ``held`` (known to hold the whole query: :meth:`verbatim_rows`)
-        are among them unchecked, which spares splitting the rows a pasted line most often comes from
-        (bench_hybrid: 0.68 -> 0.28 ms a query)."""
+        are among them unchecked (1.0), which spares splitting the rows a pasted line most often comes from
+        (bench_hybrid: 0.68 -> 0.28 ms a query).
+
+        How closely ranks them (:func:`lifted`): another run of a test suite prints its summary with other counts,
+        and with any number for any other, the passing run's ``test result: ok. 2 passed; 0 failed; ...`` nearly
+        holds a pasted ``test result: FAILED. 4 passed; 2 failed; ...`` (all words but one) as the failed run's
+        does (all): in the order of their fused scores the passing run came first (probe 53, GEN)."""
         words = _WORD.findall(text)
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
                 or not looks_like_log(text, titles=False)):
-            return set()
-        near = {rid for rid, row in texts.items() if rid in held or self._near(words, row)}
+            return {}
+        near = {rid: 1.0 if rid in held else self._closeness(words, row) for rid, row in texts.items()}
+        near = {rid: share for rid, share in near.items() if share}
         if near or not _NUMBER.search(text):
             return near
         alike = _numbers_alike(text)  # no row holds the line's own numbers nearly: any number for any other
-        return {rid for rid, row in texts.items() if self._near(alike, row, numbers_alike=True)}
+        near = {rid: self._closeness(alike, row, numbers_alike=True) for rid, row in texts.items()}
+        return {rid: share for rid, share in near.items() if share}
 
     def nearly_holds(self, text: str, row: str) -> bool:
         """Whether ``row`` holds nearly all of ``text``'s words in order (``near_share``; a text of
@@ -632,19 +640,21 @@ class FusionConfig:
         words = _WORD.findall(text)
         if not self.near_min_words <= len(words) <= self.near_max_words:
             return False
-        return self._near(words, row) or (_NUMBER.search(text) is not None
-                                          and self._near(_numbers_alike(text), row, numbers_alike=True))
+        return bool(self._closeness(words, row) or (_NUMBER.search(text) is not None
+                                                    and self._closeness(_numbers_alike(text), row, numbers_alike=True)))
 
-    def _near(self, words: list[str], row: str, numbers_alike: bool = False) -> bool:
-        """``row`` holds nearly all of ``words`` in order (see :func:`near_verbatim_share`); first, cheaply, are
-        enough of them in it at all (substring tests: most rows fail here, before their words are split and paired)."""
+    def _closeness(self, words: list[str], row: str, numbers_alike: bool = False) -> float:
+        """How closely ``row`` holds ``words`` in order (:func:`near_verbatim_share`) where it holds nearly all of
+        them (``near_share``), else 0.0; first, cheaply, are enough of them in it at all (substring tests: most rows
+        fail here, before their words are split and paired)."""
         needed, present = self.near_share * len(words), 0
         numbers = numbers_alike and _NUMBER.search(row) is not None
         for seen, word in enumerate(words, 1):  # stops once the words not yet looked for cannot make up the share
             present += numbers if numbers_alike and word == _ANY_NUMBER else word in row
             if present + len(words) - seen < needed:
-                return False
-        return near_verbatim_share(words, row, numbers_alike) >= self.near_share
+                return 0.0
+        share = near_verbatim_share(words, row, numbers_alike)
+        return share if share >= self.near_share else 0.0
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""
@@ -664,7 +674,11 @@ class FusionConfig:
         return {rid for rid, row in texts.items() if pattern.search(row)}
 
 
-def lifted(scores: dict[str, float], ids: Collection[str]) -> dict[str, float]:
-    """``scores`` with the rows of ``ids`` raised above every other row (by the best score), in their order."""
+def lifted(scores: dict[str, float], ids: Collection[str] | Mapping[str, float]) -> dict[str, float]:
+    """``scores`` with the rows of ``ids`` raised above every other row, in their order; where ``ids`` maps each row
+    to how closely it holds the query, the closest first, then in their order. Each step of closeness adds the best
+    score once more (scores are not negative), so no score difference reorders two steps."""
     lift = max(scores.values(), default=0.0)
-    return {rid: score + (lift if rid in ids else 0.0) for rid, score in scores.items()}
+    closeness = ids if isinstance(ids, Mapping) else dict.fromkeys(ids, 1.0)
+    step = {value: n for n, value in enumerate(sorted(set(closeness.values())), 1)}
+    return {rid: score + (lift * step[closeness[rid]] if rid in closeness else 0.0) for rid, score in scores.items()}
