@@ -9,7 +9,6 @@ the key's: a command passes ``tenant=None`` and the server decides.
 
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -175,24 +174,14 @@ class Backend:
             verb = self.api.exemplars if kind == "exemplars" else self.api.warnings
             result = verb(text, env_version=list(env_version), policy_version=list(policy_version),
                           tools_available=list(tools), k=k or 0, token_budget=budget or 0)
-            return result if result.items or not _says_why_empty(result.json) else replace(result, text="", json="")
+            # the service's empty context says why in its text and json; the CLI says it in its own notes, as it does
+            # over the embedded store, whose text and json are "" (see ContextResult)
+            return replace(result, text="", json="") if result.reason else result
         from .runtime import Runtime, RuntimeContext
 
         ctx = RuntimeContext(tenant=self.tenant or DEFAULT_TENANT, env_version=tuple(env_version),
                              policy_version=tuple(policy_version), tools_available=tuple(tools))
         return Runtime(self.api).advice(kind, text, ctx, k=k, budget=budget)
-
-
-def _says_why_empty(document: str) -> bool:
-    """The service's empty context (``{"reason", "note"}``: :func:`trajsearch.runtime.tool.why_none`), which the
-    CLI says in its own notes, as it does over the embedded store where the Python API answers "" (the server
-    started saying why in probe 53: ``exemplars --server`` then printed the note where both ways had printed
-    "(nothing applicable: plan_from_scratch)")."""
-    try:
-        said = json.loads(document) if document else None
-    except ValueError:
-        return False
-    return isinstance(said, dict) and set(said) == {"reason", "note"}
 
 
 @contextmanager

@@ -204,13 +204,18 @@ class ContextResult:
     ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
     context as structured JSON (the same runs at the same detail: the budget is counted on the text);
     ``items`` are the runs it holds, best first, each ``{"provenance": {trajectory_id, trace_uri,
-    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found, the
-    Python API's ``text`` and ``json`` are ""; the service's ``Exemplars`` and ``Warnings`` answer instead with
-    ``text`` the note saying why and ``json`` ``{"reason", "note"}``, in the tool's words
-    (:func:`trajsearch.runtime.tool.why_none`), for every reason.
+    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found,
+    ``reason`` and ``note`` say why, in the tool's words (:func:`trajsearch.runtime.tool.why_none`: nothing close
+    enough, no run in the context's versions, none at all); the Python API's ``text`` and ``json`` stay "" (a
+    caller testing ``if not result.text`` plans from scratch as before), and the service's ``Exemplars`` and
+    ``Warnings`` answer with ``text`` the note and ``json`` ``{"reason", "note"}``.
     """
 
     strategy: str
     items: list[dict[str, Any]]
     text: str
     json: str
+    #: why nothing was found (:data:`trajsearch.runtime.tool.NO_RESULTS`'s label), "" where something was
+    reason: str = ""
+    #: the sentence saying ``reason`` to a model or a person
+    note: str = ""

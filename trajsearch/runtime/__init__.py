@@ -36,7 +36,7 @@ from .loop import (
 )
 from .novelty import NoveltyConfig, Strategy
 from .rerank import RerankConfig
-from .tool import SearchPastRuns, definition as tool_definition
+from .tool import SearchPastRuns, definition as tool_definition, why_none
 
 
 @dataclass(frozen=True)
@@ -120,11 +120,15 @@ class Runtime:
             return shown
 
     def advice(self, kind: str, text: str, ctx: RuntimeContext, *, k: int | None = None,
-               budget: int | None = None) -> ContextResult:
+               budget: int | None = None,
+               readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> ContextResult:
         """``exemplars`` or ``warnings`` for ``text`` as one :class:`ContextResult` (what the service returns).
 
         The same verb behind the gRPC ``Exemplars`` / ``Warnings`` calls and the
-        CLI's ``exemplars`` command, so every interface renders alike.
+        CLI's ``exemplars`` command, so every interface renders alike. An empty answer says why in ``reason`` and
+        ``note`` (:func:`~trajsearch.runtime.tool.why_none`, looking past the context's versions only as far as
+        ``readable``: the service's key pins); it had said so only through the service, the Python caller getting
+        "" whether the task was like nothing or the context's versions held no run.
         """
         if kind == "exemplars":
             found = self.exemplars(text, ctx, k)
@@ -143,8 +147,14 @@ class Runtime:
         out = [{"provenance": dict(item.provenance(), outcome=outcome),
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
-        return ContextResult(strategy.value if strategy is not None else "", out, context.text,
+        said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
+        if out or context.text:  # something shown, or the note that the budget left the runs out
+            return said
+        tool_kind = "exemplars" if kind == "exemplars" else "failures"
+        said.reason, said.note = why_none(self.ts, text, ctx, tool_kind,
+                                          warning_outcomes=self.config.advice.warning_outcomes, readable=readable)
+        return said
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""

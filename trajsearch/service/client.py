@@ -817,7 +817,18 @@ def _context_result(reply: Any) -> ContextResult:
             "text": item.text,
             "view": json.loads(item.json) if item.json else None,
         })
-    return ContextResult(reply.strategy, items, reply.text, reply.json)
+    said = _why_empty(reply.json) if not items else {}
+    return ContextResult(reply.strategy, items, reply.text, reply.json, said.get("reason", ""), said.get("note", ""))
+
+
+def _why_empty(document: str) -> dict[str, str]:
+    """The service's empty context, ``{"reason", "note"}`` (:func:`trajsearch.runtime.tool.why_none`), as a dict;
+    {} for any other document (an older server's "", a left-out run's note)."""
+    try:
+        said = json.loads(document) if document else None
+    except ValueError:
+        return {}
+    return said if isinstance(said, dict) and set(said) == {"reason", "note"} else {}
 
 
 def _record(item: Any, source: str, report: IngestReport) -> Any | None:

@@ -314,7 +314,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         return self._advice(call, "warnings", v.text("text", req.text, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
-        from ..runtime.tool import UNREADABLE, NO_RESULTS, why_none
+        from ..runtime.tool import UNREADABLE, NO_RESULTS
 
         k, budget = v.advice_size(req.k, req.token_budget)
         ctx = self._runtime_context(call, req.context)
@@ -323,11 +323,10 @@ class Service(pb2_grpc.TrajSearchServicer):
         if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies, and the answer says so
             return self._no_context(call, kind, UNREADABLE, NO_RESULTS[tool_kind][UNREADABLE])
         call.check_deadline()
-        result = rt.advice(kind, text, ctx, k=k, budget=budget)
-        if not result.items and not result.text:  # nothing found (a left-out run's note fits any budget taken here)
-            pins = (call.principal.env_versions, call.principal.policy_versions)
-            return self._no_context(call, kind, *why_none(
-                rt.ts, text, ctx, tool_kind, warning_outcomes=rt.config.advice.warning_outcomes, readable=pins))
+        result = rt.advice(kind, text, ctx, k=k, budget=budget,
+                           readable=(call.principal.env_versions, call.principal.policy_versions))
+        if result.reason:  # nothing found (a left-out run's note fits any budget taken here)
+            return self._no_context(call, kind, result.reason, result.note)
         items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
                                  json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
                                                  ensure_ascii=False, default=str))

@@ -1,0 +1,105 @@
+"""Probe 54 (RT3): the agent runtime's context, as its callers see it, on real runs.
+
+Each test goes through a public interface (the ``Runtime`` verbs, the gRPC client on loopback, ``trajsearch mcp``
+over stdio with the ``mcp`` package's own client) on real files kept under tests/fixtures (their SOURCE.md says
+where each came from).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.runtime import Runtime, RuntimeContext
+from trajsearch.runtime.tool import NO_RESULTS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: tau-bench v1, gpt-4o airline: task 0, a failed and a successful trial
+TAU_AIRLINE = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+
+
+def _runs(*paths: Path, **update: object) -> list[Trajectory]:
+    parsed = [p for path in paths for p in read_dump(path, tenant="acme")]
+    assert all(p.trajectory is not None for p in parsed), [p.error for p in parsed]
+    return [p.trajectory.model_copy(update=update) for p in parsed]
+
+
+# -- 2: the Python API's empty answer says why, as the service's does -------------------------------------
+
+
+def test_an_empty_python_answer_says_why_and_stays_empty(hashing_ts):
+    """``Runtime.advice`` answered an empty ContextResult with text and json "" and no word why, where the service
+    and the CLI say it (``no_runs_in_versions``: the context asks for a version no run was recorded with). It says
+    why in ``reason`` and ``note``, the tool's words; text and json stay "" for callers that test for them."""
+    runs = _runs(TAU_AIRLINE, env_version="v1")
+    hashing_ts.add(runs)
+    rt, task = Runtime(hashing_ts), runs[0].task
+    cases = {  # (tenant, env version) -> the reason for exemplars and for warnings
+        ("acme", "v9"): ("no_runs_in_versions", "no_failures_in_versions"),
+        ("empty", "v1"): ("no_successful_runs", "no_failed_runs"),
+    }
+    for (tenant, env), reasons in cases.items():
+        for kind, tool_kind, reason in zip(("exemplars", "warnings"), ("exemplars", "failures"), reasons):
+            said = rt.advice(kind, task, RuntimeContext(tenant=tenant, env_version=env))
+            assert said.items == [] and said.text == "" and said.json == "", (tenant, kind)
+            assert (said.reason, said.note) == (reason, NO_RESULTS[tool_kind][reason]), (tenant, kind)
+    unlike = rt.advice("exemplars", "zqxj vwkp flurbo glimmix", RuntimeContext(tenant="acme", env_version="v1"))
+    assert unlike.reason == "no_similar_runs" and unlike.strategy == "plan_from_scratch"
+    found = rt.advice("exemplars", task, RuntimeContext(tenant="acme", env_version="v1"))
+    assert found.items and (found.reason, found.note) == ("", "")  # something found: nothing to explain
+
+
+def test_the_grpc_clients_empty_answer_says_why_in_the_same_fields(tmp_path):
+    """The Python client of the service read the reason only out of the answer's json; its ContextResult has it in
+    ``reason`` and ``note`` as the embedded API's has."""
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = _runs(TAU_AIRLINE, env_version="v1")
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    try:
+        with Client(server.address, keys["acme"]) as client:
+            empty = client.warnings(runs[0].task, env_version="v9")
+            found = client.exemplars(runs[0].task, env_version="v1")
+    finally:
+        server.stop(grace=2)
+    assert (empty.reason, empty.note) == ("no_failures_in_versions", NO_RESULTS["failures"]["no_failures_in_versions"])
+    assert found.items and found.reason == ""
+
+
+# -- 4: the MCP tool's errors say how many searches are left -------------------------------------------------
+
+
+def test_mcp_tool_errors_say_the_searches_left(tmp_path):
+    """``trajsearch mcp`` over stdio, a server with a cap of 3. A call refused for its arguments (``k=0``) answered
+    a plain ``invalid arguments ...`` tool error: unlike every other answer, no ``searches_left``, so the model
+    could not tell whether the failed call had cost one of its searches. Tool errors now read as the tool's own
+    error answers do: ``status``, ``error``, and ``searches_left`` as the session's last answer left it (none
+    before the first answer: the cap is the server's)."""
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, mcp_session, serve_store
+
+    runs = _runs(TAU_AIRLINE)
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())  # search cap 3
+    script = [{"query": "x", "k": 0}, {"query": runs[0].task}, {"query": runs[0].task, "k": 0},
+              {"query": runs[0].task, "tenant": "beta"}, {"query": runs[0].task, "kind": "failures"}]
+    try:
+        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+    finally:
+        server.stop(grace=2)
+    answers = [json.loads(r.content[0].text) for r in results]
+    assert [r.is_error for r in results] == [True, False, True, True, False]
+    before, first, refused, extra, second = answers
+    assert before["status"] == "error" and "k: " in before["error"] and "searches_left" not in before
+    assert first["searches_left"] == 2
+    assert refused["status"] == "error" and "k: " in refused["error"] and refused["searches_left"] == 2
+    assert "tenant: unknown argument" in extra["error"] and extra["searches_left"] == 2
+    assert second["searches_left"] == 1  # the refused calls spent nothing, as they said
