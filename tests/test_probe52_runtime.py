@@ -260,7 +260,7 @@ def test_calls_made_together_after_a_pause_share_one_run():
     now[0] = 61.0  # the host was idle
     together = {sessions.id_of(no_header) for _ in range(3)}  # none has ended yet
     assert len(together) == 1 and first not in together
-    sessions.searched(no_header, {"status": "ok"})
+    sessions.searched(no_header, next(iter(together)), {"status": "ok"})
     now[0] = 100.0  # 39 s after the search ended: the same run
     assert sessions.id_of(no_header) in together
 

@@ -36,6 +36,7 @@ import json
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -61,19 +62,16 @@ log = logging.getLogger("trajsearch.mcp")
 
 
 class _ValidatedTool(Tool):
-    """A tool whose raw arguments are validated by :class:`SearchPastRunsArguments` itself.
+    """A tool handed its raw arguments, which it validates with :class:`SearchPastRunsArguments` itself.
 
     The SDK derives an argument model from the function's signature, and that
-    model silently drops unknown arguments; this tool validates with the one
-    model (extras refused) and publishes that model's schema.
+    model silently drops unknown arguments; this tool's function validates with the one
+    model (extras refused), so that a refusal can say the session's searches left, and it publishes that model's
+    schema.
     """
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        try:
-            args = SearchPastRunsArguments.model_validate(arguments)
-        except ValidationError as exc:
-            raise ToolError(argument_errors(exc)) from None
-        result = await self.fn(args, context)
+        result = await self.fn(arguments, context)
         return self.fn_metadata.convert_result(result) if convert_result else result
 
 
@@ -126,6 +124,9 @@ def _models_field(details: str) -> bool:
     return field in SearchPastRunsArguments.model_fields
 
 
+#: Sessions whose last ``searches_left`` is remembered for their refusals: a client sending a new header per call
+#: cannot grow the memory past this.
+SESSIONS_REMEMBERED = 4096
 #: Seconds without a search after which a process's next search starts a new run, with a fresh cap (``--run-idle``).
 RUN_IDLE_SECONDS = 900.0
 #: Below this a run rarely holds two searches of one conversation (a model takes seconds to minutes between them):
@@ -160,6 +161,9 @@ class _Sessions:
         self.process_id = uuid.uuid4().hex
         self.run_idle, self._clock = run_idle, clock
         self._run_id, self._last = uuid.uuid4().hex, clock()
+        #: the ``searches_left`` of each session's last answer, for its refusals (:meth:`refused`); the sessions
+        #: last heard from, at most :data:`SESSIONS_REMEMBERED` of them
+        self._left: OrderedDict[str, int] = OrderedDict()
 
     def id_of(self, ctx: Any) -> str:
         """The header's id, derived from it and this process's random id: stable per session, unguessable
@@ -175,10 +179,11 @@ class _Sessions:
             self._run_id, self._last = uuid.uuid4().hex, now
         return self._run_id
 
-    def searched(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+    def searched(self, ctx: Any, session_id: str, result: dict[str, Any]) -> dict[str, Any]:
         """``result`` of a search just ended, as the model is to read it: without a header, a search the cap let
         through restarts the idle count, and a capped answer says what the cap counted (the searches with no
         pause of ``run_idle`` between them, not "this task", which this process cannot see)."""
+        self._remember(session_id, result.get("searches_left"))
         if self._header(ctx):
             return result
         if result.get("status") != "limit_reached":
@@ -187,6 +192,23 @@ class _Sessions:
             scope = f"with no pause of {_duration(self.run_idle)} between them"
             result = result | {"instruction": result["instruction"].replace(CAP_SCOPE, scope)}
         return result
+
+    def refused(self, session_id: str, error: str) -> ToolError:
+        """The tool error for a call that got no answer (its arguments refused, the server down or refusing this
+        host's configuration), as the tool's own error answers read: ``{"status": "error", "error", "searches_left"}``,
+        the count as the session's last answer left it (absent before any: the cap is the server's, unknown here).
+        A plain sentence had left the model to guess whether the failed call cost one of its searches."""
+        said: dict[str, Any] = {"status": "error", "error": error}
+        if session_id in self._left:
+            said["searches_left"] = self._left[session_id]
+        return ToolError(json.dumps(said, ensure_ascii=False))
+
+    def _remember(self, session_id: str, left: Any) -> None:
+        if isinstance(left, int):
+            self._left[session_id] = left
+            self._left.move_to_end(session_id)
+            if len(self._left) > SESSIONS_REMEMBERED:
+                self._left.popitem(last=False)
 
     @staticmethod
     def _header(ctx: Any) -> str | None:
@@ -206,27 +228,32 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
     """An MCP server exposing ``search_past_runs`` through ``client`` (``run_idle``: see :class:`_Sessions`)."""
     sessions = _Sessions(run_idle)
 
-    async def search_past_runs(arguments: SearchPastRunsArguments, ctx: Context) -> str:
+    async def search_past_runs(arguments: dict[str, Any], ctx: Context) -> str:
         session_id = sessions.id_of(ctx)
+        try:
+            args = SearchPastRunsArguments.model_validate(arguments)
+        except ValidationError as exc:
+            raise sessions.refused(session_id, argument_errors(exc)) from None
 
         def call() -> dict[str, Any]:
             return client.search_past_runs(
-                arguments.query, session_id=session_id, k=arguments.k, kind=arguments.kind,
+                args.query, session_id=session_id, k=args.k, kind=args.kind,
                 env_version=context.env_versions, policy_version=context.policy_versions,
                 tools_available=context.tools_available,
             )
 
         try:
-            result = sessions.searched(ctx, await anyio.to_thread.run_sync(call))
+            result = sessions.searched(ctx, session_id, await anyio.to_thread.run_sync(call))
         except ServiceError as exc:
             if exc.code == grpc.StatusCode.INVALID_ARGUMENT and _models_field(exc.details):
-                raise ToolError(f"invalid arguments for {TOOL_NAME}: {exc.details}") from None
+                raise sessions.refused(session_id, f"invalid arguments for {TOOL_NAME}: {exc.details}") from None
             if exc.code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED,
                             grpc.StatusCode.PERMISSION_DENIED):  # the operator's key or context: not the model's
                 log.error("the trajsearch server refused this MCP server's configuration: %s", exc)
-                raise ToolError("trajsearch is misconfigured on this host (the operator has been told): "
-                                "continue without past runs") from None
-            raise ToolError(f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
+                raise sessions.refused(session_id, "trajsearch is misconfigured on this host (the operator has been "
+                                                   "told): continue without past runs") from None
+            raise sessions.refused(
+                session_id, f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
     # the cap is the trajsearch server's (serve --search-cap), unknown here before a search answers: no number
