@@ -287,12 +287,15 @@ def test_rows_written_before_digests_render_from_the_trace(store, fixture_runs):
 
 
 def test_a_format_beyond_the_digest_reads_the_trace(store, fixture_runs):
+    """The runs with the longest outputs, whose texts the digest's caps cut (the first runs of the fixtures fit the
+    default caps whole: with the trace URI out of the context, the default budget shows them in full either way)."""
     ts, traces = store
     wide = RuntimeConfig(advice=OPEN.advice, format=FormatConfig(observation_chars=1500, note_chars=1200, goal_chars=2000))
-    from_traces = _contexts(ts, fixture_runs, wide)
-    assert from_traces != _contexts(ts, fixture_runs)  # it shows more than the default
+    runs = sorted(fixture_runs, key=lambda r: -max(len(str(s.observation or "")) for s in r.steps))
+    from_traces = _contexts(ts, runs, wide)
+    assert from_traces != _contexts(ts, runs)  # it shows more than the default
     shutil.rmtree(traces)
-    degraded = _contexts(ts, fixture_runs, wide)  # no trace to read: what the digest kept, no error
+    degraded = _contexts(ts, runs, wide)  # no trace to read: what the digest kept, no error
     assert all(text for text, _ in degraded)
 
 

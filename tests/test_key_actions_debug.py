@@ -62,7 +62,9 @@ def test_the_edits_the_final_diff_holds_rank_first(name: str) -> None:
 def test_a_small_budget_shows_the_fix_not_the_debug_print(hashing_ts: TrajSearch) -> None:
     run = _run("django__django-13964")
     hashing_ts.add([run.model_copy(update={"created_at": BASE_TIME})])
-    context = Runtime(hashing_ts, OPEN).context_for(run.task, RuntimeContext(tenant="acme", now=BASE_TIME), budget=400)
+    # 340 tokens: room for two key actions (400 was, while each source line held the run's trace URI; without it
+    # 400 holds four, the debug print and its removal among them)
+    context = Runtime(hashing_ts, OPEN).context_for(run.task, RuntimeContext(tenant="acme", now=BASE_TIME), budget=340)
     shown = context.text.split("Key actions:", 1)[1].split("Outcome:", 1)[0]
     assert "sed -i '936s/elif getattr(self, field.attname) is None:/" in shown
     assert "DEBUG" not in shown and "sed -i '928d'" not in shown

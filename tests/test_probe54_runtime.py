@@ -1,30 +1,17 @@
-"""Probe 54 (RT3): the agent runtime's context, as its callers see it, on real runs.
-
-Each test goes through a public interface (the ``Runtime`` verbs, the gRPC client on loopback, ``trajsearch mcp``
-over stdio with the ``mcp`` package's own client) on real files kept under tests/fixtures (their SOURCE.md says
-where each came from).
+"""Probe 54 (RT3): the agent runtime's context, as an agent and its callers get it, on real runs (tau-bench airline
+task 0, the fixture probe 53 used), through the ``Runtime`` verbs, the gRPC client on loopback and ``trajsearch mcp``
+over stdio with the ``mcp`` package's own client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
-from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
 from trajsearch.runtime import Runtime, RuntimeContext
 from trajsearch.runtime.tool import NO_RESULTS
 
-FIXTURES = Path(__file__).parent / "fixtures"
-#: tau-bench v1, gpt-4o airline: task 0, a failed and a successful trial
-TAU_AIRLINE = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
-
-
-def _runs(*paths: Path, **update: object) -> list[Trajectory]:
-    parsed = [p for path in paths for p in read_dump(path, tenant="acme")]
-    assert all(p.trajectory is not None for p in parsed), [p.error for p in parsed]
-    return [p.trajectory.model_copy(update=update) for p in parsed]
+from test_probe53_runtime import _runs, TAU_AIRLINE
 
 
 # -- 2: the Python API's empty answer says why, as the service's does -------------------------------------
@@ -103,3 +90,35 @@ def test_mcp_tool_errors_say_the_searches_left(tmp_path):
     assert refused["status"] == "error" and "k: " in refused["error"] and refused["searches_left"] == 2
     assert "tenant: unknown argument" in extra["error"] and extra["searches_left"] == 2
     assert second["searches_left"] == 1  # the refused calls spent nothing, as they said
+
+
+# -- 1 and 3: the agent's context names each run by id; its data keeps the trace URI --------------------------
+
+
+def test_the_agents_context_names_runs_by_id_and_a_json_context_at_250_shows_one(hashing_ts):
+    """tau-bench airline task 0. ``context_for(fmt="json", budget=250)`` showed no run: the briefest exemplar's
+    JSON was 182 tokens, 111 of them its provenance, ~70 of those its trace URI (``file:///...`` in this host's
+    trace store, which an agent elsewhere cannot open), beside 88 of header and strategy. The text form named the
+    URI in every ``source:`` line but the briefest: on the shared dumps a quarter of a 500-1,000-token context.
+    The agent's context (text and JSON) names each run by its trajectory id; ``.data``, the ``PromptContext``'s
+    runs and ``Runtime.advice``'s items and JSON keep the URI, for an audit of what the agent saw."""
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    task = runs[0].task
+    at_250 = rt.context_for(task, ctx, fmt="json", budget=250)
+    shown = json.loads(at_250.text)
+    assert [v["provenance"]["trajectory_id"] for v in shown["exemplars"]] == ["tau-gpt-4o-airline-mini-0-t1"]
+    assert shown["strategy"] == "follow_closely" and at_250.tokens <= 250
+    assert rt.counter.count(at_250.text) == at_250.tokens
+    for fmt in ("text", "json"):
+        for budget in (250, 500, 2000):
+            context = rt.context_for(task, ctx, fmt=fmt, budget=budget)
+            assert context.exemplars and "trace_uri" not in context.text and "file://" not in context.text
+            assert rt.counter.count(context.text) == context.tokens <= budget
+            assert all(v["provenance"]["trace_uri"].startswith("file://") for v in context.data["exemplars"])
+            assert context.exemplars[0].trace_uri.startswith("file://")
+    advice = rt.advice("exemplars", task, ctx, budget=500)  # the engineer's view: items and JSON keep the URI
+    assert "trace_uri" not in advice.text
+    assert advice.items[0]["provenance"]["trace_uri"].startswith("file://")
+    assert json.loads(advice.json)["exemplars"][0]["provenance"]["trace_uri"].startswith("file://")

@@ -197,9 +197,7 @@ def _ladder(config: FormatConfig) -> list[_Detail]:
 
 def _brief(bare: _Detail) -> _Detail:
     """The smallest useful view of a run, below bare: its goal's head, its outcome, a warning's error (no cause,
-    fix or failing step), its text's source line without the trace URI (the trajectory id names the run; a trace
-    store's path and content hash were ~95 tokens of a tau-bench run's ~150-token source line; the data keeps it). Bare was the least a run
-    was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
+    fix or failing step). Bare was the least a run was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
     a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2).
     Only where no run fits bare: shown beside runs that fit bare, brief runs took the key actions of those (the
     tool's 1,200 tokens, k=5 on mini-SWE-agent runs: a fifth run's goal line for the first two runs' one step)."""
@@ -252,18 +250,21 @@ def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]
     return actions
 
 
-class _BriefView(dict):
-    """A run's view at :func:`_brief`: its data whole (the JSON, ``.data`` and the tool's answer keep the trace
-    URI, the provenance the README promises), its text's ``source:`` line without the trace URI (:func:`_source`).
-    Dropped from the data too, an audit of what the agent saw could not open a run shown brief (review RRT2, 3)."""
+#: What the agent's context leaves out of a run's provenance: the trace URI, a path in this host's trace store
+#: (``file:///...``) that an agent elsewhere cannot open, while the trajectory id names the run for every interface
+#: (``trajsearch show ID``, the web page). It cost ~30 tokens of an exemplar's barest ~130 and a quarter of a
+#: 500-1,000-token context; a JSON context at 250 tokens showed no run at all (probe 54, RT3). The views keep it
+#: (``.data``, ``Runtime.advice``'s items and JSON, the tool's results): an audit of what the agent saw opens the run.
+PROMPT_LEAVES_OUT = ("trace_uri",)
 
 
-def _new_view(detail: _Detail, **fields: Any) -> dict[str, Any]:
-    return _BriefView(fields) if detail.brief else dict(fields)
+def _for_prompt(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` as the agent's context shows it: its provenance without :data:`PROMPT_LEAVES_OUT`."""
+    return dict(view, provenance={k: v for k, v in view["provenance"].items() if k not in PROMPT_LEAVES_OUT})
 
 
 def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
-    view = _new_view(detail, provenance=exemplar.provenance())
+    view: dict[str, Any] = {"provenance": exemplar.provenance()}
     digest = _digest(exemplar, detail)
     if digest is None:  # the trace is gone and the row has no digest: show the indexed row
         view["goal"] = clip(exemplar.text, detail.goal)
@@ -285,7 +286,7 @@ def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
 
 
 def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
-    view = _new_view(detail, label=WARNING_LABEL, provenance=warning.provenance())
+    view: dict[str, Any] = {"label": WARNING_LABEL, "provenance": warning.provenance()}
     digest = _digest(warning, detail) or warning.row_digest()
     view["task"] = digest.task.clip(detail.goal)
     view["error"] = digest.error.clip(detail.note // 3, detail.note * 2 // 3)
@@ -374,10 +375,14 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def _source(view: dict[str, Any]) -> str:
-    """The run's ``source:`` line: its provenance, without the trace URI in a brief view (see :class:`_BriefView`)."""
-    brief = isinstance(view, _BriefView)
-    return "source: " + " | ".join(f"{k}={_quoted(v)}" for k, v in view["provenance"].items()
-                                   if not (brief and k == "trace_uri"))
+    """The run's ``source:`` line: its provenance."""
+    return "source: " + " | ".join(f"{k}={_quoted(v)}" for k, v in view["provenance"].items())
+
+
+def _prompt_data(data: dict[str, Any]) -> dict[str, Any]:
+    """The context as the agent's prompt gets it: each run's view as :func:`_for_prompt` shows it."""
+    return dict(data, exemplars=[_for_prompt(v) for v in data["exemplars"]],
+                warnings=[_for_prompt(v) for v in data["warnings"]])
 
 
 def checked_budget(name: str, value: Any) -> int:
@@ -400,8 +405,13 @@ def render(
     fmt: str = "text",
     counter: TokenCounter | None = None,
     budget: int | None = None,
+    trace_uris: bool = False,
 ) -> Rendered:
     """Render within ``budget`` tokens (default ``config.budget_tokens``); never over it.
+
+    The emitted context names each run by its provenance without its trace URI (:data:`PROMPT_LEAVES_OUT`);
+    ``.data`` keeps it. ``trace_uris`` emits and counts it too: for an answer made of the views themselves (the
+    tool's results).
 
     Nothing to show renders as the empty string (the agent plans from scratch). A budget too small
     for any run renders only a note that they were left out: a header, or a strategy saying "follow
@@ -432,8 +442,11 @@ def render(
     # a piece whose lower bound (TokenCounter.at_least) is over the room left is not counted at all.
     total = counter.count(_head_text(data) if fmt == "text" else render_json(data))
 
+    shown_as = (lambda view: view) if trace_uris else _for_prompt
+
     def cost(kind: str, view: dict[str, Any], n: int, room: int) -> int | None:
         """The piece's tokens; None, uncounted, when even its lower bound exceeds ``room``."""
+        view = shown_as(view)
         if fmt == "text":
             piece, extra = (_exemplar_text if kind == "exemplars" else _warning_text)(view, n), 0
         else:
@@ -486,7 +499,8 @@ def render(
     if omitted and total + note <= budget:
         data["omitted"] = omitted
         total += note
-    text = render_text(data) if fmt == "text" else render_json(data)
+    emitted = data if trace_uris else _prompt_data(data)
+    text = render_text(emitted) if fmt == "text" else render_json(emitted)
     return Rendered(text, data, total, omitted, fmt)
 
 

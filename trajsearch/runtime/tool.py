@@ -162,13 +162,13 @@ class SearchPastRuns:
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens)
+                              counter=self.counter, budget=self.result_tokens, trace_uris=True)
             results = rendered.data["exemplars"]
             base["strategy"] = rendered.stated(found.strategy).value
         else:
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens)
+                              counter=self.counter, budget=self.result_tokens, trace_uris=True)
             results = rendered.data["warnings"]
         if results:
             base["note"] = rendered.data["header"]
