@@ -28,6 +28,7 @@ The ingested index is cached under --cache (ingest with the real model takes min
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -71,6 +72,38 @@ def best_threshold(low: list[float], high: list[float]) -> float:
         f1 = 2 * p * r / (p + r) if p + r else 0.0
         best = max(best, (round(f1, 6), b - a, t))
     return best[2]
+
+
+#: The budgets an agent's context is measured at: the service takes 50 and up, the default is 2,000.
+BUDGETS = (250, 500, 1000, 2000)
+#: A trace URI as the text (``trace_uri=...``) and the JSON (``"trace_uri":"..."``) write it.
+TRACE_URI = re.compile(r'trace_uri=\S+|"trace_uri":"[^"]*"')
+
+
+def budget_table(runtime: Runtime, queries: Sequence[Trajectory], ctx: RuntimeContext) -> None:
+    """Per budget and format: how many contexts show a past run, their median tokens, and the share of the tokens
+    spent on ``source:`` lines (text; the ``provenance`` objects in JSON) and on trace URIs within them."""
+    counter = runtime.counter
+    print(f"\n## Contexts by budget ({len(queries)} tasks, each held out; tokens: all-MiniLM-L6-v2 WordPiece)")
+    print("| budget | format | show a run | median tokens | median runs shown | on provenance | on trace URIs |")
+    print("|---|---|---|---|---|---|---|")
+    for budget in BUDGETS:
+        for fmt in ("text", "json"):
+            shown, tokens, runs, provenance, uris = 0, [], [], 0, 0
+            for run in queries:
+                context = runtime.context_for(run.task, ctx, fmt=fmt, budget=budget,
+                                              exclude_trajectory_ids=[run.trajectory_id])
+                n = len(context.exemplars) + len(context.warnings)
+                shown += n > 0
+                tokens.append(context.tokens)
+                runs.append(n)
+                pieces = ([line for line in context.text.splitlines() if line.startswith("source:")] if fmt == "text"
+                          else re.findall(r'"provenance":\{[^{}]*\}', context.text))
+                provenance += sum(counter.count(piece) for piece in pieces)
+                uris += sum(counter.count(uri) for uri in TRACE_URI.findall(context.text))
+            spent = sum(tokens) or 1
+            print(f"| {budget} | {fmt} | {shown}/{len(queries)} | {statistics.median(tokens):.0f} | "
+                  f"{statistics.median(runs):.0f} | {provenance / spent:.1%} | {uris / spent:.1%} |")
 
 
 def main() -> int:
@@ -233,6 +266,7 @@ def main() -> int:
     for label, counts in (("text", text_tokens), ("json", json_tokens)):
         print(f"| {label} | {statistics.median(counts):.0f} | {max(counts)} | {sum(c > args.budget for c in counts)} |")
     print(f"out-of-domain tasks given plan_from_scratch and no exemplars: {empty_for_ood}/{len(ood)}")
+    budget_table(runtime, queries, ctx)
     print(f"\n(total {time.time() - started:.0f}s)")
     ts.close()
     return 0
