@@ -82,8 +82,8 @@ def test_a_small_budget_shows_one_run_briefly_rather_than_only_a_note(hashing_ts
     # at its briefest a run's source line names it by id: the trace store's path was ~95 of its ~150 tokens
     brief = rt.advice("warnings", task, ctx, budget=250)
     assert "source: trajectory_id=tau-gpt-4o-airline-mini-0-t0 |" in brief.text and "trace_uri" not in brief.text
-    # where a run fits at its barest (the exemplar, 265 of 300 tokens with its trace URI, 190 without) none is shown
-    # brief: brief runs beside it would take the budget its key actions rise with (without the URI: its booking)
+    # where a run fits at its barest (the exemplar: 179 tokens with its trace URI, 116 without) none is shown brief:
+    # brief runs beside it would take the budget its key actions rise with (without the URI: its booking)
     bare = rt.context_for(task, ctx, budget=300)
     assert (len(bare.exemplars), len(bare.warnings)) == (1, 0) and "- [2] book_reservation" in bare.text
     # a budget with room for the barer rendering still gets it, as before (cause and fix of the failure shown)

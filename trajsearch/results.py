@@ -202,7 +202,8 @@ class ContextResult:
     """Exemplars or warnings as an agent gets them: the strategy, the items with provenance, the rendered context.
 
     ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
-    context as structured JSON (the same runs at the same detail: the budget is counted on the text);
+    context as structured JSON (the same runs at the same detail, with each run's trace URI, which the text leaves
+    out: the budget is counted on the text);
     ``items`` are the runs it holds, best first, each ``{"provenance": {trajectory_id, trace_uri,
     env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found,
     ``reason`` and ``note`` say why, in the tool's words (:func:`trajsearch.runtime.tool.why_none`: nothing close

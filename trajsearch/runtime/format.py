@@ -197,8 +197,9 @@ def _ladder(config: FormatConfig) -> list[_Detail]:
 
 def _brief(bare: _Detail) -> _Detail:
     """The smallest useful view of a run, below bare: its goal's head, its outcome, a warning's error (no cause,
-    fix or failing step). Bare was the least a run was shown at: an exemplar cost 160-230 tokens and a warning 230-300 on tau-bench and mini-SWE-agent runs, so
-    a budget of 250 (the service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2).
+    fix or failing step). Bare was the least a run was shown at: an exemplar cost 160-230 tokens and a warning
+    230-300 on tau-bench and mini-SWE-agent runs (with their trace URIs, since left out), so a budget of 250 (the
+    service takes 50 and up) showed only "(1 past run(s) left out ...)" (probe 53, RT2).
     Only where no run fits bare: shown beside runs that fit bare, brief runs took the key actions of those (the
     tool's 1,200 tokens, k=5 on mini-SWE-agent runs: a fifth run's goal line for the first two runs' one step)."""
     return replace(bare, goal=min(100, bare.goal), brief=True)
@@ -252,9 +253,10 @@ def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]
 
 #: What the agent's context leaves out of a run's provenance: the trace URI, a path in this host's trace store
 #: (``file:///...``) that an agent elsewhere cannot open, while the trajectory id names the run for every interface
-#: (``trajsearch show ID``, the web page). It cost ~30 tokens of an exemplar's barest ~130 and a quarter of a
-#: 500-1,000-token context; a JSON context at 250 tokens showed no run at all (probe 54, RT3). The views keep it
-#: (``.data``, ``Runtime.advice``'s items and JSON, the tool's results): an audit of what the agent saw opens the run.
+#: (``trajsearch show ID``, the web page). It cost 62 of a tau-bench exemplar's 179 tokens at its barest, 26-29% of
+#: a 500-1,000-token context on the shared dumps, and no JSON context at 250 tokens showed a run (probe 54, RT3).
+#: The views keep it (``.data``, ``Runtime.advice``'s items and JSON, the tool's results): an audit of what the
+#: agent saw opens the run.
 PROMPT_LEAVES_OUT = ("trace_uri",)
 
 
