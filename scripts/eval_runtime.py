@@ -20,7 +20,9 @@ Reports, with and without reranking + diversity:
   calibrated threshold (mid-gap) and the configured one's margin on each side,
   and precision / recall of "novel" (plan_from_scratch), also 2-fold
   cross-validated;
-- token counts of the formatted contexts (real tokenizer), text and JSON.
+- token counts of the formatted contexts (real tokenizer), text and JSON;
+- per budget (250, 500, 1,000, 2,000) and format: how many contexts show a past run, their median tokens and
+  runs, and the share of their tokens spent on provenance and on trace URIs.
 
 The ingested index is cached under --cache (ingest with the real model takes minutes).
 """
