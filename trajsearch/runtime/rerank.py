@@ -204,9 +204,17 @@ def _touched_parsed(summary: str) -> dict[str, tuple[str, ...]]:
 
 def _file_names(path: str) -> set[str]:
     """How a file is named, on both sides of the match: its stem and its last two path parts without
-    the extension (``django/db/backends/base/schema.py`` -> ``schema``, ``base/schema``)."""
+    the extension (``django/db/backends/base/schema.py`` -> ``schema``, ``base/schema``). A package's
+    ``__init__.py`` is named by its package (``django/core/management/__init__.py`` -> ``management``,
+    ``core/management``), as its module is: the stem ``__init__`` is what a task names as a method
+    (``ResolverMatch.__init__``), so every run that changed some package's ``__init__.py`` scored ``touched``
+    and ``named`` in full for such a task (round 21: on CodeR's and SWE-agent's ``cost_2_2`` runs of
+    SWE-bench Lite, django-14155's first two places went to runs that changed ``management/__init__.py`` and
+    ``fields/__init__.py``)."""
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
     pieces = [p for p in stem.split("/") if p]
+    if pieces[-1:] == ["__init__"]:
+        pieces.pop()
     return set(pieces[-1:]) | ({"/".join(pieces[-2:])} if len(pieces) >= 2 else set())
 
 
