@@ -58,7 +58,9 @@ from .touched import touched
 #: 16: unless a later step (not a read) named it or ran a script the run wrote naming it (``mv F.bak F``); a removed
 #:     directory takes its files; a checkout of another revision is no revert; a run whose every diffed file was
 #:     reverted changed what it wrote and kept (review RR11h).
-REPRESENTATION_VERSION = 16
+#: 17: a subshell's parentheses are no part of its commands (``(cd x && git checkout F)``), and ``git checkout A B``
+#:     without ``--`` is read by what git printed it did (review round 21, FM5).
+REPRESENTATION_VERSION = 17
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
