@@ -21,17 +21,14 @@ embedded with the *hashing test embedder* (paging costs do not depend on what ve
 
     python scripts/bench_export_pages.py                  # 10,200 runs, pages after 1,000 and 9,900 runs
 
-Figures of 2026-12-06 (shared 2-core machine; 10,200 runs; median of 5, ms; two runs: with other sessions' tests
-running / quieter):
+Figures of 2026-12-06 (shared 2-core machine, other sessions' tests running; 10,200 runs; median of 5, ms):
 
-| page        | exclusions: bytes, ms      | token, kept: bytes, ms | token, dropped: ms | same runs |
-|-------------|----------------------------|------------------------|--------------------|-----------|
-| after 1,000 | 11,046, 518 / 339          | 117, 12 / 13           | 1,554 / 1,085      | yes       |
-| after 9,900 | 108,946, 2,064 / 1,139     | 117, 22 / 17           | 7,227 / 3,644      | yes       |
+| page        | exclusions: bytes, ms | token, kept: bytes, ms | token, dropped: ms | same runs |
+|-------------|-----------------------|------------------------|--------------------|-----------|
+| after 1,000 | 11,046, 518           | 117, 12                | 1,554              | yes       |
+| after 9,900 | 108,946, 2,064        | 117, 22                | 7,227              | yes       |
 
-Whole ranking of 10,000 runs, pages of 100 (first run): exclusions 134.3 s, tokens 4.8 s (2.6 s in the second).
-A token whose ranking was dropped costs more than an exclusion page did (it ranks to its depth again): the price of
-a restart or a token kept past ``trajsearch.paging.KEPT_S``, not of an export's pages.
+Whole ranking of 10,000 runs, pages of 100: exclusions 134.3 s, tokens 4.8 s.
 """
 
 from __future__ import annotations
