@@ -99,21 +99,19 @@ class Rankings:
         self._kept: TTLCache = TTLCache(maxsize=kept, ttl=seconds)
         self._lock = threading.Lock()
 
-    @staticmethod
-    def first(digest: str, hits: list[Hit], k: int) -> Page:
-        """The first page: ``hits``, a plain search's ``k`` runs for the question ``digest`` names (not kept)."""
-        return Page(hits, page_token(k, digest) if len(hits) == k < MAX_EXPORT_RUNS else "")
-
     def page(self, digest: str, token: str, k: int, rank: Callable[[int], list[Hit]]) -> Page:
-        """The page ``token`` names of ``k`` runs of the ranking ``digest`` names; ``rank(depth)`` ranks its first
-        ``depth`` runs.
+        """The page ``token`` names ("" = the first) of ``k`` runs of the ranking ``digest`` names; ``rank(depth)``
+        ranks its first ``depth`` runs. A first page is ranked alone (a plain search's cost) and not kept.
 
         A full page always names the next (which may be empty) and a short one never does: a full page naming none
         is an older server's, which pages no further (an export says so), or the last ``MAX_EXPORT_RUNS`` reach."""
-        offset = token_offset(token, digest, k)
-        with self._lock:
-            ranking = self._kept.get(digest) or _Ranking(rank)
-            self._kept[digest] = ranking  # (re)set: kept KEPT_S after its last page
-        hits = ranking.page(offset, k)
+        if not token:
+            offset, hits = 0, rank(k)
+        else:
+            offset = token_offset(token, digest, k)
+            with self._lock:
+                ranking = self._kept.get(digest) or _Ranking(rank)
+                self._kept[digest] = ranking  # (re)set: kept KEPT_S after its last page
+            hits = ranking.page(offset, k)
         end = offset + len(hits)
         return Page(hits, page_token(end, digest) if len(hits) == k and end < MAX_EXPORT_RUNS else "")

@@ -345,8 +345,6 @@ class TrajSearch:
         query = Filters(tenant=tenant, **{_FILTER_KEYWORDS[name]: value for name, value in filters.items()})
         _check_query(text, k, 1)
         digest = question_digest(text=text, mode=mode, filters=sorted(vars(query).items()))
-        if not page_token:  # a plain search
-            return self._rankings.first(digest, self.search(text, tenant=tenant, k=k, mode=mode, **filters), k)
         return self._rankings.page(digest, page_token, k, lambda depth: self._ranked(text, query, depth, 1, mode))
 
     def search_filtered(
