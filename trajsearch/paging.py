@@ -82,14 +82,15 @@ class _Ranking:
         self.hits: list[Hit] = []
         self.depth = 0
 
-    def page(self, offset: int, k: int) -> list[Hit]:
-        """The runs ``offset`` to ``offset + k``."""
+    def page(self, offset: int, k: int) -> tuple[list[Hit], bool]:
+        """The runs ``offset`` to ``offset + k``, and whether any may come after them."""
         with self._lock:
             need = offset + k
             if need > self.depth and len(self.hits) == self.depth:  # deeper, and the last ranking came back full
                 self.depth = min(MAX_EXPORT_RUNS, max(need, 2 * self.depth))
                 self.hits = self._rank(self.depth)
-            return self.hits[offset:need]
+            more = len(self.hits) > need or len(self.hits) == self.depth < MAX_EXPORT_RUNS  # full: it may grow
+            return self.hits[offset:need], more
 
 
 class Rankings:
@@ -101,17 +102,14 @@ class Rankings:
 
     def page(self, digest: str, token: str, k: int, rank: Callable[[int], list[Hit]]) -> Page:
         """The page ``token`` names ("" = the first) of ``k`` runs of the ranking ``digest`` names; ``rank(depth)``
-        ranks its first ``depth`` runs. A first page is ranked alone (a plain search's cost) and not kept.
-
-        A full page always names the next (which may be empty) and a short one never does: a full page naming none
-        is an older server's, which pages no further (an export says so), or the last ``MAX_EXPORT_RUNS`` reach."""
+        ranks its first ``depth`` runs. A first page is ranked alone (a plain search's cost) and not kept."""
         if not token:
-            offset, hits = 0, rank(k)
-        else:
-            offset = token_offset(token, digest, k)
-            with self._lock:
-                ranking = self._kept.get(digest) or _Ranking(rank)
-                self._kept[digest] = ranking  # (re)set: kept KEPT_S after its last page
-            hits = ranking.page(offset, k)
+            hits = rank(k)
+            return Page(hits, page_token(k, digest) if len(hits) == k and k < MAX_EXPORT_RUNS else "")
+        offset = token_offset(token, digest, k)
+        with self._lock:
+            ranking = self._kept.get(digest) or _Ranking(rank)
+            self._kept[digest] = ranking  # (re)set: kept KEPT_S after its last page
+        hits, more = ranking.page(offset, k)
         end = offset + len(hits)
-        return Page(hits, page_token(end, digest) if len(hits) == k and end < MAX_EXPORT_RUNS else "")
+        return Page(hits, page_token(end, digest) if more and len(hits) == k and end < MAX_EXPORT_RUNS else "")
