@@ -216,16 +216,16 @@ def test_paging_keeps_search_order_and_outcome_can_be_changed(store: TrajSearch,
 
 
 def test_a_refused_page_keeps_the_runs_already_found(store: TrajSearch, monkeypatch) -> None:
-    """A page refused (a server's bound): paging stops there, keeps the runs found, and says so."""
+    """A server bounds how many runs one request may exclude: paging stops there, and says so."""
 
     class Refusing:
         calls = 0
 
-        def search_page(self, *args, **kwargs):
+        def search(self, *args, **kwargs):
             Refusing.calls += 1
             if Refusing.calls > 1:
-                raise ValueError("page_token: at most 10000 runs are read page by page")
-            return store.search_page(*args, **kwargs)
+                raise ValueError("exclude_trajectory_ids: at most 32 values, got 33")
+            return store.search(*args, **kwargs)
 
         def get_trace(self, *args, **kwargs):
             return store.get_trace(*args, **kwargs)
@@ -233,7 +233,7 @@ def test_a_refused_page_keeps_the_runs_already_found(store: TrajSearch, monkeypa
     monkeypatch.setattr(export_stream, "PAGE", 1)
     export = export_runs(Refusing(), QUERY, tenant="acme", k=3)
     assert (export.found, len(list(export))) == (1, 1)
-    assert "stopped after 1 runs" in export.stopped and "at most 10000" in export.stopped
+    assert "stopped after 1 runs" in export.stopped and "at most 32" in export.stopped
 
 
 def test_a_missing_trace_is_left_out_and_counted(store: TrajSearch) -> None:

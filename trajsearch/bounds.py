@@ -18,8 +18,8 @@ MAX_GROUP_SIZE = 10
 MAX_MODES = 1000
 #: The most example runs a failure mode shows (``examples``).
 MAX_EXAMPLES = 20
-#: The most runs one export writes, so the most runs page tokens reach (``trajsearch.paging``), and the most ids the
-#: server lets a search exclude (an older client's export paged by exclusions; the library sets no bound).
+#: The most runs one export writes: it pages by excluding the runs it has, so also the most ids the server lets a
+#: search exclude (``exclude_trajectory_ids``; the library sets no bound).
 MAX_EXPORT_RUNS = 10_000
 
 

@@ -25,7 +25,6 @@ from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
 from .model import Outcome, Trajectory, outcomes_shown, passes, valid_id
-from .paging import Page, Rankings, question_digest
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .bounds import MAX_GROUP_SIZE, MAX_K, check_count
@@ -102,7 +101,6 @@ class TrajSearch:
         self.traces = traces
         self.fusion = fusion
         self.window = WindowConfig(index.settings.window, index.settings.stride)
-        self._rankings = Rankings()  # the rankings search_page is paging through
 
     @property
     def embedder(self) -> Embedder:
@@ -333,20 +331,6 @@ class TrajSearch:
             text, filters, k=k, group_by_trajectory=group_by_trajectory, group_size=group_size, mode=mode
         )
 
-    def search_page(self, text: str, *, tenant: str, k: int = 10, page_token: str = "", mode: str = "auto",
-                    **filters: Any) -> Page:
-        """A page of ``k`` runs (one hit each, as :meth:`search` ranks them) inside ``filters`` (:meth:`search`'s:
-        ``levels``, ``outcome``, ``env_version``, ...) and the token of the next page: pass it back with the same
-        question for the runs after these, up to ``MAX_EXPORT_RUNS`` in all. How an export reads more runs than one
-        search returns: the ranking is kept between pages (:mod:`trajsearch.paging`), so a page costs no more the
-        further it is, and asks no list of the runs already read."""
-        if unknown := sorted(set(filters) - set(_FILTER_KEYWORDS)):
-            raise TypeError(f"search_page() got unexpected keyword arguments {unknown}")
-        query = Filters(tenant=tenant, **{_FILTER_KEYWORDS[name]: value for name, value in filters.items()})
-        _check_query(text, k, 1)
-        digest = question_digest(text=text, mode=mode, filters=sorted(vars(query).items()))
-        return self._rankings.page(digest, page_token, k, lambda depth: self._ranked(text, query, depth, 1, mode))
-
     def search_filtered(
         self,
         text: str,
@@ -359,18 +343,13 @@ class TrajSearch:
     ) -> list[Hit]:
         """:meth:`search` with prebuilt :class:`Filters` (the runtime builds them from trusted context)."""
         _check_query(text, k, group_size)
-        return self._ranked(text, filters, k, group_size if group_by_trajectory else 0, mode)
-
-    def _ranked(self, text: str, filters: Filters, k: int, group_size: int, mode: str) -> list[Hit]:
-        """The search itself, ``k`` unchecked (a page of :meth:`search_page` ranks deeper than one search's ``k``);
-        ``group_size`` 0: rows, not grouped by run."""
         mode = self.mode_used(text, filters, mode)
         if mode == "dense":
             vector = self.query_vector(text)
-            rows = self._dense(vector, self._dense_filters(filters), k, bool(group_size), max(group_size, 1))
+            rows = self._dense(vector, self._dense_filters(filters), k, group_by_trajectory, group_size)
             rows = sorted(rows, key=lambda r: -r["score"])  # grouped: runs best first, rows in score order
             return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
-        return self._fused(text, filters, k, group_size, mode)
+        return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
 
     def mode_used(self, text: str, filters: Filters, mode: str = "auto") -> str:
         """The mode :meth:`search_filtered` runs for ``mode`` (dense, lexical or hybrid): ``auto`` is
@@ -941,12 +920,6 @@ def id_edits(typed: str, run_id: str) -> int:
             return over
         previous = current
     return min(previous[-1], over)
-
-
-#: The filter keywords of :meth:`TrajSearch.search` (the library's names) and the :class:`Filters` field each sets.
-_FILTER_KEYWORDS = {"levels": "levels", "outcome": "outcomes", "env_version": "env_versions",
-                    "policy_version": "policy_versions", "task_family": "task_families", "tools": "tools",
-                    "exclude_trajectory_ids": "exclude_trajectory_ids"}
 
 
 def _check_query(text: str, k: int, group_size: int) -> None:

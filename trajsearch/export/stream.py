@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from .. import jsontext
-from ..bounds import MAX_EXPORT_RUNS, check_count
+from ..bounds import MAX_EXPORT_RUNS
 from ..model import Trajectory
 from .compress import _variants
 from .formats import FORMATS, record_text, to_record
@@ -79,45 +79,38 @@ def export_runs(
 ) -> Export:
     """The ``k`` runs ranked best for ``query`` inside the filters, as a stream of ``fmt`` records.
 
-    ``ts`` is the façade or a service client (only ``search_page`` and ``get_trace`` are
-    used). Runs are asked for ``PAGE`` at a time, each page continuing the last by its
-    token, so an export can exceed one search's ``k``.
+    ``ts`` is the façade or a service client (only ``search`` and ``get_trace`` are
+    used). Runs are asked for ``PAGE`` at a time, excluding the runs already found,
+    so an export can exceed one search's ``k``.
     """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
-    check_count("k", k, MAX_RUNS)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_RUNS:
+        raise ValueError(f"k must be a whole number from 1 to {MAX_RUNS}, got {k!r}")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                    or max_tokens < 16):
         raise ValueError(f"max_tokens must be a whole number >= 16, got {max_tokens!r}")
     filters = dict(levels=levels, outcome=outcome, env_version=env_version, policy_version=policy_version,
                    task_family=task_family, tools=tools, mode=mode)
-    hits, stopped = _ranked_runs(ts, query, tenant, k, filters)
-    export = Export(records=iter(()), found=len(hits), stopped=stopped)
-    export.records = _records(ts, tenant, hits, query, fmt, max_tokens, system, export)
-    return export
-
-
-def _ranked_runs(ts: Any, query: str, tenant: str | None, k: int, filters: dict[str, Any]) -> tuple[list[Any], str]:
-    """The ``k`` best runs, page by page, and why paging stopped short if it did (a page refused, or an older server
-    that names no next page: it paged by exclusions, which a newer server no longer needs)."""
     hits: list[Any] = []
-    token = ""
+    stopped = ""
     while len(hits) < k:
         want = min(PAGE, k - len(hits))
         try:
-            page = ts.search_page(query, tenant=tenant, k=want, page_token=token, **filters)
+            page = ts.search(query, tenant=tenant, k=want, exclude_trajectory_ids=[h.trajectory_id for h in hits],
+                             **filters)
         except ValueError as exc:
             if not hits:
                 raise
-            return hits, f"stopped after {len(hits)} runs: the next page was refused ({exc})"
-        hits.extend(page.hits)
-        token = page.next_page_token
-        if len(page.hits) < want:
+            # a server bounds how many runs a request may exclude (its max_values): the first pages stand
+            stopped = f"stopped after {len(hits)} runs: the next page was refused ({exc})"
             break
-        if not token and len(hits) < k:
-            return hits, (f"stopped after {len(hits)} runs: the server named no next page (a trajsearch server older "
-                          "than this client pages no further: upgrade it)")
-    return hits, ""
+        hits.extend(page)
+        if len(page) < want:
+            break
+    export = Export(records=iter(()), found=len(hits), stopped=stopped)
+    export.records = _records(ts, tenant, hits, query, fmt, max_tokens, system, export)
+    return export
 
 
 def _records(ts: Any, tenant: str | None, hits: list[Any], query: str, fmt: str, max_tokens: int | None,

@@ -42,7 +42,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_K, MAX_MODES, check_count
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
-from ..paging import Page
 from ..represent import INGESTED_FROM, source_mark
 from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
@@ -419,16 +418,6 @@ class Client:
         request = _request(pb2.SearchRequest, "search", _SEARCH, options, text=text)
         return [convert.hit_from_pb(h) for h in self._invoke("Search", request, timeout).hits]
 
-    def search_page(self, text: str, *, tenant: str | None = None, k: int = 10, page_token: str = "",
-                    timeout: float | None = None, **options: Any) -> Page:
-        """:meth:`TrajSearch.search_page <trajsearch.search.TrajSearch.search_page>` on the server (its keywords).
-        An older server sends no next page token: its one page is the last."""
-        self._check_tenant(tenant)
-        request = _request(pb2.SearchRequest, "search_page", _SEARCH_PAGE, dict(options, k=k), text=text,
-                           page_token=page_token)
-        reply = self._invoke("Search", request, timeout)
-        return Page([convert.hit_from_pb(h) for h in reply.hits], reply.next_page_token)
-
     def similar_runs(self, trajectory_id: str | None = None, text: str | None = None, *, tenant: str | None = None,
                      timeout: float | None = None, **options: Any) -> list[RunMatch]:
         """:meth:`TrajSearch.similar_runs <trajsearch.search.TrajSearch.similar_runs>` on the server (its keywords)."""
@@ -776,8 +765,6 @@ _SEARCH: _Keywords = {
     "group_size": ("group_size", _counted("group_size", MAX_GROUP_SIZE)),
     "mode": ("mode", _as_is),
 }
-_SEARCH_PAGE: _Keywords = {name: field for name, field in _SEARCH.items() if name not in ("group_by_trajectory",
-                                                                                           "group_size")}
 _SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode")}
 _FAILURES: _Keywords = {
     **{name: _FILTERS[name] for name in ("env_version", "policy_version", "tools", "outcome")},

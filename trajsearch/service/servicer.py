@@ -24,7 +24,6 @@ from pydantic import ValidationError
 from ..bounds import MAX_EXAMPLES, MAX_EXPORT_RUNS, MAX_GROUP_SIZE, MAX_MODES
 from ..indexer import Indexer, superseded
 from ..model import Trajectory
-from ..paging import Page
 from ..represent import received_mark
 from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch, said_meant
@@ -51,10 +50,9 @@ HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it name
 HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it names (a run this key may not see "
                      "or replace); leave it out")
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
-#: An older client's export pages by excluding the runs it has (a newer one sends a page token): at most 32 excluded,
-#: ``export -k 300 --server`` stopped at 100 runs. Each id is still bounded, and the request by the message size.
+#: An export pages by excluding the runs it has: at most 32 excluded, ``export -k 300 --server`` stopped at 100 runs
+#: where the embedded store wrote all. Each id is still bounded, and the request by the message size.
 _EXCLUDE_LIMITS = v.Limits(max_values=MAX_EXPORT_RUNS)
-_PAGE_TOKEN_CHARS = 200  # a page token is about 70 (trajsearch.paging)
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 #: Said with a k over this server's bound, lower than the library's (a caller reads the library's in the docs).
 _SERVER_K = " (this server's --max-k)"
@@ -113,25 +111,16 @@ class Service(pb2_grpc.TrajSearchServicer):
             task_family=v.strings("task_families", req.task_families, lim),
             tools=v.strings("tools", req.tools, lim),
             exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, _EXCLUDE_LIMITS),
-            k=k, mode=mode,
+            k=k, group_by_trajectory=not req.no_group, group_size=group_size, mode=mode,
         )
-        token = v.text("page_token", req.page_token, lim, required=False, max_chars=_PAGE_TOKEN_CHARS)
-        runs = not req.no_group and group_size == 1  # a page of runs: the next one is named by a token
-        if token and not runs:
-            raise v.FieldError("page_token", "pages are of runs, one hit each: leave no_group and group_size unset")
         if env is None or policy is None:  # the key's pinned versions exclude every requested one
             call.note(hits=0)
             return pb2.SearchResponse()
         call.check_deadline()
-        if runs:  # the tenant is the key's and the filters the request's: the token only says where to go on
-            page = self.ts.search_page(text, tenant=call.tenant, env_version=env, policy_version=policy,
-                                       page_token=token, **kwargs)
-        else:
-            page = Page(self.ts.search(text, tenant=call.tenant, env_version=env, policy_version=policy,
-                                       group_by_trajectory=not req.no_group, group_size=group_size, **kwargs), "")
-        hits = self._outcomes_told(call, page.hits)
+        hits = self._outcomes_told(call, self.ts.search(text, tenant=call.tenant, env_version=env,
+                                                        policy_version=policy, **kwargs))
         call.note(hits=len(hits), k=k)
-        return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits], next_page_token=page.next_page_token)
+        return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits])
 
     def SimilarRuns(self, req: Any, call: Call) -> Any:
         lim = self.limits
