@@ -145,8 +145,6 @@ def test_a_sub_agent_that_failed_is_its_calls_error() -> None:
     call = only(QWEN / "failed-subagent.jsonl").steps[0]
     assert call.action == "agent" and call.observation == "Subagent execution failed."
     assert call.error == "Failed to run subagent: 400 Invalid request: tool schema rejected by the provider"
-    [call, _] = only(QWEN / "failed-subagent.stream-json.jsonl").steps  # its headless output: the CLI's word only
-    assert call.action == "agent" and call.error == "Subagent execution failed."
 
 
 def test_a_cancelled_call_and_a_call_cut_off_by_the_run_budget_are_errors() -> None:
@@ -154,48 +152,55 @@ def test_a_cancelled_call_and_a_call_cut_off_by_the_run_budget_are_errors() -> N
     assert cancelled.steps[0].error == "[Operation Cancelled] Reason: Tool call cancelled by user."
     assert cancelled.metadata["ended_by"].startswith("the user: the last call was cancelled")
     assert cancelled.outcome == Outcome.unknown
-    for name in ("max-tool-calls.jsonl", "max-tool-calls.stream-json.jsonl"):
-        run = only(QWEN / name)
-        assert [s.error for s in run.steps] == [None, None, NEVER_FINISHED], name
+    run = only(QWEN / "max-tool-calls.jsonl")
+    assert [s.error for s in run.steps] == [None, None, NEVER_FINISHED]
 
 
-def test_headless_stream_json_is_a_run_of_its_own_saying_where_its_prompt_is() -> None:
-    run = only(QWEN / "fix.stream-json.jsonl")
-    assert detect_format(QWEN / "fix.stream-json.jsonl") == "qwen-code"
-    session = "34cc400c-2aff-4b58-a243-98c9d890aec4"
-    assert run.trajectory_id == f"qwen-code.{session}.headless-4ca89fd7"
-    assert run.task.startswith("(headless `qwen` output does not record the prompt; the agent's first words:) "
-                               "Run the tests first.")
-    assert run.metadata["session_file"] == f"~/.qwen/projects/<project>/chats/{session}.jsonl"
-    # the same work as the session's first prompt: its text is the call's narration, not an answer of its own
-    assert [s.action for s in run.steps] == ["run_shell_command", "read_file", "read_file", "edit",
-                                             "run_shell_command", "respond"]
-    assert run.steps[0].error == "AssertionError: add(2, 3) != 5 (exit code 1)"
-    assert run.steps[1].error == "File not found: /tmp/p54/qw/run/proj/missing.py"
-    assert run.steps[3].thought == "The add function subtracts."
-    assert run.outcome == Outcome.unknown and run.tool_versions == {"qwen-code": "0.24.4"}
+HEADLESS = "headless Qwen Code output (`qwen -p --output-format stream-json` / `json`) does not record the prompt"
 
 
-def test_headless_output_leaves_a_foreground_sub_agents_lines_to_its_call() -> None:
-    """An ``agent`` call with ``run_in_background: false``: the sub-agent's own messages are in the stream, marked by
-    ``parent_tool_use_id``; they are its call's work (its answer is the call's result), not the run's steps."""
-    run = only(QWEN / "foreground-agent.stream-json.jsonl")
-    assert [(s.action, s.observation) for s in run.steps] == [
-        ("agent", "add is defined in calc.py line 1."), ("respond", None)]
+@pytest.mark.parametrize("name, session", [
+    ("fix.stream-json.jsonl", "34cc400c-2aff-4b58-a243-98c9d890aec4"),
+    ("continue.output-format-json.json", "34cc400c-2aff-4b58-a243-98c9d890aec4"),
+    ("api-error.stream-json.jsonl", "86a8418c-facd-4b3e-8af1-199790059e0c"),
+    ("foreground-agent.stream-json.jsonl", "b5def935-d9b6-49a9-8279-df6be7753d4f"),
+])
+def test_headless_output_is_refused_naming_the_session_file_that_holds_its_run(name: str, session: str) -> None:
+    """Bug (review): a session file and its headless output were 3 runs of the same work, the headless ones with a
+    made-up task (the agent's first words). The output never records the prompt (``--input-format stream-json``
+    does not echo it either); the session file holds the same run with it: refused naming that file, as ``claude
+    -p`` stream-json and ``codex exec --json`` are."""
+    path = QWEN / name
+    assert detect_format(path) == "qwen-code"
+    [result] = list(read_dump(path, tenant="acme"))
+    assert not result.ok and result.error.startswith(HEADLESS), result.error
+    assert result.error.endswith(f"ingest the session file instead: ~/.qwen/projects/-tmp-p54-qw-run-proj/chats/"
+                                 f"{session}.jsonl")
 
 
-def test_headless_json_output_of_a_continued_session_is_another_run() -> None:
-    run = only(QWEN / "continue.output-format-json.json")
-    assert run.trajectory_id == "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4.headless-761d7d6f"
-    assert [(s.action, s.error) for s in run.steps] == [("write_file", None), ("run_shell_command", None),
-                                                        ("respond", None)]
+def test_headless_output_of_several_prompts_is_refused_once_saying_so() -> None:
+    """``qwen -p --input-format stream-json`` given two prompts on stdin (real, 0.24.4): one output, two ``init``s,
+    two runs, merged into one run before; refused once, naming the one session file that holds both."""
+    [result] = list(read_dump(QWEN / "sdk-two-prompts.stream-json.jsonl", tenant="acme"))
+    assert not result.ok and result.error.startswith(HEADLESS)
+    assert "this file holds 2 runs (one per prompt)" in result.error
+    assert result.error.endswith("~/.qwen/projects/-tmp-p54-RQW-old-run-proj/chats/"
+                                 "f6e66d41-fa43-4676-99b6-7ebfd7220ff4.jsonl")
 
 
-def test_headless_output_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
-    run = only(QWEN / "api-error.stream-json.jsonl")
-    assert run.outcome == Outcome.infra_error
-    assert run.failure.error == "400 Invalid request: tool schema rejected by the provider"
-    assert [s.action for s in run.steps] == ["run_shell_command"]  # the CLI's "[API Error: ...]" text is no answer
+@pytest.mark.parametrize("name, said", [
+    ("no-api-key.stream-json.jsonl", "Missing API key for OpenAI-compatible auth."),
+    ("v0.5.0/no-api-key.stream-json.jsonl", "OPENAI_API_KEY environment variable not found."),
+])
+def test_headless_output_of_a_run_that_failed_at_startup_names_qwen_code_not_claude_code(name: str, said: str) -> None:
+    """Bug (review): ``qwen -p -o stream-json`` with no API key prints one ``result`` line (no ``init``), which was
+    called "the final result of a headless Claude Code run ... ~/.claude/projects/...". Qwen's result has no cost."""
+    path = QWEN / name
+    assert detect_format(path) == "qwen-code"
+    [result] = list(read_dump(path, tenant="acme"))
+    assert not result.ok and "Claude" not in result.error and ".claude" not in result.error
+    assert result.error.startswith("the headless output of a Qwen Code run that failed before its first model turn")
+    assert said in result.error
 
 
 @pytest.mark.parametrize("name, said", [
@@ -211,14 +216,15 @@ def test_the_auto_memorys_files_beside_a_projects_sessions_are_no_runs(name: str
 
 def test_other_versions_real_files_are_read() -> None:
     """Qwen Code 0.18.1's session (splitrail's test data) and 0.12.5's ``--output-format json`` (an agent-run
-    report), which trajsearch refused as Qwen Code's before it read the format."""
+    report), which trajsearch refused as Qwen Code's before it read the format (the output, which holds no prompt, is
+    refused as Qwen Code's now)."""
     session = only(FIXTURES / "claude-code" / ".real" / "not-claude" / "qwen_code.jsonl")
     assert session.task == "List the files here." and session.tool_versions == {"qwen-code": "0.18.1"}
     assert [(s.action, s.error) for s in session.steps] == [("list_directory", "Path must be absolute: ."),
                                                             ("respond", None)]
     output = FIXTURES / "claude-code" / ".real" / "not-claude" / "qwen-0.12.5-output-format-json.json"
-    run = only(output)
-    assert run.tool_versions == {"qwen-code": "0.12.5"} and run.model_id == "coder-model"
+    [refused] = list(read_dump(output, tenant="acme"))
+    assert refused.error.startswith(HEADLESS)
     [forced] = list(read_dump(output, fmt="claude-code", tenant="acme"))
     assert forced.error == "this is Qwen Code 0.12.5's headless output (shaped like Claude Code's): read it with " \
                            "--format qwen-code"
@@ -239,8 +245,74 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     code, out, err = run_cli("ingest", str(tmp_path / "dot" / ".qwen" / "projects"), "-t", "acme", "--json",
                              "--dead-letter", str(dead))
     summary = json.loads(out)
-    assert (summary["ingested"], summary["rejected"]) == (18, 1), out + err  # 11 sessions, 1 sub-agent, 6 outputs
-    [bad] = [json.loads(line) for line in dead.read_text().splitlines()]
-    assert "cut.jsonl" in json.dumps(bad) and "no user prompt in this Qwen Code session" in json.dumps(bad)
+    outputs = [p for p in QWEN.rglob("*.json*") if p.name != "compress-command.stream-json.jsonl" and (
+        p.name.endswith(".stream-json.jsonl") or p.name.endswith(".output-format-json.json"))]
+    # 15 sessions, 1 sub-agent; the cut one and every headless output (no prompt) rejected, each once
+    assert (summary["ingested"], summary["rejected"]) == (16, 1 + len(outputs)), out + err
+    bad = [json.loads(line) for line in dead.read_text().splitlines()]
+    [cut] = [b for b in bad if "cut.jsonl" in json.dumps(b)]
+    assert "no user prompt in this Qwen Code session" in json.dumps(cut)
+    assert sum(HEADLESS in json.dumps(b) or "failed before its first model turn" in json.dumps(b) for b in bad) \
+        == len(outputs) == 9
     code, out, err = run_cli("show", "qwen-code.34cc400c-2aff-4b58-a243-98c9d890aec4", "-t", "acme")
     assert code == 0 and "AssertionError: add(2, 3) != 5 (exit code 1)" in out, out + err
+
+
+def test_a_prompt_submit_hooks_context_is_not_the_task() -> None:
+    """Bug (review, real 0.24.4 with a ``UserPromptSubmit`` hook adding context): the prompt's record holds the words
+    and the hook's ``<qwen:user-prompt-submit-context>`` part; its ``systemPayload`` the typed ``displayText`` and
+    the ``hookContext``. The hook's text was glued to the task."""
+    run = only(QWEN / "prompt-submit-hook.jsonl")
+    assert run.task == "[[apierror]] list the files"
+
+
+def test_a_custom_slash_command_is_the_task_as_typed_when_recorded() -> None:
+    """A custom command (``/fixit <args>``, a ``.qwen/commands/fixit.toml`` prompt), with the hook on: the record's
+    text is the command's expansion, its ``displayText`` what the user typed, which is the task."""
+    run = only(QWEN / "custom-command-with-hook.jsonl")
+    assert run.task == "/fixit add returns the wrong sum"
+
+
+def test_qwen_0_5_api_error_and_context_overflow_are_read() -> None:
+    """Bug (review, real 0.5.0): its ``qwen-code.api_error`` event keeps the message under ``error``, not
+    ``error_message``: the text was lost ("API error"). The session stopped on "maximum context length": the agent
+    ran out of its context window, its ``failure`` (``_agent_cli.ended_on_error``), not the provider's."""
+    run = only(QWEN / "v0.5.0" / "context-overflow.jsonl")
+    assert run.tool_versions == {"qwen-code": "0.5.0"}
+    assert run.metadata["api_errors"] == [
+        "400 This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. "
+        "Please reduce the length of the messages."]
+    assert run.outcome == Outcome.failure
+    assert run.failure.cause == "the agent ran out of its context window"
+    assert run.failure.error.startswith("400 This model's maximum context length is 8192 tokens.")
+
+
+def test_a_qwen_session_from_before_0_3_is_read_as_qwen_code() -> None:
+    """Bug (review, real 0.1.4): Qwen Code before 0.3 wrote Gemini CLI's recording
+    (``~/.qwen/tmp/<hash>/chats/session-*.json``) with its replies typed ``qwen``: read as Gemini CLI's, a run of 0
+    steps. (0.1.4 records no tool call in it: its two replies, one answer as Gemini CLI's replies are read.)"""
+    path = QWEN / "v0.1.4" / "session-2026-12-06T01-08-179e5e5e.json"
+    assert detect_format(path) == "qwen-code"
+    run = only(path)
+    assert run.trajectory_id == "qwen-code.179e5e5e-c82c-4337-8187-06791e4af257.2026-12-06T01-08-42-233Z"
+    assert run.task == "fix the failing test in this repo" and run.model_id == "fake-coder"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("respond", {"content": "The add function subtracts.\n\nFixed: `add` now returns a + b and the test passes."})]
+    [forced] = list(read_dump(path, fmt="gemini-cli", tenant="acme"))
+    assert forced.error == "this is a Qwen Code session from before 0.3 (Gemini CLI's layout, its replies typed " \
+                           "\"qwen\"): read it with --format qwen-code"
+
+
+def test_a_title_the_cli_re_appends_off_the_chain_is_not_a_rewind(tmp_path: Path) -> None:
+    """Qwen Code re-appends a session's ``custom_title`` after every 32 KB of other records (``reanchorTitle``:
+    ``appendRecord(record, {updateActiveTail: false})``): its parent is the chain's tail, and the next record's
+    parent is that tail too. The title is no conversation: a session never rewound reported ``rewound_records: 1``."""
+    lines = (QWEN / "fix-then-continue.jsonl").read_text().splitlines(keepends=True)
+    tail = json.loads(lines[12])
+    title = {**{k: tail[k] for k in ("sessionId", "timestamp", "cwd", "version", "gitBranch")},
+             "uuid": "11111111-2222-3333-4444-555555555555", "parentUuid": tail["uuid"], "type": "system",
+             "subtype": "custom_title", "systemPayload": {"customTitle": "Fix calc add", "titleSource": "auto"}}
+    path = tmp_path / "34cc400c-2aff-4b58-a243-98c9d890aec4.jsonl"
+    path.write_text("".join(lines[:13]) + json.dumps(title) + "\n" + "".join(lines[13:]))
+    run = only(path)
+    assert len(run.steps) == 9 and "rewound_records" not in run.metadata

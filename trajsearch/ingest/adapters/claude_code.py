@@ -1248,13 +1248,6 @@ def _read(records: list[dict[str, Any]]) -> _Session:
     return session
 
 
-def read_stream(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """(steps, models) of headless stream-json messages in Claude Code's shape, a subagent's lines left out. Public:
-    Qwen Code's headless output copies this shape (``qwen_code``)."""
-    session = _read([r for r in records if r.get("type") in ("user", "assistant") and not _in_sidechain(r)])
-    return session.steps, session.models
-
-
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = as_records(record, "Claude Code session")
     copied = _side_question_start(records)

@@ -298,10 +298,18 @@ def not_a_run(record: Any) -> str | None:
             "or run with `--output-format stream-json` (0.11+), whose output is a run")
 
 
+def qwen_recording(record: Any) -> bool:
+    """Whether a recording is Qwen Code's from before 0.3 (``~/.qwen/tmp/<hash>/chats/session-*.json``): this
+    layout, its replies typed ``qwen`` (``qwen_code`` reads it with :func:`read_recording`)."""
+    return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
+        record.get("projectHash"), str) and any(isinstance(m, dict) and m.get("type") == "qwen"
+                                                for m in as_list(record.get("messages")))
+
+
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str)) or _is_content(record) or headless.is_stream(record) or \
-        _saved_chat(record) is not None
+        record.get("projectHash"), str) and not qwen_recording(record)) or _is_content(record) or \
+        headless.is_stream(record) or _saved_chat(record) is not None
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -739,9 +747,20 @@ def _is_session_id(name: str) -> bool:
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list) and record and headless.is_stream(record[0]):
         return headless.to_trajectory(record, ctx)
+    if qwen_recording(record):  # forced so: read as Gemini CLI's, its replies would be lost
+        raise RecordError("this is a Qwen Code session from before 0.3 (Gemini CLI's layout, its replies typed "
+                          "\"qwen\"): read it with --format qwen-code")
+    return read_recording(record, ctx)
+
+
+def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = "Gemini CLI",
+                   reply: str = "gemini") -> Trajectory:
+    """A recording in any layout -> its run. Public: Qwen Code before 0.3 wrote the same, its replies typed
+    ``qwen`` (``qwen_code``); ``name`` is the run's format, ``label`` the producer errors name, ``reply`` the
+    type of the model's messages."""
     meta, messages = _replay(record)
     if not messages:
-        raise RecordError("no messages in this Gemini CLI recording")
+        raise RecordError(f"no messages in this {label} recording")
     rec = Recording()
     infos = 0
     errors: list[str] = []  # every error record, in order: a session that went on after one still had it
@@ -749,7 +768,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         kind = message.get("type")
         if kind == "user":
             rec.user(message)
-        elif kind in ("gemini", "model") and _text_of(message.get("content")).strip() != _COMPRESSION_ACK:
+        elif kind in (reply, "model") and _text_of(message.get("content")).strip() != _COMPRESSION_ACK:
             rec.gemini(message)
         elif kind == "error":
             rec.flush()
@@ -762,19 +781,19 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     rec.flush()
     task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
     if not task:
-        raise RecordError("no user prompt in this Gemini CLI recording")
+        raise RecordError(f"no user prompt in this {label} recording")
     session_id = meta.get("sessionId")
     if meta.get("checkpoint"):
         stem = file_stem(ctx.source, (".json",))
-        run_id = f"gemini-cli.checkpoint.{stem}.{hashlib.sha1(task.encode()).hexdigest()[:10]}"
+        run_id = f"{name}.checkpoint.{stem}.{hashlib.sha1(task.encode()).hexdigest()[:10]}"
     elif not session_id:
         raise RecordError("missing field 'sessionId'")
     else:  # one session id, several recordings: its subagents', and a new one after each /clear
         start = re.sub(r"[^0-9A-Za-z]+", "-", str(meta.get("startTime") or "")).strip("-")
-        run_id = f"gemini-cli.{session_id}" + (f".{start}" if start else "")
+        run_id = f"{name}.{session_id}" + (f".{start}" if start else "")
 
     metadata: dict[str, Any] = {
-        "source_format": NAME,
+        "source_format": name,
         "session_id": session_id,
         "project_hash": meta.get("projectHash"),
         "kind": meta.get("kind"),

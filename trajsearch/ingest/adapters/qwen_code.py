@@ -1,4 +1,4 @@
-"""``qwen-code``: Qwen Code (``@qwen-code/qwen-code``, a Gemini CLI fork) sessions and headless output.
+"""``qwen-code``: Qwen Code (``@qwen-code/qwen-code``, a Gemini CLI fork) sessions; its headless output is refused.
 
 Source read: QwenLM/qwen-code ``packages/core/src/services/chatRecordingService.ts`` (the records, their
 ``subtype``s, ``rewindRecording``), the CLI 0.24.4 bundle, and files written by the real CLI (see
@@ -16,10 +16,15 @@ holds the auto-memory's ``meta.json`` and ``extract-cursor.json`` (passed over, 
 Mapping
 - The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
   (``reconstructHistory``): a ``/rewind`` (or ACP's ``qwen/control/session/rewind``) re-roots the chain, and what
-  it undid is left out (its record count in ``metadata.rewound_records``, its prompts in ``rewound_prompts``).
+  it undid is left out (its record count in ``metadata.rewound_records``, its prompts in ``rewound_prompts``). The
+  metadata the CLI appends off the chain on purpose (``_OFF_CHAIN``: a ``custom_title`` re-appended every 32 KB)
+  is no undone record.
 - task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
-  ``real_user`` where recorded), without the content its ``@file`` references added after the words (``---
-  Content from referenced files --- ... --- End of content ---``); later ones go to ``metadata.user_prompts``. A
+  ``real_user`` where recorded): its ``systemPayload.displayText`` where recorded (what was typed: a custom slash
+  command as typed, not its expansion; written when a ``UserPromptSubmit`` hook added context), else its text
+  without what the CLI added after the words: the content of its ``@file`` references (``--- Content from
+  referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part; later
+  ones go to ``metadata.user_prompts``. A
   ``notification`` user record (``<task-notification>``: a background agent or command finished) is no prompt: its
   report joins the observation of the call that launched it (``add_report``).
 - steps: each ``functionCall`` part a step (action = its ``name``: ``run_shell_command``, ``read_file``, ``edit``,
@@ -37,20 +42,24 @@ Mapping
   threshold) is counted in ``metadata.compactions``; its summary is no step.
 - outcome: a session holds no verdict -> ``unknown``; a session whose last record is a call's result ``cancelled``
   (the user pressed Esc or Ctrl-C, or ``qwen -p`` got SIGINT) says so in ``metadata.ended_by``, no verdict; one
-  whose last API error (``system`` ``ui_telemetry`` ``qwen-code.api_error``) has no model reply after it ended on
-  the provider -> ``infra_error`` with its message; every API error's text is in ``metadata.api_errors``.
+  whose last API error (``system`` ``ui_telemetry`` ``qwen-code.api_error``: its ``error_message``, 0.5's
+  ``error``) has no model reply after it ended on the provider -> ``infra_error`` with its message, or on its
+  context window ("maximum context length") -> the agent's ``failure`` (``_agent_cli.ended_on_error``); every API
+  error's text is in ``metadata.api_errors``.
 - trajectory_id = ``qwen-code.<sessionId>`` (a sub-agent's: ``.agent-<agentId>`` added, ``is_subagent`` and
   ``parent_session_id`` in metadata); created_at = the first record's time; model_id = the first assistant
   record's ``model``; tool_versions = ``{"qwen-code": version}``.
 
-Headless output (``qwen -p --output-format stream-json``, one JSON line an event; ``--output-format json``, the same
-events as one JSON array): Claude Code's stream shape, its ``init`` naming ``qwen_code_version``. Its messages are
-read by Claude Code's reader (``read_stream``); its ``result`` gives the outcome (``is_error``: the run ended on
-its ``error``, an API error -> ``infra_error``; Qwen writes that error as an assistant text "[API Error: ...]", which
-is no answer; a failed command by its report, as in a session; an ``agent`` call answered "Subagent execution
-failed.", which the stream does not flag, an error); a command the CLI answered itself (``qwen -p "/compress"``: no
-model turn) is passed over (``side_document``). The output does not record the prompt: the task says so with the
-agent's first words, and ``metadata.session_file`` names the session file that holds it (the same run, read whole).
+Before 0.3 Qwen Code wrote Gemini CLI's recording (``~/.qwen/tmp/<hash>/chats/session-*.json``), its replies
+typed ``qwen``: read by Gemini CLI's reader (``gemini_cli.read_recording``), as ``qwen-code``.
+
+Headless output (``qwen -p --output-format stream-json``, one JSON line an event; ``json``, the same events as one
+array; Claude Code's stream shape, its ``init`` naming ``qwen_code_version``) is refused: it never records the prompt
+(``--input-format stream-json`` does not echo it either), and the session file holds the same run with it; the
+refusal names that file (``~/.qwen/projects/<the cwd, each character not a letter or digit a dash>/chats/<session
+id>.jsonl``), once a file however many runs it holds. A lone ``result`` line (no ``init``: the run failed at
+startup, no API key) is refused saying so. The output of a command the CLI answered itself (``qwen -p
+"/compress"``: no model turn) is passed over (``side_document``).
 """
 
 from __future__ import annotations
@@ -62,7 +71,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from . import claude_code
+from . import gemini_cli
 from ._agent_cli import (
     API_ERROR_CAUSE,
     add_report,
@@ -71,7 +80,6 @@ from ._agent_cli import (
     command_line,
     exit_code_error,
     first_time,
-    parts_text,
     prompt_list,
     session_trajectory,
     task_notifications,
@@ -96,16 +104,20 @@ _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
 #: (``extract-cursor.json``).
 _MEMORY_STATE = frozenset({"lastDreamAt", "lastDreamStatus", "lastDreamSessionId", "recentSessionIdsSinceDream"})
 _EXTRACT_CURSOR = frozenset({"sessionId", "processedOffset", "updatedAt"})
-#: The CLI's text for an API error in headless output (``[API Error: <message>]``).
-_API_ERROR_TEXT = re.compile(r"^\[API Error: (.*)\]$", re.S)
+#: The keys of the ``result`` line ending headless output (``buildResultMessage``): Claude Code's, without its cost.
+_RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "duration_ms", "duration_api_ms",
+                          "num_turns", "usage", "permission_denials", "error", "result", "stats", "structured_result"})
+#: A ``UserPromptSubmit`` hook's context, a text part after the prompt's (``wrapUserPromptSubmitContext``).
+_HOOK_CONTEXT = re.compile(r"\s*<qwen:user-prompt-submit-context>\n.*\n</qwen:user-prompt-submit-context>\s*", re.S)
+#: System records the CLI appends off the ``parentUuid`` chain on purpose (``appendRecord(record, {updateActiveTail:
+#: false})``): the title and source it re-appends every 32 KB for the session picker's tail scan, artifact records.
+_OFF_CHAIN = frozenset({"custom_title", "session_source", "session_sources_snapshot", "session_artifact_event",
+                        "session_artifact_snapshot"})
 #: What an ``@file`` / ``@server:resource`` reference adds to a prompt (the CLI's ``REFERENCED_FILES_BLOCK`` and
 #: ``MCP_RESOURCE_BLOCK``, ``atCommandProcessor``): the referenced content, no words of the user's.
 _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of content ---|\Z)|"
                     r"--- Content from MCP resource .*? \[([^\]\n]+)\] ---.*?(?:--- End of MCP resource .*? "
                     r"\[\1\] ---|\Z)", re.S)
-_HEADLESS = "(headless `qwen` output does not record the prompt; the agent's first words:) "
-#: The result of an ``agent`` call whose sub-agent failed (the session's display says why; the stream does not).
-_SUBAGENT_FAILED = "Subagent execution failed."
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
 
 
@@ -123,8 +135,15 @@ def _is_headless(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("qwen_code_version"), str)
 
 
+def _is_result(record: Any) -> bool:
+    """The ``result`` line of headless output: Claude Code's keys without its cost (``_RESULT_KEYS``)."""
+    return isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str) \
+        and "is_error" in record and record.keys() <= _RESULT_KEYS
+
+
 def matches(record: Any) -> bool:
-    return _is_session_record(record) or _is_headless(record)
+    return _is_session_record(record) or _is_headless(record) or _is_result(record) \
+        or gemini_cli.qwen_recording(record)
 
 
 def side_file(record: Any) -> str | None:
@@ -203,10 +222,16 @@ def _typed(record: dict[str, Any]) -> bool:
 
 
 def _users_words(record: dict[str, Any]) -> str:
-    """What the user typed: the prompt's text without the files and MCP resources its ``@`` references put after it
-    (``_ADDED``), as the CLI itself reads a prompt's words (``extractTurnBudgetDirectiveText``)."""
+    """What the user typed: the ``displayText`` recorded with it (a custom command as typed), else the prompt's text
+    without a hook's context part (``_HOOK_CONTEXT``) and the files and MCP resources its ``@`` references put after
+    it (``_ADDED``), as the CLI itself shows a prompt (``projectUserTranscriptForDisplay``) and reads its words
+    (``extractTurnBudgetDirectiveText``)."""
+    shown = as_dict(record.get("systemPayload")).get("displayText")
+    if isinstance(shown, str) and shown.strip():
+        return shown.strip()
     text = "".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
-                   if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
+                   if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+                   and not _HOOK_CONTEXT.fullmatch(p["text"]))
     return _ADDED.sub("", text).strip()
 
 
@@ -255,32 +280,17 @@ def _unfinished(steps: list[dict[str, Any]]) -> None:
             step["error"] = "tool call never finished (no result recorded: the session stopped while it ran)"
 
 
-def _one_response(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Qwen's stream writes a response's thinking, its text and each call as assistant messages of their own, each
-    its own id: those of one response (no result between them) take its first message's id, as Claude Code's lines
-    of one response share theirs, so that its text is the call's narration, not an answer of its own."""
-    out, first = [], None
-    for record in records:
-        if record.get("type") == "assistant" and isinstance(record.get("message"), dict):
-            first = first or record["message"].get("id")
-            record = {**record, "message": {**record["message"], "id": first}}
-        elif record.get("type") == "user":
-            first = None
-        out.append(record)
-    return out
-
-
 def _api_error(record: dict[str, Any]) -> str | None:
     event = as_dict(as_dict(record.get("systemPayload")).get("uiEvent"))
     if record.get("subtype") == "ui_telemetry" and event.get("event.name") == "qwen-code.api_error":
-        return short(str(event.get("error_message") or "API error"), 500, keep="head")
+        return short(str(event.get("error_message") or event.get("error") or "API error"), 500, keep="head")
     return None
 
 
 def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     chain = _chain(records)
     on_chain = {id(r) for r in chain}
-    undone = [r for r in records if id(r) not in on_chain]  # what a rewind cut off
+    undone = [r for r in records if id(r) not in on_chain and r.get("subtype") not in _OFF_CHAIN]  # a rewind's
     rec = Recording()
     api_errors: list[str] = []
     compactions = 0
@@ -341,51 +351,26 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     )
 
 
-def _headless(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
-    init = next(r for r in records if _is_headless(r))
-    result = next((r for r in reversed(records) if r.get("type") == "result"), {})
-    messages = [r for r in records if not (r.get("type") == "assistant" and _API_ERROR_TEXT.match(
-        parts_text(as_dict(r.get("message")).get("content")).strip()))]  # the result's error, said as a text
-    steps, models = claude_code.read_stream(_one_response(messages))
-    if not steps:
-        raise RecordError("no steps in this headless Qwen Code output (no model message)")
-    for step in steps:  # a failed command's result is the shell tool's report, read as Gemini CLI's
-        if isinstance(step.get("observation"), str) and (command := command_line(step.get("arguments"))):
-            step["error"] = shell_report_error(step["observation"], command, failed=bool(step.get("error"))) \
-                or step.get("error")
-        elif step.get("observation") == _SUBAGENT_FAILED:  # not is_error: the CLI's word is all the stream says
-            step["error"] = step.get("error") or _SUBAGENT_FAILED
-    _unfinished(steps)
-    error = str(as_dict(result.get("error")).get("message") or "error")
-    error = found.group(1) if (found := _API_ERROR_TEXT.match(error)) else error
-    last_error = short(error, 500, keep="head") if result.get("is_error") else None
-    session_id = as_str(init.get("session_id"))
-    if not session_id:
-        raise RecordError("missing field 'session_id' in the headless output's init record")
-    # one session, one output per `qwen -p` (--continue, --resume): each output's first message names its run
-    run_key = next((str(r["uuid"])[:8] for r in records if r.get("type") == "assistant" and r.get("uuid")), "0")
-    first_words = steps[0].get("thought") or (str(steps[0]["arguments"].get("content"))
-                                              if steps[0]["action"] == "respond" else steps[0]["action"])
-    metadata: dict[str, Any] = {
-        "source_format": NAME,
-        "session_id": session_id,
-        "cwd": as_str(init.get("cwd")),
-        "headless": True,
-        "prompt_not_recorded": True,
-        "session_file": f"~/.qwen/projects/<project>/chats/{session_id}.jsonl",
-        "result": short(str(result["result"]), 500, keep="head") if isinstance(result.get("result"), str) else None,
-        "num_turns": result.get("num_turns"),
-    }
-    return session_trajectory(
-        ctx, run_id=f"qwen-code.{session_id}.headless-{run_key}", task=_HEADLESS + short(first_words, 300, keep="head"),
-        model_id=models[0] if models else as_str(init.get("model")), steps=steps, metadata=metadata,
-        last_error=last_error, error_cause=API_ERROR_CAUSE,
-        tool_versions={"qwen-code": init["qwen_code_version"]}, created_at=None,
-    )
+def _headless_refusal(records: list[dict[str, Any]]) -> str:
+    """Why headless output is no run, and where its run is: the session file of each ``init`` (one a prompt)."""
+    inits = [r for r in records if _is_headless(r)]
+    if not inits:
+        result = next((r for r in records if _is_result(r)), {})
+        said = as_dict(result.get("error")).get("message") or result.get("result") or "no error recorded"
+        return (f"the headless output of a Qwen Code run that failed before its first model turn ({short(str(said), 300)}"
+                "): no prompt, no steps, no session file; no run")
+    files = list(dict.fromkeys(
+        f"~/.qwen/projects/{re.sub(r'[^a-zA-Z0-9]', '-', as_str(r.get('cwd')) or '') or '<project>'}/chats/"
+        f"{as_str(r.get('session_id')) or '<session id>'}.jsonl" for r in inits))
+    runs = f"; this file holds {len(inits)} runs (one per prompt)" if len(inits) > 1 else ""
+    return ("headless Qwen Code output (`qwen -p --output-format stream-json` / `json`) does not record the prompt"
+            f"{runs}; ingest the session file instead: " + ", ".join(files))
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if gemini_cli.qwen_recording(record):
+        return gemini_cli.read_recording(record, ctx, name=NAME, label="Qwen Code", reply="qwen")
     records = as_records(record, "Qwen Code session")
-    if any(_is_headless(r) for r in records[:3]):
-        return _headless(records, ctx)
+    if any(_is_headless(r) or _is_result(r) for r in records[:3]):
+        raise RecordError(_headless_refusal(records))
     return _session([r for r in records if _is_session_record(r)], ctx)
