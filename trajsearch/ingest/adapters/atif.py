@@ -996,8 +996,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     results, configuration and lock; the verifier's output."""
     if fmt == NAME:
         return _taskless_conversion(path)
-    if (unread := _unread_session(path)) is not None:
-        return _raw_session(path, unread)
+    if (agent := _copied_session(path)) is not None:
+        return _raw_session(path, agent)
     if fmt is not None:
         return _raw_session(path, fmt)
     if (kept := _raw_session(path, None)) is not None:
@@ -1010,17 +1010,18 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
-#: Where Harbor's installed agents copy a raw session whose files are not all runs (a sub-agent's settings), by the
-#: folder under the trial's ``agent/``, and whose sessions they are, each file named so: Qwen Code's
-#: (``QwenCode.run``: ``cp -r ~/.qwen/projects/ /logs/agent/qwen-sessions/``, each project's ``chats/<id>.jsonl``
-#: and ``subagents/<id>/agent-*.jsonl`` / ``.meta.json``, which its ``populate_context_post_run`` converts).
-_UNREAD_SESSIONS = {"qwen-sessions": "Qwen Code"}
+#: Where Harbor's installed agents copy a raw session folder whose files are not all runs (a sub-agent's settings),
+#: by the folder under the trial's ``agent/``, and whose sessions they are: every file there is named as that
+#: agent's, whatever its own format (none for the settings): Qwen Code's (``QwenCode.run``: ``cp -r
+#: ~/.qwen/projects/ /logs/agent/qwen-sessions/``, each project's ``chats/<id>.jsonl`` and
+#: ``subagents/<id>/agent-*.jsonl`` / ``.meta.json``, which its ``populate_context_post_run`` converts).
+_COPIED_SESSIONS = {"qwen-sessions": "Qwen Code"}
 
 
-def _unread_session(path: Path) -> str | None:
-    """Whose raw session ``path`` is, when it lies in a folder of :data:`_UNREAD_SESSIONS` under an ``agent/``."""
-    return next((_UNREAD_SESSIONS[d.name] for d in path.parents
-                 if d.name in _UNREAD_SESSIONS and d.parent.name == "agent"), None)
+def _copied_session(path: Path) -> str | None:
+    """Whose raw session ``path`` is, when it lies in a folder of :data:`_COPIED_SESSIONS` under an ``agent/``."""
+    return next((_COPIED_SESSIONS[d.name] for d in path.parents
+                 if d.name in _COPIED_SESSIONS and d.parent.name == "agent"), None)
 
 
 def _raw_session(path: Path, fmt: str | None) -> str | None:
