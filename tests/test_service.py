@@ -222,10 +222,14 @@ def test_invalid_arguments_name_the_field(server, keys, method, request_, field)
     assert err.value.details().startswith(f"{field}:"), err.value.details()
 
 
-def test_message_size_is_bounded(server, acme):
+def test_message_size_is_bounded(server, acme, keys):
+    too_large = pb2.SearchRequest(text="x" * (3 * 1024 * 1024))
     with pytest.raises(grpc.RpcError) as err:
-        _raw(server, "Search", pb2.SearchRequest(text="x" * (3 * 1024 * 1024)))
+        _raw(server, "Search", too_large, (("authorization", f"Bearer {keys[0]['acme_r']}"),))
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with pytest.raises(grpc.RpcError) as err:  # without a key, refused for that before its message is read
+        _raw(server, "Search", too_large)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
     with pytest.raises(InvalidArgument, match="records: a batch holds at most 50"):
         acme.add([make_run(f"many{i}") for i in range(51)], batch_size=100)
 

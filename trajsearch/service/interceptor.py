@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -66,6 +67,10 @@ PREFIX = f"/{SERVICE_NAME}/"
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 #: Trailing metadata that tells a gRPC client's retry policy not to retry this answer.
 NO_RETRY = (("grpc-retry-pushback-ms", "-1"),)
+#: Most seconds a unary call's request message may take to come once the server has taken the call up (the pages
+#: wait as long for a posted form: ``web.server.BODY_TIMEOUT_S``). A client sends it with the call's headers; one
+#: that does not held a place among the server's concurrent calls until it hung up (probe 54, SV5).
+REQUEST_WAIT_S = 30.0
 
 
 class Abort(Exception):
@@ -163,21 +168,25 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         # waiting (probe 52, SV3)
         shared = self.calls is not None and getattr(behavior, "required_role", "read") != "write"
         crowded = shared and not self.calls.admits(tenant)  # type: ignore[union-attr]
-        if handler.request_streaming and not handler.response_streaming:
+        if handler.response_streaming:
+            raise TypeError(f"{name}: server-streaming methods are not supported by the interceptor")
+        # every call is served as a request stream, a unary one too: grpcio runs a unary handler only once its request
+        # message has come, so a call whose message never came was refused nothing, held one of the server's
+        # --max-concurrent-rpcs (and a worker) for as long as its client kept it open, and needed no key to: 64 such
+        # calls shut every tenant out (probe 54, SV5). Served so, the call is authenticated from its headers at once,
+        # and its one message is waited for at most REQUEST_WAIT_S
+        if handler.request_streaming:
+            def parsed(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+                return _Requests(request_type, raw_requests)
+        else:
+            def parsed(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+                return wire.parse(request_type, _one_request(raw_requests, context))
 
-            def stream_unary(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-                return self._run(name, behavior, context, lambda: _Requests(request_type, raw_requests), crowded)
+        def handle(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+            return self._run(name, behavior, context, lambda: parsed(raw_requests, context), crowded)
 
-            return grpc.stream_unary_rpc_method_handler(self._scheduled(stream_unary, tenant, shared and not crowded),
-                                                        response_serializer=handler.response_serializer)
-        if not handler.request_streaming and not handler.response_streaming:
-
-            def unary_unary(raw: bytes, context: grpc.ServicerContext) -> Any:
-                return self._run(name, behavior, context, lambda: wire.parse(request_type, raw), crowded)
-
-            return grpc.unary_unary_rpc_method_handler(self._scheduled(unary_unary, tenant, shared and not crowded),
-                                                       response_serializer=handler.response_serializer)
-        raise TypeError(f"{name}: server-streaming methods are not supported by the interceptor")
+        return grpc.stream_unary_rpc_method_handler(self._scheduled(handle, tenant, shared and not crowded),
+                                                    response_serializer=handler.response_serializer)
 
     def _tenant_of(self, metadata: Any) -> str:
         """The tenant whose share of the workers a call takes: its key's, or "" (no key, an unknown one, two)."""
@@ -296,6 +305,48 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         )
 
 
+def next_within(messages: Iterator[Any], context: grpc.ServicerContext, seconds: float, message: str) -> Any:
+    """The client's next message of ``messages``, the call ended by the server if it does not come within ``seconds``:
+    cancelled with ``DEADLINE_EXCEEDED`` and ``message``, which the client reads (gRPC's public ``cancel()`` would
+    tell it only ``CANCELLED``) and which :class:`Abort` raised here puts in the server's log. Only the wait is timed.
+    A client's own ending (``StopIteration``, ``grpc.RpcError``) is raised as it is."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        core = getattr(getattr(context, "_rpc_event", None), "call", None)
+        try:
+            core.cancel(grpc.StatusCode.DEADLINE_EXCEEDED.value[0], message)
+        except Exception:  # noqa: BLE001 (grpcio's inner call changed): cancelled without words
+            context.cancel()
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        got = next(messages)
+    except (grpc.RpcError, StopIteration):
+        if expired.is_set():
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, message) from None
+        raise
+    finally:
+        timer.cancel()
+    if expired.is_set():  # it came as the call was being ended: ended all the same
+        raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, message)
+    return got
+
+
+def _one_request(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
+    """The one request message of a unary call, waited for at most :data:`REQUEST_WAIT_S`."""
+    try:
+        return next_within(raw_requests, context, REQUEST_WAIT_S,
+                           f"the request message of this call did not come within {REQUEST_WAIT_S:g} s of its start: "
+                           "send it with the call")
+    except StopIteration:
+        raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without its request message (a unary call "
+                                                      "carries exactly one)") from None
+
+
 class _Requests:
     """The request stream, parsed message by message; ``ended`` once the iterator ran out normally."""
 
@@ -327,7 +378,9 @@ def status_of(exc: Exception, name: str, request_id: str,
     if isinstance(exc, grpc.RpcError):  # reading a client stream that ended badly
         if expired(context):
             return grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded while reading the request stream", True
-        return grpc.StatusCode.CANCELLED, "the client cancelled the request stream", True
+        # (grpcio tells neither apart; the client reads gRPC's own RESOURCE_EXHAUSTED for a message too large)
+        return grpc.StatusCode.CANCELLED, ("the request stream broke off: the client cancelled it, or sent a "
+                                           "message larger than this server takes (--max-message-mb)"), True
     if disk_full(exc):  # the operator's to fix, not the caller's to retry (probe 49, O2: said UNAVAILABLE, "resend")
         log.error("no space left on the server's disk in %s (request %s): %s", name, request_id, exc)
         done = "; the batches of a stream before it are committed" if name == "Ingest" else ""

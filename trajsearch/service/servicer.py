@@ -33,7 +33,7 @@ from ..vocab import KINDS, MODES
 from . import convert
 from . import validate as v
 from .auth import narrow
-from .interceptor import _REQUEST_ID_RE, Abort, Call, requires, validation_message
+from .interceptor import _REQUEST_ID_RE, Abort, Call, next_within, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
 from .validate import INGEST_CALL_HEADER
@@ -568,7 +568,6 @@ class _Idle:
         self.call = call
         self.seconds = seconds
         self.stopping = stopping
-        self.expired = False
         self.message = (f"the server received no batch of this Ingest stream for {seconds:g} s (the client frozen, "
                         "its input that slow, or its network gone) and ended it: the batches before are committed; "
                         "send the rest again")
@@ -577,38 +576,16 @@ class _Idle:
         return self
 
     def __next__(self) -> Any:
-        timer = threading.Timer(self.seconds, self._expire)
-        timer.daemon = True
-        timer.start()
         try:
-            batch = next(self.batches)
-        except (grpc.RpcError, StopIteration) as exc:
+            return next_within(self.batches, self.call.context, self.seconds, self.message)
+        except (grpc.RpcError, StopIteration):
             # a stream gRPC cancels may also end as a plain end of its requests (grpcio reads a closed call so):
             # once the server's grace ran out, either is its doing (review RZ1: logged as the client's now and then)
-            self._said(stopped=isinstance(exc, grpc.RpcError) or self.stopping.is_set())
+            if self.stopping.is_set():
+                raise Abort(grpc.StatusCode.UNAVAILABLE, "the server stopped before this Ingest stream ended (its "
+                                                         "--grace ran out): the batches before are committed; send "
+                                                         "the rest again once the server is back") from None
             raise
-        finally:
-            timer.cancel()
-        self._said(stopped=False)
-        return batch
-
-    def _said(self, *, stopped: bool) -> None:
-        """Raise the server's reason when it, not the client, ended the stream."""
-        if self.expired:
-            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, self.message)
-        if stopped and self.stopping.is_set():
-            raise Abort(grpc.StatusCode.UNAVAILABLE, "the server stopped before this Ingest stream ended (its "
-                                                     "--grace ran out): the batches before are committed; send the "
-                                                     "rest again once the server is back")
-
-    def _expire(self) -> None:
-        self.expired = True
-        context = self.call.context
-        core = getattr(getattr(context, "_rpc_event", None), "call", None)
-        try:
-            core.cancel(grpc.StatusCode.DEADLINE_EXCEEDED.value[0], self.message)
-        except Exception:  # noqa: BLE001 (grpcio's inner call changed): cancelled without words
-            context.cancel()
 
 
 def _loose_id(text: str) -> str:

@@ -1,0 +1,121 @@
+"""Probe 54 (SV5): the service under hostile and unlucky clients.
+
+Real gRPC servers (``ServiceServer``) on 127.0.0.1 over real Milvus Lite and file traces with the fast test embedder,
+reached by real grpcio clients. No timing asserts: status codes, and generous bounds on a wait that hung before.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import grpc
+import pytest
+
+from conftest import make_run
+from service_support import key_ring, serve_store
+from trajsearch.service import interceptor
+from trajsearch.service.client import Client
+from trajsearch.service.validate import Limits
+
+WAIT = 120  # seconds: a bound on a call that hung before the fix, not a speed target
+
+
+@pytest.fixture(scope="module")
+def tenants():
+    return key_ring(acme=dict(tenant="acme", role="write"), beta=dict(tenant="beta", role="read"))
+
+
+class Bodiless:
+    """Calls of a unary method opened by a hostile client that sends the call's headers and never its request
+    message (a request stream that yields nothing until :meth:`close`), each on a connection of its own."""
+
+    def __init__(self, address: str, method: str, metadata: tuple = ()) -> None:
+        self.address, self.method, self.metadata = address, method, metadata
+        self.hold = threading.Event()
+        self.channels: list[grpc.Channel] = []
+
+    def _nothing(self) -> Iterator[bytes]:
+        self.hold.wait(600)
+        return
+        yield b""  # (a generator that sends nothing)
+
+    def open(self, n: int) -> list[Any]:
+        calls = []
+        for _ in range(n):
+            channel = grpc.insecure_channel(self.address)
+            self.channels.append(channel)
+            calls.append(channel.stream_unary(f"/trajsearch.v1.TrajSearch/{self.method}").future(
+                self._nothing(), metadata=self.metadata))
+        return calls
+
+    def close(self) -> None:
+        self.hold.set()
+        for channel in self.channels:
+            channel.close()
+
+
+def _code(call: Any) -> grpc.StatusCode:
+    """The status a call ended with (waiting for it at most WAIT seconds: it hung before)."""
+    try:
+        call.result(timeout=WAIT)
+    except grpc.FutureTimeoutError:
+        raise AssertionError(f"the call was still open after {WAIT} s") from None
+    except grpc.RpcError as exc:
+        return exc.code()
+    return grpc.StatusCode.OK
+
+
+@pytest.fixture
+def server(tmp_path: Path, tenants):
+    _, ring = tenants
+    srv = serve_store(tmp_path, ring, [make_run("a1"), make_run("b1", tenant="beta")], Limits())
+    yield srv
+    srv.stop(grace=1)
+
+
+@pytest.mark.parametrize(("method", "calls", "then"), [
+    ("Search", 64, lambda c: [h.trajectory_id for h in c.search("task")] == ["a1"]),
+    ("Delete", 8, lambda c: c.delete("a1") is True),
+])
+def test_calls_without_a_key_that_never_send_their_request_shut_no_tenant_out(server, tenants, method, calls,
+                                                                               then) -> None:
+    """A client with no key opened calls and never sent their request message: grpcio runs a unary handler only
+    once its message has come, so nothing refused them. 64 Search calls (the server's --max-concurrent-rpcs) made
+    every tenant's next call ``RESOURCE_EXHAUSTED: Concurrent RPC limit exceeded!``; 8 Delete calls held every
+    thread of grpcio's own pool, where writes run (4 here, as many as the workers), and every tenant's Delete and
+    Ingest waited, for as long as that client kept them open. Now each is refused UNAUTHENTICATED from its
+    headers, and a tenant's call of the same method is served."""
+    made, _ = tenants
+    hostile = Bodiless(server.address, method)
+    try:
+        assert [_code(c) for c in hostile.open(calls)] == [grpc.StatusCode.UNAUTHENTICATED] * calls
+        with Client(server.address, made["acme"], timeout=WAIT) as client:
+            assert then(client)
+    finally:
+        hostile.close()
+
+
+def test_a_keyed_call_whose_request_never_comes_is_ended_saying_so(server, tenants, monkeypatch) -> None:
+    """A call with a valid key whose request message never comes holds its tenant's place only until
+    ``REQUEST_WAIT_S`` has passed (30 s; shortened here), then ends DEADLINE_EXCEEDED saying why; a call that ends
+    without a message is INVALID_ARGUMENT, not grpcio's UNIMPLEMENTED ("requires exactly one request message")."""
+    made, _ = tenants
+    monkeypatch.setattr(interceptor, "REQUEST_WAIT_S", 0.5)
+    metadata = (("authorization", f"Bearer {made['beta']}"),)
+    hostile = Bodiless(server.address, "Search", metadata)
+    try:
+        (call,) = hostile.open(1)
+        assert _code(call) == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "request message of this call did not come within 0.5 s" in call.exception().details()
+    finally:
+        hostile.close()
+    with grpc.insecure_channel(server.address) as channel:
+        empty = channel.stream_unary("/trajsearch.v1.TrajSearch/Search")
+        with pytest.raises(grpc.RpcError) as refused:
+            empty(iter(()), metadata=metadata, timeout=WAIT)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "without its request message" in refused.value.details()
+    with Client(server.address, made["beta"], timeout=WAIT) as client:
+        assert [h.trajectory_id for h in client.search("task")] == ["b1"]
