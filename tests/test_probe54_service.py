@@ -119,3 +119,38 @@ def test_a_keyed_call_whose_request_never_comes_is_ended_saying_so(server, tenan
     assert "without its request message" in refused.value.details()
     with Client(server.address, made["beta"], timeout=WAIT) as client:
         assert [h.trajectory_id for h in client.search("task")] == ["b1"]
+
+
+def test_unread_answers_below_the_request_limit_are_bounded_by_the_answer_budget(tmp_path: Path) -> None:
+    """Answers up to --max-message-mb (32 MiB) were not counted in the budget of unread answers, on the grounds that
+    the worker threads and the concurrent-call bound bound them; grpcio frees both once a handler has returned its
+    answer, read or not. One read key's 120 unread GetTrace calls of a 5.5 MB trace took a server from 0.63 to 2.27
+    GB, and nothing refused the next. Now every answer over 64 KiB takes its size from the budget until its call ends:
+    key a, holding a 2.1 MiB answer it does not read, is refused another of its 2.5 MiB share; key b is served."""
+    from test_probe47_security import _huge_run, _refusal, _UnreadCall, _until
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import ServiceServer
+
+    keys = {name: new_key() for name in "ab"}
+    ring = KeyRing.from_entries([key_entry(keys[n], tenant="acme", role="read", key_id=f"reader-{n}") for n in "ab"])
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    run = _huge_run("big-1", megabytes=2)
+    assert ts.add([make_run("big-1", task=run.task)]).ingested == 1  # indexed from a short copy: only its trace is big
+    uri = ts.traces.put(run)
+    unread = None
+    try:
+        with ServiceServer(ts, ring, address="127.0.0.1:0", answer_budget=5 * 2**20) as srv:  # (default 32 MiB limit)
+            unread = _UnreadCall(srv.address, keys["a"], uri)
+            with Client(srv.address, keys["a"], timeout=WAIT) as a:  # answered (and read) until the unread one is held
+                text = _until(lambda: (said := _refusal(lambda: a.get_trace(uri))) != "answered" and said,
+                              "refusing key a a second large answer")
+            assert text.startswith("RESOURCE_EXHAUSTED: this answer is 2.1 MiB and this key's answers not yet read by "
+                                   "their callers hold 2.1 MiB of the 2.5 MiB one key may hold"), text
+            with Client(srv.address, keys["b"], timeout=WAIT) as b:
+                assert b.get_trace(uri).trajectory_id == "big-1"
+    finally:
+        if unread is not None:
+            unread.close()
+        ts.close()

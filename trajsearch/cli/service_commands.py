@@ -92,9 +92,9 @@ def serve(
     max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
     max_message_mb: int = typer.Option(32, "--max-message-mb", min=1, help="Largest gRPC request (MiB)."),
     answer_budget_mb: int = typer.Option(0, "--answer-budget-mb", min=0,
-                                         help="MiB of answers larger than --max-message-mb (large traces) held at "
-                                              "once until their callers read them, half per key; more are "
-                                              "refused RESOURCE_EXHAUSTED (0: 512 MiB)."),
+                                         help="MiB of answers over 64 KiB (large traces) held at once until their "
+                                              "callers read them, half per key; more are refused "
+                                              "RESOURCE_EXHAUSTED (0: 512 MiB)."),
     search_cap: int = typer.Option(0, "--search-cap", help="search_past_runs calls per session (0: the runtime's default)."),
     grace: float = typer.Option(10.0, "--grace", help="Seconds to drain in-flight calls on SIGTERM."),
     writes_grace: Optional[float] = typer.Option(

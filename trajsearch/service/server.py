@@ -219,9 +219,9 @@ class ServiceServer:
     an ``Ingest`` whose client sends no batch for ``ingest_idle`` seconds is ended, its slot freed. However slow the
     store, the other worker threads stay free for searches. The web pages (``http_address``) read
     traces on ``page_reads`` permits of their own (default 8), so the store sees
-    at most ``trace_slots + page_reads`` reads at once. Answers larger than a request
-    may be (a large run's trace) hold at most ``answer_budget`` bytes until their callers
-    read them, half of it per key (:mod:`.answers`). Plaintext on a non-loopback
+    at most ``trace_slots + page_reads`` reads at once. Answers over 64 KiB (a large run's
+    trace) hold at most ``answer_budget`` bytes until their callers read them, half of it per
+    key (:mod:`.answers`). Plaintext on a non-loopback
     ``address`` needs ``insecure=True``. ``public_url``: the address browsers open the
     pages at through a reverse proxy (see :class:`~trajsearch.web.WebConfig`). One tenant's
     calls run on at most ``tenant_share`` workers (default half) while another's wait, and a
@@ -267,7 +267,7 @@ class ServiceServer:
             ("grpc.server_handshake_timeout_ms", int(GRPC_HANDSHAKE_S * 1000)),
             ("grpc.max_connection_idle_ms", int(GRPC_IDLE_S * 1000)),
         ]
-        self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET, threshold=self.limits.max_message_bytes)
+        self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET)
         # TrajSearch calls run on workers shared among tenants; grpcio's own pool keeps the health service, refusals
         # and writes (bounded by their slots), with a thread beyond the writes: a health check must not wait for a
         # stream that lasts hours (--workers 1 has one write slot)
