@@ -6,7 +6,9 @@ reached by real grpcio clients. No timing asserts: status codes, and generous bo
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -154,3 +156,62 @@ def test_unread_answers_below_the_request_limit_are_bounded_by_the_answer_budget
         if unread is not None:
             unread.close()
         ts.close()
+
+
+def test_a_key_file_saved_by_windows_powershell_is_read_or_refused_in_words(tmp_path: Path, monkeypatch,
+                                                                               caplog) -> None:
+    """An operator rotating keys from Windows PowerShell saves the file with a byte order mark (``Set-Content
+    -Encoding UTF8``) or as UTF-16 (``>``, ``Out-File``). With the mark, the file was "not valid TOML (at line 1,
+    column 1)" and the key it removed still got in; as UTF-16, the server's look at the changed file raised a
+    ``UnicodeDecodeError`` out of the call that made it: one call a second failed ``UNKNOWN: Exception calling
+    application``, whichever tenant's it was, for as long as the file stayed so. Now the mark is read past, and
+    UTF-16 is a file that does not load (the keys read before stay, the log says why), as ``serve`` says at start."""
+    import tomli_w
+
+    from cli_support import run_cli
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.client import Unauthenticated
+    from trajsearch.service.server import ServiceServer
+
+    acme, beta = new_key(), new_key()
+    keys = tmp_path / "keys.toml"
+    keys.write_text(tomli_w.dumps({"keys": [key_entry(acme, tenant="acme", role="read"),
+                                            key_entry(beta, tenant="beta", role="read")]}))
+    only_acme = tomli_w.dumps({"keys": [key_entry(acme, tenant="acme", role="read")]})
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    caplog.set_level(logging.INFO, logger="trajsearch.service")
+    server = ServiceServer(ts, KeyRing.load(keys), address="127.0.0.1:0").start()
+
+    def tenant(key: str) -> str | None:
+        with Client(server.address, key, timeout=WAIT) as client:
+            try:
+                return client.whoami()["tenant"]
+            except Unauthenticated:
+                return None
+
+    def answered_until(said: str) -> None:
+        """acme's calls, every one answered, until the server's log says ``said`` of the key file."""
+        end = time.monotonic() + WAIT
+        while not any(said in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING):
+            assert tenant(acme) == "acme"
+            assert time.monotonic() < end, f"the log never said {said!r}"
+
+    try:
+        keys.write_text(only_acme, encoding="utf-16")
+        answered_until("UTF-16 text: save it as UTF-8")
+        assert tenant(beta) == "beta"  # a file that does not load keeps the keys read before
+        keys.write_text(only_acme, encoding="utf-8-sig")
+        end = time.monotonic() + WAIT
+        while tenant(beta) is not None:  # the server looks at the file once a second
+            assert time.monotonic() < end, "beta's key, removed from a file with a byte order mark, still gets in"
+        assert tenant(acme) == "acme"
+    finally:
+        server.stop(grace=1)
+        ts.close()
+    keys.write_text(only_acme, encoding="utf-16")
+    monkeypatch.delenv("TRAJSEARCH_KEYS", raising=False)
+    code, out, err = run_cli("serve", "--keys", str(keys), "--address", "127.0.0.1:0", "--model", "hashing",
+                             "--uri", str(tmp_path / "other.db"), "--traces", str(tmp_path / "other-traces"))
+    assert code == 2 and "keys.toml: UTF-16 text: save it as UTF-8" in " ".join((out + err).split()), out + err

@@ -430,12 +430,12 @@ def _append_entry(path: Path, entry: dict, *, explicit_id: bool) -> dict:
     """
     import tomli_w
 
-    from ..service.auth import KeyConfigError, KeyRing, free_key_id, key_file_entries
+    from ..service.auth import KeyConfigError, KeyRing, free_key_id, key_file_entries, key_file_text
 
     if path.suffix == ".json":
         _fail(f"{path}: --append writes TOML; add the entry printed without --append to a JSON key file by hand")
     try:
-        text = path.read_text() if path.exists() else ""
+        text = key_file_text(path) if path.exists() else ""
         taken = {str(e.get("id")) for e in key_file_entries(text, path) if isinstance(e, dict)}
         if explicit_id and entry["id"] in taken:
             _fail(f"{path} already has a key with id {entry['id']!r}: choose another --id")

@@ -217,7 +217,7 @@ class KeyRing:
 
     @classmethod
     def _from_file(cls, path: Path) -> KeyRing:
-        entries = key_file_entries(path.read_text(), path)
+        entries = key_file_entries(key_file_text(path), path)
         if not entries:
             raise NoKeysError(f"{path}: expected a non-empty 'keys' list")
         return cls(cls.from_entries(entries, origin=str(path))._by_hash, path=path)
@@ -295,6 +295,22 @@ def _file_state(path: Path) -> tuple[int, ...] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def key_file_text(path: Path) -> str:
+    """A key file's text: UTF-8, with or without a byte order mark; else :class:`KeyConfigError` saying so.
+
+    Shared by the server's load and ``keys new --append``. Windows PowerShell writes a mark with ``Set-Content
+    -Encoding UTF8``, and UTF-16 with ``>`` and ``Out-File``: a mark made the file "not valid TOML (at line 1,
+    column 1)", and UTF-16 was a ``UnicodeDecodeError`` that no caller expected: ``serve`` stopped with it, and a
+    file rotated so while serving failed one call a second ``UNKNOWN: Exception calling application``, the keys it
+    removed still let in (probe 54, SV5)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        what = "UTF-16 text" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else f"UTF-8 text (byte {exc.start} is not)"
+        raise KeyConfigError(f"{path}: {what}: save it as UTF-8") from None
 
 
 def key_file_entries(text: str, path: Path) -> list[Any]:
