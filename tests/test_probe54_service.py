@@ -215,3 +215,44 @@ def test_a_key_file_saved_by_windows_powershell_is_read_or_refused_in_words(tmp_
     code, out, err = run_cli("serve", "--keys", str(keys), "--address", "127.0.0.1:0", "--model", "hashing",
                              "--uri", str(tmp_path / "other.db"), "--traces", str(tmp_path / "other-traces"))
     assert code == 2 and "keys.toml: UTF-16 text: save it as UTF-8" in " ".join((out + err).split()), out + err
+
+
+def test_a_key_refused_for_the_full_answer_budget_is_not_told_what_other_tenants_hold(tmp_path: Path) -> None:
+    """A call refused because the server's budget of unread answers was full was told how much every caller held
+    ("answers not yet read by their callers hold 4.2 MiB of this server's 5.0 MiB budget"): another tenant's large
+    reads, and whether its clients read them, are none of the caller's business (as the write slots' refusal names
+    only the caller's own writes). It now names the budget and the caller's own share only."""
+    from test_probe47_security import _huge_run, _refusal, _UnreadCall, _until
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import ServiceServer
+
+    keys = {name: new_key() for name in ("a", "b", "beta")}
+    ring = KeyRing.from_entries([key_entry(keys["a"], tenant="acme", role="read", key_id="acme-a"),
+                                 key_entry(keys["b"], tenant="acme", role="read", key_id="acme-b"),
+                                 key_entry(keys["beta"], tenant="beta", role="read")])
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    uris = {}
+    for tenant in ("acme", "beta"):
+        run = _huge_run("big-1", megabytes=2).model_copy(update={"tenant": tenant})
+        assert ts.add([make_run("big-1", tenant=tenant, task=run.task)]).ingested == 1
+        uris[tenant] = ts.traces.put(run)
+    unread: list[_UnreadCall] = []
+    try:
+        with ServiceServer(ts, ring, address="127.0.0.1:0", answer_budget=5 * 2**20) as srv:
+            with Client(srv.address, keys["beta"], timeout=WAIT) as beta:
+                for name in "ab":  # acme's two readers each leave a 2.1 MiB answer unread: 4.2 of the 5 MiB
+                    unread.append(_UnreadCall(srv.address, keys[name], uris["acme"]))
+                    with Client(srv.address, keys[name], timeout=WAIT) as mine:  # held once its next is refused
+                        _until(lambda: _refusal(lambda: mine.get_trace(uris["acme"])) != "answered",
+                               f"holding acme-{name}'s unread answer")
+                text = _refusal(lambda: beta.get_trace(uris["beta"]))
+        assert text.startswith("RESOURCE_EXHAUSTED: this answer is 2.1 MiB and this server's 5.0 MiB budget for "
+                               "answers not yet read by their callers (--answer-budget-mb) cannot take it now, 0.0 MiB "
+                               "of it this key's"), text
+        assert "4.2" not in text
+    finally:
+        for call in unread:
+            call.close()
+        ts.close()

@@ -66,9 +66,9 @@ class AnswerBudget:
             if mine + size > self.per_key:
                 why = (f"this key's answers not yet read by their callers hold {_mib(mine)} MiB of the "
                        f"{_mib(self.per_key)} MiB one key may hold")
-            elif self.held + size > self.total:
-                why = (f"answers not yet read by their callers hold {_mib(self.held)} MiB of this server's "
-                       f"{_mib(self.total)} MiB budget (--answer-budget-mb)")
+            elif self.held + size > self.total:  # how much other keys hold is not said: they may be other tenants'
+                why = (f"this server's {_mib(self.total)} MiB budget for answers not yet read by their callers "
+                       f"(--answer-budget-mb) cannot take it now, {_mib(mine)} MiB of it this key's")
             else:
                 self._by_key[key_id] = mine + size
                 self.held += size
