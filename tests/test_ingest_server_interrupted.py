@@ -130,6 +130,7 @@ def test_a_server_killed_mid_ingest_is_said_with_what_was_sent(setup) -> None:
     assert proc.returncode == 1, stderr
     said = " ".join(stderr[stderr.find("error: "):].split())
     assert said.startswith(f"error: the server at {address} stopped the ingest (UNAVAILABLE: "), stderr
+    assert "TLS" not in said, said  # the server had answered the stream: no hint that it may speak another transport
     _said(said, landed)
     again, address = _serve(tmp, keys)  # the server back, on the store it was killed over
     try:

@@ -167,13 +167,23 @@ _TRANSPORT_HINTS = (
 )
 
 
+def _answered(exc: grpc.RpcError) -> bool:
+    """Whether the server had answered the call's start (its initial metadata: a trajsearch server's ``x-request-id``)
+    before it failed: then the connection was of the right kind and under the server's cap, and a hint saying it may
+    not be misleads. A server killed mid-ingest ("Stream removed (Socket closed)") was said to need TLS."""
+    try:
+        return bool(exc.initial_metadata())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (an RpcError that is no call: nothing was answered)
+        return False
+
+
 def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, method: str = "",
            address: str = "") -> ServiceError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.UNIMPLEMENTED and method:  # gRPC's words, "Method not found!", named nothing to do
         details = lacking_call(method, address, details)
-    if code == grpc.StatusCode.UNAVAILABLE and details:
+    if code == grpc.StatusCode.UNAVAILABLE and details and not _answered(exc):
         hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
                     None)
         details += f" ({hint})" if hint else ""
