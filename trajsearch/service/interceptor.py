@@ -35,6 +35,8 @@ final state is known, instead of being logged as ``OK`` too early.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import re
 import threading
@@ -305,6 +307,43 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         )
 
 
+class _Alarms:
+    """One thread that runs the functions given to :meth:`after` when their time comes: a ``threading.Timer`` per
+    wait started a thread for every unary call (WhoAmI's median over loopback 0.56 -> 0.9 ms)."""
+
+    def __init__(self) -> None:
+        self._due: list[list[Any]] = []  # heap of [when, n, function or None once cancelled]
+        self._changed = threading.Condition()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def after(self, seconds: float, function: Callable[[], None]) -> Callable[[], None]:
+        """Run ``function`` in ``seconds`` unless the returned cancel is called first."""
+        entry = [time.monotonic() + seconds, next(self._order), function]
+        with self._changed:
+            heapq.heappush(self._due, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="alarms", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return lambda: entry.__setitem__(2, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._changed.wait(self._due[0][0] - time.monotonic() if self._due else None)
+                function = heapq.heappop(self._due)[2]
+            if function is not None:
+                try:
+                    function()
+                except Exception:  # noqa: BLE001 (one alarm's failure must not stop the others)
+                    log.exception("an alarm failed")
+
+
+_ALARMS = _Alarms()
+
+
 def next_within(messages: Iterator[Any], context: grpc.ServicerContext, seconds: float, message: str) -> Any:
     """The client's next message of ``messages``, the call ended by the server if it does not come within ``seconds``:
     cancelled with ``DEADLINE_EXCEEDED`` and ``message``, which the client reads (gRPC's public ``cancel()`` would
@@ -320,9 +359,7 @@ def next_within(messages: Iterator[Any], context: grpc.ServicerContext, seconds:
         except Exception:  # noqa: BLE001 (grpcio's inner call changed): cancelled without words
             context.cancel()
 
-    timer = threading.Timer(seconds, expire)
-    timer.daemon = True
-    timer.start()
+    cancel = _ALARMS.after(seconds, expire)
     try:
         got = next(messages)
     except (grpc.RpcError, StopIteration):
@@ -330,7 +367,7 @@ def next_within(messages: Iterator[Any], context: grpc.ServicerContext, seconds:
             raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, message) from None
         raise
     finally:
-        timer.cancel()
+        cancel()
     if expired.is_set():  # it came as the call was being ended: ended all the same
         raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, message)
     return got
