@@ -164,3 +164,36 @@ def test_the_row_holding_the_closest_wording_of_a_pasted_line_ranks_first(hashin
     for mode in ("hybrid", "auto"):
         hits = hashing_ts.search(pasted, tenant="acme", levels=["step"], k=2, mode=mode)
         assert [h.trajectory_id for h in hits] == ["cargo-fail", "cargo-pass"], mode
+
+
+PYTEST = Path(__file__).parent / "fixtures" / "pytest-outputs"
+
+
+def test_a_pasted_line_is_nearly_held_within_one_line_not_over_the_row(hashing_ts):
+    """Bug (round 21, RGEN2): a word counted as near-verbatim when either of its word pairs stood anywhere in the row,
+    so a suite where the pasted test passed (``tests/test_models.py::test_save_user PASSED``) and another failed with
+    the pasted assertion (``FAILED tests/...::test_delete - AssertionError: assert 'alice' == 'bob'``) held every
+    word (1.0), and ranked above the run where the pasted test failed with one word changed (``'carol'``), whatever
+    the fused scores. Within one line the other test's run is one word off too (its test's name), the other file's two,
+    no near row: the fused scores decide. Real pytest outputs (tests/fixtures/pytest-outputs)."""
+    names = ("same-test-other-value", "other-test-same-assertion", "other-file-same-assertion")
+    hashing_ts.add([make_run(name, outcome="failure", steps=[("bash", {"command": "python -m pytest -v tests"},
+                                                              (PYTEST / f"{name}.txt").read_text())])
+                    for name in names])
+    pasted = "FAILED tests/test_models.py::test_save_user - AssertionError: assert 'alice' == 'bob'"
+    for mode in ("hybrid", "auto", "lexical"):
+        hits = hashing_ts.search(pasted, tenant="acme", levels=["step"], k=3, mode=mode)
+        assert [h.trajectory_id for h in hits] == list(names), mode
+
+
+def test_a_pasted_block_is_nearly_held_within_as_many_lines_as_it_has():
+    """A pasted block of lines is looked for in a span of as many lines of the row: the lines' words with one changed
+    hold it nearly, the same lines apart (another output between them) do not."""
+    fusion = FusionConfig()
+    pasted = "E   AssertionError: assert 'alice' == 'bob'\ntests/test_models.py:4: AssertionError"
+    held = ("    def test_save_user():\nE   AssertionError: assert 'alice' == 'carol'\n"
+            "tests/test_models.py:4: AssertionError")
+    apart = held.replace("\ntests/", "\nE   - carol\nE   + alice\n\ntests/")
+    assert fusion.nearly_holds(pasted, held)
+    assert not fusion.nearly_holds(pasted, apart)
+    assert set(fusion.near_verbatim_rows(pasted, {"held": held, "apart": apart})) == {"held"}

@@ -520,21 +520,37 @@ def _numbers_alike(text: str) -> list[str]:
     return _WORD.findall(_NUMBER.sub(_ANY_NUMBER, text))
 
 
-def near_verbatim_share(words: Sequence[str], row: str, numbers_alike: bool = False) -> float:
-    """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query in ``row``
-    too: a word counts when one of the word pairs it is part of is a pair of adjacent words of the row (with
-    ``numbers_alike``, ``words`` as :func:`_numbers_alike` gives them, and any number of the row the same as any
-    other). One word changed or appended costs one word (its pairs); words scattered over the row, or in another
-    order, count nothing."""
+def query_lines(text: str) -> int:
+    """How many lines of ``text`` hold a word: the span of a row :func:`near_verbatim_share` looks within."""
+    return max(1, sum(_WORD.search(line) is not None for line in text.splitlines()))
+
+
+def near_verbatim_share(words: Sequence[str], row: str, numbers_alike: bool = False, lines: int = 1) -> float:
+    """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query in one span of
+    ``lines`` consecutive lines of ``row`` (the query's own count, :func:`query_lines`) too: a word counts when one of
+    the word pairs it is part of is a pair of adjacent words of that span (with ``numbers_alike``, ``words`` as
+    :func:`_numbers_alike` gives them, and any number of the row the same as any other); the best span counts. One
+    word changed or appended costs one word (its pairs); words scattered over the row, or in another order, count
+    nothing: a pytest output whose ``tests/x.py::test_a PASSED`` line and another test's ``FAILED tests/x.py::test_b -
+    AssertionError: assert 'alice' == 'bob'`` held every pair of a pasted ``FAILED tests/x.py::test_a - AssertionError:
+    assert 'alice' == 'bob'`` between them, over the row, and ranked above the run where test_a failed with one word
+    changed (round 21, RGEN2)."""
     if len(words) < 2:
         return 0.0
-    pairs = set(zip(words, words[1:]))
-    row_words = _numbers_alike(row) if numbers_alike else _WORD.findall(row)
-    held = pairs.intersection(zip(row_words, row_words[1:]))
-    if not held:
-        return 0.0
-    covered = sum((a, b) in held or (b, c) in held for a, b, c in zip([None, *words], words, [*words[1:], None]))
-    return covered / len(words)
+    at: dict[tuple[str, str], list[int]] = {}  # each pair of the query -> where it stands in the query
+    for j, pair in enumerate(zip(words, words[1:])):
+        at.setdefault(pair, []).append(j)
+    split = _numbers_alike if numbers_alike else _WORD.findall
+    row_lines = [line_words for line_words in map(split, row.splitlines()) if line_words]
+    inner = [{j for pair in zip(w, w[1:]) for j in at.get(pair, ())} for w in row_lines]  # pairs within a line
+    joins = [set(at.get((w[-1], v[0]), ())) for w, v in zip(row_lines, row_lines[1:])]  # pairs across a line's end
+    best = 0
+    for start, held in enumerate(inner):  # a best span starts at a line holding a pair (or one shorter than lines)
+        if not held and not (start < len(joins) and joins[start]):
+            continue
+        span = set().union(*inner[start:start + lines], *joins[start:start + lines - 1])
+        best = max(best, sum(j - 1 in span or j in span for j in range(len(words))))
+    return best / len(words)
 
 
 @dataclass(frozen=True)
@@ -624,12 +640,13 @@ class FusionConfig:
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
                 or not looks_like_log(text, titles=False)):
             return {}
-        near = {rid: 1.0 if rid in held else self._closeness(words, row) for rid, row in texts.items()}
+        lines = query_lines(text)
+        near = {rid: 1.0 if rid in held else self._closeness(words, row, lines) for rid, row in texts.items()}
         near = {rid: share for rid, share in near.items() if share}
         if near or not _NUMBER.search(text):
             return near
         alike = _numbers_alike(text)  # no row holds the line's own numbers nearly: any number for any other
-        near = {rid: self._closeness(alike, row, numbers_alike=True) for rid, row in texts.items()}
+        near = {rid: self._closeness(alike, row, lines, numbers_alike=True) for rid, row in texts.items()}
         return {rid: share for rid, share in near.items() if share}
 
     def nearly_holds(self, text: str, row: str) -> bool:
@@ -640,20 +657,21 @@ class FusionConfig:
         words = _WORD.findall(text)
         if not self.near_min_words <= len(words) <= self.near_max_words:
             return False
-        return bool(self._closeness(words, row) or (_NUMBER.search(text) is not None
-                                                    and self._closeness(_numbers_alike(text), row, numbers_alike=True)))
+        lines = query_lines(text)
+        return bool(self._closeness(words, row, lines) or (
+            _NUMBER.search(text) is not None and self._closeness(_numbers_alike(text), row, lines, numbers_alike=True)))
 
-    def _closeness(self, words: list[str], row: str, numbers_alike: bool = False) -> float:
-        """How closely ``row`` holds ``words`` in order (:func:`near_verbatim_share`) where it holds nearly all of
-        them (``near_share``), else 0.0; first, cheaply, are enough of them in it at all (substring tests: most rows
-        fail here, before their words are split and paired)."""
+    def _closeness(self, words: list[str], row: str, lines: int, numbers_alike: bool = False) -> float:
+        """How closely ``row`` holds ``words`` in order within ``lines`` consecutive lines (:func:`near_verbatim_share`)
+        where it holds nearly all of them (``near_share``), else 0.0; first, cheaply, are enough of them in it at all
+        (substring tests: most rows fail here, before their words are split and paired)."""
         needed, present = self.near_share * len(words), 0
         numbers = numbers_alike and _NUMBER.search(row) is not None
         for seen, word in enumerate(words, 1):  # stops once the words not yet looked for cannot make up the share
             present += numbers if numbers_alike and word == _ANY_NUMBER else word in row
             if present + len(words) - seen < needed:
                 return 0.0
-        share = near_verbatim_share(words, row, numbers_alike)
+        share = near_verbatim_share(words, row, numbers_alike, lines)
         return share if share >= self.near_share else 0.0
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
