@@ -74,3 +74,24 @@ def test_an_issue_titled_with_an_english_error_label_stays_prose():
 ])
 def test_a_task_quoting_a_name_stays_prose(task):
     assert resolve_mode("auto", task) == "dense"
+
+
+@pytest.mark.parametrize("title", [
+    "All tests in Gradle build are SKIPPED",  # junit-team/junit-framework#2736
+    "SkipException results in FAILED test instead of SKIPPED",  # telekom/testerra#161
+    "skiped tests are now reported as SKIPPED",  # OndraZizka/junitdiff#3
+    "404 response on requests to root '/'",  # Bernie-2016/ground-control#272
+    "CI pipeline status: failed",  # the rest: titles the review RGEN2 gave
+    "Route '/' returns 404 when APPEND_SLASH is set",
+    "FORCE_SCRIPT_NAME set to '/' breaks reverse()",
+    "Fix 3 type errors in utils module",
+    "sqlite ':memory:' database not shared across threads",
+    "Mark test as SKIPPED",
+])
+def test_an_issue_title_naming_an_outcome_a_tally_or_a_quoted_path_stays_prose(title):
+    """Bug (round 21, RGEN2): the rules for program lines took real issue titles to hybrid: an outcome in capitals at
+    the end (a runner's shape before it is what tells Gradle's ``Spec > should ... FAILED``), an outcome under a label
+    (MTP prints ``Test run summary: Failed!``), a tally with any noun (ctest's is ``tests``), a quoted root path
+    anywhere (cmd opens its message with one, Gradle ends its sentence with a task path). The runner lines above stay
+    hybrid."""
+    assert resolve_mode("auto", title) == "dense"

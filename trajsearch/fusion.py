@@ -38,12 +38,14 @@ _LOG_SIGNS = re.compile(
       | \s--?[a-z][\w-]*                                   # command-line flags
       | \b\d{3,}\b                                         # codes, ports, line numbers
       | [(){}\[\]<>=`'"]
-      | \b\d+%?\s(?:[a-z]+\s)?(?:passed|failed|failures?|errors?|skipped|ignored|pending|examples?|tests?|total|todo
+      | \b\d+%?\s(?:tests?\s)?(?:passed|failed|failures?|errors?|skipped|ignored|pending|examples?|tests?|total|todo
                                 |measured)\b              # a test runner's counts (cargo, jest, rspec, TAP; ctest's
-                                                           # ``50% tests passed, 1 tests failed out of 2``)
-      | :\s+(?i:failed|failure|passed|succeeded|aborted|errored|timed\sout)[!.]?\s*$
-                                                           # an outcome under its label (MTP's ``Test run summary:
-                                                           # Failed!``)
+                                                           # ``50% tests passed, 1 tests failed out of 2``, where a
+                                                           # title's ``Fix 3 type errors`` is no tally, RGEN2)
+      | :\s+(?:Failed|Passed|Succeeded|Aborted|Errored)!\s*$
+                                                           # an outcome under its label as MTP prints it (``Test run
+                                                           # summary: Failed!``; a title's ``CI pipeline status:
+                                                           # failed`` is none, RGEN2)
       | \s\|\s                                            # a shell's pipe
       | \b(?:error|warning|fatal)(?:\[\w+\])?:                # a compiler's or runtime's level (go, gcc, rustc)
     )""",
@@ -114,14 +116,32 @@ _LEVEL_START = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC)\b|\[CRIT
 #: typography's blank before the colon is how a French catalogue prints it, where an English program prints none, so
 #: ``Error : a bytes-like object ...`` stays a title, a writer's), or under the name it is about, which its message names
 #: again in quotes (PowerShell's ``foo: The term 'foo' is not recognized as a name of a cmdlet, ...`` and ``X : The term
-#: 'X' ...``); or a line ending in an outcome in capitals, as a runner reports a test (Gradle's ``com.x.FooSpec > should
-#: return a promise of true if ... FAILED``). Each reads as a title or a sentence (round 21, GEN2:
+#: 'X' ...``: a word of the message before the name, where a title's topic is quoted first, ``docs: 'docs' build
+#: fails``); or a test a runner reports (:func:`_runner_report`). Each reads as a title or a sentence (round 21, GEN2:
 #: tests/fixtures/runner-errors).
 _PROGRAM_MESSAGE = re.compile(r"""^\s*(?:(?i:erreur|fehler|erro|errore|fout|ошибка|avertissement|warnung|advertencia|aviso
                                        |avviso|waarschuwing|предупреждение|causé\spar|causad[oa]\spor|causato\sda
                                        |verursacht\sdurch)\s?:\s
-                                    |([^\s:'"`]+)\s?:\s.*?(['"`])\1\2
-                                    |.*\s(?:FAILED|PASSED|SKIPPED|ERROR)\s*$)""", re.X)
+                                    |([^\s:'"`]+)\s?:\s+[^\s'"`].*?\s(['"`])\1\2)""", re.X)
+#: An outcome in capitals ending a line, as a runner reports a test, and what names the test before it in a runner's
+#: shape: Gradle's ``com.x.FooSpec > should return a promise of true if ... FAILED`` and ``> Task :test FAILED``,
+#: cargo's ``test tests::adds ... FAILED``, a dotted name, a task path. A title says so in words (``All tests in
+#: Gradle build are SKIPPED``, junit-team/junit-framework#2736; ``SkipException results in FAILED test instead of
+#: SKIPPED``, telekom/testerra#161): round 21, RGEN2.
+_OUTCOME_END = re.compile(r"\s(?:FAILED|PASSED|SKIPPED|ERROR)\s*$")
+_RUNNER_SHAPE = re.compile(r"^>\s|\s>\s|::|\s\.{3}\s|[\w$]\.[A-Za-z_$]|(?:^|\s):\w")
+
+
+def _runner_report(line: str) -> bool:
+    """A test reported by a runner: an outcome in capitals ending the line after a runner's shape
+    (see :data:`_OUTCOME_END`)."""
+    end = _OUTCOME_END.search(line)
+    return end is not None and _RUNNER_SHAPE.search(line, 0, end.start()) is not None
+
+
+def _program_message(line: str) -> bool:
+    """A program's message or a runner's report that reads as a title or a sentence (:data:`_PROGRAM_MESSAGE`)."""
+    return _PROGRAM_MESSAGE.match(line) is not None or _runner_report(line)
 #: Ruby's exception after its message: ``undefined method `name' for nil:NilClass (NoMethodError)``.
 _RUBY_EXCEPTION = re.compile(r"\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$")
 
@@ -319,17 +339,21 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 #: whole line in brackets (``(227 more lines below)``); nor holds: a shell's ``&&``, ``||`` or ``2>&1``, a
 #: banner's rule (``=== 1 failed in 0.06s ===``), a log level or a lower-case ``error:`` label, a quoted name's
 #: label (``unable to access 'x': Could not resolve host``), a path (absolute, or to a file: ``tests/test_x.py``), a
-#: code line's trailing comment, an assignment of a dotted name (``format_template = value.value``).
+#: code line's trailing comment, an assignment of a dotted name (``format_template = value.value``); a quoted root or
+#: project path opening the line (cmd's ``'C:\Program' is not recognized as ...``) or ending it with its period
+#: (Gradle's ``Execution failed for task ':test'.``), where a title quotes one among its words (``Route '/' returns
+#: 404 when ...``, RGEN2).
 #: A path to a file is looked for once per run of path characters, from the run's start, up to its first ``.ext``
 #: and never back (``++``-style): tried from every ``x/`` of a run and backtracking over the rest, a line of a few
 #: words and a 20,000-character run of ``a/b/c/...`` without an extension took 0.8-1.8 s holding the GIL (probe 52).
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
                          |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|(?<![\w/.-])(?:(?!\w/)[\w/.-])*+\w/(?:[\w/-]|\.(?![a-z]{1,4}\b))*+\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w
-                         |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+%?\s(?:[a-z]+\s)?(?:failed|passed|errors?|skipped)\b
+                         |\bexit\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+%?\s(?:tests?\s)?(?:failed|passed|errors?|skipped)\b
                          |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+|E[A-Z]{4,})\]
                          |most\srecent\scall\slast|\{\s*"\w+"\s*:|\w\.\w+\([^)\s]|\btimed\sout\safter\s\d|\S:\s+\S+$
                          |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b
-                         |['"](?:[A-Za-z]:\\|\\\\|/|:)[^'"\s]*['"]""", re.X)
+                         |^['"](?:[A-Za-z]:\\|\\\\|/|:)[^'"\s]*['"]\s
+                         |['"](?:[A-Za-z]:\\|\\\\|/|:)[^'"\s]*['"]\.$""", re.X)
 #: Verbs a title says what is wrong with (``Getting http://.example.com raises UnicodeError``): a title may hold
 #: no function word, and a log line seldom holds one of these beside code.
 _TITLE_VERBS = frozenset("""raises raise returns fails crashes breaks ignores gives throws causes produces generates
@@ -426,13 +450,13 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
         if body != text or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
             return not (_word_count(body) >= 5 and _prose_share(body) >= _PROSE_SHARE)
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
-                                or _EXCEPTION_CALL.search(t) or _LEVEL_START.match(t) or _PROGRAM_MESSAGE.match(t)):
+                                or _EXCEPTION_CALL.search(t) or _LEVEL_START.match(t) or _program_message(t)):
             return True
         return _prose_share(text) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
     if (_CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t) or _TOOL_CALL.match(t)
-            or _ruby_exception(t) or _PROGRAM_MESSAGE.match(t)):
+            or _ruby_exception(t) or _program_message(t)):
         return True
     if titles and _topic_title(t):  # before _LOG_START, whose ``label:`` it is a kind of
         return False
