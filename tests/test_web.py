@@ -395,6 +395,9 @@ def test_the_number_shown_is_the_one_the_results_are_ranked_by(demo):
     fast embedder."""
     page = demo.get("/", params={"q": SAMPLE_ERROR}).text
     assert "ranked by score (dense and word ranks fused, rows holding the query verbatim first" in page
+    # review RGEN2: rows nearly holding the pasted line are lifted too, their scores above any fused one
+    assert "then rows holding nearly all of it in order, the closest first (these scores are lifted above the fused " \
+           "range)" in html.unescape(page)
     scores = [float(x) for x in re.findall(r'<dt>score</dt><dd class="sim">([0-9.]+)</dd>', page)]
     assert len(scores) > 1 and scores == sorted(scores, reverse=True)
     assert len(re.findall(r'<dt>cosine</dt><dd class="sim">', page)) == len(scores)

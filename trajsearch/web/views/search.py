@@ -551,11 +551,13 @@ def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: Sea
 
 
 #: What each mode's score is, said beside the results: the number shown is the one they are ranked by, and in
-#: hybrid mode a run holding a pasted line verbatim may rank first with a low cosine (probe E, E4).
+#: hybrid mode a run holding a pasted line verbatim, or nearly, may rank first with a low cosine (probe E, E4), its
+#: score lifted above every fused one (review RGEN2).
 SCORE_MEANINGS = {
     "dense": "cosine similarity to the query",
-    "hybrid": ("dense and word ranks fused, rows holding the query verbatim first, then those holding the error a "
-               "pasted traceback ends in; cosine: the dense similarity alone"),
+    "hybrid": ("dense and word ranks fused, rows holding the query verbatim first, then rows holding nearly all of it "
+               "in order, the closest first (these scores are lifted above the fused range), then those holding the "
+               "error a pasted traceback ends in; cosine: the dense similarity alone"),
     "lexical": "BM25 word match, rows holding the query verbatim first, then those holding a pasted traceback's error",
 }
 #: Hybrid mode over passages only: they have no vector, so the word ranks alone are fused.
