@@ -40,13 +40,25 @@ def _gradle_run(*names: str) -> Trajectory:
         for n, name in enumerate(names)])
 
 
-def test_a_gradle_test_run_in_a_terminal_that_passed_verifies_the_run() -> None:
-    """Bug: Gradle's ``BUILD SUCCESSFUL`` was a pass only under a ``> Task :test`` line, which its rich console (an
-    agent's pty) writes only for a task that printed something or failed: the run's last test run, up to date after
-    the fix passed, was no pass, and the run was never verified."""
+def test_a_gradle_test_run_in_a_terminal_passes_only_where_its_test_task_line_is() -> None:
+    """Gradle's rich console (an agent's pty) heads a test task that printed something with ``> Task :test `` (a
+    blank where it writes no status): that run passed. Run again, the task up to date, it writes no task line at all:
+    ``BUILD SUCCESSFUL`` alone, which a build with no test sources prints too (``gradle-pty-nosource``), says no test
+    ran, so that run is no pass by its own output and the run's last test run does not verify it."""
     run = _gradle_run("fail", "pass", "uptodate")
-    assert [passed(step) for step in run.steps] == [False, True, True]
-    assert verified(run, reward_at_least=None)
+    assert [passed(step) for step in run.steps] == [False, True, False]
+    assert verified(_gradle_run("fail", "pass"), reward_at_least=None)
+
+
+@pytest.mark.parametrize("command", ["gradle build", "gradle test", "./gradlew build --offline"])
+def test_a_gradle_build_in_a_terminal_with_no_tests_passes_nothing(command: str) -> None:
+    """Bug (review RFM5): where Gradle's rich console wrote no task line, the command's test task decided, so a
+    project with no test sources (``BUILD SUCCESSFUL`` alone, real Gradle 4.4.1 in a pty) passed and verified its run
+    after a failed test run: no pass without a line that says the tests ran."""
+    run = _gradle_run("fail", "nosource")
+    run.steps[1].arguments = {"command": command}
+    assert not passed(run.steps[1])
+    assert verified(run, reward_at_least=None) is False
 
 
 @pytest.mark.parametrize("command", ["gradle build -x test", "gradle compileJava"])

@@ -111,14 +111,11 @@ _GRADLE_PASSED = re.compile(r"^BUILD SUCCESSFUL\b", re.M)
 #: Gradle's line of a test task that ran (its ``--console=plain`` output, an agent's piped shell): ``> Task :test``,
 #: ``> Task :app:testDebugUnitTest``, up to date or from the build cache (passed before, on the same inputs); the rich
 #: console's header of a task that printed something ends on a blank where it writes no status (``> Task :test ``).
+#: Gradle's rich console (a terminal: an agent's pty) writes a task's line only for a task that printed something or
+#: failed: a passing or up-to-date test task leaves none, and neither does one with no test sources (the plain
+#: console's ``> Task :test NO-SOURCE``), only ``BUILD SUCCESSFUL`` (real Gradle 4.4.1, ``test-runners/gradle-pty-*``).
+#: So there ``BUILD SUCCESSFUL`` without the test task's line is no evidence that a test ran, and passes nothing.
 _GRADLE_TESTED = re.compile(rf"^> Task {_GRADLE_TEST_TASK.pattern}(?: (?:UP-TO-DATE|FROM-CACHE))?[ \t]*$", re.M)
-#: Any task's line. Gradle's plain console writes one for every task it ran; its rich console (a terminal: an agent's
-#: pty) only for a task that printed something or failed, so a passing or up-to-date test task leaves none, only
-#: ``BUILD SUCCESSFUL`` and ``3 actionable tasks: 3 up-to-date`` (real Gradle 4.4.1, ``test-runners/gradle-pty-*``).
-_GRADLE_TASK_LINE = re.compile(r"^> Task :", re.M)
-#: Gradle's program in a command line (its wrapper too): where it printed no task line, what it ran says whether the
-#: tests ran (:func:`_jvm_runs_tests`, as :func:`is_test_run` judged the command).
-_GRADLE_PROGRAM = re.compile(r"(?<![\w.-])gradlew?(?:\.bat|\.cmd)?(?![\w.-])")
 #: A runner's tally or verdict of failure, wherever it is: a count of failed tests or errors that is not 0 (cargo's
 #: passing ``test result: ok. 2 passed; 0 failed; 0 ignored`` counts none; ctest's ``1 tests failed out of 2``),
 #: mocha's summary line ``  1 failing`` (not a test's title that says ``2 failing``), ``FAILED`` (pytest's,
@@ -310,24 +307,14 @@ def retry_positions(steps: Iterable[Step]) -> list[int]:
 
 
 def passed(step: Step) -> bool:
-    """A test run that passed: no error, a word of passing (``_PASSED``; Gradle's ``BUILD SUCCESSFUL`` where its test
-    task ran: :func:`_gradle_tested`), no tally of failures (``_FAILED``), and no crash after its last word of
+    """A test run that passed: no error, a word of passing (``_PASSED``; Gradle's ``BUILD SUCCESSFUL`` under its test
+    task's line: ``_GRADLE_TESTED``), no tally of failures (``_FAILED``), and no crash after its last word of
     passing (``_CRASHED``)."""
     output = strip_terminal_codes(step.observation or "").replace("\r\n", "\n")  # a terminal's (a pty's) lines
     ends = [found.end() for found in _PASSED.finditer(output)]
-    if _gradle_tested(step, output):
+    if _GRADLE_TESTED.search(output):
         ends += [found.end() for found in _GRADLE_PASSED.finditer(output)]
     return not step.error and bool(ends) and not _FAILED.search(output) and not _CRASHED.search(output, max(ends))
-
-
-def _gradle_tested(step: Step, output: str) -> bool:
-    """Whether a Gradle build's output says its test task ran (or was up to date): the task's line in its plain
-    console (``_GRADLE_TESTED``); in its rich console, which wrote no task line (``_GRADLE_TASK_LINE``), the
-    command's own tasks (``gradle test``, ``./gradlew build``; not ``build -x test``: :func:`is_test_run`)."""
-    if _GRADLE_TESTED.search(output):
-        return True
-    return not _GRADLE_TASK_LINE.search(output) and bool(_GRADLE_PROGRAM.search(command_of(step))) \
-        and is_test_run(step)
 
 
 def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:
