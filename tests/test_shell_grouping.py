@@ -96,3 +96,25 @@ def test_git_checkout_of_files_is_read_as_git_read_it(repo: Path, checkout: str,
     checkout setup.py nosuch.py``, which git refused whole (exit 1), undid ``setup.py``."""
     run = _edited_then(repo, checkout)
     assert sorted(touched(run).changed) == kept
+
+
+@pytest.mark.parametrize("line", [
+    "git checkout other Makefile && git checkout setup.py",  # git: "Updated 1 path from <hash>", "... the index"
+    "git checkout nosuch.py; git checkout setup.py"])  # the first refused, the second restored setup.py
+def test_git_words_after_several_checkouts_are_no_one_checkouts(repo: Path, line: str) -> None:
+    """Bug (review RFM5): git's words were read as every checkout's on the line: ``git checkout other Makefile &&
+    git checkout setup.py`` printed "Updated 1 path from the index" (the second's), so the first's Makefile, written
+    from another branch, was read as restored too; ``git checkout nosuch.py; git checkout setup.py`` printed the
+    first's refusal, so the second's restore of setup.py was lost. What the run left is what ``git status`` says
+    (``other`` a branch whose Makefile differs)."""
+    _git(repo, "checkout", "-q", "-b", "other")
+    (repo / "Makefile").write_text("all:\n\techo other\n")
+    _git(repo, "commit", "-qam", "other")
+    _git(repo, "checkout", "-q", "main")
+    subprocess.run(EDIT, shell=True, cwd=repo, check=True)
+    diff = _git(repo, "diff")
+    done = subprocess.run(line, shell=True, cwd=repo, capture_output=True, text=True, check=False)
+    left = sorted(entry.split()[-1] for entry in _git(repo, "status", "--short").splitlines())
+    assert left == ["Makefile"]
+    run = _run((EDIT, ""), ("git diff", diff), (line, done.stdout + done.stderr))
+    assert sorted(touched(run).changed) == left

@@ -410,7 +410,8 @@ def undone_by(step: Step) -> Undo:
     earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none).
     Not an undo: one after a ``cd`` (its paths are another tree's), one that a later command of the line may
     write again (``git checkout F && python3 patch_f.py``: review 3, N2), a checkout of another revision's
-    content (:func:`_checkout_undone`, :func:`_from_head`), or one git refused (its words in the step's output)."""
+    content (:func:`_checkout_undone`, :func:`_from_head`), or one git refused (its words in the step's output, read
+    only where the line ran one checkout)."""
     command = _command((step.action or "").strip(), step.arguments) or ""
     if not _UNDOING.search(command):
         return Undo()
@@ -418,6 +419,10 @@ def undone_by(step: Step) -> Undo:
     stash: list[str] | None = None  # what a git stash of this command set aside, until it brings it back
     unstashed = False
     segments = _segments(command)
+    # git's words after a checkout are its one checkout's only where the line ran one: ``git checkout nosuch.py;
+    # git checkout setup.py`` printed a refusal that is the first's, ``... && git checkout F`` an update of the last
+    checkouts = sum(_words(segment)[:2] == ["git", "checkout"] for segment in segments)
+    said = (step.observation or "") if checkouts == 1 else ""
     for n, segment in enumerate(segments):
         program, verb, *rest = [word.strip("'\"") for word in _words(segment)] + ["", ""]
         rest = [word for word in rest if word]
@@ -432,7 +437,7 @@ def undone_by(step: Step) -> Undo:
         elif verb == "reset" and "--hard" in rest:
             undone.append(EVERY_FILE)
         elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
-            undone += _checkout_undone(rest, step.observation or "")
+            undone += _checkout_undone(rest, said)
         elif (verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest))
               and _from_head(rest)):
             undone += _named_files(rest)
