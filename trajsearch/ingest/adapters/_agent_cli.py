@@ -79,12 +79,20 @@ API_ERROR_CAUSE = "infrastructure: the session ended on an API error, not on the
 #: and providers use: Claude Code's "Prompt is too long" (its ``<synthetic>`` message, the API's "prompt is too long:
 #: N tokens > M maximum"), Codex's "Codex ran out of room in the model's context window" (``codex_error_info``
 #: ``context_window_exceeded``), OpenAI's "maximum context length" / ``context_length_exceeded``, the Gemini API's
-#: "The input token count (N) exceeds the maximum number of tokens allowed", Anthropic's "... exceed context limit",
-#: litellm's ``ContextWindowExceededError`` (mini-swe-agent, OpenHands' ``LLMContextWindowExceedError``).
+#: "The input token count (N) exceeds the maximum number of tokens allowed", Anthropic's "... exceed context limit"
+#: and stop reason ``model_context_window_exceeded``, litellm's ``ContextWindowExceededError`` (mini-swe-agent,
+#: OpenHands' ``LLMContextWindowExceedError``); and as users reported them: Bedrock's "Input is too long for requested
+#: model" (Claude Code: "API Error: 400 Input is too long ...", anthropics/claude-code#760, #8637), DashScope's
+#: "InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]" (Qwen Code, QwenLM/qwen-code#98,
+#: #2068), xAI's "This model's maximum prompt length is 131072 but the request contains 136973 tokens"
+#: (cline/cline#3120), Moonshot's "Your request exceeded model token limit: 262144 (requested: 269030)" (Kimi CLI,
+#: MoonshotAI/kimi-cli#2011).
 CONTEXT_OVERFLOW = re.compile(
     r"ContextWindowExceede?d?Error|\bprompt is too long\b|\bran out of room in the model's context window|\bmaximum context length\b|"
-    r"\bcontext_length_exceeded\b|\bcontext_window_exceeded\b|\binput token count\b.{0,40}\bexceeds the maximum\b|"
-    r"\bexceeds? (?:the )?context (?:limit|window)\b", re.I | re.S)
+    r"\bcontext_length_exceeded\b|\b(?:model_)?context_window_exceeded\b|\binput token count\b.{0,40}\bexceeds the maximum\b|"
+    r"\bexceeds? (?:the )?context (?:limit|window)\b|\binput is too long for requested model\b|"
+    r"\bRange of input length should be \[1, ?\d+\]|\bmaximum prompt length is \d+ but the request contains\b|"
+    r"\bexceeded model token limit\b", re.I | re.S)
 #: Why a session stopped by its context window failed. The agent's own limit, as OpenCode's ``ContextOverflowError``,
 #: OpenHands' ``LLMContextWindowExceedError``, mini-swe-agent's ``ContextWindowExceededError`` and Harbor's error
 #: policy read it: the conversation the agent (and its compaction) built no longer fits; the provider answered as

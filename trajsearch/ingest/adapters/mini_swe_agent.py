@@ -132,6 +132,7 @@ from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
 from ..outcomes import is_programbench_eval
+from ._agent_cli import CONTEXT_CAUSE
 from ._swebench import side_file as swebench_side_file
 from ._common import (
     Context, RecordError, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field, named_path,
@@ -384,6 +385,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             error=f"{exit_status}: {detail}",
             cause="infrastructure: the harness or model API failed, not the agent"
             if outcome is Outcome.infra_error
+            else CONTEXT_CAUSE if exit_status == "ContextWindowExceededError"  # litellm's: the one rule's cause
             else None,
         )
 
