@@ -43,8 +43,26 @@ def test_a_test_run_in_a_subshell_is_a_test_run(command: str, name: str, verdict
     assert verified(run, reward_at_least=None) is verdict
 
 
+@pytest.mark.parametrize("command, name, verdict", [
+    ("for d in backend api; do (cd $d && mvn test); done", "mvn-fail", False),
+    ("for d in backend api; do\n  (cd $d && mvn test)\ndone", "mvn-pass", True),
+    ("time (cd backend && mvn -B test)", "mvn-fail", False), ("time (cd backend && mvn test)", "mvn-pass", True),
+    ("if ! (cd backend && mvn test); then echo FAILED; fi", "mvn-fail", False),
+    ("{ (cd app && ./gradlew test); } 2>&1", "gradle-fail", False),
+    ("out=$(cd backend && mvn test 2>&1); echo \"$out\" | tail -60", "mvn-fail", False),
+    ("if out=$(mvn test); then echo ok; fi", "mvn-pass", True)])
+def test_a_subshell_after_a_keyword_is_a_test_run(command: str, name: str, verdict: bool) -> None:
+    """Bug (review RFM5): a subshell was read as one only at a command's very start: after ``do``, ``time``, ``if
+    !``, ``{`` (or as an assignment's command substitution) its parenthesis stayed, and Maven's goal read as
+    ``test)``: no test run, its ``BUILD FAILURE`` or ``BUILD SUCCESS`` decided nothing."""
+    run = _run((command, (RUNNERS / f"{name}.txt").read_text()))
+    assert is_test_run(run.steps[0])
+    assert verified(run, reward_at_least=None) is verdict
+
+
 @pytest.mark.parametrize("command", ["find . \\( -name '*.py' -o -name '*.txt' \\) | xargs grep -n mvn",
-                                     'echo "(mvn test)"', "diff <(mvn -v) <(echo none)"])
+                                     'echo "(mvn test)"', "diff <(mvn -v) <(echo none)",
+                                     "echo $(mvn -v) | head -1"])
 def test_parentheses_that_open_no_subshell_run_no_tests(command: str) -> None:
     """An escaped or quoted parenthesis, or a process substitution's, is no subshell: no test run is read into it."""
     assert not is_test_run(_run((command, "")).steps[0])

@@ -772,13 +772,18 @@ def _path_argument(args: Any) -> str:
 #: over the characters was a fifth of a digest's cost.
 _SEGMENT_PARTS = re.compile(r"""'[^']*'?|"[^"]*"?|&&|\|\||[;|\n]|[()]|(?:\\[()]|[^'";|\n&()])+|&""")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "\n"})
+#: Words after which a parenthesis opens a subshell, as at a command's start: ``for d in a b; do (cd $d && mvn test);
+#: done``, ``time (cd x && mvn test)``, ``if ! (cd x && mvn test); then``, ``{ (cd x && make); }``.
+_BEFORE_SUBSHELL = frozenset({"do", "then", "else", "elif", "if", "while", "until", "time", "!", "{"})
+#: An assignment whose value opens with a command substitution, at the end of a command's text so far: ``out=$``.
+_ASSIGNED_SUBSTITUTION = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=\$$")
 
 
 def _segments(command: str) -> list[str]:
     """Simple commands of a command line: heredoc bodies (and SWE-agent's ``edit``/``plan`` bodies)
     dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes, a subshell's parentheses dropped
     (``(cd app && ./gradlew test) 2>&1`` runs ``cd app`` and ``./gradlew test 2>&1``, as agents copy it from a
-    project's instructions)."""
+    project's instructions), and so the words before one that opens after a keyword (``_BEFORE_SUBSHELL``)."""
     lines = command.split("\n")
     # SWE-agent's multi-line commands (``edit 287:295``, ``plan``) run to an ``end_of_<command>`` line
     closers = {line.strip() for line in lines if line.strip().startswith("end_of_")}
@@ -794,20 +799,35 @@ def _segments(command: str) -> list[str]:
                 i += 1
             i += 1
     text = "\n".join(kept)
-    out, current, depth = [], [], 0  # depth: the open parentheses that are no subshell's (``$(``, ``f()``, ``<(``)
+    out, current = [], []
+    opened: list[bool] = []  # each open parenthesis: a subshell's (dropped) or not (``$(``, ``f()``, ``<(``: text)
     for part in _SEGMENT_PARTS.findall(text):
         if part in _SEPARATORS:
             out.append("".join(current))
             current = []
-        elif part == "(" and not "".join(current).strip():  # a subshell opens where a command would start
-            continue
-        elif part == ")" and not depth:  # and closes where no other parenthesis is open: ``(cd x && mvn test)``
+        elif part == "(" and _opens_subshell("".join(current)):
+            out.append("".join(current))  # ``do``, ``if !``, ``time``, ``out=$``: no command of the subshell's
+            current = []
+            opened.append(True)
+        elif part == ")" and (not opened or opened[-1]):  # and closes where no other parenthesis is open
+            opened[-1:] = []  # none open: a ``case`` pattern's, left as base read it
             current.append(" ")
         else:
-            depth += (part == "(") - (part == ")")
+            if part == "(":
+                opened.append(False)
+            elif part == ")":
+                opened.pop()
             current.append(part)
     out.append("".join(current))
     return [segment.strip() for segment in out if segment.strip()]
+
+
+def _opens_subshell(before: str) -> bool:
+    """Whether a parenthesis after ``before`` (its command's text so far) opens a subshell: where a command would
+    start (nothing before it, or keywords: ``_BEFORE_SUBSHELL``), or a command substitution that is an assignment's
+    whole value there (``out=$(cd x && mvn test 2>&1)``), whose command runs as the subshell's does. Any other
+    (``echo $(date)``, ``f()``, ``<(cmd)``) is text of its command."""
+    return set(_ASSIGNED_SUBSTITUTION.sub("", before).split()) <= _BEFORE_SUBSHELL
 
 
 def program_words(words: list[str], also: frozenset[str] = frozenset()) -> list[str]:
