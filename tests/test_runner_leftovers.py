@@ -69,3 +69,13 @@ def test_a_gradle_build_in_a_terminal_that_ran_no_test_passes_nothing(command: s
     run.steps[1].arguments = {"command": command}
     assert not passed(run.steps[1])
     assert verified(run, reward_at_least=None) is False
+
+
+@pytest.mark.parametrize("output", ["12 error\n", "Compiling...\n  src/a.ts\n3 errors\n",
+                                    " 2 pass\n 1 error\n"])
+def test_a_count_of_errors_is_bun_s_only_under_its_pass_and_fail_counts(output: str, tmp_path: Path) -> None:
+    """Bug (review RFM5): any output ending on a bare ``N error`` line was read as bun's tally of errors between
+    tests, a failed step where no exit code was kept: bun's line is one only under its `` N pass`` and `` N fail``
+    counts (``bun-error-*``, real bun 1.3.14)."""
+    step = gemini_shell_step(output, tmp_path)
+    assert step.error is None

@@ -613,20 +613,25 @@ _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|erro
 #: Vitest's ``Tests  1 failed | 1 passed (2)`` / ``Test Files  1 failed (1)``, the TAP tally of ``node --test`` (``#
 #: fail 1``) and tape's (``# fail  1``); ``npm test`` running them adds nothing after it (npm 10+). And the other
 #: runners' closing tallies of the same kind: bun's `` 1 fail`` (its ``expect() calls`` and ``Ran N tests across M
-#: files.`` after it) and `` 1 error`` (bun 1.x: an error thrown between tests, ``# Unhandled error between tests``,
-#: fails the run, exit 1, where every test passed: `` 2 pass``, `` 0 fail``, `` 1 error``), RSpec's ``3 examples, 1 failure`` or, where a spec file did not load, ``0 examples, 0 failures,
+#: files.`` after it) and `` 1 error`` under its `` N pass`` / `` N fail`` (``_BUN_ERRORS``), RSpec's ``3 examples, 1
+#: failure`` or, where a spec file did not load, ``0 examples, 0 failures,
 #: 1 error occurred outside of examples`` (its ``Failed examples:`` rerun list after it), ``dotnet
 #: test``'s ``Failed!  - Failed:     1, Passed: ...`` (.NET 5+ vstest), ``Test Run Failed.`` (its counts after it, .NET
 #: Core 3), Microsoft.Testing.Platform's ``Test run summary: Failed!`` (its ``total:`` / ``failed:`` ... after it), and
 #: PHPUnit's ``Tests: 2, Assertions: 2, Failures: 1.`` (``Errors: 1``), under its ``FAILURES!`` / ``ERRORS!``.
 _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\s+|# fail\s+)[1-9]\d*(?: failed\b|$)|"
-                            r"^[1-9]\d* (?:fail|errors?)$|^\d+ examples?, (?:[1-9]\d* failures?\b|"
+                            r"^[1-9]\d* fail$|^\d+ examples?, (?:[1-9]\d* failures?\b|"
                             r"\d+ failures?, [1-9]\d* errors? occurred outside of examples$)|"
                             r"^Failed!\s+-\s+Failed:\s+[1-9]|"
                             r"^Test Run Failed\.$|^Test run summary: Failed!|"
                             r"^Tests: \d+, Assertions: \d+(?:, \w+: \d+)*?, (?:Errors|Failures): [1-9]")
 #: Microsoft.Testing.Platform's line of a failed test (``failed Tests.Calc.Adds (33ms)``), its message under it.
 _MTP_TEST_FAILED = re.compile(r"^failed \S.* \([\d.]+m?s\)$")
+#: bun 1.x's count of errors thrown between tests (``# Unhandled error between tests``), which fail the run (exit 1)
+#: where every test passed: `` 2 pass``, `` 0 fail``, `` 1 error``. Bun's only where its `` N pass`` and `` N fail``
+#: lines come just before it (:func:`_bun_errors`): a bare ``12 error`` that ends an output is anyone's line.
+_BUN_ERRORS = re.compile(r"^[1-9]\d* errors?$")
+_BUN_COUNTS = (re.compile(r"^\d+ pass$"), re.compile(r"^\d+ fail$"))
 #: npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version of npm
 #: available! ...``).
 _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
@@ -675,8 +680,10 @@ def _runner_failed(raw: list[str]) -> str | None:
         end -= 1
     if _JS_FRAME.match(raw[end - 1]):
         return _mocha_failure(raw[:end])
-    for line in reversed(raw[-16:]):  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
-        if found := _RUNNER_FAILED.match(line.strip()):
+    tail = raw[-16:]  # a summary's lines after the count (TAP's 5, Jest's 3) and npm's notices
+    for at in range(len(tail) - 1, -1, -1):
+        line = tail[at]
+        if found := _RUNNER_FAILED.match(line.strip()) or _bun_errors(tail[:at + 1]):
             if found.group(0).startswith("Test run summary:"):  # Microsoft.Testing.Platform: its first failed test
                 return next((short(ln.strip()) for ln in raw if _MTP_TEST_FAILED.match(ln)), None) or short(line.strip())
             if found.group(0).startswith(("Test Run Failed", "Failed!")) and (said := _vstest_failure(raw)):
@@ -688,6 +695,13 @@ def _runner_failed(raw: list[str]) -> str | None:
         if not _RUNNER_SUMMARY.match(line.strip()):
             return None
     return None
+
+
+def _bun_errors(lines: list[str]) -> re.Match[str] | None:
+    """bun's count of errors between tests where ``lines`` end on it, bun's pass and fail counts just before it."""
+    *_, passing, failing, errors = ["", "", *lines]
+    counts = all(count.match(line.strip()) for count, line in zip(_BUN_COUNTS, (passing, failing)))
+    return _BUN_ERRORS.match(errors.strip()) if counts else None
 
 
 #: ``go test``'s last line where a test failed or a package did not build: ``FAIL`` (after several packages' lines,
