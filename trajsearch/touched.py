@@ -773,8 +773,11 @@ def _path_argument(args: Any) -> str:
 _SEGMENT_PARTS = re.compile(r"""'[^']*'?|"[^"]*"?|&&|\|\||[;|\n]|[()]|(?:\\[()]|[^'";|\n&()])+|&""")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "\n"})
 #: Words after which a parenthesis opens a subshell, as at a command's start: ``for d in a b; do (cd $d && mvn test);
-#: done``, ``time (cd x && mvn test)``, ``if ! (cd x && mvn test); then``, ``{ (cd x && make); }``.
-_BEFORE_SUBSHELL = frozenset({"do", "then", "else", "elif", "if", "while", "until", "time", "!", "{"})
+#: done``, ``time (cd x && mvn test)``, ``if ! (cd x && mvn test); then``, ``{ (cd x && make); }``. Not right after
+#: ``if`` / ``while`` (``_CONDITIONS``), which a patch's or a heredoc's code the rough split reaches writes as
+#: ``if (x.y)``: read as a subshell, ``x.y`` was a command.
+_BEFORE_SUBSHELL = frozenset({"do", "then", "else", "time", "!", "{"})
+_CONDITIONS = frozenset({"if", "elif", "while", "until"})
 #: An assignment whose value opens with a command substitution, at the end of a command's text so far: ``out=$``.
 _ASSIGNED_SUBSTITUTION = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=\$$")
 
@@ -827,7 +830,8 @@ def _opens_subshell(before: str) -> bool:
     start (nothing before it, or keywords: ``_BEFORE_SUBSHELL``), or a command substitution that is an assignment's
     whole value there (``out=$(cd x && mvn test 2>&1)``), whose command runs as the subshell's does. Any other
     (``echo $(date)``, ``f()``, ``<(cmd)``) is text of its command."""
-    return set(_ASSIGNED_SUBSTITUTION.sub("", before).split()) <= _BEFORE_SUBSHELL
+    words = _ASSIGNED_SUBSTITUTION.sub("", before).split()
+    return not words or (words[-1] in _BEFORE_SUBSHELL and set(words) <= _BEFORE_SUBSHELL | _CONDITIONS)
 
 
 def program_words(words: list[str], also: frozenset[str] = frozenset()) -> list[str]:
