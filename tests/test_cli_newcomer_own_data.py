@@ -154,3 +154,24 @@ def test_the_store_help_names_is_the_one_a_command_opens(newcomer, tmp_path, mon
     code, out, err = run_cli("search", "--help")
     said = " ".join(out.replace("│", " ").split())
     assert "default $TRAJSEARCH_HOME/milvus.db" in said and "default $TRAJSEARCH_HOME/traces" in said, out
+
+
+# -- review FRNC5: --format in a folder walk, and --dead-letter over --server ------------------------------------------
+
+#: a real Claude Code projects folder whose subagent wrote nothing: empty agent-*.jsonl and agent-*.meta.json
+CLAUDE_BACKUP = FIXTURES / "claude-code" / ".real" / "claude-backup"
+#: a real OpenHands evaluation still running: its output.jsonl is empty
+EVAL_UNFINISHED = FIXTURES / "openhands" / ".real" / "eval-unfinished"
+
+
+@pytest.mark.parametrize("folder, fmt", [(CLAUDE_BACKUP, "claude-code"), (EVAL_UNFINISHED, "openhands")])
+def test_an_empty_file_in_a_folder_under_format_is_passed_over_as_detection_passes_it(newcomer, folder, fmt):
+    """``--format X DIR`` had rejected the empty files detection passes over, failing real folders (exit 3 and 4)
+    that ingest clean without --format; a file named alone under --format is still a rejection."""
+    for extra in ([], ["--format", fmt]):
+        code, out, err = run_cli("ingest", str(folder), *extra, "--dry-run")
+        assert code == 0 and "empty file" not in err, (extra, out + err)
+    empty = next(f for f in sorted(folder.rglob("*")) if f.is_file() and f.stat().st_size == 0)
+    code, out, err = run_cli("ingest", str(empty), "--format", fmt, "--dry-run")
+    assert code == 4 and "empty file (0 bytes)" in err, out + err
+

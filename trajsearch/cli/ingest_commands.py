@@ -496,14 +496,14 @@ def _side_files_line(paths: List[Path], fmt: str | None) -> bool:
     its runs (Gemini CLI's ``logs.json``, its telemetry file, ...), passed over in a walk in silence, as each is
     named alone (``detect.SideFile``; probe C, C7: "its files hold no record of their format" was said of them).
     Whether every file looked at was one (else the caller's hint on files of no format is said too: review 2, D3)."""
-    from ..ingest.detect import SideFile, detect_format, forced_format
+    from ..ingest.detect import SideFile, walked_format
 
     said: list[str] = []
     others = 0
     files = (f for p in paths if p.is_dir() for f in sorted(p.rglob("*")) if f.is_file())
     for _, file in zip(range(_SIDE_FILES_LOOKED_AT), files):
         try:
-            forced_format(file, fmt) if fmt else detect_format(file)
+            walked_format(file, fmt)
             others += 1
         except SideFile as exc:
             said.append(str(exc))

@@ -457,6 +457,19 @@ def forced_format(path: Path, fmt: str) -> str:
     return fmt
 
 
+def walked_format(file: Path, fmt: str | None) -> str:
+    """The format of a file met in a folder walk: ``fmt`` if forced, else detected; but an empty file is judged as
+    detection judges it, forced or not (raising SideFile for one it passes over: an evaluation still running has an
+    empty output.jsonl, a Claude Code subagent that wrote nothing leaves empty files). Forced, such a file had been a
+    rejection ("empty file") that failed a real folder which ingests clean without --format; a file named alone
+    under --format is still one (``read._nothing_read_as``)."""
+    if fmt is None or _size(file) == 0:
+        detected = detect_format(file)  # an empty file: raises, SideFile or the ValueError that says it is empty
+        if fmt is None:
+            return detected
+    return forced_format(file, fmt)
+
+
 def detect_format(path: str | Path) -> str:
     """The dump format of one file: by its first record, its head's signature, then its name.
 

@@ -53,7 +53,7 @@ from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, TENANT_SET_BY, PassedOver, clipped_fields,
                                stream_copy)
-from .detect import SideFile, detect_format, forced_format
+from .detect import SideFile, detect_format, forced_format, walked_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
 
@@ -913,7 +913,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     claimed = {f for u in folders.values() for f in u.files}
     for file in (f for f in files if f not in claimed):
         try:
-            file_fmt = forced_format(file, fmt) if fmt else detect_format(file)
+            file_fmt = walked_format(file, fmt)
         except SideFile as exc:  # predictions or a report beside the runs: nothing to read, nothing wrong
             log.info("passed over: %s", exc)
             continue
