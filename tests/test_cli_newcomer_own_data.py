@@ -175,3 +175,116 @@ def test_an_empty_file_in_a_folder_under_format_is_passed_over_as_detection_pass
     code, out, err = run_cli("ingest", str(empty), "--format", fmt, "--dry-run")
     assert code == 4 and "empty file (0 bytes)" in err, out + err
 
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch):
+    """A real server on loopback for the CLI (as cli_support's ``backend``), its key of tenant acme pinned to
+    ``env_versions`` if the test passes them (``served(["ci-v3"])``); yields the server's address."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import ServiceServer
+
+    servers = []
+
+    def serve(env_versions: list[str] | None = None) -> str:
+        key = new_key()
+        entry = key_entry(key, tenant="acme", role="write") | ({"env_versions": env_versions} if env_versions else {})
+        ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+        srv = ServiceServer(ts, KeyRing.from_entries([entry]), address="127.0.0.1:0").__enter__()
+        servers.append((srv, ts))
+        monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+        monkeypatch.delenv("TRAJSEARCH_TENANT", raising=False)
+        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+        return srv.address
+
+    yield serve
+    for srv, ts in servers:
+        srv.__exit__(None, None, None)
+        ts.close()
+
+
+def _dead_lines(path: Path) -> list[dict]:
+    """The dead-letter file's lines, each source cut to its file name (the two ingests read from different paths)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return sorted((dict(r, source=Path(r["source"]).name) for r in lines), key=lambda r: (r["source"], r["position"]))
+
+
+def test_dead_letter_lines_over_a_server_are_the_local_ingests_and_a_rerun_adds_none(served, tmp_path):
+    """Over --server every line had ``"format": null`` where the embedded ingest's had ``"native"``, and each rerun
+    appended the same rejections again (an embedded rerun, checkpointed, appends none)."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    local = tmp_path / "local-rejected.jsonl"
+    for rerun in (False, True):  # the embedded ingest, in a process of its own; its rerun reads nothing again
+        done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(MIXED), str(empty), "-t", "acme",
+                               "--dead-letter", str(local), "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+                              env=cli_env(TRAJSEARCH_HOME=str(tmp_path / "home")), timeout=600)
+        assert done.returncode == (0 if rerun else 3), done.stderr
+    served()
+    remote = tmp_path / "remote-rejected.jsonl"
+    for _ in range(2):
+        code, out, err = run_cli("ingest", str(MIXED), str(empty), "--dead-letter", str(remote), "--quiet")
+        assert code == 3, err
+    assert len(_dead_lines(local)) == 3
+    assert _dead_lines(remote) == _dead_lines(local)
+    assert {r["format"] for r in _dead_lines(remote) if r["source"] == "mixed.jsonl"} == {"native"}
+
+
+def test_a_rejection_the_server_makes_names_the_files_line(served, tmp_path):
+    """The server rejects what the key may not write (runs of another env_version than its pins): its rejections
+    had said ``record 1`` (the stream's position) and ``"format": null``, not the file's line."""
+    served(["ci-v3"])
+    dead = tmp_path / "rejected.jsonl"
+    code, out, err = run_cli("ingest", str(MIXED), "--dead-letter", str(dead), "--json")
+    assert code == 3, err
+    said = {(r["position"], r["format"]) for r in json.loads(out)["rejections"]}
+    lines = _dead_lines(dead)
+    assert {(r["position"], r["format"]) for r in lines} == said == {
+        ("line 2", "native"), ("line 3", "native"), ("line 4", "native"), ("line 5", "native")}
+    assert all("env_version" in r["reason"] for r in lines if r["position"] in ("line 4", "line 5")), lines
+
+
+def test_rejections_read_before_the_server_stopped_are_in_the_dead_letter_file(tmp_path):
+    """The rejections found here went to --dead-letter only once the server answered: a server killed mid-ingest
+    lost them (exit 1, the file empty), though the line was read and refused before any batch went. Real processes:
+    the server (``serve``) and the CLI, each in tmp_path."""
+    import signal
+    import time
+
+    from conftest import free_port
+    from process_support import launched
+    from test_ingest_pipeline import tau_dump
+    from trajsearch.service.auth import key_entry, new_key
+    from trajsearch.service.client import Client
+
+    key = new_key()
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [key_entry(key, tenant="acme", role="write")]}))
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 600, corrupt_at=0)  # line 2 cut in half
+    address = f"127.0.0.1:{free_port()}"
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_API_KEY=key)
+    server = subprocess.Popen([sys.executable, "-m", "trajsearch.service", "serve", "--address", address, "--uri",
+                               str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"), "--model", "hashing",
+                               "--keys", str(keys)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                              stderr=open(tmp_path / "serve.log", "w"))
+    dead = tmp_path / "rejected.jsonl"
+    try:
+        with Client(address, key) as client:
+            client.wait_ready(timeout=120)
+            ingest = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "--server",
+                                                address, "--dead-letter", str(dead), "-q"]),
+                                      cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 900  # a bound for a hung process, not a speed target
+            while time.monotonic() < deadline and ingest.poll() is None and not client.stats()["trajectories"]:
+                time.sleep(0.05)
+            ingest.send_signal(signal.SIGSTOP)  # held while the server is killed: it cannot finish meanwhile
+            assert ingest.poll() is None, "the ingest finished before the server was killed: make the dump larger"
+    finally:
+        server.kill()
+        server.wait()
+    ingest.send_signal(signal.SIGCONT)
+    out, err = ingest.communicate(timeout=900)
+    assert ingest.returncode == 1 and "stopped the ingest" in err, err
+    assert [(r["position"], r["format"]) for r in _dead_lines(dead)] == [("line 2", "tau-bench")], err

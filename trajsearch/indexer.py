@@ -661,7 +661,7 @@ class Indexer:
                 report.rejected_count += 1
                 report.count(getattr(item, "fmt", None) or "unknown", "rejected")
                 if self._kept is None or len(report.rejected) < self._kept:
-                    report.rejected.append(Rejection(item.source, item.position, item.error))
+                    report.rejected.append(Rejection(item.source, item.position, item.error, item.fmt))
 
     def _remove_superseded(self, batch: _Batch, written: dict[Key, str], now: dict[Key, str]) -> int:
         """Remove the stored runs that the batch's runs supersede (see the module docstring), traces first, then

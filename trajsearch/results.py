@@ -95,6 +95,8 @@ class Rejection:
     source: str
     position: str
     reason: str
+    #: the format the record was read as (a dead-letter line's ``format``), None where no format read it
+    format: str | None = None
 
     def __str__(self) -> str:
         return f"{self.source}:{self.position}: {self.reason}"

@@ -115,10 +115,14 @@ def ingest(
                 return
             if server:
                 with _remote_dead_letter(dead_letter or rejects) as keep_rejections:
-                    results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
-                                             group_by=group_by, outcomes=outcomes,
-                                             success_threshold=success_threshold, streams=streams,
-                                             quiet=quiet or as_json, log_every=log_every)
+                    try:
+                        results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
+                                                 group_by=group_by, outcomes=outcomes,
+                                                 success_threshold=success_threshold, streams=streams,
+                                                 quiet=quiet or as_json, log_every=log_every)
+                    except _ServerStopped as stopped:  # what was refused here is known: kept as a finished one's
+                        keep_rejections({"rejections": stopped.rejections})
+                        raise
                     keep_rejections(results[0])
             else:
                 states = state_dir or home() / "ingest"
@@ -150,17 +154,25 @@ def _key_tenant(server: str | None, ca: Path | None) -> str:
 def _remote_dead_letter(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None]]:
     """``--dead-letter FILE`` over --server: a function that appends an ingest result's rejections (those refused
     here and the server's) to ``path`` as a local ingest appends its own, and has the summary name the file. The flag
-    had been taken and nothing written, while the summary and exit status 3 point at "the dead-letter file"."""
+    had been taken and nothing written, while the summary and exit status 3 point at "the dead-letter file".
+
+    A rejection the file holds already (the same source, position and reason) is not written again: a rerun of a
+    local ingest writes none (its checkpoint skips what it read), and over --server, which keeps no checkpoint,
+    each rerun had appended them all once more."""
     from ..ingest.checkpoint import DeadLetter
 
     if path is None:
         yield lambda result: None
         return
     dead = DeadLetter(path)  # writable: :func:`_check_job_options` opened it
+    kept = _dead_letter_lines(path)
 
     def keep(result: dict[str, Any]) -> None:
         for rejection in result.get("rejections") or []:
-            dead.write(rejection["source"], rejection["position"], None, rejection["reason"])
+            line = (rejection["source"], rejection["position"], rejection["reason"])
+            if line not in kept:
+                kept.add(line)
+                dead.write(*line[:2], rejection.get("format"), line[2])
         dead.sync()
         result["dead_letter"] = str(path)
 
@@ -168,6 +180,20 @@ def _remote_dead_letter(path: Path | None) -> Iterator[Callable[[dict[str, Any]]
         yield keep
     finally:
         dead.close()
+
+
+def _dead_letter_lines(path: Path) -> set[tuple[str, str, str]]:
+    """The (source, position, reason) of each line of the dead-letter file at ``path`` (none if it is new); a line
+    that is not one (a line cut by a process killed mid-write) is no rejection written."""
+    lines: set[tuple[str, str, str]] = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            try:
+                line = json.loads(text)
+                lines.add((line["source"], line["position"], line["reason"]))
+            except (ValueError, TypeError, KeyError):
+                continue
+    return lines
 
 
 def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
@@ -338,9 +364,11 @@ class _ServerStopped(Exception):
     it (said already, exit 130 or 143). The process leaves at once, outside the progress bar, the channel and the
     piped inputs' copies (``cli.output.leave_now``)."""
 
-    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+    def __init__(self, message: str, code: int = EXIT_FAILED, rejections: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.code = code
+        #: the records refused here before it stopped, as an ingest result's ``rejections`` (for --dead-letter)
+        self.rejections = rejections or []
 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
@@ -371,10 +399,11 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
                       runs="runs and records sent to the server") as bar:
             task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
-            sent = [0]
+            sent, refused = [0], []
             # each run marked with the file it was read from: the server sees no file (probe 50, OP 1)
-            records = _sent(units, (clipped(parsed_as_given(marked(spooled(p), streams.marks), streams.names))
-                                    for p in parsed), bar, task, sent)
+            records = _sent(units, _noting_refused((clipped(parsed_as_given(marked(spooled(p), streams.marks),
+                                                                            streams.names)) for p in parsed), refused),
+                            bar, task, sent)
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     report = api.api.add(records)  # each batch bounded (Client.add), not the ingest
@@ -383,18 +412,29 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 # (the disk's message names its request id: said once)
                 why = f"RESOURCE_EXHAUSTED: {exc.details}" if isinstance(exc, ResourceExhausted) else str(exc)
                 said = f"the server at {server} stopped the ingest ({why}): {_sent_so_far(sent[0])}"
-                raise _ServerStopped(said) from None
+                raise _ServerStopped(said, rejections=refused) from None
             except KeyboardInterrupt:  # said by _said_when_interrupted
-                raise _ServerStopped("interrupted", 128 + signal.SIGINT) from None
+                raise _ServerStopped("interrupted", 128 + signal.SIGINT, refused) from None
             except SystemExit as exc:  # SIGTERM (_sigterm_exits), said likewise
                 if exc.code != 128 + signal.SIGTERM:
                     raise
-                raise _ServerStopped("interrupted", exc.code) from None
+                raise _ServerStopped("interrupted", exc.code, refused) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
                  passed_over=passed_over.to_dict(), units=len(units),
                  renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
                           for s, old, new in renamed])]
+
+
+def _noting_refused(records: Iterator[Any], refused: list[dict[str, Any]]) -> Iterator[Any]:
+    """``records``, each one read with an error noted in ``refused`` as a result's rejection: the client's report
+    has them only once the server answers, and a server that stopped mid-ingest had lost them from --dead-letter."""
+    from ..results import Rejection
+
+    for record in records:
+        if record.error is not None:
+            refused.append(vars(Rejection(record.source, record.position, record.error, record.fmt)))
+        yield record
 
 
 def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:

@@ -546,7 +546,9 @@ class Client:
         """
         report = RemoteIngestReport()
         limit = self.request_limit(timeout)
-        sources: list[str] = []  # of each record sent, by its position in the call (the server's answer has it)
+        # where each record sent was read (file, position, format), by its position in the call (the server's answer
+        # has it): a rejection the server makes is said where the record lies, as one made here is
+        sources: list[tuple[str, str | None, str | None]] = []
         records = self._records(items, source, limit, report, sources)
         offset, first = 0, True
         call_id = uuid.uuid4().hex  # the server counts a run once across this call's streams
@@ -571,7 +573,8 @@ class Client:
             record = _record(item, source, report)
             if record is None or self._oversized(record.ByteSize() + _FRAMING, limit, item, record, n, report):
                 continue
-            sources.append(str(getattr(item, "source", None) or source or "the stream"))
+            sources.append((str(getattr(item, "source", None) or source or "the stream"),
+                            getattr(item, "position", None), getattr(item, "fmt", None)))
             yield record
 
     @staticmethod
@@ -601,7 +604,8 @@ class Client:
         return None if self.timeout is None else max(self.timeout, INGEST_STALL_S)
 
     def _ingest_stream(self, batches: Iterator[Any], offset: int, report: RemoteIngestReport,
-                       stall: float | None, sources: list[str], call_id: str) -> None:
+                       stall: float | None, sources: list[tuple[str, str | None, str | None]],
+                       call_id: str) -> None:
         """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records
         (``sources``: the file of each record sent, by position; ``call_id``: the :meth:`add` call it is part of).
 
@@ -641,10 +645,10 @@ class Client:
             report.results.append({"position": offset + r.position, "source": r.source,
                                    "trajectory_id": r.trajectory_id, "status": status, "reason": r.reason})
             if r.status == pb2.RecordResult.REJECTED:
-                report.rejected.append(Rejection(r.source or "stream", f"record {offset + r.position}", r.reason))
+                report.rejected.append(_server_rejection(r, offset, sources))
             elif r.reason == OTHER_RUN_REPLACED:
                 at = offset + r.position
-                now = sources[at] if 0 <= at < len(sources) else r.source or "the stream"
+                now = sources[at][0] if 0 <= at < len(sources) else r.source or "the stream"
                 report.note_other_runs([(r.trajectory_id, None, now)])
         # the server counts a run once however many copies a stream held: the other accepted copies were
         # replaced by a later one (the reply has no field of its own for them)
@@ -676,7 +680,7 @@ class Client:
         report.rejected.append(Rejection(*where, (
             f"the run is {size / 2**20:.1f} MiB as JSON, over the {_mib(limit)} MiB a message to the server may "
             f"carry: ingest it on the server's host (an ingest of its store takes runs up to "
-            f"{MAX_TRACE_BYTES // 2**20} MiB), or {remedy}")))
+            f"{MAX_TRACE_BYTES // 2**20} MiB), or {remedy}"), getattr(item, "fmt", None)))
         return True
 
     def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:
@@ -828,6 +832,17 @@ def _why_empty(document: str) -> dict[str, str]:
     return said if isinstance(said, dict) and set(said) == {"reason", "note"} else {}
 
 
+def _server_rejection(result: Any, offset: int, sources: list[tuple[str, str | None, str | None]]) -> Rejection:
+    """A record the server rejected, said where it was read (its file's ``line N``, its format) when this call read
+    it from a file: "record N", the stream's position, named no line of the file, and a dead-letter line had no
+    format where a local ingest's had one. A record given without a position is still "record N"."""
+    at = offset + result.position
+    where, position, fmt = sources[at] if 0 <= at < len(sources) else (None, None, None)
+    if position is None:
+        return Rejection(result.source or "stream", f"record {at}", result.reason, fmt)
+    return Rejection(where, position, result.reason, fmt)
+
+
 def _record(item: Any, source: str, report: IngestReport) -> Any | None:
     if isinstance(item, Trajectory):
         return pb2.TrajectoryRecord(json=item.model_dump_json(), source=source)
@@ -837,7 +852,7 @@ def _record(item: Any, source: str, report: IngestReport) -> Any | None:
         return pb2.TrajectoryRecord(json=item, source=source)
     if hasattr(item, "trajectory") and hasattr(item, "error"):  # ingest.read.Parsed
         if item.error is not None:
-            report.rejected.append(Rejection(item.source, item.position, item.error))
+            report.rejected.append(Rejection(item.source, item.position, item.error, item.fmt))
             return None
         run = item.trajectory
         if INGESTED_FROM not in run.metadata and item.source:  # the server sees no file: say which (review ROP, 3)
