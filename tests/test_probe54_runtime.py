@@ -9,7 +9,7 @@ import asyncio
 import json
 
 from trajsearch.runtime import Runtime, RuntimeContext
-from trajsearch.runtime.tool import NO_RESULTS
+from trajsearch.runtime.tool import BUDGET_TOO_SMALL, NO_RESULTS
 
 from test_probe53_runtime import _runs, TAU_AIRLINE
 
@@ -79,9 +79,12 @@ def test_mcp_tool_errors_say_the_searches_left(tmp_path):
     script = [{"query": "x", "k": 0}, {"query": runs[0].task}, {"query": runs[0].task, "k": 0},
               {"query": runs[0].task, "tenant": "beta"}, {"query": runs[0].task, "kind": "failures"}]
     try:
-        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+        tools, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
     finally:
         server.stop(grace=2)
+    # the description the model reads says so: it had said "an error answer has none" (review of probe 54, 2)
+    described = tools[0].description
+    assert "an error answer has none" not in described and "before your first search" in described
     answers = [json.loads(r.content[0].text) for r in results]
     assert [r.is_error for r in results] == [True, False, True, True, False]
     before, first, refused, extra, second = answers
@@ -122,3 +125,58 @@ def test_the_agents_context_names_runs_by_id_and_a_json_context_at_250_shows_one
     assert "trace_uri" not in advice.text
     assert advice.items[0]["provenance"]["trace_uri"].startswith("file://")
     assert json.loads(advice.json)["exemplars"][0]["provenance"]["trace_uri"].startswith("file://")
+
+
+# -- review of probe 54: a budget that leaves every run out says so; parallel calls' refusals ---------------------
+
+
+def test_runs_the_budget_left_out_say_the_budget_not_that_none_was_close(hashing_ts, tmp_path):
+    """tau-bench airline task 0 at a budget of 10: ``Runtime.advice`` found the run, rendered none, and said
+    ``no_similar_runs`` ("No successful past run is close enough") and ``no_similar_failures``: the run was close,
+    the budget too small. It says ``budget_too_small`` and how many were left out, at any budget that shows none
+    (the left-out note is still the text where it fits), and the gRPC client reads the same from the service
+    (whose budgets, 50 and up, always fit the note: its text and json are as before)."""
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    from service_support import key_ring, serve_store
+
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    rt, ctx, task = Runtime(hashing_ts), RuntimeContext(tenant="acme"), runs[0].task
+    for kind in ("exemplars", "warnings"):
+        for budget in (10, 50):
+            said = rt.advice(kind, task, ctx, budget=budget)
+            assert said.items == [] and said.reason == BUDGET_TOO_SMALL, (kind, budget, said.reason)
+            assert said.note.startswith("1 past run(s) were found but left out"), said.note
+            assert ("left out" in said.text) == (budget == 50)
+        assert rt.advice(kind, task, ctx, budget=2000).items  # the budget was why
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path / "served", ring, runs, Limits())
+    try:
+        with Client(server.address, keys["acme"]) as client:
+            over_grpc = [client.exemplars(task, token_budget=50), client.warnings(task, token_budget=50)]
+    finally:
+        server.stop(grace=2)
+    for said in over_grpc:
+        assert said.items == [] and said.reason == BUDGET_TOO_SMALL and "left out" in said.note
+        assert said.text == "(1 past run(s) left out to stay within the token budget.)"
+        assert json.loads(said.json)["omitted"] == 1
+
+
+def test_parallel_calls_of_one_session_leave_their_refusals_the_fewest_searches():
+    """Two searches of one MCP session made together end in any order: the one ending last (2 left) overwrote the
+    other's 1, and the next refused call told the model it had 2 searches left. A refusal says the fewest any of
+    the session's answers said; another session keeps its own."""
+    from types import SimpleNamespace
+
+    from trajsearch.service.mcp_server import _Sessions
+
+    sessions = _Sessions(60)
+    ctx = SimpleNamespace(headers={"mcp-session-id": "s1"})
+    sid, other = sessions.id_of(ctx), sessions.id_of(SimpleNamespace(headers={"mcp-session-id": "s2"}))
+    sessions.searched(ctx, sid, {"status": "ok", "searches_left": 1})  # the later search ends first
+    sessions.searched(ctx, sid, {"status": "ok", "searches_left": 2})
+    sessions.searched(ctx, other, {"status": "ok", "searches_left": 3})
+    assert json.loads(str(sessions.refused(sid, "k: too big")))["searches_left"] == 1
+    assert json.loads(str(sessions.refused(other, "k: too big")))["searches_left"] == 3

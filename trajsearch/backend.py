@@ -170,15 +170,17 @@ class Backend:
     def advice(self, kind: str, text: str, *, env_version: Sequence[str], policy_version: Sequence[str],
                tools: Sequence[str], k: int | None, budget: int | None) -> ContextResult:
         """Exemplars or warnings as an agent would get them in this (trusted) context."""
+        from .runtime import Runtime, RuntimeContext
+        from .runtime.tool import BUDGET_TOO_SMALL
+
         if self.remote:
             verb = self.api.exemplars if kind == "exemplars" else self.api.warnings
             result = verb(text, env_version=list(env_version), policy_version=list(policy_version),
                           tools_available=list(tools), k=k or 0, token_budget=budget or 0)
             # the service's empty context says why in its text and json; the CLI says it in its own notes, as it does
-            # over the embedded store, whose text and json are "" (see ContextResult)
-            return replace(result, text="", json="") if result.reason else result
-        from .runtime import Runtime, RuntimeContext
-
+            # over the embedded store, whose text and json are "" (see ContextResult); runs the budget left out keep
+            # their note and json on both
+            return replace(result, text="", json="") if result.reason not in ("", BUDGET_TOO_SMALL) else result
         ctx = RuntimeContext(tenant=self.tenant or DEFAULT_TENANT, env_version=tuple(env_version),
                              policy_version=tuple(policy_version), tools_available=tuple(tools))
         return Runtime(self.api).advice(kind, text, ctx, k=k, budget=budget)

@@ -99,10 +99,10 @@ def parameters() -> dict[str, Any]:
 
 #: The description's sentence on the cap, as :func:`description` words it for a cap it does not know.
 _CAP_SENTENCE = f"You have at most {DEFAULT_CAP} searches per task."
-#: Said of searches: an MCP tool error (refused arguments, the server unavailable) carries no searches_left, and
-#: "each answer's" told the model it would (review RRT2, 6).
-_UNKNOWN_CAP = ("Your searches per task are limited: the searches_left of each search's answer says how many remain "
-                "(an error answer has none).")
+#: Said of searches: an MCP tool error (refused arguments, the server unavailable) carries searches_left once a
+#: search of the session has answered (the count that answer left), none before: the cap is the server's.
+_UNKNOWN_CAP = ("Your searches per task are limited: the searches_left of each answer says how many remain (an error "
+                "answer before your first search's has none).")
 
 
 def description(cap: int | None = DEFAULT_CAP) -> str:

@@ -36,7 +36,7 @@ from .loop import (
 )
 from .novelty import NoveltyConfig, Strategy
 from .rerank import RerankConfig
-from .tool import SearchPastRuns, definition as tool_definition, why_none
+from .tool import SearchPastRuns, budget_said, definition as tool_definition, why_none
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,7 @@ class Runtime:
         ``note`` (:func:`~trajsearch.runtime.tool.why_none`, looking past the context's versions only as far as
         ``readable``: the service's key pins); it had said so only through the service, the Python caller getting
         "" whether the task was like nothing or the context's versions held no run.
+        Runs found but all left out by ``budget`` say :data:`~trajsearch.runtime.tool.BUDGET_TOO_SMALL` and how many.
         """
         if kind == "exemplars":
             found = self.exemplars(text, ctx, k)
@@ -149,7 +150,10 @@ class Runtime:
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
-        if out or context.text:  # something shown, or the note that the budget left the runs out
+        if out:
+            return said
+        if context.omitted:  # found, but the budget showed none: text and json stay the left-out note where it fits
+            said.reason, said.note = budget_said(context.omitted)
             return said
         tool_kind = "exemplars" if kind == "exemplars" else "failures"
         said.reason, said.note = why_none(self.ts, text, ctx, tool_kind,

@@ -67,6 +67,17 @@ NO_RESULTS = {
     },
 }
 
+#: Why an exemplars or warnings context shows no run though runs were found: the token budget left them all out.
+BUDGET_TOO_SMALL = "budget_too_small"
+
+
+def budget_said(omitted: int) -> tuple[str, str]:
+    """The reason and note of a context that found ``omitted`` runs and showed none: a similarity reason
+    (``no_similar_runs``, "nothing close enough") had said the opposite of what happened (review of probe 54, 1)."""
+    return BUDGET_TOO_SMALL, (f"{omitted} past run(s) were found but left out to stay within the token budget: "
+                              "raise the budget to see them.")
+
+
 class _Provenance:
     """A tool result's provenance as a hit-like object, for its retrieval span."""
 

@@ -824,11 +824,16 @@ def _context_result(reply: Any) -> ContextResult:
 
 def _why_empty(document: str) -> dict[str, str]:
     """The service's empty context, ``{"reason", "note"}`` (:func:`trajsearch.runtime.tool.why_none`), as a dict;
-    {} for any other document (an older server's "", a left-out run's note)."""
+    a context whose runs the budget all left out (``{..., "omitted": N}``) as the embedded API says it
+    (:func:`trajsearch.runtime.tool.budget_said`); {} for any other document (an older server's "")."""
+    from ..runtime.tool import budget_said
+
     try:
         said = json.loads(document) if document else None
     except ValueError:
         return {}
+    if isinstance(said, dict) and isinstance(said.get("omitted"), int) and said["omitted"] > 0:
+        return dict(zip(("reason", "note"), budget_said(said["omitted"])))
     return said if isinstance(said, dict) and set(said) == {"reason", "note"} else {}
 
 

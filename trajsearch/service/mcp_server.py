@@ -204,8 +204,10 @@ class _Sessions:
         return ToolError(json.dumps(said, ensure_ascii=False))
 
     def _remember(self, session_id: str, left: Any) -> None:
+        """Keep the fewest searches left a session was told: its calls made in parallel end in any order, and the
+        one ending last (an earlier search's count) had made a refusal say a search was left that was not."""
         if isinstance(left, int):
-            self._left[session_id] = left
+            self._left[session_id] = min(left, self._left.get(session_id, left))
             self._left.move_to_end(session_id)
             if len(self._left) > SESSIONS_REMEMBERED:
                 self._left.popitem(last=False)

@@ -314,7 +314,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         call.check_deadline()
         result = rt.advice(kind, text, ctx, k=k, budget=budget,
                            readable=(call.principal.env_versions, call.principal.policy_versions))
-        if result.reason:  # nothing found (a left-out run's note fits any budget taken here)
+        if result.reason and not result.text:  # nothing found; runs the budget left out answer as before, their
+            # note (which fits any budget taken here) the text, the json holding how many (the client reads it)
             return self._no_context(call, kind, result.reason, result.note)
         items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
                                  json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
