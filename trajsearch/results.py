@@ -211,7 +211,10 @@ class ContextResult:
     ``reason`` and ``note`` say why, in the tool's words (:func:`trajsearch.runtime.tool.why_none`: nothing close
     enough, no run in the context's versions, none at all); the Python API's ``text`` and ``json`` stay "" (a
     caller testing ``if not result.text`` plans from scratch as before), and the service's ``Exemplars`` and
-    ``Warnings`` answer with ``text`` the note and ``json`` ``{"reason", "note"}``.
+    ``Warnings`` answer with ``text`` the note and ``json`` ``{"reason", "note"}``. Runs found but all left out by
+    the budget say ``budget_too_small`` (:func:`trajsearch.runtime.tool.budget_said`), ``text`` and ``json`` the
+    left-out note where it fits. ``json`` is not counted on the budget (1.4-1.6 times it on tau-bench, budgets
+    500-2,000): it is the budgeted text's runs as data, for the caller's code rather than a prompt.
     """
 
     strategy: str

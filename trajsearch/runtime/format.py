@@ -255,12 +255,14 @@ def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]
 #: (``file:///...``) that an agent elsewhere cannot open, while the trajectory id names the run for every interface
 #: (``trajsearch show ID``, the web page). It cost 62 of a tau-bench exemplar's 179 tokens at its barest, 26-29% of
 #: a 500-1,000-token context on the shared dumps, and no JSON context at 250 tokens showed a run (probe 54, RT3).
-#: The views keep it (``.data``, ``Runtime.advice``'s items and JSON, the tool's results): an audit of what the
-#: agent saw opens the run.
+#: The tool's answers leave it out too: at 1,200 tokens it was ~18% of a tau-bench answer's results, the runs'
+#: content 868 tokens where 978 fit without it (median of 90 answers; review of probe 54, 4). The views keep it
+#: (``.data``, ``Runtime.advice``'s items and JSON, the tool's trace spans): an audit of what the agent saw opens
+#: the run.
 PROMPT_LEAVES_OUT = ("trace_uri",)
 
 
-def _for_prompt(view: dict[str, Any]) -> dict[str, Any]:
+def for_prompt(view: dict[str, Any]) -> dict[str, Any]:
     """``view`` as the agent's context shows it: its provenance without :data:`PROMPT_LEAVES_OUT`."""
     return dict(view, provenance={k: v for k, v in view["provenance"].items() if k not in PROMPT_LEAVES_OUT})
 
@@ -382,9 +384,9 @@ def _source(view: dict[str, Any]) -> str:
 
 
 def _prompt_data(data: dict[str, Any]) -> dict[str, Any]:
-    """The context as the agent's prompt gets it: each run's view as :func:`_for_prompt` shows it."""
-    return dict(data, exemplars=[_for_prompt(v) for v in data["exemplars"]],
-                warnings=[_for_prompt(v) for v in data["warnings"]])
+    """The context as the agent's prompt gets it: each run's view as :func:`for_prompt` shows it."""
+    return dict(data, exemplars=[for_prompt(v) for v in data["exemplars"]],
+                warnings=[for_prompt(v) for v in data["warnings"]])
 
 
 def checked_budget(name: str, value: Any) -> int:
@@ -407,13 +409,11 @@ def render(
     fmt: str = "text",
     counter: TokenCounter | None = None,
     budget: int | None = None,
-    trace_uris: bool = False,
 ) -> Rendered:
     """Render within ``budget`` tokens (default ``config.budget_tokens``); never over it.
 
     The emitted context names each run by its provenance without its trace URI (:data:`PROMPT_LEAVES_OUT`);
-    ``.data`` keeps it. ``trace_uris`` emits and counts it too: for an answer made of the views themselves (the
-    tool's results).
+    ``.data`` keeps it.
 
     Nothing to show renders as the empty string (the agent plans from scratch). A budget too small
     for any run renders only a note that they were left out: a header, or a strategy saying "follow
@@ -444,11 +444,9 @@ def render(
     # a piece whose lower bound (TokenCounter.at_least) is over the room left is not counted at all.
     total = counter.count(_head_text(data) if fmt == "text" else render_json(data))
 
-    shown_as = (lambda view: view) if trace_uris else _for_prompt
-
     def cost(kind: str, view: dict[str, Any], n: int, room: int) -> int | None:
         """The piece's tokens; None, uncounted, when even its lower bound exceeds ``room``."""
-        view = shown_as(view)
+        view = for_prompt(view)
         if fmt == "text":
             piece, extra = (_exemplar_text if kind == "exemplars" else _warning_text)(view, n), 0
         else:
@@ -501,7 +499,7 @@ def render(
     if omitted and total + note <= budget:
         data["omitted"] = omitted
         total += note
-    emitted = data if trace_uris else _prompt_data(data)
+    emitted = _prompt_data(data)
     text = render_text(emitted) if fmt == "text" else render_json(emitted)
     return Rendered(text, data, total, omitted, fmt)
 

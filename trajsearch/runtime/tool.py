@@ -20,7 +20,8 @@ from .advice import AdviceConfig, Strategy, exemplars, search, similarity, warni
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
-from .format import FormatConfig, TokenCounter, checked_budget, omitted_text, default_counter, render, render_json
+from .format import (FormatConfig, TokenCounter, checked_budget, omitted_text, default_counter, for_prompt, render,
+                     render_json)
 
 log = logging.getLogger(__name__)
 
@@ -140,13 +141,13 @@ class SearchPastRuns:
         query, k, kind = args.query.strip(), args.k, args.kind
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
+            seen: list[dict[str, Any]] = []  # the results with their trace URIs, for the span (the answer has none)
             try:
-                result = self._run(query, k, kind) if readable else self._unreadable(query, kind)
+                result, seen = self._run(query, k, kind) if readable else (self._unreadable(query, kind), [])
             except Exception:  # the model gets a readable error, the operator the traceback
                 log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
                 result = {"status": "error", "error": "the search failed; continue without it"}
-            tracing.record_results(span, [_Provenance(r) for r in result.get("results") or []],
-                                   strategy=result.get("strategy"))
+            tracing.record_results(span, [_Provenance(r) for r in seen], strategy=result.get("strategy"))
             span.set_attribute("trajsearch.tool.status", result["status"])
         result["searches_left"] = self.cap - self.used
         return result
@@ -161,7 +162,9 @@ class SearchPastRuns:
             base["strategy"] = Strategy.plan_from_scratch.value
         return base | {"reason": UNREADABLE, "note": NO_RESULTS[kind][UNREADABLE]}
 
-    def _run(self, query: str, k: int, kind: str) -> dict[str, Any]:
+    def _run(self, query: str, k: int, kind: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The answer, and its results with their trace URIs (the answer names each run by its id:
+        :data:`~trajsearch.runtime.format.PROMPT_LEAVES_OUT`)."""
         base: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query)}
         if kind == "steps":
             results, omitted = self._steps(query, k)
@@ -169,17 +172,17 @@ class SearchPastRuns:
                 base["omitted"], base["note"] = omitted, omitted_text(omitted, more=bool(results))
             elif not results:
                 base["reason"], base["note"] = self._why_none(query, kind)
-            return base | {"results": results}
+            return base | {"results": [for_prompt(r) for r in results]}, results
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens, trace_uris=True)
+                              counter=self.counter, budget=self.result_tokens)
             results = rendered.data["exemplars"]
             base["strategy"] = rendered.stated(found.strategy).value
         else:
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens, trace_uris=True)
+                              counter=self.counter, budget=self.result_tokens)
             results = rendered.data["warnings"]
         if results:
             base["note"] = rendered.data["header"]
@@ -189,7 +192,7 @@ class SearchPastRuns:
             base["omitted"] = rendered.omitted
             left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
             base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
-        return base | {"results": results}
+        return base | {"results": [for_prompt(r) for r in results]}, results
 
     def _why_none(self, query: str, kind: str) -> tuple[str, str]:
         """Why a search found nothing: :func:`why_none` in this executor's context and readable versions."""
@@ -217,7 +220,7 @@ class SearchPastRuns:
         return results, omitted
 
     def _fits(self, results: list[dict[str, Any]]) -> bool:
-        return self.counter.count(render_json({"results": results})) <= self.result_tokens
+        return self.counter.count(render_json({"results": [for_prompt(r) for r in results]})) <= self.result_tokens
 
 
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
