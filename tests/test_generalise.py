@@ -424,14 +424,14 @@ def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashin
         ("bash", {"command": "grep -n 'def ' src/money/rounding.py"}, "12:def quantize_total(amount):\n30:def round_half(x):"),
         ("bash", {"command": "sed -i 's/x/y/' docs/money.md"}, ""),
     ])
-    hashing_ts.add([fix("wrong", "src/money/format.py"), fix("right", "src/money/rounding.py"), reader])
+    # "awry": a tie would put it first (ties are ordered by run id), so only the where signal puts "right" first
+    hashing_ts.add([fix("awry", "src/money/format.py"), fix("right", "src/money/rounding.py"), reader])
     gate = NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)
     ranked = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=gate))).exemplars(task, ACME, k=3).items
     assert ranked[0].trajectory_id == "right"
     unaware = AdviceConfig(novelty=gate, cover_weight=0.0, rerank=RerankConfig(w_where=0.0))  # nor the steps that read it
     shown = Runtime(hashing_ts, RuntimeConfig(advice=unaware)).exemplars(task, ACME, k=3).items
-    tied = {e.trajectory_id: e.score for e in shown}
-    assert tied["right"] == tied["wrong"]  # without it the two fixes tie: the where signal alone put "right" first
+    assert [e.trajectory_id for e in shown][:2] == ["awry", "right"]  # a tie without it, ordered by run id
 
 
 def test_a_run_that_changed_a_file_the_task_names_is_a_candidate_however_its_task_was_worded(hashing_ts):

@@ -13,7 +13,7 @@ from collections import Counter, OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -347,7 +347,7 @@ class TrajSearch:
         if mode == "dense":
             vector = self.query_vector(text)
             rows = self._dense(vector, self._dense_filters(filters), k, group_by_trajectory, group_size)
-            rows = sorted(rows, key=_score_order)  # grouped: runs best first, rows in score order
+            rows = _row_order(rows)  # grouped: runs best first, rows in score order
             return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
         return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
 
@@ -482,7 +482,7 @@ class TrajSearch:
             for row in shown:
                 if row["id"] in dense:
                     row["similarity"] = dense[row["id"]]["score"]
-        return [Hit.from_row(r) for r in sorted(shown, key=_score_order)]
+        return [Hit.from_row(r) for r in _row_order(shown)]
 
     def _erring_rows(self, error_line: str, best: list[str], runs_of: dict[str, str], filters: Filters, per_run: int,
                      erring: dict[str, None], asked: tuple[tuple[str, ...], int],
@@ -719,7 +719,7 @@ class TrajSearch:
         query = self.query_vector(text)
         scores = np.asarray([row.pop("embedding") for row in rows], dtype=np.float32) @ query
         hits = [Hit.from_row(dict(row, score=float(s), similarity=float(s))) for row, s in zip(rows, scores)]
-        return sorted(hits, key=lambda h: (-round(h.score, SCORE_TIE), h.trajectory_id))
+        return _in_score_order(hits, lambda h: h.score, lambda h: (h.trajectory_id,))
 
     def similar_runs(
         self,
@@ -807,13 +807,29 @@ class TrajSearch:
 
 #: Scores this close are one score: two rows of the same words (runs that failed alike) differ by float noise
 #: (0.4902018 and 0.4902017 for two identical failure rows), which a fresh install of the same libraries flipped.
-SCORE_TIE = 6
+SCORE_TIE = 1e-6
+T = TypeVar("T")
 
 
-def _score_order(row: dict[str, Any]) -> tuple[float, str, int, str]:
-    """Best first; rows of one score (to :data:`SCORE_TIE` places) by run id and step, so which of two alike
-    rows is shown does not hang on float noise or on the order Milvus returned them in."""
-    return -round(row["score"], SCORE_TIE), row["trajectory_id"], row.get("step_index", -1), row["id"]
+def _in_score_order(rows: Iterable[T], score: Callable[[T], float], name: Callable[[T], tuple]) -> list[T]:
+    """``rows`` best first; a run of rows whose scores each lie within :data:`SCORE_TIE` of the one before is one tie,
+    ordered by ``name`` (run id, step), so which of two alike rows is shown hangs neither on float noise nor on the
+    order Milvus returned them in. (Rounding to a number of places would split two such scores that straddle a
+    rounding edge: review RALL-B.)"""
+    ranked = sorted(rows, key=lambda r: -score(r))
+    out: list[T] = []
+    tie: list[T] = []
+    for row in ranked:
+        if tie and score(tie[-1]) - score(row) > SCORE_TIE:
+            out += sorted(tie, key=name)
+            tie = []
+        tie.append(row)
+    return out + sorted(tie, key=name)
+
+
+def _row_order(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Search rows in :func:`_in_score_order`."""
+    return _in_score_order(rows, lambda r: r["score"], lambda r: (r["trajectory_id"], r.get("step_index", -1), r["id"]))
 
 
 def _anchor(rows: dict[str, dict[str, Any]]) -> tuple[str, Any]:
