@@ -197,3 +197,17 @@ def test_a_pasted_block_is_nearly_held_within_as_many_lines_as_it_has():
     assert fusion.nearly_holds(pasted, held)
     assert not fusion.nearly_holds(pasted, apart)
     assert set(fusion.near_verbatim_rows(pasted, {"held": held, "apart": apart})) == {"held"}
+
+
+def test_a_pasted_line_a_row_holds_broken_over_two_lines_is_nearly_held():
+    """Bug (round 21, RALL-B): with closeness measured within the pasted text's own line count, Gradle's two-line
+    failure pasted as one line was no longer nearly held (held verbatim, whitespace aside, all the same), nor with one
+    word changed, so failure warnings lost the runs whose steps printed it."""
+    fusion = FusionConfig()
+    row = ("> Task :app:test FAILED\n\nFAILURE: Build failed with an exception.\n\n* What went wrong:\n"
+           "Execution failed for task ':app:test'.\n> There were failing tests. See the report at: "
+           "file:///work/app/build/reports/tests/test/index.html\n")
+    pasted = ("Execution failed for task ':app:test'. > There were failing tests. See the report at: "
+              "file:///work/app/build/reports/tests/test/index.html")
+    assert fusion.nearly_holds(pasted, row)
+    assert fusion.nearly_holds(pasted.replace(":app:", ":lib:"), row)

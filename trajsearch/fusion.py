@@ -544,14 +544,17 @@ def _numbers_alike(text: str) -> list[str]:
     return _WORD.findall(_NUMBER.sub(_ANY_NUMBER, text))
 
 
-def query_lines(text: str) -> int:
-    """How many lines of ``text`` hold a word: the span of a row :func:`near_verbatim_share` looks within."""
-    return max(1, sum(_WORD.search(line) is not None for line in text.splitlines()))
+def near_span(text: str) -> int:
+    """The span of a row :func:`near_verbatim_share` looks within for ``text``: as many lines as it has with a word,
+    and one more, since a row often breaks in two what a paste joins in one (Gradle's ``Execution failed for task
+    ':app:test'.`` / ``> There were failing tests. See the report at: ...``, pasted as one line, was no longer
+    nearly held: review RALL-B); words lines apart still count nothing."""
+    return max(1, sum(_WORD.search(line) is not None for line in text.splitlines())) + 1
 
 
 def near_verbatim_share(words: Sequence[str], row: str, numbers_alike: bool = False, lines: int = 1) -> float:
     """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query in one span of
-    ``lines`` consecutive lines of ``row`` (the query's own count, :func:`query_lines`) too: a word counts when one of
+    ``lines`` consecutive lines of ``row`` (:func:`near_span`) too: a word counts when one of
     the word pairs it is part of is a pair of adjacent words of that span (with ``numbers_alike``, ``words`` as
     :func:`_numbers_alike` gives them, and any number of the row the same as any other); the best span counts. One
     word changed or appended costs one word (its pairs); words scattered over the row, or in another order, count
@@ -664,7 +667,7 @@ class FusionConfig:
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
                 or not looks_like_log(text, titles=False)):
             return {}
-        lines = query_lines(text)
+        lines = near_span(text)
         near = {rid: 1.0 if rid in held else self._closeness(words, row, lines) for rid, row in texts.items()}
         near = {rid: share for rid, share in near.items() if share}
         if near or not _NUMBER.search(text):
@@ -681,7 +684,7 @@ class FusionConfig:
         words = _WORD.findall(text)
         if not self.near_min_words <= len(words) <= self.near_max_words:
             return False
-        lines = query_lines(text)
+        lines = near_span(text)
         return bool(self._closeness(words, row, lines) or (
             _NUMBER.search(text) is not None and self._closeness(_numbers_alike(text), row, lines, numbers_alike=True)))
 
