@@ -49,3 +49,14 @@ def test_health_needs_no_key_and_shows_no_tenant_figures(server, keys, tmp_path)
                           timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)) == {"status", "metrics"}
+
+
+def test_health_with_a_stale_key_says_the_status_and_that_the_key_was_refused(server, tmp_path) -> None:
+    """Review RALL-B: a liveness probe where an old key lingers exited 2 ("refused the API key") and printed no
+    status, reporting a serving server as down."""
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "health", "--server", server.address],
+                          env=cli_env(TRAJSEARCH_API_KEY="stale-key-0123456789abcdef"), capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"status": "SERVING"}
+    assert "refused" in " ".join(own_lines(done.stderr))
