@@ -566,9 +566,10 @@ class Client:
                 return report
 
     def _records(self, items: Iterable[Any], source: str, limit: int, report: IngestReport,
-                 sources: list[str]) -> Iterator[Any]:
+                 sources: list[tuple[str, str | None, str | None]]) -> Iterator[Any]:
         """The records to send for ``items``: those refused here (unparsed, too large) are ``report``'s rejections;
-        ``sources`` gets the file each record sent was read from."""
+        ``sources`` gets where each record sent was read from: its file, its position there and its format (None
+        where the caller passed plain records), so that the server's rejections are said as the file's own."""
         for n, item in enumerate(items):
             record = _record(item, source, report)
             if record is None or self._oversized(record.ByteSize() + _FRAMING, limit, item, record, n, report):
