@@ -334,9 +334,10 @@ class _UnreadCall:
     """A GetTrace call from a client that never reads its answer: an HTTP/2 connection whose receive window is 0
     (SETTINGS_INITIAL_WINDOW_SIZE 0), which acknowledges the server's SETTINGS and PINGs as every HTTP/2 client
     must, so the server keeps the call, and its serialised answer, for as long as the connection lives (as
-    /tmp/p47/RI/slow.py did to a server: 11 unread 120 MB traces, RSS 0.28 -> 4.16 GB)."""
+    /tmp/p47/RI/slow.py did to a server: 11 unread 120 MB traces, RSS 0.28 -> 4.16 GB). ``calls`` such calls are
+    made on the one connection; ``reset`` counts the calls the server refused (RST_STREAM)."""
 
-    def __init__(self, address: str, key: str, uri: str) -> None:
+    def __init__(self, address: str, key: str, uri: str, calls: int = 1) -> None:
         import socket
         import struct
         import threading
@@ -352,9 +353,14 @@ class _UnreadCall:
             (":authority", address), ("content-type", "application/grpc"), ("te", "trailers"),
             ("authorization", f"Bearer {key}")))
         message = pb2.GetTraceRequest(trace_uri=uri).SerializeToString()
-        self._send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self._frame(4, 0, 0, struct.pack(">HI", 4, 0))
-                   + self._frame(1, 4, 1, headers) + self._frame(0, 1, 1, b"\0" + struct.pack(">I", len(message)) + message))
+        self.reset = 0
+        self._settled = threading.Event()  # the server's settings acknowledged: its stream cap holds from then
+        self._send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self._frame(4, 0, 0, struct.pack(">HI", 4, 0)))
         threading.Thread(target=self._acknowledge, daemon=True).start()
+        self._settled.wait(30)
+        body = b"\0" + struct.pack(">I", len(message)) + message
+        for stream in range(1, 2 * calls, 2):
+            self._send(self._frame(1, 4, stream, headers) + self._frame(0, 1, stream, body))
 
     def _frame(self, kind: int, flags: int, stream: int, payload: bytes) -> bytes:
         return self._struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + self._struct.pack(">I", stream) + payload
@@ -388,8 +394,11 @@ class _UnreadCall:
                     payload, buffer = buffer[9:9 + size], buffer[9 + size:]
                     if kind == 4 and not flags & 1:
                         self._send(self._frame(4, 1, 0, b""))
+                        self._settled.set()
                     elif kind == 6 and not flags & 1:
                         self._send(self._frame(6, 1, 0, payload))
+                    elif kind == 3:
+                        self.reset += 1
             except OSError:  # closed by the test
                 return
 

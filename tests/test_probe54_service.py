@@ -256,3 +256,39 @@ def test_a_key_refused_for_the_full_answer_budget_is_not_told_what_other_tenants
         for call in unread:
             call.close()
         ts.close()
+
+
+def test_one_connection_holds_at_most_its_stream_cap_of_unread_small_answers(tmp_path: Path, caplog) -> None:
+    """Answers of at most 64 KiB are not counted in the answer budget; grpcio set no cap on the calls one connection
+    may have open, so 4 connections that never read held 5,548 answered GetTrace calls of a 60 KB trace (RSS 215 ->
+    973 MB, nothing refused; probe 54, RSV5). Now a connection has at most GRPC_MAX_STREAMS calls: of 30 more, none
+    is answered while the first ones stay unread, and a client reading its answers is still served."""
+    from test_probe47_security import _UnreadCall, _until
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import GRPC_MAX_STREAMS, ServiceServer
+
+    key = new_key()
+    ring = KeyRing.from_entries([key_entry(key, tenant="acme", role="read")])
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    assert ts.add([make_run("mid-1", task="t")]).ingested == 1
+    uri = ts.traces.put(make_run("mid-1", task="t", steps=[("bash", {"command": "cat f"}, "x" * 60_000)]))
+    calls = GRPC_MAX_STREAMS + 30
+    unread = None
+    caplog.set_level(logging.INFO, logger="trajsearch.service")
+
+    def answered() -> int:
+        return sum(1 for r in caplog.records if r.getMessage() == "rpc" and getattr(r, "method", "") == "GetTrace")
+
+    try:
+        with ServiceServer(ts, ring, address="127.0.0.1:0", max_concurrent_rpcs=calls + 10) as srv:
+            unread = _UnreadCall(srv.address, key, uri, calls=calls)
+            _until(lambda: answered() + unread.reset >= calls, "answering or refusing every call")
+            assert answered() <= GRPC_MAX_STREAMS, (answered(), unread.reset)
+            with Client(srv.address, key, timeout=WAIT) as client:
+                assert client.get_trace(uri).trajectory_id == "mid-1"
+    finally:
+        if unread is not None:
+            unread.close()
+        ts.close()
