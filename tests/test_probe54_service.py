@@ -321,3 +321,26 @@ def test_a_keyed_request_over_the_size_limit_is_not_logged_as_sent_without_a_mes
         assert all("--max-message-mb" in error for error in said), said
     finally:
         srv.stop(grace=1)
+
+
+def test_a_call_waiting_for_its_request_when_the_server_stops_is_logged_as_the_servers_doing(server, tenants,
+                                                                                            caplog) -> None:
+    """A keyed call whose request message had not come when the server stopped was logged CANCELLED, its client's
+    doing (probe 54, RSV5); it is now UNAVAILABLE, saying the server stopped, as an Ingest stream is."""
+    made, _ = tenants
+    caplog.set_level(logging.INFO, logger="trajsearch.service")
+    hostile = Bodiless(server.address, "Search", (("authorization", f"Bearer {made['beta']}"),))
+    try:
+        (call,) = hostile.open(1)
+        deadline = time.monotonic() + WAIT
+        while server.metrics.in_flight < 1:
+            assert time.monotonic() < deadline, "the call never started"
+            time.sleep(0.05)
+        server.stop(grace=0.5)
+        _code(call)
+    finally:
+        hostile.close()
+    said = [r for r in caplog.records if r.getMessage() == "rpc" and r.method == "Search"]
+    assert [(r.code, r.error) for r in said] == [("UNAVAILABLE", "the server stopped before this call's request "
+                                                 "message came (its --grace ran out): send it again once the server "
+                                                 "is back")]

@@ -145,8 +145,10 @@ class ServiceInterceptor(grpc.ServerInterceptor):
     """Auth, request parsing, deadlines, status mapping, metrics and logs for every TrajSearch RPC."""
 
     def __init__(self, keys: KeyRing, metrics: Metrics, answers: AnswerBudget | None = None,
-                 calls: TenantCalls | None = None, writes: WriteShares | None = None) -> None:
+                 calls: TenantCalls | None = None, writes: WriteShares | None = None,
+                 stopping: threading.Event | None = None) -> None:
         self.keys = keys
+        self.stopping = stopping or threading.Event()  # set by the server when gRPC cancels what still runs
         self.metrics = metrics
         self.answers = answers
         self.calls = calls  # the workers, shared among tenants (see .fair); None: grpcio's own pool, in arrival order
@@ -182,7 +184,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
                 return _Requests(request_type, raw_requests)
         else:
             def parsed(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-                return wire.parse(request_type, _one_request(raw_requests, context))
+                return wire.parse(request_type, _one_request(raw_requests, context, self.stopping))
 
         def handle(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
             return self._run(name, behavior, context, lambda: parsed(raw_requests, context), crowded)
@@ -373,13 +375,21 @@ def next_within(messages: Iterator[Any], context: grpc.ServicerContext, seconds:
     return got
 
 
-def _one_request(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
-    """The one request message of a unary call, waited for at most :data:`REQUEST_WAIT_S`."""
+def _one_request(raw_requests: Iterator[bytes], context: grpc.ServicerContext, stopping: threading.Event) -> bytes:
+    """The one request message of a unary call, waited for at most :data:`REQUEST_WAIT_S`. A wait the server's
+    stopping ends is said to be the server's doing (``stopping`` set), as an Ingest stream's is: it was logged
+    CANCELLED, the client's."""
     try:
         return next_within(raw_requests, context, REQUEST_WAIT_S,
                            f"the request message of this call did not come within {REQUEST_WAIT_S:g} s of its start: "
                            "send it with the call")
-    except StopIteration:  # (grpcio ends the stream so too when the message is over --max-message-mb: the client
+    except (grpc.RpcError, StopIteration) as exc:
+        if stopping.is_set():
+            raise Abort(grpc.StatusCode.UNAVAILABLE, "the server stopped before this call's request message came "
+                                                     "(its --grace ran out): send it again once the server is "
+                                                     "back") from None
+        if isinstance(exc, grpc.RpcError):
+            raise  # (grpcio ends the stream so too when the message is over --max-message-mb: the client
         # reads gRPC's own RESOURCE_EXHAUSTED, the log this; a 40 MiB Search said the client sent none)
         raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without a request message this server could "
                                                       "read (none was sent, or one larger than it takes: "

@@ -282,7 +282,8 @@ class ServiceServer:
         self.calls = TenantCalls(max_workers, share=tenant_share, limit=max(1, max_concurrent_rpcs // 2))
         # one tenant's parallel ingests leave another a write slot (with one slot none can be kept: first come)
         self.write_shares = WriteShares(writes, lambda: keys.tenants("write")) if writes > 1 else None
-        interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls, self.write_shares)
+        interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls, self.write_shares,
+                                         self.service.halting)
         own = max(max_workers, writes + 1)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=own, thread_name_prefix="rpc"),
                                   interceptors=[interceptor],

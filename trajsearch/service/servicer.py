@@ -87,7 +87,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         self._holding: dict[tuple[str, str], int] = {}  # the write slots held, by tenant and call ("Ingest", "Delete")
         self._writes_done = threading.Condition()
         self._draining = threading.Event()
-        self._stopping = threading.Event()  # the server is stopping: gRPC may cancel the calls still running
+        self.halting = threading.Event()  # the server is stopping: gRPC may cancel the calls still running (read by
+        # the interceptor too: a unary call waiting for its message then)
         # (tenant, key id) -> LRU of session id -> (tool, lock); the keys are the key ring's, so few
         self._sessions: dict[tuple[str, str], LRUCache] = {}
         self._sessions_lock = threading.Lock()
@@ -413,7 +414,7 @@ class Service(pb2_grpc.TrajSearchServicer):
     def stopping(self) -> None:
         """The server's grace runs out: a stream gRPC cancels from now on was cancelled by the server, not its
         client."""
-        self._stopping.set()
+        self.halting.set()
 
     def drain(self, timeout: float, abandon: threading.Event | None = None) -> int:
         """Start no more batches, and wait up to ``timeout`` s (or until ``abandon`` is set) for the writes in
@@ -444,7 +445,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         position = 0
         # one per call: a run two of its batches (probe G, G7) or two of its streams hold is counted once
         indexer, kept_as = self._call_indexer(call)
-        for batch in _Idle(batches, call, self.ingest_idle, self._stopping):
+        for batch in _Idle(batches, call, self.ingest_idle, self.halting):
             call.check_deadline()
             call.check_key()
             if self._draining.is_set():
