@@ -389,8 +389,9 @@ def _one_request(raw_requests: Iterator[bytes], context: grpc.ServicerContext, s
                                                      "(its --grace ran out): send it again once the server is "
                                                      "back") from None
         if isinstance(exc, grpc.RpcError):
-            raise  # (grpcio ends the stream so too when the message is over --max-message-mb: the client
-        # reads gRPC's own RESOURCE_EXHAUSTED, the log this; a 40 MiB Search said the client sent none)
+            raise
+        # (grpcio ends the stream so too when the message is over --max-message-mb: the client reads gRPC's own
+        # RESOURCE_EXHAUSTED, the log this; a 40 MiB Search said the client sent none)
         raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without a request message this server could "
                                                       "read (none was sent, or one larger than it takes: "
                                                       "--max-message-mb; a unary call carries exactly one)") from None
