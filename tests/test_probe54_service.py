@@ -344,3 +344,14 @@ def test_a_call_waiting_for_its_request_when_the_server_stops_is_logged_as_the_s
     assert [(r.code, r.error) for r in said] == [("UNAVAILABLE", "the server stopped before this call's request "
                                                  "message came (its --grace ran out): send it again once the server "
                                                  "is back")]
+
+
+def test_the_request_waits_of_answered_calls_are_not_kept(server, tenants) -> None:
+    """Each unary call sets an alarm for its request's wait (REQUEST_WAIT_S, 30 s) and cancels it when the request
+    comes; the cancelled alarms stayed in the alarm thread's heap until due: every call of the last 30 s (probe 54,
+    RSV5). Now they are dropped once they are half of it."""
+    made, _ = tenants
+    with Client(server.address, made["beta"], timeout=WAIT) as client:
+        for _ in range(200):
+            client.whoami()
+    assert len(interceptor._ALARMS._due) < 10
