@@ -82,6 +82,21 @@ def test_tau2_leaderboard_simulations_without_their_results_document_are_read() 
                                                                         "claude-opus-4-6", 1.0)
 
 
+def test_tau2_leaderboard_bare_list_takes_the_model_its_agent_messages_name(tmp_path: Path) -> None:
+    """Audit (round 21): a leaderboard's bare list of simulations has no ``info``, so every run had no model,
+    though each agent message's ``raw_data`` names it (``claude-opus-4-6``); the user simulator's messages name
+    its own model, so only the agent's are read."""
+    airline = only(TAU2_LB / "adaptive-agent_airline_claude-opus-4-6_1trial.first-simulation.json")
+    assert airline.model_id == "claude-opus-4-6"
+    sims = json.loads((TAU2_LB / "adaptive-agent_airline_claude-opus-4-6_1trial.first-simulation.json").read_text())
+    for msg in sims[0]["messages"]:  # a user simulator of another model than the agent's
+        if msg["role"] == "user" and msg.get("raw_data"):
+            msg["raw_data"]["model"] = "gpt-4.1"
+    mixed = tmp_path / "agent_airline_run1.json"
+    mixed.write_text(json.dumps(sims))
+    assert only(mixed).model_id == "claude-opus-4-6"
+
+
 def test_tau2_leaderboard_infrastructure_error_without_messages_is_a_run() -> None:
     """R1-3 (review of B2): the summary's third simulation ended ``infrastructure_error`` before any message; it was
     rejected ("no conversation"), so ingest failed on a clean published file whose own summary counts it (70 tasks,

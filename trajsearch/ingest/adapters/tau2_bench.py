@@ -17,8 +17,8 @@ Shapes read:
 - the simulations alone, as tau2's leaderboard keeps some submissions'
   trajectories (``web/leaderboard/public/submissions/<s>/trajectories/``:
   its viewer reads ``tasks`` as optional): a bare list of ``SimulationRun``s
-  (no model; no domain: read from the ``submission.json`` beside ``trajectories/``, the policy the simulations
-  saved or the file's or folder's name, see ``_domain_of_file``; ``--set task_family=<domain>`` names it), or a
+  (no model but the one the agent's messages name; no domain: read from the ``submission.json`` beside
+  ``trajectories/``, the policy the simulations saved or the file's or folder's name, see ``_domain_of_file``; ``--set task_family=<domain>`` names it), or a
   summary ``{"domain", "agent", "model", "total_tasks", "passed",
   "simulations"}`` (its domain, agent and model stand for ``info``'s). No
   task definitions: each run is a simulation saved without its task (below).
@@ -77,7 +77,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   reward breakdown, the evaluator's note (``reward_info.info.note``), unmet checks (DB mismatch, failed actions /
   NL assertions / communicated info / env assertions: only those of the task's
   ``reward_basis``, the others run for diagnostics) and the last tool error.
-- model_id = ``info.agent_info.llm``; created_at = the simulation's
+- model_id = ``info.agent_info.llm``, else (no ``info``) the ``raw_data.model`` of the agent's
+  messages; created_at = the simulation's
   ``start_time``; step times from message ``timestamp``s.
 - metadata: termination_reason, trial, seed, duration, agent/user cost, user
   simulator model, reward breakdown, the results file's timestamp.
@@ -347,6 +348,16 @@ def _reasoning(msg: dict[str, Any]) -> str | None:
     2026 layout keeps a vLLM reasoning model's only there)."""
     choices = as_list(as_dict(msg.get("raw_data")).get("choices"))
     return message_reasoning(msg) or message_reasoning(as_dict(choices[0]).get("message") if choices else None)
+
+
+def _agent_model(messages: list[dict[str, Any]]) -> str | None:
+    """The model the agent's own responses name (``raw_data.model`` of an assistant message), for simulations saved
+    without ``info`` (a leaderboard's bare list): the user simulator's messages name its model, not the agent's."""
+    for msg in messages:
+        model = as_dict(msg.get("raw_data")).get("model") if msg.get("role") == "assistant" else None
+        if isinstance(model, str) and model.strip():
+            return model.strip()
+    return None
 
 
 def _tool_failed(result: dict[str, Any], content: str) -> bool:
@@ -636,7 +647,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": clip_task(instruction),
         "task_id": task_key[:200],
         "task_family": domain,
-        "model_id": agent.get("llm") or None,
+        "model_id": agent.get("llm") or _agent_model(messages),
         "outcome": outcome,
         "reward": reward,
         "failure": None if outcome in (Outcome.success, Outcome.unknown) else _failure(
