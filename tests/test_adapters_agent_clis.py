@@ -661,6 +661,20 @@ def test_openhands_resolver_output_lines_are_runs() -> None:
     assert len(dark.steps) == 22 and sum("new syntax error" in (s.observation or "") for s in dark.steps) == 8
 
 
+def test_openhands_codeact_skill_edits_that_were_not_made_are_errors() -> None:
+    """Audit (round 21): CodeAct's ``agentskills`` print, not raise, an edit they did not make (``[No exact match
+    found in ...``, ``[Your proposed edit has introduced new syntax error(s)...`` then "Your changes have NOT been
+    applied"); a ``run_ipython`` observation has no exit code, so 11 of the dark-mode run's 21 steps failed with no
+    error and the run read as clean edits."""
+    license, dark = runs(OH_RESOLVER)
+    failed = {s.index: s.error for s in dark.steps if s.error}
+    assert list(failed) == [4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 16]
+    assert failed[4] == "Your proposed edit has introduced new syntax error(s)."
+    assert failed[13] == "No exact match found in /workspace/src/PullRequestViewer.tsx"
+    assert dark.steps[12].error is None and dark.steps[12].observation.startswith("[File: /workspace/src/")
+    assert not any(s.error for s in license.steps)  # its run_ipython wrote a file
+
+
 def test_openhands_resolver_older_line_and_its_verdicts(tmp_path: Path) -> None:
     old = only(OH_RESOLVER_OLD)  # the SWE-Gym fork's copy of the same run: success_explanation, security_risk
     license = runs(OH_RESOLVER)[0]

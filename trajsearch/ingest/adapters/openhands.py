@@ -62,7 +62,8 @@ Mapping
   command that did not finish) -- the decisive output line plus the code; an
   ``edit``/``read`` observation whose content starts ``ERROR:`` (the runtime's
   ``_execute_file_editor`` reports the file editor's failures only so) -- the
-  editor's message.
+  editor's message; a ``run_ipython`` observation where CodeAct's ``agentskills`` say an edit was not made
+  (``[No exact match found in ...``) -- their words.
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept; the
   agent's own iteration, budget or context-window limit -> ``failure``), a
@@ -581,11 +582,26 @@ def _editor_error(content: str) -> str | None:
     return short(lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1]}", 300)
 
 
+#: What CodeAct's ``agentskills`` (``openhands/runtime/plugins/agent_skills/file_ops``) print, not raise, when an
+#: edit it was asked for is not made: ``edit_file_by_replace``'s text not found, an edit's bad line numbers, an edit
+#: its linter undid; a ``run_ipython`` observation has no exit code or error flag to say so.
+_SKILL_ERROR = re.compile(r"^\[(No exact match found in \S+|Error editing file \S+?\.|Your proposed edit has introduced "
+                          r"new syntax error\(s\)\.)", re.M)
+
+
+def _skill_error(content: str) -> str | None:
+    """The failure of an ``agentskills`` edit a ``run_ipython`` observation reports, in the skill's own words."""
+    found = _SKILL_ERROR.search(content)
+    return short(found.group(1), 300) if found else None
+
+
 def _observation_error(event: dict[str, Any], content: str) -> str | None:
     kind = event.get("observation")
     if kind == "error":
         return short(decisive_line(content) or content or "error", 300)
     if kind in ("edit", "read") and (error := _editor_error(content)):
+        return error
+    if kind == "run_ipython" and (error := _skill_error(content)):
         return error
     if kind == "user_rejected":
         return "rejected by the user" + (f": {short(content, 200)}" if content else "")
