@@ -68,6 +68,17 @@ def test_ai5_tool_call_traces_join_their_run_across_the_files_of_an_input(tmp_pa
     assert run.steps[0].started_at is not None
 
 
+def test_ai5_run_whose_spans_are_read_twice_answers_once(tmp_path: Path) -> None:
+    """Audit (round 21): the same spans twice in one input (an exporter's batch sent again; here the fixture folder,
+    where ``probeT48/`` holds an excerpt of the run's file) gave the run its answer twice, two ``respond`` steps."""
+    for name in ("a.otlp.json", "b.otlp.json"):
+        shutil.copy(AI5, tmp_path / name)
+    [run] = [r for r in runs(tmp_path, tenant="acme") if r.task.startswith("How do I install")]
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("searchDocs", None), ("runSql", "Error: permission denied for table users"), ("respond", None)]
+    assert run.metadata["spans"] == 5  # each span once (3 in its trace, 2 traced apart)
+
+
 # -- outcome files: grader tables written by people ----------------------------------------------------------
 
 OUTCOMES = FIXTURES / "outcomes" / ".real" / "probeT48"  # hidden from the fixture-walk tests

@@ -66,6 +66,7 @@ Mapping (``ai.operationId``, else the span name)
   its tools, errors and answer recorded: its task is the outermost call as the
   SDK names it (operation and ``functionId``) with "(no input recorded)",
   ``metadata.task_source = "span name"`` (as OTel GenAI's content capture off).
+- a span read twice (a batch sent again, two dumps of one run in one input) counts once (``_once``).
 - trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
   outcome: an ERROR status on the root span (an answer that is not the
   object asked for, ``AI_NoObjectGeneratedError`` of ``generateObject`` or
@@ -80,6 +81,7 @@ Mapping (``ai.operationId``, else the span name)
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict
 from typing import Any, Iterator
@@ -371,12 +373,26 @@ def _call_label(group: list[Node]) -> str | None:
     return " ".join(str(p) for p in (outer.name, outer.info.get("function_id")) if p)
 
 
+def _once(group: list[Node]) -> list[Node]:
+    """``group`` without the copies of a span read twice (an exporter's batch sent again, two dumps of one run in
+    one input): each copy's answer was a step of its own. Only a copy the same in all but its read order: spans
+    that share an id but differ are kept."""
+    seen: set[str] = set()
+    kept: list[Node] = []
+    for node in group:
+        if (same := json.dumps({**asdict(node), "seq": None}, default=str, sort_keys=True)) not in seen:
+            seen.add(same)
+            kept.append(node)
+    return kept
+
+
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         # the spool put each tool call traced apart in its stand-in's place, under the call that requested it (where
         # AI SDK 6 traces it); a stand-in left is a call whose span is not in the input (the model call's request
         # and the next prompt's result still make it a step)
         group = [n for n in group if not n.info.get(STAND_IN)]
+        group = _once(group)
         if key.startswith(_DETACHED) and all(n.role == "tool" and n.parent is None for n in group):
             names = ", ".join(sorted({n.tool or n.name for n in group}))
             raise PassedOver("AI SDK 5 tool call traced apart from its run",
