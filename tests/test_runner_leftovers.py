@@ -79,3 +79,31 @@ def test_a_count_of_errors_is_bun_s_only_under_its_pass_and_fail_counts(output: 
     counts (``bun-error-*``, real bun 1.3.14)."""
     step = gemini_shell_step(output, tmp_path)
     assert step.error is None
+
+
+@pytest.mark.parametrize("counts", [" 1 skip\n", " 1 todo\n", " 3 filtered out\n", " 1 skip\n 1 todo\n",
+                                    " 3 filtered out\n 1 todo\n"])
+@pytest.mark.parametrize("name, fail, error", [
+    ("bun-fail-error", " 1 fail\n", "error: Cannot find module './qualityProfiles' from"),
+    ("bun-error-between-tests", " 0 fail\n", "error: unhandled rejection after the tests")])
+def test_bun_s_skip_todo_and_filtered_out_counts_keep_its_error_count(counts: str, name: str, fail: str, error: str,
+                                                                      tmp_path: Path) -> None:
+    """Bug (review RALL-A 1): bun prints its skip (or filtered-out) and todo counts between `` N pass`` and `` N
+    fail`` (``test_command.zig``: pass, skip / filtered out, todo, fail, error; bun's docs' `` 2 pass``, `` 1 skip``,
+    `` 0 fail``), and its `` N error`` count was read only right under pass and fail: a run with one skipped test
+    lost its error, even its failed test (real bun 1.3.14 outputs, those lines put where bun prints them)."""
+    output = (RUNNERS / f"{name}.txt").read_text()
+    assert fail in output
+    step = gemini_shell_step(output.replace(fail, counts + fail), tmp_path)
+    assert step.error == error
+    assert not passed(step)
+
+
+@pytest.mark.parametrize("output", [" 2 pass\n 1 skip\n 1 error\n", " 2 pass\n 1 skip\n 1 skip\n 1 todo\n 1 todo\n"
+                                    " 0 fail\n 1 error\n", " 2 items\n 1 skip\n 0 fail\n 1 error\n"])
+def test_bun_s_error_count_still_needs_its_pass_and_fail_counts_around_the_others(output: str,
+                                                                                   tmp_path: Path) -> None:
+    """The counts bun prints between pass and fail make no tally of their own: no fail count, more lines than bun's
+    skip / filtered-out and todo, or no pass count above them, and the bare error count is nobody's."""
+    step = gemini_shell_step(output, tmp_path)
+    assert step.error is None

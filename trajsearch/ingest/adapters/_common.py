@@ -629,9 +629,12 @@ _RUNNER_FAILED = re.compile(r"^(?:Test Suites:\s+|Tests:\s+|Test Files\s+|Tests\
 _MTP_TEST_FAILED = re.compile(r"^failed \S.* \([\d.]+m?s\)$")
 #: bun 1.x's count of errors thrown between tests (``# Unhandled error between tests``), which fail the run (exit 1)
 #: where every test passed: `` 2 pass``, `` 0 fail``, `` 1 error``. Bun's only where its `` N pass`` and `` N fail``
-#: lines come just before it (:func:`_bun_errors`): a bare ``12 error`` that ends an output is anyone's line.
+#: lines come just before it (:func:`_bun_errors`): a bare ``12 error`` that ends an output is anyone's line. Bun
+#: prints its other counts between those two (``test_command.zig``): `` 1 skip`` or `` 3 filtered out``, `` 1 todo``.
 _BUN_ERRORS = re.compile(r"^[1-9]\d* errors?$")
-_BUN_COUNTS = (re.compile(r"^\d+ pass$"), re.compile(r"^\d+ fail$"))
+_BUN_PASS = re.compile(r"^\d+ pass$")
+_BUN_FAIL = re.compile(r"^\d+ fail$")
+_BUN_BETWEEN = re.compile(r"^\d+ (?:skip|filtered out|todo)$")
 #: npm's notices, which ``npm test`` prints as it exits whatever the script did (``npm notice New minor version of npm
 #: available! ...``).
 _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
@@ -698,10 +701,14 @@ def _runner_failed(raw: list[str]) -> str | None:
 
 
 def _bun_errors(lines: list[str]) -> re.Match[str] | None:
-    """bun's count of errors between tests where ``lines`` end on it, bun's pass and fail counts just before it."""
-    *_, passing, failing, errors = ["", "", *lines]
-    counts = all(count.match(line.strip()) for count, line in zip(_BUN_COUNTS, (passing, failing)))
-    return _BUN_ERRORS.match(errors.strip()) if counts else None
+    """bun's count of errors between tests where ``lines`` end on it, bun's fail count just before it and its pass
+    count above that, only bun's other counts (``_BUN_BETWEEN``: at most its skip, filtered-out and todo) between."""
+    *above, errors = ["", *lines]
+    above = [line.strip() for line in reversed(above)]
+    if not _BUN_FAIL.match(above[0]):
+        return None
+    between = next((at for at, line in enumerate(above[1:5], 1) if not _BUN_BETWEEN.match(line)), None)
+    return _BUN_ERRORS.match(errors.strip()) if between and _BUN_PASS.match(above[between]) else None
 
 
 #: ``go test``'s last line where a test failed or a package did not build: ``FAIL`` (after several packages' lines,
