@@ -316,3 +316,23 @@ def test_a_title_the_cli_re_appends_off_the_chain_is_not_a_rewind(tmp_path: Path
     path.write_text("".join(lines[:13]) + json.dumps(title) + "\n" + "".join(lines[13:]))
     run = only(path)
     assert len(run.steps) == 9 and "rewound_records" not in run.metadata
+
+
+def test_cli_ingest_of_a_qwen_project_forced_as_qwen_code_passes_over_its_side_files(
+        home: Path, tmp_path: Path) -> None:
+    """Bug (review RALL-A 2): under ``--format qwen-code`` a project's folder exited 3, the sub-agent's
+    ``agent-<id>.meta.json`` (its launch settings) rejected as "no user prompt in this Qwen Code session": its rule
+    said a side file only where no format was forced. Forcing the format says how to read the files, and that
+    format's own rules still pass over its side files, as they do the auto-memory's ``meta.json``."""
+    project = tmp_path / "proj"
+    (project / "chats").mkdir(parents=True)
+    shutil.copy(QWEN / "fix-then-continue.jsonl", project / "chats")
+    shutil.copytree(QWEN / "subagents", project / "chats" / "subagents")
+    for kept in ("meta.json", "extract-cursor.json"):
+        shutil.copy(QWEN / "project" / kept, project / kept)
+    dead = tmp_path / "dead-letter.jsonl"
+    code, out, err = run_cli("ingest", str(project), "-t", "acme", "--json", "--format", "qwen-code",
+                             "--dead-letter", str(dead))
+    summary = json.loads(out)
+    assert code == 0 and (summary["ingested"], summary["rejected"]) == (2, 0), out + err
+    assert not dead.exists() or not dead.read_text().strip()

@@ -162,8 +162,9 @@ def side_file(record: Any) -> str | None:
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): a sub-agent's ``subagents/<session>/agent-<id>.meta.json`` (its
     launch settings, no run) is passed over naming its run. By its place and keys, after the other formats' hooks: a
-    Harbor trial's copy of a session is the trial's (``atif``)."""
-    if fmt is not None or not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
+    Harbor trial's copy of a session is the trial's (``atif``). Under ``--format qwen-code`` too (``fmt`` forced):
+    forcing the format says how to read the project's sessions, not that this file is one."""
+    if fmt not in (None, NAME) or not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
         return None
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
