@@ -17,7 +17,7 @@ import pytest
 
 from trajsearch.model import Step, Trajectory
 from trajsearch.steps import is_test_run, verified
-from trajsearch.touched import touched
+from trajsearch.touched import touched, undone_by
 
 RUNNERS = Path(__file__).parent / "fixtures" / "test-runners"
 
@@ -50,11 +50,16 @@ def test_a_test_run_in_a_subshell_is_a_test_run(command: str, name: str, verdict
     ("if ! (cd backend && mvn test); then echo FAILED; fi", "mvn-fail", False),
     ("{ (cd app && ./gradlew test); } 2>&1", "gradle-fail", False),
     ("out=$(cd backend && mvn test 2>&1); echo \"$out\" | tail -60", "mvn-fail", False),
+    ("export OUT=$(cd backend && mvn -B test); echo \"$OUT\"", "mvn-fail", False),
+    ("local out=$(cd backend && mvn test)", "mvn-pass", True),
+    ("declare -r out=$(cd backend && mvn -B test)", "mvn-fail", False),
+    ("readonly out=$(cd backend && mvn test)", "mvn-pass", True),
     ("for d in api; do out=$(cd $d && mvn test); done", "mvn-pass", True)])
 def test_a_subshell_after_a_keyword_is_a_test_run(command: str, name: str, verdict: bool) -> None:
     """Bug (review RFM5): a subshell was read as one only at a command's very start: after ``do``, ``time``, ``if
     !``, ``{`` (or as an assignment's command substitution) its parenthesis stayed, and Maven's goal read as
-    ``test)``: no test run, its ``BUILD FAILURE`` or ``BUILD SUCCESS`` decided nothing."""
+    ``test)``: no test run, its ``BUILD FAILURE`` or ``BUILD SUCCESS`` decided nothing. And (review RALL-A 3) an
+    assignment's substitution made by ``export`` / ``local`` / ``declare`` / ``readonly`` was split as text."""
     run = _run((command, (RUNNERS / f"{name}.txt").read_text()))
     assert is_test_run(run.steps[0])
     assert verified(run, reward_at_least=None) is verdict
@@ -136,3 +141,17 @@ def test_git_words_after_several_checkouts_are_no_one_checkouts(repo: Path, line
     assert left == ["Makefile"]
     run = _run((EDIT, ""), ("git diff", diff), (line, done.stdout + done.stderr))
     assert sorted(touched(run).changed) == left
+
+
+@pytest.mark.parametrize("redirect", ["2>&1", "> {out}", ">{out}", "2> {out}", ">> {out}", "&> {out}"])
+def test_a_checkouts_redirections_are_no_files_it_restored(repo: Path, tmp_path: Path, redirect: str) -> None:
+    """Bug (review RALL-A 3): where git said ``Updated 1 path from the index``, every operand of the checkout was
+    taken for a file it restored, its redirections too: ``git checkout Makefile 2>&1`` restored ``Makefile`` and
+    ``2>&1``, ``git checkout setup.py > out.txt`` restored ``>`` (real git's words, the line run by the shell)."""
+    out = tmp_path / "out.txt"
+    line = f"git checkout setup.py {redirect.format(out=out)}"
+    subprocess.run(EDIT, shell=True, cwd=repo, check=True)
+    done = subprocess.run(line, shell=True, cwd=repo, capture_output=True, text=True, check=False)
+    said = done.stdout + done.stderr + (out.read_text() if out.exists() else "")
+    assert "Updated 1 path from the index" in said
+    assert undone_by(Step(index=0, action="bash", arguments={"command": line}, observation=said)).files == ("setup.py",)

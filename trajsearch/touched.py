@@ -77,6 +77,8 @@ _FILE_VIEW = re.compile(r"^\[File: (\S+) \(\d+ lines total\)\]")
 _OPEN_WRITE = re.compile(r"""open\(\s*['"]([^'"\s]+)['"]\s*,\s*['"][wa]""")
 _WRITE_TEXT = re.compile(r"""Path\(\s*['"]([^'"\s]+)['"]\s*\)\.write_(?:text|bytes)""")
 _REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)")
+#: A word that is a redirection (``2>&1``, ``>>log``, ``&>out``, ``<in``, ``2>``): what follows its operator, if any.
+_REDIRECTION = re.compile(r"^(?:\d+|&)?(?:>>?|<)&?(.*)$")
 _READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "wc", "bat", "view", "open"})  # open: SWE-agent's
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "ack"})  # first argument: a pattern
 _RUNNERS = frozenset({"pytest", "py.test", "tox", "nosetests"})
@@ -490,6 +492,7 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
     (:data:`_CHECKED_OUT`) and when it wrote nothing (:data:`_CHECKOUT_REFUSED`, exit 1); where they were not kept,
     a first operand that names no file (no extension, or a revision's mark: ``main F``, ``HEAD~1 F``) is taken for
     a revision."""
+    words = _without_redirections(words)
     if {"-p", "--patch"} & set(words) or _CHECKOUT_REFUSED.search(said):
         return []
     if "--" in words:
@@ -506,6 +509,21 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
     if from_index:  # every operand a file (git's word), or those that look like one (none said)
         return operands if told else _named_files(operands)
     return operands[1:] if operands[:1] == ["HEAD"] else []
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """A command's words but its redirections (``2>&1``, ``>/tmp/o.txt``, ``> /tmp/o.txt``: the operator and the
+    word it takes): the shell's, not operands of the command (``git checkout Makefile 2>&1`` restores Makefile)."""
+    kept: list[str] = []
+    target = False  # the word after an operator written alone is its file
+    for word in words:
+        if target:
+            target = False
+        elif found := _REDIRECTION.match(word):
+            target = not found.group(1)
+        else:
+            kept.append(word)
+    return kept
 
 
 def _from_head(words: list[str]) -> bool:
@@ -778,8 +796,11 @@ _SEPARATORS = frozenset({"&&", "||", ";", "|", "\n"})
 #: ``if (x.y)``: read as a subshell, ``x.y`` was a command.
 _BEFORE_SUBSHELL = frozenset({"do", "then", "else", "time", "!", "{"})
 _CONDITIONS = frozenset({"if", "elif", "while", "until"})
-#: An assignment whose value opens with a command substitution, at the end of a command's text so far: ``out=$``.
-_ASSIGNED_SUBSTITUTION = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=\$$")
+#: An assignment whose value opens with a command substitution, at the end of a command's text so far: ``out=$``,
+#: and the same made by a shell builtin that declares it (``export OUT=$``, ``local -r out=$``, ``declare``,
+#: ``readonly``, ``typeset``), whose substitution's command runs the same.
+_ASSIGNED_SUBSTITUTION = re.compile(r"(?:^|(?<=\s))(?:(?:export|local|declare|readonly|typeset)(?:\s+-\w+)*\s+)?"
+                                    r"[A-Za-z_]\w*=\$$")
 
 
 def _segments(command: str) -> list[str]:
