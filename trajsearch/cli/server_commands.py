@@ -19,17 +19,17 @@ def health(server: Server = None, ca: Ca = None) -> None:
     from ..service.client import Unauthenticated
 
     with connect(server or _need_server(), ca, None, None, None, require_key=False) as api:
+        said = {"status": api.api.health()}
         if not api.api.api_key:  # a liveness probe holds no key: the counters are its tenant's, not shown
-            print_json({"status": api.api.health()})
-            err.print(f"note: set ${API_KEY_ENV} for the server's per-method counters (those of the key's tenant)",
-                      markup=False, highlight=False)
-            return
-        status = api.api.health()
-        try:
-            print_json({"status": status, "metrics": api.api.metrics()})
-        except Unauthenticated as exc:  # a stale key where the probe runs: the server is up all the same
-            print_json({"status": status})
-            err.print(f"note: the server refused ${API_KEY_ENV} for its counters: {exc}", markup=False, highlight=False)
+            note = f"set ${API_KEY_ENV} for the server's per-method counters (those of the key's tenant)"
+        else:
+            try:
+                said["metrics"], note = api.api.metrics(), ""
+            except Unauthenticated as exc:  # a stale key where the probe runs: the server is up all the same
+                note = f"the server refused ${API_KEY_ENV} for its counters: {exc}"
+        print_json(said)
+        if note:
+            err.print(f"note: {note}", markup=False, highlight=False)
 
 
 def _need_server() -> str:
