@@ -668,13 +668,13 @@ class FusionConfig:
                 or not looks_like_log(text, titles=False)):
             return {}
         lines = near_span(text)
-        near = {rid: 1.0 if rid in held else self._closeness(words, row, lines) for rid, row in texts.items()}
-        near = {rid: share for rid, share in near.items() if share}
+        near = {rid: share for rid, row in texts.items()
+                if (share := 1.0 if rid in held else self._closeness(words, row, lines))}
         if near or not _NUMBER.search(text):
             return near
         alike = _numbers_alike(text)  # no row holds the line's own numbers nearly: any number for any other
-        near = {rid: self._closeness(alike, row, lines, numbers_alike=True) for rid, row in texts.items()}
-        return {rid: share for rid, share in near.items() if share}
+        return {rid: share for rid, row in texts.items()
+                if (share := self._closeness(alike, row, lines, numbers_alike=True))}
 
     def nearly_holds(self, text: str, row: str) -> bool:
         """Whether ``row`` holds nearly all of ``text``'s words in order (``near_share``; a text of
