@@ -899,6 +899,25 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
     return found
 
 
+def _exits_told_once(rollout: _Rollout, events: list[dict[str, Any]]) -> None:
+    """A unified-exec command that outlives its first reply (``Process running with session ID N``) is polled with
+    ``write_stdin`` on process N, and its exit is told twice: by its ``exec_command_end`` event (with the command's
+    call id, whose step takes the failure) and by the poll that saw it ("Process exited with code 2"). The failure is
+    the command's: such a poll is no error of its own (it was a second one, doubling a run's errors; probe AUD2,
+    round 22). A poll whose command is not in the run, or has no end event (before 0.5x), keeps it: it is the only
+    mark of the failure; a write that failed (``write_stdin failed: ...``) is the poll's own."""
+    ended = {str(ev["process_id"]): rollout.by_call.get(str(ev.get("call_id"))) for ev in events
+             if ev.get("type") == "exec_command_end" and ev.get("process_id") is not None}
+    for step in rollout.steps:
+        arguments = step.get("arguments")
+        if step.get("action") != "write_stdin" or not step.get("error") or not isinstance(arguments, dict):
+            continue
+        command = ended.get(str(arguments.get("session_id")))
+        exited = _EXIT_LINE.search(_reply_parts(step.get("observation") or "")[0])
+        if command is not None and command is not step and command.get("error") and exited:
+            step["error"] = None
+
+
 # A reverted thread (``thread/revert``, app-server 0.149+: the IDE's and Desktop's undo of turns). Codex keeps the
 # thread's id and hides the turns reverted: it writes a new rollout, ``rollout-<time>-<thread id>_<rollout id>.jsonl``,
 # whose ``session_meta`` (``history_mode: paginated``) names in ``history_base`` ({thread_id: the earlier rollout's
@@ -1212,6 +1231,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         step = rollout.by_call.get(call_id)
         if step is not None and not step.get("error"):
             step["error"] = error
+    _exits_told_once(rollout, events)
 
     prompts, first = typed.texts, typed.first_done()
     if not prompts and reviews:  # the session's only request was a review: its task is that request
