@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajsearch import steps as S
 from trajsearch.ingest.read import read_dump
 
 #: codemie-ai/codemie-code's Codex plugin test fixture: ``rg`` exiting 2, then a focused ``npm test`` failing.
@@ -33,3 +34,13 @@ def test_a_polled_commands_failure_is_one_error_the_commands() -> None:
     assert run.steps[2].error.startswith("AssertionError: expected undefined to deeply equal")
     assert "Process exited with code 1" in run.steps[4].observation  # the poll keeps what it saw
 
+
+def test_a_unified_exec_command_is_a_command_to_the_step_rules() -> None:
+    """``exec_command`` names its command ``cmd`` (codex-rs ``ExecCommandArgs``), which the step rules did not read:
+    the failing ``npm test`` was no test run and ``rg`` no read, so no Codex run of 0.5x+ could be verified or
+    fail its tests."""
+    run = _run()
+    rg, npm_test = run.steps[0], run.steps[2]
+    assert S.command_of(rg).startswith("rg -n ") and S.is_read(rg)
+    assert S.is_test_run(npm_test) and not S.passed(npm_test)
+    assert not S.verified(run)

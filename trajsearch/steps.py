@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Iterable
+from typing import Any, Iterable
 
 from .model import Step, Trajectory
 from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, program_words
@@ -157,14 +157,23 @@ def strip_terminal_codes(text: str) -> str:
     return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
 
 
+def command_line(arguments: Any) -> str | None:
+    """The command line a shell tool's call ran: its ``command`` (Claude Code's ``Bash``, SWE-agent's, OpenHands'),
+    or Codex's ``cmd`` (unified exec's ``exec_command``, codex-rs ``ExecCommandArgs``); an argv list (Codex's
+    ``shell`` / ``local_shell``: ``["bash", "-lc", "rg x"]``) joined. None when the call names no command."""
+    found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
+    if isinstance(found, list) and all(isinstance(part, str) for part in found):
+        return " ".join(found)
+    return found if isinstance(found, str) else None
+
+
 def command_of(step: Step) -> str:
-    """The shell command of a step, or the tool name followed by its arguments."""
-    args = step.arguments
-    if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
-    if isinstance(args, str):
-        return args
-    return ""
+    """The shell command of a step (:func:`command_line`; a bare string argument is one), else ``""``: what the
+    read, write, removal and test-run rules read. Codex's ``cmd`` and argv lists were not read (probe AUD2, round
+    22): its unified-exec ``npm test`` was no test run, so no Codex run could be verified or fail its tests."""
+    if isinstance(step.arguments, str):
+        return step.arguments
+    return command_line(step.arguments) or ""
 
 
 def signature(step: Step) -> tuple[str, str]:

@@ -28,7 +28,7 @@ from typing import Any, Collection, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
-from trajsearch.steps import strip_terminal_codes
+from trajsearch.steps import command_line, strip_terminal_codes
 from trajsearch.touched import program_words
 
 from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
@@ -420,15 +420,6 @@ def exit_code_error(text: str | None, code: int, command: str | None = None) -> 
     if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
         return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"
-
-
-def command_line(arguments: Any) -> str | None:
-    """The command line a shell tool's call ran (``command``, or Codex's ``cmd``): a string, or an argv list
-    (``["bash", "-lc", "rg x"]``) joined."""
-    found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
-    if isinstance(found, list) and all(isinstance(part, str) for part in found):
-        return " ".join(found)
-    return found if isinstance(found, str) else None
 
 
 #: Programs that only print files or logs (or their matching lines): their output is the file's text.
