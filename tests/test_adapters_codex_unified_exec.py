@@ -44,3 +44,14 @@ def test_a_unified_exec_command_is_a_command_to_the_step_rules() -> None:
     assert S.command_of(rg).startswith("rg -n ") and S.is_read(rg)
     assert S.is_test_run(npm_test) and not S.passed(npm_test)
     assert not S.verified(run)
+
+
+def test_a_shell_calls_script_is_its_command() -> None:
+    """Codex's ``shell`` tool (2025) runs each command as ``["bash", "-lc", "<script>"]``; joined, ``bash -lc ls`` was
+    no read to the step rules, so none of its reads counted. The script is the command, as codex-rs shows it. The
+    real rollout is ``codex-cli/rollout-2025-11-17T15-30-28-….jsonl`` (its origin in ``codex-cli/SOURCE.md``)."""
+    rollout = ROLLOUT.parents[2] / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    [parsed] = list(read_dump(rollout, tenant="acme"))
+    listing, search = parsed.trajectory.steps[0], parsed.trajectory.steps[3]
+    assert listing.arguments["command"] == ["bash", "-lc", "ls"] and S.command_of(listing) == "ls"
+    assert S.is_read(listing) and S.is_read(search) and not S.is_write(search)
