@@ -957,6 +957,30 @@ def test_llamaindex_agent_task_steps_and_calls_seen_by_two_instrumentors() -> No
     assert run.steps[0].observation == "Paris: sunny, 22 C"  # the ToolOutput's text, not its JSON
 
 
+def test_llamaindex_streamed_final_answer_seen_by_two_instrumentors_is_said_once() -> None:
+    """Bug (real llama-index 0.14 + OpenAI instrumentor run): the answer, asking for no tool, carries no call ids,
+    and LlamaIndex's streamed ``OpenAI.astream_chat`` span ends before OpenAI's ``ChatCompletion`` span of the same
+    request starts, beside it under one agent step: the final answer was two respond steps."""
+    path = FIXTURES / "openinference" / ".real" / "llamaindex-function-agent-plus-openai.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    assert run.steps[-1].arguments["content"].startswith("Paris is sunny at 22 C (71.6 F).")
+
+
+def test_sibling_calls_one_code_path_made_stay_two_however_alike(tmp_path: Path) -> None:
+    """Sibling calls asked and answering alike are one request only when named apart, by two instrumentations
+    (hand-built spans: two votes of one code path, named alike, are calls of their own)."""
+    spans = [
+        _oi_span("r", None, "CHAIN", "00.000", "09.000", **{"input.value": "Is this review positive?"}),
+        _oi_call("v1", "r", "00.100", "00.200", "Is this review positive?", content="yes"),
+        _oi_call("v2", "r", "00.300", "00.400", "Is this review positive?", content="yes"),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.arguments["content"] for s in run.steps if s.action == "respond"] == ["yes", "yes"]
+
+
 def test_an_error_type_repeated_as_its_message_is_said_once() -> None:
     """ADK sets error.type and the status description alike for a handled tool error (real ADK spans)."""
     [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "adk-tool-error-callback.otlp.json",

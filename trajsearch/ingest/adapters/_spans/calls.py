@@ -100,7 +100,8 @@ def twin_calls(order: list[Node]) -> set[str]:
     and arguments (and the same words, where both recorded some; not two turns with a tool run
     between them, :func:`_turns_apart`), or, without ids, over the
     same interval in different branches of the tree, or one inside the other and within its time
-    (:func:`_same_call`); each would make the same steps. The one met first in ``order``
+    (:func:`_same_call`), or side by side under one parent, named apart, asked and answering alike
+    (:func:`_recorded_twice`); each would make the same steps. The one met first in ``order``
     (tree order, where its tool spans follow it) is kept, with the other's words where it
     has none and its tool-call ids where it has none (a tool span is matched by them).
     """
@@ -131,7 +132,36 @@ def twin_calls(order: list[Node]) -> set[str]:
                 kept, twin = sorted((first, other), key=lambda n: position[n.id])
                 twins.add(twin.id)
                 _lend_call_ids(twin, kept)
+    for first, then in _neighbour_siblings([n for n in timed if n.id not in twins]):
+        if _recorded_twice(first, then, tools):
+            kept, twin = sorted((first, then), key=lambda n: position[n.id])
+            twins.add(twin.id)
+            _lend_call_ids(twin, kept)
     return twins
+
+
+def _neighbour_siblings(calls: list[Node]) -> list[tuple[Node, Node]]:
+    """Each model call that answered something, paired with the next one under the same parent (``calls`` in start
+    order)."""
+    by_parent: dict[str | None, list[Node]] = {}
+    for call in (c for c in calls if _answer(c) != ("", ())):
+        by_parent.setdefault(call.parent, []).append(call)
+    return [pair for siblings in by_parent.values() for pair in zip(siblings, siblings[1:])]
+
+
+def _recorded_twice(a: Node, b: Node, tools: list[Node]) -> bool:
+    """Two sibling model calls without tool-call ids that are one request seen by two instrumentations: named
+    apart (each names its span for its own code: LlamaIndex's ``OpenAI.astream_chat``, OpenAI's ``ChatCompletion``),
+    asked the same last message, answering the same, with no tool run between them. LlamaIndex closes a streamed
+    call's span as the stream opens, before the SDK's span of that request starts, so neither nesting nor a shared
+    interval shows it (:func:`_same_call`). Calls one code path made (votes asking the same thing, spans named
+    alike) and calls asked different things (classifiers answering alike) stay calls of their own."""
+    if a.name == b.name or _call_ids(a) or _call_ids(b):
+        return False
+    asked = _last_said(a.input_messages)
+    if not asked or asked != _last_said(b.input_messages) or _answer(a) != _answer(b):
+        return False
+    return not any(a.end <= t.start and t.end <= b.start for t in tools)  # type: ignore[operator]
 
 
 def _turns_apart(a: Node, b: Node, tools: list[Node]) -> bool:
