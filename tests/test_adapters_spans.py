@@ -615,6 +615,20 @@ def test_openinference_follow_up_turns_haystack_pipelines_stream_order_and_phoen
     assert exported[rag.trajectory_id].task == rag.task
 
 
+def test_a_haystack_agent_traced_by_openinference_gives_its_turns_from_its_one_span() -> None:
+    """Bug (real haystack-ai 3.4.1 + openinference-instrumentation-haystack 0.1.46 run): the instrumentor traces an
+    Agent as one CHAIN span, with no model call or tool run below it; its output, the conversation as ChatMessage
+    reprs, holds the calls (ToolCall parts) and results (ToolCallResult), and the run read as 0 steps."""
+    [agent] = adapter_support.runs(OI_REAL / "haystack_agent.otlp.json")
+    assert [s.action for s in agent.steps] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    weather, population, convert, answer = agent.steps
+    assert (weather.arguments, weather.thought) == ({"city": "Paris"}, "I'll check the weather in Paris first.")
+    assert weather.observation == '{"city": "Paris", "condition": "sunny", "celsius": 22}' and weather.error is None
+    assert population.error.endswith("Error: population service unavailable for Paris (HTTP 503)")  # error=True
+    assert (convert.arguments, convert.observation) == ({"celsius": 22}, "71.6 F")
+    assert answer.arguments["content"].startswith("Paris is sunny at 22 C (71.6 F).")
+
+
 def test_openinference_results_without_ids_and_follow_up_turns() -> None:
     """Bugs (real LiteLLM and google-genai instrumentor output): tool results recorded without call ids (only in
     the next call's input) were lost, Gemini's ``{"error": ...}`` result was no error, and a session's follow-up

@@ -48,8 +48,8 @@ from typing import Any
 from .._common import as_dict, as_list, short
 from .._vendor import decode
 from .._spans import EMBEDS, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, response_output,
-                               result_text, tool_message)
+from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
+                               response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
@@ -637,6 +637,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
             outputs = [{**outputs[0], "reasoning": said["thought"].strip()}, *outputs[1:]]
     if role == "llm":
         outputs = [_react_answer(m) for m in _haystack_key_completions(name, outputs)]
+    if role == "chain" and not outputs and (turns := haystack_agent_turns(attrs.get("output.value"))):
+        role, outputs = "agent", turns  # its model's turns are on its span alone (``_spans.assembly._agent_turns``)
     if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
         inputs, outputs = _adk_messages(attrs)
     if not inputs and not outputs and (runner := _adk_runner_messages(attrs)) is not None:

@@ -33,6 +33,9 @@ _FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
 _OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 _CHAT_MESSAGE = re.compile(r"^ChatMessage\(_role=<ChatRole\.\w+: '(\w+)'>")
 _TEXT_CONTENT = re.compile(r"TextContent\(text=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)")
+_CHAT_ROLE = re.compile(r"<ChatRole\.\w+: ('\w+')>")
+#: The key :func:`_repr_fields` names a repr's type by.
+_REPR_TYPE = "__repr_type__"
 
 
 def _content_text(content: Any) -> tuple[str, str]:
@@ -494,18 +497,71 @@ def _role_pair(raw: Any) -> bool:
 
 
 def _haystack_message(text: str) -> Message | None:
-    """A Haystack ``ChatMessage`` as its repr (what OpenInference's Haystack instrumentor records as a
-    component's input): ``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='...')], ...)``."""
+    """A Haystack ``ChatMessage`` as its repr (what OpenInference's Haystack instrumentor records of a component's
+    input and an Agent's output): ``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='...')],
+    ...)``, with ``ToolCall(tool_name, arguments, id)`` parts as calls, a ``ToolCallResult(result, origin, error)``
+    as the result of its origin's call and ``ReasoningContent(reasoning_text)`` as reasoning. Read as the Python
+    call it is once the role's enum repr is its value (:func:`_repr_fields`); a repr cut short keeps its texts."""
     found = _CHAT_MESSAGE.match(text)
     if not found:
         return None
-    parts = []
-    for literal in _TEXT_CONTENT.findall(text):
-        try:
-            parts.append(str(ast.literal_eval(literal)))
-        except (ValueError, SyntaxError):
-            continue
-    return Message(found.group(1), "\n".join(parts))
+    message = _repr_fields(_CHAT_ROLE.sub(r"\1", text, count=1)) if len(text) <= _REPR_PARSE_CHARS else None
+    if message is None:  # cut by an attribute limit: what its whole texts say
+        parts = []
+        for literal in _TEXT_CONTENT.findall(text):
+            try:
+                parts.append(str(ast.literal_eval(literal)))
+            except (ValueError, SyntaxError):
+                continue
+        return Message(found.group(1), "\n".join(parts))
+    content = [p for p in as_list(message.get("_content")) if isinstance(p, dict)]
+    said = {kind: [p for p in content if p.get(_REPR_TYPE) == kind]
+            for kind in ("TextContent", "ReasoningContent", "ToolCall", "ToolCallResult")}
+    calls = [{"id": c.get("id"), "name": c.get("tool_name"), "arguments": c.get("arguments")} for c in said["ToolCall"]]
+    reasoning = "\n".join(str(p.get("reasoning_text") or "") for p in said["ReasoningContent"]).strip()
+    if said["ToolCallResult"]:  # Haystack gives each result a message of its own
+        result = said["ToolCallResult"][0]
+        origin = result.get("origin") if isinstance(result.get("origin"), dict) else {}
+        return Message("tool", text_of(result.get("result")), call_id=origin.get("id"), failed=bool(result.get("error")))
+    return Message(found.group(1), "\n".join(str(p.get("text") or "") for p in said["TextContent"]), reasoning, calls)
+
+
+def haystack_agent_turns(output: Any) -> list[dict[str, Any]]:
+    """The turns of a Haystack ``Agent`` traced by OpenInference's Haystack instrumentor, which records the Agent as
+    one CHAIN span and none of the model calls and tool runs inside it: its output (``{"messages": [ChatMessage
+    reprs]}``) is the whole conversation, system prompt and input first, so the model's turns and the tools'
+    results are the messages after the last user one. [] where the output is no such list or has no model turn."""
+    value = maybe_json(output)
+    raw = value.get("messages") if isinstance(value, dict) else None
+    if not isinstance(raw, list) or not raw or not all(isinstance(m, str) and _CHAT_MESSAGE.match(m) for m in raw):
+        return []
+    messages = normalise_messages(raw)
+    asked = max((n for n, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    turns = messages[asked + 1:]
+    return turns if any(m["role"] == "assistant" for m in turns) else []
+
+
+def _repr_fields(text: str) -> dict[str, Any] | None:
+    """A repr written as a Python call (``Name(field=value, ...)``) as ``{_REPR_TYPE: Name, field: value}``, the calls
+    among its values likewise, or None if it is no such call; a value that is no literal (an object's own repr) is
+    None."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    value = _repr_value(node)
+    return value if isinstance(value, dict) and _REPR_TYPE in value else None
+
+
+def _repr_value(node: ast.AST) -> Any:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return {_REPR_TYPE: node.func.id, **{k.arg: _repr_value(k.value) for k in node.keywords if k.arg}}
+    if isinstance(node, ast.List):
+        return [_repr_value(e) for e in node.elts]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
 
 
 def normalise_messages(raw: Any) -> list[dict[str, Any]]:
