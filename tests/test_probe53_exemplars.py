@@ -171,6 +171,30 @@ def test_git_restore_of_several_files_undoes_each() -> None:
         assert "sympy/printing/repr.py" not in touched(run.model_copy(update={"steps": steps})).changed, command
 
 
+def test_a_revert_followed_by_another_in_one_line_stays_undone() -> None:
+    """Bug: ``git checkout F; git restore nosuch.py`` (real git 2.39.5's words below) left F changed: the later
+    ``git restore`` was taken for a command that may write F again, and its refusal for the checkout's. Another
+    revert writes no change into a file; a switch of branch, another revision's content or a stash brought back may."""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    said = "Updated 1 path from the index\nerror: pathspec 'nosuch.py' did not match any file(s) known to git\n"
+
+    def changed(command: str, observation: str = "") -> bool:
+        step = _step(run, command).model_copy(update={"observation": observation})
+        return "sympy/printing/repr.py" in touched(run.model_copy(update={"steps": [*head[:at], step]})).changed
+
+    assert not changed("git checkout sympy/printing/repr.py; git restore nosuch.py", said)
+    for command in ("git restore sympy/printing/repr.py && git checkout setup.py",
+                    "git checkout -- sympy/printing/repr.py && rm -f out.txt",
+                    "git checkout sympy/printing/repr.py && git reset --hard"):
+        assert not changed(command), command
+    for command in ("git checkout sympy/printing/repr.py; git stash pop",
+                    "git checkout sympy/printing/repr.py && git checkout fix-branch",
+                    "git checkout sympy/printing/repr.py; git checkout HEAD~1 -- sympy/printing/repr.py"):
+        assert changed(command), command
+
+
 def test_reading_a_long_run_after_a_revert_takes_linear_work(monkeypatch) -> None:
     """Each later step running a script looked again at every earlier step's writes: a run removing one scratch file
     early and writing and running 600 scripts after it took ~90,000 name matches (4,000 steps: 4.4 s per ingest)."""

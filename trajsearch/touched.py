@@ -421,34 +421,55 @@ def undone_by(step: Step) -> Undo:
     stash: list[str] | None = None  # what a git stash of this command set aside, until it brings it back
     unstashed = False
     segments = _segments(command)
-    # git's words after a checkout are its one checkout's only where the line ran one: ``git checkout nosuch.py;
-    # git checkout setup.py`` printed a refusal that is the first's, ``... && git checkout F`` an update of the last
-    checkouts = sum(_words(segment)[:2] == ["git", "checkout"] for segment in segments)
+    # git's words after a checkout are its one checkout's only where the line ran one checkout or restore (which
+    # say alike): ``git checkout nosuch.py; git checkout setup.py`` printed a refusal that is the first's, ``... &&
+    # git checkout F`` an update of the last, ``git checkout F; git restore nosuch.py`` the restore's refusal
+    checkouts = sum(_words(segment)[:2] in (["git", "checkout"], ["git", "restore"]) for segment in segments)
     said = (step.observation or "") if checkouts == 1 else ""
     for n, segment in enumerate(segments):
-        program, verb, *rest = [word.strip("'\"") for word in _words(segment)] + ["", ""]
-        rest = [word for word in rest if word]
+        program, verb, rest = _program_words(segment)
         if program == "cd":  # what follows runs elsewhere: its paths are not the run's (cd /tmp/x && rm -rf pkg)
             break
-        if program in ("rm", "git") and verb not in ("stash",) and _may_write(segments[n + 1:]):
-            continue  # undone, then written again by what follows (git checkout F && python3 patch_f.py)
-        if program == "rm":
-            undone += [word for word in [verb, *rest] if word and not word.startswith("-")]
-        elif program != "git":
-            continue
-        elif verb == "reset" and "--hard" in rest:
-            undone.append(EVERY_FILE)
-        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
-            undone += _checkout_undone(rest, said)
-        elif (verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest))
-              and _from_head(rest)):
-            undone += _named_files(rest)
-        elif verb == "stash" and rest[:1] in (["pop"], ["apply"]):
+        if program == "git" and verb == "stash" and rest[:1] in (["pop"], ["apply"]):
             unstashed, stash = stash is None, None
-        elif verb == "stash" and (not rest or rest[0] in ("push", "save") or rest[0].startswith("-")):
+        elif program == "git" and verb == "stash" and (not rest or rest[0] in ("push", "save") or rest[0].startswith("-")):
             stash = _named_files(rest[1:] if rest and rest[0] in ("push", "save") else rest) or [EVERY_FILE]
+        elif program in ("rm", "git") and not _writes_again(segments[n + 1:]):  # else undone, then written again (git checkout F && python3 patch_f.py)
+            undone += _reverted(program, verb, rest, said) or []
     files = _paths([EVERY_FILE if f == "./" else f for f in undone + (stash or [])], set())
     return Undo(tuple(files), stash is not None, unstashed)
+
+
+def _program_words(segment: str) -> tuple[str, str, list[str]]:
+    """A simple command's program, its first word after it and the words after that (quotes off, none empty)."""
+    program, verb, *rest = [word.strip("'\"") for word in _words(segment)] + ["", ""]
+    return program, verb, [word for word in rest if word]
+
+
+def _reverted(program: str, verb: str, rest: list[str], said: str) -> list[str] | None:
+    """The files one simple command sets back to their committed state or removes (``rm``, ``git reset --hard``,
+    ``git checkout`` / ``git restore`` of files from the index or HEAD; ``said``, git's words after it), or None
+    if it is no such command."""
+    if program == "rm":
+        return [word for word in [verb, *rest] if word and not word.startswith("-")]
+    if program != "git":
+        return None
+    if verb == "reset" and "--hard" in rest:
+        return [EVERY_FILE]
+    if verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
+        return _checkout_undone(rest, said)
+    if verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest)) \
+            and _from_head(rest):
+        return _named_files(rest)
+    return None
+
+
+def _writes_again(segments: list[str]) -> bool:
+    """Whether a command after an undo in one line may write files again: one that may write (:func:`_may_write`)
+    and sets no file back (:func:`_reverted`). Another undo, of other files or of a name git finds no file for
+    (``git checkout F; git restore nosuch.py``), writes no change into a file; a switch of branch (``git checkout
+    main``: no file named) or another revision's content (``git checkout HEAD~1 -- F``) may."""
+    return any(_may_write([segment]) and not _reverted(*_program_words(segment), "") for segment in segments)
 
 
 #: Programs that change no file of the run (what may follow an undo in one command and leave it undone).
