@@ -178,6 +178,19 @@ def test_headless_output_is_refused_naming_the_session_file_that_holds_its_run(n
                                  f"{session}.jsonl")
 
 
+def test_headless_output_run_on_windows_names_the_lower_cased_project_folder(tmp_path: Path) -> None:
+    """Bug: Qwen Code names a project's folder from its cwd lower-cased on Windows (``sanitizeCwd`` in the 0.24.4
+    bundle), so the refusal pointed at ``C--Users-Dev-Calc``, a folder that does not exist. The real output of
+    ``fix.stream-json.jsonl`` with its ``init``'s cwd a Windows path."""
+    lines = (QWEN / "fix.stream-json.jsonl").read_text(encoding="utf-8").splitlines()
+    init = json.loads(lines[0])
+    path = tmp_path / "out.jsonl"
+    for cwd, folder in (("C:\\Users\\Dev\\Calc", "c--users-dev-calc"), ("/home/Dev/Calc", "-home-Dev-Calc")):
+        path.write_text("\n".join([json.dumps({**init, "cwd": cwd}), *lines[1:]]) + "\n", encoding="utf-8")
+        [result] = list(read_dump(path, tenant="acme"))
+        assert result.error.endswith(f"~/.qwen/projects/{folder}/chats/{init['session_id']}.jsonl"), result.error
+
+
 def test_headless_output_of_several_prompts_is_refused_once_saying_so() -> None:
     """``qwen -p --input-format stream-json`` given two prompts on stdin (real, 0.24.4): one output, two ``init``s,
     two runs, merged into one run before; refused once, naming the one session file that holds both."""

@@ -56,7 +56,8 @@ typed ``qwen``: read by Gemini CLI's reader (``gemini_cli.read_recording``), as 
 Headless output (``qwen -p --output-format stream-json``, one JSON line an event; ``json``, the same events as one
 array; Claude Code's stream shape, its ``init`` naming ``qwen_code_version``) is refused: it never records the prompt
 (``--input-format stream-json`` does not echo it either), and the session file holds the same run with it; the
-refusal names that file (``~/.qwen/projects/<the cwd, each character not a letter or digit a dash>/chats/<session
+refusal names that file (``~/.qwen/projects/<the cwd, lower-cased on Windows, each character not a letter or digit a
+dash>/chats/<session
 id>.jsonl``), once a file however many runs it holds. A lone ``result`` line (no ``init``: the run failed at
 startup, no API key) is refused saying so. The output of a command the CLI answered itself (``qwen -p
 "/compress"``: no model turn) is passed over (``side_document``).
@@ -118,6 +119,8 @@ _OFF_CHAIN = frozenset({"custom_title", "session_source", "session_sources_snaps
 _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of content ---|\Z)|"
                     r"--- Content from MCP resource .*? \[([^\]\n]+)\] ---.*?(?:--- End of MCP resource .*? "
                     r"\[\1\] ---|\Z)", re.S)
+#: A Windows path: a drive's (``C:\\``, ``C:/``) or a share's (``\\\\server``).
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
 
 
@@ -361,11 +364,19 @@ def _headless_refusal(records: list[dict[str, Any]]) -> str:
         return (f"the headless output of a Qwen Code run that failed before its first model turn ({short(str(said), 300)}"
                 "): no prompt, no steps, no session file; no run")
     files = list(dict.fromkeys(
-        f"~/.qwen/projects/{re.sub(r'[^a-zA-Z0-9]', '-', as_str(r.get('cwd')) or '') or '<project>'}/chats/"
+        f"~/.qwen/projects/{_project_folder(as_str(r.get('cwd')) or '') or '<project>'}/chats/"
         f"{as_str(r.get('session_id')) or '<session id>'}.jsonl" for r in inits))
     runs = f"; this file holds {len(inits)} runs (one per prompt)" if len(inits) > 1 else ""
     return ("headless Qwen Code output (`qwen -p --output-format stream-json` / `json`) does not record the prompt"
             f"{runs}; ingest the session file instead: " + ", ".join(files))
+
+
+def _project_folder(cwd: str) -> str:
+    """The folder under ``~/.qwen/projects/`` that holds the sessions run in ``cwd``: each character not a letter or
+    digit a dash, a Windows path (a drive's or a share's) lower-cased first, as the CLI names it (``sanitizeCwd``
+    in its 0.24.4 bundle: ``os.platform() === "win32" ? cwd.toLowerCase() : cwd``)."""
+    windows = _WINDOWS_PATH.match(cwd) is not None
+    return re.sub(r"[^a-zA-Z0-9]", "-", cwd.lower() if windows else cwd)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
