@@ -50,6 +50,18 @@ def test_a_gradle_test_run_in_a_terminal_passes_only_where_its_test_task_line_is
     assert verified(_gradle_run("fail", "pass"), reward_at_least=None)
 
 
+def test_a_gradle_rerun_in_a_terminal_that_says_nothing_of_the_tests_does_not_take_back_their_pass() -> None:
+    """Bug (round 22): ``gradle test`` passed, then run again with the test task up to date (no task line, real
+    Gradle 4.4.1 in a pty): that last test run decided, so the run was no longer verified. It cannot verify by its own
+    output (a build with no tests run twice prints the same, ``gradle-pty-nosource-uptodate``), nor fail: the run
+    before it decides. A failure after a pass still does."""
+    assert verified(_gradle_run("fail", "pass", "uptodate"), reward_at_least=None)
+    assert verified(_gradle_run("pass", "nosource-uptodate"), reward_at_least=None)
+    assert not verified(_gradle_run("pass", "fail", "uptodate"), reward_at_least=None)
+    assert not verified(_gradle_run("uptodate"), reward_at_least=None)
+    assert not verified(_gradle_run("nosource-uptodate"), reward_at_least=None)
+
+
 @pytest.mark.parametrize("command", ["gradle build", "gradle test", "./gradlew build --offline"])
 def test_a_gradle_build_in_a_terminal_with_no_tests_passes_nothing(command: str) -> None:
     """Bug (review RFM5): where Gradle's rich console wrote no task line, the command's test task decided, so a

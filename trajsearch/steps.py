@@ -328,18 +328,36 @@ def passed(step: Step) -> bool:
     """A test run that passed: no error, a word of passing (``_PASSED``; Gradle's ``BUILD SUCCESSFUL`` under its test
     task's line: ``_GRADLE_TESTED``), no tally of failures (``_FAILED``), and no crash after its last word of
     passing (``_CRASHED``)."""
-    output = strip_terminal_codes(step.observation or "").replace("\r\n", "\n")  # a terminal's (a pty's) lines
+    output = _output(step)
     ends = [found.end() for found in _PASSED.finditer(output)]
     if _GRADLE_TESTED.search(output):
         ends += [found.end() for found in _GRADLE_PASSED.finditer(output)]
     return not step.error and bool(ends) and not _FAILED.search(output) and not _CRASHED.search(output, max(ends))
 
 
+def _output(step: Step) -> str:
+    """A step's output as lines, a terminal's (a pty's) control codes and carriage returns off."""
+    return strip_terminal_codes(step.observation or "").replace("\r\n", "\n")
+
+
+def _gradle_said_nothing(step: Step) -> bool:
+    """A Gradle build in a terminal that ended ``BUILD SUCCESSFUL`` with no test task's line: its test task was up to
+    date (passed before, on the same inputs: Gradle keeps no failed task's outputs), passed printing nothing, or had
+    no tests, which its rich console does not tell apart (``BUILD SUCCESSFUL`` and ``N actionable tasks: N
+    up-to-date`` either way: ``test-runners/gradle-pty-*``, real Gradle 4.4.1). No pass (:func:`passed`), and no
+    failure either: Gradle fails the build on a failing test."""
+    output = _output(step)
+    return not step.error and bool(_GRADLE_PASSED.search(output)) and not _GRADLE_TESTED.search(output) \
+        and not _FAILED.search(output)
+
+
 def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:
-    """The last test run passed, or the environment's reward says the task was done."""
+    """The last test run that said how its tests went passed, or the environment's reward says the task was done.
+    A Gradle build in a terminal that said nothing of them (:func:`_gradle_said_nothing`: a rerun of the passing
+    tests, up to date) neither verifies a run nor takes back the pass before it."""
     if reward_at_least is not None and trajectory.reward is not None and trajectory.reward >= reward_at_least:
         return True
-    test_runs = [s for s in trajectory.steps if is_test_run(s)]
+    test_runs = [s for s in trajectory.steps if is_test_run(s) and not _gradle_said_nothing(s)]
     return bool(test_runs) and passed(test_runs[-1])
 
 
