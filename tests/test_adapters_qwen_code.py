@@ -316,6 +316,23 @@ def test_a_qwen_session_from_before_0_3_is_read_as_qwen_code() -> None:
                            "\"qwen\"): read it with --format qwen-code"
 
 
+def test_a_qwen_session_from_before_0_3_with_no_reply_is_told_by_its_place(tmp_path: Path) -> None:
+    """Bug (real 0.1.4, the provider failing on the first request): the recording holds the prompt alone, nothing
+    typed ``qwen``, and read as a Gemini CLI run. In Qwen Code's folder of them (``.qwen/tmp/<hash>/chats/``) it is
+    Qwen Code's; a copy elsewhere is told by ``--format qwen-code``."""
+    [path] = (QWEN / "v0.1.4" / "home").rglob("session-*.json")
+    assert detect_format(path) == "qwen-code"
+    run = only(path)
+    assert run.trajectory_id == "qwen-code.617f43cb-b027-4e97-bc96-ff84f276ea44.2026-12-06T03-54-55-180Z"
+    assert (run.task, run.steps) == ("[[failfirst]] fix the failing test in this repo", [])
+    copy = tmp_path / "chats" / path.name
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    assert detect_format(copy) == "gemini-cli"
+    [forced] = list(read_dump(copy, fmt="qwen-code", tenant="acme"))
+    assert forced.trajectory.trajectory_id == run.trajectory_id
+
+
 def test_a_title_the_cli_re_appends_off_the_chain_is_not_a_rewind(tmp_path: Path) -> None:
     """Qwen Code re-appends a session's ``custom_title`` after every 32 KB of other records (``reanchorTitle``:
     ``appendRecord(record, {updateActiveTail: false})``): its parent is the chain's tail, and the next record's

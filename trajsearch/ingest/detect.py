@@ -21,7 +21,8 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, adk_session, format_of, native, is_grouped, side_file, side_path, why_not_a_run
+from .adapters import (ADAPTERS, FORMATS, adk_session, format_by_place, format_of, native, is_grouped, side_file, side_path,
+                       why_not_a_run)
 from .adapters import opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
@@ -485,6 +486,7 @@ def detect_format(path: str | Path) -> str:
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
+    fmt = format_by_place(p, fmt) or fmt
     reason = why_not_a_run(record) if fmt is None and record is not None else None
     later = _format_of_later_lines(p, head) if fmt is None and not reason else None
     fmt = fmt or (None if _whole_file(later) else later)

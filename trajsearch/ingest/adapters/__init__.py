@@ -17,6 +17,9 @@ entry in ``ADAPTERS``. A module exposes:
   the same told by where a file sits (a raw session beside the run converted
   from it, a job's own files), given its detected format (None: unrecognised);
   also asked of a run folder (``run_folder``), with its adapter's format;
+  optionally ``format_by_place(path, fmt)``, its own format for a file whose
+  records another format's rules claim (``fmt``) but whose place says it is
+  its producer's (Qwen Code before 0.3 wrote Gemini CLI's recording);
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores
@@ -149,6 +152,13 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     a raw session beside its converted run, a job's own files), given the format detected (None: unrecognised)."""
     return next((reason for mod in ADAPTERS.values()
                  if (hook := getattr(mod, "side_path", None)) is not None and (reason := hook(path, fmt))), None)
+
+
+def format_by_place(path: Path, fmt: str | None) -> str | None:
+    """The format a file's place says it is of where its records say ``fmt`` (``format_by_place`` of an adapter), if
+    one does."""
+    return next((own for mod in ADAPTERS.values()
+                 if (hook := getattr(mod, "format_by_place", None)) is not None and (own := hook(path, fmt))), None)
 
 
 def read_with(path: Path) -> tuple[Path, ...]:

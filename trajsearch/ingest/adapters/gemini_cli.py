@@ -298,17 +298,22 @@ def not_a_run(record: Any) -> str | None:
             "or run with `--output-format stream-json` (0.11+), whose output is a run")
 
 
+def recording(record: Any) -> bool:
+    """Whether a record is a chat recording in this layout (``sessionId``, ``projectHash``), Gemini CLI's or a fork's."""
+    return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
+        record.get("projectHash"), str)
+
+
 def qwen_recording(record: Any) -> bool:
     """Whether a recording is Qwen Code's from before 0.3 (``~/.qwen/tmp/<hash>/chats/session-*.json``): this
-    layout, its replies typed ``qwen`` (``qwen_code`` reads it with :func:`read_recording`)."""
-    return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str) and any(isinstance(m, dict) and m.get("type") == "qwen"
-                                                for m in as_list(record.get("messages")))
+    layout, its replies typed ``qwen`` (``qwen_code`` reads it with :func:`read_recording`; one with no reply is told
+    by its place, ``qwen_code.format_by_place``)."""
+    return recording(record) and any(isinstance(m, dict) and m.get("type") == "qwen"
+                                     for m in as_list(record.get("messages")))
 
 
 def matches(record: Any) -> bool:
-    return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str) and not qwen_recording(record)) or _is_content(record) or \
+    return (recording(record) and not qwen_recording(record)) or _is_content(record) or \
         headless.is_stream(record) or _saved_chat(record) is not None
 
 

@@ -51,7 +51,8 @@ Mapping
   record's ``model``; tool_versions = ``{"qwen-code": version}``.
 
 Before 0.3 Qwen Code wrote Gemini CLI's recording (``~/.qwen/tmp/<hash>/chats/session-*.json``), its replies
-typed ``qwen``: read by Gemini CLI's reader (``gemini_cli.read_recording``), as ``qwen-code``.
+typed ``qwen``: read by Gemini CLI's reader (``gemini_cli.read_recording``), as ``qwen-code``; one with no reply (the
+provider failed on the first request) has only its place to say so (``format_by_place``).
 
 Headless output (``qwen -p --output-format stream-json``, one JSON line an event; ``json``, the same events as one
 array; Claude Code's stream shape, its ``init`` naming ``qwen_code_version``) is refused: it never records the prompt
@@ -379,8 +380,18 @@ def _project_folder(cwd: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]", "-", cwd.lower() if windows else cwd)
 
 
+def format_by_place(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a Gemini CLI recording in Qwen Code's folder of them before 0.3
+    (``.qwen/tmp/<project hash>/chats/``) is Qwen Code's. One the model never replied to (the provider failed on the
+    first request: real 0.1.4) holds the prompt alone, nothing of Qwen's own, and read as Gemini CLI's."""
+    if fmt != gemini_cli.NAME:
+        return None
+    parts = path.absolute().parts
+    return NAME if len(parts) >= 5 and (parts[-5], parts[-4], parts[-2]) == (".qwen", "tmp", "chats") else None
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if gemini_cli.qwen_recording(record):
+    if gemini_cli.recording(record):
         return gemini_cli.read_recording(record, ctx, name=NAME, label="Qwen Code", reply="qwen")
     records = as_records(record, "Qwen Code session")
     if any(_is_headless(r) or _is_result(r) for r in records[:3]):
