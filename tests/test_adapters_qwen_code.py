@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trajsearch.ingest.detect import detect_format
-from trajsearch.ingest.read import SideFile, read_dump
+from trajsearch.ingest.read import SideFile, read_dump, read_inputs
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -331,6 +331,9 @@ def test_a_qwen_session_from_before_0_3_with_no_reply_is_told_by_its_place(tmp_p
     assert detect_format(copy) == "gemini-cli"
     [forced] = list(read_dump(copy, fmt="qwen-code", tenant="acme"))
     assert forced.trajectory.trajectory_id == run.trajectory_id
+    home = tmp_path / "home"  # a walk of the home folder reads the hidden .qwen/tmp, as it reads .qwen/projects
+    shutil.copytree(QWEN / "v0.1.4" / "home", home)
+    assert [(p.fmt, p.trajectory.trajectory_id) for p in read_inputs([home])] == [("qwen-code", run.trajectory_id)]
 
 
 def test_a_title_the_cli_re_appends_off_the_chain_is_not_a_rewind(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ from .gemini_cli import FAILED, Recording, shell_report_error
 
 NAME = "qwen-code"
 #: Where Qwen Code keeps its sessions (``~/.qwen/projects``): walked though hidden.
-SESSION_FOLDERS = (".qwen/projects",)
+SESSION_FOLDERS = (".qwen/projects", ".qwen/tmp")  # (the second: before 0.3, Gemini CLI's layout)
 #: A file is one session (or one headless run's output).
 WHOLE_FILE = True
 
