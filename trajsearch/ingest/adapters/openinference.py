@@ -40,7 +40,12 @@ Mapping
   ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id`` (by
   position after the assistant turn where no ids are recorded: LiteLLM's,
   Mistral's, google-genai's instrumentors), failed where the request in
-  ``input.value`` marks an Anthropic ``tool_result`` ``is_error``.
+  ``input.value`` marks an Anthropic ``tool_result`` ``is_error``. A Haystack
+  ``Agent`` is one ``CHAIN`` span (``Agent.run``) with no model call or tool
+  span below it: its ``output.value`` messages (``ChatMessage`` reprs) after
+  the last user one are its turns, calls and results. One model call seen by
+  two instrumentors (LlamaIndex's and OpenAI's) is one turn, whether nested,
+  over one interval or side by side (``_spans.calls.twin_calls``).
 - task: the root span's ``input.value`` (a string, or the ``input`` /
   ``query`` / ``question`` / ``messages`` of a JSON input; CrewAI's crew root
   has none: its ``crew_tasks`` descriptions, and its ``CrewOutput``'s ``raw``
