@@ -323,6 +323,8 @@ def key_file_entries(text: str, path: Path) -> list[Any]:
         data = json.loads(text) if as_json else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise KeyConfigError(f"{path}: not valid {'JSON' if as_json else 'TOML'}: {exc}") from None
+    except RecursionError:  # both parsers recurse per level: a call a second had failed "UNKNOWN" with it
+        raise KeyConfigError(f"{path}: nested too deeply to be a key file") from None
     return _entries(data, str(path))
 
 

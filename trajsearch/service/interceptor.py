@@ -222,7 +222,12 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         request_id = supplied if isinstance(supplied, str) and _REQUEST_ID_RE.match(supplied) else uuid.uuid4().hex
         context.send_initial_metadata((("x-request-id", request_id),))
         started = time.perf_counter()
-        principal, refusal = self._authenticate(name, metadata, getattr(behavior, "required_role", "read"))
+        try:
+            principal, refusal = self._authenticate(name, metadata, getattr(behavior, "required_role", "read"))
+        except Exception as exc:  # noqa: BLE001 (outside the call's try below: gRPC told the client "UNKNOWN:
+            # Exception calling application: <the error's text>", and neither the log nor the metrics had the call)
+            code, message, retry = status_of(exc, name, request_id, context)
+            principal, refusal = None, Abort(code, message, retry=retry)
         tenant = principal.tenant if principal else ""
         self.metrics.enter(tenant)
         code, message, retry, fields = grpc.StatusCode.OK, "", True, {}
