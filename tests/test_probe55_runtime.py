@@ -43,3 +43,54 @@ def test_a_key_file_nested_too_deeply_keeps_the_keys_and_fails_no_call(tmp_path:
     finally:
         server.stop(grace=1)
         ts.close()
+
+
+# -- leftover 1: an empty answer costs no more searches than the advice it explains ------------------------
+
+
+class _Counted:
+    """Counts the façade's filtered searches (each one an embedding and an index query) made through ``ts``."""
+
+    def __init__(self, ts) -> None:
+        self.n, self._search = 0, ts.search_filtered
+        ts.search_filtered = self._counted
+
+    def _counted(self, *args, **kwargs):
+        self.n += 1
+        return self._search(*args, **kwargs)
+
+    def of(self, work) -> int:
+        before = self.n
+        work()
+        return self.n - before
+
+
+def test_an_empty_answer_asks_the_index_nothing_its_own_search_answered(hashing_ts):
+    """Why an answer is empty turned on whether the context's filters held a row of the kind, which the exemplars
+    (their nearest tasks) and warnings (their failure rows) search had just asked: ``why_none`` asked it again.
+    ``Runtime.advice`` and the tool now make no search past the verb's own, but one for an empty context, to see
+    whether other versions hold runs (exemplars under an unknown version: 3 searches, 2 now)."""
+    from test_probe53_runtime import _runs, TAU_AIRLINE
+    from trajsearch.runtime import Runtime, RuntimeContext
+
+    runs = _runs(TAU_AIRLINE, env_version="v1")
+    hashing_ts.add(runs)
+    rt, counted = Runtime(hashing_ts), _Counted(hashing_ts)
+    unlike, task = "zqxj vwkp flurbo glimmix", runs[0].task
+    cases = [  # (text, env version, kind, reason, searches past the verb's own)
+        (unlike, "v1", "exemplars", "no_similar_runs", 0),
+        (unlike, "v1", "warnings", "no_similar_failures", 0),
+        (task, "v9", "exemplars", "no_runs_in_versions", 1),
+        (task, "v9", "warnings", "no_failures_in_versions", 1),
+    ]
+    for text, env, kind, reason, more in cases:
+        ctx = RuntimeContext(tenant="acme", env_version=env)
+        verb = rt.exemplars if kind == "exemplars" else rt.warnings
+        alone = counted.of(lambda: verb(text, ctx))
+        said = []
+        assert counted.of(lambda: said.append(rt.advice(kind, text, ctx))) == alone + more, (kind, env)
+        assert said[0].reason == reason and said[0].items == [], (kind, env)
+        tool_kind = "exemplars" if kind == "exemplars" else "failures"
+        answers = []
+        spent = counted.of(lambda: answers.append(rt.tool(ctx)({"query": text, "kind": tool_kind})))
+        assert spent == alone + more and answers[0]["reason"] == reason, (kind, env, answers[0])

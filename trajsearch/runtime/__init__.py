@@ -24,7 +24,7 @@ from ..represent import clip
 from ..search import MAX_QUERY_CHARS, TrajSearch
 from . import curate, tracing
 from .calibration import Calibration, Calibrations
-from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
+from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning, WarningSet
 from .advice import exemplars as _exemplars
 from .advice import warnings as _warnings
 from .context import RuntimeContext
@@ -95,7 +95,7 @@ class Runtime:
             return found
 
     def warnings(self, text: str, ctx: RuntimeContext, k: int | None = None, *,
-                 exclude_trajectory_ids: Sequence[str] = ()) -> list[FailureWarning]:
+                 exclude_trajectory_ids: Sequence[str] = ()) -> WarningSet:
         with tracing.retrieval("warnings", text, ctx, k=k or self.config.advice.warnings_k) as span:
             found = _warnings(self.ts, task_query(text), ctx, k=k, config=self.config.advice,
                               exclude_trajectory_ids=exclude_trajectory_ids)
@@ -134,8 +134,10 @@ class Runtime:
         if kind == "exemplars":
             found = self.exemplars(text, ctx, k)
             strategy, exemplars, warnings = found.strategy, found.items, []
+            held = found.best_similarity is not None  # (its searches answer why_none's first question)
         elif kind == "warnings":
             strategy, exemplars, warnings = None, [], self.warnings(text, ctx, k)
+            held = warnings.held
         else:
             raise ValueError(f"kind must be 'exemplars' or 'warnings', got {kind!r}")
 
@@ -157,7 +159,8 @@ class Runtime:
             return said
         tool_kind = "exemplars" if kind == "exemplars" else "failures"
         said.reason, said.note = why_none(self.ts, text, ctx, tool_kind,
-                                          warning_outcomes=self.config.advice.warning_outcomes, readable=readable)
+                                          warning_outcomes=self.config.advice.warning_outcomes, readable=readable,
+                                          held=held)
         return said
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
@@ -211,5 +214,5 @@ __all__ = [
     "ExemplarSet", "FailureWarning", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
     "MaxIterationsExceeded", "NoveltyConfig", "PromptContext", "QualityRules", "RerankConfig", "Retrieval",
     "RetrievalError", "RetrievalLoop", "Runtime", "RuntimeConfig", "RuntimeContext", "SearchPastRuns",
-    "StaleRun", "StalenessRules", "Strategy", "TTLCache", "TokenCounter", "tool_definition",
+    "StaleRun", "StalenessRules", "Strategy", "TTLCache", "TokenCounter", "WarningSet", "tool_definition",
 ]

@@ -176,6 +176,7 @@ class Exemplar(_Provenance):
 @dataclass
 class ExemplarSet:
     strategy: Strategy
+    #: the cosine of the nearest successful task inside the context's filters; None: they hold none
     best_similarity: float | None
     items: list[Exemplar] = field(default_factory=list)
     #: the tenant's novelty threshold the strategy was judged against, and why it is that (see
@@ -637,6 +638,16 @@ def _exemplar(ts: TrajSearch, scored: Scored, tenant: str, summary: Hit | None) 
     return exemplar
 
 
+class WarningSet(list):
+    """The warnings :func:`warnings` chose (a list of :class:`FailureWarning`), and ``held``: whether the context's
+    filters held any failure row at all, which an empty answer's reason turns on (:func:`~.tool.why_none` need not
+    search for it again)."""
+
+    def __init__(self, items: Sequence[FailureWarning] = (), *, held: bool) -> None:
+        super().__init__(items)
+        self.held = held
+
+
 def warnings(
     ts: TrajSearch,
     text: str,
@@ -645,7 +656,7 @@ def warnings(
     k: int | None = None,
     config: AdviceConfig = AdviceConfig(),
     exclude_trajectory_ids: Sequence[str] = (),
-) -> list[FailureWarning]:
+) -> WarningSet:
     """The failed runs most similar to a task or to the current step's context, one per task.
 
     In this order: failed runs of this very task (its text, whitespace and case aside: a failure
@@ -678,7 +689,7 @@ def warnings(
     _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
                         config.pool_factor)
     _what_was_handed_in(ts, chosen, ctx.tenant)
-    return chosen
+    return WarningSet(chosen, held=bool(hits))
 
 
 def _what_was_handed_in(ts: TrajSearch, chosen: list[FailureWarning], tenant: str) -> None:

@@ -179,25 +179,27 @@ class SearchPastRuns:
                               counter=self.counter, budget=self.result_tokens)
             results = rendered.data["exemplars"]
             base["strategy"] = rendered.stated(found.strategy).value
+            held = found.best_similarity is not None
         else:
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
                               counter=self.counter, budget=self.result_tokens)
             results = rendered.data["warnings"]
+            held = found_warnings.held
         if results:
             base["note"] = rendered.data["header"]
         elif not rendered.omitted:  # why none: the runtime (and the model) can tell
-            base["reason"], base["note"] = self._why_none(query, kind)
+            base["reason"], base["note"] = self._why_none(query, kind, held)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
             left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
             base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
         return base | {"results": [for_prompt(r) for r in results]}, results
 
-    def _why_none(self, query: str, kind: str) -> tuple[str, str]:
+    def _why_none(self, query: str, kind: str, held: bool | None = None) -> tuple[str, str]:
         """Why a search found nothing: :func:`why_none` in this executor's context and readable versions."""
         return why_none(self.ts, query, self.ctx, kind, warning_outcomes=self.advice.warning_outcomes,
-                        readable=self.readable)
+                        readable=self.readable, held=held)
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
@@ -225,7 +227,7 @@ class SearchPastRuns:
 
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
              warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
-             readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[str, str]:
+             readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), held: bool | None = None) -> tuple[str, str]:
     """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
     whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
     none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
@@ -235,7 +237,10 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     (probe 50, D4). Exemplars and steps had said nothing: an MCP server started with the README's
     ``--env-version v2`` over runs recorded with no version answered every exemplars and steps search with no run
     and no word why (probe 52, RT3). The service's ``Exemplars`` and ``Warnings`` answer an empty context with it
-    too: only a pinned key's had said why (review RRT2, 2)."""
+    too: only a pinned key's had said why (review RRT2, 2). ``held``: whether the caller's own search inside the
+    context's filters found a row of the kind (an exemplars or warnings search has just asked), so the first search
+    is not made again: an empty answer cost 1-2 searches more than the advice (RT4: exemplars under an unknown
+    version 3 searches where a full answer took 2 and a lexical look-up); None: not known, searched here."""
     from . import task_query  # here: the package imports this module before it defines task_query
 
     query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
@@ -244,7 +249,9 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     nothing_close, only_others, nothing = list(NO_RESULTS[kind])[:3]  # failures' fourth is the service's
     tenant = ctx.filters(levels=levels, outcomes=outcomes)
     widened = replace(tenant, env_versions=readable[0], policy_versions=readable[1])
-    if search(ts, query, tenant, k=1, grouped=False):
+    if held is None:
+        held = bool(search(ts, query, tenant, k=1, grouped=False))
+    if held:
         reason = nothing_close
     elif widened != tenant and search(ts, query, widened, k=1, grouped=False):
         reason = only_others
