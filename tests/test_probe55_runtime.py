@@ -94,3 +94,40 @@ def test_an_empty_answer_asks_the_index_nothing_its_own_search_answered(hashing_
         answers = []
         spent = counted.of(lambda: answers.append(rt.tool(ctx)({"query": text, "kind": tool_kind})))
         assert spent == alone + more and answers[0]["reason"] == reason, (kind, env, answers[0])
+
+
+# -- leftover 3: a pasted issue is searched, not refused ----------------------------------------------------
+
+
+def test_mcp_searches_a_pasted_task_over_2000_characters_rather_than_refusing_it(tmp_path):
+    """The tool refused a query over 2,000 characters ("query: String should have at most 2000 characters"), and an
+    agent pastes the issue it works on: SWE-bench's are often 2-6 kB (20 of the 284 shared mini-swe-agent runs'
+    tasks, 2,042-6,520 characters). Through ``trajsearch mcp`` over a real server, a real 4,338-character task (a
+    mini-swe-agent run of ProgramBench) is now answered with its own run among the exemplars; past the search's 20,000 characters (a real run's long output
+    pasted after it) it is searched by its head and tail, and the answer says so."""
+    import asyncio
+    import json
+
+    from service_support import key_ring, mcp_session, serve_store
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.service.validate import Limits
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"  # (a few of its files are no run)
+    runs = [p.trajectory for p in read_dump(real, tenant="acme") if p.trajectory is not None]
+    issue = max((r for r in runs if r.outcome == "success"), key=lambda r: len(r.task))
+    log = max((s.observation or "" for r in runs for s in r.steps), key=len)
+    pasted = issue.task + "\n" + log * (1 + 20_000 // max(1, len(log)))
+    assert len(issue.task) > 4_000 and len(pasted) > 20_000
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    script = [{"query": issue.task}, {"query": pasted, "kind": "failures"}]
+    try:
+        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+    finally:
+        server.stop(grace=2)
+    assert [r.is_error for r in results] == [False, False], results
+    whole, clipped = (json.loads(r.content[0].text) for r in results)
+    assert issue.trajectory_id in [r["provenance"]["trajectory_id"] for r in whole["results"]], whole
+    assert "query_searched" not in whole
+    assert clipped["query_searched"] == f"its first and last 9,950 of {len(pasted):,} characters", clipped
+    assert clipped["searches_left"] == 1

@@ -20,12 +20,11 @@ from typing import Any, Callable, Sequence
 
 from ..model import Trajectory
 from ..results import ContextResult
-from ..represent import clip
-from ..search import MAX_QUERY_CHARS, TrajSearch
+from ..search import TrajSearch
 from . import curate, tracing
 from .calibration import Calibration, Calibrations
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning, WarningSet
-from .advice import exemplars as _exemplars
+from .advice import exemplars as _exemplars, task_query
 from .advice import warnings as _warnings
 from .context import RuntimeContext
 from .curate import CurationResult, DuplicatePolicy, QualityRules, StaleRun, StalenessRules
@@ -61,16 +60,6 @@ class PromptContext:
     tokens: int
     exemplars: list[Exemplar] = field(default_factory=list)
     warnings: list[FailureWarning] = field(default_factory=list)
-
-
-def task_query(text: str) -> str:
-    """``text`` as a search takes it: a task or pasted error over ``MAX_QUERY_CHARS`` keeps its head and tail, as
-    ingest clips a run's task, rather than the agent getting an error for its real task (probe E2, E2-3: 2 of
-    SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them)."""
-    if len(text) <= MAX_QUERY_CHARS:
-        return text
-    half = MAX_QUERY_CHARS // 2 - 50  # room for clip's marker
-    return clip(text, half, half)
 
 
 class Runtime:

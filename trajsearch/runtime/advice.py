@@ -39,6 +39,18 @@ if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and
 
 log = logging.getLogger(__name__)
 
+#: Characters of a long task or pasted text each end keeps when it is searched (:func:`task_query`).
+QUERY_END_CHARS = MAX_QUERY_CHARS // 2 - 50  # room for clip's marker
+
+
+def task_query(text: str) -> str:
+    """``text`` as a search takes it: a task or pasted error over ``MAX_QUERY_CHARS`` keeps its head and tail
+    (:data:`QUERY_END_CHARS` each), as ingest clips a run's task, rather than the agent getting an error for its real
+    task (probe E2, E2-3: 2 of SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them)."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    return clip(text, QUERY_END_CHARS, QUERY_END_CHARS)
+
 
 @dataclass(frozen=True)
 class AdviceConfig:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import AdviceConfig, Strategy, exemplars, search, similarity, warnings
+from .advice import QUERY_END_CHARS, AdviceConfig, Strategy, exemplars, search, similarity, task_query, warnings
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -139,16 +139,19 @@ class SearchPastRuns:
         except ValueError as exc:  # refused: spends no search
             return {"status": "error", "error": str(exc), "searches_left": self.cap - self.used}
         query, k, kind = args.query.strip(), args.k, args.kind
+        searched = task_query(query)  # a pasted issue or log past the search's limit: its head and tail
         self.used += 1
-        with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
+        with tracing.retrieval(f"tool:{kind}", searched, self.ctx, k=k) as span:
             seen: list[dict[str, Any]] = []  # the results with their trace URIs, for the span (the answer has none)
             try:
-                result, seen = self._run(query, k, kind) if readable else (self._unreadable(query, kind), [])
+                result, seen = self._run(searched, k, kind) if readable else (self._unreadable(searched, kind), [])
             except Exception:  # the model gets a readable error, the operator the traceback
                 log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
                 result = {"status": "error", "error": "the search failed; continue without it"}
             tracing.record_results(span, [_Provenance(r) for r in seen], strategy=result.get("strategy"))
             span.set_attribute("trajsearch.tool.status", result["status"])
+        if searched != query:  # the model is told what was searched, not left to think every line of it was
+            result["query_searched"] = f"its first and last {QUERY_END_CHARS:,} of {len(query):,} characters"
         result["searches_left"] = self.cap - self.used
         return result
 
@@ -241,8 +244,6 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     context's filters found a row of the kind (an exemplars or warnings search has just asked), so the first search
     is not made again: an empty answer cost 1-2 searches more than the advice (RT4: exemplars under an unknown
     version 3 searches where a full answer took 2 and a lexical look-up); None: not known, searched here."""
-    from . import task_query  # here: the package imports this module before it defines task_query
-
     query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
     levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
                         "failures": (("failure",), tuple(warning_outcomes))}[kind]

@@ -29,6 +29,7 @@ from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch, said_meant
 from ..store.filters import Filters
 from ..store.traces import TraceNotFoundError
+from ..toolspec import MAX_QUERY_CHARS
 from ..vocab import KINDS, MODES
 from . import convert
 from . import validate as v
@@ -56,7 +57,6 @@ _EXCLUDE_LIMITS = v.Limits(max_values=MAX_EXPORT_RUNS)
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 #: Said with a k over this server's bound, lower than the library's (a caller reads the library's in the docs).
 _SERVER_K = " (this server's --max-k)"
-_TOOL_MAX_QUERY = 2000
 #: A task or pasted error for Exemplars / Warnings: the runtime clips one over the search's 20,000 characters (head
 #: and tail, ``runtime.task_query``), so a real long task is answered; this bounds only what a call may carry.
 _ADVICE_MAX_TEXT = 1_000_000
@@ -337,7 +337,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     def SearchPastRuns(self, req: Any, call: Call) -> Any:
         session_id = v.text("session_id", req.session_id, self.limits, max_chars=128)
-        query = v.text("query", req.query, self.limits, max_chars=_TOOL_MAX_QUERY)
+        query = v.text("query", req.query, self.limits, max_chars=MAX_QUERY_CHARS)
         k = v.bounded("k", req.k, 1, _TOOL_MAX_K, default=0)
         kind = v.choice("kind", req.kind, KINDS, default="exemplars")
         ctx = self._runtime_context(call, req.context)
