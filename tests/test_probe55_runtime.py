@@ -6,6 +6,7 @@ Real gRPC servers on 127.0.0.1 over real Milvus Lite and file traces, reached by
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -131,3 +132,61 @@ def test_mcp_searches_a_pasted_task_over_2000_characters_rather_than_refusing_it
     assert "query_searched" not in whole
     assert clipped["query_searched"] == f"its first and last 9,950 of {len(pasted):,} characters", clipped
     assert clipped["searches_left"] == 1
+
+
+# -- leftover 2: an MCP error after the server had the search does not overstate searches_left -----------------
+
+
+class _HeldSearches:
+    """The façade's searches held until :attr:`gate` is set (a Milvus server that stalls)."""
+
+    def __init__(self, ts) -> None:
+        self.gate, self._search = threading.Event(), ts.search_filtered
+        ts.search_filtered = self._held
+
+    def _held(self, *args, **kwargs):
+        self.gate.wait(WAIT)
+        return self._search(*args, **kwargs)
+
+
+def test_an_mcp_search_whose_answer_was_lost_is_counted_in_searches_left(tmp_path):
+    """A search the trajsearch server had begun (and counted) whose answer the MCP server never got (its deadline
+    passed while the index stalled) was told to the model as a tool error with the last answer's searches_left: 2,
+    where the server had 1 left, and the next search said 0. Such an error now says one fewer (the fewest that may be
+    left) and that the search may have been counted; a server that never had the call leaves the count as it was."""
+    import asyncio
+    import json
+
+    from mcp import Client as McpClient
+
+    from conftest import make_run
+    from service_support import key_ring, serve_store
+    from trajsearch.service.mcp_server import build_mcp
+    from trajsearch.service.validate import Limits
+
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, [make_run("a1")], Limits())  # search cap 3
+    held = _HeldSearches(server.ts)
+    held.gate.set()
+
+    async def session() -> list:
+        answers = []
+        with Client(server.address, keys["acme"], retries=1, timeout=5) as backend:
+            async with McpClient(build_mcp(backend)) as mcp:
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+                held.gate.clear()  # the index stalls: the server has the search, its answer comes too late
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+                held.gate.set()
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+        return answers
+
+    try:
+        results = asyncio.run(asyncio.wait_for(session(), WAIT))
+    finally:
+        held.gate.set()
+        server.stop(grace=2)
+    first, lost, third = (json.loads(r.content[0].text) for r in results)
+    assert [r.is_error for r in results] == [False, True, False], results
+    assert first["searches_left"] == 2 and third["searches_left"] == 0
+    assert "DEADLINE_EXCEEDED" in lost["error"] and "may have counted it" in lost["error"], lost
+    assert lost["searches_left"] == 1, lost

@@ -83,15 +83,17 @@ _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "
 
 
 class ServiceError(Exception):
-    """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``."""
+    """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``; ``answered``:
+    the server had begun answering the call (:func:`_answered`), so it received it and may have acted on it."""
 
-    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "") -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "", *, answered: bool = False) -> None:
         # a server's message may name the request id itself (DATA_LOSS, a busy trace store): said once
         said_id = request_id and f"(request id {request_id})" not in details
         super().__init__(f"{code.name}: {details}" + (f" (request id {request_id})" if said_id else ""))
         self.code = code
         self.details = details
         self.request_id = request_id
+        self.answered = answered
 
 
 class Unauthenticated(ServiceError, PermissionError):
@@ -187,7 +189,7 @@ def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, meth
         hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
                     None)
         details += f" ({hint})" if hint else ""
-    return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
+    return _ERRORS.get(code, ServiceError)(code, details or "", request_id, answered=_answered(exc))
 
 
 def lacking_call(method: str, address: str, details: str = "", *, trajsearch: bool = True) -> str:

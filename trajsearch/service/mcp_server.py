@@ -193,13 +193,19 @@ class _Sessions:
             result = result | {"instruction": result["instruction"].replace(CAP_SCOPE, scope)}
         return result
 
-    def refused(self, session_id: str, error: str) -> ToolError:
+    def refused(self, session_id: str, error: str, *, maybe_counted: bool = False) -> ToolError:
         """The tool error for a call that got no answer (its arguments refused, the server down or refusing this
         host's configuration), as the tool's own error answers read: ``{"status": "error", "error", "searches_left"}``,
         the count as the session's last answer left it (absent before any: the cap is the server's, unknown here).
-        A plain sentence had left the model to guess whether the failed call cost one of its searches."""
+        A plain sentence had left the model to guess whether the failed call cost one of its searches.
+        ``maybe_counted``: the server had the call and may have counted it before its answer was lost (a deadline
+        passed while it searched): the count is one fewer, and kept so, as the fewest that may be left; the last
+        answer's count had told the model of a search it no longer had."""
         said: dict[str, Any] = {"status": "error", "error": error}
         if session_id in self._left:
+            if maybe_counted:
+                self._remember(session_id, max(0, self._left[session_id] - 1))
+                said["error"] += " (the server had this search and may have counted it)"
             said["searches_left"] = self._left[session_id]
         return ToolError(json.dumps(said, ensure_ascii=False))
 
@@ -254,8 +260,9 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
                 log.error("the trajsearch server refused this MCP server's configuration: %s", exc)
                 raise sessions.refused(session_id, "trajsearch is misconfigured on this host (the operator has been "
                                                    "told): continue without past runs") from None
-            raise sessions.refused(
-                session_id, f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
+            raise sessions.refused(  # (RESOURCE_EXHAUSTED: the tenant's calls in progress, refused before any search)
+                session_id, f"trajsearch is unavailable ({exc.code.name}): continue without past runs",
+                maybe_counted=exc.answered and exc.code != grpc.StatusCode.RESOURCE_EXHAUSTED) from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
     # the cap is the trajsearch server's (serve --search-cap), unknown here before a search answers: no number
