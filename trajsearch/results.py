@@ -213,8 +213,8 @@ class ContextResult:
     caller testing ``if not result.text`` plans from scratch as before), and the service's ``Exemplars`` and
     ``Warnings`` answer with ``text`` the note and ``json`` ``{"reason", "note"}``. Runs found but all left out by
     the budget say ``budget_too_small`` (:func:`trajsearch.runtime.tool.budget_said`), ``text`` and ``json`` the
-    left-out note where it fits. ``json`` is not counted on the budget (1.4-1.6 times it on tau-bench, budgets
-    500-2,000): it is the budgeted text's runs as data, for the caller's code rather than a prompt.
+    left-out note where it fits. ``json`` is not counted on the budget (1.4-1.7 times it on the shared dumps, budgets
+    250-2,000): it is the budgeted text's runs as data, for the caller's code rather than a prompt.
     """
 
     strategy: str
