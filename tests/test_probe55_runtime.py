@@ -190,3 +190,29 @@ def test_an_mcp_search_whose_answer_was_lost_is_counted_in_searches_left(tmp_pat
     assert first["searches_left"] == 2 and third["searches_left"] == 0
     assert "DEADLINE_EXCEEDED" in lost["error"] and "may have counted it" in lost["error"], lost
     assert lost["searches_left"] == 1, lost
+
+
+# -- the tool's whole answer within its token budget ----------------------------------------------------------
+
+
+def test_a_tool_answer_the_model_reads_fits_the_result_budget_whole(hashing_ts):
+    """``result_tokens`` bounded the results alone: the answer around them (status, kind, the query said back, the
+    strategy, searches left) took it over, 10 of 30 exemplars answers on the shared dumps at 1,200 tokens (at most
+    1,232), 2 of 30 steps answers (1,273). The whole answer the model reads now fits (real tau-bench runs)."""
+    from test_probe53_runtime import _runs, TAU_AIRLINE
+    from trajsearch.runtime import RuntimeContext, SearchPastRuns
+    from trajsearch.runtime.format import default_counter, render_json
+
+    runs = _runs(TAU_AIRLINE)
+    hashing_ts.add(runs)
+    ctx, count = RuntimeContext(tenant="acme"), default_counter().count
+    over, shown = [], 0
+    for budget in (300, 600, 1200):
+        for run in runs[:8]:
+            for kind, query in (("exemplars", run.task), ("failures", run.task), ("steps", run.steps[-1].observation)):
+                answer = SearchPastRuns(hashing_ts, ctx, result_tokens=budget)({"query": query or run.task,
+                                                                                   "kind": kind})
+                shown += len(answer["results"])
+                if count(render_json(answer)) > budget:
+                    over.append((budget, kind, count(render_json(answer))))
+    assert shown and not over, over

@@ -169,8 +169,9 @@ class SearchPastRuns:
         """The answer, and its results with their trace URIs (the answer names each run by its id:
         :data:`~trajsearch.runtime.format.PROMPT_LEAVES_OUT`)."""
         base: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query)}
+        room = self._room(base, k)
         if kind == "steps":
-            results, omitted = self._steps(query, k)
+            results, omitted = self._steps(query, k, room)
             if omitted:  # the model is told, not left to think there were no more (probe E, E1)
                 base["omitted"], base["note"] = omitted, omitted_text(omitted, more=bool(results))
             elif not results:
@@ -179,14 +180,14 @@ class SearchPastRuns:
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens)
+                              counter=self.counter, budget=room)
             results = rendered.data["exemplars"]
             base["strategy"] = rendered.stated(found.strategy).value
             held = found.best_similarity is not None
         else:
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
-                              counter=self.counter, budget=self.result_tokens)
+                              counter=self.counter, budget=room)
             results = rendered.data["warnings"]
             held = found_warnings.held
         if results:
@@ -199,12 +200,20 @@ class SearchPastRuns:
             base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
         return base | {"results": [for_prompt(r) for r in results]}, results
 
+    def _room(self, base: dict[str, Any], k: int) -> int:
+        """The tokens the results may take: ``result_tokens`` less the rest of the answer (its status, kind, query said
+        back, searches left and a left-out note), so that the whole answer the model reads fits ``result_tokens``.
+        Only the results were counted: 10 of 30 exemplars answers on the shared dumps were over it (median 1,188,
+        at most 1,232 of 1,200 tokens), 2 of 30 steps answers (1,273)."""
+        frame = base | {"searches_left": self.cap}
+        return max(1, self.result_tokens - self.counter.count(render_json(frame)))
+
     def _why_none(self, query: str, kind: str, held: bool | None = None) -> tuple[str, str]:
         """Why a search found nothing: :func:`why_none` in this executor's context and readable versions."""
         return why_none(self.ts, query, self.ctx, kind, warning_outcomes=self.advice.warning_outcomes,
                         readable=self.readable, held=held)
 
-    def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
+    def _steps(self, query: str, k: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
 
         A window is up to ~2,000 characters and a pasted error line sits anywhere in it: its head and tail
@@ -216,16 +225,17 @@ class SearchPastRuns:
         for width in STEP_TEXT_WIDTHS:
             results = [_step_result(h, excerpt(h.text.strip(), query_terms, width), shown[h.trajectory_id])
                        for h in hits]
-            if self._fits(results):
+            if self._fits(results, room):
                 return results, 0
         omitted = 0
-        while results and not self._fits(results):
+        room -= self.counter.count(render_json({"omitted": k, "note": omitted_text(k)}))  # the answer will say it
+        while results and not self._fits(results, room):
             results.pop()
             omitted += 1
         return results, omitted
 
-    def _fits(self, results: list[dict[str, Any]]) -> bool:
-        return self.counter.count(render_json({"results": [for_prompt(r) for r in results]})) <= self.result_tokens
+    def _fits(self, results: list[dict[str, Any]], room: int) -> bool:
+        return self.counter.count(render_json({"results": [for_prompt(r) for r in results]})) <= room
 
 
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
