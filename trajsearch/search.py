@@ -917,6 +917,16 @@ def said_meant(nearest: Sequence[str]) -> str:
     return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
 
 
+def said_filtered_out(given: Sequence[str], recorded: str = "") -> str:
+    """What is said when nothing was found inside the filters ``given`` (each its name and value) while the same
+    question without them finds runs (the CLI's note, the search page's): a value misspelt, or never recorded at
+    ingest, was answered "no matches" as if the tenant's runs had been searched and none were alike. ``recorded``:
+    how such a value is recorded, appended."""
+    them = "it" if len(given) == 1 else "them"
+    return (f"nothing found inside {', '.join(given)}, but this tenant's runs match without {them}: is a value "
+            f"misspelt, or not recorded for these runs?{recorded}")
+
+
 def meant_in(message: str) -> list[str]:
     """The ids a message names as meant (:func:`said_meant`), read back: a client of the service is told them in a
     NOT_FOUND answer's words, the service's answers having no field for them. An id holds no quote

@@ -191,11 +191,11 @@ def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unf
     given = [f"{flag} {value}" for flag, values in filters.items() for value in values]
     if found or not given or not unfiltered():
         return
-    them = "it" if len(given) == 1 else "them"
+    from ..search import said_filtered_out
+
     recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
                      if filters.get(flag)), "")
-    err.print(f"note: nothing found inside {', '.join(given)}, but this tenant's runs match without {them}: is a value "
-              f"misspelt, or not recorded for these runs?{recorded}", markup=False, soft_wrap=True)
+    err.print(f"note: {said_filtered_out(given, recorded)}", markup=False, soft_wrap=True)
 
 
 #: How ``show`` marks a step whose call waits for a person's approval (``metadata.awaiting_approval_steps``).

@@ -17,7 +17,7 @@ from ...excerpt import excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
-from ...search import TrajSearch, id_shaped
+from ...search import TrajSearch, id_shaped, said_filtered_out
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
@@ -390,7 +390,32 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     out = _search(ts, principal, form, facts)
     if out.searched and not out.results:
         out.no_runs = no_runs_said(ts, principal, ui_tenant=ui_tenant)
+        if not out.no_runs and (note := _filtered_out_note(ts, principal, form, out.anchor)):
+            out.notes.append(note)
     return out
+
+
+def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, anchor: Hit | None) -> str | None:
+    """When no run matched inside the form's filters but the same search without them finds one of the key's runs,
+    say so, as the CLI's ``search`` does: an env version or tool misspelt, or never recorded for these runs, was
+    answered "No runs match inside these filters" alone, where the CLI named the filter and asked whether it was
+    misspelt. None when no filter was given or nothing matches without them either."""
+    given = [f"{label} {value}" for label, value in (
+        ("env version", form.env), ("outcome", form.outcome), ("tools", ", ".join(form.tool_list)),
+        ("model", form.model), ("from", form.since), ("to", form.until)) if value]
+    if not given:
+        return None
+    text, exclude = form.q, ()
+    if anchor is not None:  # runs like a pasted id's run: its own text, the run left out, as the search ran
+        text, exclude = ts.anchor_text(anchor.trajectory_id, tenant=principal.tenant) or anchor.text, (
+            anchor.trajectory_id,)
+    bare = Filters(tenant=principal.tenant, levels=form.levels, env_versions=principal.env_versions,
+                   policy_versions=principal.policy_versions, exclude_trajectory_ids=exclude)
+    if not ts.search_filtered(text, bare, k=1, mode=form.mode):
+        return None
+    recorded = " (ingest --set env_version=... records one)" if form.env else ""
+    said = said_filtered_out(given, recorded)
+    return said[0].upper() + said[1:]
 
 
 def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:

@@ -1,0 +1,70 @@
+"""The search page over loopback, when a filter value matches no run: it says which filter left nothing, as the CLI's
+``search`` does, instead of "No runs match inside these filters" alone.
+
+The store is the bundled sample's real runs (tau-bench airline, ``env_version`` ``airline-v1``; mini-swe-agent,
+``swe-dev-v1``) in real Milvus Lite, with the fast test embedder (``web_support.build_store``); the pages are served
+by real uvicorn on 127.0.0.1 and read over HTTP as a browser gets them.
+"""
+
+from __future__ import annotations
+
+import html
+import http.client
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+from trajsearch.web import WebConfig, WebServer, create_app
+from trajsearch.web.app import LOOPBACK_HOSTS
+from trajsearch.web.session import OneTimeTokens
+
+from web_support import SAMPLE_ERROR, build_store, make_keys
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The pages on a loopback port, and a signed-in session cookie of tenant demo's read key."""
+    ts = build_store(tmp_path_factory.mktemp("web-filtered-out"))
+    keys = make_keys()
+    tokens = OneTimeTokens()
+    web = WebServer(create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=tokens),
+                    "127.0.0.1:0").start()
+    host, port = web.address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    conn.request("GET", "/signin/once/" + tokens.issue(keys.ring.authenticate(keys.demo)))
+    reply = conn.getresponse()
+    reply.read()
+    assert reply.status == 303
+    yield (host, int(port)), reply.getheader("set-cookie").split(";", 1)[0]
+    web.stop()
+    ts.close()
+
+
+def _search(site, **params: str) -> str:
+    """The search page's text as a reader sees it (tags dropped, entities read)."""
+    (host, port), cookie = site
+    conn = http.client.HTTPConnection(host, port, timeout=120)
+    conn.request("GET", "/?" + urlencode(params), headers={"Cookie": cookie})
+    reply = conn.getresponse()
+    body = reply.read().decode()
+    assert reply.status == 200, body[:500]
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+
+
+def test_an_env_version_no_run_has_is_named_as_what_left_nothing(site) -> None:
+    page = _search(site, q=SAMPLE_ERROR, env="airline-v2")  # the sample's runs are airline-v1
+    assert "0 runs" in page and "No runs match inside these filters." in page
+    assert ("Nothing found inside env version airline-v2, but this tenant's runs match without it: is a value "
+            "misspelt, or not recorded for these runs?") in page
+
+
+def test_a_misspelt_tool_and_outcome_are_both_named(site) -> None:
+    page = _search(site, q=SAMPLE_ERROR, tools="cancel_reservaton", outcome="failure")
+    assert "Nothing found inside outcome failure, tools cancel_reservaton, but this tenant's runs match without them" in page
+
+
+def test_filters_that_find_runs_say_nothing_of_the_kind(site) -> None:
+    page = _search(site, q=SAMPLE_ERROR, env="airline-v1")
+    assert "Nothing found inside" not in page and "No runs match" not in page
+    assert "1 run" in page or re.search(r"\b\d+ runs\b", page)
