@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 from re import _casefix
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/'-]*[A-Za-z0-9_]|[A-Za-z0-9_]")
 _STOP = frozenset(
@@ -281,3 +281,23 @@ def failure_error(failure_text: str) -> str:
         if line.startswith("Error: "):
             return line[len("Error: "):].strip()
     return ""
+
+
+def best_step(steps: Sequence[Any], hit: Any, query: str, query_terms: tuple[str, ...]) -> int:
+    """Which step of a hit's matched window holds the match, by position: the one with ``query`` verbatim, else the
+    one with the most distinct ``query_terms``, else the window's first step (a passage hit: its own step). One rule
+    for every interface that shows a hit between its neighbours, so that the CLI's ``search --expand`` and the web
+    page point at the same step (the CLI marked each step of a three-step window as matched, the page one).
+    ``steps``: the hit's window and its neighbours (``TrajSearch.expand``), each with ``position`` and ``text``."""
+    if hit.level == "passage":  # a passage is the part of one step's output that matched
+        return hit.step_index
+    needle = " ".join(query.split()).lower()
+    best, best_score = hit.step_index, -1
+    for step in steps:
+        if not hit.step_index <= step.position <= hit.step_end:
+            continue
+        flat = " ".join(step.text.split()).lower()
+        score = (1000 if len(needle) >= 8 and needle in flat else 0) + sum(1 for t in query_terms if t in flat)
+        if score > best_score:
+            best, best_score = step.position, score
+    return best

@@ -17,7 +17,7 @@ from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
     TaskFamilies, Tenant, Tools, Traces, Uri, trimmed,
 )
-from ..excerpt import failure_error, terms
+from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
 
@@ -53,18 +53,21 @@ def search(
         _say_run_id(api, text, [h.trajectory_id for h in hits])
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
+    query_terms = terms(text)
+    # the step of each expanded hit's window that holds the match, as the web page marks it
+    best = {h.id: best_step(steps, h, text, query_terms) for h in hits if (steps := context.get(h.id))}
     if as_json:
         print_json([dict(h.to_dict(), outcome_shown=shown[h.trajectory_id],
-                         context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
+                         context=[vars(s) for s in context.get(h.id, [])],
+                         **({"matched_step": best[h.id]} if h.id in best else {})) for h in hits])
         return
     if not hits:
         out.print("no matches")
-    query_terms = terms(text)
     for rank, h in enumerate(hits, 1):
         out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  "
                   f"outcome={escape(shown[h.trajectory_id])}")
         for step in context.get(h.id) or []:
-            if h.step_index <= step.position <= h.step_end:  # a matched step: the part that matched
+            if step.position == best[h.id]:  # the matching step: the part that matched
                 # a passage hit matched a part of the step's output that the step's row holds clipped
                 matched = h.text if h.level == "passage" else step.text
                 out.print(f"   > {matched_line(matched, query_terms, 240)}", markup=False)

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from cachetools import TTLCache
 from markupsafe import Markup
 
-from ...excerpt import excerpt, failure_error
+from ...excerpt import best_step, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
@@ -508,8 +508,7 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
         match = None
         if hit.step_index >= 0 and hit.level in ("step", "failure", "passage"):
             steps = ts.expand(hit, before=1, after=1, tenant=tenant)
-            # a passage is the part of one step's output that matched, which that step's row holds clipped
-            best = hit.step_index if hit.level == "passage" else best_step(steps, hit, marked, hl)
+            best = best_step(steps, hit, marked, hl)  # a passage: its step, whose row holds it clipped
             for step in steps:
                 if abs(step.position - best) > 1:
                     continue  # the matching step and one neighbour on each side
@@ -587,21 +586,6 @@ SCORE_MEANINGS = {
 }
 #: Hybrid mode over passages only: they have no vector, so the word ranks alone are fused.
 HYBRID_WORDS_ONLY = "word ranks alone (passages have no vector), rows holding the query verbatim first"
-
-
-def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:
-    """Which step of a matched window holds the match: the one with the pasted text verbatim, else the
-    one with the most distinct query terms, else the window's first step."""
-    needle = " ".join(query.split()).lower()
-    best, best_score = hit.step_index, -1
-    for step in steps:
-        if not hit.step_index <= step.position <= hit.step_end:
-            continue
-        flat = " ".join(step.text.split()).lower()
-        score = (1000 if len(needle) >= 8 and needle in flat else 0) + sum(1 for t in hl if t in flat)
-        if score > best_score:
-            best, best_score = step.position, score
-    return best
 
 
 def _task_text(ts: TrajSearch, tenant: str, hit: Hit) -> str:
