@@ -9,7 +9,6 @@ pages are served by the app over loopback, and by real uvicorn where the transpo
 from __future__ import annotations
 
 import html
-import http.client
 import json
 import re
 import socket
@@ -29,7 +28,7 @@ from trajsearch.web.app import LOOPBACK_HOSTS
 from trajsearch.web.session import OneTimeTokens
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
-from web_support import build_store, csrf_of, make_keys
+from web_support import build_store, csrf_of, make_keys, served
 
 LOG_RUN = "deepseek_chat_dev.pvlib__pvlib-python-1606"
 
@@ -113,19 +112,8 @@ def test_the_failures_page_says_an_env_version_is_too_long(demo) -> None:
 
 @pytest.fixture(scope="module")
 def site(store, keys):
-    tokens = OneTimeTokens()
-    app = create_app(store, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=tokens)
-    web = WebServer(app, "127.0.0.1:0").start()
-    host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=30)
-    conn.request("GET", "/signin/once/" + tokens.issue(keys.ring.authenticate(keys.demo)))
-    reply = conn.getresponse()
-    reply.read()
-    assert reply.status == 303
-    cookie = reply.getheader("set-cookie").split(";", 1)[0]
-    conn.close()
-    yield web, cookie
-    web.stop()
+    with served(store, keys.ring, keys.demo) as (web, cookie):
+        yield web, cookie
 
 
 def _get_in_segments(web: WebServer, cookie: str, target: str, segment: int = 1448) -> bytes:

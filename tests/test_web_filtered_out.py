@@ -15,11 +15,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from trajsearch.web import WebConfig, WebServer, create_app
-from trajsearch.web.app import LOOPBACK_HOSTS
-from trajsearch.web.session import OneTimeTokens
-
-from web_support import SAMPLE_ERROR, build_store, make_keys
+from web_support import SAMPLE_ERROR, build_store, make_keys, served
 
 
 @pytest.fixture(scope="module")
@@ -27,17 +23,9 @@ def site(tmp_path_factory):
     """The pages on a loopback port, and a signed-in session cookie of tenant demo's read key."""
     ts = build_store(tmp_path_factory.mktemp("web-filtered-out"))
     keys = make_keys()
-    tokens = OneTimeTokens()
-    web = WebServer(create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=tokens),
-                    "127.0.0.1:0").start()
-    host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=60)
-    conn.request("GET", "/signin/once/" + tokens.issue(keys.ring.authenticate(keys.demo)))
-    reply = conn.getresponse()
-    reply.read()
-    assert reply.status == 303
-    yield (host, int(port)), reply.getheader("set-cookie").split(";", 1)[0]
-    web.stop()
+    with served(ts, keys.ring, keys.demo) as (web, cookie):
+        host, port = web.address.rsplit(":", 1)
+        yield (host, int(port)), cookie
     ts.close()
 
 

@@ -5,8 +5,11 @@ Real Milvus Lite in a temp dir and file traces, with the fast deterministic test
 
 from __future__ import annotations
 
+import http.client
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from trajsearch.cli import SAMPLE
 from trajsearch.embed import HashingEmbedder
@@ -14,6 +17,9 @@ from trajsearch.ingest.read import read_dump
 from trajsearch.model import Failure, Step, Trajectory
 from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing
+from trajsearch.web import WebConfig, WebServer, create_app
+from trajsearch.web.app import LOOPBACK_HOSTS
+from trajsearch.web.session import OneTimeTokens
 
 from conftest import BASE_TIME, failing_run, make_run
 from service_support import key_ring
@@ -76,3 +82,23 @@ def csrf_of(html: str) -> str:
     match = re.search(r'name="csrf" value="([^"]+)"', html)
     assert match, "no csrf field in the page"
     return match.group(1)
+
+
+@contextmanager
+def served(ts: TrajSearch, ring: KeyRing, key: str) -> Iterator[tuple[WebServer, str]]:
+    """The pages of ``ts`` served by real uvicorn on a loopback port, and the session cookie (``name=value``) of
+    ``key`` signed in through a one-time link, as ``trajsearch ui`` prints it."""
+    tokens = OneTimeTokens()
+    app = create_app(ts, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=tokens)
+    web = WebServer(app, "127.0.0.1:0").start()
+    try:
+        host, port = web.address.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("GET", "/signin/once/" + tokens.issue(ring.authenticate(key)))
+        reply = conn.getresponse()
+        reply.read()
+        assert reply.status == 303
+        conn.close()
+        yield web, reply.getheader("set-cookie").split(";", 1)[0]
+    finally:
+        web.stop()
