@@ -1,4 +1,5 @@
-"""``search --expand`` marks the one step of a matched window that holds the match, as the web page does.
+"""The CLI says where a hit matched as the web page does: ``search --expand`` marks the one step of a matched
+window that holds the match, and a hit of one step is that step (``failure 25``).
 
 The run is mini-swe-agent's own ``github_issue.traj.json`` (``tests/fixtures/mini-swe-agent/.real``, see its
 SOURCE.md): step 7 runs ``division(23, 0)`` and prints ``ZeroDivisionError: division by zero``; steps 6 and 8 around
@@ -11,7 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import backend, run_cli  # noqa: F401 - the fixture
+from trajsearch.cli import SAMPLE
+
+from cli_support import backend, newcomer, run_cli  # noqa: F401 - the fixtures
+from web_support import SAMPLE_ERROR
 
 RUN = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
 PASTED = "ZeroDivisionError: division by zero"
@@ -32,3 +36,16 @@ def test_expand_marks_only_the_step_holding_the_pasted_error(backend) -> None:  
     hit = json.loads(out)[0]
     matched = next(step for step in hit["context"] if step["position"] == hit["matched_step"])
     assert PASTED in matched["text"] and hit["matched_step"] == 7
+
+
+def test_a_hit_of_one_step_is_said_as_the_page_says_it(newcomer) -> None:  # noqa: F811
+    """The bundled sample's ``tau-gpt-4o-airline-13-t0`` (tau-bench, real) failed at step 25: its failure row covers
+    that one step, which the page says ``failure 25`` and the CLI said ``failure 25-25``."""
+    code, _, err = run_cli("ingest", str(SAMPLE), "-t", "demo")
+    assert code == 0, err
+    code, out, err = run_cli("search", SAMPLE_ERROR, "-t", "demo", "--level", "failure", "-k", "1")
+    assert code == 0, err
+    assert out.startswith("1. tau-gpt-4o-airline-13-t0  failure 25  "), out
+    code, out, err = run_cli("similar", SAMPLE_ERROR, "-t", "demo", "-k", "1")
+    assert code == 0, err
+    assert "   best failure 25: " in out, out

@@ -113,5 +113,8 @@ def matched_line(text: str, query_terms: tuple[str, ...], width: int) -> str:
 
 
 def where(hit) -> str:
-    """``step 4-6`` for a hit with a step range, else just its level."""
-    return f"{hit.level} {hit.step_index}-{hit.step_end}" if hit.step_index >= 0 else hit.level
+    """``step 4-6`` for a hit with a step range, ``failure 25`` for one of a single step (as the web page says it: the
+    CLI said ``failure 25-25``), else just its level."""
+    if hit.step_index < 0:
+        return hit.level
+    return f"{hit.level} {hit.step_index}" + (f"-{hit.step_end}" if hit.step_end != hit.step_index else "")
