@@ -56,3 +56,10 @@ def test_filters_that_find_runs_say_nothing_of_the_kind(site) -> None:
     page = _search(site, q=SAMPLE_ERROR, env="airline-v1")
     assert "Nothing found inside" not in page and "No runs match" not in page
     assert "1 run" in page or re.search(r"\b\d+ runs\b", page)
+
+
+def test_a_period_no_run_started_in_is_not_called_a_misspelt_value(site) -> None:
+    page = _search(site, q=SAMPLE_ERROR, since="2090-01-01")
+    assert "No runs match inside these filters." in page and "misspelt" not in page
+    page = _search(site, q=SAMPLE_ERROR, env="airline-v2", since="2090-01-01")  # which one left nothing: not known
+    assert "No runs match inside these filters." in page and "misspelt" not in page

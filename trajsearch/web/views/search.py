@@ -399,11 +399,12 @@ def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, a
     """When no run matched inside the form's filters but the same search without them finds one of the key's runs,
     say so, as the CLI's ``search`` does: an env version or tool misspelt, or never recorded for these runs, was
     answered "No runs match inside these filters" alone, where the CLI named the filter and asked whether it was
-    misspelt. None when no filter was given or nothing matches without them either."""
+    misspelt. None when no such filter was given, or nothing matches without them either, or dates were given: a
+    period no run started in is no value misspelt, and the search without it could not tell which filter left nothing."""
     given = [f"{label} {value}" for label, value in (
         ("env version", form.env), ("outcome", form.outcome), ("tools", ", ".join(form.tool_list)),
-        ("model", form.model), ("from", form.since), ("to", form.until)) if value]
-    if not given:
+        ("model", form.model)) if value]
+    if not given or form.since or form.until:
         return None
     text, exclude = form.q, ()
     if anchor is not None:  # runs like a pasted id's run: its own text, the run left out, as the search ran
