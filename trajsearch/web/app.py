@@ -164,7 +164,7 @@ class Web:
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
                                 modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
-                                score_meanings=views.SCORE_MEANINGS,
+                                score_meanings=views.SCORE_MEANINGS, similar_ranking=views.SIMILAR_RANKING,
                                 when=views.when, outcome_shown=outcome_shown,
                                 max_query_chars=MAX_QUERY_CHARS, max_query_bytes=MAX_QUERY_BYTES)
         self.env.filters["num"] = lambda x, digits=3: "—" if x is None else f"{x:.{digits}f}"

@@ -192,6 +192,13 @@ def run_view(ts: TrajSearch, principal: Principal, trajectory_id: str, *, q: str
     return view
 
 
+#: What orders the similar runs beside a run (and the compare page's menu), said above them: the fused score that
+#: ``similar --id`` prints, not the cosine, which the list showed alone and unnamed (out of order on 37 of 40 run
+#: pages of the real runs: probe ENG).
+SIMILAR_RANKING = ("Ranked by score, as trajsearch similar --id ranks them: dense and word ranks fused. Cosine: the "
+                   "dense similarity of the best matching row alone.")
+
+
 def similar_runs(ts: TrajSearch, principal: Principal, trajectory_id: str, *, outcome: str | None = None,
                  k: int = 5) -> tuple[list[tuple[RunMatch, str]], str]:
     env = narrow((), principal.env_versions)
