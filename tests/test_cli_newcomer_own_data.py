@@ -246,10 +246,12 @@ def test_a_rejection_the_server_makes_names_the_files_line(served, tmp_path):
     assert all("env_version" in r["reason"] for r in lines if r["position"] in ("line 4", "line 5")), lines
 
 
-def test_rejections_read_before_the_server_stopped_are_in_the_dead_letter_file(tmp_path):
+@pytest.mark.parametrize("refused", ["a line cut in half", "a run over the server's message size"])
+def test_rejections_read_before_the_server_stopped_are_in_the_dead_letter_file(tmp_path, refused):
     """The rejections found here went to --dead-letter only once the server answered: a server killed mid-ingest
-    lost them (exit 1, the file empty), though the line was read and refused before any batch went. Real processes:
-    the server (``serve``) and the CLI, each in tmp_path."""
+    lost them (exit 1, the file empty), though the line was read and refused before any batch went. A run too large
+    for the server's --max-message-mb, refused by the client (round 22, CLI6), was still lost so after the lines
+    that do not parse were kept. Real processes: the server (``serve``) and the CLI, each in tmp_path."""
     import signal
     import time
 
@@ -262,12 +264,20 @@ def test_rejections_read_before_the_server_stopped_are_in_the_dead_letter_file(t
     key = new_key()
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"keys": [key_entry(key, tenant="acme", role="write")]}))
-    dump = tau_dump(tmp_path / "airline-runs.jsonl", 600, corrupt_at=0)  # line 2 cut in half
+    cut = refused == "a line cut in half"
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 600, corrupt_at=0 if cut else None)  # line 2 refused here
+    if not cut:  # line 2 a run of 2.4 MB (four steps' outputs, each under the 1M characters a step keeps), the server
+        lines = dump.read_text().splitlines()  # taking 1 MiB a message
+        big = json.loads(lines[1])
+        for message in big["traj"][-4:]:
+            message["content"] = "the tool printed " + "x" * 600_000
+        dump.write_text("\n".join([lines[0], json.dumps(big), *lines[1:]]) + "\n")
     address = f"127.0.0.1:{free_port()}"
     env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_API_KEY=key)
     server = subprocess.Popen([sys.executable, "-m", "trajsearch.service", "serve", "--address", address, "--uri",
                                str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"), "--model", "hashing",
-                               "--keys", str(keys)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               "--keys", str(keys), "--max-message-mb", "1"], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL,
                               stderr=open(tmp_path / "serve.log", "w"))
     dead = tmp_path / "rejected.jsonl"
     try:

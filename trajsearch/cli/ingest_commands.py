@@ -16,7 +16,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional
 
 import typer
 from rich.markup import escape
@@ -35,6 +35,9 @@ from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
 from .output import err, fail, fail_now, leave_now, out, print_json
 from .progress import LOG_EVERY, progress
+
+if TYPE_CHECKING:
+    from ..results import IngestReport
 
 
 #: Rejections printed after the summary; the rest are in the dead-letter file.
@@ -364,11 +367,12 @@ class _ServerStopped(Exception):
     it (said already, exit 130 or 143). The process leaves at once, outside the progress bar, the channel and the
     piped inputs' copies (``cli.output.leave_now``)."""
 
-    def __init__(self, message: str, code: int = EXIT_FAILED, rejections: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, message: str, code: int = EXIT_FAILED, report: IngestReport | None = None) -> None:
         super().__init__(message)
         self.code = code
-        #: the records refused here before it stopped, as an ingest result's ``rejections`` (for --dead-letter)
-        self.rejections = rejections or []
+        #: the records refused before it stopped (here: unparsed or too large; by the server, in streams it answered),
+        #: as an ingest result's ``rejections`` (for --dead-letter): the report is the CLI's, filled as ``add`` goes
+        self.rejections = [vars(r) for r in report.rejected] if report is not None else []
 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
@@ -379,7 +383,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, marked, parsed_as_given,
                                 plan_inputs, read_inputs)
-    from ..service.client import DeadlineExceeded, ResourceExhausted, Unavailable
+    from ..service.client import DeadlineExceeded, RemoteIngestReport, ResourceExhausted, Unavailable
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -399,42 +403,30 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
                       runs="runs and records sent to the server") as bar:
             task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
-            sent, refused = [0], []
+            sent, report = [0], RemoteIngestReport()
             # each run marked with the file it was read from: the server sees no file (probe 50, OP 1)
-            records = _sent(units, _noting_refused((clipped(parsed_as_given(marked(spooled(p), streams.marks),
-                                                                            streams.names)) for p in parsed), refused),
-                            bar, task, sent)
+            records = _sent(units, (clipped(parsed_as_given(marked(spooled(p), streams.marks), streams.names))
+                                    for p in parsed), bar, task, sent)
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
-                    report = api.api.add(records)  # each batch bounded (Client.add), not the ingest
+                    api.api.add(records, report=report)  # each batch bounded (Client.add), not the ingest
             except (Unavailable, DeadlineExceeded, ResourceExhausted) as exc:  # the server gone, stuck or its disk full
                 # gRPC's thread may still be reading the records: the caller leaves without waiting for it
                 # (the disk's message names its request id: said once)
                 why = f"RESOURCE_EXHAUSTED: {exc.details}" if isinstance(exc, ResourceExhausted) else str(exc)
                 said = f"the server at {server} stopped the ingest ({why}): {_sent_so_far(sent[0])}"
-                raise _ServerStopped(said, rejections=refused) from None
+                raise _ServerStopped(said, report=report) from None
             except KeyboardInterrupt:  # said by _said_when_interrupted
-                raise _ServerStopped("interrupted", 128 + signal.SIGINT, refused) from None
+                raise _ServerStopped("interrupted", 128 + signal.SIGINT, report) from None
             except SystemExit as exc:  # SIGTERM (_sigterm_exits), said likewise
                 if exc.code != 128 + signal.SIGTERM:
                     raise
-                raise _ServerStopped("interrupted", exc.code, refused) from None
+                raise _ServerStopped("interrupted", exc.code, report) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
                  passed_over=passed_over.to_dict(), units=len(units),
                  renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
                           for s, old, new in renamed])]
-
-
-def _noting_refused(records: Iterator[Any], refused: list[dict[str, Any]]) -> Iterator[Any]:
-    """``records``, each one read with an error noted in ``refused`` as a result's rejection: the client's report
-    has them only once the server answers, and a server that stopped mid-ingest had lost them from --dead-letter."""
-    from ..results import Rejection
-
-    for record in records:
-        if record.error is not None:
-            refused.append(vars(Rejection(record.source, record.position, record.error, record.fmt)))
-        yield record
 
 
 def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:

@@ -529,7 +529,8 @@ class Client:
     # -- writes ------------------------------------------------------------------------------
 
     def add(self, items: Iterable[Any], *, batch_size: int = 64, batch_bytes: int = 4 * 1024 * 1024,
-            source: str = "", timeout: float | None = None) -> RemoteIngestReport:
+            source: str = "", timeout: float | None = None,
+            report: RemoteIngestReport | None = None) -> RemoteIngestReport:
         """Stream trajectories (models, dicts, JSON strings, or parsed dump records) in batches.
 
         Returns counts like :meth:`TrajSearch.add` plus one result per record sent (``position`` counts every
@@ -545,8 +546,12 @@ class Client:
         long. Time spent reading ``items`` here is not the server's and does not count; a batch waiting for the
         input's next run is sent after :data:`FLUSH_AFTER_S` as it is, and an input that yields nothing for longer
         than the server's ``--ingest-idle`` (10 minutes by default) has its stream ended by the server.
+
+        ``report``: the caller's, filled as the call goes, so that a call that raises (the server gone mid-stream,
+        the user's Ctrl-C) leaves what was known by then: the records refused here (unparsed, too large) and the
+        answers of the streams that ended. ``ingest --server`` had lost its oversize runs from --dead-letter so.
         """
-        report = RemoteIngestReport()
+        report = RemoteIngestReport() if report is None else report
         limit = self.request_limit(timeout)
         # where each record sent was read (file, position, format), by its position in the call (the server's answer
         # has it): a rejection the server makes is said where the record lies, as one made here is
