@@ -47,6 +47,11 @@ class Backend:
     tenant: str | None
     remote: bool
 
+    def tenant_name(self) -> str:
+        """The tenant this command reads: the one named, or over a server its key's (asked of the server), so that a
+        command names the tenant it looked in with the same words on both backends."""
+        return self.tenant if self.tenant is not None else self.api.whoami()["tenant"]
+
     def search(self, text: str, **options: Any) -> list[Hit]:
         return self.api.search(text, tenant=self.tenant, **options)
 

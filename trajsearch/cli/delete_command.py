@@ -119,7 +119,7 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     from ..ingest.read import distinct_id, read_inputs, same_run
     from ..model import Trajectory
 
-    tenant = api.api.whoami()["tenant"] if api.remote else api.tenant
+    tenant = api.tenant_name()
     try:
         outcomes = read.pop("outcomes")
         table = OutcomeTable.load(outcomes) if outcomes else None

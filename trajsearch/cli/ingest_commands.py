@@ -150,7 +150,7 @@ def _key_tenant(server: str | None, ca: Path | None) -> str:
     if not server:
         return "default"
     with connect(server, ca, None, None, None) as api:
-        return api.api.whoami()["tenant"]
+        return api.tenant_name()
 
 
 @contextmanager

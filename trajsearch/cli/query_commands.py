@@ -163,7 +163,7 @@ def _no_run(api, trajectory_id: str) -> str:
     """The error of a command given the id of no run: which tenant was looked in, and the nearest ids."""
     from ..search import said_meant
 
-    return (f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else "")
+    return (f"no trajectory {trajectory_id!r} in tenant {api.tenant_name()!r}"
             + said_meant(api.nearest_run_ids(trajectory_id)))
 
 
