@@ -136,12 +136,35 @@ def test_a_paste_over_the_query_limit_is_searched_by_its_head_and_tail(backend) 
 
 def test_exemplars_say_nothing_of_a_filter_that_holds_runs(backend) -> None:  # noqa: F811
     """Review RGE 4: with runs recorded under --env-version v2 that are simply not like the task, exemplars said the
-    versions were misspelt or not recorded (the answer was empty by the novelty threshold, not by the filter)."""
+    versions were misspelt or not recorded (the answer was empty by the novelty threshold, not by the filter). The
+    run under v2 failed: the answer's reason (round 22, CLI6 4) says no successful run lies in it, no misspelling."""
     other = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev"
     for path, env in ((TAU, "v1"), (other, "v2")):
         code, _, err = run_cli("ingest", str(path), "--set", f"env_version={env}", "--quiet")
         assert code == 0, err
     code, out, err = run_cli("exemplars", TASK, "--env-version", "v2")
-    assert code == 0 and "nothing applicable" in out and "note:" not in err
+    assert code == 0 and "nothing applicable" in out and "misspelt" not in err
+    assert "note: No successful run is recorded for this run's environment" in err, err
+    code, out, err = run_cli("exemplars", TASK, "--env-version", "v1", "-k", "1", "--warnings")  # like none of v1's
+    assert code == 0 and "nothing applicable" in out and "note:" not in err, err
     code, out, err = run_cli("exemplars", TASK, "--env-version", "v3")  # no run carries it: said
     assert code == 0 and "nothing applicable" in out and "--env-version v3" in err
+
+
+def test_exemplars_say_why_empty_from_the_answers_own_reason(backend) -> None:  # noqa: F811
+    """Round 22, CLI6 4: the CLI decided itself why exemplars were empty, asking again without the versions, and
+    said nothing when that found nothing close either: an --env-version no run carries, with a task like no run,
+    answered "plan_from_scratch" with no word of the version, though the answer's reason (the runtime's, on both
+    backends) was "no_runs_in_versions". --json now carries that reason and its note."""
+    code, _, err = run_cli("ingest", str(TAU), "--quiet")
+    assert code == 0, err
+    for warnings in ((), ("--warnings",)):
+        code, out, err = run_cli("exemplars", "zzqx quorble frindle", "--env-version", "v9", *warnings)
+        assert code == 0 and "nothing applicable" in out
+        said = {(): "note: No successful run is recorded", ("--warnings",): "note: No failed run is recorded"}[warnings]
+        assert said in err and "(--env-version v9)" in err, (warnings, err)
+        code, out, err = run_cli("exemplars", "zzqx quorble frindle", "--env-version", "v9", "--json", *warnings)
+        reason = {(): "no_runs_in_versions", ("--warnings",): "no_failures_in_versions"}[warnings]
+        assert code == 0 and json.loads(out)["reason"] == reason and json.loads(out)["note"], out
+        code, out, err = run_cli("exemplars", "zzqx quorble frindle", "--json", *warnings)  # nothing close: no note
+        assert code == 0 and json.loads(out)["reason"].startswith("no_similar_") and "note:" not in err, err

@@ -191,7 +191,7 @@ def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unf
     something, say so on stderr: a version or tool misspelt, or never recorded at ingest (the README's own
     ``--env-version v2`` over runs ingested without one), was answered "no matches" or "plan_from_scratch", as if the
     tenant's runs had been searched and none were alike."""
-    given = [f"{flag} {value}" for flag, values in filters.items() for value in values]
+    given = _given(filters)
     if found or not given or not unfiltered():
         return
     from ..search import said_filtered_out
@@ -199,6 +199,11 @@ def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unf
     recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
                      if filters.get(flag)), "")
     err.print(f"note: {said_filtered_out(given, recorded)}", markup=False, soft_wrap=True)
+
+
+def _given(filters: Mapping[str, Sequence[str]]) -> list[str]:
+    """The filters given (flag -> values) as the user typed them: ``--env-version v2``."""
+    return [f"{flag} {value}" for flag, values in filters.items() for value in values]
 
 
 #: How ``show`` marks a step whose call waits for a person's approval (``metadata.awaiting_approval_steps``).
@@ -314,20 +319,35 @@ def exemplars(
     with connect(server, ca, uri, traces, tenant) as api:
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
-        empty = None if result.items else _no_runs_said(api)
-        if not result.items and not empty:  # the runtime context's versions may be why: asked again without them,
-            # when no run at all lies inside them (else the novelty threshold is why, not the versions: review RGE 4)
-            _say_filtered_out([], {"--env-version": env_version, "--policy-version": policy_version}, lambda: not api.search(
-                task, env_version=env_version, policy_version=policy_version, k=1, mode="dense") and api.advice(
-                "warnings" if warnings else "exemplars", task, env_version=[], policy_version=[], tools=tool,
-                k=k_asked, budget=budget_asked).items)
+        empty = _why_empty(api, result, "failures" if warnings else "exemplars",
+                           {"--env-version": env_version, "--policy-version": policy_version})
     if empty:  # an answer still (a new tenant's agent plans from scratch), but the operator is told why
-        err.print(f"note: {empty}", markup=False)
+        err.print(f"note: {empty}", markup=False, soft_wrap=True)
     if as_json:
-        print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
+        print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}"),
+                    "reason": result.reason, "note": result.note})
     else:
         out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False,
                   soft_wrap=True)  # the prompt's own lines, not wrapped to the terminal's width
+
+
+def _why_empty(api, result, kind: str, versions: Mapping[str, Sequence[str]]) -> str | None:
+    """What to tell the operator of an empty exemplars or warnings answer, from the answer's own ``reason`` (decided
+    once, by the runtime's :func:`~trajsearch.runtime.tool.why_none`, on both backends alike): nothing when nothing
+    was close enough (review RGE 4: the versions were not why) or the text says it (a budget too small); the
+    tenant's name when it holds no run at all; else the answer's note (with the versions given, when no run of the
+    kind lies inside them). The CLI had asked again itself, without the versions, and said nothing when that found
+    nothing close either: an ``--env-version`` no run carries was answered "plan_from_scratch" with no word of it."""
+    from ..runtime.tool import NO_RESULTS
+
+    close, in_versions, nothing = list(NO_RESULTS[kind])[:3]  # the labels' order (see why_none)
+    if result.items or result.reason in ("", close) or result.text:
+        return None
+    if result.reason == nothing and (said := _no_runs_said(api)):
+        return said
+    if result.reason == in_versions:  # the versions named: the note says "this run's", which the CLI's user gave
+        return f"{result.note} ({', '.join(_given(versions))})"
+    return result.note
 
 
 def _range(spec: str | None, n: int) -> tuple[int, int]:
