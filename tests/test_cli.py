@@ -49,6 +49,11 @@ def test_every_command_on_both_backends(backend, tmp_path: Path) -> None:
     assert code == 0, err
     stats = json.loads(out)
     assert stats["trajectories"] == 2 and stats["tenant"] == "acme"
+    # the same fields on both (round 22, CLI6 3: the server's lacked lexical and window), but the store's own path
+    assert set(stats) - {"uri"} == {"tenant", "embedder", "lexical", "window", "trajectories", "rows", "rows_by_level",
+                                    "runs_by_outcome"}, stats
+    assert ("uri" in stats) == (backend == "embedded") and stats["lexical"] == "memory"  # Milvus Lite: BM25 here
+    assert stats["window"] == {"size": 3, "stride": 2}, stats  # the default windows
 
     code, out, err = run_cli("exemplars", "Fix the failing unit test in the payments service", "--json")
     assert code == 0, err

@@ -465,9 +465,11 @@ class Client:
             self._check_tenant(tenant)
         reply = self._invoke("Stats", pb2.StatsRequest(), timeout)
         self._tenant = reply.tenant
-        return {
+        built = {"lexical": reply.lexical, "window": {"size": reply.window_size, "stride": reply.window_stride}}
+        return {  # the fields of TrajSearch.stats but its uri (the server's own store, not the caller's)
             "tenant": reply.tenant,
             "embedder": reply.embedder,
+            **(built if reply.window_size else {}),  # an older server's answer has no such fields
             "trajectories": reply.trajectories,
             "rows": reply.rows,
             "rows_by_level": dict(reply.rows_by_level),

@@ -189,6 +189,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         return pb2.StatsResponse(
             tenant=call.tenant, trajectories=data["trajectories"], rows=data["rows"],
             rows_by_level=data["rows_by_level"], runs_by_outcome=data["runs_by_outcome"], embedder=data["embedder"],
+            lexical=data["lexical"], window_size=data["window"]["size"], window_stride=data["window"]["stride"],
         )
 
     def Metrics(self, req: Any, call: Call) -> Any:
