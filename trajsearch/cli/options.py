@@ -34,11 +34,15 @@ def choice(words: Iterable[str], upper: bool = False,
     ``aliases``, taken as the word it maps to: any other value is a usage error naming the option and the words
     (exit 2), as click names a bad ``--level``. ``serve --log-level bogus`` ended as an unexpected error,
     "ValueError: Unknown level: 'BOGUS'", naming no option (probe 51, NC2); the aliases keep the words taken before
-    the check (``--log-level warn``, Python's own alias, review RNC2 D5)."""
+    the check (``--log-level warn``, Python's own alias, review RNC2 D5). A repeatable option's values are checked
+    each: ``search --level nope`` was refused in the library's words embedded and in the service's over --server
+    ("INVALID_ARGUMENT: levels[0]: ..." with a request id), naming no flag either way (round 22, CLI6)."""
     allowed = tuple(words)
     other_names = dict(aliases or {})
 
-    def check(value: str) -> str:
+    def check(value: Any) -> Any:
+        if isinstance(value, list):
+            return [check(v) for v in value]
         said = value.upper() if upper and isinstance(value, str) else value
         said = other_names.get(said, said)
         if said not in allowed and said not in other_names.values():
@@ -72,8 +76,10 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 # filters that read the same in every command that has them
 Levels = Annotated[List[str], typer.Option(
-    "--level", "-l", help=f"{_one_of(LEVELS)} (repeatable; passage: pieces of long outputs, lexical search only).")]
-Outcomes = Annotated[List[str], typer.Option("--outcome", help=f"{_one_of(OUTCOMES)} (repeatable).")]
+    "--level", "-l", callback=choice(LEVELS),
+    help=f"{_one_of(LEVELS)} (repeatable; passage: pieces of long outputs, lexical search only).")]
+Outcomes = Annotated[List[str], typer.Option("--outcome", callback=choice(OUTCOMES),
+                                             help=f"{_one_of(OUTCOMES)} (repeatable).")]
 EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]
 Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]
@@ -82,7 +88,7 @@ TaskFamilies = Annotated[List[str], typer.Option(
 PolicyVersions = Annotated[List[str], typer.Option(
     "--policy-version", help="Keep runs of these policy versions (repeatable).")]
 Mode = Annotated[str, typer.Option(
-    "--mode", "-m", help=f"{_one_of(MODES)} (auto: hybrid for log-like queries and for a line a stored row holds "
+    "--mode", "-m", callback=choice(MODES), help=f"{_one_of(MODES)} (auto: hybrid for log-like queries and for a line a stored row holds "
              "verbatim, else dense).")]
 
 # an agent's runtime context (exemplars, mcp): what applies to the agent now
