@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from ..bounds import MAX_EXPORT_RUNS
 from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, Outcomes, PolicyVersions, Server, TaskFamilies, Tenant, Tools,
-                      Traces, Uri)
+                      Traces, Uri, searched)
 from .output import err, fail, plain
 from .query_commands import _no_runs_said, _say_filtered_out
 
@@ -34,7 +34,8 @@ def _outcomes_said(ctx: typer.Context, outcome: list[str]) -> list[str]:
 
 def export(
     ctx: typer.Context,
-    query: str = typer.Option(..., "--query", "-q", help="Rank runs by similarity to this (a task, free text or an error line), as search does."),
+    query: str = typer.Option(..., "--query", "-q", callback=searched,
+                              help="Rank runs by similarity to this (a task, free text or an error line), as search does."),
     tenant: Tenant = None,
     fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default stdout)."),

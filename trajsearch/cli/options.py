@@ -24,6 +24,15 @@ def trimmed(value: Any) -> Any:
     return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
+def searched(value: str | None) -> str | None:
+    """A typer callback for the text a command searches by: a blank one is a usage error naming the argument, the same
+    on both backends (it had been the library's "query text must be a non-empty string" embedded, the service's
+    "INVALID_ARGUMENT: text: ..." with a request id over --server: round 22, CLI6)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("nothing to search by: give a task, free text or a pasted error line")
+    return value
+
+
 def _one_of(words: Iterable[str]) -> str:
     return " | ".join(words)
 

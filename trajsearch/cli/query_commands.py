@@ -15,7 +15,7 @@ from rich.table import Table
 from .connect import connect
 from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
-    TaskFamilies, Tenant, Tools, Traces, Uri, trimmed,
+    TaskFamilies, Tenant, Tools, Traces, Uri, searched, trimmed,
 )
 from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
@@ -23,7 +23,7 @@ from .output import err, fail, matched_line, one_line, out, print_json, where
 
 
 def search(
-    text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line."),
+    text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line.", callback=searched),
     tenant: Tenant = None,
     level: Levels = [],
     outcome: Outcomes = [],
@@ -78,7 +78,8 @@ def search(
 
 
 def similar(
-    text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
+    text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run.",
+                                         callback=searched),
     trajectory_id: Optional[str] = typer.Option(
         None, "--id", help="Find runs like this indexed run.", callback=trimmed),
     tenant: Tenant = None,
@@ -294,7 +295,8 @@ def stats(
 
 
 def exemplars(
-    task: str = typer.Argument(..., help="The task the agent is about to do (or, with --warnings, an error)."),
+    task: str = typer.Argument(..., help="The task the agent is about to do (or, with --warnings, an error).",
+                               callback=searched),
     tenant: Tenant = None,
     env_version: ContextEnvVersions = [],
     policy_version: ContextPolicyVersions = [],
