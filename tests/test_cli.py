@@ -27,6 +27,10 @@ def test_every_command_on_both_backends(backend, tmp_path: Path) -> None:
     assert code == 3, err  # the dump's broken line is rejected, the rest lands
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (3, 2, 1)
+    # a local ingest's fields on both (round 22, CLI6: over --server a script's report["seconds"] was a KeyError)
+    assert {"units", "units_already_done", "units_streamed", "seconds", "checkpoint", "dead_letter", "error",
+            "clipped", "passed_over", "renamed", "outcomes"} <= set(report), sorted(report)
+    assert report["units_already_done"] == report["units_streamed"] == 0 and report["error"] is None
 
     code, out, err = run_cli("search", "KeyError user_id", "-k", "2", "--json")
     assert code == 0, err

@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional
@@ -385,6 +386,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                                 plan_inputs, read_inputs)
     from ..service.client import DeadlineExceeded, RemoteIngestReport, ResourceExhausted, Unavailable
 
+    started = time.monotonic()
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
@@ -422,9 +424,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 if exc.code != 128 + signal.SIGTERM:
                     raise
                 raise _ServerStopped("interrupted", exc.code, report) from None
+    # the fields of a local ingest's result (``JobResult.to_dict``), with no checkpoint: every input is read
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
-                 passed_over=passed_over.to_dict(), units=len(units),
+                 passed_over=passed_over.to_dict(), units=len(units), units_already_done=0,
+                 units_streamed=sum(any(str(f) in streams.names for f in u.files) for u in units),
+                 seconds=round(time.monotonic() - started, 2), checkpoint=None, dead_letter=None, error=None,
                  renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
                           for s, old, new in renamed])]
 
