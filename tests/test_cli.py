@@ -74,8 +74,8 @@ def test_errors_are_one_line_with_the_right_exit_code(backend, tmp_path: Path) -
     run_cli("ingest", str(dump(tmp_path)), "--quiet")
     code, out, err = run_cli("show", "no-such-run")
     assert code == 1 and "no trajectory 'no-such-run'" in err and "Traceback" not in err
-    code, out, err = run_cli("search", "   ")
-    assert code == 2 and err.count("\n") <= 2 and "Traceback" not in err
+    code, out, err = run_cli("search", "   ")  # a usage error, as click words a bad value (round 22, CLI6)
+    assert code == 2 and "nothing to search by" in err and "Traceback" not in err
     code, out, err = run_cli("similar")
     assert code == 2 and "give either TEXT or --id" in err
     code, out, err = run_cli("search", "exit code 137", "--expand", "-1")  # the option's name, not the API's
