@@ -60,7 +60,10 @@ from .touched import touched
 #:     reverted changed what it wrote and kept (review RR11h).
 #: 17: a subshell's parentheses are no part of its commands (``(cd x && git checkout F)``), and ``git checkout A B``
 #:     without ``--`` is read by what git printed it did (review round 21, FM5).
-REPRESENTATION_VERSION = 17
+#: 18: a step's command is read as the adapters read it (Codex's ``cmd`` and argv lists, a shell's script), so Codex
+#:     runs' reads, writes and test runs count: their digests and "Touched" line change with the trajectory the same
+#:     (review RAUD2); a read's error is passed over only where the command ran and exited non-zero.
+REPRESENTATION_VERSION = 18
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -89,6 +92,17 @@ WINDOW_TOKENS_SINCE = 3  # the REPRESENTATION_VERSION that brought it: older win
 _TRACEBACK_TAIL = re.compile(r"^[^\S\n]*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
+#: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call
+#: (Codex's "unsupported call: shell", "not run: ...", a cancelled or unfinished call, a timeout), or the sandbox or
+#: the shell itself failed (``bwrap: ...``, a script's syntax error, a program not found).
+_NOT_THE_COMMANDS = re.compile(
+    r"^(?:unsupported call|exec command rejected|not run\b|rejected\b|tool call never finished|\[Operation Cancelled\]"
+    r"|shell tool terminated|command timed out|Program '[^']*' failed to run)|\bbwrap: |\baction was not executed\b|\bsyntax error\b"
+    r"|\bunexpected EOF while looking for\b|\bcommand not found\b", re.I)
+_EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.I)
+#: Exit codes a command's own failure gives (git's fatal is 128): 126 and 127 are the shell's (cannot run, not
+#: found), over 128 a signal's.
+_COMMAND_EXIT_CODES = frozenset(range(1, 129)) - {126, 127}
 
 
 @dataclass(frozen=True)
@@ -209,7 +223,10 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
 
     The rule: a turn the harness rejected (no action: mini-swe-agent's "Please always provide EXACTLY ONE action")
     is got past by the next step that acts; a shell read that found nothing (``grep``, ``ls`` of a missing path:
-    looking changes nothing) and a failed clean-up (``rm`` of a file never made) by themselves; any other step by the
+    looking changes nothing) and a failed clean-up (``rm`` of a file never made) by themselves, when the command
+    ran and exited non-zero: a read the harness refused, the sandbox or shell could not run (Codex's "unsupported
+    call: shell", ``bwrap: ... Permission denied``, a syntax error; ``_NOT_THE_COMMANDS``) keeps its place (review
+    RAUD2: Codex's shell steps, read since round 22, had those passed over); any other step by the
     nearest later one that did it again without error. Probe J (round p39): the nag, a grep with no match and a
     failed ``rm`` were the decisive error of 52 of 129 unresolved SWE-bench runs (the nag is sent in 207 resolved
     runs too). A run cut to ``MAX_STEPS`` keeps the step that recovered a step it keeps (``within_step_limit``), so
@@ -222,7 +239,7 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
         if error is not None:
             if not step.action:
                 yield pos, error, acted_later
-            elif is_removal(step) or (command_of(step) and is_read(step)):
+            elif (is_removal(step) or (command_of(step) and is_read(step))) and _command_exited(error):
                 yield pos, error, pos
             else:
                 yield pos, error, done_later.get(signature(step))
@@ -230,6 +247,14 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
             done_later[signature(step)] = pos
         if step.action:
             acted_later = pos
+
+
+def _command_exited(error: str) -> bool:
+    """Whether ``error`` is a command's own: it ran and exited non-zero (``cat: x: No such file or directory``), the
+    harness, the sandbox and the shell saying nothing of it (:data:`_NOT_THE_COMMANDS`, an exit code outside
+    :data:`_COMMAND_EXIT_CODES`). Only such an error of a read or a clean-up is one the run needs no step to get past."""
+    code = _EXIT_CODE.search(error)
+    return not _NOT_THE_COMMANDS.search(error) and (code is None or int(code.group(1)) in _COMMAND_EXIT_CODES)
 
 
 def _ended_on_error(steps: Sequence[Step]) -> int:

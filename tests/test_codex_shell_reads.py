@@ -1,0 +1,104 @@
+"""Codex's shell steps read as commands (round 22, AUD2), reviewed (RAUD2). Reading Codex's ``cmd`` and argv lists
+changed what the digests of real Codex runs say with their trajectories unchanged, so it is a representation change
+(a store indexed before it re-makes their rows); a read's error is passed over only where the command ran and exited
+non-zero, not where Codex refused the call or its sandbox or shell failed; and what a run touched reads the command
+as the read/write rules do (``steps.command_line``), a shell's script rather than ``bash -lc ...`` joined."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.digest import WarningDigest, from_row_steps
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+from trajsearch.search import TrajSearch
+from trajsearch.touched import touched
+
+from conftest import make_run
+
+FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli"
+#: A real rollout of codex 0.58: its shell tool's ``["bash", "-lc", "ls lib/ai"]`` exits 2 (no such directory).
+ROLLOUT = FIXTURES / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+#: A real rollout of codex 0.171 (probe ZS) whose one shell call Codex answered "unsupported call: shell".
+UNSUPPORTED = (FIXTURES / ".real" / "probe-zs" / "compressed"
+               / "rollout-2026-12-05T15-14-03-01a246c4-f73a-7321-87da-101aa0aa661b.jsonl.zst")
+
+
+def _failed(path: Path) -> Trajectory:
+    """The one run of the real rollout at ``path``, as a grader that failed it would record it: a failed run's
+    failure row holds its warning digest (Codex records no outcome)."""
+    (run,) = [r.trajectory for r in read_dump(path, tenant="acme") if r.ok]
+    return run.model_copy(update={"outcome": Outcome.failure})
+
+
+def _warning(ts: TrajSearch, run: Trajectory) -> WarningDigest:
+    digest = from_row_steps(ts.run(run.trajectory_id, tenant="acme", level="failure").steps)
+    assert isinstance(digest, WarningDigest)
+    return digest
+
+
+def _before_round_22(arguments: Any) -> str | None:
+    """A step's command as version 17 read it: a ``command`` string only (Codex's ``cmd`` and argv lists unread)."""
+    found = arguments.get("command") if isinstance(arguments, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def test_a_codex_run_indexed_before_its_shell_steps_were_read_is_re_made(tmp_path, monkeypatch):
+    """Review RAUD2, 1: the run's trajectory is the same, its warning digest is not (version 17 took the shell's
+    ``ls lib/ai`` for no read and its exit 2 for the decisive error): a re-ingest re-makes its rows, not "unchanged"."""
+    import trajsearch.represent as represent_module
+    import trajsearch.steps as steps_module
+
+    run = _failed(ROLLOUT)
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        with monkeypatch.context() as old:
+            old.setattr(represent_module, "REPRESENTATION_VERSION", 17)
+            old.setattr(steps_module, "command_line", _before_round_22)
+            ts.add([run])
+        assert _warning(ts, run).error.head == "ls: cannot access 'lib/ai': No such file or directory (exit code 2)"
+        assert ts.add([run]).ingested == 1
+        assert _warning(ts, run).error.head == "run ended with outcome failure after 7 steps"
+        assert ts.add([run]).unchanged == 1
+
+
+def test_a_shell_call_codex_refused_stays_the_runs_error(hashing_ts):
+    """Review RAUD2, 2: ``ls /nonexistent-dir`` is a read, but Codex never ran it ("unsupported call: shell"): that
+    is the run's error, not a read that found nothing; the real ``ls`` that exited 2 is still passed over."""
+    refused, exited = _failed(UNSUPPORTED), _failed(ROLLOUT)
+    hashing_ts.add([refused, exited])
+    assert _warning(hashing_ts, refused).error.head == "unsupported call: shell"
+    assert _warning(hashing_ts, exited).error.head == "run ended with outcome failure after 7 steps"
+
+
+@pytest.mark.parametrize("error", [
+    "bwrap: Failed to make / slave: Permission denied (exit code 1)",
+    "failed in sandbox LinuxSeccomp with execution error: /bin/bash: -c: line 1: unexpected EOF while looking for "
+    "matching `\"' (exit code 2)",
+    "bash: -c: line 1: syntax error near unexpected token `)' (exit code 2)",
+    "command timed out after 10000 milliseconds (exit code 124)",
+    "Killed (exit code 137)",
+])
+def test_a_read_the_sandbox_or_shell_could_not_run_stays_the_runs_error(hashing_ts, error):
+    """Review RAUD2, 2: the sandbox's refusal, the shell's syntax error, a timeout or a kill are no "no match"."""
+    run = make_run("r", outcome="failure", steps=[
+        ("shell", {"command": ["bash", "-lc", "cat setup.py"]}, None),
+        ("shell", {"command": ["bash", "-lc", "grep -rn TODO src"]}, "src/a.py:3: # TODO"),
+    ])
+    run.steps[0].error = error
+    hashing_ts.add([run])
+    assert _warning(hashing_ts, run).error.head == error
+
+
+def test_a_read_that_found_nothing_is_still_passed_over(hashing_ts):
+    run = make_run("r", outcome="failure", steps=[
+        ("shell", {"command": ["bash", "-lc", "cat setup.cfg"]}, None),
+        ("shell", {"command": ["bash", "-lc", "python -m pytest"]}, "1 failed"),
+    ])
+    run.steps[0].error = "cat: setup.cfg: No such file or directory (exit code 1)"
+    run.steps[1].error = "AssertionError: 2 != 3 (exit code 1)"
+    hashing_ts.add([run])
+    assert _warning(hashing_ts, run).error.head == "AssertionError: 2 != 3 (exit code 1)"
