@@ -102,3 +102,29 @@ def test_a_read_that_found_nothing_is_still_passed_over(hashing_ts):
     run.steps[1].error = "AssertionError: 2 != 3 (exit code 1)"
     hashing_ts.add([run])
     assert _warning(hashing_ts, run).error.head == "AssertionError: 2 != 3 (exit code 1)"
+
+
+def test_what_a_codex_run_touched_reads_its_shells_script(hashing_ts):
+    """Review RAUD2, 3: the "Touched" line read Codex's argv joined (``bash -lc ls lib/ai``): the real rollout's
+    commands were "bash"; they are the script's programs, as the read and write rules read them."""
+    run = _failed(ROLLOUT)
+    hashing_ts.add([run])
+    summary = hashing_ts.run(run.trajectory_id, tenant="acme", level="summary").text
+    assert "Touched: calls update_plan; commands ls, rg, apply_patch." in summary.splitlines()
+
+
+@pytest.mark.parametrize("undo, left", [
+    ("git checkout -- setup.py", "Touched: changed app.py;"),
+    ("rm -f setup.py", "Touched: changed app.py;"),
+    ("cat setup.py", "Touched: changed app.py, setup.py "),
+])
+def test_a_codex_shell_edit_and_its_revert_are_read(hashing_ts, undo, left):
+    """Review RAUD2, 3: ``["bash", "-lc", "sed -i ... F"]`` changed F, and ``["bash", "-lc", "git checkout -- F"]``
+    or ``rm -f F`` undid it, as their string forms do."""
+    def shell(script: str, said: str = "") -> tuple[str, dict[str, Any], str]:
+        return ("shell", {"command": ["bash", "-lc", script], "workdir": "/repo"}, said)
+
+    run = make_run("r", steps=[shell("sed -i 's/a/b/' app.py"), shell("sed -i 's/a/b/' setup.py"), shell(undo)])
+    hashing_ts.add([run])
+    summary = hashing_ts.run("r", tenant="acme", level="summary").text
+    assert any(line.startswith(left) for line in summary.splitlines()), summary

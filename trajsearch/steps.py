@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any, Iterable
+from typing import Iterable
 
 from .model import Step, Trajectory
-from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, program_words
+from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, command_line, program_words
 
 _READ_PROGRAMS = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"
@@ -155,25 +155,6 @@ def strip_terminal_codes(text: str) -> str:
     """A tool's output without the terminal's control codes (``_TERMINAL_CODES``): what every coding-CLI adapter
     keeps as a step's observation and reads its error from, and what a test run's tally is read from."""
     return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
-
-
-#: A shell handed its script as one argument (``bash -lc <script>``), as Codex's ``shell`` tool runs every command.
-_SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:ba|z|da|k)?sh")
-_SCRIPT_FLAG = re.compile(r"-l?c|-cl")
-
-
-def command_line(arguments: Any) -> str | None:
-    """The command line a shell tool's call ran: its ``command`` (Claude Code's ``Bash``, SWE-agent's, OpenHands'),
-    or Codex's ``cmd`` (unified exec's ``exec_command``, codex-rs ``ExecCommandArgs``); an argv list (Codex's
-    ``shell`` / ``local_shell``) joined, or, when it is a shell given a script (``["bash", "-lc", "rg x"]``), that
-    script, as codex-rs shows it (``parse_command``): ``bash -lc cat x`` is no read, ``cat x`` is. None when the
-    call names no command."""
-    found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
-    if isinstance(found, list) and all(isinstance(part, str) for part in found):
-        if len(found) == 3 and _SHELL_PROGRAM.fullmatch(found[0]) and _SCRIPT_FLAG.fullmatch(found[1]):
-            return found[2]
-        return " ".join(found)
-    return found if isinstance(found, str) else None
 
 
 def command_of(step: Step) -> str:

@@ -782,18 +782,35 @@ def _created(text: str) -> list[str]:
     return found
 
 
+#: A shell handed its script as one argument (``bash -lc <script>``), as Codex's ``shell`` tool runs every command.
+_SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:ba|z|da|k)?sh")
+_SCRIPT_FLAG = re.compile(r"-l?c|-cl")
+
+
+def command_line(arguments: Any) -> str | None:
+    """The command line a shell tool's call ran: its ``command`` (Claude Code's ``Bash``, SWE-agent's, OpenHands'),
+    or Codex's ``cmd`` (unified exec's ``exec_command``, codex-rs ``ExecCommandArgs``); an argv list (Codex's
+    ``shell`` / ``local_shell``) joined, or, when it is a shell given a script (``["bash", "-lc", "rg x"]``), that
+    script, as codex-rs shows it (``parse_command``): ``bash -lc cat x`` is no read, ``cat x`` is. None when the
+    call names no command."""
+    found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
+    if isinstance(found, list) and all(isinstance(part, str) for part in found):
+        if len(found) == 3 and _SHELL_PROGRAM.fullmatch(found[0]) and _SCRIPT_FLAG.fullmatch(found[1]):
+            return found[2]
+        return " ".join(found)
+    return found if isinstance(found, str) else None
+
+
 def _command(action: str, args: Any) -> str | None:
-    """The shell command of a step, if it ran one: a shell tool's argument, or a ``command`` /
-    ``cmd`` / ``script`` argument holding a command line (an editor's ``"command": "view"`` is none)."""
+    """The shell command of a step, if it ran one: a shell tool's argument, or its command line
+    (:func:`command_line`, as the read and write rules read it) or ``script`` argument holding one (an editor's
+    ``"command": "view"`` is none)."""
     shell = action.lower() in SHELL_TOOLS
     if isinstance(args, str):
         return args if shell else None
-    if isinstance(args, dict):
-        value = next((args[key] for key in ("command", "cmd", "script") if args.get(key)), None)
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            value = " ".join(value)
-        if isinstance(value, str) and (shell or " " in value.strip()):
-            return value
+    value = command_line(args) or (args.get("script") if isinstance(args, dict) else None)
+    if isinstance(value, str) and value and (shell or " " in value.strip()):
+        return value
     return None
 
 
