@@ -14,7 +14,8 @@ import pytest
 from trajsearch.embed import HashingEmbedder
 from trajsearch.digest import WarningDigest, from_row_steps
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Outcome, Trajectory
+from trajsearch import steps as S
+from trajsearch.model import Outcome, Step, Trajectory
 from trajsearch.search import TrajSearch
 from trajsearch.touched import touched
 
@@ -128,3 +129,35 @@ def test_a_codex_shell_edit_and_its_revert_are_read(hashing_ts, undo, left):
     hashing_ts.add([run])
     summary = hashing_ts.run("r", tenant="acme", level="summary").text
     assert any(line.startswith(left) for line in summary.splitlines()), summary
+
+
+def test_codex_apply_patch_is_a_write():
+    """Review RAUD2, 4: Codex's ``apply_patch`` (the real rollout's heredoc through ``bash -lc``, and the argv a
+    ``shell`` call gives it) edits files: a write, as ``patch`` is."""
+    patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-a\n+b\n*** End Patch\n"
+    (edit,) = [s for s in _failed(ROLLOUT).steps if "apply_patch" in S.command_of(s)]
+    assert S.command_of(edit).startswith("apply_patch <<'PATCH'") and S.is_write(edit) and not S.is_read(edit)
+    assert S.is_write(Step(index=0, action="shell", arguments={"command": ["apply_patch", patch]}))
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["bash", "-e", "-c", "ls src"], "ls src"),
+    (["bash", "--login", "-c", "ls src"], "ls src"),
+    (["/bin/zsh", "-lc", "ls src"], "ls src"),
+    (["rg", "-n", "def main", "src"], "rg -n 'def main' src"),
+    (["bash", "scripts/build.sh"], "bash scripts/build.sh"),
+])
+def test_an_argv_is_read_as_the_shell_would_run_it(argv, line):
+    """Review RAUD2, 4: a shell's script after any options (not only ``bash -lc``) is the command; another argv is
+    quoted as the shell would need it (``rg -n def main src`` searched ``def`` in ``main`` and ``src``)."""
+    step = Step(index=0, action="shell", arguments={"command": argv})
+    assert S.command_of(step) == line
+    assert S.is_read(step) == line.startswith(("ls", "rg"))
+
+
+@pytest.mark.parametrize("command", ["npm run -s test", "pnpm -s test", "npm test", "yarn run --silent test"])
+def test_a_package_managers_silent_test_script_is_a_test_run(command):
+    """Review RAUD2, 4: ``npm run -s test`` / ``pnpm -s test`` run the test script quietly: test runs."""
+    failed = Step(index=0, action="exec_command", arguments={"cmd": command},
+                  observation="Tests: 1 failed, 3 passed, 4 total", error="exit code 1")
+    assert S.is_test_run(failed) and not S.passed(failed)

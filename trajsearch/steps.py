@@ -31,7 +31,7 @@ _READ_PROGRAMS = re.compile(
 )
 _READ_TOOLS = re.compile(r"^(get|search|list|find|read|view|show|lookup|fetch|open|describe)(_|$)|^(view|read|cat|ls)", re.I)
 _WRITE_COMMAND = re.compile(
-    r"\bsed\s+-i|(?<![<>2&])>{1,2}\s*[\w./-]|\btee\b|^\s*(?:cd\s+\S+\s*&&\s*)?(cp|mv|rm|mkdir|touch|patch|"
+    r"\bsed\s+-i|(?<![<>2&])>{1,2}\s*[\w./-]|\btee\b|^\s*(?:cd\s+\S+\s*&&\s*)?(cp|mv|rm|mkdir|touch|patch|apply_patch|"
     r"git\s+(?:apply|checkout|commit|am|revert)|pip\s+install|npm\s+install|apt(?:-get)?\s+install)\b"
 )
 _WRITE_TOOLS = re.compile(
@@ -47,7 +47,8 @@ _CD = re.compile(r"^\s*cd\b")
 #: part runs (:func:`is_test_run`). Maven's and Gradle's (``_JVM_TOOL``) are read by their goals and tasks instead
 #: (:func:`_jvm_runs_tests`): a word ``test`` of theirs may be an option's value (``-x test``).
 _TEST_COMMAND = re.compile(
-    r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|node\s+--test|"
+    r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:-[\w-]+\s+)*(?:run\s+(?:-[\w-]+\s+)*)?test|"
+    r"deno\s+test|node\s+--test|"
     r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
 )

@@ -782,23 +782,32 @@ def _created(text: str) -> list[str]:
     return found
 
 
-#: A shell handed its script as one argument (``bash -lc <script>``), as Codex's ``shell`` tool runs every command.
+#: A shell handed its script as its last argument after options, one of them ``-c`` (``bash -lc <script>``, as
+#: Codex's ``shell`` tool runs every command; ``bash -e -c``, ``bash --login -c``).
 _SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:ba|z|da|k)?sh")
-_SCRIPT_FLAG = re.compile(r"-l?c|-cl")
+_SCRIPT_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
 
 
 def command_line(arguments: Any) -> str | None:
     """The command line a shell tool's call ran: its ``command`` (Claude Code's ``Bash``, SWE-agent's, OpenHands'),
     or Codex's ``cmd`` (unified exec's ``exec_command``, codex-rs ``ExecCommandArgs``); an argv list (Codex's
-    ``shell`` / ``local_shell``) joined, or, when it is a shell given a script (``["bash", "-lc", "rg x"]``), that
-    script, as codex-rs shows it (``parse_command``): ``bash -lc cat x`` is no read, ``cat x`` is. None when the
-    call names no command."""
+    ``shell`` / ``local_shell``) as the shell would be given it (``shlex.join``: ``rg -n 'a b' src``), or, when it
+    is a shell given a script (``["bash", "-lc", "rg x"]``), that script, as codex-rs shows it (``parse_command``):
+    ``bash -lc cat x`` is no read, ``cat x`` is. None when the call names no command. The one reader of a step's
+    command: the read, write and test-run rules (``steps``), what a run touched, and the adapters' errors."""
     found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
     if isinstance(found, list) and all(isinstance(part, str) for part in found):
-        if len(found) == 3 and _SHELL_PROGRAM.fullmatch(found[0]) and _SCRIPT_FLAG.fullmatch(found[1]):
-            return found[2]
-        return " ".join(found)
+        if _shell_script(found):
+            return found[-1]
+        return shlex.join(found)
     return found if isinstance(found, str) else None
+
+
+def _shell_script(argv: list[str]) -> bool:
+    """Whether ``argv`` runs a shell on a script, its last argument: options alone between (one ``-c``)."""
+    options = argv[1:-1]
+    return (len(argv) >= 3 and bool(_SHELL_PROGRAM.fullmatch(argv[0])) and all(o.startswith("-") for o in options)
+            and any(_SCRIPT_FLAG.fullmatch(o) for o in options))
 
 
 def _command(action: str, args: Any) -> str | None:
