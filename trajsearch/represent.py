@@ -97,8 +97,9 @@ _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 #: the shell itself failed (``bwrap: ...``, a script's syntax error, a program not found).
 _NOT_THE_COMMANDS = re.compile(
     r"^(?:unsupported call|exec command rejected|not run\b|rejected\b|tool call never finished|\[Operation Cancelled\]"
-    r"|shell tool terminated|command timed out|Program '[^']*' failed to run)|\bbwrap: |\baction was not executed\b|\bsyntax error\b"
-    r"|\bunexpected EOF while looking for\b|\bcommand not found\b", re.I)
+    r"|shell tool terminated|command timed out|Program '[^']*' failed to run)"
+    r"|\bbwrap: |\baction was not executed\b|\bsyntax error\b|\bunexpected EOF while looking for\b"
+    r"|\bcommand not found\b", re.I)
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.I)
 #: Exit codes a command's own failure gives (git's fatal is 128): 126 and 127 are the shell's (cannot run, not
 #: found), over 128 a signal's.
@@ -252,7 +253,7 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
 def _command_exited(error: str) -> bool:
     """Whether ``error`` is a command's own: it ran and exited non-zero (``cat: x: No such file or directory``), the
     harness, the sandbox and the shell saying nothing of it (:data:`_NOT_THE_COMMANDS`, an exit code outside
-    :data:`_COMMAND_EXIT_CODES`). Only such an error of a read or a clean-up is one the run needs no step to get past."""
+    :data:`_COMMAND_EXIT_CODES`). Only such an error of a read or a clean-up needs no step to get past it."""
     code = _EXIT_CODE.search(error)
     return not _NOT_THE_COMMANDS.search(error) and (code is None or int(code.group(1)) in _COMMAND_EXIT_CODES)
 
