@@ -421,15 +421,42 @@ def task_homes(query: str, summaries: Sequence[str], identified: Sequence[str] |
 
 def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, list[str]]]) -> dict[str, float]:
     """:func:`task_homes` with the query's identifiers and the summaries' lines already at hand."""
-    named = {_last_part(name).lower() for name in identified if _project_name(name)}
+    defined = _defined(parsed)
+    named = {_defining_name(name, defined) for name in identified if _project_name(name)}
     homes: dict[str, float] = {}
-    for name, files in _defined(parsed).items():
-        if name in named and len(name) > 3 and len(files) <= WHERE_MAX_FILES:
+    for name, files in defined.items():
+        if name in named and _says_where(name, files):
             for file in files:
                 homes[file] = homes.get(file, 0.0) + 1 / len(files)
     for path in named_files(query, identified):  # a file the task names outright is where its work lies
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
     return homes
+
+
+def _says_where(name: str, files: set[str]) -> bool:
+    """Whether a name the runs' reads showed defined in ``files`` says where a task's work lies: not a short
+    name, nor one defined in more than ``WHERE_MAX_FILES`` files."""
+    return len(name) > 3 and len(files) <= WHERE_MAX_FILES
+
+
+def _defining_name(name: str, defined: Mapping[str, set[str]]) -> str:
+    """The name (lowercased) whose definition says where an identifier's code lives: its method or function
+    (:func:`_last_part`), or, when the runs' reads never showed that one defined in a few files, its class
+    (``ResolverMatch`` of ``ResolverMatch.__repr__``). A dunder is never recorded defined (``touched._definitions``:
+    it says nothing of a file) nor is an attribute (``Field.max_length``), so a task naming only those had no home:
+    on SWE-agent's ``cost_2_2`` runs of SWE-bench Lite django-14155 (``ResolverMatch.__repr__``,
+    ``ResolverMatch.__init__``) had ``urls/resolvers.py`` fourth in the where-guess at 0.10, though its one relevant
+    run's reads showed ``class ResolverMatch`` there, and that run 12th (round 22)."""
+    member = _last_part(name).lower()
+    known = member in defined and _says_where(member, defined[member])
+    qualifier = _qualifier(name)
+    return qualifier.lower() if not known and qualifier and _CLASS_NAME.fullmatch(qualifier) else member
+
+
+def _qualifier(name: str) -> str | None:
+    """What qualifies the code an identifier names: ``QuerySet`` of ``QuerySet.union``, ``name`` of ``name.lower``."""
+    parts = name.split("::")[-1].rsplit(".", 2)
+    return parts[-2] if len(parts) > 1 else None
 
 
 def _last_part(name: str) -> str:
@@ -443,8 +470,8 @@ def _project_name(name: str) -> bool:
     ``DataArray.copy``) or it is a test or file path (``tests/test_x.py::test_copy``)."""
     if _last_part(name).lower() not in _BUILTIN_METHODS:
         return True
-    qualifier = name.split("::")[-1].rsplit(".", 2)[-2:-1]
-    return "/" in name or "::" in name or bool(qualifier and _CLASS_NAME.fullmatch(qualifier[0]))
+    qualifier = _qualifier(name)
+    return "/" in name or "::" in name or bool(qualifier and _CLASS_NAME.fullmatch(qualifier))
 
 
 def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
