@@ -19,7 +19,8 @@ named module scores in full however much else its patch changed. ``calls`` is
 the other way round: the share of the run's call names that the task mentions.
 Idf is over the candidates: a name every candidate touched tells nothing. ``where``
 finds the files that define what the task names (a function, class or setting seen
-defined in some candidate's reads: the summaries' "definitions read" lists) and gives
+defined in some candidate's reads: the summaries' "definitions read" lists; a method
+never seen defined, a dunder, by its class: :func:`_defining_name`) and gives
 each run the share of them it changed: a task about ``bulk_create`` meets a run that
 changed ``query.py`` for other reasons. Diversity
 then takes candidates best first, at most one per trajectory and one per task
