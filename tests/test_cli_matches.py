@@ -6,6 +6,7 @@ SOURCE.md), whose step 2 ends with the exception line an engineer would paste.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
@@ -41,3 +42,26 @@ def test_search_e_shows_the_passage_that_matched(backend) -> None:
     code, out, err = run_cli("search", L024, "-k", "1", "-e", "1")
     assert code == 0, err
     assert "passage" in out and " ".join(L024.split()) in " ".join(out.split()), out
+
+
+#: a real run's ``sed -n '408,550p' src/marshmallow/fields.py`` (5,843 characters of output): this line of the view's
+#: middle lies in a passage row, past the step row's head and tail (mini-swe-agent/.real/passage-file, see SOURCE.md)
+VIEW = Path(__file__).parent / "fixtures/mini-swe-agent/.real/passage-file"
+VIEW_LINE = "self._schema = None  # Cached Schema instance"
+
+
+def test_a_passage_of_a_file_view_names_the_file(backend) -> None:
+    """Bug (round 22, GEN3): a passage of a long ``cat`` / ``sed -n`` / ``view`` output held code lines and no file
+    name (``[step 20] result, clipped part 2/3:``), so the row found for a line of the file, and ``search``'s
+    excerpt of it, said no file; only ``--expand``'s neighbouring step did. The passage now names its step's call."""
+    code, out, err = run_cli("ingest", str(VIEW), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", VIEW_LINE, "-k", "1", "--json")
+    assert code == 0, err
+    (hit,) = json.loads(out)
+    assert hit["level"] == "passage" and VIEW_LINE in hit["text"], hit
+    assert "src/marshmallow/fields.py" in hit["text"].split("\n")[0], hit["text"][:200]
+    code, out, err = run_cli("search", VIEW_LINE, "-k", "1")
+    assert code == 0, err
+    shown = " ".join(out.split())  # as printed (a terminal wraps lines)
+    assert " ".join(VIEW_LINE.split()) in shown and "src/marshmallow/fields.py" in shown, out

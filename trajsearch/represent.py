@@ -63,6 +63,8 @@ from .touched import touched
 #: 18: a step's command is read as the adapters read it (Codex's ``cmd`` and argv lists, a shell's script), so Codex
 #:     runs' reads, writes and test runs count: their digests and "Touched" line change with the trajectory the same
 #:     (review RAUD2); a read's error is passed over only where the command ran and exited non-zero.
+#:     And a passage of a step's output or error names the step's call (``[step 20] result of bash sed -n '408,550p'
+#:     src/marshmallow/fields.py, clipped part 2/3:``): a file view's later lines said no file (round 22, GEN3).
 REPRESENTATION_VERSION = 18
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
@@ -70,6 +72,7 @@ MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
 OBSERVATION_HEAD = 700
 OBSERVATION_TAIL = 1_100
 ARGUMENT_CHARS = 600
+CALL_CHARS = 200  # of a step's arguments, where a failure row or a passage names the step it is about
 LATER_REQUESTS_CHARS = 1_200  # a multi-prompt session's later prompts, in its summary
 THOUGHT_CHARS = 300
 ERROR_HEAD = ERROR_TAIL = 400
@@ -170,6 +173,12 @@ def argument_text(arguments: Any) -> str:
 
 def render_arguments(arguments: Any) -> str:
     return clip(argument_text(arguments), ARGUMENT_CHARS)
+
+
+def step_call(step: Step) -> str:
+    """The step's action and the head of its arguments (``bash cat -n src/x.py``): what a row about one step's
+    output names it by, where the output alone does not say what it is the output of."""
+    return f"{step.action or ''} {render_arguments(step.arguments)[:CALL_CHARS]}".strip()
 
 
 def step_text(step: Step) -> str:
@@ -325,7 +334,7 @@ def failure_text(trajectory: Trajectory) -> tuple[str, int]:
     if trajectory.what_failed:
         lines.append(f"What failed: {clip(trajectory.what_failed, 600)}")
     step = trajectory.steps[position] if position >= 0 else None
-    named = f"{step.action or ''} {render_arguments(step.arguments)[:200]}".strip() if step is not None else ""
+    named = step_call(step) if step is not None else ""
     if named:  # a step of its error alone (no action: a span's failure) names none, as a warning's digest does not
         lines.append(f"Failing step: {named}")
     return "\n".join(lines), position
@@ -399,6 +408,13 @@ def _step_fields(step: Step, whole: bool) -> list[tuple[str, str, int, int]]:
     return [f for f in fields if f[1]]
 
 
+#: The fields of a step that are what its call gave back: their passages name the call (:func:`step_call`), as the
+#: window holding the step's head does. A later piece of a long ``cat`` / ``view`` held code lines and no file name,
+#: so a search for one of them showed a row that named no file (round 22, GEN3: 866 of 866 such passages of the shared
+#: mini-swe-agent runs).
+_OUTPUTS = frozenset({"result", "error"})
+
+
 def step_passages(trajectory: Trajectory, windows: list[Row]) -> list[Row]:
     """Passage rows: what the step windows clip away of each step's output, arguments and error.
 
@@ -425,8 +441,9 @@ def step_passages(trajectory: Trajectory, windows: list[Row]) -> list[Row]:
             if span is None:
                 continue
             pieces = passage_pieces(text, *span)
+            about = f"{label} of {' '.join(call.split())}" if label in _OUTPUTS and (call := step_call(step)) else label
             for number, piece in enumerate(pieces, 1):
-                header = f"[step {step.index}] {label}, clipped part {number}/{len(pieces)}:"
+                header = f"[step {step.index}] {about}, clipped part {number}/{len(pieces)}:"
                 rows.append(Row("passage", position, position, f"{header}\n{piece}", part=f"{label}.{number}",
                                 vector_of=window))
     return rows

@@ -93,8 +93,9 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-#: The label each step's text starts with (``represent.step_text``, a passage's header).
-_STEP_LABEL = re.compile(r"\[step \d+\]")
+#: The label each step's text starts with (``represent.step_text``), or a passage's whole header, which names the
+#: step's call (``[step 20] result of bash sed -n '408,550p' src/marshmallow/fields.py, clipped part 2/3:``).
+_STEP_LABEL = re.compile(r"\[step \d+\](?: (?:(?!\[step \d).)*?, clipped part \d+/\d+:)?")
 
 
 def matched_line(text: str, query_terms: tuple[str, ...], width: int) -> str:
@@ -103,7 +104,8 @@ def matched_line(text: str, query_terms: tuple[str, ...], width: int) -> str:
 
     A part cut from inside the text is led by the label of the step it lies in (``[step 49] …``): cut from a
     window of three steps, or beside the steps around it (``search --expand``), it said no step, and which one to
-    ``show`` was left to guess."""
+    ``show`` was left to guess. A passage's label is its header, naming the call whose output it is part of (a
+    line of a long file view named no file, round 22, GEN3)."""
     flat = " ".join(text.split())
     shown = excerpt(flat, query_terms, width)
     if not shown.startswith("…"):
