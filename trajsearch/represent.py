@@ -81,6 +81,7 @@ ERROR_HEAD = ERROR_TAIL = 400
 #: whole in one piece).
 PASSAGE_CHARS = 1_600
 PASSAGE_OVERLAP = 400
+PASSAGE_CALL_CHARS = 120  # of the step's call, on one line, in the header of a passage of its output (a path fits)
 #: A step window's vector is made from its first 128 tokens (task, summary and failure rows: the
 #: model's 256, as queries). Nearly every window is far longer than either (median 844 tokens), so
 #: a 256-token vector already saw mostly the first step; the lexical leg indexes every character.
@@ -363,10 +364,10 @@ def _clipped(text: str, head: int, tail: int) -> tuple[int, int] | None:
     return head, len(text) - tail
 
 
-def passage_pieces(text: str, start: int, end: int) -> list[str]:
-    """The whole lines of ``text`` that overlap ``[start, end)``, packed into pieces of at most
-    :data:`PASSAGE_CHARS` characters; a longer line is cut into pieces overlapping by
-    :data:`PASSAGE_OVERLAP`, so a stretch of up to that many characters lies whole in one."""
+def passage_pieces(text: str, start: int, end: int, chars: int = PASSAGE_CHARS) -> list[str]:
+    """The whole lines of ``text`` that overlap ``[start, end)``, packed into pieces of at most ``chars``
+    characters; a longer line is cut into pieces overlapping by :data:`PASSAGE_OVERLAP`, so a stretch of
+    up to that many characters lies whole in one."""
     first = text.rfind("\n", 0, start) + 1
     last = text.find("\n", max(end - 1, first))
     region = text[first : len(text) if last < 0 else last]
@@ -382,13 +383,13 @@ def passage_pieces(text: str, start: int, end: int) -> list[str]:
         size = 0
 
     for line in region.split("\n"):
-        if len(line) > PASSAGE_CHARS:
+        if len(line) > chars:
             flush()
-            stride = PASSAGE_CHARS - PASSAGE_OVERLAP
+            stride = chars - PASSAGE_OVERLAP
             for at in range(0, len(line) - PASSAGE_OVERLAP, stride):
-                pieces.append(line[at : at + PASSAGE_CHARS])
+                pieces.append(line[at : at + chars])
             continue
-        if current and size + 1 + len(line) > PASSAGE_CHARS:
+        if current and size + 1 + len(line) > chars:
             flush()
         current.append(line)
         size += len(line) + (1 if size else 0)
@@ -440,8 +441,9 @@ def step_passages(trajectory: Trajectory, windows: list[Row]) -> list[Row]:
             span = (0, len(text)) if position not in shown else _clipped(text, head, tail)
             if span is None:
                 continue
-            pieces = passage_pieces(text, *span)
-            about = f"{label} of {' '.join(call.split())}" if label in _OUTPUTS and (call := step_call(step)) else label
+            call = " ".join(step_call(step).split())[:PASSAGE_CALL_CHARS] if label in _OUTPUTS else ""
+            about = f"{label} of {call}" if call else label
+            pieces = passage_pieces(text, *span, chars=PASSAGE_CHARS - len(call))  # the header's call is the piece's room
             for number, piece in enumerate(pieces, 1):
                 header = f"[step {step.index}] {about}, clipped part {number}/{len(pieces)}:"
                 rows.append(Row("passage", position, position, f"{header}\n{piece}", part=f"{label}.{number}",
