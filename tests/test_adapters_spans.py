@@ -995,6 +995,55 @@ def test_sibling_calls_one_code_path_made_stay_two_however_alike(tmp_path: Path)
     assert [s.arguments["content"] for s in run.steps if s.action == "respond"] == ["yes", "yes"]
 
 
+def _named(span: dict, name: str, model: str | None = None) -> dict:
+    """``span`` renamed (its instrumentor's name for it), with the model it records, if any."""
+    attributes = {**span["attributes"], **({"llm.model_name": model} if model else {})}
+    return {**span, "name": name, "attributes": attributes}
+
+
+@pytest.mark.parametrize("first, then", [
+    (("00.100", "01.000", "gpt-4o"), ("00.100", "01.200", "claude-3-5-sonnet")),  # a panel asking both at once
+    (("00.100", "01.000", None), ("00.100", "01.200", None)),  # both open at once, models unrecorded
+    (("00.100", "01.000", "gpt-4o-mini"), ("02.100", "03.200", "gpt-4o")),  # a fallback to another model
+], ids=["parallel-two-models", "parallel", "sequential-two-models"])
+def test_sibling_calls_named_apart_of_two_models_or_open_at_once_stay_two(
+        tmp_path: Path, first: tuple[str, str, str | None], then: tuple[str, str, str | None]) -> None:
+    """Bug (review RFM6): sibling calls named apart, asked and answering alike were one request even when they ran
+    at the same time or named two models, so a panel of ChatOpenAI and ChatAnthropic both answering "yes" was one
+    step. Two instrumentors' records of one request name one model, and one closes before the other opens."""
+    spans = [
+        _oi_span("r", None, "CHAIN", "00.000", "09.000", **{"input.value": "Is this review positive?"}),
+        _named(_oi_call("g", "r", *first[:2], "Is this review positive?", content="yes"), "ChatOpenAI", first[2]),
+        _named(_oi_call("c", "r", *then[:2], "Is this review positive?", content="yes"), "ChatAnthropic", then[2]),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.arguments["content"] for s in run.steps if s.action == "respond"] == ["yes", "yes"]
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["same-time", "after-it"])
+def test_a_second_models_generation_answering_alike_is_a_step_of_its_own(tmp_path: Path, after: bool) -> None:
+    """Bug (review RFM6, a real Langfuse 5.2 trace with its generation cloned as another model's, renamed
+    ``Anthropic-generation``, claude-3-5-sonnet, at the same time or just after it): the two models' answers were
+    taken for one request seen twice, and the run said its answer once."""
+    doc = json.loads((FIXTURES / "otel-genai" / ".real" / "langfuse-py5.2-observe-openai-zh.otlp.json").read_text())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    clone = json.loads(json.dumps(next(s for s in spans if s["spanId"] == "ou8/kD4+foY=")))
+    start, end = int(clone["startTimeUnixNano"]), int(clone["endTimeUnixNano"])
+    shift = end - start + 1000 if after else 0
+    clone.update(spanId="AAAAAAAAAAA=", name="Anthropic-generation",
+                 startTimeUnixNano=str(start + shift), endTimeUnixNano=str(end + shift))
+    for attribute in clone["attributes"]:
+        if attribute["key"] == "langfuse.observation.model.name":
+            attribute["value"] = {"stringValue": "claude-3-5-sonnet"}
+    spans.append(clone)
+    path = tmp_path / "two-models.otlp.json"
+    path.write_text(json.dumps(doc))
+    first = next(r.trajectory for r in read_dump(path, tenant="acme") if r.trajectory)
+    assert [s.action for s in first.steps] == ["flight_status", "weather", "respond", "respond"]
+
+
 def test_an_error_type_repeated_as_its_message_is_said_once() -> None:
     """ADK sets error.type and the status description alike for a handled tool error (real ADK spans)."""
     [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "adk-tool-error-callback.otlp.json",

@@ -152,11 +152,17 @@ def _neighbour_siblings(calls: list[Node]) -> list[tuple[Node, Node]]:
 def _recorded_twice(a: Node, b: Node, tools: list[Node]) -> bool:
     """Two sibling model calls without tool-call ids that are one request seen by two instrumentations: named
     apart (each names its span for its own code: LlamaIndex's ``OpenAI.astream_chat``, OpenAI's ``ChatCompletion``),
-    asked the same last message, answering the same, with no tool run between them. LlamaIndex closes a streamed
-    call's span as the stream opens, before the SDK's span of that request starts, so neither nesting nor a shared
-    interval shows it (:func:`_same_call`). Calls one code path made (votes asking the same thing, spans named
-    alike) and calls asked different things (classifiers answering alike) stay calls of their own."""
+    of the same model where both name one, the later opening after the earlier closed, asked the same last message,
+    answering the same, with no tool run between them. LlamaIndex closes a streamed call's span as the stream opens,
+    before the SDK's span of that request starts, so neither nesting nor a shared interval shows it
+    (:func:`_same_call`). Calls one code path made (votes asking the same thing, spans named alike), calls asked
+    different things (classifiers answering alike) and calls of two models (a panel asking both at once, a fallback
+    to another model) stay calls of their own."""
     if a.name == b.name or _call_ids(a) or _call_ids(b):
+        return False
+    if a.model and b.model and a.model.lower() != b.model.lower():
+        return False
+    if b.start < a.end:  # type: ignore[operator]  # both open at once: two requests in parallel
         return False
     asked = _last_said(a.input_messages)
     if not asked or asked != _last_said(b.input_messages) or _answer(a) != _answer(b):
