@@ -195,6 +195,24 @@ def test_a_revert_followed_by_another_in_one_line_stays_undone() -> None:
         assert changed(command), command
 
 
+def test_a_hard_reset_to_another_revision_or_a_tags_checkout_writes_a_reverted_file_again() -> None:
+    """Bugs (review RFM6): ``git checkout F; git reset --hard HEAD~1`` read F undone, the reset taken for another
+    revert, but a reset to a revision other than HEAD writes that revision's files; ``git checkout v1.2 F`` was
+    taken for a restore of two files, the tag having a dot."""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    for command, kept in (("git checkout sympy/printing/repr.py; git reset --hard HEAD~1", True),
+                          ("git checkout sympy/printing/repr.py && git reset --hard origin/main", True),
+                          ("git checkout sympy/printing/repr.py; git checkout v1.2 sympy/printing/repr.py", True),
+                          ("git checkout 2.0.1 sympy/printing/repr.py", True),
+                          ("git checkout sympy/printing/repr.py; git reset --hard HEAD", False),
+                          ("git checkout sympy/printing/repr.py; git reset --hard", False),
+                          ("git checkout setup.py sympy/printing/repr.py", False)):
+        steps = [*head[:at], _step(run, command)]
+        assert ("sympy/printing/repr.py" in touched(run.model_copy(update={"steps": steps})).changed) is kept, command
+
+
 def test_reading_a_long_run_after_a_revert_takes_linear_work(monkeypatch) -> None:
     """Each later step running a script looked again at every earlier step's writes: a run removing one scratch file
     early and writing and running 600 scripts after it took ~90,000 name matches (4,000 steps: 4.4 s per ingest)."""

@@ -449,13 +449,14 @@ def _program_words(segment: str) -> tuple[str, str, list[str]]:
 def _reverted(program: str, verb: str, rest: list[str], said: str) -> list[str] | None:
     """The files one simple command sets back to their committed state or removes (``rm``, ``git reset --hard``,
     ``git checkout`` / ``git restore`` of files from the index or HEAD; ``said``, git's words after it), or None
-    if it is no such command."""
+    if it is no such command (``git reset --hard HEAD~1`` writes another revision's files)."""
     if program == "rm":
         return [word for word in [verb, *rest] if word and not word.startswith("-")]
     if program != "git":
         return None
-    if verb == "reset" and "--hard" in rest:
-        return [EVERY_FILE]
+    if verb == "reset" and "--hard" in rest:  # to HEAD only: another revision's files (HEAD~1, origin/main) stay changed
+        return [EVERY_FILE] if all(w in ("HEAD", "@") for w in _without_redirections(rest) if not w.startswith("-")) \
+            else None
     if verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
         return _checkout_undone(rest, said)
     if verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest)) \
@@ -493,6 +494,8 @@ def _may_write(segments: list[str]) -> bool:
 
 #: A word that names a revision, not a file: ``HEAD~1``, ``main^``, ``stash@{0}``.
 _REVISION_MARK = re.compile(r"[~^@{]")
+#: A release tag, a revision though it has dots: ``v1.2``, ``2.0.1``.
+_VERSION_TAG = re.compile(r"v?\d+(?:\.\d+)+$")
 
 
 #: What git (2.22+, ``checkout_paths``) says on stderr after ``git checkout`` wrote files: from the index (no
@@ -511,8 +514,8 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
     of several operands as a revision only if it is one (``git checkout Makefile setup.py`` restores both, ``git
     checkout main F`` writes main's F: a change stays, as after ``-p``): its own words say which it did
     (:data:`_CHECKED_OUT`) and when it wrote nothing (:data:`_CHECKOUT_REFUSED`, exit 1); where they were not kept,
-    a first operand that names no file (no extension, or a revision's mark: ``main F``, ``HEAD~1 F``) is taken for
-    a revision."""
+    a first operand that names no file (no extension, a revision's mark or a release tag's form: ``main F``,
+    ``HEAD~1 F``, ``v1.2 F``) is taken for a revision."""
     words = _without_redirections(words)
     if {"-p", "--patch"} & set(words) or _CHECKOUT_REFUSED.search(said):
         return []
@@ -526,7 +529,8 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
         from_index = told.group(1) is not None
     else:
         first = operands[0].rsplit("/", 1)[-1] if len(operands) > 1 else ""
-        from_index = not first or ("." in first and not _REVISION_MARK.search(operands[0]))
+        from_index = not first or ("." in first and not _REVISION_MARK.search(operands[0])
+                                   and not _VERSION_TAG.match(first))
     if from_index:  # every operand a file (git's word), or those that look like one (none said)
         return operands if told else _named_files(operands)
     return operands[1:] if operands[:1] == ["HEAD"] else []
