@@ -260,9 +260,9 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     summary = json.loads(out)
     outputs = [p for p in QWEN.rglob("*.json*") if p.name != "compress-command.stream-json.jsonl" and (
         p.name.endswith(".stream-json.jsonl") or p.name.endswith(".output-format-json.json"))]
-    # 15 sessions, 1 sub-agent, 1 pre-0.3 session kept in its hidden .qwen/tmp (walked as .qwen/projects is); the cut
-    # one and every headless output (no prompt) rejected, each once
-    assert (summary["ingested"], summary["rejected"]) == (17, 1 + len(outputs)), out + err
+    # 15 sessions, 1 sub-agent, 1 pre-0.3 session and 1 /chat save checkpoint kept in their hidden .qwen/tmp (walked
+    # as .qwen/projects is); the cut one and every headless output (no prompt) rejected, each once
+    assert (summary["ingested"], summary["rejected"]) == (18, 1 + len(outputs)), out + err
     bad = [json.loads(line) for line in dead.read_text().splitlines()]
     [cut] = [b for b in bad if "cut.jsonl" in json.dumps(b)]
     assert "no user prompt in this Qwen Code session" in json.dumps(cut)
@@ -335,6 +335,27 @@ def test_a_qwen_session_from_before_0_3_with_no_reply_is_told_by_its_place(tmp_p
     home = tmp_path / "home"  # a walk of the home folder reads the hidden .qwen/tmp, as it reads .qwen/projects
     shutil.copytree(QWEN / "v0.1.4" / "home", home)
     assert [(p.fmt, p.trajectory.trajectory_id) for p in read_inputs([home])] == [("qwen-code", run.trajectory_id)]
+
+
+def test_a_qwen_chat_save_checkpoint_is_qwen_codes(tmp_path: Path) -> None:
+    """Bug (review RFM6; real 0.1.4, ``/chat save t1`` after one prompt): the checkpoint Qwen Code writes in its
+    project folder (``.qwen/tmp/<hash>/checkpoint-<tag>.json``, Gemini ``Content[]``, nothing of Qwen's in it) read
+    as a Gemini CLI run, its task the CLI's context preamble and its "Got it" a step; a walk of the home folder, which
+    reads ``.qwen/tmp``, labelled it gemini-cli."""
+    home = QWEN / "v0.1.4" / "save-home"
+    [path] = home.rglob("checkpoint-*.json")
+    assert detect_format(path) == "qwen-code"
+    [read] = list(read_inputs([home]))
+    run = read.trajectory
+    assert (read.fmt, run.metadata["source_format"]) == ("qwen-code", "qwen-code")
+    assert run.trajectory_id.startswith("qwen-code.checkpoint.checkpoint-t1.")
+    assert run.task == "[[hello]] say hi to me"
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "ok"})]
+    copy = tmp_path / "checkpoint-t1.json"  # elsewhere nothing says whose it is
+    shutil.copy(path, copy)
+    assert detect_format(copy) == "gemini-cli"
+    [forced] = list(read_dump(copy, fmt="qwen-code", tenant="acme"))
+    assert forced.trajectory.task == run.task
 
 
 def test_a_title_the_cli_re_appends_off_the_chain_is_not_a_rewind(tmp_path: Path) -> None:

@@ -131,7 +131,10 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0-9a-f]{16,}"')
 
-_IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>)")
+#: Not the user's words: a command, the CLI's own context (``<session_context>``; before it had the tag, and in Qwen
+#: Code 0.1.4's saved history, its opening line alone), a hook's, a compression's summary.
+_IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>|This is the (?:Gemini CLI|"
+                             r"Qwen Code)\. We are setting up the context for our chat\.)")
 #: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
 #: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
 _CONTINUE = re.compile(r"^(System: )?Please continue\.$")
@@ -213,8 +216,9 @@ _PART_KEYS = frozenset({"text", "functionCall", "functionResponse", "thought", "
                         "fileData", "executableCode", "codeExecutionResult"})
 
 
-#: The model turn the CLI writes itself after a compression's summary (``chatCompressionService``).
-_COMPRESSION_ACK = "Got it. Thanks for the additional context!"
+#: The model turns the CLI writes itself after its context (``getInitialChatHistory``) and after a compression's
+#: summary (``chatCompressionService``): in a saved history, no answer.
+_ACKNOWLEDGEMENTS = frozenset({"Got it. Thanks for the context!", "Got it. Thanks for the additional context!"})
 
 
 def _saved_chat(record: Any) -> list[Any] | None:
@@ -223,6 +227,14 @@ def _saved_chat(record: Any) -> list[Any] | None:
             and record["history"] and all(_is_content(entry) for entry in record["history"]):
         return record["history"]
     return None
+
+
+def saved_history(document: Any) -> list[Any] | None:
+    """The history of a ``/chat save`` checkpoint (``Content[]``, or newer ``{"history": Content[], "authType"}``),
+    else None. Public: Qwen Code before 0.3 saved the same (``~/.qwen/tmp/<hash>/checkpoint-<tag>.json``,
+    ``qwen_code``)."""
+    history = _saved_chat(document) or document
+    return history if isinstance(history, list) and history and all(_is_content(e) for e in history) else None
 
 
 def _is_content(record: Any) -> bool:
@@ -327,10 +339,9 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 
 def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(metadata, messages) of a recording in any layout, after updates and rewinds."""
-    document = _saved_chat(document) or document
-    if isinstance(document, list) and document and all(_is_content(entry) for entry in document):
-        return {"checkpoint": True}, [{"id": f"#{n}", "type": "user" if entry["role"] == "user" else "gemini",
-                                       "content": entry["parts"]} for n, entry in enumerate(document)]
+    if (history := saved_history(document)) is not None:  # the model's turns typed "model", whoever's fork saved it
+        return {"checkpoint": True}, [{"id": f"#{n}", "type": entry["role"], "content": entry["parts"]}
+                                      for n, entry in enumerate(history)]
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
         meta = {k: v for k, v in document.items() if k != "messages"}
         messages: dict[str, dict[str, Any]] = {}
@@ -773,7 +784,7 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
         kind = message.get("type")
         if kind == "user":
             rec.user(message)
-        elif kind in (reply, "model") and _text_of(message.get("content")).strip() != _COMPRESSION_ACK:
+        elif kind in (reply, "model") and _text_of(message.get("content")).strip() not in _ACKNOWLEDGEMENTS:
             rec.gemini(message)
         elif kind == "error":
             rec.flush()

@@ -380,18 +380,26 @@ def _project_folder(cwd: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]", "-", cwd.lower() if windows else cwd)
 
 
+#: A ``/chat save <tag>`` checkpoint's file name (``checkpoint-<tag, encoded>.json``).
+_CHECKPOINT = re.compile(r"checkpoint-.+\.json")
+
+
 def format_by_place(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): a Gemini CLI recording in Qwen Code's folder of them before 0.3
     (``.qwen/tmp/<project hash>/chats/``) is Qwen Code's. One the model never replied to (the provider failed on the
-    first request: real 0.1.4) holds the prompt alone, nothing of Qwen's own, and read as Gemini CLI's."""
+    first request: real 0.1.4) holds the prompt alone, nothing of Qwen's own, and read as Gemini CLI's. So is a
+    ``/chat save`` checkpoint in the project's folder (``.qwen/tmp/<project hash>/checkpoint-<tag>.json``, 0.1.4's
+    ``Logger.saveCheckpoint``: Gemini ``Content[]``, no mark of Qwen's)."""
     if fmt != gemini_cli.NAME:
         return None
     parts = path.absolute().parts
-    return NAME if len(parts) >= 5 and (parts[-5], parts[-4], parts[-2]) == (".qwen", "tmp", "chats") else None
+    chats = len(parts) >= 5 and (parts[-5], parts[-4], parts[-2]) == (".qwen", "tmp", "chats")
+    saved = len(parts) >= 4 and (parts[-4], parts[-3]) == (".qwen", "tmp") and _CHECKPOINT.fullmatch(parts[-1])
+    return NAME if chats or saved else None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if gemini_cli.recording(record):
+    if gemini_cli.recording(record) or gemini_cli.saved_history(record) is not None:
         return gemini_cli.read_recording(record, ctx, name=NAME, label="Qwen Code", reply="qwen")
     records = as_records(record, "Qwen Code session")
     if any(_is_headless(r) or _is_result(r) for r in records[:3]):
