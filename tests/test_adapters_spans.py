@@ -629,6 +629,21 @@ def test_a_haystack_agent_traced_by_openinference_gives_its_turns_from_its_one_s
     assert answer.arguments["content"].startswith("Paris is sunny at 22 C (71.6 F).")
 
 
+def test_an_object_repr_in_a_haystack_message_keeps_its_tool_calls(tmp_path: Path) -> None:
+    """Bug (review RFM6): one value in a ChatMessage repr that is an object's default repr (``<Foo object at
+    0x7f...>``, here put in the real Agent span's usage) is no Python, so the whole message read as its texts alone
+    and its ToolCall parts were lost: the run's three tool steps were gone, silently."""
+    real = OI_REAL / "haystack_agent.otlp.json"
+    text = real.read_text()
+    odd = "'completion_tokens_details': <openai_usage.Details object at 0x7f3a2c1d5e90>"
+    assert text.count("'completion_tokens_details': None") >= 3
+    path = tmp_path / "haystack_agent.otlp.json"
+    path.write_text(text.replace("'completion_tokens_details': None", odd))
+    [agent] = adapter_support.runs(path)
+    assert [s.action for s in agent.steps] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    assert [s.arguments for s in agent.steps] == [s.arguments for s in adapter_support.runs(real)[0].steps]
+
+
 def test_openinference_results_without_ids_and_follow_up_turns() -> None:
     """Bugs (real LiteLLM and google-genai instrumentor output): tool results recorded without call ids (only in
     the next call's input) were lost, Gemini's ``{"error": ...}`` result was no error, and a session's follow-up

@@ -19,7 +19,9 @@ entry in ``ADAPTERS``. A module exposes:
   also asked of a run folder (``run_folder``), with its adapter's format;
   optionally ``format_by_place(path, fmt)``, its own format for a file whose
   records another format's rules claim (``fmt``) but whose place says it is
-  its producer's (Qwen Code before 0.3 wrote Gemini CLI's recording);
+  its producer's (Qwen Code before 0.3 wrote Gemini CLI's recording): two
+  hooks, as ``side_path`` passes a file over (no run) and is asked the format
+  this one has settled, which picks the reader of a run;
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores

@@ -544,10 +544,16 @@ def haystack_agent_turns(output: Any) -> list[dict[str, Any]]:
 def _repr_fields(text: str) -> dict[str, Any] | None:
     """A repr written as a Python call (``Name(field=value, ...)``) as ``{_REPR_TYPE: Name, field: value}``, the calls
     among its values likewise, or None if it is no such call; a value that is no literal (an object's own repr) is
-    None."""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    None. An object's default repr (``_meta={'u': <Foo object at 0x7f00>}``) is no Python at all: where the text
+    parses only without them, each is None (not before: one inside a string literal is the string's)."""
+    tries = (text, _OBJECT_AT.sub("None", text)) if _OBJECT_AT.search(text) else (text,)
+    for attempt in tries:
+        try:
+            node = ast.parse(attempt, mode="eval").body
+            break
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    else:
         return None
     value = _repr_value(node)
     return value if isinstance(value, dict) and _REPR_TYPE in value else None
