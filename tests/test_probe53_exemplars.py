@@ -143,6 +143,14 @@ def _after_revert(command: str) -> list[str]:
     return touched(run.model_copy(update={"steps": [*head[:at + 1], _step(run, command)]})).changed
 
 
+def _instead_of_revert(command: str) -> list[str]:
+    """What sympy-19346 (observations blanked) changed when ``command`` stands in for its ``git checkout repr.py``."""
+    run = _blanked(_run(RESTORED))
+    head = run.steps[:-1]
+    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
+    return touched(run.model_copy(update={"steps": [*head[:at], _step(run, command)]})).changed
+
+
 def test_a_later_command_writing_another_file_does_not_bring_a_reverted_one_back() -> None:
     """A test run of the reverted file with its output kept (``> out.txt``, ``| tee log.txt``), a ``diff`` of it, a
     ``git add`` of it write nothing into it: what the line writes is judged per command, not for the whole step."""
@@ -199,9 +207,6 @@ def test_a_hard_reset_to_another_revision_or_a_tags_checkout_writes_a_reverted_f
     """Bugs (review RFM6): ``git checkout F; git reset --hard HEAD~1`` read F undone, the reset taken for another
     revert, but a reset to a revision other than HEAD writes that revision's files; ``git checkout v1.2 F`` was
     taken for a restore of two files, the tag having a dot."""
-    run = _blanked(_run(RESTORED))
-    head = run.steps[:-1]
-    at = next(i for i, s in enumerate(head) if "git checkout" in str(s.arguments))
     for command, kept in (("git checkout sympy/printing/repr.py; git reset --hard HEAD~1", True),
                           ("git checkout sympy/printing/repr.py && git reset --hard origin/main", True),
                           ("git checkout sympy/printing/repr.py; git checkout v1.2 sympy/printing/repr.py", True),
@@ -209,8 +214,7 @@ def test_a_hard_reset_to_another_revision_or_a_tags_checkout_writes_a_reverted_f
                           ("git checkout sympy/printing/repr.py; git reset --hard HEAD", False),
                           ("git checkout sympy/printing/repr.py; git reset --hard", False),
                           ("git checkout setup.py sympy/printing/repr.py", False)):
-        steps = [*head[:at], _step(run, command)]
-        assert ("sympy/printing/repr.py" in touched(run.model_copy(update={"steps": steps})).changed) is kept, command
+        assert ("sympy/printing/repr.py" in _instead_of_revert(command)) is kept, command
 
 
 def test_reading_a_long_run_after_a_revert_takes_linear_work(monkeypatch) -> None:
