@@ -216,3 +216,29 @@ def test_a_tool_answer_the_model_reads_fits_the_result_budget_whole(hashing_ts):
                 if count(render_json(answer)) > budget:
                     over.append((budget, kind, count(render_json(answer))))
     assert shown and not over, over
+
+
+
+def test_a_tool_answer_to_a_pasted_log_over_the_search_limit_fits_the_result_budget_whole(hashing_ts):
+    """The answer's ``query_searched`` (a query over 20,000 characters, searched by its head and tail) was added after
+    the results' room had been counted: steps answers to a real run's output pasted past 21,000 characters went over
+    ``result_tokens`` by up to 17 tokens (review RRT4, 1). Real mini-swe-agent runs, their last steps pasted."""
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import RuntimeContext, SearchPastRuns
+    from trajsearch.runtime.format import default_counter, render_json
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+    runs = [p.trajectory for p in read_dump(real, tenant="acme") if p.trajectory is not None]
+    hashing_ts.add(runs)
+    ctx, count = RuntimeContext(tenant="acme"), default_counter().count
+    logs = [o for run in runs for s in run.steps[-3:] if len(o := (s.observation or s.action or "").strip()) >= 50]
+    over, shown = [], 0
+    for budget in (380, 740, 1200):
+        for log in logs[:40]:
+            pasted = log + "\n" + log * (1 + 21_000 // len(log))
+            answer = SearchPastRuns(hashing_ts, ctx, result_tokens=budget)({"query": pasted, "kind": "steps"})
+            assert answer["query_searched"].startswith("its first and last 9,950 of "), answer
+            shown += len(answer["results"])
+            if count(render_json(answer)) > budget:
+                over.append((budget, count(render_json(answer))))
+    assert shown and not over, over
