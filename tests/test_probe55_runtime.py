@@ -192,6 +192,50 @@ def test_an_mcp_search_whose_answer_was_lost_is_counted_in_searches_left(tmp_pat
     assert lost["searches_left"] == 1, lost
 
 
+
+def test_an_mcp_search_the_server_refused_before_counting_keeps_searches_left(tmp_path):
+    """The server sends its initial metadata (``x-request-id``) before any work, so every error after it read "the
+    server had this search and may have counted it", one fewer left: a refusal made before the count (here an
+    INTERNAL from the server's session table) left the model told 1 where the server had 2 (review RRT4, 2). A
+    refusal the server answered itself now keeps the count; the next search finds it so."""
+    import asyncio
+    import json
+
+    from mcp import Client as McpClient
+
+    from conftest import make_run
+    from service_support import key_ring, serve_store
+    from trajsearch.service.mcp_server import build_mcp
+    from trajsearch.service.validate import Limits
+
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, [make_run("a1")], Limits())  # search cap 3
+    service, sessions = server.service, server.service._session_tool
+
+    def broken(*args, **kwargs):  # the session table fails: the server refuses the call before any count
+        raise RuntimeError("the session table failed")
+
+    async def session() -> list:
+        answers = []
+        with Client(server.address, keys["acme"], retries=1, timeout=5) as backend:
+            async with McpClient(build_mcp(backend)) as mcp:
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+                service._session_tool = broken
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+                service._session_tool = sessions
+                answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
+        return answers
+
+    try:
+        results = asyncio.run(asyncio.wait_for(session(), WAIT))
+    finally:
+        server.stop(grace=2)
+    first, refused, third = (json.loads(r.content[0].text) for r in results)
+    assert [r.is_error for r in results] == [False, True, False], results
+    assert "INTERNAL" in refused["error"] and "may have counted" not in refused["error"], refused
+    assert first["searches_left"] == 2 and refused["searches_left"] == 2 and third["searches_left"] == 1, results
+
+
 # -- the tool's whole answer within its token budget ----------------------------------------------------------
 
 

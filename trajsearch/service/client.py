@@ -47,7 +47,7 @@ from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Reje
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
-from .validate import INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES, Limits
+from .validate import ENDED_HERE, INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES, Limits
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 #: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
@@ -83,17 +83,18 @@ _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "
 
 
 class ServiceError(Exception):
-    """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``; ``answered``:
-    the server had begun answering the call (:func:`_answered`), so it received it and may have acted on it."""
+    """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``; ``lost``: the
+    server had the call (its initial metadata came) but its end is not the server's own (:func:`_lost`), so the server
+    may have acted on it. A refusal the server answered itself is not lost: it did nothing."""
 
-    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "", *, answered: bool = False) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "", *, lost: bool = False) -> None:
         # a server's message may name the request id itself (DATA_LOSS, a busy trace store): said once
         said_id = request_id and f"(request id {request_id})" not in details
         super().__init__(f"{code.name}: {details}" + (f" (request id {request_id})" if said_id else ""))
         self.code = code
         self.details = details
         self.request_id = request_id
-        self.answered = answered
+        self.lost = lost
 
 
 class Unauthenticated(ServiceError, PermissionError):
@@ -179,6 +180,18 @@ def _answered(exc: grpc.RpcError) -> bool:
         return False
 
 
+def _lost(exc: grpc.RpcError) -> bool:
+    """Whether the server had the call (:func:`_answered`) but did not end it itself (no :data:`ENDED_HERE` trailer,
+    which a trajsearch server sends with each error of its own): its deadline passed here, it was cancelled, the
+    connection broke. The initial metadata alone had read "may have acted" for refusals made before any work."""
+    if not _answered(exc):
+        return False
+    try:
+        return not any(key == ENDED_HERE for key, _ in exc.trailing_metadata() or ())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (no trailers to read: none came from the server)
+        return True
+
+
 def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, method: str = "",
            address: str = "") -> ServiceError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
@@ -189,7 +202,7 @@ def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None, *, meth
         hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
                     None)
         details += f" ({hint})" if hint else ""
-    return _ERRORS.get(code, ServiceError)(code, details or "", request_id, answered=_answered(exc))
+    return _ERRORS.get(code, ServiceError)(code, details or "", request_id, lost=_lost(exc))
 
 
 def lacking_call(method: str, address: str, details: str = "", *, trajsearch: bool = True) -> str:

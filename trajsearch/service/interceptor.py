@@ -4,7 +4,9 @@ For each call of ``trajsearch.v1.TrajSearch`` (the health service passes
 through untouched) the interceptor
 
 1. assigns a request id (the caller's ``x-request-id`` if well formed) and
-   echoes it in the initial metadata;
+   echoes it in the initial metadata, and in the trailing metadata of an
+   error the server ends the call with (so a client can tell the server's
+   refusal from an answer lost on its way: :data:`ENDED_HERE`);
 2. finds the key's principal: no key, an unknown key, or two *different* keys
    in one call (``authorization`` and ``x-api-key``) -> ``UNAUTHENTICATED``;
    a method marked :func:`requires` ``("write")`` with a read key ->
@@ -56,7 +58,7 @@ from .fair import given_up
 from .observe import Metrics, log_event
 from .protos import pb2
 from .trace_reads import DEADLINE, TraceStoreBusy
-from .validate import FieldError, clip
+from .validate import ENDED_HERE, FieldError, clip
 
 if TYPE_CHECKING:
     from .answers import AnswerBudget
@@ -275,8 +277,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
                 finish(code)
             elif not context.add_callback(lambda: finish(self._settled(context))):
                 finish(self._settled(context))  # already over
-        if not retry:
-            context.set_trailing_metadata(NO_RETRY)
+        context.set_trailing_metadata(((ENDED_HERE, request_id),) + (() if retry else NO_RETRY))
         context.abort(code, clip(message))
 
     @staticmethod

@@ -200,7 +200,8 @@ class _Sessions:
         A plain sentence had left the model to guess whether the failed call cost one of its searches.
         ``maybe_counted``: the server had the call and may have counted it before its answer was lost (a deadline
         passed while it searched): the count is one fewer, and kept so, as the fewest that may be left; the last
-        answer's count had told the model of a search it no longer had."""
+        answer's count had told the model of a search it no longer had. A refusal the server answered itself (an
+        error before its count) keeps the count."""
         said: dict[str, Any] = {"status": "error", "error": error}
         if session_id in self._left:
             if maybe_counted:
@@ -260,9 +261,9 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
                 log.error("the trajsearch server refused this MCP server's configuration: %s", exc)
                 raise sessions.refused(session_id, "trajsearch is misconfigured on this host (the operator has been "
                                                    "told): continue without past runs") from None
-            raise sessions.refused(  # (RESOURCE_EXHAUSTED: the tenant's calls in progress, refused before any search)
+            raise sessions.refused(  # (the server's own refusals come before its count: only a lost answer may count)
                 session_id, f"trajsearch is unavailable ({exc.code.name}): continue without past runs",
-                maybe_counted=exc.answered and exc.code != grpc.StatusCode.RESOURCE_EXHAUSTED) from None
+                maybe_counted=exc.lost) from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
     # the cap is the trajsearch server's (serve --search-cap), unknown here before a search answers: no number

@@ -60,6 +60,11 @@ MAX_STREAM_RECORDS = 50_000
 #: and the server gives them one indexer so that a run whose copies fall in two of them is counted once, as a local
 #: ingest counts it (each stream counted its copy: "ingested 3" for 2 runs stored). Without it, one per stream.
 INGEST_CALL_HEADER = "x-ingest-call"
+#: The trailing-metadata key of an error this server ended a call with itself (its value the request id). Its
+#: initial metadata is sent before any work, so it tells only that the call came; a status without this trailer
+#: after it was made by the client's gRPC (its deadline, a cancel, a broken connection): the answer was lost, the
+#: work maybe done. A SearchPastRuns the server refused had counted nothing, yet read "may have counted".
+ENDED_HERE = "x-request-id"
 
 
 @dataclass(frozen=True)
