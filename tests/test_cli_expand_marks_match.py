@@ -49,3 +49,23 @@ def test_a_hit_of_one_step_is_said_as_the_page_says_it(newcomer) -> None:  # noq
     code, out, err = run_cli("similar", SAMPLE_ERROR, "-t", "demo", "-k", "1")
     assert code == 0, err
     assert "   best failure 25: " in out, out
+
+
+def test_a_window_no_step_of_which_holds_the_query_is_marked_whole(backend) -> None:  # noqa: F811
+    """review RENG 2: a dense hit of a word no step holds (``boundnode``) was marked at its window's first step, and
+    ``--json`` said ``matched_step`` of it, claiming a match no step holds. The window is marked whole again and
+    ``matched_step`` is null."""
+    code, _, err = run_cli("ingest", str(RUN))
+    assert code == 0, err
+    code, out, err = run_cli("search", "boundnode", "--mode", "dense", "--level", "step", "--expand", "1", "-k", "1",
+                             "--json")
+    assert code == 0, err
+    hit = json.loads(out)[0]
+    assert hit["step_end"] > hit["step_index"], hit  # a window of several steps
+    assert not any("boundnode" in step["text"].lower() for step in hit["context"])
+    assert hit["matched_step"] is None, hit["matched_step"]
+    code, out, err = run_cli("search", "boundnode", "--mode", "dense", "--level", "step", "--expand", "1", "-k", "1")
+    assert code == 0, err
+    marked = [line for line in out.splitlines() if line.startswith("   > ")]
+    assert [line.split("]")[0] for line in marked] == [f"   > [step {i}" for i in range(hit["step_index"],
+                                                                                      hit["step_end"] + 1)], out

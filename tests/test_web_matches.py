@@ -136,3 +136,16 @@ def test_holds_the_query_verbatim_is_what_the_ranking_did(demo):
         page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode, "k": "50"}).text
         held = ["<dt>holds</dt><dd>the query verbatim</dd>" in part for part in page.split('class="result ')[1:]]
         assert held[0] and held == sorted(held, reverse=True), (mode, held)  # labelled rows first, none below
+
+
+def test_a_window_no_step_of_which_holds_the_query_is_marked_whole(demo):
+    """review RENG 2: a dense hit of a word no step holds (``boundnode``: gemini-3-pro's django__django-15930, its
+    steps 0-2) was marked, and its run linked, at its window's first step alone, claiming a match there; the page
+    marks the window whole and opens the run at it."""
+    page = demo.get("/", params={"q": "boundnode", "mode": "dense", "level": "step", "model": GEMINI_MODEL}).text
+    run = "gemini_3_pro.django__django-15930"
+    first, last = map(int, re.search(rf'href="/runs/{run}\?q=boundnode&amp;match=(\d+)-(\d+)', page).groups())
+    result = page[page.index(f'href="/runs/{run}'):]
+    steps = matched_steps(result[:result.index("Open the run")])
+    assert (first, last) == (0, 2) and len(steps) == 3, (first, last, steps)
+    assert not any("boundnode" in step.lower() for step in steps)

@@ -283,16 +283,18 @@ def failure_error(failure_text: str) -> str:
     return ""
 
 
-def best_step(steps: Sequence[Any], hit: Any, query: str, query_terms: tuple[str, ...]) -> int:
+def best_step(steps: Sequence[Any], hit: Any, query: str, query_terms: tuple[str, ...]) -> int | None:
     """Which step of a hit's matched window holds the match, by position: the one with ``query`` verbatim, else the
-    one with the most distinct ``query_terms``, else the window's first step (a passage hit: its own step). One rule
-    for every interface that shows a hit between its neighbours, so that the CLI's ``search --expand`` and the web
-    page point at the same step (the CLI marked each step of a three-step window as matched, the page one).
+    one with the most distinct ``query_terms`` (a passage hit: its own step); None when no step of the window holds
+    any of them (a dense hit of words no step has): then the window matched as a whole, and naming its first step
+    claimed a match there that no step holds. One rule for every interface that shows a hit between its neighbours,
+    so that the CLI's ``search --expand`` and the web page point at the same step (the CLI marked each step of a
+    three-step window as matched, the page one).
     ``steps``: the hit's window and its neighbours (``TrajSearch.expand``), each with ``position`` and ``text``."""
     if hit.level == "passage":  # a passage is the part of one step's output that matched
         return hit.step_index
     needle = " ".join(query.split()).lower()
-    best, best_score = hit.step_index, -1
+    best, best_score = None, 0
     for step in steps:
         if not hit.step_index <= step.position <= hit.step_end:
             continue

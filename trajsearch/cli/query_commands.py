@@ -20,6 +20,7 @@ from .options import (
 from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
+from ..results import Hit
 
 
 def search(
@@ -54,7 +55,8 @@ def search(
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     query_terms = terms(text)
-    # the step of each expanded hit's window that holds the match, as the web page marks it
+    # the step of each expanded hit's window that holds the match, as the web page marks it (None: no step holds a
+    # word of the query, the window matched as a whole)
     best = {h.id: best_step(steps, h, text, query_terms) for h in hits if (steps := context.get(h.id))}
     if as_json:
         print_json([dict(h.to_dict(), outcome_shown=shown[h.trajectory_id],
@@ -67,7 +69,7 @@ def search(
         out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  "
                   f"outcome={escape(shown[h.trajectory_id])}")
         for step in context.get(h.id) or []:
-            if step.position == best[h.id]:  # the matching step: the part that matched
+            if _marked(step.position, h, best[h.id]):  # the matching step: the part that matched
                 # a passage hit matched a part of the step's output that the step's row holds clipped
                 matched = h.text if h.level == "passage" else step.text
                 out.print(f"   > {matched_line(matched, query_terms, 240)}", markup=False)
@@ -178,6 +180,13 @@ def _no_runs_said(api) -> str | None:
         return f"the key's tenant {stats.get('tenant')!r} holds no runs on this server"
     return (f"tenant {stats.get('tenant')!r} holds no runs in this store (a misspelt tenant? 'trajsearch stats -t "
             "TENANT' counts a tenant's runs)")
+
+
+def _marked(position: int, hit: Hit, best: int | None) -> bool:
+    """Whether ``search --expand`` marks the step at ``position`` as matched: the step of the hit's window holding
+    the match, or each step of the window when none holds a word of the query
+    (:func:`~trajsearch.excerpt.best_step`)."""
+    return position == best if best is not None else hit.step_index <= position <= hit.step_end
 
 
 def _tenant_holds_runs(api, found: list) -> None:

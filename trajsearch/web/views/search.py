@@ -510,15 +510,17 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
         if hit.step_index >= 0 and hit.level in ("step", "failure", "passage"):
             steps = ts.expand(hit, before=1, after=1, tenant=tenant)
             best = best_step(steps, hit, marked, hl)  # a passage: its step, whose row holds it clipped
+            # no step holds a word of the query: the window is marked whole, no step claimed
+            first, last = (best, best) if best is not None else (hit.step_index, hit.step_end)
             for step in steps:
-                if abs(step.position - best) > 1:
-                    continue  # the matching step and one neighbour on each side
-                matched = step.position == best
+                if not first - 1 <= step.position <= last + 1:
+                    continue  # the matching step(s) and one neighbour on each side
+                matched = first <= step.position <= last
                 step_text = hit.text if matched and hit.level == "passage" else step.text
                 # the matching step around its match (an error sits at the tail of a long output)
                 shown = excerpt(step_text, hl, 1500) if matched else _clip(step_text, 320)
                 context.append(StepLine(step.position, step.index, step.action, highlight(shown, hl), matched))
-            match = (best, best)
+            match = (first, last)
         if not context:  # a task or summary row (or a step the index no longer has): around its match too
             snippet = highlight(excerpt(hit.text, hl, 1200), hl)
         out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
