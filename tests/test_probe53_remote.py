@@ -295,8 +295,8 @@ def test_export_inside_a_misspelt_filter_says_the_runs_match_without_it(server, 
                 "--env-version", "v9")
     assert done.returncode == 0, done.stderr
     assert ("note: nothing found inside --outcome success (the default: add --outcome failure, repeatable, to export "
-            "others), --env-version v9, but this tenant's runs match without them: is a value misspelt, or not "
-            "recorded for these runs?") in _said(done), _said(done)
+            "others), --env-version v9, but this tenant's runs match without them: is --env-version v9 misspelt, or "
+            "not recorded for these runs?") in _said(done), _said(done)  # its runs succeeded: only v9 is asked about
 
 
 def test_export_says_a_typed_outcome_without_calling_it_the_default(server, keys, tmp_path):

@@ -63,3 +63,21 @@ def test_a_period_no_run_started_in_is_not_called_a_misspelt_value(site) -> None
     assert "No runs match inside these filters." in page and "misspelt" not in page
     page = _search(site, q=SAMPLE_ERROR, env="airline-v2", since="2090-01-01")  # which one left nothing: not known
     assert "No runs match inside these filters." in page and "misspelt" not in page
+
+
+#: A word only the sample's mini-swe-agent runs (env version swe-dev-v1) hold: pydicom-1256's task.
+OUTSIDE_AIRLINE = "BulkDataURI"
+
+
+def test_an_env_version_runs_hold_is_not_asked_whether_it_is_misspelt(site) -> None:
+    """review RENG 1: ``env=airline-v1`` (15 of the sample's runs hold it, the page's own env suggestions offer it)
+    with a word only the swe-dev-v1 runs hold was asked "is a value misspelt, or not recorded for these runs?".
+    It is now said that no run inside it matches; with a tool no run has beside it, only the tool is asked about."""
+    page = _search(site, q=OUTSIDE_AIRLINE, mode="lexical", env="airline-v1")
+    assert "No runs match inside these filters." in page
+    assert "No run inside env version airline-v1 matches this search; this tenant's runs outside it do" in page
+    assert "misspelt" not in page and "ingest --set" not in page
+    page = _search(site, q=OUTSIDE_AIRLINE, mode="lexical", env="airline-v1", tools="cancel_reservaton")
+    assert ("Nothing found inside env version airline-v1, tools cancel_reservaton, but this tenant's runs match "
+            "without them: is tools cancel_reservaton misspelt, or not recorded for these runs?") in page
+    assert "ingest --set" not in page  # the env version is held: no advice to record one

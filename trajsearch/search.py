@@ -917,14 +917,29 @@ def said_meant(nearest: Sequence[str]) -> str:
     return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
 
 
-def said_filtered_out(given: Sequence[str], recorded: str = "") -> str:
-    """What is said when nothing was found inside the filters ``given`` (each its name and value) while the same
-    question without them finds runs (the CLI's note, the search page's): a value misspelt, or never recorded at
-    ingest, was answered "no matches" as if the tenant's runs had been searched and none were alike. ``recorded``:
-    how such a value is recorded, appended."""
+def said_filtered_out(given: Sequence[tuple[str, bool]], recorded: str = "") -> str:
+    """What is said when nothing was found inside the filters ``given`` while the same question without them finds
+    runs (the CLI's note, the search page's): a value misspelt, or never recorded at ingest, was answered "no
+    matches" as if the tenant's runs had been searched and none were alike. ``given``: each filter as said (its name
+    and value) and whether some run of the tenant's holds its value (:func:`value_held`): only a value no run holds
+    is asked about (``env=v1``, held by 23 runs, was asked whether it was misspelt); where each is held, no run
+    inside them matches, and that is said. ``recorded``: how such a value is recorded, appended when one is asked
+    about."""
+    said, unheld = ", ".join(g for g, _ in given), [g for g, held in given if not held]
     them = "it" if len(given) == 1 else "them"
-    return (f"nothing found inside {', '.join(given)}, but this tenant's runs match without {them}: is a value "
-            f"misspelt, or not recorded for these runs?{recorded}")
+    if not unheld:
+        return f"no run inside {said} matches this search; this tenant's runs outside {them} do"
+    asked = "a value" if len(unheld) == len(given) else " and ".join(unheld)
+    return (f"nothing found inside {said}, but this tenant's runs match without {them}: is {asked} misspelt, or not "
+            f"recorded for these runs?{recorded}")
+
+
+def value_held(search: Callable[..., Sequence[Any]], **one_filter: Any) -> bool:
+    """Whether some run the ``search`` sees holds the value of ``one_filter`` (``search``'s own keyword for it): a
+    dense search finds the nearest task rows whatever their words, so one of k=1 inside that filter alone finds a
+    run exactly when one holds the value. The one test :func:`said_filtered_out` is told by, on the CLI (either
+    backend: a server lists no values) and the page alike."""
+    return bool(search(levels=("task",), k=1, mode="dense", **one_filter))
 
 
 def meant_in(message: str) -> list[str]:

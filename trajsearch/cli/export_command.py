@@ -23,13 +23,13 @@ from .output import err, fail, plain
 from .query_commands import _no_runs_said, _say_filtered_out
 
 
-def _outcomes_said(ctx: typer.Context, outcome: list[str]) -> list[str]:
-    """``--outcome`` as a note names it: export keeps successes unless told otherwise, and "nothing found inside
-    --outcome success" blamed a flag the user never typed (a tenant of failures only); the default is marked so,
-    with the flag that widens it."""
+def _outcome_noted(ctx: typer.Context) -> str:
+    """What a note says after each ``--outcome`` value: export keeps successes unless told otherwise, and "nothing
+    found inside --outcome success" blamed a flag the user never typed (a tenant of failures only); the default is
+    marked so, with the flag that widens it."""
     if getattr(ctx.get_parameter_source("outcome"), "name", "") in ("COMMANDLINE", "ENVIRONMENT"):
-        return outcome
-    return [f"{value} (the default: add --outcome failure, repeatable, to export others)" for value in outcome]
+        return ""
+    return " (the default: add --outcome failure, repeatable, to export others)"
 
 
 def export(
@@ -75,9 +75,10 @@ def export(
         if not job.found and (said := _no_runs_said(api)):  # not "exported 0 of 0" and an empty file: a wrong tenant
             fail(f"{said}: nothing to export", code=1)
         if not job.found:  # a filter misspelt (or never recorded) is said, as search says it
-            _say_filtered_out([], {"--outcome": _outcomes_said(ctx, outcome), "--env-version": env_version,
+            _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version,
                                    "--policy-version": policy_version, "--task-family": task_family, "--tool": tool},
-                              lambda: api.search(query, levels=level, k=1, mode=mode))
+                              lambda: api.search(query, levels=level, k=1, mode=mode),
+                              lambda **options: api.search(query, **options), {"--outcome": _outcome_noted(ctx)})
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
                    TimeElapsedColumn(), TimeRemainingColumn())

@@ -53,7 +53,8 @@ def search(
         _tenant_holds_runs(api, hits)
         _say_run_id(api, text, [h.trajectory_id for h in hits])
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
-                                 "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
+                                 "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode),
+                          lambda **options: api.search(text, **options))
     query_terms = terms(text)
     # the step of each expanded hit's window that holds the match, as the web page marks it (None: no step holds a
     # word of the query, the window matched as a whole)
@@ -107,7 +108,9 @@ def similar(
         _tenant_holds_runs(api, matches)
         if text is not None:
             _say_run_id(api, text, [m.trajectory_id for m in matches])
-        _say_filtered_out(matches, {"--outcome": outcome}, lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode))
+        _say_filtered_out(matches, {"--outcome": outcome},
+                          lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode),
+                          lambda **options: api.search(text or trajectory_id, **options))
     if as_json:
         print_json([dict(m.to_dict(), outcome_shown=shown[m.trajectory_id]) for m in matches])
         return
@@ -196,19 +199,24 @@ def _tenant_holds_runs(api, found: list) -> None:
         fail(f"{said}: nothing to search", code=1)
 
 
-def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unfiltered: Callable[[], Sequence]) -> None:
+def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unfiltered: Callable[[], Sequence],
+                      search: Callable[..., Sequence], noted: Mapping[str, str] | None = None) -> None:
     """When nothing was found inside the ``filters`` given (flag -> values) but the same question without them finds
     something, say so on stderr: a version or tool misspelt, or never recorded at ingest (the README's own
     ``--env-version v2`` over runs ingested without one), was answered "no matches" or "plan_from_scratch", as if the
-    tenant's runs had been searched and none were alike."""
-    given = _given(filters)
+    tenant's runs had been searched and none were alike. ``search``: the tenant's search with the query given (its
+    keyword options free), which tells a value some run holds from one none does (:func:`value_held`); ``noted``:
+    words said after a flag's values (export's default outcome)."""
+    given = [(flag, value) for flag, values in filters.items() for value in values]
     if found or not given or not unfiltered():
         return
-    from ..search import said_filtered_out
+    from ..search import said_filtered_out, value_held
 
+    held = {(flag, value): value_held(search, **{_KEYWORDS[flag]: [value]}) for flag, value in given}
     recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
-                     if filters.get(flag)), "")
-    err.print(f"note: {said_filtered_out(given, recorded)}", markup=False, soft_wrap=True)
+                     if any(not held[flag, value] for value in filters.get(flag, ()))), "")
+    said = [(f"{flag} {value}{(noted or {}).get(flag, '')}", held[flag, value]) for flag, value in given]
+    err.print(f"note: {said_filtered_out(said, recorded)}", markup=False, soft_wrap=True)
 
 
 def _given(filters: Mapping[str, Sequence[str]]) -> list[str]:
@@ -220,6 +228,9 @@ def _given(filters: Mapping[str, Sequence[str]]) -> list[str]:
 AWAITING_APPROVAL = "awaiting approval: the run paused here for a person to approve or reject this call"
 #: Filters on a value ingest records from ``--set`` where a dump has none.
 _SET_AT_INGEST = ("--env-version", "--policy-version", "--task-family")
+#: Each filter flag's keyword in ``search``.
+_KEYWORDS = {"--outcome": "outcome", "--env-version": "env_version", "--policy-version": "policy_version",
+             "--task-family": "task_family", "--tool": "tools"}
 
 
 def _anchor_error(api, trajectory_id: str) -> str:

@@ -17,7 +17,7 @@ from ...excerpt import best_step, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
-from ...search import TrajSearch, id_shaped, said_filtered_out
+from ...search import TrajSearch, id_shaped, said_filtered_out, value_held
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
@@ -390,33 +390,48 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     out = _search(ts, principal, form, facts)
     if out.searched and not out.results:
         out.no_runs = no_runs_said(ts, principal, ui_tenant=ui_tenant)
-        if not out.no_runs and (note := _filtered_out_note(ts, principal, form, out.anchor)):
+        if not out.no_runs and (note := _filtered_out_note(ts, principal, form, facts, out)):
             out.notes.append(note)
     return out
 
 
-def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, anchor: Hit | None) -> str | None:
-    """When no run matched inside the form's filters but the same search without them finds one of the key's runs,
-    say so, as the CLI's ``search`` does: an env version or tool misspelt, or never recorded for these runs, was
-    answered "No runs match inside these filters" alone, where the CLI named the filter and asked whether it was
-    misspelt. None when no such filter was given, or nothing matches without them either, or dates were given: a
-    period no run started in is no value misspelt, and the search without it could not tell which filter left nothing."""
-    given = [f"{label} {value}" for label, value in (
-        ("env version", form.env), ("outcome", form.outcome), ("tools", ", ".join(form.tool_list)),
-        ("model", form.model)) if value]
-    if not given or form.since or form.until:
+def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts,
+                       out: SearchOutcome) -> str | None:
+    """When no run matched inside the form's filters but the same search without them (in the mode the search ran)
+    finds one of the key's runs, say so, as the CLI's ``search`` does: an env version or tool misspelt, or never
+    recorded for these runs, was answered "No runs match inside these filters" alone, where the CLI named the filter
+    and asked whether it was misspelt; a value some run holds is not asked about (:func:`said_filtered_out`). None
+    when no such filter was given, or nothing matches without them either, or dates were given: a period no run
+    started in is no value misspelt, and the search without it could not tell which filter left nothing."""
+    if not (form.env or form.outcome or form.tool_list or form.model) or form.since or form.until:
         return None
     text, exclude = form.q, ()
-    if anchor is not None:  # runs like a pasted id's run: its own text, the run left out, as the search ran
-        text, exclude = ts.anchor_text(anchor.trajectory_id, tenant=principal.tenant) or anchor.text, (
-            anchor.trajectory_id,)
+    if out.anchor is not None:  # runs like a pasted id's run: its own text, the run left out, as the search ran
+        text, exclude = ts.anchor_text(out.anchor.trajectory_id, tenant=principal.tenant) or out.anchor.text, (
+            out.anchor.trajectory_id,)
     bare = Filters(tenant=principal.tenant, levels=form.levels, env_versions=principal.env_versions,
                    policy_versions=principal.policy_versions, exclude_trajectory_ids=exclude)
-    if not ts.search_filtered(text, bare, k=1, mode=form.mode):
+    if not ts.search_filtered(text, bare, k=1, mode=out.mode_used or form.mode):
         return None
-    recorded = " (ingest --set env_version=... records one)" if form.env else ""
-    said = said_filtered_out(given, recorded)
-    return said[0].upper() + said[1:]
+
+    def search(*, levels: tuple[str, ...], k: int, mode: str, **one: tuple[str, ...]) -> list[Hit]:
+        """The key's search of ``text`` inside one filter alone (:func:`value_held`)."""
+        return ts.search_filtered(text, replace(bare, levels=levels, exclude_trajectory_ids=(), **one), k=k, mode=mode)
+
+    given: list[tuple[str, bool]] = []  # each filter as said, and whether some run the key sees holds its value
+    if form.env:
+        env = narrow((form.env,), principal.env_versions)
+        given.append((f"env version {form.env}", env is not None and value_held(search, env_versions=env)))
+    if form.outcome:
+        given.append((f"outcome {form.outcome}", value_held(search, outcomes=(form.outcome,))))
+    if form.tool_list:
+        given.append((f"tools {', '.join(form.tool_list)}",
+                      all(value_held(search, tools=(tool,)) for tool in form.tool_list)))
+    if form.model:  # no row holds a model: the traces read so far (the model filter's own suggestions)
+        given.append((f"model {form.model}", form.model in facts.models(principal)))
+    recorded = " (ingest --set env_version=... records one)" if form.env and not given[0][1] else ""
+    note = said_filtered_out(given, recorded)
+    return note[0].upper() + note[1:]
 
 
 def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
