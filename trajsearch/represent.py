@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from .model import Outcome, Step, Trajectory
 from .steps import command_of, is_read, is_removal, signature
 from .touched import touched
+from .vocab import FAILED_OUTCOMES
 
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
 #: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
@@ -465,7 +466,7 @@ def represent(
     windows = step_windows(trajectory, window)
     rows.extend(windows)
     rows.extend(step_passages(trajectory, windows))
-    if trajectory.outcome in (Outcome.failure, Outcome.infra_error):
+    if trajectory.outcome in FAILED_OUTCOMES:
         text, position = failure_text(trajectory)
         rows.append(Row("failure", position, position, text[:MAX_ROW_CHARS]))
     return rows

@@ -20,6 +20,8 @@ DENSE_LEVELS = ("task", "summary", "step", "failure")
 RUN_LEVELS = ("task", "summary", "failure")
 #: How a run ended (see :class:`~trajsearch.model.Outcome`).
 OUTCOMES = tuple(o.value for o in Outcome)
+#: The outcomes of failed runs: the runs that get a failure row, so the outcomes failure analysis takes.
+FAILED_OUTCOMES: tuple[str, ...] = (Outcome.failure.value, Outcome.infra_error.value)
 #: Search modes: dense vectors, the lexical (BM25) leg, both fused, or chosen per query.
 Mode = Literal["dense", "lexical", "hybrid", "auto"]
 MODES: tuple[str, ...] = ("dense", "lexical", "hybrid", "auto")

@@ -11,7 +11,7 @@ import typer
 
 from ..bounds import MAX_EXAMPLES, MAX_MODES
 from .connect import connect
-from .options import AsJson, Ca, EnvVersions, Server, Tenant, Tools, Traces, Uri
+from .options import AsJson, Ca, EnvVersions, FailedOutcomes, Server, Tenant, Tools, Traces, Uri
 from .output import fail, one_line, out, print_json
 
 
@@ -22,7 +22,7 @@ def failures(
     env_version: EnvVersions = [],
     model: List[str] = typer.Option([], "--model", help="Keep runs of these model ids (read from each failure's trace: rows carry no model id)."),
     tool: Tools = [],
-    outcome: List[str] = typer.Option([], "--outcome", help="failure | infra_error (default both)."),
+    outcome: FailedOutcomes = [],
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=MAX_MODES, help="How many modes to show (the rest are counted)."),
     examples: int = typer.Option(3, "--examples", min=1, max=MAX_EXAMPLES, help="Example runs per mode, most representative first."),
     server: Server = None,

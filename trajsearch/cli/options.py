@@ -13,7 +13,7 @@ from typing import Annotated, Any, Callable, Iterable, List, Mapping, Optional
 
 import typer
 
-from ..vocab import LEVELS, MODES, OUTCOMES
+from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 
 
 def trimmed(value: Any) -> Any:
@@ -89,6 +89,9 @@ Levels = Annotated[List[str], typer.Option(
     help=f"{_one_of(LEVELS)} (repeatable; passage: pieces of long outputs, lexical search only).")]
 Outcomes = Annotated[List[str], typer.Option("--outcome", callback=choice(OUTCOMES),
                                              help=f"{_one_of(OUTCOMES)} (repeatable).")]
+# failure modes are read from failure rows, which failed runs alone have
+FailedOutcomes = Annotated[List[str], typer.Option("--outcome", callback=choice(FAILED_OUTCOMES),
+                                                   help=f"{_one_of(FAILED_OUTCOMES)} (default both).")]
 EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]
 Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]

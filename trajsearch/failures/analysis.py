@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ..bounds import MAX_EXAMPLES, MAX_MODES, check_count, out_of_bounds
 from ..store.filters import Filters
+from ..vocab import FAILED_OUTCOMES
 from . import vectors as meaning_vectors
 from .clustering import ModeConfig, cluster
 from .labels import known_cause, label_for
@@ -69,10 +70,10 @@ def failure_modes(
         check_count("limit", limit, MAX_MODES, " (or None)")
     if said := out_of_bounds(examples, 0, MAX_EXAMPLES):
         raise ValueError(f"examples {said}")
-    outcomes = _strings(outcome) or ("failure", "infra_error")
-    bad = set(outcomes) - {"failure", "infra_error"}
+    outcomes = _strings(outcome) or FAILED_OUTCOMES
+    bad = set(outcomes) - set(FAILED_OUTCOMES)
     if bad:
-        raise ValueError(f"outcome: failure rows exist for failure and infra_error runs only, got {sorted(bad)}")
+        raise ValueError(f"outcome: failure rows exist for {' and '.join(FAILED_OUTCOMES)} runs only, got {sorted(bad)}")
     end = parse_time(until) or int(time.time())
     length = parse_duration(since) if since is not None else None
     start = end - length if length else None

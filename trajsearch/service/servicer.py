@@ -30,7 +30,7 @@ from ..search import TrajSearch, said_meant
 from ..store.filters import Filters
 from ..store.traces import TraceNotFoundError
 from ..toolspec import MAX_QUERY_CHARS
-from ..vocab import KINDS, MODES
+from ..vocab import FAILED_OUTCOMES, KINDS, MODES
 from . import convert
 from . import validate as v
 from .auth import narrow
@@ -209,7 +209,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         models = v.strings("models", req.models, lim)
         tools = v.strings("tools", req.tools, _TOOLS_LIMITS)
-        outcomes = v.choices("outcomes", req.outcomes, ("failure", "infra_error"), lim)
+        outcomes = v.choices("outcomes", req.outcomes, FAILED_OUTCOMES, lim)
         limit = v.bounded("limit", req.limit, 1, MAX_MODES, default=20)
         examples = v.bounded("examples", req.examples, 1, MAX_EXAMPLES, default=3)
         if env is None or policy is None:  # the key's pins exclude every requested version: no failures
