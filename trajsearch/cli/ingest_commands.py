@@ -381,6 +381,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    outcomes: Path | None, success_threshold: float, streams: Any, quiet: bool = False,
                    log_every: float = LOG_EVERY) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
+    from ..ingest.batch import JobResult
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, marked, parsed_as_given,
                                 plan_inputs, read_inputs)
@@ -424,14 +425,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 if exc.code != 128 + signal.SIGTERM:
                     raise
                 raise _ServerStopped("interrupted", exc.code, report) from None
-    # the fields of a local ingest's result (``JobResult.to_dict``), with no checkpoint: every input is read
-    return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
-                 named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
-                 passed_over=passed_over.to_dict(), units=len(units), units_already_done=0,
-                 units_streamed=sum(any(str(f) in streams.names for f in u.files) for u in units),
-                 seconds=round(time.monotonic() - started, 2), checkpoint=None, dead_letter=None, error=None,
-                 renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
-                          for s, old, new in renamed])]
+    # a local ingest's result, so its every field reaches --server too, with no checkpoint: every input is read
+    result = JobResult(report, None, None, len(units), 0, time.monotonic() - started,
+                       streamed=sum(u.streamed(streams.names) for u in units),
+                       renamed=[(as_given(s, streams.names), old, new) for s, old, new in renamed],
+                       outcomes=table, clipped=clipped, spooled=spooled, passed_over=passed_over)
+    return [dict(result.to_dict(), results=report.results)]
 
 
 def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:

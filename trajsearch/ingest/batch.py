@@ -126,8 +126,8 @@ class IngestJob:
 @dataclass
 class JobResult:
     report: IngestReport
-    checkpoint: Path
-    dead_letter: Path
+    checkpoint: Path | None  # None over --server: every input is read, none skipped as done
+    dead_letter: Path | None
     units: int
     skipped_units: int
     seconds: float
@@ -143,13 +143,17 @@ class JobResult:
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
                 "units_streamed": self.streamed,
-                "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
-                "dead_letter": str(self.dead_letter), "error": self.error,
+                "seconds": round(self.seconds, 2), "checkpoint": _named(self.checkpoint),
+                "dead_letter": _named(self.dead_letter), "error": self.error,
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
                 "outcomes": self.outcomes.counts() if self.outcomes is not None else None,
                 "clipped": self.clipped.to_dict() if self.clipped is not None else None,
                 "named_after_stream_copy": self.spooled.to_dict() if self.spooled is not None else None,
                 "passed_over": self.passed_over.to_dict() if self.passed_over is not None else None}
+
+
+def _named(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
 
 
 @lru_cache(maxsize=1)
@@ -220,7 +224,7 @@ def run_ingest(
     options = ReadOptions(group_by=job.group_by, outcomes=outcomes,
                           keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
 
-    streamed = {unit.key for unit in units if any(str(f) in job.streams for f in unit.files)}
+    streamed = {unit.key for unit in units if unit.streamed(job.streams)}
     plan, skipped = _plan(units, checkpoint, streamed)
     total = sum(step.unit.size for step in plan if not step.noted)
     if on_plan:

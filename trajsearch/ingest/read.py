@@ -119,6 +119,11 @@ class Unit:
     def size(self) -> int:
         return sum(_size(f) for f in self.files)
 
+    def streamed(self, streams: Mapping[str, str]) -> bool:
+        """Whether this unit was read from a stream (a pipe, stdin): ``streams`` holds their copies' paths. Such a
+        unit is read whole, never checkpointed: a rerun cannot read the stream again."""
+        return any(str(f) in streams for f in self.files)
+
 
 def _size(path: Path) -> int:
     try:
