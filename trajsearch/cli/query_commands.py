@@ -358,17 +358,17 @@ def _why_empty(api, result, kind: str, versions: Mapping[str, Sequence[str]]) ->
     once, by the runtime's :func:`~trajsearch.runtime.tool.why_none`, on both backends alike): nothing when nothing
     was close enough (review RGE 4: the versions were not why) or the text says it (a budget too small); the
     tenant's name when it holds no run at all; else the answer's note (with the versions given, when no run of the
-    kind lies inside them). The CLI had asked again itself, without the versions, and said nothing when that found
+    kind lies inside them, named in its sentence). The CLI had asked again itself, without the versions, and said nothing when that found
     nothing close either: an ``--env-version`` no run carries was answered "plan_from_scratch" with no word of it."""
-    from ..runtime.tool import NO_RESULTS
+    from ..runtime.tool import CONTEXT_VERSIONS, NO_RESULTS
 
     close, in_versions, nothing = list(NO_RESULTS[kind])[:3]  # the labels' order (see why_none)
     if result.items or result.reason in ("", close) or result.text:
         return None
     if result.reason == nothing and (said := _no_runs_said(api)):
         return said
-    if result.reason == in_versions:  # the versions named: the note says "this run's", which the CLI's user gave
-        return f"{result.note} ({', '.join(_given(versions))})"
+    if result.reason == in_versions:  # the note's "this run's" versions are the ones the CLI's user gave: named
+        return result.note.replace(CONTEXT_VERSIONS, ", ".join(_given(versions)))
     return result.note
 
 

@@ -36,15 +36,17 @@ QUERY_ECHO_CHARS = 160
 #: width do not fit the result budget, so that ``k`` results are cut shorter before any is left out.
 STEP_TEXT_WIDTHS = (800, 500, 300)
 
+#: What an empty answer's note calls the runtime context's versions: a caller that gave them names them there instead.
+CONTEXT_VERSIONS = "this run's environment or policy versions"
 #: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
 NO_WARNINGS = {
     "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
                            "nothing to warn about.",
-    "no_failures_in_versions": "No failed run is recorded for this run's environment or policy versions (only "
+    "no_failures_in_versions": f"No failed run is recorded for {CONTEXT_VERSIONS} (only "
                                "with other versions or none): no warning can apply.",
     "no_failed_runs": "No failed run is recorded here yet: no warning can apply.",
     # the service's answer when the context's versions are all outside its key's pins (nothing is searched)
-    "versions_not_readable": "This key may not read runs of this run's environment or policy versions: no warning "
+    "versions_not_readable": f"This key may not read runs of {CONTEXT_VERSIONS}: no warning "
                              "can apply.",
 }
 #: The service's reason when the context's versions are all outside its key's pins, for every kind.
@@ -54,17 +56,17 @@ NO_RESULTS = {
     "failures": NO_WARNINGS,
     "exemplars": {
         "no_similar_runs": "No successful past run is close enough to this query: plan from scratch.",
-        "no_runs_in_versions": "No successful run is recorded for this run's environment or policy versions (only "
+        "no_runs_in_versions": f"No successful run is recorded for {CONTEXT_VERSIONS} (only "
                                "with other versions or none): plan from scratch.",
         "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
-        UNREADABLE: "This key may not read runs of this run's environment or policy versions: plan from scratch.",
+        UNREADABLE: f"This key may not read runs of {CONTEXT_VERSIONS}: plan from scratch.",
     },
     "steps": {
         "no_matching_steps": "No step of a past run matches this query.",
-        "no_runs_in_versions": "No run is recorded for this run's environment or policy versions (only "
+        "no_runs_in_versions": f"No run is recorded for {CONTEXT_VERSIONS} (only "
                                "with other versions or none): no step to show.",
         "no_runs": "No run is recorded here yet: no step to show.",
-        UNREADABLE: "This key may not read runs of this run's environment or policy versions: no step to show.",
+        UNREADABLE: f"This key may not read runs of {CONTEXT_VERSIONS}: no step to show.",
     },
 }
 
