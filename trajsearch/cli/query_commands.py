@@ -358,8 +358,9 @@ def _why_empty(api, result, kind: str, versions: Mapping[str, Sequence[str]]) ->
     once, by the runtime's :func:`~trajsearch.runtime.tool.why_none`, on both backends alike): nothing when nothing
     was close enough (review RGE 4: the versions were not why) or the text says it (a budget too small); the
     tenant's name when it holds no run at all; else the answer's note (with the versions given, when no run of the
-    kind lies inside them, named in its sentence). The CLI had asked again itself, without the versions, and said nothing when that found
-    nothing close either: an ``--env-version`` no run carries was answered "plan_from_scratch" with no word of it."""
+    kind lies inside them, named in its sentence). The CLI had asked again itself, without the versions, and said
+    nothing when that found nothing close either: an ``--env-version`` no run carries was answered
+    "plan_from_scratch" with no word of it."""
     from ..runtime.tool import CONTEXT_VERSIONS, NO_RESULTS
 
     close, in_versions, nothing = list(NO_RESULTS[kind])[:3]  # the labels' order (see why_none)

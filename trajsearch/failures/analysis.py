@@ -73,7 +73,8 @@ def failure_modes(
     outcomes = _strings(outcome) or FAILED_OUTCOMES
     bad = set(outcomes) - set(FAILED_OUTCOMES)
     if bad:
-        raise ValueError(f"outcome: failure rows exist for {' and '.join(FAILED_OUTCOMES)} runs only, got {sorted(bad)}")
+        raise ValueError(f"outcome: failure rows exist for {' and '.join(FAILED_OUTCOMES)} runs only, "
+                         f"got {sorted(bad)}")
     end = parse_time(until) or int(time.time())
     length = parse_duration(since) if since is not None else None
     start = end - length if length else None
