@@ -572,3 +572,38 @@ def test_a_run_making_the_call_the_task_names_is_a_candidate(model_ts):
     shown = [e.trajectory_id for e in found.items]
     assert len(shown) == 3 and shown[-1] == "tau-gpt-4o-airline-booking-11-11-t0", shown
     assert "book_reservation" in [a.action for a in found.items[-1].digest.actions]
+
+
+#: a real successful run (sqlfluff-2419) whose step 10 met ``NO_PYTEST`` and whose step 11 installed pytest
+RECOVERED = FIXTURES / "mini-swe-agent" / ".real" / "recovered-pytest"
+NO_PYTEST = "ModuleNotFoundError: No module named 'pytest'"
+
+
+def test_a_pasted_error_shows_a_run_that_got_past_it_apart_from_the_failed_runs(model_ts):
+    """Bug (probe RT4): an agent mid-task pasting its failing step's error got ``no_similar_failures`` for 77 of 77
+    real error lines, since warnings show only failed runs, though 53 of them had been met and got past by a
+    successful run of another task. Such a run is shown as a recovery, labelled apart from the warnings: the step
+    that met the error and what the run did next; a failed run meeting the error stays a warning; and a run of the
+    agent's own task left out (``exclude_trajectory_ids``) is no recovery either."""
+    report = OutcomeTable.load(GEMINI_WARNINGS / "sb-cli-report.json")
+    failed = [p.trajectory for p in read_dump(GEMINI_WARNINGS, tenant="acme", outcomes=report)]
+    recovered = [p.trajectory for p in read_dump(RECOVERED, tenant="acme")]
+    assert [r.outcome.value for r in recovered] == ["success"]
+    model_ts.add([*failed, *recovered])
+    rt, ctx = Runtime(model_ts), RuntimeContext(tenant="acme", now=BASE_TIME)
+
+    answer = rt.advice("warnings", NO_PYTEST, ctx)
+    assert answer.reason == "" and len(answer.items) == 1
+    item = answer.items[0]
+    assert item["provenance"]["trajectory_id"] == recovered[0].trajectory_id
+    assert item["provenance"]["outcome"] == "success" and item["view"]["label"] == "how a past run got past this"
+    assert item["view"]["step_holding"].startswith("[step 10]") and NO_PYTEST in item["view"]["step_holding"]
+    assert item["view"]["next_step"].startswith("[step 11]") and "pip install pytest" in item["view"]["next_step"]
+    assert "## Recovery 1: HOW A PAST RUN GOT PAST THIS" in answer.text and "## Warning" not in answer.text
+    assert "pip install pytest" in answer.text and rt.counter.count(answer.text) <= rt.config.format.budget_tokens
+
+    warned = rt.warnings(REPRODUCE_APP, ctx, k=3)  # met only by failed runs: warnings, no recovery
+    assert len(warned) == 2 and warned.recoveries == []
+    assert rt.warnings(NO_PYTEST, ctx, exclude_trajectory_ids=[recovered[0].trajectory_id]).recoveries == []
+    prompt = rt.context_for(NO_PYTEST, ctx)  # the agent's prompt shows it too, and lists it as seen
+    assert [r.trajectory_id for r in prompt.recoveries] == [recovered[0].trajectory_id] and "Then did:" in prompt.text

@@ -23,7 +23,7 @@ from ..results import ContextResult
 from ..search import TrajSearch
 from . import curate, tracing
 from .calibration import Calibration, Calibrations
-from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning, WarningSet
+from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning, Recovery, WarningSet
 from .advice import exemplars as _exemplars, task_query
 from .advice import warnings as _warnings
 from .context import RuntimeContext
@@ -60,6 +60,7 @@ class PromptContext:
     tokens: int
     exemplars: list[Exemplar] = field(default_factory=list)
     warnings: list[FailureWarning] = field(default_factory=list)
+    recoveries: list[Recovery] = field(default_factory=list)
 
 
 class Runtime:
@@ -98,13 +99,15 @@ class Runtime:
             found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
-                              counter=self.counter, budget=budget)
+                              counter=self.counter, budget=budget, recoveries=warned.recoveries)
             shown = PromptContext(rendered.stated(found.strategy), found.best_similarity, rendered.text, rendered.data,
                                   rendered.tokens,
                                   [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
-                                  [item for item, _ in _shown(warned, rendered.data["warnings"])])
+                                  [item for item, _ in _shown(warned, rendered.data["warnings"])],
+                                  [item for item, _ in _shown(warned.recoveries, rendered.data.get("recoveries", []))])
             # the runs the agent saw, as the PromptContext lists them (not every run found)
-            tracing.record_results(span, [*shown.exemplars, *shown.warnings], strategy=shown.strategy.value,
+            tracing.record_results(span, [*shown.exemplars, *shown.warnings, *shown.recoveries],
+                                   strategy=shown.strategy.value,
                                    tokens=rendered.tokens)
             return shown
 
@@ -122,7 +125,7 @@ class Runtime:
         """
         if kind == "exemplars":
             found = self.exemplars(text, ctx, k)
-            strategy, exemplars, warnings = found.strategy, found.items, []
+            strategy, exemplars, warnings = found.strategy, found.items, WarningSet(held=False)
             held = found.best_similarity is not None  # (its searches answer why_none's first question)
         elif kind == "warnings":
             strategy, exemplars, warnings = None, [], self.warnings(text, ctx, k)
@@ -133,12 +136,15 @@ class Runtime:
         # One rendering, budgeted as the text an agent's prompt gets; the JSON is that same context as data
         # (rendered apart, the more verbose JSON fit fewer runs than the text at one budget).
         context = render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter,
-                         budget=budget)
+                         budget=budget, recoveries=warnings.recoveries)
         strategy = context.stated(strategy)
         outcome = "success" if kind == "exemplars" else "failure"
         out = [{"provenance": dict(item.provenance(), outcome=outcome),
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
+        # a run that got past the pasted error: labelled by its view, successful (no failed run to avoid)
+        out += [{"provenance": dict(item.provenance(), outcome="success"), "text": item.step_holding, "view": view}
+                for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
         if out:
@@ -180,12 +186,14 @@ class Runtime:
 
     def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> Rendered:
         """The loop's context, whole: the loop reports the strategy it states (``plan_from_scratch`` where the
-        budget shows no exemplar), as ``context_for`` does; it had reported ``follow_closely`` (review RU, 2)."""
-        return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter)
+        budget shows no exemplar), as ``context_for`` does; it had reported ``follow_closely`` (review RU, 2).
+        The recoveries of a :class:`WarningSet` (what :meth:`_retrieve` hands the loop) are shown too."""
+        return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter,
+                      recoveries=getattr(warnings, "recoveries", ()))
 
 
-def _shown(items: Sequence[Exemplar | FailureWarning],
-           views: Sequence[dict[str, Any]]) -> list[tuple[Exemplar | FailureWarning, dict[str, Any]]]:
+def _shown(items: Sequence[Exemplar | FailureWarning | Recovery],
+           views: Sequence[dict[str, Any]]) -> list[tuple[Exemplar | FailureWarning | Recovery, dict[str, Any]]]:
     """Each item the budgeted context holds, with its view: views come in the items' order, the left-out skipped.
     Matched by trajectory id (one item per run)."""
     pending = iter(views)
@@ -200,7 +208,7 @@ def _shown(items: Sequence[Exemplar | FailureWarning],
 
 __all__ = [
     "ActionRecord", "AdviceConfig", "Calibration", "Calibrations", "CurationResult", "DuplicatePolicy", "Exemplar",
-    "ExemplarSet", "FailureWarning", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
+    "ExemplarSet", "FailureWarning", "Recovery", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
     "MaxIterationsExceeded", "NoveltyConfig", "PromptContext", "QualityRules", "RerankConfig", "Retrieval",
     "RetrievalError", "RetrievalLoop", "Runtime", "RuntimeConfig", "RuntimeContext", "SearchPastRuns",
     "StaleRun", "StalenessRules", "Strategy", "TTLCache", "TokenCounter", "WarningSet", "tool_definition",

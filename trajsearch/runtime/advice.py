@@ -151,6 +151,9 @@ class AdviceConfig:
     warning_min_similarity: float = 0.40
     #: infra errors (rate limits, crashed harness) say nothing about how to do the task
     warning_outcomes: tuple[str, ...] = ("failure",)
+    #: for a pasted log line, up to this many successful runs whose steps met it, with what each did next
+    #: (:func:`_recoveries`): how past runs got past the error the agent is stuck on; 0: off
+    recoveries_k: int = 1
 
 
 @dataclass
@@ -650,14 +653,26 @@ def _exemplar(ts: TrajSearch, scored: Scored, tenant: str, summary: Hit | None) 
     return exemplar
 
 
+@dataclass
+class Recovery(_Provenance):
+    """A successful past run that met the pasted log line in a step and got past it: the step holding the line
+    and the step after it (what the run did next), apart from the failed runs: it is no run to avoid."""
+
+    task: str
+    step_holding: str
+    next_step: str | None = None
+
+
 class WarningSet(list):
     """The warnings :func:`warnings` chose (a list of :class:`FailureWarning`), and ``held``: whether the context's
     filters held any failure row at all, which an empty answer's reason turns on (:func:`~.tool.why_none` need not
-    search for it again)."""
+    search for it again); ``recoveries``: the successful runs that got past a pasted log line (:func:`_recoveries`)."""
 
-    def __init__(self, items: Sequence[FailureWarning] = (), *, held: bool) -> None:
+    def __init__(self, items: Sequence[FailureWarning] = (), *, held: bool,
+                 recoveries: Sequence[Recovery] = ()) -> None:
         super().__init__(items)
         self.held = held
+        self.recoveries = list(recoveries)
 
 
 def warnings(
@@ -678,7 +693,8 @@ def warnings(
     steps hold a pasted log line verbatim or nearly (:func:`_steps_holding`), each shown with that step;
     then failure rows at least ``warning_min_similarity`` close, but for a log line not those whose error
     is only a verdict (:func:`_bare`). The floor is applied to a pool before the ``k`` are taken, so a
-    larger ``k`` never shows fewer. Every lookup stays inside the context's filters and leaves
+    larger ``k`` never shows fewer. For a log line, also the successful runs that met it and got past it
+    (:func:`_recoveries`, ``.recoveries``). Every lookup stays inside the context's filters and leaves
     ``exclude_trajectory_ids`` out.
     """
     k = k or config.warnings_k
@@ -701,7 +717,56 @@ def warnings(
     _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
                         config.pool_factor)
     _what_was_handed_in(ts, chosen, ctx.tenant)
-    return WarningSet(chosen, held=bool(hits))
+    recovered = _recoveries(ts, text, ctx, config.recoveries_k, exclude_trajectory_ids, pool) if log_line else []
+    return WarningSet(chosen, held=bool(hits), recoveries=recovered)
+
+
+def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, k: int, exclude: Sequence[str],
+                pool: int) -> list[Recovery]:
+    """Up to ``k`` successful runs, one per task, whose steps hold the pasted log line verbatim or nearly, each with
+    the step holding it and the step after it. An agent stuck on an error asks how to get past it; warnings show
+    only failed runs, and most runs that met an error went on and succeeded (probe RT4: 25 of 29 error lines pasted
+    from real failing steps came from successful runs, and every answer was ``no_similar_failures``)."""
+    if k <= 0:
+        return []
+    steps = ctx.filters(levels=("step",), outcomes=("success",), exclude_trajectory_ids=exclude)
+    held: dict[str, tuple[Hit, str, int]] = {}  # run -> (its best step row, the step holding the text, its position)
+    task_ids: set[str] = set()  # runs of k task ids are k tasks: no need to read further (each read costs ~3 ms)
+    for hit in search(ts, text, steps, k=pool, mode="hybrid"):
+        if hit.trajectory_id not in held and (step := _step_holding_at(hit, text, ts.fusion)) is not None:
+            held[hit.trajectory_id] = (hit, *step)
+            task_ids.add(hit.task_id or hit.trajectory_id)
+            if len(task_ids) == k:
+                break
+    tasks = ts.runs(list(held), tenant=ctx.tenant, level="task", vectors=False) if held else {}
+    seen: set[Any] = set()
+    out: list[Recovery] = []
+    for run, (hit, shown, position) in held.items():
+        task = tasks[run].text if run in tasks else ""
+        key = task_key(hit.task_id, task)
+        if len(out) == k or (key is not None and key in seen):
+            continue
+        seen.add(key)
+        out.append(Recovery(trajectory_id=run, trace_uri=hit.trace_uri, env_version=hit.env_version,
+                            similarity=similarity(hit), task=task, step_holding=shown,
+                            next_step=_next_step(ts, hit, position)))
+    return out
+
+
+def _next_step(ts: TrajSearch, hit: Hit, position: int) -> str | None:
+    """What the run did after the step at ``position``: that step's thought and action lines, from the row's window,
+    else fetched by key (:meth:`TrajSearch.expand`); None after its last step."""
+    following = [step for offset, step in enumerate(hit.steps or [], start=hit.step_index) if offset == position + 1]
+    if not following and position + 1 > hit.step_end:
+        following = [{"text": view.text} for view in ts.expand(replace(hit, step_index=position, step_end=position),
+                                                              before=0, after=1) if view.position == position + 1]
+    if not following:
+        return None
+    lines = [line.strip() for line in following[0]["text"].splitlines() if line.strip()]
+    label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
+    said = [line for line in [first, *lines[1:]] if line.startswith(("thought: ", "action: "))][:2]
+    shown = [clip(line, ACTION_CHARS) for line in said] or [clip(first, ACTION_CHARS)]
+    return "\n".join([f"{label}] {shown[0]}" if label else shown[0], *shown[1:]])
 
 
 def _what_was_handed_in(ts: TrajSearch, chosen: list[FailureWarning], tenant: str) -> None:
@@ -778,7 +843,13 @@ def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: Advic
 def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
     """The step of a step row (or passage) holding ``text`` verbatim or nearly: its ``[step n]`` label, its action
     and the line holding the text; None if no step of the row holds it."""
-    for part in hit.steps or [{"text": hit.text}]:  # a passage has no steps: its text is one step's
+    held = _step_holding_at(hit, text, fusion)
+    return held[0] if held is not None else None
+
+
+def _step_holding_at(hit: Hit, text: str, fusion: FusionConfig) -> tuple[str, int] | None:
+    """:func:`_step_holding`, and the step's position in its run (the row's first, for a passage)."""
+    for position, part in enumerate(hit.steps or [{"text": hit.text}], start=hit.step_index):  # a passage: one step
         whole = part["text"]
         lines = [line for line in whole.splitlines() if line.strip()]
         held = [line for line in lines if _holds(line, text) or fusion.nearly_holds(text, line)]
@@ -788,7 +859,7 @@ def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
         action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
         shown = [f"{label}] {clip(action, ACTION_CHARS)}" if label else clip(action, ACTION_CHARS),
                  *[clip(line.strip(), LINE_CHARS) for line in held[:1]]]
-        return "\n".join(line.strip() for line in shown if line.strip())
+        return "\n".join(line.strip() for line in shown if line.strip()), position
     return None
 
 

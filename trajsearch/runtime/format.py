@@ -34,7 +34,7 @@ from typing import Any, Sequence
 from ..digest import CAPS, UNCAPPED, ExemplarDigest, exemplar_digest, warning_digest
 from ..model import SUBMITTED
 from ..represent import clip
-from .advice import Exemplar, FailureWarning
+from .advice import Exemplar, FailureWarning, Recovery
 from .novelty import ADVICE, Strategy
 
 HEADER = (
@@ -43,6 +43,8 @@ HEADER = (
     "re-check every step against the current state."
 )
 WARNING_LABEL = "what not to do"
+#: A successful run that met the pasted error and went on: no run to avoid, so never shown as a warning.
+RECOVERY_LABEL = "how a past run got past this"
 
 
 #: ASCII punctuation: BERT's pre-tokenizer makes each such character a word of its own.
@@ -311,6 +313,17 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
     return view
 
 
+def recovery_view(recovery: Recovery, detail: _Detail) -> dict[str, Any]:
+    """A recovery's view: its task, the step that met the pasted text and the step after it (brief: no task)."""
+    view: dict[str, Any] = {"label": RECOVERY_LABEL, "provenance": recovery.provenance()}
+    if not detail.brief and recovery.task:
+        view["task"] = clip(recovery.task, detail.goal // 3)  # where it met the error, not the task, is the point
+    view["step_holding"] = clip(recovery.step_holding, detail.note)
+    if recovery.next_step:
+        view["next_step"] = clip(recovery.next_step, detail.note)
+    return view
+
+
 #: Where each line of a run's text after its first starts: deeper than any line the renderer writes.
 _CONTENT_INDENT = " " * 6
 
@@ -355,6 +368,19 @@ def _warning_text(view: dict[str, Any], n: int) -> str:
     return "\n".join(lines)
 
 
+def _recovery_text(view: dict[str, Any], n: int) -> str:
+    lines = [f"## Recovery {n}: {RECOVERY_LABEL.upper()} (a successful past run that met the same error)",
+             _source(view)]
+    for name, label in (("task", "Task"), ("step_holding", "Met it at"), ("next_step", "Then did")):
+        if view.get(name):
+            lines.append(f"{label}: {_quoted(view[name])}")
+    return "\n".join(lines)
+
+
+#: Each kind of item a context shows, and how it is written as text.
+_TEXTS = {"exemplars": _exemplar_text, "warnings": _warning_text, "recoveries": _recovery_text}
+
+
 def omitted_text(omitted: int, *, more: bool = True) -> str:
     """The line that tells a model how many results were left out for the budget (the context and the tool)."""
     return f"({omitted}{' more' if more else ''} past run(s) left out to stay within the token budget.)"
@@ -369,6 +395,7 @@ def render_text(data: dict[str, Any]) -> str:
     blocks = [_head_text(data)]
     blocks += [_exemplar_text(view, n) for n, view in enumerate(data["exemplars"], 1)]
     blocks += [_warning_text(view, n) for n, view in enumerate(data["warnings"], 1)]
+    blocks += [_recovery_text(view, n) for n, view in enumerate(data.get("recoveries", []), 1)]
     if data.get("omitted"):
         blocks.append(omitted_text(data["omitted"]))
     return "\n\n".join(blocks)
@@ -385,8 +412,7 @@ def _source(view: dict[str, Any]) -> str:
 
 def _prompt_data(data: dict[str, Any]) -> dict[str, Any]:
     """The context as the agent's prompt gets it: each run's view as :func:`for_prompt` shows it."""
-    return dict(data, exemplars=[for_prompt(v) for v in data["exemplars"]],
-                warnings=[for_prompt(v) for v in data["warnings"]])
+    return dict(data, **{kind: [for_prompt(v) for v in data[kind]] for kind in _TEXTS if kind in data})
 
 
 def checked_budget(name: str, value: Any) -> int:
@@ -409,6 +435,7 @@ def render(
     fmt: str = "text",
     counter: TokenCounter | None = None,
     budget: int | None = None,
+    recoveries: Sequence[Recovery] = (),
 ) -> Rendered:
     """Render within ``budget`` tokens (default ``config.budget_tokens``); never over it.
 
@@ -420,7 +447,8 @@ def render(
     a past run", with no run under it misleads (it had said so, or cut the header mid-word). With
     warnings shown and no exemplar, a strategy line pointing to a past run is left out for that reason;
     ``plan_from_scratch`` stays (no past run is close: what the agent needs to hear there). ``strategy``
-    None leaves it out too (tool results).
+    None leaves it out too (tool results). ``recoveries`` (successful runs that got past a pasted error) share the
+    budget, after the first exemplar and warning; the data holds a ``recoveries`` list only where some were given.
     """
     if fmt not in ("text", "json"):
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
@@ -430,13 +458,14 @@ def render(
     if strategy is not None:  # room for the longer line: the runs shown, not yet known, choose it below
         data |= max(({"strategy": said.value, "advice": advice} for said, advice in _lines(strategy)),
                     key=lambda line: counter.count(f"{line['strategy']}. {line['advice']}"))
-    data |= {"exemplars": [], "warnings": []}
-    if not exemplars and not warnings:
+    data |= {"exemplars": [], "warnings": []} | ({"recoveries": []} if recoveries else {})
+    given = {"exemplars": exemplars, "warnings": warnings, "recoveries": recoveries}
+    if not any(given.values()):
         return Rendered("", data, 0, fmt=fmt)
 
-    queue: list[tuple[str, Any]] = [("exemplars", e) for e in exemplars[:1]] + [("warnings", w) for w in warnings[:1]]
-    queue += [("exemplars", e) for e in exemplars[1:]] + [("warnings", w) for w in warnings[1:]]
-    views = {"exemplars": exemplar_view, "warnings": warning_view}
+    queue: list[tuple[str, Any]] = [(kind, item) for kind, items in given.items() for item in items[:1]]
+    queue += [(kind, item) for kind, items in given.items() for item in items[1:]]
+    views = {"exemplars": exemplar_view, "warnings": warning_view, "recoveries": recovery_view}
     # The emitted string is a skeleton (header, strategy; in JSON the brackets) plus one piece per
     # item, joined at whitespace or punctuation, where WordPiece never joins two tokens: its token
     # count is the skeleton's plus each piece's (plus a comma between JSON items). So each piece is
@@ -448,7 +477,7 @@ def render(
         """The piece's tokens; None, uncounted, when even its lower bound exceeds ``room``."""
         view = for_prompt(view)
         if fmt == "text":
-            piece, extra = (_exemplar_text if kind == "exemplars" else _warning_text)(view, n), 0
+            piece, extra = _TEXTS[kind](view, n), 0
         else:
             piece, extra = render_json(view), int(n > 1)  # the comma before every item but the first
         if counter.at_least(piece) + extra > room:
@@ -486,7 +515,7 @@ def render(
                 climbing.remove(entry)
     for entry in shown:
         data[entry.kind].append(entry.view)
-    if not data["exemplars"] and not data["warnings"]:  # no run fits: only say so
+    if not any(data[kind] for kind in given if kind in data):  # no run fits: only say so
         return _none_fit(omitted, fmt, counter, budget)
     head = counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
     if not data["exemplars"] and strategy not in (None, Strategy.plan_from_scratch):  # "follow a run": none shown
@@ -560,4 +589,4 @@ def _none_fit(omitted: int, fmt: str, counter: TokenCounter, budget: int) -> Ren
 
 def _skeleton(data: dict[str, Any]) -> dict[str, Any]:
     """The context without its items: what the JSON costs around them."""
-    return dict(data, exemplars=[], warnings=[])
+    return dict(data, **{kind: [] for kind in _TEXTS if kind in data})
