@@ -504,3 +504,27 @@ def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
     assert outcome["report"].ingested == 3
     with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as again:
         assert again.stats(tenant="acme")["trajectories"] == 3
+
+
+def test_warnings_over_grpc_show_a_run_that_got_past_the_pasted_error_inside_the_keys_tenant(tmp_path):
+    """Probe RT4: the gRPC Warnings call answered ``no_similar_failures`` to an error a successful run had met and got
+    past. The run comes back as an item of its own kind (outcome ``success``, the recovery label, the step after the
+    error), and only to a key of its tenant. Plumbing: the hashing test embedder (``serve_store``)."""
+    from pathlib import Path
+
+    from trajsearch.ingest.read import read_dump
+
+    fixture = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "recovered-pytest"
+    run = [p.trajectory for p in read_dump(fixture, tenant="acme")]
+    made, ring = key_ring(acme=dict(tenant="acme", role="read"), beta=dict(tenant="beta", role="read"))
+    srv = serve_store(tmp_path, ring, run, LIMITS)
+    try:
+        with client(srv, made["acme"]) as acme, client(srv, made["beta"]) as beta:
+            said = acme.warnings("ModuleNotFoundError: No module named 'pytest'")
+            assert [i["provenance"]["outcome"] for i in said.items] == ["success"]
+            view = said.items[0]["view"]
+            assert view["label"] == "how a past run got past this" and "pip install pytest" in view["next_step"]
+            assert "## Recovery 1" in said.text and said.reason == ""
+            assert beta.warnings("ModuleNotFoundError: No module named 'pytest'").items == []
+    finally:
+        srv.stop(0)
