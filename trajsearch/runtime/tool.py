@@ -193,7 +193,8 @@ class SearchPastRuns:
             base["strategy"] = rendered.stated(found.strategy).value
             held = found.best_similarity is not None
         else:
-            found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
+            # failed runs only: the steps that met an error, of any outcome, are kind=steps (no recovery search)
+            found_warnings = warnings(self.ts, query, self.ctx, k=k, config=replace(self.advice, recoveries_k=0))
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
                               counter=self.counter, budget=room)
             results = rendered.data["warnings"]
