@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from _common import open_store, read_real_runs, store_dir, load_model
+from _common import load_model, open_store, read_real_runs, store_dir
 
 from trajsearch import config
 from trajsearch.runtime import AdviceConfig, Runtime, RuntimeConfig, RuntimeContext

@@ -89,7 +89,7 @@ class Runtime:
         with tracing.retrieval("warnings", text, ctx, k=k or self.config.advice.warnings_k) as span:
             found = _warnings(self.ts, task_query(text), ctx, k=k, config=self.config.advice,
                               exclude_trajectory_ids=exclude_trajectory_ids)
-            tracing.record_results(span, found)
+            tracing.record_results(span, [*found, *found.recoveries])  # the runs that got past it too
             return found
 
     def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
