@@ -97,11 +97,13 @@ WINDOW_TOKENS_SINCE = 3  # the REPRESENTATION_VERSION that brought it: older win
 _TRACEBACK_TAIL = re.compile(r"^[^\S\n]*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
-#: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call
-#: (Codex's "unsupported call: shell", "not run: ...", a cancelled or unfinished call, a timeout), or the sandbox or
-#: the shell itself failed (``bwrap: ...``, a script's syntax error, a program not found).
+#: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call (as
+#: adapters word it: "not run: ...", "rejected ...", "blocked by a hook", "interrupted by the user"; Codex's
+#: "unsupported call: shell"; a cancelled or unfinished call, a timeout), or the sandbox or the shell itself failed
+#: (``bwrap: ...``, a script's syntax error, a program not found).
 _NOT_THE_COMMANDS = re.compile(
-    r"^(?:unsupported call|exec command rejected|not run\b|rejected\b|tool call never finished|\[Operation Cancelled\]"
+    r"^(?:not run\b|rejected\b|blocked by a hook\b|interrupted by the user\b|unsupported call|exec command rejected"
+    r"|tool call never finished|\[Operation Cancelled\]"
     r"|shell tool terminated|command timed out|Program '[^']*' failed to run)"
     r"|\bbwrap: |\baction was not executed\b|\bsyntax error\b|\bunexpected EOF while looking for\b"
     r"|\bcommand not found\b", re.I)

@@ -257,6 +257,12 @@ _QUOTED_STRING = re.compile(r"\n\s*String:\s")
 #: A parallel call the CLI cancelled (2.1+) because another call of the same response failed.
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
+#: The CLI's words for a call it did not run because it was not allowed: the user declined it ("The user doesn't want
+#: to proceed with this tool use. The tool use was rejected ..."), or a non-interactive session had no permission to
+#: ask for ("Claude requested permissions to use Bash, but you haven't granted it yet."). 2.1.3xx also marks such a
+#: result by a field (:func:`_denied`); earlier versions by these words only.
+_DENIED_TEXT = re.compile(r"^(?:The user doesn't want to proceed with this tool use|"
+                          r"Claude requested permissions to use \S+, but you haven't granted it yet)")
 #: The frame 2.1.3xx puts around a subagent's report in an Agent (or SendMessage) result: one line at column zero,
 #: "[Subagent hand-back] The text below is the final report of a subagent ... The report follows:", the report under
 #: it with every line indented, then the CLI's own lines again at column zero (``agentId: ...``, ``<usage>``).
@@ -738,8 +744,8 @@ def _without_hand_back(text: str) -> str:
 def result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
     """The error of a result: "interrupted by the user" whenever ``record``'s ``toolUseResult`` says the call was
     (an interrupted Bash call), whether or not the result is marked ``is_error``; else, of a result the CLI marked
-    ``is_error`` (of a Bash call that ran ``command``), the refusal's message without its ``<tool_use_error>`` tags
-    and the input it quotes, a command's ``Exit code N`` with its decisive line (the head the CLI keeps of a long
+    ``is_error`` (of a Bash call that ran ``command``), a call the CLI did not run ("not run: " and its message: a
+    ``<tool_use_error>`` refusal without its tags and the input it quotes, a hook's or the user's denial), a command's ``Exit code N`` with its decisive line (the head the CLI keeps of a long
     output); else None. Public because Claude Code's results read so wherever they are recorded: its own
     transcripts here, and its calls driven over ACP by an OpenHands ``ACPAgent`` (``_openhands_sdk.acp_result``,
     ``part`` ``{"is_error": True}``, no record)."""
@@ -748,9 +754,12 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
         return "interrupted by the user"
     if part.get("is_error") is not True:
         return None
-    if _TOOL_USE_ERROR.search(text):  # the CLI refused the call: its message, without the input it quotes
+    refused = _TOOL_USE_ERROR.search(text) is not None
+    if refused:  # the CLI refused the call: its message, without the input it quotes
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = text.strip()
+    if refused or _denied(part, record) or _DENIED_TEXT.match(text):
+        return f"not run: {decisive_line(text) or 'refused by the CLI'}"
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
     if code and _head_only(output):  # its last line is where the cut fell, mid-line: no sign of what failed
@@ -760,6 +769,18 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if code:
         return exit_code_error(output, int(code.group(1)), command)
     return decisive_line(text) or "tool error"
+
+
+def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether ``record`` says the CLI did not run ``part``'s call (2.1.3xx): a transcript's ``toolDenialKind``
+    (``permission-rule``: a PreToolUse hook or a rule refused it), stream-json's ``tool_result_meta`` entry for the call
+    with a ``non_execution_kind`` (``permission-rule``, ``user-rejected``: headless mode cannot ask for approval). Its
+    text ("PreToolUse:Bash hook error: ... Blocked by policy") is the hook's, any words at all."""
+    if record.get("toolDenialKind"):
+        return True
+    meta = record.get("tool_result_meta")
+    return isinstance(meta, list) and any(isinstance(m, dict) and m.get("id") == part.get("tool_use_id")
+                                          and m.get("non_execution_kind") for m in meta)
 
 
 def _head_only(output: str) -> bool:
