@@ -107,11 +107,34 @@ def test_a_read_that_found_nothing_is_still_passed_over(hashing_ts):
 
 def test_what_a_codex_run_touched_reads_its_shells_script(hashing_ts):
     """Review RAUD2, 3: the "Touched" line read Codex's argv joined (``bash -lc ls lib/ai``): the real rollout's
-    commands were "bash"; they are the script's programs, as the read and write rules read them."""
+    commands were "bash"; they are the script's programs, as the read and write rules read them. Review RFR 2: and
+    the file its ``apply_patch`` heredoc updates is what it changed (the line named no file)."""
     run = _failed(ROLLOUT)
     hashing_ts.add([run])
     summary = hashing_ts.run(run.trajectory_id, tenant="acme", level="summary").text
-    assert "Touched: calls update_plan; commands ls, rg, apply_patch." in summary.splitlines()
+    assert ("Touched: changed components/chat/chat-helpers/index.ts (modules components.chat.chat-helpers.index); "
+            "calls update_plan; commands ls, rg, apply_patch.") in summary.splitlines()
+
+
+@pytest.mark.parametrize("path, changed", [
+    # codex 0.171's freeform apply_patch tool: {"input": "*** Begin Patch\n*** Update File: main.py ..."}
+    (FIXTURES / ".real" / "rollout-2026-12-02T00-54-18-01a2343e-c43a-71b0-8325-96dd5e2db5fe.jsonl", ["main.py"]),
+    # a shell call's argv ["apply_patch", "*** Begin Patch\n*** Add File: hello.py ..."] (probe C44)
+    (FIXTURES / ".real" / "probe-c44" / "rollout-2026-12-04-3c1262d2-f2bc-4636-8c52-672a0b75e15a.json", ["hello.py"]),
+])
+def test_what_codex_apply_patch_changed_is_touched(path, changed):
+    """Review RFR 2: an ``apply_patch`` envelope names its files by ``*** Update File:`` / ``*** Add File:`` lines,
+    no unified diff's ``+++``: the real runs' patched files were changed by no reading."""
+    (run,) = [r.trajectory for r in read_dump(path, tenant="acme") if r.ok]
+    assert touched(run).changed == changed
+
+
+def test_an_apply_patch_that_moves_and_deletes_names_every_file():
+    """codex-rs ``apply-patch`` grammar: an update may move its file (``*** Move to:``), a section may delete one."""
+    patch = ("*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@ def greet():\n"
+             "-    print('Hi')\n+    print('Hello')\n*** Delete File: obsolete.txt\n*** End Patch\n")
+    run = make_run("r", steps=[("apply_patch", {"input": patch}, "Success. Updated the following files:")])
+    assert touched(run).changed == ["src/app.py", "src/main.py", "obsolete.txt"]
 
 
 @pytest.mark.parametrize("undo, left", [

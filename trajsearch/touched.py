@@ -63,6 +63,12 @@ _CONTENT_KEYS = ("new_str", "content", "file_text", "code", "new_string", "text"
 
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
 _DIFF_PLUS = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
+#: A file section's header in Codex's ``apply_patch`` envelope (codex-rs ``apply-patch/src/parser.rs``: ``*** Add
+#: File: P``, ``*** Delete File: P``, ``*** Update File: P`` and its rename's ``*** Move to: Q``), however the patch is
+#: handed to it: a shell's heredoc (``apply_patch <<'PATCH'``), an argv's last argument, the custom tool's input. It
+#: has no unified diff's ``+++`` line, so ``_DIFF_PLUS`` never names its files.
+_PATCH_BEGIN = "*** Begin Patch"
+_PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Delete|Update) File|Move to): (.+?)\s*$", re.M)
 _HUNK = re.compile(r"^@@ [^@\n]* @@ ?(.*)$", re.M)
 _DEF = re.compile(r"\b(?:async\s+)?(?:def|class|function|func|fn)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)")
 _CHANGED_DEF = re.compile(r"^[+-]\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
@@ -197,7 +203,7 @@ def _read_step(step: Step, reading: _Reading) -> None:
     command = _command(action, args)
     history = command is not None and shows_history(command)  # another commit's diff: no change of the run's
     for text in texts[1:] if history else texts:
-        if "@@" in text or "diff --git" in text:
+        if "@@" in text or "diff --git" in text or _PATCH_BEGIN in text:
             files, names = _diff(text)
             reading.diffed += files
             reading.created += _created(text)
@@ -759,8 +765,10 @@ def _definitions(output: str, files: list[str]) -> list[tuple[str, str]]:
 
 
 def _diff(text: str) -> tuple[list[str], list[str]]:
-    """Files and changed functions/classes of the unified diffs in ``text``."""
+    """Files and changed functions/classes of the unified diffs and ``apply_patch`` envelopes in ``text``."""
     files = [b for _, b in _DIFF_FILE.findall(text)] + [p for p in _DIFF_PLUS.findall(text) if p != "/dev/null"]
+    if _PATCH_BEGIN in text:
+        files += _PATCH_FILE.findall(text)
     if not files:
         return [], []
     names = [m.group(1) for h in _HUNK.findall(text) if (m := _DEF.search(h))]
