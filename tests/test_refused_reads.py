@@ -17,6 +17,8 @@ from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
 from trajsearch.search import TrajSearch
 
+from conftest import make_run
+
 REAL = Path(__file__).parent / "fixtures" / "claude-code" / ".real"
 #: A real 2.1.332 transcript (probe C46): its ``rm -rf build`` was refused by a PreToolUse hook (``toolDenialKind``).
 HOOKED = next((REAL / "probe-c46" / "resume-at").glob("dba4d7e9-*.jsonl"))
@@ -80,11 +82,22 @@ def test_a_command_that_ran_and_failed_is_not_worded_so():
 def test_a_read_the_harness_stopped_stays_the_runs_error(hashing_ts, error):
     """Claude Code's interrupted call and the OpenHands SDK's hook refusal, as their adapters word them: the command
     did not run to an exit, so it found nothing to pass over."""
-    from conftest import make_run
-
     run = make_run("r", outcome="failure", steps=[
         ("Bash", {"command": "rm -rf build"}, None),
         ("Bash", {"command": "grep -rn TODO src"}, "src/a.py:3: # TODO"),
     ])
     run.steps[0].error = error
     assert _error_head(hashing_ts, run) == error
+
+
+def test_a_read_whose_printed_line_says_command_not_found_is_still_passed_over(hashing_ts):
+    """A search of a CI log whose error line is a match it printed ("... gcc-12: command not found"), exit 2 for a
+    missing folder: it ran and exited, a read with nothing to get past, not a program the shell could not find (that
+    one's exit code is 127, which keeps its place)."""
+    run = make_run("r", outcome="failure", steps=[
+        ("Bash", {"command": "make build"}, None),
+        ("Bash", {"command": "grep -rn gcc-12 ci.log logs/old"}, None),
+    ])
+    run.steps[0].error = "make: *** [Makefile:3: build] Error 1 (exit code 2)"
+    run.steps[1].error = "ci.log:41:/bin/sh: 1: gcc-12: command not found (exit code 2)"
+    assert _error_head(hashing_ts, run) == "make: *** [Makefile:3: build] Error 1 (exit code 2)"

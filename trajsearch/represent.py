@@ -100,13 +100,13 @@ _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 #: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call (as
 #: adapters word it: "not run: ...", "rejected ...", "blocked by a hook", "interrupted by the user"; Codex's
 #: "unsupported call: shell"; a cancelled or unfinished call, a timeout), or the sandbox or the shell itself failed
-#: (``bwrap: ...``, a script's syntax error, a program not found).
+#: (``bwrap: ...``, a script's syntax error). A program not found is told by its exit code, 127, not by "command not
+#: found" anywhere in the error: a read's printed line may say so (review RFR 1).
 _NOT_THE_COMMANDS = re.compile(
     r"^(?:not run\b|rejected\b|blocked by a hook\b|interrupted by the user\b|unsupported call|exec command rejected"
     r"|tool call never finished|\[Operation Cancelled\]"
     r"|shell tool terminated|command timed out|Program '[^']*' failed to run)"
-    r"|\bbwrap: |\baction was not executed\b|\bsyntax error\b|\bunexpected EOF while looking for\b"
-    r"|\bcommand not found\b", re.I)
+    r"|\bbwrap: |\baction was not executed\b|\bsyntax error\b|\bunexpected EOF while looking for\b", re.I)
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.I)
 #: Exit codes a command's own failure gives (git's fatal is 128): 126 and 127 are the shell's (cannot run, not
 #: found), over 128 a signal's.
