@@ -60,7 +60,8 @@ def test_a_read_refused_for_want_of_approval_is_the_runs_error(hashing_ts, tmp_p
 
 @pytest.mark.parametrize("said", [
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
-    "new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+    "new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to "
+    "proceed.",
     "Claude requested permissions to use Bash, but you haven't granted it yet.",
     "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` "
     "is missing</tool_use_error>",
