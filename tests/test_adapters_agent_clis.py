@@ -120,8 +120,8 @@ def test_claude_code_sidechains_and_command_arguments() -> None:
     assert run.steps[5].arguments["description"] == "Check package configuration"
     assert run.steps[5].observation.startswith("## Package.json Analysis Summary")
     assert errors_at(run) == {
-        4: "not run: InputValidationError: Task failed due to the following issue:",
-        9: "not run: File has not been read yet. Read it first before writing to it.",
+        4: "InputValidationError: Task failed due to the following issue:",
+        9: "File has not been read yet. Read it first before writing to it.",
     }
     assert run.steps[-1].arguments["content"].startswith("CLAUDE.mdファイルを最新の状態にアップデートしました")
     assert run.metadata["git_branch"] == "main" and run.tool_versions == {"claude-code": "1.0.108"}

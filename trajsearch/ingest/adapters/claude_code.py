@@ -745,7 +745,9 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     """The error of a result: "interrupted by the user" whenever ``record``'s ``toolUseResult`` says the call was
     (an interrupted Bash call), whether or not the result is marked ``is_error``; else, of a result the CLI marked
     ``is_error`` (of a Bash call that ran ``command``), a call the CLI did not run ("not run: " and its message: a
-    ``<tool_use_error>`` refusal without its tags and the input it quotes, a hook's or the user's denial), a command's ``Exit code N`` with its decisive line (the head the CLI keeps of a long
+    hook's or the user's denial, or a Bash call's ``<tool_use_error>``, its command refused before it ran; another
+    tool's is that tool's answer: Read's "File does not exist."), a refusal's message without its
+    ``<tool_use_error>`` tags and the input it quotes, a command's ``Exit code N`` with its decisive line (the head the CLI keeps of a long
     output); else None. Public because Claude Code's results read so wherever they are recorded: its own
     transcripts here, and its calls driven over ACP by an OpenHands ``ACPAgent`` (``_openhands_sdk.acp_result``,
     ``part`` ``{"is_error": True}``, no record)."""
@@ -758,7 +760,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if refused:  # the CLI refused the call: its message, without the input it quotes
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = text.strip()
-    if refused or _denied(part, record) or _DENIED_TEXT.match(text):
+    if (refused and command is not None) or _denied(part, record) or _DENIED_TEXT.match(text):
         return f"not run: {decisive_line(text) or 'refused by the CLI'}"
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
