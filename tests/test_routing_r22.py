@@ -65,3 +65,61 @@ def test_a_title_with_a_label_an_ellipsis_or_a_quoted_command_stays_prose(line: 
     report is shorter), a quoted command whose flag is no pointer at help."""
     assert resolve_mode("auto", line) == "dense"
 
+
+
+#: Round 22, review of GEN3: real lines of programs (Oracle's, SQL*Plus's, RMAN's, Ruby's) whose code stands where a
+#: ticket's key would, their help pointers and progress reports of shapes the set had not, GNU time's exit line,
+#: git's hint label in five more languages.
+PROGRAM_LINES = [
+    "ORA-00942: table or view does not exist",
+    "ORA-01017: invalid username/password; logon denied",
+    "ORA-12154: TNS:could not resolve the connect identifier specified",
+    "TNS-12541: TNS:no listener",
+    "RMAN-06054: media recovery requesting unknown archived log for thread 1 with sequence 10",
+    'SP2-0734: unknown command beginning "selct * fr..." - rest of line ignored.',
+    "ORA-06512: at line 1",
+    "UTF-8: invalid byte sequence in input",
+    "For more information, try '--help'.",
+    "Try 'python -h' for more information.",
+    'Use "go help build" for more information.',
+    "Try `cargo install --help` for more information.",
+    "Run 'docker COMMAND --help' for more information on a command.",
+    "See 'git help config' for more information.",
+    "Installing build dependencies ... done",
+    "Setting up curl (7.81.0-1ubuntu1.15) ...",
+    "Processing triggers for man-db (2.10.2-1) ...",
+    "Command exited with non-zero status 1",
+    "Hinweis: Verwenden Sie 'git config --global init.defaultBranch <Name>'",
+    "ayuda: Usa 'git config --global init.defaultBranch <nombre>' para configurar el nombre de la rama inicial",
+    "dica: Usando 'master' como nome do ramo inicial.",
+    "suggerimento: Utilizzo di 'master' come nome del branch iniziale.",
+    "подсказка: Используется «master» как имя для начальной ветки.",
+]
+#: Prose of those shapes: sentences and titles quoting a help command, titles ending in ``...``, a task's lead-in
+#: (``Consider the following model:``, a real mini-swe-agent task's first line; ``Implement the following plan:``,
+#: a real Claude Code task's), and a ticket's title whose subject is a verb's.
+PROSE = [
+    "Currently, if you call `py.test --version` or `py.test --help` (e.g. to check the version), the conftest is "
+    "loaded.",
+    "When I run `django-admin --help` the list of commands is missing my custom command.",
+    "Calling 'pytest --help' crashes when a conftest.py raises ImportError",
+    "tests fail after upgrading to pytest 8...",
+    "WIP: Adding support for Python 3.13...",
+    "Consider the following model:",
+    "Implement the following plan:",
+    "Here is the error I get:",
+    "Wie behebe ich den Fehler:",
+    "SUBTASK-7: list /nonexistent-dir and report what is there.",
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), [(line, "hybrid") for line in PROGRAM_LINES]
+                         + [(line, "dense") for line in PROSE])
+def test_a_programs_code_pointer_or_progress_and_prose_of_their_shapes(line: str, expected: str) -> None:
+    """Bug (round 22, review of GEN3): the ticket rule took a program's code before its message (``ORA-00942: table
+    or view does not exist``) for a ticket's title; the help-pointer rule searched anywhere, so a sentence quoting
+    ``--help`` went to hybrid, while ``Try 'python -h' ...`` and ``Use "go help build" ...`` did not; ``...`` after a
+    number (a title's version) counted as progress, pip's and apt's spaced `` ... done`` did not; any line ending
+    in ``:`` was a lead-in. Fixed by the whole line's shape: a zero-padded code or one before a word of what is wrong
+    is no ticket's key; a help pointer's quoted command is followed only by what it is for."""
+    assert resolve_mode("auto", line) == expected

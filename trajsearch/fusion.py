@@ -30,7 +30,7 @@ RRF_K = 60
 _LOG_SIGNS = re.compile(
     r"""(
         \b[A-Z][A-Za-z]*(Error|Exception|Exit|Warning)\b   # exception class names
-      | \b(exit|return)\s*code\b | \bexited\swith\s(?:code|status)\b | \breturncode\b | \berrno\b
+      | \b(exit|return)\s*code\b | \bexited\swith\s(?:non-zero\s)?(?:code|status)\b | \breturncode\b | \berrno\b
       | Traceback | \bFAILED\b | \bERROR\b | \bfatal:
       | (?<![\w.-])[\w.-]++/[\w./-]+                       # paths
       | \b\w+\.(py|js|ts|go|rs|java|rb|sh|yaml|yml|json|toml)\b
@@ -119,7 +119,8 @@ _LEVEL_START = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|FAILED|FAIL|PANIC)\b|\[CRIT
 #: 'X' ...``: a word of the message before the name, where a title's topic is quoted first, ``docs: 'docs' build
 #: fails``); or a test a runner reports (:func:`_runner_report`). Each reads as a title or a sentence (round 21, GEN2:
 #: tests/fixtures/runner-errors).
-_PROGRAM_MESSAGE = re.compile(r"""^\s*(?:(?i:fatal|astuce|erreur|fehler|erro|errore|fout|ошибка|avertissement|warnung|advertencia|aviso
+_PROGRAM_MESSAGE = re.compile(r"""^\s*(?:(?i:fatal|astuce|hinweis|ayuda|dica|suggerimento|подсказка  # git's hint
+                                       |erreur|fehler|erro|errore|fout|ошибка|avertissement|warnung|advertencia|aviso
                                        |avviso|waarschuwing|предупреждение|causé\spar|causad[oa]\spor|causato\sda
                                        |verursacht\sdurch)\s?:\s
                                     |([^\s:'"`]+)\s?:\s+[^\s'"`].*?\s(['"`])\1\2)""", re.X)
@@ -141,18 +142,34 @@ def _runner_report(line: str) -> bool:
 
 #: A program pointing at its own help, in any language, the command quoted as its catalogue quotes it (``Try 'chmod
 #: --help' for more information.``, ``Proveu «chmod --help» per a ...``, ``請嘗試執行「chmod --help」取得更多訊息。``,
-#: ``For more information about this error, try `rustc --explain E0382`.``), or reporting a step in progress
-#: (apt's ``Reading state information...``, ``Leyendo la información de estado...``, ``상태 정보를 읽는 중입니다...``):
-#: sentences, but a program's (round 22, GEN3: 17 of 547 program lines, 12 of them in the held-out half).
-_HELP_POINTER = re.compile(r"""[`'"«„“「‘]\s*[\w.-]++\s++--(?:help|explain)\b[^`'"»“”」’\n]*[`'"»“”」’]""")
-_PROGRESS = re.compile(r"\w(?:\.{3}|…)$")
+#: ``For more information about this error, try `rustc --explain E0382`.``, ``Use "go help build" for ...``): the
+#: quoted help command, then nothing but what it is for (:func:`_help_pointer`). Or a step in progress, short, its
+#: ellipsis after a word (apt's ``Reading state information...``, ``Leyendo la información de estado...``, ``상태
+#: 정보를 읽는 중입니다...``) or spaced and maybe followed by how it went (pip's ``Installing build dependencies ...
+#: done``, apt's ``Setting up curl (7.81.0-1ubuntu1.15) ...``); a title's ``upgrading to pytest 8...`` ends on a
+#: number (round 22, GEN3 and its review).
+_HELP_COMMAND = re.compile(r"""[`'"«„“「‘]\s*(?:[\w.<>-]+\s+)*?(?:--help|-h|--explain(?:\s+\w+)?|(?<=\s)help(?:\s+[\w.-]+)*)
+                               \s*[`'"»“”」’]""", re.X)
+#: What a help pointer's quoted command is for: nothing, or a phrase opening on "for" (``for more information.``,
+#: ``per a obtenir més informació.``, ``dla uzyskania informacji.``) or in a script no English sentence is in; a
+#: sentence about the command goes on with what it does (``... `django-admin --help` the list of commands is missing
+#: ...``, ``'pytest --help' crashes when ...``).
+_POINTER_TAIL = re.compile(r"""^(?:[^\w\s]*|(?:(?:for|per|para|pour|für|dla|för|voor|um)\s|[^\sA-Za-z(]|\([^\sA-Za-z]).{0,60}[.。]
+                               |\S+[.。])$""", re.X | re.I)
+_PROGRESS = re.compile(r"(?:[^\W\d_](?:\.{3}|…)|\s(?:\.{3}|…)(?:\s[^\W\d_]+)?)$")
 _PROGRESS_WORDS = 8
+
+
+def _help_pointer(line: str) -> bool:
+    """A program's pointer at its help (:data:`_HELP_COMMAND`): what follows the quoted command is only what it is
+    for (:data:`_POINTER_TAIL`), so a sentence that quotes a help command stays a sentence."""
+    return any(_POINTER_TAIL.match(line[found.end():].strip()) for found in _HELP_COMMAND.finditer(line))
 
 
 def _program_message(line: str) -> bool:
     """A program's message or a runner's report that reads as a title or a sentence (:data:`_PROGRAM_MESSAGE`,
-    :data:`_HELP_POINTER`, :data:`_PROGRESS`)."""
-    return (_PROGRAM_MESSAGE.match(line) is not None or _runner_report(line) or _HELP_POINTER.search(line) is not None
+    :func:`_help_pointer`, :data:`_PROGRESS`)."""
+    return (_PROGRAM_MESSAGE.match(line) is not None or _runner_report(line) or _help_pointer(line)
             or (_PROGRESS.search(line) is not None and len(line.split()) <= _PROGRESS_WORDS))
 #: Ruby's exception after its message: ``undefined method `name' for nil:NilClass (NoMethodError)``.
 _RUBY_EXCEPTION = re.compile(r"\((?:[A-Z]\w*::)*[A-Z]\w*(?:Error|Exception)\)\s*$")
@@ -360,7 +377,7 @@ _NOT_TITLE_START = re.compile(r"""^(?:\.{0,2}/|["']{3}|["'].*["'][,)]?$|\S+\s\d+
 #: words and a 20,000-character run of ``a/b/c/...`` without an extension took 0.8-1.8 s holding the GIL (probe 52).
 _NOT_TITLE = re.compile(r"""[,:(\[{\\]$|["']{3}$|^\(.*\)$|^\[.*\]$|\s(?:&&|\|\|)\s|\d>&\d|={3}|-{3}
                          |\b(?:ERROR|FAILED|FAIL|PASSED)\b|\b(?:error|warning|fatal):|["']:\s|(?:^|[\s"'(])/[\w.-]+/|(?<![\w/.-])(?:(?!\w/)[\w/.-])*+\w/(?:[\w/-]|\.(?![a-z]{1,4}\b))*+\.[a-z]{1,4}\b|\S\s{2,}\#\s|\s=\s[A-Za-z_]\w*\.\w
-                         |\bexit(?:ed\swith)?\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+%?\s(?:tests?\s)?(?:failed|passed|errors?|skipped)\b
+                         |\bexit(?:ed\swith(?:\snon-zero)?)?\s(?:code|status)\s-?\d|\b(?:HTTP|status\scode)\s\d{3}\b|\b\d+%?\s(?:tests?\s)?(?:failed|passed|errors?|skipped)\b
                          |\b(?:Error|Warning)\sat\b|\[(?:WARNING|ERROR|INFO|DEBUG|WARN|FATAL|CRITICAL|[A-Z]+_[A-Z_]+|E[A-Z]{4,})\]
                          |most\srecent\scall\slast|\{\s*"\w+"\s*:|\w\.\w+\([^)\s]|\btimed\sout\safter\s\d|\S:\s+\S+$
                          |\S:\s.*\S:\s|["']\s+(?:not\sfound|does\snot\sexist)|\bnot\sfound\b|={2}\d|\d\.\d+:\d{2,5}\b
@@ -429,7 +446,12 @@ def _topic_title(line: str) -> bool:
 #: (``EVG-14427: fix flaky windows test``): a type (with a scope in brackets: any of the spec's types; bare: those no
 #: program is named, so ``test: missing argument`` and a Makefile's ``build: deps`` stay a log's), then its subject.
 _COMMIT_TITLE = re.compile(r"""^(?:(?:feat|fix|docs|style|refactor|perf|test|build|ci|chore|revert|bug)\([^()]{1,40}\)
-                               |feat|fix|docs|style|refactor|perf|chore|revert|[A-Z][A-Z0-9]+-\d+)!?:\s+(\S.*)$""", re.X)
+                               |feat|fix|docs|style|refactor|perf|chore|revert|(?P<ticket>[A-Z][A-Z0-9]+-[1-9]\d*))!?:\s+(\S.*)$""", re.X)
+#: What follows a program's code where a ticket's key would stand: its message, opening on a word of what is wrong or
+#: a label of its own (``ORA-12154: TNS:could not resolve ...``, ``UTF-8: invalid byte sequence in input``); a code
+#: zero-padded (``ORA-00942``, ``RMAN-06054``, ``SP2-0734``) is no ticket's key at all (round 22, review of GEN3).
+_CODE_MESSAGE = re.compile(r"^(?:\w+:\w|(?:invalid|unknown|cannot|could|no|not|unable|failed|bad|illegal|unexpected)\b)",
+                           re.I)
 
 
 def _commit_title(line: str) -> bool:
@@ -440,7 +462,9 @@ def _commit_title(line: str) -> bool:
     commit = _COMMIT_TITLE.match(line)
     if commit is None or _NOT_TITLE.search(line) or _EXCEPTION_LABEL.search(line):
         return False
-    words = commit.group(1).split()
+    if commit.group("ticket") and _CODE_MESSAGE.match(commit.group(2)):
+        return False
+    words = commit.group(2).split()
     return len(words) >= 2 and sum(_PLAIN_WORD.match(w) is not None for w in words) >= 0.5 * len(words)
 
 
@@ -502,11 +526,26 @@ def looks_like_log(text: str, *, titles: bool = True) -> bool:
             or (len(words) <= 16 and _SHORT_LOG_SIGNS.search(t) is not None) or _not_words(t, words))
 
 
+_LEAD_IN_WORDS = 4  # a program's lead-in of plain words is short and has no function word (:func:`_lead_in`)
+
+
 def _not_words(line: str, words: list[str]) -> bool:
-    """A line that is no sentence, title or ask and leads in to lines that follow it (CMake's ``Cannot find source
-    file:``) or is mostly not words (its ``.hh .h++ .hm .hpp ...``): a program's output, whatever its log signs
-    (round 22, GEN3). A label ending on one word is no sign (a title's ``CI pipeline status: failed``)."""
-    return line.endswith(":") or sum(_PLAIN_WORD.match(w) is not None for w in words) < 0.5 * len(words)
+    """A line that is no sentence, title or ask and leads in to lines that follow it (:func:`_lead_in`) or is mostly
+    not words (its ``.hh .h++ .hm .hpp ...``): a program's output, whatever its log signs (round 22, GEN3). A label
+    ending on one word is no sign (a title's ``CI pipeline status: failed``)."""
+    return _lead_in(line, words) or sum(_PLAIN_WORD.match(w) is not None for w in words) < 0.5 * len(words)
+
+
+def _lead_in(line: str, words: list[str]) -> bool:
+    """A line ending in ``:`` that is a program's: one that is no capitalised run of plain words (a wrapped help
+    text's ``value provided as a URI rather than included inline (default:``, ``PersonName attributes not in
+    str:``), or a few words, none a function word (CMake's ``Cannot find source file:``). A sentence's lead-in is
+    a writer's (``Consider the following model:``, ``Here is the error I get:``, ``Wie behebe ich den Fehler:``;
+    round 22, review of GEN3)."""
+    if not line.endswith(":"):
+        return False
+    sentence = line[:1].isupper() and all(_PLAIN_WORD.match(w) is not None for w in words)
+    return not sentence or (len(words) <= _LEAD_IN_WORDS and _function_share(words) == 0)
 
 
 def resolve_mode(mode: str, text: str) -> str:
