@@ -65,3 +65,24 @@ def test_a_passage_of_a_file_view_names_the_file(backend) -> None:
     assert code == 0, err
     shown = " ".join(out.split())  # as printed (a terminal wraps lines)
     assert " ".join(VIEW_LINE.split()) in shown and "src/marshmallow/fields.py" in shown, out
+
+
+#: a real Copilot CLI run (otel-genai/.real/copilot-cli, see its README.md) views a 500-line file with
+#: ``{"forceReadLargeFiles": true, "path": "C:\\Users\\...\\lib\\operations.tsp"}``: a path of 120 characters
+COPILOT = Path(__file__).parent / "fixtures/otel-genai/.real/copilot-cli/background-agent.otlp.jsonl"
+COPILOT_LINE = '@Foundations.Private.ensureVerb("ResourceList", "GET")'
+
+
+def test_a_passage_of_a_view_with_json_arguments_names_the_file(backend) -> None:
+    """Bug (round 22, review of GEN3): the header kept the call's first 120 characters, and a view's sorted JSON
+    arguments put ``forceReadLargeFiles`` before the long path, so 35 of this run's 36 passages of a view named no
+    file (``view {"forceReadLargeFiles": true, "path": "C:\\\\Users\\\\...\\\\suntimes\\\\, clipped part 2/2:``). A long
+    call now keeps its head and its end."""
+    code, out, err = run_cli("ingest", str(COPILOT), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", COPILOT_LINE, "-k", "1", "--json")
+    assert code == 0, err
+    (hit,) = json.loads(out)
+    header = hit["text"].split("\n")[0]
+    assert hit["level"] == "passage" and COPILOT_LINE in hit["text"], hit
+    assert "operations.tsp" in header and len(header) < 200, header
