@@ -77,7 +77,7 @@ def test_a_passage_of_a_view_with_json_arguments_names_the_file(backend) -> None
     """Bug (round 22, review of GEN3): the header kept the call's first 120 characters, and a view's sorted JSON
     arguments put ``forceReadLargeFiles`` before the long path, so 35 of this run's 36 passages of a view named no
     file (``view {"forceReadLargeFiles": true, "path": "C:\\\\Users\\\\...\\\\suntimes\\\\, clipped part 2/2:``). A long
-    call now keeps its head and its end."""
+    call now has its longest words cut in the middle, a path keeping its file name."""
     code, out, err = run_cli("ingest", str(COPILOT), "--quiet")
     assert code == 0, err
     code, out, err = run_cli("search", COPILOT_LINE, "-k", "1", "--json")

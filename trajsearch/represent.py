@@ -83,6 +83,7 @@ ERROR_HEAD = ERROR_TAIL = 400
 PASSAGE_CHARS = 1_600
 PASSAGE_OVERLAP = 400
 PASSAGE_CALL_CHARS = 120  # of the step's call, on one line, in the header of a passage of its output (a path fits)
+PASSAGE_CALL_WORD_CHARS = 32  # a word of it cut to fit keeps this many characters: a path's file name, a URL's page
 #: A step window's vector is made from its first 128 tokens (task, summary and failure rows: the
 #: model's 256, as queries). Nearly every window is far longer than either (median 844 tokens), so
 #: a 256-token vector already saw mostly the first step; the lexical leg indexes every character.
@@ -187,17 +188,25 @@ def step_call(step: Step) -> str:
 
 def passage_call(step: Step) -> str:
     """The step's call on one line for the header of a passage of its output, at most :data:`PASSAGE_CALL_CHARS`:
-    a longer one keeps its head and its end, where a path argument's file name stands (a view's sorted JSON puts
-    ``forceReadLargeFiles`` before ``path``, so its head alone named no file: 35 of 36 such passages of a real
-    Copilot CLI run; round 22, review of GEN3)."""
+    a longer one has its longest words cut in the middle first, each keeping its head and its end (where a path's
+    file name stands), then its own end. A view's sorted JSON puts ``forceReadLargeFiles`` before a long ``path``,
+    so the call's head alone named no file in 35 of 36 such passages of a real Copilot CLI run (round 22, review of
+    GEN3)."""
     call = f"{step.action or ''} {argument_text(step.arguments)}".strip()
-    if len(call) > 4 * PASSAGE_CALL_CHARS:  # whitespace is folded below; a long argument's middle is not needed
+    if len(call) > 4 * PASSAGE_CALL_CHARS:  # a long argument's middle is never shown
         call = f"{call[: 2 * PASSAGE_CALL_CHARS]} {call[-2 * PASSAGE_CALL_CHARS :]}"
-    call = " ".join(call.split())
-    if len(call) <= PASSAGE_CALL_CHARS:
-        return call
-    head = PASSAGE_CALL_CHARS // 2
-    return f"{call[:head]}…{call[head + 1 - PASSAGE_CALL_CHARS :]}"
+    words = call.split()
+    excess = len(" ".join(words)) - PASSAGE_CALL_CHARS
+    while excess > 0:
+        longest = max(range(len(words)), key=lambda at: len(words[at]))
+        word = words[longest]
+        keep = max(PASSAGE_CALL_WORD_CHARS, len(word) - excess)
+        if keep >= len(word):
+            break
+        head = keep // 3
+        words[longest] = f"{word[:head]}…{word[head + 1 - keep :]}"
+        excess -= len(word) - keep
+    return " ".join(words)[:PASSAGE_CALL_CHARS]
 
 
 def step_text(step: Step) -> str:
