@@ -20,7 +20,7 @@ the other way round: the share of the run's call names that the task mentions.
 Idf is over the candidates: a name every candidate touched tells nothing. ``where``
 finds the files that define what the task names (a function, class or setting seen
 defined in some candidate's reads: the summaries' "definitions read" lists; a method
-never seen defined, a dunder, by its class: :func:`_defining_name`) and gives
+never seen defined, a dunder, by its class: :func:`_classes`) and gives
 each run the share of them it changed: a task about ``bulk_create`` meets a run that
 changed ``query.py`` for other reasons. Diversity
 then takes candidates best first, at most one per trajectory and one per task
@@ -40,7 +40,7 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -280,12 +280,18 @@ def defined_in(summaries: Sequence[str]) -> dict[str, set[str]]:
 def _defined(parsed: Sequence[dict[str, list[str]]]) -> dict[str, set[str]]:
     """:func:`defined_in` of ``Touched:`` lines already parsed (:func:`_touched_lists`)."""
     where: dict[str, set[str]] = {}
+    for path, name in _definitions(parsed):
+        where.setdefault(name.lower(), set()).add(file_key(path))
+    return where
+
+
+def _definitions(parsed: Sequence[dict[str, list[str]]]) -> Iterator[tuple[str, str]]:
+    """(path, name as written) of each definition the parsed ``Touched:`` lines say their runs' reads showed."""
     for lists in parsed:
         for entry in lists["defined"]:
             path, _, names = entry.partition(": ")
             for name in names.split():
-                where.setdefault(name.lower(), set()).add(file_key(path))
-    return where
+                yield path, name
 
 
 def touched_scores(query: str, summaries: Sequence[str],
@@ -423,35 +429,65 @@ def task_homes(query: str, summaries: Sequence[str], identified: Sequence[str] |
 def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, list[str]]]) -> dict[str, float]:
     """:func:`task_homes` with the query's identifiers and the summaries' lines already at hand."""
     defined = _defined(parsed)
-    named = {_defining_name(name, defined) for name in identified if _project_name(name)}
+    names = [name for name in identified if _project_name(name)]
+    members = {_last_part(name).lower() for name in names}
     homes: dict[str, float] = {}
     for name, files in defined.items():
-        if name in named and _says_where(name, files):
-            for file in files:
-                homes[file] = homes.get(file, 0.0) + 1 / len(files)
+        if name in members and _says_where(name, files):
+            _add_home(homes, files, len(files))
+    unknown = {qualifier for name in names
+               if not _says_where(member := _last_part(name).lower(), defined.get(member, set()))
+               and (qualifier := _qualifier(name)) and qualifier.lower() not in members}
+    if unknown:  # a method never seen defined: its class says where it lives, if a module of the project defines it
+        classes = _classes(parsed)
+        for name in unknown:
+            paths = classes.get(name, set())
+            if _says_where(name, files := {file_key(path) for path in paths}):
+                _add_home(homes, {file_key(path) for path in paths if _module_file(path)}, len(files))
     for path in named_files(query, identified):  # a file the task names outright is where its work lies
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
     return homes
 
 
+def _add_home(homes: dict[str, float], files: set[str], defining: int) -> None:
+    """One name's share of ``homes``: ``1/defining`` to each of ``files``, of the ``defining`` files that define it."""
+    for file in files:
+        homes[file] = homes.get(file, 0.0) + 1 / defining
+
+
 def _says_where(name: str, files: set[str]) -> bool:
     """Whether a name the runs' reads showed defined in ``files`` says where a task's work lies: not a short
-    name, nor one defined in more than ``WHERE_MAX_FILES`` files."""
-    return len(name) > 3 and len(files) <= WHERE_MAX_FILES
+    name, nor one defined in none or in more than ``WHERE_MAX_FILES`` files."""
+    return len(name) > 3 and 0 < len(files) <= WHERE_MAX_FILES
 
 
-def _defining_name(name: str, defined: Mapping[str, set[str]]) -> str:
-    """The name (lowercased) whose definition says where an identifier's code lives: its method or function
-    (:func:`_last_part`), or, when the runs' reads never showed that one defined in a few files, its class
-    (``ResolverMatch`` of ``ResolverMatch.__repr__``). A dunder is never recorded defined (``touched._definitions``:
-    it says nothing of a file) nor is an attribute (``Field.max_length``), so a task naming only those had no home:
-    on SWE-agent's ``cost_2_2`` runs of SWE-bench Lite django-14155 (``ResolverMatch.__repr__``,
-    ``ResolverMatch.__init__``) had ``urls/resolvers.py`` fourth in the where-guess at 0.10, though its one relevant
-    run's reads showed ``class ResolverMatch`` there, and that run 12th (round 22)."""
-    member = _last_part(name).lower()
-    known = member in defined and _says_where(member, defined[member])
-    qualifier = _qualifier(name)
-    return qualifier.lower() if not known and qualifier and _CLASS_NAME.fullmatch(qualifier) else member
+def _classes(parsed: Sequence[dict[str, list[str]]]) -> dict[str, set[str]]:
+    """Class name, as written (``ResolverMatch``) -> the paths the runs' reads showed define it: where a method the
+    reads never showed defined lives (a dunder, ``ResolverMatch.__repr__``; an attribute, ``Field.max_length``:
+    ``touched._definitions`` records neither). On SWE-agent's ``cost_2_2`` runs of SWE-bench Lite django-14155 had
+    no home, though its one relevant run's reads showed ``class ResolverMatch`` in ``urls/resolvers.py``, and that
+    run came 12th (round 22).
+
+    Weaker evidence than the method itself, so the case is kept: ``Path`` of ``Path.exists()`` is no ``def path``
+    of pytest's ``nodes.py``, ``README`` of ``README.md`` no ``def readme``; and :func:`_homes` counts only a
+    module of the project (:func:`_module_file`): a bug report's model class (``Product.objects``,
+    ``MyModel.objects``) is defined in the reproduction scripts the runs read, a ``replicate_bug.py`` or a test;
+    Django's ``class Meta`` in more than ``WHERE_MAX_FILES`` files (review RR11D)."""
+    where: dict[str, set[str]] = {}
+    for path, name in _definitions(parsed):
+        if _CLASS_NAME.fullmatch(name):
+            where.setdefault(name, set()).add(path)
+    return where
+
+
+def _module_file(path: str) -> bool:
+    """Whether a path may be a module of the project: no test file, nor a script at the top of the checkout
+    (``reproduce.py``, ``/django__django/reproduce_bug.py``, ``/testbed/replicate_bug.py``), where the runs write
+    theirs. A class the task names through one of its members is looked for in the project's modules only
+    (:func:`_classes`): the fallback would otherwise place a bug report's model in another run's scratch script."""
+    from .where import is_test_file  # noqa: PLC0415 (where keys files by this module's file_key)
+
+    return not is_test_file(path) and path.lstrip("/").count("/") > (1 if path.startswith("/") else 0)
 
 
 def _qualifier(name: str) -> str | None:
