@@ -96,7 +96,7 @@ from trajsearch.ingest.outcomes import OutcomeTable  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import NoveltyConfig, Runtime, RuntimeContext  # noqa: E402
-from trajsearch.search import SCORE_TIE  # noqa: E402
+from trajsearch.search import in_score_order  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
 from trajsearch.touched import own_changes  # noqa: E402
 from trajsearch.vocab import LEVELS  # noqa: E402
@@ -480,14 +480,6 @@ def eval_lines(ts: Any, lines: dict[str, list[tuple[str, str]]]) -> dict:
     return out
 
 
-def out_of_order(scores: Sequence[float]) -> bool:
-    """Whether the scores of a call's hits, in the order shown, rise anywhere by more than a tie. Search lists rows
-    whose scores lie within ``SCORE_TIE`` of each other by run id and step (so which of two alike rows shows hangs
-    not on float noise): four trials of one task found by its own text score 1.0 give or take 1e-7, listed by run
-    id, which a strict comparison counted as out of order (round 22: 3 of 373 dense calls)."""
-    return any(b > a + SCORE_TIE for a, b in zip(scores, scores[1:]))
-
-
 def eval_short(ts: Any, runs: list[Trajectory], lines: dict, n_similar: int, rng: random.Random) -> dict:
     """Calls returning fewer runs than exist inside their filters, and rows out of score order."""
     runs_of: dict[str, str] = {}
@@ -529,7 +521,7 @@ def eval_short(ts: Any, runs: list[Trajectory], lines: dict, n_similar: int, rng
                     label = f"{mode} k={k}"
                     short[label].append(got < min(k, exist))
                     scores = [h.score for h in hits]
-                    unordered[label].append(out_of_order(scores))
+                    unordered[label].append(not in_score_order(scores))
                     if got < min(k, exist) and len(examples) < 6:
                         examples.append(f"{label}: {got} of {min(k, exist)} runs for {text[:70]!r}")
         sims = rng.sample(runs, min(n_similar, len(runs)))
@@ -538,7 +530,7 @@ def eval_short(ts: Any, runs: list[Trajectory], lines: dict, n_similar: int, rng
             exist = len(with_rows[(run.tenant, step_levels)] - {run.trajectory_id})
             short["similar_runs k=5"].append(len(matches) < min(5, exist))
             scores = [m.score for m in matches]
-            unordered["similar_runs k=5"].append(out_of_order(scores))
+            unordered["similar_runs k=5"].append(not in_score_order(scores))
     rows = [[label, len(v), share(v), share(unordered[label])] for label, v in short.items()]
     print(f"\n## Fewer than k runs where k exist ({len(queries)} queries: task texts, lines; "
           f"{len(sims)} similar_runs; {sw.seconds:.0f} s)\n")

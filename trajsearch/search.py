@@ -812,19 +812,36 @@ T = TypeVar("T")
 
 
 def _in_score_order(rows: Iterable[T], score: Callable[[T], float], name: Callable[[T], tuple]) -> list[T]:
-    """``rows`` best first; a run of rows whose scores each lie within :data:`SCORE_TIE` of the one before is one tie,
-    ordered by ``name`` (run id, step), so which of two alike rows is shown hangs neither on float noise nor on the
-    order Milvus returned them in. (Rounding to a number of places would split two such scores that straddle a
-    rounding edge: review RALL-B.)"""
-    ranked = sorted(rows, key=lambda r: -score(r))
-    out: list[T] = []
-    tie: list[T] = []
-    for row in ranked:
-        if tie and score(tie[-1]) - score(row) > SCORE_TIE:
-            out += sorted(tie, key=name)
-            tie = []
-        tie.append(row)
-    return out + sorted(tie, key=name)
+    """``rows`` best first; each tie (:func:`_ties`) ordered by ``name`` (run id, step), so which of two alike rows is
+    shown hangs neither on float noise nor on the order Milvus returned them in. (Rounding to a number of places
+    would split two such scores that straddle a rounding edge: review RALL-B.)"""
+    return [row for tie in _ties(rows, score) for row in sorted(tie, key=name)]
+
+
+def _ties(rows: Iterable[T], score: Callable[[T], float]) -> list[list[T]]:
+    """``rows`` best first, in ties: a run of rows whose scores each lie within :data:`SCORE_TIE` of the one before
+    is one tie, however far its first and last lie apart."""
+    ties: list[list[T]] = []
+    for row in sorted(rows, key=lambda r: -score(r)):
+        if ties and score(ties[-1][-1]) - score(row) <= SCORE_TIE:
+            ties[-1].append(row)
+        else:
+            ties.append([row])
+    return ties
+
+
+def in_score_order(scores: Sequence[float]) -> bool:
+    """Whether scores, in the order shown, are in the order search lists rows: best first, each tie (:func:`_ties`)
+    together, in any order within it. What an evaluation checks every output against (issue 11: rows in score order
+    in every output), by search's own rule: comparing each score with the one before (``b > a + SCORE_TIE``) counted
+    a tie of three or more as disorder wherever its name order put its ends side by side (review RR11D)."""
+    shown = list(scores)
+    start = 0
+    for tie in _ties(shown, float):
+        if sorted(shown[start:start + len(tie)]) != sorted(tie):
+            return False
+        start += len(tie)
+    return True
 
 
 def _row_order(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1008,5 +1025,5 @@ def in_their_runs_place(scores: dict[str, float], rows: Collection[str],
     return placed
 
 
-__all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]
+__all__ = ["Hit", "RunMatch", "StepView", "TrajSearch", "in_score_order"]
 
