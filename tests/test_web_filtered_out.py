@@ -81,3 +81,16 @@ def test_an_env_version_runs_hold_is_not_asked_whether_it_is_misspelt(site) -> N
     assert ("Nothing found inside env version airline-v1, tools cancel_reservaton, but this tenant's runs match "
             "without them: is tools cancel_reservaton misspelt, or not recorded for these runs?") in page
     assert "ingest --set" not in page  # the env version is held: no advice to record one
+
+
+def test_values_each_held_but_never_together_are_said_to_leave_nothing_to_match(site) -> None:
+    """review RFIX2 1: the sample's only infra_error runs are swe-dev-v1; each value is held, no row holds both (at
+    the levels the page searches by default, named), and a successful run has no failure row: the page said "no
+    run inside them matches this search" of both."""
+    page = _search(site, q="flight", mode="dense", outcome="infra_error", env="airline-v1")
+    assert "No runs match inside these filters." in page
+    assert ("No step or failure row of this tenant's lies inside env version airline-v1, outcome infra_error "
+            "together, so there was nothing to match; this tenant's runs outside them match") in page, page
+    page = _search(site, q="reservation cancelled", mode="dense", level="failure", outcome="success")
+    assert ("No failure row of this tenant's lies inside outcome success, so there was nothing to match; this tenant's "
+            "runs outside it match") in page, page

@@ -78,7 +78,8 @@ def export(
             _say_filtered_out([], {"--outcome": outcome, "--env-version": env_version,
                                    "--policy-version": policy_version, "--task-family": task_family, "--tool": tool},
                               lambda: api.search(query, levels=level, k=1, mode=mode),
-                              lambda **options: api.search(query, **options), {"--outcome": _outcome_noted(ctx)})
+                              lambda **options: api.search(query, **options), {"--outcome": _outcome_noted(ctx)},
+                              level)
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
                    TimeElapsedColumn(), TimeRemainingColumn())

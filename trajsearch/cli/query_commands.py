@@ -54,7 +54,7 @@ def search(
         _say_run_id(api, text, [h.trajectory_id for h in hits])
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode),
-                          lambda **options: api.search(text, **options))
+                          lambda **options: api.search(text, **options), levels=level)
     query_terms = terms(text)
     # the step of each expanded hit's window that holds the match, as the web page marks it (None: no step holds a
     # word of the query, the window matched as a whole)
@@ -200,23 +200,28 @@ def _tenant_holds_runs(api, found: list) -> None:
 
 
 def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unfiltered: Callable[[], Sequence],
-                      search: Callable[..., Sequence], noted: Mapping[str, str] | None = None) -> None:
+                      search: Callable[..., Sequence], noted: Mapping[str, str] | None = None,
+                      levels: Sequence[str] = ()) -> None:
     """When nothing was found inside the ``filters`` given (flag -> values) but the same question without them finds
     something, say so on stderr: a version or tool misspelt, or never recorded at ingest (the README's own
     ``--env-version v2`` over runs ingested without one), was answered "no matches" or "plan_from_scratch", as if the
     tenant's runs had been searched and none were alike. ``search``: the tenant's search with the query given (its
     keyword options free), which tells a value some run holds from one none does (:func:`value_held`); ``noted``:
-    words said after a flag's values (export's default outcome)."""
+    words said after a flag's values (export's default outcome); ``levels``: those searched (all when empty), where
+    a row must lie inside every filter at once for the search to have had anything to match (:func:`rows_inside`)."""
     given = [(flag, value) for flag, values in filters.items() for value in values]
     if found or not given or not unfiltered():
         return
-    from ..search import said_filtered_out, value_held
+    from ..search import rows_inside, said_filtered_out, value_held
 
     held = {(flag, value): value_held(search, **{_KEYWORDS[flag]: [value]}) for flag, value in given}
     recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
                      if any(not held[flag, value] for value in filters.get(flag, ()))), "")
     said = [(f"{flag} {value}{(noted or {}).get(flag, '')}", held[flag, value]) for flag, value in given]
-    err.print(f"note: {said_filtered_out(said, recorded)}", markup=False, soft_wrap=True)
+    together = not all(held.values()) or rows_inside(search, levels, **{_KEYWORDS[flag]: list(values)
+                                                                         for flag, values in filters.items() if values})
+    err.print(f"note: {said_filtered_out(said, recorded, together=together, levels=levels)}", markup=False,
+              soft_wrap=True)
 
 
 def _given(filters: Mapping[str, Sequence[str]]) -> list[str]:

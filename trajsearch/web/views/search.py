@@ -17,7 +17,7 @@ from ...excerpt import best_step, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
-from ...search import TrajSearch, id_shaped, said_filtered_out, value_held
+from ...search import TrajSearch, id_shaped, rows_inside, said_filtered_out, value_held
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
@@ -419,18 +419,23 @@ def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, f
         return ts.search_filtered(text, replace(bare, levels=levels, exclude_trajectory_ids=(), **one), k=k, mode=mode)
 
     given: list[tuple[str, bool]] = []  # each filter as said, and whether some run the key sees holds its value
+    inside: dict[str, tuple[str, ...]] = {}  # the filters the rows hold (no row holds a model), as searched
     if form.env:
         env = narrow((form.env,), principal.env_versions)
         given.append((f"env version {form.env}", env is not None and value_held(search, env_versions=env)))
+        inside["env_versions"] = env or ()
     if form.outcome:
         given.append((f"outcome {form.outcome}", value_held(search, outcomes=(form.outcome,))))
+        inside["outcomes"] = (form.outcome,)
     if form.tool_list:
         given.append((f"tools {', '.join(form.tool_list)}",
                       all(value_held(search, tools=(tool,)) for tool in form.tool_list)))
+        inside["tools"] = tuple(form.tool_list)
     if form.model:  # no row holds a model: the traces read so far (the model filter's own suggestions)
         given.append((f"model {form.model}", form.model in facts.models(principal)))
     recorded = " (ingest --set env_version=... records one)" if form.env and not given[0][1] else ""
-    note = said_filtered_out(given, recorded)
+    together = not all(held for _, held in given) or not inside or rows_inside(search, form.levels, **inside)
+    note = said_filtered_out(given, recorded, together=together, levels=form.levels)
     return note[0].upper() + note[1:]
 
 
