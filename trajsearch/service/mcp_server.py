@@ -201,7 +201,9 @@ class _Sessions:
         ``maybe_counted``: the server had the call and may have counted it before its answer was lost (a deadline
         passed while it searched): the count is one fewer, and kept so, as the fewest that may be left; the last
         answer's count had told the model of a search it no longer had. A refusal the server answered itself (an
-        error before its count) keeps the count."""
+        error before its count) keeps the count; so does RESOURCE_EXHAUSTED, which a server from before its
+        end-of-call marker (:data:`~trajsearch.service.validate.ENDED_HERE`) sends unmarked for a crowded tenant's
+        call, refused before any search."""
         said: dict[str, Any] = {"status": "error", "error": error}
         if session_id in self._left:
             if maybe_counted:
@@ -263,7 +265,7 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
                                                    "told): continue without past runs") from None
             raise sessions.refused(  # (the server's own refusals come before its count: only a lost answer may count)
                 session_id, f"trajsearch is unavailable ({exc.code.name}): continue without past runs",
-                maybe_counted=exc.lost) from None
+                maybe_counted=exc.lost and exc.code != grpc.StatusCode.RESOURCE_EXHAUSTED) from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
     # the cap is the trajsearch server's (serve --search-cap), unknown here before a search answers: no number

@@ -63,8 +63,9 @@ INGEST_CALL_HEADER = "x-ingest-call"
 #: The trailing-metadata key of an error this server ended a call with itself (its value the request id). Its
 #: initial metadata is sent before any work, so it tells only that the call came; a status without this trailer
 #: after it was made by the client's gRPC (its deadline, a cancel, a broken connection): the answer was lost, the
-#: work maybe done. A SearchPastRuns the server refused had counted nothing, yet read "may have counted".
-ENDED_HERE = "x-request-id"
+#: work maybe done. A SearchPastRuns the server refused had counted nothing, yet read "may have counted". A key of
+#: trajsearch's own: a proxy echoing the generic ``x-request-id`` in its trailers had passed for the server.
+ENDED_HERE = "x-trajsearch-ended"
 
 
 @dataclass(frozen=True)
