@@ -149,3 +149,12 @@ def test_a_window_no_step_of_which_holds_the_query_is_marked_whole(demo):
     steps = matched_steps(result[:result.index("Open the run")])
     assert (first, last) == (0, 2) and len(steps) == 3, (first, last, steps)
     assert not any("boundnode" in step.lower() for step in steps)
+
+
+def test_a_window_marked_whole_is_opened_at_the_window_not_its_first_step(demo):
+    """review RFIX2 4: the window of steps 0-2 marked whole (no step holds ``boundnode``) was linked "Open the run at
+    step 0", naming a step the page did not mark; the link now names the window it opens at."""
+    page = demo.get("/", params={"q": "boundnode", "mode": "dense", "level": "step", "model": GEMINI_MODEL}).text
+    result = page[page.index('href="/runs/gemini_3_pro.django__django-15930'):]
+    link = " ".join(re.search(r"Open the run[^<]*", result).group().split())  # the result's own link to the run
+    assert link == "Open the run at steps 0-2", link

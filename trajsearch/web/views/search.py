@@ -340,8 +340,14 @@ class ResultView:
     outcome: str | None = None
 
     @property
-    def matched_step(self) -> StepLine | None:
-        return next((line for line in self.context if line.matched), None)
+    def matched_at(self) -> str:
+        """Where the run is opened, as the page marks the match: its step (``step 7``), or a window marked whole when
+        no step of it holds a word of the query (``steps 0-2``); "" for a task or summary hit. Such a window's link
+        had said "at step 0", claiming the match a step no step holds."""
+        matched = [line.index for line in self.context if line.matched]
+        if not matched:
+            return ""
+        return f"step {matched[0]}" if len(matched) == 1 else f"steps {matched[0]}-{matched[-1]}"
 
     @property
     def verbatim(self) -> bool:
