@@ -429,7 +429,7 @@ class TrajSearch:
                 dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"], fields=())}
                 runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
             asked = dict(pools)
-            scores = self.fusion.fuse(text, list(dense), lexical, mode)
+            scores = self.fusion.fuse(text, list(dense), lexical, mode, depth=pool)  # grown pools add rows below
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
             # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
