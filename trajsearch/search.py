@@ -400,7 +400,9 @@ class TrajSearch:
 
         Each leg is asked for a pool of candidates; when the fused candidates hold fewer than
         ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
-        legs are asked again, until ``k`` are found or the candidates inside the filters run out.
+        legs are asked again, until ``k`` are found or the candidates inside the filters run out. The
+        ranks are fused at the first pool's depth, the same for every ``k`` up to a bound (``pool_size``):
+        rows the grown pools add rank below, so asking for more never reorders the top.
         The same for ``group_size`` rows of each run shown (as dense mode's group_by fills them):
         while a run shown has fewer, the pool of each full leg holding more of its rows deeper grows
         (that leg's only: a run's further rows mostly lie deep in the dense leg alone, and a lexical
