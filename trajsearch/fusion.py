@@ -680,10 +680,12 @@ class FusionConfig:
 
     prose_weights: tuple[float, float] = (1.0, 1.0)
     log_weights: tuple[float, float] = (1.0, 3.0)
-    #: Candidates asked of each leg, whatever ``k`` (up to 50 rows): a search's top is the same whether it asks
-    #: for 5 or 50 (see ``pool_size``). 250 rather than 50 costs next to nothing (each leg ranks every row in
-    #: the filters either way; only the ids returned grow): k=5 p50 on the ENG store 38.8 -> 39.2 ms.
-    pool: int = 250
+    #: Candidates asked of each leg at least, and the depth their ranks are fused at whatever ``k`` (``rrf``'s
+    #: ``depth``): the rows either leg ranks within it keep one order however deep the legs are asked, so a
+    #: search's top is the same whether it asks for 5 or 50. (A depth of 250, to fuse deeper ranks at k=50 too,
+    #: took hybrid from 0.92x / 1.10x dense to 1.33x / 1.45x on bench_hybrid's 20k store: the dense leg returning
+    #: 250 rows; round 22, PAGE.)
+    pool: int = 50
     #: Rows holding the whole query verbatim (whitespace-normalised, at least
     #: ``verbatim_min_chars`` long) rank above all others: a pasted error line or
     #: command wants the run where exactly that happened. On ../shared/data this took
@@ -716,16 +718,16 @@ class FusionConfig:
         return self.log_weights if looks_like_log(text, titles=False) else self.prose_weights
 
     def pool_size(self, k: int, group_size: int) -> int:
-        """Candidates asked of each leg first: ``pool``, the same for every ``k`` up to ``pool`` / 5 rows (a
-        run's fused score depends on how deep the legs are asked, so a depth growing with ``k`` reordered the
-        top: asked for 20 runs, ranks 3-5 of 8 in 34 engineers' queries differed from asking for 5, round 22
-        ENG); deeper for more rows (five candidates per row shown), where the top may differ."""
+        """Candidates asked of each leg first: enough for k runs of group_size rows after fusion. Only the first
+        ``pool`` ranks of each leg are fused as ranks (``fuse``'s ``depth``): a row's fused score depended on how
+        deep the legs were asked, so asking for 20 runs reordered ranks 3-5 of asking for 5 in 8 of 34 engineers'
+        queries (round 22, ENG); deeper rows only fill the places below."""
         return max(self.pool, k * max(group_size, 1) * 5)
 
     def fuse(self, text: str, dense: Sequence[str], lexical: Sequence[tuple[str, float]], mode: str,
              depth: int | None = None) -> dict[str, float]:
         """id -> fused score: BM25 alone in lexical mode, else weighted RRF of the two rankings, their ranks
-        fixed at ``depth`` (see :func:`rrf`: the first pool, so growing pools never reorder its rows)."""
+        fixed at ``depth`` (see :func:`rrf`: ``pool``, so deeper pools never reorder the rows within it)."""
         if mode == "lexical":
             return dict(lexical)
         return rrf([list(dense), [rid for rid, _ in lexical]], weights=self.weights(text), depth=depth)

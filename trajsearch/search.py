@@ -401,8 +401,8 @@ class TrajSearch:
         Each leg is asked for a pool of candidates; when the fused candidates hold fewer than
         ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
         legs are asked again, until ``k`` are found or the candidates inside the filters run out. The
-        ranks are fused at the first pool's depth, the same for every ``k`` up to a bound (``pool_size``):
-        rows the grown pools add rank below, so asking for more never reorders the top.
+        ranks are fused at one depth whatever ``k`` (``fusion.pool``): rows only deeper pools hold
+        (a larger ``k``, grown pools) rank below, so asking for more never reorders the top.
         The same for ``group_size`` rows of each run shown (as dense mode's group_by fills them):
         while a run shown has fewer, the pool of each full leg holding more of its rows deeper grows
         (that leg's only: a run's further rows mostly lie deep in the dense leg alone, and a lexical
@@ -431,7 +431,7 @@ class TrajSearch:
                 dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"], fields=())}
                 runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
             asked = dict(pools)
-            scores = self.fusion.fuse(text, list(dense), lexical, mode, depth=pool)  # grown pools add rows below
+            scores = self.fusion.fuse(text, list(dense), lexical, mode, depth=self.fusion.pool)  # deeper: below
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
             # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
