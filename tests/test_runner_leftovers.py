@@ -119,3 +119,16 @@ def test_bun_s_error_count_still_needs_its_pass_and_fail_counts_around_the_other
     skip / filtered-out and todo, or no pass count above them, and the bare error count is nobody's."""
     step = gemini_shell_step(output, tmp_path)
     assert step.error is None
+
+
+def test_a_gradle_build_before_another_runner_that_passed_is_the_run_s_last_test_run() -> None:
+    """Bug (review RALL-A): a test run whose output ended Gradle's ``BUILD SUCCESSFUL`` with no test task's line was
+    dropped as one that said nothing of the tests, though the runner after the build said they passed: pytest
+    failed, then ``./gradlew assemble && python -m pytest -q`` passed, and the run was not verified."""
+    run = _gradle_run("fail", "uptodate")
+    run.steps[0].arguments = {"command": "python -m pytest -q"}
+    run.steps[0].observation = "F.\n1 failed, 1 passed in 0.10s\n"
+    run.steps[1].arguments = {"command": "./gradlew assemble && python -m pytest -q"}
+    run.steps[1].observation += "..\n2 passed in 0.10s\n"
+    assert passed(run.steps[1])
+    assert verified(run, reward_at_least=None)

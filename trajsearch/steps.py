@@ -327,10 +327,11 @@ def _gradle_said_nothing(step: Step) -> bool:
     date (passed before, on the same inputs: Gradle keeps no failed task's outputs), passed printing nothing, or had
     no tests, which its rich console does not tell apart (``BUILD SUCCESSFUL`` and ``N actionable tasks: N
     up-to-date`` either way: ``test-runners/gradle-pty-*``, real Gradle 4.4.1). No pass (:func:`passed`), and no
-    failure either: Gradle fails the build on a failing test."""
+    failure either: Gradle fails the build on a failing test. Only a step that told no other runner's pass
+    (``_PASSED``) either: ``./gradlew assemble && python -m pytest -q`` said how its tests went (review RALL-A)."""
     output = _output(step)
     return not step.error and bool(_GRADLE_PASSED.search(output)) and not _GRADLE_TESTED.search(output) \
-        and not _FAILED.search(output)
+        and not _FAILED.search(output) and not _PASSED.search(output)
 
 
 def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:
