@@ -80,6 +80,7 @@ def test_a_shell_call_codex_refused_stays_the_runs_error(hashing_ts):
     "failed in sandbox LinuxSeccomp with execution error: /bin/bash: -c: line 1: unexpected EOF while looking for "
     "matching `\"' (exit code 2)",
     "bash: -c: line 1: syntax error near unexpected token `)' (exit code 2)",
+    "/bin/sh: 1: Syntax error: \"(\" unexpected (exit code 2)",
     "command timed out after 10000 milliseconds (exit code 124)",
     "Killed (exit code 137)",
 ])
@@ -92,6 +93,28 @@ def test_a_read_the_sandbox_or_shell_could_not_run_stays_the_runs_error(hashing_
     run.steps[0].error = error
     hashing_ts.add([run])
     assert _warning(hashing_ts, run).error.head == error
+
+
+@pytest.mark.parametrize("error", [
+    "ci.log:12: parse.y: syntax error near token (exit code 2)",
+    "ci.log:41:/bin/sh: 1: Syntax error: \"(\" unexpected (exit code 2)",
+    "ci.log:3: bwrap: Can't mount proc (exit code 2)",
+    "ci.log:9: Process finished with exit code 0 (exit code 2)",
+    "Process 'command 'cc'' finished with non-zero exit code 127 (exit code 1)",
+])
+def test_a_read_whose_printed_line_names_a_shell_or_sandbox_failure_is_passed_over(hashing_ts, error):
+    """Review RALL-A 2: the sandbox's and the shell's words, and an exit code, were read anywhere in the error, so a
+    grep that exited 2 on a missing path, its printed log lines holding them, was taken for a command never run and
+    made the run's error over the failed build. Only the error's start says who failed, and the adapter's own
+    trailing ``(exit code N)`` how the command exited."""
+    run = make_run("r", outcome="failure", steps=[
+        ("Bash", {"command": "make build"}, None),
+        ("Bash", {"command": "grep -rn error ci.log logs/old"}, None),
+    ])
+    run.steps[0].error = "make: *** [Makefile:3: build] Error 1 (exit code 2)"
+    run.steps[1].error = error
+    hashing_ts.add([run])
+    assert _warning(hashing_ts, run).error.head == run.steps[0].error
 
 
 def test_a_read_that_found_nothing_is_still_passed_over(hashing_ts):

@@ -99,16 +99,25 @@ _TRACEBACK_TAIL = re.compile(r"^[^\S\n]*([A-Za-z_][\w.]*(Error|Exception|Exit|In
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 #: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call (as
-#: adapters word it: "not run: ...", "rejected ...", "blocked by a hook", "interrupted by the user"; Codex's
-#: "unsupported call: shell"; a cancelled or unfinished call, a timeout), or the sandbox or the shell itself failed
-#: (``bwrap: ...``, a script's syntax error). A program not found is told by its exit code, 127, not by "command not
-#: found" anywhere in the error: a read's printed line may say so (review RFR 1).
+#: adapters word it at the error's start: "not run: ...", "rejected ...", "blocked by a hook", "interrupted by the
+#: user"; Codex's "unsupported call: shell"; a cancelled or unfinished call, a timeout), or the sandbox or the shell
+#: itself failed (``bwrap: ...``, the shell's own ``bash: -c: line 1: syntax error ...``), at the error's start or
+#: after Codex's "failed in sandbox ... with execution error: ". Not such words anywhere: a read's printed lines may
+#: hold them (``ci.log:3: bwrap: Can't mount proc``, ``parse.y: syntax error``; review RALL-A). A program not found
+#: is told only by its exit code, 127, not by "command not found" in the error (a read's printed line may say so:
+#: review RFR 1); where the adapter kept no exit code (SWE-agent's runs) a read of a program not found is taken for
+#: one that ran and exited non-zero.
 _NOT_THE_COMMANDS = re.compile(
     r"^(?:not run\b|rejected\b|blocked by a hook\b|interrupted by the user\b|unsupported call|exec command rejected"
     r"|tool call never finished|\[Operation Cancelled\]"
-    r"|shell tool terminated|command timed out|Program '[^']*' failed to run)"
-    r"|\bbwrap: |\baction was not executed\b|\bsyntax error\b|\bunexpected EOF while looking for\b", re.I)
+    r"|shell tool terminated|command timed out|Program '[^']*' failed to run"
+    r"|(?:failed in sandbox \w+ with execution error: )?(?:bwrap: |(?:[\w./-]*/)?(?:ba|da|k|z)?sh: (?:-c: )?(?:line )?\d+: "
+    r"(?:syntax error|unexpected EOF while looking for)))"
+    r"|\baction was not executed\b", re.I)
+#: The exit code the adapter wrote after the command's line (``... (exit code 2)``, the last: the line itself may
+#: say one, ``Process finished with exit code 0``), else the first an error says (``exit code 1``).
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.I)
+_ADAPTER_EXIT_CODE = re.compile(r"\(exit code (-?\d+)\)", re.I)
 #: Exit codes a command's own failure gives (git's fatal is 128): 126 and 127 are the shell's (cannot run, not
 #: found), over 128 a signal's.
 _COMMAND_EXIT_CODES = frozenset(range(1, 129)) - {126, 127}
@@ -291,7 +300,7 @@ def _command_exited(error: str) -> bool:
     """Whether ``error`` is a command's own: it ran and exited non-zero (``cat: x: No such file or directory``), the
     harness, the sandbox and the shell saying nothing of it (:data:`_NOT_THE_COMMANDS`, an exit code outside
     :data:`_COMMAND_EXIT_CODES`). Only such an error of a read or a clean-up needs no step to get past it."""
-    code = _EXIT_CODE.search(error)
+    code = ([*_ADAPTER_EXIT_CODE.finditer(error)] or [_EXIT_CODE.search(error)])[-1]
     return not _NOT_THE_COMMANDS.search(error) and (code is None or int(code.group(1)) in _COMMAND_EXIT_CODES)
 
 
