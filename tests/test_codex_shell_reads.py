@@ -207,3 +207,19 @@ def test_a_package_managers_silent_test_script_is_a_test_run(command):
     failed = Step(index=0, action="exec_command", arguments={"cmd": command},
                   observation="Tests: 1 failed, 3 passed, 4 total", error="exit code 1")
     assert S.is_test_run(failed) and not S.passed(failed)
+
+
+def test_an_apply_patch_envelope_a_step_printed_is_no_change_of_the_run():
+    """Review RALL-A 3: an envelope in a step's output (an agent reading Codex's own
+    ``codex-rs/apply-patch/apply_patch_tool_instructions.md``, whose example adds, updates, moves and deletes files)
+    was read as the run's patch: its example's files replaced the file the run really changed. Only a call's
+    arguments hand an envelope to the tool."""
+    shown = ("A full patch can combine several operations:\n\n*** Begin Patch\n*** Add File: example.txt\n+Hi\n"
+             "*** Update File: src/sample.py\n*** Move to: src/renamed.py\n@@ def greet():\n-x = 1\n+x = 2\n"
+             "*** Delete File: stale.txt\n*** End Patch\n")
+    run = make_run("r", outcome="success", steps=[
+        ("Bash", {"command": "cat codex-rs/apply-patch/apply_patch_tool_instructions.md"}, shown),
+        ("Bash", {"command": "sed -i 's/a/b/' lib/x.py"}, ""),
+    ])
+    assert touched(run).changed == ["lib/x.py"]
+    assert touched(run).symbols == []

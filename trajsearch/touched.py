@@ -202,9 +202,10 @@ def _read_step(step: Step, reading: _Reading) -> None:
     _say(step, reading, texts[1:])
     command = _command(action, args)
     history = command is not None and shows_history(command)  # another commit's diff: no change of the run's
-    for text in texts[1:] if history else texts:
-        if "@@" in text or "diff --git" in text or _PATCH_BEGIN in text:
-            files, names = _diff(text)
+    for at, text in enumerate(texts[1:] if history else texts, start=1 if history else 0):
+        envelope = at > 0 and _PATCH_BEGIN in text  # an envelope is the call's: one in its output is an example
+        if "@@" in text or "diff --git" in text or envelope:
+            files, names = _diff(text, envelope=envelope)
             reading.diffed += files
             reading.created += _created(text)
             reading.symbols += names
@@ -764,10 +765,12 @@ def _definitions(output: str, files: list[str]) -> list[tuple[str, str]]:
     return [(path, name) for path, name in found if len(name) > 2 and not name.startswith("__")]
 
 
-def _diff(text: str) -> tuple[list[str], list[str]]:
-    """Files and changed functions/classes of the unified diffs and ``apply_patch`` envelopes in ``text``."""
+def _diff(text: str, *, envelope: bool) -> tuple[list[str], list[str]]:
+    """Files and changed functions/classes of the unified diffs in ``text``, and of its ``apply_patch`` envelope when
+    ``envelope``: only a call's arguments hand one to the tool; a step's output that shows one (``cat
+    apply_patch_tool_instructions.md``) shows its example, no change of the run's (review RALL-A)."""
     files = [b for _, b in _DIFF_FILE.findall(text)] + [p for p in _DIFF_PLUS.findall(text) if p != "/dev/null"]
-    if _PATCH_BEGIN in text:
+    if envelope:
         files += _PATCH_FILE.findall(text)
     if not files:
         return [], []
