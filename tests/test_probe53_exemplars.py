@@ -217,6 +217,19 @@ def test_a_hard_reset_to_another_revision_or_a_tags_checkout_writes_a_reverted_f
         assert ("sympy/printing/repr.py" in _instead_of_revert(command)) is kept, command
 
 
+def test_a_switch_to_a_branch_with_a_slash_is_no_file_restored_and_may_write_a_reverted_file() -> None:
+    """Bug (review RALL-A 4): ``git checkout F && git checkout feature/x`` read F undone: the branch's slash made it a
+    file that git restored, so the switch, which writes the branch's files, was taken for another revert. A hard
+    reset to a commit's id is one to the commit the agent started from (its edits are gone whichever it is)."""
+    for command, kept in (("git checkout sympy/printing/repr.py && git checkout feature/x", True),
+                          ("git checkout sympy/printing/repr.py && git checkout fix/repr-printing", True),
+                          ("git checkout sympy/printing/repr.py && git checkout main", True),
+                          ("git checkout sympy/printing/repr.py && git checkout sympy/core/basic.py", False),
+                          ("git checkout sympy/printing/repr.py && git reset --hard 9f3b2c1", False),
+                          ("git checkout sympy/printing/repr.py && git reset --hard HEAD~1", True)):
+        assert ("sympy/printing/repr.py" in _instead_of_revert(command)) is kept, command
+
+
 def test_reading_a_long_run_after_a_revert_takes_linear_work(monkeypatch) -> None:
     """Each later step running a script looked again at every earlier step's writes: a run removing one scratch file
     early and writing and running 600 scripts after it took ~90,000 name matches (4,000 steps: 4.4 s per ingest)."""

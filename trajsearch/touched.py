@@ -462,8 +462,8 @@ def _reverted(program: str, verb: str, rest: list[str], said: str) -> list[str] 
     if program != "git":
         return None
     if verb == "reset" and "--hard" in rest:  # to HEAD only: another revision's files (HEAD~1, origin/main) stay changed
-        return [EVERY_FILE] if all(w in ("HEAD", "@") for w in _without_redirections(rest) if not w.startswith("-")) \
-            else None
+        return [EVERY_FILE] if all(w in ("HEAD", "@") or _COMMIT_ID.fullmatch(w)
+                                   for w in _without_redirections(rest) if not w.startswith("-")) else None
     if verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
         return _checkout_undone(rest, said)
     if verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest)) \
@@ -499,6 +499,9 @@ def _may_write(segments: list[str]) -> bool:
     return False
 
 
+#: A commit's id, as an agent resets to one: the commit it started from (the one it knows unless it committed; a
+#: task's ``base_commit``), so a ``git reset --hard`` to it is taken for one to HEAD; its edits are gone either way.
+_COMMIT_ID = re.compile(r"[0-9a-f]{7,40}")
 #: A word that names a revision, not a file: ``HEAD~1``, ``main^``, ``stash@{0}``.
 _REVISION_MARK = re.compile(r"[~^@{]")
 #: A release tag, a revision though it has dots: ``v1.2``, ``2.0.1``.
@@ -522,7 +525,8 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
     checkout main F`` writes main's F: a change stays, as after ``-p``): its own words say which it did
     (:data:`_CHECKED_OUT`) and when it wrote nothing (:data:`_CHECKOUT_REFUSED`, exit 1); where they were not kept,
     a first operand that names no file (no extension, a revision's mark or a release tag's form: ``main F``,
-    ``HEAD~1 F``, ``v1.2 F``) is taken for a revision."""
+    ``HEAD~1 F``, ``v1.2 F``) is taken for a revision, an only one too: ``git checkout feature/x`` switches branch
+    (review RALL-A: its slash made it a file restored)."""
     words = _without_redirections(words)
     if {"-p", "--patch"} & set(words) or _CHECKOUT_REFUSED.search(said):
         return []
@@ -535,12 +539,18 @@ def _checkout_undone(words: list[str], said: str) -> list[str]:
     if told:
         from_index = told.group(1) is not None
     else:
-        first = operands[0].rsplit("/", 1)[-1] if len(operands) > 1 else ""
-        from_index = not first or ("." in first and not _REVISION_MARK.search(operands[0])
-                                   and not _VERSION_TAG.match(first))
+        from_index = not operands or _names_file(operands[0])
     if from_index:  # every operand a file (git's word), or those that look like one (none said)
         return operands if told else _named_files(operands)
     return operands[1:] if operands[:1] == ["HEAD"] else []
+
+
+def _names_file(operand: str) -> bool:
+    """Whether a checkout's operand looks like a file, not a revision: a directory's (``src/``, ``.``) or a name with an
+    extension, neither a revision's mark (``HEAD~1``) nor a release tag's form (``v1.2``)."""
+    name = operand.rstrip("/").rsplit("/", 1)[-1]
+    return operand.endswith("/") or ("." in name and not _REVISION_MARK.search(operand)
+                                      and not _VERSION_TAG.match(name))
 
 
 def _without_redirections(words: list[str]) -> list[str]:
