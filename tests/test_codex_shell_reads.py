@@ -201,12 +201,27 @@ def test_an_argv_is_read_as_the_shell_would_run_it(argv, line):
     assert S.is_read(step) == line.startswith(("ls", "rg"))
 
 
-@pytest.mark.parametrize("command", ["npm run -s test", "pnpm -s test", "npm test", "yarn run --silent test"])
+@pytest.mark.parametrize("command", ["npm run -s test", "pnpm -s test", "npm test", "yarn run --silent test",
+                                     "npm --prefix web test", "pnpm --filter web test", "yarn --cwd web test"])
 def test_a_package_managers_silent_test_script_is_a_test_run(command):
     """Review RAUD2, 4: ``npm run -s test`` / ``pnpm -s test`` run the test script quietly: test runs."""
     failed = Step(index=0, action="exec_command", arguments={"cmd": command},
                   observation="Tests: 1 failed, 3 passed, 4 total", error="exit code 1")
     assert S.is_test_run(failed) and not S.passed(failed)
+
+
+@pytest.mark.parametrize("command", ["yarn --cwd test build", "pnpm --filter test build", "npm -w test run build",
+                                     "pnpm -C test run lint"])
+def test_a_package_managers_option_valued_test_runs_no_test_script(command):
+    """Review RALL-A 5: an option's value ``test`` (a directory, a workspace called so) was read as the test script:
+    a failed build after the passing test run was the run's last test run, so the run was not verified."""
+    run = make_run("r", outcome="success", steps=[
+        ("exec_command", {"cmd": "npm test"}, "Tests: 4 passed, 4 total"),
+        ("exec_command", {"cmd": command}, "error TS2304: Cannot find name 'x'."),
+    ])
+    run.steps[1].error = "error TS2304: Cannot find name 'x'. (exit code 2)"
+    assert not S.is_test_run(run.steps[1])
+    assert S.verified(run, reward_at_least=None)
 
 
 def test_an_apply_patch_envelope_a_step_printed_is_no_change_of_the_run():

@@ -46,8 +46,16 @@ _CD = re.compile(r"^\s*cd\b")
 #: ``_FAILED``). jest / vitest / mocha / tape not in a file's name (``jest.config.js``); and only as what a command
 #: part runs (:func:`is_test_run`). Maven's and Gradle's (``_JVM_TOOL``) are read by their goals and tasks instead
 #: (:func:`_jvm_runs_tests`): a word ``test`` of theirs may be an option's value (``-x test``).
+#: A package manager's options before its script: one of those that take the next word as their value (npm's
+#: ``-w``/``--workspace``, ``--prefix``; yarn's and bun's ``--cwd``; pnpm's ``--filter``/``-F``, ``-C``/``--dir``)
+#: with it, or a flag (``-s``, ``--silent``, ``--if-present``, ``--key=value``): ``yarn --cwd test build`` runs no
+#: test script (review RALL-A: the value ``test`` was read as one). pnpm's ``-w`` is a flag (``--workspace-root``).
+_PM_VALUED = r"--cwd|--prefix|--filter|-F|--dir|-C|--workspace|--registry|--loglevel|--userconfig|--cache"
+_PM_OPTIONS = {pm: rf"(?:\s+(?:(?:{valued})\s+\S+|(?!(?:{valued})\s)-[\w-]+(?:=\S+)?))*"
+               for pm, valued in (("npm", f"{_PM_VALUED}|-w"), ("other", _PM_VALUED))}
 _TEST_COMMAND = re.compile(
-    r"\b(pytest|py\.test|unittest|tox|nox|(?:npm|pnpm|yarn|bun)\s+(?:-[\w-]+\s+)*(?:run\s+(?:-[\w-]+\s+)*)?test|"
+    rf"\b(pytest|py\.test|unittest|tox|nox|(?:npm{_PM_OPTIONS['npm']}\s+(?:run{_PM_OPTIONS['npm']}\s+)?|"
+    rf"(?:pnpm|yarn|bun){_PM_OPTIONS['other']}\s+(?:run{_PM_OPTIONS['other']}\s+)?)test|"
     r"deno\s+test|node\s+--test|"
     r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
