@@ -192,6 +192,11 @@ def test_codex_apply_patch_is_a_write():
     (["/bin/zsh", "-lc", "ls src"], "ls src"),
     (["rg", "-n", "def main", "src"], "rg -n 'def main' src"),
     (["bash", "scripts/build.sh"], "bash scripts/build.sh"),
+    # review RALL-A 6: an option's value before -c, a shell run by env, the script's $0 after it
+    (["bash", "-o", "pipefail", "-c", "ls src"], "ls src"),
+    (["/usr/bin/env", "bash", "-lc", "ls src"], "ls src"),
+    (["sh", "-c", "ls src", "sh"], "ls src"),
+    (["bash", "-o", "pipefail", "scripts/build.sh"], "bash -o pipefail scripts/build.sh"),
 ])
 def test_an_argv_is_read_as_the_shell_would_run_it(argv, line):
     """Review RAUD2, 4: a shell's script after any options (not only ``bash -lc``) is the command; another argv is

@@ -822,17 +822,34 @@ def command_line(arguments: Any) -> str | None:
     command: the read, write and test-run rules (``steps``), what a run touched, and the adapters' errors."""
     found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
     if isinstance(found, list) and all(isinstance(part, str) for part in found):
-        if _shell_script(found):
-            return found[-1]
-        return shlex.join(found)
+        script = _shell_script(found)
+        return script if script is not None else shlex.join(found)
     return found if isinstance(found, str) else None
 
 
-def _shell_script(argv: list[str]) -> bool:
-    """Whether ``argv`` runs a shell on a script, its last argument: options alone between (one ``-c``)."""
-    options = argv[1:-1]
-    return (len(argv) >= 3 and bool(_SHELL_PROGRAM.fullmatch(argv[0])) and all(o.startswith("-") for o in options)
-            and any(_SCRIPT_FLAG.fullmatch(o) for o in options))
+#: A shell's options that take the next word as their value (``bash -o pipefail -c ...``, ``-O extglob``).
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O"})
+
+
+def _shell_script(argv: list[str]) -> str | None:
+    """The script ``argv`` runs a shell on (run as it is or by ``env``: ``/usr/bin/env bash -lc S``): the first word
+    after its options, one of them a ``-c``; the words after it are the script's ``$0``, ``$1`` ... (``["sh", "-c",
+    S, "sh"]``). None if ``argv`` runs no shell on a script (review RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c
+    S sh`` were read as argvs, whose reads and test runs were then none)."""
+    words = argv[1:] if argv and argv[0].rsplit("/", 1)[-1] == "env" else argv
+    if not words or not _SHELL_PROGRAM.fullmatch(words[0]):
+        return None
+    script_flag = False
+    it = iter(words[1:])
+    for word in it:
+        if word in _SHELL_VALUED:
+            next(it, None)
+        elif word.startswith(("-", "+")) and word != "--":
+            script_flag = script_flag or bool(_SCRIPT_FLAG.fullmatch(word))
+        else:
+            script = next(it, None) if word == "--" else word
+            return script if script_flag else None
+    return None
 
 
 def _command(action: str, args: Any) -> str | None:
