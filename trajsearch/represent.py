@@ -111,7 +111,8 @@ _NOT_THE_COMMANDS = re.compile(
     r"^(?:not run\b|rejected\b|blocked by a hook\b|interrupted by the user\b|unsupported call|exec command rejected"
     r"|tool call never finished|\[Operation Cancelled\]"
     r"|shell tool terminated|command timed out|Program '[^']*' failed to run"
-    r"|(?:failed in sandbox \w+ with execution error: )?(?:bwrap: |(?:[\w./-]*/)?(?:ba|da|k|z)?sh: (?:-c: )?(?:line )?\d+: "
+    r"|(?:failed in sandbox \w+ with execution error: )?"
+    r"(?:bwrap: |(?:[\w./-]*/)?(?:ba|da|k|z)?sh: (?:-c: )?(?:line )?\d+: "
     r"(?:syntax error|unexpected EOF while looking for)))"
     r"|\baction was not executed\b", re.I)
 #: The exit code the adapter wrote after the command's line (``... (exit code 2)``, the last: the line itself may
