@@ -662,6 +662,12 @@ class Recovery(_Provenance):
     step_holding: str
     next_step: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The step that met the line and the step after it: an item's text carries the fix with the error (a client
+        reading a gRPC item's provenance and text saw the failing step alone, review RRT5 4)."""
+        return "\n".join([self.step_holding, *([f"Then did: {self.next_step}"] if self.next_step else [])])
+
 
 class WarningSet(list):
     """The warnings :func:`warnings` chose (a list of :class:`FailureWarning`), and ``held``: whether the context's
@@ -723,8 +729,8 @@ def warnings(
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, k: int, exclude: Sequence[str],
                 pool: int) -> list[Recovery]:
-    """Up to ``k`` successful runs, one per task, whose steps hold the pasted log line verbatim or nearly, each with
-    the step holding it and the step after it. An agent stuck on an error asks how to get past it; warnings show
+    """Up to ``k`` successful runs, one per task, whose steps met the pasted log line (:func:`_step_meeting`), each
+    with the step that met it and the step after it. An agent stuck on an error asks how to get past it; warnings show
     only failed runs, and most runs that met an error went on and succeeded (probe RT4: 25 of 29 error lines pasted
     from real failing steps came from successful runs, and every answer was ``no_similar_failures``)."""
     if k <= 0:
@@ -733,7 +739,7 @@ def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, k: int, exclude:
     held: dict[str, tuple[Hit, str, int]] = {}  # run -> (its best step row, the step holding the text, its position)
     task_ids: set[str] = set()  # runs of k task ids are k tasks: no need to read further (each read costs ~3 ms)
     for hit in search(ts, text, steps, k=pool, mode="hybrid"):
-        if hit.trajectory_id not in held and (step := _step_holding_at(hit, text, ts.fusion)) is not None:
+        if hit.trajectory_id not in held and (step := _step_meeting(hit, text)) is not None:
             held[hit.trajectory_id] = (hit, *step)
             task_ids.add(hit.task_id or hit.trajectory_id)
             if len(task_ids) == k:
@@ -855,12 +861,47 @@ def _step_holding_at(hit: Hit, text: str, fusion: FusionConfig) -> tuple[str, in
         held = [line for line in lines if _holds(line, text) or fusion.nearly_holds(text, line)]
         if not (held or _holds(whole, text) or fusion.nearly_holds(text, whole)):
             continue
-        label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
-        action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
-        shown = [f"{label}] {clip(action, ACTION_CHARS)}" if label else clip(action, ACTION_CHARS),
-                 *[clip(line.strip(), LINE_CHARS) for line in held[:1]]]
-        return "\n".join(line.strip() for line in shown if line.strip()), position
+        return _shown_step(lines, held[:1]), position
     return None
+
+
+def _shown_step(lines: list[str], held: list[str]) -> str:
+    """A step as a warning or recovery shows it: its ``[step n]`` label, its action and the line holding the text."""
+    label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
+    action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
+    shown = [f"{label}] {clip(action, ACTION_CHARS)}" if label else clip(action, ACTION_CHARS),
+             *[clip(line.strip(), LINE_CHARS) for line in held]]
+    return "\n".join(line.strip() for line in shown if line.strip())
+
+
+def _step_meeting(hit: Hit, text: str) -> tuple[str, int] | None:
+    """The first step of a step row (or passage) that met ``text`` as an error, shown (:func:`_shown_step`), and its
+    position: a line of what the step got back (its result or error, not its thought or command) that holds the text
+    verbatim (case and whitespace aside) and starts with it but for labels (:func:`_error_lead`), the command not
+    holding it. A recovery is the step after it, so it must be the same error: of 56 recoveries shown
+    (review RRT5), 3 had met a near match only (``name 'warnings_start' is not defined`` for ``name 'parse_config'
+    ...``, whose next step fixed another name) and 1 a header the run's own script printed (``=== Testing the fix
+    for TypeError: ...``)."""
+    for position, part in enumerate(hit.steps or [{"text": hit.text}], start=hit.step_index):  # a passage: one step
+        lines = [line for line in part["text"].splitlines() if line.strip()]
+        start = next((n for n, line in enumerate(lines) if line.startswith(("result: ", "error: "))), None)
+        if start is None and not any(line.startswith(("[step ", "action: ")) for line in lines):
+            start = 0  # a passage of a step's output: no labels
+        said = next((n for n, line in enumerate(lines) if line.startswith(("action: ", "[step "))), 0)
+        if start is None or _holds("\n".join(lines[said:start]), text):  # the command's own text: no error met
+            continue
+        met = [line for line in lines[start:] if _holds(line, text) and _error_lead(line, text)]
+        if met:
+            return _shown_step(lines, met[:1]), position
+    return None
+
+
+def _error_lead(line: str, text: str) -> bool:
+    """Whether ``text`` starts ``line`` but for labels (``result:``, ``error:``, ``/usr/bin/python:``), pytest's
+    ``E``, marks (``>``, ``===``) and a module path (``pkg.mod.``): the line is that error, not a sentence naming it."""
+    lead = _normalised(line).partition(_normalised(text))[0]
+    return all(not any(c.isalnum() for c in word) or word.endswith((":", ".")) or word == "e"
+               for word in lead.split())
 
 
 #: How much of a step's action, and of the line holding a pasted text, a warning shows.

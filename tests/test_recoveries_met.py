@@ -1,0 +1,50 @@
+"""A recovery is a successful run that met the pasted error itself, in what a step got back (review RRT5): its next
+step is shown as how it got past the error, so a near match (another name, another format code) or a line the run's
+own script printed is no recovery. Plumbing: the hashing test embedder (``hashing_ts``), real mini-swe-agent runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.runtime import Runtime, RuntimeContext
+
+REAL = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+#: a real successful run (sqlfluff-2419): step 10 met ``No module named 'pytest'``, step 12 pytest's
+#: ``E   ModuleNotFoundError: No module named 'yaml'``
+RECOVERED = REAL / "recovered-pytest"
+#: a real successful run (marshmallow-1343) whose script printed ``=== Testing the fix for TypeError: ... ===``
+PRINTED = REAL / "printed-error"
+
+
+@pytest.fixture
+def rt(hashing_ts):
+    hashing_ts.add([p.trajectory for path in (RECOVERED, PRINTED) for p in read_dump(path, tenant="acme")])
+    return Runtime(hashing_ts)
+
+
+def _met(rt: Runtime, line: str) -> list[str]:
+    """The steps the recoveries shown for ``line`` met it at."""
+    return [r.step_holding for r in rt.warnings(line, RuntimeContext(tenant="acme")).recoveries]
+
+
+def test_an_error_met_verbatim_is_a_recovery_whatever_its_line_starts_with(rt):
+    [pytest_missing] = _met(rt, "ModuleNotFoundError: No module named 'pytest'")
+    assert pytest_missing.startswith("[step 10]")
+    [yaml_missing] = _met(rt, "ModuleNotFoundError: No module named 'yaml'")  # pytest's "E   " before it
+    assert yaml_missing.startswith("[step 12]") and yaml_missing.endswith("E   ModuleNotFoundError: No module named 'yaml'")
+
+
+def test_a_near_match_for_another_name_is_no_recovery(rt):
+    """Bug: ``NameError: name 'parse_config' is not defined`` was shown a run that met ``name 'warnings_start' is not
+    defined`` under "met the same error", its next step a fix for that other name; here ``yaml.cyaml`` was shown the
+    run that met ``No module named 'yaml'``."""
+    assert _met(rt, "ModuleNotFoundError: No module named 'yaml.cyaml'") == []
+
+
+def test_a_header_the_runs_script_printed_is_no_error_met(rt):
+    """Bug: ``TypeError: 'NoneType' object is not subscriptable`` was shown a run whose script printed
+    ``=== Testing the fix for TypeError: ...`` as having met it; its next step was no fix."""
+    assert _met(rt, "TypeError: 'NoneType' object is not subscriptable") == []
