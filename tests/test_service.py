@@ -525,6 +525,8 @@ def test_warnings_over_grpc_show_a_run_that_got_past_the_pasted_error_inside_the
             view = said.items[0]["view"]
             assert view["label"] == "how a past run got past this" and "pip install pytest" in view["next_step"]
             assert "## Recovery 1" in said.text and said.reason == ""
+            text = said.items[0]["text"]  # a client reading provenance and text sees the error and what got past it
+            assert "No module named 'pytest'" in text and "Then did:" in text and "pip install pytest" in text
             assert beta.warnings("ModuleNotFoundError: No module named 'pytest'").items == []
     finally:
         srv.stop(0)

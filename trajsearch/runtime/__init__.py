@@ -143,7 +143,7 @@ class Runtime:
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
         # a run that got past the pasted error: labelled by its view, successful (no failed run to avoid)
-        out += [{"provenance": dict(item.provenance(), outcome="success"), "text": item.step_holding, "view": view}
+        out += [{"provenance": dict(item.provenance(), outcome="success"), "text": item.text, "view": view}
                 for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
