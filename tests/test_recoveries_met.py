@@ -48,3 +48,35 @@ def test_a_header_the_runs_script_printed_is_no_error_met(rt):
     """Bug: ``TypeError: 'NoneType' object is not subscriptable`` was shown a run whose script printed
     ``=== Testing the fix for TypeError: ...`` as having met it; its next step was no fix."""
     assert _met(rt, "TypeError: 'NoneType' object is not subscriptable") == []
+
+
+def test_the_tools_failures_kind_runs_no_recovery_search(rt, hashing_ts):
+    """The MCP tool's ``kind=failures`` shows failed runs only (``kind=steps`` shows the steps that met an error, of
+    any outcome): it spends no search on recoveries, the searches of ``Runtime.warnings`` with them off."""
+    from dataclasses import replace
+
+    from trajsearch.runtime import AdviceConfig, SearchPastRuns
+
+    line, ctx = "ModuleNotFoundError: No module named 'pytest'", RuntimeContext(tenant="acme")
+    searches = [0]
+    search_filtered = hashing_ts.search_filtered
+
+    def counted(*a, **kw):  # counts the searches a call makes; the store answers them
+        searches[0] += 1
+        return search_filtered(*a, **kw)
+
+    hashing_ts.search_filtered = counted
+
+    def spent(call) -> int:
+        searches[0] = 0
+        call()
+        return searches[0]
+
+    on = Runtime(hashing_ts, replace(rt.config, advice=AdviceConfig(recoveries_k=1)))
+    off = Runtime(hashing_ts, replace(rt.config, advice=AdviceConfig(recoveries_k=0)))
+    tool = SearchPastRuns(hashing_ts, ctx, advice=AdviceConfig(recoveries_k=1))
+    assert spent(lambda: on.warnings(line, ctx)) == spent(lambda: off.warnings(line, ctx)) + 1
+    answer: dict = {}
+    assert spent(lambda: answer.update(tool({"query": line, "kind": "failures"}))) == spent(
+        lambda: off.warnings(line, ctx))
+    assert answer["status"] == "ok" and answer["results"] == []
