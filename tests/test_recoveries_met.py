@@ -80,3 +80,29 @@ def test_the_tools_failures_kind_runs_no_recovery_search(rt, hashing_ts):
     assert spent(lambda: answer.update(tool({"query": line, "kind": "failures"}))) == spent(
         lambda: off.warnings(line, ctx))
     assert answer["status"] == "ok" and answer["results"] == []
+
+
+def test_a_recovery_comes_before_the_second_warning_in_a_tight_budget(hashing_ts):
+    """A recovery shares the context's budget after the first exemplar and warning and before the second (README): at
+    the budget two warnings need exactly, the recovery is shown and the second warning left out."""
+    from trajsearch.ingest.outcomes import OutcomeTable
+    from trajsearch.runtime.format import render
+
+    failed = REAL / "gemini-3-pro-warnings"  # two real failed runs that met ``No module named 'reproduce_app'``
+    report = OutcomeTable.load(failed / "sb-cli-report.json")
+    hashing_ts.add([p.trajectory for p in read_dump(failed, tenant="acme", outcomes=report)]
+                   + [p.trajectory for p in read_dump(RECOVERED, tenant="acme")])
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    warned = rt.warnings("ModuleNotFoundError: No module named 'reproduce_app'", ctx, k=3)
+    recovered = rt.warnings("ModuleNotFoundError: No module named 'pytest'", ctx).recoveries
+    assert len(warned) == 2 and warned.recoveries == [] and len(recovered) == 1
+    low, budget = 0, 4000  # the least budget showing both warnings (nothing else given)
+    while low + 1 < budget:
+        mid = (low + budget) // 2
+        low, budget = (low, mid) if len(render(None, [], warned, counter=rt.counter, budget=mid).data["warnings"]) == 2 \
+            else (mid, budget)
+    alone = render(None, [], warned, counter=rt.counter, budget=budget)
+    assert [len(alone.data["warnings"]), alone.omitted] == [2, 0]
+    shared = render(None, [], warned, counter=rt.counter, budget=budget, recoveries=recovered)
+    assert [len(shared.data["warnings"]), len(shared.data["recoveries"])] == [1, 1] and shared.omitted
+    assert shared.data["warnings"][0]["provenance"] == alone.data["warnings"][0]["provenance"]
