@@ -71,7 +71,7 @@ def test_the_loops_first_example_is_the_run_its_strategy_is_about() -> None:
               "failing payments test src/pay.py":
               Retrieval(Strategy.follow_closely, 0.97, [run("same-task", 0.97), run("loose-1", 0.5)], [])}
     loop = RetrievalLoop(lambda query, ctx, k: script[query],
-                         lambda strategy, exemplars, warnings: f"{strategy.value}: " + ",".join(
+                         lambda strategy, exemplars, warnings, recoveries: f"{strategy.value}: " + ",".join(
                              e.trajectory_id for e in exemplars))
     result = loop.run("please fix the failing payments test in src/pay.py", RuntimeContext(tenant="acme"))
     assert any(a.refined_query == "failing payments test src/pay.py" for a in result.actions)
@@ -95,7 +95,7 @@ def test_a_run_two_retrievals_found_is_one_copy_of_it() -> None:
     asked, refined = "please fix the failing payments test in src/pay.py", "failing payments test src/pay.py"
     script = {asked: Retrieval(Strategy.use_as_inspiration, 0.5, [run("a", 0.5), run("b", 0.45)], [failed("w", 0.4)]),
               refined: Retrieval(Strategy.use_as_inspiration, 0.9, [run("b", 0.9), run("a", 0.6)], [failed("w", 0.8)])}
-    loop = RetrievalLoop(lambda query, ctx, k: script[query], lambda strategy, exemplars, warnings: "context")
+    loop = RetrievalLoop(lambda query, ctx, k: script[query], lambda strategy, exemplars, warnings, recoveries: "context")
     result = loop.run(asked, RuntimeContext(tenant="acme"))
     assert any(a.refined_query == refined for a in result.actions)
     kept = {d.item.trajectory_id: d for d in result.documents}

@@ -265,7 +265,7 @@ class FakeRetriever:
         return Retrieval(Strategy.use_as_inspiration, max(scores, default=None), items, [])
 
 
-def _fmt(strategy, exemplars, warnings):
+def _fmt(strategy, exemplars, warnings, recoveries):
     return f"{strategy.value}: " + ",".join(e.trajectory_id for e in exemplars)
 
 
@@ -477,3 +477,17 @@ def test_what_a_run_handed_in_says_and_more_where_the_summary_list_was_full():
     assert handed_in(summary(6)) == "changes to src/m0.py, src/m1.py, src/m2.py, src/m3.py and 2 more"
     assert handed_in(summary(FILES_SHOWN)).endswith("src/m3.py and more")
     assert handed_in(summary(2)) == "changes to src/m0.py, src/m1.py"
+
+
+def test_the_loop_shows_the_run_that_got_past_a_pasted_error_as_context_for_does(hashing_ts):
+    """Review RALL-B, 1: the loop paid for the recovery search but rebuilt the warnings as a plain list, so its
+    context never showed a recovery (it was '' for this real run) while ``context_for`` showed ``## Recovery 1``."""
+    from trajsearch.ingest.read import read_dump
+
+    fixture = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "recovered-pytest"
+    hashing_ts.add([p.trajectory for p in read_dump(fixture, tenant="acme")])
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    error = "ModuleNotFoundError: No module named 'pytest'"
+    assert "## Recovery 1" in rt.context_for(error, ctx).text
+    context = rt.loop().run(error, ctx).context
+    assert "## Recovery 1" in context and "pip install pytest" in context

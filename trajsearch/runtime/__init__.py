@@ -182,14 +182,15 @@ class Runtime:
             found = self.exemplars(query, ctx, k)
             warned = self.warnings(query, ctx)
             tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value)
-            return Retrieval(found.strategy, found.best_similarity, found.items, warned)
+            return Retrieval(found.strategy, found.best_similarity, found.items, list(warned), warned.recoveries)
 
-    def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> Rendered:
+    def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning],
+                recoveries: list[Recovery]) -> Rendered:
         """The loop's context, whole: the loop reports the strategy it states (``plan_from_scratch`` where the
         budget shows no exemplar), as ``context_for`` does; it had reported ``follow_closely`` (review RU, 2).
-        The recoveries of a :class:`WarningSet` (what :meth:`_retrieve` hands the loop) are shown too."""
+        The recoveries :meth:`_retrieve` found are shown too, as ``context_for`` shows them (review RALL-B, 1)."""
         return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter,
-                      recoveries=getattr(warnings, "recoveries", ()))
+                      recoveries=recoveries)
 
 
 def _shown(items: Sequence[Exemplar | FailureWarning | Recovery],

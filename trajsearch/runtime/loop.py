@@ -41,7 +41,7 @@ from typing import Any, Callable, Hashable, Protocol, Sequence
 import cachetools
 import tenacity
 
-from .advice import FILLER, Exemplar, FailureWarning
+from .advice import FILLER, Exemplar, FailureWarning, Recovery
 from .context import RuntimeContext
 from .format import Rendered
 from .novelty import Strategy
@@ -112,6 +112,8 @@ class Retrieval:
     best_similarity: float | None
     exemplars: list[Exemplar] = field(default_factory=list)
     warnings: list[FailureWarning] = field(default_factory=list)
+    #: successful runs that got past a pasted log line: shown, but no document (they judge no sufficiency)
+    recoveries: list[Recovery] = field(default_factory=list)
 
 
 @dataclass
@@ -188,7 +190,7 @@ class LLM(Protocol):
 Retriever = Callable[[str, RuntimeContext, int], Retrieval]
 #: the context for a strategy and the runs chosen: its text, or the :class:`Rendered` context, which also says
 #: which strategy it leaves the agent with (none where no exemplar fits its budget, see ``Rendered.stated``)
-Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], "str | Rendered"]
+Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning], list[Recovery]], "str | Rendered"]
 
 # -- rules used when no LLM is configured ----------------------------------------------------
 
@@ -286,6 +288,7 @@ class LoopState:
     previous_query: str | None = None  # the query a refinement replaced (for self-correction)
     best: Retrieval | None = None  # the retrieval with the best similarity: its strategy applies
     best_round: int = 0  # which retrieval that was (its exemplars go first: see merge)
+    recoveries: list[Recovery] = field(default_factory=list)  # of every kept retrieval, one per run, first found first
     stated: Strategy | None = None  # the strategy the generated context leaves the agent with, where it says
     cached: bool = False
     context: str = ""
@@ -427,6 +430,8 @@ class RetrievalLoop:
         if state.best is None or (retrieval.best_similarity or 0) > (state.best.best_similarity or 0):
             state.best, state.best_round = retrieval, round_
         state.documents = merge(state.documents, found, lead=state.best_round)
+        seen = {r.trajectory_id for r in state.recoveries}
+        state.recoveries += [r for r in retrieval.recoveries if r.trajectory_id not in seen]
         state.rounds += 1
         return note
 
@@ -455,7 +460,7 @@ class RetrievalLoop:
         exemplars = [d.item for d in state.documents if d.kind == "exemplar"][: self.config.depth.exemplars]
         warnings = [d.item for d in state.documents if d.kind == "warning"][:MAX_WARNINGS]
         try:
-            context = self.formatter(state.strategy, exemplars, warnings)
+            context = self.formatter(state.strategy, exemplars, warnings, state.recoveries)
             if isinstance(context, Rendered):  # it says which strategy it leaves the agent with (probe 48 U3)
                 context, state.stated = context.text, context.stated(state.strategy)
             state.context = context
