@@ -286,3 +286,25 @@ def test_a_tool_answer_to_a_pasted_log_over_the_search_limit_fits_the_result_bud
             if count(render_json(answer)) > budget:
                 over.append((budget, count(render_json(answer))))
     assert shown and not over, over
+
+
+def test_a_tool_answer_that_leaves_a_run_out_still_fits_the_result_budget_whole(hashing_ts):
+    """The exemplars and failures answers counted their room before the sentence saying a run was left out
+    ("(1 more past run(s) left out ...)") was added to their note, as steps answers did not: 2 of 636 answers on the
+    real mini-swe-agent runs were over ``result_tokens`` (301 and 306 of 300; review RALL-B, 2)."""
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import RuntimeContext, SearchPastRuns
+    from trajsearch.runtime.format import default_counter, render_json
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+    runs = [p.trajectory for p in read_dump(real, tenant="acme") if p.trajectory is not None]
+    hashing_ts.add(runs)
+    ctx, count = RuntimeContext(tenant="acme"), default_counter().count
+    over, left_out = [], 0
+    for run in runs:
+        for kind in ("exemplars", "failures"):
+            answer = SearchPastRuns(hashing_ts, ctx, result_tokens=300)({"query": run.task, "kind": kind})
+            left_out += bool(answer.get("omitted")) and bool(answer["results"])
+            if count(render_json(answer)) > 300:
+                over.append((kind, run.trajectory_id, count(render_json(answer))))
+    assert left_out and not over, over

@@ -20,8 +20,8 @@ from .advice import QUERY_END_CHARS, AdviceConfig, Strategy, exemplars, search, 
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
-from .format import (FormatConfig, TokenCounter, checked_budget, omitted_text, default_counter, for_prompt, render,
-                     render_json)
+from .format import (FormatConfig, Rendered, TokenCounter, checked_budget, omitted_text, default_counter, for_prompt,
+                     render, render_json)
 
 log = logging.getLogger(__name__)
 
@@ -187,18 +187,30 @@ class SearchPastRuns:
             return base | {"results": [for_prompt(r) for r in results]}, results
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
-            rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
-                              counter=self.counter, budget=room)
-            results = rendered.data["exemplars"]
-            base["strategy"] = rendered.stated(found.strategy).value
-            held = found.best_similarity is not None
+            strategy, shown, warned, held = found.strategy, found.items, [], found.best_similarity is not None
         else:
             # failed runs only: the steps that met an error, of any outcome, are kind=steps (no recovery search)
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=replace(self.advice, recoveries_k=0))
-            rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
-                              counter=self.counter, budget=room)
-            results = rendered.data["warnings"]
-            held = found_warnings.held
+            strategy, shown, warned, held = None, [], found_warnings, found_warnings.held
+        while True:
+            rendered = render(strategy, shown, warned, config=self.fmt, fmt="json", counter=self.counter, budget=room)
+            answer, results = self._said(dict(base), rendered, strategy, query, held)
+            # the sentence saying how many runs were left out is not in the room: 2 of 636 answers on the real
+            # mini-swe-agent runs were over result_tokens (301, 306 of 300). Rendered again in less room where the
+            # whole answer is over: reserving the sentence always showed 102 of 137 results in 477 answers (RALL-B, 2)
+            over = self.counter.count(render_json(answer | {"searches_left": self.cap})) - self.result_tokens
+            if over <= 0 or room == 1:
+                return answer, results
+            room = max(1, room - over)
+
+    def _said(self, base: dict[str, Any], rendered: Rendered, strategy: Strategy | None, query: str,
+              held: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """An exemplars (``strategy`` given) or failures answer from its rendered results: the note, and the reason
+        where none is shown, or how many were left out."""
+        kind = base["kind"]
+        results = rendered.data["exemplars" if strategy is not None else "warnings"]
+        if strategy is not None:
+            base["strategy"] = rendered.stated(strategy).value
         if results:
             base["note"] = rendered.data["header"]
         elif not rendered.omitted:  # why none: the runtime (and the model) can tell
