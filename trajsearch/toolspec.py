@@ -19,11 +19,12 @@ from .vocab import Kind
 
 TOOL_NAME = "search_past_runs"
 MAX_K = 5
-#: The longest query a call may carry, as the service's Exemplars and Warnings take a task: one longer than a search
-#: takes (20,000 characters) is searched by its head and tail (``runtime.advice.task_query``), the answer saying so.
+#: The longest text a call may carry: the tool's query, and the service's Exemplars task and Warnings text. Not what a
+#: search reads (``search.MAX_QUERY_CHARS``, 20,000 characters): a longer text is searched by its head and tail
+#: (``runtime.advice.task_query``), the answer saying so.
 #: 2,000 refused a pasted issue (SWE-bench's are often 2-6 kB; in the shared mini-swe-agent runs, 20 of 284 tasks,
 #: 2,042-6,520 characters): searched whole, a successful run of the same task was among the three for all 20.
-MAX_QUERY_CHARS = 1_000_000
+MAX_CALL_TEXT_CHARS = 1_000_000
 DEFAULT_CAP = 4
 DEFAULT_RESULT_TOKENS = 1200
 #: What the capped answer says the searches were counted over (an MCP server over stdio says what it counted)
@@ -50,7 +51,7 @@ class SearchPastRunsArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+    query: str = Field(min_length=1, max_length=MAX_CALL_TEXT_CHARS,
                        description="What you are trying to do, or the exact error message / command to look up; "
                                    "a whole issue or log may be pasted.")
     k: int = Field(3, ge=1, le=MAX_K, description="How many past runs to return.")

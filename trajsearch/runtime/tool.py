@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 from ..toolspec import CAP_SCOPE, DEFAULT_CAP, DEFAULT_RESULT_TOKENS, TOOL_NAME, definition, parse
 
 #: Characters of the query said back in an answer: enough for the model to tell which search answered; a pasted
-#: issue (up to 2,000 characters) said back whole was ~40% of a one-exemplar answer (probe E3, observation 4).
+#: issue (SWE-bench's are often 2-6 kB; a call may carry ``toolspec.MAX_CALL_TEXT_CHARS``) said back whole was ~40%
+#: of a one-exemplar answer (probe E3, observation 4).
 QUERY_ECHO_CHARS = 160
 
 #: Characters of a matched step window shown to the model, widest first: the part of the window holding the

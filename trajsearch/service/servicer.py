@@ -29,7 +29,7 @@ from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch, said_meant
 from ..store.filters import Filters
 from ..store.traces import TraceNotFoundError
-from ..toolspec import MAX_QUERY_CHARS
+from ..toolspec import MAX_CALL_TEXT_CHARS
 from ..vocab import FAILED_OUTCOMES, KINDS, MODES
 from . import convert
 from . import validate as v
@@ -57,9 +57,6 @@ _EXCLUDE_LIMITS = v.Limits(max_values=MAX_EXPORT_RUNS)
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 #: Said with a k over this server's bound, lower than the library's (a caller reads the library's in the docs).
 _SERVER_K = " (this server's --max-k)"
-#: A task or pasted error for Exemplars / Warnings: the runtime clips one over the search's 20,000 characters (head
-#: and tail, ``runtime.task_query``), so a real long task is answered; this bounds only what a call may carry.
-_ADVICE_MAX_TEXT = 1_000_000
 #: How long an Ingest stream may send nothing before the server ends it (``serve --ingest-idle``). A stream has no
 #: deadline (an ingest lasts as long as its input), so a client frozen or gone (SIGSTOP, a host lost without a
 #: connection reset) held its write slot for good; a client's own input is read between batches, run by run.
@@ -299,10 +296,12 @@ class Service(pb2_grpc.TrajSearchServicer):
                               **extra)
 
     def Exemplars(self, req: Any, call: Call) -> Any:
-        return self._advice(call, "exemplars", v.text("task", req.task, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
+        task = v.text("task", req.task, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
+        return self._advice(call, "exemplars", task, req)
 
     def Warnings(self, req: Any, call: Call) -> Any:
-        return self._advice(call, "warnings", v.text("text", req.text, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
+        text = v.text("text", req.text, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
+        return self._advice(call, "warnings", text, req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
         from ..runtime.tool import UNREADABLE, NO_RESULTS
@@ -338,7 +337,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     def SearchPastRuns(self, req: Any, call: Call) -> Any:
         session_id = v.text("session_id", req.session_id, self.limits, max_chars=128)
-        query = v.text("query", req.query, self.limits, max_chars=MAX_QUERY_CHARS)
+        query = v.text("query", req.query, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
         k = v.bounded("k", req.k, 1, _TOOL_MAX_K, default=0)
         kind = v.choice("kind", req.kind, KINDS, default="exemplars")
         ctx = self._runtime_context(call, req.context)

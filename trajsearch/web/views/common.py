@@ -7,14 +7,13 @@ from datetime import datetime, timezone
 
 from ...model import ID_PATTERN, valid_id
 from ...results import Hit
-from ...search import TrajSearch
+from ...search import MAX_QUERY_CHARS, TrajSearch  # the page cuts a longer paste to what a search reads
 from ...service.auth import Principal
 from ...vocab import LEVELS
 
 
 NOT_FOUND_TEXT = "No such run: it does not exist, or this key cannot see it."
 _ID_RE = re.compile(ID_PATTERN)
-MAX_QUERY_CHARS = 20_000
 #: Most bytes of a search's query string the page's script sends (the server reads a head of this and its headers,
 #: :data:`~trajsearch.web.server.MAX_REQUEST_HEAD`): a query at the page's limit of ASCII text, each character
 #: percent-encoded (3 bytes; a real log is 1.4 a character: a paste of ~40,000 characters is sent, cut to its head and
