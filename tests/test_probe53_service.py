@@ -168,6 +168,10 @@ def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, 
     try:
         first = acme_streams.open("new0")
         assert acme_streams.sent.acquire(timeout=120)
+        end = time.monotonic() + 120  # (a batch sent is not yet a slot taken: the handler takes it, then reads; a
+        while server.service._writes < 1 and time.monotonic() < end:  # second stream's handler could start first)
+            time.sleep(0.02)
+        assert server.service._writes == 1 and not first.done(), "acme's first stream holds no write slot"
         second = acme_streams.open("new1")
         end = time.monotonic() + 120
         while not second.done() and server.service._writes < 2 and time.monotonic() < end:
