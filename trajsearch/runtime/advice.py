@@ -769,7 +769,7 @@ def _next_step(ts: TrajSearch, hit: Hit, position: int) -> str | None:
     if not following:
         return None
     lines = [line.strip() for line in following[0]["text"].splitlines() if line.strip()]
-    label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
+    label, first = _step_label(lines[0])
     said = [line for line in [first, *lines[1:]] if line.startswith(("thought: ", "action: "))][:2]
     shown = [clip(line, ACTION_CHARS) for line in said] or [clip(first, ACTION_CHARS)]
     return "\n".join([f"{label}] {shown[0]}" if label else shown[0], *shown[1:]])
@@ -867,11 +867,18 @@ def _step_holding_at(hit: Hit, text: str, fusion: FusionConfig) -> tuple[str, in
 
 def _shown_step(lines: list[str], held: list[str]) -> str:
     """A step as a warning or recovery shows it: its ``[step n]`` label, its action and the line holding the text."""
-    label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
+    label, first = _step_label(lines[0])
     action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
     shown = [f"{label}] {clip(action, ACTION_CHARS)}" if label else clip(action, ACTION_CHARS),
              *[clip(line.strip(), LINE_CHARS) for line in held]]
     return "\n".join(line.strip() for line in shown if line.strip())
+
+
+def _step_label(line: str) -> tuple[str, str]:
+    """A step's first line split into its ``[step n`` label (without the ``] ``; empty where it has none) and the rest,
+    as a warning's and a recovery's steps are shown under that label."""
+    label, _, rest = line.partition("] ") if line.startswith("[step ") else ("", "", line)
+    return label, rest
 
 
 def _step_meeting(hit: Hit, text: str) -> tuple[str, int] | None:
