@@ -150,9 +150,19 @@ WHOLE_FILE = True
 SIGNATURE = re.compile(r'"environment"\s*:\s*"swe_main"|"swe_agent_version"\s*:|"replay_config"\s*:')
 #: File names that imply this format when the content says nothing.
 SUFFIXES = (".traj",)
+#: The commands SWE-agent itself defines (0.x ``config/commands``, 1.x ``tools/*/config.yaml``): a step whose command
+#: starts with one called that tool; any other command ran in the shell (``bash``).
 SWE_AGENT_TOOLS = frozenset({
     "str_replace_editor", "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "search_dir",
     "search_file", "find_file", "submit", "filemap", "view", "str_replace_based_edit_tool", "exit_forfeit",
+    # 0.x's ``config/commands``: the cursors configs' ``set_cursors``; EnIGMA's (CTF) ``decompile``,
+    # ``disassemble``, ``debug.sh`` and ``server_connection.sh``. They had read as ``bash`` (probe AUD3, round 23).
+    "set_cursors", "decompile", "disassemble", "debug_start", "debug_add_breakpoint", "debug_continue", "debug_step",
+    "debug_exec", "debug_stop", "connect_start", "connect_sendline", "connect_exec", "connect_stop",
+    # 1.x's bundles ``tools/image_tools`` and ``tools/web_browser`` (each ``config.yaml``'s ``tools``).
+    "view_image", "open_site", "close_site", "screenshot_site", "click_mouse", "double_click_mouse", "move_mouse",
+    "drag_mouse", "type_text", "scroll_on_page", "execute_script_on_page", "navigate_back", "navigate_forward",
+    "reload_page", "wait_time", "press_keys_on_page", "set_browser_window_size", "get_console_output",
 })
 #: CodeR's own commands in its multi-agent runs: the Manager's ``plan``, a sub-agent's verdict ``succeed`` / ``fail``.
 CODER_COMMANDS = frozenset({"plan", "succeed", "fail"})

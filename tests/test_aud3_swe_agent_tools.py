@@ -1,0 +1,34 @@
+"""SWE-agent's own commands read as the tools they are (probe AUD3, round 23).
+
+SWE-agent defines commands of its own beside the shell: 0.x's ``config/commands`` (the cursors configs'
+``set_cursors``, EnIGMA's ``decompile``, ``disassemble``, ``debug_*`` and ``connect_*``), 1.x's tool bundles
+(``view_image``, the web browser's). A step calling one had the action ``bash``, so a search for runs that used
+``disassemble`` found none. The files are real EnIGMA runs; sources in ``fixtures/swe-agent/.real/SOURCE.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+from adapter_support import only, runs
+
+CTF = Path(__file__).parent / "fixtures/swe-agent/.real/ctf"
+
+
+def test_enigma_commands_are_their_own_tools_and_shell_commands_stay_bash() -> None:
+    warmup = only(CTF / "warmup.traj")
+    assert [s.action for s in warmup.steps] == ["disassemble", "disassemble", "create", "edit", "edit", "bash",
+                                                "submit"]
+    assert warmup.steps[5].arguments == {"command": "python exploit.py"}
+    capsule = only(CTF / "BabyTimeCapsule.first-4-steps.traj")
+    assert [s.action for s in capsule.steps] == ["open", "connect_start", "connect_sendline", "connect_sendline"]
+    rock = only(CTF / "rock.traj")
+    assert {s.action for s in rock.steps if s.arguments["command"].startswith("decompile")} == {"decompile"}
+
+
+def test_a_run_is_found_by_the_enigma_tool_it_called(hashing_ts) -> None:
+    for path in (CTF / "warmup.traj", CTF / "BabyTimeCapsule.first-4-steps.traj"):
+        hashing_ts.add(runs(path, tenant="acme"))
+    hits = hashing_ts.search("binary exploitation", tenant="acme", tools="disassemble", k=5)
+    assert {h.trajectory_id for h in hits} == {only(CTF / "warmup.traj").trajectory_id}
