@@ -21,14 +21,14 @@ def test_enigma_commands_are_their_own_tools_and_shell_commands_stay_bash() -> N
     assert [s.action for s in warmup.steps] == ["disassemble", "disassemble", "create", "edit", "edit", "bash",
                                                 "submit"]
     assert warmup.steps[5].arguments == {"command": "python exploit.py"}
-    capsule = only(CTF / "BabyTimeCapsule.first-4-steps.traj")
-    assert [s.action for s in capsule.steps] == ["open", "connect_start", "connect_sendline", "connect_sendline"]
+    capsule = only(CTF / "BabyTimeCapsule.first-5-steps.traj")
+    assert [s.action for s in capsule.steps] == ["open", "connect_start", "connect_sendline", "connect_sendline", "bash"]
     rock = only(CTF / "rock.traj")
     assert {s.action for s in rock.steps if s.arguments["command"].startswith("decompile")} == {"decompile"}
 
 
 def test_a_run_is_found_by_the_enigma_tool_it_called(hashing_ts) -> None:
-    for path in (CTF / "warmup.traj", CTF / "BabyTimeCapsule.first-4-steps.traj"):
+    for path in (CTF / "warmup.traj", CTF / "BabyTimeCapsule.first-5-steps.traj"):
         hashing_ts.add(runs(path, tenant="acme"))
     hits = hashing_ts.search("binary exploitation", tenant="acme", tools="disassemble", k=5)
     assert {h.trajectory_id for h in hits} == {only(CTF / "warmup.traj").trajectory_id}
