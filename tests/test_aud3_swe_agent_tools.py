@@ -32,3 +32,19 @@ def test_a_run_is_found_by_the_enigma_tool_it_called(hashing_ts) -> None:
         hashing_ts.add(runs(path, tenant="acme"))
     hits = hashing_ts.search("binary exploitation", tenant="acme", tools="disassemble", k=5)
     assert {h.trajectory_id for h in hits} == {only(CTF / "warmup.traj").trajectory_id}
+
+
+PROGRAMBENCH = Path(__file__).parent / ("fixtures/mini-swe-agent/.real/programbench-2.4.6-compilers/"
+                                        "testorg__wordcount.abc1234/testorg__wordcount.abc1234.traj.json")
+
+
+def test_swe_agent_and_mini_swe_agent_outputs_lose_the_terminals_colour_codes() -> None:
+    """Bug: every coding-CLI adapter drops a tool's terminal codes (``steps.strip_terminal_codes``: presentation, and
+    in search tokens ``21mprivate``), but SWE-agent's and mini-swe-agent's kept them: EnIGMA's ``RsaCtfTool.py``
+    output ``ESC[33;21mprivate argument is not set ...ESC[0m``, Maven's ``ESC[0mESC[0m[INFO] Scanning ...``."""
+    capsule = only(CTF / "BabyTimeCapsule.first-5-steps.traj")
+    assert capsule.steps[4].observation == ("private argument is not set, the private key will not be displayed, "
+                                            "even if recovered.")
+    maven = next(s for s in only(PROGRAMBENCH).steps if s.arguments["command"] == "cd mvn && mvn -o -B compile")
+    assert maven.observation.startswith("<returncode>1</returncode>\n<output>\n[INFO] Scanning for projects...")
+    assert not [s for s in only(PROGRAMBENCH).steps + capsule.steps if "\x1b" in (s.observation or "")]

@@ -133,6 +133,7 @@ import yaml
 
 from trajsearch.actions import AGENT_STOP, QUIT, STOP_ACTIONS
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
+from trajsearch.steps import strip_terminal_codes
 
 from . import _prompts
 from .atif import harbor_trial, trial_verdict
@@ -702,6 +703,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         command = str(entry.get("action") or "").strip()
         observation = entry.get("observation")
         observation = observation if isinstance(observation, str) else ("" if observation is None else json.dumps(observation))
+        observation = strip_terminal_codes(observation)  # a coloured tool's output (EnIGMA's RsaCtfTool.py)
         said = entry.get("thought") or entry.get("response")
         thought = join_thought([thinking[at], str(said) if said else ""])
         error = _step_error(observation, command)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from trajsearch.steps import strip_terminal_codes
+
 from .._common import as_list, clip_step_text, short
 from .commands import function_call, is_agent_reply, says_format_error, step_error, text_action
 from .messages import message_time, normalise
@@ -93,6 +95,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         return pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
 
     def reply(step: dict, content: str, extra: dict, when: Any, *, may_nudge: bool = True) -> None:
+        content = strip_terminal_codes(content)  # a coloured tool's output (Maven's ``ESC[0m``)
         if "_as_text" in step and says_format_error(content, extra, format_error):
             # a call written as text that the agent rejected as malformed (a model writing its own call syntax in
             # stock mini-swe-agent): nothing ran, the turn is the format error
