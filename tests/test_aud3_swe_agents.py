@@ -1,9 +1,10 @@
-"""SWE-agent's own commands read as the tools they are (probe AUD3, round 23).
+"""SWE-agent and mini-swe-agent files read as their producers meant them (probe AUD3, round 23).
 
 SWE-agent defines commands of its own beside the shell: 0.x's ``config/commands`` (the cursors configs'
 ``set_cursors``, EnIGMA's ``decompile``, ``disassemble``, ``debug_*`` and ``connect_*``), 1.x's tool bundles
 (``view_image``, the web browser's). A step calling one had the action ``bash``, so a search for runs that used
-``disassemble`` found none. The files are real EnIGMA runs; sources in ``fixtures/swe-agent/.real/SOURCE.md``.
+``disassemble`` found none. And a tool's coloured output kept the terminal's codes. The files are real runs; sources
+in each fixture folder's ``SOURCE.md``.
 """
 
 from __future__ import annotations
