@@ -55,7 +55,7 @@ Mapping
   ``response``), arguments = ``{"command": action}``, action = the command's
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
-  observation = ``observation``; Step.error = the decisive error line when the
+  observation = ``observation`` (without the terminal's codes); Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
   ``open``), the shell's own ``bash: line N: ...``
