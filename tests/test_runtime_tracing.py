@@ -109,3 +109,23 @@ def test_the_context_span_records_only_the_runs_shown(hashing_ts, spans):
     outer = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "context")
     recorded = [d["id"] for d in json.loads(outer.attributes["gen_ai.retrieval.documents"])]
     assert recorded == [item.trajectory_id for item in [*prompt.exemplars, *prompt.warnings]]
+
+
+def test_the_loops_span_lists_the_recoveries_its_context_shows(hashing_ts, spans):
+    """Review of round 22 (RT6, 1): the loop's context shows a run that got past the pasted error (``## Recovery 1``),
+    but its span, the trace's record of what the agent was shown, listed exemplars and warnings only. Every span
+    lists it, its metadata saying it is a recovery (a successful run beside failed ones). A real mini-swe-agent run
+    (sqlfluff-2419, tests/fixtures/mini-swe-agent/.real/SOURCE.md) whose step 10 met the error; hashing embedder."""
+    from pathlib import Path
+
+    from trajsearch.ingest.read import read_dump
+
+    fixture = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "recovered-pytest"
+    [run] = [p.trajectory for p in read_dump(fixture, tenant="acme")]
+    hashing_ts.add([run])
+    result = Runtime(hashing_ts).loop().run("ModuleNotFoundError: No module named 'pytest'", RuntimeContext(tenant="acme"))
+    assert "## Recovery 1" in result.context
+    span = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "loop")  # the caller's query
+    documents = json.loads(span.attributes["gen_ai.retrieval.documents"])
+    assert [d["id"] for d in documents] == [run.trajectory_id]
+    assert json.loads(span.attributes["retrieval.documents.0.document.metadata"])["kind"] == "recovery"

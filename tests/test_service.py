@@ -522,11 +522,44 @@ def test_warnings_over_grpc_show_a_run_that_got_past_the_pasted_error_inside_the
         with client(srv, made["acme"]) as acme, client(srv, made["beta"]) as beta:
             said = acme.warnings("ModuleNotFoundError: No module named 'pytest'")
             assert [i["provenance"]["outcome"] for i in said.items] == ["success"]
+            assert [i["kind"] for i in said.items] == ["recovery"]  # named as Runtime.advice names it (below)
             view = said.items[0]["view"]
             assert view["label"] == "how a past run got past this" and "pip install pytest" in view["next_step"]
             assert "## Recovery 1" in said.text and said.reason == ""
             text = said.items[0]["text"]  # a client reading provenance and text sees the error and what got past it
             assert "No module named 'pytest'" in text and "Then did:" in text and "pip install pytest" in text
             assert beta.warnings("ModuleNotFoundError: No module named 'pytest'").items == []
+    finally:
+        srv.stop(0)
+
+
+def test_grpc_context_items_say_their_kind_as_the_runtimes_items_do(tmp_path):
+    """Review of round 22 (RT6, 2): a gRPC ``ContextItem`` carried no kind, so a client told a recovery (a run that got
+    past the pasted error) from a warning only by reading its outcome or parsing its JSON view's label. Each item says
+    ``exemplar``, ``warning`` or ``recovery``, the same as ``Runtime.advice``'s items over the same store. Real
+    mini-swe-agent runs: two failed runs that met ``No module named 'reproduce_app'`` and a successful one that met
+    ``No module named 'pytest'`` (tests/fixtures/mini-swe-agent/.real/SOURCE.md); hashing embedder (plumbing)."""
+    from pathlib import Path
+
+    from trajsearch.ingest.outcomes import OutcomeTable
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import Runtime, RuntimeContext
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+    report = OutcomeTable.load(real / "gemini-3-pro-warnings" / "sb-cli-report.json")
+    runs = [p.trajectory for p in read_dump(real / "gemini-3-pro-warnings", tenant="acme", outcomes=report)]
+    runs += [p.trajectory for p in read_dump(real / "recovered-pytest", tenant="acme")]
+    made, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    srv = serve_store(tmp_path, ring, runs, LIMITS)
+    questions = [("warnings", "ModuleNotFoundError: No module named 'reproduce_app'", ["warning", "warning"]),
+                 ("warnings", "ModuleNotFoundError: No module named 'pytest'", ["recovery"]),
+                 ("exemplars", runs[-1].task, ["exemplar"])]
+    try:
+        rt = Runtime(srv.ts)
+        with client(srv, made["acme"]) as acme:
+            for kind, text, kinds in questions:
+                over_grpc = (acme.warnings(text, k=3) if kind == "warnings" else acme.exemplars(text, k=3)).items
+                embedded = rt.advice(kind, text, RuntimeContext(tenant="acme"), k=3).items
+                assert [i["kind"] for i in over_grpc] == [i["kind"] for i in embedded] == kinds, (kind, text)
     finally:
         srv.stop(0)

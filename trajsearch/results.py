@@ -206,8 +206,8 @@ class ContextResult:
     ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
     context as structured JSON (the same runs at the same detail, with each run's trace URI, which the text leaves
     out: the budget is counted on the text);
-    ``items`` are the runs it holds, best first, each ``{"provenance": {trajectory_id, trace_uri,
-    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found,
+    ``items`` are the runs it holds, best first, each ``{"kind": exemplar | warning | recovery, "provenance":
+    {trajectory_id, trace_uri, env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found,
     ``reason`` and ``note`` say why, in the tool's words (:func:`trajsearch.runtime.tool.why_none`: nothing close
     enough, no run in the context's versions, none at all); the Python API's ``text`` and ``json`` stay "" (a
     caller testing ``if not result.text`` plans from scratch as before), and the service's ``Exemplars`` and

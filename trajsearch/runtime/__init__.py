@@ -139,12 +139,12 @@ class Runtime:
                          budget=budget, recoveries=warnings.recoveries)
         strategy = context.stated(strategy)
         outcome = "success" if kind == "exemplars" else "failure"
-        out = [{"provenance": dict(item.provenance(), outcome=outcome),
+        out = [{"kind": item.kind, "provenance": dict(item.provenance(), outcome=outcome),
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
-        # a run that got past the pasted error: labelled by its view, successful (no failed run to avoid)
-        out += [{"provenance": dict(item.provenance(), outcome="success"), "text": item.text, "view": view}
-                for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
+        # a run that got past the pasted error: its own kind, successful (no failed run to avoid)
+        out += [{"kind": item.kind, "provenance": dict(item.provenance(), outcome="success"), "text": item.text,
+                 "view": view} for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
         if out:
@@ -181,7 +181,8 @@ class Runtime:
         with tracing.retrieval("loop", query, ctx, k=k) as span:
             found = self.exemplars(query, ctx, k)
             warned = self.warnings(query, ctx)
-            tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value)
+            # the runs that got past a pasted error too, as the warnings span lists them (the loop's context shows them)
+            tracing.record_results(span, [*found.items, *warned, *warned.recoveries], strategy=found.strategy.value)
             return Retrieval(found.strategy, found.best_similarity, found.items, list(warned), warned.recoveries)
 
     def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning],

@@ -180,6 +180,9 @@ class _Provenance:
 class Exemplar(_Provenance):
     """A successful past run to adapt."""
 
+    #: what the item is, as every interface names it (``Runtime.advice``'s items, gRPC's ``ContextItem.kind``, spans)
+    kind = "exemplar"
+
     score: float
     features: dict[str, float]
     text: str
@@ -202,6 +205,8 @@ class ExemplarSet:
 @dataclass
 class FailureWarning(_Provenance):
     """A failed past run: what not to do, with the error, its cause and fix where recorded."""
+
+    kind = "warning"  # (see Exemplar.kind)
 
     task: str
     error: str
@@ -657,6 +662,8 @@ def _exemplar(ts: TrajSearch, scored: Scored, tenant: str, summary: Hit | None) 
 class Recovery(_Provenance):
     """A successful past run that met the pasted log line in a step and got past it: the step holding the line
     and the step after it (what the run did next), apart from the failed runs: it is no run to avoid."""
+
+    kind = "recovery"  # (see Exemplar.kind)
 
     task: str
     step_holding: str

@@ -61,7 +61,8 @@ def retrieval(kind: str, query: str, ctx: RuntimeContext, *, k: int | None = Non
 
 def record_results(span: trace.Span, items: Sequence[Any], *, strategy: str | None = None,
                    tokens: int | None = None) -> None:
-    """Hits (anything with ``trajectory_id`` and a similarity or score) and what was rendered."""
+    """Hits (anything with ``trajectory_id`` and a similarity or score) and what was rendered. An item's ``kind``
+    (exemplar, warning, recovery) goes in its metadata: a recovery is a successful run shown beside failed ones."""
     if not span.is_recording():
         return
     documents = []
@@ -70,7 +71,7 @@ def record_results(span: trace.Span, items: Sequence[Any], *, strategy: str | No
         score = getattr(item, "similarity", None)
         score = float(score if score is not None else getattr(item, "score", 0.0) or 0.0)
         documents.append({"id": doc_id, "score": round(score, 4)})
-        metadata = {k: getattr(item, k) for k in ("trace_uri", "outcome", "level", "step_index", "env_version")
+        metadata = {k: getattr(item, k) for k in ("kind", "trace_uri", "outcome", "level", "step_index", "env_version")
                     if getattr(item, k, None) not in (None, "")}
         span.set_attributes({
             f"retrieval.documents.{n}.document.id": doc_id,

@@ -318,7 +318,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         if result.reason and not result.text:  # nothing found; runs the budget left out answer as before, their
             # note (which fits any budget taken here) the text, the json holding how many (the client reads it)
             return self._no_context(call, kind, result.reason, result.note)
-        items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
+        items = [pb2.ContextItem(kind=item["kind"], provenance=convert.provenance_to_pb(item["provenance"]),
+                                 text=item["text"],
                                  json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
                                                  ensure_ascii=False, default=str))
                  for item in result.items]
