@@ -125,6 +125,9 @@ def test_the_loops_span_lists_the_recoveries_its_context_shows(hashing_ts, spans
     hashing_ts.add([run])
     result = Runtime(hashing_ts).loop().run("ModuleNotFoundError: No module named 'pytest'", RuntimeContext(tenant="acme"))
     assert "## Recovery 1" in result.context
+    # the loop's own record says so too: its result and its log of actions (they had said 0 exemplars, 0 warnings)
+    assert [r["trajectory_id"] for r in result.to_dict()["recoveries"]] == [run.trajectory_id]
+    assert "1 recoveries" in result.actions[-2].details and result.actions[-2].action.value == "GENERATE"
     span = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "loop")  # the caller's query
     documents = json.loads(span.attributes["gen_ai.retrieval.documents"])
     assert [d["id"] for d in documents] == [run.trajectory_id]

@@ -163,6 +163,8 @@ class LoopResult:
     confidence: float
     cached: bool
     strategy: Strategy
+    #: the runs that got past a pasted error, as the context shows them (no document: they judge no sufficiency)
+    recoveries: list[Recovery] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,6 +174,7 @@ class LoopResult:
             "iterations": self.iterations,
             "cached": self.cached,
             "documents": [d.to_dict() for d in self.documents],
+            "recoveries": [{"kind": r.kind, **r.provenance()} for r in self.recoveries],
             "actions": [a.to_dict() for a in self.actions],
             "reasoning": self.reasoning,
         }
@@ -370,6 +373,7 @@ class RetrievalLoop:
             confidence=confidence(state.documents, self.config.min_docs_required),
             cached=state.cached,
             strategy=state.stated or state.strategy,
+            recoveries=state.recoveries,
         )
 
     async def arun(self, query: str, ctx: RuntimeContext) -> LoopResult:
@@ -415,7 +419,8 @@ class RetrievalLoop:
                  for n, e in enumerate(retrieval.exemplars)]
         found += [Document("warning", w.similarity, w, state.query, n, round_)
                   for n, w in enumerate(retrieval.warnings)]
-        note = f"{len(found)} documents ({retrieval.strategy.value}){' from cache' if cached else ''}"
+        recovered = f", {len(retrieval.recoveries)} recoveries" if retrieval.recoveries else ""
+        note = f"{len(found)} documents{recovered} ({retrieval.strategy.value}){' from cache' if cached else ''}"
         top = self.config.min_docs_required
         state.retrieved = True
         if (
@@ -467,4 +472,5 @@ class RetrievalLoop:
             state.answer = self.llm.generate(state.query, state.context) if self.llm else state.context
         except Exception as exc:
             raise GenerationError(f"generation failed: {exc}") from exc
-        return f"{len(exemplars)} exemplars, {len(warnings)} warnings" + ("" if self.llm else " (context only, no LLM)")
+        given = f"{len(exemplars)} exemplars, {len(warnings)} warnings, {len(state.recoveries)} recoveries"
+        return given + ("" if self.llm else " (context only, no LLM)")
