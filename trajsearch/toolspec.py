@@ -35,7 +35,7 @@ DESCRIPTION = (
     "the runtime sets those filters, you cannot change them). "
     "Use it: before planning an unfamiliar multi-step task (kind=exemplars: successful runs of similar tasks); "
     "when you hit an error you cannot explain (kind=failures: paste the exact error line to see failed runs, "
-    "their cause and fix); to see how past runs handled one specific command or step (kind=steps: best first; "
+    "their cause and fix, and runs that got past that error and what they did next); to see how past runs handled one specific command or step (kind=steps: best first; "
     "holds_query marks a step holding your query verbatim, ranked first; similarity is the embedding cosine "
     "alone, not the rank). "
     "Do not use it: for general knowledge or documentation, for facts about the current files or state "
@@ -56,7 +56,8 @@ class SearchPastRunsArguments(BaseModel):
                                    "a whole issue or log may be pasted.")
     k: int = Field(3, ge=1, le=MAX_K, description="How many past runs to return.")
     kind: Kind = Field("exemplars", description="exemplars: successful runs; failures: failed runs (what not to "
-                                                "do); steps: matching steps of any run.")
+                                                "do) and runs that got past a pasted error; steps: matching steps "
+                                                "of any run.")
 
     @field_validator("query")
     @classmethod

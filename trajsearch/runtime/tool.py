@@ -16,7 +16,8 @@ from typing import Any, Callable, Mapping
 from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import QUERY_END_CHARS, AdviceConfig, Strategy, exemplars, search, similarity, task_query, warnings
+from .advice import (QUERY_END_CHARS, AdviceConfig, Strategy, WarningSet, exemplars, search, similarity, task_query,
+                     warnings)
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -188,13 +189,14 @@ class SearchPastRuns:
             return base | {"results": [for_prompt(r) for r in results]}, results
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
-            strategy, shown, warned, held = found.strategy, found.items, [], found.best_similarity is not None
-        else:
-            # failed runs only: the steps that met an error, of any outcome, are kind=steps (no recovery search)
-            found_warnings = warnings(self.ts, query, self.ctx, k=k, config=replace(self.advice, recoveries_k=0))
-            strategy, shown, warned, held = None, [], found_warnings, found_warnings.held
+            strategy, shown, warned, held = found.strategy, found.items, WarningSet(held=False), \
+                found.best_similarity is not None
+        else:  # failed runs, and for a pasted error the runs that got past it, as the Warnings call answers
+            warned = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
+            strategy, shown, held = None, [], warned.held
         while True:
-            rendered = render(strategy, shown, warned, config=self.fmt, fmt="json", counter=self.counter, budget=room)
+            rendered = render(strategy, shown, warned, config=self.fmt, fmt="json", counter=self.counter, budget=room,
+                              recoveries=warned.recoveries)
             answer, results = self._said(dict(base), rendered, strategy, query, held)
             # the sentence saying how many runs were left out is not in the room: 2 of 636 answers on the real
             # mini-swe-agent runs were over result_tokens (301, 306 of 300). Rendered again in less room where the
@@ -209,7 +211,9 @@ class SearchPastRuns:
         """An exemplars (``strategy`` given) or failures answer from its rendered results: the note, and the reason
         where none is shown, or how many were left out."""
         kind = base["kind"]
-        results = rendered.data["exemplars" if strategy is not None else "warnings"]
+        # a failures answer's recoveries after its warnings, each labelled (``how a past run got past this``)
+        results = rendered.data["exemplars"] if strategy is not None else \
+            [*rendered.data["warnings"], *rendered.data.get("recoveries", [])]
         if strategy is not None:
             base["strategy"] = rendered.stated(strategy).value
         if results:
