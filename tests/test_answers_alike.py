@@ -59,3 +59,38 @@ def test_a_pasted_error_gets_the_run_that_got_past_it_from_the_mcp_tool_as_from_
     assert [r["label"] for r in met_by_failures["results"]] == ["what not to do"] * 2
     for answer, grpc_said, runtime_said in zip((recovered, met_by_failures), over_grpc, embedded):
         assert _shown(answer["results"]) == _shown(grpc_said.items) == _shown(runtime_said.items)
+
+
+NOVEL = "zqxj vwkp flurbo glimmix"
+
+
+def test_a_novel_task_is_told_why_nothing_is_shown_by_context_for_as_by_every_other_interface(tmp_path):
+    """``Runtime.context_for``, the agent's own entry, answered a task like nothing in the library with text "" and no
+    word why, where ``Runtime.advice``, the gRPC ``Exemplars`` call and the MCP tool say ``no_similar_runs`` (and, for
+    a context asking for a version no run was recorded with, ``no_runs_in_versions``). It says the same, in
+    ``.reason`` and ``.note``, its text staying "" (a prompt gets nothing); a context showing a run says nothing."""
+    runs = _runs()
+    keys, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    server = serve_store(tmp_path, ring, runs, Limits())
+    try:
+        _, [novel_over_mcp] = asyncio.run(asyncio.wait_for(
+            mcp_session(server.address, keys["acme"], [{"query": NOVEL}]), 240))
+        with Client(server.address, keys["acme"]) as client:
+            over_grpc = {(NOVEL, ()): client.exemplars(NOVEL), (runs[-1].task, ("v9",)): client.exemplars(
+                runs[-1].task, env_version="v9")}
+        rt = Runtime(server.ts)
+        prompts = {}
+        for (task, env), said in over_grpc.items():
+            ctx = RuntimeContext(tenant="acme", env_version=env)
+            prompt, advice = rt.context_for(task, ctx), rt.advice("exemplars", task, ctx)
+            prompts[task] = prompt
+            assert prompt.text == "" and prompt.strategy.value == "plan_from_scratch"
+            assert (prompt.reason, prompt.note) == (advice.reason, advice.note) == (said.reason, said.note)
+            assert prompt.reason == ("no_similar_runs" if task == NOVEL else "no_runs_in_versions")
+        shown = rt.context_for(runs[-1].task, RuntimeContext(tenant="acme"))
+        assert shown.exemplars and (shown.reason, shown.note) == ("", "")
+    finally:
+        server.stop(grace=2)
+    answer = json.loads(novel_over_mcp.content[0].text)
+    assert answer["strategy"] == "plan_from_scratch" and answer["results"] == []
+    assert (answer["reason"], answer["note"]) == (prompts[NOVEL].reason, prompts[NOVEL].note)

@@ -61,6 +61,10 @@ class PromptContext:
     exemplars: list[Exemplar] = field(default_factory=list)
     warnings: list[FailureWarning] = field(default_factory=list)
     recoveries: list[Recovery] = field(default_factory=list)
+    #: where the context shows no run, why (``Runtime.advice``'s reasons: nothing close enough, no run in the
+    #: context's versions, none at all, or ``budget_too_small``), and the sentence saying it; "" where it shows one
+    reason: str = ""
+    note: str = ""
 
 
 class Runtime:
@@ -94,7 +98,8 @@ class Runtime:
 
     def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
                     exclude_trajectory_ids: Sequence[str] = ()) -> PromptContext:
-        """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy."""
+        """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy. Where it shows no
+        run, ``.reason`` and ``.note`` say why as :meth:`advice` (the gRPC calls, the tool) says it; the text stays ""."""
         with tracing.retrieval("context", task, ctx) as span:
             found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
@@ -105,6 +110,9 @@ class Runtime:
                                   [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
                                   [item for item, _ in _shown(warned, rendered.data["warnings"])],
                                   [item for item, _ in _shown(warned.recoveries, rendered.data.get("recoveries", []))])
+            if not (shown.exemplars or shown.warnings or shown.recoveries):  # said as advice() says it
+                shown.reason, shown.note = self._why_empty(task, ctx, "exemplars", rendered,
+                                                           held=found.best_similarity is not None)
             # the runs the agent saw, as the PromptContext lists them (not every run found)
             tracing.record_results(span, [*shown.exemplars, *shown.warnings, *shown.recoveries],
                                    strategy=shown.strategy.value,
@@ -147,16 +155,20 @@ class Runtime:
                  "view": view} for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
-        if out:
-            return said
-        if context.omitted:  # found, but the budget showed none: text and json stay the left-out note where it fits
-            said.reason, said.note = budget_said(context.omitted)
-            return said
-        tool_kind = "exemplars" if kind == "exemplars" else "failures"
-        said.reason, said.note = why_none(self.ts, text, ctx, tool_kind,
-                                          warning_outcomes=self.config.advice.warning_outcomes, readable=readable,
-                                          held=held)
+        if not out:
+            said.reason, said.note = self._why_empty(text, ctx, kind, context, held=held, readable=readable)
         return said
+
+    def _why_empty(self, text: str, ctx: RuntimeContext, kind: str, context: Rendered, *, held: bool,
+                   readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[str, str]:
+        """Why a context shows no run (``reason``, ``note``), for :meth:`advice` and :meth:`context_for` alike: runs
+        found but all left out by the budget (:data:`~trajsearch.runtime.tool.BUDGET_TOO_SMALL`, the text and json the
+        left-out note where it fits), else :func:`~trajsearch.runtime.tool.why_none` of ``kind`` (``held``: the
+        caller's search found a row of it)."""
+        if context.omitted:
+            return budget_said(context.omitted)
+        return why_none(self.ts, text, ctx, "exemplars" if kind == "exemplars" else "failures",
+                        warning_outcomes=self.config.advice.warning_outcomes, readable=readable, held=held)
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""
