@@ -203,18 +203,18 @@ class IngestReport:
 class ContextResult:
     """Exemplars or warnings as an agent gets them: the strategy, the items with provenance, the rendered context.
 
-    ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
-    context as structured JSON (the same runs at the same detail, with each run's trace URI, which the text leaves
-    out: the budget is counted on the text);
-    ``items`` are the runs it holds, best first, each ``{"kind": exemplar | warning | recovery, "provenance":
-    {trajectory_id, trace_uri, env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``. Where nothing was found,
-    ``reason`` and ``note`` say why, in the tool's words (:func:`trajsearch.runtime.tool.why_none`: nothing close
-    enough, no run in the context's versions, none at all); the Python API's ``text`` and ``json`` stay "" (a
-    caller testing ``if not result.text`` plans from scratch as before), and the service's ``Exemplars`` and
-    ``Warnings`` answer with ``text`` the note and ``json`` ``{"reason", "note"}``. Runs found but all left out by
-    the budget say ``budget_too_small`` (:func:`trajsearch.runtime.tool.budget_said`), ``text`` and ``json`` the
-    left-out note where it fits. ``json`` is not counted on the budget (1.4-1.7 times it on the shared dumps, budgets
-    250-2,000): it is the budgeted text's runs as data, for the caller's code rather than a prompt.
+    ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same context as
+    structured JSON (the same runs at the same detail, with each run's trace URI, which the text leaves out: the
+    budget is counted on the text); ``items`` are the runs it holds, best first, each ``{"kind": exemplar | warning
+    | recovery, "provenance": {trajectory_id, trace_uri, env_version, outcome, similarity}, "text": ..., "view": its
+    part of ``json``}``. Where nothing was found, ``reason`` and ``note`` say why, in the tool's words
+    (:func:`trajsearch.runtime.tool.why_none`: nothing close enough, no run in the context's versions, none at all);
+    the Python API's ``text`` and ``json`` stay "" (a caller testing ``if not result.text`` plans from scratch as
+    before), and the service's ``Exemplars`` and ``Warnings`` answer with ``text`` the note and ``json``
+    ``{"reason", "note"}``. Runs found but all left out by the budget say ``budget_too_small``
+    (:func:`trajsearch.runtime.tool.budget_said`), ``text`` and ``json`` the left-out note where it fits. ``json``
+    is not counted on the budget (1.4-1.7 times it on the shared dumps, budgets 250-2,000): it is the budgeted
+    text's runs as data, for the caller's code rather than a prompt.
     """
 
     strategy: str

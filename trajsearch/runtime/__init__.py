@@ -99,7 +99,8 @@ class Runtime:
     def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
                     exclude_trajectory_ids: Sequence[str] = ()) -> PromptContext:
         """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy. Where it shows no
-        run, ``.reason`` and ``.note`` say why as :meth:`advice` (the gRPC calls, the tool) says it; the text stays ""."""
+        run, ``.reason`` and ``.note`` say why as :meth:`advice` (the gRPC calls, the tool) says it; the text stays
+        ""."""
         with tracing.retrieval("context", task, ctx) as span:
             found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)

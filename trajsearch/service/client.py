@@ -836,7 +836,8 @@ def _context_result(reply: Any) -> ContextResult:
         p = item.provenance
         items.append({  # the provenance's keys in the runtime's order (``advice._Provenance``, then the outcome):
             # ``exemplars --json`` over --server wrote them in another order than the embedded store's
-            "kind": item.kind, "provenance": {"trajectory_id": p.trajectory_id, "trace_uri": p.trace_uri, "env_version": p.env_version,
+            "kind": item.kind,
+            "provenance": {"trajectory_id": p.trajectory_id, "trace_uri": p.trace_uri, "env_version": p.env_version,
                            "similarity": p.similarity, "outcome": p.outcome},
             "text": item.text,
             "view": json.loads(item.json) if item.json else None,
