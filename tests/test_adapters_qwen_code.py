@@ -102,7 +102,17 @@ def test_a_session_whose_first_line_is_longer_than_the_detection_head_is_read() 
     assert len(path.read_text().split("\n", 1)[0]) > 64 * 1024
     assert detect_format(path) == "qwen-code"
     run = only(path)
-    assert run.task.startswith("log line 1\nlog line 2\n") and run.outcome == Outcome.infra_error
+    assert run.outcome == Outcome.infra_error
+
+
+def test_a_piped_logs_task_is_the_words_typed_then_the_log() -> None:
+    """``qwen "<prompt>" < log.txt``: the CLI sends the 77 kB log, two blank lines, then the words typed; the task
+    starts with the words (its summary's goal, the head its task row embeds), the log kept after them."""
+    run = only(QWEN / "piped-log-prompt.jsonl")
+    assert run.task.startswith("[[apierror]] why does this log fail\n\nlog line 1\nlog line 2\n")
+    assert run.task.rstrip().endswith("log line 5600")
+    typed = only(QWEN / "fix-then-continue.jsonl")  # no piped text: as sent
+    assert typed.task == "fix the failing test in this repo"
 
 
 def test_a_session_that_ended_on_an_api_error_is_an_infrastructure_error() -> None:
