@@ -147,6 +147,18 @@ def side_file(record: Any) -> str | None:
             "failed run, and how), not a run: the runs are in the results file it was made from")
 
 
+def not_a_run(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): tau-bench's few-shot examples, if a line is one of them. They
+    are no runs to read: ``messages_display`` is a transcript written for a prompt (``few_shot_agent.py``), where a
+    tool call shows as ``assistant: None`` (no tool name, no arguments) and no task id or reward is kept."""
+    if not (isinstance(record, dict) and record.keys() == {"messages_display"}
+            and isinstance(record["messages_display"], str) and record["messages_display"].startswith("user: ")):
+        return None
+    return ("tau-bench's few-shot examples (few_shot_data/*-few_shot.jsonl: the transcripts its few-shot agent puts "
+            "in its prompt), not runs: a tool call shows as 'assistant: None', with no tool name or arguments, and no "
+            "task id or reward is kept; tau-bench's runs are the results files run.py writes (results/*.json)")
+
+
 #: What a results file's name may end with.
 _SUFFIXES = (".jsonl", ".json", ".ndjson")
 
