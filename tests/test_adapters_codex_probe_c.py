@@ -31,7 +31,7 @@ DOCKER_DENIED = ('exec_command failed: sandbox denied: ERROR: permission denied 
                  'daemon socket at unix:///Users/kane/.docker/run/docker.sock: Head "http://%2FUsers%2Fkane%2F.docker'
                  '%2Frun%2Fdocker.sock/_ping": dial unix /Users/kane/.docker/run/docker.sock: connect: operation not '
                  'permitted (exit code 1)')
-REVIEW_REJECTED = ("exec_command failed: rejected: This action was rejected due to unacceptable risk. Reason: "
+REVIEW_REJECTED = ("not run: exec_command failed: rejected: This action was rejected due to unacceptable risk. Reason: "
                    "Automatic approval review failed: You've hit your usage limit. Upgrade to Pro "
                    "(https://chatgpt.com/explore/pro), visit https://chatgpt.com/codex/settings/usage to purchase more "
                    "credits or try again at 6:09 PM.")
@@ -46,7 +46,7 @@ def only_run(path: Path):
 
 
 @pytest.mark.parametrize("rollout, errors", [
-    (DOCKER_BUILD, [DOCKER_DENIED, "exec_command failed: rejected: rejected by user", None]),
+    (DOCKER_BUILD, [DOCKER_DENIED, "not run: exec_command failed: rejected: rejected by user", None]),
     (APP_SERVER, [None, SANDBOX_DENIED, None, STDIN_CLOSED]),
     (AUTO_REVIEWED, [None, REVIEW_REJECTED, REVIEW_REJECTED, REVIEW_REJECTED]),
 ])

@@ -50,14 +50,14 @@ def test_the_typescript_cli_session_document_is_detected_and_read_as_a_codex_run
 def test_local_shell_calls_and_the_clis_own_failure_reply_are_read() -> None:
     """The late-May TypeScript CLI answers a ``local_shell_call`` with a ``local_shell_call_output`` (its result
     was lost: no observation, exit code 1 no error), and answers a call it cannot run with plain text (``invalid
-    arguments: ...``, ``no function found``): a failure."""
+    arguments: ...``, ``no function found``): a failure, worded as a call not run."""
     run = only_run(TS_0529)
     assert run.task == "List the files here and show nope.txt"
     assert [s.action for s in run.steps] == ["local_shell", "python", "local_shell", "respond"]
     ls, python, cat, _ = run.steps
     assert ls.arguments["command"] == ["bash", "-lc", "ls"] and ls.observation == "README.md\n"
     assert ls.error is None
-    assert python.error == 'invalid arguments: {"code": "print(1)"}'
+    assert python.error == 'not run: invalid arguments: {"code": "print(1)"}'
     assert cat.error == "cat: nope.txt: No such file or directory (exit code 1)"
 
 

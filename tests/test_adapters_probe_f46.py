@@ -56,7 +56,7 @@ def test_harbor_codex_failed_replies_are_errors_as_the_codex_reader_reads_them()
     the ATIF reading had neither."""
     converted = _errors(adapter_support.only(HARBOR / "codex-0.171.0-X1-failed-replies.trajectory.json"))
     raw = _errors(adapter_support.only(CODEX / X1))
-    assert converted["update_plan"] == raw["update_plan"] == "unsupported call: update_plan"
+    assert converted["update_plan"] == raw["update_plan"] == "not run: unsupported call: update_plan"
     assert converted["apply_patch"] == raw["apply_patch"]
     assert converted["apply_patch"].startswith("apply_patch verification failed: Failed to find expected lines")
     assert converted["exec_command"] is None

@@ -71,7 +71,7 @@ def test_a_shell_call_codex_refused_stays_the_runs_error(hashing_ts):
     is the run's error, not a read that found nothing; the real ``ls`` that exited 2 is still passed over."""
     refused, exited = _failed(UNSUPPORTED), _failed(ROLLOUT)
     hashing_ts.add([refused, exited])
-    assert _warning(hashing_ts, refused).error.head == "unsupported call: shell"
+    assert _warning(hashing_ts, refused).error.head == "not run: unsupported call: shell"
     assert _warning(hashing_ts, exited).error.head == "run ended with outcome failure after 7 steps"
 
 

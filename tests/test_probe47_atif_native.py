@@ -42,7 +42,7 @@ def test_cursor_rejected_and_failed_calls_are_errors_and_successes_are_not() -> 
     """A command Cursor refused to run (``rejected``, headless mode cannot ask for approval) and a call that failed
     with no exit code (``error``) are the steps' errors; a read and an edit that succeeded are none."""
     assert _errors(CURSOR)[2:6] == [
-        ("shellToolCall", "rejected, not run: Command requires approval, which is unavailable in headless mode"),
+        ("shellToolCall", "not run: rejected: Command requires approval, which is unavailable in headless mode"),
         ("awaitToolCall", "No shell found for id 45563"),
         ("readToolCall", None),
         ("editToolCall", None),

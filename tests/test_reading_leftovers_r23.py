@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajsearch.digest import WarningDigest, from_row_steps
 from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome, Trajectory
+from trajsearch.steps import is_read
+from trajsearch.touched import command_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -16,3 +20,37 @@ def test_tau_bench_few_shot_examples_are_refused_as_such() -> None:
     assert parsed.trajectory is None
     assert "no run in this file: tau-bench's few-shot examples" in parsed.error
     assert "'assistant: None'" in parsed.error and "results/*.json" in parsed.error
+
+
+#: Codex 0.58 (real) asked for ``["fish", "-c", "cat calc.py"]`` and ``["powershell.exe", "-NoProfile", "-Command",
+#: "Get-Content calc.py"]``; neither program was on the machine ("execution error: Io(... NotFound ...)").
+CODEX_SHELLS = (FIXTURES / "codex-cli/.real/probe-fm7"
+                / "rollout-2026-12-06T06-57-55-01a24a25-1adf-7810-a1ef-1898a776a577.jsonl")
+
+
+def _only(path: Path) -> Trajectory:
+    [parsed] = read_inputs([path])
+    assert parsed.trajectory is not None, parsed.error
+    return parsed.trajectory
+
+
+def test_fish_and_powershell_argvs_are_read_as_their_scripts() -> None:
+    """A shell argv is read as the script it runs (``command_line``): fish's ``-c`` and PowerShell's ``-Command``
+    were joined whole (``fish -c 'cat calc.py'``), so the ``cat`` was no read."""
+    fish, powershell, _ = _only(CODEX_SHELLS).steps
+    assert command_line(fish.arguments) == "cat calc.py" and is_read(fish)
+    assert command_line(powershell.arguments) == "Get-Content calc.py"
+
+
+def test_a_call_codex_could_not_start_is_worded_not_run_and_stays_the_runs_error(hashing_ts) -> None:
+    """Codex's "execution error: Io(...)" (no ``fish`` on the machine) is a call it did not run, worded so as every
+    adapter words one (``not run: ``); so the read it was is no read that found nothing, passed over: it stays the
+    failed run's error. Codex's other refusals ("unsupported call: ...") are worded the same."""
+    run = _only(CODEX_SHELLS).model_copy(update={"outcome": Outcome.failure, "tenant": "acme"})
+    assert run.steps[0].error == ('not run: execution error: Io(Os { code: 2, kind: NotFound, message: '
+                                  '"No such file or directory" })')
+    hashing_ts.add([run])
+    digest = from_row_steps(hashing_ts.run(run.trajectory_id, tenant="acme", level="failure").steps)
+    assert isinstance(digest, WarningDigest)
+    assert digest.error.head.startswith("not run: execution error: Io(")
+

@@ -79,7 +79,7 @@ def test_a_command_that_ran_and_failed_is_not_worded_so():
     assert error == "cat: .env: No such file or directory (exit code 1)"
 
 
-@pytest.mark.parametrize("error", ["interrupted by the user", "blocked by a hook: rm is not allowed here"])
+@pytest.mark.parametrize("error", ["interrupted by the user", "not run: blocked by a hook: rm is not allowed here"])
 def test_a_read_the_harness_stopped_stays_the_runs_error(hashing_ts, error):
     """Claude Code's interrupted call and the OpenHands SDK's hook refusal, as their adapters word them: the command
     did not run to an exit, so it found nothing to pass over."""

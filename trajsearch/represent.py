@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
-from .steps import command_of, is_read, is_removal, signature
+from .steps import NOT_RUN, command_of, is_read, is_removal, signature
 from .touched import touched
 from .vocab import FAILED_OUTCOMES
 
@@ -66,7 +66,9 @@ from .vocab import FAILED_OUTCOMES
 #:     (review RAUD2); a read's error is passed over only where the command ran and exited non-zero.
 #:     And a passage of a step's output or error names the step's call (``[step 20] result of bash sed -n '408,550p'
 #:     src/marshmallow/fields.py, clipped part 2/3:``): a file view's later lines said no file (round 22, GEN3).
-REPRESENTATION_VERSION = 18
+#: 19: a fish or PowerShell argv is read as its script (``fish -c S``, ``powershell.exe -Command S``): digests and
+#:     "Touched" lines change with the trajectory the same (round 23, FM7).
+REPRESENTATION_VERSION = 19
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -98,23 +100,23 @@ WINDOW_TOKENS_SINCE = 3  # the REPRESENTATION_VERSION that brought it: older win
 _TRACEBACK_TAIL = re.compile(r"^[^\S\n]*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
-#: An error a command did not give by running and exiting non-zero: the harness refused or never ran the call (as
-#: adapters word it at the error's start: "not run: ...", "rejected ...", "blocked by a hook", "interrupted by the
-#: user"; Codex's "unsupported call: shell"; a cancelled or unfinished call, a timeout), or the sandbox or the shell
-#: itself failed (``bwrap: ...``, the shell's own ``bash: -c: line 1: syntax error ...``), at the error's start or
-#: after Codex's "failed in sandbox ... with execution error: ". Not such words anywhere: a read's printed lines may
-#: hold them (``ci.log:3: bwrap: Can't mount proc``, ``parse.y: syntax error``; review RALL-A). A program not found
-#: is told only by its exit code, 127, not by "command not found" in the error (a read's printed line may say so:
-#: review RFR 1); where the adapter kept no exit code (SWE-agent's runs) a read of a program not found is taken for
-#: one that ran and exited non-zero.
+#: An error a command did not give by running and exiting non-zero, at the error's start: a call the harness did
+#: not run (every adapter words it ``not run: ...``: :data:`trajsearch.steps.NOT_RUN`); one the harness stopped before
+#: it exited (Claude Code's "interrupted by the user", Qwen Code's and OpenCode's "tool call never finished", Gemini
+#: CLI's and Qwen Code's "[Operation Cancelled]" of a running command, OpenCode's "shell tool terminated" and the
+#: "command timed out" of Codex and the OpenHands SDK: ran, but was cut off); or the sandbox or the shell itself
+#: failed (``bwrap: ...``, the shell's own ``bash: -c: line 1: syntax error ...``, PowerShell's "Program 'x.exe'
+#: failed to run"), at the start or after Codex's "failed in sandbox ... with execution error: ". Not such words
+#: anywhere: a read's printed lines may hold them (``ci.log:3: bwrap: Can't mount proc``, ``parse.y: syntax error``;
+#: review RALL-A). A program not found is told only by its exit code, 127, not by "command not found" in the error
+#: (a read's printed line may say so: review RFR 1); where the adapter kept no exit code (SWE-agent's runs) a read
+#: of a program not found is taken for one that ran and exited non-zero.
 _NOT_THE_COMMANDS = re.compile(
-    r"^(?:not run\b|rejected\b|blocked by a hook\b|interrupted by the user\b|unsupported call|exec command rejected"
-    r"|tool call never finished|\[Operation Cancelled\]"
+    rf"^(?:{re.escape(NOT_RUN)}|interrupted by the user\b|tool call never finished|\[Operation Cancelled\]"
     r"|shell tool terminated|command timed out|Program '[^']*' failed to run"
     r"|(?:failed in sandbox \w+ with execution error: )?"
     r"(?:bwrap: |(?:[\w./-]*/)?(?:ba|da|k|z)?sh: (?:-c: )?(?:line )?\d+: "
-    r"(?:syntax error|unexpected EOF while looking for)))"
-    r"|\baction was not executed\b", re.I)
+    r"(?:syntax error|unexpected EOF while looking for)))", re.I)
 #: The exit code the adapter wrote after the command's line (``... (exit code 2)``, the last: the line itself may
 #: say one, ``Process finished with exit code 0``), else the first an error says (``exit code 1``).
 _EXIT_CODE = re.compile(r"\bexit code:? (-?\d+)", re.I)

@@ -25,6 +25,17 @@ from typing import Iterable
 from .model import Step, Trajectory
 from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, command_line, program_words
 
+#: How every adapter begins the error of a call its harness did not run (refused by the user, a hook or a policy, a
+#: tool or arguments it could not take, a program it could not start, a call padded after the turn ended): the one
+#: mark the rules read (:func:`trajsearch.represent.recoveries`: such a read found nothing because it never ran).
+NOT_RUN = "not run: "
+
+
+def not_run(reason: str) -> str:
+    """``reason`` worded as the error of a call the harness did not run (once: a reason already so worded is kept)."""
+    return reason if reason.startswith(NOT_RUN) else NOT_RUN + reason
+
+
 _READ_PROGRAMS = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"
     r"which|echo|git\s+(?:status|log|diff|show|grep)|sed\s+-n|awk)\b"

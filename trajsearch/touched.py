@@ -808,18 +808,23 @@ def _created(text: str) -> list[str]:
 
 
 #: A shell handed its script as its last argument after options, one of them ``-c`` (``bash -lc <script>``, as
-#: Codex's ``shell`` tool runs every command; ``bash -e -c``, ``bash --login -c``).
-_SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:ba|z|da|k)?sh")
-_SCRIPT_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
+#: Codex's ``shell`` tool runs every command; ``bash -e -c``, ``bash --login -c``; fish's ``-c`` / ``--command``).
+_SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:(?:ba|z|da|k)?sh|fish)")
+_SCRIPT_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*|--command")
+#: PowerShell (``powershell.exe`` on Windows, ``pwsh``; a Windows path before it): its script is the word after
+#: ``-Command`` (``-c``), its options case-blind, as codex-rs reads a Windows argv (``extract_powershell_command``).
+_POWERSHELL = re.compile(r"(?:.*[\\/])?(?:powershell|pwsh)(?:\.exe)?", re.I)
+_POWERSHELL_SCRIPT = frozenset({"-command", "-c", "/command"})
 
 
 def command_line(arguments: Any) -> str | None:
     """The command line a shell tool's call ran: its ``command`` (Claude Code's ``Bash``, SWE-agent's, OpenHands'),
     or Codex's ``cmd`` (unified exec's ``exec_command``, codex-rs ``ExecCommandArgs``); an argv list (Codex's
     ``shell`` / ``local_shell``) as the shell would be given it (``shlex.join``: ``rg -n 'a b' src``), or, when it
-    is a shell given a script (``["bash", "-lc", "rg x"]``), that script, as codex-rs shows it (``parse_command``):
-    ``bash -lc cat x`` is no read, ``cat x`` is. None when the call names no command. The one reader of a step's
-    command: the read, write and test-run rules (``steps``), what a run touched, and the adapters' errors."""
+    is a shell given a script (``["bash", "-lc", "rg x"]``, ``["fish", "-c", ...]``, ``["powershell.exe",
+    "-Command", ...]``), that script, as codex-rs shows it (``parse_command``): ``bash -lc cat x`` is no read,
+    ``cat x`` is. None when the call names no command. The one reader of a step's command: the read, write and
+    test-run rules (``steps``), what a run touched, and the adapters' errors."""
     found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
     if isinstance(found, list) and all(isinstance(part, str) for part in found):
         script = _shell_script(found)
@@ -834,9 +839,14 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O"})
 def _shell_script(argv: list[str]) -> str | None:
     """The script ``argv`` runs a shell on (run as it is or by ``env``: ``/usr/bin/env bash -lc S``): the first word
     after its options, one of them a ``-c``; the words after it are the script's ``$0``, ``$1`` ... (``["sh", "-c",
-    S, "sh"]``). None if ``argv`` runs no shell on a script (review RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c
-    S sh`` were read as argvs, whose reads and test runs were then none)."""
+    S, "sh"]``); PowerShell's, the word after its ``-Command``. None if ``argv`` runs no shell on a script (review
+    RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c S sh`` were read as argvs, whose reads and test runs were then
+    none; round 23: so were fish's and PowerShell's)."""
     words = argv[1:] if argv and argv[0].rsplit("/", 1)[-1] == "env" else argv
+    if words and _POWERSHELL.fullmatch(words[0]):
+        flags = [word.lower() for word in words[1:]]
+        at = next((n for n, flag in enumerate(flags) if flag in _POWERSHELL_SCRIPT), None)
+        return words[at + 2] if at is not None and at + 2 < len(words) else None
     if not words or not _SHELL_PROGRAM.fullmatch(words[0]):
         return None
     script_flag = False

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.steps import not_run
 
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text
@@ -454,9 +455,10 @@ def observation_error(observation: dict[str, Any], text: str) -> str | None:
 
 
 def rejection(event: dict[str, Any]) -> str:
+    """The error of a call the user or a hook rejected (``UserRejectObservation``): it never ran."""
     who = "blocked by a hook" if event.get("rejection_source") == "hook" else "rejected by the user"
     reason = str(event.get("rejection_reason") or "").strip()
-    return who + (f": {short(reason, 200)}" if reason else "")
+    return not_run(who + (f": {short(reason, 200)}" if reason else ""))
 
 
 def status_of(event: dict[str, Any]) -> str | None:

@@ -193,6 +193,7 @@ from typing import Any, Iterator, NamedTuple
 
 from trajsearch.actions import TASK_COMPLETE
 from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.steps import not_run
 
 from . import _prompts
 from ._agent_cli import (
@@ -205,7 +206,7 @@ from ._common import (
     json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import reward_void
-from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
+from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, text_action
 from . import codex_cli, gemini_cli
 from ._spans.outcome import error_outcome
 
@@ -437,7 +438,7 @@ def _refused(content: str) -> str | None:
                  if isinstance(v := value.get(k), str) and v.strip()), "")
     line = decisive_line(said) or said
     if outcome == "rejected":
-        return short(f"rejected, not run: {line}" if line else "rejected, not run")
+        return not_run(short(f"rejected: {line}" if line else "rejected"))
     return short(line) if line else outcome
 
 
@@ -747,7 +748,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
                 if n == 0:
                     mine += unmatched
                 content, error = _observed(raw, mine, agent, call.get("arguments"))
-                error = None if submitting and _NOT_RUN in (content or "") else error
+                error = None if submitting and NOT_EXECUTED in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() in _executed(name, call.get("tool_call_id"))  # Harbor's placeholder
                 walk.add({
@@ -761,7 +762,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
                 walk.call(walk.steps[-1], call, mine)
             continue
         content, error = _observed(raw, results, agent)
-        error = None if submitting and _NOT_RUN in (content or "") else error
+        error = None if submitting and NOT_EXECUTED in (content or "") else error
         written = None if (content and _REJECTED.search(content)) else _written_actions(message, fences)
         if written:
             actions, thought = written
@@ -785,11 +786,6 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
     return walk
 
 
-#: mini-swe-agent 2.x's placeholder result for a call of a turn it stopped running (``actions_toolcall.py``
-#: ``not_executed``): its interactive CLI, which Harbor runs, stops at the call that submits (its output opens
-#: with the submit word), pads that call and any later one with it, and puts the real output in the ``exit``
-#: message, which Harbor's conversion drops. The call did run; a placeholder is no failure of it.
-_NOT_RUN = "action was not executed"
 #: The word mini-swe-agent's submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
 _SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
 

@@ -96,7 +96,8 @@ Mapping
   ("failed to parse function arguments", "aborted", 2025's "failed in sandbox
   ..." (a command's non-zero exit: its decisive line and code, read from
   the reply) and "tool call error: ...", ..., after 0.17x's
-  ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
+  ``Wall time:`` line; those of a call it did not run, "unsupported call: shell", "execution error: Io(...)"
+  of a program it could not start, a rejected command: ``not run: ...``), and a code-mode script (0.140+ ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
   read by these same rules, or that completed printing its inner
   ``exec_command``'s result object with a non-zero ``exit_code``; a
@@ -146,6 +147,7 @@ from typing import Any, Iterator, NamedTuple
 
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
+from trajsearch.steps import not_run
 
 from ._agent_cli import (
     CODEX_INJECTED,
@@ -251,6 +253,14 @@ _FAILED_REPLY = re.compile(
     r"failed in sandbox |tool call error: |"  # 2025 rollouts: a sandboxed command's failure, an MCP call's
     r"invalid arguments: |no function found$|"  # the TypeScript CLI's: arguments it could not read, an unknown tool
     r"error: |Error: |err: )"
+)
+
+#: The failure replies of a call Codex did not run (``_FAILED_REPLY``'s first words): arguments or a tool it could not
+#: take, a command or patch the user rejected, a program it could not start (``execution error: Io(Os { code: 2,
+#: kind: NotFound ...``: no ``fish`` or ``powershell.exe`` on the machine). Worded ``not run: ...`` (``steps.not_run``).
+_NOT_RUN_REPLY = re.compile(
+    r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error: Io\(|"
+    r"exec command rejected|patch rejected|invalid arguments: |no function found$)"
 )
 
 
@@ -629,7 +639,8 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     if code is None and (denied := _SANDBOX_DENIED.match(body)):
         return _sandbox_denied(denied, command)
     if code is None and _FAILED_REPLY.match(body):
-        return short(body.splitlines()[0], 300, keep="head")  # "<what failed>: <detail>": the head says it
+        failure = short(body.splitlines()[0], 300, keep="head")  # "<what failed>: <detail>": the head says it
+        return not_run(failure) if _NOT_RUN_REPLY.match(body) else failure
     if code is None and (error := _unified_exec_error(body)):
         return error
     if code is None and _SCRIPT_FAILED.match(text):
@@ -655,7 +666,8 @@ def _unified_exec_error(body: str) -> str | None:
     if not found:
         return None
     tool, detail = found.groups()
-    return f"{tool} failed: {_exec_failure(detail.strip())}"
+    failure = _exec_failure(detail.strip())
+    return not_run(f"{tool} failed: {failure}") if failure.startswith("rejected: ") else f"{tool} failed: {failure}"
 
 
 def _exec_failure(detail: str) -> str:

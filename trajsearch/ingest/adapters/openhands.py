@@ -230,6 +230,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.steps import not_run
 
 from ._agent_cli import (
     CONTEXT_CAUSE,
@@ -604,7 +605,7 @@ def _observation_error(event: dict[str, Any], content: str) -> str | None:
     if kind == "run_ipython" and (error := _skill_error(content)):
         return error
     if kind == "user_rejected":
-        return "rejected by the user" + (f": {short(content, 200)}" if content else "")
+        return not_run("rejected by the user" + (f": {short(content, 200)}" if content else ""))
     meta = _extras(event).get("metadata")
     code = as_int(meta.get("exit_code")) if isinstance(meta, dict) else None
     if code is not None and code != 0:

@@ -18,6 +18,8 @@ import json
 import re
 from typing import Any
 
+from trajsearch.steps import not_run
+
 from .._common import decisive_line, short
 
 #: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
@@ -119,7 +121,17 @@ def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
     return name[:200], arguments, content[:begin]
 
 
+#: The placeholder result 2.x gives the calls of a turn it stopped running (``format_toolcall_observation_messages``:
+#: ``exception_info``): its interactive CLI (which Harbor runs) stops at the call that submits, pads that call and any
+#: later one with it, and puts the real output in the ``exit`` message (Harbor's conversion drops it). A later call
+#: never ran (``not run: ...``); the submitting one did, and its placeholder is no failure of it (the adapters'
+#: ``_SUBMIT`` rules).
+NOT_EXECUTED = "action was not executed"
+
+
 def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:
+    if exception and exception.strip() == NOT_EXECUTED:
+        return not_run(NOT_EXECUTED)
     if exception and exception.strip():  # the harness's own report, e.g. a command killed after its time limit
         return short(_DOCKER_ARGV.sub("Command", exception.strip()))
     if rc is None or rc == 0:

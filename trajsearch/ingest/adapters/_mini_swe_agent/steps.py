@@ -23,14 +23,11 @@ from typing import Any
 from trajsearch.steps import strip_terminal_codes
 
 from .._common import as_list, clip_step_text, short
-from .commands import function_call, is_agent_reply, says_format_error, step_error, text_action
+from .commands import NOT_EXECUTED, function_call, is_agent_reply, says_format_error, step_error, text_action
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
 _FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
-#: The reply the interactive agent (the 2.x ``mini`` CLI) gives a call still open when the run ends: the submitting
-#: command did run, and its output is the exit message's submission.
-_NOT_RUN = "action was not executed"
 #: The word a submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
 _SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
 
@@ -152,7 +149,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
                 reply(step, content, extra, when, may_nudge=False)
-                step["_not_run"] = extra.get("exception_info") == _NOT_RUN
+                step["_not_run"] = extra.get("exception_info") == NOT_EXECUTED
         elif role == "user" and (typed := _typed_commands(extra)):
             # 2.x's ``mini`` in human mode: the user's own command, run like a model's (its output the next message)
             steps.extend({"thought": _TYPED, "action": "bash", "arguments": {"command": command}, "started_at": when}
@@ -161,7 +158,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             step = answerable()
             if step is not None:
                 reply(step, content, extra, when)
-                step["_not_run"] = extra.get("exception_info") == _NOT_RUN  # a typed command's reply (human mode)
+                step["_not_run"] = extra.get("exception_info") == NOT_EXECUTED  # a typed command's reply (human mode)
             elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
                 nudge = _FORMAT_ERROR.search(content)
                 is_format_error = extra.get("interrupt_type") == "FormatError"
