@@ -6,8 +6,8 @@ from pathlib import Path
 from trajsearch.digest import WarningDigest, from_row_steps
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome, Trajectory
-from trajsearch.steps import is_read
-from trajsearch.touched import command_line
+from trajsearch.steps import is_read, is_test_run, is_write
+from trajsearch.touched import command_line, touched
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -22,6 +22,7 @@ def test_tau_bench_few_shot_examples_are_refused_as_such() -> None:
     assert "'assistant: None'" in parsed.error and "results/*.json" in parsed.error
 
 
+QWEN = FIXTURES / "qwen-code/.real"
 #: Codex 0.58 (real) asked for ``["fish", "-c", "cat calc.py"]`` and ``["powershell.exe", "-NoProfile", "-Command",
 #: "Get-Content calc.py"]``; neither program was on the machine ("execution error: Io(... NotFound ...)").
 CODEX_SHELLS = (FIXTURES / "codex-cli/.real/probe-fm7"
@@ -54,3 +55,31 @@ def test_a_call_codex_could_not_start_is_worded_not_run_and_stays_the_runs_error
     assert isinstance(digest, WarningDigest)
     assert digest.error.head.startswith("not run: execution error: Io(")
 
+
+def test_a_checkout_of_the_whole_tree_undoes_the_runs_edit() -> None:
+    """Qwen Code (real) edited calc.py, then ran ``git checkout -- .``: the work tree was clean after it, but the run
+    read as having changed calc.py (only a checkout naming files undid them)."""
+    run = _only(QWEN / "revert-all.jsonl")
+    assert [s.action for s in run.steps][:3] == ["read_file", "edit", "run_shell_command"]
+    assert touched(run).changed == []
+
+
+def test_unstaging_keeps_the_edit_and_a_yarn_workspace_test_script_is_a_test_run() -> None:
+    """The same edit, then ``git add calc.py && git restore --staged calc.py`` (the index only: ``git status`` said
+    `` M calc.py`` after) and ``yarn workspace web test`` (a workspace's test script; it was no test run)."""
+    run = _only(QWEN / "unstage-yarn-workspace.jsonl")
+    _, edit, unstage, yarn, _ = run.steps
+    assert touched(run).changed == ["/var/tmp/fm7-qw/proj/calc.py"]
+    assert not is_write(unstage) and is_write(edit)
+    assert is_test_run(yarn)
+
+
+def test_a_restored_file_stays_undone_though_the_answer_names_it() -> None:
+    """Qwen Code (real) edited calc.py, ran ``git restore calc.py`` (a write: the file set back; it was no write)
+    and answered "Restored calc.py.": an answer calls nothing, yet its naming the file read as writing it again, so
+    the run read as having changed calc.py (``git status`` was clean)."""
+    run = _only(QWEN / "restore-one.jsonl")
+    _, edit, restore, answer = run.steps
+    assert restore.arguments["command"] == "git restore calc.py" and is_write(restore)
+    assert answer.action == "respond" and "calc.py" in answer.arguments["content"]
+    assert touched(run).changed == []

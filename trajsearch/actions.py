@@ -35,6 +35,8 @@ TASK_COMPLETE = "mark_task_complete"
 UNNAMED_TOOL = "tool"
 UNKNOWN_TOOL = "unknown_tool"  # tau-bench, tau2: a tool result answering no recorded call, or a call with no name
 NOT_TOOLS = frozenset({RESPOND, QUIT, TASK_COMPLETE, UNNAMED_TOOL, UNKNOWN_TOOL})
+#: The actions that call nothing, so change no file, whatever their words name ("Restored calc.py.").
+CALLS_NOTHING = frozenset({RESPOND, QUIT, TASK_COMPLETE}) | STOP_ACTIONS
 
 
 def is_tool(action: str | None) -> bool:

@@ -66,8 +66,9 @@ from .vocab import FAILED_OUTCOMES
 #:     (review RAUD2); a read's error is passed over only where the command ran and exited non-zero.
 #:     And a passage of a step's output or error names the step's call (``[step 20] result of bash sed -n '408,550p'
 #:     src/marshmallow/fields.py, clipped part 2/3:``): a file view's later lines said no file (round 22, GEN3).
-#: 19: a fish or PowerShell argv is read as its script (``fish -c S``, ``powershell.exe -Command S``): digests and
-#:     "Touched" lines change with the trajectory the same (round 23, FM7).
+#: 19: a fish or PowerShell argv is read as its script, ``yarn workspace W test`` is a test run, a whole tree's undo
+#:     (``git checkout -- .``) undoes what the run changed before it, and an answer naming a file no longer writes it
+#:     again: digests and "Touched" lines change with the trajectory the same (round 23, FM7).
 REPRESENTATION_VERSION = 19
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows

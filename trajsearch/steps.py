@@ -41,9 +41,11 @@ _READ_PROGRAMS = re.compile(
     r"which|echo|git\s+(?:status|log|diff|show|grep)|sed\s+-n|awk)\b"
 )
 _READ_TOOLS = re.compile(r"^(get|search|list|find|read|view|show|lookup|fetch|open|describe)(_|$)|^(view|read|cat|ls)", re.I)
+#: ``git restore`` writes its files back but with ``--staged`` (``-S``) alone, which only unstages them.
 _WRITE_COMMAND = re.compile(
     r"\bsed\s+-i|(?<![<>2&])>{1,2}\s*[\w./-]|\btee\b|^\s*(?:cd\s+\S+\s*&&\s*)?(cp|mv|rm|mkdir|touch|patch|apply_patch|"
-    r"git\s+(?:apply|checkout|commit|am|revert)|pip\s+install|npm\s+install|apt(?:-get)?\s+install)\b"
+    r"git\s+(?:apply|checkout|commit|am|revert|restore(?![^;&|\n]*\s(?:--staged|-S)\b(?![^;&|\n]*\s(?:--worktree|-W)\b)))"
+    r"|pip\s+install|npm\s+install|apt(?:-get)?\s+install)\b"
 )
 _WRITE_TOOLS = re.compile(
     r"(edit|write|create|update|replace|insert|delete|remove|patch|apply|cancel|book|modify|set|send|transfer)", re.I
@@ -61,12 +63,15 @@ _CD = re.compile(r"^\s*cd\b")
 #: ``-w``/``--workspace``, ``--prefix``; yarn's and bun's ``--cwd``; pnpm's ``--filter``/``-F``, ``-C``/``--dir``)
 #: with it, or a flag (``-s``, ``--silent``, ``--if-present``, ``--key=value``): ``yarn --cwd test build`` runs no
 #: test script (review RALL-A: the value ``test`` was read as one). pnpm's ``-w`` is a flag (``--workspace-root``).
+#: Yarn runs a workspace's script as ``yarn workspace <name> [run] test`` (round 23: ``yarn workspace web test``
+#: was no test run).
 _PM_VALUED = r"--cwd|--prefix|--filter|-F|--dir|-C|--workspace|--registry|--loglevel|--userconfig|--cache"
 _PM_OPTIONS = {pm: rf"(?:\s+(?:(?:{valued})\s+\S+|(?!(?:{valued})\s)-[\w-]+(?:=\S+)?))*"
                for pm, valued in (("npm", f"{_PM_VALUED}|-w"), ("other", _PM_VALUED))}
 _TEST_COMMAND = re.compile(
     rf"\b(pytest|py\.test|unittest|tox|nox|(?:npm{_PM_OPTIONS['npm']}\s+(?:run{_PM_OPTIONS['npm']}\s+)?|"
-    rf"(?:pnpm|yarn|bun){_PM_OPTIONS['other']}\s+(?:run{_PM_OPTIONS['other']}\s+)?)test|"
+    rf"(?:pnpm|yarn|bun){_PM_OPTIONS['other']}\s+(?:workspace\s+\S+{_PM_OPTIONS['other']}\s+)?"
+    rf"(?:run{_PM_OPTIONS['other']}\s+)?)test|"
     r"deno\s+test|node\s+--test|"
     r"(?:jest|vitest|mocha|tape)(?![.\w-])|make\s+(?:test|check)|go\s+test|cargo\s+test|"
     r"rspec|phpunit|dotnet\s+test|ctest|run_tests?|runtests)\b"
