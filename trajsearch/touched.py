@@ -716,8 +716,9 @@ def touched(trajectory: Trajectory) -> Touched:
     harness's edits, four astropy runs' ``pyproject.toml``, test and scratch files checked out or removed); a whole
     tree's undo (``git checkout -- .``, ``git restore .``, ``git reset --hard``) sets back every file changed before it
     but those a diff showed the run create (round 23: a run that reverted its edits so read as having made them); a
-    ``git stash`` is not counted (it may be popped, and the files it set aside are not named). When every file its diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281:
-    its only diff showed the harness's edits it reverted, its fix a ``sed -i`` no diff showed)."""
+    ``git stash`` is not counted (it may be popped, and the files it set aside are not named). When every file its
+    diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281: its only diff showed the
+    harness's edits it reverted, its fix a ``sed -i`` no diff showed)."""
     reading = _Reading()
     marks: list[tuple[int, int, int]] = []  # per step: where its diffed files, written files and words start
     undos: list[tuple[int, tuple[str, ...]]] = []  # (step, files) of each undo but a stash's

@@ -177,6 +177,7 @@ from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
+from trajsearch.steps import not_run
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
@@ -256,7 +257,7 @@ _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 _QUOTED_STRING = re.compile(r"\n\s*String:\s")
 #: A parallel call the CLI cancelled (2.1+) because another call of the same response failed.
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
-_CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
+_CANCELLED = not_run("Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)")
 #: The CLI's words for a call it did not run because it was not allowed: the user declined it ("The user doesn't want
 #: to proceed with this tool use. The tool use was rejected ..."), or a non-interactive session had no permission to
 #: ask for ("Claude requested permissions to use Bash, but you haven't granted it yet."). 2.1.3xx also marks such a
@@ -761,7 +762,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = text.strip()
     if (refused and command is not None) or _denied(part, record) or _DENIED_TEXT.match(text):
-        return f"not run: {decisive_line(text) or 'refused by the CLI'}"
+        return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
     if code and _head_only(output):  # its last line is where the cut fell, mid-line: no sign of what failed

@@ -97,7 +97,8 @@ Mapping
   ..." (a command's non-zero exit: its decisive line and code, read from
   the reply) and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line; those of a call it did not run, "unsupported call: shell", "execution error: Io(...)"
-  of a program it could not start, a rejected command: ``not run: ...``), and a code-mode script (0.140+ ``exec`` / ``wait``)
+  of a program it could not start, a rejected command: ``not run: ...``), and a code-mode script (0.140+
+  ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
   read by these same rules, or that completed printing its inner
   ``exec_command``'s result object with a non-zero ``exit_code``; a

@@ -133,7 +133,7 @@ import yaml
 
 from trajsearch.actions import AGENT_STOP, QUIT, STOP_ACTIONS
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
-from trajsearch.steps import strip_terminal_codes
+from trajsearch.steps import NOT_RUN, not_run, strip_terminal_codes
 
 from . import _prompts
 from .atif import harbor_trial, trial_verdict
@@ -239,10 +239,9 @@ _ERROR_OUTPUT = re.compile(
     + _NO_EXEC,
     re.M,
 )
-#: The error of a 1.x ``trajectory`` entry SWE-agent did not run (see ``_not_run``).
-_NOT_RUN = "not run: "
-#: ... when the entry after it does not show the requery message (the run stopped at the next model call).
-_REJECTED = _NOT_RUN + "SWE-agent rejected it (a format error, a blocked command or a bash syntax error)"
+#: The error of a 1.x ``trajectory`` entry SWE-agent did not run (see ``_not_run``) when the entry after it does not
+#: show the requery message (the run stopped at the next model call).
+_REJECTED = not_run("SWE-agent rejected it (a format error, a blocked command or a bash syntax error)")
 #: Where a CodeR sub-agent's verdict turns from its reason to the report its prompt asks for.
 _CODER_REPORT = re.compile(r"\n\s*(?:SUMMARY OF ALL ACTIONS PERFORMED|TASK STATUS)\b")
 _DISCUSSION = re.compile(r"^\s*DISCUSSION\s*\n")
@@ -600,7 +599,7 @@ def _not_run(entry: dict[str, Any], following: dict[str, Any] | None) -> tuple[s
         lines = [line.strip() for line in message.splitlines() if line.strip()]
         head = re.split(r"(?<=[.!?])\s", lines[0], maxsplit=1)[0]
         diagnostic = next((line for line in lines[1:] if _ERROR_OUTPUT.search(line)), None)  # ``bash -n``'s
-        return _NOT_RUN + short(" ".join(filter(None, [head, diagnostic])), 300, keep="head"), message
+        return not_run(short(" ".join(filter(None, [head, diagnostic])), 300, keep="head")), message
     if took == 0 and not isinstance(took, bool) and not entry.get("state"):
         return _REJECTED, None
     return None
@@ -665,10 +664,10 @@ def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], 
         detail = "the agent ran `exit`: it quit with nothing handed in"
     elif said and (said[1] or not last):
         detail = said[0]
-    elif said and last["error"].startswith(_NOT_RUN):  # the model's rejected outputs were the last it gave
-        refused = next((s for s in reversed(steps) if (s.get("error") or "").startswith(_NOT_RUN)
+    elif said and last["error"].startswith(NOT_RUN):  # the model's rejected outputs were the last it gave
+        refused = next((s for s in reversed(steps) if (s.get("error") or "").startswith(NOT_RUN)
                         and s["error"] != _REJECTED), last)
-        detail = f"{said[0]}; last rejected: step {refused['index']}: {refused['error'][len(_NOT_RUN):]}"
+        detail = f"{said[0]}; last rejected: step {refused['index']}: {refused['error'][len(NOT_RUN):]}"
     elif last:
         arguments = last.get("arguments") if isinstance(last.get("arguments"), dict) else {}
         command = f" (`{short(str(arguments['command']), 120)}`)" if arguments.get("command") else ""

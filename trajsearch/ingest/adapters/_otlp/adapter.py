@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
+from trajsearch.steps import not_run
 
 from .._common import Context, PassedOver, RecordError, clip_task
 from .._spans import (
@@ -228,9 +229,10 @@ def _rejected_answers(run: Trajectory, nodes: list[Node]) -> Trajectory:
 #: ``Node.info`` key of the calls a pydantic-ai run stopped on (:func:`_deferred_requests`), read off by the adapter.
 _DEFERRED = "deferred_calls"
 #: Why each kind of deferred call did not run, as its step's error.
-_AWAITS = {"approvals": "not run: awaiting the user's approval (pydantic-ai stopped the run for it: "
-                        "DeferredToolRequests)",
-           "calls": "not run: left to the application to run (pydantic-ai stopped the run for it: DeferredToolRequests)"}
+_AWAITS = {"approvals": not_run("awaiting the user's approval (pydantic-ai stopped the run for it: "
+                                 "DeferredToolRequests)"),
+           "calls": not_run("left to the application to run (pydantic-ai stopped the run for it: "
+                            "DeferredToolRequests)")}
 
 
 def _deferred_requests(value: Any) -> list[dict[str, Any]] | None:

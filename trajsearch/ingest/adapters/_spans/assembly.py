@@ -97,6 +97,7 @@ from itertools import islice, takewhile
 from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.steps import not_run
 
 from .. import _prompts
 from .._agent_cli import prompt_list
@@ -659,7 +660,8 @@ def _task_answer(agent: Node, order: list[tuple[Node, int]], by_id: dict[str, No
 
 #: The error of a call an agent's last model call asked for that no tool ran (smolagents' final-answer call at its
 #: step limit can still ask for tools; nothing runs them): not a tool that ran and printed nothing.
-_NOT_RUN = "not run: the agent stopped after its model asked for it (no tool span ran it, no later model call saw a result)"
+_NOT_RUN = not_run("the agent stopped after its model asked for it (no tool span ran it, no later model call saw a "
+                   "result)")
 
 
 def _stopped_for_calls(call: Node) -> bool:
@@ -689,8 +691,8 @@ def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[s
 
 
 #: The error of a call the AI SDK stopped before running (:func:`_stopped_for_calls`).
-_NOT_RUN_AI_SDK = ("not run: the run stopped after its model asked for it (the AI SDK stops so to await a tool's "
-                   "approval, at its step limit, or for a tool it does not execute)")
+_NOT_RUN_AI_SDK = not_run("the run stopped after its model asked for it (the AI SDK stops so to await a tool's "
+                          "approval, at its step limit, or for a tool it does not execute)")
 
 
 def _answered_by_agent(agent: Node, by_call: dict[str, dict[str, Any]], tools: list[Node]) -> None:
