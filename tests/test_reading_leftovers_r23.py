@@ -83,3 +83,11 @@ def test_a_restored_file_stays_undone_though_the_answer_names_it() -> None:
     assert restore.arguments["command"] == "git restore calc.py" and is_write(restore)
     assert answer.action == "respond" and "calc.py" in answer.arguments["content"]
     assert touched(run).changed == []
+
+
+def test_a_gemini_cli_prompt_after_piped_text_is_the_task_head() -> None:
+    """Gemini CLI (real, 0.61.0: Qwen Code's parent, the same ``f"{stdinData}\\n\\n{input}"``) sent a 200-line log
+    piped to it before the words typed: the task began with the log, the words after it."""
+    run = _only(FIXTURES / "gemini-cli/.real/probe-fm7/piped-log-prompt.jsonl")
+    assert run.task.startswith("why does this log fail\n\nlog line 1\nlog line 2\n")
+    assert run.task.endswith("log line 200")

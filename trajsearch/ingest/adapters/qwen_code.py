@@ -24,7 +24,7 @@ Mapping
   command as typed, not its expansion; written when a ``UserPromptSubmit`` hook added context), else its text
   without what the CLI added after the words: the content of its ``@file`` references (``--- Content from
   referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part, the
-  words typed put before text piped to the CLI (``_typed_first``: the CLI sends them after it); later
+  words typed put before text piped to the CLI (``gemini_cli.typed_first``: the CLI sends them after it); later
   ones go to ``metadata.user_prompts``. A
   ``notification`` user record (``<task-notification>``: a background agent or command finished) is no prompt: its
   report joins the observation of the call that launched it (``add_report``).
@@ -89,7 +89,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, short
-from .gemini_cli import FAILED, Recording, shell_report_error
+from .gemini_cli import FAILED, Recording, shell_report_error, typed_first
 
 NAME = "qwen-code"
 #: Where Qwen Code keeps its sessions (``~/.qwen/projects``): walked though hidden.
@@ -238,24 +238,7 @@ def _users_words(record: dict[str, Any]) -> str:
     text = "".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
                    if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
                    and not _HOOK_CONTEXT.fullmatch(p["text"]))
-    return _typed_first(_ADDED.sub("", text).strip())
-
-
-#: What headless Qwen Code (as Gemini CLI) puts between text piped to it and the prompt typed: it sends
-#: ``f"{stdinData}\n\n{input}"`` (``gemini.tsx``), so piped text ending in a newline leaves two blank lines.
-_PIPED_BREAK = "\n\n\n"
-
-
-def _typed_first(text: str) -> str:
-    """A prompt with the words typed before the text piped to the CLI (``cat ci.log | qwen -p "why does this
-    fail"``): sent after the piped text, the words were cut from the run's task (kept to its head and tail) and past
-    what its task row embeds (the first 128 tokens: the log's head). The piped text stays, after them. A prompt
-    with no such break, or whose part after it is no shorter than the part before, is kept as sent."""
-    piped, found, typed = text.rpartition(_PIPED_BREAK)
-    typed = typed.strip()
-    if not found or not typed or len(typed) >= len(piped):
-        return text
-    return f"{typed}\n\n{piped.strip()}"
+    return typed_first(_ADDED.sub("", text).strip())
 
 
 def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
