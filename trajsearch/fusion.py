@@ -191,11 +191,15 @@ _CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|
                            |(?:cd|ls|cat|head|tail|grep|rg|find|sed|awk|git|python3?|pip3?|pytest|tox|make|npm|npx|yarn
                              |node|docker|kubectl|curl|wget|echo|export|mkdir|rm|cp|mv|chmod|sudo|bash|sh|nl|wc|diff
                              |patch|apt(?:-get)?|uv|poetry|cargo|go|java|mvn|gradle)\s)""", re.X)
-#: An exception label anywhere (``... AttributeError: x``), a tool call as step rows render it (``think Check ...``).
-_EXCEPTION_LABEL = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b:")
+#: An exception label anywhere (``... AttributeError: x``), or an OS error's code in brackets as Python prints an
+#: ``OSError`` (``[Errno 2] No such file or directory``, ``[WinError 2] The system cannot find the file specified``,
+#: Python 2's ``[Error 2] ...``), its class cut off by the program or the writer (round 23, GEN4: it read as a
+#: title). A title's tag is a word (``[Bug]``) or a version (``[version 2.20.0] TypeError: ...``).
+_EXCEPTION_LABEL = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b:|\[(?i:errno|winerror|error)\s-?\d+\]")
 #: An exception's repr inside a log line: ``(Caused by NameResolutionError("...``, ``: ValueError('x')``; prose
 #: that names one ("raises ValidationError('...')") has no bracket or colon before it.
 _EXCEPTION_CALL = re.compile(r"""(?:[(\[:,]\s*|Caused\sby\s)[A-Z]\w*(?:Error|Exception)\(['"<]""")
+#: A tool call as step rows render it (``think Check ...``).
 _TOOL_CALL = re.compile(r"^[a-z][a-z0-9_]*\s+[A-Z]")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*")
 _QUESTION = re.compile(r"^(?:how|why|what|when|where|which|who|whose|can|could|should|would|is|are|was|were|does|do"
@@ -208,8 +212,15 @@ _PROSE_SHARE = 0.2
 _KEYWORDS = 3
 
 
+#: A word in quotes of its own: a literal a program quotes (getopt's ``invalid option -- 'a'``, ``cannot stat 'I'``),
+#: no function word of a sentence (round 23, GEN4: ``useradd: invalid option -- 'a'`` read as a title by its ``a``).
+_QUOTED_WORD = re.compile(r"""^(["'`‘“«])[^"'`]+["'`’”»][,.;:!?)]*$""")
+
+
 def _function_share(words: list[str]) -> float:
-    return sum(w.lower().strip("\"'(),.;:!?*`") in _FUNCTION_WORDS for w in words) / max(1, len(words))
+    """The share of ``words`` that are function words (:data:`_FUNCTION_WORDS`), a quoted literal none."""
+    return sum(w.lower().strip("\"'(),.;:!?*`") in _FUNCTION_WORDS and not _QUOTED_WORD.match(w)
+               for w in words) / max(1, len(words))
 
 
 #: How a log record written in Chinese, Japanese or Korean starts: a timestamp, a level (``ERROR``, ``[INFO]``), a CJK
@@ -413,11 +424,24 @@ def _title(line: str) -> bool:
     Probe 51, AR: the first lines of 1,300 SWE-bench issues went to hybrid for half of them (0.52 right), where
     dense found a relevant run of another task more often (gemini-3-pro's 116 such tasks, k=5: 0.69 against 0.55)."""
     words = line.split()
-    if not 4 <= len(words) <= _TITLE_WORDS or _NOT_TITLE_START.match(line) or _NOT_TITLE.search(line):
+    if (not 4 <= len(words) <= _TITLE_WORDS or _NOT_TITLE_START.match(line) or _NOT_TITLE.search(line)
+            or _counted(words)):
         return False
     plain = sum(_PLAIN_WORD.match(w) is not None for w in words)
     return plain >= 0.5 * len(words) and (_function_share(words) > 0
                                           or any(w.lower().strip(".,;!?") in _TITLE_VERBS for w in words))
+
+
+#: A title names a version or an issue's number, seldom more: a line with at least this many numbers, a third of its
+#: words, is a program's count (patch's ``Hunk #1 succeeded at 485 (offset -1 lines).``, ``Hunk #5 succeeded at 7079
+#: with fuzz 2 (offset 42 lines).``; round 23, GEN4: they read as titles, dense).
+_COUNTED_NUMBERS = 3
+
+
+def _counted(words: list[str]) -> bool:
+    """A line a third of whose words, and :data:`_COUNTED_NUMBERS` or more, hold a number: a program's report."""
+    numbers = sum(any(c.isdigit() for c in w) for w in words)
+    return numbers >= _COUNTED_NUMBERS and 3 * numbers >= len(words)
 
 
 def _level_label(label: str) -> bool:
