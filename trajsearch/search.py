@@ -452,7 +452,8 @@ class TrajSearch:
             # a pasted traceback's rows holding the error it ends in show their run, in its place (below a row
             # nearly holding it all): a step cut before the error holds all the frames and says nothing failed
             ends_in = self.fusion.verbatim_rows(error_line, texts) if error_line else set()
-            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)), held)
+            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)),
+                            self.fusion.as_pasted_first(text, texts, held))
             scores = in_their_runs_place(scores, ends_in, runs_of)  # after the lifts: no run's best score moves
             order = sorted(scores, key=lambda rid: (-scores[rid], rid not in ends_in))
             chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)
