@@ -137,13 +137,15 @@ def test_the_exit_status_says_whether_records_were_rejected_or_nothing_landed(ba
     assert "4 nothing landed" in help_text and "- for standard input" in help_text
 
 
-def test_a_rerun_that_the_checkpoint_skips_exits_0_not_4(tmp_path: Path) -> None:
-    """Nothing read because every input is done already is no failure: a rejected file read again is."""
+def test_a_rerun_that_the_checkpoint_skips_exits_as_the_first_run_not_4(tmp_path: Path) -> None:
+    """Nothing read because every input is done already is no failure (not 4): the inputs' runs landed. Their
+    rejected files are still rejected: 3, as the first run and as a rerun over --server (it had been 0: round 23,
+    CLI7)."""
     home, bad = tmp_path / "home", bad_dumps(tmp_path / "bad")
     shutil.copy(TAU, bad / "gpt-4o-airline.json")
     assert ingest_process(str(bad), "-t", "acme", "-q", home=home).returncode == 3
     again = ingest_process(str(bad), "-t", "acme", "-q", home=home)
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.returncode == 3, again.stdout + again.stderr
     assert "already done per the checkpoint" in again.stdout
 
 

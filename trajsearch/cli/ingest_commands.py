@@ -81,7 +81,8 @@ def ingest(
 
     Exit status (the records that read well land in every case):
     0 every record read landed (or was unchanged, or the checkpoint had its input done);
-    3 some records or inputs were rejected, the rest landed (the dead-letter file lists them);
+    3 some records or inputs were rejected, the rest landed (the dead-letter file lists them):
+      a rerun too, whose checkpoint had those inputs done, as over --server, which reads them again;
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
     2 a bad argument or a missing input: nothing written.
@@ -230,12 +231,17 @@ EXIT_OK, EXIT_FAILED, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1, 3, 4
 
 
 def exit_status(results: list[dict[str, Any]]) -> int:
-    """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected."""
+    """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected.
+
+    The inputs' records count whichever run of the job read them: those an earlier run committed and this one did
+    not read again (``landed_earlier``, ``rejected_earlier``: the checkpoint's) as well as this run's. A rerun of an
+    ingest that rejected a line exits 3 again, as it does over --server, where every record is read again."""
     if any(r.get("error") for r in results):
         return EXIT_FAILED
-    rejected = sum(r.get("rejected") or 0 for r in results)
-    landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) for r in results)
-    if rejected and not landed and not _inputs_already_done(results):
+    rejected = sum((r.get("rejected") or 0) + (r.get("rejected_earlier") or 0) for r in results)
+    landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) + (r.get("landed_earlier") or 0)
+                 for r in results)
+    if rejected and not landed:
         return EXIT_NOTHING_LANDED
     return EXIT_REJECTED if rejected else EXIT_OK
 
@@ -854,6 +860,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
             err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
                       "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: "
                       "ingest that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
+    _rejected_earlier_line(results)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
         table = Table("format", *shown)
@@ -871,6 +878,16 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
             err.print(f"  … and {untold} more rejection(s) (--json lists those the report holds)", soft_wrap=True)
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}", soft_wrap=True)
+
+
+def _rejected_earlier_line(results: list[dict[str, Any]]) -> None:
+    """Say the rejections an earlier run of the job made in the records this one did not read again: the rerun
+    exits 3 for them (see :func:`exit_status`), and its "rejected 0" alone would not say why."""
+    if rejected := sum(r.get("rejected_earlier") or 0 for r in results):
+        files = sorted({str(r["dead_letter"]) for r in results if r.get("dead_letter")})
+        where = f" (all rejections: {escape(', '.join(files))})" if files else ""
+        err.print(f"[yellow]{rejected} record(s) of the input(s) read before were rejected then[/yellow]{where}: "
+                  "mend them and rerun, or --restart to read every input again", highlight=False, soft_wrap=True)
 
 
 def _no_dump_file_line(paths: List[Path]) -> None:

@@ -139,10 +139,16 @@ class JobResult:
     clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
     spooled: NamedAfterSpool | None = None  # the runs of a stream named after its temporary copy
     passed_over: PassedOverGroups | None = None  # the groups read that hold no run (a trace of embedding calls)
+    #: the records of the inputs that an earlier run of the job committed and this one did not read again (done per
+    #: the checkpoint, or the head of one it resumed): landed, and rejected (in the dead-letter file). With this run's
+    #: counts they say what the inputs hold, as an ingest over --server, which reads everything again, says it
+    landed_earlier: int = 0
+    rejected_earlier: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
                 "units_streamed": self.streamed,
+                "landed_earlier": self.landed_earlier, "rejected_earlier": self.rejected_earlier,
                 "seconds": round(self.seconds, 2), "checkpoint": _named(self.checkpoint),
                 "dead_letter": _named(self.dead_letter), "error": self.error,
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
@@ -226,6 +232,7 @@ def run_ingest(
 
     streamed = {unit.key for unit in units if unit.streamed(job.streams)}
     plan, skipped = _plan(units, checkpoint, streamed)
+    earlier = [checkpoint.committed(unit.key) for unit in units if unit.key not in streamed]  # not written again
     total = sum(step.unit.size for step in plan if not step.noted)
     if on_plan:
         on_plan(total)
@@ -265,7 +272,7 @@ def run_ingest(
                 if item.error is not None:
                     dead.write(item.source, item.position, item.fmt, item.error)
                 if item.unit is not None:
-                    checkpoint.advance(item.unit, item.seq, item.cursor)
+                    checkpoint.advance(item.unit, item.seq, item.cursor, rejected=item.error is not None)
         checkpoint.stats.update(ingested=report.ingested, unchanged=report.unchanged, bytes_read=read[0],
                                 rejected=report.total_rejected, updated=time.time())
         checkpoint.save(before=dead.sync)  # rejections are durable before the checkpoint that covers them
@@ -281,7 +288,8 @@ def run_ingest(
     _close_state(checkpoint, dead, failing=False)
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
-                     clipped=clipped, spooled=spooled, passed_over=passed_over)
+                     clipped=clipped, spooled=spooled, passed_over=passed_over,
+                     landed_earlier=sum(n for n, _ in earlier), rejected_earlier=sum(n for _, n in earlier))
 
 
 class _Step(NamedTuple):

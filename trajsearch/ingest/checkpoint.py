@@ -3,8 +3,8 @@
 A checkpoint is one small JSON file per job (what is ingested where: store,
 tenant, format options, shard). For every unit (a file, or the span files of
 one format under an input) it records the unit's fingerprint and how far the
-committed records reach: their count (``seq``) and, for JSONL, the byte
-offset and line number after the last one (``cursor``), or ``done``. It is
+committed records reach: their count (``seq``, of which ``landed`` and ``rejected``)
+and, for JSONL, the byte offset and line number after the last one (``cursor``), or ``done``. It is
 updated only after a batch is durably written, and atomically (temp file,
 fsync, rename), so after ``kill -9`` it never claims more than was written.
 A rerun writes nothing of done units and resumes the others after their ``seq``
@@ -89,12 +89,23 @@ class Checkpoint:
         """Mark ``unit`` as to be read from its start (its content changed, or the ids of its runs may have)."""
         self.units[unit] = {"fingerprint": fingerprint, "seq": 0, "cursor": None, "done": False}
 
-    def advance(self, unit: str, seq: int, cursor: tuple[int, int] | None) -> None:
+    def advance(self, unit: str, seq: int, cursor: tuple[int, int] | None, *, rejected: bool = False) -> None:
+        """Record ``unit``'s record ``seq`` as committed, landed or ``rejected`` (counted in the unit's ``landed`` or
+        ``rejected``: see :meth:`committed`)."""
         entry = self.units.setdefault(unit, {"fingerprint": None, "seq": 0, "cursor": None, "done": False})
         if seq + 1 > entry.get("seq", 0):
             entry["seq"] = seq + 1
             entry["cursor"] = list(cursor) if cursor else None
+            what = "rejected" if rejected else "landed"
+            entry[what] = entry.get(what, 0) + 1
         self._dirty = True
+
+    def committed(self, unit: str) -> tuple[int, int]:
+        """(landed, rejected): the records of ``unit`` committed so far, which a rerun does not write again. The exit
+        status is the inputs': a rerun that skips a unit whose bad lines an earlier run rejected must still say so (it
+        exited 0 where the same rerun over --server, reading everything again, exited 3)."""
+        entry = self.units.get(unit) or {}
+        return int(entry.get("landed") or 0), int(entry.get("rejected") or 0)
 
     def finish(self, unit: str) -> None:
         entry = self.units.setdefault(unit, {"fingerprint": None, "seq": 0, "cursor": None})

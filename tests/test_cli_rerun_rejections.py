@@ -1,0 +1,64 @@
+"""An ingest rerun tells what the same inputs hold, on both backends (round 23, CLI7 1).
+
+A rerun of an embedded ingest whose input had a bad line exited 0: its checkpoint had the input done, so nothing was
+read, and "rejected 0" was the answer, where the same rerun over --server (no checkpoint: everything read again)
+exited 3. A nightly job over a folder holding one bad file said 3 once, then 0 every night after, and a job resumed
+after a crash said 0 when the part read before the crash held the rejections. The exit status is the inputs': 3 as
+long as a record of them is rejected (the dead-letter file lists it), 4 when none of them ever landed. The dump is
+real runs' native records with a line cut in half and a record missing its task (``fixtures/native/mixed.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MIXED = FIXTURES / "native" / "mixed.jsonl"  # 3 good runs, 2 rejected lines (2 and 3)
+
+
+def test_a_rerun_over_inputs_with_rejected_records_exits_3_on_both_backends(backend, tmp_path):
+    for attempt in ("first", "rerun"):
+        code, out, err = run_cli("ingest", str(MIXED), "--quiet")
+        assert code == 3, f"{attempt}: {out}{err}"
+    code, out, err = run_cli("ingest", str(MIXED), "--json")
+    report = json.loads(out)
+    assert code == 3, err
+    # the rejections are the inputs': read again (--server) or counted by the checkpoint that had them done
+    assert report["rejected"] + report["rejected_earlier"] == 2, report
+    assert report["ingested"] + report["unchanged"] + report["landed_earlier"] == 3, report
+
+
+def test_a_rerun_says_the_rejections_an_earlier_run_made(backend, tmp_path):
+    run_cli("ingest", str(MIXED), "--quiet")
+    code, out, err = run_cli("ingest", str(MIXED))
+    said = " ".join((out + err).split())
+    assert code == 3, said
+    if backend == "embedded":  # nothing read again: the summary says why it still exits 3, and where they are
+        assert "2 record(s) of the input(s) read before were rejected then" in said, said
+        assert "all rejections: " in said, said
+    else:
+        assert "rejected 2" in said, said
+
+
+def test_a_rerun_of_inputs_none_of_whose_records_ever_landed_exits_4(backend, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(MIXED.read_text().splitlines()[1] + "\n", encoding="utf-8")  # the line cut in half alone
+    for attempt in ("first", "rerun"):
+        code, out, err = run_cli("ingest", str(bad), "--quiet")
+        assert code == 4, f"{attempt}: {out}{err}"
+
+
+def test_inputs_done_with_no_rejection_still_exit_0(backend, tmp_path):
+    good = tmp_path / "good.jsonl"
+    lines = MIXED.read_text().splitlines()
+    good.write_text("\n".join([lines[0], lines[4]]) + "\n", encoding="utf-8")
+    for attempt in ("first", "rerun"):
+        code, out, err = run_cli("ingest", str(good), "--quiet")
+        assert code == 0, f"{attempt}: {out}{err}"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[1] + "\n", encoding="utf-8")
+    code, out, err = run_cli("ingest", str(good), str(bad), "--quiet")  # the good runs landed: some rejected, not all
+    assert code == 3, out + err
