@@ -19,14 +19,20 @@ from web_support import SAMPLE_ERROR, build_store, make_keys, served
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The pages on a loopback port, and a signed-in session cookie of tenant demo's read key."""
+def store(tmp_path_factory):
+    """The sample's runs under tenant demo, and the keys (demo's read key among them)."""
     ts = build_store(tmp_path_factory.mktemp("web-filtered-out"))
-    keys = make_keys()
+    yield ts, make_keys()
+    ts.close()
+
+
+@pytest.fixture(scope="module")
+def site(store):
+    """The pages on a loopback port, and a signed-in session cookie of tenant demo's read key."""
+    ts, keys = store
     with served(ts, keys.ring, keys.demo) as (web, cookie):
         host, port = web.address.rsplit(":", 1)
         yield (host, int(port)), cookie
-    ts.close()
 
 
 def _search(site, **params: str) -> str:
@@ -94,3 +100,31 @@ def test_values_each_held_but_never_together_are_said_to_leave_nothing_to_match(
     page = _search(site, q="reservation cancelled", mode="dense", level="failure", outcome="success")
     assert ("No failure row of this tenant's lies inside outcome success, so there was nothing to match; this tenant's "
             "runs outside it match") in page, page
+
+
+@pytest.mark.parametrize("query, mode, page_filters, cli_flags", [
+    (SAMPLE_ERROR, "hybrid", {"env": "airline-v2"}, ("--env-version", "airline-v2")),  # no run holds it: asked about
+    (OUTSIDE_AIRLINE, "lexical", {"env": "airline-v1"}, ("--env-version", "airline-v1")),  # held, no run in it matches
+    ("reservation cancelled", "dense", {"level": "failure", "outcome": "success"},  # no row lies inside it
+     ("--level", "failure", "--outcome", "success")),
+])
+def test_the_page_and_the_cli_over_the_service_say_the_same_note(store, site, monkeypatch, query, mode, page_filters,
+                                                                   cli_flags) -> None:
+    """Round 23, CLI7 2: the note was put together by the CLI and the page each (the page's said "(ingest --set
+    env_version=... records one)", the CLI's "(`ingest --set env_version=...` records one)"); it is decided and worded
+    in one place (``trajsearch.filtered_out``), each naming its filters its own way. The CLI asks the page's own store
+    through the service (gRPC over loopback, tenant demo's read key)."""
+    from cli_support import run_cli
+    from trajsearch.service.server import ServiceServer
+
+    ts, keys = store
+    with ServiceServer(ts, keys.ring, address="127.0.0.1:0", close_index=False) as srv:  # the page's store stays open
+        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", keys.demo)
+        monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+        code, out, err = run_cli("search", query, "--mode", mode, *cli_flags)
+    assert code == 0 and "no matches" in out, out + err
+    [note] = [" ".join(line.split()) for line in err.split("\n\n") if line.startswith("note: ")] or [err]
+    note = note.removeprefix("note: ").replace("--env-version ", "env version ").replace("--outcome ", "outcome ")
+    assert note.startswith(("nothing found", "no run inside", "no failure row")), err
+    assert note[0].upper() + note[1:] in _search(site, q=query, mode=mode, **page_filters)

@@ -937,46 +937,6 @@ def said_meant(nearest: Sequence[str]) -> str:
     return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
 
 
-def said_filtered_out(given: Sequence[tuple[str, bool]], recorded: str = "", *, together: bool = True,
-                      levels: Sequence[str] = ()) -> str:
-    """What is said when nothing was found inside the filters ``given`` while the same question without them finds
-    runs (the CLI's note, the search page's): a value misspelt, or never recorded at ingest, was answered "no
-    matches" as if the tenant's runs had been searched and none were alike. ``given``: each filter as said (its name
-    and value) and whether some run of the tenant's holds its value (:func:`value_held`): only a value no run holds
-    is asked about (``env=v1``, held by 23 runs, was asked whether it was misspelt). ``together``: whether some row
-    at the ``levels`` searched (all when empty) lies inside every filter at once (:func:`rows_inside`): where none
-    does there was nothing to match, and that is said, not "no run inside them matches" (two values each held by
-    other runs, or successful runs searched for failure rows). ``recorded``: how such a value is recorded, appended
-    when one is asked about."""
-    said, unheld = ", ".join(g for g, _ in given), [g for g, held in given if not held]
-    them = "it" if len(given) == 1 else "them"
-    if unheld:
-        asked = "a value" if len(unheld) == len(given) else " and ".join(unheld)
-        return (f"nothing found inside {said}, but this tenant's runs match without {them}: is {asked} misspelt, or "
-                f"not recorded for these runs?{recorded}")
-    if together:
-        return f"no run inside {said} matches this search; this tenant's runs outside {them} do"
-    rows = f"{' or '.join(levels)} row" if levels else "row"
-    at_once = " together" if len(given) > 1 else ""
-    return (f"no {rows} of this tenant's lies inside {said}{at_once}, so there was nothing to match; this tenant's "
-            f"runs outside {them} match")
-
-
-def value_held(search: Callable[..., Sequence[Any]], **one_filter: Any) -> bool:
-    """Whether some run the ``search`` sees holds the value of ``one_filter`` (``search``'s own keyword for it): a
-    run's task row inside that filter alone (:func:`rows_inside`). The one test :func:`said_filtered_out` is told
-    by, on the CLI (either backend: a server lists no values) and the page alike."""
-    return rows_inside(search, ("task",), **one_filter)
-
-
-def rows_inside(search: Callable[..., Sequence[Any]], levels: Sequence[str], **filters: Any) -> bool:
-    """Whether some row at ``levels`` (all when empty) the ``search`` sees lies inside every one of ``filters``
-    (``search``'s own keywords): a dense search finds the nearest rows whatever their words, so one of k=1 finds a
-    row exactly when one lies there. Passages have no vector of their own: their steps stand for them."""
-    dense = tuple(dict.fromkeys("step" if level == "passage" else level for level in levels))
-    return bool(search(levels=dense, k=1, mode="dense", **filters))
-
-
 def meant_in(message: str) -> list[str]:
     """The ids a message names as meant (:func:`said_meant`), read back: a client of the service is told them in a
     NOT_FOUND answer's words, the service's answers having no field for them. An id holds no quote

@@ -202,26 +202,21 @@ def _tenant_holds_runs(api, found: list) -> None:
 def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unfiltered: Callable[[], Sequence],
                       search: Callable[..., Sequence], noted: Mapping[str, str] | None = None,
                       levels: Sequence[str] = ()) -> None:
-    """When nothing was found inside the ``filters`` given (flag -> values) but the same question without them finds
-    something, say so on stderr: a version or tool misspelt, or never recorded at ingest (the README's own
-    ``--env-version v2`` over runs ingested without one), was answered "no matches" or "plan_from_scratch", as if the
-    tenant's runs had been searched and none were alike. ``search``: the tenant's search with the query given (its
-    keyword options free), which tells a value some run holds from one none does (:func:`value_held`); ``noted``:
-    words said after a flag's values (export's default outcome); ``levels``: those searched (all when empty), where
-    a row must lie inside every filter at once for the search to have had anything to match (:func:`rows_inside`)."""
-    given = [(flag, value) for flag, values in filters.items() for value in values]
-    if found or not given or not unfiltered():
+    """When nothing was found inside the ``filters`` given (flag -> values) but the same question without them
+    (``unfiltered``) finds something, say why on stderr (:func:`~trajsearch.filtered_out.filtered_out_note`, the
+    page's words too). ``search``: the tenant's search with the query given, its keyword options free (the backend's:
+    over --server the service answers); ``noted``: words said after a flag's values (export's default outcome);
+    ``levels``: those searched (all when empty)."""
+    if found:
         return
-    from ..search import rows_inside, said_filtered_out, value_held
+    from ..filtered_out import FilterGiven, filtered_out_note
 
-    held = {(flag, value): value_held(search, **{_KEYWORDS[flag]: [value]}) for flag, value in given}
-    recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
-                     if any(not held[flag, value] for value in filters.get(flag, ()))), "")
-    said = [(f"{flag} {value}{(noted or {}).get(flag, '')}", held[flag, value]) for flag, value in given]
-    together = not all(held.values()) or rows_inside(search, levels, **{_KEYWORDS[flag]: list(values)
-                                                                         for flag, values in filters.items() if values})
-    err.print(f"note: {said_filtered_out(said, recorded, together=together, levels=levels)}", markup=False,
-              soft_wrap=True)
+    given = [FilterGiven(f"{flag} {value}{(noted or {}).get(flag, '')}", {_KEYWORDS[flag]: (value,)},
+                         recorded=_KEYWORDS[flag] if flag in _SET_AT_INGEST else "")
+             for flag, values in filters.items() for value in values]
+    note = filtered_out_note(search, given, found_without=unfiltered, levels=levels)
+    if note:
+        err.print(f"note: {note}", markup=False, soft_wrap=True)
 
 
 def _given(filters: Mapping[str, Sequence[str]]) -> list[str]:

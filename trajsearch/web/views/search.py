@@ -17,7 +17,8 @@ from ...excerpt import best_step, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
-from ...search import TrajSearch, id_shaped, rows_inside, said_filtered_out, value_held
+from ...filtered_out import FilterGiven, filtered_out_note
+from ...search import TrajSearch, id_shaped
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
@@ -406,7 +407,7 @@ def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, f
     """When no run matched inside the form's filters but the same search without them (in the mode the search ran)
     finds one of the key's runs, say so, as the CLI's ``search`` does: an env version or tool misspelt, or never
     recorded for these runs, was answered "No runs match inside these filters" alone, where the CLI named the filter
-    and asked whether it was misspelt; a value some run holds is not asked about (:func:`said_filtered_out`). None
+    and asked whether it was misspelt (the note is :func:`~trajsearch.filtered_out.filtered_out_note`'s). None
     when no such filter was given, or nothing matches without them either, or dates were given: a period no run
     started in is no value misspelt, and the search without it could not tell which filter left nothing."""
     if not (form.env or form.outcome or form.tool_list or form.model) or form.since or form.until:
@@ -417,31 +418,26 @@ def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, f
             out.anchor.trajectory_id,)
     bare = Filters(tenant=principal.tenant, levels=form.levels, env_versions=principal.env_versions,
                    policy_versions=principal.policy_versions, exclude_trajectory_ids=exclude)
-    if not ts.search_filtered(text, bare, k=1, mode=out.mode_used or form.mode):
-        return None
 
-    def search(*, levels: tuple[str, ...], k: int, mode: str, **one: tuple[str, ...]) -> list[Hit]:
-        """The key's search of ``text`` inside one filter alone (:func:`value_held`)."""
-        return ts.search_filtered(text, replace(bare, levels=levels, exclude_trajectory_ids=(), **one), k=k, mode=mode)
+    def search(*, levels: tuple[str, ...], k: int, mode: str, **inside: tuple[str, ...]) -> list[Hit]:
+        """The key's search of ``text`` inside the filters given alone (:mod:`trajsearch.filtered_out`)."""
+        return ts.search_filtered(text, replace(bare, levels=levels, exclude_trajectory_ids=(), **inside), k=k, mode=mode)
 
-    given: list[tuple[str, bool]] = []  # each filter as said, and whether some run the key sees holds its value
-    inside: dict[str, tuple[str, ...]] = {}  # the filters the rows hold (no row holds a model), as searched
+    given: list[FilterGiven] = []  # each filter as said, the rows' fields it holds them by (no row holds a model)
     if form.env:
-        env = narrow((form.env,), principal.env_versions)
-        given.append((f"env version {form.env}", env is not None and value_held(search, env_versions=env)))
-        inside["env_versions"] = env or ()
+        env = narrow((form.env,), principal.env_versions)  # None: a version the key may not read, held by no run it sees
+        given.append(FilterGiven(f"env version {form.env}", {"env_versions": env or ()},
+                                 held=False if env is None else None, recorded="env_version"))
     if form.outcome:
-        given.append((f"outcome {form.outcome}", value_held(search, outcomes=(form.outcome,))))
-        inside["outcomes"] = (form.outcome,)
+        given.append(FilterGiven(f"outcome {form.outcome}", {"outcomes": (form.outcome,)}))
     if form.tool_list:
-        given.append((f"tools {', '.join(form.tool_list)}",
-                      all(value_held(search, tools=(tool,)) for tool in form.tool_list)))
-        inside["tools"] = tuple(form.tool_list)
+        given.append(FilterGiven(f"tools {', '.join(form.tool_list)}", {"tools": tuple(form.tool_list)}))
     if form.model:  # no row holds a model: the traces read so far (the model filter's own suggestions)
-        given.append((f"model {form.model}", form.model in facts.models(principal)))
-    recorded = " (ingest --set env_version=... records one)" if form.env and not given[0][1] else ""
-    together = not all(held for _, held in given) or not inside or rows_inside(search, form.levels, **inside)
-    note = said_filtered_out(given, recorded, together=together, levels=form.levels)
+        given.append(FilterGiven(f"model {form.model}", {}, held=form.model in facts.models(principal)))
+    note = filtered_out_note(search, given, levels=form.levels, found_without=lambda: ts.search_filtered(
+        text, bare, k=1, mode=out.mode_used or form.mode))
+    if note is None:
+        return None
     return note[0].upper() + note[1:]
 
 
