@@ -225,3 +225,18 @@ def test_a_key_without_a_server_is_named_as_unused(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli_app, ["ingest", "-w", "2", "--quiet", str(sample)])  # workers open it too
     assert result.exit_code == 0, result.output
     assert "$TRAJSEARCH_API_KEY is set but no trajsearch server is named" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("flag, value, bound", [("--max-text", "30000", "from 1 to 20000"),
+                                                ("--max-text", "0", "from 1 to 20000"),
+                                                ("--max-k", "500", "from 1 to 200")])
+def test_serve_refuses_a_bound_past_the_librarys_naming_its_flag(tmp_path, flag, value, bound):
+    """Round 23, CLI7 3: ``--max-text`` restated the library's 20,000 as its own default and took any value: 30,000
+    let a server pass a longer text on to the library, refused there in other words ("query text too long"), and 0
+    refused every text. One constant (``bounds.MAX_QUERY_CHARS``) is the default and the bound, refused as
+    ``--max-k`` is, each naming its own flag (the error said "--max-k:" of any bound)."""
+    result = _serve(tmp_path, "--uri", str(tmp_path / "m.db"), flag, value)
+    assert result.returncode == 2, result.stderr
+    line = _one_error_line(result)
+    assert line.startswith(f"error: {flag} must be a whole number {bound} (the library's bound), got {value}"), line
+    assert not (tmp_path / "m.db").exists()  # refused before the store was opened

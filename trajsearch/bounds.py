@@ -12,12 +12,17 @@ from typing import Any
 
 #: The most hits one search returns (a server's own ``--max-k`` may be lower: ``service.validate.Limits``).
 MAX_K = 200
+#: The most hits a server returns unless its ``--max-k`` says otherwise (``service.validate.Limits.max_k``).
+SERVER_MAX_K = 100
 #: The most rows one search keeps of a run (``group_size``).
 MAX_GROUP_SIZE = 10
 #: The most failure modes one report lists (``failure_modes``' ``limit``, the server's, ``failures --limit``).
 MAX_MODES = 1000
 #: The most example runs a failure mode shows (``examples``).
 MAX_EXAMPLES = 20
+#: The longest query text a search takes (the runtime verbs, the CLI and the page clip a longer paste to its head and
+#: tail: ``runtime.task_query``); a server's own ``--max-text`` may be lower (``service.validate.Limits``).
+MAX_QUERY_CHARS = 20_000
 #: The most runs one export writes: it pages by excluding the runs it has, so also the most ids the server lets a
 #: search exclude (``exclude_trajectory_ids``; the library sets no bound).
 MAX_EXPORT_RUNS = 10_000

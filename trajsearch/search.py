@@ -27,7 +27,7 @@ from .indexer import Indexer
 from .model import Outcome, Trajectory, outcomes_shown, passes, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
-from .bounds import MAX_GROUP_SIZE, MAX_K, check_count
+from .bounds import MAX_GROUP_SIZE, MAX_K, MAX_QUERY_CHARS, check_count
 from .store.filters import Filters, as_tuple, starts_with
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT, unit_vector
@@ -875,8 +875,6 @@ PASSAGES_NOT_DENSE = "passages are searched by their words only: use mode lexica
 HELD_LINE_WORDS = 32
 
 
-#: Longest query text a search takes (the runtime verbs clip a longer task to it: ``runtime.task_query``).
-MAX_QUERY_CHARS = 20_000
 
 
 #: Most edits (characters typed wrong, missing or extra) between an id typed that no run has and a run's id

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import typer
 
+from ..bounds import MAX_K, MAX_QUERY_CHARS, SERVER_MAX_K
 from ..vocab import LOG_LEVEL_ALIASES, LOG_LEVELS
 from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri, choice
 from .output import plain
@@ -29,6 +30,8 @@ ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH
 #: ``--log-level`` of the processes that log (serve, ui): the JSON log lines' threshold (``observe.configure_logging``).
 _LOG_LEVEL = choice(LOG_LEVELS, upper=True, aliases=LOG_LEVEL_ALIASES)
 _LOG_LEVEL_HELP = f"{' | '.join(LOG_LEVELS)}: the least severe log line written (JSON lines on stderr)."
+#: ``serve``'s flag for each ``Limits`` bound it refuses (each error had said "--max-k:", whichever was out of range).
+_LIMIT_FLAGS = {"max_k": "--max-k", "max_text_chars": "--max-text"}
 
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
 
@@ -88,8 +91,10 @@ def serve(
     ingest_idle: float = typer.Option(600.0, "--ingest-idle", min=1.0,
                                       help="Seconds an Ingest stream may send no batch before the server ends it "
                                            "and frees its write slot (a client frozen or gone)."),
-    max_k: int = typer.Option(100, "--max-k", help="Largest k a caller may ask for."),
-    max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
+    max_k: int = typer.Option(SERVER_MAX_K, "--max-k", help=f"Largest k a caller may ask for (at most {MAX_K})."),
+    max_text: int = typer.Option(MAX_QUERY_CHARS, "--max-text",
+                                 help=f"Longest query text (characters; at most {MAX_QUERY_CHARS}, the longest a "
+                                      "search takes)."),
     max_message_mb: int = typer.Option(32, "--max-message-mb", min=1, help="Largest gRPC request (MiB)."),
     answer_budget_mb: int = typer.Option(0, "--answer-budget-mb", min=0,
                                          help="MiB of answers over 64 KiB (large traces) held at once until their "
@@ -117,7 +122,7 @@ def serve(
         PUBLIC_URL_WITHOUT_PAGES, TLS, InsecureAddressError, ServiceServer, check_address, check_http_address,
         check_metrics_address, check_public_url, is_loopback, serve_forever, serve_metrics,
     )
-    from ..service.validate import Limits
+    from ..service.validate import LimitError, Limits
 
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
@@ -150,8 +155,8 @@ def serve(
     keyring = _load_keys(keys)
     try:
         limits = Limits(max_message_bytes=max_message_mb * 1024 * 1024, max_k=max_k, max_text_chars=max_text)
-    except ValueError as exc:
-        _fail(f"--max-k: {exc}")
+    except LimitError as exc:
+        _fail(f"{_LIMIT_FLAGS[exc.name]} {exc.said}")
     tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
     from ..service.descriptors import file_limit, raise_file_limit
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from ..bounds import MAX_K, out_of_bounds
+from ..bounds import MAX_K, MAX_QUERY_CHARS, SERVER_MAX_K, out_of_bounds
 from ..model import ID_PATTERN, valid_id
 from ..store.traces import MAX_TRACE_BYTES
 from ..vocab import LEVELS, OUTCOMES
@@ -73,8 +73,8 @@ class Limits:
     """Size bounds enforced by the server (the message size also by gRPC itself)."""
 
     max_message_bytes: int = 32 * 1024 * 1024
-    max_k: int = 100
-    max_text_chars: int = 20_000
+    max_k: int = SERVER_MAX_K
+    max_text_chars: int = MAX_QUERY_CHARS
     max_values: int = 32  # entries in one repeated filter field
     max_value_chars: int = 200
     max_batch_records: int = 256
@@ -82,8 +82,19 @@ class Limits:
     max_context_steps: int = 50  # expand: before + after
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_k <= MAX_K:
-            raise ValueError(f"max_k must be 1..{MAX_K} (the library's bound)")
+        """Refuse a bound past the library's own: a server taking a longer text than a search takes passed it on to
+        be refused in the library's words ("query text too long"), and one of 0 refused every text."""
+        for name, value, top in (("max_k", self.max_k, MAX_K), ("max_text_chars", self.max_text_chars, MAX_QUERY_CHARS)):
+            if said := out_of_bounds(value, 1, top, " (the library's bound)"):
+                raise LimitError(name, said)
+
+
+class LimitError(ValueError):
+    """A :class:`Limits` bound out of range; ``name`` is the field (``serve`` names its flag)."""
+
+    def __init__(self, name: str, said: str) -> None:
+        super().__init__(f"{name} {said}")
+        self.name, self.said = name, said
 
 
 def text(field: str, value: str, limits: Limits, *, required: bool = True, max_chars: int | None = None) -> str:
