@@ -200,3 +200,30 @@ def test_a_word_no_filter_takes_is_refused_naming_its_flag_on_both_backends(back
     assert code == 0 and [h["trajectory_id"] for h in json.loads(out)] == ["c2"], err  # words it takes still work
     code, out, err = run_cli("failures", "--outcome", "failure", "--json")
     assert code == 0 and json.loads(out)["total"] == 1, err
+
+
+def test_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(tmp_path: Path, monkeypatch) -> None:
+    """Round 23, CLI7 (an engineer's session): runs ingested with ``-t acme`` and searched without it were answered
+    "tenant 'default' holds no runs in this store (a misspelt tenant? 'trajsearch stats -t TENANT' counts a tenant's
+    runs)", and ``stats -t acm`` showed 0 runs and no word: which tenant holds them was nowhere to be read. The
+    embedded store names them (its operator owns every tenant's data; a server names none but the key's, above).
+    The runs are the bundled sample's real ones, tenant demo."""
+    from trajsearch.cli import SAMPLE
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
+    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
+    code, out, err = run_cli("ingest", str(SAMPLE), "-t", "demo", "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", "flight not available")
+    said = " ".join(err.split())
+    assert code == 1 and ("tenant 'default' holds no runs in this store, which holds runs of tenant 'demo': name it "
+                          "with -t demo") in said, said
+    code, out, err = run_cli("stats", "-t", "dmeo")
+    assert code == 0 and "runs" in out
+    assert "note: tenant 'dmeo' holds no runs in this store, which holds runs of tenant 'demo'" in " ".join(err.split())
+    code, out, err = run_cli("stats", "-t", "demo")
+    assert code == 0 and not err.strip(), err

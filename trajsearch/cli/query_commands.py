@@ -173,16 +173,29 @@ def _no_run(api, trajectory_id: str) -> str:
             + said_meant(api.nearest_run_ids(trajectory_id)))
 
 
-def _no_runs_said(api) -> str | None:
+def _no_runs_said(api, stats: Mapping | None = None) -> str | None:
     """What to say when the tenant searched holds no run at all, else None: embedded, a tenant misspelt or not
-    ingested into yet; over a server, the key's tenant (the only one it may read)."""
-    stats = api.stats()
+    ingested into yet, naming the tenants the store holds runs of (runs ingested with ``-t acme`` and searched
+    without it were answered "tenant 'default' holds no runs" and no more); over a server, the key's tenant (the only
+    one it may read, and no other is named). ``stats``: the tenant's, when asked already."""
+    stats = stats if stats is not None else api.stats()
     if stats.get("trajectories"):
         return None
-    if api.remote:
+    if api.remote:  # a key reads its own tenant only: the server names no other
         return f"the key's tenant {stats.get('tenant')!r} holds no runs on this server"
+    held = api.api.index.tenants_known()
+    if held:  # the runs ingested with -t acme, searched without it (tenant 'default'): which tenant to name
+        name = f"-t {held[0]}" if len(held) == 1 else "-t TENANT"
+        return (f"tenant {stats.get('tenant')!r} holds no runs in this store, which holds runs of {_listed(held)}: "
+                f"name it with {name} (or $TRAJSEARCH_TENANT)")
     return (f"tenant {stats.get('tenant')!r} holds no runs in this store (a misspelt tenant? 'trajsearch stats -t "
             "TENANT' counts a tenant's runs)")
+
+
+def _listed(tenants: Sequence[str], most: int = 5) -> str:
+    """Up to ``most`` tenants named for a note ("tenant 'acme'", "tenants 'acme', 'demo' and 3 more")."""
+    named = ", ".join(repr(t) for t in tenants[:most]) + (f" and {len(tenants) - most} more" if len(tenants) > most else "")
+    return f"tenant{'s' if len(tenants) > 1 else ''} {named}"
 
 
 def _marked(position: int, hit: Hit, best: int | None) -> bool:
@@ -296,6 +309,7 @@ def stats(
     """Counts of runs and rows in the index for a tenant."""
     with connect(server, ca, uri, traces, tenant) as api:
         data = api.stats()
+        empty = _no_runs_said(api, data) if not as_json else None
     if as_json:
         print_json(data)
         return
@@ -312,6 +326,8 @@ def stats(
     for name, n in sorted(data["rows_by_level"].items()):
         table.add_row(f"  {name}", str(n))
     out.print(table)
+    if empty:
+        err.print(f"note: {empty}", markup=False, soft_wrap=True)
 
 
 def exemplars(
