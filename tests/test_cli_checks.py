@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import backend, run_cli  # noqa: F401 (fixture)
+from cli_support import backend, newcomer, run_cli  # noqa: F401 (fixtures)
 from conftest import failing_run, make_run
 
 
@@ -202,7 +202,7 @@ def test_a_word_no_filter_takes_is_refused_naming_its_flag_on_both_backends(back
     assert code == 0 and json.loads(out)["total"] == 1, err
 
 
-def test_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(tmp_path: Path, monkeypatch) -> None:
+def test_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(newcomer) -> None:  # noqa: F811
     """Round 23, CLI7 (an engineer's session): runs ingested with ``-t acme`` and searched without it were answered
     "tenant 'default' holds no runs in this store (a misspelt tenant? 'trajsearch stats -t TENANT' counts a tenant's
     runs)", and ``stats -t acm`` showed 0 runs and no word: which tenant holds them was nowhere to be read. The
@@ -210,12 +210,6 @@ def test_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(tmp_path
     The runs are the bundled sample's real ones, tenant demo."""
     from trajsearch.cli import SAMPLE
 
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
     code, out, err = run_cli("ingest", str(SAMPLE), "-t", "demo", "--quiet")
     assert code == 0, err
     code, out, err = run_cli("search", "flight not available")
