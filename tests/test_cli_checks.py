@@ -221,3 +221,16 @@ def test_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(newcomer
     assert "note: tenant 'dmeo' holds no runs in this store, which holds runs of tenant 'demo'" in " ".join(err.split())
     code, out, err = run_cli("stats", "-t", "demo")
     assert code == 0 and not err.strip(), err
+
+
+def test_show_takes_the_step_range_a_search_hit_is_labelled_with(backend, tmp_path: Path) -> None:
+    """Round 23, CLI7 (an engineer's session): ``search`` labels a hit ``step 1-2``; pasted into ``show --steps 1-2``
+    it was refused ("expected N, N:M, N: or :M"). ``N-M`` is ``N:M``; a negative bound is still refused."""
+    ingest_two(tmp_path)  # c1 has steps 0-3
+    for spec in ("1-2", " 1 - 2 "):
+        code, out, err = run_cli("show", "c1", "--steps", spec, "--json")
+        assert code == 0, err
+        assert [s["index"] for s in json.loads(out)["steps"]] == [1, 2], spec
+    for spec, said in (("-2", "negative"), ("1-x", "expected N, N:M (or N-M)"), ("3-1", "reversed")):
+        code, out, err = run_cli("show", "c1", f"--steps={spec}")
+        assert code == 2 and said in " ".join(err.split()), (spec, err)

@@ -6,6 +6,7 @@ Each asks the backend one question and renders the answer: readable by default, 
 from __future__ import annotations
 
 import json
+import re
 from typing import Callable, List, Mapping, Optional, Sequence
 
 import typer
@@ -258,7 +259,7 @@ def _anchor_error(api, trajectory_id: str) -> str:
 def show(
     trajectory_id: str = typer.Argument(..., help="The run to show.", callback=trimmed),
     tenant: Tenant = None,
-    steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, from 0: N, N:M (M included), N: or :M (default: all)."),
+    steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, from 0: N, N:M or N-M (M included), N: or :M (default: all)."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -392,16 +393,19 @@ def _why_empty(api, result, kind: str, versions: Mapping[str, Sequence[str]]) ->
 def _range(spec: str | None, n: int) -> tuple[int, int]:
     """``--steps`` as a slice of a run of ``n`` steps; bounds are inclusive positions from 0.
 
-    Negative, reversed or out-of-run bounds are refused: read Python's way they silently showed other steps.
+    Negative, reversed or out-of-run bounds are refused: read Python's way they silently showed other steps. ``N-M``
+    is ``N:M``: ``search`` and ``similar`` label a hit ``step 48-50``, which was copied here and refused.
     """
     if not spec:
         return 0, n
     a, colon, b = spec.partition(":")
+    if not colon and (dashed := re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", spec)):
+        a, colon, b = dashed[1], ":", dashed[2]
     try:
         first = int(a) if a else 0
         last = int(b) if b else (max(n - 1, first) if colon else first)
     except ValueError:
-        fail(f"--steps {spec!r}: expected N, N:M, N: or :M")
+        fail(f"--steps {spec!r}: expected N, N:M (or N-M), N: or :M")
     if first < 0 or last < 0:
         fail(f"--steps {spec!r}: positions count from 0; negative ones are not allowed")
     if first > last:
