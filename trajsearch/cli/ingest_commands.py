@@ -909,7 +909,9 @@ def _inputs_already_done(results: list[dict[str, Any]]) -> int:
 
 
 def formats(as_json: AsJson = False) -> None:
-    """List the dump formats `ingest` reads (detected per file; force one with --format NAME)."""
+    """List the dump formats `ingest` reads (detected per file; force one with --format NAME).
+
+    With --server too: `ingest --server` reads the dumps here and sends the server runs, not files."""
     from ..ingest.adapters import ADAPTERS
 
     rows = [(name, (mod.__doc__ or "").strip().splitlines()[0].removeprefix(f"``{name}``:").strip())
