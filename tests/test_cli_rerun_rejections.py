@@ -62,3 +62,33 @@ def test_inputs_done_with_no_rejection_still_exit_0(backend, tmp_path):
     bad.write_text(lines[1] + "\n", encoding="utf-8")
     code, out, err = run_cli("ingest", str(good), str(bad), "--quiet")  # the good runs landed: some rejected, not all
     assert code == 3, out + err
+
+
+def test_an_ingest_resumed_after_an_interruption_counts_the_rejections_made_before_it(tmp_path):
+    """The head of an input that a stopped ingest committed is not read again by its rerun, nor were its rejections
+    counted: a job stopped after its bad lines (a deploy, a kill) and resumed said "rejected 0", exit 0, and the
+    scheduler saw 130 then 0. Stopped here by its progress callback once the first three records (both bad lines
+    among them) are committed, one record a batch; the rerun reads the rest and counts the two."""
+    import pytest
+
+    from trajsearch.cli.ingest_commands import exit_status
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.indexer import IngestError
+    from trajsearch.ingest.batch import IngestJob, run_ingest
+    from trajsearch.search import TrajSearch
+
+    job = IngestJob(paths=[MIXED], tenant="acme", state_dir=tmp_path / "state")
+    committed = [0]
+
+    def stop_after_three(n: int) -> None:
+        committed[0] += n
+        if committed[0] >= 3:
+            raise KeyboardInterrupt
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder()) as ts:
+        with pytest.raises(IngestError, match="KeyboardInterrupt"):  # the pipeline's stop, each batch whole
+            run_ingest(ts, job, on_records=stop_after_three, indexer_options={"batch_size": 1})
+        result = run_ingest(ts, job, indexer_options={"batch_size": 1}).to_dict()
+    assert result["rejected"] == 0 and result["rejected_earlier"] == 2, result
+    assert result["ingested"] + result["unchanged"] + result["landed_earlier"] == 3, result
+    assert exit_status([result]) == 3
