@@ -195,7 +195,8 @@ def _no_runs_said(api, stats: Mapping | None = None) -> str | None:
 
 def _listed(tenants: Sequence[str], most: int = 5) -> str:
     """Up to ``most`` tenants named for a note ("tenant 'acme'", "tenants 'acme', 'demo' and 3 more")."""
-    named = ", ".join(repr(t) for t in tenants[:most]) + (f" and {len(tenants) - most} more" if len(tenants) > most else "")
+    more = f" and {len(tenants) - most} more" if len(tenants) > most else ""
+    named = ", ".join(repr(t) for t in tenants[:most]) + more
     return f"tenant{'s' if len(tenants) > 1 else ''} {named}"
 
 

@@ -84,7 +84,8 @@ class Limits:
     def __post_init__(self) -> None:
         """Refuse a bound past the library's own: a server taking a longer text than a search takes passed it on to
         be refused in the library's words ("query text too long"), and one of 0 refused every text."""
-        for name, value, top in (("max_k", self.max_k, MAX_K), ("max_text_chars", self.max_text_chars, MAX_QUERY_CHARS)):
+        bounds = (("max_k", self.max_k, MAX_K), ("max_text_chars", self.max_text_chars, MAX_QUERY_CHARS))
+        for name, value, top in bounds:
             if said := out_of_bounds(value, 1, top, " (the library's bound)"):
                 raise LimitError(name, said)
 

@@ -421,11 +421,12 @@ def _filtered_out_note(ts: TrajSearch, principal: Principal, form: SearchForm, f
 
     def search(*, levels: tuple[str, ...], k: int, mode: str, **inside: tuple[str, ...]) -> list[Hit]:
         """The key's search of ``text`` inside the filters given alone (:mod:`trajsearch.filtered_out`)."""
-        return ts.search_filtered(text, replace(bare, levels=levels, exclude_trajectory_ids=(), **inside), k=k, mode=mode)
+        inside_only = replace(bare, levels=levels, exclude_trajectory_ids=(), **inside)
+        return ts.search_filtered(text, inside_only, k=k, mode=mode)
 
     given: list[FilterGiven] = []  # each filter as said, the rows' fields it holds them by (no row holds a model)
     if form.env:
-        env = narrow((form.env,), principal.env_versions)  # None: a version the key may not read, held by no run it sees
+        env = narrow((form.env,), principal.env_versions)  # None: a version the key may not read
         given.append(FilterGiven(f"env version {form.env}", {"env_versions": env or ()},
                                  held=False if env is None else None, recorded="env_version"))
     if form.outcome:
