@@ -171,10 +171,12 @@ _CRASHED = re.compile(r"\bFAIL:|\bERROR:|Traceback \(most recent call last\)")
 
 #: The terminal's control codes a shell or a CLI writes into a command's output: CSI sequences (the bracketed-paste
 #: switches ``ESC[?2004l``/``h``, colours ``ESC[01;34m`` (PowerShell 7 colours its error view so), cursor moves), OSC
-#: sequences (window titles), two-byte escapes. They are presentation: kept, they recolour a terminal showing the
-#: step and end up in errors and search tokens (``31;1mProgram``), and hide a runner's tally from its words (Jest in a
-#: terminal: ``Tests: ESC[31m1 failed``, no word boundary before the count).
-_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+#: sequences (window titles), the other escapes (``ESC(B``, the character-set switch ``tput sgr0`` writes before
+#: ``ESC[m``; ``ESC=``). They are presentation: kept, they recolour a terminal showing the step and end up in errors
+#: and search tokens (``31;1mProgram``), and hide a runner's tally from its words (Jest in a terminal: ``Tests:
+#: ESC[31m1 failed``, no word boundary before the count). A CSI sequence ends on any final byte but ``[``: ``ESC[``
+#: then ``[`` is a code cut short before the text's own bracket (``ESC[[INFO]``), and only ``ESC[`` goes.
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-Z\\-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])")
 
 
 def strip_terminal_codes(text: str) -> str:
