@@ -62,6 +62,8 @@ Mapping
     pending step's observation. A run saved with neither an exit message nor
     an exit status (a derived agent's) keeps ``info.submission`` as the
     result of its last turn when that is unanswered (its submitting call).
+  * An observation loses the terminal's codes, also inside the strings of
+    ``mini.yaml``'s JSON observation (``commands.without_terminal_codes``).
   * CS 294-264 homework agents (mini-swe-agent-derived ReAct scaffolds) write
     their calls as text, ``----BEGIN_FUNCTION_CALL----`` name, ``----ARG----``
     name ``----VALUE----`` value pairs: action = the name, arguments = the pairs

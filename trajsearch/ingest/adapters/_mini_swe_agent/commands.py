@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from trajsearch.steps import not_run
+from trajsearch.steps import not_run, strip_terminal_codes
 
 from .._common import decisive_line, short
 
@@ -153,6 +153,25 @@ def _json_observation(content: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+#: A string of JSON text, escapes and all.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def without_terminal_codes(content: str) -> str:
+    """A reply without the terminal's codes (``steps.strip_terminal_codes``), also inside the strings of 2.x
+    ``mini.yaml``'s JSON observation: its template renders the output through Jinja's ``tojson``, which writes ESC
+    as the six characters ``\\u001b``, so no code is found in the text itself (Maven's ``\\u001b[0m``)."""
+    content = strip_terminal_codes(content)
+    if "\\u001" not in content.lower() or _json_observation(content) is None:
+        return content
+
+    def string_without_codes(literal: re.Match[str]) -> str:
+        value = json.loads(literal.group(0))
+        return json.dumps(strip_terminal_codes(value)) if "\x1b" in value else literal.group(0)
+
+    return _JSON_STRING.sub(string_without_codes, content)
+
+
 #: mini-swe-agent's reply when the user refuses a command in confirm mode (interactive agents,
 #: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
@@ -196,7 +215,8 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
         return _failed_command(rc if isinstance(rc, int) else None, str(output), observed.get("exception_info"))
     if "returncode" in extra or extra.get("exception_info"):
         rc = extra.get("returncode")
-        return _failed_command(rc if isinstance(rc, int) else None, str(extra.get("raw_output") or content),
+        output = strip_terminal_codes(str(extra.get("raw_output") or content))  # 2.x keeps the output as it came
+        return _failed_command(rc if isinstance(rc, int) else None, output,
                                extra.get("exception_info") if isinstance(extra.get("exception_info"), str) else None)
     if _TIMED_OUT.search(content):
         return short(_TIMED_OUT.search(content).group(0))

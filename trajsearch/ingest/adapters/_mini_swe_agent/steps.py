@@ -20,10 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trajsearch.steps import strip_terminal_codes
-
 from .._common import as_list, clip_step_text, short
-from .commands import NOT_EXECUTED, function_call, is_agent_reply, says_format_error, step_error, text_action
+from .commands import (NOT_EXECUTED, function_call, is_agent_reply, says_format_error, step_error, text_action,
+                       without_terminal_codes)
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
@@ -92,7 +91,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         return pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
 
     def reply(step: dict, content: str, extra: dict, when: Any, *, may_nudge: bool = True) -> None:
-        content = strip_terminal_codes(content)  # a coloured tool's output (Maven's ``ESC[0m``)
+        content = without_terminal_codes(content)  # a coloured tool's output (Maven's ``ESC[0m``)
         if "_as_text" in step and says_format_error(content, extra, format_error):
             # a call written as text that the agent rejected as malformed (a model writing its own call syntax in
             # stock mini-swe-agent): nothing ran, the turn is the format error
