@@ -54,7 +54,8 @@ Mapping
   message of the step alone, see ``_thinking``), then ``thought`` (else
   ``response``), arguments = ``{"command": action}``, action = the command's
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
-  ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
+  ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) or one the file names
+  (a custom bundle's: ``_declared_tools``) else ``bash``,
   observation = ``observation`` (without the terminal's codes); Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
@@ -612,9 +613,30 @@ def _verdict_error(agent: str, thought: str | None) -> str:
     return short(f"{agent} failed: {reason}", 300, keep="head") if reason else f"{agent} failed"
 
 
+#: A command as text mode's system prompt documents it (``{{command_docs}}``: 0.x ``config/commands``, 1.x
+#: ``generate_command_docs``): its name on a line of its own, then its indented ``docstring:``.
+_COMMAND_DOC = re.compile(r"^([\w.-]+):\n[ \t]+docstring:", re.M)
+
+
+def _declared_tools(record: dict[str, Any]) -> frozenset[str]:
+    """The tools the file itself names: each function its history's assistant messages called (1.x function
+    calling: ``tool_calls[].function.name``), each command its system prompts document (text mode). A custom
+    bundle's tool is among them, which ``SWE_AGENT_TOOLS`` cannot list (it read as ``bash``: review of AUD3)."""
+    history = record.get("history") if isinstance(record.get("history"), list) else []
+    names: set[str] = set()
+    for msg in (m for m in history if isinstance(m, dict)):
+        if msg.get("role") == "system":
+            names.update(_COMMAND_DOC.findall(content_text(msg.get("content"))))
+        for call in msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names.add(function["name"])
+    return frozenset(names)
+
+
 def _action(command: str, own: frozenset[str] = frozenset()) -> str:
-    """The tool a command called: a SWE-agent tool, its own stop (``exit_cost``) or the agent's ``own`` commands
-    by name, anything else ``bash``."""
+    """The tool a command called: SWE-agent's own (for a file that names none), the file's and the agent's ``own``
+    (``_declared_tools``, CodeR's) or its stop (``exit_cost``) by name, anything else ``bash``."""
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
     if first in SWE_AGENT_TOOLS or first in own or (first == command.strip() and (
             _EXIT_ACTION.match(first) or first == QUIT)):
@@ -694,7 +716,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     stem = file_stem(ctx.source, (".json", ".traj"))
     task_id = str(statement.get("id") or stem)
     agents = _step_agents(record, entries) if "trajectory" in record else None
-    own = CODER_COMMANDS if agents else frozenset()
+    own = (CODER_COMMANDS if agents else frozenset()) | _declared_tools(record)
     steps = []
     entries = [e for e in entries if isinstance(e, dict)]
     thinking = _thinking(record, entries)
