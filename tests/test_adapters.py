@@ -268,11 +268,11 @@ def test_detect_format_by_content_and_through_gzip(tmp_path: Path) -> None:
 
 
 def test_unknown_format_is_a_clear_error(tmp_path: Path) -> None:
-    odd = tmp_path / "few-shot.jsonl"
-    odd.write_text(json.dumps({"messages_display": "user: hi\nassistant: hello"}) + "\n")
-    with pytest.raises(ValueError, match=r"few-shot\.jsonl: unrecognised dump format.*native.*tau-bench"):
+    odd = tmp_path / "notes.jsonl"  # (a tau-bench few-shot line, messages_display, is refused as what it is)
+    odd.write_text(json.dumps({"note": "user: hi\nassistant: hello"}) + "\n")
+    with pytest.raises(ValueError, match=r"notes\.jsonl: unrecognised dump format.*native.*tau-bench"):
         detect_format(odd)
-    with pytest.raises(ValueError, match="few-shot.jsonl"):
+    with pytest.raises(ValueError, match="notes.jsonl"):
         read_dump(odd)  # raised at call time, not on first iteration
     with pytest.raises(ValueError, match="unknown format 'hermes'"):
         read_dump(NATIVE, fmt="hermes")
