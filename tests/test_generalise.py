@@ -930,7 +930,7 @@ def test_exemplars_cover_the_file_the_nearest_steps_point_to(hashing_ts):
 
     near = [fix(f"near-{i}", task + tail, "django/db/models/query.py")
             for i, tail in enumerate(("", " of a model", " when ordered"))]
-    other = fix("compiler", "update() of a queryset ignores related ordering", "django/db/models/sql/compiler.py")
+    other = fix("compiler", "bulk updates lose the related ordering", "django/db/models/sql/compiler.py")
     looked = [fix(f"looked-{i}", task + tail, "django/db/models/sql/compiler.py", outcome="failure")
               for i, tail in enumerate((" (tried)", " again"))]
 
