@@ -968,7 +968,7 @@ def test_exemplars_cover_the_file_holding_the_function_the_task_names(hashing_ts
 
     near = [run(f"near-{i}", task + tail, "billing/invoice.py", "def total(lines):\n    return sum(lines)")
             for i, tail in enumerate(("", " of a customer", " when refunded"))]
-    home = run("home", "Refunds are rounded wrongly", "billing/tax.py",
+    home = run("home", "Refunds are rounded the wrong way", "billing/tax.py",
                "def round_half_even_tax(amount):\n    return round(amount, 2)")
     hashing_ts.add([*near, home])
 
