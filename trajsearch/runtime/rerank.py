@@ -84,9 +84,10 @@ class RerankConfig:
     #: 0.25 then; since the cover, the where-guess and the ``steps`` bonus were added, less: chosen by
     #: cross-validation (round 23), tuned on CodeR, SWE-agent cost_2_1 and cost_2_2 (exemplar-only
     #: leave-task-out recall@3 at 0.10 / 0.15 / 0.20 / 0.25 / 0.35: 106 / 107 / 105 / 106 / 106 of 113
-    #: findable tasks; 0.10 lost a task of cost_2_2, 0.20 one of cost_2_1), held out cost_2_3 0.828 -> 0.862 (@1 0.586 -> 0.655) and the shared
-    #: dumps 0.900 (0.650) unchanged. A named file of a big module (``models`` of ``models.Model``) had
-    #: lifted runs of unrelated work over the relevant run by a few hundredths.
+    #: findable tasks; 0.10 lost a task of cost_2_2, 0.20 one of cost_2_1); held out, cost_2_3 0.828
+    #: -> 0.862 (@1 0.586 -> 0.655), the shared dumps 0.900 (0.650) unchanged. A name the task shares
+    #: with an unrelated patch (a ``__mul__``, ``models`` of ``models.Model``) had lifted runs worded far
+    #: from the task over the relevant run.
     w_touched: float = 0.15
     #: The task names code that lives in a file the run changed, as some candidate's reads showed
     #: (see :func:`touched_scores`, ``where``): what a task names is mostly a function, class or
