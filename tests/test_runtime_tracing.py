@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from trajsearch.runtime import Runtime, RuntimeContext
 
 from conftest import failing_run, make_run
+from test_empty_answers_alike import mixed  # noqa: F401  (the fixture)
 
 _EXPORTER = InMemorySpanExporter()
 
@@ -134,3 +135,23 @@ def test_the_loops_span_lists_the_recoveries_its_context_shows(hashing_ts, spans
     documents = json.loads(span.attributes["gen_ai.retrieval.documents"])
     assert [d["id"] for d in documents] == [run.trajectory_id]
     assert json.loads(span.attributes["retrieval.documents.0.document.metadata"])["kind"] == "recovery"
+
+
+def test_the_tools_failures_span_says_each_documents_kind_as_the_warnings_span_does(mixed, spans):  # noqa: F811
+    """Review RRT6, 1: the tool's span (``kind=failures`` over MCP, gRPC ``SearchPastRuns``, in-process) gave its
+    documents no kind, so a run that got past the pasted error (a successful run) read there as one more failed run,
+    where ``Runtime.warnings``' span says ``recovery``. Real mini-swe-agent runs, failed and as successes (see
+    tests/test_empty_answers_alike.py); hashing embedder."""
+    from test_empty_answers_alike import CTX, LINE
+
+    def kinds(kind: str) -> list[tuple[str, str]]:
+        (span,) = [s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == kind]
+        return [(span.attributes[f"retrieval.documents.{n}.document.id"],
+                 json.loads(span.attributes[f"retrieval.documents.{n}.document.metadata"])["kind"])
+                for n in range(span.attributes["trajsearch.hits"])]
+
+    answer = Runtime(mixed).tool(CTX)({"query": LINE, "kind": "failures", "k": 3})
+    Runtime(mixed).warnings(LINE, CTX, k=3)
+    assert [r["label"] for r in answer["results"]] == ["what not to do"] * 2 + ["how a past run got past this"]
+    assert [kind for _, kind in kinds("tool:failures")] == ["warning", "warning", "recovery"]
+    assert kinds("tool:failures") == kinds("warnings")

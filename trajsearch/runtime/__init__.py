@@ -35,7 +35,7 @@ from .loop import (
 )
 from .novelty import NoveltyConfig, Strategy
 from .rerank import RerankConfig
-from .tool import SearchPastRuns, budget_said, definition as tool_definition, why_none
+from .tool import SearchPastRuns, definition as tool_definition, why_empty
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,9 @@ class Runtime:
     def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
                     exclude_trajectory_ids: Sequence[str] = ()) -> PromptContext:
         """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy. Where it shows no
-        run, ``.reason`` and ``.note`` say why as :meth:`advice` (the gRPC calls, the tool) says it; the text stays
-        ""."""
+        run, ``.reason`` and ``.note`` say why as :meth:`advice` (the gRPC calls, the tool) says it, the runs
+        ``exclude_trajectory_ids`` left out counted as the reason where they were all there was; the text stays ""
+        but where the budget left every run out: then it is the note saying how many (where even that fits)."""
         with tracing.retrieval("context", task, ctx) as span:
             found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
@@ -113,7 +114,8 @@ class Runtime:
                                   [item for item, _ in _shown(warned.recoveries, rendered.data.get("recoveries", []))])
             if not (shown.exemplars or shown.warnings or shown.recoveries):  # said as advice() says it
                 shown.reason, shown.note = self._why_empty(task, ctx, "exemplars", rendered,
-                                                           held=found.best_similarity is not None)
+                                                           held=found.best_similarity is not None,
+                                                           excluded=exclude_trajectory_ids)
             # the runs the agent saw, as the PromptContext lists them (not every run found)
             tracing.record_results(span, [*shown.exemplars, *shown.warnings, *shown.recoveries],
                                    strategy=shown.strategy.value,
@@ -131,6 +133,8 @@ class Runtime:
         ``readable``: the service's key pins); it had said so only through the service, the Python caller getting
         "" whether the task was like nothing or the context's versions held no run.
         Runs found but all left out by ``budget`` say :data:`~trajsearch.runtime.tool.BUDGET_TOO_SMALL` and how many.
+        ``k``: how many exemplars, or failed runs; a warnings answer adds up to ``AdviceConfig.recoveries_k`` runs that
+        got past a pasted error (items of kind ``recovery``), not counted inside ``k``.
         """
         if kind == "exemplars":
             found = self.exemplars(text, ctx, k)
@@ -161,15 +165,14 @@ class Runtime:
         return said
 
     def _why_empty(self, text: str, ctx: RuntimeContext, kind: str, context: Rendered, *, held: bool,
-                   readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> tuple[str, str]:
-        """Why a context shows no run (``reason``, ``note``), for :meth:`advice` and :meth:`context_for` alike: runs
-        found but all left out by the budget (:data:`~trajsearch.runtime.tool.BUDGET_TOO_SMALL`, the text and json the
-        left-out note where it fits), else :func:`~trajsearch.runtime.tool.why_none` of ``kind`` (``held``: the
-        caller's search found a row of it)."""
-        if context.omitted:
-            return budget_said(context.omitted)
-        return why_none(self.ts, text, ctx, "exemplars" if kind == "exemplars" else "failures",
-                        warning_outcomes=self.config.advice.warning_outcomes, readable=readable, held=held)
+                   readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+                   excluded: Sequence[str] = ()) -> tuple[str, str]:
+        """Why a context of ``kind`` (exemplars, warnings) shows no run, for :meth:`advice` and :meth:`context_for`
+        alike: :func:`~trajsearch.runtime.tool.why_empty`, where the tool decides it too (``held``: the caller's
+        search found a row of it)."""
+        return why_empty(self.ts, text, ctx, "exemplars" if kind == "exemplars" else "failures",
+                         omitted=context.omitted, held=held, readable=readable,
+                         warning_outcomes=self.config.advice.warning_outcomes, excluded=excluded)
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""

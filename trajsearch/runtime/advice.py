@@ -26,6 +26,7 @@ from ..search import MAX_QUERY_CHARS, TrajSearch
 from ..store.filters import Filters
 from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
+from ..toolspec import RECOVERIES_K
 from ..touched import FILES_SHOWN, identifiers
 from . import where
 from .context import RuntimeContext
@@ -152,8 +153,9 @@ class AdviceConfig:
     #: infra errors (rate limits, crashed harness) say nothing about how to do the task
     warning_outcomes: tuple[str, ...] = ("failure",)
     #: for a pasted log line, up to this many successful runs whose steps met it, with what each did next
-    #: (:func:`_recoveries`): how past runs got past the error the agent is stuck on; 0: off
-    recoveries_k: int = 1
+    #: (:func:`_recoveries`): how past runs got past the error the agent is stuck on, added to the ``warnings_k`` (or
+    #: ``k``) failed runs, not counted among them (see ``toolspec.RECOVERIES_K``, the tool's words for it); 0: off
+    recoveries_k: int = RECOVERIES_K
 
 
 @dataclass

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import (QUERY_END_CHARS, AdviceConfig, Strategy, WarningSet, exemplars, search, similarity, task_query,
+from .advice import (QUERY_END_CHARS, AdviceConfig, Exemplar, FailureWarning, Recovery, Strategy, WarningSet, exemplars,
+                     search, similarity, task_query,
                      warnings)
 from . import tracing
 from .calibration import Calibration
@@ -40,6 +41,10 @@ STEP_TEXT_WIDTHS = (800, 500, 300)
 
 #: What an empty answer's note calls the runtime context's versions: a caller that gave them names them there instead.
 CONTEXT_VERSIONS = "this run's environment or policy versions"
+#: Why an answer shows nothing where every run of the kind inside the context's filters was one the caller left out
+#: (``exclude_trajectory_ids``: a leave-one-out evaluation, a run asking without its own earlier attempts).
+EXCLUDED = "only_excluded_runs"
+_LEFT_OUT = "was one the caller left out (exclude_trajectory_ids)"
 #: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
 NO_WARNINGS = {
     "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
@@ -50,6 +55,7 @@ NO_WARNINGS = {
     # the service's answer when the context's versions are all outside its key's pins (nothing is searched)
     "versions_not_readable": f"This key may not read runs of {CONTEXT_VERSIONS}: no warning "
                              "can apply.",
+    EXCLUDED: f"Every failed run recorded here for this context {_LEFT_OUT}: no warning can apply.",
 }
 #: The service's reason when the context's versions are all outside its key's pins, for every kind.
 UNREADABLE = "versions_not_readable"
@@ -62,6 +68,7 @@ NO_RESULTS = {
                                "with other versions or none): plan from scratch.",
         "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
         UNREADABLE: f"This key may not read runs of {CONTEXT_VERSIONS}: plan from scratch.",
+        EXCLUDED: f"Every successful run recorded here for this context {_LEFT_OUT}: plan from scratch.",
     },
     "steps": {
         "no_matching_steps": "No step of a past run matches this query.",
@@ -69,6 +76,7 @@ NO_RESULTS = {
                                "with other versions or none): no step to show.",
         "no_runs": "No run is recorded here yet: no step to show.",
         UNREADABLE: f"This key may not read runs of {CONTEXT_VERSIONS}: no step to show.",
+        EXCLUDED: f"Every run recorded here for this context {_LEFT_OUT}: no step to show.",
     },
 }
 
@@ -84,13 +92,17 @@ def budget_said(omitted: int) -> tuple[str, str]:
 
 
 class _Provenance:
-    """A tool result's provenance as a hit-like object, for its retrieval span."""
+    """A tool result's provenance as a hit-like object, for its retrieval span: with its ``kind`` (exemplar, warning,
+    recovery; None for a step window), as ``Runtime.warnings``' span says it. The tool's span had given a failures
+    answer's documents no kind, so a recovery (a successful run) read there as one more failed run (review RRT6, 1)."""
 
-    def __init__(self, result: Mapping[str, Any]) -> None:
+    def __init__(self, result: Mapping[str, Any], kind: str | None = None) -> None:
         provenance = result.get("provenance") or {}
+        self.kind = kind
         self.trajectory_id = provenance.get("trajectory_id", "")
         self.similarity = provenance.get("similarity")
         self.trace_uri = provenance.get("trace_uri")
+        self.env_version = provenance.get("env_version")
         self.outcome = result.get("outcome")
 
 
@@ -150,14 +162,14 @@ class SearchPastRuns:
                 if searched != query else {})
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", searched, self.ctx, k=k) as span:
-            seen: list[dict[str, Any]] = []  # the results with their trace URIs, for the span (the answer has none)
+            seen: list[_Provenance] = []  # the results with their trace URIs, for the span (the answer has none)
             try:
                 result, seen = (self._run(searched, k, kind, told) if readable
                                 else (self._unreadable(searched, kind), []))
             except Exception:  # the model gets a readable error, the operator the traceback
                 log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
                 result = {"status": "error", "error": "the search failed; continue without it"}
-            tracing.record_results(span, [_Provenance(r) for r in seen], strategy=result.get("strategy"))
+            tracing.record_results(span, seen, strategy=result.get("strategy"))
             span.set_attribute("trajsearch.tool.status", result["status"])
         result |= told
         result["searches_left"] = self.cap - self.used
@@ -174,19 +186,20 @@ class SearchPastRuns:
         return base | {"reason": UNREADABLE, "note": NO_RESULTS[kind][UNREADABLE]}
 
     def _run(self, query: str, k: int, kind: str,
-             told: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The answer, and its results with their trace URIs (the answer names each run by its id:
+             told: Mapping[str, Any]) -> tuple[dict[str, Any], list[_Provenance]]:
+        """The answer, and its results with their kinds and trace URIs (the answer names each run by its id:
         :data:`~trajsearch.runtime.format.PROMPT_LEAVES_OUT`). ``told``: fields said about the query (its
         ``query_searched``), in the frame the results' room is counted from."""
         base: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query), **told}
         room = self._room(base, k)
         if kind == "steps":
             results, omitted = self._steps(query, k, room)
+            if not results:  # why none: the runtime (and the model) can tell
+                base["reason"], base["note"] = self._why_empty(query, kind, omitted)
             if omitted:  # the model is told, not left to think there were no more (probe E, E1)
-                base["omitted"], base["note"] = omitted, omitted_text(omitted, more=bool(results))
-            elif not results:
-                base["reason"], base["note"] = self._why_none(query, kind)
-            return base | {"results": [for_prompt(r) for r in results]}, results
+                base["omitted"] = omitted
+                base["note"] = base.get("note") if not results else omitted_text(omitted)
+            return base | {"results": [for_prompt(r) for r in results]}, [_Provenance(r) for r in results]
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             strategy, shown, warned, held = found.strategy, found.items, WarningSet(held=False), \
@@ -207,24 +220,26 @@ class SearchPastRuns:
             room = max(1, room - over)
 
     def _said(self, base: dict[str, Any], rendered: Rendered, strategy: Strategy | None, query: str,
-              held: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+              held: bool) -> tuple[dict[str, Any], list[_Provenance]]:
         """An exemplars (``strategy`` given) or failures answer from its rendered results: the note, and the reason
-        where none is shown, or how many were left out."""
+        where none is shown (:func:`why_empty`, as ``Runtime.advice`` says it), or how many were left out."""
         kind = base["kind"]
         # a failures answer's recoveries after its warnings, each labelled (``how a past run got past this``)
-        results = rendered.data["exemplars"] if strategy is not None else \
-            [*rendered.data["warnings"], *rendered.data.get("recoveries", [])]
+        results = [(Exemplar.kind, view) for view in rendered.data["exemplars"]] if strategy is not None else \
+            [*((FailureWarning.kind, view) for view in rendered.data["warnings"]),
+             *((Recovery.kind, view) for view in rendered.data.get("recoveries", []))]
         if strategy is not None:
             base["strategy"] = rendered.stated(strategy).value
         if results:
             base["note"] = rendered.data["header"]
-        elif not rendered.omitted:  # why none: the runtime (and the model) can tell
-            base["reason"], base["note"] = self._why_none(query, kind, held)
+            if rendered.omitted:  # "more" beside the runs shown
+                base["note"] += " " + omitted_text(rendered.omitted)
+        else:  # why none: the runtime (and the model) can tell
+            base["reason"], base["note"] = self._why_empty(query, kind, rendered.omitted, held)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
-            left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
-            base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
-        return base | {"results": [for_prompt(r) for r in results]}, results
+        return (base | {"results": [for_prompt(view) for _, view in results]},
+                [_Provenance(view, item_kind) for item_kind, view in results])
 
     def _room(self, base: dict[str, Any], k: int) -> int:
         """The tokens the results may take: ``result_tokens`` less the rest of the answer (its status, kind, query said
@@ -234,10 +249,10 @@ class SearchPastRuns:
         frame = base | {"searches_left": self.cap}
         return max(1, self.result_tokens - self.counter.count(render_json(frame)))
 
-    def _why_none(self, query: str, kind: str, held: bool | None = None) -> tuple[str, str]:
-        """Why a search found nothing: :func:`why_none` in this executor's context and readable versions."""
-        return why_none(self.ts, query, self.ctx, kind, warning_outcomes=self.advice.warning_outcomes,
-                        readable=self.readable, held=held)
+    def _why_empty(self, query: str, kind: str, omitted: int, held: bool | None = None) -> tuple[str, str]:
+        """Why an answer shows no result: :func:`why_empty` in this executor's context and readable versions."""
+        return why_empty(self.ts, query, self.ctx, kind, omitted=omitted, held=held, readable=self.readable,
+                         warning_outcomes=self.advice.warning_outcomes)
 
     def _steps(self, query: str, k: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
@@ -264,9 +279,25 @@ class SearchPastRuns:
         return self.counter.count(render_json({"results": [for_prompt(r) for r in results]})) <= room
 
 
+def why_empty(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *, omitted: int, held: bool | None,
+              readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+              warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
+              excluded: Sequence[str] = ()) -> tuple[str, str]:
+    """Why an answer shows no run (``reason``, ``note``), the one place the runtime's verbs and the tool decide it:
+    ``omitted`` runs found but all left out by the token budget (:func:`budget_said`), else :func:`why_none` of
+    ``kind`` (``exemplars``, ``failures``, ``steps``). The tool had decided it itself: an answer whose runs
+    ``result_tokens`` all left out said no reason where ``Runtime.advice`` and gRPC said ``budget_too_small``
+    (review RRT6, 4: all 77 pasted error lines at ``result_tokens=150``)."""
+    if omitted:
+        return budget_said(omitted)
+    return why_none(ts, query, ctx, kind, warning_outcomes=warning_outcomes, readable=readable, held=held,
+                    excluded=excluded)
+
+
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
              warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
-             readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), held: bool | None = None) -> tuple[str, str]:
+             readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), held: bool | None = None,
+             excluded: Sequence[str] = ()) -> tuple[str, str]:
     """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
     whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
     none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
@@ -279,7 +310,10 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     too: only a pinned key's had said why (review RRT2, 2). ``held``: whether the caller's own search inside the
     context's filters found a row of the kind (an exemplars or warnings search has just asked), so the first search
     is not made again: an empty answer cost 1-2 searches more than the advice (RT4: exemplars under an unknown
-    version 3 searches where a full answer took 2 and a lexical look-up); None: not known, searched here."""
+    version 3 searches where a full answer took 2 and a lexical look-up); None: not known, searched here.
+    ``excluded``: the runs the caller's search left out (``held`` says whether the rest held a row); where that held
+    none, one search more asks whether the excluded runs were all there was (:data:`EXCLUDED`): ``context_for`` with
+    every run excluded had said ``no_successful_runs``, "No successful run is recorded here yet" (review RRT6, 2)."""
     query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
     levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
                         "failures": (("failure",), tuple(warning_outcomes))}[kind]
@@ -287,9 +321,12 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     tenant = ctx.filters(levels=levels, outcomes=outcomes)
     widened = replace(tenant, env_versions=readable[0], policy_versions=readable[1])
     if held is None:
-        held = bool(search(ts, query, tenant, k=1, grouped=False))
+        held = bool(search(ts, query, ctx.filters(levels=levels, outcomes=outcomes, exclude_trajectory_ids=excluded), k=1,
+                           grouped=False))
     if held:
         reason = nothing_close
+    elif excluded and search(ts, query, tenant, k=1, grouped=False):
+        reason = EXCLUDED
     elif widened != tenant and search(ts, query, widened, k=1, grouped=False):
         reason = only_others
     else:
