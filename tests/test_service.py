@@ -563,3 +563,33 @@ def test_grpc_context_items_say_their_kind_as_the_runtimes_items_do(tmp_path):
                 assert [i["kind"] for i in over_grpc] == [i["kind"] for i in embedded] == kinds, (kind, text)
     finally:
         srv.stop(0)
+
+
+def test_a_client_names_the_kind_an_older_servers_items_leave_out(tmp_path, monkeypatch):
+    """Review RRT6, 7: against a server from before ``ContextItem.kind`` (this one, its items built without it) the
+    client wrote every item's kind "", so a recovery read as nothing in particular. It is named from the call and the
+    item's outcome, as the server names it: a warning, a recovery (outcome ``success`` in a ``Warnings`` answer), an
+    exemplar. Real mini-swe-agent runs (tests/fixtures/mini-swe-agent/.real/SOURCE.md); hashing embedder."""
+    from pathlib import Path
+
+    from trajsearch.ingest.outcomes import OutcomeTable
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.service import servicer
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+    report = OutcomeTable.load(real / "gemini-3-pro-warnings" / "sb-cli-report.json")
+    runs = [p.trajectory for p in read_dump(real / "gemini-3-pro-warnings", tenant="acme", outcomes=report)]
+    runs += [p.trajectory for p in read_dump(real / "recovered-pytest", tenant="acme")]
+    item = servicer.pb2.ContextItem
+    monkeypatch.setattr(servicer.pb2, "ContextItem", lambda kind, **fields: item(**fields))  # the older build's items
+    made, ring = key_ring(acme=dict(tenant="acme", role="read"))
+    srv = serve_store(tmp_path, ring, runs, LIMITS)
+    try:
+        with client(srv, made["acme"]) as acme:
+            assert [i["kind"] for i in acme.warnings("ModuleNotFoundError: No module named 'reproduce_app'").items] \
+                == ["warning", "warning"]
+            assert [i["kind"] for i in acme.warnings("ModuleNotFoundError: No module named 'pytest'").items] \
+                == ["recovery"]
+            assert [i["kind"] for i in acme.exemplars(runs[-1].task).items] == ["exemplar"]
+    finally:
+        srv.stop(0)

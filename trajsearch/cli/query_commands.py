@@ -359,7 +359,7 @@ def exemplars(
     with connect(server, ca, uri, traces, tenant) as api:
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
-        empty = _why_empty(api, result, "failures" if warnings else "exemplars",
+        empty = _operator_note(api, result, "failures" if warnings else "exemplars",
                            {"--env-version": env_version, "--policy-version": policy_version})
     if empty:  # an answer still (a new tenant's agent plans from scratch), but the operator is told why
         err.print(f"note: {empty}", markup=False, soft_wrap=True)
@@ -371,7 +371,7 @@ def exemplars(
                   soft_wrap=True)  # the prompt's own lines, not wrapped to the terminal's width
 
 
-def _why_empty(api, result, kind: str, versions: Mapping[str, Sequence[str]]) -> str | None:
+def _operator_note(api, result, kind: str, versions: Mapping[str, Sequence[str]]) -> str | None:
     """What to tell the operator of an empty exemplars or warnings answer, from the answer's own ``reason`` (decided
     once, by the runtime's :func:`~trajsearch.runtime.tool.why_none`, on both backends alike): nothing when nothing
     was close enough (review RGE 4: the versions were not why) or the text says it (a budget too small); the

@@ -523,13 +523,13 @@ class Client:
                   **context: Any) -> ContextResult:
         """Successful past runs to adapt; the tenant is the key's, ``context`` your runtime (:func:`_context`)."""
         request = pb2.ExemplarsRequest(task=task, k=k, token_budget=token_budget, context=_context(**context))
-        return _context_result(self._invoke("Exemplars", request, timeout))
+        return _context_result(self._invoke("Exemplars", request, timeout), "exemplars")
 
     def warnings(self, text: str, *, k: int = 0, token_budget: int = 0, timeout: float | None = None,
                  **context: Any) -> ContextResult:
         """Similar failed runs (what not to do), with error / cause / fix where recorded; ``context`` as exemplars."""
         request = pb2.WarningsRequest(text=text, k=k, token_budget=token_budget, context=_context(**context))
-        return _context_result(self._invoke("Warnings", request, timeout))
+        return _context_result(self._invoke("Warnings", request, timeout), "warnings")
 
     def search_past_runs(self, query: str, *, session_id: str, k: int = 0, kind: str = "",
                          env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
@@ -830,26 +830,39 @@ def _context(*, env_version: str | Sequence[str] = (), policy_version: str | Seq
                               tools_available=list(tools_available), now=int(now.timestamp()) if now else 0)
 
 
-def _context_result(reply: Any) -> ContextResult:
+def _context_result(reply: Any, call: str) -> ContextResult:
+    """An ``Exemplars`` or ``Warnings`` (``call``) reply as ``Runtime.advice`` returns it."""
     items = []
     for item in reply.items:
         p = item.provenance
         items.append({  # the provenance's keys in the runtime's order (``advice._Provenance``, then the outcome):
             # ``exemplars --json`` over --server wrote them in another order than the embedded store's
-            "kind": item.kind,
+            "kind": item.kind or _item_kind(call, p.outcome),
             "provenance": {"trajectory_id": p.trajectory_id, "trace_uri": p.trace_uri, "env_version": p.env_version,
                            "similarity": p.similarity, "outcome": p.outcome},
             "text": item.text,
             "view": json.loads(item.json) if item.json else None,
         })
-    said = _why_empty(reply.json) if not items else {}
+    said = _empty_context_said(reply.json) if not items else {}
     return ContextResult(reply.strategy, items, reply.text, reply.json, said.get("reason", ""), said.get("note", ""))
 
 
-def _why_empty(document: str) -> dict[str, str]:
-    """The service's empty context, ``{"reason", "note"}`` (:func:`trajsearch.runtime.tool.why_none`), as a dict;
-    a context whose runs the budget all left out (``{..., "omitted": N}``) as the embedded API says it
-    (:func:`trajsearch.runtime.tool.budget_said`); {} for any other document (an older server's "")."""
+def _item_kind(call: str, outcome: str) -> str:
+    """An item's kind where the server did not say it (a server from before ``ContextItem.kind``, which reads as ""):
+    what the call and the item's outcome make it, as the server names it: an exemplar, a warning, or a ``Warnings``
+    item of outcome ``success``, a recovery (the proto says so)."""
+    from ..runtime.advice import Exemplar, FailureWarning, Recovery
+
+    if call == "exemplars":
+        return Exemplar.kind
+    return Recovery.kind if outcome == "success" else FailureWarning.kind
+
+
+def _empty_context_said(document: str) -> dict[str, str]:
+    """The reason and note an empty context's JSON carries off the wire, ``{"reason", "note"}`` (decided by
+    :func:`trajsearch.runtime.tool.why_empty`); a context whose runs the budget all left out (``{..., "omitted": N}``)
+    as the embedded API says it (:func:`trajsearch.runtime.tool.budget_said`); {} for any other document (an older
+    server's "")."""
     from ..runtime.tool import budget_said
 
     try:
