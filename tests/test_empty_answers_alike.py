@@ -28,14 +28,16 @@ CTX = RuntimeContext(tenant="acme")
 
 @pytest.fixture
 def mixed(hashing_ts, tmp_path):
-    """The two failed runs, and the same runs read again as successes (renamed copies, no report)."""
+    """The two failed runs, and the same runs read again as successes (copies without the report, given ids of their
+    own)."""
     failed = [p.trajectory for p in read_dump(REAL, tenant="acme", outcomes=OutcomeTable.load(REAL / "sb-cli-report.json"))]
     copy = tmp_path / "copy"
     shutil.copytree(REAL, copy)
     (copy / "sb-cli-report.json").unlink()
     for f in copy.glob("*.traj.json"):
         f.rename(f.with_name("x" + f.name))
-    hashing_ts.add(failed + [p.trajectory for p in read_dump(copy, tenant="acme")])
+    copies = [p.trajectory for p in read_dump(copy, tenant="acme")]  # the same runs: a file's id follows its content
+    hashing_ts.add(failed + [c.model_copy(update={"trajectory_id": "copy." + c.trajectory_id}) for c in copies])
     return hashing_ts
 
 
