@@ -604,24 +604,6 @@ def _typed(text: str) -> str:
     return (text[:trailer.start()] if trailer else text).strip()
 
 
-#: What headless Gemini CLI (and Qwen Code, its fork) puts between text piped to it and the prompt typed: it sends
-#: ``f"{stdinData}\n\n{input}"`` (``gemini.tsx``), so piped text ending in a newline leaves two blank lines.
-_PIPED_BREAK = "\n\n\n"
-
-
-def typed_first(text: str) -> str:
-    """A prompt with the words typed before the text piped to the CLI (``gemini -p "why does this log fail" <
-    ci.log``, ``cat ci.log | qwen -p ...``): sent after the piped text, the words were cut from the run's task (kept
-    to its head and tail) and past what its task row embeds (the first 128 tokens: the log's head). The piped text
-    stays, after them. A prompt with no such break, or whose part after it is no shorter than the part before, is
-    kept as sent."""
-    piped, found, typed = text.rpartition(_PIPED_BREAK)
-    typed = typed.strip()
-    if not found or not typed or len(typed) >= len(piped):
-        return text
-    return f"{typed}\n\n{piped.strip()}"
-
-
 class Recording(SessionSteps):
     """A recording's messages walked in order into steps. Public: Qwen Code (a Gemini CLI fork) records the same
     Gemini ``parts`` in its own session records, read through this (``qwen_code``)."""
@@ -711,7 +693,7 @@ class Recording(SessionSteps):
             if text.startswith("/"):
                 self.commands.append(text)
             return
-        self.prompts.append(typed_first(text))
+        self.prompts.append(text)
 
     def gemini(self, message: dict[str, Any]) -> None:
         if isinstance(message.get("model"), str) and message["model"] and message["model"] not in self.models:

@@ -23,8 +23,7 @@ Mapping
   ``real_user`` where recorded): its ``systemPayload.displayText`` where recorded (what was typed: a custom slash
   command as typed, not its expansion; written when a ``UserPromptSubmit`` hook added context), else its text
   without what the CLI added after the words: the content of its ``@file`` references (``--- Content from
-  referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part, the
-  words typed put before text piped to the CLI (``gemini_cli.typed_first``: the CLI sends them after it); later
+  referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part; later
   ones go to ``metadata.user_prompts``. A
   ``notification`` user record (``<task-notification>``: a background agent or command finished) is no prompt: its
   report joins the observation of the call that launched it (``add_report``).
@@ -89,7 +88,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, short
-from .gemini_cli import FAILED, Recording, shell_report_error, typed_first
+from .gemini_cli import FAILED, Recording, shell_report_error
 
 NAME = "qwen-code"
 #: Where Qwen Code keeps its sessions (``~/.qwen/projects``): walked though hidden.
@@ -238,7 +237,7 @@ def _users_words(record: dict[str, Any]) -> str:
     text = "".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
                    if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
                    and not _HOOK_CONTEXT.fullmatch(p["text"]))
-    return typed_first(_ADDED.sub("", text).strip())
+    return _ADDED.sub("", text).strip()
 
 
 def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
