@@ -274,9 +274,9 @@ def test_cli_ingest_of_a_qwen_folder_keeps_the_good_sessions_and_reports_the_bad
     summary = json.loads(out)
     outputs = [p for p in QWEN.rglob("*.json*") if p.name != "compress-command.stream-json.jsonl" and (
         p.name.endswith(".stream-json.jsonl") or p.name.endswith(".output-format-json.json"))]
-    # 19 sessions, 1 sub-agent, 1 pre-0.3 session and 1 /chat save checkpoint kept in their hidden .qwen/tmp (walked
+    # 22 sessions, 1 sub-agent, 1 pre-0.3 session and 1 /chat save checkpoint kept in their hidden .qwen/tmp (walked
     # as .qwen/projects is); the cut one and every headless output (no prompt) rejected, each once
-    assert (summary["ingested"], summary["rejected"]) == (22, 1 + len(outputs)), out + err
+    assert (summary["ingested"], summary["rejected"]) == (25, 1 + len(outputs)), out + err
     bad = [json.loads(line) for line in dead.read_text().splitlines()]
     [cut] = [b for b in bad if "cut.jsonl" in json.dumps(b)]
     assert "no user prompt in this Qwen Code session" in json.dumps(cut)

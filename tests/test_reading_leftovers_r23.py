@@ -56,12 +56,18 @@ def test_a_call_codex_could_not_start_is_worded_not_run_and_stays_the_runs_error
     assert digest.error.head.startswith("not run: execution error: Io(")
 
 
-def test_a_checkout_of_the_whole_tree_undoes_the_runs_edit() -> None:
-    """Qwen Code (real) edited calc.py, then ran ``git checkout -- .``: the work tree was clean after it, but the run
-    read as having changed calc.py (only a checkout naming files undid them)."""
-    run = _only(QWEN / "revert-all.jsonl")
-    assert [s.action for s in run.steps][:3] == ["read_file", "edit", "run_shell_command"]
-    assert touched(run).changed == []
+def test_a_checkout_of_the_whole_tree_is_not_read_as_undoing_the_runs_changes() -> None:
+    """Qwen Code (real) ran ``git checkout -- .`` after its edit of calc.py in four sessions; in three the change
+    survived it: saved with ``git diff > fix.patch`` and brought back by ``git apply fix.patch``, committed before
+    it, or a new file (untracked: helpers.py) beside the edit it undid. A whole tree's undo is not counted (only an
+    undo naming files is): a real fix lost is worse than an undone edit listed (``revert-all.jsonl``: calc.py set
+    back, still listed; README)."""
+    project = "/var/tmp/rfm7/proj/"
+    assert touched(_only(QWEN / "patch-revert-apply.jsonl")).changed == [project + "calc.py"]
+    # its ``echo junk >> test_calc.py && git checkout -- .`` set test_calc.py back: listed too, as any whole-tree undo's
+    assert touched(_only(QWEN / "commit-then-revert-all.jsonl")).changed == [project + "calc.py", "test_calc.py"]
+    assert project + "helpers.py" in touched(_only(QWEN / "new-file-then-revert-all.jsonl")).changed
+    assert touched(_only(QWEN / "revert-all.jsonl")).changed == ["/var/tmp/fm7-qw/proj/calc.py"]
 
 
 def test_unstaging_keeps_the_edit_and_a_yarn_workspace_test_script_is_a_test_run() -> None:

@@ -69,7 +69,9 @@ from .vocab import FAILED_OUTCOMES
 #: 19: a fish or PowerShell argv is read as its script, ``yarn workspace W test`` is a test run, a whole tree's undo
 #:     (``git checkout -- .``) undoes what the run changed before it, and an answer naming a file no longer writes it
 #:     again: digests and "Touched" lines change with the trajectory the same (round 23, FM7).
-REPRESENTATION_VERSION = 19
+#: 20: a whole tree's undo is not counted again (a change may outlive it: committed, untracked, applied again), and
+#:     a prompt is the task as sent (round 23's review of FM7).
+REPRESENTATION_VERSION = 20
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

@@ -624,7 +624,7 @@ _RUN_SCRIPT = re.compile(r"(?:(?<![\w./-])(?:python[\d.]*|bash|sh|node|ruby|perl
 
 @dataclass
 class _Reverts:
-    """A run's undos (:func:`undone_by`, but a stash's), and what its steps did after them."""
+    """A run's undos (:func:`undone_by`, but a stash's and the whole tree's), and what its steps did after them."""
 
     steps: list[Step]
     reading: _Reading
@@ -636,11 +636,8 @@ class _Reverts:
         it, or, not a read, named it (:func:`mentions`: ``mv repr.py.bak repr.py`` after ``cp repr.py repr.py.bak;
         git checkout repr.py``, a ``sed -i`` the rough parse misses) or ran a script the run wrote naming it
         (``python apply_fix.py``). Without a diff after the revert (a Claude Code or Codex session, an OTLP export
-        keeping no observations) those are all that say the file changed again (review RR11h). A whole tree's undo
-        (``git checkout -- .``, ``git restore .``, ``git reset --hard``) sets back what git tracks: not a file a diff
-        showed the run create, which stays (untracked)."""
-        at = next((n for n, files in reversed(self.undos) if undoes(files, path)
-                   and not (EVERY_FILE in files and names_path(self.reading.created, path))), None)
+        keeping no observations) those are all that say the file changed again (review RR11h)."""
+        at = next((n for n, files in reversed(self.undos) if undoes(files, path)), None)
         return at is not None and not any(self._touches(n, path) for n in range(at + 1, len(self.steps)))
 
     def __post_init__(self) -> None:
@@ -713,21 +710,22 @@ def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring). A file undone after the last step
     that showed it in a diff, wrote it or named it (:meth:`_Reverts.reverted`) is no change of the run's (gemini-3-pro
     on SWE-bench, 16 of 500 runs: eight sphinx runs' ``git checkout setup.py tox.ini`` after a ``git diff`` showed the
-    harness's edits, four astropy runs' ``pyproject.toml``, test and scratch files checked out or removed); a whole
-    tree's undo (``git checkout -- .``, ``git restore .``, ``git reset --hard``) sets back every file changed before it
-    but those a diff showed the run create (round 23: a run that reverted its edits so read as having made them); a
-    ``git stash`` is not counted (it may be popped, and the files it set aside are not named). When every file its
+    harness's edits, four astropy runs' ``pyproject.toml``, test and scratch files checked out or removed); a ``git
+    stash`` or a whole tree's undo (``git checkout -- .``, ``git restore .``, ``git reset --hard``) is not counted: a
+    stash may be popped, and a change may outlive the whole tree's undo (committed, staged, a new file git does not
+    track, saved with ``git diff > fix.patch`` and applied again: real Qwen Code sessions of round 23's review), so
+    a run that set back every edit still lists them, which loses less than a fix dropped. When every file its
     diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281: its only diff showed the
     harness's edits it reverted, its fix a ``sed -i`` no diff showed)."""
     reading = _Reading()
     marks: list[tuple[int, int, int]] = []  # per step: where its diffed files, written files and words start
-    undos: list[tuple[int, tuple[str, ...]]] = []  # (step, files) of each undo but a stash's
+    undos: list[tuple[int, tuple[str, ...]]] = []  # (step, files) of each undo but a stash's and the whole tree's
     for n, step in enumerate(trajectory.steps):
         marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
         _read_step(step, reading)
         undo = undone_by(step)
-        if not undo.stashed and undo.files:
-            undos.append((n, undo.files))
+        if not undo.stashed and (files := tuple(path for path in undo.files if path != EVERY_FILE)):
+            undos.append((n, files))
     marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
     reverts = _Reverts(trajectory.steps, reading, marks, undos)
     changed = [path for path in reading.changed() if not reverts.reverted(path)]
