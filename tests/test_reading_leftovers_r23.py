@@ -5,7 +5,7 @@ from pathlib import Path
 
 from trajsearch.digest import WarningDigest, from_row_steps
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome, Trajectory
+from trajsearch.model import Outcome, Step, Trajectory
 from trajsearch.steps import is_read, is_test_run, is_write
 from trajsearch.touched import command_line, touched
 
@@ -98,3 +98,26 @@ def test_a_gemini_cli_prompt_after_piped_text_is_kept_as_sent() -> None:
     run = _only(FIXTURES / "gemini-cli/.real/probe-fm7/piped-log-prompt.jsonl")
     assert run.task.startswith("log line 1\nlog line 2\n")
     assert run.task.endswith("log line 200\n\n\nwhy does this log fail")
+
+
+def test_each_command_of_a_line_is_looked_at_for_a_write() -> None:
+    """``git restore --staged calc.py; git restore calc.py``: the second command sets calc.py back (a write), but only
+    the line's first command was looked at, an unstaging."""
+    line = Step(index=0, action="run_shell_command",
+                arguments={"command": "git restore --staged calc.py; git restore calc.py"})
+    assert is_write(line)
+    assert not is_write(line.model_copy(update={"arguments": {"command": "git restore --staged calc.py; ls"}}))
+
+
+def test_powershells_script_is_every_word_after_command_and_fishs_may_follow_an_equals_sign() -> None:
+    """PowerShell runs every word after ``-Command`` as its script (joined by spaces; only the first was taken);
+    fish takes ``--command=SCRIPT`` as ``-c SCRIPT``."""
+    assert command_line({"command": ["powershell.exe", "-Command", "Get-Content", "calc.py"]}) == "Get-Content calc.py"
+    assert command_line({"command": ["fish", "--command=cat calc.py"]}) == "cat calc.py"
+
+
+def test_a_call_the_harness_did_not_run_touched_nothing() -> None:
+    """Codex (real) could not start ``fish -c 'cat calc.py'`` (no fish on the machine: ``not run: ...``), yet the run
+    listed calc.py as read and ``cat`` as a command it ran."""
+    found = touched(_only(CODEX_SHELLS))
+    assert found.read == [] and found.commands == []

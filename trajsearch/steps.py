@@ -213,8 +213,8 @@ def is_write(step: Step) -> bool:
     if not step.action:
         return False
     command = command_of(step)
-    if command:
-        return bool(_WRITE_COMMAND.search(command))
+    if command:  # each command of the line (``git restore --staged F; git restore F``: the second writes)
+        return any(_WRITE_COMMAND.search(part) for part in [command, *_segments(command)])
     return bool(_WRITE_TOOLS.search(step.action))
 
 

@@ -197,10 +197,14 @@ class _Reading:
 
 def _read_step(step: Step, reading: _Reading) -> None:
     """Add what one step touched to ``reading``."""
+    from .steps import NOT_RUN  # steps reads commands with this module's parser
+
     action = (step.action or "").strip()
     args = step.arguments
     texts = [step.observation or ""] + list(json_strings(args))
     _say(step, reading, texts[1:])
+    if (step.error or "").startswith(NOT_RUN):  # a call the harness did not run read and wrote nothing
+        return
     command = _command(action, args)
     history = command is not None and shows_history(command)  # another commit's diff: no change of the run's
     for at, text in enumerate(texts[1:] if history else texts, start=1 if history else 0):
@@ -815,8 +819,8 @@ def _created(text: str) -> list[str]:
 #: Codex's ``shell`` tool runs every command; ``bash -e -c``, ``bash --login -c``; fish's ``-c`` / ``--command``).
 _SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:(?:ba|z|da|k)?sh|fish)")
 _SCRIPT_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*|--command")
-#: PowerShell (``powershell.exe`` on Windows, ``pwsh``; a Windows path before it): its script is the word after
-#: ``-Command`` (``-c``), its options case-blind, as codex-rs reads a Windows argv (``extract_powershell_command``).
+#: PowerShell (``powershell.exe`` on Windows, ``pwsh``; a Windows path before it): its script is every word after
+#: ``-Command`` (``-c``), joined by spaces as PowerShell joins them, its options case-blind, as codex-rs reads a Windows argv (``extract_powershell_command``).
 _POWERSHELL = re.compile(r"(?:.*[\\/])?(?:powershell|pwsh)(?:\.exe)?", re.I)
 _POWERSHELL_SCRIPT = frozenset({"-command", "-c", "/command"})
 
@@ -843,14 +847,14 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O"})
 def _shell_script(argv: list[str]) -> str | None:
     """The script ``argv`` runs a shell on (run as it is or by ``env``: ``/usr/bin/env bash -lc S``): the first word
     after its options, one of them a ``-c``; the words after it are the script's ``$0``, ``$1`` ... (``["sh", "-c",
-    S, "sh"]``); PowerShell's, the word after its ``-Command``. None if ``argv`` runs no shell on a script (review
+    S, "sh"]``; fish's ``--command=S``); PowerShell's, the words after its ``-Command``. None if ``argv`` runs no shell on a script (review
     RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c S sh`` were read as argvs, whose reads and test runs were then
     none; round 23: so were fish's and PowerShell's)."""
     words = argv[1:] if argv and argv[0].rsplit("/", 1)[-1] == "env" else argv
     if words and _POWERSHELL.fullmatch(words[0]):
         flags = [word.lower() for word in words[1:]]
         at = next((n for n, flag in enumerate(flags) if flag in _POWERSHELL_SCRIPT), None)
-        return words[at + 2] if at is not None and at + 2 < len(words) else None
+        return " ".join(words[at + 2:]) if at is not None and at + 2 < len(words) else None
     if not words or not _SHELL_PROGRAM.fullmatch(words[0]):
         return None
     script_flag = False
@@ -858,6 +862,8 @@ def _shell_script(argv: list[str]) -> str | None:
     for word in it:
         if word in _SHELL_VALUED:
             next(it, None)
+        elif word.startswith("--command="):
+            return word.split("=", 1)[1]
         elif word.startswith(("-", "+")) and word != "--":
             script_flag = script_flag or bool(_SCRIPT_FLAG.fullmatch(word))
         else:
