@@ -820,7 +820,8 @@ def _created(text: str) -> list[str]:
 _SHELL_PROGRAM = re.compile(r"(?:\S*/)?(?:(?:ba|z|da|k)?sh|fish)")
 _SCRIPT_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*|--command")
 #: PowerShell (``powershell.exe`` on Windows, ``pwsh``; a Windows path before it): its script is every word after
-#: ``-Command`` (``-c``), joined by spaces as PowerShell joins them, its options case-blind, as codex-rs reads a Windows argv (``extract_powershell_command``).
+#: ``-Command`` (``-c``), joined by spaces as PowerShell joins them, its options case-blind, as codex-rs reads a
+#: Windows argv (``extract_powershell_command``).
 _POWERSHELL = re.compile(r"(?:.*[\\/])?(?:powershell|pwsh)(?:\.exe)?", re.I)
 _POWERSHELL_SCRIPT = frozenset({"-command", "-c", "/command"})
 
@@ -847,9 +848,9 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O"})
 def _shell_script(argv: list[str]) -> str | None:
     """The script ``argv`` runs a shell on (run as it is or by ``env``: ``/usr/bin/env bash -lc S``): the first word
     after its options, one of them a ``-c``; the words after it are the script's ``$0``, ``$1`` ... (``["sh", "-c",
-    S, "sh"]``; fish's ``--command=S``); PowerShell's, the words after its ``-Command``. None if ``argv`` runs no shell on a script (review
-    RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c S sh`` were read as argvs, whose reads and test runs were then
-    none; round 23: so were fish's and PowerShell's)."""
+    S, "sh"]``; fish's ``--command=S``); PowerShell's, the words after its ``-Command``. None if ``argv`` runs no
+    shell on a script (review RALL-A 6: ``bash -o pipefail -c S`` and ``sh -c S sh`` were read as argvs, whose reads
+    and test runs were then none; round 23: so were fish's and PowerShell's)."""
     words = argv[1:] if argv and argv[0].rsplit("/", 1)[-1] == "env" else argv
     if words and _POWERSHELL.fullmatch(words[0]):
         flags = [word.lower() for word in words[1:]]
