@@ -436,11 +436,16 @@ def _title(line: str) -> bool:
 #: words, is a program's count (patch's ``Hunk #1 succeeded at 485 (offset -1 lines).``, ``Hunk #5 succeeded at 7079
 #: with fuzz 2 (offset 42 lines).``; round 23, GEN4: they read as titles, dense).
 _COUNTED_NUMBERS = 3
+#: A number a program counts with: bare digits, signed, numbered or in brackets (``#1``, ``-2``, ``(15``, ``42)``).
+#: A version, an id or a name holding digits is a title's word (``2.17.1``, ``CVE-2021-44832``, ``Log4j``, ``32-bit``:
+#: round 23's fix, FRGEN4: ``Update Log4j to 2.17.1 to address CVE-2021-44832`` went to hybrid by them).
+_COUNT = re.compile(r"^[#(\[]?[-+]?\d+[)\].,:;]*$")
 
 
 def _counted(words: list[str]) -> bool:
-    """A line a third of whose words, and :data:`_COUNTED_NUMBERS` or more, hold a number: a program's report."""
-    numbers = sum(any(c.isdigit() for c in w) for w in words)
+    """A line a third of whose words, and :data:`_COUNTED_NUMBERS` or more, are numbers (:data:`_COUNT`): a program's
+    report."""
+    numbers = sum(_COUNT.match(w) is not None for w in words)
     return numbers >= _COUNTED_NUMBERS and 3 * numbers >= len(words)
 
 
