@@ -842,9 +842,15 @@ class FusionConfig:
         can be what tells it: a diff's ``+                    if tmp_name and os.path.exists(tmp_name):`` is one
         line of one hunk, the same words at another indent another hunk's, and a docstring's line another
         version wraps elsewhere is another file (round 23, GEN4: such rows came first in 2 of the 7 exact lines of
-        outputs ``scripts/eval_generalise.py`` missed)."""
-        pasted = text.strip()
-        return {rid: 2.0 if pasted in texts[rid] else 1.0 for rid in held}
+        outputs ``scripts/eval_generalise.py`` missed). Blanks count only where the paste is laid out
+        (:data:`_LAID_OUT`): a line typed, or copied from a page that collapses blanks, has one blank between words,
+        and a row holding it so is no closer than ``pip list``'s ``numpy      1.26.4`` (round 23's fix, FRGEN4: it
+        came first); such a line is one line still, held as pasted within one line of a row."""
+        pasted = _as_pasted(text)
+        if _LAID_OUT.search(pasted):
+            return {rid: 2.0 if pasted in _as_pasted(texts[rid]) else 1.0 for rid in held}
+        pasted = pasted.lstrip()
+        return {rid: 2.0 if pasted in _BLANKS.sub(" ", texts[rid]) else 1.0 for rid in held}
 
     def verbatim_rows(self, text: str, texts: dict[str, str]) -> set[str]:
         """The ids of ``texts`` whose text holds the whole query (whitespace-normalised)."""
@@ -858,6 +864,22 @@ class FusionConfig:
         # whitespace-normalised text holds the needle (14x cheaper than normalising each long row)
         pattern = re.compile(r"\s+".join(map(re.escape, words)))
         return {rid for rid, row in texts.items() if pattern.search(row)}
+
+
+#: Whitespace that is a paste's layout, not a typist's gap between words: a run of blanks (an indent, aligned columns),
+#: a tab, a line break (FusionConfig.as_pasted_first).
+_LAID_OUT = re.compile(r" {2,}|[\t\n]")
+#: Blanks within a line, as a paste that is not laid out is compared with a row.
+_BLANKS = re.compile(r"[ \t]+")
+#: Blank lines before a paste's first line: its indent starts after them.
+_BLANK_LINES = re.compile(r"^(?:[ \t]*\n)+")
+
+
+def _as_pasted(text: str) -> str:
+    """``text`` as its blanks are compared (:meth:`FusionConfig.as_pasted_first`): its lines ending in ``\n`` (a paste
+    from Windows ends them in ``\r\n``; round 23's fix, FRGEN4: no row held such a paste), from its first line's
+    indent to its last word."""
+    return _BLANK_LINES.sub("", text.replace("\r\n", "\n")).rstrip()
 
 
 def lifted(scores: dict[str, float], ids: Collection[str] | Mapping[str, float]) -> dict[str, float]:
