@@ -256,7 +256,7 @@ def test_mini_swe_agent_runs_of_two_systems_under_generic_results_folders_keep_d
     assert {i for i in ids if i.endswith("astropy__astropy-7166")} == {
         "mbhaskar1.results.astropy__astropy-7166", "23phillipsm.results.astropy__astropy-7166"}
     assert only(FIXTURES / "mini-swe-agent/.real/batch-2.4.6/demo__greet-11/demo__greet-11.traj.json"
-                ).trajectory_id == "mini-swe-agent.demo__greet-11.72a257502c"
+                ).trajectory_id == "batch-2.4.6.demo__greet-11"
 
 
 def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> None:

@@ -22,18 +22,11 @@ Mapping
   task_family = the repository (``marshmallow-code__marshmallow-1343`` ->
   ``marshmallow-code/marshmallow``; ProgramBench's ``eradman__entr.8e2e8b4`` ->
   ``eradman/entr``).
-- trajectory_id = ``mini-swe-agent.<instance_id>.<attempt>``, the attempt a
-  digest of the first model reply's saved time and response id (2.x saves
-  both in ``extra``): the same file read from a copy, a re-download or a
-  renamed output folder is one run, a save taken mid-run has the finished
-  run's id, and two attempts at one instance are two runs.
-  ``metadata.supersedes`` names the id its folder gave it before, so ingesting
-  it into a store written then replaces that copy. A file whose replies saved
-  neither (1.x) is ``<config dir>.<instance_id>`` (the agent configuration is
-  the directory above the instance directory; a generic output folder,
-  ``results/``, ``outputs/``, is qualified by the folder above it:
-  ``<system>.results.<instance_id>``): only its folder tells attempts apart. A
-  file without ``instance_id`` is named by its path
+- trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is
+  the directory above the instance directory), so re-ingesting a dump is
+  idempotent; a generic output folder (``results/``, ``outputs/``) names no
+  system, so the folder above it is part of the id
+  (``<system>.results.<instance_id>``). A file without ``instance_id`` is named by its path instead
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
   ``agent/mini-swe-agent.trajectory.json`` under the same name.
 - steps: one per action.
@@ -133,8 +126,6 @@ pairs actions with their replies.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -341,21 +332,6 @@ def config_name(source: Path, instance_id: str) -> str:
     return f"{system}.{name}" if system else name
 
 
-def attempt_token(messages: list[Any]) -> str | None:
-    """What names this attempt at its instance, from the file alone: a digest of its first model reply's saved time
-    and provider response id (2.x saves both in ``extra``). A folder name is the operator's label, which a copy, a
-    re-download or a renamed output folder changes; the first reply is fixed once written, so a save taken mid-run
-    and the finished file give the same token, while two attempts at one instance (replies at other times, with other
-    response ids) never do. ``None`` when no reply saved either (1.x): then only the folder tells attempts apart."""
-    for message in messages:
-        extra = message.get("extra") if isinstance(message, dict) and isinstance(message.get("extra"), dict) else {}
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-        marks = (extra.get("timestamp"), response.get("id"))
-        if any(isinstance(mark, (str, int, float)) and not isinstance(mark, bool) for mark in marks):
-            return hashlib.sha1(json.dumps(marks, default=str).encode()).hexdigest()[:10]
-    return None
-
-
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list):
         record = dict(next(split(record))[1])
@@ -369,14 +345,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("field 'instance_id' must be a non-empty string")
     stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
     instance_id = own_id or stem
-    placed = f"{config_name(ctx.source, instance_id)}.{instance_id}"
-    attempt = attempt_token(messages) if own_id else None
-    superseded: list[str] = []
-    if attempt:  # the attempt names itself: the same file read from any folder is one run
-        trajectory_id = f"{NAME}.{instance_id}.{attempt}"
-        superseded = [safe_id(placed)]  # what a store written before called it: a rerun replaces that copy
-    elif own_id:
-        trajectory_id = placed
+    if own_id:
+        trajectory_id = f"{config_name(ctx.source, instance_id)}.{instance_id}"
     else:  # no id of its own: its place on disk tells it apart from other trials
         named = named_path(ctx.source)
         trajectory_id = ".".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
@@ -441,7 +411,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES or handed_in else 0,
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
-            **({"supersedes": superseded} if superseded else {}),
             **(
                 {"outcome_basis": UNEVALUATED}
                 if outcome is Outcome.success
