@@ -875,8 +875,6 @@ PASSAGES_NOT_DENSE = "passages are searched by their words only: use mode lexica
 HELD_LINE_WORDS = 32
 
 
-
-
 #: Most edits (characters typed wrong, missing or extra) between an id typed that no run has and a run's id
 #: offered for it: a digit or two mistyped, not another task of the same repository.
 NEAR_ID_EDITS = 2

@@ -20,7 +20,7 @@ from .vocab import Kind
 TOOL_NAME = "search_past_runs"
 MAX_K = 5
 #: The longest text a call may carry: the tool's query, and the service's Exemplars task and Warnings text. Not what a
-#: search reads (``search.MAX_QUERY_CHARS``, 20,000 characters): a longer text is searched by its head and tail
+#: search reads (``bounds.MAX_QUERY_CHARS``, 20,000 characters): a longer text is searched by its head and tail
 #: (``runtime.advice.task_query``), the answer saying so.
 #: 2,000 refused a pasted issue (SWE-bench's are often 2-6 kB; in the shared mini-swe-agent runs, 20 of 284 tasks,
 #: 2,042-6,520 characters): searched whole, a successful run of the same task was among the three for all 20.
