@@ -234,3 +234,66 @@ def test_show_takes_the_step_range_a_search_hit_is_labelled_with(backend, tmp_pa
     for spec, said in (("-2", "negative"), ("1-x", "expected N, N:M (or N-M)"), ("3-1", "reversed")):
         code, out, err = run_cli("show", "c1", f"--steps={spec}")
         assert code == 2 and said in " ".join(err.split()), (spec, err)
+
+
+def test_an_id_looked_up_in_a_tenant_holding_no_runs_is_told_which_tenants_the_store_holds(newcomer) -> None:  # noqa: F811
+    """Review of CLI7, 1: ``show ID`` and ``similar --id ID`` without ``-t``, of a run ingested with ``-t demo``,
+    said only "no trajectory 'ID' in tenant 'default'", where ``search`` named the tenant holding the store's runs.
+    They say it in the same words (``_no_runs_said``). The run is the bundled sample's first, tenant demo."""
+    from trajsearch.cli import SAMPLE
+
+    run_id = json.loads(SAMPLE.read_text().splitlines()[0])["trajectory_id"]
+    code, out, err = run_cli("ingest", str(SAMPLE), "-t", "demo", "--quiet")
+    assert code == 0, err
+    for command in (("show", run_id), ("similar", "--id", run_id), ("show", run_id, "--json")):
+        code, out, err = run_cli(*command)
+        assert code == 1 and not out, command
+        assert " ".join(err.split()) == (f"error: no trajectory {run_id!r}: tenant 'default' holds no runs in this "
+                                         "store, which holds runs of tenant 'demo': name it with -t demo (or "
+                                         "$TRAJSEARCH_TENANT)"), (command, err)
+    code, out, err = run_cli("show", run_id, "-t", "demo", "--json")
+    assert code == 0 and json.loads(out)["trajectory_id"] == run_id, err
+
+
+def test_an_id_looked_up_over_a_server_names_no_tenant_but_the_keys(tmp_path: Path, monkeypatch) -> None:
+    """Review of CLI7, 1: over ``--server`` a key reads its own tenant only, so a run of another tenant's, looked up
+    with a key whose tenant holds none, names that tenant alone, never the one holding the run."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import ServiceServer
+
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+    ts.add([make_run("d1", tenant="demo")])
+    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="read")]),
+                       address="127.0.0.1:0") as srv:
+        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+        monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+        for command in (("show", "d1"), ("similar", "--id", "d1")):
+            code, out, err = run_cli(*command)
+            said = " ".join(err.split())
+            assert code == 1 and "no trajectory 'd1'" in said and "'acme'" in said and "demo" not in said, said
+    ts.close()
+
+
+def test_tenants_past_those_named_are_said_where_each_one_is_listed(newcomer, monkeypatch) -> None:  # noqa: F811
+    """Review of CLI7, 4: a store of eight tenants was named as "tenants 'team-0', ... 'team-4' and 3 more", with no
+    way to list the other three; the note says which command names them all, and that command does."""
+    import os
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+
+    ts = TrajSearch.open(os.environ["TRAJSEARCH_URI"], traces=os.environ["TRAJSEARCH_TRACES"],
+                         embedder=HashingEmbedder())
+    ts.add([make_run(f"r{i}", tenant=f"team-{i}") for i in range(8)])
+    ts.close()
+    code, out, err = run_cli("search", "payments")
+    said = " ".join(err.split())
+    assert code == 1 and ("holds runs of tenants 'team-0', 'team-1', 'team-2', 'team-3', 'team-4' and 3 more "
+                          "('trajsearch stats -t default' names them all)") in said, said
+    code, out, err = run_cli("stats", "-t", "default")
+    said = " ".join(err.split())
+    assert code == 0 and all(f"'team-{i}'" in said for i in range(8)) and "more" not in said, said

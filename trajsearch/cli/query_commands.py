@@ -167,36 +167,45 @@ def _say_run_id(api, text: str, found: Sequence[str]) -> None:
 
 
 def _no_run(api, trajectory_id: str) -> str:
-    """The error of a command given the id of no run: which tenant was looked in, and the nearest ids."""
+    """The error of a command given the id of no run: which tenant was looked in, and the nearest ids; where that
+    tenant holds no run at all, :func:`_no_runs_said`'s words (``show ID`` of a run ingested with ``-t demo``, typed
+    without it, had said "no trajectory 'ID' in tenant 'default'" where ``search`` named tenant demo)."""
     from ..search import said_meant
 
+    if said := _no_runs_said(api):
+        return f"no trajectory {trajectory_id!r}: {said}"
     return (f"no trajectory {trajectory_id!r} in tenant {api.tenant_name()!r}"
             + said_meant(api.nearest_run_ids(trajectory_id)))
 
 
-def _no_runs_said(api, stats: Mapping | None = None) -> str | None:
+def _no_runs_said(api, stats: Mapping | None = None, most: int | None = 5) -> str | None:
     """What to say when the tenant searched holds no run at all, else None: embedded, a tenant misspelt or not
     ingested into yet, naming the tenants the store holds runs of (runs ingested with ``-t acme`` and searched
-    without it were answered "tenant 'default' holds no runs" and no more); over a server, the key's tenant (the only
-    one it may read, and no other is named). ``stats``: the tenant's, when asked already."""
+    without it were answered "tenant 'default' holds no runs" and no more), up to ``most`` (None: all, as ``stats``
+    names them); over a server, the key's tenant (the only one it may read, and no other is named). ``stats``: the
+    tenant's, when asked already."""
     stats = stats if stats is not None else api.stats()
     if stats.get("trajectories"):
         return None
+    tenant = stats.get("tenant")
     if api.remote:  # a key reads its own tenant only: the server names no other
-        return f"the key's tenant {stats.get('tenant')!r} holds no runs on this server"
-    held = api.api.index.tenants_known()
+        return f"the key's tenant {tenant!r} holds no runs on this server"
+    held = api.api.index.tenants()
     if held:  # the runs ingested with -t acme, searched without it (tenant 'default'): which tenant to name
         name = f"-t {held[0]}" if len(held) == 1 else "-t TENANT"
-        return (f"tenant {stats.get('tenant')!r} holds no runs in this store, which holds runs of {_listed(held)}: "
+        return (f"tenant {tenant!r} holds no runs in this store, which holds runs of {_listed(held, tenant, most)}: "
                 f"name it with {name} (or $TRAJSEARCH_TENANT)")
-    return (f"tenant {stats.get('tenant')!r} holds no runs in this store (a misspelt tenant? 'trajsearch stats -t "
-            "TENANT' counts a tenant's runs)")
+    return (f"tenant {tenant!r} holds no runs in this store (a misspelt tenant? 'trajsearch stats -t TENANT' counts "
+            "a tenant's runs)")
 
 
-def _listed(tenants: Sequence[str], most: int = 5) -> str:
-    """Up to ``most`` tenants named for a note ("tenant 'acme'", "tenants 'acme', 'demo' and 3 more")."""
-    more = f" and {len(tenants) - most} more" if len(tenants) > most else ""
-    named = ", ".join(repr(t) for t in tenants[:most]) + more
+def _listed(tenants: Sequence[str], empty: str, most: int | None) -> str:
+    """The ``tenants`` a note names ("tenant 'acme'", "tenants 'acme', 'demo'"), up to ``most`` (None: all); the
+    rest counted, with the command that names them all (``stats`` of the tenant ``empty``, which holds none): "and
+    7 more" had been the end of it, with no way to read the seven."""
+    named = ", ".join(repr(t) for t in tenants[:most])
+    if most is not None and len(tenants) > most:
+        named += f" and {len(tenants) - most} more ('trajsearch stats -t {empty}' names them all)"
     return f"tenant{'s' if len(tenants) > 1 else ''} {named}"
 
 
@@ -311,7 +320,7 @@ def stats(
     """Counts of runs and rows in the index for a tenant."""
     with connect(server, ca, uri, traces, tenant) as api:
         data = api.stats()
-        empty = _no_runs_said(api, data) if not as_json else None
+        empty = _no_runs_said(api, data, most=None) if not as_json else None  # every tenant, named
     if as_json:
         print_json(data)
         return

@@ -577,13 +577,7 @@ class TrajectoryIndex:
             return ()
         return tuple(level for level in levels if level == "passage" or (level == "step" and self.episodes_apart))
 
-    def tenants_known(self) -> list[str] | None:
+    def tenants(self) -> list[str] | None:
         """The tenants holding rows, where this process knows them without reading rows (the in-process lexical index
         of an embedded store); None where it would have to read every run's row (a Milvus server's native BM25)."""
         return sorted(self._mirror.tenants()) if self._mirror is not None else None
-
-    def tenants(self) -> list[str]:
-        seen: set[str] = set()
-        for row in self.iterate(["tenant"], expr='level == "task"'):
-            seen.add(row["tenant"])
-        return sorted(seen)
