@@ -53,6 +53,15 @@ def test_an_env_version_no_run_has_is_named_as_what_left_nothing(site) -> None:
             "misspelt, or not recorded for these runs?") in page
 
 
+def test_the_ingest_set_hint_is_plain_text_on_the_page(site) -> None:
+    """Review of CLI7, 2: the note worded in one place carried the CLI's Markdown backticks onto the page, which shows
+    its notes as plain text: "(`ingest --set env_version=...` records one)", the backticks shown. Each interface marks
+    the command its own way (the CLI's own test keeps its backticks)."""
+    page = _search(site, q=SAMPLE_ERROR, env="airline-v2")  # the sample's runs are airline-v1
+    assert "recorded for these runs? (ingest --set env_version=... records one)" in page, page
+    assert "`" not in page
+
+
 def test_a_misspelt_tool_and_outcome_are_both_named(site) -> None:
     page = _search(site, q=SAMPLE_ERROR, tools="cancel_reservaton", outcome="failure")
     assert "Nothing found inside outcome failure, tools cancel_reservaton, but this tenant's runs match without them" in page
@@ -126,5 +135,6 @@ def test_the_page_and_the_cli_over_the_service_say_the_same_note(store, site, mo
     assert code == 0 and "no matches" in out, out + err
     [note] = [" ".join(line.split()) for line in err.split("\n\n") if line.startswith("note: ")] or [err]
     note = note.removeprefix("note: ").replace("--env-version ", "env version ").replace("--outcome ", "outcome ")
+    note = note.replace("`", "")  # the CLI marks a command as code; the page's notes are plain text
     assert note.startswith(("nothing found", "no run inside", "no failure row")), err
     assert note[0].upper() + note[1:] in _search(site, q=query, mode=mode, **page_filters)

@@ -32,9 +32,11 @@ class FilterGiven(NamedTuple):
 
 
 def filtered_out_note(search: Search, given: Sequence[FilterGiven], *, found_without: Callable[[], Any],
-                      levels: Sequence[str] = ()) -> str | None:
+                      levels: Sequence[str] = (), code: Callable[[str], str] = str) -> str | None:
     """The note for a search that found nothing inside the filters ``given``, or None when none was given or the
-    same question without them (``found_without()``, asked only then) finds nothing either.
+    same question without them (``found_without()``, asked only then) finds nothing either. ``code``: how the
+    interface marks a command it names (the CLI in backticks; the page shows its notes as plain text, where the
+    backticks had been shown as typed).
 
     Only a value no run holds is asked about (``env=v1``, held by 23 runs, was asked whether it was misspelt), with
     how such a value is recorded; where every value is held but no row at the ``levels`` searched (all when empty)
@@ -45,7 +47,7 @@ def filtered_out_note(search: Search, given: Sequence[FilterGiven], *, found_wit
     held = [g.held if g.held is not None else all(value_held(search, **{key: (value,)})
                                                    for key, values in g.inside.items() for value in values)
             for g in given]
-    recorded = next((f" (`ingest --set {g.recorded}=...` records one)" for g, h in zip(given, held)
+    recorded = next((f" ({code(f'ingest --set {g.recorded}=...')} records one)" for g, h in zip(given, held)
                      if g.recorded and not h), "")
     inside: dict[str, tuple[str, ...]] = {}
     for g in given:

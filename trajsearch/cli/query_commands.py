@@ -238,7 +238,7 @@ def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unf
     given = [FilterGiven(f"{flag} {value}{(noted or {}).get(flag, '')}", {_KEYWORDS[flag]: (value,)},
                          recorded=_KEYWORDS[flag] if flag in _SET_AT_INGEST else "")
              for flag, values in filters.items() for value in values]
-    note = filtered_out_note(search, given, found_without=unfiltered, levels=levels)
+    note = filtered_out_note(search, given, found_without=unfiltered, levels=levels, code=lambda said: f"`{said}`")
     if note:
         err.print(f"note: {note}", markup=False, soft_wrap=True)
 
