@@ -31,6 +31,13 @@ _CHECKED_POSTINGS = 200_000
 _COUNT_WHILE_SCORING = 200
 
 
+#: A term's first postings checked against the filter before all of them (see :func:`_telling`): a common
+#: term's rows are nearly always found among them, and gathering all its postings was a tenth of a search.
+_FIRST = 64
+#: Every this many values are sampled for a threshold before finding the best ones (see :func:`_largest`).
+_SAMPLE = 16
+
+
 #: Term frequencies are stored as uint16 (a term repeated more often counts this much).
 _TF_MAX = 65_535
 
@@ -221,7 +228,7 @@ def _telling(ranked: list[str], cols: dict[str, tuple[int, ...]], segments: list
                 continue
             rows = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
             budget -= len(rows)
-            if mask[rows].any():
+            if mask[rows[:_FIRST]].any() or mask[rows[_FIRST:]].any():
                 yield t, True
                 break
 
@@ -258,6 +265,26 @@ def _held(seg: _Segment, terms: list[tuple[str, int]], weights: dict[str, float]
 def _top(positions: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     """``positions`` of the ``k`` largest ``values``, best first, ties by position."""
     if positions.size > k:
-        keep = np.argpartition(-values, k - 1)[:k]
+        keep = _largest(values, k)
         positions, values = positions[keep], values[keep]
     return positions[np.lexsort((positions, -values))]
+
+
+def _largest(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest ``values`` (fewer than ``values.size``), as ``argpartition`` picks them.
+
+    Partitioning every row holding a common query term was a quarter of a search. Usually only the values
+    above a threshold read off a sample (every ``_SAMPLE``-th value) need it: about twice ``k`` of them. The
+    set is then the same whichever way it is found when the ``k``-th largest beats the next one; when they
+    tie (or the threshold let through too few), all values are partitioned as before, so that
+    ``argpartition`` breaks the tie as it always did."""
+    if values.size >= 4 * _SAMPLE * k:
+        sample = values[::_SAMPLE]
+        rank = sample.size - 2 * (k // _SAMPLE + 1)
+        above = np.flatnonzero(values >= np.partition(sample, rank)[rank])
+        if above.size > k:
+            negated = -values[above]
+            order = np.argpartition(negated, (k - 1, k))
+            if negated[order[k - 1]] < negated[order[k]]:
+                return above[order[:k]]
+    return np.argpartition(-values, k - 1)[:k]
