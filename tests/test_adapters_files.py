@@ -72,7 +72,7 @@ def test_mini_swe_agent_a_command_the_user_rejected_is_a_step_error(tmp_path: Pa
     path.parent.mkdir()
     path.write_text(json.dumps(record))
     run = only(path)
-    assert run.steps[0].error == refusal and run.steps[1].error is None
+    assert run.steps[0].error == "not run: " + refusal and run.steps[1].error is None
 
 
 def test_mini_swe_agent_bare_message_list_is_one_run_with_fenced_actions() -> None:

@@ -66,6 +66,6 @@ def test_ai_sdk_7_calls_awaiting_approval_are_not_run_and_a_denied_call_is_kept(
     assert [(s.action, s.error.startswith("not run:")) for s in pending["316cfc12"].steps] == [
         ("get_weather", True), ("run_sql", True)]
     assert [(s.action, s.error) for s in pending["43a17d97"].steps] == [
-        ("get_weather", None), ("run_sql", "denied: no database access today"), ("respond", None)]
+        ("get_weather", None), ("run_sql", "not run: denied: no database access today"), ("respond", None)]
     agent = _by_trace(OTEL / "ai7-refused-and-pending-calls.otlp.json")["d224e069"]
     assert [(s.action, (s.error or "")[:8]) for s in agent.steps] == [("get_weather", "not run:"), ("run_sql", "Error: p")]

@@ -25,7 +25,7 @@ def test_ai_sdk_6_calls_awaiting_approval_are_not_run_and_a_denied_call_is_kept(
     assert [(s.action, s.observation, (s.error or "")[:8]) for s in runs["4c928ceb"].steps] == [
         ("get_weather", None, "not run:"), ("run_sql", None, "not run:")]
     assert [(s.action, s.observation is None, s.error) for s in runs["189cb766"].steps] == [
-        ("get_weather", False, None), ("run_sql", True, "denied: no database access today"), ("respond", True, None)]
+        ("get_weather", False, None), ("run_sql", True, "not run: denied: no database access today"), ("respond", True, None)]
 
 
 def test_ai_sdk_7_denied_call_in_a_conversation_is_an_error_not_a_result() -> None:
@@ -34,7 +34,7 @@ def test_ai_sdk_7_denied_call_in_a_conversation_is_an_error_not_a_result() -> No
     run = adapter_support.only(FIXTURES / "otel-genai" / ".real" / "rev1" / "ai7-approval-denied-conv.otlp.json",
                                group_by="conversation")
     assert [(s.action, s.observation, s.error) for s in run.steps if s.action == "run_sql"] == [
-        ("run_sql", None, "denied: no database access today")]
+        ("run_sql", None, "not run: denied: no database access today")]
     assert [(s.action, s.error) for s in run.steps if s.action != "run_sql"] == [("get_weather", None), ("respond", None)]
 
 

@@ -121,7 +121,7 @@ def test_a_rejected_call_is_denied_and_the_next_call_of_the_same_tool_waits() ->
     same name had a result before it."""
     run = _run("runstate-rejected-then-paused.json")
     assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
-        ("delete_file", {"path": "/etc/hosts"}, None, "denied: Tool execution was not approved."),
+        ("delete_file", {"path": "/etc/hosts"}, None, "not run: denied: Tool execution was not approved."),
         ("delete_file", {"path": "/tmp/app.log"}, None, None)]
     assert run.metadata["awaiting_approval"] == ["delete_file"]
 
@@ -145,7 +145,7 @@ def test_a_js_sdk_run_state_is_read_alike() -> None:
     assert paused.steps[-1].error is None and paused.metadata["awaiting_approval"] == ["cancel_order"]
     done = _run("js-runstate-rejected-finished.json")
     assert [(s.action, s.error) for s in done.steps] == [
-        ("get_weather", None), ("cancel_order", "denied: Tool execution was not approved."), ("respond", None)]
+        ("get_weather", None), ("cancel_order", "not run: denied: Tool execution was not approved."), ("respond", None)]
     assert done.metadata["run_state"] == "finished"
     handoff = _run("js-runstate-handoff-paused.json")
     assert [s.action for s in handoff.steps] == ["transfer_to_Refunds_agent", "cancel_order"]
@@ -176,7 +176,7 @@ def test_a_state_with_no_items_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, steps", [
     ("runstate-0.8-schema1.0-paused.json", [("get_weather", "sunny in Lyon", None), ("cancel_order", None, None)]),
     ("runstate-0.8-schema1.0-rejected-then-paused.json", [
-        ("cancel_order", None, "denied: Tool execution was not approved."), ("cancel_order", None, None)])])
+        ("cancel_order", None, "not run: denied: Tool execution was not approved."), ("cancel_order", None, None)])])
 def test_the_first_run_state_schema_is_read_alike(name: str, steps: list[tuple[str, str | None, str | None]]) -> None:
     """``openai-agents`` 0.8.0, the first with ``RunState`` (schema 1.0): the same items; a rejection is kept in
     ``context.approvals[tool].rejected`` (later schemas: ``function_tool_approvals``)."""
@@ -211,8 +211,8 @@ def test_a_tool_rejected_for_good_is_denied_for_every_call_it_refused() -> None:
     results a tool returned."""
     run = _run("rrs-always-reject.json")
     refused = [(s.action, s.arguments, s.observation, s.error) for s in run.steps if s.action == "cancel_order"]
-    assert refused == [("cancel_order", {"order_id": "A-1"}, None, "denied: Refused by the on-call manager."),
-                       ("cancel_order", {"order_id": "A-2"}, None, "denied: Refused by the on-call manager.")]
+    assert refused == [("cancel_order", {"order_id": "A-1"}, None, "not run: denied: Refused by the on-call manager."),
+                       ("cancel_order", {"order_id": "A-2"}, None, "not run: denied: Refused by the on-call manager.")]
 
 
 def test_a_call_id_repeated_across_turns_keeps_each_call() -> None:

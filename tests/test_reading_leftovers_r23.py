@@ -39,7 +39,8 @@ def test_fish_and_powershell_argvs_are_read_as_their_scripts() -> None:
     """A shell argv is read as the script it runs (``command_line``): fish's ``-c`` and PowerShell's ``-Command``
     were joined whole (``fish -c 'cat calc.py'``), so the ``cat`` was no read."""
     fish, powershell, _ = _only(CODEX_SHELLS).steps
-    assert command_line(fish.arguments) == "cat calc.py" and is_read(fish)
+    assert command_line(fish.arguments) == "cat calc.py" and fish.error.startswith("not run: ")
+    assert is_read(fish.model_copy(update={"error": None})) and not is_read(fish)  # never started: read nothing
     assert command_line(powershell.arguments) == "Get-Content calc.py"
 
 

@@ -15,6 +15,28 @@ Below the model only: the adapters (ingest), the digest and the runtime all impo
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Step
+
+#: How every adapter begins the error of a call its harness did not run (refused by the user, a hook or a policy, a
+#: tool or arguments it could not take, a program it could not start, a call padded after the turn ended): the one
+#: mark the rules read (:func:`ran`; :func:`trajsearch.represent.recoveries`: such a read found nothing because it
+#: never ran).
+NOT_RUN = "not run: "
+
+
+def not_run(reason: str) -> str:
+    """``reason`` worded as the error of a call the harness did not run (once: a reason already so worded is kept)."""
+    return reason if reason.startswith(NOT_RUN) else NOT_RUN + reason
+
+
+def ran(step: Step) -> bool:
+    """Whether the harness ran a step's call: the one judge, so a call it did not run (:data:`NOT_RUN`) reads,
+    writes, runs no tests and touches nothing for every rule (steps' ``is_read`` ... ``verified``, ``touched``)."""
+    return not (step.error or "").startswith(NOT_RUN)
+
 
 #: The action every adapter gives an agent's words to the user: a Q&A run's answer, a coding run's report, a
 #: tau-bench agent's turn of its dialogue (whose reply from the user the adapters keep as its observation).

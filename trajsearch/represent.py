@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
-from .steps import NOT_RUN, command_of, is_read, is_removal, signature
+from .actions import NOT_RUN
+from .steps import command_of, is_read, is_removal, signature
 from .touched import touched
 from .vocab import FAILED_OUTCOMES
 
@@ -104,7 +105,7 @@ _TRACEBACK_TAIL = re.compile(r"^[^\S\n]*([A-Za-z_][\w.]*(Error|Exception|Exit|In
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 #: An error a command did not give by running and exiting non-zero, at the error's start: a call the harness did
-#: not run (every adapter words it ``not run: ...``: :data:`trajsearch.steps.NOT_RUN`); one the harness stopped before
+#: not run (every adapter words it ``not run: ...``: :data:`trajsearch.actions.NOT_RUN`); one the harness stopped before
 #: it exited (Claude Code's "interrupted by the user", Qwen Code's and OpenCode's "tool call never finished", Gemini
 #: CLI's and Qwen Code's "[Operation Cancelled]" of a running command, OpenCode's "shell tool terminated" and the
 #: "command timed out" of Codex and the OpenHands SDK: ran, but was cut off); or the sandbox or the shell itself

@@ -22,19 +22,9 @@ import re
 import shlex
 from typing import Iterable
 
+from .actions import ran
 from .model import Step, Trajectory
 from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, command_line, program_words
-
-#: How every adapter begins the error of a call its harness did not run (refused by the user, a hook or a policy, a
-#: tool or arguments it could not take, a program it could not start, a call padded after the turn ended): the one
-#: mark the rules read (:func:`trajsearch.represent.recoveries`: such a read found nothing because it never ran).
-NOT_RUN = "not run: "
-
-
-def not_run(reason: str) -> str:
-    """``reason`` worded as the error of a call the harness did not run (once: a reason already so worded is kept)."""
-    return reason if reason.startswith(NOT_RUN) else NOT_RUN + reason
-
 
 _READ_PROGRAMS = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"
@@ -200,7 +190,9 @@ def signature(step: Step) -> tuple[str, str]:
 
 
 def is_read(step: Step) -> bool:
-    if not step.action:
+    """A step that only looks at state (see the module docstring); a call the harness did not run (:func:`ran`) is
+    none."""
+    if not step.action or not ran(step):
         return False
     command = command_of(step)
     if command:
@@ -209,8 +201,9 @@ def is_read(step: Step) -> bool:
 
 
 def is_write(step: Step) -> bool:
-    """A step that changes state: edits a file, installs, moves; or a tool named like edit/update/book."""
-    if not step.action:
+    """A step that changes state: edits a file, installs, moves; or a tool named like edit/update/book. Not a call
+    the harness did not run (:func:`ran`)."""
+    if not step.action or not ran(step):
         return False
     command = command_of(step)
     if command:  # each command of the line (``git restore --staged F; git restore F``: the second writes)
@@ -227,7 +220,10 @@ def is_removal(step: Step) -> bool:
 
 def is_test_run(step: Step) -> bool:
     """A step that runs a test runner (``_TEST_COMMAND``): in a shell command, as what one of its parts runs
-    (:func:`_runs_tests`); else a tool named so (``run_tests``)."""
+    (:func:`_runs_tests`); else a tool named so (``run_tests``). Not a call the harness did not run (:func:`ran`): a
+    refused ``pytest`` after a passing one takes no verdict back."""
+    if not ran(step):
+        return False
     command = command_of(step)
     if not command:
         return bool(_TEST_COMMAND.search(step.action or ""))
@@ -327,8 +323,8 @@ def retry_positions(steps: Iterable[Step]) -> list[int]:
         sig = signature(step)
         if sig in seen:
             retries.append(position)
-        elif not is_read(step):
-            seen = set()  # a state change: repeating earlier steps is no longer a plain retry
+        elif ran(step) and not is_read(step):
+            seen = set()  # a state change (by a call that ran): repeating earlier steps is no longer a plain retry
         seen.add(sig)
     return retries
 

@@ -49,7 +49,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .actions import CALLS_NOTHING
+from .actions import CALLS_NOTHING, ran
 from .model import Step, Trajectory, json_strings
 
 #: Tools that run shell commands (their ``command`` argument is parsed).
@@ -197,13 +197,11 @@ class _Reading:
 
 def _read_step(step: Step, reading: _Reading) -> None:
     """Add what one step touched to ``reading``."""
-    from .steps import NOT_RUN  # steps reads commands with this module's parser
-
     action = (step.action or "").strip()
     args = step.arguments
     texts = [step.observation or ""] + list(json_strings(args))
     _say(step, reading, texts[1:])
-    if (step.error or "").startswith(NOT_RUN):  # a call the harness did not run read and wrote nothing
+    if not ran(step):  # a call the harness did not run read and wrote nothing
         return
     command = _command(action, args)
     history = command is not None and shows_history(command)  # another commit's diff: no change of the run's

@@ -52,8 +52,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import UNNAMED_TOOL
-from trajsearch.steps import not_run
+from trajsearch.actions import UNNAMED_TOOL, not_run
 
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text

@@ -191,9 +191,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from trajsearch.actions import TASK_COMPLETE
+from trajsearch.actions import TASK_COMPLETE, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
-from trajsearch.steps import not_run
 
 from . import _prompts
 from ._agent_cli import (

@@ -175,9 +175,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
-from trajsearch.steps import not_run
 
 from ._agent_cli import (
     API_ERROR_CAUSE,

@@ -146,9 +146,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
-from trajsearch.steps import not_run
 
 from ._agent_cli import (
     CODEX_INJECTED,
@@ -258,7 +257,7 @@ _FAILED_REPLY = re.compile(
 
 #: The failure replies of a call Codex did not run (``_FAILED_REPLY``'s first words): arguments or a tool it could not
 #: take, a command or patch the user rejected, a program it could not start (``execution error: Io(Os { code: 2,
-#: kind: NotFound ...``: no ``fish`` or ``powershell.exe`` on the machine). Worded ``not run: ...`` (``steps.not_run``).
+#: kind: NotFound ...``: no ``fish`` or ``powershell.exe`` on the machine). Worded ``not run: ...`` (``actions.not_run``).
 _NOT_RUN_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error: Io\(|"
     r"exec command rejected|patch rejected|invalid arguments: |no function found$)"

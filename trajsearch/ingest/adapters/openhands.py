@@ -229,8 +229,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import Failure, Outcome, Trajectory
-from trajsearch.steps import not_run
 
 from ._agent_cli import (
     CONTEXT_CAUSE,

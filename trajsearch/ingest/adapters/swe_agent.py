@@ -132,9 +132,9 @@ from typing import Any
 
 import yaml
 
-from trajsearch.actions import AGENT_STOP, QUIT, STOP_ACTIONS
+from trajsearch.actions import AGENT_STOP, NOT_RUN, QUIT, STOP_ACTIONS, not_run
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
-from trajsearch.steps import NOT_RUN, not_run, strip_terminal_codes
+from trajsearch.steps import strip_terminal_codes
 
 from . import _prompts
 from .atif import harbor_trial, trial_verdict

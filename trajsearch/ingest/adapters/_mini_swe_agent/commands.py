@@ -18,7 +18,8 @@ import json
 import re
 from typing import Any
 
-from trajsearch.steps import not_run, strip_terminal_codes
+from trajsearch.actions import not_run
+from trajsearch.steps import strip_terminal_codes
 
 from .._common import decisive_line, short
 
@@ -221,7 +222,7 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
     if _TIMED_OUT.search(content):
         return short(_TIMED_OUT.search(content).group(0))
     if extra.get("interrupt_type") == "UserRejection" or _REJECTED.match(content):
-        return short(content.strip().splitlines()[0])  # the user refused to run it (confirm mode)
+        return not_run(short(content.strip().splitlines()[0]))  # the user refused to run it (confirm mode)
     return _react_error(content)
 
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any, Iterator
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
-from trajsearch.steps import not_run
 
 from .._common import Context, PassedOver, RecordError, clip_task
 from .._spans import (

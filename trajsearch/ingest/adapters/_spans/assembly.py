@@ -96,8 +96,8 @@ from datetime import datetime, timezone
 from itertools import islice, takewhile
 from typing import Any, Iterator
 
+from trajsearch.actions import not_run
 from trajsearch.model import Failure, Outcome, Trajectory
-from trajsearch.steps import not_run
 
 from .. import _prompts
 from .._agent_cli import prompt_list

@@ -17,6 +17,8 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from trajsearch.actions import not_run
+
 from .._agent_cli import exit_code_error
 from .._common import as_dict, as_list, short
 from .nodes import Message, indexed, maybe_json, text_of
@@ -231,8 +233,9 @@ def framework_failure(result: Any) -> bool:
                                         or retry_feedback(result) is not None or _validation_errors(result))
 
 
-#: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given.
-DENIED = "denied"
+#: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given;
+#: worded as every call the harness did not run is (``not run: denied: <reason>``).
+DENIED = not_run("denied")
 
 
 def denial(value: Any) -> str | None:
