@@ -62,3 +62,38 @@ def test_a_refused_test_run_takes_no_pass_back() -> None:
     run = Trajectory(trajectory_id="t", tenant="default", task="x", steps=[ok, refused])
     assert not is_test_run(refused) and is_test_run(ok)
     assert verified(run, reward_at_least=None)
+
+
+def test_the_submitting_call_ran_and_a_later_call_of_its_turn_did_not(tmp_path: Path) -> None:
+    """mini-swe-agent 2.x's CLI (real 2.4.6 run, and Harbor's ATIF of it) pads the submitting call and any later call
+    of its turn with "action was not executed"; with a second call (``cat calc.py``) after the submitting one, the
+    exit message went to the later call and the submit kept ``not run`` (mini's own file), or neither was ``not run``
+    and the cat read calc.py (ATIF)."""
+    submit = {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}
+    record = json.loads(MINI_SUBMIT.read_text())
+    turn, placeholder, exit_message = record["messages"][-3:]
+    turn["tool_calls"].append({"function": {"arguments": json.dumps({"command": "cat calc.py"}), "name": "bash"},
+                               "id": "call_2", "type": "function"})
+    turn["extra"]["actions"].append({"command": "cat calc.py", "tool_call_id": "call_2"})
+    record["messages"] = record["messages"][:-1] + [{**copy.deepcopy(placeholder), "tool_call_id": "call_2"},
+                                                    exit_message]
+    mini = tmp_path / "cfg" / "inst" / "inst.traj.json"
+    mini.parent.mkdir(parents=True)
+    mini.write_text(json.dumps(record))
+
+    harbor = tmp_path / "trial"
+    shutil.copytree(HARBOR_MINI, harbor)
+    atif = json.loads((HARBOR_MINI / "agent/trajectory.json").read_text())
+    last = atif["steps"][-1]
+    last["tool_calls"].append({"tool_call_id": "call_2", "function_name": "bash", "arguments": {"command": "cat calc.py"}})
+    results = last["observation"]["results"]
+    results.append({"source_call_id": "call_2", "content": results[0]["content"]})
+    results[0]["source_call_id"] = last["tool_calls"][0]["tool_call_id"]
+    (harbor / "agent/trajectory.json").write_text(json.dumps(atif))
+
+    for run in (_only(mini), _only(harbor / "agent/trajectory.json")):
+        ran, padded = run.steps[-2:]
+        assert ran.arguments == submit and ran.error is None
+        assert padded.arguments == {"command": "cat calc.py"} and padded.error == "not run: action was not executed"
+        assert "calc.py" not in touched(run).read
+    assert _only(mini).steps[-2].observation.startswith("diff --git a/hello.py b/hello.py")

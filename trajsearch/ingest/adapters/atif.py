@@ -205,7 +205,7 @@ from ._common import (
     json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import reward_void
-from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, text_action
+from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
 from . import codex_cli, gemini_cli
 from ._spans.outcome import error_outcome
 
@@ -742,12 +742,16 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
         submitting = bool(fences) and _submits(calls, message)
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
+            # the call that submits ran (its placeholder is no failure); a later one of its turn never did
+            submitter = next((n for n, call in enumerate(calls) if SUBMIT.search(json.dumps(call.get("arguments")))),
+                             0) if submitting else None
             for n, call in enumerate(calls):
                 mine = [r for r in results if r.get("source_call_id") == call.get("tool_call_id")]
                 if n == 0:
                     mine += unmatched
                 content, error = _observed(raw, mine, agent, call.get("arguments"))
-                error = None if submitting and NOT_EXECUTED in (content or "") else error
+                if submitting and NOT_EXECUTED in (content or ""):
+                    error = None if n == submitter else not_run(NOT_EXECUTED)
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() in _executed(name, call.get("tool_call_id"))  # Harbor's placeholder
                 walk.add({
@@ -785,13 +789,9 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
     return walk
 
 
-#: The word mini-swe-agent's submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
-_SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
-
-
 def _submits(calls: list[dict[str, Any]], message: str) -> bool:
     """Whether a mini-swe-agent turn submits: one of its calls, or the command in its message, echoes the word."""
-    return any(_SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(_SUBMIT.search(message))
+    return any(SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(SUBMIT.search(message))
 
 
 def _executed(name: str, call_id: Any) -> tuple[str, ...]:

@@ -126,8 +126,11 @@ def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
 #: ``exception_info``): its interactive CLI (which Harbor runs) stops at the call that submits, pads that call and any
 #: later one with it, and puts the real output in the ``exit`` message (Harbor's conversion drops it). A later call
 #: never ran (``not run: ...``); the submitting one did, and its placeholder is no failure of it (the adapters'
-#: ``_SUBMIT`` rules).
+#: ``SUBMIT`` rules).
 NOT_EXECUTED = "action was not executed"
+#: The word a submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before): the one rule
+#: both readers of mini-swe-agent's runs (its own files, Harbor's ATIF) tell the submitting call by.
+SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
 def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:

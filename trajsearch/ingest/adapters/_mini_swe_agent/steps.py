@@ -21,14 +21,12 @@ import re
 from typing import Any
 
 from .._common import as_list, clip_step_text, short
-from .commands import (NOT_EXECUTED, function_call, is_agent_reply, says_format_error, step_error, text_action,
+from .commands import (NOT_EXECUTED, SUBMIT, function_call, is_agent_reply, says_format_error, step_error, text_action,
                        without_terminal_codes)
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
 _FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
-#: The word a submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
-_SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
 #: The thought of a step the user typed (2.x ``InteractiveAgent`` in human mode): no model reasoned it.
@@ -170,10 +168,13 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 })
         elif role == "exit":  # the submitting call if it is among those left unanswered (several in one turn)
             step = next((s for s in steps if s.get("action") and s.get("observation") is None
-                         and _SUBMIT.search(str(s.get("arguments")))), None) if submitted else None
+                         and SUBMIT.search(str(s.get("arguments")))), None) if submitted else None
             step = step or last_turn_open()
             if step is None and submitted and steps and steps[-1].get("_not_run"):
-                step = steps[-1]  # the submitting call, answered with a placeholder before the exit (2.x CLI)
+                # the submitting call, answered with a placeholder before the exit (2.x CLI), as a later call of its
+                # turn was (that one never ran: it keeps its ``not run``)
+                step = next((s for s in reversed(steps)
+                             if s.get("_not_run") and SUBMIT.search(str(s.get("arguments")))), steps[-1])
                 step["error"] = None
             if step is not None:
                 step["observation"] = clip_step_text(content)
