@@ -97,3 +97,14 @@ def test_the_submitting_call_ran_and_a_later_call_of_its_turn_did_not(tmp_path: 
         assert padded.arguments == {"command": "cat calc.py"} and padded.error == "not run: action was not executed"
         assert "calc.py" not in touched(run).read
     assert _only(mini).steps[-2].observation.startswith("diff --git a/hello.py b/hello.py")
+
+
+def test_git_restore_writes_unless_it_only_unstages_whatever_the_order_of_its_flags() -> None:
+    """``git restore -W -S F`` and ``--worktree --staged F`` set F back too (a write); only ``--staged``/``-S``
+    without ``--worktree``/``-W`` only unstages. The order of the flags decided it."""
+    def write(command: str) -> bool:
+        return is_write(Step(index=0, action="run_shell_command", arguments={"command": command}))
+
+    assert all(write(c) for c in ("git restore -W -S calc.py", "git restore --worktree --staged calc.py",
+                                  "git restore -S -W calc.py", "git restore --staged --worktree calc.py"))
+    assert not any(write(c) for c in ("git restore --staged calc.py", "git restore -S calc.py"))

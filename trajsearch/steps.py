@@ -31,11 +31,12 @@ _READ_PROGRAMS = re.compile(
     r"which|echo|git\s+(?:status|log|diff|show|grep)|sed\s+-n|awk)\b"
 )
 _READ_TOOLS = re.compile(r"^(get|search|list|find|read|view|show|lookup|fetch|open|describe)(_|$)|^(view|read|cat|ls)", re.I)
-#: ``git restore`` writes its files back but with ``--staged`` (``-S``) alone, which only unstages them.
+#: ``git restore`` writes its files back but with ``--staged`` (``-S``) and no ``--worktree`` (``-W``), in either
+#: order: that only unstages them.
 _WRITE_COMMAND = re.compile(
     r"\bsed\s+-i|(?<![<>2&])>{1,2}\s*[\w./-]|\btee\b|^\s*(?:cd\s+\S+\s*&&\s*)?(cp|mv|rm|mkdir|touch|patch|apply_patch|"
     r"git\s+(?:apply|checkout|commit|am|revert"
-    r"|restore(?![^;&|\n]*\s(?:--staged|-S)\b(?![^;&|\n]*\s(?:--worktree|-W)\b)))"
+    r"|restore(?!(?=[^;&|\n]*\s(?:--staged|-S)\b)(?![^;&|\n]*\s(?:--worktree|-W)\b)))"
     r"|pip\s+install|npm\s+install|apt(?:-get)?\s+install)\b"
 )
 _WRITE_TOOLS = re.compile(
