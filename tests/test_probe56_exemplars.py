@@ -56,7 +56,7 @@ def test_a_shared_dunder_method_does_not_outweigh_the_wording(model_ts):
     """Real model. The task names ``__mul__`` (what ``@`` copies), and the milli-prefix run changed a ``__mul__``:
     ``touched`` in full. At ``w_touched`` 0.25 that lifted it, worded far from the task, over the relevant
     ``col_insert`` run into the three shown (on the whole ``cost_2_3`` tenant: 2nd, the relevant run 8th); at the
-    cross-validated 0.15 the wording decides."""
+    cross-validated 0.20 the wording decides."""
     model_ts.add([_changed(run_id, *run) for run_id, run in RUNS.items()])
     # No step rows vote here (the tenant's many nearest step rows were other runs'); the candidates' vote alone says
     # where the work lies.
