@@ -99,3 +99,30 @@ def test_a_line_pasted_without_its_blanks_is_one_line_still(hashing_ts, mode: st
     hits = hashing_ts.search("north (e.g. North = 0, East = 90, West = 270).", tenant="acme", levels=["step"], k=2,
                              mode=mode)
     assert [hit.trajectory_id for hit in hits] == ["one-line", "wrapped"]
+
+
+SHALLOW = """+    if tmp_name and os.path.exists(tmp_name):
++        os.unlink(tmp_name)"""
+DEEP = """+        # if tmp_name exists: os.path.exists(tmp_name) before os.unlink(tmp_name)
++        if tmp_name and os.path.exists(tmp_name):
++            os.unlink(tmp_name)"""
+
+
+def test_an_indent_pasted_is_not_held_inside_a_deeper_one() -> None:
+    """Bug (FRALLB): a paste at 16 blanks was found inside the last diff's line at 20, so both rows counted as pasted."""
+    from trajsearch.fusion import FusionConfig
+
+    pasted = PASTED[1:][4:]  # the first patch's line, at its 16 blanks
+    closeness = FusionConfig.as_pasted_first(pasted, {"first": FIRST_PATCH, "last": LAST_DIFF}, {"first", "last"})
+    assert closeness == {"first": 2.0, "last": 1.0}
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "auto"])
+def test_a_shallow_paste_finds_the_shallow_row_first(hashing_ts, mode: str) -> None:
+    """Bug (FRALLB): a line pasted at 4 blanks put the row holding it at 8 first (its words once more in a comment
+    score it higher): the 4 blanks were found within the 8, so both rows held it "as pasted"."""
+    hashing_ts.add([make_run("shallow", steps=[("bash", {"command": "git diff"}, SHALLOW)]),
+                    make_run("deep", steps=[("bash", {"command": "git diff"}, DEEP)])])
+    hits = hashing_ts.search("    if tmp_name and os.path.exists(tmp_name):", tenant="acme", levels=["step"], k=2,
+                             mode=mode)
+    assert [hit.trajectory_id for hit in hits] == ["shallow", "deep"]

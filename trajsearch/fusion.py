@@ -845,9 +845,14 @@ class FusionConfig:
         outputs ``scripts/eval_generalise.py`` missed). Blanks count only where the paste is laid out
         (:data:`_LAID_OUT`): a line typed, or copied from a page that collapses blanks, has one blank between words,
         and a row holding it so is no closer than ``pip list``'s ``numpy      1.26.4`` (round 23's fix, FRGEN4: it
-        came first); such a line is one line still, held as pasted within one line of a row."""
+        came first); such a line is one line still, held as pasted within one line of a row. A paste starting with
+        its indent holds it as a line's whole indent (:data:`_LINE_START`): a 4-blank paste is not held in the same
+        words at 8 (FRALLB: both had counted as pasted)."""
         pasted = _as_pasted(text)
         if _LAID_OUT.search(pasted):
+            if pasted[0] in " \t":  # its indent is a whole line's (FRALLB: a 4-blank paste was held in an 8-blank row)
+                line = re.compile(_LINE_START + re.escape(pasted), re.MULTILINE)
+                return {rid: 2.0 if line.search(_as_pasted(texts[rid])) else 1.0 for rid in held}
             return {rid: 2.0 if pasted in _as_pasted(texts[rid]) else 1.0 for rid in held}
         pasted = pasted.lstrip()
         return {rid: 2.0 if pasted in _BLANKS.sub(" ", texts[rid]) else 1.0 for rid in held}
@@ -869,6 +874,11 @@ class FusionConfig:
 #: Whitespace that is a paste's layout, not a typist's gap between words: a run of blanks (an indent, aligned columns),
 #: a tab, a line break (FusionConfig.as_pasted_first).
 _LAID_OUT = re.compile(r" {2,}|[\t\n]")
+#: Where a paste starting with its indent starts in a row: at a line's start, after the label a step's field starts
+#: with if any (:func:`~trajsearch.represent.step_text`: ``[step 3] result: `` before an output's first line), then a
+#: diff's mark if any (``+``, ``-``, or the blank of a context line), so that its indent is all of the line's and not
+#: the tail of a deeper one's.
+_LINE_START = r"^(?:\[step \d+\] )?(?:(?:thought|result|error): )?[-+ ]?"
 #: Blanks within a line, as a paste that is not laid out is compared with a row.
 _BLANKS = re.compile(r"[ \t]+")
 #: Blank lines before a paste's first line: its indent starts after them.
