@@ -297,3 +297,21 @@ def test_tenants_past_those_named_are_said_where_each_one_is_listed(newcomer, mo
     code, out, err = run_cli("stats", "-t", "default")
     said = " ".join(err.split())
     assert code == 0 and all(f"'team-{i}'" in said for i in range(8)) and "more" not in said, said
+
+
+def test_the_tenants_are_named_from_the_runs_whatever_the_lexical_leg(newcomer) -> None:  # noqa: F811
+    """FRALLB 2: the tenants named were the in-process lexical index's, loaded (or rebuilt from every row) for a
+    mistyped ``stats -t`` (10.7 s, 676 MB at 7,929 rows), and a store searched by Milvus' own BM25 has no such index,
+    so its tenants went unnamed ("a misspelt tenant?"). They are read from the runs' task rows: named either way."""
+    import os
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+
+    with TrajSearch.open(os.environ["TRAJSEARCH_URI"], traces=os.environ["TRAJSEARCH_TRACES"],
+                         embedder=HashingEmbedder(), lexical="milvus") as ts:
+        ts.add([make_run("d1", tenant="demo"), make_run("o1", tenant="ops")])
+    code, out, err = run_cli("stats", "-t", "dmeo")
+    said = " ".join(err.split())
+    assert code == 0 and "tenant 'dmeo' holds no runs in this store, which holds runs of tenants 'demo', 'ops'" in said, \
+        said

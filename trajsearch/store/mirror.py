@@ -77,10 +77,6 @@ class LexicalMirror:
     def search(self, query: str, filters: Filters, limit: int, widen: bool = True) -> list[tuple[str, float]]:
         return self._loaded().search(query, filters, limit, widen=widen)
 
-    def tenants(self) -> list[str]:
-        """The tenants that hold rows (loaded as a search loads it: the copy saved beside the store, or the rows)."""
-        return self._loaded().tenants()
-
     def _loaded(self) -> LexicalIndex:
         with self._lock:
             if self._index is None:
