@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import backend, run_cli  # noqa: F401 (fixture)
+from cli_support import backend, newcomer, run_cli  # noqa: F401 (fixtures)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIXED = FIXTURES / "native" / "mixed.jsonl"  # 3 good runs, 2 rejected lines (2 and 3)
@@ -38,7 +38,7 @@ def test_a_rerun_says_the_rejections_an_earlier_run_made(backend, tmp_path):
     assert code == 3, said
     if backend == "embedded":  # nothing read again: the summary says why it still exits 3, and where they are
         assert "2 record(s) of the input(s) read before were rejected then" in said, said
-        assert "all rejections: " in said, said
+        assert "(they were written to " in said, said
     else:
         assert "rejected 2" in said, said
 
@@ -92,3 +92,14 @@ def test_an_ingest_resumed_after_an_interruption_counts_the_rejections_made_befo
     assert result["rejected"] == 0 and result["rejected_earlier"] == 2, result
     assert result["ingested"] + result["unchanged"] + result["landed_earlier"] == 3, result
     assert exit_status([result]) == 3
+
+
+def test_a_rerun_after_the_dead_letter_file_is_gone_says_where_they_were_written(newcomer, tmp_path):  # noqa: F811
+    """FRALLB 3: the rerun's note said "(all rejections: FILE)" of a dead-letter file the operator had since mended
+    and removed: it says where they were written, which stays true."""
+    dead = tmp_path / "rejected.jsonl"
+    run_cli("ingest", str(MIXED), "--dead-letter", str(dead), "--quiet")
+    dead.unlink()
+    _, out, err = run_cli("ingest", str(MIXED), "--dead-letter", str(dead))
+    said = " ".join((out + err).split())
+    assert f"rejected then (they were written to {dead}): mend them and rerun" in said, said

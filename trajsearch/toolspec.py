@@ -26,11 +26,6 @@ MAX_K = 5
 #: 2,042-6,520 characters): searched whole, a successful run of the same task was among the three for all 20.
 MAX_CALL_TEXT_CHARS = 1_000_000
 DEFAULT_CAP = 4
-#: The runs that got past a pasted error a failures answer adds to its ``k`` failed runs (``AdviceConfig.recoveries_k``'s
-#: default): said in ``k``'s description, which had read "How many past runs to return" of an answer of k + 1 runs.
-#: Added, not counted inside ``k``: the answer is bounded by its tokens (``result_tokens``) whatever ``k``, and inside
-#: ``k=1`` a recovery would cost the failed run, or the failed run the recovery (review RRT6, 3).
-RECOVERIES_K = 1
 DEFAULT_RESULT_TOKENS = 1200
 #: What the capped answer says the searches were counted over (an MCP server over stdio says what it counted)
 CAP_SCOPE = "for this task"
@@ -60,9 +55,11 @@ class SearchPastRunsArguments(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_CALL_TEXT_CHARS,
                        description="What you are trying to do, or the exact error message / command to look up; "
                                    "a whole issue or log may be pasted.")
-    k: int = Field(3, ge=1, le=MAX_K, description=f"How many past runs to return; kind=failures returns up to this "
-                                                  f"many failed runs plus up to {RECOVERIES_K} run(s) that got past "
-                                                  "a pasted error.")
+    # the runs that got past a pasted error, added to k's failed runs (AdviceConfig.recoveries_k), said without their
+    # number: the runtime's config sets it, and an MCP server's schema is written without the runtime's config
+    k: int = Field(3, ge=1, le=MAX_K, description="How many past runs to return; kind=failures returns up to this "
+                                                  "many failed runs, plus any run(s) that got past a pasted error "
+                                                  "(not counted in k).")
     kind: Kind = Field("exemplars", description="exemplars: successful runs; failures: failed runs (what not to "
                                                 "do) and runs that got past a pasted error; steps: matching steps "
                                                 "of any run.")

@@ -885,7 +885,8 @@ def _rejected_earlier_line(results: list[dict[str, Any]]) -> None:
     exits 3 for them (see :func:`exit_status`), and its "rejected 0" alone would not say why."""
     if rejected := sum(r.get("rejected_earlier") or 0 for r in results):
         files = sorted({str(r["dead_letter"]) for r in results if r.get("dead_letter")})
-        where = f" (all rejections: {escape(', '.join(files))})" if files else ""
+        # "written to", not "all rejections: FILE": the file may have been mended, moved or removed since (FRALLB 3)
+        where = f" (they were written to {escape(', '.join(files))})" if files else ""
         err.print(f"[yellow]{rejected} record(s) of the input(s) read before were rejected then[/yellow]{where}: "
                   "mend them and rerun, or --restart to read every input again", highlight=False, soft_wrap=True)
 

@@ -382,7 +382,7 @@ def exemplars(
 
 def _operator_note(api, result, kind: str, versions: Mapping[str, Sequence[str]]) -> str | None:
     """What to tell the operator of an empty exemplars or warnings answer, from the answer's own ``reason`` (decided
-    once, by the runtime's :func:`~trajsearch.runtime.tool.why_none`, on both backends alike): nothing when nothing
+    once, by the runtime's :func:`~trajsearch.runtime.tool.why_empty`, on both backends alike): nothing when nothing
     was close enough (review RGE 4: the versions were not why) or the text says it (a budget too small); the
     tenant's name when it holds no run at all; else the answer's note (with the versions given, when no run of the
     kind lies inside them, named in its sentence). The CLI had asked again itself, without the versions, and said

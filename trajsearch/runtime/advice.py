@@ -16,17 +16,17 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
 from ..represent import MAX_ROW_CHARS, clip
 from ..results import Hit
-from ..search import MAX_QUERY_CHARS, TrajSearch
+from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
-from ..toolspec import RECOVERIES_K
 from ..touched import FILES_SHOWN, identifiers
 from . import where
 from .context import RuntimeContext
@@ -154,8 +154,10 @@ class AdviceConfig:
     warning_outcomes: tuple[str, ...] = ("failure",)
     #: for a pasted log line, up to this many successful runs whose steps met it, with what each did next
     #: (:func:`_recoveries`): how past runs got past the error the agent is stuck on, added to the ``warnings_k`` (or
-    #: ``k``) failed runs, not counted among them (see ``toolspec.RECOVERIES_K``, the tool's words for it); 0: off
-    recoveries_k: int = RECOVERIES_K
+    #: ``k``) failed runs, not counted among them (the tool's ``k`` says so): the answer is bounded by its tokens
+    #: whatever ``k``, and inside ``k=1`` a recovery would cost the failed run, or the failed run the recovery (review
+    #: RRT6, 3); 0: off
+    recoveries_k: int = 1
 
 
 @dataclass

@@ -17,8 +17,7 @@ from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
 from .advice import (QUERY_END_CHARS, AdviceConfig, Exemplar, FailureWarning, Recovery, Strategy, WarningSet, exemplars,
-                     search, similarity, task_query,
-                     warnings)
+                     search, similarity, task_query, warnings)
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -321,8 +320,8 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     tenant = ctx.filters(levels=levels, outcomes=outcomes)
     widened = replace(tenant, env_versions=readable[0], policy_versions=readable[1])
     if held is None:
-        held = bool(search(ts, query, ctx.filters(levels=levels, outcomes=outcomes, exclude_trajectory_ids=excluded), k=1,
-                           grouped=False))
+        inside = ctx.filters(levels=levels, outcomes=outcomes, exclude_trajectory_ids=excluded)
+        held = bool(search(ts, query, inside, k=1, grouped=False))
     if held:
         reason = nothing_close
     elif excluded and search(ts, query, tenant, k=1, grouped=False):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+from ...bounds import MAX_QUERY_CHARS  # the page cuts a longer paste to what a search reads
 from ...model import ID_PATTERN, valid_id
 from ...results import Hit
-from ...search import MAX_QUERY_CHARS, TrajSearch  # the page cuts a longer paste to what a search reads
+from ...search import TrajSearch
 from ...service.auth import Principal
 from ...vocab import LEVELS
 
