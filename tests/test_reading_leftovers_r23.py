@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trajsearch.digest import WarningDigest, from_row_steps
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome, Step, Trajectory
@@ -15,11 +17,22 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_tau_bench_few_shot_examples_are_refused_as_such() -> None:
     """tau-bench's ``few_shot_data/MockAirlineDomainEnv-few_shot.jsonl`` (real, cut to 2 lines) was refused as an
     "unrecognised dump format": it is prompt material, whose tool calls show as ``assistant: None`` (no tool name,
-    no arguments) and which keeps no task id or reward; the refusal says so and where tau-bench's runs are."""
-    [parsed] = read_inputs([FIXTURES / "tau-bench/.real/MockAirlineDomainEnv-few_shot.jsonl"])
-    assert parsed.trajectory is None
-    assert "no run in this file: tau-bench's few-shot examples" in parsed.error
-    assert "'assistant: None'" in parsed.error and "results/*.json" in parsed.error
+    no arguments) and which keeps no task id or reward; named alone, the refusal says so and where tau-bench's runs
+    are (a side file: a folder walk passes it over, below)."""
+    with pytest.raises(ValueError) as refused:
+        list(read_inputs([FIXTURES / "tau-bench/.real/MockAirlineDomainEnv-few_shot.jsonl"]))
+    said = str(refused.value)
+    assert "no run in this file: tau-bench's few-shot examples" in said
+    assert "'assistant: None'" in said and "results/*.json" in said
+
+
+def test_a_folder_holding_tau_bench_few_shot_examples_passes_them_over() -> None:
+    """A tau-bench checkout ships its few-shot examples beside its results: a folder walk passes them over as it
+    does a fault analysis (a side file), where they had been a rejected input that made ``ingest --server`` of
+    tests/fixtures/tau-bench/.real exit 3 (the fresh-clone CI of round 23)."""
+    parsed = list(read_inputs([FIXTURES / "tau-bench/.real"]))
+    assert not [p.error for p in parsed if p.error and "few-shot" in p.error]
+    assert sum(p.trajectory is not None for p in parsed) >= 14
 
 
 QWEN = FIXTURES / "qwen-code/.real"

@@ -136,7 +136,15 @@ _FAULT_ANALYSIS_KEYS = frozenset({"fault_assignment_analysis", "fault_type_analy
 
 
 def side_file(record: Any) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): tau-bench's fault analysis of a results file, if it is one."""
+    """The adapter hook (see ``adapters/__init__``): what a file tau-bench writes or ships beside its runs is, if a
+    line is one: a results file's fault analysis, or its few-shot examples (``few_shot_data/*-few_shot.jsonl``), no
+    runs to read, as ``messages_display`` is a transcript written for a prompt (``few_shot_agent.py``) where a tool
+    call shows as ``assistant: None`` (no tool name, no arguments) and no task id or reward is kept. A folder walk
+    passes them over (a tau-bench checkout holds both); named alone, each is an error saying what it is."""
+    return _fault_analysis(record) or _few_shot(record)
+
+
+def _fault_analysis(record: Any) -> str | None:
     if not isinstance(record, dict) or "fault_assignment_analysis" not in record \
             or not record.keys() <= _FAULT_ANALYSIS_KEYS:
         return None
@@ -147,10 +155,7 @@ def side_file(record: Any) -> str | None:
             "failed run, and how), not a run: the runs are in the results file it was made from")
 
 
-def not_a_run(record: Any) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): tau-bench's few-shot examples, if a line is one of them. They
-    are no runs to read: ``messages_display`` is a transcript written for a prompt (``few_shot_agent.py``), where a
-    tool call shows as ``assistant: None`` (no tool name, no arguments) and no task id or reward is kept."""
+def _few_shot(record: Any) -> str | None:
     if not (isinstance(record, dict) and record.keys() == {"messages_display"}
             and isinstance(record["messages_display"], str) and record["messages_display"].startswith("user: ")):
         return None
