@@ -16,14 +16,13 @@ from cli_support import backend, run_cli  # noqa: F401 (fixture)
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
 SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"  # a real SWE-agent run
-#: A real tau-bench file of few-shot examples, not runs: its format is not recognised (two of its lines).
 RUN_ID = "tau-airline-0-t0"  # the first tau-bench run of the fixture, read from airline.jsonl
-FEW_SHOT = Path("/work/shared/data/tau-bench/airline-few-shot.jsonl")
 
 
-def few_shot(path: Path) -> Path:
-    lines = FEW_SHOT.read_text().splitlines()[:2] if FEW_SHOT.exists() else [json.dumps({"messages_display": "x"})]
-    path.write_text("\n".join(lines) + "\n")
+def no_format(path: Path) -> Path:
+    """A JSONL file of no format trajsearch reads: a rejected input (a tau-bench few-shot file, once used here, is
+    now a side file that a folder walk passes over)."""
+    path.write_text(json.dumps({"note": "a line of no dump format"}) + "\n")
     return path
 
 
@@ -35,13 +34,13 @@ def test_every_shard_completes_when_a_file_holds_no_run(tmp_path: Path, home: Pa
     dumps = tmp_path / "tau"
     dumps.mkdir()
     shutil.copy(TAU, dumps / "gpt-4o-airline.json")
-    few_shot(dumps / "airline-few-shot.jsonl")
+    no_format(dumps / "notes.jsonl")
     results = []
     for i in range(2):
         code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "w", "--shard", f"{i}/2", "--json")
         assert code == (3 if summary(stdout)["rejected"] else 0), stdout + stderr  # 3: the shard had a rejection
         results.append(summary(stdout))
-    assert sum(r["rejected"] for r in results) == 1  # the few-shot file, by the one shard that owns it
+    assert sum(r["rejected"] for r in results) == 1  # the unread file, by the one shard that owns it
     assert sum(r["ingested"] for r in results) == len(json.loads(TAU.read_text()))
 
 
