@@ -121,5 +121,6 @@ def test_ingest_state_an_older_version_left_readable_is_made_private(tmp_path, m
     assert code == 3, err
     [dead] = mine.glob("dead-letter-*.jsonl")
     dead.chmod(0o644)
-    assert run_cli("ingest", str(bad), "--tenant", "demo", "--state-dir", str(mine))[0] == 0  # resumed: all done
+    # resumed: all done, and 3 as the input read (its bad line was rejected before: CLI7)
+    assert run_cli("ingest", str(bad), "--tenant", "demo", "--state-dir", str(mine))[0] == 3
     assert stat.S_IMODE(mine.stat().st_mode) == 0o755 and stat.S_IMODE(dead.stat().st_mode) == 0o600
