@@ -133,8 +133,10 @@ def test_the_page_and_the_cli_over_the_service_say_the_same_note(store, site, mo
         monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
         code, out, err = run_cli("search", query, "--mode", mode, *cli_flags)
     assert code == 0 and "no matches" in out, out + err
-    [note] = [" ".join(line.split()) for line in err.split("\n\n") if line.startswith("note: ")] or [err]
-    note = note.removeprefix("note: ").replace("--env-version ", "env version ").replace("--outcome ", "outcome ")
+    # the note's paragraph, wherever it stands in stderr (the server's threads may log there in a full run)
+    said = re.search(r"(?ms)^note: (.*?)(?:\n\n|\Z)", err)
+    note = " ".join(said.group(1).split()) if said else err
+    note = note.replace("--env-version ", "env version ").replace("--outcome ", "outcome ")
     note = note.replace("`", "")  # the CLI marks a command as code; the page's notes are plain text
     assert note.startswith(("nothing found", "no run inside", "no failure row")), err
     assert note[0].upper() + note[1:] in _search(site, q=query, mode=mode, **page_filters)
