@@ -354,6 +354,7 @@ class _UnreadCall:
             ("authorization", f"Bearer {key}")))
         message = pb2.GetTraceRequest(trace_uri=uri).SerializeToString()
         self.reset = 0
+        self.ended = 0  # calls the server ended without an answer held (trailers only: refused, e.g. trace reads busy)
         self._settled = threading.Event()  # the server's settings acknowledged: its stream cap holds from then
         self._send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self._frame(4, 0, 0, struct.pack(">HI", 4, 0)))
         threading.Thread(target=self._acknowledge, daemon=True).start()
@@ -399,6 +400,8 @@ class _UnreadCall:
                         self._send(self._frame(6, 1, 0, payload))
                     elif kind == 3:
                         self.reset += 1
+                    elif kind == 1 and flags & 1:
+                        self.ended += 1
             except OSError:  # closed by the test
                 return
 
