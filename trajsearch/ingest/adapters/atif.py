@@ -135,7 +135,9 @@ Mapping
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
   the trial's exception (``exception_info``: ``infra_error``, an agent
-  timeout ``failure``; the decisive line of its message); else, with no
+  timeout ``failure``; the decisive line of its message; in a trial Harbor
+  never finished, no ``result.json``, the exception its ``exception.txt``
+  records: :func:`_exception_file`); else, with no
   trial verdict, a root ``extra.error`` (Harbor's strands converter: the exception
   the agent died of) fails it, an outage as ``infra_error``; else
   ``infra_error`` when the run ended on
@@ -1166,13 +1168,41 @@ def _harbor_verdict(source: Path) -> dict[str, Any] | None:
     found = _trial_dir(source)
     if found is None:
         return None
-    data = _trial_file(source, "result.json")
+    data = _trial_file(source, "result.json") or _exception_file(found[0])
     step = next((r for r in as_list(data.get("step_results")) if isinstance(r, dict) and found[1] is not None
                  and r.get("step_name") == found[1]), None)
     if step is not None and (step.get("verifier_result") or step.get("exception_info")):
         data = {**data, "verifier_result": step.get("verifier_result"), "exception_info": step.get("exception_info"),
                 "step_name": found[1]}
     return data if "verifier_result" in data or "exception_info" in data else None
+
+
+def _exception_file(trial: Path) -> dict[str, Any]:
+    """A Harbor trial's ``exception_info`` as its ``exception.txt`` keeps it, for a trial Harbor never finished (no
+    ``result.json``). ``Trial._record_exception`` writes ``traceback.format_exc()`` there when the exception happens,
+    and ``result.json`` only in ``_finalize``: a job stopped or crashed in between (refreshdotdev's terminus-2 trial
+    timed out, then Harbor failed looking for the verifier's output) leaves the exception in that file alone. Its
+    last traceback's exception line names the type (module path dropped, as ``ExceptionInfo`` records
+    ``type(e).__name__``) and begins the message. Empty where there is no such file or no traceback in it."""
+    try:
+        lines = (trial / "exception.txt").read_text(encoding="utf-8", errors="replace").rstrip().split("\n")
+    except OSError:
+        return {}
+    header = max((at for at, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")),
+                 default=None)
+    at = header + 1 if header is not None else len(lines)
+    while at < len(lines) and (not lines[at] or lines[at][:1].isspace()):  # the frames, indented under the header
+        at += 1
+    raised = _RAISED.match(lines[at]) if at < len(lines) else None
+    if raised is None:
+        return {}
+    message = "\n".join([raised["message"] or "", *lines[at + 1:]]).strip()
+    return {"exception_info": {"exception_type": raised["type"], "exception_message": message},
+            "trial_name": trial.name, "verdict_file": "exception.txt"}
+
+
+#: A traceback's exception line: ``harbor.trial.trial.AgentTimeoutError: Agent execution timed out ...``.
+_RAISED = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<type>[A-Za-z_]\w*)(?::\s?(?P<message>.*))?$")
 
 
 def harbor_trial(path: Path) -> Path | None:
@@ -1203,7 +1233,8 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     trial = _harbor_verdict(source)
     if trial is None:
         return _root_error(extra)
-    basis = {"outcome_basis": "Harbor trial result.json", "trial_name": trial.get("trial_name"),
+    basis = {"outcome_basis": f"Harbor trial {trial.get('verdict_file', 'result.json')}",
+             "trial_name": trial.get("trial_name"),
              "task_name": trial.get("task_name"), **({"trial_step": trial["step_name"]} if trial.get("step_name") else {})}
     verifier = trial.get("verifier_result") if isinstance(trial.get("verifier_result"), dict) else {}
     rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else {}
@@ -1223,8 +1254,8 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
         failed = _verifier_failure(source, float(value)) if outcome is Outcome.failure else None
         return outcome, float(value), failed, basis
     if exception:
-        failure = _trial_failure(exception, graded=False)
-        return (Outcome.failure if failure.cause is None else Outcome.infra_error), None, failure, basis
+        return Outcome.failure if _timed_out(exception) else Outcome.infra_error, None, \
+            _trial_failure(exception, graded=False), basis
     return Outcome.unknown, None, None, basis
 
 
@@ -1278,11 +1309,17 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
     kind = str(exception.get("exception_type") or "exception")
     message = str(exception.get("exception_message") or "")
     error = short(f"{kind}: {decisive_line(message) or ''}", 500)  # the agent's stderr, cut and joined by Harbor
-    if "AgentTimeout" in kind:
-        return Failure(error=error, cause="the agent ran out of time; the verifier graded what it left"
-                       if graded else None)
+    if _timed_out(exception):
+        return Failure(error=error, cause="the agent ran out of time" + (
+            "; the verifier graded what it left" if graded else ", and no verifier graded what it left"))
     return Failure(error=error, cause="infrastructure: the agent's process failed; the verifier graded what it left"
                    if graded else "infrastructure: the trial failed before the verifier graded it")
+
+
+def _timed_out(exception: dict[str, Any]) -> bool:
+    """Whether a trial's exception is its agent's timeout (``AgentTimeoutError``): the agent's own failure, not the
+    harness's, whether or not the verifier then graded what it left."""
+    return "AgentTimeout" in str(exception.get("exception_type") or "")
 
 
 def _void_failure(exception: dict[str, Any]) -> Failure:
