@@ -1234,8 +1234,8 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     if trial is None:
         return _root_error(extra)
     basis = {"outcome_basis": f"Harbor trial {trial.get('verdict_file', 'result.json')}",
-             "trial_name": trial.get("trial_name"),
-             "task_name": trial.get("task_name"), **({"trial_step": trial["step_name"]} if trial.get("step_name") else {})}
+             "trial_name": trial.get("trial_name"), "task_name": trial.get("task_name"),
+             **({"trial_step": trial["step_name"]} if trial.get("step_name") else {})}
     verifier = trial.get("verifier_result") if isinstance(trial.get("verifier_result"), dict) else {}
     rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else {}
     value = rewards.get("reward", next(iter(rewards.values()), None) if len(rewards) == 1 else None)

@@ -66,7 +66,9 @@ Mapping
   (``[No exact match found in ...``) -- their words.
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept; the
-  agent's own iteration, budget or context-window limit -> ``failure``), a
+  agent's own iteration, budget or context-window limit -> ``failure``; where
+  OpenHands recorded no reason, as 0.13-0.30 never did, the error says so and
+  names the last failing step the run did not get past), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
@@ -248,7 +250,7 @@ from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
-    outcome_of_reward, safe_id, short,
+    last_tool_error, outcome_of_reward, safe_id, short,
 )
 from ._spans.outcome import error_outcome
 
@@ -961,13 +963,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     final_state, reason = states[-1] if states else (None, "")
     outcome, failure = Outcome.unknown, None
     if final_state in ("error", "rate_limited"):
-        detail = reason or (loose_errors[-1] if loose_errors else None) or next(
-            (s["error"] for s in reversed(steps) if s.get("error")), None) or f"agent state {final_state}"
-        if _AGENT_LIMIT.search(detail):  # its iteration or budget limit: the agent's failure, not the harness's
-            outcome, cause = Outcome.failure, _limit_cause(detail)
-        else:
-            outcome, cause = Outcome.infra_error, "infrastructure: the agent stopped in state " + final_state
-        failure = Failure(error=short(detail, 500, keep="head"), cause=cause)
+        detail = reason or (loose_errors[-1] if loose_errors else None)
+        if detail is None:
+            outcome, failure = Outcome.infra_error, _unexplained_stop(final_state, steps)
+        else:  # its iteration or budget limit is the agent's failure, not the harness's
+            limit = _AGENT_LIMIT.search(detail)
+            outcome = Outcome.failure if limit else Outcome.infra_error
+            failure = Failure(error=short(detail, 500, keep="head"), cause=_limit_cause(detail) if limit
+                              else "infrastructure: the agent stopped in state " + final_state)
     elif rejected is not None or final_state == "rejected":
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
@@ -1247,6 +1250,23 @@ _AGENT_LIMIT = re.compile(r"reached maximum iteration|maximum budget|budget (?:e
 #: failure.
 _AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached",
                            "LLMContextWindowExceedError"})
+
+
+def _unexplained_stop(state: str, steps: list[dict[str, Any]]) -> Failure:
+    """The failure of a run whose controller stopped it in ``state`` (``error``) with no reason recorded. OpenHands
+    0.13-0.30 wrote none for any exception that stopped the run (``_react_to_exception``: an LLM error, the iteration
+    limit in headless mode, a stuck loop; the text went to the UI's status and the log only, the ``reason`` field
+    came in 0.31), and a later server a runtime error its session reports. A tool call that failed before is no such
+    exception: the agent saw its result and went on. So the error says no reason was recorded and names the last
+    failing step the run did not get past (``last_tool_error``), as the other readers name it; not that step's error
+    as the reason (a ``view_range`` the editor refused read as why the run stopped)."""
+    said = f"the agent stopped in state {state}; OpenHands recorded no reason"
+    last = last_tool_error(steps)
+    if last is not None:
+        position = next(i for i, step in enumerate(steps) if step is last)
+        said += f"; last failing step {position}: {last['error']}"
+    return Failure(error=short(said, 500, keep="head"),
+                   cause=f"infrastructure: the agent stopped in state {state} (no reason recorded)")
 
 
 def _limit_cause(detail: str) -> str:
