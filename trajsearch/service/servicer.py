@@ -446,6 +446,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         position = 0
         # one per call: a run two of its batches (probe G, G7) or two of its streams hold is counted once
         indexer, kept_as = self._call_indexer(call)
+        self._note_ingest(call, position, response)
         for batch in _Idle(batches, call, self.ingest_idle, self.halting):
             call.check_deadline()
             call.check_key()
@@ -499,14 +500,22 @@ class Service(pb2_grpc.TrajSearchServicer):
                 response.rows_written += report.rows
                 response.verdicts_kept += report.verdicts_kept
                 response.superseded += report.superseded
+            self._note_ingest(call, position, response)
         # kept only where the client will open another stream (this one ended at the bound), without its vectors:
         # each call's indexer kept 10 minutes, 12.6 MB of them, was the rule for every ingest (review RZ1)
         if kept_as is not None and position >= lim.max_stream_records and len(indexer.written) <= _CALL_RUNS_KEPT:
             indexer.forget_vectors()
             with self._sessions_lock:
                 self._call_indexers[kept_as] = indexer
-        call.note(records=position, ingested=response.ingested, rejected=response.rejected)
         return response
+
+    @staticmethod
+    def _note_ingest(call: Call, records: int, response: Any) -> None:
+        """The stream's counts so far on its log line, kept up to date batch by batch: a stream that ends early (the
+        client cancelled or went away, a batch refused, the server stopping) is logged with what it committed before,
+        where its line had named no record, so the operator could not tell whether any run of it was written."""
+        call.note(records=records, ingested=response.ingested, unchanged=response.unchanged,
+                  rejected=response.rejected)
 
     def _call_indexer(self, call: Call) -> tuple[Indexer, tuple[str, str, str] | None]:
         """The indexer of this stream's client call (the one its earlier stream left), or a new one; and the key to
