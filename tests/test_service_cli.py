@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -129,6 +130,27 @@ def test_serve_on_a_store_in_use_is_one_line(tmp_path):
     assert result.returncode == 1
     line = _one_error_line(result)
     assert f"is in use by process {os.getpid()}" in line and f"kill {os.getpid()}" in line
+
+
+
+@pytest.mark.parametrize("held, address", [
+    (("127.0.0.1", socket.AF_INET), "127.0.0.1"),
+    (("::1", socket.AF_INET6), "localhost"),  # grpcio listens on each loopback of it it can
+])
+def test_serve_on_a_port_another_process_holds_is_one_line_naming_it(tmp_path, held, address):
+    """Another process listens on the port (an older server left running): grpcio's own words were "Failed to bind
+    to address ...; set GRPC_VERBOSITY=debug ...", after a C-core log line; and of ``localhost`` it took the loopback
+    still free, said "serving", and clients of the other one went on reaching the old server."""
+    host, family = held
+    try:
+        holder = socket.create_server((host, 0), family=family)
+    except OSError as exc:  # a host without IPv6 has no ::1 to hold (nor would grpcio bind it)
+        pytest.skip(f"cannot listen on {host}: {exc}")
+    with holder:
+        port = holder.getsockname()[1]
+        result = _serve(tmp_path, "--uri", str(tmp_path / "m.db"), "--address", f"{address}:{port}")
+    assert result.returncode == 1, result.stderr
+    assert _one_error_line(result).startswith(f"error: cannot listen on {address}:{port}: Address already in use")
 
 
 def test_serve_with_another_model_is_one_line(tmp_path):

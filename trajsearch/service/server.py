@@ -17,10 +17,12 @@ on a thread of its own, over the same façade, bounded trace reads and keys.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
 import signal
+import socket
 import threading
 from concurrent import futures
 from dataclasses import dataclass
@@ -106,6 +108,39 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     check_metrics_address(address, insecure=insecure)
     host, _, port = address.rpartition(":")
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
+
+
+def bind_refusal(address: str) -> str | None:
+    """Why this host will not let ``address`` be listened on in full (``Address already in use``), found by binding
+    each of its places here. grpcio names no cause ("Failed to bind to address ...; set GRPC_VERBOSITY=debug ..."),
+    and of a name with two places (``localhost``: 127.0.0.1 and ::1) it listens on the one it can: ``serve --address
+    localhost:P`` beside another server on 127.0.0.1:P said "serving" on ::1 alone, while clients of 127.0.0.1:P went
+    on reaching the other one. A place in use (or forbidden) is a refusal; one this host lacks (no IPv6) only when no
+    place binds. None when all bind, or ``address`` is no host:port (a ``unix:`` path): grpcio's words then stand."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or address.startswith(("unix:", "unix-abstract:")):
+        return None
+    if host.lower() == "localhost":  # grpcio binds both loopbacks for it, whatever /etc/hosts names
+        places = [(socket.AF_INET, ("127.0.0.1", int(port))), (socket.AF_INET6, ("::1", int(port)))]
+    else:
+        try:
+            found = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        places = [(family, place) for family, *_, place in found]
+    refused = []
+    for family, place in places:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpcio binds: TIME_WAIT is no refusal
+                probe.bind(place)
+            except OSError as exc:
+                refused.append((exc, place[0]))
+    taken = [(exc, where) for exc, where in refused if exc.errno in (errno.EADDRINUSE, errno.EACCES)]
+    if not taken and len(refused) < len(places):
+        return None
+    exc, where = (taken or refused)[0]
+    return f"{exc.strerror or exc}{f' (on {where})' if len(places) > 1 else ''}"
 
 
 #: Most connections the gRPC port keeps open, per address it is bound to ("localhost" is two: IPv4 and IPv6); more
@@ -291,6 +326,10 @@ class ServiceServer:
         pb2_grpc.add_TrajSearchServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        refusal = bind_refusal(address)  # before grpcio, which listens on what it can of a name
+        if refusal:
+            self._restore()
+            raise OSError(f"cannot listen on {address}: {refusal}")
         try:
             if tls:
                 self.port = self.server.add_secure_port(address, tls.credentials())
