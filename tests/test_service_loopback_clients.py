@@ -7,14 +7,22 @@ grpcio stubs and ``trajsearch serve`` run as a child process, waited on by its o
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+import urllib.request
+
 import grpc
 import pytest
 
 from trajsearch.client import Client
+from trajsearch.service.auth import key_entry, new_key
 from trajsearch.service.protos import pb2, pb2_grpc
 from trajsearch.service.validate import Limits
 
 from conftest import make_run
+from process_support import cli_env, serving
 from service_support import key_ring, rpc_log, serve_store  # noqa: F401 (fixture)
 
 LIMITS = Limits(max_batch_records=50)
@@ -57,3 +65,24 @@ def test_an_ingest_stream_refused_midway_is_logged_with_what_it_committed(server
     with Client(server.address, keys[0]["acme_w"]) as client:  # what the log says is what the index holds
         assert client.run("early-1") is not None and client.run("early-2") is not None
         assert client.run("late-0") is None
+
+
+def test_serve_says_where_its_metrics_listen(tmp_path):
+    """``--metrics 127.0.0.1:0`` (a free port, as for every other listener): the "serving" line named the gRPC and
+    web addresses but not this one, nor did any log line, so the operator could not find the counters."""
+    (tmp_path / "keys.json").write_text(json.dumps({"keys": [key_entry(new_key(), tenant="acme", role="read")]}))
+    with open(tmp_path / "serve.log", "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "trajsearch.service", "serve", "--address", "127.0.0.1:0", "--metrics",
+             "127.0.0.1:0", "--uri", str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"), "--model",
+             "hashing", "--keys", str(tmp_path / "keys.json")],
+            env=cli_env(), stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        said = serving(proc, tmp_path / "serve.log", says=re.compile(r"trajsearch serving on .*"))[0]
+        url = re.search(r", metrics on (http://127\.0\.0\.1:\d+/metrics)[ ,]", said)
+        assert url, said
+        with urllib.request.urlopen(url[1], timeout=60) as answer:
+            assert answer.status == 200 and b"trajsearch" in answer.read()
+    finally:
+        proc.kill()
+        proc.wait()

@@ -176,9 +176,11 @@ def serve(
                                tenant_share=tenant_share or None)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)
+    metrics_url = ""
     if metrics_at:
         try:
-            serve_metrics(server.metrics, metrics_at, insecure=insecure)
+            metrics_port = serve_metrics(server.metrics, metrics_at, insecure=insecure).server_port
+            metrics_url = f"http://{metrics_at.rpartition(':')[0]}:{metrics_port}/metrics"
         except OSError as exc:
             ts.close()
             _fail(f"--metrics {metrics_address}: cannot listen: {_os_error(exc)}", code=1)
@@ -194,6 +196,7 @@ def serve(
                   address=public_origin, note="--insecure: browsers send sign-in keys and cookies unencrypted")
     web = f", web pages on {server.web.url}" if server.web is not None else ""
     web += f" (opened as {public_origin})" if public_origin else ""
+    web += f", metrics on {metrics_url}" if metrics_url else ""  # its port too where --metrics asked for port 0
     raised = f", file limit raised from {files_before} to {files}" if files != files_before else ""
     _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]}, at most "
          f"{server.connection_cap} gRPC connections per address bound{raised})")
