@@ -121,6 +121,19 @@ def test_serve_refuses_plaintext_beyond_loopback(app, tmp_path):
     assert "no TLS" in result.output and "Use --tls-cert" not in result.output
 
 
+
+def test_serve_without_keys_says_how_to_make_one(app, tmp_path, monkeypatch):
+    """A first ``serve`` on a new machine: "no API keys configured" named where keys are read from, not the command
+    that makes one (nor did ``serve --help``)."""
+    for name in ("TRAJSEARCH_KEYS", "TRAJSEARCH_KEYS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(app, ["serve", "--address", "127.0.0.1:0", "--uri", str(tmp_path / "m.db")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and said.startswith("error: no API keys configured"), said
+    assert "trajsearch keys new --tenant NAME --append keys.toml" in said and not (tmp_path / "m.db").exists()
+    shown = " ".join(CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert "trajsearch keys new --tenant NAME --append FILE" in shown
+
 def test_serve_on_a_store_in_use_is_one_line(tmp_path):
     from trajsearch.embed import HashingEmbedder
     from trajsearch.search import TrajSearch

@@ -56,7 +56,7 @@ def serve(
     traces: Traces = None,
     model: EmbeddingModel = None,
     keys: Optional[Path] = typer.Option(None, "--keys", envvar="TRAJSEARCH_KEYS_FILE",
-                                        help="API key file (TOML or JSON); else JSON in $TRAJSEARCH_KEYS."),
+                                        help="API key file (TOML or JSON; `trajsearch keys new --tenant NAME --append FILE` makes one); else JSON in $TRAJSEARCH_KEYS."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Server certificate chain (PEM)."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Server private key (PEM)."),
     tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca",

@@ -54,6 +54,9 @@ from ..model import valid_tenant
 
 KEYS_FILE_ENV = "TRAJSEARCH_KEYS_FILE"
 KEYS_ENV = "TRAJSEARCH_KEYS"
+#: How a key is made, said where none is configured: a first ``serve`` refused "no API keys configured" and left the
+#: operator to find the command that makes one.
+MAKE_KEY = "make one with: trajsearch keys new --tenant NAME --append keys.toml"
 API_KEY_ENV = "TRAJSEARCH_API_KEY"
 PREFIX = "ts_"
 ROLES = ("read", "write")
@@ -210,9 +213,10 @@ class KeyRing:
                 raise KeyConfigError(f"${KEYS_ENV}: not valid JSON: {exc}") from None
             entries, origin = _entries(data, f"${KEYS_ENV}"), f"${KEYS_ENV}"
         else:
-            raise KeyConfigError(f"no API keys configured: pass --keys FILE or set ${KEYS_FILE_ENV} or ${KEYS_ENV}")
+            raise KeyConfigError(f"no API keys configured: pass --keys FILE or set ${KEYS_FILE_ENV} or ${KEYS_ENV} "
+                                 f"({MAKE_KEY})")
         if not entries:
-            raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list")
+            raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list ({MAKE_KEY})")
         return cls.from_entries(entries, origin=origin)
 
     @classmethod
