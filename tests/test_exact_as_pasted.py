@@ -126,3 +126,15 @@ def test_a_shallow_paste_finds_the_shallow_row_first(hashing_ts, mode: str) -> N
     hits = hashing_ts.search("    if tmp_name and os.path.exists(tmp_name):", tenant="acme", levels=["step"], k=2,
                              mode=mode)
     assert [hit.trajectory_id for hit in hits] == ["shallow", "deep"]
+
+
+def test_a_typed_paste_is_held_as_pasted_in_a_row_holding_it_as_typed_or_spread() -> None:
+    """A paste of single blanks is held as pasted by a row holding it as it stands (beside a run of blanks, too:
+    round 25 looks there first, before collapsing the row's blanks) and by one holding it only once they collapse;
+    not by one holding its words on two lines."""
+    from trajsearch.fusion import FusionConfig
+
+    texts = {"as typed": "result:   exit code 137  after 3 tries", "spread": "result: exit  code\t137",
+             "two lines": "result: exit code\n137"}
+    assert FusionConfig.as_pasted_first("exit code 137", texts, set(texts)) == {
+        "as typed": 2.0, "spread": 2.0, "two lines": 1.0}

@@ -862,8 +862,8 @@ class FusionConfig:
                 line = re.compile(_LINE_START + re.escape(pasted), re.MULTILINE)
                 return {rid: 2.0 if line.search(_as_pasted(texts[rid])) else 1.0 for rid in held}
             return {rid: 2.0 if pasted in _as_pasted(texts[rid]) else 1.0 for rid in held}
-        pasted = pasted.lstrip()
-        return {rid: 2.0 if pasted in _BLANKS.sub(" ", texts[rid]) else 1.0 for rid in held}
+        pasted = pasted.lstrip()  # one blank between words: a row holding it as it stands holds it collapsed too
+        return {rid: 2.0 if pasted in texts[rid] or pasted in _BLANKS.sub(" ", texts[rid]) else 1.0 for rid in held}
 
     def verbatim_rows(self, text: str, texts: dict[str, str]) -> set[str]:
         """The ids of ``texts`` whose text holds the whole query (whitespace-normalised)."""
