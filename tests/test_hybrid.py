@@ -199,3 +199,40 @@ def test_rows_come_in_score_order_in_every_mode_grouped_or_not(hashing_ts):
                                      group_by_trajectory=grouped)
             scores = [h.score for h in hits]
             assert scores == sorted(scores, reverse=True), (mode, grouped)
+
+
+def test_hybrid_runs_its_lexical_leg_beside_the_dense_leg(hashing_ts):
+    """Round 25 (LEXH): the lexical leg runs in a thread of its own while the dense leg runs (two cores: on Milvus
+    Lite the dense leg is mostly a numpy product, free of the GIL). Each leg here waits for the other to have
+    started: run one after the other, the first waits out its bound alone and the legs never met."""
+    import threading
+
+    hashing_ts.add(_runs())
+    index = hashing_ts.index
+    started = {"lexical": threading.Event(), "dense": threading.Event()}
+    met = {}
+
+    def leg(name, other, call):
+        def waiting(*args, **kwargs):
+            started[name].set()
+            met[name] = started[other].wait(timeout=10)  # a bound, not a timing: the legs meet at once or never
+            return call(*args, **kwargs)
+        return waiting
+
+    index.lexical_search = leg("lexical", "dense", index.lexical_search)
+    index.search = leg("dense", "lexical", index.search)
+    hits = hashing_ts.search(OOM, tenant="acme", levels=["step", "failure"], k=2, mode="hybrid")
+    assert met == {"lexical": True, "dense": True}
+    assert hits[0].trajectory_id == "oom"
+
+
+def test_an_error_of_the_lexical_leg_is_the_searchs_error(hashing_ts):
+    """The lexical leg's thread hands its error to the search that asked, as when it ran in the search's thread."""
+    hashing_ts.add(_runs())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("lexical index unreadable")
+
+    hashing_ts.index.lexical_search = broken
+    with pytest.raises(RuntimeError, match="lexical index unreadable"):
+        hashing_ts.search(OOM, tenant="acme", k=2, mode="hybrid")

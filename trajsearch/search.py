@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence, TypeVar
@@ -39,6 +41,11 @@ if TYPE_CHECKING:
     from .ingest.read import Parsed
 
 log = logging.getLogger(__name__)
+
+#: Where a hybrid search's lexical leg runs while its own thread runs the dense leg: on Milvus Lite the dense leg is
+#: mostly a numpy product, which leaves the GIL to the in-process BM25 (two cores: the legs overlap). A few threads
+#: for the service's concurrent searches; a search finding them all busy waits for one, no longer than running it.
+_LEXICAL_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-leg")
 
 
 class QueryVectors:
@@ -428,14 +435,20 @@ class TrajSearch:
         runs_of: dict[str, str] = {}  # candidate id -> its run, where known (the dense leg gives it)
         asked = {"lexical": 0, "dense": 0}  # the depth each leg was last asked for
         while True:
+            ask_dense = dense_filters is not None and asked["dense"] != pools["dense"]
+            pending = None
             if asked["lexical"] != pools["lexical"]:
                 # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
-                lexical = self.index.lexical_search(text, lexical_filters, limit=pools["lexical"],
-                                                    widen=mode == "lexical")
-            if dense_filters is not None and asked["dense"] != pools["dense"]:
+                leg = partial(self.index.lexical_search, text, lexical_filters, limit=pools["lexical"],
+                              widen=mode == "lexical")
+                pending = _LEXICAL_LEGS.submit(leg) if ask_dense else None  # beside the dense leg: see _LEXICAL_LEGS
+                lexical = leg() if pending is None else lexical
+            if ask_dense:
                 # ranks and runs only: rows that may show are fetched below
                 dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"], fields=())}
                 runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
+            if pending is not None:
+                lexical = pending.result()
             asked = dict(pools)
             scores = self.fusion.fuse(text, list(dense), lexical, mode, depth=self.fusion.pool)  # deeper: below
             ranking = sorted(scores, key=lambda rid: -scores[rid])
