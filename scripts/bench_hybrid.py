@@ -68,6 +68,7 @@ from trajsearch.store.index import IndexSettings, TrajectoryIndex  # noqa: E402
 
 K = 10
 MODES = ("dense", "lexical", "hybrid")
+BASE_MODES = ("dense base", "hybrid base")  # --base: the other checkout's façade, in the same rotation
 _LINE_PREFIX = re.compile(r"^(\[step \d+\] )?(thought|action|result|error): ")
 
 
@@ -252,31 +253,83 @@ def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - start, time.thread_time() - cpu, out
 
 
+def timed_process_cpu(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall and this process's CPU seconds of ``fn()``, and its answer: the CPU of every thread (a
+    hybrid search runs its lexical leg in a thread of its own), which the machine's load moves far less
+    than the wall (round 25: at load 7 a dense search's wall was 3-4x its quiet p50)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - start, time.process_time() - cpu, out
+
+
+def base_facade(ts: TrajSearch, checkout: Path) -> Any:
+    """The façade of another checkout of trajsearch (``--base``) over ``ts``'s open store: its
+    ``trajsearch`` package imported a second time under another name, and a ``TrajSearch`` of it
+    sharing ``ts``'s index, embedder and trace store (one process per store: both codes are timed in
+    one run, query by query, on the same machine load). Its fusion settings are ``ts``'s."""
+    import dataclasses
+    import importlib.util
+
+    name = "trajsearch_base"
+    spec = importlib.util.spec_from_file_location(name, checkout / "trajsearch" / "__init__.py",
+                                                  submodule_search_locations=[str(checkout / "trajsearch")])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    search = importlib.import_module(f"{name}.search")
+    fusion = importlib.import_module(f"{name}.fusion")
+    base = object.__new__(search.TrajSearch)
+    base.__dict__.update(ts.__dict__)
+    base.fusion = fusion.FusionConfig(**{f.name: getattr(ts.fusion, f.name) for f in dataclasses.fields(ts.fusion)})
+    return base
+
+
+def answer(hits: list) -> list[tuple]:
+    """What two codes must agree on: each hit's row, score and cosine, in order."""
+    return [(h.id, h.score, h.similarity) for h in hits]
+
+
 def bench_filters(ts: TrajSearch, queries: list[tuple[str, str]], filters: Filters, label: str,
-                  calls: list[int], rounds: int) -> tuple[list[list], dict[str, Any]]:
+                  calls: list[int], rounds: int, base: Any = None) -> tuple[list[list], dict[str, Any]]:
     """Façade modes (rotating order) and the two legs alone, per query, ``rounds`` times over all
     queries; each query's median of its rounds is one sample (a shared machine's bursts then move
-    the p50 less: one round put the same code's tenant ratio anywhere from 1.10x to 1.27x)."""
+    the p50 less: one round put the same code's tenant ratio anywhere from 1.10x to 1.27x). Each
+    façade call's process CPU is taken too; with ``base`` (another checkout's façade, ``--base``) its
+    dense and hybrid join the rotation, and their answers are compared with this code's."""
+    modes = MODES + (BASE_MODES if base is not None else ())
     samples: dict[str, list[list[float]]] = {m: [[] for _ in queries]
-                                             for m in (*MODES, "lexical leg", "lexical leg CPU", "dense leg")}
+                                             for m in (*modes, *(f"{m} CPU" for m in modes),
+                                                       "lexical leg", "lexical leg CPU", "dense leg")}
     hits1: dict[str, list[bool]] = {m: [] for m in MODES}
     dense_calls: list[int] = []
+    differ: dict[str, int] = {m: 0 for m in BASE_MODES}
     pool = ts.fusion.pool
+
+    def facade(mode: str) -> tuple[Any, str]:
+        return (base, mode.split()[0]) if mode in BASE_MODES else (ts, mode)
+
     for _, q in queries[:3]:  # warm-up
-        for mode in MODES:
-            ts.search_filtered(q, filters, k=K, mode=mode)
+        for mode in modes:
+            who, how = facade(mode)
+            who.search_filtered(q, filters, k=K, mode=how)
     for round_ in range(rounds):
         for i, (_, q) in enumerate(queries):
-            turn = (i + round_) % 3
-            for mode in MODES[turn:] + MODES[:turn]:
+            turn = (i + round_) % len(modes)
+            answers: dict[str, list] = {}
+            for mode in modes[turn:] + modes[:turn]:
                 before = calls[0]
-                seconds, hits = timed(lambda: ts.search_filtered(q, filters, k=K, group_by_trajectory=True,
-                                                                 group_size=1, mode=mode))
+                who, how = facade(mode)
+                seconds, cpu, hits = timed_process_cpu(lambda: who.search_filtered(
+                    q, filters, k=K, group_by_trajectory=True, group_size=1, mode=how))
                 samples[mode][i].append(seconds)
-                if round_ == 0:
+                samples[f"{mode} CPU"][i].append(cpu)
+                answers[mode] = answer(hits)
+                if round_ == 0 and mode in MODES:
                     if mode == "dense":
                         dense_calls.append(calls[0] - before)
                     hits1[mode].append(bool(hits) and q in hits[0].text)
+            for mode in BASE_MODES if base is not None and round_ == 0 else ():
+                differ[mode] += answers[mode] != answers[mode.split()[0]]
             vector = ts.embedder.encode([q])[0]
             wall, cpu, _ = timed_cpu(lambda: ts.index.lexical_search(q, filters, limit=pool))
             samples["lexical leg"][i].append(wall)
@@ -286,15 +339,25 @@ def bench_filters(ts: TrajSearch, queries: list[tuple[str, str]], filters: Filte
     kinds = [kind for kind, _ in queries]
     dense_p50 = p50(times["dense"])
     rows = []
-    for name, label_ in (("dense", "dense (façade, grouped)"), ("lexical", "lexical (façade, grouped)"),
-                         ("hybrid", "hybrid (façade, grouped)"), ("lexical leg", f"  lexical leg alone (BM25, {pool})"),
-                         ("lexical leg CPU", "  lexical leg alone: its thread's CPU"),
-                         ("dense leg", f"  dense leg alone (index.search, {pool}, ungrouped)")):
+    named = [("dense", "dense (façade, grouped)"), ("lexical", "lexical (façade, grouped)"),
+             ("hybrid", "hybrid (façade, grouped)"), ("dense CPU", "  dense: process CPU"),
+             ("hybrid CPU", "  hybrid: process CPU")]
+    if base is not None:
+        named += [("dense base", "dense, base code"), ("hybrid base", "hybrid, base code"),
+                  ("dense base CPU", "  dense, base code: process CPU"),
+                  ("hybrid base CPU", "  hybrid, base code: process CPU")]
+    named += [("lexical leg", f"  lexical leg alone (BM25, {pool})"),
+              ("lexical leg CPU", "  lexical leg alone: its thread's CPU"),
+              ("dense leg", f"  dense leg alone (index.search, {pool}, ungrouped)")]
+    for name, label_ in named:
         t = times[name]
         log_t = [x for x, k in zip(t, kinds) if k == "log"]
         prose_t = [x for x, k in zip(t, kinds) if k == "prose"]
+        # a façade's CPU over its own dense CPU (the code's ratio); the other rows over dense's wall
+        code = "dense base CPU" if name.endswith("base CPU") else "dense CPU"
+        over = p50(times[code]) if name.endswith(" CPU") and name[:-4] in modes else dense_p50
         rows.append([label, label_, len(t), p50(t) * 1e3, p95(t) * 1e3, p50(log_t) * 1e3, p50(prose_t) * 1e3,
-                     f"{p50(t) / dense_p50:.2f}x"])
+                     f"{p50(t) / over:.2f}x"])
     log_idx = [i for i, k in enumerate(kinds) if k == "log"]
     notes = {
         "dense_fallback": sum(c > 1 for c in dense_calls),
@@ -305,7 +368,18 @@ def bench_filters(ts: TrajSearch, queries: list[tuple[str, str]], filters: Filte
         "hybrid_over_dense_p50": p50(times["hybrid"]) / dense_p50,
         # the same query's two times, side by side: less moved by which queries sit at the p50
         "hybrid_over_dense_paired": p50([h / d for h, d in zip(times["hybrid"], times["dense"])]),
+        "cpu_hybrid_over_dense_paired": p50([h / d for h, d in zip(times["hybrid CPU"], times["dense CPU"])]),
     }
+    if base is not None:
+        notes["base"] = {
+            "differ": differ,
+            "cpu_hybrid_over_dense_paired": p50([h / d for h, d in zip(times["hybrid base CPU"],
+                                                                        times["dense base CPU"])]),
+            "hybrid_over_dense_paired": p50([h / d for h, d in zip(times["hybrid base"], times["dense base"])]),
+            # this code's hybrid over the base's, query by query: the change's own figure
+            "hybrid_cpu_new_over_base": p50([n / b for n, b in zip(times["hybrid CPU"], times["hybrid base CPU"])]),
+            "hybrid_new_over_base": p50([n / b for n, b in zip(times["hybrid"], times["hybrid base"])]),
+        }
     return rows, notes
 
 
@@ -321,6 +395,8 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the store")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--base", type=Path, help="another checkout of this repository (e.g. `git worktree add --detach "
+                    "DIR main`) whose dense and hybrid are timed in the same rotation, and their answers compared")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error(f"--rounds must be 1 or more, got {args.rounds}")
@@ -417,8 +493,9 @@ def main() -> int:
         results: list[list] = []
         notes: dict[str, Any] = {}
         head = ["filters", "operation", "n", "p50", "p95", "p50 log", "p50 prose", "p50 / dense p50"]
+        base = base_facade(ts, args.base) if args.base else None
         for label, filters in sets:
-            rows_, notes[label] = bench_filters(ts, queries, filters, label, calls, args.rounds)
+            rows_, notes[label] = bench_filters(ts, queries, filters, label, calls, args.rounds, base)
             results += rows_
             stamp(f"timed filter set '{label}'")
             print(table(head, rows_), flush=True)  # partial results survive an interrupted run
@@ -448,6 +525,16 @@ def main() -> int:
               f"{n['hybrid_over_dense_paired']:.2f}x) | {'yes' if ratio <= 1.25 else 'NO'} |")
     print()
     for label, n in notes.items():
+        print(f"[{label}] per query, median of hybrid/dense: wall {n['hybrid_over_dense_paired']:.2f}x, process CPU "
+              f"{n['cpu_hybrid_over_dense_paired']:.2f}x")
+        if "base" in n:
+            b = n["base"]
+            print(f"[{label}] base code, per query, median of hybrid/dense: wall {b['hybrid_over_dense_paired']:.2f}x, "
+                  f"process CPU {b['cpu_hybrid_over_dense_paired']:.2f}x; this code's hybrid over the base's: wall "
+                  f"{b['hybrid_new_over_base']:.2f}x, process CPU {b['hybrid_cpu_new_over_base']:.2f}x; answers "
+                  f"(ids, scores, cosines) differing from the base's: dense {b['differ']['dense base']}/{len(queries)}, "
+                  f"hybrid {b['differ']['hybrid base']}/{len(queries)}")
+    for label, n in notes.items():
         h = n["hit1_log"]
         print(f"[{label}] exact log-line queries (n={n['n_log']}): top-1 run holds the line: dense {h['dense']:.2f}, "
               f"lexical {h['lexical']:.2f}, hybrid {h['hybrid']:.2f}; dense group_by gave < {K} runs "
@@ -456,6 +543,7 @@ def main() -> int:
         print(f"build: {build['rows']} rows upserted in {build['upsert_s']:.0f} s + flush {build['flush_s']:.1f} s")
     print(f"vector-cache misses during timing: {cached.misses}; peak RSS {peak_rss_mb():.0f} MiB; "
           f"total {time.perf_counter() - started:.0f} s")
+    print(f"at the end: {machine_note()}")
     print("Timings are from a shared 2-core machine with other jobs running: read ratios, not absolutes.")
     if args.json:
         args.json.write_text(json.dumps({"build": build, "levels": levels, "encode_ms": [x * 1e3 for x in encode_s],

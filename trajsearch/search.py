@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 #: Where a hybrid search's lexical leg runs while its own thread runs the dense leg: on Milvus Lite the dense leg is
 #: mostly a numpy product, which leaves the GIL to the in-process BM25 (two cores: the legs overlap). A few threads
-#: for the service's concurrent searches; a search finding them all busy waits for one, no longer than running it.
+#: for the service's concurrent searches (a search finding them all busy waits its turn: the cores are busy then).
 _LEXICAL_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-leg")
 
 
