@@ -236,3 +236,23 @@ def test_an_error_of_the_lexical_leg_is_the_searchs_error(hashing_ts):
     hashing_ts.index.lexical_search = broken
     with pytest.raises(RuntimeError, match="lexical index unreadable"):
         hashing_ts.search(OOM, tenant="acme", k=2, mode="hybrid")
+
+
+def test_a_forked_child_runs_hybrid_searches_too(hashing_ts):
+    """A process forked after a hybrid search (a pre-forking server's worker) has none of its parent's lexical-leg
+    threads, while the pool it copied counted them as idle: its first hybrid search waited for ever."""
+    import os
+    import signal
+
+    hashing_ts.add(_runs())
+    assert hashing_ts.search(OOM, tenant="acme", k=2, mode="hybrid")  # the parent's pool has its threads now
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports by its exit code only
+        signal.alarm(30)  # a bound on the child, not a timing: it answers at once or never
+        try:
+            hits = hashing_ts.search(OOM, tenant="acme", k=2, mode="hybrid")
+            os._exit(0 if hits and hits[0].trajectory_id == "oom" else 2)
+        except BaseException:
+            os._exit(3)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

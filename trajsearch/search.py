@@ -8,6 +8,7 @@ the agent runtime and the service all call these and nothing below them.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import Counter, OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -45,7 +46,18 @@ log = logging.getLogger(__name__)
 #: Where a hybrid search's lexical leg runs while its own thread runs the dense leg: on Milvus Lite the dense leg is
 #: mostly a numpy product, which leaves the GIL to the in-process BM25 (two cores: the legs overlap). A few threads
 #: for the service's concurrent searches (a search finding them all busy waits its turn: the cores are busy then).
-_LEXICAL_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-leg")
+_LEXICAL_LEGS: ThreadPoolExecutor
+
+
+def _lexical_legs() -> None:
+    """A new pool for the lexical legs: at import, and in a forked child, which has none of its parent's threads
+    while the pool it copied counts them as idle (its first hybrid search would wait for ever)."""
+    global _LEXICAL_LEGS
+    _LEXICAL_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-leg")
+
+
+_lexical_legs()
+os.register_at_fork(after_in_child=_lexical_legs)
 
 
 class QueryVectors:
