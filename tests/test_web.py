@@ -443,13 +443,30 @@ def test_a_bad_outcome_level_or_k_is_named_next_to_its_field(demo):
     """Probe E, E3: level=bogus and outcome=weird gave a 400 page whose select pointed at an error element
     that did not exist; k=abc and k=100000 were silently searched with 10."""
     for name, value, said in (("outcome", "weird", "one of success, failure"), ("level", "bogus", "one of default, any"),
-                              ("k", "abc", "one of 10, 20, 50 (got 'abc')"), ("k", "100000", "one of 10, 20, 50")):
+                              ("k", "abc", "a whole number from 1 to 200, got 'abc'"),
+                              ("k", "100000", "a whole number from 1 to 200, got 100000"), ("k", "0", "from 1 to 200")):
         response = demo.get("/", params={"q": "flight", name: value})
         assert response.status_code == 400, (name, value)
         error = re.search(rf'<p class="field-error" id="err-{name}">([^<]*)</p>', response.text)
         assert error and said in html.unescape(error.group(1)), (name, value)
         assert f'aria-describedby="err-{name}"' in response.text and "Runs like this" not in response.text
     assert 'class="field-error"' not in demo.get("/", params={"q": "flight", "k": "20"}).text
+
+
+def test_the_page_shows_as_many_runs_as_asked_from_1_to_200(demo):
+    """The page offered 10, 20 or 50 runs only (round 24, ENG2's probe): not the CLI's 5, and not the 100 or 200 an
+    engineer looking through thousands of runs asks for, while `search -k` takes any count from 1 to 200. It now
+    offers 5 to 200 and takes any count in between from a link, shown selected."""
+    for k, offered in (("5", True), ("200", True), ("3", False), ("30", False)):
+        page = demo.get("/", params={"q": "flight", "level": "any", "mode": "lexical", "k": k}).text
+        assert 'class="field-error"' not in page, k
+        assert f'<option value="{k}" selected>{k}</option>' in page, k
+        shown = len(re.findall(r'<li class="result', page))
+        assert 0 < shown <= int(k), (k, shown)
+        if k == "3":
+            assert shown == 3, shown  # the sample holds more runs with "flight" than 3
+    page = demo.get("/", params={"q": "flight"}).text
+    assert all(f'<option value="{k}">' in page for k in (5, 20, 50, 100, 200)) and '<option value="10" selected>' in page
 
 
 def test_search_dates_are_parsed_once_and_compared_as_days(demo):

@@ -163,7 +163,7 @@ class Web:
         self.env = Environment(loader=PackageLoader("trajsearch.web", "templates"), autoescape=True,
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
-                                modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
+                                modes=MODES, level_choices=views.LEVEL_CHOICES,
                                 score_meanings=views.SCORE_MEANINGS, similar_ranking=views.SIMILAR_RANKING,
                                 when=views.when, outcome_shown=outcome_shown,
                                 max_query_chars=MAX_QUERY_CHARS, max_query_bytes=MAX_QUERY_BYTES)

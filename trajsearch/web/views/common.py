@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from ...bounds import MAX_QUERY_CHARS  # the page cuts a longer paste to what a search reads
+from ...bounds import MAX_K, MAX_QUERY_CHARS  # the page cuts a longer paste to what a search reads
 from ...model import ID_PATTERN, valid_id
 from ...results import Hit
 from ...search import TrajSearch
@@ -25,7 +25,9 @@ MAX_QUERY_BYTES = MAX_QUERY_CHARS * 3 + 1024
 MAX_FIELD_CHARS = 100_000  # of one step field shown on a page; the JSON download has everything
 PAGE_CHARS = 2_000_000  # of all the step fields of a run page: past it, the fields not matched get less
 SMALL_FIELD_CHARS = 2_000
-K_CHOICES = (10, 20, 50)
+#: The page's choices of how many runs to show: the CLI's default (5) up to the library's most (``bounds.MAX_K``); any
+#: count from 1 to that most is taken from a link (``?k=30``) and offered beside these.
+K_CHOICES = (5, 10, 20, 50, 100, MAX_K)
 LEVEL_CHOICES = (("", "Steps and failures"), ("any", "Any level"), *((lv, lv.capitalize()) for lv in LEVELS))
 DEFAULT_LEVELS = ("step", "failure")
 

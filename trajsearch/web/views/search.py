@@ -18,6 +18,7 @@ from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
 from ...filtered_out import FilterGiven, filtered_out_note
+from ...bounds import MAX_K, out_of_bounds
 from ...search import TrajSearch, id_shaped
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
@@ -113,10 +114,17 @@ class SearchForm:
             form.errors["until"] = f"To: on or after the start date ({form.since})"
             form.until, form.until_day = "", None
         k = get("k")
-        if k and not (k.isdigit() and int(k) in K_CHOICES):  # said, as for the other fields (probe E, E3)
-            form.errors["k"] = f"one of {', '.join(map(str, K_CHOICES))} (got {_clip(k, 40)!r})"
+        # any count the library takes, as the CLI's -k (the page offered 10, 20 and 50 only); said, as for the other
+        # fields (probe E, E3)
+        if k and (said := out_of_bounds(int(k) if k.isdigit() and len(k) < 10 else _clip(k, 40), 1, MAX_K)):
+            form.errors["k"] = said
         form.k = int(k) if not form.errors.get("k") and k else 10
         return form
+
+    @property
+    def k_choices(self) -> tuple[int, ...]:
+        """The counts of runs the form offers: :data:`K_CHOICES`, and the one asked for where it is none of them."""
+        return tuple(sorted({*K_CHOICES, self.k}))
 
     @property
     def tool_list(self) -> tuple[str, ...]:
