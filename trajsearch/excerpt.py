@@ -282,6 +282,23 @@ def pasted_error_line(query: str) -> str:
                 if line.lower() == last)
 
 
+#: A name an error's detail gives (:func:`names_what_broke`): quoted (``'psycopg2'``), or a word joined by ``_``, ``.``,
+#: ``/``, ``\\`` or ``::`` (``auth_user``, ``__main__.MyModel``), in camel case, or of letters and digits: not a
+#: plain word, not a bare number (a count, a line number, a port: another run's differ).
+_NAME = re.compile(r"['\"`\u2018][^'\"`\u2019\s]+['\"`\u2019]|\w*[A-Za-z]\w*(?:[_./\\]|::)\w+|\b[a-z]+[A-Z]\w*|"
+                   r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+")
+
+
+def names_what_broke(error_line: str) -> bool:
+    """Whether an error line's detail names what broke (a table, module, setting, file: :data:`_NAME`), so that a run
+    holding the line met this very failure: ``sqlite3.OperationalError: no such table: __main___author``, ``No module
+    named 'test_app'``; not a kind of failure any code may meet in plain words (``IndentationError: unexpected indent``,
+    ``SyntaxError: invalid syntax``), which many tasks' runs end in, nor one whose detail is numbers only
+    (``AssertionError: 0 != 1``)."""
+    named = _NAMED_ERROR.search(error_line)
+    return bool(named and _NAME.search(error_line, named.end() - 1))
+
+
 def _last_occurrence(text: str, line: str) -> re.Match[str] | None:
     """Where ``text`` last holds ``line``, searched in the whole text: one pattern, one pass, however many
     other terms the text holds before it (a long test output's frames used up :data:`MAX_MATCHES`)."""

@@ -23,7 +23,7 @@ import numpy as np
 from . import config
 from .digest import ExemplarDigest, from_row_steps
 from .embed import Embedder, load_embedder
-from .excerpt import pasted_error_line, query_text
+from .excerpt import names_what_broke, pasted_error_line, query_text
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
@@ -483,8 +483,13 @@ class TrajSearch:
             # a pasted traceback's rows holding the error it ends in show their run, in its place (below a row
             # nearly holding it all): a step cut before the error holds all the frames and says nothing failed
             ends_in = self.fusion.verbatim_rows(error_line, texts) if error_line else set()
-            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)),
-                            self.fusion.as_pasted_first(text, texts, held))
+            near = self.fusion.near_verbatim_rows(text, checked, held)
+            if error_line and names_what_broke(error_line):
+                # the line says what broke: the shortlist's runs that met it come first, and a row holding the rest
+                # of the paste but ending in another error (the same frames, another table) is no near match
+                near = {rid: share for rid, share in near.items() if rid in ends_in}
+                scores = lifted(scores, ends_in)
+            scores = lifted(lifted(scores, near), self.fusion.as_pasted_first(text, texts, held))
             scores = in_their_runs_place(scores, ends_in, runs_of)  # after the lifts: no run's best score moves
             order = sorted(scores, key=lambda rid: (-scores[rid], rid not in ends_in))
             chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)

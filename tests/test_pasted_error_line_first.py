@@ -1,0 +1,58 @@
+"""A pasted traceback is about its last line: the runs that met that error come before runs sharing its frames only.
+
+On gemini-3-pro's 231 django runs a traceback of Django's sqlite backend ending in ``no such table: __main___author``
+ranked the one other run that met that error below runs printing the same frames for other tables (a near match of
+all but one word): of 46 sampled tracebacks whose last line names what broke, the runs holding it came first in 18
+(round 25, ENG3). Real runs: ``tests/fixtures/mini-swe-agent/.real/gemini-3-pro-error-line-first`` (see its SOURCE.md).
+An error worded alike for any code (``IndentationError: unexpected indent``) keeps the frames deciding: probe 49's
+``test_a_pasted_tracebacks_error_line_does_not_pull_other_tasks_runs_in``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.excerpt import names_what_broke
+from trajsearch.ingest.read import read_dump
+from trajsearch.search import TrajSearch
+
+RUNS = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini-3-pro-error-line-first"
+ERROR = "sqlite3.OperationalError: no such table: __main___author"
+MET_IT = "django__django-16263"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, real_embedder):
+    """The five runs with the real model (built once)."""
+    home = tmp_path_factory.mktemp("errline")
+    ts = TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=real_embedder)
+    parsed = list(read_dump(RUNS, tenant="acme"))
+    assert all(p.ok for p in parsed) and len(parsed) == 5, [p.error for p in parsed]
+    ts.add([p.trajectory for p in parsed])
+    yield ts
+    ts.close()
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical", "auto"])
+def test_the_run_that_met_the_pasted_error_comes_first(store: TrajSearch, mode: str) -> None:
+    paste = (RUNS / "pasted-traceback.txt").read_text()
+    assert paste.rstrip().endswith(ERROR)
+    matches = store.similar_runs(text=paste, tenant="acme", k=5, mode=mode)
+    assert len(matches) == 5
+    assert matches[0].trajectory_id.endswith(MET_IT), [m.trajectory_id for m in matches]
+    assert ERROR in matches[0].best.text  # shown by the step that met it
+    assert all(ERROR not in m.best.text for m in matches[1:])
+
+
+def test_which_error_lines_name_what_broke() -> None:
+    """The lines of the sampled tracebacks, as the rule reads them: a name (a table, a module in quotes, a dotted
+    class) says what broke; plain words, or numbers only, say a kind of failure many tasks' runs meet."""
+    named = [ERROR, "ModuleNotFoundError: No module named 'test_app'",
+             "django.db.utils.OperationalError: no such table: auth_user",
+             "RuntimeError: Model class __main__.MyModel doesn't declare an explicit app_label"]
+    kinds = ["IndentationError: unexpected indent", "SyntaxError: invalid syntax", "AssertionError: 0 != 1",
+             "RuntimeError: Settings already configured.", "IndexError: tuple index out of range"]
+    assert [names_what_broke(line) for line in named] == [True] * len(named)
+    assert [names_what_broke(line) for line in kinds] == [False] * len(kinds)
