@@ -325,6 +325,7 @@ class TrajSearch:
         task_family: str | Sequence[str] = (),
         tools: str | Sequence[str] = (),
         exclude_trajectory_ids: Sequence[str] = (),
+        created_after: int | None = None,
         k: int = 10,
         group_by_trajectory: bool = True,
         group_size: int = 1,
@@ -335,6 +336,8 @@ class TrajSearch:
         With ``group_by_trajectory`` (the default) at most ``group_size`` hits come
         from any one run, and up to ``k`` runs are returned. ``mode``: dense | lexical |
         hybrid | auto (hybrid for queries that look like log lines, else dense).
+        ``created_after``: epoch seconds; only runs started then or later (the web page's "From", the CLI's
+        ``--since``).
         """
         filters = Filters(
             tenant=tenant,
@@ -345,6 +348,7 @@ class TrajSearch:
             task_families=task_family,
             tools=tools,
             exclude_trajectory_ids=tuple(exclude_trajectory_ids),
+            created_after=created_after,
         )
         return self.search_filtered(
             text, filters, k=k, group_by_trajectory=group_by_trajectory, group_size=group_size, mode=mode
@@ -770,13 +774,14 @@ class TrajSearch:
         outcome: str | Sequence[str] = (),
         env_version: str | Sequence[str] = (),
         policy_version: str | Sequence[str] = (),
+        created_after: int | None = None,
         mode: str = "hybrid",
     ) -> list[RunMatch]:
         """Runs like this one (by id: its failure, else its task; see :func:`_anchor`) or like ``text``; one per run.
 
         Hybrid by default: a broken run is best matched on its exact error strings *and* its situation.
         ``policy_version`` as ``env_version``: the service passes a key's pinned policy versions here, as it does
-        to every other read.
+        to every other read. ``created_after`` as :meth:`search`'s.
         """
         if (trajectory_id is None) == (text is None):
             raise ValueError("give exactly one of trajectory_id or text")
@@ -793,6 +798,7 @@ class TrajSearch:
             env_versions=env_version,
             policy_versions=policy_version,
             exclude_trajectory_ids=exclude,
+            created_after=created_after,
         )
         hits = self.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=mode)
         tasks = {

@@ -24,6 +24,10 @@ from .output import err, fail, matched_line, one_line, out, print_json, where
 from ..results import Hit
 
 
+#: ``--since`` of ``search`` and ``similar``: the web page's "From" day, or a period as ``failures --since`` takes it.
+SINCE_HELP = "Only runs started then or later: a date or time (2026-05-01, UTC) or a period back from now (7d, 24h)."
+
+
 def search(
     text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line.", callback=searched),
     tenant: Tenant = None,
@@ -32,6 +36,8 @@ def search(
     env_version: EnvVersions = [],
     task_family: TaskFamilies = [],
     tool: Tools = [],
+    since: Optional[int] = typer.Option(None, "--since", parser=lambda value: _since(value), metavar="WHEN",
+                                        help=SINCE_HELP),
     k: int = typer.Option(5, "-k", help="How many runs (or rows without grouping)."),
     group_size: int = typer.Option(1, "--group-size", help="Hits per run."),
     no_group: bool = typer.Option(False, "--no-group", help="Do not group hits by run."),
@@ -48,14 +54,17 @@ def search(
     text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
-                          tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
+                          tools=tool, created_after=since, k=k, group_size=group_size,
+                          group_by_trajectory=not no_group, mode=mode)
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
         shown = api.outcomes_shown(hits)
         _tenant_holds_runs(api, hits)
         _say_run_id(api, text, [h.trajectory_id for h in hits])
-        _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
-                                 "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode),
-                          lambda **options: api.search(text, **options), levels=level)
+        if not _said_since(hits, since):
+            _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version,
+                                     "--task-family": task_family, "--tool": tool},
+                              lambda: api.search(text, levels=level, k=1, mode=mode),
+                              lambda **options: api.search(text, **options), levels=level)
     query_terms = terms(text)
     # the step of each expanded hit's window that holds the match, as the web page marks it (None: no step holds a
     # word of the query, the window matched as a whole)
@@ -88,6 +97,8 @@ def similar(
         None, "--id", help="Find runs like this indexed run.", callback=trimmed),
     tenant: Tenant = None,
     outcome: Outcomes = [],
+    since: Optional[int] = typer.Option(None, "--since", parser=lambda value: _since(value), metavar="WHEN",
+                                        help=SINCE_HELP),
     k: int = typer.Option(5, "-k", help="How many runs."),
     mode: Mode = "hybrid",
     server: Server = None,
@@ -103,15 +114,16 @@ def similar(
     with connect(server, ca, uri, traces, tenant) as api:
         if trajectory_id is not None and api.run(trajectory_id) is None:
             fail(_no_run(api, trajectory_id), code=1)
-        matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
+        matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, created_after=since, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
         shown = api.outcomes_shown([m.best for m in matches])
         _tenant_holds_runs(api, matches)
         if text is not None:
             _say_run_id(api, text, [m.trajectory_id for m in matches])
-        _say_filtered_out(matches, {"--outcome": outcome},
-                          lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode),
-                          lambda **options: api.search(text or trajectory_id, **options))
+        if not _said_since(matches, since):
+            _say_filtered_out(matches, {"--outcome": outcome},
+                              lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode),
+                              lambda **options: api.search(text or trajectory_id, **options))
     if as_json:
         print_json([dict(m.to_dict(), outcome_shown=shown[m.trajectory_id]) for m in matches])
         return
@@ -123,6 +135,28 @@ def similar(
                   f"outcome={escape(shown[m.trajectory_id])}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
+
+
+def _since(value: str) -> int:
+    """``--since`` as epoch seconds (:func:`~trajsearch.failures.periods.parse_since`), or the reason it is refused."""
+    from ..failures.periods import parse_since
+
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("since: ")) from None
+
+
+def _said_since(found: Sequence, since: int | None) -> bool:
+    """Where ``--since`` was given and nothing was found, say on stderr from when runs were searched (a period no run
+    started in is no value misspelt, so the filtered-out note, which names one, is not asked: as the web page)."""
+    if found or since is None:
+        return False
+    from datetime import datetime, timezone
+
+    when = datetime.fromtimestamp(since, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    err.print(f"note: only runs started since {when} were searched (--since)", markup=False, soft_wrap=True)
+    return True
 
 
 def _searchable(text: str) -> str:

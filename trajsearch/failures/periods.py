@@ -8,6 +8,7 @@ count with the period of the same length before.
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timedelta, timezone
 
 
@@ -45,6 +46,19 @@ def parse_time(value: str | int | datetime | None) -> int | None:
             raise ValueError(f"until: expected an ISO date or time like 2026-05-01, got {value!r}") from None
         return parse_time(moment)
     raise ValueError(f"until: expected an ISO date or time, got {value!r}")
+
+
+def parse_since(value: str, *, now: float | None = None) -> int:
+    """The moment ``value`` names as a search's ``--since``, in epoch seconds: a period back from ``now`` (``7d``,
+    ``24h``, as ``failures --since`` takes it) or an ISO date or time (``2026-05-01``, UTC: the web page's "From"
+    day), so that runs started then or later are searched."""
+    if _DURATION.match(value):
+        return max(0, int((time.time() if now is None else now) - parse_duration(value)))
+    try:
+        return max(0, parse_time(value) or 0)
+    except ValueError:
+        raise ValueError(f"since: expected a date like 2026-05-01 or a period back from now like 7d or 24h, "
+                         f"got {value!r}") from None
 
 
 def _trend(count: int, previous: int, band: float) -> tuple[str, float | None]:

@@ -800,9 +800,10 @@ _SEARCH: _Keywords = {
     **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list),
     "k": ("k", _counted("k", MAX_K, _SERVER_K)), "group_by_trajectory": ("no_group", operator.not_),
     "group_size": ("group_size", _counted("group_size", MAX_GROUP_SIZE)),
-    "mode": ("mode", _as_is),
+    "mode": ("mode", _as_is), "created_after": ("created_after", _as_is),  # None: unset, any time
 }
-_SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode")}
+_SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode",
+                                                        "created_after")}
 _FAILURES: _Keywords = {
     **{name: _FILTERS[name] for name in ("env_version", "policy_version", "tools", "outcome")},
     "model": ("models", _list),

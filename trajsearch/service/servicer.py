@@ -110,6 +110,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             tools=v.strings("tools", req.tools, lim),
             exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, _EXCLUDE_LIMITS),
             k=k, group_by_trajectory=not req.no_group, group_size=group_size, mode=mode,
+            created_after=_created_after(req),
         )
         if env is None or policy is None:  # the key's pinned versions exclude every requested one
             call.note(hits=0)
@@ -130,6 +131,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         k = v.bounded("k", req.k, 1, lim.max_k, default=5, note=_SERVER_K)
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
+        created_after = _created_after(req)
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
@@ -139,7 +141,8 @@ class Service(pb2_grpc.TrajSearchServicer):
             return pb2.SimilarRunsResponse()
         try:
             matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
-                                           env_version=env, policy_version=policy, mode=mode)
+                                           env_version=env, policy_version=policy, created_after=created_after,
+                                           mode=mode)
         except LookupError:
             raise self._no_run(call, trajectory_id) from None
         self._outcomes_told(call, [m.best for m in matches])
@@ -604,3 +607,11 @@ def _loose_id(text: str) -> str:
     """A trajectory id to echo in a rejection, if the record has a plausible one."""
     match = re.search(r'"trajectory_id"\s*:\s*"([A-Za-z0-9_.:@/+=-]{1,192})"', text[:4096])
     return match.group(1) if match else ""
+
+
+def _created_after(req: Any) -> int | None:
+    """A Search or SimilarRuns request's ``created_after`` (None where unset: any time), refused in the library's
+    words outside the epoch seconds a filter takes."""
+    if not req.HasField("created_after"):
+        return None
+    return v.bounded("created_after", req.created_after, 0, 2**53 - 1)

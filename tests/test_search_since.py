@@ -1,0 +1,49 @@
+"""``search --since`` and ``similar --since``: runs started then or later, embedded and over a server alike.
+
+The web page searched from a day ("From"), the library's filters held the field (``created_after``), while the CLI's
+``search``/``similar``, the façade's verbs and gRPC's Search/SimilarRuns had no way to ask it (round 24, ENG2's
+probe). The sample holds tau-bench runs of 2024-05-15 and mini-swe-agent runs of April 2026.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+
+SAMPLE = Path(__file__).parents[1] / "trajsearch" / "samples" / "sample.jsonl"
+CUT = "2026-01-01"
+CUT_EPOCH = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())
+
+
+def _started(out: str, key: str = "") -> list[int]:
+    """When each run of a ``--json`` answer started (epoch seconds)."""
+    rows = json.loads(out)
+    return [int((row[key] if key else row)["created_at"]) for row in rows]
+
+
+def test_search_and_similar_keep_the_runs_started_since(backend, tmp_path: Path) -> None:  # noqa: F811
+    runs = tmp_path / "sample.jsonl"  # the backend's tenant (a key reads its own)
+    runs.write_text("".join(json.dumps(dict(json.loads(line), tenant="acme")) + "\n"
+                            for line in SAMPLE.read_text().splitlines() if line.strip()))
+    code, _, err = run_cli("ingest", str(runs), "--quiet")
+    assert code == 0, err
+    query = "Error: the flight is not available"
+    code, out, err = run_cli("search", query, "--level", "step", "-k", "20", "--json")
+    assert code == 0, err
+    assert any(t < CUT_EPOCH for t in _started(out)) and any(t >= CUT_EPOCH for t in _started(out)), out
+    for args in (("search", query, "--level", "step", "-k", "20"), ("similar", query, "-k", "20")):
+        code, out, err = run_cli(*args, "--since", CUT, "--json")
+        assert code == 0, err
+        started = _started(out, "best" if args[0] == "similar" else "")
+        assert started and all(t >= CUT_EPOCH for t in started), (args[0], out)
+    # a period back from now: every sample run is older than a day
+    code, out, err = run_cli("search", query, "--since", "1d", "--json")
+    assert code == 0 and json.loads(out) == [] and "only runs started since" in err, (out, err)
+
+
+def test_a_since_that_is_no_date_or_period_is_refused_in_words(backend) -> None:  # noqa: F811
+    code, _, err = run_cli("similar", "x", "--since", "yesterday")
+    assert code == 2 and "Invalid value for '--since': expected a date like 2026-05-01" in err and "'yesterday'" in err, err
