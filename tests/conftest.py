@@ -87,6 +87,24 @@ def real_embedder():
     return load_embedder("all-MiniLM-L6-v2")
 
 
+def real_runs_store(dump, name: str):
+    """A module-scoped fixture: a store of every run of the real ``dump`` (each must read), tenant ``acme``, with
+    the real model, built once for the module's tests."""
+    from trajsearch.ingest.read import read_dump
+
+    @pytest.fixture(scope="module")
+    def store(tmp_path_factory, real_embedder) -> Iterator[TrajSearch]:
+        home = tmp_path_factory.mktemp(name)
+        ts = TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=real_embedder)
+        parsed = list(read_dump(dump, tenant="acme"))
+        assert all(p.ok for p in parsed), [p.error for p in parsed]
+        ts.add([p.trajectory for p in parsed])
+        yield ts
+        ts.close()
+
+    return store
+
+
 @pytest.fixture
 def model_ts(tmp_path, real_embedder):
     ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=real_embedder)

@@ -16,20 +16,13 @@ import pytest
 from trajsearch.ingest.read import read_dump
 from trajsearch.search import TrajSearch
 
+from conftest import real_runs_store
+
 RUNS = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini-3-pro-sqlite-tracebacks"
 EXCEPTION = "sqlite3.OperationalError: no such table: reproduce_app_author"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, real_embedder):
-    """The six runs with the real model (built once)."""
-    home = tmp_path_factory.mktemp("cut")
-    ts = TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=real_embedder)
-    parsed = list(read_dump(RUNS, tenant="acme"))
-    assert all(p.ok for p in parsed), [p.error for p in parsed]
-    ts.add([p.trajectory for p in parsed])
-    yield ts
-    ts.close()
+store = real_runs_store(RUNS, "cut")  # the six runs with the real model (built once)
 
 
 def _cut_paste(ts: TrajSearch) -> str:

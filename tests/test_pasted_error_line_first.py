@@ -15,24 +15,16 @@ from pathlib import Path
 import pytest
 
 from trajsearch.excerpt import names_what_broke
-from trajsearch.ingest.read import read_dump
 from trajsearch.search import TrajSearch
+
+from conftest import real_runs_store
 
 RUNS = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini-3-pro-error-line-first"
 ERROR = "sqlite3.OperationalError: no such table: __main___author"
 MET_IT = "django__django-16263"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, real_embedder):
-    """The five runs with the real model (built once)."""
-    home = tmp_path_factory.mktemp("errline")
-    ts = TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=real_embedder)
-    parsed = list(read_dump(RUNS, tenant="acme"))
-    assert all(p.ok for p in parsed) and len(parsed) == 5, [p.error for p in parsed]
-    ts.add([p.trajectory for p in parsed])
-    yield ts
-    ts.close()
+store = real_runs_store(RUNS, "errline")  # the five runs with the real model (built once)
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "auto"])
