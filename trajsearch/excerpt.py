@@ -13,6 +13,7 @@ from functools import lru_cache
 from re import _casefix
 from typing import Any, Iterator, Sequence
 
+from .fusion import PYTEST_MARK
 from .steps import strip_terminal_codes
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/'-]*[A-Za-z0-9_]|[A-Za-z0-9_]")
@@ -277,9 +278,10 @@ def pasted_error_line(query: str) -> str:
     last = _last_line(terms(query))
     if not last or not _NAMED_ERROR.search(last) or _GENERIC_CLOSE.search(last):
         return ""
-    # as written (terms are lower case): rows are matched on it word for word
-    return next(line for line in (" ".join(line.split()) for line in reversed(query.splitlines()))
+    # as written (terms are lower case): rows are matched on it word for word; a pytest report's without its mark
+    line = next(line for line in (" ".join(line.split()) for line in reversed(query.splitlines()))
                 if line.lower() == last)
+    return line[2:] if line[:2] in ("E ", "> ") and PYTEST_MARK.search(query) else line
 
 
 #: A name an error's detail gives (:func:`names_what_broke`): quoted (``'psycopg2'``), or a word joined by ``_``, ``.``,

@@ -866,19 +866,30 @@ class FusionConfig:
         return {rid: 2.0 if pasted in texts[rid] or pasted in _BLANKS.sub(" ", texts[rid]) else 1.0 for rid in held}
 
     def verbatim_rows(self, text: str, texts: dict[str, str]) -> set[str]:
-        """The ids of ``texts`` whose text holds the whole query (whitespace-normalised)."""
-        needle = " ".join(text.split())
+        """The ids of ``texts`` whose text holds the whole query (whitespace-normalised).
+
+        A pasted pytest report (:data:`PYTEST_MARK`) is held with or without pytest's marks, ``E`` and ``>``: the
+        run whose own script printed ``ModuleNotFoundError: No module named 'sqlfluff'`` holds what a report's
+        ``E   ModuleNotFoundError: ...`` says, and only runs that met it under pytest had held the paste (round 25,
+        ENG3, on the shared mini-swe-agent runs: 2 of 8 runs printing that line)."""
+        marked = bool(PYTEST_MARK.search(text))
+        needle = " ".join(word for word in text.split() if not (marked and word in _MARK_WORDS))
         if not self.verbatim_first or len(needle) < self.verbatim_min_chars:
             return set()
         words = needle.split(" ")
         if len(words) > VERBATIM_REGEX_WORDS:  # linear: the normalised row, searched for the needle
-            return {rid for rid, row in texts.items() if needle in " ".join(row.split())}
-        # the query's words with any whitespace between them: a row's text holds this where its
-        # whitespace-normalised text holds the needle (14x cheaper than normalising each long row)
-        pattern = re.compile(r"\s+".join(map(re.escape, words)))
+            return {rid for rid, row in texts.items()
+                    if needle in " ".join(word for word in row.split() if not (marked and word in _MARK_WORDS))}
+        # the query's words with any whitespace between them (and pytest's marks, for a report): a row's text holds
+        # this where its whitespace-normalised text holds the needle (14x cheaper than normalising each long row)
+        pattern = re.compile((r"(?:\s+[>E](?=\s))*\s+" if marked else r"\s+").join(map(re.escape, words)))
         return {rid for rid, row in texts.items() if pattern.search(row)}
 
 
+#: A line of a pytest report behind its mark: the failing source line (``>``), an error line (``E``), as pytest pads them.
+PYTEST_MARK = re.compile(r"^[>E](?: {3,}|\t)", re.MULTILINE)
+#: pytest's marks as words of a whitespace-split text.
+_MARK_WORDS = frozenset({"E", ">"})
 #: Whitespace that is a paste's layout, not a typist's gap between words: a run of blanks (an indent, aligned columns),
 #: a tab, a line break (FusionConfig.as_pasted_first).
 _LAID_OUT = re.compile(r" {2,}|[\t\n]")
