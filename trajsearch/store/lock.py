@@ -77,6 +77,18 @@ def _file_in_the_way(data_dir: Path) -> Path | None:
     return None
 
 
+def _not_writable(data_dir: Path) -> str | None:
+    """Why this user cannot write ``data_dir``, or create it: the directory itself, or the nearest folder above it
+    that is there, where it is not (a store under a read-only home said only "[Errno 13] Permission denied:
+    '/srv/ro/milvus.db'", naming the path but not the fix: round 24, NEWB)."""
+    place = next((p for p in (data_dir, *data_dir.parents) if p.exists()), None)
+    if place is None or os.access(place, os.W_OK | os.X_OK):
+        return None
+    what = "is read-only" if place == data_dir else f"cannot be created: {place} is not writable by this user"
+    return (f"the data directory {data_dir} {what}: give this user write access to {place}, or point --uri "
+            "(or $TRAJSEARCH_URI, $TRAJSEARCH_HOME) at a folder it can write")
+
+
 def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
     """Why ``data_dir`` cannot be opened (None: not a lock or permission problem).
 
@@ -87,8 +99,8 @@ def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
         return (f"the data directory {data_dir} {what}, not a directory: Milvus Lite keeps a store in a directory "
                 "of its own; point --uri (or $TRAJSEARCH_URI, $TRAJSEARCH_HOME) at a directory, or at a path not yet "
                 "there to create one")
-    if data_dir.exists() and not os.access(data_dir, os.W_OK):
-        return f"the data directory {data_dir} is read-only: give this user write access or point --uri elsewhere"
+    if (why := _not_writable(data_dir)) is not None:
+        return why
     deadline = time.monotonic() + wait
     while is_locked(data_dir):
         if time.monotonic() >= deadline:
