@@ -10,7 +10,9 @@ holds ``main``, the console script, which turns an unexpected error into one lin
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import sys
 
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
@@ -46,6 +48,28 @@ for _command in (ingest, formats, delete, search, similar, show, stats, exemplar
                  demo):
     app.command()(_command)
 _register_service(app)  # serve, ui, mcp and keys
+
+
+def _unbroken(doc: str) -> str:
+    """A command's docstring as its --help shows it: each paragraph one line, which the help wraps at the terminal's
+    width. Typer keeps a docstring's line breaks, so a paragraph came out cut twice, at the source's 120 columns and
+    the terminal's, a ragged line of a word or two every other line (round 25, CLI2). A paragraph opening with
+    ``\\b`` (click's mark) keeps its lines, an indented line going on the one before it: a list, such as ingest's
+    exit statuses."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(re.sub(r"\n\s+", " ", p.removeprefix("\b\n")) if p.startswith("\b")
+                       else " ".join(p.split("\n")) for p in paragraphs)
+
+
+def _help_unbroken(typer_app: typer.Typer) -> None:
+    """Every command's help, in ``typer_app`` and its sub-apps (``keys``), as :func:`_unbroken` says."""
+    for info in typer_app.registered_commands:
+        info.help = _unbroken(info.help or info.callback.__doc__ or "")
+    for group in typer_app.registered_groups:
+        _help_unbroken(group.typer_instance)
+
+
+_help_unbroken(app)
 
 _DEBUG = {"on": False}
 

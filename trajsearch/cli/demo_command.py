@@ -19,6 +19,7 @@ def demo(
 ) -> None:
     """Ingest the bundled sample dump, then show what an agent and an engineer get back.
 
+    \b
     1. exemplars and a failure warning for an airline task, as the budgeted prompt context;
     2. a task from nowhere near the library: nothing but "plan from scratch";
     3. an engineer pasting an error line: runs like this broken one, with the matching steps.

@@ -44,10 +44,18 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 class _TextConsole(Console):
-    """A Rich console that prints every string given it through :func:`printable`."""
+    """A Rich console that prints every string given it through :func:`printable`, and wraps a line only on a
+    terminal."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text), **kwargs)
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **kwargs: Any) -> None:
+        """Rich's ``print``, a line soft-wrapped (left whole) unless the console is a terminal: Rich lays text out at
+        80 columns where it is not, so an error in a log or a pipe (``2>&1 | tee``, cron's mail) came cut into
+        lines at 80 columns, a path or a fix split across them and no longer found by ``grep`` (round 24, NEWB).
+        A terminal wraps a line at its own width either way."""
+        super().print(*objects, soft_wrap=(not self.is_terminal) if soft_wrap is None else soft_wrap, **kwargs)
 
 
 out = _TextConsole()

@@ -50,7 +50,13 @@ def search(
     traces: Traces = None,
     as_json: AsJson = False,
 ) -> None:
-    """Find the rows most similar to TEXT inside the filters."""
+    """Find the rows most similar to TEXT inside the filters.
+
+    Each hit's score= is the number the hits are ranked by: higher is better. Its scale is the mode's: dense, the
+    cosine of the query and the row (-1 to 1); lexical, BM25 (0 and up, unbounded); hybrid, a fusion of the two
+    legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query: compare scores within one
+    answer, not across modes or queries.
+    """
     text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
@@ -107,7 +113,12 @@ def similar(
     traces: Traces = None,
     as_json: AsJson = False,
 ) -> None:
-    """Runs like this broken one: one result per run, with its best matching step."""
+    """Runs like this broken one: one result per run, with its best matching step.
+
+    A run's score= is its best row's, the number the runs are ranked by: higher is better, on the mode's scale (see
+    `trajsearch search --help`; the default, hybrid, fuses ranks: about 0.01 to 0.07). Compare scores within one
+    answer, not across modes or queries.
+    """
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
     text = None if text is None else _searchable(text)
