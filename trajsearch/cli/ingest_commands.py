@@ -80,13 +80,15 @@ def ingest(
     With --server the records are parsed here and streamed to the server under the key's tenant
     (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
 
+    \b
     Exit status (the records that read well land in every case):
     0 every record read landed (or was unchanged, or the checkpoint had its input done);
     3 some records or inputs were rejected, the rest landed (the dead-letter file lists them):
       a rerun too, whose checkpoint had those inputs done, as over --server, which reads them again;
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
-    2 a bad argument or a missing input: nothing written.
+    2 a bad argument, a missing input, or inputs holding no dump to read (an empty folder,
+      only notes or a tool's side files): nothing written.
     --dry-run exits 0, 3 or 4 as the ingest would (writing nothing).
     """
     from ..config import default_uri, home
@@ -228,17 +230,25 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
 
 #: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2
 #: (a bad argument, nothing written) is what ``fail`` and typer itself exit with; 3 and 4 are ingest's own.
-EXIT_OK, EXIT_FAILED, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1, 2, 3, 4
 
 
 def exit_status(results: list[dict[str, Any]]) -> int:
-    """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected.
+    """What the ingest's summary says in one number: a failure first, then inputs that held no dump to read, then
+    no run landed, then some rejected.
+
+    Inputs that held no dump file to read (``units`` 0: an empty folder, a share not mounted, a folder of notes or of
+    a tool's side files) are a bad input, as a missing one is: a nightly job pointed at the wrong folder exited 0,
+    "ingested 0 runs" read as a quiet night (round 24, NEWB). A dump that holds no run (a results file of no
+    simulations, traces of embedding calls only) was read, and exits 0.
 
     The inputs' records count whichever run of the job read them: those an earlier run committed and this one did
     not read again (``landed_earlier``, ``rejected_earlier``: the checkpoint's) as well as this run's. A rerun of an
     ingest that rejected a line exits 3 again, as it does over --server, where every record is read again."""
     if any(r.get("error") for r in results):
         return EXIT_FAILED
+    if not any(r.get("units") for r in results):
+        return EXIT_BAD_INPUT
     rejected = sum((r.get("rejected") or 0) + (r.get("rejected_earlier") or 0) for r in results)
     landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) + (r.get("landed_earlier") or 0)
                  for r in results)
@@ -489,7 +499,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     files = [replace(f, source=streams.given(f.source), rejections=[{k: streams.given(v) for k, v in r.items()}
                                                                     for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
-    would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files)}
+    would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files), "units": len(files)}
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
         return would

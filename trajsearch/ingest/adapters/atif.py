@@ -953,8 +953,11 @@ def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
 
 
 #: Harbor's own files in a job directory (``config.json``, ``result.json``, ``lock.json``) and a trial directory
-#: (``config.json``, ``result.json``, its copy ``result.harbor.json``).
-_HARBOR_OWN = frozenset({"config.json", "config.harbor.json", "result.json", "result.harbor.json", "lock.json"})
+#: (``config.json``, ``result.json``, its copy ``result.harbor.json``, and ``TrialPaths``' ``exception.txt`` and
+#: ``trial.log``: a folder of trials that never ran had these two called files of no dump format, beside the two
+#: JSON files said to be the trial's own: round 24, NEWB).
+_HARBOR_OWN = frozenset({"config.json", "config.harbor.json", "result.json", "result.harbor.json", "lock.json",
+                         "exception.txt", "trial.log"})
 
 
 def _is_trial(folder: Path) -> bool:
