@@ -38,7 +38,7 @@ def test_ingest_into_a_log_says_how_far_it_is(tmp_path, monkeypatch):
     dump = _dump(tmp_path)
     code, out, err = run_cli("ingest", str(dump), "--log-every", "0")
     assert code == 0, out + err
-    lines = re.findall(r"ingesting: ([\d.]+) of ([\d.]+) MB read, (\d+) runs written, \d+:\d\d:\d\d elapsed", err)
+    lines = re.findall(r"ingesting: ([\d.]+) of ([\d.]+) MB done, (\d+) runs written, \d+:\d\d:\d\d elapsed", err)
     assert lines, err
     size = f"{dump.stat().st_size / 1e6:.1f}"
     assert {total for _, total, _ in lines} == {size}

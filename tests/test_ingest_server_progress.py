@@ -38,5 +38,5 @@ def test_an_ingest_over_a_server_logs_its_progress_at_the_asked_pace(tmp_path: P
     ts.close()
     assert len(every_update) >= 14
     # 16 runs: 14, and the 2 of gpt-4o-airline-failed-calls.json (probe E, E1)
-    assert every_update[-1].startswith("ingesting over --server: 0.5 of 0.5 MB read, 16 runs and records sent to the server")
+    assert every_update[-1].startswith("ingesting over --server: 0.5 of 0.5 MB done, 16 runs and records sent to the server")
     assert none == []  # --log-every honoured: nothing within a day

@@ -28,7 +28,7 @@ def progress(*columns: ProgressColumn, console: Console, label: str, quiet: bool
 
 class LogProgress:
     """The part of rich's ``Progress`` the commands call (one task of bytes and a ``runs`` field), said as a
-    line at most every ``every`` seconds (0: at every update): ``ingesting: 12.3 of 37.8 MB read, 84 runs written,
+    line at most every ``every`` seconds (0: at every update): ``ingesting: 12.3 of 37.8 MB done, 84 runs written,
     0:01:30 elapsed``."""
 
     def __init__(self, console: Console, label: str, every: float, what: str = "runs written") -> None:
@@ -63,7 +63,7 @@ class LogProgress:
         if now - self.said < self.every:
             return
         self.said = now
-        read = f"{self.completed / 1e6:.1f}" + (f" of {self.total / 1e6:.1f}" if self.total else "") + " MB read"
+        read = f"{self.completed / 1e6:.1f}" + (f" of {self.total / 1e6:.1f}" if self.total else "") + " MB done"
         elapsed = timedelta(seconds=int(now - self.started))
         self.console.print(f"{self.label}: {read}, {self.runs} {self.what}, {elapsed} elapsed", markup=False,
                            highlight=False, soft_wrap=True)
