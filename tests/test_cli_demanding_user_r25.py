@@ -184,3 +184,18 @@ def test_a_harbor_trial_s_own_log_files_are_said_to_be_the_trial_s(newcomer) -> 
         assert f"{name}: no run in this file: Harbor's own {name} of trial 050_algorand__pyteal__step281__e__CaqUfPp" \
                in told
     assert "no dump file" not in told
+
+
+def test_ingest_refuses_no_workers_and_a_state_dir_that_is_a_file(newcomer, tmp_path: Path) -> None:
+    """``--workers 0`` (or -2) ingested with one process, saying nothing of the number; ``--state-dir`` naming a file
+    ended as "error: [Errno 17] File exists: '...'", naming no option. Both are usage errors naming the option, before
+    anything is read."""
+    code, out, err = run_cli("ingest", str(LANGSMITH), "--workers", "0")
+    assert code == 2 and "'--workers'" in err, out + err
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for state_dir, what in ((a_file, "is a file"), (a_file / "x", f"lies under {a_file}, which is a file")):
+        code, out, err = run_cli("ingest", str(LANGSMITH), "--state-dir", str(state_dir))
+        assert code == 2, out + err
+        assert f"error: --state-dir {state_dir} {what}: give a folder" in said(err), err
+    assert not (tmp_path / "home").exists()  # nothing read or written

@@ -88,3 +88,13 @@ def pid_alive(pid: int) -> bool:
     except OSError:  # PermissionError: alive, another user's
         return True
     return True
+
+
+def file_in_the_way(folder: Path) -> Path | None:
+    """The nearest existing path at or above ``folder`` when it is no directory (None: there is a directory, or
+    nothing): what stops ``folder`` being made, for an error that names it ("[Errno 17] File exists" named the
+    path asked for, or a file's, and no option)."""
+    for path in (folder, *folder.parents):
+        if path.exists() or path.is_symlink():
+            return None if path.is_dir() else path
+    return None

@@ -59,7 +59,7 @@ def ingest(
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records, appended to (default: under the data directory; with --server, written only when named)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
     shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Run N local worker processes against one store (serves a local Milvus Lite path over 127.0.0.1)."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Run N local worker processes against one store (serves a local Milvus Lite path over 127.0.0.1)."),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (default: under the data directory, one per job)."),
     restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: ingest in $TRAJSEARCH_HOME)."),
@@ -206,6 +206,8 @@ def _dead_letter_lines(path: Path) -> set[tuple[str, str, str]]:
 
 def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
                        checkpoint: Path | None, restart: bool, state_dir: Path | None = None) -> None:
+    from ..fsutil import file_in_the_way
+
     if server and (workers > 1 or shards > 1 or checkpoint or restart or state_dir):
         fail("--workers, --shard, --checkpoint, --restart and --state-dir apply to a store this process writes, not "
              "to --server")
@@ -217,6 +219,10 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
         if path and path.is_dir():  # a natural guess, as --state-dir takes one (probe G, G3)
             fail(f"{option} {path} is a directory: give a file path, or --state-dir {path} to have each job write "
                  f"its own {what} file there")
+    if state_dir and (blocker := file_in_the_way(state_dir)) is not None:  # "[Errno 17] File exists: 'a-file'"
+        what = "is a file" if blocker == state_dir else f"lies under {blocker}, which is a file"
+        fail(f"--state-dir {state_dir} {what}: give a folder (made if not there), where each job keeps its "
+             "checkpoint and dead-letter file")
     if dead_letter:  # before anything is read or sent (it had been "error: [Errno 17] File exists: 'a-file'")
         from ..ingest.checkpoint import DeadLetter
         try:

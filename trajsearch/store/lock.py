@@ -15,6 +15,7 @@ import os
 import time
 from pathlib import Path
 
+from ..fsutil import file_in_the_way
 from ..ingest.orphans import ingest_of
 
 LOCK_FILENAME = "LOCK"
@@ -69,14 +70,6 @@ def holders(data_dir: Path) -> list[tuple[int, str]]:
     return [h for h in found if h[0] != os.getpid()]
 
 
-def _file_in_the_way(data_dir: Path) -> Path | None:
-    """The nearest existing path at or above ``data_dir`` when it is no directory (None: there is a directory)."""
-    for path in (data_dir, *data_dir.parents):
-        if path.exists() or path.is_symlink():
-            return None if path.is_dir() else path
-    return None
-
-
 def _not_writable(data_dir: Path) -> str | None:
     """Why this user cannot write ``data_dir``, or create it: the directory itself, or the nearest folder above it
     that is there, where it is not (a store under a read-only home said only "[Errno 13] Permission denied:
@@ -94,7 +87,7 @@ def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
 
     Waits up to ``wait`` seconds for a lock whose holder may be going away.
     """
-    if (file := _file_in_the_way(data_dir)) is not None:  # said "FileExistsError: [Errno 17] File exists" alone
+    if (file := file_in_the_way(data_dir)) is not None:  # said "FileExistsError: [Errno 17] File exists" alone
         what = "is a file" if file == data_dir else f"lies under {file}, which is a file"
         return (f"the data directory {data_dir} {what}, not a directory: Milvus Lite keeps a store in a directory "
                 "of its own; point --uri (or $TRAJSEARCH_URI, $TRAJSEARCH_HOME) at a directory, or at a path not yet "
