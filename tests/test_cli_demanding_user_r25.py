@@ -47,6 +47,10 @@ def test_a_local_store_path_not_ending_in_db_is_refused_in_our_words(newcomer, t
     assert f"give one such as '{store}.db', or http://host:19530 for a Milvus server" in told
     assert "ConnectionConfigException" not in told
     assert not store.exists()
+    # with --workers, milvus-lite's server had taken the path and made a store no other command could open
+    code, out, err = run_cli("ingest", str(LANGSMITH), "--workers", "2", "--uri", str(store))
+    assert code == 2 and "does not end in .db" in said(err), out + err
+    assert not store.exists()
 
 
 def test_an_error_in_a_log_or_a_pipe_is_one_line(newcomer) -> None:

@@ -276,6 +276,8 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
             results = _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
         except StoreOpenError as exc:  # the store held by another process: said as a single process says it
             fail(str(exc), code=EXIT_FAILED)
+        except ValueError as exc:  # a store path Milvus Lite would refuse, before any worker starts
+            fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a full disk met before the workers started (the store's creation)
             if not disk_full(exc):
                 raise
