@@ -66,7 +66,7 @@ def choice(words: Iterable[str], upper: bool = False,
 # where the runs are: the embedded store (--uri, --traces) or a server (--server, --ca)
 Uri = Annotated[Optional[str], typer.Option(
     "--uri", envvar="TRAJSEARCH_URI",
-    help="Milvus URI: local path (embedded; default: milvus.db in $TRAJSEARCH_HOME, itself ./.trajsearch unless set) or http://host:19530.")]
+    help="Milvus URI: a local path ending in .db (embedded; default: milvus.db in $TRAJSEARCH_HOME, itself ./.trajsearch unless set) or http://host:19530.")]
 Traces = Annotated[Optional[str], typer.Option(
     "--traces", envvar="TRAJSEARCH_TRACES",
     help="Trace store: path, file:///abs/path or s3://bucket/prefix (default: traces in $TRAJSEARCH_HOME, itself ./.trajsearch unless set).")]
