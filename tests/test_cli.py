@@ -110,12 +110,14 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(tmp_path:
     import subprocess
     import sys
 
-    # pymilvus refuses a local --uri not ending in .db in its own words: no diagnosis of ours is written for it
-    # (a store path that is a file, this test's error before round 24, now is), so it is an unexpected one
+    # a data directory whose LOCK is a folder: Milvus Lite fails to open it ("Open local milvus failed") and no
+    # diagnosis of ours is written for that, so it is an unexpected error (this test's errors of rounds 23 and 24, a
+    # store path that is a file and one not ending in .db, are both diagnosed now)
+    (tmp_path / "store.db" / "LOCK").mkdir(parents=True)
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home")}
     env.pop("TRAJSEARCH_DEBUG", None)
     args = [sys.executable, "-m", "trajsearch.cli"]
-    store = ["stats", "--uri", str(tmp_path / "store-without-suffix"), "--traces", str(tmp_path / "t")]
+    store = ["stats", "--uri", str(tmp_path / "store.db"), "--traces", str(tmp_path / "t")]
     plain = subprocess.run([*args, *store], env=env, capture_output=True, text=True, timeout=120)
     assert plain.returncode == 1
     assert plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr and "--debug" in plain.stderr
