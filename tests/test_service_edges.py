@@ -7,8 +7,11 @@ S3 endpoint says when connections arrive, calls are awaited, nothing sleeps.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -514,6 +517,44 @@ def test_plaintext_beyond_loopback_needs_insecure(tmp_path, keys):
         with pytest.raises(InsecureAddressError, match="--insecure"):
             ServiceServer(ts, keys[1], address="0.0.0.0:0", close_index=False)
         ServiceServer(ts, keys[1], address="0.0.0.0:0", insecure=True, close_index=False).stop(grace=0)
+    finally:
+        ts.close()
+
+
+class _NoIPv6Socket(socket.socket):
+    """A socket as a kernel booted with ``ipv6.disable=1`` makes them: none of family AF_INET6 (EAFNOSUPPORT). Only
+    this process's sockets; grpcio's own (C core) still bind both loopbacks, as it would bind 127.0.0.1 alone there."""
+
+    def __init__(self, family: int = -1, *args, **kwargs) -> None:
+        if family == socket.AF_INET6:
+            raise OSError(errno.EAFNOSUPPORT, os.strerror(errno.EAFNOSUPPORT))
+        super().__init__(family, *args, **kwargs)
+
+
+def test_localhost_is_served_on_a_host_without_ipv6_and_a_refusal_there_restores_the_trace_store(tmp_path, keys,
+                                                                                                monkeypatch):
+    """Bug: on a kernel without IPv6 the check of ``localhost``'s two places made its AF_INET6 socket outside its
+    try: ``serve --address localhost:P`` failed "[Errno 97] Address family not supported by protocol" where grpcio
+    serves on 127.0.0.1, and the façade kept the server's bounded trace reads in place of its own store."""
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    try:
+        ts.add([make_run("a1")])
+        store, uri = ts.traces, ts.run("a1", tenant="acme").trace_uri
+        with monkeypatch.context() as no_ipv6:
+            no_ipv6.setattr(socket, "socket", _NoIPv6Socket)
+            srv = ServiceServer(ts, keys[1], address="localhost:0", close_index=False).start()
+        try:
+            with Client(f"127.0.0.1:{srv.port}", keys[0]["acme_r"], timeout=60) as acme:
+                assert acme.get_trace(uri).trajectory_id == "a1"
+        finally:
+            srv.stop(grace=0)
+        assert ts.traces is store
+        with socket.create_server(("127.0.0.1", 0)) as holder, monkeypatch.context() as no_ipv6:
+            no_ipv6.setattr(socket, "socket", _NoIPv6Socket)
+            port = holder.getsockname()[1]
+            with pytest.raises(OSError, match=f"^cannot listen on localhost:{port}: Address already in use"):
+                ServiceServer(ts, keys[1], address=f"localhost:{port}", close_index=False)
+        assert ts.traces is store
     finally:
         ts.close()
 

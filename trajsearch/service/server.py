@@ -115,8 +115,9 @@ def bind_refusal(address: str) -> str | None:
     each of its places here. grpcio names no cause ("Failed to bind to address ...; set GRPC_VERBOSITY=debug ..."),
     and of a name with two places (``localhost``: 127.0.0.1 and ::1) it listens on the one it can: ``serve --address
     localhost:P`` beside another server on 127.0.0.1:P said "serving" on ::1 alone, while clients of 127.0.0.1:P went
-    on reaching the other one. A place in use (or forbidden) is a refusal; one this host lacks (no IPv6) only when no
-    place binds. None when all bind, or ``address`` is no host:port (a ``unix:`` path): grpcio's words then stand."""
+    on reaching the other one. A place in use (or forbidden) is a refusal; one this host lacks (no IPv6: no ::1, or
+    no AF_INET6 sockets at all under ``ipv6.disable=1``) only when no place binds, as grpcio then serves on the rest.
+    None when all bind, or ``address`` is no host:port (a ``unix:`` path): grpcio's words then stand."""
     host, _, port = address.rpartition(":")
     if not port.isdigit() or address.startswith(("unix:", "unix-abstract:")):
         return None
@@ -130,12 +131,12 @@ def bind_refusal(address: str) -> str | None:
         places = [(family, place) for family, *_, place in found]
     refused = []
     for family, place in places:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            try:
+        try:  # the socket too: a kernel booted without IPv6 refuses an AF_INET6 one (EAFNOSUPPORT)
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
                 probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpcio binds: TIME_WAIT is no refusal
                 probe.bind(place)
-            except OSError as exc:
-                refused.append((exc, place[0]))
+        except OSError as exc:
+            refused.append((exc, place[0]))
     taken = [(exc, where) for exc, where in refused if exc.errno in (errno.EADDRINUSE, errno.EACCES)]
     if not taken and len(refused) < len(places):
         return None
@@ -294,7 +295,6 @@ class ServiceServer:
             slots = min(slots, max_workers - 1)
         store = ts.traces.store if isinstance(ts.traces, TraceReads) else ts.traces
         self.trace_reads = TraceReads(store, slots=slots, timeout=trace_timeout)
-        ts.traces = self.trace_reads  # every read of this façade, the runtime's included, is bounded
         writes = write_slots or max(1, max_workers // 2)
         if max_workers > 1:
             writes = min(writes, max_workers - 1)
@@ -326,32 +326,33 @@ class ServiceServer:
         pb2_grpc.add_TrajSearchServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        refusal = bind_refusal(address)  # before grpcio, which listens on what it can of a name
-        if refusal:
+        ts.traces = self.trace_reads  # every read of this façade, the runtime's included, is bounded
+        try:  # a server not made leaves the façade's trace store as it found it, whatever stopped it
+            self.port = self._listen(address, tls)
+            self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
+            # the web pages, on a thread of this process, over the same façade and keys
+            self.web = None if http_address is None else _web_server(ts, keys, http_address, tls, page_reads,
+                                                                     public_url)
+        except BaseException:
+            self.server.stop(0)
             self._restore()
-            raise OSError(f"cannot listen on {address}: {refusal}")
-        try:
-            if tls:
-                self.port = self.server.add_secure_port(address, tls.credentials())
-            else:
-                self.port = self.server.add_insecure_port(address)
-        except RuntimeError as exc:
-            self._restore()
-            raise OSError(f"cannot listen on {address}: {exc}") from None
-        if not self.port:
-            self._restore()
-            raise OSError(f"cannot listen on {address}")
-        self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
-        self.web = None
-        if http_address is not None:  # the web pages, on a thread of this process, over the same façade and keys
-            try:
-                self.web = _web_server(ts, keys, http_address, tls, page_reads, public_url)
-            except (OSError, ValueError):
-                self.server.stop(0)
-                self._restore()
-                raise
+            raise
         self._stopped = threading.Event()
         self._stop_now = threading.Event()
+
+    def _listen(self, address: str, tls: TLS | None) -> int:
+        """Bind grpcio to ``address`` and return its port; an OSError naming the cause when it cannot."""
+        refusal = bind_refusal(address)  # before grpcio, which listens on what it can of a name
+        if refusal:
+            raise OSError(f"cannot listen on {address}: {refusal}")
+        try:
+            port = (self.server.add_secure_port(address, tls.credentials()) if tls
+                    else self.server.add_insecure_port(address))
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen on {address}: {exc}") from None
+        if not port:
+            raise OSError(f"cannot listen on {address}")
+        return port
 
     def _restore(self) -> None:
         self.ts.traces = self._store
