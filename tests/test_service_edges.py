@@ -22,7 +22,7 @@ import pytest
 from trajsearch.client import Client, NotFound, Unavailable
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
-from trajsearch.service.protos import pb2, pb2_grpc
+from trajsearch.service.protos import PROTO, pb2, pb2_grpc
 from trajsearch.service.server import (
     InsecureAddressError, ServiceServer, check_metrics_address, is_loopback, serve_metrics,
 )
@@ -350,6 +350,73 @@ def test_more_invalid_arguments_name_the_field(server, keys, method, request_, f
     error = _error(server, method, request_, md(keys, "acme_r"))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert error.details().startswith(f"{field}: "), error.details()
+
+
+#: A valid request of each call with a ``k`` or a repeated filter field, and a valid value of each such field.
+_BOUNDED_CALLS = {
+    "Search": lambda: pb2.SearchRequest(text="disk"), "SimilarRuns": lambda: pb2.SimilarRunsRequest(text="disk"),
+    "Exemplars": lambda: pb2.ExemplarsRequest(task="disk"), "Warnings": lambda: pb2.WarningsRequest(text="disk"),
+    "SearchPastRuns": lambda: pb2.SearchPastRunsRequest(query="disk"), "Failures": pb2.FailuresRequest,
+}
+_VALUES = {"levels": "task", "outcomes": "failure"}
+
+
+def _proto_header_bounds() -> tuple[dict[str, str], int, dict[str, int]]:
+    """What the .proto's header tells an outside team of ``k`` (each call's highest, a number or the server's
+    --max-k) and of a repeated filter field (the most values, and the fields said to take another number)."""
+    header = " ".join(line.removeprefix("//").strip() for line in PROTO.read_text().split("\nsyntax")[0].splitlines())
+    k_said = re.search(r"\bk: (.*?)\. A repeated filter field", header).group(1)
+    ks = {name: high for names, high in re.findall(r"([A-Z]\w*(?: and [A-Z]\w*)*) 1 to (\d+|the server's --max-k)",
+                                                    k_said) for name in names.split(" and ")}
+    most, others = re.search(r"A repeated filter field: at most (\d+) values \((.*?)\)", header).groups()
+    named = re.findall(r"([\w.]+(?: and [\w.]+)*) ([\d,]+)", others)
+    exceptions = {name: int(n.replace(",", "")) for names, n in named for name in names.split(" and ")}
+    return ks, int(most), exceptions
+
+
+def test_the_proto_header_states_the_k_and_list_bounds_each_call_keeps(server, keys):
+    """Review FRSVC2: the header said k ran "1 to the server's --max-k" for every call (Exemplars and Warnings stop at
+    10, SearchPastRuns at 5) and that a repeated filter field took at most 32 values but exclude_trajectory_ids and
+    RuntimeContext.tools_available (FailuresRequest.tools takes 256). Each bound it states is taken, one more
+    refused."""
+    ks, most, exceptions = _proto_header_bounds()
+    stub, auth = pb2_grpc.TrajSearchStub(grpc.insecure_channel(server.address)), md(keys, "acme_r")
+    sessions = iter(range(1_000))
+
+    def call(method: str, fill) -> grpc.RpcError | None:
+        request = _BOUNDED_CALLS[method]()
+        if "session_id" in request.DESCRIPTOR.fields_by_name:  # the runtime tool's search cap counts per session
+            request.session_id = f"bounds-{next(sessions)}"
+        fill(request)
+        try:
+            getattr(stub, method)(request, metadata=auth, timeout=60)
+        except grpc.RpcError as error:
+            return error
+        return None
+
+    with_k = {m for m, make in _BOUNDED_CALLS.items() if "k" in make().DESCRIPTOR.fields_by_name}
+    assert set(ks) == with_k, f"the header names no k bound of {with_k - set(ks)}"
+    for method, high in ks.items():
+        high = server.limits.max_k if high == "the server's --max-k" else int(high)
+        assert call(method, lambda r: setattr(r, "k", high)) is None, (method, high)
+        refused = call(method, lambda r: setattr(r, "k", high + 1))
+        assert refused and refused.details().startswith(f"k: must be a whole number from 1 to {high}"), (method, high)
+    for method, make in _BOUNDED_CALLS.items():
+        request = make()
+        places = [("", request.DESCRIPTOR)] + [("context.", f.message_type) for f in request.DESCRIPTOR.fields
+                                                if f.name == "context"]
+        for prefix, message in places:
+            for field in (f.name for f in message.fields if f.is_repeated and f.type == f.TYPE_STRING):
+                limit = exceptions.get(f"{message.name}.{field}", exceptions.get(field, most))
+
+                def fill(request, n, prefix=prefix, field=field):
+                    values = [f"r{i}" if field.endswith("_ids") else _VALUES.get(field, "v") for i in range(n)]
+                    getattr(request.context if prefix else request, field).extend(values)
+
+                assert call(method, lambda r: fill(r, limit)) is None, (method, prefix + field, limit)
+                refused = call(method, lambda r: fill(r, limit + 1))
+                said = f"{prefix}{field}: at most {limit} values"
+                assert refused and refused.details().startswith(said), (method, said, refused and refused.details())
 
 
 def test_a_refused_tool_call_spends_no_search(server, keys):
