@@ -22,7 +22,7 @@ from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_ste
 from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
-from ..represent import MAX_ROW_CHARS, clip
+from ..represent import MAX_ROW_CHARS, clip, recoveries
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
@@ -878,39 +878,58 @@ def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: Advic
                    pool: int) -> dict[str, tuple[Hit, str]]:
     """The failed runs whose steps hold a pasted log line (an error, a command) verbatim or nearly
     (``FusionConfig.nearly_holds``), best first: each run's failure row, carrying the step's cosine as its similarity,
-    and the step holding it (:func:`_step_holding`). Probe E2, E2-B: a failure row an outcome file wrote holds
-    its verdict, no step error, so the runs that met a pasted error were found only in their steps (of 8 errors
-    of 37 that failed runs had met, 6 were not shown). Prose (a task) is no log line: not looked for."""
+    and the step holding it (:func:`_step_holding_at`), but for the runs that got past it (:func:`_got_past`). Probe
+    E2, E2-B: a failure row an outcome file wrote holds its verdict, no step error, so the runs that met a pasted error
+    were found only in their steps (of 8 errors of 37 that failed runs had met, 6 were not shown). Prose (a task) is no
+    log line: not looked for."""
     if not looks_like_log(text, titles=False):
         return {}
     steps = ctx.filters(levels=("step",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude)
     held = {}  # run -> its best step row holding the text (passages too: the lexical leg reads them)
     for hit in search(ts, text, steps, k=pool, mode="hybrid"):
-        shown = _step_holding(hit, text, ts.fusion)
-        if shown is not None and hit.trajectory_id not in held:
-            held[hit.trajectory_id] = (hit, shown)
+        found = _step_holding_at(hit, text, ts.fusion)
+        if found is not None and hit.trajectory_id not in held and not _got_past(ts, hit, found[1], text, ctx.tenant):
+            held[hit.trajectory_id] = (hit, found[0])
     rows = ts.runs(list(held), tenant=ctx.tenant, level="failure", vectors=False) if held else {}
     return {run: (replace(rows[run], similarity=similarity(hit)), shown)
             for run, (hit, shown) in held.items() if run in rows}
 
 
-def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
-    """The step of a step row (or passage) holding ``text`` verbatim or nearly: its ``[step n]`` label, its action
-    and the line holding the text; None if no step of the row holds it."""
-    held = _step_holding_at(hit, text, fusion)
-    return held[0] if held is not None else None
-
-
 def _step_holding_at(hit: Hit, text: str, fusion: FusionConfig) -> tuple[str, int] | None:
-    """:func:`_step_holding`, and the step's position in its run (the row's first, for a passage)."""
+    """The step of a step row (or passage) holding ``text`` verbatim or nearly, shown (:func:`_shown_step`: its
+    ``[step n]`` label, its action and the line holding the text), and its position in its run (the row's first, for a
+    passage); None if no step of the row holds it."""
     for position, part in enumerate(hit.steps or [{"text": hit.text}], start=hit.step_index):  # a passage: one step
         whole = part["text"]
         lines = [line for line in whole.splitlines() if line.strip()]
         held = [line for line in lines if _holds(line, text) or fusion.nearly_holds(text, line)]
-        if not (held or _holds(whole, text) or fusion.nearly_holds(text, whole)):
+        if not (held or _step_holds(whole, text, fusion)):
             continue
         return _shown_step(lines, held[:1]), position
     return None
+
+
+def _step_holds(step: str, text: str, fusion: FusionConfig) -> bool:
+    """Whether a step's text holds ``text`` verbatim or nearly (``FusionConfig.nearly_holds``)."""
+    return _holds(step, text) or fusion.nearly_holds(text, step)
+
+
+def _got_past(ts: TrajSearch, hit: Hit, position: int, text: str, tenant: str) -> bool:
+    """Whether the failed run of ``hit``, whose step at ``position`` holds the pasted ``text``, got past it: the last
+    of its steps from there on that got it back (in its result or error: a later thought or command quoting it met
+    nothing) erred and the run got past that error as a failed run's failing step is judged
+    (:func:`~trajsearch.represent.recoveries`: the same call made again later without error). Such
+    a run met the error and went on to fail for another reason: it is no warning for the error the agent is stuck on
+    (round 24, RT7; on the gemini-3-pro store, 15 of 22 warnings shown with the step holding a pasted error line
+    were of runs that had got past it, ``no such table: __main___author`` run again without error 4 steps on). A
+    step that held the text without erring, or a run whose trace is gone, says nothing of it: the run stays."""
+    run = load_trace(ts, hit, tenant)
+    if run is None:
+        return False
+    met = [pos for pos in range(position, len(run.steps))
+           if _step_holds(f"{run.steps[pos].observation or ''}\n{run.steps[pos].error or ''}", text, ts.fusion)]
+    last = met[-1] if met else position
+    return any(pos == last and by is not None for pos, _, by in recoveries(run.steps))
 
 
 def _shown_step(lines: list[str], held: list[str]) -> str:
