@@ -74,7 +74,9 @@ from .vocab import FAILED_OUTCOMES
 #:     a prompt is the task as sent (round 23's review of FM7).
 #: 21: a failure an outcomes file judged has no cause (it was the file's name), and a failed run's failing step is
 #:     one it did not get past: failure rows and warnings' digests change (round 24, RT7).
-REPRESENTATION_VERSION = 21
+#: 22: an exemplar digest's step outputs leave out Django's test database lines, which hid a test run's ``Ran N tests``
+#:     and its verdict (round 25, RT8): summary rows' digests change.
+REPRESENTATION_VERSION = 22
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
