@@ -81,3 +81,17 @@ def test_the_service_offers_no_run_of_no_step(tmp_path: Path, idle_run: Trajecto
             assert acme.run(idle_run.trajectory_id) is not None  # still searchable as a run, only not to follow
     finally:
         server.stop(0)
+
+
+def test_an_empty_answer_over_runs_of_no_step_says_they_took_none(hashing_ts, idle_run: Trajectory) -> None:
+    """Bug (round 25, RT8): where the only successful run was the idle trial, every interface said "No successful run
+    is recorded here yet" (``no_successful_runs``), though one is: it took no step to follow. An empty tenant still
+    says there is none."""
+    hashing_ts.add([idle_run])
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant=idle_run.tenant)
+    said = rt.advice("exemplars", idle_run.task, ctx)
+    shown = rt.context_for(idle_run.task, ctx)
+    answer = rt.tool(ctx)({"query": idle_run.task})
+    assert said.reason == shown.reason == answer["reason"] == "no_runs_to_follow"
+    assert said.note == shown.note == answer["note"] and "took no step to follow" in said.note
+    assert rt.advice("exemplars", idle_run.task, RuntimeContext(tenant="nobody")).reason == "no_successful_runs"

@@ -115,7 +115,8 @@ class Runtime:
             if not (shown.exemplars or shown.warnings or shown.recoveries):  # said as advice() says it
                 shown.reason, shown.note = self._why_empty(task, ctx, "exemplars", rendered,
                                                            held=found.best_similarity is not None,
-                                                           excluded=exclude_trajectory_ids)
+                                                           excluded=exclude_trajectory_ids,
+                                                           none_to_follow=found.none_to_follow)
             # the runs the agent saw, as the PromptContext lists them (not every run found)
             tracing.record_results(span, [*shown.exemplars, *shown.warnings, *shown.recoveries],
                                    strategy=shown.strategy.value,
@@ -140,9 +141,10 @@ class Runtime:
             found = self.exemplars(text, ctx, k)
             strategy, exemplars, warnings = found.strategy, found.items, WarningSet(held=False)
             held = found.best_similarity is not None  # (its searches answer why_none's first question)
+            none_to_follow = found.none_to_follow
         elif kind == "warnings":
             strategy, exemplars, warnings = None, [], self.warnings(text, ctx, k)
-            held = warnings.held
+            held, none_to_follow = warnings.held, False
         else:
             raise ValueError(f"kind must be 'exemplars' or 'warnings', got {kind!r}")
 
@@ -161,18 +163,20 @@ class Runtime:
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")
         if not out:
-            said.reason, said.note = self._why_empty(text, ctx, kind, context, held=held, readable=readable)
+            said.reason, said.note = self._why_empty(text, ctx, kind, context, held=held, readable=readable,
+                                                     none_to_follow=none_to_follow)
         return said
 
     def _why_empty(self, text: str, ctx: RuntimeContext, kind: str, context: Rendered, *, held: bool,
                    readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-                   excluded: Sequence[str] = ()) -> tuple[str, str]:
+                   excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
         """Why a context of ``kind`` (exemplars, warnings) shows no run, for :meth:`advice` and :meth:`context_for`
         alike: :func:`~trajsearch.runtime.tool.why_empty`, where the tool decides it too (``held``: the caller's
         search found a row of it)."""
         return why_empty(self.ts, text, ctx, "exemplars" if kind == "exemplars" else "failures",
                          omitted=context.omitted, held=held, readable=readable,
-                         warning_outcomes=self.config.advice.warning_outcomes, excluded=excluded)
+                         warning_outcomes=self.config.advice.warning_outcomes, excluded=excluded,
+                         none_to_follow=none_to_follow)
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""

@@ -205,6 +205,9 @@ class ExemplarSet:
     #: the tenant's novelty threshold the strategy was judged against, and why it is that (see
     #: :mod:`.calibration`)
     calibration: Calibration | None = None
+    #: whether the successful runs nearest the task were there but each took no step to follow
+    #: (:func:`_nothing_to_follow`): an empty answer says so, not that no successful run is recorded
+    none_to_follow: bool = False
 
 
 @dataclass
@@ -321,10 +324,10 @@ def _exemplars(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int | None, co
     """:func:`exemplars`."""
     k = k or config.exemplars_k
     pool = min(200, k * config.pool_factor)
-    by_task = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
+    nearest = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
                                            exclude_trajectory_ids=exclude_trajectory_ids),
                      k=min(200, pool * config.task_depth), grouped=False)
-    by_task, known = _followable(ts, by_task, ctx.tenant)
+    by_task, known = _followable(ts, nearest, ctx.tenant)
     by_task = _first_tasks(by_task, pool)
     best_task = by_task[0].score if by_task else None  # the cosine novelty is calibrated on
     calibration = calibrations(ctx.tenant) if calibrations is not None else None
@@ -335,7 +338,7 @@ def _exemplars(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int | None, co
     rescue = (strategy is Strategy.plan_from_scratch and best_task is not None
               and best_task >= config.named_code_floor and any(map(_specific, names)))
     if strategy is Strategy.plan_from_scratch and not rescue:  # nothing close enough to show: no further search
-        return ExemplarSet(strategy, best_task, [], calibration)
+        return ExemplarSet(strategy, best_task, [], calibration, none_to_follow=bool(nearest) and not by_task)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
                                         config.touched_candidates, config.named_file_candidates, names, known)
     # the last ``call_slots`` places are filled in their own order (see _last_places); the first by

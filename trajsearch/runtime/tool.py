@@ -44,6 +44,9 @@ CONTEXT_VERSIONS = "this run's environment or policy versions"
 #: (``exclude_trajectory_ids``: a leave-one-out evaluation, a run asking without its own earlier attempts).
 EXCLUDED = "only_excluded_runs"
 _LEFT_OUT = "was one the caller left out (exclude_trajectory_ids)"
+#: Why an exemplars answer shows nothing where the context's filters hold successful runs, but none the runtime offers:
+#: each of those nearest the query took no step to follow (no tool call, no answer: ``advice._nothing_to_follow``).
+NOTHING_TO_FOLLOW = "no_runs_to_follow"
 #: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
 NO_WARNINGS = {
     "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
@@ -68,6 +71,8 @@ NO_RESULTS = {
         "no_successful_runs": "No successful run is recorded here yet: plan from scratch.",
         UNREADABLE: f"This key may not read runs of {CONTEXT_VERSIONS}: plan from scratch.",
         EXCLUDED: f"Every successful run recorded here for this context {_LEFT_OUT}: plan from scratch.",
+        NOTHING_TO_FOLLOW: "The successful runs recorded for this context nearest this query took no step to follow "
+                           "(no tool call, no answer): plan from scratch.",
     },
     "steps": {
         "no_matching_steps": "No step of a past run matches this query.",
@@ -203,13 +208,14 @@ class SearchPastRuns:
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             strategy, shown, warned, held = found.strategy, found.items, WarningSet(held=False), \
                 found.best_similarity is not None
+            none_to_follow = found.none_to_follow
         else:  # failed runs, and for a pasted error the runs that got past it, as the Warnings call answers
             warned = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
-            strategy, shown, held = None, [], warned.held
+            strategy, shown, held, none_to_follow = None, [], warned.held, False
         while True:
             rendered = render(strategy, shown, warned, config=self.fmt, fmt="json", counter=self.counter, budget=room,
                               recoveries=warned.recoveries)
-            answer, results = self._said(dict(base), rendered, strategy, query, held)
+            answer, results = self._said(dict(base), rendered, strategy, query, held, none_to_follow)
             # the sentence saying how many runs were left out is not in the room: 2 of 636 answers on the real
             # mini-swe-agent runs were over result_tokens (301, 306 of 300). Rendered again in less room where the
             # whole answer is over: reserving the sentence always showed 102 of 137 results in 477 answers (RALL-B, 2)
@@ -219,7 +225,7 @@ class SearchPastRuns:
             room = max(1, room - over)
 
     def _said(self, base: dict[str, Any], rendered: Rendered, strategy: Strategy | None, query: str,
-              held: bool) -> tuple[dict[str, Any], list[_Provenance]]:
+              held: bool, none_to_follow: bool = False) -> tuple[dict[str, Any], list[_Provenance]]:
         """An exemplars (``strategy`` given) or failures answer from its rendered results: the note, and the reason
         where none is shown (:func:`why_empty`, as ``Runtime.advice`` says it), or how many were left out."""
         kind = base["kind"]
@@ -234,7 +240,7 @@ class SearchPastRuns:
             if rendered.omitted:  # "more" beside the runs shown
                 base["note"] += " " + omitted_text(rendered.omitted)
         else:  # why none: the runtime (and the model) can tell
-            base["reason"], base["note"] = self._why_empty(query, kind, rendered.omitted, held)
+            base["reason"], base["note"] = self._why_empty(query, kind, rendered.omitted, held, none_to_follow)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
         return (base | {"results": [for_prompt(view) for _, view in results]},
@@ -248,10 +254,11 @@ class SearchPastRuns:
         frame = base | {"searches_left": self.cap}
         return max(1, self.result_tokens - self.counter.count(render_json(frame)))
 
-    def _why_empty(self, query: str, kind: str, omitted: int, held: bool | None = None) -> tuple[str, str]:
+    def _why_empty(self, query: str, kind: str, omitted: int, held: bool | None = None,
+                   none_to_follow: bool = False) -> tuple[str, str]:
         """Why an answer shows no result: :func:`why_empty` in this executor's context and readable versions."""
         return why_empty(self.ts, query, self.ctx, kind, omitted=omitted, held=held, readable=self.readable,
-                         warning_outcomes=self.advice.warning_outcomes)
+                         warning_outcomes=self.advice.warning_outcomes, none_to_follow=none_to_follow)
 
     def _steps(self, query: str, k: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
@@ -281,7 +288,7 @@ class SearchPastRuns:
 def why_empty(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *, omitted: int, held: bool | None,
               readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
               warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
-              excluded: Sequence[str] = ()) -> tuple[str, str]:
+              excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
     """Why an answer shows no run (``reason``, ``note``), the one place the runtime's verbs and the tool decide it:
     ``omitted`` runs found but all left out by the token budget (:func:`budget_said`), else :func:`why_none` of
     ``kind`` (``exemplars``, ``failures``, ``steps``). The tool had decided it itself: an answer whose runs
@@ -290,13 +297,13 @@ def why_empty(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *, omi
     if omitted:
         return budget_said(omitted)
     return why_none(ts, query, ctx, kind, warning_outcomes=warning_outcomes, readable=readable, held=held,
-                    excluded=excluded)
+                    excluded=excluded, none_to_follow=none_to_follow)
 
 
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
              warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
              readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), held: bool | None = None,
-             excluded: Sequence[str] = ()) -> tuple[str, str]:
+             excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
     """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
     whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
     none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
@@ -312,7 +319,10 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     version 3 searches where a full answer took 2 and a lexical look-up); None: not known, searched here.
     ``excluded``: the runs the caller's search left out (``held`` says whether the rest held a row); where that held
     none, one search more asks whether the excluded runs were all there was (:data:`EXCLUDED`): ``context_for`` with
-    every run excluded had said ``no_successful_runs``, "No successful run is recorded here yet" (review RRT6, 2)."""
+    every run excluded had said ``no_successful_runs``, "No successful run is recorded here yet" (review RRT6, 2).
+    ``none_to_follow``: the caller's exemplars search found successful runs, but none that took a step to follow
+    (:attr:`~.advice.ExemplarSet.none_to_follow`), said as :data:`NOTHING_TO_FOLLOW`: a real Harbor trial whose model
+    never answered, passed by its verifier, had read "No successful run is recorded here yet" (round 25, RT8)."""
     query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
     levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
                         "failures": (("failure",), tuple(warning_outcomes))}[kind]
@@ -324,6 +334,8 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
         held = bool(search(ts, query, inside, k=1, grouped=False))
     if held:
         reason = nothing_close
+    elif none_to_follow:
+        reason = NOTHING_TO_FOLLOW
     elif excluded and search(ts, query, tenant, k=1, grouped=False):
         reason = EXCLUDED
     elif widened != tenant and search(ts, query, widened, k=1, grouped=False):
