@@ -95,3 +95,14 @@ def test_an_empty_answer_over_runs_of_no_step_says_they_took_none(hashing_ts, id
     assert said.reason == shown.reason == answer["reason"] == "no_runs_to_follow"
     assert said.note == shown.note == answer["note"] and "took no step to follow" in said.note
     assert rt.advice("exemplars", idle_run.task, RuntimeContext(tenant="nobody")).reason == "no_successful_runs"
+
+
+def test_novelty_is_not_calibrated_against_runs_of_no_step(hashing_ts, idle_run: Trajectory) -> None:
+    """Bug (round 25, RT8): a tenant's novelty threshold was measured against every successful run, those of no step
+    too, which are never offered: a tenant of twelve failed tau-bench airline tasks and the idle trial was calibrated
+    against the idle trial alone. It has no successful run an exemplar can be, as one without the trial has none."""
+    failed = [r for r in _runs(FIXTURES / "tau-bench/.page/gpt-4o-airline-0-14.json") if r.outcome.value == "failure"]
+    assert len({r.task_id for r in failed}) == 12
+    hashing_ts.add([*failed, idle_run.model_copy(update={"tenant": failed[0].tenant})])
+    calibration = Runtime(hashing_ts).calibrations(failed[0].tenant)
+    assert calibration.basis == "global: no successful run to measure against" and calibration.tasks == 13

@@ -414,12 +414,18 @@ def _followable(ts: TrajSearch, hits: list[Hit], tenant: str) -> tuple[list[Hit]
 
 
 def _nothing_to_follow(summary: Hit | None) -> bool:
-    """Whether a successful run's summary row says it took no step an agent could follow
+    """Whether a successful run's summary row says it took no step an agent could follow (:func:`nothing_to_follow`)."""
+    return summary is not None and nothing_to_follow(summary.steps)
+
+
+def nothing_to_follow(summary_steps: Any) -> bool:
+    """Whether a successful run's summary row's ``steps`` field (its digest) says it took no step an agent could follow
     (:func:`~trajsearch.actions.acted` over the decision points its digest shows, up to 8: only a run of more bare
     errors than that could hide its calls behind them; on each of the 418 real successful runs of ../shared/data and
     the fixtures it judges as the run's whole steps do). A row without a digest (written before digests) says
-    nothing, and its run stays a candidate."""
-    digest = from_row_steps(summary.steps) if summary is not None else None
+    nothing, and its run stays a candidate. Such a run is never offered, so novelty is not measured against it either
+    (:mod:`.calibration`)."""
+    digest = from_row_steps(summary_steps)
     return isinstance(digest, ExemplarDigest) and not acted(a.action for a in digest.actions)
 
 

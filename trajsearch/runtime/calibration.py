@@ -32,6 +32,7 @@ from typing import Callable
 
 from ..search import TrajSearch
 from ..store.filters import Filters
+from .advice import nothing_to_follow
 from .loop import TTLCache
 from .novelty import NoveltyConfig
 from .probes import PROBES
@@ -61,14 +62,17 @@ class Calibration:
 
 
 def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig()) -> Calibration:
-    """Measure ``tenant``'s threshold now (see the module docstring)."""
+    """Measure ``tenant``'s threshold now (see the module docstring). Against the successful runs an exemplar can be:
+    a run that took no step to follow (:func:`~.advice.nothing_to_follow`) is never offered, and a tenant whose
+    successes were all such runs was calibrated against them (round 25, RT8)."""
     floor = config.inspiration
+    idle = _nothing_to_follow(ts, tenant)
     runs_of: dict[tuple[str, str], list[str]] = {}
     successful = False
     for row in ts.rows(Filters(tenant=tenant, levels=("task",)), ("trajectory_id", "task_id", "text", "outcome")):
         key = task_key(row["task_id"], row["text"]) or (row["trajectory_id"], "")
         runs_of.setdefault(key, []).append(row["trajectory_id"])
-        successful = successful or row["outcome"] == "success"
+        successful = successful or (row["outcome"] == "success" and row["trajectory_id"] not in idle)
     if len(runs_of) < config.min_tasks:
         return Calibration(tenant, floor, f"global: fewer than {config.min_tasks} tasks", len(runs_of))
     if not successful:
@@ -81,7 +85,7 @@ def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig
         row = rows.get(runs_of[task][0])
         if row is not None and row.text.strip():
             found = _nearest(ts, row.text, Filters(tenant=tenant, levels=("task",), outcomes=("success",),
-                                                   exclude_trajectory_ids=tuple(runs_of[task])))
+                                                   exclude_trajectory_ids=(*runs_of[task], *idle)))
             if found is not None:
                 best.append(found)
     if len(best) < config.min_tasks:
@@ -89,7 +93,7 @@ def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig
                            len(best))
     best.sort()
     in_domain = best[int((len(best) - 1) * config.quantile)]
-    everyday = Filters(tenant=tenant, levels=("task",), outcomes=("success",))
+    everyday = Filters(tenant=tenant, levels=("task",), outcomes=("success",), exclude_trajectory_ids=idle)
     out_of_domain = max((s for probe in PROBES if (s := _nearest(ts, probe, everyday)) is not None), default=0.0)
     middle = min((in_domain + out_of_domain) / 2, config.follow_closely)
     if in_domain - out_of_domain < config.min_gap:
@@ -99,6 +103,12 @@ def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig
     else:
         return Calibration(tenant, middle, "calibrated", len(best), in_domain, out_of_domain)
     return Calibration(tenant, floor, basis, len(best), in_domain, out_of_domain)
+
+
+def _nothing_to_follow(ts: TrajSearch, tenant: str) -> tuple[str, ...]:
+    """The tenant's successful runs that took no step to follow, by their summary rows' digests (one read)."""
+    rows = ts.rows(Filters(tenant=tenant, levels=("summary",), outcomes=("success",)), ("trajectory_id", "steps"))
+    return tuple(sorted(row["trajectory_id"] for row in rows if nothing_to_follow(row["steps"])))
 
 
 def _nearest(ts: TrajSearch, text: str, filters: Filters) -> float | None:

@@ -45,7 +45,7 @@ CONTEXT_VERSIONS = "this run's environment or policy versions"
 EXCLUDED = "only_excluded_runs"
 _LEFT_OUT = "was one the caller left out (exclude_trajectory_ids)"
 #: Why an exemplars answer shows nothing where the context's filters hold successful runs, but none the runtime offers:
-#: each of those nearest the query took no step to follow (no tool call, no answer: ``advice._nothing_to_follow``).
+#: each of those nearest the query took no step to follow (no tool call, no answer: :func:`.advice.nothing_to_follow`).
 NOTHING_TO_FOLLOW = "no_runs_to_follow"
 #: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
 NO_WARNINGS = {
