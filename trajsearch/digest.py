@@ -216,7 +216,8 @@ def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bo
 
 _WRAPPER = re.compile(r"</?output>|<returncode>0</returncode>")
 #: Django's test runner setting up and tearing down its databases, one line per alias and parallel clone
-#: (``Destroying test database for alias 'default'...``, ``…`` since Django 4.1, ``\u2026`` where a harness escaped it).
+#: (``Destroying test database for alias 'default'...``; ``…`` in newer Django, ``\u2026`` where a harness escaped
+#: it).
 _TEST_DATABASE = re.compile(r"^(?:Creating|Cloning|Destroying) test database for alias '[^'\n]*'[^\n]*?"
                             r"(?:\.\.\.|…|\\u2026)[ \t]*(?:\n|$)", re.M)
 
