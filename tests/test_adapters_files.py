@@ -753,7 +753,8 @@ def test_atif_harbor_trial_graded_after_its_agent_crashed_keeps_the_crash() -> N
     run = only(HARBOR_CRASHED)
     assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
     assert run.failure.error.startswith("NonZeroAgentExitCodeError: Command failed (exit 1): export PATH=")
-    assert run.failure.cause == "infrastructure: the agent's process failed; the verifier graded what it left"
+    assert run.failure.cause == ("the agent's process exited non-zero (Harbor counts it the agent's own failure); "
+                                 "the verifier graded what it left")
     assert run.metadata["trial_exception"] == "NonZeroAgentExitCodeError"
 
 

@@ -134,8 +134,9 @@ Mapping
   (``<trial>/agent/``, or a multi-step trial's ``<trial>/steps/<step>/agent/``)
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
-  the trial's exception (``exception_info``: ``infra_error``, an agent
-  timeout ``failure``; the decisive line of its message; in a trial Harbor
+  the trial's exception (``exception_info``: ``infra_error``, the agent's own
+  failure ``failure`` as Harbor's error policy groups them, its timeout, context
+  overflow, non-zero exit...: ``_harbor_errors.agents_own``; the decisive line of its message; in a trial Harbor
   never finished, no ``result.json``, the exception its ``exception.txt``
   records: :func:`_exception_file`); else, with no
   trial verdict, a root ``extra.error`` (Harbor's strands converter: the exception
@@ -212,7 +213,7 @@ from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
     json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
-from ._harbor_errors import reward_void
+from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
 from . import codex_cli, gemini_cli, mini_swe_agent
 from ._spans.outcome import error_outcome
@@ -1184,25 +1185,52 @@ def _exception_file(trial: Path) -> dict[str, Any]:
     """A Harbor trial's ``exception_info`` as its ``exception.txt`` keeps it, for a trial Harbor never finished (no
     ``result.json``). ``Trial._record_exception`` writes ``traceback.format_exc()`` there when the exception happens,
     and ``result.json`` only in ``_finalize``: a job stopped or crashed in between (refreshdotdev's terminus-2 trial
-    timed out, then Harbor failed looking for the verifier's output) leaves the exception in that file alone. Its
-    last traceback's exception line names the type (module path dropped, as ``ExceptionInfo`` records
-    ``type(e).__name__``) and begins the message. Empty where there is no such file or no traceback in it."""
+    timed out, then Harbor failed looking for the verifier's output) leaves the exception in that file alone. The
+    exception raised is the last link of the chain Python prints (:func:`_raised_link`); its exception line names the
+    type (module path dropped, as ``ExceptionInfo`` records ``type(e).__name__``) and begins the message. Empty where
+    there is no such file or no traceback in it."""
     try:
         lines = (trial / "exception.txt").read_text(encoding="utf-8", errors="replace").rstrip().split("\n")
     except OSError:
         return {}
-    header = max((at for at, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")),
-                 default=None)
-    at = header + 1 if header is not None else len(lines)
-    while at < len(lines) and (not lines[at] or lines[at][:1].isspace()):  # the frames, indented under the header
-        at += 1
-    raised = _RAISED.match(lines[at]) if at < len(lines) else None
-    if raised is None:
+    found = _raised_link(lines)
+    if found is None:
         return {}
-    message = "\n".join([raised["message"] or "", *lines[at + 1:]]).strip()
+    raised, message = found
     return {"exception_info": {"exception_type": raised["type"], "exception_message": message},
             "trial_name": trial.name, "verdict_file": "exception.txt"}
 
+
+def _raised_link(lines: list[str]) -> tuple[re.Match[str], str] | None:
+    """(exception line, message) of the exception a printed traceback raised: from its first header, along the
+    chain's separators (the cause first, the exception raised last). A message that holds a traceback of its own
+    (``NonZeroAgentExitCodeError`` keeps the agent's stderr, where the agent's Python printed its chain) ends the
+    chain: the headers and separators after it are that program's, and the exception holding them is the one raised,
+    so the last header in the file (what an earlier reading took) may well be the agent's."""
+    link = next((at for at, line in enumerate(lines) if line.startswith(_HEADER)), None)
+    found = None
+    while link is not None:
+        at = link + 1
+        while at < len(lines) and (not lines[at] or lines[at][:1].isspace()):  # the frames, indented under the header
+            at += 1
+        raised = _RAISED.match(lines[at]) if at < len(lines) else None
+        if raised is None:
+            break
+        end, link = len(lines), None
+        for line_at in range(at, len(lines)):
+            if _HEADER in lines[line_at]:  # a traceback inside the message: the rest of the file is the message
+                break
+            if lines[line_at] in _CHAINED and lines[line_at + 1:line_at + 3] == ["", _HEADER]:
+                end, link = line_at, line_at + 2
+                break
+        found = raised, "\n".join([raised["message"] or "", *lines[at + 1:end]]).strip()
+    return found
+
+
+#: The header of a printed traceback, and the lines Python prints between the links of an exception chain.
+_HEADER = "Traceback (most recent call last):"
+_CHAINED = frozenset({"The above exception was the direct cause of the following exception:",
+                      "During handling of the above exception, another exception occurred:"})
 
 #: A traceback's exception line: ``harbor.trial.trial.AgentTimeoutError: Agent execution timed out ...``.
 _RAISED = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<type>[A-Za-z_]\w*)(?::\s?(?P<message>.*))?$")
@@ -1257,7 +1285,7 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
         failed = _verifier_failure(source, float(value)) if outcome is Outcome.failure else None
         return outcome, float(value), failed, basis
     if exception:
-        return Outcome.failure if _timed_out(exception) else Outcome.infra_error, None, \
+        return Outcome.failure if agents_own(exception) else Outcome.infra_error, None, \
             _trial_failure(exception, graded=False), basis
     return Outcome.unknown, None, None, basis
 
@@ -1308,21 +1336,23 @@ def _ctrf_failures(path: Path) -> list[tuple[str, str | None]]:
 def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
     """The failure a Harbor trial's ``exception_info`` records. Harbor runs the verifier even after the agent's
     process died, so a trial may have both a reward and the crash (``NonZeroAgentExitCodeError``): the reward
-    grades what the dead agent left, and the crash is why. An agent timeout is the agent's own failure."""
+    grades what the dead agent left, and the crash is why. Whether the exception is the agent's own failure (its
+    timeout, its context overflowing, its process exiting non-zero, ...) or the harness's is Harbor's error policy's
+    call (:func:`_harbor_errors.agents_own`)."""
     kind = str(exception.get("exception_type") or "exception")
     message = str(exception.get("exception_message") or "")
     error = short(f"{kind}: {decisive_line(message) or ''}", 500)  # the agent's stderr, cut and joined by Harbor
-    if _timed_out(exception):
-        return Failure(error=error, cause="the agent ran out of time" + (
+    if agents_own(exception):
+        return Failure(error=error, cause=_AGENTS_FAILURE.get(kind, f"the agent failed ({kind})") + (
             "; the verifier graded what it left" if graded else ", and no verifier graded what it left"))
     return Failure(error=error, cause="infrastructure: the agent's process failed; the verifier graded what it left"
                    if graded else "infrastructure: the trial failed before the verifier graded it")
 
 
-def _timed_out(exception: dict[str, Any]) -> bool:
-    """Whether a trial's exception is its agent's timeout (``AgentTimeoutError``): the agent's own failure, not the
-    harness's, whether or not the verifier then graded what it left."""
-    return "AgentTimeout" in str(exception.get("exception_type") or "")
+#: How an agent's own failure (:func:`_harbor_errors.agents_own`) of these types is said; others by their type.
+_AGENTS_FAILURE = {"AgentTimeoutError": "the agent ran out of time",
+                   "NonZeroAgentExitCodeError": "the agent's process exited non-zero (Harbor counts it the agent's "
+                                                "own failure)"}
 
 
 def _void_failure(exception: dict[str, Any]) -> Failure:

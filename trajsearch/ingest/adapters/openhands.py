@@ -67,8 +67,9 @@ Mapping
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept; the
   agent's own iteration, budget or context-window limit -> ``failure``; where
-  OpenHands recorded no reason, as 0.13-0.30 never did, the error says so and
-  names the last failing step the run did not get past), a
+  OpenHands recorded no reason, as 0.13-0.30 never did, ``rate_limited`` is the
+  provider's rate limit, and for ``error`` the error says so and names the last
+  failing step the run did not get past, its cause unknown), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
@@ -1253,20 +1254,26 @@ _AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudge
 
 
 def _unexplained_stop(state: str, steps: list[dict[str, Any]]) -> Failure:
-    """The failure of a run whose controller stopped it in ``state`` (``error``) with no reason recorded. OpenHands
-    0.13-0.30 wrote none for any exception that stopped the run (``_react_to_exception``: an LLM error, the iteration
-    limit in headless mode, a stuck loop; the text went to the UI's status and the log only, the ``reason`` field
-    came in 0.31), and a later server a runtime error its session reports. A tool call that failed before is no such
+    """The failure of a run whose controller stopped it in ``state`` with no reason recorded. ``rate_limited`` is its
+    own reason: OpenHands 0.29's ``_react_to_exception`` sets it only for the provider's ``RateLimitError``. For
+    ``error``, OpenHands 0.13-0.30 wrote none for any exception that stopped the run (``_react_to_exception``: an LLM
+    error, the iteration limit in headless mode, a stuck loop; the text went to the UI's status and the log only, the
+    ``reason`` field came in 0.31), and a later server a runtime error its session reports: the harness's failures
+    and the agent's alike, so the cause says it is unknown which. A tool call that failed before is no such
     exception: the agent saw its result and went on. So the error says no reason was recorded and names the last
     failing step the run did not get past (``last_tool_error``), as the other readers name it; not that step's error
     as the reason (a ``view_range`` the editor refused read as why the run stopped)."""
+    if state == "rate_limited":
+        return Failure(error="the agent stopped in state rate_limited: the model provider rate-limited the run",
+                       cause="infrastructure: the model provider rate-limited the run")
     said = f"the agent stopped in state {state}; OpenHands recorded no reason"
     last = last_tool_error(steps)
     if last is not None:
         position = next(i for i, step in enumerate(steps) if step is last)
         said += f"; last failing step {position}: {last['error']}"
     return Failure(error=short(said, 500, keep="head"),
-                   cause=f"infrastructure: the agent stopped in state {state} (no reason recorded)")
+                   cause=f"unknown: the agent stopped in state {state} with no reason recorded (an LLM or runtime "
+                         "error, the iteration limit or a stuck loop)")
 
 
 def _limit_cause(detail: str) -> str:
