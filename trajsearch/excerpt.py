@@ -13,6 +13,8 @@ from functools import lru_cache
 from re import _casefix
 from typing import Any, Iterator, Sequence
 
+import regex
+
 from .fusion import PYTEST_MARK
 from .steps import strip_terminal_codes
 
@@ -49,6 +51,25 @@ def query_text(text: str) -> str:
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
     return without if lost >= 2 else text
+
+
+#: What every interface says of a text to search by that holds nothing a reader sees (:func:`blank`), after the name
+#: it gives the text: the library's ``query text: ...``, the server's ``text: ...``, the CLI's and MCP's argument.
+BLANK_TEXT = "nothing to search by: give a task, free text or a pasted error line (this one holds no visible character)"
+#: Characters no reader sees: whitespace, controls (NUL), format characters (zero-width space and joiners, word joiner,
+#: a BOM, bidi marks) and the other default-ignorable ones (a soft hyphen, variation selectors, Hangul fillers).
+_UNSEEN = regex.compile(r"[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]*+")
+
+
+def blank(text: str) -> bool:
+    """Whether ``text``, read as a query (:func:`query_text`: a paste's terminal codes left out), holds nothing a
+    reader sees: the one rule of every interface taking a text to search by (the library's query check, the runtime's
+    verbs, loop and tool, the CLI, the server, the web page, MCP), each refusing it in :data:`BLANK_TEXT`'s words.
+
+    Each had tested ``str.strip()``, which keeps NUL, a zero-width space and a BOM: ``Search(text="\\x00")`` and the
+    page's ``/?q=%00`` ranked 10 arbitrary runs by the vector of an invisible character, where ``"   "`` was
+    refused (round 25, SVC2)."""
+    return _UNSEEN.fullmatch(query_text(text)) is not None
 
 
 def terms(query: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ import numpy as np
 from . import config
 from .digest import ExemplarDigest, from_row_steps
 from .embed import Embedder, load_embedder
-from .excerpt import names_what_broke, pasted_error_line, query_text
+from .excerpt import BLANK_TEXT, blank, names_what_broke, pasted_error_line, query_text
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
@@ -1008,10 +1008,14 @@ def id_edits(typed: str, run_id: str) -> int:
 
 
 def _check_query(text: str, k: int, group_size: int) -> None:
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("query text must be a non-empty string")
+    """Refuse what no search answers: a text that is none, too long, holding nothing a reader sees (:func:`blank`,
+    the rule every interface shares) or not Unicode, and a count out of bounds."""
+    if not isinstance(text, str):
+        raise ValueError(f"query text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY_CHARS:
         raise ValueError(f"query text too long ({len(text)} > {MAX_QUERY_CHARS} chars)")
+    if blank(text):
+        raise ValueError(f"query text: {BLANK_TEXT}")
     try:  # a lone surrogate (JSON's "\ud800" decodes) reached the tokenizer, whose TypeError named nothing passed
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -1,6 +1,6 @@
 """The ``search_past_runs`` tool as a model sees it: its name, description, arguments and their one schema.
 
-Light on purpose (pydantic only): the runtime's executor
+Light on purpose (pydantic, and the library's rule of a blank text): the runtime's executor
 (:mod:`trajsearch.runtime.tool`) and the MCP server
 (:mod:`trajsearch.service.mcp_server`) both validate with
 :class:`SearchPastRunsArguments` and publish the JSON Schema generated from it,
@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .excerpt import BLANK_TEXT, blank
 from .vocab import Kind
 
 TOOL_NAME = "search_past_runs"
@@ -67,8 +68,9 @@ class SearchPastRunsArguments(BaseModel):
     @field_validator("query")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
+        """Refused as every interface refuses a text holding nothing a reader sees (``"\\u200b"`` spent a search)."""
+        if blank(value):
+            raise ValueError(BLANK_TEXT)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:

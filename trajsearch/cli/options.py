@@ -13,7 +13,7 @@ from typing import Annotated, Any, Callable, Iterable, List, Mapping, Optional
 
 import typer
 
-from ..excerpt import query_text
+from ..excerpt import BLANK_TEXT, blank
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 
 
@@ -28,10 +28,11 @@ def trimmed(value: Any) -> Any:
 def searched(value: str | None) -> str | None:
     """A typer callback for the text a command searches by: a blank one is a usage error naming the argument, the same
     on both backends (it had been the library's "query text must be a non-empty string" embedded, the service's
-    "INVALID_ARGUMENT: text: ..." with a request id over --server: round 22, CLI6). A paste of terminal codes alone
-    (``ESC[0m``) is blank too: the search leaves them out (round 24, ENG2)."""
-    if value is not None and not query_text(value).strip():
-        raise typer.BadParameter("nothing to search by: give a task, free text or a pasted error line")
+    "INVALID_ARGUMENT: text: ..." with a request id over --server: round 22, CLI6). Blank as the library judges it
+    (:func:`~trajsearch.excerpt.blank`): a paste of terminal codes alone (``ESC[0m``, round 24, ENG2), a NUL or a
+    zero-width space (searched here, round 25, SVC2)."""
+    if value is not None and blank(value):
+        raise typer.BadParameter(BLANK_TEXT)
     return value
 
 

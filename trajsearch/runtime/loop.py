@@ -41,6 +41,7 @@ from typing import Any, Callable, Hashable, Protocol, Sequence
 import cachetools
 import tenacity
 
+from ..excerpt import BLANK_TEXT, blank
 from .advice import FILLER, Exemplar, FailureWarning, Recovery
 from .context import RuntimeContext
 from .format import Rendered
@@ -340,8 +341,8 @@ class RetrievalLoop:
     # -- public ------------------------------------------------------------------------------
 
     def run(self, query: str, ctx: RuntimeContext) -> LoopResult:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must be a non-empty string")
+        if not isinstance(query, str) or blank(query):  # refused in the library's words
+            raise ValueError(f"query: {BLANK_TEXT}")
         state = LoopState(query=query.strip())
         records: list[ActionRecord] = []
         notes: list[str] = []

@@ -97,7 +97,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     def Search(self, req: Any, call: Call) -> Any:
         lim = self.limits
-        text = v.text("text", req.text, lim)
+        text = v.searched_by("text", req.text, lim)
         k = v.bounded("k", req.k, 1, lim.max_k, default=10, note=_SERVER_K)
         group_size = v.bounded("group_size", req.group_size, 1, MAX_GROUP_SIZE, default=1)
         mode = v.choice("mode", req.mode, MODES, default="auto")
@@ -127,7 +127,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         if anchor is None:
             raise v.FieldError("anchor", "give exactly one of trajectory_id or text")
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id) if anchor == "trajectory_id" else None
-        text = v.text("text", req.text, lim) if anchor == "text" else None
+        text = v.searched_by("text", req.text, lim) if anchor == "text" else None
         k = v.bounded("k", req.k, 1, lim.max_k, default=5, note=_SERVER_K)
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
@@ -299,11 +299,11 @@ class Service(pb2_grpc.TrajSearchServicer):
                               **extra)
 
     def Exemplars(self, req: Any, call: Call) -> Any:
-        task = v.text("task", req.task, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
+        task = v.searched_by("task", req.task, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
         return self._advice(call, "exemplars", task, req)
 
     def Warnings(self, req: Any, call: Call) -> Any:
-        text = v.text("text", req.text, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
+        text = v.searched_by("text", req.text, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
         return self._advice(call, "warnings", text, req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
@@ -341,7 +341,7 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     def SearchPastRuns(self, req: Any, call: Call) -> Any:
         session_id = v.text("session_id", req.session_id, self.limits, max_chars=128)
-        query = v.text("query", req.query, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
+        query = v.searched_by("query", req.query, self.limits, max_chars=MAX_CALL_TEXT_CHARS)
         k = v.bounded("k", req.k, 1, _TOOL_MAX_K, default=0)
         kind = v.choice("kind", req.kind, KINDS, default="exemplars")
         ctx = self._runtime_context(call, req.context)

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from ..bounds import MAX_K, MAX_QUERY_CHARS, SERVER_MAX_K, out_of_bounds
+from ..excerpt import BLANK_TEXT, blank
 from ..model import ID_PATTERN, valid_id
 from ..store.traces import MAX_TRACE_BYTES
 from ..vocab import LEVELS, OUTCOMES
@@ -104,6 +105,16 @@ def text(field: str, value: str, limits: Limits, *, required: bool = True, max_c
         raise FieldError(field, "must be a non-empty string")
     if len(value) > limit:
         raise FieldError(field, f"too long ({len(value)} > {limit} characters)")
+    return value
+
+
+def searched_by(field: str, value: str, limits: Limits, *, max_chars: int | None = None) -> str:
+    """``value``, a text to search by (a query, a task, a pasted error): :func:`text`'s bound, and refused in the
+    library's words when it holds nothing a reader sees (:func:`~trajsearch.excerpt.blank`). Checked with ``strip()``
+    as any other field, ``"\\x00"`` and ``"\\u200b"`` were searched, 10 arbitrary hits (round 25, SVC2)."""
+    text(field, value, limits, required=False, max_chars=max_chars)
+    if blank(value):
+        raise FieldError(field, BLANK_TEXT)
     return value
 
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from cachetools import TTLCache
 from markupsafe import Markup
 
-from ...excerpt import best_step, excerpt, failure_error
+from ...excerpt import BLANK_TEXT, best_step, blank, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...results import Hit
 from ...runtime import task_query
@@ -68,6 +68,9 @@ class SearchForm:
             form.q = task_query(form.q)
         if any(0xD800 <= ord(ch) <= 0xDFFF for ch in form.q):
             form.errors["q"] = "not valid text"
+            form.q = ""
+        elif params.get("q") and blank(form.q):  # "%00", "%E2%80%8B" (ranked 10 runs) or "   ": said as everywhere
+            form.errors["q"] = BLANK_TEXT
             form.q = ""
         form.mode = get("mode") or "auto"
         if form.mode not in MODES:
