@@ -149,3 +149,14 @@ def test_mcp_refuses_a_text_with_nothing_visible_as_an_argument_error(tmp_path) 
     for result in refused:
         assert result.is_error and f"query: {BLANK_TEXT}" in result.content[0].text, result.content[0].text
     assert not searched.is_error and json.loads(searched.content[0].text)["searches_left"] == 2  # the refused: free
+
+
+def test_an_empty_tool_query_gets_the_same_sentence_and_a_non_string_loop_query_its_own(store) -> None:
+    """Review RBLANK: the tool's ``""`` was refused in pydantic's words (``String should have at least 1 character``),
+    before the shared rule ran; the loop called ``None`` a text with nothing visible where the library names the type."""
+    tool = SearchPastRuns(store, CTX)
+    answer = tool({"query": "", "kind": "exemplars"})
+    assert answer["status"] == "error" and f"query: {BLANK_TEXT}" in answer["error"], answer
+    assert answer["searches_left"] == tool.cap
+    with pytest.raises(ValueError, match="query: must be a string, got NoneType"):
+        Runtime(store).loop().run(None, CTX)  # type: ignore[arg-type]

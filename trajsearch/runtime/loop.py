@@ -341,7 +341,9 @@ class RetrievalLoop:
     # -- public ------------------------------------------------------------------------------
 
     def run(self, query: str, ctx: RuntimeContext) -> LoopResult:
-        if not isinstance(query, str) or blank(query):  # refused in the library's words
+        if not isinstance(query, str):  # refused in the library's words
+            raise ValueError(f"query: must be a string, got {type(query).__name__}")
+        if blank(query):
             raise ValueError(f"query: {BLANK_TEXT}")
         state = LoopState(query=query.strip())
         records: list[ActionRecord] = []
