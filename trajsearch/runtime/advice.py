@@ -388,8 +388,19 @@ def _exemplars(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int | None, co
                     taken.add(s.hit.trajectory_id)
     if strategy is Strategy.follow_closely and chosen and all(s.features.get("tools") == 0.0 for s in chosen):
         strategy = Strategy.use_as_inspiration  # none of their tools exists here: no step can be followed as is
+    if strategy is Strategy.follow_closely and chosen and not _did_this_task(chosen[0], by_task, task):
+        strategy = Strategy.use_as_inspiration  # a near-identical template task: its steps are another task's
     return ExemplarSet(strategy, best_task,
                        [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen], calibration)
+
+
+def _did_this_task(first: Scored, by_task: list[Hit], task: str) -> bool:
+    """Whether the run ``follow_closely`` points to (the first chosen) did this very task: its task row holds
+    the task's text (:func:`_same_text`). A task cosine of 0.96 and above does not say so: tau-bench retail
+    tasks built from one template differ only in what is asked ("prefer battery > USB > AC" against "prefer
+    AC adapter > battery > USB") and embed at 0.977-0.998 (grok-3 retail 3/4, 7/9, 12/13, 31/32); runs of one
+    task share its text, so a run of this task is among the task leg's hits (``by_task``) at the top."""
+    return any(hit.trajectory_id == first.hit.trajectory_id and _same_text(hit.text, task) for hit in by_task)
 
 
 def _rankings(task: str, names: Sequence[str], candidates: list[Hit], summaries: dict[str, Hit], ctx: RuntimeContext,

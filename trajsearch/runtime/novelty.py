@@ -25,7 +25,9 @@ mini-swe-agent, tau-bench airline runs) plus the out-of-domain tasks in
   (identical task texts); *different* tau-bench tasks built from one template
   (same user and trip, another change requested) reach 0.95, and following one
   of those closely would do the wrong thing. A reworded same task below 0.96 only
-  gets ``use_as_inspiration``, the safe side.
+  gets ``use_as_inspiration``, the safe side. Nor is 0.96 enough: tau-bench retail's
+  template tasks reach 0.998 (grok-3 retail 8 / 9), so the run followed must also hold
+  this task's text (``advice._did_this_task``), else ``use_as_inspiration``.
 
 The published 0.85 / 0.6 (or 0.5) were set for other embedding models and do
 not transfer: as the novelty cut, 0.5 would call 8 and 0.6 28 of the 73

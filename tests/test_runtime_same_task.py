@@ -1,0 +1,29 @@
+"""The runtime's "a past run solved this same task" (``follow_closely``) only for a run of this very task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.runtime import Runtime, RuntimeContext
+from trajsearch.runtime.novelty import NoveltyConfig, Strategy
+
+TEMPLATES = Path(__file__).parent / "fixtures" / "tau-bench" / "grok-3-retail-template-tasks.json"
+
+
+def test_a_template_twin_of_the_task_is_not_followed_as_the_same_task(model_ts):
+    """grok-3's tau-bench retail tasks 8 and 9 (and 3 and 4) are one template asking for different things ("the
+    desk lamp to a brighter one (prefer battery > USB > AC)" against "(prefer AC adapter > battery > USB)"): their
+    tasks embed at 0.978-0.998, above the 0.96 of ``follow_closely``, and task 8 was told "A past run solved this
+    same task: follow its approach closely" of task 9's run. A run of the task itself still is."""
+    runs = {p.trajectory.task_id: p.trajectory for p in read_dump(TEMPLATES, tenant="acme")}
+    model_ts.add(list(runs.values()))
+    runtime, ctx = Runtime(model_ts), RuntimeContext(tenant="acme")
+    for task, twin in (("retail-8", "retail-9"), ("retail-4", "retail-3")):
+        said = runtime.exemplars(runs[task].task, ctx, exclude_trajectory_ids=[runs[task].trajectory_id])
+        assert said.best_similarity >= NoveltyConfig().follow_closely  # the template twin, as near as that
+        assert said.items[0].trajectory_id == runs[twin].trajectory_id
+        assert said.strategy is Strategy.use_as_inspiration, task
+    itself = runtime.exemplars(runs["retail-9"].task, ctx)
+    assert itself.strategy is Strategy.follow_closely
+    assert itself.items[0].trajectory_id == runs["retail-9"].trajectory_id
