@@ -545,7 +545,9 @@ def test_tau2_results_one_run_per_simulation() -> None:
     assert run.trajectory_id == "tau2.airline.0.t0.c4726c14-f132-4944-a51a-465518856f47"
     assert (run.outcome, run.reward, run.model_id) == (Outcome.failure, 0.0, "whissle")
     assert run.metadata["termination_reason"] == "user_stop"
-    assert run.failure.cause == "final database differs from the expected one"
+    # the task expects no write (the cancellation is refused): the one the agent made is what differed
+    assert run.failure.cause == ('final database differs from the expected one; '
+                                 'unexpected cancel_reservation {"reservation_id":"EHGLP3"}')
     assert run.steps[0].action == "respond" and run.steps[0].observation.startswith("Hi, I'd like to cancel")
     call = run.steps[2]
     assert (call.action, call.arguments) == ("get_reservation_details", {"reservation_id": "EHGLP3"})

@@ -90,10 +90,24 @@ def test_tau2_agent_error_is_the_agents_failure_once_it_has_spoken(tmp_path: Pat
     export["run_info"]["termination_reason"] = "agent_error"
     (tmp_path / "spoke.json").write_text(json.dumps(export))
     spoke = only(tmp_path / "spoke.json")
-    assert (spoke.outcome, spoke.failure.cause) == (Outcome.failure, "final database differs from the expected one")
+    assert spoke.outcome is Outcome.failure
+    assert spoke.failure.cause.startswith("final database differs from the expected one; "
+                                          "exchange_delivered_order_items never called; "
+                                          "unexpected transfer_to_human_agents")
     export["messages"] = export["messages"][:2]
     (tmp_path / "greeted.json").write_text(json.dumps(export))
     assert only(tmp_path / "greeted.json").outcome is Outcome.infra_error
     export["messages"].append({"role": "assistant", "content": "", "tool_calls": None})  # the rule it broke
     (tmp_path / "empty.json").write_text(json.dumps(export))
     assert only(tmp_path / "empty.json").outcome is Outcome.failure
+
+
+def test_tau2_database_difference_names_the_call_that_differed() -> None:
+    """tau2 warnings' cause read only "final database differs from the expected one", where tau-bench v1's name the
+    call and arguments that differed. The results file says it: the task's expected actions, the file's
+    ``action_checks`` (recorded though airline's reward is DB and COMMUNICATE) and the agent's calls (real:
+    airline_run1.json's task 42, cut to it: the agent cancelled another reservation than the task's)."""
+    run = only(Path(__file__).parent / "fixtures/tau2-bench/airline-42.json")
+    assert run.outcome is Outcome.failure
+    assert run.failure.cause == ('final database differs from the expected one; cancel_reservation called with '
+                                 'different arguments: reservation_id expected "FDZ0T5" got "SE9KEL"')

@@ -100,6 +100,7 @@ from trajsearch.actions import UNKNOWN_TOOL
 from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import join_thought
+from .tau_bench import unexpected_writes, unmet_actions
 from ._common import (
     Context,
     RecordError,
@@ -466,8 +467,31 @@ _BASIS_OF = {"db_check": "DB", "action_checks": "ACTION", "nl_assertions": "NL_A
              "communicate_checks": "COMMUNICATE", "env_assertions": "ENV_ASSERTION"}
 
 
+def _database_differences(task: dict[str, Any], reward_info: dict[str, Any], steps: list[dict]) -> list[str]:
+    """What made the final database differ, as far as the file says: the task's expected write calls
+    (``evaluation_criteria.actions``; only their ``compare_args``, as tau2 compares them) that its
+    ``action_checks`` do not mark matched (no checks recorded: each), with how the closest call differed, then
+    writes no action expected, as tau-bench v1's causes say (:func:`.tau_bench.unmet_actions`). tau2 records the
+    checks even where they do not decide the reward (airline's basis is DB and COMMUNICATE); the cause had read
+    only "final database differs from the expected one"."""
+    criteria = as_dict(task.get("evaluation_criteria"))
+    actions = [a for a in as_list(criteria.get("actions"))
+               if isinstance(a, dict) and a.get("requestor", "assistant") == "assistant"]  # not the user's own tools
+    matched = {as_dict(c.get("action")).get("action_id") for c in as_list(reward_info.get("action_checks"))
+               if isinstance(c, dict) and c.get("action_match") is True}
+    expected = [{"name": a.get("name"), "kwargs": _compared(a), "id": a.get("action_id")} for a in actions]
+    return unmet_actions([a for a in expected if a["id"] not in matched], steps) + unexpected_writes(expected, steps)
+
+
+def _compared(action: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of an expected action tau2 compares: its ``compare_args`` where set, else all."""
+    arguments = as_dict(action.get("arguments"))
+    keys = action.get("compare_args")
+    return arguments if not isinstance(keys, list) else {k: v for k, v in arguments.items() if k in keys}
+
+
 def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict], sim: dict[str, Any],
-             outcome: Outcome) -> Failure:
+             outcome: Outcome, task: dict[str, Any]) -> Failure:
     parts = [f"termination {reason}" if reason else "no termination reason"]
     reward = _number(reward_info.get("reward"))
     if reward is not None:
@@ -484,7 +508,7 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     basis = {str(b).upper() for b in as_list(reward_info.get("reward_basis"))} or set(_BASIS_OF.values())
     db = reward_info.get("db_check")
     if "DB" in basis and isinstance(db, dict) and db.get("db_match") is False:
-        unmet.append("final database differs from the expected one")
+        unmet += ["final database differs from the expected one", *_database_differences(task, reward_info, steps)]
     for key, what, flag in (("action_checks", "action", "action_match"), ("nl_assertions", "nl_assertion", "met"),
                             ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
         if _BASIS_OF[key] not in basis:
@@ -652,7 +676,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "outcome": outcome,
         "reward": reward,
         "failure": None if outcome in (Outcome.success, Outcome.unknown) else _failure(
-            reason, reward_info, steps, sim, outcome),
+            reason, reward_info, steps, sim, outcome, task),
         "steps": steps,
         "created_at": _time(sim.get("start_time")) or _time(sim.get("timestamp")),
         "metadata": {

@@ -368,7 +368,12 @@ def _brief(value: Any) -> str:
 
 
 def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
-    """Expected write actions not performed as specified, then writes nobody expected.
+    """Expected write actions not performed as specified, then writes nobody expected."""
+    return unmet_actions(expected, steps) + unexpected_writes(expected, steps)
+
+
+def unmet_actions(expected: list[Any], steps: list[dict]) -> list[str]:
+    """The expected write actions (``name`` and ``kwargs``) not performed as specified, each saying how.
 
     A call whose reply is an error changed nothing (a tau-bench tool checks everything and returns
     ``"Error: ..."`` before it writes, and the grade compares the final data), so an expected action is
@@ -386,7 +391,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
         if any(s.get("arguments") == kwargs for s in done):
             continue
         out.append(_call_diff(str(name), kwargs, done or same) if same else f"{name} never called")
-    return out + _unexpected_writes(expected, steps)
+    return out
 
 
 def _call_diff(name: str, kwargs: dict[str, Any], tried: list[dict]) -> str:
@@ -417,7 +422,7 @@ def _differences(kwargs: dict[str, Any], got: dict[str, Any]) -> str:
     return "; ".join(f"{k} expected {_brief(kwargs[k])} got {_brief(got.get(k))}" for k in differ[:3])
 
 
-def _unexpected_writes(expected: list[Any], steps: list[dict]) -> list[str]:
+def unexpected_writes(expected: list[Any], steps: list[dict]) -> list[str]:
     """Writes that succeeded although the task expected no action of their name."""
     wanted = [(a.get("name"), as_dict(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
     out = []
