@@ -8,6 +8,7 @@ warnings shown with the step holding a pasted error line were of such runs. Plum
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from trajsearch.ingest.outcomes import OutcomeTable
@@ -18,8 +19,8 @@ REAL = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
 #: django-16256, failed: steps 2 and 4 met ``NO_TABLE`` running ``python reproduce_issue.py``, step 6 ran it cleanly
 GOT_PAST = REAL / "gemini-3-pro-got-past"
 NO_TABLE = "django.db.utils.OperationalError: no such table: __main___author"
-#: django-12406 and -12325, failed: each file ends its steps on ``REPRODUCE_APP`` (the step making the package after
-#: it, no run of the script again)
+#: django-12406 and -12325, failed: each fixture, cut from the whole run, ends its steps on ``REPRODUCE_APP`` (the
+#: step making the package after it, no run of the script again; the whole runs go on past it, see SOURCE.md)
 STUCK = REAL / "gemini-3-pro-warnings"
 REPRODUCE_APP = "ModuleNotFoundError: No module named 'reproduce_app'"
 
@@ -44,3 +45,15 @@ def test_a_failed_run_that_got_past_the_pasted_error_is_no_warning_for_it(hashin
     assert sorted(w.trajectory_id for w in stuck) == ["gemini-3-pro-warnings.django__django-12325",
                                                       "gemini-3-pro-warnings.django__django-12406"]
     assert all(REPRODUCE_APP in w.step_holding for w in stuck)
+
+
+def test_a_run_that_got_past_the_pasted_error_is_told_by_its_rows_without_its_trace(hashing_ts, tmp_path):
+    """Bug (round 25, review of RT8): whether a failed run got past the pasted error was decided by reading its trace
+    at query time, once per step hit (0.04 s to 0.78 s at 50 ms a read, k=2), and a trace store that was busy or gone
+    made the run a warning again. Ingest marks it in the step rows: with the traces gone the answer is the same."""
+    [got_past] = _failed(GOT_PAST)
+    hashing_ts.add([got_past, *_failed(STUCK)])
+    shutil.rmtree(tmp_path / "traces")
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    assert [w.trajectory_id for w in rt.warnings(NO_TABLE, ctx, k=3)] == []
+    assert len(rt.warnings(REPRODUCE_APP, ctx, k=3)) == 2

@@ -76,7 +76,9 @@ from .vocab import FAILED_OUTCOMES
 #:     one it did not get past: failure rows and warnings' digests change (round 24, RT7).
 #: 22: an exemplar digest's step outputs leave out Django's test database lines, which hid a test run's ``Ran N tests``
 #:     and its verdict (round 25, RT8): summary rows' digests change.
-REPRESENTATION_VERSION = 22
+#: 23: a step window's erroring step records the step by which the run got past its error (``got_past``), so warnings
+#:     judge it without reading the trace (round 25, review of RT8): step rows change, their texts do not.
+REPRESENTATION_VERSION = 23
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -322,6 +324,19 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
             acted_later = pos
 
 
+def got_past(steps: Sequence[Step]) -> dict[int, int | None]:
+    """Each step showing an error (its position): the position of the step by which the run got past that error and
+    every later meeting of the same error (:func:`recoveries`), or None: the run met it last without getting past it.
+    Decided at ingest and kept in the step rows, so a warning for a pasted error needs no read of the trace (review of
+    RT8: a read per step hit took 0.04 s to 0.78 s at 50 ms a read, and a busy trace store changed the answer)."""
+    found = sorted((pos, error, by) for pos, error, by in recoveries(steps))
+    last: dict[str, int | None] = {}  # an error -> whether its last meeting was got past, walking back from the end
+    marks: dict[int, int | None] = {}
+    for pos, error, by in reversed(found):
+        marks[pos] = last.setdefault(error, by)
+    return marks
+
+
 def _command_exited(error: str) -> bool:
     """Whether ``error`` is a command's own: it ran and exited non-zero (``cat: x: No such file or directory``), the
     harness, the sandbox and the shell saying nothing of it (:data:`_NOT_THE_COMMANDS`, an exit code outside
@@ -406,13 +421,16 @@ def failure_text(trajectory: Trajectory) -> tuple[str, int]:
 def step_windows(trajectory: Trajectory, window: WindowConfig) -> list[Row]:
     """Windows over step *positions* (0..n-1), so keys are computable for expansion."""
     steps = trajectory.steps
+    marks = got_past(steps)
     rows: list[Row] = []
     covered = -1
     for start in range(0, len(steps), window.stride):
         end = min(start + window.size, len(steps)) - 1
         if end <= covered:
             break  # the previous window already holds these steps
-        parts = [{"index": s.index, "action": s.action or "", "text": step_text(s)} for s in steps[start : end + 1]]
+        parts = [{"index": s.index, "action": s.action or "", "text": step_text(s),
+                  **({"got_past": marks[pos]} if marks.get(pos) is not None else {})}
+                 for pos, s in enumerate(steps[start : end + 1], start=start)]
         text = "\n".join(p["text"] for p in parts)
         rows.append(Row("step", start, end, text[:MAX_ROW_CHARS], parts))
         covered = end

@@ -71,6 +71,9 @@ class StepView:
     index: int
     action: str
     text: str
+    #: where the step erred and the run got past that error: the position of the step that did
+    #: (``represent.got_past``; None where it did not, or the row was written before representation 23)
+    got_past: int | None = None
 
 
 @dataclass

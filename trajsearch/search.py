@@ -647,7 +647,7 @@ class TrajSearch:
             for position, step in enumerate(row["steps"] or [], start=row["step_index"]):
                 by_position[position] = step
         return [
-            StepView(position=p, index=s["index"], action=s["action"], text=s["text"])
+            StepView(position=p, index=s["index"], action=s["action"], text=s["text"], got_past=s.get("got_past"))
             for p, s in sorted(by_position.items())
             if first <= p <= last
         ]
