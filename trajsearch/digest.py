@@ -215,19 +215,23 @@ def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bo
 
 
 _WRAPPER = re.compile(r"</?output>|<returncode>0</returncode>")
-#: Django's test runner setting up and tearing down its databases, one line per alias and parallel clone
-#: (``Destroying test database for alias 'default'...``; ``…`` in newer Django, ``\u2026`` where a harness escaped
-#: it).
-_TEST_DATABASE = re.compile(r"^(?:Creating|Cloning|Destroying) test database for alias '[^'\n]*'[^\n]*?"
-                            r"(?:\.\.\.|…|\\u2026)[ \t]*(?:\n|$)", re.M)
+#: Django's test runner setting up, keeping (``--keepdb``) and tearing down its databases, one line per alias and
+#: parallel clone (``Destroying test database for alias 'default'...``; ``…`` in newer Django, ``\u2026`` where a
+#: harness escaped it), a CRLF output's too, and a teardown line run on after the progress dots (kept: group 1).
+_TEST_DATABASE = re.compile(r"^([.sxEF]*)(?:(?:Creating|Cloning|Destroying|Preserving) test database|"
+                            r"Using existing (?:test database|clone)) for alias '[^'\n]*'[^\n]*?"
+                            r"(?:\.\.\.|…|\\u2026)[ \t\r]*(?:\n|$)", re.M)
 
 
 def observation_text(text: str) -> str:
     """A step's output without empty wrappers (``<output></output>``, a zero return code) and without Django's test
     database lines, which say nothing of the run: printed after the verdict, one per alias and clone, they filled the
     tail an exemplar keeps of a test run, and its ``Ran 42 tests in 1.2s`` / ``OK`` (the check an agent should copy)
-    was cut from 179 of the 374 such outputs of the gemini-3-pro SWE-bench Verified runs that resolved (3 after)."""
-    return _TEST_DATABASE.sub("", _WRAPPER.sub("", text)).strip()
+    was cut from 179 of the 374 such outputs of the gemini-3-pro SWE-bench Verified runs that resolved (3 after). An
+    output of those lines alone (a run that hung after ``Creating test database ...``) keeps them: it said that much."""
+    unwrapped = _WRAPPER.sub("", text).strip()
+    kept = _TEST_DATABASE.sub(lambda m: m.group(1) and m.group(1) + "\n", unwrapped).strip()
+    return kept or unwrapped
 
 
 def by_priority(points: list[Step], kept: frozenset[str] = frozenset(), changes: StepFiles = changed_by,

@@ -77,7 +77,8 @@ from .vocab import FAILED_OUTCOMES
 #: 22: an exemplar digest's step outputs leave out Django's test database lines, which hid a test run's ``Ran N tests``
 #:     and its verdict (round 25, RT8): summary rows' digests change.
 #: 23: a step window's erroring step records the step by which the run got past its error (``got_past``), so warnings
-#:     judge it without reading the trace (round 25, review of RT8): step rows change, their texts do not.
+#:     judge it without reading the trace (round 25, review of RT8): step rows change, their texts do not. And a
+#:     digest's step outputs leave out Django's test database lines in CRLF and ``--keepdb`` outputs too.
 REPRESENTATION_VERSION = 23
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
