@@ -39,7 +39,7 @@ def test_a_failed_run_that_got_past_the_pasted_error_is_no_warning_for_it(hashin
     rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
     assert [w.trajectory_id for w in rt.warnings(NO_TABLE, ctx, k=3)] == []
     said = rt.advice("warnings", NO_TABLE, ctx)
-    assert said.items == [] and got_past.trajectory_id not in said.text
+    assert [i["kind"] for i in said.items] == ["recovery"] and "## Warning" not in said.text
     # the runs whose steps end on the error they met stay warnings for it
     stuck = rt.warnings(REPRODUCE_APP, ctx, k=3)
     assert sorted(w.trajectory_id for w in stuck) == ["gemini-3-pro-warnings.django__django-12325",
@@ -57,3 +57,21 @@ def test_a_run_that_got_past_the_pasted_error_is_told_by_its_rows_without_its_tr
     rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
     assert [w.trajectory_id for w in rt.warnings(NO_TABLE, ctx, k=3)] == []
     assert len(rt.warnings(REPRODUCE_APP, ctx, k=3)) == 2
+
+
+def test_a_failed_run_that_got_past_the_pasted_error_is_shown_as_a_recovery_saying_it_failed_later(hashing_ts):
+    """Bug (round 25, review of RT8): a failed run that got past the pasted error was left out of warnings and shown
+    nowhere else (8 of 18 pasted lines showed no recovery at all). It feeds the recoveries leg, its outcome said:
+    the step that met the error, what it did next, and that it failed later for another reason."""
+    [got_past] = _failed(GOT_PAST)
+    hashing_ts.add([got_past, *_failed(STUCK)])
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
+    [recovery] = rt.warnings(NO_TABLE, ctx, k=3).recoveries
+    assert recovery.trajectory_id == got_past.trajectory_id and recovery.outcome == "failure"
+    assert NO_TABLE in recovery.step_holding and "cat <<'EOF' > reproduce_issue.py" in recovery.next_step
+    said = rt.advice("warnings", NO_TABLE, ctx)
+    [item] = said.items
+    assert item["kind"] == "recovery" and item["provenance"]["outcome"] == "failure"
+    assert "(a failed past run that met the same error)" in said.text and "failed later for another reason" in said.text
+    # runs that never got past the error they met stay warnings, no recovery
+    assert rt.warnings(REPRODUCE_APP, ctx, k=3).recoveries == []

@@ -157,8 +157,8 @@ class Runtime:
         out = [{"kind": item.kind, "provenance": dict(item.provenance(), outcome=outcome),
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
                for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
-        # a run that got past the pasted error: its own kind, successful (no failed run to avoid)
-        out += [{"kind": item.kind, "provenance": dict(item.provenance(), outcome="success"), "text": item.text,
+        # a run that got past the pasted error: its own kind (no run to avoid), its outcome its own
+        out += [{"kind": item.kind, "provenance": dict(item.provenance(), outcome=item.outcome), "text": item.text,
                  "view": view} for item, view in _shown(warnings.recoveries, context.data.get("recoveries", []))]
         said = ContextResult(strategy.value if strategy is not None else "", out, context.text,
                              render_json(context.data) if context.text else "")

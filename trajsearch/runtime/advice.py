@@ -709,14 +709,16 @@ def _exemplar(ts: TrajSearch, scored: Scored, tenant: str, summary: Hit | None) 
 
 @dataclass
 class Recovery(_Provenance):
-    """A successful past run that met the pasted log line in a step and got past it: the step holding the line
-    and the step after it (what the run did next), apart from the failed runs: it is no run to avoid."""
+    """A past run that met the pasted log line in a step and got past it: the step holding the line and the step
+    after it (what the run did next), apart from the failed runs: it is no run to avoid. Most are successful runs; a
+    failed run that got past the line (``outcome`` "failure") failed later, for another reason (:func:`_recoveries`)."""
 
     kind = "recovery"  # (see Exemplar.kind)
 
     task: str
     step_holding: str
     next_step: str | None = None
+    outcome: str = "success"  # the run's: a failed run's recovery says it failed later (:data:`FAILED_LATER`)
 
     @property
     def text(self) -> str:
@@ -779,27 +781,36 @@ def warnings(
     _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
                         config.pool_factor)
     _what_was_handed_in(ts, chosen, ctx.tenant)
-    recovered = _recoveries(ts, text, ctx, config.recoveries_k, exclude_trajectory_ids, pool) if log_line else []
+    recovered = _recoveries(ts, text, ctx, config, exclude_trajectory_ids, pool) if log_line else []
     return WarningSet(chosen, held=bool(hits), recoveries=recovered)
 
 
-def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, k: int, exclude: Sequence[str],
+def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
                 pool: int) -> list[Recovery]:
-    """Up to ``k`` successful runs, one per task, whose steps met the pasted log line (:func:`_step_meeting`), each
-    with the step that met it and the step after it. An agent stuck on an error asks how to get past it; warnings show
-    only failed runs, and most runs that met an error went on and succeeded (probe RT4: 25 of 29 error lines pasted
-    from real failing steps came from successful runs, and every answer was ``no_similar_failures``)."""
+    """Up to ``recoveries_k`` runs, one per task, whose steps met the pasted log line (:func:`_step_meeting`), each
+    with the step that met it and the step after it: successful runs first, then failed runs that got past it
+    (:func:`_got_past`, marked at ingest), which failed later for another reason. An agent stuck on an error asks how
+    to get past it; warnings show only failed runs, and most runs that met an error went on and succeeded (probe RT4:
+    25 of 29 error lines pasted from real failing steps came from successful runs, and every answer was
+    ``no_similar_failures``). A failed run that got past the line is no warning for it (:func:`_steps_holding`), so
+    it is shown here or nowhere (review of RT8: 8 of 18 pasted lines had shown no recovery at all)."""
+    k = config.recoveries_k
     if k <= 0:
         return []
-    steps = ctx.filters(levels=("step",), outcomes=("success",), exclude_trajectory_ids=exclude)
+    steps = ctx.filters(levels=("step",), outcomes=("success", *config.warning_outcomes), exclude_trajectory_ids=exclude)
     held: dict[str, tuple[Hit, str, int]] = {}  # run -> (its best step row, the step holding the text, its position)
-    task_ids: set[str] = set()  # runs of k task ids are k tasks: no need to read further (each read costs ~3 ms)
-    for hit in search(ts, text, steps, k=pool, mode="hybrid"):
-        if hit.trajectory_id not in held and (step := _step_meeting(hit, text)) is not None:
-            held[hit.trajectory_id] = (hit, *step)
+    task_ids: set[str] = set()  # successful runs of k task ids are k tasks: no need to read further (failed runs
+    for hit in search(ts, text, steps, k=pool, mode="hybrid"):  # come after them; each read costs ~3 ms)
+        if hit.trajectory_id in held or (step := _step_meeting(hit, text)) is None:
+            continue
+        if hit.outcome != "success" and _got_past(ts, hit, step[1]) is None:
+            continue
+        held[hit.trajectory_id] = (hit, *step)
+        if hit.outcome == "success":
             task_ids.add(hit.task_id or hit.trajectory_id)
-            if len(task_ids) == k:
-                break
+        if len(task_ids) == k:
+            break
+    held = dict(sorted(held.items(), key=lambda item: item[1][0].outcome != "success"))  # stable: best first within
     tasks = ts.runs(list(held), tenant=ctx.tenant, level="task", vectors=False) if held else {}
     seen: set[Any] = set()
     out: list[Recovery] = []
@@ -811,7 +822,7 @@ def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, k: int, exclude:
         seen.add(key)
         out.append(Recovery(trajectory_id=run, trace_uri=hit.trace_uri, env_version=hit.env_version,
                             similarity=similarity(hit), task=task, step_holding=shown,
-                            next_step=_next_step(ts, hit, position)))
+                            next_step=_next_step(ts, hit, position), outcome=hit.outcome))
     return out
 
 

@@ -45,6 +45,8 @@ HEADER = (
 WARNING_LABEL = "what not to do"
 #: A successful run that met the pasted error and went on: no run to avoid, so never shown as a warning.
 RECOVERY_LABEL = "how a past run got past this"
+#: A recovery of a failed run (one that got past the pasted error) says how it ended: truthfully, not as a success.
+FAILED_LATER = "got past this error, then failed later for another reason"
 
 
 #: ASCII punctuation: BERT's pre-tokenizer makes each such character a word of its own.
@@ -316,6 +318,8 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
 def recovery_view(recovery: Recovery, detail: _Detail) -> dict[str, Any]:
     """A recovery's view: its task, the step that met the pasted text and the step after it (brief: no task)."""
     view: dict[str, Any] = {"label": RECOVERY_LABEL, "provenance": recovery.provenance()}
+    if recovery.outcome != "success":  # a failed run that got past the error: said, not passed off as a success
+        view["outcome"] = FAILED_LATER
     if not detail.brief and recovery.task:
         view["task"] = clip(recovery.task, detail.goal // 3)  # where it met the error, not the task, is the point
     view["step_holding"] = clip(recovery.step_holding, detail.note)
@@ -369,9 +373,11 @@ def _warning_text(view: dict[str, Any], n: int) -> str:
 
 
 def _recovery_text(view: dict[str, Any], n: int) -> str:
-    lines = [f"## Recovery {n}: {RECOVERY_LABEL.upper()} (a successful past run that met the same error)",
-             _source(view)]
-    for name, label in (("task", "Task"), ("step_holding", "Met it at"), ("next_step", "Then did")):
+    what = "a failed past run that met the same error" if view.get("outcome") else "a successful past run that met " \
+        "the same error"
+    lines = [f"## Recovery {n}: {RECOVERY_LABEL.upper()} ({what})", _source(view)]
+    for name, label in (("task", "Task"), ("step_holding", "Met it at"), ("next_step", "Then did"),
+                        ("outcome", "Outcome")):
         if view.get(name):
             lines.append(f"{label}: {_quoted(view[name])}")
     return "\n".join(lines)
