@@ -106,3 +106,22 @@ def test_novelty_is_not_calibrated_against_runs_of_no_step(hashing_ts, idle_run:
     hashing_ts.add([*failed, idle_run.model_copy(update={"tenant": failed[0].tenant})])
     calibration = Runtime(hashing_ts).calibrations(failed[0].tenant)
     assert calibration.basis == "global: no successful run to measure against" and calibration.tasks == 13
+
+
+def test_runs_of_no_step_do_not_hide_runs_to_follow_under_other_versions(hashing_ts, idle_run: Trajectory) -> None:
+    """Bug (round 25, review of RT8, 5): ``no_runs_to_follow`` was said before the versions were asked, so a context
+    whose versions held only the idle trial was told to plan from scratch though runs of other versions could be
+    followed; they are said (``no_runs_in_versions``). Where no version holds one, it still says ``no_runs_to_follow``."""
+    others = [run.model_copy(update={"tenant": idle_run.tenant, "env_version": "v2"}) for run in _runs(ANSWERED_ONLY)]
+    hashing_ts.add([idle_run.model_copy(update={"env_version": "v1"}), *others])
+    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant=idle_run.tenant, env_version="v1")
+    said = rt.advice("exemplars", idle_run.task, ctx)
+    assert said.items == [] and said.reason == rt.tool(ctx)({"query": idle_run.task})["reason"] == "no_runs_in_versions"
+
+
+def test_runs_of_no_step_under_every_version_are_said_so(hashing_ts, idle_run: Trajectory) -> None:
+    """The other side of the line above: the idle trial under two versions, a context asking for one of them."""
+    hashing_ts.add([idle_run.model_copy(update={"env_version": "v1"}),
+                    idle_run.model_copy(update={"env_version": "v2", "trajectory_id": idle_run.trajectory_id + "-v2"})])
+    ctx = RuntimeContext(tenant=idle_run.tenant, env_version="v1")
+    assert Runtime(hashing_ts).advice("exemplars", idle_run.task, ctx).reason == "no_runs_to_follow"

@@ -424,6 +424,12 @@ def _followable(ts: TrajSearch, hits: list[Hit], tenant: str) -> tuple[list[Hit]
     return [h for h in hits if not _nothing_to_follow(summaries.get(h.trajectory_id))], summaries
 
 
+def any_to_follow(ts: TrajSearch, hits: list[Hit], tenant: str) -> bool:
+    """Whether any of ``hits`` (successful runs) took a step to follow (:func:`_followable`): an empty answer whose
+    context's runs took none, while runs of other versions did, says those versions (review of RT8, 5)."""
+    return bool(_followable(ts, hits, tenant)[0])
+
+
 def _nothing_to_follow(summary: Hit | None) -> bool:
     """Whether a successful run's summary row says it took no step an agent could follow (:func:`nothing_to_follow`)."""
     return summary is not None and nothing_to_follow(summary.steps)

@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import (QUERY_END_CHARS, AdviceConfig, Exemplar, FailureWarning, Recovery, Strategy, WarningSet, exemplars,
-                     search, similarity, task_query, warnings)
+from .advice import (QUERY_END_CHARS, AdviceConfig, Exemplar, FailureWarning, Recovery, Strategy, WarningSet,
+                     any_to_follow, exemplars, search, similarity, task_query, warnings)
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -334,8 +334,9 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
         held = bool(search(ts, query, inside, k=1, grouped=False))
     if held:
         reason = nothing_close
-    elif none_to_follow:
-        reason = NOTHING_TO_FOLLOW
+    elif none_to_follow and not (widened != tenant and any_to_follow(ts, search(ts, query, widened, k=10,
+                                                                                grouped=False), ctx.tenant)):
+        reason = NOTHING_TO_FOLLOW  # unless other versions hold a run to follow: those are said (only_others)
     elif excluded and search(ts, query, tenant, k=1, grouped=False):
         reason = EXCLUDED
     elif widened != tenant and search(ts, query, widened, k=1, grouped=False):
