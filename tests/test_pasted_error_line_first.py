@@ -48,3 +48,19 @@ def test_which_error_lines_name_what_broke() -> None:
              "RuntimeError: Settings already configured.", "IndexError: tuple index out of range"]
     assert [names_what_broke(line) for line in named] == [True] * len(named)
     assert [names_what_broke(line) for line in kinds] == [False] * len(kinds)
+
+
+ELSEWHERE = Path(__file__).parent / "fixtures/mini-swe-agent/.real/deepseek-error-line-elsewhere"
+elsewhere = real_runs_store(ELSEWHERE, "errline-elsewhere")  # five whole real pvlib runs, built once
+
+
+def test_a_traceback_from_another_machine_still_finds_the_run_that_met_its_error(elsewhere: TrajSearch) -> None:
+    """No run holds the pasted last line word for word (its path's ``python3.10``, the run's ``python3.11``): the
+    run that met the error, nearly holding the paste, comes first still, not the runs sharing only its frames
+    (round 25, RENG3: it came 4th, below three runs that never met it)."""
+    paste = (ELSEWHERE / "pasted-traceback.txt").read_text()
+    assert "python3.10" in paste.splitlines()[-1]
+    matches = elsewhere.search(paste, tenant="acme", levels=("step", "failure"), k=3, mode="hybrid")
+    met = [m.trajectory_id for m in matches if "cannot import name 'derivative' from 'scipy.misc'" in m.text]
+    assert matches and met == [matches[0].trajectory_id], [(m.trajectory_id, m.text[-120:]) for m in matches]
+    assert "noparallel" in met[0]

@@ -488,9 +488,11 @@ class TrajSearch:
             # nearly holding it all): a step cut before the error holds all the frames and says nothing failed
             ends_in = self.fusion.verbatim_rows(error_line, texts) if error_line else set()
             near = self.fusion.near_verbatim_rows(text, checked, held)
-            if error_line and names_what_broke(error_line):
+            if ends_in and names_what_broke(error_line):
                 # the line says what broke: the shortlist's runs that met it come first, and a row holding the rest
-                # of the paste but ending in another error (the same frames, another table) is no near match
+                # of the paste but ending in another error (the same frames, another table) is no near match. Where
+                # no row holds it word for word (a path's python3.10 from another machine, a run's python3.11) the
+                # near matches stand, numbers loosened as near_verbatim_rows does: they are the runs that met it
                 near = {rid: share for rid, share in near.items() if rid in ends_in}
                 scores = lifted(scores, ends_in)
             scores = lifted(lifted(scores, near), self.fusion.as_pasted_first(text, texts, held))
