@@ -47,3 +47,41 @@ def test_search_and_similar_keep_the_runs_started_since(backend, tmp_path: Path)
 def test_a_since_that_is_no_date_or_period_is_refused_in_words(backend) -> None:  # noqa: F811
     code, _, err = run_cli("similar", "x", "--since", "yesterday")
     assert code == 2 and "Invalid value for '--since': expected a date like 2026-05-01" in err and "'yesterday'" in err, err
+
+
+def _ingest_sample(tmp_path: Path) -> None:
+    """The sample's runs under the backend's tenant."""
+    runs = tmp_path / "sample.jsonl"
+    runs.write_text("".join(json.dumps(dict(json.loads(line), tenant="acme")) + "\n"
+                            for line in SAMPLE.read_text().splitlines() if line.strip()))
+    code, _, err = run_cli("ingest", str(runs), "--quiet")
+    assert code == 0, err
+
+
+def test_a_since_of_digits_is_a_day_or_refused_never_seconds(backend, tmp_path: Path) -> None:  # noqa: F811
+    """``20260101`` is the web's YYYYMMDD "From" day (it was 20,260,101 seconds back: some day of April), and a bare
+    number is refused for want of a unit (``1714000000`` searched from 1972); ``failures --since`` keeps its periods."""
+    _ingest_sample(tmp_path)
+    query = "Error: the flight is not available"
+    code, out, err = run_cli("search", query, "--level", "step", "-k", "20", "--since", "20260101", "--json")
+    assert code == 0, err
+    code, dashed, err = run_cli("search", query, "--level", "step", "-k", "20", "--since", CUT, "--json")
+    assert code == 0, err
+    assert _started(out) == _started(dashed) and all(t >= CUT_EPOCH for t in _started(out)), (out, dashed)
+    for bare in ("1714000000", "3600"):
+        code, _, err = run_cli("similar", query, "--since", bare)
+        assert code == 2 and "a bare number is no period" in err and f"'{bare}'" in err, err
+    code, _, err = run_cli("failures", "--since", "30d")
+    assert code == 0, err
+
+
+def test_the_since_note_is_given_only_where_since_hid_something(backend, tmp_path: Path) -> None:  # noqa: F811
+    """A value no run holds (``--env-version v9``) finds nothing with or without --since: the note names that value,
+    not the period (the period's note had hidden it)."""
+    _ingest_sample(tmp_path)
+    query = "Error: the flight is not available"
+    code, out, err = run_cli("search", query, "--env-version", "v9", "--since", CUT, "--json")
+    assert code == 0 and json.loads(out) == [], out
+    assert "--since" not in err and "--env-version v9" in err, err
+    code, out, err = run_cli("similar", query, "--outcome", "success", "--since", "1d", "--json")
+    assert code == 0 and json.loads(out) == [] and "only runs started since" in err, (out, err)

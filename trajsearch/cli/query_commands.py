@@ -66,7 +66,9 @@ def search(
         shown = api.outcomes_shown(hits)
         _tenant_holds_runs(api, hits)
         _say_run_id(api, text, [h.trajectory_id for h in hits])
-        if not _said_since(hits, since):
+        if not _said_since(hits, since, lambda: api.search(
+                text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family, tools=tool,
+                k=1, mode=mode)):
             _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version,
                                      "--task-family": task_family, "--tool": tool},
                               lambda: api.search(text, levels=level, k=1, mode=mode),
@@ -131,7 +133,8 @@ def similar(
         _tenant_holds_runs(api, matches)
         if text is not None:
             _say_run_id(api, text, [m.trajectory_id for m in matches])
-        if not _said_since(matches, since):
+        if not _said_since(matches, since, lambda: api.similar_runs(trajectory_id, text, k=1, outcome=outcome,
+                                                                     mode=mode)):
             _say_filtered_out(matches, {"--outcome": outcome},
                               lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode),
                               lambda **options: api.search(text or trajectory_id, **options))
@@ -158,10 +161,12 @@ def _since(value: str) -> int:
         raise typer.BadParameter(str(exc).removeprefix("since: ")) from None
 
 
-def _said_since(found: Sequence, since: int | None) -> bool:
-    """Where ``--since`` was given and nothing was found, say on stderr from when runs were searched (a period no run
-    started in is no value misspelt, so the filtered-out note, which names one, is not asked: as the web page)."""
-    if found or since is None:
+def _said_since(found: Sequence, since: int | None, without: Callable[[], Sequence]) -> bool:
+    """Where ``--since`` was given, nothing was found and the same question without it (``without``, one hit asked)
+    finds something, say on stderr from when runs were searched (a period no run started in is no value misspelt, so
+    the filtered-out note, which names one, is not asked: as the web page). Where it finds nothing too, --since hid
+    nothing and is not said: the filtered-out note may name the value that did."""
+    if found or since is None or not without():
         return False
     from datetime import datetime, timezone
 

@@ -49,15 +49,19 @@ def parse_time(value: str | int | datetime | None) -> int | None:
 
 
 def parse_since(value: str, *, now: float | None = None) -> int:
-    """The moment ``value`` names as a search's ``--since``, in epoch seconds: a period back from ``now`` (``7d``,
-    ``24h``, as ``failures --since`` takes it) or an ISO date or time (``2026-05-01``, UTC: the web page's "From"
-    day), so that runs started then or later are searched."""
-    if _DURATION.match(value):
+    """The moment ``value`` names as a search's ``--since``, in epoch seconds: a period back from ``now`` with its
+    unit (``7d``, ``24h``, as ``failures --since`` takes it) or an ISO date or time (``2026-05-01`` or ``20260501``,
+    UTC: the web page's "From" day), so that runs started then or later are searched.
+
+    A number without a unit is no period here: ``20260501`` is the web's YYYYMMDD day, not 20,260,501 seconds back
+    (234 days), and ``1714000000`` is refused rather than read as seconds back (1972)."""
+    if (match := _DURATION.match(value)) and match.group(2):
         return max(0, int((time.time() if now is None else now) - parse_duration(value)))
     try:
         return max(0, parse_time(value) or 0)
     except ValueError:
-        raise ValueError(f"since: expected a date like 2026-05-01 or a period back from now like 7d or 24h, "
+        unit = " (a bare number is no period: give its unit, 7d or 3600s; YYYYMMDD is a day)" if match else ""
+        raise ValueError(f"since: expected a date like 2026-05-01 or a period back from now like 7d or 24h{unit}, "
                          f"got {value!r}") from None
 
 
