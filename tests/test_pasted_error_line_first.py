@@ -40,12 +40,14 @@ def test_the_run_that_met_the_pasted_error_comes_first(store: TrajSearch, mode: 
 
 def test_which_error_lines_name_what_broke() -> None:
     """The lines of the sampled tracebacks, as the rule reads them: a name (a table, a module in quotes, a dotted
-    class) says what broke; plain words, or numbers only, say a kind of failure many tasks' runs meet."""
+    class) says what broke; plain words, or numbers only (with a unit too), say a kind of failure many tasks' runs
+    meet (RENG3: ``30s`` and ``e.g.`` had counted as names)."""
     named = [ERROR, "ModuleNotFoundError: No module named 'test_app'",
              "django.db.utils.OperationalError: no such table: auth_user",
              "RuntimeError: Model class __main__.MyModel doesn't declare an explicit app_label"]
     kinds = ["IndentationError: unexpected indent", "SyntaxError: invalid syntax", "AssertionError: 0 != 1",
-             "RuntimeError: Settings already configured.", "IndexError: tuple index out of range"]
+             "RuntimeError: Settings already configured.", "IndexError: tuple index out of range",
+             "TimeoutError: timed out after 30s", "AssertionError: expected e.g. a list"]  # a unit, an abbreviation
     assert [names_what_broke(line) for line in named] == [True] * len(named)
     assert [names_what_broke(line) for line in kinds] == [False] * len(kinds)
 

@@ -307,9 +307,10 @@ def pasted_error_line(query: str) -> str:
 
 #: A name an error's detail gives (:func:`names_what_broke`): quoted (``'psycopg2'``), or a word joined by ``_``, ``.``,
 #: ``/``, ``\\`` or ``::`` (``auth_user``, ``__main__.MyModel``), in camel case, or of letters and digits: not a
-#: plain word, not a bare number (a count, a line number, a port: another run's differ).
-_NAME = re.compile(r"['\"`\u2018][^'\"`\u2019\s]+['\"`\u2019]|\w*[A-Za-z]\w*(?:[_./\\]|::)\w+|\b[a-z]+[A-Z]\w*|"
-                   r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+")
+#: plain word, not a bare number (a count, a line number, a port: another run's differ), nor a number with its unit
+#: (``timed out after 30s``) or an abbreviation of single letters (``expected e.g. a list``): words of any code's.
+_NAME = re.compile(r"['\"`\u2018][^'\"`\u2019\s]+['\"`\u2019]|(?![A-Za-z]\.[A-Za-z]\b)\w*[A-Za-z]\w*(?:[_./\\]|::)\w+|"
+                   r"\b[a-z]+[A-Z]\w*|\b(?!\d+(?:\.\d+)?[A-Za-z]{1,3}\b)(?=\w*[A-Za-z])(?=\w*\d)\w+")
 
 
 def names_what_broke(error_line: str) -> bool:
