@@ -25,7 +25,8 @@ from ..results import Hit
 
 
 #: ``--since`` of ``search`` and ``similar``: the web page's "From" day, or a period as ``failures --since`` takes it.
-SINCE_HELP = "Only runs started then or later: a date or time (2026-05-01, UTC) or a period back from now (7d, 24h)."
+SINCE_HELP = ("Only runs started then or later: a date or time (2026-05-01 or 20260501, UTC) or a period back from now "
+              "with its unit (7d, 24h). A run whose dump gives no start time counts as started when it was ingested.")
 
 
 def search(
