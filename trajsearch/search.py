@@ -8,10 +8,9 @@ the agent runtime and the service all call these and nothing below them.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import Counter, OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -43,21 +42,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Where a hybrid search's lexical leg runs while its own thread runs the dense leg: on Milvus Lite the dense leg is
-#: mostly a numpy product, which leaves the GIL to the in-process BM25 (two cores: the legs overlap). A few threads
-#: for the service's concurrent searches (a search finding them all busy waits its turn: the cores are busy then).
-_LEXICAL_LEGS: ThreadPoolExecutor
+def _beside(call: Callable[[], T]) -> Future[T]:
+    """``call`` run in a thread of its own, started now: a hybrid search's lexical leg while the search's thread runs
+    the dense leg, which on Milvus Lite is mostly a numpy product leaving the GIL to the in-process BM25 (two cores:
+    the legs overlap). A thread per leg, not a pool: a forked child copied the pool without its threads (its first leg
+    waited for ever), and one forked after concurrent hybrid searches died of SIGSEGV at its normal exit (milvus-lite's
+    server release) with a pool, not with a thread per leg (tests/test_hybrid.py). A daemon: the exit waits for none."""
+    future: Future[T] = Future()
 
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # handed to the search that waits for it, as if it ran in its thread
+            future.set_exception(exc)
 
-def _lexical_legs() -> None:
-    """A new pool for the lexical legs: at import, and in a forked child, which has none of its parent's threads
-    while the pool it copied counts them as idle (its first hybrid search would wait for ever)."""
-    global _LEXICAL_LEGS
-    _LEXICAL_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-leg")
-
-
-_lexical_legs()
-os.register_at_fork(after_in_child=_lexical_legs)
+    threading.Thread(target=run, name="lexical-leg", daemon=True).start()
+    return future
 
 
 class QueryVectors:
@@ -457,11 +457,18 @@ class TrajSearch:
                 # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
                 leg = partial(self.index.lexical_search, text, lexical_filters, limit=pools["lexical"],
                               widen=mode == "lexical")
-                pending = _LEXICAL_LEGS.submit(leg) if ask_dense else None  # beside the dense leg: see _LEXICAL_LEGS
+                # beside the dense leg (see _beside) once the BM25 is in memory: its first load or rebuild (minutes on
+                # a large store) runs here, where Ctrl-C stops it, not in a thread the exit would wait out
+                pending = _beside(leg) if ask_dense and self.index.lexical_ready else None
                 lexical = leg() if pending is None else lexical
             if ask_dense:
-                # ranks and runs only: rows that may show are fetched below
-                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"], fields=())}
+                try:  # ranks and runs only: rows that may show are fetched below
+                    dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"],
+                                                                   fields=())}
+                except Exception:
+                    if pending is not None:
+                        pending.result()  # the lexical leg's error first, as when the legs ran one after the other
+                    raise
                 runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
             if pending is not None:
                 lexical = pending.result()

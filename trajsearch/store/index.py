@@ -531,6 +531,12 @@ class TrajectoryIndex:
         return self.client.query(COLLECTION, filter=f"{inside} and {expr}", output_fields=fields, limit=limit,
                                  **scope)
 
+    @property
+    def lexical_ready(self) -> bool:
+        """Whether :meth:`lexical_search` answers without first loading or rebuilding the in-process BM25 (always on a
+        server: Milvus' own)."""
+        return self._mirror is None or self._mirror.loaded
+
     def lexical_search(self, query: str, filters: Filters, *, limit: int, widen: bool = True) -> list[tuple[str, float]]:
         """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded;
         ``widen``: see :meth:`LexicalIndex.search`, Milvus' own BM25 scores every term)."""

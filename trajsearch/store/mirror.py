@@ -77,6 +77,11 @@ class LexicalMirror:
     def search(self, query: str, filters: Filters, limit: int, widen: bool = True) -> list[tuple[str, float]]:
         return self._loaded().search(query, filters, limit, widen=widen)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the index is in memory (a search needs no load or rebuild first)."""
+        return self._index is not None
+
     def _loaded(self) -> LexicalIndex:
         with self._lock:
             if self._index is None:
