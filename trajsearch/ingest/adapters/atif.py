@@ -953,12 +953,13 @@ def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
     return source.parent.parent, None
 
 
-#: Harbor's own files in a job directory (``config.json``, ``result.json``, ``lock.json``) and a trial directory
-#: (``config.json``, ``result.json``, its copy ``result.harbor.json``, and ``TrialPaths``' ``exception.txt`` and
-#: ``trial.log``: a folder of trials that never ran had these two called files of no dump format, beside the two
-#: JSON files said to be the trial's own: round 24, NEWB).
+#: Harbor's own files in a job directory (``Job``'s ``config.json``, ``result.json``, ``lock.json`` and the log it
+#: writes there, ``job.log``) and a trial directory (``config.json``, ``lock.json``, ``result.json``, its copy
+#: ``result.harbor.json``, and ``TrialPaths``' ``exception.txt`` and ``trial.log``: a folder of trials that never ran
+#: had these called files of no dump format, beside the JSON files said to be the trial's own: round 24, NEWB; and
+#: ``job.log`` still was a job's: round 25, FRCLI2).
 _HARBOR_OWN = frozenset({"config.json", "config.harbor.json", "result.json", "result.harbor.json", "lock.json",
-                         "exception.txt", "trial.log"})
+                         "exception.txt", "trial.log", "job.log"})
 
 
 def _is_trial(folder: Path) -> bool:
