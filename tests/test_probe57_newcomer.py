@@ -33,7 +33,7 @@ def test_workers_on_a_store_path_that_is_a_file_say_so_too(newcomer, tmp_path: P
                                                             how: str) -> None:
     """Review NEWB, 2: ``ingest --workers 2`` said "FileExistsError: [Errno 17] File exists" of ``--uri afile``, and
     "NotADirectoryError: ... afile/ingest" of ``TRAJSEARCH_HOME=afile``, where one process says what is wrong."""
-    file = tmp_path / "afile"
+    file = tmp_path / "afile.db"  # a store path Milvus Lite would take (round 25: one not ending in .db is refused)
     file.write_text("not a store\n")
     if how == "--uri":
         args, uri = ("--uri", str(file)), file

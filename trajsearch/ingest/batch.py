@@ -537,12 +537,12 @@ def run_workers(
     ``on_stopped(problems)`` is then told what may have cut a batch short
     (none: each batch the workers had in hand was written whole).
     """
-    from ..store.index import is_server_uri, local_path
+    from ..store.index import is_server_uri, local_store_path
 
     if workers < 1:
         raise ValueError("--workers must be at least 1")
     if not is_server_uri(uri):  # milvus-lite's server takes any path: a store no other command could then open
-        local_path(uri)
+        local_store_path(uri)
     state_dir = Path(job.state_dir or ".")
     server = None if is_server_uri(uri) else LocalServer(uri)
     threads = max(1, (os.cpu_count() or 1) // workers)

@@ -69,17 +69,22 @@ _LOCAL_CHANNEL = {"grpc_options": {"grpc.keepalive_permit_without_calls": 0}}
 # query_iterator warns on every call against milvus-lite ("failed to get mvccTs"): harmless there.
 logging.getLogger("pymilvus").setLevel(logging.ERROR)
 
-def local_path(uri: str) -> None:
-    """Refuse a local store path Milvus Lite would refuse, before anything is created: it opens as an embedded store
-    only a path ending in ``.db`` and takes anything else for a server address, so ``--uri ./store`` was refused in
-    pymilvus' words ("needs start with [unix, http, https, tcp] or a local file endswith [.db]") after an empty
-    ``./store`` folder had been made (round 24, NEWB)."""
-    if not uri.endswith(".db"):
+
+def local_store_path(uri: str) -> str:
+    """The path Milvus Lite is handed for the local store ``uri`` (``~`` expanded, a trailing ``/`` dropped), or
+    ValueError before anything is created. Milvus Lite opens as an embedded store only a path ending in ``.db`` and
+    takes anything else for a server address, so ``--uri ./store`` was refused in pymilvus' words ("needs start with
+    [unix, http, https, tcp] or a local file endswith [.db]") after an empty ``./store`` folder had been made (round
+    24, NEWB); and it expands no ``~``: ``--uri '~/x.db'`` made the folder under the home, then failed "dir: ~ not
+    exists" (review FRCLI2, 3)."""
+    path = str(Path(uri.rstrip("/") or uri).expanduser())
+    if not path.endswith(".db"):
         suggested = f"{uri.rstrip('/')}.db" if uri.rstrip("/") else "milvus.db"
         raise ValueError(f"the store path {uri!r} does not end in .db: Milvus Lite, which keeps the embedded store, "
                          f"opens only a path ending in .db (a folder it makes, named like a file), and takes any "
                          f"other for a server address; give one such as {suggested!r}, or http://host:19530 for a "
                          "Milvus server (--uri, $TRAJSEARCH_URI)")
+    return path
 
 
 class TrajectoryIndex:
@@ -89,8 +94,8 @@ class TrajectoryIndex:
         local = not is_server_uri(uri)  # a path: Milvus Lite's engine runs in this process
         blas_threads = config.blas_threads() if local else 0  # read first: a bad setting opens nothing
         if local:
-            local_path(uri)
-            data_dir = Path(uri).expanduser().resolve()
+            uri = local_store_path(uri)
+            data_dir = Path(uri).resolve()
             private_dir(data_dir.parent)  # the home (or --uri's directory) when this creates it
             private_dir(data_dir)  # Milvus Lite fills it with 0644 files: this directory keeps them private
         self.uri = uri

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
+from urllib.parse import urlsplit
 
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
@@ -69,8 +70,15 @@ class IndexSettings:
     stride: int
 
 
+#: The URI schemes pymilvus connects to as a server (``MilvusClient``'s connect, any case); any other URI is a local
+#: path it hands Milvus Lite.
+SERVER_SCHEMES = ("unix", "http", "https", "tcp", "grpc")
+
+
 def is_server_uri(uri: str) -> bool:
-    return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+    """Whether pymilvus takes ``uri`` for a server's address (``HTTP://host:19530`` and ``unix:/sock`` too: they had
+    been refused as a store path not ending in .db), as its connect reads it, not a Milvus Lite path."""
+    return urlsplit(uri).scheme.lower() in SERVER_SCHEMES
 
 
 def unit_vector(vector: Any) -> np.ndarray:
