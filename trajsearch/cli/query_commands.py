@@ -55,8 +55,8 @@ def search(
 
     Each hit's score= is the number the hits are ranked by: higher is better. Its scale is the mode's: dense, the
     cosine of the query and the row (-1 to 1); lexical, BM25 (0 and up, unbounded); hybrid, a fusion of the two
-    legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query: compare scores within one
-    answer, not across modes or queries.
+    legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query, and lexical over passages
+    (--level passage: they have no vector): compare scores within one answer, not across modes or queries.
     """
     text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
