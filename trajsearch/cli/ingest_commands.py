@@ -87,9 +87,9 @@ def ingest(
       a rerun too, whose checkpoint had those inputs done, as over --server, which reads them again;
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
-    2 a bad argument, a missing input, or inputs holding no dump to read (an empty folder,
-      only notes or a tool's side files): nothing written.
-    --dry-run exits 0, 3 or 4 as the ingest would (writing nothing).
+    2 a bad argument, a missing input, or inputs holding no file to read at all (an empty
+      folder, files not named as dumps): nothing made. Dumps read that hold no run exit 0.
+    --dry-run exits as the ingest would (writing nothing).
     """
     from ..config import default_uri, home
     from ..ingest.batch import IngestJob, Shard
@@ -98,6 +98,7 @@ def ingest(
     for path in [*paths, *([outcomes] if outcomes else [])]:
         if not (is_stream(path) or path.exists()):
             fail(f"{path}: no such file or directory")
+    _inputs_holding_nothing(paths, fmt)
     if len(stream_name) > sum(map(is_stream, paths)):
         fail(f"--stream-name given {len(stream_name)} time(s) for {sum(map(is_stream, paths))} streamed input(s)")
     try:
@@ -234,27 +235,47 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
             fail(f"--dead-letter {dead_letter}: cannot write it ({why})")
 
 
+def _inputs_holding_nothing(paths: List[Path], fmt: str | None) -> None:
+    """Exit 2 before anything is made (a store, a checkpoint, a dead-letter file) when the inputs hold no file to
+    read at all: folders empty, or of files not named as dumps (a share not mounted, the wrong folder: a nightly job
+    pointed there exited 0, "ingested 0 runs" read as a quiet night, round 24, NEWB). Among inputs that do, each
+    folder that holds none is said, and the rest are read. A run set the ingest recognises and finds no run in (an
+    OpenHands evaluation that finished no instance, a Harbor job whose trials never ran) is read, not refused: it
+    exits 0 saying so (review FRCLI2, 1)."""
+    from ..ingest.read import holds_input, is_stream, plan_inputs
+
+    empty = [p for p in paths if not is_stream(p) and p.is_dir() and not holds_input(p, fmt)]
+    if len(empty) < len(paths):  # a file named (read whatever its name) or a folder holding a dump
+        for folder in empty:
+            _no_dump_file_line([folder])
+        return
+    try:
+        if plan_inputs(paths, fmt):  # a folder it cannot list: a rejection, said by the ingest
+            return
+    except (ValueError, OSError) as exc:  # only archives, or dumps under hidden folders: said so
+        fail(str(exc))
+    if not _side_files_line(paths, fmt):  # a tool's side files not named as dumps (telemetry.log) are said so
+        _no_dump_file_line(paths)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
 #: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2
 #: (a bad argument, nothing written) is what ``fail`` and typer itself exit with; 3 and 4 are ingest's own.
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1, 2, 3, 4
 
 
 def exit_status(results: list[dict[str, Any]]) -> int:
-    """What the ingest's summary says in one number: a failure first, then inputs that held no dump to read, then
-    no run landed, then some rejected.
+    """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected.
 
-    Inputs that held no dump file to read (``units`` 0: an empty folder, a share not mounted, a folder of notes or of
-    a tool's side files) are a bad input, as a missing one is: a nightly job pointed at the wrong folder exited 0,
-    "ingested 0 runs" read as a quiet night (round 24, NEWB). A dump that holds no run (a results file of no
-    simulations, traces of embedding calls only) was read, and exits 0.
+    Inputs holding no file to read at all exit 2 before this (see :func:`_inputs_holding_nothing`); what was read
+    and held no run (a results file of no simulations, an evaluation that finished no instance, a Harbor trial that
+    never ran, a tool's side files) exits 0, its summary saying so.
 
     The inputs' records count whichever run of the job read them: those an earlier run committed and this one did
     not read again (``landed_earlier``, ``rejected_earlier``: the checkpoint's) as well as this run's. A rerun of an
     ingest that rejected a line exits 3 again, as it does over --server, where every record is read again."""
     if any(r.get("error") for r in results):
         return EXIT_FAILED
-    if not any(r.get("units") for r in results):
-        return EXIT_BAD_INPUT
     rejected = sum((r.get("rejected") or 0) + (r.get("rejected_earlier") or 0) for r in results)
     landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) + (r.get("landed_earlier") or 0)
                  for r in results)
@@ -272,12 +293,11 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
 
     if workers > 1:
         note_unused_key(uri)  # the workers open the store themselves: said here, as connect says it
+        _check_worker_locations(uri, traces)
         try:
             results = _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
         except StoreOpenError as exc:  # the store held by another process: said as a single process says it
             fail(str(exc), code=EXIT_FAILED)
-        except ValueError as exc:  # a store path Milvus Lite would refuse, before any worker starts
-            fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a full disk met before the workers started (the store's creation)
             if not disk_full(exc):
                 raise
@@ -321,6 +341,23 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     finally:
         index_log.setLevel(level)
     return [result.to_dict()]
+
+
+def _check_worker_locations(uri: str, traces: str | None) -> None:
+    """Refuse a store path Milvus Lite would refuse or a trace store location that is none before a worker starts
+    (exit 2, nothing written), as one process's open refuses them. Not by catching ValueError around the workers'
+    run: any ValueError met while they ran had been said as a bad argument of which nothing was written (review
+    FRCLI2, 4)."""
+    from ..store.index import is_server_uri, local_store_path
+    from ..store.traces import open_trace_store
+
+    try:
+        if not is_server_uri(uri):
+            local_store_path(uri)
+        if traces:
+            open_trace_store(traces)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 #: What a rerun of an interrupted ingest into a store this process writes does.
@@ -513,7 +550,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         return would
     _print_files(files)
     if not files and not _side_files_line(paths, fmt):
-        _no_dump_file_line(paths)
+        _no_record_line()
     for f in files:
         lines, untold = _rejection_lines(f.rejections, f.rejected, of=f.source)
         for line in lines:
@@ -892,12 +929,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
     elif not totals["read"] and not passed and not any(r.get("error") for r in results) \
             and not _side_files_line(paths, fmt):
-        if not any(r.get("units") for r in results):
-            _no_dump_file_line(paths)
-        else:
-            err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
-                      "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: "
-                      "ingest that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
+        _no_record_line()
     _rejected_earlier_line(results)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
@@ -927,6 +959,14 @@ def _rejected_earlier_line(results: list[dict[str, Any]]) -> None:
         where = f" (they were written to {escape(', '.join(files))})" if files else ""
         err.print(f"[yellow]{rejected} record(s) of the input(s) read before were rejected then[/yellow]{where}: "
                   "mend them and rerun, or --restart to read every input again", highlight=False, soft_wrap=True)
+
+
+def _no_record_line() -> None:
+    """Say that the dump files read held no record of their format, nor were a tool's side files (said by
+    :func:`_side_files_line`)."""
+    err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
+              "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest that "
+              "directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
 
 
 def _no_dump_file_line(paths: List[Path]) -> None:

@@ -688,6 +688,20 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     return sorted(files)
 
 
+def holds_input(root: Path, fmt: str | None = None) -> bool:
+    """Whether a walk of the folder ``root`` finds a file to read (a dump, a session store) or a folder it cannot
+    list (read as a rejection): one that finds neither holds nothing to ingest, which the CLI says before it makes
+    anything (exit 2). Said nothing of: the ingest's own walk warns of what it passes over. The first file named as a
+    dump outside hidden folders answers at once (a folder of dumps is not walked twice); only a folder without one
+    is walked as the ingest walks it (an agent CLI's hidden session folders, a session store)."""
+    for folder, subfolders, files in os.walk(root):
+        if any(_dump_named(name) for name in files):
+            return True
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+    unlisted: list[tuple[Path, str]] = []
+    return bool(_dump_files(root, fmt=fmt, unlisted=unlisted) or unlisted)
+
+
 def _where(path: Path, folders: set[Path]) -> Path:
     """Where a file reached by a link to it lies, when that is in a folder the walk read (``exp5/best.traj.json ->
     ../runs/x/x.traj.json``) and is named as a dump: run ids are made of folder and file names, and the link's
