@@ -75,22 +75,3 @@ def test_a_failed_run_that_got_past_the_pasted_error_is_shown_as_a_recovery_sayi
     assert "(a failed past run that met the same error)" in said.text and "failed later for another reason" in said.text
     # runs that never got past the error they met stay warnings, no recovery
     assert rt.warnings(REPRODUCE_APP, ctx, k=3).recoveries == []
-
-
-#: django-12273, failed: steps 2 and 4 run ``reproduce_issue.py`` (step 4 writing it in the same heredoc) and meet
-#: ``NO_ITEM``; step 5 writes it again and runs it, failing on the issue's own AssertionError
-RERUN = REAL / "gemini-3-pro-rerun-script"
-NO_ITEM = "django.db.utils.OperationalError: no such table: __main___item"
-
-
-def test_a_script_run_again_without_the_error_got_past_it_though_its_heredoc_differs(hashing_ts):
-    """Bug (round 25, review of RT8, 3): a script written and run in one heredoc, then rewritten and run again, is the
-    same call made again, but its text differs, so the run never counted as having got past the error it met. A run
-    of the same script file without that error (no error, or another) got past it."""
-    [rerun] = _failed(RERUN)
-    assert "cat <<'EOF' > reproduce_issue.py" in rerun.steps[5].arguments["command"]
-    assert NO_ITEM in rerun.steps[4].error and rerun.steps[5].error.startswith("AssertionError")
-    hashing_ts.add([rerun, *_failed(STUCK)])
-    rt, ctx = Runtime(hashing_ts), RuntimeContext(tenant="acme")
-    warned = rt.warnings(NO_ITEM, ctx, k=3)
-    assert list(warned) == [] and [r.trajectory_id for r in warned.recoveries] == [rerun.trajectory_id]

@@ -327,35 +327,15 @@ def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
 
 def got_past(steps: Sequence[Step]) -> dict[int, int | None]:
     """Each step showing an error (its position): the position of the step by which the run got past that error and
-    every later meeting of the same error, or None: the run met it last without getting past it. Got past as a
-    failing step is judged (:func:`recoveries`), or by running the same script again without that error
-    (:func:`_rerun`). Decided at ingest and kept in the step rows, so a warning for a pasted error needs no read of
-    the trace (review of RT8: a read per step hit took 0.04 s to 0.78 s at 50 ms a read, and a busy trace store
-    changed the answer)."""
+    every later meeting of the same error (:func:`recoveries`), or None: the run met it last without getting past it.
+    Decided at ingest and kept in the step rows, so a warning for a pasted error needs no read of the trace (review of
+    RT8: a read per step hit took 0.04 s to 0.78 s at 50 ms a read, and a busy trace store changed the answer)."""
     found = sorted((pos, error, by) for pos, error, by in recoveries(steps))
-    errors = {pos: error for pos, error, _ in found}
-    last: dict[str, int | None] = {}  # an error -> where its last meeting was got past, walking back from the end
+    last: dict[str, int | None] = {}  # an error -> whether its last meeting was got past, walking back from the end
     marks: dict[int, int | None] = {}
     for pos, error, by in reversed(found):
-        marks[pos] = last.setdefault(error, by if by is not None else _rerun(steps, pos, errors))
+        marks[pos] = last.setdefault(error, by)
     return marks
-
-
-#: A shell command running a Python script file (``python3 reproduce_issue.py``, after a heredoc writing it or not).
-_RUNS_SCRIPT = re.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*([\w./-]+\.py)\b")
-
-
-def _rerun(steps: Sequence[Step], position: int, errors: dict[int, str]) -> int | None:
-    """The first later step running the script the step at ``position`` ran, without the error it met there (none, or
-    another), or None. A script written and run in one heredoc is rewritten and run again: that is the same call made
-    again, though its text differs (review of RT8, 3: django-12273 met ``no such table: __main___item`` so at step 4
-    and got past it at step 5, which failed on the issue's own ``AssertionError``)."""
-    runs = _RUNS_SCRIPT.findall(command_of(steps[position]) or "")
-    if not runs:
-        return None
-    return next((later for later in range(position + 1, len(steps))
-                 if runs[-1] in _RUNS_SCRIPT.findall(command_of(steps[later]) or "")
-                 and errors.get(later) != errors[position]), None)
 
 
 def _command_exited(error: str) -> bool:
