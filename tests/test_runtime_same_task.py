@@ -27,3 +27,20 @@ def test_a_template_twin_of_the_task_is_not_followed_as_the_same_task(model_ts):
     itself = runtime.exemplars(runs["retail-9"].task, ctx)
     assert itself.strategy is Strategy.follow_closely
     assert itself.items[0].trajectory_id == runs["retail-9"].trajectory_id
+
+
+def test_a_task_longer_than_a_row_is_still_its_own_runs_task(model_ts):
+    """Review RRT9: a task over ``MAX_TASK_CHARS`` (2 of SWE-bench Verified's 500 issues hold 22-25k characters) is
+    cut at ingest to a head of ~9,985 characters, a mark and a tail, and the query by ``task_query`` to a head of
+    9,950: the texts never matched, so a rerun of the very task was told to use its runs only as inspiration."""
+    from trajsearch.model import MAX_TASK_CHARS
+
+    run = next(p.trajectory for p in read_dump(TEMPLATES, tenant="acme") if p.trajectory.task_id == "retail-9")
+    listing = "\n".join(f"package-{i:05d}    {i % 7}.{i % 11}.{i % 13}" for i in range(1200))  # a pasted pip list
+    task = f"{run.task}\n\nInstalled packages:\n{listing}\n\nPlease keep the lamp order as asked above."
+    assert len(task) > MAX_TASK_CHARS
+    first, again = (run.model_copy(update={"task": task, "trajectory_id": f"long-{n}"}) for n in (1, 2))
+    model_ts.add([first, again])
+    said = Runtime(model_ts).exemplars(task, RuntimeContext(tenant="acme"), exclude_trajectory_ids=["long-1"])
+    assert said.items[0].trajectory_id == "long-2"
+    assert said.strategy is Strategy.follow_closely

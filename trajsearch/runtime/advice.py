@@ -1076,8 +1076,27 @@ def _this_task(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceCon
 
 def _same_text(row: str, text: str) -> bool:
     """Whether a task row holds ``text`` as its task (whitespace and case aside; the row keeps the first
-    ``MAX_ROW_CHARS`` of a task)."""
-    return _normalised(row) == _normalised(text[:MAX_ROW_CHARS])
+    ``MAX_ROW_CHARS`` of a task). A task over ``MAX_TASK_CHARS`` was cut at ingest (its head, a mark, its tail) and
+    a query over ``MAX_QUERY_CHARS`` by :func:`task_query` (a shorter head): where either was cut, their heads must
+    agree as far as both go (review RRT9: a 24,834-character issue never matched its own runs' rows)."""
+    row_head, row_cut = _head(row)
+    text_head, text_cut = _head(text[:MAX_ROW_CHARS])
+    a, b = _normalised(row_head), _normalised(text_head)
+    if not (row_cut or text_cut):
+        return a == b
+    both = min(len(a), len(b))
+    return both > 0 and a[:both] == b[:both]
+
+
+#: Where ingest's ``clip_task`` (``[... N characters clipped ...]``) or ``represent.clip`` (`` …[N chars cut]… ``)
+#: cut a text's middle.
+_CUT = re.compile(r"\[\.\.\. \d+ characters clipped \.\.\.\]| …\[\d+ chars cut\]… ")
+
+
+def _head(text: str) -> tuple[str, bool]:
+    """``text`` up to where its middle was cut, and whether it was."""
+    cut = _CUT.search(text)
+    return (text[:cut.start()], True) if cut else (text, False)
 
 
 def _normalised(text: str) -> str:
