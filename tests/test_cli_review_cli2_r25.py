@@ -101,6 +101,13 @@ def test_store_paths_are_handed_to_milvus_as_it_reads_them(newcomer, tmp_path: P
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 1 and "does not end in .db" not in said(done.stderr), (server, done.stderr)
         assert "Fail connecting to server" in said(done.stderr), (server, done.stderr)
+    # review RFIX: grpc:// (the service's own scheme) and UNIX: had passed for Milvus servers, and pymilvus refused
+    # them in its words (exit 1; with --workers an ingest/ folder left behind): neither is a server it connects to
+    for other in ("grpc://127.0.0.1:19530", "GRPC://127.0.0.1:19530", f"UNIX:{tmp_path / 'no.sock'}"):
+        code, out, err = run_cli("stats", "--uri", other)
+        assert code == 2 and "is no Milvus address" in said(err) and "http://" in said(err), (other, out + err)
+        code, out, err = run_cli("ingest", str(LANGSMITH), "--workers", "2", "--uri", other)
+        assert code == 2 and "is no Milvus address" in said(err), (other, out + err)
 
 
 # -- 4: --workers refuses bad locations before a worker starts ----------------------------------------------------

@@ -34,6 +34,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
+from urllib.parse import urlsplit
 
 from pymilvus import MilvusClient, MilvusException
 
@@ -77,6 +78,9 @@ def local_store_path(uri: str) -> str:
     [unix, http, https, tcp] or a local file endswith [.db]") after an empty ``./store`` folder had been made (round
     24, NEWB); and it expands no ``~``: ``--uri '~/x.db'`` made the folder under the home, then failed "dir: ~ not
     exists" (review FRCLI2, 3)."""
+    if len(urlsplit(uri).scheme) > 1:  # grpc://host:19530 (the service's), UNIX:/sock: no server pymilvus takes
+        raise ValueError(f"{uri!r} is no Milvus address: a Milvus server's starts with http://, https://, tcp:// or "
+                         "unix: (a socket), and the embedded store is a path ending in .db (--uri, $TRAJSEARCH_URI)")
     path = str(Path(uri.rstrip("/") or uri).expanduser())
     if not path.endswith(".db"):
         suggested = f"{uri.rstrip('/')}.db" if uri.rstrip("/") else "milvus.db"

@@ -70,15 +70,16 @@ class IndexSettings:
     stride: int
 
 
-#: The URI schemes pymilvus connects to as a server (``MilvusClient``'s connect, any case); any other URI is a local
-#: path it hands Milvus Lite.
-SERVER_SCHEMES = ("unix", "http", "https", "tcp", "grpc")
+#: The URI schemes ``MilvusClient`` connects to as a server, in any case (``client/connection_manager.py``), beside a
+#: ``unix:`` socket (lower case); any other URI is a local path it hands Milvus Lite.
+SERVER_SCHEMES = ("http", "https", "tcp")
 
 
 def is_server_uri(uri: str) -> bool:
     """Whether pymilvus takes ``uri`` for a server's address (``HTTP://host:19530`` and ``unix:/sock`` too: they had
-    been refused as a store path not ending in .db), as its connect reads it, not a Milvus Lite path."""
-    return urlsplit(uri).scheme.lower() in SERVER_SCHEMES
+    been refused as a store path not ending in .db), as ``MilvusClient``'s connect reads it, not a Milvus Lite path
+    (review RFIX: ``grpc://`` and ``UNIX:`` had passed for servers, and pymilvus refused them in its own words)."""
+    return uri.startswith("unix:") or urlsplit(uri).scheme.lower() in SERVER_SCHEMES
 
 
 def unit_vector(vector: Any) -> np.ndarray:
