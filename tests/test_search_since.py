@@ -73,6 +73,13 @@ def test_a_since_of_digits_is_a_day_or_refused_never_seconds(backend, tmp_path: 
         assert code == 2 and "a bare number is no period" in err and f"'{bare}'" in err, err
     code, _, err = run_cli("failures", "--since", "30d")
     assert code == 0, err
+    # review RFIX: failures --since read a bare number as seconds (a window of 234 days or 54 years, unsaid), and an
+    # impossible day was told that YYYYMMDD is a day
+    for bare in ("20260501", "1714000000"):
+        code, _, err = run_cli("failures", "--since", bare)
+        assert code == 2 and "a bare number is no period" in err and f"'{bare}'" in err, err
+    code, _, err = run_cli("search", query, "--since", "20260230")
+    assert code == 2 and "names no such day" in err and "bare number" not in err, err
 
 
 def test_the_since_note_is_given_only_where_since_hid_something(backend, tmp_path: Path) -> None:  # noqa: F811

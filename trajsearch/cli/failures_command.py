@@ -32,10 +32,11 @@ def failures(
     as_json: AsJson = False,
 ) -> None:
     """Failure modes: the failed runs inside the filters grouped by cause, with counts, share, trend and example runs."""
-    from ..failures import parse_duration, parse_time
+    from ..failures import parse_time
+    from ..failures.periods import parse_period
 
     try:
-        since_seconds = parse_duration(since) if since else None
+        since_seconds = parse_period(since) if since else None
         until_epoch = parse_time(until)
     except ValueError as exc:
         fail(str(exc))

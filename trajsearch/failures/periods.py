@@ -31,6 +31,15 @@ def parse_duration(value: str | int | float | timedelta) -> int:
     return int(seconds)
 
 
+def parse_period(value: str) -> int:
+    """A period a person typed (``failures --since``), its unit required: ``20260501`` or ``1714000000`` read as
+    seconds had given a window of 234 days or 54 years without a word (review RFIX), where ``search --since`` takes
+    the first for a day and refuses the second."""
+    if (match := _DURATION.match(value)) and not match.group(2):
+        raise ValueError(f"since: a bare number is no period: give its unit, 7d, 24h, 2w, 90m or 3600s, got {value!r}")
+    return parse_duration(value)
+
+
 def parse_time(value: str | int | datetime | None) -> int | None:
     """An ISO date/time (``2026-05-01``, ``2026-05-01T12:00Z``), epoch seconds or a datetime -> epoch seconds."""
     if value is None:
@@ -60,7 +69,8 @@ def parse_since(value: str, *, now: float | None = None) -> int:
     try:
         return max(0, parse_time(value) or 0)
     except ValueError:
-        unit = " (a bare number is no period: give its unit, 7d or 3600s; YYYYMMDD is a day)" if match else ""
+        unit = (" (YYYYMMDD names no such day)" if re.fullmatch(r"\d{8}", value.strip()) else
+                " (a bare number is no period: give its unit, 7d or 3600s; YYYYMMDD is a day)") if match else ""
         raise ValueError(f"since: expected a date like 2026-05-01 or a period back from now like 7d or 24h{unit}, "
                          f"got {value!r}") from None
 
