@@ -107,7 +107,7 @@ def test_tau2_database_difference_names_the_call_that_differed() -> None:
     call and arguments that differed. The results file says it: the task's expected actions, the file's
     ``action_checks`` (recorded though airline's reward is DB and COMMUNICATE) and the agent's calls (real:
     airline_run1.json's task 42, cut to it: the agent cancelled another reservation than the task's)."""
-    run = only(Path(__file__).parent / "fixtures/tau2-bench/airline-42.json")
+    run = only(Path(__file__).parent / "fixtures/tau2-bench/.db-differs/airline-42.json")
     assert run.outcome is Outcome.failure
     assert run.failure.cause == ('final database differs from the expected one; cancel_reservation called with '
                                  'different arguments: reservation_id expected "FDZ0T5" got "SE9KEL"')

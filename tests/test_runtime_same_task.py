@@ -8,7 +8,7 @@ from trajsearch.ingest.read import read_dump
 from trajsearch.runtime import Runtime, RuntimeContext
 from trajsearch.runtime.novelty import NoveltyConfig, Strategy
 
-TEMPLATES = Path(__file__).parent / "fixtures" / "tau-bench" / "grok-3-retail-template-tasks.json"
+TEMPLATES = Path(__file__).parent / "fixtures" / "tau-bench" / ".same-task" / "grok-3-retail-template-tasks.json"
 
 
 def test_a_template_twin_of_the_task_is_not_followed_as_the_same_task(model_ts):
