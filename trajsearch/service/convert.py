@@ -41,11 +41,13 @@ def hit_from_pb(msg: Any) -> Hit:
 
 
 def step_to_pb(step: StepView) -> Any:
-    return pb2.StepView(position=step.position, index=step.index, action=step.action or "", text=step.text)
+    return pb2.StepView(position=step.position, index=step.index, action=step.action or "", text=step.text,
+                        got_past=step.got_past)
 
 
 def step_from_pb(msg: Any) -> StepView:
-    return StepView(position=msg.position, index=msg.index, action=msg.action, text=msg.text)
+    return StepView(position=msg.position, index=msg.index, action=msg.action, text=msg.text,
+                    got_past=msg.got_past if msg.HasField("got_past") else None)
 
 
 def match_to_pb(match: RunMatch) -> Any:
