@@ -77,9 +77,13 @@ def _not_writable(data_dir: Path) -> str | None:
     place = next((p for p in (data_dir, *data_dir.parents) if p.exists()), None)
     if place is None or os.access(place, os.W_OK | os.X_OK):
         return None
+    elsewhere = "point --uri (or $TRAJSEARCH_URI, $TRAJSEARCH_HOME) at a folder it can write"
+    if os.statvfs(place).f_flag & os.ST_RDONLY:  # no access to give: the mount itself (said as the OS says it)
+        what = "is read-only" if place == data_dir else "cannot be created"
+        return f"the data directory {data_dir} {what}: {place} lies on a read-only file system (Read-only file " \
+               f"system): {elsewhere}"
     what = "is read-only" if place == data_dir else f"cannot be created: {place} is not writable by this user"
-    return (f"the data directory {data_dir} {what}: give this user write access to {place}, or point --uri "
-            "(or $TRAJSEARCH_URI, $TRAJSEARCH_HOME) at a folder it can write")
+    return f"the data directory {data_dir} {what}: give this user write access to {place}, or {elsewhere}"
 
 
 def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
