@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown
-from .represent import clip, decisive_error, failure_cause, render_arguments
+from .represent import CUT_MARK, clip, decisive_error, failure_cause, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
 from .touched import NEW_FILE, changed_by, names_path, own_changes, shows_history, undoes, undone_by
 
@@ -104,7 +104,7 @@ class Clip:
         # the text is longer than its caps + 20, so longer than head + tail + 20: clip() cuts it
         if not tail:
             return f"{self.head[:head]} …"
-        return f"{self.head[:head]} …[{self.length - head - tail} chars cut]… {self.tail[len(self.tail) - tail:]}"
+        return f"{self.head[:head]}{CUT_MARK.format(self.length - head - tail)}{self.tail[len(self.tail) - tail:]}"
 
     def text(self) -> str:
         """The text as far as it was kept (whole, or clipped at its caps)."""

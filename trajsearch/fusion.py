@@ -873,17 +873,21 @@ class FusionConfig:
         ``E   ModuleNotFoundError: ...`` says, and only runs that met it under pytest had held the paste (round 25,
         ENG3, on the shared mini-swe-agent runs: 2 of 8 runs printing that line)."""
         marked = bool(PYTEST_MARK.search(text))
-        needle = " ".join(word for word in text.split() if not (marked and word in _MARK_WORDS))
+        needle = _words(text, marked)
         if not self.verbatim_first or len(needle) < self.verbatim_min_chars:
             return set()
         words = needle.split(" ")
         if len(words) > VERBATIM_REGEX_WORDS:  # linear: the normalised row, searched for the needle
-            return {rid for rid, row in texts.items()
-                    if needle in " ".join(word for word in row.split() if not (marked and word in _MARK_WORDS))}
+            return {rid for rid, row in texts.items() if needle in _words(row, marked)}
         # the query's words with any whitespace between them (and pytest's marks, for a report): a row's text holds
         # this where its whitespace-normalised text holds the needle (14x cheaper than normalising each long row)
         pattern = re.compile((r"(?:\s+[>E](?=\s))*\s+" if marked else r"\s+").join(map(re.escape, words)))
         return {rid for rid, row in texts.items() if pattern.search(row)}
+
+
+def _words(text: str, unmarked: bool) -> str:
+    """``text``'s words one blank apart, without pytest's marks when ``unmarked`` (a pasted report's lines)."""
+    return " ".join(word for word in text.split() if not (unmarked and word in _MARK_WORDS))
 
 
 #: A line of a pytest report behind its mark: the failing source line (``>``), an error line (``E``), as pytest pads them.

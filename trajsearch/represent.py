@@ -176,13 +176,23 @@ class Summarizer(Protocol):
     def __call__(self, trajectory: Trajectory) -> str: ...
 
 
+#: What :func:`clip` leaves where it cut a text's middle (``{}``: how many characters it cut).
+CUT_MARK = " …[{} chars cut]… "
+
+
+def mark_pattern(mark: str) -> str:
+    """A regular expression finding ``mark``, a template whose ``{}`` is a count (:data:`CUT_MARK`, ingest's
+    ``CLIP_MARKER``), in a text: whoever looks for a mark builds it from the mark's one spelling."""
+    return re.escape(mark).replace(re.escape("{}"), r"\d+")
+
+
 def clip(text: str, head: int, tail: int = 0) -> str:
     """Keep the head and tail of ``text`` (errors sit at the end of outputs)."""
     text = text.strip()
     if len(text) <= head + tail + 20:
         return text
     cut = len(text) - head - tail
-    return f"{text[:head]} …[{cut} chars cut]… {text[len(text) - tail:]}" if tail else f"{text[:head]} …"
+    return f"{text[:head]}{CUT_MARK.format(cut)}{text[len(text) - tail:]}" if tail else f"{text[:head]} …"
 
 
 def argument_text(arguments: Any) -> str:

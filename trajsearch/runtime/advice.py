@@ -22,7 +22,8 @@ from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_ste
 from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
-from ..represent import MAX_ROW_CHARS, clip
+from ..ingest.adapters._common import CLIP_MARKER
+from ..represent import CUT_MARK, MAX_ROW_CHARS, clip, mark_pattern
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
@@ -1090,7 +1091,7 @@ def _same_text(row: str, text: str) -> bool:
 
 #: Where ingest's ``clip_task`` (``[... N characters clipped ...]``) or ``represent.clip`` (`` …[N chars cut]… ``)
 #: cut a text's middle.
-_CUT = re.compile(r"\[\.\.\. \d+ characters clipped \.\.\.\]| …\[\d+ chars cut\]… ")
+_CUT = re.compile(f"{mark_pattern(CLIP_MARKER.strip())}|{mark_pattern(CUT_MARK)}")
 
 
 def _head(text: str) -> tuple[str, bool]:

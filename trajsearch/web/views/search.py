@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from ...excerpt import BLANK_TEXT, best_step, blank, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
+from ...represent import CUT_MARK, mark_pattern
 from ...results import Hit
 from ...runtime import task_query
 from ...filtered_out import FilterGiven, filtered_out_note
@@ -30,7 +31,7 @@ from ..highlight import highlight, terms
 
 
 #: The mark ``represent.clip`` leaves where it cut a text's middle (``task_query`` of a paste over the limit).
-_CUT_MARK = re.compile(r" …\[\d+ chars cut\]… ")
+_CUT_MARK = re.compile(mark_pattern(CUT_MARK))
 
 
 @dataclass
