@@ -315,3 +315,22 @@ def test_the_tenants_are_named_from_the_runs_whatever_the_lexical_leg(newcomer) 
     said = " ".join(err.split())
     assert code == 0 and "tenant 'dmeo' holds no runs in this store, which holds runs of tenants 'demo', 'ops'" in said, \
         said
+
+
+def test_search_and_similar_counts_are_refused_naming_the_option_as_typed(backend, tmp_path: Path) -> None:
+    """Bug (round 25): ``search -k 0`` said "k must be a whole number from 1 to 200" and exited 1, naming the
+    library's parameter, not the option typed; ``--group-size 0`` said ``group_size``. Both backends now refuse each
+    as a usage error in the words ``exemplars -k`` uses, before anything is searched."""
+    ingest_two(tmp_path)
+    for command, args, said in (
+            (("search", "KeyError"), ("-k", "0"), "-k: must be a whole number from 1 to 200, got 0"),
+            (("search", "KeyError"), ("-k", "201"), "-k: must be a whole number from 1 to 200, got 201"),
+            (("search", "KeyError"), ("--group-size", "0"), "--group-size: must be a whole number from 1 to 10, got 0"),
+            (("search", "KeyError"), ("--group-size", "11"), "--group-size: must be a whole number from 1 to 10, got 11"),
+            (("similar", "KeyError"), ("-k", "-1"), "-k: must be a whole number from 1 to 200, got -1"),
+            (("similar", "--id", "c2"), ("-k", "0"), "-k: must be a whole number from 1 to 200, got 0")):
+        code, out, err = run_cli(*command, *args)
+        assert code == 2 and " ".join(err.split()) == f"error: {said}", (command, args, err)
+        assert out == ""
+    code, out, err = run_cli("search", "KeyError", "-k", "100", "--group-size", "10", "--json")
+    assert code == 0 and json.loads(out), err  # the top group size is taken (and a server's top k, 100)

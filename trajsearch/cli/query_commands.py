@@ -18,6 +18,7 @@ from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
     TaskFamilies, Tenant, Tools, Traces, Uri, searched, trimmed,
 )
+from ..bounds import MAX_GROUP_SIZE, MAX_K, out_of_bounds
 from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
@@ -58,6 +59,7 @@ def search(
     legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query, and lexical over passages
     (--level passage: they have no vector): compare scores within one answer, not across modes or queries.
     """
+    _counts(("-k", k, MAX_K), ("--group-size", group_size, MAX_GROUP_SIZE))
     text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
@@ -124,6 +126,7 @@ def similar(
     """
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
+    _counts(("-k", k, MAX_K))
     text = None if text is None else _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         if trajectory_id is not None and api.run(trajectory_id) is None:
@@ -174,6 +177,15 @@ def _said_since(found: Sequence, since: int | None, without: Callable[[], Sequen
     when = datetime.fromtimestamp(since, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     err.print(f"note: only runs started since {when} were searched (--since)", markup=False, soft_wrap=True)
     return True
+
+
+def _counts(*counts: tuple[str, int, int]) -> None:
+    """Refuse a count outside 1..top as a usage error naming the option as typed (``-k``, ``--group-size``), in the
+    words of every count refused (:func:`~trajsearch.bounds.out_of_bounds`, as ``exemplars -k`` says it): left to the
+    library, ``search -k 0`` said "k must be ..." and exited 1 as a failure, naming a parameter the CLI has not."""
+    for name, value, top in counts:
+        if said := out_of_bounds(value, 1, top):
+            fail(f"{name}: {said}")
 
 
 def _searchable(text: str) -> str:
