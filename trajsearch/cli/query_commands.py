@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, List, Mapping, Optional, Sequence
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence
 
 import typer
 from rich.markup import escape
@@ -23,6 +23,7 @@ from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
 from ..results import Hit
+from ..weak_match import weak_match_note
 
 
 #: ``--since`` of ``search`` and ``similar``: the web page's "From" day, or a period as ``failures --since`` takes it.
@@ -69,6 +70,7 @@ def search(
         shown = api.outcomes_shown(hits)
         _tenant_holds_runs(api, hits)
         _say_run_id(api, text, [h.trajectory_id for h in hits])
+        _say_weak(hits)
         if not _said_since(hits, since, lambda: api.search(
                 text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family, tools=tool,
                 k=1, mode=mode)):
@@ -135,6 +137,7 @@ def similar(
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
         shown = api.outcomes_shown([m.best for m in matches])
         _tenant_holds_runs(api, matches)
+        _say_weak(m.best for m in matches)
         if text is not None:
             _say_run_id(api, text, [m.trajectory_id for m in matches])
         if not _said_since(matches, since, lambda: api.similar_runs(trajectory_id, text, k=1, outcome=outcome,
@@ -277,6 +280,13 @@ def _marked(position: int, hit: Hit, best: int | None) -> bool:
     the match, or each step of the window when none holds a word of the query
     (:func:`~trajsearch.excerpt.best_step`)."""
     return position == best if best is not None else hit.step_index <= position <= hit.step_end
+
+
+def _say_weak(hits: Iterable[Hit]) -> None:
+    """Say on stderr (with --json too, as every note) when no hit is alike what was searched: a paste sharing
+    nothing with the runs was answered with k of them and no word (:mod:`~trajsearch.weak_match`)."""
+    if note := weak_match_note(hits):
+        err.print(f"note: {note}", markup=False, soft_wrap=True)
 
 
 def _tenant_holds_runs(api, found: list) -> None:

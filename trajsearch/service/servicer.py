@@ -31,6 +31,7 @@ from ..store.filters import Filters
 from ..store.traces import TraceNotFoundError
 from ..toolspec import MAX_CALL_TEXT_CHARS
 from ..vocab import FAILED_OUTCOMES, KINDS, MODES
+from ..weak_match import weak_match_note
 from . import convert
 from . import validate as v
 from .auth import narrow
@@ -119,7 +120,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         hits = self._outcomes_told(call, self.ts.search(text, tenant=call.tenant, env_version=env,
                                                         policy_version=policy, **kwargs))
         call.note(hits=len(hits), k=k)
-        return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits])
+        return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits], note=weak_match_note(hits) or "")
 
     def SimilarRuns(self, req: Any, call: Call) -> Any:
         lim = self.limits
@@ -147,7 +148,8 @@ class Service(pb2_grpc.TrajSearchServicer):
             raise self._no_run(call, trajectory_id) from None
         self._outcomes_told(call, [m.best for m in matches])
         call.note(matches=len(matches))
-        return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches])
+        return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches],
+                                       note=weak_match_note(m.best for m in matches) or "")
 
     def Expand(self, req: Any, call: Call) -> Any:
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id)

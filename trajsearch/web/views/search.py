@@ -26,6 +26,7 @@ from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
 from ...store.traces import TraceStore, TraceStoreError
 from ...vocab import MODES, OUTCOMES
+from ...weak_match import weak_match_note
 from .common import _clip, no_runs_said, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
 from ..highlight import highlight, terms
 
@@ -535,6 +536,8 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
     if post_filtered and len(hits) >= k and len(kept) < form.k:
         out.notes.append(f"More than {MODEL_SCOPE_RUNS:,} runs are inside the other filters: the model and "
                          f"end-date filters are applied to the best {k} runs only.")
+    if note := weak_match_note(hit for hit, _ in kept):
+        out.notes.append(note[0].upper() + note[1:] + ".")
     marked = form.q if out.anchor is None else failure_error(text)  # an id marks its run's error, not itself
     hl = terms(marked)
     for rank, (hit, run_facts) in enumerate(kept, 1):

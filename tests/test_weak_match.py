@@ -1,0 +1,126 @@
+"""A paste that shares nothing with the runs is told so: the note of :mod:`trajsearch.weak_match`, the same words on
+the CLI (both backends, readable and ``--json``), in the gRPC answers and on the search page.
+
+Round 25 left it: a 120 KB random paste, a Java stack trace among Python runs or a question about bread was answered
+with k runs and no word that none was alike. Real runs: six gemini-3-pro mini-swe-agent runs of django
+(``tests/fixtures/mini-swe-agent/.real/gemini-3-pro-sqlite-tracebacks``, its SOURCE.md) in real Milvus Lite; where the
+cut falls is the real model's (the first test); the interfaces' plumbing runs on the fast hashing test embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+from pathlib import Path
+
+import grpc
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.read import read_dump
+from trajsearch.runtime import task_query
+from trajsearch.search import TrajSearch
+from trajsearch.service.protos import pb2, pb2_grpc
+from trajsearch.weak_match import weak_match_note
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+from web_support import make_keys, served
+
+RUNS = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini-3-pro-sqlite-tracebacks"
+EXCEPTION = "sqlite3.OperationalError: no such table: reproduce_app_author"  # a line these runs print
+NOTE = "weak match: the closest hit is only"
+
+
+def _random_paste(chars: int = 120_000) -> str:
+    """Words of random letters, as a paste of the wrong buffer: nothing in it is in any run."""
+    rng = random.Random(26)
+    words = ("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 9))) for _ in range(chars))
+    return " ".join(words)[:chars]
+
+
+def _runs(tenant: str) -> list:
+    parsed = list(read_dump(RUNS, tenant=tenant))
+    assert parsed and all(p.ok for p in parsed), [p.error for p in parsed]
+    return [p.trajectory for p in parsed]
+
+
+def test_the_real_model_tells_unrelated_pastes_from_related_ones(model_ts: TrajSearch) -> None:
+    """The cut (0.314) on real runs and the real model: a line the runs print, and the same failure in other words,
+    are no weak match; a random paste, a question from another domain and other ecosystems' errors are."""
+    model_ts.add(_runs("acme"))
+    related = [EXCEPTION, "the sqlite database has no reproduce_app_author table when the test queries it"]
+    unrelated = [task_query(_random_paste()), "How do I bake sourdough bread with a rye starter?",
+                 'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()"',
+                 "npm ERR! code ERESOLVE unable to resolve dependency tree"]
+    for text in related + unrelated:
+        for mode in ("auto", "dense", "hybrid"):
+            hits = model_ts.search(text, tenant="acme", k=5, mode=mode)
+            assert len(hits) == 5  # every search answers k runs, however far
+            note = weak_match_note(hits)
+            assert (note is not None) == (text in unrelated), (text[:60], mode, [h.similarity for h in hits])
+    lexical = model_ts.search(unrelated[1], tenant="acme", k=5, mode="lexical")
+    assert weak_match_note(lexical) is None  # BM25 has no scale to judge by: no note rather than a guess
+
+
+def test_every_interface_says_the_same_note(backend, tmp_path: Path) -> None:  # noqa: F811 - the fixture
+    """The CLI's search and similar, readable and --json, on the embedded store and over a server (whose own answers
+    carry the note too, in SearchResponse.note and SimilarRunsResponse.note): the note for the random paste, none
+    for the line the runs print."""
+    code, out, err = run_cli("ingest", str(RUNS), "--quiet")
+    assert code == 0, err
+    paste = _random_paste()
+    notes = set()
+    for command in (("search", "-k", "3"), ("similar", "-k", "3")):
+        for json_or_not in ((), ("--json",)):
+            code, out, err = run_cli(*command, paste, *json_or_not)
+            assert code == 0, err
+            said = [line for line in err.splitlines() if NOTE in line]
+            assert len(said) == 1, (command, json_or_not, err)
+            notes.add(said[0].removeprefix("note: "))
+            if json_or_not:
+                assert len(json.loads(out)) == 3  # stdout stays the hits alone: the note is on stderr
+            code, out, err = run_cli(*command, EXCEPTION, *json_or_not)
+            assert code == 0 and NOTE not in err, (command, err)
+    assert len(notes) == 1, notes
+    if backend == "server":  # the answers a gRPC caller gets hold the very words
+        metadata = (("authorization", f"Bearer {os.environ['TRAJSEARCH_API_KEY']}"),)
+        with grpc.insecure_channel(os.environ["TRAJSEARCH_SERVER"]) as channel:
+            stub = pb2_grpc.TrajSearchStub(channel)
+            clipped = task_query(paste)
+            searched = stub.Search(pb2.SearchRequest(text=clipped, k=3), metadata=metadata, timeout=120)
+            similar = stub.SimilarRuns(pb2.SimilarRunsRequest(text=clipped, k=3), metadata=metadata, timeout=120)
+            held = stub.Search(pb2.SearchRequest(text=EXCEPTION, k=3), metadata=metadata, timeout=120)
+        assert {searched.note, similar.note} == notes and len(searched.hits) == 3
+        assert held.note == "" and held.hits
+
+
+def test_the_search_page_says_the_same_note(tmp_path: Path) -> None:
+    """The page shows it among its notes, capitalised as its sentences are; not for the line the runs print.
+    (Served by real uvicorn on loopback, signed in with a read key, read as a browser gets it.)"""
+    import html
+    import http.client
+    import re
+    from urllib.parse import urlencode
+
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add(_runs("demo"))
+    keys = make_keys()
+    expected = weak_match_note(ts.search(_random_paste(20_000), tenant="demo", k=5))
+    assert expected is not None
+    try:
+        with served(ts, keys.ring, keys.demo) as (web, cookie):
+            host, port = web.address.rsplit(":", 1)
+            pages = {}
+            for name, q in (("paste", _random_paste(20_000)), ("held", EXCEPTION)):  # a GET form: a URL's size
+                conn = http.client.HTTPConnection(host, int(port), timeout=120)
+                conn.request("GET", "/?" + urlencode({"q": q}), headers={"Cookie": cookie})
+                reply = conn.getresponse()
+                body = reply.read().decode()
+                assert reply.status == 200, body[:300]
+                pages[name] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+    finally:
+        ts.close()
+    assert expected[0].upper() + expected[1:] + "." in pages["paste"]
+    assert NOTE.capitalize() not in pages["held"]
