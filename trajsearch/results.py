@@ -37,8 +37,8 @@ class Hit:
     created_at: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
     similarity: float | None = None  # cosine to the query whatever the mode (None: not computed)
-    #: ranked first for holding the whole query (fusion's verbatim-first rule, lexical and hybrid modes);
-    #: the ranking's own fact, not carried by the wire (the remote interfaces do not show it)
+    #: ranked first for holding the whole query (fusion's verbatim-first rule, lexical and hybrid modes); carried by
+    #: the wire (``Hit.verbatim``), so the weak-match note (:mod:`trajsearch.weak_match`) is judged alike over a server
     verbatim: bool = False
     #: the run's outcome as a reader is told it (``model.outcome_shown``: "submitted, not evaluated"), where the
     #: answer that brought the hit carried it (a server's, known there from the run's summary row); None: not known
