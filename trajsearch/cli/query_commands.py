@@ -59,6 +59,7 @@ def search(
     cosine of the query and the row (-1 to 1); lexical, BM25 (0 and up, unbounded); hybrid, a fusion of the two
     legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query, and lexical over passages
     (--level passage: they have no vector): compare scores within one answer, not across modes or queries.
+    Where no hit holds TEXT and none is alike it (cosine under 0.314), a note on stderr says so: weak match.
     """
     _counts(("-k", k, MAX_K), ("--group-size", group_size, MAX_GROUP_SIZE))
     text = _searchable(text)
@@ -124,7 +125,7 @@ def similar(
 
     A run's score= is its best row's, the number the runs are ranked by: higher is better, on the mode's scale (see
     `trajsearch search --help`; the default, hybrid, fuses ranks: about 0.01 to 0.07). Compare scores within one
-    answer, not across modes or queries.
+    answer, not across modes or queries. Where no run's best step is alike what was searched, a note on stderr says so.
     """
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
