@@ -313,6 +313,8 @@ _QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b
 
 
 def matches(record: Any) -> bool:
+    if (web := _web_lines(record)) is not None:
+        return any(_is_web_record(r) for r in web[:LATER_WEB_LINES])
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         return False
     kind = record["type"]
@@ -337,6 +339,37 @@ def matches(record: Any) -> bool:
 
 
 split = whole_file
+
+#: How many of a web session's first ``loglines`` detection looks at for a conversation record (bookkeeping such
+#: as ``queue-operation`` or ``file-history-snapshot`` may come first, as in a transcript file).
+LATER_WEB_LINES = 20
+
+
+def _web_lines(document: Any) -> list[Any] | None:
+    """The records of a Claude Code *web* (remote) session, else None: Anthropic's session API
+    (``GET /v1/session_ingress/session/<id>``) answers ``{"loglines": [...]}``, one transcript record per item, and
+    simonw/claude-code-transcripts saves that answer (``web --json``), and its own JSON conversion of a local
+    transcript (``user``/``assistant`` records cut to ``type``, ``timestamp``, ``message``), as the file."""
+    if isinstance(document, dict) and isinstance(lines := document.get("loglines"), list):
+        return lines
+    return None
+
+
+def _is_web_record(record: Any) -> bool:
+    """Whether a ``loglines`` item is a transcript record: one a session file holds (``matches``), or a message
+    record stripped of its bookkeeping (claude-code-transcripts' conversion keeps no ``uuid`` nor ``sessionId``)."""
+    if not isinstance(record, dict):
+        return False
+    message = record.get("message")
+    return matches(record) or (record.get("type") in ("user", "assistant") and isinstance(message, dict)
+                               and "content" in message)
+
+
+def _records(document: Any) -> list[dict[str, Any]]:
+    """A session's records: a transcript file's lines, or a web session's ``loglines`` (``_web_lines``)."""
+    web = _web_lines(document)
+    return as_records(document if web is None else web, "Claude Code session")
+
 
 _TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
 
@@ -457,7 +490,7 @@ def side_document(document: Any) -> str | None:
     """The adapter hook for a whole small file (see ``detect``): a session file the CLI wrote with no run in it
     (see ``_no_run``)."""
     try:
-        return _no_run(as_records(document, "Claude Code session"))
+        return _no_run(_records(document))
     except RecordError:
         return None
 
@@ -1272,7 +1305,7 @@ def _read(records: list[dict[str, Any]]) -> _Session:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    records = as_records(record, "Claude Code session")
+    records = _records(record)
     copied = _side_question_start(records)
     records = records[copied:]
     seen: set[tuple] = set()

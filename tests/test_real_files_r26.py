@@ -1,0 +1,45 @@
+"""Real files of the formats trajsearch reads, from sources it had not seen (round 26, AUD6)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WEB_SESSION = FIXTURES / "claude-code/.web/sample_session.json"
+
+
+def _runs(path: Path) -> list[Trajectory]:
+    """The runs a folder or file reads as (its other files passed over or rejected)."""
+    return [p.trajectory for p in read_inputs([path]) if p.trajectory is not None]
+
+
+def _dry_run(*paths: Path) -> tuple[int, dict]:
+    """``trajsearch ingest --dry-run --json`` over ``paths``: its exit status and its report."""
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, paths), "-t", "x",
+                           "--dry-run", "--json"], capture_output=True, text=True, check=False)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_claude_code_web_session_is_read_as_its_conversation() -> None:
+    """Claude Code for web keeps a session behind Anthropic's session API, which answers ``{"loglines": [...]}``
+    (the transcript's records); claude-code-transcripts saves that, and its conversion of a local transcript, as a
+    JSON file. It was "unrecognised dump format"; it reads as the Claude Code session it holds."""
+    code, report = _dry_run(WEB_SESSION)
+    assert code == 0
+    [file] = report["files"]
+    assert (file["format"], file["runs"], file["rejected"]) == ("claude-code", 1, 0)
+    [run] = _runs(WEB_SESSION)
+    assert run.task == "Create a simple Python function to add two numbers"
+    assert [s.action for s in run.steps] == ["Write", "Bash", "TodoWrite", "Bash", "Bash", "Glob", "Edit",
+                                                  "Grep", "Bash", "respond"]
+    assert run.steps[0].arguments == {"file_path": "/project/math_utils.py", "content":
+                                        'def add(a: int, b: int) -> int:\n    """Add two numbers together."""\n'
+                                        "    return a + b\n"}
+    failed = [i for i, s in enumerate(run.steps) if s.error]
+    assert failed == [8] and "expected 5 but got None" in (run.steps[8].error or "")
+    assert run.metadata["user_prompts"] == ["Now edit the file to add a subtract function", "Run the tests again"]
