@@ -18,20 +18,20 @@ def _runs(path: Path) -> list[Trajectory]:
     return [p.trajectory for p in read_inputs([path]) if p.trajectory is not None]
 
 
-def _dry_run(*paths: Path) -> tuple[int, dict]:
-    """``trajsearch ingest --dry-run --json`` over ``paths``: its exit status and its report."""
-    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, paths), "-t", "x",
-                           "--dry-run", "--json"], capture_output=True, text=True, check=False)
-    return done.returncode, json.loads(done.stdout)
+def _dry_run(*args: str | Path) -> tuple[int, str, str]:
+    """``trajsearch ingest --dry-run ARGS``: its exit status, its output and what it told on stderr."""
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *map(str, args), "-t", "x",
+                           "--dry-run"], capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_a_claude_code_web_session_is_read_as_its_conversation() -> None:
     """Claude Code for web keeps a session behind Anthropic's session API, which answers ``{"loglines": [...]}``
     (the transcript's records); claude-code-transcripts saves that, and its conversion of a local transcript, as a
     JSON file. It was "unrecognised dump format"; it reads as the Claude Code session it holds."""
-    code, report = _dry_run(WEB_SESSION)
+    code, out, _ = _dry_run(WEB_SESSION, "--json")
     assert code == 0
-    [file] = report["files"]
+    [file] = json.loads(out)["files"]
     assert (file["format"], file["runs"], file["rejected"]) == ("claude-code", 1, 0)
     [run] = _runs(WEB_SESSION)
     assert run.task == "Create a simple Python function to add two numbers"
@@ -43,3 +43,22 @@ def test_a_claude_code_web_session_is_read_as_its_conversation() -> None:
     failed = [i for i, s in enumerate(run.steps) if s.error]
     assert failed == [8] and "expected 5 but got None" in (run.steps[8].error or "")
     assert run.metadata["user_prompts"] == ["Now edit the file to add a subtract function", "Run the tests again"]
+
+
+NEVER_RAN_JOB = FIXTURES / "atif/.real/harbor-never-ran-job/nova-complex-docker"
+
+
+def test_a_harbor_job_folder_without_its_trial_folders_says_where_the_runs_are(tmp_path: Path) -> None:
+    """A Harbor job's own files (``config.json``, ``result.json``, ``job.log``) copied without its trial folders
+    were two "unrecognised dump format" rejections and exit 4, nothing said of the trials; they are the job's
+    own files, holding no run, and the report says the trial folders (the runs) are not there."""
+    job = tmp_path / "nova-complex-docker"
+    job.mkdir()
+    for name in ("config.json", "result.json", "job.log"):
+        (job / name).write_bytes((NEVER_RAN_JOB / name).read_bytes())
+    code, _, told = _dry_run(job)
+    assert code == 0
+    told = " ".join(told.split())
+    for name in ("config.json", "result.json", "job.log"):
+        assert (f"{job / name}: no run in this file: Harbor's own {name} of job nova-complex-docker, not a run: the "
+                "folder holds none of its 16 trial folders") in told

@@ -990,13 +990,38 @@ def _agent_never_ran(trial: Path) -> str | None:
 
 
 def _is_job(folder: Path) -> bool:
-    """A Harbor job directory: its ``config.json`` and ``result.json`` above its trial directories."""
+    """A Harbor job directory: its ``config.json`` and ``result.json`` above its trial directories, or a job's
+    own files without them (:func:`_trialless_job`)."""
     if not ((folder / "result.json").is_file() and (folder / "config.json").is_file()):
         return False
     try:
-        return any(d.is_dir() and _is_trial(d) for d in folder.iterdir())
+        return any(d.is_dir() and _is_trial(d) for d in folder.iterdir()) or _trialless_job(folder) is not None
     except OSError:
         return False
+
+
+def _trialless_job(folder: Path) -> int | None:
+    """How many trials a Harbor job directory's ``result.json`` counts, when the job's own files say it is one
+    (``JobConfig``'s ``job_name`` and ``orchestrator``; ``JobResult``'s ``n_total_trials`` and ``stats``): the job
+    files copied without the trial folders (or the trials deleted) are no run, and the folder to ingest is the one
+    Harbor wrote, with them."""
+    config, result = _json_beside(folder / "config.json"), _json_beside(folder / "result.json")
+    if not ({"job_name", "orchestrator"} <= config.keys() and {"n_total_trials", "stats"} <= result.keys()):
+        return None
+    return result["n_total_trials"] if isinstance(result["n_total_trials"], int) else 0
+
+
+def _no_trials(job: Path) -> str:
+    """What a Harbor job directory holding no trial directory is told (empty when it holds some)."""
+    try:
+        if any(d.is_dir() and _is_trial(d) for d in job.iterdir()):
+            return ""
+    except OSError:
+        return ""
+    counted = _trialless_job(job)
+    return (f": the folder holds none of its {f'{counted} ' if counted else ''}trial folders (each a trial's "
+            "agent/trajectory.json and result.json, which are the runs): ingest the job folder Harbor wrote, "
+            "with its trial folders")
 
 
 #: The columns of a row of Harbor's traces export (``harbor traces export``, ``harbor.utils.traces_utils``: a
@@ -1034,7 +1059,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if path.name in _HARBOR_OWN and ((trial := _is_trial(path.parent)) or _is_job(path.parent)):
         never = _agent_never_ran(path.parent) if trial else None
         return f"Harbor's own {path.name} of {'trial' if trial else 'job'} {path.parent.name}, not a run" + (
-            f": {never}, so the trial has no run" if never else "")
+            f": {never}, so the trial has no run" if never else "" if trial else _no_trials(path.parent))
     verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
