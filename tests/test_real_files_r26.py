@@ -62,3 +62,23 @@ def test_a_harbor_job_folder_without_its_trial_folders_says_where_the_runs_are(t
     for name in ("config.json", "result.json", "job.log"):
         assert (f"{job / name}: no run in this file: Harbor's own {name} of job nova-complex-docker, not a run: the "
                 "folder holds none of its 16 trial folders") in told
+
+
+SESSION = FIXTURES / "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+TIMED_OUT_TRIAL = FIXTURES / "atif/.real/harbor-timeout-unfinished"
+
+
+def test_files_not_named_as_dumps_beside_the_dumps_read_are_named(tmp_path: Path) -> None:
+    """A folder's files not named as dumps were told only when the walk found no dump at all: beside one, a run
+    saved as ``session.log`` was left out unsaid. They are named (the largest first); a producer's own files read
+    with a run (a Harbor trial's ``trial.log``, ``exception.txt``) are not."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / SESSION.name).write_bytes(SESSION.read_bytes())
+    (tmp_path / "runs" / "session.log").write_bytes(SESSION.read_bytes())
+    (tmp_path / "notes.txt").write_text("what these runs are\n")
+    code, out, told = _dry_run(tmp_path)
+    assert code == 0 and "runs 1;" in out
+    assert ("2 file(s) passed over by name, the largest first: runs/session.log, notes.txt; name a file itself to "
+            "read it") in " ".join(told.split())
+    code, out, told = _dry_run(TIMED_OUT_TRIAL)
+    assert code == 0 and "runs 1;" in out and "passed over by name" not in told

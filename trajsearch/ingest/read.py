@@ -563,6 +563,13 @@ def _dump_named(name: str) -> bool:
     return name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
 
+def _known_side_file(path: Path) -> bool:
+    """Whether a file not named as a dump is one a producer writes beside its runs (``SIDECAR_NAMES``, or one an
+    adapter's ``side_path`` names: Harbor's ``trial.log`` and ``exception.txt``, read with the trial's run), so
+    that a walk passing it over has nothing to tell."""
+    return sources.plain_name(path.name) in SIDECAR_NAMES or side_path(path, None) is not None
+
+
 #: How many of the files passed over by name a message names.
 NAMED_OTHERWISE_SHOWN = 8
 
@@ -599,7 +606,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
     piecers = _adapter_pieces(fmt)
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
-    others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else
+    others: list[Path] = []  # files not named as dumps, nor archives, nor a producer's known side files: named
 
     def wanted(p: Path) -> bool:
         parts = p.relative_to(root).parts
@@ -685,6 +692,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         log.warning("%s", under_hidden)
     if tell_hidden and what:
         log.warning("passed over %s", what)
+    if tell_hidden and files and (unread := [p for p in others if not _known_side_file(p)]):
+        # beside the dumps read too: a run kept as `run.log` or `trace.txt` was lost unsaid (round 26, AUD6)
+        log.warning("%s", passed_over_by_name(unread, base=root, more=len(others) >= 1000))
     return sorted(files)
 
 
