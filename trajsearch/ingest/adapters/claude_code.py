@@ -11,6 +11,11 @@ daaain/claude-code-log's models. Each line is one record: ``user``,
 ``system`` records carry the conversation; the rest are bookkeeping and are
 read for metadata only.
 
+A Claude Code *web* (remote) session is one JSON document, ``{"loglines": [...]}``: Anthropic's session API
+(``/v1/session_ingress/session/<id>``) answers so, and simonw/claude-code-transcripts saves that answer, and its
+conversion of a local transcript (message records cut to ``type``, ``timestamp`` and ``message``), as the file.
+Its ``loglines`` are read as a transcript's lines.
+
 Mapping
 - One run per file. A file holding main-conversation records is the main
   session: records with ``isSidechain: true`` (a subagent's turns, which
