@@ -82,3 +82,20 @@ def test_files_not_named_as_dumps_beside_the_dumps_read_are_named(tmp_path: Path
             "read it") in " ".join(told.split())
     code, out, told = _dry_run(TIMED_OUT_TRIAL)
     assert code == 0 and "runs 1;" in out and "passed over by name" not in told
+
+
+WEB_EVENTS = FIXTURES / "claude-code/.web/web-execute-events.jsonl"
+
+
+def test_a_claude_code_web_sessions_events_are_read_past_its_environment_log() -> None:
+    """A web session's live events open with the environment manager's ``env_manager_log`` lines (fetching the
+    repository, starting Claude Code), then the CLI's stream-json: detection saw the first line only, and the file
+    was "unrecognised dump format" though ``--format claude-code`` read it."""
+    code, out, _ = _dry_run(WEB_EVENTS, "--json")
+    assert code == 0
+    [file] = json.loads(out)["files"]
+    assert (file["format"], file["runs"], file["rejected"]) == ("claude-code", 1, 0)
+    [run] = _runs(WEB_EVENTS)
+    assert run.task == "Hello world" and run.model_id == "claude-sonnet-4-20250514"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("respond", {"content": "Hello! I'm Claude Code, ready to help you with your software engineering tasks."})]

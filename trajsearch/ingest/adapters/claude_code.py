@@ -14,7 +14,9 @@ read for metadata only.
 A Claude Code *web* (remote) session is one JSON document, ``{"loglines": [...]}``: Anthropic's session API
 (``/v1/session_ingress/session/<id>``) answers so, and simonw/claude-code-transcripts saves that answer, and its
 conversion of a local transcript (message records cut to ``type``, ``timestamp`` and ``message``), as the file.
-Its ``loglines`` are read as a transcript's lines.
+Its ``loglines`` are read as a transcript's lines. Its live events (``/v1/sessions/ws/<id>/subscribe``, as
+webedt's ``claude web execute --jsonl`` writes them) open with the environment manager's ``env_manager_log`` lines
+(fetching the repository, starting Claude Code), then the CLI's ``stream-json`` output: read as that output.
 
 Mapping
 - One run per file. A file holding main-conversation records is the main
@@ -338,6 +340,8 @@ def matches(record: Any) -> bool:
             "init", "hook_started", "hook_response"))
     if kind == "summary":
         return "leafUuid" in record and "summary" in record
+    if kind == "env_manager_log":  # a web session's events open with its environment manager's log, then stream-json
+        return isinstance(record.get("data"), dict) and "uuid" in record
     if kind == "file-history-snapshot":
         return "snapshot" in record or "messageId" in record
     return kind in BOOKKEEPING and session and ("uuid" in record or "isSidechain" in record or len(record) <= 6)
