@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import signal
 import sys
 
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
@@ -31,7 +32,7 @@ from .demo_command import SAMPLE, demo  # noqa: E402
 from .export_command import export  # noqa: E402
 from .failures_command import failures  # noqa: E402
 from .ingest_commands import formats, ingest  # noqa: E402
-from .output import err  # noqa: E402
+from .output import err, leave_interrupted  # noqa: E402
 from .query_commands import exemplars, search, show, similar, stats  # noqa: E402
 from .server_commands import health, whoami  # noqa: E402
 
@@ -81,15 +82,22 @@ def _options(debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEB
     _DEBUG["on"] = debug
 
 
+#: The exits of a command stopped by a signal: Ctrl-C (typer turns KeyboardInterrupt into exit 130) and SIGTERM
+#: (ingest's handler exits 143 through its ``with`` blocks).
+_STOPPED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+
+
 def main() -> None:
-    """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug."""
+    """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug; a command
+    stopped by Ctrl-C or SIGTERM leaves at once (:func:`~trajsearch.cli.output.leave_interrupted`)."""
     try:
         app(standalone_mode=True)
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+    except SystemExit as exc:
+        if exc.code not in _STOPPED:
+            raise
+        code = exc.code
+    except KeyboardInterrupt:  # outside the command (typer's parsing): nothing begun
+        code = 128 + signal.SIGINT
     except Exception as exc:  # noqa: BLE001 - the last line of defence of a command-line tool
         if _DEBUG["on"] or os.environ.get("TRAJSEARCH_DEBUG"):
             raise
@@ -97,3 +105,7 @@ def main() -> None:
         err.print(f"[red]error:[/red] {escape(type(exc).__name__)}: {escape(text)} (run with --debug for the traceback)",
                   highlight=False, soft_wrap=True)  # one line, as a terminal wraps it: not cut at 80 columns
         sys.exit(1)
+    else:
+        return
+    # out of the handler: the frames the interrupt held are let go first (a generator's ``finally``: a spool's copy)
+    leave_interrupted(code)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 import typer
 
 from .disk import DiskFull
-from .output import err, fail, plain
+from .output import err, fail, plain, say_interrupted
 
 if TYPE_CHECKING:
     from ..backend import Backend
@@ -33,12 +33,16 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     if not server:
         note_unused_key(uri)
         quiet_rpc_errors()
-    store = None
+    store, opened = None, False
     try:
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant,
                           require_key=require_key) as backend:
-            store = None if backend.remote else backend.api.traces.location
+            store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
+    except KeyboardInterrupt:  # the open of a large store is long (~30 s at 172k rows): what Ctrl-C there left
+        if not opened:
+            say_interrupted(f"interrupted while opening {_where(server, uri)}: nothing read or written")
+        raise
     except (typer.Exit, BrokenPipeError, DiskFull):  # a reader that stopped early (`| head`): click ends quietly,
         raise  # exit 1; a full disk the command says itself
     except TraceNotFoundError as exc:  # a LookupError whose message had been its bare URI (KeyError's args)
@@ -65,6 +69,13 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         if not (server and isinstance(exc, ServiceError)):
             raise
         fail(plain(exc), code=1)
+
+
+def _where(server: str | None, uri: str | None) -> str:
+    """What ``connect`` opens, as a user named it: the server, or the store (the default one where none is named)."""
+    from ..config import default_uri
+
+    return f"the server {server}" if server else f"the store {uri or default_uri()}"
 
 
 def quiet_rpc_errors() -> None:

@@ -13,7 +13,7 @@ from .connect import connect
 from .ingest_commands import parse_set
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice, trimmed
-from .output import err, fail, out, print_json
+from .output import err, fail, out, print_json, say_interrupted
 
 #: Ids named in the readable report before "…".
 SHOWN_IDS = 10
@@ -102,8 +102,11 @@ def _said_when_stopped(removed: list[str]) -> Iterator[None]:
             raise  # a key refused, or a read key: its one line says so, and the same command would fail again
         how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped by an error"
         done = f"removed {len(removed)} run(s) with their traces" + (f" ({_ids(removed)})" if removed else "")
-        err.print(f"{how}: {done}; the others are still in the index: rerun the same command to finish",
-                  highlight=False)
+        line = f"{how}: {done}; the others are still in the index: rerun the same command to finish"
+        if isinstance(exc, KeyboardInterrupt):
+            say_interrupted(line)
+        else:
+            err.print(line, highlight=False)
         raise
 
 

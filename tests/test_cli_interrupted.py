@@ -1,0 +1,83 @@
+"""Ctrl-C of a command while milvus-lite's in-process server still works on its call (round 26, CLI3).
+
+Opening the 172k-row bench store takes ~30 s, spent loading its segments in a worker thread of milvus-lite's
+in-process gRPC server. Ctrl-C there ended the command, silently (typer turns KeyboardInterrupt into exit 130
+without a word), and the process then stayed 2-12 s more: the interpreter's shutdown joins that worker thread,
+which went on loading until done (py-spy: the main thread in ``concurrent.futures.thread._python_exit``, the
+worker in ``Segment.load``); the same after Ctrl-C of a hybrid search rebuilding its lexical index (the next
+5,000 rows' query). Here the server's load of the collection is held for good (a ``sitecustomize`` of the test's
+own, as a very large store would hold it), so the command can leave only by not waiting for it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_support import own_lines
+from process_support import cli_env, launched
+
+ROOT = Path(__file__).parents[1]
+SWE = ROOT / "tests" / "fixtures" / "swe-agent" / ".real" / \
+    "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+QUERY = "pydicom"
+
+#: Installed by the child's ``sitecustomize``: milvus-lite's load of a collection (in its server's worker thread)
+#: says it began, by a file, and never ends.
+_HELD_OPEN = """\
+import os, threading
+from pathlib import Path
+import milvus_lite.engine.collection as engine
+
+def held(self, *args, **kwargs):
+    Path(os.environ["HELD_MARK"]).touch()
+    threading.Event().wait()
+
+engine.Collection.__init__ = held
+"""
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.parametrize("command", [["search", QUERY, "-t", "acme"], ["ingest", str(SWE), "-t", "acme", "-q"]])
+def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(tmp_path: Path,
+                                                                                command: list[str]) -> None:
+    store = tmp_path / "store.db"
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(store),
+                  TRAJSEARCH_TRACES=str(tmp_path / "traces"))
+    first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "hold").mkdir()
+    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_OPEN)
+    mark = tmp_path / "opening"
+    held = {**env, "HELD_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])}
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
+                            cwd=ROOT, env=held, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600  # a bound for a child that never reaches the open, not a speed target
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C, as the server loads the collection
+        try:  # the load never ends: waiting for it, the child would never leave (a bound for that hang only)
+            _, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail("Ctrl-C during the store's open: the process waited for the server's load to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    assert own_lines(stderr) == [f"interrupted while opening the store {store}: nothing read or written"], stderr
+    # nothing lost: the store opens again and answers as before
+    again = _cli(env, "search", QUERY, "-t", "acme")
+    assert again.returncode == 0 and "pydicom__pydicom-1458" in again.stdout, again.stdout + again.stderr
