@@ -43,6 +43,13 @@ engine.Collection.__init__ = held
 """
 
 
+def _held_open(env: dict[str, str], tmp_path: Path, mark: Path) -> dict[str, str]:
+    """``env`` with the store's open held for good (see :data:`_HELD_OPEN`), ``mark`` made as it begins."""
+    (tmp_path / "hold").mkdir()
+    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_OPEN)
+    return {**env, "HELD_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])}
+
+
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -56,10 +63,8 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
                   TRAJSEARCH_TRACES=str(tmp_path / "traces"))
     first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
     assert first.returncode == 0, first.stderr
-    (tmp_path / "hold").mkdir()
-    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_OPEN)
     mark = tmp_path / "opening"
-    held = {**env, "HELD_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])}
+    held = _held_open(env, tmp_path, mark)
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
                             cwd=ROOT, env=held, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -81,3 +86,47 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
     # nothing lost: the store opens again and answers as before
     again = _cli(env, "search", QUERY, "-t", "acme")
     assert again.returncode == 0 and "pydicom__pydicom-1458" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Path) -> None:
+    """A command on a large store showed nothing for the ~30 s its open takes (the 172k-row bench store: ``stats``
+    said its first word 36 s in; an ingest's progress bar starts after the open): on a terminal, a line says the
+    store is opening once it has taken 2 s. Here the open never ends: the line must come, then Ctrl-C leaves."""
+    import pty
+    import select
+
+    store = tmp_path / "store.db"
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(store),
+                  TRAJSEARCH_TRACES=str(tmp_path / "traces"))
+    first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
+    assert first.returncode == 0, first.stderr
+    mark = tmp_path / "opening"
+    main, terminal = pty.openpty()
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "stats", "-t", "acme"], sigint="default"),
+                            cwd=ROOT, env=_held_open(env, tmp_path, mark), stdin=terminal, stdout=terminal,
+                            stderr=terminal)
+    os.close(terminal)
+    said = b""
+    try:
+        deadline = time.monotonic() + 600  # a bound for a line that never comes, not a speed target
+        while b"opening the store" not in said:
+            assert proc.poll() is None and time.monotonic() < deadline, said
+            if select.select([main], [], [], 0.5)[0]:
+                said += os.read(main, 4096)
+        assert mark.exists()  # said while the store opens
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)  # a bound for the hang the first test names
+        while select.select([main], [], [], 0.5)[0]:
+            try:
+                said += os.read(main, 4096)
+            except OSError:  # the terminal's other end closed: all read
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(main)
+    lines = [line.strip() for line in said.decode().splitlines() if line.strip()]
+    assert lines == [f"opening the store {store}…", f"interrupted while opening the store {store}: nothing read or "
+                                                     "written"], said
+    assert proc.returncode == 130

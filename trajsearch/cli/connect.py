@@ -6,7 +6,8 @@ become the same one-line messages and exit codes whichever backend answers.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+import threading
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -35,8 +36,10 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         quiet_rpc_errors()
     store, opened = None, False
     try:
-        with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant,
-                          require_key=require_key) as backend:
+        with ExitStack() as stack:
+            with _said_if_slow(f"opening {_where(server, uri)}…"):
+                backend = stack.enter_context(open_backend(server=server, ca=ca, uri=uri, traces=traces,
+                                                           tenant=tenant, require_key=require_key))
             store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
     except KeyboardInterrupt:  # the open of a large store is long (~30 s at 172k rows): what Ctrl-C there left
@@ -69,6 +72,25 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         if not (server and isinstance(exc, ServiceError)):
             raise
         fail(plain(exc), code=1)
+
+
+#: Seconds a step runs before a terminal is told what it waits for.
+SLOW_S = 2.0
+
+
+@contextmanager
+def _said_if_slow(line: str) -> Iterator[None]:
+    """On a terminal, ``line`` once the step inside has run :data:`SLOW_S` seconds: the open of a large embedded
+    store loads it whole (~30 s at 172k rows) before any command, an ingest's progress bar among them, shows a thing,
+    as if it hung. Not in a pipe or a log, whose readers are programs."""
+    timer = threading.Timer(SLOW_S, lambda: err.print(line, highlight=False))
+    timer.daemon = True
+    if err.is_terminal:
+        timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _where(server: str | None, uri: str | None) -> str:
