@@ -43,6 +43,16 @@ engine.Collection.__init__ = held
 """
 
 
+def _store_of_one_run(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An embedded store holding one real SWE-agent run, and the environment of the commands that use it."""
+    store = tmp_path / "store.db"
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(store),
+                  TRAJSEARCH_TRACES=str(tmp_path / "traces"))
+    first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
+    assert first.returncode == 0, first.stderr
+    return store, env
+
+
 def _held_open(env: dict[str, str], tmp_path: Path, mark: Path) -> dict[str, str]:
     """``env`` with the store's open held for good (see :data:`_HELD_OPEN`), ``mark`` made as it begins."""
     (tmp_path / "hold").mkdir()
@@ -58,11 +68,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("command", [["search", QUERY, "-t", "acme"], ["ingest", str(SWE), "-t", "acme", "-q"]])
 def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(tmp_path: Path,
                                                                                 command: list[str]) -> None:
-    store = tmp_path / "store.db"
-    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(store),
-                  TRAJSEARCH_TRACES=str(tmp_path / "traces"))
-    first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
-    assert first.returncode == 0, first.stderr
+    store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
     held = _held_open(env, tmp_path, mark)
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
@@ -95,11 +101,7 @@ def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Pa
     import pty
     import select
 
-    store = tmp_path / "store.db"
-    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(store),
-                  TRAJSEARCH_TRACES=str(tmp_path / "traces"))
-    first = _cli(env, "ingest", str(SWE), "-t", "acme", "-q")
-    assert first.returncode == 0, first.stderr
+    store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
     main, terminal = pty.openpty()
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "stats", "-t", "acme"], sigint="default"),
