@@ -75,3 +75,16 @@ def test_a_failed_run_that_got_past_the_pasted_error_is_shown_as_a_recovery_sayi
     assert "(a failed past run that met the same error)" in said.text and "failed later for another reason" in said.text
     # runs that never got past the error they met stay warnings, no recovery
     assert rt.warnings(REPRODUCE_APP, ctx, k=3).recoveries == []
+
+
+def test_a_recovery_shows_the_step_that_got_the_run_past_the_error_not_a_fix_that_did_not_work(hashing_ts):
+    """Bug (round 26, RT10): a recovery showed the step after the error's first meeting. In django-16256 that is
+    step 3, a ``schema_editor`` script that met the error again at step 4; step 5 (an on-disk database: ``acreate``
+    runs in another thread, where ``:memory:`` is another database) is what step 6 ran cleanly. The step after the
+    last meeting before the run got past it is shown."""
+    [got_past] = _failed(GOT_PAST)
+    assert "db.sqlite3" in got_past.steps[5].arguments["command"] and "db.sqlite3" not in got_past.steps[3].arguments["command"]
+    hashing_ts.add([got_past])
+    [recovery] = Runtime(hashing_ts).warnings(NO_TABLE, RuntimeContext(tenant="acme"), k=3).recoveries
+    assert recovery.step_holding.startswith("[step 2]") and recovery.next_step.startswith("[step 5]")
+    assert "schema_editor" in recovery.next_step  # its thought: why the step-3 fix failed

@@ -795,7 +795,7 @@ def warnings(
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
                 pool: int) -> list[Recovery]:
     """Up to ``recoveries_k`` runs, one per task, whose steps met the pasted log line (:func:`_step_meeting`), each
-    with the step that met it and the step after it: successful runs first, then failed runs that got past it
+    with the step that met it and the step that got it past (:func:`_last_meeting`): successful runs first, then failed runs that got past it
     (:func:`_got_past`, marked at ingest), which failed later for another reason. An agent stuck on an error asks how
     to get past it; warnings show only failed runs, and most runs that met an error went on and succeeded (probe RT4:
     25 of 29 error lines pasted from real failing steps came from successful runs, and every answer was
@@ -829,8 +829,22 @@ def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceCo
         seen.add(key)
         out.append(Recovery(trajectory_id=run, trace_uri=hit.trace_uri, env_version=hit.env_version,
                             similarity=similarity(hit), task=task, step_holding=shown,
-                            next_step=_next_step(ts, hit, position), outcome=hit.outcome))
+                            next_step=_next_step(ts, hit, _last_meeting(ts, hit, position)), outcome=hit.outcome))
     return out
+
+
+def _last_meeting(ts: TrajSearch, hit: Hit, position: int) -> int:
+    """The last step before the one by which the run got past the error met at ``position`` (:func:`_got_past`) that
+    met it too: the step after it is what got the run past, where the step after the first meeting may be a fix that
+    did not work. ``position`` itself where the run did not get past the error or needed no step to (a read that found
+    nothing). Round 25 left it (gemini-3-pro's django-16256: steps 2 and 4 met ``no such table``; step 3's
+    ``schema_editor`` script met it again, step 5's on-disk database got past it, step 6 ran the script cleanly)."""
+    by = _got_past(ts, hit, position)
+    if by is None or by <= position:
+        return position
+    views = ts.expand(replace(hit, step_index=by, step_end=by), before=min(by - position, 50), after=0)
+    return max((view.position for view in views if view.got_past == by and position <= view.position < by),
+               default=position)
 
 
 #: The fields a step's text starts a line with (``represent.step_text``).
