@@ -47,10 +47,14 @@ def query_text(text: str) -> str:
 
     Codes whose ESC was lost (:data:`_LOST_ESCAPE_CODE`) go too where there are two or more (a colour and its
     reset): one alone may be text (``[10m`` a timeout), and of 40,276 step outputs and thoughts of 500 gemini-3-pro
-    runs the 2 holding two or more were colour codes (review of ENG2, 3)."""
+    runs the 2 holding two or more were colour codes (review of ENG2, 3).
+
+    Characters no reader sees but whitespace (:data:`_INVISIBLE`: NUL, a zero-width space, a BOM) go too, as
+    :func:`blank` reads them: an error line pasted with a zero-width space after it was held by no step and got no
+    warning, where the same paste without it got 2 (round 26, RT10)."""
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
-    return without if lost >= 2 else text
+    return _INVISIBLE.sub("", without if lost >= 2 else text)
 
 
 #: What every interface says of a text to search by that holds nothing a reader sees (:func:`blank`), after the name
@@ -59,6 +63,8 @@ BLANK_TEXT = "nothing to search by: give a task, free text or a pasted error lin
 #: Characters no reader sees: whitespace, controls (NUL), format characters (zero-width space and joiners, word joiner,
 #: a BOM, bidi marks) and the other default-ignorable ones (a soft hyphen, variation selectors, Hangul fillers).
 _UNSEEN = regex.compile(r"[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]*+")
+#: Of those, the ones that are no whitespace: a query loses them (:func:`query_text`), its line breaks and spaces kept.
+_INVISIBLE = regex.compile(r"[[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]--\p{White_Space}]+", regex.V1)
 
 
 def blank(text: str) -> bool:

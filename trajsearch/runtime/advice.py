@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..actions import acted
 from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
+from ..excerpt import query_text
 from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
@@ -322,7 +323,8 @@ def exemplars(
 
 def _exemplars(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int | None, config: AdviceConfig,
                exclude_trajectory_ids: Sequence[str], calibrations: Callable[[str], Calibration] | None) -> ExemplarSet:
-    """:func:`exemplars`."""
+    """:func:`exemplars`, ``task`` read as every search reads a query (:func:`~trajsearch.excerpt.query_text`)."""
+    task = query_text(task)
     k = k or config.exemplars_k
     pool = min(200, k * config.pool_factor)
     nearest = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
@@ -766,8 +768,10 @@ def warnings(
     is only a verdict (:func:`_bare`). The floor is applied to a pool before the ``k`` are taken, so a
     larger ``k`` never shows fewer. For a log line, also the successful runs that met it and got past it
     (:func:`_recoveries`, ``.recoveries``). Every lookup stays inside the context's filters and leaves
-    ``exclude_trajectory_ids`` out.
+    ``exclude_trajectory_ids`` out. ``text`` is read as every search reads a query (:func:`~trajsearch.excerpt.query_text`):
+    the steps holding it are judged on what the search was given.
     """
+    text = query_text(text)
     k = k or config.warnings_k
     pool = k * config.pool_factor
     filters = ctx.filters(levels=("failure",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude_trajectory_ids)
