@@ -833,22 +833,23 @@ def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceCo
         seen.add(key)
         out.append(Recovery(trajectory_id=run, trace_uri=hit.trace_uri, env_version=hit.env_version,
                             similarity=similarity(hit), task=task, step_holding=shown,
-                            next_step=_next_step(ts, hit, _last_meeting(ts, hit, position)), outcome=hit.outcome))
+                            next_step=_next_step(ts, hit, _last_meeting(ts, hit, position, text)),
+                            outcome=hit.outcome))
     return out
 
 
-def _last_meeting(ts: TrajSearch, hit: Hit, position: int) -> int:
-    """The last step before the one by which the run got past the error met at ``position`` (:func:`_got_past`) that
-    met it too: the step after it is what got the run past, where the step after the first meeting may be a fix that
-    did not work. ``position`` itself where the run did not get past the error or needed no step to (a read that found
-    nothing). Round 25 left it (gemini-3-pro's django-16256: steps 2 and 4 met ``no such table``; step 3's
-    ``schema_editor`` script met it again, step 5's on-disk database got past it, step 6 ran the script cleanly)."""
+def _last_meeting(ts: TrajSearch, hit: Hit, position: int, text: str) -> int:
+    """The last step that met ``text`` as an error (:func:`_met`) before the step by which the run got past the
+    meeting at ``position`` (:func:`_got_past`): the step after it is what got the run past, where the step after the
+    first meeting may be a fix that met the error again. ``position`` itself where the run did not get past it or
+    needed no step to (a read that found nothing). Round 25 left it: gemini-3-pro's django-16256 met ``no such table``
+    at steps 2 and 4; step 3's ``schema_editor`` script was shown, step 5's on-disk database got it past."""
     by = _got_past(ts, hit, position)
     if by is None or by <= position:
         return position
     views = ts.expand(replace(hit, step_index=by, step_end=by), before=min(by - position, 50), after=0)
-    return max((view.position for view in views if view.got_past == by and position <= view.position < by),
-               default=position)
+    return max((view.position for view in views if position <= view.position < by
+                and _met([line for line in view.text.splitlines() if line.strip()], text)), default=position)
 
 
 #: The fields a step's text starts a line with (``represent.step_text``).
@@ -1010,16 +1011,20 @@ def _step_meeting(hit: Hit, text: str) -> tuple[str, int] | None:
     for TypeError: ...``)."""
     for position, part in enumerate(hit.steps or [{"text": hit.text}], start=hit.step_index):  # a passage: one step
         lines = [line for line in part["text"].splitlines() if line.strip()]
-        start = next((n for n, line in enumerate(lines) if line.startswith(("result: ", "error: "))), None)
-        if start is None and not any(line.startswith(("[step ", "action: ")) for line in lines):
-            start = 0  # a passage of a step's output: no labels
-        said = next((n for n, line in enumerate(lines) if line.startswith(("action: ", "[step "))), 0)
-        if start is None or _holds("\n".join(lines[said:start]), text):  # the command's own text: no error met
-            continue
-        met = [line for line in lines[start:] if _holds(line, text) and _error_lead(line, text)]
-        if met:
+        if met := _met(lines, text):
             return _shown_step(lines, met[:1]), position
     return None
+
+
+def _met(lines: list[str], text: str) -> list[str]:
+    """The lines of a step's text (its non-blank ``lines``) by which it met ``text`` as an error (:func:`_step_meeting`)."""
+    start = next((n for n, line in enumerate(lines) if line.startswith(("result: ", "error: "))), None)
+    if start is None and not any(line.startswith(("[step ", "action: ")) for line in lines):
+        start = 0  # a passage of a step's output: no labels
+    said = next((n for n, line in enumerate(lines) if line.startswith(("action: ", "[step "))), 0)
+    if start is None or _holds("\n".join(lines[said:start]), text):  # the command's own text: no error met
+        return []
+    return [line for line in lines[start:] if _holds(line, text) and _error_lead(line, text)]
 
 
 def _error_lead(line: str, text: str) -> bool:
@@ -1119,7 +1124,10 @@ def _head(text: str) -> tuple[str, bool]:
 
 
 def _normalised(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    """``text`` as a query is read (:func:`~trajsearch.excerpt.query_text`), case and runs of whitespace aside: a row
+    and a paste compare as a reader sees them (a failure row keeps a native dump's terminal codes, which the paste's
+    reading left out)."""
+    return " ".join(query_text(text).split()).casefold()
 
 
 #: Words that say nothing of a task or an error: a query loses them on refinement (:func:`.loop.refine_query`),
