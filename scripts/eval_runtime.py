@@ -48,6 +48,7 @@ from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext  # noqa: E402
+from trajsearch.runtime.novelty import Strategy  # noqa: E402
 from trajsearch.runtime.advice import search  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
 
@@ -163,11 +164,14 @@ def main() -> int:
     per_family = {tid: s for tid, s in per_family.items() if s is not None}  # a family with one task: nothing applicable
     ood = ood_tasks(Path(args.ood))
     ood_scores = [probe.exemplars(task, ctx, k=1).best_similarity or 0.0 for task in ood]
-    loo_same = [
-        probe.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=[run.trajectory_id]).best_similarity or 0.0
-        for run in runs
-        if winners[run.task_id or run.trajectory_id] - {run.trajectory_id}
-    ]
+    same_task = [run for run in runs if winners[run.task_id or run.trajectory_id] - {run.trajectory_id}]
+    loo_same = [probe.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=[run.trajectory_id]).best_similarity or 0.0
+                for run in same_task]
+    # what the runtime tells them: the cosine is one of follow_closely's conditions, the run followed holding this
+    # task's text another (advice._did_this_task), so a cosine count said nothing of the strategy given
+    default = Runtime(ts)
+    followed = sum(default.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=[run.trajectory_id]).strategy
+                   is Strategy.follow_closely for run in same_task)
     known = list(held_out.values())
     # the harder side of each: a task held out of its own repository (a tenant per repository) scores
     # lower than against the whole library; out-of-domain tasks score highest against the whole library
@@ -204,7 +208,8 @@ def main() -> int:
     print(f"| 2-fold cross-validated | {statistics.mean(f[0] for f in folds):.3f} | {statistics.mean(f[1] for f in folds):.3f} |")
     p, r = threshold_pr(known, loo_same, configured.follow_closely)
     print(f"follow_closely at {configured.follow_closely:.2f}: 'different task' precision {p:.3f} recall {r:.3f}; "
-          f"same-task runs >= threshold: {sum(s >= configured.follow_closely for s in loo_same)}/{len(loo_same)}")
+          f"same-task runs whose cosine >= threshold: {sum(s >= configured.follow_closely for s in loo_same)}/{len(loo_same)}, "
+          f"told follow_closely (default runtime): {followed}/{len(same_task)}")
 
     def best_failure(task: str, exclude: Sequence[str] = ()) -> float:
         f = ctx.filters(levels=("failure",), outcomes=("failure",), exclude_trajectory_ids=exclude)
