@@ -93,7 +93,7 @@ def test_tau2_agent_error_is_the_agents_failure_once_it_has_spoken(tmp_path: Pat
     assert spoke.outcome is Outcome.failure
     assert spoke.failure.cause.startswith("final database differs from the expected one; "
                                           "exchange_delivered_order_items never called; "
-                                          "unexpected transfer_to_human_agents")
+                                          "transfer_to_human_agents not expected (a hand-off to a human agent, no write)")
     export["messages"] = export["messages"][:2]
     (tmp_path / "greeted.json").write_text(json.dumps(export))
     assert only(tmp_path / "greeted.json").outcome is Outcome.infra_error

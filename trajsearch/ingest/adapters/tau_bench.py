@@ -108,6 +108,11 @@ NAME = "tau-bench"
 SIGNATURE = re.compile(r'"traj"\s*:\s*\[')
 KNOWN_DOMAINS = ("airline", "retail", "telecom")
 _READ_ONLY = re.compile(r"^(get|search|list|find|calculate|think)")
+#: The hand-off to a human agent (tau-bench's and tau2's ``transfer_to_human_agents``): no write. tau-bench's tool
+#: returns "Transfer successful" without touching the data and is the domain's terminate tool, which ends the episode
+#: and is left out when the grade replays the expected actions (``envs/base.py``, ``calculate_reward``); tau2 types
+#: it ``ToolType.GENERIC``, not ``WRITE``. A task may expect one (then ``unmet_actions`` says it was never made).
+_TRANSFER = re.compile(r"^transfer_to_human")
 #: ``run.py``'s checkpoint name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user model}-{user strategy}_{time}``;
 #: ``head`` is ``{strategy}-{model}``, both of which may hold hyphens (:func:`_strategy_and_model` splits it).
 _RESULTS_NAME = re.compile(
@@ -391,7 +396,8 @@ def unmet_actions(expected: list[Any], steps: list[dict]) -> list[str]:
         if any(s.get("arguments") == kwargs for s in done):
             continue
         out.append(_call_diff(str(name), kwargs, done or same) if same else f"{name} never called")
-    return out
+    # said once: a task expecting two cancels made none had its line twice (13 of 166 tau causes repeated one)
+    return [f"{line} ({n} expected calls)" if n > 1 else line for line, n in Counter(out).items()]
 
 
 def _call_diff(name: str, kwargs: dict[str, Any], tried: list[dict]) -> str:
@@ -423,7 +429,8 @@ def _differences(kwargs: dict[str, Any], got: dict[str, Any]) -> str:
 
 
 def unexpected_writes(expected: list[Any], steps: list[dict]) -> list[str]:
-    """Writes that succeeded although the task expected no action of their name."""
+    """Writes that succeeded although the task expected no action of their name, and a hand-off to a human agent
+    the task did not expect, said as what it is (:data:`_TRANSFER`: no write; it ends the conversation)."""
     wanted = [(a.get("name"), as_dict(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
     out = []
     for step in steps:
@@ -431,7 +438,9 @@ def unexpected_writes(expected: list[Any], steps: list[dict]) -> list[str]:
         if step["action"] in (None, "respond") or _READ_ONLY.match(step["action"]) or step.get("error"):
             continue
         if call not in wanted and step["action"] not in {name for name, _ in wanted}:
-            out.append(f"unexpected {step['action']} {_brief(step.get('arguments'))}")
+            said = ("{} not expected (a hand-off to a human agent, no write)" if _TRANSFER.match(step["action"])
+                    else "unexpected {}").format(step["action"])
+            out.append(f"{said} {_brief(step.get('arguments'))}")
     return out
 
 
