@@ -36,7 +36,7 @@ from .context import RuntimeContext
 from .memo import call_memo
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import (RerankConfig, Scored, calls_made, changed_files, created_files, diversify, file_key, named_files,
-                     rerank, task_homes, task_key, touched_names, touched_scores, work_done)
+                     rerank, task_homes, task_key, tool_overlap, touched_names, touched_scores, work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -783,7 +783,7 @@ def warnings(
     similar = [h for h in hits if similarity(h) >= config.warning_min_similarity and not (log_line and _bare(h))]
     in_steps = _steps_holding(ts, text, ctx, config, exclude_trajectory_ids, pool)
     own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
-    found = [*own, *holding, *(row for row, _ in in_steps.values()), *similar]
+    found = [hit for hit in [*own, *holding, *(row for row, _ in in_steps.values()), *similar] if not _elsewhere(hit, ctx)]
     chosen = _distinct_warnings(ts, found, k, ctx.tenant)
     in_failure_rows = {h.trajectory_id for h in holding}  # their error is the text: no step to point to
     for warning in chosen:
@@ -794,6 +794,16 @@ def warnings(
     _what_was_handed_in(ts, chosen, ctx.tenant)
     recovered = _recoveries(ts, text, ctx, config, exclude_trajectory_ids, pool) if log_line else []
     return WarningSet(chosen, held=bool(hits), recoveries=recovered)
+
+
+def _elsewhere(hit: Hit, ctx: RuntimeContext) -> bool:
+    """Whether a failed run was made in another environment than the context's: at most half of the tools it called
+    exist here (:func:`~.rerank.tool_overlap`; the context listing none, or the run calling none: no evidence). Its
+    pitfalls are of tools this agent has not. Round 26, RT10: in a tenant holding tau2 airline and tau-bench retail
+    runs, 7 of the 279 warnings for their 165 tasks were of the other domain, each with 0 to 0.5 of its tools in the
+    domain's tool set, every warning of the same domain 1.0; listing only the tools of the domain's successful runs,
+    13 of 277 same-domain warnings had called a tool outside it (lowest share 0.6): one missing tool is no evidence."""
+    return bool(ctx.tools_available) and tool_overlap(hit, ctx) <= 0.5
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
