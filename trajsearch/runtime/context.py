@@ -19,9 +19,10 @@ from ..store.filters import Filters, as_tuple
 @dataclass(frozen=True)
 class RuntimeContext:
     """Who and where the agent runs. ``env_version`` / ``policy_version`` may list several
-    acceptable versions; empty means "any". ``tools_available`` feeds reranking, staleness
-    and the strategy (runs none of whose tools exists here are never to be followed closely), not
-    the hard filters (a run is not inapplicable because it had fewer tools)."""
+    acceptable versions; empty means "any". ``tools_available`` feeds reranking, staleness,
+    the strategy (runs none of whose tools exists here are never to be followed closely) and
+    warnings (a failed run at most half of whose tools exist here was made elsewhere), not the hard
+    filters (a run is not inapplicable because it had fewer tools)."""
 
     tenant: str
     env_version: str | Sequence[str] | None = None
