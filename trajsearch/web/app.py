@@ -526,9 +526,9 @@ class Guard:
 
         try:
             await self.app(scope, bounded_receive, send_with_headers)
-        finally:
+        finally:  # (the status the client got: not the app's, when the server answered in its place or none)
             log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
-                      path=_loggable(scope["path"]), status=status, tenant=state.get("tenant", ""),
+                      path=_loggable(scope["path"]), status=state.get(SERVER_ANSWERED, status), tenant=state.get("tenant", ""),
                       ms=round((time.perf_counter() - started) * 1000, 1))
 
 

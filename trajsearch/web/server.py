@@ -167,6 +167,10 @@ class BoundedHead(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         self._stop_waiting_for_body()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:  # what the app still answers is dropped (uvicorn
+            # says nothing): its request's log line said the app's 200 for a page no one received (round 25's list)
+            cycle.scope.setdefault("state", {}).setdefault(SERVER_ANSWERED, 499)
         super().connection_lost(exc)
 
     def _wait_for_head(self) -> None:

@@ -127,6 +127,8 @@ def when(epoch: int | float | None) -> str:
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-#: The key of a request's ``scope["state"]`` under which the pages' server puts the status it answered itself while
-#: the app still ran (a body too slow: 408), so that the request's one log line says that status.
+#: The key of a request's ``scope["state"]`` under which the pages' server puts the status the client got when it is
+#: not the app's: one it answered itself while the app still ran (a body too slow: 408), or none, the client having
+#: left before the answer was whole (499, nginx's "client closed request"), so that the request's one log line says
+#: what the client got.
 SERVER_ANSWERED = "server_answered"

