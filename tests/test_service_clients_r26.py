@@ -71,3 +71,42 @@ def test_a_web_client_that_left_before_its_answer_is_logged_499_not_200(pages_st
 
 def _lines(caplog, path: str) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.getMessage() == "http" and getattr(r, "path", None) == path]
+
+
+def test_mcp_over_stdio_logs_one_json_record_per_line_even_a_traceback(tmp_path, refusing_address) -> None:
+    """Bug (round 25's list): ``trajsearch mcp`` over stdio wrote a record on many lines, where a host reading stderr
+    line by line (each line one log entry) expects one: the MCP SDK's ``MCPServer()`` puts a RichHandler on the root
+    logger, so an unknown prompt asked by a client was an ERROR with a boxed traceback of ~150 lines at 80 columns,
+    and each refused tool call an INFO of nine lines quoting its arguments. Now every line is one JSON record, the
+    traceback inside it, and other libraries log only their warnings and errors. Driven by the official MCP python
+    SDK client; the server it names is never reached (no call here needs it)."""
+    import json
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from process_support import cli_env
+
+    env = cli_env(TRAJSEARCH_API_KEY="ts_unused", COLUMNS="80")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "trajsearch.service", "mcp", "--server",
+                                                                 refusing_address], env=env)
+    errlog = tmp_path / "mcp.err"
+
+    async def session() -> None:
+        with errlog.open("w") as err:
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                with pytest.raises(Exception, match="Unknown prompt"):
+                    await client.get_prompt("no-such-prompt")
+                refused = await client.call_tool("search_past_runs", {"query": "x", "tenant": "other"})
+                assert refused.is_error and "cannot be changed" in refused.content[0].text
+
+    anyio.run(session)
+    lines = errlog.read_text().splitlines()
+    records = [json.loads(line) for line in lines]  # (a line of a record on many lines is no JSON)
+    assert any(r["logger"] == "trajsearch.mcp" for r in records)  # (the server did not answer at start-up)
+    [failed] = [r for r in records if not r["logger"].startswith("trajsearch")]
+    assert failed["level"] == "ERROR" and "Unknown prompt: no-such-prompt" in failed["exc_info"]
+    assert not any("tenant" in line for line in lines)  # the refused call's INFO (its arguments) is not logged

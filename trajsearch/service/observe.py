@@ -51,26 +51,38 @@ class JsonFormatter(_JsonFormatter):
 #: handler and level; the last one asked for is applied), and the loggers as they were before the first.
 _LOGGING = threading.Lock()
 _IN_FORCE: list[tuple[logging.Handler, int]] = []
-_BEFORE: dict[str, Any] = {}
+_BEFORE: dict[str, dict[str, Any]] = {}
+#: The least a record of another library (the MCP SDK, grpc, uvicorn, ``warnings``) must weigh to be logged.
+OTHERS_LEVEL = logging.WARNING
 
 
 def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], None]:
-    """Send every ``trajsearch`` logger to ``stream`` (stderr) as JSON lines. Returns the function that ends this
-    caller's logging, for a caller that ends before its process does (a command run in-process): the loggers go back
-    to the logging of a caller that asked before it and is still running, or else as they were before any. Put back as
-    each caller found them instead, two callers ending in the order they started (an embedding program's two
-    servers) left the first one's handler, on a stream perhaps closed, and the second logged nowhere meanwhile."""
+    """Send every ``trajsearch`` logger to ``stream`` (stderr) as JSON lines, and every other library's warnings and
+    errors (``warnings`` included) too: one line per record, a traceback inside it, as a host reading an MCP server's
+    stderr line by line takes it (the MCP spec leaves stderr's form to the server). Left alone, the MCP SDK's
+    ``MCPServer()`` put a RichHandler on the root logger (``logging.basicConfig``, which does nothing once the root
+    has a handler; modelcontextprotocol/python-sdk#1656, #2527): an unknown prompt asked of ``trajsearch mcp`` wrote
+    a boxed traceback of 150 lines, and each refused tool call nine lines of INFO quoting the caller's arguments.
+
+    Returns the function that ends this caller's logging, for a caller that ends before its process does (a command
+    run in-process): the loggers go back to the logging of a caller that asked before it and is still running, or
+    else as they were before any. Put back as each caller found them instead, two callers ending in the order they
+    started (an embedding program's two servers) left the first one's handler, on a stream perhaps closed, and the
+    second logged nowhere meanwhile."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
-    root = logging.getLogger("trajsearch")
+    ours = logging.getLogger("trajsearch")
     with _LOGGING:
+        wanted = logging.getLevelName(level.upper())
+        if not isinstance(wanted, int):  # (an unknown level raises here, before anything is changed)
+            raise ValueError(f"Unknown level: {level.upper()!r}")
         if not _IN_FORCE:
-            _BEFORE.update(handlers=root.handlers[:], level=root.level, propagate=root.propagate)
-        root.setLevel(level.upper())  # (an unknown level raises here, before anything else is changed)
-        mine = (handler, root.level)
+            _BEFORE.update({name: dict(handlers=logger.handlers[:], level=logger.level, propagate=logger.propagate)
+                            for name, logger in (("ours", ours), ("root", logging.getLogger()))})
+            logging.captureWarnings(True)  # (warnings.showwarning wrote two lines: the warning and its source line)
+        mine = (handler, wanted)
         _IN_FORCE.append(mine)
-        root.handlers[:] = [handler]
-        root.propagate = False
+        _apply(*mine)
 
     def end() -> None:
         with _LOGGING:
@@ -78,15 +90,26 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], N
                 return
             _IN_FORCE.remove(mine)
             if _IN_FORCE:
-                latest, latest_level = _IN_FORCE[-1]
-                root.handlers[:] = [latest]
-                root.setLevel(latest_level)
-            else:
-                root.handlers[:] = _BEFORE["handlers"]
-                root.setLevel(_BEFORE["level"])
-                root.propagate = _BEFORE["propagate"]
+                _apply(*_IN_FORCE[-1])
+                return
+            logging.captureWarnings(False)
+            for name, logger in (("ours", ours), ("root", logging.getLogger())):
+                logger.handlers[:] = _BEFORE[name]["handlers"]
+                logger.setLevel(_BEFORE[name]["level"])
+                logger.propagate = _BEFORE[name]["propagate"]
 
     return end
+
+
+def _apply(handler: logging.Handler, level: int) -> None:
+    """trajsearch's loggers at ``level``, the others at :data:`OTHERS_LEVEL` or above, all through ``handler``."""
+    ours = logging.getLogger("trajsearch")
+    ours.handlers[:] = [handler]
+    ours.setLevel(level)
+    ours.propagate = False
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(max(level, OTHERS_LEVEL))
 
 
 def log_event(logger: logging.Logger, level: int, msg: str, **fields: Any) -> None:
