@@ -110,3 +110,30 @@ def test_mcp_over_stdio_logs_one_json_record_per_line_even_a_traceback(tmp_path,
     [failed] = [r for r in records if not r["logger"].startswith("trajsearch")]
     assert failed["level"] == "ERROR" and "Unknown prompt: no-such-prompt" in failed["exc_info"]
     assert not any("tenant" in line for line in lines)  # the refused call's INFO (its arguments) is not logged
+
+
+def test_a_method_a_page_does_not_take_is_answered_405_saying_which_it_does(pages_store) -> None:
+    """Bug (curl -X PUT on loopback): a method a page does not take was answered 405 without an ``Allow`` header,
+    which RFC 9110 (15.5.6) says a 405 MUST carry: the app's error page replaced Starlette's answer and dropped the
+    header it held. A client (or a proxy probing what a page takes) now reads which methods it does."""
+    import http.client
+
+    from test_probe52_service import _pages
+
+    web = _pages(pages_store, make_keys())
+    host, port = web.address.rsplit(":", 1)
+    try:
+        for method, path, allowed in (("PUT", "/", {"GET", "HEAD"}), ("DELETE", "/signin", {"GET", "HEAD", "POST"}),
+                                      ("OPTIONS", "/", {"GET", "HEAD"})):
+            conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            try:
+                conn.request(method, path)
+                reply = conn.getresponse()
+                page = reply.read().decode()
+            finally:
+                conn.close()
+            assert reply.status == 405, (method, path, reply.status)
+            assert {m.strip() for m in (reply.getheader("allow") or "").split(",")} == allowed, (method, path)
+            assert "Method Not Allowed" in page  # (still the pages' own error page)
+    finally:
+        web.stop()

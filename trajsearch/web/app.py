@@ -30,6 +30,7 @@ from urllib.parse import quote as urlquote, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -315,6 +316,14 @@ def failures_page(request: Request) -> Response:
                       report=report, periods=views.PERIODS, no_runs=no_runs)
 
 
+async def signin(request: Request) -> Response:
+    """The sign-in form (GET) and its submission (POST) on one route: a method neither takes is answered 405 naming
+    both (``Allow``), where two routes of one path named only the first one's (Starlette's router)."""
+    if request.method == "POST":
+        return await signin_submit(request)
+    return await run_in_threadpool(signin_page, request)
+
+
 def signin_page(request: Request) -> Response:
     web = _web(request)
     target = _safe_next(request.query_params.get("next"))
@@ -439,7 +448,9 @@ async def on_http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         return _web(request).error(request, 404, "Not found", "There is no page at this address.")
-    return _web(request).error(request, exc.status_code, "Request refused", str(exc.detail or ""))
+    page = _web(request).error(request, exc.status_code, "Request refused", str(exc.detail or ""))
+    page.headers.update(exc.headers or {})  # a 405's Allow, which RFC 9110 (15.5.6) says it MUST carry
+    return page
 
 
 async def on_value_error(request: Request, exc: Exception) -> Response:
@@ -562,8 +573,7 @@ def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None
         Route("/trace", trace_page, methods=["GET"]),
         Route("/compare/{trajectory_id:path}", compare_page, methods=["GET"]),
         Route("/failures", failures_page, methods=["GET"]),
-        Route("/signin", signin_page, methods=["GET"]),
-        Route("/signin", signin_submit, methods=["POST"]),
+        Route("/signin", signin, methods=["GET", "POST"]),
         Route("/signin/once/{token}", signin_once, methods=["GET"]),
         Route("/signout", signout, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
