@@ -71,6 +71,7 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], N
     second logged nowhere meanwhile."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
+    handler.addFilter(lambda record: _unclaimed(record, handler))
     ours = logging.getLogger("trajsearch")
     with _LOGGING:
         wanted = logging.getLevelName(level.upper())
@@ -99,6 +100,19 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], N
                 logger.propagate = _BEFORE[name]["propagate"]
 
     return end
+
+
+def _unclaimed(record: logging.LogRecord, handler: logging.Handler) -> bool:
+    """Whether no logger on ``record``'s way to the root has a handler other than ``handler``: what Python's last
+    resort would have printed. A library that gave its loggers one (grpc's NullHandler) chose silence, and keeps it:
+    Milvus Lite's in-process gRPC server logs an ERROR with a traceback ("AllocTimestamp: Method not implemented")
+    at every store opened."""
+    logger: logging.Logger | None = logging.getLogger(record.name)
+    while logger is not None and logger.parent is not None:
+        if any(h is not handler for h in logger.handlers):
+            return False
+        logger = logger.parent
+    return True
 
 
 def _apply(handler: logging.Handler, level: int) -> None:
