@@ -137,3 +137,26 @@ def test_a_method_a_page_does_not_take_is_answered_405_saying_which_it_does(page
             assert "Method Not Allowed" in page  # (still the pages' own error page)
     finally:
         web.stop()
+
+
+@pytest.mark.parametrize("query", ["q=%ED%A0%80", "q=error+%E2%82", "q=ok&env=%FF"])
+def test_a_query_string_that_is_not_utf8_is_refused_naming_its_parameter(pages_store, query) -> None:
+    """Bug (curl on loopback): a search address whose text is not UTF-8 once percent-decoded (a lone surrogate as a
+    script encodes it, a multi-byte character cut by a truncated link, a Latin-1 byte) was searched as replacement
+    characters ("Search: ���", 200, hits for nothing anyone wrote), where MCP and gRPC refuse such text. A browser's
+    form is always UTF-8: such an address is a client's mistake, now answered 400 naming the parameter."""
+    import http.client
+
+    keys = make_keys()
+    with served(pages_store, keys.ring, keys.demo) as (web, cookie):
+        host, port = web.address.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        try:
+            conn.request("GET", "/?" + query, headers={"Cookie": cookie})
+            reply = conn.getresponse()
+            text = reply.read().decode()
+        finally:
+            conn.close()
+    name = query.rsplit("&", 1)[-1].split("=")[0]
+    assert reply.status == 400, (reply.status, text[:200])
+    assert f"'{name}'" in text and "UTF-8" in text, text

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
-from urllib.parse import quote as urlquote, urlencode, urlsplit
+from urllib.parse import quote as urlquote, unquote_to_bytes, urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.applications import Starlette
@@ -503,16 +503,16 @@ class Guard:
             else:
                 port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
                 refusal = misdirected(self.own, scope.get("scheme", "http"), port)
-            response = PlainTextResponse(refusal, status_code=421)
-            response.raw_headers.extend(HEADERS)
-            await response(scope, receive, send)
+            await _refuse(421, refusal, scope, receive, send)
             return
-
         declared = _header(scope, b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-            response = PlainTextResponse("request body too large", status_code=413)
-            response.raw_headers.extend(HEADERS)
-            await response(scope, receive, send)
+            await _refuse(413, "request body too large", scope, receive, send)
+            return
+        garbled = _not_utf8(scope.get("query_string", b""))
+        if garbled is not None:  # (decoded as is, its text was searched as replacement characters)
+            await _refuse(400, f"The address's parameter {garbled!r} is not UTF-8 text once percent-decoded (as a "
+                               "browser sends a form): encode it as UTF-8.", scope, receive, send)
             return
         received = 0
 
@@ -541,6 +541,26 @@ class Guard:
             log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
                       path=_loggable(scope["path"]), status=state.get(SERVER_ANSWERED, status), tenant=state.get("tenant", ""),
                       ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+async def _refuse(status: int, text: str, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer ``status`` with ``text`` before the app sees the request, with the pages' security headers."""
+    response = PlainTextResponse(text, status_code=status)
+    response.raw_headers.extend(HEADERS)
+    await response(scope, receive, send)
+
+
+def _not_utf8(query: bytes) -> str | None:
+    """The name of the first parameter of ``query`` (a raw query string) whose name or value is not UTF-8 once
+    percent-decoded, or None: Starlette decodes such bytes as U+FFFD, silently."""
+    for pair in query.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        try:
+            for part in (name, value):
+                unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return unquote_to_bytes(name).decode("utf-8", "replace")
+    return None
 
 
 def _loggable(path: str) -> str:
