@@ -160,3 +160,34 @@ def test_a_query_string_that_is_not_utf8_is_refused_naming_its_parameter(pages_s
     name = query.rsplit("&", 1)[-1].split("=")[0]
     assert reply.status == 400, (reply.status, text[:200])
     assert f"'{name}'" in text and "UTF-8" in text, text
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/metrics.json"])
+def test_the_metrics_listener_answers_head_as_get_and_refuses_other_methods_saying_which_it_takes(path) -> None:
+    """Bug (curl on loopback against ``serve --metrics``): ``HEAD /metrics`` (an uptime check's, ``curl -I``) was
+    refused 405, where RFC 9110 (9.1) says a server MUST take HEAD wherever it takes GET, and ``/metrics.json``
+    answered any method at all (POST, PUT, FOO: 200). Both now answer GET and HEAD (HEAD without the body) and
+    refuse the rest 405 with ``Allow: GET, HEAD``."""
+    import http.client
+
+    from trajsearch.service.observe import Metrics, start_metrics_http
+
+    server = start_metrics_http(Metrics(), "127.0.0.1", 0, allowed_hosts=("127.0.0.1",))
+    answers = {}
+    try:
+        for method in ("GET", "HEAD", "POST", "PUT", "FOO"):
+            conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=60)
+            try:
+                conn.request(method, path)
+                reply = conn.getresponse()
+                answers[method] = (reply.status, reply.getheader("allow"), reply.getheader("content-type"),
+                                   reply.read())
+            finally:
+                conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert answers["GET"][0] == 200 and answers["GET"][3]
+    assert answers["HEAD"][:3] == answers["GET"][:3] and answers["HEAD"][3] == b""
+    for method in ("POST", "PUT", "FOO"):
+        assert answers[method][:2] == (405, "GET, HEAD"), (method, answers[method])

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from socketserver import ThreadingMixIn
 
@@ -226,21 +226,30 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
     own = (allowed_hosts or LOOPBACK_HOSTS)[0]
 
-    def plain(start_response: Any, status: str, text: str, kind: str = "text/plain; charset=utf-8") -> list[bytes]:
+    def plain(start_response: Any, status: str, text: str, kind: str = "text/plain; charset=utf-8",
+              *more: tuple[str, str]) -> list[bytes]:
         body = text.encode()
-        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])
+        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body))), *more])
         return [body]
 
-    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    def answer(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         if allowed is not None and host_name(environ.get("HTTP_HOST", "")) not in allowed:
             return plain(start_response, "421 Misdirected Request",
                          misdirected(own, environ["wsgi.url_scheme"], environ.get("SERVER_PORT")))
         path = environ.get("PATH_INFO")
+        if path not in ("/metrics", "/metrics.json"):
+            return plain(start_response, "404 Not Found", "not found: GET /metrics or /metrics.json\n")
+        if environ["REQUEST_METHOD"] not in ("GET", "HEAD"):
+            return plain(start_response, "405 Method Not Allowed", f"{path} answers GET (and HEAD) only\n",
+                         "text/plain; charset=utf-8", ("Allow", "GET, HEAD"))
         if path == "/metrics.json":
             return plain(start_response, "200 OK", json.dumps(metrics.snapshot()), "application/json")
-        if path != "/metrics":
-            return plain(start_response, "404 Not Found", "not found: GET /metrics or /metrics.json\n")
-        return prometheus_app(environ, start_response)
+        return prometheus_app(dict(environ, REQUEST_METHOD="GET"), start_response)  # (it refused HEAD: 405)
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        """HEAD answered as GET without its body (RFC 9110 9.1: wherever GET is; wsgiref writes what it is given)."""
+        body = answer(environ, start_response)
+        return [] if environ["REQUEST_METHOD"] == "HEAD" else body
 
     server = make_server(host, port, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="trajsearch-metrics", daemon=True).start()
