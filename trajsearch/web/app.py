@@ -539,8 +539,8 @@ class Guard:
             await self.app(scope, bounded_receive, send_with_headers)
         finally:  # (the status the client got: not the app's, when the server answered in its place or none)
             log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
-                      path=_loggable(scope["path"]), status=state.get(SERVER_ANSWERED, status), tenant=state.get("tenant", ""),
-                      ms=round((time.perf_counter() - started) * 1000, 1))
+                      path=_loggable(scope["path"]), status=state.get(SERVER_ANSWERED, status),
+                      tenant=state.get("tenant", ""), ms=round((time.perf_counter() - started) * 1000, 1))
 
 
 async def _refuse(status: int, text: str, scope: Scope, receive: Receive, send: Send) -> None:
