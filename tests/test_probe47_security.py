@@ -245,7 +245,7 @@ def test_mcp_over_http_on_any_loopback_address_answers_only_loopback_host_names(
                             env={**os.environ, "TRAJSEARCH_API_KEY": keys["p1"]},
                             stdout=subprocess.DEVNULL, stderr=log)
     try:
-        port = serving(proc, tmp_path / "mcp.log", says=re.compile(r"Uvicorn running on http://127\.0\.0\.2:(\d+)"))[1]
+        port = serving(proc, tmp_path / "mcp.log", says=re.compile(r"trajsearch mcp serving on http://127\.0\.0\.2:(\d+)"))[1]
         assert _mcp_initialize(f"127.0.0.2:{port}", f"attacker.example:{port}") == 421
         assert _mcp_initialize(f"127.0.0.2:{port}", f"127.0.0.2:{port}") == 200
         assert _mcp_initialize(f"127.0.0.2:{port}", f"localhost:{port}") == 200

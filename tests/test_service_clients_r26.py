@@ -191,3 +191,26 @@ def test_the_metrics_listener_answers_head_as_get_and_refuses_other_methods_sayi
     assert answers["HEAD"][:3] == answers["GET"][:3] and answers["HEAD"][3] == b""
     for method in ("POST", "PUT", "FOO"):
         assert answers[method][:2] == (405, "GET, HEAD"), (method, answers[method])
+
+
+def test_mcp_over_http_on_a_port_in_use_is_one_line_naming_it(refusing_address) -> None:
+    """Bug (``trajsearch mcp --http`` run twice on loopback): the second ended with exit code 3 and uvicorn's six
+    lines of its own format ("INFO:     Started server process", "ERROR:    [Errno 98] error while attempting to
+    bind...", "INFO:     Application shutdown complete."), where ``serve`` says one line naming the address and
+    exits 1. The SDK's ``run("streamable-http")`` configures uvicorn's logging and binds late; the socket is now
+    bound first and uvicorn's records go to trajsearch's JSON lines."""
+    import subprocess
+    import sys
+
+    from process_support import cli_env
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "trajsearch.service", "mcp", "--server", refusing_address,
+                                 "--http", "--port", str(port)], env=cli_env(TRAJSEARCH_API_KEY="ts_unused"),
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("{")]  # (JSON: the server is down)
+    assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"], result.stderr

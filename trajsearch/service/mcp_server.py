@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import sys
 import time
 import uuid
 from collections import OrderedDict
@@ -391,6 +392,24 @@ async def _serve_stdio(server: MCPServer) -> None:
                            lowlevel.create_initialization_options())
 
 
+def _serve_http(server: MCPServer, host: str, port: int) -> None:
+    """``server.run("streamable-http")``, with the socket bound first (a port in use is the CLI's one line naming it:
+    the SDK's uvicorn logged six lines of its own and exited 3) and uvicorn's records on trajsearch's JSON lines
+    (``log_config=None``: the SDK's left uvicorn's own format on stderr), its start-up and shutdown at INFO and no line
+    per request. The address served is said in one line, as ``serve`` says its own (uvicorn names none it did not
+    bind): the port ``--port 0`` took."""
+    import uvicorn
+
+    from ..web.server import listen
+
+    sock = listen(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    app = server.streamable_http_app(transport_security=rebinding_guard(host), host=host)
+    bound = sock.getsockname()
+    sys.stderr.write(f"trajsearch mcp serving on http://{f'[{bound[0]}]' if ':' in bound[0] else bound[0]}:{bound[1]}"
+                     "/mcp\n")
+    uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="info", access_log=False)).run(sockets=[sock])
+
+
 def run_mcp(
     address: str,
     api_key: str | None = None,
@@ -417,6 +436,6 @@ def run_mcp(
         check_key(client)
         server = build_mcp(client, context, run_idle=run_idle)
         if http:
-            server.run("streamable-http", host=host, port=port, transport_security=rebinding_guard(host))
+            _serve_http(server, host, port)
         else:
             anyio.run(_serve_stdio, server)

@@ -287,6 +287,16 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def listen(address: str) -> socket.socket:
+    """A socket listening on ``host:port`` (``:0``: a free port), bound before a server starts so that a port in use
+    fails at once, as an OSError naming the address."""
+    host, port = split_address(address)
+    try:
+        return _bind(host, port)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {address}: {exc.strerror or exc}") from None
+
+
 class WebServer:
     """``start()`` serves ``app`` on a daemon thread; ``stop()`` finishes in-flight requests and returns.
 
@@ -295,11 +305,7 @@ class WebServer:
 
     def __init__(self, app: Any, address: str = "127.0.0.1:8080", *, tls_cert: Path | None = None,
                  tls_key: Path | None = None, tls_client_ca: Path | None = None) -> None:
-        host, port = split_address(address)
-        try:
-            self.socket = _bind(host, port)
-        except OSError as exc:
-            raise OSError(f"cannot listen on {address}: {exc.strerror or exc}") from None
+        self.socket = listen(address)
         bound = self.socket.getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         self.address = f"{shown}:{bound[1]}"
