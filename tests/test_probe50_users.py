@@ -218,7 +218,7 @@ def test_a_mistyped_id_reads_its_familys_ids_only_and_is_offered_ids_two_edits_o
     typo = "gemini-3-pro-preview.django__django-16262.7db9769226"
     assert hashing_ts.nearest_run_ids(typo, Filters(tenant="acme")) == [
         "gemini-3-pro-preview.django__django-16263.7db9769226"]
-    assert read and all(i.startswith("mini-swe-agent.") for i in read), read  # not the tau runs
+    assert read and all(i.startswith("gemini-3-pro-preview.") for i in read), read  # not the tau runs
     read.clear()
     held = hashing_ts.nearest_run_ids("django__django-16255", Filters(tenant="acme"))  # an instance id: its run
     assert held == [UNEVALUATED_ID] and UNEVALUATED_ID in read and not any(i.startswith("tau-") for i in read), read
