@@ -37,8 +37,10 @@ browser:
 		echo "note: chromium/chromium-driver are missing and need root + apt-get to install: the browser tests will be skipped"; \
 	fi
 
+# One worker per core, at most four (each holds the model and its stores), a test file's tests on one worker (its
+# module-scoped stores are built once): the suite ran 27 minutes on one core of two.
 test: install browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist loadfile
 
 screenshots: install browser
 	$(BIN)/python scripts/screenshots.py
