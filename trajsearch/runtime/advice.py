@@ -609,10 +609,10 @@ def _likely_files(ts: TrajSearch, task: str, names: Sequence[str], ctx: RuntimeC
 def _cover(task: str, names: Sequence[str], ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
            named: list[Hit]) -> dict[str, float]:
     """:func:`~.where.likely_files` by the votes of these candidates (the files they changed, their reads of the
-    code the task names) and of these step rows."""
+    code the task names), of these step rows and of the task's own tracebacks."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked])
     return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked], names),
-                              named)
+                              named, where.failing_frames(task))
 
 
 def _lexical_query(names: Sequence[str]) -> str:

@@ -18,6 +18,8 @@ lexical leg ranks best for the task's identifiers (a file view, a grep hit, a tr
 ``execute_sql_flush``), of any run and outcome, each row's weight ``1/rank`` shared among the source
 files it names, counting ``NAMED_STEP_WEIGHT`` times the candidates. The nearest step rows are found by
 the task's wording; these by its names, which the wording's embedding hardly weighs.
+A fifth is the task's own traceback: the file its innermost frame is in (:func:`failing_frames`), where the
+error was raised, counting ``FRAME_WEIGHT`` times the candidates.
 
 Each kind's weights sum to 1 over all its voters (those naming no file included); the steps count
 ``STEP_WEIGHT`` times the candidates. Files are keyed by their last two path parts
@@ -62,11 +64,26 @@ HOME_WEIGHT = 0.5
 #: 0.893 / 0.857 / 0.875 / 0.850 (a file the names' rows show but no fix changed took a place); at 0.3:
 #: 0.589 @1 on gemini.
 NAMED_STEP_WEIGHT = 0.5
+#: What the innermost frame of the task's tracebacks (:func:`failing_frames`) counts against the candidates'
+#: vote (shared among the frames when it holds several tracebacks). Its files were the task's own: named
+#: alike with a traceback's outer frames (``rerank.named_files``, one home each), it was lost among them.
+#: Exemplar-only leave-task-out recall@3 (@1), round 26 (R11I), the round-23 stores: gemini-3-pro 0.888 (0.601)
+#: -> 0.899 (0.608) (django-12663, -13121, -15973 won, each the file its traceback failed in; @1 django-13028
+#: won, xarray-3677 lost); at 0.5 0.892 (0.601); CodeR, SWE-agent cost_2_1 .. cost_2_3 and the shared dumps
+#: unchanged at 0.5 and 1.0. Folded into the task's homes instead (the innermost frame one more home): no
+#: set gained, gemini 0.885 at 2.0.
+FRAME_WEIGHT = 1.0
 #: A source file as a command or an output names it: with a directory (a bare ``utils.py`` could be any
 #: of a repository's), relative or absolute (a traceback's ``/testbed/pkg/mod.py``), ``./`` or a diff's
 #: ``a/`` ``b/`` before a top-level file (``--- a/setup.py``) taken off.
 _PATH = re.compile(rf"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.(?:{SOURCE_EXTENSIONS}))\b")
 _TOP_LEVEL = re.compile(r"^(?:\./|[ab]/)(?=[^/]+$)")
+#: A frame of a Python traceback (``File "/x/django/db/models/sql/query.py", line 1179, in build_filter``), and
+#: what starts one (a chained exception starts its own).
+_FRAME = re.compile(r'^\s*File "([^"]+\.py)", line \d+', re.M)
+_TRACEBACK = re.compile(r"^.*Traceback \(most recent call last\):", re.M)
+#: A file of the Python installation itself (``/usr/lib/python3.8/json/decoder.py``), not of a package it holds.
+_STDLIB = re.compile(r"/lib/python[\d.]*/(?!(?:site|dist)-packages/)")
 #: A test file, by the usual layouts: in a ``tests`` or ``__tests__`` directory, or named so: ``test_x.py``,
 #: ``x_test.py`` / ``x_test.go``, ``tests.py``, ``conftest.py``, ``FooTest.java`` / ``FooTests.kt``, ``x.test.ts`` /
 #: ``x.spec.js``. A ``test`` or ``testing`` directory alone is not enough: ``django/test/`` and
@@ -90,20 +107,24 @@ def changed_votes(candidates: Sequence[tuple[float, Sequence[str]]]) -> dict[str
 
 
 def likely_files(changed: Mapping[str, float], steps: Sequence[Hit],
-                 homes: Mapping[str, float] | None = None, named_steps: Sequence[Hit] = ()) -> dict[str, float]:
+                 homes: Mapping[str, float] | None = None, named_steps: Sequence[Hit] = (),
+                 frames: AbstractSet[str] = frozenset()) -> dict[str, float]:
     """File key -> how likely the task's work lies there (see the module): the candidates' vote
     (:func:`changed_votes`) plus ``STEP_WEIGHT`` times the vote of ``steps``, the step rows nearest the
     task with their cosine as ``score``, plus ``HOME_WEIGHT`` times the shares of ``homes`` (file key ->
     how much of the code the task names it holds, :func:`~.rerank.task_homes`), plus ``NAMED_STEP_WEIGHT``
     times the vote of ``named_steps``, the step rows the lexical leg ranks best for the task's identifiers,
-    best first (:func:`_ranked_votes`); a test file counts in none. Empty when no candidate changed a file
-    (nothing to cover)."""
+    best first (:func:`_ranked_votes`), plus ``FRAME_WEIGHT`` shared among ``frames``, the files the task's
+    tracebacks failed in (:func:`failing_frames`); a test file counts in none. Empty when no candidate changed a
+    file (nothing to cover)."""
     if not changed:
         return {}
     shown = _votes([(hit.score, _shown(hit)) for hit in steps], shared=True)
     kinds = [(STEP_WEIGHT, shown)]
     if named_steps and NAMED_STEP_WEIGHT:
         kinds.append((NAMED_STEP_WEIGHT, _ranked_votes([_shown(hit) for hit in named_steps])))
+    if frames and FRAME_WEIGHT:
+        kinds.append((FRAME_WEIGHT, {key: 1 / len(frames) for key in frames}))
     homes = {key: share for key, share in (homes or {}).items() if not is_test_file(key)}
     if homes and (named := sum(homes.values())):
         kinds.append((HOME_WEIGHT, {key: share / named for key, share in homes.items()}))
@@ -112,6 +133,24 @@ def likely_files(changed: Mapping[str, float], steps: Sequence[Hit],
         for key, vote in votes.items():
             weights[key] = weights.get(key, 0.0) + weight * vote
     return weights
+
+
+def failing_frames(text: str) -> frozenset[str]:
+    """The file of the innermost frame of each Python traceback ``text`` holds, by :func:`~.rerank.file_key`: where
+    the error was raised. Frames in test files (the test calling the code) and in the Python installation (a
+    ``json/decoder.py`` no run of a project changes) are passed over. A bug report's traceback runs from the
+    user's call down to the fault: of the tasks of the SWE-bench dumps measured (gemini-3-pro, CodeR, SWE-agent
+    ``cost_2_1`` .. ``cost_2_3``) that hold one, the innermost frame's file was one the task's own runs changed
+    for 61 of 141, another file the task names (an outer frame, a path in its prose) alone for 32, though those
+    are three times as many (148 innermost files, 478 others)."""
+    starts = [m.start() for m in _TRACEBACK.finditer(text)] or [0]
+    found = set()
+    for start, end in zip(starts, [*starts[1:], len(text)]):
+        frames = [path for path in _FRAME.findall(text, start, end)
+                  if not is_test_file(path) and not _STDLIB.search(path)]
+        if frames:
+            found.add(file_key(frames[-1]))
+    return frozenset(found)
 
 
 def _shown(hit: Hit) -> frozenset[str]:
