@@ -68,7 +68,7 @@ NAMED_STEP_WEIGHT = 0.5
 #: vote (shared among the frames when it holds several tracebacks). Its files were the task's own: named
 #: alike with a traceback's outer frames (``rerank.named_files``, one home each), it was lost among them.
 #: Exemplar-only leave-task-out recall@3 (@1), round 26 (R11I), the round-23 stores: gemini-3-pro 0.888 (0.601)
-#: -> 0.899 (0.608) (django-12663, -13121, -15973 won, each the file its traceback failed in; @1 django-13028
+#: -> 0.899 (0.608) (django-12663, -13121, -15973 won, each the file its traceback failed in; @1 -13121, -15973, -13028
 #: won, xarray-3677 lost); at 0.5 0.892 (0.601); CodeR, SWE-agent cost_2_1 .. cost_2_3 and the shared dumps
 #: unchanged at 0.5 and 1.0. Folded into the task's homes instead (the innermost frame one more home): no
 #: set gained, gemini 0.885 at 2.0.
