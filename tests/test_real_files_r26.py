@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Trajectory
@@ -99,3 +102,67 @@ def test_a_claude_code_web_sessions_events_are_read_past_its_environment_log() -
     assert run.task == "Hello world" and run.model_id == "claude-sonnet-4-20250514"
     assert [(s.action, s.arguments) for s in run.steps] == [
         ("respond", {"content": "Hello! I'm Claude Code, ready to help you with your software engineering tasks."})]
+
+
+MINI_SWEBENCH = FIXTURES / "mini-swe-agent/.swebench-2.4.6/out"
+SWE_AGENT_RUN = FIXTURES / "swe-agent/.real/sa-1.1.0-refusals/run2/demo__greet-2/demo__greet-2.traj"
+OPENHANDS_EVAL = FIXTURES / "openhands/.real/opendevin-eval/prontoqa-output.jsonl"
+TRANSCRIPT_PAGES = FIXTURES / "claude-code/.transcripts-html/session_01ABC"
+
+
+def _copy(source: Path, target: Path) -> None:
+    """``source`` (a file or a folder) copied to ``target``, its folders made."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (shutil.copytree if source.is_dir() else shutil.copyfile)(source, target)
+
+
+def _side_files(folder: Path, names: list[str]) -> None:
+    """Files named as a producer names them beside its runs (what they hold does not matter to a walk)."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("a producer's own file\n")
+
+
+def _swe_agent_run_batch(root: Path) -> None:
+    """A SWE-agent ``run_batch`` output folder as ``sweagent/run/run_batch.py`` lays it out: per instance, beside
+    ``<id>/<id>.traj``, ``<id>.pred``, ``.patch``, ``.config.yaml`` and its three logs; the run set's log,
+    configuration, exit statuses and ``preds.json``."""
+    _copy(SWE_AGENT_RUN, root / "demo__greet-2" / SWE_AGENT_RUN.name)
+    _side_files(root, [f"demo__greet-2/demo__greet-2{suffix}" for suffix in (
+        ".pred", ".patch", ".config.yaml", ".debug.log", ".info.log", ".trace.log")]
+        + ["run_batch.log", "run_batch.config.yaml", "run_batch_exit_statuses.yaml"])
+
+
+def _openhands_eval(root: Path) -> None:
+    """An OpenHands SWE-bench evaluation folder: ``output.jsonl`` (the runs) with the evaluation's README, the
+    per-instance inference log (``infer_logs/``) and what ``eval_infer.py`` writes per instance (``eval_outputs/``)."""
+    _copy(OPENHANDS_EVAL, root / "output.jsonl")
+    _side_files(root, ["README.md", "infer_logs/instance_ponylang__ponyc-4588.log"]
+                + [f"eval_outputs/ponylang__ponyc-4588/{name}"
+                   for name in ("eval.sh", "patch.diff", "run_instance.log", "test_output.txt")])
+
+
+def _transcript_pages(root: Path) -> None:
+    """claude-code-transcripts' output folder: its HTML pages and, with ``--json``, the session file it read."""
+    _copy(TRANSCRIPT_PAGES, root)
+    _copy(WEB_SESSION, root / "session_01ABC.json")
+
+
+@pytest.mark.parametrize("make", [
+    lambda root: _copy(MINI_SWEBENCH, root), _swe_agent_run_batch, _openhands_eval, _transcript_pages,
+], ids=["mini-swe-agent", "swe-agent", "openhands", "claude-code-transcripts"])
+def test_a_producers_own_files_beside_its_runs_are_not_named_but_a_run_kept_under_another_name_is(
+        tmp_path: Path, make) -> None:
+    """The files each producer writes beside its runs (mini-swe-agent's ``minisweagent.log`` and
+    ``exit_statuses_*.yaml``, SWE-agent's six files per instance, an OpenHands evaluation's logs and
+    ``eval_outputs/``, claude-code-transcripts' pages, a folder's ``README.md``) were all named as "passed over by
+    name": 300 SWE-agent instances made it "1000+ file(s)", the one file that mattered lost among them. They go
+    unnamed; a run kept as ``session.log`` beside them is still named, alone."""
+    root = tmp_path / "out"
+    make(root)
+    code, out, told = _dry_run(root)
+    assert code == 0 and "rejected 0;" in out and "passed over by name" not in told, told
+    (root / "session.log").write_bytes(SESSION.read_bytes())
+    code, out, told = _dry_run(root)
+    assert ("1 file(s) passed over by name, the largest first: session.log; name a file itself to read it"
+            in " ".join(told.split())), told

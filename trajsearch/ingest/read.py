@@ -563,15 +563,22 @@ def _dump_named(name: str) -> bool:
     return name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
 
+#: A folder's documents and licences, by the start of their names (any ``*.md`` too): no runs.
+_DOCUMENTS = ("README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "CHANGELOG")
+
+
 def _known_side_file(path: Path) -> bool:
     """Whether a file not named as a dump is one a producer writes beside its runs (``SIDECAR_NAMES``, or one an
-    adapter's ``side_path`` names: Harbor's ``trial.log`` and ``exception.txt``, read with the trial's run), so
-    that a walk passing it over has nothing to tell."""
-    return sources.plain_name(path.name) in SIDECAR_NAMES or side_path(path, None) is not None
+    adapter's ``side_path`` names: a Harbor trial's ``trial.log``, SWE-agent's ``<id>.debug.log``, mini-swe-agent's
+    ``minisweagent.log``, ...), or a document (``README.md``, ``LICENSE``), so that a walk passing it over has
+    nothing to tell: named, they hid the one file that mattered (a run kept as ``session.log``) among hundreds."""
+    name = sources.plain_name(path.name)
+    return name in SIDECAR_NAMES or name.upper().startswith(_DOCUMENTS) or name.lower().endswith(".md") \
+        or side_path(path, None) is not None
 
 
-#: How many of the files passed over by name a message names.
-NAMED_OTHERWISE_SHOWN = 8
+#: How many of the files passed over by name a message names, and how many a walk counts at most.
+NAMED_OTHERWISE_SHOWN, NAMED_OTHERWISE_COUNTED = 8, 1000
 
 
 def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bool = False) -> str:
@@ -606,7 +613,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
     piecers = _adapter_pieces(fmt)
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
-    others: list[Path] = []  # files not named as dumps, nor archives, nor a producer's known side files: named
+    others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else
+    unknown: list[Path] = []  # of those, the ones no producer is known to write beside runs: named beside dumps
 
     def wanted(p: Path) -> bool:
         parts = p.relative_to(root).parts
@@ -622,8 +630,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
                 if kind := _packed_kind(p.name):
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
-                elif len(others) < 1000:  # a message's figure, not a census of a share
-                    others.append(p)
+                else:  # counted up to a message's figure, not a census of a share
+                    if len(others) < NAMED_OTHERWISE_COUNTED:
+                        others.append(p)
+                    if len(unknown) < NAMED_OTHERWISE_COUNTED and not _known_side_file(p):
+                        unknown.append(p)
             return False
         if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
             if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
@@ -692,9 +703,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         log.warning("%s", under_hidden)
     if tell_hidden and what:
         log.warning("passed over %s", what)
-    if tell_hidden and files and (unread := [p for p in others if not _known_side_file(p)]):
+    if tell_hidden and files and unknown:
         # beside the dumps read too: a run kept as `run.log` or `trace.txt` was lost unsaid (round 26, AUD6)
-        log.warning("%s", passed_over_by_name(unread, base=root, more=len(others) >= 1000))
+        log.warning("%s", passed_over_by_name(unknown, base=root, more=len(unknown) >= NAMED_OTHERWISE_COUNTED))
     return sorted(files)
 
 

@@ -245,6 +245,9 @@ _TODO_STATUS = frozenset({"pending", "in_progress", "completed"})
 #: The files of a subagent (2.x): its transcript and its metadata.
 _SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
 #: A session's todo list in ``~/.claude/todos/``: ``<session id>-agent-<agent id>.json``.
+#: The pages simonw/claude-code-transcripts renders a session as (``index.html``, ``page-001.html``, ...), in the
+#: folder where ``--json`` puts the session's file beside them.
+_TRANSCRIPT_PAGE = re.compile(r"index\.html|page-\d+\.html")
 _TODO_FILE = re.compile(r"[\w-]+-agent-[\w-]+\.json")
 #: The largest file looked at for an empty JSON array (``[]`` with some whitespace).
 _EMPTY_ARRAY_BYTES = 64
@@ -465,9 +468,12 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): an empty file of the names Claude Code gives a subagent's
     transcript and metadata (``agent-<id>.jsonl``, ``agent-<id>.meta.json``: 2.1.x creates them for a workflow's
     agents, and leaves them empty when the agent never ran) or a workflow's journal, and a file of no format holding
-    only ``[]`` (see ``_empty_array``)."""
+    only ``[]`` (see ``_empty_array``); the HTML pages claude-code-transcripts renders a session as."""
     if fmt is None and (what := _empty_array(path)):
         return what
+    if fmt is None and _TRANSCRIPT_PAGE.fullmatch(path.name) and (path.parent / "index.html").is_file() \
+            and (path.parent / "page-001.html").is_file():
+        return f"a page claude-code-transcripts rendered of a session ({path.name}), not a run"
     if fmt is not None or not (_SUBAGENT_FILE.fullmatch(path.name) or (
             path.name == "journal.jsonl" and path.parent.name.startswith("wf_"))):
         return None

@@ -197,6 +197,19 @@ def side_file(record: Any) -> str | None:
     return swebench_side_file(record)
 
 
+#: What ``mini-extra swebench`` writes beside ``preds.json`` in its output folder (``run/benchmarks/swebench.py``,
+#: 1.x and 2.x): its log, and the exit status of each instance (``exit_statuses_<time.time()>.yaml``): no run.
+_RUN_SIDE_FILE = re.compile(r"minisweagent\.log|exit_statuses_\d+(?:\.\d+)?\.yaml")
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): the log and exit statuses of a ``mini-extra swebench`` run,
+    beside its instances' ``<id>/<id>.traj.json`` (the runs, each with its exit status in its ``info``)."""
+    if fmt is None and _RUN_SIDE_FILE.fullmatch(path.name):
+        return f"mini-swe-agent's {path.name} of a run set, not a run: the runs are its <instance>/<instance>.traj.json"
+    return None
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False

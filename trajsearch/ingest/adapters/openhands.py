@@ -292,6 +292,12 @@ _COMPLETION_LOG = re.compile(r".+-\d+(?:\.\d+)?\.json")
 #: its run, and the evaluator's verdict on it (``eval_<id>.json``, the line's ``test_result``).
 _RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
 _RUNNER_VERDICT = re.compile(r"eval_(?P<instance>.+)\.json")
+#: What an OpenHands SWE-bench evaluation writes beside ``output.jsonl`` other than runs (``evaluation/utils/
+#: shared.py``'s per-instance log, ``infer_logs/instance_<id>.log``; ``eval_infer.py``'s per-instance
+#: ``eval_outputs/<id>/``: the evaluation's script, the patch tested, its log and the tests' output).
+INFER_LOGS, EVAL_OUTPUTS = "infer_logs", "eval_outputs"
+_INFER_LOG = re.compile(r"instance_.+\.log")
+_EVAL_OUTPUT = frozenset({"eval.sh", "patch.diff", "run_instance.log", "test_output.txt"})
 _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 
 
@@ -772,10 +778,17 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     its line says so). The runner's ``eval_<id>.json``, the ``test_result`` of that line (the evaluator's checkpoints
     and score, or its error), is no run: passed over when no format reads it and such a line is beside it. So is an
     empty ``output.jsonl`` beside the evaluation's ``metadata.json``: a run set that finished no instance (the runner
-    creates the file when it starts). And so is the log of each LLM call its runner keeps (``COMPLETION_LOGS``)."""
+    creates the file when it starts). And so is the log of each LLM call its runner keeps (``COMPLETION_LOGS``), and
+    each instance's log and evaluation output (``INFER_LOGS``, ``EVAL_OUTPUTS``)."""
     if fmt is None and path.parent.parent.name == COMPLETION_LOGS and _COMPLETION_LOG.fullmatch(path.name):
         return (f"an OpenHands evaluation's log of one LLM call ({COMPLETION_LOGS}/<instance>/: the messages sent and "
                 "the response), not a run: the instance's run is its line in the run set's output.jsonl")
+    if fmt is None and path.parent.name == INFER_LOGS and _INFER_LOG.fullmatch(path.name):
+        return (f"an OpenHands evaluation's log of one instance ({INFER_LOGS}/), not a run: the instance's run is its "
+                "line in the run set's output.jsonl")
+    if fmt is None and path.parent.parent.name == EVAL_OUTPUTS and path.name in _EVAL_OUTPUT:
+        return (f"the SWE-bench evaluation's {path.name} of instance {path.parent.name} ({EVAL_OUTPUTS}/), not a "
+                "run: the instance's run is its line in the run set's output.jsonl")
     if fmt is None and path.name == "output.jsonl" and (path.parent / "metadata.json").is_file() and _empty(path):
         return "an OpenHands evaluation's empty output.jsonl: the run set finished no instance"
     if fmt is None and (verdict := _RUNNER_VERDICT.fullmatch(path.name)):

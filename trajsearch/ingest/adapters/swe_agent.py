@@ -352,10 +352,31 @@ def _attempt_file(source: Path) -> int | None:
     return int(found.group(1)) if found and source.parent.parent.name == stem else None
 
 
+#: What SWE-agent's ``run_batch`` writes beside its runs (``sweagent/run/run_batch.py``, ``run_single.py``): in an
+#: instance's folder ``<id>/``, beside its ``<id>.traj``, the instance's prediction, patch, configuration and logs;
+#: in the run set's folder, the run set's log, configuration and exit statuses.
+_INSTANCE_SIDE = (".pred", ".patch", ".config.yaml", ".debug.log", ".info.log", ".trace.log")
+_RUN_SIDE = frozenset({"run_batch.log", "run_batch.config.yaml", "run_batch_exit_statuses.yaml"})
+
+
+def _run_batch_file(path: Path) -> str | None:
+    """What a file of :data:`_INSTANCE_SIDE` or :data:`_RUN_SIDE` is, else None."""
+    if path.name in _RUN_SIDE:
+        return f"SWE-agent run_batch's {path.name}, not a run: the runs are its <instance>/<instance>.traj"
+    instance = path.parent.name
+    if any(path.name == instance + suffix for suffix in _INSTANCE_SIDE):
+        return f"SWE-agent's {path.name.removeprefix(instance)} of instance {instance}, not a run: its run is " \
+               f"{instance}.traj"
+    return None
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): an attempt file of a retry agent whose top level beside it
-    holds that attempt (it is read from there: ``split``); one the top level lacks (the loop crashed before it
-    finished the attempt, or the top level is gone) is a run of its own."""
+    """The adapter hook (see ``adapters/__init__``): a file ``run_batch`` writes beside the runs
+    (:func:`_run_batch_file`); an attempt file of a retry agent whose top level beside it holds that attempt (it is
+    read from there: ``split``); one the top level lacks (the loop crashed before it finished the attempt, or the
+    top level is gone) is a run of its own."""
+    if fmt is None:
+        return _run_batch_file(path)
     if fmt != NAME or (n := _attempt_file(path)) is None:
         return None
     top = path.parent.parent / path.name
