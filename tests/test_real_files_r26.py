@@ -64,7 +64,40 @@ def test_a_harbor_job_folder_without_its_trial_folders_says_where_the_runs_are(t
     told = " ".join(told.split())
     for name in ("config.json", "result.json", "job.log"):
         assert (f"{job / name}: no run in this file: Harbor's own {name} of job nova-complex-docker, not a run: the "
-                "folder holds none of its 16 trial folders") in told
+                "folder holds no trial folder (its result.json counts 16; each a trial's") in told
+
+
+RUNME_JOB = FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55"
+
+
+def test_a_trialless_harbor_job_folder_is_told_whichever_harbor_wrote_it(tmp_path: Path) -> None:
+    """Harbor 0.16's ``JobConfig`` has no ``orchestrator`` (``n_concurrent_trials`` took its place): its job's own
+    files (``config.json``, ``result.json``, ``lock.json``) without the trial folder were still three "unrecognised
+    dump format" rejections, exit 4. They are told by what every version writes, as 0.1's are."""
+    job = tmp_path / "2026-06-30__14-22-55"
+    job.mkdir()
+    for name in ("config.json", "result.json", "lock.json"):
+        (job / name).write_bytes((RUNME_JOB / name).read_bytes())
+    code, out, told = _dry_run(job)
+    told = " ".join(told.split())
+    assert code == 0 and "rejected" not in told, told
+    for name in ("config.json", "result.json", "lock.json"):
+        assert (f"{job / name}: no run in this file: Harbor's own {name} of job {job.name}, not a run: the folder "
+                "holds no trial folder (its result.json counts 1; each a trial's") in told
+
+
+def test_a_harbor_job_that_counts_no_trial_is_told_it_ran_none(tmp_path: Path) -> None:
+    """A job whose ``result.json`` counts no trial (``n_total_trials`` 0: no task matched) was told "the folder
+    holds none of its trial folders", as if some had been left out."""
+    job = tmp_path / "empty-job"
+    job.mkdir()
+    (job / "config.json").write_bytes((NEVER_RAN_JOB / "config.json").read_bytes())
+    result = json.loads((NEVER_RAN_JOB / "result.json").read_text())
+    (job / "result.json").write_text(json.dumps({**result, "n_total_trials": 0}))
+    code, _, told = _dry_run(job)
+    told = " ".join(told.split())
+    assert code == 0 and "its result.json counts no trial, so the job has no run" in told, told
+    assert "trial folder" not in told
 
 
 SESSION = FIXTURES / "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"

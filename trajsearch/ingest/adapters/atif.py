@@ -994,33 +994,42 @@ def _is_job(folder: Path) -> bool:
     own files without them (:func:`_trialless_job`)."""
     if not ((folder / "result.json").is_file() and (folder / "config.json").is_file()):
         return False
+    return _holds_trials(folder) or _trialless_job(folder) is not None
+
+
+def _holds_trials(folder: Path) -> bool:
+    """Whether a folder holds a Harbor trial directory (:func:`_is_trial`)."""
     try:
-        return any(d.is_dir() and _is_trial(d) for d in folder.iterdir()) or _trialless_job(folder) is not None
+        return any(d.is_dir() and _is_trial(d) for d in folder.iterdir())
     except OSError:
         return False
 
 
+#: What every Harbor version writes in a job's ``config.json`` (``JobConfig``: 0.1's ``orchestrator`` became
+#: ``n_concurrent_trials`` by 0.16) and ``result.json`` (``JobResult``).
+_JOB_CONFIG = frozenset({"job_name", "jobs_dir", "n_attempts", "agents"})
+_JOB_RESULT = frozenset({"id", "started_at", "n_total_trials", "stats"})
+
+
 def _trialless_job(folder: Path) -> int | None:
     """How many trials a Harbor job directory's ``result.json`` counts, when the job's own files say it is one
-    (``JobConfig``'s ``job_name`` and ``orchestrator``; ``JobResult``'s ``n_total_trials`` and ``stats``): the job
-    files copied without the trial folders (or the trials deleted) are no run, and the folder to ingest is the one
-    Harbor wrote, with them."""
+    (:data:`_JOB_CONFIG`, :data:`_JOB_RESULT`): the job files copied without the trial folders (or the trials
+    deleted) are no run, and the folder to ingest is the one Harbor wrote, with them."""
     config, result = _json_beside(folder / "config.json"), _json_beside(folder / "result.json")
-    if not ({"job_name", "orchestrator"} <= config.keys() and {"n_total_trials", "stats"} <= result.keys()):
+    if not (_JOB_CONFIG <= config.keys() and _JOB_RESULT <= result.keys()):
         return None
     return result["n_total_trials"] if isinstance(result["n_total_trials"], int) else 0
 
 
 def _no_trials(job: Path) -> str:
     """What a Harbor job directory holding no trial directory is told (empty when it holds some)."""
-    try:
-        if any(d.is_dir() and _is_trial(d) for d in job.iterdir()):
-            return ""
-    except OSError:
+    if _holds_trials(job):
         return ""
     counted = _trialless_job(job)
-    return (f": the folder holds none of its {f'{counted} ' if counted else ''}trial folders (each a trial's "
-            "agent/trajectory.json and result.json, which are the runs): ingest the job folder Harbor wrote, "
+    if counted == 0:
+        return ": its result.json counts no trial, so the job has no run"
+    return (f": the folder holds no trial folder ({f'its result.json counts {counted}; ' if counted else ''}each a "
+            "trial's agent/trajectory.json and result.json, which are the runs): ingest the job folder Harbor wrote, "
             "with its trial folders")
 
 
