@@ -199,3 +199,18 @@ def test_a_producers_own_files_beside_its_runs_are_not_named_but_a_run_kept_unde
     code, out, told = _dry_run(root)
     assert ("1 file(s) passed over by name, the largest first: session.log; name a file itself to read it"
             in " ".join(told.split())), told
+
+
+def test_why_nothing_was_read_reaches_a_json_user(tmp_path: Path) -> None:
+    """Under ``--json`` a trial-less Harbor job folder printed ``{"files": []}``, exit 0, and nothing on stderr,
+    where a reader without --json was told the folder holds the job's files and not its trials. The JSON on stdout
+    is unchanged; the note is said on stderr, as the walk's warnings and the no-dump-file line are under --json."""
+    job = tmp_path / "nova-complex-docker"
+    job.mkdir()
+    for name in ("config.json", "result.json", "job.log"):
+        (job / name).write_bytes((NEVER_RAN_JOB / name).read_bytes())
+    code, out, told = _dry_run(job, "--json")
+    assert code == 0 and json.loads(out)["files"] == []
+    told = " ".join(told.split())
+    assert "no run in the input: 3 file(s) passed over as holding none" in told
+    assert f"{job / 'config.json'}: no run in this file: Harbor's own config.json of job nova-complex-docker" in told

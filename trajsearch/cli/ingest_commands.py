@@ -547,10 +547,12 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files), "units": len(files)}
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
+    else:
+        _print_files(files)
+    if not files:
+        _nothing_read_line(paths, fmt)
+    if as_json:
         return would
-    _print_files(files)
-    if not files and not _side_files_line(paths, fmt):
-        _no_record_line()
     for f in files:
         lines, untold = _rejection_lines(f.rejections, f.rejected, of=f.source)
         for line in lines:
@@ -889,6 +891,8 @@ def _workers_stopped(committed: int, problems: list[str]) -> str:
 def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Path], fmt: str | None) -> None:
     if as_json:
         print_json(results[0] if len(results) == 1 else {"workers": results})
+        if _read_nothing(results):
+            _nothing_read_line(paths, fmt)
         return
     by_format: dict[str, dict[str, int]] = {}
     for r in results:
@@ -924,12 +928,10 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
     passed = _passed_over(r.get("passed_over") for r in results)
     if passed:
         out.print(passed, highlight=False, soft_wrap=True)
-    done = _inputs_already_done(results)
-    if done:
+    if done := _inputs_already_done(results):
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
-    elif not totals["read"] and not passed and not any(r.get("error") for r in results) \
-            and not _side_files_line(paths, fmt):
-        _no_record_line()
+    if _read_nothing(results):
+        _nothing_read_line(paths, fmt)
     _rejected_earlier_line(results)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
@@ -959,6 +961,21 @@ def _rejected_earlier_line(results: list[dict[str, Any]]) -> None:
         where = f" (they were written to {escape(', '.join(files))})" if files else ""
         err.print(f"[yellow]{rejected} record(s) of the input(s) read before were rejected then[/yellow]{where}: "
                   "mend them and rerun, or --restart to read every input again", highlight=False, soft_wrap=True)
+
+
+def _read_nothing(results: list[dict[str, Any]]) -> bool:
+    """Whether an ingest read no record, passed over no run and failed in nothing, nor had read its inputs before:
+    the summary then says why (:func:`_nothing_read_line`)."""
+    return not (any(r.get("read") or r.get("error") for r in results) or _inputs_already_done(results)
+                or _passed_over(r.get("passed_over") for r in results))
+
+
+def _nothing_read_line(paths: List[Path], fmt: str | None) -> None:
+    """Say why an ingest or a dry run read no run: the files were a tool's side files (each named, with what it is:
+    a Harbor job's own files without its trials), or they hold no record of their format. Said on stderr under
+    --json too, as the walk's warnings and the no-dump-file line are: ``{"files": []}`` alone said nothing."""
+    if not _side_files_line(paths, fmt):
+        _no_record_line()
 
 
 def _no_record_line() -> None:
