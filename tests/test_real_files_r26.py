@@ -30,8 +30,9 @@ def _dry_run(*args: str | Path) -> tuple[int, str, str]:
 
 def test_a_claude_code_web_session_is_read_as_its_conversation() -> None:
     """Claude Code for web keeps a session behind Anthropic's session API, which answers ``{"loglines": [...]}``
-    (the transcript's records); claude-code-transcripts saves that, and its conversion of a local transcript, as a
-    JSON file. It was "unrecognised dump format"; it reads as the Claude Code session it holds."""
+    (the transcript's records); claude-code-transcripts ``web --json`` saves that as a JSON file, and its own
+    sample of the shape holds message records cut to ``type``, ``timestamp`` and ``message``. It was "unrecognised
+    dump format"; it reads as the Claude Code session it holds."""
     code, out, _ = _dry_run(WEB_SESSION, "--json")
     assert code == 0
     [file] = json.loads(out)["files"]
@@ -214,3 +215,18 @@ def test_why_nothing_was_read_reaches_a_json_user(tmp_path: Path) -> None:
     told = " ".join(told.split())
     assert "no run in the input: 3 file(s) passed over as holding none" in told
     assert f"{job / 'config.json'}: no run in this file: Harbor's own config.json of job nova-complex-docker" in told
+
+
+WEB_ANSWER = FIXTURES / "claude-code/.web/session_1af7fc5e.json"
+
+
+def test_a_web_session_of_whole_records_reads_as_the_transcript_it_holds() -> None:
+    """What users have of a web session is the session API's answer (``claude-code-transcripts web --json`` saves
+    it): every record whole under ``loglines``, not the cut-down sample. It reads as the very run its transcript
+    does, under the same id (ingesting both keeps one run)."""
+    code, out, _ = _dry_run(WEB_ANSWER, "--json")
+    assert code == 0
+    [file] = json.loads(out)["files"]
+    assert (file["format"], file["runs"], file["rejected"]) == ("claude-code", 1, 0)
+    [web], [transcript] = _runs(WEB_ANSWER), _runs(SESSION)
+    assert web.model_dump(mode="json") == transcript.model_dump(mode="json")

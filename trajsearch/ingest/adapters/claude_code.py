@@ -12,9 +12,11 @@ daaain/claude-code-log's models. Each line is one record: ``user``,
 read for metadata only.
 
 A Claude Code *web* (remote) session is one JSON document, ``{"loglines": [...]}``: Anthropic's session API
-(``/v1/session_ingress/session/<id>``) answers so, and simonw/claude-code-transcripts saves that answer, and its
-conversion of a local transcript (message records cut to ``type``, ``timestamp`` and ``message``), as the file.
-Its ``loglines`` are read as a transcript's lines. Its live events (``/v1/sessions/ws/<id>/subscribe``, as
+(``/v1/session_ingress/session/<id>``) answers so, the session's records whole, and simonw/claude-code-transcripts
+``web --json`` saves that answer as ``<session>.json`` (its ``local``/``json --json`` copy the file read, a transcript
+stays a transcript). Its ``loglines`` are read as a transcript's lines; so are message records cut to ``type``,
+``timestamp`` and ``message``, the shape of that project's sample (``tests/sample_session.json``) and of the
+conversion it makes of a transcript in memory. Its live events (``/v1/sessions/ws/<id>/subscribe``, as
 webedt's ``claude web execute --jsonl`` writes them) open with the environment manager's ``env_manager_log`` lines
 (fetching the repository, starting Claude Code), then the CLI's ``stream-json`` output: read as that output.
 
@@ -360,8 +362,7 @@ LATER_WEB_LINES = 20
 def _web_lines(document: Any) -> list[Any] | None:
     """The records of a Claude Code *web* (remote) session, else None: Anthropic's session API
     (``GET /v1/session_ingress/session/<id>``) answers ``{"loglines": [...]}``, one transcript record per item, and
-    simonw/claude-code-transcripts saves that answer (``web --json``), and its own JSON conversion of a local
-    transcript (``user``/``assistant`` records cut to ``type``, ``timestamp``, ``message``), as the file."""
+    simonw/claude-code-transcripts ``web --json`` saves that answer as the file."""
     if isinstance(document, dict) and isinstance(lines := document.get("loglines"), list):
         return lines
     return None
@@ -369,7 +370,8 @@ def _web_lines(document: Any) -> list[Any] | None:
 
 def _is_web_record(record: Any) -> bool:
     """Whether a ``loglines`` item is a transcript record: one a session file holds (``matches``), or a message
-    record stripped of its bookkeeping (claude-code-transcripts' conversion keeps no ``uuid`` nor ``sessionId``)."""
+    record stripped of its bookkeeping (no ``uuid`` nor ``sessionId``: claude-code-transcripts' sample of the shape,
+    and its in-memory conversion of a transcript, which a user's own script may save)."""
     if not isinstance(record, dict):
         return False
     message = record.get("message")
