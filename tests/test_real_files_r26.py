@@ -230,3 +230,17 @@ def test_a_web_session_of_whole_records_reads_as_the_transcript_it_holds() -> No
     assert (file["format"], file["runs"], file["rejected"]) == ("claude-code", 1, 0)
     [web], [transcript] = _runs(WEB_ANSWER), _runs(SESSION)
     assert web.model_dump(mode="json") == transcript.model_dump(mode="json")
+
+
+def test_a_run_kept_under_another_name_is_named_behind_a_thousand_side_files(tmp_path: Path) -> None:
+    """The walk kept the first 1,000 files not named as dumps and then left out the known ones: behind 1,200
+    SWE-agent side files (200 instances) a ``session.log`` was never looked at, and a count of what was left was
+    marked "+" as if more were unseen. The 1,000 counted are those no producer is known to write."""
+    _swe_agent_run_batch(tmp_path)
+    _side_files(tmp_path, [f"inst__{n:03}/inst__{n:03}{suffix}" for n in range(200) for suffix in (
+        ".pred", ".patch", ".config.yaml", ".debug.log", ".info.log", ".trace.log")])
+    (tmp_path / "zz").mkdir()
+    (tmp_path / "zz" / "session.log").write_bytes(SESSION.read_bytes())
+    code, out, told = _dry_run(tmp_path)
+    assert code == 0 and "rejected 0;" in out
+    assert "1 file(s) passed over by name, the largest first: zz/session.log;" in " ".join(told.split()), told
