@@ -175,20 +175,24 @@ async def mcp_session(address: str, key: str, script: list, options: Iterable[st
     """``trajsearch mcp --server address [options]`` over stdio, driven by the ``mcp`` package's own client: its
     tools, and the result of each call of ``script``, in order. An item of ``script`` is the arguments of one
     ``search_past_runs`` call, or a number of seconds the host waits (idle between two conversations). The
-    process imports this checkout's trajsearch (the test's ``sys.path``)."""
+    process imports this checkout's trajsearch (the test's ``sys.path``). Its stderr is this process's file
+    descriptor 2 (pytest's capture takes it), named here: ``stdio_client``'s default is the ``sys.stderr`` of the
+    moment the SDK was first imported, and an in-process ``CliRunner`` command importing it first (``trajsearch mcp
+    --http`` refused) left its own stream, closed and with no file descriptor, to every later session."""
     import asyncio
     import os
     import sys
 
     from mcp import Client as McpClient
     from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "trajsearch.service", "mcp", "--server", address, *options],
         env={"TRAJSEARCH_API_KEY": key, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     results = []
-    async with McpClient(params, read_timeout_seconds=read_timeout) as mcp:
+    async with McpClient(stdio_client(params, errlog=sys.__stderr__), read_timeout_seconds=read_timeout) as mcp:
         tools = (await mcp.list_tools()).tools
         for step in script:
             if isinstance(step, (int, float)):

@@ -108,6 +108,32 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
     assert capped["status"] == "limit_reached" and "escalate" in capped["instruction"]
 
 
+def test_mcp_session_after_an_in_process_command_imported_the_sdk(tmp_path):
+    """A session after an in-process ``trajsearch mcp --http`` (refused) in the same process: the command imported
+    the MCP SDK while ``CliRunner`` held ``sys.stderr``, and ``stdio_client``'s default stderr, bound then, was
+    that stream, closed and with no file descriptor: every later session failed to start the server
+    (``io.UnsupportedOperation: fileno``), as ``test_service_cli.py``'s plaintext refusal run before this file's
+    round trip did on one pytest-xdist worker. The server's stderr reaches this process's."""
+    script = tmp_path / "after.py"
+    script.write_text(
+        "import asyncio\n"
+        "import typer\n"
+        "from typer.testing import CliRunner\n"
+        "from trajsearch.cli.service_commands import register\n"
+        "app = typer.Typer()\n"
+        "register(app)\n"
+        "assert CliRunner().invoke(app, ['mcp', '--http', '--host', '0.0.0.0']).exit_code == 2\n"
+        "from service_support import mcp_session\n"
+        "tools, _ = asyncio.run(asyncio.wait_for(mcp_session('127.0.0.1:9', 'no key', []), 120))\n"
+        "print([tool.name for tool in tools])\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['search_past_runs']"
+    assert "did not answer at start-up" in done.stderr  # the server's own line, on the session's stderr
+
+
 def test_mcp_tool_schema_is_the_runtime_tools():
     """The MCP arguments model and the runtime's tool definition agree (one is not imported by the other)."""
     from trajsearch.runtime.tool import definition
