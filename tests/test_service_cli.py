@@ -338,3 +338,22 @@ def test_in_process_loggings_ending_in_the_order_they_began_leave_the_running_on
     with pytest.raises(ValueError, match="BOGUS"):  # refused before its handler was set (it was left set, unended)
         configure_logging("bogus", first)
     assert (root.handlers, root.level, root.propagate) == before
+
+
+@pytest.mark.parametrize("command", [["serve", "--uri", "m.db"], ["ui", "--uri", "m.db"],
+                                     ["mcp", "--server", "127.0.0.1:9"]])
+def test_serve_ui_and_mcp_run_in_process_put_the_python_logging_they_changed_back(app, tmp_path, monkeypatch, command):
+    """``serve``, ``ui`` and ``mcp`` put their JSON handler on the root logger and turn ``logging.captureWarnings``
+    on while they run (other libraries' warnings and errors on their JSON lines); run in-process (typer's
+    CliRunner, an embedding program) each puts the root's handlers and level and ``warnings.showwarning`` back as
+    they were when it ends (here refused once its logging is set up: no key file, no API key)."""
+    import warnings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRAJSEARCH_API_KEY", raising=False)
+    root = logging.getLogger()
+    before = (root.handlers[:], root.level, warnings.showwarning)
+    options = ["--keys", str(tmp_path / "missing.toml")] if command[0] != "mcp" else []
+    result = CliRunner().invoke(app, [*command, *options])
+    assert result.exit_code == 2 and ("cannot read the key file" in result.output or "no API key" in result.output)
+    assert (root.handlers, root.level, warnings.showwarning) == before
