@@ -357,3 +357,42 @@ def test_serve_ui_and_mcp_run_in_process_put_the_python_logging_they_changed_bac
     result = CliRunner().invoke(app, [*command, *options])
     assert result.exit_code == 2 and ("cannot read the key file" in result.output or "no API key" in result.output)
     assert (root.handlers, root.level, warnings.showwarning) == before
+
+
+def test_an_in_process_logging_leaves_the_embedding_programs_logging_as_it_is():
+    """Bug: a program logging for itself (a handler and INFO on its root, ``logging.captureWarnings(True)``, a
+    handler on ``trajsearch.service`` as the tests' ``rpc_log``) that ran ``serve`` in-process lost, while it ran,
+    trajsearch's own records (a handler of the program's on their way claimed them: none was written), its own
+    INFO records (the root raised to WARNING) and other libraries' records (its root handler replaced), and after
+    it its capture of warnings (turned off). trajsearch's records are written whatever handler is on their way; the
+    program's root handlers, level and capture are left as they were."""
+    import io
+    import warnings
+
+    from trajsearch.service.observe import configure_logging
+
+    root, service = logging.getLogger(), logging.getLogger("trajsearch.service")
+    program, on_service, ours = io.StringIO(), io.StringIO(), io.StringIO()
+    program_handler, service_handler = logging.StreamHandler(program), logging.StreamHandler(on_service)
+    level = root.level
+    root.addHandler(program_handler)
+    root.setLevel(logging.INFO)
+    service.addHandler(service_handler)
+    logging.captureWarnings(True)
+    captured = warnings.showwarning
+    try:
+        end = configure_logging("INFO", ours)
+        service.info("the service's record")
+        logging.getLogger("the.program").info("the program's record")
+        logging.getLogger("a.library").warning("a library's warning")
+        end()
+        assert warnings.showwarning is captured  # the program's capture holds
+        assert root.level == logging.INFO and program_handler in root.handlers
+    finally:
+        logging.captureWarnings(False)
+        root.removeHandler(program_handler)
+        root.setLevel(level)
+        service.removeHandler(service_handler)
+    assert [json.loads(line)["msg"] for line in ours.getvalue().splitlines()] == ["the service's record"]
+    assert program.getvalue().splitlines() == ["the program's record", "a library's warning"]
+    assert on_service.getvalue().splitlines() == ["the service's record"]

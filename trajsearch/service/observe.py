@@ -22,6 +22,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from typing import Any, Callable, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -47,12 +48,18 @@ class JsonFormatter(_JsonFormatter):
         )
 
 
+class _JsonLines(logging.StreamHandler):
+    """The JSON lines of one caller of :func:`configure_logging`: known by its class on the root logger, where an
+    embedding program's own handlers stay beside it."""
+
+
 #: The JSON logging of trajsearch's loggers in force, by the callers that asked for it and have not ended (each its
-#: handler and level; the last one asked for is applied), and the loggers as they were before the first.
+#: handler and level; the last one asked for is applied), and the logging as it was before the first.
 _LOGGING = threading.Lock()
 _IN_FORCE: list[tuple[logging.Handler, int]] = []
-_BEFORE: dict[str, dict[str, Any]] = {}
-#: The least a record of another library (the MCP SDK, grpc, uvicorn, ``warnings``) must weigh to be logged.
+_BEFORE: dict[str, Any] = {}
+#: The least a record of another library (the MCP SDK, grpc, uvicorn, ``warnings``) must weigh to be logged, where
+#: no one else's handler is on the root logger (the CLI's own process).
 OTHERS_LEVEL = logging.WARNING
 
 
@@ -64,23 +71,30 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], N
     has a handler; modelcontextprotocol/python-sdk#1656, #2527): an unknown prompt asked of ``trajsearch mcp`` wrote
     a boxed traceback of 150 lines, and each refused tool call nine lines of INFO quoting the caller's arguments.
 
+    In a program that logs for itself (a command run in-process, a server embedded), its logging stays as it was:
+    its handlers stay on the root beside this one and keep the other libraries' records (:func:`_unclaimed`), the
+    root's level is its own (raised to WARNING, its INFO records went nowhere while the command ran), and its
+    ``logging.captureWarnings(True)`` holds after the end.
+
     Returns the function that ends this caller's logging, for a caller that ends before its process does (a command
     run in-process): the loggers go back to the logging of a caller that asked before it and is still running, or
     else as they were before any. Put back as each caller found them instead, two callers ending in the order they
     started (an embedding program's two servers) left the first one's handler, on a stream perhaps closed, and the
     second logged nowhere meanwhile."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _JsonLines(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
-    handler.addFilter(lambda record: _unclaimed(record, handler))
+    handler.addFilter(_unclaimed)
     ours = logging.getLogger("trajsearch")
     with _LOGGING:
         wanted = logging.getLevelName(level.upper())
         if not isinstance(wanted, int):  # (an unknown level raises here, before anything is changed)
             raise ValueError(f"Unknown level: {level.upper()!r}")
         if not _IN_FORCE:
-            _BEFORE.update({name: dict(handlers=logger.handlers[:], level=logger.level, propagate=logger.propagate)
-                            for name, logger in (("ours", ours), ("root", logging.getLogger()))})
+            root, showwarning = logging.getLogger(), warnings.showwarning
+            _BEFORE.update(ours=dict(handlers=ours.handlers[:], level=ours.level, propagate=ours.propagate),
+                           root_level=root.level, root_handled=bool(root.handlers))
             logging.captureWarnings(True)  # (warnings.showwarning wrote two lines: the warning and its source line)
+            _BEFORE["captured"] = warnings.showwarning is showwarning  # (already: the embedding program's)
         mine = (handler, wanted)
         _IN_FORCE.append(mine)
         _apply(*mine)
@@ -93,37 +107,47 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> Callable[[], N
             if _IN_FORCE:
                 _apply(*_IN_FORCE[-1])
                 return
-            logging.captureWarnings(False)
-            for name, logger in (("ours", ours), ("root", logging.getLogger())):
-                logger.handlers[:] = _BEFORE[name]["handlers"]
-                logger.setLevel(_BEFORE[name]["level"])
-                logger.propagate = _BEFORE[name]["propagate"]
+            if not _BEFORE["captured"]:
+                logging.captureWarnings(False)
+            ours.handlers[:] = _BEFORE["ours"]["handlers"]
+            ours.setLevel(_BEFORE["ours"]["level"])
+            ours.propagate = _BEFORE["ours"]["propagate"]
+            root = logging.getLogger()
+            root.handlers[:] = [h for h in root.handlers if not isinstance(h, _JsonLines)]
+            if not _BEFORE["root_handled"]:
+                root.setLevel(_BEFORE["root_level"])
 
     return end
 
 
-def _unclaimed(record: logging.LogRecord, handler: logging.Handler) -> bool:
-    """Whether no logger on ``record``'s way to the root has a handler other than ``handler``: what Python's last
-    resort would have printed. A library that gave its loggers one (grpc's NullHandler) chose silence, and keeps it:
-    Milvus Lite's in-process gRPC server logs an ERROR with a traceback ("AllocTimestamp: Method not implemented")
-    at every store opened."""
+def _unclaimed(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is trajsearch's, or else no logger on its way to the root, the root included, has a handler
+    but trajsearch's: what Python's last resort would have printed. A library that gave its loggers one (grpc's
+    NullHandler) chose silence, and keeps it: Milvus Lite's in-process gRPC server logs an ERROR with a traceback
+    ("AllocTimestamp: Method not implemented") at every store opened; a program that logs for itself (a handler on
+    its root) keeps the other libraries' records. trajsearch's own come through ``trajsearch``'s handler alone,
+    whatever handler an embedding program put on their way (one on ``trajsearch.service`` took them all)."""
+    if record.name.partition(".")[0] == "trajsearch":
+        return True
     logger: logging.Logger | None = logging.getLogger(record.name)
-    while logger is not None and logger.parent is not None:
-        if any(h is not handler for h in logger.handlers):
+    while logger is not None:
+        if any(not isinstance(h, _JsonLines) for h in logger.handlers):
             return False
         logger = logger.parent
     return True
 
 
 def _apply(handler: logging.Handler, level: int) -> None:
-    """trajsearch's loggers at ``level``, the others at :data:`OTHERS_LEVEL` or above, all through ``handler``."""
+    """trajsearch's loggers at ``level`` through ``handler`` alone, and ``handler`` on the root beside the program's
+    own handlers; the root at :data:`OTHERS_LEVEL` or above where it has none (the CLI's own process)."""
     ours = logging.getLogger("trajsearch")
     ours.handlers[:] = [handler]
     ours.setLevel(level)
     ours.propagate = False
     root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(max(level, OTHERS_LEVEL))
+    root.handlers[:] = [h for h in root.handlers if not isinstance(h, _JsonLines)] + [handler]
+    if not _BEFORE["root_handled"]:
+        root.setLevel(max(level, OTHERS_LEVEL))
 
 
 def log_event(logger: logging.Logger, level: int, msg: str, **fields: Any) -> None:
