@@ -162,6 +162,32 @@ def test_a_query_string_that_is_not_utf8_is_refused_naming_its_parameter(pages_s
     assert f"'{name}'" in text and "UTF-8" in text, text
 
 
+@pytest.mark.parametrize("status, request_head", [
+    (400, "GET /?q=error+%E2%82 HTTP/1.1\r\nHost: {address}\r\n"),  # a query that is not UTF-8
+    (413, "POST /?q=big HTTP/1.1\r\nHost: {address}\r\nContent-Length: 999999999\r\n"),  # a body too large
+    (421, "GET /?q=elsewhere HTTP/1.1\r\nHost: elsewhere.example\r\n"),  # a Host not the pages'
+])
+def test_a_request_refused_before_the_pages_see_it_has_its_log_line(pages_store, caplog, status,
+                                                                   request_head) -> None:
+    """Bug (curl on loopback, round 26's 400): a request the pages' guard refused before the app saw it (a query
+    that is not UTF-8, a body too large, a Host not the pages') was answered and never logged, where every other
+    request has its one line: an operator's count of refused clients, or of a link misdirected by a proxy, was
+    none. Each now has its line, with the status the client got."""
+    keys = make_keys()
+    caplog.set_level(logging.INFO)
+    with served(pages_store, keys.ring, keys.demo) as (web, _):
+        host, port = web.address.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=60) as sock:
+            sock.sendall((request_head.format(address=web.address) + "Connection: close\r\n\r\n").encode())
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:200]
+        _eventually(lambda: _lines(caplog, "/"), "the request's log line")
+    [line] = _lines(caplog, "/")
+    assert (line.status, line.method) == (status, request_head.split()[0])
+
+
 @pytest.mark.parametrize("path", ["/metrics", "/metrics.json"])
 def test_the_metrics_listener_answers_head_as_get_and_refuses_other_methods_saying_which_it_takes(path) -> None:
     """Bug (curl on loopback against ``serve --metrics``): ``HEAD /metrics`` (an uptime check's, ``curl -I``) was

@@ -497,23 +497,7 @@ class Guard:
         state["request_id"] = secrets.token_hex(8)
         started = time.perf_counter()
         status = 0
-        if self.allowed is not None and _host(scope) not in self.allowed:
-            if self.public is not None:
-                refusal = misdirected(self.public.netloc, self.public.scheme, None)
-            else:
-                port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
-                refusal = misdirected(self.own, scope.get("scheme", "http"), port)
-            await _refuse(421, refusal, scope, receive, send)
-            return
-        declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-            await _refuse(413, "request body too large", scope, receive, send)
-            return
-        garbled = _not_utf8(scope.get("query_string", b""))
-        if garbled is not None:  # (decoded as is, its text was searched as replacement characters)
-            await _refuse(400, f"The address's parameter {garbled!r} is not UTF-8 text once percent-decoded (as a "
-                               "browser sends a form): encode it as UTF-8.", scope, receive, send)
-            return
+        refusal = self._refusal(scope)
         received = 0
 
         async def bounded_receive() -> Message:
@@ -536,11 +520,32 @@ class Guard:
             await send(message)
 
         try:
-            await self.app(scope, bounded_receive, send_with_headers)
+            if refusal is not None:  # (logged as any request: a refused client, a misdirected link, are the operator's)
+                status = refusal[0]
+                await _refuse(*refusal, scope, receive, send)
+            else:
+                await self.app(scope, bounded_receive, send_with_headers)
         finally:  # (the status the client got: not the app's, when the server answered in its place or none)
             log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
                       path=_loggable(scope["path"]), status=state.get(SERVER_ANSWERED, status),
                       tenant=state.get("tenant", ""), ms=round((time.perf_counter() - started) * 1000, 1))
+
+    def _refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """The status and text a request is refused with before the app sees it (a Host not the pages', a body too
+        large, a query that is not UTF-8), or None."""
+        if self.allowed is not None and _host(scope) not in self.allowed:
+            if self.public is not None:
+                return 421, misdirected(self.public.netloc, self.public.scheme, None)
+            port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
+            return 421, misdirected(self.own, scope.get("scheme", "http"), port)
+        declared = _header(scope, b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            return 413, "request body too large"
+        garbled = _not_utf8(scope.get("query_string", b""))
+        if garbled is not None:  # (decoded as is, its text was searched as replacement characters)
+            return 400, (f"The address's parameter {garbled!r} is not UTF-8 text once percent-decoded (as a browser "
+                         "sends a form): encode it as UTF-8.")
+        return None
 
 
 async def _refuse(status: int, text: str, scope: Scope, receive: Receive, send: Send) -> None:
