@@ -240,3 +240,37 @@ def test_mcp_over_http_on_a_port_in_use_is_one_line_naming_it(refusing_address) 
     assert result.returncode == 1, (result.returncode, result.stderr)
     lines = [line for line in result.stderr.splitlines() if not line.startswith("{")]  # (JSON: the server is down)
     assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"], result.stderr
+
+
+def test_mcp_over_http_logs_uvicorns_records_without_terminal_colour_codes(refusing_address, tmp_path) -> None:
+    """Bug (``trajsearch mcp --http`` on loopback, started and stopped): uvicorn's "Started server process" and
+    "Finished server process" records carried its ``color_message`` extra into the JSON, the message again with a
+    terminal's colour codes ("[\\u001b[36m%d\\u001b[0m]"), which a log reader shows as escapes or acts on. Its
+    records are the message alone; the one line that is not JSON names the address served."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from process_support import cli_env
+
+    err = tmp_path / "mcp.err"
+    with err.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "trajsearch.service", "mcp", "--server", refusing_address,
+                                 "--http", "--port", "0"], env=cli_env(TRAJSEARCH_API_KEY="ts_unused"),
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            _eventually(lambda: "Application startup complete." in err.read_text(), "uvicorn's start-up", 120)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    lines = err.read_text().splitlines()
+    plain = [line for line in lines if not line.startswith("{")]
+    assert len(plain) == 1 and plain[0].startswith("trajsearch mcp serving on http://127.0.0.1:"), lines
+    records = [json.loads(line) for line in lines if line.startswith("{")]
+    said = [r["msg"] for r in records if r["logger"].startswith("uvicorn")]
+    assert said[0].startswith("Started server process") and said[-1].startswith("Finished server process"), said
+    assert not [r for r in records if "color_message" in r or "\x1b" in json.dumps(r, ensure_ascii=False)], records

@@ -29,6 +29,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from socketserver import ThreadingMixIn
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, make_wsgi_app
+from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter as _JsonFormatter
 
 LOGGER = "trajsearch.service"
@@ -37,7 +38,8 @@ _WINDOW = 2048
 
 
 class JsonFormatter(_JsonFormatter):
-    """``{"ts": ..., "level": ..., "logger": ..., "msg": ..., **extra fields}``, non-ASCII kept."""
+    """``{"ts": ..., "level": ..., "logger": ..., "msg": ..., **extra fields}``, non-ASCII kept; not uvicorn's
+    ``color_message`` (its message again, a terminal's colour codes around its numbers: ANSI escapes in the JSON)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -45,6 +47,7 @@ class JsonFormatter(_JsonFormatter):
             rename_fields={"levelname": "level", "name": "logger", "message": "msg"},
             timestamp="ts",
             json_ensure_ascii=False,
+            reserved_attrs=[*RESERVED_ATTRS, "color_message"],
         )
 
 
