@@ -4,7 +4,7 @@ unrelated pastes score (the weak-match note's cut, ``trajsearch.weak_match``).
 Run on a store of real runs (``--store DIR``: ``milvus.db`` and ``traces/`` as ``ingest`` leaves them; round 26
 measured the gemini-3-pro store of 500 mini-swe-agent runs, tenant = repository), with the real model:
 
-- ``paraphrase``: ``tests/fixtures/eng-search-r26/paraphrases.jsonl``, real error lines of that store each written
+- ``paraphrase``: ``tests/fixtures/.eng-search-r26/paraphrases.jsonl``, real error lines of that store each written
   again in other words; a hit is a run among the top 1 / 5 whose steps printed the original line (case aside);
 - ``exact``: up to 60 other Python exception lines the store's runs printed, searched as printed;
 - ``cross-tenant``: 40 of those searched in another repository's tenant (the same language, other runs);
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _common import ROOT, load_model, ood_tasks, open_store
 
-FIXTURES = ROOT / "tests/fixtures/eng-search-r26"
+FIXTURES = ROOT / "tests/fixtures/.eng-search-r26"
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit): .{8,160}$")
 MODES = ("dense", "lexical", "hybrid", "auto")
 
