@@ -10,6 +10,10 @@ others are the four that came first for it in that tenant, each changing the fil
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from trajsearch.runtime import AdviceConfig, Runtime, RuntimeConfig, RuntimeContext
 
 from conftest import BASE_TIME, make_run
@@ -95,3 +99,78 @@ def test_the_failing_frame_is_the_innermost_of_the_project_in_each_traceback():
         "AttributeError: 'str' object has no attribute '_meta'")
     assert failing_frames(site_packages) == {"base/schema.py"}
     assert failing_frames(RUNS["window"][1]) == frozenset()
+
+
+def test_a_long_run_of_blank_lines_is_read_at_once():
+    """Review RR11I, 1: a frame's ``^\\s*`` under ``re.M`` ran from every line start over all the blank lines after
+    it (``"\\r\\n" * 10_000``: 2.3 s; ``" \\n" * 20_000``: 11.8 s), once for every candidate an exemplars call weighs.
+    At 100,000 such lines that was minutes; each line is now read alone. Run in a child process under a hang limit
+    (no timing asserted: the limit only catches the quadratic scan)."""
+    script = ("from trajsearch.runtime.where import failing_frames\n"
+              "text = 'Traceback (most recent call last):\\n  File \"/t/pkg/a.py\", line 1, in f\\n'\n"
+              "assert failing_frames(text + ' \\n' * 100_000 + '\\r\\n' * 100_000 + '|' * 100_000) == {'pkg/a.py'}\n")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, cwd=Path(__file__).parents[1])
+
+
+def test_windows_paths_are_read_as_paths():
+    """Review RR11I, 2: a Windows frame was one whole-path key, so a test file and the Python installation were
+    not passed over. Cut from the gemini-3-pro tasks django-15503 (the failing frame is the reporter's test),
+    sympy-13480 (``hyperbolic.py``, where its patch went) and sympy-24213 (``site-packages``, a package's file)."""
+    from trajsearch.runtime.where import failing_frames
+
+    test_only = ('Traceback (most recent call last):\n File "H:\\Files\\Projects\\Electaco\\Webservice\\elecserve\\'
+                 'markers\\tests.py", line 16, in test_json_field_has_key\t \n\tself.assertEqual(c2, 1)\n'
+                 "AssertionError: 0 != 1 : Should have found 1 entry with key '1111'")
+    assert failing_frames(test_only) == frozenset()
+    indented = ('    ...\r\n    File "C:\\Users\\E\\Desktop\\sympy-master\\sympy\\functions\\elementary\\hyperbolic.py", '
+                "line 590, in eval\r\n        if cotm is S.ComplexInfinity:\r\n    NameError: name 'cotm' is not defined")
+    assert failing_frames(indented) == {"elementary/hyperbolic.py"}
+    installed = ('Traceback (most recent call last):\n  File "C:\\Python\\Python310\\lib\\site-packages\\sympy\\physics\\'
+                 'units\\unitsystem.py", line 179, in _collect_factor_and_dimension\n'
+                 '  File "C:\\Python\\Python310\\lib\\json\\decoder.py", line 337, in decode\nValueError: x')
+    assert failing_frames(installed) == {"units/unitsystem.py"}
+
+
+def test_the_python_installation_is_passed_over_wherever_it_lies():
+    """Review RR11I, 4: Fedora's ``/usr/lib64/python3.9/``, PyPy's ``lib-python/3/`` and ``/usr/lib/pypy3.9/``, a
+    Windows install's ``Lib`` (a conda environment's too) are the installation's, as ``/usr/lib/python3.9/`` is."""
+    from trajsearch.runtime.where import failing_frames
+
+    for stdlib in ("/usr/lib64/python3.9/json/decoder.py", "/opt/pypy3/lib-python/3/json/decoder.py",
+                   "/usr/lib/pypy3.9/json/decoder.py", "C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Python39\\Lib\\"
+                   "json\\decoder.py", "D:\\anaconda38\\envs\\default\\lib\\json\\decoder.py"):
+        text = ('Traceback (most recent call last):\n  File "/testbed/pkg/mod.py", line 3, in f\n'
+                f'  File "{stdlib}", line 337, in decode\nValueError: x')
+        assert failing_frames(text) == {"pkg/mod.py"}, stdlib
+
+
+def test_frames_of_pytest_ipython_exception_groups_and_quotes_are_read():
+    """Review RR11I, 3: the frames the query-mode guess reads (``fusion``) are the ones the where vote reads, in
+    each form: pytest's (gemini-3-pro task pytest-7205, cut), IPython's before 8 (django-13449, cut) and from 8 on
+    (matplotlib-24149, cut), an exception group's behind ``| `` (Python 3.11.7's own output of a group raised in
+    ``pkg/mod.py`` over a ``ValueError`` raised in ``pkg/core.py``), a traceback quoted in Markdown (``> ``)."""
+    from trajsearch.runtime.where import failing_frames
+
+    pytest_report = ("src/_pytest/runner.py:244: \r\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \r\nsrc/_pytest/runner.py:217: in "
+                     "<lambda>\r\n    lambda: ihook(item=item, **kwds), when=when, reraise=reraise\r\n"
+                     "src/_pytest/setuponly.py:34: in pytest_fixture_setup\r\n    _show_fixture_action(fixturedef, "
+                     "\"SETUP\")\r\nE   BytesWarning: str() on a bytes instance\r\n")
+    assert failing_frames(pytest_report) == {"_pytest/setuponly.py"}
+    ipython7 = ("OperationalError\t\t\t\t\t\t Traceback (most recent call last)\n<ipython-input-12-996617e96a38> in "
+                "<module>\n----> 1 print(q)\nC:\\ProgramData\\Anaconda3\\envs\\djbase\\lib\\site-packages\\django\\db\\"
+                "models\\query.py in __repr__(self)\n\t250\nC:\\ProgramData\\Anaconda3\\envs\\djbase\\lib\\site-packages"
+                "\\django\\db\\backends\\sqlite3\\base.py in execute(self, query, params)\n--> 396\t\t return "
+                'Database.Cursor.execute(self, query, params)\nOperationalError: near "OVER": syntax error')
+    assert failing_frames(ipython7) == {"sqlite3/base.py"}
+    ipython8 = ("Traceback (most recent call last)\nCell In [1], line 4\n----> 4 ax.bar([np.nan], [np.nan])[0].get_x()\n"
+                "\nFile ~/miniconda/envs/py310/lib/python3.10/site-packages/matplotlib/axes/_axes.py:2373, in "
+                "Axes.bar(self, x, height, width, bottom, align, **kwargs)\n-> 2373 width = self._convert_dx(width, x0)\n"
+                "\nFile ~/miniconda/envs/py310/lib/python3.10/site-packages/matplotlib/cbook/__init__.py:1749, in "
+                "_safe_first_finite(obj, skip_nonfinite)\n-> 1749 return next(val for val in obj if safe_isfinite(val))\n"
+                "\nStopIteration: ")
+    assert failing_frames(ipython8) == {"cbook/__init__.py"}
+    group = (Path(__file__).parent / "fixtures/where/exception_group.txt").read_text()
+    assert failing_frames(group) == {"pkg/mod.py", "pkg/core.py"}
+    quoted = ("> Traceback (most recent call last):\n>   File \"/testbed/pkg/a.py\", line 1, in f\n>     g()\n"
+              ">   File \"/testbed/pkg/b.py\", line 1, in g\n> ValueError")
+    assert failing_frames(quoted) == {"pkg/b.py"}

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
+from .tracebacks import CHAINED, FRAME
 from .vocab import MODES
 
 
@@ -265,10 +266,6 @@ def _prose_line(line: str) -> bool:
     return plain >= 0.6 * len(words) and _function_share(words) >= 0.2
 
 
-#: A frame line of a Python traceback (``File "x.py", line 3, in f``) or of pytest's (``x.py:3: in f``),
-#: and the sentences Python puts between chained tracebacks.
-_FRAME = re.compile(r"""^(\s*)(?:File\s"[^"\n]*",\sline\s\d+|\S+:\d+:\sin\s\S+$)""")
-_CHAINED = re.compile(r"^\s*(?:During handling of the above exception|The above exception was the direct cause)")
 #: pytest's failure report: the failing line (``>``), the error lines (``E``), the location (``path:NNN: Error``).
 _PYTEST_LINE = re.compile(r"^(?:[>E]\s{3}|\S+:\d+:\s[A-Za-z_][\w.]*$)")
 #: An exception line (``KeyError: 'id'``, ``django.core.exceptions.FieldError: ...``): the error itself, not prose.
@@ -284,7 +281,7 @@ def _trace_lines(lines: list[str]) -> set[int]:
     """
     trace: set[int] = set()
     for pos, line in enumerate(lines):
-        frame = _FRAME.match(line)
+        frame = FRAME.match(line)
         if frame:  # the frame and the source, carets, locals indented under it
             trace.add(pos)
             depth = len(frame.group(1))
@@ -292,7 +289,7 @@ def _trace_lines(lines: list[str]) -> set[int]:
                 if len(lines[below]) - len(lines[below].lstrip()) <= depth:
                     break
                 trace.add(below)
-        elif _CHAINED.match(line) or _EXCEPTION_LINE.match(line):
+        elif CHAINED.match(line) or _EXCEPTION_LINE.match(line):
             trace.add(pos)
         elif _PYTEST_LINE.match(line):
             trace.add(pos)

@@ -597,22 +597,25 @@ def _likely_files(ts: TrajSearch, task: str, names: Sequence[str], ctx: RuntimeC
     query = _lexical_query(names) if config.cover_named_steps else ""
     named = search(ts, query, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_named_steps, grouped=False, mode="lexical") if query.strip() else []
-    cover = _cover(task, names, ranked, summaries, steps, named)
+    frames = where.failing_frames(task)  # once per query: the task's text is long, and ``without`` asks per run
+    cover = _cover(task, names, ranked, summaries, steps, named, frames)
 
     @functools.cache
     def without(run: str) -> dict[str, float]:  # its changed files, step rows and reads vote for nothing
         return _cover(task, names, [s for s in ranked if s.hit.trajectory_id != run], summaries,
-                      [hit for hit in steps if hit.trajectory_id != run], [hit for hit in named if hit.trajectory_id != run])
+                      [hit for hit in steps if hit.trajectory_id != run], [hit for hit in named if hit.trajectory_id != run],
+                      frames)
     return cover, {hit.trajectory_id for hit in steps if similarity(hit) >= floor}, without
 
 
 def _cover(task: str, names: Sequence[str], ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
-           named: list[Hit]) -> dict[str, float]:
+           named: list[Hit], frames: frozenset[str]) -> dict[str, float]:
     """:func:`~.where.likely_files` by the votes of these candidates (the files they changed, their reads of the
-    code the task names), of these step rows and of the task's own tracebacks."""
+    code the task names), of these step rows and of ``frames``, the files the task's own tracebacks failed in
+    (:func:`~.where.failing_frames`)."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked])
     return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked], names),
-                              named, where.failing_frames(task))
+                              named, frames)
 
 
 def _lexical_query(names: Sequence[str]) -> str:

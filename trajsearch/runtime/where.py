@@ -42,6 +42,7 @@ from typing import AbstractSet, Mapping, Sequence
 
 from ..results import Hit
 from ..touched import SOURCE_EXTENSIONS
+from ..tracebacks import traceback_frames
 from .memo import per_call
 from .rerank import file_key
 
@@ -78,12 +79,13 @@ FRAME_WEIGHT = 1.0
 #: ``a/`` ``b/`` before a top-level file (``--- a/setup.py``) taken off.
 _PATH = re.compile(rf"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.(?:{SOURCE_EXTENSIONS}))\b")
 _TOP_LEVEL = re.compile(r"^(?:\./|[ab]/)(?=[^/]+$)")
-#: A frame of a Python traceback (``File "/x/django/db/models/sql/query.py", line 1179, in build_filter``), and
-#: what starts one (a chained exception starts its own).
-_FRAME = re.compile(r'^\s*File "([^"]+\.py)", line \d+', re.M)
-_TRACEBACK = re.compile(r"^.*Traceback \(most recent call last\):", re.M)
-#: A file of the Python installation itself (``/usr/lib/python3.8/json/decoder.py``), not of a package it holds.
-_STDLIB = re.compile(r"/lib/python[\d.]*/(?!(?:site|dist)-packages/)")
+#: A file of the Python installation itself, not of a package it holds: ``/usr/lib/python3.8/json/decoder.py``,
+#: ``/usr/lib64/python3.9/`` (Fedora), PyPy's ``/usr/lib/pypy3.9/`` and ``/opt/pypy/lib-python/3/``, Windows'
+#: ``C:/Python39/Lib/`` (a frame's ``\\`` read as ``/``), a conda install's or environment's
+#: ``C:/.../Anaconda3/envs/x/Lib/``.
+_STDLIB = re.compile(r"""(?:/lib(?:64)?/(?:python|pypy)[\d.]*/|/lib-python/[\d.]+/
+                         |^[A-Za-z]:/(?:[^/]+/)*?(?i:python[\d.]*|anaconda\d*|miniconda\d*|envs/[^/]+)/(?i:lib)/
+                         )(?!(?:site|dist)-packages/)""", re.X)
 #: A test file, by the usual layouts: in a ``tests`` or ``__tests__`` directory, or named so: ``test_x.py``,
 #: ``x_test.py`` / ``x_test.go``, ``tests.py``, ``conftest.py``, ``FooTest.java`` / ``FooTests.kt``, ``x.test.ts`` /
 #: ``x.spec.js``. A ``test`` or ``testing`` directory alone is not enough: ``django/test/`` and
@@ -136,20 +138,19 @@ def likely_files(changed: Mapping[str, float], steps: Sequence[Hit],
 
 
 def failing_frames(text: str) -> frozenset[str]:
-    """The file of the innermost frame of each Python traceback ``text`` holds, by :func:`~.rerank.file_key`: where
-    the error was raised. Frames in test files (the test calling the code) and in the Python installation (a
-    ``json/decoder.py`` no run of a project changes) are passed over. A bug report's traceback runs from the
-    user's call down to the fault: of the tasks of the SWE-bench dumps measured (gemini-3-pro, CodeR, SWE-agent
-    ``cost_2_1`` .. ``cost_2_3``) that hold one, the innermost frame's file was one the task's own runs changed
-    for 61 of 141, another file the task names (an outer frame, a path in its prose) alone for 32, though those
-    are three times as many (148 innermost files, 478 others)."""
-    starts = [m.start() for m in _TRACEBACK.finditer(text)] or [0]
+    """The file of the innermost frame of each Python traceback ``text`` holds (:func:`~..tracebacks.traceback_frames`:
+    Python's, pytest's, IPython's frames), by :func:`~.rerank.file_key`: where the error was raised. Frames in test
+    files (the test calling the code), in the Python installation (a ``json/decoder.py`` no run of a project
+    changes) and in no ``.py`` file (``<frozen importlib._bootstrap>``, a Cython ``.pyx``) are passed over. A bug
+    report's traceback runs from the user's call down to the fault: of the tasks of the SWE-bench dumps measured
+    (gemini-3-pro, CodeR, SWE-agent ``cost_2_1`` .. ``cost_2_3``) that hold one, the innermost frame's file was one
+    the task's own runs changed for 61 of 141, another file the task names (an outer frame, a path in its prose)
+    alone for 32, though those are three times as many (148 innermost files, 478 others)."""
     found = set()
-    for start, end in zip(starts, [*starts[1:], len(text)]):
-        frames = [path for path in _FRAME.findall(text, start, end)
-                  if not is_test_file(path) and not _STDLIB.search(path)]
-        if frames:
-            found.add(file_key(frames[-1]))
+    for frames in traceback_frames(text):
+        kept = [path for path in frames if path.endswith(".py") and not is_test_file(path) and not _STDLIB.search(path)]
+        if kept:
+            found.add(file_key(kept[-1]))
     return frozenset(found)
 
 
