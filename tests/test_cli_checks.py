@@ -320,17 +320,23 @@ def test_the_tenants_are_named_from_the_runs_whatever_the_lexical_leg(newcomer) 
 def test_search_and_similar_counts_are_refused_naming_the_option_as_typed(backend, tmp_path: Path) -> None:
     """Bug (round 25): ``search -k 0`` said "k must be a whole number from 1 to 200" and exited 1, naming the
     library's parameter, not the option typed; ``--group-size 0`` said ``group_size``. Both backends now refuse each
-    as a usage error in the words ``exemplars -k`` uses, before anything is searched."""
+    as a usage error in the words ``exemplars -k`` uses, before anything is searched. Over a server, ``-k``'s words
+    say that the server's own bound may be lower, as the client's did before the CLI checked first (review of round
+    26's ENG4, 4: "from 1 to 200" alone, then ``-k 150`` refused by the server as "1 to 100")."""
     ingest_two(tmp_path)
+    server = " (a server takes at most its --max-k: 100 unless set)" if backend == "server" else ""
     for command, args, said in (
-            (("search", "KeyError"), ("-k", "0"), "-k: must be a whole number from 1 to 200, got 0"),
-            (("search", "KeyError"), ("-k", "201"), "-k: must be a whole number from 1 to 200, got 201"),
+            (("search", "KeyError"), ("-k", "0"), f"-k: must be a whole number from 1 to 200{server}, got 0"),
+            (("search", "KeyError"), ("-k", "201"), f"-k: must be a whole number from 1 to 200{server}, got 201"),
             (("search", "KeyError"), ("--group-size", "0"), "--group-size: must be a whole number from 1 to 10, got 0"),
             (("search", "KeyError"), ("--group-size", "11"), "--group-size: must be a whole number from 1 to 10, got 11"),
-            (("similar", "KeyError"), ("-k", "-1"), "-k: must be a whole number from 1 to 200, got -1"),
-            (("similar", "--id", "c2"), ("-k", "0"), "-k: must be a whole number from 1 to 200, got 0")):
+            (("similar", "KeyError"), ("-k", "-1"), f"-k: must be a whole number from 1 to 200{server}, got -1"),
+            (("similar", "--id", "c2"), ("-k", "0"), f"-k: must be a whole number from 1 to 200{server}, got 0")):
         code, out, err = run_cli(*command, *args)
         assert code == 2 and " ".join(err.split()) == f"error: {said}", (command, args, err)
         assert out == ""
     code, out, err = run_cli("search", "KeyError", "-k", "100", "--group-size", "10", "--json")
     assert code == 0 and json.loads(out), err  # the top group size is taken (and a server's top k, 100)
+    if backend == "server":  # past its --max-k: the server's refusal, which the hint above prepared
+        code, out, err = run_cli("search", "KeyError", "-k", "150")
+        assert code != 0 and "1 to 100" in " ".join(err.split()), err

@@ -322,10 +322,12 @@ def test_a_count_out_of_bounds_is_refused_in_the_embedded_stores_words_over_a_se
     shutil.copytree(store, local)
     server = _serve(store, keys[1])
     try:
-        for asked, words in ((("search", "fix the bug", "-k", "0"), "k must be a whole number from 1 to 200"),
-                             (("similar", "fix the bug", "-k", "3000000000"), "k must be a whole number from 1 to 200"),
+        # the options as typed (round 26: the CLI checks them first), the server's bound beside -k's over --server
+        for asked, words in ((("search", "fix the bug", "-k", "0"), "-k: must be a whole number from 1 to 200"),
+                             (("similar", "fix the bug", "-k", "3000000000"),
+                              "-k: must be a whole number from 1 to 200"),
                              (("search", "fix the bug", "--group-size", "11"),
-                              "group_size must be a whole number from 1 to 10, got 11")):
+                              "--group-size: must be a whole number from 1 to 10, got 11")):
             here, there = _local(local, *asked), _cli(server, keys[0]["acme"], *asked)
             assert here.returncode == there.returncode == 2, (asked, here.stderr, there.stderr)
             assert words in here.stderr and words in there.stderr, (asked, here.stderr, there.stderr)

@@ -14,6 +14,9 @@ from typing import Any
 MAX_K = 200
 #: The most hits a server returns unless its ``--max-k`` says otherwise (``service.validate.Limits.max_k``).
 SERVER_MAX_K = 100
+#: Said after the bounds of a ``k`` refused before it reaches a server (the client's check, ``search -k 0 --server``):
+#: the server's own bound (its ``--max-k``) cannot be known there, and a ``k`` within 1..MAX_K may still be refused.
+SERVER_K_NOTE = f" (a server takes at most its --max-k: {SERVER_MAX_K} unless set)"
 #: The most rows one search keeps of a run (``group_size``).
 MAX_GROUP_SIZE = 10
 #: The most failure modes one report lists (``failure_modes``' ``limit``, the server's, ``failures --limit``).

@@ -18,7 +18,7 @@ from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
     TaskFamilies, Tenant, Tools, Traces, Uri, searched, trimmed,
 )
-from ..bounds import MAX_GROUP_SIZE, MAX_K, out_of_bounds
+from ..bounds import MAX_GROUP_SIZE, MAX_K, SERVER_K_NOTE, out_of_bounds
 from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
@@ -61,7 +61,7 @@ def search(
     (--level passage: they have no vector): compare scores within one answer, not across modes or queries.
     Where no hit holds TEXT and none is alike it (cosine under 0.314), a note on stderr says so: weak match.
     """
-    _counts(("-k", k, MAX_K), ("--group-size", group_size, MAX_GROUP_SIZE))
+    _counts(server, ("-k", k, MAX_K), ("--group-size", group_size, MAX_GROUP_SIZE))
     text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
@@ -129,7 +129,7 @@ def similar(
     """
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
-    _counts(("-k", k, MAX_K))
+    _counts(server, ("-k", k, MAX_K))
     text = None if text is None else _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         if trajectory_id is not None and api.run(trajectory_id) is None:
@@ -183,12 +183,14 @@ def _said_since(found: Sequence, since: int | None, without: Callable[[], Sequen
     return True
 
 
-def _counts(*counts: tuple[str, int, int]) -> None:
+def _counts(server: str | None, *counts: tuple[str, int, int]) -> None:
     """Refuse a count outside 1..top as a usage error naming the option as typed (``-k``, ``--group-size``), in the
     words of every count refused (:func:`~trajsearch.bounds.out_of_bounds`, as ``exemplars -k`` says it): left to the
-    library, ``search -k 0`` said "k must be ..." and exited 1 as a failure, naming a parameter the CLI has not."""
+    library, ``search -k 0`` said "k must be ..." and exited 1 as a failure, naming a parameter the CLI has not.
+    With a ``server``, ``-k``'s words add that the server's own bound may be lower (:data:`SERVER_K_NOTE`, as the
+    client says it): "from 1 to 200" alone, then ``-k 150`` refused by the server as "1 to 100", contradicted it."""
     for name, value, top in counts:
-        if said := out_of_bounds(value, 1, top):
+        if said := out_of_bounds(value, 1, top, SERVER_K_NOTE if server and name == "-k" else ""):
             fail(f"{name}: {said}")
 
 

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_K, MAX_MODES, check_count
+from ..bounds import MAX_EXAMPLES, MAX_GROUP_SIZE, MAX_K, MAX_MODES, SERVER_K_NOTE, check_count
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
 from ..represent import INGESTED_FROM, source_mark
@@ -47,7 +47,7 @@ from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Reje
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
-from .validate import ENDED_HERE, INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES, Limits
+from .validate import ENDED_HERE, INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 #: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
@@ -766,10 +766,6 @@ def _as_is(value: Any) -> Any:
     return value
 
 
-#: The server's own bound on k (its ``--max-k``), said with a k refused here: the client cannot know it.
-_SERVER_K = f" (a server takes at most its --max-k: {Limits().max_k} unless set)"
-
-
 def _counted(name: str, top: int, note: str = "") -> Callable[[Any], int]:
     """The writer of a count the library takes from 1 (``k``, ``group_size``), checked as the library checks it
     (:func:`~trajsearch.bounds.check_count`, the same words): on the wire 0 asks for the server's default, so
@@ -798,7 +794,7 @@ _FILTERS: _Keywords = {
 }
 _SEARCH: _Keywords = {
     **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list),
-    "k": ("k", _counted("k", MAX_K, _SERVER_K)), "group_by_trajectory": ("no_group", operator.not_),
+    "k": ("k", _counted("k", MAX_K, SERVER_K_NOTE)), "group_by_trajectory": ("no_group", operator.not_),
     "group_size": ("group_size", _counted("group_size", MAX_GROUP_SIZE)),
     "mode": ("mode", _as_is), "created_after": ("created_after", _as_is),  # None: unset, any time
 }
