@@ -11,8 +11,9 @@ measured the gemini-3-pro store of 500 mini-swe-agent runs, tenant = repository)
 - ``ood prose`` (scripts/ood_tasks.txt), ``foreign errors`` (the fixture's unrelated.txt), ``random`` (per tenant,
   random words of 120 KB clipped as the CLI clips, and of 8 words): pastes that share nothing with the runs.
 
-For each class: the closest hit's cosine (min / p10 / median / max), how many the note would flag, the modes auto
-ran. ``python scripts/eval_paraphrases.py --store /path/to/store``.
+For each class: the cosine the note judges (the closest row inside the filters: ``weak_match.closest_cosine``; min /
+p10 / median / max), how many the note would flag, the modes auto ran.
+``python scripts/eval_paraphrases.py --store /path/to/store``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     from trajsearch.runtime import task_query
     from trajsearch.store.filters import Filters
-    from trajsearch.weak_match import WEAK_SIMILARITY, weak_match_note
+    from trajsearch.weak_match import WEAK_SIMILARITY, closest_cosine, weak_match_note
 
     rng = random.Random(args.seed)
     model, _ = load_model(args.model)
@@ -76,8 +77,7 @@ def main() -> None:
     def ask(text: str, tenant: str, mode: str = "auto") -> dict:
         text = task_query(text)
         hits = ts.search(text, tenant=tenant, k=5, mode=mode)
-        sims = [h.similarity for h in hits if h.similarity is not None]
-        return dict(runs=[h.trajectory_id for h in hits], best=max(sims, default=None),
+        return dict(runs=[h.trajectory_id for h in hits], best=closest_cosine(hits),
                     noted=weak_match_note(hits) is not None, ran=ts.mode_used(text, Filters(tenant=tenant), mode))
 
     para = [json.loads(line) for line in (FIXTURES / "paraphrases.jsonl").read_text().splitlines() if line.strip()]
@@ -99,7 +99,8 @@ def main() -> None:
         "foreign errors": [ask(line, rng.choice(tenants)) for line in ood_tasks(FIXTURES / "unrelated.txt")],
         "random": [ask(random_words(size, rng), t) for t in tenants for size in (120_000, 60)],
     }
-    print(f"closest hit's cosine per class, and how many the weak-match note (< {WEAK_SIMILARITY}) flags:")
+    print(f"closest row's cosine per class (the note's: closest_cosine), and how many the weak-match note "
+          f"(< {WEAK_SIMILARITY}) flags:")
     for name, rows in classes.items():
         best = sorted(r["best"] for r in rows if r["best"] is not None)
         print(f"  {name:15s} n={len(rows):3d} noted {sum(r['noted'] for r in rows):3d}  min {best[0]:.3f}  "

@@ -13,8 +13,8 @@ from trajsearch.store.filters import Filters
 def test_a_hit_is_the_output_fields_plus_its_scores() -> None:
     hit = {f.name for f in fields(Hit)}
     # outcome_shown: the server's word for the run's outcome (from its summary row), carried so the remote CLI
-    # reads no trace for it; no column of the step's row
-    assert hit - set(OUTPUT_FIELDS) == {"score", "similarity", "verbatim", "outcome_shown"}
+    # reads no trace for it; closest: the search's nearest row's cosine (the weak-match note's); no column of the row
+    assert hit - set(OUTPUT_FIELDS) == {"score", "similarity", "verbatim", "outcome_shown", "closest"}
     assert set(OUTPUT_FIELDS) - hit == {"content_hash"}  # bookkeeping of the writer, not shown
 
 

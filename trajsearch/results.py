@@ -45,6 +45,12 @@ class Hit:
     #: without a lookup (the façade's hits, an older server's). Not part of the hit's value: equal hits compare
     #: equal, and ``to_dict`` leaves it out (the CLI writes every hit's outcome shown itself, whichever backend)
     outcome_shown: str | None = field(default=None, compare=False)
+    #: the highest cosine to the query of any row the search's dense leg found inside its filters (dense and hybrid
+    #: modes), the same on every hit of one answer, shown or not: what the weak-match note judges
+    #: (:mod:`trajsearch.weak_match`), so that its verdict hangs neither on ``k`` nor on which rows hybrid's ranks
+    #: show; carried by the wire. None: no dense leg (lexical mode), or an older server's. Not part of the hit's
+    #: value (a fact of the search, not of the row), and left out of ``to_dict``
+    closest: float | None = field(default=None, compare=False)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Hit:
@@ -58,6 +64,7 @@ class Hit:
     def to_dict(self, *, with_steps: bool = False) -> dict[str, Any]:
         data = asdict(self)
         data.pop("outcome_shown")
+        data.pop("closest")
         if not with_steps:
             data.pop("steps")
         return data

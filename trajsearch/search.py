@@ -374,7 +374,8 @@ class TrajSearch:
             vector = self.query_vector(text)
             rows = self._dense(vector, self._dense_filters(filters), k, group_by_trajectory, group_size)
             rows = _row_order(rows)  # grouped: runs best first, rows in score order
-            return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
+            closest = rows[0]["score"] if rows else None  # the nearest row inside the filters: the first
+            return [Hit.from_row(dict(r, similarity=r["score"], closest=closest)) for r in rows]
         return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
 
     def mode_used(self, text: str, filters: Filters, mode: str = "auto") -> str:
@@ -531,9 +532,12 @@ class TrajSearch:
             stored = np.asarray([row["embedding"] for row in unranked], dtype=np.float64)  # one conversion
             for row, embedding in zip(unranked, stored):
                 row["similarity"] = float(np.dot(vector, embedding))
+            # the dense leg's nearest row, shown or not (the weak-match note's verdict: Hit.closest)
+            closest = max((r["score"] for r in dense.values()), default=None)
             for row in shown:
                 if row["id"] in dense:
                     row["similarity"] = dense[row["id"]]["score"]
+                row["closest"] = closest
         return [Hit.from_row(r) for r in _row_order(shown)]
 
     def _erring_rows(self, error_line: str, best: list[str], runs_of: dict[str, str], filters: Filters, per_run: int,
