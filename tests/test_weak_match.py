@@ -15,6 +15,8 @@ import random
 import re
 import shutil
 import string
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -194,3 +196,27 @@ def test_the_note_says_its_cosine_and_the_cut_to_the_same_places(backend, tmp_pa
     assert found, said
     assert float(found[1]) < float(found[2]) and found[2] == f"{WEAK_SIMILARITY:.3f}", said
 
+
+def test_the_cut_is_one_number_the_novelty_floor_and_the_help_read() -> None:
+    """Review of round 26's ENG4, 2: the cut was written twice (``weak_match`` and ``NoveltyConfig.inspiration``)
+    and spelt in ``search --help``. Changed in its one place, every reader follows: checked in a fresh interpreter
+    where the number is set otherwise before anything reads it. ``weak_match`` stays light: the CLI's client path
+    reads it without pymilvus."""
+    script = (
+        "import sys\n"
+        "import trajsearch.weak_match as weak\n"
+        "assert 'pymilvus' not in sys.modules and 'numpy' not in sys.modules\n"
+        "weak.WEAK_SIMILARITY = 0.271\n"
+        "from trajsearch.runtime.novelty import NoveltyConfig\n"
+        "from typer.testing import CliRunner\n"
+        "from trajsearch.cli import app\n"
+        "print(NoveltyConfig().inspiration)\n"
+        "print(' '.join(CliRunner().invoke(app, ['search', '--help'], terminal_width=200).stdout.split()))\n"
+        "print(' '.join(CliRunner().invoke(app, ['similar', '--help'], terminal_width=200).stdout.split()))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    inspiration, search_help, similar_help = done.stdout.splitlines()[-3:]
+    assert float(inspiration) == 0.271
+    for help_text in (search_help, similar_help):
+        assert "cosine under 0.271" in help_text and "0.314" not in help_text, help_text

@@ -23,7 +23,7 @@ from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
 from ..results import Hit
-from ..weak_match import weak_match_note
+from ..weak_match import WEAK_SIMILARITY, weak_match_note
 
 
 #: ``--since`` of ``search`` and ``similar``: the web page's "From" day, or a period as ``failures --since`` takes it.
@@ -59,7 +59,8 @@ def search(
     cosine of the query and the row (-1 to 1); lexical, BM25 (0 and up, unbounded); hybrid, a fusion of the two
     legs' ranks (about 0.01 to 0.07). --mode auto takes hybrid or dense per query, and lexical over passages
     (--level passage: they have no vector): compare scores within one answer, not across modes or queries.
-    Where no hit holds TEXT and none is alike it (cosine under 0.314), a note on stderr says so: weak match.
+    Where no hit holds TEXT and no row inside the filters is alike it (cosine under {WEAK_SIMILARITY}), a note on
+    stderr says so: weak match.
     """
     _counts(server, ("-k", k, MAX_K), ("--group-size", group_size, MAX_GROUP_SIZE))
     text = _searchable(text)
@@ -125,7 +126,8 @@ def similar(
 
     A run's score= is its best row's, the number the runs are ranked by: higher is better, on the mode's scale (see
     `trajsearch search --help`; the default, hybrid, fuses ranks: about 0.01 to 0.07). Compare scores within one
-    answer, not across modes or queries. Where no run's best step is alike what was searched, a note on stderr says so.
+    answer, not across modes or queries. Where no step inside the filters is alike what was searched (cosine under
+    {WEAK_SIMILARITY}) and none holds it, a note on stderr says so.
     """
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
@@ -157,6 +159,10 @@ def similar(
                   f"outcome={escape(shown[m.trajectory_id])}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
+
+
+for _command in (search, similar):  # the note's cut as --help says it, read from its one place (help built at import)
+    _command.__doc__ = _command.__doc__.replace("{WEAK_SIMILARITY}", f"{WEAK_SIMILARITY}")
 
 
 def _since(value: str) -> int:

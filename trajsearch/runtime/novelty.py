@@ -39,6 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ..weak_match import WEAK_SIMILARITY
+
 
 class Strategy(str, Enum):
     follow_closely = "follow_closely"
@@ -56,7 +58,9 @@ ADVICE = {
 @dataclass(frozen=True)
 class NoveltyConfig:
     follow_closely: float = 0.96
-    inspiration: float = 0.314
+    #: the global floor: the weak-match note's cut (one number, kept in :mod:`trajsearch.weak_match`), splitting the
+    #: same two kinds, text of these runs' domain and text sharing nothing with them
+    inspiration: float = WEAK_SIMILARITY
     #: raise ``inspiration`` for a tenant whose own tasks sit well above it (:mod:`.calibration`).
     #: Out-of-domain tasks given exemplars (scripts/eval_generalise.py): three held-out tau retail
     #: libraries 7 -> 1; in-domain tasks given none, SWE-bench Verified (500 runs): 3 as before
