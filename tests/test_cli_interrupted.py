@@ -65,9 +65,13 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
-@pytest.mark.parametrize("command", [["search", QUERY, "-t", "acme"], ["ingest", str(SWE), "-t", "acme", "-q"]])
-def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(tmp_path: Path,
-                                                                                command: list[str]) -> None:
+@pytest.mark.parametrize("command, stop", [(["search", QUERY, "-t", "acme"], signal.SIGINT),
+                                           (["ingest", str(SWE), "-t", "acme", "-q"], signal.SIGINT),
+                                           (["ingest", str(SWE), "-t", "acme", "-q"], signal.SIGTERM)],
+                         ids=["search-ctrl-c", "ingest-ctrl-c", "ingest-sigterm"])
+def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(tmp_path: Path, command: list[str],
+                                                                                stop: signal.Signals) -> None:
+    """Ctrl-C, or an ingest's SIGTERM (a scheduler's timeout, exit 143: it exited in silence), as the store opens."""
     store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
     held = _held_open(env, tmp_path, mark)
@@ -78,7 +82,7 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
         while not mark.exists():
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)  # Ctrl-C, as the server loads the collection
+        proc.send_signal(stop)  # as the server loads the collection
         try:  # the load never ends: waiting for it, the child would never leave (a bound for that hang only)
             _, stderr = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
@@ -87,7 +91,7 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == 128 + stop, stderr
     assert own_lines(stderr) == [f"interrupted while opening the store {store}: nothing read or written"], stderr
     # nothing lost: the store opens again and answers as before
     again = _cli(env, "search", QUERY, "-t", "acme")

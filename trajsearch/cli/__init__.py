@@ -32,7 +32,7 @@ from .demo_command import SAMPLE, demo  # noqa: E402
 from .export_command import export  # noqa: E402
 from .failures_command import failures  # noqa: E402
 from .ingest_commands import formats, ingest  # noqa: E402
-from .output import err, leave_interrupted  # noqa: E402
+from .output import STOPPED, err, leave_interrupted  # noqa: E402
 from .query_commands import exemplars, search, show, similar, stats  # noqa: E402
 from .server_commands import health, whoami  # noqa: E402
 
@@ -82,18 +82,13 @@ def _options(debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEB
     _DEBUG["on"] = debug
 
 
-#: The exits of a command stopped by a signal: Ctrl-C (typer turns KeyboardInterrupt into exit 130) and SIGTERM
-#: (ingest's handler exits 143 through its ``with`` blocks).
-_STOPPED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
-
-
 def main() -> None:
     """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug; a command
     stopped by Ctrl-C or SIGTERM leaves at once (:func:`~trajsearch.cli.output.leave_interrupted`)."""
     try:
         app(standalone_mode=True)
     except SystemExit as exc:
-        if exc.code not in _STOPPED:
+        if exc.code not in STOPPED:
             raise
         code = exc.code
     except KeyboardInterrupt:  # outside the command (typer's parsing): nothing begun

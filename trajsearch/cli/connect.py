@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 import typer
 
 from .disk import DiskFull
-from .output import err, fail, plain, say_interrupted
+from .output import err, fail, plain, say_interrupted, stopped
 
 if TYPE_CHECKING:
     from ..backend import Backend
@@ -42,8 +42,8 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
                                                            tenant=tenant, require_key=require_key))
             store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
-    except KeyboardInterrupt:  # the open of a large store is long (~30 s at 172k rows): what Ctrl-C there left
-        if not opened:
+    except (KeyboardInterrupt, SystemExit) as exc:  # the open of a large store is long (~30 s at 172k rows): what
+        if stopped(exc) and not opened:  # Ctrl-C or an ingest's SIGTERM there left
             say_interrupted(f"interrupted while opening {_where(server, uri)}: nothing read or written")
         raise
     except (typer.Exit, BrokenPipeError, DiskFull):  # a reader that stopped early (`| head`): click ends quietly,

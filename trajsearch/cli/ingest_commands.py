@@ -35,7 +35,7 @@ from .connect import connect, note_unused_key
 from .disk import DiskFull
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
-from .output import err, fail, fail_now, leave_now, out, print_json, say_interrupted
+from .output import err, fail, fail_now, leave_now, out, print_json, say_interrupted, stopped
 from .progress import LOG_EVERY, progress
 
 if TYPE_CHECKING:
@@ -371,7 +371,7 @@ def _said_when_interrupted(said: Callable[[], str]) -> Iterator[None]:
     try:
         yield
     except (KeyboardInterrupt, SystemExit) as exc:
-        if isinstance(exc, KeyboardInterrupt) or exc.code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+        if stopped(exc):
             say_interrupted(f"interrupted: {said()}")
         raise
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from typing import Any, NoReturn
 
@@ -77,6 +78,17 @@ def fail_now(message: str, code: int) -> NoReturn:
     """:func:`fail`, leaving at once: see :func:`leave_now`."""
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     leave_now(code)
+
+
+#: The exits of a command stopped by a signal: Ctrl-C (typer turns KeyboardInterrupt into exit 130) and SIGTERM
+#: (ingest's handler exits 143 through its ``with`` blocks).
+STOPPED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+
+
+def stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is a command being stopped by Ctrl-C or SIGTERM, as it unwinds the command's ``with`` blocks:
+    each says what it leaves alike for both."""
+    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and exc.code in STOPPED)
 
 
 #: Whether this command said on Ctrl-C what it leaves (``say_interrupted``): ``main`` says the bare word otherwise.
