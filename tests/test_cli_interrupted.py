@@ -136,3 +136,48 @@ def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Pa
     assert lines == [f"opening the store {store}…", f"interrupted while opening the store {store}: nothing read or "
                                                      "written"], said
     assert proc.returncode == 130
+
+
+#: Installed by the child's ``sitecustomize``: the import of ``typer`` (one of the CLI's first) says it began, by a
+#: file, and then takes as long as the test likes, as the ~1-2 s of a cold start's imports do.
+_HELD_IMPORT = """\
+import os, sys, time
+from pathlib import Path
+
+class Held:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            Path(os.environ["HELD_MARK"]).touch()
+            while True:
+                time.sleep(0.05)
+        return None
+
+sys.meta_path.insert(0, Held())
+"""
+
+
+@pytest.mark.parametrize("command", [["search", QUERY], ["--help"]])
+def test_ctrl_c_while_the_command_starts_leaves_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """Ctrl-C in a command's first second or two, as its imports run, printed a 30-line traceback through them
+    and died by SIGINT (-2): before ``main`` ran, nothing said it. Nothing is open yet: one word, exit 130."""
+    mark = tmp_path / "importing"
+    (tmp_path / "hold").mkdir()
+    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_IMPORT)
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(tmp_path / "store.db"),
+                  HELD_MARK=str(mark))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600  # a bound for a child that never reaches the import, not a speed target
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)  # a bound for a child that ignored it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, own_lines(stderr)) == (130, ["interrupted"]), stderr
+    assert not (tmp_path / "store.db").exists()  # nothing written

@@ -15,6 +15,22 @@ import os
 import re
 import signal
 import sys
+import threading
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    """Ctrl-C during the imports below (a cold start's first 1-2 s), before ``main`` can say anything: one word and
+    exit 130, not a traceback through the imports and death by SIGINT. Nothing is open or written yet."""
+    sys.stderr.write("interrupted\n")
+    sys.stderr.flush()
+    os._exit(128 + signal.SIGINT)
+
+
+# held only while this package imports, in the main thread of a process that takes Ctrl-C (not one ignoring SIGINT)
+_STARTING = (threading.current_thread() is threading.main_thread()
+             and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+if _STARTING:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
@@ -71,6 +87,9 @@ def _help_unbroken(typer_app: typer.Typer) -> None:
 
 
 _help_unbroken(app)
+
+if _STARTING:  # imported: from here on Ctrl-C is the command's KeyboardInterrupt, which ``main`` and its ``with`` say
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _DEBUG = {"on": False}
 
