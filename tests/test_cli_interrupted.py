@@ -98,28 +98,31 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
     assert again.returncode == 0 and "pydicom__pydicom-1458" in again.stdout, again.stdout + again.stderr
 
 
-def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Path) -> None:
-    """A command on a large store showed nothing for the ~30 s its open takes (the 172k-row bench store: ``stats``
-    said its first word 36 s in; an ingest's progress bar starts after the open): on a terminal, a line says the
-    store is opening once it has taken 2 s. Here the open never ends: the line must come, then Ctrl-C leaves."""
+def _on_a_terminal(tmp_path: Path, command: list[str], *, told: bool,
+                   extra: dict[str, str] | None = None) -> tuple[list[str], int, Path]:
+    """``command`` run on a terminal (a pty) with its store's open held for good, Ctrl-C'd once the open has run
+    long enough to be told (``told``: once the line came; else once the open has run past the 2 s the line waits):
+    the lines it said, its exit status, the store. ``extra``: more of the command's environment."""
     import pty
     import select
 
     store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
     main, terminal = pty.openpty()
-    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "stats", "-t", "acme"], sigint="default"),
-                            cwd=ROOT, env=_held_open(env, tmp_path, mark), stdin=terminal, stdout=terminal,
-                            stderr=terminal)
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
+                            cwd=ROOT, env={**_held_open(env, tmp_path, mark), **(extra or {})}, stdin=terminal,
+                            stdout=terminal, stderr=terminal)
     os.close(terminal)
     said = b""
     try:
         deadline = time.monotonic() + 600  # a bound for a line that never comes, not a speed target
-        while b"opening the store" not in said:
+        while (b"opening the store" not in said) if told else not mark.exists():
             assert proc.poll() is None and time.monotonic() < deadline, said
             if select.select([main], [], [], 0.5)[0]:
                 said += os.read(main, 4096)
         assert mark.exists()  # said while the store opens
+        if not told:  # past the 2 s a line would wait for (a bound for the negative, not a speed target)
+            select.select([], [], [], 5)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)  # a bound for the hang the first test names
         while select.select([main], [], [], 0.5)[0]:
@@ -132,10 +135,35 @@ def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Pa
             proc.kill()
             proc.wait()
         os.close(main)
-    lines = [line.strip() for line in said.decode().splitlines() if line.strip()]
+    return [line.strip() for line in said.decode().splitlines() if line.strip()], proc.returncode, store
+
+
+@pytest.mark.parametrize("command", [["stats", "-t", "acme"], ["ingest", str(SWE), "-t", "acme"]])
+def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Path, command: list[str]) -> None:
+    """A command on a large store showed nothing for the ~30 s its open takes (the 172k-row bench store: ``stats``
+    said its first word 36 s in; an ingest's progress bar starts after the open): on a terminal, a line says the
+    store is opening once it has taken 2 s. Here the open never ends: the line must come, then Ctrl-C leaves."""
+    lines, code, store = _on_a_terminal(tmp_path, command, told=True)
     assert lines == [f"opening the store {store}…", f"interrupted while opening the store {store}: nothing read or "
-                                                     "written"], said
-    assert proc.returncode == 130
+                                                    "written"], lines
+    assert code == 130
+
+
+@pytest.mark.parametrize("command", [["serve", "--address", "127.0.0.1:0"], ["ui", "--address", "127.0.0.1:0"]])
+def test_a_server_on_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Path,
+                                                                                command: list[str]) -> None:
+    """``serve`` and ``ui`` said nothing for a 30 s open (their own, not ``connect``'s): no listening line either."""
+    keys = '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", "role": "read"}]}'  # a key no one holds
+    lines, code, store = _on_a_terminal(tmp_path, command, told=True, extra={"TRAJSEARCH_KEYS": keys})
+    assert lines[0] == f"opening the store {store}…", lines
+    assert code == 130
+
+
+def test_ingest_quiet_is_not_told_of_a_slow_open(tmp_path: Path) -> None:
+    """``ingest -q`` promises no progress bar nor progress lines: the open's line is progress too."""
+    lines, code, store = _on_a_terminal(tmp_path, ["ingest", str(SWE), "-t", "acme", "-q"], told=False)
+    assert lines == [f"interrupted while opening the store {store}: nothing read or written"], lines
+    assert code == 130
 
 
 #: Installed by the child's ``sitecustomize``: the import of ``typer`` (one of the CLI's first) says it began, by a

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import typer
 
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 @contextmanager
 def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
-            tenant: str | None, *, require_key: bool = True) -> Iterator[Backend]:
+            tenant: str | None, *, require_key: bool = True, quiet: bool = False) -> Iterator[Backend]:
     """The embedded store or the server, with library and service errors as one line each (``require_key=False``:
-    a server reached without an API key, for ``health``)."""
+    a server reached without an API key, for ``health``; ``quiet``: no word of a slow open, see :func:`opening`)."""
     from ..backend import REINGEST, open_backend
     from ..indexer import IngestError
     from ..store.index import SchemaMismatchError
@@ -37,7 +37,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     store, opened = None, False
     try:
         with ExitStack() as stack:
-            with _said_if_slow(f"opening {_where(server, uri)}…"):
+            with opening(_where(server, uri), quiet=quiet):
                 backend = stack.enter_context(open_backend(server=server, ca=ca, uri=uri, traces=traces,
                                                            tenant=tenant, require_key=require_key))
             store, opened = None if backend.remote else backend.api.traces.location, True
@@ -79,16 +79,18 @@ SLOW_S = 2.0
 
 
 @contextmanager
-def _said_if_slow(line: str) -> Iterator[None]:
-    """On a terminal, ``line`` once the step inside has run :data:`SLOW_S` seconds: the open of a large embedded
-    store loads it whole (~30 s at 172k rows) before any command, an ingest's progress bar among them, shows a thing,
-    as if it hung. Not in a pipe or a log, whose readers are programs."""
-    timer = threading.Timer(SLOW_S, lambda: err.print(line, highlight=False))
+def opening(what: str, *, quiet: bool = False) -> Iterator[Callable[[], None]]:
+    """On a terminal, ``opening WHAT…`` once the open inside has run :data:`SLOW_S` seconds: the open of a large
+    embedded store loads it whole (~30 s at 172k rows) before any command, an ingest's progress bar or a server's
+    first line among them, shows a thing, as if it hung. Every open of the CLI's says it here (``connect``,
+    ``serve``'s and ``ui``'s index, an ingest's workers' store). Not in a pipe or a log, whose readers are
+    programs, nor when ``quiet`` (``ingest -q``). Yields what ends the wait early: an open inside a longer step."""
+    timer = threading.Timer(SLOW_S, lambda: err.print(f"opening {what}…", highlight=False))
     timer.daemon = True
-    if err.is_terminal:
+    if err.is_terminal and not quiet:
         timer.start()
     try:
-        yield
+        yield timer.cancel
     finally:
         timer.cancel()
 

@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .connect import connect, note_unused_key
+from .connect import connect, note_unused_key, opening
 from .disk import DiskFull
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
@@ -312,7 +312,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     index_log = logging.getLogger("trajsearch.store.index")
     level = index_log.level
     try:
-        with connect(None, None, uri, traces, job.tenant) as api, \
+        with connect(None, None, uri, traces, job.tenant, quiet=quiet) as api, \
                 progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
             ts = api.api
             task = bar.add_task("ingest", total=None, runs=0)
@@ -462,7 +462,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     from ..service.client import DeadlineExceeded, RemoteIngestReport, ResourceExhausted, Unavailable
 
     started = time.monotonic()
-    with connect(server, ca, uri, traces, tenant) as api:
+    with connect(server, ca, uri, traces, tenant, quiet=quiet) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
@@ -858,6 +858,7 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
         written = [0]
 
         def poll(stats: list[dict[str, Any]]) -> None:
+            opened()  # the workers run: the store is open (run_workers opens it once, then starts them)
             if not stats:
                 return
             total = max((s.get("bytes_total") or 0) for s in stats) or None
@@ -867,7 +868,8 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
 
         problems: list[str] = []
         # run_workers stops the workers after the batch in hand and polls their final checkpoints: the count is theirs
-        with _said_when_interrupted(lambda: _workers_stopped(written[0], problems)), _stopping_said_at_once():
+        with _said_when_interrupted(lambda: _workers_stopped(written[0], problems)), _stopping_said_at_once(), \
+                opening(f"the store {uri}", quiet=quiet) as opened:
             return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll, on_stopped=problems.extend)
 
 
