@@ -39,10 +39,10 @@ def _rows(command: str) -> dict[str, str]:
     return rows
 
 
-@pytest.mark.parametrize("command", ["serve"])
+@pytest.mark.parametrize("command", ["serve", "ui"])  # ui shares --model with serve
 def test_every_option_of_a_long_running_command_says_its_default(command: str) -> None:
     rows = _rows(command)
-    assert "--tls-cert" in rows and "--metrics" in rows, rows  # read as a user reads it
+    assert "--model" in rows and "--keys" in rows, rows  # read as a user reads it
     silent = [option for option, text in rows.items()
               if option != "--help" and "<bool>" not in text and "default" not in text.lower()]
     assert silent == [], silent

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Callable, Iterable, List, Mapping, Optional
 import typer
 
 from ..embed.base import DEFAULT_MODEL
-
 from ..excerpt import BLANK_TEXT, blank
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 
@@ -84,9 +83,9 @@ Tenant = Annotated[Optional[str], typer.Option(
     help="Tenant to read or write (embedded store; without it, the tenant named 'default'). With --server the key's "
          "tenant applies.")]
 # the model a process that opens the index embeds with (serve, ui)
-EmbeddingModel = Annotated[Optional[str], typer.Option("--model", envvar="TRAJSEARCH_MODEL",
-                                                       help=f"Embedding model (default: {DEFAULT_MODEL}); give the one the "
-                                                            "store was ingested with.")]
+EmbeddingModel = Annotated[Optional[str], typer.Option(
+    "--model", envvar="TRAJSEARCH_MODEL",
+    help=f"Embedding model (default: {DEFAULT_MODEL}); give the one the store was ingested with.")]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 

@@ -56,24 +56,32 @@ def serve(
     traces: Traces = None,
     model: EmbeddingModel = None,
     keys: Optional[Path] = typer.Option(None, "--keys", envvar="TRAJSEARCH_KEYS_FILE",
-                                        help="API key file (TOML or JSON; `trajsearch keys new --tenant NAME --append FILE` makes one) (default: the JSON in $TRAJSEARCH_KEYS)."),
-    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Server certificate chain (PEM) (default: none: plaintext, on loopback only unless --insecure)."),
-    tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Server private key (PEM), with --tls-cert (default: none)."),
+                                        help="API key file, TOML or JSON (`trajsearch keys new --tenant NAME --append "
+                                             "FILE` makes one; default: the JSON in $TRAJSEARCH_KEYS)."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert",
+                                            help="Server certificate chain, PEM (default: none: plaintext, on loopback "
+                                                 "only unless --insecure)."),
+    tls_key: Optional[Path] = typer.Option(None, "--tls-key",
+                                           help="Server private key, PEM, with --tls-cert (default: none)."),
     tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca",
                                                  help="Require client certs signed by this CA (gRPC and --http; "
-                                                      "with --tls-cert/--tls-key; default: none: any client holding a key)."),
+                                                      "with --tls-cert/--tls-key; default: none: any client holding "
+                                                      "a key)."),
     insecure: bool = typer.Option(False, "--insecure",
                                   help="Allow plaintext on a non-loopback address (behind a TLS proxy or on a private network)."),
     metrics_address: Optional[str] = typer.Option(None, "--metrics",
                                                   help="host:port for GET /metrics (Prometheus text, every tenant). "
-                                                       "Plain HTTP: beyond loopback only with --insecure (default: none: no metrics endpoint)."),
+                                                       "Plain HTTP: beyond loopback only with --insecure (default: "
+                                                       "none: no metrics endpoint)."),
     http: Optional[str] = typer.Option(None, "--http",
                                        help="host:port for the web pages (sign-in with the same keys), served by this "
-                                            "process. Beyond loopback: TLS (--tls-cert/--tls-key), or --insecure (default: none: gRPC only)."),
+                                            "process. Beyond loopback: TLS (--tls-cert/--tls-key), or --insecure "
+                                            "(default: none: gRPC only)."),
     public_url: Optional[str] = typer.Option(None, "--public-url", envvar="TRAJSEARCH_PUBLIC_URL",
                                              help="With --http behind a reverse proxy: the pages' address as "
                                                   "browsers open it, e.g. https://ts.example.com; its host is "
-                                                  "answered and may sign in, its cookies Secure (default: none: the --http address alone)."),
+                                                  "answered and may sign in, its cookies Secure (default: none: the "
+                                                  "--http address alone)."),
     max_workers: int = typer.Option(8, "--workers", min=1,
                                     help="RPC worker threads. One stays free for another tenant's call: with 2, "
                                          "a tenant's calls run one at a time."),
@@ -219,7 +227,8 @@ def ui(
     traces: Traces = None,
     model: EmbeddingModel = None,
     keys: Optional[Path] = typer.Option(None, "--keys",
-                                        help="Sign in with the keys of this file instead of a key made for this run."),
+                                        help="Sign in with the keys of this file (default: none: a read-only key "
+                                             "made for this run, printed as it starts)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the one-time sign-in link in the default browser."),
     trace_timeout: float = typer.Option(120.0, "--trace-timeout", min=0.1,  # views.search.PAGE_READ_TIMEOUT
                                         help="Seconds a page waits for a run's trace before 'The trace store did "
