@@ -53,11 +53,34 @@ def _store_of_one_run(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return store, env
 
 
-def _held_open(env: dict[str, str], tmp_path: Path, mark: Path) -> dict[str, str]:
-    """``env`` with the store's open held for good (see :data:`_HELD_OPEN`), ``mark`` made as it begins."""
+def _held_open(env: dict[str, str], tmp_path: Path, mark: Path, held: str = _HELD_OPEN) -> dict[str, str]:
+    """``env`` with the store's open (or the step ``held`` holds) held for good (see :data:`_HELD_OPEN`), ``mark``
+    made as it begins."""
     (tmp_path / "hold").mkdir()
-    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_OPEN)
+    (tmp_path / "hold" / "sitecustomize.py").write_text(held)
     return {**env, "HELD_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])}
+
+
+def _stopped_when_marked(command: list[str], env: dict[str, str], mark: Path, stop: int) -> tuple[int, str]:
+    """The CLI's ``command`` sent ``stop`` once its held step (see :data:`_HELD_OPEN`) made ``mark``: its exit
+    status and stderr."""
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600  # a bound for a child that never reaches the step, not a speed target
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(stop)
+        try:  # the held step never ends: waiting for it, the child would never leave (a bound for that hang only)
+            _, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"signal {stop} during a held step: the process waited for it to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, stderr
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -74,24 +97,8 @@ def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(
     """Ctrl-C, or an ingest's SIGTERM (a scheduler's timeout, exit 143: it exited in silence), as the store opens."""
     store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
-    held = _held_open(env, tmp_path, mark)
-    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
-                            cwd=ROOT, env=held, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 600  # a bound for a child that never reaches the open, not a speed target
-        while not mark.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        proc.send_signal(stop)  # as the server loads the collection
-        try:  # the load never ends: waiting for it, the child would never leave (a bound for that hang only)
-            _, stderr = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            pytest.fail("Ctrl-C during the store's open: the process waited for the server's load to end")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 128 + stop, stderr
+    code, stderr = _stopped_when_marked(command, _held_open(env, tmp_path, mark), mark, stop)
+    assert code == 128 + stop, stderr
     assert own_lines(stderr) == [f"interrupted while opening the store {store}: nothing read or written"], stderr
     # nothing lost: the store opens again and answers as before
     again = _cli(env, "search", QUERY, "-t", "acme")
@@ -189,23 +196,8 @@ def test_ctrl_c_while_the_command_starts_leaves_in_one_line(tmp_path: Path, comm
     """Ctrl-C in a command's first second or two, as its imports run, printed a 30-line traceback through them
     and died by SIGINT (-2): before ``main`` ran, nothing said it. Nothing is open yet: one word, exit 130."""
     mark = tmp_path / "importing"
-    (tmp_path / "hold").mkdir()
-    (tmp_path / "hold" / "sitecustomize.py").write_text(_HELD_IMPORT)
-    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(tmp_path / "store.db"),
-                  HELD_MARK=str(mark))
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])
-    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 600  # a bound for a child that never reaches the import, not a speed target
-        while not mark.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=120)  # a bound for a child that ignored it
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert (proc.returncode, own_lines(stderr)) == (130, ["interrupted"]), stderr
+    env = _held_open(cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(tmp_path / "store.db")),
+                     tmp_path, mark, _HELD_IMPORT)
+    code, stderr = _stopped_when_marked(command, env, mark, signal.SIGINT)
+    assert (code, own_lines(stderr)) == (130, ["interrupted"]), stderr
     assert not (tmp_path / "store.db").exists()  # nothing written
