@@ -2,7 +2,8 @@
 
 In a tenant holding tau2 airline and tau-bench retail runs, 7 of the 279 warnings for their 165 tasks were runs of
 the other domain: a retail run's ``cancel_pending_order`` pitfall told to an airline agent, who has no such tool.
-The context's ``tools_available`` is the evidence: a run at most half of whose tools exist here was made elsewhere.
+The context's ``tools_available`` is the evidence: a run at most half of whose tools exist here, found beside runs
+made here whose tools it lacks, was made elsewhere (``_made_elsewhere``).
 Plumbing: the hashing test embedder (``hashing_ts``); real tau2 airline and grok-3 retail results."""
 
 from __future__ import annotations
@@ -26,14 +27,41 @@ def test_a_failed_run_whose_tools_this_agent_has_not_is_no_warning(hashing_ts):
     retail = [p.trajectory for p in read_dump(RETAIL, tenant="acme") if p.trajectory]
     hashing_ts.add([*airline, *retail])
     [failed] = [run for run in airline if run.outcome.value == "failure"]  # cancel_reservation, get_flight_status...
+    [retail_failed] = [run.trajectory_id for run in retail if run.outcome.value == "failure"]
     assert not set(_tools([failed])) & set(_tools(retail))
+    asked = next(run for run in airline if run.trajectory_id.startswith("tau2.airline.1."))  # a success's task
+    rt = Runtime(hashing_ts)
+
+    def warned(task: str, tools: list[str]) -> list[str]:
+        return [w.trajectory_id for w in rt.warnings(task, RuntimeContext(tenant="acme", tools_available=tools))]
+
+    # both failures are like the airline task; with the airline tools listed the retail one (found beside the
+    # airline one, which was made here) is no warning
+    assert set(warned(asked.task, [])) == {failed.trajectory_id, retail_failed}  # no tools listed: no evidence
+    assert warned(asked.task, _tools(airline)) == [failed.trajectory_id]
+    # no run found was made with the retail tools: the airline run's names compare with nothing, no evidence
+    assert failed.trajectory_id in warned(failed.task, _tools(retail))
+
+MINI = REAL / "mini-swe-agent" / ".real" / "batch-2.4.6"
+SWE_AGENT = REAL / "swe-agent" / ".real" / "sa-1.1.0-retry" / "score" / "run1"
+#: OpenHands' own tool names (tests/fixtures/openhands): ``execute_bash``, not ``bash``
+OPENHANDS = ["execute_bash", "think", "finish", "execute_ipython_cell", "task_tracker", "str_replace_editor"]
+
+
+def test_tool_names_of_another_harness_are_no_evidence_of_another_environment(hashing_ts):
+    """Review of RT10: SWE-agent's failed ``demo__greet`` run (``bash``, ``str_replace_editor``, ``submit``) warned a
+    mini-swe-agent task only where the context listed no tools: ``["bash"]`` (the README's context, a mini-swe-agent's
+    one tool) and OpenHands' own list each dropped it, the names being of another harness, not another environment."""
+    runs = [p.trajectory for path in (MINI, SWE_AGENT) for p in read_dump(path, tenant="acme") if p.trajectory]
+    hashing_ts.add(runs)
+    failed = [run for run in runs if run.outcome.value == "failure"]
+    [asked] = [run for run in failed if "demo__greet-11" in run.trajectory_id]
+    [swe_agent] = [run.trajectory_id for run in failed if run.trajectory_id.startswith("swe-agent")]
     rt = Runtime(hashing_ts)
 
     def warned(tools: list[str]) -> list[str]:
-        said = rt.warnings(failed.task, RuntimeContext(tenant="acme", tools_available=tools))
-        return [w.trajectory_id for w in said]
+        ctx = RuntimeContext(tenant="acme", tools_available=tools)
+        return [w.trajectory_id for w in rt.warnings(asked.task, ctx, exclude_trajectory_ids=[asked.trajectory_id])]
 
-    # its own task finds it first (failed runs of this very task), but not for an agent with the retail tools
-    assert failed.trajectory_id not in warned(_tools(retail))
-    assert failed.trajectory_id in warned(_tools(airline))
-    assert failed.trajectory_id in warned([])  # no tools listed: no evidence
+    assert swe_agent in warned([])
+    assert warned(["bash"]) == warned(["bash", "edit"]) == warned(OPENHANDS) == warned([])

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..actions import acted
+from ..actions import acted, tools_of
 from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..excerpt import query_text
@@ -786,7 +786,9 @@ def warnings(
     similar = [h for h in hits if similarity(h) >= config.warning_min_similarity and not (log_line and _bare(h))]
     in_steps = _steps_holding(ts, text, ctx, config, exclude_trajectory_ids, pool)
     own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
-    found = [hit for hit in [*own, *holding, *(row for row, _ in in_steps.values()), *similar] if not _elsewhere(hit, ctx)]
+    found = [*own, *holding, *(row for row, _ in in_steps.values()), *similar]
+    elsewhere = _made_elsewhere(found, ctx)
+    found = [hit for hit in found if hit.trajectory_id not in elsewhere]
     chosen = _distinct_warnings(ts, found, k, ctx.tenant)
     in_failure_rows = {h.trajectory_id for h in holding}  # their error is the text: no step to point to
     for warning in chosen:
@@ -799,14 +801,27 @@ def warnings(
     return WarningSet(chosen, held=bool(hits), recoveries=recovered)
 
 
-def _elsewhere(hit: Hit, ctx: RuntimeContext) -> bool:
-    """Whether a failed run was made in another environment than the context's: at most half of the tools it called
-    exist here (:func:`~.rerank.tool_overlap`; the context listing none, or the run calling none: no evidence). Its
-    pitfalls are of tools this agent has not. Round 26, RT10: in a tenant holding tau2 airline and tau-bench retail
-    runs, 7 of the 279 warnings for their 165 tasks were of the other domain, each with 0 to 0.5 of its tools in the
-    domain's tool set, every warning of the same domain 1.0; listing only the tools of the domain's successful runs,
-    13 of 277 same-domain warnings had called a tool outside it (lowest share 0.6): one missing tool is no evidence."""
-    return bool(ctx.tools_available) and tool_overlap(hit, ctx) <= 0.5
+def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:
+    """The failed runs among ``found`` made in another environment than the context's: at most half of the tools each
+    called exist here (:func:`~.rerank.tool_overlap`), and some tool that the runs found made here called (those
+    every tool of which the context lists) it never called. Its pitfalls are of tools this agent has not.
+
+    Tool names are evidence only where the vocabularies compare: where no run found was made here (the context names
+    its tools as another agent does: OpenHands' ``execute_bash`` beside SWE-agent's ``bash``), nothing is left out;
+    a run that called every tool the runs made here did (SWE-agent's ``bash`` with its ``str_replace_editor`` and
+    ``submit``, for a context listing ``bash`` alone) had a larger harness in the same environment, not another one.
+    Review of RT10: one tenant of real SWE-agent, mini-swe-agent and OpenHands runs (20 failed tasks) lost every
+    warning under OpenHands' own tool list, and 12 of 13 SWE-agent ones under ``["bash"]``. Round 26, RT10: in a
+    tenant holding tau2 airline and tau-bench retail runs, 7 of the 279 warnings for their 165 tasks were of the
+    other domain, each with 0 to 0.5 of its tools in the domain's tool set; listing only the tools of the domain's
+    successful runs, 13 of 277 same-domain warnings had called a tool outside it (lowest share 0.6): one missing tool
+    is no evidence. A run is left out only beside one made here, which stays: the rule alone never empties an answer
+    (under OpenHands' list it had, said as ``no_similar_failures``, "none close enough")."""
+    if not ctx.tools_available:
+        return set()
+    here = {tool for hit in found if tool_overlap(hit, ctx) == 1.0 for tool in tools_of(hit.tools)}
+    return {hit.trajectory_id for hit in found
+            if tool_overlap(hit, ctx) <= 0.5 and not here <= set(tools_of(hit.tools))}
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
