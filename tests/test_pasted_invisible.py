@@ -37,3 +37,23 @@ def test_an_invisible_character_after_a_pasted_error_changes_no_warning(rt, unse
     assert [w.step_holding for w in pasted] == [w.step_holding for w in plain]
     said = rt.advice("warnings", unseen + NO_TABLE + unseen, ctx)
     assert [i["kind"] for i in said.items] == ["recovery"] and NO_TABLE in said.text
+
+
+@pytest.mark.parametrize("inside", ["\u26a0\ufe0f ", "\u26a0\ufe0e "])  # a sign with its emoji or text selector
+def test_a_row_holding_a_printable_invisible_character_matches_its_paste(hashing_ts, inside):
+    """Review of RT10: a variation selector (U+FE0F, U+FE0E) is ``str.isprintable`` and no reader sees it: the paste
+    lost it and the rows that printed the line kept it, so the line written as a modern CLI prints it (``No module
+    named ⚠️ 'reproduce_app'``) got 0 warnings, not 2."""
+    plain = "No module named 'reproduce_app'"
+    printed = plain.replace("named ", "named " + inside)
+    for name in ("gemini-3-pro-got-past", "gemini-3-pro-warnings"):
+        report = OutcomeTable.load(REAL / name / "sb-cli-report.json")
+        runs = [p.trajectory for p in read_dump(REAL / name, tenant="acme", outcomes=report)]
+        for run in runs:  # every place the runs printed the line, printed with the character
+            for step in run.steps:
+                step.observation = step.observation and step.observation.replace(plain, printed)
+            if run.failure and run.failure.error:
+                run.failure.error = run.failure.error.replace(plain, printed)
+        hashing_ts.add(runs)
+    warned = Runtime(hashing_ts).warnings("ModuleNotFoundError: " + printed, RuntimeContext(tenant="acme"), k=3)
+    assert len(warned) == 2 and all(w.step_holding for w in warned)

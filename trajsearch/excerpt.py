@@ -57,6 +57,12 @@ def query_text(text: str) -> str:
     return _INVISIBLE.sub("", without if lost >= 2 else text)
 
 
+def unseen(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`query_text` drops (an ESC, a control, a format or other
+    default-ignorable character: :data:`_INVISIBLE`), so a caller comparing many texts reads only those through it."""
+    return _INVISIBLE.search(text) is not None
+
+
 #: What every interface says of a text to search by that holds nothing a reader sees (:func:`blank`), after the name
 #: it gives the text: the library's ``query text: ...``, the server's ``text: ...``, the CLI's and MCP's argument.
 BLANK_TEXT = "nothing to search by: give a task, free text or a pasted error line (this one holds no visible character)"

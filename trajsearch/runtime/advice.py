@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..actions import acted, tools_of
 from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
-from ..excerpt import query_text
+from ..excerpt import query_text, unseen
 from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
@@ -1151,21 +1151,17 @@ def _head(text: str) -> tuple[str, bool]:
     return (text[:cut.start()], True) if cut else (text, False)
 
 
-@functools.lru_cache(maxsize=4096)
 def _normalised(text: str) -> str:
     """``text`` as a query is read (:func:`~trajsearch.excerpt.query_text`), case and runs of whitespace aside: a row
     and a paste compare as a reader sees them (a failure row keeps a native dump's terminal codes, which the paste's
-    reading left out). Kept: a warnings call compares the paste with ~1,800 lines and rows, most of them met before
-    (the paste itself, windows' shared steps), and a text all of whose characters but line breaks and tabs are
-    printable (``str.isprintable``: no control, ESC or format character such as a zero-width space or a BOM) is read
-    as it is (a colour code that lost its ESC stays in a row: 2 of 40,276 step texts held two or more, see
-    ``query_text``); read every time, the median of a warnings call went from 0.08 s to 0.20 s."""
-    seen = text if text.translate(_LINE_BREAKS).isprintable() else query_text(text)
+    reading left out). Only a text holding a character ``query_text`` drops (:func:`~trajsearch.excerpt.unseen`: an
+    ESC, a control, a zero-width space, a BOM, a variation selector) is read through it: reading every text cost
+    14.5 ms of a warnings call (review of RT10); a colour code that lost its ESC stays in a row (2 of 40,276 step
+    texts held two or more, see ``query_text``). Not cached: 10,105 of 15,539 texts a warnings run met occur once.
+    ``str.isprintable`` had chosen which to read, and U+FE0F, which it calls printable, stayed in the row a paste
+    had lost it from (review of RT10: a pasted ``No module named ⚠️ 'reproduce_app'`` got 0 warnings, not 2)."""
+    seen = query_text(text) if unseen(text) else text
     return " ".join(seen.split()).casefold()
-
-
-#: Line breaks and tabs, read as spaces to ask whether a text holds anything :func:`_normalised` must read first.
-_LINE_BREAKS = str.maketrans("\n\r\t", "   ")
 
 
 #: Words that say nothing of a task or an error: a query loses them on refinement (:func:`.loop.refine_query`),
