@@ -871,7 +871,9 @@ def _last_meeting(ts: TrajSearch, hit: Hit, position: int, text: str) -> int:
     meeting at ``position`` (:func:`_got_past`): the step after it is what got the run past, where the step after the
     first meeting may be a fix that met the error again. ``position`` itself where the run did not get past it or
     needed no step to (a read that found nothing). Round 25 left it: gemini-3-pro's django-16256 met ``no such table``
-    at steps 2 and 4; step 3's ``schema_editor`` script was shown, step 5's on-disk database got it past."""
+    at steps 2 and 4; step 3's ``schema_editor`` script was shown, step 5's on-disk database got it past. At most the
+    50 steps before ``by`` are read (one fetch, bounded): a meeting further back is not seen, and where none of them
+    met it ``position`` is returned, silently, as if the run had met the error once."""
     by = _got_past(ts, hit, position)
     if by is None or by <= position:
         return position
