@@ -5,7 +5,7 @@ tau-bench's ``transfer_to_human_agents`` returns "Transfer successful" without t
 terminate tool, left out when the grade replays the expected actions (``tau_bench/envs/base.py``); tau2 types it
 ``ToolType.GENERIC``, not ``WRITE``. Causes called it an "unexpected" write (35 of 166 tau causes over the shared
 and fixture dumps) and said "never called" once per expected call (13 causes repeated a line). Real grok-3 retail
-results (``tests/fixtures/tau-bench/.real/hand-off``, see SOURCE.md)."""
+results (``tests/fixtures/tau-bench/.hand-off``, see SOURCE.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
 
-GROK3 = (Path(__file__).parent / "fixtures" / "tau-bench" / ".real" / "hand-off"
+GROK3 = (Path(__file__).parent / "fixtures" / "tau-bench" / ".hand-off"
          / "tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json")
 
 
