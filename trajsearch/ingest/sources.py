@@ -984,7 +984,7 @@ def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], b
     indented = raw.strip(_SPACE) not in (b"{", b"[")  # a compact line's rest, or an indenting writer's lines
     while depth > 0 and size <= MAX_LINE_BYTES and (line := f.readline(MAX_LINE_BYTES + 1)):
         change = _depth_change(line)
-        if change is None or (indented and line.startswith((b"{", b"["))):
+        if change is None or (line.startswith((b"{", b"[")) and (indented or _whole_object(line))):
             return spread, line
         if depth == 1 and line.startswith((b"}", b"]")) and line[1:].lstrip(_SPACE).startswith((b"{", b"[")):
             spread.append(line[:1])
@@ -994,6 +994,14 @@ def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], b
         size += len(line)
         depth += change
     return spread, None
+
+
+def _whole_object(line: bytes) -> bool:
+    """Whether ``line`` is a whole JSON object with a member: a record of its own, never a line inside another record
+    pretty-printed (whose objects with members span lines, at any indent); a lone ``{`` line before whole records took
+    them for its rest, one rejection, every one of them lost (the fuzz test's ``lines=['{']``)."""
+    value, error = parse(line)
+    return error is None and isinstance(value, dict) and bool(value)
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:
