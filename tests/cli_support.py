@@ -31,6 +31,12 @@ def own_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
 
 
+def unnoted(stderr: str) -> list[str]:
+    """:func:`own_lines` but the search's weak-match note, which the hashing test embedder's cosines (no meaning)
+    give most searches: for tests of what else a search says."""
+    return [line for line in own_lines(stderr) if not line.startswith("note: weak match")]
+
+
 @pytest.fixture
 def newcomer(tmp_path: Path, monkeypatch) -> None:
     """The embedded store under the test's own folder, the hashing embedder, and no server, tenant or key set

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import unnoted
 
 TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
 
@@ -90,7 +91,7 @@ def test_output_to_a_full_disk_is_not_blamed_on_the_store(tmp_path: Path) -> Non
                               first=("ingest", str(TAU), "-t", "acme"))
     assert (home / "milvus.db").is_dir()  # the store was written, off the small disk
     assert result.returncode == 1, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = unnoted(result.stderr)
     assert len(lines) == 1 and "[Errno 28] No space left on device" in lines[0], result.stderr
     assert "store" not in lines[0] and str(home) not in lines[0], result.stderr
 

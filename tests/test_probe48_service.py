@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
-from cli_support import own_lines, run_cli
+from cli_support import run_cli, unnoted
 from process_support import launched
 from web_support import csrf_of
 
@@ -356,7 +356,7 @@ def test_a_store_copied_onto_a_full_disk_opens_and_searches(tmp_path: Path, monk
         done = _cli_with_file_limit(1, env, "search", "ModuleNotFoundError", "-m", mode, "--json")
         assert done.returncode == 0, done.stdout + done.stderr
         assert '"trajectory_id"' in done.stdout, done.stdout + done.stderr
-        assert own_lines(done.stderr) == [], done.stderr  # the copy moved with the store is loaded as it is
+        assert unnoted(done.stderr) == [], done.stderr  # the copy moved with the store is loaded as it is
     assert {p: p.read_bytes() for p in copied.rglob("*") if p.is_file()} == before
 
 

@@ -159,7 +159,7 @@ def test_a_count_over_the_servers_bound_is_refused_in_the_librarys_words(server,
 
 def test_a_count_refused_locally_in_the_same_words(tmp_path):
     for args, said in ((("search", "fix the failing test", "-k", "250"),
-                        "k must be a whole number from 1 to 200, got 250"),
+                        "-k: must be a whole number from 1 to 200, got 250"),
                        (("exemplars", "fix the failing test", "-k", "11"),
                         "-k: must be a whole number from 1 to 10, got 11")):
         done = _local(tmp_path / "store", "acme", tmp_path, *args)
