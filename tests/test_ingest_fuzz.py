@@ -27,6 +27,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj")
                  and p.stat().st_size < 200_000)
 
+#: A record whose arguments nest deeper than a record may.
+DEEP = '{"trajectory_id": "x", "task": "t", "steps": [{"index": 0, "arguments": ' + "[" * 100 + "]" * 100 + "}]}"
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=40),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
@@ -36,7 +38,7 @@ odd_lines = st.one_of(
     json_values.map(lambda v: json.dumps(v)),
     st.binary(max_size=80).map(lambda b: b.decode("latin-1")),
     st.integers(50, 3000).map(lambda n: "[" * n + "]" * n),
-    st.just('{"trajectory_id": "x", "task": "t", "steps": [{"index": 0, "arguments": ' + "[" * 100 + "]" * 100 + "}]}"),
+    st.just(DEEP),
     st.just('{"trajectory_id": "bad id!", "task": "t"}'),
     st.just('{"trajectory_id": "y", "task": "' + "x" * 30_000 + '"}'),
 )
@@ -53,6 +55,7 @@ def _read_all(path: Path, fmt: str | None = None) -> list:
 @FUZZ
 @given(lines=st.lists(odd_lines, min_size=1, max_size=6), seed=st.integers(0, 2**16))
 @example(lines=["{"], seed=0)  # a lone "{" opened a pretty-printed record that took the whole lines after it
+@example(lines=[DEEP, "{", "null", "", DEEP, "null"], seed=3)  # opening "{" then "null": one malformed document
 def test_good_records_land_whatever_lines_surround_them(tmp_path_factory, lines, seed) -> None:
     rng = random.Random(seed)
     good = [make_run(f"run-{n}", tenant="default").model_dump_json(exclude={"tenant"}) for n in range(3)]

@@ -465,9 +465,11 @@ def _broken_first_line(first: str, rest: str) -> bool:
     if not opened.startswith("{") or (_WRAPPER_OPENING.fullmatch(opened) and len(nexts) < 2):
         return False
     following = nexts[0] if nexts else ""
-    if not following.startswith("{") or following.rstrip().endswith(",") \
-            or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
+    if following.rstrip().endswith(",") or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
         return False
+    if not following.startswith("{"):  # a whole value other than a record (``null``, a number): a bad line of JSON
+        # Lines too; a document's next line is a member (``"key": ...``) or its close, never a whole value
+        return _one_value(following) and not _one_value(first + "\n" + rest)
     try:
         value = json.loads(following)
     except RecursionError:
