@@ -819,9 +819,10 @@ def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:
     (under OpenHands' list it had, said as ``no_similar_failures``, "none close enough")."""
     if not ctx.tools_available:
         return set()
-    here = {tool for hit in found if tool_overlap(hit, ctx) == 1.0 for tool in tools_of(hit.tools)}
+    share = {hit.trajectory_id: tool_overlap(hit, ctx) for hit in found}
+    here = {tool for hit in found if share[hit.trajectory_id] == 1.0 for tool in tools_of(hit.tools)}
     return {hit.trajectory_id for hit in found
-            if tool_overlap(hit, ctx) <= 0.5 and not here <= set(tools_of(hit.tools))}
+            if share[hit.trajectory_id] <= 0.5 and not here <= set(tools_of(hit.tools))}
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
