@@ -34,17 +34,17 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     if not server:
         note_unused_key(uri)
         quiet_rpc_errors()
-    store, opened = None, False
+    store, opened, named = None, False, store_named(server, uri)
     try:
         with ExitStack() as stack:
-            with opening(_where(server, uri), quiet=quiet):
+            with opening(named, quiet=quiet):
                 backend = stack.enter_context(open_backend(server=server, ca=ca, uri=uri, traces=traces,
                                                            tenant=tenant, require_key=require_key))
             store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
     except (KeyboardInterrupt, SystemExit) as exc:  # the open of a large store is long (~30 s at 172k rows): what
         if stopped(exc) and not opened:  # Ctrl-C or an ingest's SIGTERM there left
-            say_interrupted(f"interrupted while opening {_where(server, uri)}: nothing read or written")
+            say_interrupted(f"interrupted while opening {named}: nothing read or written")
         raise
     except (typer.Exit, BrokenPipeError, DiskFull):  # a reader that stopped early (`| head`): click ends quietly,
         raise  # exit 1; a full disk the command says itself
@@ -95,8 +95,8 @@ def opening(what: str, *, quiet: bool = False) -> Iterator[Callable[[], None]]:
         timer.cancel()
 
 
-def _where(server: str | None, uri: str | None) -> str:
-    """What ``connect`` opens, as a user named it: the server, or the store (the default one where none is named)."""
+def store_named(server: str | None, uri: str | None) -> str:
+    """What a command opens, as a user named it: the server, or the store (the default one where none is named)."""
     from ..config import default_uri
 
     return f"the server {server}" if server else f"the store {uri or default_uri()}"

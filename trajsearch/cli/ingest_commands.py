@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .connect import connect, note_unused_key, opening
+from .connect import connect, note_unused_key, opening, store_named
 from .disk import DiskFull
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
@@ -869,7 +869,7 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
         problems: list[str] = []
         # run_workers stops the workers after the batch in hand and polls their final checkpoints: the count is theirs
         with _said_when_interrupted(lambda: _workers_stopped(written[0], problems)), _stopping_said_at_once(), \
-                opening(f"the store {uri}", quiet=quiet) as opened:
+                opening(store_named(None, uri), quiet=quiet) as opened:
             return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll, on_stopped=problems.extend)
 
 

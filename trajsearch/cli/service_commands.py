@@ -332,13 +332,12 @@ def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> T
     from ..search import TrajSearch
     from ..store.index import SchemaMismatchError
     from ..store.lock import StoreOpenError
-    from ..config import default_uri
-    from .connect import opening, quiet_rpc_errors
+    from .connect import opening, quiet_rpc_errors, store_named
     from .disk import disk_full_line, store_disk_full
 
     quiet_rpc_errors()  # a full disk: pymilvus' traceback before the line below
     try:
-        with opening(f"the store {uri or default_uri()}"):
+        with opening(store_named(None, uri)):
             return TrajSearch.open(uri, traces=traces, model=model)
     except (StoreOpenError, SchemaMismatchError) as exc:
         # (TrajSearch.open may report a mismatch as "in use": the failed open still held the lock)
