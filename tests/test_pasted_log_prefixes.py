@@ -3,7 +3,7 @@ service name), which the run that printed it never wrote. Searched as the lines 
 
 Kept, no step held a pasted line: on the shared runs (round 27, ENG5) ``similar`` of an astroid traceback ending in
 ``ModuleNotFoundError: No module named 'wrapt'``, each line behind ``worker-1  | ``, ranked first a run whose step
-showed the traceback's head and not the error (score 0.063; the same paste plain: 0.124, the error line shown).
+showed the traceback's head and not the error (score 0.063; the same paste plain: 0.242, the error line shown).
 Real runs: ``tests/fixtures/mini-swe-agent/.real/deepseek-error-line-elsewhere`` (see its SOURCE.md).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.excerpt import query_text
+from trajsearch.excerpt import BLANK_TEXT, blank, query_text, unseen
 from trajsearch.ingest.read import read_dump
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
@@ -70,3 +70,39 @@ def test_only_a_prefix_every_line_carries_goes() -> None:
     logged = "2026-12-06 19:45:01 INFO started\nTraceback (most recent call last):\nKeyError: 'x'"
     assert query_text(logged) == logged
     assert query_text("2026-12-06T19:45:01Z a\n\n2026-12-06T19:45:02Z\n2026-12-06T19:45:03Z b") == "a\n\n\nb"
+
+
+def test_one_line_keeps_what_looks_like_a_prefix() -> None:
+    """Bug (review of ENG5, 2): a paste of one line lost its head, evidence of no log viewer: a date the program
+    logged (on the shared runs the step printing it fell from 0.355 to 0.121), a table row's first cell, a pipe."""
+    for line in ("2026-04-10 04:32:06,551 :: WARNING :: pydicom :: Test warning message",
+                 "col_1 | col_2 | x", "py-3 | grep foo", "\n2026-04-10T04:32:06Z started\n\n"):
+        assert query_text(line) == line
+
+
+def test_a_paste_of_prefixes_only_is_searched_as_written(backend) -> None:
+    """Bug (review of ENG5, 1): a bare timestamp (a step printing it was found first at 0.295) or a compose prefix
+    alone was refused as holding no visible character, which it does."""
+    for text in ("2026-04-10 04:32:06", "web-1 |", "web-1 |\nweb-1 |", "2026-04-10T04:32:06Z\n2026-04-10T04:32:07Z"):
+        assert not blank(text) and query_text(text) == text
+    assert run_cli("ingest", str(RUNS), "--quiet")[0] == 0
+    code, out, err = run_cli("search", "2026-04-10 04:32:06", "--level", "step")
+    assert code == 0 and BLANK_TEXT not in err, err
+
+
+def test_a_paste_from_windows_loses_its_prefixes_too() -> None:
+    """Bug (review of ENG5, 5): a line holding only its time ended in ``\\r\\n``, matched no prefix, and the whole
+    paste kept every one."""
+    pasted = "2026-12-06T19:45:01Z a\r\n2026-12-06T19:45:02Z\r\n2026-12-06T19:45:03Z b\r\n"
+    assert query_text(pasted) == "a\r\n\r\nb\r\n"
+
+
+def test_a_prefixed_row_is_read_as_a_query_is() -> None:
+    """Bug (review of ENG5, 3): a caller comparing rows with a query reads through :func:`query_text` only the rows
+    :func:`unseen` names; a row of compose lines was not named, so it kept its prefixes against a paste that had lost
+    them, unless it also held a colour code."""
+    rows = ("web-1  | Traceback (most recent call last):\nweb-1  | ModuleNotFoundError: No module named 'wrapt'",
+            "  2026-12-06T19:45:01Z a\n2026-12-06T19:45:02Z b", "plain\nlines", "col_1 | col_2 | x")
+    for row in rows:
+        assert query_text(row) == row or unseen(row), row
+    assert unseen(rows[0]) and not unseen(rows[2])

@@ -51,7 +51,10 @@ def query_text(text: str) -> str:
 
     Characters no reader sees but whitespace (:data:`_INVISIBLE`: NUL, a zero-width space, a BOM) go too, as
     :func:`blank` reads them: an error line pasted with a zero-width space after it was held by no step and got no
-    warning, where the same paste without it got 2 (round 26, RT10)."""
+    warning, where the same paste without it got 2 (round 26, RT10).
+
+    A log viewer's prefix goes too where two or more lines carry it and every line that is not blank carries one of
+    the same kind (:func:`_without_line_prefixes`)."""
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
     return _without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text))
@@ -59,32 +62,49 @@ def query_text(text: str) -> str:
 
 #: What a log viewer writes before each line of a program's output, which the program's run never printed: a CI
 #: runner's time (GitHub Actions' raw log and ``docker logs -t``: ``2026-12-06T19:45:01.1234567Z ``) and docker
-#: compose's service and replica (``worker-1  | ``, compose v1's ``web_1  | ``).
+#: compose's service and replica (``worker-1  | ``, compose v1's ``web_1  | ``). A line holding only the time ends
+#: at its line break, ``\r\n`` in a paste from Windows.
 _LINE_PREFIXES = (
-    re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: |$)"),
-    re.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ?"),
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: |(?=[\r\n])|$)",
+    r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ?",
 )
+_LINE_PREFIX_PATTERNS = tuple(map(re.compile, _LINE_PREFIXES))
+#: A text opening with one of them (:func:`unseen`): one anchored match, cheap beside reading the text.
+_OPENS_WITH_PREFIX = re.compile(r"\s*(?:%s)" % "|".join(_LINE_PREFIXES))
+#: The fewest lines carrying a prefix that make a paste a log viewer's: one line alone is no evidence, it is usually
+#: a line the program logged with its date (``2026-04-10 04:32:06,551 :: WARNING :: ...``, held verbatim by the run
+#: that printed it: first at 0.355 with its date, 0.121 without; review of ENG5, 2), a table row (``col_1 | col_2``)
+#: or a pipe (``py-3 | grep foo``).
+MIN_PREFIXED_LINES = 2
 
 
 def _without_line_prefixes(text: str) -> str:
-    """``text`` without a log viewer's prefix (:data:`_LINE_PREFIXES`) where every line that is not blank starts with
-    one of the same kind. Kept, each pasted line was a line no step holds: a traceback pasted from ``docker compose
-    logs`` lost its verbatim first place and its excerpt showed another line (round 27, ENG5, the shared runs: an
-    astroid ``No module named 'wrapt'`` traceback behind ``worker-1  | `` ranked first at 0.063 a run whose step
-    showed the head; without the prefixes, at 0.242 a run showing the error line)."""
+    """``text`` without a log viewer's prefix (:data:`_LINE_PREFIXES`) where at least :data:`MIN_PREFIXED_LINES`
+    lines are not blank and each starts with one of the same kind. Kept, each pasted line was a line no step holds: a
+    traceback pasted from ``docker compose logs`` lost its verbatim first place and its excerpt showed another line
+    (round 27, ENG5, the shared runs: an astroid ``No module named 'wrapt'`` traceback behind ``worker-1  | `` ranked
+    first at 0.063 a run whose step showed the head; without the prefixes, at 0.242 a run showing the error line).
+    A paste of prefixes only is kept as written: without them it would be refused as blank (review of ENG5, 1)."""
     lines = text.splitlines(keepends=True)
     shown = [line for line in lines if line.strip()]
-    for prefix in _LINE_PREFIXES:
-        if shown and all(prefix.match(line) for line in shown):
-            return "".join(line[m.end():] if (m := prefix.match(line)) else line for line in lines)
+    if len(shown) < MIN_PREFIXED_LINES:
+        return text
+    for prefix in _LINE_PREFIX_PATTERNS:
+        if all(prefix.match(line) for line in shown):
+            stripped = "".join(line[m.end():] if (m := prefix.match(line)) else line for line in lines)
+            return text if _UNSEEN.fullmatch(stripped) else stripped
     return text
 
 
 def unseen(text: str) -> bool:
-    """Whether ``text`` holds a character :func:`query_text` drops (an ESC, a control, a format or other
-    default-ignorable character: :data:`_INVISIBLE`), so a caller comparing many texts reads only those through it.
+    """Whether :func:`query_text` may read ``text`` otherwise than as written: it holds a character that reading drops
+    (an ESC, a control, a format or other default-ignorable character: :data:`_INVISIBLE`) or opens with a log
+    viewer's prefix (:data:`_LINE_PREFIXES`), so a caller comparing many texts reads only those through it. A row
+    of compose lines had been read with its prefixes unless it also held a colour code (review of ENG5, 3).
     An ASCII text can hold only controls, which ``str.isprintable`` finds at C speed (the regular expression alone
     took 17 µs a text where it takes 8, on 808 real step texts)."""
+    if _OPENS_WITH_PREFIX.match(text):
+        return True
     if text.isascii():
         return not text.translate(_LINE_BREAKS).isprintable()
     return _INVISIBLE.search(text) is not None
@@ -105,9 +125,10 @@ _INVISIBLE = regex.compile(r"[[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]--\p
 
 
 def blank(text: str) -> bool:
-    """Whether ``text``, read as a query (:func:`query_text`: a paste's terminal codes left out), holds nothing a
-    reader sees: the one rule of every interface taking a text to search by (the library's query check, the runtime's
-    verbs, loop and tool, the CLI, the server, the web page, MCP), each refusing it in :data:`BLANK_TEXT`'s words.
+    """Whether ``text``, read as a query (:func:`query_text`: a paste's terminal codes and invisible characters left
+    out; a log viewer's prefixes only where text remains), holds nothing a reader sees: the one rule of every interface
+    taking a text to search by (the library's query check, the runtime's verbs, loop and tool, the CLI, the server, the
+    web page, MCP), each refusing it in :data:`BLANK_TEXT`'s words. A bare timestamp is a query (review of ENG5, 1).
 
     Each had tested ``str.strip()``, which keeps NUL, a zero-width space and a BOM: ``Search(text="\\x00")`` and the
     page's ``/?q=%00`` ranked 10 arbitrary runs by the vector of an invisible character, where ``"   "`` was

@@ -1157,10 +1157,10 @@ def _head(text: str) -> tuple[str, bool]:
 def _normalised(text: str) -> str:
     """``text`` as a query is read (:func:`~trajsearch.excerpt.query_text`), case and runs of whitespace aside: a row
     and a paste compare as a reader sees them (a failure row keeps a native dump's terminal codes, which the paste's
-    reading left out). Only a text holding a character ``query_text`` drops (:func:`~trajsearch.excerpt.unseen`: an
-    ESC, a control, a zero-width space, a BOM, a variation selector) is read through it: reading every text cost
-    14.5 ms of a warnings call (review of RT10); a colour code that lost its ESC stays in a row (2 of 40,276 step
-    texts held two or more, see ``query_text``). Not cached: 10,105 of 15,539 texts a warnings run met occur once.
+    reading left out). Only a text ``query_text`` may read otherwise (:func:`~trajsearch.excerpt.unseen`: an ESC, a
+    control, a zero-width space, a BOM, a variation selector, a log viewer's prefix) is read through it: reading every
+    text cost 14.5 ms of a warnings call (review of RT10); a colour code that lost its ESC stays in a row (2 of 40,276
+    step texts held two or more, see ``query_text``). Not cached: 10,105 of 15,539 texts a warnings run met occur once.
     ``str.isprintable`` had chosen which to read, and U+FE0F, which it calls printable, stayed in the row a paste
     had lost it from (review of RT10: a pasted ``No module named ⚠️ 'reproduce_app'`` got 0 warnings, not 2)."""
     seen = query_text(text) if unseen(text) else text
