@@ -220,3 +220,52 @@ def test_the_cut_is_one_number_the_novelty_floor_and_the_help_read() -> None:
     assert float(inspiration) == 0.271
     for help_text in (search_help, similar_help):
         assert "cosine under 0.271" in help_text and "0.314" not in help_text, help_text
+
+
+@pytest.mark.parametrize("hidden_by", ["model", "until"])
+def test_the_search_page_judges_by_the_runs_its_filters_let_it_show(tmp_path: Path, monkeypatch, hidden_by) -> None:
+    """Bug (round 27, WEAK2): the page's model and end-date filters are applied to the runs a search found where more
+    than ``MODEL_SCOPE_RUNS`` runs are inside the other filters; the note judged by the closest row found before them,
+    a hidden run's: every run shown was weak and nothing was said. The page now says what it says where the filters
+    scope the search itself (the CLI's and the service's verdict on the same runs): the same words both ways.
+    (``MODEL_SCOPE_RUNS`` is lowered so two runs take the path a tenant of thousands does; real uvicorn on loopback.)"""
+    import html
+    import http.client
+    import importlib
+    from urllib.parse import urlencode
+
+    from conftest import make_run
+    from trajsearch.store.filters import Filters
+    search_page = importlib.import_module("trajsearch.web.views.search")  # the package's ``search`` is a function
+
+    query = "quokka zephyr marmalade frobnicator"
+    alike = make_run("alike-run", tenant="demo", model_id="model-a", days=5,
+                     steps=[("bash", {"command": "make"}, f"{query} overflow in the widget cache")])
+    far = make_run("far-run", tenant="demo", model_id="model-b")  # a payments test: nothing like the query
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add([alike, far])
+    form = {"model": "model-b"} if hidden_by == "model" else {"until": "2026-01-03"}  # the alike run is of Jan 6
+    keys = make_keys()
+    try:
+        found = ts.search(query, tenant="demo", k=5, mode="dense", levels=DEFAULT_LEVELS)
+        assert found[0].trajectory_id == "alike-run" and weak_match_note(found) is None  # the premise: alike first
+        shown = ts.search_filtered(query, Filters(tenant="demo", levels=DEFAULT_LEVELS, trajectory_ids=("far-run",)),
+                                   k=5, mode="dense")
+        expected = weak_match_note(shown)  # the verdict on the runs the filters leave, as the CLI gives it
+        assert expected is not None
+        pages = {}
+        with served(ts, keys.ring, keys.demo) as (web, cookie):
+            host, port = web.address.rsplit(":", 1)
+            for scope_runs in (search_page.MODEL_SCOPE_RUNS, 1):  # filters inside the search / after it
+                monkeypatch.setattr(search_page, "MODEL_SCOPE_RUNS", scope_runs)
+                conn = http.client.HTTPConnection(host, int(port), timeout=120)
+                conn.request("GET", "/?" + urlencode({"q": query, "mode": "dense", **form}), headers={"Cookie": cookie})
+                reply = conn.getresponse()
+                body = reply.read().decode()
+                assert reply.status == 200, body[:300]
+                pages[scope_runs] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+    finally:
+        ts.close()
+    for scope_runs, page in pages.items():
+        assert "far-run" in page and "alike-run" not in page, scope_runs  # the filter hid the alike run
+        assert expected[0].upper() + expected[1:] + "." in page, (scope_runs, page[:2000])

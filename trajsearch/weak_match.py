@@ -26,19 +26,23 @@ from .results import Hit
 WEAK_SIMILARITY = 0.314
 
 
-def closest_cosine(hits: Iterable[Hit]) -> float | None:
+def closest_cosine(hits: Iterable[Hit], *, shown_only: bool = False) -> float | None:
     """The cosine the note judges ``hits`` by: the closest row's inside the search's filters (``Hit.closest``), or
-    where unknown (an older server) the best hit's (``Hit.similarity``); None with no cosine (lexical mode)."""
-    return max((c for h in hits for c in (h.closest, h.similarity) if c is not None), default=None)
+    where unknown (an older server) the best hit's (``Hit.similarity``); None with no cosine (lexical mode).
+    ``shown_only``: the best hit's alone, for hits some of those found were dropped from after the search (the
+    search page's model and end-date filters past its scope, ``web.views.search.MODEL_SCOPE_RUNS``): the closest
+    row may be a dropped run's, which the reader is not shown and which is not like what they are shown."""
+    return max((c for h in hits for c in ((h.similarity,) if shown_only else (h.closest, h.similarity))
+                if c is not None), default=None)
 
 
-def weak_match_note(hits: Iterable[Hit]) -> str | None:
+def weak_match_note(hits: Iterable[Hit], *, shown_only: bool = False) -> str | None:
     """The note for ``hits`` none of which holds their text (``Hit.verbatim``: a short line a row holds word for word
     is met there whatever its cosine) when the closest row inside the search's filters is not alike it
     (:func:`closest_cosine` under :data:`WEAK_SIMILARITY`), or None: alike, held, no hit, or no cosine to judge by
-    (lexical mode)."""
+    (lexical mode). ``shown_only``: judged by the hits' own cosines (see :func:`closest_cosine`)."""
     hits = list(hits)
-    best = closest_cosine(hits)
+    best = closest_cosine(hits, shown_only=shown_only)
     if best is None or best >= WEAK_SIMILARITY or any(h.verbatim for h in hits):
         return None
     # at the cut's own precision: at two places a cosine of 0.305 read "only 0.31 similar ... under 0.31"

@@ -536,7 +536,8 @@ def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: Trace
     if post_filtered and len(hits) >= k and len(kept) < form.k:
         out.notes.append(f"More than {MODEL_SCOPE_RUNS:,} runs are inside the other filters: the model and "
                          f"end-date filters are applied to the best {k} runs only.")
-    if note := weak_match_note(hit for hit, _ in kept):
+    # filtered after the search, the closest row it found may be a run the filters hide: judged by what is shown
+    if note := weak_match_note((hit for hit, _ in kept), shown_only=post_filtered):
         out.notes.append(note[0].upper() + note[1:] + ".")
     marked = form.q if out.anchor is None else failure_error(text)  # an id marks its run's error, not itself
     hl = terms(marked)
