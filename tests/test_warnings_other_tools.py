@@ -39,8 +39,10 @@ def test_a_failed_run_whose_tools_this_agent_has_not_is_no_warning(hashing_ts):
     # airline one, which was made here) is no warning
     assert set(warned(asked.task, [])) == {failed.trajectory_id, retail_failed}  # no tools listed: no evidence
     assert warned(asked.task, _tools(airline)) == [failed.trajectory_id]
-    # no run found was made with the retail tools: the airline run's names compare with nothing, no evidence
-    assert failed.trajectory_id in warned(failed.task, _tools(retail))
+    # a retail agent has none of the airline run's tools: its pitfalls are of tools it cannot call, though no run
+    # found beside it was made with the retail tools (round 27, RT11: it was warned then)
+    assert failed.trajectory_id not in warned(failed.task, _tools(retail))
+    assert failed.trajectory_id in warned(failed.task, [*_tools(retail), *_tools([failed])])
 
 MINI = REAL / "mini-swe-agent" / ".real" / "batch-2.4.6"
 SWE_AGENT = REAL / "swe-agent" / ".real" / "sa-1.1.0-retry" / "score" / "run1"
@@ -65,3 +67,24 @@ def test_tool_names_of_another_harness_are_no_evidence_of_another_environment(ha
 
     assert swe_agent in warned([])
     assert warned(["bash"]) == warned(["bash", "edit"]) == warned(OPENHANDS) == warned([])
+
+
+def test_an_agent_without_a_shell_is_not_warned_of_a_shell_runs_failure(hashing_ts):
+    """Round 27, RT11: the tool rule took names as evidence only beside a run found made here, so an agent listing no
+    shell was warned of mini-swe-agent's ``bash``-only failure whenever no run found had only its tools. The context's
+    ``tools_available`` is trusted: a run sharing no tool with it is no warning; one sharing some (SWE-agent's, with
+    ``str_replace_editor``) stays, and a shell under any name (OpenHands' ``execute_bash``) is a shell."""
+    runs = [p.trajectory for path in (MINI, SWE_AGENT) for p in read_dump(path, tenant="acme") if p.trajectory]
+    hashing_ts.add(runs)
+    [mini] = [run.trajectory_id for run in runs if run.outcome.value == "failure" and "demo__greet-11" in run.trajectory_id]
+    [swe_agent] = [run.trajectory_id for run in runs if run.outcome.value == "failure" and run.trajectory_id.startswith("swe-agent")]
+    [asked] = [run for run in runs if "demo__greet-14" in run.trajectory_id]
+    rt = Runtime(hashing_ts)
+
+    def warned(tools: list[str]) -> set[str]:
+        return {w.trajectory_id for w in rt.warnings(asked.task, RuntimeContext(tenant="acme", tools_available=tools))}
+
+    assert warned([]) == {mini, swe_agent}
+    assert warned(["str_replace_editor"]) == {swe_agent}  # an editor, no shell
+    assert warned(["get_reservation_details", "cancel_reservation"]) == set()  # an airline agent: none of their tools
+    assert warned(["bash"]) == warned(["execute_bash"]) == warned(OPENHANDS) == {mini, swe_agent}

@@ -55,6 +55,15 @@ from .model import Step, Trajectory, json_strings
 #: Tools that run shell commands (their ``command`` argument is parsed).
 SHELL_TOOLS = frozenset({"bash", "shell", "sh", "zsh", "terminal", "execute_bash", "run_command", "run_shell_command",
                          "exec_command", "run", "execute", "cmd", "powershell", "local_shell", "container.exec"})
+
+
+def tool_kind(name: str) -> str:
+    """What a tool is, for comparing one agent's tool list with another's runs: a shell is a shell whatever its harness
+    calls it (OpenHands' ``execute_bash``, SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``), other tools by
+    name. Compared by name, an agent listing ``execute_bash`` had none of a ``bash`` run's tools."""
+    return "shell" if name.lower() in SHELL_TOOLS else name
+
+
 #: A tool whose name starts like this only reads (or talks): it touches nothing.
 _READ_TOOL = re.compile(r"^(?:get|search|list|find|fetch|read|view|open|lookup|query|check|calculate|think|respond"
                         r"|describe|show|grep|glob|ls|cat|browse|web_search|ask|say|message|transfer|finish|submit)"

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..actions import acted, tools_of
+from ..actions import acted
 from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..excerpt import query_text, unseen
@@ -36,7 +36,7 @@ from .context import RuntimeContext
 from .memo import call_memo
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import (RerankConfig, Scored, calls_made, changed_files, created_files, diversify, file_key, named_files,
-                     rerank, task_homes, task_key, tool_overlap, touched_names, touched_scores, work_done)
+                     rerank, task_homes, task_key, tool_kinds, tool_overlap, touched_names, touched_scores, work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -802,27 +802,29 @@ def warnings(
 
 
 def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:
-    """The failed runs among ``found`` made in another environment than the context's: at most half of the tools each
-    called exist here (:func:`~.rerank.tool_overlap`), and some tool that the runs found made here called (those
-    every tool of which the context lists) it never called. Its pitfalls are of tools this agent has not.
+    """The failed runs among ``found`` made in another environment than the context's, whose pitfalls are of tools this
+    agent has not: those none of whose tools the context lists, and those at most half of whose tools it lists
+    (:func:`~.rerank.tool_overlap`) that never called some tool the runs found made here called (those every tool of
+    which the context lists). Tools compare by kind (:func:`~trajsearch.touched.tool_kind`): a shell under any name.
 
-    Tool names are evidence only where the vocabularies compare: where no run found was made here (the context names
-    its tools as another agent does: OpenHands' ``execute_bash`` beside SWE-agent's ``bash``), nothing is left out;
-    a run that called every tool the runs made here did (SWE-agent's ``bash`` with its ``str_replace_editor`` and
-    ``submit``, for a context listing ``bash`` alone) had a larger harness in the same environment, not another one.
-    Review of RT10: one tenant of real SWE-agent, mini-swe-agent and OpenHands runs (20 failed tasks) lost every
-    warning under OpenHands' own tool list, and 12 of 13 SWE-agent ones under ``["bash"]``. Round 26, RT10: in a
-    tenant holding tau2 airline and tau-bench retail runs, 7 of the 279 warnings for their 165 tasks were of the
-    other domain, each with 0 to 0.5 of its tools in the domain's tool set; listing only the tools of the domain's
-    successful runs, 13 of 277 same-domain warnings had called a tool outside it (lowest share 0.6): one missing tool
-    is no evidence. A run is left out only beside one made here, which stays: the rule alone never empties an answer
-    (under OpenHands' list it had, said as ``no_similar_failures``, "none close enough")."""
+    The context's ``tools_available`` (trusted: the agent's runtime says what it can call) decides alone where a run
+    shares no tool with it: round 27, RT11: an agent without a shell was warned of ``bash`` failures, and a retail
+    agent of an airline run's ``cancel_reservation``, wherever no run found beside them was made here (the names then
+    "compared with nothing"). Where some of a run's tools exist here, names are weaker evidence: a run that called
+    every tool the runs made here did (SWE-agent's ``bash`` with its ``str_replace_editor``, for a context listing
+    ``bash`` alone) had a larger harness in the same environment, and where no run found was made here the rest of its
+    tools may be named as another agent names them. Review of RT10: one tenant of real SWE-agent, mini-swe-agent and
+    OpenHands runs (20 failed tasks) lost every warning under OpenHands' own tool list (``execute_bash``, compared by
+    name then), and 12 of 13 SWE-agent ones under ``["bash"]``. Round 26, RT10: in a tenant holding tau2 airline and
+    tau-bench retail runs, 7 of the 279 warnings for their 165 tasks were of the other domain, each with 0 to 0.5 of
+    its tools in the domain's tool set; listing only the tools of the domain's successful runs, 13 of 277 same-domain
+    warnings had called a tool outside it (lowest share 0.6): one missing tool is no evidence."""
     if not ctx.tools_available:
         return set()
     share = {hit.trajectory_id: tool_overlap(hit, ctx) for hit in found}
-    here = {tool for hit in found if share[hit.trajectory_id] == 1.0 for tool in tools_of(hit.tools)}
+    here = {kind for hit in found if share[hit.trajectory_id] == 1.0 for kind in tool_kinds(hit.tools)}
     return {hit.trajectory_id for hit in found
-            if share[hit.trajectory_id] <= 0.5 and not here <= set(tools_of(hit.tools))}
+            if share[hit.trajectory_id] == 0.0 or (share[hit.trajectory_id] <= 0.5 and not here <= tool_kinds(hit.tools))}
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],

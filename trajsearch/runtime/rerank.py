@@ -46,6 +46,7 @@ import numpy as np
 
 from ..actions import tools_of
 from ..results import Hit
+from ..touched import tool_kind
 from .context import RuntimeContext
 from .memo import per_call
 
@@ -159,11 +160,17 @@ def tool_overlap(hit: Hit, ctx: RuntimeContext) -> float:
     """The share of the run's tools the context has, the actions that call no tool aside (``respond``, a stop:
     :func:`~trajsearch.actions.tools_of`): counted, a tau-bench run that only talked scored 0 and lost the tools'
     weight, one that talked and called a listed tool 1/2 (probe 52, RT1's review: top-3 changed for 32 of 50
-    airline tasks)."""
-    tools = tools_of(hit.tools)
+    airline tasks). Tools are compared by kind (:func:`~trajsearch.touched.tool_kind`): a context listing OpenHands'
+    ``execute_bash`` has a ``bash`` run's shell."""
+    tools = tool_kinds(hit.tools)
     if not ctx.tools_available or not tools:
         return 1.0  # nothing known to be missing
-    return len(set(tools) & set(ctx.tools_available)) / len(tools)
+    return len(tools & tool_kinds(ctx.tools_available)) / len(tools)
+
+
+def tool_kinds(actions: object) -> set[str]:
+    """The kinds of the tools among ``actions`` (:func:`~trajsearch.actions.tools_of`, :func:`~trajsearch.touched.tool_kind`)."""
+    return {tool_kind(tool) for tool in tools_of(actions)}
 
 
 def recency(hit: Hit, now: datetime, half_life_days: float) -> float:
