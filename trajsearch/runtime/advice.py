@@ -876,7 +876,10 @@ def _last_meeting(ts: TrajSearch, hit: Hit, position: int, text: str) -> int:
     needed no step to (a read that found nothing). Round 25 left it: gemini-3-pro's django-16256 met ``no such table``
     at steps 2 and 4; step 3's ``schema_editor`` script was shown, step 5's on-disk database got it past. At most the
     50 steps before ``by`` are read (one fetch, bounded): a meeting further back is not seen, and where none of them
-    met it ``position`` is returned, silently, as if the run had met the error once."""
+    met it ``position`` is returned, silently, as if the run had met the error once. Round 27, RT11 measured whether
+    that bound cuts on real long runs: of the 84 mini-swe-agent runs of ../shared/data (median 77 steps, 13 over 100,
+    the longest 188), 96 meetings were got past by a later step, 4 of them more than 50 steps later (the farthest
+    65), and in none of the 4 did a later meeting lie before the window: the answer was the same as unbounded."""
     by = _got_past(ts, hit, position)
     if by is None or by <= position:
         return position
