@@ -9,9 +9,17 @@ many of them one-line smoke tests, "hello world", "write a product description":
 the library the out-of-domain tasks find near runs and the printed margins are not the
 calibration's.)
 
+Every measurement of what an agent meeting a task is told holds the task's whole task_id group out
+(leave-task-out: retries and trials of a task share its text, so with them in the library a context
+is a near-copy of its own task's runs, which a new task never has); only the same-task figures,
+marked leave-one-out, keep the other runs of the task in, as an agent retrying a task would.
+(Leave-task-out exemplar recall, a relevant run being another task's that needed the same work, is
+scripts/eval_generalise.py's.)
+
 Reports, with and without reranking + diversity:
 - recall@1 / recall@3 of a successful run of the same task (leave-one-out: query
-  with a run's task, that run excluded; "same task" = same task_id);
+  with a run's task, that run excluded; "same task" = same task_id), and how many tasks
+  held out whole are told follow_closely (a run of another task to follow step by step);
 - the share of exemplar sets holding two results from one trajectory (must be 0);
 - novelty: the best applicable similarity of held-out in-domain tasks (a task's
   whole task_id group excluded; against the whole library, and against its own
@@ -20,6 +28,8 @@ Reports, with and without reranking + diversity:
   calibrated threshold (mid-gap) and the configured one's margin on each side,
   and precision / recall of "novel" (plan_from_scratch), also 2-fold
   cross-validated;
+- warnings under the agent's own tools (``tools_available``: the tools its source's runs call):
+  how many show a run of the other source, whose tools the agent has not;
 - token counts of the formatted contexts (real tokenizer), text and JSON;
 - per budget (250, 500, 1,000, 2,000) and format: how many contexts show a past run, their median tokens and
   runs, and the share of their tokens spent on provenance and on trace URIs.
@@ -45,6 +55,7 @@ from _common import (  # noqa: E402
     OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, is_tau_bench, ood_tasks, store_for,
     ungated_runtime)
 from trajsearch.embed import load_embedder  # noqa: E402
+from trajsearch.actions import tools_of  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext  # noqa: E402
@@ -83,11 +94,12 @@ BUDGETS = (250, 500, 1000, 2000)
 TRACE_URI = re.compile(r'trace_uri=\S+|"trace_uri":"[^"]*"')
 
 
-def budget_table(runtime: Runtime, queries: Sequence[Trajectory], ctx: RuntimeContext) -> None:
+def budget_table(runtime: Runtime, queries: Sequence[Trajectory], ctx: RuntimeContext,
+                 held_out: dict[str, list[str]]) -> None:
     """Per budget and format: how many contexts show a past run, their median tokens, and the share of the tokens
     spent on ``source:`` lines (text; the ``provenance`` objects in JSON) and on trace URIs within them."""
     counter = runtime.counter
-    print(f"\n## Contexts by budget ({len(queries)} tasks, each held out; tokens: all-MiniLM-L6-v2 WordPiece)")
+    print(f"\n## Contexts by budget ({len(queries)} tasks, each held out whole; tokens: all-MiniLM-L6-v2 WordPiece)")
     print("| budget | format | show a run | median tokens | median runs shown | on provenance | on trace URIs |")
     print("|---|---|---|---|---|---|---|")
     for budget in BUDGETS:
@@ -95,7 +107,7 @@ def budget_table(runtime: Runtime, queries: Sequence[Trajectory], ctx: RuntimeCo
             shown, tokens, runs, provenance, uris = 0, [], [], 0, 0
             for run in queries:
                 context = runtime.context_for(run.task, ctx, fmt=fmt, budget=budget,
-                                              exclude_trajectory_ids=[run.trajectory_id])
+                                              exclude_trajectory_ids=held_out[run.trajectory_id])
                 n = len(context.exemplars) + len(context.warnings)
                 shown += n > 0
                 tokens.append(context.tokens)
@@ -107,6 +119,25 @@ def budget_table(runtime: Runtime, queries: Sequence[Trajectory], ctx: RuntimeCo
             spent = sum(tokens) or 1
             print(f"| {budget} | {fmt} | {shown}/{len(queries)} | {statistics.median(tokens):.0f} | "
                   f"{statistics.median(runs):.0f} | {provenance / spent:.1%} | {uris / spent:.1%} |")
+
+
+def warnings_under_own_tools(runtime: Runtime, tasks: Sequence[Trajectory], held_out: dict[str, list[str]],
+                             source_of: dict[str, str]) -> None:
+    """Warnings for each task held out whole, the context listing the tools its source's runs call (the agent's
+    ``tools_available``): how many show a failed run of the other source, made with tools this agent has not."""
+    tools: dict[str, set[str]] = defaultdict(set)
+    for run in tasks:
+        tools[source_of[run.trajectory_id]].update(tools_of(run.tools_used))
+    shown = other = 0
+    for run in tasks:
+        own = source_of[run.trajectory_id]
+        ctx = RuntimeContext(tenant=TENANT, tools_available=sorted(tools[own]))
+        found = runtime.warnings(run.task, ctx, exclude_trajectory_ids=held_out[run.trajectory_id])
+        shown += len(found)
+        other += sum(source_of[w.trajectory_id] != own for w in found)
+    print(f"\n## Warnings under the agent's own tools ({len(tasks)} tasks held out whole; tools: "
+          + "; ".join(f"{name} {len(names)}" for name, names in sorted(tools.items())) + ")")
+    print(f"warnings shown {shown}, of them runs of the other source (tools this agent has not): {other}")
 
 
 def main() -> int:
@@ -140,6 +171,9 @@ def main() -> int:
     for run in runs:
         by_task[run.task_id or run.trajectory_id].append(run)
     winners = {tid: {r.trajectory_id for r in group if r.outcome.value == "success"} for tid, group in by_task.items()}
+    # leave-task-out: one query per task, every run of the task held out
+    new_tasks = [group[0] for group in by_task.values()]
+    held_out_ids = {group[0].trajectory_id: [r.trajectory_id for r in group] for group in by_task.values()}
 
     def source(run: Trajectory) -> str:
         return "tau-bench" if is_tau_bench(run) else "mini-swe-agent"
@@ -172,6 +206,8 @@ def main() -> int:
     default = Runtime(ts)
     followed = sum(default.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=[run.trajectory_id]).strategy
                    is Strategy.follow_closely for run in same_task)
+    followed_other = sum(default.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=held_out_ids[run.trajectory_id])
+                         .strategy is Strategy.follow_closely for run in new_tasks)
     known = list(held_out.values())
     # the harder side of each: a task held out of its own repository (a tenant per repository) scores
     # lower than against the whole library; out-of-domain tasks score highest against the whole library
@@ -209,7 +245,8 @@ def main() -> int:
     p, r = threshold_pr(known, loo_same, configured.follow_closely)
     print(f"follow_closely at {configured.follow_closely:.2f}: 'different task' precision {p:.3f} recall {r:.3f}; "
           f"same-task runs whose cosine >= threshold: {sum(s >= configured.follow_closely for s in loo_same)}/{len(loo_same)}, "
-          f"told follow_closely (default runtime): {followed}/{len(same_task)}")
+          f"told follow_closely (default runtime): {followed}/{len(same_task)} (leave-one-out); tasks held out "
+          f"whole told follow_closely (a run of another task): {followed_other}/{len(new_tasks)}")
 
     def best_failure(task: str, exclude: Sequence[str] = ()) -> float:
         f = ctx.filters(levels=("failure",), outcomes=("failure",), exclude_trajectory_ids=exclude)
@@ -223,6 +260,8 @@ def main() -> int:
     print(f"warnings (best failure-row cosine): out-of-domain max {max(ood_fail):.3f}; held-out tau-bench "
           f"min {min(known_fail):.3f}, median {statistics.median(known_fail):.3f}; floor {floor:.2f} passes "
           f"{sum(s >= floor for s in known_fail)}/{len(known_fail)} in-domain, {sum(s >= floor for s in ood_fail)}/{len(ood_fail)} out-of-domain")
+
+    warnings_under_own_tools(Runtime(ts), new_tasks, held_out_ids, {r.trajectory_id: source(r) for r in runs})
 
     # -- exemplar recall and duplicates --------------------------------------------------------
     plain = ctx.filters(levels=("task", "summary"), outcomes=("success",))
@@ -260,20 +299,21 @@ def main() -> int:
     # -- formatted contexts --------------------------------------------------------------------
     runtime = configs["grouped + rerank + diversity (default)"]
     text_tokens, json_tokens, empty_for_ood = [], [], 0
-    for run in queries:
-        exclude = [run.trajectory_id]
+    for run in new_tasks:
+        exclude = held_out_ids[run.trajectory_id]
         text_tokens.append(runtime.context_for(run.task, ctx, budget=args.budget, exclude_trajectory_ids=exclude).tokens)
         json_tokens.append(runtime.context_for(run.task, ctx, fmt="json", budget=args.budget, exclude_trajectory_ids=exclude).tokens)
     for task in ood:
         found = runtime.exemplars(task, ctx)
         empty_for_ood += found.strategy.value == "plan_from_scratch" and not found.items
-    print(f"\n## Formatted contexts (budget {args.budget} tokens, all-MiniLM-L6-v2 WordPiece, {len(queries)} tasks)")
+    print(f"\n## Formatted contexts (budget {args.budget} tokens, all-MiniLM-L6-v2 WordPiece, {len(new_tasks)} tasks, "
+          "each held out whole)")
     print("| output | median tokens | max tokens | over budget |")
     print("|---|---|---|---|")
     for label, counts in (("text", text_tokens), ("json", json_tokens)):
         print(f"| {label} | {statistics.median(counts):.0f} | {max(counts)} | {sum(c > args.budget for c in counts)} |")
     print(f"out-of-domain tasks given plan_from_scratch and no exemplars: {empty_for_ood}/{len(ood)}")
-    budget_table(runtime, queries, ctx)
+    budget_table(runtime, new_tasks, ctx, held_out_ids)
     print(f"\n(total {time.time() - started:.0f}s)")
     ts.close()
     return 0
