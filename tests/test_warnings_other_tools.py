@@ -39,10 +39,9 @@ def test_a_failed_run_whose_tools_this_agent_has_not_is_no_warning(hashing_ts):
     # airline one, which was made here) is no warning
     assert set(warned(asked.task, [])) == {failed.trajectory_id, retail_failed}  # no tools listed: no evidence
     assert warned(asked.task, _tools(airline)) == [failed.trajectory_id]
-    # a retail agent has none of the airline run's tools: its pitfalls are of tools it cannot call, though no run
-    # found beside it was made with the retail tools (round 27, RT11: it was warned then)
-    assert failed.trajectory_id not in warned(failed.task, _tools(retail))
-    assert failed.trajectory_id in warned(failed.task, [*_tools(retail), *_tools([failed])])
+    # no run found was made with the retail tools: the airline run's names compare with nothing, no evidence (another
+    # harness may name the retail agent's own tools so; a warning lost in silence costs more than one extra)
+    assert failed.trajectory_id in warned(failed.task, _tools(retail))
 
 MINI = REAL / "mini-swe-agent" / ".real" / "batch-2.4.6"
 SWE_AGENT = REAL / "swe-agent" / ".real" / "sa-1.1.0-retry" / "score" / "run1"
@@ -71,9 +70,9 @@ def test_tool_names_of_another_harness_are_no_evidence_of_another_environment(ha
 
 def test_an_agent_without_a_shell_is_not_warned_of_a_shell_runs_failure(hashing_ts):
     """Round 27, RT11: the tool rule took names as evidence only beside a run found made here, so an agent listing no
-    shell was warned of mini-swe-agent's ``bash``-only failure whenever no run found had only its tools. The context's
-    ``tools_available`` is trusted: a run sharing no tool with it is no warning; one sharing some (SWE-agent's, with
-    ``str_replace_editor``) stays, and a shell under any name (OpenHands' ``execute_bash``) is a shell."""
+    shell was warned of mini-swe-agent's ``bash``-only failure whenever no run found had only its tools. A shell is
+    known under every harness's name: a run that called only a shell is no warning for an agent listing none. One that
+    called other tools too (SWE-agent's ``str_replace_editor``) stays: their names may be another harness's."""
     runs = [p.trajectory for path in (MINI, SWE_AGENT) for p in read_dump(path, tenant="acme") if p.trajectory]
     hashing_ts.add(runs)
     [mini] = [run.trajectory_id for run in runs if run.outcome.value == "failure" and "demo__greet-11" in run.trajectory_id]
@@ -86,5 +85,40 @@ def test_an_agent_without_a_shell_is_not_warned_of_a_shell_runs_failure(hashing_
 
     assert warned([]) == {mini, swe_agent}
     assert warned(["str_replace_editor"]) == {swe_agent}  # an editor, no shell
-    assert warned(["get_reservation_details", "cancel_reservation"]) == set()  # an airline agent: none of their tools
+    assert warned(["get_reservation_details", "cancel_reservation"]) == {swe_agent}  # an airline agent: no shell
     assert warned(["bash"]) == warned(["execute_bash"]) == warned(OPENHANDS) == {mini, swe_agent}
+
+
+TERMINUS = REAL / "atif" / ".real" / "harbor-timeout-unfinished"  # a real Terminus-2 failure (``bash_command``)
+
+
+def test_terminus_shell_is_a_shell(hashing_ts):
+    """Review of RT11: Terminus-2's shell is ``bash_command``, a name the shell set lacked, so a run that called only it
+    shared no tool with a mini-swe-agent agent's ``["bash"]`` and was dropped whatever its task (and a Terminus agent
+    lost every ``bash`` run's warning); each answer then said no failure was close enough."""
+    runs = [p.trajectory for path in (MINI, TERMINUS) for p in read_dump(path, tenant="acme") if p.trajectory]
+    hashing_ts.add(runs)
+    [terminus] = [run for run in runs if run.outcome.value == "failure" and run.trajectory_id.startswith("atif.")]
+    [mini] = [run for run in runs if run.outcome.value == "failure" and "demo__greet-11" in run.trajectory_id]
+    [asked] = [run for run in runs if "demo__greet-14" in run.trajectory_id]
+    rt = Runtime(hashing_ts)
+
+    def warned(task: str, tools: list[str]) -> set[str]:
+        return {w.trajectory_id for w in rt.warnings(task, RuntimeContext(tenant="acme", tools_available=tools))}
+
+    assert terminus.trajectory_id in warned(terminus.task, []) == warned(terminus.task, ["bash"])
+    assert mini.trajectory_id in warned(asked.task, []) == warned(asked.task, ["bash_command", "mark_task_complete"])
+    assert terminus.trajectory_id not in warned(terminus.task, ["str_replace_editor"])  # a shell-only run, no shell
+
+
+def test_staleness_compares_tools_as_warnings_do(hashing_ts):
+    """Review of RT11: staleness compared tool names exactly while warnings compared kinds, so under OpenHands' own
+    list (``execute_bash``) every mini-swe-agent run was "used tools no longer available: bash" and ``prune`` deleted
+    it, the same run warnings took for one made with this agent's shell."""
+    runs = [p.trajectory for p in read_dump(MINI, tenant="acme") if p.trajectory]
+    hashing_ts.add(runs)
+    rt = Runtime(hashing_ts)
+    assert rt.staleness_report(RuntimeContext(tenant="acme", tools_available=OPENHANDS)) == []
+    no_shell = rt.staleness_report(RuntimeContext(tenant="acme", tools_available=["str_replace_editor"]))
+    assert {s.trajectory_id: s.reasons for s in no_shell} == {
+        run.trajectory_id: ["used tools no longer available: bash"] for run in runs}

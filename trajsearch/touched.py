@@ -57,11 +57,21 @@ SHELL_TOOLS = frozenset({"bash", "shell", "sh", "zsh", "terminal", "execute_bash
                          "exec_command", "run", "execute", "cmd", "powershell", "local_shell", "container.exec"})
 
 
+#: Every shell name known, for :func:`tool_kind`: :data:`SHELL_TOOLS` and the shells whose calls are not parsed here
+#: (Terminus-2's ``bash_command`` types ``keystrokes``; Cline's ``execute_command``, Cursor's ``run_terminal_cmd``,
+#: Copilot's ``run_in_terminal``). A shell missing here is a tool of its own, and an agent with it "has no shell".
+SHELL_NAMES = SHELL_TOOLS | {"bash_command", "execute_command", "run_terminal_cmd", "run_in_terminal"}
+
+#: The kind of every shell (:func:`tool_kind`).
+SHELL = "shell"
+
+
 def tool_kind(name: str) -> str:
     """What a tool is, for comparing one agent's tool list with another's runs: a shell is a shell whatever its harness
     calls it (OpenHands' ``execute_bash``, SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``), other tools by
-    name. Compared by name, an agent listing ``execute_bash`` had none of a ``bash`` run's tools."""
-    return "shell" if name.lower() in SHELL_TOOLS else name
+    name, case and all. Compared by name, an agent listing ``execute_bash`` had none of a ``bash`` run's tools. The
+    generic names of :data:`SHELL_TOOLS` (``run``, ``execute``, ``cmd``) are shells here too, whatever they run."""
+    return SHELL if name.lower() in SHELL_NAMES else name
 
 
 #: A tool whose name starts like this only reads (or talks): it touches nothing.

@@ -30,7 +30,7 @@ from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
-from ..touched import FILES_SHOWN, identifiers
+from ..touched import FILES_SHOWN, SHELL, identifiers
 from . import where
 from .context import RuntimeContext
 from .memo import call_memo
@@ -803,28 +803,25 @@ def warnings(
 
 def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:
     """The failed runs among ``found`` made in another environment than the context's, whose pitfalls are of tools this
-    agent has not: those none of whose tools the context lists, and those at most half of whose tools it lists
-    (:func:`~.rerank.tool_overlap`) that never called some tool the runs found made here called (those every tool of
-    which the context lists). Tools compare by kind (:func:`~trajsearch.touched.tool_kind`): a shell under any name.
+    agent has not: those that called only a shell where the context lists none, and those at most half of whose tools
+    it lists (:func:`~.rerank.tool_overlap`) that never called some tool the runs found made here called (those every
+    tool of which the context lists). Tools compare by kind (:func:`~trajsearch.touched.tool_kind`).
 
-    The context's ``tools_available`` (trusted: the agent's runtime says what it can call) decides alone where a run
-    shares no tool with it: round 27, RT11: an agent without a shell was warned of ``bash`` failures, and a retail
-    agent of an airline run's ``cancel_reservation``, wherever no run found beside them was made here (the names then
-    "compared with nothing"). Where some of a run's tools exist here, names are weaker evidence: a run that called
-    every tool the runs made here did (SWE-agent's ``bash`` with its ``str_replace_editor``, for a context listing
-    ``bash`` alone) had a larger harness in the same environment, and where no run found was made here the rest of its
-    tools may be named as another agent names them. Review of RT10: one tenant of real SWE-agent, mini-swe-agent and
-    OpenHands runs (20 failed tasks) lost every warning under OpenHands' own tool list (``execute_bash``, compared by
-    name then), and 12 of 13 SWE-agent ones under ``["bash"]``. Round 26, RT10: in a tenant holding tau2 airline and
-    tau-bench retail runs, 7 of the 279 warnings for their 165 tasks were of the other domain, each with 0 to 0.5 of
-    its tools in the domain's tool set; listing only the tools of the domain's successful runs, 13 of 277 same-domain
-    warnings had called a tool outside it (lowest share 0.6): one missing tool is no evidence."""
+    Names are evidence only where the two vocabularies compare: beside a run found made here, or for a shell, which is
+    known under every harness's name (round 27, RT11: an agent listing no shell was warned of mini-swe-agent's
+    ``bash``-only failures). Elsewhere a run sharing no tool may name the agent's own tools as another harness does
+    (Terminus-2's ``bash_command``, Claude Code's ``Edit`` for OpenHands' ``str_replace_editor``), and a warning lost
+    in silence costs more than one extra: it stays. Review of RT10: one tenant of real SWE-agent, mini-swe-agent and
+    OpenHands runs lost every warning under OpenHands' own tool list (``execute_bash``, compared by name then), and 12
+    of 13 SWE-agent ones under ``["bash"]``. Round 26, RT10: of tau2 airline and tau-bench retail runs, 7 of 279
+    warnings were of the other domain, each with 0 to 0.5 of its tools in the domain's tool set."""
     if not ctx.tools_available:
         return set()
     share = {hit.trajectory_id: tool_overlap(hit, ctx) for hit in found}
     here = {kind for hit in found if share[hit.trajectory_id] == 1.0 for kind in tool_kinds(hit.tools)}
     return {hit.trajectory_id for hit in found
-            if share[hit.trajectory_id] == 0.0 or (share[hit.trajectory_id] <= 0.5 and not here <= tool_kinds(hit.tools))}
+            if (share[hit.trajectory_id] == 0.0 and tool_kinds(hit.tools) == {SHELL})
+            or (share[hit.trajectory_id] <= 0.5 and not here <= tool_kinds(hit.tools))}
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],

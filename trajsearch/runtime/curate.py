@@ -23,6 +23,7 @@ from ..represent import MAX_ROW_CHARS
 from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
+from ..touched import tool_kind
 from .context import RuntimeContext
 from .rerank import NEUTRAL, task_key
 from ..steps import retry_positions, verified
@@ -191,8 +192,10 @@ def _missing(tools: Sequence[str], available: set[str]) -> list[str]:
     runtime lists none of them, so a context naming every tool its agent has flagged each run that ever spoke as
     "used tools no longer available: respond", and ``prune`` deleted them all (probe 52, RT1: 365 of 365
     tau-bench and tau2 runs against the airline and retail envs' own tool lists), and so every SWE-agent run
-    stopped at a limit, for its ``exit_cost`` (RT1's review)."""
-    return [t for t in tools if t not in available and is_tool(t)]
+    stopped at a limit, for its ``exit_cost`` (RT1's review). Tools compare by kind, as warnings compare them
+    (:func:`~trajsearch.touched.tool_kind`): under OpenHands' ``execute_bash`` a ``bash`` run misses no tool."""
+    kinds = {tool_kind(tool) for tool in available}
+    return [t for t in tools if tool_kind(t) not in kinds and is_tool(t)]
 
 
 def prune(ts: TrajSearch, tenant: str, stale: Sequence[StaleRun]) -> list[str]:
