@@ -116,3 +116,33 @@ def test_a_transcript_record_typed_result_is_not_headless_output() -> None:
     path = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "claudeless" / "plan-mode-session.jsonl"
     (parsed,) = list(read_dump(path, tenant="acme"))
     assert parsed.ok and ".stream-" not in parsed.trajectory.trajectory_id
+
+
+SKILLSBENCH = FIXTURES / "claude-code" / ".aud7" / "skillsbench-no-atif" \
+    / "claude-code-claude-opus-4-5-skills-econ-detrending-correlation-916cde"
+
+
+def test_harbor_headless_output_with_no_conversion_is_the_trials_run_with_its_verdict(tmp_path: Path) -> None:
+    """Round 27, AUD7 (real SkillsBench trial, Claude Code 2.1.19 under Harbor, cut): Harbor kept ``claude -p``'s
+    stream-json (``agent/claude-code.txt``, which never echoes the instruction) and no transcript, so no ATIF. The file
+    was rejected "no user prompt ... ingest the session transcript instead", a transcript the trial does not have: the
+    run and its graded verdict (reward 1.0 in ``result.json``) were lost. It is now the trial's run, its task naming the
+    Harbor task and what the agent first said. Where Harbor did convert the session (``agent/trajectory.json``), that
+    file is the trial's run: the output named alone stays a rejection, not a second run of the trial."""
+    [result] = read_dump(SKILLSBENCH / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
+    run = result.trajectory
+    assert "Harbor task: econ-detrending-correlation" in run.task
+    assert "The files are binary Excel files" in run.task
+    assert (run.outcome, run.reward) == (Outcome.success, 1.0)
+    assert run.metadata["trial_name"] == "econ-detrending-correlation__AuCQ72j"
+    assert run.metadata["prompt_not_recorded"] is True
+    assert [s.action for s in run.steps] == ["Read", "Read", "Read", "Bash", "Bash", "Read", "respond"]
+    assert [bool(s.error) for s in run.steps[:4]] == [True, True, True, False]
+
+    trial = tmp_path / SKILLSBENCH.name
+    shutil.copytree(SKILLSBENCH, trial)
+    (trial / "agent" / "trajectory.json").write_text("{}")
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+    assert not result.ok
+    assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")

@@ -610,6 +610,7 @@ def session_trajectory(
     error_cause: str,
     created_at: datetime | None,
     tool_versions: dict[str, str] | None = None,
+    verdict: tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None = None,
 ) -> Trajectory:
     """A session read by a CLI adapter (Claude Code, Codex CLI, Gemini CLI) -> its trajectory.
 
@@ -617,17 +618,24 @@ def session_trajectory(
     session log holds no verdict on the task, so the outcome is unknown, unless the session
     ended on an error (``last_error``: an API or error record with no work after it): an infrastructure
     error caused as ``error_cause`` says, or the agent's failure when its context window stopped it
-    (:func:`ended_on_error`).
+    (:func:`ended_on_error`). A ``verdict`` recorded beside the session (a Harbor trial's ``result.json``:
+    ``atif.trial_verdict``, as (outcome, reward, failure, metadata)) is the run's instead.
     """
     metadata = {k: v for k, v in metadata.items() if v is not None}
     finished = finish_steps(steps, metadata)
     outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
+    reward = None
+    if verdict is not None:
+        outcome, reward, graded, basis = verdict
+        failure = graded or (failure if outcome is not Outcome.success else None)
+        metadata.update(basis)
     return build({
         "trajectory_id": safe_id(run_id),
         "task": clip_task(task),
         "model_id": model_id,
         "tool_versions": tool_versions or {},
         "outcome": outcome,
+        "reward": reward,
         "failure": failure,
         "steps": finished,
         "created_at": created_at,

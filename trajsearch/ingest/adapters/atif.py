@@ -1278,6 +1278,14 @@ def harbor_trial(path: Path) -> Path | None:
     return agent.parent if agent is not None and _is_trial(agent.parent) else None
 
 
+def harbor_task_name(trial: Path) -> str | None:
+    """The task a Harbor trial ran, as its ``result.json`` (else ``config.json``) names it: for a raw session that
+    does not record the instruction (the instruction itself is in the task's folder, not the trial's)."""
+    name = _json_beside(trial / "result.json").get("task_name")
+    path = as_dict(_json_beside(trial / "config.json").get("task")).get("path")
+    return name if isinstance(name, str) and name else Path(path).name if isinstance(path, str) and path else None
+
+
 def trial_verdict(trial: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None:
     """(outcome, reward, failure, metadata) the trial's ``result.json`` records, as for its ATIF run; None when it
     records none (no reward, no exception)."""

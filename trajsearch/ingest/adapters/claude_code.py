@@ -159,6 +159,10 @@ Mapping
   no model reply after it) -> ``infra_error`` with that error; "Prompt is too long"
   (the conversation outgrew the model's window and compaction did not save it) is the agent's
   ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``).
+  Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with no ATIF
+  conversion beside it (no transcript was kept) is the trial's run: the verdict is ``result.json``'s
+  (``atif.trial_verdict``), and the task, which stream-json never echoes, names the Harbor task and the agent's
+  first words (``metadata.prompt_not_recorded``).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
@@ -216,6 +220,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
+from .atif import harbor_task_name, harbor_trial, trial_verdict
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -298,6 +303,10 @@ _HEAD_KEPT = 30_000
 _MIDDLE_CUT = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
+#: The task of Harbor's headless output with no transcript beside it (``claude -p`` got the task's instruction as an
+#: argument, which stream-json does not echo): what the trial names, before the agent's first words.
+_HARBOR_PROMPT = ("(Claude Code's headless output in Harbor trial {trial} does not record the instruction Harbor "
+                  "gave it; Harbor task: {task}; the agent's first words:) ")
 #: The task of a subagent's file without its prompt (2.0.x `claude -p`), before the agent's first words.
 _UNRECORDED_PROMPT = ("(this subagent's file does not record the prompt it was given, which is in its parent's Task "
                       "call; the agent's first words:) ")
@@ -1372,6 +1381,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if headless is not None and isinstance(version := headless.get("qwen_code_version"), str):  # forced so
         raise RecordError(f"this is Qwen Code {version}'s headless output (shaped like Claude Code's): read it with "
                           "--format qwen-code")
+    trial = _unconverted_trial(ctx.source) if headless is not None else None
+    harbor_prompt = not task and trial is not None and worked
+    if harbor_prompt:  # Harbor kept no transcript to read instead: this output is the trial's run
+        task = _HARBOR_PROMPT.format(trial=trial.name, task=harbor_task_name(trial) or "not named") + \
+            _first_words(session.steps)
     if not task:
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
@@ -1417,7 +1431,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "api_errors": session.api_errors or None,
         "interrupted": session.interrupted or None,
         "starts_mid_conversation": continued or None,
-        "prompt_not_recorded": unrecorded or None,
+        "prompt_not_recorded": unrecorded or harbor_prompt or None,
         "copied_parent_records": copied or None,
         "abandoned_records": len(off_chain) or None,
         "abandoned_prompts": prompt_list(abandoned.prompts) or None,
@@ -1430,4 +1444,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
+        verdict=trial_verdict(trial, ctx) if trial is not None else None,
     )
+
+
+def _unconverted_trial(source: Path) -> Path | None:
+    """The Harbor trial whose agent logs hold this headless output (Harbor's claude-code agent tees ``claude -p
+    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor converted no session to ATIF beside it
+    (``agent/trajectory.json``: it converts the transcript under ``agent/sessions/projects/``, which older trials
+    and copies of them lack): the trial's run is then this output, with the verdict in its ``result.json``."""
+    trial = harbor_trial(source)
+    return trial if trial is not None and not (trial / "agent" / "trajectory.json").is_file() else None
