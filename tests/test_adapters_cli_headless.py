@@ -146,3 +146,22 @@ def test_harbor_headless_output_with_no_conversion_is_the_trials_run_with_its_ve
     [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
     assert not result.ok
     assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")
+
+
+WYCKOFF = SKILLSBENCH.parent / "claude-code-claude-haiku-4-5-skills-crystallographic-wyckoff-posit-66c0fc"
+
+
+def test_harbor_headless_output_takes_the_instruction_its_command_recorded_not_a_skills_text() -> None:
+    """AUD7 (real SkillsBench trial, Claude Code 2.1.19 under Harbor, cut): the agent's first call was the ``Skill``
+    tool, whose expansion of the skill's instructions ("Base directory for this skill: ...", 14 kB of SymPy notes) the
+    stream writes as a user text record marked ``isSynthetic``; it was read as the user's prompt, so the run's task
+    was SymPy's manual. The instruction Harbor gave ``claude -p`` is in ``agent/command-1/command.txt``, shell-quoted."""
+    [result] = read_dump(WYCKOFF / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
+    run = result.trajectory
+    assert run.task.startswith("You are a materials science researcher. You want to analyze the crystal structure")
+    assert "Base directory for this skill" not in run.task
+    assert run.task.endswith("rounded to the closest rational number format, as shown in example output.")
+    assert run.metadata["task_from"] == "agent/command-1/command.txt"
+    assert (run.outcome, run.reward) == (Outcome.success, 0.55)
+    assert [s.action for s in run.steps] == ["Skill", "TodoWrite", "Bash", "respond"]

@@ -71,7 +71,8 @@ Mapping
   record count in ``abandoned_records``. A parallel call's result, which
   hangs under its own call's record, stays.
 - task: the first real user prompt: a ``user`` record whose text is not
-  ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
+  ``isMeta`` nor, in stream-json, ``isSynthetic`` (the Skill tool's expansion of a skill's instructions, "Base
+  directory for this skill: ...") (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
   ``promptSource: "sdk"``: the SDK caller's prompt, kept), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
@@ -161,8 +162,9 @@ Mapping
   ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``).
   Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with no ATIF
   conversion beside it (no transcript was kept) is the trial's run: the verdict is ``result.json``'s
-  (``atif.trial_verdict``), and the task, which stream-json never echoes, names the Harbor task and the agent's
-  first words (``metadata.prompt_not_recorded``).
+  (``atif.trial_verdict``), and the task, which stream-json never echoes, is the instruction the ``claude -p``
+  command in ``agent/command-<n>/command.txt`` was given (``metadata.task_from``), else names the Harbor task and
+  the agent's first words (``metadata.prompt_not_recorded``).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
@@ -185,6 +187,7 @@ import hashlib
 import itertools
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -983,7 +986,8 @@ class _Session:
             last = self.steps[-1]
             last["observation"] = "\n".join(t for t in (last.get("observation"), body) if t)
             return
-        if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")) \
+        if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")
+                                 or record.get("isSynthetic")) \
                 and record.get("promptSource") != "sdk":  # 2.1.2xx marks an Agent SDK caller's prompt isMeta too
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
@@ -1382,8 +1386,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"this is Qwen Code {version}'s headless output (shaped like Claude Code's): read it with "
                           "--format qwen-code")
     trial = _unconverted_trial(ctx.source) if headless is not None else None
+    harbor_command = _harbor_command(trial) if not task and trial is not None and worked else None
+    if harbor_command is not None:  # Harbor kept no transcript to read instead: this output is the trial's run
+        task = harbor_command[1]
     harbor_prompt = not task and trial is not None and worked
-    if harbor_prompt:  # Harbor kept no transcript to read instead: this output is the trial's run
+    if harbor_prompt:
         task = _HARBOR_PROMPT.format(trial=trial.name, task=harbor_task_name(trial) or "not named") + \
             _first_words(session.steps)
     if not task:
@@ -1432,6 +1439,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "interrupted": session.interrupted or None,
         "starts_mid_conversation": continued or None,
         "prompt_not_recorded": unrecorded or harbor_prompt or None,
+        "task_from": harbor_command[0] if harbor_command is not None else None,
         "copied_parent_records": copied or None,
         "abandoned_records": len(off_chain) or None,
         "abandoned_prompts": prompt_list(abandoned.prompts) or None,
@@ -1446,6 +1454,29 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
         verdict=trial_verdict(trial, ctx) if trial is not None else None,
     )
+
+
+def _harbor_command(trial: Path) -> tuple[str, str] | None:
+    """(where, the instruction) Harbor gave ``claude -p``, as the trial's ``agent/command-<n>/command.txt`` records the
+    command it ran (its claude-code agent of early 2026: ``claude --verbose --output-format stream-json -p
+    '<instruction>' ... | tee /logs/agent/claude-code.txt``, the instruction shell-quoted); None where no command
+    holds it (later versions pipe it in from an environment variable the file does not hold)."""
+    for path in sorted((trial / "agent").glob("command-*/command.txt")):
+        try:
+            words = shlex.split(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):
+            continue
+        claude = next((i for i, w in enumerate(words) if w == "claude"), None)
+        flag = next((i for i, w in enumerate(words) if claude is not None and i > claude and w in ("-p", "--print")),
+                    None)
+        prompt = words[flag + 1] if flag is not None and flag + 1 < len(words) else ""
+        if prompt.strip() and not prompt.startswith("-") and not _SHELL_OPERATOR.fullmatch(prompt):
+            return str(path.relative_to(trial)), prompt.strip()
+    return None
+
+
+#: A shell redirection or pipe as ``shlex`` splits a command (``2>&1``, ``|``, ``</dev/null``): no argument of its own.
+_SHELL_OPERATOR = re.compile(r"\d*[<>|&].*")
 
 
 def _unconverted_trial(source: Path) -> Path | None:
