@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -128,7 +129,9 @@ def test_harbor_headless_output_with_no_conversion_is_the_trials_run_with_its_ve
     was rejected "no user prompt ... ingest the session transcript instead", a transcript the trial does not have: the
     run and its graded verdict (reward 1.0 in ``result.json``) were lost. It is now the trial's run, its task naming the
     Harbor task and what the agent first said. Where Harbor did convert the session (``agent/trajectory.json``), that
-    file is the trial's run: the output named alone stays a rejection, not a second run of the trial."""
+    file is the trial's run: the output named alone stays a rejection, not a second run of the trial. This trial's
+    ``config.json`` is derived from ``result.json``'s config block (the stored copy lacks it; without one the folder
+    is no Harbor trial and the output stays rejected: SOURCE.md)."""
     [result] = read_dump(SKILLSBENCH / "agent" / "claude-code.txt", tenant="acme")
     assert result.ok, result.error
     run = result.trajectory
@@ -140,12 +143,49 @@ def test_harbor_headless_output_with_no_conversion_is_the_trials_run_with_its_ve
     assert [s.action for s in run.steps] == ["Read", "Read", "Read", "Bash", "Bash", "Read", "respond"]
     assert [bool(s.error) for s in run.steps[:4]] == [True, True, True, False]
 
-    trial = tmp_path / SKILLSBENCH.name
-    shutil.copytree(SKILLSBENCH, trial)
-    (trial / "agent" / "trajectory.json").write_text("{}")
+    assert run.task_id == "econ-detrending-correlation"  # as the ATIF runs of Harbor trials have it (atif.trial_task)
+    assert run.created_at.isoformat() == "2026-01-26T02:21:48.152929+00:00"  # the agent's start in result.json
+
+
+def _trial_copy(tmp_path: Path, trial: Path) -> Path:
+    copy = tmp_path / trial.name
+    shutil.copytree(trial, copy)
+    return copy
+
+
+#: A Harbor ATIF conversion of the trial's session that names its task (a user step): the trial's run.
+_CONVERSION = ('{"schema_version": "ATIF-v1.2", "session_id": "s1", "agent": {"name": "claude-code", "version": '
+               '"2.1.19"}, "steps": [{"step_id": 1, "source": "user", "message": "Detrend the series."}, '
+               '{"step_id": 2, "source": "agent", "message": "Done."}]}')
+
+
+@pytest.mark.parametrize("beside, kept", [
+    ({"agent/sessions/projects/-app/0f4c.jsonl": "{}\n"}, False),  # a transcript, not converted (M4)
+    ({"agent/trajectory.json": "{}"}, True),  # no conversion: the trial's run is still this output (M5)
+])
+def test_harbor_headless_output_is_the_trials_run_only_when_the_trial_kept_no_other(
+        tmp_path: Path, beside: dict[str, str], kept: bool) -> None:
+    """Review of AUD7 (M4, M5): a trial has one run. Harbor converts the transcript under ``agent/sessions/projects/``
+    to ``agent/trajectory.json``, but writes none when the conversion fails or finds several project folders: the
+    transcript is then the trial's run, and ``claude-code.txt`` was a second one. A ``trajectory.json`` that is no
+    ATIF conversion naming the task (``{}``) is no run, so it does not take the output's place."""
+    trial = _trial_copy(tmp_path, SKILLSBENCH)
+    for name, text in beside.items():
+        (trial / name).parent.mkdir(parents=True, exist_ok=True)
+        (trial / name).write_text(text)
     [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
-    assert not result.ok
-    assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")
+    assert result.ok is kept, result.error
+    if not kept:
+        assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")
+        assert "ingest the session transcript instead" in result.error
+
+
+def test_harbor_headless_output_beside_a_conversion_naming_the_task_is_passed_over(tmp_path: Path) -> None:
+    """Where Harbor converted the session to ATIF (its task named), that is the trial's run and the output none."""
+    trial = _trial_copy(tmp_path, SKILLSBENCH)
+    (trial / "agent" / "trajectory.json").write_text(_CONVERSION)
+    with pytest.raises(SideFile, match="which Harbor converted to ATIF: the trial's run is .*trajectory.json"):
+        read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
 
 
 WYCKOFF = SKILLSBENCH.parent / "claude-code-claude-haiku-4-5-skills-crystallographic-wyckoff-posit-66c0fc"
@@ -165,3 +205,47 @@ def test_harbor_headless_output_takes_the_instruction_its_command_recorded_not_a
     assert run.metadata["task_from"] == "agent/command-1/command.txt"
     assert (run.outcome, run.reward) == (Outcome.success, 0.55)
     assert [s.action for s in run.steps] == ["Skill", "TodoWrite", "Bash", "respond"]
+
+
+def test_harbor_headless_answer_with_no_tool_call_is_a_run_when_its_command_names_the_instruction(
+        tmp_path: Path) -> None:
+    """Review of AUD7 (M3): an answer with no tool call in a trial whose ``command.txt`` records the instruction and
+    whose ``result.json`` the verdict was rejected, pointing at a transcript the trial does not have. Only the
+    fallback of the agent's first words needs work to name the run by."""
+    trial = _trial_copy(tmp_path, WYCKOFF)
+    stream = trial / "agent" / "claude-code.txt"
+    lines = stream.read_text().splitlines()
+    stream.write_text("\n".join([lines[0], lines[11], lines[12]]) + "\n")  # init, the answer, the result
+    [result] = read_dump(stream, tenant="acme")
+    assert result.ok, result.error
+    assert result.trajectory.task.startswith("You are a materials science researcher.")
+    assert (result.trajectory.outcome, result.trajectory.reward) == (Outcome.success, 0.55)
+
+    (trial / "agent" / "command-1" / "command.txt").unlink()  # nothing names the instruction, no work names the run
+    [result] = read_dump(stream, tenant="acme")
+    assert not result.ok
+    assert f"Harbor trial {trial.name} kept no transcript" in result.error
+
+
+@pytest.mark.parametrize("command, task", [
+    ('claude --verbose -p "$INSTRUCTION" --allowedTools Bash 2>&1 | tee /logs/agent/claude-code.txt', None),
+    ('claude -p "$(cat /tmp/instruction.md)" | tee /logs/agent/claude-code.txt', None),
+    ("claude -p < /tmp/instruction.md | tee /logs/agent/claude-code.txt", None),
+    ("claude --verbose -p '<task>Find the Wyckoff positions.</task>' 2>&1 </dev/null | tee x.txt",
+     "<task>Find the Wyckoff positions.</task>"),
+    ("claude -p 'Print $HOME'\"'\"'s size' | tee x.txt", "Print $HOME's size"),  # single-quoted: as written
+])
+def test_harbor_command_gives_the_instruction_only_as_written(tmp_path: Path, command: str, task: str | None) -> None:
+    """Review of AUD7 (M6): a ``-p`` argument the shell expands (a variable, a command substitution) or a redirection
+    is not the instruction: the task was the literal ``$INSTRUCTION``. It now names the Harbor task instead; a
+    quoted instruction starting with ``<`` was taken for a redirection and is now the task."""
+    trial = _trial_copy(tmp_path, WYCKOFF)
+    (trial / "agent" / "command-1" / "command.txt").write_text(command)
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
+    if task is None:
+        assert "Harbor task: crystallographic-wyckoff-position-analysis" in result.trajectory.task
+        assert "task_from" not in result.trajectory.metadata
+    else:
+        assert result.trajectory.task == task
+        assert result.trajectory.metadata["task_from"] == "agent/command-1/command.txt"

@@ -611,6 +611,7 @@ def session_trajectory(
     created_at: datetime | None,
     tool_versions: dict[str, str] | None = None,
     verdict: tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None = None,
+    task_key: dict[str, str] | None = None,
 ) -> Trajectory:
     """A session read by a CLI adapter (Claude Code, Codex CLI, Gemini CLI) -> its trajectory.
 
@@ -619,7 +620,8 @@ def session_trajectory(
     ended on an error (``last_error``: an API or error record with no work after it): an infrastructure
     error caused as ``error_cause`` says, or the agent's failure when its context window stopped it
     (:func:`ended_on_error`). A ``verdict`` recorded beside the session (a Harbor trial's ``result.json``:
-    ``atif.trial_verdict``, as (outcome, reward, failure, metadata)) is the run's instead.
+    ``atif.trial_verdict``, as (outcome, reward, failure, metadata)) is the run's instead, and ``task_key``
+    (``task_id`` / ``task_family``: ``atif.trial_task``) groups it with the other runs of its task.
     """
     metadata = {k: v for k, v in metadata.items() if v is not None}
     finished = finish_steps(steps, metadata)
@@ -633,6 +635,7 @@ def session_trajectory(
         "trajectory_id": safe_id(run_id),
         "task": clip_task(task),
         "model_id": model_id,
+        **(task_key or {}),
         "tool_versions": tool_versions or {},
         "outcome": outcome,
         "reward": reward,

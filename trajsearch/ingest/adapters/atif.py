@@ -1278,12 +1278,18 @@ def harbor_trial(path: Path) -> Path | None:
     return agent.parent if agent is not None and _is_trial(agent.parent) else None
 
 
-def harbor_task_name(trial: Path) -> str | None:
-    """The task a Harbor trial ran, as its ``result.json`` (else ``config.json``) names it: for a raw session that
-    does not record the instruction (the instruction itself is in the task's folder, not the trial's)."""
-    name = _json_beside(trial / "result.json").get("task_name")
-    path = as_dict(_json_beside(trial / "config.json").get("task")).get("path")
-    return name if isinstance(name, str) and name else Path(path).name if isinstance(path, str) and path else None
+def converted_run(path: Path) -> bool:
+    """Whether ``path`` (a trial's ``agent/trajectory.json``) is Harbor's ATIF conversion naming its task: then it is
+    the trial's run, and a raw session or headless output beside it is not (:func:`_atif_file`)."""
+    found = _atif_file(path)
+    return found is not None and found.task
+
+
+def trial_started(trial: Path) -> datetime | None:
+    """When a Harbor trial's agent began (``result.json``'s ``agent_execution.started_at``, else the trial's): for a
+    run whose own records carry no time (``claude -p``'s stream-json), rather than its file's checkout time."""
+    result = _json_beside(trial / "result.json")
+    return _time(as_dict(result.get("agent_execution")).get("started_at")) or _time(result.get("started_at"))
 
 
 def trial_verdict(trial: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None:
@@ -1475,7 +1481,7 @@ def _trial_model(source: Path) -> str | None:
     return None
 
 
-def _trial_task(source: Path) -> dict[str, str]:
+def trial_task(source: Path) -> dict[str, str]:
     """A Harbor trial's task, as its ``result.json`` names it: ``task_name`` is the task id (so the trials of one
     task group together) and ``source``, where it names the dataset the task came from (``terminal-bench``), its
     family (:func:`_dataset`)."""
@@ -1577,7 +1583,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": _model(agent, models, subagent_models, ctx.source),
-        **_trial_task(ctx.source),
+        **trial_task(ctx.source),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
         "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))

@@ -71,10 +71,10 @@ Mapping
   record count in ``abandoned_records``. A parallel call's result, which
   hangs under its own call's record, stays.
 - task: the first real user prompt: a ``user`` record whose text is not
-  ``isMeta`` nor, in stream-json, ``isSynthetic`` (the Skill tool's expansion of a skill's instructions, "Base
-  directory for this skill: ...") (caveats, skill banners, expanded command bodies; but 2.1.2xx
+  ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
-  ``promptSource: "sdk"``: the SDK caller's prompt, kept), not a tool
+  ``promptSource: "sdk"``: the SDK caller's prompt, kept) nor, in stream-json, ``isSynthetic`` (the Skill tool's
+  expansion of a skill's instructions, "Base directory for this skill: ..."), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
   a compaction summary; ``<system-reminder>`` blocks are cut out, and so is
@@ -160,11 +160,13 @@ Mapping
   no model reply after it) -> ``infra_error`` with that error; "Prompt is too long"
   (the conversation outgrew the model's window and compaction did not save it) is the agent's
   ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``).
-  Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with no ATIF
-  conversion beside it (no transcript was kept) is the trial's run: the verdict is ``result.json``'s
-  (``atif.trial_verdict``), and the task, which stream-json never echoes, is the instruction the ``claude -p``
-  command in ``agent/command-<n>/command.txt`` was given (``metadata.task_from``), else names the Harbor task and
-  the agent's first words (``metadata.prompt_not_recorded``).
+  Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with neither a
+  transcript nor an ATIF conversion naming the task beside it is the trial's run: the verdict is ``result.json``'s
+  (``atif.trial_verdict``), so are its task_id / task_family (``atif.trial_task``) and, as stream-json has no
+  times, created_at (the agent's start); the task, which stream-json never echoes, is the instruction the
+  ``claude -p`` command in ``agent/command-<n>/command.txt`` was given as written (``metadata.task_from``; not one
+  the shell expands from a variable), else names the Harbor task and the agent's first words
+  (``metadata.prompt_not_recorded``; an output with no work and no such command stays rejected).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
@@ -223,7 +225,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
-from .atif import harbor_task_name, harbor_trial, trial_verdict
+from .atif import converted_run, harbor_trial, trial_started, trial_task, trial_verdict
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -308,8 +310,8 @@ _MIDDLE_CUT = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n"
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
 #: The task of Harbor's headless output with no transcript beside it (``claude -p`` got the task's instruction as an
 #: argument, which stream-json does not echo): what the trial names, before the agent's first words.
-_HARBOR_PROMPT = ("(Claude Code's headless output in Harbor trial {trial} does not record the instruction Harbor "
-                  "gave it; Harbor task: {task}; the agent's first words:) ")
+_HARBOR_PROMPT = ("(Claude Code's headless output in a Harbor trial does not record the instruction Harbor gave it; "
+                  "Harbor task: {task}; the agent's first words:) ")
 #: The task of a subagent's file without its prompt (2.0.x `claude -p`), before the agent's first words.
 _UNRECORDED_PROMPT = ("(this subagent's file does not record the prompt it was given, which is in its parent's Task "
                       "call; the agent's first words:) ")
@@ -1386,14 +1388,19 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"this is Qwen Code {version}'s headless output (shaped like Claude Code's): read it with "
                           "--format qwen-code")
     trial = _unconverted_trial(ctx.source) if headless is not None else None
-    harbor_command = _harbor_command(trial) if not task and trial is not None and worked else None
+    harbor_command = _harbor_command(trial) if not task and trial is not None else None
     if harbor_command is not None:  # Harbor kept no transcript to read instead: this output is the trial's run
         task = harbor_command[1]
     harbor_prompt = not task and trial is not None and worked
     if harbor_prompt:
-        task = _HARBOR_PROMPT.format(trial=trial.name, task=harbor_task_name(trial) or "not named") + \
+        task = _HARBOR_PROMPT.format(task=trial_task(ctx.source).get("task_id", "not named")) + \
             _first_words(session.steps)
     if not task:
+        if trial is not None:
+            raise RecordError(
+                "no user prompt: headless `claude -p --output-format stream-json` output does not record it, and "
+                f"Harbor trial {trial.name} kept no transcript, no ATIF conversion and no `claude -p` command naming "
+                "it; this output holds no work to name the run by either")
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it (only "
@@ -1451,38 +1458,54 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         tool_versions={"claude-code": versions[-1]} if versions else {},
         steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause=API_ERROR_CAUSE,
-        created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
+        created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp")))
+        or (trial_started(trial) if trial is not None else None),
         verdict=trial_verdict(trial, ctx) if trial is not None else None,
+        task_key=trial_task(ctx.source) if trial is not None else None,
     )
 
 
 def _harbor_command(trial: Path) -> tuple[str, str] | None:
     """(where, the instruction) Harbor gave ``claude -p``, as the trial's ``agent/command-<n>/command.txt`` records the
     command it ran (its claude-code agent of early 2026: ``claude --verbose --output-format stream-json -p
-    '<instruction>' ... | tee /logs/agent/claude-code.txt``, the instruction shell-quoted); None where no command
-    holds it (later versions pipe it in from an environment variable the file does not hold)."""
+    '<instruction>' ... | tee /logs/agent/claude-code.txt``, the instruction ``shlex.quote``d); None where no command
+    holds it as written: later versions, and custom agents, pass it through a shell variable (``-p "$INSTRUCTION"``)
+    or a redirection, whose value the file does not hold (the task then names the Harbor task instead)."""
     for path in sorted((trial / "agent").glob("command-*/command.txt")):
         try:
-            words = shlex.split(path.read_text(encoding="utf-8", errors="replace"))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            words = list(shlex.shlex(text, posix=True, punctuation_chars=True))  # operators split off as words
         except (OSError, ValueError):
             continue
         claude = next((i for i, w in enumerate(words) if w == "claude"), None)
         flag = next((i for i, w in enumerate(words) if claude is not None and i > claude and w in ("-p", "--print")),
                     None)
         prompt = words[flag + 1] if flag is not None and flag + 1 < len(words) else ""
-        if prompt.strip() and not prompt.startswith("-") and not _SHELL_OPERATOR.fullmatch(prompt):
-            return str(path.relative_to(trial)), prompt.strip()
+        if not prompt.strip() or prompt.startswith("-") or _SHELL_OPERATOR.fullmatch(prompt):
+            continue
+        if _EXPANDED.search(prompt) and shlex.quote(prompt) not in text:  # not single-quoted: the shell expanded it
+            continue
+        return str(path.relative_to(trial)), prompt.strip()
     return None
 
 
-#: A shell redirection or pipe as ``shlex`` splits a command (``2>&1``, ``|``, ``</dev/null``): no argument of its own.
-_SHELL_OPERATOR = re.compile(r"\d*[<>|&].*")
+#: A shell operator as ``shlex`` with ``punctuation_chars`` splits it off (``|``, ``>``, ``<``, ``&&``): a quoted
+#: argument holding these characters (``'<task>...</task>'``) has others too.
+_SHELL_OPERATOR = re.compile(r"[();<>|&]+")
+#: What the shell expands in an argument that is not single-quoted (``$INSTRUCTION``, ``${X}``, ``$(cat f)``,
+#: backticks).
+_EXPANDED = re.compile(r"\$[\w{(]|`")
 
 
 def _unconverted_trial(source: Path) -> Path | None:
     """The Harbor trial whose agent logs hold this headless output (Harbor's claude-code agent tees ``claude -p
-    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor converted no session to ATIF beside it
-    (``agent/trajectory.json``: it converts the transcript under ``agent/sessions/projects/``, which older trials
-    and copies of them lack): the trial's run is then this output, with the verdict in its ``result.json``."""
+    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor kept neither a transcript
+    (``agent/sessions/projects/**.jsonl``, itself the trial's run where no conversion names the task) nor an ATIF
+    conversion naming the task (``agent/trajectory.json``; one missing, broken or taskless is none,
+    ``atif.converted_run``): the trial's run is then this output, with the verdict in its ``result.json``. Either
+    would be the trial's run, and a trial has one."""
     trial = harbor_trial(source)
-    return trial if trial is not None and not (trial / "agent" / "trajectory.json").is_file() else None
+    if trial is None or converted_run(trial / "agent" / "trajectory.json") \
+            or next((trial / "agent" / "sessions" / "projects").glob("**/*.jsonl"), None) is not None:
+        return None
+    return trial
