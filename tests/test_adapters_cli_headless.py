@@ -249,3 +249,14 @@ def test_harbor_command_gives_the_instruction_only_as_written(tmp_path: Path, co
     else:
         assert result.trajectory.task == task
         assert result.trajectory.metadata["task_from"] == "agent/command-1/command.txt"
+
+
+def test_stream_json_whose_only_user_text_is_a_skills_expansion_outside_a_trial_is_refused(tmp_path: Path) -> None:
+    """Review of AUD7: stand-alone ``claude -p`` stream-json whose only user text is the Skill tool's ``isSynthetic``
+    expansion was a run whose task was the skill's manual; it now holds no prompt, so it is refused for the
+    transcript, as any headless output is."""
+    alone = tmp_path / "session.jsonl"
+    shutil.copyfile(WYCKOFF / "agent" / "claude-code.txt", alone)
+    [result] = read_dump(alone, tenant="acme")
+    assert not result.ok
+    assert "ingest the session transcript instead" in result.error
