@@ -137,6 +137,9 @@ _SHOWN = {"changed": 12, "read": 10, "symbols": 20, "tests": 8, "commands": 12, 
 FILES_SHOWN = _SHOWN["changed"]
 #: How many files, and names per file, the summary line lists as defined (about 40 names per run).
 _DEFINED_FILES, _DEFINED_NAMES = 12, 16
+#: A class name (``RenameModel``, not a setting's ``FILE_UPLOAD_PERMISSIONS``): listed beyond ``_DEFINED_NAMES``, as
+#: the first names of a big module are one class's methods and a task names the class (see :func:`_listed_names`).
+_CLASS = re.compile(r"_*[A-Z]\w*[a-z]\w*")
 
 
 @dataclass
@@ -175,8 +178,18 @@ class Touched:
                 parts.append(f"{label} {', '.join(values)}")
         if self.defined:
             parts.append("definitions read " + ", ".join(
-                f"{path}: {' '.join(names[:_DEFINED_NAMES])}" for path, names in list(self.defined.items())[:_DEFINED_FILES]))
+                f"{path}: {' '.join(_listed_names(names))}" for path, names in list(self.defined.items())[:_DEFINED_FILES]))
         return ("Touched: " + "; ".join(parts) + ".") if parts else ""
+
+
+def _listed_names(names: list[str]) -> list[str]:
+    """The names a summary lists as defined in one file: the first ``_DEFINED_NAMES`` seen, then the classes seen
+    after them (as many again at most). A read of a big module shows one class's methods first: gemini-3-pro's run of
+    django-15499 saw ``class RenameModel`` in ``migrations/operations/models.py`` as its 23rd name there, after
+    ``CreateModel``'s ``state_forwards``, ``describe``, ..., so no summary said where ``RenameModel`` lives, and
+    django-14999 ("RenameModel with db_table should be a noop") had no home for it (round 27)."""
+    first = names[:_DEFINED_NAMES]
+    return first + [name for name in names[_DEFINED_NAMES:] if _CLASS.fullmatch(name)][:_DEFINED_NAMES]
 
 
 def module_of(path: str) -> str:
