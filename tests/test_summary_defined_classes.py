@@ -33,11 +33,18 @@ def _reader() -> object:
 
 
 def _defined_in_summary(ts, run_id: str) -> dict[str, list[str]]:
-    hit = next(h for h in ts.search("definitions read", tenant="acme", levels="summary", k=10, mode="lexical")
-               if h.trajectory_id == run_id)
+    """File -> the names its summary lists as defined there, in order (a file's extra names come in a later entry)."""
+    hit = ts.run(run_id, tenant="acme", level="summary")
     listed = re.search(r"definitions read (.*?)\.(?:\n|$)", hit.text)
     assert listed, hit.text
-    return {path: names.split() for path, _, names in (e.partition(": ") for e in listed.group(1).split(", "))}
+    defined: dict[str, list[str]] = {}
+    for path, _, names in (e.partition(": ") for e in listed.group(1).split(", ")):
+        defined.setdefault(path, []).extend(names.split())
+    return defined
+
+
+def _cat(path: str, source: str) -> tuple[str, dict[str, str], str]:
+    return ("bash", {"command": f"cat {path}"}, source)
 
 
 def test_a_class_seen_after_a_files_first_names_is_still_listed(hashing_ts):
@@ -54,3 +61,24 @@ def test_the_class_a_task_names_says_where_its_work_lies(hashing_ts):
     found = Runtime(hashing_ts, open_gate).exemplars(QUERY, RuntimeContext(tenant="acme", now=BASE_TIME), k=3)
     reader = next(e for e in found.items if e.trajectory_id == "reader")
     assert reader.features.get("where") == 1.0, reader.features
+
+
+def test_past_a_files_first_names_only_camel_case_names_are_listed_and_16_at_most(hashing_ts):
+    """20 functions, 2 settings, then 40 classes: the first 16 functions, then 16 classes; no later function or
+    setting."""
+    source = "".join(f"def helper_{i:02}():\n    pass\n" for i in range(20)) + "MAX_SIZE = 1\nMIN_SIZE = 2\n" + "".join(
+        f"class Shape{i:02}:\n    pass\n" for i in range(40))
+    hashing_ts.add([make_run("big", steps=[_cat("pkg/shapes.py", source)])])
+    names = _defined_in_summary(hashing_ts, "big")["pkg/shapes.py"]
+    assert names == [f"helper_{i:02}" for i in range(16)] + [f"Shape{i:02}" for i in range(16)], names
+
+
+def test_a_clipped_line_drops_extra_names_before_a_later_files_first_names(hashing_ts):
+    """12 big modules of 40 classes each: their first 16 names fit the summary's clip, the extras do not; the last
+    module's first names must survive the clip (listed per file, they were cut for the first modules' extras)."""
+    steps = [_cat(f"pkg/mod{f:02}.py", "".join(f"class C{f:02}a{i:02}:\n    pass\n" for i in range(40)))
+             for f in range(12)]
+    hashing_ts.add([make_run("wide", steps=steps)])
+    summary = hashing_ts.run("wide", tenant="acme", level="summary").text
+    assert " … " in summary or summary.rstrip().endswith("…"), summary  # the line was clipped
+    assert "pkg/mod11.py: " + " ".join(f"C11a{i:02}" for i in range(16)) in summary, summary

@@ -79,8 +79,8 @@ from .vocab import FAILED_OUTCOMES
 #: 23: a step window's erroring step records the step by which the run got past its error (``got_past``), so warnings
 #:     judge it without reading the trace (round 25, review of RT8): step rows change, their texts do not. And a
 #:     digest's step outputs leave out Django's test database lines in CRLF and ``--keepdb`` outputs too.
-#: 24: a summary's definitions read list, past a file's first 16 names, the classes seen after them (round 27, R11X):
-#:     summary rows change.
+#: 24: a summary's definitions read list, after every file's first 16 names, the CamelCase names (classes, mostly)
+#:     each file showed after them (round 27, R11X): summary rows change.
 REPRESENTATION_VERSION = 24
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows

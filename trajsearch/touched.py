@@ -135,11 +135,14 @@ _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M
 _SHOWN = {"changed": 12, "read": 10, "symbols": 20, "tests": 8, "commands": 12, "calls": 10}
 #: How many changed (or created) files the summary line lists at most: a list that long may have been cut.
 FILES_SHOWN = _SHOWN["changed"]
-#: How many files, and names per file, the summary line lists as defined (about 40 names per run).
+#: How many files the summary line lists as defined, and how many names per file: the first 16 seen, then up to 16
+#: more CamelCase names (gemini-3-pro's runs: 19.9 names per run on average, 75 at most).
 _DEFINED_FILES, _DEFINED_NAMES = 12, 16
-#: A class name (``RenameModel``, not a setting's ``FILE_UPLOAD_PERMISSIONS``): listed beyond ``_DEFINED_NAMES``, as
-#: the first names of a big module are one class's methods and a task names the class (see :func:`_listed_names`).
-_CLASS = re.compile(r"_*[A-Z]\w*[a-z]\w*")
+#: A CamelCase name (``RenameModel``, not a setting's ``FILE_UPLOAD_PERMISSIONS`` or a method's ``state_forwards``):
+#: mostly classes, but also Go's ``func NewServer`` or JS's ``function MyComponent``. Listed beyond
+#: ``_DEFINED_NAMES``, as the first names of a big module are one class's methods and a task names the class
+#: (see :func:`_listed_definitions`).
+_CAMEL_CASE = re.compile(r"_*[A-Z]\w*[a-z]\w*")
 
 
 @dataclass
@@ -177,19 +180,23 @@ class Touched:
             if values:
                 parts.append(f"{label} {', '.join(values)}")
         if self.defined:
-            parts.append("definitions read " + ", ".join(
-                f"{path}: {' '.join(_listed_names(names))}" for path, names in list(self.defined.items())[:_DEFINED_FILES]))
+            parts.append("definitions read " + ", ".join(_listed_definitions(self.defined)))
         return ("Touched: " + "; ".join(parts) + ".") if parts else ""
 
 
-def _listed_names(names: list[str]) -> list[str]:
-    """The names a summary lists as defined in one file: the first ``_DEFINED_NAMES`` seen, then the classes seen
-    after them (as many again at most). A read of a big module shows one class's methods first: gemini-3-pro's run of
+def _listed_definitions(defined: dict[str, list[str]]) -> list[str]:
+    """The ``path: name name ...`` entries a summary lists as defined: for each of the first ``_DEFINED_FILES``
+    files, the first ``_DEFINED_NAMES`` names seen; then, as a second entry per file, the CamelCase names seen after
+    them (as many again at most). A read of a big module shows one class's methods first: gemini-3-pro's run of
     django-15499 saw ``class RenameModel`` in ``migrations/operations/models.py`` as its 23rd name there, after
     ``CreateModel``'s ``state_forwards``, ``describe``, ..., so no summary said where ``RenameModel`` lives, and
-    django-14999 ("RenameModel with db_table should be a noop") had no home for it (round 27)."""
-    first = names[:_DEFINED_NAMES]
-    return first + [name for name in names[_DEFINED_NAMES:] if _CLASS.fullmatch(name)][:_DEFINED_NAMES]
+    django-14999 ("RenameModel with db_table should be a noop") had no home for it (round 27). The extras come after
+    every file's first names, so if the summary clips the line it drops extras, not a later file's first names."""
+    files = list(defined.items())[:_DEFINED_FILES]
+    first = [f"{path}: {' '.join(names[:_DEFINED_NAMES])}" for path, names in files]
+    more = ((path, [name for name in names[_DEFINED_NAMES:] if _CAMEL_CASE.fullmatch(name)][:_DEFINED_NAMES])
+            for path, names in files)
+    return first + [f"{path}: {' '.join(names)}" for path, names in more if names]
 
 
 def module_of(path: str) -> str:
