@@ -88,21 +88,44 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
+#: A key file no one holds a key of: enough for ``serve`` to start.
+_NOBODYS_KEYS = '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", "role": "read"}]}'
+
+
 @pytest.mark.parametrize("command, stop", [(["search", QUERY, "-t", "acme"], signal.SIGINT),
                                            (["ingest", str(SWE), "-t", "acme", "-q"], signal.SIGINT),
-                                           (["ingest", str(SWE), "-t", "acme", "-q"], signal.SIGTERM)],
-                         ids=["search-ctrl-c", "ingest-ctrl-c", "ingest-sigterm"])
+                                           (["ingest", str(SWE), "-t", "acme", "-q"], signal.SIGTERM),
+                                           (["search", QUERY, "-t", "acme"], signal.SIGTERM),
+                                           (["serve", "--address", "127.0.0.1:0"], signal.SIGTERM)],
+                         ids=["search-ctrl-c", "ingest-ctrl-c", "ingest-sigterm", "search-sigterm", "serve-sigterm"])
 def test_ctrl_c_while_the_store_opens_leaves_saying_nothing_was_read_or_written(tmp_path: Path, command: list[str],
                                                                                 stop: signal.Signals) -> None:
-    """Ctrl-C, or an ingest's SIGTERM (a scheduler's timeout, exit 143: it exited in silence), as the store opens."""
+    """Ctrl-C, or SIGTERM (a scheduler's timeout, exit 143: every command but ingest died by it in silence, serve
+    too until it listened), as the store opens."""
     store, env = _store_of_one_run(tmp_path)
     mark = tmp_path / "opening"
+    env = {**env, "TRAJSEARCH_KEYS": _NOBODYS_KEYS}
     code, stderr = _stopped_when_marked(command, _held_open(env, tmp_path, mark), mark, stop)
     assert code == 128 + stop, stderr
     assert own_lines(stderr) == [f"interrupted while opening the store {store}: nothing read or written"], stderr
     # nothing lost: the store opens again and answers as before
     again = _cli(env, "search", QUERY, "-t", "acme")
     assert again.returncode == 0 and "pydicom__pydicom-1458" in again.stdout, again.stdout + again.stderr
+
+
+#: As :data:`_HELD_OPEN`, but the store's search (after the open) is held for good.
+_HELD_SEARCH = _HELD_OPEN.replace("engine.Collection.__init__ = held", "engine.Collection.search = held")
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_search_stopped_says_so_in_one_line(tmp_path: Path, stop: signal.Signals) -> None:
+    """A search SIGTERM'd as it searched (``timeout 30 trajsearch search ...`` in a script) died by the signal
+    (-15) with no word; Ctrl-C said a bare ``interrupted``. Both say what stopped and that nothing was written."""
+    store, env = _store_of_one_run(tmp_path)
+    mark = tmp_path / "searching"
+    code, stderr = _stopped_when_marked(["search", QUERY, "-t", "acme"], _held_open(env, tmp_path, mark,
+                                                                                      _HELD_SEARCH), mark, stop)
+    assert (code, own_lines(stderr)) == (128 + stop, ["interrupted: search stopped, nothing written"]), stderr
 
 
 def _on_a_terminal(tmp_path: Path, command: list[str], *, told: bool,
@@ -160,8 +183,7 @@ def test_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Pa
 def test_a_server_on_a_terminal_is_told_what_a_slow_open_of_the_store_waits_for(tmp_path: Path,
                                                                                 command: list[str]) -> None:
     """``serve`` and ``ui`` said nothing for a 30 s open (their own, not ``connect``'s): no listening line either."""
-    keys = '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", "role": "read"}]}'  # a key no one holds
-    lines, code, store = _on_a_terminal(tmp_path, command, told=True, extra={"TRAJSEARCH_KEYS": keys})
+    lines, code, store = _on_a_terminal(tmp_path, command, told=True, extra={"TRAJSEARCH_KEYS": _NOBODYS_KEYS})
     assert lines[0] == f"opening the store {store}…", lines
     assert code == 130
 

@@ -19,11 +19,12 @@ import threading
 
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
-    """Ctrl-C during the imports below (a cold start's first 1-2 s), before ``main`` can say anything: one word and
-    exit 130, not a traceback through the imports and death by SIGINT. Nothing is open or written yet."""
+    """Ctrl-C or SIGTERM during the imports below (a cold start's first 1-2 s), before ``main`` can say anything:
+    one word and exit 130 or 143, not a traceback through the imports and death by the signal. Nothing is open or
+    written yet."""
     sys.stderr.write("interrupted\n")
     sys.stderr.flush()
-    os._exit(128 + signal.SIGINT)
+    os._exit(128 + signum)
 
 
 # held only while this package imports, in the main thread of a process that takes Ctrl-C (not one ignoring SIGINT)
@@ -31,6 +32,11 @@ _STARTING = (threading.current_thread() is threading.main_thread()
              and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 if _STARTING:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
+# and SIGTERM, where it is the default's (death), until ``main`` makes it an exit through the command's ``with``
+_STARTING_TERM = (threading.current_thread() is threading.main_thread()
+                  and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+if _STARTING_TERM:
+    signal.signal(signal.SIGTERM, _interrupted_while_starting)
 
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
@@ -48,7 +54,7 @@ from .demo_command import SAMPLE, demo  # noqa: E402
 from .export_command import export  # noqa: E402
 from .failures_command import failures  # noqa: E402
 from .ingest_commands import formats, ingest  # noqa: E402
-from .output import STOPPED, err, leave_interrupted  # noqa: E402
+from .output import STOPPED, err, leave_interrupted, sigterm_exits  # noqa: E402
 from .query_commands import exemplars, search, show, similar, stats  # noqa: E402
 from .server_commands import health, whoami  # noqa: E402
 
@@ -90,22 +96,43 @@ _help_unbroken(app)
 
 if _STARTING:  # imported: from here on Ctrl-C is the command's KeyboardInterrupt, which ``main`` and its ``with`` say
     signal.signal(signal.SIGINT, signal.default_int_handler)
+if _STARTING_TERM:  # imported: ``main`` makes SIGTERM an exit (output.sigterm_exits); imported elsewhere, the default
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 _DEBUG = {"on": False}
 
+#: The command this process runs (``search``, ``keys``), as the line of an interrupted one names it.
+_COMMAND = {"name": ""}
+
+#: The commands that write nothing the user keeps (``export`` writes its file whole or not at all): stopped, they
+#: leave everything as it was, which their line says. A command that writes says what it leaves itself (ingest,
+#: delete), or is named without that claim.
+_WRITE_NOTHING = frozenset({"formats", "search", "similar", "show", "stats", "exemplars", "failures", "export",
+                            "whoami", "health", "serve", "ui", "mcp"})
+
 
 @app.callback()
-def _options(debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEBUG",
-                                       help="Show the full traceback of an unexpected error.")) -> None:
+def _options(ctx: typer.Context,
+             debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEBUG",
+                                        help="Show the full traceback of an unexpected error.")) -> None:
     """Search past AI-agent runs: ingest trace dumps, find similar runs, show the steps that matter."""
     _DEBUG["on"] = debug
+    _COMMAND["name"] = ctx.invoked_subcommand or ""
+
+
+def _stopped_said() -> str:
+    """What an interrupted command that said nothing itself stopped, and that it wrote nothing where it writes
+    nothing (``search stopped, nothing written``); empty before a command began."""
+    name = _COMMAND["name"]
+    return f"{name} stopped, nothing written" if name in _WRITE_NOTHING else f"{name} stopped" if name else ""
 
 
 def main() -> None:
     """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug; a command
-    stopped by Ctrl-C or SIGTERM leaves at once (:func:`~trajsearch.cli.output.leave_interrupted`)."""
+    stopped by Ctrl-C or SIGTERM leaves at once in one line (:func:`~trajsearch.cli.output.leave_interrupted`)."""
     try:
-        app(standalone_mode=True)
+        with sigterm_exits():
+            app(standalone_mode=True)
     except SystemExit as exc:
         if exc.code not in STOPPED:
             raise
@@ -122,4 +149,4 @@ def main() -> None:
     else:
         return
     # out of the handler: the frames the interrupt held are let go first (a generator's ``finally``: a spool's copy)
-    leave_interrupted(code)
+    leave_interrupted(code, _stopped_said())

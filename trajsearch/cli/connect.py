@@ -43,7 +43,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
             store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
     except (KeyboardInterrupt, SystemExit) as exc:  # the open of a large store is long (~30 s at 172k rows): what
-        if stopped(exc) and not opened:  # Ctrl-C or an ingest's SIGTERM there left
+        if stopped(exc) and not opened:  # Ctrl-C or SIGTERM there left
             say_interrupted(f"interrupted while opening {named}: nothing read or written")
         raise
     except (typer.Exit, BrokenPipeError, DiskFull):  # a reader that stopped early (`| head`): click ends quietly,

@@ -13,7 +13,7 @@ from .connect import connect
 from .ingest_commands import parse_set
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice, trimmed
-from .output import err, fail, out, print_json, say_interrupted
+from .output import err, fail, out, print_json, say_interrupted, stopped
 
 #: Ids named in the readable report before "…".
 SHOWN_IDS = 10
@@ -92,18 +92,20 @@ def delete(
 
 @contextmanager
 def _said_when_stopped(removed: list[str]) -> Iterator[None]:
-    """On Ctrl-C or an error (a trace store that fails), one line first: how many runs went, and that a rerun
+    """On Ctrl-C, SIGTERM or an error (a trace store that fails), one line first: how many runs went, and that a rerun
     finishes the rest, which are still in the index (traces go first, then rows: probe G, D1, where both stopped
     with no word of the runs already gone)."""
     try:
         yield
-    except (KeyboardInterrupt, Exception) as exc:
+    except (KeyboardInterrupt, SystemExit, Exception) as exc:
         if isinstance(exc, (ValueError, PermissionError)) and not removed:
             raise  # a key refused, or a read key: its one line says so, and the same command would fail again
-        how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped by an error"
+        if isinstance(exc, SystemExit) and not stopped(exc):
+            raise
+        how = "interrupted" if stopped(exc) else "stopped by an error"
         done = f"removed {len(removed)} run(s) with their traces" + (f" ({_ids(removed)})" if removed else "")
         line = f"{how}: {done}; the others are still in the index: rerun the same command to finish"
-        if isinstance(exc, KeyboardInterrupt):
+        if stopped(exc):  # Ctrl-C or SIGTERM
             say_interrupted(line)
         else:
             err.print(line, highlight=False)

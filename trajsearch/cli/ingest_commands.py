@@ -110,7 +110,7 @@ def ingest(
         _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart, state_dir)
     names = iter(stream_name)
     try:
-        with _sigterm_exits(), Streams() as streams:
+        with Streams() as streams:
             try:
                 paths = [streams.take(p, next(names, None)) if is_stream(p) else p for p in paths]
                 outcomes = streams.take(outcomes) if outcomes else None
@@ -495,7 +495,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 raise _ServerStopped(said, report=report) from None
             except KeyboardInterrupt:  # said by _said_when_interrupted
                 raise _ServerStopped("interrupted", 128 + signal.SIGINT, report) from None
-            except SystemExit as exc:  # SIGTERM (_sigterm_exits), said likewise
+            except SystemExit as exc:  # SIGTERM (output.sigterm_exits), said likewise
                 if exc.code != 128 + signal.SIGTERM:
                     raise
                 raise _ServerStopped("interrupted", exc.code, report) from None
@@ -764,25 +764,6 @@ def _named_after_stream_copy_line(counts: list[dict[str, Any]]) -> None:
               "same way gets the same ids and replaces these runs. Name the stream after the dump's file: "
               "--stream-name FILE (e.g. 2026-12-04-airline.json; a relative path keeps a run folder: "
               "run1/<instance>.traj)", highlight=False, soft_wrap=True)
-
-
-@contextmanager
-def _sigterm_exits() -> Iterator[None]:
-    """SIGTERM (a scheduler's timeout) as a clean exit (status 143), so that ``with`` blocks close: the copies
-    of streamed inputs are removed, the store is closed. (A SIGKILL's leftovers go at the next ingest, see
-    ``read.Streams``.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _short_path(path: str, limit: int = 48) -> str:

@@ -17,7 +17,9 @@ import os
 import re
 import signal
 import sys
-from typing import Any, NoReturn
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, NoReturn
 
 import typer
 from rich.console import Console
@@ -81,8 +83,29 @@ def fail_now(message: str, code: int) -> NoReturn:
 
 
 #: The exits of a command stopped by a signal: Ctrl-C (typer turns KeyboardInterrupt into exit 130) and SIGTERM
-#: (ingest's handler exits 143 through its ``with`` blocks).
+#: (:func:`sigterm_exits` exits 143 through the command's ``with`` blocks).
 STOPPED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+
+
+@contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """SIGTERM (a scheduler's timeout, ``timeout``, ``kill``) as a clean exit (status 143) of every command, so that
+    its ``with`` blocks close and say what they leave, as on Ctrl-C: the copies of streamed inputs are removed, the
+    store is closed. Only ingest had it: ``search``, ``serve`` opening its index, ``export``... died by the signal
+    in silence, with no word of what was written. (A SIGKILL's leftovers go at the next ingest, see
+    ``read.Streams``.) A server's own handler replaces it while it serves (it drains, then exits 0)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def stopped(exc: BaseException) -> bool:
@@ -102,14 +125,15 @@ def say_interrupted(line: str) -> None:
     _INTERRUPT_SAID[0] = True
 
 
-def leave_interrupted(code: int) -> NoReturn:
+def leave_interrupted(code: int, said: str = "") -> NoReturn:
     """A command stopped by Ctrl-C or SIGTERM (``code`` 130, 143), its ``with`` blocks closed (the store among them):
-    leave at once, saying ``interrupted`` on Ctrl-C if the command said nothing. Left to the interpreter's shutdown,
+    leave at once, saying ``interrupted`` and ``said`` (what was stopped, whether it wrote) if the command said
+    nothing itself. Left to the interpreter's shutdown,
     the exit waited for milvus-lite's in-process gRPC server to finish the call the command no longer waited for,
     in a worker thread shutdown joins (loading a 172k-row store's segments, a rebuild's next 5,000 rows: 2-12 s of
     silence after Ctrl-C), then for the teardown of everything it had read."""
-    if code == 130 and not _INTERRUPT_SAID[0]:
-        err.print("interrupted", highlight=False)
+    if not _INTERRUPT_SAID[0]:
+        err.print(f"interrupted: {said}" if said else "interrupted", highlight=False)
     leave_now(code)
 
 

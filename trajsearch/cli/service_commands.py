@@ -334,11 +334,17 @@ def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> T
     from ..store.lock import StoreOpenError
     from .connect import opening, quiet_rpc_errors, store_named
     from .disk import disk_full_line, store_disk_full
+    from .output import say_interrupted, stopped
 
     quiet_rpc_errors()  # a full disk: pymilvus' traceback before the line below
+    named = store_named(None, uri)
     try:
-        with opening(store_named(None, uri)):
+        with opening(named):
             return TrajSearch.open(uri, traces=traces, model=model)
+    except (KeyboardInterrupt, SystemExit) as exc:  # a large store's open is long (~30 s at 172k rows), as connect's
+        if stopped(exc):
+            say_interrupted(f"interrupted while opening {named}: nothing read or written")
+        raise
     except (StoreOpenError, SchemaMismatchError) as exc:
         # (TrajSearch.open may report a mismatch as "in use": the failed open still held the lock)
         mismatch = next((e for e in error_chain(exc) if isinstance(e, SchemaMismatchError)), None)
