@@ -88,7 +88,9 @@ def ingest(
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
     2 a bad argument, a missing input, or inputs holding no file to read at all (an empty
-      folder, files not named as dumps): nothing made. Dumps read that hold no run exit 0.
+      folder, files not named as dumps): nothing made. Dumps read that hold no run exit 0
+      (with --json, its "no_run" names the inputs and says why);
+    130, 143 stopped by Ctrl-C, SIGTERM: what was written stays, and a rerun finishes the rest.
     --dry-run exits as the ingest would (writing nothing).
     """
     from ..config import default_uri, home
@@ -109,6 +111,7 @@ def ingest(
     if not dry_run:  # said before a pipe is read
         _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart, state_dir)
     names = iter(stream_name)
+    given = [str(p) for p in paths]  # as named: a pipe's copy is gone by the summary
     try:
         with Streams() as streams:
             try:
@@ -145,7 +148,7 @@ def ingest(
         if stopped.code == EXIT_FAILED:
             fail_now(str(stopped), code=EXIT_FAILED)
         leave_now(stopped.code)  # interrupted: said already
-    _ingest_summary(results, as_json, paths, fmt)
+    _ingest_summary(results, as_json, paths, fmt, given)
     if code := exit_status(results):
         raise typer.Exit(code)
 
@@ -545,12 +548,12 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                                                                     for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files), "units": len(files)}
+    no_run = _nothing_read_line(paths, fmt, [streams.given(str(p)) for p in paths]) if not files else None
     if as_json:
-        print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
+        print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined,
+                    **({"no_run": no_run} if no_run else {})})
     else:
         _print_files(files)
-    if not files:
-        _nothing_read_line(paths, fmt)
     if as_json:
         return would
     for f in files:
@@ -603,11 +606,12 @@ def _rejection_lines(rejections: list[dict[str, str]], rejected: int, of: str = 
 _SIDE_FILES_LOOKED_AT, _SIDE_FILES_NAMED = 200, 5
 
 
-def _side_files_line(paths: List[Path], fmt: str | None) -> bool:
+def _side_files_line(paths: List[Path], fmt: str | None, said_lines: list[str] | None = None) -> bool:
     """Say what the files of the folders named are when the walk read none of them: side files a CLI writes beside
     its runs (Gemini CLI's ``logs.json``, its telemetry file, ...), passed over in a walk in silence, as each is
     named alone (``detect.SideFile``; probe C, C7: "its files hold no record of their format" was said of them).
-    Whether every file looked at was one (else the caller's hint on files of no format is said too: review 2, D3)."""
+    Whether every file looked at was one (else the caller's hint on files of no format is said too: review 2, D3).
+    The line said is added to ``said_lines`` (for --json's ``no_run``)."""
     from ..ingest.detect import SideFile, walked_format
 
     said: list[str] = []
@@ -622,9 +626,9 @@ def _side_files_line(paths: List[Path], fmt: str | None) -> bool:
         except (ValueError, OSError):
             others += 1
     if said:
-        err.print(f"[yellow]no run in the input[/yellow]: {len(said)} file(s) passed over as holding none: "
-                  + escape("; ".join(said[:_SIDE_FILES_NAMED])) + (" …" if len(said) > _SIDE_FILES_NAMED else ""),
-                  highlight=False, soft_wrap=True)
+        line = (f"no run in the input: {len(said)} file(s) passed over as holding none: "
+                + "; ".join(said[:_SIDE_FILES_NAMED]) + (" …" if len(said) > _SIDE_FILES_NAMED else ""))
+        _note(line, said_lines)
     return bool(said) and not others
 
 
@@ -871,11 +875,12 @@ def _workers_stopped(committed: int, problems: list[str]) -> str:
             f"then is left half-written, and the next open of the store removes it; {_RESUME}")
 
 
-def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Path], fmt: str | None) -> None:
+def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Path], fmt: str | None,
+                    given: list[str]) -> None:
+    """The ingest's results, read (``given``: the inputs as named, for a pipe not its copy in ``paths``)."""
     if as_json:
-        print_json(results[0] if len(results) == 1 else {"workers": results})
-        if _read_nothing(results):
-            _nothing_read_line(paths, fmt)
+        summary = results[0] if len(results) == 1 else {"workers": results}
+        print_json({**summary, "no_run": _nothing_read_line(paths, fmt, given)} if _read_nothing(results) else summary)
         return
     by_format: dict[str, dict[str, int]] = {}
     for r in results:
@@ -914,7 +919,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
     if done := _inputs_already_done(results):
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
     if _read_nothing(results):
-        _nothing_read_line(paths, fmt)
+        _nothing_read_line(paths, fmt, given)
     _rejected_earlier_line(results)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
@@ -953,20 +958,32 @@ def _read_nothing(results: list[dict[str, Any]]) -> bool:
                 or _passed_over(r.get("passed_over") for r in results))
 
 
-def _nothing_read_line(paths: List[Path], fmt: str | None) -> None:
+def _nothing_read_line(paths: List[Path], fmt: str | None, given: list[str]) -> dict[str, Any]:
     """Say why an ingest or a dry run read no run: the files were a tool's side files (each named, with what it is:
     a Harbor job's own files without its trials), or they hold no record of their format. Said on stderr under
-    --json too, as the walk's warnings and the no-dump-file line are: ``{"files": []}`` alone said nothing."""
-    if not _side_files_line(paths, fmt):
-        _no_record_line()
+    --json too, as the walk's warnings and the no-dump-file line are. Returns the same for --json's ``no_run``: the
+    inputs (as ``given``) and the lines said. ``{"files": []}`` (or a result of zeros) alone on stdout told a script
+    nothing of why, nor which inputs held no run (round 27, CLISVC4)."""
+    said: list[str] = []
+    if not _side_files_line(paths, fmt, said):
+        _no_record_line(given, said)
+    return {"inputs": given, "why": said}
 
 
-def _no_record_line() -> None:
-    """Say that the dump files read held no record of their format, nor were a tool's side files (said by
-    :func:`_side_files_line`)."""
-    err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
-              "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest that "
-              "directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
+def _no_record_line(given: list[str], said_lines: list[str]) -> None:
+    """Say that the dump files read in the inputs ``given`` held no record of their format, nor were a tool's side
+    files (said by :func:`_side_files_line`)."""
+    _note(f"no run in the input: the files of {', '.join(given)} hold no record of their format (a tau2-bench "
+          "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest that "
+          "directory); --dry-run lists what each file holds", said_lines)
+
+
+def _note(line: str, said_lines: list[str] | None) -> None:
+    """``line`` (``no run in the input: ...``) said on stderr, its head in yellow, and kept in ``said_lines``."""
+    head, sep, rest = line.partition(":")
+    err.print(f"[yellow]{escape(head)}[/yellow]{sep}{escape(rest)}", highlight=False, soft_wrap=True)
+    if said_lines is not None:
+        said_lines.append(line)
 
 
 def _no_dump_file_line(paths: List[Path]) -> None:
