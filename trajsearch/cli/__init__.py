@@ -127,12 +127,13 @@ def _stopped_said() -> str:
     return f"{name} stopped, nothing written" if name in _WRITE_NOTHING else f"{name} stopped" if name else ""
 
 
-def main() -> None:
-    """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug; a command
-    stopped by Ctrl-C or SIGTERM leaves at once in one line (:func:`~trajsearch.cli.output.leave_interrupted`)."""
+def main(commands: typer.Typer | None = None) -> None:
+    """The ``trajsearch`` command (``commands``: another app of its commands, ``python -m trajsearch.service``'s): an
+    unexpected error is one line (exit 1), its traceback with --debug; a command stopped by Ctrl-C or SIGTERM leaves
+    at once in one line (:func:`~trajsearch.cli.output.leave_interrupted`)."""
     try:
         with sigterm_exits():
-            app(standalone_mode=True)
+            (commands or app)(standalone_mode=True)
     except SystemExit as exc:
         if exc.code not in STOPPED:
             raise

@@ -511,9 +511,13 @@ def register(app: typer.Typer) -> None:
 
 
 def main() -> None:
+    """``python -m trajsearch.service``: these commands alone, run as ``trajsearch`` runs them (an error in one line,
+    SIGTERM an exit through the command's ``with`` blocks: see ``trajsearch.cli.main``)."""
+    from . import main as run
+
     app = typer.Typer(help="trajsearch service commands.", no_args_is_help=True, add_completion=False)
     register(app)
-    app()
+    run(app)
 
 
 if __name__ == "__main__":
