@@ -61,9 +61,10 @@ def _held_open(env: dict[str, str], tmp_path: Path, mark: Path, held: str = _HEL
     return {**env, "HELD_MARK": str(mark), "PYTHONPATH": os.pathsep.join([str(tmp_path / "hold"), env["PYTHONPATH"]])}
 
 
-def _stopped_when_marked(command: list[str], env: dict[str, str], mark: Path, stop: int) -> tuple[int, str]:
+def _stopped_when_marked(command: list[str], env: dict[str, str], mark: Path, stop: int,
+                         sent: Path | None = None) -> tuple[int, str]:
     """The CLI's ``command`` sent ``stop`` once its held step (see :data:`_HELD_OPEN`) made ``mark``: its exit
-    status and stderr."""
+    status and stderr. ``sent``: a file made once the signal is sent."""
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", *command], sigint="default"),
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -72,6 +73,8 @@ def _stopped_when_marked(command: list[str], env: dict[str, str], mark: Path, st
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
         proc.send_signal(stop)
+        if sent is not None:
+            sent.touch()
         try:  # the held step never ends: waiting for it, the child would never leave (a bound for that hang only)
             _, stderr = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
@@ -213,13 +216,82 @@ sys.meta_path.insert(0, Held())
 """
 
 
-@pytest.mark.parametrize("command", [["search", QUERY], ["--help"]])
-def test_ctrl_c_while_the_command_starts_leaves_in_one_line(tmp_path: Path, command: list[str]) -> None:
+@pytest.mark.parametrize("command, stop", [(["search", QUERY], signal.SIGINT), (["--help"], signal.SIGINT),
+                                           (["search", QUERY], signal.SIGTERM)],
+                         ids=["search-ctrl-c", "help-ctrl-c", "search-sigterm"])
+def test_ctrl_c_while_the_command_starts_leaves_in_one_line(tmp_path: Path, command: list[str],
+                                                            stop: signal.Signals) -> None:
     """Ctrl-C in a command's first second or two, as its imports run, printed a 30-line traceback through them
-    and died by SIGINT (-2): before ``main`` ran, nothing said it. Nothing is open yet: one word, exit 130."""
+    and died by SIGINT (-2); SIGTERM there died by it in silence (-15): before ``main`` ran, nothing said it.
+    Nothing is open yet: one word, exit 130 (143)."""
     mark = tmp_path / "importing"
     env = _held_open(cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_URI=str(tmp_path / "store.db")),
                      tmp_path, mark, _HELD_IMPORT)
-    code, stderr = _stopped_when_marked(command, env, mark, signal.SIGINT)
-    assert (code, own_lines(stderr)) == (130, ["interrupted"]), stderr
+    code, stderr = _stopped_when_marked(command, env, mark, stop)
+    assert (code, own_lines(stderr)) == (128 + stop, ["interrupted"]), stderr
     assert not (tmp_path / "store.db").exists()  # nothing written
+
+
+#: As :data:`_HELD_OPEN`, but an export's writing is held for good once its first line is out.
+_HELD_WRITE = """\
+import os, threading
+from pathlib import Path
+import trajsearch.export as export
+
+def held(job, out, **kwargs):
+    out.write('{"a record": "cut short"}\\n')
+    out.flush()
+    Path(os.environ["HELD_MARK"]).touch()
+    threading.Event().wait()
+
+export.write = held
+"""
+
+
+@pytest.mark.parametrize("to_file, stop", [(False, signal.SIGTERM), (True, signal.SIGINT)], ids=["stdout", "file"])
+def test_an_export_stopped_as_it_writes_says_what_it_leaves(tmp_path: Path, to_file: bool,
+                                                            stop: signal.Signals) -> None:
+    """An export stopped while writing said ``nothing written``, where its stdout (``export > runs.jsonl``) held
+    part of it: it says stdout is cut short, or that ``--out FILE`` is as it was (written whole or not at all)."""
+    _, env = _store_of_one_run(tmp_path)
+    mark, out = tmp_path / "writing", tmp_path / "runs.jsonl"
+    command = ["export", "-q", QUERY, "-t", "acme", "--outcome", "success", "--outcome", "failure", "--quiet",
+               *(["-o", str(out)] if to_file else [])]
+    code, stderr = _stopped_when_marked(command, _held_open(env, tmp_path, mark, _HELD_WRITE), mark, stop)
+    said = f"{out} left as it was" if to_file else "what it wrote to stdout is cut short"
+    assert (code, own_lines(stderr)) == (128 + stop, [f"interrupted: export stopped, {said}"]), stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".runs")] == []
+
+
+#: Held: the first of an export's two renames (its file, then the sidecar) done, till the test has sent its signal.
+_HELD_RENAME = """\
+import os, time
+from pathlib import Path
+
+rename = os.replace
+
+def held(src, dst, *args, **kwargs):
+    rename(src, dst, *args, **kwargs)
+    if str(dst) == os.environ["HELD_PATH"]:
+        Path(os.environ["HELD_MARK"]).touch()
+        while not os.path.exists(os.environ["HELD_SENT"]):
+            time.sleep(0.01)
+
+os.replace = held
+"""
+
+
+def test_an_export_stopped_between_its_renames_leaves_its_file_with_its_sidecar(tmp_path: Path) -> None:
+    """``export -o FILE --provenance sidecar`` renames the file, then its sidecar: a SIGTERM between the two left
+    the file without the sidecar its lines go with, and said ``nothing written``. The signal waits till both are
+    renamed, and the line says the file is written whole."""
+    _, env = _store_of_one_run(tmp_path)
+    mark, out = tmp_path / "renamed", tmp_path / "runs.jsonl"
+    sent = tmp_path / "sent"
+    env = {**_held_open(env, tmp_path, mark, _HELD_RENAME), "HELD_PATH": str(out), "HELD_SENT": str(sent)}
+    command = ["export", "-q", QUERY, "-t", "acme", "--outcome", "success", "--outcome", "failure", "--quiet",
+               "-o", str(out), "--provenance", "sidecar"]
+    code, stderr = _stopped_when_marked(command, env, mark, signal.SIGTERM, sent)
+    assert (code, own_lines(stderr)) == (143, [f"interrupted: export stopped, {out} written whole"]), stderr
+    sidecar = tmp_path / "runs.jsonl.provenance.jsonl"
+    assert out.read_text().count("\n") == sidecar.read_text().count("\n") >= 1

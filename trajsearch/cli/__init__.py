@@ -104,11 +104,12 @@ _DEBUG = {"on": False}
 #: The command this process runs (``search``, ``keys``), as the line of an interrupted one names it.
 _COMMAND = {"name": ""}
 
-#: The commands that write nothing the user keeps (``export`` writes its file whole or not at all): stopped, they
-#: leave everything as it was, which their line says. A command that writes says what it leaves itself (ingest,
-#: delete), or is named without that claim.
+#: The commands that write nothing the user keeps until they say so: stopped, they leave everything as it was,
+#: which their line says (``export`` says itself what it leaves once it writes: stdout cut short, its file as it was
+#: or whole). A command that writes says what it leaves itself (ingest, delete), or is named without that claim
+#: (``serve`` and ``ui`` take writes: an ingest over --server, a delete).
 _WRITE_NOTHING = frozenset({"formats", "search", "similar", "show", "stats", "exemplars", "failures", "export",
-                            "whoami", "health", "serve", "ui", "mcp"})
+                            "whoami", "health", "mcp"})
 
 
 @app.callback()

@@ -19,7 +19,7 @@ from ..bounds import MAX_EXPORT_RUNS
 from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, PolicyVersions, Server, SuccessOutcomes, TaskFamilies, Tenant,
                       Tools, Traces, Uri, searched)
-from .output import err, fail, plain
+from .output import err, fail, plain, say_interrupted, stopped
 from .query_commands import _no_runs_said, _say_filtered_out
 
 
@@ -105,15 +105,22 @@ def export(
 
 @contextmanager
 def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
-    """stdout, or ``path`` written whole or not at all (a temp file renamed at the end), and its sidecar."""
+    """stdout, or ``path`` written whole or not at all (a temp file renamed at the end), and its sidecar. Stopped
+    (Ctrl-C, SIGTERM) while writing, it says what it leaves: stdout cut short, or ``path`` as it was or whole."""
     if path is None:
-        yield sys.stdout, None
+        try:
+            yield sys.stdout, None
+        except BaseException as exc:
+            if stopped(exc):
+                say_interrupted("interrupted: export stopped, what it wrote to stdout is cut short")
+            raise
         return
     import tempfile
 
     path = path.resolve()
     sidecar_path = path.with_name(path.name + ".provenance.jsonl")
     made = []
+    renamed = False
     try:
         with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                          delete=False, encoding="utf-8") as stream, \
@@ -121,9 +128,38 @@ def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
                                          delete=False, encoding="utf-8") as sidecar:
             made = [stream.name, sidecar.name]
             yield stream, sidecar
-        os.replace(stream.name, path)
-        if os.path.getsize(sidecar.name):
-            os.replace(sidecar.name, sidecar_path)
+        with _signals_held():  # a stop between the two renames left the file without its sidecar
+            os.replace(stream.name, path)
+            if os.path.getsize(sidecar.name):
+                os.replace(sidecar.name, sidecar_path)
+            renamed = True
+    except BaseException as exc:
+        if stopped(exc):
+            say_interrupted(f"interrupted: export stopped, {path} " + ("written whole" if renamed else
+                                                                       "left as it was"))
+        raise
     finally:
         for name in made:
             Path(name).unlink(missing_ok=True)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back while the block runs (in the main thread), then let through as they came: a
+    handler of its own, not a signal mask, which blocks only this thread (another of the process takes the signal)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: came.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if came:
+            signal.raise_signal(came[0])
