@@ -39,6 +39,7 @@ from .output import err, fail, fail_now, leave_now, out, print_json, say_interru
 from .progress import LOG_EVERY, progress
 
 if TYPE_CHECKING:
+    from ..ingest.read import Streams
     from ..results import IngestReport
 
 
@@ -111,7 +112,6 @@ def ingest(
     if not dry_run:  # said before a pipe is read
         _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart, state_dir)
     names = iter(stream_name)
-    given = [str(p) for p in paths]  # as named: a pipe's copy is gone by the summary
     try:
         with Streams() as streams:
             try:
@@ -119,6 +119,7 @@ def ingest(
                 outcomes = streams.take(outcomes) if outcomes else None
             except (ValueError, OSError) as exc:
                 fail(str(exc))
+            given = _as_given(paths, streams)  # a pipe's copy is gone by the summary
             if dry_run:
                 would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
                                  success_threshold, as_json, streams, tenant_set_by="server" if server else "cli")
@@ -548,7 +549,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                                                                     for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files), "units": len(files)}
-    no_run = _nothing_read_line(paths, fmt, [streams.given(str(p)) for p in paths]) if not files else None
+    no_run = _nothing_read_line(paths, fmt, _as_given(paths, streams)) if not files else None
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined,
                     **({"no_run": no_run} if no_run else {})})
@@ -970,10 +971,18 @@ def _nothing_read_line(paths: List[Path], fmt: str | None, given: list[str]) -> 
     return {"inputs": given, "why": said}
 
 
+def _as_given(paths: List[Path], streams: Streams) -> list[str]:
+    """The inputs ``paths`` as the operator named them (a pipe as ``standard input``, not by its copy)."""
+    return [streams.given(str(p)) for p in paths]
+
+
 def _no_record_line(given: list[str], said_lines: list[str]) -> None:
     """Say that the dump files read in the inputs ``given`` held no record of their format, nor were a tool's side
-    files (said by :func:`_side_files_line`)."""
-    _note(f"no run in the input: the files of {', '.join(given)} hold no record of their format (a tau2-bench "
+    files (said by :func:`_side_files_line`); the first few inputs are named, as that line names its files (a glob
+    of 10,000 folders was one enormous line), all of them in --json's ``no_run.inputs``."""
+    named = ", ".join(given[:_SIDE_FILES_NAMED]) + (f", … ({len(given)} inputs)" if len(given) > _SIDE_FILES_NAMED
+                                                    else "")
+    _note(f"no run in the input: the files of {named} hold no record of their format (a tau2-bench "
           "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest that "
           "directory); --dry-run lists what each file holds", said_lines)
 
