@@ -266,7 +266,8 @@ def _head(request: Request, status: int) -> Response | None:
     body and none of its work (None for a GET). Starlette answers HEAD by running the GET's endpoint and dropping
     the body, so a signed-in HEAD of a search or failures URL (a link checker's, a chat app's preview, a monitor)
     ran the whole search or clustering for nothing sent (round 27, CLISVC4). The page unrendered, its length is
-    not known: none is said."""
+    not known: none is said. A GET that the search itself then fails (an error page) is answered 200 by HEAD:
+    only what is checked before the search is said."""
     if request.method != "HEAD":
         return None
     response = Response(status_code=status, media_type="text/html")
@@ -279,11 +280,12 @@ def search_page(request: Request) -> Response:
     session = web.require(request)
     principal = session.principal
     form = views.SearchForm.parse(request.query_params)
-    if (head := _head(request, 400 if form.errors else 200)) is not None:
+    status = 400 if form.errors else 200
+    if (head := _head(request, status)) is not None:
         return head
     outcome = views.search(web.ts, principal, form, web.facts, ui_tenant=web.config.ui_tenant)
     facets = web.facets.get(principal)
-    return web.render(request, "search.html", status=400 if form.errors else 200, session=session, form=form,
+    return web.render(request, "search.html", status=status, session=session, form=form,
                       result=outcome, facets=facets, models=web.facts.models(principal))
 
 
@@ -324,12 +326,13 @@ def failures_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
     form = views.FailuresForm.parse(dict(request.query_params))
-    if (head := _head(request, 400 if form.errors else 200)) is not None:
+    status = 400 if form.errors else 200
+    if (head := _head(request, status)) is not None:
         return head
     report = views.failures_view(web.ts, session.principal, form)
     no_runs = (views.no_runs_said(web.ts, session.principal, ui_tenant=web.config.ui_tenant)
                if not report.total and not form.errors else "")
-    return web.render(request, "failures.html", status=400 if form.errors else 200, session=session, form=form,
+    return web.render(request, "failures.html", status=status, session=session, form=form,
                       report=report, periods=views.PERIODS, no_runs=no_runs)
 
 
