@@ -9,6 +9,8 @@ cut falls is the real model's (the first test); the interfaces' plumbing runs on
 
 from __future__ import annotations
 
+import html
+import http.client
 import json
 import os
 import random
@@ -18,6 +20,7 @@ import string
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 import grpc
 import pytest
@@ -57,6 +60,16 @@ def _runs(tenant: str) -> list:
     assert parsed and all(p.ok for p in parsed), [p.error for p in parsed]
     return [p.trajectory for p in parsed]
 
+
+
+def _page_text(host: str, port: str, cookie: str, form: dict) -> str:
+    """The search page's words for ``form`` (a GET: the form is the URL), tags dropped, spaces collapsed."""
+    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    conn.request("GET", "/?" + urlencode(form), headers={"Cookie": cookie})
+    reply = conn.getresponse()
+    body = reply.read().decode()
+    assert reply.status == 200, body[:300]
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
 
 def test_the_real_model_tells_unrelated_pastes_from_related_ones(model_ts: TrajSearch) -> None:
     """The cut (0.314) on real runs and the real model: a line the runs print, and the same failure in other words,
@@ -112,11 +125,6 @@ def test_the_search_page_says_the_same_note(tmp_path: Path) -> None:
     """The page shows it among its notes, capitalised as its sentences are (the note of the search it runs: its
     levels, step and failure rows, by default); not for the line the runs print.
     (Served by real uvicorn on loopback, signed in with a read key, read as a browser gets it.)"""
-    import html
-    import http.client
-    import re
-    from urllib.parse import urlencode
-
     ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
     ts.add(_runs("demo"))
     keys = make_keys()
@@ -127,12 +135,7 @@ def test_the_search_page_says_the_same_note(tmp_path: Path) -> None:
             host, port = web.address.rsplit(":", 1)
             pages = {}
             for name, q in (("paste", _random_paste(20_000)), ("held", EXCEPTION)):  # a GET form: a URL's size
-                conn = http.client.HTTPConnection(host, int(port), timeout=120)
-                conn.request("GET", "/?" + urlencode({"q": q}), headers={"Cookie": cookie})
-                reply = conn.getresponse()
-                body = reply.read().decode()
-                assert reply.status == 200, body[:300]
-                pages[name] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+                pages[name] = _page_text(host, port, cookie, {"q": q})
     finally:
         ts.close()
     assert expected[0].upper() + expected[1:] + "." in pages["paste"]
@@ -229,10 +232,7 @@ def test_the_search_page_judges_by_the_runs_its_filters_let_it_show(tmp_path: Pa
     a hidden run's: every run shown was weak and nothing was said. The page now says what it says where the filters
     scope the search itself (the CLI's and the service's verdict on the same runs): the same words both ways.
     (``MODEL_SCOPE_RUNS`` is lowered so two runs take the path a tenant of thousands does; real uvicorn on loopback.)"""
-    import html
-    import http.client
     import importlib
-    from urllib.parse import urlencode
 
     from conftest import make_run
     from trajsearch.store.filters import Filters
@@ -258,12 +258,7 @@ def test_the_search_page_judges_by_the_runs_its_filters_let_it_show(tmp_path: Pa
             host, port = web.address.rsplit(":", 1)
             for scope_runs in (search_page.MODEL_SCOPE_RUNS, 1):  # filters inside the search / after it
                 monkeypatch.setattr(search_page, "MODEL_SCOPE_RUNS", scope_runs)
-                conn = http.client.HTTPConnection(host, int(port), timeout=120)
-                conn.request("GET", "/?" + urlencode({"q": query, "mode": "dense", **form}), headers={"Cookie": cookie})
-                reply = conn.getresponse()
-                body = reply.read().decode()
-                assert reply.status == 200, body[:300]
-                pages[scope_runs] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+                pages[scope_runs] = _page_text(host, port, cookie, {"q": query, "mode": "dense", **form})
     finally:
         ts.close()
     for scope_runs, page in pages.items():
