@@ -83,7 +83,7 @@ def test_nested_field_paths_are_named(tmp_path: Path) -> None:
 def test_mini_swe_agent_tool_call_dump_mapping() -> None:
     run = only(MINI_TOOLCALLS)
 
-    assert run.trajectory_id == "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    assert run.trajectory_id == "deepseek-chat.marshmallow-code__marshmallow-1343.dad46cc6e1"
     assert run.task.startswith("[version 2.20.0] TypeError: 'NoneType' object is not subscriptable\nAfter update")
     assert "<pr_description>" not in run.task and "Consider the following" not in run.task
     assert (run.task_id, run.task_family) == ("marshmallow-code__marshmallow-1343", "marshmallow-code/marshmallow")
@@ -112,7 +112,9 @@ def test_mini_swe_agent_tool_call_dump_mapping() -> None:
 def test_mini_swe_agent_legacy_bash_block_dump_mapping() -> None:
     run = only(MINI_LEGACY)
 
-    assert run.trajectory_id == "sonnet_legacy.pvlib__pvlib-python-1072"
+    # no reply saved a mark of its attempt (1.x): the folder tells it apart; its id before round 26 is retired
+    assert run.trajectory_id == "claude-sonnet-4-20250514.pvlib__pvlib-python-1072.sonnet_legacy"
+    assert run.metadata["supersedes"] == ["sonnet_legacy.pvlib__pvlib-python-1072"]
     assert run.task.startswith("temperature.fuentes errors when given tz-aware inputs")
     assert run.outcome is Outcome.success and run.failure is None
     assert "not evaluated" in run.metadata["outcome_basis"]
@@ -152,12 +154,15 @@ def test_task_family_from_instance_id() -> None:
 @pytest.mark.parametrize("layout", ["system/trajs/{id}/{id}.traj.json", "system/trajs/{id}.traj.json",
                                     "system/{id}/{id}.traj.json", "system/{id}.traj.json"])
 def test_mini_swe_agent_run_is_named_by_its_system_in_every_layout(tmp_path: Path, layout: str) -> None:
-    """SWE-bench experiments keep a system's runs in ``<system>/trajs/``: the run set is the system, not "trajs"."""
+    """SWE-bench experiments keep a system's runs in ``<system>/trajs/``: the run set is the system, not "trajs"
+    (what outcome files are told apart by, and the id a store written before round 23 holds the run under)."""
     instance = "marshmallow-code__marshmallow-1343"
     path = tmp_path / layout.format(id=instance)
     path.parent.mkdir(parents=True)
     path.write_bytes(MINI_TOOLCALLS.read_bytes())
-    assert only(path).trajectory_id == f"system.{instance}"
+    run = only(path)
+    assert (run.metadata["config"], run.metadata["supersedes"]) == ("system", [f"system.{instance}"])
+    assert run.trajectory_id == only(MINI_TOOLCALLS).trajectory_id  # the file's own attempt, in any layout
 
 
 def test_mini_swe_agent_infra_error_keeps_the_exception(tmp_path: Path) -> None:
@@ -170,7 +175,7 @@ def test_mini_swe_agent_infra_error_keeps_the_exception(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text(json.dumps(record))
     run = only(path)
-    assert run.trajectory_id == "cfg.marshmallow-code__marshmallow-1343"
+    assert run.trajectory_id == only(MINI_TOOLCALLS).trajectory_id  # its own attempt, whatever folder it is in
     assert run.outcome is Outcome.infra_error
     assert run.failure.error == (
         "InternalServerError: litellm.InternalServerError: DeepseekException - [SSL: UNEXPECTED_EOF_WHILE_READING]"

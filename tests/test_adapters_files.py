@@ -253,10 +253,10 @@ def test_mini_swe_agent_runs_of_two_systems_under_generic_results_folders_keep_d
     the id ``results.astropy__astropy-7166``, so ingesting the second system in a later job silently replaced the
     first. ``results/`` names no system; the folder above it does. Other layouts keep their ids."""
     ids = {run.trajectory_id: run.task_id for run in runs(CS264_HW4)}
-    assert {i for i in ids if i.endswith("astropy__astropy-7166")} == {
-        "mbhaskar1.results.astropy__astropy-7166", "23phillipsm.results.astropy__astropy-7166"}
+    assert {i for i, task in ids.items() if task == "astropy__astropy-7166"} == {  # no reply saves a mark: by folder
+        "gpt-5-mini.astropy__astropy-7166.mbhaskar1.results", "gpt-5-mini.astropy__astropy-7166.23phillipsm.results"}
     assert only(FIXTURES / "mini-swe-agent/.real/batch-2.4.6/demo__greet-11/demo__greet-11.traj.json"
-                ).trajectory_id == "batch-2.4.6.demo__greet-11"
+                ).trajectory_id == "fake-gpt.demo__greet-11.72a257502c"
 
 
 def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> None:

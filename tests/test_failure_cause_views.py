@@ -24,7 +24,7 @@ from web_support import served
 
 GEMINI_WARNINGS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-warnings"
 REPORT = GEMINI_WARNINGS / "sb-cli-report.json"
-RUN = "gemini-3-pro-warnings.django__django-12406"
+RUN = "gemini-3-pro-preview.django__django-12406.9c6632a9d5"
 VERDICT = "outcomes file sb-cli-report.json"  # what ingest records as the failure's cause and the run's basis
 
 

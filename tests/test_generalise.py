@@ -1245,7 +1245,7 @@ def test_a_run_below_the_threshold_is_not_grounded_by_its_own_vote_for_its_files
                  + runs(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json", tenant="acme"))
     found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(cover_steps=0))).exemplars(task, ACME)
     assert found.strategy is Strategy.use_as_inspiration  # the scikit-learn run is near enough
-    shown = [e.trajectory_id.split(".")[-1] for e in found.items]
+    shown = [e.trajectory_id.split(".")[1] for e in found.items]
     assert shown == ["scikit-learn__scikit-learn-10297"], shown
 
 

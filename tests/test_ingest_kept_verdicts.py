@@ -22,8 +22,8 @@ from trajsearch.model import UNEVALUATED, Outcome
 
 RUNS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-reingest"
 REPORT = RUNS / "sb-cli-report.json"
-FAILED = "gemini-3-pro-reingest.django__django-16263"
-RESOLVED = "gemini-3-pro-reingest.django__django-16429"
+FAILED = "gemini-3-pro-preview.django__django-16263.630ae6914f"
+RESOLVED = "gemini-3-pro-preview.django__django-16429.a28b1213e7"
 KEPT = "2 run(s) keep the verdict an earlier outcomes file gave: no --outcomes this time"
 
 
@@ -141,10 +141,13 @@ def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(backen
     assert code == 0, out + err
     said = " ".join(out.split())
     assert "ingested 1 runs" in said and "1 run(s) keep the verdict an earlier outcomes file gave" in said
-    rerun = _shown(RESOLVED)
+    [read] = read_inputs([folder / "django__django-16429.traj.json"])
+    assert read.trajectory.trajectory_id != RESOLVED  # a run of its own, named by its own first reply (round 23)
+    rerun = _shown(read.trajectory.trajectory_id)
     assert rerun["model_id"] == "openai/gpt-5-mini"
     assert (rerun["outcome"], rerun["metadata"]["outcome_basis"]) == ("success", UNEVALUATED)
-    assert _verdicts()[FAILED] == EVALUATED[FAILED]  # the unchanged run keeps its verdict
+    verdicts = _verdicts()
+    assert (verdicts[RESOLVED], verdicts[FAILED]) == (EVALUATED[RESOLVED], EVALUATED[FAILED])  # both keep theirs
 
 
 MSWE = Path(__file__).parent / "fixtures" / "outcomes" / ".real" / "mswe-java-verified" / "20240825_SWE-agent_gpt-4o-2024-05-13"

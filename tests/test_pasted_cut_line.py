@@ -35,7 +35,7 @@ def _cut_paste(ts: TrajSearch) -> str:
 
 def test_runs_holding_a_cut_paste_show_whatever_k(store) -> None:
     pasted = _cut_paste(store)
-    runs = {k: [m.trajectory_id.rsplit(".", 1)[-1] for m in store.similar_runs(text=pasted, tenant="acme", k=k)]
+    runs = {k: [m.best.task_id for m in store.similar_runs(text=pasted, tenant="acme", k=k)]
             for k in (3, 5, 20)}
     holding = {"django__django-15525", "django__django-15503"}  # both print the paste (15503 for its own table)
     assert set(runs[3][:2]) == holding, runs

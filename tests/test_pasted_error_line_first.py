@@ -33,7 +33,7 @@ def test_the_run_that_met_the_pasted_error_comes_first(store: TrajSearch, mode: 
     assert paste.rstrip().endswith(ERROR)
     matches = store.similar_runs(text=paste, tenant="acme", k=5, mode=mode)
     assert len(matches) == 5
-    assert matches[0].trajectory_id.endswith(MET_IT), [m.trajectory_id for m in matches]
+    assert matches[0].best.task_id == MET_IT, [m.trajectory_id for m in matches]
     assert ERROR in matches[0].best.text  # shown by the step that met it
     assert all(ERROR not in m.best.text for m in matches[1:])
 

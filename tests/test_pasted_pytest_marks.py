@@ -37,5 +37,5 @@ def test_a_pasted_report_shows_every_run_by_the_step_that_met_its_error(hashing_
     by the step holding the error the report ends in, as the line reads without pytest's mark."""
     ts = _store(hashing_ts)
     hits = ts.search(REPORT, tenant="acme", levels="step", k=3, mode="hybrid")
-    assert hits[0].trajectory_id.endswith("sqlfluff__sqlfluff-2419") and hits[0].verbatim, hits[0]
+    assert hits[0].task_id == "sqlfluff__sqlfluff-2419" and hits[0].verbatim, hits[0]
     assert len(hits) == 3 and all(ERROR in h.text for h in hits), [h.text[-300:] for h in hits]

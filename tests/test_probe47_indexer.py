@@ -7,6 +7,7 @@ dump trees are: behind links, in folders another user owns, in copies of one out
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -24,9 +25,10 @@ from process_support import launched
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BATCH = FIXTURES / "mini-swe-agent" / ".real" / "batch-2.4.6"  # two real mini-swe-agent 2.4.6 runs, a folder each
-#: two real attempts at one SWE-bench instance (gemini-3-pro's, Live-SWE-agent's: see their SOURCE.md)
-ATTEMPTS = [FIXTURES / "mini-swe-agent" / ".real" / name / "django__django-16429.traj.json"
-            for name in ("gemini-3-pro-reingest", "live-swe-agent-rerun")]
+INSTANCE = "marshmallow-code__marshmallow-1343"
+#: Two real attempts at one SWE-bench instance by one model (``fixtures/ids/SOURCE.md``).
+ATTEMPTS = [FIXTURES / "ids" / ".real" / "mini-swe-agent" / name / INSTANCE / f"{INSTANCE}.traj.json"
+            for name in ("deepseek_chat_dev", "deepseek_chat_dev_rerun")]
 
 
 def _local_store(tmp_path: Path, monkeypatch) -> None:
@@ -95,17 +97,23 @@ def test_workers_say_what_the_walk_passed_over_once(tmp_path: Path, monkeypatch,
 
 
 def test_a_run_kept_under_a_distinct_id_is_said_over_the_server_too(backend: str, tmp_path: Path) -> None:
-    """Two attempts at one instance in two copies of one output folder (``a/gemini/`` and ``b/gemini/``: one run id)
+    """Two attempts at one instance by one model in two copies of one output folder (``a/gemini/`` and ``b/gemini/``),
+    saved with no mark of their attempt (as 1.x saves them): one run id
     are both kept, the second as ``<id>+<hash>``. The embedded ingest said so; over ``--server`` the summary (and
     ``--json``) said nothing of it, so the operator looking for the run under its own id found the other one."""
     for part, attempt in zip("ab", ATTEMPTS):
-        folder = tmp_path / "dumps" / part / "gemini" / "django__django-16429"
+        folder = tmp_path / "dumps" / part / "gemini" / INSTANCE
         folder.mkdir(parents=True)
-        shutil.copy(attempt, folder)
+        record = json.loads(attempt.read_text())
+        for message in record["messages"]:  # saved as 1.x saves: no reply names its attempt, only the folder does
+            for mark in ("timestamp", "response"):
+                (message.get("extra") or {}).pop(mark, None)
+        (folder / attempt.name).write_text(json.dumps(record))
     code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--quiet")
     assert code == 0 and "read 2: ingested 2 runs" in " ".join(out.split()), out + err
     assert ("1 run(s) shared an id with a different run of the same input and were kept under a distinct id, e.g. "
-            "gemini.django__django-16429 -> gemini.django__django-16429+") in " ".join(out.split()), (backend, out)
+            f"deepseek-chat.{INSTANCE}.gemini -> deepseek-chat.{INSTANCE}.gemini+") in " ".join(out.split()), \
+        (backend, out)
 
 
 def _embedded_env(home: Path) -> dict[str, str]:
@@ -226,7 +234,8 @@ def test_a_tree_of_links_between_run_folders_is_listed_once_a_folder(tmp_path: P
     code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--dry-run")
     monkeypatch.setattr(read_module.os, "scandir", scandir)
     assert code == 0, out + err
-    assert out.count("demo__greet-11.traj.json: format mini-swe-agent; runs 1") == 12, out
+    assert out.count("demo__greet-11.traj.json: format mini-swe-agent; runs") == 12, out
+    assert out.count("demo__greet-11.traj.json: format mini-swe-agent; runs 1") == 1, out  # the one run, 12 copies
     assert "prev" not in out and "base" not in out, out
     under = [p for p in listed if p.startswith(str(runs))]
     assert len(set(under)) == 12 + 12 + 1, sorted(under)  # each run folder, its run's, runs/

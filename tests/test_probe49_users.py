@@ -107,7 +107,7 @@ def test_a_run_id_pasted_as_the_text_searched_is_said_to_be_one(backend) -> None
     neither was that run or like it. The answer stays a text search (its JSON unchanged), and stderr says that the
     text is a run's id and which commands take it as one."""
     assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
-    run_id = "deepseek_reasoner_dev.sqlfluff__sqlfluff-1517"
+    run_id = "deepseek-reasoner.sqlfluff__sqlfluff-1517.d7908dcd47"
     for command in ("search", "similar"):
         code, out, err = run_cli(command, f"{run_id}\n", "-k", "1", "--json")
         assert code == 0 and json.loads(out), err
@@ -179,7 +179,7 @@ def test_a_pasted_tracebacks_error_line_does_not_pull_other_tasks_runs_in(backen
     code, out, err = run_cli("similar", paste, "-k", "3", "--json")
     assert code == 0, err
     matches = json.loads(out)
-    assert [m["trajectory_id"].split(".", 1)[1] for m in matches] == [PVLIB_1707] * 3, out
+    assert [m["trajectory_id"].split(".")[1] for m in matches] == [PVLIB_1707] * 3, out
     erring = [m for m in matches if "IndentationError: unexpected indent" in m["best"]["text"]]
     assert len(erring) == 2, out  # the two runs that met the error still show the step that printed it
 

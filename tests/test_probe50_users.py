@@ -16,7 +16,7 @@ from cli_support import backend, run_cli  # noqa: F401 - the fixture
 FIXTURES = Path(__file__).parent / "fixtures"
 #: A gemini-3-pro run of django__django-16255, handed in with no verdict: "submitted, not evaluated".
 UNEVALUATED = FIXTURES / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro" / "trajs"
-UNEVALUATED_ID = "swebench-gemini-3-pro.django__django-16255"
+UNEVALUATED_ID = "gemini-3-pro-preview.django__django-16255.88563d52e3"
 SUBMITTED = "submitted, not evaluated"
 
 
@@ -58,7 +58,7 @@ def test_an_id_no_run_has_is_said_so_with_the_ids_it_most_likely_meant(backend) 
     stderr says no run has that id and, on the embedded store, which ids it most likely meant; ``similar --id`` and
     ``show`` name them in their error."""
     assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
-    typo = UNEVALUATED_ID[:-1] + "6"
+    typo = UNEVALUATED_ID.replace("16255", "16256")
     for command in ("search", "similar"):
         for typed in (typo, "django__django-16255"):
             code, out, err = run_cli(command, typed, "-k", "1")
@@ -154,12 +154,12 @@ def test_a_run_holding_a_cut_paste_is_shown_by_its_row_holding_the_pasted_error(
     paste = (ERROR_TIER / "pasted-indentation-error.txt").read_text()
     error = "IndentationError: unexpected indent"
     assert paste.rstrip().endswith(error)
-    printed = runs.pop("deepseek_chat_dev.pvlib__pvlib-python-1707").steps[3]  # prints the paste whole
+    printed = runs.pop("deepseek-chat.pvlib__pvlib-python-1707.88e89227ca").steps[3]  # prints the paste whole
     cut = printed.model_copy(update={"observation": printed.observation[: printed.observation.rindex(error)],
                                      "error": None})
-    steps = [*runs["deepseek_reasoner_dev.sqlfluff__sqlfluff-1517"].steps,
-             *runs["deepseek_chat_dev_rerun.pvlib__pvlib-python-1707"].steps, cut]
-    built = runs["deepseek_lite_dev_noparallel.pvlib__pvlib-python-1707"].model_copy(update={
+    steps = [*runs["deepseek-reasoner.sqlfluff__sqlfluff-1517.23b3df3740"].steps,
+             *runs["deepseek-chat.pvlib__pvlib-python-1707.418fa37c76"].steps, cut]
+    built = runs["deepseek-chat.pvlib__pvlib-python-1707.53e1f0e02b"].model_copy(update={
         "trajectory_id": "built.pvlib__pvlib-python-1707",
         "steps": [s.model_copy(update={"index": i}) for i, s in enumerate(steps)]})
     hashing_ts.add([built, *runs.values()])
@@ -215,9 +215,10 @@ def test_a_mistyped_id_reads_its_familys_ids_only_and_is_offered_ids_two_edits_o
 
     hashing_ts.add(_runs(SIMILAR, UNEVALUATED, AIRLINE))
     read = _ids_read(monkeypatch)
-    typo = "gemini-3-pro-similar.django__django-16262"
-    assert hashing_ts.nearest_run_ids(typo, Filters(tenant="acme")) == ["gemini-3-pro-similar.django__django-16263"]
-    assert read and all(i.startswith("gemini-") for i in read), read  # not the tau or swebench- runs
+    typo = "gemini-3-pro-preview.django__django-16262.7db9769226"
+    assert hashing_ts.nearest_run_ids(typo, Filters(tenant="acme")) == [
+        "gemini-3-pro-preview.django__django-16263.7db9769226"]
+    assert read and all(i.startswith("gemini-3-pro-preview.") for i in read), read  # not the tau runs
     read.clear()
     held = hashing_ts.nearest_run_ids("django__django-16255", Filters(tenant="acme"))  # an instance id: its run
     assert held == [UNEVALUATED_ID] and UNEVALUATED_ID in read and not any(i.startswith("tau-") for i in read), read
@@ -245,7 +246,7 @@ def test_error_names_and_paths_are_not_told_no_run_has_them(backend) -> None:  #
                  "requests==2.31.0"):
         code, out, err = run_cli("search", text, "-k", "3")
         assert code == 0 and "no run of this tenant has the id" not in " ".join(err.split()), (text, err)
-    typo = "gemini-3-pro-similar.pylint-dev__pylint-4640"  # two digits swapped: its family is the tenant's
+    typo = "gemini-3-pro-preview.pylint-dev__pylint-4640.38ed7164d3"  # two digits swapped: its family is the tenant's
     code, out, err = run_cli("search", typo, "-k", "3")
     assert code == 0 and f"no run of this tenant has the id {typo!r}" in " ".join(err.split()), err
 

@@ -194,7 +194,8 @@ def test_other_formats_read_zstd_under_the_same_run_ids(tmp_path: Path) -> None:
     (folder / f"{source.name}.zst").write_bytes(zstd.compress(source.read_bytes(), level=19))
     [from_zst] = [p.trajectory for p in read_dump(tmp_path / "deepseek_chat_dev", tenant="acme")]
     [from_plain] = [p.trajectory for p in read_dump(source, tenant="acme")]
-    assert from_zst.trajectory_id == from_plain.trajectory_id == "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    assert from_zst.trajectory_id == from_plain.trajectory_id == (
+        "deepseek-chat.marshmallow-code__marshmallow-1343.dad46cc6e1")
     assert same_run(from_zst, from_plain)
 
     import io

@@ -168,7 +168,7 @@ def test_the_longest_query_the_page_s_script_sends_arrives(site) -> None:
 
 #: A gemini-3-pro run of django__django-16255 (mini-swe-agent on SWE-bench Verified; its folder's SOURCE.md).
 UNEVALUATED = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro" / "trajs"
-UNEVALUATED_ID = "swebench-gemini-3-pro.django__django-16255"
+UNEVALUATED_ID = "gemini-3-pro-preview.django__django-16255.88563d52e3"
 #: Runs of other django tasks by the same agent (its folder's SOURCE.md), as a tenant holds many.
 OTHERS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-similar"
 
@@ -180,7 +180,7 @@ def test_over_a_server_an_id_mistyped_is_answered_with_the_id_meant(backend) -> 
     ranked the same way."""
     assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
     assert run_cli("ingest", str(OTHERS), "--quiet")[0] == 0
-    typo = UNEVALUATED_ID[:-1] + "6"
+    typo = UNEVALUATED_ID.replace("16255", "16256")
     for command in (["show", typo], ["similar", "--id", typo]):
         code, out, err = run_cli(*command)
         said = " ".join(err.split())

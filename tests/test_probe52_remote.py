@@ -213,7 +213,8 @@ def _web_runs(ts: TrajSearch, ring, key: str, query: str) -> list[str]:
     return list(shown)
 
 
-@pytest.mark.parametrize("anchor", ["tau-gpt-4o-airline-mini-0-t0", "swebench-gemini-3-pro.django__django-16255"])
+@pytest.mark.parametrize("anchor", ["tau-gpt-4o-airline-mini-0-t0",
+                                    "gemini-3-pro-preview.django__django-16255.88563d52e3"])
 def test_the_web_page_finds_the_runs_like_one_that_similar_finds(store, keys, tmp_path, anchor):
     """A run's id pasted in the web page's box lists "runs like this one"; ``similar --id`` answers the same question.
     The page searched its own way (the failure row's text even where that is only an evaluation's verdict, and

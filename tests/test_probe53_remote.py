@@ -195,7 +195,7 @@ def damaged(store):
     whole = path.read_bytes()
     path.write_bytes(whole[: len(whole) // 2])
     try:
-        yield "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+        yield "deepseek-chat.marshmallow-code__marshmallow-1343.dad46cc6e1"
     finally:
         path.write_bytes(whole)
 
@@ -366,7 +366,7 @@ def test_show_of_a_damaged_trace_in_the_embedded_store_exits_1_and_says_how_to_r
     assert _local(tmp_path, "acme", tmp_path, *ingest).returncode == 0
     (path,) = (tmp_path / "traces" / "acme").glob("*marshmallow-code__marshmallow-1343*")
     path.write_bytes(path.read_bytes()[:200])
-    run = "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    run = "deepseek-chat.marshmallow-code__marshmallow-1343.dad46cc6e1"
     done = _local(tmp_path, "acme", tmp_path, "show", run)
     said = _said(done)
     assert done.returncode == 1, said

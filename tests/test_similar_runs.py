@@ -30,5 +30,6 @@ def test_a_run_failed_by_a_bare_verdict_is_matched_on_its_own_work_not_the_verdi
     aggregation queries group by, is the run like it; every mode agrees, as for a run with no failure."""
     add_runs(model_ts)
     for mode in ("hybrid", "dense", "auto"):
-        matches = model_ts.similar_runs("gemini-3-pro-similar.django__django-16263", tenant="acme", k=2, mode=mode)
-        assert [m.trajectory_id for m in matches][0] == "gemini-3-pro-similar.django__django-14122", mode
+        matches = model_ts.similar_runs("gemini-3-pro-preview.django__django-16263.7db9769226", tenant="acme", k=2,
+                                        mode=mode)
+        assert [m.trajectory_id for m in matches][0] == "gemini-3-pro-preview.django__django-14122.39220c01ca", mode

@@ -42,8 +42,8 @@ def test_a_failed_run_that_got_past_the_pasted_error_is_no_warning_for_it(hashin
     assert [i["kind"] for i in said.items] == ["recovery"] and "## Warning" not in said.text
     # the runs whose steps end on the error they met stay warnings for it
     stuck = rt.warnings(REPRODUCE_APP, ctx, k=3)
-    assert sorted(w.trajectory_id for w in stuck) == ["gemini-3-pro-warnings.django__django-12325",
-                                                      "gemini-3-pro-warnings.django__django-12406"]
+    assert sorted(w.trajectory_id for w in stuck) == ["gemini-3-pro-preview.django__django-12325.de20a4e7ef",
+                                                      "gemini-3-pro-preview.django__django-12406.9c6632a9d5"]
     assert all(REPRODUCE_APP in w.step_holding for w in stuck)
 
 

@@ -88,7 +88,7 @@ def test_the_model_filter_searches_among_that_models_runs(ts, keys, demo):
         assert "django__django-15930" not in unfiltered, mode  # the real run is not among the best 50 runs
         page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode, "model": GEMINI_MODEL}).text
         assert "No runs match" not in page, mode
-        assert "gemini_3_pro.django__django-15930" in page and "other-model-" not in page, mode
+        assert "gemini-3-pro-preview.django__django-15930.aa787bc1f1" in page and "other-model-" not in page, mode
         assert NO_SUCH_TABLE in matched_steps(page)[0]
     none = demo.get("/", params={"q": NO_SUCH_TABLE, "model": "no-such-model"}).text
     assert "No runs match" in none and "best" not in html.unescape(none)  # an honest empty answer
@@ -143,7 +143,7 @@ def test_a_window_no_step_of_which_holds_the_query_is_marked_whole(demo):
     steps 0-2) was marked, and its run linked, at its window's first step alone, claiming a match there; the page
     marks the window whole and opens the run at it."""
     page = demo.get("/", params={"q": "boundnode", "mode": "dense", "level": "step", "model": GEMINI_MODEL}).text
-    run = "gemini_3_pro.django__django-15930"
+    run = "gemini-3-pro-preview.django__django-15930.aa787bc1f1"
     first, last = map(int, re.search(rf'href="/runs/{run}\?q=boundnode&amp;match=(\d+)-(\d+)', page).groups())
     result = page[page.index(f'href="/runs/{run}'):]
     steps = matched_steps(result[:result.index("Open the run")])
@@ -155,6 +155,6 @@ def test_a_window_marked_whole_is_opened_at_the_window_not_its_first_step(demo):
     """review RFIX2 4: the window of steps 0-2 marked whole (no step holds ``boundnode``) was linked "Open the run at
     step 0", naming a step the page did not mark; the link now names the window it opens at."""
     page = demo.get("/", params={"q": "boundnode", "mode": "dense", "level": "step", "model": GEMINI_MODEL}).text
-    result = page[page.index('href="/runs/gemini_3_pro.django__django-15930'):]
+    result = page[page.index('href="/runs/gemini-3-pro-preview.django__django-15930.aa787bc1f1'):]
     link = " ".join(re.search(r"Open the run[^<]*", result).group().split())  # the result's own link to the run
     assert link == "Open the run at steps 0-2", link

@@ -54,7 +54,7 @@ import numpy as np
 from .digest import row_steps
 from .embed import Embedder, document_encoder
 from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
-from .model import Trajectory, valid_id
+from .model import Trajectory, superseded, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
                         extractive_summary, file_digest, indexed_version, marked_digest, represent, row_id,
@@ -71,25 +71,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (tenant, trajectory_id)
-
-#: How many runs one run may name as superseded (no adapter names more: a Codex thread's reverts are followed
-#: through at most 100 rollouts).
-MAX_SUPERSEDED = 100
-
-
-def superseded(run: Trajectory) -> list[str]:
-    """The ids of the runs ``run`` takes the place of: ``metadata["supersedes"]`` (see the module docstring),
-    well-formed ids other than its own, at most ``MAX_SUPERSEDED``."""
-    ids = run.metadata.get("supersedes")
-    found: list[str] = []
-    for old in ids[:MAX_SUPERSEDED] if isinstance(ids, list) else []:
-        try:
-            if valid_id(old) != run.trajectory_id:
-                found.append(old)
-        except ValueError:
-            continue
-    return found
-
 
 @dataclass(frozen=True)
 class Marker:

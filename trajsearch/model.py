@@ -346,6 +346,26 @@ def valid_id(value: str, what: str = "trajectory_id") -> str:
     return value
 
 
+#: How many runs one run may name as superseded (no adapter names more: a Codex thread's reverts are followed
+#: through at most 100 rollouts).
+MAX_SUPERSEDED = 100
+
+
+def superseded(run: Trajectory) -> list[str]:
+    """The ids of the runs ``run`` takes the place of: ``metadata["supersedes"]``, well-formed ids other than its own,
+    at most ``MAX_SUPERSEDED``. Ingest removes those runs (``trajsearch.indexer``), ``delete --from`` finds the run
+    under them, and an outcomes file keyed by one of them judges this run (``ingest.outcomes``)."""
+    ids = run.metadata.get("supersedes")
+    found: list[str] = []
+    for old in ids[:MAX_SUPERSEDED] if isinstance(ids, list) else []:
+        try:
+            if valid_id(old) != run.trajectory_id:
+                found.append(old)
+        except ValueError:
+            continue
+    return found
+
+
 def passes(check: Callable[[Any], object], value: Any) -> bool:
     """Whether ``check`` (a validator raising ValueError: :func:`valid_tenant`, :func:`valid_id`, a filter's value
     check) takes ``value``: for a suggestion or a choice offered only where the value could be used."""

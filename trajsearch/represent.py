@@ -690,15 +690,16 @@ def received_mark(trajectory: Trajectory, tenant: str) -> Trajectory:
     return trajectory.model_copy(update={"metadata": metadata})
 
 
-def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:
-    """What a run holds, as JSON, for telling runs apart: without ``without`` (fields), without a time
-    the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append moves, and without the file it
-    was written from (:data:`INGESTED_FROM`)."""
+def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset(),
+                metadata_without: frozenset[str] = frozenset()) -> str:
+    """What a run holds, as JSON, for telling runs apart: without ``without`` (fields) and ``metadata_without``
+    (metadata keys), without a time the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append
+    moves, and without the file it was written from (:data:`INGESTED_FROM`)."""
     exclude: dict[str, Any] = dict.fromkeys(without, True)
     if trajectory.metadata.get(TIME_BASIS) == FILE_TIME:
         exclude["created_at"] = True
-    if INGESTED_FROM in trajectory.metadata:
-        exclude["metadata"] = {INGESTED_FROM}
+    if dropped := ({INGESTED_FROM} | metadata_without) & trajectory.metadata.keys():
+        exclude["metadata"] = dropped
     return trajectory.model_dump_json(exclude=exclude or None)
 
 

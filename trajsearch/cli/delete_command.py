@@ -117,12 +117,14 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     tenant: ``(ids to remove, ids kept, ids not stored)``. A run is removed where the stored run is it (the same
     content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
     run of that id with other content (another input's, or read with other options) is kept, as is one whose
-    trace cannot be read to tell; one whose trace is gone goes (see ``TRACE_GONE``). A run read with no verdict of
+    trace cannot be read to tell; one whose trace is gone goes (see ``TRACE_GONE``). So does the same run stored under
+    an id it supersedes (``model.superseded``: a mini-swe-agent run under the folder-named id it had before round
+    26), which its ingest would have removed. A run read with no verdict of
     its own is compared with the verdict an outcomes file gave the stored run put back, as ingest compares it
     (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
     from ..ingest.outcomes import OutcomeTable, keep_verdict
     from ..ingest.read import distinct_id, read_inputs, same_run
-    from ..model import Trajectory
+    from ..model import Trajectory, superseded
 
     tenant = api.tenant_name()
     try:
@@ -135,7 +137,7 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     other: list[str] = []
     absent: list[str] = []
     for run in (p.trajectory for p in parsed if p.trajectory is not None):
-        stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run)))
+        stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run), *superseded(run)))
                   if (kept := _stored_run(api, tid)) is not None]
         match = next((tid for tid, kept in stored if isinstance(kept, Trajectory)
                       and same_run(kept, keep_verdict(run, kept) or run)),

@@ -1272,9 +1272,15 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
 _Where = tuple[str, str, str]
 
 
+#: Metadata adapters take from where a run was read, not from the run: its output folder's name (``config``,
+#: ``run_dir``) and the ids its place gave it (``supersedes``). The same file copied to two folders holds one run.
+PLACE_METADATA = frozenset({"config", "run_dir", "supersedes"})
+
+
 def run_digest(run: Trajectory) -> str:
-    """The run's content, its id aside (and a time its file's mtime gave it: the same run in two files)."""
-    body = run_content(run, without=frozenset({"trajectory_id"}))
+    """The run's content, its id and the place it was read from aside (and a time its file's mtime gave it: the
+    same run in two files)."""
+    body = run_content(run, without=frozenset({"trajectory_id"}), metadata_without=PLACE_METADATA)
     return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
 
 

@@ -22,11 +22,21 @@ Mapping
   task_family = the repository (``marshmallow-code__marshmallow-1343`` ->
   ``marshmallow-code/marshmallow``; ProgramBench's ``eradman__entr.8e2e8b4`` ->
   ``eradman/entr``).
-- trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is
-  the directory above the instance directory), so re-ingesting a dump is
-  idempotent; a generic output folder (``results/``, ``outputs/``) names no
-  system, so the folder above it is part of the id
-  (``<system>.results.<instance_id>``). A file without ``instance_id`` is named by its path instead
+- trajectory_id = ``<model>.<instance_id>.<attempt>`` (the model's name
+  without its provider, else ``mini-swe-agent``), the attempt a digest of
+  the first model reply's marks: its saved time and provider response id
+  (2.x's ``extra``, 1.x's ``timestamp``, a Responses API turn's
+  ``created_at`` and ``id``): the same file read from a copy, a re-download
+  or a renamed output folder is one run, a save taken mid-run has the
+  finished run's id, and two attempts at one instance are two runs. A run
+  whose replies saved no mark (1.x without them, a first call that failed)
+  is told apart by its output folder alone (``config``: the directory above
+  the instance directory; a generic output folder, ``results/``,
+  ``outputs/``, qualified by the folder above it, ``<system>.results``):
+  ``<model>.<instance_id>.<config>``. Each names in ``metadata.supersedes``
+  the id its folder gave it before round 26, ``<config>.<instance_id>``,
+  which no run is given now: ingesting a dump into a store written before
+  replaces each run stored under it. A file without ``instance_id`` is named by its path
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
   ``agent/mini-swe-agent.trajectory.json`` under the same name.
 - steps: one per action.
@@ -128,6 +138,8 @@ pairs actions with their replies.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -387,6 +399,38 @@ def config_name(source: Path, instance_id: str) -> str:
     return f"{system}.{name}" if system else name
 
 
+def _marks(message: Any) -> tuple[Any, Any]:
+    """A saved message's marks of when and by which call the model wrote it: 2.x's ``extra.timestamp`` and
+    ``extra.response.id``, 1.x's ``timestamp``, a Responses API turn's ``created_at`` and ``id``."""
+    if not isinstance(message, dict):
+        return None, None
+    if message.get("object") == "response":
+        return message.get("created_at"), message.get("id")
+    extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+    return extra.get("timestamp", message.get("timestamp")), response.get("id")
+
+
+def attempt_token(messages: list[Any]) -> str | None:
+    """What names this attempt at its instance, from the file alone: a digest of the first marked message's marks
+    (:func:`_marks`; the first model reply, or the exit message of a run whose first call failed). A folder name is
+    the operator's label, which a copy, a re-download or a renamed output folder changes; the first reply is fixed
+    once written, so a save taken mid-run and the finished file give the same token, while two attempts at one
+    instance (replies at other times, with other response ids) never do. ``None`` when no message saved a mark."""
+    for message in messages:
+        marks = _marks(message)
+        if any(isinstance(mark, (str, int, float)) and not isinstance(mark, bool) for mark in marks):
+            return hashlib.sha1(json.dumps(marks, default=str).encode()).hexdigest()[:10]
+    return None
+
+
+def run_id(instance_id: str, model_id: str | None, attempt: str) -> str:
+    """``<model>.<instance_id>.<attempt>``: readable (the model, as engineers tell runs apart, and the instance) and
+    distinct per attempt; the model's provider prefix (``deepseek/``) is left out, as no folder's name held it."""
+    label = (model_id or "").rstrip("/").rsplit("/", 1)[-1] or NAME
+    return f"{label}.{instance_id}.{attempt}"
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list):
         record = dict(next(split(record))[1])
@@ -400,8 +444,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("field 'instance_id' must be a non-empty string")
     stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
     instance_id = own_id or stem
-    if own_id:
-        trajectory_id = f"{config_name(ctx.source, instance_id)}.{instance_id}"
+    config = config_name(ctx.source, instance_id)
+    superseded: list[str] = []
+    if own_id:  # the attempt names itself where it can: the same file read from any folder is one run
+        trajectory_id = run_id(instance_id, _model_id(info, messages), attempt_token(messages) or config)
+        superseded = [safe_id(f"{config}.{instance_id}")]  # its id before round 26: a rerun replaces that copy
     else:  # no id of its own: its place on disk tells it apart from other trials
         named = named_path(ctx.source)
         trajectory_id = ".".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
@@ -414,7 +461,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES,
                      format_error=_format_error(info))
     handed_in = exit_status is None and hand_in(steps, submission)  # no exit message to carry the patch
-    config = config_name(ctx.source, instance_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
 
     failure = None
@@ -451,6 +497,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES or handed_in else 0,
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
+            **({"supersedes": superseded} if superseded else {}),
             **(
                 {"outcome_basis": UNEVALUATED}
                 if outcome is Outcome.success
