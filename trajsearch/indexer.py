@@ -54,7 +54,7 @@ import numpy as np
 from .digest import row_steps
 from .embed import Embedder, document_encoder
 from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
-from .model import Trajectory, superseded, valid_id
+from .model import Trajectory, former_ids, superseded, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
                         extractive_summary, file_digest, indexed_version, marked_digest, represent, row_id,
@@ -467,6 +467,7 @@ class Indexer:
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
             batch.stored, batch.stored_uris = self._stored_hashes(list(batch.runs))
             self._keep_verdicts(batch)
+            self._keep_former_verdicts(batch)
             self._note_other_files(batch)
             keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
             batch.todo = keys
@@ -508,6 +509,29 @@ class Indexer:
                 batch.runs[key] = (kept, fmt)
                 batch.kept_verdicts.add(key)
                 # an earlier copy the same as this one, read alike, is unchanged with it (not "replaced")
+                batch.repeats = [(k, f, batch.hashes[key] if (k, h) == (key, read) else h) for k, f, h in batch.repeats]
+
+    def _keep_former_verdicts(self, batch: _Batch) -> None:
+        """Give each run read with no verdict of its own, new under its id, the verdict an outcome file gave its copy
+        stored under a former id (``model.FORMER_IDS``; the same run: ``ingest.read.same_run_anywhere``), which
+        ``_remove_superseded`` then removes: a store written before round 27 keeps its verdicts through the move."""
+        from .ingest.read import same_run_anywhere  # (the ingest package imports this module)
+
+        wanting = {key: run for key, (run, _) in batch.runs.items()
+                   if key not in batch.stored and not has_own_verdict(run) and former_ids(run)}
+        former = {(run.tenant, old): key for key, run in wanting.items() for old in former_ids(run)}
+        if not former:
+            return
+        _, uris = self._stored_hashes(list(former))
+        for old, uri in uris.items():
+            key = former[old]
+            run, fmt = batch.runs[key]
+            if key in batch.kept_verdicts or (stored := self._stored_run(old, uri, quiet=True)) is None:
+                continue
+            if same_run_anywhere(stored, run) and (kept := keep_verdict(run, stored)) is not None:
+                read, batch.hashes[key] = batch.hashes[key], content_hash(kept, self.window)
+                batch.runs[key] = (kept, fmt)
+                batch.kept_verdicts.add(key)
                 batch.repeats = [(k, f, batch.hashes[key] if (k, h) == (key, read) else h) for k, f, h in batch.repeats]
 
     def _note_other_files(self, batch: _Batch) -> None:
@@ -649,12 +673,16 @@ class Indexer:
 
     def _remove_superseded(self, batch: _Batch, written: dict[Key, str], now: dict[Key, str]) -> int:
         """Remove the stored runs that the batch's runs supersede (see the module docstring), traces first, then
-        rows; how many. One the batch itself holds is left alone: it was just written, as read."""
+        rows; how many. One the batch itself holds is left alone: it was just written, as read. A run stored under
+        a former id of a batch's run (``model.FORMER_IDS``) goes only when it is that run (read from its trace:
+        ``ingest.read.same_run_anywhere``, with the verdict an outcomes file gave it): another attempt whose folder
+        bore the same name stays, and so does a run whose trace cannot be read."""
         keys = list(dict.fromkeys((run.tenant, old) for run, _ in batch.runs.values() for old in superseded(run)
                                   if (run.tenant, old) not in batch.runs))
-        if not keys:
-            return 0
-        _, uris = self._stored_hashes(keys)
+        former = {(run.tenant, old): run for run, _ in batch.runs.values() for old in former_ids(run)
+                  if (run.tenant, old) not in batch.runs}
+        _, uris = self._stored_hashes(list(dict.fromkeys([*keys, *former])))
+        uris = {key: uri for key, uri in uris.items() if key in keys or self._is_former_copy(key, uri, former[key])}
         for (tenant, old), uri in uris.items():
             self.retry.run(f"trace store delete of {old}", lambda uri=uri, tenant=tenant:
                            self.traces.delete(uri, tenant=tenant), _trace_error_is_transient)
@@ -666,6 +694,17 @@ class Indexer:
             written.pop(key, None)
             now.pop(key, None)
         return len(uris)
+
+    def _is_former_copy(self, key: Key, uri: str, run: Trajectory) -> bool:
+        """Whether the run stored under ``key``, a former id of ``run``, is ``run`` (see ``_remove_superseded``)."""
+        from .ingest.read import same_run_anywhere  # (the ingest package imports this module)
+
+        stored = self._stored_run(key, uri, quiet=True)
+        if stored is None:
+            return False
+        if not (kept := same_run_anywhere(stored, keep_verdict(run, stored) or run)):
+            log.info("%s is kept: another run than %s, which names it as its former id", key[1], run.trajectory_id)
+        return kept
 
     def _restore_traces(self, runs: list[Trajectory]) -> int:
         """Write again the traces of indexed, unchanged runs that the trace store no longer has."""

@@ -353,9 +353,26 @@ MAX_SUPERSEDED = 100
 
 def superseded(run: Trajectory) -> list[str]:
     """The ids of the runs ``run`` takes the place of: ``metadata["supersedes"]``, well-formed ids other than its own,
-    at most ``MAX_SUPERSEDED``. Ingest removes those runs (``trajsearch.indexer``), ``delete --from`` finds the run
-    under them, and an outcomes file keyed by one of them judges this run (``ingest.outcomes``)."""
-    ids = run.metadata.get("supersedes")
+    at most ``MAX_SUPERSEDED``. Ingest removes those runs whatever they hold (``trajsearch.indexer``): a Codex
+    thread's rollouts read alone, a SWE-agent attempt's earlier copy."""
+    return _named_ids(run, "supersedes")
+
+
+#: Metadata naming the ids older versions of trajsearch gave this run (a mini-swe-agent run's folder-named
+#: ``<output folder>.<instance_id>`` before round 27). Unlike ``supersedes`` an id says nothing of what is stored
+#: under it now: another attempt whose folder bore the same name may hold it. So ingest removes the run stored
+#: under one only when it is this run (``ingest.read.same_attempt``), ``delete --from`` likewise, and an outcomes
+#: file keyed by one judges this run.
+FORMER_IDS = "former_ids"
+
+
+def former_ids(run: Trajectory) -> list[str]:
+    """``metadata["former_ids"]`` (see :data:`FORMER_IDS`): well-formed ids other than the run's own."""
+    return _named_ids(run, FORMER_IDS)
+
+
+def _named_ids(run: Trajectory, key: str) -> list[str]:
+    ids = run.metadata.get(key)
     found: list[str] = []
     for old in ids[:MAX_SUPERSEDED] if isinstance(ids, list) else []:
         try:

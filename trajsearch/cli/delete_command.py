@@ -118,13 +118,14 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
     run of that id with other content (another input's, or read with other options) is kept, as is one whose
     trace cannot be read to tell; one whose trace is gone goes (see ``TRACE_GONE``). So does the same run stored under
-    an id it supersedes (``model.superseded``: a mini-swe-agent run under the folder-named id it had before round
-    26), which its ingest would have removed. A run read with no verdict of
+    a former id (``model.former_ids``: a mini-swe-agent run under the folder-named id it had before round 27, the
+    same content, its place aside: ``ingest.read.same_run_anywhere``), which its ingest would have removed; another
+    attempt stored there is kept. A run read with no verdict of
     its own is compared with the verdict an outcomes file gave the stored run put back, as ingest compares it
     (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
     from ..ingest.outcomes import OutcomeTable, keep_verdict
-    from ..ingest.read import distinct_id, read_inputs, same_run
-    from ..model import Trajectory, superseded
+    from ..ingest.read import distinct_id, read_inputs, same_run_anywhere, same_run
+    from ..model import Trajectory, former_ids
 
     tenant = api.tenant_name()
     try:
@@ -137,10 +138,11 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     other: list[str] = []
     absent: list[str] = []
     for run in (p.trajectory for p in parsed if p.trajectory is not None):
-        stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run), *superseded(run)))
+        former = former_ids(run)
+        stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run), *former))
                   if (kept := _stored_run(api, tid)) is not None]
         match = next((tid for tid, kept in stored if isinstance(kept, Trajectory)
-                      and same_run(kept, keep_verdict(run, kept) or run)),
+                      and (same_run_anywhere if tid in former else same_run)(kept, keep_verdict(run, kept) or run)),
                      next((tid for tid, kept in stored if kept is TRACE_GONE), None))
         (ours if match is not None else other if stored else absent).append(match or run.trajectory_id)
     if unread := sum(p.trajectory is None for p in parsed):

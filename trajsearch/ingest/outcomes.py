@@ -89,7 +89,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory, superseded
+from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory, former_ids
 
 from . import sources
 
@@ -163,15 +163,15 @@ def _is_one_record(data: dict[str, Any]) -> bool:
 
 
 def _keys(trajectory: Trajectory) -> list[str]:
-    """The ids a verdict may name a run by: its own, the source's run id, the ids it supersedes (a mini-swe-agent
-    run's folder-named id before round 26, a SWE-agent attempt's file's), its task's (only for a run handed in: see
+    """The ids a verdict may name a run by: its own, the source's run id, its former ids (``model.former_ids``: a
+    mini-swe-agent run's folder-named id before round 27), its task's (only for a run handed in: see
     ``_handed_in``; so ``metadata.instance_id``, the benchmark instance, which an OpenHands evaluation line keeps:
     every attempt of an iterative run set names it)."""
     handed_in = _handed_in(trajectory)
     keys = [trajectory.trajectory_id]
     keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS
              if trajectory.metadata.get(k) and (handed_in or k != "instance_id")]
-    keys += superseded(trajectory) if handed_in else []  # its former ids: a report keyed by them judged this run
+    keys += former_ids(trajectory) if handed_in else []  # its former ids: a report keyed by them judged this run
     return keys + ([trajectory.task_id] if trajectory.task_id and handed_in else [])
 
 

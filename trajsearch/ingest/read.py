@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from trajsearch import jsontext
 from trajsearch.fsutil import pid_alive
-from trajsearch.model import Failure, Step, Trajectory, valid_tenant
+from trajsearch.model import FORMER_IDS, Failure, Step, Trajectory, valid_tenant
 from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream_mark
 from trajsearch.vocab import GROUP_BY
 
@@ -1272,15 +1272,18 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
 _Where = tuple[str, str, str]
 
 
-#: Metadata adapters take from where a run was read, not from the run: its output folder's name (``config``,
-#: ``run_dir``) and the ids its place gave it (``supersedes``). The same file copied to two folders holds one run.
-PLACE_METADATA = frozenset({"config", "run_dir", "supersedes"})
+#: Metadata an adapter takes from where a run was read, not from the run, for a run that names itself wherever it
+#: lies (one naming its former ids, ``model.FORMER_IDS``: a mini-swe-agent run): its output folder's name and the
+#: id that folder gave it. The same such file copied to two folders holds one run. Other runs' digests keep them:
+#: a digest names a renamed run (``<id>+<digest>``), so a digest that moved would add its run again.
+PLACE_METADATA = frozenset({"config", FORMER_IDS})
 
 
 def run_digest(run: Trajectory) -> str:
-    """The run's content, its id and the place it was read from aside (and a time its file's mtime gave it: the
-    same run in two files)."""
-    body = run_content(run, without=frozenset({"trajectory_id"}), metadata_without=PLACE_METADATA)
+    """The run's content, its id aside (and a time its file's mtime gave it: the same run in two files; and, for a
+    run named wherever it lies, the place it was read from: :data:`PLACE_METADATA`)."""
+    place = PLACE_METADATA if FORMER_IDS in run.metadata else frozenset()
+    body = run_content(run, without=frozenset({"trajectory_id"}), metadata_without=place)
     return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
 
 
@@ -1289,13 +1292,30 @@ def distinct_id(run: Trajectory, digest: str | None = None) -> str:
     return f"{run.trajectory_id[:183]}+{(digest or run_digest(run))[:8]}"
 
 
+def _unrenamed(run: Trajectory) -> Trajectory:
+    metadata = {k: v for k, v in run.metadata.items() if k != "original_trajectory_id"}
+    return run.model_copy(update={"metadata": metadata})
+
+
 def same_run(stored: Trajectory, read: Trajectory) -> bool:
     """Whether ``stored`` is the run ``read`` as ingest stored it: the same content, whatever id
     :class:`DistinctIds` gave it (and the original id it then noted)."""
-    def unrenamed(run: Trajectory) -> Trajectory:
-        metadata = {k: v for k, v in run.metadata.items() if k != "original_trajectory_id"}
-        return run.model_copy(update={"metadata": metadata})
-    return run_digest(unrenamed(stored)) == run_digest(unrenamed(read))
+    return run_digest(_unrenamed(stored)) == run_digest(_unrenamed(read))
+
+
+#: What a verdict sets on a run (``ingest.outcomes.OutcomeTable.apply``): a judgment of the run, not the run.
+_VERDICT_FIELDS = frozenset({"trajectory_id", "outcome", "reward", "failure"})
+
+
+def same_run_anywhere(stored: Trajectory, read: Trajectory) -> bool:
+    """Whether ``stored``, kept under one of ``read``'s former ids (``model.FORMER_IDS``), is ``read``: the same
+    content, its id, its place and its verdict aside on both sides (a store written before round 27 holds neither
+    the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either). Another
+    attempt that held the id never is: its replies differ."""
+    def body(run: Trajectory) -> str:
+        return run_content(_unrenamed(run), without=_VERDICT_FIELDS,
+                           metadata_without=PLACE_METADATA | {"outcome_basis"})
+    return body(stored) == body(read)
 
 
 class DistinctIds:

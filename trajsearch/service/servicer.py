@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..bounds import MAX_EXAMPLES, MAX_EXPORT_RUNS, MAX_GROUP_SIZE, MAX_MODES
 from ..indexer import Indexer, superseded
-from ..model import Trajectory
+from ..model import Trajectory, former_ids
 from ..represent import received_mark
 from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch, said_meant
@@ -51,6 +51,8 @@ HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it name
 #: would remove that run (see ``indexer``). As HIDDEN_ID, it names nothing of the run.
 HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it names (a run this key may not see "
                      "or replace); leave it out")
+#: The same for ``metadata.former_ids`` (``model.FORMER_IDS``), whose run ingest removes when it holds this content.
+HIDDEN_FORMER = HIDDEN_SUPERSEDED.replace("metadata.supersedes", "metadata.former_ids", 1)
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 #: An export pages by excluding the runs it has: at most 32 excluded, ``export -k 300 --server`` stopped at 100 runs
 #: where the embedded store wrote all. Each id is still bounded, and the request by the message size.
@@ -476,7 +478,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                 parsed.append((result, trajectory, reason))
             with self._write_lock:  # the check and the write are one step: no run can appear between them
                 hidden = self._hidden(call, [i for _, t, _ in parsed if t is not None
-                                             for i in (t.trajectory_id, *superseded(t))])
+                                             for i in (t.trajectory_id, *superseded(t), *former_ids(t))])
                 for n, (result, trajectory, reason) in enumerate(parsed):
                     if trajectory is not None and trajectory.trajectory_id in hidden:
                         result.trajectory_id = trajectory.trajectory_id
@@ -484,6 +486,9 @@ class Service(pb2_grpc.TrajSearchServicer):
                     elif trajectory is not None and hidden.intersection(superseded(trajectory)):
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_SUPERSEDED)
+                    elif trajectory is not None and hidden.intersection(former_ids(trajectory)):
+                        result.trajectory_id = trajectory.trajectory_id
+                        parsed[n] = (result, None, HIDDEN_FORMER)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
                 report = indexer.add(accepted) if accepted else None
                 others = {i for _, i in indexer.other_runs} if accepted else set()  # (of a batch's copies, the last)

@@ -28,15 +28,19 @@ Mapping
   (2.x's ``extra``, 1.x's ``timestamp``, a Responses API turn's
   ``created_at`` and ``id``): the same file read from a copy, a re-download
   or a renamed output folder is one run, a save taken mid-run has the
-  finished run's id, and two attempts at one instance are two runs. A run
-  whose replies saved no mark (1.x without them, a first call that failed)
+  finished run's id, and two attempts at one instance are two runs. Marks
+  that cannot tell two attempts apart (a time in whole seconds and no
+  response id: CS 294-264's, ReAct-style files) take the first reply's
+  content with them. A run whose replies saved no mark (1.x without them, a first call that failed)
   is told apart by its output folder alone (``config``: the directory above
   the instance directory; a generic output folder, ``results/``,
   ``outputs/``, qualified by the folder above it, ``<system>.results``):
-  ``<model>.<instance_id>.<config>``. Each names in ``metadata.supersedes``
-  the id its folder gave it before round 26, ``<config>.<instance_id>``,
-  which no run is given now: ingesting a dump into a store written before
-  replaces each run stored under it. A file without ``instance_id`` is named by its path
+  ``<model>.<instance_id>.<config>``. Each names in ``metadata.former_ids``
+  the id its folder gave it before round 27, ``<config>.<instance_id>``,
+  which no run with an instance id is given now: ingesting a dump into a
+  store written before replaces the run stored under it when it is this
+  run (the same content), never another attempt whose folder bore that
+  name. A file without ``instance_id`` is named by its path
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
   ``agent/mini-swe-agent.trajectory.json`` under the same name.
 - steps: one per action.
@@ -144,7 +148,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
+from trajsearch.model import FORMER_IDS, UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
 from ..outcomes import is_programbench_eval
@@ -411,17 +415,36 @@ def _marks(message: Any) -> tuple[Any, Any]:
     return extra.get("timestamp", message.get("timestamp")), response.get("id")
 
 
+def _sharp(marks: tuple[Any, Any]) -> bool:
+    """Whether marks tell one model call from any other: a response id, or a time finer than whole seconds."""
+    when, response_id = marks
+    if isinstance(response_id, (str, int)) and not isinstance(response_id, bool) and str(response_id):
+        return True
+    if isinstance(when, float):
+        return not when.is_integer()
+    return isinstance(when, str) and re.search(r"\d[.,]\d*[1-9]", when.split("+")[0]) is not None
+
+
 def attempt_token(messages: list[Any]) -> str | None:
     """What names this attempt at its instance, from the file alone: a digest of the first marked message's marks
     (:func:`_marks`; the first model reply, or the exit message of a run whose first call failed). A folder name is
     the operator's label, which a copy, a re-download or a renamed output folder changes; the first reply is fixed
     once written, so a save taken mid-run and the finished file give the same token, while two attempts at one
-    instance (replies at other times, with other response ids) never do. ``None`` when no message saved a mark."""
+    instance (replies at other times, with other response ids) never do. Marks in whole seconds with no response
+    id (:func:`_sharp`; CS 294-264's agents mark their system prompt so) are shared by attempts started together,
+    so the first model reply joins them whole. ``None`` when no message saved a mark."""
     for message in messages:
         marks = _marks(message)
         if any(isinstance(mark, (str, int, float)) and not isinstance(mark, bool) for mark in marks):
-            return hashlib.sha1(json.dumps(marks, default=str).encode()).hexdigest()[:10]
+            named = marks if _sharp(marks) else (*marks, _first_reply(messages))
+            return hashlib.sha1(json.dumps(named, default=str, sort_keys=True).encode()).hexdigest()[:10]
     return None
+
+
+def _first_reply(messages: list[Any]) -> Any:
+    """The first message the model wrote (an ``assistant`` turn, a Responses API turn), as saved; None if none."""
+    return next((m for m in messages if isinstance(m, dict) and (m.get("object") == "response"
+                                                                 or normalise(m)["role"] == "assistant")), None)
 
 
 def run_id(instance_id: str, model_id: str | None, attempt: str) -> str:
@@ -445,10 +468,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
     instance_id = own_id or stem
     config = config_name(ctx.source, instance_id)
-    superseded: list[str] = []
+    former: list[str] = []
     if own_id:  # the attempt names itself where it can: the same file read from any folder is one run
         trajectory_id = run_id(instance_id, _model_id(info, messages), attempt_token(messages) or config)
-        superseded = [safe_id(f"{config}.{instance_id}")]  # its id before round 26: a rerun replaces that copy
+        former = [safe_id(f"{config}.{instance_id}")]  # its id before round 27: replaced where it holds this run
     else:  # no id of its own: its place on disk tells it apart from other trials
         named = named_path(ctx.source)
         trajectory_id = ".".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
@@ -497,7 +520,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES or handed_in else 0,
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
-            **({"supersedes": superseded} if superseded else {}),
+            **({FORMER_IDS: former} if former else {}),
             **(
                 {"outcome_basis": UNEVALUATED}
                 if outcome is Outcome.success
