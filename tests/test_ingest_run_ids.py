@@ -286,3 +286,18 @@ def test_two_attempts_under_one_folder_name_both_read_again_are_two_runs(newcome
     assert json.loads(stdout) == {"removed": [], "not_found": [], "kept_other_run": [_new_id(first)]}, stderr
     assert _ingest(first.parents[1], second.parents[1])["superseded"] == 1
     assert _run_ids() == sorted([_new_id(first), _new_id(second)]) and old not in _run_ids()
+
+
+def test_an_older_stores_earlier_save_of_the_same_attempt_moves(newcomer, tmp_path: Path):
+    """The same attempt stored under its folder's id as a save taken mid-run (or as an older reader read it: other
+    content) is this run, begun at the same instant: the finished file takes its place, one run."""
+    path = _laid_out("deepseek_chat_dev", tmp_path / "old" / "deepseek_chat_dev")
+    finished = path.read_text()
+    record = json.loads(finished)
+    record["messages"] = record["messages"][:4]
+    del record["info"]["exit_status"]
+    path.write_text(json.dumps(record))
+    old = _stored_before(path, tmp_path / "home")
+    path.write_text(finished)
+    assert _ingest(path.parents[1])["superseded"] == 1
+    assert _run_ids() == [_new_id(path)] != [old]

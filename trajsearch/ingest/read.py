@@ -1310,12 +1310,22 @@ _VERDICT_FIELDS = frozenset({"trajectory_id", "outcome", "reward", "failure"})
 def same_run_anywhere(stored: Trajectory, read: Trajectory) -> bool:
     """Whether ``stored``, kept under one of ``read``'s former ids (``model.FORMER_IDS``), is ``read``: the same
     content, its id, its place and its verdict aside on both sides (a store written before round 27 holds neither
-    the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either). Another
-    attempt that held the id never is: its replies differ."""
+    the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either), or the
+    same attempt begun at the same instant (:func:`_same_start`: a save taken mid-run, a copy an older reader
+    read). Another attempt that held the id never is: its replies and its start differ."""
     def body(run: Trajectory) -> str:
         return run_content(_unrenamed(run), without=_VERDICT_FIELDS,
                            metadata_without=PLACE_METADATA | {"outcome_basis"})
-    return body(stored) == body(read)
+    return body(stored) == body(read) or _same_start(stored, read)
+
+
+def _same_start(one: Trajectory, other: Trajectory) -> bool:
+    """The same model's run of the same task whose first steps began at the same sub-second instant, as the file
+    saved it (mini-swe-agent 2.x marks every message): no reader change moves it and no other attempt shares it.
+    Whole seconds do not count (attempts started together share them), nor a time a file's mtime gave."""
+    starts = [run.steps[0].started_at if run.steps else None for run in (one, other)]
+    return starts[0] is not None and starts[0] == starts[1] and starts[0].microsecond != 0 \
+        and one.task_id == other.task_id and one.model_id == other.model_id
 
 
 class DistinctIds:
