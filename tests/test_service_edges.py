@@ -508,6 +508,19 @@ def test_a_pinned_key_cannot_remove_a_run_outside_its_pins_by_naming_it_supersed
         assert full.run("h1") is not None and full.run("h2") is None and full.run("h3") is None
 
 
+def test_a_pinned_key_cannot_name_a_run_outside_its_pins_as_a_former_id(server, keys):
+    """``metadata.former_ids`` (a mini-swe-agent run's id before round 27) removes the run stored there when it holds
+    the same run: a v2 writer naming a stored v1 run is refused as for ``supersedes``, and the v1 run stays."""
+    with Client(server.address, keys[0]["acme_w"]) as full:
+        full.add([make_run("f1", env_version="v1")])
+    with Client(server.address, keys[0]["v2_w"]) as writer:
+        report = writer.add([make_run("f2", env_version="v2", metadata={"former_ids": ["f1"]})])
+    assert [(r["status"], r["trajectory_id"]) for r in report.results] == [("rejected", "f2")]
+    assert report.results[0]["reason"].startswith("metadata.former_ids:") and "v1" not in report.results[0]["reason"]
+    with Client(server.address, keys[0]["acme_r"]) as full:
+        assert full.run("f1") is not None and full.run("f2") is None
+
+
 def test_stats_of_a_pinned_key_count_only_the_runs_inside_its_pins(tmp_path, keys):
     """acme holds two v1 runs and one v2 run; beta holds that v2 run alone. The acme-v2 key's counts are
     exactly beta's (one run, its rows level by level); the unpinned acme key counts all three."""
