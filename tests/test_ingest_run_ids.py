@@ -18,6 +18,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from cli_support import newcomer, run_cli  # noqa: F401  (newcomer: a fixture)
 
 from typer.testing import CliRunner
@@ -301,3 +303,21 @@ def test_an_older_stores_earlier_save_of_the_same_attempt_moves(newcomer, tmp_pa
     path.write_text(finished)
     assert _ingest(path.parents[1])["superseded"] == 1
     assert _run_ids() == [_new_id(path)] != [old]
+
+
+@pytest.mark.parametrize("stored", [0, 1])
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_either_attempt_under_a_shared_folder_id_moves_whatever_the_input_order(newcomer, tmp_path: Path, stored,
+                                                                                order):
+    """Two attempts whose folders bore one name both name ``deepseek_chat_dev.<instance>`` as their former id; the
+    store written before holds one of them, judged by an outcomes file. Read again in either order, that copy moves
+    to its attempt's new id with its verdict: two runs, none twice (review RUNID2, M1: only the last input naming
+    the id was compared, so the first attempt's old copy stayed beside its new one)."""
+    attempts = [_laid_out("deepseek_chat_dev", tmp_path / "x" / "deepseek_chat_dev"),
+                _laid_out("deepseek_chat_dev_rerun", tmp_path / "y" / "deepseek_chat_dev")]
+    old = _stored_before(attempts[stored], tmp_path / "home", outcome=Outcome.failure, reward=0.0,
+                         outcome_basis="outcomes file report.json")
+    assert _ingest(*(attempts[i].parents[1] for i in order))["superseded"] == 1
+    assert _run_ids() == sorted(map(_new_id, attempts)) and old not in _run_ids()
+    shown = _cli("show", _new_id(attempts[stored]))
+    assert (shown["outcome"], shown["metadata"]["outcome_basis"]) == ("failure", "outcomes file report.json")

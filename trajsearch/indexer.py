@@ -519,20 +519,27 @@ class Indexer:
 
         wanting = {key: run for key, (run, _) in batch.runs.items()
                    if key not in batch.stored and not has_own_verdict(run) and former_ids(run)}
-        former = {(run.tenant, old): key for key, run in wanting.items() for old in former_ids(run)}
+        former: dict[Key, list[Key]] = {}  # every run naming it: attempts from same-named folders share one
+        for key, run in wanting.items():
+            for old in former_ids(run):
+                former.setdefault((run.tenant, old), []).append(key)
         if not former:
             return
         _, uris = self._stored_hashes(list(former))
         for old, uri in uris.items():
-            key = former[old]
-            run, fmt = batch.runs[key]
-            if key in batch.kept_verdicts or (stored := self._stored_run(old, uri, quiet=True)) is None:
+            if (stored := self._stored_run(old, uri, quiet=True)) is None:
                 continue
-            if same_run_anywhere(stored, run) and (kept := keep_verdict(run, stored)) is not None:
+            for key in former[old]:
+                run, fmt = batch.runs[key]
+                if key in batch.kept_verdicts or not same_run_anywhere(stored, run):
+                    continue
+                if (kept := keep_verdict(run, stored)) is None:
+                    break
                 read, batch.hashes[key] = batch.hashes[key], content_hash(kept, self.window)
                 batch.runs[key] = (kept, fmt)
                 batch.kept_verdicts.add(key)
                 batch.repeats = [(k, f, batch.hashes[key] if (k, h) == (key, read) else h) for k, f, h in batch.repeats]
+                break
 
     def _note_other_files(self, batch: _Batch) -> None:
         """Note each changed run whose stored copy was written from another dump file (its trace's
@@ -679,8 +686,11 @@ class Indexer:
         bore the same name stays, and so does a run whose trace cannot be read."""
         keys = list(dict.fromkeys((run.tenant, old) for run, _ in batch.runs.values() for old in superseded(run)
                                   if (run.tenant, old) not in batch.runs))
-        former = {(run.tenant, old): run for run, _ in batch.runs.values() for old in former_ids(run)
-                  if (run.tenant, old) not in batch.runs}
+        former: dict[Key, list[Trajectory]] = {}  # every run naming it: attempts from same-named folders share one
+        for run, _ in batch.runs.values():
+            for old in former_ids(run):
+                if (run.tenant, old) not in batch.runs:
+                    former.setdefault((run.tenant, old), []).append(run)
         _, uris = self._stored_hashes(list(dict.fromkeys([*keys, *former])))
         uris = {key: uri for key, uri in uris.items() if key in keys or self._is_former_copy(key, uri, former[key])}
         for (tenant, old), uri in uris.items():
@@ -695,15 +705,17 @@ class Indexer:
             now.pop(key, None)
         return len(uris)
 
-    def _is_former_copy(self, key: Key, uri: str, run: Trajectory) -> bool:
-        """Whether the run stored under ``key``, a former id of ``run``, is ``run`` (see ``_remove_superseded``)."""
+    def _is_former_copy(self, key: Key, uri: str, runs: list[Trajectory]) -> bool:
+        """Whether the run stored under ``key``, a former id of each of ``runs``, is one of them (see
+        ``_remove_superseded``)."""
         from .ingest.read import same_run_anywhere  # (the ingest package imports this module)
 
         stored = self._stored_run(key, uri, quiet=True)
         if stored is None:
             return False
-        if not (kept := same_run_anywhere(stored, keep_verdict(run, stored) or run)):
-            log.info("%s is kept: another run than %s, which names it as its former id", key[1], run.trajectory_id)
+        if not (kept := any(same_run_anywhere(stored, keep_verdict(run, stored) or run) for run in runs)):
+            log.info("%s is kept: another run than %s, which name it as their former id", key[1],
+                     ", ".join(run.trajectory_id for run in runs))
         return kept
 
     def _restore_traces(self, runs: list[Trajectory]) -> int:
