@@ -114,7 +114,7 @@ def test_mini_swe_agent_legacy_bash_block_dump_mapping() -> None:
 
     # no reply saved a mark of its attempt (1.x): the folder tells it apart; its id before round 27 is named
     assert run.trajectory_id == "claude-sonnet-4-20250514.pvlib__pvlib-python-1072.sonnet_legacy"
-    assert run.metadata["former_ids"] == ["sonnet_legacy.pvlib__pvlib-python-1072"]
+    assert run.metadata["former_ids"][0] == "sonnet_legacy.pvlib__pvlib-python-1072"
     assert run.task.startswith("temperature.fuentes errors when given tz-aware inputs")
     assert run.outcome is Outcome.success and run.failure is None
     assert "not evaluated" in run.metadata["outcome_basis"]
@@ -161,7 +161,7 @@ def test_mini_swe_agent_run_is_named_by_its_system_in_every_layout(tmp_path: Pat
     path.parent.mkdir(parents=True)
     path.write_bytes(MINI_TOOLCALLS.read_bytes())
     run = only(path)
-    assert (run.metadata["config"], run.metadata["former_ids"]) == ("system", [f"system.{instance}"])
+    assert (run.metadata["config"], run.metadata["former_ids"][0]) == ("system", f"system.{instance}")
     assert run.trajectory_id == only(MINI_TOOLCALLS).trajectory_id  # the file's own attempt, in any layout
 
 

@@ -59,11 +59,11 @@ def _cli(*args: str) -> dict:
     return json.loads(stdout)
 
 
-def _stored_before(path: Path, home: Path, **verdict) -> str:
+def _stored_before(path: Path, home: Path, renamed: str = "", **verdict) -> str:
     """The run of ``path`` stored as a store written before round 27 holds it: under its folder's id, with no
     ``former_ids``; that id."""
     run = next(iter(read_inputs([path]))).trajectory
-    [old] = run.metadata["former_ids"]
+    old = renamed or run.metadata["former_ids"][0]
     metadata = {k: v for k, v in run.metadata.items() if k != "former_ids"}
     if basis := verdict.pop("outcome_basis", None):
         metadata["outcome_basis"] = basis
@@ -321,3 +321,23 @@ def test_either_attempt_under_a_shared_folder_id_moves_whatever_the_input_order(
     assert _run_ids() == sorted(map(_new_id, attempts)) and old not in _run_ids()
     shown = _cli("show", _new_id(attempts[stored]))
     assert (shown["outcome"], shown["metadata"]["outcome_basis"]) == ("failure", "outcomes file report.json")
+
+
+#: The id the version before round 27 gave the rerun when both attempts were read in one ingest from folders of one
+#: name (``DistinctIds``: ``<folder id>+<digest>``), as it gave it (its CLI run on these fixtures).
+RENAMED_BEFORE = f"deepseek_chat_dev.{INSTANCE}+2a548e8c"
+
+
+def test_an_older_stores_renamed_copy_moves_and_delete_from_finds_it(newcomer, tmp_path: Path):
+    """A store written before holds both attempts read in one ingest from folders of one name: the first under the
+    folder's id, the second renamed ``<folder id>+<digest>``. ``delete --from`` the second's dump finds that copy,
+    and both read again move to their new ids: two runs, none twice (review RUNID2, M2: the renamed copy stayed)."""
+    home = tmp_path / "home"
+    first = _laid_out("deepseek_chat_dev", tmp_path / "x" / "deepseek_chat_dev")
+    second = _laid_out("deepseek_chat_dev_rerun", tmp_path / "y" / "deepseek_chat_dev")
+    _stored_before(second, home, renamed=RENAMED_BEFORE)
+    assert _cli("delete", "--from", str(second.parents[1]))["removed"] == [RENAMED_BEFORE]
+    _stored_before(first, home)
+    _stored_before(second, home, renamed=RENAMED_BEFORE)
+    assert _ingest(first.parents[1], second.parents[1])["superseded"] == 2
+    assert _run_ids() == sorted([_new_id(first), _new_id(second)])

@@ -530,4 +530,19 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     }
     if first_ts:
         fields["created_at"] = first_ts
-    return build(fields, ctx)
+    run = build(fields, ctx)
+    if former:
+        run.metadata[FORMER_IDS] = [*former, _renamed_before(run, former[0])]
+    return run
+
+
+def _renamed_before(run: Trajectory, former: str) -> str:
+    """The id ``ingest.read.DistinctIds`` gave this run before round 27 when another attempt read in the same
+    ingest held ``former`` (two output folders of one name): ``<former>+<digest>``, with that version's digest (the
+    whole run, its folder included, under ``former``). So upgrade and ``delete --from`` find that copy too."""
+    from trajsearch.represent import run_content  # (represent imports the ingest package)
+
+    before = run.model_copy(update={"trajectory_id": former,
+                                    "metadata": {k: v for k, v in run.metadata.items() if k != FORMER_IDS}})
+    digest = hashlib.blake2b(run_content(before, without=frozenset({"trajectory_id"})).encode(), digest_size=8)
+    return f"{former[:183]}+{digest.hexdigest()[:8]}"
