@@ -135,7 +135,7 @@ def test_the_rollout_after_a_revert_ingested_before_its_history_gives_way_to_the
     code, out, err = run_cli("ingest", str(day), "-t", "acme", *again(backend))
     assert code == 0, out + err
     if backend == "embedded":  # the service's reply has no field for it (yet)
-        assert "1 stored run(s) removed" in out, out + err
+        assert "1 stored run(s) superseded" in out, out + err
     assert stored_runs() == [THREAD]
     code, out, err = run_cli("show", THREAD, "-t", "acme", "--json")
     assert [s["arguments"]["cmd"] for s in json.loads(out)["steps"] if s["action"] == "exec_command"] == COMMANDS
