@@ -65,7 +65,7 @@ def test_a_coloured_paste_finds_the_run_printing_it_first(model_ts) -> None:
     ``15525`` (real model: 15563 first)."""
     model_ts.add([p.trajectory for p in read_dump(RUNS, tenant="acme") if p.ok])
     runs = [m.trajectory_id for m in model_ts.similar_runs(text=_coloured(_traceback()), tenant="acme", k=5)]
-    assert runs[0].endswith(".django__django-15525"), runs
+    assert ".django__django-15525." in runs[0], runs
 
 
 def test_a_paste_of_terminal_codes_alone_is_nothing_to_search_by(backend) -> None:
