@@ -256,10 +256,10 @@ _TODO_KEYS = frozenset({"content", "status", "activeForm", "priority", "id"})
 _TODO_STATUS = frozenset({"pending", "in_progress", "completed"})
 #: The files of a subagent (2.x): its transcript and its metadata.
 _SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
-#: A session's todo list in ``~/.claude/todos/``: ``<session id>-agent-<agent id>.json``.
 #: The pages simonw/claude-code-transcripts renders a session as (``index.html``, ``page-001.html``, ...), in the
 #: folder where ``--json`` puts the session's file beside them.
 _TRANSCRIPT_PAGE = re.compile(r"index\.html|page-\d+\.html")
+#: A session's todo list in ``~/.claude/todos/``: ``<session id>-agent-<agent id>.json``.
 _TODO_FILE = re.compile(r"[\w-]+-agent-[\w-]+\.json")
 #: The largest file looked at for an empty JSON array (``[]`` with some whitespace).
 _EMPTY_ARRAY_BYTES = 64
@@ -1391,10 +1391,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     harbor_command = _harbor_command(trial) if not task and trial is not None else None
     if harbor_command is not None:  # Harbor kept no transcript to read instead: this output is the trial's run
         task = harbor_command[1]
-    harbor_prompt = not task and trial is not None and worked
+    task_key = trial_task(ctx.source) if trial is not None else None
+    harbor_prompt = not task and task_key is not None and worked
     if harbor_prompt:
-        task = _HARBOR_PROMPT.format(task=trial_task(ctx.source).get("task_id", "not named")) + \
-            _first_words(session.steps)
+        task = _HARBOR_PROMPT.format(task=task_key.get("task_id", "not named")) + _first_words(session.steps)
     if not task:
         if trial is not None:
             raise RecordError(
@@ -1461,7 +1461,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp")))
         or (trial_started(trial) if trial is not None else None),
         verdict=trial_verdict(trial, ctx) if trial is not None else None,
-        task_key=trial_task(ctx.source) if trial is not None else None,
+        task_key=task_key,
     )
 
 
