@@ -614,7 +614,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     piecers = _adapter_pieces(fmt)
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
     others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else
-    unknown: list[Path] = []  # of those, the ones no producer is known to write beside runs: named beside dumps
+    unknown: list[Path] = []  # of those, the ones no producer is known to write beside runs: told beside dumps
+    # (sorted out only where they are told: each asks every adapter's side_path, which may read the file's JSON)
 
     def wanted(p: Path) -> bool:
         parts = p.relative_to(root).parts
@@ -633,7 +634,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                 else:  # counted up to a message's figure, not a census of a share
                     if len(others) < NAMED_OTHERWISE_COUNTED:
                         others.append(p)
-                    if len(unknown) < NAMED_OTHERWISE_COUNTED and not _known_side_file(p):
+                    if tell_hidden and len(unknown) < NAMED_OTHERWISE_COUNTED and not _known_side_file(p):
                         unknown.append(p)
             return False
         if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
