@@ -818,10 +818,10 @@ def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:
     if not ctx.tools_available:
         return set()
     share = {hit.trajectory_id: tool_overlap(hit, ctx) for hit in found}
-    here = {kind for hit in found if share[hit.trajectory_id] == 1.0 for kind in tool_kinds(hit.tools)}
-    return {hit.trajectory_id for hit in found
-            if (share[hit.trajectory_id] == 0.0 and tool_kinds(hit.tools) == {SHELL})
-            or (share[hit.trajectory_id] <= 0.5 and not here <= tool_kinds(hit.tools))}
+    kinds = {hit.trajectory_id: tool_kinds(hit.tools) for hit in found}  # (a row's tools are its run's)
+    here = {kind for run, part in share.items() if part == 1.0 for kind in kinds[run]}
+    return {run for run, part in share.items()
+            if (part == 0.0 and kinds[run] == {SHELL}) or (part <= 0.5 and not here <= kinds[run])}
 
 
 def _recoveries(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
