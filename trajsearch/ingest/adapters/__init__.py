@@ -68,6 +68,7 @@ from . import (
     atif,
     autogen_agentchat,
     claude_code,
+    cline,
     codex_cli,
     gemini_cli,
     langfuse,
@@ -94,6 +95,7 @@ ADAPTERS: dict[str, ModuleType] = {
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode,  # coding-agent CLI session files
+        cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

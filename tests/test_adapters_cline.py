@@ -1,0 +1,110 @@
+"""Cline task folders (``.../saoudrizwan.claude-dev/tasks/<task id>/``), read from real files users committed
+(trimmed: tests/fixtures/cline/.r28/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import SideFile, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+
+REAL = Path(__file__).parent / "fixtures" / "cline" / ".r28"
+ACCEPTED = REAL / "exported_conversation_1769053680585"
+LATER = REAL / "1777073160794"
+
+
+def test_a_task_folder_is_one_run_with_its_task_steps_model_and_cost() -> None:
+    run = only(ACCEPTED)
+    assert run.trajectory_id == "cline.1769053680585"  # the task id inside the exported folder's name
+    assert run.task.startswith("You have been given a Dockerized codebase for an unfinished 3D multiplayer Unity")
+    assert "<environment_details>" not in run.task and "task_progress" not in run.task
+    assert run.model_id == "claude-sonnet-4-5-20250929" and run.tool_versions == {"cline": "3.51.0"}
+    assert run.created_at.isoformat() == "2026-01-22T03:48:00.628000+00:00"  # the first UI message
+    assert [s.action for s in run.steps] == ["read_file", "execute_command", "execute_command", "attempt_completion"]
+    read, uuidgen, _, _ = run.steps
+    assert read.arguments["path"] == "ActionSystem.cs" and read.observation.startswith("using System;")
+    assert read.thought.startswith("This is a complex task")  # the thinking block before the call
+    # a result without exit code ("Command executed."), read by what its output ends on
+    assert uuidgen.error == "bash: uuidgen: command not found"
+    assert run.metadata["api_requests"] == 3 and run.metadata["cost_usd"] > 0
+    assert run.metadata["files_edited"][0].endswith("BeginTurnGA.cs")
+
+
+def test_an_accepted_completion_is_a_success_and_one_with_feedback_is_not() -> None:
+    run = only(ACCEPTED)
+    assert run.outcome is Outcome.success
+    assert run.metadata["outcome_basis"] == "attempt_completion, and no feedback from the user after it"
+    later = only(LATER)  # its completion got the user's feedback, and the task went on to a plan it never acted on
+    assert later.outcome is Outcome.unknown and "outcome_basis" not in later.metadata
+    completion = next(s for s in later.steps if s.action == "attempt_completion")
+    assert completion.error is None
+    assert "What model are you operating at?" in later.metadata["user_prompts"]
+
+
+def test_exit_codes_denials_and_calls_not_run_are_step_errors() -> None:
+    run = only(LATER)
+    errors = {s.action: s.error for s in run.steps if s.error}
+    assert errors == {"execute_command": "npm error ERESOLVE could not resolve (exit code 1)",
+                      "replace_in_file": "not run: denied by the user"}
+    assert run.metadata["resumptions"] == 5
+    assert run.steps[0].started_at.isoformat() == "2026-04-24T23:26:13.494000+00:00"  # each message's own ts
+    skipped = only(REAL / "1769064454592")  # parallel reads, Cline answering all but the first "not executed"
+    assert [s.error for s in skipped.steps] == [None] + ["not run: a tool has already been used in this message"] * 3
+
+
+def test_the_run_id_is_the_task_id_wherever_the_folder_is_read_from(tmp_path: Path) -> None:
+    copy = tmp_path / "elsewhere" / LATER.name
+    shutil.copytree(LATER, copy)
+    assert only(copy).trajectory_id == only(LATER).trajectory_id == "cline.1777073160794"
+    assert only(copy / "api_conversation_history.json").trajectory_id == "cline.1777073160794"  # a file of it named
+
+
+def test_a_task_that_ended_on_the_providers_error_is_an_infra_error(tmp_path: Path) -> None:
+    folder = tmp_path / "1769064454592"
+    shutil.copytree(REAL / "1769064454592", folder)
+    failed = json.loads((REAL / "ui-only" / "ui_messages.json").read_text())[-1]  # a real api_req_failed ask
+    (folder / "ui_messages.json").write_text(json.dumps([failed]))
+    run = only(folder)
+    assert run.outcome is Outcome.infra_error and run.metadata["ended_by"] == "api_req_failed"
+    assert run.failure.error.startswith("Failed to create stream: inference request failed")
+
+
+def test_a_lone_ui_log_is_refused_naming_the_file_that_holds_the_run() -> None:
+    [result] = list(read_dump(REAL / "ui-only"))
+    assert not result.ok
+    assert "UI messages of a task (ui_messages.json), without the api_conversation_history.json" in result.error
+    with pytest.raises(ValueError, match="ingest the whole task folder"):
+        list(read_dump(REAL / "ui-only" / "ui_messages.json"))
+
+
+def test_the_tasks_other_files_are_passed_over_and_a_walk_reads_every_task(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    for folder in (ACCEPTED, LATER):
+        shutil.copytree(folder, tasks / folder.name)
+    (tasks / LATER.name / "settings.json").write_text('{"mode": "act"}')
+    (tasks / LATER.name / "focus_chain_taskid_1777073160794.md").write_text("- [ ] a step\n")
+    results = list(read_dump(tasks))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert sorted(r.trajectory.trajectory_id for r in results) == ["cline.1769053680585", "cline.1777073160794"]
+
+
+@pytest.mark.parametrize("history, said", [
+    ([], "api_conversation_history.json holds no messages"),
+    ({"role": "user"}, "holds no messages (a Cline task's conversation is a JSON array"),
+    ([{"role": "assistant", "content": "hi"}], "opens with an assistant message"),
+    ([{"role": "user", "content": "hi"}, "oops"], "message 1 is not a {role: user|assistant, content} message"),
+    ([{"role": "user", "content": [{"type": "text", "text": "<environment_details>x</environment_details>"}]}],
+     "the first user message holds no task text"),
+])
+def test_a_bad_history_gets_a_specific_error(tmp_path: Path, history, said) -> None:
+    folder = tmp_path / "1700000000000"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    [result] = list(read_dump(folder))
+    assert not result.ok and said in result.error
