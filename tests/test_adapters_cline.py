@@ -108,3 +108,36 @@ def test_a_bad_history_gets_a_specific_error(tmp_path: Path, history, said) -> N
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
     [result] = list(read_dump(folder))
     assert not result.ok and said in result.error
+
+
+def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
+    """Roo Code (and Kilo Code) keep the same folder; no real Roo history was found, so its result texts are the
+    ones its source writes (RooCodeInc/Roo-Code @ cb836567: ``Task.ts`` wraps the task in ``<user_message>``,
+    ``responses.ts`` states errors and denials as JSON, ``ExecuteCommandTool.ts`` words a command's result)."""
+    folder = tmp_path / "0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a10"
+    folder.mkdir()
+    calls = [("t1", "execute_command", {"command": "npm test"}),
+             ("t2", "read_file", {"path": ".env"}),
+             ("t3", "write_to_file", {"path": "a.js"}),
+             ("t4", "attempt_completion", {"result": "Fixed."})]
+    results = [
+        "Command executed in terminal within working directory '/w'. Command execution was not successful, inspect "
+        "the cause and adjust as needed.\nExit code: 1\nOutput:\nError: Cannot find module 'jest'",
+        '{"status":"error","type":"access_denied","message":"Access blocked by .rooignore","path":".env"}',
+        '{"status":"denied","message":"The user denied this operation."}',
+        "<user_message>\nthe tests still fail\n</user_message>",
+    ]
+    history = [{"role": "user", "content": [{"type": "text", "text": "<user_message>\nfix the tests\n</user_message>"},
+                                            {"type": "text", "text": "<environment_details>\n</environment_details>"}]}]
+    for (call_id, name, args), result in zip(calls, results):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": name,
+                                                          "input": args}]})
+        history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
+                                                     "content": result}]})
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert run.trajectory_id == "cline.0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a10" and run.task == "fix the tests"
+    assert [s.error for s in run.steps] == ["Error: Cannot find module 'jest' (exit code 1)",
+                                            "not run: Access blocked by .rooignore", "not run: denied by the user", None]
+    assert run.steps[0].observation == "Error: Cannot find module 'jest'"
+    assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]

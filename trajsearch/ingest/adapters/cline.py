@@ -20,7 +20,7 @@ Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, co
 
 Field mapping:
 
-- task = the first user message's text inside Cline's ``<task>`` wrapper; without one, its text blocks that are not
+- task = the first user message's text inside Cline's ``<task>`` wrapper (Roo Code's ``<user_message>``); without one, its text blocks that are not
   what the extension appends (``<environment_details>``, its todo-list and task_progress reminders, attached files).
   Later prompts (feedback after a completion attempt or a denial, ``<feedback>``; a resumed task's
   ``<user_message>``) go to ``metadata.user_prompts``.
@@ -35,7 +35,12 @@ Field mapping:
   rule every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what
   its output ends on, ``ended_failing``); a missing parameter; not run (``not run: ...``): ``The user denied this
   operation.``, a path blocked by ``.clineignore``, ``Tool [x] was not executed because ...`` (one tool per message).
-  A call left without a result (the task stopped while it ran) says so.
+  Roo Code and Kilo Code answer every call with a ``tool_result`` and word results their way (RooCodeInc/Roo-Code
+  ``responses.ts``, ``ExecuteCommandTool.ts``): ``{"status": "error", ...}`` (an error; ``access_denied`` by
+  ``.rooignore``: not run), ``{"status": "denied", ...}`` (not run), ``Command executed in terminal within working
+  directory '...'. ... Exit code: N`` (or ``Process terminated by signal ...``), their task and a reply to a
+  completion in ``<user_message>``. A call left without a result (the task stopped while it ran) says so, unless it
+  handed the turn to the user (a question, a plan, a completion).
 - outcome: ``success`` when the task's last tool call is ``attempt_completion`` and the user gave no feedback on
   it (Cline asks after a completion; a reply is ``The user has provided feedback on the results``, which continues
   the task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A task that ended on
@@ -93,7 +98,8 @@ _TASK_ID = re.compile(r"(?<![0-9A-Za-z])(\d{10,16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a
 _INJECTED = re.compile(r"\A\s*(?:<environment_details>|# task_progress |# TODO LIST UPDATE REQUIRED|"
                        r"Files attached by the user:|\[TASK RESUMPTION\]|\(The user did not provide a new message|"
                        r"New message to respond to with plan_mode_respond|<hook_context |\[Continue assisting)")
-_TASK_TAG = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
+#: Cline's wrapper of the task (Roo Code's before 2026; since, ``<user_message>``, its wrapper of every prompt).
+_TASK_TAG = re.compile(r"<(task|user_message)>\s*(.*?)\s*</\1>", re.S)
 _FEEDBACK = re.compile(r"<(?:feedback|user_message)>\s*(.*?)\s*</(?:feedback|user_message)>", re.S)
 #: ``ToolResultUtils.pushToolResult``: ``[<tool> for '<arg>'] Result:`` then the result (in the same block since
 #: native tool calls; before, the result in the blocks after it).
@@ -102,6 +108,11 @@ _NOT_EXECUTED = re.compile(r"\ATool \[(?P<tool>[\w-]+)\] was not executed becaus
 _TOOL_ERROR = re.compile(r"\AThe tool execution failed with the following error:\s*<error>\s*(.*?)\s*</error>", re.S)
 _DENIED = "The user denied this operation."
 _EXIT = re.compile(r"\ACommand (?:failed with |executed successfully \()exit code (-?\d+)\)?\.[ \t]*(?:\nOutput:\n)?")
+#: Roo Code's (and Kilo Code's) command result (``ExecuteCommandTool.ts``): where it ran, a note when it failed, the
+#: exit code (or the signal that ended it), then the output.
+_ROO_EXIT = re.compile(r"\ACommand executed in terminal within working directory '.*?'\. (?:Command execution was not "
+                       r"successful[^\n]*\n)?(?:Exit code: (?P<code>-?\d+)|(?P<signal>Process terminated by signal \w+)"
+                       r"[^\n]*)?[^\n]*\n(?:Output:\n)?")
 _OLD_OUTPUT = re.compile(r"\ACommand executed\.[ \t]*(?:\nOutput:\n)?")
 _MISSING = re.compile(r"\AMissing value for required parameter '[^']*'")
 _BLOCKED = re.compile(r"\AAccess to .* is blocked by the \.clineignore file settings")
@@ -236,7 +247,7 @@ def _task(content: Any) -> str:
     texts = [b["text"] for b in _blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
     for text in texts:
         if found := _TASK_TAG.search(text):
-            return found.group(1).strip()
+            return found.group(2).strip()
     return "\n\n".join(t.strip() for t in texts if t.strip() and not _INJECTED.match(t)).strip()
 
 
@@ -343,6 +354,9 @@ class _Walk:
     def _answer(self, step: dict[str, Any], body: str) -> dict[str, Any]:
         body = strip_terminal_codes(body).strip()
         step["observation"], step["error"] = _result(step, body)
+        if step["action"] == COMPLETION and (said := _FEEDBACK.search(body)):  # Roo Code's reply in the result
+            self.completion_feedback = True
+            self.prompts.append(said.group(1).strip())
         return step
 
     def close(self) -> None:
@@ -366,6 +380,8 @@ def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
         return body, not_run(skipped.group("why").split(". ")[0].rstrip("."))
     if _BLOCKED.match(body):
         return body, not_run(short(body.split("\n", 1)[0], 300))
+    if (said := _status(body)) is not None:
+        return body, said
     if failed := _TOOL_ERROR.match(body):
         return body, error_line(failed.group(1))
     if _MISSING.match(body):
@@ -374,10 +390,35 @@ def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
     if exited := _EXIT.match(body):
         output, code = body[exited.end():], int(exited.group(1))
         return output or body, exit_code_error(output, code, command) if code else None
+    if roo := _ROO_EXIT.match(body):
+        output = body[roo.end():]
+        if roo.group("signal"):
+            return output or body, roo.group("signal")
+        code = as_int(roo.group("code"))
+        return output or body, exit_code_error(output, code, command) if code else None
     if old := _OLD_OUTPUT.match(body):
         output = body[old.end():]
         return output or body, ended_failing(output) if output else None
     return body or None, None
+
+
+def _status(body: str) -> str | None:
+    """The error a Roo Code (Kilo Code) result states as JSON (``responses.ts``: ``{"status": "denied" | "error",
+    ...}``), if it is one: a denial or an access refused (``.rooignore``) is a call not run."""
+    if not body.startswith('{"status":'):
+        return None
+    try:
+        said = json.loads(body.split("\n\n", 1)[0])
+    except ValueError:
+        return None
+    if not isinstance(said, dict):
+        return None
+    if said.get("status") == "denied":
+        return not_run("denied by the user")
+    if said.get("status") == "error":
+        why = as_str(said.get("error")) or as_str(said.get("message")) or "tool error"
+        return not_run(short(why, 300)) if said.get("type") == "access_denied" else error_line(why)
+    return None
 
 
 def _outcome(walk: _Walk, ui: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
