@@ -141,3 +141,36 @@ def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
                                             "not run: Access blocked by .rooignore", "not run: denied by the user", None]
     assert run.steps[0].observation == "Error: Cannot find module 'jest'"
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
+
+
+def test_versions_before_native_tool_calls_xml_tags_and_results_in_blocks_of_their_own(tmp_path: Path) -> None:
+    """Cline before native tool calls (cline/cline @ ee9c865c, ``src/core/Cline.ts``): the call an XML tag in the
+    assistant's text, the result the ``[tool for 'x'] Result:`` line and then its text in a block of its own."""
+    folder = tmp_path / "1733000000000"
+    folder.mkdir()
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nrun the tests\n</task>"},
+                                     {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "<thinking>Run them first.</thinking>\n\n"
+                                           "<execute_command>\n<command>npm test</command>\n"
+                                           "<requires_approval>false</requires_approval>\n</execute_command>"}]},
+        {"role": "user", "content": [{"type": "text", "text": "[execute_command for 'npm test'] Result:"},
+                                     {"type": "text", "text": "Command executed.\nOutput:\n1 failing\n\n  1) adds:\n"
+                                      "     AssertionError: expected 4 to equal 5\n\nnpm ERR! Test failed.  See above for "
+                                      "more details."},
+                                     {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "<write_to_file>\n<path>add.js</path>\n<content>\n"
+                                           "module.exports = (a, b) => a + b\n</content>\n</write_to_file>"}]},
+        {"role": "user", "content": [{"type": "text", "text": "[write_to_file for 'add.js'] Result:"},
+                                     {"type": "text", "text": "The tool execution failed with the following error:\n"
+                                      "<error>\nError writing file: EACCES: permission denied, open 'add.js'\n</error>"}]},
+    ]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert [s.action for s in run.steps] == ["execute_command", "write_to_file"]
+    test, write = run.steps
+    assert test.arguments == {"command": "npm test", "requires_approval": "false"}
+    assert test.thought == "<thinking>Run them first.</thinking>"
+    assert test.error == "AssertionError: expected 4 to equal 5" and test.observation.startswith("1 failing")
+    assert write.arguments["path"] == "add.js"
+    assert write.error == "Error writing file: EACCES: permission denied, open 'add.js'"
