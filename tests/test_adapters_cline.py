@@ -174,3 +174,25 @@ def test_versions_before_native_tool_calls_xml_tags_and_results_in_blocks_of_the
     assert test.error == "AssertionError: expected 4 to equal 5" and test.observation.startswith("1 failing")
     assert write.arguments["path"] == "add.js"
     assert write.error == "Error writing file: EACCES: permission denied, open 'add.js'"
+
+
+def test_only_the_tasks_own_files_are_passed_over_beside_its_history(tmp_path: Path) -> None:
+    folder = tmp_path / LATER.name
+    shutil.copytree(LATER, folder)
+    (folder / "context_history.json").write_text("[]")
+    session = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "full-session-five.jsonl"
+    shutil.copy(session, folder)  # another agent's run that happens to lie there: read as its own
+    (folder / "package.json").write_text('{"name": "app"}')  # no file of Cline's: not passed over as one
+    shutil.copy(REAL / "ui-only" / "ui_messages.json", tmp_path / "ui_messages.json")  # not a task's: refused
+    results = list(read_dump(tmp_path))
+    assert sorted(r.trajectory.trajectory_id.split(".")[0] for r in results if r.ok) == ["claude-code", "cline"]
+    errors = sorted(r.error for r in results if not r.ok)
+    assert len(errors) == 2 and "package.json: unrecognised dump format" in errors[0]
+    assert "ingest the whole task folder" in errors[1]
+
+
+def test_the_ui_messages_old_name_is_read_alike(tmp_path: Path) -> None:
+    folder = tmp_path / ACCEPTED.name
+    shutil.copytree(ACCEPTED, folder)
+    (folder / "ui_messages.json").rename(folder / "claude_messages.json")  # before Cline 2.x
+    assert only(folder).metadata["api_requests"] == 3

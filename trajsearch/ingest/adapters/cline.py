@@ -14,8 +14,8 @@ Roo Code and Kilo Code use a UUID) holding
 - ``task_metadata.json`` (optional): ``model_usage`` (``model_id``, ``model_provider_id``, ``mode``), files in
   context, ``environment_history`` (``cline_version``).
 
-Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, context history) are passed over
-(``side_path``); a ``ui_messages.json`` met with no history beside it is refused naming the file that holds the run
+Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) are passed
+over (``side_path``); before Cline 2.x the UI messages were ``claude_messages.json``, read alike; a ``ui_messages.json`` met with no history beside it is refused naming the file that holds the run
 (``not_a_run``).
 
 Field mapping:
@@ -88,7 +88,12 @@ WHOLE_FILE = True
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
 METADATA = "task_metadata.json"
-FILES = (HISTORY, UI, METADATA)
+#: The UI messages' name before Cline 2.x (``claude_messages.json``, which it migrated on opening a task).
+OLD_UI = "claude_messages.json"
+FILES = (HISTORY, UI, METADATA, OLD_UI)
+#: The task folder's other files (``disk.ts``): the context-window edits' history, the task's settings, the focus
+#: chain's todo list (``focus_chain_taskid_<id>.md``).
+_OWN_FILES = re.compile(r"\A(?:context_history\.json|settings\.json|focus_chain_taskid_[\w-]+\.md)\Z")
 
 #: A task id: Cline's epoch milliseconds, Roo Code's and Kilo Code's UUID.
 _TASK_ID = re.compile(r"(?<![0-9A-Za-z])(\d{10,16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
@@ -165,8 +170,8 @@ def folder_files(folder: Path) -> list[Path]:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """Another file of a task folder (``settings.json``, the focus chain's markdown): the task's own bookkeeping."""
-    if path.name not in FILES and (path.parent / HISTORY).is_file() and fmt in (None, NAME):
+    """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping."""
+    if _OWN_FILES.match(path.name) and (path.parent / HISTORY).is_file():
         return f"a Cline task's own file beside its {HISTORY} (read with the task folder)"
     return None
 
@@ -187,7 +192,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
                               f"(found {_kind(message)})")
     if history[0]["role"] != "user":
         raise RecordError(f"{HISTORY}: the conversation opens with an assistant message, not the user's task")
-    ui = [m for m in as_list(files.get(UI)) if isinstance(m, dict)]
+    ui = [m for m in as_list(files.get(UI, files.get(OLD_UI))) if isinstance(m, dict)]
     meta = as_dict(files.get(METADATA))
     task = _task(history[0].get("content"))
     if not task:
