@@ -196,3 +196,19 @@ def test_the_ui_messages_old_name_is_read_alike(tmp_path: Path) -> None:
     shutil.copytree(ACCEPTED, folder)
     (folder / "ui_messages.json").rename(folder / "claude_messages.json")  # before Cline 2.x
     assert only(folder).metadata["api_requests"] == 3
+
+
+def test_new_instructions_after_a_completion_take_its_success_back(tmp_path: Path) -> None:
+    folder = tmp_path / ACCEPTED.name
+    shutil.copytree(ACCEPTED, folder)
+    history = json.loads((folder / "api_conversation_history.json").read_text())
+    history.append({"role": "user", "content": [  # Cline's resumption of a completed task (responses.ts), with words
+        {"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 2 hours ago. It may or may not be "
+                                 "complete, so please reassess the task context."},
+        {"type": "text", "text": "New instructions for task continuation:\n<user_message>\nnow add a test for "
+                                 "BeginTurnGA\n</user_message>"}]})
+    history.append({"role": "assistant", "content": [{"type": "text", "text": "I'll add the test next."}]})
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["now add a test for BeginTurnGA"]
+    assert run.steps[-1].action == "respond"

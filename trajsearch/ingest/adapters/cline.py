@@ -41,9 +41,10 @@ Field mapping:
   directory '...'. ... Exit code: N`` (or ``Process terminated by signal ...``), their task and a reply to a
   completion in ``<user_message>``. A call left without a result (the task stopped while it ran) says so, unless it
   handed the turn to the user (a question, a plan, a completion).
-- outcome: ``success`` when the task's last tool call is ``attempt_completion`` and the user gave no feedback on
-  it (Cline asks after a completion; a reply is ``The user has provided feedback on the results``, which continues
-  the task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A task that ended on
+- outcome: ``success`` when the task's last tool call is ``attempt_completion`` and the user said nothing after it
+  (Cline asks after a completion; a reply, ``The user has provided feedback on the results`` / ``<feedback>``, or new
+  instructions when the task is resumed, continues the task): the user's acceptance, as far as the folder can say
+  (``metadata.outcome_basis``). A task that ended on
   the provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an
   ``infra_error`` (or the agent's ``failure`` when it was its context window), and one that ended on Cline's
   ``mistake_limit_reached`` a ``failure``. Any other task ended without a completion the user let stand: ``unknown``
@@ -269,7 +270,7 @@ class _Walk:
         self.prompts: list[str] = []
         self.resumptions = 0
         self.nudges = 0
-        self.completion_feedback = False  # the last completion attempt got the user's feedback
+        self.completion_feedback = False  # the user spoke after the last completion attempt
 
     def message(self, message: dict[str, Any]) -> None:
         if message["role"] == "assistant":
@@ -335,17 +336,24 @@ class _Walk:
             elif text.startswith("[TASK RESUMPTION]"):
                 self.resumptions += 1
                 current = None
+                if said := _FEEDBACK.search(text):
+                    self._prompt(said.group(1))
             elif text.startswith(_NO_TOOL):
                 self.nudges += 1
             elif said := _FEEDBACK.search(text):
-                if said.group(1).strip():
-                    self.prompts.append(said.group(1).strip())
+                self._prompt(said.group(1))
             elif _INJECTED.match(text):
                 current = None
             elif current is not None and not current.get("observation"):
                 self._answer(current, text)  # the result's text, in a block after its ``Result:`` line
-            elif text.strip() and current is None:
-                self.prompts.append(text.strip())
+            elif current is None:
+                self._prompt(text)
+
+    def _prompt(self, text: str) -> None:
+        """The user's words: a later prompt, and, after a completion attempt, the user's reply to it."""
+        if text.strip():
+            self.prompts.append(text.strip())
+            self.completion_feedback = True  # a new call to attempt_completion sets it back
 
     def _next(self, tool: str | None, step: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """The call a result answers: ``step`` (by its id), else the first not yet answered (of ``tool``, where the
@@ -360,8 +368,7 @@ class _Walk:
         body = strip_terminal_codes(body).strip()
         step["observation"], step["error"] = _result(step, body)
         if step["action"] == COMPLETION and (said := _FEEDBACK.search(body)):  # Roo Code's reply in the result
-            self.completion_feedback = True
-            self.prompts.append(said.group(1).strip())
+            self._prompt(said.group(1))
         return step
 
     def close(self) -> None:
