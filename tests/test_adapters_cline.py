@@ -128,9 +128,12 @@ def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
         "<user_message>\nthe tests still fail\n</user_message>",
     ]
     history = [{"role": "user", "content": [{"type": "text", "text": "<user_message>\nfix the tests\n</user_message>"},
-                                            {"type": "text", "text": "<environment_details>\n</environment_details>"}]}]
+                                            {"type": "text", "text": "<environment_details>\n# Current Mode\n"
+                                             "<slug>code</slug>\n<name>Code</name>\n<model>gemini-2.5-pro</model>\n"
+                                             "</environment_details>"}]}]
     for (call_id, name, args), result in zip(calls, results):
-        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": name,
+        history.append({"role": "assistant", "content": [{"type": "reasoning", "text": f"Next: {name}.", "summary": []},
+                                                         {"type": "tool_use", "id": call_id, "name": name,
                                                           "input": args}]})
         history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
                                                      "content": result}]})
@@ -140,6 +143,7 @@ def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
     assert [s.error for s in run.steps] == ["Error: Cannot find module 'jest' (exit code 1)",
                                             "not run: Access blocked by .rooignore", "not run: denied by the user", None]
     assert run.steps[0].observation == "Error: Cannot find module 'jest'"
+    assert run.steps[0].thought == "Next: execute_command." and run.model_id == "gemini-2.5-pro"
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
 
 

@@ -26,7 +26,7 @@ Field mapping:
   ``<user_message>``) go to ``metadata.user_prompts``.
 - steps: each ``tool_use`` block (or, in versions before native tool calls, an XML tool tag in the assistant's
   text, ``<execute_command><command>ls</command></execute_command>``) is a step: action = its name, arguments = its
-  input (the tag's parameters), thought = the ``thinking`` and text before it. Its result is the ``tool_result``
+  input (the tag's parameters), thought = the ``thinking`` (Roo Code's ``reasoning``) and text before it. Its result is the ``tool_result``
   with its id, or, where Cline writes results as text, the ``[<tool> for '<arg>'] Result:`` block that names it
   (in order, as Cline answers calls in order; before native tool calls the result's text follows that line in
   blocks of its own). Assistant text followed by no tool call is a ``respond`` step.
@@ -53,7 +53,7 @@ Field mapping:
   task id in it (``exported_task_1769064454592``); else the folder's name. Wherever the folder is read from, the
   same id. created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch.
   model_id = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the
-  UI's. tool_versions = ``{"cline": cline_version}``. metadata: mode, provider, cost and tokens, files edited,
+  UI's, else the ``<model>`` Roo Code's editor state names in the first message. tool_versions = ``{"cline": cline_version}``. metadata: mode, provider, cost and tokens, files edited,
   resumptions, messages Cline removed to fit its context window (``conversationHistoryDeletedRange``).
 """
 
@@ -122,6 +122,8 @@ _ROO_EXIT = re.compile(r"\ACommand executed in terminal within working directory
 _OLD_OUTPUT = re.compile(r"\ACommand executed\.[ \t]*(?:\nOutput:\n)?")
 _MISSING = re.compile(r"\AMissing value for required parameter '[^']*'")
 _BLOCKED = re.compile(r"\AAccess to .* is blocked by the \.clineignore file settings")
+#: Roo Code's (Kilo Code's) editor state names the model under ``# Current Mode`` (``getEnvironmentDetails.ts``).
+_MODE_MODEL = re.compile(r"# Current Mode\n(?:<[^>\n]+>[^\n]*\n)*?<model>([^<\n]+)</model>")
 _NO_TOOL = "[ERROR] You did not use a tool in your previous response!"
 _COMPLETION_FEEDBACK = "The user has provided feedback on the results."
 COMPLETION = "attempt_completion"
@@ -207,7 +209,9 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
         or next((as_str(as_dict(m.get("modelInfo")).get("modelId")) for m in [*history, *ui]
-                 if as_str(as_dict(m.get("modelInfo")).get("modelId"))), None)
+                 if as_str(as_dict(m.get("modelInfo")).get("modelId"))), None) \
+        or next((found.group(1).strip() for b in _blocks(history[0].get("content"))
+                 if isinstance(b.get("text"), str) and (found := _MODE_MODEL.search(b["text"]))), None)
     version = next((as_str(as_dict(e).get("cline_version")) for e in as_list(meta.get("environment_history"))
                     if as_str(as_dict(e).get("cline_version"))), None)
     metadata = {
@@ -284,6 +288,8 @@ class _Walk:
             kind = block.get("type")
             if kind == "thinking" and isinstance(block.get("thinking"), str):
                 self.thought.append(block["thinking"])
+            elif kind == "reasoning" and isinstance(block.get("text"), str):  # Roo Code's, of other providers
+                self.thought.append(block["text"])
             elif kind == "text" and isinstance(block.get("text"), str):
                 text, calls = block["text"], list(_XML_CALL.finditer(block["text"]))
                 self.narration.append(text[:calls[0].start()] if calls else text)
