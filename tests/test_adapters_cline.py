@@ -132,16 +132,17 @@ def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
                                              "<slug>code</slug>\n<name>Code</name>\n<model>gemini-2.5-pro</model>\n"
                                              "</environment_details>"}]}]
     for (call_id, name, args), result in zip(calls, results):
-        history.append({"role": "assistant", "content": [{"type": "reasoning", "text": f"Next: {name}.", "summary": []},
-                                                         {"type": "tool_use", "id": call_id, "name": name,
-                                                          "input": args}]})
+        thinking = {"type": "reasoning", "text": f"Next: {name}.", "summary": []}
+        call = {"type": "tool_use", "id": call_id, "name": name, "input": args}
+        history.append({"role": "assistant", "content": [thinking, call]})
         history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
                                                      "content": result}]})
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
     run = only(folder)
     assert run.trajectory_id == "cline.0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a10" and run.task == "fix the tests"
     assert [s.error for s in run.steps] == ["Error: Cannot find module 'jest' (exit code 1)",
-                                            "not run: Access blocked by .rooignore", "not run: denied by the user", None]
+                                            "not run: Access blocked by .rooignore",
+                                            "not run: denied by the user", None]
     assert run.steps[0].observation == "Error: Cannot find module 'jest'"
     assert run.steps[0].thought == "Next: execute_command." and run.model_id == "gemini-2.5-pro"
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
@@ -151,6 +152,10 @@ def test_versions_before_native_tool_calls_xml_tags_and_results_in_blocks_of_the
     """Cline before native tool calls (cline/cline @ ee9c865c, ``src/core/Cline.ts``): the call an XML tag in the
     assistant's text, the result the ``[tool for 'x'] Result:`` line and then its text in a block of its own."""
     folder = tmp_path / "1733000000000"
+    test_output = ("Command executed.\nOutput:\n1 failing\n\n  1) adds:\n     AssertionError: expected 4 to equal 5"
+                       "\n\nnpm ERR! Test failed.  See above for more details.")
+    write_error = ("The tool execution failed with the following error:\n<error>\nError writing file: EACCES: "
+                       "permission denied, open 'add.js'\n</error>")
     folder.mkdir()
     history = [
         {"role": "user", "content": [{"type": "text", "text": "<task>\nrun the tests\n</task>"},
@@ -159,15 +164,12 @@ def test_versions_before_native_tool_calls_xml_tags_and_results_in_blocks_of_the
                                            "<execute_command>\n<command>npm test</command>\n"
                                            "<requires_approval>false</requires_approval>\n</execute_command>"}]},
         {"role": "user", "content": [{"type": "text", "text": "[execute_command for 'npm test'] Result:"},
-                                     {"type": "text", "text": "Command executed.\nOutput:\n1 failing\n\n  1) adds:\n"
-                                      "     AssertionError: expected 4 to equal 5\n\nnpm ERR! Test failed.  See above for "
-                                      "more details."},
+                                     {"type": "text", "text": test_output},
                                      {"type": "text", "text": "<environment_details>\n</environment_details>"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "<write_to_file>\n<path>add.js</path>\n<content>\n"
                                            "module.exports = (a, b) => a + b\n</content>\n</write_to_file>"}]},
         {"role": "user", "content": [{"type": "text", "text": "[write_to_file for 'add.js'] Result:"},
-                                     {"type": "text", "text": "The tool execution failed with the following error:\n"
-                                      "<error>\nError writing file: EACCES: permission denied, open 'add.js'\n</error>"}]},
+                                     {"type": "text", "text": write_error}]},
     ]
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
     run = only(folder)

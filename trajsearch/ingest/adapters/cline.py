@@ -2,59 +2,59 @@
 
 Where they come from (cline/cline ``src/core/storage/disk.ts``, ``src/shared/ExtensionMessage.ts``,
 ``src/core/task/tools/utils/ToolResultUtils.ts``, ``src/core/prompts/responses.ts``): each task is a folder
-``<globalStorage>/saoudrizwan.claude-dev/tasks/<task id>/`` (the id is the task's start in epoch milliseconds;
-Roo Code and Kilo Code use a UUID) holding
+``<globalStorage>/saoudrizwan.claude-dev/tasks/<task id>/`` (the id is the task's start in epoch milliseconds; Roo
+Code and Kilo Code use a UUID) holding
 
-- ``api_conversation_history.json``: the conversation the model saw, Anthropic-style messages (``role``,
-  ``content`` blocks ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` / ``image``; newer versions add ``ts``
-  and the assistant's ``modelInfo``). The run is read from it: without it a folder is no run.
-- ``ui_messages.json`` (optional): the UI's stream of ``say`` / ``ask`` messages, each with ``ts`` (epoch ms):
-  read for the run's start, how it ended (``completion_result``, ``api_req_failed``, ``mistake_limit_reached``) and
-  its cost (``api_req_started``'s JSON text: ``tokensIn``, ``tokensOut``, ``cost``).
+- ``api_conversation_history.json``: the conversation the model saw, Anthropic-style messages (``role``, ``content``
+  blocks ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` / ``image``; newer versions add ``ts`` and the
+  assistant's ``modelInfo``). The run is read from it: without it a folder is no run.
+- ``ui_messages.json`` (optional): the UI's stream of ``say`` / ``ask`` messages, each with ``ts`` (epoch ms): read
+  for the run's start, how it ended (``completion_result``, ``api_req_failed``, ``mistake_limit_reached``) and its
+  cost (``api_req_started``'s JSON text: ``tokensIn``, ``tokensOut``, ``cost``).
 - ``task_metadata.json`` (optional): ``model_usage`` (``model_id``, ``model_provider_id``, ``mode``), files in
   context, ``environment_history`` (``cline_version``).
 
 Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) are passed
-over (``side_path``); before Cline 2.x the UI messages were ``claude_messages.json``, read alike; a ``ui_messages.json`` met with no history beside it is refused naming the file that holds the run
-(``not_a_run``).
+over (``side_path``); before Cline 2.x the UI messages were ``claude_messages.json``, read alike; a
+``ui_messages.json`` met with no history beside it is refused naming the file that holds the run (``not_a_run``).
 
 Field mapping:
 
-- task = the first user message's text inside Cline's ``<task>`` wrapper (Roo Code's ``<user_message>``); without one, its text blocks that are not
-  what the extension appends (``<environment_details>``, its todo-list and task_progress reminders, attached files).
-  Later prompts (feedback after a completion attempt or a denial, ``<feedback>``; a resumed task's
-  ``<user_message>``) go to ``metadata.user_prompts``.
-- steps: each ``tool_use`` block (or, in versions before native tool calls, an XML tool tag in the assistant's
-  text, ``<execute_command><command>ls</command></execute_command>``) is a step: action = its name, arguments = its
-  input (the tag's parameters), thought = the ``thinking`` (Roo Code's ``reasoning``) and text before it. Its result is the ``tool_result``
-  with its id, or, where Cline writes results as text, the ``[<tool> for '<arg>'] Result:`` block that names it
-  (in order, as Cline answers calls in order; before native tool calls the result's text follows that line in
-  blocks of its own). Assistant text followed by no tool call is a ``respond`` step.
+- task = the first user message's text inside Cline's ``<task>`` wrapper (Roo Code's ``<user_message>``); without
+  one, its text blocks that are not what the extension appends (``<environment_details>``, its todo-list and
+  task_progress reminders, attached files). Later prompts (feedback after a completion attempt or a denial,
+  ``<feedback>``; a resumed task's ``<user_message>``) go to ``metadata.user_prompts``.
+- steps: each ``tool_use`` block (or, in versions before native tool calls, an XML tool tag in the assistant's text,
+  ``<execute_command><command>ls</command></execute_command>``) is a step: action = its name, arguments = its input
+  (the tag's parameters), thought = the ``thinking`` (Roo Code's ``reasoning``) and text before it. Its result is
+  the ``tool_result`` with its id, or, where Cline writes results as text, the ``[<tool> for '<arg>'] Result:``
+  block that names it (in order, as Cline answers calls in order; before native tool calls the result's text follows
+  that line in blocks of its own). Assistant text followed by no tool call is a ``respond`` step.
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
-  ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the
-  rule every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what
-  its output ends on, ``ended_failing``); a missing parameter; not run (``not run: ...``): ``The user denied this
-  operation.``, a path blocked by ``.clineignore``, ``Tool [x] was not executed because ...`` (one tool per message).
-  Roo Code and Kilo Code answer every call with a ``tool_result`` and word results their way (RooCodeInc/Roo-Code
-  ``responses.ts``, ``ExecuteCommandTool.ts``): ``{"status": "error", ...}`` (an error; ``access_denied`` by
-  ``.rooignore``: not run), ``{"status": "denied", ...}`` (not run), ``Command executed in terminal within working
-  directory '...'. ... Exit code: N`` (or ``Process terminated by signal ...``), their task and a reply to a
-  completion in ``<user_message>``. A call left without a result (the task stopped while it ran) says so, unless it
-  handed the turn to the user (a question, a plan, a completion).
+  ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
+  every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
+  output ends on, ``ended_failing``); a missing parameter; not run (``not run: ...``): ``The user denied this
+  operation.``, a path blocked by ``.clineignore``, ``Tool [x] was not executed because ...`` (one tool per
+  message). Roo Code and Kilo Code answer every call with a ``tool_result`` and word results their way
+  (RooCodeInc/Roo-Code ``responses.ts``, ``ExecuteCommandTool.ts``): ``{"status": "error", ...}`` (an error;
+  ``access_denied`` by ``.rooignore``: not run), ``{"status": "denied", ...}`` (not run), ``Command executed in
+  terminal within working directory '...'. ... Exit code: N`` (or ``Process terminated by signal ...``), their task
+  and a reply to a completion in ``<user_message>``. A call left without a result (the task stopped while it ran)
+  says so, unless it handed the turn to the user (a question, a plan, a completion).
 - outcome: ``success`` when the task's last tool call is ``attempt_completion`` and the user said nothing after it
-  (Cline asks after a completion; a reply, ``The user has provided feedback on the results`` / ``<feedback>``, or new
-  instructions when the task is resumed, continues the task): the user's acceptance, as far as the folder can say
-  (``metadata.outcome_basis``). A task that ended on
-  the provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an
-  ``infra_error`` (or the agent's ``failure`` when it was its context window), and one that ended on Cline's
-  ``mistake_limit_reached`` a ``failure``. Any other task ended without a completion the user let stand: ``unknown``
-  (the user may have stopped it, or gone on elsewhere).
+  (Cline asks after a completion; a reply, ``The user has provided feedback on the results`` / ``<feedback>``, or
+  new instructions when the task is resumed, continues the task): the user's acceptance, as far as the folder can
+  say (``metadata.outcome_basis``). A task that ended on the provider's error (``ui_messages.json`` ending on
+  ``api_req_failed``, no completion after it) is an ``infra_error`` (or the agent's ``failure`` when it was its
+  context window), and one that ended on Cline's ``mistake_limit_reached`` a ``failure``. Any other task ended
+  without a completion the user let stand: ``unknown`` (the user may have stopped it, or gone on elsewhere).
 - trajectory_id = ``cline.<task id>``: the folder's name where it is a task id (a 10+ digit epoch, a UUID), or the
   task id in it (``exported_task_1769064454592``); else the folder's name. Wherever the folder is read from, the
-  same id. created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch.
-  model_id = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the
-  UI's, else the ``<model>`` Roo Code's editor state names in the first message. tool_versions = ``{"cline": cline_version}``. metadata: mode, provider, cost and tokens, files edited,
-  resumptions, messages Cline removed to fit its context window (``conversationHistoryDeletedRange``).
+  same id. created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch. model_id
+  = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the UI's,
+  else the ``<model>`` Roo Code's editor state names in the first message.
+  tool_versions = ``{"cline": cline_version}``. metadata: mode, provider, cost and tokens, files edited, resumptions,
+  messages Cline removed to fit its context window (``conversationHistoryDeletedRange``).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import not_run
+from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
@@ -81,7 +82,6 @@ from ._agent_cli import (
     strip_terminal_codes,
 )
 from ._common import Context, RecordError, as_dict, as_list, ended_failing, short
-from trajsearch.model import Failure, Outcome, Trajectory
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -162,8 +162,8 @@ def not_a_run(record: Any) -> str | None:
 
 
 def run_folder(path: Path) -> Path | None:
-    """The task folder ``path`` stands for: a folder holding ``api_conversation_history.json``, or one of its
-    three files."""
+    """The task folder ``path`` stands for: a folder holding ``api_conversation_history.json``, or one of the files
+    read with it (``FILES``)."""
     folder = path.parent if path.is_file() and path.name in FILES else path
     return folder if folder.is_dir() and (folder / HISTORY).is_file() else None
 
@@ -215,7 +215,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     version = next((as_str(as_dict(e).get("cline_version")) for e in as_list(meta.get("environment_history"))
                     if as_str(as_dict(e).get("cline_version"))), None)
     metadata = {
-        "task_folder": task_id,
+        "cline_task_id": task_id,
         "provider": next((as_str(u.get("model_provider_id")) for u in usage), None),
         "modes": sorted({m for u in usage if (m := as_str(u.get("mode")))}) or None,
         "user_prompts": prompt_list(list(dict.fromkeys(walk.prompts))) or None,  # a resumed prompt is repeated
@@ -231,7 +231,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         last_error=None, error_cause=API_ERROR_CAUSE,
         verdict=(outcome, None, failure, basis) if outcome is not Outcome.unknown else None,
         created_at=first_time(*(m.get("ts") for m in ui[:1]), history[0].get("ts"),
-                              int(task_id) if task_id.isdigit() else None),
+                              int(task_id) if task_id.isdigit() and len(task_id) == 13 else None),
         tool_versions={"cline": version} if version else None)
 
 
