@@ -17,6 +17,8 @@ from adapter_support import only
 REAL = Path(__file__).parent / "fixtures" / "cline" / ".r28"
 ACCEPTED = REAL / "exported_conversation_1769053680585"
 LATER = REAL / "1777073160794"
+ROO = REAL / "ac8aa7b4-319c-4925-a139-4f4adca81921"  # Roo Code, results as text (before native tool calls)
+ORCHESTRATOR = REAL / "bc93a6f7-cd2e-4686-a832-46e3cd14d338"
 
 
 def test_a_task_folder_is_one_run_with_its_task_steps_model_and_cost() -> None:
@@ -65,6 +67,20 @@ def test_the_run_id_is_the_task_id_wherever_the_folder_is_read_from(tmp_path: Pa
     assert only(copy / "api_conversation_history.json").trajectory_id == "cline.1777073160794"  # a file of it named
 
 
+def test_a_folder_not_named_for_its_task_gets_the_same_id_however_it_is_named(tmp_path: Path) -> None:
+    """The real MRA history was committed at its repository's root: read from two checkouts, one run, not two."""
+    ids = set()
+    for name in ("MRA04242026", "my-clone"):
+        shutil.copytree(LATER, tmp_path / name)
+        ids.add(only(tmp_path / name).trajectory_id)
+    assert ids == {"cline.1777073160794"}  # the first message's ts
+    roo = tmp_path / "checkout"  # Roo Code 2026 keeps the task's id in history_item.json (TaskHistoryStore.ts)
+    shutil.copytree(ROO, roo)
+    (roo / "history_item.json").write_text(json.dumps({"id": ROO.name, "number": 1, "ts": 1755635332532,
+                                                       "task": "Bonjour", "tokensIn": 0, "tokensOut": 0}))
+    assert only(roo).trajectory_id == f"cline.{ROO.name}"
+
+
 def test_a_task_that_ended_on_the_providers_error_is_an_infra_error(tmp_path: Path) -> None:
     folder = tmp_path / "1769064454592"
     shutil.copytree(REAL / "1769064454592", folder)
@@ -99,6 +115,7 @@ def test_the_tasks_other_files_are_passed_over_and_a_walk_reads_every_task(tmp_p
     ({"role": "user"}, "holds no messages (a Cline task's conversation is a JSON array"),
     ([{"role": "assistant", "content": "hi"}], "opens with an assistant message"),
     ([{"role": "user", "content": "hi"}, "oops"], "message 1 is not a {role: user|assistant, content} message"),
+    ({"version": 3, "messages": []}, "Roo Code's since 2026 {\"version\": 2, \"messages\": [...]}; found an object"),
     ([{"role": "user", "content": [{"type": "text", "text": "<environment_details>x</environment_details>"}]}],
      "the first user message holds no task text"),
 ])
@@ -111,9 +128,10 @@ def test_a_bad_history_gets_a_specific_error(tmp_path: Path, history, said) -> N
 
 
 def test_roo_codes_shapes_are_read_as_clines(tmp_path: Path) -> None:
-    """Roo Code (and Kilo Code) keep the same folder; no real Roo history was found, so its result texts are the
-    ones its source writes (RooCodeInc/Roo-Code @ cb836567: ``Task.ts`` wraps the task in ``<user_message>``,
-    ``responses.ts`` states errors and denials as JSON, ``ExecuteCommandTool.ts`` words a command's result)."""
+    """Roo Code (and Kilo Code) keep the same folder; the real Roo tasks found are from before native tool calls,
+    so these result texts are the ones its source writes (RooCodeInc/Roo-Code @ cb836567: ``Task.ts`` wraps the task
+    in ``<user_message>``, ``responses.ts`` states errors and denials as JSON, ``ExecuteCommandTool.ts`` words a
+    command's result)."""
     folder = tmp_path / "0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a10"
     folder.mkdir()
     calls = [("t1", "execute_command", {"command": "npm test"}),
@@ -218,3 +236,162 @@ def test_new_instructions_after_a_completion_take_its_success_back(tmp_path: Pat
     run = only(folder)
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["now add a test for BeginTurnGA"]
     assert run.steps[-1].action == "respond"
+
+
+def test_roo_codes_result_headers_answer_their_calls() -> None:
+    """Roo Code says more between the tool's name and ``] Result:`` (``[read_file for 'x'. Reading multiple files at
+    once is ...]``, ``[switch_mode to 'orchestrator' because: ...]``, ``[new_task completed] Result: <the subtask's
+    report>`` then ``[new_task in 💻 Code mode: '...']``): each answers its call, none is the user's words."""
+    run = only(ROO)
+    by = {}
+    for s in run.steps:
+        by.setdefault(s.action, []).append(s)
+    assert by["read_file"][0].observation.startswith("<files>\n<file><path>mcps/internal/servers/roo-state-manager")
+    assert by["switch_mode"][0].observation.startswith("Successfully switched from 💻 Code mode to 🪃 Orchestrator")
+    reported = [s.observation.split("\n", 1)[0] for s in by["new_task"] if s.observation]
+    assert reported == ["# 📋 RAPPORT DE CONFORMITÉ - Audit des corrections de troncature",
+                        "# Mission de Finalisation Critique - Points Restants Post-Audit : ACCOMPLIE"]
+    # the subtasks the user resumed the task from by hand, and the last, got no result
+    assert [s.error for s in run.steps if s.error] == [
+        "tool call never finished (no result recorded: the task stopped while it ran)"] * 2
+    prompts = run.metadata["user_prompts"]
+    assert not [p for p in prompts if p.startswith(("[read_file", "[switch_mode", "[new_task", "<files>", "Successf"))]
+    assert prompts[0].startswith("Je te passe en mode Code")  # the feedback on the completion before the summary
+
+
+def test_clines_own_new_task_header_answers_its_call(tmp_path: Path) -> None:
+    """Cline's ``new_task`` result is ``[new_task for creating a new task] Result:`` (cline/cline
+    ``ToolResultUtils.ts`` toolDescription)."""
+    folder = tmp_path / "1733000000000"
+    folder.mkdir()
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>\nsplit the work\n</task>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "<new_task>\n<context>do X</context>\n"
+                                                  "</new_task>"}]},
+               {"role": "user", "content": [{"type": "text", "text": "[new_task for creating a new task] Result:"},
+                                            {"type": "text", "text": "The user has created a new task with the "
+                                                                     "provided context."}]}]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert run.steps[0].error is None and run.steps[0].observation.startswith("The user has created a new task")
+    assert "user_prompts" not in run.metadata
+
+
+def test_a_tools_output_quoting_a_users_words_is_output_not_a_prompt(tmp_path: Path) -> None:
+    """A real MCP tool's output (a conversation tree of past tasks) quotes their ``<user_message>``s."""
+    tree = only(ROO).steps[1]
+    assert tree.action == "use_mcp_tool" and tree.observation.startswith("Conversation Tree (Mode: chain)")
+    assert "<user_message>\n    | Mais non tu perds la boule" in tree.observation
+    assert not [p for p in only(ROO).metadata["user_prompts"] if "tu perds la boule" in p]
+    folder = tmp_path / "1733000000000"  # a file read before native tool calls: its text in the block after
+    folder.mkdir()
+    notes = "# Notes\nCline wraps replies as <feedback>\nlike this\n</feedback> in its prompts."
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>\nread the notes\n</task>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "<read_file>\n<path>notes.md</path>\n"
+                                                  "</read_file>"}]},
+               {"role": "user", "content": [{"type": "text", "text": "[read_file for 'notes.md'] Result:"},
+                                            {"type": "text", "text": notes}]}]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert run.steps[0].observation == notes and "user_prompts" not in run.metadata
+
+
+def test_a_result_no_pending_call_of_its_tool_takes_is_passed_over(tmp_path: Path) -> None:
+    """The orchestrator's ``use_mcp_tool`` tag was cut off (``[Response interrupted ...]``), so no call of it is in the
+    history; its error result must not land on the ``new_task`` still pending (here with its subtask's results
+    taken out, as a task whose subtask never reported would be)."""
+    folder = tmp_path / ORCHESTRATOR.name
+    shutil.copytree(ORCHESTRATOR, folder)
+    refused = 'Tool "use_mcp_tool" is not allowed in orchestrator mode.'
+    history = json.loads((folder / "api_conversation_history.json").read_text())
+    assert only(folder).steps[3].observation.startswith("J'ai identifié et corrigé la boucle infinie")
+    history = [m for m in history if not str(m["content"][0].get("text")).startswith("[new_task ")]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert not [s for s in run.steps if s.error == refused]
+    assert run.steps[3].action == "new_task" and run.steps[3].error.startswith("tool call never finished")
+
+
+def test_a_call_pending_when_the_task_was_resumed_takes_no_later_result(tmp_path: Path) -> None:
+    """The real MRA task: its first question was interrupted (``[TASK RESUMPTION]``, no answer), and later questions
+    were answered; each answer is its own question's, not the interrupted one's."""
+    folder = tmp_path / LATER.name
+    shutil.copytree(LATER, folder)
+    history = json.loads((folder / "api_conversation_history.json").read_text())
+    at = next(n for n, m in enumerate(history) if str(m["content"][0].get("text")).startswith("[TASK RESUMPTION]"))
+    history[at + 1:at + 1] = [  # as the task goes on at its message 47
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t47", "name": "ask_followup_question",
+                                           "input": {"question": "## Phase 1: Storage Refactor - Complete"}}]},
+        {"role": "user", "content": [{"type": "text", "text": "[ask_followup_question for '## Phase 1: Storage "
+                                      "Refactor - Complete'] Result:\n<answer>\nApproved - Proceed to Phase 2: Auth "
+                                      "Refactor\n</answer>"}]}]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    asks = [s for s in only(folder).steps if s.action == "ask_followup_question"]
+    assert [s.observation for s in asks] == [None, "<answer>\nApproved - Proceed to Phase 2: Auth Refactor\n</answer>"]
+
+
+def test_a_roo_tasks_folder_reads_each_task_and_passes_over_roos_own_files(tmp_path: Path) -> None:
+    """Roo Code 2026 writes ``tasks/<id>/history_item.json`` and ``tasks/_index.json`` (``globalFileNames.ts``)."""
+    tasks = tmp_path / "tasks"
+    for folder in (ROO, ORCHESTRATOR):
+        shutil.copytree(folder, tasks / folder.name)
+        (tasks / folder.name / "history_item.json").write_text(json.dumps({"id": folder.name, "ts": 1, "task": "x"}))
+    (tasks / "_index.json").write_text(json.dumps({"version": 1, "entries": []}))
+    results = list(read_dump(tasks))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert sorted(r.trajectory.trajectory_id for r in results) == [f"cline.{ROO.name}", f"cline.{ORCHESTRATOR.name}"]
+
+
+def test_roo_codes_v2_history_reads_as_the_same_steps(tmp_path: Path) -> None:
+    """Roo Code since PR #11386 saves ``{"version": 2, "messages": [...]}`` with the AI SDK's parts; here the real
+    Roo task converted as its ``anthropicToRoo.ts`` converts (``tool-call`` parts, ``tool`` messages of
+    ``tool-result``, a reasoning item of its own): the same run."""
+    folder = tmp_path / "0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a10"
+    folder.mkdir()
+    calls = [("c1", "execute_command", {"command": "npm test"}), ("c2", "attempt_completion", {"result": "Fixed."})]
+    outputs = ["Command executed in terminal within working directory '/w'. Command execution was not successful, "
+               "inspect the cause and adjust as needed.\nExit code: 1\nOutput:\nError: Cannot find module 'jest'",
+               "<user_message>\nthe tests still fail\n</user_message>"]
+    messages: list = [{"role": "user", "content": [{"type": "text", "text": "<user_message>\nfix the tests\n"
+                                                                            "</user_message>"}], "ts": 1769000000000}]
+    for (call_id, name, args), output in zip(calls, outputs):
+        messages.append({"type": "reasoning", "encrypted_content": "gAAA", "summary": [
+            {"type": "summary_text", "text": f"Next: {name}."}]})
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": args}]})
+        messages.append({"role": "tool", "content": [{"type": "tool-result", "toolCallId": call_id, "toolName": name,
+                                                      "output": {"type": "text", "value": output}}]})
+    (folder / "api_conversation_history.json").write_text(json.dumps({"version": 2, "messages": messages}))
+    run = only(folder)
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("execute_command", "Error: Cannot find module 'jest' (exit code 1)"), ("attempt_completion", None)]
+    assert run.steps[0].thought == "Next: execute_command." and run.steps[0].arguments == {"command": "npm test"}
+    assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
+
+
+def test_a_completion_cline_did_not_run_is_no_success(tmp_path: Path) -> None:
+    """Parallel calls: Cline ran the command and skipped the completion (``Tool [attempt_completion] was not
+    executed because ...``); the task ended there."""
+    folder = tmp_path / "1769000000000"
+    folder.mkdir()
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>\nfix it\n</task>"}]},
+               {"role": "assistant", "content": [
+                   {"type": "tool_use", "id": "a", "name": "execute_command", "input": {"command": "npm test"}},
+                   {"type": "tool_use", "id": "b", "name": "attempt_completion", "input": {"result": "Fixed."}}]},
+               {"role": "user", "content": [
+                   {"type": "tool_result", "tool_use_id": "a", "content": "[execute_command for 'npm test'] Result:\n"
+                    "Command failed with exit code 1.\nOutput:\n1 failing"},
+                   {"type": "tool_result", "tool_use_id": "b", "content": "Tool [attempt_completion] was not executed "
+                    "because a tool has already been used in this message. Only one tool may be used per message."}]}]
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    run = only(folder)
+    assert run.steps[-1].error == "not run: a tool has already been used in this message"
+    assert run.outcome is Outcome.unknown
+
+
+def test_a_task_metadata_file_alone_is_refused_naming_the_file_that_holds_the_run(tmp_path: Path) -> None:
+    folder = tmp_path / "1769053680585"
+    folder.mkdir()
+    shutil.copy(ACCEPTED / "task_metadata.json", folder)
+    [result] = list(read_dump(folder))
+    assert not result.ok and "metadata of a task (task_metadata.json), without the api_conversation_history.json" \
+        in result.error

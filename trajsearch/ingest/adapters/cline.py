@@ -7,16 +7,21 @@ Code and Kilo Code use a UUID) holding
 
 - ``api_conversation_history.json``: the conversation the model saw, Anthropic-style messages (``role``, ``content``
   blocks ``text`` / ``thinking`` / ``tool_use`` / ``tool_result`` / ``image``; newer versions add ``ts`` and the
-  assistant's ``modelInfo``). The run is read from it: without it a folder is no run.
+  assistant's ``modelInfo``). The run is read from it: without it a folder is no run. Roo Code since 2026 (PR
+  #11386, ``rooMessage.ts``) writes ``{"version": 2, "messages": [...]}`` with the AI SDK's parts (``tool-call``,
+  ``tool`` messages of ``tool-result``, reasoning items of their own): read as the same steps.
 - ``ui_messages.json`` (optional): the UI's stream of ``say`` / ``ask`` messages, each with ``ts`` (epoch ms): read
   for the run's start, how it ended (``completion_result``, ``api_req_failed``, ``mistake_limit_reached``) and its
   cost (``api_req_started``'s JSON text: ``tokensIn``, ``tokensOut``, ``cost``).
 - ``task_metadata.json`` (optional): ``model_usage`` (``model_id``, ``model_provider_id``, ``mode``), files in
   context, ``environment_history`` (``cline_version``).
 
-Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) are passed
-over (``side_path``); before Cline 2.x the UI messages were ``claude_messages.json``, read alike; a
-``ui_messages.json`` met with no history beside it is refused naming the file that holds the run (``not_a_run``).
+- ``history_item.json`` (Roo Code, 2026): the task's entry in its task list; its ``id`` is read.
+
+Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) and Roo
+Code's ``tasks/_index.json`` are passed over (``side_path``); before Cline 2.x the UI messages were
+``claude_messages.json``, read alike; a ``ui_messages.json`` or ``task_metadata.json`` met with no history beside it
+is refused naming the file that holds the run (``not_a_run``).
 
 Field mapping:
 
@@ -28,8 +33,13 @@ Field mapping:
   ``<execute_command><command>ls</command></execute_command>``) is a step: action = its name, arguments = its input
   (the tag's parameters), thought = the ``thinking`` (Roo Code's ``reasoning``) and text before it. Its result is
   the ``tool_result`` with its id, or, where Cline writes results as text, the ``[<tool> for '<arg>'] Result:``
-  block that names it (in order, as Cline answers calls in order; before native tool calls the result's text follows
-  that line in blocks of its own). Assistant text followed by no tool call is a ``respond`` step.
+  block that names it (whatever follows the name up to ``] Result:``: Roo Code's ``[new_task in 💻 Code mode:
+  '...']``, ``[switch_mode to 'x' because: ...]``, ``[new_task completed]``), taking the first pending call of that
+  tool (in order, as Cline answers calls in order; before native tool calls the result's text follows that line in
+  blocks of its own). A result no pending call of its tool takes (a subtask's second result, a call whose tag was
+  cut off) is passed over, not given to another call nor taken for the user's words; so is a tool's output that
+  quotes a ``<feedback>``: the user's words are a block that opens with them (or with the extension's line before
+  them). Assistant text followed by no tool call is a ``respond`` step.
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
   ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
   every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
@@ -39,18 +49,23 @@ Field mapping:
   (RooCodeInc/Roo-Code ``responses.ts``, ``ExecuteCommandTool.ts``): ``{"status": "error", ...}`` (an error;
   ``access_denied`` by ``.rooignore``: not run), ``{"status": "denied", ...}`` (not run), ``Command executed in
   terminal within working directory '...'. ... Exit code: N`` (or ``Process terminated by signal ...``), their task
-  and a reply to a completion in ``<user_message>``. A call left without a result (the task stopped while it ran)
-  says so, unless it handed the turn to the user (a question, a plan, a completion).
-- outcome: ``success`` when the task's last tool call is ``attempt_completion`` and the user said nothing after it
-  (Cline asks after a completion; a reply, ``The user has provided feedback on the results`` / ``<feedback>``, or
-  new instructions when the task is resumed, continues the task): the user's acceptance, as far as the folder can
-  say (``metadata.outcome_basis``). A task that ended on the provider's error (``ui_messages.json`` ending on
-  ``api_req_failed``, no completion after it) is an ``infra_error`` (or the agent's ``failure`` when it was its
-  context window), and one that ended on Cline's ``mistake_limit_reached`` a ``failure``. Any other task ended
+  and a reply to a completion in ``<user_message>``. A call left without a result (the task stopped while it ran,
+  or the user resumed it before one came) says so, unless it handed the turn to the user (a question, a plan, a
+  completion).
+- outcome: ``success`` when the task's last tool call is ``attempt_completion``, it ran (no error: not a call
+  Cline skipped), and the user said nothing after it (Cline asks after a completion; a reply, ``The user has
+  provided feedback on the results`` / ``<feedback>``, or new instructions when the task is resumed, continues the
+  task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A task that ended on the
+  provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an ``infra_error``
+  (or the agent's ``failure`` when it was its context window), and one that ended on Cline's
+  ``mistake_limit_reached`` a ``failure``. Any other task ended
   without a completion the user let stand: ``unknown`` (the user may have stopped it, or gone on elsewhere).
-- trajectory_id = ``cline.<task id>``: the folder's name where it is a task id (a 10+ digit epoch, a UUID), or the
-  task id in it (``exported_task_1769064454592``); else the folder's name. Wherever the folder is read from, the
-  same id. created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch. model_id
+- trajectory_id = ``cline.<task id>``, named by the files, not by where they lie: ``history_item.json``'s ``id``
+  (Roo Code, 2026); else the task id the folder's name is (the extension names each task's folder by it,
+  ``tasks/<epoch ms>/``, ``tasks/<uuid>/``) or holds (an export: ``exported_task_1769064454592``); else (a folder
+  named otherwise, as a repository's root the files were committed to) the first message's ``ts`` (epoch ms), else
+  the first UI message's, else ``task-<digest of the first message>``. Copied or cloned anywhere, the same id.
+  created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch. model_id
   = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the UI's,
   else the ``<model>`` Roo Code's editor state names in the first message.
   tool_versions = ``{"cline": cline_version}``. metadata: mode, provider, cost and tokens, files edited, resumptions,
@@ -59,6 +74,7 @@ Field mapping:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -69,6 +85,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
+    SessionSteps,
     as_int,
     as_str,
     ended_on_error,
@@ -77,11 +94,12 @@ from ._agent_cli import (
     first_time,
     iso_time,
     join_thought,
+    parts_text,
     prompt_list,
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, as_list, ended_failing, short
+from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_kind, short
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -91,10 +109,14 @@ UI = "ui_messages.json"
 METADATA = "task_metadata.json"
 #: The UI messages' name before Cline 2.x (``claude_messages.json``, which it migrated on opening a task).
 OLD_UI = "claude_messages.json"
-FILES = (HISTORY, UI, METADATA, OLD_UI)
+#: Roo Code's (2026) entry of the task in its task list (``TaskHistoryStore.ts``): ``{id, ts, task, ...}``.
+HISTORY_ITEM = "history_item.json"
+FILES = (HISTORY, UI, METADATA, OLD_UI, HISTORY_ITEM)
 #: The task folder's other files (``disk.ts``): the context-window edits' history, the task's settings, the focus
 #: chain's todo list (``focus_chain_taskid_<id>.md``).
 _OWN_FILES = re.compile(r"\A(?:context_history\.json|settings\.json|focus_chain_taskid_[\w-]+\.md)\Z")
+#: Roo Code's index of its task list, in ``tasks/`` beside the task folders (``globalFileNames.ts``).
+_TASKS_INDEX = "_index.json"
 
 #: A task id: Cline's epoch milliseconds, Roo Code's and Kilo Code's UUID.
 _TASK_ID = re.compile(r"(?<![0-9A-Za-z])(\d{10,16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
@@ -107,9 +129,21 @@ _INJECTED = re.compile(r"\A\s*(?:<environment_details>|# task_progress |# TODO L
 #: Cline's wrapper of the task (Roo Code's before 2026; since, ``<user_message>``, its wrapper of every prompt).
 _TASK_TAG = re.compile(r"<(task|user_message)>\s*(.*?)\s*</\1>", re.S)
 _FEEDBACK = re.compile(r"<(?:feedback|user_message)>\s*(.*?)\s*</(?:feedback|user_message)>", re.S)
+#: The user's words as the extension hands them on: a block that opens with them, or with its one line before them
+#: (``responses.ts``). Only so: a tool's output that quotes a ``<feedback>`` (a prompt, a log of Cline's) is output.
+_SAID = re.compile(r"\A\s*(?:(?:The user has provided feedback on the results|The user (?:denied|approved) this "
+                   r"operation and provided|New instructions for task continuation|New message to respond to with "
+                   r"plan_mode_respond)[^\n]*\n\s*)?<(feedback|user_message)>\s*(.*?)\s*</\1>", re.S)
 #: ``ToolResultUtils.pushToolResult``: ``[<tool> for '<arg>'] Result:`` then the result (in the same block since
-#: native tool calls; before, the result in the blocks after it).
-_RESULT = re.compile(r"\A\[(?P<tool>[\w-]+)(?: for '.*?')?\] Result:[ \t]*\n?", re.S)
+#: native tool calls; before, the result in the blocks after it). Between the tool's name and ``]``, whatever the
+#: extension says of the call: Cline's ``for creating a new task``, Roo Code's ``for 'x'. Reading multiple files at
+#: once is ...``, ``to 'code' because: ...``, ``in 💻 Code mode: '<message>'``, ``completed`` (a subtask's result).
+_RESULT = re.compile(r"\A\[(?P<tool>[a-z][\w-]*)(?:[ :].*?)?\] Result:[ \t]*\n?", re.S)
+#: What a result no pending call can take stands for while its text follows (a second result of one call, as Roo
+#: Code's ``new_task`` gets when its subtask ends; the result of a call whose tag was cut off): passed over.
+_UNPLACED: dict[str, Any] = {"observation": "a result no pending call takes"}
+#: Where the user resumes a task: a call still pending there gets no result after it.
+_RESUMED = re.compile(r"\A\s*(?:\[TASK RESUMPTION\]|New instructions for task continuation:)")
 _NOT_EXECUTED = re.compile(r"\ATool \[(?P<tool>[\w-]+)\] was not executed because (?P<why>[^\n]*)")
 _TOOL_ERROR = re.compile(r"\AThe tool execution failed with the following error:\s*<error>\s*(.*?)\s*</error>", re.S)
 _DENIED = "The user denied this operation."
@@ -138,6 +172,10 @@ _XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file"
               "update_todo_list", "codebase_search", "fetch_instructions")
 _XML_CALL = re.compile(r"<(?P<tool>" + "|".join(_XML_TOOLS) + r")>(?P<body>.*?)</(?P=tool)>", re.S)
 _XML_PARAM = re.compile(r"<(?P<name>[a-z_]+)>\n?(?P<value>.*?)\n?</(?P=name)>", re.S)
+#: The keys of ``task_metadata.json`` (``disk.ts`` ``TaskMetadata``).
+_METADATA_KEYS = frozenset({"files_in_context", "model_usage", "environment_history"})
+#: The version of Roo Code's history since 2026 (``{"version": 2, "messages": [...]}``: PR #11386).
+_ROO_V2 = 2
 _NEVER_ANSWERED = "tool call never finished (no result recorded: the task stopped while it ran)"
 MISTAKE_CAUSE = "the agent kept making mistakes (Cline's consecutive-mistake limit stopped the task)"
 
@@ -154,11 +192,16 @@ def _is_ui_message(record: Any) -> bool:
 
 
 def not_a_run(record: Any) -> str | None:
-    """A ``ui_messages.json`` alone: the UI's log of a task, whose run is the history beside it."""
+    """A ``ui_messages.json`` or ``task_metadata.json`` alone: a task's UI log or bookkeeping, whose run is the
+    history beside it."""
     if _is_ui_message(record):
-        return (f"Cline's (or Roo Code's, Kilo Code's) UI messages of a task ({UI}), without the {HISTORY} that "
-                f"holds its run beside it: ingest the whole task folder (.../saoudrizwan.claude-dev/tasks/<task id>/)")
-    return None
+        what = f"UI messages of a task ({UI})"
+    elif isinstance(record, dict) and record and set(record) <= _METADATA_KEYS:
+        what = f"metadata of a task ({METADATA})"
+    else:
+        return None
+    return (f"Cline's (or Roo Code's, Kilo Code's) {what}, without the {HISTORY} that holds its run beside it: "
+            f"ingest the whole task folder (.../saoudrizwan.claude-dev/tasks/<task id>/)")
 
 
 def run_folder(path: Path) -> Path | None:
@@ -173,9 +216,12 @@ def folder_files(folder: Path) -> list[Path]:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping."""
+    """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping; Roo Code's index of its tasks
+    (``_index.json``) beside the task folders."""
     if _OWN_FILES.match(path.name) and (path.parent / HISTORY).is_file():
         return f"a Cline task's own file beside its {HISTORY} (read with the task folder)"
+    if path.name == _TASKS_INDEX and any((d / HISTORY).is_file() for d in path.parent.iterdir() if d.is_dir()):
+        return "Roo Code's index of the task folders beside it (each read as its own run)"
     return None
 
 
@@ -186,13 +232,18 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     history = files.get(HISTORY)
+    if isinstance(history, dict) and history.get("version") == _ROO_V2 and isinstance(history.get("messages"), list):
+        history = history["messages"]
     if not isinstance(history, list) or not history:
         raise RecordError(f"{HISTORY} holds no messages (a Cline task's conversation is a JSON array of "
-                          f"{{role, content}} messages; found {_kind(history)})")
+                          f"{{role, content}} messages, Roo Code's since 2026 {{\"version\": 2, \"messages\": "
+                          f"[...]}}; found {'an empty array' if history == [] else json_kind(history)})")
     for n, message in enumerate(history):
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        if not isinstance(message, dict) or (message.get("role") not in ("user", "assistant", "tool")
+                                             and message.get("type") != "reasoning"):
             raise RecordError(f"{HISTORY}: message {n} is not a {{role: user|assistant, content}} message "
-                              f"(found {_kind(message)})")
+                              f"(found {json_kind(message)})")
+    history = [m for m in map(_anthropic, history) if m is not None]
     if history[0]["role"] != "user":
         raise RecordError(f"{HISTORY}: the conversation opens with an assistant message, not the user's task")
     ui = [m for m in as_list(files.get(UI, files.get(OLD_UI))) if isinstance(m, dict)]
@@ -204,7 +255,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     for message in history[1:]:
         walk.message(message)
     walk.close()
-    task_id = _task_id(ctx.source)
+    task_id = _task_id(ctx.source, files.get(HISTORY_ITEM), history, ui)
     outcome, failure, basis = _outcome(walk, ui)
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
@@ -235,16 +286,57 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         tool_versions={"cline": version} if version else None)
 
 
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an empty array" if value == [] else "an array", str: "a string",
-            type(None): "nothing"}.get(type(value), type(value).__name__)
+def _anthropic(message: Any) -> Any:
+    """A message of Roo Code's v2 history (AI SDK parts, ``rooMessage.ts``) in the Anthropic shape Cline's is:
+    ``tool-call`` parts as ``tool_use``, a ``tool`` message's ``tool-result`` parts as a user's ``tool_result``, a
+    reasoning item of its own as the assistant's reasoning (None where it keeps no text: encrypted). Cline's and
+    Roo Code's older messages are this shape already: unchanged."""
+    if not isinstance(message, dict):
+        return message
+    if message.get("type") == "reasoning" and "role" not in message:
+        said = "\n".join(as_str(as_dict(s).get("text")) or "" for s in as_list(message.get("summary"))).strip()
+        return {"role": "assistant", "content": [{"type": "reasoning", "text": said}], "ts": message.get("ts")} \
+            if said else None
+    blocks = _blocks(message.get("content"))
+    if message.get("role") == "tool":
+        return {**message, "role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": p.get("toolCallId"), "content": _output(p.get("output"))}
+            for p in blocks if p.get("type") == "tool-result"]}
+    if message.get("role") == "assistant" and any(p.get("type") == "tool-call" for p in blocks):
+        return {**message, "content": [
+            {"type": "tool_use", "id": p.get("toolCallId"), "name": p.get("toolName"), "input": p.get("input")}
+            if p.get("type") == "tool-call" else p for p in blocks]}
+    return message
 
 
-def _task_id(source: Path) -> str:
-    """The task's id, by its folder (a file forced to this format: the folder it lies in)."""
-    folder = source if source.is_dir() else source.parent
-    found = _TASK_ID.search(folder.name)
-    return found.group(1) if found else folder.name
+def _output(output: Any) -> str:
+    """The text of an AI SDK tool result's ``output`` (``{type: text | error-text | json | content, value}``,
+    ``{type: execution-denied}``)."""
+    if isinstance(output, str):
+        return output
+    said = as_dict(output)
+    if said.get("type") == "execution-denied":
+        return _DENIED
+    value = said.get("value")
+    if isinstance(value, str):
+        return value
+    if said.get("type") == "content":
+        return parts_text(value)
+    return json.dumps(value, ensure_ascii=False) if value is not None else ""
+
+
+def _task_id(source: Path, item: Any, history: list[dict[str, Any]], ui: list[dict[str, Any]]) -> str:
+    """The task's id, as the files name it, not where they lie (see the module docstring)."""
+    if found := as_str(as_dict(item).get("id")):
+        return found
+    if found := _TASK_ID.search((source if source.is_dir() else source.parent).name):
+        return found.group(1)
+    started = next((t for t in (history[0].get("ts"), *(m.get("ts") for m in ui[:1]))
+                    if isinstance(t, int) and not isinstance(t, bool)), None)
+    if started is not None:
+        return str(started)
+    first = json.dumps(history[0].get("content"), sort_keys=True, ensure_ascii=False)
+    return "task-" + hashlib.sha1(first.encode()).hexdigest()[:12]
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -261,16 +353,12 @@ def _task(content: Any) -> str:
     return "\n\n".join(t.strip() for t in texts if t.strip() and not _INJECTED.match(t)).strip()
 
 
-class _Walk:
+class _Walk(SessionSteps):
     """The conversation after the task, message by message: steps, and what the user said between them."""
 
     def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.by_id: dict[str, dict[str, Any]] = {}
+        super().__init__()
         self.pending: list[dict[str, Any]] = []  # calls not yet answered, in order
-        self.thought: list[str] = []
-        self.narration: list[str] = []
-        self.at: Any = None
         self.prompts: list[str] = []
         self.resumptions = 0
         self.nudges = 0
@@ -283,7 +371,7 @@ class _Walk:
             self._user(_blocks(message.get("content")))
 
     def _assistant(self, blocks: list[dict[str, Any]], ts: Any) -> None:
-        self.at = ts
+        self.narration_at = ts
         for block in blocks:
             kind = block.get("type")
             if kind == "thinking" and isinstance(block.get("thinking"), str):
@@ -292,7 +380,8 @@ class _Walk:
                 self.thought.append(block["text"])
             elif kind == "text" and isinstance(block.get("text"), str):
                 text, calls = block["text"], list(_XML_CALL.finditer(block["text"]))
-                self.narration.append(text[:calls[0].start()] if calls else text)
+                if said := (text[:calls[0].start()] if calls else text).strip():
+                    self.narration.append(said)
                 for call in calls:
                     params = {p.group("name"): p.group("value") for p in _XML_PARAM.finditer(call.group("body"))}
                     self._call(call.group("tool"), params, None)
@@ -301,30 +390,24 @@ class _Walk:
 
     def _call(self, name: str, arguments: Any, call_id: str | None) -> None:
         step = {"thought": join_thought(self.thought + self.narration), "action": name, "arguments": arguments,
-                "started_at": iso_time(self.at)}
+                "started_at": iso_time(self.narration_at)}
         self.thought, self.narration = [], []
         self.steps.append(step)
         self.pending.append(step)
         if call_id:
-            self.by_id[call_id] = step
+            self.by_call[call_id] = step
         if name == COMPLETION:
             self.completion_feedback = False
 
-    def _flush(self) -> None:
-        """Assistant text no tool call followed: the model's answer."""
-        if join_thought(self.narration):
-            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
-                               "arguments": {"content": join_thought(self.narration)}, "started_at": iso_time(self.at)})
-        self.thought, self.narration = [], []
-
     def _user(self, blocks: list[dict[str, Any]]) -> None:
-        self._flush()
+        self.flush()
+        self.thought = []  # reasoning no text or call followed
         current: dict[str, Any] | None = None  # a result whose text follows in the next blocks (before native calls)
         for block in blocks:
             kind = block.get("type")
             if kind == "tool_result":
-                step = self._next(None, self.by_id.get(str(block.get("tool_use_id"))))
-                body = _RESULT.sub("", _text(block.get("content")), count=1)
+                step = self._next(None, self.by_call.get(str(block.get("tool_use_id"))))
+                body = _RESULT.sub("", parts_text(block.get("content")), count=1)
                 current = self._answer(step, body) if step is not None else None
                 continue
             text = block.get("text") if kind == "text" else None
@@ -332,22 +415,24 @@ class _Walk:
                 continue
             if head := _RESULT.match(text):
                 step = self._next(head.group("tool"))
-                current = self._answer(step, text[head.end():]) if step is not None else None
+                current = self._answer(step, text[head.end():]) if step is not None else _UNPLACED
             elif skipped := _NOT_EXECUTED.match(text):
                 if (step := self._next(skipped.group("tool"))) is not None:
                     self._answer(step, text)
                 current = None
-            elif text.startswith(_COMPLETION_FEEDBACK):
-                self.completion_feedback = True
-            elif text.startswith("[TASK RESUMPTION]"):
-                self.resumptions += 1
+            elif _RESUMED.match(text):
+                self.close_pending()
                 current = None
+                if text.lstrip().startswith("[TASK RESUMPTION]"):
+                    self.resumptions += 1
                 if said := _FEEDBACK.search(text):
                     self._prompt(said.group(1))
+            elif said := _SAID.match(text):
+                self._prompt(said.group(2))
+            elif text.startswith(_COMPLETION_FEEDBACK):
+                self.completion_feedback = True
             elif text.startswith(_NO_TOOL):
                 self.nudges += 1
-            elif said := _FEEDBACK.search(text):
-                self._prompt(said.group(1))
             elif _INJECTED.match(text):
                 current = None
             elif current is not None and not current.get("observation"):
@@ -362,10 +447,13 @@ class _Walk:
             self.completion_feedback = True  # a new call to attempt_completion sets it back
 
     def _next(self, tool: str | None, step: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        """The call a result answers: ``step`` (by its id), else the first not yet answered (of ``tool``, where the
-        result names it)."""
-        step = step or next((s for s in self.pending if tool is None or s["action"] == tool), None) \
-            or (self.pending[0] if self.pending else None)
+        """The call a result answers: ``step`` (by its id); else the first not yet answered of ``tool``, where the
+        result names one (or one whose name ends in it: Cline answers ``use_subagents`` as ``[subagents]``), else
+        none; a result naming no tool, the first not yet answered."""
+        if step is None:
+            candidates = [s for s in self.pending if tool is None or s["action"] == tool] \
+                or [s for s in self.pending if tool is not None and s["action"].endswith("_" + tool)]
+            step = candidates[0] if candidates else None
         if step in self.pending:
             self.pending.remove(step)
         return step
@@ -373,21 +461,20 @@ class _Walk:
     def _answer(self, step: dict[str, Any], body: str) -> dict[str, Any]:
         body = strip_terminal_codes(body).strip()
         step["observation"], step["error"] = _result(step, body)
-        if step["action"] == COMPLETION and (said := _FEEDBACK.search(body)):  # Roo Code's reply in the result
-            self._prompt(said.group(1))
+        if step["action"] == COMPLETION and (said := _SAID.match(body)):  # Roo Code's reply in the result
+            self._prompt(said.group(2))
         return step
 
-    def close(self) -> None:
-        self._flush()
+    def close_pending(self) -> None:
+        """Calls still pending where the task stopped (or was resumed): none will get its result."""
         for step in self.pending:
             if step["action"] not in _TO_THE_USER:
                 step["error"] = _NEVER_ANSWERED
+        self.pending = []
 
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(b["text"] for b in _blocks(content) if isinstance(b.get("text"), str))
+    def close(self) -> None:
+        self.flush()
+        self.close_pending()
 
 
 def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
@@ -442,7 +529,7 @@ def _status(body: str) -> str | None:
 def _outcome(walk: _Walk, ui: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
     """The task's verdict (see the module docstring)."""
     calls = [s for s in walk.steps if s["action"] != "respond"]
-    if calls and calls[-1]["action"] == COMPLETION and not walk.completion_feedback:
+    if calls and calls[-1]["action"] == COMPLETION and not calls[-1].get("error") and not walk.completion_feedback:
         return Outcome.success, None, {"outcome_basis": "attempt_completion, and no feedback from the user after it"}
     asks = [m for m in ui if m.get("type") == "ask" and m.get("ask") not in ("resume_task", "resume_completed_task")]
     last = asks[-1] if asks else {}
