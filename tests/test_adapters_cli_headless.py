@@ -260,3 +260,13 @@ def test_stream_json_whose_only_user_text_is_a_skills_expansion_outside_a_trial_
     [result] = read_dump(alone, tenant="acme")
     assert not result.ok
     assert "ingest the session transcript instead" in result.error
+
+
+def test_harbor_headless_run_names_the_cli_version_its_init_record_gives() -> None:
+    """Round 28, AUD8 (the real SkillsBench trial above, Claude Code 2.1.19): stream-json's records carry no
+    ``version`` (a transcript's do), so the headless run had no ``cli_version`` and no tool version, though its
+    ``init`` record names the CLI: ``"claude_code_version": "2.1.19"``."""
+    [result] = read_dump(SKILLSBENCH / "agent" / "claude-code.txt", tenant="acme")
+    run = result.trajectory
+    assert run.metadata["cli_version"] == "2.1.19"
+    assert run.tool_versions == {"claude-code": "2.1.19"}

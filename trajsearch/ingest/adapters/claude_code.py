@@ -1427,7 +1427,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     def first(key: str) -> Any:
         return next((r[key] for r in chain if r.get(key)), None)
 
-    versions = [str(r["version"]) for r in unique if r.get("version")]
+    # headless stream-json records carry no ``version``; its ``init`` record names the CLI's
+    versions = [str(r["version"]) for r in unique if r.get("version")] or [
+        str(v) for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
+        and (v := r.get("claude_code_version"))]
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session_id,
