@@ -168,16 +168,18 @@ def test_harbor_headless_output_is_the_trials_run_only_when_the_trial_kept_no_ot
     """Review of AUD7 (M4, M5): a trial has one run. Harbor converts the transcript under ``agent/sessions/projects/``
     to ``agent/trajectory.json``, but writes none when the conversion fails or finds several project folders: the
     transcript is then the trial's run, and ``claude-code.txt`` was a second one. A ``trajectory.json`` that is no
-    ATIF conversion naming the task (``{}``) is no run, so it does not take the output's place."""
+    ATIF conversion naming the task (``{}``) is no run, so it does not take the output's place. Beside the transcript
+    the output is passed over naming it (round 28, AUD8: a walk reads the output, and had rejected it there)."""
     trial = _trial_copy(tmp_path, SKILLSBENCH)
     for name, text in beside.items():
         (trial / name).parent.mkdir(parents=True, exist_ok=True)
         (trial / name).write_text(text)
-    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
-    assert result.ok is kept, result.error
     if not kept:
-        assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")
-        assert "ingest the session transcript instead" in result.error
+        with pytest.raises(SideFile, match=r"which kept the session's transcript: the trial's run is .*0f4c\.jsonl"):
+            read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+        return
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
 
 
 def test_harbor_headless_output_beside_a_conversion_naming_the_task_is_passed_over(tmp_path: Path) -> None:
@@ -270,3 +272,42 @@ def test_harbor_headless_run_names_the_cli_version_its_init_record_gives() -> No
     run = result.trajectory
     assert run.metadata["cli_version"] == "2.1.19"
     assert run.tool_versions == {"claude-code": "2.1.19"}
+
+
+def test_a_walk_of_harbor_trials_reads_the_headless_output_that_is_each_trials_run(tmp_path: Path) -> None:
+    """Round 28, AUD8 (the two real SkillsBench trials above): no trial of SkillsBench's Claude Code jobs of January
+    2026 kept a transcript or an ATIF conversion, so each trial's run is its ``agent/claude-code.txt``; a walk passed
+    over every ``.txt`` file, so ingesting the job folder read no run ("no run in the input"), and only naming each
+    file read it. The walk now reads it in a Harbor trial, and passes it over where the trial kept another run."""
+    job = tmp_path / "job"
+    for trial in (SKILLSBENCH, WYCKOFF):
+        shutil.copytree(trial, job / trial.name)
+    stray = tmp_path / "job" / "notes" / "agent"  # not in a Harbor trial: not read, as any .txt file
+    stray.mkdir(parents=True)
+    shutil.copy(SKILLSBENCH / "agent" / "claude-code.txt", stray / "claude-code.txt")
+    runs = [r.trajectory for r in read_dump(job, tenant="acme") if r.ok]
+    assert sorted(r.task_id for r in runs) == ["crystallographic-wyckoff-position-analysis",
+                                               "econ-detrending-correlation"]
+    assert {r.reward for r in runs} == {1.0, 0.55}
+
+    transcript = job / SKILLSBENCH.name / "agent" / "sessions" / "projects" / "-root" / "s.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", transcript)
+    results = list(read_dump(job, tenant="acme"))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert sorted(Path(r.source).name for r in results) == ["claude-code.txt", "s.jsonl"]
+
+
+def test_harbor_command_logs_are_the_trials_own_files_not_files_of_no_format(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Round 28, AUD8: Harbor's installed agents log each command they run under ``agent/command-<i>/`` and
+    ``agent/setup/`` (``command.txt``, ``return-code.txt``, ``stdout.txt``); a walk of a job named each one "passed
+    over by name" (a real job: two per trial), burying a file of runs among them. They are the trial's own."""
+    trial = _trial_copy(tmp_path, WYCKOFF)
+    (trial / "agent" / "setup").mkdir()
+    (trial / "agent" / "setup" / "return-code.txt").write_text("0")
+    caplog.set_level(logging.WARNING)
+    assert [r.ok for r in read_dump(trial, tenant="acme")] == [True]
+    assert "passed over by name" not in caplog.text
+    with pytest.raises(SideFile, match="Harbor's log of the command-1 command it ran for the agent of trial"):
+        read_dump(trial / "agent" / "command-1" / "command.txt", tenant="acme")

@@ -522,6 +522,12 @@ def _adapter_pieces(fmt: str | None = None) -> tuple[Any, ...]:
     return tuple(mod for mod in mods if getattr(mod, "SESSION_PIECES", None) is not None)
 
 
+def _adapter_hooks(name: str, fmt: str | None = None) -> tuple[Any, ...]:
+    """The adapters that define the optional hook ``name``, under a forced format only its own."""
+    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
+    return tuple(mod for mod in mods if getattr(mod, name, None) is not None)
+
+
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
     """The hidden file or folder a walked path lies under (``.git``, ``.venv``, a cache, an editor's settings: no
     runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
@@ -612,6 +618,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
     piecers = _adapter_pieces(fmt)
+    walkers = _adapter_hooks("walked_file", fmt)  # files not named as dumps that hold a run where they lie
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
     others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else
     unknown: list[Path] = []  # of those, the ones no producer is known to write beside runs: told beside dumps
@@ -627,7 +634,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if p.is_file():
                 pieces.setdefault(mod, []).append(p)
             return False
-        if not _dump_named(p.name):
+        if not _dump_named(p.name) and not any(mod.walked_file(p) for mod in walkers):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
                 if kind := _packed_kind(p.name):
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")

@@ -26,6 +26,9 @@ entry in ``ADAPTERS``. A module exposes:
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores
   (``.adk/session.db``): a walk hands them in for detection to name;
+  optionally ``walked_file(path)``, whether a file not named as a dump is
+  its producer's run where it lies (a Harbor trial's ``agent/claude-code.txt``),
+  which a walk then reads;
   optionally ``read_with(path)``, the other files (present or not) whose content
   the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
   ingest's checkpoint reads ``path`` again when they change;

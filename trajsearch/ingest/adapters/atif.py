@@ -1072,7 +1072,15 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
+    command = path.parent
+    if command.parent.name == "agent" and _COMMAND_LOG.fullmatch(command.name) and _is_trial(command.parent.parent):
+        return f"Harbor's log of the {command.name} command it ran for the agent of trial {command.parent.parent.name}"
     return None
+
+
+#: The folders under a trial's ``agent/`` where Harbor's installed agents log each command they run (``setup``,
+#: ``command-<i>``, ``command-<turn>-<i>``: ``command.txt``, ``return-code.txt``, ``stdout.txt``, ``stderr.txt``).
+_COMMAND_LOG = re.compile(r"setup|command-\d+(?:-\d+)?")
 
 
 #: Where Harbor's installed agents copy a raw session folder whose files are not all runs (a sub-agent's settings),

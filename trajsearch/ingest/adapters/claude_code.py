@@ -480,11 +480,23 @@ def _is_todo(record: dict[str, Any]) -> bool:
         and ("activeForm" in record or {"priority", "id"} <= set(record)) and set(record) <= _TODO_KEYS
 
 
+def walked_file(path: Path) -> bool:
+    """The adapter hook (see ``adapters/__init__``): a Harbor trial's ``agent/claude-code.txt``, where Harbor's
+    claude-code agent tees ``claude -p``'s stream-json. A walk reads it: in a trial that kept no transcript and no
+    ATIF conversion it is the trial's run (SkillsBench's Claude Code jobs of January 2026 kept none in any trial, so
+    a walk of one read no run); beside either it is passed over (``side_path``, ``atif.side_path``)."""
+    return path.name == "claude-code.txt" and path.parent.name == "agent" and harbor_trial(path) is not None
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): an empty file of the names Claude Code gives a subagent's
     transcript and metadata (``agent-<id>.jsonl``, ``agent-<id>.meta.json``: 2.1.x creates them for a workflow's
     agents, and leaves them empty when the agent never ran) or a workflow's journal, and a file of no format holding
-    only ``[]`` (see ``_empty_array``); the HTML pages claude-code-transcripts renders a session as."""
+    only ``[]`` (see ``_empty_array``); the HTML pages claude-code-transcripts renders a session as; a Harbor trial's
+    headless output beside the session transcript Harbor kept and did not convert (that is the trial's run)."""
+    if fmt == NAME and walked_file(path) and (transcript := _harbor_transcript(path)) is not None:
+        return (f"Claude Code's headless output in Harbor trial {harbor_trial(path).name}, which kept the session's "
+                f"transcript: the trial's run is {transcript}")
     if fmt is None and (what := _empty_array(path)):
         return what
     if fmt is None and _TRANSCRIPT_PAGE.fullmatch(path.name) and (path.parent / "index.html").is_file() \
@@ -1508,7 +1520,15 @@ def _unconverted_trial(source: Path) -> Path | None:
     ``atif.converted_run``): the trial's run is then this output, with the verdict in its ``result.json``. Either
     would be the trial's run, and a trial has one."""
     trial = harbor_trial(source)
-    if trial is None or converted_run(trial / "agent" / "trajectory.json") \
-            or next((trial / "agent" / "sessions" / "projects").glob("**/*.jsonl"), None) is not None:
+    if trial is None or converted_run(trial / "agent" / "trajectory.json") or _harbor_transcript(source) is not None:
         return None
     return trial
+
+
+def _harbor_transcript(source: Path) -> Path | None:
+    """The session transcript Harbor copied into the trial whose agent logs hold ``source``, when it did not convert
+    it to ATIF (a conversion naming the task is the trial's run instead): ``agent/sessions/projects/**.jsonl``."""
+    trial = harbor_trial(source)
+    if trial is None or converted_run(trial / "agent" / "trajectory.json"):
+        return None
+    return next((trial / "agent" / "sessions" / "projects").glob("**/*.jsonl"), None)
