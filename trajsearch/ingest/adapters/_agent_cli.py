@@ -98,6 +98,16 @@ CONTEXT_OVERFLOW = re.compile(
 #: policy read it: the conversation the agent (and its compaction) built no longer fits; the provider answered as
 #: it should. A retry of the same run fails the same way, which an infrastructure error would not.
 CONTEXT_CAUSE = "the agent ran out of its context window"
+#: A session's last error that says the model refused the request: its provider's safety classifier stopped the
+#: response (the Messages API's ``stop_reason: "refusal"``, which Claude Code tags its error with: ``_refused``), in
+#: Claude Code's words: "... appears to violate our Usage Policy" (1.x-2.x), "<model> has safety measures that
+#: flagged this message", "<model>'s safeguards flagged this message" (2.1.337).
+MODEL_REFUSAL = re.compile(r"\bappears to violate our Usage Policy\b|\bhas safety measures that flagged this message\b|"
+                           r"\bsafeguards flagged this message\b|[(,] refusal(?:: [\w-]+)?\)$", re.I)
+#: Why a session the model refused ended: the agent's failure, not infrastructure. The request is declined for
+#: what it asks, and a retry of the same run is declined the same way (2.1.337 retries once itself, "continuing
+#: once with that noted", and its retry was refused too); users' scripts call it a "real stop, retry never helps".
+REFUSAL_CAUSE = "the model refused the request: its provider's safeguards stopped the response"
 #: The blocks Claude Code's IDE extensions (VS Code, 2.0+) put into a prompt (see ``strip_ide_context``).
 IDE_CONTEXT = ("ide_opened_file", "ide_selection")
 #: What Claude Code (2.1.2xx) puts before a fork worker's directive: the same instructions to every fork.
@@ -648,10 +658,13 @@ def session_trajectory(
 
 def ended_on_error(error: str, cause: str) -> tuple[Outcome, Failure]:
     """The verdict on a session that ended on ``error`` with no work after it: the agent's ``failure`` when the
-    error is its context window's (:data:`CONTEXT_OVERFLOW`, one rule for every CLI), else an ``infra_error``
-    caused as ``cause`` says (the provider, the network, credentials: not the agent's work)."""
+    error is its context window's (:data:`CONTEXT_OVERFLOW`, one rule for every CLI) or the model's refusal
+    (:data:`MODEL_REFUSAL`), else an ``infra_error`` caused as ``cause`` says (the provider, the network,
+    credentials: not the agent's work)."""
     if CONTEXT_OVERFLOW.search(error):
         return Outcome.failure, Failure(error=error, cause=CONTEXT_CAUSE)
+    if MODEL_REFUSAL.search(error):
+        return Outcome.failure, Failure(error=error, cause=REFUSAL_CAUSE)
     return Outcome.infra_error, Failure(error=error, cause=cause)
 
 

@@ -159,7 +159,9 @@ Mapping
   ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
   no model reply after it) -> ``infra_error`` with that error; "Prompt is too long"
   (the conversation outgrew the model's window and compaction did not save it) is the agent's
-  ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``).
+  ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``), and so is the
+  model's refusal (a response ended with ``stop_reason: "refusal"``, its step's error ``refusal: <category>``;
+  the CLI's "... appears to violate our Usage Policy", 2.1.337's "<model>'s safeguards flagged this message").
   Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with neither a
   transcript nor an ATIF conversion naming the task beside it is the trial's run: the verdict is ``result.json``'s
   (``atif.trial_verdict``), so are its task_id / task_family (``atif.trial_task``) and, as stream-json has no
@@ -880,6 +882,13 @@ def _head_only(output: str) -> bool:
     return low - slack <= _HEAD_KEPT <= high + slack
 
 
+def _refused(message: dict[str, Any]) -> str:
+    """What a response the model's provider stopped says (the Messages API's ``stop_reason: "refusal"``: a safety
+    classifier withheld the rest of it and any call in it; 2.1.3xx records the ``stop_details`` category)."""
+    category = as_str(as_dict(message.get("stop_details")).get("category"))
+    return f"refusal: {category}" if category else "refusal"
+
+
 def _api_error_text(record: dict[str, Any]) -> str | None:
     """The error of a synthetic API-error assistant record or a ``system`` error record, else None."""
     if record.get("type") == "assistant":
@@ -890,7 +899,8 @@ def _api_error_text(record: dict[str, Any]) -> str | None:
                 record.get("error") or record.get("apiErrorStatus") or _API_ERROR_TEXT.match(text))):
             kind = record.get("error") if isinstance(record.get("error"), str) else None
             status = record.get("apiErrorStatus")
-            tags = ", ".join(t for t in (kind, f"HTTP {status}" if status else None) if t)
+            refused = _refused(message) if message.get("stop_reason") == "refusal" else None
+            tags = ", ".join(t for t in (kind, f"HTTP {status}" if status else None, refused) if t)
             text = text or "API error"
             return short(f"{text} ({tags})" if tags else text, 500, keep="head")
         return None
@@ -1329,7 +1339,10 @@ def _read(records: list[dict[str, Any]]) -> _Session:
                     session.last_error = error
                 continue
             session.last_error = None
+            before = len(session.steps)
             session.response(message, parts, unit.get("timestamp"))
+            if message.get("stop_reason") == "refusal" and len(session.steps) > before:
+                session.steps[-1]["error"] = _refused(message)
         elif kind == "user":
             session.user(unit)
         elif kind == "attachment" and _is_hook_block(unit):

@@ -1,0 +1,40 @@
+"""Claude Code 2.1.337 (the Claude Agent SDK 0.3.337's CLI, newer than the claude-code package's latest), run against a
+local fake Messages API (round 28, AUD8; ``fixtures/claude-code/.r28/agent-sdk-0.3.337/SOURCE.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+R28 = Path(__file__).parent / "fixtures" / "claude-code" / ".r28" / "agent-sdk-0.3.337"
+
+
+def test_a_2_1_337_session_reads_its_task_calls_failing_command_and_answer() -> None:
+    [result] = read_dump(R28 / "e20655e3-fa4e-4435-ba5d-7b9144d80381.jsonl", tenant="acme")
+    run = result.trajectory
+    assert run.task == "FIXTEST: the test in test_calc.py fails; fix it"
+    assert [s.action for s in run.steps] == ["Bash", "Read", "Edit", "Bash", "respond"]
+    assert run.steps[0].error == "AssertionError: add(2, 3) == -1, expected 5 (exit code 1)"
+    assert [bool(s.error) for s in run.steps[1:]] == [False] * 4
+    assert run.steps[0].thought == "I'll run the tests first."
+    assert run.steps[-1].arguments["content"].startswith("Fixed: `add` in calc.py returned `a - b`")
+    assert (run.model_id, run.outcome, run.metadata["cli_version"]) == ("claude-sonnet-4-5", Outcome.unknown, "2.1.337")
+    assert run.created_at.isoformat() == "2026-12-06T22:50:57.320000+00:00"
+
+
+def test_a_session_the_models_safeguards_refused_is_the_agents_failure_not_an_outage() -> None:
+    """2.1.337: the model's response ended with ``stop_reason: "refusal"`` (category ``cyber``), the CLI retried once,
+    was refused again and ended on its ``<synthetic>`` "API Error: Sonnet 4.5's safeguards flagged this message". That
+    last error made the run an ``infra_error`` ("the provider, the network, credentials"), and the withheld fragments
+    ("I'll start by") read as two clean answers. A refusal is for what the run asks: a retry is refused the same
+    way (the CLI's own retry was), so it is the agent's failure, each refused response an error."""
+    [result] = read_dump(R28 / "d34eee5f-699e-4298-8c7f-bcfc8e46bb3e.jsonl", tenant="acme")
+    run = result.trajectory
+    assert run.outcome is Outcome.failure
+    assert run.failure.cause == "the model refused the request: its provider's safeguards stopped the response"
+    assert run.failure.error.startswith("API Error: Sonnet 4.5's safeguards flagged this message.")
+    assert run.failure.error.endswith("(invalid_request, refusal: cyber)")
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("Bash", None), ("respond", "refusal: cyber"), ("respond", "refusal: cyber")]
