@@ -164,11 +164,12 @@ Mapping
   the CLI's "... appears to violate our Usage Policy", 2.1.337's "<model>'s safeguards flagged this message").
   Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with neither a
   transcript nor an ATIF conversion naming the task beside it is the trial's run: the verdict is ``result.json``'s
-  (``atif.trial_verdict``), so are its task_id / task_family (``atif.trial_task``) and, as stream-json has no
-  times, created_at (the agent's start); the task, which stream-json never echoes, is the instruction the
-  ``claude -p`` command in ``agent/command-<n>/command.txt`` was given as written (``metadata.task_from``; not one
-  the shell expands from a variable), else names the Harbor task and the agent's first words
-  (``metadata.prompt_not_recorded``; an output with no work and no such command stays rejected).
+  (``atif.trial_verdict``), so are its task_id / task_family (``atif.trial_task``) and, where stream-json has no
+  times (2.1.19's records carry none; 2.1.337's do), created_at (the agent's start); the task, which stream-json
+  never echoes, is the instruction the ``claude -p`` command in ``agent/command-<n>/command.txt`` was given as
+  written (``metadata.task_from``; not one the shell expands from a variable), else names the Harbor task and the
+  agent's first words (``metadata.prompt_not_recorded``; an output with no work and no such command stays
+  rejected).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last

@@ -1,5 +1,6 @@
-"""Claude Code 2.1.337 (the Claude Agent SDK 0.3.337's CLI, newer than the claude-code package's latest), run against a
-local fake Messages API (round 28, AUD8; ``fixtures/claude-code/.r28/agent-sdk-0.3.337/SOURCE.md``)."""
+"""The newest releases round 28 (AUD8) found, run against local fake models: Claude Code 2.1.337 (the Claude Agent
+SDK 0.3.337's CLI, newer than the claude-code package's latest; ``fixtures/claude-code/.r28/agent-sdk-0.3.337``) and
+AG2 1.2.1's own OpenTelemetry spans (``fixtures/otel-genai/.r28``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
-R28 = Path(__file__).parent / "fixtures" / "claude-code" / ".r28" / "agent-sdk-0.3.337"
+FIXTURES = Path(__file__).parent / "fixtures"
+R28 = FIXTURES / "claude-code" / ".r28" / "agent-sdk-0.3.337"
 
 
 def test_a_2_1_337_session_reads_its_task_calls_failing_command_and_answer() -> None:
@@ -38,3 +40,15 @@ def test_a_session_the_models_safeguards_refused_is_the_agents_failure_not_an_ou
     assert run.failure.error.endswith("(invalid_request, refusal: cyber)")
     assert [(s.action, s.error) for s in run.steps] == [
         ("Bash", None), ("respond", "refusal: cyber"), ("respond", "refusal: cyber")]
+
+
+def test_ag2_1_x_telemetry_spans_read_as_a_run_with_its_failed_tool_call() -> None:
+    """AG2 1.2.1 (a new framework, ``import ag2``): its TelemetryMiddleware's GenAI spans, a tool that raised."""
+    [result] = read_dump(FIXTURES / "otel-genai" / ".r28" / "ag2-1.2.1-telemetry.otlp.jsonl", tenant="acme")
+    run = result.trajectory
+    assert run.task == "What is the weather in Atlantis?"
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("get_weather", "ValueError: city not found: Atlantis"), ("respond", None)]
+    assert run.steps[0].arguments == {"city": "Atlantis"}
+    assert run.steps[1].arguments["content"] == "The weather could not be found for Atlantis. TERMINATE"
+    assert (run.model_id, run.outcome, run.metadata["agent_name"]) == ("gpt-4o-mini", Outcome.unknown, "assistant")
