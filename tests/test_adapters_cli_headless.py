@@ -130,8 +130,8 @@ def test_harbor_headless_output_with_no_conversion_is_the_trials_run_with_its_ve
     run and its graded verdict (reward 1.0 in ``result.json``) were lost. It is now the trial's run, its task naming the
     Harbor task and what the agent first said. Where Harbor did convert the session (``agent/trajectory.json``), that
     file is the trial's run: the output named alone stays a rejection, not a second run of the trial. This trial's
-    ``config.json`` is derived from ``result.json``'s config block (the stored copy lacks it; without one the folder
-    is no Harbor trial and the output stays rejected: SOURCE.md)."""
+    ``config.json`` is derived from ``result.json``'s config block (the stored copy lacks it: SOURCE.md; read without
+    it since round 28, below)."""
     [result] = read_dump(SKILLSBENCH / "agent" / "claude-code.txt", tenant="acme")
     assert result.ok, result.error
     run = result.trajectory
@@ -311,3 +311,22 @@ def test_harbor_command_logs_are_the_trials_own_files_not_files_of_no_format(
     assert "passed over by name" not in caplog.text
     with pytest.raises(SideFile, match="Harbor's log of the command-1 command it ran for the agent of trial"):
         read_dump(trial / "agent" / "command-1" / "command.txt", tenant="acme")
+
+
+def test_a_harbor_trial_copied_without_its_config_is_still_a_trial(tmp_path: Path) -> None:
+    """Round 28, AUD8: the stored copy of SkillsBench's trials holds ``result.json`` without ``config.json`` in most
+    folders (this trial's among them: AUD7 derived its ``config.json``), and a trial was told by ``config.json``
+    alone, so the headless run was rejected ("no user prompt") and, in a walk, ``result.json`` was a rejection
+    ("unrecognised dump format"). A ``result.json`` that is Harbor's ``TrialResult`` (trial and task names, agent
+    info, the trial config) beside the agent's logs says the folder is a trial."""
+    trial = _trial_copy(tmp_path, SKILLSBENCH)
+    (trial / "config.json").unlink()
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
+    assert (result.trajectory.outcome, result.trajectory.reward) == (Outcome.success, 1.0)
+    results = list(read_dump(tmp_path, tenant="acme"))
+    assert [(Path(r.source).name, r.ok) for r in results] == [("claude-code.txt", True)]
+
+    (trial / "result.json").write_text('{"id": "x", "started_at": null, "n_total_trials": 1, "stats": {}}')
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")  # a job's result.json: no trial
+    assert not result.ok and "ingest the session transcript instead" in result.error

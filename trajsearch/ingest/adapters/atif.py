@@ -966,12 +966,21 @@ def _is_trial(folder: Path) -> bool:
     """A Harbor trial directory: its ``config.json`` beside the ``agent/`` or ``verifier/`` logs, and its
     ``result.json``; or a ``config.json`` naming the folder its ``trial_name``: a trial Harbor began and never finished
     (its job stopped, or still running: ``Trial.run`` writes ``config.json`` first and ``result.json`` last), or one
-    that ended before its agent ran (no ``agent/`` or ``verifier/``: :func:`_agent_never_ran`)."""
+    that ended before its agent ran (no ``agent/`` or ``verifier/``: :func:`_agent_never_ran`); or, copied without
+    its ``config.json``, the logs beside a ``result.json`` that is Harbor's ``TrialResult`` (:data:`_TRIAL_RESULT`,
+    whose ``config`` is what ``config.json`` held): a published copy of trials may leave it out, and then its
+    ``result.json`` had been rejected as a file of no format and a headless run beside it not read."""
+    logs = (folder / "agent").is_dir() or (folder / "verifier").is_dir()
     if not (folder / "config.json").is_file():
-        return False
-    if (folder / "result.json").is_file() and ((folder / "agent").is_dir() or (folder / "verifier").is_dir()):
+        return logs and _TRIAL_RESULT <= _json_beside(folder / "result.json").keys()
+    if (folder / "result.json").is_file() and logs:
         return True
     return _json_beside(folder / "config.json").get("trial_name") == folder.name
+
+
+#: What every Harbor version writes in a trial's ``result.json`` (``TrialResult``; 0.1 to 0.25 as the fixtures have
+#: them), and no job's ``result.json`` (``JobResult``: :data:`_JOB_RESULT`).
+_TRIAL_RESULT = frozenset({"trial_name", "task_name", "agent_info", "config"})
 
 
 def _agent_never_ran(trial: Path) -> str | None:
