@@ -4,6 +4,7 @@ AG2 1.2.1's own OpenTelemetry spans (``fixtures/otel-genai/.r28``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -52,3 +53,21 @@ def test_ag2_1_x_telemetry_spans_read_as_a_run_with_its_failed_tool_call() -> No
     assert run.steps[0].arguments == {"city": "Atlantis"}
     assert run.steps[1].arguments["content"] == "The weather could not be found for Atlantis. TERMINATE"
     assert (run.model_id, run.outcome, run.metadata["agent_name"]) == ("gpt-4o-mini", Outcome.unknown, "assistant")
+
+
+def test_the_usage_policy_refusal_of_earlier_versions_is_the_agents_failure_too(tmp_path: Path) -> None:
+    """The same session's last record as 1.x-2.1.3xx wrote a refusal: a ``<synthetic>`` API-error message with no
+    ``stop_reason`` or ``stop_details``, only the words (as users' logs quote them)."""
+    lines = (R28 / "d34eee5f-699e-4298-8c7f-bcfc8e46bb3e.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["message"].pop("stop_details")
+    last["message"]["stop_reason"] = "stop_sequence"
+    last["message"]["content"] = [{"type": "text", "text": (
+        "API Error: Claude Code is unable to respond to this request, which appears to violate our Usage Policy "
+        "(https://www.anthropic.com/legal/aup). Please double press esc to edit your last message or start a new "
+        "session for Claude Code to assist with a different task.")}]
+    session = tmp_path / "d34eee5f-699e-4298-8c7f-bcfc8e46bb3e.jsonl"
+    session.write_text("\n".join(lines[:-1] + [json.dumps(last)]) + "\n")
+    [result] = read_dump(session, tenant="acme")
+    assert result.trajectory.outcome is Outcome.failure
+    assert result.trajectory.failure.cause.startswith("the model refused the request")

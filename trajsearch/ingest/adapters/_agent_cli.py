@@ -103,7 +103,7 @@ CONTEXT_CAUSE = "the agent ran out of its context window"
 #: Claude Code's words: "... appears to violate our Usage Policy" (1.x-2.x), "<model> has safety measures that
 #: flagged this message", "<model>'s safeguards flagged this message" (2.1.337).
 MODEL_REFUSAL = re.compile(r"\bappears to violate our Usage Policy\b|\bhas safety measures that flagged this message\b|"
-                           r"\bsafeguards flagged this message\b|[(,] refusal(?:: [\w-]+)?\)$", re.I)
+                           r"\bsafeguards flagged this message\b|(?:\(|, )refusal(?:: [\w-]+)?\)$", re.I)
 #: Why a session the model refused ended: the agent's failure, not infrastructure. The request is declined for
 #: what it asks, and a retry of the same run is declined the same way (2.1.337 retries once itself, "continuing
 #: once with that noted", and its retry was refused too); users' scripts call it a "real stop, retry never helps".
