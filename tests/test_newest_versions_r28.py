@@ -71,3 +71,18 @@ def test_the_usage_policy_refusal_of_earlier_versions_is_the_agents_failure_too(
     [result] = read_dump(session, tenant="acme")
     assert result.trajectory.outcome is Outcome.failure
     assert result.trajectory.failure.cause.startswith("the model refused the request")
+
+
+def test_a_gemini_reply_blocked_for_safety_is_the_agents_failure_not_an_outage() -> None:
+    """Gemini CLI 0.61.0 headless: the API ended the reply with ``finishReason: "SAFETY"``; the CLI's "The model
+    response was blocked due to safety settings." ended the run and was read as an API or CLI error, an
+    ``infra_error``. As Claude Code's refusal, it is the agent's failure. The chat recording holds nothing of it."""
+    gemini = FIXTURES / "gemini-cli" / ".r28"
+    [result] = read_dump(gemini / "headless-stream-json-safety-blocked.jsonl", tenant="acme")
+    run = result.trajectory
+    assert run.outcome is Outcome.failure
+    assert run.failure.error == "The model response was blocked due to safety settings."
+    assert run.failure.cause.startswith("the model refused the request")
+    assert [s.action for s in run.steps] == ["run_shell_command"]
+    [recorded] = read_dump(gemini / "session-2026-12-06T23-05-79fdd00e.jsonl", tenant="acme")
+    assert recorded.trajectory.outcome is Outcome.unknown

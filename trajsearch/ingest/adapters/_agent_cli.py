@@ -101,9 +101,12 @@ CONTEXT_CAUSE = "the agent ran out of its context window"
 #: A session's last error that says the model refused the request: its provider's safety classifier stopped the
 #: response (the Messages API's ``stop_reason: "refusal"``, which Claude Code tags its error with: ``_refused``), in
 #: Claude Code's words: "... appears to violate our Usage Policy" (1.x-2.x), "<model> has safety measures that
-#: flagged this message", "<model>'s safeguards flagged this message" (2.1.337).
+#: flagged this message", "<model>'s safeguards flagged this message" (2.1.337); and Gemini CLI's for a reply the API
+#: ended with ``finishReason`` ``SAFETY``, ``RECITATION`` or another block (``utils/constants.ts``, 0.61).
 MODEL_REFUSAL = re.compile(r"\bappears to violate our Usage Policy\b|\bhas safety measures that flagged this message\b|"
-                           r"\bsafeguards flagged this message\b|(?:\(|, )refusal(?:: [\w-]+)?\)$", re.I)
+                           r"\bsafeguards flagged this message\b|(?:\(|, )refusal(?:: [\w-]+)?\)$|"
+                           r"\bThe model response was blocked due to (?:safety settings|recitation/copyright filters|"
+                           r"other policy settings)\b", re.I)
 #: Why a session the model refused ended: the agent's failure, not infrastructure. The request is declined for
 #: what it asks, and a retry of the same run is declined the same way (2.1.337 retries once itself, "continuing
 #: once with that noted", and its retry was refused too); users' scripts call it a "real stop, retry never helps".

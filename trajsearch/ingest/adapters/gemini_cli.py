@@ -80,7 +80,9 @@ Mapping
   error record (``[API Error: ...]``, quota, rate limit; 0.55+: the CLI's word for a
   reply it could not use, "The model returned an empty response ...", a safety block,
   a reply cut at the token limit, "Model stream ended with malformed function call.") has no
-  model reply after it -> ``infra_error`` with that text. The CLI's other error records answer its
+  model reply after it -> ``infra_error`` with that text, but a safety, recitation or policy block ("The model
+  response was blocked due to ...") is the agent's ``failure``, as every CLI's refusal (``_agent_cli.MODEL_REFUSAL``;
+  0.61's headless output records it, its chat recording does not). The CLI's other error records answer its
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
   session went on after. A session whose last loop feedback has no step after it ended
