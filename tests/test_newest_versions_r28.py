@@ -5,6 +5,7 @@ AG2 1.2.1's own OpenTelemetry spans (``fixtures/otel-genai/.r28``)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -12,6 +13,10 @@ from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
 R28 = FIXTURES / "claude-code" / ".r28" / "agent-sdk-0.3.337"
+#: A real Harbor trial of SkillsBench (Claude Code 2.1.19, headless), whose ``agent/claude-code.txt`` is its run.
+SKILLSBENCH = FIXTURES / "claude-code" / ".aud7" / "skillsbench-no-atif" / \
+    "claude-code-claude-opus-4-5-skills-econ-detrending-correlation-916cde"
+REFUSED = "refusal: the provider's safety classifier stopped this response"
 
 
 def test_a_2_1_337_session_reads_its_task_calls_failing_command_and_answer() -> None:
@@ -31,16 +36,31 @@ def test_a_session_the_models_safeguards_refused_is_the_agents_failure_not_an_ou
     """2.1.337: the model's response ended with ``stop_reason: "refusal"`` (category ``cyber``), the CLI retried once,
     was refused again and ended on its ``<synthetic>`` "API Error: Sonnet 4.5's safeguards flagged this message". That
     last error made the run an ``infra_error`` ("the provider, the network, credentials"), and the withheld fragments
-    ("I'll start by") read as two clean answers. A refusal is for what the run asks: a retry is refused the same
-    way (the CLI's own retry was), so it is the agent's failure, each refused response an error."""
+    ("I'll start by") read as two clean answers. Nothing failed in the network: the provider declined what the run
+    asked (its classifier may flag legitimate work, and a retry may pass), so the run is the agent's failure, each
+    refused response a step error."""
     [result] = read_dump(R28 / "d34eee5f-699e-4298-8c7f-bcfc8e46bb3e.jsonl", tenant="acme")
     run = result.trajectory
     assert run.outcome is Outcome.failure
     assert run.failure.cause == "the model refused the request: its provider's safeguards stopped the response"
     assert run.failure.error.startswith("API Error: Sonnet 4.5's safeguards flagged this message.")
     assert run.failure.error.endswith("(invalid_request, refusal: cyber)")
-    assert [(s.action, s.error) for s in run.steps] == [
-        ("Bash", None), ("respond", "refusal: cyber"), ("respond", "refusal: cyber")]
+    assert [(s.action, s.error) for s in run.steps] == [("Bash", None), ("respond", REFUSED), ("respond", REFUSED)]
+
+
+def test_the_same_refused_run_read_from_its_headless_stream_has_the_same_step_errors(tmp_path: Path) -> None:
+    """Review of AUD8 (1): the same run's stdout (``--output-format stream-json``), as a Harbor trial keeps it in
+    ``agent/claude-code.txt``. Its records carry ``stop_reason: null``, so the refused responses read as two clean
+    answers. The stream marks them as the session file does: the CLI's ``informational`` notice "Sonnet 4.5's
+    safeguards stopped the response above" after the first, ``model_refusal_no_fallback`` after the second."""
+    trial = tmp_path / "trial"
+    shutil.copytree(SKILLSBENCH, trial)
+    shutil.copy(R28 / "refusal-stream-json-stdout.jsonl", trial / "agent" / "claude-code.txt")
+    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
+    assert result.ok, result.error
+    run = result.trajectory
+    assert [(s.action, s.error) for s in run.steps] == [("Bash", None), ("respond", REFUSED), ("respond", REFUSED)]
+    assert run.metadata["cli_version"] == "2.1.337"
 
 
 def test_ag2_1_x_telemetry_spans_read_as_a_run_with_its_failed_tool_call() -> None:

@@ -107,9 +107,11 @@ MODEL_REFUSAL = re.compile(r"\bappears to violate our Usage Policy\b|\bhas safet
                            r"\bsafeguards flagged this message\b|(?:\(|, )refusal(?:: [\w-]+)?\)$|"
                            r"\bThe model response was blocked due to (?:safety settings|recitation/copyright filters|"
                            r"other policy settings)\b", re.I)
-#: Why a session the model refused ended: the agent's failure, not infrastructure. The request is declined for
-#: what it asks, and a retry of the same run is declined the same way (2.1.337 retries once itself, "continuing
-#: once with that noted", and its retry was refused too); users' scripts call it a "real stop, retry never helps".
+#: Why a session the model refused ended: the agent's failure, not infrastructure. Nothing failed in the network or
+#: the provider: it declined the content, and the run did not do its task. Its classifier may flag legitimate work
+#: (Claude Code 2.1.337: "This sometimes happens with safe, normal conversations"), and a retry may pass (the CLI
+#: retries once itself, "continuing once with that noted", or on a fallback model), so the cause says what stopped
+#: the run, not that the task was one to refuse.
 REFUSAL_CAUSE = "the model refused the request: its provider's safeguards stopped the response"
 #: The blocks Claude Code's IDE extensions (VS Code, 2.0+) put into a prompt (see ``strip_ide_context``).
 IDE_CONTEXT = ("ide_opened_file", "ide_selection")

@@ -160,8 +160,9 @@ Mapping
   no model reply after it) -> ``infra_error`` with that error; "Prompt is too long"
   (the conversation outgrew the model's window and compaction did not save it) is the agent's
   ``failure`` instead, as every CLI's context-window stop is (``_agent_cli.ended_on_error``), and so is the
-  model's refusal (a response ended with ``stop_reason: "refusal"``, its step's error ``refusal: <category>``;
-  the CLI's "... appears to violate our Usage Policy", 2.1.337's "<model>'s safeguards flagged this message").
+  model's refusal (the CLI's "... appears to violate our Usage Policy", 2.1.337's "<model>'s safeguards flagged
+  this message"); each refused response's step has the error ``REFUSED_STEP``, the response told by its
+  ``stop_reason: "refusal"`` or, in headless stream-json too, by the CLI's marks after it (``_refusal_mark``).
   Headless output that Harbor's claude-code agent kept in a trial (``agent/claude-code.txt``) with neither a
   transcript nor an ATIF conversion naming the task beside it is the trial's run: the verdict is ``result.json``'s
   (``atif.trial_verdict``), so are its task_id / task_family (``atif.trial_task``) and, where stream-json has no
@@ -883,6 +884,24 @@ def _head_only(output: str) -> bool:
     return low - slack <= _HEAD_KEPT <= high + slack
 
 
+#: The error of a step the model's response made when its provider's safety classifier stopped that response.
+REFUSED_STEP = "refusal: the provider's safety classifier stopped this response"
+#: What Claude Code (2.1.3xx) notes after a refused response it retries: "<model>'s safeguards stopped the response
+#: above · continuing once with that noted" (a ``system`` ``informational`` record).
+_REFUSAL_NOTICE = re.compile(r"\bsafeguards stopped the response above\b")
+
+
+def _refusal_mark(record: dict[str, Any]) -> bool:
+    """Whether a ``system`` record says the response before it was refused: Claude Code's notice that it retries
+    (:data:`_REFUSAL_NOTICE`), or that it retried on a fallback model or had none (``model_refusal_fallback``,
+    ``model_refusal_no_fallback``). A session file also ends a refused response with ``stop_reason: "refusal"``;
+    headless stream-json, whose records carry ``stop_reason: null``, has only these marks, which both files hold
+    alike, so a run reads the same steps from either."""
+    subtype = record.get("subtype")
+    return subtype in ("model_refusal_fallback", "model_refusal_no_fallback") or (
+        subtype == "informational" and bool(_REFUSAL_NOTICE.search(as_str(record.get("content")) or "")))
+
+
 def _refused(message: dict[str, Any]) -> str:
     """What a response the model's provider stopped says (the Messages API's ``stop_reason: "refusal"``: a safety
     classifier withheld the rest of it and any call in it; 2.1.3xx records the ``stop_details`` category)."""
@@ -942,6 +961,13 @@ class _Session:
         self.interrupted = False
         self.orphan_results = 0
         self.peer_messages: list[str] = []  # other sessions' messages (see ``from_another_agent``)
+        self.last_response: list[dict[str, Any]] = []  # the steps the latest model response made
+
+    def refused(self) -> None:
+        """The latest response was refused (:func:`_refusal_mark`): its last step's error, unless it has one (a
+        withheld call's result, "Not run: ... stopped by a safety classifier", says more)."""
+        if self.last_response and not self.last_response[-1].get("error"):
+            self.last_response[-1]["error"] = REFUSED_STEP
 
     # -- assistant -------------------------------------------------------------------
     def response(self, message: dict[str, Any], parts: list[dict[str, Any]], at: Any) -> None:
@@ -1342,8 +1368,9 @@ def _read(records: list[dict[str, Any]]) -> _Session:
             session.last_error = None
             before = len(session.steps)
             session.response(message, parts, unit.get("timestamp"))
-            if message.get("stop_reason") == "refusal" and len(session.steps) > before:
-                session.steps[-1]["error"] = _refused(message)
+            session.last_response = session.steps[before:]
+            if message.get("stop_reason") == "refusal":
+                session.refused()
         elif kind == "user":
             session.user(unit)
         elif kind == "attachment" and _is_hook_block(unit):
@@ -1355,6 +1382,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
             if error:
                 session.api_errors += 1
                 session.last_error = error
+            elif _refusal_mark(unit):
+                session.refused()
     if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
         last = session.steps[-1]
         last["thought"] = join_thought([t for t in (last.get("thought"),) if t] + session.pending_thought)
