@@ -159,9 +159,18 @@ _CONVERSION = ('{"schema_version": "ATIF-v1.2", "session_id": "s1", "agent": {"n
                '{"step_id": 2, "source": "agent", "message": "Done."}]}')
 
 
+#: The session the SkillsBench trial's output names in its ``init`` record, by which the CLI names its transcript.
+_SESSION = "01169f8f-14dc-401a-9d50-dfafd5957016"
+
+
 @pytest.mark.parametrize("beside, kept", [
-    ({"agent/sessions/projects/-app/0f4c.jsonl": "{}\n"}, False),  # a transcript, not converted (M4)
+    ({f"agent/sessions/projects/-app/{_SESSION}.jsonl": "{}\n"}, False),  # the transcript, not converted (M4)
     ({"agent/trajectory.json": "{}"}, True),  # no conversion: the trial's run is still this output (M5)
+    # review of AUD8 (3): a file there that is not the session's transcript is none: a subagent's, empty where it
+    # never ran (then no run of the trial was read), another session's
+    ({"agent/sessions/projects/-root/agent-a1b2c3d.jsonl": ""}, True),
+    ({"agent/sessions/projects/-root/agent-a1b2c3d.jsonl": "{}\n", "agent/sessions/projects/-app/0f4c.jsonl": "{}\n",
+      f"agent/sessions/projects/-app/{_SESSION}.jsonl": ""}, True),
 ])
 def test_harbor_headless_output_is_the_trials_run_only_when_the_trial_kept_no_other(
         tmp_path: Path, beside: dict[str, str], kept: bool) -> None:
@@ -175,7 +184,7 @@ def test_harbor_headless_output_is_the_trials_run_only_when_the_trial_kept_no_ot
         (trial / name).parent.mkdir(parents=True, exist_ok=True)
         (trial / name).write_text(text)
     if not kept:
-        with pytest.raises(SideFile, match=r"which kept the session's transcript: the trial's run is .*0f4c\.jsonl"):
+        with pytest.raises(SideFile, match=rf"which kept the session's transcript: the trial's run is .*{_SESSION}"):
             read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
         return
     [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
@@ -275,10 +284,11 @@ def test_harbor_headless_run_names_the_cli_version_its_init_record_gives() -> No
 
 
 def test_a_walk_of_harbor_trials_reads_the_headless_output_that_is_each_trials_run(tmp_path: Path) -> None:
-    """Round 28, AUD8 (the two real SkillsBench trials above): no trial of SkillsBench's Claude Code jobs of January
-    2026 kept a transcript or an ATIF conversion, so each trial's run is its ``agent/claude-code.txt``; a walk passed
-    over every ``.txt`` file, so ingesting the job folder read no run ("no run in the input"), and only naming each
-    file read it. The walk now reads it in a Harbor trial, and passes it over where the trial kept another run."""
+    """Round 28, AUD8 (the two real SkillsBench trials above): in the stored copy of SkillsBench's published trials,
+    its Claude Code trials of January 2026 list no transcript and no ATIF conversion, so each trial's run is its
+    ``agent/claude-code.txt``; a walk passed over every ``.txt`` file, so ingesting the job folder read no run ("no
+    run in the input"), and only naming each file read it. The walk now reads it in a Harbor trial, and passes it
+    over where the trial kept the session's transcript."""
     job = tmp_path / "job"
     for trial in (SKILLSBENCH, WYCKOFF):
         shutil.copytree(trial, job / trial.name)
@@ -290,12 +300,16 @@ def test_a_walk_of_harbor_trials_reads_the_headless_output_that_is_each_trials_r
                                                "econ-detrending-correlation"]
     assert {r.reward for r in runs} == {1.0, 0.55}
 
-    transcript = job / SKILLSBENCH.name / "agent" / "sessions" / "projects" / "-root" / "s.jsonl"
-    transcript.parent.mkdir(parents=True)
+    subagent = job / SKILLSBENCH.name / "agent" / "sessions" / "projects" / "-root" / "agent-a1b2c3d.jsonl"
+    subagent.parent.mkdir(parents=True)
+    subagent.touch()  # review of AUD8 (3): an empty subagent file is no transcript of the trial's session
+    assert sorted(r.trajectory.reward for r in read_dump(job, tenant="acme") if r.ok) == [0.55, 1.0]
+
+    transcript = subagent.parent / f"{_SESSION}.jsonl"
     shutil.copy(FIXTURES / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", transcript)
     results = list(read_dump(job, tenant="acme"))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    assert sorted(Path(r.source).name for r in results) == ["claude-code.txt", "s.jsonl"]
+    assert sorted(Path(r.source).name for r in results) == [f"{_SESSION}.jsonl", "claude-code.txt"]
 
 
 def test_harbor_command_logs_are_the_trials_own_files_not_files_of_no_format(

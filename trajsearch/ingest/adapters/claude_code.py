@@ -487,9 +487,15 @@ def _is_todo(record: dict[str, Any]) -> bool:
 def walked_file(path: Path) -> bool:
     """The adapter hook (see ``adapters/__init__``): a Harbor trial's ``agent/claude-code.txt``, where Harbor's
     claude-code agent tees ``claude -p``'s stream-json. A walk reads it: in a trial that kept no transcript and no
-    ATIF conversion it is the trial's run (SkillsBench's Claude Code jobs of January 2026 kept none in any trial, so
-    a walk of one read no run); beside either it is passed over (``side_path``, ``atif.side_path``)."""
-    return path.name == "claude-code.txt" and path.parent.name == "agent" and harbor_trial(path) is not None
+    ATIF conversion it is the trial's run (the stored copy of SkillsBench's January-2026 Claude Code trials lists
+    neither in any trial, and a walk of one read no run); beside either it is passed over (``side_path``,
+    ``atif.side_path``)."""
+    return _output_trial(path) is not None
+
+
+def _output_trial(path: Path) -> Path | None:
+    """The Harbor trial whose headless output ``path`` is (its ``agent/claude-code.txt``), else None."""
+    return harbor_trial(path) if path.name == "claude-code.txt" and path.parent.name == "agent" else None
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
@@ -498,9 +504,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     agents, and leaves them empty when the agent never ran) or a workflow's journal, and a file of no format holding
     only ``[]`` (see ``_empty_array``); the HTML pages claude-code-transcripts renders a session as; a Harbor trial's
     headless output beside the session transcript Harbor kept and did not convert (that is the trial's run)."""
-    if fmt == NAME and walked_file(path) and (transcript := _harbor_transcript(path)) is not None:
-        return (f"Claude Code's headless output in Harbor trial {harbor_trial(path).name}, which kept the session's "
-                f"transcript: the trial's run is {transcript}")
+    if fmt == NAME and (trial := _output_trial(path)) is not None \
+            and (transcript := _harbor_transcript(trial, path)) is not None:
+        return (f"Claude Code's headless output in Harbor trial {trial.name}, which kept the session's transcript: "
+                f"the trial's run is {transcript}")
     if fmt is None and (what := _empty_array(path)):
         return what
     if fmt is None and _TRANSCRIPT_PAGE.fullmatch(path.name) and (path.parent / "index.html").is_file() \
@@ -1557,21 +1564,48 @@ _EXPANDED = re.compile(r"\$[\w{(]|`")
 
 def _unconverted_trial(source: Path) -> Path | None:
     """The Harbor trial whose agent logs hold this headless output (Harbor's claude-code agent tees ``claude -p
-    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor kept neither a transcript
-    (``agent/sessions/projects/**.jsonl``, itself the trial's run where no conversion names the task) nor an ATIF
-    conversion naming the task (``agent/trajectory.json``; one missing, broken or taskless is none,
-    ``atif.converted_run``): the trial's run is then this output, with the verdict in its ``result.json``. Either
-    would be the trial's run, and a trial has one."""
+    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor kept neither the session's transcript
+    (:func:`_harbor_transcript`) nor an ATIF conversion naming the task (``agent/trajectory.json``; one missing,
+    broken or taskless is none, ``atif.converted_run``): the trial's run is then this output, with the verdict in
+    its ``result.json``. Either would be the trial's run, and a trial has one."""
     trial = harbor_trial(source)
-    if trial is None or converted_run(trial / "agent" / "trajectory.json") or _harbor_transcript(source) is not None:
-        return None
-    return trial
+    return trial if trial is not None and _harbor_transcript(trial, source) is None \
+        and not converted_run(trial / "agent" / "trajectory.json") else None
 
 
-def _harbor_transcript(source: Path) -> Path | None:
-    """The session transcript Harbor copied into the trial whose agent logs hold ``source``, when it did not convert
-    it to ATIF (a conversion naming the task is the trial's run instead): ``agent/sessions/projects/**.jsonl``."""
-    trial = harbor_trial(source)
-    if trial is None or converted_run(trial / "agent" / "trajectory.json"):
+def _harbor_transcript(trial: Path, output: Path) -> Path | None:
+    """The transcript of the session whose headless ``output`` is in ``trial``, when Harbor copied it (its
+    ``agent/sessions/projects/<project>/<session id>.jsonl``, the id ``output``'s ``init`` record gives) and did not
+    convert it to ATIF (a conversion naming the task is the trial's run instead). Another file there is none: a
+    subagent's ``agent-<id>.jsonl``, empty where the agent never ran, is no run of the trial's."""
+    session = _output_session(output)
+    if session is None or converted_run(trial / "agent" / "trajectory.json"):
         return None
-    return next((trial / "agent" / "sessions" / "projects").glob("**/*.jsonl"), None)
+    return next((p for p in (trial / "agent" / "sessions" / "projects").glob(f"*/{session}.jsonl")
+                 if p.stat().st_size), None)
+
+
+def _output_session(output: Path) -> str | None:
+    """The session id headless stream-json names in its ``init`` record (its first record; Harbor tees the CLI's
+    stderr into the same file, ``2>&1 | tee``, so a line of it may come first), else None."""
+    try:
+        with output.open(encoding="utf-8", errors="replace") as f:
+            lines = [f.readline(_INIT_BYTES) for _ in range(_INIT_SEARCH)]
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == "system" and record.get("subtype") == "init":
+            session = as_str(record.get("session_id"))
+            return session if session and _SESSION_ID.fullmatch(session) else None
+    return None
+
+
+#: How far :func:`_output_session` looks for the ``init`` record: lines, and bytes of each (2.1.337's init record
+#: lists tools, slash commands, skills and plugins: 2-3 KB in the fixtures, more with many plugins).
+_INIT_SEARCH, _INIT_BYTES = 5, 1 << 20
+#: A session id as the CLI names a transcript by it (a UUID): nothing a glob would read as a pattern.
+_SESSION_ID = re.compile(r"[\w-]+")
