@@ -327,6 +327,31 @@ def test_harbor_command_logs_are_the_trials_own_files_not_files_of_no_format(
         read_dump(trial / "agent" / "command-1" / "command.txt", tenant="acme")
 
 
+def test_harbor_trials_debug_logs_and_step_command_logs_are_its_own_files(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Review of AUD8 (7): Harbor copies Claude Code's config folder to ``agent/sessions/``, with the CLI's debug log
+    ``debug/<session id>.txt`` (in the stored SkillsBench copy, one in nearly every trial), and a multi-step trial
+    (Harbor 0.25) logs its commands under ``steps/<step>/agent/command-<i>/``: each was "passed over by name"."""
+    trial = _trial_copy(tmp_path, WYCKOFF)
+    debug = trial / "agent" / "sessions" / "debug" / "49795d1d-59c8-4095-8f20-0fb039c4143d.txt"
+    debug.parent.mkdir(parents=True)
+    debug.write_text("2026-01-26T10:00:00.000Z [DEBUG] Watching for changes in setting files /root/.claude/settings.json...\n"
+                     "2026-01-26T10:00:00.084Z [DEBUG] [LSP MANAGER] initializeLspServerManager() called\n")
+    multi = tmp_path / "hello-multi__pI7xYz"
+    shutil.copytree(FIXTURES / "atif" / ".real" / "harbor-0.25" / multi.name, multi)
+    (multi / "config.json").write_text('{"trial_name": "hello-multi__pI7xYz"}')
+    command = multi / "steps" / "build" / "agent" / "command-1"  # a step whose agent kept no ATIF conversion
+    command.mkdir(parents=True)
+    (command / "return-code.txt").write_text("0")
+    caplog.set_level(logging.WARNING)
+    assert [r.ok for r in read_dump(tmp_path, tenant="acme")] == [True, True, True]
+    assert "passed over by name" not in caplog.text
+    with pytest.raises(SideFile, match="Claude Code's debug log in Harbor trial claude-code-claude-haiku"):
+        read_dump(debug, tenant="acme")
+    with pytest.raises(SideFile, match="Harbor's log of the command-1 command it ran for the agent of trial hello-multi"):
+        read_dump(command / "return-code.txt", tenant="acme")
+
+
 def test_a_harbor_trial_copied_without_its_config_is_still_a_trial(tmp_path: Path) -> None:
     """Round 28, AUD8: the stored copy of SkillsBench's trials holds ``result.json`` without ``config.json`` in most
     folders (this trial's among them: AUD7 derived its ``config.json``), and a trial was told by ``config.json``

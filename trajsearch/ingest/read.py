@@ -515,15 +515,8 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
 
 
-def _adapter_pieces(fmt: str | None = None) -> tuple[Any, ...]:
-    """The adapters that declare ``SESSION_PIECES`` (a pattern on a file's path: the files an agent CLI keeps its
-    sessions in pieces of, none a run alone, as OpenCode's ``storage/``), under a forced format only its own."""
-    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
-    return tuple(mod for mod in mods if getattr(mod, "SESSION_PIECES", None) is not None)
-
-
 def _adapter_hooks(name: str, fmt: str | None = None) -> tuple[Any, ...]:
-    """The adapters that define the optional hook ``name``, under a forced format only its own."""
+    """The adapters that define the optional hook or attribute ``name``, under a forced format only its own."""
     mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
     return tuple(mod for mod in mods if getattr(mod, name, None) is not None)
 
@@ -617,7 +610,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     twins: list[str] = []  # compressed copies of the start of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
-    piecers = _adapter_pieces(fmt)
+    # SESSION_PIECES: a pattern on a file's path, the files an agent CLI keeps its sessions in pieces of, none a run
+    # alone (OpenCode's ``storage/``)
+    piecers = _adapter_hooks("SESSION_PIECES", fmt)
     walkers = _adapter_hooks("walked_file", fmt)  # files not named as dumps that hold a run where they lie
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
     others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else

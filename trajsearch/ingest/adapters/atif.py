@@ -1082,9 +1082,17 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
     command = path.parent
-    if command.parent.name == "agent" and _COMMAND_LOG.fullmatch(command.name) and _is_trial(command.parent.parent):
-        return f"Harbor's log of the {command.name} command it ran for the agent of trial {command.parent.parent.name}"
+    if command.parent.name == "agent" and _COMMAND_LOG.fullmatch(command.name) \
+            and (trial := _agent_trial(command.parent)) is not None:
+        return f"Harbor's log of the {command.name} command it ran for the agent of trial {trial.name}"
     return None
+
+
+def _agent_trial(agent: Path) -> Path | None:
+    """The Harbor trial whose agent logs ``agent`` holds: ``<trial>/agent/``, or a multi-step trial's (Harbor 0.25)
+    ``<trial>/steps/<step>/agent/``."""
+    trial = agent.parents[2] if agent.parent.parent.name == "steps" else agent.parent
+    return trial if _is_trial(trial) else None
 
 
 #: The folders under a trial's ``agent/`` where Harbor's installed agents log each command they run (``setup``,

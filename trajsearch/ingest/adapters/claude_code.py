@@ -503,11 +503,15 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     transcript and metadata (``agent-<id>.jsonl``, ``agent-<id>.meta.json``: 2.1.x creates them for a workflow's
     agents, and leaves them empty when the agent never ran) or a workflow's journal, and a file of no format holding
     only ``[]`` (see ``_empty_array``); the HTML pages claude-code-transcripts renders a session as; a Harbor trial's
-    headless output beside the session transcript Harbor kept and did not convert (that is the trial's run)."""
+    headless output beside the session transcript Harbor kept and did not convert (that is the trial's run), and the
+    CLI's debug log Harbor copies with the sessions (``agent/sessions/debug/<session id>.txt``)."""
     if fmt == NAME and (trial := _output_trial(path)) is not None \
             and (transcript := _harbor_transcript(trial, path)) is not None:
         return (f"Claude Code's headless output in Harbor trial {trial.name}, which kept the session's transcript: "
                 f"the trial's run is {transcript}")
+    if fmt is None and path.parent.name == "debug" and path.parent.parent.name == "sessions" \
+            and (trial := harbor_trial(path)) is not None:
+        return f"Claude Code's debug log in Harbor trial {trial.name} (its agent/sessions/debug/), not a run"
     if fmt is None and (what := _empty_array(path)):
         return what
     if fmt is None and _TRANSCRIPT_PAGE.fullmatch(path.name) and (path.parent / "index.html").is_file() \
