@@ -329,14 +329,19 @@ def test_harbor_command_logs_are_the_trials_own_files_not_files_of_no_format(
 
 def test_harbor_trials_debug_logs_and_step_command_logs_are_its_own_files(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """Review of AUD8 (7): Harbor copies Claude Code's config folder to ``agent/sessions/``, with the CLI's debug log
-    ``debug/<session id>.txt`` (in the stored SkillsBench copy, one in nearly every trial), and a multi-step trial
-    (Harbor 0.25) logs its commands under ``steps/<step>/agent/command-<i>/``: each was "passed over by name"."""
+    """Review of AUD8 (7): Harbor copies Claude Code's config folder to ``agent/sessions/``, with the CLI's debug
+    log ``debug/<session id>.txt`` (in the stored SkillsBench copy, one in each Claude Code trial listed), and a
+    multi-step trial (Harbor 0.25) logs its commands under ``steps/<step>/agent/command-<i>/``: each was "passed
+    over by name"."""
     trial = _trial_copy(tmp_path, WYCKOFF)
     debug = trial / "agent" / "sessions" / "debug" / "49795d1d-59c8-4095-8f20-0fb039c4143d.txt"
     debug.parent.mkdir(parents=True)
-    debug.write_text("2026-01-26T10:00:00.000Z [DEBUG] Watching for changes in setting files /root/.claude/settings.json...\n"
-                     "2026-01-26T10:00:00.084Z [DEBUG] [LSP MANAGER] initializeLspServerManager() called\n")
+    debug.write_text(  # the real file's first 3 lines (79,644 characters; same repository, commit b35ff4de)
+        "2026-01-26T18:28:21.091Z [ERROR] Failed to save config with lock: Error: ENOENT: no such file or directory, "
+        "lstat '/logs/agent/sessions/.claude.json'\n"
+        "2026-01-26T18:28:21.092Z [DEBUG] Writing to temp file: "
+        "/logs/agent/sessions/.claude.json.tmp.1429.1769452101092\n"
+        "2026-01-26T18:28:21.092Z [DEBUG] Setting permissions for new file: 600\n")
     multi = tmp_path / "hello-multi__pI7xYz"
     shutil.copytree(FIXTURES / "atif" / ".real" / "harbor-0.25" / multi.name, multi)
     (multi / "config.json").write_text('{"trial_name": "hello-multi__pI7xYz"}')
@@ -348,7 +353,7 @@ def test_harbor_trials_debug_logs_and_step_command_logs_are_its_own_files(
     assert "passed over by name" not in caplog.text
     with pytest.raises(SideFile, match="Claude Code's debug log in Harbor trial claude-code-claude-haiku"):
         read_dump(debug, tenant="acme")
-    with pytest.raises(SideFile, match="Harbor's log of the command-1 command it ran for the agent of trial hello-multi"):
+    with pytest.raises(SideFile, match="Harbor's log of the command-1 command it ran for the agent of trial hello-"):
         read_dump(command / "return-code.txt", tenant="acme")
 
 
