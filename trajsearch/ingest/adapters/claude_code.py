@@ -1586,7 +1586,7 @@ def _harbor_transcript(trial: Path, output: Path) -> Path | None:
     if session is None or converted_run(trial / "agent" / "trajectory.json"):
         return None
     return next((p for p in (trial / "agent" / "sessions" / "projects").glob(f"*/{session}.jsonl")
-                 if p.stat().st_size), None)
+                 if p.is_file() and p.stat().st_size), None)
 
 
 def _output_session(output: Path) -> str | None:
