@@ -21,7 +21,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import (ADAPTERS, FORMATS, adk_session, format_by_place, format_of, native, is_grouped, side_file, side_path,
+from .adapters import (ADAPTERS, FORMATS, adk_session, archive_format, format_by_place, format_of, native, is_grouped, side_file, side_path,
                        why_not_a_run)
 from .adapters import opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
@@ -314,6 +314,18 @@ def _container_kind(path: Path) -> str | None:
     return kind
 
 
+def _own_archive(path: Path) -> str | None:
+    """The format of a zip archive an adapter reads itself, named as its producer names them (Inspect AI's
+    ``.eval``), else None: a file of that name that is no zip is detected as any other."""
+    if (fmt := archive_format(path)) is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return fmt if f.read(4) in (b"PK\x03\x04", b"PK\x05\x06") else None
+    except OSError:
+        return None
+
+
 def _table_kind(path: Path) -> str | None:
     return f"a CSV file: {_TABLE}" if path.suffix.lower() in (".csv", ".tsv") else None
 
@@ -446,7 +458,9 @@ def forced_format(path: Path, fmt: str) -> str:
     """``fmt``, forced on a file by the operator, unless that format's own rules call the file a side file holding
     no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
     and a side file read anyway gave no run and no reason. An archive or a compression trajsearch does not read
-    is refused as detection refuses it: no format reads it."""
+    is refused as detection refuses it: no format reads it (but the archive the format reads itself)."""
+    if _own_archive(path) == fmt:
+        return fmt
     if kind := _container_kind(path):
         raise ValueError(f"{path}: {kind}; {_READS}")
     head = peek(path)
@@ -479,6 +493,8 @@ def detect_format(path: str | Path) -> str:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{p} is a directory: formats are detected per file")
+    if fmt := _own_archive(p):
+        return fmt
     if kind := _container_kind(p):
         raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)

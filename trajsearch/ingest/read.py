@@ -50,7 +50,7 @@ from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream
 from trajsearch.vocab import GROUP_BY
 
 from . import sources
-from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
+from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, TENANT_SET_BY, PassedOver, clipped_fields,
                                stream_copy)
 from .detect import SideFile, detect_format, forced_format, walked_format
@@ -558,6 +558,8 @@ def _packed_kind(name: str) -> str | None:
 def _dump_named(name: str) -> bool:
     """Whether a file's name is a dump's (``.jsonl``, ``.json``, ``.traj``, ... or one compressed: ``.gz``, ``.zst``),
     not a sidecar's."""
+    if archive_format(Path(name)) is not None:  # an archive an adapter reads itself (Inspect AI's .eval)
+        return True
     name = sources.plain_name(name)
     return name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
@@ -1138,6 +1140,13 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
+    if archive_format(path) == adapter.NAME:  # an archive the adapter reads itself, member by member
+        def archived() -> Iterator[Record]:
+            yield from adapter.read_archive(path)
+            if on_bytes is not None:
+                on_bytes(_size(path))
+
+        return archived(), False
     if not getattr(adapter, "WHOLE_FILE", False):
         return sources.records(path, cursor, on_bytes)
 

@@ -25,6 +25,9 @@ value, error, cursor)`` per record and never stops at a bad one.
   record each.
 - :func:`whole_document` gives a file as one value (a JSON document, or the
   list of its lines' values) for formats where a file is one run.
+- :class:`ZipMembers` reads a zip archive's members one at a time (stored,
+  deflated or Zstandard: Inspect AI's ``.eval`` logs), from its central
+  directory, or from the members' own headers when a cut-short archive lost it.
 """
 
 from __future__ import annotations
@@ -35,18 +38,21 @@ import io
 import itertools
 import json
 import re
+import struct
 import sys
+import zipfile
 import zlib
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 import ijson
 
 if sys.version_info >= (3, 14):  # zstd is in the standard library from 3.14; backports.zstd is that module before
-    from compression.zstd import ZstdError, ZstdFile
+    from compression.zstd import ZstdError, ZstdFile, decompress as zstd_decompress
 else:
-    from backports.zstd import ZstdError, ZstdFile
+    from backports.zstd import ZstdError, ZstdFile, decompress as zstd_decompress
 
 from ..model import json_depth as depth
 
@@ -1056,3 +1062,103 @@ def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes
     if pretty_printed(head):
         return loaded_values(path, on_bytes), False  # pretty-printed object(s)
     return lines(path, cursor, on_bytes), True
+
+
+#: A zip member's local header (APPNOTE 4.3.7): signature, version, flags, method, time, date, CRC-32, sizes, name
+#: and extra field lengths.
+_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
+_LOCAL_MAGIC = b"PK\x03\x04"
+#: The compression methods a member is read in (APPNOTE 4.4.5): stored, deflated, and Zstandard, which Inspect AI
+#: writes its ``.eval`` logs in and Python's ``zipfile`` reads only from 3.14.
+_ZIP_METHODS = {0: "stored", 8: "deflated", 93: "zstd"}
+
+
+@dataclass(frozen=True)
+class _Member:
+    name: str
+    method: int
+    offset: int  # of its local header
+    size: int  # compressed
+    crc: int
+
+
+class ZipMembers:
+    """A zip archive's members, each read whole when asked (:meth:`read`), so that memory holds one member at a time.
+
+    The members are listed from the archive's central directory; an archive cut short (a copy or a download that
+    stopped, an eval killed while writing) has none, and is listed from the members' own headers, from the first on,
+    up to the first that is not whole: ``damage`` then says so. ``BadZipFile`` when no member can be listed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.damage = path, None
+        try:
+            with zipfile.ZipFile(path) as archive:
+                self._members = {i.filename: _Member(i.filename, i.compress_type, i.header_offset, i.compress_size,
+                                                     i.CRC) for i in archive.infolist() if not i.is_dir()}
+        except zipfile.BadZipFile as exc:
+            self._members = self._salvaged()
+            if not self._members:
+                raise zipfile.BadZipFile(f"not a zip archive, or one cut short before its first whole member ({exc})")
+            self.damage = (f"a zip archive cut short (no central directory: {exc}); its first {len(self._members)} "
+                           "whole member(s) were read, the rest is lost")
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._members)
+
+    def read(self, name: str) -> bytes:
+        """A member's bytes, decompressed and checked against its CRC-32; ``BadZipFile`` saying why they cannot be
+        (cut short, damaged, a compression method not read)."""
+        member = self._members[name]
+        if member.method not in _ZIP_METHODS:
+            raise zipfile.BadZipFile(f"{name}: compression method {member.method} is not read (only "
+                                     f"{', '.join(_ZIP_METHODS.values())})")
+        with open(self.path, "rb") as f:
+            f.seek(member.offset)
+            header = f.read(_LOCAL_HEADER.size)
+            if len(header) < _LOCAL_HEADER.size or header[:4] != _LOCAL_MAGIC:
+                raise zipfile.BadZipFile(f"{name}: no member header where the archive's directory puts it")
+            *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+            f.seek(name_length + extra_length, io.SEEK_CUR)
+            packed = f.read(member.size)
+        if len(packed) < member.size:
+            raise zipfile.BadZipFile(f"{name}: cut short ({len(packed)} of its {member.size} bytes)")
+        try:
+            data = (packed if member.method == 0 else zlib.decompress(packed, -15) if member.method == 8
+                    else zstd_decompress(packed))
+        except (zlib.error, ZstdError) as exc:
+            raise zipfile.BadZipFile(f"{name}: damaged {_ZIP_METHODS[member.method]} data ({exc})") from None
+        if zlib.crc32(data) != member.crc:
+            raise zipfile.BadZipFile(f"{name}: damaged (its CRC-32 does not match)")
+        return data
+
+    def _salvaged(self) -> dict[str, _Member]:
+        """The whole members of an archive without its central directory, read from their local headers in order:
+        up to the first cut short, or one whose sizes its header leaves to a data descriptor after it (a streamed
+        write), which cannot be found without the directory."""
+        members: dict[str, _Member] = {}
+        size = self.path.stat().st_size
+        with open(self.path, "rb") as f:
+            while (header := f.read(_LOCAL_HEADER.size))[:4] == _LOCAL_MAGIC and len(header) == _LOCAL_HEADER.size:
+                _, _, flags, method, _, _, crc, packed, _, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+                offset = f.tell() - _LOCAL_HEADER.size
+                name = f.read(name_length).decode("utf-8" if flags & 0x800 else "cp437", "replace")
+                extra = f.read(extra_length)
+                if packed == 0xFFFFFFFF:  # zip64: the sizes are in the extra field's 0x0001 block
+                    packed = _zip64_size(extra)
+                if flags & 0x8 or packed is None or f.tell() + packed > size:
+                    break
+                members[name] = _Member(name, method, offset, packed, crc)
+                f.seek(packed, io.SEEK_CUR)
+        return members
+
+
+def _zip64_size(extra: bytes) -> int | None:
+    """The compressed size in a local header's zip64 extra field (its original size, then this), else None."""
+    at = 0
+    while at + 4 <= len(extra):
+        kind, length = struct.unpack_from("<HH", extra, at)
+        if kind == 1 and length >= 16:
+            return struct.unpack_from("<Q", extra, at + 12)[0]
+        at += 4 + length
+    return None

@@ -6,7 +6,11 @@ entry in ``ADAPTERS``. A module exposes:
 - ``NAME``; ``matches(record) -> bool`` on a file's first record (detection,
   see ``trajsearch.ingest.detect``); optionally ``SIGNATURE`` (a regex searched
   in the first 64 KiB when no record can be parsed from them) and
-  ``SUFFIXES`` (file names that imply the format); optionally ``not_a_run(record)``,
+  ``SUFFIXES`` (file names that imply the format); optionally ``ARCHIVES`` (the ends
+  of the names of archives it reads itself, Inspect AI's ``.eval`` zip) with
+  ``read_archive(path)``, yielding ``(position, record, error, None)`` per run in one
+  (a walk takes such files, and detection names their format by that name before
+  it refuses other archives); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
   headless tool's final result, an event stream without the prompt), for the
   error that names an unrecognised file; optionally ``side_file(record)``, what a
@@ -74,6 +78,7 @@ from . import (
     cline,
     codex_cli,
     gemini_cli,
+    inspect_ai,
     langfuse,
     langsmith,
     mini_swe_agent,
@@ -96,7 +101,7 @@ from ._common import DEFAULT_TENANT, Context, RecordError
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
-        atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
+        atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode,  # coding-agent CLI session files
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         adk_session,  # an agent framework's own session record
@@ -142,10 +147,18 @@ __all__ = [
     "Context",
     "RecordError",
     "adapter_for",
+    "archive_format",
     "format_of",
     "is_grouped",
     "to_trajectory",
 ]
+
+
+def archive_format(path: Path) -> str | None:
+    """The format whose adapter reads ``path`` as an archive of its own (``ARCHIVES``: Inspect AI's ``.eval``), by
+    its name, or None."""
+    name = path.name.lower()
+    return next((fmt for fmt, mod in ADAPTERS.items() if name.endswith(getattr(mod, "ARCHIVES", ()))), None)
 
 
 def side_file(record: Any) -> str | None:

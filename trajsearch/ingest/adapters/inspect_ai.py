@@ -1,0 +1,357 @@
+"""``inspect-ai``: Inspect AI evaluation logs (UK AISI's ``inspect_ai``), one run per sample and epoch.
+
+Records (``inspect_ai/log/_log.py``): an ``EvalLog``, ``{"version", "status", "eval", "plan", "results", "stats",
+"samples": [EvalSample]}``, as ``--log-format json`` writes it; an ``.eval`` log, Inspect's default, a zip archive of
+the same pieces (``inspect_ai/log/_recorders/eval.py``): ``header.json`` (the log without its samples; written last,
+so an eval still running or killed has only ``_journal/start.json``, ``{"version", "eval", "plan"}``) and one
+``samples/<id>_epoch_<n>.json`` per sample, read one at a time (stored, deflated or, since 2025, Zstandard members;
+an archive cut short keeps the samples before the cut, then says what was lost); or one ``EvalSample`` alone (a
+member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``input`` (a string or chat
+messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls``
+``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error``
+``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
+``scores`` (``{scorer: {"value", "answer", "explanation"}}``), ``error`` (``{"message", "traceback"}``: what halted
+the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
+events give a call's start and end; ``transcript.events`` in logs of 2024), ``uuid`` (Inspect 0.3.70+), ``started_at`` and ``attachments`` (text kept
+once, referenced as ``attachment://<hash>``; resolved here).
+
+Mapping
+- task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
+- steps: each assistant tool call (action = ``function``, arguments as logged, thought = the message's text, or its
+  reasoning where it says none) with the ``tool`` message answering its id as observation, failed where that
+  message carries an ``error`` (``"<type>: <message>"``: a ToolError, a timeout, a refused approval) or the call's
+  arguments did not parse (``parse_error``), or the sample's error halted the run in it (no result); times from the call's tool event; a provider-run tool (``tool_use``
+  content: web search, MCP, code execution) a step with its result; an assistant message with text and no call a
+  ``respond`` step, its observation the user message after it (an agent's "please continue" nudge);
+- outcome, by this rule: the first scorer (in the log's order) whose value is one number reads as Inspect's own
+  ``value_to_float``: ``C`` 1, ``P`` 0.5, ``I`` and ``N`` 0, ``yes``/``true`` 1, ``no``/``false`` 0, a number or a
+  numeric string itself; that is the ``reward``, a success at or above the success threshold (0.5) where it lies in
+  [0, 1], unknown outside it (a 1-10 grade: its scale is not logged). A dict or list value (several metrics of one
+  scorer, ``{"score": 0.8, "refusal": 0}``) is no single verdict and is not used. No such score: ``unknown``. A
+  sample ``error`` is a failure caused by it (none is scored), and a ``limit`` a failure caused by it unless a scorer
+  still judged the run a success (the answer was in before the limit hit). Every score is kept in
+  ``metadata.scores``;
+- model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
+- trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
+  and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
+  ``eval_id``, else ``task_id``, else ``run_id``); task_id = the sample's id, task_family = the eval's task;
+- created_at: the sample's ``started_at``, else its first event's time, else the eval's ``created``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from .. import sources
+from ..sources import Record
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, last_tool_error, outcome_of_reward,
+                      safe_id, short, tool_arguments)
+
+NAME = "inspect-ai"
+ID_PREFIX = "inspect-ai"
+#: A JSON log is read whole (see ``split``); an ``.eval`` archive member by member (``read_archive``).
+WHOLE_FILE = True
+#: The archives this adapter reads itself (``read_archive``), by the end of their names.
+ARCHIVES = (".eval",)
+#: Where a sample handed over carries its eval's spec (``EvalLog.eval``).
+EVAL_AT = "__inspect_eval__"
+_SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json\Z")
+#: How a sample refers to text it keeps once (``attachments``; in some 2024 logs ``tc://`` into ``transcript.content``).
+_ATTACHMENT = re.compile(r"\A(?:attachment|tc)://([0-9a-f]+)\Z")
+#: Inspect's ``value_to_float``: the score letters (``scorer/_metric.py``) and the words it reads.
+_SCORE_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def _is_log(record: Any) -> bool:
+    spec = record.get("eval") if isinstance(record, dict) else None
+    return isinstance(spec, dict) and "task" in spec and ("run_id" in spec or "eval_id" in spec) \
+        and bool({"plan", "samples", "version"} & record.keys())
+
+
+def _is_sample(record: Any) -> bool:
+    return isinstance(record, dict) and {"id", "epoch", "input", "messages"} <= record.keys() \
+        and bool({"target", "scores", "output"} & record.keys())
+
+
+def matches(record: Any) -> bool:
+    return _is_log(record) or _is_sample(record)
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The samples of a JSON log, each with its eval's spec; a sample alone is itself."""
+    if not _is_log(document):
+        yield "file", document
+        return
+    samples = document.get("samples")
+    if not samples:
+        raise RecordError(_no_samples(document.get("status")))
+    for n, sample in enumerate(as_list(samples), 1):
+        where = f"sample {sample.get('id')} epoch {sample.get('epoch')}" if isinstance(sample, dict) else f"sample {n}"
+        yield where, {**sample, EVAL_AT: document["eval"]} if isinstance(sample, dict) else sample
+
+
+def _no_samples(status: Any) -> str:
+    if status == "started":
+        return "an Inspect AI log of an eval still running (status 'started'): no sample finished yet"
+    return ("an Inspect AI log without samples (written with --no-log-samples, or by an eval that finished none, "
+            f"status {status!r}): no run to read")
+
+
+def read_archive(path: Path) -> Iterator[Record]:
+    """An ``.eval`` log's samples, one member at a time, each with its eval's spec (``header.json``, else the journal's
+    ``start.json``); a member that cannot be read is a rejection of its own, and an archive cut short says so after
+    the samples it kept."""
+    try:
+        members = sources.ZipMembers(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        yield "file", None, f"an Inspect AI .eval log that cannot be read: {exc}", None
+        return
+    spec: dict[str, Any] = {}
+    status = None
+    for name in ("header.json", "_journal/start.json"):
+        if name in members.names:
+            try:
+                head, error = sources.parse(members.read(name), "record")
+            except zipfile.BadZipFile:
+                continue
+            if error is None and isinstance(head, dict) and isinstance(head.get("eval"), dict):
+                spec, status = head["eval"], head.get("status", "started")
+                break
+    samples = [name for name in members.names if _SAMPLE_MEMBER.match(name)]
+    for name in samples:
+        try:
+            sample, error = sources.parse(members.read(name), "record")
+        except zipfile.BadZipFile as exc:
+            yield name, None, str(exc), None
+            continue
+        yield name, {**sample, EVAL_AT: spec} if isinstance(sample, dict) else sample, error, None
+    if members.damage:
+        yield "file", None, members.damage, None
+    elif not samples:
+        yield "file", None, _no_samples(status), None
+
+
+def _resolved(value: Any, attachments: dict[str, Any]) -> Any:
+    """``value`` with its ``attachment://<hash>`` (``tc://<hash>``) strings replaced by the sample's attachments."""
+    if isinstance(value, str):
+        found = attachments.get(ref.group(1)) if (ref := _ATTACHMENT.match(value)) else None
+        return found if isinstance(found, str) else value
+    if isinstance(value, dict):
+        return {k: _resolved(v, attachments) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v, attachments) for v in value]
+    return value
+
+
+def _parts(content: Any, kind: str) -> list[dict[str, Any]]:
+    return [p for p in as_list(content) if isinstance(p, dict) and p.get("type") == kind]
+
+
+def _text(content: Any) -> str:
+    """A message's text: the string, or its text parts joined (images, audio and reasoning are no text)."""
+    if isinstance(content, str):
+        return content.strip()
+    return "\n".join(str(p.get("text") or "") for p in _parts(content, "text")).strip()
+
+
+def _reasoning(content: Any) -> str | None:
+    said = [str(p.get("summary") if p.get("redacted") else p.get("reasoning") or p.get("summary") or "").strip()
+            for p in _parts(content, "reasoning")]
+    return "\n\n".join(s for s in said if s) or None
+
+
+def _task(input_: Any) -> str:
+    if isinstance(input_, str):
+        return input_.strip()
+    messages = [m for m in as_list(input_) if isinstance(m, dict)]
+    said = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
+    return "\n\n".join(s for s in said if s) or "\n\n".join(s for m in messages if (s := _text(m.get("content"))))
+
+
+def _tool_times(events: list[Any]) -> dict[str, tuple[Any, Any]]:
+    """Each tool call's start and end, by its id, from the sample's tool events."""
+    return {str(e["id"]): (e.get("timestamp"), e.get("completed")) for e in events
+            if isinstance(e, dict) and e.get("event") == "tool" and e.get("id") is not None}
+
+
+def _steps(messages: list[dict[str, Any]], times: dict[str, tuple[Any, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    replying: dict[str, Any] | None = None
+    for msg in messages:
+        role, content = msg.get("role"), msg.get("content")
+        if role == "assistant":
+            text, reasoning = _text(content), _reasoning(content)
+            replying = None
+            for used in _parts(content, "tool_use"):  # a tool the provider ran (web search, MCP, code execution)
+                steps.append({"thought": text or reasoning, "action": str(used.get("name") or used.get("tool_type")),
+                              "arguments": tool_arguments(used.get("arguments")),
+                              "observation": str(used.get("result") or ""),
+                              **({"error": str(used["error"])} if used.get("error") else {})})
+            calls = [c for c in as_list(msg.get("tool_calls")) if isinstance(c, dict)]
+            for call in calls:
+                step = {"thought": text or reasoning, "action": str(call.get("function") or "tool")[:200],
+                        "arguments": tool_arguments(call.get("arguments"))}
+                if call.get("parse_error"):
+                    step["error"] = f"the arguments did not parse: {call['parse_error']}"
+                started, ended = times.get(str(call.get("id")), (None, None))
+                step.update({k: v for k, v in (("started_at", started), ("ended_at", ended)) if v})
+                steps.append(step)
+                by_call[str(call.get("id"))] = step
+            if not calls and text:
+                replying = {"thought": reasoning, "action": "respond", "arguments": {"content": text}}
+                steps.append(replying)
+        elif role == "tool":
+            step = by_call.get(str(msg.get("tool_call_id")))
+            if step is None or "observation" in step:
+                continue
+            step["observation"] = _text(content)
+            error = msg.get("error")
+            if isinstance(error, dict) and (error.get("message") or error.get("type")):
+                step["error"] = f"{error.get('type') or 'error'}: {error.get('message') or ''}".strip()
+        elif role == "user" and replying is not None and (said := _text(content)):
+            replying["observation"] = said
+            replying = None
+    for n, step in enumerate(steps):
+        step["index"] = n
+    return steps
+
+
+def score_value(value: Any) -> float | None:
+    """A score's value as a number (Inspect's ``value_to_float``), or None: a dict or list of values, a word it does
+    not read, NaN."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _SCORE_WORDS:
+            return _SCORE_WORDS[word]
+        try:
+            number = float(word)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _verdict(scores: dict[str, Any], ctx: Context) -> tuple[str | None, float | None, Outcome]:
+    """The scorer that judges the run, its reward and the outcome (see the module docstring)."""
+    for scorer, score in scores.items():
+        reward = score_value(as_dict(score).get("value"))
+        if reward is not None:
+            return scorer, reward, outcome_of_reward(reward, ctx) if 0.0 <= reward <= 1.0 else Outcome.unknown
+    return None, None, Outcome.unknown
+
+
+def _run_id(record: dict[str, Any], spec: dict[str, Any]) -> str:
+    if isinstance(record.get("uuid"), str) and record["uuid"]:
+        return record["uuid"]
+    eval_key = next((str(spec[k]) for k in ("eval_id", "task_id", "run_id") if spec.get(k)), None)
+    if eval_key is None:
+        raise RecordError("an Inspect AI sample with neither its uuid (Inspect before 0.3.70) nor its eval's id: "
+                          "read it from its log (the .eval or .json file) rather than alone")
+    return f"{eval_key}.{record.get('id')}.{record.get('epoch')}"
+
+
+def _model(record: dict[str, Any], spec: dict[str, Any]) -> str | None:
+    if isinstance(spec.get("model"), str) and spec["model"]:
+        return spec["model"]
+    output = as_dict(record.get("output"))
+    if isinstance(output.get("model"), str) and output["model"]:
+        return output["model"]
+    return next(iter(as_dict(record.get("model_usage"))), None)
+
+
+def _tokens(usage: dict[str, Any]) -> int | None:
+    counts = [u.get("total_tokens") for u in usage.values() if isinstance(u, dict)]
+    return sum(c for c in counts if isinstance(c, int)) or None
+
+
+def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
+             steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
+    """The outcome after the sample's error or limit, and why it failed (see the module docstring)."""
+    error, limit = as_dict(record.get("error")), as_dict(record.get("limit"))
+    if error:
+        said = str(error.get("message") or "").strip() or short(str(error.get("traceback") or ""), 2000)
+        return Outcome.failure, Failure(error=short(said or "an error", 2000, keep="head"),
+                                        cause="the sample raised an error, which halted it (its log's sample error)")
+    if limit and outcome is not Outcome.success:
+        kind = str(limit.get("type") or "a")
+        said = str(limit.get("reason") or f"{kind} limit reached ({limit.get('limit')})")
+        return Outcome.failure, Failure(error=short(said, 2000, keep="head"), cause=f"the run hit its {kind} limit")
+    if outcome is Outcome.failure:
+        value = as_dict(as_dict(record.get("scores")).get(scorer)).get("value")
+        said = f"scored {value!r} by {scorer}"
+        if (last := last_tool_error(steps)) is not None:
+            said += f"; last failing step {last['index']} ({last['action']}): {last['error']}"
+        return outcome, Failure(error=short(said, 2000, keep="head"))
+    return outcome, None
+
+
+def _tools(events: list[Any], steps: list[dict[str, Any]]) -> list[str]:
+    """The tools the model was offered (its first model event's), then any other a step called."""
+    offered = next((e["tools"] for e in events if isinstance(e, dict) and e.get("event") == "model"
+                    and isinstance(e.get("tools"), list)), [])
+    names = [str(t["name"]) for t in offered if isinstance(t, dict) and t.get("name")]
+    return list(dict.fromkeys([*names, *(s["action"] for s in steps if s["action"] != "respond")]))
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not _is_sample(record):
+        if _is_log(record):  # a log's samples are its runs (split); a log met here has none
+            raise RecordError(_no_samples(record.get("status")))
+        raise RecordError("not an Inspect AI sample: expected an object with 'id', 'epoch', 'input' and 'messages'")
+    spec = as_dict(record.get(EVAL_AT))
+    transcript = as_dict(record.get("transcript"))  # some 2024 logs: the events and attachments are in it
+    attachments = as_dict(record.get("attachments")) or as_dict(transcript.get("content"))
+    task = _task(_resolved(record.get("input"), attachments))
+    if not task:
+        raise RecordError(f"an Inspect AI sample ({record.get('id')!r}, epoch {record.get('epoch')}) whose input "
+                          "says nothing: no task")
+    events = as_list(record.get("events")) or as_list(transcript.get("events"))
+    messages = [_resolved(m, attachments) for m in as_list(record.get("messages")) if isinstance(m, dict)]
+    steps = _steps(messages, _tool_times(events))
+    error = as_dict(record.get("error"))
+    if error and steps and steps[-1]["action"] != "respond" and "observation" not in steps[-1]:
+        steps[-1]["error"] = f"no result: the sample's error halted the run here: {error.get('message') or 'an error'}"
+    scores = as_dict(record.get("scores"))
+    scorer, reward, outcome = _verdict(scores, ctx)
+    outcome, failure = _failure(record, outcome, scorer, steps)
+    started = record.get("started_at") or next(
+        (e["timestamp"] for e in events if isinstance(e, dict) and e.get("timestamp")), None) or spec.get("created")
+    packages = as_dict(spec.get("packages"))
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "eval_id": spec.get("eval_id") or spec.get("task_id"),
+        "run_id": spec.get("run_id"),
+        "epoch": record.get("epoch"),
+        "scores": {name: as_dict(score).get("value") for name, score in scores.items()},
+        "scored_by": scorer,
+        "limit": record.get("limit"),
+        "total_time": record.get("total_time"),
+        "working_time": record.get("working_time"),
+        "tokens": _tokens(as_dict(record.get("model_usage"))),
+    }
+    return build({
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(_run_id(record, spec))}",
+        "task": clip_task(task),
+        "task_id": str(record.get("id"))[:200],
+        "task_family": str(spec["task"])[:200] if spec.get("task") else None,
+        "model_id": _model(record, spec),
+        "tool_versions": {"inspect_ai": str(packages["inspect_ai"])} if packages.get("inspect_ai") else {},
+        "tools_available": _tools(events, steps),
+        "outcome": outcome,
+        "reward": reward,
+        "failure": failure,
+        "steps": steps,
+        "metadata": {k: v for k, v in metadata.items() if v not in (None, {}, "")},
+        **({"created_at": started} if started else {}),
+    }, ctx)
