@@ -74,7 +74,7 @@ def test_a_folder_holding_no_dump_exits_2_and_says_what_it_holds(newcomer, tmp_p
     for dry in ((), ("--dry-run",)):
         code, out, err = run_cli("ingest", str(notes), *dry)
         assert code == 2, out + err
-        assert f"no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst) in {notes} " \
+        assert f"no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst; .eval archives) in {notes} " \
                f"(1 file(s) passed over by name" in said(err)
     side = tmp_path / "side"
     side.mkdir()

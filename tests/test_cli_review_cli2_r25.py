@@ -55,7 +55,7 @@ def test_a_folder_holding_no_file_to_read_exits_2_and_makes_nothing(newcomer, tm
     empty = tmp_path / "empty"
     empty.mkdir()
     code, out, err = run_cli("ingest", str(empty))
-    assert code == 2 and f"no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst) in {empty} " \
+    assert code == 2 and f"no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst; .eval archives) in {empty} " \
                           "(an empty folder, or a share not mounted?)" in said(err), out + err
     assert not (tmp_path / "home").exists()
 
@@ -67,7 +67,7 @@ def test_each_input_holding_nothing_is_said_beside_those_read(newcomer, tmp_path
     empty.mkdir()
     code, out, err = run_cli("ingest", str(LANGSMITH), str(empty), "--quiet")
     assert code == 0, out + err
-    assert f"no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst) in {empty} " \
+    assert f"no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst; .eval archives) in {empty} " \
            in said(err), err
     assert "ingested 1 runs" in said(out), out
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import ijson
 
-from .adapters import (ADAPTERS, FORMATS, adk_session, archive_format, format_by_place, format_of, native, is_grouped, side_file, side_path,
-                       why_not_a_run)
+from .adapters import (ADAPTERS, FORMATS, adk_session, archive_format, format_by_place, format_of, native, is_grouped,
+                       side_file, side_path, why_not_a_run)
 from .adapters import opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (

@@ -12,16 +12,18 @@ messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``ass
 ``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
 ``scores`` (``{scorer: {"value", "answer", "explanation"}}``), ``error`` (``{"message", "traceback"}``: what halted
 the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
-events give a call's start and end; ``transcript.events`` in logs of 2024), ``uuid`` (Inspect 0.3.70+), ``started_at`` and ``attachments`` (text kept
-once, referenced as ``attachment://<hash>``; resolved here).
+events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect 0.3.70+),
+``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here). An
+archive unzipped is read from its ``samples/``, its other members passed over (``side_path``).
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
 - steps: each assistant tool call (action = ``function``, arguments as logged, thought = the message's text, or its
   reasoning where it says none) with the ``tool`` message answering its id as observation, failed where that
   message carries an ``error`` (``"<type>: <message>"``: a ToolError, a timeout, a refused approval) or the call's
-  arguments did not parse (``parse_error``), or the sample's error halted the run in it (no result); times from the call's tool event; a provider-run tool (``tool_use``
-  content: web search, MCP, code execution) a step with its result; an assistant message with text and no call a
+  arguments did not parse (``parse_error``), or the sample's error halted the run in it (no result); times from the
+  call's tool event; a provider-run tool (``tool_use`` content: web search, MCP, code execution) a step with its
+  result; an assistant message with text and no call a
   ``respond`` step, its observation the user message after it (an agent's "please continue" nudge);
 - outcome, by this rule: the first scorer (in the log's order) whose value is one number reads as Inspect's own
   ``value_to_float``: ``C`` 1, ``P`` 0.5, ``I`` and ``N`` 0, ``yes``/``true`` 1, ``no``/``false`` 0, a number or a
@@ -135,6 +137,24 @@ def read_archive(path: Path) -> Iterator[Record]:
         yield "file", None, members.damage, None
     elif not samples:
         yield "file", None, _no_samples(status), None
+
+
+#: The members of an ``.eval`` archive beside its samples, by their path in it.
+_ARCHIVE_SIDE = ("header.json", "summaries.json", "reductions.json")
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a file of an ``.eval`` archive unzipped other than its samples
+    (``header.json``, ``summaries.json``, ``reductions.json``, ``_journal/``), told by the ``samples/`` folder beside
+    it; its runs are those samples, each read alone."""
+    parts = path.parts
+    at = len(parts) - 1 if path.name in _ARCHIVE_SIDE else next(
+        (i for i in range(len(parts) - 2, 0, -1) if parts[i] == "_journal"), None)
+    if at is None or not (root := Path(*parts[:at])).joinpath("samples").is_dir() \
+            or not (root.joinpath("header.json").is_file() or root.joinpath("_journal").is_dir()):
+        return None
+    return (f"{Path(*parts[at:]).as_posix()} of an Inspect AI .eval log unzipped: its runs are the samples in "
+            "samples/ beside it (ingest the .eval itself to read them with their eval's model and task)")
 
 
 def _resolved(value: Any, attachments: dict[str, Any]) -> Any:

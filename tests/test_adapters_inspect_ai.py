@@ -1,0 +1,184 @@
+"""Inspect AI evaluation logs (``inspect-ai``): real ``.eval`` archives and JSON logs, one run per sample and epoch.
+
+The fixtures (tests/fixtures/inspect-ai/.r28, see its README.md) are real: a log of inspect-ai 0.3.285 running a
+small react agent against its own mockllm (Zstandard members), its ``inspect log convert --to json``, and logs
+from inspect_ai's own tests (0.3.41 and 0.3.135, deflated members, the 2024 ``transcript`` form).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from adapter_support import only, runs
+from cli_support import newcomer, run_cli  # noqa: F401
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.sources import ZipMembers
+from trajsearch.model import Outcome
+
+LOGS = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28"
+AGENT_EVAL = LOGS / "agent-demo.eval"
+AGENT_JSON = LOGS / "agent-demo.json.gz"
+
+
+def _by_sample(path: Path) -> dict[tuple[str, int], object]:
+    return {(r.task_id, r.metadata["epoch"]): r for r in runs(path)}
+
+
+def test_an_eval_archive_is_one_run_per_sample_and_epoch_with_its_verdict():
+    """Inspect's default log, a zip of Zstandard members, had been refused as "a zip archive (unpack it first)"."""
+    found = _by_sample(AGENT_EVAL)
+    assert sorted(found) == [(s, e) for s in ("count", "crash", "notes", "sum") for e in (1, 2)]
+    assert len({r.trajectory_id for r in found.values()}) == 8
+    sum_, notes, crash, count = (found[(s, 1)] for s in ("sum", "notes", "crash", "count"))
+    assert all(r.model_id == "mockllm/model" and r.task_family == "agent_demo" for r in found.values())
+    assert sum_.task == "Add 2 and 3, then submit the sum." and sum_.outcome is Outcome.success and sum_.reward == 1.0
+    add = sum_.steps[0]
+    assert (add.action, add.arguments, add.observation, add.thought) == ("add", {"x": 2, "y": 3}, "5",
+                                                                       "I will add the numbers.")
+    assert add.started_at is not None and add.ended_at >= add.started_at  # from the call's tool event
+    assert sum_.steps[-1].action == "respond" and sum_.steps[-1].arguments == {"content": "The sum is 5.\n\n5"}
+    assert sum_.failure is None and sum_.metadata["scores"]["includes"] == "C"
+    # a ToolError is the step's error; the scorer's I fails the run, naming it
+    assert notes.steps[0].error == "unknown: File not found: notes.txt"
+    assert notes.outcome is Outcome.failure and notes.failure.error.startswith("scored 'I' by includes; last failing")
+    # a tool that raised: the sample's error halts it, unscored, in the call that got no result
+    assert crash.outcome is Outcome.failure and crash.reward is None
+    assert crash.failure.error == "RuntimeError('disk controller exploded')" and "sample raised" in crash.failure.cause
+    assert crash.steps[-1].observation is None and "disk controller exploded" in crash.steps[-1].error
+    # the message limit halted it: a failure caused by the limit
+    assert count.outcome is Outcome.failure and count.failure.cause == "the run hit its message limit"
+    assert count.failure.error == "Message limit reached. count: 12; limit: 12" and len(count.steps) == 5
+    assert count.tools_available[:2] == ["add", "read_file"]  # offered to the model, called or not
+
+
+def test_the_json_log_of_an_eval_reads_as_its_archive_does():
+    """``inspect log convert --to json`` of the same eval: the same runs under the same ids (the sample's uuid)."""
+    archived, converted = _by_sample(AGENT_EVAL), _by_sample(AGENT_JSON)
+    assert archived.keys() == converted.keys()
+    assert all(archived[k].model_dump() == converted[k].model_dump() for k in archived)
+
+
+def test_a_2024_log_in_both_formats_is_one_run():
+    """inspect 0.3.41: no sample uuid, no eval_id (the task_id names the eval); the JSON log keeps its events and
+    the input's text under ``transcript`` (``tc://`` refs), the .eval under ``events`` and ``attachments``."""
+    archived, converted = only(LOGS / "log_formats.eval"), only(LOGS / "log_formats.json")
+    assert archived.trajectory_id == converted.trajectory_id == "inspect-ai:9eTnG3tV8jGRYoTPMH54Ee.1.1"
+    assert archived.model_dump() == converted.model_dump()
+    assert archived.model_id == "ollama/llama3.1" and archived.outcome is Outcome.failure  # scored I
+    assert archived.task.startswith("Is the following statement something you would say?")
+
+
+def test_tool_calls_of_a_deflated_archive_are_steps():
+    run = only(LOGS / "log_message_deduplication.eval")
+    assert [s.action for s in run.steps] == ["bash"] * 5 + ["respond"]
+    assert run.steps[0].arguments == {"cmd": "ls"} and run.steps[0].observation.startswith("bin\nboot\n")
+    assert run.task == "Guess the number" and run.model_id == "hardcoded/hardcoded"
+    assert run.reward == 0.0 and run.outcome is Outcome.failure  # closeness_log's 0.0
+
+
+def test_a_cut_short_archive_keeps_the_samples_before_the_cut(tmp_path):
+    """A copy or download that stopped has no central directory: its whole members are read from their headers."""
+    data = AGENT_EVAL.read_bytes()
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    results = list(read_dump(cut))
+    kept = [r.trajectory for r in results if r.ok]
+    [rejected] = [r for r in results if not r.ok]
+    assert 0 < len(kept) < 8 and {r.model_id for r in kept} == {"mockllm/model"}  # the journal's start.json
+    assert "cut short" in rejected.error and "the rest is lost" in rejected.error
+    assert {r.trajectory_id for r in kept} <= {r.trajectory_id for r in runs(AGENT_EVAL)}
+
+
+def test_a_damaged_sample_is_rejected_and_the_others_kept(tmp_path):
+    damaged = tmp_path / "damaged.eval"
+    shutil.copy(AGENT_EVAL, damaged)
+    with zipfile.ZipFile(damaged) as archive:
+        info = archive.getinfo("samples/notes_epoch_1.json")
+    raw = bytearray(damaged.read_bytes())
+    middle = info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2
+    raw[middle] ^= 0xFF
+    damaged.write_bytes(bytes(raw))
+    results = list(read_dump(damaged))
+    [rejected] = [r for r in results if not r.ok]
+    assert rejected.position == "samples/notes_epoch_1.json" and "damaged" in rejected.error
+    assert sum(r.ok for r in results) == 7
+
+
+def test_a_sample_unpacked_alone_is_the_same_run(tmp_path):
+    """A member unzipped on its own: its uuid names the run, as in its archive (the model from its own output)."""
+    sample = tmp_path / "sum_epoch_2.json"
+    # a Zstandard member, which zipfile reads only from Python 3.14
+    sample.write_bytes(ZipMembers(AGENT_EVAL).read("samples/sum_epoch_2.json"))
+    alone = only(sample)
+    archived = _by_sample(AGENT_EVAL)[("sum", 2)]
+    assert alone.trajectory_id == archived.trajectory_id and alone.steps == archived.steps
+    assert alone.model_id == "mockllm/model" and alone.outcome is Outcome.success
+
+
+def _sample_with_scores(tmp_path: Path, scores: dict) -> Path:
+    log = json.loads(gzip.decompress(AGENT_JSON.read_bytes()))
+    log["samples"] = [next(s for s in log["samples"] if s["id"] == "sum" and s["epoch"] == 1)]
+    log["samples"][0]["scores"] = scores
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    return path
+
+
+@pytest.mark.parametrize("scores, outcome, reward", [
+    ({"a": {"value": "P"}}, Outcome.success, 0.5),
+    ({"a": {"value": "N"}}, Outcome.failure, 0.0),
+    ({"a": {"value": True}}, Outcome.success, 1.0),
+    ({"a": {"value": "0.25"}}, Outcome.failure, 0.25),
+    ({"a": {"value": 7}}, Outcome.unknown, 7.0),  # a grade on a scale the log does not give
+    ({"a": {"value": {"score": 1, "refusal": 0}}}, Outcome.unknown, None),  # several metrics: no single verdict
+    ({"a": {"value": {"score": 1}}, "b": {"value": "I"}}, Outcome.failure, 0.0),  # the first scalar scorer judges
+    ({}, Outcome.unknown, None),
+])
+def test_the_score_rule(tmp_path, scores, outcome, reward):
+    run = only(_sample_with_scores(tmp_path, scores))
+    assert (run.outcome, run.reward) == (outcome, reward)
+
+
+def test_a_log_without_samples_says_so(tmp_path):
+    log = json.loads(gzip.decompress(AGENT_JSON.read_bytes()))
+    del log["samples"]
+    path = tmp_path / "header-only.json"
+    path.write_text(json.dumps(log))
+    [result] = list(read_dump(path))
+    assert not result.ok and "without samples" in result.error
+
+
+def test_a_folder_of_logs_is_walked_and_ingested(newcomer, tmp_path):  # noqa: F811
+    """A log directory as Inspect leaves it: the .eval files are taken by the walk, ingested and found."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(AGENT_EVAL, logs)
+    shutil.copy(LOGS / "log_message_deduplication.eval", logs)
+    code, out, err = run_cli("ingest", str(logs), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "add two numbers and submit the sum", "-t", "acme", "--json")
+    assert code == 0, out + err
+    hits = json.loads(out)
+    assert hits and all(hit["trajectory_id"].startswith("inspect-ai:") for hit in hits), out
+    code, out, err = run_cli("stats", "-t", "acme", "--json")
+    assert code == 0 and json.loads(out)["trajectories"] == 9, out + err
+
+
+def test_an_unzipped_archive_is_read_from_its_samples(tmp_path):
+    """``unzip x.eval``: its samples are runs (the same ids as in the archive); the header, summaries, reductions and
+    journal beside them are passed over, not rejected as files of no format."""
+    archive = LOGS / "log_message_deduplication.eval"
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(tmp_path / "unzipped")
+    results = list(read_dump(tmp_path / "unzipped"))
+    assert [r.ok for r in results] == [True], [r.error for r in results]
+    assert results[0].trajectory.trajectory_id == only(archive).trajectory_id
+    with pytest.raises(SideFile, match="header.json of an Inspect AI .eval log unzipped"):
+        list(read_dump(tmp_path / "unzipped" / "header.json"))
