@@ -17,6 +17,7 @@ import pytest
 from adapter_support import only, runs
 from cli_support import newcomer, run_cli  # noqa: F401
 
+from trajsearch.ingest import detect
 from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import read_dump
 from trajsearch.ingest.sources import ZipMembers
@@ -182,3 +183,13 @@ def test_an_unzipped_archive_is_read_from_its_samples(tmp_path):
     assert results[0].trajectory.trajectory_id == only(archive).trajectory_id
     with pytest.raises(SideFile, match="header.json of an Inspect AI .eval log unzipped"):
         list(read_dump(tmp_path / "unzipped" / "header.json"))
+
+
+def test_a_json_log_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path, monkeypatch):
+    """A log whose samples run past what detection parses (64 MB: 308 samples of a small agent made 84 MB) was an
+    "unrecognised dump format": its head, as Inspect writes it, names it."""
+    path = tmp_path / "big.json"
+    path.write_bytes(gzip.decompress(AGENT_JSON.read_bytes()))
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)  # this log stands for one past the limit
+    assert detect.detect_format(path) == "inspect-ai"
+    assert len(runs(path)) == 8

@@ -1,4 +1,4 @@
-"""``inspect-ai``: Inspect AI evaluation logs (UK AISI's ``inspect_ai``), one run per sample and epoch.
+"""``inspect-ai``: Inspect AI evaluation logs (``.eval`` archives and JSON logs), one run per sample and epoch.
 
 Records (``inspect_ai/log/_log.py``): an ``EvalLog``, ``{"version", "status", "eval", "plan", "results", "stats",
 "samples": [EvalSample]}``, as ``--log-format json`` writes it; an ``.eval`` log, Inspect's default, a zip archive of
@@ -61,6 +61,9 @@ ID_PREFIX = "inspect-ai"
 WHOLE_FILE = True
 #: The archives this adapter reads itself (``read_archive``), by the end of their names.
 ARCHIVES = (".eval",)
+#: A JSON log's head, as Inspect writes it (indented, ``version``, ``status`` and ``eval`` first): a log too big to
+#: parse for detection (its samples run past the first 64 MB) is told by it.
+SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"version":\s*\d+,\s*"status":\s*"\w+",\s*"eval":\s*\{\s*"(?:eval_id|run_id)"')
 #: Where a sample handed over carries its eval's spec (``EvalLog.eval``).
 EVAL_AT = "__inspect_eval__"
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json\Z")
