@@ -193,3 +193,17 @@ def test_a_json_log_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path,
     monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)  # this log stands for one past the limit
     assert detect.detect_format(path) == "inspect-ai"
     assert len(runs(path)) == 8
+
+
+def test_basic_agent_parallel_calls_reasoning_and_its_nudge():
+    """``basic_agent`` (inspect-ai 0.3.285): two calls in one turn, each answered by its id; the turn's reasoning
+    beside its words as the thought; a reply without a call answered by the agent's "please proceed" nudge; the
+    submit call a step of its own."""
+    run = only(LOGS / "basic-agent.eval")
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("lookup", {"city": "Paris"}, "2.1 million"), ("lookup", {"city": "Rome"}, "2.8 million"),
+        ("respond", {"content": "Rome is larger."}, "Please proceed to the next step using your best judgement."),
+        ("submit", {"answer": "Rome"}, "Rome")]
+    assert run.steps[0].thought == ("I need both populations; I can look them up in parallel.\n\n"
+                                    "Looking up both cities.")
+    assert run.outcome is Outcome.success and run.tools_available == ["lookup", "submit"]

@@ -18,8 +18,8 @@ archive unzipped is read from its ``samples/``, its other members passed over (`
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
-- steps: each assistant tool call (action = ``function``, arguments as logged, thought = the message's text, or its
-  reasoning where it says none) with the ``tool`` message answering its id as observation, failed where that
+- steps: each assistant tool call (action = ``function``, arguments as logged, thought = the message's reasoning
+  (unredacted, else its summary) and text) with the ``tool`` message answering its id as observation, failed where that
   message carries an ``error`` (``"<type>: <message>"``: a ToolError, a timeout, a refused approval) or the call's
   arguments did not parse (``parse_error``), or the sample's error halted the run in it (no result); times from the
   call's tool event; a provider-run tool (``tool_use`` content: web search, MCP, code execution) a step with its
@@ -211,15 +211,16 @@ def _steps(messages: list[dict[str, Any]], times: dict[str, tuple[Any, Any]]) ->
         role, content = msg.get("role"), msg.get("content")
         if role == "assistant":
             text, reasoning = _text(content), _reasoning(content)
+            thought = "\n\n".join(filter(None, (reasoning, text))) or None
             replying = None
             for used in _parts(content, "tool_use"):  # a tool the provider ran (web search, MCP, code execution)
-                steps.append({"thought": text or reasoning, "action": str(used.get("name") or used.get("tool_type")),
+                steps.append({"thought": thought, "action": str(used.get("name") or used.get("tool_type")),
                               "arguments": tool_arguments(used.get("arguments")),
                               "observation": str(used.get("result") or ""),
                               **({"error": str(used["error"])} if used.get("error") else {})})
             calls = [c for c in as_list(msg.get("tool_calls")) if isinstance(c, dict)]
             for call in calls:
-                step = {"thought": text or reasoning, "action": str(call.get("function") or "tool")[:200],
+                step = {"thought": thought, "action": str(call.get("function") or "tool")[:200],
                         "arguments": tool_arguments(call.get("arguments"))}
                 if call.get("parse_error"):
                     step["error"] = f"the arguments did not parse: {call['parse_error']}"
