@@ -207,3 +207,13 @@ def test_basic_agent_parallel_calls_reasoning_and_its_nudge():
     assert run.steps[0].thought == ("I need both populations; I can look them up in parallel.\n\n"
                                     "Looking up both cities.")
     assert run.outcome is Outcome.success and run.tools_available == ["lookup", "submit"]
+
+
+def test_an_eval_set_directory_reads_its_logs_and_passes_its_manifests_over():
+    """``inspect eval-set`` writes ``eval-set.json`` and ``logs.json`` beside its logs: each had been a rejection
+    ("unrecognised dump format") of a folder whose every run was read."""
+    results = list(read_dump(LOGS / "eval-set"))
+    assert [r.ok for r in results] == [True], [r.error for r in results]
+    assert results[0].trajectory.task == "Which is larger by population, Paris or Rome?"
+    with pytest.raises(SideFile, match="log directory manifest"):
+        list(read_dump(LOGS / "eval-set" / "logs.json"))

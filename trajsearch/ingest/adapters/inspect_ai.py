@@ -14,7 +14,8 @@ messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``ass
 the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
 events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect 0.3.70+),
 ``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here). An
-archive unzipped is read from its ``samples/``, its other members passed over (``side_path``).
+archive unzipped is read from its ``samples/``, its other members passed over (``side_path``), as are the manifests
+``inspect eval-set`` writes beside its logs (``eval-set.json``, ``logs.json``: ``side_file``).
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
@@ -140,6 +141,17 @@ def read_archive(path: Path) -> Iterator[Record]:
         yield "file", None, members.damage, None
     elif not samples:
         yield "file", None, _no_samples(status), None
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): the manifests ``inspect eval-set`` writes beside its logs."""
+    if isinstance(record, dict) and record.keys() == {"eval_set_id", "tasks"}:
+        return "Inspect AI's eval-set manifest (eval-set.json): its runs are in the logs beside it"
+    if isinstance(record, dict) and record and all(isinstance(name, str) and name.endswith((".eval", ".json"))
+                                                   and _is_log(header) for name, header in record.items()):
+        return ("Inspect AI's log directory manifest (logs.json: each log's header, without samples): its runs are "
+                "in the logs it names")
+    return None
 
 
 #: The members of an ``.eval`` archive beside its samples, by their path in it.
