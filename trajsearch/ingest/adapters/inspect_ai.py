@@ -64,10 +64,11 @@ WHOLE_FILE = True
 ARCHIVES = (".eval",)
 #: A JSON log's head, as Inspect writes it (indented, ``version``, ``status`` and ``eval`` first): a log too big to
 #: parse for detection (its samples run past the first 64 MB) is told by it.
-SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"version":\s*\d+,\s*"status":\s*"\w+",\s*"eval":\s*\{\s*"(?:eval_id|run_id)"')
+SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"version":\s*\d+,\s*"status":\s*"\w+",\s*"eval":\s*\{\s*'
+                       r'"(?:eval_id|run_id|eval_set_id)"')
 #: Where a sample handed over carries its eval's spec (``EvalLog.eval``).
 EVAL_AT = "__inspect_eval__"
-_SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json\Z")
+_SAMPLE_MEMBER = re.compile(r"samples/.+_epoch_\d+\.json\Z")
 #: How a sample refers to text it keeps once (``attachments``; in some 2024 logs ``tc://`` into ``transcript.content``).
 _ATTACHMENT = re.compile(r"\A(?:attachment|tc)://([0-9a-f]+)\Z")
 #: Inspect's ``value_to_float``: the score letters (``scorer/_metric.py``) and the words it reads.
@@ -124,7 +125,7 @@ def read_archive(path: Path) -> Iterator[Record]:
         if name in members.names:
             try:
                 head, error = sources.parse(members.read(name), "record")
-            except zipfile.BadZipFile:
+            except (zipfile.BadZipFile, OSError):
                 continue
             if error is None and isinstance(head, dict) and isinstance(head.get("eval"), dict):
                 spec, status = head["eval"], head.get("status", "started")
@@ -133,7 +134,7 @@ def read_archive(path: Path) -> Iterator[Record]:
     for name in samples:
         try:
             sample, error = sources.parse(members.read(name), "record")
-        except zipfile.BadZipFile as exc:
+        except (zipfile.BadZipFile, OSError) as exc:
             yield name, None, str(exc), None
             continue
         yield name, {**sample, EVAL_AT: spec} if isinstance(sample, dict) else sample, error, None
