@@ -217,3 +217,10 @@ def test_an_eval_set_directory_reads_its_logs_and_passes_its_manifests_over():
     assert results[0].trajectory.task == "Which is larger by population, Paris or Rome?"
     with pytest.raises(SideFile, match="log directory manifest"):
         list(read_dump(LOGS / "eval-set" / "logs.json"))
+
+
+def test_a_copy_under_another_name_and_folder_keeps_its_run_ids(tmp_path):
+    copy = tmp_path / "elsewhere" / "renamed.eval"
+    copy.parent.mkdir()
+    shutil.copy(AGENT_EVAL, copy)
+    assert {r.trajectory_id for r in runs(copy)} == {r.trajectory_id for r in runs(AGENT_EVAL)}
