@@ -224,3 +224,16 @@ def test_a_copy_under_another_name_and_folder_keeps_its_run_ids(tmp_path):
     copy.parent.mkdir()
     shutil.copy(AGENT_EVAL, copy)
     assert {r.trajectory_id for r in runs(copy)} == {r.trajectory_id for r in runs(AGENT_EVAL)}
+
+
+def test_a_log_renamed_is_told_by_its_members(tmp_path):
+    """A log saved under another name (``run.zip``; or piped in, copied to a file of no name) is read by what its
+    members are; another zip is still refused, naming what it is."""
+    renamed = tmp_path / "run.zip"
+    shutil.copy(LOGS / "basic-agent.eval", renamed)
+    assert only(renamed).trajectory_id == only(LOGS / "basic-agent.eval").trajectory_id
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("notes.txt", "not a log")
+    with pytest.raises(ValueError, match="a zip archive"):
+        list(read_dump(other))

@@ -15,6 +15,7 @@ import codecs
 import json
 import re
 import sqlite3
+import zipfile
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,11 @@ from .sources import (
     PEEK_BYTES,
     TOO_DEEP,
     Source,
+    ZipMembers,
     compression,
     decompressed,
     is_jsonl,
+    is_zip,
     json_items,
     open_dump,
     parse,
@@ -315,15 +318,19 @@ def _container_kind(path: Path) -> str | None:
 
 
 def _own_archive(path: Path) -> str | None:
-    """The format of a zip archive an adapter reads itself, named as its producer names them (Inspect AI's
-    ``.eval``), else None: a file of that name that is no zip is detected as any other."""
-    if (fmt := archive_format(path)) is None:
+    """The format of a zip archive an adapter reads itself (``read_archive``): by its name, as its producer names
+    them (``ARCHIVES``: Inspect AI's ``.eval``), else by its members (``archive_members``: a log renamed, or piped in);
+    None for a file that is no zip (detected as any other) or a zip no adapter reads."""
+    if not is_zip(path):
         return None
+    if fmt := archive_format(path):
+        return fmt
     try:
-        with open(path, "rb") as f:
-            return fmt if f.read(4) in (b"PK\x03\x04", b"PK\x05\x06") else None
-    except OSError:
+        names = ZipMembers(path).names
+    except (zipfile.BadZipFile, OSError):
         return None
+    return next((fmt for fmt, mod in ADAPTERS.items()
+                 if (claims := getattr(mod, "archive_members", None)) is not None and claims(names)), None)
 
 
 def _table_kind(path: Path) -> str | None:

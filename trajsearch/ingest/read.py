@@ -1142,7 +1142,7 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
-    if archive_format(path) == adapter.NAME:  # an archive the adapter reads itself, member by member
+    if hasattr(adapter, "read_archive") and sources.is_zip(path):  # an archive it reads itself, member by member
         def archived() -> Iterator[Record]:
             yield from adapter.read_archive(path)
             if on_bytes is not None:

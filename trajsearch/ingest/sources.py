@@ -1068,6 +1068,8 @@ def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes
 #: and extra field lengths.
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 _LOCAL_MAGIC = b"PK\x03\x04"
+#: How a zip archive opens: its first member's local header, or (holding none) its end of central directory.
+ZIP_MAGIC = (_LOCAL_MAGIC, b"PK\x05\x06")
 #: The compression methods a member is read in (APPNOTE 4.4.5): stored, deflated, and Zstandard, which Inspect AI
 #: writes its ``.eval`` logs in and Python's ``zipfile`` reads only from 3.14.
 _ZIP_METHODS = {0: "stored", 8: "deflated", 93: "zstd"}
@@ -1080,6 +1082,15 @@ class _Member:
     offset: int  # of its local header
     size: int  # compressed
     crc: int
+
+
+def is_zip(path: Path) -> bool:
+    """Whether a file's first bytes are a zip archive's."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) in ZIP_MAGIC
+    except OSError:
+        return False
 
 
 class ZipMembers:

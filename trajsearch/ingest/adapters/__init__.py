@@ -8,9 +8,10 @@ entry in ``ADAPTERS``. A module exposes:
   in the first 64 KiB when no record can be parsed from them) and
   ``SUFFIXES`` (file names that imply the format); optionally ``ARCHIVES`` (the ends
   of the names of archives it reads itself, Inspect AI's ``.eval`` zip) with
-  ``read_archive(path)``, yielding ``(position, record, error, None)`` per run in one
-  (a walk takes such files, and detection names their format by that name before
-  it refuses other archives); optionally ``not_a_run(record)``,
+  ``read_archive(path)``, yielding ``(position, record, error, None)`` per run in a
+  zip file of its format (a walk takes files of those names, and detection names
+  their format by that name, or by ``archive_members(names)`` of a zip otherwise
+  named, before it refuses other archives); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
   headless tool's final result, an event stream without the prompt), for the
   error that names an unrecognised file; optionally ``side_file(record)``, what a

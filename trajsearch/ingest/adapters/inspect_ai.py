@@ -173,6 +173,12 @@ def side_path(path: Path, fmt: str | None) -> str | None:
             "samples/ beside it (ingest the .eval itself to read them with their eval's model and task)")
 
 
+def archive_members(names: list[str]) -> bool:
+    """The adapter hook (see ``adapters/__init__``): whether a zip holding ``names`` is an ``.eval`` log, whatever its
+    name (a log renamed, or piped in): its journal's start, or its header beside samples."""
+    return "_journal/start.json" in names or ("header.json" in names and any(map(_SAMPLE_MEMBER.match, names)))
+
+
 def _resolved(value: Any, attachments: dict[str, Any]) -> Any:
     """``value`` with its ``attachment://<hash>`` (``tc://<hash>``) strings replaced by the sample's attachments."""
     if isinstance(value, str):
