@@ -237,3 +237,14 @@ def test_a_log_renamed_is_told_by_its_members(tmp_path):
         archive.writestr("notes.txt", "not a log")
     with pytest.raises(ValueError, match="a zip archive"):
         list(read_dump(other))
+
+
+def test_a_sample_of_2024_with_one_score_is_judged_by_it(tmp_path):
+    """Inspect logged one ``score`` per sample until July 2024 (``scores`` since)."""
+    path = _sample_with_scores(tmp_path, {})
+    log = json.loads(path.read_text())
+    del log["samples"][0]["scores"]
+    log["samples"][0]["score"] = {"value": "C", "answer": "5"}
+    path.write_text(json.dumps(log))
+    run = only(path)
+    assert (run.outcome, run.reward, run.metadata["scores"]) == (Outcome.success, 1.0, {"score": "C"})

@@ -10,7 +10,7 @@ member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``i
 messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls``
 ``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error``
 ``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
-``scores`` (``{scorer: {"value", "answer", "explanation"}}``), ``error`` (``{"message", "traceback"}``: what halted
+``scores`` (``{scorer: {"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error`` (``{"message", "traceback"}``: what halted
 the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
 events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect 0.3.70+),
 ``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here). An
@@ -365,7 +365,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     error = as_dict(record.get("error"))
     if error and steps and steps[-1]["action"] != "respond" and "observation" not in steps[-1]:
         steps[-1]["error"] = f"no result: the sample's error halted the run here: {error.get('message') or 'an error'}"
-    scores = as_dict(record.get("scores"))
+    scores = as_dict(record.get("scores")) or ({"score": record["score"]} if isinstance(record.get("score"), dict)
+                                               else {})  # Inspect before July 2024: one ``score``
     scorer, reward, outcome = _verdict(scores, ctx)
     outcome, failure = _failure(record, outcome, scorer, steps)
     started = record.get("started_at") or next(
