@@ -10,8 +10,8 @@ member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``i
 messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls``
 ``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error``
 ``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
-``scores`` (``{scorer: {"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error`` (``{"message", "traceback"}``: what halted
-the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
+``scores`` (``{scorer: {"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error``
+(``{"message", "traceback"}``: what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
 events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect 0.3.70+),
 ``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here). An
 archive unzipped is read from its ``samples/``, its other members passed over (``side_path``), as are the manifests
