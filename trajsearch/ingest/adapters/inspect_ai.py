@@ -1,21 +1,22 @@
 """``inspect-ai``: Inspect AI evaluation logs (``.eval`` archives and JSON logs), one run per sample and epoch.
 
 Records (``inspect_ai/log/_log.py``): an ``EvalLog``, ``{"version", "status", "eval", "plan", "results", "stats",
-"samples": [EvalSample]}``, as ``--log-format json`` writes it; an ``.eval`` log, Inspect's default, a zip archive of
-the same pieces (``inspect_ai/log/_recorders/eval.py``): ``header.json`` (the log without its samples; written last,
-so an eval still running or killed has only ``_journal/start.json``, ``{"version", "eval", "plan"}``) and one
+"samples": [EvalSample]}``, as ``--log-format json`` writes it; an ``.eval`` log, Inspect's default, a zip archive
+of the same pieces (``inspect_ai/log/_recorders/eval.py``): ``header.json`` (the log without its samples; written
+last, so an eval still running or killed has only ``_journal/start.json``, ``{"version", "eval", "plan"}``) and one
 ``samples/<id>_epoch_<n>.json`` per sample, read one at a time (stored, deflated or, since 2025, Zstandard members;
 an archive cut short keeps the samples before the cut, then says what was lost); or one ``EvalSample`` alone (a
-member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``input`` (a string or chat
-messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls``
-``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error``
-``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
-``scores`` (``{scorer: {"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error``
-(``{"message", "traceback"}``: what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it), ``events`` (tool
-events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect 0.3.70+),
-``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here). An
-archive unzipped is read from its ``samples/``, its other members passed over (``side_path``), as are the manifests
-``inspect eval-set`` writes beside its logs (``eval-set.json``, ``logs.json``: ``side_file``).
+member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``input`` (a string or chat messages),
+``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls`` ``[{"id",
+"function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error`` ``{"type", "message"}``;
+content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``), ``scores`` (``{scorer:
+{"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error`` (``{"message", "traceback"}``:
+what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it),
+``events`` (tool events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect
+0.3.70+), ``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here).
+An archive unzipped is read from its ``samples/``, its other members passed over (``side_path``), as are the
+manifests ``inspect eval-set`` writes beside its logs (``eval-set.json``, ``logs.json``: ``side_file``). An
+``.eval`` renamed or piped in is told by its members (``archive_members``).
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
