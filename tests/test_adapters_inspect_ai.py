@@ -248,3 +248,24 @@ def test_a_sample_of_2024_with_one_score_is_judged_by_it(tmp_path):
     path.write_text(json.dumps(log))
     run = only(path)
     assert (run.outcome, run.reward, run.metadata["scores"]) == (Outcome.success, 1.0, {"score": "C"})
+
+
+def test_a_sample_halted_by_the_network_is_an_infrastructure_error():
+    """A sample error that is an outage (here the tokenizer's download failing) is no failure of the agent's; one
+    raised in a tool (the ``crash`` sample, whatever its words) is."""
+    run = only(LOGS / "network-error.json")
+    assert run.outcome is Outcome.infra_error and run.failure.error.startswith("ConnectionError(MaxRetryError(")
+    assert run.failure.cause.startswith("infrastructure")
+    assert _by_sample(AGENT_EVAL)[("crash", 1)].outcome is Outcome.failure
+
+
+def test_an_outage_a_tool_raised_is_the_runs_failure(tmp_path):
+    """The ``crash`` sample's error (raised in a tool, its traceback through Inspect's tool calls) worded as an
+    outage: the tool failed the run, whatever its backend said."""
+    log = json.loads(gzip.decompress(AGENT_JSON.read_bytes()))
+    crash = next(s for s in log["samples"] if s["id"] == "crash" and s["epoch"] == 1)
+    crash["error"]["message"] = "ConnectionError('503 Service Unavailable')"
+    log["samples"] = [crash]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    assert only(path).outcome is Outcome.failure

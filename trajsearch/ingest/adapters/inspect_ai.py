@@ -32,9 +32,10 @@ Mapping
   numeric string itself; that is the ``reward``, a success at or above the success threshold (0.5) where it lies in
   [0, 1], unknown outside it (a 1-10 grade: its scale is not logged). A dict or list value (several metrics of one
   scorer, ``{"score": 0.8, "refusal": 0}``) is no single verdict and is not used. No such score: ``unknown``. A
-  sample ``error`` is a failure caused by it (none is scored), and a ``limit`` a failure caused by it unless a scorer
-  still judged the run a success (the answer was in before the limit hit). Every score is kept in
-  ``metadata.scores``;
+  sample ``error`` is a failure caused by it (none is scored; ``infra_error`` for the model provider's or the
+  network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
+  caused by it unless a scorer still judged the run a success (the answer was in before the limit hit). Every score
+  is kept in ``metadata.scores``;
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
@@ -56,6 +57,7 @@ from .. import sources
 from ..sources import Record
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, last_tool_error, outcome_of_reward,
                       safe_id, short, tool_arguments)
+from ._spans.outcome import INFRA_CAUSE, error_outcome
 
 NAME = "inspect-ai"
 ID_PREFIX = "inspect-ai"
@@ -72,6 +74,8 @@ EVAL_AT = "__inspect_eval__"
 _SAMPLE_MEMBER = re.compile(r"samples/.+_epoch_\d+\.json\Z")
 #: How a sample refers to text it keeps once (``attachments``; in some 2024 logs ``tc://`` into ``transcript.content``).
 _ATTACHMENT = re.compile(r"\A(?:attachment|tc)://([0-9a-f]+)\Z")
+#: Where Inspect runs a tool: a sample error whose traceback passes through it is the tool's, whatever it says.
+_TOOL_CODE = "inspect_ai/model/_call_tools.py"
 #: Inspect's ``value_to_float``: the score letters (``scorer/_metric.py``) and the words it reads.
 _SCORE_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
@@ -325,8 +329,10 @@ def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
     error, limit = as_dict(record.get("error")), as_dict(record.get("limit"))
     if error:
         said = str(error.get("message") or "").strip() or short(str(error.get("traceback") or ""), 2000)
-        return Outcome.failure, Failure(error=short(said or "an error", 2000, keep="head"),
-                                        cause="the sample raised an error, which halted it (its log's sample error)")
+        outcome = error_outcome(said, by_tool=_TOOL_CODE in str(error.get("traceback") or ""))
+        cause = INFRA_CAUSE if outcome is Outcome.infra_error else \
+            "the sample raised an error, which halted it (its log's sample error)"
+        return outcome, Failure(error=short(said or "an error", 2000, keep="head"), cause=cause)
     if limit and outcome is not Outcome.success:
         kind = str(limit.get("type") or "a")
         said = str(limit.get("reason") or f"{kind} limit reached ({limit.get('limit')})")
