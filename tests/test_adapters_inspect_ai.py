@@ -10,7 +10,10 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import sys
+import tracemalloc
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,11 @@ from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import read_dump
 from trajsearch.ingest.sources import ZipMembers
 from trajsearch.model import Outcome
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 LOGS = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28"
 AGENT_EVAL = LOGS / "agent-demo.eval"
@@ -269,3 +277,107 @@ def test_an_outage_a_tool_raised_is_the_runs_failure(tmp_path):
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
     assert only(path).outcome is Outcome.failure
+
+
+#: Fields of a zip member's central directory entry (APPNOTE 4.3.12), by offset and width; its local header (4.3.7)
+#: holds the same two bytes earlier.
+_ENTRY = {"version": (6, 2), "method": (10, 2), "crc": (16, 4), "packed": (20, 4), "length": (24, 4)}
+
+
+def _rewritten(archive: Path, name: str, **fields: int) -> None:
+    """``archive`` with fields of a member rewritten (a damaged byte, or a header made to lie): in its directory entry,
+    and but for the version needed to extract in its local header too."""
+    raw = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as zipped:
+        local = zipped.getinfo(name).header_offset
+    entry = raw.index(b"PK\x01\x02")
+    while raw[entry + 46: entry + 46 + len(name)] != name.encode():
+        entry = raw.index(b"PK\x01\x02", entry + 4)
+    for field, value in fields.items():
+        at, width = _ENTRY[field]
+        for where in (entry + at, local + at - 2) if field != "version" else (entry + at,):
+            raw[where: where + width] = value.to_bytes(width, "little")
+    archive.write_bytes(bytes(raw))
+
+def test_a_damaged_directory_is_that_logs_rejection_and_the_walk_goes_on(tmp_path):
+    """One flipped byte in an .eval's central directory (a "version needed" of 19.9) made ``zipfile`` raise
+    NotImplementedError, which stopped the whole ingest: the other logs of the folder were never read. The log is
+    now read from its members' own headers, as a cut-short one is, and says it was damaged."""
+    shutil.copy(LOGS / "basic-agent.eval", tmp_path / "a-damaged.eval")
+    shutil.copy(LOGS / "log_message_deduplication.eval", tmp_path / "b-good.eval")
+    _rewritten(tmp_path / "a-damaged.eval", "header.json", version=199)
+    results = list(read_dump(tmp_path))
+    kept = {r.trajectory.trajectory_id for r in results if r.ok}
+    assert kept == {only(LOGS / "basic-agent.eval").trajectory_id,
+                    only(LOGS / "log_message_deduplication.eval").trajectory_id}
+    [rejected] = [r for r in results if not r.ok]
+    assert "damaged" in rejected.error and "zip file version 19.9" in rejected.error
+
+
+def test_a_members_size_past_the_archives_end_is_not_allocated(tmp_path):
+    """A damaged compressed size (here 4 GB for an 8 KB log) had been read as asked: a 4 GB buffer, a MemoryError
+    that stopped the ingest where memory is limited. It is checked against the file's length first."""
+    damaged = tmp_path / "damaged.eval"
+    shutil.copy(LOGS / "basic-agent.eval", damaged)
+    [sample] = [n for n in ZipMembers(damaged).names if n.startswith("samples/")]
+    _rewritten(damaged, sample, packed=0xF0000000)
+    tracemalloc.start()
+    try:
+        results = list(read_dump(damaged))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak
+    [rejected] = [r for r in results if not r.ok]
+    assert rejected.position == sample and "run past the archive's end" in rejected.error
+
+
+def _bomb(path: Path, spaces: int, says: int | None = None) -> str:
+    """An .eval whose one sample is padded with ``spaces`` spaces (deflated to about 1/1000 of that), its sizes as
+    they are or saying ``says``; the name of that sample."""
+    header = ZipMembers(LOGS / "basic-agent.eval").read("header.json")
+    name = "samples/1_epoch_1.json"
+    sample = b'{"id": 1, "epoch": 1, "uuid": "bomb", "input": "hi", "messages": [], "scores": {}, "pad": "' + \
+        b" " * spaces + b'"}'
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", header)
+        archive.writestr(name, sample)
+    if says is not None:
+        _rewritten(path, name, length=says)
+    return name
+
+
+def test_a_zip_bomb_is_decompressed_no_further_than_its_size_says(tmp_path):
+    """A member whose header says 1 KB but whose data makes 16 MB had been decompressed whole (a 4 GB one stopped the
+    ingest with a MemoryError): no more than the size the archive gives is made, and the member is rejected."""
+    bomb = tmp_path / "bomb.eval"
+    sample = _bomb(bomb, 16 << 20, says=1024)
+    tracemalloc.start()
+    try:
+        results = list(read_dump(bomb))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak
+    [rejected] = [r for r in results if not r.ok]
+    assert rejected.position == sample and "more than 1024 bytes decompressed" in rejected.error
+
+
+def test_a_member_over_the_limit_is_its_own_rejection(tmp_path):
+    """A member whose size is over 1 GiB (``MAX_MEMBER_BYTES``) is not decompressed: that sample is rejected, naming
+    the limit (a bomb of a true size, 4 MB of zip holding 4 GB, had been decompressed whole)."""
+    bomb = tmp_path / "big.eval"
+    sample = _bomb(bomb, 10, says=(1 << 30) + 1)
+    [rejected] = [r for r in read_dump(bomb) if not r.ok]
+    assert rejected.position == sample and "over the 1 GiB a member is read up to" in rejected.error
+
+
+def test_a_zstd_member_of_several_frames_is_read_whole(tmp_path):
+    """Inspect starts a new Zstandard frame every 200 MiB of a member: all the frames are the member."""
+    data = ZipMembers(LOGS / "basic-agent.eval").read("header.json")
+    archive = tmp_path / "framed.eval"
+    with zipfile.ZipFile(archive, "w") as zipped:  # stored as written, then said to be Zstandard, of the data's size
+        zipped.writestr("header.json", zstd.compress(data[:1000]) + zstd.compress(data[1000:]))
+    _rewritten(archive, "header.json", method=93, length=len(data), crc=zlib.crc32(data))
+    assert ZipMembers(archive).read("header.json") == data
+

@@ -50,9 +50,9 @@ from typing import IO, Any, Callable, Iterator
 import ijson
 
 if sys.version_info >= (3, 14):  # zstd is in the standard library from 3.14; backports.zstd is that module before
-    from compression.zstd import ZstdError, ZstdFile, decompress as zstd_decompress
+    from compression.zstd import ZstdDecompressor, ZstdError, ZstdFile
 else:
-    from backports.zstd import ZstdError, ZstdFile, decompress as zstd_decompress
+    from backports.zstd import ZstdDecompressor, ZstdError, ZstdFile
 
 from ..model import json_depth as depth
 
@@ -1073,6 +1073,13 @@ ZIP_MAGIC = (_LOCAL_MAGIC, b"PK\x05\x06")
 #: The compression methods a member is read in (APPNOTE 4.4.5): stored, deflated, and Zstandard, which Inspect AI
 #: writes its ``.eval`` logs in and Python's ``zipfile`` reads only from 3.14.
 _ZIP_METHODS = {0: "stored", 8: "deflated", 93: "zstd"}
+#: The most a zip member is read up to, decompressed: a member over it is a rejection of its own (as a line over
+#: ``MAX_LINE_BYTES`` is), not a memory error that stops the ingest (a zip bomb: 4 MB of zip holding 4 GB). Real
+#: Inspect AI samples are far below it (the largest of 44 real agent logs: 2.6 MB).
+MAX_MEMBER_BYTES = 1 << 30
+#: What ``zipfile`` raises for a damaged archive besides ``BadZipFile`` (a flipped byte in its directory: "zip file
+#: version 19.9" is a NotImplementedError, a bad name a UnicodeDecodeError, a short field a struct.error, ...).
+_ZIP_DAMAGE = (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError, struct.error, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -1081,6 +1088,7 @@ class _Member:
     method: int
     offset: int  # of its local header
     size: int  # compressed
+    length: int  # decompressed
     crc: int
 
 
@@ -1098,47 +1106,60 @@ class ZipMembers:
 
     The members are listed from the archive's central directory; an archive cut short (a copy or a download that
     stopped, an eval killed while writing) has none, and is listed from the members' own headers, from the first on,
-    up to the first that is not whole: ``damage`` then says so. ``BadZipFile`` when no member can be listed."""
+    up to the first that is not whole: ``damage`` then says so; so is one whose directory is damaged. Whatever a
+    damaged archive makes ``zipfile`` raise is a ``BadZipFile`` here, naming the damage: when no member can be
+    listed, and from :meth:`read` for a member that cannot be read."""
 
     def __init__(self, path: Path) -> None:
         self.path, self.damage = path, None
+        self._size = path.stat().st_size
         try:
             with zipfile.ZipFile(path) as archive:
                 self._members = {i.filename: _Member(i.filename, i.compress_type, i.header_offset, i.compress_size,
-                                                     i.CRC) for i in archive.infolist() if not i.is_dir()}
-        except zipfile.BadZipFile as exc:
+                                                     i.file_size, i.CRC) for i in archive.infolist() if not i.is_dir()}
+        except _ZIP_DAMAGE as exc:
+            why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, zipfile.BadZipFile) else str(exc)
             self._members = self._salvaged()
             if not self._members:
-                raise zipfile.BadZipFile(f"not a zip archive, or one cut short before its first whole member ({exc})")
-            self.damage = (f"a zip archive cut short (no central directory: {exc}); its first {len(self._members)} "
-                           "whole member(s) were read, the rest is lost")
+                raise zipfile.BadZipFile(f"not a zip archive, or one cut short or damaged before its first whole "
+                                         f"member ({why})") from None
+            self.damage = (f"a zip archive cut short or damaged (its central directory unread: {why}); its first "
+                           f"{len(self._members)} whole member(s) were read, the rest is lost")
 
     @property
     def names(self) -> list[str]:
         return list(self._members)
 
     def read(self, name: str) -> bytes:
-        """A member's bytes, decompressed and checked against its CRC-32; ``BadZipFile`` saying why they cannot be
-        (cut short, damaged, a compression method not read)."""
+        """A member's bytes, decompressed (never past the size the archive gives it, nor past ``MAX_MEMBER_BYTES``)
+        and checked against its CRC-32; ``BadZipFile`` saying why they cannot be (cut short, damaged, too big, a
+        compression method not read)."""
         member = self._members[name]
         if member.method not in _ZIP_METHODS:
             raise zipfile.BadZipFile(f"{name}: compression method {member.method} is not read (only "
                                      f"{', '.join(_ZIP_METHODS.values())})")
+        if member.length > MAX_MEMBER_BYTES:
+            raise zipfile.BadZipFile(f"{name}: {member.length} bytes decompressed, over the "
+                                     f"{MAX_MEMBER_BYTES / (1 << 30):g} GiB a member is read up to; skipped")
         with open(self.path, "rb") as f:
             f.seek(member.offset)
             header = f.read(_LOCAL_HEADER.size)
             if len(header) < _LOCAL_HEADER.size or header[:4] != _LOCAL_MAGIC:
                 raise zipfile.BadZipFile(f"{name}: no member header where the archive's directory puts it")
             *_, name_length, extra_length = _LOCAL_HEADER.unpack(header)
-            f.seek(name_length + extra_length, io.SEEK_CUR)
+            start = f.seek(name_length + extra_length, io.SEEK_CUR)
+            if start + member.size > self._size:  # checked before its bytes are read: a damaged size asks for GBs
+                raise zipfile.BadZipFile(f"{name}: cut short or damaged (its {member.size} bytes run past the "
+                                         f"archive's end, {self._size - start} after its header)")
             packed = f.read(member.size)
-        if len(packed) < member.size:
-            raise zipfile.BadZipFile(f"{name}: cut short ({len(packed)} of its {member.size} bytes)")
         try:
-            data = (packed if member.method == 0 else zlib.decompress(packed, -15) if member.method == 8
-                    else zstd_decompress(packed))
-        except (zlib.error, ZstdError) as exc:
+            data = _unpacked(packed, member.method, member.length + 1)  # a byte more tells a member longer than said
+        except (zlib.error, ZstdError, EOFError) as exc:
             raise zipfile.BadZipFile(f"{name}: damaged {_ZIP_METHODS[member.method]} data ({exc})") from None
+        if len(data) != member.length:
+            raise zipfile.BadZipFile(f"{name}: damaged ({'more than' if len(data) > member.length else 'only'} "
+                                     f"{min(len(data), member.length)} bytes decompressed, where the archive says "
+                                     f"{member.length})")
         if zlib.crc32(data) != member.crc:
             raise zipfile.BadZipFile(f"{name}: damaged (its CRC-32 does not match)")
         return data
@@ -1151,25 +1172,45 @@ class ZipMembers:
         size = self.path.stat().st_size
         with open(self.path, "rb") as f:
             while (header := f.read(_LOCAL_HEADER.size))[:4] == _LOCAL_MAGIC and len(header) == _LOCAL_HEADER.size:
-                _, _, flags, method, _, _, crc, packed, _, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+                _, _, flags, method, _, _, crc, packed, length, name_length, extra_length = _LOCAL_HEADER.unpack(header)
                 offset = f.tell() - _LOCAL_HEADER.size
                 name = f.read(name_length).decode("utf-8" if flags & 0x800 else "cp437", "replace")
                 extra = f.read(extra_length)
-                if packed == 0xFFFFFFFF:  # zip64: the sizes are in the extra field's 0x0001 block
-                    packed = _zip64_size(extra)
+                if packed == 0xFFFFFFFF or length == 0xFFFFFFFF:  # zip64: the sizes are in the extra field
+                    length, packed = _zip64_sizes(extra) or (None, None)
                 if flags & 0x8 or packed is None or f.tell() + packed > size:
                     break
-                members[name] = _Member(name, method, offset, packed, crc)
+                members[name] = _Member(name, method, offset, packed, length, crc)
                 f.seek(packed, io.SEEK_CUR)
         return members
 
 
-def _zip64_size(extra: bytes) -> int | None:
-    """The compressed size in a local header's zip64 extra field (its original size, then this), else None."""
+def _zip64_sizes(extra: bytes) -> tuple[int, int] | None:
+    """The sizes in a local header's zip64 extra field (decompressed, then compressed), else None."""
     at = 0
     while at + 4 <= len(extra):
         kind, length = struct.unpack_from("<HH", extra, at)
         if kind == 1 and length >= 16:
-            return struct.unpack_from("<Q", extra, at + 12)[0]
+            return struct.unpack_from("<QQ", extra, at + 4)
         at += 4 + length
     return None
+
+
+def _unpacked(packed: bytes, method: int, most: int) -> bytes:
+    """A member's data decompressed, up to ``most`` bytes (what is past them is not made, whatever it claims: a zip
+    bomb costs no more than its size said). A Zstandard member may be several frames (Inspect AI starts one every
+    200 MiB of a member)."""
+    if method == 0:
+        return packed if len(packed) <= most else packed[:most]
+    if method == 8:
+        return zlib.decompressobj(-15).decompress(packed, most)
+    frames: list[bytes] = []
+    made = 0
+    while packed and made < most:
+        frame = ZstdDecompressor()
+        frames.append(frame.decompress(packed, most - made))
+        made += len(frames[-1])
+        if not frame.eof:  # at ``most``, or cut short
+            break
+        packed = frame.unused_data
+    return b"".join(frames)
