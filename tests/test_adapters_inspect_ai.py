@@ -141,7 +141,9 @@ def _sample_with_scores(tmp_path: Path, scores: dict) -> Path:
 
 
 @pytest.mark.parametrize("scores, outcome, reward", [
-    ({"a": {"value": "P"}}, Outcome.success, 0.5),
+    ({"a": {"value": "P"}}, Outcome.success, 0.5),  # partial credit is a success at the default threshold, 0.5
+    ({"a": {"value": "c"}}, Outcome.unknown, None),  # Inspect matches its letters as they are: a "c" is no verdict
+    ({"a": {"value": "Yes"}}, Outcome.success, 1.0),  # and its words in any case
     ({"a": {"value": "N"}}, Outcome.failure, 0.0),
     ({"a": {"value": True}}, Outcome.success, 1.0),
     ({"a": {"value": "0.25"}}, Outcome.failure, 0.25),
@@ -381,3 +383,35 @@ def test_a_zstd_member_of_several_frames_is_read_whole(tmp_path):
     _rewritten(archive, "header.json", method=93, length=len(data), crc=zlib.crc32(data))
     assert ZipMembers(archive).read("header.json") == data
 
+
+@pytest.mark.parametrize("log, said", [
+    ("cybench-sandbox-never-started.eval", 'RuntimeError("No services started.'),
+    ("cybashbench-inspect-error.eval", "1 validation error for ModelUsage"),
+])
+def test_a_sample_that_failed_before_any_step_is_an_infrastructure_error(log, said):
+    """Real logs (inspect 0.3.89): a Docker sandbox that never started, an error inside Inspect; the agent took no
+    step. They had been read as the agent's failures."""
+    run = only(LOGS / log)
+    assert run.steps == [] and run.outcome is Outcome.infra_error and run.reward is None
+    assert run.failure.error.startswith(said) and "before the agent's first step" in run.failure.cause
+
+
+@pytest.mark.parametrize("members", [{"notes.txt": "not a log"}, {}])
+def test_a_zip_named_eval_that_is_no_inspect_log_says_so(tmp_path, members):
+    """A zip named ``.eval`` holding no Inspect log (or nothing) had been told "an Inspect AI log without samples
+    (written with --no-log-samples ...)"."""
+    path = tmp_path / "other.eval"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    [result] = list(read_dump(path))
+    assert not result.ok and "not an Inspect AI log" in result.error, result.error
+    assert ("notes.txt" if members else "no member") in result.error
+
+
+def test_a_zip_refused_says_the_eval_archives_are_read(tmp_path):
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("notes.txt", "not a log")
+    with pytest.raises(ValueError, match=r"a zip archive \(unpack it first\); .*\.eval archives"):
+        list(read_dump(other))

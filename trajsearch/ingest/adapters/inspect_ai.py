@@ -28,11 +28,13 @@ Mapping
   result; an assistant message with text and no call a
   ``respond`` step, its observation the user message after it (an agent's "please continue" nudge);
 - outcome, by this rule: the first scorer (in the log's order) whose value is one number reads as Inspect's own
-  ``value_to_float``: ``C`` 1, ``P`` 0.5, ``I`` and ``N`` 0, ``yes``/``true`` 1, ``no``/``false`` 0, a number or a
-  numeric string itself; that is the ``reward``, a success at or above the success threshold (0.5) where it lies in
+  ``value_to_float``: ``C`` 1, ``P`` 0.5, ``I`` and ``N`` 0 (as written: a ``c`` is none), ``yes``/``true`` 1,
+  ``no``/``false`` 0 (in any case), a number or a numeric string itself; that is the ``reward``, a success at or
+  above the success threshold (0.5: partial credit, ``P``, is a success by default) where it lies in
   [0, 1], unknown outside it (a 1-10 grade: its scale is not logged). A dict or list value (several metrics of one
   scorer, ``{"score": 0.8, "refusal": 0}``) is no single verdict and is not used. No such score: ``unknown``. A
-  sample ``error`` is a failure caused by it (none is scored; ``infra_error`` for the model provider's or the
+  sample ``error`` is a failure caused by it (none is scored; ``infra_error`` where it came before the agent's first
+  step, as a Docker sandbox that never started or an error inside Inspect, and for the model provider's or the
   network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit). Every score
   is kept in ``metadata.scores``;
@@ -76,8 +78,13 @@ _SAMPLE_MEMBER = re.compile(r"samples/.+_epoch_\d+\.json\Z")
 _ATTACHMENT = re.compile(r"\A(?:attachment|tc)://([0-9a-f]+)\Z")
 #: Where Inspect runs a tool: a sample error whose traceback passes through it is the tool's, whatever it says.
 _TOOL_CODE = "inspect_ai/model/_call_tools.py"
-#: Inspect's ``value_to_float``: the score letters (``scorer/_metric.py``) and the words it reads.
-_SCORE_WORDS = {"c": 1.0, "p": 0.5, "i": 0.0, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+#: Inspect's ``value_to_float`` (``scorer/_metric.py``): the score letters, matched as they are (a ``c`` is none), and
+#: the words it reads in any case.
+_SCORE_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+_SCORE_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+#: Why a sample whose error came before any step is ``infra_error``, as other formats' runs that failed before their
+#: first step are: the agent did nothing (a Docker sandbox that never started, an error inside Inspect itself).
+_BEFORE_ANY_STEP = "infrastructure: the sample failed before the agent's first step; it never attempted the task"
 
 
 def _is_log(record: Any) -> bool:
@@ -118,11 +125,18 @@ def _no_samples(status: Any) -> str:
 def read_archive(path: Path) -> Iterator[Record]:
     """An ``.eval`` log's samples, one member at a time, each with its eval's spec (``header.json``, else the journal's
     ``start.json``); a member that cannot be read is a rejection of its own, and an archive cut short says so after
-    the samples it kept."""
+    the samples it kept. A zip that holds no Inspect log (named ``.eval`` all the same) says so."""
     try:
         members = sources.ZipMembers(path)
     except (zipfile.BadZipFile, OSError) as exc:
         yield "file", None, f"an Inspect AI .eval log that cannot be read: {exc}", None
+        return
+    samples = [name for name in members.names if _SAMPLE_MEMBER.match(name)]
+    if not samples and not members.damage and not {"header.json", "_journal/start.json"} & set(members.names):
+        held = f"its members: {', '.join(members.names[:5])}{', ...' if len(members.names) > 5 else ''}" \
+            if members.names else "no member"
+        yield "file", None, ("a zip archive named .eval, but not an Inspect AI log: it holds no header.json, "
+                             f"_journal/start.json or samples/ ({held})"), None
         return
     spec: dict[str, Any] = {}
     status = None
@@ -135,7 +149,6 @@ def read_archive(path: Path) -> Iterator[Record]:
             if error is None and isinstance(head, dict) and isinstance(head.get("eval"), dict):
                 spec, status = head["eval"], head.get("status", "started")
                 break
-    samples = [name for name in members.names if _SAMPLE_MEMBER.match(name)]
     for name in samples:
         try:
             sample, error = sources.parse(members.read(name), "record")
@@ -279,11 +292,10 @@ def score_value(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _SCORE_WORDS:
-            return _SCORE_WORDS[word]
+        if (known := _SCORE_LETTERS.get(value, _SCORE_WORDS.get(value.lower()))) is not None:
+            return known
         try:
-            number = float(word)
+            number = float(value)
         except ValueError:
             return None
         return number if math.isfinite(number) else None
@@ -329,9 +341,12 @@ def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
     error, limit = as_dict(record.get("error")), as_dict(record.get("limit"))
     if error:
         said = str(error.get("message") or "").strip() or short(str(error.get("traceback") or ""), 2000)
-        outcome = error_outcome(said, by_tool=_TOOL_CODE in str(error.get("traceback") or ""))
-        cause = INFRA_CAUSE if outcome is Outcome.infra_error else \
-            "the sample raised an error, which halted it (its log's sample error)"
+        if not steps:  # before the model's first word: its sandbox never started, or Inspect itself failed
+            outcome, cause = Outcome.infra_error, _BEFORE_ANY_STEP
+        else:
+            outcome = error_outcome(said, by_tool=_TOOL_CODE in str(error.get("traceback") or ""))
+            cause = INFRA_CAUSE if outcome is Outcome.infra_error else \
+                "the sample raised an error, which halted it (its log's sample error)"
         return outcome, Failure(error=short(said or "an error", 2000, keep="head"), cause=cause)
     if limit and outcome is not Outcome.success:
         kind = str(limit.get("type") or "a")
