@@ -409,9 +409,13 @@ def test_a_zip_named_eval_that_is_no_inspect_log_says_so(tmp_path, members):
     assert ("notes.txt" if members else "no member") in result.error
 
 
-def test_a_zip_refused_says_the_eval_archives_are_read(tmp_path):
+@pytest.mark.parametrize("members", [{"notes.txt": "not a log"}, {}])
+def test_a_zip_refused_says_the_eval_archives_are_read(tmp_path, members):
+    """The refusal named what trajsearch reads without the .eval archives; an empty zip (its first bytes its end of
+    central directory) had been "binary, not text (it holds NUL bytes)"."""
     other = tmp_path / "other.zip"
     with zipfile.ZipFile(other, "w") as archive:
-        archive.writestr("notes.txt", "not a log")
+        for name, text in members.items():
+            archive.writestr(name, text)
     with pytest.raises(ValueError, match=r"a zip archive \(unpack it first\); .*\.eval archives"):
         list(read_dump(other))

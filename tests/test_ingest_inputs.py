@@ -75,7 +75,7 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
         "empty.jsonl": "empty file (0 bytes): no run to read",
         "blank.jsonl": "empty file (whitespace only): no run to read",
         "empty.traj.json": "empty file (0 bytes): no run to read",
-        "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip or zstd",
+        "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip or zstd, and .eval archives (inspect-ai)",
         "cut.jsonl.gz": "truncated or corrupt gzip: Compressed file ended before the end-of-stream marker was reached",
         "cut.traj": "Unterminated string starting at: line 40 column 7",  # once "starting at at line" (probe E)
     }

@@ -30,7 +30,7 @@ TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"  # 2 real tau-bench ru
 TAU_RUNS = len(json.loads(TAU.read_text()))
 OPENHANDS = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"  # a real run_infer output line
 SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"  # a real SWE-agent run
-READS = "trajsearch reads JSON, JSON lines and their gzip or zstd"
+READS = "trajsearch reads JSON, JSON lines and their gzip or zstd, and .eval archives (inspect-ai)"
 
 
 def _tar(target: Path, members: dict[str, Path], mode: str = "w") -> Path:

@@ -1001,7 +1001,8 @@ def _no_dump_file_line(paths: List[Path]) -> None:
     record of their format" was said of it, sending the operator looking for a format fault in files not there.
     A folder of files not named as dumps (``agent.log``, ``run.txt``) is said so, naming some: it had been called
     "an empty folder, or a share not mounted?" too."""
-    from ..ingest.read import ARCHIVE_SUFFIXES, DUMP_SUFFIXES, passed_over_by_name
+    from ..ingest.adapters import ARCHIVE_FORMATS
+    from ..ingest.read import DUMP_SUFFIXES, passed_over_by_name
 
     others = _files_not_named_as_dumps(paths)
     if others:
@@ -1009,7 +1010,7 @@ def _no_dump_file_line(paths: List[Path]) -> None:
     else:
         why = " (an empty folder, or a share not mounted?)"
     err.print(f"[yellow]no run in the input[/yellow]: no dump file ({', '.join(DUMP_SUFFIXES)}, or one .gz, .zst; "
-              f"{', '.join(ARCHIVE_SUFFIXES)} archives) in "
+              f"{', '.join(ARCHIVE_FORMATS)} archives) in "
               + escape(", ".join(map(str, paths)) + why), highlight=False, soft_wrap=True)
 
 

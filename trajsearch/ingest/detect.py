@@ -22,8 +22,8 @@ from typing import Any
 
 import ijson
 
-from .adapters import (ADAPTERS, FORMATS, adk_session, archive_format, format_by_place, format_of, native, is_grouped,
-                       side_file, side_path, why_not_a_run)
+from .adapters import (ADAPTERS, ARCHIVE_FORMATS, FORMATS, adk_session, archive_format, format_by_place, format_of,
+                       native, is_grouped, side_file, side_path, why_not_a_run)
 from .adapters import opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
@@ -31,6 +31,7 @@ from .sources import (
     GZIP_ERRORS,
     PEEK_BYTES,
     TOO_DEEP,
+    ZIP_MAGIC,
     Source,
     ZipMembers,
     compression,
@@ -203,7 +204,8 @@ def _by_suffix(name: str) -> str | None:
                  if any(name.endswith(s) for s in getattr(mod, "SUFFIXES", ()))), None)
 
 
-_READS = "trajsearch reads JSON, JSON lines and their gzip or zstd"
+_READS = "trajsearch reads JSON, JSON lines and their gzip or zstd, and " + ", ".join(
+    f"{suffix} archives ({fmt})" for suffix, fmt in ARCHIVE_FORMATS.items())
 #: What a file of no format is told beside the formats: an agent of a user's own (its chat messages saved with
 #: ``json.dump``) is in none of them, and "--format NAME" alone left that user no way in (probe 50, NC).
 _OWN_RUNS = ("runs of an agent of your own: write each as one JSON object per line, as the JSON Schema that "
@@ -212,7 +214,8 @@ _OWN_RUNS = ("runs of an agent of your own: write each as one JSON object per li
 _TABLE = ("export it as JSON instead: Phoenix, get_spans_dataframe().to_json(orient='records'); Langfuse, the "
           "export's JSON or JSONL choice; LangSmith (whose bulk export writes Parquet), client.list_runs(...) written "
           "one run.json() per line, or pandas.read_parquet(f).to_json(orient='records', lines=True)")
-_UNREADABLE_MAGIC = {b"PAR1": f"a Parquet file: {_TABLE}", b"PK\x03\x04": "a zip archive (unpack it first)",
+_UNREADABLE_MAGIC = {b"PAR1": f"a Parquet file: {_TABLE}",
+                     **dict.fromkeys(ZIP_MAGIC, "a zip archive (unpack it first)"),
                      b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
                      **{b"BZh%d" % size: "bzip2-compressed (decompress it first: bunzip2)" for size in range(1, 10)}}
 #: How a tar archive under each compression read is unpacked.

@@ -60,8 +60,6 @@ from .spool import Spool
 log = logging.getLogger(__name__)
 
 DUMP_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj")
-#: The archives an adapter reads itself (``ARCHIVES``: Inspect AI's ``.eval``), taken by a walk as dumps are.
-ARCHIVE_SUFFIXES = tuple(suffix for mod in ADAPTERS.values() for suffix in getattr(mod, "ARCHIVES", ()))
 #: Files that sit beside runs in known dump layouts but hold no runs, passed over by name even when
 #: --format is forced (else by content: ``side_file`` of the adapters, see detect.SideFile).
 SIDECAR_NAMES = frozenset({"preds.json", "all_preds.jsonl"})

@@ -145,6 +145,7 @@ __all__ = [
     "ADAPTERS",
     "DEFAULT_TENANT",
     "FORMATS",
+    "ARCHIVE_FORMATS",
     "Context",
     "RecordError",
     "adapter_for",
@@ -155,11 +156,17 @@ __all__ = [
 ]
 
 
+#: The archives an adapter reads itself (its ``ARCHIVES``: Inspect AI's ``.eval``), by the end of their names, and
+#: the format of each.
+ARCHIVE_FORMATS: dict[str, str] = {suffix: fmt for fmt, mod in ADAPTERS.items()
+                                   for suffix in getattr(mod, "ARCHIVES", ())}
+
+
 def archive_format(path: Path) -> str | None:
-    """The format whose adapter reads ``path`` as an archive of its own (``ARCHIVES``: Inspect AI's ``.eval``), by
-    its name, or None."""
+    """The format whose adapter reads ``path`` as an archive of its own (``ARCHIVE_FORMATS``), by its name, or
+    None."""
     name = path.name.lower()
-    return next((fmt for fmt, mod in ADAPTERS.items() if name.endswith(getattr(mod, "ARCHIVES", ()))), None)
+    return next((fmt for suffix, fmt in ARCHIVE_FORMATS.items() if name.endswith(suffix)), None)
 
 
 def side_file(record: Any) -> str | None:
