@@ -192,6 +192,7 @@ Mapping
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -211,7 +212,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    json_object, list_field, named_path, outcome_of_reward, safe_id, short,
+    json_object, list_field, named_path, outcome_of_reward, safe_id, short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -1508,6 +1509,18 @@ def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     return next((when for s in own if (when := _time(s.get("timestamp")))), None)
 
 
+def _attempt(ordered: list[dict[str, Any]]) -> str | None:
+    """10 hex naming the attempt wherever its file lies: its first own step and first agent step (not context a
+    continuation copied), each as saved (time, source, message); None when neither saved a time (Harbor's golden
+    files, Kimi CLI's conversion): nothing then tells two such files of one session apart but their place."""
+    own = [s for s in ordered if s.get("is_copied_context") is not True]
+    firsts = [own[0], next((s for s in own if s.get("source") == "agent"), None)] if own else []
+    marks = [{k: s.get(k) for k in ("timestamp", "source", "message")} for s in firsts if s is not None]
+    if not any(_time(mark["timestamp"]) for mark in marks):
+        return None
+    return hashlib.sha1(json.dumps(marks, default=str, sort_keys=True).encode()).hexdigest()[:10]
+
+
 def _where(source: Path) -> str:
     stem = file_stem(source, (".json",))
     trial = _trial_dir(source)
@@ -1578,9 +1591,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     created = _started(ordered)
     where = _where(ctx.source)
     subagent_models = {str(s["model_name"]) for s in ordered if _is_subagents(s) and s.get("model_name")}
-    trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
+    sub = f".sub.{'/'.join(sub_path)}" if sub_path else ""
+    # a Harbor trial's file is named by its trial (Harbor's name for it, which moving the job keeps); another file by
+    # its session and attempt, wherever it lies (until round 28 by its place: ``former``), else by its place
+    attempt = None if _trial_dir(ctx.source) else _attempt(_ordered(as_list(root.get("steps"))) if sub_path else ordered)
+    former = safe_id(f"atif.{root_id}.{where}{sub}")
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(trajectory_id),
+        "trajectory_id": safe_id(f"atif.{root_id}.{attempt}{sub}") if attempt else former,
         "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": _model(agent, models, subagent_models, ctx.source),
         **trial_task(ctx.source),
@@ -1617,4 +1634,5 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **basis,
         },
     }
-    return build(fields, ctx)
+    run = build(fields, ctx)
+    return with_former_id(run, former) if attempt else run
