@@ -12,13 +12,21 @@ a JSON array: each is read as a file of its own would be (``line N`` of a JSONL
 file, ``record N`` of an array).
 
 Mapping
-- trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
-  ``<where>`` is the file's last two directories and its stem
-  (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step adds the
-  trial: ``<trial>/<step>/agent/trajectory``), so files sharing a session stay
-  distinct runs and a re-ingest of the same file gives the same id (the reader
-  resolves the path first, however it was written); an
-  embedded subagent adds ``.sub.<its trajectory_id>``.
+- trajectory_id = ``atif.<trajectory_id or session_id>.<attempt>``, the
+  attempt 10 hex of its first own step's and first agent step's saved time,
+  source and message (``_attempt``: not context a continuation copied), so
+  the same file read from any folder is one run and files sharing a session
+  (continuations, other attempts) stay distinct. In a Harbor trial it is
+  ``atif.<session>.<where>``, ``<where>`` the file's last two directories and
+  its stem (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step
+  adds the trial: ``<trial>/<step>/agent/trajectory``): Harbor's trial name,
+  which a moved job keeps, and which tells apart a multi-step trial's steps
+  (their files can be byte-identical); so is a file whose steps saved no time
+  (Harbor's golden files), which nothing else tells apart. Before round 28
+  every file was named by its ``<where>`` (the reader resolves the path
+  first, however it was written): a file named by its attempt names that id
+  in ``metadata.former_ids``. An embedded subagent adds ``.sub.<its
+  trajectory_id>``.
 - task: the first ``source: "user"`` step's message is the agent's rendered
   prompt. The instruction is cut out of it: by the saved
   ``agent.extra.agent_config.instance_template`` (Harbor's mini-swe-agent
@@ -1512,7 +1520,7 @@ def _started(ordered: list[dict[str, Any]]) -> datetime | None:
 def _attempt(ordered: list[dict[str, Any]]) -> str | None:
     """10 hex naming the attempt wherever its file lies: its first own step and first agent step (not context a
     continuation copied), each as saved (time, source, message); None when neither saved a time (Harbor's golden
-    files, Kimi CLI's conversion): nothing then tells two such files of one session apart but their place."""
+    files): nothing then tells two such files of one session apart but their place."""
     own = [s for s in ordered if s.get("is_copied_context") is not True]
     firsts = [own[0], next((s for s in own if s.get("source") == "agent"), None)] if own else []
     marks = [{k: s.get(k) for k in ("timestamp", "source", "message")} for s in firsts if s is not None]
