@@ -87,6 +87,17 @@ def test_two_attempts_of_one_atif_session_stay_two_runs(newcomer, tmp_path: Path
     assert _id(first) != _id(second)
 
 
+def test_an_atif_save_taken_mid_run_has_the_finished_runs_id(tmp_path: Path):
+    """Its first steps, the marks, are written once: a copy saved after the first reply is the same attempt."""
+    record = json.loads(NEMO[0].read_text())
+    record["steps"] = record["steps"][:2]
+    del record["final_metrics"]
+    midway = tmp_path / "midway" / "trajectory.json"
+    midway.parent.mkdir()
+    midway.write_text(json.dumps(record))
+    assert _id(midway) == _id(NEMO[0])
+
+
 def test_a_store_written_before_moves_its_atif_copy_and_a_rename_then_adds_nothing(newcomer, tmp_path: Path):
     """A store written before round 28 holds both attempts under their places' ids, one judged by an outcomes file.
     Ingesting the dump again moves each to its new id with its verdict; renamed then, the dump adds nothing."""
