@@ -130,7 +130,8 @@ def test_a_harbor_trials_run_keeps_its_trials_name(tmp_path: Path):
     trial = FIXTURES / "atif/.real/harbor-0.25/hello-multi__pI7xYz"
     moved = tmp_path / "jobs-2026-12" / "renamed-job" / trial.name
     shutil.copytree(trial, moved)
-    ids = [_id(root / "steps" / step / "agent/trajectory.json") for root in (trial, moved) for step in ("write", "test")]
+    ids = [_id(root / "steps" / step / "agent" / "trajectory.json") for root in (trial, moved)
+           for step in ("write", "test")]
     assert ids[:2] == ids[2:] and len(set(ids)) == 2
     assert ids[0] == "atif.01a234c2-e4f0-7c9b-ace1-57b79540a20b.hello-multi__pI7xYz/write/agent/trajectory"
 

@@ -1602,7 +1602,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     sub = f".sub.{'/'.join(sub_path)}" if sub_path else ""
     # a Harbor trial's file is named by its trial (Harbor's name for it, which moving the job keeps); another file by
     # its session and attempt, wherever it lies (until round 28 by its place: ``former``), else by its place
-    attempt = None if _trial_dir(ctx.source) else _attempt(_ordered(as_list(root.get("steps"))) if sub_path else ordered)
+    own_file = _ordered(as_list(root.get("steps"))) if sub_path else ordered  # a subagent's file is its root's
+    attempt = None if _trial_dir(ctx.source) else _attempt(own_file)
     former = safe_id(f"atif.{root_id}.{where}{sub}")
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"atif.{root_id}.{attempt}{sub}") if attempt else former,
