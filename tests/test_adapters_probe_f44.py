@@ -31,9 +31,8 @@ BIG_FILE = "".join(f"line {n} of file content\n" for n in range(100_000))
 
 
 def _same_run(read: object, alone: object) -> bool:
-    """The same run, its id included (its session and first steps' marks, since round 28), but for the ids the
-    places it was read from gave it before (``metadata.former_ids``)."""
-    fields = {"metadata": {"former_ids"}}
+    """The same run but for its id (which names the file it was read from)."""
+    fields = {"trajectory_id"}
     return read.model_dump(exclude=fields) == alone.model_dump(exclude=fields)  # type: ignore[attr-defined]
 
 

@@ -165,10 +165,8 @@ def test_langfuse_api_traces_and_flat_export_rows() -> None:
 
 def test_atif_mapping() -> None:
     [run] = runs(ATIF).values()
-    # the session id, then its attempt (its first steps' marks), wherever the file lies: files sharing a session are
-    # distinct runs; the id its place gave it before round 28 is a former id
-    assert run.trajectory_id == "atif.0c7b2f4e-5d1a-4a8e-9b3c-2d1e0f9a8b7c.f50a7891a9"
-    assert run.metadata["former_ids"][0] == "atif.0c7b2f4e-5d1a-4a8e-9b3c-2d1e0f9a8b7c.fixtures/atif/hello-world__Ab3xQ.trajectory"
+    # the session id, then where the file is: files sharing a session are distinct runs
+    assert run.trajectory_id == "atif.0c7b2f4e-5d1a-4a8e-9b3c-2d1e0f9a8b7c.fixtures/atif/hello-world__Ab3xQ.trajectory"
     assert run.task.startswith("Create a file called hello.txt")
     assert [s.action for s in run.steps] == ["bash", "bash", "bash", "respond"]
     assert run.steps[0].thought.startswith("The test probably compares")

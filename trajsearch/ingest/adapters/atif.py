@@ -12,21 +12,13 @@ a JSON array: each is read as a file of its own would be (``line N`` of a JSONL
 file, ``record N`` of an array).
 
 Mapping
-- trajectory_id = ``atif.<trajectory_id or session_id>.<attempt>``, the
-  attempt 10 hex of its first own step's and first agent step's saved time,
-  source and message (``_attempt``: not context a continuation copied), so
-  the same file read from any folder is one run and files sharing a session
-  (continuations, other attempts) stay distinct. In a Harbor trial it is
-  ``atif.<session>.<where>``, ``<where>`` the file's last two directories and
-  its stem (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step
-  adds the trial: ``<trial>/<step>/agent/trajectory``): Harbor's trial name,
-  which a moved job keeps, and which tells apart a multi-step trial's steps
-  (their files can be byte-identical); so is a file whose steps saved no time
-  (Harbor's golden files), which nothing else tells apart. Before round 28
-  every file was named by its ``<where>`` (the reader resolves the path
-  first, however it was written): a file named by its attempt names that id
-  in ``metadata.former_ids``. An embedded subagent adds ``.sub.<its
-  trajectory_id>``.
+- trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
+  ``<where>`` is the file's last two directories and its stem
+  (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step adds the
+  trial: ``<trial>/<step>/agent/trajectory``), so files sharing a session stay
+  distinct runs and a re-ingest of the same file gives the same id (the reader
+  resolves the path first, however it was written); an
+  embedded subagent adds ``.sub.<its trajectory_id>``.
 - task: the first ``source: "user"`` step's message is the agent's rendered
   prompt. The instruction is cut out of it: by the saved
   ``agent.extra.agent_config.instance_template`` (Harbor's mini-swe-agent
@@ -200,7 +192,6 @@ Mapping
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter
@@ -220,7 +211,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    json_object, list_field, named_path, outcome_of_reward, safe_id, short, with_former_id,
+    json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -1517,18 +1508,6 @@ def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     return next((when for s in own if (when := _time(s.get("timestamp")))), None)
 
 
-def _attempt(ordered: list[dict[str, Any]]) -> str | None:
-    """10 hex naming the attempt wherever its file lies: its first own step and first agent step (not context a
-    continuation copied), each as saved (time, source, message); None when neither saved a time (Harbor's golden
-    files): nothing then tells two such files of one session apart but their place."""
-    own = [s for s in ordered if s.get("is_copied_context") is not True]
-    firsts = [own[0], next((s for s in own if s.get("source") == "agent"), None)] if own else []
-    marks = [{k: s.get(k) for k in ("timestamp", "source", "message")} for s in firsts if s is not None]
-    if not any(_time(mark["timestamp"]) for mark in marks):
-        return None
-    return hashlib.sha1(json.dumps(marks, default=str, sort_keys=True).encode()).hexdigest()[:10]
-
-
 def _where(source: Path) -> str:
     stem = file_stem(source, (".json",))
     trial = _trial_dir(source)
@@ -1599,14 +1578,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     created = _started(ordered)
     where = _where(ctx.source)
     subagent_models = {str(s["model_name"]) for s in ordered if _is_subagents(s) and s.get("model_name")}
-    sub = f".sub.{'/'.join(sub_path)}" if sub_path else ""
-    # a Harbor trial's file is named by its trial (Harbor's name for it, which moving the job keeps); another file by
-    # its session and attempt, wherever it lies (until round 28 by its place: ``former``), else by its place
-    own_file = _ordered(as_list(root.get("steps"))) if sub_path else ordered  # a subagent's file is its root's
-    attempt = None if _trial_dir(ctx.source) else _attempt(own_file)
-    former = safe_id(f"atif.{root_id}.{where}{sub}")
+    trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"atif.{root_id}.{attempt}{sub}") if attempt else former,
+        "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": _model(agent, models, subagent_models, ctx.source),
         **trial_task(ctx.source),
@@ -1643,5 +1617,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **basis,
         },
     }
-    run = build(fields, ctx)
-    return with_former_id(run, former) if attempt else run
+    return build(fields, ctx)
