@@ -126,6 +126,16 @@ def test_a_store_written_before_keeps_one_copy(newcomer, tmp_path: Path):
     assert _run_ids() == [f"deepseek-chat.{INSTANCE}.e6416413c5"]  # the model, the instance, the attempt
 
 
+def test_an_older_stores_two_folder_copies_of_a_run_both_go_in_one_ingest(newcomer, tmp_path: Path):
+    """That store holds the run twice, under each folder's id: one ingest of both folders replaces both copies (the
+    run read second is a repeat of the first in the job; the first one's former id counts too)."""
+    paths = [_laid_out("deepseek_chat_dev", tmp_path / "dump" / name) for name in ("deepseek_chat_dev", "dev-copy")]
+    old = sorted(_stored_before(path, tmp_path / "home") for path in paths)
+    assert _run_ids() == old
+    assert _ingest(tmp_path / "dump")["superseded"] == 2
+    assert _run_ids() == [f"deepseek-chat.{INSTANCE}.e6416413c5"]
+
+
 def test_delete_from_finds_the_run_a_store_written_before_holds(newcomer, tmp_path: Path):
     """``delete --from`` the dump removes its run stored under the folder's id (round 23's version left it)."""
     path = _laid_out("deepseek_chat_dev", tmp_path / "deepseek_chat_dev")

@@ -200,6 +200,9 @@ class _Batch:
     runs: dict[Key, tuple[Trajectory, str]] = field(default_factory=dict)  # key -> (run, fmt), last wins
     #: (key, fmt, content hash) of each earlier copy that a later one in the batch replaced
     repeats: list[tuple[Key, str, str]] = field(default_factory=list)
+    #: key -> the former ids (``model.FORMER_IDS``) of its earlier copies in the batch: one run read from two folders
+    #: in one job, which a store written before may hold under each folder's id
+    repeats_former: dict[Key, list[str]] = field(default_factory=dict)
     hashes: dict[Key, str] = field(default_factory=dict)
     stored: dict[Key, str] = field(default_factory=dict)
     #: key -> trace uri of each run already indexed (where its stored verdict is read)
@@ -221,6 +224,11 @@ class _Batch:
 
 
 _DONE = object()
+
+
+def _former_ids(batch: _Batch, key: Key) -> list[str]:
+    """The former ids of a batch's run and of its earlier copies in the batch (``_Batch.repeats_former``)."""
+    return list(dict.fromkeys([*former_ids(batch.runs[key][0]), *batch.repeats_former.get(key, ())]))
 
 
 class Indexer:
@@ -451,6 +459,7 @@ class Indexer:
                     if key in batch.runs:  # last one wins, in input order; the earlier copy is still counted
                         earlier, earlier_fmt = batch.runs.pop(key)
                         batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
+                        batch.repeats_former.setdefault(key, []).extend(former_ids(earlier))
                     batch.runs[key] = (run, str(fmt))
                     source = getattr(item, "source", None)
                     if digest := marked_digest(run) or (file_digest(str(source)) if source else None):
@@ -518,10 +527,10 @@ class Indexer:
         from .ingest.read import same_run_anywhere  # (the ingest package imports this module)
 
         wanting = {key: run for key, (run, _) in batch.runs.items()
-                   if key not in batch.stored and not has_own_verdict(run) and former_ids(run)}
+                   if key not in batch.stored and not has_own_verdict(run) and _former_ids(batch, key)}
         former: dict[Key, list[Key]] = {}  # every run naming it: attempts from same-named folders share one
         for key, run in wanting.items():
-            for old in former_ids(run):
+            for old in _former_ids(batch, key):
                 former.setdefault((run.tenant, old), []).append(key)
         if not former:
             return
@@ -687,8 +696,8 @@ class Indexer:
         keys = list(dict.fromkeys((run.tenant, old) for run, _ in batch.runs.values() for old in superseded(run)
                                   if (run.tenant, old) not in batch.runs))
         former: dict[Key, list[Trajectory]] = {}  # every run naming it: attempts from same-named folders share one
-        for run, _ in batch.runs.values():
-            for old in former_ids(run):
+        for key, (run, _) in batch.runs.items():
+            for old in _former_ids(batch, key):
                 if (run.tenant, old) not in batch.runs:
                     former.setdefault((run.tenant, old), []).append(run)
         _, uris = self._stored_hashes(list(dict.fromkeys([*keys, *former])))

@@ -118,10 +118,11 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
     run of that id with other content (another input's, or read with other options) is kept, as is one whose
     trace cannot be read to tell; one whose trace is gone goes (see ``TRACE_GONE``). So does the same run stored under
-    a former id (``model.former_ids``: a mini-swe-agent run under the folder-named id it had before round 27, the
-    same content, its place aside: ``ingest.read.same_run_anywhere``), which its ingest would have removed; another
-    attempt stored there is kept. A run read with no verdict of
-    its own is compared with the verdict an outcomes file gave the stored run put back, as ingest compares it
+    a former id (``model.former_ids``: a mini-swe-agent run under the folder-named id it had before round 27, a tau2
+    run of no known domain under ``tau2.tau2...`` before round 28, the same content, its place aside:
+    ``ingest.read.same_run_anywhere``), which its ingest would have removed; another attempt stored there is kept.
+    A run read with no verdict of its own is compared with the verdict an outcomes file gave the stored run put
+    back, as ingest compares it
     (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
     from ..ingest.outcomes import OutcomeTable, keep_verdict
     from ..ingest.read import distinct_id, read_inputs, same_run_anywhere, same_run

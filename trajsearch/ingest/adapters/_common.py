@@ -18,7 +18,9 @@ from pydantic import ValidationError
 
 from trajsearch.steps import strip_terminal_codes
 
-from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Step, Trajectory, argument_chars, json_strings
+from trajsearch.model import (
+    FORMER_IDS, MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Step, Trajectory, argument_chars, json_strings,
+)
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
 from ..sources import STREAMS_PREFIX, Values, plain_name
@@ -1165,6 +1167,24 @@ def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     if isinstance(merged.get("model_id"), str):
         merged["model_id"] = model_name(merged["model_id"])
     return validated(date_by_file(readable_fields(merged), ctx.source))
+
+
+def with_former_id(run: Trajectory, former: str) -> Trajectory:
+    """``run`` naming in ``metadata.former_ids`` (``model.FORMER_IDS``) the id ``former`` an older version gave it from
+    where its file lay, and the ``<former>+<digest>`` ``ingest.read.DistinctIds`` gave it when another run read in the
+    same ingest held ``former``, with that version's digest (the whole run, under ``former``, naming no former id).
+    So an upgrade's re-ingest and ``delete --from`` find the copy an older version stored under either. Call it on
+    the built run; the names go where its metadata holds the key already, else last (its other keys are as that
+    version wrote them, in their order)."""
+    from trajsearch.represent import run_content  # (represent imports the ingest package)
+
+    if former == run.trajectory_id:
+        return run
+    before = run.model_copy(update={"trajectory_id": former,
+                                    "metadata": {k: v for k, v in run.metadata.items() if k != FORMER_IDS}})
+    digest = hashlib.blake2b(run_content(before, without=frozenset({"trajectory_id"})).encode(), digest_size=8)
+    run.metadata[FORMER_IDS] = [former, f"{former[:183]}+{digest.hexdigest()[:8]}"]
+    return run
 
 
 def validated(record: dict[str, Any]) -> Trajectory:

@@ -156,7 +156,7 @@ from ._agent_cli import CONTEXT_CAUSE
 from ._swebench import side_file as swebench_side_file
 from ._common import (
     Context, RecordError, as_dict, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field,
-    last_tool_error, named_path, run_directory, safe_id, short,
+    last_tool_error, named_path, run_directory, safe_id, short, with_former_id,
 )
 from ._mini_swe_agent.messages import logged_messages, normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, STOCK_FORMAT_ERROR_TEMPLATE, format_error_opening
@@ -531,18 +531,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if first_ts:
         fields["created_at"] = first_ts
     run = build(fields, ctx)
-    if former:
-        run.metadata[FORMER_IDS] = [*former, _renamed_before(run, former[0])]
-    return run
-
-
-def _renamed_before(run: Trajectory, former: str) -> str:
-    """The id ``ingest.read.DistinctIds`` gave this run before round 27 when another attempt read in the same
-    ingest held ``former`` (two output folders of one name): ``<former>+<digest>``, with that version's digest (the
-    whole run, its folder included, under ``former``). So upgrade and ``delete --from`` find that copy too."""
-    from trajsearch.represent import run_content  # (represent imports the ingest package)
-
-    before = run.model_copy(update={"trajectory_id": former,
-                                    "metadata": {k: v for k, v in run.metadata.items() if k != FORMER_IDS}})
-    digest = hashlib.blake2b(run_content(before, without=frozenset({"trajectory_id"})).encode(), digest_size=8)
-    return f"{former[:183]}+{digest.hexdigest()[:8]}"
+    return with_former_id(run, former[0]) if former else run

@@ -44,7 +44,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``user_scenario.instructions.domain``, else, for simulations saved alone, ``_domain_of_file``; with no domain
   found, ``tau2-<file stem>-<task_id>``, family ``tau2``: a file's tasks are not another domain's); trajectory_id =
   ``tau2.<domain>.<task_id>.t<trial>.<simulation id>`` (the simulation's
-  own uuid: stable, and distinct across trials and result files).
+  own uuid: stable, and distinct across trials and result files); with no domain found,
+  ``tau2.<task_id>.t<trial>.<simulation id>`` (until round 28 ``tau2.tau2...``, named in ``metadata.former_ids``).
 - steps, in message order (``messages``, or for full-duplex runs the
   ``ticks`` flattened as tau2's ``get_messages`` does; system messages dropped):
   * each assistant tool call (``requestor: assistant``): action = ``name``,
@@ -115,6 +116,7 @@ from ._common import (
     outcome_of_reward,
     safe_id,
     short,
+    with_former_id,
     with_validation_error,
 )
 
@@ -654,7 +656,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     domain = _domain(info, task, ctx)
     if domain is None and (found := _domain_of_file(sim, ctx.source)) is not None:
         domain, missing = found[0], {**missing, "domain_from": found[1]}
-    task_key = f"{domain}-{sim['task_id']}"
+    task_key, known = f"{domain}-{sim['task_id']}", domain is not None
     if domain is None:  # not one id for tasks of different domains: this file's tasks
         domain, missing = "tau2", {**missing, "domain_from": "none: the task id is this file's"}
         task_key = f"tau2-{ctx.source.stem}-{sim['task_id']}"
@@ -666,9 +668,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     outcome = Outcome.infra_error if _not_the_agents_doing(reason, messages) else outcome_of_reward(reward, ctx)
     trial = sim.get("trial")
     description = task.get("description") if isinstance(task.get("description"), dict) else {}
+    run_key = f"{sim['task_id']}.t{trial if trial is not None else 0}.{sim.get('id') or ctx.source.stem}"
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"tau2.{domain}.{sim['task_id']}.t{trial if trial is not None else 0}."
-                                 f"{sim.get('id') or ctx.source.stem}"),
+        "trajectory_id": safe_id(f"tau2.{domain}.{run_key}" if known else f"tau2.{run_key}"),
         "task": clip_task(instruction),
         "task_id": task_key[:200],
         "task_family": domain,
@@ -699,4 +701,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **missing,
         },
     }
-    return build(fields, ctx)
+    run = build(fields, ctx)
+    # until round 28 a run of no known domain was ``tau2.tau2.<task>...``, its domain the placeholder: that copy moves
+    return run if known else with_former_id(run, safe_id(f"tau2.tau2.{run_key}"))
