@@ -171,7 +171,7 @@ def test_an_empty_folder_is_said_to_hold_no_dump_file(backend: str, tmp_path: Pa
         code, out, err = run_cli("ingest", str(tmp_path / "mnt"), *extra)
         told = " ".join(err.split())
         assert code == 2, out + err
-        assert "no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst) in " in told, err
+        assert "no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one .gz, .zst; .eval archives) in " in told, err
         assert "hold no record of their format" not in told
 
 
