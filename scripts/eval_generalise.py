@@ -12,7 +12,8 @@ script runs unchanged against an older checkout: compare before and after):
    the query's task changes (files a patch creates, such as SWE-agent's ``reproduce_bug.py``,
    do not count, nor do files the run's actions never name: the harness's set-up edits that ``git diff`` hands in
    with the fix, ``-rA`` in sphinx's ``tox.ini`` (``touched.own_changes``); ``--patch-truth``: every file the
-   patch changes, as before round 16); for tau-bench one whose task has the same set of write actions
+   patch changes, as before round 16; ``--named-truth``: only the files the run's actions name, even where its
+   record cannot tell, so that runs handing in nothing but the harness's edits are relevant to none); for tau-bench one whose task has the same set of write actions
    (``info.task.actions`` minus the read-only tools). A task is *findable* when its
    tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
    runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
@@ -98,7 +99,7 @@ from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import NoveltyConfig, Runtime, RuntimeContext  # noqa: E402
 from trajsearch.search import in_score_order  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
-from trajsearch.touched import own_changes  # noqa: E402
+from trajsearch.touched import named_by_actions, own_changes  # noqa: E402
 from trajsearch.vocab import LEVELS  # noqa: E402
 
 K = 3
@@ -125,10 +126,12 @@ def swe_files_under(root: Path) -> list[Path]:
     return sorted(root.glob("*/*/*.traj.json")) or sorted(root.rglob("*.traj"))
 
 
-def read_swe(root: Path, outcomes: Path | None,
-             whole_patch: bool = False) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
+def read_swe(root: Path, outcomes: Path | None, whole_patch: bool = False,
+             named_only: bool = False) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
     """The runs under ``root``, and what each one's submission edits (``info.submission`` of its own file), the
-    files the run never names left out unless ``whole_patch``: its environment changed them (``own_changes``)."""
+    files the run never names left out unless ``whole_patch``: its environment changed them (``own_changes``; where
+    the record cannot tell, it keeps them all). ``named_only``: only the files the run's actions name, whatever the
+    record (``named_by_actions``): a run handing in nothing but the harness's edits shares no work."""
     runs, truth = [], {}
     table = OutcomeTable.load(outcomes) if outcomes else None  # read once, joined onto every file's runs
     for path in swe_files_under(root):
@@ -141,7 +144,8 @@ def read_swe(root: Path, outcomes: Path | None,
             runs.append(run)
             if isinstance(info, dict):
                 edited = edited_files(info.get("submission") or "")
-                truth[run.trajectory_id] = edited if whole_patch else frozenset(own_changes(run, edited))
+                own = edited if whole_patch else frozenset(own_changes(run, edited))
+                truth[run.trajectory_id] = frozenset(named_by_actions(run, own)) if named_only else own
     return runs, truth
 
 
@@ -226,6 +230,9 @@ def main() -> int:
     ap.add_argument("--no-swe", action="store_true")
     ap.add_argument("--patch-truth", action="store_true", help="a SWE run's ground truth is every file its patch "
                     "changes, the harness's set-up edits the run never names too (the definition before round 16)")
+    ap.add_argument("--named-truth", action="store_true", help="a SWE run's ground truth is only the files of its "
+                    "patch that its actions name: without a verdict (submitted = success) the runs that handed in "
+                    "only the harness's tox.ini / setup.py edits are otherwise relevant to each other")
     ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "
                     "without one a submitted patch counts as a success)")
     ap.add_argument("--lines", type=int, default=300, help="sampled lines per kind (middle / anywhere)")
@@ -244,7 +251,7 @@ def main() -> int:
     print(f"# trajsearch: retrieval that generalises\n\n{machine_note()}\n")
 
     tau, _ = read_runs(args.tau, tenant="x")
-    swe, swe_edits = ([], {}) if args.no_swe else read_swe(args.swe, args.outcomes, args.patch_truth)
+    swe, swe_edits = ([], {}) if args.no_swe else read_swe(args.swe, args.outcomes, args.patch_truth, args.named_truth)
     tau = [r.model_copy(update={"tenant": tenant_of(r)}) for r in tau]
     swe = [r.model_copy(update={"tenant": tenant_of(r)}) for r in swe]
     runs = tau + swe

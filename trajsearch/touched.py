@@ -307,6 +307,23 @@ def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     return _named(list(files), reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
 
 
+def named_by_actions(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
+    """Of ``files``, those the run's recorded actions name (path or file name), with none of :func:`own_changes`'
+    fallbacks: a run handing in only the harness's ``tox.ini`` / ``setup.py`` edits and its scratch files keeps them
+    there (its record may lack the steps that made its change), and none here. For evaluation: work two runs share
+    by a file neither named is no evidence that they did the same work (``eval_generalise.py --named-truth``)."""
+    reading = _Reading()
+    for step in trajectory.steps:
+        _read_step(step, reading)
+    return _said(list(files), reading)
+
+
+def _said(files: list[str], reading: _Reading) -> list[str]:
+    """The files whose path or file name the run's actions recorded with their arguments (``reading.said``) hold."""
+    text = "\n".join(reading.said)
+    return [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
+
+
 #: Metadata saying a run's record lacks some of its steps or texts (a long run's middle left out, span attributes
 #: cut by an OpenTelemetry SDK, a Claude Code sub-agent's turns kept out of the run's steps): what it does not name
 #: it may have named in what is missing.
@@ -341,8 +358,7 @@ def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iter
     a whole run naming none of its diff's files had them all dropped, its fix with the harness's edits."""
     if not reading.said or cut:
         return files
-    text = "\n".join(reading.said)
-    named = [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
+    named = _said(files, reading)
     project = set(files) - set(created)  # a diff of only created files: a run naming none of them made none
     if (project and not project & set(named) or not project and not whole or len(named) == len(files)
             or any(_writes_unnamed(command) for command in reading.shell)):
