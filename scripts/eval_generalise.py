@@ -15,8 +15,7 @@ script runs unchanged against an older checkout: compare before and after):
    patch changes, as before round 16; ``--named-truth``: only the files the run's actions name, even where its
    record cannot tell, so that runs handing in nothing but the harness's edits are relevant to none); for
    tau-bench one whose task has the same set of write actions (``info.task.actions`` minus the read-only tools).
-   A task is *findable* when its
-   tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
+   A task is *findable* when its tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
    runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
    is a miss) next to a plain task-cosine baseline in the same run (dense search of
    ``task`` rows of successful runs, top 3 runs). Each miss is sorted by kind
