@@ -8,10 +8,13 @@ Plumbing: the hashing test embedder (``hashing_ts``); real tau2 airline and grok
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.runtime import Runtime, RuntimeContext
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
 
 REAL = Path(__file__).parent / "fixtures"
 AIRLINE = REAL / "tau2-bench" / ".real" / "airline_run1.json"
@@ -122,3 +125,34 @@ def test_staleness_compares_tools_as_warnings_do(hashing_ts):
     no_shell = rt.staleness_report(RuntimeContext(tenant="acme", tools_available=["str_replace_editor"]))
     assert {s.trajectory_id: s.reasons for s in no_shell} == {
         run.trajectory_id: ["used tools no longer available: bash"] for run in runs}
+
+
+def test_an_answer_emptied_by_the_tool_rule_says_why(hashing_ts):
+    """Round 28, ENG6: where every failed run found was dropped as made with tools the agent has not, the answer said
+    ``no_similar_failures``, "none close enough", of runs that were close (the runtime's, the tool's: MCP's and the
+    gRPC calls' own). It says ``failures_with_other_tools``; an agent with a shell is warned as before."""
+    from trajsearch.runtime.tool import NO_RESULTS, OTHER_TOOLS
+
+    runs = [p.trajectory for p in read_dump(MINI, tenant="acme") if p.trajectory]
+    hashing_ts.add(runs)
+    [failed] = [run for run in runs if run.outcome.value == "failure" and "demo__greet-11" in run.trajectory_id]
+    rt = Runtime(hashing_ts)
+    editor = RuntimeContext(tenant="acme", tools_available=["str_replace_editor"])  # no shell: mini's runs are elsewhere
+    assert rt.advice("warnings", failed.task, RuntimeContext(tenant="acme", tools_available=["bash"])).items
+    said = rt.advice("warnings", failed.task, editor)
+    assert (said.items, said.reason, said.note) == ([], OTHER_TOOLS, NO_RESULTS["failures"][OTHER_TOOLS])
+    answer = rt.tool(editor)({"query": failed.task, "kind": "failures"})
+    assert (answer["results"], answer["reason"]) == ([], OTHER_TOOLS), answer
+
+
+def test_the_cli_says_why_the_tool_rule_emptied_an_answer(backend):
+    """Round 28, ENG6: ``trajsearch exemplars --warnings`` printed "(nothing applicable: no similar failures)" with
+    no note where every failed run found was made with tools the agent has not."""
+
+    assert run_cli("ingest", str(MINI), "--quiet")[0] == 0
+    failed = next(p.trajectory for p in read_dump(MINI) if p.trajectory and p.trajectory.outcome.value == "failure"
+                  and "demo__greet-11" in p.trajectory.trajectory_id)
+    code, out, err = run_cli("exemplars", failed.task, "--warnings", "--tool", "str_replace_editor")
+    assert code == 0 and "other tools" in out and "tools this agent does not have" in err, (out, err)
+    code, out, err = run_cli("exemplars", failed.task, "--warnings", "--tool", "str_replace_editor", "--json")
+    assert json.loads(out)["reason"] == "failures_with_other_tools"

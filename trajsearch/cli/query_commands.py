@@ -460,7 +460,7 @@ def exemplars(
         print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}"),
                     "reason": result.reason, "note": result.note})
     else:
-        out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False,
+        out.print(result.text or f"(nothing applicable: {result.strategy or result.reason.replace('_', ' ') or 'no similar failures'})", markup=False,
                   soft_wrap=True)  # the prompt's own lines, not wrapped to the terminal's width
 
 

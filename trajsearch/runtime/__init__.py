@@ -164,19 +164,21 @@ class Runtime:
                              render_json(context.data) if context.text else "")
         if not out:
             said.reason, said.note = self._why_empty(text, ctx, kind, context, held=held, readable=readable,
-                                                     none_to_follow=none_to_follow)
+                                                     none_to_follow=none_to_follow,
+                                                     other_tools=warnings.other_tools)
         return said
 
     def _why_empty(self, text: str, ctx: RuntimeContext, kind: str, context: Rendered, *, held: bool,
                    readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-                   excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
+                   excluded: Sequence[str] = (), none_to_follow: bool = False,
+                   other_tools: bool = False) -> tuple[str, str]:
         """Why a context of ``kind`` (exemplars, warnings) shows no run, for :meth:`advice` and :meth:`context_for`
         alike: :func:`~trajsearch.runtime.tool.why_empty`, where the tool decides it too (``held``: the caller's
         search found a row of it)."""
         return why_empty(self.ts, text, ctx, "exemplars" if kind == "exemplars" else "failures",
                          omitted=context.omitted, held=held, readable=readable,
                          warning_outcomes=self.config.advice.warning_outcomes, excluded=excluded,
-                         none_to_follow=none_to_follow)
+                         none_to_follow=none_to_follow, other_tools=other_tools)
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""

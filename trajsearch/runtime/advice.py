@@ -742,13 +742,16 @@ class Recovery(_Provenance):
 class WarningSet(list):
     """The warnings :func:`warnings` chose (a list of :class:`FailureWarning`), and ``held``: whether the context's
     filters held any failure row at all, which an empty answer's reason turns on (:func:`~.tool.why_none` need not
-    search for it again); ``recoveries``: the successful runs that got past a pasted log line (:func:`_recoveries`)."""
+    search for it again); ``recoveries``: the successful runs that got past a pasted log line (:func:`_recoveries`);
+    ``other_tools``: failed runs like the text were found, and every one was made with tools this agent has not
+    (:func:`_made_elsewhere`), which an empty answer says (:data:`~.tool.OTHER_TOOLS`)."""
 
     def __init__(self, items: Sequence[FailureWarning] = (), *, held: bool,
-                 recoveries: Sequence[Recovery] = ()) -> None:
+                 recoveries: Sequence[Recovery] = (), other_tools: bool = False) -> None:
         super().__init__(items)
         self.held = held
         self.recoveries = list(recoveries)
+        self.other_tools = other_tools
 
 
 def warnings(
@@ -788,6 +791,7 @@ def warnings(
     own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
     found = [*own, *holding, *(row for row, _ in in_steps.values()), *similar]
     elsewhere = _made_elsewhere(found, ctx)
+    other_tools = bool(found) and {hit.trajectory_id for hit in found} <= elsewhere
     found = [hit for hit in found if hit.trajectory_id not in elsewhere]
     chosen = _distinct_warnings(ts, found, k, ctx.tenant)
     in_failure_rows = {h.trajectory_id for h in holding}  # their error is the text: no step to point to
@@ -798,7 +802,7 @@ def warnings(
                         config.pool_factor)
     _what_was_handed_in(ts, chosen, ctx.tenant)
     recovered = _recoveries(ts, text, ctx, config, exclude_trajectory_ids, pool) if log_line else []
-    return WarningSet(chosen, held=bool(hits), recoveries=recovered)
+    return WarningSet(chosen, held=bool(hits), recoveries=recovered, other_tools=other_tools)
 
 
 def _made_elsewhere(found: Sequence[Hit], ctx: RuntimeContext) -> set[str]:

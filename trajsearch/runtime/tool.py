@@ -58,7 +58,12 @@ NO_WARNINGS = {
     "versions_not_readable": f"This key may not read runs of {CONTEXT_VERSIONS}: no warning "
                              "can apply.",
     EXCLUDED: f"Every failed run recorded here for this context {_LEFT_OUT}: no warning can apply.",
+    "failures_with_other_tools": "Past failures like this query exist here, but each was made with tools this agent "
+                                 "does not have (tools_available): none applies to it.",
 }
+#: Why a ``kind=failures`` answer holds no warning where failed runs like the query were found and every one was left
+#: out as made with other tools (:attr:`~.advice.WarningSet.other_tools`): "none close enough" said the opposite.
+OTHER_TOOLS = "failures_with_other_tools"
 #: The service's reason when the context's versions are all outside its key's pins, for every kind.
 UNREADABLE = "versions_not_readable"
 #: The same for each kind: the reasons and notes of an empty answer.
@@ -215,7 +220,8 @@ class SearchPastRuns:
         while True:
             rendered = render(strategy, shown, warned, config=self.fmt, fmt="json", counter=self.counter, budget=room,
                               recoveries=warned.recoveries)
-            answer, results = self._said(dict(base), rendered, strategy, query, held, none_to_follow)
+            answer, results = self._said(dict(base), rendered, strategy, query, held, none_to_follow,
+                                         warned.other_tools)
             # the sentence saying how many runs were left out is not in the room: 2 of 636 answers on the real
             # mini-swe-agent runs were over result_tokens (301, 306 of 300). Rendered again in less room where the
             # whole answer is over: reserving the sentence always showed 102 of 137 results in 477 answers (RALL-B, 2)
@@ -225,7 +231,8 @@ class SearchPastRuns:
             room = max(1, room - over)
 
     def _said(self, base: dict[str, Any], rendered: Rendered, strategy: Strategy | None, query: str,
-              held: bool, none_to_follow: bool = False) -> tuple[dict[str, Any], list[_Provenance]]:
+              held: bool, none_to_follow: bool = False,
+              other_tools: bool = False) -> tuple[dict[str, Any], list[_Provenance]]:
         """An exemplars (``strategy`` given) or failures answer from its rendered results: the note, and the reason
         where none is shown (:func:`why_empty`, as ``Runtime.advice`` says it), or how many were left out."""
         kind = base["kind"]
@@ -240,7 +247,8 @@ class SearchPastRuns:
             if rendered.omitted:  # "more" beside the runs shown
                 base["note"] += " " + omitted_text(rendered.omitted)
         else:  # why none: the runtime (and the model) can tell
-            base["reason"], base["note"] = self._why_empty(query, kind, rendered.omitted, held, none_to_follow)
+            base["reason"], base["note"] = self._why_empty(query, kind, rendered.omitted, held, none_to_follow,
+                                                           other_tools)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
         return (base | {"results": [for_prompt(view) for _, view in results]},
@@ -255,10 +263,11 @@ class SearchPastRuns:
         return max(1, self.result_tokens - self.counter.count(render_json(frame)))
 
     def _why_empty(self, query: str, kind: str, omitted: int, held: bool | None = None,
-                   none_to_follow: bool = False) -> tuple[str, str]:
+                   none_to_follow: bool = False, other_tools: bool = False) -> tuple[str, str]:
         """Why an answer shows no result: :func:`why_empty` in this executor's context and readable versions."""
         return why_empty(self.ts, query, self.ctx, kind, omitted=omitted, held=held, readable=self.readable,
-                         warning_outcomes=self.advice.warning_outcomes, none_to_follow=none_to_follow)
+                         warning_outcomes=self.advice.warning_outcomes, none_to_follow=none_to_follow,
+                         other_tools=other_tools)
 
     def _steps(self, query: str, k: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
@@ -288,7 +297,8 @@ class SearchPastRuns:
 def why_empty(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *, omitted: int, held: bool | None,
               readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
               warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
-              excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
+              excluded: Sequence[str] = (), none_to_follow: bool = False,
+              other_tools: bool = False) -> tuple[str, str]:
     """Why an answer shows no run (``reason``, ``note``), the one place the runtime's verbs and the tool decide it:
     ``omitted`` runs found but all left out by the token budget (:func:`budget_said`), else :func:`why_none` of
     ``kind`` (``exemplars``, ``failures``, ``steps``). The tool had decided it itself: an answer whose runs
@@ -297,13 +307,14 @@ def why_empty(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *, omi
     if omitted:
         return budget_said(omitted)
     return why_none(ts, query, ctx, kind, warning_outcomes=warning_outcomes, readable=readable, held=held,
-                    excluded=excluded, none_to_follow=none_to_follow)
+                    excluded=excluded, none_to_follow=none_to_follow, other_tools=other_tools)
 
 
 def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
              warning_outcomes: tuple[str, ...] | list[str] = AdviceConfig().warning_outcomes,
              readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), held: bool | None = None,
-             excluded: Sequence[str] = (), none_to_follow: bool = False) -> tuple[str, str]:
+             excluded: Sequence[str] = (), none_to_follow: bool = False,
+             other_tools: bool = False) -> tuple[str, str]:
     """Why a search found nothing, as a label (:data:`NO_RESULTS`) and its sentence: an empty answer read alike
     whether the query was like nothing, the context's versions held no run of the kind, or the tenant had
     none, so an agent (and whoever reads its trace) could not tell "nothing like this" from "nothing was there
@@ -322,7 +333,10 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     every run excluded had said ``no_successful_runs``, "No successful run is recorded here yet" (review RRT6, 2).
     ``none_to_follow``: the caller's exemplars search found successful runs, but none that took a step to follow
     (:attr:`~.advice.ExemplarSet.none_to_follow`), said as :data:`NOTHING_TO_FOLLOW`: a real Harbor trial whose model
-    never answered, passed by its verifier, had read "No successful run is recorded here yet" (round 25, RT8)."""
+    never answered, passed by its verifier, had read "No successful run is recorded here yet" (round 25, RT8).
+    ``other_tools``: the caller's warnings search found failed runs like the query, every one made with tools the agent
+    has not (:attr:`~.advice.WarningSet.other_tools`), said as :data:`OTHER_TOOLS`: it had said
+    ``no_similar_failures``, "none close enough", of runs that were close (round 28, ENG6)."""
     query = task_query(query)  # a task over the search's limit is clipped as the advice that found nothing clipped it
     levels, outcomes = {"exemplars": (("task",), ("success",)), "steps": (("step",), ()),
                         "failures": (("failure",), tuple(warning_outcomes))}[kind]
@@ -332,7 +346,9 @@ def why_none(ts: TrajSearch, query: str, ctx: RuntimeContext, kind: str, *,
     if held is None:
         inside = ctx.filters(levels=levels, outcomes=outcomes, exclude_trajectory_ids=excluded)
         held = bool(search(ts, query, inside, k=1, grouped=False))
-    if held:
+    if other_tools:
+        reason = OTHER_TOOLS
+    elif held:
         reason = nothing_close
     elif none_to_follow and not (widened != tenant and any_to_follow(ts, search(ts, query, widened, k=10,
                                                                                 grouped=False), ctx.tenant)):
