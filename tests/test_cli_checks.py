@@ -340,3 +340,23 @@ def test_search_and_similar_counts_are_refused_naming_the_option_as_typed(backen
     if backend == "server":  # past its --max-k: the server's refusal, which the hint above prepared
         code, out, err = run_cli("search", "KeyError", "-k", "150")
         assert code != 0 and "1 to 100" in " ".join(err.split()), err
+
+
+def test_show_steps_prints_a_cut_task_and_json_keeps_it_whole(backend) -> None:
+    """Round 28, ENG6: ``show ID --steps 3:8`` printed the whole task first, a 6,281-character SWE-bench issue (a
+    real mini-swe-agent run's) above the steps asked for. It is cut to one line, saying so; ``--json`` and ``show``
+    without ``--steps`` keep it whole."""
+    runs = Path(__file__).parent / "fixtures/mini-swe-agent/.real/deepseek-error-line-elsewhere/deepseek_chat_dev"
+    assert run_cli("ingest", str(runs), "--quiet")[0] == 0
+    run_id = "deepseek-chat.pvlib__pvlib-python-1606.deepseek_chat_dev"
+    code, out, err = run_cli("show", run_id, "--json")
+    task = json.loads(out)["task"]
+    assert code == 0 and len(task) == 6281, err
+    code, out, err = run_cli("show", run_id, "--steps", "3:8")
+    assert code == 0, err
+    assert "(cut: the task has 6,281 characters;" in out, out[:1000]
+    shown = " ".join(out[out.index("task: "):out.index("(cut: the task has")].split())
+    assert len(shown) < 400 and shown.endswith("…"), shown
+    assert "[step 8]" in out and "[step 9]" not in out
+    assert json.loads(run_cli("show", run_id, "--steps", "3:8", "--json")[1])["task"] == task
+    assert " ".join(task.split()) in " ".join(run_cli("show", run_id)[1].split())

@@ -379,7 +379,7 @@ def show(
               f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")
     if basis := trajectory.metadata.get("outcome_basis"):  # who judged the run (an outcomes file): as the run page
         out.print(f"verdict: {basis}", markup=False)
-    out.print(f"task: {trajectory.task}", markup=False)
+    out.print(f"task: {_task_shown(trajectory.task, steps)}", markup=False)
     if later := trajectory.metadata.get("user_prompts"):  # a multi-prompt session's later requests
         out.print("later prompts: " + " | ".join(str(p) for p in later), markup=False)
     if trajectory.failure is not None:
@@ -391,6 +391,21 @@ def show(
         out.print(step_text(step), markup=False)
         if step.index in paused:  # no result yet, not a lost one: the run waits for a person (a saved RunState)
             out.print(AWAITING_APPROVAL, markup=False)
+
+
+#: How much of a run's task ``show --steps`` prints, on one line: the steps asked for are what it was run for, and a
+#: SWE-bench issue (6,281 characters in the shared mini-swe-agent runs, 14 kB and more elsewhere) printed whole above
+#: them pushed them off the screen.
+SHOWN_TASK_CHARS = 300
+
+
+def _task_shown(task: str, steps: str | None) -> str:
+    """A run's task as ``show`` prints it: whole, but with ``--steps`` (``steps``) cut to :data:`SHOWN_TASK_CHARS`,
+    saying so and how to see all of it (``--json`` keeps it whole)."""
+    if steps is None or len(task) <= SHOWN_TASK_CHARS:
+        return task
+    return (f"{one_line(task, SHOWN_TASK_CHARS)}\n  (cut: the task has {len(task):,} characters; show without --steps, "
+            "or with --json, prints all of it)")
 
 
 def stats(
