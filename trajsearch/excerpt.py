@@ -66,9 +66,9 @@ def query_text(text: str) -> str:
 #: opens with; a CI runner's time (GitHub Actions' raw log and ``docker logs -t``: ``2026-12-06T19:45:01.1234567Z ``);
 #: docker compose's service and replica (``worker-1  | ``, compose v1's ``web_1  | ``); ``kubectl logs --prefix``'s
 #: source (``[pod/echo-req-7cfd7bf68f-nk5kr/hello] ``, kubernetes PR 76471); ``gh run view --log``'s job and step
-#: (``build<TAB>Run pytest<TAB>`` before the runner's time); stern's pod and container (``nginx-cfbcb7b98-96xsv nginx ``,
-#: a generated pod name: 5 characters or a StatefulSet's ordinal after its last ``-``). A line holding only the time
-#: ends at its line break, ``\r\n`` in a paste from Windows.
+#: (``build<TAB>Run pytest<TAB>`` before the runner's time); stern's pod and container
+#: (``nginx-cfbcb7b98-96xsv nginx ``, a generated pod name: 5 characters or a StatefulSet's ordinal after its last
+#: ``-``). A line holding only the time ends at its line break, ``\r\n`` in a paste from Windows.
 _TIME = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _LINE_PREFIXES = (
     r"(?:[^\W\d_]{3}\.? [ \d]\d \d\d:\d\d:\d\d|%s) \S+ [^\s\[]+?(?:\[\d+\])?: " % _TIME,
@@ -126,11 +126,12 @@ def _without_one_prefix(text: str) -> str:
 def unseen(text: str) -> bool:
     """Whether :func:`query_text` may read ``text`` otherwise than as written: it holds a character that reading drops
     (an ESC, a control, a format or other default-ignorable character: :data:`_INVISIBLE`), opens with a log
-    viewer's prefix (:data:`_LINE_PREFIXES`) or may hold a CI runner's mark (:data:`_RUNNER_MARK`), so a caller comparing many texts reads only those through it. A row
-    of compose lines had been read with its prefixes unless it also held a colour code (review of ENG5, 3).
+    viewer's prefix (:data:`_LINE_PREFIXES`) or may hold a CI runner's mark (:data:`_RUNNER_MARK`), so a caller
+    comparing many texts reads only those through it. A row of compose lines had been read with its prefixes unless it
+    also held a colour code (review of ENG5, 3).
     An ASCII text can hold only controls, which ``str.isprintable`` finds at C speed (the regular expression alone
     took 17 µs a text where it takes 8, on 808 real step texts)."""
-    if _OPENS_WITH_PREFIX.match(text) or "##[" in text:  # (a runner's mark: :data:`_RUNNER_MARK`)
+    if _OPENS_WITH_PREFIX.match(text) or "##[" in text:
         return True
     if text.isascii():
         return not text.translate(_LINE_BREAKS).isprintable()
