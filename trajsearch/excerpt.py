@@ -75,8 +75,8 @@ _LINE_PREFIXES = (
     r"%s(?: |(?=[\r\n])|$)" % _TIME,
     r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ?",
     r"\[pod/[^/\s\]]+/[^\s\]]+\] ",
-    r"[^\t\r\n]+\t[^\t\r\n]+\t(?=%s)" % _TIME,
-    r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d+) [a-z0-9](?:[a-z0-9-]*[a-z0-9])? ",
+    r"[^\t\r\n]{1,255}\t[^\t\r\n]{1,255}\t(?=%s)" % _TIME,  # (names, not a long line looked through for a tab)
+    r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?-(?:[a-z0-9]{5}|\d+) [a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])? ",
 )
 _LINE_PREFIX_PATTERNS = tuple(map(re.compile, _LINE_PREFIXES))
 #: A text opening with one of them (:func:`unseen`): one anchored match, cheap beside reading the text.
