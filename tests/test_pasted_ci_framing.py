@@ -1,7 +1,7 @@
 """A paste from a CI job's log or another log viewer (round 28, ENG6): the lines a CI system writes around the job's
 output (``##[error]Process completed with exit code 1.``, GitLab's ``ERROR: Job failed: exit code 1``, ...) are no
 error of the run, and each viewer's prefix (journald, ``kubectl logs --prefix``, ``gh run view --log``, stern) no line
-it printed. Each framing line and prefix is as real logs show it (the samples named in ``excerpt._CI_FRAMING`` and
+it printed. Each framing line and prefix is as real logs show it (the samples named in ``excerpt._CI_CLOSING`` and
 ``excerpt._LINE_PREFIXES``); the runs are real: ``tests/fixtures/mini-swe-agent/.real/deepseek-error-line-elsewhere``.
 """
 
@@ -28,8 +28,9 @@ CLOSINGS = {
 @pytest.mark.parametrize("ci", sorted(CLOSINGS))
 def test_a_ci_closing_line_is_not_taken_for_the_error(ci) -> None:
     """Bug: the job's closing line was the paste's last line, so the error above it was not the paste's error
-    (``pasted_error_line`` ""), and the excerpt kept no error in view."""
+    (``pasted_error_line`` ""), and the excerpt kept no error in view. The search reads the traceback alone."""
     pasted = query_text(_traceback() + "\n" + CLOSINGS[ci])
+    assert pasted.rstrip("\n") == _traceback()
     assert pasted_error_line(pasted) == ERROR
     assert terms(pasted)[0] == ERROR.lower()
 
@@ -37,6 +38,9 @@ def test_a_ci_closing_line_is_not_taken_for_the_error(ci) -> None:
 def test_a_closing_line_alone_is_still_the_query() -> None:
     """Only where the paste has another line: the closing line searched alone is what was asked about."""
     assert terms("Error: Process completed with exit code 1.")[0] == "error: process completed with exit code 1."
+    assert query_text("ERROR: Job failed: exit code 1\n\nFinished: FAILURE\n") == "ERROR: Job failed: exit code 1\n\nFinished: FAILURE\n"
+    kept = "Traceback (most recent call last):\nKeyError: 'x'\n\n"  # nothing closing it: its blank lines stay
+    assert query_text(kept) == kept
     assert query_text("##[error]Process completed with exit code 1.") == "Process completed with exit code 1."
 
 

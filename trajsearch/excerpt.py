@@ -54,10 +54,43 @@ def query_text(text: str) -> str:
     warning, where the same paste without it got 2 (round 26, RT10).
 
     A log viewer's prefix goes too where two or more lines carry it and every line that is not blank carries one of
-    the same kind, and so does a CI runner's mark opening a line (``##[error]``: :func:`_without_line_prefixes`)."""
+    the same kind, and so does a CI runner's mark opening a line (``##[error]``: :func:`_without_line_prefixes`), and
+    the lines a CI system closes a failed job's log with, where a line of the job's own is above them
+    (:func:`_without_closing_lines`)."""
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
-    return _without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text))
+    return _without_closing_lines(_without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text)))
+
+
+#: A line a CI system closes a failed job's log with, which no program of the job printed (whitespace runs as one
+#: space). Each seen in real logs: GitHub Actions' (``Error: `` in the web view, ``##[error]`` in the raw log, its
+#: mark gone by then: :data:`_RUNNER_MARK`), GitLab's (``Cleaning up project directory and file based variables``,
+#: ``ERROR: Job failed: exit code 1``, ``WARNING: Job failed: exit status 1``), CircleCI's (``Exited with code exit
+#: status 1``, ``CircleCI received exit code 1``), Buildkite's (``^^^ +++``, ``🚨 Error: The command exited with status
+#: 1``, ``user command error: exit status 1``), Jenkins' (``[Pipeline] // stage``, ``[Pipeline] End of Pipeline``,
+#: ``ERROR: script returned exit code 1``, ``Finished: FAILURE``).
+_CI_CLOSING = re.compile(
+    r"(?:error: )?process completed with exit code \d+\.?|(?:error|warning): job failed: .*|"
+    r"cleaning up (?:project directory and )?file based variables|exited with code (?:exit status )?\d+|"
+    r"circleci received exit code \d+|\^\^\^ \+\+\+|(?:\S+ )?error: the command exited with status \d+|"
+    r"user command error: exit status \d+|\[pipeline\] .*|error: script returned exit code \d+|"
+    r"finished: (?:failure|unstable|aborted)", re.IGNORECASE)
+
+
+def _without_closing_lines(text: str) -> str:
+    """``text`` without the lines a CI system closed its job's log with (:data:`_CI_CLOSING`, and blank lines among
+    them) where a line of the job's own is above them; else as written (a closing line searched alone is the query).
+    Kept, the closing line was the paste's last line, taken for its error (:func:`terms`, :func:`pasted_error_line`):
+    the error above it lost its first place (round 28, ENG6: of 143 tracebacks the real mini-swe-agent runs printed,
+    pasted whole, the first hit held the error line for 142; with GitHub's closing line under them for 134, GitLab's
+    23, Jenkins' 100; now 142 each). Only the end goes: what is left is still a part of any row holding the whole
+    paste."""
+    lines = text.splitlines(keepends=True)
+    end = len(lines)
+    while end and (not lines[end - 1].strip() or _CI_CLOSING.fullmatch(" ".join(lines[end - 1].split()))):
+        end -= 1
+    closed = any(line.strip() for line in lines[end:])
+    return "".join(lines[:end]) if end and closed else text
 
 
 #: What a log viewer writes before each line of a program's output, which the program's run never printed, each kind
@@ -164,30 +197,13 @@ def blank(text: str) -> bool:
     return _UNSEEN.fullmatch(query_text(text)) is not None
 
 
-#: A line a CI system writes around a job's output, which no program of the job printed, as :func:`terms` holds lines
-#: (lower case, single spaces): taken for a paste's last line, it hid the error above it, which lost its first place
-#: (round 28, ENG6). Each seen in real logs: GitHub Actions' closing line (``Error: `` in the web view, ``##[error]``
-#: in the raw log, its mark gone by then: :data:`_RUNNER_MARK`), GitLab's (``ERROR: Job failed: exit code 1``,
-#: ``WARNING: Job failed: exit status 1``, ``Cleaning up project directory and file based variables``), CircleCI's
-#: (``Exited with code exit status 1``, ``CircleCI received exit code 1``), Buildkite's (``^^^ +++``, ``🚨 Error: The
-#: command exited with status 1``, ``user command error: exit status 1``), Jenkins' (``[Pipeline] // stage``,
-#: ``ERROR: script returned exit code 1``, ``Finished: FAILURE``) and stern's (``+ pod › container``).
-_CI_FRAMING = re.compile(
-    r"(?:error: )?process completed with exit code \d+\.?|(?:error|warning): job failed: .*|"
-    r"cleaning up (?:project directory and )?file based variables|exited with code (?:exit status )?\d+|"
-    r"circleci received exit code \d+|\^\^\^ \+\+\+|(?:\S+ )?error: the command exited with status \d+|"
-    r"user command error: exit status \d+|\[pipeline\] .*|error: script returned exit code \d+|"
-    r"finished: (?:failure|unstable|aborted)|[+-] \S+ › \S+")
-
-
 def terms(query: str) -> tuple[str, ...]:
     """What to look for of ``query``: its last line first (a pasted line matched whole: what a pasted
     traceback or log is about, see :func:`excerpt`), then its other lines and its words, longest first.
 
     A line is one of 8 characters or more holding a space (only lines hold a space); the first term is the
     last such line not seen earlier in the query: the last line itself unless it is short (``Killed``) or a
-    repeat, when it is a line above it, which :func:`excerpt` keeps in view only if it is specific; nor a CI
-    runner's framing line (:data:`_CI_FRAMING`) where the query has another line.
+    repeat, when it is a line above it, which :func:`excerpt` keeps in view only if it is specific.
     Read as :func:`query_text` reads it."""
     if not query:
         return ()
@@ -197,8 +213,7 @@ def terms(query: str) -> tuple[str, ...]:
         line = " ".join(line.split())
         if len(line) >= 8 and " " in line:
             lines[line.lower()] = None
-    said = [line for line in lines if not _CI_FRAMING.fullmatch(line)]  # a runner's closing lines are no error
-    last = (said or list(lines))[-1:]
+    last = list(lines)[-1:]
     found: dict[str, None] = dict(lines)
     for word in _WORD.findall(query):
         word = word.strip(".:/'-")
