@@ -54,8 +54,7 @@ VIEWERS = {
     "kubectl --prefix --timestamps": lambda n: f"[pod/echo-req-7cfd7bf68f-nk5kr/hello] 2020-11-22T17:19:{n:02d}.5Z ",
     "gh run view --log": lambda n: f"test\tRun pytest\t2024-03-19T10:32:{n:02d}.4567890Z ",
     "stern": lambda n: "nginx-cfbcb7b98-96xsv nginx ",
-    "stern statefulset": lambda n: "web-0 app ",
-}
+}  # (a StatefulSet's ``web-0 app `` stays: ``worker-1 started ...`` is a program's own, review of ENG6, 3)
 
 
 @pytest.mark.parametrize("viewer", sorted(VIEWERS))

@@ -56,10 +56,25 @@ def query_text(text: str) -> str:
     A log viewer's prefix goes too where two or more lines carry it and every line that is not blank carries one of
     the same kind, and so does a CI runner's mark opening a line (``##[error]``: :func:`_without_line_prefixes`), and
     the lines a CI system closes a failed job's log with, where a line of the job's own is above them
-    (:func:`_without_closing_lines`)."""
+    (:func:`_without_closing_lines`).
+
+    Read until a reading changes nothing, so that a query read is read the same again (every search reads it twice:
+    here and in :func:`terms`). One reading had left what the next took: compose's prefixes under a closing line
+    without one stayed (not every line carried one) while the closing line went; read again, they went too, and
+    :func:`pasted_error_line` looked for the new last line among the old ones: every such search failed with
+    ``StopIteration`` (review of ENG6, 1: 142 of 143 real tracebacks). Each reading only takes characters away."""
+    while (again := _read_once(text)) != text:
+        text = again
+    return text
+
+
+def _read_once(text: str) -> str:
+    """One reading of :func:`query_text`'s: terminal codes, invisible characters, viewers' prefixes, runners' marks,
+    closing lines."""
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
-    return _without_closing_lines(_without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text)))
+    text = _without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text))
+    return _without_closing_lines(_without_runner_marks(text))
 
 
 #: A line a CI system closes a failed job's log with, which no program of the job printed (whitespace runs as one
@@ -68,13 +83,20 @@ def query_text(text: str) -> str:
 #: ``ERROR: Job failed: exit code 1``, ``WARNING: Job failed: exit status 1``), CircleCI's (``Exited with code exit
 #: status 1``, ``CircleCI received exit code 1``), Buildkite's (``^^^ +++``, ``🚨 Error: The command exited with status
 #: 1``, ``user command error: exit status 1``), Jenkins' (``[Pipeline] // stage``, ``[Pipeline] End of Pipeline``,
-#: ``ERROR: script returned exit code 1``, ``Finished: FAILURE``).
+#: ``ERROR: script returned exit code 1``, ``Finished: FAILURE``), GitLab's section marks of its raw trace
+#: (``section_end:1692280744:step_script``) and GitHub's last line of a job (``Cleaning up orphan processes``). These
+#: go from a paste's end; a line any tool may close with (:data:`_GENERIC_CLOSE`) only is no paste's error.
 _CI_CLOSING = re.compile(
     r"(?:error: )?process completed with exit code \d+\.?|(?:error|warning): job failed: .*|"
     r"cleaning up (?:project directory and )?file based variables|exited with code (?:exit status )?\d+|"
     r"circleci received exit code \d+|\^\^\^ \+\+\+|(?:\S+ )?error: the command exited with status \d+|"
     r"user command error: exit status \d+|\[pipeline\] .*|error: script returned exit code \d+|"
-    r"finished: (?:failure|unstable|aborted)", re.IGNORECASE)
+    r"finished: (?:failure|unstable|aborted)|section_(?:start|end):\d+:\S+|cleaning up orphan processes",
+    re.IGNORECASE)
+#: What opens the tail a GitHub Actions runner writes after a job's steps, each action's clean-up (``Post job
+#: cleanup.``, ``[command]/usr/bin/git version``, ...) to ``Cleaning up orphan processes``: a whole job's log
+#: (``gh run view --log``, the raw log) ends in it (a real one: voyager1122/04.Gitops's issue log).
+_POST_JOB = re.compile(r"post job cleanup\.", re.IGNORECASE)
 
 
 def _without_closing_lines(text: str) -> str:
@@ -89,27 +111,36 @@ def _without_closing_lines(text: str) -> str:
     end = len(lines)
     while end and (not lines[end - 1].strip() or _CI_CLOSING.fullmatch(" ".join(lines[end - 1].split()))):
         end -= 1
+    if end < len(lines) and " ".join(text.split()[-4:]).lower() == "cleaning up orphan processes":  # a job's end
+        end = next((i for i in range(end) if _POST_JOB.fullmatch(lines[i].strip())), end)  # its first clean-up
     closed = any(line.strip() for line in lines[end:])
     return "".join(lines[:end]) if end and closed else text
 
 
 #: What a log viewer writes before each line of a program's output, which the program's run never printed, each kind
-#: checked on real samples (round 28, ENG6): journald's short and short-iso formats (``Dez 28 06:43:00 host
-#: mail_on_failure[9777]: ``, the month in the reader's locale; systemd-cron issue 58), kept before the timestamp it
-#: opens with; a CI runner's time (GitHub Actions' raw log and ``docker logs -t``: ``2026-12-06T19:45:01.1234567Z ``);
-#: docker compose's service and replica (``worker-1  | ``, compose v1's ``web_1  | ``); ``kubectl logs --prefix``'s
-#: source (``[pod/echo-req-7cfd7bf68f-nk5kr/hello] ``, kubernetes PR 76471); ``gh run view --log``'s job and step
-#: (``build<TAB>Run pytest<TAB>`` before the runner's time); stern's pod and container
-#: (``nginx-cfbcb7b98-96xsv nginx ``, a generated pod name: 5 characters or a StatefulSet's ordinal after its last
-#: ``-``). A line holding only the time ends at its line break, ``\r\n`` in a paste from Windows.
+#: checked on real samples (round 28, ENG6): journald's short, short-precise and short-iso formats (``Dez 28 06:43:00
+#: host mail_on_failure[9777]: ``, the month in the reader's locale, ``juil.``, ``12月``; systemd-cron issue 58; its ISO
+#: time always has a ``T`` and a zone, unlike Python logging's ``2024-01-01 12:00:00,123 ERROR app.db: ``, whose level
+#: and logger are the program's: review of ENG6, 3), kept before the timestamp it opens with; a CI runner's time (GitHub
+#: Actions' raw log and ``docker logs -t``: ``2026-12-06T19:45:01.1234567Z ``); docker compose's service and replica
+#: (``worker-1  | ``, compose v1's ``web_1  | ``); ``kubectl logs --prefix``'s source
+#: (``[pod/echo-req-7cfd7bf68f-nk5kr/hello] ``, kubernetes PR 76471); ``gh run view --log``'s job and step
+#: (``build<TAB>Run pytest<TAB>`` before the runner's ``T...Z`` time and a space: a table's time column, ``mysql -N``'s
+#: ``2024-01-01 10:00:00``, is the program's); stern's pod and container (``nginx-cfbcb7b98-96xsv nginx ``: a generated
+#: pod name ends in 5 characters of Kubernetes' alphabet, no vowels, no 0, 1 or 3; a StatefulSet's ``web-0 app `` is
+#: left, as ``worker-1 started pid 1234`` and ``pip-audit found 2 ...`` are lines of a program's own: review of ENG6,
+#: 3). A line holding only the time ends at its line break, ``\r\n`` in a paste from Windows.
 _TIME = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
+_MONTH = r"(?:[^\W\d_]{2,6}\.?|[ \d]?\d[月월])"
 _LINE_PREFIXES = (
-    r"(?:[^\W\d_]{3}\.? [ \d]\d \d\d:\d\d:\d\d|%s) \S+ [^\s\[]+?(?:\[\d+\])?: " % _TIME,
+    r"(?:%s [ \d]\d \d\d:\d\d:\d\d(?:\.\d{6})?|%s) \S+ [^\s\[]+?(?:\[\d+\])?: " % (_MONTH, _ISO_TIME),
     r"%s(?: |(?=[\r\n])|$)" % _TIME,
     r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ?",
     r"\[pod/[^/\s\]]+/[^\s\]]+\] ",
-    r"[^\t\r\n]{1,255}\t[^\t\r\n]{1,255}\t(?=%s)" % _TIME,  # (names, not a long line looked through for a tab)
-    r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?-(?:[a-z0-9]{5}|\d+) [a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])? ",
+    r"[^\t\r\n]{1,255}\t[^\t\r\n]{1,255}\t(?=\d{4}-\d\d-\d\dT[\d:.]+Z(?: |[\r\n]|$))",  # (names: no long line read)
+    r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?-[bcdfghjklmnpqrstvwxz2456789]{5} "
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])? ",
 )
 _LINE_PREFIX_PATTERNS = tuple(map(re.compile, _LINE_PREFIXES))
 #: A text opening with one of them (:func:`unseen`): one anchored match, cheap beside reading the text.
@@ -121,23 +152,29 @@ _OPENS_WITH_PREFIX = re.compile(r"\s*(?:%s)" % "|".join(_LINE_PREFIXES))
 MIN_PREFIXED_LINES = 2
 #: A GitHub Actions (or Azure Pipelines) runner's mark opening a line of its raw log: ``##[group]Run pytest``,
 #: ``##[endgroup]``, ``##[error]Process completed with exit code 1.``; the web view shows them as a fold or ``Error: ``.
-_RUNNER_MARK = re.compile(r"^##\[(?:group|endgroup|error|warning|notice|debug|command|section|info)\]", re.M)
+#: Never a space after it (``##[error] in my notes`` is a line of a text's own).
+_RUNNER_MARK = re.compile(r"^##\[(?:group|endgroup|error|warning|notice|debug|command|section|info)\](?! )", re.M)
 
 
 def _without_line_prefixes(text: str) -> str:
     """``text`` without a log viewer's prefix (:data:`_LINE_PREFIXES`) where at least :data:`MIN_PREFIXED_LINES`
     lines are not blank and each starts with one of the same kind, then without the next viewer's under it (``kubectl
-    logs --prefix --timestamps``, ``gh run view --log``: a source before a time), and without a runner's marks
-    (:data:`_RUNNER_MARK`). Kept, each pasted line was a line no step holds: a traceback pasted from ``docker compose
-    logs`` lost its verbatim first place and its excerpt showed another line (round 27, ENG5, the shared runs: an
-    astroid ``No module named 'wrapt'`` traceback behind ``worker-1  | `` ranked first at 0.063 a run whose step
-    showed the head; without the prefixes, at 0.242 a run showing the error line).
+    logs --prefix --timestamps``, ``gh run view --log``: a source before a time). Kept, each pasted line was a line no
+    step holds: a traceback pasted from ``docker compose logs`` lost its verbatim first place and its excerpt showed
+    another line (round 27, ENG5, the shared runs: an astroid ``No module named 'wrapt'`` traceback behind ``worker-1  |
+    `` ranked first at 0.063 a run whose step showed the head; without the prefixes, at 0.242 a run showing the error
+    line).
     A paste of prefixes only is kept as written: without them it would be refused as blank (review of ENG5, 1)."""
     for _ in _LINE_PREFIX_PATTERNS:  # each pass takes one viewer's prefix off
         stripped = _without_one_prefix(text)
         if stripped is text:
             break
         text = stripped
+    return text
+
+
+def _without_runner_marks(text: str) -> str:
+    """``text`` without a CI runner's marks opening its lines (:data:`_RUNNER_MARK`), unless nothing would remain."""
     unmarked = _RUNNER_MARK.sub("", text) if "##[" in text else text
     return text if _UNSEEN.fullmatch(unmarked) else unmarked
 
@@ -400,7 +437,8 @@ _NAMED_ERROR = re.compile(r"(?:error|exception|fault):\s*\S|panicked at ", re.IG
 _SPECIFIC_WORDS = 8  # a sentence this long says what went wrong, error name or not
 #: A closing line a tool prints after whatever failed, however it words it: its detail is an exit code or a count
 #: (GitHub Actions' ``Error: Process completed with exit code 1.``, cargo's ``error: could not compile `x` ... due to
-#: 1 previous error``, ``Error: Command failed with exit code 1``).
+#: 1 previous error``, ``Error: Command failed with exit code 1``). Kept in the query, unlike the lines only a CI system
+#: writes (:data:`_CI_CLOSING`), which go from its end.
 _GENERIC_CLOSE = re.compile(r"exit (?:code|status)\s*\d+|due to \d+ previous errors?|could not compile|"
                             r"command failed|process completed|\berror \d+\s*$", re.IGNORECASE)
 
@@ -419,14 +457,15 @@ def pasted_error_line(query: str) -> str:
     Such a paste is about that line; its frames are shared by every run that went through the same code, and a
     step whose output was cut before the error (``| head -20``, ``grep -A20``) holds them all. The search shows a
     run by a step holding the line where it has one (:meth:`trajsearch.search.TrajSearch.search_filtered`)."""
+    query = query_text(query)  # as terms reads it
     if len(query.strip().splitlines()) < 2:
         return ""
     last = _last_line(terms(query))
     if not last or not _NAMED_ERROR.search(last) or _GENERIC_CLOSE.search(last):
         return ""
     # as written (terms are lower case): rows are matched on it word for word; a pytest report's without its mark
-    line = next(line for line in (" ".join(line.split()) for line in reversed(query.splitlines()))
-                if line.lower() == last)
+    line = next((line for line in (" ".join(line.split()) for line in reversed(query.splitlines()))
+                 if line.lower() == last), "")
     return line[2:] if line[:2] in ("E ", "> ") and PYTEST_MARK.search(query) else line
 
 
