@@ -475,7 +475,9 @@ def exemplars(
         print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}"),
                     "reason": result.reason, "note": result.note})
     else:
-        out.print(result.text or f"(nothing applicable: {result.strategy or result.reason.replace('_', ' ') or 'no similar failures'})", markup=False,
+        # an empty warnings answer says its reason (``failures with other tools``, ``budget too small``, ...)
+        why = result.strategy or result.reason.replace("_", " ") or "no similar failures"
+        out.print(result.text or f"(nothing applicable: {why})", markup=False,
                   soft_wrap=True)  # the prompt's own lines, not wrapped to the terminal's width
 
 
