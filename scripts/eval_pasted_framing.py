@@ -82,10 +82,10 @@ def control(real) -> None:
     changed = []
     for tail in sorted(tails):
         read = query_text(tail)
-        if read.split() != strip_terminal_codes(tail).split() and read.strip() != strip_terminal_codes(tail).strip():
+        if read.split() != strip_terminal_codes(tail).split():  # words lost (or joined: an invisible character)
             changed.append((tail, read))
-    print(f"control: {len(changed)} of {len(tails)} real step outputs and actions (last 40 lines; {len(runs)} runs) lost"
-          " a prefix or closing line")
+    print(f"control: {len(changed)} of {len(tails)} real step outputs and actions (last 40 lines; {len(runs)} runs)"
+          " lost a prefix or closing line")
     for tail, read in changed:
         print("  ---", repr(tail[-300:]), "\n   ->", repr(read[-300:]))
 

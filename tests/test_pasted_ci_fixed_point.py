@@ -29,14 +29,15 @@ REAL = Path(__file__).parent / "fixtures/mini-swe-agent/.real"
 #: A whole job's raw tail after its error: GitLab's trace (section marks around its clean-up; busuek/netology's issue,
 #: the ESC codes as the raw trace holds them) and GitHub's (voyager1122/04.Gitops's log: the post-job clean-up).
 RAW_TAILS = {
-    "gitlab raw trace": "section_end:1692280744:step_script\r\x1b[0K\nsection_start:1692280744:cleanup_file_variables"
-                        "\r\x1b[0K\x1b[36;1mCleaning up project directory and file based variables\x1b[0;m\n"
-                        "section_end:1692280744:cleanup_file_variables\r\x1b[0K\n\x1b[31;1mERROR: Job failed: exit code 1"
-                        "\x1b[0;m\n",
+    "gitlab raw trace": "section_end:1692280744:step_script\r\x1b[0K\n"
+                        "section_start:1692280744:cleanup_file_variables\r\x1b[0K"
+                        "\x1b[36;1mCleaning up project directory and file based variables\x1b[0;m\n"
+                        "section_end:1692280744:cleanup_file_variables\r\x1b[0K\n"
+                        "\x1b[31;1mERROR: Job failed: exit code 1\x1b[0;m\n",
     "github job tail": "##[error]Process completed with exit code 1.\nPost job cleanup.\nPost job cleanup.\n"
                        "[command]/usr/bin/git version\ngit version 2.36.0\n"
-                       "Temporarily overriding HOME='/home/runner/work/_temp/f7f431cc' before making global git config "
-                       "changes\n[command]/usr/bin/git config --local --unset-all http.https://github.com/.extraheader\n"
+                       "Temporarily overriding HOME='/home/runner/work/_temp/f7f431cc' before making global git "
+                       "config changes\n[command]/usr/bin/git config --local --unset-all http.https://github.com/.extraheader\n"
                        "Cleaning up orphan processes",
 }
 
