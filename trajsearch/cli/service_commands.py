@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Optional
@@ -424,9 +423,6 @@ def mcp(
         run_mcp(server, env_versions=env_version, policy_versions=policy_version, tools_available=tool,
                 http=http, host=host, port=port, tls=ca is not None, root_certificates=str(ca) if ca else None,
                 **({"run_idle": run_idle} if run_idle is not None else {}))
-    except SystemExit as exc:  # uvicorn drains on SIGTERM, then raises it again: ended as ``serve`` ends, exit 0
-        if not (http and exc.code == 128 + signal.SIGTERM):
-            raise
     except ValueError as exc:
         _fail(_first_line(exc))
     except OSError as exc:

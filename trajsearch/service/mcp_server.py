@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import signal
 import sys
 import time
 import uuid
@@ -407,7 +408,12 @@ def _serve_http(server: MCPServer, host: str, port: int) -> None:
     bound = sock.getsockname()
     sys.stderr.write(f"trajsearch mcp serving on http://{f'[{bound[0]}]' if ':' in bound[0] else bound[0]}:{bound[1]}"
                      "/mcp\n")
-    uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="info", access_log=False)).run(sockets=[sock])
+    served = uvicorn.Server(uvicorn.Config(app, log_config=None, log_level="info", access_log=False))
+    try:
+        served.run(sockets=[sock])
+    except SystemExit as exc:  # uvicorn drains on SIGTERM, then raises it again: ended as ``serve`` ends, exit 0
+        if not (served.should_exit and exc.code == 128 + signal.SIGTERM):  # a SIGTERM before it took the signal:
+            raise  # stopped as every other command (143, ``cli.output.sigterm_exits``)
 
 
 def run_mcp(
