@@ -259,8 +259,14 @@ class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """One record (:func:`log_crash`), not socketserver's traceback between two rules of dashes on stderr."""
-        log_crash(threading.current_thread().name, sys.exc_info())
+        """One record (:func:`log_crash`), not socketserver's traceback between two rules of dashes on stderr; a
+        client gone mid-request (a scraper's timeout, its connection reset) is no crash: a debug record."""
+        exc_info = sys.exc_info()
+        if isinstance(exc_info[1], ConnectionError):
+            logging.getLogger(LOGGER).debug("metrics client disconnected",
+                                            extra={"error": f"{exc_info[0].__name__}: {exc_info[1]}"})
+            return
+        log_crash(threading.current_thread().name, exc_info)
 
 
 class _QuietHandler(WSGIRequestHandler):
