@@ -261,16 +261,18 @@ def _web(request: Request) -> Web:
     return request.app.state.web
 
 
-def _head(request: Request, status: int) -> Response | None:
-    """A HEAD's answer, once the request's sign-in and arguments are checked: the status a GET would get, with no
-    body and none of its work (None for a GET). Starlette answers HEAD by running the GET's endpoint and dropping
-    the body, so a signed-in HEAD of a search or failures URL (a link checker's, a chat app's preview, a monitor)
-    ran the whole search or clustering for nothing sent (round 27, CLISVC4). The page unrendered, its length is
-    not known: none is said. A GET that the search itself then fails (an error page) is answered 200 by HEAD:
-    only what is checked before the search is said."""
+def _head(request: Request, status: int, media_type: str = "text/html",
+          headers: dict[str, str] | None = None) -> Response | None:
+    """A HEAD's answer, once the request's sign-in and arguments are checked (and a run page's run looked up): the
+    status a GET would get, with its headers but no body and none of its work (None for a GET). Starlette answers
+    HEAD by running the GET's endpoint and dropping the body, so a signed-in HEAD of a search or failures URL (a
+    link checker's, a chat app's preview, a monitor) ran the whole search or clustering for nothing sent (round 27,
+    CLISVC4), and of a run or compare page read the traces and searched for similar runs (round 28). The page
+    unrendered, its length is not known: none is said. A GET that the work itself then fails (an error page: a
+    search's, a trace missing) is answered 200 by HEAD: only what is checked before the work is said."""
     if request.method != "HEAD":
         return None
-    response = Response(status_code=status, media_type="text/html")
+    response = Response(status_code=status, media_type=media_type, headers=headers)
     del response.headers["content-length"]
     return response
 
@@ -293,12 +295,16 @@ def run_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
     trajectory_id = request.path_params["trajectory_id"]
-    if request.query_params.get("format") == "json":
+    as_json = request.query_params.get("format") == "json"
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
+    attachment = {"content-disposition": f'attachment; filename="{name}.json"'}
+    if request.method == "HEAD":  # the run looked up (404 as the GET's), its trace neither read nor shown
+        views.visible_run(web.ts, session.principal, trajectory_id)
+        return _head(request, 200, "application/json", attachment) if as_json else _head(request, 200)
+    if as_json:
         run = views.visible_run(web.ts, session.principal, trajectory_id)
         trajectory = views.load_trace(web.ts, session.principal, run, web.facts.reads)
-        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
-        return JSONResponse(trajectory.model_dump(mode="json"),
-                            headers={"content-disposition": f'attachment; filename="{name}.json"'})
+        return JSONResponse(trajectory.model_dump(mode="json"), headers=attachment)
     view = views.run_view(web.ts, session.principal, trajectory_id, q=request.query_params.get("q", ""),
                           match=request.query_params.get("match"), facts=web.facts)
     return web.render(request, "run.html", session=session, view=view)
@@ -317,6 +323,11 @@ def compare_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
     other = request.query_params.get("with") or None
+    if request.method == "HEAD":  # both runs looked up (404 as the GET's): no trace read, no similar runs searched
+        for trajectory_id in (request.path_params["trajectory_id"], other):
+            if trajectory_id is not None:
+                views.visible_run(web.ts, session.principal, trajectory_id)
+        return _head(request, 200)
     view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other,
                               web.facts.reads)
     return web.render(request, "compare.html", session=session, view=view)
@@ -392,6 +403,9 @@ def _signed_in(request: Request, principal: Principal, target: str) -> Response:
 
 def signin_once(request: Request) -> Response:
     web = _web(request)
+    if request.method == "HEAD":  # a link preview's or checker's HEAD must not use up the one sign-in it gives
+        kept = web.one_time.holds(request.path_params["token"])
+        return _head(request, 303, headers={"location": "/"}) if kept else _head(request, 403)
     principal = web.one_time.redeem(request.path_params["token"])
     if principal is None:
         return _signin_form(request, "/", status=403,

@@ -159,3 +159,10 @@ class OneTimeTokens:
             return None
         with self._lock:
             return self._by_digest.pop(_digest(token), None)
+
+    def holds(self, token: str | None) -> bool:
+        """Whether ``token`` would sign in, without using it up (a HEAD of its link)."""
+        if not token or len(token) > 128:
+            return False
+        with self._lock:
+            return _digest(token) in self._by_digest
