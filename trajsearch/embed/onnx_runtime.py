@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -240,7 +241,6 @@ class OnnxMiniLMEmbedder:
         max_seq_length: int = MAX_SEQ_LENGTH,
         bulk: str | None = None,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         model_dir = Path(model_dir) if model_dir else default_model_dir()
@@ -254,19 +254,31 @@ class OnnxMiniLMEmbedder:
 
         self._tokenizer_file = model_dir / "tokenizer.json"
         self._counter: Tokenizer | None = None
-        self._tok = self._tokenizer(max_seq_length)
+        self._threads, self._spin = threads, spin
+        self._loaded: tuple[object, object] | None = None  # (batch tokenizer, session): see _model
+        self._loading = threading.Lock()
 
-        options = ort.SessionOptions()
-        self._threads = threads
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Idle threads sleep instead of spinning: on shared, busy 2-core machines
-        # this took single-query p50 from ~135 to ~80 ms. spin=True suits idle boxes.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-        self._session = ort.InferenceSession(
-            str(self.onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+    def _model(self):  # type: ignore[no-untyped-def]
+        """The batch tokenizer and the ONNX Runtime session, made on the first encode: ``show``, ``stats`` and
+        ``delete`` open the store with its embedder (the collection checks its name and dim) and never encode,
+        and making the session was ~0.4 s of their start (scripts/bench_startup.py). Made once under a lock:
+        the servers encode from several threads."""
+        with self._loading:
+            if self._loaded is None:
+                import onnxruntime as ort
+
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self._threads or os.cpu_count() or 1
+                options.inter_op_num_threads = 1
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                # Idle threads sleep instead of spinning: on shared, busy 2-core machines
+                # this took single-query p50 from ~135 to ~80 ms. spin=True suits idle boxes.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self._spin else "0")
+                session = ort.InferenceSession(
+                    str(self.onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+                self._loaded = (self._tokenizer(self._max_seq_length), session)
+            return self._loaded
 
     def _tokenizer(self, cap: int):  # type: ignore[no-untyped-def]
         """The batch tokenizer that cuts texts at ``cap`` tokens and pads to the longest in a batch."""
@@ -288,7 +300,7 @@ class OnnxMiniLMEmbedder:
         return self._counter
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        return self._encode(texts, batch_size, self._tok)
+        return self._encode(texts, batch_size, self._model()[0])
 
     def encode_documents(
         self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None
@@ -337,7 +349,7 @@ class OnnxMiniLMEmbedder:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        return mean_pool(self._session.run(None, feeds)[0], mask)
+        return mean_pool(self._model()[1].run(None, feeds)[0], mask)
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
