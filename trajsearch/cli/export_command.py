@@ -19,7 +19,7 @@ from ..bounds import MAX_EXPORT_RUNS
 from .connect import connect
 from .options import (Ca, EnvVersions, Levels, Mode, PolicyVersions, Server, SuccessOutcomes, TaskFamilies, Tenant,
                       Tools, Traces, Uri, searched)
-from .output import err, fail, plain, say_interrupted, stopped
+from .output import err, fail, plain, say_interrupted, signals_held, stopped
 from .query_commands import _no_runs_said, _say_filtered_out
 
 
@@ -128,7 +128,7 @@ def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
                                          delete=False, encoding="utf-8") as sidecar:
             made = [stream.name, sidecar.name]
             yield stream, sidecar
-        with _signals_held():  # a stop between the two renames left the file without its sidecar
+        with signals_held():  # a stop between the two renames left the file without its sidecar
             os.replace(stream.name, path)
             if os.path.getsize(sidecar.name):
                 os.replace(sidecar.name, sidecar_path)
@@ -141,25 +141,3 @@ def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
     finally:
         for name in made:
             Path(name).unlink(missing_ok=True)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM held back while the block runs (in the main thread), then let through as they came: a
-    handler of its own, not a signal mask, which blocks only this thread (another of the process takes the signal)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came: list[int] = []
-    previous = {signum: signal.signal(signum, lambda signum, frame: came.append(signum))
-                for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if came:
-            signal.raise_signal(came[0])

@@ -108,6 +108,26 @@ def sigterm_exits() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back while the block runs (in the main thread), then let through as they came, to stop
+    the command as above (``export``'s two renames: a stop between them left the file without its sidecar). A handler
+    of its own, not a signal mask, which blocks only this thread (another of the process takes the signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: came.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if came:
+            signal.raise_signal(came[0])
+
+
 def stopped(exc: BaseException) -> bool:
     """Whether ``exc`` is a command being stopped by Ctrl-C or SIGTERM, as it unwinds the command's ``with`` blocks:
     each says what it leaves alike for both."""
