@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-def _ask(web, method: str, path: str, cookie: str | None) -> tuple[int, dict[str, str], bytes]:
-    """``method path`` over a real connection to ``web``: the status, the headers (lower-cased names), the body."""
-    import http.client
-
-    host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=60)
-    try:
-        conn.request(method, path, headers={"cookie": cookie} if cookie else {})
-        reply = conn.getresponse()
-        return reply.status, {k.lower(): v for k, v in reply.getheaders()}, reply.read()
-    finally:
-        conn.close()
+from web_support import ask
 
 
 def test_a_head_of_a_search_url_checks_the_key_and_arguments_and_searches_nothing(tmp_path: Path) -> None:
@@ -48,22 +36,22 @@ def test_a_head_of_a_search_url_checks_the_key_and_arguments_and_searches_nothin
     try:
         with served(ts, keys.ring, keys.demo) as (web, cookie):
             url = "/?q=" + quote(SAMPLE_ERROR)
-            status, headers, body = _ask(web, "HEAD", url, cookie)
+            status, headers, body = ask(web, "HEAD", url, cookie)
             assert (status, body, searches) == (200, b"", []), headers
             assert headers["content-type"].startswith("text/html") and "content-security-policy" in headers
-            got, _, page = _ask(web, "GET", url, cookie)
+            got, _, page = ask(web, "GET", url, cookie)
             assert got == 200 and searches == [SAMPLE_ERROR] and page  # the GET does search
             searches.clear()
-            assert _ask(web, "HEAD", "/?q=x&mode=bogus", cookie)[0] == _ask(web, "GET", "/?q=x&mode=bogus", cookie)[0] \
+            assert ask(web, "HEAD", "/?q=x&mode=bogus", cookie)[0] == ask(web, "GET", "/?q=x&mode=bogus", cookie)[0] \
                 == 400
-            signed_out = _ask(web, "HEAD", url, None)
-            assert signed_out[0] == _ask(web, "GET", url, None)[0] != 200
-            assert _ask(web, "HEAD", "/failures?env=" + "x" * 1000, cookie)[0] == 400
+            signed_out = ask(web, "HEAD", url, None)
+            assert signed_out[0] == ask(web, "GET", url, None)[0] != 200
+            assert ask(web, "HEAD", "/failures?env=" + "x" * 1000, cookie)[0] == 400
             analysed.clear()
-            status, headers, body = _ask(web, "HEAD", "/failures", cookie)
+            status, headers, body = ask(web, "HEAD", "/failures", cookie)
             assert (status, body, analysed) == (200, b"", []), headers
             assert headers["content-type"].startswith("text/html")
-            assert _ask(web, "GET", "/failures", cookie)[0] == 200 and analysed  # the GET does analyse
+            assert ask(web, "GET", "/failures", cookie)[0] == 200 and analysed  # the GET does analyse
             assert searches == []
     finally:
         ts.close()

@@ -102,3 +102,15 @@ def served(ts: TrajSearch, ring: KeyRing, key: str) -> Iterator[tuple[WebServer,
         yield web, reply.getheader("set-cookie").split(";", 1)[0]
     finally:
         web.stop()
+
+
+def ask(web: WebServer, method: str, path: str, cookie: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    """``method path`` over a real connection to ``web``: the status, the headers (lower-cased names), the body."""
+    host, port = web.address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        conn.request(method, path, headers={"cookie": cookie} if cookie else {})
+        reply = conn.getresponse()
+        return reply.status, {k.lower(): v for k, v in reply.getheaders()}, reply.read()
+    finally:
+        conn.close()

@@ -269,7 +269,8 @@ def _head(request: Request, status: int, media_type: str = "text/html",
     link checker's, a chat app's preview, a monitor) ran the whole search or clustering for nothing sent (round 27,
     CLISVC4), and of a run or compare page read the traces and searched for similar runs (round 28). The page
     unrendered, its length is not known: none is said. A GET that the work itself then fails (an error page: a
-    search's, a trace missing) is answered 200 by HEAD: only what is checked before the work is said."""
+    search's, a trace damaged) is answered 200 by HEAD: only what is checked before the work is said (a run page's
+    trace is asked for, not read: :func:`views.trace_held`)."""
     if request.method != "HEAD":
         return None
     response = Response(status_code=status, media_type=media_type, headers=headers)
@@ -298,8 +299,8 @@ def run_page(request: Request) -> Response:
     as_json = request.query_params.get("format") == "json"
     name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
     attachment = {"content-disposition": f'attachment; filename="{name}.json"'}
-    if request.method == "HEAD":  # the run looked up (404 as the GET's), its trace neither read nor shown
-        views.visible_run(web.ts, session.principal, trajectory_id)
+    if request.method == "HEAD":  # the run and its trace looked up (404 as the GET's), the trace neither read nor shown
+        views.trace_held(web.ts, session.principal, views.visible_run(web.ts, session.principal, trajectory_id))
         return _head(request, 200, "application/json", attachment) if as_json else _head(request, 200)
     if as_json:
         run = views.visible_run(web.ts, session.principal, trajectory_id)
@@ -323,10 +324,10 @@ def compare_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
     other = request.query_params.get("with") or None
-    if request.method == "HEAD":  # both runs looked up (404 as the GET's): no trace read, no similar runs searched
+    if request.method == "HEAD":  # both runs and traces looked up (404 as the GET's), none read, no similar run sought
         for trajectory_id in (request.path_params["trajectory_id"], other):
             if trajectory_id is not None:
-                views.visible_run(web.ts, session.principal, trajectory_id)
+                views.trace_held(web.ts, session.principal, views.visible_run(web.ts, session.principal, trajectory_id))
         return _head(request, 200)
     view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other,
                               web.facts.reads)

@@ -17,12 +17,12 @@ from .common import (
 )
 from .compare import align, compare_view, first_divergence
 from .failures import PERIODS, FailuresForm, failures_view
-from .run import SIMILAR_RANKING, load_trace, run_for_trace_uri, run_view
+from .run import SIMILAR_RANKING, load_trace, run_for_trace_uri, run_view, trace_held
 from .search import PAGE_READ_SLOTS, SCORE_MEANINGS, Facets, SearchForm, TraceFacts, search
 
 __all__ = [
     "K_CHOICES", "LEVEL_CHOICES", "NOT_FOUND_TEXT", "PAGE_READ_SLOTS", "PERIODS", "SCORE_MEANINGS", "SIMILAR_RANKING", "Facets", "FailuresForm", "NotFound", "SearchForm",
     "TraceDamaged", "TraceFacts", "TraceMissing", "TraceUnavailable", "align", "compare_view", "failures_view", "first_divergence",
     "load_trace", "narrow", "no_runs_said",
-    "run_for_trace_uri", "run_link", "run_view", "search", "visible_run", "when",
+    "run_for_trace_uri", "run_link", "run_view", "search", "trace_held", "visible_run", "when",
 ]

@@ -96,6 +96,20 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit, reads: TraceStore
     return trajectory
 
 
+def trace_held(ts: TrajSearch, principal: Principal, run: Hit) -> None:
+    """What :func:`load_trace` would raise for the run's trace, found by asking the store whether it holds it (a
+    stat of a file, an S3 HEAD), not by reading it: a HEAD of a run or compare page, whose link a checker should
+    see dead when the GET says "the trace is missing" (404). A trace held but damaged is seen only by reading it."""
+    try:
+        held = ts.traces.exists(run.trace_uri, tenant=principal.tenant)
+    except TraceStoreError as exc:
+        if isinstance(exc, ValueError):  # not a URI of this tenant
+            raise NotFound(run.trajectory_id) from None
+        raise TraceUnavailable(str(exc)) from None
+    if not held:
+        raise TraceMissing(run.trajectory_id)
+
+
 def run_for_trace_uri(ts: TrajSearch, principal: Principal, uri: str, reads: TraceStore | None = None) -> str:
     """The id of the run at ``uri`` if it is one of this key's (else :class:`NotFound`); read as :func:`load_trace`."""
     if not isinstance(uri, str) or not uri or len(uri) > 1024:
