@@ -140,8 +140,12 @@ def main(commands: typer.Typer | None = None) -> None:
         if exc.code not in STOPPED:  # done (click ends every command so, 0 included)
             # Its store is closed and its files written (each in its ``with``). The interpreter's exit then collected
             # the whole heap pymilvus, pandas and the rest left: ~1 s after the last atexit handler, of a 5-7 s
-            # ``show`` or ``stats``. Frozen, the exit skips that collection (0.1 s); objects are still freed as their
-            # modules are cleared, std streams flushed, atexit handlers run (scripts/bench_startup.py).
+            # ``show`` or ``stats``. Frozen, the exit skips that collection (0.1 s, scripts/bench_startup.py): atexit
+            # handlers still run (milvus-lite's release, weakref.finalize's: the spools' temporary directories), std
+            # streams are flushed, an object no cycle holds is freed as its module is cleared; but an object in a
+            # reference cycle is never finalized: its ``__del__`` is not run (the collection ran it). No class of
+            # trajsearch's has one; pymilvus's futures' only drop references, its bulk writer's is unused here. What
+            # must be closed is closed in a ``with`` (a file in a cycle lost its buffered tail even when collected).
             gc.freeze()
             raise
         code = exc.code
