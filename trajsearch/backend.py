@@ -193,12 +193,14 @@ class Backend:
 
 @contextmanager
 def open_backend(*, server: str | None, ca: Path | None = None, uri: str | None = None,
-                 traces: str | None = None, tenant: str | None = None, require_key: bool = True) -> Iterator[Backend]:
+                 traces: str | None = None, tenant: str | None = None, require_key: bool = True,
+                 warm: bool = False) -> Iterator[Backend]:
     """The server's client when ``server`` is set, else the embedded store at ``uri`` / ``traces``.
 
     With a server, ``uri`` and ``traces`` must not be set (the server owns its
     store) and ``tenant``, if given, must be the key's own (the server checks);
-    ``require_key=False`` connects without an API key (``health``).
+    ``require_key=False`` connects without an API key (``health``); ``warm``: the embedded store's model is made
+    before the store opens (``TrajSearch.open``), for a command that will embed.
     """
     if server:
         if uri or traces:
@@ -210,5 +212,5 @@ def open_backend(*, server: str | None, ca: Path | None = None, uri: str | None 
         return
     from .search import TrajSearch
 
-    with TrajSearch.open(uri, traces=traces) as ts:
+    with TrajSearch.open(uri, traces=traces, warm=warm) as ts:
         yield Backend(ts, tenant or DEFAULT_TENANT, remote=False)

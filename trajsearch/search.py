@@ -141,15 +141,20 @@ class TrajSearch:
         window: int = 3,
         stride: int = 2,
         lexical: str | None = None,
+        warm: bool = False,
     ) -> TrajSearch:
         """Open (creating if needed) the index at ``uri`` and the trace store at ``traces``.
 
         Defaults: the embedded Milvus Lite under ``./.trajsearch`` (see :mod:`trajsearch.config`).
         ``lexical`` chooses the lexical leg of a *new* collection (``memory``: in-process BM25, the
         default for Milvus Lite; ``milvus``: Milvus' native BM25, the default for a Milvus server);
-        an existing collection keeps the one it was created with.
+        an existing collection keeps the one it was created with. ``warm``: the model is made now, before the store
+        is opened or created (its first embedding, else: ``show`` and ``stats`` never embed), so that a caller that
+        will embed (an ingest, a server) meets a broken model file before it has created or written anything.
         """
         embedder = embedder or load_embedder(model or config.default_model())
+        if warm:
+            embedder.encode(["warm-up"])
         WindowConfig(window, stride)  # validate before anything is created
         settings = IndexSettings(embedder=embedder.name, dim=embedder.dim, window=window, stride=stride)
         uri = uri or config.default_uri()

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 
 @contextmanager
 def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
-            tenant: str | None, *, require_key: bool = True, quiet: bool = False) -> Iterator[Backend]:
+            tenant: str | None, *, require_key: bool = True, quiet: bool = False,
+            warm: bool = False) -> Iterator[Backend]:
     """The embedded store or the server, with library and service errors as one line each (``require_key=False``:
-    a server reached without an API key, for ``health``; ``quiet``: no word of a slow open, see :func:`opening`)."""
+    a server reached without an API key, for ``health``; ``quiet``: no word of a slow open, see :func:`opening`;
+    ``warm``: the model made before the embedded store opens, for a command that writes what it embeds)."""
     from ..backend import REINGEST, open_backend
     from ..indexer import IngestError
     from ..store.index import SchemaMismatchError
@@ -39,7 +41,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         with ExitStack() as stack:
             with opening(named, quiet=quiet):
                 backend = stack.enter_context(open_backend(server=server, ca=ca, uri=uri, traces=traces,
-                                                           tenant=tenant, require_key=require_key))
+                                                           tenant=tenant, require_key=require_key, warm=warm))
             store, opened = None if backend.remote else backend.api.traces.location, True
             yield backend
     except (KeyboardInterrupt, SystemExit) as exc:  # the open of a large store is long (~30 s at 172k rows): what

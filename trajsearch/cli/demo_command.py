@@ -29,7 +29,7 @@ def demo(
     from ..search import TrajSearch
 
     err.print(f"[bold]1/4[/bold] loading the embedding model and the index at {home}")
-    with TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces")) as ts:
+    with TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), warm=True) as ts:
         err.print(f"[bold]2/4[/bold] ingesting {SAMPLE.name} (re-running the demo changes nothing)")
         report = ts.add(read_dump(SAMPLE, tenant="demo"))
         out.print(f"ingested {report.ingested}, unchanged {report.unchanged}, rejected {len(report.rejected)}")

@@ -316,7 +316,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     index_log = logging.getLogger("trajsearch.store.index")
     level = index_log.level
     try:
-        with connect(None, None, uri, traces, job.tenant, quiet=quiet) as api, \
+        with connect(None, None, uri, traces, job.tenant, quiet=quiet, warm=True) as api, \
                 progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
             ts = api.api
             task = bar.add_task("ingest", total=None, runs=0)

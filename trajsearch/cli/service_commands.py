@@ -340,9 +340,8 @@ def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> T
     named = store_named(None, uri)
     try:
         with opening(named):
-            ts = TrajSearch.open(uri, traces=traces, model=model)
-            ts.embedder.encode(["warm-up"])  # the model loads on its first encode: a server's, not its first query's
-            return ts
+            # the model made first: a server's, not its first query's, and a broken one fails before the store opens
+            return TrajSearch.open(uri, traces=traces, model=model, warm=True)
     except (KeyboardInterrupt, SystemExit) as exc:  # a large store's open is long (~30 s at 172k rows), as connect's
         if stopped(exc):
             say_interrupted(f"interrupted while opening {named}: nothing read or written")

@@ -559,7 +559,9 @@ def run_workers(
         target = server.uri if server else uri
         from ..search import TrajSearch
 
-        TrajSearch.open(target, traces=traces).close()  # create the collection once: workers racing to create it collide
+        # the collection created once (workers racing to create it collide), and the model made first: a broken one
+        # fails here, before any worker's checkpoint is written
+        TrajSearch.open(target, traces=traces, warm=True).close()
         procs = []
         for i in range(workers):
             err = open(state_dir / f"worker-{i}of{workers}.log", "w+b")
