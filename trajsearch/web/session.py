@@ -155,14 +155,17 @@ class OneTimeTokens:
         return token
 
     def redeem(self, token: str | None) -> Principal | None:
-        if not token or len(token) > 128:
-            return None
+        digest = _link_digest(token)
         with self._lock:
-            return self._by_digest.pop(_digest(token), None)
+            return self._by_digest.pop(digest, None) if digest else None
 
     def holds(self, token: str | None) -> bool:
         """Whether ``token`` would sign in, without using it up (a HEAD of its link)."""
-        if not token or len(token) > 128:
-            return False
+        digest = _link_digest(token)
         with self._lock:
-            return _digest(token) in self._by_digest
+            return digest is not None and digest in self._by_digest
+
+
+def _link_digest(token: str | None) -> str | None:
+    """The digest a one-time token is held by; None for what no issued token can be (empty, or longer than any)."""
+    return _digest(token) if token and len(token) <= 128 else None
