@@ -91,12 +91,10 @@ def test_a_task_that_ended_on_the_providers_error_is_an_infra_error(tmp_path: Pa
     assert run.failure.error.startswith("Failed to create stream: inference request failed")
 
 
-def test_a_lone_ui_log_is_refused_naming_the_file_that_holds_the_run() -> None:
-    [result] = list(read_dump(REAL / "ui-only"))
-    assert not result.ok
-    assert "UI messages of a task (ui_messages.json), without the api_conversation_history.json" in result.error
-    with pytest.raises(ValueError, match="ingest the whole task folder"):
-        list(read_dump(REAL / "ui-only" / "ui_messages.json"))
+def test_a_ui_log_renamed_is_refused_naming_the_file_that_holds_the_run(tmp_path: Path) -> None:
+    shutil.copy(REAL / "ui-only" / "ui_messages.json", tmp_path / "ui_messages2.json")  # as CoreGems/Cline-Xray has
+    with pytest.raises(ValueError, match="ingest the whole task folder .*, or the file named ui_messages.json"):
+        list(read_dump(tmp_path / "ui_messages2.json"))
 
 
 def test_the_tasks_other_files_are_passed_over_and_a_walk_reads_every_task(tmp_path: Path) -> None:
@@ -207,12 +205,13 @@ def test_only_the_tasks_own_files_are_passed_over_beside_its_history(tmp_path: P
     session = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "full-session-five.jsonl"
     shutil.copy(session, folder)  # another agent's run that happens to lie there: read as its own
     (folder / "package.json").write_text('{"name": "app"}')  # no file of Cline's: not passed over as one
-    shutil.copy(REAL / "ui-only" / "ui_messages.json", tmp_path / "ui_messages.json")  # not a task's: refused
+    shutil.copy(REAL / "ui-only" / "ui_messages.json", tmp_path / "ui_messages.json")  # another task's UI alone
     results = list(read_dump(tmp_path))
-    assert sorted(r.trajectory.trajectory_id.split(".")[0] for r in results if r.ok) == ["claude-code", "cline"]
-    errors = sorted(r.error for r in results if not r.ok)
-    assert len(errors) == 2 and "package.json: unrecognised dump format" in errors[0]
-    assert "ingest the whole task folder" in errors[1]
+    assert sorted(r.trajectory.trajectory_id for r in results if r.ok) == \
+        sorted([only(Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "full-session-five.jsonl")
+                .trajectory_id, "cline.1777073160794", "cline.1767644899093"])
+    [error] = [r.error for r in results if not r.ok]
+    assert "package.json: unrecognised dump format" in error
 
 
 def test_the_ui_messages_old_name_is_read_alike(tmp_path: Path) -> None:
@@ -395,3 +394,78 @@ def test_a_task_metadata_file_alone_is_refused_naming_the_file_that_holds_the_ru
     [result] = list(read_dump(folder))
     assert not result.ok and "metadata of a task (task_metadata.json), without the api_conversation_history.json" \
         in result.error
+
+
+# A task's ui_messages.json committed without its history (4 of the 7 real Cline files found on GitHub): the run as the
+# UI showed it (tests/fixtures/cline/.r28ui/README.md).
+UI_ONLY = Path(__file__).parent / "fixtures" / "cline" / ".r28ui"
+
+
+def test_a_lone_ui_log_is_read_as_the_run_it_records() -> None:
+    run = only(UI_ONLY / "mcp-vscode-server")
+    assert run.trajectory_id == "cline.1760534080239" == only(UI_ONLY / "mcp-vscode-server" / "ui_messages.json") \
+        .trajectory_id  # the first message's ts, as the folder's run gets it
+    assert run.task.startswith("我要做一个mcp server，使用typescript语言。")
+    assert [s.action for s in run.steps] == [
+        "list_files", "load_mcp_documentation", "read_file", "plan_mode_respond", *["execute_command"] * 5,
+        "write_to_file", "attempt_completion", "list_files", "read_file", "use_mcp_tool", "execute_command",
+        "attempt_completion", "use_mcp_tool", "respond"]
+    listed, build, mcp = run.steps[0], run.steps[8], run.steps[13]
+    assert listed.arguments == {"path": "mcp-vscode-server"} and listed.observation == "No files found."
+    assert build.arguments["command"].endswith("npm install") and "error TS18048" in build.error  # its output's end
+    written = run.steps[9]  # an existing file written whole (no SEARCH block): write_to_file, as the history names it
+    assert written.arguments["content"].startswith("# VSCode Commands MCP Server") and written.thought.startswith("太棒了")
+    assert mcp.arguments["toolName"] == "open_explorer" and "VSCode extension is not connected" in mcp.error
+    assert run.metadata["user_prompts"][0].startswith("非常好，但是我想要使用api的方法来实现")  # feedback on a completion
+    assert run.outcome is Outcome.unknown  # its last call is no completion
+    assert "ui_messages.json alone" in run.metadata["read_from"] and run.metadata["api_requests"] > 0
+    xray = only(UI_ONLY / "Cline-Xray")  # the task as a say of kind task (Cline 3.5x), the model from modelInfo
+    assert xray.task.startswith("in my jiras->list UI") and xray.model_id == "claude-opus-4-5-20251101"
+    assert [s.action for s in xray.steps][-2:] == ["attempt_completion", "execute_command"]
+    assert xray.steps[1].action == "replace_in_file" and xray.steps[1].arguments["diff"].startswith("------- SEARCH")
+
+
+def test_a_lone_ui_logs_outcome_is_the_folders_rule(tmp_path: Path) -> None:
+    failed = only(UI_ONLY / "fineye")
+    assert failed.outcome is Outcome.infra_error and failed.metadata["ended_by"] == "api_req_failed"
+    messages = json.loads((UI_ONLY / "mcp-vscode-server" / "ui_messages.json").read_text())
+    end = next(n for n, m in enumerate(messages) if m.get("ask") == "completion_result")
+    for name, kept in (("accepted", messages[:end + 1]), ("answered", messages[:end + 2])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ui_messages.json").write_text(json.dumps(kept, ensure_ascii=False))
+    accepted, answered = only(tmp_path / "accepted"), only(tmp_path / "answered")
+    assert accepted.outcome is Outcome.success and accepted.metadata["outcome_basis"].startswith("attempt_completion")
+    assert messages[end + 1]["say"] == "user_feedback" and answered.outcome is Outcome.unknown
+
+
+def test_a_lone_ui_log_gets_the_id_its_folder_would(tmp_path: Path) -> None:
+    """Ingesting the whole folder later replaces the run rather than adding a second."""
+    alone = tmp_path / "tasks" / "1769053680585"  # where Cline keeps it
+    alone.mkdir(parents=True)
+    shutil.copy(ACCEPTED / "ui_messages.json", alone)
+    assert only(alone).trajectory_id == only(ACCEPTED).trajectory_id == "cline.1769053680585"
+    for name in ("checkout", "clone"):  # committed at a repository's root: the history, and the UI alone
+        shutil.copytree(LATER, tmp_path / name)
+    started = json.loads((LATER / "api_conversation_history.json").read_text())[0]["ts"]
+    ui = [{"ts": started - 40, "type": "say", "say": "text", "text": "the task"}]  # Cline says it before the request
+    (tmp_path / "checkout" / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "clone" / "api_conversation_history.json").rename(tmp_path / "clone" / "ui_messages.json")
+    (tmp_path / "clone" / "ui_messages.json").write_text(json.dumps(ui))
+    assert only(tmp_path / "checkout").trajectory_id == only(tmp_path / "clone").trajectory_id
+
+
+def test_a_lone_ui_log_under_its_old_name_is_read_alike(tmp_path: Path) -> None:
+    shutil.copy(UI_ONLY / "Cline-Xray" / "ui_messages.json", tmp_path / "claude_messages.json")  # before Cline 2.x
+    assert only(tmp_path).steps == only(UI_ONLY / "Cline-Xray").steps
+
+
+def test_a_ui_log_that_is_not_clines_or_opens_without_the_task_gets_a_specific_error(tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "ui_messages.json").write_text('[{"id": 1, "label": "OK"}]')  # another tool's file
+    [other] = list(read_dump(tmp_path / "other"))
+    assert not other.ok and "unrecognised dump format" in other.error
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "ui_messages.json").write_text(json.dumps(
+        json.loads((UI_ONLY / "fineye" / "ui_messages.json").read_text())[1:]))  # its first message cut off
+    [cut] = list(read_dump(tmp_path / "cut"))
+    assert not cut.ok and "ui_messages.json: the first message is not the task" in cut.error

@@ -12,7 +12,10 @@ Code and Kilo Code use a UUID) holding
   ``tool`` messages of ``tool-result``, reasoning items of their own): read as the same steps.
 - ``ui_messages.json`` (optional): the UI's stream of ``say`` / ``ask`` messages, each with ``ts`` (epoch ms): read
   for the run's start, how it ended (``completion_result``, ``api_req_failed``, ``mistake_limit_reached``) and its
-  cost (``api_req_started``'s JSON text: ``tokensIn``, ``tokensOut``, ``cost``).
+  cost (``api_req_started``'s JSON text: ``tokensIn``, ``tokensOut``, ``cost``). Met without the history (users
+  commit it alone: 4 of the 7 real Cline files found on GitHub), it is read as the run it records (``_ui_steps``):
+  the task is its first message (a ``task`` or ``text`` say), the steps the calls it shows, the outcome and id by
+  the same rules as the folder's; ``metadata.read_from`` says so (no tool results the model saw, no exit codes).
 - ``task_metadata.json`` (optional): ``model_usage`` (``model_id``, ``model_provider_id``, ``mode``), files in
   context, ``environment_history`` (``cline_version``).
 
@@ -20,8 +23,8 @@ Code and Kilo Code use a UUID) holding
 
 Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) and Roo
 Code's ``tasks/_index.json`` are passed over (``side_path``); before Cline 2.x the UI messages were
-``claude_messages.json``, read alike; a ``ui_messages.json`` or ``task_metadata.json`` met with no history beside it
-is refused naming the file that holds the run (``not_a_run``).
+``claude_messages.json``, read alike; a ``task_metadata.json`` met with no history beside it, or UI messages under
+another name, is refused naming the file that holds the run (``not_a_run``).
 
 Field mapping:
 
@@ -63,8 +66,9 @@ Field mapping:
 - trajectory_id = ``cline.<task id>``, named by the files, not by where they lie: ``history_item.json``'s ``id``
   (Roo Code, 2026); else the task id the folder's name is (the extension names each task's folder by it,
   ``tasks/<epoch ms>/``, ``tasks/<uuid>/``) or holds (an export: ``exported_task_1769064454592``); else (a folder
-  named otherwise, as a repository's root the files were committed to) the first message's ``ts`` (epoch ms), else
-  the first UI message's, else ``task-<digest of the first message>``. Copied or cloned anywhere, the same id.
+  named otherwise, as a repository's root the files were committed to) the first UI message's ``ts`` (epoch ms:
+  the task's start; the one file a folder and its UI log read alone share), else the first message's, else
+  ``task-<digest of the first message>``. Copied or cloned anywhere, the same id.
   created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch. model_id
   = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the UI's,
   else the ``<model>`` Roo Code's editor state names in the first message.
@@ -192,8 +196,8 @@ def _is_ui_message(record: Any) -> bool:
 
 
 def not_a_run(record: Any) -> str | None:
-    """A ``ui_messages.json`` or ``task_metadata.json`` alone: a task's UI log or bookkeeping, whose run is the
-    history beside it."""
+    """A ``task_metadata.json`` alone (a task's bookkeeping, whose run is the history beside it), or UI messages
+    under another name than ``ui_messages.json`` (so named, read alone: ``run_folder``)."""
     if _is_ui_message(record):
         what = f"UI messages of a task ({UI})"
     elif isinstance(record, dict) and record and set(record) <= _METADATA_KEYS:
@@ -201,14 +205,31 @@ def not_a_run(record: Any) -> str | None:
     else:
         return None
     return (f"Cline's (or Roo Code's, Kilo Code's) {what}, without the {HISTORY} that holds its run beside it: "
-            f"ingest the whole task folder (.../saoudrizwan.claude-dev/tasks/<task id>/)")
+            f"ingest the whole task folder (.../saoudrizwan.claude-dev/tasks/<task id>/)"
+            + (f", or the file named {UI} (read alone, as the UI showed the run)" if what.startswith("UI") else ""))
 
 
 def run_folder(path: Path) -> Path | None:
     """The task folder ``path`` stands for: a folder holding ``api_conversation_history.json``, or one of the files
-    read with it (``FILES``)."""
+    read with it (``FILES``); or, without the history, a folder holding Cline's UI messages (``_ui_alone``)."""
     folder = path.parent if path.is_file() and path.name in FILES else path
-    return folder if folder.is_dir() and (folder / HISTORY).is_file() else None
+    if not folder.is_dir():
+        return None
+    return folder if (folder / HISTORY).is_file() or _ui_alone(folder) is not None else None
+
+
+#: How Cline's ``ui_messages.json`` opens (``JSON.stringify`` of ``ClineMessage``: ``ts`` then ``type`` first).
+_UI_OPENING = re.compile(r'\A\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
+
+
+def _ui_alone(folder: Path) -> Path | None:
+    """The UI messages of a task folder without its history (``ui_messages.json``, ``claude_messages.json``), when
+    the file opens as Cline writes them: another tool's file of that name is left to detection."""
+    for name in (UI, OLD_UI):
+        if (folder / name).is_file():
+            with (folder / name).open(encoding="utf-8", errors="replace") as f:
+                return folder / name if _UI_OPENING.match(f.read(4096)) else None
+    return None
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -231,6 +252,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
+    if HISTORY not in files and (UI in files or OLD_UI in files):
+        return _read_ui(files, ctx)
     history = files.get(HISTORY)
     if isinstance(history, dict) and history.get("version") == _ROO_V2 and isinstance(history.get("messages"), list):
         history = history["messages"]
@@ -247,7 +270,6 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     if history[0]["role"] != "user":
         raise RecordError(f"{HISTORY}: the conversation opens with an assistant message, not the user's task")
     ui = [m for m in as_list(files.get(UI, files.get(OLD_UI))) if isinstance(m, dict)]
-    meta = as_dict(files.get(METADATA))
     task = _task(history[0].get("content"))
     if not task:
         raise RecordError(f"{HISTORY}: the first user message holds no task text (only what Cline appends to it)")
@@ -255,13 +277,38 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     for message in history[1:]:
         walk.message(message)
     walk.close()
-    task_id = _task_id(ctx.source, files.get(HISTORY_ITEM), history, ui)
+    return _trajectory(files, ctx, task, walk, history[0], ui, history, {})
+
+
+def _read_ui(files: dict[str, Any], ctx: Context) -> Trajectory:
+    """A task whose UI messages lie without its history: the run as the UI showed it (``_ui_steps``)."""
+    name = UI if UI in files else OLD_UI
+    ui = files[name]
+    if not isinstance(ui, list) or not ui or not _is_ui_message(ui[0]):
+        raise RecordError(f"{name} holds no UI messages (Cline's are a JSON array of {{ts, type: say|ask, say|ask, "
+                          f"text}}; found {'an empty array' if ui == [] else json_kind(ui)})")
+    ui = [m for m in ui if isinstance(m, dict)]
+    task = as_str(ui[0].get("text")) if ui[0].get("say") in ("task", "text") else None
+    if not task or not task.strip():
+        raise RecordError(f"{name}: the first message is not the task (a say of kind task or text with its text; "
+                          f"found {ui[0].get('type')} {ui[0].get('say') or ui[0].get('ask')!r})")
+    walk = _ui_steps(ui[1:])
+    return _trajectory(files, ctx, task.strip(), walk, ui[0], ui, [], {
+        "read_from": f"{name} alone (no {HISTORY} beside it): the steps as the UI showed them, without the tool "
+                     "results the model saw"})
+
+
+def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, first: dict[str, Any],
+                ui: list[dict[str, Any]], history: list[dict[str, Any]], read_from: dict[str, Any]) -> Trajectory:
+    """The run of a task folder, from its walked steps: id, outcome, model, metadata (see the module docstring)."""
+    meta = as_dict(files.get(METADATA))
+    task_id = _task_id(ctx.source, files.get(HISTORY_ITEM), first, ui)
     outcome, failure, basis = _outcome(walk, ui)
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
         or next((as_str(as_dict(m.get("modelInfo")).get("modelId")) for m in [*history, *ui]
                  if as_str(as_dict(m.get("modelInfo")).get("modelId"))), None) \
-        or next((found.group(1).strip() for b in _blocks(history[0].get("content"))
+        or next((found.group(1).strip() for b in _blocks(first.get("content"))
                  if isinstance(b.get("text"), str) and (found := _MODE_MODEL.search(b["text"]))), None)
     version = next((as_str(as_dict(e).get("cline_version")) for e in as_list(meta.get("environment_history"))
                     if as_str(as_dict(e).get("cline_version"))), None)
@@ -276,12 +323,13 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
                                 if as_dict(f).get("record_source") == "cline_edited"} - {None}) or None,
         "history_truncated": any("conversationHistoryDeletedRange" in m for m in ui) or None,
         **_usage(ui),
+        **read_from,
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{task_id}", task=task, model_id=model, steps=walk.steps, metadata=metadata,
         last_error=None, error_cause=API_ERROR_CAUSE,
         verdict=(outcome, None, failure, basis) if outcome is not Outcome.unknown else None,
-        created_at=first_time(*(m.get("ts") for m in ui[:1]), history[0].get("ts"),
+        created_at=first_time(*(m.get("ts") for m in ui[:1]), first.get("ts"),
                               int(task_id) if task_id.isdigit() and len(task_id) == 13 else None),
         tool_versions={"cline": version} if version else None)
 
@@ -325,18 +373,19 @@ def _output(output: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if value is not None else ""
 
 
-def _task_id(source: Path, item: Any, history: list[dict[str, Any]], ui: list[dict[str, Any]]) -> str:
-    """The task's id, as the files name it, not where they lie (see the module docstring)."""
+def _task_id(source: Path, item: Any, first: dict[str, Any], ui: list[dict[str, Any]]) -> str:
+    """The task's id, as the files name it, not where they lie (see the module docstring). ``first``: the first
+    message of the history (of the UI, read alone)."""
     if found := as_str(as_dict(item).get("id")):
         return found
     if found := _TASK_ID.search((source if source.is_dir() else source.parent).name):
         return found.group(1)
-    started = next((t for t in (history[0].get("ts"), *(m.get("ts") for m in ui[:1]))
+    started = next((t for t in (*(m.get("ts") for m in ui[:1]), first.get("ts"))
                     if isinstance(t, int) and not isinstance(t, bool)), None)
     if started is not None:
         return str(started)
-    first = json.dumps(history[0].get("content"), sort_keys=True, ensure_ascii=False)
-    return "task-" + hashlib.sha1(first.encode()).hexdigest()[:12]
+    said = json.dumps(first.get("content", first.get("text")), sort_keys=True, ensure_ascii=False)
+    return "task-" + hashlib.sha1(said.encode()).hexdigest()[:12]
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -475,6 +524,119 @@ class _Walk(SessionSteps):
     def close(self) -> None:
         self.flush()
         self.close_pending()
+
+
+#: The UI's tool messages (``ClineSayTool.tool``) as the calls the history names: ``{"tool": "readFile", "path",
+#: "content", ...}``.
+_UI_TOOLS = {"editedExistingFile": "replace_in_file", "newFileCreated": "write_to_file", "readFile": "read_file",
+             "listFilesTopLevel": "list_files", "listFilesRecursive": "list_files", "searchFiles": "search_files",
+             "listCodeDefinitionNames": "list_code_definition_names", "webFetch": "web_fetch"}
+#: An edit's SEARCH/REPLACE block (``replace_in_file``'s ``diff``; before Cline 3.1x ``<<<<<<< SEARCH``): an
+#: ``editedExistingFile`` without one wrote the file whole (``write_to_file``).
+_SEARCH_BLOCK = re.compile(r"^(?:-{3,}|<{3,}) SEARCH\s*$", re.M)
+#: Of these, the ones whose ``content`` is what the tool found (the UI shows it; a read file's is its path).
+_UI_FOUND = frozenset({"listFilesTopLevel", "listFilesRecursive", "searchFiles", "listCodeDefinitionNames"})
+#: UI messages that end the output of the command before them: a message of the model's, a call, the user's words.
+_UI_TURN = frozenset({"text", "reasoning", "command", "tool", "use_mcp_server", "completion_result", "followup",
+                      "plan_mode_respond", "user_feedback", "api_req_started", "error", "diff_error",
+                      "load_mcp_documentation"})
+
+
+def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
+    """The steps of a task as its UI messages show them (``ExtensionMessage.ts``), after the task: ``reasoning`` and
+    ``text`` the thought of the call they precede (else the model's answer); a ``command`` (say or ask: run
+    automatically or after the user approved it) with the ``command_output`` messages that follow as its output, an
+    error when the output ends as a failed command's does (``ended_failing``: the UI keeps no exit code); a ``tool``
+    as the call its kind is (``_UI_TOOLS``); ``use_mcp_server`` with its ``mcp_server_response``; a
+    ``completion_result`` as ``attempt_completion``; ``followup`` and ``plan_mode_respond`` as their calls, answered
+    by the ``user_feedback`` after them; other ``user_feedback`` the user's prompts; ``error`` the error of the call
+    before it in the same turn, ``diff_error`` an edit that did not apply. What the model saw of a result (a file's
+    text, an exit code) is not in the UI."""
+    walk = _Walk()
+    commands: list[tuple[dict[str, Any], list[str]]] = []
+    output: list[str] | None = None  # the output of the command whose output messages follow
+    call: dict[str, Any] = {}  # the model's last call in this turn (its error, its MCP response follow it)
+    for n, m in enumerate(ui):
+        kind, text = m.get("say") or m.get("ask"), as_str(m.get("text")) or ""
+        if kind == "command_output":
+            if output is not None:
+                output.append(text)
+            continue
+        if kind in _UI_TURN:
+            output = None
+        if kind == "api_req_started":  # the model's next turn: what it said and called no tool after is its answer
+            walk.flush()
+            walk.thought, call = [], {}
+        elif kind == "reasoning" and text.strip():
+            walk.thought.append(text)
+        elif kind == "text" and text.strip():
+            walk.narration.append(text)
+            walk.narration_at = m.get("ts")
+        elif kind == "command" and text.strip():
+            output = []
+            call = _ui_call(walk, m, "execute_command", {"command": text})
+            commands.append((call, output))
+        elif kind == "tool" and isinstance(said := _json(text), dict):
+            tool = as_str(said.get("tool")) or "tool"
+            arguments = {k: v for k, v in said.items() if k not in ("tool", "content", "operationIsLocatedInWorkspace")}
+            action = _UI_TOOLS.get(tool, tool)
+            if tool not in _UI_FOUND and tool != "readFile" and isinstance(said.get("content"), str):
+                if tool == "editedExistingFile" and not _SEARCH_BLOCK.search(said["content"]):
+                    action = "write_to_file"  # a file written anew over the old
+                arguments["diff" if action == "replace_in_file" else "content"] = said["content"]
+            call = _ui_call(walk, m, action, arguments)
+            if tool in _UI_FOUND and isinstance(said.get("content"), str):
+                call["observation"] = said["content"]
+        elif kind == "use_mcp_server" and isinstance(said := _json(text), dict):
+            call = _ui_call(walk, m, as_str(said.get("type")) or "use_mcp_tool",
+                            {k: said[k] for k in ("serverName", "toolName", "arguments", "uri") if k in said})
+        elif kind == "mcp_server_response" and call.get("action", "").endswith("_mcp_tool"):
+            call["observation"] = text
+            if text.startswith("Error:"):
+                call["error"] = error_line(text[len("Error:"):])
+        elif kind == "load_mcp_documentation":
+            call = _ui_call(walk, m, kind, {})
+        elif kind == "completion_result" and text.strip() \
+                and (m.get("type") == "say" or call.get("action") != COMPLETION):  # versions that ask it alone
+            call = _ui_call(walk, m, COMPLETION, {"result": text})
+        elif kind in ("followup", "plan_mode_respond") and m.get("type") == "ask":
+            said = _json(text)
+            _ui_call(walk, m, "ask_followup_question" if kind == "followup" else kind,
+                     said if isinstance(said, dict) else {"question": text})
+        elif kind == "user_feedback":
+            last = walk.steps[-1] if walk.steps else {}
+            if last.get("action") in ("ask_followup_question", "plan_mode_respond") and "observation" not in last:
+                last["observation"] = text  # the user's answer
+            else:
+                walk._prompt(text)
+        elif kind == "error" and call and not call.get("error"):
+            call["error"] = error_line(text)
+        elif kind == "diff_error":  # its text is the file's path; the diff the model sent is not shown
+            call = _ui_call(walk, m, "replace_in_file", {"path": text})
+            call["error"] = "the edit's diff did not apply to the file (diff_error)"
+        elif kind in ("resume_task", "resume_completed_task") and n + 1 < len(ui):
+            walk.resumptions += 1
+    walk.flush()
+    for step, said in commands:
+        if joined := strip_terminal_codes("".join(said)).strip():
+            step["observation"] = joined
+            step["error"] = step.get("error") or ended_failing(joined)
+    return walk
+
+
+def _ui_call(walk: _Walk, message: dict[str, Any], name: str, arguments: Any) -> dict[str, Any]:
+    """A call the UI shows, as the history's walk takes one (its thought, and a completion's bookkeeping)."""
+    walk.narration_at = walk.narration_at if walk.narration else message.get("ts")
+    walk._call(name, arguments, None)
+    walk.pending = []  # the UI answers no call: there is no result to wait for
+    return walk.steps[-1]
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
