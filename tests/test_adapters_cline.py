@@ -93,7 +93,7 @@ def test_a_task_that_ended_on_the_providers_error_is_an_infra_error(tmp_path: Pa
 
 def test_a_ui_log_renamed_is_refused_naming_the_file_that_holds_the_run(tmp_path: Path) -> None:
     shutil.copy(REAL / "ui-only" / "ui_messages.json", tmp_path / "ui_messages2.json")  # as CoreGems/Cline-Xray has
-    with pytest.raises(ValueError, match="ingest the whole task folder .*, or the file named ui_messages.json"):
+    with pytest.raises(ValueError, match="ingest the whole task folder .*, or save this file as ui_messages.json"):
         list(read_dump(tmp_path / "ui_messages2.json"))
 
 
@@ -438,20 +438,77 @@ def test_a_lone_ui_logs_outcome_is_the_folders_rule(tmp_path: Path) -> None:
     assert messages[end + 1]["say"] == "user_feedback" and answered.outcome is Outcome.unknown
 
 
-def test_a_lone_ui_log_gets_the_id_its_folder_would(tmp_path: Path) -> None:
+def test_a_lone_ui_log_gets_the_id_its_folder_would_where_the_folder_names_its_task(tmp_path: Path) -> None:
     """Ingesting the whole folder later replaces the run rather than adding a second."""
     alone = tmp_path / "tasks" / "1769053680585"  # where Cline keeps it
     alone.mkdir(parents=True)
     shutil.copy(ACCEPTED / "ui_messages.json", alone)
     assert only(alone).trajectory_id == only(ACCEPTED).trajectory_id == "cline.1769053680585"
-    for name in ("checkout", "clone"):  # committed at a repository's root: the history, and the UI alone
-        shutil.copytree(LATER, tmp_path / name)
-    started = json.loads((LATER / "api_conversation_history.json").read_text())[0]["ts"]
-    ui = [{"ts": started - 40, "type": "say", "say": "text", "text": "the task"}]  # Cline says it before the request
-    (tmp_path / "checkout" / "ui_messages.json").write_text(json.dumps(ui))
-    (tmp_path / "clone" / "api_conversation_history.json").rename(tmp_path / "clone" / "ui_messages.json")
-    (tmp_path / "clone" / "ui_messages.json").write_text(json.dumps(ui))
-    assert only(tmp_path / "checkout").trajectory_id == only(tmp_path / "clone").trajectory_id
+
+
+def test_a_folder_not_named_by_its_task_keeps_its_id_beside_a_ui_log(tmp_path: Path) -> None:
+    """The real Roo Code task committed at a repository's root: its id stays the history's first ts, as before
+    lone UI logs were read (a store filled then gets no second copy); its UI log alone can only take the UI's."""
+    for name in ("checkout", "ui-alone"):
+        shutil.copytree(ROO, tmp_path / name / "myproj")
+    (tmp_path / "ui-alone" / "myproj" / "api_conversation_history.json").unlink()
+    history = json.loads((ROO / "api_conversation_history.json").read_text())
+    assert only(tmp_path / "checkout" / "myproj").trajectory_id == f"cline.{history[0]['ts']}" \
+        == "cline.1755635332532"
+    alone = only(tmp_path / "ui-alone" / "myproj")
+    assert alone.trajectory_id == "cline.1755635332197"  # the UI's first message, 335 ms before the request
+    # the second todo-list call's JSON holds a raw control character (as the real file does): read, not dropped
+    assert [s.action for s in alone.steps] == ["update_todo_list", "update_todo_list", "new_task"]
+
+
+def test_a_history_that_cannot_be_read_is_an_error_naming_it_not_a_lone_ui_read(tmp_path: Path) -> None:
+    folder = shutil.copytree(ACCEPTED, tmp_path / "checkout")
+    history = (folder / "api_conversation_history.json").read_text()
+    (folder / "api_conversation_history.json").write_text(history[:len(history) // 2])  # cut short
+    [result] = list(read_dump(folder))
+    assert not result.ok and "api_conversation_history.json: could not be read" in result.error
+
+
+def test_a_lone_ui_log_is_told_after_a_bom_or_with_its_keys_sorted(tmp_path: Path) -> None:
+    messages = json.loads((UI_ONLY / "fineye" / "ui_messages.json").read_text())
+    for name, text in (("bom", "\ufeff" + json.dumps(messages)), ("sorted", json.dumps(messages, sort_keys=True))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ui_messages.json").write_text(text, encoding="utf-8")
+        assert only(tmp_path / name).steps == only(UI_ONLY / "fineye").steps
+
+
+def test_a_lone_ui_logs_browser_and_new_task_calls_are_steps(tmp_path: Path) -> None:
+    """As Cline's BrowserToolHandler.ts and NewTaskHandler.ts write them (no real log with them found)."""
+    def said(kind: str, text: str, ask: bool = False) -> dict[str, object]:
+        return {"ts": 1700000000000 + len(ui), "type": "ask" if ask else "say", "ask" if ask else "say": kind,
+                "text": text}
+    ui: list[dict[str, object]] = []
+    for message in (said("task", "check the page's title"), said("api_req_started", "{}"),
+                    said("text", "I will open the site."),
+                    said("browser_action_launch", "http://localhost:3000", ask=True),
+                    said("browser_action_result", ""),  # the spinner while the page loads
+                    said("browser_action_result", json.dumps({"screenshot": "data:image/webp;base64,AAAA",
+                                                              "logs": "[error] 404 /favicon.ico",
+                                                              "currentUrl": "http://localhost:3000/"})),
+                    said("api_req_started", "{}"),
+                    said("browser_action", json.dumps({"action": "click", "coordinate": "450,300"})),
+                    said("browser_action_result", json.dumps({"logs": "", "currentUrl": "http://localhost:3000/a"})),
+                    said("api_req_started", "{}"), said("browser_action", json.dumps({"action": "close"})),
+                    said("api_req_started", "{}"), said("new_task", "the context handed on", ask=True),
+                    said("user_feedback", "not yet: fix the title first")):
+        ui.append(message)
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    run = only(tmp_path)
+    launch, click, close, new_task = run.steps
+    assert launch.action == click.action == close.action == "browser_action"
+    assert launch.arguments == {"action": "launch", "url": "http://localhost:3000"}
+    assert launch.thought == "I will open the site."  # the thought of the call, not an answer of its own
+    assert launch.observation == "http://localhost:3000/\n[error] 404 /favicon.ico"  # not the screenshot
+    assert click.arguments == {"action": "click", "coordinate": "450,300"}
+    assert click.observation == "http://localhost:3000/a\n(No new logs)"
+    assert close.arguments == {"action": "close"} and close.observation is None
+    assert new_task.action == "new_task" and new_task.arguments == {"context": "the context handed on"}
+    assert new_task.observation == "not yet: fix the title first"  # the user declined it, as its result says
 
 
 def test_a_lone_ui_log_under_its_old_name_is_read_alike(tmp_path: Path) -> None:

@@ -66,9 +66,11 @@ Field mapping:
 - trajectory_id = ``cline.<task id>``, named by the files, not by where they lie: ``history_item.json``'s ``id``
   (Roo Code, 2026); else the task id the folder's name is (the extension names each task's folder by it,
   ``tasks/<epoch ms>/``, ``tasks/<uuid>/``) or holds (an export: ``exported_task_1769064454592``); else (a folder
-  named otherwise, as a repository's root the files were committed to) the first UI message's ``ts`` (epoch ms:
-  the task's start; the one file a folder and its UI log read alone share), else the first message's, else
-  ``task-<digest of the first message>``. Copied or cloned anywhere, the same id.
+  named otherwise, as a repository's root the files were committed to) the first message's ``ts`` (epoch ms),
+  else the first UI message's, else ``task-<digest of the first message>``. Copied or cloned anywhere, the same
+  id. A UI log read alone has only the UI's ``ts``: where the history's first message has one too (Cline 3.5x,
+  Roo Code), such a folder and its UI log read alone are two ids (the folder's kept as it was, so a store filled
+  before is not given a second copy of its runs); a folder named by its task gets one id either way.
   created_at = the first UI message's ``ts``, else the first message's, else the task id's epoch. model_id
   = ``task_metadata.json``'s first ``model_usage``, else the first assistant ``modelInfo.modelId``, else the UI's,
   else the ``<model>`` Roo Code's editor state names in the first message.
@@ -206,7 +208,8 @@ def not_a_run(record: Any) -> str | None:
         return None
     return (f"Cline's (or Roo Code's, Kilo Code's) {what}, without the {HISTORY} that holds its run beside it: "
             f"ingest the whole task folder (.../saoudrizwan.claude-dev/tasks/<task id>/)"
-            + (f", or the file named {UI} (read alone, as the UI showed the run)" if what.startswith("UI") else ""))
+            + (f", or save this file as {UI} (so named, it is read alone, as the UI showed the run)"
+               if what.startswith("UI") else ""))
 
 
 def run_folder(path: Path) -> Path | None:
@@ -218,18 +221,33 @@ def run_folder(path: Path) -> Path | None:
     return folder if (folder / HISTORY).is_file() or _ui_alone(folder) is not None else None
 
 
-#: How Cline's ``ui_messages.json`` opens (``JSON.stringify`` of ``ClineMessage``: ``ts`` then ``type`` first).
-_UI_OPENING = re.compile(r'\A\s*\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(?:say|ask)"')
+#: How much of a UI log is read to tell it (its first message, unless the task holds images: then the whole file).
+_UI_HEAD = 65536
 
 
 def _ui_alone(folder: Path) -> Path | None:
     """The UI messages of a task folder without its history (``ui_messages.json``, ``claude_messages.json``), when
-    the file opens as Cline writes them: another tool's file of that name is left to detection."""
+    its first message is one of Cline's (``_is_ui_message``: whatever its keys' order, after a BOM or not, as the
+    loader reads it): another tool's file of that name is left to detection."""
     for name in (UI, OLD_UI):
         if (folder / name).is_file():
-            with (folder / name).open(encoding="utf-8", errors="replace") as f:
-                return folder / name if _UI_OPENING.match(f.read(4096)) else None
+            with (folder / name).open(encoding="utf-8-sig", errors="replace") as f:
+                head = f.read(_UI_HEAD)
+                if not (opening := re.match(r"\s*\[\s*(?=\{)", head)):
+                    return None
+                try:
+                    first = _first_value(head, opening.end())
+                except ValueError:  # cut off by the head: the first message is longer
+                    try:
+                        first = _first_value(head + f.read(), opening.end())
+                    except ValueError:
+                        return None
+            return folder / name if _is_ui_message(first) else None
     return None
+
+
+def _first_value(text: str, at: int) -> Any:
+    return json.JSONDecoder(strict=False).raw_decode(text, at)[0]
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -253,6 +271,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     if HISTORY not in files and (UI in files or OLD_UI in files):
+        if (ctx.source / HISTORY).exists():  # there, but it could not be read: the run is in it, not in the UI log
+            raise RecordError(f"{HISTORY}: could not be read (not whole JSON: cut short, or being written?), and "
+                              f"the run is read from it, not from the {UI if UI in files else OLD_UI} beside it")
         return _read_ui(files, ctx)
     history = files.get(HISTORY)
     if isinstance(history, dict) and history.get("version") == _ROO_V2 and isinstance(history.get("messages"), list):
@@ -380,7 +401,7 @@ def _task_id(source: Path, item: Any, first: dict[str, Any], ui: list[dict[str, 
         return found
     if found := _TASK_ID.search((source if source.is_dir() else source.parent).name):
         return found.group(1)
-    started = next((t for t in (*(m.get("ts") for m in ui[:1]), first.get("ts"))
+    started = next((t for t in (first.get("ts"), *(m.get("ts") for m in ui[:1]))
                     if isinstance(t, int) and not isinstance(t, bool)), None)
     if started is not None:
         return str(started)
@@ -433,16 +454,18 @@ class _Walk(SessionSteps):
                     self.narration.append(said)
                 for call in calls:
                     params = {p.group("name"): p.group("value") for p in _XML_PARAM.finditer(call.group("body"))}
-                    self._call(call.group("tool"), params, None)
+                    self.call(call.group("tool"), params, None)
             elif kind == "tool_use":
-                self._call(str(block.get("name") or "tool"), block.get("input"), as_str(block.get("id")))
+                self.call(str(block.get("name") or "tool"), block.get("input"), as_str(block.get("id")))
 
-    def _call(self, name: str, arguments: Any, call_id: str | None) -> None:
+    def call(self, name: str, arguments: Any, call_id: str | None, *, awaits_result: bool = True) -> None:
+        """A call the model made; ``awaits_result``: a result will answer it (the UI log's calls get none)."""
         step = {"thought": join_thought(self.thought + self.narration), "action": name, "arguments": arguments,
                 "started_at": iso_time(self.narration_at)}
         self.thought, self.narration = [], []
         self.steps.append(step)
-        self.pending.append(step)
+        if awaits_result:
+            self.pending.append(step)
         if call_id:
             self.by_call[call_id] = step
         if name == COMPLETION:
@@ -475,9 +498,9 @@ class _Walk(SessionSteps):
                 if text.lstrip().startswith("[TASK RESUMPTION]"):
                     self.resumptions += 1
                 if said := _FEEDBACK.search(text):
-                    self._prompt(said.group(1))
+                    self.prompt(said.group(1))
             elif said := _SAID.match(text):
-                self._prompt(said.group(2))
+                self.prompt(said.group(2))
             elif text.startswith(_COMPLETION_FEEDBACK):
                 self.completion_feedback = True
             elif text.startswith(_NO_TOOL):
@@ -487,9 +510,9 @@ class _Walk(SessionSteps):
             elif current is not None and not current.get("observation"):
                 self._answer(current, text)  # the result's text, in a block after its ``Result:`` line
             elif current is None:
-                self._prompt(text)
+                self.prompt(text)
 
-    def _prompt(self, text: str) -> None:
+    def prompt(self, text: str) -> None:
         """The user's words: a later prompt, and, after a completion attempt, the user's reply to it."""
         if text.strip():
             self.prompts.append(text.strip())
@@ -511,7 +534,7 @@ class _Walk(SessionSteps):
         body = strip_terminal_codes(body).strip()
         step["observation"], step["error"] = _result(step, body)
         if step["action"] == COMPLETION and (said := _SAID.match(body)):  # Roo Code's reply in the result
-            self._prompt(said.group(2))
+            self.prompt(said.group(2))
         return step
 
     def close_pending(self) -> None:
@@ -530,7 +553,10 @@ class _Walk(SessionSteps):
 #: "content", ...}``.
 _UI_TOOLS = {"editedExistingFile": "replace_in_file", "newFileCreated": "write_to_file", "readFile": "read_file",
              "listFilesTopLevel": "list_files", "listFilesRecursive": "list_files", "searchFiles": "search_files",
-             "listCodeDefinitionNames": "list_code_definition_names", "webFetch": "web_fetch"}
+             "listCodeDefinitionNames": "list_code_definition_names", "webFetch": "web_fetch",
+             # Roo Code's own (its ``ClineSayTool``): its subtask, mode switch, todo list, diff edit
+             "newTask": "new_task", "switchMode": "switch_mode", "updateTodoList": "update_todo_list",
+             "appliedDiff": "apply_diff"}
 #: An edit's SEARCH/REPLACE block (``replace_in_file``'s ``diff``; before Cline 3.1x ``<<<<<<< SEARCH``): an
 #: ``editedExistingFile`` without one wrote the file whole (``write_to_file``).
 _SEARCH_BLOCK = re.compile(r"^(?:-{3,}|<{3,}) SEARCH\s*$", re.M)
@@ -539,7 +565,9 @@ _UI_FOUND = frozenset({"listFilesTopLevel", "listFilesRecursive", "searchFiles",
 #: UI messages that end the output of the command before them: a message of the model's, a call, the user's words.
 _UI_TURN = frozenset({"text", "reasoning", "command", "tool", "use_mcp_server", "completion_result", "followup",
                       "plan_mode_respond", "user_feedback", "api_req_started", "error", "diff_error",
-                      "load_mcp_documentation"})
+                      "load_mcp_documentation", "browser_action_launch", "browser_action", "new_task"})
+#: Calls the user's next words answer (a question, a plan, a subtask the user declined with feedback).
+_UI_ANSWERED = ("ask_followup_question", "plan_mode_respond", "new_task")
 
 
 def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
@@ -550,8 +578,13 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
     as the call its kind is (``_UI_TOOLS``); ``use_mcp_server`` with its ``mcp_server_response``; a
     ``completion_result`` as ``attempt_completion``; ``followup`` and ``plan_mode_respond`` as their calls, answered
     by the ``user_feedback`` after them; other ``user_feedback`` the user's prompts; ``error`` the error of the call
-    before it in the same turn, ``diff_error`` an edit that did not apply. What the model saw of a result (a file's
-    text, an exit code) is not in the UI."""
+    before it in the same turn, ``diff_error`` an edit that did not apply. The browser (``BrowserToolHandler.ts``):
+    ``browser_action_launch`` (say or ask; its text the URL) and ``browser_action`` (``{action, coordinate,
+    text}``) are ``browser_action`` calls, the ``browser_action_result`` after them (``{logs, currentUrl,
+    screenshot}``) their result (the page's address and console logs; the screenshot is an image, left out). An
+    ask ``new_task`` (its text the context handed on) is the ``new_task`` call, answered by the ``user_feedback``
+    after it where the user declined. What the model saw of a result (a file's text, an exit code) is not in the
+    UI."""
     walk = _Walk()
     commands: list[tuple[dict[str, Any], list[str]]] = []
     output: list[str] | None = None  # the output of the command whose output messages follow
@@ -596,6 +629,16 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
                 call["error"] = error_line(text[len("Error:"):])
         elif kind == "load_mcp_documentation":
             call = _ui_call(walk, m, kind, {})
+        elif kind == "browser_action_launch" and text.strip():
+            call = _ui_call(walk, m, "browser_action", {"action": "launch", "url": text.strip()})
+        elif kind == "browser_action" and isinstance(said := _json(text), dict):
+            call = _ui_call(walk, m, "browser_action", {k: v for k, v in said.items() if v is not None})
+        elif kind == "browser_action_result" and call.get("action") == "browser_action" \
+                and isinstance(said := _json(text), dict):  # not the empty one Cline shows while the page loads
+            call["observation"] = "\n".join([*([said["currentUrl"]] if as_str(said.get("currentUrl")) else []),
+                                              as_str(said.get("logs")) or "(No new logs)"])
+        elif kind == "new_task" and m.get("type") == "ask" and text.strip():
+            call = _ui_call(walk, m, "new_task", {"context": text})
         elif kind == "completion_result" and text.strip() \
                 and (m.get("type") == "say" or call.get("action") != COMPLETION):  # versions that ask it alone
             call = _ui_call(walk, m, COMPLETION, {"result": text})
@@ -605,10 +648,10 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
                      said if isinstance(said, dict) else {"question": text})
         elif kind == "user_feedback":
             last = walk.steps[-1] if walk.steps else {}
-            if last.get("action") in ("ask_followup_question", "plan_mode_respond") and "observation" not in last:
+            if last.get("action") in _UI_ANSWERED and "observation" not in last:
                 last["observation"] = text  # the user's answer
             else:
-                walk._prompt(text)
+                walk.prompt(text)
         elif kind == "error" and call and not call.get("error"):
             call["error"] = error_line(text)
         elif kind == "diff_error":  # its text is the file's path; the diff the model sent is not shown
@@ -627,14 +670,14 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
 def _ui_call(walk: _Walk, message: dict[str, Any], name: str, arguments: Any) -> dict[str, Any]:
     """A call the UI shows, as the history's walk takes one (its thought, and a completion's bookkeeping)."""
     walk.narration_at = walk.narration_at if walk.narration else message.get("ts")
-    walk._call(name, arguments, None)
-    walk.pending = []  # the UI answers no call: there is no result to wait for
+    walk.call(name, arguments, None, awaits_result=False)  # the UI log holds no result the model saw
     return walk.steps[-1]
 
 
 def _json(text: str) -> Any:
+    """A message's JSON text; a raw control character in a string (as real files hold) is read, not refused."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except ValueError:
         return None
 
