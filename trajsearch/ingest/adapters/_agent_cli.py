@@ -626,7 +626,7 @@ def session_trajectory(
     created_at: datetime | None,
     tool_versions: dict[str, str] | None = None,
     verdict: tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None = None,
-    task_key: dict[str, str] | None = None,
+    trial_run: bool = True,
 ) -> Trajectory:
     """A session read by a CLI adapter (Claude Code, Codex CLI, Gemini CLI) -> its trajectory.
 
@@ -634,10 +634,18 @@ def session_trajectory(
     session log holds no verdict on the task, so the outcome is unknown, unless the session
     ended on an error (``last_error``: an API or error record with no work after it): an infrastructure
     error caused as ``error_cause`` says, or the agent's failure when its context window stopped it
-    (:func:`ended_on_error`). A ``verdict`` recorded beside the session (a Harbor trial's ``result.json``:
-    ``atif.trial_verdict``, as (outcome, reward, failure, metadata)) is the run's instead, and ``task_key``
-    (``task_id`` / ``task_family``: ``atif.trial_task``) groups it with the other runs of its task.
+    (:func:`ended_on_error`). A ``verdict`` recorded beside the session, as (outcome, reward, failure, metadata), is
+    the run's instead. A session Harbor kept in a trial with no ATIF conversion is the trial's run
+    (``atif.trial_of_run``), unless it is a sub-agent's (``is_subagent``) or the adapter says it is not
+    (``trial_run``: Claude Code's headless output beside the transcript): the verdict is the trial's ``result.json``'s
+    (``atif.trial_verdict``), its ``task_id`` / ``task_family`` group it with the other runs of its task
+    (``atif.trial_task``), and the agent's start is ``created_at`` where the records carry no time, as for an ATIF run.
     """
+    from .atif import trial_of_run, trial_started, trial_task, trial_verdict  # atif imports this module
+    trial = trial_of_run(ctx.source) if trial_run and not metadata.get("is_subagent") else None
+    task_key = trial_task(trial / "agent" / "trajectory.json") if trial is not None else {}
+    verdict = (trial_verdict(trial, ctx) if trial is not None else None) or verdict
+    created_at = created_at or (trial_started(trial) if trial is not None else None)
     metadata = {k: v for k, v in metadata.items() if v is not None}
     finished = finish_steps(steps, metadata)
     outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
@@ -650,7 +658,7 @@ def session_trajectory(
         "trajectory_id": safe_id(run_id),
         "task": clip_task(task),
         "model_id": model_id,
-        **(task_key or {}),
+        **task_key,
         "tool_versions": tool_versions or {},
         "outcome": outcome,
         "reward": reward,

@@ -1310,6 +1310,15 @@ def converted_run(path: Path) -> bool:
     return found is not None and found.task
 
 
+def trial_of_run(source: Path) -> Path | None:
+    """The Harbor trial whose run ``source`` is, a session or output an agent left in the trial's ``agent/`` (Claude
+    Code's transcript or headless output, a Codex rollout...), when Harbor kept no ATIF conversion naming the task
+    (:func:`converted_run`), which is the trial's run instead; None elsewhere. Its verdict is the trial's
+    (:func:`trial_verdict`, :func:`trial_task`, :func:`trial_started`)."""
+    trial = harbor_trial(source)
+    return trial if trial is not None and not converted_run(trial / "agent" / "trajectory.json") else None
+
+
 def trial_started(trial: Path) -> datetime | None:
     """When a Harbor trial's agent began (``result.json``'s ``agent_execution.started_at``, else the trial's): for a
     run whose own records carry no time (``claude -p``'s stream-json), rather than its file's checkout time."""

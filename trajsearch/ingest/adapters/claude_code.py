@@ -229,7 +229,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
-from .atif import converted_run, harbor_trial, trial_started, trial_task, trial_verdict
+from .atif import converted_run, harbor_trial, trial_of_run, trial_task
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -1527,10 +1527,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         tool_versions={"claude-code": versions[-1]} if versions else {},
         steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause=API_ERROR_CAUSE,
-        created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp")))
-        or (trial_started(trial) if trial is not None else None),
-        verdict=trial_verdict(trial, ctx) if trial is not None else None,
-        task_key=task_key,
+        created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
+        trial_run=headless is None or trial is not None,  # headless output beside the transcript is not the run
     )
 
 
@@ -1572,9 +1570,8 @@ def _unconverted_trial(source: Path) -> Path | None:
     (:func:`_harbor_transcript`) nor an ATIF conversion naming the task (``agent/trajectory.json``; one missing,
     broken or taskless is none, ``atif.converted_run``): the trial's run is then this output, with the verdict in
     its ``result.json``. Either would be the trial's run, and a trial has one."""
-    trial = harbor_trial(source)
-    return trial if trial is not None and _harbor_transcript(trial, source) is None \
-        and not converted_run(trial / "agent" / "trajectory.json") else None
+    trial = trial_of_run(source)
+    return trial if trial is not None and _harbor_transcript(trial, source) is None else None
 
 
 def _harbor_transcript(trial: Path, output: Path) -> Path | None:
