@@ -85,3 +85,15 @@ def test_a_codex_rollout_harbor_kept_unconverted_takes_the_trials_verdict(tmp_pa
     [run] = [p.trajectory for p in read_dump(trial, tenant="acme") if p.trajectory is not None]
     assert run.metadata["source_format"] == "codex-cli"
     assert (run.outcome, run.reward, run.task_id) == (Outcome.success, 1.0, "runmedev/update-minor-deps")
+
+
+def test_a_claude_transcript_of_another_session_than_the_trials_headless_run_takes_no_verdict(tmp_path: Path) -> None:
+    """A trial has one run: where its ``claude-code.txt`` names a session whose transcript the trial did not keep (the
+    SkillsBench output's own, 01169f8f...), that output is the trial's run, and another session's transcript beside it
+    takes no verdict (review of AUD8's trial C: two graded runs of one trial otherwise)."""
+    trial = _claude_trial(tmp_path)
+    shutil.copy(SKILLSBENCH / "agent" / "claude-code.txt", trial / "agent" / "claude-code.txt")
+    runs = {p.trajectory.trajectory_id.split(".")[1]: p.trajectory for p in read_dump(trial, tenant="acme")
+            if p.trajectory is not None}
+    assert (runs["01169f8f-14dc-401a-9d50-dfafd5957016"].outcome, runs[SESSION].outcome) == (Outcome.success,
+                                                                                            Outcome.unknown)

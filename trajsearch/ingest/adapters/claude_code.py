@@ -170,7 +170,8 @@ Mapping
   never echoes, is the instruction the ``claude -p`` command in ``agent/command-<n>/command.txt`` was given as
   written (``metadata.task_from``; not one the shell expands from a variable), else names the Harbor task and the
   agent's first words (``metadata.prompt_not_recorded``; an output with no work and no such command stays
-  rejected).
+  rejected). The transcript Harbor kept in a trial it did not convert is the trial's run the same way, as every CLI's
+  raw session there is (``_agent_cli.session_trajectory``, ``atif.trial_of_run``).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
@@ -1528,7 +1529,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
-        trial_run=headless is None or trial is not None,  # headless output beside the transcript is not the run
+        trial_run=trial is not None if headless is not None else _transcript_is_trial_run(ctx.source),
     )
 
 
@@ -1572,6 +1573,15 @@ def _unconverted_trial(source: Path) -> Path | None:
     its ``result.json``. Either would be the trial's run, and a trial has one."""
     trial = trial_of_run(source)
     return trial if trial is not None and _harbor_transcript(trial, source) is None else None
+
+
+def _transcript_is_trial_run(source: Path) -> bool:
+    """Whether a transcript may be its Harbor trial's run (``session_trajectory``'s ``trial_run``): not where the
+    trial's headless output is the run itself (:func:`_unconverted_trial`: it names another session, whose transcript
+    the trial did not keep), a trial having one run."""
+    trial = harbor_trial(source)
+    output = trial / "agent" / "claude-code.txt" if trial is not None else None
+    return output is None or not output.is_file() or _unconverted_trial(output) is None
 
 
 def _harbor_transcript(trial: Path, output: Path) -> Path | None:
