@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -97,3 +100,77 @@ def test_a_claude_transcript_of_another_session_than_the_trials_headless_run_tak
             if p.trajectory is not None}
     assert (runs["01169f8f-14dc-401a-9d50-dfafd5957016"].outcome, runs[SESSION].outcome) == (Outcome.success,
                                                                                             Outcome.unknown)
+
+
+REFUSAL = "d34eee5f-699e-4298-8c7f-bcfc8e46bb3e"
+
+
+def _graded(trial: Path) -> dict[str, tuple[Outcome, float | None]]:
+    """Each run read from the trial, by its session id: (outcome, reward)."""
+    return {p.trajectory.metadata["session_id"]: (p.trajectory.outcome, p.trajectory.reward)
+            for p in read_dump(trial, tenant="acme") if p.trajectory is not None}
+
+
+def test_of_two_claude_transcripts_in_a_trial_only_the_session_its_output_names_takes_the_verdict(
+        tmp_path: Path) -> None:
+    """Both real 2.1.337 sessions kept in one trial (review of HARBORT, finding 3: the refusal was graded a success
+    beside the run, two graded runs for one trial); ``claude-code.txt`` names e20655e3, so it alone is the run."""
+    trial = _claude_trial(tmp_path)
+    shutil.copy(SDK / f"{REFUSAL}.jsonl", trial / "agent" / "sessions" / "projects" / "-app" / f"{REFUSAL}.jsonl")
+    graded = _graded(trial)
+    assert graded[SESSION] == (Outcome.success, 1.0)
+    assert graded[REFUSAL][1] is None and graded[REFUSAL][0] is not Outcome.success  # its own ending, no reward
+
+
+def test_of_two_claude_transcripts_in_a_trial_whose_output_names_none_neither_takes_the_verdict(
+        tmp_path: Path) -> None:
+    """Nothing names which of two top-level sessions is the trial's run: neither is graded, and each says why."""
+    trial = _claude_trial(tmp_path)
+    (trial / "agent" / "claude-code.txt").unlink()
+    shutil.copy(SDK / f"{REFUSAL}.jsonl", trial / "agent" / "sessions" / "projects" / "-app" / f"{REFUSAL}.jsonl")
+    runs = [p.trajectory for p in read_dump(trial, tenant="acme") if p.trajectory is not None]
+    assert sorted(r.metadata["session_id"] for r in runs) == sorted([SESSION, REFUSAL])
+    assert all(r.reward is None and r.outcome is not Outcome.success for r in runs)
+    assert all("holds 2 top-level sessions" in r.metadata["trial_verdict_withheld"] for r in runs)
+
+
+def _stderr_then_stream() -> str:
+    """``2>&1 | tee``: more lines of the CLI's stderr before its ``init`` record than are read for it."""
+    return "".join(f"[warn] stderr line {i}\n" for i in range(8)) + (SDK / "stream-json-stdout.jsonl").read_text()
+
+
+@pytest.mark.parametrize("output", [
+    "Fixed the test: add() now returns a + b.\n",  # plain text (`claude -p` with no --output-format)
+    "",  # empty (the CLI died before writing)
+    None,  # `--output-format json`: its one result record, which names the session but is no init record
+    _stderr_then_stream,
+], ids=["plain-text", "empty", "json-result", "stderr-before-init"])
+def test_a_claude_output_naming_no_session_leaves_the_verdict_to_the_trials_one_transcript(
+        tmp_path: Path, output: Any) -> None:
+    """Review of HARBORT, finding 4: such an output took the verdict from the transcript and yielded no run itself,
+    so the trial had no graded run. Now the trial's only transcript is its run, and only it is graded."""
+    trial = _claude_trial(tmp_path)
+    text = output() if callable(output) else output
+    if text is None:
+        text = (SDK / "stream-json-stdout.jsonl").read_text().splitlines()[-1] + "\n"
+    (trial / "agent" / "claude-code.txt").write_text(text)
+    graded = [(p.trajectory.trajectory_id, p.trajectory.outcome, p.trajectory.reward)
+              for p in read_dump(trial, tenant="acme")
+              if p.trajectory is not None and p.trajectory.reward is not None]
+    assert graded == [(f"claude-code.{SESSION}", Outcome.success, 1.0)]
+
+
+def test_of_two_codex_rollouts_in_a_trial_neither_takes_the_verdict(tmp_path: Path) -> None:
+    """A second ``codex exec`` in one trial (runme's real rollout, and the same with another session id): nothing
+    names which is the trial's run, so neither is graded, and each run says why."""
+    trial = tmp_path / RUNME.name
+    shutil.copytree(RUNME, trial)
+    (trial / "agent" / "trajectory.json").unlink()
+    [rollout] = (trial / "agent" / "sessions").rglob("rollout-*.jsonl")
+    first = "019f1a69-e753-7a60-9727-4c3ca0640fd0"
+    second = "019f1a69-e753-7a60-9727-4c3ca0640fd1"
+    (rollout.parent / rollout.name.replace(first, second)).write_text(rollout.read_text().replace(first, second))
+    runs = [p.trajectory for p in read_dump(trial, tenant="acme") if p.trajectory is not None]
+    assert len(runs) == 2
+    assert all(r.reward is None and r.outcome is not Outcome.success and r.task_id is None for r in runs)
+    assert all("holds 2 top-level sessions" in r.metadata["trial_verdict_withheld"] for r in runs)

@@ -626,7 +626,7 @@ def session_trajectory(
     created_at: datetime | None,
     tool_versions: dict[str, str] | None = None,
     verdict: tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None = None,
-    trial_run: bool = True,
+    trial_run: bool | None = None,
 ) -> Trajectory:
     """A session read by a CLI adapter (Claude Code, Codex CLI, Gemini CLI) -> its trajectory.
 
@@ -635,14 +635,18 @@ def session_trajectory(
     ended on an error (``last_error``: an API or error record with no work after it): an infrastructure
     error caused as ``error_cause`` says, or the agent's failure when its context window stopped it
     (:func:`ended_on_error`). A ``verdict`` recorded beside the session, as (outcome, reward, failure, metadata), is
-    the run's instead. A session Harbor kept in a trial with no ATIF conversion is the trial's run
-    (``atif.trial_of_run``), unless it is a sub-agent's (``is_subagent``) or the adapter says it is not
-    (``trial_run``: Claude Code's headless output beside the transcript): the verdict is the trial's ``result.json``'s
-    (``atif.trial_verdict``), its ``task_id`` / ``task_family`` group it with the other runs of its task
-    (``atif.trial_task``), and the agent's start is ``created_at`` where the records carry no time, as for an ATIF run.
+    the run's instead. A session Harbor kept in a trial with no ATIF conversion (``atif.trial_of_run``) is the trial's
+    run where the adapter says so (``trial_run``: Claude Code's ``claude-code.txt`` names the run's session) or, where
+    nothing names it, where it is the trial's only top-level session of its agent (``atif.shared_trial``: else none
+    takes the verdict, and ``metadata.trial_verdict_withheld`` says why); a sub-agent's (``is_subagent``) never is.
+    The trial's run takes the verdict of the trial's ``result.json`` (``atif.trial_verdict``), its ``task_id`` /
+    ``task_family`` group it with the other runs of its task (``atif.trial_task``), and the agent's start is
+    ``created_at`` where the records carry no time, as for an ATIF run.
     """
-    from .atif import trial_of_run, trial_started, trial_task, trial_verdict  # atif imports this module
-    trial = trial_of_run(ctx.source) if trial_run and not metadata.get("is_subagent") else None
+    from .atif import shared_trial, trial_of_run, trial_started, trial_task, trial_verdict  # atif imports this
+    trial = trial_of_run(ctx.source) if trial_run is not False and not metadata.get("is_subagent") else None
+    if trial is not None and trial_run is None and (why := shared_trial(trial, ctx.source)):
+        trial, metadata = None, {**metadata, "trial_verdict_withheld": why}
     task_key = trial_task(trial / "agent" / "trajectory.json") if trial is not None else {}
     verdict = (trial_verdict(trial, ctx) if trial is not None else None) or verdict
     created_at = created_at or (trial_started(trial) if trial is not None else None)

@@ -1319,6 +1319,45 @@ def trial_of_run(source: Path) -> Path | None:
     return trial if trial is not None and not converted_run(trial / "agent" / "trajectory.json") else None
 
 
+def trial_sessions(trial: Path, fmt: str | None, suffix: str) -> list[Path]:
+    """The top-level sessions of format ``fmt`` an agent left in a Harbor trial's ``agent/``: its non-empty
+    ``*<suffix>`` files read as ``fmt`` (``detect.detect_format``), a sub-agent's excepted where its place says so
+    (under a ``subagents`` folder, as Claude Code 2.1 and Qwen Code keep them, or named ``agent-<id>``, as earlier
+    Claude Code did). A trial has one run: where it holds more than one such session and nothing names which is
+    its run, none takes its verdict (``_agent_cli.session_trajectory``). A sub-agent's session kept elsewhere (a
+    Codex sub-agent's rollout beside its parent's) counts, so such a trial's sessions take no verdict."""
+    from trajsearch.ingest.detect import detect_format  # detect imports the adapters
+    agent = trial / "agent"
+    found = []
+    for path in sorted(agent.rglob(f"*{suffix}")):
+        if "subagents" in path.relative_to(agent).parts[:-1] or path.name.startswith("agent-") \
+                or not path.is_file() or not path.stat().st_size:
+            continue
+        try:
+            if detect_format(path) == fmt:
+                found.append(path)
+        except (ValueError, OSError):  # no format, or a side file
+            continue
+    return found
+
+
+def shared_trial(trial: Path, source: Path) -> str | None:
+    """Why the raw session ``source`` is not its Harbor trial's run though the trial kept no conversion: the trial
+    holds other top-level sessions of its format (:func:`trial_sessions`: a second ``codex exec``, a resumed
+    session) and nothing names which is the run. None where it is the only one."""
+    from trajsearch.ingest.detect import detect_format  # detect imports the adapters
+    try:
+        fmt: str | None = detect_format(source)
+    except (ValueError, OSError):
+        fmt = None
+    sessions = sorted({*trial_sessions(trial, fmt, source.suffix), source})
+    if len(sessions) < 2:
+        return None
+    return (f"Harbor trial {trial.name} holds {len(sessions)} top-level sessions of this agent and nothing names "
+            f"which is its run ({', '.join(p.name for p in sessions[:3])}{', ...' if len(sessions) > 3 else ''}): "
+            "none takes its verdict")
+
+
 def trial_started(trial: Path) -> datetime | None:
     """When a Harbor trial's agent began (``result.json``'s ``agent_execution.started_at``, else the trial's): for a
     run whose own records carry no time (``claude -p``'s stream-json), rather than its file's checkout time."""

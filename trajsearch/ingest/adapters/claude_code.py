@@ -230,7 +230,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
-from .atif import converted_run, harbor_trial, trial_of_run, trial_task
+from .atif import converted_run, harbor_trial, trial_of_run, trial_sessions, trial_task
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -1529,7 +1529,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
-        trial_run=trial is not None if headless is not None else _transcript_is_trial_run(ctx.source),
+        trial_run=trial is not None if headless is not None else _named_run(ctx.source, session_id),
     )
 
 
@@ -1567,33 +1567,46 @@ _EXPANDED = re.compile(r"\$[\w{(]|`")
 
 def _unconverted_trial(source: Path) -> Path | None:
     """The Harbor trial whose agent logs hold this headless output (Harbor's claude-code agent tees ``claude -p
-    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor kept neither the session's transcript
-    (:func:`_harbor_transcript`) nor an ATIF conversion naming the task (``agent/trajectory.json``; one missing,
-    broken or taskless is none, ``atif.converted_run``): the trial's run is then this output, with the verdict in
-    its ``result.json``. Either would be the trial's run, and a trial has one."""
+    --output-format stream-json`` to ``agent/claude-code.txt``), when Harbor kept no ATIF conversion naming the task
+    (``agent/trajectory.json``; one missing, broken or taskless is none, ``atif.trial_of_run``) and no transcript
+    that is the run instead: the transcript of the session the output names, or, where it names none, any top-level
+    transcript (:func:`_named_transcripts`). The trial's run is then this output, with the verdict in its
+    ``result.json``: a trial has one run."""
     trial = trial_of_run(source)
-    return trial if trial is not None and _harbor_transcript(trial, source) is None else None
+    return trial if trial is not None and not _named_transcripts(trial, source) else None
 
 
-def _transcript_is_trial_run(source: Path) -> bool:
-    """Whether a transcript may be its Harbor trial's run (``session_trajectory``'s ``trial_run``): not where the
-    trial's headless output is the run itself (:func:`_unconverted_trial`: it names another session, whose transcript
-    the trial did not keep), a trial having one run."""
+def _named_run(source: Path, session: str) -> bool | None:
+    """Whether the transcript of ``session`` is its Harbor trial's run (``session_trajectory``'s ``trial_run``): where
+    the trial's ``claude-code.txt`` names a session, that session's transcript is (or, not kept, the output itself
+    is: :func:`_unconverted_trial`), and no other; None where nothing names the run (no output, or one naming no
+    session: plain text, empty, ``--output-format json``, more stderr before the ``init`` record than
+    :func:`_output_session` reads), and the trial's only top-level session is its run."""
     trial = harbor_trial(source)
-    output = trial / "agent" / "claude-code.txt" if trial is not None else None
-    return output is None or not output.is_file() or _unconverted_trial(output) is None
+    named = _output_session(trial / "agent" / "claude-code.txt") if trial is not None else None
+    return None if named is None else named == session
 
 
 def _harbor_transcript(trial: Path, output: Path) -> Path | None:
-    """The transcript of the session whose headless ``output`` is in ``trial``, when Harbor copied it (its
-    ``agent/sessions/projects/<project>/<session id>.jsonl``, the id ``output``'s ``init`` record gives) and did not
-    convert it to ATIF (a conversion naming the task is the trial's run instead). Another file there is none: a
-    subagent's ``agent-<id>.jsonl``, empty where the agent never ran, is no run of the trial's."""
+    """The transcript that is the trial's run in place of its headless ``output``, when Harbor copied it (under
+    ``agent/sessions/projects/``) and did not convert it to ATIF: the session's the output's ``init`` record names,
+    or, where it names none, the trial's only top-level transcript (:func:`_named_transcripts`)."""
+    found = _named_transcripts(trial, output)
+    return found[0] if len(found) == 1 else None
+
+
+def _named_transcripts(trial: Path, output: Path) -> list[Path]:
+    """The transcripts Harbor kept in ``trial`` and did not convert to ATIF (a conversion naming the task is the
+    trial's run instead) of the session its headless ``output`` names (``agent/sessions/projects/<project>/<session
+    id>.jsonl``, not empty), or, where it names none, the trial's top-level transcripts (``atif.trial_sessions``: a
+    subagent's ``agent-<id>.jsonl``, empty where the agent never ran, is no run of the trial's)."""
+    if converted_run(trial / "agent" / "trajectory.json"):
+        return []
     session = _output_session(output)
-    if session is None or converted_run(trial / "agent" / "trajectory.json"):
-        return None
-    return next((p for p in (trial / "agent" / "sessions" / "projects").glob(f"*/{session}.jsonl")
-                 if p.is_file() and p.stat().st_size), None)
+    if session is None:
+        return trial_sessions(trial, NAME, ".jsonl")
+    return [p for p in (trial / "agent" / "sessions" / "projects").glob(f"*/{session}.jsonl")
+            if p.is_file() and p.stat().st_size]
 
 
 def _output_session(output: Path) -> str | None:
