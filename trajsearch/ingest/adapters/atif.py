@@ -1346,6 +1346,8 @@ def shared_trial(trial: Path, source: Path) -> str | None:
     holds other top-level sessions of its format (:func:`trial_sessions`: a second ``codex exec``, a resumed
     session) and nothing names which is the run. None where it is the only one."""
     from trajsearch.ingest.detect import detect_format  # detect imports the adapters
+    if all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
+        return None
     try:
         fmt: str | None = detect_format(source)
     except (ValueError, OSError):
