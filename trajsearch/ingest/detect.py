@@ -469,8 +469,11 @@ def forced_format(path: Path, fmt: str) -> str:
     no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
     and a side file read anyway gave no run and no reason. An archive or a compression trajsearch does not read
     is refused as detection refuses it: no format reads it (but the archive the format reads itself)."""
-    if _own_archive(path) == fmt:
+    if (own := _own_archive(path)) == fmt:
         return fmt
+    if own is not None:
+        raise ValueError(f"{path}: an {own} log (a zip archive trajsearch reads as {own}), not {fmt}: drop --format, "
+                         f"or pass --format {own}")
     if kind := _container_kind(path):
         raise ValueError(f"{path}: {kind}; {_READS}")
     head = peek(path)

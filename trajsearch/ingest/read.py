@@ -631,7 +631,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if p.is_file():
                 pieces.setdefault(mod, []).append(p)
             return False
-        if not _dump_named(p.name) and not any(mod.walked_file(p) for mod in walkers):
+        own = archive_format(p)
+        if own is not None and not (fmt in (None, own) and sources.is_zip(p)) \
+                or own is None and not _dump_named(p.name) and not any(mod.walked_file(p) for mod in walkers):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
                 if kind := _packed_kind(p.name):
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
@@ -968,7 +970,9 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
             raise ValueError(unreadable.error)
         if (folder := _run_folder(p, fmt)) is None:
             return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,), forced=fmt is not None)]
-        p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
+        if folder.files and all(f.parent == p.parent for f in folder.files):
+            return [folder]  # a run whose files lie beside the one named (Cline's): not all else under that folder
+        p = Path(folder.key)  # a file standing for its run folder (OpenHands' state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
     unlisted: list[tuple[Path, str]] = []

@@ -1169,7 +1169,7 @@ class ZipMembers:
         up to the first cut short, or one whose sizes its header leaves to a data descriptor after it (a streamed
         write), which cannot be found without the directory."""
         members: dict[str, _Member] = {}
-        size = self.path.stat().st_size
+        size = self._size  # the size __init__ read: one size of the archive, though it grows (an eval writing)
         with open(self.path, "rb") as f:
             while (header := f.read(_LOCAL_HEADER.size))[:4] == _LOCAL_MAGIC and len(header) == _LOCAL_HEADER.size:
                 _, _, flags, method, _, _, crc, packed, length, name_length, extra_length = _LOCAL_HEADER.unpack(header)

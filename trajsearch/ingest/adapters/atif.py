@@ -1346,6 +1346,14 @@ def shared_trial(trial: Path, source: Path) -> str | None:
     holds other top-level sessions of its format (:func:`trial_sessions`: a second ``codex exec``, a resumed
     session) and nothing names which is the run. None where it is the only one."""
     from trajsearch.ingest.detect import detect_format  # detect imports the adapters
+    if source.is_dir():  # a run kept as a folder (a Cline task): the trial's folders holding files of the same names
+        names = {p.name for p in source.iterdir() if p.is_file()}
+        folders = sorted({p.parent for n in names for p in (trial / "agent").rglob(n)} | {source})
+        if len(folders) < 2:
+            return None
+        return (f"Harbor trial {trial.name} holds {len(folders)} run folders of this agent and nothing names which "
+                f"is its run ({', '.join(p.name for p in folders[:3])}{', ...' if len(folders) > 3 else ''}): none "
+                "takes its verdict")
     if all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
         return None
     try:

@@ -256,11 +256,14 @@ def folder_files(folder: Path) -> list[Path]:
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping; Roo Code's index of its tasks
-    (``_index.json``) beside the task folders."""
+    (``_index.json``) beside the task folders; the extension's own ``state/``, ``settings/`` JSON beside its
+    ``tasks/`` (``taskHistory.json``, ``cline_mcp_settings.json``: written by every install)."""
     if _OWN_FILES.match(path.name) and (path.parent / HISTORY).is_file():
         return f"a Cline task's own file beside its {HISTORY} (read with the task folder)"
     if path.name == _TASKS_INDEX and any((d / HISTORY).is_file() for d in path.parent.iterdir() if d.is_dir()):
         return "Roo Code's index of the task folders beside it (each read as its own run)"
+    if path.parent.name in ("state", "settings") and path.suffix == ".json" and (path.parent.parent / "tasks").is_dir():
+        return "Cline's own state or settings beside its tasks/ (each task folder there is read as its own run)"
     return None
 
 
