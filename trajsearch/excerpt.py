@@ -196,16 +196,25 @@ def _without_one_prefix(text: str) -> str:
 def unseen(text: str) -> bool:
     """Whether :func:`query_text` may read ``text`` otherwise than as written: it holds a character that reading drops
     (an ESC, a control, a format or other default-ignorable character: :data:`_INVISIBLE`), opens with a log
-    viewer's prefix (:data:`_LINE_PREFIXES`) or may hold a CI runner's mark (:data:`_RUNNER_MARK`), so a caller
-    comparing many texts reads only those through it. A row of compose lines had been read with its prefixes unless it
-    also held a colour code (review of ENG5, 3).
+    viewer's prefix (:data:`_LINE_PREFIXES`), may hold a CI runner's mark (:data:`_RUNNER_MARK`) or ends in a CI
+    system's closing line (:data:`_CI_CLOSING`), so a caller comparing many texts reads only those through it. A row of
+    compose lines had been read with its prefixes unless it also held a colour code (review of ENG5, 3); a task row
+    ending in GitHub's closing line was compared as written with the query read without it, and the rerun of that
+    very task lost ``follow_closely`` (review RT-SERVE, 1).
     An ASCII text can hold only controls, which ``str.isprintable`` finds at C speed (the regular expression alone
     took 17 µs a text where it takes 8, on 808 real step texts)."""
-    if _OPENS_WITH_PREFIX.match(text) or "##[" in text:
+    if _OPENS_WITH_PREFIX.match(text) or "##[" in text or _closes_like_ci(text):
         return True
     if text.isascii():
         return not text.translate(_LINE_BREAKS).isprintable()
     return _INVISIBLE.search(text) is not None
+
+
+def _closes_like_ci(text: str) -> bool:
+    """Whether ``text``'s last line that is not blank is a CI system's closing line (:data:`_CI_CLOSING`): one look
+    at one line, as :func:`_without_closing_lines` looks at it first."""
+    last = text.rstrip().rpartition("\n")[2]
+    return _CI_CLOSING.fullmatch(" ".join(last.split())) is not None
 
 
 #: Line breaks and tabs, read as spaces: the controls :func:`unseen` does not count.
