@@ -123,7 +123,8 @@ def spread(items: Sequence[Any], n: int) -> list[Any]:
 
 
 def load_model(spec: str) -> tuple[Any, float]:
-    """``trajsearch.embed.load_embedder(spec)`` and the seconds it took.
+    """``trajsearch.embed.load_embedder(spec)``, used once, and the seconds it took (the ONNX session is made at the
+    first encode, so a load alone no longer holds it: review RT-SERVE, 3).
 
     A first load can dwarf a small run (torch starts in 10-30 s, the ONNX export
     runs once per machine), so scripts time it on its own rather than let it leak
@@ -133,6 +134,7 @@ def load_model(spec: str) -> tuple[Any, float]:
 
     with Stopwatch() as sw:
         model = load_embedder(spec)
+        model.encode(["warm-up"])
     return model, sw.seconds
 
 

@@ -10,7 +10,8 @@ The control for loss: every real step output of those runs, its last 40 lines as
 (``query_text``): how many lose a prefix or closing lines they hold as the program printed them (none is a viewer's
 or a CI system's), each printed.
 
-    python scripts/eval_pasted_framing.py              # the eval_exact.py store, built first if missing
+    python scripts/eval_exact.py                       # builds the store this reads
+    python scripts/eval_pasted_framing.py              # refuses a store without runs
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ def main() -> None:
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--forms", nargs="*", default=list(FORMS), help="none: the control only")
     args = ap.parse_args()
+    model, _ = load_model(args.model)
+    ts = open_store(store_dir(args.store / args.model.replace("/", "_")), model)
+    if not ts.stats(tenant=TENANT)["trajectories"]:  # every search would miss: a plausible "hit@1 0/143"
+        ts.close()
+        sys.exit(f"no runs in the store under {args.store}: build it with scripts/eval_exact.py --store {args.store} --model {args.model}")
     real = read_real_runs(tenant=TENANT)
     control(real)
     tracebacks: dict[str, str] = {}
@@ -105,8 +111,6 @@ def main() -> None:
                 if m.group(1).strip() not in tracebacks and len(m.group(0).splitlines()) >= 3:
                     tracebacks[m.group(1).strip()] = m.group(0)
     print(len(tracebacks), "distinct tracebacks", flush=True)
-    model, _ = load_model(args.model)
-    ts = open_store(store_dir(args.store / args.model.replace("/", "_")), model)
     for name in args.forms:
         first = raised = 0
         for line, traceback in tracebacks.items():
