@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import selectors
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,17 +72,20 @@ def main() -> None:
     trees = dict(t.split("=", 1) for t in options.tree) or {"this": str(ROOT)}
     trees = {name: Path(path).resolve() for name, path in trees.items()}
     home = Path(tempfile.mkdtemp(prefix="bench-startup-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJSEARCH_")}
-    env.update(TRAJSEARCH_HOME=str(home), TRAJSEARCH_MODEL=options.model, COLUMNS="200")
-    first_tree = next(iter(trees.values()))
-    subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(first_tree / "trajsearch/samples"),
-                    "-t", TENANT, "-q"], cwd=first_tree, env={**env, "PYTHONPATH": str(first_tree)}, check=True)
-    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for round_ in range(options.runs):
-        for command, args in COMMANDS.items():
-            turn = round_ % len(trees)
-            for name, tree in list(trees.items())[turn:] + list(trees.items())[:turn]:
-                times.setdefault((command, name), []).append(timed(tree, args, env))
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRAJSEARCH_")}
+        env.update(TRAJSEARCH_HOME=str(home), TRAJSEARCH_MODEL=options.model, COLUMNS="200")
+        first_tree = next(iter(trees.values()))
+        subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(first_tree / "trajsearch/samples"),
+                        "-t", TENANT, "-q"], cwd=first_tree, env={**env, "PYTHONPATH": str(first_tree)}, check=True)
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for round_ in range(options.runs):
+            for command, args in COMMANDS.items():
+                turn = round_ % len(trees)
+                for name, tree in list(trees.items())[turn:] + list(trees.items())[:turn]:
+                    times.setdefault((command, name), []).append(timed(tree, args, env))
+    finally:  # its Milvus Lite store and traces
+        shutil.rmtree(home, ignore_errors=True)
     rows = []
     for command in COMMANDS:
         row: list[object] = [command]

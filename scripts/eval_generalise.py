@@ -228,9 +228,10 @@ def main() -> int:
     ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json) "
                     "or a SWE-agent run directory (*.traj)")
     ap.add_argument("--no-swe", action="store_true")
-    ap.add_argument("--patch-truth", action="store_true", help="a SWE run's ground truth is every file its patch "
+    truth = ap.add_mutually_exclusive_group()  # one definition of a SWE run's ground truth
+    truth.add_argument("--patch-truth", action="store_true", help="a SWE run's ground truth is every file its patch "
                     "changes, the harness's set-up edits the run never names too (the definition before round 16)")
-    ap.add_argument("--named-truth", action="store_true", help="a SWE run's ground truth is only the files of its "
+    truth.add_argument("--named-truth", action="store_true", help="a SWE run's ground truth is only the files of its "
                     "patch that its actions name: without a verdict (submitted = success) the runs that handed in "
                     "only the harness's tox.ini / setup.py edits are otherwise relevant to each other")
     ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "

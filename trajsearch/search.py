@@ -153,9 +153,9 @@ class TrajSearch:
         will embed (an ingest, a server) meets a broken model file before it has created or written anything.
         """
         embedder = embedder or load_embedder(model or config.default_model())
+        WindowConfig(window, stride)  # validate before anything is created (and before a warm model's session)
         if warm:
             embedder.encode(["warm-up"])
-        WindowConfig(window, stride)  # validate before anything is created
         settings = IndexSettings(embedder=embedder.name, dim=embedder.dim, window=window, stride=stride)
         uri = uri or config.default_uri()
         try:

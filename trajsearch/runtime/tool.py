@@ -47,6 +47,9 @@ _LEFT_OUT = "was one the caller left out (exclude_trajectory_ids)"
 #: Why an exemplars answer shows nothing where the context's filters hold successful runs, but none the runtime offers:
 #: each of those nearest the query took no step to follow (no tool call, no answer: :func:`.advice.nothing_to_follow`).
 NOTHING_TO_FOLLOW = "no_runs_to_follow"
+#: Why a ``kind=failures`` answer holds no warning where failed runs like the query were found and every one was left
+#: out as made with other tools (:attr:`~.advice.WarningSet.other_tools`): "none close enough" said the opposite.
+OTHER_TOOLS = "failures_with_other_tools"
 #: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
 NO_WARNINGS = {
     "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
@@ -58,12 +61,9 @@ NO_WARNINGS = {
     "versions_not_readable": f"This key may not read runs of {CONTEXT_VERSIONS}: no warning "
                              "can apply.",
     EXCLUDED: f"Every failed run recorded here for this context {_LEFT_OUT}: no warning can apply.",
-    "failures_with_other_tools": "Past failures like this query exist here, but each was made with tools this agent "
-                                 "does not have (tools_available): none applies to it.",
+    OTHER_TOOLS: "Past failures like this query exist here, but each was made with tools this agent "
+                 "does not have (tools_available): none applies to it.",
 }
-#: Why a ``kind=failures`` answer holds no warning where failed runs like the query were found and every one was left
-#: out as made with other tools (:attr:`~.advice.WarningSet.other_tools`): "none close enough" said the opposite.
-OTHER_TOOLS = "failures_with_other_tools"
 #: The service's reason when the context's versions are all outside its key's pins, for every kind.
 UNREADABLE = "versions_not_readable"
 #: The same for each kind: the reasons and notes of an empty answer.
