@@ -75,3 +75,14 @@ def test_the_scripts_load_model_makes_the_model_session_inside_its_time() -> Non
     done = subprocess.run([sys.executable, "-c", code], cwd=SCRIPTS, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{SCRIPTS}:{ROOT}"})
     assert done.stdout.split()[-1:] == ["True"], done.stderr[-2000:]
+
+
+def test_the_model_session_takes_its_threads_from_omp_num_threads_where_set() -> None:
+    """Bug (pre-existing): ``ingest --workers`` sets each worker's ``OMP_NUM_THREADS`` to its share of the cores, and
+    ONNX Runtime's pool, which ignores it, took every core in each worker. (This machine has 2: 1 is a share.)"""
+    code = ("from trajsearch.embed import load_embedder\n"
+            "model = load_embedder('all-MiniLM-L6-v2'); model.encode(['a query'])\n"
+            "print(model._loaded[1].get_session_options().intra_op_num_threads)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    assert done.stdout.split()[-1:] == ["1"], done.stderr[-2000:]

@@ -220,6 +220,14 @@ def _max_diff_vs_torch(path: Path, encoder, torch) -> float:  # type: ignore[no-
     return float(np.abs((got - want) * mask[..., None]).max())
 
 
+def _omp_threads() -> int:
+    """``OMP_NUM_THREADS`` where it is one count, else 0: ONNX Runtime's own thread pool ignores it, and ``ingest
+    --workers`` gives each worker its share of the cores through it (a session of every core in each of 8 workers on
+    64 cores: 512 threads; review RT-SERVE, 5)."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() else 0
+
+
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 on ONNX Runtime: tokenizers + BERT graph + mean pooling + L2.
 
@@ -268,7 +276,7 @@ class OnnxMiniLMEmbedder:
                 import onnxruntime as ort
 
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = self._threads or os.cpu_count() or 1
+                options.intra_op_num_threads = self._threads or _omp_threads() or os.cpu_count() or 1
                 options.inter_op_num_threads = 1
                 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 # Idle threads sleep instead of spinning: on shared, busy 2-core machines
