@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
 from trajsearch.excerpt import query_text, unseen
 from trajsearch.runtime import Runtime, RuntimeContext
@@ -86,3 +87,28 @@ def test_the_model_session_takes_its_threads_from_omp_num_threads_where_set() ->
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
     assert done.stdout.split()[-1:] == ["1"], done.stderr[-2000:]
+
+
+def test_a_trace_existence_check_takes_a_read_permit_as_a_read_does(hashing_ts) -> None:
+    """Bug: ``TraceReads`` passed ``exists`` (a HEAD of a run or compare page: an S3 HEAD) straight to the store, with
+    no permit and no deadline. One permit, held by a read kept in the store: the check is refused "busy" at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trajsearch.service.trace_reads import TraceReads, TraceStoreBusy
+    from test_service_edges import GatedStore
+
+    hashing_ts.add([make_run("a1")])
+    uri = hashing_ts.run("a1", tenant="acme").trace_uri
+    gated = GatedStore(hashing_ts.traces, "acme")
+    reads = TraceReads(gated, slots=1, timeout=600, queue_wait=0)
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            held = pool.submit(reads.get, uri, tenant="acme")
+            with gated.changed:
+                assert gated.changed.wait_for(lambda: gated.arrived == 1, 120)
+            with pytest.raises(TraceStoreBusy):
+                reads.exists(uri, tenant="acme")
+        finally:
+            gated.gate.set()
+        assert held.result(120).trajectory_id == "a1"
+    assert reads.exists(uri, tenant="acme") is True and reads.in_flight == 0

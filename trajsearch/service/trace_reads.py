@@ -56,7 +56,7 @@ class TraceStoreTimeout(TraceStoreError):
 
 
 class TraceReads:
-    """A :class:`TraceStore` whose ``get`` runs bounded and time-limited; everything else is delegated."""
+    """A :class:`TraceStore` whose ``get`` and ``exists`` run bounded and time-limited; everything else is delegated."""
 
     def __init__(self, store: TraceStore, *, slots: int = 2, timeout: float = 10.0, per_tenant: int | None = None,
                  queue_wait: float = 2.0, waiters: int | None = None) -> None:
@@ -103,7 +103,7 @@ class TraceReads:
         return TraceReads(self.store, slots=slots, timeout=timeout or self.timeout, queue_wait=queue_wait,
                           waiters=waiters)
 
-    def __getattr__(self, name: str) -> Any:  # put, delete, exists, uri_for, ...
+    def __getattr__(self, name: str) -> Any:  # put, delete, uri_for, ...
         return getattr(self.store, name)
 
     def _remaining(self) -> float | None:
@@ -147,6 +147,16 @@ class TraceReads:
             self._changed.notify_all()
 
     def get(self, uri: str, *, tenant: str) -> Trajectory:
+        return self._bounded(lambda: self.store.get(uri, tenant=tenant), tenant)
+
+    def exists(self, uri: str, *, tenant: str) -> bool:
+        """Whether the store holds the trace, asked as :meth:`get` reads it (an S3 HEAD waits as a GET does): a HEAD
+        of a run page had asked the store outside the pages' permits and deadline (review RT-SERVE, 4)."""
+        return self._bounded(lambda: self.store.exists(uri, tenant=tenant), tenant)
+
+    def _bounded(self, ask: Any, tenant: str) -> Any:
+        """``ask()``'s answer, asked on a thread of its own under one of ``tenant``'s permits, waited for as long as
+        the timeout or the call's deadline allows."""
         self._acquire(tenant)
         result: Future = Future()
 
@@ -154,14 +164,14 @@ class TraceReads:
             """The permit is given back before the caller has the outcome: given back after, a caller's next read
             could find its own finished read's permit still taken (313 of 500 one-after-another reads were
             refused "trace reads busy" with no wait allowed and a fine thread switch interval)."""
-            trajectory, failure = None, None
+            answer, failure = None, None
             try:
-                trajectory = self.store.get(uri, tenant=tenant)
+                answer = ask()
             except BaseException as exc:  # noqa: BLE001 (handed to the waiting caller)
                 failure = exc
             self._release(tenant)
             if failure is None:
-                result.set_result(trajectory)
+                result.set_result(answer)
             else:
                 result.set_exception(failure)
 

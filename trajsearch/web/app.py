@@ -300,7 +300,8 @@ def run_page(request: Request) -> Response:
     name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
     attachment = {"content-disposition": f'attachment; filename="{name}.json"'}
     if request.method == "HEAD":  # the run and its trace looked up (404 as the GET's), the trace neither read nor shown
-        views.trace_held(web.ts, session.principal, views.visible_run(web.ts, session.principal, trajectory_id))
+        run = views.visible_run(web.ts, session.principal, trajectory_id)
+        views.trace_held(web.ts, session.principal, run, web.facts.reads)
         return _head(request, 200, "application/json", attachment) if as_json else _head(request, 200)
     if as_json:
         run = views.visible_run(web.ts, session.principal, trajectory_id)
@@ -327,7 +328,8 @@ def compare_page(request: Request) -> Response:
     if request.method == "HEAD":  # both runs and traces looked up (404 as the GET's), none read, no similar run sought
         for trajectory_id in (request.path_params["trajectory_id"], other):
             if trajectory_id is not None:
-                views.trace_held(web.ts, session.principal, views.visible_run(web.ts, session.principal, trajectory_id))
+                run = views.visible_run(web.ts, session.principal, trajectory_id)
+                views.trace_held(web.ts, session.principal, run, web.facts.reads)
         return _head(request, 200)
     view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other,
                               web.facts.reads)

@@ -96,12 +96,13 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit, reads: TraceStore
     return trajectory
 
 
-def trace_held(ts: TrajSearch, principal: Principal, run: Hit) -> None:
+def trace_held(ts: TrajSearch, principal: Principal, run: Hit, reads: TraceStore | None = None) -> None:
     """What :func:`load_trace` would raise for the run's trace, found by asking the store whether it holds it (a
     stat of a file, an S3 HEAD), not by reading it: a HEAD of a run or compare page, whose link a checker should
-    see dead when the GET says "the trace is missing" (404). A trace held but damaged is seen only by reading it."""
+    see dead when the GET says "the trace is missing" (404). A trace held but damaged is seen only by reading it.
+    Asked with ``reads`` as :func:`load_trace` reads (the pages' permits and wait)."""
     try:
-        held = ts.traces.exists(run.trace_uri, tenant=principal.tenant)
+        held = (reads or ts.traces).exists(run.trace_uri, tenant=principal.tenant)
     except TraceStoreError as exc:
         if isinstance(exc, ValueError):  # not a URI of this tenant
             raise NotFound(run.trajectory_id) from None
