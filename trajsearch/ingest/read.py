@@ -599,6 +599,16 @@ def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bo
             "its format is not detected")
 
 
+def _walked_name(p: Path, fmt: str | None, walkers: tuple[Any, ...]) -> bool:
+    """Whether a walk under ``fmt`` (None: any) reads ``p`` by its name: an archive an adapter reads itself (Inspect
+    AI's ``.eval``) when it is a zip (a text ``notes.eval`` is no log) and the walk is that format's or any; else a
+    dump's name (:func:`_dump_named`), or a file an adapter's ``walked_file`` takes where it lies (a Harbor trial's
+    ``agent/claude-code.txt``). What is not read so is passed over by name."""
+    if (own := archive_format(p)) is not None:
+        return fmt in (None, own) and sources.is_zip(p)
+    return _dump_named(p.name) or any(mod.walked_file(p) for mod in walkers)
+
+
 def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None,
                 unlisted: list[tuple[Path, str]] | None = None) -> list[Path]:
     """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, and
@@ -631,9 +641,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if p.is_file():
                 pieces.setdefault(mod, []).append(p)
             return False
-        own = archive_format(p)
-        if own is not None and not (fmt in (None, own) and sources.is_zip(p)) \
-                or own is None and not _dump_named(p.name) and not any(mod.walked_file(p) for mod in walkers):
+        if not _walked_name(p, fmt, walkers):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
                 if kind := _packed_kind(p.name):
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
