@@ -109,7 +109,7 @@ def _without_closing_lines(text: str) -> str:
     paste."""
     lines = text.splitlines(keepends=True)
     end = len(lines)
-    while end and (not lines[end - 1].strip() or _CI_CLOSING.fullmatch(" ".join(lines[end - 1].split()))):
+    while end and (not lines[end - 1].strip() or _ci_closing(lines[end - 1])):
         end -= 1
     if end < len(lines) and " ".join(text.split()[-4:]).lower() == "cleaning up orphan processes":  # a job's end
         end = next((i for i in range(end) if _POST_JOB.fullmatch(lines[i].strip())), end)  # its first clean-up
@@ -213,8 +213,12 @@ def unseen(text: str) -> bool:
 def _closes_like_ci(text: str) -> bool:
     """Whether ``text``'s last line that is not blank is a CI system's closing line (:data:`_CI_CLOSING`): one look
     at one line, as :func:`_without_closing_lines` looks at it first."""
-    last = text.rstrip().rpartition("\n")[2]
-    return _CI_CLOSING.fullmatch(" ".join(last.split())) is not None
+    return _ci_closing(text.rstrip().rpartition("\n")[2])
+
+
+def _ci_closing(line: str) -> bool:
+    """Whether ``line`` is a CI system's closing line (:data:`_CI_CLOSING`), however its spaces run."""
+    return _CI_CLOSING.fullmatch(" ".join(line.split())) is not None
 
 
 #: Line breaks and tabs, read as spaces: the controls :func:`unseen` does not count.
