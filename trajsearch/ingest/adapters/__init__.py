@@ -78,6 +78,7 @@ from . import (
     claude_code,
     cline,
     codex_cli,
+    copilot_chat,
     gemini_cli,
     inspect_ai,
     langfuse,
@@ -105,6 +106,7 @@ ADAPTERS: dict[str, ModuleType] = {
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode,  # coding-agent CLI session files
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
+        copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

@@ -1,0 +1,116 @@
+"""GitHub Copilot Chat (VS Code): chats saved by "Chat: Export Chat...", read from real exports users committed
+(tests/fixtures/copilot/.copilot29/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest import detect
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only, runs
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401
+
+REAL = Path(__file__).parent / "fixtures" / "copilot" / ".copilot29"
+MCP_TOOLS = REAL / "mcp_tools.json"  # agent mode, three MCP calls kept with the model's rounds
+MCP_ERROR = REAL / "mcp_tool_error.json"  # an MCP call answered isError
+FETCH = REAL / "fetch_web_page.json"  # an export without the request's result: steps from the response parts
+FAILED = REAL / "request_failed.json"  # a request its provider refused (401)
+
+
+def test_an_exported_agent_chat_is_one_run_of_its_rounds_calls() -> None:
+    run = only(MCP_TOOLS)
+    assert run.trajectory_id == "copilot-chat.ee843e6a-d4f3-4e9d-bf1a-7c51fe4b033a"  # result.metadata.sessionId
+    assert run.task == "вызови метод update_entry_fields"
+    assert run.model_id == "claude-sonnet-4" and run.metadata["model_vendor"] == "copilot"
+    assert run.tool_versions == {"copilot-chat": "0.31.3"}
+    assert run.created_at.isoformat() == "2025-10-02T19:21:40.204000+00:00"
+    assert [s.action for s in run.steps] == ["mcp_micmicai-mcp_get_documents", "mcp_micmicai-mcp_get_entries",
+                                             "mcp_micmicai-mcp_update_entry_fields", "respond"]
+    entries = run.steps[1]
+    assert entries.arguments == {"document_id": "18", "first": 5, "page": 1}
+    assert entries.observation.startswith('{"entries":{"data":[{"id":"686"')  # toolCallResults: what the model saw
+    assert entries.thought.startswith("Теперь получу записи")  # the round's text before its call
+    assert all(s.error is None for s in run.steps) and run.outcome is Outcome.unknown
+    assert run.steps[-1].arguments["content"].startswith("Метод `update_entry_fields` был успешно вызван!")
+
+
+def test_a_call_the_tool_answered_with_an_error_is_a_step_error() -> None:
+    run = only(MCP_ERROR)
+    [call, answer] = run.steps
+    assert call.action == "mcp_micmicai-mcp_update_entry_fields"
+    assert call.arguments == {"entry_id": "invalid_id", "fields": {}}
+    assert call.error == ("Error calling tool 'update_entry_fields': 400: GraphQL ошибка при обновлении полей: "
+                          "Internal server error")
+    assert answer.action == "respond" and answer.error is None
+
+
+def test_an_export_without_the_models_rounds_is_read_from_what_the_chat_showed() -> None:
+    run = only(FETCH)
+    assert run.trajectory_id == "copilot-chat.request_962e76d4-743c-490e-9609-c8f65ef52f56"  # no session id kept
+    assert [s.action for s in run.steps] == ["copilot_fetchWebPage", "vscode_fetchWebPage_internal", "respond"]
+    fetch = run.steps[1]
+    assert fetch.arguments == {"message": "Fetching 3 resources"}
+    assert fetch.observation.splitlines()[1] == "https://www.wwf.ru/species/snow-leopard/"  # the URIs it fetched
+    assert run.steps[0].thought.startswith("Я помогу вам найти информацию о снежных барсах")
+
+
+def test_a_chat_whose_last_request_failed_at_the_provider_is_an_infra_error() -> None:
+    run = only(FAILED)
+    assert run.outcome is Outcome.infra_error and not run.steps
+    assert "Authentication Error, LiteLLM Virtual Key expected" in run.failure.error
+    assert run.model_id == "germes-120b" and run.metadata["model_vendor"] == "oaicopilot"
+
+
+def test_the_id_is_the_chats_wherever_the_file_lies(tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere" / "renamed.json"
+    moved.parent.mkdir()
+    shutil.copy(MCP_ERROR, moved)
+    assert only(moved).trajectory_id == only(MCP_ERROR).trajectory_id
+
+
+def test_a_kept_session_is_named_by_its_session_id_and_an_unused_one_is_refused(tmp_path: Path) -> None:
+    chat = json.loads(MCP_TOOLS.read_text(encoding="utf-8"))
+    kept = {"version": 3, **chat, "sessionId": "a8969187-e0be-4408-95dc-a5781793b48f", "creationDate": 1759432800000,
+            "customTitle": "update entry fields"}
+    path = tmp_path / "chatSessions" / "a8969187-e0be-4408-95dc-a5781793b48f.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    run = only(path)
+    assert run.trajectory_id == "copilot-chat.a8969187-e0be-4408-95dc-a5781793b48f"
+    assert run.metadata["title"] == "update entry fields" and run.created_at.isoformat().startswith("2025-10-02T19:20")
+    path.write_text(json.dumps({**kept, "requests": []}), encoding="utf-8")
+    [result] = list(read_dump(path))
+    assert not result.ok and "holds no requests" in result.error
+
+
+def test_a_chat_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(json.loads(MCP_TOOLS.read_text(encoding="utf-8")), indent=2), encoding="utf-8")
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)  # this chat stands for one past the limit
+    assert detect.detect_format(path) == "copilot-chat"
+    assert len(runs(path)) == 1
+
+
+def test_the_cli_reads_a_folder_of_exports_and_finds_a_run_by_its_tool_error(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    code, out, err = run_cli("ingest", str(REAL), "--dry-run")
+    assert code == 0, out + err
+    assert out.count("format copilot-chat; runs 1; rejected 0") == 4, out
+    code, out, err = run_cli("ingest", str(REAL), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "GraphQL Internal server error calling update_entry_fields", "-t", "acme",
+                             "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == "copilot-chat.4d94cc58-21b2-4fa8-a208-72d86a8990ef", out
+
+
+def test_a_walk_of_workspace_storage_reads_the_kept_chats_and_passes_over_workspace_json(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspaceStorage" / "3f2a9c0e1b7d4e5f8a6b2c1d0e9f8a7b"
+    (workspace / "chatSessions").mkdir(parents=True)
+    (workspace / "workspace.json").write_text('{"folder": "file:///home/u/project"}', encoding="utf-8")
+    shutil.copy(MCP_ERROR, workspace / "chatSessions" / "4d94cc58-21b2-4fa8-a208-72d86a8990ef.json")
+    results = list(read_dump(tmp_path / "workspaceStorage"))
+    assert [(r.ok, r.error) for r in results] == [(True, None)]

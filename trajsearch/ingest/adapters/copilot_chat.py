@@ -1,0 +1,216 @@
+"""GitHub Copilot Chat in VS Code: a chat saved by "Chat: Export Chat..." and the session files VS Code keeps.
+
+Where they come from (microsoft/vscode ``src/vs/workbench/contrib/chat/common/chatModel.ts``: ``IExportableChatData``,
+``ISerializableChatData``, ``toExport()``; ``chatImportExport.ts`` writes ``JSON.stringify(model.toExport())``): one
+JSON document a chat, ``{requesterUsername, responderUsername: "GitHub Copilot", responderAvatarIconUri,
+initialLocation, requests: [...]}``; the files VS Code keeps of each chat
+(``<user data>/workspaceStorage/<hash>/chatSessions/<session id>.json``) are the same with ``version`` (3),
+``sessionId``, ``creationDate``, ``lastMessageDate``, ``customTitle``. Each request is a turn of the user's:
+``message.text`` (what was typed), ``response`` (the parts the chat showed: markdown ``{value}``, ``thinking``,
+``prepareToolInvocation``, ``toolInvocationSerialized`` with ``toolId``, ``toolCallId``, ``invocationMessage``,
+``resultDetails`` (an MCP tool's ``{input, output: [{value}], isError}``, a built-in's URIs), ``toolSpecificData``),
+``result`` (``metadata.toolCallRounds``: the model's turns, each ``{response, toolCalls: [{name, arguments, id}]}``;
+``metadata.toolCallResults``: what each call returned to the model, by the round's call id; ``metadata.sessionId``;
+``errorDetails`` of a request that failed), ``modelId`` (``copilot/claude-sonnet-4``), ``timestamp`` (epoch ms),
+``isCanceled``, ``agent.extensionVersion``. Since 2026 VS Code keeps its sessions as ``chatSessions/*.jsonl`` (a log
+of edits to this document, ``{kind: 0 | 1 | 2, ...}``) and transcripts in GitHub Copilot CLI's event shape: neither
+is read here. A workspace's ``workspace.json`` beside ``chatSessions/`` is passed over (``side_path``).
+
+Field mapping:
+
+- run = the chat; task = the first request's ``message.text``; the later requests' texts go to
+  ``metadata.user_prompts``, their steps follow the first's.
+- steps: where a request's ``result.metadata.toolCallRounds`` are kept (agent mode), each call of each round is a
+  step (action = its ``name``, arguments = its JSON ``arguments``, thought = the round's ``response`` text, observation
+  = ``toolCallResults[id]``'s text) and a round's text with no call after it a ``respond`` step. Without them, the
+  ``response`` parts in order: a ``toolInvocationSerialized`` is a step (arguments = ``toolSpecificData.rawInput``,
+  else ``resultDetails.input``, else the invocation message), markdown and ``thinking`` before it its thought, text
+  after the last call a ``respond`` step. A call's error: its invocation (the first not yet taken with its
+  ``toolId``) says ``resultDetails.isError``: the decisive line of its output.
+- outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
+  provider's or the network's error, the session ended on it): an ``infra_error``, or the agent's ``failure`` when
+  its context window stopped it.
+- trajectory_id = ``copilot-chat.<session id>``: the file's ``sessionId`` (a kept session), else the first
+  request's ``result.metadata.sessionId`` (an export), else its ``requestId``: the file's content names it, wherever
+  it lies. model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
+  created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
+  agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
+  requests, ``models`` (more than one), ``last_request_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (
+    API_ERROR_CAUSE,
+    as_str,
+    error_line,
+    first_time,
+    iso_time,
+    join_thought,
+    json_arguments,
+    prompt_list,
+    session_trajectory,
+    whole_file,
+)
+from ._common import Context, RecordError, as_dict, as_list, json_kind
+
+NAME = "copilot-chat"
+#: A file is one chat: the reader hands over its whole document.
+WHOLE_FILE = True
+split = whole_file
+#: Searched in a file's first 64 KiB when no record can be parsed from them (a chat of megabytes): the responder's
+#: name and icon every export and kept session writes together (``IExportableChatData``).
+SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"responderAvatarIconUri"\s*:')
+_INVOCATION = "toolInvocationSerialized"
+
+
+def matches(record: Any) -> bool:
+    """A chat: its ``requests`` list beside the responder's (or requester's) name."""
+    return isinstance(record, dict) and isinstance(record.get("requests"), list) \
+        and ("responderUsername" in record or "requesterUsername" in record)
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """A workspace's own ``workspace.json`` (the folder it stands for) beside the ``chatSessions/`` VS Code keeps its
+    chats in: read by nobody, so a walk of ``workspaceStorage/`` is not stopped by one in each workspace."""
+    if path.name == "workspace.json" and fmt is None and (path.parent / "chatSessions").is_dir():
+        return "VS Code's record of a workspace's folder, beside the chats it keeps in chatSessions/ (each read)"
+    return None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not matches(record):
+        raise RecordError(f"not a Copilot chat (an exported chat or a chatSessions file is a JSON object with "
+                          f"requesterUsername / responderUsername and requests; found {json_kind(record)})")
+    requests = [as_dict(r) for r in record["requests"]]
+    if not requests:
+        raise RecordError("the chat holds no requests (a chat opened and never used)")
+    task = (as_str(as_dict(requests[0].get("message")).get("text")) or "").strip()
+    if not task:
+        raise RecordError("requests[0]: no message.text (the user's words that open the chat)")
+    per_request = [_request_steps(r) for r in requests]
+    first, last = requests[0], requests[-1]
+    failed = as_str(as_dict(as_dict(last.get("result")).get("errorDetails")).get("message"))
+    failure = error_line(failed, failed) if failed else None
+    vendor, _, model = (as_str(first.get("modelId")) or "").rpartition("/")
+    models = sorted({m for r in requests if (m := as_str(r.get("modelId")))})
+    version = as_str(as_dict(first.get("agent")).get("extensionVersion"))
+    session = as_str(record.get("sessionId")) \
+        or as_str(as_dict(as_dict(first.get("result")).get("metadata")).get("sessionId")) \
+        or as_str(first.get("requestId"))
+    if not session:
+        raise RecordError("no id: neither the file's sessionId nor the first request's result.metadata.sessionId or "
+                          "requestId")
+    metadata = {
+        "copilot_session_id": session,
+        "requester": as_str(record.get("requesterUsername")),
+        "title": as_str(record.get("customTitle")),
+        "agent_mode": next((a for r in requests if (a := as_str(as_dict(r.get("agent")).get("name")))), None),
+        "model_vendor": vendor or None,
+        "models": models if len(models) > 1 else None,
+        "user_prompts": prompt_list([t for r in requests[1:]
+                                     if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
+        "canceled_requests": sum(bool(r.get("isCanceled")) for r in requests) or None,
+        "last_request_error": failure,
+    }
+    return session_trajectory(
+        ctx, run_id=f"{NAME}.{session}", task=task, model_id=model or None,
+        steps=[s for steps in per_request for s in steps], metadata=metadata,
+        last_error=failure if not per_request[-1] else None,  # a failed request that did work: no verdict
+        error_cause=API_ERROR_CAUSE, created_at=first_time(record.get("creationDate"), first.get("timestamp")),
+        tool_versions={"copilot-chat": version} if version else None)
+
+
+def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The steps of one request: its model's rounds where kept, else the parts its response showed."""
+    response = [as_dict(p) for p in as_list(request.get("response"))]
+    invocations = [p for p in response if p.get("kind") == _INVOCATION]
+    metadata = as_dict(as_dict(request.get("result")).get("metadata"))
+    rounds = [as_dict(r) for r in as_list(metadata.get("toolCallRounds"))]
+    at = iso_time(request.get("timestamp"))
+    if rounds:
+        results = as_dict(metadata.get("toolCallResults"))
+        steps = []
+        for round_ in rounds:
+            said = as_str(round_.get("response"))
+            calls = [as_dict(c) for c in as_list(round_.get("toolCalls"))]
+            for call in calls:
+                name = as_str(call.get("name")) or "tool"
+                taken = next((i for i in invocations if i.get("toolId") == name), None)
+                if taken is not None:
+                    invocations.remove(taken)
+                output = _text(as_dict(results.get(as_str(call.get("id")) or "")).get("content"))
+                steps.append(_step(name, json_arguments(call.get("arguments"), key="arguments"), said,
+                                   output if output is not None else _output(taken), taken, at))
+                said = None
+            if not calls and said and said.strip():
+                steps.append(_answer([], said, at))
+        return steps
+    steps, thought, text = [], [], []
+    for part in response:
+        kind = part.get("kind")
+        if kind == _INVOCATION:
+            steps.append(_step(as_str(part.get("toolId")) or "tool", _invocation_arguments(part),
+                               join_thought(thought + text), _output(part), part, at))
+            thought, text = [], []
+        elif kind == "thinking":
+            thought.append(_text(part.get("value")) or "")
+        elif kind in (None, "markdownContent"):
+            text.append(_text(part.get("content", part.get("value"))) or "")
+    if join_thought(text):
+        steps.append(_answer(thought, "\n\n".join(text), at))
+    return steps
+
+
+def _step(action: str, arguments: Any, thought: str | None, output: str | None, invocation: dict[str, Any] | None,
+          at: Any) -> dict[str, Any]:
+    details = as_dict(as_dict(invocation).get("resultDetails"))
+    error = error_line(output, "the tool reported an error") if details.get("isError") is True else None
+    return {"thought": thought.strip() if thought and thought.strip() else None, "action": action,
+            "arguments": arguments, "observation": output, "error": error, "started_at": at}
+
+
+def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
+    return {"thought": join_thought(thought), "action": "respond", "arguments": {"content": text.strip()},
+            "started_at": at}
+
+
+def _invocation_arguments(invocation: dict[str, Any]) -> Any:
+    """What a call was given: the tool's raw input, else the MCP call's input (JSON text), else what the chat said
+    it did (``invocationMessage``)."""
+    raw = as_dict(invocation.get("toolSpecificData")).get("rawInput")
+    if raw is not None:
+        return raw
+    given = as_dict(invocation.get("resultDetails")).get("input")
+    if isinstance(given, str):
+        return json_arguments(given, key="input")
+    return {"message": _text(invocation.get("invocationMessage"))}
+
+
+def _output(invocation: dict[str, Any] | None) -> str | None:
+    """An invocation's output as the chat kept it: an MCP call's ``resultDetails.output`` parts, else the built-in
+    tool's result URIs."""
+    details = as_dict(invocation).get("resultDetails")
+    if isinstance(details, dict):
+        return _text(details.get("output"))
+    uris = [as_str(as_dict(u).get("external")) or as_str(as_dict(u).get("path")) for u in as_list(details)]
+    return "\n".join(u for u in uris if u) or None
+
+
+def _text(value: Any) -> str | None:
+    """Text of a chat value: a string, a markdown string ``{value}``, or a list of parts (``{value}`` each)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _text(value.get("value"))
+    if isinstance(value, list):
+        parts = [t for v in value if (t := _text(v)) is not None]
+        return "\n".join(parts) if parts else None
+    return None if value is None else json.dumps(value, ensure_ascii=False)
