@@ -1,5 +1,5 @@
-"""GitHub Copilot Chat (VS Code): chats saved by "Chat: Export Chat...", read from real exports users committed
-(tests/fixtures/copilot/.copilot29/README.md)."""
+"""GitHub Copilot: VS Code's Copilot Chat (chats saved by "Chat: Export Chat...") and Copilot CLI's session logs,
+read from real files committed on GitHub (tests/fixtures/copilot/.copilot29/README.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ MCP_TOOLS = REAL / "mcp_tools.json"  # agent mode, three MCP calls kept with the
 MCP_ERROR = REAL / "mcp_tool_error.json"  # an MCP call answered isError
 FETCH = REAL / "fetch_web_page.json"  # an export without the request's result: steps from the response parts
 FAILED = REAL / "request_failed.json"  # a request its provider refused (401)
+CLI_TOOLS = REAL / "cli" / "c8963ad7-e7b1-414c-a9fc-930905e76708.jsonl"  # Copilot CLI 0.0.354: two calls, an answer
+CLI_TWO_PROMPTS = REAL / "cli" / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl"
 
 
 def test_an_exported_agent_chat_is_one_run_of_its_rounds_calls() -> None:
@@ -114,3 +116,69 @@ def test_a_walk_of_workspace_storage_reads_the_kept_chats_and_passes_over_worksp
     shutil.copy(MCP_ERROR, workspace / "chatSessions" / "4d94cc58-21b2-4fa8-a208-72d86a8990ef.json")
     results = list(read_dump(tmp_path / "workspaceStorage"))
     assert [(r.ok, r.error) for r in results] == [(True, None)]
+
+
+def test_a_copilot_cli_session_log_is_one_run_of_its_tool_calls() -> None:
+    run = only(CLI_TOOLS)
+    assert run.trajectory_id == "copilot-cli.c8963ad7-e7b1-414c-a9fc-930905e76708"
+    assert run.task == "Explain the contents of /one.ts" and run.tool_versions == {"copilot-cli": "0.0.354"}
+    assert run.created_at.isoformat() == "2025-11-07T01:12:11.309000+00:00" and run.outcome is Outcome.unknown
+    assert [(s.action, s.arguments) for s in run.steps[:2]] == [
+        ("report_intent", {"intent": "Reading proposed API file"}), ("view", {"path": "/one.ts"})]
+    assert run.steps[0].thought == "I'll examine the contents of that file for you."  # the message's text
+    assert run.steps[1].observation.lstrip().startswith("diff --git a/one.ts b/one.ts")
+    assert run.steps[2].action == "respond" and "proposed VS Code API for Data Channels" in \
+        run.steps[2].arguments["content"]
+    later = only(CLI_TWO_PROMPTS)
+    assert later.task == "what is 1+1" and later.metadata["user_prompts"] == ["what is 2+2"]
+    assert [s.arguments["content"] for s in later.steps] == ["1 + 1 = 2", "2 + 2 = 4"]
+    assert later.steps[0].started_at < later.steps[1].started_at
+
+
+def _failing_cli_log(tmp_path: Path) -> Path:
+    """The real log with its view call failing as Copilot CLI records a failed call (``success: false``,
+    ``error: {"message": "Path does not exist", "code": "failure"}``, as a shared 1.0.6x session quotes it), and a
+    shell call after it that exits 1 (``<exited with exit code 1>``, the shell tool's closing line)."""
+    lines = [json.loads(line) for line in CLI_TOOLS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for event in lines:
+        if event["type"] == "tool.execution_complete" and event["data"]["toolCallId"].startswith("tooluse_z-5b"):
+            event["data"] = {"toolCallId": event["data"]["toolCallId"], "success": False,
+                             "error": {"message": "Path does not exist", "code": "failure"}}
+    shell = [{"type": "tool.execution_start", "data": {"toolCallId": "call_sh1", "toolName": "bash",
+                                                       "arguments": {"command": "npm test"}}},
+             {"type": "tool.execution_complete", "data": {"toolCallId": "call_sh1", "success": True, "result": {
+                 "content": "npm error Missing script: \"test\"\n<exited with exit code 1>"}}}]
+    path = tmp_path / "session-state" / "c8963ad7-e7b1-414c-a9fc-930905e76708" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(json.dumps(e) for e in lines[:-1] + shell + lines[-1:]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_failed_call_and_a_command_exiting_1_are_step_errors(tmp_path: Path) -> None:
+    run = only(_failing_cli_log(tmp_path))
+    errors = {s.action: s.error for s in run.steps if s.error}
+    assert errors == {"view": "Path does not exist", "bash": 'npm error Missing script: "test" (exit code 1)'}
+    assert run.trajectory_id == only(CLI_TOOLS).trajectory_id  # the log's session id, wherever it lies
+
+
+def test_a_session_that_ended_on_its_error_is_an_infra_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    error = {"type": "session.error", "data": {"errorType": "query", "message": "Execution failed: 503 Service "
+                                                                                "Unavailable"}}
+    path.write_text(CLI_TWO_PROMPTS.read_text(encoding="utf-8").rstrip("\n") + "\n" + json.dumps(error) + "\n",
+                    encoding="utf-8")
+    run = only(path)
+    assert run.outcome is Outcome.infra_error and run.failure.error == "Execution failed: 503 Service Unavailable"
+
+
+def test_the_cli_walks_copilot_session_state_and_finds_a_run_by_its_tool_error(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    home = tmp_path / "home-dir"
+    log = _failing_cli_log(home / ".copilot")
+    (log.parent / "workspace.yaml").write_text("id: c8963ad7-e7b1-414c-a9fc-930905e76708\n", encoding="utf-8")
+    code, out, err = run_cli("ingest", str(home), "--dry-run")
+    assert code == 0 and "format copilot-cli; runs 1; rejected 0; steps 4; errors 2" in out, out + err
+    code, out, err = run_cli("ingest", str(home), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "view failed: Path does not exist", "-t", "acme", "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == "copilot-cli.c8963ad7-e7b1-414c-a9fc-930905e76708", out
