@@ -13,8 +13,8 @@ initialLocation, requests: [...]}``; the files VS Code keeps of each chat
 ``metadata.toolCallResults``: what each call returned to the model, by the round's call id; ``metadata.sessionId``;
 ``errorDetails`` of a request that failed), ``modelId`` (``copilot/claude-sonnet-4``), ``timestamp`` (epoch ms),
 ``isCanceled``, ``agent.extensionVersion``. Since 2026 VS Code keeps its sessions as ``chatSessions/*.jsonl`` (a log
-of edits to this document, ``{kind: 0 | 1 | 2, ...}``) and transcripts in GitHub Copilot CLI's event shape: neither
-is read here. A workspace's ``workspace.json`` beside ``chatSessions/`` is passed over (``side_path``).
+of edits to this document, ``{kind: 0 | 1 | 2, ...}``): not read here; its transcripts in GitHub Copilot CLI's event
+shape are ``copilot_cli``'s. A workspace's ``workspace.json`` beside ``chatSessions/`` is passed over (``side_path``).
 
 Field mapping:
 

@@ -11,7 +11,7 @@ repository}); then ``user.message`` (``content``), ``assistant.reasoning`` (``co
 ``success``, ``result`` {content}, ``error`` {message, code}, ``model``), ``session.model_change`` (``newModel``),
 ``session.error`` (``errorType``, ``message``), ``abort``, and bookkeeping (``session.info``, ``assistant.turn_*``,
 ``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat writes its transcripts in this shape too
-(``session.start`` with ``vscodeVersion``): read alike.
+(``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found).
 
 Field mapping:
 
