@@ -19,6 +19,9 @@ MCP_TOOLS = REAL / "mcp_tools.json"  # agent mode, three MCP calls kept with the
 MCP_ERROR = REAL / "mcp_tool_error.json"  # an MCP call answered isError
 FETCH = REAL / "fetch_web_page.json"  # an export without the request's result: steps from the response parts
 FAILED = REAL / "request_failed.json"  # a request its provider refused (401)
+COMPLETED = REAL / "completed_chat_trimmed.json"  # FETCH's chat exported again once it had ended, with its rounds
+CANCELED = REAL / "canceled.json"  # Copilot Chat 0.36: the last request stopped by the user, a round's reasoning
+KEPT = REAL / "kept_session.json"  # a chatSessions file: built-in tools (replace_string_in_file, grep_search)
 CLI_TOOLS = REAL / "cli" / "c8963ad7-e7b1-414c-a9fc-930905e76708.jsonl"  # Copilot CLI 0.0.354: two calls, an answer
 CLI_TWO_PROMPTS = REAL / "cli" / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl"
 
@@ -67,6 +70,29 @@ def test_a_chat_whose_last_request_failed_at_the_provider_is_an_infra_error() ->
     assert run.model_id == "germes-120b" and run.metadata["model_vendor"] == "oaicopilot"
 
 
+def test_a_built_in_tools_result_is_its_observation() -> None:
+    """Built-in tools keep what they returned as the element tree prompt-tsx rendered for the model."""
+    edit, grep = [s for s in only(KEPT).steps if s.action != "respond"]
+    assert edit.action == "replace_string_in_file" and edit.observation == (
+        "The following files were successfully edited:\n/Users/svarlamov/projects/testing-git/index.ts\n")
+    assert grep.action == "grep_search" and "console.log('Bonjour');" in grep.observation
+    fetch = only(COMPLETED).steps[0]
+    assert fetch.action == "fetch_webpage"
+    assert fetch.observation.startswith("Here is some relevant context from the web page https://ru.wikipedia.org/")
+
+
+def test_a_request_the_user_canceled_is_no_failure() -> None:
+    run = only(CANCELED)  # its last request: errorDetails {"code": "canceled", "message": "Canceled"}, no isCanceled
+    assert run.outcome is Outcome.unknown and run.failure is None
+    assert run.metadata["canceled_requests"] == 1 and "last_request_error" not in run.metadata
+
+
+def test_a_rounds_reasoning_is_its_thought() -> None:
+    [answer] = only(CANCELED).steps
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Вы просите проанализировать")
+    assert answer.thought.startswith('The user has written "Проанализиуй фразу длинную"')  # round.thinking.text
+
+
 def test_the_id_is_the_chats_wherever_the_file_lies(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere" / "renamed.json"
     moved.parent.mkdir()
@@ -92,7 +118,8 @@ def test_a_kept_session_is_named_by_its_session_id_and_an_unused_one_is_refused(
 def test_a_chat_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "big.json"
     path.write_text(json.dumps(json.loads(MCP_TOOLS.read_text(encoding="utf-8")), indent=2), encoding="utf-8")
-    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)  # this chat stands for one past the limit
+    # a stand-in for a chat past the 64 MiB detection parses whole (such a file is too big for the tests to write)
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)
     assert detect.detect_format(path) == "copilot-chat"
     assert len(runs(path)) == 1
 
@@ -100,7 +127,7 @@ def test_a_chat_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Pat
 def test_the_cli_reads_a_folder_of_exports_and_finds_a_run_by_its_tool_error(newcomer, tmp_path: Path) -> None:  # noqa: F811
     code, out, err = run_cli("ingest", str(REAL), "--dry-run")
     assert code == 0, out + err
-    assert out.count("format copilot-chat; runs 1; rejected 0") == 4, out
+    assert out.count("format copilot-chat; runs 1; rejected 0") == len(list(REAL.glob("*.json"))), out
     code, out, err = run_cli("ingest", str(REAL), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("search", "GraphQL Internal server error calling update_entry_fields", "-t", "acme",

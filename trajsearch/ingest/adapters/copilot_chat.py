@@ -97,7 +97,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("requests[0]: no message.text (the user's words that open the chat)")
     per_request = [_request_steps(r) for r in requests]
     first, last = requests[0], requests[-1]
-    failed = as_str(as_dict(as_dict(last.get("result")).get("errorDetails")).get("message"))
+    failed = None if _canceled(last) else as_str(_error_details(last).get("message"))
     failure = error_line(failed, failed) if failed else None
     vendor, _, model = (as_str(first.get("modelId")) or "").rpartition("/")
     models = sorted({m for r in requests if (m := as_str(r.get("modelId")))})
@@ -117,7 +117,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": models if len(models) > 1 else None,
         "user_prompts": prompt_list([t for r in requests[1:]
                                      if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
-        "canceled_requests": sum(bool(r.get("isCanceled")) for r in requests) or None,
+        "canceled_requests": sum(_canceled(r) for r in requests) or None,
         "last_request_error": failure,
     }
     return session_trajectory(
@@ -139,7 +139,8 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
         results = as_dict(metadata.get("toolCallResults"))
         steps = []
         for round_ in rounds:
-            said = as_str(round_.get("response"))
+            reasoning = _text(as_dict(round_.get("thinking")).get("text"))
+            said = join_thought([reasoning or "", as_str(round_.get("response")) or ""])
             calls = [as_dict(c) for c in as_list(round_.get("toolCalls"))]
             for call in calls:
                 name = as_str(call.get("name")) or "tool"
@@ -150,8 +151,8 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
                 steps.append(_step(name, json_arguments(call.get("arguments"), key="arguments"), said,
                                    output if output is not None else _output(taken), taken, at))
                 said = None
-            if not calls and said and said.strip():
-                steps.append(_answer([], said, at))
+            if not calls and (answer := (as_str(round_.get("response")) or "").strip()):
+                steps.append(_answer([reasoning or ""], answer, at))
         return steps
     steps, thought, text = [], [], []
     for part in response:
@@ -167,6 +168,16 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     if join_thought(text):
         steps.append(_answer(thought, "\n\n".join(text), at))
     return steps
+
+
+def _error_details(request: dict[str, Any]) -> dict[str, Any]:
+    return as_dict(as_dict(request.get("result")).get("errorDetails"))
+
+
+def _canceled(request: dict[str, Any]) -> bool:
+    """Whether the user stopped the request: ``isCanceled``, or (Copilot Chat 0.36) its result's ``errorDetails``
+    coded ``canceled``, which is no error of the provider's."""
+    return request.get("isCanceled") is True or _error_details(request).get("code") == "canceled"
 
 
 def _step(action: str, arguments: Any, thought: str | None, output: str | None, invocation: dict[str, Any] | None,
@@ -205,12 +216,25 @@ def _output(invocation: dict[str, Any] | None) -> str | None:
 
 
 def _text(value: Any) -> str | None:
-    """Text of a chat value: a string, a markdown string ``{value}``, or a list of parts (``{value}`` each)."""
+    """Text of a chat value: a string, a markdown string ``{value}``, a list of parts (``{value}`` each), or a
+    built-in tool's result as prompt-tsx rendered it for the model (``{node: ...}``: see :func:`_rendered`)."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
+        if "value" not in value and isinstance(value.get("node"), dict):
+            return _rendered(value["node"]).lstrip("\n") or None
         return _text(value.get("value"))
     if isinstance(value, list):
         parts = [t for v in value if (t := _text(v)) is not None]
         return "\n".join(parts) if parts else None
     return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _rendered(node: dict[str, Any]) -> str:
+    """The text a prompt-tsx element tree renders to (a built-in tool's result in ``toolCallResults``: ``{type: 1,
+    children}`` elements, ``{type: 2, text, lineBreakBefore}`` leaves): its leaves' texts depth first, a line break
+    before those that ask for one. An MCP tool's result is plain ``{value}`` text instead."""
+    text = as_str(node.get("text"))
+    if text is not None:
+        return ("\n" if node.get("lineBreakBefore") is True else "") + text
+    return "".join(_rendered(child) for child in as_list(node.get("children")) if isinstance(child, dict))
