@@ -28,7 +28,8 @@ CLI_TWO_PROMPTS = REAL / "cli" / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl"
 
 def test_an_exported_agent_chat_is_one_run_of_its_rounds_calls() -> None:
     run = only(MCP_TOOLS)
-    assert run.trajectory_id == "copilot-chat.ee843e6a-d4f3-4e9d-bf1a-7c51fe4b033a"  # result.metadata.sessionId
+    assert run.trajectory_id == "copilot-chat.request_603bd3c1-5404-4a45-882f-bae7460ba833"  # the first request's
+    assert run.metadata["copilot_session_id"] == "ee843e6a-d4f3-4e9d-bf1a-7c51fe4b033a"  # result.metadata.sessionId
     assert run.task == "вызови метод update_entry_fields"
     assert run.model_id == "claude-sonnet-4" and run.metadata["model_vendor"] == "copilot"
     assert run.tool_versions == {"copilot-chat": "0.31.3"}
@@ -55,7 +56,7 @@ def test_a_call_the_tool_answered_with_an_error_is_a_step_error() -> None:
 
 def test_an_export_without_the_models_rounds_is_read_from_what_the_chat_showed() -> None:
     run = only(FETCH)
-    assert run.trajectory_id == "copilot-chat.request_962e76d4-743c-490e-9609-c8f65ef52f56"  # no session id kept
+    assert run.trajectory_id == "copilot-chat.request_962e76d4-743c-490e-9609-c8f65ef52f56"  # the first request's
     assert [s.action for s in run.steps] == ["copilot_fetchWebPage", "vscode_fetchWebPage_internal", "respond"]
     fetch = run.steps[1]
     assert fetch.arguments == {"message": "Fetching 3 resources"}
@@ -93,6 +94,12 @@ def test_a_rounds_reasoning_is_its_thought() -> None:
     assert answer.thought.startswith('The user has written "Проанализиуй фразу длинную"')  # round.thinking.text
 
 
+def test_a_chat_exported_while_running_and_once_ended_is_one_run() -> None:
+    running, ended = only(FETCH), only(COMPLETED)
+    assert running.trajectory_id == ended.trajectory_id  # the first request's id, kept in both
+    assert ended.metadata["copilot_session_id"] == "bbb2707b-03c4-4495-816f-57f46571da5a"  # the ended one's alone
+
+
 def test_the_id_is_the_chats_wherever_the_file_lies(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere" / "renamed.json"
     moved.parent.mkdir()
@@ -100,7 +107,7 @@ def test_the_id_is_the_chats_wherever_the_file_lies(tmp_path: Path) -> None:
     assert only(moved).trajectory_id == only(MCP_ERROR).trajectory_id
 
 
-def test_a_kept_session_is_named_by_its_session_id_and_an_unused_one_is_refused(tmp_path: Path) -> None:
+def test_a_kept_session_is_named_as_its_export_and_an_unused_one_is_refused(tmp_path: Path) -> None:
     chat = json.loads(MCP_TOOLS.read_text(encoding="utf-8"))
     kept = {"version": 3, **chat, "sessionId": "a8969187-e0be-4408-95dc-a5781793b48f", "creationDate": 1759432800000,
             "customTitle": "update entry fields"}
@@ -108,7 +115,8 @@ def test_a_kept_session_is_named_by_its_session_id_and_an_unused_one_is_refused(
     path.parent.mkdir()
     path.write_text(json.dumps(kept), encoding="utf-8")
     run = only(path)
-    assert run.trajectory_id == "copilot-chat.a8969187-e0be-4408-95dc-a5781793b48f"
+    assert run.trajectory_id == only(MCP_TOOLS).trajectory_id  # the chat kept and exported: one run
+    assert run.metadata["vscode_session_id"] == "a8969187-e0be-4408-95dc-a5781793b48f"
     assert run.metadata["title"] == "update entry fields" and run.created_at.isoformat().startswith("2025-10-02T19:20")
     path.write_text(json.dumps({**kept, "requests": []}), encoding="utf-8")
     [result] = list(read_dump(path))
@@ -133,7 +141,7 @@ def test_the_cli_reads_a_folder_of_exports_and_finds_a_run_by_its_tool_error(new
     code, out, err = run_cli("search", "GraphQL Internal server error calling update_entry_fields", "-t", "acme",
                              "--json")
     assert code == 0 and not unnoted(err), out + err
-    assert json.loads(out)[0]["trajectory_id"] == "copilot-chat.4d94cc58-21b2-4fa8-a208-72d86a8990ef", out
+    assert json.loads(out)[0]["trajectory_id"] == "copilot-chat.request_465c6a97-e584-42eb-ac5c-18340882bbbc", out
 
 
 def test_a_walk_of_workspace_storage_reads_the_kept_chats_and_passes_over_workspace_json(tmp_path: Path) -> None:

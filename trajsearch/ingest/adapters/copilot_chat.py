@@ -102,14 +102,15 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     vendor, _, model = (as_str(first.get("modelId")) or "").rpartition("/")
     models = sorted({m for r in requests if (m := as_str(r.get("modelId")))})
     version = as_str(as_dict(first.get("agent")).get("extensionVersion"))
-    session = as_str(record.get("sessionId")) \
-        or as_str(as_dict(as_dict(first.get("result")).get("metadata")).get("sessionId")) \
-        or as_str(first.get("requestId"))
+    kept_id = as_str(record.get("sessionId"))
+    copilot_id = as_str(as_dict(as_dict(first.get("result")).get("metadata")).get("sessionId"))
+    session = as_str(first.get("requestId")) or kept_id or copilot_id
     if not session:
-        raise RecordError("no id: neither the file's sessionId nor the first request's result.metadata.sessionId or "
-                          "requestId")
+        raise RecordError("no id: neither the first request's requestId nor the file's sessionId or the first "
+                          "request's result.metadata.sessionId")
     metadata = {
-        "copilot_session_id": session,
+        "vscode_session_id": kept_id,
+        "copilot_session_id": copilot_id,
         "requester": as_str(record.get("requesterUsername")),
         "title": as_str(record.get("customTitle")),
         "agent_mode": next((a for r in requests if (a := as_str(as_dict(r.get("agent")).get("name")))), None),
