@@ -22,6 +22,7 @@ FAILED = REAL / "request_failed.json"  # a request its provider refused (401)
 COMPLETED = REAL / "completed_chat_trimmed.json"  # FETCH's chat exported again once it had ended, with its rounds
 CANCELED = REAL / "canceled.json"  # Copilot Chat 0.36: the last request stopped by the user, a round's reasoning
 KEPT = REAL / "kept_session.json"  # a chatSessions file: built-in tools (replace_string_in_file, grep_search)
+KEPT_LOG = REAL / "kept_session.jsonl"  # the same chat as VS Code keeps it since 2026: {kind: 0, v: <the chat>}
 CLI_TOOLS = REAL / "cli" / "c8963ad7-e7b1-414c-a9fc-930905e76708.jsonl"  # Copilot CLI 0.0.354: two calls, an answer
 CLI_TWO_PROMPTS = REAL / "cli" / "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl"
 
@@ -100,6 +101,31 @@ def test_a_chat_exported_while_running_and_once_ended_is_one_run() -> None:
     assert ended.metadata["copilot_session_id"] == "bbb2707b-03c4-4495-816f-57f46571da5a"  # the ended one's alone
 
 
+def test_a_kept_jsonl_session_is_read_as_the_chat_its_edits_make(tmp_path: Path) -> None:
+    kept = only(KEPT)
+    logged = only(KEPT_LOG)  # one {kind: 0} line: the whole chat
+    assert (logged.trajectory_id, logged.task, logged.steps) == (kept.trajectory_id, kept.task, kept.steps)
+    assert logged.metadata["vscode_session_id"] == "331fed7f-cfd6-409c-8502-06a56322b636"
+    chat = json.loads(KEPT.read_text(encoding="utf-8"))
+    requests = chat["requests"]
+    edits = [{"kind": 0, "v": {**chat, "requests": requests[:1], "customTitle": None}},  # as a chat grows
+             {"kind": 2, "k": ["requests"], "v": [{**requests[1], "response": []}]},
+             {"kind": 2, "k": ["requests", 1, "response"], "v": requests[1]["response"]},
+             {"kind": 2, "k": ["requests"], "v": [requests[2], {"message": {"text": "undone"}}]},
+             {"kind": 2, "k": ["requests"], "i": 2, "v": [requests[2]]},  # cut at 2, then appended
+             {"kind": 1, "k": ["customTitle"], "v": "Bonjour to hello"},
+             {"kind": 3, "k": ["isImported"]}]
+    path = tmp_path / "chatSessions" / "331fed7f-cfd6-409c-8502-06a56322b636.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(e) + "\n" for e in edits), encoding="utf-8")
+    grown = only(path)
+    assert grown.steps == kept.steps and grown.metadata["title"] == "Bonjour to hello"
+    path.write_text(path.read_text(encoding="utf-8") + '{"kind": 1, "k": ["requests", 7, "result"], "v": {}}\n',
+                    encoding="utf-8")
+    [result] = list(read_dump(path))
+    assert not result.ok and "edit 8 of the chat session log (kind 1 at ['requests', 7, 'result'])" in result.error
+
+
 def test_the_id_is_the_chats_wherever_the_file_lies(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere" / "renamed.json"
     moved.parent.mkdir()
@@ -136,6 +162,7 @@ def test_the_cli_reads_a_folder_of_exports_and_finds_a_run_by_its_tool_error(new
     code, out, err = run_cli("ingest", str(REAL), "--dry-run")
     assert code == 0, out + err
     assert out.count("format copilot-chat; runs 1; rejected 0") == len(list(REAL.glob("*.json"))), out
+    assert "kept_session.jsonl: format copilot-chat; runs 0; rejected 0" in out, out  # kept_session.json's run
     code, out, err = run_cli("ingest", str(REAL), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("search", "GraphQL Internal server error calling update_entry_fields", "-t", "acme",

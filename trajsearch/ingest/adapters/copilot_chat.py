@@ -49,6 +49,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
+    as_records,
     as_str,
     error_line,
     first_time,
@@ -72,9 +73,19 @@ _INVOCATION = "toolInvocationSerialized"
 
 
 def matches(record: Any) -> bool:
-    """A chat: its ``requests`` list beside the responder's (or requester's) name."""
+    """A chat: its ``requests`` list beside the responder's (or requester's) name; or the first line of a kept
+    ``chatSessions/*.jsonl``, ``{kind: 0, v: <the chat>}``."""
+    return _is_chat(record) or _is_chat(_opening(record))
+
+
+def _is_chat(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("requests"), list) \
         and ("responderUsername" in record or "requesterUsername" in record)
+
+
+def _opening(edit: Any) -> Any:
+    """The chat a ``chatSessions/*.jsonl`` edit log opens with (its ``kind: 0`` line's ``v``), else None."""
+    return edit.get("v") if isinstance(edit, dict) and edit.get("kind") == 0 else None
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
@@ -85,8 +96,40 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
+def _replayed(edits: list[dict[str, Any]]) -> Any:
+    """The chat a kept ``chatSessions/*.jsonl`` (VS Code since 2026) ends as: its first line's chat (``kind: 0``,
+    ``v``), then each edit at its path ``k`` of keys and indexes: ``kind: 1`` sets ``v`` there, ``kind: 2`` appends
+    the items ``v`` to the list there (after cutting it at ``i`` when given), ``kind: 3`` deletes it."""
+    chat = _opening(edits[0])
+    if chat is None:
+        raise RecordError("the chat session log does not open with its chat ({kind: 0, v: {...}}, as VS Code's "
+                          "chatSessions/*.jsonl does)")
+    for n, edit in enumerate(edits[1:], 2):
+        kind, path = edit.get("kind"), as_list(edit.get("k"))
+        try:
+            *way, last = path
+            parent = chat
+            for key in way:
+                parent = parent[key]
+            if kind == 1:
+                parent[last] = edit.get("v")
+            elif kind == 2:
+                items = parent.setdefault(last, []) if isinstance(parent, dict) else parent[last]
+                if isinstance(cut := edit.get("i"), int):
+                    del items[cut:]
+                items.extend(as_list(edit.get("v")))
+            elif kind == 3:
+                del parent[last]
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise RecordError(f"edit {n} of the chat session log (kind {kind} at {path}): no such place in the "
+                              "chat") from None
+    return chat
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not matches(record):
+    if isinstance(record, list) or _opening(record) is not None:  # a kept .jsonl: its lines' values, or its one
+        record = _replayed(as_records(record, "VS Code chat session log"))
+    if not _is_chat(record):
         raise RecordError(f"not a Copilot chat (an exported chat or a chatSessions file is a JSON object with "
                           f"requesterUsername / responderUsername and requests; found {json_kind(record)})")
     requests = [as_dict(r) for r in record["requests"]]
