@@ -223,6 +223,45 @@ def test_a_failed_call_and_a_command_exiting_1_are_step_errors(tmp_path: Path) -
     assert run.trajectory_id == only(CLI_TOOLS).trajectory_id  # the log's session id, wherever it lies
 
 
+def _cli_log_with(tmp_path: Path, *events: dict) -> Path:
+    """The real log with ``events`` before its last event, under ``tmp_path``."""
+    lines = CLI_TOOLS.read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(lines[:-1] + [json.dumps(e) for e in events] + lines[-1:]) + "\n", encoding="utf-8")
+    return path
+
+
+def _shell(call: str, command: str, output: str, **data) -> list[dict]:
+    return [{"type": "tool.execution_start", "data": {"toolCallId": call, "toolName": "bash",
+                                                       "arguments": {"command": command}}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": call, "success": True,
+                                                          "result": {"content": output}, **data}}]
+
+
+def test_a_newer_clis_shell_exit_code_is_read_from_its_closing_line_and_telemetry(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.x closes a command's output ``<shellId: N completed with exit code N>`` and records the code
+    in the call's ``toolTelemetry`` (shapes quoted from real 1.0.x sessions)."""
+    path = _cli_log_with(
+        tmp_path,
+        *_shell("c1", "go vet ./...", "pattern ./...: directory prefix . does not contain main module\n"
+                "<shellId: 0 completed with exit code 1>", toolTelemetry={"metrics": {"exit_code": 1}}),
+        *_shell("c2", "make lint", "lint.go:3: unused variable x\n<shellId: 1 completed with exit code 2>"),
+        *_shell("c3", "go build ./...", "queue/retry.go:12:2: undefined: backoffCap",
+                toolTelemetry={"metrics": {"exit_code": 1}}),
+        *_shell("c4", "ls", "a.go\n<shellId: 2 completed with exit code 0>"))
+    errors = {s.arguments["command"]: s.error for s in only(path).steps if s.action == "bash"}
+    assert errors == {"go vet ./...": "pattern ./...: directory prefix . does not contain main module (exit code 1)",
+                      "make lint": "lint.go:3: unused variable x (exit code 2)",
+                      "go build ./...": "queue/retry.go:12:2: undefined: backoffCap (exit code 1)", "ls": None}
+
+
+def test_tool_requests_that_are_not_calls_make_no_steps(tmp_path: Path) -> None:
+    message = {"type": "assistant.message", "data": {"content": "", "toolRequests": [
+        "a", None, {"toolCallId": "x1", "arguments": {}}, {"toolCallId": "x2", "name": "view", "arguments": {}}]}}
+    steps = only(_cli_log_with(tmp_path, message)).steps
+    assert [s.action for s in steps] == ["report_intent", "view", "view", "respond"]
+
+
 def test_a_session_that_ended_on_its_error_is_an_infra_error(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     error = {"type": "session.error", "data": {"errorType": "query", "message": "Execution failed: 503 Service "

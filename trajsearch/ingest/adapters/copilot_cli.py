@@ -61,8 +61,9 @@ SESSION_FOLDERS = (".copilot/session-state",)
 WHOLE_FILE = True
 split = whole_file
 PRODUCER = "copilot-agent"
-#: What the shell tool appends to a command's output (``bash``, ``powershell``): its exit code.
-_EXIT = re.compile(r"\n?<exited with exit code (-?\d+)>\s*\Z")
+#: What the shell tool appends to a command's output (``bash``, ``powershell``): its exit code, as 0.0.x wrote it
+#: (``<exited with exit code 1>``) and as 1.0.x does (``<shellId: 0 completed with exit code 1>``).
+_EXIT = re.compile(r"\n?<(?:exited|shellId: \d+ completed) with exit code (-?\d+)>\s*\Z")
 _SHELLS = frozenset({"bash", "powershell"})
 
 
@@ -149,7 +150,7 @@ class _Walk(SessionSteps):
             if not self.narration:
                 self.narration_at = at
             self.narration.append(text)
-        requests = [as_dict(r) for r in as_list(data.get("toolRequests"))]
+        requests = [r for r in as_list(data.get("toolRequests")) if isinstance(r, dict) and as_str(r.get("name"))]
         for request in requests:
             self._call(request.get("toolCallId"), request.get("name"), request.get("arguments"), at)
         if not requests:
@@ -176,7 +177,18 @@ class _Walk(SessionSteps):
         if data.get("success") is False:
             said = as_str(as_dict(data.get("error")).get("message")) or output
             step["error"] = error_line(said, said or "the tool failed")
-        elif output and step["action"] in _SHELLS and (code := _EXIT.search(output)) and code.group(1) != "0":
+        elif step["action"] in _SHELLS and (code := _exit_code(data, output)) is not None and code[0] != 0:
             command = as_str(as_dict(step["arguments"]).get("command"))
-            step["error"] = exit_code_error(output[:code.start()], int(code.group(1)), command)
+            step["error"] = exit_code_error(code[1], code[0], command)
         self.last_error = None
+
+
+def _exit_code(data: dict[str, Any], output: str | None) -> tuple[int, str] | None:
+    """A shell call's exit code and its output without the closing line that says it: the call's telemetry
+    (``toolTelemetry.metrics.exit_code``, 1.0.x) where kept, else that closing line (``_EXIT``)."""
+    closing = _EXIT.search(output or "")
+    said = (output or "")[:closing.start()] if closing else output or ""
+    code = as_dict(as_dict(data.get("toolTelemetry")).get("metrics")).get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code, said
+    return (int(closing.group(1)), said) if closing else None
