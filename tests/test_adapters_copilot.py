@@ -283,3 +283,32 @@ def test_the_cli_walks_copilot_session_state_and_finds_a_run_by_its_tool_error(n
     code, out, err = run_cli("search", "view failed: Path does not exist", "-t", "acme", "--json")
     assert code == 0 and not unnoted(err), out + err
     assert json.loads(out)[0]["trajectory_id"] == "copilot-cli.c8963ad7-e7b1-414c-a9fc-930905e76708", out
+
+
+def test_a_walk_passes_over_a_sessions_own_files_and_a_workspaces_other_storage(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    """Copilot CLI 1.0.x's session folder (``events.jsonl`` beside the CLI's and the agent's own files) and VS Code's
+    workspace storage (other extensions', the chat's edit sessions, Copilot Chat's debug logs) in the layouts real
+    sessions show: only the runs are read, the walk ends clean."""
+    home = tmp_path / "home-dir"
+    session = home / ".copilot" / "session-state" / "c8963ad7-e7b1-414c-a9fc-930905e76708"
+    (session / "files").mkdir(parents=True)
+    shutil.copy(CLI_TOOLS, session / "events.jsonl")
+    (session / "files" / "notes.json").write_text('{"todo": ["run the tests"]}', encoding="utf-8")
+    (session / "checkpoints").mkdir()
+    (session / "checkpoints" / "index.json").write_text('[{"n": 1}]', encoding="utf-8")
+    workspace = home / "Code" / "User" / "workspaceStorage" / "ea5a1ca5dadc3ad0beccff305108f99e"
+    for name, text in {"chatEditingSessions/4d94cc58/state.json": '{"version": 2, "recentSnapshot": {}}',
+                       "GitHub.copilot-chat/debug-logs/c5b0d19a/main.jsonl":
+                           '{"type":"session_start","status":"ok","copilotVersion":"0.37.0"}\n',
+                       "ms-python.python/cache.json": '{"interpreters": []}'}.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text, encoding="utf-8")
+    (workspace / "chatSessions").mkdir()
+    shutil.copy(KEPT_LOG, workspace / "chatSessions")
+    (workspace / "GitHub.copilot-chat" / "transcripts").mkdir()  # VS Code's transcripts in Copilot CLI's shape
+    shutil.copy(CLI_TWO_PROMPTS, workspace / "GitHub.copilot-chat" / "transcripts")
+    code, out, err = run_cli("ingest", str(home), "--dry-run")
+    assert code == 0 and "rejected 1" not in out, out + err
+    assert "events.jsonl: format copilot-cli; runs 1" in out and "kept_session.jsonl: format copilot-chat; runs 1" \
+        in out and "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl: format copilot-cli; runs 1" in out, out
+

@@ -89,10 +89,20 @@ def _opening(edit: Any) -> Any:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """A workspace's own ``workspace.json`` (the folder it stands for) beside the ``chatSessions/`` VS Code keeps its
-    chats in: read by nobody, so a walk of ``workspaceStorage/`` is not stopped by one in each workspace."""
-    if path.name == "workspace.json" and fmt is None and (path.parent / "chatSessions").is_dir():
+    """What else VS Code keeps in a workspace's storage folder (``workspaceStorage/<hash>/``) beside the chats in its
+    ``chatSessions/``: the workspace's ``workspace.json``, the chat's edit sessions (``chatEditingSessions/``), Copilot
+    Chat's debug logs, every other extension's own files. Read by nobody, so a walk of ``workspaceStorage/`` is not
+    stopped by them; a file there of a format trajsearch reads (Copilot Chat's ``transcripts/``, in Copilot CLI's
+    shape) is still read."""
+    if fmt is not None:
+        return None
+    if path.name == "workspace.json" and (path.parent / "chatSessions").is_dir():
         return "VS Code's record of a workspace's folder, beside the chats it keeps in chatSessions/ (each read)"
+    parts = path.parts
+    at = max((i for i, part in enumerate(parts) if part == "workspaceStorage"), default=None)
+    if at is not None and len(parts) > at + 3 and parts[at + 2] != "chatSessions":
+        return (f"VS Code's storage of a workspace's {parts[at + 2]} (no chat: VS Code keeps those in the "
+                "workspace's chatSessions/, each read)")
     return None
 
 

@@ -33,6 +33,7 @@ Field mapping:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Trajectory
@@ -61,6 +62,8 @@ SESSION_FOLDERS = (".copilot/session-state",)
 WHOLE_FILE = True
 split = whole_file
 PRODUCER = "copilot-agent"
+#: A session's log in its folder (``session-state/<id>/events.jsonl``, since late 2025).
+_EVENTS = "events.jsonl"
 #: What the shell tool appends to a command's output (``bash``, ``powershell``): its exit code, as 0.0.x wrote it
 #: (``<exited with exit code 1>``) and as 1.0.x does (``<shellId: 0 completed with exit code 1>``).
 _EXIT = re.compile(r"\n?<(?:exited|shellId: \d+ completed) with exit code (-?\d+)>\s*\Z")
@@ -73,6 +76,20 @@ def matches(record: Any) -> bool:
         return False
     data = as_dict(record.get("data"))
     return data.get("producer") == PRODUCER or "copilotVersion" in data
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """Another file of a session's folder (``session-state/<id>/``, 1.0.x) than its ``events.jsonl``: the CLI's own
+    (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``) and the agent's work (``files/``,
+    ``research/``, often JSON). None is a run, so a walk of ``~/.copilot/session-state`` is not stopped by them."""
+    parts = path.parts
+    at = max((i for i, part in enumerate(parts) if part == "session-state"), default=None)
+    if at is None or len(parts) < at + 3 or path.name == _EVENTS and len(parts) == at + 3:
+        return None
+    session = Path(*parts[:at + 2])
+    if not (session / _EVENTS).is_file():
+        return None
+    return f"a Copilot CLI session's own file, beside its {_EVENTS} (the session's run)"
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
