@@ -12,27 +12,31 @@ initialLocation, requests: [...]}``; the files VS Code keeps of each chat
 ``result`` (``metadata.toolCallRounds``: the model's turns, each ``{response, toolCalls: [{name, arguments, id}]}``;
 ``metadata.toolCallResults``: what each call returned to the model, by the round's call id; ``metadata.sessionId``;
 ``errorDetails`` of a request that failed), ``modelId`` (``copilot/claude-sonnet-4``), ``timestamp`` (epoch ms),
-``isCanceled``, ``agent.extensionVersion``. Since 2026 VS Code keeps its sessions as ``chatSessions/*.jsonl`` (a log
-of edits to this document, ``{kind: 0 | 1 | 2, ...}``): not read here; its transcripts in GitHub Copilot CLI's event
-shape are ``copilot_cli``'s. A workspace's ``workspace.json`` beside ``chatSessions/`` is passed over (``side_path``).
+``isCanceled``, ``agent.extensionVersion``. Since 2026 VS Code keeps its sessions as ``chatSessions/*.jsonl``: this
+document (``{kind: 0, v}``), then the edits made to it (``_replayed``); read as the chat they make. Its transcripts in
+GitHub Copilot CLI's event shape (``GitHub.copilot-chat/transcripts/``) are ``copilot_cli``'s. The workspace storage's
+other files (``workspace.json``, ``chatEditingSessions/``, other extensions') are passed over (``side_path``).
 
 Field mapping:
 
 - run = the chat; task = the first request's ``message.text``; the later requests' texts go to
   ``metadata.user_prompts``, their steps follow the first's.
 - steps: where a request's ``result.metadata.toolCallRounds`` are kept (agent mode), each call of each round is a
-  step (action = its ``name``, arguments = its JSON ``arguments``, thought = the round's ``response`` text, observation
-  = ``toolCallResults[id]``'s text) and a round's text with no call after it a ``respond`` step. Without them, the
+  step (action = its ``name``, arguments = its JSON ``arguments``, thought = the round's reasoning ``thinking.text``
+  and ``response`` text, observation = ``toolCallResults[id]``'s text: an MCP tool's ``{value}`` parts, a built-in
+  tool's element tree as prompt-tsx rendered it, ``{node}``) and a round's text with no call after it a ``respond``
+  step. Without them, the
   ``response`` parts in order: a ``toolInvocationSerialized`` is a step (arguments = ``toolSpecificData.rawInput``,
   else ``resultDetails.input``, else the invocation message), markdown and ``thinking`` before it its thought, text
   after the last call a ``respond`` step. A call's error: its invocation (the first not yet taken with its
   ``toolId``) says ``resultDetails.isError``: the decisive line of its output.
 - outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
   provider's or the network's error, the session ended on it): an ``infra_error``, or the agent's ``failure`` when
-  its context window stopped it.
-- trajectory_id = ``copilot-chat.<session id>``: the file's ``sessionId`` (a kept session), else the first
-  request's ``result.metadata.sessionId`` (an export), else its ``requestId``: the file's content names it, wherever
-  it lies. model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
+  its context window stopped it; but one coded ``canceled`` (the user stopped it) is counted as a canceled request.
+- trajectory_id = ``copilot-chat.<the first request's requestId>``, which every export and kept file holds: an
+  export made while the chat ran (no ``result`` yet), one made after it ended and the file VS Code keeps are one
+  chat, whose session ids differ among them (the kept file's ``sessionId``: ``metadata.vscode_session_id``; the
+  Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks. model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
   created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
   agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
   requests, ``models`` (more than one), ``last_request_error``.

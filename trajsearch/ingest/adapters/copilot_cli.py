@@ -11,7 +11,9 @@ repository}); then ``user.message`` (``content``), ``assistant.reasoning`` (``co
 ``success``, ``result`` {content}, ``error`` {message, code}, ``model``), ``session.model_change`` (``newModel``),
 ``session.error`` (``errorType``, ``message``), ``abort``, and bookkeeping (``session.info``, ``assistant.turn_*``,
 ``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat writes its transcripts in this shape too
-(``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found).
+(``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found). A session
+folder's other files (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``, ``files/``) are passed over
+(``side_path``).
 
 Field mapping:
 
@@ -20,8 +22,9 @@ Field mapping:
   announced) is a step: action = its name, arguments = its JSON ``arguments``, thought = the reasoning and the
   message's text before it, observation = its ``tool.execution_complete``'s ``result.content``. Its error: the
   ``error.message`` of a call that did not succeed (``success: false``), else, for a shell command, what its output
-  says with the exit code the CLI appends (``<exited with exit code N>``; by ``exit_code_error``, the rule every CLI
-  adapter reads exit codes by). An assistant message with no tool request is a ``respond`` step.
+  says with its exit code (``toolTelemetry.metrics.exit_code``, else the line the CLI appends: ``<exited with exit code
+  N>``, 1.0.x ``<shellId: N completed with exit code N>``; by ``exit_code_error``, the rule every CLI adapter reads
+  exit codes by). An assistant message with no tool request is a ``respond`` step.
 - outcome: unknown (a session records no verdict), unless it ended on a ``session.error`` with no work after it:
   an ``infra_error``, or the agent's ``failure`` when its context window stopped it.
 - trajectory_id = ``copilot-cli.<sessionId>`` (``session.start``'s: the log's own, wherever it lies); model_id =
