@@ -85,6 +85,12 @@ def json_object(record: Any) -> dict[str, Any]:
     return record
 
 
+def item_positions(items: Sequence[Any]) -> list[str]:
+    """Where each item of a whole file's list stands, for its run's errors: a JSONL file's ``line N`` (the reader's
+    ``Values`` keep them), else an array's ``record N``."""
+    return getattr(items, "positions", None) or [f"record {n}" for n in range(1, len(items) + 1)]
+
+
 def json_kind(value: Any) -> str:
     """What a JSON value is, in JSON's words: the Python type's name ("got Values", "got list") told a user
     nothing; a file of several values (JSON Lines) under a format that reads a file as one run says so."""

@@ -32,7 +32,8 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, build, clip_task, content_text, json_object, safe_id, tool_arguments
+from ._common import (Context, RecordError, build, clip_task, content_text, item_positions, json_object, safe_id,
+                      tool_arguments)
 from .autogen_agentchat import CODE_BLOCK, ITEM_AT, file_run_key, ran_code
 
 NAME = "ag2"
@@ -59,7 +60,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     if not isinstance(document, list):
         yield "file", {**document, ITEM_AT: 1} if isinstance(document, dict) else document
         return
-    positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+    positions = item_positions(document)
     for n, (position, item) in enumerate(zip(positions, document), 1):
         yield position, {**item, ITEM_AT: n} if isinstance(item, dict) else item
 

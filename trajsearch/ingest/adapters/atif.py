@@ -211,7 +211,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    json_object, list_field, named_path, outcome_of_reward, safe_id, short,
+    item_positions, json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -281,7 +281,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     several trajectories (JSONL lines, an array), each in turn, with its subagents, at its own ``line N`` (as the
     reader names the line it could not parse; ``sources.Values``), an array's at ``record N``."""
     if isinstance(document, list) and any(_is_trajectory(item) for item in document):
-        positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+        positions = item_positions(document)
         for position, item in zip(positions, document):
             yield from _with_subagents(item, position)
     else:

@@ -74,7 +74,7 @@ from ._agent_cli import (
     strip_terminal_codes,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list, short
+from ._common import Context, RecordError, as_dict, as_list, item_positions, short
 
 NAME = "opencode"
 #: A file is one session (``opencode export``'s one JSON document).
@@ -89,7 +89,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     to one rejection (review RALL-A). A list of messages (the server's answer) stays one session."""
     if isinstance(document, list) and document and all(isinstance(item, dict) and _is_export(item)
                                                        for item in document):
-        positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+        positions = item_positions(document)
         yield from zip(positions, document)
     else:
         yield from whole_file(document)
