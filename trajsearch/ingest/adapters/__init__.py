@@ -81,6 +81,7 @@ from . import (
     copilot_chat,
     copilot_cli,
     gemini_cli,
+    goose,
     inspect_ai,
     langfuse,
     langsmith,
@@ -105,7 +106,7 @@ ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
-        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli,  # coding-agent CLI session files
+        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose,  # coding-agent CLI session files
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         adk_session,  # an agent framework's own session record

@@ -1,0 +1,139 @@
+"""goose sessions (block/goose): a JSONL session file (to 1.9), ``goose session export --format json``, and the SQLite
+store of 1.10+ (named, with the command that writes its sessions as JSON lines). Fixtures: tests/fixtures/goose/.goose29
+(README.md there says which lines are real and which were built from goose's own serialisation)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.adapters.goose import NEVER_ANSWERED
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+
+GOOSE = Path(__file__).parent / "fixtures" / "goose" / ".goose29"
+LEGACY = GOOSE / "20250513_231848.jsonl"
+EXPORT = GOOSE / "20260301_1.json"
+
+
+def test_a_jsonl_session_file_is_one_run_with_its_tool_steps_and_the_failed_call() -> None:
+    assert detect_format(LEGACY) == "goose"
+    run = only(LEGACY)
+    assert run.trajectory_id == "goose.20250513_231848"  # the file's name: goose's id for the session
+    assert run.task.startswith("I have started a basic mcp template")
+    assert run.outcome == Outcome.unknown and run.model_id is None
+    assert [s.action for s in run.steps] == ["developer__text_editor", "developer__shell", "respond"]
+    view, install, answer = run.steps
+    assert view.error is None and view.observation.startswith('import { McpServer } from "@modelcontextprotocol')
+    assert view.thought.startswith("I'll help you create a file watcher")  # the text before the call
+    assert install.arguments == {"command": "npm install chokidr"}
+    assert install.error == "npm ERR! 404 Not Found - GET https://registry.npmjs.org/chokidr - Not found"
+    assert answer.arguments["content"].startswith("The package name was misspelled")
+    assert run.metadata["working_dir"] == "/Users/zane/Development/mcp_goose_configwatcher"
+    assert run.metadata["session_name"] == "File watcher config setup" and run.metadata["total_tokens"] == 75280
+    assert run.created_at.isoformat() == "2025-05-13T23:18:48+00:00"
+    assert view.started_at < view.ended_at
+
+
+def test_an_export_is_read_with_its_model_later_prompt_and_a_result_marked_is_error() -> None:
+    assert detect_format(EXPORT) == "goose"
+    run = only(EXPORT)
+    assert run.trajectory_id == "goose.20260301_1" and run.model_id == "claude-sonnet-4-5"
+    assert run.task == "the retry test in tests/test_retry.py fails now and then, find out why"
+    assert run.metadata["user_prompts"] == ["fix it"] and run.metadata["provider"] == "anthropic"
+    assert [s.action for s in run.steps] == ["developer__shell", "developer__text_editor", "respond",
+                                             "developer__text_editor", "respond"]
+    tests = run.steps[0]
+    assert tests.thought == "Run it a few times to see the failure."  # the thinking part
+    assert tests.error is not None and "AssertionError: expected 3 attempts, got 2" in tests.error  # isError: true
+    assert run.steps[1].error is None and run.steps[3].error is None
+
+
+def test_a_walk_of_a_home_folder_reads_the_sessions_under_its_hidden_data_folder(tmp_path: Path) -> None:
+    sessions = tmp_path / ".local" / "share" / "goose" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / LEGACY.name).write_text(LEGACY.read_text())
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "x.jsonl").write_text(LEGACY.read_text())  # another hidden folder: not walked
+    assert [p.trajectory.trajectory_id for p in read_dump(tmp_path)] == ["goose.20250513_231848"]
+
+
+def test_a_file_of_messages_alone_is_read_and_named_by_its_file(tmp_path: Path) -> None:
+    """goose reads a JSONL file whose first line is a message (no metadata line) as messages only."""
+    path = tmp_path / "20260301_090000.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in json.loads(EXPORT.read_text())["conversation"]))
+    assert detect_format(path) == "goose"
+    run = only(path)
+    assert run.trajectory_id == "goose.20260301_090000" and len(run.steps) == 5
+
+
+def test_an_unanswered_call_and_one_goose_could_not_parse_are_failed_steps(tmp_path: Path) -> None:
+    session = json.loads(EXPORT.read_text())
+    messages = session["conversation"][:2]  # the first call, its answer never recorded (the session stopped)
+    messages[1]["content"].append({"type": "toolRequest", "id": "toolu_bad", "toolCall": {
+        "status": "error", "error": "Could not interpret tool use parameters for id toolu_bad: EOF while parsing"}})
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps({**session, "conversation": messages}))
+    shell, bad = only(path).steps
+    assert shell.error == NEVER_ANSWERED
+    assert bad.action == "(invalid tool call)" and bad.error.startswith("Could not interpret tool use parameters")
+
+
+def test_a_session_with_no_messages_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "empty.json").write_text(json.dumps({**json.loads(EXPORT.read_text()), "id": "x", "conversation": []}))
+    (tmp_path / "b.json").write_text(EXPORT.read_text())
+    assert [(p.error, p.trajectory.trajectory_id) for p in read_dump(tmp_path)] == [(None, "goose.20260301_1")]
+
+
+def _store(path: Path) -> None:
+    """goose's session database with the export's session in it: the tables as goose creates them
+    (``SessionStorage::create``, schema version 5), the rows as it writes them."""
+    session = json.loads(EXPORT.read_text())
+    with sqlite3.connect(path) as db:
+        db.executescript((GOOSE / "sessions-schema-v5.sql").read_text())
+        db.execute("insert into sessions (id, name, working_dir, created_at, accumulated_total_tokens) "
+                   "values (?, ?, ?, ?, ?)", (session["id"], session["name"], session["working_dir"],
+                                             "2026-03-01 09:00:00", session["accumulated_total_tokens"]))
+        db.execute("insert into sessions (id, name, working_dir) values ('20260301_2', 'never prompted', '/x')")
+        for m in session["conversation"]:
+            db.execute("insert into messages (session_id, role, content_json, created_timestamp, metadata_json) "
+                       "values (?, ?, ?, ?, ?)", (session["id"], m["role"], json.dumps(m["content"]), m["created"],
+                                                  json.dumps(m["metadata"])))
+    db.close()
+
+
+def test_the_session_database_is_named_with_a_command_whose_output_reads_as_the_same_run(tmp_path: Path) -> None:
+    store = tmp_path / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    store.parent.mkdir(parents=True)
+    _store(store)
+    with pytest.raises(ValueError, match=r"goose's session database .* python3 -c") as refused:
+        detect_format(store)
+    command = str(refused.value).split("ingest those: ", 1)[1].split(" (or one session", 1)[0]
+    out = tmp_path / "goose-sessions.jsonl"
+    done = subprocess.run(command.replace("goose-sessions.jsonl", str(out)), shell=True, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    (run,) = [p.trajectory for p in read_dump(out)]  # the session never prompted is left out
+    assert run.trajectory_id == "goose.20260301_1" and len(run.steps) == 5  # the export's id: one run, not two
+    # a walk of the data folder finds no dump and names the database the same way
+    walked = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(tmp_path / ".local"), "--dry-run"],
+                            capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    assert "goose's session database" in " ".join((walked.stdout + walked.stderr).split())
+
+
+def test_the_cli_reads_a_session_and_finds_it_by_its_tool_error(newcomer, tmp_path: Path) -> None:
+    code, out, err = run_cli("ingest", str(LEGACY), "--dry-run")
+    assert code == 0 and "format goose; runs 1; rejected 0" in out + err, out + err
+    assert run_cli("ingest", str(GOOSE))[0] == 0
+    code, out, err = run_cli("search", "npm ERR! 404 Not Found chokidr", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
+    assert json.loads(out)[0]["trajectory_id"] == "goose.20250513_231848"

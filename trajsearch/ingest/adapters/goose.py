@@ -1,0 +1,279 @@
+"""``goose``: sessions of goose (block/goose, now aaif-goose/goose), the on-machine coding agent (CLI and desktop).
+
+Source read: block/goose ``crates/goose/src/conversation/message.rs`` (``Message``, ``MessageContent``),
+``conversation/tool_result_serde.rs`` (a call's and a result's ``{"status", "value" | "error"}``),
+``session/legacy.rs`` (the JSONL files), ``session/session_manager.rs`` (``Session``, the SQLite schema,
+``export_session``) and ``goose-cli/src/commands/session.rs`` (``goose session export``); real lines posted in
+aaif-goose/goose#2529 (see ``tests/fixtures/goose/.goose29/README.md``).
+
+Three shapes hold a session, one run each:
+- up to goose 1.9 (2025), a JSONL file, ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
+  metadata (``SessionMetadata``: ``working_dir``, ``description``, ``schedule_id``, ``message_count``, the token
+  counts; later also ``id``, ``created_at``, ``extension_data``), then one ``Message`` a line. goose reads a file
+  whose first line is a message as messages only: so does this adapter;
+- from 1.10 the sessions live in SQLite (``sessions.db`` beside them, tables ``sessions`` and ``messages``), which
+  is not read: detection names it and gives a standard-library command writing its sessions as JSON lines
+  (:func:`session_store`), each line what ``goose session export --format json`` prints for one session;
+- ``goose session export --format json`` (``serde_json::to_string_pretty(&Session)``): the session's fields (``id``,
+  ``name``, ``working_dir``, ``created_at``, ``provider_name``, ``model_config``, the token counts) and its
+  ``conversation``, the list of its messages. ``--format yaml`` / ``markdown`` are not read.
+
+A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds, "content": [...],
+"metadata"?: {"userVisible", "agentVisible"}}``; each content part has a ``type``:
+- ``text`` (``text``): a user's prompt, or what the model said; ``thinking`` (``thinking``): its reasoning;
+- ``toolRequest`` (``id``, ``toolCall``: ``{"status": "success", "value": {"name", "arguments"}}``, or
+  ``{"status": "error", "error"}`` for a call goose could not parse) and ``frontendToolRequest`` (the desktop's own
+  tools): a step, its action the tool's name (``developer__shell``, ``developer__text_editor``, an extension's
+  ``<extension>__<tool>``);
+- ``toolResponse`` (``id``, ``toolResult``), in the next user message: the step's observation. ``value`` is MCP's
+  ``CallToolResult`` (``{"content": [...], "isError"}``), before 1.x its content list alone; a content item
+  addressed to the user only (``annotations.audience: ["user"]``, the developer tools' display copy) is left out
+  where one for the model is there. The step failed when ``status`` is ``error`` (the tool raised: its ``error``)
+  or ``isError`` is true (the tool said it failed: its output);
+- ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification``, ``redactedThinking``, images: no step.
+A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's.
+
+Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool requests with their
+responses, and the model's text with no call after it a ``respond`` step; a request the session ends without an
+answer to failed ("never answered"); model_id = ``model_config.model_name`` where recorded (exports and the
+database; a JSONL file records none); outcome unknown (a session holds no verdict); trajectory_id =
+``goose.<session id>``: the recorded ``id``, else the file's name without ``.jsonl`` (goose's own id for it; a gzipped copy's too),
+stable across copies; created_at = the session's ``created_at``, else its first message's time.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (SessionSteps, as_records, as_str, error_line, first_time, iso_time, join_thought,
+                         prompt_list, session_trajectory, whole_file)
+from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
+
+NAME = "goose"
+#: A file is one session (a JSONL file, an export); JSON lines of exports (``EXPORT_SCRIPT``'s) are one each.
+WHOLE_FILE = True
+#: Where goose keeps its sessions (``~/.local/share/goose/sessions``): walked though hidden (a home folder's backup).
+SESSION_FOLDERS = (".local/share/goose/sessions",)
+#: goose's session database (1.10+: ``~/.local/share/goose/sessions/sessions.db``): a walk that finds no dump hands
+#: it in for detection to name, with how to export its sessions (``session_store``).
+SESSION_STORES = ("goose/sessions/sessions.db",)
+
+#: Content part types only goose writes (``MessageContent``'s camelCase tags), by which a message line is told.
+_GOOSE_PARTS = frozenset({"toolRequest", "toolResponse", "frontendToolRequest", "toolConfirmationRequest",
+                          "actionRequired", "systemNotification", "redactedThinking", "contextLengthExceeded",
+                          "summarizationRequested"})
+_REQUESTS = ("toolRequest", "frontendToolRequest")
+NEVER_ANSWERED = "tool call never answered (no result recorded: the session ends while it ran)"
+
+#: goose's SQLite store as JSON lines of sessions, each shaped as ``goose session export --format json`` prints one
+#: (the session's columns, and its ``conversation``), with Python's standard library alone: the database opened
+#: read-only (a wrong path fails, where sqlite3 would make an empty one there), the messages in goose's order
+#: (``created_timestamp``, then ``id``), a session with no message (created, never prompted) left out, the output
+#: written once all is read. Arguments: the database, the file to write.
+EXPORT_SCRIPT = (
+    'import json,pathlib,sqlite3,sys;d=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",'
+    'uri=True);d.row_factory=sqlite3.Row;s=[{**dict(r),"conversation":c} for r in d.execute("select * from '
+    'sessions") for c in [[{"role":m["role"],"created":m["created_timestamp"],"content":json.loads(m["content_json"'
+    ']),"metadata":json.loads(dict(m).get("metadata_json") or "{}")} for m in d.execute("select * from messages '
+    'where session_id=? order by created_timestamp,id",(r["id"],))]] if c];pathlib.Path(sys.argv[2]).write_text('
+    '"".join(json.dumps(x)+"\\n" for x in s))')
+
+
+def matches(record: Any) -> bool:
+    return _is_export(record) or _is_header(record) or _is_message(record)
+
+
+def _is_export(record: Any) -> bool:
+    """A ``Session`` with its messages: ``goose session export --format json``, or a line of ``EXPORT_SCRIPT``'s."""
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("working_dir"), str)
+            and isinstance(record.get("conversation"), list))
+
+
+def _is_header(record: Any) -> bool:
+    """A JSONL session file's first line (``SessionMetadata``, which always writes ``message_count``)."""
+    return (isinstance(record, dict) and isinstance(record.get("working_dir"), str) and "message_count" in record
+            and "role" not in record and "conversation" not in record)
+
+
+def _is_message(record: Any) -> bool:
+    """A ``Message`` line (a JSONL file without its metadata line): goose's visibility flags or a part of its own."""
+    if not (isinstance(record, dict) and record.get("role") in ("user", "assistant")
+            and isinstance(record.get("created"), int) and isinstance(record.get("content"), list)):
+        return False
+    flags = as_dict(record.get("metadata"))
+    return ("userVisible" in flags or "agentVisible" in flags
+            or any(as_dict(part).get("type") in _GOOSE_PARTS for part in record["content"]))
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """A file of exports (``EXPORT_SCRIPT``'s JSON lines, or an array of them): each its own run where it stands;
+    anything else (a JSONL session file, one export) one run."""
+    if isinstance(document, list) and document and all(_is_export(item) for item in document):
+        positions = item_positions(document)
+        yield from zip(positions, document)
+    else:
+        yield from whole_file(document)
+
+
+def export_command(path: Path, out: str = "goose-sessions.jsonl") -> str:
+    """The shell command that writes the sessions of the database at ``path`` (named whole, quoted) to ``out``."""
+    return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
+
+
+def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
+    """What goose's session database is and how to read its runs, given its tables and their columns (``detect``
+    reads them); None for any other database."""
+    if not ({"id", "working_dir"} <= tables.get("sessions", set())
+            and {"session_id", "role", "content_json", "created_timestamp"} <= tables.get("messages", set())):
+        return None
+    return ("goose's session database (SQLite; goose 1.10+ keeps sessions in ~/.local/share/goose/sessions/"
+            f"sessions.db): write its sessions as JSON lines and ingest those: {export_command(path)} (or one "
+            "session: `goose session export --session-id <id> --format json`)")
+
+
+def side_document(document: Any) -> str | None:
+    """A session with no message (created, never prompted): no run, passed over as other CLIs' bookkeeping files."""
+    if isinstance(document, dict) and (_is_header(document) or (_is_export(document) and not document["conversation"])):
+        return "a goose session with no messages: created, never prompted"
+    return None
+
+
+def _session(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the session's fields, its messages) of an export or of a JSONL file's lines."""
+    if _is_export(document):
+        return document, [m for m in document["conversation"] if isinstance(m, dict)]
+    records = as_records(document, "goose session")
+    head = records[0] if _is_header(records[0]) else {}
+    return head, [r for r in records[1 if head else 0:] if r.get("role") in ("user", "assistant")]
+
+
+def _result_text(value: Any) -> str:
+    """A tool's output: the text of a ``CallToolResult``'s content (or, before 1.x, of the content list itself),
+    without the copies addressed to the user alone where the model has its own."""
+    items = [as_dict(item) for item in as_list(as_dict(value).get("content") if isinstance(value, dict) else value)]
+    for_model = [item for item in items if "user" not in as_list(as_dict(item.get("annotations")).get("audience"))
+                 or "assistant" in as_list(as_dict(item.get("annotations")).get("audience"))]
+    texts = []
+    for item in for_model or items:
+        resource = as_dict(item.get("resource"))
+        text = as_str(item.get("text")) or as_str(resource.get("text"))
+        if text is None and item.get("type") == "image":
+            text = "[image]"
+        if text is None and resource:
+            text = f"[resource {resource.get('uri', '')}]"
+        if text:
+            texts.append(text)
+    return "\n".join(texts)
+
+
+class _Session(SessionSteps):
+    """A session's messages walked in order: prompts, and steps by tool call id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[str] = []
+
+    def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        if as_dict(message.get("metadata")).get("userVisible") is False:
+            return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
+        text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str))
+        if text.strip():
+            self.flush()
+            self.prompts.append(text.strip())
+
+    def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
+                self.narration.append(part["text"].strip())
+                self.narration_at = self.narration_at or message.get("created")
+            elif kind == "thinking" and isinstance(part.get("thinking"), str):
+                self.thought.append(part["thinking"])
+            elif kind in _REQUESTS:
+                self.call(message, part)
+
+    def call(self, message: dict[str, Any], part: dict[str, Any]) -> None:
+        request = as_dict(part.get("toolCall"))
+        value = as_dict(request.get("value"))
+        step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration),
+                                "action": as_str(value.get("name")) or "(invalid tool call)",
+                                "arguments": value.get("arguments"), "started_at": iso_time(message.get("created"))}
+        if request.get("status") == "error":  # goose could not parse the model's call: it never ran
+            step["error"] = step["observation"] = as_str(request.get("error")) or "invalid tool call"
+        self.thought, self.narration, self.narration_at = [], [], None
+        self.steps.append(step)
+        if isinstance(part.get("id"), str) and "error" not in step:
+            self.by_call[part["id"]] = step
+
+    def response(self, message: dict[str, Any], part: dict[str, Any]) -> None:
+        step = self.by_call.pop(part.get("id"), None) if isinstance(part.get("id"), str) else None
+        if step is None:
+            return  # an answer to no recorded call (the request compacted away)
+        result = as_dict(part.get("toolResult"))
+        value = result.get("value")
+        step["ended_at"] = iso_time(message.get("created"))
+        if result.get("status") == "error":
+            step["observation"] = as_str(result.get("error")) or "tool error"
+            step["error"] = error_line(step["observation"])
+        else:
+            step["observation"] = _result_text(value) or None
+            if isinstance(value, dict) and value.get("isError") is True:
+                step["error"] = error_line(step["observation"])
+
+    def close(self) -> None:
+        """The session's end: text after the last call is the answer; a call still waiting never was answered."""
+        self.flush()
+        for step in self.by_call.values():
+            step["error"] = NEVER_ANSWERED
+        self.by_call.clear()
+
+
+def _model(session: dict[str, Any]) -> str | None:
+    """``model_config.model_name`` (an export's object, the database's ``model_config_json`` text)."""
+    config = session.get("model_config")
+    if config is None and isinstance(session.get("model_config_json"), str):
+        try:
+            config = json.loads(session["model_config_json"])
+        except ValueError:
+            config = None
+    return as_str(as_dict(config).get("model_name"))
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    session, messages = _session(record)
+    walk = _Session()
+    for message in messages:
+        parts = [p for p in as_list(message.get("content")) if isinstance(p, dict)]
+        if message.get("role") == "assistant":
+            walk.assistant(message, parts)
+        else:
+            for part in parts:
+                if part.get("type") == "toolResponse":
+                    walk.response(message, part)
+            walk.user(message, parts)
+    walk.close()
+    if not walk.prompts:
+        raise RecordError("no user prompt in this goose session")
+    session_id = as_str(session.get("id")) or file_stem(ctx.source, (".jsonl", ".json"))
+    name = as_str(session.get("name")) or as_str(session.get("description"))
+    tokens = session.get("accumulated_total_tokens") or session.get("total_tokens")
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "session_name": name or None,
+        "working_dir": as_str(session.get("working_dir")),
+        "session_type": session.get("session_type") if session.get("session_type") not in (None, "user") else None,
+        "schedule_id": as_str(session.get("schedule_id")),
+        "provider": as_str(session.get("provider_name")),
+        "total_tokens": tokens if isinstance(tokens, int) and tokens > 0 else None,
+        "user_prompts": prompt_list(walk.prompts[1:]) or None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"goose.{session_id}", task=walk.prompts[0], model_id=_model(session), steps=walk.steps,
+        metadata=metadata, last_error=None, error_cause="", tool_versions=None,
+        created_at=first_time(session.get("created_at"), *(m.get("created") for m in messages[:1])))
