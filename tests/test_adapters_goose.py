@@ -88,6 +88,23 @@ def test_an_unanswered_call_and_one_goose_could_not_parse_are_failed_steps(tmp_p
     assert bad.action == "(invalid tool call)" and bad.error.startswith("Could not interpret tool use parameters")
 
 
+def test_the_models_copy_of_a_result_and_the_users_prompts_alone_are_read(tmp_path: Path) -> None:
+    """goose's developer tools answer twice, a copy for the model and one for the user (``annotations.audience``);
+    a message the user never saw (``userVisible: false``: a compaction's summary) is not the user's prompt."""
+    session = json.loads(EXPORT.read_text())
+    summary = {"role": "user", "created": 1772355599, "content": [{"type": "text", "text": "Summary of the earlier "
+               "conversation: ..."}], "metadata": {"userVisible": False, "agentVisible": True}}
+    session["conversation"][4]["content"][0]["toolResult"]["value"]["content"] = [
+        {"type": "text", "text": "def retry(fn, attempts=3):", "annotations": {"audience": ["assistant"]}},
+        {"type": "text", "text": "```python\ndef retry(fn, attempts=3):\n```",
+         "annotations": {"audience": ["user"], "priority": 0.0}}]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**session, "conversation": [summary, *session["conversation"]]}))
+    run = only(path)
+    assert run.task == "the retry test in tests/test_retry.py fails now and then, find out why"
+    assert run.steps[1].observation == "def retry(fn, attempts=3):"
+
+
 def test_a_session_with_no_messages_is_passed_over(tmp_path: Path) -> None:
     (tmp_path / "empty.json").write_text(json.dumps({**json.loads(EXPORT.read_text()), "id": "x", "conversation": []}))
     (tmp_path / "b.json").write_text(EXPORT.read_text())
