@@ -1,5 +1,5 @@
-"""goose sessions (block/goose): a JSONL session file (to 1.9), ``goose session export --format json``, and the SQLite
-store of 1.10+ (named, with the command that writes its sessions as JSON lines). Fixtures: tests/fixtures/goose/.goose29
+"""goose sessions (block/goose): a JSONL session file (until late 2025), ``goose session export --format json``, and the SQLite
+store since (named, with the command that writes its sessions as JSON lines). Fixtures: tests/fixtures/goose/.goose29
 (README.md there says which lines are real and which were built from goose's own serialisation)."""
 
 from __future__ import annotations

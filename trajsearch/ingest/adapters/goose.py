@@ -7,11 +7,11 @@ Source read: block/goose ``crates/goose/src/conversation/message.rs`` (``Message
 aaif-goose/goose#2529 (see ``tests/fixtures/goose/.goose29/README.md``).
 
 Three shapes hold a session, one run each:
-- up to goose 1.9 (2025), a JSONL file, ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
+- until goose moved them to SQLite (late 2025; its first run after the move imports them), a JSONL file, ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
   metadata (``SessionMetadata``: ``working_dir``, ``description``, ``schedule_id``, ``message_count``, the token
   counts; later also ``id``, ``created_at``, ``extension_data``), then one ``Message`` a line. goose reads a file
   whose first line is a message as messages only: so does this adapter;
-- from 1.10 the sessions live in SQLite (``sessions.db`` beside them, tables ``sessions`` and ``messages``), which
+- since then the sessions live in SQLite (``sessions.db`` beside them, tables ``sessions`` and ``messages``), which
   is not read: detection names it and gives a standard-library command writing its sessions as JSON lines
   (:func:`session_store`), each line what ``goose session export --format json`` prints for one session;
 - ``goose session export --format json`` (``serde_json::to_string_pretty(&Session)``): the session's fields (``id``,
@@ -59,7 +59,7 @@ NAME = "goose"
 WHOLE_FILE = True
 #: Where goose keeps its sessions (``~/.local/share/goose/sessions``): walked though hidden (a home folder's backup).
 SESSION_FOLDERS = (".local/share/goose/sessions",)
-#: goose's session database (1.10+: ``~/.local/share/goose/sessions/sessions.db``): a walk that finds no dump hands
+#: goose's session database (``~/.local/share/goose/sessions/sessions.db``): a walk that finds no dump hands
 #: it in for detection to name, with how to export its sessions (``session_store``).
 SESSION_STORES = ("goose/sessions/sessions.db",)
 
@@ -131,7 +131,7 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     if not ({"id", "working_dir"} <= tables.get("sessions", set())
             and {"session_id", "role", "content_json", "created_timestamp"} <= tables.get("messages", set())):
         return None
-    return ("goose's session database (SQLite; goose 1.10+ keeps sessions in ~/.local/share/goose/sessions/"
+    return ("goose's session database (SQLite; goose keeps sessions in ~/.local/share/goose/sessions/"
             f"sessions.db): write its sessions as JSON lines and ingest those: {export_command(path)} (or one "
             "session: `goose session export --session-id <id> --format json`)")
 
