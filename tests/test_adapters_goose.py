@@ -22,6 +22,7 @@ from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
 
 GOOSE = Path(__file__).parent / "fixtures" / "goose" / ".goose29"
 LEGACY = GOOSE / "20250513_231848.jsonl"
+LATER = GOOSE / "20250821_salesforce.jsonl"
 EXPORT = GOOSE / "20260301_1.json"
 
 
@@ -31,17 +32,31 @@ def test_a_jsonl_session_file_is_one_run_with_its_tool_steps_and_the_failed_call
     assert run.trajectory_id == "goose.20250513_231848"  # the file's name: goose's id for the session
     assert run.task.startswith("I have started a basic mcp template")
     assert run.outcome == Outcome.unknown and run.model_id is None
-    assert [s.action for s in run.steps] == ["developer__text_editor", "developer__shell", "respond"]
-    view, install, answer = run.steps
+    assert [s.action for s in run.steps] == ["developer__text_editor", "developer__shell", "developer__text_editor",
+                                             "respond"]
+    view, install, write, answer = run.steps
     assert view.error is None and view.observation.startswith('import { McpServer } from "@modelcontextprotocol')
     assert view.thought.startswith("I'll help you create a file watcher")  # the text before the call
     assert install.arguments == {"command": "npm install chokidr"}
     assert install.error == "npm ERR! 404 Not Found - GET https://registry.npmjs.org/chokidr - Not found"
     assert answer.arguments["content"].startswith("The package name was misspelled")
+    # the real line of #2529: the model's copy of the write's answer, not the user's markdown copy of the file
+    assert write.error is None and write.observation == ("Successfully wrote to "
+                                                         "/Users/zane/Development/mcp_goose_configwatcher/index.ts")
     assert run.metadata["working_dir"] == "/Users/zane/Development/mcp_goose_configwatcher"
     assert run.metadata["session_name"] == "File watcher config setup" and run.metadata["total_tokens"] == 75280
     assert run.created_at.isoformat() == "2025-05-13T23:18:48+00:00"
     assert view.started_at < view.ended_at
+
+
+def test_a_later_session_file_with_null_token_counts_and_message_ids_is_read() -> None:
+    assert detect_format(LATER) == "goose"
+    run = only(LATER)
+    assert run.trajectory_id == "goose.20250821_salesforce" and run.task == "can you check salesforce tools"
+    assert run.metadata["working_dir"] == "/Users/zane/Development/goose-main" and "total_tokens" not in run.metadata
+    (call,) = run.steps
+    assert call.action == "platform__search_available_extensions" and call.error is None
+    assert call.observation == "No extension named salesforce is installed."
 
 
 def test_an_export_is_read_with_its_model_later_prompt_and_a_result_marked_is_error() -> None:
@@ -113,18 +128,30 @@ def test_a_session_with_no_messages_is_passed_over(tmp_path: Path) -> None:
 
 def _store(path: Path) -> None:
     """goose's session database with the export's session in it: the tables as goose creates them
-    (``SessionStorage::create``, schema version 5), the rows as it writes them."""
+    (``SessionStorage::create_schema``, schema version 17), the rows as it writes them: after the prompt the
+    ``<turn-context>`` message goose 1.5x adds for the model alone, a session never prompted, and a sub-agent's."""
     session = json.loads(EXPORT.read_text())
+    messages = list(session["conversation"])
+    messages.insert(1, {"id": "msg_ctx", "role": "user", "created": messages[0]["created"], "content": [
+        {"type": "text", "text": "<turn-context>\ncwd: /home/alice/api\n</turn-context>"}],
+        "metadata": {"userVisible": False, "agentVisible": True, "turnContext": True}})
     with sqlite3.connect(path) as db:
-        db.executescript((GOOSE / "sessions-schema-v5.sql").read_text())
-        db.execute("insert into sessions (id, name, working_dir, created_at, accumulated_total_tokens) "
-                   "values (?, ?, ?, ?, ?)", (session["id"], session["name"], session["working_dir"],
-                                             "2026-03-01 09:00:00", session["accumulated_total_tokens"]))
+        db.executescript((GOOSE / "sessions-schema-v17.sql").read_text())
+        db.execute("insert into sessions (id, name, working_dir, created_at, accumulated_total_tokens, provider_name, "
+                   "model_config_json) values (?, ?, ?, ?, ?, ?, ?)",
+                   (session["id"], session["name"], session["working_dir"], "2026-03-01 09:00:00",
+                    session["accumulated_total_tokens"], "anthropic", json.dumps(session["model_config"])))
         db.execute("insert into sessions (id, name, working_dir) values ('20260301_2', 'never prompted', '/x')")
-        for m in session["conversation"]:
-            db.execute("insert into messages (session_id, role, content_json, created_timestamp, metadata_json) "
-                       "values (?, ?, ?, ?, ?)", (session["id"], m["role"], json.dumps(m["content"]), m["created"],
-                                                  json.dumps(m["metadata"])))
+        db.execute("insert into sessions (id, name, working_dir, session_type, parent_session_id) values "
+                   "('20260301_3', 'read retry.py', '/home/alice/api', 'sub_agent', '20260301_1')")
+        rows = [(session["id"], m) for m in messages] + [("20260301_3", {
+            "id": "msg_sub", "role": "user", "created": 1772355700, "metadata": {},
+            "content": [{"type": "text", "text": "read retry.py and say what it retries"}]})]
+        for session_id, m in rows:
+            db.execute("insert into messages (message_id, session_id, role, content_json, created_timestamp, "
+                       "metadata_json) values (?, ?, ?, ?, ?, ?)", (m["id"], session_id, m["role"],
+                                                                   json.dumps(m["content"]), m["created"],
+                                                                   json.dumps(m["metadata"])))
     db.close()
 
 
@@ -139,8 +166,11 @@ def test_the_session_database_is_named_with_a_command_whose_output_reads_as_the_
     done = subprocess.run(command.replace("goose-sessions.jsonl", str(out)), shell=True, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    (run,) = [p.trajectory for p in read_dump(out)]  # the session never prompted is left out
+    run, sub = [p.trajectory for p in read_dump(out)]  # the session never prompted is left out
     assert run.trajectory_id == "goose.20260301_1" and len(run.steps) == 5  # the export's id: one run, not two
+    assert run.model_id == "claude-sonnet-4-5" and run.created_at.isoformat() == "2026-03-01T09:00:00+00:00"
+    assert run.task.startswith("the retry test") and run.metadata["user_prompts"] == ["fix it"]  # no turn context
+    assert sub.trajectory_id == "goose.20260301_3" and sub.metadata["session_type"] == "sub_agent"
     # a walk of the data folder finds no dump and names the database the same way
     walked = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(tmp_path / ".local"), "--dry-run"],
                             capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
@@ -154,3 +184,4 @@ def test_the_cli_reads_a_session_and_finds_it_by_its_tool_error(newcomer, tmp_pa
     code, out, err = run_cli("search", "npm ERR! 404 Not Found chokidr", "--json")
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
     assert json.loads(out)[0]["trajectory_id"] == "goose.20250513_231848"
+
