@@ -185,3 +185,24 @@ def test_the_cli_reads_a_session_and_finds_it_by_its_tool_error(newcomer, tmp_pa
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
     assert json.loads(out)[0]["trajectory_id"] == "goose.20250513_231848"
 
+
+def _walk(path: Path) -> str:
+    out = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(path), "--dry-run"],
+                         capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    return " ".join((out.stdout + out.stderr).split())
+
+
+def test_a_walk_of_gooses_sessions_folder_itself_names_its_database(tmp_path: Path) -> None:
+    """The database is told by the end of its own path (``goose/sessions/sessions.db``), not by the part of it under
+    the folder walked: ``trajsearch ingest ~/.local/share/goose/sessions/`` gave the generic "passed over by name"."""
+    sessions = tmp_path / "goose" / "sessions"
+    sessions.mkdir(parents=True)
+    _store(sessions / "sessions.db")
+    said = _walk(sessions)
+    assert "goose's session database" in said and "python3 -c" in said and "passed over by name" not in said, said
+    # an upgraded install keeps its old session files beside the database (goose imports them, deletes none):
+    # they are read, and the database, where every session since lives, is named, not passed over unsaid
+    (sessions / LEGACY.name).write_text(LEGACY.read_text())
+    said = _walk(sessions)
+    assert "runs 1; rejected 0" in said and "1 session database(s) not read: sessions.db" in said, said
+

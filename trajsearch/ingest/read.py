@@ -632,8 +632,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     # (sorted out only where they are told: each asks every adapter's side_path, which may read the file's JSON)
 
     def wanted(p: Path) -> bool:
-        parts = p.relative_to(root).parts
-        if any(parts[-len(store):] == store for store in stores):
+        parts = p.absolute().parts  # the store's own path, not the walk's part of it: a walk of goose's sessions
+        if any(parts[-len(store):] == store for store in stores):  # folder itself finds goose/sessions/sessions.db
             if p.is_file():
                 stored.append(p)
             return False

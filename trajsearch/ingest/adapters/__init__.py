@@ -30,7 +30,8 @@ entry in ``ADAPTERS``. A module exposes:
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores
-  (``.adk/session.db``): a walk hands them in for detection to name;
+  (``.adk/session.db``), the end of the file's own path (a walk of ``.adk`` itself
+  finds it too): a walk hands them in for detection to name;
   optionally ``walked_file(path)``, whether a file not named as a dump is
   its producer's run where it lies (a Harbor trial's ``agent/claude-code.txt``),
   which a walk then reads;
