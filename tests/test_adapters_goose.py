@@ -171,6 +171,7 @@ def test_the_session_database_is_named_with_a_command_whose_output_reads_as_the_
     assert run.model_id == "claude-sonnet-4-5" and run.created_at.isoformat() == "2026-03-01T09:00:00+00:00"
     assert run.task.startswith("the retry test") and run.metadata["user_prompts"] == ["fix it"]  # no turn context
     assert sub.trajectory_id == "goose.20260301_3" and sub.metadata["session_type"] == "sub_agent"
+    assert sub.metadata["parent_session_id"] == "goose.20260301_1"  # the run it was spawned from
     # a walk of the data folder finds no dump and names the database the same way
     walked = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(tmp_path / ".local"), "--dry-run"],
                             capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
@@ -206,3 +207,75 @@ def test_a_walk_of_gooses_sessions_folder_itself_names_its_database(tmp_path: Pa
     said = _walk(sessions)
     assert "runs 1; rejected 0" in said and "1 session database(s) not read: sessions.db" in said, said
 
+
+def test_an_export_bundles_sub_agent_sessions_each_read_as_its_own_run(tmp_path: Path) -> None:
+    """goose's export bundle (``SessionExport``: the session flattened, ``child_sessions``) and its token counts as
+    ``usage`` / ``accumulated_usage`` objects, as goose 1.46 exports them (figures from entireio/external-agents#74)."""
+    session = json.loads(EXPORT.read_text())
+    for key in [k for k in session if k.endswith("_tokens")]:
+        del session[key]
+    session["usage"] = {"input_tokens": 124611, "output_tokens": 394, "total_tokens": 125005,
+                        "cache_read_input_tokens": 112820, "cache_write_input_tokens": 11777}
+    session["accumulated_usage"] = dict(session["usage"])
+    child = {**json.loads(EXPORT.read_text()), "id": "20260301_2", "session_type": "sub_agent",
+             "parent_session_id": "20260301_1"}
+    child["conversation"] = [{**child["conversation"][0], "content": [{"type": "text", "text": "read retry.py"}]},
+                             {"role": "assistant", "created": 1772355610, "content": [{"type": "text", "text":
+                                                                                        "It retries fn 3 times."}]}]
+    idle = {**child, "id": "20260301_3", "conversation": []}  # spawned, never prompted: no run
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps({**session, "child_sessions": [child, idle]}))
+    parent, sub = [p.trajectory for p in read_dump(path)]
+    assert parent.trajectory_id == "goose.20260301_1" and parent.metadata["total_tokens"] == 125005
+    assert sub.trajectory_id == "goose.20260301_2" and sub.task == "read retry.py"
+    assert sub.metadata["session_type"] == "sub_agent" and sub.metadata["parent_session_id"] == "goose.20260301_1"
+
+
+def test_the_model_recorded_on_messages_is_the_runs_where_the_session_records_none(tmp_path: Path) -> None:
+    """goose 1.4x writes ``metadata.inference`` on each assistant message (``requestedModel``, ``resolvedModel``)."""
+    session = json.loads(EXPORT.read_text())
+    del session["model_config"]
+    for m in session["conversation"]:
+        if m["role"] == "assistant":
+            m["metadata"]["inference"] = {"provider": "anthropic", "requestedModel": "claude-sonnet-4-5",
+                                          "resolvedModel": "claude-sonnet-4-5-20250929"}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session))
+    assert only(path).model_id == "claude-sonnet-4-5-20250929"
+
+
+@pytest.mark.parametrize(("kind", "message", "outcome", "cause"), [
+    ("contextLengthExceeded", "Context length exceeded", Outcome.failure, "the agent ran out of its context window"),
+    ("authentication", "Authentication failed: invalid x-api-key", Outcome.infra_error, "infrastructure")])
+def test_a_session_ending_on_gooses_error_part_ended_on_that_error(tmp_path: Path, kind: str, message: str,
+                                                                  outcome: Outcome, cause: str) -> None:
+    session = json.loads(EXPORT.read_text())
+    error = {"role": "assistant", "created": 1772356000, "content": [{"type": "error", "kind": kind,
+                                                                       "message": message}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**session, "conversation": [*session["conversation"], error]}))
+    run = only(path)
+    assert run.outcome == outcome and run.failure.error.startswith(message) and run.failure.cause.startswith(cause)
+    # an error the session went on from (the user asked again, the model answered) is not what it ended on
+    again = [{"role": "user", "created": 1772356010, "content": [{"type": "text", "text": "try again"}]},
+             {"role": "assistant", "created": 1772356020, "content": [{"type": "text", "text": "Done."}]}]
+    path.write_text(json.dumps({**session, "conversation": [*session["conversation"], error, *again]}))
+    assert only(path).outcome == Outcome.unknown
+
+
+def test_a_tool_request_naming_no_tool_is_a_failed_step(tmp_path: Path) -> None:
+    session = json.loads(EXPORT.read_text())
+    session["conversation"][1]["content"][1]["toolCall"] = "x"  # not goose's {status, value: {name, arguments}}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session))
+    bad = only(path).steps[0]
+    assert bad.action == "(invalid tool call)" and bad.error == "invalid tool call: no tool name recorded"
+
+
+def test_gooses_session_list_is_named_as_no_run(tmp_path: Path) -> None:
+    """``goose session list --format json``: the sessions without their messages (``conversation`` null)."""
+    listed = {**json.loads(EXPORT.read_text()), "conversation": None, "message_count": 10}
+    path = tmp_path / "sessions.json"
+    path.write_text(json.dumps([listed]))
+    with pytest.raises(ValueError, match=r"no run in this file: goose's session list .*goose session export --session"):
+        detect_format(path)

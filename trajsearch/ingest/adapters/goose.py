@@ -3,8 +3,11 @@
 Source read: block/goose ``crates/goose/src/conversation/message.rs`` (``Message``, ``MessageContent``),
 ``conversation/tool_result_serde.rs`` (a call's and a result's ``{"status", "value" | "error"}``),
 ``session/legacy.rs`` (the JSONL files), ``session/session_manager.rs`` (``Session``, the SQLite schema,
-``export_session``) and ``goose-cli/src/commands/session.rs`` (``goose session export``); real lines posted in
-aaif-goose/goose#2529 (see ``tests/fixtures/goose/.goose29/README.md``).
+``export_session``), ``session/export_bundle.rs`` (``child_sessions``) and ``goose-cli/src/commands/session.rs``
+(``goose session export``); aaif-goose/goose ``session_manager.rs`` at schema 17 (``usage`` objects,
+``parent_session_id``); the error part and ``metadata.inference`` as emberian/cv ``crates/cv-core/src/harness/goose.rs``
+reads goose 1.51's stores; real lines posted in aaif-goose/goose#2529 and #4252 (see
+``tests/fixtures/goose/.goose29/README.md``).
 
 Three shapes hold a session, one run each:
 - until goose moved them to SQLite (late 2025; its first run after the move imports them), a JSONL file, ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
@@ -15,8 +18,11 @@ Three shapes hold a session, one run each:
   is not read: detection names it and gives a standard-library command writing its sessions as JSON lines
   (:func:`session_store`), each line what ``goose session export --format json`` prints for one session;
 - ``goose session export --format json`` (``serde_json::to_string_pretty(&Session)``): the session's fields (``id``,
-  ``name``, ``working_dir``, ``created_at``, ``provider_name``, ``model_config``, the token counts) and its
-  ``conversation``, the list of its messages. ``--format yaml`` / ``markdown`` are not read.
+  ``name``, ``working_dir``, ``created_at``, ``provider_name``, ``model_config``, the token counts: flat
+  ``accumulated_total_tokens`` until goose gathered them into ``usage`` / ``accumulated_usage`` objects) and its
+  ``conversation``, the list of its messages; since goose's export bundle (``session/export_bundle.rs``) also its
+  ``child_sessions``, the sub-agent sessions it spawned, each read as its own run. ``--format yaml`` / ``markdown``
+  are not read; ``goose session list --format json`` (sessions without messages) is named as no run.
 
 A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds, "content": [...],
 "metadata"?: {"userVisible", "agentVisible"}}``; each content part has a ``type``:
@@ -30,13 +36,19 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
   addressed to the user only (``annotations.audience: ["user"]``, the developer tools' display copy) is left out
   where one for the model is there. The step failed when ``status`` is ``error`` (the tool raised: its ``error``)
   or ``isError`` is true (the tool said it failed: its output);
+- ``error`` (``kind``: ``contextLengthExceeded``, ``authentication``, ``creditsExhausted``, ``other``; ``message``):
+  the provider refused the turn; the session's last such part with no work after it is what the run ended on
+  (out of context: the agent's failure; else the provider's, an infrastructure error);
 - ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification``, ``redactedThinking``, images: no step.
 A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's.
 
 Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool requests with their
 responses, and the model's text with no call after it a ``respond`` step; a request the session ends without an
-answer to failed ("never answered"); model_id = ``model_config.model_name`` where recorded (exports and the
-database; a JSONL file records none); outcome unknown (a session holds no verdict); trajectory_id =
+answer to failed ("never answered"), as does one that names no tool; model_id = ``model_config.model_name`` where
+recorded (exports and the database; a JSONL file records none), else the last assistant message's
+``metadata.inference`` (``resolvedModel``, ``requestedModel``: goose 1.4x on); outcome unknown (a session holds no
+verdict) unless it ended on an error part; a sub-agent's session (``session_type: sub_agent``) records its parent
+(``metadata.parent_session_id``, ``goose.<id>``); trajectory_id =
 ``goose.<session id>``: the recorded ``id``, else the file's name without ``.jsonl`` (goose's own id for it; a gzipped copy's too),
 stable across copies; created_at = the session's ``created_at``, else its first message's time.
 """
@@ -44,14 +56,15 @@ stable across copies; created_at = the session's ``created_at``, else its first 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (SessionSteps, as_records, as_str, error_line, first_time, iso_time, join_thought,
-                         prompt_list, session_trajectory, whole_file)
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, first_time, iso_time,
+                         join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
 
 NAME = "goose"
@@ -66,7 +79,7 @@ SESSION_STORES = ("goose/sessions/sessions.db",)
 #: Content part types only goose writes (``MessageContent``'s camelCase tags), by which a message line is told.
 _GOOSE_PARTS = frozenset({"toolRequest", "toolResponse", "frontendToolRequest", "toolConfirmationRequest",
                           "actionRequired", "systemNotification", "redactedThinking", "contextLengthExceeded",
-                          "summarizationRequested"})
+                          "summarizationRequested", "error"})
 _REQUESTS = ("toolRequest", "frontendToolRequest")
 NEVER_ANSWERED = "tool call never answered (no result recorded: the session ends while it ran)"
 
@@ -112,12 +125,15 @@ def _is_message(record: Any) -> bool:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """A file of exports (``EXPORT_SCRIPT``'s JSON lines, or an array of them): each its own run where it stands;
-    anything else (a JSONL session file, one export) one run."""
-    if isinstance(document, list) and document and all(_is_export(item) for item in document):
-        positions = item_positions(document)
-        yield from zip(positions, document)
-    else:
-        yield from whole_file(document)
+    anything else (a JSONL session file, one export) one run. An export's ``child_sessions`` (goose's export
+    bundle: the sub-agent sessions it spawned, each a whole ``Session``) are each their own run after it."""
+    exports = isinstance(document, list) and document and all(_is_export(item) for item in document)
+    for where, session in zip(item_positions(document), document) if exports else whole_file(document):
+        yield where, session
+        children = as_list(session.get("child_sessions")) if _is_export(session) else []
+        for n, child in enumerate(children, 1):
+            if _is_export(child) and child["conversation"]:  # a sub-agent never prompted: no run, as the parent's
+                yield f"{where}, child session {n}", child
 
 
 def export_command(path: Path, out: str = "goose-sessions.jsonl") -> str:
@@ -134,6 +150,15 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     return ("goose's session database (SQLite; goose keeps sessions in ~/.local/share/goose/sessions/"
             f"sessions.db): write its sessions as JSON lines and ingest those: {export_command(path)} (or one "
             "session: `goose session export --session-id <id> --format json`)")
+
+
+def side_file(record: Any) -> str | None:
+    """``goose session list --format json``: the sessions without their messages (``conversation`` null)."""
+    if (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("working_dir"), str)
+            and "conversation" in record and record["conversation"] is None and "message_count" in record):
+        return ("goose's session list (`goose session list --format json`) holds no messages: export each session "
+                "with `goose session export --session-id <id> --format json`")
+    return None
 
 
 def side_document(document: Any) -> str | None:
@@ -177,6 +202,7 @@ class _Session(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
         self.prompts: list[str] = []
+        self.last_error: str | None = None  # goose's error part with no work after it: what the session ended on
 
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:
@@ -185,6 +211,7 @@ class _Session(SessionSteps):
         if text.strip():
             self.flush()
             self.prompts.append(text.strip())
+            self.last_error = None
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         for part in parts:
@@ -192,6 +219,9 @@ class _Session(SessionSteps):
             if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
                 self.narration.append(part["text"].strip())
                 self.narration_at = self.narration_at or message.get("created")
+                self.last_error = None
+            elif kind == "error":
+                self.last_error = _error_part(part)
             elif kind == "thinking" and isinstance(part.get("thinking"), str):
                 self.thought.append(part["thinking"])
             elif kind in _REQUESTS:
@@ -200,12 +230,15 @@ class _Session(SessionSteps):
     def call(self, message: dict[str, Any], part: dict[str, Any]) -> None:
         request = as_dict(part.get("toolCall"))
         value = as_dict(request.get("value"))
+        name = as_str(value.get("name"))
         step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration),
-                                "action": as_str(value.get("name")) or "(invalid tool call)",
+                                "action": name or "(invalid tool call)",
                                 "arguments": value.get("arguments"), "started_at": iso_time(message.get("created"))}
         if request.get("status") == "error":  # goose could not parse the model's call: it never ran
             step["error"] = step["observation"] = as_str(request.get("error")) or "invalid tool call"
-        self.thought, self.narration, self.narration_at = [], [], None
+        elif name is None:  # not goose's {status, value: {name, arguments}}: no tool could have run it
+            step["error"] = step["observation"] = "invalid tool call: no tool name recorded"
+        self.thought, self.narration, self.narration_at, self.last_error = [], [], None, None
         self.steps.append(step)
         if isinstance(part.get("id"), str) and "error" not in step:
             self.by_call[part["id"]] = step
@@ -233,15 +266,42 @@ class _Session(SessionSteps):
         self.by_call.clear()
 
 
-def _model(session: dict[str, Any]) -> str | None:
-    """``model_config.model_name`` (an export's object, the database's ``model_config_json`` text)."""
+def _error_part(part: dict[str, Any]) -> str:
+    """goose's error part (``{"type": "error", "kind", "message"}``: the provider refused the turn) as the run's
+    error: its message, and its kind in the words :data:`CONTEXT_OVERFLOW` knows (``contextLengthExceeded`` ->
+    ``context_length_exceeded``: the agent's failure; ``authentication``, ``creditsExhausted``, ``other``: the
+    provider's)."""
+    kind = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", as_str(part.get("kind")) or "other").lower()
+    return f"{as_str(part.get('message')) or 'goose error'} ({kind})"
+
+
+def _tokens(session: dict[str, Any]) -> int | None:
+    """The session's tokens: ``accumulated_usage`` / ``usage`` objects (exports since goose moved them to
+    ``Usage``), else the flat columns (the database, JSONL headers, earlier exports)."""
+    for value in (as_dict(session.get("accumulated_usage")).get("total_tokens"),
+                  as_dict(session.get("usage")).get("total_tokens"),
+                  session.get("accumulated_total_tokens"), session.get("total_tokens")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _model(session: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
+    """``model_config.model_name`` (an export's object, the database's ``model_config_json`` text), else the model
+    the last assistant message records (``metadata.inference``: ``resolvedModel``, else ``requestedModel``)."""
     config = session.get("model_config")
     if config is None and isinstance(session.get("model_config_json"), str):
         try:
             config = json.loads(session["model_config_json"])
         except ValueError:
             config = None
-    return as_str(as_dict(config).get("model_name"))
+    if name := as_str(as_dict(config).get("model_name")):
+        return name
+    for message in reversed(messages):
+        inference = as_dict(as_dict(message.get("metadata")).get("inference"))
+        if name := as_str(inference.get("resolvedModel")) or as_str(inference.get("requestedModel")):
+            return name
+    return None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -261,7 +321,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("no user prompt in this goose session")
     session_id = as_str(session.get("id")) or file_stem(ctx.source, (".jsonl", ".json"))
     name = as_str(session.get("name")) or as_str(session.get("description"))
-    tokens = session.get("accumulated_total_tokens") or session.get("total_tokens")
+    parent = as_str(session.get("parent_session_id"))
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session_id,
@@ -270,10 +330,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "session_type": session.get("session_type") if session.get("session_type") not in (None, "user") else None,
         "schedule_id": as_str(session.get("schedule_id")),
         "provider": as_str(session.get("provider_name")),
-        "total_tokens": tokens if isinstance(tokens, int) and tokens > 0 else None,
+        "total_tokens": _tokens(session),
+        "parent_session_id": f"goose.{parent}" if parent else None,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
     }
     return session_trajectory(
-        ctx, run_id=f"goose.{session_id}", task=walk.prompts[0], model_id=_model(session), steps=walk.steps,
-        metadata=metadata, last_error=None, error_cause="", tool_versions=None,
+        ctx, run_id=f"goose.{session_id}", task=walk.prompts[0], model_id=_model(session, messages), steps=walk.steps,
+        metadata=metadata, last_error=walk.last_error, error_cause=API_ERROR_CAUSE, tool_versions=None,
         created_at=first_time(session.get("created_at"), *(m.get("created") for m in messages[:1])))
