@@ -97,6 +97,7 @@ from . import (
     swe_agent,
     tau2_bench,
     tau_bench,
+    trae_agent,
     vercel_ai,
 )
 from ._common import DEFAULT_TENANT, Context, RecordError
@@ -108,6 +109,7 @@ ADAPTERS: dict[str, ModuleType] = {
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose,  # coding-agent CLI session files
+        trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         adk_session,  # an agent framework's own session record

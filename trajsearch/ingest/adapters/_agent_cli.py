@@ -423,6 +423,12 @@ _ANSWERS_NO = re.compile(
 _STDERR_DISCARDED = re.compile(r"(?:\b2|&)>>?\s*(?:/dev/null|\$null|nul)\b", re.I)
 
 
+def answers_no(command: str) -> bool:
+    """Whether ``command`` is one whose exit code 1 with no output answers "no" (``_ANSWERS_NO``: grep's no match,
+    test's false), no failure: also for a harness that records a failed call but not its code (Trae Agent)."""
+    return _ANSWERS_NO.search(command) is not None
+
+
 def exit_code_error(text: str | None, code: int, command: str | None = None) -> str | None:
     """Error for a command that exited ``code``: its decisive output line plus the code. None for exit
     code 1 with no output from a command that answers "no" so (``_ANSWERS_NO``: grep's no match, test's false,
@@ -432,7 +438,7 @@ def exit_code_error(text: str | None, code: int, command: str | None = None) -> 
     last line is the last of its data (``rg``'s last match, not why it exited 2)."""
     discarded = command is not None and _STDERR_DISCARDED.search(command) is not None
     line = decisive_line(strip_terminal_codes(text or ""), last_line=not discarded)
-    if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
+    if line is None and code == 1 and (command is None or answers_no(command)):
         return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"
 

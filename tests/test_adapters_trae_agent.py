@@ -1,0 +1,88 @@
+"""Trae Agent trajectory files (``TrajectoryRecorder``'s ``trajectories/trajectory_<time>.json``), read from real
+runs an evaluation committed (ISO-Bench/ISO-Bench, trimmed: tests/fixtures/trae-agent/.trae29/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import run_cli, unnoted
+
+TRAE = Path(__file__).parent / "fixtures" / "trae-agent" / ".trae29"
+
+
+def test_a_run_that_called_task_done_is_a_success_with_its_calls_results_and_errors() -> None:
+    path = TRAE / "success_task_done.json"
+    assert detect_format(path) == "trae-agent"
+    run = only(path)
+    assert run.outcome is Outcome.success and run.failure is None
+    assert run.model_id == "gpt-5" and run.metadata["provider"] == "openai" and run.metadata["max_steps"] == 120
+    assert run.task.startswith("I've uploaded a python code repository")
+    assert run.tools_available[:4] == ["bash", "str_replace_based_edit_tool", "sequentialthinking", "task_done"]
+    first = run.steps[0]
+    assert first.action == "bash" and first.thought.startswith("I will first inspect the repository")
+    assert first.arguments["command"].startswith("ls -la ") and first.observation.startswith("total 224")
+    # the call that ended the run is recorded unrun (Trae stops on it), its message the run's result
+    assert run.steps[-1].action == "task_done" and run.steps[-1].observation is None
+    assert run.metadata["final_result"].startswith("Completed performance optimization")
+    # a command's stderr with a failed grep, and the edit tool's refusal, are the steps' errors
+    errors = {s.index: s.error for s in run.steps if s.error}
+    assert errors == {1: "grep: benchmarks/kernels/benchmark_moe_align_block_size.py: No such file or directory",
+                      3: errors[3]} and errors[3].startswith("File already exists at: /home/raven/")
+
+
+def test_how_a_run_ended_is_its_outcome() -> None:
+    runs = {Path(p.source).name: p.trajectory for p in read_inputs([TRAE])}
+    assert {name: run.outcome for name, run in runs.items()} == {
+        "success_task_done.json": Outcome.success,
+        "quota_429.json": Outcome.infra_error,  # the provider refused: the quota was used up
+        "bad_tool_json.json": Outcome.failure,  # the model's tool call was not JSON
+        "max_steps.json": Outcome.failure,
+        "unfinished.json": Outcome.unknown}
+    assert runs["quota_429.json"].failure.error.startswith("Error code: 429") and \
+        "infrastructure" in runs["quota_429.json"].failure.cause
+    assert runs["bad_tool_json.json"].failure.cause == "the model's tool call was not valid JSON"
+    assert runs["max_steps.json"].failure.error == "Task execution exceeded maximum steps without completion."
+    assert "max_steps (120)" in runs["max_steps.json"].failure.cause
+    assert "no end_time" in runs["unfinished.json"].metadata["ended_by"]
+    # grep matching nothing (success false, no output, no error: Trae keeps no exit code) is no error
+    [quiet] = [s for s in runs["unfinished.json"].steps if s.index == 2]
+    assert quiet.action == "bash" and quiet.arguments["command"].startswith("grep ") and quiet.error is None
+
+
+def test_a_runs_id_is_its_content_not_its_path(tmp_path: Path) -> None:
+    """An evaluation names every run's file ``trajectory.json``; a copy elsewhere is the same run."""
+    copy = tmp_path / "elsewhere" / "vllm_core-0027" / "trajectory.json"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(TRAE / "success_task_done.json", copy)
+    original = only(TRAE / "success_task_done.json")
+    assert only(copy).trajectory_id == original.trajectory_id
+    assert original.trajectory_id.startswith("trae-agent.")
+    assert original.trajectory_id != only(TRAE / "unfinished.json").trajectory_id
+    # the recorder rewrites its file after every step: a copy taken mid-run is the same run, not yet finished
+    document = json.loads((TRAE / "success_task_done.json").read_text())
+    document.update(agent_steps=document["agent_steps"][:3], end_time="", success=False, final_result=None)
+    (tmp_path / "mid-run.json").write_text(json.dumps(document))
+    mid_run = only(tmp_path / "mid-run.json")
+    assert mid_run.trajectory_id == original.trajectory_id and mid_run.outcome is Outcome.unknown
+
+
+def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_tools_error(home: Path) -> None:
+    code, out, err = run_cli("ingest", str(TRAE), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert "quota_429.json: format trae-agent; runs 1; rejected 0; steps 10; errors 1; outcomes infra_error 1" in out
+    code, out, err = run_cli("ingest", str(TRAE), "-t", "acme", "--json", "--quiet")
+    assert code == 0 and json.loads(out)["ingested"] == 5, out + err
+    code, out, err = run_cli("search", "bash has not returned in 120.0 seconds and must be restarted", "-t", "acme",
+                             "--json")
+    assert code == 0 and not unnoted(err), out + err
+    [quota] = [p.trajectory for p in read_inputs([TRAE / "quota_429.json"])]
+    assert json.loads(out)[0]["trajectory_id"] == quota.trajectory_id, out
+    code, out, err = run_cli("formats")
+    assert code == 0 and "trae-agent" in out, out + err

@@ -1,0 +1,151 @@
+"""``trae-agent``: Trae Agent (bytedance/trae-agent) trajectory files, one run each.
+
+Source read: bytedance/trae-agent ``trae_agent/utils/trajectory_recorder.py`` (every version, 2025-06 to 2026-02: the
+keys have not changed; 0.1's default path ``trajectory_<time>.json``, later ``trajectories/trajectory_<time>.json``),
+``agent/base_agent.py`` (the step loop), ``agent/trae_agent.py`` (``task_done``, ``must_patch``) and
+``tools/base.py`` (``ToolResult``); real files: ISO-Bench/ISO-Bench's Trae Agent runs (816 files, see
+``tests/fixtures/trae-agent/.trae29/README.md``).
+
+The recorder rewrites one JSON object after every step: ``task``, ``start_time`` / ``end_time`` (naive local ISO
+times, read as UTC), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request and response, the
+whole conversation again each time: not read, but for ``tools_available``), ``agent_steps``, ``success``,
+``final_result``, ``execution_time``. A step (``step_number``, ``state``, ``llm_response`` with ``content`` and
+``tool_calls``, ``tool_calls`` run, ``tool_results`` ``{call_id, success, result, error}``, ``reflection``,
+``error``, and with Lakeview on a ``lakeview_summary``) is one model turn.
+
+Mapping
+- task: ``task``; model_id: ``model`` (``provider`` in metadata).
+- steps: each tool call of a turn a step (action = its ``name``: ``bash``, ``str_replace_based_edit_tool``,
+  ``sequentialthinking``, ``json_edit_tool``, ``ckg``, ``task_done``, an MCP tool's; arguments as recorded), the
+  turn's ``llm_response.content`` the thought of its first; the result with its ``call_id`` is the observation
+  (``result``, then ``error``: a command's stderr is there even when it succeeded). A call that was not run (the
+  ``task_done`` that ended the run: Trae ends on it before any tool runs; one refused for an empty patch) is a step
+  with no observation; a turn with text and no call, a ``respond`` step. Step.error: a result ``success: false``
+  (a tool's error, a command's non-zero exit, which Trae does not record): its ``error`` (of a command, its decisive
+  line); with neither error nor output, a command that answers "no" so (grep's no match) is no error.
+- outcome: ``success`` true (the agent called ``task_done`` and, with ``must_patch``, left a patch) -> success.
+  A run whose last step holds an ``error`` (the model call raised: every such error in the real files, the step
+  has no response) ended on it: ``infra_error`` (a quota, an expired credential, a rejected request), or the
+  agent's failure for its context window or the model's malformed tool-call JSON. Otherwise a finished run is a
+  failure: ``final_result`` says why ("Task execution exceeded maximum steps without completion." when
+  ``max_steps`` ran out); a file never finalized (no ``end_time``: the run was killed or still runs) -> unknown,
+  ``metadata.ended_by`` says so.
+- trajectory_id: ``trae-agent.<digest of start_time and task>``: the file's name is only its start second, and an
+  evaluation names every run's file ``trajectory.json``; the start's microseconds and the task name the run in any
+  copy. created_at: ``start_time``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, finish_steps, iso_time
+from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, json_object, short
+
+NAME = "trae-agent"
+ID_PREFIX = "trae-agent"
+#: The keys ``TrajectoryRecorder`` writes from its start: a run's file, whichever version wrote it.
+_KEYS = frozenset({"task", "start_time", "provider", "model", "max_steps", "llm_interactions", "agent_steps"})
+#: ``final_result`` of a run that used its ``max_steps`` up (``BaseAgent.execute_task``).
+_MAX_STEPS = "Task execution exceeded maximum steps without completion."
+#: Python's ``json`` errors on the model's tool-call arguments (the OpenAI client decodes them): the model wrote
+#: malformed JSON, the agent's failure, not the provider's (19 of 816 real runs ended so).
+_BAD_CALL_JSON = re.compile(r"^(?:Unterminated string starting at|Expecting (?:',' delimiter|':' delimiter|value|"
+                            r"property name enclosed in double quotes)|Extra data|Invalid control character at|"
+                            r"Invalid \\escape): line \d+ column \d+ \(char \d+\)$")
+_BAD_CALL_CAUSE = "the model's tool call was not valid JSON"
+
+
+def matches(record: Any) -> bool:
+    return isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["agent_steps"], list)
+
+
+def _result_error(name: str, arguments: Any, result: dict[str, Any]) -> str | None:
+    """The error of a call whose result says ``success: false``: the tool's ``error`` (a command's stderr: its
+    decisive line); none for a command that answers "no" by its exit code alone (``grep`` matching nothing), as Trae
+    keeps no exit code; else that the call failed silently."""
+    if result.get("success") is not False:
+        return None
+    said = str(result.get("error") or "").strip()
+    output = str(result.get("result") or "").strip()
+    command = str(as_dict(arguments).get("command") or "") if name == "bash" else ""
+    if said or output:
+        return (decisive_line(said or output) if command else None) or short(said or output, 300, keep="head")
+    if command and answers_no(command):
+        return None
+    return "the command exited non-zero with no output" if command else "the tool failed with no message"
+
+
+def _steps(turns: list[Any]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for turn in turns:
+        turn = as_dict(turn)
+        response = as_dict(turn.get("llm_response"))
+        said = str(response.get("content") or "").strip() or None
+        calls = [c for c in as_list(turn.get("tool_calls") or response.get("tool_calls")) if isinstance(c, dict)]
+        results = {r.get("call_id"): r for r in as_list(turn.get("tool_results")) if isinstance(r, dict)}
+        when = iso_time(turn.get("timestamp"))
+        if not calls and said:
+            steps.append({"action": "respond", "arguments": {"content": said}, "ended_at": when})
+        for n, call in enumerate(calls):
+            name = str(call.get("name") or "tool")
+            step: dict[str, Any] = {"thought": said if n == 0 else None, "action": name,
+                                    "arguments": call.get("arguments"), "ended_at": when}
+            result = results.get(call.get("call_id"))
+            if result is not None:
+                observation = "\n".join(str(result[k]) for k in ("result", "error") if str(result.get(k) or "").strip())
+                step.update(observation=observation or None, error=_result_error(name, call.get("arguments"), result))
+            steps.append(step)
+    return steps
+
+
+def _verdict(record: dict[str, Any], last_error: str | None) -> tuple[Outcome, Failure | None, str | None]:
+    """(outcome, failure, how the run ended where the file says no more)."""
+    if record.get("success") is True:
+        return Outcome.success, None, None
+    if last_error:
+        if _BAD_CALL_JSON.match(last_error):
+            return Outcome.failure, Failure(error=last_error, cause=_BAD_CALL_CAUSE), None
+        outcome, failure = ended_on_error(last_error, API_ERROR_CAUSE)
+        return outcome, failure, None
+    if not record.get("end_time"):
+        return Outcome.unknown, None, "never finalized (no end_time): the run was killed, or still runs"
+    result = str(record.get("final_result") or "").strip()
+    if result == _MAX_STEPS:
+        return Outcome.failure, Failure(error=result, cause=f"the agent used its max_steps ({record.get('max_steps')}) "
+                                                            "without calling task_done"), None
+    return Outcome.failure, Failure(error=short(result, 300) if result else "the run ended without success"), None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    task = str(record.get("task") or "").strip()
+    if not task:
+        raise RecordError("a Trae Agent trajectory with an empty `task`: the recorder never started a run")
+    turns = as_list(record.get("agent_steps"))
+    last_error = next((str(t["error"]) for t in reversed(turns) if isinstance(t, dict) and t.get("error")), None)
+    outcome, failure, ended_by = _verdict(record, last_error)
+    key = f"{record.get('start_time') or ''}\0{task}".encode()
+    interactions = [i for i in as_list(record.get("llm_interactions")) if isinstance(i, dict)]
+    tools = next((i["tools_available"] for i in interactions if isinstance(i.get("tools_available"), list)), [])
+    metadata = {"provider": record.get("provider") or None, "max_steps": record.get("max_steps"),
+                "execution_time": record.get("execution_time") or None, "ended_by": ended_by,
+                "final_result": short(str(record["final_result"]), 500, keep="head")
+                if record.get("final_result") and outcome is Outcome.success else None,
+                "lakeview_summaries": sum(1 for t in turns if isinstance(t, dict) and t.get("lakeview_summary")) or None}
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    return build({
+        "trajectory_id": f"{ID_PREFIX}.{hashlib.blake2b(key, digest_size=8).hexdigest()}",
+        "task": clip_task(task),
+        "model_id": record.get("model") or None,
+        "tools_available": [str(t) for t in tools],
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finish_steps(_steps(turns), metadata),
+        "created_at": iso_time(record.get("start_time")),
+        "metadata": metadata,
+    }, ctx)
