@@ -44,6 +44,7 @@ def test_how_a_run_ended_is_its_outcome() -> None:
         "quota_429.json": Outcome.infra_error,  # the provider refused: the quota was used up
         "bad_tool_json.json": Outcome.failure,  # the model's tool call was not JSON
         "max_steps.json": Outcome.failure,
+        "refused_task_done.json": Outcome.infra_error,  # a 400: the refused call's missing output (Trae's own bug)
         "unfinished.json": Outcome.unknown}
     assert runs["quota_429.json"].failure.error.startswith("Error code: 429") and \
         "infrastructure" in runs["quota_429.json"].failure.cause
@@ -54,6 +55,16 @@ def test_how_a_run_ended_is_its_outcome() -> None:
     # grep matching nothing (success false, no output, no error: Trae keeps no exit code) is no error
     [quiet] = [s for s in runs["unfinished.json"].steps if s.index == 2]
     assert quiet.action == "bash" and quiet.arguments["command"].startswith("grep ") and quiet.error is None
+
+
+def test_a_task_done_the_run_went_on_after_was_refused_with_trae_s_reply() -> None:
+    """With ``must_patch`` and no patch Trae refuses ``task_done`` (it never runs it) and says so in the turn's
+    ``llm_messages``: 287 of 816 real runs hold such a call, read as a plain call before."""
+    run = only(TRAE / "refused_task_done.json")
+    [done] = [s for s in run.steps if s.action == "task_done"]
+    assert done.index == 4 and done.observation == done.error
+    assert done.error.startswith("ERROR! Your Patch is empty. Please provide a patch that fixes the problem.")
+    assert run.failure.error.startswith("Error code: 400 - {'error': {'message': 'No tool output found for function")
 
 
 def test_a_runs_id_is_its_content_not_its_path(tmp_path: Path) -> None:
@@ -78,11 +89,9 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_tools_err
     assert code == 0, out + err
     assert "quota_429.json: format trae-agent; runs 1; rejected 0; steps 10; errors 1; outcomes infra_error 1" in out
     code, out, err = run_cli("ingest", str(TRAE), "-t", "acme", "--json", "--quiet")
-    assert code == 0 and json.loads(out)["ingested"] == 5, out + err
-    code, out, err = run_cli("search", "bash has not returned in 120.0 seconds and must be restarted", "-t", "acme",
-                             "--json")
+    assert code == 0 and json.loads(out)["ingested"] == 6, out + err
+    code, out, err = run_cli("search", "Cannot overwrite files using command `create`", "-t", "acme", "--json")
     assert code == 0 and not unnoted(err), out + err
-    [quota] = [p.trajectory for p in read_inputs([TRAE / "quota_429.json"])]
-    assert json.loads(out)[0]["trajectory_id"] == quota.trajectory_id, out
+    assert json.loads(out)[0]["trajectory_id"] == only(TRAE / "success_task_done.json").trajectory_id, out
     code, out, err = run_cli("formats")
     assert code == 0 and "trae-agent" in out, out + err

@@ -9,7 +9,8 @@ keys have not changed; 0.1's default path ``trajectory_<time>.json``, later ``tr
 The recorder rewrites one JSON object after every step: ``task``, ``start_time`` / ``end_time`` (naive local ISO
 times, read as UTC), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request and response, the
 whole conversation again each time: not read, but for ``tools_available``), ``agent_steps``, ``success``,
-``final_result``, ``execution_time``. A step (``step_number``, ``state``, ``llm_response`` with ``content`` and
+``final_result``, ``execution_time``. A step (``step_number``, ``state``, ``llm_messages``: what Trae sends next, the
+tool results or its reply; ``llm_response`` with ``content`` and
 ``tool_calls``, ``tool_calls`` run, ``tool_results`` ``{call_id, success, result, error}``, ``reflection``,
 ``error``, and with Lakeview on a ``lakeview_summary``) is one model turn.
 
@@ -22,7 +23,10 @@ Mapping
   ``task_done`` that ended the run: Trae ends on it before any tool runs; one refused for an empty patch) is a step
   with no observation; a turn with text and no call, a ``respond`` step. Step.error: a result ``success: false``
   (a tool's error, a command's non-zero exit, which Trae does not record): its ``error`` (of a command, its decisive
-  line); with neither error nor output, a command that answers "no" so (grep's no match) is no error.
+  line); with neither error nor output, a command that answers "no" so (grep's no match) is no error. A ``task_done``
+  the run went on after was refused: Trae's reply (the turn's ``llm_messages``: "ERROR! Your Patch is empty. ...",
+  ``must_patch`` and no patch; 287 of 816 real runs) is its observation and error; a ``respond`` step's observation
+  is Trae's reply to it.
 - outcome: ``success`` true (the agent called ``task_done`` and, with ``must_patch``, left a patch) -> success.
   A run whose last step holds an ``error`` (the model call raised: every such error in the real files, the step
   has no response) ended on it: ``infra_error`` (a quota, an expired credential, a rejected request), or the
@@ -58,6 +62,8 @@ _BAD_CALL_JSON = re.compile(r"^(?:Unterminated string starting at|Expecting (?:'
                             r"property name enclosed in double quotes)|Extra data|Invalid control character at|"
                             r"Invalid \\escape): line \d+ column \d+ \(char \d+\)$")
 _BAD_CALL_CAUSE = "the model's tool call was not valid JSON"
+#: A ``task_done`` the run went on after, Trae's reply not recorded: refused (``must_patch`` and no patch).
+_REFUSED = "task_done refused: the run went on"
 
 
 def matches(record: Any) -> bool:
@@ -80,17 +86,28 @@ def _result_error(name: str, arguments: Any, result: dict[str, Any]) -> str | No
     return "the command exited non-zero with no output" if command else "the tool failed with no message"
 
 
+def _reply(turn: dict[str, Any]) -> str | None:
+    """What Trae said back to a turn whose calls it ran none of: the user messages it recorded as the turn's
+    ``llm_messages`` (the next request's), with no tool result ("ERROR! Your Patch is empty. ..." to a ``task_done``
+    with ``must_patch`` and no patch; "It seems that you have not completed the task." to text with no call)."""
+    said = [str(m.get("content") or "").strip() for m in as_list(turn.get("llm_messages"))
+            if isinstance(m, dict) and m.get("role") == "user" and not m.get("tool_result")]
+    return "\n".join(s for s in said if s) or None
+
+
 def _steps(turns: list[Any]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
-    for turn in turns:
+    for position, turn in enumerate(turns):
         turn = as_dict(turn)
         response = as_dict(turn.get("llm_response"))
         said = str(response.get("content") or "").strip() or None
+        ran = bool(turn.get("tool_calls"))
         calls = [c for c in as_list(turn.get("tool_calls") or response.get("tool_calls")) if isinstance(c, dict)]
         results = {r.get("call_id"): r for r in as_list(turn.get("tool_results")) if isinstance(r, dict)}
+        reply = None if ran else _reply(turn)
         when = iso_time(turn.get("timestamp"))
         if not calls and said:
-            steps.append({"action": "respond", "arguments": {"content": said}, "ended_at": when})
+            steps.append({"action": "respond", "arguments": {"content": said}, "observation": reply, "ended_at": when})
         for n, call in enumerate(calls):
             name = str(call.get("name") or "tool")
             step: dict[str, Any] = {"thought": said if n == 0 else None, "action": name,
@@ -99,6 +116,8 @@ def _steps(turns: list[Any]) -> list[dict[str, Any]]:
             if result is not None:
                 observation = "\n".join(str(result[k]) for k in ("result", "error") if str(result.get(k) or "").strip())
                 step.update(observation=observation or None, error=_result_error(name, call.get("arguments"), result))
+            elif name == "task_done" and position < len(turns) - 1:  # the run went on: Trae refused it
+                step.update(observation=reply, error=short(reply, 300, keep="head") if reply else _REFUSED)
             steps.append(step)
     return steps
 
