@@ -84,6 +84,19 @@ def test_a_runs_id_is_its_content_not_its_path(tmp_path: Path) -> None:
     assert mid_run.trajectory_id == original.trajectory_id and mid_run.outcome is Outcome.unknown
 
 
+def test_a_bad_file_is_rejected_by_name_and_the_good_ones_kept(tmp_path: Path) -> None:
+    """A run the recorder never started (``task`` empty) and a file cut mid-write are each one rejection naming the
+    file and why; the run beside them is read."""
+    shutil.copy(TRAE / "success_task_done.json", tmp_path / "good.json")
+    document = json.loads((TRAE / "unfinished.json").read_text())
+    (tmp_path / "never-started.json").write_text(json.dumps({**document, "task": "", "agent_steps": []}))
+    (tmp_path / "cut.json").write_text((TRAE / "unfinished.json").read_text()[:5000])
+    parsed = {Path(p.source).name: p for p in read_inputs([tmp_path])}
+    assert parsed["good.json"].trajectory.outcome is Outcome.success
+    assert "empty `task`" in str(parsed["never-started.json"].error)
+    assert parsed["cut.json"].trajectory is None and parsed["cut.json"].error
+
+
 def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_tools_error(home: Path) -> None:
     code, out, err = run_cli("ingest", str(TRAE), "-t", "acme", "--dry-run")
     assert code == 0, out + err

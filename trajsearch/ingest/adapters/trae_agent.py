@@ -48,7 +48,8 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, finish_steps, iso_time
-from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, json_object, short
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, json_object, short,
+                      tool_arguments)
 
 NAME = "trae-agent"
 ID_PREFIX = "trae-agent"
@@ -111,11 +112,11 @@ def _steps(turns: list[Any]) -> list[dict[str, Any]]:
         for n, call in enumerate(calls):
             name = str(call.get("name") or "tool")
             step: dict[str, Any] = {"thought": said if n == 0 else None, "action": name,
-                                    "arguments": call.get("arguments"), "ended_at": when}
+                                    "arguments": tool_arguments(call.get("arguments")), "ended_at": when}
             result = results.get(call.get("call_id"))
             if result is not None:
                 observation = "\n".join(str(result[k]) for k in ("result", "error") if str(result.get(k) or "").strip())
-                step.update(observation=observation or None, error=_result_error(name, call.get("arguments"), result))
+                step.update(observation=observation or None, error=_result_error(name, step["arguments"], result))
             elif name == "task_done" and position < len(turns) - 1:  # the run went on: Trae refused it
                 step.update(observation=reply, error=short(reply, 300, keep="head") if reply else _REFUSED)
             steps.append(step)
