@@ -58,7 +58,7 @@ _KEYS = frozenset({"task", "start_time", "provider", "model", "max_steps", "llm_
 #: ``final_result`` of a run that used its ``max_steps`` up (``BaseAgent.execute_task``).
 _MAX_STEPS = "Task execution exceeded maximum steps without completion."
 #: Python's ``json`` errors on the model's tool-call arguments (the OpenAI client decodes them): the model wrote
-#: malformed JSON, the agent's failure, not the provider's (19 of 816 real runs ended so).
+#: malformed JSON, the agent's failure, not the provider's (20 of 816 real runs ended so).
 _BAD_CALL_JSON = re.compile(r"^(?:Unterminated string starting at|Expecting (?:',' delimiter|':' delimiter|value|"
                             r"property name enclosed in double quotes)|Extra data|Invalid control character at|"
                             r"Invalid \\escape): line \d+ column \d+ \(char \d+\)$")
