@@ -44,10 +44,11 @@ def test_how_a_run_ended_is_its_outcome() -> None:
         "quota_429.json": Outcome.infra_error,  # the provider refused: the quota was used up
         "bad_tool_json.json": Outcome.failure,  # the model's tool call was not JSON
         "max_steps.json": Outcome.failure,
-        "refused_task_done.json": Outcome.infra_error,  # a 400: the refused call's missing output (Trae's own bug)
+        "refused_task_done.json": Outcome.failure,  # a 400 mid-run: the refused call's missing output (Trae's bug)
         "unfinished.json": Outcome.unknown}
     assert runs["quota_429.json"].failure.error.startswith("Error code: 429") and \
         "infrastructure" in runs["quota_429.json"].failure.cause
+    assert "Trae Agent built from the run's own history" in runs["refused_task_done.json"].failure.cause
     assert runs["bad_tool_json.json"].failure.cause == "the model's tool call was not valid JSON"
     assert runs["max_steps.json"].failure.error == "Task execution exceeded maximum steps without completion."
     assert "max_steps (120)" in runs["max_steps.json"].failure.cause
@@ -55,6 +56,31 @@ def test_how_a_run_ended_is_its_outcome() -> None:
     # grep matching nothing (success false, no output, no error: Trae keeps no exit code) is no error
     [quiet] = [s for s in runs["unfinished.json"].steps if s.index == 2]
     assert quiet.action == "bash" and quiet.arguments["command"].startswith("grep ") and quiet.error is None
+
+
+def test_a_rejected_request_is_the_agent_s_failure_mid_run_and_the_setup_s_at_its_first_turn(tmp_path: Path) -> None:
+    """A 400 after the agent's first turn answers the history Trae built (394 of 816 real runs: a refused task_done
+    sent on with no tool output, an empty error result), which a retry repeats: the agent's failure, not an outage.
+    At the first turn it is the setup's (a tool schema the provider refuses), as an expired credential is."""
+    document = json.loads((TRAE / "refused_task_done.json").read_text())
+    bedrock = "Client error '400 Bad Request' for url 'https://bedrock-runtime.us-east-1.amazonaws.com/model/x/invoke'"
+    document["agent_steps"][-1]["error"] = bedrock
+    (tmp_path / "bedrock.json").write_text(json.dumps(document))
+    first = "Error code: 400 - {'error': {'message': \"Missing required parameter: 'tools[0].type'.\"}}"
+    document["agent_steps"] = [{**document["agent_steps"][-1], "error": first}]
+    (tmp_path / "first.json").write_text(json.dumps(document))
+    assert only(tmp_path / "bedrock.json").outcome is Outcome.failure
+    at_first = only(tmp_path / "first.json")
+    assert at_first.outcome is Outcome.infra_error and at_first.failure.error == first
+
+
+def test_only_the_last_step_s_error_ended_the_run(tmp_path: Path) -> None:
+    """Trae's loop stops on a step whose model call raised, so an error on an earlier step did not end the run: a
+    file with no end_time after it is still unfinished."""
+    document = json.loads((TRAE / "unfinished.json").read_text())
+    document["agent_steps"][0]["error"] = "Error code: 429 - {'error': {'message': 'Rate limit reached'}}"
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    assert only(tmp_path / "run.json").outcome is Outcome.unknown
 
 
 def test_a_task_done_the_run_went_on_after_was_refused_with_trae_s_reply() -> None:

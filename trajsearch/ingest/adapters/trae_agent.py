@@ -28,9 +28,10 @@ Mapping
   ``must_patch`` and no patch; 287 of 816 real runs) is its observation and error; a ``respond`` step's observation
   is Trae's reply to it.
 - outcome: ``success`` true (the agent called ``task_done`` and, with ``must_patch``, left a patch) -> success.
-  A run whose last step holds an ``error`` (the model call raised: every such error in the real files, the step
-  has no response) ended on it: ``infra_error`` (a quota, an expired credential, a rejected request), or the
-  agent's failure for its context window or the model's malformed tool-call JSON. Otherwise a finished run is a
+  A run whose last step holds an ``error`` (the model call raised: Trae's loop stops there; the step has no
+  response) ended on it: ``infra_error`` (a quota, an expired credential, a request refused at the first turn), or
+  the agent's failure for its context window, the model's malformed tool-call JSON, or a request the provider
+  refused (HTTP 400) after the first turn, which Trae built from the run's own history. Otherwise a finished run is a
   failure: ``final_result`` says why ("Task execution exceeded maximum steps without completion." when
   ``max_steps`` ran out); a file never finalized (no ``end_time``: the run was killed or still runs) -> unknown,
   ``metadata.ended_by`` says so.
@@ -63,6 +64,14 @@ _BAD_CALL_JSON = re.compile(r"^(?:Unterminated string starting at|Expecting (?:'
                             r"property name enclosed in double quotes)|Extra data|Invalid control character at|"
                             r"Invalid \\escape): line \d+ column \d+ \(char \d+\)$")
 _BAD_CALL_CAUSE = "the model's tool call was not valid JSON"
+#: An HTTP 400 (the OpenAI and Anthropic clients' "Error code: 400", httpx's "400 Bad Request" from Bedrock) after
+#: the agent's first turn: the provider refused the request Trae built from the run's own history (a refused
+#: ``task_done`` sent on with no tool output, an ``is_error`` result with empty content: trae-agent's bugs, fixed in
+#: d135080 and e839e55; 394 of 816 real runs ended so, after a median of 36 steps), which a retry of the run repeats,
+#: as no outage would. At the first turn a 400 is the setup's (a tool schema the provider refuses): infrastructure.
+_REJECTED = re.compile(r"^Error code: 400\b|\b400 Bad Request\b")
+_REJECTED_CAUSE = ("the provider rejected the request Trae Agent built from the run's own history "
+                   "(a retry fails the same way)")
 #: A ``task_done`` the run went on after, Trae's reply not recorded: refused (``must_patch`` and no patch).
 _REFUSED = "task_done refused: the run went on"
 
@@ -123,14 +132,17 @@ def _steps(turns: list[Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def _verdict(record: dict[str, Any], last_error: str | None) -> tuple[Outcome, Failure | None, str | None]:
+def _verdict(record: dict[str, Any], turns: list[Any]) -> tuple[Outcome, Failure | None, str | None]:
     """(outcome, failure, how the run ended where the file says no more)."""
     if record.get("success") is True:
         return Outcome.success, None, None
-    if last_error:
-        if _BAD_CALL_JSON.match(last_error):
-            return Outcome.failure, Failure(error=last_error, cause=_BAD_CALL_CAUSE), None
+    last = as_dict(turns[-1]) if turns else {}
+    if last_error := str(last.get("error") or "").strip():  # Trae's loop stops on the step whose model call raised
         outcome, failure = ended_on_error(last_error, API_ERROR_CAUSE)
+        cause = _BAD_CALL_CAUSE if _BAD_CALL_JSON.match(last_error) else \
+            _REJECTED_CAUSE if len(turns) > 1 and _REJECTED.search(last_error) else None
+        if outcome is Outcome.infra_error and cause:
+            return Outcome.failure, Failure(error=last_error, cause=cause), None
         return outcome, failure, None
     if not record.get("end_time"):
         return Outcome.unknown, None, "never finalized (no end_time): the run was killed, or still runs"
@@ -147,8 +159,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not task:
         raise RecordError("a Trae Agent trajectory with an empty `task`: the recorder never started a run")
     turns = as_list(record.get("agent_steps"))
-    last_error = next((str(t["error"]) for t in reversed(turns) if isinstance(t, dict) and t.get("error")), None)
-    outcome, failure, ended_by = _verdict(record, last_error)
+    outcome, failure, ended_by = _verdict(record, turns)
     key = f"{record.get('start_time') or ''}\0{task}".encode()
     interactions = [i for i in as_list(record.get("llm_interactions")) if isinstance(i, dict)]
     tools = next((i["tools_available"] for i in interactions if isinstance(i.get("tools_available"), list)), [])
