@@ -93,6 +93,20 @@ def test_a_task_done_the_run_went_on_after_was_refused_with_trae_s_reply() -> No
     assert run.failure.error.startswith("Error code: 400 - {'error': {'message': 'No tool output found for function")
 
 
+def test_a_task_done_refused_in_the_last_turn_is_told_by_trae_s_reply(tmp_path: Path) -> None:
+    """A run killed right after Trae refused its task_done did not go on, but Trae's reply says it refused (a real
+    ISO-Bench run ends so); a call Trae took records the messages sent before it (a reminder), no refusal."""
+    document = json.loads((TRAE / "refused_task_done.json").read_text())
+    document.update(agent_steps=document["agent_steps"][:5], end_time="")
+    (tmp_path / "refused.json").write_text(json.dumps(document))
+    [done] = [s for s in only(tmp_path / "refused.json").steps if s.action == "task_done"]
+    assert done.error.startswith("ERROR! Your Patch is empty.") and done.observation == done.error
+    document["agent_steps"][4]["llm_messages"] = [{"role": "user", "content": "<system-reminder>Please continue"}]
+    (tmp_path / "taken.json").write_text(json.dumps(document))
+    [done] = [s for s in only(tmp_path / "taken.json").steps if s.action == "task_done"]
+    assert done.error is None and done.observation is None
+
+
 def test_a_runs_id_is_its_content_not_its_path(tmp_path: Path) -> None:
     """An evaluation names every run's file ``trajectory.json``; a copy elsewhere is the same run."""
     copy = tmp_path / "elsewhere" / "vllm_core-0027" / "trajectory.json"

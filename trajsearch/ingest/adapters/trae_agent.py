@@ -25,7 +25,8 @@ Mapping
   (a tool's error, a command's non-zero exit, which Trae does not record): its ``error`` (of a command, its decisive
   line); with neither error nor output, a command that answers "no" so (grep's no match) is no error. A ``task_done``
   the run went on after was refused: Trae's reply (the turn's ``llm_messages``: "ERROR! Your Patch is empty. ...",
-  ``must_patch`` and no patch; 287 of 816 real runs) is its observation and error; a ``respond`` step's observation
+  ``must_patch`` and no patch; 287 of 816 real runs; in the last turn, this reply alone tells it) is its
+  observation and error; a ``respond`` step's observation
   is Trae's reply to it.
 - outcome: ``success`` true (the agent called ``task_done`` and, with ``must_patch``, left a patch) -> success.
   A run whose last step holds an ``error`` (the model call raised: Trae's loop stops there; the step has no
@@ -74,6 +75,10 @@ _REJECTED_CAUSE = ("the provider rejected the request Trae Agent built from the 
                    "(a retry fails the same way)")
 #: A ``task_done`` the run went on after, Trae's reply not recorded: refused (``must_patch`` and no patch).
 _REFUSED = "task_done refused: the run went on"
+#: What Trae answers a ``task_done`` it refuses (``task_incomplete_message``: TraeAgent's, with ``must_patch`` and no
+#: patch, then BaseAgent's). In the run's last turn (killed before its next) this reply is the only sign of a
+#: refusal: the turn of a call Trae took records the messages sent before it (a real unfinished run's: a reminder).
+_REFUSALS = ("ERROR! Your Patch is empty.", "The task is incomplete. Please try again.")
 
 
 def matches(record: Any) -> bool:
@@ -126,7 +131,7 @@ def _steps(turns: list[Any]) -> list[dict[str, Any]]:
             if result is not None:
                 observation = "\n".join(str(result[k]) for k in ("result", "error") if str(result.get(k) or "").strip())
                 step.update(observation=observation or None, error=_result_error(name, step["arguments"], result))
-            elif name == "task_done" and position < len(turns) - 1:  # the run went on: Trae refused it
+            elif name == "task_done" and (position < len(turns) - 1 or (reply or "").startswith(_REFUSALS)):
                 step.update(observation=reply, error=short(reply, 300, keep="head") if reply else _REFUSED)
             steps.append(step)
     return steps
