@@ -131,10 +131,13 @@ def test_a_bad_file_is_rejected_by_name_and_the_good_ones_kept(tmp_path: Path) -
     document = json.loads((TRAE / "unfinished.json").read_text())
     (tmp_path / "never-started.json").write_text(json.dumps({**document, "task": "", "agent_steps": []}))
     (tmp_path / "cut.json").write_text((TRAE / "unfinished.json").read_text()[:5000])
+    (tmp_path / "listed-task.json").write_text(json.dumps({**document, "task": ["fix", "it"]}))
     parsed = {Path(p.source).name: p for p in read_inputs([tmp_path])}
     assert parsed["good.json"].trajectory.outcome is Outcome.success
     assert "empty `task`" in str(parsed["never-started.json"].error)
-    assert parsed["cut.json"].trajectory is None and parsed["cut.json"].error
+    assert parsed["cut.json"].trajectory is None and "malformed JSON" in str(parsed["cut.json"].error)
+    assert parsed["listed-task.json"].trajectory is None
+    assert "`task` is not text but list" in str(parsed["listed-task.json"].error)
 
 
 def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_tools_error(home: Path) -> None:

@@ -160,8 +160,10 @@ def _verdict(record: dict[str, Any], turns: list[Any]) -> tuple[Outcome, Failure
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
-    task = str(record.get("task") or "").strip()
-    if not task:
+    task = record.get("task")
+    if not isinstance(task, str):
+        raise RecordError(f"a Trae Agent trajectory whose `task` is not text but {type(task).__name__}")
+    if not (task := task.strip()):
         raise RecordError("a Trae Agent trajectory with an empty `task`: the recorder never started a run")
     turns = as_list(record.get("agent_steps"))
     outcome, failure, ended_by = _verdict(record, turns)
