@@ -7,6 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from trajsearch.ingest import detect
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -151,3 +154,15 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_tools_err
     assert json.loads(out)[0]["trajectory_id"] == only(TRAE / "success_task_done.json").trajectory_id, out
     code, out, err = run_cli("formats")
     assert code == 0 and "trae-agent" in out, out + err
+
+
+def test_a_file_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection parses a document whole up to ``WHOLE_PARSE_BYTES``; past it, a Trae file (pretty-printed as the
+    recorder writes it, or compact) was "unrecognised", not read. The recorder's first keys tell it."""
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 10_000)
+    compact = tmp_path / "compact.json"
+    document = json.loads((TRAE / "quota_429.json").read_text())
+    compact.write_text(json.dumps({**document, "final_result": "x" * 80_000}))  # one line past the 64 KiB peek
+    assert detect_format(TRAE / "quota_429.json") == detect_format(compact) == "trae-agent"
+    assert only(compact).outcome is Outcome.infra_error

@@ -57,6 +57,9 @@ NAME = "trae-agent"
 ID_PREFIX = "trae-agent"
 #: The keys ``TrajectoryRecorder`` writes from its start: a run's file, whichever version wrote it.
 _KEYS = frozenset({"task", "start_time", "provider", "model", "max_steps", "llm_interactions", "agent_steps"})
+#: A file's head as the recorder writes it (``json.dump`` of its dict, ``task`` then ``start_time`` first): a run too
+#: big to parse for detection (past 64 MB; the largest of 816 real files is 2.2 MB) is told by it.
+SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"task"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"start_time"\s*:\s*"')
 #: ``final_result`` of a run that used its ``max_steps`` up (``BaseAgent.execute_task``).
 _MAX_STEPS = "Task execution exceeded maximum steps without completion."
 #: Python's ``json`` errors on the model's tool-call arguments (the OpenAI client decodes them): the model wrote
