@@ -89,7 +89,7 @@ def test_only_the_last_step_s_error_ended_the_run(tmp_path: Path) -> None:
 
 def test_a_task_done_the_run_went_on_after_was_refused_with_trae_s_reply() -> None:
     """With ``must_patch`` and no patch Trae refuses ``task_done`` (it never runs it) and says so in the turn's
-    ``llm_messages``: 287 of 816 real runs hold such a call, read as a plain call before."""
+    ``llm_messages``: 267 of 816 real runs hold such a call (288 calls), read as a plain call before."""
     run = only(TRAE / "refused_task_done.json")
     [done] = [s for s in run.steps if s.action == "task_done"]
     assert done.index == 4 and done.observation == done.error

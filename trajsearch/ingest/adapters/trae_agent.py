@@ -25,7 +25,7 @@ Mapping
   (a tool's error, a command's non-zero exit, which Trae does not record): its ``error`` (of a command, its decisive
   line); with neither error nor output, a command that answers "no" so (grep's no match) is no error. A ``task_done``
   the run went on after was refused: Trae's reply (the turn's ``llm_messages``: "ERROR! Your Patch is empty. ...",
-  ``must_patch`` and no patch; 287 of 816 real runs; in the last turn, this reply alone tells it) is its
+  ``must_patch`` and no patch; 288 calls in 267 of 816 real runs; in the last turn, this reply alone tells it) is its
   observation and error; a ``respond`` step's observation
   is Trae's reply to it.
 - outcome: ``success`` true (the agent called ``task_done`` and, with ``must_patch``, left a patch) -> success.
