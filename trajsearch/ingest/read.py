@@ -643,7 +643,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             return False
         if not _walked_name(p, fmt, walkers):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
-                if kind := _packed_kind(p.name):
+                if (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
                 else:  # counted up to a message's figure, not a census of a share
                     if len(others) < NAMED_OTHERWISE_COUNTED:

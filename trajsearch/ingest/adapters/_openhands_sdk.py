@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import tarfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,10 @@ from .gemini_cli import shell_timeout_error as gemini_shell_timeout  # its inact
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
 SUBAGENTS_DIR = "subagents"
+#: Where OpenHands/benchmarks keeps each instance's conversation, beside its run set's output files
+#: (``benchmarks/utils/evaluation.py`` ``_capture_conversation_archive``: ``conversations/<instance_id>.tar.gz``, the
+#: agent server's ``workspace/conversations`` tarred from ``/``).
+ARCHIVES_DIR = "conversations"
 #: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
@@ -224,6 +229,35 @@ def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str,
     indexed = nested or flat
     state = files.get(BASE_STATE)
     return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
+
+
+def archived_conversation(archive: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(base state, the run's branch of events) of the conversation in an instance's archive (``ARCHIVES_DIR``:
+    ``workspace/conversations/<id hex>/base_state.json`` and ``events/``, read in place, nothing unpacked); None
+    where it holds no conversation, or more than one (no telling which was the run), or cannot be read. A
+    sub-agent's conversation (under ``subagents/``) is no part of it."""
+    conversations: dict[str, dict[str, Any]] = {}
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if not member.isfile() or SUBAGENTS_DIR in parts[:-1]:
+                    continue
+                if parts[-1] == BASE_STATE:
+                    folder, name = parts[:-1], BASE_STATE
+                elif len(parts) > 2 and parts[-2] == EVENTS_DIR and EVENT_NAME.match(parts[-1]):
+                    folder, name = parts[:-2], f"{EVENTS_DIR}/{parts[-1]}"
+                else:
+                    continue
+                if (handle := tar.extractfile(member)) is not None:
+                    conversations.setdefault("/".join(folder), {})[name] = json.loads(handle.read().decode("utf-8"))
+    except (OSError, EOFError, tarfile.TarError, ValueError):  # (a bad JSON or UTF-8 is a ValueError)
+        return None
+    if len(conversations) != 1:
+        return None
+    state, events = folder_events(next(iter(conversations.values())))
+    return (state, active_branch(events, state.get("leaf_event_id"), state.get("execution_status"))) if events \
+        else None
 
 
 def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -> list[dict[str, Any]]:

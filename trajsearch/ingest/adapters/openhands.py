@@ -791,6 +791,11 @@ def side_path(path: Path, fmt: str | None) -> str | None:
                 "run: the instance's run is its line in the run set's output.jsonl")
     if fmt is None and path.name == "output.jsonl" and (path.parent / "metadata.json").is_file() and _empty(path):
         return "an OpenHands evaluation's empty output.jsonl: the run set finished no instance"
+    if fmt is None and path.parent.name == sdk.ARCHIVES_DIR and path.name.endswith(".tar.gz") and any(
+            path.name.removesuffix(".tar.gz") in lines for _, lines in _outputs_beside(path.parent)):
+        return (f"the conversation archive of instance {path.name.removesuffix('.tar.gz')} (OpenHands/benchmarks' "
+                f"{sdk.ARCHIVES_DIR}/), not a run of its own: its run is read from it with its line of the run set's "
+                "output where that line holds no events, else from the line")
     if fmt is None and (verdict := _RUNNER_VERDICT.fullmatch(path.name)):
         return _runner_verdict(path, verdict.group("instance"))
     found = _RUNNER_COPY.fullmatch(path.name)
@@ -844,6 +849,20 @@ def _empty(path: Path) -> bool:
         return False
 
 
+def _conversation_archive(line: dict[str, Any], source: Path) -> Path | None:
+    """The archive of the conversation of an evaluation line that holds no events, where its run set keeps one:
+    OpenHands/benchmarks writes an instance that failed after its retries (the agent's iteration limit, a stuck or
+    broken conversation) as ``history: []`` (``_create_error_output``: into ``output_errors.jsonl`` and the attempt's
+    file), while its run is in ``conversations/<instance_id>.tar.gz`` beside them (``sdk.ARCHIVES_DIR``). Each attempt
+    at an instance overwrites that archive, so it is the line's run only where no later attempt file beside it holds
+    the instance (the line's attempt: its attempt file's, else its ``attempt``)."""
+    archive = source.parent / sdk.ARCHIVES_DIR / f"{line['instance_id']}.tar.gz"
+    found = attempts.ATTEMPT_FILE.fullmatch(source.name)
+    number = int(found.group("n")) if found else as_int(line.get("attempt")) or 1
+    return archive if archive.is_file() and not attempts.ran_after(str(line["instance_id"]), number, source.parent) \
+        else None
+
+
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
     """``openhands.<conversation id>`` when the file name holds one, else ``openhands.<file stem>.<digest of
     the first event's time and the task>`` so two runs never share an id."""
@@ -869,11 +888,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
         return _sdk_trajectory(sdk.page_order([e for e in record if sdk.is_event(e)])[0], {}, {}, ctx)
-    if _is_eval_output(record) and not record["history"] or _skipped(record):
+    archive = _conversation_archive(record, ctx.source) if _is_eval_output(record) and not record["history"] else None
+    archived = sdk.archived_conversation(archive) if archive is not None else None
+    if (_is_eval_output(record) and not record["history"] or _skipped(record)) and archived is None:
         raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
                           + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
     attempt = attempts.attempt_of(record, ctx.source) if _is_eval_output(record) else None
     record = attempts.judged(record, attempt)
+    if archive is not None and archived is not None:  # the line's run is its conversation's archive
+        state, events = archived
+        return _sdk_trajectory(events, state, {**record, "history": events}, ctx, attempt=attempt, archive=archive)
     if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
         return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx, attempt=attempt)
     events = _events(record)
@@ -1092,9 +1116,11 @@ def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors
 
 
 def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
-                    ctx: Context, folder: Path | None = None, attempt: attempts.Attempt | None = None) -> Trajectory:
+                    ctx: Context, folder: Path | None = None, attempt: attempts.Attempt | None = None,
+                    archive: Path | None = None) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
-    where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``)."""
+    where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``); ``archive``: the
+    conversation archive an evaluation line's events were read from (``_conversation_archive``)."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
@@ -1225,6 +1251,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "content_filtered_replies": filtered or None,
         "critic_followups": critiqued or None,
         "instance_id": evaluation.get("instance_id"),
+        "events_from": f"{sdk.ARCHIVES_DIR}/{archive.name}" if archive is not None else None,
         "agent_class": agent.get("kind"),
         "acp_server": agent.get("acp_server"),
         "acp_subagent_sessions": len(subagents) or None,
