@@ -93,6 +93,11 @@ Mapping
   events say stands, else ``infra_error`` with that error. A line with no
   events (``history`` empty, or null: an instance V0 skipped after its maximum
   retries) is rejected alone, saying so with its error; the runs beside it read.
+  But OpenHands/benchmarks writes an instance that failed after its retries so
+  (``output_errors.jsonl``, the attempt's file) and keeps its conversation in
+  ``conversations/<instance_id>.tar.gz`` beside them: the line's run is read
+  from that archive (metadata ``events_from``), where no later attempt file
+  holds the instance (each attempt overwrites it); a walk passes it over unsaid.
 - An issue resolver line: its flat events are read as ``event_to_dict`` would
   have written them (an action's fields are its ``args``; an observation's
   ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
