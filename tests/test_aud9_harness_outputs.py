@@ -57,3 +57,20 @@ def test_a_walk_does_not_ask_to_unpack_an_archive_read_with_its_line(caplog) -> 
         read = list(read_inputs([ARCHIVED], tenant="acme"))
     assert [p.ok for p in read] == [True]
     assert "archive" not in caplog.text
+
+
+PROGRAMBENCH = Path(__file__).parent / "fixtures/mini-swe-agent/.aud9/programbench-submission"
+
+
+def test_a_programbench_solution_beside_its_run_is_no_file_to_unpack(tmp_path: Path, caplog) -> None:
+    """Bug: a walk of a ProgramBench run set (mini-swe-agent 2.4.5's runner, a leaderboard submission) named each
+    instance's solution, the workspace ``submission.tar.gz`` ("unpack them to read their runs": source code, no run)
+    and a submission's ``submission.tar.gz.url`` / ``.sha256``, two or three files per instance, beside the runs."""
+    shutil.copytree(PROGRAMBENCH, tmp_path / "run", dirs_exist_ok=True)
+    instance = tmp_path / "run" / "abishekvashok__cmatrix.5c082c6"
+    shutil.copy(ARCHIVED / "conversations" / "demo__ticks-1.tar.gz", instance / "submission.tar.gz")  # any tarball
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        read = list(read_inputs([tmp_path / "run"], tenant="acme"))
+    assert [p.trajectory.task_id for p in read] == ["abishekvashok__cmatrix.5c082c6"]
+    assert [s.arguments["command"] for s in read[0].trajectory.steps][-1] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    assert "submission.tar.gz" not in caplog.text

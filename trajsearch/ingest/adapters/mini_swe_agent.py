@@ -106,7 +106,9 @@ Mapping
   keeps no return code) whose output opens as a failure (``error:``, a
   traceback, the shell's own complaint).
 - passed over (``side_file``): SWE-bench's predictions and reports, ProgramBench's
-  ``<instance_id>.eval.json`` (its verdict, read with ``--outcomes``).
+  ``<instance_id>.eval.json`` (its verdict, read with ``--outcomes``); by a walk, unsaid
+  (``side_path``): an instance's ProgramBench solution beside its run (``submission.tar.gz``, a
+  leaderboard submission's ``submission.tar.gz.url`` / ``.sha256``, ``submission.ref.yaml``).
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
   "submitted, not evaluated"), except an empty patch for a SWE-bench-named
@@ -206,11 +208,22 @@ def side_file(record: Any) -> str | None:
 _RUN_SIDE_FILE = re.compile(r"minisweagent\.log|exit_statuses_\d+(?:\.\d+)?\.yaml")
 
 
+#: A ProgramBench instance's solution beside its run (``<id>/<id>.traj.json``): the workspace ``mini-extra
+#: programbench`` archives (``run/benchmarks/programbench.py`` ``copy_submission``), or in a leaderboard submission
+#: (``programbench submit package``) its hosted copy's address and digest, or a git reference: source code, no run.
+_PROGRAMBENCH_SOLUTION = frozenset({"submission.tar.gz", "submission.tar.gz.url", "submission.tar.gz.sha256",
+                                    "submission.ref.yaml"})
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): the log and exit statuses of a ``mini-extra swebench`` run,
-    beside its instances' ``<id>/<id>.traj.json`` (the runs, each with its exit status in its ``info``)."""
+    beside its instances' ``<id>/<id>.traj.json`` (the runs, each with its exit status in its ``info``); a
+    ProgramBench instance's solution beside its run."""
     if fmt is None and _RUN_SIDE_FILE.fullmatch(path.name):
         return f"mini-swe-agent's {path.name} of a run set, not a run: the runs are its <instance>/<instance>.traj.json"
+    if fmt is None and path.name in _PROGRAMBENCH_SOLUTION and (path.parent / f"{path.parent.name}.traj.json").is_file():
+        return (f"ProgramBench's solution of instance {path.parent.name} ({path.name}: the workspace the agent left, "
+                f"what programbench eval scores), not a run: the run is {path.parent.name}.traj.json beside it")
     return None
 
 
