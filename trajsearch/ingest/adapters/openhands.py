@@ -861,11 +861,13 @@ def _conversation_archive(line: dict[str, Any], source: Path) -> Path | None:
     file), while its run is in ``conversations/<instance_id>.tar.gz`` beside them (``sdk.ARCHIVES_DIR``). Each attempt
     at an instance overwrites that archive, so it is the line's run only where no later attempt file beside it holds
     the instance (the line's attempt: its attempt file's, else its ``attempt``)."""
-    archive = source.parent / sdk.ARCHIVES_DIR / f"{line['instance_id']}.tar.gz"
+    instance = str(line["instance_id"])
+    archive = source.parent / sdk.ARCHIVES_DIR / f"{instance}.tar.gz"
+    if archive.parent.name != sdk.ARCHIVES_DIR or not archive.is_file():  # (an id holding a "/" names no archive)
+        return None
     found = attempts.ATTEMPT_FILE.fullmatch(source.name)
     number = int(found.group("n")) if found else as_int(line.get("attempt")) or 1
-    return archive if archive.is_file() and not attempts.ran_after(str(line["instance_id"]), number, source.parent) \
-        else None
+    return None if attempts.ran_after(instance, number, source.parent) else archive
 
 
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
@@ -900,7 +902,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                           + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
     attempt = attempts.attempt_of(record, ctx.source) if _is_eval_output(record) else None
     record = attempts.judged(record, attempt)
-    if archive is not None and archived is not None:  # the line's run is its conversation's archive
+    if archived is not None:  # the line's run is its conversation's archive
         state, events = archived
         return _sdk_trajectory(events, state, {**record, "history": events}, ctx, attempt=attempt, archive=archive)
     if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
