@@ -72,5 +72,5 @@ def test_a_programbench_solution_beside_its_run_is_no_file_to_unpack(tmp_path: P
     with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
         read = list(read_inputs([tmp_path / "run"], tenant="acme"))
     assert [p.trajectory.task_id for p in read] == ["abishekvashok__cmatrix.5c082c6"]
-    assert [s.arguments["command"] for s in read[0].trajectory.steps][-1] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    assert read[0].trajectory.steps[-1].arguments["command"] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
     assert "submission.tar.gz" not in caplog.text

@@ -221,7 +221,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     ProgramBench instance's solution beside its run."""
     if fmt is None and _RUN_SIDE_FILE.fullmatch(path.name):
         return f"mini-swe-agent's {path.name} of a run set, not a run: the runs are its <instance>/<instance>.traj.json"
-    if fmt is None and path.name in _PROGRAMBENCH_SOLUTION and (path.parent / f"{path.parent.name}.traj.json").is_file():
+    if fmt is None and path.name in _PROGRAMBENCH_SOLUTION \
+            and (path.parent / f"{path.parent.name}.traj.json").is_file():
         return (f"ProgramBench's solution of instance {path.parent.name} ({path.name}: the workspace the agent left, "
                 f"what programbench eval scores), not a run: the run is {path.parent.name}.traj.json beside it")
     return None
