@@ -9,9 +9,12 @@ of 500 in one) and were rejected as runs that "recorded nothing". Fixture: ``fix
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import logging
 import shutil
+import tarfile
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump, read_inputs
@@ -37,17 +40,89 @@ def test_an_error_line_without_events_is_read_from_its_conversation_archive() ->
     assert run.metadata["events_from"] == "conversations/demo__ticks-1.tar.gz"
 
 
-def test_the_archive_is_only_the_latest_attempts_run(tmp_path: Path) -> None:
-    """Each attempt at an instance overwrites its archive: attempt 2's line (the latest) reads it, attempt 1's stays
-    a run that kept no events (the archive is another run's). On the code before, both were rejected."""
-    shutil.copytree(ARCHIVED / "conversations", tmp_path / "conversations")
-    for n in (1, 2):
-        (tmp_path / f"output.critic_attempt_{n}.jsonl").write_text(json.dumps(LINE) + "\n", encoding="utf-8")
-    (first,) = read_dump(tmp_path / "output.critic_attempt_1.jsonl", tenant="acme")
-    (second,) = read_dump(tmp_path / "output.critic_attempt_2.jsonl", tenant="acme")
-    assert first.trajectory is None and "no event in its history" in first.error
-    assert second.trajectory is not None and second.trajectory.trajectory_id.endswith(".attempt_2")
-    assert len(second.trajectory.steps) == 3
+def _run_set(folder: Path, *errors: str | None) -> list:
+    """A run set of one instance: the fixture's archive, and attempt N's line of it with ``errors[N - 1]`` (None: the
+    fixture line's, which names the archived conversation); what each attempt file reads as."""
+    shutil.copytree(ARCHIVED / "conversations", folder / "conversations")
+    for n, error in enumerate(errors, 1):
+        line = {**LINE, "error": error or LINE["error"]}
+        (folder / f"output.critic_attempt_{n}.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return [next(read_dump(folder / f"output.critic_attempt_{n}.jsonl", tenant="acme"))
+            for n in range(1, len(errors) + 1)]
+
+
+def test_the_archive_is_the_run_only_of_the_line_naming_its_conversation(tmp_path: Path) -> None:
+    """Bug (review AUD9 1): the archive was given to the latest attempt file holding the instance. But an attempt whose
+    retries never got a runtime writes no archive, so attempt 2 took attempt 1's run (3 steps, its failure) and
+    attempt 1's own line was rejected. The archive is the run of the line whose error names its conversation; a line
+    naming another, or none (a runtime or timeout error), is rejected saying so."""
+    first, second, third = _run_set(tmp_path, None, "Instance failed after 3 retries. Last error: Runtime not yet "
+                                    "ready (HTTP 503)", LINE["error"].replace("0000000000a0", "0000000000b7"))
+    assert first.trajectory is not None, first.error
+    assert first.trajectory.trajectory_id.startswith("openhands.demo__ticks-1.")
+    assert not first.trajectory.trajectory_id.endswith(".attempt_1") and len(first.trajectory.steps) == 3
+    assert second.trajectory is None and third.trajectory is None
+    assert "conversations/demo__ticks-1.tar.gz may hold another attempt's run" in second.error
+    assert "Runtime not yet ready" in second.error
+    assert "holds another attempt's run (conversation 31313131-0000-4000-8000-0000000000a0, not " \
+           "31313131-0000-4000-8000-0000000000b7" in third.error
+
+
+def _tar(path: Path, members: dict[str, bytes]) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_an_archive_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    """Bug (review AUD9 3, 4): an archive cut short, of two conversations, with an event that is not JSON (or nested
+    200000 deep: a RecursionError), or a member of any size read whole into memory, gave "no event in its history
+    (the run recorded nothing ...)" or a bare RecursionError, naming neither the archive nor why."""
+    (line,) = _run_set(tmp_path, None)
+    assert line.trajectory is not None, line.error
+    archive = tmp_path / "conversations" / "demo__ticks-1.tar.gz"
+    whole = archive.read_bytes()
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}
+    state = next(name for name in members if name.endswith("/base_state.json"))
+    event = next(name for name in members if "/events/event-" in name)
+    cases = {
+        "cannot be read (": lambda: archive.write_bytes(whole[:3000]),
+        "holds more than one conversation": lambda: _tar(archive, {**members, "workspace/conversations/ff/"
+                                                                   "base_state.json": members[state]}),
+        f"{event} is not JSON (JSONDecodeError": lambda: _tar(archive, {**members, event: b"{"}),
+        f"{event} is not JSON (RecursionError": lambda: _tar(archive, {**members, event: b"[" * 200000}),
+        f"{state} holds 2147483648 bytes, over the 1 GiB": lambda: archive.write_bytes(gzip.compress(
+            _big_header(state, 2 << 30))),
+    }
+    for said, make in cases.items():
+        make()
+        (line,) = read_dump(tmp_path / "output.critic_attempt_1.jsonl", tenant="acme")
+        assert line.trajectory is None
+        assert line.error.startswith("instance demo__ticks-1: no event in its history, and its conversation "
+                                     "archive conversations/demo__ticks-1.tar.gz"), line.error
+        assert said in line.error, (said, line.error)
+
+
+def _big_header(name: str, size: int) -> bytes:
+    """A tar member's header claiming ``size`` bytes, its data left out (what a bomb's header says before its data)."""
+    info = tarfile.TarInfo(name)
+    info.size = size
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+def test_an_absolute_instance_id_names_no_archive(tmp_path: Path) -> None:
+    """Bug (review AUD9 5): an absolute instance id replaced the run set's folder, so a conversation archive
+    anywhere was read as the line's run (``events_from`` naming a wrong place)."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(ARCHIVED / "conversations", elsewhere / "conversations")
+    line = {**LINE, "instance_id": str(elsewhere / "conversations" / "demo__ticks-1")}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "output_errors.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (read,) = read_dump(tmp_path / "run" / "output_errors.jsonl", tenant="acme")
+    assert read.trajectory is None and "the run recorded nothing" in read.error
 
 
 def test_a_walk_does_not_ask_to_unpack_an_archive_read_with_its_line(caplog) -> None:

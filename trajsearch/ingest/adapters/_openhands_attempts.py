@@ -116,16 +116,6 @@ def _alone(source: Path, stem: str) -> bool:
     return not any(p.name in [stem + suffix for suffix in _JSONL] or ATTEMPT_FILE.fullmatch(p.name) for p in others)
 
 
-def ran_after(instance: str, number: int, folder: Path) -> bool:
-    """Whether an attempt file in ``folder`` (of any run set's stem) after attempt ``number`` holds ``instance``: the
-    instance ran again."""
-    try:
-        later = [p for p in folder.iterdir() if (found := ATTEMPT_FILE.fullmatch(p.name)) and int(found["n"]) > number]
-    except OSError:
-        return False
-    return any(instance in output_lines(path) for path in later)
-
-
 def judged(line: dict[str, Any], attempt: Attempt | None) -> dict[str, Any]:
     """``line`` with the verdict the aggregate's copy of it carries (the line as the harness left it)."""
     return {**line, **attempt.verdict} if attempt is not None and attempt.handed_in else line

@@ -55,8 +55,9 @@ from typing import Any
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
 
+from .. import sources
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
-from ._common import as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text
+from ._common import RecordError, as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -231,11 +232,14 @@ def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str,
     return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
 
 
-def archived_conversation(archive: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+def archived_conversation(archive: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(base state, the run's branch of events) of the conversation in an instance's archive (``ARCHIVES_DIR``:
-    ``workspace/conversations/<id hex>/base_state.json`` and ``events/``, read in place, nothing unpacked); None
-    where it holds no conversation, or more than one (no telling which was the run), or cannot be read. A
-    sub-agent's conversation (under ``subagents/``) is no part of it."""
+    ``workspace/conversations/<id hex>/base_state.json`` and ``events/``, read in place, nothing unpacked). A
+    sub-agent's conversation (under ``subagents/``) is no part of it. Raises a RecordError naming the archive and
+    why where it holds no conversation, or more than one (no telling which was the run), none with an event, a
+    member over ``sources.MAX_MEMBER_BYTES`` (4 MB of archive can hold 4 GB), a file that is not JSON, or it cannot
+    be read (cut short, not a gzipped tar)."""
+    shown = f"{ARCHIVES_DIR}/{archive.name}"
     conversations: dict[str, dict[str, Any]] = {}
     try:
         with tarfile.open(archive, "r:*") as tar:
@@ -244,20 +248,31 @@ def archived_conversation(archive: Path) -> tuple[dict[str, Any], list[dict[str,
                 if not member.isfile() or SUBAGENTS_DIR in parts[:-1]:
                     continue
                 if parts[-1] == BASE_STATE:
-                    folder, name = parts[:-1], BASE_STATE
+                    folder, name = "/".join(parts[:-1]), BASE_STATE
                 elif len(parts) > 2 and parts[-2] == EVENTS_DIR and EVENT_NAME.match(parts[-1]):
-                    folder, name = parts[:-2], f"{EVENTS_DIR}/{parts[-1]}"
+                    folder, name = "/".join(parts[:-2]), f"{EVENTS_DIR}/{parts[-1]}"
                 else:
                     continue
+                if conversations and folder not in conversations:
+                    raise RecordError(f"its conversation archive {shown} holds more than one conversation "
+                                      f"({next(iter(conversations))}/, {folder}/): no telling which was the run")
+                if member.size > sources.MAX_MEMBER_BYTES:
+                    raise RecordError(f"its conversation archive {shown}: {member.name} holds {member.size} bytes, "
+                                      f"over the {sources.MAX_MEMBER_BYTES / (1 << 30):g} GiB a member is read up to")
                 if (handle := tar.extractfile(member)) is not None:
-                    conversations.setdefault("/".join(folder), {})[name] = json.loads(handle.read().decode("utf-8"))
-    except (OSError, EOFError, tarfile.TarError, ValueError):  # (a bad JSON or UTF-8 is a ValueError)
-        return None
-    if len(conversations) != 1:
-        return None
+                    try:
+                        conversations.setdefault(folder, {})[name] = json.loads(handle.read().decode("utf-8"))
+                    except (ValueError, RecursionError) as exc:  # (bad UTF-8 is a ValueError too)
+                        raise RecordError(f"its conversation archive {shown}: {member.name} is not JSON "
+                                          f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    except (OSError, EOFError, tarfile.TarError) as exc:
+        raise RecordError(f"its conversation archive {shown} cannot be read ({type(exc).__name__}: {exc})") from None
+    if not conversations:
+        raise RecordError(f"its conversation archive {shown} holds no conversation")
     state, events = folder_events(next(iter(conversations.values())))
-    return (state, active_branch(events, state.get("leaf_event_id"), state.get("execution_status"))) if events \
-        else None
+    if not events:
+        raise RecordError(f"its conversation archive {shown} holds no event")
+    return state, active_branch(events, state.get("leaf_event_id"), state.get("execution_status"))
 
 
 def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -> list[dict[str, Any]]:

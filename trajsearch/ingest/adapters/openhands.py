@@ -96,8 +96,10 @@ Mapping
   But OpenHands/benchmarks writes an instance that failed after its retries so
   (``output_errors.jsonl``, the attempt's file) and keeps its conversation in
   ``conversations/<instance_id>.tar.gz`` beside them: the line's run is read
-  from that archive (metadata ``events_from``), where no later attempt file
-  holds the instance (each attempt overwrites it); a walk passes it over unsaid.
+  from that archive (metadata ``events_from``) where the line's error names
+  the conversation it holds (each retry and attempt overwrites it), else the
+  line is rejected saying why (another attempt's run, an archive cut short,
+  two conversations, a member not JSON or over 1 GiB); a walk passes it over.
 - An issue resolver line: its flat events are read as ``event_to_dict`` would
   have written them (an action's fields are its ``args``; an observation's
   ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
@@ -854,20 +856,38 @@ def _empty(path: Path) -> bool:
         return False
 
 
-def _conversation_archive(line: dict[str, Any], source: Path) -> Path | None:
-    """The archive of the conversation of an evaluation line that holds no events, where its run set keeps one:
-    OpenHands/benchmarks writes an instance that failed after its retries (the agent's iteration limit, a stuck or
+#: How the runner's error names the conversation that failed (the SDK's ``ConversationRunError``: "Conversation run
+#: failed for id=<uuid>: ..."), kept in an error line's ``error`` ("Instance failed after N retries. Last error: ...").
+_FAILED_CONVERSATION = re.compile(r"Conversation run failed for id=(?P<id>[0-9a-fA-F][0-9a-fA-F-]{31,35})\b")
+
+
+def _archived_run(line: dict[str, Any], source: Path) -> tuple[Path, dict[str, Any], list[dict[str, Any]]] | None:
+    """(archive, base state, events) of the run of an evaluation line that holds no events, where its run set keeps
+    it: OpenHands/benchmarks writes an instance that failed after its retries (the agent's iteration limit, a stuck or
     broken conversation) as ``history: []`` (``_create_error_output``: into ``output_errors.jsonl`` and the attempt's
-    file), while its run is in ``conversations/<instance_id>.tar.gz`` beside them (``sdk.ARCHIVES_DIR``). Each attempt
-    at an instance overwrites that archive, so it is the line's run only where no later attempt file beside it holds
-    the instance (the line's attempt: its attempt file's, else its ``attempt``)."""
-    instance = str(line["instance_id"])
-    archive = source.parent / sdk.ARCHIVES_DIR / f"{instance}.tar.gz"
-    if archive.parent.name != sdk.ARCHIVES_DIR or not archive.is_file():  # (an id holding a "/" names no archive)
+    file), while its conversation is in ``conversations/<instance_id>.tar.gz`` beside them (``sdk.ARCHIVES_DIR``).
+    Every retry and attempt that got a workspace overwrites that archive, and one that got none (a runtime that never
+    came up) leaves the one before: so it is the line's run only where the line's error names the conversation it
+    holds. None where there is no such archive; a RecordError where there is one but it is not (or cannot be told to
+    be) the line's run, or cannot be read."""
+    folder = source.parent / sdk.ARCHIVES_DIR
+    archive = folder / f"{line['instance_id']}.tar.gz"
+    if archive.parent != folder or not archive.is_file():  # (an id holding a "/", or absolute, names no archive)
         return None
-    found = attempts.ATTEMPT_FILE.fullmatch(source.name)
-    number = int(found.group("n")) if found else as_int(line.get("attempt")) or 1
-    return None if attempts.ran_after(instance, number, source.parent) else archive
+    shown = f"{sdk.ARCHIVES_DIR}/{archive.name}"
+    if (named := _FAILED_CONVERSATION.search(str(line.get("error") or ""))) is None:
+        raise RecordError(f"its conversation archive {shown} may hold another attempt's run (each attempt at an "
+                          "instance overwrites it, and this line's error names no conversation)")
+    state, events = sdk.archived_conversation(archive)
+    if _uuid_hex(state.get("id")) != _uuid_hex(named["id"]):
+        raise RecordError(f"its conversation archive {shown} holds another attempt's run (conversation "
+                          f"{state.get('id')}, not {named['id']} as its error says: each attempt overwrites it)")
+    return archive, state, events
+
+
+def _uuid_hex(value: Any) -> str:
+    """A conversation id as its folder is named (``3131...a0``), whether written with dashes or not."""
+    return str(value).replace("-", "").lower()
 
 
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
@@ -895,15 +915,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
         return _sdk_trajectory(sdk.page_order([e for e in record if sdk.is_event(e)])[0], {}, {}, ctx)
-    archive = _conversation_archive(record, ctx.source) if _is_eval_output(record) and not record["history"] else None
-    archived = sdk.archived_conversation(archive) if archive is not None else None
-    if (_is_eval_output(record) and not record["history"] or _skipped(record)) and archived is None:
-        raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
-                          + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
+    archived = None
+    if _is_eval_output(record) and not record["history"] or _skipped(record):
+        try:
+            archived = _archived_run(record, ctx.source) if _is_eval_output(record) else None
+        except RecordError as exc:
+            raise RecordError(f"instance {record['instance_id']}: no event in its history, and {exc}"
+                              + (f"; its error: {str(record['error'])[:300]}" if record.get("error") else "")) from None
+        if archived is None:
+            raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
+                              + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
     attempt = attempts.attempt_of(record, ctx.source) if _is_eval_output(record) else None
     record = attempts.judged(record, attempt)
     if archived is not None:  # the line's run is its conversation's archive
-        state, events = archived
+        archive, state, events = archived
         return _sdk_trajectory(events, state, {**record, "history": events}, ctx, attempt=attempt, archive=archive)
     if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
         return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx, attempt=attempt)
@@ -1127,7 +1152,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                     archive: Path | None = None) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
     where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``); ``archive``: the
-    conversation archive an evaluation line's events were read from (``_conversation_archive``)."""
+    conversation archive an evaluation line's events were read from (``_archived_run``)."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
