@@ -17,6 +17,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from cli_support import run_cli
 from trajsearch.ingest.read import read_dump, read_inputs
 from trajsearch.model import Outcome
 
@@ -149,3 +150,34 @@ def test_a_programbench_solution_beside_its_run_is_no_file_to_unpack(tmp_path: P
     assert [p.trajectory.task_id for p in read] == ["abishekvashok__cmatrix.5c082c6"]
     assert read[0].trajectory.steps[-1].arguments["command"] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
     assert "submission.tar.gz" not in caplog.text
+
+
+def test_an_error_lines_copy_beside_its_attempt_file_is_passed_over(tmp_path: Path) -> None:
+    """Bug (review AUD9 7): the runner writes each line that ended in an error twice, to the attempt's file and to
+    ``output_errors.jsonl`` (which says ``attempt: 1`` of every attempt), from one ``EvalOutput``. The copy was read
+    as a run of its own (attempt 2's run twice, under two ids), or rejected once more as a run lost. It is passed
+    over, saying whose copy it is."""
+    (second,) = _run_set(tmp_path, None, None)[1:]
+    assert second.trajectory is not None and second.trajectory.trajectory_id.endswith(".attempt_2"), second.error
+    (tmp_path / "output.critic_attempt_1.jsonl").unlink()
+    shutil.copy(tmp_path / "output.critic_attempt_2.jsonl", tmp_path / "output_errors.jsonl")
+    read = list(read_inputs([tmp_path], tenant="acme"))
+    assert [(Path(p.source).name, p.trajectory.trajectory_id) for p in read] == [
+        ("output.critic_attempt_2.jsonl", second.trajectory.trajectory_id)]
+    code, out, err = run_cli("ingest", str(tmp_path / "output_errors.jsonl"), "--dry-run")
+    assert code == 0 and "passed over 1 line(s): a copy of an attempt file's line" in " ".join(out.split()), out + err
+
+
+def test_a_checkpointed_reingest_reads_a_line_again_once_its_archive_changed(tmp_path: Path, home) -> None:
+    """Bug (review AUD9 2): the ingest's checkpoint knew only the line's file, so a line read while its archive was
+    being written (cut short: rejected) was never read again once the archive was whole ("already done per the
+    checkpoint"). An evaluation file is read again when the archive of a line without events changes."""
+    _run_set(tmp_path / "run", None)
+    archive = tmp_path / "run" / "conversations" / "demo__ticks-1.tar.gz"
+    whole = archive.read_bytes()
+    archive.write_bytes(whole[:3000])
+    code, out, err = run_cli("ingest", str(tmp_path / "run"), "--quiet")
+    assert "ingested 0 runs" in " ".join(out.split()), out + err
+    archive.write_bytes(whole)
+    code, out, err = run_cli("ingest", str(tmp_path / "run"), "--quiet")
+    assert code == 0 and "ingested 1 run" in " ".join(out.split()), out + err

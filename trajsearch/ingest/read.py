@@ -1192,7 +1192,13 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             continue
         trajectory = None
         if error is None:
-            trajectory, error = _convert(fmt, lambda: adapter.to_trajectory(record, ctx))
+            try:
+                trajectory, error = _convert(fmt, lambda: adapter.to_trajectory(record, ctx))
+            except PassedOver as exc:  # a record that holds no run and nothing wrong (a copy of a run read elsewhere)
+                log.info("passed over %s, %s: %s", source, position, exc.detail)
+                if options.passed_over is not None:
+                    options.passed_over.add(source, fmt, "line", exc.reason)
+                continue
         parsed = Parsed(source, position, trajectory=trajectory, error=error, fmt=fmt, unit=unit.key,
                         seq=seq - 1, cursor=after)
         if (kept := _shardable(parsed, options)) is not None:

@@ -38,7 +38,9 @@ entry in ``ADAPTERS``. A module exposes:
   optionally ``read_with(path)``, the other files (present or not) whose content
   the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
   ingest's checkpoint reads ``path`` again when they change;
-- a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
+- a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory`` (raising
+  ``_common.PassedOver`` for a record that holds no run and nothing wrong: a
+  copy of a run read from another file). With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
   ``(position, record)`` per run in it. Optionally ``file_hints(records)``

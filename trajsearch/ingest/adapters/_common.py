@@ -51,9 +51,11 @@ class RecordError(ValueError):
 
 class PassedOver(Exception):
     """A group of spans that holds no run and nothing wrong (a trace of embedding calls only, one that only builds
-    an agent): neither a run nor a rejection, raised by a span adapter's ``assemble_trajectory``. ``reason`` is
-    what such groups are counted by in an ingest's summary ("embedding calls only"), so an input whose traces were
-    all passed over is told from one that held nothing; ``detail`` what the info line says of this one."""
+    an agent), or a record that holds none (a copy of a run read from another file: OpenHands' ``output_errors.jsonl``
+    beside its attempt files): neither a run nor a rejection, raised by a span adapter's ``assemble_trajectory`` or a
+    record adapter's ``to_trajectory``. ``reason`` is what such groups are counted by in an ingest's summary
+    ("embedding calls only"), so an input whose traces were all passed over is told from one that held nothing;
+    ``detail`` what the info line says of this one."""
 
     def __init__(self, reason: str, detail: str | None = None) -> None:
         super().__init__(reason)

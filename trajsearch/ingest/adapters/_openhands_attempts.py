@@ -39,6 +39,9 @@ from .. import sources
 _JSONL = tuple(f".jsonl{suffix}" for suffix in ("", *sources.COMPRESSED_SUFFIXES))
 ATTEMPT_FILE = re.compile(r"(?P<stem>.+)\.critic_attempt_(?P<n>\d+)(?:"
                           + "|".join(map(re.escape, _JSONL)) + ")")
+#: OpenHands/benchmarks' copy of each line that ended in an error (``evaluation_utils.get_default_on_result_writer``:
+#: ``output.jsonl`` -> ``output_errors.jsonl``), beside its attempt files (``<stem>.critic_attempt_<N>.jsonl``).
+ERRORS_FILE = re.compile(r"(?P<stem>.+)_errors(?:" + "|".join(map(re.escape, _JSONL)) + ")")
 #: What a line keeps of the harness's verdict on it: the key ``update_output_with_eval.py`` writes, and the
 #: ``test_result`` OpenHands' own evaluator (``eval_infer.py``) fills.
 _VERDICT_KEYS = ("report", "test_result")
@@ -46,11 +49,12 @@ _VERDICT_KEYS = ("report", "test_result")
 
 class Line(NamedTuple):
     """What a run set's file says of one of its lines: its events' ids in order (None unless every event has one),
-    the run's ``_fingerprint`` and its verdict fields."""
+    the run's ``_fingerprint``, its verdict fields and its ``error`` (which tells apart two lines of no events)."""
 
     event_ids: tuple[str, ...] | None
     fingerprint: tuple[Any, ...]
     verdict: dict[str, Any]
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,27 @@ def attempt_of(line: dict[str, Any], source: Path) -> Attempt | None:
     return Attempt(number, False, {}, _chosen(source.parent, stem, instance, kept[-1].fingerprint))
 
 
+def copied_from(line: dict[str, Any], source: Path) -> Path | None:
+    """The attempt file that holds ``line`` too, where ``source`` is the runner's copy of the lines that ended in an
+    error (``ERRORS_FILE``): both are written from one ``EvalOutput`` (``attempt_on_result_async``), so the run is read
+    from the attempt file (as attempt N: ``output_errors.jsonl`` says ``attempt: 1`` of every attempt). None for
+    a line of any other file, or one no attempt file holds (no iterative run set)."""
+    found = ERRORS_FILE.fullmatch(source.name)
+    if found is None:
+        return None
+    instance, mine = str(line.get("instance_id")), (_fingerprint(line), _error(line))
+    return next((path for _, path in _attempt_files(source.parent, found.group("stem"), _version(source.parent))
+                 if any((k.fingerprint, k.error) == mine for k in output_lines(path).get(instance, ()))), None)
+
+
 def read_with(path: Path) -> tuple[Path, ...]:
-    """The files an attempt file's runs are read with (none for any other file): its aggregate, present or not (it
-    says which attempt is handed in), and the other attempt files of its run set (a retry's makes attempt 1's
-    hand-in unknown, and names the attempt chosen). The ingest's checkpoint reads an attempt file again when they
-    change: one ingested before its run set was aggregated kept ``handed_in: null`` otherwise."""
+    """The files an attempt file's runs are read with: its aggregate, present or not (it says which attempt is handed
+    in), and the other attempt files of its run set (a retry's makes attempt 1's hand-in unknown, and names the
+    attempt chosen); of the runner's file of error lines, its attempt files (``copied_from``); none for any other
+    file. The ingest's checkpoint reads an attempt file again when they change: one ingested before its run set was
+    aggregated kept ``handed_in: null`` otherwise."""
+    if errors := ERRORS_FILE.fullmatch(path.name):
+        return tuple(p for _, p in _attempt_files(path.parent, errors.group("stem"), _version(path.parent)))
     found = ATTEMPT_FILE.fullmatch(path.name)
     if found is None:
         return ()
@@ -187,6 +207,10 @@ def _fingerprint(line: dict[str, Any]) -> tuple[Any, ...]:
     return len(events), *ends
 
 
+def _error(line: dict[str, Any]) -> str | None:
+    return str(line["error"]) if line.get("error") is not None else None
+
+
 def event_ids(events: Any) -> tuple[str, ...] | None:
     """The ids of a run's events in order (none for a run that recorded nothing); None unless ``events`` is a list
     and every event in it has one."""
@@ -204,5 +228,5 @@ def _lines(path: Path, version: int) -> dict[str, tuple[Line, ...]]:
         if isinstance(line, dict) and isinstance(line.get("history"), list) and "instance_id" in line:
             verdict = {k: line[k] for k in _VERDICT_KEYS if isinstance(line.get(k), dict)}
             found.setdefault(str(line["instance_id"]), []).append(
-                Line(event_ids(line["history"]), _fingerprint(line), verdict))
+                Line(event_ids(line["history"]), _fingerprint(line), verdict, _error(line)))
     return {instance: tuple(lines) for instance, lines in found.items()}

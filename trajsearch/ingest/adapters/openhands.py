@@ -257,7 +257,7 @@ from ._agent_cli import (
 from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
-    Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
+    Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
     last_tool_error, outcome_of_reward, safe_id, short,
 )
 from ._spans.outcome import error_outcome
@@ -823,8 +823,16 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def read_with(path: Path) -> tuple[Path, ...]:
     """The adapter hook (see ``adapters/__init__``): an iterative run set's attempt file is read with its aggregate
-    and its other attempt files (``_openhands_attempts.read_with``)."""
-    return attempts.read_with(path)
+    and its other attempt files, the runner's file of error lines with its attempt files
+    (``_openhands_attempts.read_with``); a file of evaluation lines beside ``conversations/`` with the archive of
+    each of its lines that holds no events (``_archived_run``: present or not, as an attempt rewrites it)."""
+    beside = attempts.read_with(path)
+    folder = path.parent / sdk.ARCHIVES_DIR
+    if not sources.plain_name(path.name).endswith(".jsonl") or not folder.is_dir():
+        return beside
+    archives = (folder / f"{instance}.tar.gz" for instance, lines in attempts.output_lines(path).items()
+                if any(line.fingerprint[0] == 0 for line in lines))
+    return (*beside, *(archive for archive in archives if archive.parent == folder))
 
 
 def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, tuple[attempts.Line, ...]]]]:
@@ -915,6 +923,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
         return _sdk_trajectory(sdk.page_order([e for e in record if sdk.is_event(e)])[0], {}, {}, ctx)
+    if _is_eval_output(record) and (copied := attempts.copied_from(record, ctx.source)) is not None:
+        raise PassedOver("a copy of an attempt file's line", f"instance {record['instance_id']}: the runner's copy "
+                         f"of its line in {copied.name}, where its run is read")
     archived = None
     if _is_eval_output(record) and not record["history"] or _skipped(record):
         try:
