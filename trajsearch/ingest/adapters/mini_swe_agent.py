@@ -107,8 +107,10 @@ Mapping
   traceback, the shell's own complaint).
 - passed over (``side_file``): SWE-bench's predictions and reports, ProgramBench's
   ``<instance_id>.eval.json`` (its verdict, read with ``--outcomes``); by a walk, unsaid
-  (``side_path``): an instance's ProgramBench solution beside its run (``submission.tar.gz``, a
-  leaderboard submission's ``submission.tar.gz.url`` / ``.sha256``, ``submission.ref.yaml``).
+  (``side_path``): what a ProgramBench instance keeps beside its run (its solution's
+  ``submission.tar.gz``, a leaderboard submission's ``submission.tar.gz.url`` / ``.sha256``,
+  ``submission.ref.yaml``, and its evaluation's raw log ``<id>.eval.log.json`` or its
+  ``.url`` / ``.sha256``).
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
   "submitted, not evaluated"), except an empty patch for a SWE-bench-named
@@ -208,23 +210,34 @@ def side_file(record: Any) -> str | None:
 _RUN_SIDE_FILE = re.compile(r"minisweagent\.log|exit_statuses_\d+(?:\.\d+)?\.yaml")
 
 
-#: A ProgramBench instance's solution beside its run (``<id>/<id>.traj.json``): the workspace ``mini-extra
-#: programbench`` archives (``run/benchmarks/programbench.py`` ``copy_submission``), or in a leaderboard submission
-#: (``programbench submit package``) its hosted copy's address and digest, or a git reference: source code, no run.
-_PROGRAMBENCH_SOLUTION = frozenset({"submission.tar.gz", "submission.tar.gz.url", "submission.tar.gz.sha256",
-                                    "submission.ref.yaml"})
+#: What a ProgramBench instance keeps beside its run (``<id>/<id>.traj.json``), by the file's name (``{id}``: the
+#: instance's): what each is. The workspace ``mini-extra programbench`` archives (``run/benchmarks/programbench.py``
+#: ``copy_submission``) and, in a leaderboard submission (``programbench submit package``), the address and digest of
+#: its copy hosted elsewhere, or a git reference; and the evaluation's raw log (``eval.json`` split into a light
+#: ``eval.json``, read with ``--outcomes``, and a heavy ``<id>.eval.log.json``: hosted elsewhere too).
+_PROGRAMBENCH_BESIDE = {
+    "submission.tar.gz": "the workspace the agent left, its solution, what programbench eval scores",
+    "submission.tar.gz.url": "the address of the solution's archive, hosted elsewhere",
+    "submission.tar.gz.sha256": "the digest of the solution's archive, hosted elsewhere",
+    "submission.ref.yaml": "a git reference of the solution",
+    "{id}.eval.log.json": "the evaluation's raw log and failure text",
+    "{id}.eval.log.json.url": "the address of the evaluation's raw log, hosted elsewhere",
+    "{id}.eval.log.json.sha256": "the digest of the evaluation's raw log, hosted elsewhere",
+}
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): the log and exit statuses of a ``mini-extra swebench`` run,
-    beside its instances' ``<id>/<id>.traj.json`` (the runs, each with its exit status in its ``info``); a
-    ProgramBench instance's solution beside its run."""
+    beside its instances' ``<id>/<id>.traj.json`` (the runs, each with its exit status in its ``info``); what a
+    ProgramBench instance keeps beside its run (``_PROGRAMBENCH_BESIDE``)."""
     if fmt is None and _RUN_SIDE_FILE.fullmatch(path.name):
         return f"mini-swe-agent's {path.name} of a run set, not a run: the runs are its <instance>/<instance>.traj.json"
-    if fmt is None and path.name in _PROGRAMBENCH_SOLUTION \
-            and (path.parent / f"{path.parent.name}.traj.json").is_file():
-        return (f"ProgramBench's solution of instance {path.parent.name} ({path.name}: the workspace the agent left, "
-                f"what programbench eval scores), not a run: the run is {path.parent.name}.traj.json beside it")
+    instance = path.parent.name
+    what = _PROGRAMBENCH_BESIDE.get(path.name) or (_PROGRAMBENCH_BESIDE.get("{id}" + path.name[len(instance):])
+                                                   if path.name.startswith(instance) else None)
+    if fmt is None and what is not None and (path.parent / f"{instance}.traj.json").is_file():
+        return (f"ProgramBench's {path.name} of instance {instance} ({what}), not a run: the run is "
+                f"{instance}.traj.json beside it")
     return None
 
 
