@@ -135,21 +135,32 @@ def test_a_walk_does_not_ask_to_unpack_an_archive_read_with_its_line(caplog) -> 
     assert "archive" not in caplog.text
 
 
+def test_an_archive_named_alone_is_told_whose_it_is() -> None:
+    """Nit (review AUD9 10): named alone, the archive was "a gzipped tar archive (unpack it first: tar xzf)", whose
+    run unpacked is read apart from its line (another id, no instance, no verdict)."""
+    code, out, err = run_cli("ingest", str(ARCHIVED / "conversations" / "demo__ticks-1.tar.gz"), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "no run in this file: the conversation archive of instance demo__ticks-1" in said, said
+    assert "unpack" not in said
+
+
 PROGRAMBENCH = Path(__file__).parent / "fixtures/mini-swe-agent/.aud9/programbench-submission"
 
 
 def test_a_programbench_solution_beside_its_run_is_no_file_to_unpack(tmp_path: Path, caplog) -> None:
     """Bug: a walk of a ProgramBench run set (mini-swe-agent 2.4.5's runner, a leaderboard submission) named each
     instance's solution, the workspace ``submission.tar.gz`` ("unpack them to read their runs": source code, no run)
-    and a submission's ``submission.tar.gz.url`` / ``.sha256``, two or three files per instance, beside the runs."""
+    and a submission's ``submission.tar.gz.url`` / ``.sha256``, two or three files per instance, beside the runs;
+    and (review AUD9 8) the ``<id>.eval.log.json.url`` / ``.sha256`` of its evaluation's raw log, hosted elsewhere."""
     shutil.copytree(PROGRAMBENCH, tmp_path / "run", dirs_exist_ok=True)
     instance = tmp_path / "run" / "abishekvashok__cmatrix.5c082c6"
-    shutil.copy(ARCHIVED / "conversations" / "demo__ticks-1.tar.gz", instance / "submission.tar.gz")  # any tarball
+    # any tarball: the rule goes by the name (a workspace's archive holds source code, no run)
+    shutil.copy(ARCHIVED / "conversations" / "demo__ticks-1.tar.gz", instance / "submission.tar.gz")
     with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
         read = list(read_inputs([tmp_path / "run"], tenant="acme"))
     assert [p.trajectory.task_id for p in read] == ["abishekvashok__cmatrix.5c082c6"]
     assert read[0].trajectory.steps[-1].arguments["command"] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-    assert "submission.tar.gz" not in caplog.text
+    assert "submission.tar.gz" not in caplog.text and "eval.log.json" not in caplog.text
 
 
 def test_an_error_lines_copy_beside_its_attempt_file_is_passed_over(tmp_path: Path) -> None:

@@ -510,6 +510,8 @@ def detect_format(path: str | Path) -> str:
     if fmt := _own_archive(p):
         return fmt
     if kind := _container_kind(p):
+        if what := side_path(p, None):  # an archive a format reads with its run: unpacked, it would be read apart
+            raise SideFile(f"{p}: no run in this file: {what}")
         raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)
     record = first_record(p, head)

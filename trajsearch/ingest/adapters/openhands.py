@@ -801,8 +801,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if fmt is None and path.parent.name == sdk.ARCHIVES_DIR and path.name.endswith(".tar.gz") and any(
             path.name.removesuffix(".tar.gz") in lines for _, lines in _outputs_beside(path.parent)):
         return (f"the conversation archive of instance {path.name.removesuffix('.tar.gz')} (OpenHands/benchmarks' "
-                f"{sdk.ARCHIVES_DIR}/), not a run of its own: its run is read from it with its line of the run set's "
-                "output where that line holds no events, else from the line")
+                f"{sdk.ARCHIVES_DIR}/), not a run of its own: its run is read from it with the line of the run set "
+                "that holds no events and whose error names its conversation, else from the line's events")
     if fmt is None and (verdict := _RUNNER_VERDICT.fullmatch(path.name)):
         return _runner_verdict(path, verdict.group("instance"))
     found = _RUNNER_COPY.fullmatch(path.name)
