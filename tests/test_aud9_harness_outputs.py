@@ -94,6 +94,8 @@ def test_an_archive_that_cannot_be_read_says_why(tmp_path: Path) -> None:
         "holds more than one conversation": lambda: _tar(archive, {**members, "workspace/conversations/ff/"
                                                                    "base_state.json": members[state]}),
         f"{event} is not JSON (JSONDecodeError": lambda: _tar(archive, {**members, event: b"{"}),
+        "holds no base_state.json naming its conversation": lambda: _tar(archive, {
+            name: data for name, data in members.items() if name != state}),
         f"{event} is not JSON (RecursionError": lambda: _tar(archive, {**members, event: b"[" * 200000}),
         f"{state} holds 2147483648 bytes, over the 1 GiB": lambda: archive.write_bytes(gzip.compress(
             _big_header(state, 2 << 30))),

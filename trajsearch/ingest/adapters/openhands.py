@@ -887,7 +887,9 @@ def _archived_run(line: dict[str, Any], source: Path) -> tuple[Path, dict[str, A
         raise RecordError(f"its conversation archive {shown} may hold another attempt's run (each attempt at an "
                           "instance overwrites it, and this line's error names no conversation)")
     state, events = sdk.archived_conversation(archive)
-    if _uuid_hex(state.get("id")) != _uuid_hex(named["id"]):
+    if state.get("id") is None:
+        raise RecordError(f"its conversation archive {shown} holds no {sdk.BASE_STATE} naming its conversation")
+    if _uuid_hex(state["id"]) != _uuid_hex(named["id"]):
         raise RecordError(f"its conversation archive {shown} holds another attempt's run (conversation "
                           f"{state.get('id')}, not {named['id']} as its error says: each attempt overwrites it)")
     return archive, state, events
