@@ -35,6 +35,10 @@ entry in ``ADAPTERS``. A module exposes:
   optionally ``walked_file(path)``, whether a file not named as a dump is
   its producer's run where it lies (a Harbor trial's ``agent/claude-code.txt``),
   which a walk then reads;
+  optionally ``subagent_file(path)``, whether a session file of its format is a
+  sub-agent's, told by its own records (a Codex rollout's session meta), where
+  its place does not say so: not a second run of the Harbor trial holding it
+  (``atif.trial_sessions``);
   optionally ``read_with(path)``, the other files (present or not) whose content
   the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
   ingest's checkpoint reads ``path`` again when they change;

@@ -963,14 +963,15 @@ _HARBOR_OWN = frozenset({"config.json", "config.harbor.json", "result.json", "re
 
 
 def _is_trial(folder: Path) -> bool:
-    """A Harbor trial directory: its ``config.json`` beside the ``agent/`` or ``verifier/`` logs, and its
+    """A Harbor trial directory: its ``config.json`` beside the ``agent/`` or ``verifier/`` logs (a multi-step trial's
+    under ``steps/<step>/``: ``MultiStepTrial`` moves them there after each step and removes the emptied ones), and its
     ``result.json``; or a ``config.json`` naming the folder its ``trial_name``: a trial Harbor began and never finished
     (its job stopped, or still running: ``Trial.run`` writes ``config.json`` first and ``result.json`` last), or one
     that ended before its agent ran (no ``agent/`` or ``verifier/``: :func:`_agent_never_ran`); or, copied without
     its ``config.json``, the logs beside a ``result.json`` that is Harbor's ``TrialResult`` (:data:`_TRIAL_RESULT`,
     whose ``config`` is what ``config.json`` held): a published copy of trials may leave it out, and then its
     ``result.json`` had been rejected as a file of no format and a headless run beside it not read."""
-    logs = (folder / "agent").is_dir() or (folder / "verifier").is_dir()
+    logs = (folder / "agent").is_dir() or (folder / "verifier").is_dir() or (folder / "steps").is_dir()
     if not (folder / "config.json").is_file():
         return logs and _TRIAL_RESULT <= _json_beside(folder / "result.json").keys()
     if (folder / "result.json").is_file() and logs:
@@ -1079,8 +1080,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return f"Harbor's own {path.name} of {'trial' if trial else 'job'} {path.parent.name}, not a run" + (
             f": {never}, so the trial has no run" if never else "" if trial else _no_trials(path.parent))
     verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
-    if verifier is not None and _is_trial(verifier.parent):
-        return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
+    if verifier is not None and _agent_trial(verifier) is not None:
+        return f"the {verifier.name} output of Harbor trial {trial_label(verifier.parent)}, not a run"
     command = path.parent
     if command.parent.name == "agent" and _COMMAND_LOG.fullmatch(command.name) \
             and (trial := _agent_trial(command.parent)) is not None:
@@ -1090,9 +1091,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def _agent_trial(agent: Path) -> Path | None:
     """The Harbor trial whose agent logs ``agent`` holds: ``<trial>/agent/``, or a multi-step trial's (Harbor 0.25)
-    ``<trial>/steps/<step>/agent/``."""
-    trial = agent.parents[2] if agent.parent.parent.name == "steps" else agent.parent
-    return trial if _is_trial(trial) else None
+    ``<trial>/steps/<step>/agent/``; so too for its ``verifier/`` and ``artifacts/``, which Harbor moves alike."""
+    if agent.parent.parent.name == "steps" and _is_trial(agent.parents[2]):
+        return agent.parents[2]
+    return agent.parent if _is_trial(agent.parent) else None
 
 
 #: The folders under a trial's ``agent/`` where Harbor's installed agents log each command they run (``setup``,
@@ -1233,12 +1235,21 @@ def _harbor_verdict(source: Path) -> dict[str, Any] | None:
     if found is None:
         return None
     data = _trial_file(source, "result.json") or _exception_file(found[0])
-    step = next((r for r in as_list(data.get("step_results")) if isinstance(r, dict) and found[1] is not None
-                 and r.get("step_name") == found[1]), None)
+    step = _step_record(data, source)
     if step is not None and (step.get("verifier_result") or step.get("exception_info")):
         data = {**data, "verifier_result": step.get("verifier_result"), "exception_info": step.get("exception_info"),
                 "step_name": found[1]}
     return data if "verifier_result" in data or "exception_info" in data else None
+
+
+def _step_record(result: dict[str, Any], source: Path) -> dict[str, Any] | None:
+    """The ``step_results`` record of the step whose agent logs hold ``source``, in a multi-step trial's
+    ``result.json`` (``StepResult``: the step's own verifier result, exception and agent timing); None for a trial's
+    own run."""
+    found = _trial_dir(source)
+    step = found[1] if found is not None else None
+    return next((r for r in as_list(result.get("step_results")) if isinstance(r, dict) and step is not None
+                 and r.get("step_name") == step), None)
 
 
 def _exception_file(trial: Path) -> dict[str, Any]:
@@ -1297,10 +1308,19 @@ _RAISED = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<type>[A-Za-z_]\w*)(?::\s?(?P<mess
 
 
 def harbor_trial(path: Path) -> Path | None:
-    """The Harbor trial directory whose agent logs (``<trial>/agent/``) hold ``path``, if any: a raw session an
-    adapter reads as the trial's run (:func:`_taskless_conversion`)."""
+    """The folder of the Harbor run whose agent logs hold ``path``, if any: a trial (``<trial>/agent/``), or one step
+    of a multi-step trial (``<trial>/steps/<step>/agent/``: Harbor's ``MultiStepTrial`` runs the agent afresh on each
+    step's instruction, verifies each step and records it in ``step_results``, so a step is a run of its own, as its
+    ATIF conversion is). A raw session an adapter reads there is that run (:func:`trial_of_run`)."""
     agent = next((d for d in path.parents if d.name == "agent"), None)
-    return agent.parent if agent is not None and _is_trial(agent.parent) else None
+    return agent.parent if agent is not None and _agent_trial(agent) is not None else None
+
+
+def trial_label(run: Path) -> str:
+    """How a message names the Harbor run folder :func:`harbor_trial` gives: the trial's name, or for a step of a
+    multi-step trial ``<trial>/steps/<step>``."""
+    return f"{run.parents[1].name}/steps/{run.name}" if run.parent.name == "steps" and not _is_trial(run) \
+        else run.name
 
 
 def converted_run(path: Path) -> bool:
@@ -1311,22 +1331,25 @@ def converted_run(path: Path) -> bool:
 
 
 def trial_of_run(source: Path) -> Path | None:
-    """The Harbor trial whose run ``source`` is, a session or output an agent left in the trial's ``agent/`` (Claude
-    Code's transcript or headless output, a Codex rollout...), when Harbor kept no ATIF conversion naming the task
-    (:func:`converted_run`), which is the trial's run instead; None elsewhere. Its verdict is the trial's
-    (:func:`trial_verdict`, :func:`trial_task`, :func:`trial_started`)."""
+    """The Harbor trial (or step of a multi-step trial: :func:`harbor_trial`) whose run ``source`` is, a session or
+    output an agent left in its ``agent/`` (Claude Code's transcript or headless output, a Codex rollout...), when
+    Harbor kept no ATIF conversion naming the task there (:func:`converted_run`), which is the run instead; None
+    elsewhere. Its verdict is the trial's, a step's its own (:func:`trial_verdict`, :func:`trial_task`,
+    :func:`trial_started`)."""
     trial = harbor_trial(source)
     return trial if trial is not None and not converted_run(trial / "agent" / "trajectory.json") else None
 
 
 def trial_sessions(trial: Path, fmt: str | None, suffix: str) -> list[Path]:
     """The top-level sessions of format ``fmt`` an agent left in a Harbor trial's ``agent/``: its non-empty
-    ``*<suffix>`` files read as ``fmt`` (``detect.detect_format``), a sub-agent's excepted where its place says so
+    ``*<suffix>`` files read as ``fmt`` (``detect.detect_format``), a sub-agent's excepted, where its place says so
     (under a ``subagents`` folder, as Claude Code 2.1 and Qwen Code keep them, or named ``agent-<id>``, as earlier
-    Claude Code did). A trial has one run: where it holds more than one such session and nothing names which is
-    its run, none takes its verdict (``_agent_cli.session_trajectory``). A sub-agent's session kept elsewhere (a
-    Codex sub-agent's rollout beside its parent's) counts, so such a trial's sessions take no verdict."""
+    Claude Code did) or its own first record does (the format adapter's ``subagent_file``: a Codex sub-agent's
+    rollout, which Codex writes beside its parent's). A trial has one run: where it holds more than one such session
+    and nothing names which is its run, none takes its verdict (``_agent_cli.session_trajectory``)."""
     from trajsearch.ingest.detect import detect_format  # detect imports the adapters
+
+    from . import adapter_for
     agent = trial / "agent"
     found = []
     for path in sorted(agent.rglob(f"*{suffix}")):
@@ -1338,7 +1361,8 @@ def trial_sessions(trial: Path, fmt: str | None, suffix: str) -> list[Path]:
                 found.append(path)
         except (ValueError, OSError):  # no format, or a side file
             continue
-    return found
+    subagent = getattr(adapter_for(fmt), "subagent_file", None) if fmt is not None else None
+    return [p for p in found if subagent is None or not subagent(p)]
 
 
 def shared_trial(trial: Path, source: Path) -> str | None:
@@ -1351,9 +1375,9 @@ def shared_trial(trial: Path, source: Path) -> str | None:
         folders = sorted({p.parent for n in names for p in (trial / "agent").rglob(n)} | {source})
         if len(folders) < 2:
             return None
-        return (f"Harbor trial {trial.name} holds {len(folders)} run folders of this agent and nothing names which "
-                f"is its run ({', '.join(p.name for p in folders[:3])}{', ...' if len(folders) > 3 else ''}): none "
-                "takes its verdict")
+        return (f"Harbor trial {trial_label(trial)} holds {len(folders)} run folders of this agent and nothing names "
+                f"which is its run ({', '.join(p.name for p in folders[:3])}{', ...' if len(folders) > 3 else ''}): "
+                "none takes its verdict")
     if all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
         return None
     try:
@@ -1363,16 +1387,19 @@ def shared_trial(trial: Path, source: Path) -> str | None:
     sessions = sorted({*trial_sessions(trial, fmt, source.suffix), source})
     if len(sessions) < 2:
         return None
-    return (f"Harbor trial {trial.name} holds {len(sessions)} top-level sessions of this agent and nothing names "
-            f"which is its run ({', '.join(p.name for p in sessions[:3])}{', ...' if len(sessions) > 3 else ''}): "
-            "none takes its verdict")
+    return (f"Harbor trial {trial_label(trial)} holds {len(sessions)} top-level sessions of this agent and nothing "
+            f"names which is its run ({', '.join(p.name for p in sessions[:3])}{', ...' if len(sessions) > 3 else ''})"
+            ": none takes its verdict")
 
 
 def trial_started(trial: Path) -> datetime | None:
-    """When a Harbor trial's agent began (``result.json``'s ``agent_execution.started_at``, else the trial's): for a
-    run whose own records carry no time (``claude -p``'s stream-json), rather than its file's checkout time."""
-    result = _json_beside(trial / "result.json")
-    return _time(as_dict(result.get("agent_execution")).get("started_at")) or _time(result.get("started_at"))
+    """When a Harbor trial's agent began (``result.json``'s ``agent_execution.started_at``, a step's in its
+    ``step_results`` record, else the trial's start): for a run whose own records carry no time (``claude -p``'s
+    stream-json), rather than its file's checkout time."""
+    source = trial / "agent" / "trajectory.json"
+    result = _trial_file(source, "result.json")
+    own = _step_record(result, source) or result
+    return _time(as_dict(own.get("agent_execution")).get("started_at")) or _time(result.get("started_at"))
 
 
 def trial_verdict(trial: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None:

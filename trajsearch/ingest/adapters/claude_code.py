@@ -231,7 +231,7 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
-from .atif import converted_run, harbor_trial, trial_of_run, trial_sessions, trial_task
+from .atif import converted_run, harbor_trial, trial_label, trial_of_run, trial_sessions, trial_task
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -509,11 +509,11 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     CLI's debug log Harbor copies with the sessions (``agent/sessions/debug/<session id>.txt``)."""
     if fmt == NAME and (trial := _output_trial(path)) is not None \
             and (transcript := _harbor_transcript(trial, path)) is not None:
-        return (f"Claude Code's headless output in Harbor trial {trial.name}, which kept the session's transcript: "
-                f"the trial's run is {transcript}")
+        return (f"Claude Code's headless output in Harbor trial {trial_label(trial)}, which kept the session's "
+                f"transcript: the trial's run is {transcript}")
     if fmt is None and path.parent.name == "debug" and path.parent.parent.name == "sessions" \
             and (trial := harbor_trial(path)) is not None:
-        return f"Claude Code's debug log in Harbor trial {trial.name} (its agent/sessions/debug/), not a run"
+        return f"Claude Code's debug log in Harbor trial {trial_label(trial)} (its agent/sessions/debug/), not a run"
     if fmt is None and (what := _empty_array(path)):
         return what
     if fmt is None and _TRANSCRIPT_PAGE.fullmatch(path.name) and (path.parent / "index.html").is_file() \
@@ -1467,8 +1467,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if trial is not None:
             raise RecordError(
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it, and "
-                f"Harbor trial {trial.name} kept no transcript, no ATIF conversion and no `claude -p` command naming "
-                "it; this output holds no work to name the run by either")
+                f"Harbor trial {trial_label(trial)} kept no transcript, no ATIF conversion and no `claude -p` command "
+                "naming it; this output holds no work to name the run by either")
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it (only "

@@ -340,6 +340,14 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return _TITLE_JOB if _is_title_job(meta, prompt) else None
 
 
+def subagent_file(path: Path) -> bool:
+    """The adapter hook (see ``adapters/__init__``): whether a rollout is a sub-agent's, as its session meta says
+    (``source: {"subagent": ...}``: ``_session_source``). Codex writes a spawned agent's rollout, and an auto-review's,
+    beside its parent's under ``sessions/YYYY/MM/DD/``: a part of the parent's run, not a second run of a Harbor
+    trial that holds both (``atif.trial_sessions``)."""
+    return bool(_session_source(_opening(path)[0]).get("is_subagent"))
+
+
 def _opening(path: Path) -> tuple[dict[str, Any], str | None]:
     """A rollout's session meta and first prompt, read no further than that prompt, and only the meta line unless
     it has the IDE side job's mark (``_IDE_SIDE_JOB``): detection asks this of every Codex file."""

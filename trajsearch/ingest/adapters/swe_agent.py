@@ -137,7 +137,7 @@ from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 from trajsearch.steps import strip_terminal_codes
 
 from . import _prompts
-from .atif import harbor_trial, trial_verdict
+from .atif import harbor_trial, trial_label, trial_verdict
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._agent_cli import join_thought
 from ._common import (
@@ -767,7 +767,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     trial = harbor_trial(ctx.source)
     attempt = retry.get("index") if retry else _attempt_file(ctx.source)
     instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
-    run_dir = trial.name if trial is not None else run_directory(instance / ctx.source.name, task_id)
+    run_dir = trial_label(trial) if trial is not None else run_directory(instance / ctx.source.name, task_id)
     model = _model(replay, info, run_dir, instance if instance.name == stem else None)
     if exit_status == EXIT_COMMAND and model in HUMAN_MODELS:  # a person typed `exit` (see EXIT_COMMAND)
         outcome = Outcome.unknown

@@ -1,0 +1,116 @@
+"""Round 29 (HARB29): raw sessions in a Harbor multi-step trial, and a Codex sub-agent's rollout in a trial.
+
+Harbor's ``MultiStepTrial`` (``harbor.trial.multi_step``, 0.25+) runs the agent on each step's instruction, verifies
+the step, moves its logs to ``<trial>/steps/<step>/agent/`` and records it in ``result.json``'s ``step_results``
+(``StepResult``: the step's own ``verifier_result``, ``exception_info``, ``agent_execution``); the trial's reward is
+their mean or the final one. A step's session is a run of its own, with its step's verdict, as its ATIF conversion
+already was; a raw session there had been read with no verdict (its place was not recognised as a trial's).
+
+Codex writes a spawned sub-agent's rollout (``session_meta.source: {"subagent": ...}``) beside its parent's under
+``sessions/YYYY/MM/DD/``: in a trial Harbor did not convert, it made the trial "hold two top-level sessions" and the
+parent's verdict was withheld.
+
+Real files, laid out as Harbor lays out a trial (each fixture folder's SOURCE.md says where they come from): the
+``result.json`` Harbor 0.25's ``TrialResult`` wrote for a two-step trial (``atif/.real/harbor-0.25/hello-multi``:
+steps ``write`` 1.0, ``test`` 0.0); runme's Harbor job with its real Codex rollout (``atif/.real/harbor-runme``); a
+real Codex CLI 0.171 rollout (``codex-cli/.real``); a real Codex Desktop auto-review (guardian) sub-agent rollout
+(``codex-cli/.real/probe-c``) and a thread-spawn sub-agent rollout in the shape codex-rs defines
+(``codex-cli/.real/subagent-thread-spawn.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MULTI = FIXTURES / "atif" / ".real" / "harbor-0.25" / "hello-multi__pI7xYz"
+RUNME = FIXTURES / "atif" / ".real" / "harbor-runme" / "2026-06-30__14-22-55" / "update-minor-deps__xQmAxjA"
+CODEX = FIXTURES / "codex-cli" / ".real"
+RUNME_ROLLOUT = "rollout-2026-06-30T14-22-55-019f1a69-e753-7a60-9727-4c3ca0640fd0.jsonl"
+CLI_ROLLOUT = "rollout-2026-12-02T02-48-19-01a234a7-28a1-7d61-a3e9-85ee2685efae.jsonl"
+
+
+def _runs(folder: Path) -> list[Trajectory]:
+    return [p.trajectory for p in read_dump(folder, tenant="acme") if p.trajectory is not None]
+
+
+def _multi_step_trial(tmp_path: Path) -> Path:
+    """The two-step trial (its real ``result.json``, and the ``config.json`` Harbor writes: the same ``TrialConfig``)
+    with a real Codex rollout left in each step's agent logs, as Harbor moves them, and no ATIF conversion."""
+    trial = tmp_path / MULTI.name
+    trial.mkdir()
+    shutil.copy(MULTI / "result.json", trial / "result.json")
+    config = json.loads((MULTI / "result.json").read_text())["config"]
+    (trial / "config.json").write_text(json.dumps(config, indent=4))
+    for step, source in (("write", RUNME / "agent" / "sessions" / "2026" / "06" / "30" / RUNME_ROLLOUT),
+                         ("test", CODEX / CLI_ROLLOUT)):
+        day = trial / "steps" / step / "agent" / "sessions" / "2026" / "12" / "02"
+        day.mkdir(parents=True)
+        shutil.copy(source, day / source.name)
+    return trial
+
+
+def test_each_step_session_of_a_multi_step_trial_takes_its_steps_verdict(tmp_path: Path) -> None:
+    """Each step's rollout is that step's run: reward and outcome from its ``step_results`` record (not the trial's
+    mean, 0.5), the task id the trial's; before, both were read with outcome unknown and no reward."""
+    trial = _multi_step_trial(tmp_path)
+    runs = {r.metadata.get("trial_step"): r for r in _runs(trial)}
+    assert sorted(runs, key=str) == ["test", "write"]
+    assert (runs["write"].outcome, runs["write"].reward) == (Outcome.success, 1.0)
+    assert (runs["test"].outcome, runs["test"].reward) == (Outcome.failure, 0.0)
+    assert {r.task_id for r in runs.values()} == {"hello"}
+    assert all(r.metadata["trial_name"] == MULTI.name and "trial_verdict_withheld" not in r.metadata
+               for r in runs.values())
+
+
+def test_a_steps_session_beside_its_steps_conversion_is_passed_over_and_the_conversion_graded(tmp_path: Path) -> None:
+    """Consistent with the ATIF conversion of a step: where Harbor converted a step's session, the conversion is the
+    step's run (with the step's verdict) and the raw rollout beside it is passed over, as in a one-step trial."""
+    trial = _multi_step_trial(tmp_path)
+    shutil.copy(MULTI / "steps" / "test" / "agent" / "trajectory.json", trial / "steps" / "test" / "agent")
+    runs = {r.metadata.get("trial_step"): r for r in _runs(trial)}
+    assert runs["test"].metadata["source_format"] == "atif"
+    assert (runs["test"].outcome, runs["test"].reward) == (Outcome.failure, 0.0)
+    assert (runs["write"].metadata["source_format"], runs["write"].reward) == ("codex-cli", 1.0)
+
+
+@pytest.mark.parametrize("subagent", [
+    CODEX / "subagent-thread-spawn.jsonl",
+    CODEX / "probe-c" / "rollout-2026-04-29T14-41-27-019dd7f8-9cc2-7bb2-9bc5-670490c52926.jsonl",
+], ids=["thread-spawn", "guardian"])
+def test_a_codex_subagents_rollout_beside_its_parents_leaves_the_parent_the_trials_run(
+        tmp_path: Path, subagent: Path) -> None:
+    """The sub-agent's rollout is a part of the run (``is_subagent``, no verdict of its own), not a second session:
+    the parent takes the trial's verdict, where before neither did (``trial_verdict_withheld``)."""
+    trial = tmp_path / RUNME.name
+    shutil.copytree(RUNME, trial)
+    (trial / "agent" / "trajectory.json").unlink()
+    day = trial / "agent" / "sessions" / "2026" / "06" / "30"
+    shutil.copy(subagent, day / "rollout-2026-06-30T14-30-00-019f1a70-0000-7000-8000-000000000001.jsonl")
+    runs = {bool(r.metadata.get("is_subagent")): r for r in _runs(trial)}
+    assert (runs[False].outcome, runs[False].reward, runs[False].task_id) == (Outcome.success, 1.0,
+                                                                              "runmedev/update-minor-deps")
+    assert "trial_verdict_withheld" not in runs[False].metadata
+    assert (runs[True].reward, runs[True].task_id) == (None, None)
+
+
+def test_a_steps_verifier_output_is_the_trials_not_a_file_of_no_format(tmp_path: Path) -> None:
+    """Harbor moves each step's ``verifier/`` (its ``reward.json``, test output) to ``steps/<step>/`` as it moves the
+    agent logs: that output is the trial's, passed over as a one-step trial's is; it was rejected as an unrecognised
+    dump format (a batch of two graded runs and one rejection)."""
+    trial = tmp_path / MULTI.name
+    shutil.copytree(MULTI, trial)
+    (trial / "config.json").write_text(json.dumps(json.loads((MULTI / "result.json").read_text())["config"]))
+    verifier = trial / "steps" / "write" / "verifier"
+    verifier.mkdir()
+    shutil.copy(RUNME / "verifier" / "reward.json", verifier / "reward.json")
+    read = list(read_dump(trial, tenant="acme"))
+    assert [p.error for p in read if p.trajectory is None] == []
+    assert sorted(p.trajectory.reward for p in read if p.trajectory is not None) == [0.0, 1.0]
