@@ -114,3 +114,19 @@ def test_a_steps_verifier_output_is_the_trials_not_a_file_of_no_format(tmp_path:
     read = list(read_dump(trial, tenant="acme"))
     assert [p.error for p in read if p.trajectory is None] == []
     assert sorted(p.trajectory.reward for p in read if p.trajectory is not None) == [0.0, 1.0]
+
+
+def test_a_session_resumed_across_steps_is_a_run_per_step(tmp_path: Path) -> None:
+    """With ``resume_trajectory`` Harbor copies the agent logs into the step's folder and keeps them for the next
+    step (``MultiStepTrial._copy_agent_dir_to_step``), whose ``codex exec resume --last`` continues that session: the
+    same rollout (one session id) lies in both steps. Each step's is its run, with its own verdict; both had one id
+    (``codex.<session id>``), the last read replacing the other in the store."""
+    trial = _multi_step_trial(tmp_path)
+    [resumed] = (trial / "steps" / "test" / "agent").rglob("rollout-*.jsonl")
+    resumed.unlink()
+    [first] = (trial / "steps" / "write" / "agent").rglob("rollout-*.jsonl")
+    shutil.copy(first, resumed.parent / first.name)
+    runs = _runs(trial)
+    assert sorted((r.trajectory_id, r.reward) for r in runs) == [
+        ("codex.019f1a69-e753-7a60-9727-4c3ca0640fd0.test", 0.0),
+        ("codex.019f1a69-e753-7a60-9727-4c3ca0640fd0.write", 1.0)]

@@ -648,9 +648,15 @@ def session_trajectory(
     records, is none of them); a sub-agent's (``is_subagent``) never is.
     The trial's run takes the verdict of the trial's ``result.json`` (``atif.trial_verdict``), its ``task_id`` /
     ``task_family`` group it with the other runs of its task (``atif.trial_task``), and the agent's start is
-    ``created_at`` where the records carry no time, as for an ATIF run.
+    ``created_at`` where the records carry no time, as for an ATIF run. A session in a step of a multi-step trial
+    has an id naming its step (``codex.<session id>.<step>``): a step resumed from the one before (Harbor's
+    ``resume_trajectory``) continues the same session, whose file Harbor copies into each step's logs, and the
+    steps' runs would otherwise share one id, the last read replacing the others.
     """
-    from .atif import shared_trial, trial_of_run, trial_started, trial_task, trial_verdict  # atif imports this
+    # atif imports this module
+    from .atif import harbor_trial, shared_trial, trial_of_run, trial_started, trial_step, trial_task, trial_verdict
+    place = harbor_trial(ctx.source)
+    step = trial_step(place) if place is not None else None
     trial = trial_of_run(ctx.source) if trial_run is not False and not metadata.get("is_subagent") else None
     if trial is not None and trial_run is None and (why := shared_trial(trial, ctx.source)):
         trial, metadata = None, {**metadata, "trial_verdict_withheld": why}
@@ -666,7 +672,7 @@ def session_trajectory(
         failure = graded or (failure if outcome is not Outcome.success else None)
         metadata.update(basis)
     return build({
-        "trajectory_id": safe_id(run_id),
+        "trajectory_id": safe_id(f"{run_id}.{step}" if step else run_id),
         "task": clip_task(task),
         "model_id": model_id,
         **task_key,

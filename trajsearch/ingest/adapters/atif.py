@@ -1316,11 +1316,16 @@ def harbor_trial(path: Path) -> Path | None:
     return agent.parent if agent is not None and _agent_trial(agent) is not None else None
 
 
+def trial_step(run: Path) -> str | None:
+    """The step of a multi-step trial a Harbor run folder (:func:`harbor_trial`) is, else None."""
+    return run.name if run.parent.name == "steps" and not _is_trial(run) else None
+
+
 def trial_label(run: Path) -> str:
     """How a message names the Harbor run folder :func:`harbor_trial` gives: the trial's name, or for a step of a
     multi-step trial ``<trial>/steps/<step>``."""
-    return f"{run.parents[1].name}/steps/{run.name}" if run.parent.name == "steps" and not _is_trial(run) \
-        else run.name
+    step = trial_step(run)
+    return f"{run.parents[1].name}/steps/{step}" if step else run.name
 
 
 def converted_run(path: Path) -> bool:
