@@ -13,8 +13,9 @@ parent's verdict was withheld.
 Real files, laid out as Harbor lays out a trial (each fixture folder's SOURCE.md says where they come from): the
 ``result.json`` Harbor 0.25's ``TrialResult`` wrote for a two-step trial (``atif/.real/harbor-0.25/hello-multi``:
 steps ``write`` 1.0, ``test`` 0.0); runme's Harbor job with its real Codex rollout (``atif/.real/harbor-runme``); a
-real Codex CLI 0.171 rollout (``codex-cli/.real``); a real Codex Desktop auto-review (guardian) sub-agent rollout
-(``codex-cli/.real/probe-c``) and a thread-spawn sub-agent rollout in the shape codex-rs defines
+real Codex CLI 0.171 rollout (``codex-cli/.real``); the two rollouts Codex CLI 0.171 wrote for a ``codex exec`` whose
+model spawned a sub-agent (``atif/.harb29/codex-0.171-spawn``); a real Codex Desktop auto-review (guardian) sub-agent
+rollout (``codex-cli/.real/probe-c``) and a thread-spawn sub-agent rollout in the shape codex-rs defines
 (``codex-cli/.real/subagent-thread-spawn.jsonl``).
 """
 
@@ -81,24 +82,38 @@ def test_a_steps_session_beside_its_steps_conversion_is_passed_over_and_the_conv
     assert (runs["write"].metadata["source_format"], runs["write"].reward) == ("codex-cli", 1.0)
 
 
-@pytest.mark.parametrize("subagent", [
-    CODEX / "subagent-thread-spawn.jsonl",
-    CODEX / "probe-c" / "rollout-2026-04-29T14-41-27-019dd7f8-9cc2-7bb2-9bc5-670490c52926.jsonl",
-], ids=["thread-spawn", "guardian"])
+SPAWN = FIXTURES / "atif" / ".harb29" / "codex-0.171-spawn"
+SPAWN_PARENT = SPAWN / "rollout-2026-12-07T01-51-38-01a24e33-0fb8-7130-b7cb-8f0259463d8f.jsonl"
+SPAWN_CHILD = SPAWN / "rollout-2026-12-07T01-51-39-01a24e33-1026-7642-ac10-cafe9ea33fdc.jsonl"
+
+
+@pytest.mark.parametrize(("parent", "subagent"), [
+    (SPAWN_PARENT, SPAWN_CHILD),
+    (None, CODEX / "probe-c" / "rollout-2026-04-29T14-41-27-019dd7f8-9cc2-7bb2-9bc5-670490c52926.jsonl"),
+    (None, CODEX / "subagent-thread-spawn.jsonl"),
+], ids=["codex-0.171-spawn_agent", "desktop-guardian", "thread-spawn-shape"])
 def test_a_codex_subagents_rollout_beside_its_parents_leaves_the_parent_the_trials_run(
-        tmp_path: Path, subagent: Path) -> None:
+        tmp_path: Path, parent: Path | None, subagent: Path) -> None:
     """The sub-agent's rollout is a part of the run (``is_subagent``, no verdict of its own), not a second session:
-    the parent takes the trial's verdict, where before neither did (``trial_verdict_withheld``)."""
+    the parent takes the trial's verdict, where before neither did (``trial_verdict_withheld``). The real pair Codex
+    0.171 wrote for one ``codex exec`` whose model called ``spawn_agent`` (put in the trial in place of runme's
+    rollout), and runme's rollout beside a real auto-review sub-agent's and one of the thread-spawn shape."""
     trial = tmp_path / RUNME.name
     shutil.copytree(RUNME, trial)
     (trial / "agent" / "trajectory.json").unlink()
     day = trial / "agent" / "sessions" / "2026" / "06" / "30"
-    shutil.copy(subagent, day / "rollout-2026-06-30T14-30-00-019f1a70-0000-7000-8000-000000000001.jsonl")
+    if parent is not None:
+        (day / RUNME_ROLLOUT).unlink()
+        shutil.copy(parent, day / parent.name)
+    shutil.copy(subagent, day / (subagent.name if subagent.parent == SPAWN else
+                                 "rollout-2026-06-30T14-30-00-019f1a70-0000-7000-8000-000000000001.jsonl"))
     runs = {bool(r.metadata.get("is_subagent")): r for r in _runs(trial)}
     assert (runs[False].outcome, runs[False].reward, runs[False].task_id) == (Outcome.success, 1.0,
                                                                               "runmedev/update-minor-deps")
     assert "trial_verdict_withheld" not in runs[False].metadata
     assert (runs[True].reward, runs[True].task_id) == (None, None)
+    if parent is not None:
+        assert runs[True].metadata["parent_thread_id"] == runs[False].metadata["session_id"]
 
 
 def test_a_steps_verifier_output_is_the_trials_not_a_file_of_no_format(tmp_path: Path) -> None:
