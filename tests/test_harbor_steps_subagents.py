@@ -145,3 +145,36 @@ def test_a_session_resumed_across_steps_is_a_run_per_step(tmp_path: Path) -> Non
     assert sorted((r.trajectory_id, r.reward) for r in runs) == [
         ("codex.019f1a69-e753-7a60-9727-4c3ca0640fd0.test", 0.0),
         ("codex.019f1a69-e753-7a60-9727-4c3ca0640fd0.write", 1.0)]
+
+
+GUARDIAN = CODEX / "probe-c" / "rollout-2026-04-29T14-41-27-019dd7f8-9cc2-7bb2-9bc5-670490c52926.jsonl"
+
+
+@pytest.mark.parametrize("meta", [
+    {"source": {"internal": "guardian"}},
+    {"source": {"internal": "memory_consolidation"}, "thread_source": "memory_consolidation"},
+    {"source": "exec", "thread_source": "guardian_review"},
+], ids=["internal-guardian", "internal-memory-consolidation", "guardian-review-thread"])
+def test_a_codex_internal_sessions_rollout_is_not_a_second_run_of_the_trial(tmp_path: Path, meta: dict) -> None:
+    """codex-rs counts a session whose ``source`` is ``{"internal": ...}`` (an auto-review since Codex moved the
+    guardian there from ``{"subagent": {"other": "guardian"}}``, a memory consolidation) or whose ``thread_source``
+    says so as a non-root one (``SessionSource::is_non_root_agent``), written beside its parent's rollout as a
+    sub-agent's is: the parent keeps the trial's verdict (it was withheld, the trial "holding 2 top-level
+    sessions"), and an auto-review is read as one (its task the request, the reviewed transcript left out). The real
+    Codex Desktop auto-review rollout with its meta's source as newer builds write it."""
+    trial = tmp_path / RUNME.name
+    shutil.copytree(RUNME, trial)
+    (trial / "agent" / "trajectory.json").unlink()
+    lines = GUARDIAN.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["payload"].update(meta)
+    day = trial / "agent" / "sessions" / "2026" / "06" / "30"
+    (day / "rollout-2026-06-30T14-30-00-019f1a70-0000-7000-8000-000000000001.jsonl").write_text(
+        "\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    runs = {bool(r.metadata.get("is_subagent")): r for r in _runs(trial)}
+    assert (runs[False].outcome, runs[False].reward) == (Outcome.success, 1.0)
+    assert "trial_verdict_withheld" not in runs[False].metadata
+    assert runs[True].reward is None
+    if "guardian" in json.dumps(meta):
+        assert "[the reviewed session's transcript]" in runs[True].task
+        assert runs[True].metadata["parent_thread_id"]

@@ -35,7 +35,8 @@ Mapping
   model_id = the first ``turn_context.model``; metadata: cwd, git branch /
   commit / repository, cli_version, originator, source, model_provider,
   approval_policy, sandbox mode, the last token totals; a sub-agent's
-  session (``source: {"subagent": ...}``) is ``is_subagent``, with its
+  session (``source: {"subagent": ...}``, and Codex's own, ``{"internal":
+  ...}`` or a ``thread_source`` saying so) is ``is_subagent``, with its
   ``parent_thread_id`` (an auto-review's: the session its prompt names),
   ``agent_role`` and ``agent_nickname``.
 - task: the first user prompt. Each turn's prompts are read from its
@@ -264,26 +265,39 @@ _NOT_RUN_REPLY = re.compile(
 )
 
 
+#: codex-rs' ``ThreadSource`` of a session that is not a root one (``SessionSource::is_non_root_agent``), which a
+#: session meta may give beside its ``source`` (``thread_source``): a sub-agent's, an auto-review's, Codex's own.
+_NON_ROOT_THREADS = frozenset({"subagent", "guardian_review", "memory_consolidation"})
+
+
 def _session_source(meta: dict[str, Any]) -> dict[str, Any]:
     """What started the session (``session_meta.source``, codex-rs' ``SessionSource``): a string (``cli``,
     ``vscode``, ``exec``), or a sub-agent's object, ``{"subagent": "review" | "compact" | {"thread_spawn":
-    {parent_thread_id, depth, agent_role, agent_nickname, ...}} | {"other": "guardian"}}``: then the run is a
-    sub-agent's (``is_subagent``), linked to the thread that started it (``parent_thread_id``)."""
+    {parent_thread_id, depth, agent_role, agent_nickname, ...}} | {"other": "guardian"}}``, or Codex's own
+    (``{"internal": "guardian" | "memory_consolidation"}``, where newer builds put the auto-review), or a
+    ``thread_source`` of :data:`_NON_ROOT_THREADS`: then the run is a sub-agent's (``is_subagent``: codex-rs'
+    ``is_non_root_agent``), linked to the thread that started it (``parent_thread_id``)."""
     source = meta.get("source")
-    if not isinstance(source, dict) or "subagent" not in source:
-        return {"source": source if isinstance(source, str) else None}
-    kind = source["subagent"]
+    key = next((k for k in ("subagent", "internal") if isinstance(source, dict) and k in source), None)
+    if key is None:
+        named = {"source": source if isinstance(source, str) else None}
+        return named if meta.get("thread_source") not in _NON_ROOT_THREADS else {
+            **named, "is_subagent": True, "parent_thread_id": as_str(meta.get("parent_thread_id"))}
+    kind = source[key]
     spawn = as_dict(as_dict(kind).get("thread_spawn"))
     if isinstance(kind, dict):  # {"thread_spawn": {...}} or {"other": "guardian"}
         kind = next(iter(kind), "") + (f":{other}" if isinstance(other := kind.get("other"), str) else "")
-    return {"source": f"subagent:{kind}" if kind else "subagent", "is_subagent": True,
+    return {"source": f"{key}:{kind}" if kind and isinstance(kind, str) else key, "is_subagent": True,
             "parent_thread_id": as_str(meta.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")),
             "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname"))}
 
 
 def _is_review(meta: dict[str, Any]) -> bool:
-    """Whether a session is an auto-review (guardian) sub-agent's (``source: {"subagent": {"other": "guardian"}}``)."""
-    return as_dict(as_dict(meta.get("source")).get("subagent")).get("other") == "guardian"
+    """Whether a session is an auto-review (guardian) sub-agent's: ``source: {"subagent": {"other": "guardian"}}``,
+    as Codex wrote it first, ``{"internal": "guardian"}``, as it does since, or ``thread_source: guardian_review``."""
+    source = as_dict(meta.get("source"))
+    return as_dict(source.get("subagent")).get("other") == "guardian" or source.get("internal") == "guardian" \
+        or meta.get("thread_source") == "guardian_review"
 
 
 def _review_request(prompt: str) -> str:
@@ -342,7 +356,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def subagent_file(path: Path) -> bool:
     """The adapter hook (see ``adapters/__init__``): whether a rollout is a sub-agent's, as its session meta says
-    (``source: {"subagent": ...}``: ``_session_source``). Codex writes a spawned agent's rollout, and an auto-review's,
+    (``source: {"subagent": ...}``, or Codex's own ``{"internal": ...}``: ``_session_source``). Codex writes a spawned agent's rollout, and an auto-review's,
     beside its parent's under ``sessions/YYYY/MM/DD/``: a part of the parent's run, not a second run of a Harbor
     trial that holds both (``atif.trial_sessions``)."""
     return bool(_session_source(_opening(path)[0]).get("is_subagent"))
