@@ -178,3 +178,28 @@ def test_a_codex_internal_sessions_rollout_is_not_a_second_run_of_the_trial(tmp_
     if "guardian" in json.dumps(meta):
         assert "[the reviewed session's transcript]" in runs[True].task
         assert runs[True].metadata["parent_thread_id"]
+
+
+def test_a_steps_session_names_the_id_it_had_before_its_step_was_in_it(tmp_path: Path) -> None:
+    """A step's raw session had the id ``codex.<session id>`` (its step not recognised): it names that id in
+    ``metadata.former_ids``, so that re-ingesting a store an older version filled supersedes the copy kept under it
+    (which stayed beside the graded step's run, with no verdict) and ``delete --from`` finds it."""
+    runs = _runs(_multi_step_trial(tmp_path))
+    assert sorted((r.trajectory_id, r.metadata["former_ids"][0]) for r in runs) == [
+        ("codex.019f1a69-e753-7a60-9727-4c3ca0640fd0.write", "codex.019f1a69-e753-7a60-9727-4c3ca0640fd0"),
+        ("codex.01a234a7-28a1-7d61-a3e9-85ee2685efae.test", "codex.01a234a7-28a1-7d61-a3e9-85ee2685efae")]
+
+
+def test_a_swe_agent_run_in_a_step_names_the_id_it_had_before(tmp_path: Path) -> None:
+    """So too a SWE-agent ``.traj`` in a step's ``agent/swe-agent-output/`` (where Harbor's ``swe-agent`` has it
+    write): its run directory is now the step (``<trial>/steps/<step>``), and it names the id its output folder gave
+    it before (``swe-agent.swe-agent-output.<task>``). A real SWE-agent 1.x trajectory."""
+    trial = _multi_step_trial(tmp_path)
+    shutil.rmtree(trial / "steps")
+    source = FIXTURES / "swe-agent" / ".probe50" / "cost_2_2" / "django__django-11742.traj"
+    output = trial / "steps" / "write" / "agent" / "swe-agent-output" / source.stem
+    output.mkdir(parents=True)
+    shutil.copy(source, output / source.name)
+    [run] = _runs(trial)
+    assert (run.trajectory_id, run.reward) == (f"swe-agent.{MULTI.name}/steps/write.django__django-11742", 1.0)
+    assert run.metadata["former_ids"][0] == "swe-agent.swe-agent-output.django__django-11742"

@@ -31,7 +31,7 @@ from trajsearch.represent import recoveries
 from trajsearch.steps import command_line, strip_terminal_codes
 from trajsearch.touched import program_words
 
-from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short, with_former_id
 
 
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context, a
@@ -652,7 +652,8 @@ def session_trajectory(
     ``created_at`` where the records carry no time, as for an ATIF run. A session in a step of a multi-step trial
     has an id naming its step (``codex.<session id>.<step>``): a step resumed from the one before (Harbor's
     ``resume_trajectory``) continues the same session, whose file Harbor copies into each step's logs, and the
-    steps' runs would otherwise share one id, the last read replacing the others.
+    steps' runs would otherwise share one id, the last read replacing the others; the run names that id in
+    ``metadata.former_ids``, which an earlier version gave it.
     """
     # atif imports this module
     from .atif import harbor_trial, shared_trial, trial_of_run, trial_started, trial_step, trial_task, trial_verdict
@@ -672,7 +673,7 @@ def session_trajectory(
         outcome, reward, graded, basis = verdict
         failure = graded or (failure if outcome is not Outcome.success else None)
         metadata.update(basis)
-    return build({
+    run = build({
         "trajectory_id": safe_id(f"{run_id}.{step}" if step else run_id),
         "task": clip_task(task),
         "model_id": model_id,
@@ -685,6 +686,7 @@ def session_trajectory(
         "created_at": created_at,
         "metadata": metadata,
     }, ctx)
+    return with_former_id(run, safe_id(run_id)) if step else run  # its id before round 29 read steps
 
 
 def ended_on_error(error: str, cause: str) -> tuple[Outcome, Failure]:

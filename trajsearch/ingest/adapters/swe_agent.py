@@ -137,12 +137,12 @@ from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 from trajsearch.steps import strip_terminal_codes
 
 from . import _prompts
-from .atif import harbor_trial, trial_label, trial_verdict
+from .atif import harbor_trial, trial_label, trial_step, trial_verdict
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._agent_cli import join_thought
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
-    instance_repo, last_tool_error, list_field, run_directory, safe_id, short, thinking_blocks_text,
+    instance_repo, last_tool_error, list_field, run_directory, safe_id, short, thinking_blocks_text, with_former_id,
 )
 
 NAME = "swe-agent"
@@ -767,7 +767,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     trial = harbor_trial(ctx.source)
     attempt = retry.get("index") if retry else _attempt_file(ctx.source)
     instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
-    run_dir = trial_label(trial) if trial is not None else run_directory(instance / ctx.source.name, task_id)
+    folder = run_directory(instance / ctx.source.name, task_id)
+    run_dir = trial_label(trial) if trial is not None else folder
     model = _model(replay, info, run_dir, instance if instance.name == stem else None)
     if exit_status == EXIT_COMMAND and model in HUMAN_MODELS:  # a person typed `exit` (see EXIT_COMMAND)
         outcome = Outcome.unknown
@@ -813,4 +814,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
     }
-    return build(fields, ctx)
+    run = build(fields, ctx)
+    # a step of a multi-step Harbor trial: its run directory before round 29 read steps was its output folder's
+    stepped = trial is not None and trial_step(trial) is not None
+    return with_former_id(run, safe_id(f"swe-agent.{folder or 'run'}.{task_id}{own}")) if stepped else run
