@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_support import newcomer, run_cli  # noqa: F401  (newcomer: a fixture)
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
@@ -203,3 +204,22 @@ def test_a_swe_agent_run_in_a_step_names_the_id_it_had_before(tmp_path: Path) ->
     [run] = _runs(trial)
     assert (run.trajectory_id, run.reward) == (f"swe-agent.{MULTI.name}/steps/write.django__django-11742", 1.0)
     assert run.metadata["former_ids"][0] == "swe-agent.swe-agent-output.django__django-11742"
+
+
+def test_reingesting_a_multi_step_trial_moves_the_copies_an_older_version_stored(newcomer, tmp_path: Path) -> None:
+    """An older version read each step's rollout as it reads one outside a trial: ``codex.<session id>``, with no
+    verdict nor task. Ingesting the trial into that store moves those copies to the steps' runs (2 runs, not 4, the
+    two ungraded copies left beside the graded ones): the same content, the trial's verdict and grouping aside."""
+    (tmp_path / "job").mkdir()
+    trial = _multi_step_trial(tmp_path / "job")
+    loose = tmp_path / "sessions"
+    loose.mkdir()
+    for rollout in (trial / "steps").rglob("rollout-*.jsonl"):
+        shutil.copy(rollout, loose / rollout.name)
+    for folder, superseded in ((loose, 0), (trial, 2)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
+        assert code == 0, stderr
+        assert (json.loads(stdout)["ingested"], json.loads(stdout)["superseded"]) == (2, superseded)
+    code, stdout, stderr = run_cli("stats", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["trajectories"] == 2

@@ -51,6 +51,7 @@ from trajsearch.vocab import GROUP_BY
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
+from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, TENANT_SET_BY, PassedOver, clipped_fields,
                                stream_copy)
 from .detect import SideFile, detect_format, forced_format, walked_format
@@ -1335,17 +1336,20 @@ def same_run(stored: Trajectory, read: Trajectory) -> bool:
 
 #: What a verdict sets on a run (``ingest.outcomes.OutcomeTable.apply``): a judgment of the run, not the run.
 _VERDICT_FIELDS = frozenset({"trajectory_id", "outcome", "reward", "failure"})
+#: The task a Harbor trial's verdict groups its run under (``atif.trial_task``), with the verdict.
+_TRIAL_TASK_FIELDS = frozenset({"task_id", "task_family"})
 
 
 def same_run_anywhere(stored: Trajectory, read: Trajectory) -> bool:
     """Whether ``stored``, kept under one of ``read``'s former ids (``model.FORMER_IDS``), is ``read``: the same
     content, its id, its place and its verdict aside on both sides (a store written before round 27 holds neither
-    the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either), or the
+    the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either; a Harbor
+    trial's verdict, its metadata and the task it groups the run under, an older version may not have read), or the
     same attempt begun at the same instant (:func:`_same_start`: a save taken mid-run, a copy an older reader
     read). Another attempt that held the id never is: its replies and its start differ."""
     def body(run: Trajectory) -> str:
-        return run_content(_unrenamed(run), without=_VERDICT_FIELDS,
-                           metadata_without=PLACE_METADATA | {"outcome_basis"})
+        return run_content(_unrenamed(run), without=_VERDICT_FIELDS | _TRIAL_TASK_FIELDS,
+                           metadata_without=PLACE_METADATA | TRIAL_VERDICT_METADATA)
     return body(stored) == body(read) or _same_start(stored, read)
 
 

@@ -1407,6 +1407,13 @@ def trial_started(trial: Path) -> datetime | None:
     return _time(as_dict(own.get("agent_execution")).get("started_at")) or _time(result.get("started_at"))
 
 
+#: The metadata a Harbor trial's verdict sets on its run (:func:`_verdict`), a judgment of the run and its place in
+#: the trial, not the run: a copy an older version read without it (a raw session in a step of a multi-step trial,
+#: before round 29) is the same run (``ingest.read.same_run_anywhere``).
+TRIAL_VERDICT_METADATA = frozenset({"outcome_basis", "trial_name", "task_name", "trial_step", "trial_exception",
+                                    "trial_reward_valid"})
+
+
 def trial_verdict(trial: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None:
     """(outcome, reward, failure, metadata) the trial's ``result.json`` records, as for its ATIF run; None when it
     records none (no reward, no exception)."""
