@@ -223,3 +223,31 @@ def test_reingesting_a_multi_step_trial_moves_the_copies_an_older_version_stored
     code, stdout, stderr = run_cli("stats", "--json")
     assert code == 0, stderr
     assert json.loads(stdout)["trajectories"] == 2
+
+
+def test_a_step_harbor_recorded_no_verdict_of_takes_none_not_the_trials_mean(tmp_path: Path) -> None:
+    """A step whose ``step_results`` record is missing (a hand-edited or cut ``result.json``) is not graded by the
+    trial's mean reward (0.5, a success at the default threshold), which judges both steps together: it takes no
+    verdict, its step still named (``metadata.trial_step``)."""
+    trial = _multi_step_trial(tmp_path)
+    result = json.loads((trial / "result.json").read_text())
+    result["step_results"] = [r for r in result["step_results"] if r["step_name"] == "write"]
+    (trial / "result.json").write_text(json.dumps(result))
+    runs = {r.metadata.get("trial_step"): r for r in _runs(trial)}
+    assert (runs["write"].outcome, runs["write"].reward) == (Outcome.success, 1.0)
+    assert (runs["test"].outcome, runs["test"].reward) == (Outcome.unknown, None)
+
+
+def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trials_is(tmp_path: Path) -> None:
+    """A multi-step trial Harbor has not finished (its ``config.json``, no ``result.json`` yet) holds its steps as
+    the finished one does: a raw session there is its step's (``metadata.trial_step``, an id naming the step) and
+    the step's ATIF conversion has the id it will have once the trial finishes (it was named as if the step's folder
+    were the trial, so ingesting a running job and again after kept two copies)."""
+    trial = _multi_step_trial(tmp_path)
+    shutil.copy(MULTI / "steps" / "test" / "agent" / "trajectory.json", trial / "steps" / "test" / "agent")
+    finished = sorted(r.trajectory_id for r in _runs(trial))
+    (trial / "result.json").unlink()
+    runs = {r.trajectory_id: r for r in _runs(trial)}
+    assert sorted(runs) == finished
+    assert {r.metadata.get("trial_step") for r in runs.values()} == {"write", "test"}
+    assert all(r.reward is None for r in runs.values())

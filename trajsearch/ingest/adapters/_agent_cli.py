@@ -665,7 +665,7 @@ def session_trajectory(
     task_key = trial_task(trial / "agent" / "trajectory.json") if trial is not None else {}
     verdict = (trial_verdict(trial, ctx) if trial is not None else None) or verdict
     created_at = created_at or (trial_started(trial) if trial is not None else None)
-    metadata = {k: v for k, v in metadata.items() if v is not None}
+    metadata = {k: v for k, v in metadata.items() if v is not None} | ({"trial_step": step} if step else {})
     finished = finish_steps(steps, metadata)
     outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
     reward = None

@@ -945,11 +945,13 @@ def _json_beside(path: Path) -> dict[str, Any]:
 
 def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
     """(the Harbor trial directory, the step) of a trajectory written to ``<trial>/agent/`` or, in a multi-step
-    trial (Harbor 0.25), ``<trial>/steps/<step>/agent/``; None elsewhere."""
+    trial (Harbor 0.25), ``<trial>/steps/<step>/agent/`` (:func:`_agent_trial`, which tells a raw session's place
+    too: a trial not finished yet holds its steps as a finished one does); None elsewhere."""
     if source.parent.name != "agent":
         return None
-    if source.parent.parent.parent.name == "steps" and (source.parents[3] / "result.json").is_file():
-        return source.parent.parent.parent.parent, source.parent.parent.name
+    trial = _agent_trial(source.parent)
+    if trial is not None and trial != source.parent.parent:
+        return trial, source.parent.parent.name
     return source.parent.parent, None
 
 
@@ -1230,13 +1232,16 @@ def _holds_atif(path: Path, version: int) -> _Converted | None:
 
 def _harbor_verdict(source: Path) -> dict[str, Any] | None:
     """The Harbor trial ``result.json`` of a trajectory in a trial directory, if there is one; for one step
-    of a multi-step trial, that step's own result (``step_results[step]``) over the trial's."""
+    of a multi-step trial, that step's own result (``step_results[step]``) over the trial's, and none where the
+    trial records none of the step (a trial not finished, a ``result.json`` cut or edited)."""
     found = _trial_dir(source)
     if found is None:
         return None
     data = _trial_file(source, "result.json") or _exception_file(found[0])
-    step = _step_record(data, source)
-    if step is not None and (step.get("verifier_result") or step.get("exception_info")):
+    if found[1] is not None:  # a step's run: never the trial's mean or final reward, which judges every step
+        step = _step_record(data, source) or {}
+        if not (step.get("verifier_result") or step.get("exception_info")):
+            return None
         data = {**data, "verifier_result": step.get("verifier_result"), "exception_info": step.get("exception_info"),
                 "step_name": found[1]}
     return data if "verifier_result" in data or "exception_info" in data else None
@@ -1737,6 +1742,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                if k in final},
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),
             **basis,
+            # a step of a multi-step trial, named with its verdict or without (the trial recorded none of it)
+            **({"trial_step": found[1]} if (found := _trial_dir(ctx.source)) is not None and found[1] else {}),
         },
     }
     return build(fields, ctx)
