@@ -251,3 +251,5 @@ def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trial
     assert sorted(runs) == finished
     assert {r.metadata.get("trial_step") for r in runs.values()} == {"write", "test"}
     assert all(r.reward is None for r in runs.values())
+    [conversion] = [r for r in runs.values() if r.metadata["source_format"] == "atif"]
+    assert conversion.metadata["former_ids"][0] == "atif.01a234c2-e4f0-7c9b-ace1-57b79540a20b.test/agent/trajectory"

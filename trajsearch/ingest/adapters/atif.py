@@ -211,7 +211,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    item_positions, json_object, list_field, named_path, outcome_of_reward, safe_id, short,
+    item_positions, json_object, list_field, named_path, outcome_of_reward, safe_id, short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -1635,9 +1635,10 @@ def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     return next((when for s in own if (when := _time(s.get("timestamp")))), None)
 
 
-def _where(source: Path) -> str:
+def _where(source: Path, trial: tuple[Path, str | None] | None) -> str:
+    """Where a run lies, in its id: its two folders and file stem; a multi-step trial's step with its trial's name
+    (``trial``: :func:`_trial_dir`)."""
     stem = file_stem(source, (".json",))
-    trial = _trial_dir(source)
     if trial is not None and trial[1] is not None:  # a step of a multi-step trial: the trial names it too
         return "/".join((trial[0].name, trial[1], source.parent.name, stem))
     named = named_path(source)  # a stream's copy: not the copy's folders
@@ -1703,9 +1704,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         failure = Failure(error=short(f"{basis['trial_exception']}: {walk.last_error}", 500), cause=failure.cause)
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = _started(ordered)
-    where = _where(ctx.source)
+    place = _trial_dir(ctx.source)
     subagent_models = {str(s["model_name"]) for s in ordered if _is_subagents(s) and s.get("model_name")}
-    trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
+    sub = f".sub.{'/'.join(sub_path)}" if sub_path else ""
+    trajectory_id = f"atif.{root_id}.{_where(ctx.source, place)}{sub}"
+    # a step of a multi-step trial not finished yet was named as if its folder were the trial, before round 29
+    unfinished = place is not None and place[1] is not None and not (place[0] / "result.json").is_file()
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
@@ -1743,7 +1747,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),
             **basis,
             # a step of a multi-step trial, named with its verdict or without (the trial recorded none of it)
-            **({"trial_step": found[1]} if (found := _trial_dir(ctx.source)) is not None and found[1] else {}),
+            **({"trial_step": place[1]} if place is not None and place[1] else {}),
         },
     }
-    return build(fields, ctx)
+    run = build(fields, ctx)
+    return with_former_id(run, safe_id(f"atif.{root_id}.{_where(ctx.source, None)}{sub}")) if unfinished else run
