@@ -645,8 +645,8 @@ def session_trajectory(
     own) with no ATIF conversion (``atif.trial_of_run``) is the trial's run where the adapter says so (``trial_run``:
     Claude Code's ``claude-code.txt`` names the run's session) or, where nothing names it, where it is the trial's
     only top-level session of its agent (``atif.shared_trial``: else none takes the verdict, and
-    ``metadata.trial_verdict_withheld`` says why; a sub-agent's session, by its place or its records, is none of
-    them); a sub-agent's (``is_subagent``) never is.
+    ``metadata.trial_verdict_withheld`` says why); a sub-agent's (``is_subagent``, told by its place or its records)
+    never is, nor counts as one of them.
     The trial's run takes the verdict of the trial's ``result.json`` (``atif.trial_verdict``), its ``task_id`` /
     ``task_family`` group it with the other runs of its task (``atif.trial_task``), and the agent's start is
     ``created_at`` where the records carry no time, as for an ATIF run. A session in a step of a multi-step trial
