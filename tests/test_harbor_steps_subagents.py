@@ -253,3 +253,30 @@ def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trial
     assert all(r.reward is None for r in runs.values())
     [conversion] = [r for r in runs.values() if r.metadata["source_format"] == "atif"]
     assert conversion.metadata["former_ids"][0] == "atif.01a234c2-e4f0-7c9b-ace1-57b79540a20b.test/agent/trajectory"
+
+
+RESUME = FIXTURES / "atif" / ".harb29" / "codex-0.171-resume"
+
+
+def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> None:
+    """With ``resume_trajectory`` Harbor copies the agent logs into each step's folder and runs the next step as
+    ``codex exec resume --last``, which appends its turn to the same rollout: the later step's copy starts with the
+    whole of the earlier one's. The later step's run is its own turn (its instruction the task, its own commands),
+    graded by its step's verdict; it was the whole session, the earlier step's task and work graded by the later
+    step's verdict. Codex 0.171's real rollout after each step of such a run."""
+    trial = _multi_step_trial(tmp_path)
+    shutil.rmtree(trial / "steps")
+    for step in ("write", "test"):
+        [rollout] = (RESUME / step).glob("rollout-*.jsonl")
+        day = trial / "steps" / step / "agent" / "sessions" / "2026" / "12" / "07"
+        day.mkdir(parents=True)
+        shutil.copy(rollout, day / rollout.name)
+    runs = {r.metadata["trial_step"]: r for r in _runs(trial)}
+    write, test = runs["write"], runs["test"]
+    assert (write.task, write.reward) == ("STEP ONE: write hello.txt containing hello.", 1.0)
+    assert (test.task, test.reward) == ("STEP TWO: show what hello.txt says.", 0.0)
+    assert [s.action for s in write.steps if s.action] and [s.action for s in test.steps if s.action]
+    assert "cat hello.txt" in " ".join(str(s.arguments) for s in test.steps)
+    assert "echo hello" not in " ".join(str(s.arguments) for s in test.steps)
+    assert test.metadata["resumed_from_step"] == "write" and "resumed_from_step" not in write.metadata
+    assert write.steps[-1].started_at < test.created_at <= test.steps[0].started_at

@@ -1326,6 +1326,26 @@ def trial_step(run: Path) -> str | None:
     return run.name if run.parent.name == "steps" and not _is_trial(run) else None
 
 
+def earlier_step_copy(source: Path) -> tuple[str, Path] | None:
+    """(the step, the file) of a session file ``source`` in a step of a multi-step Harbor trial that the step before
+    it holds at the same place in its agent logs, where the trial's ``result.json`` orders its steps: with
+    ``resume_trajectory`` Harbor copies the agent logs into each step's folder and keeps them for the next step
+    (``MultiStepTrial._copy_agent_dir_to_step``), whose agent resumes the session (``codex exec resume --last``),
+    appending its turns to the same file. The adapter tells whether ``source`` goes on from it."""
+    place = harbor_trial(source)
+    step = trial_step(place) if place is not None else None
+    if place is None or step is None:
+        return None
+    trial = place.parents[1]
+    order = [r.get("step_name") for r in as_list(_json_beside(trial / "result.json").get("step_results"))
+             if isinstance(r, dict) and isinstance(r.get("step_name"), str)]
+    if step not in order or order.index(step) == 0:
+        return None
+    before = order[order.index(step) - 1]
+    copy = trial / "steps" / before / source.relative_to(place)
+    return (before, copy) if copy.is_file() else None
+
+
 def trial_label(run: Path) -> str:
     """How a message names the Harbor run folder :func:`harbor_trial` gives: the trial's name, or for a step of a
     multi-step trial ``<trial>/steps/<step>``."""

@@ -1117,6 +1117,24 @@ def _thread_history(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
                                     "lineage": [rollout, *_rollout_ids(history.files)]}
 
 
+def _resumed_step(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
+    """A rollout of a step of a multi-step Harbor trial that the step before resumed (``atif.earlier_step_copy``:
+    ``codex exec resume --last`` appends the step's turns to the rollout the earlier step's copy holds): the step's
+    own lines after its session meta, naming that step (``resumed_from_step``). The earlier turns are the earlier
+    step's run, graded by its verdict; read whole, this step's run had the earlier step's task and work, graded by
+    this step's verdict. Any other rollout is read whole."""
+    from .atif import earlier_step_copy  # atif imports this module
+
+    found = earlier_step_copy(source) if not _is_ts_rollout(document) else None
+    read = _read_rollout(found[1]) if found is not None else None
+    records = as_records(document, "Codex rollout") if read else []
+    before = [record for record, _ in read or []]
+    if not before or len(records) <= len(before) or records[:len(before)] != before:
+        return document, {}
+    metas = [record for record in before if record.get("type") == "session_meta"]
+    return metas + records[len(before):], {"resumed_from_step": found[0]}
+
+
 def _rollout_ids(files: list[Path]) -> list[str]:
     """The rollout ids of the files of a thread's history that a revert wrote (not the thread's first rollout)."""
     return [ids[1] for file in files if (ids := _name_ids(file.name)) is not None and ids[0] != ids[1]]
@@ -1184,6 +1202,8 @@ def _continued_by(path: Path) -> Path | None:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record, thread = _thread_history(record, ctx.source)
+    if not thread:
+        record, thread = _resumed_step(record, ctx.source)
     lines = _lines(record)
     metas = [p for kind, p, _ in lines if kind == "session_meta"]
     meta = metas[0] if metas else {}
@@ -1318,5 +1338,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         steps=rollout.steps, metadata=metadata, last_error=rollout.last_error,
         error_cause=_NO_REPLY_CAUSE if (rollout.last_error or "").startswith(_NO_REPLY) else
         "infrastructure: the session ended on a Codex/model API error",
-        created_at=first_time(meta.get("timestamp"), *(at for _, _, at in lines if at)),
+        # a resumed step (``_resumed_step``) began at its own first line, not when the session did
+        created_at=first_time(None if "resumed_from_step" in thread else meta.get("timestamp"),
+                              *(at for kind, _, at in lines if at and kind != "session_meta")),
     )
