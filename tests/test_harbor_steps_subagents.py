@@ -280,3 +280,15 @@ def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> 
     assert "echo hello" not in " ".join(str(s.arguments) for s in test.steps)
     assert test.metadata["resumed_from_step"] == "write" and "resumed_from_step" not in write.metadata
     assert write.steps[-1].started_at < test.created_at <= test.steps[0].started_at
+
+
+def test_a_step_holding_two_sessions_withholds_its_verdict_naming_the_step(tmp_path: Path) -> None:
+    """A step's agent logs holding two top-level sessions and nothing naming its run: neither takes the step's
+    verdict, and the reason names the step as ``<trial>/steps/<step>``, not the step's folder as a trial."""
+    trial = _multi_step_trial(tmp_path)
+    [other] = (trial / "steps" / "test" / "agent").rglob("rollout-*.jsonl")
+    shutil.copy(other, next((trial / "steps" / "write" / "agent").rglob("rollout-*.jsonl")).parent / other.name)
+    write = [r for r in _runs(trial) if r.metadata["trial_step"] == "write"]
+    assert len(write) == 2 and all(r.reward is None for r in write)
+    said = f"Harbor trial {MULTI.name}/steps/write holds 2 top-level sessions"
+    assert all(r.metadata["trial_verdict_withheld"].startswith(said) for r in write)

@@ -356,9 +356,9 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def subagent_file(path: Path) -> bool:
     """The adapter hook (see ``adapters/__init__``): whether a rollout is a sub-agent's, as its session meta says
-    (``source: {"subagent": ...}``, or Codex's own ``{"internal": ...}``: ``_session_source``). Codex writes a spawned agent's rollout, and an auto-review's,
-    beside its parent's under ``sessions/YYYY/MM/DD/``: a part of the parent's run, not a second run of a Harbor
-    trial that holds both (``atif.trial_sessions``)."""
+    (``source: {"subagent": ...}``, or Codex's own ``{"internal": ...}``: ``_session_source``). Codex writes a
+    spawned agent's rollout, and an auto-review's, beside its parent's under ``sessions/YYYY/MM/DD/``: a part of the
+    parent's run, not a second run of a Harbor trial that holds both (``atif.trial_sessions``)."""
     return bool(_session_source(_opening(path)[0]).get("is_subagent"))
 
 
