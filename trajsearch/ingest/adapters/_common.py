@@ -492,6 +492,17 @@ _CMDLET = re.compile(r"^[A-Z][a-z]+-[A-Z][A-Za-z]+$")  # Get-ChildItem, also whe
 #: PowerShell 7's error view (ConciseView) of a script's error: ``<command>:``, ``Line |``, the line quoted as ``  2 |
 #: <code>``, ``~~~`` under the failing part, then the message, each of its lines behind a ``| `` gutter.
 _PS7_GUTTER = re.compile(r"^\|\s+")
+_PS7_QUOTED = re.compile(r"^(?:\d+ )?\|(?:\s|$)")  # a line of the view under ``Line |``, gutter stripped of its indent
+_PS7_MARKS = re.compile(r"^\|\s*~+$")
+#: PowerShell 7's ConciseView of an error at the prompt, on one line: a cmdlet's (``Get-Item: Cannot find path 'x'
+#: because it does not exist.``) or a command not found (``foo: The term 'foo' is not recognized as a name of a
+#: cmdlet, function, script file, or executable program.``).
+_PS7_ONE_LINE = re.compile(r"^(?:[A-Z][a-z]+-[A-Z][A-Za-z]+: \S|\S+: The term '.+' is not recognized as a name of a cmdlet\b)")
+#: The further lines of a message that PowerShell 7's view leaves out of its gutter (it gutters a message's first line
+#: and the console's wraps of it only): a command not found's second sentence, the ``+ <code>`` / ``+ ~~~`` lines of a
+#: position the message quotes (``Program 'rg.exe' failed to run: ... Access is denied.At line:2 char:1``).
+_PS7_AFTER = re.compile(r"^(?:Check the spelling of the name, or if a path was included, verify that the path is "
+                        r"correct and try again\.|\+ .*)$")
 
 
 def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
@@ -533,6 +544,31 @@ def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
     wrapped = [lines[category]] + list(itertools.takewhile(lambda line: not line.startswith("+"),
                                                            lines[category + 1:last]))
     return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :")), end
+
+
+def _powershell_ended(lines: list[str]) -> str | None:
+    """The message of the PowerShell error an output (its non-blank lines, stripped) ends on: a record
+    (:func:`_powershell_error`: ``+ FullyQualifiedErrorId : ...`` its last line; not a native program's stderr,
+    ``NativeCommandError``, which a program that succeeds writes too), PowerShell 7's view of a script's error (the
+    ``| `` gutter under ``Line |`` to the end: ``cmake: The term 'cmake' is not recognized ...``), or its one-line view
+    of an error at the prompt (``_PS7_ONE_LINE``). PowerShell prints them only for an error (a cmdlet's error that
+    let it go on sets ``$?`` false too); output after one (``cd x; npm test``) says how the command ended instead."""
+    if (record := _powershell_error(lines)) and record[1] == len(lines) - 1:
+        return record[0]
+    end = len(lines)
+    while end > 1 and _PS7_AFTER.match(lines[end - 1]):
+        end -= 1
+    if "Line |" in lines[:end]:
+        at = end - 1 - lines[end - 1::-1].index("Line |")
+        view = lines[at + 1:end]
+        marks = max((n for n, line in enumerate(view) if _PS7_MARKS.match(line)), default=None)
+        if marks is not None and marks + 1 < len(view) and all(_PS7_QUOTED.match(line) for line in view):
+            message = " ".join(_PS7_GUTTER.sub("", line) for line in view[marks + 1:])
+            command = lines[at - 1].split(": ", 1)[0].rstrip(":") if at else ""
+            return short(f"{command}: {message}" if command else message, keep="head")
+    if end and _PS7_ONE_LINE.match(lines[end - 1]):
+        return short(lines[end - 1], keep="head")
+    return None
 
 
 def decisive_line(output: str, *, last_line: bool = True) -> str | None:
@@ -877,7 +913,8 @@ def _tap_failure(raw: list[str]) -> str | None:
 def ended_failing(output: str, printer: str | None = None) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
-    that is one only a failed command ends on (``_FAILED_LAST_LINE``); a failed pytest session's tally
+    that is one only a failed command ends on (``_FAILED_LAST_LINE``); a PowerShell error (:func:`_powershell_ended`:
+    a record, PowerShell 7's ``Line |`` view, its one-line ``Get-Item: ...``); a failed pytest session's tally
     (``_PYTEST_FAILED``), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's
     ``***``, pip's ``ERROR:``, tsc's / mypy's ``Found 1 error``, Node's version line after a stack) or a compiler's
     error diagnostics (:func:`_compiler_failed`); a test runner's closing summary of failed tests
@@ -910,6 +947,8 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
         return said
     if printer is not None:
         return None
+    if said := _powershell_ended([line.strip() for line in raw]):
+        return said
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
         return decisive_line(output) or short(raw[-1].strip())
     if tally := _runner_failed(raw) or _build_failed(raw):
