@@ -136,6 +136,28 @@ def test_an_older_stores_two_folder_copies_of_a_run_both_go_in_one_ingest(newcom
     assert _run_ids() == [f"deepseek-chat.{INSTANCE}.e6416413c5"]
 
 
+@pytest.mark.parametrize("judged", [(), (0,), (1,), (0, 1)])
+def test_an_older_stores_two_folder_copies_of_a_run_both_go_when_they_fall_in_two_batches(newcomer, tmp_path: Path,
+                                                                                           judged: tuple[int, ...]):
+    """The same with one run a batch, so that each copy's former id is met in its own batch: both old copies go, the
+    run is stored once, and the verdict an outcome file gave either old copy is kept (``ingest`` cuts batches of
+    up to 32 runs: a walk of many folders splits the copies so)."""
+    paths = [_laid_out("deepseek_chat_dev", tmp_path / "dump" / name) for name in ("deepseek_chat_dev", "dev-copy")]
+    verdict = {"outcome": Outcome.failure, "reward": 0.0, "outcome_basis": "outcomes file report.json"}
+    old = sorted(_stored_before(path, tmp_path / "home", **(verdict if n in judged else {}))
+                 for n, path in enumerate(paths))
+    assert _run_ids() == old
+    with TrajSearch.open(str(tmp_path / "home" / "milvus.db"), traces=str(tmp_path / "home" / "traces"),
+                         embedder=HashingEmbedder()) as ts:
+        report = ts.indexer(batch_size=1).add(read_inputs(paths))
+    assert (report.superseded, report.ingested) == (2, 1)
+    assert _run_ids() == [_new_id(paths[0])]
+    shown = _cli("show", _new_id(paths[0]))
+    assert (shown["outcome"], shown["metadata"].get("outcome_basis")) == \
+        (("failure", "outcomes file report.json") if judged else ("success", "submitted, not evaluated (no test "
+                                                                 "result in the dump)"))
+
+
 def test_delete_from_finds_the_run_a_store_written_before_holds(newcomer, tmp_path: Path):
     """``delete --from`` the dump removes its run stored under the folder's id (round 23's version left it)."""
     path = _laid_out("deepseek_chat_dev", tmp_path / "deepseek_chat_dev")

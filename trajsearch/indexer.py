@@ -501,11 +501,12 @@ class Indexer:
                 run, row, trace_uri=self.traces.uri_for(*key), chash=batch.hashes[key], vector=vector.tolist(),
             ))
 
-    def _keep_verdicts(self, batch: _Batch) -> None:
-        """Give each run read with no verdict of its own, whose stored copy differs, the verdict an outcome file
-        gave that copy (see :func:`~trajsearch.ingest.outcomes.keep_verdict`): read from its trace, as only the
-        trace holds the verdict's basis. Unchanged apart from it, the run is then unchanged."""
-        for key, (run, fmt) in list(batch.runs.items()):
+    def _keep_verdicts(self, batch: _Batch, keys: Iterable[Key] | None = None) -> None:
+        """Give each run read with no verdict of its own (of ``keys``, else of all), whose stored copy differs, the
+        verdict an outcome file gave that copy (see :func:`~trajsearch.ingest.outcomes.keep_verdict`): read from its
+        trace, as only the trace holds the verdict's basis. Unchanged apart from it, the run is then unchanged."""
+        for key in list(batch.runs if keys is None else keys):
+            run, fmt = batch.runs[key]
             if key not in batch.stored or batch.stored[key] == batch.hashes[key] or has_own_verdict(run):
                 continue
             stored = self._stored_copy(batch, key)
@@ -638,6 +639,7 @@ class Indexer:
         # against what this call already wrote (same content: unchanged; else rewrite it). Only this call's:
         # an earlier call's writes were committed before this call's lookups, which see the store as it is now
         # (a run deleted since is written again, never skipped on memory alone).
+        self._recheck_written(batch, now)
         stale = {k for k in batch.runs if k not in batch.todo and k in now and now[k] != batch.hashes[k]}
         if stale:
             self._prepare(batch, only=stale)
@@ -686,6 +688,24 @@ class Indexer:
                 report.count(getattr(item, "fmt", None) or "unknown", "rejected")
                 if self._kept is None or len(report.rejected) < self._kept:
                     report.rejected.append(Rejection(item.source, item.position, item.error, item.fmt))
+
+    def _recheck_written(self, batch: _Batch, now: dict[Key, str]) -> None:
+        """Give the batch's runs that this call wrote in an earlier batch, after this batch's lookup found them new,
+        the verdict an outcome file gave what was written (``_keep_verdicts``, against the store as it is now): a run
+        read twice, the first copy taking the verdict of its stored copy under a former id (``_keep_former_verdicts``)
+        which ``_remove_superseded`` then removed, so that the second copy, met in a later batch, no longer finds it
+        and would write the run again without it."""
+        missed = [key for key in batch.todo if key in now and key not in batch.stored]
+        if not missed:
+            return
+        stored, uris = self._stored_hashes(missed)
+        batch.stored.update(stored)
+        batch.stored_uris.update(uris)
+        read = dict(batch.hashes)
+        self._keep_verdicts(batch, [key for key in missed if key in stored])
+        changed = {key for key in missed if batch.hashes[key] != read[key] and batch.hashes[key] != now[key]}
+        if changed:  # still another version than the one written: its records, prepared as read, are redone
+            self._prepare(batch, only=changed)
 
     def _remove_superseded(self, batch: _Batch, written: dict[Key, str], now: dict[Key, str]) -> int:
         """Remove the stored runs that the batch's runs supersede (see the module docstring), traces first, then
