@@ -69,6 +69,30 @@ NATIVE = (
     "    + FullyQualifiedErrorId : NativeCommandError\n \n")
 
 
+# PowerShell 7 at the prompt, a cmdlet's error (a Windsurf transcript committed to GitHub: `Remove-Item
+# bandit_results.json; ...` in the house_hunt project; the console's trailing blanks kept)
+CMDLET = ("Remove-Item: Cannot find path 'C:\\Users\\aedwa\\workspace\\house_hunt\\bandit_results.json' because it does "
+          "not exist.   \n")
+# Windows PowerShell 5.1's record for `cd nope` (Set-Location's PathNotFound), as RECORD is laid out
+CD = ("Set-Location : Cannot find path 'C:\\Users\\x\\nope' because it does not exist.\nAt line:1 char:1\n+ cd nope\n"
+      "+ ~~~~~~~\n    + CategoryInfo          : ObjectNotFound: (C:\\Users\\x\\nope:String) [Set-Location], "
+      "ItemNotFoundException\n    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.SetLocationCommand"
+      "\n \n")
+#: Successful outputs that end on a ``Name-Name: value`` line, PowerShell 7's one-line shape of a cmdlet's error: an
+#: HTTP header (`curl -sI ... | grep -i content-type`, as a repository's README shows it; a `curl -I`), a Gerrit
+#: commit trailer, package metadata, a diff's context line before added `+ ` lines, a script's own report.
+HEADER_LIKE = [
+    "Content-Type: text/plain; version=0.0.4; charset=utf-8\n",
+    "HTTP/1.1 200 OK\nDate: Mon, 07 Dec 2026 01:00:00 GMT\nServer: nginx\nContent-Type: text/html; charset=utf-8\n",
+    "HTTP/1.1 200 OK\nSet-Cookie: sid=abc; Path=/; HttpOnly\n",
+    "HTTP/2 200\nAccept-Ranges: bytes\n",
+    "commit 5d12448c\nAuthor: x\n\n    Fix the walk\n\n    Change-Id: I8f2c1d9e0a\n",
+    "Name: requests\nVersion: 2.31.0\nHome-Page: https://requests.readthedocs.io\n",
+    " Content-Type: text/plain\n+    foo\n+    bar\n",
+    "Test-Path: True\n",
+    "Test-Result: All 43 tests passed.\n",
+]
+
 def test_the_real_tasks_commands_refused_by_powershell_are_step_errors() -> None:
     """The task ran ``cd "..." && npx ...`` and ``cd "..." && dir`` in Windows PowerShell 5.1, which has no ``&&``:
     its parse error record is all their output. The same commands with ``;`` succeeded."""
@@ -94,6 +118,10 @@ def test_the_real_tasks_commands_refused_by_powershell_are_step_errors() -> None
              "operable program. Check the spelling of the name, or if a path was included, verify that the path is "
              "correct and try again."),
     (NATIVE, None),  # a warning on stderr: the record says nothing failed
+    (CMDLET, "Remove-Item: Cannot find path 'C:\\Users\\aedwa\\workspace\\house_hunt\\bandit_results.json' because it "
+             "does not exist."),
+    (CD, "Set-Location : Cannot find path 'C:\\Users\\x\\nope' because it does not exist."),
+    *[(output, None) for output in HEADER_LIKE],  # not a failure: a successful output's last line
     (RECORD + "\n    目录: C:\\Users\\70912\\Documents\\Cline\\MCP\n\nMode  LastWriteTime  Length Name\n"
               "-a----  2025/10/15  21:16  32 .gitignore\n", None),  # `iex ...; dir`: the listing after it ends it
 ])

@@ -494,19 +494,25 @@ _CMDLET = re.compile(r"^[A-Z][a-z]+-[A-Z][A-Za-z]+$")  # Get-ChildItem, also whe
 _PS7_GUTTER = re.compile(r"^\|\s+")
 _PS7_QUOTED = re.compile(r"^(?:\d+ )?\|(?:\s|$)")  # a line of the view under ``Line |``, gutter stripped of its indent
 _PS7_MARKS = re.compile(r"^\|\s*~+$")
-#: PowerShell 7's ConciseView of an error at the prompt, on one line: a cmdlet's (``Get-Item: Cannot find path 'x'
-#: because it does not exist.``) or a command not found (``foo: The term 'foo' is not recognized as a name of a
-#: cmdlet, function, script file, or executable program.``).
-_PS7_ONE_LINE = re.compile(r"^(?:[A-Z][a-z]+-[A-Z][A-Za-z]+: \S|\S+: The term '.+' is not recognized as a name of a cmdlet\b)")
-#: The further lines of a message that PowerShell 7's view leaves out of its gutter (it gutters a message's first line
-#: and the console's wraps of it only): a command not found's second sentence, the ``+ <code>`` / ``+ ~~~`` lines of a
-#: position the message quotes (``Program 'rg.exe' failed to run: ... Access is denied.At line:2 char:1``).
-_PS7_AFTER = re.compile(r"^(?:Check the spelling of the name, or if a path was included, verify that the path is "
-                        r"correct and try again\.|\+ .*)$")
+#: PowerShell 7's ConciseView of an error at the prompt, on one line: a command not found (``foo: The term 'foo' is not
+#: recognized as a name of a cmdlet, function, script file, or executable program.``) or a cmdlet's (``Remove-Item:
+#: Cannot find path 'x' because it does not exist.``). A cmdlet's counts only with one of PowerShell's own sentences
+#: naming what it could not use (a path, a parameter, an argument, a process), quoted: ``Name-Name: value`` is also
+#: an HTTP header's shape (``Content-Type: text/html``, ``Set-Cookie: ...``), a commit trailer's, package metadata's,
+#: which a successful ``curl -I``, ``git log`` or ``pip show`` ends on.
+_PS7_ONE_LINE = re.compile(
+    r"^(?:\S+: The term '.+' is not recognized as a name of a cmdlet\b|[A-Z][a-z]+-[A-Z][A-Za-z]+: (?:Cannot find "
+    r"(?:path|a process with the name|any service with service name) |A (?:positional )?parameter cannot be "
+    r"found that (?:matches parameter name|accepts argument) |Cannot bind (?:argument to )?parameter |Access to the "
+    r"path |Could not find (?:a part of the path|file) |Cannot validate argument on parameter )['\"].*\.$)")
+#: The sentence PowerShell 7 prints under a command not found's, out of its view's gutter.
+_PS7_SPELLING = re.compile(r"^Check the spelling of the name, or if a path was included, verify that the path is "
+                           r"correct and try again\.$")
 
 
-def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
-    """(message, index of its record's last line) of the last PowerShell error record in ``lines``.
+def _powershell_error(lines: list[str], raw: list[str]) -> tuple[str, int] | None:
+    """(message, index of its record's last line) of the last PowerShell error record in ``lines`` (stripped; ``raw``:
+    the same lines as printed, whose indent tells the console's wrap of a field from the next command's output).
 
     The message is the record's ``<command> : <message>`` line (the command a cmdlet or one the record
     echoes under ``At``: an output line such as ``Version : 5.1`` is no header), else the message under
@@ -546,17 +552,18 @@ def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
     return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :")), end
 
 
-def _powershell_ended(lines: list[str]) -> str | None:
-    """The message of the PowerShell error an output (its non-blank lines, stripped) ends on: a record
+def _powershell_ended(raw: list[str]) -> str | None:
+    """The message of the PowerShell error an output (its non-blank lines, ``raw``) ends on: a record
     (:func:`_powershell_error`: ``+ FullyQualifiedErrorId : ...`` its last line; not a native program's stderr,
     ``NativeCommandError``, which a program that succeeds writes too), PowerShell 7's view of a script's error (the
     ``| `` gutter under ``Line |`` to the end: ``cmake: The term 'cmake' is not recognized ...``), or its one-line view
     of an error at the prompt (``_PS7_ONE_LINE``). PowerShell prints them only for an error (a cmdlet's error that
     let it go on sets ``$?`` false too); output after one (``cd x; npm test``) says how the command ended instead."""
-    if (record := _powershell_error(lines)) and record[1] == len(lines) - 1:
+    lines = [line.strip() for line in raw]
+    if (record := _powershell_error(lines, raw)) and record[1] == len(lines) - 1:
         return record[0]
-    end = len(lines)
-    while end > 1 and _PS7_AFTER.match(lines[end - 1]):
+    end = len(lines)  # the view's further lines out of its gutter: the spelling sentence, a position's ``+ `` lines
+    while end > 1 and (_PS7_SPELLING.match(lines[end - 1]) or lines[end - 1].startswith("+ ")):
         end -= 1
     if "Line |" in lines[:end]:
         at = end - 1 - lines[end - 1::-1].index("Line |")
@@ -566,9 +573,8 @@ def _powershell_ended(lines: list[str]) -> str | None:
             message = " ".join(_PS7_GUTTER.sub("", line) for line in view[marks + 1:])
             command = lines[at - 1].split(": ", 1)[0].rstrip(":") if at else ""
             return short(f"{command}: {message}" if command else message, keep="head")
-    if end and _PS7_ONE_LINE.match(lines[end - 1]):
-        return short(lines[end - 1], keep="head")
-    return None
+    said = lines[-2] if len(lines) > 1 and _PS7_SPELLING.match(lines[-1]) else lines[-1] if lines else ""
+    return short(said, keep="head") if _PS7_ONE_LINE.match(said) else None
 
 
 def decisive_line(output: str, *, last_line: bool = True) -> str | None:
@@ -597,7 +603,7 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     raised = _traceback_ends(raw, rows)
     if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
         lines = [_PS7_GUTTER.sub("", line) for line in lines]
-    if record := _powershell_error(lines):
+    if record := _powershell_error(lines, raw):
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         raised = {at - end - 1: line for at, line in raised.items() if at > end}
@@ -947,7 +953,7 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
         return said
     if printer is not None:
         return None
-    if said := _powershell_ended([line.strip() for line in raw]):
+    if said := _powershell_ended(raw):
         return said
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
         return decisive_line(output) or short(raw[-1].strip())
