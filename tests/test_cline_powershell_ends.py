@@ -121,6 +121,8 @@ def test_the_real_tasks_commands_refused_by_powershell_are_step_errors() -> None
     (CMDLET, "Remove-Item: Cannot find path 'C:\\Users\\aedwa\\workspace\\house_hunt\\bandit_results.json' because it "
              "does not exist."),
     (CD, "Set-Location : Cannot find path 'C:\\Users\\x\\nope' because it does not exist."),
+    (CD + "v20.11.1\n", None),  # `cd nope; node -v`: node's version after the record, not the record's wrapped id
+    (CD + "ok\n", None),
     *[(output, None) for output in HEADER_LIKE],  # not a failure: a successful output's last line
     (RECORD + "\n    目录: C:\\Users\\70912\\Documents\\Cline\\MCP\n\nMode  LastWriteTime  Length Name\n"
               "-a----  2025/10/15  21:16  32 .gitignore\n", None),  # `iex ...; dir`: the listing after it ends it

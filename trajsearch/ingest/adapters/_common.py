@@ -528,7 +528,8 @@ def _powershell_error(lines: list[str], raw: list[str]) -> tuple[str, int] | Non
                     None)
     first = category if category is not None else last
     previous = max((f for f in fields if f < first), default=-1)  # the end of the record before this one
-    wrap = last + 1 < len(lines) and " " not in lines[last + 1] and not lines[last + 1].startswith("+")
+    wrap = last + 1 < len(lines) and " " not in lines[last + 1] and not lines[last + 1].startswith("+") \
+        and raw[last + 1][:1].isspace()  # the console indents a wrapped field ("   nCommand"); `node -v`'s v20 is not
     end = last + 1 if wrap else last  # the id's wrapped tail ("stCommand")
     at = next((i for i in range(first - 1, previous, -1) if lines[i].startswith("At ")
                and "char:" in " ".join(lines[i:i + 2])), None)
