@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter_support import only
+from adapter_support import gemini_shell_step, only
+from trajsearch.ingest.adapters.claude_code import result_error
 
 TASK = Path(__file__).parent / "fixtures" / "cline" / ".r28ui" / "mcp-vscode-server"
 NOT_A_SEPARATOR = "标记“&&”不是此版本中的有效语句分隔符。"  # Windows PowerShell 5.1 in Chinese: "'&&' is not a valid ..."
@@ -135,3 +136,14 @@ def test_a_command_whose_output_ends_on_a_powershell_error_is_a_step_error(tmp_p
     (tmp_path / "ui_messages.json").write_text(json.dumps(messages, ensure_ascii=False))
     listed = [s for s in only(tmp_path).steps if s.action == "execute_command"][3]
     assert listed.arguments["command"].endswith("; dir") and listed.error == error
+
+
+@pytest.mark.parametrize("output", [CONCISE_SCRIPT, CONCISE_NOT_FOUND, ONE_LINE, CONCISE_MISSING_PATH])
+def test_an_exit_code_kept_names_the_powershell_error_as_the_output_alone_does(tmp_path: Path, output: str) -> None:
+    """Where an exit code was kept (a Claude Code Bash result here; Codex's and Copilot's the same way) the error is
+    read by ``decisive_line``, which had a ``Line |`` view of its own: it named the spelling sentence, or a line of
+    raw colour codes, where the same output without a code named the PowerShell error."""
+    alone = gemini_shell_step(output, tmp_path).error
+    assert alone and alone.split(":")[0] in output
+    assert result_error({"is_error": True, "tool_use_id": "t"}, f"Exit code 1\n{output}", {}, "x") == \
+        f"{alone} (exit code 1)"

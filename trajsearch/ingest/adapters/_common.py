@@ -581,7 +581,9 @@ def _powershell_ended(raw: list[str]) -> str | None:
 def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     """The line of a failed command's output most likely to say what went wrong.
 
-    Preference: the message of the last PowerShell error record, unless an exception line
+    Preference: the PowerShell error the output ends on (:func:`_powershell_ended`, as :func:`ended_failing` reads it:
+    a record, PowerShell 7's ``Line |`` view or its one-line form), then the message of the last PowerShell error
+    record, unless an exception line
     follows the record (its lines are wrapped at the console's width, so a fragment such as
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
     line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
@@ -601,9 +603,9 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     rows = [n for n, ln in enumerate(every) if ln.strip()]  # where each non-blank line is in ``every``
     raw = [every[n] for n in rows]
     lines = [ln.strip() for ln in raw]
+    if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
+        return said
     raised = _traceback_ends(raw, rows)
-    if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
-        lines = [_PS7_GUTTER.sub("", line) for line in lines]
     if record := _powershell_error(lines, raw):
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
