@@ -695,13 +695,14 @@ class Indexer:
         read twice, the first copy taking the verdict of its stored copy under a former id (``_keep_former_verdicts``)
         which ``_remove_superseded`` then removed, so that the second copy, met in a later batch, no longer finds it
         and would write the run again without it."""
-        missed = [key for key in batch.todo if key in now and key not in batch.stored]
+        missed = [key for key in batch.todo if key in now and key not in batch.stored
+                  and now[key] != batch.hashes[key] and not has_own_verdict(batch.runs[key][0])]
         if not missed:
             return
         stored, uris = self._stored_hashes(missed)
         batch.stored.update(stored)
         batch.stored_uris.update(uris)
-        read = dict(batch.hashes)
+        read = {key: batch.hashes[key] for key in missed}
         self._keep_verdicts(batch, [key for key in missed if key in stored])
         changed = {key for key in missed if batch.hashes[key] != read[key] and batch.hashes[key] != now[key]}
         if changed:  # still another version than the one written: its records, prepared as read, are redone
