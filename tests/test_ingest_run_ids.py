@@ -150,7 +150,7 @@ def test_an_older_stores_two_folder_copies_of_a_run_both_go_when_they_fall_in_tw
     with TrajSearch.open(str(tmp_path / "home" / "milvus.db"), traces=str(tmp_path / "home" / "traces"),
                          embedder=HashingEmbedder()) as ts:
         report = ts.indexer(batch_size=1).add(read_inputs(paths))
-    assert (report.superseded, report.ingested) == (2, 1)
+    assert (report.superseded, report.ingested, report.verdicts_kept) == (2, 1, 1 if judged else 0)  # one run
     assert _run_ids() == [_new_id(paths[0])]
     shown = _cli("show", _new_id(paths[0]))
     assert (shown["outcome"], shown["metadata"].get("outcome_basis")) == \

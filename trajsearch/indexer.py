@@ -279,6 +279,9 @@ class Indexer:
         #: key -> content hash of each run this indexer wrote, over all its :meth:`add` calls (a server's
         #: ingest stream adds batch by batch): a run written again is a later copy replacing an earlier one
         self.written: dict[Key, str] = {}
+        #: the runs of ``written`` whose kept verdict a report counted: a run read twice, its copies in two batches,
+        #: each keeping the verdict, is one run that kept it
+        self.verdicts_counted: set[Key] = set()
         #: :func:`~trajsearch.represent.file_digest` -> the dump file, of the first files this indexer read runs
         #: of (a bound: an ingest of a million one-run files): the stored trace keeps the digest only, so an
         #: earlier file is named when this process met it
@@ -676,7 +679,8 @@ class Indexer:
             else:
                 what = "unchanged"
             _tally(report, fmt, what)
-        report.verdicts_kept += len(batch.kept_verdicts)
+        report.verdicts_kept += len(batch.kept_verdicts - self.verdicts_counted)
+        self.verdicts_counted |= batch.kept_verdicts
         others = [key for key in todo if key in batch.others]
         report.note_other_runs([(key[1], *batch.others[key]) for key in others])
         self.other_runs.update(others)
