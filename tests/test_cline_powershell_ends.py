@@ -41,8 +41,8 @@ CONCISE_NOT_FOUND = (
     "                                                           ~~~~\n     | The term 'Head' is not recognized as a name "
     "of a cmdlet, function, script file, or executable program.\nCheck the spelling of the name, or if a path was "
     "included, verify that the path is correct and try again.\n")
-# a script's error, the message wrapped at the console's width (a Codex phase report committed to GitHub,
-# goal/docs/reports/phase-61-report.md of the zeno engine)
+# a script's error, the message wrapped at the console's width (a Codex phase report: Ciellllllllll/zeno,
+# goal/docs/reports/phase-61-report.md at 4dcc775c)
 CONCISE_SCRIPT = (
     "cmake: D:\\Git\\zeno\\scripts\\test-headless.ps1:21\nLine |\n  21 |      cmake --preset $preset\n     |      "
     "~~~~~\n     | The term 'cmake' is not recognized as a name of a cmdlet, function, script file, or executable "
@@ -70,8 +70,8 @@ NATIVE = (
     "    + FullyQualifiedErrorId : NativeCommandError\n \n")
 
 
-# PowerShell 7 at the prompt, a cmdlet's error (a Windsurf transcript committed to GitHub: `Remove-Item
-# bandit_results.json; ...` in the house_hunt project; the console's trailing blanks kept)
+# PowerShell 7 at the prompt, a cmdlet's error (an Antigravity transcript: bishop527/house_hunt, "AI Chat History/Public
+# Repository Security Audit_20260710_202346.md" at 4e864d88, `Remove-Item bandit_results.json; ...`; its blanks kept)
 CMDLET = ("Remove-Item: Cannot find path 'C:\\Users\\aedwa\\workspace\\house_hunt\\bandit_results.json' because it does "
           "not exist.   \n")
 # Windows PowerShell 5.1's record for `cd nope` (Set-Location's PathNotFound), as RECORD is laid out
