@@ -652,7 +652,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                     if tell_hidden and len(unknown) < NAMED_OTHERWISE_COUNTED and not _known_side_file(p):
                         unknown.append(p)
             return False
-        if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
+        # a file an adapter walks may be hidden itself (.aider.chat.history.md): only its folders are asked
+        own = parts[:-1] if any(mod.walked_file(p) for mod in walkers) else parts
+        if (part := _hidden_part(own, walked)) is not None:
             if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
                 hidden.setdefault(part, set()).add(_identity(p))
             return False
@@ -1153,13 +1155,16 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
-    if hasattr(adapter, "read_archive") and sources.is_zip(path):  # an archive it reads itself, member by member
-        def archived() -> Iterator[Record]:
-            yield from adapter.read_archive(path)
+    # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown)
+    own = adapter.read_archive if hasattr(adapter, "read_archive") and sources.is_zip(path) \
+        else getattr(adapter, "read_text", None)
+    if own is not None:
+        def read_own() -> Iterator[Record]:
+            yield from own(path)
             if on_bytes is not None:
                 on_bytes(_size(path))
 
-        return archived(), False
+        return read_own(), False
     if not getattr(adapter, "WHOLE_FILE", False):
         return sources.records(path, cursor, on_bytes)
 

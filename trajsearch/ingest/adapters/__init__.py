@@ -11,7 +11,9 @@ entry in ``ADAPTERS``. A module exposes:
   ``read_archive(path)``, yielding ``(position, record, error, None)`` per run in a
   zip file of its format (a walk takes files of those names, and detection names
   their format by that name, or by ``archive_members(names)`` of a zip otherwise
-  named, before it refuses other archives); optionally ``not_a_run(record)``,
+  named, before it refuses other archives); optionally ``read_text(path)``, the
+  same for a file of its format that is no JSON (Aider's Markdown chat history,
+  told by ``SIGNATURE`` or ``walked_file``); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
   headless tool's final result, an event stream without the prompt), for the
   error that names an unrecognised file; optionally ``side_file(record)``, what a
@@ -80,6 +82,7 @@ from trajsearch.model import Trajectory
 from . import (
     adk_session,
     ag2,
+    aider,
     atif,
     autogen_agentchat,
     claude_code,
@@ -118,6 +121,7 @@ ADAPTERS: dict[str, ModuleType] = {
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
+        aider,  # a coding agent's Markdown chat history (read as text: ``read_text``)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

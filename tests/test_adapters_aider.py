@@ -1,0 +1,102 @@
+"""Aider's Markdown chat history (``.aider.chat.history.md``), read from real files users committed to GitHub
+(tests/fixtures/aider/.aider29/README.md), and a benchmark exercise folder as aider's harness writes it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import SideFile, read_dump, read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only, runs
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
+
+AIDER = Path(__file__).parent / "fixtures" / "aider" / ".aider29"
+HISTORY = ".aider.chat.history.md"
+LINT = AIDER / "lint" / HISTORY
+SESSIONS = AIDER / "sessions" / HISTORY
+EXERCISE = AIDER / "bench" / "python" / "exercises" / "practice" / "grains"
+
+
+def test_a_session_is_a_run_with_its_request_model_edits_and_lint_report() -> None:
+    assert detect_format(LINT) == "aider"
+    run = only(LINT)
+    assert run.trajectory_id.startswith("aider.2026-05-10T06:59:30.")
+    assert run.task.startswith("Build a CLI tool `mywc.py` (a small `wc` clone). Requirements:")
+    assert run.model_id == "ollama_chat/llama3.1:8b" and run.tool_versions == {"aider": "0.86.2"}
+    assert run.metadata["edit_format"] == "whole"
+    assert run.created_at == datetime(2026, 5, 10, 6, 59, 30, tzinfo=timezone.utc)
+    assert run.outcome == Outcome.unknown
+    assert [s.action for s in run.steps] == ["reply", "edit", "lint", "reply", "edit"]
+    reply, edit, lint, _, fix = run.steps
+    assert reply.thought.startswith("Here is the `mywc.py` file:")
+    assert edit.arguments == {"files": ["mywc.py"]} and fix.arguments == {"files": ["mywc.py"]}
+    assert lint.error == "mywc.py:17:65: F821 undefined name 'sys'"
+    assert lint.arguments["command"].endswith("--isolated mywc.py")
+
+
+def test_each_session_of_a_history_is_a_run_and_its_id_is_the_files_words_not_its_path(tmp_path: Path) -> None:
+    first, second = runs(SESSIONS)
+    assert (first.task, second.task) == ('add an alias so that "v" would invoke "nvim"',
+                                         "Add an alias that invokes gemini command when I run ai")
+    assert first.metadata["user_prompts"] == ['add alias for "v" to run "nvim']  # after a /add command, not a request
+    assert (first.model_id, first.tool_versions, first.metadata["edit_format"]) == (
+        "openrouter/deepseek/deepseek-chat", {"aider": "0.73.0"}, "diff")
+    assert (second.model_id, second.tool_versions) == ("gemini/gemini-2.5-pro", {"aider": "0.84.0"})  # Main model:
+    assert second.steps[-1].arguments == {"files": ["functions/ai.fish", "config.fish"]}
+    moved = tmp_path / "notes.md"  # --chat-history-file notes.md: told by its head
+    shutil.copy(SESSIONS, moved)
+    assert detect_format(moved) == "aider"
+    assert [r.trajectory_id for r in runs(moved)] == [first.trajectory_id, second.trajectory_id]
+
+
+def test_sessions_started_and_quit_are_passed_over_not_rejected() -> None:
+    """A history of launches with no request and no reply (``/add``, then Ctrl-C; or nothing at all)."""
+    for folder in ("empty", "interrupted"):
+        path = AIDER / folder / HISTORY
+        assert detect_format(path) == "aider"
+        assert list(read_dump(path)) == []
+
+
+def test_a_benchmark_exercise_takes_its_verdict_from_the_results_beside_it() -> None:
+    run = only(EXERCISE / HISTORY)
+    assert run.outcome == Outcome.success and run.reward == 1.0 and run.task_id == "grains"
+    assert run.metadata["benchmark"]["tests_outcomes"] == [False, True]
+    assert run.task.startswith("# Instructions")
+    assert [s.action for s in run.steps] == ["reply", "edit", "test", "reply", "edit"]
+    assert run.steps[2].error == "AssertionError: ValueError not raised"
+    assert "user_prompts" not in run.metadata  # the failed try's test output is no request
+    with pytest.raises(SideFile, match="aider's benchmark results of one exercise"):
+        detect_format(EXERCISE / ".aider.results.json")
+
+
+def test_a_folder_walk_reads_the_hidden_history_and_passes_the_results_over() -> None:
+    results = list(read_inputs([AIDER]))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert sorted(Path(r.source).parent.name for r in results) == ["grains", "lint", "sessions", "sessions"]
+
+
+def test_markdown_of_no_aider_session_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\n> \\# aider chat started at 2025-11-21 08:12:07\n\nsome text\n")
+    [result] = list(read_inputs([notes], fmt="aider"))
+    assert not result.ok and "no '# aider chat started at <time>' line" in result.error
+
+
+def test_ingest_dry_run_and_a_search_by_the_lint_error_find_the_run(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    code, out, err = run_cli("ingest", "--dry-run", str(AIDER))
+    assert code == 0, out + err
+    assert "lint/.aider.chat.history.md: format aider; runs 1" in out + err
+    assert "sessions/.aider.chat.history.md: format aider; runs 2" in out + err
+    code, out, err = run_cli("ingest", str(LINT), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "F821 undefined name 'sys'", "-t", "acme", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
+    hits = json.loads(out)
+    assert hits and hits[0]["trajectory_id"] == only(LINT).trajectory_id, out

@@ -1,0 +1,317 @@
+"""Aider (Aider-AI/aider): its Markdown chat history, ``.aider.chat.history.md`` (``--chat-history-file``).
+
+Aider appends every session to one file (``aider/io.py``, ``InputOutput.append_chat_history``): a session opens
+with ``# aider chat started at <local time>``; the user's input is ``#### `` lines; what aider itself prints
+(model banner, prompts and answers, ``Applied edit to``, ``Commit``, lint reports) is ``> `` lines; the model's
+replies are plain Markdown (SEARCH/REPLACE or whole-file blocks). ``aider/utils.py``'s
+``split_chat_history_markdown`` reads it back the same way. Not JSON: the adapter reads the text itself
+(``read_text``), one session at a time, so a history of years is never held whole.
+
+Mapping, per session (one run):
+
+- ``trajectory_id``: ``aider.<start time>.<digest of the session's text>``: what the file says, not its path
+  (two sessions started the same second differ by their text; the same session copied elsewhere keeps its id);
+- ``task``: the first request (``#### text``, or ``/ask`` ``/code`` ``/architect`` with words); later requests
+  in ``metadata.user_prompts``; ``created_at``: the start time (local, unzoned in the file: read as UTC);
+- ``model_id``, ``metadata.edit_format``, ``tool_versions.aider``: the banner's ``Model:``/``Main model:`` and
+  ``Aider v`` lines;
+- steps: each reply (``reply``, its text the thought), the files an edit applied (``edit``), commits
+  (``commit``), shell commands run (``shell``: a reply's suggested command the user ran, or ``/run``), ``/test``
+  runs (``test``), the auto-linter's report (``lint``, its first finding the error); an edit refused
+  ("did not conform to the edit format", "SEARCH/REPLACE block failed to match") is an ``edit`` step with that
+  error, as are provider errors (``litellm.*Error``) on a ``reply`` step;
+- outcome: unknown (an interactive session says nothing of success), but for aider's benchmark harness
+  (``benchmark/benchmark.py``), which writes ``.aider.results.json`` beside an exercise's history: its last
+  session takes the verdict of ``tests_outcomes`` (passed on any try: ``True`` in the list) and its figures.
+
+A session with no request and no reply (started, then quit or interrupted) is passed over, not an error; a file
+with no session header is refused. ``.aider.results.json`` named alone holds no run (``side_file``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Outcome, Step, Trajectory
+
+from ..sources import GZIP_ERRORS, open_dump
+from ._agent_cli import prompt_list
+from ._common import Context, clip_step_text, clip_task, decisive_line, safe_id, short
+
+log = logging.getLogger(__name__)
+
+NAME = "aider"
+#: The history file's default name (``--chat-history-file``), which a walk reads where it lies (it is hidden).
+HISTORY = ".aider.chat.history.md"
+#: What aider's benchmark harness writes beside an exercise's history.
+RESULTS = ".aider.results.json"
+_HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+#: A history's head (as ``InputOutput.__init__`` writes it: a blank line, then the header), for detection.
+SIGNATURE = re.compile(r"\A\s*# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s*$", re.M)
+_BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+) with ([\w-]+) edit format")
+_VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
+_REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context|help)\s+(\S.*)", re.S)
+_RUN_COMMAND = re.compile(r"^/(run|test|!)\s*(.*)", re.S)
+_EDIT_REFUSED = re.compile(r"^(?:The LLM did not conform to the edit format\.|# \d+ SEARCH/REPLACE blocks? failed to "
+                           r"match!|Unable to create .*, skipping edits\.|Exception while updating files:)")
+_PROVIDER_ERROR = re.compile(r"^litellm\.\w+(?:Error|Exception)\b")
+_LINT_RUNNING = re.compile(r"^## Running: (.+)")
+#: What aider's benchmark harness puts after a failed try's test output as the next try's input
+#: (``benchmark/prompts.py``, ``test_failures``).
+_TEST_FAILURES = "See the testing errors above."
+_COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
+
+
+@dataclass
+class Session:
+    """One session's lines, as the file holds them, and where it starts."""
+    started: str
+    line: int
+    lines: list[str] = field(default_factory=list)
+
+
+def matches(record: Any) -> bool:
+    """No JSON record is aider's: its history is told by its head (``SIGNATURE``) or its name."""
+    return False
+
+
+def walked_file(path: Path) -> bool:
+    """The adapter hook (see ``adapters/__init__``): the history where aider writes it, a hidden ``.md``; and the
+    benchmark's results beside it, hidden too, which the walk then passes over as what they are (``side_file``)
+    rather than count among files left unread."""
+    return path.name in (HISTORY, RESULTS)
+
+
+def read_with(path: Path) -> tuple[Path, ...]:
+    """A benchmark exercise's verdict, beside its history: a rerun's results change the run read."""
+    return (path.with_name(RESULTS),) if path.name == HISTORY else ()
+
+
+def side_file(record: Any) -> str | None:
+    """``.aider.results.json`` named alone: the verdict of the history beside it, no run."""
+    if isinstance(record, dict) and {"testcase", "tests_outcomes", "edit_format"} <= record.keys():
+        return (f"aider's benchmark results of one exercise ({RESULTS}); its verdict is read with the {HISTORY} "
+                f"beside it: ingest that file or the exercise's folder")
+    return None
+
+
+def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
+    """The sessions of a history, ``(position, session, error, None)`` each, read line by line; the benchmark's
+    verdict joins the last. Empty sessions are passed over (logged at info)."""
+    last: tuple[str, Session] | None = None
+    found = False
+    try:
+        with open_dump(path) as stream:
+            for position, session in _sessions(stream):
+                found = True
+                if not _holds_a_run(session):
+                    log.info("%s: %s: an aider session with no request and no reply, passed over", path, position)
+                    continue
+                if last is not None:
+                    yield last[0], last[1], None, None
+                last = (position, session)
+    except (OSError, *GZIP_ERRORS) as exc:
+        yield "file", None, f"cannot read {path}: {exc}", None
+        return
+    if not found:
+        yield "file", None, f"no '# aider chat started at <time>' line: not an aider chat history ({HISTORY})", None
+    elif last is not None:
+        yield last[0], _with_verdict(last[1], path), None, None
+
+
+def _sessions(stream: Any) -> Iterator[tuple[str, Session]]:
+    """The sessions of a history stream; what precedes the first header (a note a user wrote on top) is left out."""
+    session: Session | None = None
+    for number, raw in enumerate(stream, 1):
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if header := _HEADER.match(line):
+            if session is not None:
+                yield f"line {session.line}", session
+            session = Session(header.group(1), number)
+        elif session is not None:
+            session.lines.append(line)
+    if session is not None:
+        yield f"line {session.line}", session
+
+
+def _holds_a_run(session: Session) -> bool:
+    events = _events(session.lines)
+    return any(kind == "reply" or (kind == "user" and _request(text)) for kind, text in events)
+
+
+def _with_verdict(session: Session, path: Path) -> Session | dict[str, Any]:
+    """The last session of a benchmark exercise's history, with the results aider's harness wrote beside it."""
+    results = path.with_name(RESULTS)
+    if path.name != HISTORY or not results.is_file():
+        return session
+    try:
+        verdict = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: not read (%s): the run's outcome stays unknown", results, exc)
+        return session
+    return {"session": session, "results": verdict} if isinstance(verdict, dict) else session
+
+
+def _events(lines: list[str]) -> list[tuple[str, str]]:
+    """The session as aider wrote it: ``user`` (``####``), ``tool`` (``>``: aider's own output, a line each) and
+    ``reply`` (the model's Markdown) pieces, in order (as ``split_chat_history_markdown`` splits it)."""
+    events: list[tuple[str, str]] = []
+    for line in lines:
+        if line.startswith("#### ") or line == "####":
+            kind, text = "user", line[5:]
+        elif line.startswith("> ") or line == ">":
+            kind, text = "tool", line[2:]
+        else:
+            kind, text = "reply", line
+        text = text[:-2] if text.endswith("  ") else text  # the Markdown line break aider appends
+        if events and events[-1][0] == kind and kind != "tool":
+            events[-1] = (kind, events[-1][1] + "\n" + text)
+        else:
+            events.append((kind, text))
+    return [(kind, text.strip()) for kind, text in events if text.strip()]
+
+
+def _request(text: str) -> str | None:
+    """The request a user input makes: its words, or those of ``/ask`` ``/code`` ``/architect``; None for another
+    command (``/add``, ``/drop``, ``/run``), a blank, or the benchmark's test failures."""
+    if _TEST_FAILURES in text:
+        return None
+    if not text.startswith("/"):
+        return text if text != "<blank>" else None
+    said = _REQUEST_COMMAND.match(text)
+    return said.group(1).strip() if said else None
+
+
+def _created(started: str) -> datetime:
+    return datetime.strptime(started, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+
+
+class _Steps:
+    """The steps of a session, built as its events are met."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.lint: list[str] | None = None  # the lint report being read
+
+    def add(self, action: str, **fields: Any) -> Step:
+        for name in ("thought", "observation", "error"):
+            fields[name] = clip_step_text(fields.get(name))
+        self.steps.append(Step(index=len(self.steps), action=action, **fields))
+        return self.steps[-1]
+
+    def fail_last(self, action: str, error: str) -> None:
+        """``error`` on the last step if it is an ``action`` without one, else on a step of its own."""
+        last = self.steps[-1] if self.steps else None
+        if last is not None and last.action == action and last.error is None:
+            self.steps[-1] = last.model_copy(update={"error": clip_step_text(error)})
+        else:
+            self.add(action, error=error)
+
+    def user(self, text: str) -> None:
+        if (at := text.find(_TEST_FAILURES)) > 0:  # the benchmark's next try: the tests' output, as the user's input
+            output = text[:at].strip()
+            self.add("test", observation=output, error=decisive_line(output) or output.splitlines()[-1])
+        elif said := _RUN_COMMAND.match(text):
+            command = said.group(2).strip()
+            self.add("test" if said.group(1) == "test" else "shell", arguments={"command": command})
+
+    def tool(self, text: str) -> None:
+        if self.lint is not None:
+            if text.startswith("Attempt to fix lint errors?"):
+                self.close_lint()
+                return
+            self.lint.append(text)
+            return
+        if text.startswith("# Fix any errors below"):
+            self.lint = []
+        elif text.startswith("Applied edit to "):
+            path = text[len("Applied edit to "):]
+            last = self.steps[-1] if self.steps else None
+            if last is not None and last.action == "edit" and last.error is None and last.arguments:
+                last.arguments["files"].append(path)
+            else:
+                self.add("edit", arguments={"files": [path]})
+        elif commit := _COMMIT.match(text):
+            self.add("commit", arguments={"hash": commit.group(1), "message": commit.group(2)})
+        elif text.startswith("Unable to commit: "):
+            self.fail_last("commit", text)
+        elif text.startswith("Running "):
+            self.add("shell", arguments={"command": text[len("Running "):]})
+        elif text.startswith("Added ") and text.endswith("of output to the chat.") and self.steps \
+                and self.steps[-1].action in ("shell", "test"):
+            self.steps[-1] = self.steps[-1].model_copy(update={"observation": text})
+        elif _EDIT_REFUSED.match(text):
+            self.fail_last("edit", text)
+        elif _PROVIDER_ERROR.match(text):
+            self.fail_last("reply", short(text, 2000, keep="head"))
+
+    def close_lint(self) -> None:
+        report, self.lint = self.lint or [], None
+        command = next((m.group(1) for line in report if (m := _LINT_RUNNING.match(line))), None)
+        after = report[next((n for n, line in enumerate(report) if _LINT_RUNNING.match(line)), -1) + 1:]
+        finding = next((line.strip() for line in after if line.strip() and not line.startswith("## ")),
+                       "lint errors")
+        self.add("lint", arguments={"command": command} if command else None, error=finding,
+                 observation="\n".join(report).strip())
+
+
+def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
+    session, results = (record["session"], record["results"]) if isinstance(record, dict) else (record, None)
+    events = _events(session.lines)
+    requests = [said for kind, text in events if kind == "user" and (said := _request(text))]
+    model = edit_format = version = None
+    built = _Steps()
+    for kind, text in events:
+        if kind != "tool" and built.lint is not None:  # a report aider cut off without its question
+            built.close_lint()
+        if kind == "user":
+            built.user(text)
+        elif kind == "reply":
+            built.add("reply", thought=text)
+        else:
+            if model is None and (banner := _BANNER_MODEL.match(text)):
+                model, edit_format = banner.groups()
+            if version is None and (said := _VERSION.match(text)):
+                version = said.group(1)
+            built.tool(text)
+    if built.lint is not None:
+        built.close_lint()
+    text = "\n".join(session.lines)
+    digest = hashlib.sha256(f"{session.started}\n{text}".encode()).hexdigest()[:12]
+    fields: dict[str, Any] = dict(
+        trajectory_id=safe_id(f"aider.{session.started.replace(' ', 'T')}.{digest}"),
+        tenant=ctx.tenant,
+        task=clip_task(requests[0] if requests else "(aider session with no request)"),
+        created_at=_created(session.started),
+        model_id=model,
+        tool_versions={"aider": version} if version else {},
+        steps=built.steps,
+        metadata={k: v for k, v in {"edit_format": edit_format, "user_prompts": prompt_list(requests[1:]) or None,
+                                    "session_line": session.line}.items() if v is not None},
+    )
+    if results is not None:
+        fields |= _verdict(results, fields)
+    return Trajectory(**fields)
+
+
+def _verdict(results: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """What a benchmark exercise's ``.aider.results.json`` says of its run (``benchmark.py``'s ``results``)."""
+    outcomes = results.get("tests_outcomes")
+    passed = isinstance(outcomes, list) and True in outcomes
+    known = isinstance(outcomes, list) and bool(outcomes)
+    said = {k: results[k] for k in ("tests_outcomes", "cost", "duration", "num_error_outputs",
+                                    "num_malformed_responses", "test_timeouts") if k in results}
+    return {
+        "outcome": (Outcome.success if passed else Outcome.failure) if known else Outcome.unknown,
+        "reward": (1.0 if passed else 0.0) if known else None,
+        "task_id": results.get("testcase") if isinstance(results.get("testcase"), str) else None,
+        "model_id": results.get("model") if isinstance(results.get("model"), str) else fields["model_id"],
+        "metadata": fields["metadata"] | {"benchmark": said},
+    }
