@@ -35,6 +35,8 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import groupby
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -71,10 +73,20 @@ _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 @dataclass
 class Session:
-    """One session's lines, as the file holds them, and where it starts."""
+    """One session: where it starts, its lines as the file holds them, and their digest."""
     started: str
     line: int
     lines: list[str] = field(default_factory=list)
+
+    @cached_property
+    def events(self) -> list[tuple[str, str]]:
+        """Its pieces (see :func:`_events`), split once: whether it holds a run asks them, and its reading."""
+        return _events(self.lines)
+
+    @property
+    def digest(self) -> str:
+        """What the session's id is told by beside its start: its whole text."""
+        return hashlib.sha256("\n".join([self.started, *self.lines]).encode()).hexdigest()[:12]
 
 
 def matches(record: Any) -> bool:
@@ -111,7 +123,7 @@ def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
         with open_dump(path) as stream:
             for position, session in _sessions(stream):
                 found = True
-                if not _holds_a_run(session):
+                if not _holds_a_run(session.events):
                     log.info("%s: %s: an aider session with no request and no reply, passed over", path, position)
                     continue
                 if last is not None:
@@ -141,8 +153,7 @@ def _sessions(stream: Any) -> Iterator[tuple[str, Session]]:
         yield f"line {session.line}", session
 
 
-def _holds_a_run(session: Session) -> bool:
-    events = _events(session.lines)
+def _holds_a_run(events: list[tuple[str, str]]) -> bool:
     return any(kind == "reply" or (kind == "user" and _request(text)) for kind, text in events)
 
 
@@ -163,19 +174,23 @@ def _events(lines: list[str]) -> list[tuple[str, str]]:
     """The session as aider wrote it: ``user`` (``####``), ``tool`` (``>``: aider's own output, a line each) and
     ``reply`` (the model's Markdown) pieces, in order (as ``split_chat_history_markdown`` splits it)."""
     events: list[tuple[str, str]] = []
-    for line in lines:
-        if line.startswith("#### ") or line == "####":
-            kind, text = "user", line[5:]
-        elif line.startswith("> ") or line == ">":
-            kind, text = "tool", line[2:]
-        else:
-            kind, text = "reply", line
-        text = text[:-2] if text.endswith("  ") else text  # the Markdown line break aider appends
-        if events and events[-1][0] == kind and kind != "tool":
-            events[-1] = (kind, events[-1][1] + "\n" + text)
-        else:
-            events.append((kind, text))
-    return [(kind, text.strip()) for kind, text in events if text.strip()]
+    for kind, group in groupby(map(_piece, lines), key=lambda piece: piece[0]):
+        texts = [text for _, text in group]
+        for text in (texts if kind == "tool" else ["\n".join(texts)]):
+            if text.strip():
+                events.append((kind, text.strip()))
+    return events
+
+
+def _piece(line: str) -> tuple[str, str]:
+    """A line's kind and its text, without its mark and the Markdown line break aider appends."""
+    if line.startswith("#### ") or line == "####":
+        kind, text = "user", line[5:]
+    elif line.startswith("> ") or line == ">":
+        kind, text = "tool", line[2:]
+    else:
+        kind, text = "reply", line
+    return kind, text[:-2] if text.endswith("  ") else text
 
 
 def _request(text: str) -> str | None:
@@ -264,7 +279,7 @@ class _Steps:
 
 def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
     session, results = (record["session"], record["results"]) if isinstance(record, dict) else (record, None)
-    events = _events(session.lines)
+    events = session.events
     requests = [said for kind, text in events if kind == "user" and (said := _request(text))]
     model = edit_format = version = None
     built = _Steps()
@@ -283,10 +298,8 @@ def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
             built.tool(text)
     if built.lint is not None:
         built.close_lint()
-    text = "\n".join(session.lines)
-    digest = hashlib.sha256(f"{session.started}\n{text}".encode()).hexdigest()[:12]
     fields: dict[str, Any] = dict(
-        trajectory_id=safe_id(f"aider.{session.started.replace(' ', 'T')}.{digest}"),
+        trajectory_id=safe_id(f"aider.{session.started.replace(' ', 'T')}.{session.digest}"),
         tenant=ctx.tenant,
         task=clip_task(requests[0] if requests else "(aider session with no request)"),
         created_at=_created(session.started),
