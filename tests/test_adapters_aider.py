@@ -56,6 +56,29 @@ def test_each_session_of_a_history_is_a_run_and_its_id_is_the_files_words_not_it
     assert [r.trajectory_id for r in runs(moved)] == [first.trajectory_id, second.trajectory_id]
 
 
+def test_a_multi_line_message_aider_echoed_is_no_reply_and_its_own_syntax_check_is_a_lint_error() -> None:
+    """``aider --message "<a task of many lines>"``: aider echoes its command line quoting the first line only, so
+    the task's other lines stand unquoted before any request; and its tree-sitter check (no linter command) marks
+    the bad line with a block."""
+    run = only(AIDER / "message-lint" / HISTORY)
+    assert run.task.startswith("# TASK CONTEXT: [TASK]: Create a mongodb utility")
+    assert [s.action for s in run.steps] == ["reply", "edit", "commit", "lint", "reply", "edit", "commit"]
+    assert run.steps[0].thought.startswith("To implement the MongoDB utility functions")
+    assert run.steps[2].arguments == {"hash": "af42373", "message": "feat: implement MongoDB utility functions for "
+                                                                    "insert and read operations"}
+    assert run.steps[3].error == 'package.json:11: "mongodb": "^5.0.0"'
+
+
+def test_a_history_under_another_name_with_notes_on_top_is_told_by_its_first_header() -> None:
+    path = AIDER / "preamble" / "aider.chat.md"  # --chat-history-file aider.chat.md, a project prompt above
+    assert detect_format(path) == "aider"
+    run = only(path)
+    assert run.task.startswith("You are an AI coding assistant working on a Node.js + TypeScript project.")
+    assert run.created_at == datetime(2025, 12, 2, 22, 40, 52, tzinfo=timezone.utc)
+    assert ("commit", {"hash": "a57a2d4", "message": "feat: add user seeding functionality with sample users and "
+                                                      "unit tests"}) in [(s.action, s.arguments) for s in run.steps]
+
+
 def test_sessions_started_and_quit_are_passed_over_not_rejected() -> None:
     """A history of launches with no request and no reply (``/add``, then Ctrl-C; or nothing at all)."""
     for folder in ("empty", "interrupted"):
@@ -79,7 +102,9 @@ def test_a_benchmark_exercise_takes_its_verdict_from_the_results_beside_it() -> 
 def test_a_folder_walk_reads_the_hidden_history_and_passes_the_results_over() -> None:
     results = list(read_inputs([AIDER]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    assert sorted(Path(r.source).parent.name for r in results) == ["grains", "lint", "sessions", "sessions"]
+    # preamble/aider.chat.md is no history by its name: named alone it is read (above), walked it is not
+    assert sorted(Path(r.source).parent.name for r in results) == ["grains", "lint", "message-lint", "sessions",
+                                                                  "sessions"]
 
 
 def test_markdown_of_no_aider_session_is_refused_with_what_it_lacks(tmp_path: Path) -> None:

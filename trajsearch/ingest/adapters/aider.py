@@ -55,8 +55,9 @@ HISTORY = ".aider.chat.history.md"
 #: What aider's benchmark harness writes beside an exercise's history.
 RESULTS = ".aider.results.json"
 _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
-#: A history's head (as ``InputOutput.__init__`` writes it: a blank line, then the header), for detection.
-SIGNATURE = re.compile(r"\A\s*# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s*$", re.M)
+#: A session header in a file's head, for detection: ``InputOutput.__init__`` writes a blank line and the header
+#: first, but a script may have put notes on top (a project's prompt, 16 lines of it in a real one).
+SIGNATURE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s*$", re.M)
 _BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+) with ([\w-]+) edit format")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
 _REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context|help)\s+(\S.*)", re.S)
@@ -68,6 +69,7 @@ _LINT_RUNNING = re.compile(r"^## Running: (.+)")
 #: What aider's benchmark harness puts after a failed try's test output as the next try's input
 #: (``benchmark/prompts.py``, ``test_failures``).
 _TEST_FAILURES = "See the testing errors above."
+_MARKED = re.compile(r"^(\d+)█(.*)$")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 
@@ -176,6 +178,9 @@ def _events(lines: list[str]) -> list[tuple[str, str]]:
     events: list[tuple[str, str]] = []
     for kind, group in groupby(map(_piece, lines), key=lambda piece: piece[0]):
         texts = [text for _, text in group]
+        if kind == "reply" and not any(k == "user" for k, _ in events):
+            continue  # aider's own output went on unquoted (it quotes a message's first line only): the command
+            # line it echoes with a multi-line --message; the model replies to a request only
         for text in (texts if kind == "tool" else ["\n".join(texts)]):
             if text.strip():
                 events.append((kind, text.strip()))
@@ -271,10 +276,22 @@ class _Steps:
         report, self.lint = self.lint or [], None
         command = next((m.group(1) for line in report if (m := _LINT_RUNNING.match(line))), None)
         after = report[next((n for n, line in enumerate(report) if _LINT_RUNNING.match(line)), -1) + 1:]
-        finding = next((line.strip() for line in after if line.strip() and not line.startswith("## ")),
-                       "lint errors")
+        finding = (next((line.strip() for line in after if line.strip() and not line.startswith("## ")), None)
+                   if command else _marked(report)) or "lint errors"
         self.add("lint", arguments={"command": command} if command else None, error=finding,
                  observation="\n".join(report).strip())
+
+
+def _marked(report: list[str]) -> str | None:
+    """Where aider's own syntax check (tree-sitter, no linter command) marks an error: ``path:line: code``, from the
+    ``path:`` line and the first line it marks with ``█``."""
+    path = None
+    for line in report:
+        if (marked := _MARKED.match(line)) and path:
+            return f"{path}:{marked.group(1)}: {marked.group(2).strip()}"
+        if line.endswith(":") and not line.startswith(("#", " ")):
+            path = line[:-1]
+    return None
 
 
 def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
