@@ -54,10 +54,10 @@ NAME = "aider"
 HISTORY = ".aider.chat.history.md"
 #: What aider's benchmark harness writes beside an exercise's history.
 RESULTS = ".aider.results.json"
-_HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
-#: A session header in a file's head, for detection: ``InputOutput.__init__`` writes a blank line and the header
-#: first, but a script may have put notes on top (a project's prompt, 16 lines of it in a real one).
-SIGNATURE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s*$", re.M)
+#: A session's header (``InputOutput.__init__``), its start time (local) in the group. Searched in a file's head for
+#: detection (``SIGNATURE``): aider writes a blank line and the header first, but a script may have put notes on
+#: top (a project's prompt, 16 lines of it in a real one).
+SIGNATURE = _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
 _BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+) with ([\w-]+) edit format")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
 _REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context|help)\s+(\S.*)", re.S)
