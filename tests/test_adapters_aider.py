@@ -125,3 +125,16 @@ def test_ingest_dry_run_and_a_search_by_the_lint_error_find_the_run(newcomer, tm
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
     hits = json.loads(out)
     assert hits and hits[0]["trajectory_id"] == only(LINT).trajectory_id, out
+
+
+def test_a_session_keeps_its_id_while_the_history_grows_and_when_saved_mid_run(tmp_path: Path) -> None:
+    """Aider writes each header as ``\\n# aider chat started at T\\n\\n``: the session above a new one gains a blank
+    line, and a history committed while aider ran ends mid-session. Both are the run a later ingest reads whole."""
+    text = SESSIONS.read_text()
+    second = text.index("\n# aider chat started at", 1)
+    first = runs(SESSIONS)[0].trajectory_id
+    finished, mid = tmp_path / "finished.md", tmp_path / "mid.md"
+    finished.write_text(text[:second])  # the history before aider began its second session
+    mid.write_text(text[:text.index("Here's the *SEARCH/REPLACE* block")])  # committed during the first reply
+    assert only(finished).trajectory_id == first
+    assert only(mid).trajectory_id == first

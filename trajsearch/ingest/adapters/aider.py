@@ -9,8 +9,9 @@ replies are plain Markdown (SEARCH/REPLACE or whole-file blocks). ``aider/utils.
 
 Mapping, per session (one run):
 
-- ``trajectory_id``: ``aider.<start time>.<digest of the session's text>``: what the file says, not its path
-  (two sessions started the same second differ by their text; the same session copied elsewhere keeps its id);
+- ``trajectory_id``: ``aider.<start time>.<digest of the session's head>`` (its banner and first request): what the
+  file says, not its path (two sessions started the same second differ by their words; the same session copied
+  elsewhere, committed mid-run or followed by a later session keeps its id);
 - ``task``: the first request (``#### text``, or ``/ask`` ``/code`` ``/architect`` with words); later requests
   in ``metadata.user_prompts``; ``created_at``: the start time (local, unzoned in the file: read as UTC);
 - ``model_id``, ``metadata.edit_format``, ``tool_versions.aider``: the banner's ``Model:``/``Main model:`` and
@@ -87,8 +88,13 @@ class Session:
 
     @property
     def digest(self) -> str:
-        """What the session's id is told by beside its start: its whole text."""
-        return hashlib.sha256("\n".join([self.started, *self.lines]).encode()).hexdigest()[:12]
+        """What the session's id is told by beside its start: its head, aider's banner up to the first request, which
+        is fixed once typed. Not the whole text: a history committed while aider ran ends mid-session, and aider
+        writes each header after a blank line, which the session above it then gains (a grown history read again
+        would store that session twice)."""
+        events = self.events
+        end = next((n + 1 for n, (kind, text) in enumerate(events) if kind == "user" and _request(text)), len(events))
+        return hashlib.sha256(json.dumps([self.started, events[:end]]).encode()).hexdigest()[:12]
 
 
 def matches(record: Any) -> bool:
