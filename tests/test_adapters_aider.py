@@ -21,6 +21,7 @@ AIDER = Path(__file__).parent / "fixtures" / "aider" / ".aider29"
 HISTORY = ".aider.chat.history.md"
 LINT = AIDER / "lint" / HISTORY
 SESSIONS = AIDER / "sessions" / HISTORY
+CALCULATOR = AIDER / "calculator" / HISTORY
 EXERCISE = AIDER / "bench" / "python" / "exercises" / "practice" / "grains"
 
 
@@ -103,8 +104,8 @@ def test_a_folder_walk_reads_the_hidden_history_and_passes_the_results_over() ->
     results = list(read_inputs([AIDER]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     # preamble/aider.chat.md is no history by its name: named alone it is read (above), walked it is not
-    assert sorted(Path(r.source).parent.name for r in results) == ["grains", "lint", "message-lint", "sessions",
-                                                                  "sessions"]
+    assert sorted(Path(r.source).parent.name for r in results) == ["calculator", "grains", "lint", "message-lint",
+                                                                  "sessions", "sessions"]
 
 
 def test_markdown_of_no_aider_session_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
@@ -138,3 +139,19 @@ def test_a_session_keeps_its_id_while_the_history_grows_and_when_saved_mid_run(t
     mid.write_text(text[:text.index("Here's the *SEARCH/REPLACE* block")])  # committed during the first reply
     assert only(finished).trajectory_id == first
     assert only(mid).trajectory_id == first
+
+
+def test_a_replys_markdown_headings_are_no_user_input() -> None:
+    """Aider ends every line of the user's input with two spaces (``InputOutput.user_input``); a model's ``####``
+    heading has none, and stays in its reply."""
+    run = only(CALCULATOR)
+    assert not [p for p in run.metadata["user_prompts"] if "using **" in p], run.metadata["user_prompts"]
+    [answer] = [s for s in run.steps if s.thought and "styled-components" in s.thought]
+    assert "#### If you're using **npm**:" in answer.thought and "yarn add styled-components" in answer.thought
+
+
+def test_a_history_stripped_of_trailing_spaces_still_has_its_requests(tmp_path: Path) -> None:
+    """A repository whose hook strips trailing spaces loses aider's mark of input: every ``####`` line is then."""
+    stripped = tmp_path / HISTORY
+    stripped.write_text("\n".join(line.rstrip() for line in SESSIONS.read_text().splitlines()))
+    assert [r.task for r in runs(stripped)] == [r.task for r in runs(SESSIONS)]

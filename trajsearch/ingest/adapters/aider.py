@@ -61,6 +61,10 @@ RESULTS = ".aider.results.json"
 SIGNATURE = _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
 _BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+) with ([\w-]+) edit format")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
+#: A line of the user's input: aider ends each with two spaces (``InputOutput.user_input``, ``linebreak=True``), a
+#: blank one ``####   ``. A ``####`` heading of a model's reply ends as written; a history whose repository strips
+#: trailing spaces has no such mark left, and every ``####`` line is read as input there (:func:`_events`).
+_INPUT = re.compile(r"#### .*  |####\s*")
 _REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context|help)\s+(\S.*)", re.S)
 _RUN_COMMAND = re.compile(r"^/(run|test|!)\s*(.*)", re.S)
 _EDIT_REFUSED = re.compile(r"^(?:The LLM did not conform to the edit format\.|# \d+ SEARCH/REPLACE blocks? failed to "
@@ -182,7 +186,8 @@ def _events(lines: list[str]) -> list[tuple[str, str]]:
     """The session as aider wrote it: ``user`` (``####``), ``tool`` (``>``: aider's own output, a line each) and
     ``reply`` (the model's Markdown) pieces, in order (as ``split_chat_history_markdown`` splits it)."""
     events: list[tuple[str, str]] = []
-    for kind, group in groupby(map(_piece, lines), key=lambda piece: piece[0]):
+    marked = any(_INPUT.fullmatch(line) for line in lines if line.startswith("####"))
+    for kind, group in groupby((_piece(line, marked) for line in lines), key=lambda piece: piece[0]):
         texts = [text for _, text in group]
         if kind == "reply" and not any(k == "user" for k, _ in events):
             continue  # aider's own output went on unquoted (it quotes a message's first line only): the command
@@ -193,9 +198,11 @@ def _events(lines: list[str]) -> list[tuple[str, str]]:
     return events
 
 
-def _piece(line: str) -> tuple[str, str]:
-    """A line's kind and its text, without its mark and the Markdown line break aider appends."""
-    if line.startswith("#### ") or line == "####":
+def _piece(line: str, marked: bool) -> tuple[str, str]:
+    """A line's kind and its text, without its mark and the Markdown line break aider appends. Where the session
+    has aider's mark of input (``marked``: lines ending in two spaces), a ``####`` line without it is a heading of
+    the model's reply."""
+    if _INPUT.fullmatch(line) if marked else (line.startswith("#### ") or line.rstrip() == "####"):
         kind, text = "user", line[5:]
     elif line.startswith("> ") or line == ">":
         kind, text = "tool", line[2:]
