@@ -104,8 +104,8 @@ def test_a_folder_walk_reads_the_hidden_history_and_passes_the_results_over() ->
     results = list(read_inputs([AIDER]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     # preamble/aider.chat.md is no history by its name: named alone it is read (above), walked it is not
-    assert sorted(Path(r.source).parent.name for r in results) == ["calculator", "grains", "lint", "message-lint",
-                                                                  "sessions", "sessions"]
+    assert sorted(Path(r.source).parent.name for r in results) == ["architect", "calculator", "grains", "lint",
+                                                                  "message-lint", "sessions", "sessions"]
 
 
 def test_markdown_of_no_aider_session_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
@@ -155,3 +155,16 @@ def test_a_history_stripped_of_trailing_spaces_still_has_its_requests(tmp_path: 
     stripped = tmp_path / HISTORY
     stripped.write_text("\n".join(line.rstrip() for line in SESSIONS.read_text().splitlines()))
     assert [r.task for r in runs(stripped)] == [r.task for r in runs(SESSIONS)]
+
+
+def test_a_request_made_by_command_counts_once_and_an_architects_hand_off_is_no_request() -> None:
+    """``/code X`` runs X, which aider writes again as ``#### X``; in architect mode aider hands the architect's
+    reply to its editor model as the next ``####`` input (``ArchitectCoder.reply_completed``)."""
+    run = only(CALCULATOR)
+    assert run.task == "give me a quick summarized overview of this repo"
+    assert [p[:40] for p in run.metadata["user_prompts"]] == ["i want to add a dark/light mode switch o",
+                                                              "now I have: Module not found: Error: Can"]
+    architect = only(AIDER / "architect" / HISTORY)
+    assert architect.task.startswith("implement the program as defined in README.md.")
+    assert architect.metadata["user_prompts"] == [" ".join(architect.task.split())]  # asked twice; the plan is no ask
+    assert [s.action for s in architect.steps] == ["reply", "reply", "reply", "edit"]

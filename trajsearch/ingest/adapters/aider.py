@@ -97,7 +97,7 @@ class Session:
         writes each header after a blank line, which the session above it then gains (a grown history read again
         would store that session twice)."""
         events = self.events
-        end = next((n + 1 for n, (kind, text) in enumerate(events) if kind == "user" and _request(text)), len(events))
+        end = next((n + 1 for n, _ in _requests(events)), len(events))
         return hashlib.sha256(json.dumps([self.started, events[:end]]).encode()).hexdigest()[:12]
 
 
@@ -166,7 +166,7 @@ def _sessions(stream: Any) -> Iterator[tuple[str, Session]]:
 
 
 def _holds_a_run(events: list[tuple[str, str]]) -> bool:
-    return any(kind == "reply" or (kind == "user" and _request(text)) for kind, text in events)
+    return any(kind == "reply" for kind, _ in events) or bool(_requests(events))
 
 
 def _with_verdict(session: Session, path: Path) -> Session | dict[str, Any]:
@@ -209,6 +209,34 @@ def _piece(line: str, marked: bool) -> tuple[str, str]:
     else:
         kind, text = "reply", line
     return kind, text[:-2] if text.endswith("  ") else text
+
+
+def _requests(events: list[tuple[str, str]]) -> list[tuple[int, str]]:
+    """``(position, words)`` of each request the user made in a session, once: a command's words (``/code X``) are
+    the request, and aider's echo of them as it runs them (``#### X``; ``/help``'s ``# Question: X`` with the docs
+    it found) is passed over; so is an architect's reply, which aider hands its editor model as the next input
+    (``ArchitectCoder.reply_completed``, after ``Edit the files?`` or by itself)."""
+    found: list[tuple[int, str]] = []
+    echo: str | None = None  # the words the next input repeats if it is a command's echo
+    reply: str | None = None  # the reply just before
+    for position, (kind, text) in enumerate(events):
+        if kind == "reply":
+            reply = _flat(text)
+        if kind != "user":
+            continue
+        flat, expected, before, echo, reply = _flat(text), echo, reply, None, None
+        if expected is not None and (flat == expected or flat.startswith(f"# Question: {expected}")) \
+                or flat == before:
+            continue
+        if said := _request(text):
+            found.append((position, said))
+            echo = _flat(said) if text.startswith("/") else None
+    return found
+
+
+def _flat(text: str) -> str:
+    """Text as compared with its echo: aider rewrites each line of an input it echoes (two spaces appended)."""
+    return " ".join(text.split())
 
 
 def _request(text: str) -> str | None:
@@ -310,7 +338,7 @@ def _marked(report: list[str]) -> str | None:
 def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
     session, results = (record["session"], record["results"]) if isinstance(record, dict) else (record, None)
     events = session.events
-    requests = [said for kind, text in events if kind == "user" and (said := _request(text))]
+    requests = [said for _, said in _requests(events)]
     model = edit_format = version = None
     built = _Steps()
     for kind, text in events:
