@@ -12,7 +12,7 @@ import pytest
 
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import SideFile, read_dump, read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import MAX_STEPS, Outcome
 
 from adapter_support import only, runs
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
@@ -168,3 +168,15 @@ def test_a_request_made_by_command_counts_once_and_an_architects_hand_off_is_no_
     assert architect.task.startswith("implement the program as defined in README.md.")
     assert architect.metadata["user_prompts"] == [" ".join(architect.task.split())]  # asked twice; the plan is no ask
     assert [s.action for s in architect.steps] == ["reply", "reply", "reply", "edit"]
+
+
+def test_a_session_longer_than_the_step_limit_is_kept_to_it_not_rejected(tmp_path: Path) -> None:
+    """One session can be a whole history: read as a long CLI session is, its start and end and its errors."""
+    head = LINT.read_text().split("\nHere is the `mywc.py` file:")[0]
+    turn = "\nDone.\n\n> Applied edit to mywc.py  \n"
+    history = tmp_path / HISTORY
+    history.write_text(head + turn * MAX_STEPS + "\n> litellm.APIConnectionError: Ollama went away  \n")
+    run = only(history)
+    assert len(run.steps) <= MAX_STEPS and run.metadata["steps_truncated_from"] == 2 * MAX_STEPS + 1
+    assert run.steps[-1].error == "litellm.APIConnectionError: Ollama went away"
+    assert run.steps[-1].index == 2 * MAX_STEPS

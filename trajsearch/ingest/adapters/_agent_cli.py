@@ -597,7 +597,9 @@ def within_step_limit(steps: list[Any], metadata: dict[str, Any]) -> list[tuple[
 
 def _as_step(step: Any) -> Step:
     """A step as ``recoveries`` reads it (its action, arguments, output and error), unvalidated: the record may be
-    raw input, which building the trajectory validates later."""
+    raw input, which building the trajectory validates later, or a step an adapter built (aider's)."""
+    if isinstance(step, Step):
+        return step
     if not isinstance(step, dict):
         return Step.model_construct()
     action, observation, error = (step.get(k) for k in ("action", "observation", "error"))

@@ -20,7 +20,8 @@ Mapping, per session (one run):
   (``commit``), shell commands run (``shell``: a reply's suggested command the user ran, or ``/run``), ``/test``
   runs (``test``), the auto-linter's report (``lint``, its first finding the error); an edit refused
   ("did not conform to the edit format", "SEARCH/REPLACE block failed to match") is an ``edit`` step with that
-  error, as are provider errors (``litellm.*Error``) on a ``reply`` step;
+  error, as are provider errors (``litellm.*Error``) on a ``reply`` step; a session of more than ``MAX_STEPS``
+  (one session can be a whole history) keeps its start, its end and its errors (``within_step_limit``);
 - outcome: unknown (an interactive session says nothing of success), but for aider's benchmark harness
   (``benchmark/benchmark.py``), which writes ``.aider.results.json`` beside an exercise's history: its last
   session takes the verdict of ``tests_outcomes`` (passed on any try: ``True`` in the list) and its figures.
@@ -45,7 +46,7 @@ from typing import Any, Iterator
 from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
-from ._agent_cli import prompt_list
+from ._agent_cli import prompt_list, within_step_limit
 from ._common import Context, clip_step_text, clip_task, decisive_line, safe_id, short
 
 log = logging.getLogger(__name__)
@@ -356,6 +357,9 @@ def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
             built.tool(text)
     if built.lint is not None:
         built.close_lint()
+    metadata = {k: v for k, v in {"edit_format": edit_format, "user_prompts": prompt_list(requests[1:]) or None,
+                                  "session_line": session.line}.items() if v is not None}
+    steps = [step for _, step in within_step_limit(built.steps, metadata)]  # one session may be a whole history
     fields: dict[str, Any] = dict(
         trajectory_id=safe_id(f"aider.{session.started.replace(' ', 'T')}.{session.digest}"),
         tenant=ctx.tenant,
@@ -363,9 +367,8 @@ def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
         created_at=_created(session.started),
         model_id=model,
         tool_versions={"aider": version} if version else {},
-        steps=built.steps,
-        metadata={k: v for k, v in {"edit_format": edit_format, "user_prompts": prompt_list(requests[1:]) or None,
-                                    "session_line": session.line}.items() if v is not None},
+        steps=steps,
+        metadata=metadata,
     )
     if results is not None:
         fields |= _verdict(results, fields)
