@@ -180,3 +180,13 @@ def test_a_session_longer_than_the_step_limit_is_kept_to_it_not_rejected(tmp_pat
     assert len(run.steps) <= MAX_STEPS and run.metadata["steps_truncated_from"] == 2 * MAX_STEPS + 1
     assert run.steps[-1].error == "litellm.APIConnectionError: Ollama went away"
     assert run.steps[-1].index == 2 * MAX_STEPS
+
+
+def test_a_history_quoting_another_formats_json_line_is_still_aiders(tmp_path: Path) -> None:
+    """A reply's code block may hold a line of JSON another format is told by (a project that works on agents):
+    a file that opens with aider's header is aider's."""
+    quoting = tmp_path / HISTORY
+    quoting.write_text(LINT.read_text().replace("Here is the `mywc.py` file:\n", "Here is the `mywc.py` file:\n"
+                                                '```json\n{"task_id": 3, "traj": [{"role": "user"}]}\n```\n', 1))
+    assert detect_format(quoting) == "aider"
+    assert '{"task_id": 3, "traj"' in only(quoting).steps[0].thought

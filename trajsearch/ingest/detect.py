@@ -6,7 +6,8 @@ whole, up to ``WHOLE_PARSE_BYTES``; in JSON Lines whose first line names no form
 on the next lines, for the formats read record by record), an optional ``SIGNATURE`` regex searched in the
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
-the content says nothing (a bare message list in ``*.traj.json``).
+the content says nothing (a bare message list in ``*.traj.json``). A text format's ``HEAD`` (a regex matched at
+the file's start) is asked before all of them.
 """
 
 from __future__ import annotations
@@ -197,6 +198,13 @@ def _by_signature(head: str) -> str | None:
     spans = spans_envelope(head)
     return next((name for name, mod in ADAPTERS.items() if (not spans or is_grouped(name))
                  and getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
+
+
+def _by_head(head: str) -> str | None:
+    """The format whose ``HEAD`` the file opens with: a text format's own first line, which no JSON file holds, told
+    before any record (a JSON line an aider history quotes in a reply is no run of that line's format)."""
+    return next((name for name, mod in ADAPTERS.items()
+                 if (pattern := getattr(mod, "HEAD", None)) is not None and pattern.match(head)), None)
 
 
 def _by_suffix(name: str) -> str | None:
@@ -514,6 +522,8 @@ def detect_format(path: str | Path) -> str:
             raise SideFile(f"{p}: no run in this file: {what}")
         raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)
+    if fmt := _by_head(head):
+        return fmt
     record = first_record(p, head)
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")

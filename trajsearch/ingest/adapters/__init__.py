@@ -13,7 +13,9 @@ entry in ``ADAPTERS``. A module exposes:
   their format by that name, or by ``archive_members(names)`` of a zip otherwise
   named, before it refuses other archives); optionally ``read_text(path)``, the
   same for a file of its format that is no JSON (Aider's Markdown chat history,
-  told by ``SIGNATURE`` or ``walked_file``); optionally ``not_a_run(record)``,
+  told by ``SIGNATURE``; ``walked_file`` has a walk take it), with optionally
+  ``HEAD``, a regex matched at a file's start that names the format before any
+  record is looked for (a JSON line the history quotes names none); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
   headless tool's final result, an event stream without the prompt), for the
   error that names an unrecognised file; optionally ``side_file(record)``, what a

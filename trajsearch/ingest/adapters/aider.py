@@ -60,6 +60,9 @@ RESULTS = ".aider.results.json"
 #: detection (``SIGNATURE``): aider writes a blank line and the header first, but a script may have put notes on
 #: top (a project's prompt, 16 lines of it in a real one).
 SIGNATURE = _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
+#: What a history aider wrote opens with (a blank line, then a header: no JSON file does): it is told by that before
+#: any line of JSON in it is taken for a record (a reply quoting another format's line in a code block).
+HEAD = re.compile(r"\s*" + _HEADER.pattern[1:], re.M)
 _BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+) with ([\w-]+) edit format")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
 #: A line of the user's input: aider ends each with two spaces (``InputOutput.user_input``, ``linebreak=True``), a
