@@ -190,3 +190,18 @@ def test_a_history_quoting_another_formats_json_line_is_still_aiders(tmp_path: P
                                                 '```json\n{"task_id": 3, "traj": [{"role": "user"}]}\n```\n', 1))
     assert detect_format(quoting) == "aider"
     assert '{"task_id": 3, "traj"' in only(quoting).steps[0].thought
+
+
+def test_a_failed_test_run_and_a_failed_auto_test_are_errors(tmp_path: Path) -> None:
+    """``/test`` (and ``--auto-test`` after an edit) adds the output to the chat only when the tests fail
+    (``Commands.cmd_run(add_on_nonzero_exit=True)``); auto-test then asks to fix them. The lines as aider's
+    io.py writes them after the real lint session: no real file with either was found."""
+    history = tmp_path / HISTORY
+    history.write_text(LINT.read_text() + "> Added 7 lines of output to the chat.  \n"
+                       "> Attempt to fix test errors? (Y)es/(N)o [Yes]: n  \n\n"
+                       "#### /test python -m pytest -q  \n> Added 12 lines of output to the chat.  \n")
+    *_, edit, auto, manual = only(history).steps
+    assert edit.action == "edit" and edit.error is None
+    assert (auto.action, auto.error) == ("test", "tests failed (7 lines of output)")
+    assert (manual.action, manual.arguments, manual.error) == ("test", {"command": "python -m pytest -q"},
+                                                               "tests failed (12 lines of output)")

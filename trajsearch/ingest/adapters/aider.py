@@ -18,9 +18,11 @@ Mapping, per session (one run):
   ``Aider v`` lines;
 - steps: each reply (``reply``, its text the thought), the files an edit applied (``edit``), commits
   (``commit``), shell commands run (``shell``: a reply's suggested command the user ran, or ``/run``), ``/test``
-  runs (``test``), the auto-linter's report (``lint``, its first finding the error); an edit refused
-  ("did not conform to the edit format", "SEARCH/REPLACE block failed to match") is an ``edit`` step with that
-  error, as are provider errors (``litellm.*Error``) on a ``reply`` step; a session of more than ``MAX_STEPS``
+  runs (``test``; one that failed, as a failed ``--auto-test`` after an edit, has the error "tests failed (N lines
+  of output)": aider adds the output to the chat only then), the auto-linter's report (``lint``, its first
+  finding the error); an edit refused ("did not conform to the edit format", "SEARCH/REPLACE block failed to
+  match") is an ``edit`` step with that error, as are provider errors (``litellm.*Error``) on a ``reply`` step;
+  a session of more than ``MAX_STEPS``
   (one session can be a whole history) keeps its start, its end and its errors (``within_step_limit``);
 - outcome: unknown (an interactive session says nothing of success), but for aider's benchmark harness
   (``benchmark/benchmark.py``), which writes ``.aider.results.json`` beside an exercise's history: its last
@@ -79,6 +81,9 @@ _LINT_RUNNING = re.compile(r"^## Running: (.+)")
 #: (``benchmark/prompts.py``, ``test_failures``).
 _TEST_FAILURES = "See the testing errors above."
 _MARKED = re.compile(r"^(\d+)█(.*)$")
+#: What ``/test`` (``cmd_run(add_on_nonzero_exit=True)``) writes only when the tests failed; ``/run`` when the user
+#: chose to add the output.
+_OUTPUT_ADDED = re.compile(r"^Added (\d+ lines?) of output to the chat\.")
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 
@@ -264,6 +269,7 @@ class _Steps:
     def __init__(self) -> None:
         self.steps: list[Step] = []
         self.lint: list[str] | None = None  # the lint report being read
+        self.added: str | None = None  # a failed auto-test's "Added N lines of output", before aider asks to fix it
 
     def add(self, action: str, **fields: Any) -> Step:
         for name in ("thought", "observation", "error"):
@@ -309,13 +315,25 @@ class _Steps:
             self.fail_last("commit", text)
         elif text.startswith("Running "):
             self.add("shell", arguments={"command": text[len("Running "):]})
-        elif text.startswith("Added ") and text.endswith("of output to the chat.") and self.steps \
-                and self.steps[-1].action in ("shell", "test"):
-            self.steps[-1] = self.steps[-1].model_copy(update={"observation": text})
+        elif _OUTPUT_ADDED.match(text):
+            self.output_added(text)
+        elif text.startswith("Attempt to fix test errors?"):  # --auto-test after an edit: no command is written
+            self.add("test", observation=self.added, error=_tests_failed(self.added))
+            self.added = None
         elif _EDIT_REFUSED.match(text):
             self.fail_last("edit", text)
         elif _PROVIDER_ERROR.match(text):
             self.fail_last("reply", short(text, 2000, keep="head"))
+
+    def output_added(self, text: str) -> None:
+        """A command's output aider added to the chat: a ``/run``'s the user chose to add, a ``/test``'s because
+        the tests failed, or (after no command) a failed auto-test's, whose question follows."""
+        last = self.steps[-1] if self.steps else None
+        if last is not None and last.action in ("shell", "test"):
+            failed = {"error": _tests_failed(text)} if last.action == "test" else {}
+            self.steps[-1] = last.model_copy(update={"observation": text, **failed})
+        else:
+            self.added = text
 
     def close_lint(self) -> None:
         report, self.lint = self.lint or [], None
@@ -325,6 +343,12 @@ class _Steps:
                    if command else _marked(report)) or "lint errors"
         self.add("lint", arguments={"command": command} if command else None, error=finding,
                  observation="\n".join(report).strip())
+
+
+def _tests_failed(added: str | None) -> str:
+    """The error of a failed test run: how much output it gave, the test output itself being kept out of the file."""
+    said = _OUTPUT_ADDED.match(added or "")
+    return f"tests failed ({said.group(1)} of output)" if said else "tests failed"
 
 
 def _marked(report: list[str]) -> str | None:
