@@ -205,3 +205,14 @@ def test_a_failed_test_run_and_a_failed_auto_test_are_errors(tmp_path: Path) -> 
     assert (auto.action, auto.error) == ("test", "tests failed (7 lines of output)")
     assert (manual.action, manual.arguments, manual.error) == ("test", {"command": "python -m pytest -q"},
                                                                "tests failed (12 lines of output)")
+
+
+def test_aiders_input_and_llm_logs_are_passed_over_naming_the_history_beside_them() -> None:
+    """``.aider.input.history`` (the prompt's line history) and ``.aider.llm.history`` (``--llm-history-file``)
+    sit beside the chat history in real repositories; named alone they say where the runs are."""
+    for name, what in ((".aider.input.history", "aider's history of the lines typed"),
+                       (".aider.llm.history", "aider's log of the messages it sent the model")):
+        with pytest.raises(SideFile, match=f"{what}.*{HISTORY} beside it"):
+            detect_format(AIDER / "calculator" / name)
+        with pytest.raises(SideFile, match=what):  # forced: a side file named alone, as the CLI says of any
+            list(read_inputs([AIDER / "calculator" / name], fmt="aider"))

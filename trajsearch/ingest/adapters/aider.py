@@ -58,6 +58,9 @@ NAME = "aider"
 HISTORY = ".aider.chat.history.md"
 #: What aider's benchmark harness writes beside an exercise's history.
 RESULTS = ".aider.results.json"
+#: aider's other logs beside its history, by their default names: no run in either.
+_LOGS = {".aider.input.history": "aider's history of the lines typed at its prompt (--input-history-file)",
+         ".aider.llm.history": "aider's log of the messages it sent the model and got back (--llm-history-file)"}
 #: A session's header (``InputOutput.__init__``), its start time (local) in the group. Searched in a file's head for
 #: detection (``SIGNATURE``): aider writes a blank line and the header first, but a script may have put notes on
 #: top (a project's prompt, 16 lines of it in a real one).
@@ -117,9 +120,9 @@ def matches(record: Any) -> bool:
 
 def walked_file(path: Path) -> bool:
     """The adapter hook (see ``adapters/__init__``): the history where aider writes it, a hidden ``.md``; and the
-    benchmark's results beside it, hidden too, which the walk then passes over as what they are (``side_file``)
-    rather than count among files left unread."""
-    return path.name in (HISTORY, RESULTS)
+    benchmark's results and aider's other logs beside it, hidden too, which the walk then passes over as what
+    they are (``side_file``, ``side_path``) rather than count among files left unread."""
+    return path.name in (HISTORY, RESULTS, *_LOGS)
 
 
 def read_with(path: Path) -> tuple[Path, ...]:
@@ -133,6 +136,12 @@ def side_file(record: Any) -> str | None:
         return (f"aider's benchmark results of one exercise ({RESULTS}); its verdict is read with the {HISTORY} "
                 f"beside it: ingest that file or the exercise's folder")
     return None
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """aider's input history or LLM log, by name: the runs are in the chat history beside it."""
+    what = _LOGS.get(path.name)
+    return f"{what}; its runs are in the {HISTORY} beside it" if what else None
 
 
 def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
