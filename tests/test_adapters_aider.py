@@ -216,3 +216,17 @@ def test_aiders_input_and_llm_logs_are_passed_over_naming_the_history_beside_the
             detect_format(AIDER / "calculator" / name)
         with pytest.raises(SideFile, match=what):  # forced: a side file named alone, as the CLI says of any
             list(read_inputs([AIDER / "calculator" / name], fmt="aider"))
+
+
+def test_the_model_of_an_old_banner_is_read(tmp_path: Path) -> None:
+    """Banners of aider 0.14 (``Model: gpt-4``) and 0.19 (``... using udiff edit format``), as real 2023 histories
+    in the code index write them."""
+    history = tmp_path / HISTORY
+    history.write_text("\n# aider chat started at 2023-10-01 23:06:04\n\n> Aider v0.14.1  \n> Model: gpt-4  \n\n"
+                       "#### Hello!  \n\nHello! How can I assist you today?\n\n"
+                       "\n# aider chat started at 2023-12-30 11:20:27\n\n> Aider v0.19.1  \n"
+                       "> Model: gpt-4-1106-preview using udiff edit format  \n\n#### Create the game \"Pentago\".  \n"
+                       "\nOk.\n")
+    old, newer = runs(history)
+    assert (old.model_id, old.tool_versions, "edit_format" in old.metadata) == ("gpt-4", {"aider": "0.14.1"}, False)
+    assert (newer.model_id, newer.metadata["edit_format"]) == ("gpt-4-1106-preview", "udiff")
