@@ -230,3 +230,10 @@ def test_the_model_of_an_old_banner_is_read(tmp_path: Path) -> None:
     old, newer = runs(history)
     assert (old.model_id, old.tool_versions, "edit_format" in old.metadata) == ("gpt-4", {"aider": "0.14.1"}, False)
     assert (newer.model_id, newer.metadata["edit_format"]) == ("gpt-4-1106-preview", "udiff")
+
+
+def test_the_summary_counts_the_sessions_passed_over(newcomer) -> None:  # noqa: F811
+    """Started and quit: neither a run nor a rejection, so the summary says how many (``PassedOver``)."""
+    code, out, err = run_cli("ingest", "--dry-run", str(AIDER / "interrupted" / HISTORY))
+    assert code == 0, out + err
+    assert "format aider; runs 0; rejected 0; passed over 3 session(s): no request and no reply" in out + err, out + err

@@ -1200,10 +1200,11 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
         if error is None:
             try:
                 trajectory, error = _convert(fmt, lambda: adapter.to_trajectory(record, ctx))
-            except PassedOver as exc:  # a record that holds no run and nothing wrong (a copy of a run read elsewhere)
-                log.info("passed over %s, %s: %s", source, position, exc.detail)
-                if options.passed_over is not None:
-                    options.passed_over.add(source, fmt, "line", exc.reason)
+            except PassedOver as exc:  # no run and nothing wrong (an aider session started and quit): counted
+                log.info("passed over %s: %s: %s", source, position, exc.detail)
+                if options.passed_over is not None and (options.keep is None
+                                                        or options.keep(error_key(source, position))):
+                    options.passed_over.add(source, fmt, exc.unit, exc.reason)
                 continue
         parsed = Parsed(source, position, trajectory=trajectory, error=error, fmt=fmt, unit=unit.key,
                         seq=seq - 1, cursor=after)

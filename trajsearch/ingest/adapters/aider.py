@@ -49,7 +49,7 @@ from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
 from ._agent_cli import prompt_list, within_step_limit
-from ._common import Context, clip_step_text, clip_task, decisive_line, safe_id, short
+from ._common import Context, PassedOver, clip_step_text, clip_task, decisive_line, safe_id, short
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,8 @@ _MARKED = re.compile(r"^(\d+)█(.*)$")
 #: What ``/test`` (``cmd_run(add_on_nonzero_exit=True)``) writes only when the tests failed; ``/run`` when the user
 #: chose to add the output.
 _OUTPUT_ADDED = re.compile(r"^Added (\d+ lines?) of output to the chat\.")
+#: Why a session holds no run (launched, then quit or interrupted: ``/add`` and Ctrl-C), as the summary counts it.
+_STARTED_AND_QUIT = "no request and no reply"
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 
@@ -146,7 +148,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The sessions of a history, ``(position, session, error, None)`` each, read line by line; the benchmark's
-    verdict joins the last. Empty sessions are passed over (logged at info)."""
+    verdict joins the last that holds a run (an empty one is passed over in ``to_trajectory``)."""
     last: tuple[str, Session] | None = None
     found = False
     try:
@@ -154,7 +156,7 @@ def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
             for position, session in _sessions(stream):
                 found = True
                 if not _holds_a_run(session.events):
-                    log.info("%s: %s: an aider session with no request and no reply, passed over", path, position)
+                    yield position, session, None, None
                     continue
                 if last is not None:
                     yield last[0], last[1], None, None
@@ -375,6 +377,8 @@ def _marked(report: list[str]) -> str | None:
 def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
     session, results = (record["session"], record["results"]) if isinstance(record, dict) else (record, None)
     events = session.events
+    if not _holds_a_run(events):
+        raise PassedOver(_STARTED_AND_QUIT, f"an aider session with {_STARTED_AND_QUIT}", unit="session")
     requests = [said for _, said in _requests(events)]
     model = edit_format = version = None
     built = _Steps()

@@ -927,7 +927,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         return _sdk_trajectory(sdk.page_order([e for e in record if sdk.is_event(e)])[0], {}, {}, ctx)
     if _is_eval_output(record) and (copied := attempts.copied_from(record, ctx.source)) is not None:
         raise PassedOver("a copy of an attempt file's line", f"instance {record['instance_id']}: the runner's copy "
-                         f"of its line in {copied.name}, where its run is read")
+                         f"of its line in {copied.name}, where its run is read", unit="line")
     archived = None
     if _is_eval_output(record) and not record["history"] or _skipped(record):
         try:
