@@ -22,8 +22,8 @@ Mapping, per session (one run):
   of output)": aider adds the output to the chat only then), the auto-linter's report (``lint``, its first
   finding the error); an edit refused ("did not conform to the edit format", "SEARCH/REPLACE block failed to
   match") is an ``edit`` step with that error, as are provider errors (``litellm.*Error``) on a ``reply`` step;
-  a session of more than ``MAX_STEPS``
-  (one session can be a whole history) keeps its start, its end and its errors (``within_step_limit``);
+  a session of more than ``MAX_STEPS`` (one session can be a whole history) keeps its start, its end and its
+  errors (``within_step_limit``);
 - outcome: unknown (an interactive session says nothing of success), but for aider's benchmark harness
   (``benchmark/benchmark.py``), which writes ``.aider.results.json`` beside an exercise's history: its last
   session takes the verdict of ``tests_outcomes`` (passed on any try: ``True`` in the list) and its figures.
@@ -94,10 +94,12 @@ _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 @dataclass
 class Session:
-    """One session: where it starts, its lines as the file holds them, and their digest."""
+    """One session: where it starts, its lines as the file holds them, and their digest; the last of a benchmark
+    exercise's history, with the ``.aider.results.json`` aider's harness wrote beside it."""
     started: str
     line: int
     lines: list[str] = field(default_factory=list)
+    results: dict[str, Any] | None = None
 
     @cached_property
     def events(self) -> list[tuple[str, str]]:
@@ -189,7 +191,7 @@ def _holds_a_run(events: list[tuple[str, str]]) -> bool:
     return any(kind == "reply" for kind, _ in events) or bool(_requests(events))
 
 
-def _with_verdict(session: Session, path: Path) -> Session | dict[str, Any]:
+def _with_verdict(session: Session, path: Path) -> Session:
     """The last session of a benchmark exercise's history, with the results aider's harness wrote beside it."""
     results = path.with_name(RESULTS)
     if path.name != HISTORY or not results.is_file():
@@ -199,7 +201,9 @@ def _with_verdict(session: Session, path: Path) -> Session | dict[str, Any]:
     except (OSError, ValueError) as exc:
         log.warning("%s: not read (%s): the run's outcome stays unknown", results, exc)
         return session
-    return {"session": session, "results": verdict} if isinstance(verdict, dict) else session
+    if isinstance(verdict, dict):
+        session.results = verdict
+    return session
 
 
 def _events(lines: list[str]) -> list[tuple[str, str]]:
@@ -210,8 +214,8 @@ def _events(lines: list[str]) -> list[tuple[str, str]]:
     for kind, group in groupby((_piece(line, marked) for line in lines), key=lambda piece: piece[0]):
         texts = [text for _, text in group]
         if kind == "reply" and not any(k == "user" for k, _ in events):
-            continue  # aider's own output went on unquoted (it quotes a message's first line only): the command
-            # line it echoes with a multi-line --message; the model replies to a request only
+            continue  # aider's own output went on unquoted (tool_output quotes a message's first line only): the
+            # command line it echoes with a multi-line --message; the model replies to a request only
         for text in (texts if kind == "tool" else ["\n".join(texts)]):
             if text.strip():
                 events.append((kind, text.strip()))
@@ -374,8 +378,7 @@ def _marked(report: list[str]) -> str | None:
     return None
 
 
-def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
-    session, results = (record["session"], record["results"]) if isinstance(record, dict) else (record, None)
+def to_trajectory(session: Session, ctx: Context) -> Trajectory:
     events = session.events
     if not _holds_a_run(events):
         raise PassedOver(_STARTED_AND_QUIT, f"an aider session with {_STARTED_AND_QUIT}", unit="session")
@@ -410,8 +413,8 @@ def to_trajectory(record: Session | dict[str, Any], ctx: Context) -> Trajectory:
         steps=steps,
         metadata=metadata,
     )
-    if results is not None:
-        fields |= _verdict(results, fields)
+    if session.results is not None:
+        fields |= _verdict(session.results, fields)
     return Trajectory(**fields)
 
 
