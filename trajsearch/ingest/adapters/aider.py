@@ -38,8 +38,7 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from itertools import groupby
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,17 +93,13 @@ _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
 
 @dataclass
 class Session:
-    """One session: where it starts, its lines as the file holds them, and their digest; the last of a benchmark
-    exercise's history, with the ``.aider.results.json`` aider's harness wrote beside it."""
+    """One session: where it starts and its pieces (see :func:`_events`, split once: whether it holds a run asks
+    them, its id and its reading; its lines are let go); the last of a benchmark exercise's history, with the
+    ``.aider.results.json`` aider's harness wrote beside it."""
     started: str
     line: int
-    lines: list[str] = field(default_factory=list)
+    events: list[tuple[str, str]]
     results: dict[str, Any] | None = None
-
-    @cached_property
-    def events(self) -> list[tuple[str, str]]:
-        """Its pieces (see :func:`_events`), split once: whether it holds a run asks them, and its reading."""
-        return _events(self.lines)
 
     @property
     def digest(self) -> str:
@@ -174,17 +169,18 @@ def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
 
 def _sessions(stream: Any) -> Iterator[tuple[str, Session]]:
     """The sessions of a history stream; what precedes the first header (a note a user wrote on top) is left out."""
-    session: Session | None = None
+    header: tuple[str, int] | None = None  # the start time and line of the session being read
+    lines: list[str] = []
     for number, raw in enumerate(stream, 1):
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        if header := _HEADER.match(line):
-            if session is not None:
-                yield f"line {session.line}", session
-            session = Session(header.group(1), number)
-        elif session is not None:
-            session.lines.append(line)
-    if session is not None:
-        yield f"line {session.line}", session
+        if said := _HEADER.match(line):
+            if header is not None:
+                yield f"line {header[1]}", Session(*header, _events(lines))
+            header, lines = (said.group(1), number), []
+        elif header is not None:
+            lines.append(line)
+    if header is not None:
+        yield f"line {header[1]}", Session(*header, _events(lines))
 
 
 def _holds_a_run(events: list[tuple[str, str]]) -> bool:
