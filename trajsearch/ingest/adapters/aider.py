@@ -67,7 +67,8 @@ SIGNATURE = _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\
 #: What a history aider wrote opens with (a blank line, then a header: no JSON file does): it is told by that before
 #: any line of JSON in it is taken for a record (a reply quoting another format's line in a code block).
 HEAD = re.compile(r"\s*" + _HEADER.pattern[1:], re.M)
-_BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: (?:with|using) ([\w-]+) edit format)?")  # 0.14: no format; 0.19: using
+#: The banner's model: ``Main model: X with Y edit format`` (0.19: ``using``; 0.14: ``Model: X``, no format).
+_BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: (?:with|using) ([\w-]+) edit format)?")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
 #: A line of the user's input: aider ends each with two spaces (``InputOutput.user_input``, ``linebreak=True``), a
 #: blank one ``####   ``. A ``####`` heading of a model's reply ends as written; a history whose repository strips
