@@ -653,7 +653,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                         unknown.append(p)
             return False
         # a file an adapter walks may be hidden itself (.aider.chat.history.md): only its folders are asked
-        own = parts[:-1] if any(mod.walked_file(p) for mod in walkers) else parts
+        inside = p.relative_to(root).parts
+        own = inside[:-1] if any(mod.walked_file(p) for mod in walkers) else inside
         if (part := _hidden_part(own, walked)) is not None:
             if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
                 hidden.setdefault(part, set()).add(_identity(p))
