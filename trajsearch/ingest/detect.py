@@ -38,6 +38,7 @@ from .sources import (
     compression,
     decompressed,
     is_jsonl,
+    document_head,
     is_zip,
     json_items,
     open_dump,
@@ -107,10 +108,21 @@ def first_record(path: Path, head: str) -> Any:
     if text.startswith("["):
         return _first_array_item(path)
     if pretty_printed(text):
+        if listed := _listed_runs(head):
+            return document_head(path, listed)
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
     if text.startswith("{") and "\n" not in text and _peek_full(head) and not spans_envelope(text):
         return _first_long_line(path)  # the peek ended inside the first line
     return parse(text.split("\n", 1)[0])[0]
+
+
+def _listed_runs(head: str) -> str | None:
+    """The member listing the runs of a document whose head shows a format that streams them (its adapter's
+    ``LISTED_RUNS`` and ``SIGNATURE``: an Inspect AI JSON log's ``samples``): such a document is judged by the members
+    before that list, read alone, where parsing it whole held the document (up to 64 MB: some 350 MB) in memory
+    that its reader no longer needs."""
+    return next((mod.LISTED_RUNS for mod in ADAPTERS.values()
+                 if getattr(mod, "LISTED_RUNS", None) and mod.SIGNATURE.search(head)), None)
 
 
 #: How many lines after the first detection reads of a JSON Lines file whose first line names no format.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -1169,16 +1170,36 @@ def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
     if not getattr(adapter, "WHOLE_FILE", False):
         return sources.records(path, cursor, on_bytes)
 
-    def whole() -> Iterator[Record]:
-        document, errors = sources.whole_document(path, on_bytes)
+    def whole(given: int = 0, report: OnBytes = on_bytes) -> Iterator[Record]:
+        document, errors = sources.whole_document(path, report)
         yield from errors
         if document is not None:
             try:
-                for position, record in _split(adapter, document):
+                for position, record in itertools.islice(_split(adapter, document), given, None):
                     yield position, record, None, None
             except RecordError as exc:
                 yield "file", None, str(exc), None
 
+    reported = 0
+
+    def counted(size: int) -> None:
+        nonlocal reported
+        reported += size
+        if on_bytes is not None:
+            on_bytes(size)
+
+    if hasattr(adapter, "read_streamed") and (streamed := adapter.read_streamed(path, counted)) is not None:
+        def streamed_then_whole(records: Iterator[Record]) -> Iterator[Record]:
+            """The runs streamed, or, past a value the streaming parser refuses but a whole read takes (NaN, or
+            damage, which the whole read then names), the runs after those given from a whole read."""
+            try:
+                yield from records
+            except sources.Unstreamable as exc:
+                yield from whole(exc.given, None)
+                if on_bytes is not None and _size(path) > reported:  # the bytes the streaming parser did not report
+                    on_bytes(_size(path) - reported)
+
+        return streamed_then_whole(streamed), False
     return whole(), False
 
 

@@ -24,7 +24,10 @@ value, error, cursor)`` per record and never stops at a bad one.
   after another (what OpenTelemetry's ``ConsoleSpanExporter`` prints) are one
   record each.
 - :func:`whole_document` gives a file as one value (a JSON document, or the
-  list of its lines' values) for formats where a file is one run.
+  list of its lines' values) for formats where a file is one run;
+  :func:`listed_items` the items of one list of a big document (an Inspect AI
+  JSON log's ``samples``) one at a time, :func:`document_value` a small value
+  beside it (the log's ``eval``), read no further than its end.
 - :class:`ZipMembers` reads a zip archive's members one at a time (stored,
   deflated or Zstandard: Inspect AI's ``.eval`` logs), from its central
   directory, or from the members' own headers when a cut-short archive lost it.
@@ -776,6 +779,68 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
 
 #: What ijson says of a file that ends inside its array: its C parser, its pure-Python one (see :func:`json_items`).
 _CUT_SHORT = ("premature EOF", "Incomplete ")
+
+
+def document_value(path: Path, key: str) -> Any:
+    """The value of ``key`` at the top of a JSON document, read no further than its end (an Inspect AI JSON log's
+    ``eval``, before its samples); None where the file holds no such key or is not read so (not JSON, a list)."""
+    try:
+        with Source(path) as src:
+            return next(json_items(src, key), None)
+    except Exception:  # ijson.JSONError, a byte not UTF-8, a broken stream: the whole read says why
+        return None
+
+
+def document_head(path: Path, before: str) -> dict[str, Any] | None:
+    """The members of a JSON document's top-level object that come before its member ``before`` (an Inspect AI JSON
+    log's header, before its ``samples``), read no further: what detection judges such a log by, where parsing the
+    document whole held it all in memory. None where the file is no object, or is not read so (malformed)."""
+    builder = ijson.ObjectBuilder()
+    try:
+        with Source(path) as src:
+            for prefix, event, value in ijson.parse(_json_text(src, 0), use_float=True):
+                if prefix == "" and (event == "end_map" or (event == "map_key" and value == before)):
+                    break
+                if prefix == "" and event not in ("start_map", "map_key"):
+                    return None  # a list or a scalar at the top
+                builder.event(event, value)
+    except Exception:  # ijson.JSONError, a byte not UTF-8, a broken stream: the reader says why
+        return None
+    head = getattr(builder, "value", None)
+    return head if isinstance(head, dict) else None
+
+
+class Unstreamable(Exception):
+    """The streaming parser refused a value that a whole read takes (``NaN``, ``Infinity``: Python's json writes and
+    reads them, ijson does not), after ``given`` items: the caller reads the file whole, those items passed over."""
+
+    def __init__(self, given: int, why: Exception) -> None:
+        super().__init__(f"not streamed after item {given}: {why}")
+        self.given = given
+
+
+def listed_items(path: Path, key: str, on_bytes: OnBytes = None) -> Iterator[tuple[Any, str | None]]:
+    """``(item, None)`` for each item of the list under ``key`` at the top of a JSON document (an Inspect AI JSON
+    log's ``samples``), one at a time: memory holds one item, where a whole read holds the document (an 84 MB log:
+    388 MB). A file cut short or damaged gives its items before the break, then ``(None, why)``; a value the parser
+    refuses but a whole read takes raises :class:`Unstreamable`. No item: the list is empty, absent or null."""
+    given = 0
+    try:
+        with Source(path, on_bytes) as src:
+            for item in json_items(src, f"{key}.item"):
+                given += 1
+                yield item, (TOO_DEEP if depth(item, MAX_DEPTH) > MAX_DEPTH else None)
+                src.report()
+    except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
+        yield None, GONE
+    except GZIP_ERRORS as exc:
+        yield None, stream_fault(exc, path, f" stream after item {given}")
+    except UnicodeDecodeError as exc:
+        yield None, f"not UTF-8 text after item {given}: {exc.reason}"
+    except Exception as exc:  # ijson.JSONError and its incomplete-input variant
+        if not any(words in str(exc) for words in _CUT_SHORT):
+            raise Unstreamable(given, exc) from exc
+        yield None, f"cut short: the file ends inside item {given + 1} ({str(exc).splitlines()[0]})"
 _ARRAY_CUT_SHORT = "malformed JSON: cut short: the record ends inside its JSON value"
 
 

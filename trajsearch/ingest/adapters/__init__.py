@@ -51,7 +51,14 @@ entry in ``ADAPTERS``. A module exposes:
   copy of a run read from another file). With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
-  ``(position, record)`` per run in it. Optionally ``file_hints(records)``
+  ``(position, record)`` per run in it; optionally ``read_streamed(path,
+  on_bytes)``, the runs of a big single document one at a time instead
+  (``(position, record, error, None)``; None for a file it does not stream:
+  read whole), which may raise ``sources.Unstreamable`` where the streaming
+  parser refuses what a whole read takes (NaN): the runs after those it gave
+  are then split from the whole document (Inspect AI's JSON log); with it,
+  ``LISTED_RUNS``, the member that lists them: a document whose head its
+  ``SIGNATURE`` matches is detected by the members before that one. Optionally ``file_hints(records)``
   reads a file's records once before any is converted and returns what the
   file says of them all (``ctx.hints``; e.g. the one tau-bench domain of a
   results file, for a crashed run that shows none); optionally

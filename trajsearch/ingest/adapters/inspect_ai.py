@@ -1,22 +1,23 @@
 """``inspect-ai``: Inspect AI evaluation logs (``.eval`` archives and JSON logs), one run per sample and epoch.
 
 Records (``inspect_ai/log/_log.py``): an ``EvalLog``, ``{"version", "status", "eval", "plan", "results", "stats",
-"samples": [EvalSample]}``, as ``--log-format json`` writes it; an ``.eval`` log, Inspect's default, a zip archive
-of the same pieces (``inspect_ai/log/_recorders/eval.py``): ``header.json`` (the log without its samples; written
-last, so an eval still running or killed has only ``_journal/start.json``, ``{"version", "eval", "plan"}``) and one
-``samples/<id>_epoch_<n>.json`` per sample, read one at a time (stored, deflated or, since 2025, Zstandard members;
-an archive cut short keeps the samples before the cut, then says what was lost); or one ``EvalSample`` alone (a
-member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``, ``input`` (a string or chat messages),
-``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant`` with ``tool_calls`` ``[{"id",
-"function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error`` ``{"type", "message"}``;
-content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``), ``scores`` (``{scorer:
-{"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error`` (``{"message", "traceback"}``:
-what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time, ... limit that halted it),
-``events`` (tool events give a call's start and end; ``transcript.events`` in some 2024 logs), ``uuid`` (Inspect
-0.3.70+), ``started_at`` and ``attachments`` (text kept once, referenced as ``attachment://<hash>``; resolved here).
-An archive unzipped is read from its ``samples/``, its other members passed over (``side_path``), as are the
-manifests ``inspect eval-set`` writes beside its logs (``eval-set.json``, ``logs.json``: ``side_file``). An
-``.eval`` renamed or piped in is told by its members (``archive_members``).
+"samples": [EvalSample], "reductions"}``, as ``--log-format json`` writes it (its fields in that order, on purpose:
+its samples are streamed, ``read_streamed``, each with the ``eval`` before them); an ``.eval`` log, Inspect's default,
+a zip archive of the same pieces (``inspect_ai/log/_recorders/eval.py``): ``header.json`` (the log without its
+samples; written last, so an eval still running or killed has only ``_journal/start.json``, ``{"version", "eval",
+"plan"}``) and one ``samples/<id>_epoch_<n>.json`` per sample, read one at a time (stored, deflated or, since 2025,
+Zstandard members; an archive cut short keeps the samples before the cut, then says what was lost, as does a JSON
+log); or one ``EvalSample`` alone (a member unpacked from an archive). An ``EvalSample`` holds ``id``, ``epoch``,
+``input`` (a string or chat messages), ``messages`` (``model/_chat_message.py``: ``system``, ``user``, ``assistant``
+with ``tool_calls`` ``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_call_id``, ``function`` and ``error``
+``{"type", "message"}``; content a string or parts, ``{"type": "text" | "reasoning" | "tool_use" | "image", ...}``),
+``scores`` (``{scorer: {"value", "answer", "explanation"}}``; one ``score`` before July 2024), ``error``
+(``{"message", "traceback"}``: what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time,
+... limit that halted it), ``events`` (tool events give a call's start and end; ``transcript.events`` in some 2024
+logs), ``uuid`` (Inspect 0.3.70+), ``started_at`` and ``attachments`` (text kept once, referenced as
+``attachment://<hash>``; resolved here). An archive unzipped is read from its ``samples/``, its other members passed
+over (``side_path``), as are the manifests ``inspect eval-set`` writes beside its logs (``eval-set.json``,
+``logs.json``: ``side_file``). An ``.eval`` renamed or piped in is told by its members (``archive_members``).
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
@@ -63,7 +64,8 @@ from ._spans.outcome import INFRA_CAUSE, error_outcome
 
 NAME = "inspect-ai"
 ID_PREFIX = "inspect-ai"
-#: A JSON log is read whole (see ``split``); an ``.eval`` archive member by member (``read_archive``).
+#: A JSON log is streamed sample by sample (``read_streamed``), a sample alone read whole; an ``.eval`` archive member
+#: by member (``read_archive``).
 WHOLE_FILE = True
 #: The archives this adapter reads itself (``read_archive``), by the end of their names.
 ARCHIVES = (".eval",)
@@ -71,6 +73,9 @@ ARCHIVES = (".eval",)
 #: parse for detection (its samples run past the first 64 MB) is told by it.
 SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"version":\s*\d+,\s*"status":\s*"\w+",\s*"eval":\s*\{\s*'
                        r'"(?:eval_id|run_id|eval_set_id)"')
+#: The member of a JSON log that lists its runs: streamed by ``read_streamed``; detection judges a log by what comes
+#: before it (see ``adapters/__init__``).
+LISTED_RUNS = "samples"
 #: Where a sample handed over carries its eval's spec (``EvalLog.eval``).
 EVAL_AT = "__inspect_eval__"
 _SAMPLE_MEMBER = re.compile(r"samples/.+_epoch_\d+\.json\Z")
@@ -88,8 +93,7 @@ _BEFORE_ANY_STEP = "infrastructure: the sample failed before the agent's first s
 
 
 def _is_log(record: Any) -> bool:
-    spec = record.get("eval") if isinstance(record, dict) else None
-    return isinstance(spec, dict) and "task" in spec and ("run_id" in spec or "eval_id" in spec) \
+    return isinstance(record, dict) and _is_spec(record.get("eval")) \
         and bool({"plan", "samples", "version"} & record.keys())
 
 
@@ -103,7 +107,8 @@ def matches(record: Any) -> bool:
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """The samples of a JSON log, each with its eval's spec; a sample alone is itself."""
+    """The samples of a JSON log, each with its eval's spec; a sample alone is itself. (A log on disk is streamed
+    instead, ``read_streamed``: this reads one whose streaming stopped at a value only a whole read takes.)"""
     if not _is_log(document):
         yield "file", document
         return
@@ -111,8 +116,41 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     if not samples:
         raise RecordError(_no_samples(document.get("status")))
     for n, sample in enumerate(as_list(samples), 1):
-        where = f"sample {sample.get('id')} epoch {sample.get('epoch')}" if isinstance(sample, dict) else f"sample {n}"
-        yield where, {**sample, EVAL_AT: document["eval"]} if isinstance(sample, dict) else sample
+        yield _sample_at(sample, n), _with_spec(sample, document["eval"])
+
+
+def _sample_at(sample: Any, n: int) -> str:
+    return f"sample {sample.get('id')} epoch {sample.get('epoch')}" if isinstance(sample, dict) else f"sample {n}"
+
+
+def _with_spec(sample: Any, spec: dict[str, Any]) -> Any:
+    return {**sample, EVAL_AT: spec} if isinstance(sample, dict) else sample
+
+
+def _is_spec(spec: Any) -> bool:
+    return isinstance(spec, dict) and "task" in spec and ("run_id" in spec or "eval_id" in spec)
+
+
+def read_streamed(path: Path, on_bytes: sources.OnBytes) -> Iterator[Record] | None:
+    """The adapter hook (see ``adapters/__init__``): a JSON log's samples, one at a time, each with its eval's spec
+    (``eval``, which Inspect writes before them: ``EvalLog``'s fields keep their order on purpose), so that memory
+    holds one sample, not the log; a log cut short keeps the samples before the cut, then says what was lost. None
+    for a file that is no log (a sample alone: read whole)."""
+    spec = sources.document_value(path, "eval")
+    return _log_samples(path, spec, on_bytes) if _is_spec(spec) else None
+
+
+def _log_samples(path: Path, spec: dict[str, Any], on_bytes: sources.OnBytes) -> Iterator[Record]:
+    n = 0
+    for sample, error in sources.listed_items(path, LISTED_RUNS, on_bytes):
+        if sample is None and error is not None:
+            said = f"{n} samples of this Inspect AI JSON log read, the rest is lost: {error}"
+            yield f"sample {n + 1}", None, said, None
+            return
+        n += 1
+        yield _sample_at(sample, n), _with_spec(sample, spec), error, None
+    if not n:
+        yield "file", None, _no_samples(sources.document_value(path, "status")), None
 
 
 def _no_samples(status: Any) -> str:

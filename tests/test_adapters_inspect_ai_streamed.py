@@ -1,0 +1,95 @@
+"""Inspect AI JSON logs (``--log-format json``, ``inspect log convert``) read sample by sample, as ``.eval`` logs are.
+
+A JSON log had been parsed whole: 280 MB of peak memory for an 80 MB log, and a log of a long eval (GBs) more than a
+machine has. Its samples are now streamed (memory: one sample), each with the ``eval`` header Inspect writes before
+them. The logs here are the real ``agent-demo.json.gz`` (tests/fixtures/inspect-ai/.r28, see its README.md), scaled,
+reordered or damaged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import tracemalloc
+from pathlib import Path
+
+from adapter_support import runs
+
+from trajsearch.ingest.read import read_dump
+
+LOGS = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28"
+AGENT_EVAL = LOGS / "agent-demo.eval"
+AGENT_JSON = LOGS / "agent-demo.json.gz"
+
+
+def _log() -> dict:
+    return json.loads(gzip.decompress(AGENT_JSON.read_bytes()))
+
+
+def _by_uuid(path: Path) -> dict[str, dict]:
+    return {run.trajectory_id: run.model_dump() for run in runs(path)}
+
+
+def _scaled(path: Path, copies: int) -> Path:
+    """The real log with its 8 samples repeated ``copies`` times, each copy its own run (id and uuid)."""
+    log = _log()
+    log["samples"] = [{**s, "id": f"{s['id']}-{n}", "uuid": f"{s['uuid']}-{n}"}
+                      for n in range(copies) for s in log["samples"]]
+    path.write_text(json.dumps(log, indent=2))
+    return path
+
+
+def test_a_big_json_log_is_detected_and_read_in_the_memory_of_one_sample(tmp_path):
+    """An 8 MB log (160 samples), parsed whole by detection and again by the reader, had a peak of three times its
+    size; detected by its header and streamed, a tenth of it."""
+    path = _scaled(tmp_path / "big.json", 20)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        read = sum(result.ok for result in read_dump(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 160
+    assert peak < size // 10, (peak, size)
+
+
+def test_a_json_log_gives_the_runs_of_its_eval_archive():
+    """The streamed read against the archive of the same eval (read member by member): every field of every run."""
+    assert _by_uuid(AGENT_JSON) == _by_uuid(AGENT_EVAL)
+
+
+def test_a_json_log_cut_short_keeps_the_samples_before_the_cut(tmp_path):
+    """A copy that stopped, or a log whose writer was killed, had been one rejection: every sample lost."""
+    text = gzip.decompress(AGENT_JSON.read_bytes())
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(text[: len(text) * 3 // 5])
+    results = list(read_dump(cut))
+    kept = [r.trajectory for r in results if r.ok]
+    [rejected] = [r for r in results if not r.ok]
+    assert len(kept) == 4 and {r.model_id for r in kept} == {"mockllm/model"}
+    archived = _by_uuid(AGENT_EVAL)
+    assert all(archived[run.trajectory_id] == run.model_dump() for run in kept)
+    assert rejected.position == "sample 5"
+    assert rejected.error.startswith("4 samples of this Inspect AI JSON log read, the rest is lost: cut short")
+
+
+def test_a_value_the_streaming_parser_refuses_costs_nothing(tmp_path):
+    """Python's json writes NaN (a score, a metric's stderr), which ijson does not read: the samples after it are
+    read from the whole log, none lost and none twice."""
+    log = _log()
+    log["samples"][2]["metadata"] = {"stderr": math.nan}
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(log, indent=2))
+    assert _by_uuid(path) == _by_uuid(AGENT_EVAL)
+
+
+def test_the_eval_after_the_samples_still_names_each_run(tmp_path):
+    """Inspect writes ``eval`` before ``samples`` (EvalLog's fields keep their order on purpose); a log rewritten
+    with its keys in another order (``jq -S``: ``status`` after the samples) still gives each sample its model."""
+    log = _log()
+    reordered = {"samples": log.pop("samples"), **log}
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps(reordered))
+    assert _by_uuid(path) == _by_uuid(AGENT_EVAL)
