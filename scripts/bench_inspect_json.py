@@ -8,7 +8,8 @@ your own with ``--log``.
 Each read runs in a fresh process (``read_dump`` alone, every run converted, nothing stored), alternating the two ways,
 ``--repeat`` times; the table gives medians of the peak resident set (VmHWM) and of the read's wall time. "whole" is
 the reader as it was before streaming: the adapter without its ``read_streamed`` hook and ``LISTED_RUNS``, so a log
-is parsed whole by detection (up to 64 MB) and again by the reader (``sources.whole_document``), then split. Both ways must give the same runs: the script checks their ids and outcomes.
+is parsed whole by detection (up to 64 MB) and again by the reader (``sources.whole_document``), then split. Both
+ways must give the same runs: the script checks their positions, ids and outcomes.
 
     python scripts/bench_inspect_json.py                 # an 84 MB log, 3 rounds
     python scripts/bench_inspect_json.py --mb 300 --repeat 5
