@@ -15,9 +15,11 @@ with ``tool_calls`` ``[{"id", "function", "arguments"}]``, ``tool`` with ``tool_
 (``{"message", "traceback"}``: what halted the sample), ``limit`` (``{"type", "limit"}``: the message, token, time,
 ... limit that halted it), ``events`` (tool events give a call's start and end; ``transcript.events`` in some 2024
 logs), ``uuid`` (Inspect 0.3.70+), ``started_at`` and ``attachments`` (text kept once, referenced as
-``attachment://<hash>``; resolved here). An archive unzipped is read from its ``samples/``, its other members passed
-over (``side_path``), as are the manifests ``inspect eval-set`` writes beside its logs (``eval-set.json``,
-``logs.json``: ``side_file``). An ``.eval`` renamed or piped in is told by its members (``archive_members``).
+``attachment://<hash>``; resolved here). An archive unzipped is read from its ``samples/``, each sample with the
+eval's spec from the header beside it (``header.json``, else ``_journal/start.json``: ``read_with``), as its archive
+gives it; its other members passed over (``side_path``), as are the manifests ``inspect eval-set`` writes beside its
+logs (``eval-set.json``, ``logs.json``: ``side_file``). An ``.eval`` renamed or piped in is told by its members
+(``archive_members``).
 
 Mapping
 - task: ``input``: the string, or its user messages' text (the system prompt is the solver's, not the task);
@@ -52,7 +54,7 @@ import math
 import re
 import zipfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -176,17 +178,7 @@ def read_archive(path: Path) -> Iterator[Record]:
         yield "file", None, ("a zip archive named .eval, but not an Inspect AI log: it holds no header.json, "
                              f"_journal/start.json or samples/ ({held})"), None
         return
-    spec: dict[str, Any] = {}
-    status = None
-    for name in ("header.json", "_journal/start.json"):
-        if name in members.names:
-            try:
-                head, error = sources.parse(members.read(name), "record")
-            except (zipfile.BadZipFile, OSError):
-                continue
-            if error is None and isinstance(head, dict) and isinstance(head.get("eval"), dict):
-                spec, status = head["eval"], head.get("status", "started")
-                break
+    spec, status = _header(lambda name: members.read(name) if name in members.names else None)
     for name in samples:
         try:
             sample, error = sources.parse(members.read(name), "record")
@@ -198,6 +190,49 @@ def read_archive(path: Path) -> Iterator[Record]:
         yield "file", None, members.damage, None
     elif not samples:
         yield "file", None, _no_samples(status), None
+
+
+#: Where an ``.eval`` log keeps its eval's spec: its header, else (an eval still running, or killed) its journal's
+#: start.
+_HEADERS = ("header.json", "_journal/start.json")
+
+
+def _header(read: Callable[[str], bytes | None]) -> tuple[dict[str, Any], str | None]:
+    """The eval's spec and status from the first of :data:`_HEADERS` that ``read`` gives (None: absent) and holds one;
+    ``({}, None)`` where none does."""
+    for name in _HEADERS:
+        try:
+            raw = read(name)
+        except (zipfile.BadZipFile, OSError):
+            continue
+        head, error = sources.parse(raw, "record") if raw is not None else (None, None)
+        if error is None and isinstance(head, dict) and isinstance(head.get("eval"), dict):
+            return head["eval"], head.get("status", "started")
+    return {}, None
+
+
+def _unzipped_root(path: Path) -> Path | None:
+    """The folder of an ``.eval`` log unzipped that sample file ``path`` lies in (``<root>/samples/<id>_epoch_<n>.json``
+    beside ``header.json`` or ``_journal/``), else None: a sample alone."""
+    root = path.parent.parent
+    if path.parent.name != "samples" or not _SAMPLE_MEMBER.match(f"samples/{path.name}") \
+            or not (root.joinpath("header.json").is_file() or root.joinpath("_journal").is_dir()):
+        return None
+    return root
+
+
+def _spec_beside(path: Path) -> dict[str, Any]:
+    """The eval's spec from the header beside a sample of an ``.eval`` log unzipped, as its archive gives it."""
+    if (root := _unzipped_root(path)) is None:
+        return {}
+    return _header(lambda name: root.joinpath(name).read_bytes() if root.joinpath(name).is_file() else None)[0]
+
+
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The adapter hook (see ``adapters/__init__``): a sample of an ``.eval`` log unzipped is read with the header
+    beside it (its model, task and eval id), which an eval still running writes last."""
+    root = _unzipped_root(path)
+    return tuple(root / name for name in _HEADERS) if root is not None else ()
 
 
 def side_file(record: Any) -> str | None:
@@ -226,7 +261,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
             or not (root.joinpath("header.json").is_file() or root.joinpath("_journal").is_dir()):
         return None
     return (f"{Path(*parts[at:]).as_posix()} of an Inspect AI .eval log unzipped: its runs are the samples in "
-            "samples/ beside it (ingest the .eval itself to read them with their eval's model and task)")
+            "samples/ beside it, each read with its eval's header")
 
 
 def archive_members(names: list[str]) -> bool:
@@ -412,7 +447,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if _is_log(record):  # a log's samples are its runs (split); a log met here has none
             raise RecordError(_no_samples(record.get("status")))
         raise RecordError("not an Inspect AI sample: expected an object with 'id', 'epoch', 'input' and 'messages'")
-    spec = as_dict(record.get(EVAL_AT))
+    spec = as_dict(record.get(EVAL_AT)) if EVAL_AT in record else _spec_beside(ctx.source)
     transcript = as_dict(record.get("transcript"))  # some 2024 logs: the events and attachments are in it
     attachments = as_dict(record.get("attachments")) or as_dict(transcript.get("content"))
     task = _task(_resolved(record.get("input"), attachments))
