@@ -215,10 +215,14 @@ def _unzipped_root(path: Path) -> Path | None:
     """The folder of an ``.eval`` log unzipped that sample file ``path`` lies in (``<root>/samples/<id>_epoch_<n>.json``
     beside ``header.json`` or ``_journal/``), else None: a sample alone."""
     root = path.parent.parent
-    if path.parent.name != "samples" or not _SAMPLE_MEMBER.match(f"samples/{path.name}") \
-            or not (root.joinpath("header.json").is_file() or root.joinpath("_journal").is_dir()):
-        return None
-    return root
+    return root if path.parent.name == "samples" and _SAMPLE_MEMBER.match(f"samples/{path.name}") \
+        and _unzipped(root) else None
+
+
+def _unzipped(root: Path) -> bool:
+    """Whether folder ``root`` is an ``.eval`` log unzipped: ``samples/`` beside ``header.json`` or ``_journal/``."""
+    return root.joinpath("samples").is_dir() and (root.joinpath("header.json").is_file()
+                                                  or root.joinpath("_journal").is_dir())
 
 
 def _spec_beside(path: Path) -> dict[str, Any]:
@@ -257,8 +261,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     parts = path.parts
     at = len(parts) - 1 if path.name in _ARCHIVE_SIDE else next(
         (i for i in range(len(parts) - 2, 0, -1) if parts[i] == "_journal"), None)
-    if at is None or not (root := Path(*parts[:at])).joinpath("samples").is_dir() \
-            or not (root.joinpath("header.json").is_file() or root.joinpath("_journal").is_dir()):
+    if at is None or not _unzipped(Path(*parts[:at])):
         return None
     return (f"{Path(*parts[at:]).as_posix()} of an Inspect AI .eval log unzipped: its runs are the samples in "
             "samples/ beside it, each read with its eval's header")
