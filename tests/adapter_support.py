@@ -1,11 +1,12 @@
 """Reading a dump as the adapter tests do: through the public reader, with no record rejected.
 
-A test module uses them with ``from adapter_support import only, runs`` (keywords go to ``read_dump``).
+A test module uses them with ``from adapter_support import only, runs`` (or ``read_with_peak``) (keywords go to ``read_dump``).
 """
 
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +42,12 @@ def gemini_shell_step(output: str, folder: Path) -> Step:
     [parsed] = list(read_dump(path, fmt="gemini-cli"))
     [shell] = [step for step in parsed.trajectory.steps if step.action == "run_shell_command"]
     return shell
+
+
+def read_with_peak(path: Path, **kwargs: Any) -> tuple[list, int]:
+    """The verdicts :func:`read_dump` gives of ``path`` and the peak of memory Python allocated meanwhile."""
+    tracemalloc.start()
+    try:
+        return list(read_dump(path, **kwargs)), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -11,13 +11,12 @@ import gzip
 import json
 import shutil
 import sys
-import tracemalloc
 import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
-from adapter_support import only, runs
+from adapter_support import only, read_with_peak, runs
 from cli_support import newcomer, run_cli  # noqa: F401
 
 from trajsearch.ingest import detect
@@ -323,19 +322,10 @@ def test_a_members_size_past_the_archives_end_is_not_allocated(tmp_path):
     shutil.copy(LOGS / "basic-agent.eval", damaged)
     [sample] = [n for n in ZipMembers(damaged).names if n.startswith("samples/")]
     _rewritten(damaged, sample, packed=0xF0000000)
-    results, peak = _read_with_peak(damaged)
+    results, peak = read_with_peak(damaged)
     assert peak < 64 << 20, peak
     [rejected] = [r for r in results if not r.ok]
     assert rejected.position == sample and "run past the archive's end" in rejected.error
-
-
-def _read_with_peak(path: Path) -> tuple[list, int]:
-    """The verdicts :func:`read_dump` gives of ``path`` and the peak of memory Python allocated meanwhile."""
-    tracemalloc.start()
-    try:
-        return list(read_dump(path)), tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def _bomb(path: Path, spaces: int, says: int | None = None) -> str:
@@ -358,7 +348,7 @@ def test_a_zip_bomb_is_decompressed_no_further_than_its_size_says(tmp_path):
     ingest with a MemoryError): no more than the size the archive gives is made, and the member is rejected."""
     bomb = tmp_path / "bomb.eval"
     sample = _bomb(bomb, 16 << 20, says=1024)
-    results, peak = _read_with_peak(bomb)
+    results, peak = read_with_peak(bomb)
     assert peak < 8 << 20, peak
     [rejected] = [r for r in results if not r.ok]
     assert rejected.position == sample and "more than 1024 bytes decompressed" in rejected.error

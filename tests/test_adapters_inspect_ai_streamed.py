@@ -15,7 +15,7 @@ import tracemalloc
 import zipfile
 from pathlib import Path
 
-from adapter_support import runs
+from adapter_support import read_with_peak, runs
 
 from trajsearch.ingest.read import read_dump
 
@@ -54,6 +54,32 @@ def test_a_big_json_log_is_detected_and_read_in_the_memory_of_one_sample(tmp_pat
         tracemalloc.stop()
     assert read == 160
     assert peak < size // 5, (peak, size)
+
+
+def test_a_sample_nested_5000_deep_is_rejected_alone_in_the_memory_of_one_sample(tmp_path):
+    """ijson's ``items`` builds a prefix string for every level it is in: 61 MB for this 0.4 MB log, and a sample
+    100,000 levels deep exhausted the machine (review INSP29, finding 1), where a whole read stops at the limit.
+    Read from the parser's basic events, that sample is refused (named by its id) and the others are kept."""
+    log = _log()
+    log["samples"][2]["metadata"] = {"deep": "DEEP"}
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(log, indent=2).replace('"DEEP"', "[" * 5_000 + "]" * 5_000))
+    results, peak = read_with_peak(path)
+    [rejected] = [r for r in results if not r.ok]
+    assert rejected.position == "sample notes epoch 1" and "nested deeper than" in rejected.error
+    assert len(results) == 8 and peak < 5 * 2**20, peak
+
+
+def test_a_header_nested_5000_deep_is_judged_and_read_in_little_memory(tmp_path):
+    """Detection reads the header (fields before ``samples``) and the reader its ``eval``: through ijson's ``parse``
+    and ``items``, 61 MB for this 0.4 MB log, where they now build nothing past the depth limit."""
+    log = _log()
+    log["eval"]["metadata"] = {"deep": "DEEP"}
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(log, indent=2).replace('"DEEP"', "[" * 5_000 + "]" * 5_000))
+    results, peak = read_with_peak(path)
+    read = sum(result.ok for result in results)
+    assert read == 8 and peak < 5 * 2**20, peak
 
 
 def test_a_json_log_gives_the_runs_of_its_eval_archive():

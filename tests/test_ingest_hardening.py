@@ -14,6 +14,7 @@ from trajsearch.ingest.batch import IngestJob, run_ingest
 from trajsearch.ingest.read import read_dump
 from trajsearch.search import TrajSearch
 
+from adapter_support import read_with_peak
 from conftest import make_run
 
 
@@ -40,6 +41,19 @@ def test_a_json_file_nested_50000_deep_does_not_raise(tmp_path: Path) -> None:
     deep.write_text("[\n" + nested(50_000) + "\n]")
     [bad] = list(read_dump(deep, fmt="native"))
     assert not bad.ok and "nested deeper than" in bad.error
+
+
+def test_a_json_array_record_nested_5000_deep_is_rejected_in_the_memory_of_its_text(tmp_path: Path) -> None:
+    """ijson's ``items`` builds a prefix string for every level it is in: 60 MB for this file, 2.2 GB for a
+    tau-bench results array with one value 30,000 deep (review INSP29, finding 1). Read from its basic events, the
+    record is refused as too deep without being built."""
+    dump = tmp_path / "runs.json"
+    deep = '{"trajectory_id": "deep", "task": ' + nested(5_000) + "}"
+    dump.write_text("[\n" + ",\n".join([good("a"), deep, good("b")]) + "\n]")
+    parsed, peak = read_with_peak(dump)
+    assert [(p.position, p.ok) for p in parsed] == [("record 1", True), ("record 2", False), ("record 3", True)]
+    assert "nested deeper than" in parsed[1].error
+    assert peak < 5 * 2**20, peak
 
 
 def test_arguments_nested_100_deep_reject_that_run_only_and_the_rest_lands(tmp_path: Path) -> None:

@@ -365,7 +365,7 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0)
     """
     given = 0
     try:
-        for item in ijson.items(_json_text(src, at), prefix, use_float=True, multiple_values=every_value):
+        for item in _items(_json_text(src, at), prefix, every_value, ijson):
             given += 1
             yield item
         return
@@ -373,8 +373,73 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0)
         if "integer overflow" not in str(exc):
             raise
     src.rewind(at)
-    items = _ANY_INTEGER.items(_json_text(src, at), prefix, use_float=True, multiple_values=every_value)
-    yield from itertools.islice(items, given, None)
+    yield from itertools.islice(_items(_json_text(src, at), prefix, every_value, _ANY_INTEGER), given, None)
+
+
+_OPENS = ("start_map", "start_array")
+_CLOSES = ("end_map", "end_array")
+
+
+def _items(text: IO[bytes], prefix: str, every_value: bool, backend: Any) -> Iterator[Any]:
+    """What ``ijson.items(text, prefix)`` gives, built from the parser's basic events (``backend.basic_parse``) by
+    :func:`_built`, which builds nothing past :data:`MAX_DEPTH`. ijson's ``items`` and ``parse`` build a prefix
+    string for every level they are in, so a value 40,000 levels deep took 3.9 GB and one of 100,000 levels, in a
+    0.4 MB Inspect log, exhausted the machine (review INSP29, finding 1); basic events hold no prefix, and the path
+    is joined only at the depth of ``prefix``."""
+    levels = prefix.count(".") + 1 if prefix else 0
+    path: list[str] = []  # what ijson names each container the parser is in: a map's current key, ``item``
+    events = iter(backend.basic_parse(text, use_float=True, multiple_values=every_value))
+    for event, value in events:
+        if event == "map_key":
+            path[-1] = value
+        elif event in _CLOSES:
+            path.pop()
+        elif len(path) == levels and ".".join(path) == prefix:
+            yield _built(events, event, value)
+        elif event in _OPENS:
+            path.append("item" if event == "start_array" else "")
+
+
+def _built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
+    """The value that opens with ``event``, its other events drawn from ``events`` to its end. A list or object opened
+    past :data:`MAX_DEPTH` is kept empty, its contents drawn and dropped: memory stays the parser's stack, the value
+    still nests past the limit for every depth check to refuse, and its other members still name it (an Inspect
+    sample's id). Built here rather than by ``ijson.ObjectBuilder``, whose method call per event made the parse
+    slower still."""
+    if event not in _OPENS:
+        return value
+    root: Any = {} if event == "start_map" else []
+    stack, key = [root], None  # the containers open, innermost last; the key of the next member of a map
+    for event, value in events:
+        if event == "map_key":
+            key = value
+            continue
+        if event in _CLOSES:
+            stack.pop()
+            if not stack:
+                return root
+            continue
+        child = {} if event == "start_map" else [] if event == "start_array" else value
+        parent = stack[-1]
+        if type(parent) is list:
+            parent.append(child)
+        else:
+            parent[key] = child
+        if event in _OPENS:
+            if len(stack) < MAX_DEPTH:
+                stack.append(child)
+            else:
+                _dropped(events)
+    raise ijson.IncompleteJSONError("premature EOF")  # not reached: the parser raises where a value is cut short
+
+
+def _dropped(events: Iterator[tuple[str, Any]]) -> None:
+    """Draw the events of a list or object just opened, to its end."""
+    level = 1
+    for event, _ in events:
+        level += (event in _OPENS) - (event in _CLOSES)
+        if not level:
+            return
 
 
 def _json_text(src: Source, at: int) -> IO[bytes]:
@@ -795,19 +860,19 @@ def document_head(path: Path, before: str) -> dict[str, Any] | None:
     """The members of a JSON document's top-level object that come before its member ``before`` (an Inspect AI JSON
     log's header, before its ``samples``), read no further: what detection judges such a log by, where parsing the
     document whole held it all in memory. None where the file is no object, or is not read so (malformed)."""
-    builder = ijson.ObjectBuilder()
+    head: dict[str, Any] = {}
     try:
         with Source(path) as src:
-            for prefix, event, value in ijson.parse(_json_text(src, 0), use_float=True):
-                if prefix == "" and (event == "end_map" or (event == "map_key" and value == before)):
+            events = iter(ijson.basic_parse(_json_text(src, 0), use_float=True))
+            if next(events, None) != ("start_map", None):
+                return None  # a list or a scalar at the top
+            for event, key in events:
+                if event != "map_key" or key == before:  # the object's end, or ``before``
                     break
-                if prefix == "" and event not in ("start_map", "map_key"):
-                    return None  # a list or a scalar at the top
-                builder.event(event, value)
+                head[key] = _built(events, *next(events))
     except Exception:  # ijson.JSONError, a byte not UTF-8, a broken stream: the reader says why
         return None
-    head = getattr(builder, "value", None)
-    return head if isinstance(head, dict) else None
+    return head
 
 
 class Unstreamable(Exception):
