@@ -32,6 +32,11 @@ def _by_uuid(path: Path) -> dict[str, dict]:
     return {run.trajectory_id: run.model_dump() for run in runs(path)}
 
 
+def _in_order(path: Path) -> list[tuple[str, str | None]]:
+    """Each result's position and run id, in the order read: a sample given twice shows, as it does not by uuid."""
+    return [(r.position, r.trajectory.trajectory_id if r.ok else r.error) for r in read_dump(path)]
+
+
 def _scaled(path: Path, copies: int) -> Path:
     """The real log with its 8 samples repeated ``copies`` times, each copy its own run (id and uuid)."""
     log = _log()
@@ -110,6 +115,7 @@ def test_a_value_the_streaming_parser_refuses_costs_nothing(tmp_path):
     path = tmp_path / "nan.json"
     path.write_text(json.dumps(log, indent=2))
     assert _by_uuid(path) == _by_uuid(AGENT_EVAL)
+    assert _in_order(path) == _in_order(AGENT_JSON)
 
 
 def test_the_eval_after_the_samples_still_names_each_run(tmp_path):
@@ -120,6 +126,7 @@ def test_the_eval_after_the_samples_still_names_each_run(tmp_path):
     path = tmp_path / "reordered.json"
     path.write_text(json.dumps(reordered))
     assert _by_uuid(path) == _by_uuid(AGENT_EVAL)
+    assert _in_order(path) == _in_order(AGENT_JSON)
 
 
 def test_an_unzipped_archive_reads_each_sample_with_the_header_beside_it(tmp_path):
