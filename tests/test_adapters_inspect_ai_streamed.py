@@ -18,6 +18,7 @@ from pathlib import Path
 from adapter_support import read_with_peak, runs
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.sources import ZipMembers
 
 LOGS = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28"
 AGENT_EVAL = LOGS / "agent-demo.eval"
@@ -132,11 +133,18 @@ def test_the_eval_after_the_samples_still_names_each_run(tmp_path):
 def test_an_unzipped_archive_reads_each_sample_with_the_header_beside_it(tmp_path):
     """``unzip x.eval``: each sample had been read alone, without its eval's model, task and id (a 2024 sample,
     with no uuid, was refused: "read it from its log"); the header beside the samples gives them, as the archive
-    does. Without a header, with the journal's start only (an eval still running), that gives them."""
+    does, also to a sample whose id holds a ``/`` (a folder below ``samples/``). Without a header, with the journal's
+    start only (an eval still running), that gives them."""
     for archive in (LOGS / "log_message_deduplication.eval", LOGS / "log_formats.eval"):
         with zipfile.ZipFile(archive) as zipped:
             zipped.extractall(tmp_path / archive.stem)
         assert _by_uuid(tmp_path / archive.stem) == _by_uuid(archive), archive.name
+    slashed = LOGS / "cybashbench-inspect-error.eval"  # a sample id holding "/": samples/<task>/<name>_epoch_1.json
+    members = ZipMembers(slashed)
+    for name in members.names:
+        (tmp_path / slashed.stem / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / slashed.stem / name).write_bytes(members.read(name))
+    assert _by_uuid(tmp_path / slashed.stem) == _by_uuid(slashed)
     running = tmp_path / "log_message_deduplication"
     (running / "header.json").unlink()
     assert _by_uuid(running) == _by_uuid(LOGS / "log_message_deduplication.eval")

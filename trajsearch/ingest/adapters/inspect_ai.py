@@ -213,10 +213,12 @@ def _header(read: Callable[[str], bytes | None]) -> tuple[dict[str, Any], str | 
 
 def _unzipped_root(path: Path) -> Path | None:
     """The folder of an ``.eval`` log unzipped that sample file ``path`` lies in (``<root>/samples/<id>_epoch_<n>.json``
-    beside ``header.json`` or ``_journal/``), else None: a sample alone."""
-    root = path.parent.parent
-    return root if path.parent.name == "samples" and _SAMPLE_MEMBER.match(f"samples/{path.name}") \
-        and _unzipped(root) else None
+    beside ``header.json`` or ``_journal/``; an id holding ``/`` puts it in a folder below ``samples/``, as in the
+    archive's member names), else None: a sample alone."""
+    for samples in (folder for folder in path.parents if folder.name == "samples"):
+        if _SAMPLE_MEMBER.match(f"samples/{path.relative_to(samples).as_posix()}") and _unzipped(samples.parent):
+            return samples.parent
+    return None
 
 
 def _unzipped(root: Path) -> bool:
