@@ -119,6 +119,22 @@ def test_a_value_the_streaming_parser_refuses_costs_nothing(tmp_path):
     assert _in_order(path) == _in_order(AGENT_JSON)
 
 
+def test_nothing_after_the_samples_is_read(tmp_path):
+    """Inspect repeats each sample's scores in ``reductions``, after the samples: one NaN there sent a streamed log to
+    a whole read (its memory: three times the log's size), and a log cut there (its last ``}`` lost) had a rejection
+    of a "sample 9" it never held (review INSP29, findings 2 and 5). The samples are all its runs."""
+    path = _scaled(tmp_path / "nan.json", 20)
+    log = json.loads(path.read_text())
+    log["reductions"][0]["samples"][0]["value"] = math.nan
+    path.write_text(json.dumps(log, indent=2))
+    results, peak = read_with_peak(path)
+    assert [r.position for r in results if not r.ok] == [] and len(results) == 160
+    assert peak < path.stat().st_size // 2, peak  # whole: three times its size
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(gzip.decompress(AGENT_JSON.read_bytes())[:-3])
+    assert _in_order(cut) == _in_order(AGENT_JSON)
+
+
 def test_the_eval_after_the_samples_still_names_each_run(tmp_path):
     """Inspect writes ``eval`` before ``samples`` (EvalLog's fields keep their order on purpose); a log rewritten
     with its keys in another order (``jq -S``: ``status`` after the samples) still gives each sample its model."""

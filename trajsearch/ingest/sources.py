@@ -350,10 +350,12 @@ def _skip_utf8_bom(stream: IO[bytes]) -> None:
 _ANY_INTEGER = ijson.get_backend("python")
 
 
-def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0) -> Iterator[Any]:
+def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0, *,
+               one_list: bool = False) -> Iterator[Any]:
     """The items under ``prefix`` of a JSON file (``item``: a top-level array's), numbers as int or float. With
     ``at``, the items of a top-level array from that byte of its text on (where an item starts, or the space before
-    it), ``src`` read from there (see :func:`_items_after`).
+    it), ``src`` read from there (see :func:`_items_after`). ``one_list``: read no further than the end of the list
+    the first item is in (an Inspect log's ``samples``, whose ``reductions`` after it are not needed).
 
     ``every_value``: of every top-level value of the file, one after another (JSONL, or concatenated pretty
     values), where ijson otherwise stops at the second value with "trailing garbage".
@@ -365,7 +367,7 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0)
     """
     given = 0
     try:
-        for item in _items(_json_text(src, at), prefix, every_value, ijson):
+        for item in _items(_json_text(src, at), prefix, every_value, ijson, one_list):
             given += 1
             yield item
         return
@@ -373,28 +375,32 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0)
         if "integer overflow" not in str(exc):
             raise
     src.rewind(at)
-    yield from itertools.islice(_items(_json_text(src, at), prefix, every_value, _ANY_INTEGER), given, None)
+    yield from itertools.islice(_items(_json_text(src, at), prefix, every_value, _ANY_INTEGER, one_list), given, None)
 
 
 _OPENS = ("start_map", "start_array")
 _CLOSES = ("end_map", "end_array")
 
 
-def _items(text: IO[bytes], prefix: str, every_value: bool, backend: Any) -> Iterator[Any]:
+def _items(text: IO[bytes], prefix: str, every_value: bool, backend: Any, one_list: bool = False) -> Iterator[Any]:
     """What ``ijson.items(text, prefix)`` gives, built from the parser's basic events (``backend.basic_parse``) by
     :func:`_built`, which builds nothing past :data:`MAX_DEPTH`. ijson's ``items`` and ``parse`` build a prefix
     string for every level they are in, so a value 40,000 levels deep took 3.9 GB and one of 100,000 levels, in a
     0.4 MB Inspect log, exhausted the machine (review INSP29, finding 1); basic events hold no prefix, and the path
-    is joined only at the depth of ``prefix``."""
+    is joined only at the depth of ``prefix``. ``one_list``: no further than the end of the first item's list."""
     levels = prefix.count(".") + 1 if prefix else 0
     path: list[str] = []  # what ijson names each container the parser is in: a map's current key, ``item``
     events = iter(backend.basic_parse(text, use_float=True, multiple_values=every_value))
+    given = False
     for event, value in events:
         if event == "map_key":
             path[-1] = value
         elif event in _CLOSES:
             path.pop()
+            if given and one_list and len(path) < levels:
+                return
         elif len(path) == levels and ".".join(path) == prefix:
+            given = True
             yield _built(events, event, value)
         elif event in _OPENS:
             path.append("item" if event == "start_array" else "")
@@ -888,14 +894,16 @@ def listed_items(path: Path, key: str, on_bytes: OnBytes = None) -> Iterator[tup
     """``(item, None)`` for each item of the list under ``key`` at the top of a JSON document (an Inspect AI JSON
     log's ``samples``), one at a time: memory holds one item, where a whole read holds the document (an 84 MB log:
     388 MB). A file cut short or damaged gives its items before the break, then ``(None, why)``; a value the parser
-    refuses but a whole read takes raises :class:`Unstreamable`. No item: the list is empty, absent or null."""
+    refuses but a whole read takes raises :class:`Unstreamable`. No item: the list is empty, absent or null. Nothing
+    after the list is read (its NaN or its cut cost nothing: Inspect's ``reductions`` repeat each sample's scores)."""
     given = 0
     try:
         with Source(path, on_bytes) as src:
-            for item in json_items(src, f"{key}.item"):
+            for item in json_items(src, f"{key}.item", one_list=True):
                 given += 1
                 yield item, (TOO_DEEP if depth(item, MAX_DEPTH) > MAX_DEPTH else None)
                 src.report()
+            src.raw.seek(0, io.SEEK_END)  # the rest, passed over, is counted as read
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield None, GONE
     except GZIP_ERRORS as exc:
