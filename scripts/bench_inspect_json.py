@@ -57,7 +57,7 @@ def scaled_log(target: Path, megabytes: float) -> int:
         log = json.load(fh)
     samples = log.pop("samples")
     after = {key: log.pop(key) for key in list(log) if key in ("reductions",)}
-    size = len(json.dumps(samples, indent=2).encode()) / len(samples)
+    size = sum(len(json.dumps(sample, indent=2).encode()) + 2 for sample in samples) / len(samples)  # as written
     copies = max(1, round(megabytes * 1e6 / size / len(samples)))
     written = 0
     with target.open("w", encoding="utf-8") as out:

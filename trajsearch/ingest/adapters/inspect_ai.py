@@ -146,7 +146,7 @@ def _log_samples(path: Path, spec: dict[str, Any], on_bytes: sources.OnBytes) ->
     n = 0
     for sample, error in sources.listed_items(path, LISTED_RUNS, on_bytes):
         if sample is None and error is not None:
-            said = f"{n} samples of this Inspect AI JSON log read, the rest is lost: {error}"
+            said = f"{n} sample{'' if n == 1 else 's'} of this Inspect AI JSON log read, the rest is lost: {error}"
             yield f"sample {n + 1}", None, said, None
             return
         n += 1
