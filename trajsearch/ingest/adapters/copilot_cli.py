@@ -70,7 +70,8 @@ _EVENTS = "events.jsonl"
 #: What the shell tool appends to a command's output (``bash``, ``powershell``): its exit code, as 0.0.x wrote it
 #: (``<exited with exit code 1>``) and as 1.0.x does (``<shellId: 0 completed with exit code 1>``).
 _EXIT = re.compile(r"\n?<(?:exited|shellId: \d+ completed) with exit code (-?\d+)>\s*\Z")
-_SHELLS = frozenset({"bash", "powershell"})
+#: The shell tools, whose output ends saying the command's exit code.
+SHELLS = frozenset({"bash", "powershell"})
 
 
 def matches(record: Any) -> bool:
@@ -197,13 +198,13 @@ class _Walk(SessionSteps):
         if data.get("success") is False:
             said = as_str(as_dict(data.get("error")).get("message")) or output
             step["error"] = error_line(said, said or "the tool failed")
-        elif step["action"] in _SHELLS and (code := _exit_code(data, output)) is not None and code[0] != 0:
+        elif step["action"] in SHELLS and (code := exit_code(data, output)) is not None and code[0] != 0:
             command = as_str(as_dict(step["arguments"]).get("command"))
             step["error"] = exit_code_error(code[1], code[0], command)
         self.last_error = None
 
 
-def _exit_code(data: dict[str, Any], output: str | None) -> tuple[int, str] | None:
+def exit_code(data: dict[str, Any], output: str | None) -> tuple[int, str] | None:
     """A shell call's exit code and its output without the closing line that says it: the call's telemetry
     (``toolTelemetry.metrics.exit_code``, 1.0.x) where kept, else that closing line (``_EXIT``)."""
     closing = _EXIT.search(output or "")
