@@ -99,6 +99,7 @@ from . import (
     codex_cli,
     copilot_chat,
     copilot_cli,
+    copilot_share,
     gemini_cli,
     goose,
     inspect_ai,
@@ -130,7 +131,7 @@ ADAPTERS: dict[str, ModuleType] = {
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
-        aider,  # a coding agent's Markdown chat history (read as text: ``read_text``)
+        aider, copilot_share,  # coding agents' Markdown chat histories and exports (read as text: ``read_text``)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

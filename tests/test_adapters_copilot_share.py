@@ -1,0 +1,110 @@
+"""GitHub Copilot CLI's ``/share`` Markdown export, read as the session it shows, from real transcripts committed on
+GitHub (tests/fixtures/copilot/.cpshare29/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome, Trajectory
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401
+
+REAL = Path(__file__).parent / "fixtures" / "copilot" / ".cpshare29"
+WORKFLOW = REAL / "agent-workflow-setup.md"  # Feb 2026: 9 prompts, a model change, failed edits, a diff exiting 2
+SUBAGENT = REAL / "squad-subagent.md"  # May 2026 (1.0.x header): a 📦 task sub-agent's calls under it
+DEFAULT_NAME = REAL / "copilot-session-e1ebe014-169b-4ade-9855-454c2df7019f.md"  # /share's own name for the file
+
+
+def _run(path: Path, **kwargs) -> Trajectory:
+    [parsed] = list(read_inputs([path], **kwargs))
+    assert parsed.error is None, parsed.error
+    assert parsed.fmt == "copilot-cli-share"
+    return parsed.trajectory
+
+
+def test_a_shared_session_is_one_run_of_its_tool_calls() -> None:
+    run = _run(WORKFLOW)
+    assert run.trajectory_id == "copilot-cli.0f43c6e6-7576-4d55-a030-2b0cf77dc544"  # the raw log's id of the session
+    assert run.task.startswith("@SKILLS.md For the task management section, I got this suggestion")
+    assert run.metadata["user_prompts"][:2] == ["start", "How should I have the SKILLS.md in this repo?"]
+    assert len(run.metadata["user_prompts"]) == 8
+    assert run.model_id == "claude-sonnet-4.6"  # "Model changed to: claude-sonnet-4.6 (high)"
+    assert run.created_at.isoformat() == "2026-02-17T18:38:47+00:00"  # "2/17/2026, 6:38:47 PM"
+    assert run.outcome is Outcome.unknown and len(run.steps) == 61
+    view = run.steps[0]
+    assert view.action == "view" and view.arguments["shown"] == "/Users/allen/Harmony/SKILLS.md"
+    assert view.observation.startswith("1. ## Workflow Orchestration")
+    assert [(s.action, s.error) for s in run.steps if s.error] == [
+        ("edit", "No match found"),  # a ❌ call: its output's line
+        ("bash", "diff: /Users/allen/Harmony/SKILLS.md: No such file or directory (exit code 2)"),  # a ✅ exiting 2
+        ("create", "Path already exists"),
+        ("edit", "No match found"),
+    ]
+    failed = run.steps[39]
+    assert failed.arguments["command"].startswith("diff ") and failed.arguments["description"]
+    assert run.metadata["session_errors"][0].startswith("Failed to share session: Error: ENOENT")
+    assert "respond" in {s.action for s in run.steps}
+
+
+def test_a_sub_agents_calls_are_kept_in_order_and_marked() -> None:
+    run = _run(SUBAGENT)
+    assert run.trajectory_id == "copilot-cli.7b4e0c90-2f26-4eb9-8714-089503cb9108"  # the "> [!NOTE]" header's
+    assert len(run.steps) == 47
+    marked = [s.arguments.get("subagent") for s in run.steps]
+    assert marked[:2] == [None, None] and marked[2] == "task (Completed)"  # the session's two calls, then the 📦
+    assert marked.count("task (Completed)") == 44
+    assert run.steps[2].thought.startswith("Farnsworth's on it")  # Copilot's text before the sub-agent ran
+    denied = [s for s in run.steps if s.error and s.arguments.get("subagent")]
+    assert denied[0].error.startswith("Command blocked: contains dangerous shell expansion patterns")
+    assert denied[1].error == "Permission denied and could not request permission from user"
+    # the output of a grep for '### ' headings: its result's content, not entries
+    assert any(s.observation == "### Notable Projects\n### Press & Industry\n<exited with exit code 0>"
+               for s in run.steps)
+
+
+def test_an_arguments_block_is_the_calls_arguments_and_a_reply_with_no_call_a_respond() -> None:
+    run = _run(DEFAULT_NAME)
+    assert run.trajectory_id == "copilot-cli.e1ebe014-169b-4ade-9855-454c2df7019f"
+    fetch = next(s for s in run.steps if s.action == "web_fetch")
+    assert fetch.arguments == {"url": "https://github.com/modelcontextprotocol/servers", "max_length": 5000}
+    assert fetch.observation.startswith("Contents of https://github.com/modelcontextprotocol/servers:")
+    assert run.steps[0].action == "respond" and run.steps[0].arguments["content"].startswith("To clear the")
+    assert len(run.metadata["user_prompts"]) == 9 and run.model_id is None  # no model named in it
+
+
+def test_without_a_session_id_the_id_is_the_starts_and_heads_wherever_the_file_lies(tmp_path: Path) -> None:
+    text = "\n".join(line for line in WORKFLOW.read_text(encoding="utf-8").split("\n")
+                     if "**Session ID:**" not in line)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "one.md").write_text(text, encoding="utf-8")
+    (tmp_path / "b" / "other.md").write_text(text, encoding="utf-8")
+    first, second = _run(tmp_path / "a" / "one.md"), _run(tmp_path / "b" / "other.md")
+    assert first.trajectory_id == second.trajectory_id
+    assert first.trajectory_id.startswith("copilot-cli.share.")
+
+
+def test_markdown_that_is_no_share_export_is_refused_naming_why(tmp_path: Path) -> None:
+    other = tmp_path / "notes.md"
+    other.write_text("# Notes\n\n### 👤 User\n\nhello\n", encoding="utf-8")
+    [parsed] = list(read_inputs([other], fmt="copilot-cli-share"))
+    assert parsed.error is not None and "not a Copilot CLI /share export" in parsed.error
+
+
+def test_the_cli_walks_to_shares_own_file_name_and_finds_a_run_by_its_failed_call(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(DEFAULT_NAME, folder)
+    shutil.copy(WORKFLOW, folder / "README-notes.md")  # a Markdown file of another name: left to be named
+    code, out, err = run_cli("ingest", str(folder), "--dry-run")
+    assert code == 0, out + err
+    assert f"{DEFAULT_NAME.name}: format copilot-cli-share; runs 1; rejected 0; steps 16" in out, out
+    assert "README-notes.md" not in out, out
+    code, out, err = run_cli("ingest", str(WORKFLOW), str(folder), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "diff SKILLS.md No such file or directory", "-t", "acme", "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == "copilot-cli.0f43c6e6-7576-4d55-a030-2b0cf77dc544", out

@@ -1,0 +1,287 @@
+"""GitHub Copilot CLI's ``/share`` Markdown: a session as the CLI exports it (``/share``, default name
+``copilot-session-<session id>.md``), committed on GitHub far more often than the raw logs ``copilot-cli`` reads.
+
+What it looks like (real transcripts of Copilot CLI 0.0.39x to 1.0.x, early to mid 2026: yididiel7/gitmydocs,
+jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; tests/fixtures/copilot/.cpshare29):
+``# 🤖 Copilot CLI Session``, a quoted header (``**Session ID:**``, ``**Started:**`` in the exporter's locale,
+``**Duration:**``, ``**Exported:**``; since about May 2026 inside a ``> [!NOTE]`` list), then entries, each
+``<sub>⏱️ 2m 20s</sub>`` (time since the start) and a heading: ``### 👤 User``, ``### 💬 Copilot``,
+``### 💭 Reasoning`` (italic), ``### ℹ️ Info`` / ``Notification`` (the CLI's own: ``Model changed to: X``),
+``### ❌ Error``, and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
+description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
+``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
+A sub-agent (``### 📦 task (Completed)``) lists its own calls under it, with no time line of their own.
+The headings inside code blocks (a file the agent viewed) are content, not entries.
+
+Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same session:
+
+- task = the first user entry; later ones go to ``metadata.user_prompts``;
+- steps: each tool call: action = its name; arguments = its ``Arguments`` JSON, else ``command`` (``$ ...``) or
+  ``shown`` (what the call displayed) with its ``description``, and ``subagent`` naming the ``📦`` entry a
+  sub-agent's call sits under (kept in order); observation = its result block; error: of a ``❌`` call, its output's
+  decisive line ("Permission denied and could not request permission from user"), of a shell call, a non-zero
+  ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
+  thought, Copilot's text with no call after it a ``respond`` step;
+- outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``;
+- trajectory_id = ``copilot-cli.<session id>``: the raw log's id, so the session read from either is one run;
+  without a session id, ``copilot-cli.share.<start>.<digest of the head>``; created_at = the start (en-US local
+  time, read as UTC; other locales' dates are left unread); model_id = the first ``Model changed to:``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ..sources import GZIP_ERRORS, open_dump
+from ._agent_cli import (
+    API_ERROR_CAUSE,
+    SessionSteps,
+    error_line,
+    exit_code_error,
+    json_arguments,
+    prompt_list,
+    session_trajectory,
+)
+from ._common import Context, RecordError
+from .copilot_cli import NAME as CLI_NAME, SHELLS, exit_code
+
+NAME = "copilot-cli-share"
+#: What the export opens with (told before any record is looked for: the Markdown quotes JSON).
+HEAD = re.compile(r"\s*# 🤖 Copilot CLI Session[ \t]*\r?\n")
+#: The name ``/share`` gives the file: a walk takes it where it lies.
+_DEFAULT_NAME = re.compile(r"copilot-session-[0-9a-f-]{36}\.md\Z")
+_FIELD = re.compile(r"^>\s*(?:-\s*)?\*\*([\w ]+):\*\*\s*(.*?)\s*$")
+_TIME = re.compile(r"^<sub>⏱️\s*(.*?)</sub>\s*$")
+#: An entry's heading: a call's (``✅ `bash```: its status and tool) or another's, by the emoji the exporter writes.
+_ENTRY = re.compile(r"^### (👤 User|💬 Copilot|💭 Reasoning|ℹ️ \w+|⚠️ \w+|❌ Error|📦 .+"
+                    r"|(✅|❌) `([^`]+)`)\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+#: The CLI's note of a model chosen (``/model``), its reasoning effort after it: ``claude-opus-4.6 (high)``.
+_MODEL = re.compile(r"^Model changed to:\s*(.+?)(?:\s+\((?:low|medium|high|xhigh)\))?\s*$", re.M)
+
+
+@dataclass
+class Entry:
+    """One heading's entry: its heading, its lines, and the sub-agent entry (``📦``) it sits under."""
+    heading: str
+    status: str | None = None
+    tool: str | None = None
+    subagent: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        lines = list(self.lines)
+        while lines and lines[-1].strip() in ("", "---"):
+            lines.pop()
+        return "\n".join(lines).strip()
+
+
+@dataclass
+class Share:
+    """A ``/share`` file read: its header's fields and its entries in order."""
+    fields: dict[str, str]
+    entries: list[Entry]
+    head: str
+
+
+def matches(record: Any) -> bool:
+    """No JSON record is an export's: it is told by its head (``HEAD``)."""
+    return False
+
+
+def walked_file(path: Path) -> bool:
+    """The adapter hook: a file ``/share`` named (``copilot-session-<id>.md``) is taken by a walk."""
+    return _DEFAULT_NAME.match(path.name) is not None
+
+
+def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
+    """The adapter hook: the file's one session, ``("file", Share, error, None)``."""
+    try:
+        with open_dump(path) as stream:
+            text = stream.read().decode("utf-8", errors="replace")
+    except (OSError, *GZIP_ERRORS) as exc:
+        yield "file", None, f"cannot read {path}: {exc}", None
+        return
+    if not HEAD.match(text):
+        yield "file", None, "no '# 🤖 Copilot CLI Session' heading: not a Copilot CLI /share export", None
+        return
+    yield "file", parse(text), None, None
+
+
+def parse(text: str) -> Share:
+    """The header's fields and the entries, headings inside code blocks being content. An entry with no time line
+    before it, under a ``📦`` entry, is that sub-agent's."""
+    fields: dict[str, str] = {}
+    entries: list[Entry] = []
+    fence: str | None = None
+    timed = False  # a time line since the last heading: the next entry is the session's own
+    subagent: str | None = None
+    head: list[str] = []
+    for line in text.splitlines():
+        if fence is None and not entries and (said := _FIELD.match(line)):
+            fields[said.group(1).strip()] = said.group(2).strip("`")
+        opens = _FENCE.match(line)
+        if fence is None and (entry := _ENTRY.match(line)):
+            heading = entry.group(1)
+            if timed:
+                subagent = None
+            item = Entry(heading, status=entry.group(2), tool=entry.group(3), subagent=subagent)
+            if heading.startswith("📦"):
+                subagent, item.subagent = heading[2:].strip(), None
+            entries.append(item)
+            timed = False
+            continue
+        if fence is None and _TIME.match(line):
+            timed = True
+            continue
+        if opens and fence is None:
+            fence = opens.group(1)
+        elif fence is not None and _closes(line, fence):
+            fence = None
+        if entries:
+            entries[-1].lines.append(line)
+            if len(head) < 40:
+                head.append(line)
+    return Share(fields, entries, "\n".join(head))
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes the code block ``fence`` opened: as many of its marks or more, nothing else (a block
+    that shows a Markdown file opens with more backticks than the file's own blocks)."""
+    said = line.strip()
+    return said.startswith(fence) and not said.strip(fence[0])
+
+
+def to_trajectory(share: Share, ctx: Context) -> Trajectory:
+    walk = _Walk()
+    for entry in share.entries:
+        walk.entry(entry)
+    walk.flush()
+    if walk.task is None:
+        raise RecordError("no '### 👤 User' entry: a session exported before any prompt")
+    session = share.fields.get("Session ID")
+    started = share.fields.get("Started")
+    if session:
+        run_id = f"{CLI_NAME}.{session}"
+    else:
+        digest = hashlib.sha256(f"{started}\n{share.head}".encode()).hexdigest()[:12]
+        run_id = f"{CLI_NAME}.share.{started or 'unstarted'}.{digest}"
+    metadata = {
+        "copilot_session_id": session,
+        "read_from": "Copilot CLI /share Markdown",
+        "duration": share.fields.get("Duration"),
+        "exported": share.fields.get("Exported"),
+        "user_prompts": prompt_list(walk.prompts) or None,
+        "session_errors": walk.errors[:20] or None,
+    }
+    return session_trajectory(ctx, run_id=run_id, task=walk.task, model_id=walk.model, steps=walk.steps,
+                              metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
+                              created_at=_started(started))
+
+
+class _Walk(SessionSteps):
+    """The entries in order: prompts, the model's text and reasoning, each call a step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task: str | None = None
+        self.prompts: list[str] = []
+        self.errors: list[str] = []
+        self.model: str | None = None
+
+    def entry(self, entry: Entry) -> None:
+        text = entry.text
+        if entry.tool is not None:
+            self.steps.append(_step(entry, self.thought + self.narration))
+            self.thought, self.narration = [], []
+        elif entry.heading == "👤 User":
+            self.flush()
+            if self.task is None:
+                self.task = text or None
+            elif text:
+                self.prompts.append(text)
+        elif entry.heading == "💬 Copilot" and text:
+            self.narration.append(text)
+        elif entry.heading == "💭 Reasoning" and text:
+            self.thought.append(text.strip("*_ \n"))
+        elif entry.heading == "❌ Error" and text:
+            self.errors.append(error_line(text, text))
+        elif entry.heading.startswith("ℹ️") and self.model is None and (said := _MODEL.search(text)):
+            self.model = said.group(1)
+
+
+def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
+    """A call's step from its entry: its description, what it showed, its Arguments block and its result block."""
+    description, shown, arguments, result = _call_parts(entry.lines)
+    if arguments is not None:
+        args = json_arguments(arguments, key="arguments")
+        args = args if isinstance(args, dict) else {"arguments": args}
+    elif shown.startswith("$ "):
+        args = {"command": shown[2:].strip()}
+    else:
+        args = {"shown": shown} if shown else {}
+    if description and "description" not in args:
+        args = {"description": description, **args}
+    if entry.subagent:
+        args["subagent"] = entry.subagent
+    step: dict[str, Any] = {"thought": "\n\n".join(t for t in thought if t) or None, "action": entry.tool,
+                            "arguments": args, "observation": result}
+    if entry.status == "❌":
+        step["error"] = error_line(result or description, "the call failed (the export shows no output)")
+    elif entry.tool in SHELLS and (code := exit_code({}, result)) is not None and code[0] != 0:
+        command = args.get("command")
+        step["error"] = exit_code_error(code[1], code[0], command if isinstance(command, str) else None)
+    return step
+
+
+def _call_parts(lines: list[str]) -> tuple[str | None, str, str | None, str | None]:
+    """A call entry's bold description, the text shown before its first block, its ``Arguments`` JSON and its result
+    (the last code block that is not the arguments')."""
+    description = None
+    shown: list[str] = []
+    blocks: list[tuple[bool, list[str]]] = []  # (inside an Arguments <details>, lines)
+    fence: str | None = None
+    in_arguments = False
+    started = False  # past the shown text
+    for line in lines:
+        stripped = line.strip()
+        if fence is not None:
+            if _closes(line, fence):
+                fence = None
+            else:
+                blocks[-1][1].append(line)
+            continue
+        if opens := _FENCE.match(line):
+            fence, started = opens.group(1), True
+            blocks.append((in_arguments, []))
+        elif stripped.startswith("<summary>"):
+            in_arguments, started = stripped == "<summary>Arguments</summary>", True
+        elif stripped.startswith("<details>") or stripped.startswith("</details>"):
+            started = True
+            if stripped.startswith("</details>"):
+                in_arguments = False
+        elif not started and description is None and stripped.startswith("**") and stripped.endswith("**") \
+                and len(stripped) > 4:
+            description = stripped[2:-2].strip()
+        elif not started and (stripped or shown) and stripped != "---":
+            shown.append(line)
+    arguments = next(("\n".join(b) for inside, b in blocks if inside), None)
+    result = next(("\n".join(b) for inside, b in reversed(blocks) if not inside), None)
+    return description, "\n".join(shown).strip(), arguments, result
+
+
+def _started(said: str | None) -> datetime | None:
+    """The start as ``/share`` writes it in en-US (``2/5/2026, 9:25:26 AM``), local time read as UTC; another
+    locale's date (``29/01/2026 17:54:50``: day or month first?) is left unread."""
+    try:
+        return datetime.strptime(said or "", "%m/%d/%Y, %I:%M:%S %p").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
