@@ -1,5 +1,6 @@
-"""GitHub Copilot CLI's ``/share`` Markdown: a session as the CLI exports it (``/share``, default name
-``copilot-session-<session id>.md``), committed on GitHub far more often than the raw logs ``copilot-cli`` reads.
+"""GitHub Copilot CLI's ``/share`` Markdown export of a session (``copilot-session-<id>.md``).
+
+Users commit these on GitHub far more often than the raw event logs ``copilot-cli`` reads.
 
 What it looks like (real transcripts of Copilot CLI 0.0.39x to 1.0.x, early to mid 2026: yididiel7/gitmydocs,
 jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; tests/fixtures/copilot/.cpshare29):
