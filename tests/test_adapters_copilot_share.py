@@ -27,7 +27,7 @@ def _run(path: Path, **kwargs) -> Trajectory:
 
 def test_a_shared_session_is_one_run_of_its_tool_calls() -> None:
     run = _run(WORKFLOW)
-    assert run.trajectory_id == "copilot-cli.0f43c6e6-7576-4d55-a030-2b0cf77dc544"  # the raw log's id of the session
+    assert run.trajectory_id == "copilot-cli-share.0f43c6e6-7576-4d55-a030-2b0cf77dc544"  # its session id
     assert run.task.startswith("@SKILLS.md For the task management section, I got this suggestion")
     assert run.metadata["user_prompts"][:2] == ["start", "How should I have the SKILLS.md in this repo?"]
     assert len(run.metadata["user_prompts"]) == 8
@@ -51,7 +51,7 @@ def test_a_shared_session_is_one_run_of_its_tool_calls() -> None:
 
 def test_a_sub_agents_calls_are_kept_in_order_and_marked() -> None:
     run = _run(SUBAGENT)
-    assert run.trajectory_id == "copilot-cli.7b4e0c90-2f26-4eb9-8714-089503cb9108"  # the "> [!NOTE]" header's
+    assert run.trajectory_id == "copilot-cli-share.7b4e0c90-2f26-4eb9-8714-089503cb9108"  # the "> [!NOTE]" header's
     assert len(run.steps) == 47
     marked = [s.arguments.get("subagent") for s in run.steps]
     assert marked[:2] == [None, None] and marked[2] == "task (Completed)"  # the session's two calls, then the 📦
@@ -67,7 +67,7 @@ def test_a_sub_agents_calls_are_kept_in_order_and_marked() -> None:
 
 def test_an_arguments_block_is_the_calls_arguments_and_a_reply_with_no_call_a_respond() -> None:
     run = _run(DEFAULT_NAME)
-    assert run.trajectory_id == "copilot-cli.e1ebe014-169b-4ade-9855-454c2df7019f"
+    assert run.trajectory_id == "copilot-cli-share.e1ebe014-169b-4ade-9855-454c2df7019f"
     fetch = next(s for s in run.steps if s.action == "web_fetch")
     assert fetch.arguments == {"url": "https://github.com/modelcontextprotocol/servers", "max_length": 5000}
     assert fetch.observation.startswith("Contents of https://github.com/modelcontextprotocol/servers:")
@@ -84,7 +84,7 @@ def test_without_a_session_id_the_id_is_the_starts_and_heads_wherever_the_file_l
     (tmp_path / "b" / "other.md").write_text(text, encoding="utf-8")
     first, second = _run(tmp_path / "a" / "one.md"), _run(tmp_path / "b" / "other.md")
     assert first.trajectory_id == second.trajectory_id
-    assert first.trajectory_id.startswith("copilot-cli.share.")
+    assert first.trajectory_id.startswith("copilot-cli-share.")
 
 
 def test_markdown_that_is_no_share_export_is_refused_naming_why(tmp_path: Path) -> None:
@@ -107,4 +107,40 @@ def test_the_cli_walks_to_shares_own_file_name_and_finds_a_run_by_its_failed_cal
     assert code == 0, out + err
     code, out, err = run_cli("search", "diff SKILLS.md No such file or directory", "-t", "acme", "--json")
     assert code == 0 and not unnoted(err), out + err
-    assert json.loads(out)[0]["trajectory_id"] == "copilot-cli.0f43c6e6-7576-4d55-a030-2b0cf77dc544", out
+    assert json.loads(out)[0]["trajectory_id"] == "copilot-cli-share.0f43c6e6-7576-4d55-a030-2b0cf77dc544", out
+
+
+RAW_LOG = REAL.parent / ".copilot29" / "cli" / "c8963ad7-e7b1-414c-a9fc-930905e76708.jsonl"  # Copilot CLI 0.0.354
+
+
+def _export_of_the_raw_logs_session(folder: Path) -> Path:
+    """A real export given the raw log's session id: no real pair of one session was found committed, so this stands
+    in for the log and the export of one session."""
+    text = DEFAULT_NAME.read_text(encoding="utf-8").replace("e1ebe014-169b-4ade-9855-454c2df7019f",
+                                                            "c8963ad7-e7b1-414c-a9fc-930905e76708")
+    folder.mkdir(exist_ok=True)
+    export = folder / "copilot-session-c8963ad7-e7b1-414c-a9fc-930905e76708.md"
+    export.write_text(text, encoding="utf-8")
+    return export
+
+
+def test_a_raw_log_and_an_export_of_one_session_are_two_runs_linked_by_the_session_id(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    # The export shows less than the log (an edit's strings, the times, the model): it is a run of its own, so that
+    # neither replaces the other, whichever is ingested first, and the session id links them.
+    export = _export_of_the_raw_logs_session(tmp_path / "share")
+    assert _run(export).trajectory_id == "copilot-cli-share.c8963ad7-e7b1-414c-a9fc-930905e76708"
+    assert _run(export).metadata["copilot_session_id"] == "c8963ad7-e7b1-414c-a9fc-930905e76708"
+    both = tmp_path / "both"
+    both.mkdir()
+    shutil.copy(RAW_LOG, both)
+    shutil.copy(export, both)
+    ids = {"copilot-cli.c8963ad7-e7b1-414c-a9fc-930905e76708", "copilot-cli-share.c8963ad7-e7b1-414c-a9fc-930905e76708"}
+    for tenant, order in (("together", [both]), ("raw-first", [RAW_LOG, export]), ("export-first", [export, RAW_LOG])):
+        for path in order:
+            code, out, err = run_cli("ingest", str(path), "-t", tenant)
+            assert code == 0, out + err
+            assert "same id" not in err and "replaced" not in err and "distinct id" not in err, err
+        for run_id in ids:
+            code, out, err = run_cli("show", run_id, "-t", tenant, "--json")
+            assert code == 0, out + err
+            assert json.loads(out)["metadata"]["copilot_session_id"] == "c8963ad7-e7b1-414c-a9fc-930905e76708"

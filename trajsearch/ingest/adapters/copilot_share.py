@@ -24,8 +24,10 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
   thought, Copilot's text with no call after it a ``respond`` step;
 - outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``;
-- trajectory_id = ``copilot-cli.<session id>``: the raw log's id, so the session read from either is one run;
-  without a session id, ``copilot-cli.share.<start>.<digest of the head>``; created_at = the start (en-US local
+- trajectory_id = ``copilot-cli-share.<session id>``, linked to the raw log's run by ``metadata.copilot_session_id``
+  (which ``copilot-cli`` writes too): an id of its own, as the export shows less than the log (an edit's strings,
+  the times, the model, the version), so that neither replaces the other whichever is ingested first; without a
+  session id, ``copilot-cli-share.<start>.<digest of the head>``; created_at = the start (en-US local
   time, read as UTC; other locales' dates are left unread); model_id = the first ``Model changed to:``.
 """
 
@@ -51,7 +53,7 @@ from ._agent_cli import (
     session_trajectory,
 )
 from ._common import Context, RecordError
-from .copilot_cli import NAME as CLI_NAME, SHELLS, exit_code
+from .copilot_cli import SHELLS, exit_code
 
 NAME = "copilot-cli-share"
 #: What the export opens with (told before any record is looked for: the Markdown quotes JSON).
@@ -171,10 +173,10 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
     session = share.fields.get("Session ID")
     started = share.fields.get("Started")
     if session:
-        run_id = f"{CLI_NAME}.{session}"
+        run_id = f"{NAME}.{session}"
     else:
         digest = hashlib.sha256(f"{started}\n{share.head}".encode()).hexdigest()[:12]
-        run_id = f"{CLI_NAME}.share.{started or 'unstarted'}.{digest}"
+        run_id = f"{NAME}.{started or 'unstarted'}.{digest}"
     metadata = {
         "copilot_session_id": session,
         "read_from": "Copilot CLI /share Markdown",
