@@ -52,11 +52,17 @@ def test_a_shared_session_is_one_run_of_its_tool_calls() -> None:
 def test_a_sub_agents_calls_are_kept_in_order_and_marked() -> None:
     run = _run(SUBAGENT)
     assert run.trajectory_id == "copilot-cli-share.7b4e0c90-2f26-4eb9-8714-089503cb9108"  # the "> [!NOTE]" header's
-    assert len(run.steps) == 47
+    assert len(run.steps) == 48
     marked = [s.arguments.get("subagent") for s in run.steps]
-    assert marked[:2] == [None, None] and marked[2] == "task (Completed)"  # the session's two calls, then the 📦
-    assert marked.count("task (Completed)") == 44
-    assert run.steps[2].thought.startswith("Farnsworth's on it")  # Copilot's text before the sub-agent ran
+    assert marked[:4] == [None, None, None, "task"]  # the session's two calls, the 📦 call, then the sub-agent's
+    assert marked.count("task") == 44
+    task = run.steps[2]  # the 📦 entry is the session's call of its sub-agent, as the raw log has it
+    assert (task.action, task.arguments) == ("task", {"status": "Completed"})
+    assert task.thought.startswith("Farnsworth's on it")  # Copilot's text before the sub-agent ran
+    assert task.observation.startswith("The 2026-W21 analysis has been written")  # the sub-agent's last reply
+    answer = run.steps[-1]  # the session's own reply after it, apart from the sub-agent's
+    assert answer.action == "respond" and answer.arguments["content"].startswith("✅ Done. Farnsworth")
+    assert "The 2026-W21 analysis has been written" not in answer.arguments["content"]
     denied = [s for s in run.steps if s.error and s.arguments.get("subagent")]
     assert denied[0].error.startswith("Command blocked: contains dangerous shell expansion patterns")
     assert denied[1].error == "Permission denied and could not request permission from user"

@@ -11,15 +11,17 @@ jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; t
 ``### ❌ Error``, and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
 description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
 ``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
-A sub-agent (``### 📦 task (Completed)``) lists its own calls under it, with no time line of their own.
+A sub-agent (``### 📦 task (Completed)``) lists its own calls and replies under it, with no time line of their own.
 The headings inside code blocks (a file the agent viewed) are content, not entries.
 
 Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same session:
 
 - task = the first user entry; later ones go to ``metadata.user_prompts``;
 - steps: each tool call: action = its name; arguments = its ``Arguments`` JSON, else ``command`` (``$ ...``) or
-  ``shown`` (what the call displayed) with its ``description``, and ``subagent`` naming the ``📦`` entry a
-  sub-agent's call sits under (kept in order); observation = its result block; error: of a ``❌`` call, its output's
+  ``shown`` (what the call displayed) with its ``description``, and ``subagent`` naming the sub-agent (``task``) a
+  call sits under (kept in order); observation = its result block; the ``📦`` entry itself is the session's call
+  of the sub-agent, as the raw log has it: action ``task``, arguments its ``status``, observation the sub-agent's
+  last reply (not the session's own); error: of a ``❌`` call, its output's
   decisive line ("Permission denied and could not request permission from user"), of a shell call, a non-zero
   ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
   thought, Copilot's text with no call after it a ``respond`` step;
@@ -48,6 +50,7 @@ from ._agent_cli import (
     SessionSteps,
     error_line,
     exit_code_error,
+    join_thought,
     json_arguments,
     prompt_list,
     session_trajectory,
@@ -67,6 +70,7 @@ _ENTRY = re.compile(r"^### (👤 User|💬 Copilot|💭 Reasoning|ℹ️ \w+|⚠
                     r"|(✅|❌) `([^`]+)`)\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 #: The CLI's note of a model chosen (``/model``), its reasoning effort after it: ``claude-opus-4.6 (high)``.
+_SUBAGENT = re.compile(r"📦 (\S+)(?: \((.*)\))?")
 _MODEL = re.compile(r"^Model changed to:\s*(.+?)(?:\s+\((?:low|medium|high|xhigh)\))?\s*$", re.M)
 
 
@@ -137,8 +141,8 @@ def parse(text: str) -> Share:
             if timed:
                 subagent = None
             item = Entry(heading, status=entry.group(2), tool=entry.group(3), subagent=subagent)
-            if heading.startswith("📦"):
-                subagent, item.subagent = heading[2:].strip(), None
+            if said := _SUBAGENT.match(heading):
+                subagent, item.subagent = said.group(1), None
             entries.append(item)
             timed = False
             continue
@@ -199,10 +203,29 @@ class _Walk(SessionSteps):
         self.prompts: list[str] = []
         self.errors: list[str] = []
         self.model: str | None = None
+        self.subagent: dict[str, Any] | None = None  # the open ``📦`` call, its sub-agent's entries following
+
+    def flush(self) -> None:
+        self.end_subagent()
+        super().flush()
+
+    def end_subagent(self) -> None:
+        """The sub-agent's text after its last call is its answer: the ``📦`` call's result."""
+        if self.subagent is not None:
+            self.subagent["observation"] = "\n\n".join(self.narration) or None
+            self.thought, self.narration, self.subagent = [], [], None
 
     def entry(self, entry: Entry) -> None:
         text = entry.text
-        if entry.tool is not None:
+        if entry.subagent is None:
+            self.end_subagent()
+        if said := _SUBAGENT.match(entry.heading):
+            status = {"status": said.group(2)} if said.group(2) else {}
+            self.subagent = {"thought": join_thought(self.thought + self.narration), "action": said.group(1),
+                             "arguments": status, "observation": None}
+            self.steps.append(self.subagent)
+            self.thought, self.narration = [], []
+        elif entry.tool is not None:
             self.steps.append(_step(entry, self.thought + self.narration))
             self.thought, self.narration = [], []
         elif entry.heading == "👤 User":
@@ -235,7 +258,7 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
         args = {"description": description, **args}
     if entry.subagent:
         args["subagent"] = entry.subagent
-    step: dict[str, Any] = {"thought": "\n\n".join(t for t in thought if t) or None, "action": entry.tool,
+    step: dict[str, Any] = {"thought": join_thought(thought), "action": entry.tool,
                             "arguments": args, "observation": result}
     if entry.status == "❌":
         step["error"] = error_line(result or description, "the call failed (the export shows no output)")
