@@ -35,7 +35,7 @@ def test_a_shared_session_is_one_run_of_its_tool_calls() -> None:
     assert run.created_at.isoformat() == "2026-02-17T18:38:47+00:00"  # "2/17/2026, 6:38:47 PM"
     assert run.outcome is Outcome.unknown and len(run.steps) == 61
     view = run.steps[0]
-    assert view.action == "view" and view.arguments["shown"] == "/Users/allen/Harmony/SKILLS.md"
+    assert view.action == "view" and view.arguments["path"] == "/Users/allen/Harmony/SKILLS.md"
     assert view.observation.startswith("1. ## Workflow Orchestration")
     assert [(s.action, s.error) for s in run.steps if s.error] == [
         ("edit", "No match found"),  # a ❌ call: its output's line
@@ -150,3 +150,24 @@ def test_a_raw_log_and_an_export_of_one_session_are_two_runs_linked_by_the_sessi
             code, out, err = run_cli("show", run_id, "-t", tenant, "--json")
             assert code == 0, out + err
             assert json.loads(out)["metadata"]["copilot_session_id"] == "c8963ad7-e7b1-414c-a9fc-930905e76708"
+
+
+def test_a_built_in_tools_shown_call_is_its_parameters(tmp_path: Path) -> None:
+    # what the export shows of view, edit, create, grep and glob, read back into the names the raw log gives them
+    workflow, subagent = _run(WORKFLOW), _run(SUBAGENT)
+    assert workflow.steps[20].arguments == {"description": "view the file at /Users/allen/Harmony/AGENTS.md.",
+                                            "path": "/Users/allen/Harmony/AGENTS.md", "view_range": [41, 75]}
+    assert (workflow.steps[14].action, workflow.steps[14].arguments["path"]) == ("edit", "/Users/allen/Harmony/SKILLS.md")
+    assert workflow.steps[9].action == "create" and workflow.steps[9].arguments["path"].endswith("/plan.md")
+    glob = subagent.steps[7]
+    assert glob.action == "glob" and (glob.arguments["pattern"], glob.arguments["path"]) == ("**/*.md", ".squad/skills")
+    assert not any("shown" in s.arguments for s in workflow.steps + subagent.steps)
+    # grep as RyanCavanaugh/firaga-io's Windows exports show it (Jan 2026): a file filter, or a folder in brackets
+    grep = "### ✅ `grep`\n\n{}\n\n```\n.\\src\\app.tsx\n```\n\n---\n\n"
+    export = tmp_path / "session.md"
+    export.write_text("# 🤖 Copilot CLI Session\n\n> **Session ID:** `00000000-0000-0000-0000-000000000001`\n\n"
+                      "<sub>⏱️ 0s</sub>\n\n### 👤 User\n\nfind the dialogs\n\n---\n\n<sub>⏱️ 9s</sub>\n\n"
+                      + grep.format('"dialog|Dialog" in *.tsx') + grep.format('"pin|pinned" (D:\\repo\\src)'),
+                      encoding="utf-8")
+    assert [s.arguments for s in _run(export).steps] == [{"pattern": "dialog|Dialog", "glob": "*.tsx"},
+                                                         {"pattern": "pin|pinned", "path": "D:\\repo\\src"}]

@@ -18,7 +18,9 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
 
 - task = the first user entry; later ones go to ``metadata.user_prompts``;
 - steps: each tool call: action = its name; arguments = its ``Arguments`` JSON, else ``command`` (``$ ...``) or
-  ``shown`` (what the call displayed) with its ``description``, and ``subagent`` naming the sub-agent (``task``) a
+  ``shown`` (what the call displayed) with its ``description``; a built-in tool's shown call read back into its
+  parameters as the raw log names them (view: ``path``, ``view_range``; edit, create: ``path``; grep: ``pattern``,
+  ``glob``, ``path``; glob: ``pattern``, ``path``), so a filter or search by them finds both; and ``subagent`` naming the sub-agent (``task``) a
   call sits under (kept in order); observation = its result block; the ``📦`` entry itself is the session's call
   of the sub-agent, as the raw log has it: action ``task``, arguments its ``status``, observation the sub-agent's
   last reply (not the session's own); error: of a ``❌`` call, its output's
@@ -70,6 +72,15 @@ _ENTRY = re.compile(r"^### (👤 User|💬 Copilot|💭 Reasoning|ℹ️ \w+|⚠
                     r"|(✅|❌) `([^`]+)`)\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 #: The CLI's note of a model chosen (``/model``), its reasoning effort after it: ``claude-opus-4.6 (high)``.
+#: What the export shows of a built-in tool's call (``X (lines 41-75)``, ``"a|b" in *.ts``, ``"a" (D:\\src)``,
+#: ``"**/*.md" in .squad``): its parameters, named as the raw log names them.
+_SHOWN = {
+    "view": re.compile(r"(?P<path>.+?)(?: \(lines (?P<start>\d+)-(?P<end>-?\d+)\))?"),
+    "edit": re.compile(r"(?P<path>.+)"),
+    "create": re.compile(r"(?P<path>.+)"),
+    "grep": re.compile(r'"(?P<pattern>.*)"(?: in (?P<glob>.+?))?(?: \((?P<path>.+)\))?'),
+    "glob": re.compile(r'"(?P<pattern>.*)"(?: in (?P<path>.+))?'),
+}
 _SUBAGENT = re.compile(r"📦 (\S+)(?: \((.*)\))?")
 _MODEL = re.compile(r"^Model changed to:\s*(.+?)(?:\s+\((?:low|medium|high|xhigh)\))?\s*$", re.M)
 
@@ -253,7 +264,7 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
     elif shown.startswith("$ "):
         args = {"command": shown[2:].strip()}
     else:
-        args = {"shown": shown} if shown else {}
+        args = _shown_parameters(entry.tool, shown) if shown else {}
     if description and "description" not in args:
         args = {"description": description, **args}
     if entry.subagent:
@@ -266,6 +277,17 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
         command = args.get("command")
         step["error"] = exit_code_error(code[1], code[0], command if isinstance(command, str) else None)
     return step
+
+
+def _shown_parameters(tool: str | None, shown: str) -> dict[str, Any]:
+    """A built-in tool's shown call as its parameters (``_SHOWN``); another's as ``shown``."""
+    said = _SHOWN[tool].fullmatch(shown) if tool in _SHOWN and "\n" not in shown else None
+    if said is None:
+        return {"shown": shown}
+    parameters: dict[str, Any] = {k: v for k, v in said.groupdict().items() if v and k not in ("start", "end")}
+    if said.groupdict().get("start"):
+        parameters["view_range"] = [int(said.group("start")), int(said.group("end"))]
+    return parameters
 
 
 def _call_parts(lines: list[str]) -> tuple[str | None, str, str | None, str | None]:
