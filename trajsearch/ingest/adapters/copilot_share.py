@@ -32,7 +32,8 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   (which ``copilot-cli`` writes too): an id of its own, as the export shows less than the log (an edit's strings,
   the times, the model, the version), so that neither replaces the other whichever is ingested first; without a
   session id, ``copilot-cli-share.<start>.<digest of the head>``; created_at = the start (en-US local
-  time, read as UTC; other locales' dates are left unread); model_id = the first ``Model changed to:``.
+  time, read as UTC; other locales' dates are left unread); model_id = the model a ``Model changed to:`` names before the first call (one named later ran only the later
+  calls: left unset), every change in ``metadata.model_changes`` as ``[steps before it, model]``.
 """
 
 from __future__ import annotations
@@ -199,6 +200,7 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
         "exported": share.fields.get("Exported"),
         "user_prompts": prompt_list(walk.prompts) or None,
         "session_errors": walk.errors[:20] or None,
+        "model_changes": walk.model_changes or None,
     }
     return session_trajectory(ctx, run_id=run_id, task=walk.task, model_id=walk.model, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
@@ -213,7 +215,7 @@ class _Walk(SessionSteps):
         self.task: str | None = None
         self.prompts: list[str] = []
         self.errors: list[str] = []
-        self.model: str | None = None
+        self.model_changes: list[list[Any]] = []  # [steps before it, model]
         self.subagent: dict[str, Any] | None = None  # the open ``📦`` call, its sub-agent's entries following
 
     def flush(self) -> None:
@@ -251,8 +253,17 @@ class _Walk(SessionSteps):
             self.thought.append(text.strip("*_ \n"))
         elif entry.heading == "❌ Error" and text:
             self.errors.append(error_line(text, text))
-        elif entry.heading.startswith("ℹ️") and self.model is None and (said := _MODEL.search(text)):
-            self.model = said.group(1)
+        elif entry.heading.startswith("ℹ️") and (said := _MODEL.search(text)):
+            self.flush()  # the user's /model, between turns: the text before it was a reply
+            self.model_changes.append([len(self.steps), said.group(1)])
+
+    @property
+    def model(self) -> str | None:
+        """The model named before the first call, which ran them all until another was named."""
+        if not self.model_changes:
+            return None
+        before, model = self.model_changes[0]
+        return model if all(step["action"] == "respond" for step in self.steps[:before]) else None
 
 
 def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
