@@ -187,3 +187,17 @@ def test_a_model_named_after_the_first_call_is_no_runs_model_and_every_change_is
     (tmp_path / "changed-late.md").write_text(first.replace(tail, later + tail), encoding="utf-8")
     run = _run(tmp_path / "changed-late.md")
     assert run.model_id is None and run.metadata["model_changes"] == [[61, "gpt-5.2"]]
+
+
+def test_an_entry_of_another_kind_is_not_glued_to_the_reply_before_it(tmp_path: Path) -> None:
+    # Harmony's exports hold "### ◌ Conversation Compacted" (nothing of the model's) and "### ✓ Task Complete" (the
+    # agent's closing summary) entries, which had been read as part of the reply before them
+    text = DEFAULT_NAME.read_text(encoding="utf-8")
+    compacted = "<sub>⏱️ 50s</sub>\n\n### ◌ Conversation Compacted\n\n---\n\n"
+    done = "<sub>⏱️ 51s</sub>\n\n### ✓ Task Complete\n\nCleared it for this session.\n\n---\n\n"
+    cut = text.index("<sub>⏱️ 1m 27s</sub>")
+    (tmp_path / "compacted.md").write_text(text[:cut] + compacted + done + text[cut:], encoding="utf-8")
+    reply = _run(tmp_path / "compacted.md").steps[0]
+    assert reply.action == "respond" and reply.arguments["content"].endswith(
+        "Which approach depends on whether you want to clear it just for the current session (Options 1-2) or "
+        "permanently (Option 3).\n\nCleared it for this session."), reply.arguments["content"][-300:]

@@ -8,11 +8,12 @@ jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; t
 ``**Duration:**``, ``**Exported:**``; since about May 2026 inside a ``> [!NOTE]`` list), then entries, each
 ``<sub>⏱️ 2m 20s</sub>`` (time since the start) and a heading: ``### 👤 User``, ``### 💬 Copilot``,
 ``### 💭 Reasoning`` (italic), ``### ℹ️ Info`` / ``Notification`` (the CLI's own: ``Model changed to: X``),
-``### ❌ Error``, and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
+``### ❌ Error``, ``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
 description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
 ``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
 A sub-agent (``### 📦 task (Completed)``) lists its own calls and replies under it, with no time line of their own.
-The headings inside code blocks (a file the agent viewed) are content, not entries.
+The headings inside code blocks (a file the agent viewed) are content, not entries; another heading right after a
+time line (``### ◌ Conversation Compacted``) is an entry of a kind not read, not part of the one before it.
 
 Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same session:
 
@@ -69,8 +70,9 @@ _DEFAULT_NAME = re.compile(r"copilot-session-[0-9a-f-]{36}\.md\Z")
 _FIELD = re.compile(r"^>\s*(?:-\s*)?\*\*([\w ]+):\*\*\s*(.*?)\s*$")
 _TIME = re.compile(r"^<sub>⏱️\s*(.*?)</sub>\s*$")
 #: An entry's heading: a call's (``✅ `bash```: its status and tool) or another's, by the emoji the exporter writes.
-_ENTRY = re.compile(r"^### (👤 User|💬 Copilot|💭 Reasoning|ℹ️ \w+|⚠️ \w+|❌ Error|📦 .+"
+_ENTRY = re.compile(r"^### (👤 User|💬 Copilot|✓ Task Complete|💭 Reasoning|ℹ️ \w+|⚠️ \w+|❌ Error|📦 .+"
                     r"|(✅|❌) `([^`]+)`)\s*$")
+_HEADING = re.compile(r"^#{1,6} (.+?)\s*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 #: The CLI's note of a model chosen (``/model``), its reasoning effort after it: ``claude-opus-4.6 (high)``.
 #: What the export shows of a built-in tool's call (``X (lines 41-75)``, ``"a|b" in *.ts``, ``"a" (D:\\src)``,
@@ -142,12 +144,18 @@ def parse(text: str) -> Share:
     entries: list[Entry] = []
     fence: str | None = None
     timed = False  # a time line since the last heading: the next entry is the session's own
+    opening = False  # the time line's entry not yet begun: a heading of any kind begins it
     subagent: str | None = None
     head: list[str] = []
     for line in text.splitlines():
         if fence is None and not entries and (said := _FIELD.match(line)):
             fields[said.group(1).strip()] = said.group(2).strip("`")
         opens = _FENCE.match(line)
+        if opening and line.strip():
+            opening = False
+            if not _ENTRY.match(line) and (other := _HEADING.match(line)):
+                entries.append(Entry(other.group(1)))  # not read: ends the entry before it
+                continue
         if fence is None and (entry := _ENTRY.match(line)):
             heading = entry.group(1)
             if timed:
@@ -159,7 +167,7 @@ def parse(text: str) -> Share:
             timed = False
             continue
         if fence is None and _TIME.match(line):
-            timed = True
+            timed = opening = True
             continue
         if opens and fence is None:
             fence = opens.group(1)
@@ -247,7 +255,7 @@ class _Walk(SessionSteps):
                 self.task = text or None
             elif text:
                 self.prompts.append(text)
-        elif entry.heading == "💬 Copilot" and text:
+        elif entry.heading in ("💬 Copilot", "✓ Task Complete") and text:
             self.narration.append(text)
         elif entry.heading == "💭 Reasoning" and text:
             self.thought.append(text.strip("*_ \n"))
