@@ -201,3 +201,10 @@ def test_an_entry_of_another_kind_is_not_glued_to_the_reply_before_it(tmp_path: 
     assert reply.action == "respond" and reply.arguments["content"].endswith(
         "Which approach depends on whether you want to clear it just for the current session (Options 1-2) or "
         "permanently (Option 3).\n\nCleared it for this session."), reply.arguments["content"][-300:]
+
+
+def test_an_export_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # as every JSON format's sniffing allows: an editor on Windows may save the file so
+    bom = tmp_path / "agent-workflow-setup.md"
+    bom.write_bytes(b"\xef\xbb\xbf" + WORKFLOW.read_bytes())
+    assert len(_run(bom).steps) == 61

@@ -214,7 +214,9 @@ def _by_signature(head: str) -> str | None:
 
 def _by_head(head: str) -> str | None:
     """The format whose ``HEAD`` the file opens with: a text format's own first line, which no JSON file holds, told
-    before any record (a JSON line an aider history quotes in a reply is no run of that line's format)."""
+    before any record (a JSON line an aider history quotes in a reply is no run of that line's format); after a byte
+    order mark, as every JSON sniffer allows."""
+    head = head.lstrip("\ufeff")
     return next((name for name, mod in ADAPTERS.items()
                  if (pattern := getattr(mod, "HEAD", None)) is not None and pattern.match(head)), None)
 

@@ -127,7 +127,7 @@ def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The adapter hook: the file's one session, ``("file", Share, error, None)``."""
     try:
         with open_dump(path) as stream:
-            text = stream.read().decode("utf-8", errors="replace")
+            text = stream.read().decode("utf-8", errors="replace").lstrip("\ufeff")
     except (OSError, *GZIP_ERRORS) as exc:
         yield "file", None, f"cannot read {path}: {exc}", None
         return
