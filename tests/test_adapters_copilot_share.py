@@ -208,3 +208,12 @@ def test_an_export_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     bom = tmp_path / "agent-workflow-setup.md"
     bom.write_bytes(b"\xef\xbb\xbf" + WORKFLOW.read_bytes())
     assert len(_run(bom).steps) == 61
+
+
+def test_a_walked_file_of_shares_name_that_is_no_export_says_why(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    # the walk takes it by its name alone: the rejection says what it was taken as, not every format there is
+    (tmp_path / "copilot-session-00000000-0000-0000-0000-000000000002.md").write_text("# Notes\n\nhello\n",
+                                                                                      encoding="utf-8")
+    code, out, err = run_cli("ingest", str(tmp_path), "--dry-run")
+    assert "not a Copilot CLI /share export" in out + err, out + err
+    assert "unrecognised dump format" not in out + err, out + err

@@ -123,6 +123,12 @@ def walked_file(path: Path) -> bool:
     return _DEFAULT_NAME.match(path.name) is not None
 
 
+def format_by_place(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook: a file a walk took by ``/share``'s name whose content no format claims is read as an export,
+    so that its rejection says why it is none, not every format there is."""
+    return NAME if fmt is None and walked_file(path) else None
+
+
 def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The adapter hook: the file's one session, ``("file", Share, error, None)``."""
     try:
