@@ -217,3 +217,17 @@ def test_a_walked_file_of_shares_name_that_is_no_export_says_why(newcomer, tmp_p
     code, out, err = run_cli("ingest", str(tmp_path), "--dry-run")
     assert "not a Copilot CLI /share export" in out + err, out + err
     assert "unrecognised dump format" not in out + err, out + err
+
+
+def test_crlf_lines_and_a_failed_call_with_no_output_read_as_the_same_run(tmp_path: Path) -> None:
+    crlf = tmp_path / "crlf.md"
+    crlf.write_bytes(WORKFLOW.read_bytes().replace(b"\n", b"\r\n"))
+    plain, windows = _run(WORKFLOW), _run(crlf)
+    assert [(s.action, s.arguments, s.error) for s in windows.steps] == \
+        [(s.action, s.arguments, s.error) for s in plain.steps]
+    bare = tmp_path / "bare.md"  # 35 of the 427 real exports' ❌ calls show no output (an MCP read, a view)
+    bare.write_text("# 🤖 Copilot CLI Session\n\n<sub>⏱️ 0s</sub>\n\n### 👤 User\n\nread x\n\n---\n\n"
+                    "<sub>⏱️ 3s</sub>\n\n### ❌ `view`\n\n**view the file at /x.**\n\n/x\n\n---\n\n", encoding="utf-8")
+    [failed] = _run(bare).steps
+    assert (failed.arguments["path"], failed.observation) == ("/x", None)
+    assert failed.error == "the call failed (the export shows no output)"

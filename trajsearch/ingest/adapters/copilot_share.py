@@ -297,7 +297,8 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
     step: dict[str, Any] = {"thought": join_thought(thought), "action": entry.tool,
                             "arguments": args, "observation": result}
     if entry.status == "❌":
-        step["error"] = error_line(result or description, "the call failed (the export shows no output)")
+        step["error"] = error_line(result, "the call failed (the export shows no output)")  # the description is
+        # what the call meant to do, not what went wrong
     elif entry.tool in SHELLS and (code := exit_code({}, result)) is not None and code[0] != 0:
         command = args.get("command")
         step["error"] = exit_code_error(code[1], code[0], command if isinstance(command, str) else None)
