@@ -2,7 +2,7 @@
 
 Users commit these on GitHub far more often than the raw event logs ``copilot-cli`` reads.
 
-What it looks like (real transcripts of Copilot CLI 0.0.39x to 1.0.x, early to mid 2026: yididiel7/gitmydocs,
+What it looks like (real transcripts, early to mid 2026, Copilot CLI 0.0.39x to 1.0.x by their dates: yididiel7/gitmydocs,
 jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; tests/fixtures/copilot/.cpshare29):
 ``# 🤖 Copilot CLI Session``, a quoted header (``**Session ID:**``, ``**Started:**`` in the exporter's locale,
 ``**Duration:**``, ``**Exported:**``; since about May 2026 inside a ``> [!NOTE]`` list), then entries, each
