@@ -657,37 +657,58 @@ def session_trajectory(
     steps' runs would otherwise share one id, the last read replacing the others; the run names that id in
     ``metadata.former_ids``, which an earlier version gave it.
     """
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    finished = finish_steps(steps, metadata)
+    outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
+    return in_trial(ctx, {
+        "trajectory_id": run_id,
+        "task": clip_task(task),
+        "model_id": model_id,
+        "tool_versions": tool_versions or {},
+        "outcome": outcome,
+        "reward": None,
+        "failure": failure,
+        "steps": finished,
+        "created_at": created_at,
+        "metadata": metadata,
+    }, verdict=verdict, trial_run=trial_run)
+
+
+def in_trial(
+    ctx: Context,
+    fields: dict[str, Any],
+    *,
+    verdict: tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None = None,
+    trial_run: bool | None = None,
+) -> Trajectory:
+    """A run an adapter read from an agent's own file (``fields``, its id unsafe yet) -> built, taking its place in
+    the Harbor trial (or step) that holds it, if any, as :func:`session_trajectory` says: the trial's verdict, task
+    and start where it is the trial's run, and a step's id. One rule for every adapter reading an agent's own file
+    (a CLI's session, Aider's history, Trae Agent's trajectory): Harbor keeps such files with no ATIF conversion
+    (its aider agent writes none; its converter can fail), and the verifier's verdict, not the agent's own word,
+    is the run's. ``verdict``: one recorded beside the run, taken where the trial records none."""
     # atif imports this module
     from .atif import harbor_trial, shared_trial, trial_of_run, trial_started, trial_step, trial_task, trial_verdict
+    metadata = fields["metadata"]
     place = harbor_trial(ctx.source)
     step = trial_step(place) if place is not None else None
     trial = trial_of_run(ctx.source) if trial_run is not False and not metadata.get("is_subagent") else None
     if trial is not None and trial_run is None and (why := shared_trial(trial, ctx.source)):
         trial, metadata = None, {**metadata, "trial_verdict_withheld": why}
-    task_key = trial_task(trial / "agent" / "trajectory.json") if trial is not None else {}
-    verdict = (trial_verdict(trial, ctx) if trial is not None else None) or verdict
-    created_at = created_at or (trial_started(trial) if trial is not None else None)
-    metadata = {k: v for k, v in metadata.items() if v is not None} | ({"trial_step": step} if step else {})
-    finished = finish_steps(steps, metadata)
-    outcome, failure = ended_on_error(last_error, error_cause) if last_error else (Outcome.unknown, None)
-    reward = None
+    metadata = metadata | ({"trial_step": step} if step else {})
+    fields = {**fields, "metadata": metadata}
+    if trial is not None:
+        fields |= trial_task(trial / "agent" / "trajectory.json")
+        fields["created_at"] = fields.get("created_at") or trial_started(trial)
+        verdict = trial_verdict(trial, ctx) or verdict
     if verdict is not None:
         outcome, reward, graded, basis = verdict
-        failure = graded or (failure if outcome is not Outcome.success else None)
+        failure = fields.get("failure")
+        fields |= {"outcome": outcome, "reward": reward,
+                   "failure": graded or (failure if outcome is not Outcome.success else None)}
         metadata.update(basis)
-    run = build({
-        "trajectory_id": safe_id(f"{run_id}.{step}" if step else run_id),
-        "task": clip_task(task),
-        "model_id": model_id,
-        **task_key,
-        "tool_versions": tool_versions or {},
-        "outcome": outcome,
-        "reward": reward,
-        "failure": failure,
-        "steps": finished,
-        "created_at": created_at,
-        "metadata": metadata,
-    }, ctx)
+    run_id = fields["trajectory_id"]
+    run = build({**fields, "trajectory_id": safe_id(f"{run_id}.{step}" if step else run_id)}, ctx)
     return with_former_id(run, safe_id(run_id)) if step else run  # its id before round 29 read steps
 
 

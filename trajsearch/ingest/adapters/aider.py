@@ -47,14 +47,19 @@ from typing import Any, Iterator
 from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
-from ._agent_cli import prompt_list, within_step_limit
-from ._common import Context, PassedOver, clip_step_text, clip_task, decisive_line, safe_id, short
+from ._agent_cli import error_line, in_trial, prompt_list, within_step_limit
+from ._common import Context, PassedOver, clip_step_text, clip_task, short
+from .atif import harbor_trial
 
 log = logging.getLogger(__name__)
 
 NAME = "aider"
 #: The history file's default name (``--chat-history-file``), which a walk reads where it lies (it is hidden).
 HISTORY = ".aider.chat.history.md"
+#: The history's name in a Harbor trial's ``agent/`` (Harbor's ``agents/installed/aider.py``), and aider's terminal
+#: output Harbor keeps beside it (``| tee /logs/agent/aider.txt``: no run).
+HARBOR_HISTORY, _HARBOR_OUTPUT = "aider.chat.history.md", "aider.txt"
+_HARBOR = (HARBOR_HISTORY, _HARBOR_OUTPUT)
 #: What aider's benchmark harness writes beside an exercise's history.
 RESULTS = ".aider.results.json"
 #: aider's other logs beside its history, by their default names: no run in either.
@@ -119,10 +124,12 @@ def matches(record: Any) -> bool:
 
 
 def walked_file(path: Path) -> bool:
-    """The adapter hook (see ``adapters/__init__``): the history where aider writes it, a hidden ``.md``; and the
-    benchmark's results and aider's other logs beside it, hidden too, which the walk then passes over as what
-    they are (``side_file``, ``side_path``) rather than count among files left unread."""
-    return path.name in (HISTORY, RESULTS, *_LOGS)
+    """The adapter hook (see ``adapters/__init__``): the history where aider writes it, a hidden ``.md``, or where
+    Harbor's aider agent has it write in a trial (``--chat-history-file=/logs/agent/aider.chat.history.md``, no
+    ATIF beside it: the trial's run); and the benchmark's results and aider's other logs beside it, hidden too,
+    which the walk then passes over as what they are (``side_file``, ``side_path``) rather than count among files
+    left unread."""
+    return path.name in (HISTORY, RESULTS, *_LOGS) or (path.name in _HARBOR and harbor_trial(path) is not None)
 
 
 def read_with(path: Path) -> tuple[Path, ...]:
@@ -139,7 +146,10 @@ def side_file(record: Any) -> str | None:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """aider's input history or LLM log, by name: the runs are in the chat history beside it."""
+    """aider's input history or LLM log, by name, or its terminal output in a Harbor trial: the runs are in the chat
+    history beside it."""
+    if path.name == _HARBOR_OUTPUT and harbor_trial(path) is not None:
+        return f"aider's terminal output Harbor kept; the trial's run is the {HARBOR_HISTORY} beside it"
     what = _LOGS.get(path.name)
     return f"{what}; its runs are in the {HISTORY} beside it" if what else None
 
@@ -300,7 +310,7 @@ class _Steps:
     def user(self, text: str) -> None:
         if (at := text.find(_TEST_FAILURES)) > 0:  # the benchmark's next try: the tests' output, as the user's input
             output = text[:at].strip()
-            self.add("test", observation=output, error=decisive_line(output) or output.splitlines()[-1])
+            self.add("test", observation=output, error=error_line(output, (output.splitlines() or [_TEST_FAILURES])[-1]))
         elif said := _RUN_COMMAND.match(text):
             command = said.group(2).strip()
             self.add("test" if said.group(1) == "test" else "shell", arguments={"command": command})
@@ -401,8 +411,7 @@ def to_trajectory(session: Session, ctx: Context) -> Trajectory:
                                   "session_line": session.line}.items() if v is not None}
     steps = [step for _, step in within_step_limit(built.steps, metadata)]  # one session may be a whole history
     fields: dict[str, Any] = dict(
-        trajectory_id=safe_id(f"aider.{session.started.replace(' ', 'T')}.{session.digest}"),
-        tenant=ctx.tenant,
+        trajectory_id=f"aider.{session.started.replace(' ', 'T')}.{session.digest}",
         task=clip_task(requests[0] if requests else "(aider session with no request)"),
         created_at=_created(session.started),
         model_id=model,
@@ -412,7 +421,7 @@ def to_trajectory(session: Session, ctx: Context) -> Trajectory:
     )
     if session.results is not None:
         fields |= _verdict(session.results, fields)
-    return Trajectory(**fields)
+    return in_trial(ctx, fields)  # Harbor's aider agent keeps the history in its trial, with no ATIF conversion
 
 
 def _verdict(results: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:

@@ -49,9 +49,8 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, finish_steps, iso_time
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, json_object, short,
-                      tool_arguments)
+from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, error_line, finish_steps, in_trial, iso_time
+from ._common import Context, RecordError, as_dict, as_list, clip_task, json_object, short, tool_arguments
 
 NAME = "trae-agent"
 ID_PREFIX = "trae-agent"
@@ -98,7 +97,8 @@ def _result_error(name: str, arguments: Any, result: dict[str, Any]) -> str | No
     output = str(result.get("result") or "").strip()
     command = str(as_dict(arguments).get("command") or "") if name == "bash" else ""
     if said or output:
-        return (decisive_line(said or output) if command else None) or short(said or output, 300, keep="head")
+        whole = short(said or output, 300, keep="head")
+        return error_line(said or output, whole) if command else whole
     if command and answers_no(command):
         return None
     return "the command exited non-zero with no output" if command else "the tool failed with no message"
@@ -177,9 +177,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 "execution_time": record.get("execution_time") or None, "ended_by": ended_by,
                 "final_result": short(str(record["final_result"]), 500, keep="head")
                 if record.get("final_result") and outcome is Outcome.success else None,
-                "lakeview_summaries": sum(1 for t in turns if isinstance(t, dict) and t.get("lakeview_summary")) or None}
+                "lakeview_summaries": sum(1 for t in turns if isinstance(t, dict) and t.get("lakeview_summary"))
+                or None}
     metadata = {k: v for k, v in metadata.items() if v is not None}
-    return build({
+    return in_trial(ctx, {  # a Harbor trial's verdict is its run's where Harbor's conversion failed: not task_done's
         "trajectory_id": f"{ID_PREFIX}.{hashlib.blake2b(key, digest_size=8).hexdigest()}",
         "task": clip_task(task),
         "model_id": record.get("model") or None,
