@@ -29,7 +29,7 @@ EXPORT = GOOSE / "20260301_1.json"
 def test_a_jsonl_session_file_is_one_run_with_its_tool_steps_and_the_failed_call() -> None:
     assert detect_format(LEGACY) == "goose"
     run = only(LEGACY)
-    assert run.trajectory_id == "goose.20250513_231848"  # the file's name: goose's id for the session
+    assert run.trajectory_id == "goose.20250513_231848.f48086843150"  # the file's name: goose's id for the session
     assert run.task.startswith("I have started a basic mcp template")
     assert run.outcome == Outcome.unknown and run.model_id is None
     assert [s.action for s in run.steps] == ["developer__text_editor", "developer__shell", "developer__text_editor",
@@ -52,7 +52,8 @@ def test_a_jsonl_session_file_is_one_run_with_its_tool_steps_and_the_failed_call
 def test_a_later_session_file_with_null_token_counts_and_message_ids_is_read() -> None:
     assert detect_format(LATER) == "goose"
     run = only(LATER)
-    assert run.trajectory_id == "goose.20250821_salesforce" and run.task == "can you check salesforce tools"
+    assert run.trajectory_id == "goose.20250821_salesforce.ae813a970851"
+    assert run.task == "can you check salesforce tools"
     assert run.metadata["working_dir"] == "/Users/zane/Development/goose-main" and "total_tokens" not in run.metadata
     (call,) = run.steps
     assert call.action == "platform__search_available_extensions" and call.error is None
@@ -62,7 +63,7 @@ def test_a_later_session_file_with_null_token_counts_and_message_ids_is_read() -
 def test_an_export_is_read_with_its_model_later_prompt_and_a_result_marked_is_error() -> None:
     assert detect_format(EXPORT) == "goose"
     run = only(EXPORT)
-    assert run.trajectory_id == "goose.20260301_1" and run.model_id == "claude-sonnet-4-5"
+    assert run.trajectory_id == "goose.20260301_1.aa8846770232" and run.model_id == "claude-sonnet-4-5"
     assert run.task == "the retry test in tests/test_retry.py fails now and then, find out why"
     assert run.metadata["user_prompts"] == ["fix it"] and run.metadata["provider"] == "anthropic"
     assert [s.action for s in run.steps] == ["developer__shell", "developer__text_editor", "respond",
@@ -79,7 +80,7 @@ def test_a_walk_of_a_home_folder_reads_the_sessions_under_its_hidden_data_folder
     (sessions / LEGACY.name).write_text(LEGACY.read_text())
     (tmp_path / ".cache").mkdir()
     (tmp_path / ".cache" / "x.jsonl").write_text(LEGACY.read_text())  # another hidden folder: not walked
-    assert [p.trajectory.trajectory_id for p in read_dump(tmp_path)] == ["goose.20250513_231848"]
+    assert [p.trajectory.trajectory_id for p in read_dump(tmp_path)] == ["goose.20250513_231848.f48086843150"]
 
 
 def test_a_file_of_messages_alone_is_read_and_named_by_its_file(tmp_path: Path) -> None:
@@ -88,7 +89,7 @@ def test_a_file_of_messages_alone_is_read_and_named_by_its_file(tmp_path: Path) 
     path.write_text("".join(json.dumps(m) + "\n" for m in json.loads(EXPORT.read_text())["conversation"]))
     assert detect_format(path) == "goose"
     run = only(path)
-    assert run.trajectory_id == "goose.20260301_090000" and len(run.steps) == 5
+    assert run.trajectory_id == "goose.20260301_090000.aa8846770232" and len(run.steps) == 5
 
 
 def test_an_unanswered_call_and_one_goose_could_not_parse_are_failed_steps(tmp_path: Path) -> None:
@@ -123,7 +124,8 @@ def test_the_models_copy_of_a_result_and_the_users_prompts_alone_are_read(tmp_pa
 def test_a_session_with_no_messages_is_passed_over(tmp_path: Path) -> None:
     (tmp_path / "empty.json").write_text(json.dumps({**json.loads(EXPORT.read_text()), "id": "x", "conversation": []}))
     (tmp_path / "b.json").write_text(EXPORT.read_text())
-    assert [(p.error, p.trajectory.trajectory_id) for p in read_dump(tmp_path)] == [(None, "goose.20260301_1")]
+    assert [(p.error, p.trajectory.trajectory_id) for p in read_dump(tmp_path)] == [(None,
+                                                                                     "goose.20260301_1.aa8846770232")]
 
 
 def _store(path: Path) -> None:
@@ -167,11 +169,12 @@ def test_the_session_database_is_named_with_a_command_whose_output_reads_as_the_
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     run, sub = [p.trajectory for p in read_dump(out)]  # the session never prompted is left out
-    assert run.trajectory_id == "goose.20260301_1" and len(run.steps) == 5  # the export's id: one run, not two
+    assert run.trajectory_id == "goose.20260301_1.aa8846770232"  # the export's id: one run, not two
+    assert len(run.steps) == 5
     assert run.model_id == "claude-sonnet-4-5" and run.created_at.isoformat() == "2026-03-01T09:00:00+00:00"
     assert run.task.startswith("the retry test") and run.metadata["user_prompts"] == ["fix it"]  # no turn context
-    assert sub.trajectory_id == "goose.20260301_3" and sub.metadata["session_type"] == "sub_agent"
-    assert sub.metadata["parent_session_id"] == "goose.20260301_1"  # the run it was spawned from
+    assert sub.trajectory_id == "goose.20260301_3.df4f2dc8347d" and sub.metadata["session_type"] == "sub_agent"
+    assert sub.metadata["parent_session_id"] == "20260301_1"  # the session it was spawned from
     # a walk of the data folder finds no dump and names the database the same way
     walked = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(tmp_path / ".local"), "--dry-run"],
                             capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
@@ -184,7 +187,7 @@ def test_the_cli_reads_a_session_and_finds_it_by_its_tool_error(newcomer, tmp_pa
     assert run_cli("ingest", str(GOOSE))[0] == 0
     code, out, err = run_cli("search", "npm ERR! 404 Not Found chokidr", "--json")
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
-    assert json.loads(out)[0]["trajectory_id"] == "goose.20250513_231848"
+    assert json.loads(out)[0]["trajectory_id"] == "goose.20250513_231848.f48086843150"
 
 
 def _walk(path: Path) -> str:
@@ -226,9 +229,9 @@ def test_an_export_bundles_sub_agent_sessions_each_read_as_its_own_run(tmp_path:
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps({**session, "child_sessions": [child, idle]}))
     parent, sub = [p.trajectory for p in read_dump(path)]
-    assert parent.trajectory_id == "goose.20260301_1" and parent.metadata["total_tokens"] == 125005
-    assert sub.trajectory_id == "goose.20260301_2" and sub.task == "read retry.py"
-    assert sub.metadata["session_type"] == "sub_agent" and sub.metadata["parent_session_id"] == "goose.20260301_1"
+    assert parent.trajectory_id == "goose.20260301_1.aa8846770232" and parent.metadata["total_tokens"] == 125005
+    assert sub.trajectory_id == "goose.20260301_2.8efbd16a1789" and sub.task == "read retry.py"
+    assert sub.metadata["session_type"] == "sub_agent" and sub.metadata["parent_session_id"] == "20260301_1"
 
 
 def test_the_model_recorded_on_messages_is_the_runs_where_the_session_records_none(tmp_path: Path) -> None:

@@ -75,6 +75,11 @@ entry in ``ADAPTERS``. A module exposes:
   level and counts it for the summary); the reader groups the spans of
   a whole input by trace (or conversation) before assembling.
 
+A sub-agent's run (a session another session spawned) carries ``metadata.is_subagent``
+(never its Harbor trial's run: ``_agent_cli.in_trial``) and, where recorded, its
+parent as ``metadata.parent_session_id``: the parent's session id as its format
+records it (the parent run's ``metadata.session_id``), not a run id.
+
 Each module documents its field mapping in its docstring. File handling
 (JSONL, arrays, gzip, positions, grouping, error messages) lives in
 ``trajsearch.ingest.sources`` and ``trajsearch.ingest.read``.

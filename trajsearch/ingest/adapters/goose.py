@@ -10,7 +10,8 @@ reads goose 1.51's stores; real lines posted in aaif-goose/goose#2529 and #4252 
 ``tests/fixtures/goose/.goose29/README.md``).
 
 Three shapes hold a session, one run each:
-- until goose moved them to SQLite (late 2025; its first run after the move imports them), a JSONL file, ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
+- until goose moved them to SQLite (late 2025; its first run after the move imports them), a JSONL file,
+  ``~/.local/share/goose/sessions/<id>.jsonl``: a first line of session
   metadata (``SessionMetadata``: ``working_dir``, ``description``, ``schedule_id``, ``message_count``, the token
   counts; later also ``id``, ``created_at``, ``extension_data``), then one ``Message`` a line. goose reads a file
   whose first line is a message as messages only: so does this adapter;
@@ -47,14 +48,17 @@ responses, and the model's text with no call after it a ``respond`` step; a requ
 answer to failed ("never answered"), as does one that names no tool; model_id = ``model_config.model_name`` where
 recorded (exports and the database; a JSONL file records none), else the last assistant message's
 ``metadata.inference`` (``resolvedModel``, ``requestedModel``: goose 1.4x on); outcome unknown (a session holds no
-verdict) unless it ended on an error part; a sub-agent's session (``session_type: sub_agent``) records its parent
-(``metadata.parent_session_id``, ``goose.<id>``); trajectory_id =
-``goose.<session id>``: the recorded ``id``, else the file's name without ``.jsonl`` (goose's own id for it; a gzipped copy's too),
-stable across copies; created_at = the session's ``created_at``, else its first message's time.
+verdict) unless it ended on an error part; a sub-agent's session (``session_type: sub_agent``) is
+``metadata.is_subagent`` (never a Harbor trial's run) and names its parent (``metadata.parent_session_id``, the
+parent's ``session_id``); trajectory_id = ``goose.<session id>.<digest>``: the recorded ``id``, else the file's name
+without ``.jsonl`` (goose's own id for it; a gzipped copy's too), and a digest of the first message's time and the
+first prompt (:func:`_digest`: goose's ids repeat across machines), stable across copies and shapes; created_at = the
+session's ``created_at``, else its first message's time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -103,8 +107,8 @@ def matches(record: Any) -> bool:
 
 def _is_export(record: Any) -> bool:
     """A ``Session`` with its messages: ``goose session export --format json``, or a line of ``EXPORT_SCRIPT``'s."""
-    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("working_dir"), str)
-            and isinstance(record.get("conversation"), list))
+    return (isinstance(record, dict) and isinstance(record.get("id"), str)
+            and isinstance(record.get("working_dir"), str) and isinstance(record.get("conversation"), list))
 
 
 def _is_header(record: Any) -> bool:
@@ -266,6 +270,15 @@ class _Session(SessionSteps):
         self.by_call.clear()
 
 
+def _digest(messages: list[dict[str, Any]], task: str) -> str:
+    """What tells a session from another of the same id, in every shape that holds it (its JSONL file, an export, a
+    line of the database's): its first message's time and its first prompt. goose numbers sessions per database
+    (``YYYYMMDD_N``, N from 1 each day: ``SessionManager::create_session``), so every user's first session of a day
+    has one id."""
+    key = f"{messages[0].get('created') if messages else ''}\0{task}".encode()
+    return hashlib.blake2b(key, digest_size=6).hexdigest()
+
+
 def _error_part(part: dict[str, Any]) -> str:
     """goose's error part (``{"type": "error", "kind", "message"}``: the provider refused the turn) as the run's
     error: its message, and its kind in the words :data:`CONTEXT_OVERFLOW` knows (``contextLengthExceeded`` ->
@@ -322,6 +335,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     session_id = as_str(session.get("id")) or file_stem(ctx.source, (".jsonl", ".json"))
     name = as_str(session.get("name")) or as_str(session.get("description"))
     parent = as_str(session.get("parent_session_id"))
+    sub_agent = session.get("session_type") == "sub_agent" or parent is not None
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session_id,
@@ -331,10 +345,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "schedule_id": as_str(session.get("schedule_id")),
         "provider": as_str(session.get("provider_name")),
         "total_tokens": _tokens(session),
-        "parent_session_id": f"goose.{parent}" if parent else None,
+        "is_subagent": sub_agent or None,  # a part of its parent's run: never a Harbor trial's run
+        "parent_session_id": parent,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
     }
     return session_trajectory(
-        ctx, run_id=f"goose.{session_id}", task=walk.prompts[0], model_id=_model(session, messages), steps=walk.steps,
-        metadata=metadata, last_error=walk.last_error, error_cause=API_ERROR_CAUSE, tool_versions=None,
+        ctx, run_id=f"goose.{session_id}.{_digest(messages, walk.prompts[0])}", task=walk.prompts[0],
+        model_id=_model(session, messages), steps=walk.steps, metadata=metadata, last_error=walk.last_error,
+        error_cause=API_ERROR_CAUSE, tool_versions=None,
         created_at=first_time(session.get("created_at"), *(m.get("created") for m in messages[:1])))
