@@ -536,7 +536,9 @@ def detect_format(path: str | Path) -> str:
             raise SideFile(f"{p}: no run in this file: {what}")
         raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)
-    if fmt := _by_head(head):
+    if fmt := _by_head(head):  # a text format's history is no JSON record: where it lies is still asked
+        if what := side_path(p, fmt):
+            raise SideFile(f"{p}: no run in this file: {what}")
         return fmt
     record = first_record(p, head)
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
