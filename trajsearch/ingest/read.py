@@ -601,14 +601,16 @@ def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bo
             "its format is not detected")
 
 
-def _walked_name(p: Path, fmt: str | None, walkers: tuple[Any, ...]) -> bool:
+def _walked_name(p: Path, fmt: str | None, taken: bool) -> bool:
     """Whether a walk under ``fmt`` (None: any) reads ``p`` by its name: an archive an adapter reads itself (Inspect
     AI's ``.eval``) when it is a zip (a text ``notes.eval`` is no log) and the walk is that format's or any; else a
     dump's name (:func:`_dump_named`), or a file an adapter's ``walked_file`` takes where it lies (a Harbor trial's
-    ``agent/claude-code.txt``). What is not read so is passed over by name."""
+    ``agent/claude-code.txt``: ``taken``, asked once by the walk). Under a text format forced (``read_text``: Aider's
+    Markdown), only those: a project's ``package.json`` is no history, and a walk of the project would refuse it.
+    What is not read so is passed over by name."""
     if (own := archive_format(p)) is not None:
         return fmt in (None, own) and sources.is_zip(p)
-    return _dump_named(p.name) or any(mod.walked_file(p) for mod in walkers)
+    return taken or (_dump_named(p.name) and not (fmt and _adapter_hooks("read_text", fmt)))
 
 
 def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None,
@@ -643,7 +645,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if p.is_file():
                 pieces.setdefault(mod, []).append(p)
             return False
-        if not _walked_name(p, fmt, walkers):
+        taken = any(mod.walked_file(p) for mod in walkers)  # (claude_code's may read a trial's JSON: asked once)
+        if not _walked_name(p, fmt, taken):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
                 if (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
@@ -655,7 +658,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             return False
         # a file an adapter walks may be hidden itself (.aider.chat.history.md): only its folders are asked
         inside = p.relative_to(root).parts
-        own = inside[:-1] if any(mod.walked_file(p) for mod in walkers) else inside
+        own = inside[:-1] if taken else inside
         if (part := _hidden_part(own, walked)) is not None:
             if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
                 hidden.setdefault(part, set()).add(_identity(p))
