@@ -1173,6 +1173,12 @@ def run_directory(source: Path, instance_id: str) -> str:
     return parent.name or (copy[0].name if copy is not None else "")
 
 
+def last_part(parts: Sequence[str], name: str) -> int | None:
+    """Where the last folder named ``name`` is among a path's ``parts`` (a producer's store, as ``session-state``,
+    may lie below another of its name in a backup), else None."""
+    return max((i for i, part in enumerate(parts) if part == name), default=None)
+
+
 def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
     """The file's name without its compression's suffix (``.gz``, ``.zst``) and then each of its format's
     ``suffixes`` in turn (each cut once if the name ends with it): ``x.traj.json.gz`` gives ``x`` for

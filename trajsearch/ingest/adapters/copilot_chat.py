@@ -64,7 +64,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list, json_kind
+from ._common import Context, RecordError, as_dict, as_list, json_kind, last_part
 
 NAME = "copilot-chat"
 #: A file is one chat: the reader hands over its whole document.
@@ -103,7 +103,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if path.name == "workspace.json" and (path.parent / "chatSessions").is_dir():
         return "VS Code's record of a workspace's folder, beside the chats it keeps in chatSessions/ (each read)"
     parts = path.parts
-    at = max((i for i, part in enumerate(parts) if part == "workspaceStorage"), default=None)
+    at = last_part(parts, "workspaceStorage")
     if at is not None and len(parts) > at + 3 and parts[at + 2] != "chatSessions":
         return (f"VS Code's storage of a workspace's {parts[at + 2]} (no chat: VS Code keeps those in the "
                 "workspace's chatSessions/, each read)")

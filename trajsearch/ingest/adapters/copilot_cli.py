@@ -56,7 +56,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list
+from ._common import Context, RecordError, as_dict, as_list, last_part
 
 NAME = "copilot-cli"
 #: Where Copilot CLI keeps its sessions: walked though hidden (see ``read``).
@@ -87,7 +87,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``) and the agent's work (``files/``,
     ``research/``, often JSON). None is a run, so a walk of ``~/.copilot/session-state`` is not stopped by them."""
     parts = path.parts
-    at = max((i for i, part in enumerate(parts) if part == "session-state"), default=None)
+    at = last_part(parts, "session-state")
     if at is None or len(parts) < at + 3 or path.name == _EVENTS and len(parts) == at + 3:
         return None
     session = Path(*parts[:at + 2])
