@@ -68,10 +68,11 @@ _LOGS = {".aider.input.history": "aider's history of the lines typed at its prom
 #: A session's header (``InputOutput.__init__``), its start time (local) in the group. Searched in a file's head for
 #: detection (``SIGNATURE``): aider writes a blank line and the header first, but a script may have put notes on
 #: top (a project's prompt, 16 lines of it in a real one).
-SIGNATURE = _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.M)
+_HEADER_TEXT = r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$"
+SIGNATURE = _HEADER = re.compile("^" + _HEADER_TEXT, re.M)
 #: What a history aider wrote opens with (a blank line, then a header: no JSON file does): it is told by that before
 #: any line of JSON in it is taken for a record (a reply quoting another format's line in a code block).
-HEAD = re.compile(r"\s*" + _HEADER.pattern[1:], re.M)
+HEAD = re.compile(r"\s*" + _HEADER_TEXT, re.M)
 #: The banner's model: ``Main model: X with Y edit format`` (0.19: ``using``; 0.14: ``Model: X``, no format).
 _BANNER_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: (?:with|using) ([\w-]+) edit format)?")
 _VERSION = re.compile(r"^Aider v(\d[\w.+-]*)")
