@@ -1551,9 +1551,10 @@ class ClippedRuns:
 
 
 class PassedOverGroups:
-    """The groups read that hold no run and nothing wrong (an adapter's :class:`PassedOver`: a trace of
-    embedding calls only, one that only builds an agent), counted by file, format, grouping and reason: neither a
-    run nor a rejection, so nothing else would tell an input whose traces were all passed over from an empty one."""
+    """The units read that hold no run and nothing wrong (an adapter's :class:`PassedOver`: a trace of embedding
+    calls only, an aider session started and quit, a copy line of a run read elsewhere), counted by file, format,
+    unit (``trace``, ``session``, ``line``, ``record``: ``by``) and reason: neither a run nor a rejection, so nothing
+    else would tell an input whose traces or sessions were all passed over from an empty one."""
 
     def __init__(self) -> None:
         self.counts: Counter[tuple[str, str, str, str]] = Counter()  # (source, format, group_by, reason) -> groups

@@ -38,7 +38,9 @@ entry in ``ADAPTERS``. A module exposes:
   finds it too): a walk hands them in for detection to name;
   optionally ``walked_file(path)``, whether a file not named as a dump is
   its producer's run where it lies (a Harbor trial's ``agent/claude-code.txt``),
-  which a walk then reads;
+  which a walk then reads, or one of its side files lying hidden beside such a
+  run (Aider's ``.aider.input.history``), which detection then passes over
+  (``side_file``, ``side_path``) rather than the walk count as left unread;
   optionally ``subagent_file(path)``, whether a session file of its format is a
   sub-agent's, told by its own records (a Codex rollout's session meta), where
   its place does not say so: not a second run of the Harbor trial holding it
@@ -132,7 +134,8 @@ ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
-        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose,  # coding-agent CLI session files
+        # coding-agent CLI session files
+        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose,
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)

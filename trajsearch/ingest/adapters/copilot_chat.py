@@ -36,7 +36,8 @@ Field mapping:
 - trajectory_id = ``copilot-chat.<the first request's requestId>``, which every export and kept file holds: an
   export made while the chat ran (no ``result`` yet), one made after it ended and the file VS Code keeps are one
   chat, whose session ids differ among them (the kept file's ``sessionId``: ``metadata.vscode_session_id``; the
-  Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks. model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
+  Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks.
+  model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
   created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
   agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
   requests, ``models`` (more than one), ``last_request_error``.

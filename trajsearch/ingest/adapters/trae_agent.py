@@ -190,4 +190,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "steps": finish_steps(_steps(turns), metadata),
         "created_at": iso_time(record.get("start_time")),
         "metadata": metadata,
-    }, ctx)
+    })
