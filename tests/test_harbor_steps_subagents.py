@@ -258,12 +258,8 @@ def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trial
 RESUME = FIXTURES / "atif" / ".harb29" / "codex-0.171-resume"
 
 
-def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> None:
-    """With ``resume_trajectory`` Harbor copies the agent logs into each step's folder and runs the next step as
-    ``codex exec resume --last``, which appends its turn to the same rollout: the later step's copy starts with the
-    whole of the earlier one's. The later step's run is its own turn (its instruction the task, its own commands),
-    graded by its step's verdict; it was the whole session, the earlier step's task and work graded by the later
-    step's verdict. Codex 0.171's real rollout after each step of such a run."""
+def _resumed_trial(tmp_path: Path) -> Path:
+    """The two-step trial run with ``resume_trajectory``: Codex 0.171's real rollout after each step."""
     trial = _multi_step_trial(tmp_path)
     shutil.rmtree(trial / "steps")
     for step in ("write", "test"):
@@ -271,7 +267,16 @@ def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> 
         day = trial / "steps" / step / "agent" / "sessions" / "2026" / "12" / "07"
         day.mkdir(parents=True)
         shutil.copy(rollout, day / rollout.name)
-    runs = {r.metadata["trial_step"]: r for r in _runs(trial)}
+    return trial
+
+
+def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> None:
+    """With ``resume_trajectory`` Harbor copies the agent logs into each step's folder and runs the next step as
+    ``codex exec resume --last``, which appends its turn to the same rollout: the later step's copy starts with the
+    whole of the earlier one's. The later step's run is its own turn (its instruction the task, its own commands),
+    graded by its step's verdict; it was the whole session, the earlier step's task and work graded by the later
+    step's verdict. Codex 0.171's real rollout after each step of such a run."""
+    runs = {r.metadata["trial_step"]: r for r in _runs(_resumed_trial(tmp_path))}
     write, test = runs["write"], runs["test"]
     assert (write.task, write.reward) == ("STEP ONE: write hello.txt containing hello.", 1.0)
     assert (test.task, test.reward) == ("STEP TWO: show what hello.txt says.", 0.0)
@@ -280,6 +285,26 @@ def test_a_step_resumed_from_the_one_before_is_its_own_turns(tmp_path: Path) -> 
     assert "echo hello" not in " ".join(str(s.arguments) for s in test.steps)
     assert test.metadata["resumed_from_step"] == "write" and "resumed_from_step" not in write.metadata
     assert write.steps[-1].started_at < test.created_at <= test.steps[0].started_at
+
+
+def test_reingesting_a_resumed_trial_moves_the_whole_session_an_older_version_stored(newcomer, tmp_path: Path) -> None:
+    """An older version read the later step's rollout of a resumed session as one run outside a trial: the whole
+    session, ``codex.<session id>``, with no task id. The earlier step's run names that id and begins at the same
+    instant, but carries the trial's task: the trial's task aside, it is that copy, which ingesting the trial moves
+    (2 runs, not 3)."""
+    (tmp_path / "job").mkdir()
+    trial = _resumed_trial(tmp_path / "job")
+    loose = tmp_path / "sessions"
+    loose.mkdir()
+    [rollout] = (trial / "steps" / "test").rglob("rollout-*.jsonl")
+    shutil.copy(rollout, loose / rollout.name)
+    for folder, superseded in ((loose, 0), (trial, 1)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
+        assert code == 0, stderr
+        assert json.loads(stdout)["superseded"] == superseded
+    code, stdout, stderr = run_cli("stats", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["trajectories"] == 2
 
 
 def test_a_step_holding_two_sessions_withholds_its_verdict_naming_the_step(tmp_path: Path) -> None:

@@ -1377,11 +1377,16 @@ def same_run_anywhere(stored: Trajectory, read: Trajectory) -> bool:
     the former ids nor, maybe, the folder name this read gave; an outcomes file may have judged either; a Harbor
     trial's verdict, its metadata and the task it groups the run under, an older version may not have read), or the
     same attempt begun at the same instant (:func:`_same_start`: a save taken mid-run, a copy an older reader
-    read). Another attempt that held the id never is: its replies and its start differ."""
+    read; for a Harbor trial's run, the trial's task aside too). Another attempt that held the id never is: its
+    replies and its start differ."""
     def body(run: Trajectory) -> str:
         return run_content(_unrenamed(run), without=_VERDICT_FIELDS | _TRIAL_TASK_FIELDS,
                            metadata_without=PLACE_METADATA | TRIAL_VERDICT_METADATA)
-    return body(stored) == body(read) or _same_start(stored, read)
+    if body(stored) == body(read):
+        return True
+    if TRIAL_VERDICT_METADATA.isdisjoint(read.metadata):
+        return _same_start(stored, read)
+    return _same_start(*(run.model_copy(update=dict.fromkeys(_TRIAL_TASK_FIELDS)) for run in (stored, read)))
 
 
 def _same_start(one: Trajectory, other: Trajectory) -> bool:
