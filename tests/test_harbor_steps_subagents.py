@@ -255,6 +255,28 @@ def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trial
     assert conversion.metadata["former_ids"][0] == "atif.01a234c2-e4f0-7c9b-ace1-57b79540a20b.test/agent/trajectory"
 
 
+def test_ingesting_a_finished_trial_moves_its_steps_conversion_an_older_version_stored_unfinished(
+        newcomer, tmp_path: Path) -> None:
+    """An older version read a step's ATIF conversion in a trial not finished yet as if the step's folder were the
+    trial (``atif.<session>.test/agent/trajectory``, as it reads one lying in ``test/agent/`` outside a trial).
+    Ingesting the trial once finished moves that copy: the step's conversion names the id finished or not (2 runs,
+    not 3)."""
+    (tmp_path / "job").mkdir()
+    trial = _multi_step_trial(tmp_path / "job")
+    conversion = MULTI / "steps" / "test" / "agent" / "trajectory.json"
+    shutil.copy(conversion, trial / "steps" / "test" / "agent")
+    loose = tmp_path / "running" / "test" / "agent"
+    loose.mkdir(parents=True)
+    shutil.copy(conversion, loose)
+    for folder, superseded in ((loose, 0), (trial, 1)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
+        assert code == 0, stderr
+        assert json.loads(stdout)["superseded"] == superseded
+    code, stdout, stderr = run_cli("stats", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["trajectories"] == 2
+
+
 RESUME = FIXTURES / "atif" / ".harb29" / "codex-0.171-resume"
 
 

@@ -1728,8 +1728,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     subagent_models = {str(s["model_name"]) for s in ordered if _is_subagents(s) and s.get("model_name")}
     sub = f".sub.{'/'.join(sub_path)}" if sub_path else ""
     trajectory_id = f"atif.{root_id}.{_where(ctx.source, place)}{sub}"
-    # a step of a multi-step trial not finished yet was named as if its folder were the trial, before round 29
-    unfinished = place is not None and place[1] is not None and not (place[0] / "result.json").is_file()
+    # a step of a multi-step trial not finished yet was named as if its folder were the trial, before round 29: an
+    # older version may have stored it so while the trial ran, whether or not it has finished since
+    step = place is not None and place[1] is not None
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
@@ -1771,4 +1772,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         },
     }
     run = build(fields, ctx)
-    return with_former_id(run, safe_id(f"atif.{root_id}.{_where(ctx.source, None)}{sub}")) if unfinished else run
+    return with_former_id(run, safe_id(f"atif.{root_id}.{_where(ctx.source, None)}{sub}")) if step else run
