@@ -194,3 +194,22 @@ def test_a_checkpointed_reingest_reads_a_line_again_once_its_archive_changed(tmp
     archive.write_bytes(whole)
     code, out, err = run_cli("ingest", str(tmp_path / "run"), "--quiet")
     assert code == 0 and "ingested 1 run" in " ".join(out.split()), out + err
+
+
+def test_only_a_run_sets_file_is_read_with_the_archives_there(tmp_path: Path) -> None:
+    """Review RT-IDX 5: the checkpoint asks every file of every input which files it is read with, even one it then
+    skips, and every ``.jsonl`` beside ``conversations/`` was parsed for it, naming an archive for each line without
+    events, present or not (a 68 MB file: 3 s each ingest). Only a run set's file is, and only with the archives that
+    lie there."""
+    from trajsearch.ingest.adapters import read_with
+
+    folder = tmp_path / "run"
+    (folder / "conversations").mkdir(parents=True)
+    gone = {**LINE, "instance_id": "demo__gone-1"}
+    lines = "".join(json.dumps(line) + "\n" for line in (LINE, gone))
+    for name in ("output.jsonl", "notes.jsonl"):
+        (folder / name).write_text(lines, encoding="utf-8")
+    assert read_with(folder / "output.jsonl") == () and read_with(folder / "notes.jsonl") == ()
+    shutil.copy(ARCHIVED / "conversations" / "demo__ticks-1.tar.gz", folder / "conversations")
+    assert read_with(folder / "output.jsonl") == (folder / "conversations" / "demo__ticks-1.tar.gz",)
+    assert read_with(folder / "notes.jsonl") == ()

@@ -235,6 +235,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -824,15 +825,25 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 def read_with(path: Path) -> tuple[Path, ...]:
     """The adapter hook (see ``adapters/__init__``): an iterative run set's attempt file is read with its aggregate
     and its other attempt files, the runner's file of error lines with its attempt files
-    (``_openhands_attempts.read_with``); a file of evaluation lines beside ``conversations/`` with the archive of
-    each of its lines that holds no events (``_archived_run``: present or not, as an attempt rewrites it)."""
+    (``_openhands_attempts.read_with``); a run set's file (``output*.jsonl``, an attempt file, the error lines) beside
+    ``conversations/`` with the archive there of each of its lines that holds no events (``_archived_run``; one
+    appearing or going changes the list, as an attempt rewrites it). The checkpoint asks this of every file of every
+    input, even one it then skips: so no other ``.jsonl`` is parsed, nor a run set's file where no archive lies."""
     beside = attempts.read_with(path)
-    folder = path.parent / sdk.ARCHIVES_DIR
-    if not sources.plain_name(path.name).endswith(".jsonl") or not folder.is_dir():
+    name = sources.plain_name(path.name)
+    if not name.endswith(".jsonl") or not (name.startswith("output") or attempts.ATTEMPT_FILE.fullmatch(path.name)
+                                           or attempts.ERRORS_FILE.fullmatch(path.name)):
         return beside
-    archives = (folder / f"{instance}.tar.gz" for instance, lines in attempts.output_lines(path).items()
-                if any(line.fingerprint[0] == 0 for line in lines))
-    return (*beside, *(archive for archive in archives if archive.parent == folder))
+    try:
+        with os.scandir(path.parent / sdk.ARCHIVES_DIR) as entries:
+            present = {e.name.removesuffix(".tar.gz") for e in entries if e.name.endswith(".tar.gz")}
+    except OSError:  # no conversations/ folder
+        return beside
+    if not present:
+        return beside
+    return (*beside, *(path.parent / sdk.ARCHIVES_DIR / f"{instance}.tar.gz"
+                       for instance, lines in attempts.output_lines(path).items()
+                       if instance in present and any(line.fingerprint[0] == 0 for line in lines)))
 
 
 def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, tuple[attempts.Line, ...]]]]:
