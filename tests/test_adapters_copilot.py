@@ -101,6 +101,20 @@ def test_a_chat_exported_while_running_and_once_ended_is_one_run() -> None:
     assert ended.metadata["copilot_session_id"] == "bbb2707b-03c4-4495-816f-57f46571da5a"  # the ended one's alone
 
 
+def test_a_chat_exported_while_running_then_once_ended_is_one_stored_run_and_the_warning_says_why(newcomer) -> None:
+    """Review RT-IDX 4: the two exports read as two runs of one id (the parts the chat showed, then the model's
+    rounds), so the later replaces the earlier with the warning for a different run; its advice, to give the files
+    distinct names, does nothing here (the id is the request's). It says what happened instead."""
+    for export in (FETCH, COMPLETED):
+        code, out, err = run_cli("ingest", str(export), "-q")
+        assert code == 0, err
+    said = " ".join(err.split())
+    assert "1 stored run(s) replaced by a different run of the same id" in said, said
+    assert "two readings of one session (a Copilot chat exported while it ran and again once it ended)" in said, said
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0 and json.loads(out)["trajectories"] == 1, err
+
+
 def test_a_kept_jsonl_session_is_read_as_the_chat_its_edits_make(tmp_path: Path) -> None:
     kept = only(KEPT)
     logged = only(KEPT_LOG)  # one {kind: 0} line: the whole chat
