@@ -908,9 +908,9 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
     _other_runs_replaced_line(results)
     _verdicts_kept_line(results)
     if superseded := sum(r.get("superseded") or 0 for r in results):
-        out.print(f"{superseded} stored run(s) superseded: a run read now takes their place (e.g. a mini-swe-agent "
-                  "run moved from its id before round 27 to its new one, a Codex thread read with the history a "
-                  "rollout of it was read without)", highlight=False, soft_wrap=True)
+        out.print(f"{superseded} stored run(s) superseded: a run read now takes their place (e.g. a run moved from "
+                  "the id an older version gave it, a Codex thread read with the history a rollout of it was read "
+                  "without)", highlight=False, soft_wrap=True)
     _clipped_line([r["clipped"] for r in results if r.get("clipped")])
     _named_after_stream_copy_line([r["named_after_stream_copy"] for r in results if r.get("named_after_stream_copy")])
     if streamed := max((r.get("units_streamed") or 0) for r in results):
