@@ -255,6 +255,17 @@ def test_a_step_of_an_unfinished_multi_step_trial_is_named_as_the_finished_trial
     assert conversion.metadata["former_ids"][0] == "atif.01a234c2-e4f0-7c9b-ace1-57b79540a20b.test/agent/trajectory"
 
 
+def _stored_after(*ingests: tuple[Path, int]) -> int:
+    """Ingests each folder in turn, each superseding the number of stored runs given; the runs the store then holds."""
+    for folder, superseded in ingests:
+        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
+        assert code == 0, stderr
+        assert json.loads(stdout)["superseded"] == superseded
+    code, stdout, stderr = run_cli("stats", "--json")
+    assert code == 0, stderr
+    return json.loads(stdout)["trajectories"]
+
+
 def test_ingesting_a_finished_trial_moves_its_steps_conversion_an_older_version_stored_unfinished(
         newcomer, tmp_path: Path) -> None:
     """An older version read a step's ATIF conversion in a trial not finished yet as if the step's folder were the
@@ -268,13 +279,7 @@ def test_ingesting_a_finished_trial_moves_its_steps_conversion_an_older_version_
     loose = tmp_path / "running" / "test" / "agent"
     loose.mkdir(parents=True)
     shutil.copy(conversion, loose)
-    for folder, superseded in ((loose, 0), (trial, 1)):
-        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
-        assert code == 0, stderr
-        assert json.loads(stdout)["superseded"] == superseded
-    code, stdout, stderr = run_cli("stats", "--json")
-    assert code == 0, stderr
-    assert json.loads(stdout)["trajectories"] == 2
+    assert _stored_after((loose, 0), (trial, 1)) == 2
 
 
 RESUME = FIXTURES / "atif" / ".harb29" / "codex-0.171-resume"
@@ -320,13 +325,7 @@ def test_reingesting_a_resumed_trial_moves_the_whole_session_an_older_version_st
     loose.mkdir()
     [rollout] = (trial / "steps" / "test").rglob("rollout-*.jsonl")
     shutil.copy(rollout, loose / rollout.name)
-    for folder, superseded in ((loose, 0), (trial, 1)):
-        code, stdout, stderr = run_cli("ingest", str(folder), "--json", "-q")
-        assert code == 0, stderr
-        assert json.loads(stdout)["superseded"] == superseded
-    code, stdout, stderr = run_cli("stats", "--json")
-    assert code == 0, stderr
-    assert json.loads(stdout)["trajectories"] == 2
+    assert _stored_after((loose, 0), (trial, 1)) == 2
 
 
 def test_a_step_holding_two_sessions_withholds_its_verdict_naming_the_step(tmp_path: Path) -> None:
