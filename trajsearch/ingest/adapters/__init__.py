@@ -120,6 +120,7 @@ from . import (
     opencode,
     otel_genai,
     qwen_code,
+    specstory,
     swe_agent,
     tau2_bench,
     tau_bench,
@@ -140,6 +141,7 @@ ADAPTERS: dict[str, ModuleType] = {
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         aider, copilot_share,  # coding agents' Markdown chat histories and exports (read as text: ``read_text``)
+        specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2,  # agent frameworks' own saved results

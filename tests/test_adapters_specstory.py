@@ -1,0 +1,105 @@
+"""SpecStory's Markdown chat histories (``.specstory/history/*.md``), read from real files of three versions users
+committed to GitHub (tests/fixtures/specstory/.specstory29/README.md): Cursor through the extension in April 2025,
+Claude Code through the CLI in July 2025, Cursor with Markdown v2.1.0 in January 2026."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
+
+SPECSTORY = Path(__file__).parent / "fixtures" / "specstory" / ".specstory29"
+CURSOR_2025 = SPECSTORY / "cursor-2025" / ".specstory" / "history" / "2025-04-29_20-13-session-start-error-for-task-008.md"
+CLAUDE_2025 = SPECSTORY / "claude-code-2025" / ".specstory" / "history" / "2025-07-20_10-12-53Z-hello-claude.md"
+CURSOR_2026 = next((SPECSTORY / "cursor-2026" / ".specstory" / "history").glob("2026-01-03_14-51Z-*.md"))
+
+
+def test_a_2026_cursor_chat_is_a_run_with_its_tools_their_results_and_a_failed_push() -> None:
+    assert detect_format(CURSOR_2026) == "specstory"
+    run = only(CURSOR_2026)
+    assert run.trajectory_id == "specstory.17d2aa8a-d529-4cff-9a80-bc7697c468ad"  # the session SpecStory names
+    assert run.task.startswith("今回は、google earthの画像から範囲を選択して")
+    assert run.metadata["user_prompts"][-1] == "githubにwork20260104_01というリポジトリを作ってプッシュしてください。"
+    assert (run.metadata["agent"], run.model_id, run.tool_versions) == (
+        "Cursor", "gpt-5.1-codex-max", {"specstory_markdown": "2.1.0"})
+    assert run.created_at == datetime(2026, 1, 3, 14, 51, tzinfo=timezone.utc)
+    assert run.outcome == Outcome.unknown
+    actions = [s.action for s in run.steps]
+    assert actions[:3] == ["respond", "respond", "list_dir"] and "todo_write" in actions
+    push = next(s for s in run.steps if "git push" in (s.arguments or {}).get("command", ""))
+    assert push.action == "run_terminal_cmd"
+    assert push.error.startswith("fatal: could not read Username for 'https://github.com'")
+    assert push.thought is None and run.steps[push.index + 1].thought.startswith("認証エラーのため")
+    assert [s.error for s in run.steps if s.action == "tool"] == ["Cannot edit files blocked by globalignore"]
+    listed = run.steps[2]
+    assert listed.arguments == {"description": "Listed directory, 0 results"} and listed.observation == "No results found"
+
+
+def test_an_early_2025_chat_reads_bare_commands_and_summaries_and_its_id_is_its_words(tmp_path: Path) -> None:
+    run = only(CURSOR_2025)
+    assert run.task.startswith("❯ minsky session start --task 008\nError starting session: Session 'task#008'")
+    assert run.model_id is None and "agent" not in run.metadata  # the extension named neither then
+    assert run.created_at == datetime(2025, 4, 29, 16, 13, 16, tzinfo=timezone.utc)
+    assert [s.action for s in run.steps[:3]] == ["fetch_rules", "run_terminal_cmd", "run_terminal_cmd"]
+    assert run.steps[1].arguments == {"command": "minsky tasks list --json | jq"}
+    [failed] = [s for s in run.steps if s.error]
+    assert failed.arguments == {"command": "minsky session start --task 008"}
+    assert failed.error.startswith("fatal: destination path")
+    assert any(s.action == "codebase_search" for s in run.steps)
+    moved = tmp_path / "renamed.md"  # no session id in the file: its id is its start and words, not its path
+    shutil.copy(CURSOR_2025, moved)
+    assert detect_format(moved) == "specstory" and only(moved).trajectory_id == run.trajectory_id
+    assert run.trajectory_id.startswith("specstory.20250429T161316.")
+
+
+def test_a_claude_code_export_joins_each_result_to_its_tool_and_skips_local_commands() -> None:
+    run = only(CLAUDE_2025)
+    assert run.trajectory_id == "specstory.dcfb21cf-c131-4fe2-aac7-e71912408eeb"
+    assert run.task.startswith("Hello Claude! We are in your \"big home folder\"")  # not /exit or /memory
+    assert (run.metadata["agent"], run.model_id) == ("Claude Code", "claude-sonnet-4-20250514")
+    bash = next(s for s in run.steps if s.action == "Bash")
+    assert bash.arguments == {"command": 'find /home/skogix/skogai/.claude -name ".skogai" -type d',
+                              "description": "Find .skogai directory in workspace"}
+    assert bash.observation.startswith("/home/skogix/skogai/.claude/.skogai")
+    read = next(s for s in run.steps if s.action == "Read")
+    assert read.arguments == {"target": "/home/skogix/skogai/.skogai/update"} and "realpath" in read.observation
+    write = next(s for s in run.steps if s.action == "Write")
+    assert "live context updating" in write.arguments["content"] and write.observation.startswith("File created")
+    assert run.steps[-1].action == "respond" and run.steps[-1].thought.startswith("Haha!")
+    assert "No response requested." not in json.dumps([s.arguments for s in run.steps])  # Claude Code's filler
+
+
+def test_a_walk_takes_the_histories_and_no_other_markdown() -> None:
+    results = list(read_inputs([SPECSTORY]))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert sorted(Path(r.source).name for r in results) == sorted(
+        p.name for p in (CURSOR_2025, CLAUDE_2025, CURSOR_2026))  # not .what-is-this.md, not NOTES.md
+
+
+def test_markdown_with_no_turn_is_refused_saying_so(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("<!-- Generated by SpecStory -->\n\n# Empty\n")
+    [result] = list(read_inputs([notes]))
+    assert not result.ok and "not a SpecStory chat history" in result.error
+
+
+def test_ingest_dry_run_and_a_search_by_the_failed_push_find_the_run(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    code, out, err = run_cli("ingest", "--dry-run", str(SPECSTORY))
+    assert code == 0, out + err
+    assert f"{CURSOR_2026.name}: format specstory; runs 1" in out + err
+    assert f"{CLAUDE_2025.name}: format specstory; runs 1" in out + err
+    code, out, err = run_cli("ingest", str(SPECSTORY), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "fatal: could not read Username for 'https://github.com'", "-t", "acme",
+                             "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
+    hits = json.loads(out)
+    assert hits and hits[0]["trajectory_id"] == only(CURSOR_2026).trajectory_id, out
