@@ -1,6 +1,6 @@
 """SpecStory's Markdown chat histories (``.specstory/history/*.md``), read from real files of three versions users
 committed to GitHub (tests/fixtures/specstory/.specstory29/README.md): Cursor through the extension in April 2025,
-Claude Code through the CLI in July 2025, Cursor with Markdown v2.1.0 in January 2026."""
+Claude Code through the CLI in July 2025, Cursor and Claude Code with Markdown v2.1.0 in January 2026."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
 SPECSTORY = Path(__file__).parent / "fixtures" / "specstory" / ".specstory29"
 CURSOR_2025 = SPECSTORY / "cursor-2025" / ".specstory" / "history" / "2025-04-29_20-13-session-start-error-for-task-008.md"
 CLAUDE_2025 = SPECSTORY / "claude-code-2025" / ".specstory" / "history" / "2025-07-20_10-12-53Z-hello-claude.md"
+CLAUDE_2026 = SPECSTORY / "claude-code-2026" / ".specstory" / "history" / "2026-01-16_16-48-38Z-the-code-in-specstory.md"
 CURSOR_2026 = next((SPECSTORY / "cursor-2026" / ".specstory" / "history").glob("2026-01-03_14-51Z-*.md"))
 
 
@@ -77,11 +78,26 @@ def test_a_claude_code_export_joins_each_result_to_its_tool_and_skips_local_comm
     assert "No response requested." not in json.dumps([s.arguments for s in run.steps])  # Claude Code's filler
 
 
+def test_a_2026_claude_code_chat_has_its_commands_exit_codes_as_errors() -> None:
+    run = only(CLAUDE_2026)
+    assert run.trajectory_id == "specstory.e317d7b9-3289-4345-9c97-0bb1e3d998c8"
+    assert (run.metadata["agent"], run.model_id) == ("Claude Code", "claude-opus-4-5-20251101")
+    assert run.metadata["user_prompts"] == ["one them progressively, from check to build to skip", "I installed it."]
+    checks = [s for s in run.steps if s.arguments == {"command": "goreleaser check",
+                                                      "description": "Validate goreleaser config syntax"}]
+    assert [s.error for s in checks] == [
+        "(eval):1: command not found: goreleaser (exit code 127)",
+        "⨯ check failed error=1 out of 1 configuration file(s) have issues (exit code 2)"]
+    brew = next(s for s in run.steps if s.arguments and s.arguments.get("command", "").startswith("brew info"))
+    assert brew.error is None and brew.observation.startswith("==> goreleaser: stable 2.13.3")
+    assert checks[0].thought.startswith("The user wants me to run the goreleaser commands progressively")
+
+
 def test_a_walk_takes_the_histories_and_no_other_markdown() -> None:
     results = list(read_inputs([SPECSTORY]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert sorted(Path(r.source).name for r in results) == sorted(
-        p.name for p in (CURSOR_2025, CLAUDE_2025, CURSOR_2026))  # not .what-is-this.md, not NOTES.md
+        p.name for p in (CURSOR_2025, CLAUDE_2025, CLAUDE_2026, CURSOR_2026))  # not .what-is-this.md, not NOTES.md
 
 
 def test_markdown_with_no_turn_is_refused_saying_so(tmp_path: Path) -> None:
@@ -96,6 +112,7 @@ def test_ingest_dry_run_and_a_search_by_the_failed_push_find_the_run(newcomer, t
     assert code == 0, out + err
     assert f"{CURSOR_2026.name}: format specstory; runs 1" in out + err
     assert f"{CLAUDE_2025.name}: format specstory; runs 1" in out + err
+    assert f"{CLAUDE_2026.name}: format specstory; runs 1; rejected 0; steps 6; errors 2" in out + err
     code, out, err = run_cli("ingest", str(SPECSTORY), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("search", "fatal: could not read Username for 'https://github.com'", "-t", "acme",

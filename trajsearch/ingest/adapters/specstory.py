@@ -10,8 +10,9 @@ and its session (``<!-- cursor Session <uuid> (<time>) -->``, ``<!-- Claude Code
 use, which the versions write three ways:
 
 - 2026 (Markdown v2.x): ``<tool-use data-tool-type=... data-tool-name=NAME>`` around
-  ``<details><summary>Tool use: **NAME** • what</summary>`` and its arguments and result (a shell command's
-  ``bash`` block, then its output block);
+  ``<details><summary>Tool use: **NAME** • what</summary>`` and its arguments and result (Cursor: a shell command's
+  ``bash`` block, then its output block; Claude Code: a description line, the command in backquotes, the output
+  in a ``text`` block opening ``Exit code N`` when it failed);
 - the CLI's Claude Code export of 2025: ``Tool use: **NAME** what`` with its argument in backquotes, its result in
   a later ``_**Agent**_`` turn as ``Result:`` and a code block;
 - the extension of early 2025: a terminal command as a ``bash`` block and its output block; other tools as
@@ -28,7 +29,10 @@ Markdown version. Steps: each tool use (action its name, ``arguments`` its comma
 ``observation`` its result; ``error`` where the result says a command failed: an exit code, or a line such as
 ``fatal: ...`` / ``Error: ...`` of a shell command's output, a result opening with ``Error``), the prose and
 thinking before it its ``thought``; a turn's last prose a ``respond`` step. Sub-agent (``sidechain``) turns are
-left out. Outcome unknown: a chat says nothing of success.
+left out (``_**Agent - sidechain (...)**_``). A turn header always starts a turn, and SpecStory's
+``</tool-use>`` always ends a block, whatever fences came before: a tool's Markdown result written in a bare fence
+(a Task's report) holds fences of its own, and no count of them is sure. Outcome unknown: a chat says nothing of
+success.
 """
 
 from __future__ import annotations
@@ -57,7 +61,9 @@ _SESSION = re.compile(r"^<!-- (?P<agent>[\w .-]+?) Session (?P<id>[0-9a-f]{8}-[0
 #: session comment. No JSON file does; searched in a file's head too (``SIGNATURE``), past a BOM or notes.
 HEAD = re.compile(r"\s*(?:" + _GENERATED + r"|#+ [^\n]*\n\s*" + _SESSION.pattern[1:] + ")")
 SIGNATURE = re.compile(r"^(?:" + _GENERATED + "|" + _SESSION.pattern[1:] + ")", re.M)
-_ROLE = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?: \((?P<said>.*)\))?\*\*_\s*$")
+#: A turn's header; a sub-agent's is marked ``sidechain`` (``_**Agent - sidechain (model time)**_`` in 2026,
+#: ``_**Agent (model) (sidechain)**_`` before).
+_ROLE = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?(?: \((?P<said>.*)\))?\*\*_\s*$")
 _TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ _T](\d\d)[:-](\d\d)(?:[:-](\d\d))?")
 _AGENTS = {"cursor": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI", "gemini cli": "Gemini CLI",
            "vscode": "VS Code Copilot", "copilot": "VS Code Copilot", "cursor cli": "Cursor CLI"}
@@ -157,6 +163,15 @@ def _parse(text: str) -> History:
 
     for line in text.splitlines():
         stripped = line.strip()
+        if header := _ROLE.match(line):  # SpecStory's own line: it ends what came before, however that was fenced
+            close_turn()  # (a tool's Markdown result in a bare fence has fences of its own: no close is sure)
+            said = f"{header.group('said') or ''}{' (sidechain)' if header.group('side') else ''}"
+            role, fence, nesting = (header.group("role"), said), None, 0
+            continue
+        if stripped.endswith("</tool-use>"):  # SpecStory's own close of a tool block, likewise
+            fence, nesting = None, 0
+            piece.append(line)
+            continue
         if fence is not None:
             if stripped.startswith("```") and not stripped.strip("`") or (stripped.endswith("```") and len(stripped) > 3
                                                                          and not stripped.startswith("```")):
@@ -166,10 +181,6 @@ def _parse(text: str) -> History:
         if line.startswith("```"):
             fence = line
             piece.append(line)
-            continue
-        if nesting == 0 and (header := _ROLE.match(line)):
-            close_turn()
-            role = (header.group("role"), header.group("said") or "")
             continue
         if nesting == 0 and stripped == "---":
             close_piece()
@@ -184,7 +195,7 @@ def _parse(text: str) -> History:
 
 def _model(said: str) -> str | None:
     """The model an agent turn's header names (``model gpt-5, mode Agent``; ``claude-sonnet-4 2026-...Z``)."""
-    said = re.sub(r"\s*\d{4}-\d\d-\d\d[ T][\d:]+Z?", "", said).strip()
+    said = re.sub(r"\s*\d{4}-\d\d-\d\d[ T][\d:.]+Z?", "", said).strip()
     if said.startswith("model "):
         said = said[len("model "):].split(",")[0].strip()
     else:
@@ -243,6 +254,10 @@ def _tool(piece: str) -> dict[str, Any] | None:
         command = shell[0].strip() if shell else (what[len("Run command: "):] if what.startswith("Run command: ")
                                                   else inline.group(1))  # type: ignore[union-attr]
         arguments["command"] = command
+        if not what:  # 2026's Claude Code block: the call's description on a line of its own, under the summary
+            after = piece[summary.end():] if summary else ""
+            what = next((line.strip() for line in after.splitlines() if line.strip()), "")
+            what = "" if what.startswith(("`", "<")) else what
         if what and not what.startswith("Run command: "):
             arguments["description"] = what
         output = next((body for lang, body in blocks if lang not in _SHELLS), None)
@@ -324,7 +339,8 @@ def _steps(turns: list[tuple[str, str, list[str]]]) -> list[dict[str, Any]]:
 def to_trajectory(history: History, ctx: Context) -> Trajectory:
     requests = [said for role, header, pieces in history.turns if role == "User" and "sidechain" not in header
                 if (said := _request("\n\n".join(pieces)))]
-    models = list(dict.fromkeys(m for role, header, _ in history.turns if role != "User" and (m := _model(header))))
+    models = list(dict.fromkeys(m for role, header, _ in history.turns
+                                if role != "User" and "sidechain" not in header and (m := _model(header))))
     started = history.started or next((h for r, h, _ in history.turns if _TIME.search(h)), None)
     if history.session_id:
         run_id = f"specstory.{history.session_id}"
