@@ -82,6 +82,8 @@ _FAILED = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|command
 #: A tool's failure Cursor writes as a piece of its own, with no tool named ("Cannot edit files blocked by
 #: globalignore").
 _TOOL_FAILED = re.compile(r"(?:Cannot (?:edit|read|delete|create) files?\b|Error calling tool\b)[^\n]*")
+#: How the SpecStory CLI marks a failed call's result (``session/markdown.go``'s ``renderGenericTool``; Droid's).
+_ERROR_MARK = re.compile(r"^(?:\*\*Error:\*\*|Output \(error\):)[ \t]*(?P<rest>.*)", re.M | re.S)
 _THINK = re.compile(r"<think>(?:<details>)?(?:<summary>[^<]*</summary>)?(?P<text>.*?)(?:</details>)?</think>", re.S)
 
 
@@ -285,7 +287,11 @@ def _shell_error(output: str | None, command: str | None) -> str | None:
 
 
 def _result_error(result: str | None) -> str | None:
-    """A tool's result that opens with an error (``Error: ...``, ``<tool_use_error>``)."""
+    """A tool's result the CLI marks failed (its generic rendering's ``**Error:**``, Droid's ``Output (error):``: the
+    call's ``is_error``), or that opens with an error (``Error: ...``, Claude Code's ``<tool_use_error>``)."""
+    if marked := _ERROR_MARK.search(result or ""):
+        said = "\n".join(body for _, body in _blocks(marked.group("rest"))) or marked.group("rest")
+        return error_line(said)
     first = (result or "").lstrip().lstrip("`").lstrip()
     if first.startswith(("Error", "<tool_use_error>")):
         return short(first.splitlines()[0], 300, keep="head")
