@@ -40,6 +40,8 @@ def test_a_2026_cursor_chat_is_a_run_with_its_tools_their_results_and_a_failed_p
     assert push.error.startswith("fatal: could not read Username for 'https://github.com'")
     assert push.thought is None and run.steps[push.index + 1].thought.startswith("認証エラーのため")
     assert [s.error for s in run.steps if s.action == "tool"] == ["Cannot edit files blocked by globalignore"]
+    cat = run.steps[-1]  # the chat's own history, printed: its turns are output, not the chat's
+    assert cat.arguments["command"].endswith(".md | head -100") and "_**User (2026-01-03 14:51Z)**_" in cat.observation
     listed = run.steps[2]
     assert listed.arguments == {"description": "Listed directory, 0 results"} and listed.observation == "No results found"
 

@@ -29,9 +29,9 @@ Markdown version. Steps: each tool use (action its name, ``arguments`` its comma
 ``observation`` its result; ``error`` where the result says a command failed: an exit code, or a line such as
 ``fatal: ...`` / ``Error: ...`` of a shell command's output, a result opening with ``Error``), the prose and
 thinking before it its ``thought``; a turn's last prose a ``respond`` step. Sub-agent (``sidechain``) turns are
-left out (``_**Agent - sidechain (...)**_``). A turn header always starts a turn, and SpecStory's
-``</tool-use>`` always ends a block, whatever fences came before: a tool's Markdown result written in a bare fence
-(a Task's report) holds fences of its own, and no count of them is sure. Outcome unknown: a chat says nothing of
+left out (``_**Agent - sidechain (...)**_``). SpecStory's ``</tool-use>`` always ends a block, whatever fences came
+before: a tool's Markdown result written in a bare fence (a Task's report) holds fences of its own, and no count of
+them is sure; a turn header outside a fence starts a turn (in one, it is a line of a history a command printed). Outcome unknown: a chat says nothing of
 success.
 """
 
@@ -165,12 +165,13 @@ def _parse(text: str) -> History:
 
     for line in text.splitlines():
         stripped = line.strip()
-        if header := _ROLE.match(line):  # SpecStory's own line: it ends what came before, however that was fenced
-            close_turn()  # (a tool's Markdown result in a bare fence has fences of its own: no close is sure)
+        if fence is None and (header := _ROLE.match(line)):  # a turn starts, whatever <details> were left open (a
+            close_turn()  # result quoting HTML); in a fence it is a line of a history a command printed (``cat``)
             said = f"{header.group('said') or ''}{' (sidechain)' if header.group('side') else ''}"
             role, fence, nesting = (header.group("role"), said), None, 0
             continue
-        if stripped.endswith("</tool-use>"):  # SpecStory's own close of a tool block, likewise
+        if stripped.endswith("</tool-use>"):  # SpecStory's own close of a tool block ends any fence in it (a tool's
+            # Markdown result in a bare fence has fences of its own: no count of them is sure)
             fence, nesting = None, 0
             piece.append(line)
             continue
