@@ -103,20 +103,15 @@ def matches(record: Any) -> bool:
     return False
 
 
-def _history(path: Path) -> bool:
-    """Whether ``path`` is where SpecStory writes a chat history."""
-    return path.suffix == ".md" and path.parent.name == "history" and path.parent.parent.name == ".specstory"
-
-
 def walked_file(path: Path) -> bool:
     """A history where SpecStory writes it (``.specstory/history/*.md``); its other files there (``.project.json``,
     ``.what-is-this.md``, rule backups) are no runs (``side_path``)."""
-    return _history(path)
+    return path.suffix == ".md" and path.parent.name == "history" and path.parent.parent.name == ".specstory"
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """SpecStory's own files beside its histories (its project id, its note, Cursor rule backups): no run."""
-    if ".specstory" in path.parts[:-1] and not _history(path):
+    if ".specstory" in path.parts[:-1] and not walked_file(path):
         return "SpecStory's own bookkeeping (no chat); its chats are the .specstory/history/*.md files"
     return None
 
