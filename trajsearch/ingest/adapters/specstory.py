@@ -169,6 +169,7 @@ def _parse(text: str) -> History:
             # Markdown result in a bare fence has fences of its own: no count of them is sure)
             fence, nesting = None, 0
             piece.append(line)
+            close_piece()  # the next block or prose may follow with no ``---`` between (Cursor, late 2025)
             continue
         if fence is not None:
             if stripped.startswith("```") and not stripped.strip("`") or (stripped.endswith("```") and len(stripped) > 3
@@ -183,6 +184,8 @@ def _parse(text: str) -> History:
         if nesting == 0 and stripped == "---":
             close_piece()
             continue
+        if nesting == 0 and line.startswith("<tool-use"):  # a block right under the prose that leads to it
+            close_piece()
         nesting += len(re.findall(r"<(?:tool-use|details)\b", line)) - len(re.findall(r"</(?:tool-use|details)>", line))
         nesting = max(nesting, 0)
         if role is not None:
@@ -230,9 +233,11 @@ def _tool(piece: str) -> dict[str, Any] | None:
     blocks = _blocks(piece)
     if named and (data or piece.lstrip().startswith(("Tool use:", "<details"))):
         name = data.group("name") if data else named.group("name")
-        what = named.group("what").strip()
+        what = _plain(named.group("what"))
+        if not what and summary and "Tool use:" not in summary.group("what"):  # mid-2025: the <details> under it
+            what = _plain(summary.group("what"))
     elif piece.startswith("<details") and summary:  # the early extension: ``Read file: x``
-        what = re.sub(r"<[^>]+>|\*\*", "", summary.group("what")).strip()
+        what = _plain(summary.group("what"))
         name = next((tool for words, tool in _SUMMARY_TOOLS.items() if what.startswith(words)), "tool")
     elif piece.startswith("### Rule: "):
         return {"action": "fetch_rules", "arguments": {"rule": piece.splitlines()[0][len("### Rule: "):].strip()}}
@@ -268,9 +273,15 @@ def _tool(piece: str) -> dict[str, Any] | None:
         arguments["target"] = inline.group(1)
     body = _SUMMARY.sub("", re.sub(r"</?(?:tool-use|details)[^>]*>", "", piece))
     body = _TOOL_NAME.sub("", body, count=1).strip()
-    if piece.startswith("Tool use:"):  # the CLI's Claude Code export: what the tool was given; a later turn its result
+    if piece.startswith("Tool use:") and not summary:  # the CLI's Claude Code export: what the tool was given; a
+        # later turn its result (the extension of mid-2025 wrote ``Tool use: **x**`` above a <details> of its result)
         return {"action": name, "arguments": {**arguments, "content": body} if body else arguments or None}
     return {"action": name, "arguments": arguments or None, "observation": body or None, "error": _result_error(body)}
+
+
+def _plain(summary: str) -> str:
+    """A summary's words, without its HTML tags and bold marks (``• **7** results``)."""
+    return re.sub(r"<[^>]+>|\*\*", "", summary).strip()
 
 
 def _shell_error(output: str | None, command: str | None) -> str | None:
