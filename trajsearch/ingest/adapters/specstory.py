@@ -15,6 +15,8 @@ use, which the versions write three ways:
   in a ``text`` block opening ``Exit code N`` when it failed);
 - the CLI's Claude Code export of 2025: ``Tool use: **NAME** what`` with its argument in backquotes, its result in
   a later ``_**Agent**_`` turn as ``Result:`` and a code block;
+- the extension of mid/late 2025: ``Tool use: **NAME**`` above a ``<details>`` of its result, then Cursor's
+  ``<tool-use>`` blocks one right under another, or under the prose leading to them, with no ``---`` between;
 - the extension of early 2025: a terminal command as a ``bash`` block and its output block; other tools as
   ``<details><summary>Read file: x</summary>`` (``Searched codebase "q"``, ``Listed directory x``, ...) or
   ``### Rule: name`` (a Cursor rule fetched).
