@@ -5,6 +5,7 @@ Claude Code through the CLI in July 2025, Cursor and Claude Code with Markdown v
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -170,3 +171,10 @@ def test_ingest_dry_run_and_a_search_by_the_failed_push_find_the_run(newcomer, t
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
     hits = json.loads(out)
     assert hits and hits[0]["trajectory_id"] == only(CURSOR_2026).trajectory_id, out
+
+
+def test_a_walk_of_a_project_says_nothing_of_specstorys_own_files(caplog) -> None:
+    """``.specstory/.project.json`` is SpecStory's bookkeeping, no folder to name: no hidden-folder note."""
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        assert [r.ok for r in read_inputs([CURSOR_2026.parents[2]])] == [True]
+    assert "hidden folders not read" not in caplog.text, caplog.text

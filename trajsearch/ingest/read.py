@@ -660,7 +660,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         inside = p.relative_to(root).parts
         own = inside[:-1] if taken else inside
         if (part := _hidden_part(own, walked)) is not None:
-            if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
+            # counted by identity: a file reached by two hidden paths is one file left out; not one inside an agent's
+            # session folder (a hidden folder before it) that its adapter calls bookkeeping (SpecStory's
+            # .specstory/.project.json): no run to read by naming it (side_path asked there only: it may read JSON)
+            in_session_folder = any(q.startswith(".") for q in own[:own.index(part)])
+            if p.is_file() and not (in_session_folder and side_path(p, None)):
                 hidden.setdefault(part, set()).add(_identity(p))
             return False
         if not p.is_file():
