@@ -1,6 +1,7 @@
-"""SpecStory's Markdown chat histories (``.specstory/history/*.md``), read from real files of three versions users
-committed to GitHub (tests/fixtures/specstory/.specstory29/README.md): Cursor through the extension in April 2025,
-Claude Code through the CLI in July 2025, Cursor and Claude Code with Markdown v2.1.0 in January 2026."""
+"""SpecStory's Markdown chat histories (``.specstory/history/*.md``), read from real files of several versions
+(tests/fixtures/specstory/.specstory29/README.md): Cursor through the extension in April 2025, the CLI's Claude Code
+export layout of 2025 (SpecStory's own fixtures), Cursor and Claude Code with Markdown v2.1.0 in 2026, Gemini CLI's
+exec_command calls."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
 
 SPECSTORY = Path(__file__).parent / "fixtures" / "specstory" / ".specstory29"
 CURSOR_2025 = SPECSTORY / "cursor-2025" / ".specstory" / "history" / "2025-04-29_20-13-session-start-error-for-task-008.md"
-CLAUDE_2025 = SPECSTORY / "claude-code-2025" / ".specstory" / "history" / "2025-07-20_10-12-53Z-hello-claude.md"
+CLAUDE_2025 = SPECSTORY / "claude-code-2025" / ".specstory" / "history" / "2026-06-20_11-00-00Z-fix-search-index.md"
+SCAFFOLD = CLAUDE_2025.with_name("2026-06-06_09-00-00Z-scaffold-search-index.md")
 CLAUDE_2026 = SPECSTORY / "claude-code-2026" / ".specstory" / "history" / "2026-01-16_16-48-38Z-the-code-in-specstory.md"
+PR_REVIEW = CLAUDE_2026.with_name("2026-01-23_14-20-54Z-command-message-pr-review.md")
+EMPTY = CLAUDE_2026.with_name("2026-07-24_19-12-08Z.md")
+GEMINI = SPECSTORY / "gemini-2026" / ".specstory" / "history" / "2026-06-18_15-52-09Z-read-docs-git-provenance.md"
 CURSOR_2026 = next((SPECSTORY / "cursor-2026" / ".specstory" / "history").glob("2026-01-03_14-51Z-*.md"))
 
 
@@ -64,21 +69,35 @@ def test_an_early_2025_chat_reads_bare_commands_and_summaries_and_its_id_is_its_
     assert run.trajectory_id.startswith("specstory.20250429T161316.")
 
 
-def test_a_claude_code_export_joins_each_result_to_its_tool_and_skips_local_commands() -> None:
+def test_a_claude_code_export_joins_each_result_to_its_tool_and_skips_local_commands(tmp_path: Path) -> None:
+    """The SpecStory CLI's Claude Code export of 2025: ``Tool use: **x**``, its argument in backquotes, its result
+    under ``Result:``, in the same turn (SpecStory's own fixtures of the layout) or in a later one, after empty
+    ``_**Agent**_`` turns (as a real export of July 2025 whose licence is unknown wrote them: the text below is ours,
+    in its layout)."""
     run = only(CLAUDE_2025)
-    assert run.trajectory_id == "specstory.dcfb21cf-c131-4fe2-aac7-e71912408eeb"
-    assert run.task.startswith("Hello Claude! We are in your \"big home folder\"")  # not /exit or /memory
-    assert (run.metadata["agent"], run.model_id) == ("Claude Code", "claude-sonnet-4-20250514")
-    bash = next(s for s in run.steps if s.action == "Bash")
-    assert bash.arguments == {"command": 'find /home/skogix/skogai/.claude -name ".skogai" -type d',
-                              "description": "Find .skogai directory in workspace"}
-    assert bash.observation.startswith("/home/skogix/skogai/.claude/.skogai")
-    read = next(s for s in run.steps if s.action == "Read")
-    assert read.arguments == {"target": "/home/skogix/skogai/.skogai/update"} and "realpath" in read.observation
-    write = next(s for s in run.steps if s.action == "Write")
-    assert "live context updating" in write.arguments["content"] and write.observation.startswith("File created")
-    assert run.steps[-1].action == "respond" and run.steps[-1].thought.startswith("Haha!")
-    assert "No response requested." not in json.dumps([s.arguments for s in run.steps])  # Claude Code's filler
+    assert run.trajectory_id == "specstory.bbbb1111-2222-4333-8444-000000000005"
+    assert (run.task, run.metadata["user_prompts"]) == ("fix the SEARCH_INDEX crash", ["no, it still crashes"])
+    assert (run.metadata["agent"], run.model_id) == ("Claude Code", "claude-opus-4-20250514")
+    [bash] = run.steps
+    assert bash.arguments == {"command": "swift build src/SEARCH_INDEX.swift", "description": "Build the index"}
+    assert bash.observation == "crash: index out of range"
+    [write] = only(SCAFFOLD).steps
+    assert (write.action, write.arguments, write.observation) == ("Write", {"target": "src/SEARCH_INDEX.swift"},
+                                                                  "wrote 24 lines")
+    later = tmp_path / "2025-07-20_10-12-53Z-hello.md"
+    later.write_text(
+        "## 2025-07-20 10:12:53Z\n\n"
+        "<!-- Claude Code Session 0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9 (2025-07-20_10-12-53Z) -->\n\n"
+        "_**User**_\n\n/exit\n ⎿  (no content)\n\n---\n\n_**Agent (<synthetic>)**_\n\nNo response requested.\n\n"
+        "---\n\n_**User**_\n\nread the update script\n\n---\n\n_**Agent (claude-sonnet-4-20250514)**_\n\n"
+        "Tool use: **Read** `/home/u/update`\n\n_**Agent**_\n\n_**Agent**_\n\n"
+        "Result:\n\n```\n#!/bin/sh\nrealpath .\n```\n\n"
+        "---\n\n_**Agent (claude-sonnet-4-20250514)**_\n\nIt prints the folder.\n")
+    run = only(later)
+    assert run.task == "read the update script"  # not /exit
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("Read", {"target": "/home/u/update"}, "#!/bin/sh\nrealpath ."),
+        ("respond", {"content": "It prints the folder."}, None)]
 
 
 def test_a_2026_claude_code_chat_has_its_commands_exit_codes_as_errors() -> None:
@@ -109,7 +128,7 @@ def test_a_call_the_cli_marks_failed_has_its_error(tmp_path: Path) -> None:
         "<summary>Tool use: **deploy_site**</summary>\n\n**Input:**\n\n- target: `prod`\n\n**Error:**\n\n"
         "```\nPermissionDenied: token lacks deploy scope\n```\n</details></tool-use>\n")
     run = only(history)
-    assert (run.metadata["agent"], run.model_id) == ("Droid CLI", "glm-5")
+    assert (run.metadata["agent"], run.model_id) == ("Droid", "glm-5")
     [call] = run.steps
     assert call.action == "deploy_site" and call.error == "PermissionDenied: token lacks deploy scope"
 
@@ -117,7 +136,8 @@ def test_a_call_the_cli_marks_failed_has_its_error(tmp_path: Path) -> None:
 def test_tool_blocks_with_no_rule_between_are_steps_each(tmp_path: Path) -> None:
     """Cursor's histories of late 2025 put one ``<tool-use>`` block right under another, and under the prose that leads
     to them, with no ``---``: the blocks below are as RaincloudTheDragon/BasedPlayblast's
-    ``.specstory/history/2025-12-02_23-09Z-add-audio-support-for-next-major.md`` (commit 2b4e0c2e) has them."""
+    ``.specstory/history/2025-12-02_23-09Z-add-audio-support-for-next-major.md`` (commit 2b4e0c2e) has them; the
+    session comment's uuid and the request are ours."""
     history = tmp_path / "2025-12-02_23-09Z-add-audio-support-for-next-major.md"
     history.write_text(
         "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n"
@@ -148,12 +168,13 @@ def test_a_walk_takes_the_histories_and_no_other_markdown() -> None:
     results = list(read_inputs([SPECSTORY]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert sorted(Path(r.source).name for r in results) == sorted(
-        p.name for p in (CURSOR_2025, CLAUDE_2025, CLAUDE_2026, CURSOR_2026))  # not .what-is-this.md, not NOTES.md
+        p.name for p in (CURSOR_2025, CLAUDE_2025, SCAFFOLD, CLAUDE_2026, CURSOR_2026, PR_REVIEW, GEMINI)
+    )  # not .what-is-this.md, not NOTES.md, and no run of the empty session
 
 
 def test_markdown_with_no_turn_is_refused_saying_so(tmp_path: Path) -> None:
-    notes = tmp_path / "notes.md"
-    notes.write_text("<!-- Generated by SpecStory -->\n\n# Empty\n")
+    notes = tmp_path / "notes.md"  # a note quoting SpecStory's header: no history of SpecStory's
+    notes.write_text("# Notes\n\nSpecStory opens its files so:\n\n<!-- Generated by SpecStory -->\n")
     [result] = list(read_inputs([notes]))
     assert not result.ok and "not a SpecStory chat history" in result.error
 
@@ -173,8 +194,87 @@ def test_ingest_dry_run_and_a_search_by_the_failed_push_find_the_run(newcomer, t
     assert hits and hits[0]["trajectory_id"] == only(CURSOR_2026).trajectory_id, out
 
 
+def _history(path: Path, agent_turn: str, agent: str = "cursor") -> Path:
+    """A history of one request and one agent turn, in the 2026 Markdown (the agent turn as given)."""
+    path.write_text(
+        "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n"
+        f"<!-- {agent} Session 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d (2026-01-03 14:51Z) -->\n\n"
+        "# Check (2026-01-03 14:51Z)\n\n_**User (2026-01-03 14:51Z)**_\n\ncheck it\n\n---\n\n"
+        f"_**Agent (model gpt-5, mode Agent)**_\n\n{agent_turn}\n")
+    return path
+
+
+def test_a_reply_of_many_command_blocks_and_a_line_of_prose_reads_at_once(tmp_path: Path) -> None:
+    """A regex over the fences tried every way to pair them: 28 blocks took two minutes, 32 half an hour."""
+    reply = "```bash\nls\n```\n" * 40 + "done."
+    [respond] = only(_history(tmp_path / "blocks.md", reply)).steps
+    assert respond.action == "respond" and respond.arguments["content"].endswith("```\ndone.")
+
+
+def test_thinking_blocks_are_each_a_thought_and_unclosed_ones_cost_no_time(tmp_path: Path) -> None:
+    turn = ("<think><details><summary>Thought Process</summary>first</details></think>\n\n"
+            "<think><details><summary>Thought Process</summary>second</details></think>\n\nAll done.\n\n"
+            + "<think>x\n" * 20000)  # a regex restarting at each unclosed <think>: minutes
+    [respond] = only(_history(tmp_path / "think.md", turn)).steps
+    assert respond.thought.startswith("first\n\nsecond")
+
+
+def test_a_slash_command_is_the_task_as_typed() -> None:
+    """Claude Code's own user turns (``<command-message>``, ``<command-name>``, ``<local-command-stdout>``): 145 of
+    the 280 histories of specstoryai/getspecstory had them as their task."""
+    run = only(PR_REVIEW)
+    assert run.task == "/pr-review 151"
+    assert run.metadata["user_prompts"][0].startswith("## Context - Current pull request status: title: Only cloud")
+
+
+def test_outputs_quoting_failures_of_commands_that_succeeded_are_no_errors(tmp_path: Path) -> None:
+    """Outputs as real histories show them (onotakuy/work20260104_01 cat-ing its own chat, which holds a failed
+    push; edobry/minsky's ``git log -p | cat``; a Claude Code ``node ... | head`` printing JSON with "exit code 1"):
+    only a leading ``Exit code N`` or the end of an output says a command failed."""
+    def shell(command: str, output: str) -> str:
+        return ('<tool-use data-tool-type="shell" data-tool-name="run_terminal_cmd">\n'
+                f"<details><summary>Tool use: **run_terminal_cmd** • Run command: {command}</summary>\n\n"
+                f"```bash\n{command}\n```\n\n```\n{output}\n```\n</details>\n</tool-use>\n\n---\n")
+    turn = (shell("cat .specstory/history/chat.md | head -100",
+                  "```\nfatal: could not read Username for 'https://github.com': No such device or address\n```\n\n"
+                  "認証エラーのため、プッシュできませんでした。") +
+            shell("git log -p | cat", "+## Error handling\n+error details: kept in the log\n+- **Untyped Error Handling**") +
+            shell("node scripts/dump.mjs | head -3", '{"tool": "Bash", "result": "failed (exit code 1)"}\n{"ok": true}') +
+            shell("git push -u origin main", "fatal: could not read Username for 'https://github.com': No such device"))
+    steps = only(_history(tmp_path / "quoted.md", turn)).steps
+    assert [s.error for s in steps] == [None, None, None,
+                                        "fatal: could not read Username for 'https://github.com': No such device"]
+
+
+def test_codex_and_gemini_shell_calls_have_their_command_and_exit_code(tmp_path: Path) -> None:
+    run = only(GEMINI)
+    assert (run.metadata["agent"], run.task.split("\n")[0]) == (
+        "Gemini CLI", "Read docs/git-provenance/RESEARCH-TASK.md and all 10 reports on the 6 standards in "
+                      "docs/git-provenance/systems/")
+    shells = [s for s in run.steps if s.action == "exec_command"]
+    assert [s.arguments for s in shells][0] == {"command": "rg --files docs/git-provenance"}
+    assert [s.error for s in shells] == [None, None, None]  # rg's exit 1 with no output: no match
+    failed = GEMINI.read_text().replace("Process exited with code 1", "Process exited with code 2").replace(
+        "Original token count: 0\nOutput:\n", "Original token count: 9\nOutput:\nrg: docs/x: No such file or directory\n")
+    edited = tmp_path / GEMINI.name  # the last call edited: exit 2 and rg's complaint
+    edited.write_text(failed)
+    assert only(edited).steps[-1].error == "rg: docs/x: No such file or directory (exit code 2)"
+
+
+def test_an_empty_session_is_passed_over_not_rejected(newcomer) -> None:  # noqa: F811
+    """A session opened and closed: SpecStory's header and session comment, no turn (getspecstory's own)."""
+    assert detect_format(EMPTY) == "specstory" and list(read_inputs([EMPTY])) == []
+    code, out, err = run_cli("ingest", "--dry-run", str(EMPTY))
+    assert code == 0 and "runs 0; rejected 0; passed over 1 session(s): no turn" in out + err, out + err
+
+
 def test_a_walk_of_a_project_says_nothing_of_specstorys_own_files(caplog) -> None:
     """``.specstory/.project.json`` is SpecStory's bookkeeping, no folder to name: no hidden-folder note."""
     with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
         assert [r.ok for r in read_inputs([CURSOR_2026.parents[2]])] == [True]
     assert "hidden folders not read" not in caplog.text, caplog.text
+
+
+def test_the_agent_is_named_as_other_adapters_name_it(tmp_path: Path) -> None:
+    run = only(_history(tmp_path / "ide.md", "Done.", agent="Cursor IDE"))
+    assert run.metadata["agent"] == "Cursor"

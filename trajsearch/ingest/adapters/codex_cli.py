@@ -649,6 +649,15 @@ def _reply_parts(text: str) -> tuple[str, str]:
     return text.split("\n", 1)[0], text
 
 
+def shell_reply(text: str) -> tuple[int | None, str]:
+    """(exit code, output) of a plain-text shell reply as Codex writes it (``_reply_parts``: its header's ``Exit
+    code: N`` / ``Process exited with code N``, what follows ``Output:``); code None where the header names none. A
+    reply with no header is read as its first line: Claude Code's failed ``Bash`` result opens ``Exit code N``."""
+    head, output = _reply_parts(text)
+    found = _EXIT_LINE.search(head)
+    return (int(found.group(1)) if found else None), output
+
+
 def _output_error(text: str, code: int | None, success: bool | None, command: str | None) -> str | None:
     """The failure a call's output reports (of a shell call that ran ``command``), else None."""
     if timed_out := _TIMED_OUT.match(_reply_parts(text)[1].lstrip("\r\n")):

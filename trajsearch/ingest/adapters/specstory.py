@@ -49,8 +49,10 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
-from ._agent_cli import error_line, exit_code_error, join_thought, prompt_list, session_trajectory
-from ._common import Context, short
+from ._agent_cli import (error_line, exit_code_error, join_thought, printing_program, prompt_list, session_trajectory,
+                         typed_prompt)
+from ._common import Context, PassedOver, ended_failing, short
+from .codex_cli import shell_reply
 
 NAME = "specstory"
 #: Where SpecStory keeps its histories: a hidden folder a walk enters (the ``history`` files alone are runs).
@@ -67,8 +69,12 @@ SIGNATURE = re.compile(r"^(?:" + _GENERATED + "|" + _SESSION.pattern[1:] + ")", 
 #: ``_**Agent (model) (sidechain)**_`` before).
 _ROLE = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?(?: \((?P<said>.*)\))?\*\*_\s*$")
 _TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ _T](\d\d)[:-](\d\d)(?:[:-](\d\d))?")
-_AGENTS = {"cursor": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI", "gemini cli": "Gemini CLI",
-           "vscode": "VS Code Copilot", "copilot": "VS Code Copilot", "cursor cli": "Cursor CLI"}
+_AGENTS = {"cursor": "Cursor", "cursor ide": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI",
+           "gemini cli": "Gemini CLI", "vscode": "VS Code Copilot", "copilot": "VS Code Copilot",
+           "cursor cli": "Cursor CLI", "droid cli": "Droid"}
+#: The tools that run a shell command an agent names with its command in backquotes (Claude Code's, Gemini CLI's,
+#: Codex CLI's ``exec_command``).
+_SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "exec_command"}
 _TOOL_NAME = re.compile(r"Tool use: \*\*(?P<name>[^*]+)\*\*[ \t]*(?:•[ \t]*)?(?P<what>[^<\n]*)")
 _DATA_NAME = re.compile(r'<tool-use [^>]*data-tool-name="(?P<name>[^"]+)"')
 _SUMMARY = re.compile(r"<summary>(?P<what>.*?)</summary>", re.S)
@@ -77,16 +83,27 @@ _SUMMARY_TOOLS = {"Read file": "read_file", "Searched codebase": "codebase_searc
                   "Listed current directory": "list_dir", "Grep search": "grep_search", "Searched files": "file_search",
                   "Searched web": "web_search", "Edit file": "edit_file", "Deleted file": "delete_file"}
 _FENCE = re.compile(r"^```(?P<lang>[^`\s]*)[^\n]*\n(?P<body>.*?)^```", re.S | re.M)
+#: A piece that is code blocks only, as far as can be told: it opens a fence and ends on a bare one (a command's
+#: output may hold fences of its own, a file it printed: their pairing is not sure).
+_FENCED = re.compile(r"\A\s*```.*\n```\s*\Z", re.S)
 _SHELLS = {"bash", "sh", "shell", "zsh", "powershell", "pwsh", "cmd", "console"}
-_EXIT = re.compile(r"(?:exit code|exit status|Exit code:?)\s*(-?\d+)", re.I)
-#: A line of a command's output that says it failed (git's ``fatal:``, a CLI's ``Error: ...``).
-_FAILED = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|command not found|^Traceback ", re.M)
+#: The tools whose result names a failed command's exit code, so that none named is a success: Claude Code's ``Bash``
+#: (``Exit code N`` on the first line: its own reader's rule), Codex CLI's ``exec_command`` (its header).
+_CODED = {"Bash", "exec_command"}
+#: A line a failed command ends on, where no exit code is kept (Cursor): a CLI's ``Error: ...``, git's ``fatal:``,
+#: the shell's ``command not found``; asked of an output's last four lines only (see ``_shell_error``): git's
+#: ``error: ... would be overwritten by merge:`` lists the files, then says ``Aborting``.
+_FAILED_END = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|command not found")
+#: The shell prompt an early Cursor terminal output ends on (``edobry@linkslate minsky %``): no word of the command's.
+_PROMPT = re.compile(r"\n\S+@[^\n]*[%$#]\s*$")
 #: A tool's failure Cursor writes as a piece of its own, with no tool named ("Cannot edit files blocked by
 #: globalignore").
 _TOOL_FAILED = re.compile(r"(?:Cannot (?:edit|read|delete|create) files?\b|Error calling tool\b)[^\n]*")
 #: How the SpecStory CLI marks a failed call's result (``session/markdown.go``'s ``renderGenericTool``; Droid's).
 _ERROR_MARK = re.compile(r"^(?:\*\*Error:\*\*|Output \(error\):)[ \t]*(?P<rest>.*)", re.M | re.S)
-_THINK = re.compile(r"<think>(?:<details>)?(?:<summary>[^<]*</summary>)?(?P<text>.*?)(?:</details>)?</think>", re.S)
+_THINK_HEAD = re.compile(r"(?:<details>)?(?:<summary>[^<]*</summary>)?")
+#: What an empty session counts as: a history SpecStory began (its header, its session comment) with no turn.
+_EMPTY = "no turn"
 
 
 @dataclass
@@ -127,7 +144,7 @@ def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
         yield "file", None, f"cannot read {path}: {exc}", None
         return
     history = _parse(text)
-    if not history.turns:
+    if not history.turns and not HEAD.match(text):  # a history begun (an empty session) is passed over
         yield "file", None, "no '_**User**_' or '_**Agent**_' turn: not a SpecStory chat history", None
         return
     yield "file", history, None, None
@@ -216,10 +233,12 @@ def _time(text: str | None) -> datetime | None:
 
 
 def _request(text: str) -> str | None:
-    """The words of a user turn, or None for a Claude Code local command echoed with its output (``/exit ⎿ ...``)."""
+    """The words of a user turn as the user typed them (a Claude Code slash command as ``/name args``), or None for
+    what Claude Code wrote (a local command's output, its caveat) and a local command echoed with its output (the
+    2025 export's ``/exit ⎿ ...``)."""
     if re.match(r"/\S+\s*(?:\n\s*⎿|$)", text):
         return None
-    return text.strip() or None
+    return typed_prompt(text)
 
 
 def _blocks(piece: str) -> list[tuple[str, str]]:
@@ -245,19 +264,22 @@ def _tool(piece: str) -> dict[str, Any] | None:
         return {"action": "fetch_rules", "arguments": {"rule": piece.splitlines()[0][len("### Rule: "):].strip()}}
     elif _TOOL_FAILED.fullmatch(piece):
         return {"action": "tool", "error": piece}
-    elif blocks and blocks[0][0] in _SHELLS and re.fullmatch(r"\s*(?:```.*?^```\s*)+", piece, re.S | re.M):
+    elif blocks and blocks[0][0] in _SHELLS and _FENCED.search(piece):  # a piece that opens and ends on a fence,
+        # whatever fences an output holds between (a regex pairing them tried every way: minutes for 25 and prose)
         command = blocks[0][1].strip()  # the early extension: a terminal command and its output, bare
         output = blocks[1][1] if len(blocks) > 1 else None
         return {"action": "run_terminal_cmd", "arguments": {"command": command}, "observation": output,
-                "error": _shell_error(output, command)}
+                "error": _shell_error(output, command, coded=False)}
     else:
         return None
     arguments: dict[str, Any] = {}
     shell = [body for lang, body in blocks if lang in _SHELLS]
     inline = re.search(r"^`([^`\n]+)`\s*$", piece, re.M)
-    if shell or what.startswith("Run command: ") or (inline and name in ("Bash", "run_shell_command", "shell")):
-        command = shell[0].strip() if shell else (what[len("Run command: "):] if what.startswith("Run command: ")
-                                                  else inline.group(1))  # type: ignore[union-attr]
+    quoted = name in _SHELL_TOOLS and re.fullmatch(r"`[^`]+`", what)  # Codex CLI: ``**exec_command** `ls```
+    if shell or what.startswith("Run command: ") or quoted or (inline and name in _SHELL_TOOLS):
+        command = shell[0].strip() if shell else what[len("Run command: "):] if what.startswith("Run command: ") \
+            else what.strip("`") if quoted else inline.group(1)  # type: ignore[union-attr]
+        what = "" if quoted else what
         arguments["command"] = command
         if not what:  # 2026's Claude Code block: the call's description on a line of its own, under the summary
             after = piece[summary.end():] if summary else ""
@@ -266,7 +288,8 @@ def _tool(piece: str) -> dict[str, Any] | None:
         if what and not what.startswith("Run command: "):
             arguments["description"] = what
         output = next((body for lang, body in blocks if lang not in _SHELLS), None)
-        return {"action": name, "arguments": arguments, "observation": output, "error": _shell_error(output, command)}
+        return {"action": name, "arguments": arguments, "observation": output,
+                "error": _shell_error(output, command, coded=name in _CODED)}
     if re.fullmatch(r"`[^`]+`", what):  # the CLI's Claude Code export: ``Tool use: **Read** `path```
         arguments["target"] = what.strip("`")
     elif what:
@@ -275,10 +298,21 @@ def _tool(piece: str) -> dict[str, Any] | None:
         arguments["target"] = inline.group(1)
     body = _SUMMARY.sub("", re.sub(r"</?(?:tool-use|details)[^>]*>", "", piece))
     body = _TOOL_NAME.sub("", body, count=1).strip()
-    if piece.startswith("Tool use:") and not summary:  # the CLI's Claude Code export: what the tool was given; a
-        # later turn its result (the extension of mid-2025 wrote ``Tool use: **x**`` above a <details> of its result)
+    if piece.startswith("Tool use:") and not summary:  # the CLI's Claude Code export: what the tool was given, and
+        # its result under ``Result:`` here or in a later turn (the extension of mid-2025 wrote ``Tool use: **x**``
+        # above a <details> of its result)
+        if marked := re.search(r"^Result:", body, re.M):
+            given = body[:marked.start()].strip()
+            return {"action": name, "arguments": {**arguments, "content": given} if given else arguments or None,
+                    **_result(body[marked.end():])}
         return {"action": name, "arguments": {**arguments, "content": body} if body else arguments or None}
     return {"action": name, "arguments": arguments or None, "observation": body or None, "error": _result_error(body)}
+
+
+def _result(text: str) -> dict[str, str | None]:
+    """A ``Result:``'s observation (its code blocks, else its words) and the error it says."""
+    result = "\n".join(body for _, body in _blocks(text)) or text.strip()
+    return {"observation": result or None, "error": _result_error(result)}
 
 
 def _plain(summary: str) -> str:
@@ -286,13 +320,43 @@ def _plain(summary: str) -> str:
     return re.sub(r"<[^>]+>|\*\*", "", summary).strip()
 
 
-def _shell_error(output: str | None, command: str | None) -> str | None:
-    """The error a command's output says: an exit code it names, else a line that says it failed."""
+def _shell_error(output: str | None, command: str | None, coded: bool) -> str | None:
+    """The error a command's output says: the exit code its result opens with (Claude Code's ``Exit code N`` on the
+    first line, Codex CLI's ``Process exited with code N`` header: ``shell_reply``), none where the tool always names
+    a failure's (``coded``: ``_CODED``); else (Cursor) the failure its end shows, past the shell prompt an early
+    Cursor terminal ends on: ``ended_failing`` (a ``cat`` or ``git log`` prints files, whatever lines they hold:
+    only its own complaint counts), or for a command that is no printer a failure line among its last four
+    (``_FAILED_END``: ``Error: Either --session or --path must be provided``). Not a code or ``fatal:`` anywhere in
+    it: the output of a command that succeeded may quote them (a chat printing its own history)."""
     if not output:
         return None
-    if (code := _EXIT.search(output)) and int(code.group(1)) != 0:
-        return exit_code_error(output, int(code.group(1)), command)
-    return error_line(output) if _FAILED.search(output) else None
+    code, said = shell_reply(output)
+    if code is not None or coded:
+        return exit_code_error(said, code, command) if code else None
+    screen = _PROMPT.sub("", output.rstrip())
+    screen = _unwrapped(screen) if screen != output.rstrip() else output
+    printer = printing_program(command)
+    if ended := ended_failing(screen, printer):
+        return ended
+    last = [line for line in screen.splitlines() if line.strip()][-4:]
+    return error_line("\n".join(last)) if printer is None and any(_FAILED_END.search(ln) for ln in last) else None
+
+
+def _unwrapped(screen: str) -> str:
+    """An early Cursor terminal's screen (it ends on the prompt) with the lines it wrapped at its width joined: a
+    ``fatal: ...`` cut at column 105 ends the screen on its second half. The width is told by two lines or more of
+    the longest length; with one, nothing is joined."""
+    lines = screen.split("\n")
+    width = max(map(len, lines))
+    if width < 60 or sum(len(line) == width for line in lines) < 2:
+        return screen
+    joined: list[str] = []
+    for line in lines:
+        if joined and len(joined[-1]) % width == 0 and joined[-1]:
+            joined[-1] += line
+        else:
+            joined.append(line)
+    return "\n".join(joined)
 
 
 def _result_error(result: str | None) -> str | None:
@@ -305,6 +369,19 @@ def _result_error(result: str | None) -> str | None:
     if first.startswith(("Error", "<tool_use_error>")):
         return short(first.splitlines()[0], 300, keep="head")
     return None
+
+
+def _thinking(piece: str) -> tuple[list[str], str]:
+    """The thinking blocks of a piece (``<think><details><summary>Thought Process</summary>...</details></think>``)
+    and what is left of it; each found by position, as a regex would restart at every unclosed ``<think>`` (a
+    history quoting many: quadratic)."""
+    thoughts, rest, at = [], [], 0
+    while (opened := piece.find("<think>", at)) != -1 and (closed := piece.find("</think>", opened)) != -1:
+        inner = piece[opened + len("<think>"):closed]
+        thoughts.append(inner[_THINK_HEAD.match(inner).end():].removesuffix("</details>").strip())  # type: ignore[union-attr]
+        rest.append(piece[at:opened])
+        at = closed + len("</think>")
+    return thoughts, ("".join(rest) + piece[at:]).strip()
 
 
 def _steps(turns: list[tuple[str, str, list[str]]]) -> list[dict[str, Any]]:
@@ -327,17 +404,15 @@ def _steps(turns: list[tuple[str, str, list[str]]]) -> list[dict[str, Any]]:
             continue
         for piece in pieces:
             if piece.startswith("Result:"):  # the CLI's Claude Code export: a tool's result in a turn of its own
-                result = "\n".join(body for _, body in _blocks(piece)) or piece[len("Result:"):].strip()
                 last = next((s for s in reversed(steps) if s["action"] != "respond"), None)
                 if last is not None and last.get("observation") is None:
-                    last["observation"] = result
-                    last["error"] = last.get("error") or _result_error(result)
+                    found = _result(piece[len("Result:"):])
+                    last["observation"], last["error"] = found["observation"], last.get("error") or found["error"]
                 continue
-            if think := _THINK.search(piece):
-                thought.append(think.group("text").strip())
-                piece = _THINK.sub("", piece).strip()
-                if not piece:
-                    continue
+            thinking, piece = _thinking(piece)
+            thought.extend(thinking)
+            if not piece:
+                continue
             step = _tool(piece)
             if step is None:
                 thought.append(piece)
@@ -352,6 +427,8 @@ def _steps(turns: list[tuple[str, str, list[str]]]) -> list[dict[str, Any]]:
 
 
 def to_trajectory(history: History, ctx: Context) -> Trajectory:
+    if not history.turns:  # a session opened and closed: SpecStory's, with nothing in it
+        raise PassedOver(_EMPTY, "a SpecStory history with no turn (an empty session)", unit="session")
     requests = [said for role, header, pieces in history.turns if role == "User" and "sidechain" not in header
                 if (said := _request("\n\n".join(pieces)))]
     models = list(dict.fromkeys(m for role, header, _ in history.turns
