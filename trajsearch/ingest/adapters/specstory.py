@@ -23,18 +23,20 @@ use, which the versions write three ways:
 
 Mapping: ``trajectory_id`` ``specstory.<session id>`` where the header names one, else ``specstory.<start>.<digest of
 the head>`` (title and first request): what the file says, not its path (a file copied or renamed keeps it);
-``task`` the first user request (a Claude Code local command echoed as ``/cmd`` with its ``⎿`` output is none), later
+``task`` the first user request as typed (``typed_prompt``: a Claude Code slash command as ``/name args``; its local
+commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none), later
 ones in ``metadata.user_prompts``; ``created_at`` the session's start; ``model_id`` the first model an agent turn
 names (``default``, Cursor's Auto, names none), all of them in ``metadata.models``; ``metadata.agent`` the agent the
 session comment names (``Cursor``, ``Claude Code``, ``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the
 Markdown version. Steps: each tool use (action its name, ``arguments`` its command or what the summary says,
-``observation`` its result; ``error`` where the result says a command failed: an exit code, or a line such as
-``fatal: ...`` / ``Error: ...`` of a shell command's output, a result opening with ``Error``), the prose and
+``observation`` its result; ``error`` where the result says a command failed: the exit code it opens with, else
+the failure the output ends on (``_shell_error``), or a result opening with ``Error``), the prose and
 thinking before it its ``thought``; a turn's last prose a ``respond`` step. Sub-agent (``sidechain``) turns are
 left out (``_**Agent - sidechain (...)**_``). SpecStory's ``</tool-use>`` always ends a block, whatever fences came
 before: a tool's Markdown result written in a bare fence (a Task's report) holds fences of its own, and no count of
-them is sure; a turn header outside a fence starts a turn (in one, it is a line of a history a command printed). Outcome unknown: a chat says nothing of
-success.
+them is sure; a turn header outside a fence starts a turn (in one, it is a line of a history a command printed).
+A history with its header and no turn (a session opened and closed) is passed over. Outcome unknown: a chat says
+nothing of success.
 """
 
 from __future__ import annotations
