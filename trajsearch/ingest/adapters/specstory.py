@@ -380,7 +380,7 @@ def _thinking(piece: str) -> tuple[list[str], str]:
     thoughts, rest, at = [], [], 0
     while (opened := piece.find("<think>", at)) != -1 and (closed := piece.find("</think>", opened)) != -1:
         inner = piece[opened + len("<think>"):closed]
-        thoughts.append(inner[_THINK_HEAD.match(inner).end():].removesuffix("</details>").strip())  # type: ignore[union-attr]
+        thoughts.append(_THINK_HEAD.sub("", inner, count=1).removesuffix("</details>").strip())  # (at its start)
         rest.append(piece[at:opened])
         at = closed + len("</think>")
     return thoughts, ("".join(rest) + piece[at:]).strip()
