@@ -36,9 +36,11 @@ def test_terminal_colour_codes_are_not_kept_in_observations_or_errors() -> None:
     run = only_run(POWERSHELL_7)
     assert not any("\x1b" in (s.observation or "") + (s.error or "") for s in run.steps)
     rg, agents_md, table = run.steps
-    assert rg.error.startswith("Program 'rg.exe' failed to run: An error occurred trying to start process")
+    # the message as PowerShell heads its error view (the category or command before the ``Line |`` view; round 29)
+    assert rg.error.startswith("ResourceUnavailable: Program 'rg.exe' failed to run: An error occurred trying to start")
     assert rg.error.endswith("Access is denied.At line:2 char:1 (exit code 1)")
-    assert agents_md.error == r"Cannot find path 'C:\Users\akhil\AGENTS.md' because it does not exist. (exit code 1)"
+    assert agents_md.error == \
+        r"Get-ChildItem: Cannot find path 'C:\Users\akhil\AGENTS.md' because it does not exist. (exit code 1)"
     assert "\nCount Name      Group\r\n----- ----      -----\r\n" in table.observation and table.error is None
 
 
