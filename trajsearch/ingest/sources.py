@@ -483,6 +483,16 @@ def open_dump(path: Path) -> Iterator[IO[bytes]]:
         yield src.stream
 
 
+def whole_text(path: Path) -> tuple[str | None, str | None]:
+    """A small text dump read whole as the Markdown formats read it (decompressed, UTF-8 with bad bytes replaced, a
+    byte order mark dropped): ``(text, None)``, or ``(None, why not)`` for a file that cannot be read."""
+    try:
+        with open_dump(path) as stream:
+            return stream.read().decode("utf-8", errors="replace").lstrip("\ufeff"), None
+    except GZIP_ERRORS as exc:  # (OSError among them)
+        return None, f"cannot read {path}: {exc}"
+
+
 def peek(path: Path) -> str:
     """Up to PEEK_BYTES of decoded text (whatever is readable of a broken .gz or .zst)."""
     chunks: list[bytes] = []

@@ -48,7 +48,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ..sources import GZIP_ERRORS, open_dump
+from ..sources import whole_text
 from ._agent_cli import (
     API_ERROR_CAUSE,
     SessionSteps,
@@ -131,11 +131,9 @@ def format_by_place(path: Path, fmt: str | None) -> str | None:
 
 def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The adapter hook: the file's one session, ``("file", Share, error, None)``."""
-    try:
-        with open_dump(path) as stream:
-            text = stream.read().decode("utf-8", errors="replace").lstrip("\ufeff")
-    except (OSError, *GZIP_ERRORS) as exc:
-        yield "file", None, f"cannot read {path}: {exc}", None
+    text, unreadable = whole_text(path)
+    if text is None:
+        yield "file", None, unreadable, None
         return
     if not HEAD.match(text):
         yield "file", None, "no '# 🤖 Copilot CLI Session' heading: not a Copilot CLI /share export", None

@@ -50,7 +50,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ..sources import GZIP_ERRORS, open_dump
+from ..sources import whole_text
 from ._agent_cli import (error_line, exit_code_error, join_thought, printing_program, prompt_list, session_trajectory,
                          typed_prompt)
 from ._common import Context, PassedOver, ended_failing, short
@@ -139,11 +139,9 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def read_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The file's one session, ``("file", history, error, None)``."""
-    try:
-        with open_dump(path) as stream:
-            text = stream.read().decode("utf-8", errors="replace").lstrip("\ufeff")
-    except (OSError, *GZIP_ERRORS) as exc:
-        yield "file", None, f"cannot read {path}: {exc}", None
+    text, unreadable = whole_text(path)
+    if text is None:
+        yield "file", None, unreadable, None
         return
     history = _parse(text)
     if not history.turns and not HEAD.match(text):  # a history begun (an empty session) is passed over
