@@ -51,8 +51,9 @@ def test_an_ingest_longer_than_its_timeout_finishes_when_each_batch_is_taken_in_
     """``ingest --server`` gave the whole stream a deadline of an hour: at ~100 rows/s on CPU about 9,000 SWE-agent
     runs, then ``DEADLINE_EXCEEDED``, and each rerun got an hour further (the runs before counted unchanged, but
     reading and resending them ate into the next hour). ``timeout`` now bounds each batch the server takes, not the
-    stream. Scaled down: a 3 s bound, four real runs given one by one by an input that takes 1.2 s per run (so the
-    stream lasts over 4.8 s, and only the client's own reading is slow)."""
+    stream. Scaled down: a 10 s bound, four real runs given one by one by an input that takes 3 s per run (so the
+    stream lasts over 12 s, and only the client's own reading is slow). (A 3 s bound for the server's write of a run
+    could pass on a loaded machine: the bound is for normal work, so it is kept well above it.)"""
     runs = _runs(FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json", REAL / "batch-2.4.6")
     assert len(runs) == 4
     key = new_key()
@@ -60,8 +61,8 @@ def test_an_ingest_longer_than_its_timeout_finishes_when_each_batch_is_taken_in_
     keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
     with ServiceServer(ts, keys, address="127.0.0.1:0") as server, Client(server.address, api_key=key) as client:
         started = time.monotonic()
-        report = client.add(_slowly(runs, 1.2), batch_size=1, timeout=3.0)
-        assert time.monotonic() - started > 4.8
+        report = client.add(_slowly(runs, 3.0), batch_size=1, timeout=10.0)
+        assert time.monotonic() - started > 12
         assert (report.ingested, len(report.rejected)) == (4, 0), report
         assert ts.stats(tenant="acme")["trajectories"] == 4
     ts.close()
@@ -77,7 +78,7 @@ class _Hung(pb2_grpc.TrajSearchServicer):
         return pb2.WhoAmIResponse(tenant="acme", role="write", key_id="k", max_message_bytes=32 * 2**20)
 
     def Ingest(self, request_iterator: Any, context: Any) -> Any:
-        self.release.wait(60)
+        self.release.wait(600)
         return pb2.IngestResponse()
 
 
@@ -91,10 +92,9 @@ def test_an_ingest_to_a_server_that_stops_reading_is_cancelled_at_the_batch_boun
     server.start()
     try:
         with Client(f"127.0.0.1:{port}", api_key=new_key()) as client:
-            started = time.monotonic()
+            # (the hung server would answer after 600 s: the refusal, not a timing, shows the client gave up first)
             with pytest.raises(DeadlineExceeded, match="the server took no batch of the Ingest stream for 0.5 s"):
                 client.add(_runs(REAL / "batch-2.4.6"), timeout=0.5)
-            assert time.monotonic() - started < 30
     finally:
         hung.release.set()
         server.stop(0)
@@ -128,12 +128,12 @@ def test_a_server_stopped_past_its_grace_lets_the_batch_in_hand_finish_before_cl
     caplog.set_level(logging.INFO)
     sender = threading.Thread(target=ingest)
     sender.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600
     while not ts.index.get_property(PENDING) and sender.is_alive():
         assert time.monotonic() < deadline, "no batch was written"
         time.sleep(0.005)
     server.stop(grace=0)
-    sender.join(60)
+    sender.join(600)
     assert isinstance(failed[0], Unavailable), failed
     assert not [r for r in caplog.records if "should create connection first" in r.getMessage()
                 or "ingest failed" in r.getMessage()]
@@ -153,14 +153,14 @@ def _stalled(items: list[Any], release: threading.Event) -> Iterator[Any]:
     host is gone without a connection reset, as the server sees it: a stream that sends no more). With batches of
     one, the first is sent (a batch goes once the next record is read)."""
     yield from items[:2]
-    release.wait(60)
+    release.wait(600)
     yield from items[2:]
 
 
 def _ingest_logged(caplog: pytest.LogCaptureFixture) -> dict[str, str]:
     """The server's log line of the last Ingest call: its status code and error (waited for: the handler ends a
     moment after the client was told)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 600
     while not (lines := [r for r in caplog.records
                          if r.getMessage() == "rpc" and getattr(r, "method", "") == "Ingest"]):
         assert time.monotonic() < deadline, "the Ingest call was not logged"
@@ -184,12 +184,11 @@ def test_an_ingest_whose_client_sends_nothing_more_is_ended_by_the_server_and_it
     try:
         with ServiceServer(ts, keys, address="127.0.0.1:0", write_slots=1, max_workers=2, ingest_idle=1.0) as server, \
                 Client(server.address, api_key=key) as client:
-            started = time.monotonic()
+            # (the stalled input waits 600 s: the server's refusal, not a timing, shows it ended the stream)
             with pytest.raises(DeadlineExceeded, match=r"the server received no batch of this Ingest stream for 1 s "
                                                        r"\(the client frozen, its input that slow, or its network "
                                                        r"gone\) and ended it"):
                 client.add(_stalled(runs, release), batch_size=1)
-            assert time.monotonic() - started < 30
             said = _ingest_logged(caplog)
             assert said["code"] == "DEADLINE_EXCEEDED" and "no batch of this Ingest stream for 1 s" in said["error"]
             release.set()
@@ -226,7 +225,7 @@ def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doi
     sender = threading.Thread(target=ingest)
     sender.start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600
         while ts.stats(tenant="acme")["trajectories"] < 1:
             assert time.monotonic() < deadline, "the first batch was not written"
             time.sleep(0.05)
@@ -236,7 +235,7 @@ def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doi
         assert said["error"].startswith("the server stopped before this Ingest stream ended (its --grace ran out)")
     finally:
         release.set()
-        sender.join(60)
+        sender.join(600)
     assert len(failed) == 1 and isinstance(failed[0], Unavailable), failed  # ingest --server: "rerun"
 
 
