@@ -63,7 +63,7 @@ def test_staleness_does_not_take_the_agents_replies_for_a_missing_tool(hashing_t
 # -- RT2: over stdio one process serves every conversation of its host ----------------------------
 
 
-def _mcp_answers(address: str, key: str, options: list[str], script: list, timeout: float = 240) -> list[dict]:
+def _mcp_answers(address: str, key: str, options: list[str], script: list, timeout: float = 600) -> list[dict]:
     """The parsed answers of ``script``'s calls through ``trajsearch mcp`` over stdio
     (``service_support.mcp_session``)."""
     import asyncio
@@ -71,7 +71,7 @@ def _mcp_answers(address: str, key: str, options: list[str], script: list, timeo
 
     from service_support import mcp_session
 
-    _, results = asyncio.run(asyncio.wait_for(mcp_session(address, key, script, options, read_timeout=120), timeout))
+    _, results = asyncio.run(asyncio.wait_for(mcp_session(address, key, script, options, read_timeout=600), timeout))
     assert not any(r.is_error for r in results), [r.content[0].text for r in results]
     return [json.loads(r.content[0].text) for r in results]
 
@@ -94,8 +94,9 @@ def test_the_mcp_search_cap_starts_afresh_after_the_host_was_idle(tmp_path):
     server = ServiceServer(ts, ring, address="127.0.0.1:0", max_workers=4, search_cap=2).start()
     try:
         query = {"query": "cancel my upcoming reservation and refund it", "kind": "exemplars"}
-        first, second, capped, later = _mcp_answers(server.address, keys["acme"], ["--run-idle", "3"],
-                                                    [query, query, query, 4, query])
+        # idle 10 s (3 s could pass between two searches' calls on a loaded machine: a new run, no cap), then 11 s
+        first, second, capped, later = _mcp_answers(server.address, keys["acme"], ["--run-idle", "10"],
+                                                    [query, query, query, 11, query])
     finally:
         server.stop(0)  # closes the index too
     assert [first["status"], first["searches_left"], second["searches_left"]] == ["ok", 1, 0]

@@ -18,7 +18,7 @@ from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.client import Client
 from trajsearch.service.server import ServiceServer
 
-WAIT = 120  # seconds: a bound on a wait, not a speed target
+WAIT = 600  # seconds: a bound on a wait, not a speed target
 
 
 def test_a_key_file_nested_too_deeply_keeps_the_keys_and_fails_no_call(tmp_path: Path, caplog) -> None:
@@ -172,7 +172,8 @@ def test_an_mcp_search_whose_answer_was_lost_is_counted_in_searches_left(tmp_pat
 
     async def session() -> list:
         answers = []
-        with Client(server.address, keys["acme"], retries=1, timeout=5) as backend:
+        # 30 s: the stalled search's deadline must pass, the two others' must not (5 s could, on a loaded machine)
+        with Client(server.address, keys["acme"], retries=1, timeout=30) as backend:
             async with McpClient(build_mcp(backend)) as mcp:
                 answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
                 held.gate.clear()  # the index stalls: the server has the search, its answer comes too late
@@ -218,7 +219,7 @@ def test_an_mcp_search_the_server_refused_before_counting_keeps_searches_left(tm
 
     async def session() -> list:
         answers = []
-        with Client(server.address, keys["acme"], retries=1, timeout=5) as backend:
+        with Client(server.address, keys["acme"], retries=1, timeout=WAIT) as backend:
             async with McpClient(build_mcp(backend)) as mcp:
                 answers.append(await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}))
                 service._session_tool = broken
