@@ -93,7 +93,7 @@ def served(ts: TrajSearch, ring: KeyRing, key: str) -> Iterator[tuple[WebServer,
     web = WebServer(app, "127.0.0.1:0").start()
     try:
         host, port = web.address.rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn = http.client.HTTPConnection(host, int(port), timeout=600)  # a bound for a hang only
         conn.request("GET", "/signin/once/" + tokens.issue(ring.authenticate(key)))
         reply = conn.getresponse()
         reply.read()
@@ -107,7 +107,7 @@ def served(ts: TrajSearch, ring: KeyRing, key: str) -> Iterator[tuple[WebServer,
 def ask(web: WebServer, method: str, path: str, cookie: str | None = None) -> tuple[int, dict[str, str], bytes]:
     """``method path`` over a real connection to ``web``: the status, the headers (lower-cased names), the body."""
     host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)  # a bound for a hang only
     try:
         conn.request(method, path, headers={"cookie": cookie} if cookie else {})
         reply = conn.getresponse()
