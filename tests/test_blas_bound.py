@@ -114,7 +114,7 @@ def test_concurrent_searches_both_run_on_the_bound(tmp_path, monkeypatch, two_bl
     store (the service serves several at once): both bounded, and still after they left."""
     monkeypatch.delenv("TRAJSEARCH_BLAS_THREADS", raising=False)
     ts = _open(tmp_path)
-    both_inside = threading.Barrier(2, timeout=30)
+    both_inside = threading.Barrier(2, timeout=600)
     try:
         seen = _watch_products(monkeypatch, also=both_inside.wait)
         errors: list[BaseException] = []

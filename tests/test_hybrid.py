@@ -217,7 +217,7 @@ def test_hybrid_runs_its_lexical_leg_beside_the_dense_leg(hashing_ts):
     def leg(name, other, call):
         def waiting(*args, **kwargs):
             started[name].set()
-            met[name] = started[other].wait(timeout=10)  # a bound, not a timing: the legs meet at once or never
+            met[name] = started[other].wait(timeout=600)  # a bound, not a timing: the legs meet at once or never
             return call(*args, **kwargs)
         return waiting
 

@@ -42,7 +42,7 @@ def _serving(tmp):
     try:
         address = serving(proc, tmp / "serve.log")["address"]
         with Client(address, keys["acme"]) as acme, Client(address, keys["beta"]) as beta:
-            acme.wait_ready(timeout=90)
+            acme.wait_ready(timeout=600)
             acme.add([make_run("a1"), failing_run("a2", "OSError: [Errno 28] No space left on device")])
             beta.add([failing_run("b1", "OSError: [Errno 28] No space left on device (beta's disk)", tenant="beta")])
         yield address, keys, proc, tmp
@@ -81,7 +81,7 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
         {"query": "beta's disk", "kind": "steps", "k": 5},
         {"query": query, "kind": "steps"},
     ]
-    tools, results = asyncio.run(asyncio.wait_for(mcp_session(address, keys["acme"], calls), 120))
+    tools, results = asyncio.run(asyncio.wait_for(mcp_session(address, keys["acme"], calls), 600))
     (tool,) = tools
     assert tool.name == "search_past_runs"
     assert set(tool.input_schema["properties"]) == {"query", "k", "kind"}  # no tenant, no filters
@@ -124,7 +124,7 @@ def test_mcp_session_after_an_in_process_command_imported_the_sdk(tmp_path):
         "register(app)\n"
         "assert CliRunner().invoke(app, ['mcp', '--http', '--host', '0.0.0.0']).exit_code == 2\n"
         "from service_support import mcp_session\n"
-        "tools, _ = asyncio.run(asyncio.wait_for(mcp_session('127.0.0.1:9', 'no key', []), 120))\n"
+        "tools, _ = asyncio.run(asyncio.wait_for(mcp_session('127.0.0.1:9', 'no key', []), 600))\n"
         "print([tool.name for tool in tools])\n"
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
@@ -153,11 +153,11 @@ def test_mcp_tool_reports_an_unreachable_server_as_a_tool_error(refusing_address
     from trajsearch.service.mcp_server import build_mcp
 
     async def call():
-        with Client(refusing_address, "ts_any", retries=1, timeout=3) as backend:
+        with Client(refusing_address, "ts_any", retries=1, timeout=600) as backend:
             async with McpClient(build_mcp(backend)) as mcp:
                 return await mcp.call_tool("search_past_runs", {"query": "x"})
 
-    result = asyncio.run(asyncio.wait_for(call(), 60))
+    result = asyncio.run(asyncio.wait_for(call(), 600))
     assert result.is_error and "UNAVAILABLE" in result.content[0].text
 
 
@@ -165,7 +165,7 @@ def _mcp_start(address: str, key: str, *args: str) -> subprocess.CompletedProces
     """``trajsearch mcp`` as an MCP host launches it, with stdin closed: it serves nothing and ends."""
     env = dict(os.environ, TRAJSEARCH_API_KEY=key)
     return subprocess.run([sys.executable, "-m", "trajsearch.service", "mcp", "--server", address, *args],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=120)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=600)
 
 
 def test_mcp_refuses_to_start_with_a_context_or_key_the_server_refuses(served):
@@ -201,7 +201,7 @@ def test_an_operators_context_the_server_refuses_is_not_the_models_invalid_argum
             async with McpClient(build_mcp(backend, ToolContext(env_versions=("v" * 300,)))) as mcp:
                 return await mcp.call_tool("search_past_runs", {"query": "No space left on device"})
 
-    result = asyncio.run(asyncio.wait_for(call(), 60))
+    result = asyncio.run(asyncio.wait_for(call(), 600))
     assert result.is_error
     text = result.content[0].text
     assert "invalid arguments" not in text and "continue without past runs" in text
@@ -214,11 +214,11 @@ def test_serve_drains_on_sigterm_and_exits_cleanly(served_alone):
     with Client(address, keys["acme"]) as c:
         before = c.stats()["rows"]
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=600) == 0
     log = (tmp / "serve.log").read_text()
     assert '"msg": "draining"' in log and '"msg": "stopped"' in log
     assert before > 0
     time.sleep(0.2)
-    with Client(address, keys["acme"], retries=1, timeout=3) as c:
+    with Client(address, keys["acme"], retries=1, timeout=600) as c:
         with pytest.raises(ConnectionError):
             c.stats()

@@ -29,7 +29,7 @@ def _mcp(address: str, err: Path) -> subprocess.Popen:
 def _stopped(proc: subprocess.Popen) -> int:
     proc.send_signal(signal.SIGTERM)
     try:
-        return proc.wait(60)
+        return proc.wait(600)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -42,7 +42,7 @@ def test_sigterm_while_mcp_http_starts_exits_143(tmp_path):
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)
-        silent.settimeout(120)
+        silent.settimeout(600)  # a bound for a hang: the child connects once it has started
         proc = _mcp(f"127.0.0.1:{silent.getsockname()[1]}", tmp_path / "mcp.err")
         conn, _ = silent.accept()  # the key check's connection: the command is past its imports, not serving yet
         with conn:
@@ -54,5 +54,5 @@ def test_sigterm_while_mcp_http_starts_exits_143(tmp_path):
 
 def test_sigterm_once_mcp_http_serves_drains_and_exits_0(tmp_path, refusing_address):
     proc = _mcp(refusing_address, tmp_path / "mcp.err")
-    serving(proc, tmp_path / "mcp.err", says=STARTED, timeout=120)
+    serving(proc, tmp_path / "mcp.err", says=STARTED, timeout=600)
     assert _stopped(proc) == 0, (tmp_path / "mcp.err").read_text()

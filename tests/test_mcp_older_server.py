@@ -26,7 +26,7 @@ from trajsearch.service.mcp_server import build_mcp
 from trajsearch.service.protos import pb2_grpc
 from trajsearch.service.validate import Limits
 
-WAIT = 120  # seconds: a bound on a wait, not a speed target
+WAIT = 600  # seconds: a bound on a wait, not a speed target
 
 
 class _Relay(pb2_grpc.TrajSearchServicer):
@@ -71,7 +71,7 @@ def _searches(tmp_path, endings: list, n: int) -> list[dict]:
     server = serve_store(tmp_path, ring, [make_run("a1")], Limits())
 
     async def session(address: str) -> list:
-        with Client(address, keys["acme"], retries=1, timeout=10) as backend:
+        with Client(address, keys["acme"], retries=1, timeout=600) as backend:
             async with McpClient(build_mcp(backend)) as mcp:
                 return [await mcp.call_tool("search_past_runs", {"query": "fix the payments test"}) for _ in range(n)]
 

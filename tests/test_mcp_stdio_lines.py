@@ -16,7 +16,7 @@ SURROGATE_CALL = (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params"
                   b'"arguments": {"query": "error \\ud800 here", "kind": "steps"}}}')
 
 
-def answer(proc: subprocess.Popen, timeout: float = 30) -> dict:
+def answer(proc: subprocess.Popen, timeout: float = 600) -> dict:
     ready, _, _ = select.select([proc.stdout], [], [], timeout)
     assert ready, f"no answer within {timeout} s"
     return json.loads(proc.stdout.readline())
@@ -56,6 +56,6 @@ def test_a_call_holding_a_lone_surrogate_gets_a_parse_error_for_its_id_and_the_n
         assert invalid["error"]["code"] == -32600, invalid  # its id, where the SDK's error still holds it
     finally:
         proc.stdin.close()
-        proc.wait(timeout=30)
+        proc.wait(timeout=600)
     stderr = proc.stderr.read().decode()
     assert "refused a message that is not valid JSON-RPC text" in stderr

@@ -219,7 +219,7 @@ def _mcp_initialize(address: str, host_header: str) -> int:
         "Host": host_header, "Origin": f"http://{host_header}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream"})
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=600) as response:
             return response.status
     except urllib.error.HTTPError as exc:
         return exc.code
@@ -251,7 +251,7 @@ def test_mcp_over_http_on_any_loopback_address_answers_only_loopback_host_names(
         assert _mcp_initialize(f"127.0.0.2:{port}", f"localhost:{port}") == 200
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=600)
         log.close()
 
 
@@ -350,7 +350,7 @@ class _UnreadCall:
         self._settled = threading.Event()  # the server's settings acknowledged: its stream cap holds from then
         self._send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self._frame(4, 0, 0, struct.pack(">HI", 4, 0)))
         threading.Thread(target=self._acknowledge, daemon=True).start()
-        assert self._settled.wait(120), "the server never sent its settings"  # else its stream cap may not hold yet
+        assert self._settled.wait(600), "the server never sent its settings"  # else its stream cap may not hold yet
         body = b"\0" + struct.pack(">I", len(message)) + message
         for stream in range(1, 2 * calls, 2):
             self._send(self._frame(1, 4, stream, headers) + self._frame(0, 1, stream, body))
@@ -430,7 +430,7 @@ def _held_unread(address: str, key: str, uri: str, held: Callable[[], object], w
     return call
 
 
-def _until(condition, what: str, limit: float = 120.0):
+def _until(condition, what: str, limit: float = 600):
     """Wait for ``condition()`` to be truthy (a loaded machine may take long; nothing is asserted on time)."""
     import time
 

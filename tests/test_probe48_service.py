@@ -171,22 +171,22 @@ def test_a_key_rotated_in_the_key_file_works_and_the_old_one_is_refused_without_
         time.sleep(wait)
         with Client(server.address, key) as client:
             try:
-                return client.whoami(timeout=30)
+                return client.whoami(timeout=600)
             except Unauthenticated:
                 return None
 
     def signed_in(key: str) -> urllib.request.OpenerDirector:
         """A browser signed in to the web pages with ``key``."""
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-        with opener.open(server.web.url + "/signin", timeout=60) as page:
+        with opener.open(server.web.url + "/signin", timeout=600) as page:
             token = csrf_of(page.read().decode())
         form = urlencode({"key": key, "csrf": token, "next": "/"}).encode()
-        opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=60).close()
+        opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=600).close()
         return opener
 
     def page_url(browser: urllib.request.OpenerDirector) -> str:
         """Where the search page lands: itself, or the sign-in page."""
-        with browser.open(server.web.url + "/?q=error", timeout=60) as page:
+        with browser.open(server.web.url + "/?q=error", timeout=600) as page:
             return page.geturl()
 
     try:
@@ -334,7 +334,7 @@ def test_a_key_file_that_could_not_be_read_once_is_read_once_it_can_be(tmp_path:
         assert answer(old) == "refused"
     finally:
         server.stdin.close()
-        server.wait(30)
+        server.wait(600)
 
 
 def test_a_store_copied_onto_a_full_disk_opens_and_searches(tmp_path: Path, monkeypatch) -> None:
@@ -492,7 +492,7 @@ def test_an_ingest_stream_stops_once_its_key_leaves_the_key_file(tmp_path: Path)
     try:
         with Client(server.address, leaving) as client:
             try:
-                client.add(stream(), batch_size=1, timeout=120)
+                client.add(stream(), batch_size=1, timeout=600)
             except Unauthenticated as exc:
                 assert "removed from the server's key file" in str(exc)
             else:

@@ -42,7 +42,7 @@ class Browser:
 
     def request(self, method: str, path: str, body: dict[str, str] | None = None) -> http.client.HTTPResponse:
         host, port = self.address.rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn = http.client.HTTPConnection(host, int(port), timeout=600)
         headers = {"Host": self.host}
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
@@ -226,7 +226,7 @@ def test_run_pages_opened_at_once_read_on_the_pages_permits_not_the_agents(tmp_p
             agent_reads = []
             while not all(f.done() for f in loads):  # the agent reads one trace at a time meanwhile
                 try:
-                    agent_reads.append(agent.get_trace(uris[len(agent_reads) % len(uris)], timeout=60).trajectory_id)
+                    agent_reads.append(agent.get_trace(uris[len(agent_reads) % len(uris)], timeout=600).trajectory_id)
                 except Exception as exc:  # noqa: BLE001
                     agent_reads.append(f"{type(exc).__name__}: {exc}")
             statuses = [f.result() for f in loads]
@@ -299,12 +299,12 @@ def test_ui_waits_for_a_slow_trace_as_long_as_its_trace_timeout(tmp_path: Path) 
             found = re.search(r"sign in once:\s+(\S+)", lines[1])
             assert found, lines + [ui.stderr.read()]
             opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-            opener.open(found.group(1), timeout=60).read()
+            opener.open(found.group(1), timeout=600).read()
             base = found.group(1).split("/signin/")[0]
             if release_after:
                 threading.Timer(release_after, _release, (fifo, data)).start()
             try:
-                with opener.open(f"{base}/runs/{run_id}", timeout=90) as page:
+                with opener.open(f"{base}/runs/{run_id}", timeout=600) as page:
                     got, text = page.status, page.read().decode()
             except urllib.error.HTTPError as exc:
                 got, text = exc.code, exc.read().decode()
@@ -316,7 +316,7 @@ def test_ui_waits_for_a_slow_trace_as_long_as_its_trace_timeout(tmp_path: Path) 
                 assert run_id in text
         finally:
             ui.send_signal(signal.SIGTERM)
-            assert ui.wait(timeout=60) == 0
+            assert ui.wait(timeout=600) == 0
 
 
 KEYS_ENV = '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", "role": "read"}]}'

@@ -121,7 +121,7 @@ def _get_in_segments(web: WebServer, cookie: str, target: str, segment: int = 14
     host, port = web.address.rsplit(":", 1)
     request = (f"GET {target} HTTP/1.1\r\nHost: {web.address}\r\nCookie: {cookie}\r\nUser-Agent: Mozilla/5.0\r\n"
                "Connection: close\r\n\r\n").encode()
-    with socket.create_connection((host, int(port)), timeout=60) as sock:
+    with socket.create_connection((host, int(port)), timeout=600) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             for at in range(0, len(request), segment):
@@ -253,7 +253,7 @@ def _search_page(site, tmp_path):
         driver.get(web.url + "/healthz")
         driver.add_cookie({"name": name, "value": value, "path": "/"})
         driver.get(web.url + "/")
-        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        WebDriverWait(driver, 600).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
         yield driver, web
     finally:
         driver.quit()
@@ -270,14 +270,14 @@ def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_pat
         log = (_session_log() + "\n") * 15
         driver.execute_script("document.getElementById('q').value = arguments[0];"
                               "document.getElementById('q').form.requestSubmit();", log)
-        said = WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
+        said = WebDriverWait(driver, 600).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
                                                and d.find_element(By.ID, "q-too-long"))
         assert f"This text is {len(log):,} characters: too long to send as a search" in said.text, said.text
         assert driver.current_url == web.url + "/"  # nothing sent
         short = _session_log()[-3_000:]  # a paste the server takes is still sent
         driver.execute_script("document.getElementById('q').value = arguments[0];"
                               "document.getElementById('q').form.requestSubmit();", short)
-        WebDriverWait(driver, 60).until(lambda d: "?q=" in d.current_url)
+        WebDriverWait(driver, 600).until(lambda d: "?q=" in d.current_url)
 
 
 def test_show_of_a_run_whose_trace_is_gone_says_so_over_a_server_too(backend, tmp_path) -> None:  # noqa: F811
@@ -391,14 +391,14 @@ def test_a_request_head_sent_too_slowly_is_answered_and_closed(site, monkeypatch
     monkeypatch.setattr(server, "HEAD_TIMEOUT_S", 0.5, raising=False)
     web, _ = site
     host, port = web.address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
+    with socket.create_connection((host, int(port)), timeout=600) as sock:
         sock.sendall(b"GET /?q=" + b"a" * 5_000)
         answer = b""
         while chunk := sock.recv(65536):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer[:300]
     assert answer.endswith(b"\r\n\r\nThis request's head did not arrive within 0.5 seconds. Send it again.")
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
+    with socket.create_connection((host, int(port)), timeout=600) as sock:
         assert sock.recv(100) == b""  # closed, nothing said
 
 
@@ -425,10 +425,10 @@ def test_ui_s_empty_tenant_is_told_how_to_start_it_for_another_and_no_search_is_
         lines = [ui.stderr.readline() for _ in range(2)]
         link = re.search(r"sign in once:\s+(\S+)", lines[1]).group(1)
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-        opener.open(link, timeout=60).read()
+        opener.open(link, timeout=600).read()
         base = link.split("/signin/")[0]
         for path in ("/?" + urlencode({"q": "ModuleNotFoundError: No module named 'numpy'"}), "/failures"):
-            page = opener.open(base + path, timeout=60).read().decode()
+            page = opener.open(base + path, timeout=600).read().decode()
             said = _text(page)
             assert ("This key's tenant, 'default', holds no runs in this index: nothing was searched. Runs are read by "
                     "the tenant they were ingested for; start the pages for theirs with trajsearch ui --tenant NAME"
@@ -436,7 +436,7 @@ def test_ui_s_empty_tenant_is_told_how_to_start_it_for_another_and_no_search_is_
             assert 'id="search-meta"' not in page and " ms" not in said
     finally:
         ui.send_signal(signal.SIGTERM)
-        assert ui.wait(timeout=60) == 0
+        assert ui.wait(timeout=600) == 0
 
 
 def test_a_cut_paste_searched_again_is_not_searched_with_the_page_s_mark(demo) -> None:
@@ -467,7 +467,7 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
                                          "outside ASCII takes up to 12 bytes of a web address). Paste")):
             driver.execute_script("document.getElementById('q').value = arguments[0];"
                                   "document.getElementById('q').form.requestSubmit();", text)
-            said = WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
+            said = WebDriverWait(driver, 600).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
                                                    and d.find_element(By.ID, "q-too-long"))
             assert said.text.startswith(said_first), said.text
             assert driver.current_url == web.url + "/"

@@ -42,7 +42,7 @@ def _pages(store, keys) -> WebServer:
 
 def _get(web: WebServer, target: str) -> tuple[int, bytes]:
     host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)
     try:
         conn.request("GET", target)
         reply = conn.getresponse()
@@ -51,7 +51,7 @@ def _get(web: WebServer, target: str) -> tuple[int, bytes]:
         conn.close()
 
 
-def _eventually(predicate, what: str, timeout: float = 60) -> None:
+def _eventually(predicate, what: str, timeout: float = 600) -> None:
     end = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < end, f"never: {what}"
@@ -72,9 +72,9 @@ def test_idle_connections_do_not_cost_a_real_user_a_page(store, keys) -> None:
     kept: list[http.client.HTTPConnection] = []
     try:
         for _ in range(300):
-            idle.append(socket.create_connection((host, int(port)), timeout=60))
+            idle.append(socket.create_connection((host, int(port)), timeout=600))
         for _ in range(20):  # answered once, kept alive
-            conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            conn = http.client.HTTPConnection(host, int(port), timeout=600)
             conn.request("GET", "/healthz")
             reply = conn.getresponse()
             reply.read()
@@ -103,13 +103,13 @@ def test_requests_past_the_most_at_once_are_refused_in_words(store, keys, monkey
     posting: list[socket.socket] = []
     try:
         for _ in range(3):  # requests in progress: sign-in forms whose bodies have not all arrived
-            sock = socket.create_connection((host, int(port)), timeout=60)
+            sock = socket.create_connection((host, int(port)), timeout=600)
             sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
                          "x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=".encode())
             posting.append(sock)
         _eventually(lambda: web.config.app.in_progress == 3, "the three posts were in progress")
         host_, port_ = web.address.rsplit(":", 1)
-        conn = http.client.HTTPConnection(host_, int(port_), timeout=60)
+        conn = http.client.HTTPConnection(host_, int(port_), timeout=600)
         conn.request("GET", "/signin")
         reply = conn.getresponse()
         assert reply.status == 503
@@ -136,7 +136,7 @@ def test_a_body_sent_too_slowly_is_answered_and_closed(store, keys, monkeypatch)
     web = _pages(store, keys)
     host, port = web.address.rsplit(":", 1)
     try:
-        with socket.create_connection((host, int(port)), timeout=60) as sock:
+        with socket.create_connection((host, int(port)), timeout=600) as sock:
             sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
                          "x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nkey=ts_".encode())
             answer = b""
@@ -160,17 +160,17 @@ def test_past_the_most_connections_the_idle_ones_are_closed_not_a_request(store,
     host, port = web.address.rsplit(":", 1)
     idle: list[socket.socket] = []
     try:
-        with socket.create_connection((host, int(port)), timeout=60) as posting:
+        with socket.create_connection((host, int(port)), timeout=600) as posting:
             form = b"key=ts_not_a_key&csrf=x&next=%2F"
             posting.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
                             f"x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n"
                             "Connection: close\r\n\r\n".encode() + form[:5])
             _eventually(lambda: web.config.app.in_progress == 1, "the post was in progress")
             for _ in range(30):
-                idle.append(socket.create_connection((host, int(port)), timeout=60))
+                idle.append(socket.create_connection((host, int(port)), timeout=600))
             closed = 0
             for sock in idle[:20]:  # the oldest idle ones were closed for the newer
-                sock.settimeout(30)
+                sock.settimeout(600)  # a bound for a hang: each of these is closed
                 try:
                     closed += sock.recv(100) == b""
                 except (ConnectionResetError, TimeoutError):
@@ -201,17 +201,17 @@ def test_past_the_most_connections_a_head_arriving_outlasts_those_quiet_before_i
     idle: list[socket.socket] = []
     head = f"GET /search?q={'timeout+' * 500} HTTP/1.1\r\nHost: {web.address}\r\nConnection: close\r\n\r\n".encode()
     try:
-        with socket.create_connection((host, int(port)), timeout=60) as user:
+        with socket.create_connection((host, int(port)), timeout=600) as user:
             _eventually(lambda: len(_connections(web)) == 1, "the user's connection was taken")
             for _ in range(9):  # opened after the user's, quiet since
-                idle.append(socket.create_connection((host, int(port)), timeout=60))
+                idle.append(socket.create_connection((host, int(port)), timeout=600))
             _eventually(lambda: len(_connections(web)) == 10, "the quiet ones were taken")
             user.sendall(head[:2000])  # the rest still on its way
             _eventually(lambda: any(getattr(c, "_head_bytes", 0) for c in _connections(web)), "the head began")
             for _ in range(5):
-                idle.append(socket.create_connection((host, int(port)), timeout=60))
+                idle.append(socket.create_connection((host, int(port)), timeout=600))
             for sock in idle[:5]:  # 15 open, 10 kept: the five quiet the longest closed
-                sock.settimeout(30)
+                sock.settimeout(600)  # a bound for a hang: each of these is closed
                 try:
                     assert sock.recv(100) == b""
                 except ConnectionResetError:
@@ -240,12 +240,12 @@ def test_heads_trickled_a_byte_at_a_time_do_not_keep_visitors_out(store, keys, m
     trickled: list[socket.socket] = []
     try:
         for _ in range(12):
-            sock = socket.create_connection((host, int(port)), timeout=60)
+            sock = socket.create_connection((host, int(port)), timeout=600)
             sock.sendall(b"G")
             trickled.append(sock)
         _eventually(lambda: sum(bool(getattr(c, "_head_bytes", 0)) for c in _connections(web)) >= 10,
                     "the trickled heads were taken")
-        visitor = http.client.HTTPConnection(host, int(port), timeout=60)
+        visitor = http.client.HTTPConnection(host, int(port), timeout=600)
         try:
             visitor.request("GET", "/signin")
             assert visitor.getresponse().status == 200
@@ -309,14 +309,14 @@ def test_calls_whose_client_gave_up_while_queued_neither_count_nor_run(tmp_path,
                             "two searches queued")
                 for call in queued:
                     assert call.cancel()
-                _eventually(lambda: server.calls.waiting("acme") == 0, "the given-up calls left the queue", 30)
+                _eventually(lambda: server.calls.waiting("acme") == 0, "the given-up calls left the queue", 600)
                 late = pool.submit(acme.search, "payments", k=3)  # not refused: nobody awaits the two
                 _eventually(lambda: late.done() or server.calls.waiting("acme") == 1, "the late call queued")
                 assert not late.done(), late.exception()
             finally:
                 slow.gate.set()
-            assert [h.trajectory_id for h in late.result(120)] == ["a1"]
-            assert all([h.trajectory_id for h in f.result(120)] == ["a1"] for f in held)
+            assert [h.trajectory_id for h in late.result(600)] == ["a1"]
+            assert all([h.trajectory_id for h in f.result(600)] == ["a1"] for f in held)
             assert slow.arrived == 4  # the given-up calls never ran
     finally:
         slow.gate.set()
@@ -338,11 +338,11 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
     more, sent = held_ingest.more, held_ingest.sent
     streams = [held_ingest.open(f"new{n}") for n in range(2)]
     try:
-        with Client(server.address, made["acme"], timeout=120) as acme, \
+        with Client(server.address, made["acme"], timeout=600) as acme, \
                 Client(server.address, made["beta"], timeout=600) as beta, ThreadPoolExecutor(1) as pool:
             try:
                 for _ in streams:
-                    assert sent.acquire(timeout=120)
+                    assert sent.acquire(timeout=600)
                 held = pool.submit(beta.search, "payments", k=3)
                 _eventually(lambda: slow.arrived == 1, "beta's search reached the index")
                 assert "a1" in [h.trajectory_id for h in acme.search("payments", k=3)]  # (with the streams' runs)
@@ -350,8 +350,8 @@ def test_a_tenant_s_open_ingest_streams_leave_its_searches_their_workers(tmp_pat
             finally:
                 slow.gate.set()
                 more.set()
-            assert [h.trajectory_id for h in held.result(120)] == ["b1"]
-            assert [s.result(120).ingested for s in streams] == [1, 1]
+            assert [h.trajectory_id for h in held.result(600)] == ["b1"]
+            assert [s.result(600).ingested for s in streams] == [1, 1]
     finally:
         slow.gate.set()
         held_ingest.close()
@@ -378,17 +378,17 @@ def test_with_one_worker_an_open_ingest_stream_leaves_health_checks_and_searches
 
     stream = stub.Ingest.future(batches(), metadata=metadata)
     try:
-        assert sent.acquire(timeout=120)
+        assert sent.acquire(timeout=600)
         _eventually(lambda: server.service._writes == 1, "the stream holds its write slot")
-        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=60)
+        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=600)
         assert checked.status == health_pb2.HealthCheckResponse.SERVING
         with pytest.raises(grpc.RpcError) as refused:
-            stub.Ingest(iter([pb2.IngestBatch()]), metadata=metadata, timeout=60)
+            stub.Ingest(iter([pb2.IngestBatch()]), metadata=metadata, timeout=600)
         assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-        with Client(server.address, made["acme"], timeout=60) as acme:
+        with Client(server.address, made["acme"], timeout=600) as acme:
             assert "a1" in [h.trajectory_id for h in acme.search("payments", k=3)]
         more.set()
-        assert stream.result(120).ingested == 1
+        assert stream.result(600).ingested == 1
     finally:
         more.set()
         channel.close()
@@ -436,7 +436,7 @@ def _served_with_few_files(tmp_path, *options: str):
     finally:
         serve.terminate()
         try:
-            serve.wait(60)
+            serve.wait(600)
         except subprocess.TimeoutExpired:
             serve.kill()
         err.close()
@@ -452,7 +452,7 @@ def _flood(address: str, n: int) -> list[socket.socket]:
     opened = []
     for _ in range(n):
         try:
-            opened.append(socket.create_connection((host, int(port)), timeout=30))
+            opened.append(socket.create_connection((host, int(port)), timeout=30))  # (a full backlog ends the flood)
         except OSError:  # (the backlog full: what is open is enough)
             break
     return opened
@@ -471,7 +471,7 @@ def test_idle_connections_to_the_pages_leave_the_process_its_files(served_with_f
         assert found.returncode == 0, found.stdout + found.stderr
         assert "flight" in found.stdout
         host, port = web_address.rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn = http.client.HTTPConnection(host, int(port), timeout=600)
         conn.request("GET", "/signin")
         assert conn.getresponse().status == 200
         conn.close()
@@ -529,10 +529,10 @@ def test_queued_calls_expiring_while_others_arrive_leave_the_server_answering(tm
                 time.sleep(0.1)
             stop.set()
             for done in clients:
-                done.result(120)  # (each call has its own deadline: the clients end whatever the server does)
-        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=60)
+                done.result(600)  # (each call has its own deadline: the clients end whatever the server does)
+        checked = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=600)
         assert checked.status == health_pb2.HealthCheckResponse.SERVING, outcomes
-        with Client(server.address, made["acme"], timeout=60) as acme:
+        with Client(server.address, made["acme"], timeout=600) as acme:
             assert [h.trajectory_id for h in acme.search("payments", k=3)] == ["a1"]
         # a queued call is known given up once grpcio's polling thread has run its close callback (fair.given_up),
         # which a loaded machine may run after the clients saw their deadlines: waited for, as its queue must empty
@@ -543,7 +543,7 @@ def test_queued_calls_expiring_while_others_arrive_leave_the_server_answering(tm
         channel.close()
         stopping = threading.Thread(target=server.stop, kwargs=dict(grace=2), daemon=True)  # (a frozen server
         stopping.start()  # never stops: the test fails, not hangs)
-        stopping.join(120)
+        stopping.join(600)
 
 
 def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_them(tmp_path) -> None:
@@ -569,16 +569,16 @@ def test_a_delete_refused_for_want_of_write_slots_says_open_ingest_streams_hold_
                for n, name in enumerate(("acme", "gamma"))]
     try:
         for _ in streams:
-            assert sent.acquire(timeout=120)
+            assert sent.acquire(timeout=600)
         # (a batch sent is not yet a slot taken: the server reads it once its handler holds the slot)
         _eventually(lambda: server.service._writes == 2, "both streams hold their slots")
-        with Client(server.address, made["beta"], timeout=60) as beta:
+        with Client(server.address, made["beta"], timeout=600) as beta:
             with pytest.raises(Unavailable) as refused:
                 beta.delete("b1")
             assert "an Ingest stream holds its slot" in str(refused.value), refused.value  # (not whose: RSV4 of 53)
             assert "slow trace store" not in str(refused.value)
             more.set()
-            assert [s.result(120).ingested for s in streams] == [1, 1]
+            assert [s.result(600).ingested for s in streams] == [1, 1]
             assert beta.delete("b1") is True
     finally:
         more.set()
@@ -602,10 +602,10 @@ def test_idle_connections_to_the_pages_over_tls_leave_the_process_its_files(tmp_
         flood = _flood(web_address, 400)
         try:
             time.sleep(1)  # (the server accepts them all, closing what is past its bound)
-            with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=120, root_certificates=cert) as client:
+            with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=600, root_certificates=cert) as client:
                 assert len(client.search("flight not available", k=2)) == 2
             host, port = web_address.rsplit(":", 1)
-            conn = http.client.HTTPSConnection(host, int(port), timeout=60,
+            conn = http.client.HTTPSConnection(host, int(port), timeout=600,
                                                context=ssl.create_default_context(cafile=str(cert)))
             conn.request("GET", "/signin")
             assert conn.getresponse().status == 200

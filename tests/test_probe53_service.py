@@ -54,7 +54,7 @@ def test_pages_require_the_client_certificate_mutual_tls_asks_for(tmp_path, tena
     try:
         anonymous = ssl.create_default_context(cafile=str(cert))
         with pytest.raises((ssl.SSLError, ConnectionError)):  # (the alert, or the reset after it)
-            conn = http.client.HTTPSConnection(host, int(port), timeout=60, context=anonymous)
+            conn = http.client.HTTPSConnection(host, int(port), timeout=600, context=anonymous)
             try:
                 conn.request("GET", "/signin")
                 conn.getresponse().read()
@@ -62,13 +62,13 @@ def test_pages_require_the_client_certificate_mutual_tls_asks_for(tmp_path, tena
                 conn.close()
         holder = ssl.create_default_context(cafile=str(cert))
         holder.load_cert_chain(str(cert), str(key))
-        conn = http.client.HTTPSConnection(host, int(port), timeout=60, context=holder)
+        conn = http.client.HTTPSConnection(host, int(port), timeout=600, context=holder)
         try:
             conn.request("GET", "/signin")
             assert conn.getresponse().status == 200
         finally:
             conn.close()
-        with Client(server.address, made["acme"], timeout=60, root_certificates=cert) as plain:  # (gRPC's own
+        with Client(server.address, made["acme"], timeout=600, root_certificates=cert) as plain:  # (gRPC's own
             with pytest.raises(Exception):  # refusal, as before: no client certificate)
                 plain.whoami()
     finally:
@@ -91,7 +91,7 @@ def test_idle_connections_to_grpc_leave_the_process_its_files(tmp_path) -> None:
     served = _served_with_few_files(tmp_path)
     grpc_address, web_address, env = next(served)
     try:
-        with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=120) as agent:
+        with Client(grpc_address, env["TRAJSEARCH_API_KEY"], timeout=600) as agent:
             assert len(agent.search("flight not available", k=2)) == 2  # (its connection made before the flood)
             flood = _flood(grpc_address, 400)
             try:
@@ -100,7 +100,7 @@ def test_idle_connections_to_grpc_leave_the_process_its_files(tmp_path) -> None:
                 assert closed >= 90, closed  # the cap itself: test_the_grpc_port_refuses_past_its_cap...)
                 assert len(agent.search("flight not available", k=2)) == 2
                 host, port = web_address.rsplit(":", 1)
-                conn = http.client.HTTPConnection(host, int(port), timeout=60)
+                conn = http.client.HTTPConnection(host, int(port), timeout=600)
                 conn.request("GET", "/signin")
                 assert conn.getresponse().status == 200
                 conn.close()
@@ -167,24 +167,24 @@ def test_one_tenants_ingest_streams_leave_another_tenant_a_write_slot(tmp_path, 
     acme_streams = HeldIngest(server.address, made["acme"])
     try:
         first = acme_streams.open("new0")
-        assert acme_streams.sent.acquire(timeout=120)
-        end = time.monotonic() + 120  # (a batch sent is not yet a slot taken: the handler takes it, then reads; a
+        assert acme_streams.sent.acquire(timeout=600)
+        end = time.monotonic() + 600  # (a batch sent is not yet a slot taken: the handler takes it, then reads; a
         while server.service._writes < 1 and time.monotonic() < end:  # second stream's handler could start first)
             time.sleep(0.02)
         assert server.service._writes == 1 and not first.done(), "acme's first stream holds no write slot"
         second = acme_streams.open("new1")
-        end = time.monotonic() + 120
+        end = time.monotonic() + 600
         while not second.done() and server.service._writes < 2 and time.monotonic() < end:
             time.sleep(0.02)
         assert second.done(), "acme's second stream took the last write slot"
         assert second.code() == grpc.StatusCode.UNAVAILABLE, second.details()
         assert "this key's tenant has 1 write in progress" in second.details()
-        with Client(server.address, made["beta"], timeout=60) as beta:
+        with Client(server.address, made["beta"], timeout=600) as beta:
             assert beta.delete("b1") is True  # (acme's stream still open)
         assert not first.done()
         acme_streams.more.set()
-        assert first.result(120).ingested == 1
-        with Client(server.address, made["acme"], timeout=60) as acme:  # its place is free again
+        assert first.result(600).ingested == 1
+        with Client(server.address, made["acme"], timeout=600) as acme:  # its place is free again
             assert acme.delete("new0") is True
     finally:
         acme_streams.close()
@@ -218,7 +218,7 @@ def test_a_client_leaving_mid_post_is_one_quiet_log_line(pages_store, caplog) ->
     caplog.set_level(logging.INFO)
     try:
         for _ in range(2):
-            with socket.create_connection((host, int(port)), timeout=60) as sock:
+            with socket.create_connection((host, int(port)), timeout=600) as sock:
                 sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
                              "x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=ts_".encode())
                 _eventually(lambda: web.config.app.in_progress == 1, "the post was in progress")
@@ -261,11 +261,11 @@ def test_serve_refuses_a_client_ca_without_a_certificate(tmp_path) -> None:
             if "error:" in line or "serving on" in line:
                 break
         assert "error: --tls-client-ca needs --tls-cert and --tls-key" in said, said
-        assert serve.wait(120) == 2
+        assert serve.wait(600) == 2
     finally:
         if serve.poll() is None:
             serve.terminate()
-            serve.wait(60)
+            serve.wait(600)
 
 
 # -- review RSV4 of probe 53 -----------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ def test_a_sole_tenant_keeps_every_write_slot(tmp_path) -> None:
         assert not second.done(), second.details()
         assert not first.done(), first.details()
         acme_streams.more.set()
-        assert first.result(120).ingested == 1 and second.result(120).ingested == 1
+        assert first.result(600).ingested == 1 and second.result(600).ingested == 1
     finally:
         acme_streams.close()
         server.stop(grace=2)
@@ -298,11 +298,11 @@ def test_a_full_server_names_only_the_callers_own_writes(tmp_path) -> None:
     acme_streams, beta_streams = HeldIngest(server.address, made["acme"]), HeldIngest(server.address, made["beta"])
     try:
         streams = [acme_streams.opened("new0"), beta_streams.opened("new1")]
-        end = time.monotonic() + 120  # (a batch sent is not yet a slot taken: the handler takes it, then reads)
+        end = time.monotonic() + 600  # (a batch sent is not yet a slot taken: the handler takes it, then reads)
         while server.service._writes < 2 and time.monotonic() < end:
             time.sleep(0.02)
         assert not any(s.done() for s in streams)
-        with Client(server.address, made["gamma"], timeout=60) as gamma:
+        with Client(server.address, made["gamma"], timeout=600) as gamma:
             with pytest.raises(Exception) as refused:
                 gamma.delete("a1")
         said = str(refused.value)
@@ -351,7 +351,7 @@ def test_serve_raises_its_file_limit_and_names_its_connection_cap(tmp_path) -> N
         assert f"at most {cap} gRPC connections" in said, said
     finally:
         serve.terminate()
-        serve.wait(60)
+        serve.wait(600)
 
 
 def test_the_grpc_port_refuses_past_its_cap_and_the_client_says_so(tmp_path, tenants, monkeypatch) -> None:
@@ -374,15 +374,15 @@ def test_the_grpc_port_refuses_past_its_cap_and_the_client_says_so(tmp_path, ten
     agent = pb2_grpc.TrajSearchStub(channel)
     metadata = (("authorization", f"Bearer {made['acme']}"),)
     try:
-        assert agent.WhoAmI(pb2.WhoAmIRequest(), metadata=metadata, timeout=60).tenant == "acme"
+        assert agent.WhoAmI(pb2.WhoAmIRequest(), metadata=metadata, timeout=600).tenant == "acme"
         before = _sockets()
-        flood = [socket.create_connection((host, int(port)), timeout=60) for _ in range(100)]
-        closed_at_once = _closed(flood[-70:], 30)
+        flood = [socket.create_connection((host, int(port)), timeout=600) for _ in range(100)]
+        closed_at_once = _closed(flood[-70:], 600)  # (it returns once all are closed)
         held = _sockets() - before - len(flood)  # (this process's own ends of the flood not counted)
         assert held <= 20, held
         assert closed_at_once == 70, closed_at_once
-        assert agent.WhoAmI(pb2.WhoAmIRequest(), metadata=metadata, timeout=60).tenant == "acme"
-        with Client(server.address, made["beta"], timeout=30) as late:
+        assert agent.WhoAmI(pb2.WhoAmIRequest(), metadata=metadata, timeout=600).tenant == "acme"
+        with Client(server.address, made["beta"], timeout=600) as late:
             with pytest.raises(Exception) as refused:
                 late.whoami()
         assert "connection limit" in str(refused.value), refused.value
@@ -405,10 +405,10 @@ def test_a_python_client_is_quiet_about_grpcs_idle_goaway() -> None:
     probe = "import os, trajsearch.service.client; print(os.environ.get('GRPC_VERBOSITY'))"
     env = {k: v for k, v in cli_env().items() if k != "GRPC_VERBOSITY"}
     assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          timeout=120).stdout.strip() == "ERROR"
+                          timeout=600).stdout.strip() == "ERROR"
     env["GRPC_VERBOSITY"] = "DEBUG"
     assert subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
-                          timeout=120).stdout.strip() == "DEBUG"
+                          timeout=600).stdout.strip() == "DEBUG"
 
 
 def test_a_body_too_slow_is_one_log_line_saying_408(pages_store, caplog, monkeypatch) -> None:
@@ -426,7 +426,7 @@ def test_a_body_too_slow_is_one_log_line_saying_408(pages_store, caplog, monkeyp
     host, port = web.address.rsplit(":", 1)
     caplog.set_level(logging.INFO)
     try:
-        with socket.create_connection((host, int(port)), timeout=60) as sock:
+        with socket.create_connection((host, int(port)), timeout=600) as sock:
             sock.sendall(f"POST /signin HTTP/1.1\r\nHost: {web.address}\r\nContent-Type: application/"
                          "x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=ts_".encode())
             assert sock.recv(4096).startswith(b"HTTP/1.1 408 ")
@@ -447,6 +447,6 @@ def test_the_pages_connection_cap_follows_a_file_limit_raised_after_import() -> 
               "resource.setrlimit(resource.RLIMIT_NOFILE, (min(512, hard), hard))\n"
               "from trajsearch.service.descriptors import connection_budget\n"
               "print(pages._most_connections(), connection_budget())\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True)
     cap, budget = out.stdout.split()
     assert cap == budget == "128"

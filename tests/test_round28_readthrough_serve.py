@@ -105,10 +105,10 @@ def test_a_trace_existence_check_takes_a_read_permit_as_a_read_does(hashing_ts) 
         try:
             held = pool.submit(reads.get, uri, tenant="acme")
             with gated.changed:
-                assert gated.changed.wait_for(lambda: gated.arrived == 1, 120)
+                assert gated.changed.wait_for(lambda: gated.arrived == 1, 600)
             with pytest.raises(TraceStoreBusy):
                 reads.exists(uri, tenant="acme")
         finally:
             gated.gate.set()
-        assert held.result(120).trajectory_id == "a1"
+        assert held.result(600).trajectory_id == "a1"
     assert reads.exists(uri, tenant="acme") is True and reads.in_flight == 0

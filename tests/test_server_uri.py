@@ -32,7 +32,7 @@ def milvus_server(tmp_path_factory):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 60
+    deadline = time.time() + 600
     while time.time() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -43,10 +43,10 @@ def milvus_server(tmp_path_factory):
             time.sleep(0.2)
     else:
         proc.kill()
-        pytest.fail("milvus-lite server did not start listening in 60 s")
+        pytest.fail("milvus-lite server did not start listening in 600 s")
     yield f"http://127.0.0.1:{port}"
     proc.terminate()
-    proc.wait(timeout=20)
+    proc.wait(timeout=600)
 
 
 def test_same_code_path_against_a_server_uri(milvus_server, tmp_path):

@@ -35,7 +35,7 @@ class HeldEmbedding:
 
     def held(self, *args, **kwargs):
         self.arrived.set()
-        assert self.gate.wait(120), "never released"
+        assert self.gate.wait(600), "never released"
         return self.embed(*args, **kwargs)
 
     def close(self) -> None:
@@ -54,10 +54,10 @@ def test_a_web_client_that_left_before_its_answer_is_logged_499_not_200(pages_st
     try:
         with served(pages_store, keys.ring, keys.demo) as (web, cookie):
             host, port = web.address.rsplit(":", 1)
-            with socket.create_connection((host, int(port)), timeout=60) as sock:
+            with socket.create_connection((host, int(port)), timeout=600) as sock:
                 sock.sendall(f"GET /?q=left+before+its+answer+HAT223 HTTP/1.1\r\nHost: {web.address}\r\n"
                              f"Cookie: {cookie}\r\n\r\n".encode())
-                assert held.arrived.wait(60), "the search never reached the index"
+                assert held.arrived.wait(600), "the search never reached the index"
             connections = web.server.server_state.connections
             _eventually(lambda: not connections, "the server saw the connection close")
             held.gate.set()
@@ -125,7 +125,7 @@ def test_a_method_a_page_does_not_take_is_answered_405_saying_which_it_does(page
     try:
         for method, path, allowed in (("PUT", "/", {"GET", "HEAD"}), ("DELETE", "/signin", {"GET", "HEAD", "POST"}),
                                       ("OPTIONS", "/", {"GET", "HEAD"})):
-            conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            conn = http.client.HTTPConnection(host, int(port), timeout=600)
             try:
                 conn.request(method, path)
                 reply = conn.getresponse()
@@ -150,7 +150,7 @@ def test_a_query_string_that_is_not_utf8_is_refused_naming_its_parameter(pages_s
     keys = make_keys()
     with served(pages_store, keys.ring, keys.demo) as (web, cookie):
         host, port = web.address.rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn = http.client.HTTPConnection(host, int(port), timeout=600)
         try:
             conn.request("GET", "/?" + query, headers={"Cookie": cookie})
             reply = conn.getresponse()
@@ -177,7 +177,7 @@ def test_a_request_refused_before_the_pages_see_it_has_its_log_line(pages_store,
     caplog.set_level(logging.INFO)
     with served(pages_store, keys.ring, keys.demo) as (web, _):
         host, port = web.address.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=60) as sock:
+        with socket.create_connection((host, int(port)), timeout=600) as sock:
             sock.sendall((request_head.format(address=web.address) + "Connection: close\r\n\r\n").encode())
             answer = b""
             while chunk := sock.recv(65536):
@@ -202,7 +202,7 @@ def test_the_metrics_listener_answers_head_as_get_and_refuses_other_methods_sayi
     answers = {}
     try:
         for method in ("GET", "HEAD", "POST", "PUT", "FOO"):
-            conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=60)
+            conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=600)
             try:
                 conn.request(method, path)
                 reply = conn.getresponse()
@@ -236,7 +236,7 @@ def test_mcp_over_http_on_a_port_in_use_is_one_line_naming_it(refusing_address) 
         port = held.getsockname()[1]
         result = subprocess.run([sys.executable, "-m", "trajsearch.service", "mcp", "--server", refusing_address,
                                  "--http", "--port", str(port)], env=cli_env(TRAJSEARCH_API_KEY="ts_unused"),
-                                capture_output=True, text=True, timeout=120)
+                                capture_output=True, text=True, timeout=600)
     assert result.returncode == 1, (result.returncode, result.stderr)
     lines = [line for line in result.stderr.splitlines() if not line.startswith("{")]  # (JSON: the server is down)
     assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"], result.stderr
@@ -260,9 +260,9 @@ def test_mcp_over_http_logs_uvicorns_records_without_terminal_colour_codes(refus
                                  "--http", "--port", "0"], env=cli_env(TRAJSEARCH_API_KEY="ts_unused"),
                                 stdout=subprocess.DEVNULL, stderr=stderr)
         try:
-            _eventually(lambda: "Application startup complete." in err.read_text(), "uvicorn's start-up", 120)
+            _eventually(lambda: "Application startup complete." in err.read_text(), "uvicorn's start-up", 600)
             proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
+            proc.wait(600)
         finally:
             if proc.poll() is None:
                 proc.kill()

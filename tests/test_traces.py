@@ -165,7 +165,7 @@ def test_kill_mid_write_never_leaves_torn_trace(fstore: FileTraceStore):
         time.sleep(0.4)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=600)
     got = fstore.get(target.as_uri(), tenant="acme")
     assert got.trajectory_id == "big" and [len(s.observation) for s in got.steps] == [800_000] * 4
     # A killed writer may leave a hidden temp file; it is never a valid trace name.
@@ -365,7 +365,7 @@ def s3_endpoint(tmp_path_factory):
         finally:
             proc.terminate()
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=600)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -73,16 +73,16 @@ def server(tmp_path_factory, keys):
 
 def signed_in(server, key: str) -> urllib.request.OpenerDirector:
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-    with opener.open(server.web.url + "/signin", timeout=60) as page:
+    with opener.open(server.web.url + "/signin", timeout=600) as page:
         token = csrf_of(page.read().decode())
     form = urlencode({"key": key, "csrf": token, "next": "/"}).encode()
-    opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=60).close()
+    opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=600).close()
     return opener
 
 
 def page(opener, server, path: str, **params: str) -> tuple[int, str]:
     try:
-        with opener.open(server.web.url + path + ("?" + urlencode(params) if params else ""), timeout=120) as r:
+        with opener.open(server.web.url + path + ("?" + urlencode(params) if params else ""), timeout=600) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -221,7 +221,7 @@ def test_the_pages_and_the_agents_together_read_no_more_traces_at_once_than_conf
         agent = threading.Thread(target=agent_reads)
         pages.start()
         agent.start()
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600
         while store.now < 2 and time.monotonic() < deadline:  # the agent's read and a page's, both at the store
             time.sleep(0.01)
         assert store.now == 2
