@@ -45,7 +45,7 @@ def test_a_pasted_error_gets_the_run_that_got_past_it_from_the_mcp_tool_as_from_
     server = serve_store(tmp_path, ring, runs, Limits())  # search cap 3
     script = [{"query": NO_PYTEST, "kind": "failures"}, {"query": REPRODUCE_APP, "kind": "failures"}]
     try:
-        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 600))
         with Client(server.address, keys["acme"]) as client:
             over_grpc = [client.warnings(query["query"]) for query in script]
         embedded = [Runtime(server.ts).advice("warnings", q["query"], RuntimeContext(tenant="acme")) for q in script]

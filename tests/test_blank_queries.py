@@ -117,7 +117,7 @@ def test_the_web_page_says_a_text_with_nothing_visible_is_nothing_to_search_by(h
         host, port = web.address.rsplit(":", 1)
 
         def page(q: str, status: int = 200) -> str:
-            conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            conn = http.client.HTTPConnection(host, int(port), timeout=600)
             conn.request("GET", "/?" + urlencode({"q": q}), headers={"Cookie": cookie})
             reply = conn.getresponse()
             body = reply.read().decode()
@@ -142,7 +142,7 @@ def test_mcp_refuses_a_text_with_nothing_visible_as_an_argument_error(tmp_path) 
     server = serve_store(tmp_path, ring, _runs(), Limits())  # search cap 3
     script = [{"query": text, "kind": "failures"} for text in ("\x00", "\u200b", "\ufeff")] + [{"query": LINE}]
     try:
-        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 600))
     finally:
         server.stop(grace=2)
     *refused, searched = results

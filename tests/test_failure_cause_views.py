@@ -40,7 +40,7 @@ def test_the_run_page_shows_the_judging_file_as_the_verdict_not_the_cause(tmp_pa
     try:
         with served(ts, ring, made["demo"]) as (web, cookie):
             host, port = web.address.rsplit(":", 1)
-            conn = http.client.HTTPConnection(host, int(port), timeout=120)
+            conn = http.client.HTTPConnection(host, int(port), timeout=600)
             conn.request("GET", f"/runs/{RUN}", headers={"Cookie": cookie})
             reply = conn.getresponse()
             body = reply.read().decode()

@@ -79,7 +79,7 @@ def test_mcp_tool_errors_say_the_searches_left(tmp_path):
     script = [{"query": "x", "k": 0}, {"query": runs[0].task}, {"query": runs[0].task, "k": 0},
               {"query": runs[0].task, "tenant": "beta"}, {"query": runs[0].task, "kind": "failures"}]
     try:
-        tools, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+        tools, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 600))
     finally:
         server.stop(grace=2)
     # the description the model reads says so: it had said "an error answer has none" (review of probe 54, 2)

@@ -123,7 +123,7 @@ def test_mcp_searches_a_pasted_task_over_2000_characters_rather_than_refusing_it
     server = serve_store(tmp_path, ring, runs, Limits())
     script = [{"query": issue.task}, {"query": pasted, "kind": "failures"}]
     try:
-        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 240))
+        _, results = asyncio.run(asyncio.wait_for(mcp_session(server.address, keys["acme"], script), 600))
     finally:
         server.stop(grace=2)
     assert [r.is_error for r in results] == [False, False], results

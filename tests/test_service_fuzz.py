@@ -291,7 +291,7 @@ def test_mcp_tool_survives_random_arguments(server):
     @FUZZ
     @given(calls=st.lists(mcp_arguments, min_size=1, max_size=4))
     def run(calls):
-        for args, result in zip(calls, asyncio.run(asyncio.wait_for(session(calls), 300))):
+        for args, result in zip(calls, asyncio.run(asyncio.wait_for(session(calls), 600))):
             text = result.content[0].text
             answer = json.loads(text)
             if result.is_error:  # as the tool's own error answers read (searches_left once a search has answered)

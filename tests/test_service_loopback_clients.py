@@ -56,7 +56,7 @@ def test_an_ingest_stream_refused_midway_is_logged_with_what_it_committed(server
         with pytest.raises(grpc.RpcError) as refused:
             pb2_grpc.TrajSearchStub(channel).Ingest(
                 iter([pb2.IngestBatch(records=first), pb2.IngestBatch(records=too_many)]),
-                metadata=metadata, timeout=120)
+                metadata=metadata, timeout=600)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, refused.value.details()
     line = rpc_log.wait("early-end-1")
     assert line.code == "INVALID_ARGUMENT" and "records" in line.error
@@ -81,7 +81,7 @@ def test_serve_says_where_its_metrics_listen(tmp_path):
         said = serving(proc, tmp_path / "serve.log", says=re.compile(r"trajsearch serving on .*"))[0]
         url = re.search(r", metrics on (http://127\.0\.0\.1:\d+/metrics)[ ,]", said)
         assert url, said
-        with urllib.request.urlopen(url[1], timeout=60) as answer:
+        with urllib.request.urlopen(url[1], timeout=600) as answer:
             assert answer.status == 200 and b"trajsearch" in answer.read()
     finally:
         proc.kill()

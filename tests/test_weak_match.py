@@ -64,7 +64,7 @@ def _runs(tenant: str) -> list:
 
 def _page_text(host: str, port: str, cookie: str, form: dict) -> str:
     """The search page's words for ``form`` (a GET: the form is the URL), tags dropped, spaces collapsed."""
-    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)
     conn.request("GET", "/?" + urlencode(form), headers={"Cookie": cookie})
     reply = conn.getresponse()
     body = reply.read().decode()
@@ -114,9 +114,9 @@ def test_every_interface_says_the_same_note(backend, tmp_path: Path) -> None:  #
         with grpc.insecure_channel(os.environ["TRAJSEARCH_SERVER"]) as channel:
             stub = pb2_grpc.TrajSearchStub(channel)
             clipped = task_query(paste)
-            searched = stub.Search(pb2.SearchRequest(text=clipped, k=3), metadata=metadata, timeout=120)
-            similar = stub.SimilarRuns(pb2.SimilarRunsRequest(text=clipped, k=3), metadata=metadata, timeout=120)
-            held = stub.Search(pb2.SearchRequest(text=EXCEPTION, k=3), metadata=metadata, timeout=120)
+            searched = stub.Search(pb2.SearchRequest(text=clipped, k=3), metadata=metadata, timeout=600)
+            similar = stub.SimilarRuns(pb2.SimilarRunsRequest(text=clipped, k=3), metadata=metadata, timeout=600)
+            held = stub.Search(pb2.SearchRequest(text=EXCEPTION, k=3), metadata=metadata, timeout=600)
         assert {searched.note} == notes["search"] and {similar.note} == notes["similar"] and len(searched.hits) == 3
         assert held.note == "" and held.hits
 
@@ -216,7 +216,7 @@ def test_the_cut_is_one_number_the_novelty_floor_and_the_help_read() -> None:
         "print(NoveltyConfig().inspiration)\n"
         "print(' '.join(CliRunner().invoke(app, ['search', '--help'], terminal_width=200).stdout.split()))\n"
         "print(' '.join(CliRunner().invoke(app, ['similar', '--help'], terminal_width=200).stdout.split()))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     assert done.returncode == 0, done.stderr
     inspiration, search_help, similar_help = done.stdout.splitlines()[-3:]

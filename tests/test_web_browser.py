@@ -22,7 +22,7 @@ from trajsearch.web.views import NOT_FOUND_TEXT
 
 from web_support import BROKEN, HOSTILE, SAMPLE_ERROR, SECRET, SUCCESS, build_store, make_keys
 
-WAIT = 60  # seconds an element may take to appear: generous, and only ever an upper bound
+WAIT = 600  # seconds an element may take to appear: a bound for a hang, not a speed target
 
 _why = missing()
 if _why and os.environ.get("TRAJSEARCH_REQUIRE_BROWSER"):

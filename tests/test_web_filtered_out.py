@@ -38,7 +38,7 @@ def site(store):
 def _search(site, **params: str) -> str:
     """The search page's text as a reader sees it (tags dropped, entities read)."""
     (host, port), cookie = site
-    conn = http.client.HTTPConnection(host, port, timeout=120)
+    conn = http.client.HTTPConnection(host, port, timeout=600)
     conn.request("GET", "/?" + urlencode(params), headers={"Cookie": cookie})
     reply = conn.getresponse()
     body = reply.read().decode()

@@ -29,7 +29,7 @@ def site(tmp_path_factory):
 def _page(site, path: str) -> str:
     web, cookie = site
     host, port = web.address.rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)
     conn.request("GET", path, headers={"Cookie": cookie})
     reply = conn.getresponse()
     body = reply.read().decode()
