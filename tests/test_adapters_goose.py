@@ -166,7 +166,7 @@ def test_the_session_database_is_named_with_a_command_whose_output_reads_as_the_
     command = str(refused.value).split("ingest those: ", 1)[1].split(" (or one session", 1)[0]
     out = tmp_path / "goose-sessions.jsonl"
     done = subprocess.run(command.replace("goose-sessions.jsonl", str(out)), shell=True, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     run, sub = [p.trajectory for p in read_dump(out)]  # the session never prompted is left out
     assert run.trajectory_id == "goose.20260301_1.aa8846770232"  # the export's id: one run, not two

@@ -118,10 +118,10 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(tmp_path:
     env.pop("TRAJSEARCH_DEBUG", None)
     args = [sys.executable, "-m", "trajsearch.cli"]
     store = ["stats", "--uri", str(tmp_path / "store.db"), "--traces", str(tmp_path / "t")]
-    plain = subprocess.run([*args, *store], env=env, capture_output=True, text=True, timeout=120)
+    plain = subprocess.run([*args, *store], env=env, capture_output=True, text=True, timeout=600)
     assert plain.returncode == 1
     assert plain.stderr.count("\n") == 1 and "Traceback" not in plain.stderr and "--debug" in plain.stderr
-    debug = subprocess.run([*args, "--debug", *store], env=env, capture_output=True, text=True, timeout=120)
+    debug = subprocess.run([*args, "--debug", *store], env=env, capture_output=True, text=True, timeout=600)
     assert debug.returncode != 0 and ("Traceback" in debug.stderr or "╭" in debug.stderr)
 
 

@@ -120,7 +120,7 @@ def test_a_store_under_a_read_only_folder_names_the_folder_and_the_fix(tmp_path:
     for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER"):
         env.pop(name, None)
     done = subprocess.run([*jail, sys.executable, "-m", "trajsearch.cli", "stats"], env=env, capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+                          text=True, timeout=600, cwd=tmp_path)
     ro.chmod(0o755)
     assert done.returncode == 1, done.stderr
     assert f"error: the data directory {ro / 'home' / 'milvus.db'} cannot be created: {ro} is not writable by this " \

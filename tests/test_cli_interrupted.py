@@ -76,7 +76,7 @@ def _stopped_when_marked(command: list[str], env: dict[str, str], mark: Path, st
         if sent is not None:
             sent.touch()
         try:  # the held step never ends: waiting for it, the child would never leave (a bound for that hang only)
-            _, stderr = proc.communicate(timeout=120)
+            _, stderr = proc.communicate(timeout=600)
         except subprocess.TimeoutExpired:
             pytest.fail(f"signal {stop} during a held step: the process waited for it to end")
     finally:
@@ -157,7 +157,7 @@ def _on_a_terminal(tmp_path: Path, command: list[str], *, told: bool,
         if not told:  # past the 2 s a line would wait for (a bound for the negative, not a speed target)
             select.select([], [], [], 5)
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=120)  # a bound for the hang the first test names
+        proc.wait(timeout=600)  # a bound for the hang the first test names
         while select.select([main], [], [], 0.5)[0]:
             try:
                 said += os.read(main, 4096)

@@ -282,7 +282,7 @@ def test_rejections_read_before_the_server_stopped_are_in_the_dead_letter_file(t
     try:
         address = serving(server, tmp_path / "serve.log")["address"]
         with Client(address, key) as client:
-            client.wait_ready(timeout=120)
+            client.wait_ready(timeout=600)
             ingest = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "--server",
                                                 address, "--dead-letter", str(dead), "-q"]),
                                       cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

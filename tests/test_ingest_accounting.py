@@ -86,7 +86,7 @@ def test_cli_dry_run_prints_json_per_file_and_opens_no_store(tmp_path: Path) -> 
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_HOME": str(home), "TRAJSEARCH_MODEL": "hashing"}
     done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "--dry-run", "--json"],
-                          env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["dry_run"] is True
@@ -108,7 +108,7 @@ def test_a_file_holding_no_run_is_listed_and_named_not_dropped(tmp_path: Path) -
 
     env = {**os.environ, "TRAJSEARCH_HOME": str(tmp_path / "home"), "TRAJSEARCH_MODEL": "hashing"}
     done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(path), "-t", "acme"],
-                          env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "read 0: ingested 0 runs" in done.stdout
     assert "no run in the input" in " ".join(done.stderr.split())

@@ -45,7 +45,7 @@ def _can_mount(tmp_path: Path) -> bool:
         return False
     (tmp_path / "probe").mkdir()
     probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$0"',
-                            str(tmp_path / "probe")], capture_output=True, timeout=60)
+                            str(tmp_path / "probe")], capture_output=True, timeout=600)
     return probe.returncode == 0
 
 

@@ -154,7 +154,7 @@ ts.index.begin_runs([(r["tenant"], r["trajectory_id"], r["id"], r["content_hash"
 ts.index.upsert([r for r in prepared if r["level"] != "task"])
 os._exit(0)  # killed before the task rows: no cleanup of any kind (the rows are in milvus-lite's write-ahead log)
 """
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, cwd=Path(__file__).parents[1])
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=600, cwd=Path(__file__).parents[1])
     with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"), \
             TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
         assert "removed 7 run(s) a writer left half-written: half-0, half-1, half-2, half-3, half-4 …" in caplog.text

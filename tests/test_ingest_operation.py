@@ -35,7 +35,7 @@ def ingest_process(*args: str, home: Path, shell: str | None = None) -> subproce
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home),
            "TS": f"{sys.executable} -m trajsearch.cli"}
     cmd = ["bash", "-c", shell] if shell else [sys.executable, "-m", "trajsearch.cli", "ingest", *args]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
 def checkpoint_units(home: Path) -> dict:
@@ -82,7 +82,7 @@ def test_read_dump_refuses_a_fifo_at_once_instead_of_waiting_on_it(tmp_path: Pat
     os.mkfifo(fifo)
     code = (f"from trajsearch.ingest.read import read_dump\n"
             f"try:\n read_dump({str(fifo)!r})\nexcept ValueError as e:\n print(e)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert "a pipe or FIFO gives its bytes once" in done.stdout, done.stderr
 
 

@@ -64,7 +64,7 @@ def setup(tmp_path: Path):
     env.pop("TRAJSEARCH_SERVER", None)
     server, address = _serve(tmp_path, keys)
     with Client(address, key) as client:
-        client.wait_ready(timeout=120)
+        client.wait_ready(timeout=600)
     yield tmp_path, keys, key, dump, env, server, address
     _stop(server)
 
@@ -141,7 +141,7 @@ def test_a_server_killed_mid_ingest_is_said_with_what_was_sent(setup) -> None:
     again, address = _serve(tmp, keys)  # the server back, on the store it was killed over
     try:
         with Client(address, key) as client:
-            client.wait_ready(timeout=120)
+            client.wait_ready(timeout=600)
         _rerun_counts_landed_runs_unchanged(dump, address, env, landed)
     finally:
         _stop(again)

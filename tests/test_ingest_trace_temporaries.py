@@ -44,7 +44,7 @@ def _killed_mid_write(root: Path) -> None:
     proc.stdin.close()
     assert proc.stdout.readline() == "written\n"
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=120)
+    proc.wait(timeout=600)
 
 
 def test_the_next_ingest_removes_what_a_killed_trace_write_left(tmp_path: Path, monkeypatch) -> None:

@@ -193,7 +193,7 @@ def test_workers_go_on_when_the_command_ignores_ctrl_c(tmp_path: Path) -> None:
                                        sigint="ignore"),
                               env=env, cwd=Path(__file__).parents[1], start_new_session=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600
     while not list((home / "ingest").glob("checkpoint-workers-*.json")) and ingest.poll() is None:
         assert time.monotonic() < deadline, "the workers never committed a batch"
         time.sleep(0.1)

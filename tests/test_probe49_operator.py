@@ -36,7 +36,7 @@ def _need_a_mount(tmp_path: Path) -> None:
         pytest.skip("no unshare here")
     (tmp_path / "probe").mkdir()
     probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$0"',
-                            str(tmp_path / "probe")], capture_output=True, timeout=60)
+                            str(tmp_path / "probe")], capture_output=True, timeout=600)
     if probe.returncode != 0:
         pytest.skip("no user and mount namespace here to mount a small tmpfs in")
 
@@ -84,7 +84,7 @@ def test_an_ingest_over_server_onto_its_full_disk_says_the_disk_is_full(tmp_path
     try:
         address = serving(server, tmp_path / "serve.log")["address"]
         with Client(address, key) as client:
-            client.wait_ready(timeout=120)
+            client.wait_ready(timeout=600)
         done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "--server", address, "-q"],
                               cwd=ROOT, env=cli_env(TRAJSEARCH_API_KEY=key, TRAJSEARCH_HOME=str(tmp_path / "client")),
                               capture_output=True, text=True, timeout=600)

@@ -79,12 +79,12 @@ def test_a_passing_unittest_run_that_logs_errors_verifies_the_run(tmp_path: Path
     own, run here."""
     (tmp_path / "test_import.py").write_text(_LOGGING_TESTS)
     done = subprocess.run([sys.executable, "-m", "unittest", "test_import"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode == 0 and "ERROR:root:row 17" in output and "Traceback" in output and output.strip()[-2:] == "OK"
     (tmp_path / "test_import.py").write_text(_LOGGING_TESTS.replace('int("x")', 'self.assertEqual(1, 2)'))
     failed = subprocess.run([sys.executable, "-m", "unittest", "test_import"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=60)
+                            text=True, timeout=600)
     assert failed.returncode == 1
     command = {"command": "python -m unittest test_import"}
     runs = [Trajectory(trajectory_id=f"unittest-{n}", tenant="default", task="import the rows", steps=[

@@ -272,7 +272,7 @@ def other_grpc_server():
 
 def _cli_at(address: str, key: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args, "--server", address],
-                          env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=120)
+                          env=cli_env(TRAJSEARCH_API_KEY=key), capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.parametrize("asked", [("search", "fix the bug"), ("stats",), ("failures",), ("health",)])

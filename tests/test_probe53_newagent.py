@@ -259,7 +259,7 @@ def test_the_export_command_goes_on_past_a_session_the_cli_cannot_export_and_nam
                    f"cat {OPENCODE / 'api-error.json'}\n")
     cli.chmod(0o755)
     out = subprocess.run(["python3", "-c", EXPORT_SCRIPT, str(tmp_path / "opencode.db"), str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=60,
+                         capture_output=True, text=True, timeout=600,
                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "opencode export ses_aaaaMissing failed (exit 1): Error: Session not found: ses_aaaaMissing" in out.stderr
