@@ -174,7 +174,8 @@ def test_an_ingest_whose_client_sends_nothing_more_is_ended_by_the_server_and_it
     """Since an Ingest stream has no deadline, a frozen or vanished client held a server write slot for good (before,
     at most the stream's hour): with ``--write-slots 1`` every later ingest was refused ``UNAVAILABLE`` "busy"
     until the server restarted, and gRPC keepalive did not free it. The server now ends a stream that sends no batch
-    for ``ingest_idle`` seconds (scaled down to 1 s), says so to the client and in its log, and frees the slot."""
+    for ``ingest_idle`` seconds (scaled down to 5 s: the batch before the stall must reach the server within it on
+    a loaded machine), says so to the client and in its log, and frees the slot."""
     runs = _runs(REAL / "batch-2.4.6")
     key = new_key()
     ts = _open(tmp_path)
@@ -182,15 +183,15 @@ def test_an_ingest_whose_client_sends_nothing_more_is_ended_by_the_server_and_it
     release = threading.Event()
     caplog.set_level(logging.INFO, logger="trajsearch.service")
     try:
-        with ServiceServer(ts, keys, address="127.0.0.1:0", write_slots=1, max_workers=2, ingest_idle=1.0) as server, \
+        with ServiceServer(ts, keys, address="127.0.0.1:0", write_slots=1, max_workers=2, ingest_idle=5.0) as server, \
                 Client(server.address, api_key=key) as client:
             # (the stalled input waits 600 s: the server's refusal, not a timing, shows it ended the stream)
-            with pytest.raises(DeadlineExceeded, match=r"the server received no batch of this Ingest stream for 1 s "
+            with pytest.raises(DeadlineExceeded, match=r"the server received no batch of this Ingest stream for 5 s "
                                                        r"\(the client frozen, its input that slow, or its network "
                                                        r"gone\) and ended it"):
                 client.add(_stalled(runs, release), batch_size=1)
             said = _ingest_logged(caplog)
-            assert said["code"] == "DEADLINE_EXCEEDED" and "no batch of this Ingest stream for 1 s" in said["error"]
+            assert said["code"] == "DEADLINE_EXCEEDED" and "no batch of this Ingest stream for 5 s" in said["error"]
             release.set()
             assert ts.stats(tenant="acme")["trajectories"] == 1  # the batch before the stall is committed
             report = client.add(runs, batch_size=1)  # the one write slot is free again: the rerun is taken
@@ -306,7 +307,9 @@ def test_an_input_yielding_runs_slowly_has_its_batches_sent_before_the_server_en
     """Review RZ1: a batch was sent only when full, so an input yielding runs more slowly than ``--ingest-idle`` /
     ``batch_size`` (runs pushed as agents finish) kept its first batch back until the server ended the stream, the
     runs already taken from the input lost. A batch is now sent once its oldest run has waited ``FLUSH_AFTER_S``.
-    Scaled down: flush after 0.5 s, the server's idle bound 5 s, six runs one a second, batches of eight."""
+    Scaled down: flush after 0.5 s, the server's idle bound 15 s, six runs 3 s apart (18 s: longer than the bound,
+    so a batch held until full is refused; a flush late by up to 14 s on a loaded machine still passes), batches of
+    eight."""
     import trajsearch.service.client as client_module
 
     monkeypatch.setattr(client_module, "FLUSH_AFTER_S", 0.5)
@@ -315,9 +318,9 @@ def test_an_input_yielding_runs_slowly_has_its_batches_sent_before_the_server_en
     key = new_key()
     ts = _open(tmp_path)
     keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
-    with ServiceServer(ts, keys, address="127.0.0.1:0", ingest_idle=5.0) as server, \
+    with ServiceServer(ts, keys, address="127.0.0.1:0", ingest_idle=15.0) as server, \
             Client(server.address, api_key=key) as client:
-        report = client.add(_slowly(runs, 1.0), batch_size=8)
+        report = client.add(_slowly(runs, 3.0), batch_size=8)
     assert (report.ingested, report.ingested + report.unchanged + report.replaced) == (3, 6)
     ts.close()
 
@@ -327,7 +330,8 @@ def test_the_answer_after_the_last_batch_may_take_a_bound_for_each_batch_still_u
     """Review RZ1: gRPC takes many small batches into its window at once, so after the last one the server may
     still have all of them to write; the client gave that whole backlog one batch's bound and called a server
     writing steadily "hung". Scaled down: a server whose every batch takes 1 s more (a slow CPU: the indexer's
-    write, as run by the real server, is given the time), a 3 s bound, twelve batches of one run."""
+    write, as run by the real server, is given the time), a 6 s bound (room for a loaded machine's write), twelve
+    batches of one run: a backlog of 12 s or more, twice the bound."""
     from trajsearch.indexer import Indexer
 
     write = Indexer.add
@@ -344,6 +348,6 @@ def test_the_answer_after_the_last_batch_may_take_a_bound_for_each_batch_still_u
     ts = _open(tmp_path)
     keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
     with ServiceServer(ts, keys, address="127.0.0.1:0") as server, Client(server.address, api_key=key) as client:
-        report = client.add(runs, batch_size=1, timeout=3.0)
+        report = client.add(runs, batch_size=1, timeout=6.0)
     assert report.ingested == 12
     ts.close()
