@@ -23,9 +23,8 @@ from typing import Any
 
 import ijson
 
-from .adapters import (ADAPTERS, ARCHIVE_FORMATS, FORMATS, adk_session, archive_format, format_by_place, format_of,
+from .adapters import (ADAPTERS, ARCHIVE_FORMATS, FORMATS, archive_format, format_by_place, format_of,
                        native, is_grouped, side_file, side_path, why_not_a_run)
-from .adapters import goose, opencode
 from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
     GONE,
@@ -296,7 +295,8 @@ _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!
 
 def _sqlite_kind(path: Path) -> str:
     """What an SQLite database is, by its tables (read once, the file opened read-only): AG2's runtime log, Google
-    ADK's, OpenCode's or goose's session store (with how to export its sessions), or another database."""
+    ADK's, OpenCode's or goose's session store (an adapter's ``session_store``: with how to export its sessions), or
+    another database."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -306,8 +306,8 @@ def _sqlite_kind(path: Path) -> str:
         return "an SQLite database"
     if {"chat_completions", "agents"} <= set(tables) <= _AG2_TABLES | {"version"}:
         return f"no run in this file: {_AG2_LOG.format(kind='sqlite')}"
-    return (adk_session.session_store(path, tables) or opencode.session_store(path, tables)
-            or goose.session_store(path, tables) or "an SQLite database")
+    stores = (mod.session_store for mod in ADAPTERS.values() if hasattr(mod, "session_store"))
+    return next((kind for store in stores if (kind := store(path, tables))), "an SQLite database")
 
 
 def _ag2_log_kind(head: str) -> str | None:

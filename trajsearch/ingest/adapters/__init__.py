@@ -35,7 +35,9 @@ entry in ``ADAPTERS``. A module exposes:
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores
   (``.adk/session.db``), the end of the file's own path (a walk of ``.adk`` itself
-  finds it too): a walk hands them in for detection to name;
+  finds it too): a walk hands them in for detection to name, by the adapter's
+  ``session_store(path, tables)``, what an SQLite database of those tables is (its
+  producer's store and how to export its sessions; None: not its own);
   optionally ``walked_file(path)``, whether a file not named as a dump is
   its producer's run where it lies (a Harbor trial's ``agent/claude-code.txt``),
   which a walk then reads, or one of its side files lying hidden beside such a
