@@ -106,6 +106,7 @@ from . import (
     claude_code,
     cline,
     codex_cli,
+    continue_dev,
     copilot_chat,
     copilot_cli,
     copilot_share,
@@ -142,6 +143,7 @@ ADAPTERS: dict[str, ModuleType] = {
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
+        continue_dev,  # Continue's chat sessions (its IDE extensions and ``cn`` CLI)
         aider, copilot_share,  # coding agents' Markdown chat histories and exports (read as text: ``read_text``)
         specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record

@@ -1,0 +1,245 @@
+"""Continue (continuedev/continue: the VS Code / JetBrains coding assistant and its ``cn`` CLI): its chat sessions.
+
+Where they come from (``core/util/history.ts`` ``HistoryManager.save``; ``core/index.d.ts`` ``Session``,
+``ChatHistoryItem``, ``ToolCallState``; the CLI's ``extensions/cli/src/session.ts`` saves through the same manager):
+one JSON document a session, ``~/.continue/sessions/<sessionId>.json``, ``{sessionId, title, workspaceDirectory,
+history: [...], mode, chatModelTitle, usage}`` (the last three since late 2025). Each history item is
+``{message: {role, content, toolCalls, toolCallId}, contextItems, editorState, promptLogs: [{modelTitle,
+modelProvider, prompt, completion}], reasoning: {text, startAt}, toolCallState (2024-11 to 2025-07: one call) or
+toolCallStates (since: parallel calls) [{toolCallId, toolCall: {function: {name, arguments}}, parsedArgs, status:
+generating|generated|calling|done|errored|canceled, output: [ContextItem {name, description, content, status}]}]}``.
+``content`` is a string or parts (``{type: "text", text}``, images). Since agent mode a ``thinking`` message
+holds the model's reasoning and a ``tool`` message (``toolCallId``) the text the call returned to the model. Beside
+them ``sessions.json`` indexes the sessions (``{sessionId, title, dateCreated, workspaceDirectory}``, no
+message): passed over in a walk, refused named alone (``side_file``). Continue before 0.8 (its Python server,
+2023) wrote ``{history: {timeline: [{step: {class_name, name, description, user_input, hide}, observation}]},
+session_info: {session_id, title, date_created, workspace_directory}}`` (index keys in snake case): read too.
+
+Field mapping:
+
+- run = the session; task = the first user message's text (its text parts); the later user messages go to
+  ``metadata.user_prompts``.
+- steps: each tool call (``toolCallStates``, else ``toolCallState``, else the message's ``toolCalls``) is a step:
+  action = the function's name, arguments = ``parsedArgs`` (else its JSON ``arguments``), thought = the
+  reasoning (``thinking`` messages, ``reasoning.text``) and assistant text before it, observation = the text of
+  its ``output`` items (else the ``tool`` message answering it). Its error: status ``errored`` (since 2025-04)
+  or a "Tool Call Error" output item (since 2025-03): the failure's message; ``canceled`` (the user rejected it
+  or stopped the session); a terminal command's output ``status`` "Command failed with exit code N" (as any
+  shell step's exit code is judged); a call still ``generated``/``calling`` when the session was saved. An
+  assistant reply with no call is a ``respond`` step. Pre-0.8: a ``UserInputStep`` is a user message, a chat step
+  (``SimpleChatStep``) a ``respond`` step (its ``description``), any other shown step a step of its
+  ``class_name`` (a traceback its error).
+- outcome: unknown (a session records no verdict).
+- trajectory_id = ``continue.<sessionId>`` (the file's own, however the file is named or wherever it lies).
+  model_id = ``chatModelTitle`` (the model picked for the session), else the first ``promptLogs`` ``modelTitle``
+  (the title the user's config gives the model); ``metadata.model_provider`` its ``modelProvider``. created_at =
+  the first reasoning's ``startAt`` (the files keep no other time; pre-0.8: ``date_created``). metadata:
+  ``session_id``, ``title``, ``workspace`` (``workspaceDirectory``), ``mode``, ``models`` (more than one),
+  ``cost_usd`` (``usage.totalCost``), ``canceled_calls``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (
+    API_ERROR_CAUSE,
+    as_str,
+    error_line,
+    exit_code_error,
+    first_time,
+    join_thought,
+    json_arguments,
+    parts_text,
+    prompt_list,
+    session_trajectory,
+    whole_file,
+)
+from ._common import Context, RecordError, as_dict, as_list, json_kind
+
+NAME = "continue"
+#: A file is one session: the reader hands over its whole document.
+WHOLE_FILE = True
+split = whole_file
+#: Where Continue keeps its sessions (``~/.continue/sessions``; the CLI too, or under ``CONTINUE_GLOBAL_DIR``): a
+#: walk of a home or of a repository that committed its ``.continue`` reads them, and no other ``.continue`` folder
+#: (the index, dev data, config).
+SESSION_FOLDERS = (".continue/sessions",)
+#: Searched in a file's first 64 KiB when no record can be parsed from them (a session of megabytes): the keys
+#: ``HistoryManager.save`` writes first, in its order, then the history list.
+SIGNATURE = re.compile(r'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"title"\s*:\s*"(?:[^"\\]|\\.)*"\s*,'
+                       r'\s*"workspaceDirectory"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"history"\s*:\s*\[')
+_INDEX = "~/.continue/sessions/<sessionId>.json, beside it, each read"
+#: Statuses of a call Continue saved before it ended (the session closed or was saved mid-call).
+_UNFINISHED = {"generating", "generated", "calling"}
+_EXIT = re.compile(r"Command failed with exit code (\d+)")
+#: The output item the GUI writes for a call that failed (since 2025-03; ``callToolById.ts``), around the message.
+_CALL_ERROR = "Tool Call Error"
+_FAILED_WITH = re.compile(r"failed with the message:\s*(.*?)\s*(?:Please try something else|$)", re.S)
+
+
+def matches(record: Any) -> bool:
+    """A session: its ``history`` list beside ``sessionId`` and ``workspaceDirectory``; or a pre-0.8 session
+    (``session_info`` and ``history.timeline``)."""
+    if not isinstance(record, dict):
+        return False
+    if isinstance(record.get("history"), list):
+        return isinstance(record.get("sessionId"), str) and "workspaceDirectory" in record
+    return isinstance(record.get("session_info"), dict) and isinstance(as_dict(record.get("history")).get("timeline"),
+                                                                         list)
+
+
+def side_file(record: Any) -> str | None:
+    """``sessions.json``: the index of the sessions (an entry each, no message), in either version's keys."""
+    if isinstance(record, dict) and "history" not in record and (
+            {"sessionId", "dateCreated", "workspaceDirectory"} <= record.keys()
+            or {"session_id", "date_created", "workspace_directory"} <= record.keys()):
+        return (f"Continue's index of its sessions (sessions.json: titles and dates, no message); the sessions are "
+                f"{_INDEX}")
+    return None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not matches(record):
+        raise RecordError(f"not a Continue session (~/.continue/sessions/<sessionId>.json is a JSON object with "
+                          f"sessionId, workspaceDirectory and a history list; found {json_kind(record)})")
+    if not isinstance(record.get("history"), list):
+        return _server_session(record, ctx)
+    items = [as_dict(i) for i in record["history"]]
+    prompts = [text for i in items if as_dict(i.get("message")).get("role") == "user"
+               and (text := parts_text(as_dict(i.get("message")).get("content")).strip())]
+    if not prompts:
+        raise RecordError(f"history: no user message with text ({len(items)} items): the session was opened and "
+                          "never asked anything")
+    session = as_str(record.get("sessionId"))
+    if not session:
+        raise RecordError("no sessionId: every Continue session file names its session")
+    logs = [as_dict(log) for i in items for log in as_list(i.get("promptLogs"))]
+    models = sorted({m for log in logs if (m := as_str(log.get("modelTitle")))})
+    model = as_str(record.get("chatModelTitle")) or next((m for log in logs if (m := as_str(log.get("modelTitle")))),
+                                                          None)
+    steps = _steps(items)
+    metadata = {
+        "session_id": session,
+        "title": as_str(record.get("title")),
+        "workspace": as_str(record.get("workspaceDirectory")) or None,
+        "mode": as_str(record.get("mode")),
+        "model_provider": next((p for log in logs if (p := as_str(log.get("modelProvider")))), None),
+        "models": models if len(models) > 1 else None,
+        "cost_usd": as_dict(record.get("usage")).get("totalCost") or None,
+        "user_prompts": prompt_list(prompts[1:]) or None,
+        "canceled_calls": sum(s.get("error") == _CANCELED for s in steps) or None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
+        last_error=None, error_cause=API_ERROR_CAUSE,
+        created_at=first_time(*(as_dict(i.get("reasoning")).get("startAt") for i in items)))
+
+
+_CANCELED = "tool call canceled (the user rejected it or stopped the session)"
+
+
+def _steps(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps of a session's history, in order: its calls and its replies without one."""
+    answered = {as_str(m.get("toolCallId")): parts_text(m.get("content"))
+                for i in items if (m := as_dict(i.get("message"))).get("role") == "tool"}
+    steps: list[dict[str, Any]] = []
+    thought: list[str] = []
+    for item in items:
+        message = as_dict(item.get("message"))
+        role = message.get("role")
+        if role == "user":
+            thought = []
+        elif role == "thinking":
+            thought.append(parts_text(message.get("content")))
+        elif role == "assistant":
+            thought.append(as_str(as_dict(item.get("reasoning")).get("text")) or "")
+            text = parts_text(message.get("content")).strip()
+            calls = _calls(item, message)
+            if not calls:
+                if text:
+                    steps.append({"thought": join_thought(thought), "action": "respond",
+                                  "arguments": {"content": text}})
+                    thought = []
+                continue
+            thought.append(text)
+            for call in calls:
+                steps.append(_call_step(call, join_thought(thought), answered))
+                thought = []
+    return steps
+
+
+def _calls(item: dict[str, Any], message: dict[str, Any]) -> list[dict[str, Any]]:
+    """An assistant item's calls as ``ToolCallState``s: ``toolCallStates``, the one ``toolCallState`` of
+    2024-11 to 2025-07, else the message's bare ``toolCalls`` (no status, no output)."""
+    if states := as_list(item.get("toolCallStates")):
+        return [as_dict(s) for s in states]
+    if isinstance(state := item.get("toolCallState"), dict):
+        return [state]
+    return [{"toolCallId": as_dict(c).get("id"), "toolCall": as_dict(c)} for c in as_list(message.get("toolCalls"))]
+
+
+def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | None, str]) -> dict[str, Any]:
+    function = as_dict(as_dict(state.get("toolCall")).get("function"))
+    arguments = state.get("parsedArgs")
+    if not isinstance(arguments, dict) or (not arguments and function.get("arguments")):
+        arguments = json_arguments(function.get("arguments") or "{}", key="arguments")
+    output = [as_dict(o) for o in as_list(state.get("output"))]
+    text = "\n".join(c for o in output if (c := as_str(o.get("content")))) or None
+    if text is None:
+        text = answered.get(as_str(state.get("toolCallId")) or as_str(as_dict(state.get("toolCall")).get("id")))
+    status = state.get("status")
+    error = None
+    if status == "errored" or any(o.get("name") == _CALL_ERROR for o in output):
+        said = _FAILED_WITH.search(text or "")
+        error = error_line(said[1] if said else text, "the tool call errored")
+    elif status == "canceled":
+        error = _CANCELED
+    elif status in _UNFINISHED:
+        error = f"tool call never finished (status {status} when the session was saved)"
+    elif failed := next((m for o in output if (m := _EXIT.fullmatch(as_str(o.get("status")) or ""))), None):
+        error = exit_code_error(text, int(failed[1]), as_str(as_dict(arguments).get("command")))
+    return {"thought": thought, "action": as_str(function.get("name")) or "tool", "arguments": arguments,
+            "observation": text, "error": error}
+
+
+def _server_session(record: dict[str, Any], ctx: Context) -> Trajectory:
+    """A session of Continue before 0.8 (its Python server): its timeline's steps."""
+    info = as_dict(record.get("session_info"))
+    prompts, steps = [], []
+    for node in (as_dict(n) for n in as_list(as_dict(record.get("history")).get("timeline"))):
+        step, observation = as_dict(node.get("step")), node.get("observation")
+        kind, said = as_str(step.get("class_name")) or "Step", (as_str(step.get("description")) or "").strip()
+        if kind == "UserInputStep":
+            if text := (as_str(step.get("user_input")) or "").strip():
+                prompts.append(text)
+        elif step.get("hide") is not True and node.get("deleted") is not True and (said or observation):
+            if kind == "SimpleChatStep":
+                steps.append({"action": "respond", "arguments": {"content": said}})
+                continue
+            trace = as_str(as_dict(observation).get("traceback"))
+            steps.append({"action": kind, "arguments": {"name": as_str(step.get("name"))}, "observation": said or None,
+                          "error": error_line(trace, trace) if trace else None})
+    if not prompts:
+        raise RecordError("history.timeline: no UserInputStep with text: the session was opened and never asked "
+                          "anything")
+    session = as_str(info.get("session_id"))
+    if not session:
+        raise RecordError("session_info: no session_id")
+    metadata = {"session_id": session, "title": as_str(info.get("title")),
+                "workspace": as_str(info.get("workspace_directory")) or None,
+                "user_prompts": prompt_list(prompts[1:]) or None}
+    return session_trajectory(
+        ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=None, steps=steps, metadata=metadata,
+        last_error=None, error_cause=API_ERROR_CAUSE, created_at=first_time(_seconds(info.get("date_created"))))
+
+
+def _seconds(value: Any) -> float | None:
+    """``date_created``: Unix seconds written as a string (``"1697509954.2427506"``)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
