@@ -1,0 +1,138 @@
+"""Continue's chat sessions (``~/.continue/sessions/<sessionId>.json``, its IDE extensions' and its ``cn`` CLI's),
+read from real session files users committed (tests/fixtures/continue/.continue30/README.md says where each came
+from) and one built from the source's types where no real file of that version was found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import SideFile, read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401
+
+REAL = Path(__file__).parent / "fixtures" / "continue" / ".continue30"
+AGENT = REAL / "02044b99-f94b-4df0-a981-3b26d054b6b0.json"  # agent mode, late 2025: toolCallStates
+CHAT = REAL / "3dfacc9e-042b-44bd-ae17-fe4ee14e70af.json"  # chat mode, early 2025
+REASONING = REAL / "reasoning-0390200c.json"
+SERVER_ERA = REAL / "server-era" / "4f8252d3-12fb-45cf-85df-9fc09ff4adcc.json"  # Continue before 0.8 (2023)
+SINGLE_STATE = REAL / "built" / "toolcallstate-2025-06.json"  # built: toolCallState, 2024-11 to 2025-07
+CANCELED = "tool call canceled (the user rejected it or stopped the session)"
+
+
+def test_an_agent_session_is_its_calls_with_their_outputs_errors_and_the_later_prompt() -> None:
+    assert detect_format(AGENT) == "continue"
+    run = only(AGENT)
+    assert run.trajectory_id == "continue.02044b99-f94b-4df0-a981-3b26d054b6b0"
+    assert run.task.startswith("After generating the cleanup report, implement only the items categorized as")
+    assert run.model_id == "GPT-5.2" and run.outcome is Outcome.unknown and run.failure is None
+    assert run.metadata["mode"] == "agent" and run.metadata["model_provider"] == "openai"
+    assert run.metadata["workspace"] == "file:///c%3A/laragon/www/hms"
+    assert run.metadata["user_prompts"][0].startswith("The previous PowerShell command failed with exit code 1.")
+    actions = [s.action for s in run.steps]
+    assert len(actions) == 21 and actions[:4] == ["file_glob_search", "file_glob_search", "grep_search", "ls"]
+    first, glob_md = run.steps[0], run.steps[1]
+    assert first.arguments == {"pattern": "**/*cleanup*report*.*"}  # parsedArgs
+    assert first.thought.startswith("**Considering file deletion method**")  # the thinking message before the calls
+    assert glob_md.thought is None  # the reasoning belongs to the first call of the turn
+    assert first.observation == "No matches found. Build, secrets, etc. dirs and files are not included."
+    # a terminal command whose output item says "Command failed with exit code 1": its decisive line and the code
+    assert run.steps[17].error == "An empty pipe element is not allowed. (exit code 1)"
+    assert run.steps[19].error == CANCELED and run.metadata["canceled_calls"] == 1
+    assert run.steps[20].action == "respond" and run.steps[20].arguments["content"].startswith("```shell")
+    assert [s.error for s in run.steps[:16]] == [None] * 15 + ["D truncate() (exit code 1)"]
+
+
+def test_a_session_of_one_call_per_item_reads_an_errored_call_by_its_message() -> None:
+    """Continue 2024-11 to 2025-07 kept one ``toolCallState`` per item; a failed call's output is the GUI's "Tool Call
+    Error" item around the tool's message (status ``errored`` since 2025-04)."""
+    run = only(SINGLE_STATE)
+    assert run.trajectory_id == "continue.5b0e61c2-3a3c-4f5e-9f58-0c7f2d8e1a44"
+    assert run.task == "Why does the cart total ignore the discount code?"
+    assert run.model_id == "Claude 3.7 Sonnet" and run.metadata["model_provider"] == "anthropic"
+    assert [s.action for s in run.steps] == ["read_file", "builtin_file_glob_search", "builtin_run_terminal_command",
+                                             "respond"]
+    failed, found, canceled, answer = run.steps
+    assert failed.error == "ENOENT: no such file or directory, open '/home/dev/shop/src/cart/totals.ts'"
+    assert failed.thought == "Let me look at the totals code."
+    assert found.error is None and found.observation == "src/cart/total.ts"
+    assert canceled.error == CANCELED and canceled.arguments == {"command": "npm test -- cart"}
+    assert answer.arguments == {"content": "The discount is applied after rounding in src/cart/total.ts; apply it "
+                                           "first."}
+    assert run.metadata["user_prompts"] == ["apply the fix"]
+
+
+def test_a_chat_session_is_its_replies_and_a_reasoning_models_thought() -> None:
+    chat = only(CHAT)
+    assert chat.task == "1+1" and chat.model_id == "DeepSeek-R1-Free"
+    assert [s.action for s in chat.steps] == ["respond"] * 4 and len(chat.metadata["user_prompts"]) == 3
+    thought = only(REASONING)
+    assert thought.trajectory_id == "continue.0390200c-5538-4880-af0b-be04a0a99f4f"  # the file's sessionId
+    assert thought.created_at.isoformat() == "2025-03-31T11:11:20.923000+00:00"  # the reasoning's startAt
+    assert thought.steps[0].thought.startswith("Okay, so I need to help rephrase a given text")
+
+
+def test_a_session_of_continues_python_server_era_is_read() -> None:
+    run = only(SERVER_ERA)
+    assert run.trajectory_id == "continue.4f8252d3-12fb-45cf-85df-9fc09ff4adcc"
+    assert run.task == "help me fix this" and run.created_at.isoformat().startswith("2023-10-17T02:32:34")
+    assert run.metadata["title"] == 'Fixing "failed to write commit object" error'
+    [answer] = run.steps
+    assert answer.action == "respond" and answer.arguments["content"].startswith("This error usually happens")
+
+
+def test_the_id_is_the_sessions_own_however_the_file_is_named_or_wherever_it_lies(tmp_path: Path) -> None:
+    moved = tmp_path / "backup" / "old chat.json"
+    moved.parent.mkdir()
+    shutil.copy(AGENT, moved)
+    assert only(moved).trajectory_id == only(AGENT).trajectory_id
+
+
+def test_the_index_is_passed_over_in_a_walk_and_refused_named_alone(tmp_path: Path) -> None:
+    sessions = tmp_path / "repo" / ".continue" / "sessions"
+    sessions.mkdir(parents=True)
+    for path in (AGENT, CHAT, REAL / "sessions.json"):
+        shutil.copy(path, sessions / path.name)
+    (tmp_path / "repo" / ".continue" / "dev_data").mkdir()
+    (tmp_path / "repo" / ".continue" / "dev_data" / "chatInteraction.jsonl").write_text('{"modelTitle": "x"}\n')
+    results = list(read_inputs([tmp_path / "repo"]))  # the hidden session folder walked, the index passed over
+    assert sorted((r.ok, r.trajectory.trajectory_id) for r in results) == [
+        (True, "continue.02044b99-f94b-4df0-a981-3b26d054b6b0"), (True, "continue.3dfacc9e-042b-44bd-ae17-fe4ee14e70af")]
+    with pytest.raises(SideFile, match=r"sessions\.json: no run in this file: Continue's index of its sessions "
+                                       r".*~/\.continue/sessions/<sessionId>\.json"):
+        detect_format(sessions / "sessions.json")
+
+
+def test_a_cut_short_file_and_a_session_never_asked_anything_are_rejected_by_name(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.json"
+    cut.write_text(CHAT.read_text(encoding="utf-8")[:3000], encoding="utf-8")
+    session = json.loads(CHAT.read_text(encoding="utf-8"))
+    session["history"] = [i for i in session["history"] if i["message"]["role"] != "user"]
+    empty = tmp_path / "never-asked.json"
+    empty.write_text(json.dumps(session, indent=2), encoding="utf-8")
+    [broken], [unasked] = list(read_inputs([cut])), list(read_inputs([empty]))
+    assert not broken.ok and broken.fmt == "continue" and "malformed JSON" in broken.error
+    assert broken.source == str(cut)
+    assert not unasked.ok and unasked.source == str(empty)
+    assert unasked.error == ("history: no user message with text (4 items): the session was opened and never asked "
+                             "anything")
+
+
+def test_the_cli_dry_run_then_finds_the_session_by_a_tool_error_line(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    code, out, err = run_cli("formats")
+    assert code == 0 and "continue" in out.split(), out + err
+    code, out, err = run_cli("ingest", str(AGENT), "--dry-run")
+    assert code == 0 and "format continue; runs 1; rejected 0; steps 21; errors 4" in out, out + err
+    code, out, err = run_cli("ingest", str(REAL / "sessions.json"), "--dry-run")  # named alone: refused, and why
+    assert code != 0 and "sessions.json: no run in this file: Continue's index of its sessions" in out + err
+    code, out, err = run_cli("ingest", str(REAL), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "An empty pipe element is not allowed. (exit code 1)", "-t", "acme", "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == "continue.02044b99-f94b-4df0-a981-3b26d054b6b0", out
