@@ -23,7 +23,7 @@ CHAT = REAL / "3dfacc9e-042b-44bd-ae17-fe4ee14e70af.json"  # chat mode, early 20
 REASONING = REAL / "reasoning-0390200c.json"
 SERVER_ERA = REAL / "server-era" / "4f8252d3-12fb-45cf-85df-9fc09ff4adcc.json"  # Continue before 0.8 (2023)
 SINGLE_STATE = REAL / "built" / "toolcallstate-2025-06.json"  # built: toolCallState, 2024-11 to 2025-07
-CANCELED = "tool call canceled (the user rejected it or stopped the session)"
+CANCELED = "tool call canceled (the user rejected it or stopped the session)"  # the GUI keeps no output of one
 
 
 def test_an_agent_session_is_its_calls_with_their_outputs_errors_and_the_later_prompt() -> None:
@@ -136,3 +136,34 @@ def test_the_cli_dry_run_then_finds_the_session_by_a_tool_error_line(newcomer, t
     code, out, err = run_cli("search", "An empty pipe element is not allowed. (exit code 1)", "-t", "acme", "--json")
     assert code == 0 and not unnoted(err), out + err
     assert json.loads(out)[0]["trajectory_id"] == "continue.02044b99-f94b-4df0-a981-3b26d054b6b0", out
+
+
+def test_a_cli_session_reads_its_tool_results_errors_and_refusals(tmp_path: Path) -> None:
+    """The ``cn`` CLI's shape (``extensions/cli/src/services/ChatHistoryService.ts``: ``addAssistantMessage`` and
+    ``addToolResult``; ``stream/streamChatResponse.helpers.ts``: the contents of an errored and a refused call): one
+    "Tool Result" output item a call, status ``done``, ``errored`` or ``canceled``. Built from that source: no
+    committed CLI session was found."""
+    def call(cid: str, name: str, args: dict, status: str, result: str) -> dict:
+        return {"toolCallId": cid, "status": status, "parsedArgs": args,
+                "toolCall": {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}},
+                "output": [{"content": result, "name": "Tool Result", "description": "Tool execution result"}]}
+    history = [
+        {"message": {"role": "user", "content": "make the build pass"}, "contextItems": []},
+        {"message": {"role": "assistant", "content": "Reading the config first."}, "contextItems": [],
+         "toolCallStates": [
+             call("c1", "Read", {"filepath": "tsconfig.json"}, "errored",
+                  "Error executing tool Read: File tsconfig.json does not exist"),
+             call("c2", "Bash", {"command": "rm -rf dist"}, "canceled", "Command blocked by security policy")]},
+        {"message": {"role": "assistant", "content": "There is no tsconfig.json to fix."}, "contextItems": []},
+    ]
+    session = tmp_path / "cli.json"
+    session.write_text(json.dumps({"sessionId": "8e3f8f4c-0b3b-4a59-9f3e-2d1c6a0f7b55", "title": "Untitled Session",
+                                   "workspaceDirectory": "/home/dev/app", "history": history,
+                                   "usage": {"totalCost": 0.0123, "promptTokens": 900, "completionTokens": 40}}))
+    run = only(session)
+    read, bash, answer = run.steps
+    assert read.error == "Error executing tool Read: File tsconfig.json does not exist"
+    assert read.thought == "Reading the config first." and read.arguments == {"filepath": "tsconfig.json"}
+    assert bash.error == "tool call canceled: Command blocked by security policy"
+    assert answer.action == "respond" and run.metadata["canceled_calls"] == 1
+    assert run.metadata["cost_usd"] == 0.0123 and run.model_id is None

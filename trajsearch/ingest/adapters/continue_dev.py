@@ -24,9 +24,10 @@ Field mapping:
   reasoning (``thinking`` messages, ``reasoning.text``) and assistant text before it, observation = the text of
   its ``output`` items (else the ``tool`` message answering it). Its error: status ``errored`` (since 2025-04)
   or a "Tool Call Error" output item (since 2025-03): the failure's message; ``canceled`` (the user rejected it
-  or stopped the session); a terminal command's output ``status`` "Command failed with exit code N" (as any
-  shell step's exit code is judged); a call still ``generated``/``calling`` when the session was saved. An
-  assistant reply with no call is a ``respond`` step. Pre-0.8: a ``UserInputStep`` is a user message, a chat step
+  or stopped the session; the CLI's output says why: "Permission denied by user", its policy's block); a
+  terminal command's output ``status`` "Command failed with exit code N" (as any shell step's exit code is
+  judged); a call still ``generated``/``calling`` when the session was saved. An assistant reply with no call is
+  a ``respond`` step. Pre-0.8: a ``UserInputStep`` is a user message, a chat step
   (``SimpleChatStep``) a ``respond`` step (its ``description``), any other shown step a step of its
   ``class_name`` (a traceback its error).
 - outcome: unknown (a session records no verdict).
@@ -131,7 +132,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": models if len(models) > 1 else None,
         "cost_usd": as_dict(record.get("usage")).get("totalCost") or None,
         "user_prompts": prompt_list(prompts[1:]) or None,
-        "canceled_calls": sum(s.get("error") == _CANCELED for s in steps) or None,
+        "canceled_calls": sum((s.get("error") or "").startswith(_CANCELED) for s in steps) or None,
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
@@ -139,7 +140,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         created_at=first_time(*(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
 
-_CANCELED = "tool call canceled (the user rejected it or stopped the session)"
+_CANCELED = "tool call canceled"
+_CANCELED_BY_USER = f"{_CANCELED} (the user rejected it or stopped the session)"
 
 
 def _steps(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -196,8 +198,8 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
     if status == "errored" or any(o.get("name") == _CALL_ERROR for o in output):
         said = _FAILED_WITH.search(text or "")
         error = error_line(said[1] if said else text, "the tool call errored")
-    elif status == "canceled":
-        error = _CANCELED
+    elif status == "canceled":  # the CLI says why (its policy, the user's "no"); the editor's GUI keeps no output
+        error = f"{_CANCELED}: {error_line(text, text)}" if text else _CANCELED_BY_USER
     elif status in _UNFINISHED:
         error = f"tool call never finished (status {status} when the session was saved)"
     elif failed := next((m for o in output if (m := _EXIT.fullmatch(as_str(o.get("status")) or ""))), None):
