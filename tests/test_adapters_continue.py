@@ -99,14 +99,18 @@ def test_the_index_is_passed_over_in_a_walk_and_refused_named_alone(tmp_path: Pa
     sessions.mkdir(parents=True)
     for path in (AGENT, CHAT, REAL / "sessions.json"):
         shutil.copy(path, sessions / path.name)
+    (sessions / "bb3a4dae-7552-4c74-884b-2d828648ccfc.json").write_bytes(b"")  # as toamedbd-code/hms committed one
     (tmp_path / "repo" / ".continue" / "dev_data").mkdir()
     (tmp_path / "repo" / ".continue" / "dev_data" / "chatInteraction.jsonl").write_text('{"modelTitle": "x"}\n')
     results = list(read_inputs([tmp_path / "repo"]))  # the hidden session folder walked, the index passed over
-    assert sorted((r.ok, r.trajectory.trajectory_id) for r in results) == [
-        (True, "continue.02044b99-f94b-4df0-a981-3b26d054b6b0"), (True, "continue.3dfacc9e-042b-44bd-ae17-fe4ee14e70af")]
+    assert [r.error for r in results if not r.ok] == []  # the index and the empty session passed over, no rejection
+    assert sorted(r.trajectory.trajectory_id for r in results) == [
+        "continue.02044b99-f94b-4df0-a981-3b26d054b6b0", "continue.3dfacc9e-042b-44bd-ae17-fe4ee14e70af"]
     with pytest.raises(SideFile, match=r"sessions\.json: no run in this file: Continue's index of its sessions "
                                        r".*~/\.continue/sessions/<sessionId>\.json"):
         detect_format(sessions / "sessions.json")
+    with pytest.raises(SideFile, match=r"an empty Continue session file"):
+        detect_format(sessions / "bb3a4dae-7552-4c74-884b-2d828648ccfc.json")
 
 
 def test_a_cut_short_file_and_a_session_never_asked_anything_are_rejected_by_name(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ generating|generated|calling|done|errored|canceled, output: [ContextItem {name, 
 ``content`` is a string or parts (``{type: "text", text}``, images). Since agent mode a ``thinking`` message
 holds the model's reasoning and a ``tool`` message (``toolCallId``) the text the call returned to the model. Beside
 them ``sessions.json`` indexes the sessions (``{sessionId, title, dateCreated, workspaceDirectory}``, no
-message): passed over in a walk, refused named alone (``side_file``). Continue before 0.8 (its Python server,
-2023) wrote ``{history: {timeline: [{step: {class_name, name, description, user_input, hide}, observation}]},
-session_info: {session_id, title, date_created, workspace_directory}}`` (index keys in snake case): read too.
+message): passed over in a walk, refused named alone (``side_file``), as is an empty session file there
+(``side_path``). Continue before 0.8 (its Python server, 2023) wrote ``{history: {timeline: [{step: {class_name,
+name, description, user_input, hide}, observation}]}, session_info: {session_id, title, date_created,
+workspace_directory}}`` (index keys in snake case): read too.
 
 Field mapping:
 
@@ -42,6 +43,7 @@ Field mapping:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Trajectory
@@ -101,6 +103,20 @@ def side_file(record: Any) -> str | None:
         return (f"Continue's index of its sessions (sessions.json: titles and dates, no message); the sessions are "
                 f"{_INDEX}")
     return None
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """An empty ``<sessionId>.json`` in Continue's sessions folder (beside its ``sessions.json``, or under
+    ``.continue/sessions``): Continue left it so (one of toamedbd-code/hms's committed sessions is 0 bytes), and a walk
+    of the folder passes it over rather than fail on it."""
+    if fmt is not None or path.suffix != ".json" or path.parent.name != "sessions" or not (
+            (path.parent / "sessions.json").is_file() or path.parent.parent.name == ".continue"):
+        return None
+    try:
+        empty = path.stat().st_size == 0
+    except OSError:
+        return None
+    return "an empty Continue session file (Continue created it and wrote nothing), not a run" if empty else None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
