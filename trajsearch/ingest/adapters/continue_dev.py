@@ -82,6 +82,9 @@ _EXIT = re.compile(r"Command failed with exit code (\d+)")
 #: The output item the GUI writes for a call that failed (since 2025-03; ``callToolById.ts``), around the message.
 _CALL_ERROR = "Tool Call Error"
 _FAILED_WITH = re.compile(r"failed with the message:\s*(.*?)\s*(?:Please try something else|$)", re.S)
+#: A canceled call's error: the GUI keeps no output of one; the CLI's says why (its policy, the user's refusal).
+_CANCELED = "tool call canceled"
+_CANCELED_BY_USER = f"{_CANCELED} (the user rejected it or stopped the session)"
 
 
 def matches(record: Any) -> bool:
@@ -155,9 +158,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         last_error=None, error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
-
-_CANCELED = "tool call canceled"
-_CANCELED_BY_USER = f"{_CANCELED} (the user rejected it or stopped the session)"
 
 
 def _steps(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
