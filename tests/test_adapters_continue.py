@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest import detect
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import SideFile, read_inputs
 from trajsearch.model import Outcome
@@ -23,6 +24,10 @@ CHAT = REAL / "3dfacc9e-042b-44bd-ae17-fe4ee14e70af.json"  # chat mode, early 20
 REASONING = REAL / "reasoning-0390200c.json"
 SERVER_ERA = REAL / "server-era" / "4f8252d3-12fb-45cf-85df-9fc09ff4adcc.json"  # Continue before 0.8 (2023)
 SINGLE_STATE = REAL / "built" / "toolcallstate-2025-06.json"  # built: toolCallState, 2024-11 to 2025-07
+CN = REAL / "cn-cli"  # the cn CLI 1.5.44 (2026-03): a session, one it saved at a launch never used, their index
+CN_SESSION = CN / "e00926af-e2ae-429b-8fc2-2c4f66629d7f.json"
+CN_UNUSED = CN / "8d09f851-177c-4231-9458-ef3829257a99.json"
+HISTORY_FIRST = REAL / "history-first" / "137b80ac-9b85-4618-af60-f392b1ff7e53.json"  # 2024-11: history written first
 CANCELED = "tool call canceled (the user rejected it or stopped the session)"  # the GUI keeps no output of one
 
 
@@ -33,6 +38,8 @@ def test_an_agent_session_is_its_calls_with_their_outputs_errors_and_the_later_p
     assert run.task.startswith("After generating the cleanup report, implement only the items categorized as")
     assert run.model_id == "GPT-5.2" and run.outcome is Outcome.unknown and run.failure is None
     assert run.metadata["mode"] == "agent" and run.metadata["model_provider"] == "openai"
+    # its dateCreated in the sessions.json beside it (1771582394527 ms), not the checkout's file time
+    assert run.created_at.isoformat() == "2026-02-20T10:13:14.527000+00:00" and "created_at_basis" not in run.metadata
     assert run.metadata["workspace"] == "file:///c%3A/laragon/www/hms"
     assert run.metadata["user_prompts"][0].startswith("The previous PowerShell command failed with exit code 1.")
     actions = [s.action for s in run.steps]
@@ -94,23 +101,45 @@ def test_the_id_is_the_sessions_own_however_the_file_is_named_or_wherever_it_lie
     assert only(moved).trajectory_id == only(AGENT).trajectory_id
 
 
-def test_the_index_is_passed_over_in_a_walk_and_refused_named_alone(tmp_path: Path) -> None:
+def test_the_index_and_a_session_never_used_are_passed_over_in_a_walk_and_refused_named_alone(tmp_path: Path) -> None:
     sessions = tmp_path / "repo" / ".continue" / "sessions"
     sessions.mkdir(parents=True)
-    for path in (AGENT, CHAT, REAL / "sessions.json"):
+    for path in (AGENT, CHAT, REAL / "sessions.json", CN_UNUSED):
         shutil.copy(path, sessions / path.name)
-    (sessions / "bb3a4dae-7552-4c74-884b-2d828648ccfc.json").write_bytes(b"")  # as toamedbd-code/hms committed one
     (tmp_path / "repo" / ".continue" / "dev_data").mkdir()
     (tmp_path / "repo" / ".continue" / "dev_data" / "chatInteraction.jsonl").write_text('{"modelTitle": "x"}\n')
     results = list(read_inputs([tmp_path / "repo"]))  # the hidden session folder walked, the index passed over
-    assert [r.error for r in results if not r.ok] == []  # the index and the empty session passed over, no rejection
+    assert [r.error for r in results if not r.ok] == []  # the index and the unused session passed over, no rejection
     assert sorted(r.trajectory.trajectory_id for r in results) == [
         "continue.02044b99-f94b-4df0-a981-3b26d054b6b0", "continue.3dfacc9e-042b-44bd-ae17-fe4ee14e70af"]
     with pytest.raises(SideFile, match=r"sessions\.json: no run in this file: Continue's index of its sessions "
                                        r".*~/\.continue/sessions/<sessionId>\.json"):
         detect_format(sessions / "sessions.json")
-    with pytest.raises(SideFile, match=r"an empty Continue session file"):
-        detect_format(sessions / "bb3a4dae-7552-4c74-884b-2d828648ccfc.json")
+    # the cn CLI saves a session on every launch (history []): a real one, named alone, is refused as what it is
+    with pytest.raises(SideFile, match=r"8d09f851-.*\.json: no run in this file: a Continue session opened and never "
+                                       r"used \(history empty\)"):
+        detect_format(sessions / CN_UNUSED.name)
+
+
+def test_naming_continues_home_reads_its_sessions_and_passes_over_its_other_files(tmp_path: Path) -> None:
+    """``trajsearch ingest ~/.continue``: its dev data, index and config (as fabien-lessirard/dotfiles committed them)
+    are no dump of any format, and say so rather than fail the walk."""
+    home = tmp_path / ".continue"
+    shutil.copytree(CN, home / "sessions")
+    own = {"dev_data/0.2.0/toolUsage.jsonl": '{"toolCallId":"c1","functionName":"Read","accepted":true}\n',
+           "index/globalContext.json": '{"selectedModelsByProfileId": {}}',
+           "input_history.json": '[{"type": "doc", "content": []}]',
+           "package.json": '{"name": "continue-config", "version": "1.0.0"}',
+           "tsconfig.json": '{"compilerOptions": {"target": "ESNext"}}'}
+    for name, text in own.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text)
+    results = list(read_inputs([home]))
+    assert [r.error for r in results if not r.ok] == []
+    assert [r.trajectory.trajectory_id for r in results] == ["continue.e00926af-e2ae-429b-8fc2-2c4f66629d7f"]
+    with pytest.raises(SideFile, match=r"toolUsage\.jsonl: no run in this file: Continue's own dev data .*, no session: "
+                                       r"those are in ~/\.continue/sessions/<sessionId>\.json"):
+        detect_format(home / "dev_data" / "0.2.0" / "toolUsage.jsonl")
 
 
 def test_a_cut_short_file_and_a_session_never_asked_anything_are_rejected_by_name(tmp_path: Path) -> None:
@@ -145,8 +174,8 @@ def test_the_cli_dry_run_then_finds_the_session_by_a_tool_error_line(newcomer, t
 def test_a_cli_session_reads_its_tool_results_errors_and_refusals(tmp_path: Path) -> None:
     """The ``cn`` CLI's shape (``extensions/cli/src/services/ChatHistoryService.ts``: ``addAssistantMessage`` and
     ``addToolResult``; ``stream/streamChatResponse.helpers.ts``: the contents of an errored and a refused call): one
-    "Tool Result" output item a call, status ``done``, ``errored`` or ``canceled``. Built from that source: no
-    committed CLI session was found."""
+    "Tool Result" output item a call, status ``done``, ``errored`` or ``canceled``. Built from that source for the
+    refusal its policy words: the committed CLI sessions found hold no canceled call (see the real one below)."""
     def call(cid: str, name: str, args: dict, status: str, result: str) -> dict:
         return {"toolCallId": cid, "status": status, "parsedArgs": args,
                 "toolCall": {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}},
@@ -165,9 +194,37 @@ def test_a_cli_session_reads_its_tool_results_errors_and_refusals(tmp_path: Path
                                    "workspaceDirectory": "/home/dev/app", "history": history,
                                    "usage": {"totalCost": 0.0123, "promptTokens": 900, "completionTokens": 40}}))
     run = only(session)
+    priced = json.loads(session.read_text())
+    priced["usage"]["totalCost"] = "lots"  # not a number: no cost
+    session.write_text(json.dumps(priced))
+    assert "cost_usd" not in only(session).metadata
     read, bash, answer = run.steps
     assert read.error == "Error executing tool Read: File tsconfig.json does not exist"
     assert read.thought == "Reading the config first." and read.arguments == {"filepath": "tsconfig.json"}
     assert bash.error == "tool call canceled: Command blocked by security policy"
     assert answer.action == "respond" and run.metadata["canceled_calls"] == 1
     assert run.metadata["cost_usd"] == 0.0123 and run.model_id is None
+
+
+def test_a_real_cli_session_reads_its_errored_and_unfinished_calls_and_its_indexed_start() -> None:
+    """fabien-lessirard/dotfiles committed the cn CLI's sessions (1.5.44, ``editorState`` beside each prompt)."""
+    run = only(CN_SESSION)
+    assert run.trajectory_id == "continue.e00926af-e2ae-429b-8fc2-2c4f66629d7f" and run.task == "analyze my project"
+    assert run.model_id is None  # the CLI keeps no model in its sessions
+    assert run.metadata["cost_usd"] == 2.881939 and "canceled_calls" not in run.metadata
+    assert run.created_at.isoformat() == "2026-03-02T15:19:40.580000+00:00"  # sessions.json's dateCreated
+    assert [s.action for s in run.steps] == ["Bash", "Bash", "respond", "Read", "MultiEdit", "MultiEdit", "Read",
+                                             "MultiEdit", "respond", "Bash", "respond"]
+    assert run.steps[4].error.startswith("Edit at index 0: string not found in file:")  # status errored
+    assert run.steps[4].observation.startswith("Edit at index 0: string not found in file:")
+    assert run.steps[9].error == "tool call never finished (status calling when the session was saved)"
+    assert run.steps[9].arguments["command"].startswith("firebase deploy")
+    assert [i for i, s in enumerate(run.steps) if s.error] == [4, 9]
+
+
+def test_a_session_written_history_first_is_detected_past_the_size_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before 2024-11 (36fc4a5da0) Continue saved ``JSON.stringify(session)``, ``history`` first: past the size
+    detection parses whole, its opening still names it."""
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 1024)  # stands for a session of over 64 MiB
+    assert detect_format(HISTORY_FIRST) == "continue"
+    assert only(HISTORY_FIRST).task == "python code for hello world"

@@ -11,8 +11,9 @@ generating|generated|calling|done|errored|canceled, output: [ContextItem {name, 
 ``content`` is a string or parts (``{type: "text", text}``, images). Since agent mode a ``thinking`` message
 holds the model's reasoning and a ``tool`` message (``toolCallId``) the text the call returned to the model. Beside
 them ``sessions.json`` indexes the sessions (``{sessionId, title, dateCreated, workspaceDirectory}``, no
-message): passed over in a walk, refused named alone (``side_file``), as is an empty session file there
-(``side_path``). Continue before 0.8 (its Python server, 2023) wrote ``{history: {timeline: [{step: {class_name,
+message): passed over in a walk, refused named alone (``side_file``), as is a session of an empty ``history``
+(the ``cn`` CLI saves one on every launch, ``session.ts``, used or not), and Continue's other files under
+``.continue`` (dev data, index, config: ``side_path``). Continue before 0.8 (its Python server, 2023) wrote ``{history: {timeline: [{step: {class_name,
 name, description, user_input, hide}, observation}]}, session_info: {session_id, title, date_created,
 workspace_directory}}`` (index keys in snake case): read too.
 
@@ -35,14 +36,17 @@ Field mapping:
 - trajectory_id = ``continue.<sessionId>`` (the file's own, however the file is named or wherever it lies).
   model_id = ``chatModelTitle`` (the model picked for the session), else the first ``promptLogs`` ``modelTitle``
   (the title the user's config gives the model); ``metadata.model_provider`` its ``modelProvider``. created_at =
-  the first reasoning's ``startAt`` (the files keep no other time; pre-0.8: ``date_created``). metadata:
+  the session's ``dateCreated`` in ``sessions.json`` beside the file (Unix ms), else the first reasoning's
+  ``startAt`` (the session file keeps no other time; pre-0.8: ``date_created``). metadata:
   ``session_id``, ``title``, ``workspace`` (``workspaceDirectory``), ``mode``, ``models`` (more than one),
   ``cost_usd`` (``usage.totalCost``), ``canceled_calls``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +75,17 @@ split = whole_file
 #: walk of a home or of a repository that committed its ``.continue`` reads them, and no other ``.continue`` folder
 #: (the index, dev data, config).
 SESSION_FOLDERS = (".continue/sessions",)
-#: Searched in a file's first 64 KiB when no record can be parsed from them (a session of megabytes): the keys
-#: ``HistoryManager.save`` writes first, in its order, then the history list.
-SIGNATURE = re.compile(r'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"title"\s*:\s*"(?:[^"\\]|\\.)*"\s*,'
-                       r'\s*"workspaceDirectory"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"history"\s*:\s*\[')
-_INDEX = "~/.continue/sessions/<sessionId>.json, beside it, each read"
+#: Searched in a file's first 64 KiB only when the file is too big to parse whole for detection (over 64 MiB): the
+#: keys ``HistoryManager.save`` writes first, in its order (since 2024-11, 36fc4a5da0), then the history list; or,
+#: before, ``JSON.stringify(session)``'s ``history`` first, its first item a message.
+SIGNATURE = re.compile(r'^\s*\{\s*(?:"sessionId"\s*:\s*"[^"]*"\s*,\s*"title"\s*:\s*"(?:[^"\\]|\\.)*"\s*,'
+                       r'\s*"workspaceDirectory"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"history"\s*:\s*\['
+                       r'|"history"\s*:\s*\[\s*\{\s*"message"\s*:\s*\{\s*"role")')
+_SESSIONS = "~/.continue/sessions/<sessionId>.json"
+_INDEX = f"{_SESSIONS}, beside it, each read"
+_HOME = ".continue"
+#: What Continue keeps in its home's folders other than ``sessions`` (none holds a session).
+_HOME_FOLDERS = {"dev_data": "dev data (its usage events)", "index": "codebase index", "logs": "logs"}
 #: Statuses of a call Continue saved before it ended (the session closed or was saved mid-call).
 _UNFINISHED = {"generating", "generated", "calling"}
 _EXIT = re.compile(r"Command failed with exit code (\d+)")
@@ -99,27 +109,32 @@ def matches(record: Any) -> bool:
 
 
 def side_file(record: Any) -> str | None:
-    """``sessions.json``: the index of the sessions (an entry each, no message), in either version's keys."""
-    if isinstance(record, dict) and "history" not in record and (
+    """``sessions.json``: the index of the sessions (an entry each, no message), in either version's keys; or a
+    session whose ``history`` is empty: the ``cn`` CLI saves a session on every launch (``createSession(history:
+    [])``, then ``saveSession()``), asked something or not."""
+    if not isinstance(record, dict):
+        return None
+    if "history" not in record and (
             {"sessionId", "dateCreated", "workspaceDirectory"} <= record.keys()
             or {"session_id", "date_created", "workspace_directory"} <= record.keys()):
         return (f"Continue's index of its sessions (sessions.json: titles and dates, no message); the sessions are "
                 f"{_INDEX}")
+    if record.get("history") == [] and matches(record):
+        return "a Continue session opened and never used (history empty)"
     return None
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """An empty ``<sessionId>.json`` in Continue's sessions folder (beside its ``sessions.json``, or under
-    ``.continue/sessions``): Continue left it so (one of toamedbd-code/hms's committed sessions is 0 bytes), and a walk
-    of the folder passes it over rather than fail on it."""
-    if fmt is not None or path.suffix != ".json" or path.parent.name != "sessions" or not (
-            (path.parent / "sessions.json").is_file() or path.parent.parent.name == ".continue"):
+    """One of Continue's own files under its home (``~/.continue``) outside ``sessions/``, which no format reads:
+    its dev data, index, config, auth. Naming the home is what a Continue user types; only ``sessions/`` holds runs."""
+    parts = path.absolute().parts
+    if fmt is not None or path.suffix not in {".json", ".jsonl"} or _HOME not in parts[:-1]:
         return None
-    try:
-        empty = path.stat().st_size == 0
-    except OSError:
+    below = parts[max(i for i, part in enumerate(parts[:-1]) if part == _HOME) + 1:]  # the file, folders before it
+    if below[0] == "sessions":
         return None
-    return "an empty Continue session file (Continue created it and wrote nothing), not a run" if empty else None
+    what = _HOME_FOLDERS.get(below[0], "config and state") if len(below) > 1 else "config and state"
+    return f"Continue's own {what}, no session: those are in {_SESSIONS}"
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -141,7 +156,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     models = sorted({m for log in logs if (m := as_str(log.get("modelTitle")))})
     model = as_str(record.get("chatModelTitle")) or next((m for log in logs if (m := as_str(log.get("modelTitle")))),
                                                           None)
-    steps = _steps(items)
+    steps, canceled = _steps(items)
     metadata = {
         "session_id": session,
         "title": as_str(record.get("title")),
@@ -149,23 +164,46 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "mode": as_str(record.get("mode")),
         "model_provider": next((p for log in logs if (p := as_str(log.get("modelProvider")))), None),
         "models": models if len(models) > 1 else None,
-        "cost_usd": as_dict(record.get("usage")).get("totalCost") or None,
+        "cost_usd": cost if isinstance(cost := as_dict(record.get("usage")).get("totalCost"), (int, float))
+        and not isinstance(cost, bool) and cost else None,
         "user_prompts": prompt_list(prompts[1:]) or None,
-        "canceled_calls": sum((s.get("error") or "").startswith(_CANCELED) for s in steps) or None,
+        "canceled_calls": canceled or None,
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
         last_error=None, error_cause=API_ERROR_CAUSE,
-        created_at=first_time(*(as_dict(i.get("reasoning")).get("startAt") for i in items)))
+        created_at=first_time(_number(_created(ctx.source.parent / "sessions.json").get(session)),
+                              *(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
 
+def _created(index: Path) -> dict[str, Any]:
+    """Each session's ``dateCreated`` in the ``sessions.json`` beside it (Unix ms as a string): the session file keeps
+    no time but a reasoning model's. Read once a folder (a walk reads its sessions one by one)."""
+    try:
+        stat = index.stat()
+    except OSError:
+        return {}
+    return _index_dates(index, stat.st_mtime_ns, stat.st_size)
 
-def _steps(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The steps of a session's history, in order: its calls and its replies without one."""
+
+@lru_cache(maxsize=8)
+def _index_dates(index: Path, _mtime: int, _size: int) -> dict[str, Any]:
+    try:
+        entries = json.loads(index.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return {e["sessionId"]: e.get("dateCreated") for e in as_list(entries)
+            if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}
+
+
+def _steps(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The steps of a session's history, in order (its calls and its replies without one), and how many calls were
+    canceled."""
     answered = {as_str(m.get("toolCallId")): parts_text(m.get("content"))
                 for i in items if (m := as_dict(i.get("message"))).get("role") == "tool"}
     steps: list[dict[str, Any]] = []
     thought: list[str] = []
+    canceled = 0
     for item in items:
         message = as_dict(item.get("message"))
         role = message.get("role")
@@ -186,8 +224,9 @@ def _steps(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             thought.append(text)
             for call in calls:
                 steps.append(_call_step(call, join_thought(thought), answered))
+                canceled += call.get("status") == "canceled"
                 thought = []
-    return steps
+    return steps, canceled
 
 
 def _calls(item: dict[str, Any], message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -252,11 +291,12 @@ def _server_session(record: dict[str, Any], ctx: Context) -> Trajectory:
                 "user_prompts": prompt_list(prompts[1:]) or None}
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=None, steps=steps, metadata=metadata,
-        last_error=None, error_cause=API_ERROR_CAUSE, created_at=first_time(_seconds(info.get("date_created"))))
+        last_error=None, error_cause=API_ERROR_CAUSE, created_at=first_time(_number(info.get("date_created"))))
 
 
-def _seconds(value: Any) -> float | None:
-    """``date_created``: Unix seconds written as a string (``"1697509954.2427506"``)."""
+def _number(value: Any) -> float | None:
+    """A time written as a string of a number: ``date_created`` Unix seconds (``"1697509954.2427506"``),
+    ``dateCreated`` Unix ms (``"1772464780580"``)."""
     try:
         return float(value)
     except (TypeError, ValueError):
