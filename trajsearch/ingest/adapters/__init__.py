@@ -122,6 +122,7 @@ from . import (
     openinference,
     opencode,
     otel_genai,
+    pydantic_ai,
     qwen_code,
     specstory,
     swe_agent,
@@ -148,7 +149,7 @@ ADAPTERS: dict[str, ModuleType] = {
         specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
-        autogen_agentchat, ag2,  # agent frameworks' own saved results
+        autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

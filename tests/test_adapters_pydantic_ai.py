@@ -1,0 +1,122 @@
+"""Pydantic AI message histories as apps save them (``result.all_messages_json()``): a real one committed by an app,
+and histories written by pydantic-ai-slim 1.0.10 and 2.78.0 themselves (tests/fixtures/pydantic-ai/.pydai30/README.md)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only, runs
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
+
+PYDAI = Path(__file__).parent / "fixtures" / "pydantic-ai" / ".pydai30"
+V1, V2 = PYDAI / "v1.0.10-weather.json", PYDAI / "v2.78-weather.json"
+REAL = PYDAI / "taranaa-message_history.json"
+WEATHER_STEPS = [
+    ("get_weather", {"town": "Paris"}, "city: Field required\ntown: Extra inputs are not permitted"),
+    ("get_weather", {"city": "Atlantis"}, "unknown city 'Atlantis': use a real city name"),
+    ("get_weather", {"city": "Paris"}, None),
+    ("respond", {"content": "It is sunny in Paris, 24 C."}, None),
+    ("get_weather", {"city": "Oslo"}, None),
+    ("respond", {"content": "Oslo: rain, 9 C. Take an umbrella."}, None),
+]
+
+
+def test_every_history_file_is_detected_as_pydantic_ai() -> None:
+    assert {detect_format(p) for p in PYDAI.iterdir() if p.suffix in (".json", ".jsonl")} == {"pydantic-ai"}
+
+
+def test_a_1x_history_is_a_run_whose_retry_prompts_are_its_calls_errors() -> None:
+    """Before 2.x a call whose arguments failed validation, or whose tool raised ``ModelRetry``, is answered by a
+    ``retry-prompt`` with its ``tool_call_id``: that call's error."""
+    run = only(V1)
+    assert run.task == "What is the weather in Paris?"
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == WEATHER_STEPS
+    assert run.steps[2].observation == "sunny, 24 C"
+    assert run.steps[3].observation == "And in Oslo?"  # the next turn answers the words before it
+    assert run.metadata["user_prompts"] == ["And in Oslo?"]
+    assert run.model_id == "function:weather" and run.outcome is Outcome.unknown
+    assert run.metadata["total_tokens"] > 0
+
+
+def test_a_2x_history_reads_the_same_from_its_failed_returns_and_is_named_by_its_conversation() -> None:
+    """2.x answers the same calls with ``tool-return`` s of ``outcome: retried``, and names the conversation."""
+    run = only(V2)
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == WEATHER_STEPS
+    conversation = json.loads(V2.read_text())[0]["conversation_id"]
+    assert run.trajectory_id == f"pydantic-ai:{conversation}"
+
+
+def test_a_history_without_ids_is_named_by_its_first_message_so_a_later_save_is_the_same_run() -> None:
+    """1.x keeps no id: the digest of the first message (its timestamps to the microsecond). The history saved after
+    the first turn (the JSONL's first line) and after the second are one conversation; another is another."""
+    first_turn, structured = runs(PYDAI / "v1.0.10-histories.jsonl")
+    assert first_turn.trajectory_id == only(V1).trajectory_id != structured.trajectory_id
+    assert first_turn.trajectory_id.startswith("pydantic-ai:") and len(first_turn.trajectory_id) == 32
+    assert "user_prompts" not in first_turn.metadata
+
+
+def test_a_call_of_the_output_tool_is_the_answer_and_its_failed_validation_its_error() -> None:
+    for path in (PYDAI / "v1.0.10-histories.jsonl", PYDAI / "v2.78-histories.jsonl"):
+        structured = runs(path)[1]
+        assert structured.task == "Give Paris's temperature as JSON."
+        assert [(s.action, json.loads(s.arguments["content"])) for s in structured.steps] == [
+            ("respond", {"city": "Paris", "celsius": "warm"}), ("respond", {"city": "Paris", "celsius": 24})], path
+        assert structured.steps[0].error.startswith("celsius: Input should be a valid integer"), path
+        assert structured.steps[1].error is None
+
+
+def test_a_real_app_history_of_structured_answers() -> None:
+    """winndan/taranaa's message_history.json (March 2025): four prompts each answered by ``final_result``."""
+    run = only(REAL)
+    assert run.task == "I want a trip for summer"
+    assert run.metadata["user_prompts"] == ["Can you suggest something cheaper?", "I want a trip for summer",
+                                            "Can you suggest something cheaper?"]
+    assert [s.action for s in run.steps] == ["respond"] * 4
+    assert json.loads(run.steps[0].arguments["content"])["answer"].startswith("OK. I am ready to help you")
+    assert run.steps[0].observation == "Can you suggest something cheaper?"
+    assert run.model_id == "gemini-2.0-flash"
+    assert run.created_at == datetime(2025, 3, 27, 7, 6, 17, 994968, tzinfo=timezone.utc)
+
+
+def test_a_history_saved_a_message_a_line_keeps_its_run_past_a_bad_line(tmp_path: Path) -> None:
+    messages = json.loads(V1.read_text())
+    lines = [json.dumps(m) for m in messages]
+    lines.insert(5, json.dumps({"kind": "request", "parts": 3}))
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    results = list(read_inputs([path]))
+    [bad] = [r for r in results if not r.ok]
+    assert bad.position == "line 6" and "not a Pydantic AI message" in bad.error, bad
+    [good] = [r.trajectory for r in results if r.ok]
+    assert [(s.action, s.arguments, s.error) for s in good.steps] == WEATHER_STEPS
+
+
+def test_a_history_with_a_message_of_no_part_kind_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "histories.jsonl"
+    good = json.loads(V1.read_text())
+    broken = [good[0], {"kind": "response", "parts": [{"content": "x"}]}]
+    path.write_text(json.dumps(good) + "\n" + json.dumps(broken) + "\n")
+    results = list(read_inputs([path]))
+    assert [(r.ok, r.position) for r in results] == [(True, "record 1"), (False, "record 2")]  # JSONL of arrays
+    assert "message 2 of the Pydantic AI history is no ModelRequest or ModelResponse: its part 1 has no " \
+           "'part_kind'" in results[1].error
+
+
+def test_ingest_dry_run_then_a_search_by_the_tool_error_finds_the_run(newcomer) -> None:  # noqa: F811
+    code, out, err = run_cli("formats")
+    assert code == 0 and "pydantic-ai" in out + err
+    code, out, err = run_cli("ingest", "--dry-run", str(V1))
+    assert code == 0, out + err
+    assert "format pydantic-ai; runs 1" in out + err
+    code, out, err = run_cli("ingest", str(PYDAI / "v2.78-weather.json"), str(REAL), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "unknown city 'Atlantis': use a real city name", "-t", "acme", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
+    hits = json.loads(out)
+    assert hits and hits[0]["trajectory_id"] == only(V2).trajectory_id, out

@@ -1,0 +1,266 @@
+"""``pydantic-ai``: a Pydantic AI agent's message history as apps save it (``result.all_messages_json()``).
+
+Records: the history of one conversation, a JSON list of ``ModelRequest`` / ``ModelResponse`` messages
+(``pydantic_ai/messages.py``, from 0.0.13, December 2024: ``kind`` ``request`` / ``response``, each with ``parts``
+told by their ``part_kind``), as ``result.all_messages_json()``, ``ModelMessagesTypeAdapter.dump_json(...)`` or
+``to_jsonable_python(result.all_messages())`` write it: a file of one history (a JSON array, or one message a
+line), or a history a JSONL line (an array of arrays too). A history is all its conversation's runs: each
+``run`` given the history before it as ``message_history`` appends its own prompt and messages.
+
+Mapping
+- task: the first ``user-prompt`` part's text; later ones (the next turns) are kept in ``metadata.user_prompts``
+  and are the observation of the answer before them;
+- steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response
+  (action = ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where
+  it also calls tools), its observation the ``tool-return`` with its ``tool_call_id``; the error of the call is
+  a ``retry-prompt`` answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown
+  tool: before 2.x) or its return's ``outcome`` (2.x: ``retried``, ``failed``; ``denied`` and ``interrupted`` are
+  calls not run); a response's text is a ``respond`` step, as is a call of the output tool (``final_result``:
+  pydantic-ai answers it ``Final result processed.``, 2.x marks it ``tool_kind: output``), its arguments the
+  output; a ``retry-prompt`` without a tool (``retry-feedback`` in 2.x: output that failed validation, an output
+  validator's ``ModelRetry``) is the error of the ``respond`` it answers;
+- trajectory_id = ``pydantic-ai:<conversation_id>`` (2.x) or ``<run_id>`` (late 1.x) of the first message; a history
+  before them keeps no id: ``pydantic-ai:<digest>`` of its first message, which holds the time to the microsecond
+  its parts were made (``timestamp``), so two saves of one conversation (after each turn) are one run, the later
+  replacing the earlier, and a file moved or renamed keeps its runs' ids; a first message with no timestamp
+  anywhere (written by hand, not by pydantic-ai) is named by its file and place (``file_run_key``) instead;
+- model_id = the last response's ``model_name``; created_at = the first timestamp; ``metadata.total_tokens``
+  the responses' ``usage`` summed;
+- outcome: ``unknown``: a history holds what was said, not whether the task was done.
+- refused: the messages of pydantic-ai before 0.0.13 (``role`` instead of ``kind``) are not detected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any, Iterator
+
+from trajsearch.actions import UNNAMED_TOOL, not_run
+from trajsearch.model import Trajectory
+
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, item_positions, json_kind, safe_id,
+                      tool_arguments)
+from .autogen_agentchat import ITEM_AT, file_run_key
+
+NAME = "pydantic-ai"
+#: A file is read whole (see ``split``): a history may be saved one message a line.
+WHOLE_FILE = True
+ID_PREFIX = "pydantic-ai"
+
+_KINDS = frozenset({"request", "response"})
+#: What pydantic-ai answers a call of its output tool with (``_tool_execution.py``, every version).
+_FINAL_RESULT = "Final result processed."
+#: ... and the calls it did not run as a final result had come (``end_strategy='early'``).
+_SKIPPED = ("Output tool not used - a final result was already processed.",
+            "Tool not executed - a final result was already processed.")
+#: A tool return's ``outcome`` (2.x) that is its call's error, and those of calls not run.
+_FAILED = frozenset({"failed", "retried"})
+_NOT_RUN = frozenset({"denied", "interrupted"})
+#: Parts that say the model's last response could not be used: a tool-less ``retry-prompt``, 2.x's own part.
+_FEEDBACK = frozenset({"retry-prompt", "retry-feedback"})
+
+
+def _message(item: Any) -> bool:
+    """A dumped ``ModelRequest`` / ``ModelResponse``: its ``kind``, and ``parts`` each with a ``part_kind``."""
+    return isinstance(item, dict) and item.get("kind") in _KINDS and isinstance(parts := item.get("parts"), list) \
+        and all(isinstance(p, dict) and isinstance(p.get("part_kind"), str) for p in parts)
+
+
+def _fault(item: Any) -> str | None:
+    """What keeps ``item`` from being a dumped message (:func:`_message`), None when nothing does."""
+    if not isinstance(item, dict):
+        return f"expected a JSON object, got {json_kind(item)}"
+    if item.get("kind") not in _KINDS:
+        return f"its 'kind' is {item.get('kind')!r}, not 'request' or 'response'"
+    if not isinstance(item.get("parts"), list):
+        return f"its 'parts' is {json_kind(item.get('parts'))}, not an array"
+    return next((f"its part {k} has no 'part_kind'" for k, p in enumerate(item["parts"], 1)
+                 if not (isinstance(p, dict) and isinstance(p.get("part_kind"), str))), None)
+
+
+def _history(item: Any) -> bool:
+    return isinstance(item, list) and bool(item) and all(_message(m) for m in item[:5])
+
+
+def matches(record: Any) -> bool:
+    """A message with at least one part (the first of a history saved as an array, or a line each), or a history
+    (a JSONL line of one)."""
+    return (_message(record) and bool(record["parts"])) or _history(record)
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The histories of a file: one, its messages an array's items or a line each; or one per item (a JSONL line, an
+    array of arrays); with where it is (``ITEM_AT``: its first item), which names a history that has no id."""
+    items = document if isinstance(document, list) else [document]
+    positions = item_positions(items)
+    loose: list[Any] = []  # the messages of a history saved an item each
+    for n, (position, item) in enumerate(zip(positions, items), 1):
+        if isinstance(item, list):
+            yield position, {"messages": item, ITEM_AT: n}
+        elif _message(item):
+            loose.append(item)
+        else:  # neither a message nor a history: its own error (at its line), the rest still read
+            yield position, item
+    if loose:
+        yield "file" if len(items) == len(loose) else "messages", {"messages": loose, ITEM_AT: 1}
+
+
+def _text(content: Any) -> str:
+    """A part's content as text: a string as is; a user prompt's list of text and media (only its text); a
+    validation error's details (``loc``: ``msg`` a line); any other value as JSON."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and all(isinstance(e, dict) and "msg" in e for e in content):
+        return "\n".join(f"{'.'.join(str(p) for p in as_list(e.get('loc'))) or 'output'}: {e['msg']}"
+                         for e in content)
+    if isinstance(content, list):
+        return "\n".join(p if isinstance(p, str) else str(p.get("content", "")) if isinstance(p, dict)
+                         and p.get("kind") == "text-content" else "" for p in content).strip()
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return None
+
+
+class _Steps:
+    """The steps of a history, read message by message."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+        self.said: list[dict[str, Any]] = []  # the respond steps of the last response
+        self.prompts: list[str] = []
+        self.output_tools: set[str] = set()  # the names of the calls pydantic-ai answered as its output tool's
+
+    def response(self, msg: dict[str, Any]) -> None:
+        parts, when = msg["parts"], _when(msg.get("timestamp"))
+        thinking = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "thinking"
+                               and isinstance(p.get("content"), str) and p["content"].strip()) or None
+        text = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "text"
+                           and isinstance(p.get("content"), str) and p["content"].strip())
+        calls = [p for p in parts if p["part_kind"] in ("tool-call", "builtin-tool-call")]
+        self.said = []
+        thought = "\n\n".join(t for t in (thinking, text if calls else None) if t) or None
+        for call in calls:
+            step = {"thought": thought, "action": str(call.get("tool_name") or UNNAMED_TOOL),
+                    "arguments": tool_arguments(call.get("args")), "started_at": when}
+            if call.get("tool_kind") == "output":
+                self.output_tools.add(step["action"])
+                self.said.append(step)
+            self.steps.append(step)
+            if isinstance(call.get("tool_call_id"), str):
+                self.by_call[call["tool_call_id"]] = step
+        for ret in (p for p in parts if p["part_kind"] == "builtin-tool-return"):
+            self._returned(ret)
+        if text and not calls:
+            step = {"thought": thinking, "action": "respond", "arguments": {"content": text}, "started_at": when}
+            self.steps.append(step)
+            self.said.append(step)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The steps, each call of the output tool (``output_tools``: an earlier one whose arguments failed
+        validation too) a ``respond`` step, its arguments the output."""
+        for n, step in enumerate(self.steps):
+            if step["action"] in self.output_tools:
+                output = step["arguments"]
+                step["action"], step["arguments"] = "respond", {
+                    "content": output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)}
+            step["index"] = n
+        return self.steps
+
+    def request(self, msg: dict[str, Any]) -> None:
+        for part in msg["parts"]:
+            kind = part["part_kind"]
+            if kind == "user-prompt" and (text := _text(part.get("content")).strip()):
+                if self.prompts:  # the next turn: the person's answer to the words before
+                    for step in self.said:
+                        step.setdefault("observation", text)
+                self.prompts.append(text)
+                self.said = []
+            elif kind in ("tool-return", "builtin-tool-return"):
+                self._returned(part)
+            elif kind in _FEEDBACK:
+                step = self.by_call.get(part.get("tool_call_id")) if part.get("tool_name") else None
+                for answered in [step] if step is not None else self.said[-1:]:
+                    answered["error"] = _text(part.get("content")) or "the model was asked to try again"
+
+    def _returned(self, part: dict[str, Any]) -> None:
+        step = self.by_call.get(part.get("tool_call_id"))
+        if step is None:  # a return whose call this history does not hold
+            step = {"action": str(part.get("tool_name") or UNNAMED_TOOL)}
+            self.steps.append(step)
+        content, outcome = part.get("content"), part.get("outcome")
+        if content == _FINAL_RESULT:  # the output, its call's step a respond one (``finish``)
+            self.output_tools.add(step["action"])
+            self.said.append(step)
+            return
+        step["observation"] = _text(content)
+        step["ended_at"] = _when(part.get("timestamp"))
+        if outcome in _FAILED:
+            step["error"] = step["observation"] or f"the tool call {outcome}"
+        elif outcome in _NOT_RUN or content in _SKIPPED:
+            step["error"] = not_run(outcome if outcome in _NOT_RUN else content)
+
+
+def _run_key(messages: list[dict[str, Any]], record: dict[str, Any], ctx: Context) -> str:
+    """The history's id: its conversation's or first run's id, else a digest of its first message when that holds
+    pydantic-ai's timestamps, else its file and place (see the module's docstring)."""
+    first = messages[0]
+    for key in ("conversation_id", "run_id"):
+        if isinstance(first.get(key), str) and first[key]:
+            return first[key]
+    if any(isinstance(p.get("timestamp"), str) for p in first["parts"]) or isinstance(first.get("timestamp"), str):
+        canonical = json.dumps(first, sort_keys=True, ensure_ascii=False)
+        return hashlib.blake2b(canonical.encode(), digest_size=10).hexdigest()
+    return file_run_key(ctx, record.get(ITEM_AT))
+
+
+def _total_tokens(messages: list[dict[str, Any]]) -> int | None:
+    """The responses' ``usage`` summed: ``total_tokens`` where kept (before 1.0), else input and output tokens."""
+    total = 0
+    for m in messages:
+        usage = as_dict(m.get("usage"))
+        spent = usage.get("total_tokens")
+        if not isinstance(spent, int):
+            spent = sum(v for k in ("input_tokens", "output_tokens", "request_tokens", "response_tokens")
+                        if isinstance(v := usage.get(k), int))
+        total += spent
+    return total or None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not (isinstance(record, dict) and isinstance(record.get("messages"), list)):
+        raise RecordError("not a Pydantic AI message (a ModelRequest or ModelResponse: 'kind' request or response, "
+                          "'parts' each with a 'part_kind') nor a history (a JSON array of them)")
+    messages = record["messages"]
+    for n, msg in enumerate(messages, 1):
+        if (fault := _fault(msg)) is not None:
+            raise RecordError(f"message {n} of the Pydantic AI history is no ModelRequest or ModelResponse: {fault}")
+    if not messages:
+        raise RecordError("an empty Pydantic AI message history")
+    steps = _Steps()
+    for msg in messages:
+        (steps.response if msg["kind"] == "response" else steps.request)(msg)
+    if not steps.prompts:
+        raise RecordError("a Pydantic AI message history with no user prompt: no task")
+    metadata: dict[str, Any] = {}
+    if len(steps.prompts) > 1:
+        metadata["user_prompts"] = steps.prompts[1:]
+    if (tokens := _total_tokens(messages)) is not None:
+        metadata["total_tokens"] = tokens
+    fields: dict[str, Any] = {"trajectory_id": f"{ID_PREFIX}:{safe_id(_run_key(messages, record, ctx))}",
+                              "task": clip_task(steps.prompts[0]), "steps": steps.finish(), "metadata": metadata}
+    models = [m["model_name"] for m in messages if m["kind"] == "response" and isinstance(m.get("model_name"), str)]
+    if models:
+        fields["model_id"] = models[-1]
+    times = [t for m in messages for t in [_when(m.get("timestamp")), *(_when(p.get("timestamp")) for p in m["parts"])]
+             if t is not None]
+    if times:
+        fields["created_at"] = min(times)
+    return build(fields, ctx)
