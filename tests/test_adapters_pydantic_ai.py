@@ -84,6 +84,21 @@ def test_a_real_app_history_of_structured_answers() -> None:
     assert run.created_at == datetime(2025, 3, 27, 7, 6, 17, 994968, tzinfo=timezone.utc)
 
 
+def test_thinking_text_beside_calls_a_returned_list_a_denied_call_and_refused_text() -> None:
+    """Parts the weather runs lack (built from pydantic-ai 2.78's classes, dumped by its own adapter)."""
+    run = only(PYDAI / "v2.78-parts.json")
+    assert run.task == "Who is on the squad in this photo?"  # the image left out
+    listed, denied, refused, answer = run.steps
+    assert listed.thought == denied.thought == "I should list the squad first.\n\nLet me check the roster."
+    assert (listed.action, listed.observation, listed.error) == (
+        "list_squad_members", '["Aegis", "Nova", "Quark"]', None)
+    assert denied.error == "not run: denied: The user denied this call."
+    assert (refused.action, refused.arguments, refused.error) == (
+        "respond", {"content": "Aegis and Nova"}, "Name all three members.")
+    assert (answer.arguments, answer.error) == ({"content": "Aegis, Nova and Quark."}, None)
+    assert run.model_id == "claude-sonnet-4-5"
+
+
 def test_a_history_saved_a_message_a_line_keeps_its_run_past_a_bad_line(tmp_path: Path) -> None:
     messages = json.loads(V1.read_text())
     lines = [json.dumps(m) for m in messages]

@@ -14,8 +14,8 @@ Mapping
   (action = ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where
   it also calls tools), its observation the ``tool-return`` with its ``tool_call_id``; the error of the call is
   a ``retry-prompt`` answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown
-  tool: before 2.x) or its return's ``outcome`` (2.x: ``retried``, ``failed``; ``denied`` and ``interrupted`` are
-  calls not run); a response's text is a ``respond`` step, as is a call of the output tool (``final_result``:
+  tool: before 2.x) or its return's ``outcome`` (late 1.x: ``failed``; 2.x also ``retried``, where it answers what
+  a retry-prompt did; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``); a response's text is a ``respond`` step, as is a call of the output tool (``final_result``:
   pydantic-ai answers it ``Final result processed.``, 2.x marks it ``tool_kind: output``), its arguments the
   output; a ``retry-prompt`` without a tool (``retry-feedback`` in 2.x: output that failed validation, an output
   validator's ``ModelRetry``) is the error of the ``respond`` it answers;
@@ -108,17 +108,25 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _text(content: Any) -> str:
-    """A part's content as text: a string as is; a user prompt's list of text and media (only its text); a
-    validation error's details (``loc``: ``msg`` a line); any other value as JSON."""
+    """A part's content as text: a string as is; a validation error's details (``loc``: ``msg`` a line); a tool's
+    multimodal return as a prompt's (:func:`_prompt`); any other value (a tool's return value) as JSON."""
     if isinstance(content, str):
         return content
     if isinstance(content, list) and content and all(isinstance(e, dict) and "msg" in e for e in content):
         return "\n".join(f"{'.'.join(str(p) for p in as_list(e.get('loc'))) or 'output'}: {e['msg']}"
                          for e in content)
-    if isinstance(content, list):
-        return "\n".join(p if isinstance(p, str) else str(p.get("content", "")) if isinstance(p, dict)
-                         and p.get("kind") == "text-content" else "" for p in content).strip()
+    if isinstance(content, list) and any(isinstance(p, dict) and isinstance(p.get("kind"), str) for p in content):
+        return _prompt(content)
     return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def _prompt(content: Any) -> str:
+    """A user prompt's text: a string, or the strings and ``text-content`` parts of a multimodal one (an image, a
+    file, a cache point left out)."""
+    if isinstance(content, str):
+        return content.strip()
+    return "\n".join(p if isinstance(p, str) else str(p.get("content", "")) for p in as_list(content)
+                     if isinstance(p, str) or isinstance(p, dict) and p.get("kind") == "text-content").strip()
 
 
 def _when(value: Any) -> datetime | None:
@@ -177,7 +185,7 @@ class _Steps:
     def request(self, msg: dict[str, Any]) -> None:
         for part in msg["parts"]:
             kind = part["part_kind"]
-            if kind == "user-prompt" and (text := _text(part.get("content")).strip()):
+            if kind == "user-prompt" and (text := _prompt(part.get("content"))):
                 if self.prompts:  # the next turn: the person's answer to the words before
                     for step in self.said:
                         step.setdefault("observation", text)
@@ -186,8 +194,9 @@ class _Steps:
             elif kind in ("tool-return", "builtin-tool-return"):
                 self._returned(part)
             elif kind in _FEEDBACK:
-                step = self.by_call.get(part.get("tool_call_id")) if part.get("tool_name") else None
-                for answered in [step] if step is not None else self.said[-1:]:
+                # a tool's: the call it answers (an unknown tool's too); else the answer it refused
+                answering = [self.by_call.get(part.get("tool_call_id"))] if part.get("tool_name") else self.said[-1:]
+                for answered in filter(None, answering):
                     answered["error"] = _text(part.get("content")) or "the model was asked to try again"
 
     def _returned(self, part: dict[str, Any]) -> None:
@@ -204,8 +213,10 @@ class _Steps:
         step["ended_at"] = _when(part.get("timestamp"))
         if outcome in _FAILED:
             step["error"] = step["observation"] or f"the tool call {outcome}"
-        elif outcome in _NOT_RUN or content in _SKIPPED:
-            step["error"] = not_run(outcome if outcome in _NOT_RUN else content)
+        elif outcome in _NOT_RUN:  # worded as every call not run is: ``not run: denied: <reason>``
+            step["error"] = not_run(f"{outcome}: {step['observation']}" if step["observation"] else outcome)
+        elif content in _SKIPPED:
+            step["error"] = not_run(content)
 
 
 def _run_key(messages: list[dict[str, Any]], record: dict[str, Any], ctx: Context) -> str:
