@@ -135,3 +135,15 @@ def test_ingest_dry_run_then_a_search_by_the_tool_error_finds_the_run(newcomer) 
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], out + err
     hits = json.loads(out)
     assert hits and hits[0]["trajectory_id"] == only(V2).trajectory_id, out
+
+
+def test_two_saves_of_one_conversation_ingested_together_are_one_run_the_longer_kept(newcomer) -> None:  # noqa: F811
+    """The first turn's history (the JSONL's first line) and the history after the second turn share the id of their
+    first message; the whole folder is 6 runs, not 8, and the run kept is the one of both turns."""
+    code, out, err = run_cli("ingest", str(PYDAI), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("stats", "--json", "-t", "acme")
+    assert code == 0 and json.loads(out)["trajectories"] == 6, out + err
+    code, out, err = run_cli("show", only(V1).trajectory_id, "-t", "acme", "--json")
+    assert code == 0, out + err
+    assert len(json.loads(out)["steps"]) == len(WEATHER_STEPS), out
