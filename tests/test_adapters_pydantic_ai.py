@@ -1,5 +1,6 @@
-"""Pydantic AI message histories as apps save them (``result.all_messages_json()``): a real one committed by an app,
-and histories written by pydantic-ai-slim 1.0.10 and 2.78.0 themselves (tests/fixtures/pydantic-ai/.pydai30/README.md)."""
+"""Pydantic AI message histories as apps save them (``result.all_messages_json()``): a real one committed by an
+app, and histories written by pydantic-ai-slim 1.0.10 and 2.78.0 themselves (tests/fixtures/pydantic-ai/.pydai30/
+README.md)."""
 
 from __future__ import annotations
 

@@ -10,20 +10,21 @@ line), or a history a JSONL line (an array of arrays too). A history is all its 
 Mapping
 - task: the first ``user-prompt`` part's text; later ones (the next turns) are kept in ``metadata.user_prompts``
   and are the observation of the answer before them;
-- steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response
-  (action = ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where
-  it also calls tools), its observation the ``tool-return`` with its ``tool_call_id``; the error of the call is
-  a ``retry-prompt`` answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown
-  tool: before 2.x) or its return's ``outcome`` (late 1.x: ``failed``; 2.x also ``retried``, where it answers what
-  a retry-prompt did; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``); a response's text is a ``respond`` step, as is a call of the output tool (``final_result``:
-  pydantic-ai answers it ``Final result processed.``, 2.x marks it ``tool_kind: output``), its arguments the
-  output; a ``retry-prompt`` without a tool (``retry-feedback`` in 2.x: output that failed validation, an output
-  validator's ``ModelRetry``) is the error of the ``respond`` it answers;
-- trajectory_id = ``pydantic-ai:<conversation_id>`` (2.x) or ``<run_id>`` (late 1.x) of the first message; a history
-  before them keeps no id: ``pydantic-ai:<digest>`` of its first message, which holds the time to the microsecond
-  its parts were made (``timestamp``), so two saves of one conversation (after each turn) are one run (read
-  together, the longer kept: ``read.DistinctIds``), and a file moved or renamed keeps its runs' ids; a first message with no timestamp
-  anywhere (written by hand, not by pydantic-ai) is named by its file and place (``file_run_key``) instead;
+- steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response (action =
+  ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where it also calls
+  tools), its observation the ``tool-return`` with its ``tool_call_id``; the error of the call is a ``retry-prompt``
+  answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown tool; 1.0.10 here) or
+  its return's ``outcome`` (from March 2026: ``failed``; later 2.x, 2.78 here, also ``retried``, in a retry-prompt's
+  place; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``); a response's text is a
+  ``respond`` step, as is a call of the output tool (``final_result``: pydantic-ai answers it ``Final result
+  processed.``, 2.x marks it ``tool_kind: output``), its arguments the output; a ``retry-prompt`` without a tool
+  (``retry-feedback`` in 2.x: output that failed validation, an output validator's ``ModelRetry``) is the error of the
+  ``respond`` it answers;
+- trajectory_id = ``pydantic-ai:<conversation_id>`` (from April 2026) or ``<run_id>`` (from November 2025) of the
+  first message; a history before them keeps no id: ``pydantic-ai:<digest>`` of its first message, which holds the time to the microsecond its
+  parts were made (``timestamp``), so two saves of one conversation (after each turn) are one run (read together, the
+  longer kept: ``read.DistinctIds``), and a file moved or renamed keeps its runs' ids; a first message with no
+  timestamp anywhere (written by hand, not by pydantic-ai) is named by its file and place (``file_run_key``) instead;
 - model_id = the last response's ``model_name``; created_at = the first timestamp; ``metadata.total_tokens``
   the responses' ``usage`` summed;
 - outcome: ``unknown``: a history holds what was said, not whether the task was done.
