@@ -57,7 +57,7 @@ _FINAL_RESULT = "Final result processed."
 #: ... and the calls it did not run as a final result had come (``end_strategy='early'``).
 _SKIPPED = ("Output tool not used - a final result was already processed.",
             "Tool not executed - a final result was already processed.")
-#: A tool return's ``outcome`` (2.x) that is its call's error, and those of calls not run.
+#: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
 #: Parts that say the model's last response could not be used: a tool-less ``retry-prompt``, 2.x's own part.
@@ -66,12 +66,11 @@ _FEEDBACK = frozenset({"retry-prompt", "retry-feedback"})
 
 def _message(item: Any) -> bool:
     """A dumped ``ModelRequest`` / ``ModelResponse``: its ``kind``, and ``parts`` each with a ``part_kind``."""
-    return isinstance(item, dict) and item.get("kind") in _KINDS and isinstance(parts := item.get("parts"), list) \
-        and all(isinstance(p, dict) and isinstance(p.get("part_kind"), str) for p in parts)
+    return _fault(item) is None
 
 
 def _fault(item: Any) -> str | None:
-    """What keeps ``item`` from being a dumped message (:func:`_message`), None when nothing does."""
+    """What keeps ``item`` from being a dumped message, None when nothing does."""
     if not isinstance(item, dict):
         return f"expected a JSON object, got {json_kind(item)}"
     if item.get("kind") not in _KINDS:
