@@ -119,7 +119,7 @@ def test_a_history_with_a_message_of_no_part_kind_is_refused_naming_it(tmp_path:
     broken = [good[0], {"kind": "response", "parts": [{"content": "x"}]}]
     path.write_text(json.dumps(good) + "\n" + json.dumps(broken) + "\n")
     results = list(read_inputs([path]))
-    assert [(r.ok, r.position) for r in results] == [(True, "record 1"), (False, "record 2")]  # JSONL of arrays
+    assert [(r.ok, r.position) for r in results] == [(True, "line 1"), (False, "line 2")]  # JSONL of arrays
     assert "message 2 of the Pydantic AI history is no ModelRequest or ModelResponse: its part 1 has no " \
            "'part_kind'" in results[1].error
 
@@ -148,3 +148,15 @@ def test_two_saves_of_one_conversation_ingested_together_are_one_run_the_longer_
     code, out, err = run_cli("show", only(V1).trajectory_id, "-t", "acme", "--json")
     assert code == 0, out + err
     assert len(json.loads(out)["steps"]) == len(WEATHER_STEPS), out
+
+
+def test_a_jsonl_of_histories_keeps_the_histories_after_a_line_cut_short(tmp_path: Path) -> None:
+    """A file that opens with ``[`` yet is JSON Lines is read line by line: a history cut short costs itself alone,
+    and its error names its line (review finding 1: every history after it was lost, the error said ``record 2``)."""
+    whole = json.dumps(json.loads(V1.read_text()))
+    path = tmp_path / "histories.jsonl"
+    path.write_text("\n".join([whole, whole[: len(whole) // 2], json.dumps(json.loads(REAL.read_text()))]) + "\n")
+    results = sorted(read_inputs([path]), key=lambda r: r.position)
+    assert [(r.ok, r.position) for r in results] == [(True, "line 1"), (False, "line 2"), (True, "line 3")], results
+    assert "malformed JSON" in results[1].error
+    assert results[2].trajectory.trajectory_id == only(REAL).trajectory_id

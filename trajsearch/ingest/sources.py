@@ -727,10 +727,12 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     One JSON value (a document, or a file of one line) is itself; several
     (JSONL lines, concatenated objects) become the list of their values
     (:class:`Values`), a malformed one reported and skipped so one bad line
-    does not lose the run. ``None`` when nothing was readable.
+    does not lose the run. ``None`` when nothing was readable. JSON Lines whose
+    lines are arrays (a history a line) is read line by line, as any JSON Lines:
+    loaded whole, a line cut short lost every line after it.
     """
     head = peek(path).lstrip("\ufeff \t\r\n")
-    if head.startswith("[") or pretty_printed(head):
+    if head.startswith("[") and not is_jsonl(head) or pretty_printed(head):
         found = list(loaded_values(path, on_bytes))
     else:
         found = list(lines(path, None, on_bytes))
