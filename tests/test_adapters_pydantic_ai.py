@@ -140,11 +140,11 @@ def test_ingest_dry_run_then_a_search_by_the_tool_error_finds_the_run(newcomer) 
 
 def test_two_saves_of_one_conversation_ingested_together_are_one_run_the_longer_kept(newcomer) -> None:  # noqa: F811
     """The first turn's history (the JSONL's first line) and the history after the second turn share the id of their
-    first message; the whole folder is 6 runs, not 8, and the run kept is the one of both turns."""
+    first message; the whole folder is 7 runs, not 9, and the run kept is the one of both turns."""
     code, out, err = run_cli("ingest", str(PYDAI), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("stats", "--json", "-t", "acme")
-    assert code == 0 and json.loads(out)["trajectories"] == 6, out + err
+    assert code == 0 and json.loads(out)["trajectories"] == 7, out + err
     code, out, err = run_cli("show", only(V1).trajectory_id, "-t", "acme", "--json")
     assert code == 0, out + err
     assert len(json.loads(out)["steps"]) == len(WEATHER_STEPS), out
@@ -160,3 +160,16 @@ def test_a_jsonl_of_histories_keeps_the_histories_after_a_line_cut_short(tmp_pat
     assert [(r.ok, r.position) for r in results] == [(True, "line 1"), (False, "line 2"), (True, "line 3")], results
     assert "malformed JSON" in results[1].error
     assert results[2].trajectory.trajectory_id == only(REAL).trajectory_id
+
+
+def test_an_output_pydantic_ai_did_not_use_is_a_call_not_run_and_a_failed_call_has_no_result() -> None:
+    """2.x answers an output call it set aside (a tool's retry first) with a status text of its own
+    (``_tool_status.py``): the call was not used, not answered. A failed call's text is its error, not also its
+    result (review findings 3 and 7)."""
+    failed, set_aside, answer = only(PYDAI / "v2.78-retrywins.json").steps
+    assert (failed.error, failed.observation) == ("city: Field required\ntown: Extra inputs are not permitted", None)
+    assert (set_aside.action, set_aside.arguments, set_aside.observation) == (
+        "respond", {"content": '{"city": "Rome"}'}, None)
+    assert set_aside.error == ("not run: Output not used as the final result - addressing tool retries from this "
+                               "round first.")
+    assert (answer.arguments, answer.error) == ({"content": '{"city": "Paris"}'}, None)

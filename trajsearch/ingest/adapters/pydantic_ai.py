@@ -54,9 +54,14 @@ ID_PREFIX = "pydantic-ai"
 _KINDS = frozenset({"request", "response"})
 #: What pydantic-ai answers a call of its output tool with (``_tool_execution.py``, every version).
 _FINAL_RESULT = "Final result processed."
-#: ... and the calls it did not run as a final result had come (``end_strategy='early'``).
-_SKIPPED = ("Output tool not used - a final result was already processed.",
-            "Tool not executed - a final result was already processed.")
+#: ... and the calls it did not run or whose output it did not use (``_tool_status.py``, 2.78: a final result had
+#: come, ``end_strategy='early'``; a tool's retry first; the output function failed ...): each such call not run.
+_SKIPPED = frozenset({"Output tool not used - a final result was already processed.",
+                      "Tool not executed - a final result was already processed.",
+                      "Output not used as the final result - addressing tool retries from this round first.",
+                      "Output tool processed, but its value will not be the final result of the agent run.",
+                      "Output tool not used - output function execution failed.",
+                      "Output tool not used - output failed validation."})
 #: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
@@ -210,14 +215,16 @@ class _Steps:
             self.output_tools.add(step["action"])
             self.said.append(step)
             return
-        step["observation"] = _text(content)
         step["ended_at"] = _when(part.get("timestamp"))
-        if outcome in _FAILED:
-            step["error"] = step["observation"] or f"the tool call {outcome}"
+        text = _text(content)
+        if outcome in _FAILED:  # the text is the error alone, as a 1.x retry-prompt's is
+            step["error"] = text or f"the tool call {outcome}"
         elif outcome in _NOT_RUN:  # worded as every call not run is: ``not run: denied: <reason>``
-            step["error"] = not_run(f"{outcome}: {step['observation']}" if step["observation"] else outcome)
-        elif content in _SKIPPED:
+            step["error"] = not_run(f"{outcome}: {text}" if text else outcome)
+        elif isinstance(content, str) and content in _SKIPPED:
             step["error"] = not_run(content)
+        else:
+            step["observation"] = text
 
 
 def _run_key(messages: list[dict[str, Any]], record: dict[str, Any], ctx: Context) -> str:
