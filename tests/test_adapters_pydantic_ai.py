@@ -140,11 +140,11 @@ def test_ingest_dry_run_then_a_search_by_the_tool_error_finds_the_run(newcomer) 
 
 def test_two_saves_of_one_conversation_ingested_together_are_one_run_the_longer_kept(newcomer) -> None:  # noqa: F811
     """The first turn's history (the JSONL's first line) and the history after the second turn share the id of their
-    first message; the whole folder is 7 runs, not 9, and the run kept is the one of both turns."""
+    first message; the whole folder is 8 runs, not 10, and the run kept is the one of both turns."""
     code, out, err = run_cli("ingest", str(PYDAI), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("stats", "--json", "-t", "acme")
-    assert code == 0 and json.loads(out)["trajectories"] == 7, out + err
+    assert code == 0 and json.loads(out)["trajectories"] == 8, out + err
     code, out, err = run_cli("show", only(V1).trajectory_id, "-t", "acme", "--json")
     assert code == 0, out + err
     assert len(json.loads(out)["steps"]) == len(WEATHER_STEPS), out
@@ -173,3 +173,15 @@ def test_an_output_pydantic_ai_did_not_use_is_a_call_not_run_and_a_failed_call_h
     assert set_aside.error == ("not run: Output not used as the final result - addressing tool retries from this "
                                "round first.")
     assert (answer.arguments, answer.error) == ({"content": '{"city": "Paris"}'}, None)
+
+
+def test_a_history_of_calls_without_ids_pairs_each_answer_with_the_earliest_unanswered_call_of_its_tool() -> None:
+    """pydantic-ai before March 2025 wrote ``tool_call_id: null`` and answered calls in their order (0.0.24 here):
+    the retry-prompt is the first call's error, the return the second's result (review finding 2: both were set
+    apart from their calls, the error lost)."""
+    run = only(PYDAI / "v0.0.24-noids.json")
+    assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
+        ("get_weather", {"town": "Oslo"}, None, "city: Field required\ntown: Extra inputs are not permitted"),
+        ("get_weather", {"city": "Paris"}, "sunny", None),
+        ("get_weather", {"city": "Oslo"}, "rain", None),
+        ("respond", {"content": "Paris: sunny. Oslo: rain."}, None, None)]

@@ -57,6 +57,7 @@ _FINAL_RESULT = "Final result processed."
 #: ... and the calls it did not run or whose output it did not use (``_tool_status.py``, 2.78: a final result had
 #: come, ``end_strategy='early'``; a tool's retry first; the output function failed ...): each such call not run.
 _SKIPPED = frozenset({"Output tool not used - a final result was already processed.",
+                      "Result tool not used - a final result was already processed.",  # its 0.0.x wording
                       "Tool not executed - a final result was already processed.",
                       "Output not used as the final result - addressing tool retries from this round first.",
                       "Output tool processed, but its value will not be the final result of the agent run.",
@@ -135,6 +136,11 @@ def _prompt(content: Any) -> str:
                      if isinstance(p, str) or isinstance(p, dict) and p.get("kind") == "text-content").strip()
 
 
+def _tool_name(part: dict[str, Any]) -> str:
+    name = part.get("tool_name")
+    return name if isinstance(name, str) and name else UNNAMED_TOOL
+
+
 def _when(value: Any) -> datetime | None:
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -148,6 +154,7 @@ class _Steps:
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
+        self.unpaired: list[dict[str, Any]] = []  # the calls of no id (before March 2025) not answered yet
         self.said: list[dict[str, Any]] = []  # the respond steps of the last response
         self.prompts: list[str] = []
         self.output_tools: set[str] = set()  # the names of the calls pydantic-ai answered as its output tool's
@@ -162,7 +169,7 @@ class _Steps:
         self.said = []
         thought = "\n\n".join(t for t in (thinking, text if calls else None) if t) or None
         for call in calls:
-            step = {"thought": thought, "action": str(call.get("tool_name") or UNNAMED_TOOL),
+            step = {"thought": thought, "action": _tool_name(call),
                     "arguments": tool_arguments(call.get("args")), "started_at": when}
             if call.get("tool_kind") == "output":
                 self.output_tools.add(step["action"])
@@ -170,6 +177,8 @@ class _Steps:
             self.steps.append(step)
             if isinstance(call.get("tool_call_id"), str):
                 self.by_call[call["tool_call_id"]] = step
+            else:
+                self.unpaired.append(step)
         for ret in (p for p in parts if p["part_kind"] == "builtin-tool-return"):
             self._returned(ret)
         if text and not calls:
@@ -201,14 +210,26 @@ class _Steps:
                 self._returned(part)
             elif kind in _FEEDBACK:
                 # a tool's: the call it answers (an unknown tool's too); else the answer it refused
-                answering = [self.by_call.get(part.get("tool_call_id"))] if part.get("tool_name") else self.said[-1:]
+                answering = [self._answered(part)] if part.get("tool_name") else self.said[-1:]
                 for answered in filter(None, answering):
                     answered["error"] = _text(part.get("content")) or "the model was asked to try again"
 
+    def _answered(self, part: dict[str, Any]) -> dict[str, Any] | None:
+        """The step of the call a return or retry-prompt answers: the one of its ``tool_call_id``; pydantic-ai before
+        March 2025 (f3be7141b) kept no id (``null``) and answered calls in their order: the earliest call of its tool
+        not answered yet."""
+        if isinstance(call_id := part.get("tool_call_id"), str):
+            return self.by_call.get(call_id)
+        name = _tool_name(part)
+        step = next((s for s in self.unpaired if s["action"] == name), None)
+        if step is not None:
+            self.unpaired.remove(step)
+        return step
+
     def _returned(self, part: dict[str, Any]) -> None:
-        step = self.by_call.get(part.get("tool_call_id"))
+        step = self._answered(part)
         if step is None:  # a return whose call this history does not hold
-            step = {"action": str(part.get("tool_name") or UNNAMED_TOOL)}
+            step = {"action": _tool_name(part)}
             self.steps.append(step)
         content, outcome = part.get("content"), part.get("outcome")
         if content == _FINAL_RESULT:  # the output, its call's step a respond one (``finish``)
