@@ -140,11 +140,11 @@ def test_ingest_dry_run_then_a_search_by_the_tool_error_finds_the_run(newcomer) 
 
 def test_two_saves_of_one_conversation_ingested_together_are_one_run_the_longer_kept(newcomer) -> None:  # noqa: F811
     """The first turn's history (the JSONL's first line) and the history after the second turn share the id of their
-    first message; the whole folder is 8 runs, not 10, and the run kept is the one of both turns."""
+    first message; the whole folder is 9 runs, not 11, and the run kept is the one of both turns."""
     code, out, err = run_cli("ingest", str(PYDAI), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("stats", "--json", "-t", "acme")
-    assert code == 0 and json.loads(out)["trajectories"] == 8, out + err
+    assert code == 0 and json.loads(out)["trajectories"] == 9, out + err
     code, out, err = run_cli("show", only(V1).trajectory_id, "-t", "acme", "--json")
     assert code == 0, out + err
     assert len(json.loads(out)["steps"]) == len(WEATHER_STEPS), out
@@ -185,3 +185,14 @@ def test_a_history_of_calls_without_ids_pairs_each_answer_with_the_earliest_unan
         ("get_weather", {"city": "Paris"}, "sunny", None),
         ("get_weather", {"city": "Oslo"}, "rain", None),
         ("respond", {"content": "Paris: sunny. Oslo: rain."}, None, None)]
+
+
+def test_the_calls_of_a_response_the_run_stopped_at_are_not_run() -> None:
+    """2.x marks a response the run did not act on (a usage limit crossed, a cancelled stream) ``state: interrupted``
+    (review finding 4: its call read as a call that ran with no result)."""
+    run = only(PYDAI / "v2.78-interrupted.json")
+    paris, oslo = run.steps
+    assert (paris.arguments, paris.observation, paris.error) == ({"city": "Paris"}, "sunny", None)
+    assert (oslo.arguments, oslo.observation) == ({"city": "Oslo"}, None)
+    assert oslo.error == "not run: the response was interrupted: the run stopped before acting on it"
+    assert run.outcome is Outcome.unknown

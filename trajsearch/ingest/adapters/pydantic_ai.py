@@ -28,7 +28,9 @@ Mapping
   (``file_run_key``) instead;
 - model_id = the last response's ``model_name``; created_at = the first timestamp; ``metadata.total_tokens``
   the responses' ``usage`` summed;
-- outcome: ``unknown``: a history holds what was said, not whether the task was done.
+- outcome: ``unknown``: a history holds what was said, not whether the task was done; a response 2.x marks
+  ``state: interrupted`` or ``incomplete`` (a usage limit crossed, a stream cancelled or cut) was not acted on: its
+  calls nothing answered are ``not run: the response was interrupted: ...``, as is its text.
 - refused: the messages of pydantic-ai before 0.0.13 (``role`` instead of ``kind``) are not detected.
 """
 
@@ -66,6 +68,8 @@ _SKIPPED = frozenset({"Output tool not used - a final result was already process
 #: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
+#: A response's ``state`` (2.x) when the run did not act on it: stopped (a usage limit, a cancelled stream), cut off.
+_STOPPED = frozenset({"interrupted", "incomplete"})
 #: Parts that say the model's last response could not be used: a tool-less ``retry-prompt``, 2.x's own part.
 _FEEDBACK = frozenset({"retry-prompt", "retry-feedback"})
 
@@ -158,6 +162,7 @@ class _Steps:
         self.said: list[dict[str, Any]] = []  # the respond steps of the last response
         self.prompts: list[str] = []
         self.output_tools: set[str] = set()  # the names of the calls pydantic-ai answered as its output tool's
+        self.stopped: list[tuple[str, list[dict[str, Any]]]] = []  # the steps of responses not acted on, their state
 
     def response(self, msg: dict[str, Any]) -> None:
         parts, when = msg["parts"], _when(msg.get("timestamp"))
@@ -166,7 +171,7 @@ class _Steps:
         text = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "text"
                            and isinstance(p.get("content"), str) and p["content"].strip())
         calls = [p for p in parts if p["part_kind"] in ("tool-call", "builtin-tool-call")]
-        self.said = []
+        self.said, made = [], len(self.steps)
         thought = "\n\n".join(t for t in (thinking, text if calls else None) if t) or None
         for call in calls:
             step = {"thought": thought, "action": _tool_name(call),
@@ -185,10 +190,17 @@ class _Steps:
             step = {"thought": thinking, "action": "respond", "arguments": {"content": text}, "started_at": when}
             self.steps.append(step)
             self.said.append(step)
+        if msg.get("state") in _STOPPED:
+            self.stopped.append((msg["state"], self.steps[made:]))
 
     def finish(self) -> list[dict[str, Any]]:
         """The steps, each call of the output tool (``output_tools``: an earlier one whose arguments failed
-        validation too) a ``respond`` step, its arguments the output."""
+        validation too) a ``respond`` step, its arguments the output; the steps of a response the run stopped at,
+        which nothing answered, not run."""
+        for state, made in self.stopped:
+            for step in made:
+                if "observation" not in step and "error" not in step:
+                    step["error"] = not_run(f"the response was {state}: the run stopped before acting on it")
         for n, step in enumerate(self.steps):
             if step["action"] in self.output_tools:
                 output = step["arguments"]
