@@ -1189,6 +1189,24 @@ def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
     return name
 
 
+#: Where an adapter's ``split`` found a run in its file, for :func:`file_run_key`: the number of the run's first item
+#: (1 for a file that is one run). Its value is AutoGen's, which used it first: a record kept aside keeps its place.
+ITEM_AT = "__autogen_item__"
+
+
+def file_run_key(ctx: Context, at: Any) -> str:
+    """A run's id where its dump keeps none (AgentChat before 0.6, an AutoGen 0.2 ChatResult's ``chat_id`` None,
+    AG2's ``initiate_chats`` numbering its chats 1, 2, ...): the file it was read from (its folder and name, as
+    ``file_stem`` gives it) and where in it (``at``, the run's first item), as other formats name a file's runs.
+    What was said cannot be the id: a cached or replayed model (AG2's ``cache_seed`` 42, a
+    ``ReplayChatCompletionClient``) says the same in every run, and two runs of one task by two models often do
+    (their usage differs, which AgentChat's team state and a ChatResult's history do not all keep): the later run
+    replaced the earlier. Shared by ``autogen_agentchat``, ``ag2`` and ``pydantic_ai``."""
+    folder = named_path(ctx.source).parent  # a stream's copy: the folders the operator named, not the copy's
+    where = ".".join(p for p in (folder.name, file_stem(ctx.source, (".json", ".jsonl"))) if p)
+    return f"{where}.{at if isinstance(at, int) else 1}"
+
+
 def file_time(source: Path) -> datetime | None:
     """The dump file's modification time: a stable stand-in for a missing ``created_at``.
 

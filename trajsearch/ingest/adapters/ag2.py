@@ -20,7 +20,7 @@ Mapping
   (``autogen_agentchat.ran_code``), failed on a non-zero exit code;
 - trajectory_id = ``ag2:<chat_id>`` where AG2 drew it (``uuid4().int``); AutoGen 0.2's ``initiate_chat`` leaves
   it None and ``a_initiate_chats`` sets its caller's numbers (1, 2, ...): ``ag2:<folder>.<file name>.<item>``
-  (``autogen_agentchat.file_run_key``: a chat's words are no id, a cache replays them); metadata keeps the
+  (``_common.file_run_key``: a chat's words are no id, a cache replays them); metadata keeps the
   ``summary`` and the agents' names;
 - outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
 """
@@ -32,9 +32,9 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import (Context, RecordError, build, clip_task, content_text, item_positions, json_object, safe_id,
-                      tool_arguments)
-from .autogen_agentchat import CODE_BLOCK, ITEM_AT, file_run_key, ran_code
+from ._common import (ITEM_AT, Context, RecordError, build, clip_task, content_text, file_run_key, item_positions,
+                      json_object, safe_id, tool_arguments)
+from .autogen_agentchat import CODE_BLOCK, ran_code
 
 NAME = "ag2"
 ID_PREFIX = "ag2"

@@ -57,8 +57,8 @@ from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ..sources import COMPRESSED_SUFFIXES, peek, whole_document
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
-                      file_stem, json_object, named_path, safe_id, tool_arguments)
+from ._common import (ITEM_AT, Context, RecordError, as_dict, as_list, build, clip_task, content_text,
+                      decisive_line, file_run_key, json_object, safe_id, tool_arguments)
 from ._spans.messages import agentchat_users
 
 NAME = "autogen-agentchat"
@@ -477,24 +477,9 @@ def _task(messages: list[dict[str, Any]]) -> str:
     return clip_task(_text(first).strip())
 
 
-#: Where ``split`` found a run in its file: the number of the run's first item (1 for a file that is one run).
-ITEM_AT = "__autogen_item__"
 #: A run ``split`` cut from a team state's thread (``_runs_of_thread``): that it was, and which of its runs it is.
 SAVED_AS = "__autogen_saved_as__"
 RUN_OF_STATE = "__autogen_run_of_state__"
-
-
-def file_run_key(ctx: Context, at: Any) -> str:
-    """A run's id where its dump keeps none (AgentChat before 0.6, an AutoGen 0.2 ChatResult's ``chat_id`` None,
-    AG2's ``initiate_chats`` numbering its chats 1, 2, ...): the file it was read from (its folder and name, as
-    ``file_stem`` gives it) and where in it (``at``, the run's first item), as other formats name a file's runs.
-    What was said cannot be the id: a cached or replayed model (AG2's ``cache_seed`` 42, a
-    ``ReplayChatCompletionClient``) says the same in every run, and two runs of one task by two models often do
-    (their usage differs, which AgentChat's team state and a ChatResult's history do not all keep): the later run
-    replaced the earlier. Shared with ``ag2``."""
-    folder = named_path(ctx.source).parent  # a stream's copy: the folders the operator named, not the copy's
-    where = ".".join(p for p in (folder.name, file_stem(ctx.source, (".json", ".jsonl"))) if p)
-    return f"{where}.{at if isinstance(at, int) else 1}"
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:

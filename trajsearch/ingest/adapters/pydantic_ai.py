@@ -44,9 +44,8 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, item_positions, json_kind, safe_id,
-                      tool_arguments)
-from .autogen_agentchat import ITEM_AT, file_run_key
+from ._common import (ITEM_AT, Context, RecordError, as_dict, as_list, build, clip_task, file_run_key, item_positions,
+                      json_kind, safe_id, tool_arguments)
 
 NAME = "pydantic-ai"
 #: A file is read whole (see ``split``): a history may be saved one message a line.
