@@ -109,6 +109,7 @@ def test_a_history_saved_a_message_a_line_keeps_its_run_past_a_bad_line(tmp_path
     results = list(read_inputs([path]))
     [bad] = [r for r in results if not r.ok]
     assert bad.position == "line 6" and "not a Pydantic AI message" in bad.error, bad
+    assert bad.error.endswith("its 'parts' is a number, not an array"), bad  # what is wrong with it (review nit 6)
     [good] = [r.trajectory for r in results if r.ok]
     assert [(s.action, s.arguments, s.error) for s in good.steps] == WEATHER_STEPS
 
@@ -196,3 +197,16 @@ def test_the_calls_of_a_response_the_run_stopped_at_are_not_run() -> None:
     assert (oslo.arguments, oslo.observation) == ({"city": "Oslo"}, None)
     assert oslo.error == "not run: the response was interrupted: the run stopped before acting on it"
     assert run.outcome is Outcome.unknown
+
+
+def test_an_unusable_call_id_or_tool_name_is_read_past(tmp_path: Path) -> None:
+    """An id that is no string (a list) is no key and a tool name that is no string no name (review nit 5: the run
+    was lost to ``TypeError: unhashable type: 'list'``)."""
+    messages = json.loads(V1.read_text())
+    calls = [p for m in messages for p in m["parts"] if p["part_kind"] == "tool-call"]
+    answers = [p for m in messages for p in m["parts"] if p["part_kind"] in ("tool-return", "retry-prompt")]
+    answers[0]["tool_call_id"], answers[1]["tool_call_id"], calls[2]["tool_name"] = ["x"], ["y"], {"x": 1}
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(messages))
+    run = only(path)
+    assert [s.action for s in run.steps][:3] == ["get_weather", "get_weather", "tool"]

@@ -288,7 +288,7 @@ def _total_tokens(messages: list[dict[str, Any]]) -> int | None:
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not (isinstance(record, dict) and isinstance(record.get("messages"), list)):
         raise RecordError("not a Pydantic AI message (a ModelRequest or ModelResponse: 'kind' request or response, "
-                          "'parts' each with a 'part_kind') nor a history (a JSON array of them)")
+                          f"'parts' each with a 'part_kind') nor a history (a JSON array of them): {_fault(record)}")
     messages = record["messages"]
     for n, msg in enumerate(messages, 1):
         if (fault := _fault(msg)) is not None:
