@@ -12,7 +12,8 @@ Mapping
   and are the observation of the answer before them;
 - steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response (action =
   ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where it also calls
-  tools), its observation the ``tool-return`` with its ``tool_call_id``; the error of the call is a ``retry-prompt``
+  tools), its observation the ``tool-return`` with its ``tool_call_id`` (before March 2025 ids were ``null``: the
+  earliest unanswered call of its tool, the order pydantic-ai answered in); the error of the call is a ``retry-prompt``
   answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown tool; 1.0.10 here) or
   its return's ``outcome`` (from March 2026: ``failed``; later 2.x, 2.78 here, also ``retried``, in a retry-prompt's
   place; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``); a response's text is a
