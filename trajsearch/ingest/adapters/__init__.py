@@ -110,6 +110,7 @@ from . import (
     copilot_chat,
     copilot_cli,
     copilot_share,
+    crush,
     gemini_cli,
     goose,
     inspect_ai,
@@ -140,7 +141,7 @@ ADAPTERS: dict[str, ModuleType] = {
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         # coding-agent CLI session files
-        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose,
+        claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)

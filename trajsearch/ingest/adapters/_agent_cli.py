@@ -75,6 +75,8 @@ SYNTHETIC_MODEL = "<synthetic>"
 NO_RESPONSE = "No response requested."
 #: Why a session that ended on such an error failed: not the agent's work.
 API_ERROR_CAUSE = "infrastructure: the session ended on an API error, not on the agent's work"
+#: A tool call the session ends without an answer to (goose, Crush): it failed, as far as the run shows.
+NEVER_ANSWERED = "tool call never answered (no result recorded: the session ends while it ran)"
 #: A session's last error that says the conversation outgrew the model's context window, in the words the CLIs
 #: and providers use: Claude Code's "Prompt is too long" (its ``<synthetic>`` message, the API's "prompt is too long:
 #: N tokens > M maximum"), Codex's "Codex ran out of room in the model's context window" (``codex_error_info``

@@ -67,8 +67,8 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, first_time, iso_time,
-                         join_thought, prompt_list, session_trajectory, whole_file)
+from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_records, as_str, error_line, first_time,
+                         iso_time, join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
 
 NAME = "goose"
@@ -85,7 +85,6 @@ _GOOSE_PARTS = frozenset({"toolRequest", "toolResponse", "frontendToolRequest", 
                           "actionRequired", "systemNotification", "redactedThinking", "contextLengthExceeded",
                           "summarizationRequested", "error"})
 _REQUESTS = ("toolRequest", "frontendToolRequest")
-NEVER_ANSWERED = "tool call never answered (no result recorded: the session ends while it ran)"
 
 #: goose's SQLite store as JSON lines of sessions, each shaped as ``goose session export --format json`` prints one
 #: (the session's columns, and its ``conversation``), with Python's standard library alone: the database opened
