@@ -185,6 +185,9 @@ def _count(value: Any) -> int:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not matches(record):  # a format forced on another file
+        raise RecordError("not a Crush session: expected a session's row with its messages, as the command named for "
+                          "a .crush/crush.db writes them")
     walk = _Session()
     messages = [m for m in record["messages"] if isinstance(m, dict) and not _summary(m, record)]
     for message in messages:
