@@ -295,8 +295,8 @@ _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!
 
 def _sqlite_kind(path: Path) -> str:
     """What an SQLite database is, by its tables (read once, the file opened read-only): AG2's runtime log, Google
-    ADK's, OpenCode's or goose's session store (an adapter's ``session_store``: with how to export its sessions), or
-    another database."""
+    ADK's, OpenCode's, goose's or Crush's session store (an adapter's ``session_store``: with how to export its
+    sessions), or another database."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
