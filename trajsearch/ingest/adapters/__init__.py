@@ -111,6 +111,7 @@ from . import (
     copilot_cli,
     copilot_share,
     crush,
+    cursor_cli,
     gemini_cli,
     goose,
     inspect_ai,
@@ -141,6 +142,7 @@ ADAPTERS: dict[str, ModuleType] = {
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         # coding-agent CLI session files
+        cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)

@@ -775,3 +775,11 @@ class SessionSteps:
                                "arguments": {"content": "\n\n".join(self.narration)},
                                "started_at": iso_time(self.narration_at)})
             self.thought, self.narration = [], []
+
+    def close(self) -> None:
+        """The session's end: text after the last call is the answer; a call still waiting never was answered
+        (``NEVER_ANSWERED``: it failed, as far as the run shows)."""
+        self.flush()
+        for step in self.by_call.values():
+            step["error"] = NEVER_ANSWERED
+        self.by_call.clear()

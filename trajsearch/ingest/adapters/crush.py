@@ -44,7 +44,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_str, error_line, exit_code_error,
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_str, error_line, exit_code_error,
                          first_time, iso_time, join_thought, json_arguments, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list
 
@@ -165,13 +165,6 @@ class _Session(SessionSteps):
             step["error"] = error_line(output)
         elif error := _shell_error(output, as_str(as_dict(step.get("arguments")).get("command"))):
             step["error"] = error
-
-    def close(self) -> None:
-        """The session's end: text after the last call is the answer; a call still waiting never was answered."""
-        self.flush()
-        for step in self.by_call.values():
-            step["error"] = NEVER_ANSWERED
-        self.by_call.clear()
 
 
 def _summary(message: dict[str, Any], session: dict[str, Any]) -> bool:

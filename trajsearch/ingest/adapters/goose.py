@@ -67,8 +67,9 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_records, as_str, error_line, first_time,
-                         iso_time, join_thought, prompt_list, session_trajectory, whole_file)
+from ._agent_cli import NEVER_ANSWERED  # noqa: F401 - named here before it was shared (its tests import it)
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, first_time, iso_time,
+                         join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
 
 NAME = "goose"
@@ -260,13 +261,6 @@ class _Session(SessionSteps):
             step["observation"] = _result_text(value) or None
             if isinstance(value, dict) and value.get("isError") is True:
                 step["error"] = error_line(step["observation"])
-
-    def close(self) -> None:
-        """The session's end: text after the last call is the answer; a call still waiting never was answered."""
-        self.flush()
-        for step in self.by_call.values():
-            step["error"] = NEVER_ANSWERED
-        self.by_call.clear()
 
 
 def _digest(messages: list[dict[str, Any]], task: str) -> str:

@@ -1,0 +1,97 @@
+"""Cursor CLI (``cursor-agent -p --output-format stream-json``): its stream shape is Claude Code's with Cursor's own
+events, and was read as Claude Code's with its tool calls lost. Fixtures: tests/fixtures/cursor-cli/.newcli30 (lines
+captured from Cursor CLI 2026.08.11; README.md there says where from) and Harbor's cursor-cli.txt of the ATIF fixtures
+(written in Cursor's shapes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STREAM = FIXTURES / "cursor-cli" / ".newcli30" / "stream.jsonl"
+HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot" / "hello-cursor__Xq2Lm" / "agent" / "cursor-cli.txt"
+RUN_ID = "cursor-cli.00000000-0000-4000-8000-000000000001.6babc3d08d9e"
+
+
+def _only(path: Path):
+    [result] = list(read_inputs([path]))
+    assert result.ok, result.error
+    return result.trajectory
+
+
+def test_a_stream_is_one_run_with_its_tool_calls_not_claude_codes() -> None:
+    assert detect_format(STREAM) == "cursor-cli"
+    run = _only(STREAM)
+    assert run.trajectory_id == RUN_ID and run.task == "Read hello.py" and run.model_id == "Auto"
+    assert run.outcome == Outcome.unknown
+    assert [s.action for s in run.steps] == ["glob", "edit", "shell", "shell", "respond"]
+    glob, edit, refused, ran, answer = run.steps
+    assert glob.thought == "Reading hello.py to" and glob.arguments["globPattern"] == "**/hello.py"
+    assert json.loads(glob.observation)["files"] == ["hello.py"] and glob.error is None
+    assert edit.arguments["path"] == "/private/tmp/cursor-research/hello.py" and edit.error is None
+    assert refused.arguments == {"command": "python3 hello.py"} and refused.error == "rejected: not run"
+    assert ran.observation == "hello world\n" and ran.error is None
+    assert answer.arguments["content"] == "It prints `hello world`."
+    assert run.metadata["working_dir"] == "/private/tmp/cursor-research" and run.metadata["total_tokens"] == 15051
+    assert run.created_at.isoformat() == "2026-08-23T21:43:41.085000+00:00"
+
+
+def test_failed_commands_and_tools_are_step_errors_and_an_unfinished_call_never_answered(tmp_path: Path) -> None:
+    run = _only(HARBOR)  # Harbor's cursor-cli.txt, beside its ATIF conversion: read when named
+    failed, missing, refused, awaited = run.steps[:4]
+    assert failed.error == "1 failed, 1 passed in 0.03s (exit code 1)"
+    assert missing.error == "cat: calc.py: No such file or directory (exit code 1)"
+    assert refused.error == "rejected: not run: Command requires approval, which is unavailable in headless mode"
+    assert awaited.action == "await" and awaited.error == "error: No shell found for id 45563"
+    lines = STREAM.read_text().splitlines()
+    started = json.loads(lines[4])  # the glob call, started; the stream cut there
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:2] + [json.dumps(started)]) + "\n")
+    assert _only(cut).steps[-1].error == NEVER_ANSWERED
+
+
+def test_an_error_result_ends_the_run_as_an_infra_error(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in STREAM.read_text().splitlines()]
+    lines[-1] |= {"subtype": "error", "is_error": True, "result": "Connection to the model provider failed"}
+    path = tmp_path / "failed.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = _only(path)
+    assert run.outcome == Outcome.infra_error and run.failure.error == "Connection to the model provider failed"
+
+
+def test_the_json_output_is_refused_as_cursors_not_claude_codes(newcomer, tmp_path: Path) -> None:
+    final = json.loads(STREAM.read_text().splitlines()[-1])
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps(final))
+    code, out, err = run_cli("ingest", str(path), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "headless Cursor CLI run" in said and "--output-format stream-json" in said and "Claude" not in said, said
+
+
+def test_the_cli_reads_the_stream_and_finds_it_by_its_refused_command(newcomer) -> None:
+    code, out, err = run_cli("ingest", str(STREAM), "--dry-run")
+    assert code == 0 and "format cursor-cli; runs 1; rejected 0" in out + err, out + err
+    assert run_cli("ingest", str(STREAM))[0] == 0
+    code, out, err = run_cli("search", "rejected: not run python3 hello.py", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
+    assert json.loads(out)[0]["trajectory_id"] == RUN_ID
+    code, out, _ = run_cli("formats", "--json")
+    assert "cursor-cli" in [f["format"] for f in json.loads(out)]
+
+
+def test_a_cut_short_stream_keeps_what_came_before_and_names_the_file_and_line(newcomer, tmp_path: Path) -> None:
+    text = STREAM.read_text()
+    cut = tmp_path / "stream.jsonl"
+    cut.write_text(text[:text.index('"call_id":"call-glob-0"') + 30])  # inside the glob call's first line
+    code, out, err = run_cli("ingest", str(cut), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "format cursor-cli; runs 1; rejected 1" in said, said  # the lines before the cut are the run
+    assert f"rejected {cut}, line 5: malformed JSON: cut short" in said, said

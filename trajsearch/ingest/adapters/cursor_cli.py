@@ -1,0 +1,222 @@
+"""``cursor-cli``: Cursor's CLI (``cursor-agent`` / ``agent``) headless ``--output-format stream-json`` output, one run a file.
+
+Cursor's CLI is closed source: read from its output as captured verbatim from Cursor CLI 2026.08.11 (identifying
+ids replaced) in ZhengyiLuo/AgentsServer ``tests/test_cursor_agent_client.py`` (see
+``tests/fixtures/cursor-cli/.newcli30/README.md``) and Cursor's output-format reference as projects quoting it
+describe it. It is Claude Code's stream shape with Cursor's own events, and was read as Claude Code's, its tool calls
+lost:
+- ``{"type": "system", "subtype": "init", "apiKeySource", "cwd", "session_id", "model", "permissionMode"}`` first
+  (no ``tools`` list, which Claude Code's ``init`` always has: how the file is told apart);
+- ``user`` / ``assistant`` lines, ``{"message": {"role", "content": [{"type": "text", "text"}]}}``: the prompt (the
+  CLI echoes it) and what the model said;
+- ``thinking`` lines (``subtype`` ``delta`` with ``text``, then ``completed``): the model's reasoning, in pieces;
+- ``tool_call`` lines, ``subtype`` ``started`` then ``completed``, with ``call_id`` and ``tool_call``:
+  ``{"<kind>ToolCall": {"args", "result": {<outcome>: {...}}}}`` (``shellToolCall``, ``readToolCall``,
+  ``editToolCall``, ``globToolCall``, ``grepToolCall`` ...); the outcome ``success`` (a command's ``exitCode``,
+  ``stdout``, ``stderr``), or ``rejected`` (the CLI refused to run it: a shell call without ``--force``),
+  ``failure``, ``error``, ``timeout``, ``permissionDenied``, ``fileNotFound`` ...;
+- ``{"type": "result", "subtype", "is_error", "result", "duration_ms", "session_id", "request_id", "usage"}`` last.
+
+Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool calls in the order they
+started, their action the kind (``shell``, ``read``, ``edit`` ...), arguments its ``args``, observation the command's
+output or the outcome's fields; failed when the outcome is not ``success`` (its error, reason or path named) or a
+command's ``exitCode`` is not 0 (its decisive line and the code); a call never completed failed (never answered);
+the model's text after the last call a ``respond`` step; model_id = the ``init``'s ``model`` (the name Cursor shows:
+``Auto``, ``Claude 4 Sonnet``); outcome unknown unless the ``result`` is an error (``is_error``: the CLI's or the
+provider's, ``infra_error``; out of context: the agent's failure); trajectory_id = ``cursor-cli.<session id>.<digest
+of the prompt>`` (a ``--resume``d chat's next run shares its session id); created_at = the first ``timestamp_ms``.
+``--output-format json`` (the final ``result`` alone: no prompt, no steps) is refused saying so; with
+``--stream-partial-output`` the ``assistant`` lines are pieces of the text, joined as they come (not checked on a real
+stream).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line,
+                         exit_code_error, first_time, iso_time, join_thought, parts_text, prompt_list,
+                         session_trajectory, whole_file)
+from ._common import Context, RecordError, as_dict
+
+NAME = "cursor-cli"
+#: A file is one headless run.
+WHOLE_FILE = True
+split = whole_file
+
+#: The fields of Cursor's ``init`` line: Claude Code's has these and more (``tools``, ``mcp_servers``, ``uuid`` ...).
+_INIT_FIELDS = frozenset({"type", "subtype", "apiKeySource", "cwd", "session_id", "model", "permissionMode",
+                          "timestamp_ms"})
+_SUFFIX = "ToolCall"
+
+
+def _is_init(record: Any) -> bool:
+    return (isinstance(record, dict) and record.get("type") == "system" and record.get("subtype") == "init"
+            and isinstance(record.get("session_id"), str) and "apiKeySource" in record and set(record) <= _INIT_FIELDS)
+
+
+def _is_tool_line(record: Any) -> bool:
+    return (isinstance(record, dict) and record.get("type") == "tool_call"
+            and record.get("subtype") in ("started", "completed") and isinstance(record.get("tool_call"), dict))
+
+
+def matches(record: Any) -> bool:
+    """A stream's first line: Cursor's ``init`` (or, cut before it, a ``tool_call`` line of Cursor's shape)."""
+    return _is_init(record) or _is_tool_line(record)
+
+
+def not_a_run(record: Any) -> str | None:
+    """``--output-format json``: the final ``result`` alone, told from Claude Code's by Cursor's ``request_id`` (and
+    no ``num_turns``)."""
+    if (isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str)
+            and "request_id" in record and "num_turns" not in record):
+        return ("this is the final result of a headless Cursor CLI run (`cursor-agent -p --output-format json`): the "
+                "answer, not the prompt or the steps; run it with `--output-format stream-json` and ingest that "
+                f"(session {record['session_id']}; Cursor's own chat store is not read)")
+    return None
+
+
+def _call(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(the tool's kind, its ``{"args", "result"}``) of a ``tool_call`` line: ``shellToolCall`` -> ``shell``."""
+    key, body = next(((k, v) for k, v in record["tool_call"].items() if k.endswith(_SUFFIX) and isinstance(v, dict)),
+                     (next(iter(record["tool_call"]), "tool"), {}))
+    return key.removesuffix(_SUFFIX) or key, as_dict(body)
+
+
+def _outcome(result: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The one outcome a completed call's ``result`` names (``success``, ``rejected``, ``failure`` ...) and its
+    fields; other keys (``pid``, ``sandboxPolicy``) are no outcome."""
+    for key, value in result.items():
+        if isinstance(value, dict):
+            return key, value
+    return None, {}
+
+
+def _observation(kind: str, fields: dict[str, Any]) -> str | None:
+    """What a call gave back: a command's output (stdout, then stderr), else the outcome's fields as JSON."""
+    if kind == "shell" or "stdout" in fields or "stderr" in fields:
+        text = "\n".join(t for t in (as_str(fields.get("stdout")), as_str(fields.get("stderr"))) if t and t.strip())
+        return text or None
+    return json.dumps(fields, ensure_ascii=False) if fields else None
+
+
+def _error(outcome: str | None, fields: dict[str, Any], command: str | None) -> str | None:
+    """Why a call failed: an outcome other than ``success`` (its error, reason or path), or a command's exit code."""
+    code = fields.get("exitCode")
+    if outcome == "success":
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            return exit_code_error("\n".join(filter(None, (as_str(fields.get("stdout")), as_str(fields.get("stderr"))))),
+                                   code, command)
+        return None
+    if outcome is None:
+        return "no outcome recorded"
+    if outcome == "rejected":  # the CLI ran nothing: a headless run without --force refuses commands
+        reason = as_str(fields.get("reason"))
+        return f"rejected: not run{': ' + error_line(reason) if reason and reason.strip() else ''}"
+    if outcome == "failure" and isinstance(code, int) and not isinstance(code, bool):
+        return exit_code_error(as_str(fields.get("stderr")) or as_str(fields.get("stdout")), code, command) or \
+            f"exit code {code}"
+    detail = next((s for key in ("error", "reason", "stderr", "path", "command") if (s := as_str(fields.get(key)))), "")
+    return f"{outcome}: {error_line(detail, '')}".rstrip(": ") if detail else outcome
+
+
+class _Stream(SessionSteps):
+    """A stream's lines walked in order: prompts, reasoning, text, and steps by call id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prompts: list[str] = []
+        self.reasoning = ""
+
+    def line(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if kind == "user":
+            text = parts_text(as_dict(record.get("message")).get("content")).strip()
+            if text:
+                self.flush()
+                self.prompts.append(text)
+        elif kind == "thinking":
+            if record.get("subtype") == "delta" and isinstance(record.get("text"), str):
+                self.reasoning += record["text"]
+            elif self.reasoning.strip():  # completed: one thought
+                self.thought.append(self.reasoning.strip())
+                self.reasoning = ""
+        elif kind == "assistant":
+            text = parts_text(as_dict(record.get("message")).get("content")).strip()
+            if text:
+                self.narration.append(text)
+                self.narration_at = self.narration_at or record.get("timestamp_ms")
+        elif _is_tool_line(record):
+            self.tool(record)
+        elif kind == "result" and record.get("is_error") is True:
+            self.last_error = as_str(record.get("result")) or f"Cursor CLI error ({record.get('subtype')})"
+
+    def tool(self, record: dict[str, Any]) -> None:
+        kind, body = _call(record)
+        call_id = as_str(record.get("call_id")) or as_str(as_dict(body.get("args")).get("toolCallId"))
+        step = self.by_call.get(call_id) if call_id else None
+        if step is None:
+            if self.reasoning.strip():
+                self.thought.append(self.reasoning.strip())
+                self.reasoning = ""
+            step = {"thought": join_thought(self.thought + self.narration), "action": kind,
+                    "arguments": body.get("args") if isinstance(body.get("args"), dict) else {},
+                    "started_at": iso_time(record.get("timestamp_ms"))}
+            self.thought, self.narration, self.narration_at = [], [], None
+            self.steps.append(step)
+            if call_id:
+                self.by_call[call_id] = step
+        if record.get("subtype") != "completed":
+            return
+        self.by_call.pop(call_id, None)
+        if not step["arguments"] and isinstance(body.get("args"), dict):
+            step["arguments"] = body["args"]
+        outcome, fields = _outcome(as_dict(body.get("result")))
+        if not step["arguments"] and outcome == "rejected" and as_str(fields.get("command")):
+            step["arguments"] = {"command": fields["command"]}  # a refused command names itself only there
+        step["observation"] = _observation(kind, fields)
+        step["ended_at"] = iso_time(record.get("timestamp_ms"))
+        if error := _error(outcome, fields, as_str(as_dict(step["arguments"]).get("command"))):
+            step["error"] = error
+
+
+def _lines(document: Any) -> Iterator[dict[str, Any]]:
+    yield from as_records(document, "Cursor CLI stream")
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    records = list(_lines(record))
+    init = next((r for r in records if _is_init(r)), {})
+    walk = _Stream()
+    for line in records:
+        walk.line(line)
+    walk.close()
+    if not walk.prompts:
+        raise RecordError("no user prompt in this Cursor CLI stream (its `user` line, which the CLI echoes, is "
+                          "missing: the stream was cut before it)")
+    result = next((r for r in reversed(records) if r.get("type") == "result"), {})
+    session_id = as_str(init.get("session_id")) or next(
+        (s for r in records if (s := as_str(r.get("session_id")))), None)
+    if session_id is None:
+        raise RecordError("no session_id in this Cursor CLI stream")
+    usage = as_dict(result.get("usage"))
+    tokens = sum(v for k in ("inputTokens", "outputTokens") if isinstance(v := usage.get(k), int))
+    digest = hashlib.blake2b(walk.prompts[0].encode(), digest_size=6).hexdigest()
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "working_dir": as_str(init.get("cwd")),
+        "permission_mode": as_str(init.get("permissionMode")),
+        "request_id": as_str(result.get("request_id")),
+        "duration_ms": result.get("duration_ms") if isinstance(result.get("duration_ms"), int) else None,
+        "total_tokens": tokens or None,
+        "user_prompts": prompt_list(walk.prompts[1:]) or None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"cursor-cli.{session_id}.{digest}", task=walk.prompts[0], model_id=as_str(init.get("model")),
+        steps=walk.steps, metadata=metadata, last_error=walk.last_error, error_cause=API_ERROR_CAUSE,
+        created_at=first_time(*(r.get("timestamp_ms") for r in records if "timestamp_ms" in r)))
