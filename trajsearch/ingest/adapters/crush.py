@@ -104,8 +104,9 @@ def _shell_error(output: str, command: str | None) -> str | None:
     end = _SHELL_END.search(output)
     if end is None:
         return None
-    if end.group(2):
-        return error_line(output[:end.start()], "command aborted before completion")
+    if end.group(2):  # stopped (a timeout, the user): what it printed last, and that it was stopped
+        line = error_line(output[:end.start()], "")
+        return f"{line} (aborted before completion)" if line else "command aborted before completion"
     return exit_code_error(output[:end.start()], int(end.group(1)), command)
 
 
