@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.actions import ran
 from trajsearch.ingest.adapters.crush import CANCELED
 from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.detect import detect_format
@@ -109,6 +110,21 @@ def test_a_call_without_result_failed_canceled_where_its_turn_was(tmp_path: Path
     assert _runs(cut)[SHELL].steps[-1].error == CANCELED
 
 
+@pytest.mark.parametrize("said, why", [("Permission denied", "denied by the user"),  # Crush until late 2025
+                                       ("User denied permission", "denied by the user"),  # its later wording
+                                       ("Tool execution canceled by user", "canceled by the user")])
+def test_a_call_the_user_denied_or_crush_canceled_is_not_run(tmp_path: Path, said: str, why: str) -> None:
+    """Crush writes these (with ``is_error``) for a call it did not run; e2chat/calcman's and vfarcic/dot-ai-demo's
+    committed stores have "Permission denied" for a ``bash`` and an ``edit``."""
+    session = next(s for s in map(json.loads, SESSIONS.read_text().splitlines()) if f"crush.{s['id']}" == SHELL)
+    result = next(p for m in session["messages"] for p in m["parts"] if p["type"] == "tool_result")
+    result["data"] |= {"content": said, "is_error": True}
+    path = tmp_path / "denied.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    step = next(s for s in _runs(path)[SHELL].steps if s.observation == said)
+    assert step.error == f"not run: {why}" and not ran(step)
+
+
 def test_the_cli_reads_the_sessions_and_finds_a_run_by_its_tool_error(newcomer) -> None:
     code, out, err = run_cli("ingest", str(SESSIONS), "--dry-run")
     assert code == 0 and "format crush; runs 5; rejected 0" in out + err, out + err
@@ -117,8 +133,8 @@ def test_the_cli_reads_the_sessions_and_finds_a_run_by_its_tool_error(newcomer) 
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
     assert json.loads(out)[0]["trajectory_id"] == SHELL
     code, out, _ = run_cli("formats", "--json")
-    assert {"format": "crush", "description": next(d["description"] for d in json.loads(out)
-                                                    if d["format"] == "crush")} in json.loads(out)
+    [crush] = [f for f in json.loads(out) if f["format"] == "crush"]
+    assert "Crush" in crush["description"], crush
 
 
 def test_a_cut_short_file_keeps_its_whole_sessions_and_names_the_file(newcomer, tmp_path: Path) -> None:

@@ -38,13 +38,13 @@ created_at = the session's ``created_at``. ``crush run``'s output (the answer as
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_str, error_line, exit_code_error,
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_str, error_line, exit_code_error, export_command,
                          first_time, iso_time, join_thought, json_arguments, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list
 
@@ -69,18 +69,18 @@ EXPORT_SCRIPT = (
 #: the command wrote no stderr) or the abort note, then the working directory Crush adds.
 _SHELL_END = re.compile(r"(?:\A|\n)(?:exit status -?\d+\n)?(?:Exit code (-?\d+)|(Command was aborted before completion))"
                         r"\s*(?:<cwd>[^\n]*</cwd>\s*)?\Z")
-CANCELED = "tool call canceled (no result recorded: the user stopped the turn while it ran)"
+#: A call left with no result when the user stopped the turn: it may have been running, or not yet started.
+CANCELED = "tool call canceled (no result recorded: the user stopped the turn before it answered)"
+#: The results Crush writes (with ``is_error``) for a call it did not run: the user denied it ("Permission denied"
+#: until late 2025, then ``tools.NewPermissionDeniedResponse``'s text), or a call after a denied one in the same batch.
+_NOT_RUN = {"Permission denied": "denied by the user", "User denied permission": "denied by the user",
+            "Tool execution canceled by user": "canceled by the user"}
 
 
 def matches(record: Any) -> bool:
     """A line of ``EXPORT_SCRIPT``'s: a session's row (Crush's columns) with its ``messages``."""
     return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("messages"), list)
             and "parent_session_id" in record and "prompt_tokens" in record and "completion_tokens" in record)
-
-
-def export_command(path: Path, out: str = "crush-sessions.jsonl") -> str:
-    """The shell command that writes the sessions of the database at ``path`` (named whole, quoted) to ``out``."""
-    return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
@@ -91,7 +91,7 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
         return None
     return ("Crush's session database (SQLite; Crush keeps a project's sessions in .crush/crush.db, its "
             "predecessor opencode-ai/opencode in .opencode/opencode.db): write its sessions as JSON lines and ingest "
-            f"those: {export_command(path)}")
+            f"those: {export_command(EXPORT_SCRIPT, path, 'crush-sessions.jsonl')}")
 
 
 def _data(part: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +140,7 @@ class _Session(SessionSteps):
                 self.last_error = ": ".join(filter(None, (as_str(data.get("message")) or "Crush error",
                                                           as_str(data.get("details")))))
             elif kind == "finish" and data.get("reason") == "canceled":
-                for step in calls:  # the user stopped the turn before these ran: no result will come
+                for step in calls:  # the user stopped the turn before these answered: no result will come
                     if self.by_call.pop(step.get("_id"), None) is not None:
                         step["error"] = CANCELED
 
@@ -163,7 +163,7 @@ class _Session(SessionSteps):
         step["observation"] = output or None
         step["ended_at"] = iso_time(message.get("created_at"))
         if data.get("is_error") is True:
-            step["error"] = error_line(output)
+            step["error"] = not_run(_NOT_RUN[output.strip()]) if output.strip() in _NOT_RUN else error_line(output)
         elif error := _shell_error(output, as_str(as_dict(step.get("arguments")).get("command"))):
             step["error"] = error
 
