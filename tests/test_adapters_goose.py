@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.adapters.goose import NEVER_ANSWERED
+from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome

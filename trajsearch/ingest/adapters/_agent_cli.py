@@ -24,6 +24,7 @@ import json
 import re
 import shlex
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
@@ -749,6 +750,13 @@ def as_key(value: Any) -> str | int | None:
     if isinstance(value, bool):
         return None
     return value if isinstance(value, (str, int)) else None
+
+
+def export_command(script: str, path: Path, out: str) -> str:
+    """The shell command that runs ``script`` (a standard-library Python one-liner writing a session database's
+    sessions as JSON lines: goose, ADK, Crush) on the database at ``path`` (named whole, quoted: it runs from
+    anywhere), writing ``out``."""
+    return f"python3 -c {shlex.quote(script)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 
 class SessionSteps:

@@ -65,14 +65,13 @@ passed over in a folder, named when given alone.
 
 Not read: ADK's session database (``.adk/session.db``, the local storage of ``adk web`` / ``adk run`` in ADK 2.x,
 SQLite): detection names it and gives a standard-library command, naming the database's own path, that writes
-its sessions as JSON lines (:func:`session_store`, :func:`export_command`).
+its sessions as JSON lines (:func:`session_store`, ``_agent_cli.export_command``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,6 +80,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from ._agent_cli import export_command
 from ._common import (Context, RecordError, as_dict, as_list, date_by_file, decisive_line, json_object,
                       last_tool_error, short)
 from ._spans import (CONTINUES, INFRA_CAUSE, RUN_START, STAGE, Message, Node, error_outcome, iso_seconds, maybe_json,
@@ -207,12 +207,6 @@ EXPORT_SCRIPT = (
     'if e];pathlib.Path(sys.argv[2]).write_text("".join(json.dumps(x)+"\\n" for x in s))')
 
 
-def export_command(path: Path, out: str = "sessions.jsonl") -> str:
-    """The shell command that writes the sessions of the database at ``path`` (named whole, quoted: it runs from
-    anywhere) to ``out``."""
-    return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
-
-
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     """What an ADK session database is, and how to read its runs, given the SQLite database's tables and their
     columns (``detect`` reads them): ADK 2.x keeps ``adk web`` / ``adk run`` sessions in ``<agent>/.adk/session.db``
@@ -221,7 +215,8 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     columns = {table: tables.get(table, set()) for table in ("sessions", "events")}
     if not {"app_name", "user_id", "id"} <= columns["sessions"] or "session_id" not in columns["events"]:
         return None
-    how = (f"write its sessions as JSON lines and ingest those: {export_command(path)}"
+    how = ("write its sessions as JSON lines and ingest those: "
+           + export_command(EXPORT_SCRIPT, path, "sessions.jsonl")
            if "event_data" in columns["events"]
            else "fetch each session as JSON from `adk api_server` (GET /apps/<app>/users/<user>/sessions/<id>) "
                 "and ingest those")

@@ -61,15 +61,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import NEVER_ANSWERED  # noqa: F401 - named here before it was shared (its tests import it)
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, first_time, iso_time,
-                         join_thought, prompt_list, session_trajectory, whole_file)
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
+                         iso_time, join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
 
 NAME = "goose"
@@ -140,11 +138,6 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
                 yield f"{where}, child session {n}", child
 
 
-def export_command(path: Path, out: str = "goose-sessions.jsonl") -> str:
-    """The shell command that writes the sessions of the database at ``path`` (named whole, quoted) to ``out``."""
-    return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
-
-
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     """What goose's session database is and how to read its runs, given its tables and their columns (``detect``
     reads them); None for any other database."""
@@ -152,7 +145,8 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
             and {"session_id", "role", "content_json", "created_timestamp"} <= tables.get("messages", set())):
         return None
     return ("goose's session database (SQLite; goose keeps sessions in ~/.local/share/goose/sessions/"
-            f"sessions.db): write its sessions as JSON lines and ingest those: {export_command(path)} (or one "
+            "sessions.db): write its sessions as JSON lines and ingest those: "
+            f"{export_command(EXPORT_SCRIPT, path, 'goose-sessions.jsonl')} (or one "
             "session: `goose session export --session-id <id> --format json`)")
 
 
