@@ -1,13 +1,14 @@
 """Cursor CLI (``cursor-agent -p --output-format stream-json``): its stream shape is Claude Code's with Cursor's own
-events, and was read as Claude Code's with its tool calls lost. Fixtures: tests/fixtures/cursor-cli/.newcli30 (lines
-captured from Cursor CLI 2026.08.11; README.md there says where from) and Harbor's cursor-cli.txt of the ATIF fixtures
-(written in Cursor's shapes)."""
+events, and was read as Claude Code's with its tool calls lost. Fixtures: tests/fixtures/cursor-cli/.newcli30 (whole
+streams the CLI wrote, and lines captured from Cursor CLI 2026.08.11; README.md there says where from) and Harbor's
+cursor-cli.txt of the ATIF fixtures (written in Cursor's shapes)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from trajsearch.actions import ran
 from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
@@ -17,6 +18,8 @@ from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STREAM = FIXTURES / "cursor-cli" / ".newcli30" / "stream.jsonl"
+FORCE = FIXTURES / "cursor-cli" / ".newcli30" / "stream-json-force.jsonl"  # whole, --stream-partial-output --force
+NOPARTIAL = FIXTURES / "cursor-cli" / ".newcli30" / "stream-json-nopartial.jsonl"
 HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot" / "hello-cursor__Xq2Lm" / "agent" / "cursor-cli.txt"
 RUN_ID = "cursor-cli.00000000-0000-4000-8000-000000000001.6babc3d08d9e"
 
@@ -33,15 +36,43 @@ def test_a_stream_is_one_run_with_its_tool_calls_not_claude_codes() -> None:
     assert run.trajectory_id == RUN_ID and run.task == "Read hello.py" and run.model_id == "Auto"
     assert run.outcome == Outcome.unknown
     assert [s.action for s in run.steps] == ["glob", "edit", "shell", "shell", "respond"]
-    glob, edit, refused, ran, answer = run.steps
+    glob, edit, refused, finished, answer = run.steps
     assert glob.thought == "Reading hello.py to" and glob.arguments["globPattern"] == "**/hello.py"
     assert json.loads(glob.observation)["files"] == ["hello.py"] and glob.error is None
     assert edit.arguments["path"] == "/private/tmp/cursor-research/hello.py" and edit.error is None
-    assert refused.arguments == {"command": "python3 hello.py"} and refused.error == "rejected: not run"
-    assert ran.observation == "hello world\n" and ran.error is None
+    assert refused.arguments == {"command": "python3 hello.py"} and refused.error == "not run: rejected"
+    assert not ran(refused)  # the CLI refused it: it read, wrote and ran nothing
+    assert finished.observation == "hello world\n" and finished.error is None
     assert answer.arguments["content"] == "It prints `hello world`."
     assert run.metadata["working_dir"] == "/private/tmp/cursor-research" and run.metadata["total_tokens"] == 15051
     assert run.created_at.isoformat() == "2026-08-23T21:43:41.085000+00:00"
+
+
+def test_a_whole_stream_with_partial_output_reads_each_message_once() -> None:
+    """Cursor prints each piece of the text as an ``assistant`` line, then the whole message once more."""
+    run = _only(FORCE)
+    assert run.model_id == "Grok 4.7 256K Extra High" and run.outcome == Outcome.unknown
+    assert [s.action for s in run.steps] == ["shell", "respond"]
+    shell, answer = run.steps
+    assert shell.arguments["command"] == "echo dsh-tool-ok" and shell.error is None and ran(shell)
+    assert shell.thought.endswith("I'll run that command and report the exact output.")
+    assert shell.thought.count("I'll run") == 1
+    assert answer.arguments["content"] == "The command printed:\n\n```\ndsh-tool-ok\n```"
+    [alpha] = _only(NOPARTIAL).steps  # without partial output: each message once, whole
+    assert alpha.action == "respond" and alpha.arguments["content"] == "alpha"
+
+
+def test_outcomes_that_are_no_failure_are_no_step_error(tmp_path: Path) -> None:
+    """The outcomes ZhengyiLuo/AgentsServer's captured lines show ending a call well, or not yet ended."""
+    lines = [json.loads(line) for line in NOPARTIAL.read_text().splitlines()]
+    calls = [{"type": "tool_call", "subtype": "completed", "call_id": f"c{i}",
+              "tool_call": {f"{kind}ToolCall": {"args": {}, "result": {outcome: {"path": "/tmp/r.mp4"}}}}}
+             for i, (kind, outcome) in enumerate([("await", "complete"), ("prManagement", "registered"),
+                                                  ("recordScreen", "saveSuccess"), ("await", "stillRunning"),
+                                                  ("read", "fileNotFound")])]
+    path = tmp_path / "outcomes.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines[:2] + calls + lines[2:]))
+    assert [s.error for s in _only(path).steps] == [None, None, None, None, "fileNotFound: /tmp/r.mp4", None]
 
 
 def test_failed_commands_and_tools_are_step_errors_and_an_unfinished_call_never_answered(tmp_path: Path) -> None:
@@ -49,8 +80,8 @@ def test_failed_commands_and_tools_are_step_errors_and_an_unfinished_call_never_
     failed, missing, refused, awaited = run.steps[:4]
     assert failed.error == "1 failed, 1 passed in 0.03s (exit code 1)"
     assert missing.error == "cat: calc.py: No such file or directory (exit code 1)"
-    assert refused.error == "rejected: not run: Command requires approval, which is unavailable in headless mode"
-    assert awaited.action == "await" and awaited.error == "error: No shell found for id 45563"
+    assert refused.error == "not run: rejected: Command requires approval, which is unavailable in headless mode"
+    assert awaited.action == "await" and awaited.error == "No shell found for id 45563"  # as its ATIF reads it
     lines = STREAM.read_text().splitlines()
     started = json.loads(lines[4])  # the glob call, started; the stream cut there
     cut = tmp_path / "cut.jsonl"
@@ -80,7 +111,7 @@ def test_the_cli_reads_the_stream_and_finds_it_by_its_refused_command(newcomer) 
     code, out, err = run_cli("ingest", str(STREAM), "--dry-run")
     assert code == 0 and "format cursor-cli; runs 1; rejected 0" in out + err, out + err
     assert run_cli("ingest", str(STREAM))[0] == 0
-    code, out, err = run_cli("search", "rejected: not run python3 hello.py", "--json")
+    code, out, err = run_cli("search", "not run: rejected python3 hello.py", "--json")
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
     assert json.loads(out)[0]["trajectory_id"] == RUN_ID
     code, out, _ = run_cli("formats", "--json")
@@ -95,3 +126,12 @@ def test_a_cut_short_stream_keeps_what_came_before_and_names_the_file_and_line(n
     said = " ".join((out + err).split())
     assert "format cursor-cli; runs 1; rejected 1" in said, said  # the lines before the cut are the run
     assert f"rejected {cut}, line 5: malformed JSON: cut short" in said, said
+
+
+def test_a_field_cursor_adds_to_its_init_keeps_the_stream_cursors(tmp_path: Path) -> None:
+    """Cursor's docs say fields may be added to its events; Claude Code's init has one of its own keys."""
+    lines = [json.loads(line) for line in NOPARTIAL.read_text().splitlines()]
+    lines[0]["agentVersion"] = "2026.10.01"
+    path = tmp_path / "newer.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert detect_format(path) == "cursor-cli" and _only(path).steps[0].arguments["content"] == "alpha"

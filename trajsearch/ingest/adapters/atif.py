@@ -215,7 +215,7 @@ from ._common import (
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
-from . import codex_cli, gemini_cli, mini_swe_agent
+from . import codex_cli, cursor_cli, gemini_cli, mini_swe_agent
 from ._spans.outcome import error_outcome
 
 NAME = "atif"
@@ -442,12 +442,8 @@ def _refused(content: str) -> str | None:
     outcome, value = _json_result(content) or (None, {})
     if outcome not in ("failure", "error", "rejected"):
         return None
-    said = next((v.strip() for k in ("error", "errorMessage", "message", "reason", "stderr")
-                 if isinstance(v := value.get(k), str) and v.strip()), "")
-    line = decisive_line(said) or said
-    if outcome == "rejected":
-        return not_run(short(f"rejected: {line}" if line else "rejected"))
-    return short(line) if line else outcome
+    error = cursor_cli.outcome_error(outcome, value, None)  # Cursor's outcomes read in one place
+    return short(error) if error else outcome
 
 
 def _without_fields_line(content: str) -> str:

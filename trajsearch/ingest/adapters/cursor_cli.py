@@ -1,33 +1,36 @@
 """``cursor-cli``: Cursor's CLI (``cursor-agent`` / ``agent``) headless ``--output-format stream-json`` output, one run a file.
 
-Cursor's CLI is closed source: read from its output as captured verbatim from Cursor CLI 2026.08.11 (identifying
-ids replaced) in ZhengyiLuo/AgentsServer ``tests/test_cursor_agent_client.py`` (see
-``tests/fixtures/cursor-cli/.newcli30/README.md``) and Cursor's output-format reference as projects quoting it
-describe it. It is Claude Code's stream shape with Cursor's own events, and was read as Claude Code's, its tool calls
-lost:
+Cursor's CLI is closed source: read from whole streams it wrote (cagase/dsh-cursor ``fixtures/live/``), its
+output as captured verbatim from Cursor CLI 2026.08.11 (identifying ids replaced) in ZhengyiLuo/AgentsServer
+``tests/test_cursor_agent_client.py`` (see ``tests/fixtures/cursor-cli/.newcli30/README.md``) and Cursor's
+output-format reference as projects quoting it describe it. It is Claude Code's stream shape with Cursor's own
+events, and was read as Claude Code's, its tool calls lost:
 - ``{"type": "system", "subtype": "init", "apiKeySource", "cwd", "session_id", "model", "permissionMode"}`` first
-  (no ``tools`` list, which Claude Code's ``init`` always has: how the file is told apart);
+  (none of the fields one of which every Claude Code ``init`` has, ``uuid``, ``claude_code_version``, ``tools``,
+  ``mcp_servers``, ``agents``: how the file is told apart);
 - ``user`` / ``assistant`` lines, ``{"message": {"role", "content": [{"type": "text", "text"}]}}``: the prompt (the
   CLI echoes it) and what the model said;
 - ``thinking`` lines (``subtype`` ``delta`` with ``text``, then ``completed``): the model's reasoning, in pieces;
 - ``tool_call`` lines, ``subtype`` ``started`` then ``completed``, with ``call_id`` and ``tool_call``:
   ``{"<kind>ToolCall": {"args", "result": {<outcome>: {...}}}}`` (``shellToolCall``, ``readToolCall``,
   ``editToolCall``, ``globToolCall``, ``grepToolCall`` ...); the outcome ``success`` (a command's ``exitCode``,
-  ``stdout``, ``stderr``), or ``rejected`` (the CLI refused to run it: a shell call without ``--force``),
-  ``failure``, ``error``, ``timeout``, ``permissionDenied``, ``fileNotFound`` ...;
+  ``stdout``, ``stderr``) and the other ends that are no failure (``complete``, ``registered``, ``*Success``; not
+  yet ended: ``async``, ``stillRunning`` ...), or ``rejected`` (the CLI refused to run it: a shell call without
+  ``--force``), ``failure``, ``error``, ``timeout``, ``permissionDenied``, ``fileNotFound`` ...;
 - ``{"type": "result", "subtype", "is_error", "result", "duration_ms", "session_id", "request_id", "usage"}`` last.
 
 Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool calls in the order they
 started, their action the kind (``shell``, ``read``, ``edit`` ...), arguments its ``args``, observation the command's
-output or the outcome's fields; failed when the outcome is not ``success`` (its error, reason or path named) or a
-command's ``exitCode`` is not 0 (its decisive line and the code); a call never completed failed (never answered);
-the model's text after the last call a ``respond`` step; model_id = the ``init``'s ``model`` (the name Cursor shows:
-``Auto``, ``Claude 4 Sonnet``); outcome unknown unless the ``result`` is an error (``is_error``: the CLI's or the
-provider's, ``infra_error``; out of context: the agent's failure); trajectory_id = ``cursor-cli.<session id>.<digest
-of the prompt>`` (a ``--resume``d chat's next run shares its session id); created_at = the first ``timestamp_ms``.
+output or the outcome's fields; failed when the outcome is a failure (its error, reason or path named; ``rejected``
+not run) or a command's ``exitCode`` is not 0 (its decisive line and the code); a call never completed failed (never
+answered); the model's text after the last call a ``respond`` step; model_id = the ``init``'s ``model`` (the name
+Cursor shows: ``Auto``, ``Claude 4 Sonnet``); outcome unknown unless the ``result`` is an error (``is_error``: the
+CLI's or the provider's, ``infra_error``; out of context: the agent's failure); trajectory_id = ``cursor-cli.<session
+id>.<digest of the prompt>`` (a ``--resume``d chat's next run shares its session id); created_at = the first
+``timestamp_ms``.
 ``--output-format json`` (the final ``result`` alone: no prompt, no steps) is refused saying so; with
-``--stream-partial-output`` the ``assistant`` lines are pieces of the text, joined as they come (not checked on a real
-stream).
+``--stream-partial-output`` the ``assistant`` lines are pieces of the text, joined as they come, then the whole
+message once more, which is dropped.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import hashlib
 import json
 from typing import Any, Iterator
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line,
@@ -48,15 +52,16 @@ NAME = "cursor-cli"
 WHOLE_FILE = True
 split = whole_file
 
-#: The fields of Cursor's ``init`` line: Claude Code's has these and more (``tools``, ``mcp_servers``, ``uuid`` ...).
-_INIT_FIELDS = frozenset({"type", "subtype", "apiKeySource", "cwd", "session_id", "model", "permissionMode",
-                          "timestamp_ms"})
+#: Fields every Claude Code ``init`` line has one of (its stream-json, old and new, and a web session's), and
+#: Cursor's has none of: Cursor's docs say fields may be added to its events, so no fixed list of its own is required.
+_CLAUDE_INIT_FIELDS = frozenset({"uuid", "claude_code_version", "tools", "mcp_servers", "agents"})
 _SUFFIX = "ToolCall"
 
 
 def _is_init(record: Any) -> bool:
     return (isinstance(record, dict) and record.get("type") == "system" and record.get("subtype") == "init"
-            and isinstance(record.get("session_id"), str) and "apiKeySource" in record and set(record) <= _INIT_FIELDS)
+            and isinstance(record.get("session_id"), str) and "apiKeySource" in record
+            and _CLAUDE_INIT_FIELDS.isdisjoint(record))
 
 
 def _is_tool_line(record: Any) -> bool:
@@ -104,24 +109,37 @@ def _observation(kind: str, fields: dict[str, Any]) -> str | None:
     return json.dumps(fields, ensure_ascii=False) if fields else None
 
 
-def _error(outcome: str | None, fields: dict[str, Any], command: str | None) -> str | None:
-    """Why a call failed: an outcome other than ``success`` (its error, reason or path), or a command's exit code."""
+#: Outcomes that end a call well (ZhengyiLuo/AgentsServer's captured lines name them: ``awaitToolCall`` ends
+#: ``complete``, a PR tool ``registered``, screen recording ``startSuccess`` / ``saveSuccess`` / ``discardSuccess``),
+#: and outcomes that are no end yet (the call goes on, or waits): neither is a failure.
+_SUCCEEDED = frozenset({"success", "complete", "registered"})
+_NOT_ENDED = frozenset({"approved", "async", "stillRunning", "needsConfirmation"})
+
+
+def outcome_error(outcome: str | None, fields: dict[str, Any], command: str | None) -> str | None:
+    """Why a Cursor CLI call failed, given the outcome its ``result`` names and that outcome's fields: a command's
+    non-zero ``exitCode`` (its decisive line and the code), ``rejected`` (not run: a headless run without
+    ``--force`` refuses commands; its reason), or any other outcome not a success (its error, reason or path).
+    The one reading of Cursor's outcomes: this stream's and Harbor's ATIF of it (``atif``) both use it."""
     code = fields.get("exitCode")
-    if outcome == "success":
-        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            return exit_code_error("\n".join(filter(None, (as_str(fields.get("stdout")), as_str(fields.get("stderr"))))),
-                                   code, command)
+    exited = code if isinstance(code, int) and not isinstance(code, bool) else None
+    if outcome in _SUCCEEDED or (outcome or "").endswith("Success") or outcome in _NOT_ENDED:
+        if exited:
+            return exit_code_error("\n".join(filter(None, (as_str(fields.get("stdout")),
+                                                           as_str(fields.get("stderr"))))), exited, command)
         return None
     if outcome is None:
         return "no outcome recorded"
-    if outcome == "rejected":  # the CLI ran nothing: a headless run without --force refuses commands
+    detail = next((s for key in ("error", "errorMessage", "message", "reason", "stderr", "path", "command")
+                   if (s := as_str(fields.get(key))) and s.strip()), "")
+    if outcome == "rejected":
         reason = as_str(fields.get("reason"))
-        return f"rejected: not run{': ' + error_line(reason) if reason and reason.strip() else ''}"
-    if outcome == "failure" and isinstance(code, int) and not isinstance(code, bool):
-        return exit_code_error(as_str(fields.get("stderr")) or as_str(fields.get("stdout")), code, command) or \
-            f"exit code {code}"
-    detail = next((s for key in ("error", "reason", "stderr", "path", "command") if (s := as_str(fields.get(key)))), "")
-    return f"{outcome}: {error_line(detail, '')}".rstrip(": ") if detail else outcome
+        return not_run(f"rejected: {error_line(reason)}" if reason and reason.strip() else "rejected")
+    if outcome == "failure" and exited is not None:
+        return exit_code_error(as_str(fields.get("stderr")) or as_str(fields.get("stdout")), exited, command) or \
+            f"exit code {exited}"
+    return error_line(detail, outcome) if outcome in ("failure", "error") else \
+        f"{outcome}: {error_line(detail, '')}".rstrip(": ")
 
 
 class _Stream(SessionSteps):
@@ -131,6 +149,19 @@ class _Stream(SessionSteps):
         super().__init__()
         self.prompts: list[str] = []
         self.reasoning = ""
+        self.text = ""
+
+    def said(self) -> None:
+        """The reasoning and the text built up so far, each one piece of the step they lead to."""
+        if self.reasoning.strip():
+            self.thought.append(self.reasoning.strip())
+        if self.text.strip():
+            self.narration.append(self.text.strip())
+        self.reasoning = self.text = ""
+
+    def flush(self) -> None:
+        self.said()
+        super().flush()
 
     def line(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -146,9 +177,11 @@ class _Stream(SessionSteps):
                 self.thought.append(self.reasoning.strip())
                 self.reasoning = ""
         elif kind == "assistant":
-            text = parts_text(as_dict(record.get("message")).get("content")).strip()
-            if text:
-                self.narration.append(text)
+            # With --stream-partial-output each line is a piece of the text (joined as they come, as Cursor's
+            # ``result`` joins them), then the whole message once more: a line equal to what has built up.
+            text = parts_text(as_dict(record.get("message")).get("content"))
+            if text and text != self.text:
+                self.text += text
                 self.narration_at = self.narration_at or record.get("timestamp_ms")
         elif _is_tool_line(record):
             self.tool(record)
@@ -160,9 +193,7 @@ class _Stream(SessionSteps):
         call_id = as_str(record.get("call_id")) or as_str(as_dict(body.get("args")).get("toolCallId"))
         step = self.by_call.get(call_id) if call_id else None
         if step is None:
-            if self.reasoning.strip():
-                self.thought.append(self.reasoning.strip())
-                self.reasoning = ""
+            self.said()
             step = {"thought": join_thought(self.thought + self.narration), "action": kind,
                     "arguments": body.get("args") if isinstance(body.get("args"), dict) else {},
                     "started_at": iso_time(record.get("timestamp_ms"))}
@@ -180,7 +211,7 @@ class _Stream(SessionSteps):
             step["arguments"] = {"command": fields["command"]}  # a refused command names itself only there
         step["observation"] = _observation(kind, fields)
         step["ended_at"] = iso_time(record.get("timestamp_ms"))
-        if error := _error(outcome, fields, as_str(as_dict(step["arguments"]).get("command"))):
+        if error := outcome_error(outcome, fields, as_str(as_dict(step["arguments"]).get("command"))):
             step["error"] = error
 
 
