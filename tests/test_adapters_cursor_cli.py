@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 STREAM = FIXTURES / "cursor-cli" / ".newcli30" / "stream.jsonl"
 FORCE = FIXTURES / "cursor-cli" / ".newcli30" / "stream-json-force.jsonl"  # whole, --stream-partial-output --force
 NOPARTIAL = FIXTURES / "cursor-cli" / ".newcli30" / "stream-json-nopartial.jsonl"
+RETRIES = FIXTURES / "cursor-cli" / ".newcli30" / "stream-json-system-prompt-failure.jsonl"  # whole, its stderr last
 HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot" / "hello-cursor__Xq2Lm" / "agent" / "cursor-cli.txt"
 RUN_ID = "cursor-cli.00000000-0000-4000-8000-000000000001.6babc3d08d9e"
 
@@ -96,6 +97,16 @@ def test_an_error_result_ends_the_run_as_an_infra_error(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     run = _only(path)
     assert run.outcome == Outcome.infra_error and run.failure.error == "Connection to the model provider failed"
+
+
+def test_a_stream_ending_on_retries_with_no_result_is_an_infra_error() -> None:
+    """A real stream: the CLI reconnected and retried the model three times, printed no ``result``, and its stderr
+    (``RetriableError: ...``, appended by the capture) is the file's last line."""
+    [cut], [ok] = ([r for r in read_inputs([RETRIES]) if r.ok is good] for good in (False, True))
+    assert "malformed JSON" in cut.error
+    run = ok.trajectory
+    assert run.outcome == Outcome.infra_error and run.steps == []
+    assert run.failure.error == "Cursor CLI ended retrying the model (attempt 3), no result"
 
 
 def test_the_json_output_is_refused_as_cursors_not_claude_codes(newcomer, tmp_path: Path) -> None:

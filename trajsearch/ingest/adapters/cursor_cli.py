@@ -25,7 +25,8 @@ output or the outcome's fields; failed when the outcome is a failure (its error,
 not run) or a command's ``exitCode`` is not 0 (its decisive line and the code); a call never completed failed (never
 answered); the model's text after the last call a ``respond`` step; model_id = the ``init``'s ``model`` (the name
 Cursor shows: ``Auto``, ``Claude 4 Sonnet``); outcome unknown unless the ``result`` is an error (``is_error``: the
-CLI's or the provider's, ``infra_error``; out of context: the agent's failure); trajectory_id = ``cursor-cli.<session
+CLI's or the provider's, ``infra_error``; out of context: the agent's failure) or the stream ends on the CLI's
+``retry`` of the model with no ``result`` (``infra_error``); trajectory_id = ``cursor-cli.<session
 id>.<digest of the prompt>`` (a ``--resume``d chat's next run shares its session id); created_at = the first
 ``timestamp_ms``.
 ``--output-format json`` (the final ``result`` alone: no prompt, no steps) is refused saying so; with
@@ -150,6 +151,7 @@ class _Stream(SessionSteps):
         self.prompts: list[str] = []
         self.reasoning = ""
         self.text = ""
+        self.retrying: str | None = None
 
     def said(self) -> None:
         """The reasoning and the text built up so far, each one piece of the step they lead to."""
@@ -187,6 +189,12 @@ class _Stream(SessionSteps):
             self.tool(record)
         elif kind == "result" and record.get("is_error") is True:
             self.last_error = as_str(record.get("result")) or f"Cursor CLI error ({record.get('subtype')})"
+        elif kind == "retry":  # the CLI retrying the model: the run's end when nothing comes after it
+            attempt = record.get("attempt")
+            tried = f" (attempt {attempt})" if isinstance(attempt, int) else ""
+            self.retrying = f"Cursor CLI ended retrying the model{tried}, no result"
+        if kind in ("user", "assistant", "thinking", "tool_call", "result"):
+            self.retrying = None
 
     def tool(self, record: dict[str, Any]) -> None:
         kind, body = _call(record)
@@ -249,5 +257,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     }
     return session_trajectory(
         ctx, run_id=f"cursor-cli.{session_id}.{digest}", task=walk.prompts[0], model_id=as_str(init.get("model")),
-        steps=walk.steps, metadata=metadata, last_error=walk.last_error, error_cause=API_ERROR_CAUSE,
+        steps=walk.steps, metadata=metadata, last_error=walk.last_error or walk.retrying,
+        error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(r.get("timestamp_ms") for r in records if "timestamp_ms" in r)))
