@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterator
+from typing import Any
 
 from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
@@ -223,12 +223,8 @@ class _Stream(SessionSteps):
             step["error"] = error
 
 
-def _lines(document: Any) -> Iterator[dict[str, Any]]:
-    yield from as_records(document, "Cursor CLI stream")
-
-
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    records = list(_lines(record))
+    records = list(as_records(record, "Cursor CLI stream"))
     init = next((r for r in records if _is_init(r)), {})
     walk = _Stream()
     for line in records:
