@@ -220,6 +220,13 @@ def _by_head(head: str) -> str | None:
                  if (pattern := getattr(mod, "HEAD", None)) is not None and pattern.match(head)), None)
 
 
+def _text_not_a_run(head: str) -> str | None:
+    """Why a text file an agent wrote, told by its head, holds no run, and what to export instead: the first
+    adapter's ``text_not_a_run`` that says (goose's Markdown export)."""
+    return next((said for mod in ADAPTERS.values() if hasattr(mod, "text_not_a_run")
+                 and (said := mod.text_not_a_run(head.lstrip("\ufeff")))), None)
+
+
 def _by_suffix(name: str) -> str | None:
     return next((fmt for fmt, mod in ADAPTERS.items()
                  if any(name.endswith(s) for s in getattr(mod, "SUFFIXES", ()))), None)
@@ -563,7 +570,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _crew_log_kind(head) or _ag2_log_kind(head):
+        if kind := _crew_log_kind(head) or _ag2_log_kind(head) or _text_not_a_run(head):
             raise ValueError(f"{p}: no run in this file: {kind}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")

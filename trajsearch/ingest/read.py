@@ -1161,12 +1161,19 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
         yield "file", document
 
 
+def _head_text_reader(adapter: Any, path: Path) -> Any:
+    """A JSON format's reader of its text rendering (``read_head_text``: goose's YAML export) where the file opens
+    with that rendering's ``HEAD``; None otherwise (the format's JSON files)."""
+    reader = getattr(adapter, "read_head_text", None)
+    return reader if reader is not None and adapter.HEAD.match(sources.peek(path).lstrip("\ufeff")) else None
+
+
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
     # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown)
     own = adapter.read_archive if hasattr(adapter, "read_archive") and sources.is_zip(path) \
-        else getattr(adapter, "read_text", None)
+        else getattr(adapter, "read_text", None) or _head_text_reader(adapter, path)
     if own is not None:
         def read_own() -> Iterator[Record]:
             yield from own(path)

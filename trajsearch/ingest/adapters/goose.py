@@ -22,8 +22,21 @@ Three shapes hold a session, one run each:
   ``name``, ``working_dir``, ``created_at``, ``provider_name``, ``model_config``, the token counts: flat
   ``accumulated_total_tokens`` until goose gathered them into ``usage`` / ``accumulated_usage`` objects) and its
   ``conversation``, the list of its messages; since goose's export bundle (``session/export_bundle.rs``) also its
-  ``child_sessions``, the sub-agent sessions it spawned, each read as its own run. ``--format yaml`` / ``markdown``
-  are not read; ``goose session list --format json`` (sessions without messages) is named as no run.
+  ``child_sessions``, the sub-agent sessions it spawned, each read as its own run. ``--format yaml``
+  (``serde_yaml::to_string(&Session)``) is the same document in YAML, read alike (``read_head_text``: told by its
+  first two fields, ``HEAD``; scalars resolved as YAML 1.2 does, as serde_yaml writes them: ``id: 20260301_1`` is a
+  string). ``--format markdown`` (``# Session Export: <name>``, ``export.rs``) is refused naming the JSON export:
+  it keeps no time, no call id, trims argument strings past 4,096 characters, drops output meant for the user,
+  writes a failed result (``isError``) as a successful one and a tool's output raw, so that a ``### User:`` line in
+  it cannot be told from the next message. ``goose session list --format json`` (sessions without messages) is
+  named as no run;
+- ``goose run --output-format json`` (``session/mod.rs``'s ``JsonOutput``): ``{"messages", "metadata":
+  {"total_tokens", "status"}}``, the run's whole conversation, its prompt first: one run, named by its file (it
+  records no session id);
+- ``goose run --output-format stream-json`` (``StreamEvent``): a JSON line an event, ``{"type": "message",
+  "message"}`` for each message the agent yielded, ``notification``, ``model_change`` (``model``), ``error``
+  (``error``: what the run ended on), ``complete`` (``total_tokens``). Until goose echoed the prompt as a user
+  message it records none: such a stream is refused, naming the session goose saved, to export instead.
 
 A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds, "content": [...],
 "metadata"?: {"userVisible", "agentVisible"}}``; each content part has a ``type``:
@@ -64,11 +77,14 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+import yaml
+
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
                          iso_time, join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
+from ..sources import whole_text
 
 NAME = "goose"
 #: A file is one session (a JSONL file, an export); JSON lines of exports (``EXPORT_SCRIPT``'s) are one each.
@@ -99,8 +115,82 @@ EXPORT_SCRIPT = (
     '"".join(json.dumps(x)+"\\n" for x in s))')
 
 
+#: ``goose session export --format yaml``: the session's first two fields, as serde writes ``Session`` (its
+#: ``id``, then its ``working_dir``); a YAML document marker before them is allowed.
+HEAD = re.compile(r"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: ")
+#: ``goose session export --format markdown``'s first lines (``export_session_to_markdown``).
+_MARKDOWN = re.compile(r"\s*# Session Export: [^\n]*\n\s*\*(?:Total messages: \d+|\(This session has no messages\))\*")
+#: ``goose run --output-format stream-json``'s event types (``StreamEvent``, snake_case tags).
+_STREAM_EVENTS = frozenset({"message", "notification", "model_change", "error", "complete"})
+NO_PROMPT = ("goose's headless stream (`goose run --output-format stream-json`) records no prompt: the run is the "
+             "session goose saved (`goose session list` names it); export it with `goose session export "
+             "--session-id <id> --format json`, or run with `--output-format json`, whose output holds the prompt")
+
+
 def matches(record: Any) -> bool:
-    return _is_export(record) or _is_header(record) or _is_message(record)
+    return (_is_export(record) or _is_header(record) or _is_message(record) or _is_run_output(record)
+            or _is_stream_event(record))
+
+
+class _Yaml12(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser where PyYAML has it
+    """YAML as serde_yaml writes it: YAML 1.2's core schema (``true``/``false``, plain decimal, octal ``0o`` and hex
+    numbers), not PyYAML's 1.1, which reads ``20260301_1`` (a goose session id) as 202603011, ``yes`` as true and
+    an ISO time as a datetime."""
+
+
+_Yaml12.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag.rsplit(":", 1)[-1] not in ("bool", "int", "float", "timestamp")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+_Yaml12.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
+                              list("-+0123456789"))
+_Yaml12.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"))
+
+
+def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
+    """The adapter hook: ``goose session export --format yaml``'s session (and its child sessions, as ``split``
+    gives them from the JSON export), ``(position, session, error, None)``."""
+    text, unreadable = whole_text(path)
+    try:
+        document = yaml.load(text, Loader=_Yaml12) if text is not None else None  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        unreadable = f"not goose's YAML export: {str(exc).splitlines()[0]}"
+    if not _is_export(document):
+        yield "file", None, unreadable or "no session (id, working_dir, conversation): not goose's YAML export", None
+        return
+    for where, session in split(document):
+        yield where, session, None, None
+
+
+def text_not_a_run(head: str) -> str | None:
+    """The adapter hook: ``goose session export --format markdown`` is no faithful record of the run (see the
+    module's docstring); what to export instead."""
+    if _MARKDOWN.match(head):
+        return ("goose's Markdown export (`goose session export --format markdown`) keeps no times or call ids, trims "
+                "long arguments and cannot tell a failed call or a message boundary from a tool's output: export the "
+                "session as JSON (`goose session export --session-id <id> --format json`) and ingest that")
+    return None
+
+
+def _is_run_output(record: Any) -> bool:
+    """``goose run --output-format json``'s one document: the conversation and ``metadata.status``."""
+    return (isinstance(record, dict) and isinstance(record.get("messages"), list)
+            and "status" in as_dict(record.get("metadata")) and record.keys() <= {"messages", "metadata"})
+
+
+def _is_stream_event(record: Any) -> bool:
+    """A line of ``goose run --output-format stream-json``: a goose message in its envelope, or the closing count,
+    or a model change (an ``error`` line alone is too plain to tell)."""
+    if not isinstance(record, dict) or record.get("type") not in _STREAM_EVENTS:
+        return False
+    kind = record["type"]
+    return ((kind == "message" and _is_message(record.get("message")))
+            or (kind == "complete" and "total_tokens" in record)
+            or (kind == "model_change" and {"model", "mode"} <= record.keys()))
 
 
 def _is_export(record: Any) -> bool:
@@ -167,12 +257,36 @@ def side_document(document: Any) -> str | None:
 
 
 def _session(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the session's fields, its messages) of an export or of a JSONL file's lines."""
+    """(the session's fields, its messages) of an export, of ``goose run``'s JSON or stream, or of a JSONL file's
+    lines."""
     if _is_export(document):
         return document, [m for m in document["conversation"] if isinstance(m, dict)]
+    if _is_run_output(document):
+        return as_dict(document["metadata"]), [m for m in document["messages"] if isinstance(m, dict)]
     records = as_records(document, "goose session")
+    if _is_stream_event(records[0]):
+        return _stream(records)
     head = records[0] if _is_header(records[0]) else {}
     return head, [r for r in records[1 if head else 0:] if r.get("role") in ("user", "assistant")]
+
+
+def _stream(events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A headless stream as (its fields: the last count, the last error, the model it changed to; its messages)."""
+    fields: dict[str, Any] = {}
+    messages = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "message" and isinstance(event.get("message"), dict):
+            messages.append(event["message"])
+        elif kind == "complete":
+            fields["total_tokens"] = event.get("total_tokens")
+        elif kind == "model_change" and as_str(event.get("model")):
+            fields.setdefault("model_config", {"model_name": event["model"]})
+        if kind == "error":
+            fields["stream_error"] = as_str(event.get("error")) or "goose error"
+        elif kind == "message":
+            fields.pop("stream_error", None)
+    return fields, messages
 
 
 def _result_text(value: Any) -> str:
@@ -318,7 +432,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             walk.user(message, parts)
     walk.close()
     if not walk.prompts:
-        raise RecordError("no user prompt in this goose session")
+        stream = isinstance(record, list) and bool(record) and _is_stream_event(record[0])
+        raise RecordError(NO_PROMPT if stream else "no user prompt in this goose session")
+    walk.last_error = as_str(session.get("stream_error")) or walk.last_error
     session_id = as_str(session.get("id")) or file_stem(ctx.source, (".jsonl", ".json"))
     name = as_str(session.get("name")) or as_str(session.get("description"))
     parent = as_str(session.get("parent_session_id"))
