@@ -9,11 +9,31 @@ repository}); then ``user.message`` (``content``), ``assistant.reasoning`` (``co
 (``content``, ``reasoningText``, ``toolRequests``: ``[{toolCallId, name, arguments}]``, ``model``),
 ``tool.execution_start`` (``toolCallId``, ``toolName``, ``arguments``), ``tool.execution_complete`` (``toolCallId``,
 ``success``, ``result`` {content}, ``error`` {message, code}, ``model``), ``session.model_change`` (``newModel``),
-``session.error`` (``errorType``, ``message``), ``abort``, and bookkeeping (``session.info``, ``assistant.turn_*``,
+``session.error`` (``errorType``, ``message``), ``session.warning`` (``warningType``, ``message``: an
+organization's policy that disabled MCP servers, in ``metadata.session_warnings``), ``abort``, and bookkeeping (``session.info``, ``assistant.turn_*``,
 ``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat writes its transcripts in this shape too
 (``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found). A session
 folder's other files (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``, ``files/``) are passed over
 (``side_path``).
+
+Its headless output (``copilot -p <prompt> --output-format json``, since 0.0.422: JSON lines) is the same events as
+the run's log without ``session.start`` (ephemeral ones too: ``session.warning``, ``assistant.message_delta``), the
+prompt echoed as ``user.message``, and a last line ``{"type": "result", "sessionId", "exitCode", "usage"}`` (real:
+japurcell/skills' benchmark runs, Copilot CLI 1.0.x): read as a run of its own, ``copilot-cli-headless.<sessionId>``
+(the session's log holds more: the model chosen, the version, the folder; ``metadata.copilot_session_id`` links
+the two), or, cut off before its ``result``, named by its prompt event's id. Output with no prompt is refused naming
+the session's log. A ``user.message`` the CLI wrote itself (its ``source``: ``instruction-discovery``, a skill's
+``skill-<name>`` context) is no prompt, in either.
+
+Before 0.0.342 (October 2025) the CLI kept a session as one JSON document,
+``~/.copilot/history-session-state/session_<sessionId>_<start ms>.json`` (0.0.340's ``index.js``): ``sessionId``,
+``startTime``, ``chatMessages`` (the model's conversation, OpenAI's chat messages), ``selectedModel``, and
+``timeline``, what the user saw: ``user`` (``text``), ``copilot`` (``text``), ``tool_call_requested`` (``callId``,
+``name``, ``arguments``), replaced by its ``tool_call_completed`` (``result``: ``{type: success | failure | denied
+| rejected, log}``), ``error`` and ``info`` (``Operation cancelled by user``). The timeline is read, as the events
+it became (:func:`_history_events`): a ``copilot`` text with the calls after it is one message and its requests.
+The run is ``copilot-cli-history.<sessionId>``: ``copilot --resume`` migrated such a session into a log of the
+same id, holding more; ``metadata.copilot_session_id`` links them.
 
 Field mapping:
 
@@ -37,7 +57,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -59,6 +79,16 @@ from ._agent_cli import (
 from ._common import Context, RecordError, as_dict, as_list, last_part
 
 NAME = "copilot-cli"
+#: The prefix of a headless run's id: a run apart from its session's log (which shows more).
+HEADLESS = "copilot-cli-headless"
+#: The prefix of a run read from a session kept before the event logs (``history-session-state``).
+HISTORY = "copilot-cli-history"
+#: A call the user declined (its ``rejected`` result records no output).
+REJECTED = "the user rejected the call (it did not run)"
+#: A session event's type (``session.warning``, ``user.message``, ``tool.execution_complete``, ``abort``, ...) and
+#: the keys an event carries (``data``, its ids and time; ``ephemeral`` for one the log does not keep).
+_EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission|abort)(?:\.[a-z_]+)*")
+_EVENT_KEYS = frozenset({"type", "data", "id", "timestamp", "parentId", "ephemeral"})
 #: Where Copilot CLI keeps its sessions: walked though hidden (see ``read``).
 SESSION_FOLDERS = (".copilot/session-state",)
 #: A file is one session: the reader hands over all its lines.
@@ -75,11 +105,69 @@ SHELLS = frozenset({"bash", "powershell"})
 
 
 def matches(record: Any) -> bool:
-    """A log's first event: ``session.start`` by Copilot's agent."""
-    if not isinstance(record, dict) or record.get("type") != "session.start":
+    """A log's first event, ``session.start`` by Copilot's agent; or headless output's first line: a session event
+    (its type, ``data``, ``id``, nothing else), or its closing ``result``."""
+    if not isinstance(record, dict):
         return False
     data = as_dict(record.get("data"))
-    return data.get("producer") == PRODUCER or "copilotVersion" in data
+    if record.get("type") == "session.start":
+        return data.get("producer") == PRODUCER or "copilotVersion" in data
+    return _is_event(record) or _is_result(record) or _is_history(record)
+
+
+def _is_history(record: dict[str, Any]) -> bool:
+    """A session kept before the event logs (``history-session-state/session_<id>_<ms>.json``)."""
+    return (isinstance(record.get("sessionId"), str) and "startTime" in record
+            and isinstance(record.get("chatMessages"), list) and isinstance(record.get("timeline"), list))
+
+
+def _history_events(timeline: list[Any]) -> Iterator[dict[str, Any]]:
+    """A history session's timeline as the events a log records of the same turns: ``user`` a ``user.message``;
+    ``copilot`` an ``assistant.message`` whose ``toolRequests`` are the calls shown after it (a call with no text
+    before it a ``tool.execution_start``); a completed call's result its ``tool.execution_complete``; ``error`` a
+    ``session.error``; a cancellation (``info``) an ``abort``. Built whole before they are walked: a message's
+    requests are all known when it is."""
+    events: list[dict[str, Any]] = []
+    message: dict[str, Any] | None = None
+    for entry in (e for e in timeline if isinstance(e, dict)):
+        kind, at, text = entry.get("type"), entry.get("timestamp"), as_str(entry.get("text"))
+        if kind in ("tool_call_requested", "tool_call_completed"):
+            call = {"toolCallId": entry.get("callId"), "name": entry.get("name"), "arguments": entry.get("arguments")}
+            if message is not None:
+                message["data"]["toolRequests"].append(call)
+            else:
+                events.append({"type": "tool.execution_start", "timestamp": at, "data": {
+                    "toolCallId": call["toolCallId"], "toolName": call["name"], "arguments": call["arguments"]}})
+            if kind == "tool_call_completed":
+                result = as_dict(entry.get("result"))
+                log = as_str(result.get("log"))
+                said = log or (REJECTED if result.get("type") == "rejected" else None)
+                events.append({"type": "tool.execution_complete", "timestamp": at, "data": {
+                    "toolCallId": entry.get("callId"), "success": result.get("type") == "success",
+                    "result": {"content": log}, "error": {"message": said}}})
+            continue
+        message = None
+        if kind == "copilot":
+            message = {"type": "assistant.message", "timestamp": at, "data": {"content": text, "toolRequests": []}}
+            events.append(message)
+        elif kind == "user":
+            events.append({"type": "user.message", "id": entry.get("id"), "timestamp": at, "data": {"content": text}})
+        elif kind == "error":
+            events.append({"type": "session.error", "timestamp": at, "data": {"message": text}})
+        elif kind == "info" and text and "cancelled" in text.lower():
+            events.append({"type": "abort", "timestamp": at, "data": {}})
+    yield from events
+
+
+def _is_event(record: dict[str, Any]) -> bool:
+    return (isinstance(record.get("type"), str) and _EVENT_TYPE.fullmatch(record["type"]) is not None
+            and isinstance(record.get("data"), dict) and isinstance(record.get("id"), str)
+            and record.keys() <= _EVENT_KEYS)
+
+
+def _is_result(record: dict[str, Any]) -> bool:
+    """Headless output's last line: ``{"type": "result", "sessionId", "exitCode", "usage"}``."""
+    return record.get("type") == "result" and isinstance(record.get("sessionId"), str) and "exitCode" in record
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
@@ -98,15 +186,25 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     events = as_records(record, "Copilot CLI session")
-    start = as_dict(events[0].get("data"))
-    session = as_str(start.get("sessionId"))
-    if events[0].get("type") != "session.start" or not session:
+    history = _is_history(events[0])
+    if history:  # one document: its timeline is the events
+        start = {"sessionId": events[0]["sessionId"], "startTime": events[0]["startTime"],
+                 "selectedModel": events[0].get("selectedModel")}
+        events = [{"type": "session.start", "data": start}, *_history_events(events[0]["timeline"])]
+    headless = events[0].get("type") != "session.start"
+    start = {} if headless else as_dict(events[0].get("data"))
+    result = next((e for e in reversed(events) if _is_result(e)), {})
+    session = as_str(start.get("sessionId")) or as_str(result.get("sessionId"))
+    if not headless and not session:
         raise RecordError("the log does not open with session.start naming its sessionId (Copilot CLI's "
                           "session-state/<id>.jsonl opens so)")
     walk = _Walk()
-    for event in events[1:]:
+    for event in events[0 if headless else 1:]:
         walk.event(event)
     walk.flush()
+    if walk.task is None and headless:
+        raise RecordError("Copilot CLI's headless output (`copilot -p --output-format json`) without its prompt: the "
+                          f"run is the session's log, ~/.copilot/session-state/{session or '<session id>'}/events.jsonl")
     if walk.task is None:
         raise RecordError("no user.message: a session started and never given a prompt")
     models = list(dict.fromkeys(walk.models))
@@ -120,9 +218,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": models if len(models) > 1 else None,
         "user_prompts": prompt_list(walk.prompts) or None,
         "aborted": walk.aborted or None,
+        "session_warnings": session_warnings(walk.warnings),
+        "headless": "json" if headless else None,
+        "exit_code": result.get("exitCode") if isinstance(result.get("exitCode"), int) else None,
     }
+    run_id = f"{HEADLESS}.{session or walk.prompt_event}" if headless else f"{HISTORY if history else NAME}.{session}"
     return session_trajectory(
-        ctx, run_id=f"{NAME}.{session}", task=walk.task, model_id=as_str(start.get("selectedModel"))
+        ctx, run_id=run_id, task=walk.task, model_id=as_str(start.get("selectedModel"))
         or next(iter(models), None), steps=walk.steps, metadata=metadata, last_error=walk.last_error,
         error_cause=API_ERROR_CAUSE, created_at=first_time(start.get("startTime"), events[0].get("timestamp")),
         tool_versions={"copilot-chat" if "vscodeVersion" in start else NAME: version} if version else None)
@@ -137,16 +239,19 @@ class _Walk(SessionSteps):
         self.prompts: list[str] = []
         self.models: list[str] = []
         self.aborted = 0
+        self.warnings: list[str] = []
+        self.prompt_event: str | None = None  # the first prompt's event id: a headless run's name without a result
 
     def event(self, event: dict[str, Any]) -> None:
         kind, data = event.get("type"), as_dict(event.get("data"))
         if model := as_str(data.get("model")) or as_str(data.get("newModel")):
             self.models.append(model)
-        if kind == "user.message":
+        if kind == "user.message" and data.get("source") in (None, "user"):  # else the CLI's own words
             self.flush()
             text = (as_str(data.get("content")) or "").strip()
             if self.task is None:
                 self.task = text or None
+                self.prompt_event = as_str(event.get("id"))
             elif text:
                 self.prompts.append(text)
             self.last_error = None
@@ -161,6 +266,8 @@ class _Walk(SessionSteps):
         elif kind == "session.error":
             self.flush()
             self.last_error = as_str(data.get("message")) or as_str(data.get("errorType")) or "session error"
+        elif kind == "session.warning" and (said := as_str(data.get("message"))):
+            self.warnings.append(said)
         elif kind == "abort":
             self.aborted += 1
 
@@ -202,6 +309,12 @@ class _Walk(SessionSteps):
             command = as_str(as_dict(step["arguments"]).get("command"))
             step["error"] = exit_code_error(code[1], code[0], command)
         self.last_error = None
+
+
+def session_warnings(warnings: list[str]) -> list[str] | None:
+    """The CLI's warnings to the user (a log's ``session.warning``, an export's ``⚠️ Warning``), each once, in order:
+    what the session ran without (MCP servers an organization's policy disabled)."""
+    return list(dict.fromkeys(warnings))[:20] or None
 
 
 def exit_code(data: dict[str, Any], output: str | None) -> tuple[int, str] | None:

@@ -8,7 +8,7 @@ jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; t
 ``**Duration:**``, ``**Exported:**``; since about May 2026 inside a ``> [!NOTE]`` list), then entries, each
 ``<sub>⏱️ 2m 20s</sub>`` (time since the start) and a heading: ``### 👤 User``, ``### 💬 Copilot``,
 ``### 💭 Reasoning`` (italic), ``### ℹ️ Info`` / ``Notification`` (the CLI's own: ``Model changed to: X``),
-``### ❌ Error``, ``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
+``### ❌ Error``, ``### ⚠️ Warning`` (the CLI's: an organization's policy that disabled MCP servers), ``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
 description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
 ``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
 A sub-agent (``### 📦 task (Completed)``) lists its own calls and replies under it, with no time line of their own.
@@ -28,7 +28,8 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   decisive line ("Permission denied and could not request permission from user"), of a shell call, a non-zero
   ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
   thought, Copilot's text with no call after it a ``respond`` step;
-- outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``;
+- outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``, its
+  ``⚠️ Warning`` entries in ``metadata.session_warnings`` (as ``copilot-cli`` keeps a log's ``session.warning``);
 - trajectory_id = ``copilot-cli-share.<session id>``, linked to the raw log's run by ``metadata.copilot_session_id``
   (which ``copilot-cli`` writes too): an id of its own, as the export shows less than the log (an edit's strings,
   the times, the model, the version), so that neither replaces the other whichever is ingested first; without a
@@ -60,7 +61,7 @@ from ._agent_cli import (
     session_trajectory,
 )
 from ._common import Context, RecordError
-from .copilot_cli import SHELLS, exit_code
+from .copilot_cli import SHELLS, exit_code, session_warnings
 
 NAME = "copilot-cli-share"
 #: What the export opens with (told before any record is looked for: the Markdown quotes JSON).
@@ -212,6 +213,7 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
         "exported": share.fields.get("Exported"),
         "user_prompts": prompt_list(walk.prompts) or None,
         "session_errors": walk.errors[:20] or None,
+        "session_warnings": session_warnings(walk.warnings),
         "model_changes": walk.model_changes or None,
     }
     return session_trajectory(ctx, run_id=run_id, task=walk.task, model_id=walk.model, steps=walk.steps,
@@ -227,6 +229,7 @@ class _Walk(SessionSteps):
         self.task: str | None = None
         self.prompts: list[str] = []
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self.model_changes: list[list[Any]] = []  # [steps before it, model]
         self.subagent: dict[str, Any] | None = None  # the open ``📦`` call, its sub-agent's entries following
 
@@ -265,6 +268,8 @@ class _Walk(SessionSteps):
             self.thought.append(text.strip("*_ \n"))
         elif entry.heading == "❌ Error" and text:
             self.errors.append(error_line(text, text))
+        elif entry.heading == "⚠️ Warning" and text:
+            self.warnings.append(text)
         elif entry.heading.startswith("ℹ️") and (said := _MODEL.search(text)):
             self.flush()  # the user's /model, between turns: the text before it was a reply
             self.model_changes.append([len(self.steps), said.group(1)])

@@ -1,0 +1,140 @@
+"""Round 30 (COPILOT2): the shapes of goose and GitHub Copilot CLI left unread before. goose: `goose session export
+--format yaml` (read as the JSON export), `--format markdown` (refused, naming the JSON export), `goose run
+--output-format json` (a run) and `stream-json` (refused without a prompt, naming the session). Copilot CLI: its
+headless `-p --output-format json` output (a run; refused without a prompt, naming the session's log), the CLI's
+injected `user.message`s (no prompts), `⚠️ Warning` entries of /share exports and `session.warning` events
+(`metadata.session_warnings`), and the sessions kept before the event logs (`history-session-state`).
+Fixtures: tests/fixtures/goose/.copilot2-30 and tests/fixtures/copilot/.copilot2-30 (README.md there: sources)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import newcomer, run_cli  # noqa: F401 - the fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOOSE = FIXTURES / "goose" / ".copilot2-30"
+EXPORT = FIXTURES / "goose" / ".goose29" / "20260301_1.json"
+COPILOT = FIXTURES / "copilot" / ".copilot2-30"
+HEADLESS = COPILOT / "session.jsonl"
+HISTORY = COPILOT / "session_a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15_1759553607577.json"
+POLICY = ("Third-party MCP servers are disabled by your organization's Copilot policy. Only built-in servers are "
+          "available.")
+
+
+def _dry_run(path: Path) -> str:
+    code, out, err = run_cli("ingest", str(path), "--dry-run")
+    return " ".join((out + err).split())
+
+
+def test_gooses_yaml_export_is_read_as_the_same_run_as_its_json_export() -> None:
+    """serde_yaml's document of the session: its id left plain (``id: 20260301_1``, which YAML 1.1 reads as a
+    number), its times too; the same run, the same id, as the JSON export."""
+    yaml_path = GOOSE / "20260301_1.yaml"
+    assert detect_format(yaml_path) == "goose"
+    assert only(yaml_path).model_dump(mode="json") == only(EXPORT).model_dump(mode="json")
+    assert only(yaml_path).trajectory_id.startswith("goose.20260301_1.")
+
+
+def test_gooses_markdown_export_is_refused_naming_the_json_export(newcomer) -> None:
+    said = _dry_run(GOOSE / "20260301_1.md")
+    assert "goose's Markdown export" in said and "goose session export --session-id <id> --format json" in said, said
+
+
+def test_goose_runs_json_output_is_a_run_with_its_prompt_and_steps() -> None:
+    """``goose run --output-format json``: the conversation and ``metadata`` ({total_tokens, status}); no session
+    id, so the run is named by its file."""
+    assert detect_format(GOOSE / "goose-run-output.json") == "goose"
+    run, export = only(GOOSE / "goose-run-output.json"), only(EXPORT)
+    assert run.trajectory_id == f"goose.goose-run-output.{export.trajectory_id.rsplit('.', 1)[1]}"
+    assert run.task == export.task and [s.action for s in run.steps] == [s.action for s in export.steps]
+    assert run.metadata["total_tokens"] == 15230 and run.model_id is None
+
+
+def test_a_goose_stream_without_its_prompt_is_refused_naming_the_session(newcomer) -> None:
+    """goose 1.50's stream-json of a run the provider refused: no prompt in it (the real frames)."""
+    said = _dry_run(GOOSE / "goose-run-stream.jsonl")
+    assert "runs 0; rejected 1" in said and "records no prompt" in said, said
+    assert "goose session export --session-id <id> --format json" in said, said
+
+
+def test_a_goose_stream_holding_its_prompt_is_a_run_ending_on_the_providers_error(tmp_path: Path) -> None:
+    """A stream that echoes the prompt as a user message is read; the 401 it ended on is the provider's."""
+    prompt = {"type": "message", "message": {"id": None, "role": "user", "created": 1789551850, "content": [
+        {"type": "text", "text": "say GOOSE_OK"}], "metadata": {"userVisible": True, "agentVisible": True}}}
+    path = tmp_path / "stream.jsonl"
+    path.write_text(json.dumps(prompt) + "\n" + (GOOSE / "goose-run-stream.jsonl").read_text())
+    run = only(path)
+    assert run.task == "say GOOSE_OK" and run.outcome == Outcome.infra_error
+    assert "total_tokens" not in run.metadata  # the closing count said 0
+
+
+def test_copilots_headless_output_is_a_run_of_its_own_linked_to_the_session() -> None:
+    """A real ``copilot -p ... --output-format json`` output (Copilot CLI 1.0.x): no ``session.start``; the prompt
+    echoed; the ``result`` line's session id names the run, apart from the session's log."""
+    assert detect_format(HEADLESS) == "copilot-cli"
+    run = only(HEADLESS)
+    assert run.trajectory_id == "copilot-cli-headless.1a42cf83-dd65-4efa-b294-5360414482eb"
+    assert run.metadata["copilot_session_id"] == "1a42cf83-dd65-4efa-b294-5360414482eb"
+    assert run.task.startswith("Read and follow only this local skill file")
+    assert run.model_id == "gpt-5-mini" and run.metadata["exit_code"] == 0 and run.metadata["headless"] == "json"
+    assert [s.action for s in run.steps] == ["report_intent", "create", "create", "respond"]
+    assert run.metadata["session_warnings"] == [POLICY]
+    assert run.created_at.isoformat().startswith("2026-06-18T22:37:18")
+
+
+def test_copilots_headless_output_without_its_prompt_is_refused_naming_the_log(newcomer) -> None:
+    """The lines a run stopped at startup writes (an organization's policy refusal: two lines, exit 1)."""
+    said = _dry_run(COPILOT / "no-prompt.jsonl")
+    assert "runs 0; rejected 1" in said and "without its prompt" in said, said
+    assert "~/.copilot/session-state/<session id>/events.jsonl" in said, said
+
+
+def test_a_user_message_the_cli_wrote_itself_is_no_prompt(tmp_path: Path) -> None:
+    """A skill's context the CLI injects (``source: skill-<name>``) after the prompt is not a later prompt."""
+    events = [json.loads(line) for line in HEADLESS.read_text().splitlines()]
+    at = next(n for n, e in enumerate(events) if e["type"] == "user.message")
+    injected = {**events[at], "id": "injected", "data": {"content": "<skill-context name=\"x\">...</skill-context>",
+                                                         "source": "skill-x"}}
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*events[:at + 1], injected, *events[at + 1:]]))
+    assert "user_prompts" not in only(path).metadata
+
+
+def test_a_share_exports_warning_entries_are_the_sessions_warnings() -> None:
+    """The /share export of the same real run: its ``⚠️ Warning`` entry, as the headless output's warning event."""
+    assert detect_format(COPILOT / "transcript.md") == "copilot-cli-share"
+    run = only(COPILOT / "transcript.md")
+    assert run.metadata["session_warnings"] == [POLICY]
+    assert run.metadata["copilot_session_id"] == only(HEADLESS).metadata["copilot_session_id"]
+
+
+def test_a_session_kept_before_the_event_logs_is_read_from_its_timeline() -> None:
+    """``~/.copilot/history-session-state/session_<id>_<ms>.json`` (before 0.0.342): the timeline's real entries
+    (a cancellation, a call the user rejected), the session's own fields."""
+    assert detect_format(HISTORY) == "copilot-cli"
+    run = only(HISTORY)
+    assert run.trajectory_id == "copilot-cli-history.a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15"
+    assert run.model_id == "claude-sonnet-4.5" and run.created_at.isoformat() == "2025-10-04T04:53:27.577000+00:00"
+    assert run.task.startswith("In the copilot message display, it has a different format")
+    assert run.metadata["user_prompts"][0].startswith("The copilot session files are in ~/.copilot")
+    assert run.metadata["aborted"] == 1 and run.outcome == Outcome.unknown
+    assert [s.action for s in run.steps] == ["str_replace_editor", "bash", "str_replace_editor", "bash", "bash",
+                                             "bash", "bash"]
+    view, *_, rejected = run.steps
+    assert view.arguments == {"command": "view", "path": "/Users/cliftonc/work/guideai"} and view.error is None
+    assert view.thought.startswith("I'll investigate the current implementation")  # the text before the calls
+    assert rejected.error.startswith("The tool call required approval from the user, but the user rejected it")
+
+
+@pytest.mark.parametrize("name", ["20260301_1.yaml", "goose-run-output.json"])
+def test_the_cli_reads_gooses_other_renderings(newcomer, name: str) -> None:
+    said = _dry_run(GOOSE / name)
+    assert "format goose; runs 1; rejected 0; steps 5; errors 1" in said, said
