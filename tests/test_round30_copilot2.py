@@ -138,3 +138,11 @@ def test_a_session_kept_before_the_event_logs_is_read_from_its_timeline() -> Non
 def test_the_cli_reads_gooses_other_renderings(newcomer, name: str) -> None:
     said = _dry_run(GOOSE / name)
     assert "format goose; runs 1; rejected 0; steps 5; errors 1" in said, said
+
+
+def test_a_walk_of_a_home_folder_reads_the_sessions_kept_before_the_event_logs(newcomer, tmp_path: Path) -> None:
+    kept = tmp_path / "alice" / ".copilot" / "history-session-state"
+    kept.mkdir(parents=True)
+    (kept / HISTORY.name).write_bytes(HISTORY.read_bytes())
+    said = _dry_run(tmp_path / "alice")
+    assert "format copilot-cli; runs 1; rejected 0; steps 7" in said, said

@@ -87,10 +87,10 @@ HISTORY = "copilot-cli-history"
 REJECTED = "the user rejected the call (it did not run)"
 #: A session event's type (``session.warning``, ``user.message``, ``tool.execution_complete``, ``abort``, ...) and
 #: the keys an event carries (``data``, its ids and time; ``ephemeral`` for one the log does not keep).
-_EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission|abort)(?:\.[a-z_]+)*")
+_EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission)(?:\.[a-z_]+)+|abort")
 _EVENT_KEYS = frozenset({"type", "data", "id", "timestamp", "parentId", "ephemeral"})
-#: Where Copilot CLI keeps its sessions: walked though hidden (see ``read``).
-SESSION_FOLDERS = (".copilot/session-state",)
+#: Where Copilot CLI keeps its sessions (before 0.0.342, ``history-session-state``): walked though hidden.
+SESSION_FOLDERS = (".copilot/session-state", ".copilot/history-session-state")
 #: A file is one session: the reader hands over all its lines.
 WHOLE_FILE = True
 split = whole_file
