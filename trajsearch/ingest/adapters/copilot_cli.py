@@ -10,9 +10,9 @@ repository}); then ``user.message`` (``content``), ``assistant.reasoning`` (``co
 ``tool.execution_start`` (``toolCallId``, ``toolName``, ``arguments``), ``tool.execution_complete`` (``toolCallId``,
 ``success``, ``result`` {content}, ``error`` {message, code}, ``model``), ``session.model_change`` (``newModel``),
 ``session.error`` (``errorType``, ``message``), ``session.warning`` (``warningType``, ``message``: an
-organization's policy that disabled MCP servers, in ``metadata.session_warnings``), ``abort``, and bookkeeping (``session.info``, ``assistant.turn_*``,
-``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat writes its transcripts in this shape too
-(``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found). A session
+organization's policy that disabled MCP servers, in ``metadata.session_warnings``), ``abort``, and bookkeeping
+(``session.info``, ``assistant.turn_*``, ``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat
+writes its transcripts in this shape too (``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found). A session
 folder's other files (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``, ``files/``) are passed over
 (``side_path``).
 
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from trajsearch.model import Trajectory
 
@@ -121,12 +121,12 @@ def _is_history(record: dict[str, Any]) -> bool:
             and isinstance(record.get("chatMessages"), list) and isinstance(record.get("timeline"), list))
 
 
-def _history_events(timeline: list[Any]) -> Iterator[dict[str, Any]]:
+def _history_events(timeline: list[Any]) -> list[dict[str, Any]]:
     """A history session's timeline as the events a log records of the same turns: ``user`` a ``user.message``;
     ``copilot`` an ``assistant.message`` whose ``toolRequests`` are the calls shown after it (a call with no text
     before it a ``tool.execution_start``); a completed call's result its ``tool.execution_complete``; ``error`` a
     ``session.error``; a cancellation (``info``) an ``abort``. Built whole before they are walked: a message's
-    requests are all known when it is."""
+    requests are all known when it is walked."""
     events: list[dict[str, Any]] = []
     message: dict[str, Any] | None = None
     for entry in (e for e in timeline if isinstance(e, dict)):
@@ -156,10 +156,11 @@ def _history_events(timeline: list[Any]) -> Iterator[dict[str, Any]]:
             events.append({"type": "session.error", "timestamp": at, "data": {"message": text}})
         elif kind == "info" and text and "cancelled" in text.lower():
             events.append({"type": "abort", "timestamp": at, "data": {}})
-    yield from events
+    return events
 
 
 def _is_event(record: dict[str, Any]) -> bool:
+    """A session event as headless output writes it (``_EVENT_TYPE``, ``data``, ``id``; no other key)."""
     return (isinstance(record.get("type"), str) and _EVENT_TYPE.fullmatch(record["type"]) is not None
             and isinstance(record.get("data"), dict) and isinstance(record.get("id"), str)
             and record.keys() <= _EVENT_KEYS)
@@ -203,8 +204,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         walk.event(event)
     walk.flush()
     if walk.task is None and headless:
-        raise RecordError("Copilot CLI's headless output (`copilot -p --output-format json`) without its prompt: the "
-                          f"run is the session's log, ~/.copilot/session-state/{session or '<session id>'}/events.jsonl")
+        raise RecordError("Copilot CLI's headless output (`copilot -p --output-format json`) without its prompt: "
+                          "the run is the session's log, "
+                          f"~/.copilot/session-state/{session or '<session id>'}/events.jsonl")
     if walk.task is None:
         raise RecordError("no user.message: a session started and never given a prompt")
     models = list(dict.fromkeys(walk.models))
@@ -312,8 +314,8 @@ class _Walk(SessionSteps):
 
 
 def session_warnings(warnings: list[str]) -> list[str] | None:
-    """The CLI's warnings to the user (a log's ``session.warning``, an export's ``⚠️ Warning``), each once, in order:
-    what the session ran without (MCP servers an organization's policy disabled)."""
+    """The CLI's warnings to the user (a log's ``session.warning``, an export's ``⚠️ Warning``), each once, in
+    order: what the session ran without (MCP servers an organization's policy disabled)."""
     return list(dict.fromkeys(warnings))[:20] or None
 
 

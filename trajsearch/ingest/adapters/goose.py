@@ -133,7 +133,7 @@ def matches(record: Any) -> bool:
 
 
 class _Yaml12(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser where PyYAML has it
-    """YAML as serde_yaml writes it: YAML 1.2's core schema (``true``/``false``, plain decimal, octal ``0o`` and hex
+    """YAML as serde_yaml writes it: YAML 1.2's core schema (``true``/``false``, decimal and hex
     numbers), not PyYAML's 1.1, which reads ``20260301_1`` (a goose session id) as 202603011, ``yes`` as true and
     an ISO time as a datetime."""
 
@@ -147,7 +147,8 @@ _Yaml12.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-
                               list("-+0123456789"))
 _Yaml12.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+.0123456789"))
 
 
