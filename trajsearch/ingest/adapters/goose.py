@@ -35,8 +35,8 @@ Three shapes hold a session, one run each:
   records no session id);
 - ``goose run --output-format stream-json`` (``StreamEvent``): a JSON line an event, ``{"type": "message",
   "message"}`` for each message the agent yielded, ``notification``, ``model_change`` (``model``), ``error``
-  (``error``: what the run ended on), ``complete`` (``total_tokens``). Until goose echoed the prompt as a user
-  message it records none: such a stream is refused, naming the session goose saved, to export instead.
+  (``error``), ``complete`` (``total_tokens``). goose emits only the messages the agent yielded, never the prompt
+  (``process_agent_response``): a stream is refused, naming the session goose saved, to export instead.
 
 A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds, "content": [...],
 "metadata"?: {"userVisible", "agentVisible"}}``; each content part has a ``type``:
@@ -152,14 +152,33 @@ _Yaml12.add_implicit_resolver(
     list("-+.0123456789"))
 
 
+def _aliased(document: Any) -> bool:
+    """Whether a list or mapping stands in two places of the document: a YAML alias (``*name``), which serde_yaml
+    never writes, and which makes a small file huge once the run is converted (nine nested aliases of ten items
+    each: an 851-byte file, a billion items). libyaml's loader composes in C, so they are found in what it built."""
+    seen: set[int] = set()
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                return True
+            seen.add(id(node))
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    return False
+
+
 def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The adapter hook: ``goose session export --format yaml``'s session (and its child sessions, as ``split``
     gives them from the JSON export), ``(position, session, error, None)``."""
     text, unreadable = whole_text(path)
+    document = None
     try:
         document = yaml.load(text, Loader=_Yaml12) if text is not None else None  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         unreadable = f"not goose's YAML export: {str(exc).splitlines()[0]}"
+    if _aliased(document):
+        document, unreadable = None, "not goose's YAML export: it holds an alias (*name), which goose never writes"
     if not _is_export(document):
         yield "file", None, unreadable or "no session (id, working_dir, conversation): not goose's YAML export", None
         return
@@ -178,9 +197,11 @@ def text_not_a_run(head: str) -> str | None:
 
 
 def _is_run_output(record: Any) -> bool:
-    """``goose run --output-format json``'s one document: the conversation and ``metadata.status``."""
+    """``goose run --output-format json``'s one document: the conversation, goose's messages (so another tool's
+    ``{"messages", "metadata"}`` is not taken for it), and ``metadata.status``."""
     return (isinstance(record, dict) and isinstance(record.get("messages"), list)
-            and "status" in as_dict(record.get("metadata")) and record.keys() <= {"messages", "metadata"})
+            and "status" in as_dict(record.get("metadata")) and record.keys() <= {"messages", "metadata"}
+            and (not record["messages"] or _is_message(record["messages"][0])))
 
 
 def _is_stream_event(record: Any) -> bool:
@@ -258,36 +279,18 @@ def side_document(document: Any) -> str | None:
 
 
 def _session(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the session's fields, its messages) of an export, of ``goose run``'s JSON or stream, or of a JSONL file's
-    lines."""
+    """(the session's fields, its messages) of an export, of ``goose run``'s JSON, or of a JSONL file's lines; a
+    stream (``goose run --output-format stream-json``) is refused: goose emits only the messages the agent yielded
+    (``process_agent_response``), never the prompt."""
     if _is_export(document):
         return document, [m for m in document["conversation"] if isinstance(m, dict)]
     if _is_run_output(document):
         return as_dict(document["metadata"]), [m for m in document["messages"] if isinstance(m, dict)]
     records = as_records(document, "goose session")
     if _is_stream_event(records[0]):
-        return _stream(records)
+        raise RecordError(NO_PROMPT)
     head = records[0] if _is_header(records[0]) else {}
     return head, [r for r in records[1 if head else 0:] if r.get("role") in ("user", "assistant")]
-
-
-def _stream(events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A headless stream as (its fields: the last count, the last error, the model it changed to; its messages)."""
-    fields: dict[str, Any] = {}
-    messages = []
-    for event in events:
-        kind = event.get("type")
-        if kind == "message" and isinstance(event.get("message"), dict):
-            messages.append(event["message"])
-        elif kind == "complete":
-            fields["total_tokens"] = event.get("total_tokens")
-        elif kind == "model_change" and as_str(event.get("model")):
-            fields.setdefault("model_config", {"model_name": event["model"]})
-        if kind == "error":
-            fields["stream_error"] = as_str(event.get("error")) or "goose error"
-        elif kind == "message":
-            fields.pop("stream_error", None)
-    return fields, messages
 
 
 def _result_text(value: Any) -> str:
@@ -433,9 +436,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             walk.user(message, parts)
     walk.close()
     if not walk.prompts:
-        stream = isinstance(record, list) and bool(record) and _is_stream_event(record[0])
-        raise RecordError(NO_PROMPT if stream else "no user prompt in this goose session")
-    walk.last_error = as_str(session.get("stream_error")) or walk.last_error
+        raise RecordError("no user prompt in this goose session")
     session_id = as_str(session.get("id")) or file_stem(ctx.source, (".jsonl", ".json"))
     name = as_str(session.get("name")) or as_str(session.get("description"))
     parent = as_str(session.get("parent_session_id"))
