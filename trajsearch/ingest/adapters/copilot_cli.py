@@ -12,9 +12,9 @@ repository}); then ``user.message`` (``content``), ``assistant.reasoning`` (``co
 ``session.error`` (``errorType``, ``message``), ``session.warning`` (``warningType``, ``message``: an
 organization's policy that disabled MCP servers, in ``metadata.session_warnings``), ``abort``, and bookkeeping
 (``session.info``, ``assistant.turn_*``, ``session.idle``, ``subagent.*``, ...) passed over. VS Code's Copilot Chat
-writes its transcripts in this shape too (``session.start`` with ``vscodeVersion``): read alike (as its readers' tests show them; no real one found). A session
-folder's other files (``workspace.yaml``, ``session.db``, ``plan.md``, ``checkpoints/``, ``files/``) are passed over
-(``side_path``).
+writes its transcripts in this shape too (``session.start`` with ``vscodeVersion``): read alike (as its readers'
+tests show them; no real one found). A session folder's other files (``workspace.yaml``, ``session.db``,
+``plan.md``, ``checkpoints/``, ``files/``) are passed over (``side_path``).
 
 Its headless output (``copilot -p <prompt> --output-format json``, since 0.0.422: JSON lines) is the same events as
 the run's log without ``session.start`` (ephemeral ones too: ``session.warning``, ``assistant.message_delta``), the
@@ -23,7 +23,7 @@ japurcell/skills' benchmark runs, Copilot CLI 1.0.x): read as a run of its own, 
 (the session's log holds more: the model chosen, the version, the folder; ``metadata.copilot_session_id`` links
 the two), or, cut off before its ``result``, named by its prompt event's id. Output with no prompt is refused naming
 the session's log. A ``user.message`` the CLI wrote itself (its ``source``: ``instruction-discovery``, a skill's
-``skill-<name>`` context) is no prompt, in either.
+``skill-<name>`` context, :data:`_CLI_SOURCE`) is no prompt, in either.
 
 Before 0.0.342 (October 2025) the CLI kept a session as one JSON document,
 ``~/.copilot/history-session-state/session_<sessionId>_<start ms>.json`` (0.0.340's ``index.js``): ``sessionId``,
@@ -87,8 +87,18 @@ HISTORY = "copilot-cli-history"
 REJECTED = "the user rejected the call (it did not run)"
 #: A session event's type (``session.warning``, ``user.message``, ``tool.execution_complete``, ``abort``, ...) and
 #: the keys an event carries (``data``, its ids and time; ``ephemeral`` for one the log does not keep).
-_EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission)(?:\.[a-z_]+)+|abort")
+_EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission|mcp|command|elicitation"
+                         r"|external_tool|exit_plan_mode|sampling|pending_messages|capabilities|model)(?:\.[a-z_]+)+"
+                         r"|abort")
 _EVENT_KEYS = frozenset({"type", "data", "id", "timestamp", "parentId", "ephemeral"})
+#: The ``source`` of a ``user.message`` the CLI wrote itself, no prompt (the SDK's ``session-events.ts`` for CLI 1.0.4
+#: lists ``user | autopilot | skill | system | command | immediate-prompt | jit-instruction | snippy-blocking |
+#: thinking-exhausted-continuation | other``, the current one a free string such as ``skill-pdf`` or
+#: ``agent-<agent-id>``; real logs: ``instruction-discovery``, ``skill-<name>``). Any other source (none, ``user``,
+#: ``command``: a slash command, ``immediate-prompt``: words typed during a turn, one not known yet) is the user's.
+_CLI_SOURCE = re.compile(r"(?:skill|agent)(?:-.*)?|instruction-discovery|system|autopilot|jit-instruction"
+                         r"|snippy-blocking|thinking-exhausted-continuation", re.DOTALL)
+
 #: Where Copilot CLI keeps its sessions (before 0.0.342, ``history-session-state``): walked though hidden.
 SESSION_FOLDERS = (".copilot/session-state", ".copilot/history-session-state")
 #: A file is one session: the reader hands over all its lines.
@@ -208,7 +218,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                           "the run is the session's log, "
                           f"~/.copilot/session-state/{session or '<session id>'}/events.jsonl")
     if walk.task is None:
-        raise RecordError("no user.message: a session started and never given a prompt")
+        raise RecordError("no user entry in its timeline: a session started and never given a prompt" if history
+                          else "no user.message: a session started and never given a prompt")
     models = list(dict.fromkeys(walk.models))
     context = as_dict(start.get("context"))
     version = as_str(start.get("copilotVersion"))
@@ -248,7 +259,7 @@ class _Walk(SessionSteps):
         kind, data = event.get("type"), as_dict(event.get("data"))
         if model := as_str(data.get("model")) or as_str(data.get("newModel")):
             self.models.append(model)
-        if kind == "user.message" and data.get("source") in (None, "user"):  # else the CLI's own words
+        if kind == "user.message" and not _CLI_SOURCE.fullmatch(as_str(data.get("source")) or ""):
             self.flush()
             text = (as_str(data.get("content")) or "").strip()
             if self.task is None:
