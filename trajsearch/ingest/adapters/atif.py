@@ -1119,12 +1119,15 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
     of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is. A file of no
     format (``fmt`` None) there is one of the agent's own that Harbor's converter reads or the agent left (strands'
     ``strands-events.jsonl`` / ``strands-result.json``, hermes' ``hermes-session.jsonl``, Kimi's share folder, acp's,
-    copilot's, deerflow's, trae's logs...): whatever its name, the trial's run is the ATIF beside it."""
+    copilot's, deerflow's, trae's logs...): whatever its name, the trial's run is the ATIF beside it. The trial is
+    known by its own files, or, copied without them, by the log the ATIF's agent is converted from
+    (:data:`_RAW_SESSIONS`: Copilot CLI's headless output, a run of its own, had been a second run of one session)."""
     agent = next((d for d in path.parents if d.name == "agent"), None)
     converted = agent / "trajectory.json" if agent is not None else None
     if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
-            and ((trial[0] / "result.json").is_file() or _is_trial(trial[0])) \
-            and (found := _atif_file(converted)) is not None and found.task:
+            and (found := _atif_file(converted)) is not None and found.task \
+            and ((trial[0] / "result.json").is_file() or _is_trial(trial[0])
+                 or _converted_from(path, converted, found)):
         what = f"the agent's raw {fmt} session" if fmt else f"a file the {found.agent or 'Harbor'} agent left (no run)"
         return (f"{what} in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
                 f"the trial's run is {converted}, read with the trial's verdict")
@@ -1133,8 +1136,16 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
 
 #: Where Harbor's installed agents leave the raw session they convert, by the ATIF ``agent.name``, for those whose
 #: converter keeps no user message, so no task (Harbor's ``convert_swe_agent_to_atif`` writes the system prompt,
-#: then only ``source: "agent"`` steps; ``SweAgent._find_trajectory_file`` globs ``swe-agent-output/**/*.traj``).
-_RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj"}
+#: then only ``source: "agent"`` steps; ``SweAgent._find_trajectory_file`` globs ``swe-agent-output/**/*.traj``), and
+#: for those whose log is a run of its own (Copilot CLI's headless output: ``CopilotCli`` tees ``copilot -p
+#: --output-format json`` to ``agent/copilot-cli.jsonl``), so that one session is one run.
+_RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj", "copilot-cli": "copilot-cli.jsonl"}
+
+
+def _converted_from(path: Path, converted: Path, found: _Converted) -> bool:
+    """Whether ``path`` is the log Harbor converted to the ATIF ``converted`` (:data:`_RAW_SESSIONS`)."""
+    pattern = _RAW_SESSIONS.get(found.agent or "")
+    return pattern is not None and path in converted.parent.glob(pattern)
 
 
 def _kimi_turn_begin(text: str) -> str | None:
