@@ -9,9 +9,11 @@ Fixtures: tests/fixtures/goose/.copilot2-30 and tests/fixtures/copilot/.copilot2
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from trajsearch.ingest.detect import detect_format
 from trajsearch.model import Outcome
@@ -25,12 +27,17 @@ EXPORT = FIXTURES / "goose" / ".goose29" / "20260301_1.json"
 COPILOT = FIXTURES / "copilot" / ".copilot2-30"
 HEADLESS = COPILOT / "session.jsonl"
 HISTORY = COPILOT / "session_a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15_1759553607577.json"
+HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot"
 POLICY = ("Third-party MCP servers are disabled by your organization's Copilot policy. Only built-in servers are "
           "available.")
 
 
 def _dry_run(path: Path) -> str:
-    code, out, err = run_cli("ingest", str(path), "--dry-run")
+    return _dry_run_all(path)
+
+
+def _dry_run_all(*paths: Path) -> str:
+    code, out, err = run_cli("ingest", *map(str, paths), "--dry-run")
     return " ".join((out + err).split())
 
 
@@ -65,17 +72,6 @@ def test_a_goose_stream_without_its_prompt_is_refused_naming_the_session(newcome
     assert "goose session export --session-id <id> --format json" in said, said
 
 
-def test_a_goose_stream_holding_its_prompt_is_a_run_ending_on_the_providers_error(tmp_path: Path) -> None:
-    """A stream that echoes the prompt as a user message is read; the 401 it ended on is the provider's."""
-    prompt = {"type": "message", "message": {"id": None, "role": "user", "created": 1789551850, "content": [
-        {"type": "text", "text": "say GOOSE_OK"}], "metadata": {"userVisible": True, "agentVisible": True}}}
-    path = tmp_path / "stream.jsonl"
-    path.write_text(json.dumps(prompt) + "\n" + (GOOSE / "goose-run-stream.jsonl").read_text())
-    run = only(path)
-    assert run.task == "say GOOSE_OK" and run.outcome == Outcome.infra_error
-    assert "total_tokens" not in run.metadata  # the closing count said 0
-
-
 def test_copilots_headless_output_is_a_run_of_its_own_linked_to_the_session() -> None:
     """A real ``copilot -p ... --output-format json`` output (Copilot CLI 1.0.x): no ``session.start``; the prompt
     echoed; the ``result`` line's session id names the run, apart from the session's log."""
@@ -108,6 +104,19 @@ def test_a_user_message_the_cli_wrote_itself_is_no_prompt(tmp_path: Path) -> Non
     assert "user_prompts" not in only(path).metadata
 
 
+@pytest.mark.parametrize("source", ["command", "immediate-prompt", "user"])
+def test_a_user_message_from_the_user_by_any_other_source_is_a_prompt(tmp_path: Path, source: str) -> None:
+    """A slash command, words typed during a turn (the SDK's ``command``, ``immediate-prompt``): the user's, so the
+    prompt of a run whose first message it is (review r30 finding 3: such a run was refused as never prompted)."""
+    events = [json.loads(line) for line in HEADLESS.read_text().splitlines()]
+    for event in events:
+        if event["type"] == "user.message":
+            event["data"]["source"] = source
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert only(path).task == only(HEADLESS).task
+
+
 def test_a_share_exports_warning_entries_are_the_sessions_warnings() -> None:
     """The /share export of the same real run: its ``⚠️ Warning`` entry, as the headless output's warning event."""
     assert detect_format(COPILOT / "transcript.md") == "copilot-cli-share"
@@ -132,6 +141,62 @@ def test_a_session_kept_before_the_event_logs_is_read_from_its_timeline() -> Non
     assert view.arguments == {"command": "view", "path": "/Users/cliftonc/work/guideai"} and view.error is None
     assert view.thought.startswith("I'll investigate the current implementation")  # the text before the calls
     assert rejected.error.startswith("The tool call required approval from the user, but the user rejected it")
+
+
+def test_a_history_session_with_no_user_entry_is_refused_in_its_own_words(newcomer, tmp_path: Path) -> None:
+    """A history file has no ``user.message``: the refusal names what it lacks, its timeline's ``user`` entry."""
+    document = {**json.loads(HISTORY.read_text()), "timeline": []}
+    path = tmp_path / HISTORY.name
+    path.write_text(json.dumps(document))
+    said = _dry_run(path)
+    assert "runs 0; rejected 1" in said and "no user entry in its timeline" in said, said
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("conversation:\n  - role: user\n   bad: [\n", "not goose's YAML export: while parsing"),
+    ("conversation: !!python/object/apply:os.system [echo]\n", "could not determine a constructor"),
+])
+def test_a_broken_or_hostile_yaml_export_is_rejected_and_the_other_files_read(newcomer, tmp_path: Path, bad: str,
+                                                                              why: str) -> None:
+    """goose's head then YAML its loader refuses: that file rejected, naming why; the run's other file read."""
+    path = tmp_path / "broken.yaml"
+    path.write_text(f"id: x1\nworking_dir: /w\n{bad}")
+    said = _dry_run_all(path, GOOSE / "20260301_1.yaml")
+    assert "broken.yaml: format goose; runs 0; rejected 1" in said and why in said, said
+    assert "20260301_1.yaml: format goose; runs 1; rejected 0" in said, said
+
+
+def test_a_yaml_export_with_aliases_is_refused(newcomer, tmp_path: Path) -> None:
+    """serde_yaml writes no alias; nested ones multiply a small file (five levels of ten: 100,000 items here, nine
+    make an 851-byte file take all memory)."""
+    lines = ["id: x1", "working_dir: /w", "bomb:", "  - &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"  - &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 5)]
+    conversation = yaml.safe_load((GOOSE / "20260301_1.yaml").read_text())["conversation"]
+    conversation[1]["content"][-1]["toolCall"]["value"]["arguments"] = {"x": "*a4"}
+    text = "\n".join(lines) + "\n" + yaml.safe_dump({"conversation": conversation}).replace("'*a4'", "*a4")
+    path = tmp_path / "aliases.yaml"
+    path.write_text(text)
+    said = _dry_run(path)
+    assert "runs 0; rejected 1" in said and "alias" in said, said
+
+
+def test_another_tools_messages_with_a_status_are_not_gooses(newcomer, tmp_path: Path) -> None:
+    """``{"messages", "metadata": {"status"}}`` is goose's run output only when its messages are goose's."""
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "hello there"},
+                                             {"role": "assistant", "content": "hi"}], "metadata": {"status": "ok"}}))
+    said = _dry_run(path)
+    assert "unrecognised dump format" in said and "format goose" not in said, said
+
+
+def test_a_harbor_trial_copied_without_its_files_is_one_run_of_its_copilot_session(newcomer, tmp_path: Path) -> None:
+    """Harbor's copilot-cli agent tees the headless output to ``agent/copilot-cli.jsonl`` and converts it to the ATIF
+    beside it; a trial copied without ``result.json`` is still one run (review r30 finding 5: two)."""
+    trial = tmp_path / "hello-copilot__Pz8Rt"
+    shutil.copytree(HARBOR / "hello-copilot__Pz8Rt", trial)
+    said = _dry_run(trial)
+    assert "trajectory.json: format atif; runs 1; rejected 0; steps 5; errors 3" in said, said
+    assert "copilot-cli" not in said.replace("github-copilot", ""), said
 
 
 @pytest.mark.parametrize("name", ["20260301_1.yaml", "goose-run-output.json"])
