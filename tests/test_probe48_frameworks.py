@@ -138,18 +138,6 @@ def test_adk_agent_folder_reads_its_eval_history_and_passes_over_the_eval_set(tm
         detect_format(agent / "weather.evalset.json")
 
 
-MLFLOW = Path(__file__).parent / "fixtures" / "otel-genai" / ".real" / "mlflow"
-
-
-def test_mlflow_trace_is_named_with_the_way_to_spans_trajsearch_reads() -> None:
-    """A DSPy user's traces are MLflow's (``mlflow.dspy.autolog()``): ``Trace.to_json()`` / a Databricks trace is
-    ``{"info", "data": {"spans"}}`` of spans in MLflow's own convention. It was "unrecognised dump format"; it is named,
-    and the instrumentation whose spans are read is pointed at."""
-    with pytest.raises(ValueError, match=r"MLflow trace spans .* does not read yet; trace the agent with an "
-                                         r"OpenInference instrumentor \(openinference-instrumentation-dspy"):
-        detect_format(MLFLOW / "databricks-agent-trace.mlflow.json")
-
-
 def test_an_agent_folder_walk_names_its_adk_session_database(tmp_path: Path, monkeypatch, caplog) -> None:
     """``trajsearch ingest my_agent/`` whose runs live in ``.adk/session.db`` (a hidden folder) said "no dump file ...
     (an empty folder, or a share not mounted?)" and exited 0. A walk that finds no dump hands the database in: a

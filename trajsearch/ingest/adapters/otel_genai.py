@@ -112,12 +112,16 @@ Mapping
   spans without an agent are no agent run (``not_a_run`` says so).
 - passed over (``side_file``): Gemini CLI's local telemetry file (``telemetry.outfile``), whose run is the
   session's chat recording (``gemini-cli``).
+- MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, DSPy's
+  ``mlflow.dspy.autolog()``: ``mlflow.spanType``, ``mlflow.spanInputs`` / ``Outputs``,
+  as MLflow's OTLP export writes them by default, a ``Trace.to_json()``
+  ``{"info", "data": {"spans"}}``, a ``traces.json`` artifact ``{"spans"}``) is
+  read as the GenAI keys MLflow's GenAI export (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``)
+  writes for it: a ``TOOL`` span is a tool call, a ``CHAT_MODEL`` span's
+  ``messages`` / ``choices`` a model call's messages, ``AGENT`` an agent.
 - not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
-  ``inference``, content in ``data.input`` / ``data.output`` events), and MLflow's
-  (``mlflow.spanType``, ``mlflow.spanInputs`` / ``Outputs``: a ``Trace.to_json()``
-  ``{"info", "data": {"spans"}}``, a ``traces.json`` artifact ``{"spans"}``, as
-  DSPy's ``mlflow.dspy.autolog()`` writes them); detection says so (``not_a_run``,
-  ``_otlp.MONOCLE``, ``_otlp.MLFLOW``).
+  ``inference``, content in ``data.input`` / ``data.output`` events); detection
+  says so (``not_a_run``, ``_otlp.MONOCLE``).
 """
 
 from __future__ import annotations
@@ -126,11 +130,9 @@ import re
 from typing import Any
 
 from ._otlp import (
-    MLFLOW,
     MONOCLE,
     OtlpFormat,
     attributes,
-    is_mlflow,
     is_monocle,
     is_span_record,
     js_sdk_resource,
@@ -147,6 +149,7 @@ SIGNATURE = re.compile(
     r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
     r'|"traceloop\.span\.kind"'  # OpenLLMetry's framework spans, without a model call's (LlamaIndex's alone)
     r'|"haystack\.agent\.'  # Haystack's own tracer, an Agent's spans
+    r'|"mlflow\.spanType"'  # MLflow's own convention
     # ADOT's content records, named after their instrumentation's scope (Strands'), not OpenInference's
     r'|"scope"\s*:\s*\{\s*"name"\s*:\s*"(?!openinference\.)([\w.-]+)"(?:(?!"scope")[\s\S])*?"event\.name"\s*:\s*"\1"'
 )
@@ -165,7 +168,7 @@ def matches(record: Any) -> bool:
         return False
     keys = sample_attribute_keys(record)
     return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys)
-            or not keys.isdisjoint({"langfuse.observation.type", "traceloop.span.kind"})) \
+            or not keys.isdisjoint({"langfuse.observation.type", "traceloop.span.kind", "mlflow.spanType"})) \
         and "openinference.span.kind" not in keys
 
 
@@ -197,8 +200,6 @@ def not_a_run(record: Any) -> str | None:
     rather than "unrecognised"."""
     if is_span_record(record) and any(is_monocle(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
         return f"it holds {MONOCLE}"
-    if is_span_record(record) and any(is_mlflow(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
-        return f"it holds {MLFLOW}"
     keys = sample_attribute_keys(record) if is_span_record(record) else set()
     if any(k.startswith(_HAYSTACK_PIPELINE) for k in keys) and not any(k.startswith(_HAYSTACK_AGENT) for k in keys):
         return ("it holds Haystack pipeline spans (haystack.pipeline.run / haystack.component.run) and no Agent's: "

@@ -241,20 +241,6 @@ MONOCLE = ("Monocle spans (monocle2ai: span.type agentic.request / agentic.invoc
            "inference, their content in data.input / data.output events), a convention trajsearch does not read")
 
 
-MLFLOW = ("MLflow trace spans (mlflow.spanType / mlflow.spanInputs / mlflow.spanOutputs: MLflow's own convention, "
-          "as mlflow.dspy.autolog(), mlflow.openai.autolog() and @mlflow.trace write it, and as MLflow and Databricks "
-          "export a trace), which trajsearch does not read yet; trace the agent with an OpenInference instrumentor "
-          "(openinference-instrumentation-dspy, -openai, -langchain...) or OpenTelemetry GenAI instrumentation and "
-          "ingest those spans")
-
-
-def is_mlflow(attrs: dict[str, Any]) -> bool:
-    """A span in MLflow's own convention (``mlflow.entities.SpanType`` in ``mlflow.spanType``), with no GenAI or
-    OpenInference attribute another convention of it could be read by."""
-    return "mlflow.spanType" in attrs and "openinference.span.kind" not in attrs \
-        and not any(k.startswith("gen_ai.") for k in attrs)
-
-
 def is_monocle(attrs: dict[str, Any]) -> bool:
     """Whether a span's attributes are Monocle's: its instrumentation's version, or one of its span types."""
     kind = str(attrs.get("span.type") or "")
@@ -466,9 +452,52 @@ _FRAMEWORK_OPERATIONS = {"haystack.agent.run": "invoke_agent", "haystack.agent.s
                          "haystack.agent.step.llm": "chat", "haystack.agent.step.tool": "execute_tool"}
 
 
+#: MLflow's span types (``mlflow.entities.SpanType``) as the GenAI operations MLflow's own GenAI export names them
+#: (``mlflow/tracing/export/genai_semconv/translator.py``), a chain as a workflow step, a retriever as a retrieval.
+_MLFLOW_OPERATIONS = {"CHAT_MODEL": "chat", "LLM": "generate_content", "EMBEDDING": "embeddings",
+                      "TOOL": "execute_tool", "AGENT": "invoke_agent", "CHAIN": "workflow", "RETRIEVER": "retrieval",
+                      "RERANKER": "rerank"}
+
+
+def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    """A span in MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, DSPy's autolog; MLflow's
+    OTLP export by default and its ``Trace.to_dict()``: ``mlflow.spanType``, ``mlflow.spanInputs`` /
+    ``mlflow.spanOutputs``, every value JSON-encoded) read as the GenAI keys MLflow's GenAI export
+    (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) writes for it, so that a trace reads the same exported either way: a tool's
+    inputs and outputs are its arguments and result, a model call's request ``messages`` and reply ``choices`` its
+    messages and its request's ``model`` the model asked for (a Responses API request or reply: ``input.value`` /
+    ``output.value``, as OpenInference's), an agent's span name its name, any other span's inputs and outputs its
+    ``input.value`` / ``output.value``. A convention key the span has wins."""
+    kind = maybe_json(attrs["mlflow.spanType"])
+    inputs, outputs = (maybe_json(attrs[k]) if k in attrs else None for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))
+    read = dict(attrs)
+    if kind in _MLFLOW_OPERATIONS and "openinference.span.kind" not in attrs:
+        read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind])
+    if kind == "AGENT" and name:
+        read.setdefault("gen_ai.agent.name", name)
+    for key, standard in (("mlflow.llm.model", "gen_ai.response.model"), ("mlflow.llm.provider", "gen_ai.provider.name")):
+        if attrs.get(key) is not None:
+            read.setdefault(standard, maybe_json(attrs[key]))
+    given: dict[str, Any] = {"input.value": inputs, "output.value": outputs}
+    if kind == "TOOL":
+        given = {"gen_ai.tool.call.arguments": inputs, "gen_ai.tool.call.result": outputs}
+    elif kind in ("CHAT_MODEL", "LLM") and isinstance(asked := as_dict(inputs).get("messages"), list):
+        choices = as_dict(outputs).get("choices")
+        replies = [as_dict(c).get("message") or as_dict(c).get("delta") for c in as_list(choices)]
+        given = {"gen_ai.input.messages": asked, "gen_ai.output.messages": [r for r in replies if r] or None,
+                 "output.value": None if isinstance(choices, list) else outputs,
+                 "gen_ai.request.model": as_dict(inputs).get("model")}
+    for standard, value in given.items():
+        if value is not None:
+            read.setdefault(standard, value)
+    return read
+
+
 def _as_conventions(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """``attrs`` with what a framework's own attributes hold under the convention keys they stand for
-    (:data:`_FRAMEWORK_KEYS`, :data:`_FRAMEWORK_OPERATIONS`)."""
+    (:data:`_FRAMEWORK_KEYS`, :data:`_FRAMEWORK_OPERATIONS`, MLflow's: :func:`_mlflow_as_genai`)."""
+    if "mlflow.spanType" in attrs:
+        attrs = _mlflow_as_genai(name, attrs)
     if not any(k in attrs for k in _FRAMEWORK_KEYS) and name not in _FRAMEWORK_OPERATIONS:
         return attrs
     read = dict(attrs)

@@ -493,8 +493,8 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
     (``{"timestamp", "raw_otel_json": {...}}``), the ``TracesData`` of one chunk of Jaeger 2's query API
     (``/api/v3/traces``: ``api_v3.QueryService`` streams ``TracesData``, which grpc-gateway writes as
-    ``{"result": {"resourceSpans": [...]}}``, one object a chunk), or the spans of an MLflow trace (named, not
-    read: ``conventions.MLFLOW``); any other record as it is."""
+    ``{"result": {"resourceSpans": [...]}}``, one object a chunk), or the spans of an MLflow trace (read as
+    ``conventions._mlflow_as_genai`` says); any other record as it is."""
     inside = record.get("raw_otel_json")
     if isinstance(inside, dict) and set(record) <= {"timestamp", "raw_otel_json"}:
         return inside

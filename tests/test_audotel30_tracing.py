@@ -1,0 +1,54 @@
+"""Round 30 audit of the tracing-SDK adapters, on files the newest released instrumentations wrote (see the fixtures'
+README.md / SOURCE.md).
+
+MLflow (``mlflow.openai.autolog()``, ``@mlflow.trace``, DSPy's autolog) writes spans in its own convention; its OTLP
+export keeps it unless ``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV`` is set, and a trace saved or fetched from MLflow or
+Databricks (``Trace.to_dict()``) is in it too. Such a file was refused ("does not read yet") although it holds the
+whole run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import only
+from trajsearch.ingest.detect import detect_format
+from trajsearch.model import Trajectory
+
+OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
+MLFLOW_OWN = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.otlp.jsonl"
+MLFLOW_GENAI = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.genai-semconv.otlp.jsonl"
+DATABRICKS = OTEL / ".real" / "mlflow" / "databricks-agent-trace.mlflow.json"
+
+
+def _read(run: Trajectory) -> tuple:
+    """What a run says, apart from its id: task, model, agent and each step."""
+    return (run.task, run.model_id, run.metadata.get("agent_name"),
+            [(s.action, s.arguments, s.observation, s.error) for s in run.steps])
+
+
+def test_mlflow_own_convention_over_otlp_is_the_run_its_genai_export_gives() -> None:
+    """MLflow 3.17's default OTLP export of an autologged OpenAI tool loop is read as the same run as its GenAI
+    semantic-convention export of the same loop: the user's question, each tool span a step with its arguments and
+    result (the raising one with its error), the answer, the model and the agent's name."""
+    assert detect_format(MLFLOW_OWN) == "otel-genai"
+    own, genai = only(MLFLOW_OWN), only(MLFLOW_GENAI)
+    assert _read(own) == _read(genai)
+    assert own.task == "What's the weather and population of Oslo?"
+    assert own.model_id == "gpt-4o-mini-2024-07-18" and own.metadata["agent_name"] == "city_agent"
+    weather, population, answer = own.steps
+    assert (weather.action, weather.arguments, weather.observation) == ("get_weather", {"city": "Oslo"},
+                                                                       "Rainy, 8 C in Oslo")
+    assert population.action == "get_population" and population.arguments == {"city": "Oslo"}
+    assert population.error == "ConnectionError: census service unreachable"
+    assert answer.action == "respond" and "population service failed" in answer.arguments["content"]
+
+
+def test_mlflow_trace_json_is_read_as_its_request_and_answer() -> None:
+    """A Databricks agent's MLflow trace (``{"info", "data": {"spans"}}``: a ResponsesAgent ``predict`` span over a
+    ``CHAT_MODEL`` call) is the user's question and the model's answer, with the model the request named."""
+    run = only(DATABRICKS)
+    assert run.task == "What is a good apple pie recipe to use on Thanksgiving"
+    assert run.model_id == "<redacted>"
+    [answer] = run.steps
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Absolutely! Here")
