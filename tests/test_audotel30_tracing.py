@@ -52,3 +52,18 @@ def test_mlflow_trace_json_is_read_as_its_request_and_answer() -> None:
     assert run.model_id == "<redacted>"
     [answer] = run.steps
     assert answer.action == "respond" and answer.arguments["content"].startswith("Absolutely! Here")
+
+
+def test_mlflow_dspy_react_is_its_tool_calls_with_the_model_text_before_each() -> None:
+    """DSPy under ``mlflow.dspy.autolog()``: each ``Predict.forward`` module span (typed ``LLM``, the signature's
+    fields in) is a step around its ``LM.__call__`` model call, not a model call of its own that made a step of its
+    JSON output; the ``LM``'s completions (a list of strings) are the model's text; ``Tool.get_weather`` is the
+    ``get_weather`` the model called."""
+    run = only(OTEL / ".audotel30" / "mlflow-3.17-dspy-3.4-react.otlp.jsonl")
+    assert run.task == "What's the weather and population of Oslo?"
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond", "respond"]
+    weather, population, _, answer = run.steps
+    assert weather.arguments == {"city": "Oslo"} and weather.observation == "Rainy, 8 C in Oslo"
+    assert "I need the weather first." in (weather.thought or "")
+    assert population.error == "ConnectionError: census service unreachable"
+    assert "Oslo is rainy at 8 C; the population service failed." in answer.arguments["content"]

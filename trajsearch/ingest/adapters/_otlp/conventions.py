@@ -459,20 +459,45 @@ _MLFLOW_OPERATIONS = {"CHAT_MODEL": "chat", "LLM": "generate_content", "EMBEDDIN
                       "RERANKER": "rerank"}
 
 
+#: The keys of a model request as MLflow records one (Chat Completions' and DSPy's ``messages`` / ``prompt``, the
+#: Responses API's ``input``, Gemini's ``contents``): a model-typed span without any is a module around the call.
+_MLFLOW_REQUEST_KEYS = ("messages", "prompt", "input", "contents")
+
+
+def _mlflow_replies(outputs: Any) -> list[dict[str, Any]] | None:
+    """A model call's reply as MLflow records it: a Chat Completions object's choices' messages, or what DSPy's ``LM``
+    returns (its completions: strings, or ``{"text", "tool_calls"}``); None for anything else (a Responses object is
+    read as ``output.value``)."""
+    if isinstance(choices := as_dict(outputs).get("choices"), list):
+        replies = [as_dict(c).get("message") or as_dict(c).get("delta") for c in choices]
+    elif isinstance(outputs, list):
+        replies = [{"role": "assistant", "content": o} if isinstance(o, str) else
+                   {"role": "assistant", "content": as_dict(o).get("text"), "tool_calls": as_dict(o).get("tool_calls")}
+                   for o in outputs]
+    else:
+        return None
+    return [r for r in replies if r] or None
+
+
 def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
-    """A span in MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, DSPy's autolog; MLflow's
-    OTLP export by default and its ``Trace.to_dict()``: ``mlflow.spanType``, ``mlflow.spanInputs`` /
+    """A span in MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, ``mlflow.dspy.autolog()``;
+    MLflow's OTLP export by default and its ``Trace.to_dict()``: ``mlflow.spanType``, ``mlflow.spanInputs`` /
     ``mlflow.spanOutputs``, every value JSON-encoded) read as the GenAI keys MLflow's GenAI export
     (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) writes for it, so that a trace reads the same exported either way: a tool's
-    inputs and outputs are its arguments and result, a model call's request ``messages`` and reply ``choices`` its
-    messages and its request's ``model`` the model asked for (a Responses API request or reply: ``input.value`` /
-    ``output.value``, as OpenInference's), an agent's span name its name, any other span's inputs and outputs its
-    ``input.value`` / ``output.value``. A convention key the span has wins."""
+    inputs and outputs are its arguments and result, a model call's request ``messages`` and reply its messages
+    (:func:`_mlflow_replies`) and its request's ``model`` the model asked for (a Responses API request or reply:
+    ``input.value`` / ``output.value``, as OpenInference's), an agent's span name its name, any other span's inputs
+    and outputs its ``input.value`` / ``output.value``. A convention key the span has wins. Two DSPy marks: its
+    ``Predict`` module is typed ``LLM`` with the signature's fields as inputs (no request: a step around the ``LM``
+    call, which is the model call), and its tool spans are named ``Tool.<the name the model called>``."""
     kind = maybe_json(attrs["mlflow.spanType"])
     inputs, outputs = (maybe_json(attrs[k]) if k in attrs else None for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))
+    request = as_dict(inputs)
+    model_call = kind in ("CHAT_MODEL", "LLM") and any(k in request for k in _MLFLOW_REQUEST_KEYS)
     read = dict(attrs)
     if kind in _MLFLOW_OPERATIONS and "openinference.span.kind" not in attrs:
-        read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind])
+        read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind] if model_call or kind not in
+                        ("CHAT_MODEL", "LLM") else "workflow")
     if kind == "AGENT" and name:
         read.setdefault("gen_ai.agent.name", name)
     for key, standard in (("mlflow.llm.model", "gen_ai.response.model"), ("mlflow.llm.provider", "gen_ai.provider.name")):
@@ -480,13 +505,12 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
             read.setdefault(standard, maybe_json(attrs[key]))
     given: dict[str, Any] = {"input.value": inputs, "output.value": outputs}
     if kind == "TOOL":
-        given = {"gen_ai.tool.call.arguments": inputs, "gen_ai.tool.call.result": outputs}
-    elif kind in ("CHAT_MODEL", "LLM") and isinstance(asked := as_dict(inputs).get("messages"), list):
-        choices = as_dict(outputs).get("choices")
-        replies = [as_dict(c).get("message") or as_dict(c).get("delta") for c in as_list(choices)]
-        given = {"gen_ai.input.messages": asked, "gen_ai.output.messages": [r for r in replies if r] or None,
-                 "output.value": None if isinstance(choices, list) else outputs,
-                 "gen_ai.request.model": as_dict(inputs).get("model")}
+        given = {"gen_ai.tool.name": name.removeprefix("Tool.") or None, "gen_ai.tool.call.arguments": inputs,
+                 "gen_ai.tool.call.result": outputs}
+    elif model_call and isinstance(request.get("messages"), list):
+        replies = _mlflow_replies(outputs)
+        given = {"gen_ai.input.messages": request["messages"], "gen_ai.output.messages": replies,
+                 "output.value": None if replies else outputs, "gen_ai.request.model": request.get("model")}
     for standard, value in given.items():
         if value is not None:
             read.setdefault(standard, value)
