@@ -44,6 +44,18 @@ def test_mlflow_own_convention_over_otlp_is_the_run_its_genai_export_gives() -> 
     assert answer.action == "respond" and "population service failed" in answer.arguments["content"]
 
 
+def test_mlflow_anthropic_autolog_call_is_read_from_the_messages_api_request_and_reply() -> None:
+    """``mlflow.anthropic.autolog()`` keeps the Messages API request and reply whole: the reply's ``tool_use`` blocks
+    are the calls the tool spans ran, its text before them their thought."""
+    run = only(OTEL / ".audotel30" / "mlflow-3.17-anthropic-autolog.otlp.jsonl")
+    assert run.task == "What's the weather and population of Oslo?" and run.model_id == "claude-sonnet-4-5"
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+    weather, population, answer = run.steps
+    assert weather.thought == "Let me look both up." and weather.observation == "Rainy, 8 C in Oslo"
+    assert population.error == "ConnectionError: census service unreachable"
+    assert answer.arguments == {"content": "Oslo is rainy at 8 C; the population service failed."}
+
+
 def test_mlflow_trace_json_is_read_as_its_request_and_answer() -> None:
     """A Databricks agent's MLflow trace (``{"info", "data": {"spans"}}``: a ResponsesAgent ``predict`` span over a
     ``CHAT_MODEL`` call) is the user's question and the model's answer, with the model the request named."""

@@ -46,7 +46,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._common import as_dict, as_list, short
-from .._vendor import decode
+from .._vendor import decode, message_dicts, output_dicts
 from .._spans import EMBEDS, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
@@ -464,32 +464,17 @@ _MLFLOW_OPERATIONS = {"CHAT_MODEL": "chat", "LLM": "generate_content", "EMBEDDIN
 _MLFLOW_REQUEST_KEYS = ("messages", "prompt", "input", "contents")
 
 
-def _mlflow_replies(outputs: Any) -> list[dict[str, Any]] | None:
-    """A model call's reply as MLflow records it: a Chat Completions object's choices' messages, or what DSPy's ``LM``
-    returns (its completions: strings, or ``{"text", "tool_calls"}``); None for anything else (a Responses object is
-    read as ``output.value``)."""
-    if isinstance(choices := as_dict(outputs).get("choices"), list):
-        replies = [as_dict(c).get("message") or as_dict(c).get("delta") for c in choices]
-    elif isinstance(outputs, list):
-        replies = [{"role": "assistant", "content": o} if isinstance(o, str) else
-                   {"role": "assistant", "content": as_dict(o).get("text"), "tool_calls": as_dict(o).get("tool_calls")}
-                   for o in outputs]
-    else:
-        return None
-    return [r for r in replies if r] or None
-
-
 def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """A span in MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, ``mlflow.dspy.autolog()``;
     MLflow's OTLP export by default and its ``Trace.to_dict()``: ``mlflow.spanType``, ``mlflow.spanInputs`` /
-    ``mlflow.spanOutputs``, every value JSON-encoded) read as the GenAI keys MLflow's GenAI export
-    (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) writes for it, so that a trace reads the same exported either way: a tool's
-    inputs and outputs are its arguments and result, a model call's request ``messages`` and reply its messages
-    (:func:`_mlflow_replies`) and its request's ``model`` the model asked for (a Responses API request or reply:
-    ``input.value`` / ``output.value``, as OpenInference's), an agent's span name its name, any other span's inputs
-    and outputs its ``input.value`` / ``output.value``. A convention key the span has wins. Two DSPy marks: its
-    ``Predict`` module is typed ``LLM`` with the signature's fields as inputs (no request: a step around the ``LM``
-    call, which is the model call), and its tool spans are named ``Tool.<the name the model called>``."""
+    ``mlflow.spanOutputs``, every value JSON-encoded) read as the convention keys MLflow's GenAI export
+    (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) gives it, so that a trace reads the same exported either way: a tool's
+    inputs and outputs are its arguments and result, an agent's span name its name, a model call's request's
+    ``model`` the model asked for; its inputs and outputs, the request and reply whole, are ``input.value`` /
+    ``output.value`` (as OpenInference keeps them; their messages: :func:`node_from_span`), as any other span's are.
+    A convention key the span has wins. Two DSPy marks: its ``Predict`` module is typed ``LLM`` with the signature's
+    fields as inputs (no request: a step around the ``LM`` call, which is the model call), and its tool spans are
+    named ``Tool.<the name the model called>``."""
     kind = maybe_json(attrs["mlflow.spanType"])
     inputs, outputs = (maybe_json(attrs[k]) if k in attrs else None for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))
     request = as_dict(inputs)
@@ -498,21 +483,17 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     if kind in _MLFLOW_OPERATIONS and "openinference.span.kind" not in attrs:
         read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind] if model_call or kind not in
                         ("CHAT_MODEL", "LLM") else "workflow")
-    if kind == "AGENT" and name:
-        read.setdefault("gen_ai.agent.name", name)
-    for key, standard in (("mlflow.llm.model", "gen_ai.response.model"), ("mlflow.llm.provider", "gen_ai.provider.name")):
-        if attrs.get(key) is not None:
-            read.setdefault(standard, maybe_json(attrs[key]))
-    given: dict[str, Any] = {"input.value": inputs, "output.value": outputs}
+    given = {"gen_ai.response.model": maybe_json(attrs.get("mlflow.llm.model")),
+             "gen_ai.provider.name": maybe_json(attrs.get("mlflow.llm.provider")),
+             "gen_ai.request.model": request.get("model") if model_call else None,
+             "gen_ai.agent.name": name if kind == "AGENT" else None}
     if kind == "TOOL":
-        given = {"gen_ai.tool.name": name.removeprefix("Tool.") or None, "gen_ai.tool.call.arguments": inputs,
-                 "gen_ai.tool.call.result": outputs}
-    elif model_call and isinstance(request.get("messages"), list):
-        replies = _mlflow_replies(outputs)
-        given = {"gen_ai.input.messages": request["messages"], "gen_ai.output.messages": replies,
-                 "output.value": None if replies else outputs, "gen_ai.request.model": request.get("model")}
+        given |= {"gen_ai.tool.name": name.removeprefix("Tool."), "gen_ai.tool.call.arguments": inputs,
+                  "gen_ai.tool.call.result": outputs}
+    else:
+        given |= {"input.value": inputs, "output.value": outputs}
     for standard, value in given.items():
-        if value is not None:
+        if value is not None and value != "":
             read.setdefault(standard, value)
     return read
 
@@ -709,6 +690,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         inputs, outputs = m_in or inputs, m_out or outputs
     if role == "llm" and not (inputs or outputs) and "langfuse.observation.type" in attrs:
         inputs, outputs = _langfuse_messages(attrs)
+    if role == "llm" and "mlflow.spanType" in attrs:  # MLflow keeps a call's request and reply whole, as the API has them
+        inputs = inputs or message_dicts(attrs.get("input.value"))
+        outputs = outputs or output_dicts(attrs.get("output.value"))
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
     if role == "llm" and inputs and (failed_ids := failed_tool_results(attrs.get("input.value"))):
