@@ -117,8 +117,10 @@ Mapping
   as MLflow's OTLP export writes them by default, a ``Trace.to_json()``
   ``{"info", "data": {"spans"}}``, a ``traces.json`` artifact ``{"spans"}``) is
   read as the GenAI keys MLflow's GenAI export (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``)
-  writes for it: a ``TOOL`` span is a tool call, a ``CHAT_MODEL`` span's
-  ``messages`` / ``choices`` a model call's messages, ``AGENT`` an agent.
+  writes for it: a ``TOOL`` span is a tool call, ``AGENT`` an agent, a ``CHAT_MODEL``
+  / ``LLM`` span holding a request a model call, its request and reply (Chat
+  Completions, Responses, Anthropic Messages, Gemini, DSPy's LM completions) its
+  messages; DSPy's ``Predict`` module (typed ``LLM``, no request) a step around it.
 - not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
   ``inference``, content in ``data.input`` / ``data.output`` events); detection
   says so (``not_a_run``, ``_otlp.MONOCLE``).
