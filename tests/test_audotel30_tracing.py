@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from adapter_support import only
 from trajsearch.ingest.detect import detect_format
 from trajsearch.model import Trajectory
 
 OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
-MLFLOW_OWN = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.otlp.jsonl"
 MLFLOW_GENAI = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.genai-semconv.otlp.jsonl"
 DATABRICKS = OTEL / ".real" / "mlflow" / "databricks-agent-trace.mlflow.json"
 
@@ -27,12 +28,14 @@ def _read(run: Trajectory) -> tuple:
             [(s.action, s.arguments, s.observation, s.error) for s in run.steps])
 
 
-def test_mlflow_own_convention_over_otlp_is_the_run_its_genai_export_gives() -> None:
-    """MLflow 3.17's default OTLP export of an autologged OpenAI tool loop is read as the same run as its GenAI
-    semantic-convention export of the same loop: the user's question, each tool span a step with its arguments and
-    result (the raising one with its error), the answer, the model and the agent's name."""
-    assert detect_format(MLFLOW_OWN) == "otel-genai"
-    own, genai = only(MLFLOW_OWN), only(MLFLOW_GENAI)
+@pytest.mark.parametrize("name", ["mlflow-3.17-openai-autolog.otlp.jsonl", "mlflow-3.17-openai-responses.otlp.jsonl"])
+def test_mlflow_own_convention_over_otlp_is_the_run_its_genai_export_gives(name: str) -> None:
+    """MLflow 3.17's default OTLP export of an autologged OpenAI tool loop (Chat Completions, or the same loop on the
+    Responses API) is read as the same run as its GenAI semantic-convention export of the loop: the user's question,
+    each tool span a step with its arguments and result (the raising one with its error), the answer, the model and
+    the agent's name."""
+    assert detect_format(OTEL / ".audotel30" / name) == "otel-genai"
+    own, genai = only(OTEL / ".audotel30" / name), only(MLFLOW_GENAI)
     assert _read(own) == _read(genai)
     assert own.task == "What's the weather and population of Oslo?"
     assert own.model_id == "gpt-4o-mini-2024-07-18" and own.metadata["agent_name"] == "city_agent"
