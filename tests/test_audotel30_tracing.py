@@ -15,7 +15,7 @@ import pytest
 
 from adapter_support import only
 from trajsearch.ingest.detect import detect_format
-from trajsearch.model import Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
 MLFLOW_GENAI = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.genai-semconv.otlp.jsonl"
@@ -57,6 +57,20 @@ def test_mlflow_anthropic_autolog_call_is_read_from_the_messages_api_request_and
     assert weather.thought == "Let me look both up." and weather.observation == "Rainy, 8 C in Oslo"
     assert population.error == "ConnectionError: census service unreachable"
     assert answer.arguments == {"content": "Oslo is rainy at 8 C; the population service failed."}
+
+
+def test_mlflow_langgraph_autolog_run_that_a_tool_ended_is_a_failure_with_its_calls() -> None:
+    """``mlflow.langchain.autolog()`` of a LangGraph ReAct agent whose tool raised (the graph re-raises it): the
+    graph's request is the task, the model call's tool calls are the steps the tool spans ran, and the run failed
+    with the tool's exception."""
+    run = only(OTEL / ".audotel30" / "mlflow-3.17-langgraph-1.2-react-tool-raises.otlp.jsonl")
+    assert run.task == "What's the weather and population of Oslo?" and run.model_id == "gpt-4o-mini"
+    assert [(s.action, s.arguments) for s in run.steps] == [("get_weather", {"city": "Oslo"}),
+                                                            ("get_population", {"city": "Oslo"})]
+    assert run.steps[0].observation == "Rainy, 8 C in Oslo"
+    assert run.steps[1].error == "ConnectionError: census service unreachable"
+    assert run.outcome == Outcome.failure and run.failure is not None
+    assert run.failure.error == "ConnectionError: census service unreachable"
 
 
 def test_mlflow_trace_json_is_read_as_its_request_and_answer() -> None:
