@@ -9,15 +9,17 @@ whole run.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from adapter_support import only
+from adapter_support import only, runs
 from trajsearch.ingest.detect import detect_format
 from trajsearch.model import Outcome, Trajectory
 
 OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
+OPENINFERENCE = Path(__file__).parent / "fixtures" / "openinference" / ".real"
 MLFLOW_GENAI = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.genai-semconv.otlp.jsonl"
 DATABRICKS = OTEL / ".real" / "mlflow" / "databricks-agent-trace.mlflow.json"
 
@@ -96,3 +98,48 @@ def test_mlflow_dspy_react_is_its_tool_calls_with_the_model_text_before_each() -
     assert "I need the weather first." in (weather.thought or "")
     assert population.error == "ConnectionError: census service unreachable"
     assert "Oslo is rainy at 8 C; the population service failed." in answer.arguments["content"]
+
+
+def _as_mlflow_stored(source: Path, folder: Path) -> Path:
+    """``source`` (OTLP/JSON, a document or one request a line) with what MLflow's store adds to another tracer's
+    spans (``mlflow/tracing/otel/translation``: ``translate_loaded_span`` / ``translate_span_when_storing``): the
+    span type its convention's kind stands for, and copies of its input and output, JSON-encoded as MLflow keeps them."""
+    types = {"LLM": "LLM", "TOOL": "TOOL", "AGENT": "AGENT", "CHAIN": "CHAIN", "chat": "CHAT_MODEL",
+             "execute_tool": "TOOL", "invoke_agent": "AGENT"}
+
+    def add(doc: dict) -> dict:
+        for resource in doc["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    said = {a["key"]: a["value"].get("stringValue") for a in span.get("attributes", [])}
+                    kind = types.get(said.get("openinference.span.kind") or said.get("gen_ai.operation.name") or "")
+                    if kind:
+                        span["attributes"] += [{"key": key, "value": {"stringValue": value}} for key, value in (
+                            ("mlflow.spanType", json.dumps(kind)),
+                            ("mlflow.spanInputs", said.get("input.value") or said.get("gen_ai.input.messages")),
+                            ("mlflow.spanOutputs", said.get("output.value") or said.get("gen_ai.output.messages")))
+                            if value]
+        return doc
+
+    text = source.read_text()
+    lines = [json.dumps(add(json.loads(text)))] if source.suffix == ".json" else \
+        [json.dumps(add(json.loads(line))) for line in text.splitlines() if line.strip()]
+    (stored := folder / source.name).write_text("\n".join(lines) + "\n")
+    return stored
+
+
+@pytest.mark.parametrize("source", [
+    OPENINFERENCE / "autogen_single.otlp.json",
+    OPENINFERENCE / "dspy-react.otlp.json",
+    OPENINFERENCE / "llamaindex-function-agent-plus-openai.otlp.json",
+    OTEL / ".real" / "oai-agents-otel-v2-0.1-chat.otlp.jsonl",
+])
+def test_other_tracers_spans_that_mlflow_stored_read_as_without_its_keys(source: Path, tmp_path: Path) -> None:
+    """MLflow's store adds ``mlflow.spanType`` / ``spanInputs`` / ``spanOutputs`` to the OpenInference and GenAI
+    spans it keeps; those spans are read by their own convention, as before: no tool call twice (autogen), no
+    wrapper's ``{"kwargs"}`` arguments (DSPy), no ``FunctionTool.acall`` step or message-object text (LlamaIndex), no
+    span name as the agent's name (the Agents SDK under opentelemetry-instrumentation-openai-agents-v2)."""
+    stored = _as_mlflow_stored(source, tmp_path)
+    assert detect_format(stored) == detect_format(source)
+    assert [_read(run) for run in runs(stored)] == [_read(run) for run in runs(source)]
+

@@ -480,7 +480,7 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     request = as_dict(inputs)
     model_call = kind in ("CHAT_MODEL", "LLM") and any(k in request for k in _MLFLOW_REQUEST_KEYS)
     read = dict(attrs)
-    if kind in _MLFLOW_OPERATIONS and "openinference.span.kind" not in attrs:
+    if kind in _MLFLOW_OPERATIONS:
         read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind] if model_call or kind not in
                         ("CHAT_MODEL", "LLM") else "workflow")
     given = {"gen_ai.response.model": maybe_json(attrs.get("mlflow.llm.model")),
@@ -498,10 +498,18 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     return read
 
 
+def is_mlflow(attrs: dict[str, Any]) -> bool:
+    """A span in MLflow's own convention: ``mlflow.spanType`` and no OpenInference or GenAI key. MLflow's store adds
+    ``mlflow.spanType`` / ``spanInputs`` / ``spanOutputs`` to the other tracers' spans it keeps
+    (``mlflow/tracing/otel/translation``), copies of what their own keys say, which they are read by."""
+    return "mlflow.spanType" in attrs and "openinference.span.kind" not in attrs \
+        and not any(k.startswith("gen_ai.") for k in attrs)
+
+
 def _as_conventions(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """``attrs`` with what a framework's own attributes hold under the convention keys they stand for
     (:data:`_FRAMEWORK_KEYS`, :data:`_FRAMEWORK_OPERATIONS`, MLflow's: :func:`_mlflow_as_genai`)."""
-    if "mlflow.spanType" in attrs:
+    if is_mlflow(attrs):
         attrs = _mlflow_as_genai(name, attrs)
     if not any(k in attrs for k in _FRAMEWORK_KEYS) and name not in _FRAMEWORK_OPERATIONS:
         return attrs
@@ -639,6 +647,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     trace, span_id, parent = span_ids(span)
     recorded = attributes(span.get("attributes"))
     hidden = {k for k, v in recorded.items() if v == OI_REDACTED}
+    mlflow = is_mlflow(recorded)  # told before its keys are read as the GenAI keys they stand for
     attrs = _as_conventions(str(span.get("name") or ""), {k: v for k, v in recorded.items() if k not in hidden})
     events = span_events(span)
     failed, message = span_status(span)
@@ -690,7 +699,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         inputs, outputs = m_in or inputs, m_out or outputs
     if role == "llm" and not (inputs or outputs) and "langfuse.observation.type" in attrs:
         inputs, outputs = _langfuse_messages(attrs)
-    if role == "llm" and "mlflow.spanType" in attrs:  # MLflow keeps a call's request and reply whole, as the API has them
+    if role == "llm" and mlflow:  # MLflow keeps a call's request and reply whole, as the API has them
         inputs = inputs or message_dicts(attrs.get("input.value"))
         outputs = outputs or output_dicts(attrs.get("output.value"))
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
