@@ -143,3 +143,17 @@ def test_other_tracers_spans_that_mlflow_stored_read_as_without_its_keys(source:
     assert detect_format(stored) == detect_format(source)
     assert [_read(run) for run in runs(stored)] == [_read(run) for run in runs(source)]
 
+
+@pytest.mark.parametrize("bad_type", ['["TOOL"]', '{"type": "TOOL"}'])
+def test_mlflow_span_type_that_is_no_name_leaves_the_rest_of_the_run_whole(bad_type: str, tmp_path: Path) -> None:
+    """A span whose ``mlflow.spanType`` is a JSON list or object (no span type MLflow writes) is read as a
+    span of no type; the record is not lost to a ``TypeError``, and the run keeps its task, tool calls and answer."""
+    source = OTEL / ".audotel30" / "mlflow-3.17-openai-autolog.otlp.jsonl"
+    bad = tmp_path / source.name
+    bad.write_text(source.read_text().replace('"\\"TOOL\\""', json.dumps(bad_type), 1))
+    assert bad.read_text() != source.read_text()
+    run = only(bad)
+    assert run.task == "What's the weather and population of Oslo?"
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+    assert run.steps[-1].arguments["content"] == "Oslo is rainy at 8 C; the population service failed."
+
