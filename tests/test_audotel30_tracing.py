@@ -77,10 +77,11 @@ def test_mlflow_langgraph_autolog_run_that_a_tool_ended_is_a_failure_with_its_ca
 
 def test_mlflow_trace_json_is_read_as_its_request_and_answer() -> None:
     """A Databricks agent's MLflow trace (``{"info", "data": {"spans"}}``: a ResponsesAgent ``predict`` span over a
-    ``CHAT_MODEL`` call) is the user's question and the model's answer, with the model the request named."""
+    ``CHAT_MODEL`` call) is the user's question and the model's answer, with the model the reply names (the request's
+    is ``<redacted>``)."""
     run = only(DATABRICKS)
     assert run.task == "What is a good apple pie recipe to use on Thanksgiving"
-    assert run.model_id == "<redacted>"
+    assert run.model_id == "gpt-4.1-2025-04-14"
     [answer] = run.steps
     assert answer.action == "respond" and answer.arguments["content"].startswith("Absolutely! Here")
 
@@ -157,3 +158,12 @@ def test_mlflow_span_type_that_is_no_name_leaves_the_rest_of_the_run_whole(bad_t
     assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
     assert run.steps[-1].arguments["content"] == "Oslo is rainy at 8 C; the population service failed."
 
+
+def test_mlflow_2_trace_json_names_the_model_its_reply_names() -> None:
+    """An MLflow 2.16 ``Trace.to_json()`` (old span layout) of a Bedrock chat model: the question, the answer, and the
+    model the reply names (``"model": "anthropic.claude-v2"``), the request naming none."""
+    run = only(OTEL / ".audotel30" / "mlflow-2.16-bedrock-blog.trace.json")
+    assert run.task.startswith("When is the next launch window for Mars?")
+    assert run.model_id == "anthropic.claude-v2"
+    [answer] = run.steps
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Based on the provided spacecraft")

@@ -484,7 +484,8 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     if kind in _MLFLOW_OPERATIONS:
         read.setdefault("gen_ai.operation.name", _MLFLOW_OPERATIONS[kind] if model_call or kind not in
                         ("CHAT_MODEL", "LLM") else "workflow")
-    given = {"gen_ai.response.model": maybe_json(attrs.get("mlflow.llm.model")),
+    given = {"gen_ai.response.model": maybe_json(attrs.get("mlflow.llm.model"))
+             or (as_dict(outputs).get("model") if model_call else None),  # the reply's, as the API gives it
              "gen_ai.provider.name": maybe_json(attrs.get("mlflow.llm.provider")),
              "gen_ai.request.model": request.get("model") if model_call else None,
              "gen_ai.agent.name": name if kind == "AGENT" else None}
