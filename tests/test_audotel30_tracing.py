@@ -167,3 +167,10 @@ def test_mlflow_2_trace_json_names_the_model_its_reply_names() -> None:
     assert run.model_id == "anthropic.claude-v2"
     [answer] = run.steps
     assert answer.action == "respond" and answer.arguments["content"].startswith("Based on the provided spacecraft")
+
+
+def test_text_file_quoting_an_mlflow_span_is_no_span_file() -> None:
+    """A Markdown chat export that quotes an MLflow span line is not detected as MLflow spans (it was: twelve
+    "malformed JSON" rejections of its lines and a "not an agent run"); it stays unrecognised, as on main."""
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(OTEL / ".audotel30fix" / "cursor-chat-quoting-mlflow.md")

@@ -131,7 +131,9 @@ LATER_LINES = 20
 def _format_of_later_lines(path: Path, head: str) -> str | None:
     """The format the first of the next ``LATER_LINES`` lines that names one names, in a file read line by line whose
     first line names none: a record cut by a writer that died mid-line, one with a misspelt ``trajectory_id``, a
-    chunk of ``split -b`` starting mid-record, a banner a script printed before its records. Detection looked at the
+    chunk of ``split -b`` starting mid-record, a banner a script printed before its records; the first line alone:
+    a line of text after it makes the file a text that quotes records (a chat's Markdown that pastes a span), no run
+    of their format. Detection looked at the
     first line only, so the file was "unrecognised" and every good record after that line was lost, where ``--format``
     kept them (probe 51, NC2). A line that is a side file's record names no format here. The caller takes only a
     format that reads a file record by record (native, tau-bench, spans): a later record of a whole-file format's
@@ -149,6 +151,8 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
                     return None
                 budget -= len(raw)
                 record = parse(raw.decode("utf-8", errors="replace"))[0] if raw.strip() else None
+                if record is None and raw.strip():
+                    return None  # prose after the first line too: a text that quotes a record, no file of records
                 fmt = format_of(record) if record is not None and not side_file(record) else None
                 if fmt is not None:
                     return fmt

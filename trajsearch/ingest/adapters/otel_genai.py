@@ -151,7 +151,9 @@ SIGNATURE = re.compile(
     r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
     r'|"traceloop\.span\.kind"'  # OpenLLMetry's framework spans, without a model call's (LlamaIndex's alone)
     r'|"haystack\.agent\.'  # Haystack's own tracer, an Agent's spans
-    r'|"mlflow\.spanType"'  # MLflow's own convention
+    # MLflow's own convention, in a JSON file only (its Trace JSON's first span can run past the peek; a chat's
+    # Markdown that quotes a span is no span file)
+    r'|\A\ufeff?\s*[\[{][\s\S]*?"mlflow\.spanType"'
     # ADOT's content records, named after their instrumentation's scope (Strands'), not OpenInference's
     r'|"scope"\s*:\s*\{\s*"name"\s*:\s*"(?!openinference\.)([\w.-]+)"(?:(?!"scope")[\s\S])*?"event\.name"\s*:\s*"\1"'
 )
