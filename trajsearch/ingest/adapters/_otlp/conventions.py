@@ -453,7 +453,9 @@ _FRAMEWORK_OPERATIONS = {"haystack.agent.run": "invoke_agent", "haystack.agent.s
 
 
 #: MLflow's span types (``mlflow.entities.SpanType``) as the GenAI operations MLflow's own GenAI export names them
-#: (``mlflow/tracing/export/genai_semconv/translator.py``), a chain as a workflow step, a retriever as a retrieval.
+#: (``mlflow/tracing/export/genai_semconv/translator.py``), but for three it maps otherwise: a retriever and a
+#: reranker are a retrieval / rerank here (MLflow: ``execute_tool``, so a RAG trace's search reads as a search, not a
+#: tool call), a chain a workflow step (MLflow leaves it without an operation).
 _MLFLOW_OPERATIONS = {"CHAT_MODEL": "chat", "LLM": "generate_content", "EMBEDDING": "embeddings",
                       "TOOL": "execute_tool", "AGENT": "invoke_agent", "CHAIN": "workflow", "RETRIEVER": "retrieval",
                       "RERANKER": "rerank"}
@@ -468,7 +470,8 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """A span in MLflow's own convention (``mlflow.openai.autolog()``, ``@mlflow.trace``, ``mlflow.dspy.autolog()``;
     MLflow's OTLP export by default and its ``Trace.to_dict()``: ``mlflow.spanType``, ``mlflow.spanInputs`` /
     ``mlflow.spanOutputs``, every value JSON-encoded) read as the convention keys MLflow's GenAI export
-    (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) gives it, so that a trace reads the same exported either way: a tool's
+    (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV``) gives it, so that a trace reads the same exported either way (but for the
+    retriever, reranker and chain spans :data:`_MLFLOW_OPERATIONS` maps otherwise): a tool's
     inputs and outputs are its arguments and result, an agent's span name its name, a model call's request's
     ``model`` the model asked for; its inputs and outputs, the request and reply whole, are ``input.value`` /
     ``output.value`` (as OpenInference keeps them; their messages: :func:`node_from_span`), as any other span's are.
