@@ -1353,6 +1353,26 @@ def earlier_step_copy(source: Path) -> tuple[str, Path] | None:
     return (before, copy) if copy.is_file() else None
 
 
+def resumed_part(records: list[Any], source: Path) -> tuple[list[Any], str | None]:
+    """(the records of a session file ``source`` that are its own step's, the step it was resumed from or None): an
+    agent resuming the earlier step's session (Codex's ``codex exec resume --last``, Claude Code's ``--continue``,
+    which 2.x writes into the same ``<session id>.jsonl``) appends the step's turns to the file
+    :func:`earlier_step_copy` finds, so that copy's records, all of them, in order, open ``records``. Those are the
+    earlier step's run, graded by its verdict: read whole, this step's run had the earlier step's task and work under
+    this step's verdict. Any other file is its own records whole."""
+    from trajsearch.ingest import sources  # (the ingest package imports the adapters)
+
+    found = earlier_step_copy(source)
+    before: list[Any] = []
+    for _, record, error, _ in sources.lines(found[1]) if found is not None else ():
+        if error is not None:  # a copy not read whole is no prefix to cut
+            return records, None
+        before.append(record)
+    if not before or len(records) <= len(before) or records[:len(before)] != before:
+        return records, None
+    return records[len(before):], found[0]
+
+
 def trial_label(run: Path) -> str:
     """How a message names the Harbor run folder :func:`harbor_trial` gives: the trial's name, or for a step of a
     multi-step trial ``<trial>/steps/<step>``."""

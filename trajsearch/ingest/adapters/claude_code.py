@@ -231,7 +231,8 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
-from .atif import converted_run, harbor_trial, trial_label, trial_of_run, trial_sessions, trial_task
+from .atif import (converted_run, harbor_trial, resumed_part, trial_label, trial_of_run, trial_sessions,
+                   trial_task)
 
 NAME = "claude-code"
 #: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
@@ -1405,7 +1406,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    records = _records(record)
+    # a step of a multi-step Harbor trial that ``--continue``d the step before's session: its own turns only
+    records, resumed = resumed_part(_records(record), ctx.source)
     copied = _side_question_start(records)
     records = records[copied:]
     seen: set[tuple] = set()
@@ -1519,6 +1521,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "prompt_not_recorded": unrecorded or harbor_prompt or None,
         "task_from": harbor_command[0] if harbor_command is not None else None,
         "copied_parent_records": copied or None,
+        "resumed_from_step": resumed,
         "abandoned_records": len(off_chain) or None,
         "abandoned_prompts": prompt_list(abandoned.prompts) or None,
         "abandoned_calls": [_call_line(s) for s in abandoned.steps if s["action"] != "respond"] or None,

@@ -1127,21 +1127,19 @@ def _thread_history(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
 
 
 def _resumed_step(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
-    """A rollout of a step of a multi-step Harbor trial that the step before resumed (``atif.earlier_step_copy``:
-    ``codex exec resume --last`` appends the step's turns to the rollout the earlier step's copy holds): the step's
-    own lines after its session meta, naming that step (``resumed_from_step``). The earlier turns are the earlier
-    step's run, graded by its verdict; read whole, this step's run had the earlier step's task and work, graded by
-    this step's verdict. Any other rollout is read whole."""
-    from .atif import earlier_step_copy  # atif imports this module
+    """A rollout of a step of a multi-step Harbor trial that the step before resumed (``codex exec resume --last``;
+    ``atif.resumed_part``): the step's own lines after the session meta, naming that step (``resumed_from_step``).
+    Any other rollout is read whole."""
+    from .atif import resumed_part  # atif imports this module
 
-    found = earlier_step_copy(source) if not _is_ts_rollout(document) else None
-    read = _read_rollout(found[1]) if found is not None else None
-    records = as_records(document, "Codex rollout") if read else []
-    before = [record for record, _ in read or []]
-    if not before or len(records) <= len(before) or records[:len(before)] != before:
+    if _is_ts_rollout(document):
         return document, {}
-    metas = [record for record in before if record.get("type") == "session_meta"]
-    return metas + records[len(before):], {"resumed_from_step": found[0]}
+    records = as_records(document, "Codex rollout")
+    own, step = resumed_part(records, source)
+    if step is None:
+        return document, {}
+    metas = [record for record in records[:len(records) - len(own)] if record.get("type") == "session_meta"]
+    return metas + own, {"resumed_from_step": step}
 
 
 def _rollout_ids(files: list[Path]) -> list[str]:
