@@ -11,10 +11,14 @@ Harbor runs them (``claude-code/.harb30/resume-2.1.332``), laid out in the two-s
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import traceback
 from pathlib import Path
 
-from test_harbor_steps_subagents import _multi_step_trial, _runs
+from test_harbor_steps_subagents import _multi_step_trial, _resumed_trial, _runs
+
+from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE_RESUME = FIXTURES / "claude-code" / ".harb30" / "resume-2.1.332"
@@ -48,3 +52,42 @@ def test_a_claude_code_step_continued_from_the_one_before_is_its_own_turns(tmp_p
     assert test.metadata["resumed_from_step"] == "write" and "resumed_from_step" not in write.metadata
     assert test.metadata.get("user_prompts") is None
     assert write.steps[-1].started_at < test.created_at <= test.steps[0].started_at
+
+
+def _stopped_mid_step(trial: Path, step: str) -> Path:
+    """``trial`` as Harbor leaves a multi-step trial an exception stopped while ``step`` ran and that it never
+    finished: the step's folder made (``_create_step_dirs``) but never filled (``_archive_step_outputs``), its logs in
+    the trial's own ``agent/`` (``_recover_outputs``), the exception in ``exception.txt`` (``_record_exception``:
+    ``traceback.format_exc()``, here of a real ``CancelledError``, a cancelled job's) and no ``result.json`` yet."""
+    shutil.move(trial / "steps" / step / "agent", trial / "agent")
+    (trial / "steps" / step / "agent").mkdir()
+    (trial / "result.json").unlink()
+    try:
+        raise asyncio.CancelledError()
+    except asyncio.CancelledError:
+        (trial / "exception.txt").write_text(traceback.format_exc())
+    return trial
+
+
+def test_an_unfinished_multi_step_trials_exception_is_the_running_steps(tmp_path: Path) -> None:
+    """Harbor records each step's own agent and verifier errors in its ``step_results``; ``exception.txt`` holds
+    the exception that stopped the trial while a step ran, whose logs lie in the trial's own ``agent/``. That run is
+    the step's (named by it, as once the trial finishes) and the exception is its verdict; the step finished before
+    takes none. It was read as the trial's whole run, named by no step."""
+    runs = {r.metadata.get("trial_step"): r for r in _runs(_stopped_mid_step(_multi_step_trial(tmp_path), "test"))}
+    assert set(runs) == {"test", "write"}
+    test, write = runs["test"], runs["write"]
+    assert test.trajectory_id == "codex.01a234a7-28a1-7d61-a3e9-85ee2685efae.test"
+    assert (test.outcome, test.metadata["trial_exception"]) == (Outcome.infra_error, "CancelledError")
+    assert (write.outcome, write.reward, write.failure) == (Outcome.unknown, None, None)
+
+
+def test_the_running_step_that_resumed_the_one_before_is_its_own_turns(tmp_path: Path) -> None:
+    """The step running when the trial stopped, resumed from the one before (``codex exec resume --last``): its
+    session in the trial's ``agent/`` holds the earlier step's copy first, as a finished step's does, and no
+    ``result.json`` orders the steps yet: the earlier copy is the longest one another step's folder holds."""
+    runs = {r.metadata.get("trial_step"): r for r in _runs(_stopped_mid_step(_resumed_trial(tmp_path), "test"))}
+    test = runs["test"]
+    assert (test.task, test.metadata["resumed_from_step"]) == ("STEP TWO: show what hello.txt says.", "write")
+    assert "echo hello" not in " ".join(str(s.arguments) for s in test.steps)
+    assert test.metadata["trial_exception"] == "CancelledError"

@@ -691,10 +691,10 @@ def in_trial(
     (its aider agent writes none; its converter can fail), and the verifier's verdict, not the agent's own word,
     is the run's. ``verdict``: one recorded beside the run, taken where the trial records none."""
     # atif imports this module
-    from .atif import harbor_trial, shared_trial, trial_of_run, trial_started, trial_step, trial_task, trial_verdict
+    from .atif import harbor_trial, run_step, shared_trial, trial_of_run, trial_started, trial_task, trial_verdict
     metadata = fields["metadata"]
     place = harbor_trial(ctx.source)
-    step = trial_step(place) if place is not None else None
+    step = run_step(place) if place is not None else None
     trial = trial_of_run(ctx.source) if trial_run is not False and not metadata.get("is_subagent") else None
     if trial is not None and trial_run is None and (why := shared_trial(trial, ctx.source)):
         trial, metadata = None, {**metadata, "trial_verdict_withheld": why}

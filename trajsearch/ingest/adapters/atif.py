@@ -1333,24 +1333,63 @@ def trial_step(run: Path) -> str | None:
     return run.name if run.parent.name == "steps" and not _is_trial(run) else None
 
 
+def _step_order(trial: Path) -> list[str]:
+    """The steps of a multi-step trial in the order Harbor ran them, as its ``result.json``'s ``step_results`` lists
+    them (empty where it records none: a trial not finished)."""
+    return [r["step_name"] for r in as_list(_json_beside(trial / "result.json").get("step_results"))
+            if isinstance(r, dict) and isinstance(r.get("step_name"), str)]
+
+
+def running_step(trial: Path) -> str | None:
+    """The step of a multi-step Harbor trial whose agent logs lie in the trial's own ``agent/``: the step Harbor was
+    running when the trial stopped. ``MultiStepTrial._run_step`` makes each step's folder as the step begins
+    (``_create_step_dirs``) and moves its logs there only at its end (``_archive_step_outputs``); a step's agent and
+    verifier errors are its own (``step_results``), so an exception that stops the trial mid-step (the job
+    cancelled, the logs not downloaded) is the trial's: ``Trial._record_exception`` writes it to ``exception.txt`` at
+    once (and ``result.json``'s ``exception_info`` at the end), and ``_recover_outputs`` downloads that step's logs to
+    ``<trial>/agent/``. The step is the last ``step_results`` record of a finished trial, and in one not finished the
+    only step folder holding no agent logs. None for a single-step trial, or where no one step is so told."""
+    if not (trial / "steps").is_dir():
+        return None
+    if order := _step_order(trial):
+        return order[-1]
+    unfilled = [d.name for d in sorted((trial / "steps").iterdir())
+                if d.is_dir() and not any(p.is_file() for p in (d / "agent").rglob("*"))]
+    return unfilled[0] if len(unfilled) == 1 else None
+
+
+def run_step(place: Path) -> str | None:
+    """The step of a multi-step trial a Harbor run folder (:func:`harbor_trial`) holds the run of: a step's folder
+    (:func:`trial_step`), or the trial's own, holding the logs of the step it was running when it stopped
+    (:func:`running_step`)."""
+    return trial_step(place) or running_step(place)
+
+
 def earlier_step_copy(source: Path) -> tuple[str, Path] | None:
     """(the step, the file) of a session file ``source`` in a step of a multi-step Harbor trial that the step before
-    it holds at the same place in its agent logs, where the trial's ``result.json`` orders its steps: with
-    ``resume_trajectory`` Harbor copies the agent logs into each step's folder and keeps them for the next step
-    (``MultiStepTrial._copy_agent_dir_to_step``), whose agent resumes the session (``codex exec resume --last``),
-    appending its turns to the same file. The adapter tells whether ``source`` goes on from it."""
+    it holds at the same place in its agent logs, where the trial's ``result.json`` orders its steps (or, for the
+    step it was running when it stopped, :func:`running_step`, whose folder holds nothing yet, the other folders
+    do): with ``resume_trajectory`` Harbor copies the agent logs into each step's folder and keeps them for the next
+    step (``MultiStepTrial._copy_agent_dir_to_step``), whose agent resumes the session (``codex exec resume --last``,
+    ``claude --continue``), appending its turns to the same file. The adapter tells whether ``source`` goes on from
+    it."""
     place = harbor_trial(source)
-    step = trial_step(place) if place is not None else None
+    step = run_step(place) if place is not None else None
     if place is None or step is None:
         return None
-    trial = place.parents[1]
-    order = [r.get("step_name") for r in as_list(_json_beside(trial / "result.json").get("step_results"))
-             if isinstance(r, dict) and isinstance(r.get("step_name"), str)]
-    if step not in order or order.index(step) == 0:
+    trial = place.parents[1] if trial_step(place) else place
+    if order := _step_order(trial):
+        if step not in order or order.index(step) == 0:
+            return None
+        before = order[order.index(step) - 1]
+        copy = trial / "steps" / before / source.relative_to(place)
+        return (before, copy) if copy.is_file() else None
+    if place != trial:  # a finished step of a trial not finished: no record orders the steps
         return None
-    before = order[order.index(step) - 1]
-    copy = trial / "steps" / before / source.relative_to(place)
-    return (before, copy) if copy.is_file() else None
+    # the step running: each step before it copied the session as it had grown by then, the last the longest
+    copies = [(path.stat().st_size, d.name, path) for d in (trial / "steps").iterdir()
+              if d.name != step and (path := d / source.relative_to(place)).is_file()]
+    return max(copies)[1:] if copies else None
 
 
 def resumed_part(records: list[Any], source: Path) -> tuple[list[Any], str | None]:
