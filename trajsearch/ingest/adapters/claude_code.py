@@ -172,7 +172,10 @@ Mapping
   agent's first words (``metadata.prompt_not_recorded``; an output with no work and no such command stays
   rejected). The transcript Harbor kept in a trial it did not convert is the trial's run the same way, as every CLI's
   raw session there is (``_agent_cli.session_trajectory``, ``atif.trial_of_run``): the session ``claude-code.txt``
-  names, and no other; where it names none, the trial's only top-level transcript (``_named_run``).
+  names, and no other; where it names none, the trial's only top-level transcript (``_named_run``). In a step of a
+  multi-step trial that resumed the step before (``resume_trajectory``: ``claude --continue``, which 2.x appends to
+  the same ``<session id>.jsonl``), the run is the step's own records, after the copy the earlier step's folder
+  holds (``atif.resumed_part``; ``metadata.resumed_from_step``).
 - trajectory_id = ``claude-code.<session id>``: the file name when it is a
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
