@@ -12,10 +12,12 @@ Harbor runs them (``claude-code/.harb30/resume-2.1.332``), laid out in the two-s
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import traceback
 from pathlib import Path
 
+import pytest
 from test_harbor_steps_subagents import _multi_step_trial, _resumed_trial, _runs
 
 from trajsearch.model import Outcome
@@ -91,3 +93,67 @@ def test_the_running_step_that_resumed_the_one_before_is_its_own_turns(tmp_path:
     assert (test.task, test.metadata["resumed_from_step"]) == ("STEP TWO: show what hello.txt says.", "write")
     assert "echo hello" not in " ".join(str(s.arguments) for s in test.steps)
     assert test.metadata["trial_exception"] == "CancelledError"
+
+
+def _stopped_as_step_began(trial: Path) -> Path:
+    """``trial`` (run with ``resume_trajectory``) stopped by an exception as its step "test" began, before its agent
+    appended anything: ``_archive_step_outputs(preserve_agent=True)`` copied step "write"'s logs into its folder and
+    kept them in the trial's own ``agent/`` for "test" to resume; "test"'s folder made, empty."""
+    _stopped_mid_step(trial, "test")
+    shutil.rmtree(trial / "agent")
+    shutil.copytree(trial / "steps" / "write" / "agent", trial / "agent")
+    return trial
+
+
+@pytest.mark.parametrize("built", [_resumed_trial, _claude_resumed_trial])
+def test_the_copy_kept_for_the_next_step_to_resume_is_no_run(tmp_path: Path, built) -> None:
+    """What the trial's own ``agent/`` holds when it stopped before the resumed step appended is the earlier step's
+    copy Harbor keeps for resume: that step's run is read from its own folder, and the copy is no second run (it was
+    read as the running step "test"'s: step "write"'s task and work under the exception)."""
+    runs = _runs(_stopped_as_step_began(built(tmp_path)))
+    assert [(r.metadata.get("trial_step"), r.task) for r in runs] == [
+        ("write", "STEP ONE: write hello.txt containing hello.")]
+
+
+def test_a_finished_trial_stopped_after_its_first_step_has_that_steps_run_once(tmp_path: Path) -> None:
+    """A finished trial whose first step timed out (``step_results`` holds it alone, no trial exception) with the
+    copy kept for resume left in the trial's own ``agent/``: the step's run, once, with its verdict (the copy was a
+    second run under the same id, outcome unknown)."""
+    trial = _resumed_trial(tmp_path)
+    shutil.copytree(trial / "steps" / "write" / "agent", trial / "agent")
+    shutil.rmtree(trial / "steps" / "test")
+    result = json.loads((trial / "result.json").read_text())
+    write = result["step_results"][0]
+    write["verifier_result"] = None
+    write["exception_info"] = {"exception_type": "AgentTimeoutError", "exception_message": "Agent execution timed "
+                               "out after 600.0 seconds", "exception_traceback": "", "occurred_at": result["finished_at"]}
+    result.update(step_results=[write], verifier_result=None)
+    (trial / "result.json").write_text(json.dumps(result))
+    assert [(r.metadata.get("trial_step"), r.outcome) for r in _runs(trial)] == [("write", Outcome.failure)]
+
+
+def test_a_finished_trial_stopped_mid_step_names_the_step_its_record_lists_last(tmp_path: Path) -> None:
+    """A trial an exception stopped mid-step that Harbor finished (``result.json``: ``exception_info``, the running
+    step's record last in ``step_results``, its verdict none): the session in the trial's own ``agent/`` is that
+    step's run, cut to its own turns, graded by the exception."""
+    trial = _resumed_trial(tmp_path)
+    result = json.loads((trial / "result.json").read_text())
+    _stopped_mid_step(trial, "test")
+    result["step_results"][-1]["verifier_result"] = result["verifier_result"] = None
+    result["exception_info"] = {"exception_type": "CancelledError", "exception_message": "", "occurred_at":
+                                result["finished_at"], "exception_traceback": (trial / "exception.txt").read_text()}
+    (trial / "result.json").write_text(json.dumps(result))
+    runs = {r.metadata.get("trial_step"): r for r in _runs(trial)}
+    test = runs["test"]
+    assert test.trajectory_id == runs["write"].trajectory_id.removesuffix(".write") + ".test"
+    assert (test.outcome, test.task, test.metadata["resumed_from_step"]) == (
+        Outcome.infra_error, "STEP TWO: show what hello.txt says.", "write")
+
+
+def test_a_resumed_step_of_a_trial_not_finished_is_its_own_turns(tmp_path: Path) -> None:
+    """No ``result.json`` orders the steps of a trial not finished: a finished step that resumed the one before is
+    still cut after the longest shorter copy another step holds (it was read whole: step "write"'s task and work)."""
+    trial = _resumed_trial(tmp_path)
+    (trial / "result.json").unlink()
+    test = {r.metadata.get("trial_step"): r for r in _runs(trial)}["test"]
+    assert (test.task, test.metadata["resumed_from_step"]) == ("STEP TWO: show what hello.txt says.", "write")

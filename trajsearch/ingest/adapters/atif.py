@@ -211,7 +211,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    item_positions, json_object, list_field, named_path, outcome_of_reward, safe_id, short, with_former_id,
+    item_positions, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id, short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -1342,17 +1342,21 @@ def _step_order(trial: Path) -> list[str]:
 
 def running_step(trial: Path) -> str | None:
     """The step of a multi-step Harbor trial whose agent logs lie in the trial's own ``agent/``: the step Harbor was
-    running when the trial stopped. ``MultiStepTrial._run_step`` makes each step's folder as the step begins
-    (``_create_step_dirs``) and moves its logs there only at its end (``_archive_step_outputs``); a step's agent and
-    verifier errors are its own (``step_results``), so an exception that stops the trial mid-step (the job
-    cancelled, the logs not downloaded) is the trial's: ``Trial._record_exception`` writes it to ``exception.txt`` at
-    once (and ``result.json``'s ``exception_info`` at the end), and ``_recover_outputs`` downloads that step's logs to
-    ``<trial>/agent/``. The step is the last ``step_results`` record of a finished trial, and in one not finished the
-    only step folder holding no agent logs. None for a single-step trial, or where no one step is so told."""
+    running when an exception stopped the trial. ``MultiStepTrial._run_step`` makes each step's folder as the step
+    begins (``_create_step_dirs``) and fills it only at its end (``_archive_step_outputs``: a move, or, where the next
+    step resumes the session, a copy, the logs kept in ``agent/`` for it); a step's agent and verifier errors are its
+    own (``step_results``), so an exception that stops the trial mid-step (the job cancelled, the logs not downloaded)
+    is the trial's: ``Trial._record_exception`` writes it to ``exception.txt`` at once (and ``result.json``'s
+    ``exception_info`` at the end), and ``_recover_outputs`` downloads that step's logs to ``<trial>/agent/``. The
+    step is the last ``step_results`` record of a finished trial that records such an exception (``_run`` adds each
+    step's record as it begins; a trial that finished without one emptied ``agent/`` into its last step), and in one
+    not finished the only step folder holding no agent logs. None for a single-step trial, or where no one step is so
+    told. What ``agent/`` holds may still be only the copy kept for resume (:func:`resumed_part`)."""
     if not (trial / "steps").is_dir():
         return None
     if order := _step_order(trial):
-        return order[-1]
+        stopped = _json_beside(trial / "result.json").get("exception_info") or (trial / "exception.txt").is_file()
+        return order[-1] if stopped else None
     unfilled = [d.name for d in sorted((trial / "steps").iterdir())
                 if d.is_dir() and not any(p.is_file() for p in (d / "agent").rglob("*"))]
     return unfilled[0] if len(unfilled) == 1 else None
@@ -1366,50 +1370,58 @@ def run_step(place: Path) -> str | None:
 
 
 def earlier_step_copy(source: Path) -> tuple[str, Path] | None:
-    """(the step, the file) of a session file ``source`` in a step of a multi-step Harbor trial that the step before
-    it holds at the same place in its agent logs, where the trial's ``result.json`` orders its steps (or, for the
-    step it was running when it stopped, :func:`running_step`, whose folder holds nothing yet, the other folders
-    do): with ``resume_trajectory`` Harbor copies the agent logs into each step's folder and keeps them for the next
-    step (``MultiStepTrial._copy_agent_dir_to_step``), whose agent resumes the session (``codex exec resume --last``,
-    ``claude --continue``), appending its turns to the same file. The adapter tells whether ``source`` goes on from
-    it."""
+    """(the step, the file) of a session file ``source`` in a multi-step Harbor trial that an earlier step holds at the
+    same place in its agent logs: with ``resume_trajectory`` Harbor copies the agent logs into each step's folder and
+    keeps them for the next step (``MultiStepTrial._copy_agent_dir_to_step``), whose agent resumes the session
+    (``codex exec resume --last``, ``claude --continue``), appending its turns to the same file. The step before, where
+    the trial's ``result.json`` orders the steps; elsewhere (a trial not finished, or the trial's own ``agent/`` where
+    no step is told running) the longest copy shorter than ``source`` (a step's copy opens the next one's) or, in the
+    trial's own ``agent/``, as long: the copy Harbor kept there for a step that appended nothing yet. The adapter
+    tells whether ``source`` goes on from it."""
     place = harbor_trial(source)
-    step = run_step(place) if place is not None else None
-    if place is None or step is None:
+    if place is None:
         return None
     trial = place.parents[1] if trial_step(place) else place
-    if order := _step_order(trial):
-        if step not in order or order.index(step) == 0:
+    if not (trial / "steps").is_dir():
+        return None
+    step, where = run_step(place), source.relative_to(place)
+    if step in (order := _step_order(trial)):
+        if order.index(step) == 0:
             return None
         before = order[order.index(step) - 1]
-        copy = trial / "steps" / before / source.relative_to(place)
+        copy = trial / "steps" / before / where
         return (before, copy) if copy.is_file() else None
-    if place != trial:  # a finished step of a trial not finished: no record orders the steps
-        return None
-    # the step running: each step before it copied the session as it had grown by then, the last the longest
-    copies = [(path.stat().st_size, d.name, path) for d in (trial / "steps").iterdir()
-              if d.name != step and (path := d / source.relative_to(place)).is_file()]
+    size = source.stat().st_size
+    copies = [(length, d.name, path) for d in (trial / "steps").iterdir()
+              if d.name != step and (path := d / where).is_file()
+              and ((length := path.stat().st_size) < size or (place == trial and length == size))]
     return max(copies)[1:] if copies else None
 
 
-def resumed_part(records: list[Any], source: Path) -> tuple[list[Any], str | None]:
-    """(the records of a session file ``source`` that are its own step's, the step it was resumed from or None): an
+def resumed_part(records: list[Any], source: Path) -> tuple[list[Any], list[Any], str | None]:
+    """(the earlier step's records, the step's own, the step resumed from or None) of a session file ``source``: an
     agent resuming the earlier step's session (Codex's ``codex exec resume --last``, Claude Code's ``--continue``,
-    which 2.x writes into the same ``<session id>.jsonl``) appends the step's turns to the file
+    which 2.1.332 writes into the same ``<session id>.jsonl``) appends the step's turns to the file
     :func:`earlier_step_copy` finds, so that copy's records, all of them, in order, open ``records``. Those are the
     earlier step's run, graded by its verdict: read whole, this step's run had the earlier step's task and work under
-    this step's verdict. Any other file is its own records whole."""
+    this step's verdict. Any other file is its own records whole. A file in the trial's own ``agent/`` that is that
+    copy and no more is the one Harbor keeps for the next step to resume, no run of its own: passed over."""
     from trajsearch.ingest import sources  # (the ingest package imports the adapters)
 
     found = earlier_step_copy(source)
     before: list[Any] = []
     for _, record, error, _ in sources.lines(found[1]) if found is not None else ():
         if error is not None:  # a copy not read whole is no prefix to cut
-            return records, None
+            return [], records, None
         before.append(record)
-    if not before or len(records) <= len(before) or records[:len(before)] != before:
-        return records, None
-    return records[len(before):], found[0]
+    if not before or len(records) < len(before) or records[:len(before)] != before:
+        return [], records, None
+    if len(records) == len(before):
+        if (place := harbor_trial(source)) is not None and trial_step(place) is None:
+            raise PassedOver("an earlier step's session kept for the next to resume", f"step {found[0]!r}'s "
+                             "session as Harbor keeps it in the trial's agent/ for the next step", unit="session")
+        return [], records, None
+    return before, records[len(before):], found[0]
 
 
 def trial_label(run: Path) -> str:

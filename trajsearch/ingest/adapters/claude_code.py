@@ -1410,7 +1410,7 @@ def _read(records: list[dict[str, Any]]) -> _Session:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     # a step of a multi-step Harbor trial that ``--continue``d the step before's session: its own turns only
-    records, resumed = resumed_part(_records(record), ctx.source)
+    _, records, resumed = resumed_part(_records(record), ctx.source)
     copied = _side_question_start(records)
     records = records[copied:]
     seen: set[tuple] = set()

@@ -1135,10 +1135,10 @@ def _resumed_step(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
     if _is_ts_rollout(document):
         return document, {}
     records = as_records(document, "Codex rollout")
-    own, step = resumed_part(records, source)
+    before, own, step = resumed_part(records, source)
     if step is None:
         return document, {}
-    metas = [record for record in records[:len(records) - len(own)] if record.get("type") == "session_meta"]
+    metas = [record for record in before if record.get("type") == "session_meta"]
     return metas + own, {"resumed_from_step": step}
 
 
