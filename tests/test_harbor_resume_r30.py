@@ -125,8 +125,9 @@ def test_a_finished_trial_stopped_after_its_first_step_has_that_steps_run_once(t
     result = json.loads((trial / "result.json").read_text())
     write = result["step_results"][0]
     write["verifier_result"] = None
-    write["exception_info"] = {"exception_type": "AgentTimeoutError", "exception_message": "Agent execution timed "
-                               "out after 600.0 seconds", "exception_traceback": "", "occurred_at": result["finished_at"]}
+    write["exception_info"] = {"exception_type": "AgentTimeoutError", "exception_traceback": "",
+                               "exception_message": "Agent execution timed out after 600.0 seconds",
+                               "occurred_at": result["finished_at"]}
     result.update(step_results=[write], verifier_result=None)
     (trial / "result.json").write_text(json.dumps(result))
     assert [(r.metadata.get("trial_step"), r.outcome) for r in _runs(trial)] == [("write", Outcome.failure)]
