@@ -34,6 +34,9 @@ Mapping
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
   left out the same way, and the prompt the main agent wrote for its subagent
   is no task of the run.
+  An agent team's teammate is a session of its own the lead spawned, its file beside
+  the lead's, its records naming ``agentName`` and ``teamName``: a sub-agent's run
+  (``is_subagent``, ``agent_name``, ``team_name``; the lead's session is not named).
   A file holding only sidechain records (``agent-<id>.jsonl``, or
   ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
@@ -111,7 +114,12 @@ Mapping
   coordinator's follow-up to its running subagent (2.1.2xx, ``isMeta`` with
   ``origin.kind: "coordinator"``: the subagent's next request). Another
   session's message (``origin.kind: "peer"``) is no request of this run's
-  user: ``metadata.peer_messages``, with its sender.
+  user: ``metadata.peer_messages``, with its sender. So too in an agent team
+  (2.1.x, records marked ``teamName``), whose agents' messages are user records
+  of ``<teammate-message teammate_id="<sender>">`` blocks: the lead's
+  (``team-lead``) is its teammate's request (of a JSON ``task_assignment``, its
+  subject and description), another's a peer's message, and the team's other
+  JSON (idle notices, shutdown requests) no one's.
 - steps: assistant records are merged by ``message.id`` (the CLI writes one
   content part per line, several lines per API response; a part seen twice is
   kept once; records repeated with the same ``uuid`` are read once). In each
@@ -188,7 +196,7 @@ Mapping
 - metadata: cwd, git_branch, cli_version, entrypoint, summary (of this file's
   conversation: a ``summary`` record whose ``leafUuid`` is one of its messages;
   the others sum up other sessions) / title,
-  user_prompts, peer_messages, sidechain_records, api_errors, interrupted,
+  user_prompts, peer_messages, agent_name / team_name, sidechain_records, api_errors, interrupted,
   abandoned_records / abandoned_prompts / abandoned_calls.
 """
 
@@ -334,6 +342,14 @@ _COORDINATOR_SAID = re.compile(r"^The coordinator sent a message while you were 
                                r"(?:Address this before completing your current task\.)?\s*$", re.S)
 #: Another session's message (2.1.2xx, ``origin.kind: "peer"``), when its origin does not hold the ``body``.
 _CROSS_SESSION = re.compile(r"<cross-session-message\b[^>]*>\s*(.*?)\s*(?:</cross-session-message>|\Z)", re.S)
+#: A message between the agents of a team (agent teams, 2.1.x: seen in 2.1.62; records marked ``teamName``): the CLI
+#: hands each to its recipient as a user message of one or more ``<teammate-message teammate_id="<sender>" [color]
+#: [summary]>`` blocks, after a line of its own at most ("Another Claude session sent a message:"; a prompt that
+#: only quotes such a block is the user's). The lead is ``team-lead``.
+_TEAMMATE_MESSAGE = re.compile(r"\s*(?:[^\n<]*:\s*)?<teammate-message\b")
+_TEAMMATE_SAID = re.compile(r'<teammate-message\s+teammate_id="([^"]*)"[^>]*>\s*(.*?)\s*(?:</teammate-message>|\Z)',
+                            re.S)
+_TEAM_LEAD = "team-lead"
 #: The modes of a queued command (2.1.x, ``queued_command`` attachment) read: what a user typed, a task's report.
 _QUEUED_PROMPT, _QUEUED_NOTIFICATION = "prompt", "task-notification"
 #: How the CLI logs its queue of messages typed (or reported) while the agent works (``queue-operation`` records):
@@ -919,6 +935,21 @@ def _refusal_mark(record: dict[str, Any]) -> bool:
         subtype == "informational" and bool(_REFUSAL_NOTICE.search(as_str(record.get("content")) or "")))
 
 
+def _team_request(body: str) -> str | None:
+    """What a ``<teammate-message>`` asks or says: its text, or of the team's JSON protocol a task assignment's
+    subject and description; None for the rest of that protocol (an idle notice, a shutdown request or approval,
+    a plan approval), which the CLI exchanges between the agents, no one's request."""
+    try:
+        sent = json.loads(body) if body.startswith("{") else None
+    except ValueError:
+        sent = None
+    if not isinstance(sent, dict) or not isinstance(sent.get("type"), str):
+        return body or None
+    if sent["type"] != "task_assignment":
+        return None
+    return "\n\n".join(t for t in (as_str(sent.get("subject")), as_str(sent.get("description"))) if t) or None
+
+
 def _refused(message: dict[str, Any]) -> str:
     """What a response the model's provider stopped says (the Messages API's ``stop_reason: "refusal"``: a safety
     classifier withheld the rest of it and any call in it; 2.1.3xx records the ``stop_details`` category)."""
@@ -1085,7 +1116,21 @@ class _Session:
         """Whether a message came from another agent (2.1.2xx ``origin``), and keep it as what it is: the
         coordinator's follow-up to a running subagent is that subagent's next request (as its task was the
         coordinator's prompt); another session's message (``peer``) is no request of this run's user, kept apart
-        (``peer_messages``). The CLI marks both ``isMeta``, as it does its own injections."""
+        (``peer_messages``). The CLI marks both ``isMeta``, as it does its own injections. So too in an agent team
+        (``<teammate-message>``, no ``origin``): the lead's message is its teammate's request, a teammate's a peer's
+        message (:func:`_team_request`)."""
+        if _TEAMMATE_MESSAGE.match(text) and (said := _TEAMMATE_SAID.findall(text)):
+            lead: list[str] = []  # the lead's requests to this teammate, one prompt (its task, or its next request)
+            for sender, body in said:
+                if (request := _team_request(body)) is None:
+                    continue
+                if sender == _TEAM_LEAD:
+                    lead.append(request)
+                else:  # a teammate's report to the lead, or to another teammate
+                    self.peer_messages.append(f"{sender}: {request}")
+            if lead:
+                self.prompts.append("\n\n".join(lead))
+            return True
         origin = as_dict(record.get("origin"))
         if origin.get("kind") == "coordinator":
             said = _COORDINATOR_SAID.match(text)
@@ -1500,6 +1545,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     def first(key: str) -> Any:
         return next((r[key] for r in chain if r.get(key)), None)
 
+    # an agent team's teammate (2.1.x) is a session of its own the lead spawned: its records name its agent
+    # and team (the lead's name neither agent nor, before it makes the team, a team)
+    team_agent = as_str(first("agentName")) if first("teamName") else None
+
     # headless stream-json records carry no ``version``; its ``init`` record names the CLI's
     versions = [str(r["version"]) for r in unique if r.get("version")] or [
         str(v) for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
@@ -1511,8 +1560,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "git_branch": first("gitBranch"),
         "cli_version": versions[-1] if versions else None,
         "entrypoint": first("entrypoint"),
-        "is_subagent": subagent or None,
+        "is_subagent": subagent or bool(team_agent) or None,
         "agent_id": agent_ids[0] if subagent and agent_ids else None,
+        "agent_name": team_agent,
+        "team_name": first("teamName") if team_agent else None,
         "summary": short(summaries[-1], 500, keep="head") if summaries else None,
         "title": titles[-1] if titles else None,
         "user_prompts": prompt_list(followups) or None,
