@@ -342,10 +342,11 @@ _COORDINATOR_SAID = re.compile(r"^The coordinator sent a message while you were 
                                r"(?:Address this before completing your current task\.)?\s*$", re.S)
 #: Another session's message (2.1.2xx, ``origin.kind: "peer"``), when its origin does not hold the ``body``.
 _CROSS_SESSION = re.compile(r"<cross-session-message\b[^>]*>\s*(.*?)\s*(?:</cross-session-message>|\Z)", re.S)
-#: A message between the agents of a team (agent teams, 2.1.x: seen in 2.1.62; records marked ``teamName``): the CLI
-#: hands each to its recipient as a user message of one or more ``<teammate-message teammate_id="<sender>" [color]
-#: [summary]>`` blocks, after a line of its own at most ("Another Claude session sent a message:"; a prompt that
-#: only quotes such a block is the user's). The lead is ``team-lead``.
+#: A message between the agents of a team (agent teams, 2.1.x: real in 2.1.62, the same in 2.1.332's binary; records
+#: marked ``teamName``): the CLI hands each to its recipient as a user message (or queued command) of one or more
+#: ``<teammate-message teammate_id="<sender>" [color] [summary] [verified]>`` blocks, after a line of its own at most
+#: (2.1.332: "Another Claude session sent a message[ while you were working]:"; a prompt that only quotes such a block
+#: is the user's). The lead is ``team-lead``.
 _TEAMMATE_MESSAGE = re.compile(r"\s*(?:[^\n<]*:\s*)?<teammate-message\b")
 _TEAMMATE_SAID = re.compile(r'<teammate-message\s+teammate_id="([^"]*)"[^>]*>\s*(.*?)\s*(?:</teammate-message>|\Z)',
                             re.S)
@@ -1546,8 +1547,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         return next((r[key] for r in chain if r.get(key)), None)
 
     # an agent team's teammate (2.1.x) is a session of its own the lead spawned: its records name its agent
-    # and team (the lead's name neither agent nor, before it makes the team, a team)
+    # and team (the lead's name no agent but ``team-lead``, if any, nor, before it makes the team, a team)
     team_agent = as_str(first("agentName")) if first("teamName") else None
+    team_agent = team_agent if team_agent != _TEAM_LEAD else None
 
     # headless stream-json records carry no ``version``; its ``init`` record names the CLI's
     versions = [str(r["version"]) for r in unique if r.get("version")] or [
