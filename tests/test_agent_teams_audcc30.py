@@ -6,19 +6,31 @@ that starts mid-conversation, its idle notice) as its task or as a prompt of its
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
+from typing import Any, Callable
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
 
-TEAM = Path(__file__).parent / "fixtures" / "claude-code" / ".audcc30" / "agent-team"
+FIXTURES = Path(__file__).parent / "fixtures"
+TEAM = FIXTURES / "claude-code" / ".audcc30" / "agent-team"
 LEAD = "35ef783f-75ce-4018-8f1f-de32c96867ff.jsonl"
+TEAMMATE = "1dfef963-31ee-4d66-8147-29765f618a32.jsonl"
+#: Claude Code 2.1.337's real ``claude -p`` session (no team), and the SkillsBench Harbor trial (reward 1.0) that
+#: ``test_harbor_raw_runs`` lays it in.
+SDK = FIXTURES / "claude-code" / ".r28" / "agent-sdk-0.3.337"
+SESSION = "e20655e3-fa4e-4435-ba5d-7b9144d80381"
+SKILLSBENCH = FIXTURES / "claude-code" / ".aud7" / "skillsbench-no-atif" \
+    / "claude-code-claude-opus-4-5-skills-econ-detrending-correlation-916cde"
 
 
 def test_a_teammates_session_is_a_sub_agent_run_whose_task_is_the_leads_request() -> None:
     """The teammate's first record holds two blocks from ``team-lead``: a ``task_assignment`` (JSON) and the lead's
     briefing. Its task is what they ask, the subject and description of the assignment, then the briefing; the run is
     a sub-agent's, named by its agent and team."""
-    [result] = read_dump(TEAM / "1dfef963-31ee-4d66-8147-29765f618a32.jsonl", tenant="acme")
+    [result] = read_dump(TEAM / TEAMMATE, tenant="acme")
     run = result.trajectory
     assert run.task.startswith("Red-cell review of architecture and final integration\n\nRed-Cell Navigator Vaas. ")
     assert "== CREW BRIEFING ==" in run.task
@@ -46,3 +58,34 @@ def test_a_teammates_idle_notice_is_no_ones_message() -> None:
     run = result.trajectory
     assert "idle_notification" not in run.task and "<teammate-message" not in run.task
     assert "peer_messages" not in run.metadata and "user_prompts" not in run.metadata
+
+
+# Review of AUDCC (round 30): the findings' cases, each a real fixture changed in one place in the test.
+
+def _rewritten(source: Path, folder: Path, change: Callable[[int, dict[str, Any]], None]) -> Path:
+    """A copy of the real session ``source`` in ``folder`` (same name), ``change(number, record)`` applied to each
+    record."""
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    for number, record in enumerate(records):
+        change(number, record)
+    copy = folder / source.name
+    copy.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return copy
+
+
+def test_a_prompt_quoting_a_teammate_block_outside_a_team_is_still_the_users_task(tmp_path: Path) -> None:
+    """Only a record of a team (``teamName``, which every real wrapper record carries) holds the team's messages: a
+    user of no team who pastes one is asking something (the branch took it for a teammate's and rejected the run)."""
+    prompt = ("Here is what my colleague's agent said:\n<teammate-message teammate_id=\"team-lead\">\n"
+              "fix test_calc.py\n</teammate-message>")
+
+    def ask(_: int, record: dict[str, Any]) -> None:  # the queued prompt (lines 1-2) and its user record (line 3)
+        if record.get("type") == "queue-operation" and "content" in record:
+            record["content"] = prompt
+        elif record.get("type") == "user" and isinstance(record["message"].get("content"), str):
+            record["message"]["content"] = prompt
+
+    [result] = read_dump(_rewritten(SDK / f"{SESSION}.jsonl", tmp_path, ask), tenant="acme")
+    assert result.trajectory is not None, result
+    assert result.trajectory.task == prompt
+    assert "peer_messages" not in result.trajectory.metadata

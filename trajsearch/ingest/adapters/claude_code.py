@@ -1120,7 +1120,7 @@ class _Session:
         (``peer_messages``). The CLI marks both ``isMeta``, as it does its own injections. So too in an agent team
         (``<teammate-message>``, no ``origin``): the lead's message is its teammate's request, a teammate's a peer's
         message (:func:`_team_request`)."""
-        if _TEAMMATE_MESSAGE.match(text) and (said := _TEAMMATE_SAID.findall(text)):
+        if record.get("teamName") and _TEAMMATE_MESSAGE.match(text) and (said := _TEAMMATE_SAID.findall(text)):
             lead: list[str] = []  # the lead's requests to this teammate, one prompt (its task, or its next request)
             for sender, body in said:
                 if (request := _team_request(body)) is None:
