@@ -89,3 +89,31 @@ def test_a_prompt_quoting_a_teammate_block_outside_a_team_is_still_the_users_tas
     assert result.trajectory is not None, result
     assert result.trajectory.task == prompt
     assert "peer_messages" not in result.trajectory.metadata
+
+
+def test_a_teammate_beside_its_lead_in_a_harbor_trial_leaves_the_lead_the_trials_verdict(tmp_path: Path) -> None:
+    """A teammate's session lies beside the lead's in the project folder, where nothing names it a sub-agent's but
+    its own records: it is no second top-level session withholding the trial's verdict (result.json: reward 1.0)."""
+    trial = tmp_path / SKILLSBENCH.name
+    shutil.copytree(SKILLSBENCH, trial)
+    (trial / "agent" / "claude-code.txt").unlink()  # nothing names the trial's run
+    project = trial / "agent" / "sessions" / "projects" / "-app"
+    project.mkdir(parents=True)
+    shutil.copy(SDK / f"{SESSION}.jsonl", project)
+    shutil.copy(TEAM / TEAMMATE, project)
+    runs = {p.trajectory.trajectory_id: p.trajectory for p in read_dump(trial, tenant="acme") if p.trajectory}
+    lead, teammate = runs[f"claude-code.{SESSION}"], runs[f"claude-code.{TEAMMATE[:-6]}"]
+    assert (lead.outcome, lead.reward) == (Outcome.success, 1.0)
+    assert "trial_verdict_withheld" not in lead.metadata
+    assert teammate.metadata["is_subagent"] is True and teammate.reward is None
+
+
+def test_a_lead_named_team_lead_is_the_top_level_run(tmp_path: Path) -> None:
+    """Newer builds (2.1.332's binary, read) stamp the lead's records ``agentName: "team-lead"`` as well as
+    ``teamName``: the real lead excerpt so stamped is still the lead's run, not a teammate's."""
+    lead = _rewritten(TEAM / LEAD, tmp_path, lambda _, record: record.setdefault("agentName", "team-lead"))
+    [result] = read_dump(lead, tenant="acme")
+    run = result.trajectory
+    assert "is_subagent" not in run.metadata and "agent_name" not in run.metadata
+    assert run.metadata["peer_messages"][0].startswith("astute: Admiral, HMS Astute returning")
+

@@ -48,9 +48,9 @@ entry in ``ADAPTERS``. A module exposes:
   run (Aider's ``.aider.input.history``), which detection then passes over
   (``side_file``, ``side_path``) rather than the walk count as left unread;
   optionally ``subagent_file(path)``, whether a session file of its format is a
-  sub-agent's, told by its own records (a Codex rollout's session meta), where
-  its place does not say so: not a second run of the Harbor trial holding it
-  (``atif.trial_sessions``);
+  sub-agent's, told by its own records (a Codex rollout's session meta, a Claude
+  Code teammate's team and agent names), where its place does not say so: not a
+  second run of the Harbor trial holding it (``atif.trial_sessions``);
   optionally ``read_with(path)``, the other files (present or not) whose content
   the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
   ingest's checkpoint reads ``path`` again when they change;

@@ -1452,8 +1452,9 @@ def trial_sessions(trial: Path, fmt: str | None, suffix: str) -> list[Path]:
     """The top-level sessions of format ``fmt`` an agent left in a Harbor trial's ``agent/``: its non-empty
     ``*<suffix>`` files read as ``fmt`` (``detect.detect_format``), a sub-agent's excepted, where its place says so
     (under a ``subagents`` folder, as Claude Code 2.1 and Qwen Code keep them, or named ``agent-<id>``, as earlier
-    Claude Code did) or its own first record does (the format adapter's ``subagent_file``: a Codex sub-agent's
-    rollout, which Codex writes beside its parent's). A trial has one run: where it holds more than one such session
+    Claude Code did) or its own first records do (the format adapter's ``subagent_file``: a Codex sub-agent's
+    rollout, which Codex writes beside its parent's, or a Claude Code agent team's teammate's session, beside its
+    lead's). A trial has one run: where it holds more than one such session
     and nothing names which is its run, none takes its verdict (``_agent_cli.session_trajectory``)."""
     from trajsearch.ingest.detect import detect_format  # detect imports the adapters
 

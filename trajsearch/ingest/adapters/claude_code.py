@@ -241,6 +241,7 @@ from ._agent_cli import (
     user_words,
     whole_file,
 )
+from .. import sources
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
 from .atif import (converted_run, harbor_trial, resumed_part, trial_label, trial_of_run, trial_sessions,
                    trial_task)
@@ -351,6 +352,8 @@ _TEAMMATE_MESSAGE = re.compile(r"\s*(?:[^\n<]*:\s*)?<teammate-message\b")
 _TEAMMATE_SAID = re.compile(r'<teammate-message\s+teammate_id="([^"]*)"[^>]*>\s*(.*?)\s*(?:</teammate-message>|\Z)',
                             re.S)
 _TEAM_LEAD = "team-lead"
+#: How many records of a session :func:`subagent_file` reads: a teammate's first names its team.
+_TEAM_OPENING_LINES = 10
 #: The modes of a queued command (2.1.x, ``queued_command`` attachment) read: what a user typed, a task's report.
 _QUEUED_PROMPT, _QUEUED_NOTIFICATION = "prompt", "task-notification"
 #: How the CLI logs its queue of messages typed (or reported) while the agent works (``queue-operation`` records):
@@ -514,6 +517,28 @@ def walked_file(path: Path) -> bool:
     neither in any trial, and a walk of one read no run); beside either it is passed over (``side_path``,
     ``atif.side_path``)."""
     return _output_trial(path) is not None
+
+
+def subagent_file(path: Path) -> bool:
+    """The adapter hook (see ``adapters/__init__``): whether a session is an agent team's teammate's (:func:`_teammate`),
+    which the CLI writes beside its lead's in the project folder: a part of the lead's run, not a second run of a
+    Harbor trial that holds both (``atif.trial_sessions``). A teammate's records name its team from its first; the
+    lead's only after it makes the team, so the first records tell them apart."""
+    try:
+        opening = [r for _, r, error, _ in itertools.islice(sources.lines(path), _TEAM_OPENING_LINES)
+                   if error is None and isinstance(r, dict)]
+    except OSError:  # unreadable now: the reader says so
+        return False
+    return _teammate(opening) is not None
+
+
+def _teammate(records: list[dict[str, Any]]) -> str | None:
+    """The agent an agent team's teammate's session (2.1.x, a session of its own the lead spawned) is: the
+    ``agentName`` of its first record naming a ``teamName``; None for the lead's (named no agent, or ``team-lead``)
+    and a session of no team."""
+    named = next((r for r in records if r.get("teamName")), None)
+    agent = as_str(named.get("agentName")) if named is not None else None
+    return agent if agent and agent != _TEAM_LEAD else None
 
 
 def _output_trial(path: Path) -> Path | None:
@@ -1546,10 +1571,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     def first(key: str) -> Any:
         return next((r[key] for r in chain if r.get(key)), None)
 
-    # an agent team's teammate (2.1.x) is a session of its own the lead spawned: its records name its agent
-    # and team (the lead's name no agent but ``team-lead``, if any, nor, before it makes the team, a team)
-    team_agent = as_str(first("agentName")) if first("teamName") else None
-    team_agent = team_agent if team_agent != _TEAM_LEAD else None
+    team_agent = _teammate(chain)
 
     # headless stream-json records carry no ``version``; its ``init`` record names the CLI's
     versions = [str(r["version"]) for r in unique if r.get("version")] or [
