@@ -117,3 +117,28 @@ def test_a_lead_named_team_lead_is_the_top_level_run(tmp_path: Path) -> None:
     assert "is_subagent" not in run.metadata and "agent_name" not in run.metadata
     assert run.metadata["peer_messages"][0].startswith("astute: Admiral, HMS Astute returning")
 
+
+def test_a_task_assignment_of_no_text_is_still_the_leads_request(tmp_path: Path) -> None:
+    """An assignment whose subject and description are not text (the CLI writes text) is kept as sent, not dropped
+    with the run's only prompt."""
+    assignment = '{"type":"task_assignment","subject":5,"description":["x"]}'
+
+    def only_assignment(number: int, record: dict[str, Any]) -> None:
+        if number == 0:
+            record["message"]["content"] = f'<teammate-message teammate_id="team-lead">\n{assignment}\n</teammate-message>'
+
+    [result] = read_dump(_rewritten(TEAM / TEAMMATE, tmp_path, only_assignment), tenant="acme")
+    assert result.trajectory is not None, result
+    assert result.trajectory.task == assignment
+
+
+def test_a_summary_holding_a_greater_than_sign_stays_out_of_the_message(tmp_path: Path) -> None:
+    """A block's ``summary`` is the model's free text: a ``>`` in it does not end the tag."""
+    def summary(_: int, record: dict[str, Any]) -> None:
+        content = record.get("message", {}).get("content")
+        if isinstance(content, str):
+            record["message"]["content"] = content.replace('summary="Patrol complete', 'summary="latency > 2s; complete')
+
+    [result] = read_dump(_rewritten(TEAM / LEAD, tmp_path, summary), tenant="acme")
+    [peer] = result.trajectory.metadata["peer_messages"]
+    assert peer.startswith("astute: Admiral, HMS Astute returning to harbor")

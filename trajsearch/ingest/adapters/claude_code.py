@@ -349,8 +349,9 @@ _CROSS_SESSION = re.compile(r"<cross-session-message\b[^>]*>\s*(.*?)\s*(?:</cros
 #: (2.1.332: "Another Claude session sent a message[ while you were working]:"; a prompt that only quotes such a block
 #: is the user's). The lead is ``team-lead``.
 _TEAMMATE_MESSAGE = re.compile(r"\s*(?:[^\n<]*:\s*)?<teammate-message\b")
-_TEAMMATE_SAID = re.compile(r'<teammate-message\s+teammate_id="([^"]*)"[^>]*>\s*(.*?)\s*(?:</teammate-message>|\Z)',
-                            re.S)
+#: Its attributes are quoted free text (a ``summary`` the model wrote may hold ``>``): the tag ends after the last.
+_TEAMMATE_SAID = re.compile(r'<teammate-message\s+teammate_id="([^"]*)"(?:\s+[\w-]+="[^"]*")*\s*>\s*(.*?)\s*'
+                            r'(?:</teammate-message>|\Z)', re.S)
 _TEAM_LEAD = "team-lead"
 #: How many records of a session :func:`subagent_file` reads: a teammate's first names its team.
 _TEAM_OPENING_LINES = 10
@@ -973,7 +974,8 @@ def _team_request(body: str) -> str | None:
         return body or None
     if sent["type"] != "task_assignment":
         return None
-    return "\n\n".join(t for t in (as_str(sent.get("subject")), as_str(sent.get("description"))) if t) or None
+    # an assignment of no text subject or description (not the CLI's) is still the lead's request: its JSON as sent
+    return "\n\n".join(t for t in (as_str(sent.get("subject")), as_str(sent.get("description"))) if t) or body
 
 
 def _refused(message: dict[str, Any]) -> str:
