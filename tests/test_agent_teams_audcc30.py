@@ -125,7 +125,8 @@ def test_a_task_assignment_of_no_text_is_still_the_leads_request(tmp_path: Path)
 
     def only_assignment(number: int, record: dict[str, Any]) -> None:
         if number == 0:
-            record["message"]["content"] = f'<teammate-message teammate_id="team-lead">\n{assignment}\n</teammate-message>'
+            record["message"]["content"] = f'<teammate-message teammate_id="team-lead">\n{assignment}\n' \
+                                           "</teammate-message>"
 
     [result] = read_dump(_rewritten(TEAM / TEAMMATE, tmp_path, only_assignment), tenant="acme")
     assert result.trajectory is not None, result
@@ -137,7 +138,7 @@ def test_a_summary_holding_a_greater_than_sign_stays_out_of_the_message(tmp_path
     def summary(_: int, record: dict[str, Any]) -> None:
         content = record.get("message", {}).get("content")
         if isinstance(content, str):
-            record["message"]["content"] = content.replace('summary="Patrol complete', 'summary="latency > 2s; complete')
+            record["message"]["content"] = content.replace('summary="Patrol', 'summary="latency > 2s; Patrol')
 
     [result] = read_dump(_rewritten(TEAM / LEAD, tmp_path, summary), tenant="acme")
     [peer] = result.trajectory.metadata["peer_messages"]

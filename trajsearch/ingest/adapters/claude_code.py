@@ -521,10 +521,10 @@ def walked_file(path: Path) -> bool:
 
 
 def subagent_file(path: Path) -> bool:
-    """The adapter hook (see ``adapters/__init__``): whether a session is an agent team's teammate's (:func:`_teammate`),
-    which the CLI writes beside its lead's in the project folder: a part of the lead's run, not a second run of a
-    Harbor trial that holds both (``atif.trial_sessions``). A teammate's records name its team from its first; the
-    lead's only after it makes the team, so the first records tell them apart."""
+    """The adapter hook (see ``adapters/__init__``): whether a session is an agent team's teammate's
+    (:func:`_teammate`), which the CLI writes beside its lead's in the project folder: a part of the lead's run, not a
+    second run of a Harbor trial that holds both (``atif.trial_sessions``). A teammate's records name its team from
+    its first; the lead's only after it makes the team, so the first records tell them apart."""
     try:
         opening = [r for _, r, error, _ in itertools.islice(sources.lines(path), _TEAM_OPENING_LINES)
                    if error is None and isinstance(r, dict)]
