@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -143,3 +145,18 @@ def test_a_summary_holding_a_greater_than_sign_stays_out_of_the_message(tmp_path
     [result] = read_dump(_rewritten(TEAM / LEAD, tmp_path, summary), tenant="acme")
     [peer] = result.trajectory.metadata["peer_messages"]
     assert peer.startswith("astute: Admiral, HMS Astute returning to harbor")
+
+
+def test_stream_json_after_a_note_in_brackets_names_the_bad_line_and_its_format() -> None:
+    """Real ``claude -p --output-format stream-json`` output (2.8.3) teed with stderr's first line, ``[ripgrep]
+    fallback: ...``: the file was loaded as one JSON document for its opening ``[`` and refused whole, with no line
+    named ("file: malformed JSON: lexical error"). It is JSON Lines with a bad first line: that line is named, and
+    the rest is told to be Claude Code's (and read as it, the specific refusal of headless output, which records no
+    prompt)."""
+    path = FIXTURES / "claude-code" / ".audcc30" / "stderr-first-line" / "trajectory.jsonl"
+    with pytest.raises(ValueError, match=r"trajectory\.jsonl: line 1 is malformed JSON: .* the lines after it are "
+                                         r"claude-code records, .* pass --format claude-code"):
+        list(read_dump(path, tenant="acme"))
+    first, headless = read_dump(path, fmt="claude-code", tenant="acme")
+    assert (first.position, first.error) == ("line 1", "malformed JSON: Expecting value (column 2)")
+    assert headless.error.startswith("no user prompt: headless `claude -p --output-format stream-json` output")

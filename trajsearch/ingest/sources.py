@@ -539,7 +539,9 @@ def _broken_first_line(first: str, rest: str) -> bool:
     """Whether a first line that opens an object and does not close it (a record cut by a writer that died mid-line,
     a Windows path's ``\\`` unescaped, a trailing comma) is the broken first record of JSON Lines: the next line is a
     whole JSON object of its own, at the line's start (probe 51, NC2: such a file was read as one document, and the
-    one bad line cost every good record after it).
+    one bad line cost every good record after it). So too a first line that opens with ``[`` and is no JSON: a tool's
+    note teed with its output (``[ripgrep] fallback: ...``, Claude Code's stderr before its stream-json), which as a
+    document cost the whole file, with no line named.
 
     A JSON document written one item per line is not: its first line only opens the wrapper's first member
     (``{"resourceSpans": [``, any-agent's ``{"spans": [``), its items end with ``,`` or the line after an item
@@ -552,7 +554,7 @@ def _broken_first_line(first: str, rest: str) -> bool:
     wrapper, a JSONL file whose first record was cut after ``{"timestamp":`` was read as one malformed document)."""
     opened = first.strip()
     nexts = list(itertools.islice((line for line in rest.split("\n") if line.strip()), 2))
-    if not opened.startswith("{") or (_WRAPPER_OPENING.fullmatch(opened) and len(nexts) < 2):
+    if not opened.startswith(("{", "[")) or (_WRAPPER_OPENING.fullmatch(opened) and len(nexts) < 2):
         return False
     following = nexts[0] if nexts else ""
     if following.rstrip().endswith(",") or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
