@@ -77,7 +77,9 @@ def test_outcomes_that_are_no_failure_are_no_step_error(tmp_path: Path) -> None:
 
 
 def test_failed_commands_and_tools_are_step_errors_and_an_unfinished_call_never_answered(tmp_path: Path) -> None:
-    run = _only(HARBOR)  # Harbor's cursor-cli.txt, beside its ATIF conversion: read when named
+    stream = tmp_path / "cursor-cli.txt"  # Harbor's, out of its trial: beside its ATIF conversion it is no run
+    stream.write_bytes(HARBOR.read_bytes())
+    run = _only(stream)
     failed, missing, refused, awaited = run.steps[:4]
     assert failed.error == "1 failed, 1 passed in 0.03s (exit code 1)"
     assert missing.error == "cat: calc.py: No such file or directory (exit code 1)"

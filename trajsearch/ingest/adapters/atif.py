@@ -1138,8 +1138,10 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
 #: converter keeps no user message, so no task (Harbor's ``convert_swe_agent_to_atif`` writes the system prompt,
 #: then only ``source: "agent"`` steps; ``SweAgent._find_trajectory_file`` globs ``swe-agent-output/**/*.traj``), and
 #: for those whose log is a run of its own (Copilot CLI's headless output: ``CopilotCli`` tees ``copilot -p
-#: --output-format json`` to ``agent/copilot-cli.jsonl``), so that one session is one run.
-_RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj", "copilot-cli": "copilot-cli.jsonl"}
+#: --output-format json`` to ``agent/copilot-cli.jsonl``; Cursor CLI's stream: ``CursorCli`` tees ``cursor-agent -p
+#: --output-format stream-json`` to ``agent/cursor-cli.txt``), so that one session is one run.
+_RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj", "copilot-cli": "copilot-cli.jsonl",
+                 "cursor-cli": "cursor-cli.txt"}
 
 
 def _converted_from(path: Path, converted: Path, found: _Converted) -> bool:
