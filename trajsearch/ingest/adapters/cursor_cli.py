@@ -70,9 +70,28 @@ def _is_tool_line(record: Any) -> bool:
             and record.get("subtype") in ("started", "completed") and isinstance(record.get("tool_call"), dict))
 
 
+#: The fields of Cursor's ``user`` / ``assistant`` lines. Claude Code's stream-json lines add ``uuid`` and
+#: ``parent_tool_use_id`` (old ones neither), and its messages are the API's (``id``, ``model``, ``usage`` ...)
+#: or, for ``user``, tool results: never a bare ``{role, content}`` of text parts.
+_CONVERSATION_FIELDS = frozenset({"type", "message", "session_id", "timestamp_ms", "model_call_id"})
+
+
+def _is_said_line(record: Any) -> bool:
+    """A ``user`` or ``assistant`` line of Cursor's shape: ``{"message": {"role", "content": [text parts]},
+    "session_id"}`` and nothing of Claude Code's."""
+    if not (isinstance(record, dict) and record.get("type") in ("user", "assistant")
+            and isinstance(record.get("session_id"), str) and _CONVERSATION_FIELDS.issuperset(record)):
+        return False
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) and set(message) == {"role", "content"} else None
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(part, dict) and part.get("type") == "text" for part in content)
+
+
 def matches(record: Any) -> bool:
-    """A stream's first line: Cursor's ``init`` (or, cut before it, a ``tool_call`` line of Cursor's shape)."""
-    return _is_init(record) or _is_tool_line(record)
+    """A stream's first line: Cursor's ``init`` (or, cut before it, a ``tool_call``, ``user`` or ``assistant`` line of
+    Cursor's shape: the line after ``init`` is the prompt, which Claude Code's reader took, losing every call)."""
+    return _is_init(record) or _is_tool_line(record) or _is_said_line(record)
 
 
 def not_a_run(record: Any) -> str | None:
@@ -225,6 +244,9 @@ class _Stream(SessionSteps):
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = list(as_records(record, "Cursor CLI stream"))
+    if not any(matches(r) for r in records):  # a file forced on this reader: say what it is not, not what it lacks
+        raise RecordError("not a Cursor CLI stream (`cursor-agent -p --output-format stream-json` opens with a "
+                          "`system` `init` line with `apiKeySource`, then `user`, `assistant` and `tool_call` lines)")
     init = next((r for r in records if _is_init(r)), {})
     walk = _Stream()
     for line in records:
