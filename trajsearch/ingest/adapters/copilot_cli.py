@@ -202,11 +202,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         start = {"sessionId": events[0]["sessionId"], "startTime": events[0]["startTime"],
                  "selectedModel": events[0].get("selectedModel")}
         events = [{"type": "session.start", "data": start}, *_history_events(events[0]["timeline"])]
-    headless = events[0].get("type") != "session.start"
+    # headless output opens with an event of its own shape: any other file (one forced on this reader) is no log
+    headless = events[0].get("type") != "session.start" and (_is_event(events[0]) or _is_result(events[0]))
     start = {} if headless else as_dict(events[0].get("data"))
     result = next((e for e in reversed(events) if _is_result(e)), {})
     session = as_str(start.get("sessionId")) or as_str(result.get("sessionId"))
-    if not headless and not session:
+    if not headless and not (events[0].get("type") == "session.start" and session):
         raise RecordError("the log does not open with session.start naming its sessionId (Copilot CLI's "
                           "session-state/<id>.jsonl opens so)")
     walk = _Walk()

@@ -290,7 +290,13 @@ def _session(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if _is_stream_event(records[0]):
         raise RecordError(NO_PROMPT)
     head = records[0] if _is_header(records[0]) else {}
-    return head, [r for r in records[1 if head else 0:] if r.get("role") in ("user", "assistant")]
+    messages = [r for r in records[1 if head else 0:] if r.get("role") in ("user", "assistant")]
+    if not head and not any(isinstance(m.get("created"), int) and isinstance(m.get("content"), list)
+                            for m in messages):  # a file forced on this reader: say what it is not
+        raise RecordError("not a goose session (goose's JSONL opens with its metadata line, `working_dir` and "
+                          "`message_count`, then messages with `role`, `created` and `content`; its export is one "
+                          "document with `id`, `working_dir` and `conversation`)")
+    return head, messages
 
 
 def _result_text(value: Any) -> str:

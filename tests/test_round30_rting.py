@@ -1,0 +1,72 @@
+"""Round 30's readers together (review RT-ING): Harbor's Cursor stream beside its ATIF, a Cursor stream cut before
+its ``init``, and a format forced on a file that is not its own. Fixtures: Harbor's cursor/copilot trials
+(tests/fixtures/atif/.real/harbor-0.26-cursor-copilot) and Cursor's streams (tests/fixtures/cursor-cli/.newcli30)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+
+from cli_support import newcomer, run_cli  # noqa: F401 - the fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-cursor-copilot"
+CURSOR = FIXTURES / "cursor-cli" / ".newcli30"
+CURSOR_STREAMS = [*sorted(CURSOR.glob("*.jsonl")), HARBOR / "hello-cursor__Xq2Lm" / "agent" / "cursor-cli.txt"]
+CLAUDE_STREAMS = [FIXTURES / "claude-code" / ".real" / "headless-stream-json.jsonl",
+                  FIXTURES / "claude-code" / ".real" / "harbor-datagen" / "etl_checkpoint_resume_bug.stream.jsonl",
+                  FIXTURES / "claude-code" / ".r28" / "agent-sdk-0.3.337" / "stream-json-stdout.jsonl"]
+
+
+def _dry_run(*args: str | Path) -> str:
+    code, out, err = run_cli("ingest", *map(str, args), "--dry-run")
+    return " ".join((out + err).split())
+
+
+def test_harbors_cursor_stream_beside_its_atif_is_not_a_second_run(newcomer, tmp_path: Path) -> None:
+    """Harbor's cursor-cli agent tees its stream to ``agent/cursor-cli.txt`` and converts it to the ATIF beside it:
+    a trial copied without ``result.json`` is one run, as Copilot's is (RT-ING 1: the stream was a second run)."""
+    trial = tmp_path / "hello-cursor__Xq2Lm"
+    shutil.copytree(HARBOR / "hello-cursor__Xq2Lm", trial)
+    said = _dry_run(trial / "agent" / "cursor-cli.txt", trial / "agent" / "trajectory.json")
+    assert "trajectory.json: format atif; runs 1; rejected 0; steps 8" in said, said
+    assert "format cursor-cli" not in said, said
+
+
+@pytest.mark.parametrize("stream", CURSOR_STREAMS, ids=lambda p: p.name)
+def test_a_cursor_stream_cut_before_its_init_is_still_cursors(stream: Path, tmp_path: Path) -> None:
+    """The line after ``init`` is the echoed prompt, ``{"type": "user", "message", "session_id"}``: Claude Code's
+    reader took it, every tool call lost (RT-ING 2)."""
+    lines = stream.read_text().splitlines(keepends=True)
+    (tmp_path / "whole.jsonl").write_text("".join(lines))  # out of Harbor's trial, where its ATIF is the run
+    (tmp_path / "cut.jsonl").write_text("".join(lines[1:]))
+    assert detect_format(tmp_path / "cut.jsonl") == "cursor-cli"
+    [whole], [part] = ([r.trajectory for r in read_inputs([tmp_path / name]) if r.ok]
+                       for name in ("whole.jsonl", "cut.jsonl"))
+    assert [s.action for s in part.steps] == [s.action for s in whole.steps] and part.task == whole.task
+
+
+@pytest.mark.parametrize("stream", CLAUDE_STREAMS, ids=lambda p: p.name)
+def test_claude_codes_stream_json_cut_before_its_init_is_still_claude_codes(stream: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(stream.read_text().splitlines(keepends=True)[1:]))
+    assert detect_format(cut) == "claude-code"
+
+
+@pytest.mark.parametrize(("fmt", "said_instead"), [
+    ("cursor-cli", "not a Cursor CLI stream"),
+    ("copilot-cli", "the log does not open with session.start naming its sessionId"),
+    ("goose", "not a goose session"),
+])
+def test_a_format_forced_on_another_tools_file_says_it_is_not_one(newcomer, tmp_path: Path, fmt: str,
+                                                                    said_instead: str) -> None:
+    """``--format X`` on an ATIF trajectory: refused as not X's, not for a prompt X's file would lack (RT-ING 3)."""
+    path = tmp_path / "trajectory.json"
+    shutil.copy(HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json", path)
+    said = _dry_run(path, "--format", fmt)
+    assert "runs 0; rejected 1" in said and said_instead in said, said
