@@ -58,15 +58,23 @@ def test_claude_codes_stream_json_cut_before_its_init_is_still_claude_codes(stre
     assert detect_format(cut) == "claude-code"
 
 
-@pytest.mark.parametrize(("fmt", "said_instead"), [
-    ("cursor-cli", "not a Cursor CLI stream"),
-    ("copilot-cli", "the log does not open with session.start naming its sessionId"),
-    ("goose", "not a goose session"),
-])
-def test_a_format_forced_on_another_tools_file_says_it_is_not_one(newcomer, tmp_path: Path, fmt: str,
+ATIF = HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json"
+
+
+@pytest.mark.parametrize(("source", "fmt", "said_instead"), [
+    (ATIF, "cursor-cli", "not a Cursor CLI stream"),
+    (CLAUDE_STREAMS[2], "cursor-cli", "not a Cursor CLI stream"),  # it was read as a Cursor run, no word said
+    (ATIF, "copilot-cli", "the log does not open with session.start naming its sessionId"),
+    (CURSOR / "stream.jsonl", "copilot-cli", "the log does not open with session.start naming its sessionId"),
+    (ATIF, "goose", "not a goose session"),
+    (FIXTURES / "crush" / ".newcli30" / "crush-sessions.jsonl", "goose", "not a goose session"),
+    (FIXTURES / "goose" / ".copilot2-30" / "20260301_1.md", "goose", "no run in this file: goose's Markdown export"),
+], ids=lambda v: v.name if isinstance(v, Path) else v[:16])
+def test_a_format_forced_on_another_tools_file_says_it_is_not_one(newcomer, tmp_path: Path, source: Path, fmt: str,
                                                                     said_instead: str) -> None:
-    """``--format X`` on an ATIF trajectory: refused as not X's, not for a prompt X's file would lack (RT-ING 3)."""
-    path = tmp_path / "trajectory.json"
-    shutil.copy(HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json", path)
+    """``--format X`` on a file X's tool did not write (or wrote and holds no run): refused as not X's run, not for a
+    prompt X's file would lack, nor line by line as malformed JSON (RT-ING 3, RT-IDX 5)."""
+    path = tmp_path / source.name  # out of Harbor's trial, where its ATIF is the run
+    shutil.copy(source, path)
     said = _dry_run(path, "--format", fmt)
     assert "runs 0; rejected 1" in said and said_instead in said, said

@@ -502,7 +502,8 @@ def forced_format(path: Path, fmt: str) -> str:
     """``fmt``, forced on a file by the operator, unless that format's own rules call the file a side file holding
     no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
     and a side file read anyway gave no run and no reason. An archive or a compression trajsearch does not read
-    is refused as detection refuses it: no format reads it (but the archive the format reads itself)."""
+    is refused as detection refuses it: no format reads it (but the archive the format reads itself); so is a text
+    the format's own tool wrote that holds no run (goose's Markdown export: ``text_not_a_run``)."""
     if (own := _own_archive(path)) == fmt:
         return fmt
     if own is not None:
@@ -511,6 +512,8 @@ def forced_format(path: Path, fmt: str) -> str:
     if kind := _container_kind(path):
         raise ValueError(f"{path}: {kind}; {_READS}")
     head = peek(path)
+    if (own_text := getattr(ADAPTERS[fmt], "text_not_a_run", None)) and (said := own_text(head.lstrip("\ufeff"))):
+        raise ValueError(f"{path}: no run in this file: {said}")  # as detection says, not a JSON error a line
     own_side_file = getattr(ADAPTERS[fmt], "side_file", None)
     record = first_record(path, head) if own_side_file is not None else None
     if what := (record is not None and own_side_file(record)) or _side_document(fmt, path, head) \
