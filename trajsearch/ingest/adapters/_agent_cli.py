@@ -754,8 +754,8 @@ def as_key(value: Any) -> str | int | None:
 
 def export_command(script: str, path: Path, out: str) -> str:
     """The shell command that runs ``script`` (a standard-library Python one-liner writing a session database's
-    sessions as JSON lines: goose, ADK, Crush) on the database at ``path`` (named whole, quoted: it runs from
-    anywhere), writing ``out``."""
+    sessions: goose, ADK and Crush as JSON lines, OpenCode as a folder of its exports) on the database at ``path``
+    (named whole, quoted: it runs from anywhere), writing ``out``."""
     return f"python3 -c {shlex.quote(script)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 

@@ -52,7 +52,6 @@ Field mapping:
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -65,6 +64,7 @@ from ._agent_cli import (
     as_str,
     command_line,
     error_line,
+    export_command,
     exit_code_error,
     first_time,
     iso_time,
@@ -216,9 +216,9 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     if not ({"id", "parent_id", "directory"} <= tables.get("session", set())
             and {"session_id", "data"} <= tables.get("message", set()) and "part" in tables):
         return None
-    command = (f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} opencode-sessions")
     return ("OpenCode's session database (SQLite, ~/.local/share/opencode/opencode.db): export its sessions with "
-            f"`opencode export <sessionID>` and ingest those; all of them into ./opencode-sessions/: {command}")
+            "`opencode export <sessionID>` and ingest those; all of them into ./opencode-sessions/: "
+            f"{export_command(EXPORT_SCRIPT, path, 'opencode-sessions')}")
 
 
 def not_a_run(record: Any) -> str | None:
