@@ -7,7 +7,7 @@ on the next lines, for the formats read record by record), an optional ``SIGNATU
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
 the content says nothing (a bare message list in ``*.traj.json``). A text format's ``HEAD`` (a regex matched at
-the file's start) is asked before all of them.
+the file's start; or a text rendering's, as goose's YAML export of its JSON session) is asked before all of them.
 """
 
 from __future__ import annotations

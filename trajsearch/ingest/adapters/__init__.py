@@ -83,6 +83,9 @@ entry in ``ADAPTERS``. A module exposes:
   level and counts it for the summary); the reader groups the spans of
   a whole input by trace (or conversation) before assembling.
 
+Run ids: an agent CLI's session is ``<format>.<session id>`` (``continue.``, ``crush.``, ``cursor-cli.``,
+``copilot-cli-headless.`` ...), a framework's or trace format's ``<ID_PREFIX>:<id>`` (``pydantic-ai:``).
+
 A sub-agent's run (a session another session spawned) carries ``metadata.is_subagent``
 (never its Harbor trial's run: ``_agent_cli.in_trial``) and, where recorded, its
 parent as ``metadata.parent_session_id``: the parent's session id as its format

@@ -21,12 +21,12 @@ Mapping
   processed.``, 2.x marks it ``tool_kind: output``), its arguments the output; a ``retry-prompt`` without a tool
   (``retry-feedback`` in 2.x: output that failed validation, an output validator's ``ModelRetry``) is the error of the
   ``respond`` it answers;
-- trajectory_id = ``pydantic-ai:<conversation_id>`` (from April 2026) or ``<run_id>`` (from November 2025) of the
-  first message; a history before them keeps no id: ``pydantic-ai:<digest>`` of its first message, which holds the
-  time to the microsecond its parts were made (``timestamp``), so two saves of one conversation (after each turn) are
-  one run (read together, the longer kept: ``read.DistinctIds``), and a file moved or renamed keeps its runs' ids; a
-  first message with no timestamp anywhere (written by hand, not by pydantic-ai) is named by its file and place
-  (``file_run_key``) instead;
+- trajectory_id = ``pydantic-ai:<conversation_id>`` (from April 2026) or ``pydantic-ai:<run_id>`` (from November
+  2025) of the first message; a history before them keeps no id: ``pydantic-ai:<digest>`` of its first message, which
+  holds the time to the microsecond its parts were made (``timestamp``), so two saves of one conversation (after each
+  turn) are one run (read together, the longer kept: ``read.DistinctIds``), and a file moved or renamed keeps its
+  runs' ids; a first message with no timestamp anywhere (written by hand, not by pydantic-ai) is named by its file
+  and place (``file_run_key``) instead;
 - model_id = the last response's ``model_name``; created_at = the first timestamp; ``metadata.total_tokens``
   the responses' ``usage`` summed;
 - outcome: ``unknown``: a history holds what was said, not whether the task was done; a response 2.x marks
