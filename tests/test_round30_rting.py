@@ -58,6 +58,9 @@ def test_claude_codes_stream_json_cut_before_its_init_is_still_claude_codes(stre
     assert detect_format(cut) == "claude-code"
 
 
+COPILOT_HISTORY = FIXTURES / "copilot" / ".copilot2-30" / (
+    "session_a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15_1759553607577.json")
+MIGRATED = FIXTURES / "copilot" / ".rting30" / "a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15.jsonl"
 ATIF = HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json"
 
 
@@ -78,3 +81,15 @@ def test_a_format_forced_on_another_tools_file_says_it_is_not_one(newcomer, tmp_
     shutil.copy(source, path)
     said = _dry_run(path, "--format", fmt)
     assert "runs 0; rejected 1" in said and said_instead in said, said
+
+
+def test_a_history_session_migrated_into_a_log_keeps_its_turns_before_the_migration() -> None:
+    """``copilot --resume`` of a session kept before the event logs writes its whole old session in one
+    ``session.import_legacy`` event and deletes the old file (Copilot CLI 0.0.343's code): that event's timeline is
+    read, or every turn before the migration was lost (RT-ING 6)."""
+    [kept] = [r.trajectory for r in read_inputs([COPILOT_HISTORY])]
+    [log] = [r.trajectory for r in read_inputs([MIGRATED])]
+    assert log.trajectory_id == "copilot-cli.a4a1f3c2-5b0e-4f1e-9d37-2f6f0c8e7b15" and log.task == kept.task
+    assert [s.action for s in log.steps] == [s.action for s in kept.steps] + ["respond"]
+    assert [s.error for s in log.steps[:-1]] == [s.error for s in kept.steps]
+    assert log.metadata["user_prompts"][-1] == "Now summarise the design doc in three bullet points."

@@ -32,8 +32,10 @@ Before 0.0.342 (October 2025) the CLI kept a session as one JSON document,
 ``name``, ``arguments``), replaced by its ``tool_call_completed`` (``result``: ``{type: success | failure | denied
 | rejected, log}``), ``error`` and ``info`` (``Operation cancelled by user``). The timeline is read, as the events
 it became (:func:`_history_events`): a ``copilot`` text with the calls after it is one message and its requests.
-The run is ``copilot-cli-history.<sessionId>``: ``copilot --resume`` migrated such a session into a log of the
-same id, holding more; ``metadata.copilot_session_id`` links them.
+The run is ``copilot-cli-history.<sessionId>``. ``copilot --resume`` (0.0.342 on) migrates such a session into a
+log of the same id (``copilot-cli.<sessionId>``), which holds the old session whole in a ``session.import_legacy``
+event (read as its timeline is), then the new turns, and deletes the old file once the log is written: both are
+kept only where that failed or the file was copied; ``metadata.copilot_session_id`` links them.
 
 Field mapping:
 
@@ -169,6 +171,19 @@ def _history_events(timeline: list[Any]) -> list[dict[str, Any]]:
     return events
 
 
+def _imported(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` with each ``session.import_legacy`` replaced by the events of the history session it holds
+    (``data.legacySession``: ``copilot --resume`` of a session kept before the event logs writes ``session.start``,
+    then this event with the whole old session, then the new turns, and deletes the old file: 0.0.343's
+    ``index.js``, "Migrated legacy session ... cleaning up old file"), so the turns before the migration are read."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        legacy = as_dict(as_dict(event.get("data")).get("legacySession"))
+        timeline = legacy.get("timeline") if event.get("type") == "session.import_legacy" else None
+        out.extend(_history_events(timeline) if isinstance(timeline, list) else [event])
+    return out
+
+
 def _is_event(record: dict[str, Any]) -> bool:
     """A session event as headless output writes it (``_EVENT_TYPE``, ``data``, ``id``; no other key)."""
     return (isinstance(record.get("type"), str) and _EVENT_TYPE.fullmatch(record["type"]) is not None
@@ -211,7 +226,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("the log does not open with session.start naming its sessionId (Copilot CLI's "
                           "session-state/<id>.jsonl opens so)")
     walk = _Walk()
-    for event in events[0 if headless else 1:]:
+    for event in _imported(events[0 if headless else 1:]):
         walk.event(event)
     walk.flush()
     if walk.task is None and headless:
