@@ -35,17 +35,17 @@ def test_cursor_failed_shell_command_is_the_steps_error_with_its_exit_code() -> 
     steps = only(CURSOR).steps
     assert steps[0].error == "1 failed, 1 passed in 0.03s (exit code 1)"
     assert steps[1].error == "cat: calc.py: No such file or directory (exit code 1)"
-    assert steps[6].action == "shellToolCall" and steps[6].error is None  # the passing rerun: exitCode 0
+    assert steps[6].action == "shell" and steps[6].error is None  # the passing rerun: exitCode 0
 
 
 def test_cursor_rejected_and_failed_calls_are_errors_and_successes_are_not() -> None:
     """A command Cursor refused to run (``rejected``, headless mode cannot ask for approval) and a call that failed
     with no exit code (``error``) are the steps' errors; a read and an edit that succeeded are none."""
     assert _errors(CURSOR)[2:6] == [
-        ("shellToolCall", "not run: rejected: Command requires approval, which is unavailable in headless mode"),
-        ("awaitToolCall", "No shell found for id 45563"),
-        ("readToolCall", None),
-        ("editToolCall", None),
+        ("shell", "not run: rejected: Command requires approval, which is unavailable in headless mode"),
+        ("await", "No shell found for id 45563"),
+        ("read", None),
+        ("edit", None),
     ]
 
 

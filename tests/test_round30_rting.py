@@ -93,3 +93,14 @@ def test_a_history_session_migrated_into_a_log_keeps_its_turns_before_the_migrat
     assert [s.action for s in log.steps] == [s.action for s in kept.steps] + ["respond"]
     assert [s.error for s in log.steps[:-1]] == [s.error for s in kept.steps]
     assert log.metadata["user_prompts"][-1] == "Now summarise the design doc in three bullet points."
+
+
+def test_harbors_atif_of_a_cursor_session_names_its_tools_as_cursors_stream_does(tmp_path: Path) -> None:
+    """Harbor's ATIF keeps Cursor's call keys (``shellToolCall``) as tool names: read as the stream reads them
+    (``shell``), so a search by tool name finds both readings of one session (RT-ING 1)."""
+    stream = tmp_path / "cursor-cli.txt"  # out of its trial, where its ATIF is the run
+    stream.write_bytes(CURSOR_STREAMS[-1].read_bytes())
+    [converted] = [r.trajectory for r in read_inputs([ATIF])]
+    [own] = [r.trajectory for r in read_inputs([stream])]
+    assert [s.action for s in converted.steps] == [s.action for s in own.steps] == [
+        "shell", "shell", "shell", "await", "read", "edit", "shell", "respond"]

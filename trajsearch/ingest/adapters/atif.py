@@ -758,6 +758,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
                 if submitting and NOT_EXECUTED in (content or ""):
                     error = None if n == submitter else not_run(NOT_EXECUTED)
                 name = str(call.get("function_name") or "tool")[:200]
+                name = cursor_cli.tool_kind(name) if agent == "cursor-cli" else name  # as Cursor's own stream reads
                 filler = message.strip() in _executed(name, call.get("tool_call_id"))  # Harbor's placeholder
                 walk.add({
                     "thought": join_thought([reasoning, "" if filler else message]) if n == 0 else None,

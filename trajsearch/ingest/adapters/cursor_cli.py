@@ -105,11 +105,17 @@ def not_a_run(record: Any) -> str | None:
     return None
 
 
+def tool_kind(key: str) -> str:
+    """A tool's name as Cursor's stream keys its call, ``shellToolCall``, as the kind it is, ``shell``: this stream's
+    and Harbor's ATIF of it (``atif``, which keeps the key as the call's name) name one tool alike."""
+    return key.removesuffix(_SUFFIX) or key
+
+
 def _call(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(the tool's kind, its ``{"args", "result"}``) of a ``tool_call`` line: ``shellToolCall`` -> ``shell``."""
     key, body = next(((k, v) for k, v in record["tool_call"].items() if k.endswith(_SUFFIX) and isinstance(v, dict)),
                      (next(iter(record["tool_call"]), "tool"), {}))
-    return key.removesuffix(_SUFFIX) or key, as_dict(body)
+    return tool_kind(key), as_dict(body)
 
 
 def _outcome(result: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
