@@ -132,6 +132,7 @@ from . import (
     opencode,
     otel_genai,
     pydantic_ai,
+    q_cli,
     qwen_code,
     specstory,
     swe_agent,
@@ -151,6 +152,7 @@ ADAPTERS: dict[str, ModuleType] = {
         # coding-agent CLI session files
         cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
+        q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)

@@ -1,0 +1,260 @@
+"""Amazon Q Developer CLI (``q chat``) and Kiro CLI conversations: ``/save``'s JSON, or their SQLite store's rows.
+
+Where they come from (aws/amazon-q-developer-cli, Rust: ``crates/chat-cli/src/cli/chat/conversation.rs``,
+``message.rs``, ``cli/persist.rs``; the q_cli / q_chat crates before it; Kiro CLI, its successor, saves the same
+``ConversationState`` with its legacy agent engine): ``/save <path>`` writes the conversation's state as pretty JSON,
+``/load`` reads it back. Its keys: ``conversation_id`` (a UUID), ``next_message`` (a user message not sent yet),
+``history``, ``valid_history_range`` (the part sent to the model), ``transcript`` (what the user saw, prompts as
+``> ...``, capped), ``tools``, ``context_manager``, ``latest_summary`` (``/compact``'s summary), ``model`` (a model id,
+until 1.13.3) or ``model_info`` ({model_id, model_name}), ``file_line_tracker``, ``checkpoint_manager``, ... A history
+entry is ``[user, assistant]`` (until July 2025) or ``{user, assistant, request_metadata}`` (``HistoryEntry``; its
+metadata: ``request_start_timestamp_ms``, ``model_id``, ...). A ``UserMessage``: ``env_context.env_state``
+(``current_working_directory``), ``timestamp``, and ``content``, one of ``{"Prompt": {prompt}}``,
+``{"ToolUseResults": {tool_use_results}}``, ``{"CancelledToolUses": {prompt, tool_use_results}}``; a result is
+``{tool_use_id, content: [{"Text": ...} | {"Json": ...}], status: "Success" | "Error"}`` (a shell's, ``execute_bash``
+/ ``execute_cmd``: ``{"Json": {exit_status, stdout, stderr}}``, ``Success`` whatever its exit status). An
+``AssistantMessage``: ``{"Response": {message_id, content}}`` or ``{"ToolUse": {message_id, content, tool_uses:
+[{id, name, orig_name, args, orig_args}]}}``.
+
+Both CLIs also keep each directory's conversation in SQLite (``~/.local/share/amazon-q/data.sqlite3``, table
+``conversations``: ``key`` the directory, ``value`` the state's JSON; Kiro CLI's ``~/.local/share/kiro-cli/
+data.sqlite3``, ``conversations_v2``: ``key``, ``conversation_id``, ``value``, ``created_at``, ``updated_at``): named
+by :func:`session_store` with the command (:data:`EXPORT_SCRIPT`) that writes each state as a JSON line, read here.
+
+Field mapping (one conversation is one run):
+
+- task = the first prompt (a ``Prompt``, or a ``CancelledToolUses`` with one); later ones go to
+  ``metadata.user_prompts`` (``next_message``'s too).
+- steps: each tool use is a step: action = its ``name``, arguments = ``args``, thought = the message's text,
+  observation = its result's text (a shell's stdout then stderr). Its error: the decisive line of a result with
+  ``status: "Error"`` (a cancelled call: "Tool use was cancelled by the user"), or of a shell whose ``exit_status``
+  is not 0, with the code (``exit_code_error``). A ``Response`` is a ``respond`` step. Started at its request's
+  start (``request_metadata``), else the user message's ``timestamp``.
+- A state whose history is empty (compacted, or cut) holds its turns only in ``transcript``: read from it, the
+  prompts (``> ...``, slash commands left out) and the answers, a ``[Tool uses: a, b]`` note naming steps with no
+  arguments or result (``metadata.transcript_only``).
+- outcome: unknown (the state records no verdict).
+- trajectory_id = ``q-cli.<conversation_id>``; model_id = ``model_info.model_id``, else ``model``, else the first
+  request's ``model_id``; created_at = the first user message's time, else its request's start; metadata: cwd, the
+  models requested (more than one), ``cancelled`` (calls the user cancelled), ``compacted`` (a summary kept).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_int, as_str, error_line, exit_code_error, export_command,
+                         first_time, iso_time, join_thought, prompt_list, session_trajectory)
+from ._common import Context, RecordError, as_dict, as_list, json_object
+
+NAME = "q-cli"
+#: Where the CLIs keep each directory's conversation (Linux; macOS: under ``~/Library/Application Support``).
+SESSION_STORES = ("amazon-q/data.sqlite3", "kiro-cli/data.sqlite3")
+#: The tables holding the states: Amazon Q's ``conversations`` (``key``, ``value``), Kiro CLI's ``conversations_v2``.
+_TABLES = {"conversations": {"key", "value"}, "conversations_v2": {"key", "conversation_id", "value"}}
+
+#: The CLIs' SQLite store as JSON lines, one conversation state a line (each table of :data:`_TABLES` there, in the
+#: order written), with Python's standard library alone: the database opened read-only (a wrong path fails, where
+#: sqlite3 would make an empty one there), the output written once all is read. Arguments: the database, the file.
+EXPORT_SCRIPT = (
+    'import json,pathlib,sqlite3,sys;d=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",'
+    'uri=True);t={r[0] for r in d.execute("select name from sqlite_master where type=\'table\'")};v=[r[0] for n in '
+    '("conversations","conversations_v2") if n in t for r in d.execute("select value from "+n+" order by rowid")];'
+    'pathlib.Path(sys.argv[2]).write_text("".join(json.dumps(json.loads(x))+"\\n" for x in v))')
+
+#: A call the user cancelled (``UserMessage::new_cancelled_tool_uses``'s result).
+_CANCELLED = "Tool use was cancelled by the user"
+#: The prompts the CLI writes itself with cancelled calls (``chat/mod.rs``): for an interrupt (Ctrl+C), and for the
+#: user's "n" to a call it asked to run. Neither is a request; earlier versions repeated the last prompt instead.
+_CLI_PROMPTS = frozenset({"The user interrupted the tool execution.",
+                          "I deny this tool request. Ask a follow up question clarifying the expected action"})
+#: How the CLI opens a tool's error (``chat/mod.rs``): ``An error occurred processing the tool: \n<the error>``.
+_TOOL_ERROR = re.compile(r"\AAn error occurred processing the tool: *\n")
+#: The note a transcript's answer ends with, naming the tools it used.
+_TOOL_USES = re.compile(r"\n?\[Tool uses: ([^\]]*)\]\s*\Z")
+
+
+def matches(record: Any) -> bool:
+    """A saved ``ConversationState``: its ``conversation_id``, ``history`` list, ``valid_history_range`` and
+    ``transcript``."""
+    return (isinstance(record, dict) and isinstance(record.get("conversation_id"), str)
+            and isinstance(record.get("history"), list) and "valid_history_range" in record
+            and "transcript" in record)
+
+
+def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
+    """What Amazon Q Developer CLI's (or Kiro CLI's) database is and how to read its conversations, given its tables
+    and their columns; None for any other database."""
+    if not any(columns <= tables.get(name, set()) for name, columns in _TABLES.items()):
+        return None
+    return ("Amazon Q Developer CLI's (or Kiro CLI's) database (SQLite; each directory's last conversation in "
+            "~/.local/share/amazon-q/data.sqlite3, Kiro CLI's in ~/.local/share/kiro-cli/data.sqlite3): write its "
+            f"conversations as JSON lines and ingest those: {export_command(EXPORT_SCRIPT, path, 'q-conversations.jsonl')}"
+            " (or /save one from `q chat`)")
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    state = json_object(record)
+    conversation = as_str(state.get("conversation_id"))
+    if not conversation:
+        raise RecordError("no conversation_id: not a conversation Amazon Q Developer CLI's /save wrote")
+    walk = _Walk()
+    for at, entry in enumerate(state["history"]):
+        user, assistant, request = _entry(entry, at)
+        walk.user(user, request)
+        walk.assistant(assistant, request)
+    if isinstance(state.get("next_message"), dict):
+        walk.user(state["next_message"], {})
+    walk.close()
+    transcript_only = not state["history"]
+    if transcript_only:
+        walk.transcript(as_list(state.get("transcript")))
+    if walk.task is None:
+        raise RecordError("no prompt in its history" + (" or transcript: a conversation never given one"
+                                                         if transcript_only else ""))
+    models = list(dict.fromkeys(walk.models))
+    model_info = as_dict(state.get("model_info"))
+    metadata = {
+        "conversation_id": conversation,
+        "cwd": walk.cwd,
+        "models": models if len(models) > 1 else None,
+        "user_prompts": prompt_list(walk.prompts) or None,
+        "cancelled": walk.cancelled or None,
+        "compacted": True if state.get("latest_summary") else None,
+        "transcript_only": True if transcript_only else None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"{NAME}.{conversation}", task=walk.task,
+        model_id=as_str(model_info.get("model_id")) or as_str(state.get("model")) or next(iter(models), None),
+        steps=walk.steps, metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
+        created_at=first_time(*walk.times))
+
+
+def _entry(entry: Any, at: int) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A history entry's user message, assistant message and request metadata, in either shape."""
+    if isinstance(entry, list) and len(entry) == 2 and all(isinstance(m, dict) for m in entry):
+        return entry[0], entry[1], {}
+    if isinstance(entry, dict) and isinstance(entry.get("user"), dict) and isinstance(entry.get("assistant"), dict):
+        return entry["user"], entry["assistant"], as_dict(entry.get("request_metadata"))
+    raise RecordError(f"history[{at}] is neither a [user, assistant] pair nor a {{user, assistant}} entry")
+
+
+def _variant(value: Any) -> tuple[str | None, dict[str, Any]]:
+    """A serde enum as written (``{"Variant": {fields}}``): its variant and fields."""
+    if isinstance(value, dict) and len(value) == 1:
+        [(kind, fields)] = value.items()
+        return kind, as_dict(fields)
+    return None, {}
+
+
+class _Walk(SessionSteps):
+    """The history's messages in order: the prompts, tool uses by id with their results, the times and models."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task: str | None = None
+        self.prompts: list[str] = []
+        self.models: list[str] = []
+        self.times: list[Any] = []
+        self.cwd: str | None = None
+        self.cancelled = 0
+
+    def prompt(self, text: str | None) -> None:
+        """A prompt typed (the CLI's own words with cancelled calls, or one repeating the last prompt, left out)."""
+        text = (text or "").strip()
+        if not text or text in _CLI_PROMPTS or text == (self.prompts[-1] if self.prompts else self.task):
+            return
+        if self.task is None:
+            self.task = text
+        else:
+            self.prompts.append(text)
+
+    def user(self, message: dict[str, Any], request: dict[str, Any]) -> None:
+        self.cwd = self.cwd or as_str(as_dict(as_dict(message.get("env_context")).get("env_state"))
+                                      .get("current_working_directory"))
+        self.times += [message.get("timestamp"), request.get("request_start_timestamp_ms")]
+        if model := as_str(request.get("model_id")):
+            self.models.append(model)
+        kind, content = _variant(message.get("content"))
+        for result in as_list(content.get("tool_use_results")):
+            self._result(as_dict(result))
+        if kind in ("Prompt", "CancelledToolUses"):
+            self.flush()
+            self.prompt(as_str(content.get("prompt")))
+
+    def assistant(self, message: dict[str, Any], request: dict[str, Any]) -> None:
+        kind, content = _variant(message)
+        at = request.get("request_start_timestamp_ms")
+        if text := (as_str(content.get("content")) or "").strip():
+            if not self.narration:
+                self.narration_at = at
+            self.narration.append(text)
+        uses = [u for u in as_list(content.get("tool_uses")) if isinstance(u, dict) and as_str(u.get("name"))]
+        if kind != "ToolUse" or not uses:
+            self.flush()
+            return
+        for use in uses:
+            step = {"thought": join_thought(self.thought + self.narration), "action": use["name"],
+                    "arguments": use.get("args"), "started_at": iso_time(at)}
+            self.thought, self.narration, self.narration_at = [], [], None
+            self.steps.append(step)
+            if key := as_str(use.get("id")):
+                self.by_call[key] = step
+
+    def _result(self, result: dict[str, Any]) -> None:
+        step = self.by_call.pop(as_str(result.get("tool_use_id")) or "", None)
+        if step is None:  # a result of a use the history no longer holds (trimmed): nothing to attach it to
+            return
+        blocks = [_block_text(b) for b in as_list(result.get("content"))]
+        output = "\n".join(text for text, _ in blocks if text) or None
+        step["observation"] = output
+        shell = next((s for _, s in blocks if s is not None), None)
+        if result.get("status") == "Error":
+            self.cancelled += output == _CANCELLED
+            step["error"] = tool_error(output)
+        elif shell is not None and (code := as_int(shell.get("exit_status"))):
+            step["error"] = exit_code_error(output, code, as_str(as_dict(step["arguments"]).get("command")))
+
+    def transcript(self, lines: list[Any]) -> None:
+        """A state with no history: its turns as the transcript shows them (prompts, answers, tool names)."""
+        for line in (x for x in lines if isinstance(x, str)):
+            if line.startswith("> "):
+                if not line[2:].lstrip().startswith("/"):  # a slash command is the CLI's, not a request
+                    self.flush()
+                    self.prompt(line[2:])
+                continue
+            uses = _TOOL_USES.search(line)
+            if text := (line[:uses.start()] if uses else line).strip():
+                self.narration.append(text)
+            names = [n.strip() for n in uses.group(1).split(",") if n.strip()] if uses else []
+            for name in names:
+                self.steps.append({"thought": join_thought(self.narration), "action": name})
+                self.narration = []
+            self.flush()
+
+
+def _block_text(block: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """A result block's text, and a shell's fields (``exit_status``, ``stdout``, ``stderr``) when it is one."""
+    kind, _ = _variant(block)
+    value = block.get(kind) if kind else None
+    if kind == "Text":
+        return as_str(value), None
+    if isinstance(value, dict) and "exit_status" in value:
+        said = [as_str(value.get(k)) for k in ("stdout", "stderr")]
+        return "\n".join(s for s in said if s) or None, value
+    return (json.dumps(value, ensure_ascii=False) if value is not None else None), None
+
+
+def tool_error(output: str | None) -> str:
+    """A failed tool's error: the error the CLI's header opens (:data:`_TOOL_ERROR`), its decisive line; of one that
+    quotes several lines (fs_write's ``no occurrences of "<old text>" were found``), its first line and its end."""
+    said = _TOOL_ERROR.sub("", output or "").strip()
+    first, _, rest = said.partition("\n")
+    if first.count('"') % 2 and '"' in rest:  # a quote the first line opens and a later one closes
+        return f'{first.rstrip()}…"{rest.rsplit(chr(34), 1)[1]}'
+    return error_line(said, "the tool failed")
