@@ -1,4 +1,4 @@
-"""Amazon Q Developer CLI (``q chat``) and Kiro CLI conversations: ``/save``'s JSON, or their SQLite store's rows.
+"""Amazon Q Developer CLI (``q chat``) and Kiro CLI conversations: ``/save``'s JSON, or their SQLite store's export.
 
 Where they come from (aws/amazon-q-developer-cli, Rust: ``crates/chat-cli/src/cli/chat/conversation.rs``,
 ``message.rs``, ``cli/persist.rs``; the q_cli / q_chat crates before it; Kiro CLI, its successor, saves the same
@@ -75,7 +75,8 @@ _CLI_PROMPTS = frozenset({"The user interrupted the tool execution.",
                           "I deny this tool request. Ask a follow up question clarifying the expected action"})
 #: How the CLI opens a tool's error (``chat/mod.rs``): ``An error occurred processing the tool: \n<the error>``.
 _TOOL_ERROR = re.compile(r"\AAn error occurred processing the tool: *\n")
-#: The note a transcript's answer ends with, naming the tools it used.
+#: The note a transcript's answer ends with (``append_assistant_transcript``), naming the tools it used (``a,b``), or
+#: ``none``.
 _TOOL_USES = re.compile(r"\n?\[Tool uses: ([^\]]*)\]\s*\Z")
 
 
@@ -94,8 +95,8 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
         return None
     return ("Amazon Q Developer CLI's (or Kiro CLI's) database (SQLite; each directory's last conversation in "
             "~/.local/share/amazon-q/data.sqlite3, Kiro CLI's in ~/.local/share/kiro-cli/data.sqlite3): write its "
-            f"conversations as JSON lines and ingest those: {export_command(EXPORT_SCRIPT, path, 'q-conversations.jsonl')}"
-            " (or /save one from `q chat`)")
+            "conversations as JSON lines and ingest those: "
+            f"{export_command(EXPORT_SCRIPT, path, 'q-conversations.jsonl')} (or /save one from `q chat`)")
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -223,15 +224,16 @@ class _Walk(SessionSteps):
     def transcript(self, lines: list[Any]) -> None:
         """A state with no history: its turns as the transcript shows them (prompts, answers, tool names)."""
         for line in (x for x in lines if isinstance(x, str)):
-            if line.startswith("> "):
+            if line.startswith("> "):  # a prompt (``append_user_transcript``: each later line after "> ")
                 if not line[2:].lstrip().startswith("/"):  # a slash command is the CLI's, not a request
                     self.flush()
-                    self.prompt(line[2:])
+                    self.prompt(line[2:].replace("> \n", "\n"))
                 continue
             uses = _TOOL_USES.search(line)
             if text := (line[:uses.start()] if uses else line).strip():
                 self.narration.append(text)
             names = [n.strip() for n in uses.group(1).split(",") if n.strip()] if uses else []
+            names = [] if names == ["none"] else names
             for name in names:
                 self.steps.append({"thought": join_thought(self.narration), "action": name})
                 self.narration = []

@@ -1,0 +1,149 @@
+"""Amazon Q Developer CLI (and Kiro CLI) conversations: ``/save``'s ``ConversationState`` JSON in both history
+shapes, and the SQLite store, named with the command that writes its conversations as JSON lines. Fixtures:
+tests/fixtures/q-cli/.qcli30 (real saves committed on GitHub, trimmed; README.md there says where from)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+
+QCLI = Path(__file__).parent / "fixtures" / "q-cli" / ".qcli30"
+PAIRS = QCLI / "thingpress-convo.json"  # history as [user, assistant] pairs (July 2025)
+ENTRIES = QCLI / "mx11-printer-test.json"  # history as {user, assistant, request_metadata} (October 2025)
+PAIRS_ID, ENTRIES_ID = "q-cli.4e83977c-9ddf-46b5-97a5-bcbfaa6002fb", "q-cli.f9adca6b-22e9-4d81-8443-0f819e73acb3"
+#: The table each CLI keeps its conversations in (migration ``007_conversations_table.sql``; Kiro CLI's ``_v2``).
+STORES = {
+    "amazon-q": "CREATE TABLE conversations (key TEXT PRIMARY KEY, value TEXT)",
+    "kiro-cli": "CREATE TABLE conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL, value TEXT NOT NULL, "
+                "created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (key, conversation_id))",
+}
+
+
+def test_a_conversation_saved_as_pairs_is_a_run_with_its_tool_errors_and_shell_exit_codes() -> None:
+    assert detect_format(PAIRS) == "q-cli"
+    run = only(PAIRS)
+    assert run.trajectory_id == PAIRS_ID and run.outcome == Outcome.unknown
+    assert run.task.startswith("Really great! I want to do one more check before committing.")
+    assert run.model_id == "CLAUDE_SONNET_4_20250514_V1_0"  # `model`, as the CLI wrote it until 1.13.3
+    assert run.metadata["cwd"] == "/home/ANT.AMAZON.COM/elberger/src/thingpress"
+    # the prompt the CLI repeated with the calls the user cancelled is said once; both cancellations are counted
+    assert [p[:24] for p in run.metadata["user_prompts"]] == ["please summarize what ne", "Ok great, now we can try"]
+    assert run.metadata["cancelled"] == 2
+    steps = {s.index: s for s in run.steps}
+    assert len(run.steps) == 97 and run.steps[-1].action == "respond"
+    assert steps[0].action == "execute_bash" and steps[0].arguments["command"].endswith("sam build")
+    assert steps[0].thought.startswith("Absolutely! Let's run a comprehensive deployment check")
+    assert steps[0].error is None and "Build Succeeded" in steps[0].observation
+    assert steps[5].action == "use_aws" and steps[5].error.startswith(
+        "An error occurred (ResourceNotFoundException) when calling the GetFunction operation")
+    assert steps[43].error == ('no occurrences of "# Import the provider handler - adjust import path as needed…" '
+                               'were found')  # fs_write's error quoting the text it did not find: its ends
+    assert steps[47].error == "Tool use was cancelled by the user"
+    # a shell's Success with a non-zero exit_status failed: its decisive line and the code
+    assert steps[67].error == ("2025-07-21 17:03:29,350 - integration-tests - INFO - espressif: FAILED (80660.10ms) "
+                               "(exit code 1)")
+    grep = next(s for s in run.steps if "| grep -i microchip" in str(s.arguments))
+    assert grep.error is None  # grep's exit 1 with no output: no match
+
+
+def test_a_conversation_saved_as_entries_keeps_its_model_times_and_requests() -> None:
+    assert detect_format(ENTRIES) == "q-cli"
+    run = only(ENTRIES)
+    assert run.trajectory_id == ENTRIES_ID and run.model_id == "claude-sonnet-4"  # model_info.model_id
+    assert run.task == "please read the *.md files in this folder to get updated on the project ."
+    assert run.created_at == datetime(2025, 10, 19, 13, 58, 38, 614742, tzinfo=timezone.utc)
+    assert len(run.metadata["user_prompts"]) == 3
+    assert run.steps[0].action == "fs_read" and run.steps[0].arguments["operations"][0]["mode"] == "Directory"
+    assert run.steps[0].started_at == datetime.fromtimestamp(1760882318.630, tz=timezone.utc)
+    assert run.steps[2].action == "respond" and run.steps[2].started_at > run.steps[1].started_at
+    [failed] = [s for s in run.steps if s.error]
+    assert failed.action == "fs_write" and failed.error.startswith('no occurrences of "            err = img[y][x]')
+
+
+def test_a_conversation_whose_history_is_empty_is_read_from_its_transcript(tmp_path: Path) -> None:
+    state = json.loads(ENTRIES.read_text())
+    state["history"] = []
+    path = tmp_path / "compacted.json"
+    path.write_text(json.dumps(state))
+    run = only(path)
+    assert run.task == "please read the *.md files in this folder to get updated on the project ."
+    assert [s.action for s in run.steps[:3]] == ["fs_read", "fs_read", "respond"]
+    assert run.steps[0].thought.startswith("I'll read the markdown files") and run.metadata["transcript_only"]
+
+
+@pytest.mark.parametrize("cli", sorted(STORES))
+def test_the_store_is_named_with_a_command_whose_output_is_the_conversations_read(cli: str, tmp_path: Path) -> None:
+    store = tmp_path / "share" / cli / "data.sqlite3"
+    store.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(STORES[cli])
+        for at, path in enumerate((PAIRS, ENTRIES)):
+            state = json.loads(path.read_text())
+            row = {"key": f"/home/u/p{at}", "conversation_id": state["conversation_id"],
+                   "value": json.dumps(state), "created_at": at, "updated_at": at}
+            names = [n for n in row if cli == "kiro-cli" or n in ("key", "value")]
+            db.execute(f"INSERT INTO {STORES[cli].split()[2]} ({','.join(names)}) VALUES "
+                       f"({','.join('?' * len(names))})", [row[n] for n in names])
+        db.commit()
+    with pytest.raises(ValueError, match=r"Amazon Q Developer CLI's \(or Kiro CLI's\) database .* python3 -c"):
+        detect_format(store)
+    with pytest.raises(ValueError) as refused:
+        detect_format(store)
+    python, flag, script, named, written = shlex.split(str(refused.value).split("ingest those: ", 1)[1])[:5]
+    assert (python, flag, named, written) == ("python3", "-c", str(store.resolve()), "q-conversations.jsonl")
+    out = tmp_path / "q-conversations.jsonl"
+    done = subprocess.run([sys.executable, flag, script, named, str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert len(out.read_text().splitlines()) == 2 and detect_format(out) == "q-cli"
+    results = list(read_inputs([out]))
+    assert all(r.ok for r in results) and {r.trajectory.trajectory_id for r in results} == {PAIRS_ID, ENTRIES_ID}
+
+
+def test_a_walk_names_the_store_where_it_lies(newcomer, tmp_path: Path) -> None:
+    store = tmp_path / "share" / "amazon-q" / "data.sqlite3"
+    store.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(STORES["amazon-q"])
+    code, out, err = run_cli("ingest", str(tmp_path / "share"), "--dry-run")
+    assert "Amazon Q Developer CLI's (or Kiro CLI's) database" in " ".join((out + err).split()), out + err
+
+
+def test_the_cli_reads_saved_conversations_and_finds_one_by_its_tool_error(newcomer) -> None:
+    code, out, err = run_cli("ingest", str(QCLI), "--dry-run")
+    assert code == 0 and (out + err).count("format q-cli; runs 1; rejected 0") == 2, out + err
+    assert run_cli("ingest", str(QCLI))[0] == 0
+    code, out, err = run_cli("search", "ResourceNotFoundException GetFunction Function not found", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
+    assert json.loads(out)[0]["trajectory_id"] == PAIRS_ID
+    code, out, _ = run_cli("formats", "--json")
+    [qcli] = [f for f in json.loads(out) if f["format"] == "q-cli"]
+    assert "Amazon Q Developer CLI" in qcli["description"], qcli
+
+
+def test_bad_conversations_are_refused_by_name_and_the_good_ones_kept(newcomer, tmp_path: Path) -> None:
+    good = json.loads(ENTRIES.read_text())
+    odd = {**good, "conversation_id": "odd", "history": [good["history"][0], "not an entry"]}
+    silent = {**good, "conversation_id": "silent", "history": good["history"][1:2], "next_message": None}
+    batch = tmp_path / "q-conversations.jsonl"
+    batch.write_text("".join(json.dumps(s) + "\n" for s in (good, odd, silent)))
+    code, out, err = run_cli("ingest", str(batch), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "runs 1; rejected 2" in said, said
+    assert "line 2" in said and "history[1] is neither a [user, assistant] pair nor a {user, assistant} entry" in said
+    assert "line 3" in said and "no prompt in its history" in said, said
