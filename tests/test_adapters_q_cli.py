@@ -147,3 +147,21 @@ def test_bad_conversations_are_refused_by_name_and_the_good_ones_kept(newcomer, 
     assert "runs 1; rejected 2" in said, said
     assert "line 2" in said and "history[1] is neither a [user, assistant] pair nor a {user, assistant} entry" in said
     assert "line 3" in said and "no prompt in its history" in said, said
+    forced = tmp_path / "other.json"
+    forced.write_text(json.dumps({"conversation_id": "x", "messages": []}))
+    code, out, err = run_cli("ingest", str(forced), "--format", "q-cli", "--dry-run")
+    assert "missing field 'history' (the conversation's [user, assistant] turns)" in " ".join((out + err).split())
+
+
+def test_the_message_not_sent_yet_answers_the_last_calls_or_is_a_later_prompt(tmp_path: Path) -> None:
+    """``next_message``: the results of the last turn's calls (a save while they ran), or a prompt not answered."""
+    state = json.loads(ENTRIES.read_text())
+    answered = {**state, "history": state["history"][:1], "next_message": state["history"][1]["user"]}
+    path = tmp_path / "answered.json"
+    path.write_text(json.dumps(answered))
+    [listed] = only(path).steps
+    assert listed.action == "fs_read" and listed.error is None and listed.observation
+    waiting = {**state, "history": state["history"][:3], "next_message": {
+        **state["history"][2]["user"], "content": {"Prompt": {"prompt": "and now print a test page"}}}}
+    path.write_text(json.dumps(waiting))
+    assert only(path).metadata["user_prompts"][-1] == "and now print a test page"

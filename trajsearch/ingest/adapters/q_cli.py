@@ -50,7 +50,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_int, as_str, error_line, exit_code_error, export_command,
                          first_time, iso_time, join_thought, prompt_list, session_trajectory)
-from ._common import Context, RecordError, as_dict, as_list, json_object
+from ._common import Context, RecordError, as_dict, as_list, json_object, list_field
 
 NAME = "q-cli"
 #: Where the CLIs keep each directory's conversation (Linux; macOS: under ``~/Library/Application Support``).
@@ -104,15 +104,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     conversation = as_str(state.get("conversation_id"))
     if not conversation:
         raise RecordError("no conversation_id: not a conversation Amazon Q Developer CLI's /save wrote")
+    history = list_field(state, "history", "the conversation's [user, assistant] turns")
     walk = _Walk()
-    for at, entry in enumerate(state["history"]):
+    for at, entry in enumerate(history):
         user, assistant, request = _entry(entry, at)
         walk.user(user, request)
         walk.assistant(assistant, request)
     if isinstance(state.get("next_message"), dict):
         walk.user(state["next_message"], {})
     walk.close()
-    transcript_only = not state["history"]
+    transcript_only = not history
     if transcript_only:
         walk.transcript(as_list(state.get("transcript")))
     if walk.task is None:
