@@ -165,3 +165,14 @@ def test_the_message_not_sent_yet_answers_the_last_calls_or_is_a_later_prompt(tm
         **state["history"][2]["user"], "content": {"Prompt": {"prompt": "and now print a test page"}}}}
     path.write_text(json.dumps(waiting))
     assert only(path).metadata["user_prompts"][-1] == "and now print a test page"
+
+
+def test_a_prompt_typed_again_is_a_prompt_but_one_repeated_with_cancelled_calls_is_not(tmp_path: Path) -> None:
+    """Mid-2025 versions repeated the last prompt with the calls the user cancelled; a prompt typed twice is two."""
+    state = json.loads(ENTRIES.read_text())
+    for at in (3, 12):  # two typed "continue"s, the model's work between them
+        state["history"][at]["user"]["content"] = {"Prompt": {"prompt": "continue"}}
+    state["history"][13]["user"]["content"] = {"CancelledToolUses": {"prompt": "continue", "tool_use_results": []}}
+    path = tmp_path / "continued.json"
+    path.write_text(json.dumps(state))
+    assert only(path).metadata["user_prompts"] == ["continue", "continue"]

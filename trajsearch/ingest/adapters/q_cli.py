@@ -166,10 +166,12 @@ class _Walk(SessionSteps):
         self.cwd: str | None = None
         self.cancelled = 0
 
-    def prompt(self, text: str | None) -> None:
-        """A prompt typed (the CLI's own words with cancelled calls, or one repeating the last prompt, left out)."""
+    def prompt(self, text: str | None, cancelling: bool = False) -> None:
+        """A prompt typed; the CLI's own words with cancelled calls are left out, and so is the last prompt when
+        ``cancelling`` repeats it (as mid-2025 versions did): a prompt the user types again is a prompt."""
         text = (text or "").strip()
-        if not text or text in _CLI_PROMPTS or text == (self.prompts[-1] if self.prompts else self.task):
+        if not text or text in _CLI_PROMPTS or (
+                cancelling and text == (self.prompts[-1] if self.prompts else self.task)):
             return
         if self.task is None:
             self.task = text
@@ -187,7 +189,7 @@ class _Walk(SessionSteps):
             self._result(as_dict(result))
         if kind in ("Prompt", "CancelledToolUses"):
             self.flush()
-            self.prompt(as_str(content.get("prompt")))
+            self.prompt(as_str(content.get("prompt")), cancelling=kind == "CancelledToolUses")
 
     def assistant(self, message: dict[str, Any], request: dict[str, Any]) -> None:
         kind, content = _variant(message)
