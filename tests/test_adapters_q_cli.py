@@ -176,3 +176,13 @@ def test_a_prompt_typed_again_is_a_prompt_but_one_repeated_with_cancelled_calls_
     path = tmp_path / "continued.json"
     path.write_text(json.dumps(state))
     assert only(path).metadata["user_prompts"] == ["continue", "continue"]
+
+
+def test_a_step_without_its_request_s_start_starts_at_its_user_message(tmp_path: Path) -> None:
+    state = json.loads(ENTRIES.read_text())
+    for entry in state["history"]:
+        entry.pop("request_metadata")
+    path = tmp_path / "unmetered.json"
+    path.write_text(json.dumps(state))
+    run = only(path)
+    assert run.steps[0].started_at == run.created_at == datetime(2025, 10, 19, 13, 58, 38, 614742, tzinfo=timezone.utc)

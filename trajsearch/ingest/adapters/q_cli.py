@@ -29,7 +29,7 @@ Field mapping (one conversation is one run):
   observation = its result's text (a shell's stdout then stderr). Its error: the decisive line of a result with
   ``status: "Error"`` (a cancelled call: "Tool use was cancelled by the user"), or of a shell whose ``exit_status``
   is not 0, with the code (``exit_code_error``). A ``Response`` is a ``respond`` step. Started at its request's
-  start (``request_metadata``), else the user message's ``timestamp``.
+  start (``request_metadata``), else its turn's user message's ``timestamp`` (a prompt's; results carry none).
 - A state whose history is empty (compacted, or cut) holds its turns only in ``transcript``: read from it, the
   prompts (``> ...``, slash commands left out) and the answers, a ``[Tool uses: a, b]`` note naming steps with no
   arguments or result (``metadata.transcript_only``).
@@ -109,7 +109,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for at, entry in enumerate(history):
         user, assistant, request = _entry(entry, at)
         walk.user(user, request)
-        walk.assistant(assistant, request)
+        walk.assistant(assistant)
     if isinstance(state.get("next_message"), dict):
         walk.user(state["next_message"], {})
     walk.close()
@@ -165,6 +165,7 @@ class _Walk(SessionSteps):
         self.times: list[Any] = []
         self.cwd: str | None = None
         self.cancelled = 0
+        self.at: Any = None  # when the turn's request started: the time of the steps its answer holds
 
     def prompt(self, text: str | None, cancelling: bool = False) -> None:
         """A prompt typed; the CLI's own words with cancelled calls are left out, and so is the last prompt when
@@ -181,7 +182,9 @@ class _Walk(SessionSteps):
     def user(self, message: dict[str, Any], request: dict[str, Any]) -> None:
         self.cwd = self.cwd or as_str(as_dict(as_dict(message.get("env_context")).get("env_state"))
                                       .get("current_working_directory"))
-        self.times += [message.get("timestamp"), request.get("request_start_timestamp_ms")]
+        sent, start = message.get("timestamp"), request.get("request_start_timestamp_ms")
+        self.times += [sent, start]
+        self.at = start if iso_time(start) else sent
         if model := as_str(request.get("model_id")):
             self.models.append(model)
         kind, content = _variant(message.get("content"))
@@ -191,12 +194,11 @@ class _Walk(SessionSteps):
             self.flush()
             self.prompt(as_str(content.get("prompt")), cancelling=kind == "CancelledToolUses")
 
-    def assistant(self, message: dict[str, Any], request: dict[str, Any]) -> None:
+    def assistant(self, message: dict[str, Any]) -> None:
         kind, content = _variant(message)
-        at = request.get("request_start_timestamp_ms")
         if text := (as_str(content.get("content")) or "").strip():
             if not self.narration:
-                self.narration_at = at
+                self.narration_at = self.at
             self.narration.append(text)
         uses = [u for u in as_list(content.get("tool_uses")) if isinstance(u, dict) and as_str(u.get("name"))]
         if kind != "ToolUse" or not uses:
@@ -204,7 +206,7 @@ class _Walk(SessionSteps):
             return
         for use in uses:
             step = {"thought": join_thought(self.thought + self.narration), "action": use["name"],
-                    "arguments": use.get("args"), "started_at": iso_time(at)}
+                    "arguments": use.get("args"), "started_at": iso_time(self.at)}
             self.thought, self.narration, self.narration_at = [], [], None
             self.steps.append(step)
             if key := as_str(use.get("id")):
