@@ -186,3 +186,13 @@ def test_a_step_without_its_request_s_start_starts_at_its_user_message(tmp_path:
     path.write_text(json.dumps(state))
     run = only(path)
     assert run.steps[0].started_at == run.created_at == datetime(2025, 10, 19, 13, 58, 38, 614742, tzinfo=timezone.utc)
+
+
+def test_a_saved_conversation_whose_history_is_not_a_list_is_refused_naming_the_field(newcomer, tmp_path: Path) -> None:
+    state = json.loads(ENTRIES.read_text())
+    state["history"] = {str(at): entry for at, entry in enumerate(state["history"])}
+    path = tmp_path / "tangled.json"
+    path.write_text(json.dumps(state))
+    code, out, err = run_cli("ingest", str(path), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "format q-cli" in said and "missing field 'history'" in said, said

@@ -81,11 +81,10 @@ _TOOL_USES = re.compile(r"\n?\[Tool uses: ([^\]]*)\]\s*\Z")
 
 
 def matches(record: Any) -> bool:
-    """A saved ``ConversationState``: its ``conversation_id``, ``history`` list, ``valid_history_range`` and
-    ``transcript``."""
+    """A saved ``ConversationState``: its ``conversation_id``, ``history``, ``valid_history_range`` and
+    ``transcript`` (a ``history`` that is no list is then refused by name, not left unrecognised)."""
     return (isinstance(record, dict) and isinstance(record.get("conversation_id"), str)
-            and isinstance(record.get("history"), list) and "valid_history_range" in record
-            and "transcript" in record)
+            and all(key in record for key in ("history", "valid_history_range", "transcript")))
 
 
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
