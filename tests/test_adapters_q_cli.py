@@ -130,7 +130,8 @@ def test_the_cli_reads_saved_conversations_and_finds_one_by_its_tool_error(newco
     assert run_cli("ingest", str(QCLI))[0] == 0
     code, out, err = run_cli("search", "ResourceNotFoundException GetFunction Function not found", "--json")
     assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
-    assert json.loads(out)[0]["trajectory_id"] == PAIRS_ID
+    hit = json.loads(out)[0]  # the use_aws call's window: its error, not only the run's other mentions of it
+    assert hit["trajectory_id"] == PAIRS_ID and hit["step_index"] <= 5 <= hit["step_end"], hit
     code, out, _ = run_cli("formats", "--json")
     [qcli] = [f for f in json.loads(out) if f["format"] == "q-cli"]
     assert "Amazon Q Developer CLI" in qcli["description"], qcli
