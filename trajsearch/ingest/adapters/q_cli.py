@@ -17,9 +17,10 @@ metadata: ``request_start_timestamp_ms``, ``model_id``, ...). A ``UserMessage``:
 [{id, name, orig_name, args, orig_args}]}}``.
 
 Both CLIs also keep each directory's conversation in SQLite (``~/.local/share/amazon-q/data.sqlite3``, table
-``conversations``: ``key`` the directory, ``value`` the state's JSON; Kiro CLI's ``~/.local/share/kiro-cli/
-data.sqlite3``, ``conversations_v2``: ``key``, ``conversation_id``, ``value``, ``created_at``, ``updated_at``): named
-by :func:`session_store` with the command (:data:`EXPORT_SCRIPT`) that writes each state as a JSON line, read here.
+``conversations`` (migration ``007_conversations_table.sql``): ``key`` the directory, ``value`` the state's JSON;
+Kiro CLI's ``~/.local/share/kiro-cli/data.sqlite3``, ``conversations_v2``: ``key``, ``conversation_id``, ``value``,
+``created_at``, ``updated_at``, as third-party readers of it show, its source being closed): named by
+:func:`session_store` with the command (:data:`EXPORT_SCRIPT`) that writes each state as a JSON line, read here.
 
 Field mapping (one conversation is one run):
 
