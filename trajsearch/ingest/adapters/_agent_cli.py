@@ -8,7 +8,8 @@ ISO timestamps, text of content parts, the "pending thought" rule, error
 lines, a tool's output without the terminal's control codes
 (``strip_terminal_codes``: presentation, never content), the final
 numbering / clipping / step-limit of the step list, (``SessionSteps``) the step list with its unanswered text, which becomes the
-model's answer when no tool call follows, (``session_trajectory``) the
+model's answer when no tool call follows (``PromptedSteps``: with the typed prompts, the
+first the task), (``session_trajectory``) the
 read session -> a trajectory, and which user messages a CLI wrote itself
 (``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
 Harbor converted these sessions to ATIF), where a Codex IDE extension's
@@ -791,3 +792,22 @@ class SessionSteps:
         for step in self.by_call.values():
             step["error"] = NEVER_ANSWERED
         self.by_call.clear()
+
+
+class PromptedSteps(SessionSteps):
+    """:class:`SessionSteps` of a session whose user types prompts: the first is its task, later ones its
+    ``prompts`` (``metadata.user_prompts``). Copilot CLI, its ``/share`` file and Amazon Q Developer CLI build on it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task: str | None = None
+        self.prompts: list[str] = []
+
+    def prompt(self, text: str | None) -> None:
+        """A prompt typed: the task if it is the first, else a later prompt; an empty one is none."""
+        if text := (text or "").strip():
+            if self.task is None:
+                self.task = text
+            else:
+                self.prompts.append(text)

@@ -65,7 +65,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
-    SessionSteps,
+    PromptedSteps,
     as_records,
     as_str,
     error_line,
@@ -259,13 +259,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         tool_versions={"copilot-chat" if "vscodeVersion" in start else NAME: version} if version else None)
 
 
-class _Walk(SessionSteps):
+class _Walk(PromptedSteps):
     """The session's events in order: its prompts, steps by call id, the models named, the error it ended on."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.task: str | None = None
-        self.prompts: list[str] = []
         self.models: list[str] = []
         self.aborted = 0
         self.warnings: list[str] = []
@@ -277,12 +275,9 @@ class _Walk(SessionSteps):
             self.models.append(model)
         if kind == "user.message" and not _CLI_SOURCE.fullmatch(as_str(data.get("source")) or ""):
             self.flush()
-            text = (as_str(data.get("content")) or "").strip()
             if self.task is None:
-                self.task = text or None
                 self.prompt_event = as_str(event.get("id"))
-            elif text:
-                self.prompts.append(text)
+            self.prompt(as_str(data.get("content")))
             self.last_error = None
         elif kind == "assistant.reasoning":
             self.thought.append(as_str(data.get("content")) or "")

@@ -53,7 +53,7 @@ from trajsearch.model import Trajectory
 from ..sources import whole_text
 from ._agent_cli import (
     API_ERROR_CAUSE,
-    SessionSteps,
+    PromptedSteps,
     error_line,
     exit_code_error,
     join_thought,
@@ -222,13 +222,11 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
                               created_at=_started(started))
 
 
-class _Walk(SessionSteps):
+class _Walk(PromptedSteps):
     """The entries in order: prompts, the model's text and reasoning, each call a step."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.task: str | None = None
-        self.prompts: list[str] = []
         self.errors: list[str] = []
         self.warnings: list[str] = []
         self.model_changes: list[list[Any]] = []  # [steps before it, model]
@@ -259,10 +257,7 @@ class _Walk(SessionSteps):
             self.thought, self.narration = [], []
         elif entry.heading == "👤 User":
             self.flush()
-            if self.task is None:
-                self.task = text or None
-            elif text:
-                self.prompts.append(text)
+            self.prompt(text)
         elif entry.heading in ("💬 Copilot", "✓ Task Complete") and text:
             self.narration.append(text)
         elif entry.heading == "💭 Reasoning" and text:

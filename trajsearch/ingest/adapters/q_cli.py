@@ -49,7 +49,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_int, as_str, error_line, exit_code_error, export_command,
+from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_int, as_str, error_line, exit_code_error, export_command,
                          first_time, iso_time, join_thought, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list, json_object, list_field
 
@@ -154,13 +154,11 @@ def _variant(value: Any) -> tuple[str | None, dict[str, Any]]:
     return None, {}
 
 
-class _Walk(SessionSteps):
+class _Walk(PromptedSteps):
     """The history's messages in order: the prompts, tool uses by id with their results, the times and models."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.task: str | None = None
-        self.prompts: list[str] = []
         self.models: list[str] = []
         self.times: list[Any] = []
         self.cwd: str | None = None
@@ -171,13 +169,8 @@ class _Walk(SessionSteps):
         """A prompt typed; the CLI's own words with cancelled calls are left out, and so is the last prompt when
         ``cancelling`` repeats it (as mid-2025 versions did): a prompt the user types again is a prompt."""
         text = (text or "").strip()
-        if not text or text in _CLI_PROMPTS or (
-                cancelling and text == (self.prompts[-1] if self.prompts else self.task)):
-            return
-        if self.task is None:
-            self.task = text
-        else:
-            self.prompts.append(text)
+        if text not in _CLI_PROMPTS and not (cancelling and text == (self.prompts[-1] if self.prompts else self.task)):
+            super().prompt(text)
 
     def user(self, message: dict[str, Any], request: dict[str, Any]) -> None:
         self.cwd = self.cwd or as_str(as_dict(as_dict(message.get("env_context")).get("env_state"))
