@@ -6,6 +6,9 @@ A test module uses them with ``from adapter_support import only, runs`` (or ``re
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -51,3 +54,13 @@ def read_with_peak(path: Path, **kwargs: Any) -> tuple[list, int]:
         return list(read_dump(path, **kwargs)), tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def run_export(refusal: str, store: Path, written: str, out: Path) -> None:
+    """Run the command a refused store's message names (``... ingest those: python3 -c SCRIPT STORE FILE``), as a
+    user pasting it would, writing ``out`` in place of the file it names (``written``)."""
+    python, flag, script, named, file = shlex.split(refusal.split("ingest those: ", 1)[1])[:5]
+    assert (python, flag, named, file.rstrip(";")) == ("python3", "-c", str(store.resolve()), written), refusal
+    done = subprocess.run([sys.executable, flag, script, named, str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr

@@ -5,7 +5,6 @@ trimmed, and that command's output of it; README.md there says where from)."""
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
+from adapter_support import run_export
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
 
 CRUSH = Path(__file__).parent / "fixtures" / "crush" / ".newcli30"
@@ -42,12 +42,8 @@ def test_the_store_is_named_with_a_command_whose_output_is_the_sessions_read(tmp
     shutil.copy(STORE, store)
     with pytest.raises(ValueError, match=r"Crush's session database .* python3 -c") as refused:
         detect_format(store)
-    python, flag, script, named, written = shlex.split(str(refused.value).split("ingest those: ", 1)[1])[:5]
-    assert (python, flag, named, written) == ("python3", "-c", str(store.resolve()), "crush-sessions.jsonl;")
     out = tmp_path / "crush-sessions.jsonl"
-    done = subprocess.run([sys.executable, flag, script, named, str(out)], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr
+    run_export(str(refused.value), store, "crush-sessions.jsonl", out)
     assert out.read_text() == SESSIONS.read_text()  # the fixture is this command's output of the real store
     assert detect_format(out) == "crush" and len(_runs(out)) == 5
     # a walk of the project finds no dump and names the database the same way

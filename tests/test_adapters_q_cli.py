@@ -5,10 +5,7 @@ tests/fixtures/q-cli/.qcli30 (real saves committed on GitHub, trimmed; README.md
 from __future__ import annotations
 
 import json
-import shlex
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +16,7 @@ from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
-from adapter_support import only
+from adapter_support import only, run_export
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
 
 QCLI = Path(__file__).parent / "fixtures" / "q-cli" / ".qcli30"
@@ -100,16 +97,10 @@ def test_the_store_is_named_with_a_command_whose_output_is_the_conversations_rea
             db.execute(f"INSERT INTO {STORES[cli].split()[2]} ({','.join(names)}) VALUES "
                        f"({','.join('?' * len(names))})", [row[n] for n in names])
         db.commit()
-    with pytest.raises(ValueError, match=r"Amazon Q Developer CLI's \(or Kiro CLI's\) database .* python3 -c"):
+    with pytest.raises(ValueError, match=r"Amazon Q Developer CLI's \(or Kiro CLI's\) database .* python3 -c") as no:
         detect_format(store)
-    with pytest.raises(ValueError) as refused:
-        detect_format(store)
-    python, flag, script, named, written = shlex.split(str(refused.value).split("ingest those: ", 1)[1])[:5]
-    assert (python, flag, named, written) == ("python3", "-c", str(store.resolve()), "q-conversations.jsonl")
     out = tmp_path / "q-conversations.jsonl"
-    done = subprocess.run([sys.executable, flag, script, named, str(out)], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr
+    run_export(str(no.value), store, "q-conversations.jsonl", out)
     assert len(out.read_text().splitlines()) == 2 and detect_format(out) == "q-cli"
     results = list(read_inputs([out]))
     assert all(r.ok for r in results) and {r.trajectory.trajectory_id for r in results} == {PAIRS_ID, ENTRIES_ID}
