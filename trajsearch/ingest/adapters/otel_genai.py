@@ -133,6 +133,7 @@ from typing import Any
 
 from ._otlp import (
     MONOCLE,
+    TRACER_KIND_KEYS,
     OtlpFormat,
     attributes,
     is_monocle,
@@ -172,7 +173,7 @@ def matches(record: Any) -> bool:
         return False
     keys = sample_attribute_keys(record)
     return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys)
-            or not keys.isdisjoint({"langfuse.observation.type", "traceloop.span.kind", "mlflow.spanType"})) \
+            or not keys.isdisjoint({*TRACER_KIND_KEYS, "mlflow.spanType"})) \
         and "openinference.span.kind" not in keys
 
 

@@ -29,7 +29,7 @@ and ``adapter`` binds them into the span-adapter protocol (``otlp_nodes``,
 from __future__ import annotations
 
 from .adapter import OtlpFormat, current_instruction, otlp_nodes, run_named_by_root, with_current_instruction
-from .conventions import MONOCLE, is_monocle, node_from_span, span_error
+from .conventions import MONOCLE, TRACER_KIND_KEYS, is_monocle, node_from_span, span_error
 from .events import event_messages, merge_events, node_from_log
 from .shapes import (
     is_log_record,
@@ -49,6 +49,7 @@ from .values import any_value, attributes, clean_ids, normal_id, span_time
 __all__ = [
     "MONOCLE",
     "OtlpFormat",
+    "TRACER_KIND_KEYS",
     "any_value",
     "attributes",
     "clean_ids",

@@ -503,11 +503,17 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     return read
 
 
+#: The span-kind keys of the tracers read here by their own keys beside GenAI's: the Langfuse SDK's (v3 and later)
+#: and OpenLLMetry's (Traceloop). MLflow's store translates both (``mlflow/tracing/otel/translation``).
+TRACER_KIND_KEYS = ("langfuse.observation.type", "traceloop.span.kind")
+
+
 def is_mlflow(attrs: dict[str, Any]) -> bool:
-    """A span in MLflow's own convention: ``mlflow.spanType`` and no OpenInference or GenAI key. MLflow's store adds
-    ``mlflow.spanType`` / ``spanInputs`` / ``spanOutputs`` to the other tracers' spans it keeps
-    (``mlflow/tracing/otel/translation``), copies of what their own keys say, which they are read by."""
-    return "mlflow.spanType" in attrs and "openinference.span.kind" not in attrs \
+    """A span in MLflow's own convention: ``mlflow.spanType`` and no OpenInference, GenAI, Langfuse or Traceloop
+    key. MLflow's store adds ``mlflow.spanType`` / ``spanInputs`` / ``spanOutputs`` to the other tracers' spans it
+    keeps (``mlflow/tracing/otel/translation``), copies of what their own keys say, which they are read by: read as
+    MLflow's, a Langfuse tool span's arguments were its ``{"args": [], "kwargs": {...}}`` wrapper (review RT-IDX)."""
+    return "mlflow.spanType" in attrs and not any(k in attrs for k in ("openinference.span.kind", *TRACER_KIND_KEYS)) \
         and not any(k.startswith("gen_ai.") for k in attrs)
 
 

@@ -1,0 +1,53 @@
+"""Round 30's read-through of the shared code (RT-IDX): what detection and the whole-file reader lost.
+
+A banner of two lines before a file's records no longer makes the file "unrecognised"; a JSON Lines file of
+Pydantic AI histories (a history a line) keeps its good histories when its first line is cut short, or when its first
+history runs past the 64 KiB peek and a later one is cut; a Langfuse span MLflow's store kept is read by Langfuse's
+keys, not as MLflow's own. Every file is a real fixture, cut, padded or with keys added as the writer named adds them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LANGFUSE = FIXTURES / "otel-genai" / ".real" / "langfuse-py5.2-observe-openai-zh.otlp.json"
+
+
+#: MLflow's span types for Langfuse's observation types (``mlflow/tracing/otel/translation/langfuse.py``).
+_MLFLOW_TYPES = {"generation": "LLM", "tool": "TOOL", "agent": "AGENT"}
+
+
+def _stored_by_mlflow(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc``'s spans with the keys MLflow's store adds to a Langfuse span it keeps (``LangfuseTranslator``): its
+    type JSON-encoded, its ``langfuse.observation.input`` / ``output`` as ``mlflow.spanInputs`` / ``spanOutputs``."""
+    for resource in doc["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                attrs = {a["key"]: a["value"].get("stringValue") for a in span["attributes"]}
+                added = {"mlflow.spanType": json.dumps(_MLFLOW_TYPES[attrs["langfuse.observation.type"]]),
+                         "mlflow.spanInputs": attrs.get("langfuse.observation.input"),
+                         "mlflow.spanOutputs": attrs.get("langfuse.observation.output")}
+                span["attributes"] += [{"key": k, "value": {"stringValue": v}} for k, v in added.items() if v]
+    return doc
+
+
+def _steps(path: Path) -> dict[str, list[tuple[str, Any, str | None]]]:
+    return {r.trajectory.trajectory_id: [(s.action, s.arguments, s.error) for s in r.trajectory.steps]
+            for r in read_inputs([path])}
+
+
+def test_a_langfuse_span_stored_by_mlflow_is_read_by_langfuse_keys(tmp_path: Path) -> None:
+    """A tool call's arguments are what it was called with, not Langfuse's ``{"args": [], "kwargs": {...}}`` wrapper
+    that MLflow's copy of the input holds (review RT-IDX, finding 9)."""
+    path = tmp_path / "langfuse-in-mlflow.otlp.json"
+    path.write_text(json.dumps(_stored_by_mlflow(json.loads(LANGFUSE.read_text()))))
+    assert detect_format(path) == "otel-genai"
+    stored, own = _steps(path), _steps(LANGFUSE)
+    assert stored == own
+    assert ("flight_status", {"flight": "CA1234"}, None) in [s for steps in own.values() for s in steps], own
