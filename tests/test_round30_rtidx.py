@@ -16,7 +16,27 @@ from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
+OWN = FIXTURES / "native" / ".newcomer" / "own-agent.jsonl"
+#: What the reader says of a banner's line.
+BANNER_LINE = "malformed JSON: Expecting value (column 1)"
 LANGFUSE = FIXTURES / "otel-genai" / ".real" / "langfuse-py5.2-observe-openai-zh.otlp.json"
+
+
+def _read(path: Path, **kwargs: Any) -> list[tuple[str, str | None]]:
+    """Each result of ``path`` by its place (errors are given as met, runs as their groups end): the place and the
+    error (None: a run)."""
+    return sorted((r.position, None if r.ok else r.error) for r in read_inputs([path], **kwargs))
+
+
+def test_a_banner_of_two_lines_before_native_records_costs_its_lines_only(tmp_path: Path) -> None:
+    """A script that prints two lines before its records (review RT-IDX, finding 1: "unrecognised dump format" since
+    the fallback stopped at any second line of text; one banner line was read)."""
+    path = tmp_path / "runs.jsonl"
+    path.write_text("Writing runs...\nmodel: gpt-4o\n" + OWN.read_text())
+    assert detect_format(path) == "native"
+    alone = _read(OWN, tenant="acme")  # its own bad records (a misnamed field...) among its runs
+    shifted = sorted((f"line {int(p.split()[1]) + 2}", e) for p, e in alone)
+    assert _read(path, tenant="acme") == sorted([("line 1", BANNER_LINE), ("line 2", BANNER_LINE), *shifted])
 
 
 #: MLflow's span types for Langfuse's observation types (``mlflow/tracing/otel/translation/langfuse.py``).

@@ -19,7 +19,7 @@ import sqlite3
 import zipfile
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 import ijson
 
@@ -129,36 +129,57 @@ LATER_LINES = 20
 
 
 def _format_of_later_lines(path: Path, head: str) -> str | None:
-    """The format the first of the next ``LATER_LINES`` lines that names one names, in a file read line by line whose
-    first line names none: a record cut by a writer that died mid-line, one with a misspelt ``trajectory_id``, a
-    chunk of ``split -b`` starting mid-record, a banner a script printed before its records; the first line alone:
-    a line of text after it makes the file a text that quotes records (a chat's Markdown that pastes a span), no run
-    of their format. Detection looked at the
-    first line only, so the file was "unrecognised" and every good record after that line was lost, where ``--format``
-    kept them (probe 51, NC2). A line that is a side file's record names no format here. The caller takes only a
-    format that reads a file record by record (native, tau-bench, spans): a later record of a whole-file format's
-    session is no file's first (another CLI's records may look like it: Qwen Code's like Claude Code's); that one is
-    only told (:func:`_later_session`)."""
+    """The format the first of the next ``LATER_LINES`` lines that names one names, in a file read line by line
+    whose first line names none: a record cut by a writer that died mid-line, one with a misspelt
+    ``trajectory_id``, a chunk of ``split -b`` starting mid-record, a banner a script printed before its records.
+    Detection looked at the first line only, so the file was "unrecognised" and every good record after that line was
+    lost, where ``--format`` kept them (probe 51, NC2). A line that is a side file's record names no format here.
+
+    Text before the records is a banner, of any number of lines; text after one (the line after the record that
+    names the format, or any after a record) makes the file a text that quotes records between its paragraphs (a
+    chat's Markdown that pastes a span), no run of their format. Stopping at any second line of text, as 18911a11
+    did for that chat, made a two-line banner "unrecognised" (review RT-IDX, finding 1).
+
+    The caller takes only a format that reads a file record by record (native, tau-bench, spans): a later record of
+    a whole-file format's session is no file's first (another CLI's records may look like it: Qwen Code's like
+    Claude Code's); that one is only told (:func:`_later_session`)."""
     if not reads_as_lines(head.lstrip("\ufeff \t\r\n")):
         return None
-    budget = WHOLE_PARSE_BYTES  # what the lines read may hold together: a folder's other JSONL may have huge lines
     try:
         with open_dump(path) as f:
-            budget -= len(f.readline(budget))
-            for _ in range(LATER_LINES):
-                raw = f.readline(budget + 1) if budget > 0 else b""
-                if not raw or len(raw) > budget:
-                    return None
-                budget -= len(raw)
-                record = parse(raw.decode("utf-8", errors="replace"))[0] if raw.strip() else None
-                if record is None and raw.strip():
-                    return None  # prose after the first line too: a text that quotes a record, no file of records
-                fmt = format_of(record) if record is not None and not side_file(record) else None
-                if fmt is not None:
-                    return fmt
+            later = _later_lines(f)
+            seen_record = False
+            for raw, record in later:
+                if record is None:
+                    if seen_record and _prose(raw):
+                        return None  # text after a record: a text that quotes records, no file of them
+                    continue  # a banner's line, or another cut record
+                seen_record = True
+                if (fmt := None if side_file(record) else format_of(record)) is not None:
+                    after = next(later, None)
+                    return fmt if after is None or after[1] is not None or not _prose(after[0]) else None
     except (OSError, *GZIP_ERRORS):
         return None
     return None
+
+
+def _later_lines(f: IO[bytes]) -> Iterator[tuple[bytes, Any]]:
+    """The non-blank lines among the ``LATER_LINES`` after the first (and one more, to tell what follows the last),
+    each with its JSON value (None: no JSON), up to ``WHOLE_PARSE_BYTES`` together: a folder's other JSONL may have
+    huge lines."""
+    budget = WHOLE_PARSE_BYTES - len(f.readline(WHOLE_PARSE_BYTES))
+    for _ in range(LATER_LINES + 1):
+        raw = f.readline(budget + 1) if budget > 0 else b""
+        if not raw or len(raw) > budget:
+            return
+        budget -= len(raw)
+        if raw.strip():
+            yield raw, parse(raw.decode("utf-8", errors="replace"))[0]
+
+
+def _prose(raw: bytes) -> bool:
+    """A line of text, not a record cut short (which opens as an object or a history does)."""
+    return not raw.lstrip().startswith((b'{"', b'[{'))
 
 
 def _whole_file(fmt: str | None) -> bool:
