@@ -17,6 +17,8 @@ from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OWN = FIXTURES / "native" / ".newcomer" / "own-agent.jsonl"
+PYDAI = FIXTURES / "pydantic-ai" / ".pydai30"
+HISTORIES = PYDAI / "v2.78-histories.jsonl"
 #: What the reader says of a banner's line.
 BANNER_LINE = "malformed JSON: Expecting value (column 1)"
 LANGFUSE = FIXTURES / "otel-genai" / ".real" / "langfuse-py5.2-observe-openai-zh.otlp.json"
@@ -37,6 +39,41 @@ def test_a_banner_of_two_lines_before_native_records_costs_its_lines_only(tmp_pa
     alone = _read(OWN, tenant="acme")  # its own bad records (a misnamed field...) among its runs
     shifted = sorted((f"line {int(p.split()[1]) + 2}", e) for p, e in alone)
     assert _read(path, tenant="acme") == sorted([("line 1", BANNER_LINE), ("line 2", BANNER_LINE), *shifted])
+
+
+def _long_history(history: list[Any]) -> list[Any]:
+    """``history`` with its first tool's return padded past 64 KiB: a file-reading tool's return."""
+    padded = json.loads(json.dumps(history))
+    part = next(p for m in padded for p in m["parts"] if p["part_kind"] == "tool-return")
+    part["content"] = str(part["content"]) + " " + "x" * 70_000
+    return padded
+
+
+CUT_AT_3000 = "malformed JSON: cut short: the line ends inside its JSON value, after column 3000"
+
+
+def test_a_jsonl_of_histories_whose_first_line_is_cut_keeps_the_histories_after_it(tmp_path: Path) -> None:
+    """Line 1 cut short costs itself alone, with a second history short or past the peek (review RT-IDX, finding 2:
+    detection said to force the format, as for a session read whole; forced, a long second line lost the file)."""
+    first, second = [json.loads(line) for line in HISTORIES.read_text().splitlines()]
+    ids = [r.trajectory.trajectory_id for r in read_inputs([HISTORIES])]
+    for after in (second, _long_history(second)):
+        path = tmp_path / "histories.jsonl"
+        path.write_text(json.dumps(first)[:3000] + "\n" + json.dumps(after) + "\n")
+        assert detect_format(path) == "pydantic-ai"
+        results = list(read_inputs([path]))
+        assert [(r.position, r.error) for r in results if not r.ok] == [("line 1", CUT_AT_3000)], results
+        assert [r.trajectory.trajectory_id for r in results if r.ok] == [ids[1]], results
+
+
+def test_a_jsonl_of_histories_whose_first_line_passes_the_peek_loses_only_a_later_cut_line(tmp_path: Path) -> None:
+    """A first history of 70 KB, a cut one, a whole one: the cut line costs itself (review RT-IDX, finding 3: the file
+    was loaded whole, and the history after the cut line was lost)."""
+    first, second = [json.loads(line) for line in HISTORIES.read_text().splitlines()]
+    path = tmp_path / "histories.jsonl"
+    path.write_text("\n".join([json.dumps(_long_history(first)), json.dumps(second)[:2000], json.dumps(second)]))
+    results = _read(path)
+    assert [(p, e is None) for p, e in results] == [("line 1", True), ("line 2", False), ("line 3", True)], results
 
 
 #: MLflow's span types for Langfuse's observation types (``mlflow/tracing/otel/translation/langfuse.py``).

@@ -43,6 +43,7 @@ from .sources import (
     open_dump,
     parse,
     peek,
+    peek_full,
     plain_name,
     pretty_printed,
     reads_as_lines,
@@ -110,7 +111,7 @@ def first_record(path: Path, head: str) -> Any:
         if listed := _listed_runs(head):
             return document_head(path, listed)
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
-    if text.startswith("{") and "\n" not in text and _peek_full(head) and not spans_envelope(text):
+    if text.startswith("{") and "\n" not in text and peek_full(head) and not spans_envelope(text):
         return _first_long_line(path)  # the peek ended inside the first line
     return parse(text.split("\n", 1)[0])[0]
 
@@ -128,9 +129,9 @@ def _listed_runs(head: str) -> str | None:
 LATER_LINES = 20
 
 
-def _format_of_later_lines(path: Path, head: str) -> str | None:
-    """The format the first of the next ``LATER_LINES`` lines that names one names, in a file read line by line
-    whose first line names none: a record cut by a writer that died mid-line, one with a misspelt
+def _format_of_later_lines(path: Path, head: str) -> tuple[str, Any] | None:
+    """The format the first of the next ``LATER_LINES`` lines that names one names, and that line's record, in a file
+    read line by line whose first line names none: a record cut by a writer that died mid-line, one with a misspelt
     ``trajectory_id``, a chunk of ``split -b`` starting mid-record, a banner a script printed before its records.
     Detection looked at the first line only, so the file was "unrecognised" and every good record after that line was
     lost, where ``--format`` kept them (probe 51, NC2). A line that is a side file's record names no format here.
@@ -140,9 +141,10 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
     chat's Markdown that pastes a span), no run of their format. Stopping at any second line of text, as 18911a11
     did for that chat, made a two-line banner "unrecognised" (review RT-IDX, finding 1).
 
-    The caller takes only a format that reads a file record by record (native, tau-bench, spans): a later record of
-    a whole-file format's session is no file's first (another CLI's records may look like it: Qwen Code's like
-    Claude Code's); that one is only told (:func:`_later_session`)."""
+    The caller takes only a format that reads a file record by record (native, tau-bench, spans), or a record that
+    is a whole run in a line (a JSON array: Pydantic AI's history a JSONL line): a later record of a whole-file
+    format's session is no file's first (another CLI's records may look like it: Qwen Code's like Claude Code's);
+    that one is only told (:func:`_later_session`)."""
     if not reads_as_lines(head.lstrip("\ufeff \t\r\n")):
         return None
     try:
@@ -157,7 +159,7 @@ def _format_of_later_lines(path: Path, head: str) -> str | None:
                 seen_record = True
                 if (fmt := None if side_file(record) else format_of(record)) is not None:
                     after = next(later, None)
-                    return fmt if after is None or after[1] is not None or not _prose(after[0]) else None
+                    return (fmt, record) if after is None or after[1] is not None or not _prose(after[0]) else None
     except (OSError, *GZIP_ERRORS):
         return None
     return None
@@ -199,14 +201,6 @@ def _later_session(path: Path, head: str, fmt: str) -> str | None:
     return (f"{path}: line 1 is {fault}; the lines after it are {fmt} records, and a {fmt} file is read whole "
             f"as one session, so its format is not taken from its later lines: if the file is that session, pass "
             f"--format {fmt} to read it without its first line")
-
-
-def _peek_full(head: str) -> bool:
-    """Whether ``peek`` stopped at its limit, not at the file's end: a one-line file that fits the peek is read from
-    the head, which holds it whole (read again as raw bytes, a Langfuse export or a native run with one Latin-1 byte
-    was "unrecognised" or "binary", not the reader's "line 1: not UTF-8 text"; review of probe 50 NC). The head's
-    UTF-8 is never shorter than the bytes it was decoded from (a bad byte became U+FFFD, three bytes)."""
-    return len(head.encode("utf-8")) >= PEEK_BYTES
 
 
 def _first_long_line(path: Path) -> Any:
@@ -513,7 +507,7 @@ def _side_document(fmt: str, path: Path, head: str) -> str | None:
     of summaries only); asked only of a file whose whole text is in the ``head`` peeked (of a .gz: the text it
     holds, not its size on disk), so detection never reads a big file twice."""
     hook = getattr(ADAPTERS[fmt], "side_document", None)
-    if hook is None or len(head.encode("utf-8")) >= PEEK_BYTES:
+    if hook is None or peek_full(head):
         return None
     document, _ = whole_document(path)
     return hook(document) if document is not None else None
@@ -581,8 +575,9 @@ def detect_format(path: str | Path) -> str:
     fmt = format_of(record) if record is not None else None
     fmt = format_by_place(p, fmt) or fmt
     reason = why_not_a_run(record) if fmt is None and record is not None else None
-    later = _format_of_later_lines(p, head) if fmt is None and not reason else None
-    fmt = fmt or (None if _whole_file(later) else later)
+    later, later_record = (_format_of_later_lines(p, head) if fmt is None and not reason else None) or (None, None)
+    session_record = _whole_file(later) and not isinstance(later_record, list)  # not a run of its own: see above
+    fmt = fmt or (None if session_record else later)
     if fmt is None and not (reason and native.wrapped_runs(record)):  # told as that, not by its runs' words
         fmt = _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
     if fmt is not None and (what := _side_document(fmt, p, head)):
@@ -594,7 +589,7 @@ def detect_format(path: str | Path) -> str:
     if fmt is None:
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
-        if _whole_file(later) and (said := _later_session(p, head, later)):
+        if session_record and (said := _later_session(p, head, later)):
             raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")

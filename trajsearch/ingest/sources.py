@@ -507,6 +507,14 @@ def peek(path: Path) -> str:
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
+def peek_full(head: str) -> bool:
+    """Whether ``peek`` stopped at its limit, not at the file's end: a one-line file that fits the peek is read from
+    the head, which holds it whole (read again as raw bytes, a Langfuse export or a native run with one Latin-1 byte
+    was "unrecognised" or "binary", not the reader's "line 1: not UTF-8 text"; review of probe 50 NC). The head's
+    UTF-8 is never shorter than the bytes it was decoded from (a bad byte became U+FFFD, three bytes)."""
+    return len(head.encode("utf-8")) >= PEEK_BYTES
+
+
 def first_line_is_json(head: str) -> bool:
     line = head.split("\n", 1)[0]
     if len(line) >= PEEK_BYTES:  # longer than the peek: assume one JSON document per line
@@ -559,16 +567,24 @@ def _broken_first_line(first: str, rest: str) -> bool:
     following = nexts[0] if nexts else ""
     if following.rstrip().endswith(",") or (len(nexts) > 1 and nexts[1].lstrip().startswith((",", "]", "}"))):
         return False
-    if not following.startswith("{"):  # a whole value other than a record (``null``, a number): a bad line of JSON
-        # Lines too; a document's next line is a member (``"key": ...``) or its close, never a whole value
-        return _one_value(following) and not _one_value(first + "\n" + rest)
+    if not following.startswith("{"):  # a whole value other than a record (``null``, a number, a history of
+        # records: Pydantic AI's a line): a bad line of JSON Lines too; a document's next line is a member
+        # (``"key": ...``) or its close, never a whole value
+        return (_one_value(following) or following.startswith("[{") and _cut_by_head(following, rest)) \
+            and not _one_value(first + "\n" + rest)
     try:
         value = json.loads(following)
     except RecursionError:
         return not _one_value(first + "\n" + rest)
     except ValueError:  # a next line the head cut (longer than what is left of the peek) still opens a record
-        return following == rest.rstrip("\r\n").rsplit("\n", 1)[-1] and following.startswith('{"')
+        return _cut_by_head(following, rest)
     return isinstance(value, dict) and bool(value) and not _one_value(first + "\n" + rest)
+
+
+def _cut_by_head(following: str, rest: str) -> bool:
+    """Whether the line after a broken first one is a record (or a history of them, ``[{"``) that runs past the
+    peek: the head's last line, opening as one does. A history of a tool's long return easily passes 64 KiB."""
+    return following == rest.rstrip("\r\n").rsplit("\n", 1)[-1] and following.startswith(('{"', '[{"'))
 
 
 #: A first line that only opens a document's first member: ``{"resourceSpans": [``, ``{"spans": [``, ``{"runs":``.
@@ -734,13 +750,31 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     loaded whole, a line cut short lost every line after it.
     """
     head = peek(path).lstrip("\ufeff \t\r\n")
-    if head.startswith("[") and not is_jsonl(head) or pretty_printed(head):
+    if head.startswith("[") and not (is_jsonl(head) or _lines_after_long_first(path, head)) or pretty_printed(head):
         found = list(loaded_values(path, on_bytes))
     else:
         found = list(lines(path, None, on_bytes))
     values = Values([r for r in found if r[2] is None])
     errors = [r for r in found if r[2] is not None]
     return (values[0] if len(values) == 1 else values or None), errors
+
+
+def _lines_after_long_first(path: Path, head: str) -> bool:
+    """Whether a file whose first line runs past the peek has more lines: JSON Lines, as :func:`first_line_is_json`
+    takes a line that long to be (a history a line whose first history holds a tool's long return). Loaded whole,
+    a later line cut short lost every line after it. The first line is read through, not kept."""
+    if "\n" in head or not peek_full(head):
+        return False
+    try:
+        with open_dump(path) as f:
+            while (chunk := f.readline(1 << 20)) and not chunk.endswith(b"\n"):
+                pass
+            while chunk := f.read(4096):
+                if chunk.strip():
+                    return True
+    except GZIP_ERRORS:  # (OSError among them)
+        pass
+    return False
 
 
 def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_bytes: OnBytes = None) -> Iterator[Record]:
