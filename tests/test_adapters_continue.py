@@ -137,8 +137,8 @@ def test_naming_continues_home_reads_its_sessions_and_passes_over_its_other_file
     results = list(read_inputs([home]))
     assert [r.error for r in results if not r.ok] == []
     assert [r.trajectory.trajectory_id for r in results] == ["continue.e00926af-e2ae-429b-8fc2-2c4f66629d7f"]
-    with pytest.raises(SideFile, match=r"toolUsage\.jsonl: no run in this file: Continue's own dev data .*, no session: "
-                                       r"those are in ~/\.continue/sessions/<sessionId>\.json"):
+    with pytest.raises(SideFile, match=r"toolUsage\.jsonl: no run in this file: Continue's own dev data .*, "
+                                       r"no session: those are in ~/\.continue/sessions/<sessionId>\.json"):
         detect_format(home / "dev_data" / "0.2.0" / "toolUsage.jsonl")
 
 
@@ -222,7 +222,8 @@ def test_a_real_cli_session_reads_its_errored_and_unfinished_calls_and_its_index
     assert [i for i, s in enumerate(run.steps) if s.error] == [4, 9]
 
 
-def test_a_session_written_history_first_is_detected_past_the_size_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_written_history_first_is_detected_past_the_size_parsed_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Before 2024-11 (36fc4a5da0) Continue saved ``JSON.stringify(session)``, ``history`` first: past the size
     detection parses whole, its opening still names it."""
     monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 1024)  # stands for a session of over 64 MiB

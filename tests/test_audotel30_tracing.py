@@ -104,7 +104,8 @@ def test_mlflow_dspy_react_is_its_tool_calls_with_the_model_text_before_each() -
 def _as_mlflow_stored(source: Path, folder: Path) -> Path:
     """``source`` (OTLP/JSON, a document or one request a line) with what MLflow's store adds to another tracer's
     spans (``mlflow/tracing/otel/translation``: ``translate_loaded_span`` / ``translate_span_when_storing``): the
-    span type its convention's kind stands for, and copies of its input and output, JSON-encoded as MLflow keeps them."""
+    span type its convention's kind stands for, and copies of its input and output, JSON-encoded as MLflow keeps
+    them."""
     types = {"LLM": "LLM", "TOOL": "TOOL", "AGENT": "AGENT", "CHAIN": "CHAIN", "chat": "CHAT_MODEL",
              "execute_tool": "TOOL", "invoke_agent": "AGENT"}
 

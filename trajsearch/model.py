@@ -362,10 +362,10 @@ def superseded(run: Trajectory) -> list[str]:
 #: ``<output folder>.<instance_id>`` before round 27, a domainless tau2 run's ``tau2.tau2...`` before round 28, a
 #: Harbor multi-step trial's step session, or its step conversion named as if the step's folder were the trial,
 #: before round 29, and the session of the step it was running when it stopped (in the trial's own ``agent/``) before
-#: round 30; each with its ``+<digest>`` form, set by ``ingest.adapters._common.with_former_id``). Unlike ``supersedes`` an id says
-#: nothing of what is stored under it now: another attempt whose folder bore the same name may hold it. So ingest
-#: removes the run stored under one only when it is this run (``ingest.read.same_run_anywhere``), ``delete --from``
-#: likewise, and an outcomes file keyed by one judges this run.
+#: round 30; each with its ``+<digest>`` form, set by ``ingest.adapters._common.with_former_id``). Unlike
+#: ``supersedes`` an id says nothing of what is stored under it now: another attempt whose folder bore the same name
+#: may hold it. So ingest removes the run stored under one only when it is this run
+#: (``ingest.read.same_run_anywhere``), ``delete --from`` likewise, and an outcomes file keyed by one judges this run.
 FORMER_IDS = "former_ids"
 
 

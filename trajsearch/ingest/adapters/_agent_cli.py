@@ -765,11 +765,14 @@ class SessionSteps:
 
     ``thought`` (reasoning) and ``narration`` (visible text) collect until a
     tool call takes them as its thought, or :meth:`flush` makes them the
-    model's answer. Codex CLI and Gemini CLI build on this; each adds its own
-    handling of calls and results.
+    model's answer. Each agent CLI's and IDE extension's session reader builds
+    on this (a subclass a format); each adds its own handling of calls and
+    results, and fills ``prompts`` (what the user said, in order) and
+    ``last_error`` (the error the session ended on) as its records say them.
     """
 
     def __init__(self) -> None:
+        self.prompts: list[str] = []
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
         self.thought: list[str] = []

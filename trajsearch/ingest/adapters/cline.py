@@ -182,6 +182,8 @@ _XML_PARAM = re.compile(r"<(?P<name>[a-z_]+)>\n?(?P<value>.*?)\n?</(?P=name)>", 
 _METADATA_KEYS = frozenset({"files_in_context", "model_usage", "environment_history"})
 #: The version of Roo Code's history since 2026 (``{"version": 2, "messages": [...]}``: PR #11386).
 _ROO_V2 = 2
+#: Not ``_agent_cli.NEVER_ANSWERED`` ("the session ends"): a Cline call is closed so where the user resumed the task
+#: too, the conversation going on after it (``_Walk.close_pending``): the task stopped, not the records.
 _NEVER_ANSWERED = "tool call never finished (no result recorded: the task stopped while it ran)"
 MISTAKE_CAUSE = "the agent kept making mistakes (Cline's consecutive-mistake limit stopped the task)"
 
@@ -432,7 +434,6 @@ class _Walk(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
         self.pending: list[dict[str, Any]] = []  # calls not yet answered, in order
-        self.prompts: list[str] = []
         self.resumptions = 0
         self.nudges = 0
         self.completion_feedback = False  # the user spoke after the last completion attempt
@@ -548,6 +549,8 @@ class _Walk(SessionSteps):
         self.pending = []
 
     def close(self) -> None:
+        """Not ``SessionSteps.close``: ``by_call`` keeps every call by its id, answered or not (the UI log's too,
+        which await none); the calls never answered are those ``pending``."""
         self.flush()
         self.close_pending()
 

@@ -13,9 +13,9 @@ holds the model's reasoning and a ``tool`` message (``toolCallId``) the text the
 them ``sessions.json`` indexes the sessions (``{sessionId, title, dateCreated, workspaceDirectory}``, no
 message): passed over in a walk, refused named alone (``side_file``), as is a session of an empty ``history``
 (the ``cn`` CLI saves one on every launch, ``session.ts``, used or not), and Continue's other files under
-``.continue`` (dev data, index, config: ``side_path``). Continue before 0.8 (its Python server, 2023) wrote ``{history: {timeline: [{step: {class_name,
-name, description, user_input, hide}, observation}]}, session_info: {session_id, title, date_created,
-workspace_directory}}`` (index keys in snake case): read too.
+``.continue`` (dev data, index, config: ``side_path``). Continue before 0.8 (its Python server, 2023) wrote
+``{history: {timeline: [{step: {class_name, name, description, user_input, hide}, observation}]}, session_info:
+{session_id, title, date_created, workspace_directory}}`` (index keys in snake case): read too.
 
 Field mapping:
 

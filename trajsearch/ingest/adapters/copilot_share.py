@@ -9,8 +9,8 @@ jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; t
 ``<sub>⏱️ 2m 20s</sub>`` (time since the start) and a heading: ``### 👤 User``, ``### 💬 Copilot``,
 ``### 💭 Reasoning`` (italic), ``### ℹ️ Info`` / ``Notification`` (the CLI's own: ``Model changed to: X``),
 ``### ❌ Error``, ``### ⚠️ Warning`` (the CLI's: an organization's policy that disabled MCP servers),
-``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool``` (failed, denied or rejected): a bold
-description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
+``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool```
+(failed, denied or rejected): a bold description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
 ``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
 A sub-agent (``### 📦 task (Completed)``) lists its own calls and replies under it, with no time line of their own.
 The headings inside code blocks (a file the agent viewed) are content, not entries; another heading right after a
@@ -227,7 +227,6 @@ class _Walk(PromptedSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.errors: list[str] = []
         self.warnings: list[str] = []
         self.model_changes: list[list[Any]] = []  # [steps before it, model]
         self.subagent: dict[str, Any] | None = None  # the open ``📦`` call, its sub-agent's entries following

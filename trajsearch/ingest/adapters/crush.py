@@ -1,4 +1,5 @@
-"""``crush``: sessions of Crush (charmbracelet/crush), the terminal coding agent, as JSON lines written from its SQLite store.
+"""``crush``: sessions of Crush (charmbracelet/crush), the terminal coding agent, as JSON lines written from its
+SQLite store.
 
 Source read: charmbracelet/crush at 37f36e9 (2026-08): ``internal/db/migrations`` (the tables),
 ``internal/message/message.go`` (``marshalParts``: a message's ``parts`` column), ``internal/message/content.go`` (the
@@ -67,7 +68,8 @@ EXPORT_SCRIPT = (
 
 #: The end of a command's output as ``formatOutput`` writes it: ``Exit code N`` (after Go's ``exit status N`` when
 #: the command wrote no stderr) or the abort note, then the working directory Crush adds.
-_SHELL_END = re.compile(r"(?:\A|\n)(?:exit status -?\d+\n)?(?:Exit code (-?\d+)|(Command was aborted before completion))"
+_SHELL_END = re.compile(r"(?:\A|\n)(?:exit status -?\d+\n)?"
+                        r"(?:Exit code (-?\d+)|(Command was aborted before completion))"
                         r"\s*(?:<cwd>[^\n]*</cwd>\s*)?\Z")
 #: A call left with no result when the user stopped the turn: it may have been running, or not yet started.
 CANCELED = "tool call canceled (no result recorded: the user stopped the turn before it answered)"
@@ -115,7 +117,6 @@ class _Session(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.prompts: list[str] = []
 
     def user(self, parts: list[dict[str, Any]]) -> None:
         text = "\n".join(t for p in parts if p.get("type") == "text" and (t := as_str(_data(p).get("text"))))

@@ -1,4 +1,5 @@
-"""``cursor-cli``: Cursor's CLI (``cursor-agent`` / ``agent``) headless ``--output-format stream-json`` output, one run a file.
+"""``cursor-cli``: Cursor's CLI (``cursor-agent`` / ``agent``) headless ``--output-format stream-json`` output, one
+run a file.
 
 Cursor's CLI is closed source: read from whole streams it wrote (cagase/dsh-cursor ``fixtures/live/``), its
 output as captured verbatim from Cursor CLI 2026.08.11 (identifying ids replaced) in ZhengyiLuo/AgentsServer
@@ -173,7 +174,6 @@ class _Stream(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.prompts: list[str] = []
         self.reasoning = ""
         self.text = ""
         self.retrying: str | None = None

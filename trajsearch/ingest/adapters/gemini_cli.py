@@ -612,7 +612,6 @@ class Recording(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.prompts: list[str] = []
         self.commands: list[str] = []
         self.models: list[str] = []
         self.tokens = 0

@@ -323,8 +323,6 @@ class _Session(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.prompts: list[str] = []
-        self.last_error: str | None = None  # goose's error part with no work after it: what the session ended on
 
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:

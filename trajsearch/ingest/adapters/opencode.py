@@ -328,7 +328,6 @@ class _Session(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        self.prompts: list[str] = []
         self.models: list[str] = []
         self.providers: list[str] = []
         self.subagents: list[str] = []

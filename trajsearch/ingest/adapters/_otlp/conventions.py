@@ -480,7 +480,8 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
     named ``Tool.<the name the model called>``."""
     kind = maybe_json(attrs["mlflow.spanType"])
     kind = kind if isinstance(kind, str) else None  # a span type that is no name is no type, not a failed record
-    inputs, outputs = (maybe_json(attrs[k]) if k in attrs else None for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))
+    inputs, outputs = (maybe_json(attrs[k]) if k in attrs else None
+                       for k in ("mlflow.spanInputs", "mlflow.spanOutputs"))
     request = as_dict(inputs)
     model_call = kind in ("CHAT_MODEL", "LLM") and any(k in request for k in _MLFLOW_REQUEST_KEYS)
     read = dict(attrs)
