@@ -68,12 +68,14 @@ def test_a_jsonl_of_histories_whose_first_line_is_cut_keeps_the_histories_after_
 
 def test_a_jsonl_of_histories_whose_first_line_passes_the_peek_loses_only_a_later_cut_line(tmp_path: Path) -> None:
     """A first history of 70 KB, a cut one, a whole one: the cut line costs itself (review RT-IDX, finding 3: the file
-    was loaded whole, and the history after the cut line was lost)."""
+    was loaded whole, and the history after the cut line was lost); after a byte order mark too."""
     first, second = [json.loads(line) for line in HISTORIES.read_text().splitlines()]
-    path = tmp_path / "histories.jsonl"
-    path.write_text("\n".join([json.dumps(_long_history(first)), json.dumps(second)[:2000], json.dumps(second)]))
-    results = _read(path)
-    assert [(p, e is None) for p, e in results] == [("line 1", True), ("line 2", False), ("line 3", True)], results
+    for bom in ("", "\ufeff"):
+        path = tmp_path / "histories.jsonl"
+        path.write_text(bom + "\n".join([json.dumps(_long_history(first)), json.dumps(second)[:2000],
+                                         json.dumps(second)]), encoding="utf-8")
+        results = _read(path)
+        assert [(p, e is None) for p, e in results] == [("line 1", True), ("line 2", False), ("line 3", True)], results
 
 
 #: MLflow's span types for Langfuse's observation types (``mlflow/tracing/otel/translation/langfuse.py``).

@@ -749,8 +749,9 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     lines are arrays (a history a line) is read line by line, as any JSON Lines:
     loaded whole, a line cut short lost every line after it.
     """
-    head = peek(path).lstrip("\ufeff \t\r\n")
-    if head.startswith("[") and not (is_jsonl(head) or _lines_after_long_first(path, head)) or pretty_printed(head):
+    peeked = peek(path)
+    head = peeked.lstrip("\ufeff \t\r\n")
+    if head.startswith("[") and not (is_jsonl(head) or _lines_after_long_first(path, peeked)) or pretty_printed(head):
         found = list(loaded_values(path, on_bytes))
     else:
         found = list(lines(path, None, on_bytes))
@@ -759,11 +760,12 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     return (values[0] if len(values) == 1 else values or None), errors
 
 
-def _lines_after_long_first(path: Path, head: str) -> bool:
+def _lines_after_long_first(path: Path, peeked: str) -> bool:
     """Whether a file whose first line runs past the peek has more lines: JSON Lines, as :func:`first_line_is_json`
     takes a line that long to be (a history a line whose first history holds a tool's long return). Loaded whole,
-    a later line cut short lost every line after it. The first line is read through, not kept."""
-    if "\n" in head or not peek_full(head):
+    a later line cut short lost every line after it. The first line is read through, not kept. ``peeked``: the peek
+    as read (a byte order mark stripped, it no longer looked full)."""
+    if "\n" in peeked.lstrip("\ufeff \t\r\n") or not peek_full(peeked):
         return False
     try:
         with open_dump(path) as f:
