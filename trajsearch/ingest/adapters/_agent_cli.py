@@ -805,7 +805,6 @@ class PromptedSteps(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
         self.task: str | None = None
-        self.prompts: list[str] = []
 
     def prompt(self, text: str | None) -> None:
         """A prompt typed: the task if it is the first, else a later prompt; an empty one is none."""

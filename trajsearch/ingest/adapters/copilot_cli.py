@@ -264,6 +264,7 @@ class _Walk(PromptedSteps):
 
     def __init__(self) -> None:
         super().__init__()
+        self.models: list[str] = []
         self.aborted = 0
         self.warnings: list[str] = []
         self.prompt_event: str | None = None  # the first prompt's event id: a headless run's name without a result

@@ -227,6 +227,7 @@ class _Walk(PromptedSteps):
 
     def __init__(self) -> None:
         super().__init__()
+        self.errors: list[str] = []
         self.warnings: list[str] = []
         self.model_changes: list[list[Any]] = []  # [steps before it, model]
         self.subagent: dict[str, Any] | None = None  # the open ``📦`` call, its sub-agent's entries following
