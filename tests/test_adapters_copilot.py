@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from trajsearch.ingest import detect
-from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.read import read_dump, read_inputs
 from trajsearch.model import Outcome
 
 from adapter_support import only, runs
@@ -115,6 +115,26 @@ def test_a_chat_exported_while_running_then_once_ended_is_one_stored_run_and_the
     assert code == 0 and json.loads(out)["trajectories"] == 1, err
 
 
+def test_exports_of_one_chat_made_while_it_ran_and_once_it_ended_read_together_are_the_later_only(
+        tmp_path: Path) -> None:
+    """An export made while the chat's last request ran (no ``result`` yet: its steps are the parts the chat showed)
+    and one made after (the model's rounds) are one chat; read together they were two runs, the second kept under
+    ``<id>+<digest>``. The later holds every step the earlier had settled: it alone is kept, whichever is read first."""
+    kept = json.loads(KEPT.read_text(encoding="utf-8"))
+    running = {**kept, "requests": kept["requests"][:2]}  # exported during its second request: it has no result yet
+    running["requests"][1] = {k: v for k, v in running["requests"][1].items() if k != "result"}
+    for first, second in ((running, kept), (kept, running)):
+        folder = tmp_path / f"{len(first['requests'])}-first"
+        folder.mkdir()
+        (folder / "a.json").write_text(json.dumps(first), encoding="utf-8")
+        (folder / "b.json").write_text(json.dumps(second), encoding="utf-8")
+        [run] = {r.trajectory.trajectory_id: r.trajectory for r in read_inputs([folder]) if r.ok}.values()
+        assert run.trajectory_id == only(KEPT).trajectory_id and len(run.steps) == len(only(KEPT).steps), folder
+    for pair in ((FETCH, COMPLETED), (COMPLETED, FETCH)):  # real: one request, exported running and once ended
+        [run] = {r.trajectory.trajectory_id: r.trajectory for r in read_inputs(pair) if r.ok}.values()
+        assert [s.action for s in run.steps] == ["fetch_webpage", "respond"], pair
+
+
 def test_a_kept_jsonl_session_is_read_as_the_chat_its_edits_make(tmp_path: Path) -> None:
     kept = only(KEPT)
     logged = only(KEPT_LOG)  # one {kind: 0} line: the whole chat
@@ -175,8 +195,9 @@ def test_a_chat_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Pat
 def test_the_cli_reads_a_folder_of_exports_and_finds_a_run_by_its_tool_error(newcomer, tmp_path: Path) -> None:  # noqa: F811
     code, out, err = run_cli("ingest", str(REAL), "--dry-run")
     assert code == 0, out + err
-    assert out.count("format copilot-chat; runs 1; rejected 0") == len(list(REAL.glob("*.json"))), out
+    assert out.count("format copilot-chat; runs 1; rejected 0") == len(list(REAL.glob("*.json"))) - 1, out
     assert "kept_session.jsonl: format copilot-chat; runs 0; rejected 0" in out, out  # kept_session.json's run
+    assert "fetch_web_page.json: format copilot-chat; runs 0; rejected 0" in out, out  # saved again once ended
     code, out, err = run_cli("ingest", str(REAL), "-t", "acme")
     assert code == 0, out + err
     code, out, err = run_cli("search", "GraphQL Internal server error calling update_entry_fields", "-t", "acme",

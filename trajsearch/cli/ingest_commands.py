@@ -570,7 +570,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                       "kept under a distinct id (id+hash)", highlight=False, soft_wrap=True)
         if f.repeated:
             err.print(f"  {f.repeated} run(s) in {escape(f.source)} repeat a run read before (the same id and "
-                      "content): stored once, not counted in its runs", highlight=False, soft_wrap=True)
+                      "content, or an earlier save of it): stored once, not counted in its runs", highlight=False,
+                      soft_wrap=True)
     _clipped_line([{"runs": f.clipped, "examples": [f.first_clipped]} for f in files if f.clipped])
     if joined:
         _outcomes_line([joined])

@@ -53,8 +53,8 @@ from trajsearch.vocab import GROUP_BY
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
 from .adapters.atif import TRIAL_VERDICT_METADATA
-from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, TENANT_SET_BY, PassedOver, clipped_fields,
-                               stream_copy)
+from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, PassedOver,
+                               clipped_fields, stream_copy)
 from .detect import SideFile, detect_format, forced_format, walked_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
@@ -1509,10 +1509,12 @@ def continues(later: Trajectory, earlier: Trajectory) -> bool:
     """Whether ``later`` is ``earlier``'s session saved again at a later time: the same task begun at the same time,
     its steps opening with every step ``earlier`` took, as it took them (action, arguments, thought, start), and at
     least as full. Results may have grown meanwhile (a pending call answered, a background task's report added),
-    so observations and errors are not compared; a run that went otherwise from some step on is another run."""
-    taken = len(earlier.steps)
+    so observations and errors are not compared; a run that went otherwise from some step on is another run. Steps
+    of a part still running when ``earlier`` was saved (``RUNNING_FROM``) are not compared either: a later save
+    holds that part as it ended, maybe read otherwise (a Copilot chat's request, once its rounds are kept)."""
+    taken = _settled(earlier)
     return _session(later) == _session(earlier) and len(later.steps) >= taken and _fullness(later) > _fullness(earlier) \
-        and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps]
+        and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps[:taken]]
 
 
 def parts_ways(one: Trajectory, other: Trajectory) -> bool:
@@ -1533,9 +1535,16 @@ def _decision(step: Any) -> tuple[Any, ...]:
     return (*_deed(step), step.thought)
 
 
-def _fullness(run: Trajectory) -> tuple[int, int]:
-    """How much of a session a copy holds: its steps, then the length of what it holds."""
-    return len(run.steps), len(run_content(run))
+def _settled(run: Trajectory) -> int:
+    """How many of a run's steps had settled when its file was saved: all, but those of a part still running then
+    (``RUNNING_FROM``)."""
+    at = run.metadata.get(RUNNING_FROM)
+    return at if isinstance(at, int) and 0 <= at <= len(run.steps) else len(run.steps)
+
+
+def _fullness(run: Trajectory) -> tuple[int, int, int]:
+    """How much of a session a copy holds: its settled steps, its steps, then the length of what it holds."""
+    return _settled(run), len(run.steps), len(run_content(run))
 
 
 class ClippedRuns:

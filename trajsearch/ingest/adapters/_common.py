@@ -26,6 +26,11 @@ from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 from ..sources import STREAMS_PREFIX, Values, plain_name
 
 DEFAULT_TENANT = "default"
+#: A run's metadata key: the index of its first step read from a part still running when its file was saved (a
+#: Copilot chat exported while its last request ran: that request's steps are the parts the chat showed then, which
+#: its export once the request ended holds otherwise, as the model's rounds). A later copy continues such a run when
+#: it opens with the steps before (``ingest.read.continues``), so one ingest of both keeps the later only.
+RUNNING_FROM = "running_from_step"
 #: A run's step as an adapter holds it: built (a Step), or the dict it is built from.
 StepLike = TypeVar("StepLike", Step, dict[str, Any])
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).

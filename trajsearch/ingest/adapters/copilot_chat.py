@@ -37,6 +37,8 @@ Field mapping:
   export made while the chat ran (no ``result`` yet), one made after it ended and the file VS Code keeps are one
   chat, whose session ids differ among them (the kept file's ``sessionId``: ``metadata.vscode_session_id``; the
   Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks.
+  An export made while the last request ran has its steps from where that request's begin marked
+  (``metadata.running_from_step``), so that one ingest of it and a later export keeps the later only.
   model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
   created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
   agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
@@ -65,7 +67,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list, json_kind, last_part
+from ._common import RUNNING_FROM, Context, RecordError, as_dict, as_list, json_kind, last_part
 
 NAME = "copilot-chat"
 #: A file is one chat: the reader hands over its whole document.
@@ -178,6 +180,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                                      if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
         "canceled_requests": sum(_canceled(r) for r in requests) or None,
         "last_request_error": failure,
+        RUNNING_FROM: _running_from(requests, per_request),
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=task, model_id=model or None,
@@ -227,6 +230,16 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     if join_thought(text):
         steps.append(_answer(thought, "\n\n".join(text), at))
     return steps
+
+
+def _running_from(requests: list[dict[str, Any]], per_request: list[list[dict[str, Any]]]) -> int | None:
+    """Where the steps of a request still running when the chat was exported begin: its last, with no ``result``
+    yet (VS Code sets it as the request ends), read from the parts the chat showed until then; its export once
+    ended holds the model's rounds instead, and continues this one (``RUNNING_FROM``)."""
+    last = requests[-1]
+    if last.get("result") is not None or _canceled(last):
+        return None
+    return sum(map(len, per_request[:-1]))
 
 
 def _error_details(request: dict[str, Any]) -> dict[str, Any]:
