@@ -27,6 +27,8 @@ PR_REVIEW = CLAUDE_2026.with_name("2026-01-23_14-20-54Z-command-message-pr-revie
 EMPTY = CLAUDE_2026.with_name("2026-07-24_19-12-08Z.md")
 GEMINI = SPECSTORY / "gemini-2026" / ".specstory" / "history" / "2026-06-18_15-52-09Z-read-docs-git-provenance.md"
 CURSOR_2026 = next((SPECSTORY / "cursor-2026" / ".specstory" / "history").glob("2026-01-03_14-51Z-*.md"))
+#: Cursor histories whose failed commands show the failure inside the output (tests/fixtures/specstory/.left30/README.md)
+FAILED_INSIDE = Path(__file__).parent / "fixtures" / "specstory" / ".left30" / "cursor-2025" / ".specstory" / "history"
 
 
 def test_a_2026_cursor_chat_is_a_run_with_its_tools_their_results_and_a_failed_push() -> None:
@@ -278,3 +280,22 @@ def test_a_walk_of_a_project_says_nothing_of_specstorys_own_files(caplog) -> Non
 def test_the_agent_is_named_as_other_adapters_name_it(tmp_path: Path) -> None:
     run = only(_history(tmp_path / "ide.md", "Done.", agent="Cursor IDE"))
     assert run.metadata["agent"] == "Cursor"
+
+
+def test_a_cursor_command_whose_failure_shows_inside_its_output_has_the_error() -> None:
+    """Real Cursor histories (edobry/minsky, April 2025): a Bun program reporting a failed ``git clone`` and ending on
+    the error's stack frames; a ``bun test`` whose failed tally macOS bash's prompt (``host:dir user$``) follows; a
+    CLI's ENOENT with the error's fields, then its last words. All read as successes; the same commands succeeding
+    later stay successes."""
+    session = only(FAILED_INSIDE / "2025-04-28_16-22-backlog-task-inquiry.md")
+    assert [(s.arguments["command"], s.error) for s in session.steps if s.action == "run_terminal_cmd"][1:] == [
+        ("minsky session start --task #001", "error: unknown option '--task'"),
+        ("minsky session start #001", "Error: --repo is required"),
+        ("minsky session start #001 --repo minsky", "fatal: repository 'minsky' does not exist")]
+    tests = only(FAILED_INSIDE / "2025-04-26_22-29-task-management-command-design.md")
+    assert [(s.arguments["command"], s.error) for s in tests.steps if s.action == "run_terminal_cmd"] == [
+        ('eval "$(/opt/homebrew/bin/brew shellenv)" && bun test', "error: expect(received).toBe(expected)"),
+        ("bun test", None)]
+    status = only(FAILED_INSIDE / "2025-04-30_17-43-task-002-progress-and-updates.md")  # a system error's fields
+    assert [s.error for s in status.steps if s.action == "run_terminal_cmd"] == [  # under its message, then the end
+        "Task with ID '#002' not found.", None, None]

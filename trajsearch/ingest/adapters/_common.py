@@ -729,6 +729,9 @@ _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start 
 _MOCHA_FAILING = re.compile(r"^\s+[1-9]\d* failing$")
 _MOCHA_REPORT = re.compile(r"^\s+1\) \S")
 _JS_FRAME = re.compile(r"^\s+at \S.*(?:\)|:\d+:\d+)$")
+#: The line a JavaScript error is reported by, above its stack (``_JS_FRAME``): Node's ``TypeError: x`` / ``Error
+#: [ERR_X]: x``, Bun's ``error: x`` (under its excerpt of the source).
+_JS_ERROR = re.compile(r"^\s*(?:error|[A-Z]\w*Error)(?: \[\w+\])?: \S")
 #: TAP's line of a failed test (unindented: a top-level test) and the ``error:`` of its YAML block (``|-``: the
 #: message on the lines under it).
 _TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$")
@@ -908,6 +911,20 @@ def _mocha_failure(raw: list[str]) -> str | None:
     return decisive_line("\n".join(raw[at:])) or short(raw[at].strip())
 
 
+def _js_error_ends(raw: list[str]) -> str | None:
+    """The error an output ending on a JavaScript stack (``_JS_FRAME``) reports, as a Python traceback's last
+    exception line does: the program died of it, or reported it as it gave up (``Error starting session:``, then
+    Bun's excerpt, its ``error: Command failed: git clone ...``, the error's fields, the stack). Told by the line that
+    names an error (``_JS_ERROR``) among the 30 above the frames, said by the output's decisive line; a stack with
+    none (a ``console.trace``) tells nothing. Mocha's report, which ends so too, is :func:`_mocha_failure`'s."""
+    end = len(raw)
+    while end and _JS_FRAME.match(raw[end - 1]):
+        end -= 1
+    if end == len(raw) or not any(_JS_ERROR.match(line) for line in raw[max(end - 30, 0):end]):
+        return None
+    return decisive_line("\n".join(raw)) or short(next(ln.strip() for ln in reversed(raw[:end]) if _JS_ERROR.match(ln)))
+
+
 def _tap_failure(raw: list[str]) -> str | None:
     """TAP's last failed top-level test (``_TAP_NOT_OK``) with the first line of its block's ``error:``."""
     at = max((n for n, line in enumerate(raw) if _TAP_NOT_OK.match(line)), default=None)
@@ -966,7 +983,7 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
         return said
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
         return decisive_line(output) or short(raw[-1].strip())
-    if tally := _runner_failed(raw) or _build_failed(raw):
+    if tally := _runner_failed(raw) or _build_failed(raw) or _js_error_ends(raw):
         return tally
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)

@@ -98,8 +98,12 @@ _CODED = {"Bash", "exec_command"}
 #: the shell's ``command not found``; asked of an output's last four lines only (see ``_shell_error``): git's
 #: ``error: ... would be overwritten by merge:`` lists the files, then says ``Aborting``.
 _FAILED_END = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|command not found")
-#: The shell prompt an early Cursor terminal output ends on (``edobry@linkslate minsky %``): no word of the command's.
-_PROMPT = re.compile(r"\n\S+@[^\n]*[%$#]\s*$")
+#: A field of a Node / Bun system error printed under its message (``    path: "x",``, `` syscall: "open",``, ``   errno:
+#: -2,``, ``    code: "ENOENT"``): not counted among an output's last lines, so the message above them still is.
+_ERROR_FIELD = re.compile(r"^\s+(?:path|dest|syscall|errno|code|killed|signal|cmd|stdout|stderr): \S")
+#: The shell prompt an early Cursor terminal output ends on: zsh's (``edobry@linkslate minsky %``), macOS bash's
+#: ``host:dir user$`` (``linkslate:minsky edobry$``); no word of the command's.
+_PROMPT = re.compile(r"\n(?:\S+@[^\n]*[%$#]|[\w.-]+:\S* \S+\$)\s*$")
 #: A tool's failure Cursor writes as a piece of its own, with no tool named ("Cannot edit files blocked by
 #: globalignore").
 _TOOL_FAILED = re.compile(r"(?:Cannot (?:edit|read|delete|create) files?\b|Error calling tool\b)[^\n]*")
@@ -328,7 +332,9 @@ def _shell_error(output: str | None, command: str | None, coded: bool) -> str | 
     a failure's (``coded``: ``_CODED``); else (Cursor) the failure its end shows, past the shell prompt an early
     Cursor terminal ends on: ``ended_failing`` (a ``cat`` or ``git log`` prints files, whatever lines they hold:
     only its own complaint counts), or for a command that is no printer a failure line among its last four
-    (``_FAILED_END``: ``Error: Either --session or --path must be provided``). Not a code or ``fatal:`` anywhere in
+    (``_FAILED_END``: ``Error: Either --session or --path must be provided``), a system error's fields under its
+    message not counted (``_ERROR_FIELD``: ``Error reading tasks file: ENOENT: ...``, its ``path``, ``syscall``,
+    ``errno``, ``code``, then ``Task with ID '#002' not found.``). Not a code or ``fatal:`` anywhere in
     it: the output of a command that succeeded may quote them (a chat printing its own history)."""
     if not output:
         return None
@@ -340,7 +346,7 @@ def _shell_error(output: str | None, command: str | None, coded: bool) -> str | 
     printer = printing_program(command)
     if ended := ended_failing(screen, printer):
         return ended
-    last = [line for line in screen.splitlines() if line.strip()][-4:]
+    last = [line for line in screen.splitlines() if line.strip() and not _ERROR_FIELD.match(line)][-4:]
     return error_line("\n".join(last)) if printer is None and any(_FAILED_END.search(ln) for ln in last) else None
 
 
