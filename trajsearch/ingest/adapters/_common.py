@@ -954,8 +954,9 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     test``'s vstest and Microsoft.Testing.Platform), or a build tool's or runner's last words of failure
     (:func:`_build_failed`: ``go test``'s ``FAIL``, CTest's, Maven's ``[Help 1]`` link, Gradle's ``BUILD FAILED``,
     Yarn 1's on a failed script); each read as any failed output is (:func:`decisive_line`: an exception its report
-    names, else the tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); or the
-    exception line of a Python traceback that ends it (the program died of it). Only the end counts: a terminal
+    names, else the tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); a
+    JavaScript error whose stack ends it (:func:`_js_error_ends`); or the exception line of a Python traceback that
+    ends it (the program died of it). Only the end counts: a terminal
     screen keeps earlier commands' lines, and a line in the middle may be a file's or a log's text. A failed ``cargo
     test`` ends on its own ``error: test failed, to rerun pass ...`` (``_FAILED_TAIL``).
 
