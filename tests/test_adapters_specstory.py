@@ -27,7 +27,7 @@ PR_REVIEW = CLAUDE_2026.with_name("2026-01-23_14-20-54Z-command-message-pr-revie
 EMPTY = CLAUDE_2026.with_name("2026-07-24_19-12-08Z.md")
 GEMINI = SPECSTORY / "gemini-2026" / ".specstory" / "history" / "2026-06-18_15-52-09Z-read-docs-git-provenance.md"
 CURSOR_2026 = next((SPECSTORY / "cursor-2026" / ".specstory" / "history").glob("2026-01-03_14-51Z-*.md"))
-#: Cursor histories whose failed commands show the failure inside the output (tests/fixtures/specstory/.left30/README.md)
+#: Cursor histories whose failed commands show the failure inside their output (fixtures/specstory/.left30/README.md)
 FAILED_INSIDE = Path(__file__).parent / "fixtures" / "specstory" / ".left30" / "cursor-2025" / ".specstory" / "history"
 
 

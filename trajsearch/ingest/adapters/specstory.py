@@ -98,8 +98,8 @@ _CODED = {"Bash", "exec_command"}
 #: the shell's ``command not found``; asked of an output's last four lines only (see ``_shell_error``): git's
 #: ``error: ... would be overwritten by merge:`` lists the files, then says ``Aborting``.
 _FAILED_END = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|command not found")
-#: A field of a Node / Bun system error printed under its message (``    path: "x",``, `` syscall: "open",``, ``   errno:
-#: -2,``, ``    code: "ENOENT"``): not counted among an output's last lines, so the message above them still is.
+#: A field of a Node / Bun system error printed under its message (``    path: "x",``, `` syscall: "open",``,
+#: ``   errno: -2,``, ``    code: "ENOENT"``): not counted among an output's last lines, so the message above still is.
 _ERROR_FIELD = re.compile(r"^\s+(?:path|dest|syscall|errno|code|killed|signal|cmd|stdout|stderr): \S")
 #: The shell prompt an early Cursor terminal output ends on: zsh's (``edobry@linkslate minsky %``), macOS bash's
 #: ``host:dir user$`` (``linkslate:minsky edobry$``); no word of the command's.
