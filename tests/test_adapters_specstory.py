@@ -11,6 +11,8 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -196,6 +198,13 @@ def test_ingest_dry_run_and_a_search_by_the_failed_push_find_the_run(newcomer, t
     assert hits and hits[0]["trajectory_id"] == only(CURSOR_2026).trajectory_id, out
 
 
+def _shell(command: str, output: str) -> str:
+    """A 2026 Cursor terminal call of ``command`` and its output, as a history's agent turn shows it."""
+    return ('<tool-use data-tool-type="shell" data-tool-name="run_terminal_cmd">\n'
+            f"<details><summary>Tool use: **run_terminal_cmd** • Run command: {command}</summary>\n\n"
+            f"```bash\n{command}\n```\n\n```\n{output}\n```\n</details>\n</tool-use>\n\n---\n")
+
+
 def _history(path: Path, agent_turn: str, agent: str = "cursor") -> Path:
     """A history of one request and one agent turn, in the 2026 Markdown (the agent turn as given)."""
     path.write_text(
@@ -233,16 +242,12 @@ def test_outputs_quoting_failures_of_commands_that_succeeded_are_no_errors(tmp_p
     """Outputs as real histories show them (onotakuy/work20260104_01 cat-ing its own chat, which holds a failed
     push; edobry/minsky's ``git log -p | cat``; a Claude Code ``node ... | head`` printing JSON with "exit code 1"):
     only a leading ``Exit code N`` or the end of an output says a command failed."""
-    def shell(command: str, output: str) -> str:
-        return ('<tool-use data-tool-type="shell" data-tool-name="run_terminal_cmd">\n'
-                f"<details><summary>Tool use: **run_terminal_cmd** • Run command: {command}</summary>\n\n"
-                f"```bash\n{command}\n```\n\n```\n{output}\n```\n</details>\n</tool-use>\n\n---\n")
-    turn = (shell("cat .specstory/history/chat.md | head -100",
+    turn = (_shell("cat .specstory/history/chat.md | head -100",
                   "```\nfatal: could not read Username for 'https://github.com': No such device or address\n```\n\n"
                   "認証エラーのため、プッシュできませんでした。") +
-            shell("git log -p | cat", "+## Error handling\n+error details: kept in the log\n+- **Untyped Error Handling**") +
-            shell("node scripts/dump.mjs | head -3", '{"tool": "Bash", "result": "failed (exit code 1)"}\n{"ok": true}') +
-            shell("git push -u origin main", "fatal: could not read Username for 'https://github.com': No such device"))
+            _shell("git log -p | cat", "+## Error handling\n+error details: kept in the log\n+- **Untyped Error Handling**") +
+            _shell("node scripts/dump.mjs | head -3", '{"tool": "Bash", "result": "failed (exit code 1)"}\n{"ok": true}') +
+            _shell("git push -u origin main", "fatal: could not read Username for 'https://github.com': No such device"))
     steps = only(_history(tmp_path / "quoted.md", turn)).steps
     assert [s.error for s in steps] == [None, None, None,
                                         "fatal: could not read Username for 'https://github.com': No such device"]
@@ -282,20 +287,42 @@ def test_the_agent_is_named_as_other_adapters_name_it(tmp_path: Path) -> None:
     assert run.metadata["agent"] == "Cursor"
 
 
-def test_a_cursor_command_whose_failure_shows_inside_its_output_has_the_error() -> None:
-    """Real Cursor histories (edobry/minsky, April 2025): a Bun program reporting a failed ``git clone`` and ending on
-    the error's stack frames; a ``bun test`` whose failed tally macOS bash's prompt (``host:dir user$``) follows; a
-    CLI's ENOENT with the error's fields, then its last words. All read as successes; the same commands succeeding
-    later stay successes."""
-    session = only(FAILED_INSIDE / "2025-04-28_16-22-backlog-task-inquiry.md")
-    assert [(s.arguments["command"], s.error) for s in session.steps if s.action == "run_terminal_cmd"][1:] == [
+@pytest.mark.parametrize("history, commands", [  # each rule on its own: the commands and their errors
+    ("2025-04-28_16-22-backlog-task-inquiry.md", [  # a Bun program's failed ``git clone``, ending on its stack
+        ("minsky tasks list --json", None),
         ("minsky session start --task #001", "error: unknown option '--task'"),
         ("minsky session start #001", "Error: --repo is required"),
-        ("minsky session start #001 --repo minsky", "fatal: repository 'minsky' does not exist")]
-    tests = only(FAILED_INSIDE / "2025-04-26_22-29-task-management-command-design.md")
-    assert [(s.arguments["command"], s.error) for s in tests.steps if s.action == "run_terminal_cmd"] == [
+        ("minsky session start #001 --repo minsky", "fatal: repository 'minsky' does not exist")]),
+    ("2025-04-26_22-29-task-management-command-design.md", [  # a failed tally above macOS bash's ``host:dir user$``
         ('eval "$(/opt/homebrew/bin/brew shellenv)" && bun test', "error: expect(received).toBe(expected)"),
-        ("bun test", None)]
-    status = only(FAILED_INSIDE / "2025-04-30_17-43-task-002-progress-and-updates.md")  # a system error's fields
-    assert [s.error for s in status.steps if s.action == "run_terminal_cmd"] == [  # under its message, then the end
-        "Task with ID '#002' not found.", None, None]
+        ("bun test", None)]),
+    ("2025-04-30_17-43-task-002-progress-and-updates.md", [  # an ENOENT's fields under its message, then the end
+        ("minsky tasks status set '#002' IN-REVIEW", "Task with ID '#002' not found."),
+        ("cd /Users/edobry/Projects/minsky && minsky tasks status set '#002' IN-REVIEW", None),
+        ("cd /Users/edobry/.local/state/minsky/git/local/minsky/task#002 && git status", None)]),
+], ids=["js-stack", "bash-prompt", "error-fields"])
+def test_a_cursor_command_whose_failure_shows_inside_its_output_has_the_error(
+        history: str, commands: list[tuple[str, str | None]]) -> None:
+    """Real Cursor histories (edobry/minsky, April 2025) whose failed commands read as successes; the same commands
+    succeeding later stay successes."""
+    steps = only(FAILED_INSIDE / history).steps
+    assert [(s.arguments["command"], s.error) for s in steps if s.action == "run_terminal_cmd"] == commands
+
+
+#: Four frames of a stack: the error line above them is not among the output's last four lines.
+_FRAMES = "".join(f"\n    at step{n} (/app/scripts/migrate.js:{n}0:11)" for n in range(4))
+
+
+@pytest.mark.parametrize("output, error", [
+    ("Error: connect ECONNREFUSED 127.0.0.1:5432" + _FRAMES,  # Node's plain Error, as console.error shows it
+     "Error: connect ECONNREFUSED 127.0.0.1:5432"),
+    ("Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/app/x.js'" + _FRAMES,
+     "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/app/x.js'"),
+    ('error: column "x" already exists, skipping\nMigrated 12 rows\nTrace: migration done' + _FRAMES, None),
+], ids=["plain-error", "coded-error", "trace-under-an-error-line"])
+def test_an_output_ending_on_a_javascript_stack_is_told_by_the_stacks_own_head(
+        tmp_path: Path, output: str, error: str | None) -> None:
+    """Review LEFT30 1 and 2: Node's most common error line, ``Error: x``, named no error (only ``TypeError: x`` and
+    the like did), and any error line among the 30 above the frames made a ``console.trace`` failed."""
+    [step] = only(_history(tmp_path / "stack.md", _shell("node scripts/migrate.js", output))).steps
+    assert step.error == error

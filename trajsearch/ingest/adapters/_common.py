@@ -729,9 +729,11 @@ _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start 
 _MOCHA_FAILING = re.compile(r"^\s+[1-9]\d* failing$")
 _MOCHA_REPORT = re.compile(r"^\s+1\) \S")
 _JS_FRAME = re.compile(r"^\s+at \S.*(?:\)|:\d+:\d+)$")
-#: The line a JavaScript error is reported by, above its stack (``_JS_FRAME``): Node's ``TypeError: x`` / ``Error
-#: [ERR_X]: x``, Bun's ``error: x`` (under its excerpt of the source).
-_JS_ERROR = re.compile(r"^\s*(?:error|[A-Z]\w*Error)(?: \[\w+\])?: \S")
+#: The line a JavaScript error is reported by, above its stack (``_JS_FRAME``): Node's ``Error: x`` / ``TypeError: x``
+#: / ``Error [ERR_X]: x``, Bun's ``error: x`` (under its excerpt of the source).
+_JS_ERROR = re.compile(r"^\s*(?:error|(?:[A-Z]\w*)?Error)(?: \[\w+\])?: \S")
+#: The head of a stack that reports no error: ``console.trace``'s ``Trace: x``, Node's ``(node:12) Warning: x``.
+_JS_NO_ERROR = re.compile(r"^(?:Trace: |\(node:\d+\) (?:\[\w+\] )?\w*Warning: )")
 #: TAP's line of a failed test (unindented: a top-level test) and the ``error:`` of its YAML block (``|-``: the
 #: message on the lines under it).
 _TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$")
@@ -914,15 +916,19 @@ def _mocha_failure(raw: list[str]) -> str | None:
 def _js_error_ends(raw: list[str]) -> str | None:
     """The error an output ending on a JavaScript stack (``_JS_FRAME``) reports, as a Python traceback's last
     exception line does: the program died of it, or reported it as it gave up (``Error starting session:``, then
-    Bun's excerpt, its ``error: Command failed: git clone ...``, the error's fields, the stack). Told by the line that
-    names an error (``_JS_ERROR``) among the 30 above the frames, said by the output's decisive line; a stack with
-    none (a ``console.trace``) tells nothing. Mocha's report, which ends so too, is :func:`_mocha_failure`'s."""
+    Bun's excerpt, its ``error: Command failed: git clone ...``, the error's fields, the stack). Told by the stack's
+    own head, the nearest line above the frames (within 30) that names an error (``_JS_ERROR``) or a stack that
+    reports none (``_JS_NO_ERROR``: a ``console.trace`` under a logged ``error: ...`` tells nothing), said by the
+    output's decisive line. A script that prints an expected error's stack last is read as failed, as one printing a
+    caught Python traceback last is. Mocha's report, which ends so too, is :func:`_mocha_failure`'s."""
     end = len(raw)
     while end and _JS_FRAME.match(raw[end - 1]):
         end -= 1
-    if end == len(raw) or not any(_JS_ERROR.match(line) for line in raw[max(end - 30, 0):end]):
+    head = next((ln for ln in reversed(raw[max(end - 30, 0):end]) if _JS_ERROR.match(ln) or _JS_NO_ERROR.match(ln)),
+                None)
+    if end == len(raw) or head is None or _JS_NO_ERROR.match(head):
         return None
-    return decisive_line("\n".join(raw)) or short(next(ln.strip() for ln in reversed(raw[:end]) if _JS_ERROR.match(ln)))
+    return decisive_line("\n".join(raw)) or short(head.strip())
 
 
 def _tap_failure(raw: list[str]) -> str | None:
