@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest import detect
 from trajsearch.ingest.read import read_dump, read_inputs
 from trajsearch.model import Outcome
@@ -101,18 +103,22 @@ def test_a_chat_exported_while_running_and_once_ended_is_one_run() -> None:
     assert ended.metadata["copilot_session_id"] == "bbb2707b-03c4-4495-816f-57f46571da5a"  # the ended one's alone
 
 
-def test_a_chat_exported_while_running_then_once_ended_is_one_stored_run_and_the_warning_says_why(newcomer) -> None:
-    """Review RT-IDX 4: the two exports read as two runs of one id (the parts the chat showed, then the model's
-    rounds), so the later replaces the earlier with the warning for a different run; its advice, to give the files
-    distinct names, does nothing here (the id is the request's). It says what happened instead."""
-    for export in (FETCH, COMPLETED):
+@pytest.mark.parametrize("order", [(FETCH, COMPLETED), (COMPLETED, FETCH)], ids=["running-first", "ended-first"])
+def test_a_chat_exported_while_running_and_once_ended_ingested_one_after_the_other_stores_the_later(
+        newcomer, order: tuple[Path, Path]) -> None:
+    """Review LEFT30 3: in two ingests the two exports read as two runs of one id whose steps part ways (the parts
+    the chat showed, then the model's rounds), so the later file replaced the earlier with the warning for a
+    different run: the running export ingested second lost the rounds. The export made while the request ran is
+    an earlier save of the other, as within one ingest: the ended one is stored, nothing is said."""
+    for export in order:
         code, out, err = run_cli("ingest", str(export), "-q")
         assert code == 0, err
-    said = " ".join(err.split())
-    assert "1 stored run(s) replaced by a different run of the same id" in said, said
-    assert "two readings of one session (a Copilot chat exported while it ran and again once it ended)" in said, said
+        assert "replaced by a different run" not in " ".join(err.split()), err
     code, out, err = run_cli("stats", "--json")
     assert code == 0 and json.loads(out)["trajectories"] == 1, err
+    code, out, err = run_cli("show", only(COMPLETED).trajectory_id, "--json")
+    assert code == 0, err
+    assert [s["action"] for s in json.loads(out)["steps"]] == [s.action for s in only(COMPLETED).steps], out
 
 
 def test_exports_of_one_chat_made_while_it_ran_and_once_it_ended_read_together_are_the_later_only(

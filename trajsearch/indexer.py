@@ -563,13 +563,14 @@ class Indexer:
         re-graded, read again after an upgrade): said nothing of. An earlier save of a session the store holds
         later (Entire's checkpoints, a session folder's backups, a copy taken mid-run: fewer steps, all of them the
         stored run's first) gives way to the stored copy, which stays, as within one ingest
-        (``ingest.read.DistinctIds``); not by :func:`~trajsearch.ingest.read.continues`, whose session start
-        a format without times takes from each file's mtime, so two files' saves never shared it. An unchanged
+        (``ingest.read.DistinctIds``), by :func:`~trajsearch.ingest.read.saved_earlier` (``continues`` but the
+        session's start, which a format without times takes from each file's mtime); a stored earlier save met
+        again in its later one is an update, said nothing of (a Copilot chat exported while it ran). An unchanged
         run reads no trace, so a rerun pays nothing for this, a changed run one trace read (shared with
         ``_keep_verdicts``), without retries: a trace that cannot be read has nothing to compare. Runs read from
         files here are checked, and runs their reader marked with the file it read (``represent.SOURCE_MARK``:
         ``ingest --server`` and a dump piped in, whose files this process never sees; probe 50, OP 1)."""
-        from .ingest.read import parts_ways  # (the ingest package imports this module)
+        from .ingest.read import parts_ways, saved_earlier  # (the ingest package imports this module)
 
         for key, digest in list(batch.digests.items()):
             if key not in batch.stored or batch.stored[key] == batch.hashes[key]:
@@ -582,12 +583,12 @@ class Indexer:
             if not before or before in (self._stored_digest(digest), digest):  # (the second: a store's before keys)
                 continue
             run, fmt = batch.runs[key]
-            if len(stored.steps) > len(run.steps) and not parts_ways(run, stored):  # an earlier save: the later stays
+            if saved_earlier(run, stored):  # an earlier save: the later stays
                 batch.runs[key], batch.hashes[key] = (stored, fmt), content_hash(stored, self.window)
                 batch.digests.pop(key)
                 batch.sources.pop(key, None)
                 batch.kept_verdicts.discard(key)
-            elif parts_ways(run, stored):
+            elif parts_ways(run, stored) and not saved_earlier(stored, run):
                 batch.others[key] = (was, batch.sources.get(key) or "a stream of the server's ingest")
 
     def _stored_digest(self, digest: str) -> str:

@@ -691,8 +691,7 @@ def _other_runs_replaced_line(results: list[dict[str, Any]]) -> None:
               f"(e.g. {escape(first['trajectory_id'])}: {was}now from {escape(first['now_from'])}; its steps and the "
               "stored run's part ways); the earlier runs are no longer searchable. If they are other runs, not "
               "newer copies of them, give the runs distinct ids (where the format takes them from the files' names, "
-              "as tau-bench's does, distinct file names) and ingest the earlier file again; two readings of one "
-              "session (a Copilot chat exported while it ran and again once it ended) leave the later file's",
+              "as tau-bench's does, distinct file names) and ingest the earlier file again",
               highlight=False, soft_wrap=True)
 
 

@@ -1512,9 +1512,23 @@ def continues(later: Trajectory, earlier: Trajectory) -> bool:
     so observations and errors are not compared; a run that went otherwise from some step on is another run. Steps
     of a part still running when ``earlier`` was saved (``RUNNING_FROM``) are not compared either: a later save
     holds that part as it ended, maybe read otherwise (a Copilot chat's request, once its rounds are kept)."""
+    return _session(later) == _session(earlier) and _fullness(later) > _fullness(earlier) \
+        and _opens(later, earlier, _decision)
+
+
+def saved_earlier(earlier: Trajectory, later: Trajectory) -> bool:
+    """Whether ``earlier`` is an earlier save of the run ``later`` holds, met in another ingest (the store's copy,
+    or the copy read now): ``later`` holds more settled steps, or as many and more steps, and opens with every step
+    ``earlier`` had settled as it was done (:func:`_deed`). :func:`continues` without the session's start, which a
+    format without times takes from each file's mtime, so two files' saves never share it; a Copilot chat exported
+    while its last request ran is thus an earlier save of its export once ended, in either order of ingest."""
+    return _fullness(later)[:2] > _fullness(earlier)[:2] and _opens(later, earlier, _deed)
+
+
+def _opens(later: Trajectory, earlier: Trajectory, same: Callable[[Any], tuple[Any, ...]]) -> bool:
+    """Whether ``later``'s steps open with every step ``earlier`` had settled (:func:`_settled`), as ``same`` tells."""
     taken = _settled(earlier)
-    return _session(later) == _session(earlier) and len(later.steps) >= taken and _fullness(later) > _fullness(earlier) \
-        and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps[:taken]]
+    return len(later.steps) >= taken and [same(s) for s in later.steps[:taken]] == [same(s) for s in earlier.steps[:taken]]
 
 
 def parts_ways(one: Trajectory, other: Trajectory) -> bool:
