@@ -121,6 +121,18 @@ def test_a_chat_exported_while_running_and_once_ended_ingested_one_after_the_oth
     assert [s["action"] for s in json.loads(out)["steps"]] == [s.action for s in only(COMPLETED).steps], out
 
 
+def test_a_dry_run_of_a_chat_exported_while_running_then_once_ended_counts_the_run_the_ingest_stores(
+        newcomer) -> None:
+    """Review LEFT30 4: read in this order, the dry run said ``runs 1`` for each export where the ingest stores one
+    run ("replaced by a later copy 1"); the earlier export's run is counted replaced, not among its runs."""
+    code, out, err = run_cli("ingest", str(FETCH), str(COMPLETED), "--dry-run")
+    assert code == 0, out + err
+    assert "fetch_web_page.json: format copilot-chat; runs 0;" in out, out
+    assert "completed_chat_trimmed.json: format copilot-chat; runs 1;" in out, out
+    said = " ".join(err.split())
+    assert "fetch_web_page.json saved again later in a file read after it: replaced by that later copy" in said, said
+
+
 def test_exports_of_one_chat_made_while_it_ran_and_once_it_ended_read_together_are_the_later_only(
         tmp_path: Path) -> None:
     """An export made while the chat's last request ran (no ``result`` yet: its steps are the parts the chat showed)

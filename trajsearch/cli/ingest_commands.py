@@ -572,6 +572,9 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
             err.print(f"  {f.repeated} run(s) in {escape(f.source)} repeat a run read before (the same id and "
                       "content, or an earlier save of it): stored once, not counted in its runs", highlight=False,
                       soft_wrap=True)
+        if f.replaced:
+            err.print(f"  {f.replaced} run(s) in {escape(f.source)} saved again later in a file read after it: "
+                      "replaced by that later copy, not counted in its runs", highlight=False, soft_wrap=True)
     _clipped_line([{"runs": f.clipped, "examples": [f.first_clipped]} for f in files if f.clipped])
     if joined:
         _outcomes_line([joined])

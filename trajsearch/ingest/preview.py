@@ -42,6 +42,10 @@ class FilePreview:
     #: Runs that repeat one read before (the same id, the same content: a line written twice, a file copied into the
     #: folder twice): an ingest stores them once (it says "unchanged"), so they count in none of the numbers above.
     repeated: int = 0
+    #: Runs a later save of the same session, read after them, takes the place of (``read.DistinctIds``: a Copilot
+    #: chat exported while it ran, then once ended): an ingest counts them "replaced by a later copy", so they are
+    #: no longer counted in ``runs`` (the file's steps and tools still say what it holds).
+    replaced: int = 0
     #: Runs read with a field clipped to its limit, and the first of them (``{"trajectory_id", "fields"}``), as an
     #: ingest's summary warns of them (``read.ClippedRuns``): a dry run of a 1 MB observation said nothing of it.
     clipped: int = 0
@@ -83,7 +87,7 @@ class FilePreview:
             "steps": self.steps, "step_errors": self.errors, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
-            "repeated": self.repeated, "clipped": self.clipped,
+            "repeated": self.repeated, "replaced": self.replaced, "clipped": self.clipped,
             "first_rejection": self.first_rejection, "rejections": self.rejections, "passed_over": self.passed_over,
         }
 
@@ -92,9 +96,11 @@ def preview_items(items: Iterable[Parsed]) -> list[FilePreview]:
     """Per-source summaries of parsed records, in order of first appearance. A run that repeats one read before is
     counted as ``repeated`` only: a dry run of a file holding a record twice said "runs 3" where the ingest said
     "ingested 2 runs, unchanged 1" (probe 52, NC3). A run sharing an id with a *different* run is no repeat: the
-    reading gave it an id of its own (``read.DistinctIds``)."""
+    reading gave it an id of its own (``read.DistinctIds``); one that keeps the id with other content is a later save
+    of the run counted under it, which it replaces: that run is counted ``replaced``, as the ingest counts it."""
     files: dict[str, FilePreview] = {}
     seen: set[tuple[str, str, str]] = set()
+    counted: dict[tuple[str, str], FilePreview] = {}  # the file whose run an id's runs count now
     for parsed in items:
         file = files.setdefault(parsed.source, FilePreview(parsed.source))
         run = parsed.trajectory
@@ -105,6 +111,10 @@ def preview_items(items: Iterable[Parsed]) -> list[FilePreview]:
                 file.repeated += 1
                 continue
             seen.add(key)
+            if (earlier := counted.get(key[:2])) is not None:
+                earlier.runs -= 1
+                earlier.replaced += 1
+            counted[key[:2]] = file
         file.add(parsed)
     return list(files.values())
 
