@@ -57,7 +57,7 @@ def test_openclaw_atif_errored_turns_are_counted_and_the_last_is_the_runs() -> N
     stopped after a failed command with no verdict."""
     run = only(OPENCLAW_ATIF)
     assert [(s.action, s.error) for s in run.steps] == [
-        ("exec", "tar: Exiting with failure status due to previous errors (exit code 2)")]
+        ("exec", "tar: /srv/data: Cannot open: Permission denied (exit code 2)")]
     assert run.metadata["api_errors"] == 2
     assert run.outcome is Outcome.infra_error
     assert run.failure is not None and run.failure.error.startswith("429 ") and "rate_limit_error" in run.failure.error
@@ -194,7 +194,7 @@ def test_antigravity_failed_command_is_the_steps_error() -> None:
     after its ``Created At`` / ``Completed At`` lines); Harbor keeps the record's ``exit_code`` in the result's
     ``extra``. A failed test run read as a success."""
     assert [(s.action, s.error) for s in only(ANTIGRAVITY).steps] == [
-        ("run_command", "1 failed, 1 passed in 0.03s (exit code 1)"),
+        ("run_command", "FAILED tests/test_calc.py::test_add - assert 5 == 4 (exit code 1)"),
         ("run_command", "cat: /app/src/calc.py: No such file or directory (exit code 1)"),
         ("list_dir", "Encountered error in step execution: Permission denied for read_file(/root/.gemini/antigravity-cli)."
                      " Matches hardcoded system protection boundary rule."),

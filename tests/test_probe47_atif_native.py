@@ -33,7 +33,7 @@ def test_cursor_failed_shell_command_is_the_steps_error_with_its_exit_code() -> 
     """Cursor's shell result is ``{"failure": {"exitCode": 1, "stdout", "stderr", ...}}`` when the command failed;
     Harbor dumps it as the result's text. Every failed command of a Cursor trial read as a success."""
     steps = only(CURSOR).steps
-    assert steps[0].error == "1 failed, 1 passed in 0.03s (exit code 1)"
+    assert steps[0].error == "FAILED tests/test_calc.py::test_add - assert 5 == 4 (exit code 1)"
     assert steps[1].error == "cat: calc.py: No such file or directory (exit code 1)"
     assert steps[6].action == "shell" and steps[6].error is None  # the passing rerun: exitCode 0
 
@@ -57,7 +57,7 @@ def test_copilot_bash_exit_code_marker_is_the_steps_error() -> None:
     whatever the command did; Harbor appends the result's other fields (``detailedContent``, the same output) as a
     JSON line, which is no error line of the command's."""
     assert _errors(COPILOT)[:3] == [
-        ("bash", "1 failed, 1 passed in 0.03s (exit code 1)"),
+        ("bash", "FAILED tests/test_calc.py::test_add - assert 5 == 4 (exit code 1)"),
         ("bash", "xargs: command line cannot be assembled, too long (exit code 1)"),
         ("bash", None),  # <exited with exit code 0>
     ]

@@ -32,7 +32,7 @@ def test_openhands_acp_agent_tool_calls_are_steps() -> None:
         ("edit", "/workspace/project/calc.py"), ("execute", "python -m pytest -q"), ("finish", None)]
     read, failed, edit, passed, _ = run.steps
     assert read.observation.startswith("1\tfrom calc import add") and read.error is None
-    assert failed.error == "1 failed in 0.02s (exit code 1)" and "FAILED test_calc.py::test_add" in failed.observation
+    assert failed.error == "FAILED test_calc.py::test_add - assert 0 == 4 (exit code 1)"
     assert edit.observation == "/workspace/project/calc.py\n    return a + b" and edit.error is None
     assert passed.error is None and passed.observation.endswith("1 passed in 0.01s")
     assert read.started_at < read.ended_at  # the start and the end of one call, one step
@@ -137,7 +137,7 @@ def test_openhands_acp_agent_codex_command_records(tmp_path: Path) -> None:
     assert [s.action for s in run.steps] == ["read", "execute", "execute", "finish"]
     failed, nothing = run.steps[1:3]
     assert failed.observation.startswith("FAILED test_calc.py::test_add")
-    assert failed.error == "1 failed in 0.02s (exit code 1)"
+    assert failed.error == "FAILED test_calc.py::test_add - assert 0 == 4 (exit code 1)"
     assert nothing.observation is None and nothing.error is None
 
 
@@ -265,7 +265,7 @@ def test_openhands_acp_call_running_across_a_user_message_is_one_step(tmp_path: 
     run = _one(_lines(tmp_path / "mid.jsonl", events[:5] + [mid] + events[5:]))
     assert [s.action for s in run.steps] == ["read", "execute", "edit", "execute", "finish"]
     assert run.steps[1].arguments["command"] == "python -m pytest -q"
-    assert run.steps[1].error == "1 failed in 0.02s (exit code 1)"
+    assert run.steps[1].error == "FAILED test_calc.py::test_add - assert 0 == 4 (exit code 1)"
     assert run.metadata["user_prompts"] == ["Also run ruff when done."]
 
 

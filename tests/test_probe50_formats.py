@@ -150,9 +150,10 @@ def test_ag2_group_executor_parallel_failures_with_two_line_words_each_keep_thei
 
 def test_gemini_stream_pytest_session_with_a_failed_test_is_failed() -> None:
     """The coding agent's commonest failing command: pytest with a failed test exits 1, the stream shows its output
-    alone. Its last line is pytest's tally of a failed session (``1 failed, 1 passed in 4.79s``): failed."""
+    alone. Its last line is pytest's tally of a failed session (``1 failed, 1 passed in 4.79s``): failed, said by the
+    summary line above it that names the test and its error."""
     assert _shell_steps("stream-pytest-failed.jsonl") == [
-        ("python3 -m pytest -q -p no:cacheprovider", "1 failed, 1 passed in 4.79s")]
+        ("python3 -m pytest -q -p no:cacheprovider", "FAILED test_calc.py::test_add - assert -1 == 5")]
 
 
 # -- Review RFM: a command that only prints a file or a log succeeded whatever the file's last line says --------------
@@ -183,9 +184,10 @@ def test_gemini_stream_pipe_of_a_log_through_tail_is_no_failure() -> None:
 
 def test_gemini_stream_pytest_piped_through_tail_is_still_failed() -> None:
     """``python3 -m pytest ... 2>&1 | tail -n 3``, how agents keep a test run short: tail only filters pytest's output,
-    so the tally of a failed session still tells (a pipe is read by its first stage, the others being filters)."""
+    so the tally of a failed session still tells (a pipe is read by its first stage, the others being filters); the
+    failed test's summary line, kept by the tail, says it."""
     assert _shell_steps("stream-pytest-piped-tail.jsonl") == [
-        ("python3 -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3", "1 failed, 1 passed in 2.51s")]
+        ("python3 -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3", "FAILED test_calc.py::test_add - assert -1 == 5")]
 
 
 def test_gemini_stream_printing_command_that_failed_still_says_why() -> None:

@@ -431,6 +431,11 @@ _TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |:?$)")
 #: ``filldedent`` start their messages with a newline. In a pytest report, every line of it is behind ``E   ``.
 _BARE_EXC = re.compile(r"^[^\W\d][\w.<>]*:$")
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$")
+#: pytest's short test summary line of a failed test or of an error (``-rfE``, its default since pytest 6): ``FAILED
+#: tests/test_x.py::test_add - assert 5 == 4``, ``ERROR tests/test_y.py - ModuleNotFoundError: ...``. It names the test
+#: and carries the first line of its error, cut to the terminal's width with ``...`` (``_format_trimmed``; whole in CI
+#: or with ``-vv``); no message where the test's id alone fills that width.
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+\.py\b\S*(?P<message> - \S.*)?$")
 #: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
 #: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
 #: ``___ test ___`` rules and its short summary's ``FAILED ...``, another traceback or the chain to it.
@@ -445,10 +450,15 @@ _NO_MESSAGE = re.compile(r"^(?:\((?:Open file|Current directory): |bash-[\d.]*\$
 #: ``Fehler: ...``), with a full-width colon in CJK. GNU make's fatal error is one too, whatever its words: make
 #: prints it as ``make: *** <message>.  Stop.`` (``make[2]:`` in a sub-make, ``<makefile>:<line>:`` for an error in
 #: a makefile, ``$(error ...)`` included), where a recipe's failure is ``make: *** [<target>] Error 2``, which only
-#: says that a command (a compiler, a sub-make) failed before it.
+#: says that a command (a compiler, a sub-make) failed before it. And the few that say it otherwise: apt's and
+#: dpkg's ``E: Unable to locate package x`` (its ``W: ...`` warnings come before), CMake's ``CMake Error at
+#: CMakeLists.txt:27 (find_package):`` (its message indented under it; "-- Configuring incomplete, errors occurred!"
+#: after), and ``git add``'s ``The following paths are ignored by one of your .gitignore files:`` over the paths (then
+#: its ``hint:`` advice; it exits 1).
 _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
                          r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)"
                          r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$"
+                         r"|^E: \S|^CMake Error\b|^The following paths are ignored by one of your \.gitignore files:$"
                          r"|^\[ERROR\] Failed to execute goal .*")  # Maven's: the goal, then its cause (kept: the end)
 #: A compiler's diagnostic of an error, naming the cause where what follows only counts or wraps it (clang's "1 error
 #: generated.", javac's "1 error", tsc's "Found 1 error.", cargo's "error: could not compile `x`", make's "*** [x] Error
@@ -480,9 +490,11 @@ _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1
 _VALIDATION_HEADER = re.compile(r"\b\d+ validation errors? for \S.*$")
 _VALIDATION_MESSAGE = re.compile(r"^(.+?)\s+[\[(]type=\w[\w.]*[,;\])]")
 #: A line mentioning an error; a code atom or symbol (Elixir's and Erlang's ``{:error, reason}``, Ruby's ``:error``)
-#: is a value the output printed, not a statement that something failed.
+#: is a value the output printed, not a statement that something failed; nor is a closing word that points back at
+#: the errors said above it (GNU tar's ``tar: Exiting with failure status due to previous errors``).
 _ERRORISH = re.compile(
-    r"(?<![:{])\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
+    r"(?<![:{])\b(?!.*\bdue to previous errors\b)"
+    r"(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
 )
 
 
@@ -591,17 +603,23 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     a record, PowerShell 7's ``Line |`` view or its one-line form), then the message of the last PowerShell error
     record, unless an exception line
     follows the record (its lines are wrapped at the console's width, so a fragment such as
-    ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
+    ``oundException`` would pass for one), then pytest's last summary line of a failed test whose message it
+    kept whole (``FAILED t.py::test_add - assert 5 == 4``: the test and its error), then the last exception line
+    (``TypeError: ...``, or the
     line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
-    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the last pydantic
+    then the last line naming one (``Error executing x: TypeError: ...``), then the last pydantic
     ValidationError printed alone (``1 validation error for Payment``), then the first compiler
     diagnostic of an error (``f.c:3:1: error: ...``, ``error[E0425]: ...``), then a tool's own error
-    line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``), then a test
+    line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``, apt's ``E: ...``, ``CMake
+    Error at ...:``, git's ``The following paths are ignored ...:``), then a test
     runner's tally (``5 tests, 4 failures``), then npm's first error line that says more than a field
-    of the report (``npm error Missing script: "build"``), then the last line mentioning an error,
+    of the report (``npm error Missing script: "build"``), then pytest's last summary line of a failed test, its
+    message cut or left out (it still names the test), then the last line mentioning an error (not tar's closing
+    ``... due to previous errors``; pytest's tally ``1 failed, 1 passed in 0.03s`` is one),
     then (unless ``last_line`` is false: output known to hold no message) the last non-empty line
     that is not make's "Entering/Leaving directory". A line the console wrapped inside a
-    parenthesis gets its end back (see ``_unwrapped``); an exception's class alone, its message's
+    parenthesis gets its end back, a tool's error label its message below (see ``_unwrapped``); an exception's class
+    alone, its message's
     first line below it (``AssertionError: Arrays are not equal``: see ``_BARE_EXC``); a
     ValidationError's header, its first error's field and message (see ``with_validation_error``).
     """
@@ -959,8 +977,9 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     (:func:`_runner_failed`: Jest, Vitest, Mocha, ``node --test`` and tape's TAP, bun, RSpec, PHPUnit, ``dotnet
     test``'s vstest and Microsoft.Testing.Platform), or a build tool's or runner's last words of failure
     (:func:`_build_failed`: ``go test``'s ``FAIL``, CTest's, Maven's ``[Help 1]`` link, Gradle's ``BUILD FAILED``,
-    Yarn 1's on a failed script); each read as any failed output is (:func:`decisive_line`: an exception its report
-    names, else the tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); a
+    Yarn 1's on a failed script); each read as any failed output is (:func:`decisive_line`: pytest's summary line of
+    the failed test, ``FAILED t.py::test_add - assert 5 == 4``, or an exception its report names, else the tally
+    itself); a
     JavaScript error whose stack ends it (:func:`_js_error_ends`); or the exception line of a Python traceback that
     ends it (the program died of it). Only the end counts: a terminal
     screen keeps earlier commands' lines, and a line in the middle may be a file's or a log's text. A failed ``cargo
@@ -1050,8 +1069,28 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
     def line(pattern: re.Pattern[str]) -> Finder:
         return lambda lines, at: pattern.search(lines[at])
 
-    return ((exception_line, False), (line(_EXC_ANYWHERE), False), (_validation_header, False), (_diagnostic, True),
-            (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False), (line(_NPM_ERROR), True), (line(_ERRORISH), False))
+    return ((_pytest_summary(whole=True), False), (exception_line, False), (line(_EXC_ANYWHERE), False),
+            (_validation_header, False), (_diagnostic, True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
+            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (line(_ERRORISH), False))
+
+
+def _pytest_summary(*, whole: bool) -> Finder:
+    """Finder of pytest's summary line of a failed test (``_PYTEST_SUMMARY``): with ``whole``, one whose message is
+    whole (:func:`_said_whole`: ``FAILED t.py::test_add - AssertionError: 3 != 4``), which says the error its report's
+    ``E`` line says and names the test too, so it ranks above every exception line; else any, cut (``...``) or bare,
+    which still names the test where the session's tally (``1 failed, 1 passed in 0.03s``) only counts, so it ranks
+    above the lines that merely mention a failure, the tally among them."""
+    def find(lines: list[str], at: int) -> re.Match[str] | None:
+        found = _PYTEST_SUMMARY.match(lines[at])
+        return found if found and not (whole and not _said_whole(found.group("message"))) else None
+    return find
+
+
+def _said_whole(message: str | None) -> bool:
+    """Whether pytest's summary message (`` - <message>``) is its error's whole first line: not cut to the terminal's
+    width (``...``), nor an exception's class alone (``AssertionError:``: its message starts on the next line, numpy's
+    ``assert_allclose``), which only the report's ``E`` lines say in full."""
+    return bool(message) and not message.endswith("...") and not _BARE_EXC.match(message.removeprefix(" - "))
 
 
 def _validation_header(lines: list[str], at: int) -> re.Match[str] | None:
