@@ -8,17 +8,35 @@ Real outputs: each file's source is in the README.md beside it."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+from trajsearch.ingest.adapters import _common
 from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: A real Claude Code stream capture of one failed Bash call (see the README beside it), whose result is replaced.
+CAPTURE = FIXTURES / "claude-code/.decisive30/git-add-ignored.stream-json.jsonl"
 
 
 def _errors(path: Path) -> list[str]:
     """The errors of the steps of every run read from ``path``."""
     return [step.error for parsed in read_inputs([path], tenant="t") if parsed.trajectory
             for step in parsed.trajectory.steps if step.error]
+
+
+def _errors_of_output(tmp_path: Path, output: str) -> list[str]:
+    """The step errors read from :data:`CAPTURE` with its Bash call's failed result (``Exit code 1``) replaced by
+    ``output``."""
+    records = [json.loads(line) for line in CAPTURE.read_text().splitlines()]
+    for record in records:
+        for block in record.get("message", {}).get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block["content"] = "Exit code 1\n" + output
+    path = tmp_path / "run.stream-json.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return _errors(path)
 
 
 def test_pytest_summary_line_naming_the_test_beats_the_session_tally() -> None:
@@ -64,3 +82,21 @@ def test_a_bare_pytest_summary_line_still_beats_the_tally() -> None:
     errors = _errors(FIXTURES / "claude-code/.decisive30/pytest-long-test-id.stream-json.jsonl")
     assert errors == ["FAILED tests/billing/test_invoice_rounding.py::"
                       "test_rounded_total_keeps_the_cents_of_every_line_item (exit code 1)"]
+
+
+def test_a_long_output_line_is_read(tmp_path: Path) -> None:
+    """A 100,000-character line (``cat`` of minified JSON) with no error word is read, its end the error. No time
+    bound: the pattern test below keeps the reading linear by construction."""
+    minified = json.dumps({"items": [{"id": n, "name": f"item {n}"} for n in range(4000)]}, separators=(",", ":"))
+    assert len(minified) > 100_000
+    [error] = _errors_of_output(tmp_path, minified)
+    assert error.endswith('"item 3999"}]} (exit code 1)')
+
+
+def test_no_pattern_rescans_the_rest_of_a_line_at_every_position() -> None:
+    """A lookahead over the rest of the line (``(?!.*...)``) in a pattern that may match anywhere in a line runs at
+    every position it is tried at: quadratic in the line's length (round 30's ``_ERRORISH`` took 49 s on one
+    100,000-character line). Such a lookahead is only in a pattern anchored at the line's start, tried once."""
+    for name, pattern in vars(_common).items():
+        if isinstance(pattern, re.Pattern) and re.search(r"\(\?<?[=!][^)]*\.\*", pattern.pattern):
+            assert pattern.pattern.startswith("^") and "\n" not in pattern.pattern and not pattern.flags & re.M, name

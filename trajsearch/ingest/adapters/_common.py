@@ -490,12 +490,14 @@ _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1
 _VALIDATION_HEADER = re.compile(r"\b\d+ validation errors? for \S.*$")
 _VALIDATION_MESSAGE = re.compile(r"^(.+?)\s+[\[(]type=\w[\w.]*[,;\])]")
 #: A line mentioning an error; a code atom or symbol (Elixir's and Erlang's ``{:error, reason}``, Ruby's ``:error``)
-#: is a value the output printed, not a statement that something failed; nor is a closing word that points back at
-#: the errors said above it (GNU tar's ``tar: Exiting with failure status due to previous errors``).
+#: is a value the output printed, not a statement that something failed.
 _ERRORISH = re.compile(
-    r"(?<![:{])\b(?!.*\bdue to previous errors\b)"
-    r"(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
+    r"(?<![:{])\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
 )
+#: A closing line that points back at the errors said above it (GNU tar's ``tar: Exiting with failure status due to
+#: previous errors``): no line mentioning an error in its own right. Searched on its own, once a line, as a lookahead
+#: in ``_ERRORISH`` would rescan the rest of the line at every word of it.
+_PREVIOUS_ERRORS = re.compile(r"\bdue to previous errors\b", re.I)
 
 
 #: A PowerShell error record, each line wrapped at the console's width: ``<command> : <message>``, where
@@ -1071,7 +1073,13 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
 
     return ((_pytest_summary(whole=True), False), (exception_line, False), (line(_EXC_ANYWHERE), False),
             (_validation_header, False), (_diagnostic, True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
-            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (line(_ERRORISH), False))
+            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_mentions_error, False))
+
+
+def _mentions_error(lines: list[str], at: int) -> re.Match[str] | None:
+    """A line mentioning an error (``_ERRORISH``), unless it only points back at those said above it
+    (``_PREVIOUS_ERRORS``)."""
+    return None if _PREVIOUS_ERRORS.search(lines[at]) else _ERRORISH.search(lines[at])
 
 
 def _pytest_summary(*, whole: bool) -> Finder:
