@@ -84,6 +84,50 @@ def test_a_bare_pytest_summary_line_still_beats_the_tally() -> None:
                       "test_rounded_total_keeps_the_cents_of_every_line_item (exit code 1)"]
 
 
+#: What ``python3 -m pytest -q -p no:cacheprovider tests; python3 deploy.py`` printed here (pytest 9.2.0, Python
+#: 3.11): a failed test, then a script dying of its own exception.
+PYTEST_THEN_TRACEBACK = """F.                                                                       [100%]
+=================================== FAILURES ===================================
+___________________________________ test_add ___________________________________
+
+    def test_add():
+>       assert add(2, 3) == 4
+E       assert 5 == 4
+E        +  where 5 = add(2, 3)
+
+tests/test_calc.py:6: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_calc.py::test_add - assert 5 == 4
+1 failed, 1 passed in 1.99s
+Traceback (most recent call last):
+  File "/home/cyou/proj/deploy.py", line 9, in <module>
+    credentials()
+  File "/home/cyou/proj/deploy.py", line 6, in credentials
+    raise RuntimeError("deploy failed: no credentials")
+RuntimeError: deploy failed: no credentials"""
+
+#: What ``python3 app.py`` printed here: its log line (``logging``'s ``%(levelname)s %(filename)s - %(message)s``),
+#: shaped like pytest's ``ERROR <file> - <message>``, then the traceback it died of.
+LOG_LINE_THEN_TRACEBACK = """ERROR app.py - retrying upload
+Traceback (most recent call last):
+  File "/home/cyou/proj/app.py", line 11, in <module>
+    upload()
+  File "/home/cyou/proj/app.py", line 8, in upload
+    raise ConnectionError("upload to s3 refused")
+ConnectionError: upload to s3 refused"""
+
+
+def test_an_exception_raised_after_pytest_summary_line_is_the_error(tmp_path: Path) -> None:
+    """A whole summary line says what its report's ``E`` line above it says; an exception raised below it (the next
+    command of the call) is what failed the call, and was the error before round 30."""
+    assert _errors_of_output(tmp_path, PYTEST_THEN_TRACEBACK) == [
+        "RuntimeError: deploy failed: no credentials (exit code 1)"]
+
+
+def test_a_log_line_shaped_like_pytest_summary_line_does_not_beat_the_traceback_below(tmp_path: Path) -> None:
+    assert _errors_of_output(tmp_path, LOG_LINE_THEN_TRACEBACK) == ["ConnectionError: upload to s3 refused (exit code 1)"]
+
+
 def test_a_long_output_line_is_read(tmp_path: Path) -> None:
     """A 100,000-character line (``cat`` of minified JSON) with no error word is read, its end the error. No time
     bound: the pattern test below keeps the reading linear by construction."""

@@ -605,10 +605,10 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     a record, PowerShell 7's ``Line |`` view or its one-line form), then the message of the last PowerShell error
     record, unless an exception line
     follows the record (its lines are wrapped at the console's width, so a fragment such as
-    ``oundException`` would pass for one), then pytest's last summary line of a failed test whose message it
-    kept whole (``FAILED t.py::test_add - assert 5 == 4``: the test and its error), then the last exception line
-    (``TypeError: ...``, or the
-    line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
+    ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the line ending a
+    Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``) or pytest's summary
+    line of a failed test whose message it kept whole (``FAILED t.py::test_add - assert 5 == 4``: the test and its
+    error), whichever comes last,
     then the last line naming one (``Error executing x: TypeError: ...``), then the last pydantic
     ValidationError printed alone (``1 validation error for Payment``), then the first compiler
     diagnostic of an error (``f.c:3:1: error: ...``, ``error[E0425]: ...``), then a tool's own error
@@ -1071,7 +1071,11 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
     def line(pattern: re.Pattern[str]) -> Finder:
         return lambda lines, at: pattern.search(lines[at])
 
-    return ((_pytest_summary(whole=True), False), (exception_line, False), (line(_EXC_ANYWHERE), False),
+    def said_last(lines: list[str], at: int) -> re.Match[str] | None:  # of a summary line and an exception line
+        return whole_summary(lines, at) or exception_line(lines, at)
+
+    whole_summary = _pytest_summary(whole=True)
+    return ((said_last, False), (line(_EXC_ANYWHERE), False),
             (_validation_header, False), (_diagnostic, True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
             (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_mentions_error, False))
 
@@ -1085,9 +1089,11 @@ def _mentions_error(lines: list[str], at: int) -> re.Match[str] | None:
 def _pytest_summary(*, whole: bool) -> Finder:
     """Finder of pytest's summary line of a failed test (``_PYTEST_SUMMARY``): with ``whole``, one whose message is
     whole (:func:`_said_whole`: ``FAILED t.py::test_add - AssertionError: 3 != 4``), which says the error its report's
-    ``E`` line says and names the test too, so it ranks above every exception line; else any, cut (``...``) or bare,
-    which still names the test where the session's tally (``1 failed, 1 passed in 0.03s``) only counts, so it ranks
-    above the lines that merely mention a failure, the tally among them."""
+    ``E`` line above it says and names the test too, so it ranks with the exception lines, the last of them winning
+    (an exception raised after the session, ``pytest; python deploy.py``, is what failed the command; a log line
+    shaped like a summary, ``ERROR app.py - retrying upload``, is not the traceback's exception below it); else any,
+    cut (``...``) or bare, which still names the test where the session's tally (``1 failed, 1 passed in 0.03s``)
+    only counts, so it ranks above the lines that merely mention a failure, the tally among them."""
     def find(lines: list[str], at: int) -> re.Match[str] | None:
         found = _PYTEST_SUMMARY.match(lines[at])
         return found if found and not (whole and not _said_whole(found.group("message"))) else None
