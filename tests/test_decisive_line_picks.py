@@ -129,12 +129,16 @@ def test_a_log_line_shaped_like_pytest_summary_line_does_not_beat_the_traceback_
 
 
 def test_a_long_output_line_is_read(tmp_path: Path) -> None:
-    """A 100,000-character line (``cat`` of minified JSON) with no error word is read, its end the error. No time
-    bound: the pattern test below keeps the reading linear by construction."""
+    """A 100,000-character line (``cat`` of minified JSON) with no error word is read, its end the error; so is a
+    summary-shaped line whose id has a ``.py`` every few characters (``_PYTEST_SUMMARY`` and ``_EXC_ANYWHERE`` each
+    rescanned such a run at each of its words: over a minute). No time bound: the pattern test below keeps the
+    reading linear by construction where it can tell."""
     minified = json.dumps({"items": [{"id": n, "name": f"item {n}"} for n in range(4000)]}, separators=(",", ":"))
     assert len(minified) > 100_000
     [error] = _errors_of_output(tmp_path, minified)
     assert error.endswith('"item 3999"}]} (exit code 1)')
+    [error] = _errors_of_output(tmp_path, "FAILED " + "a.py." * 20_000 + " x")
+    assert error.startswith("FAILED a.py.a.py.")
 
 
 def test_no_pattern_rescans_the_rest_of_a_line_at_every_position() -> None:

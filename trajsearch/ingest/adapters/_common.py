@@ -418,7 +418,10 @@ def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
 
 
 _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")
-_EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
+#: An exception's name anywhere in a line (``Error executing x: TypeError: ...``). Tried once per run of name
+#: characters, from its first letter after a word's start (atomic: a later start in the same run ends the same way): at
+#: every ``.``-separated word of a long run (``a.py.a.py...``) it would rescan the run's rest, quadratic.
+_EXC_ANYWHERE = re.compile(r"(?<![\w.])(?>[\w.]*?\b[A-Za-z_])[\w.]*(?:Error|Exception)\b:")
 #: The first line of a traceback as Python's traceback module prints it, alone on its line (indented in doctest's
 #: report); inside an exception group, behind the group's margin (``  | ``; ``  + `` on the group's own first line).
 _TRACEBACK = re.compile(r"^( *(?:[|+] )?)(?:Exception Group )?Traceback \(most recent call last\):\s*$")
@@ -435,7 +438,9 @@ _PYTEST_E = re.compile(r"^E\s+(\S.*)$")
 #: tests/test_x.py::test_add - assert 5 == 4``, ``ERROR tests/test_y.py - ModuleNotFoundError: ...``. It names the test
 #: and carries the first line of its error, cut to the terminal's width with ``...`` (``_format_trimmed``; whole in CI
 #: or with ``-vv``); no message where the test's id alone fills that width.
-_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+\.py\b\S*(?P<message> - \S.*)?$")
+#: The id is checked for ``.py`` apart (``_PYTEST_ID``): ``\S+\.py\b\S*`` would retry at every ``.py`` of a long id.
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (?P<id>\S+)(?P<message> - \S.*)?$")
+_PYTEST_ID = re.compile(r"\.py\b")
 #: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
 #: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
 #: ``___ test ___`` rules and its short summary's ``FAILED ...``, another traceback or the chain to it.
@@ -1096,7 +1101,9 @@ def _pytest_summary(*, whole: bool) -> Finder:
     only counts, so it ranks above the lines that merely mention a failure, the tally among them."""
     def find(lines: list[str], at: int) -> re.Match[str] | None:
         found = _PYTEST_SUMMARY.match(lines[at])
-        return found if found and not (whole and not _said_whole(found.group("message"))) else None
+        if not found or not _PYTEST_ID.search(found.group("id")):
+            return None
+        return found if not whole or _said_whole(found.group("message")) else None
     return find
 
 
