@@ -110,6 +110,7 @@ from . import (
     aider,
     atif,
     autogen_agentchat,
+    browser_use,
     claude_code,
     cline,
     codex_cli,
@@ -162,6 +163,7 @@ ADAPTERS: dict[str, ModuleType] = {
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)
+        browser_use,  # a browser agent's saved history
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

@@ -1,0 +1,139 @@
+"""browser-use agent histories (``agent.save_history`` / ``AgentHistoryList.save_to_file``), read from real files
+committed on GitHub (tests/fixtures/browser-use/.browseruse30/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest import detect
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import TASK_SEEN_BY_AGENT, Outcome
+
+from adapter_support import only
+from cli_support import run_cli, unnoted
+
+FIXTURES = Path(__file__).parent / "fixtures" / "browser-use" / ".browseruse30"
+DONE = FIXTURES / "jakkaj-tools-AgentHistory.json"
+UNFINISHED = FIXTURES / "maromsv-pentest-agent-agent_history.json"
+
+
+def test_each_action_is_a_step_with_its_result_and_done_is_the_answer() -> None:
+    assert detect_format(DONE) == "browser-use"
+    run = only(DONE)
+    assert run.outcome is Outcome.success and run.failure is None
+    assert [s.action for s in run.steps[:3]] == ["search_google", "wait", "open_tab"]
+    first = run.steps[0]
+    assert first.arguments == {"query": "function calling leaderboard AI models tool use official leaderboard"}
+    assert first.observation.endswith('in Google') and first.error is None
+    # the model's evaluation, memory and next goal (current_state, before 0.3) are the step's first action's thought
+    assert first.thought.startswith("Evaluation: Unknown - No previous actions") and "\nMemory: Step 0/100" in \
+        first.thought and "\nNext goal: Search the web" in first.thought
+    assert run.steps[1].thought is None
+    # a click's error is the step's error; the wait after it was never run
+    click = next(s for s in run.steps if s.action == "click_element_by_index")
+    assert click.error.startswith("Failed to click element: <a href=\"https://gorilla.cs.berkeley.edu/leaderboard")
+    after = run.steps[click.index + 1]
+    assert after.action == "wait" and after.observation.startswith("(not run") and after.error is None
+    answer = run.steps[-1]
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Top 10 AI agents by tool/function")
+    assert run.created_at.isoformat() == "2025-10-04T05:17:48.559810+00:00"
+    assert run.steps[-1].ended_at.isoformat() == "2025-10-04T05:20:43.663279+00:00"
+
+
+def test_a_history_before_0_7_11_names_its_first_goal_as_a_placeholder_task() -> None:
+    run = only(DONE)
+    assert run.task.startswith("Search the web for official leaderboards on AI agent tool/function calling")
+    assert "records no task" in run.task and run.metadata[TASK_SEEN_BY_AGENT] is False
+    # the step 0 browser-use ran itself (initial_actions) is no goal of the model's: the first page names the run
+    unfinished = only(UNFINISHED)
+    assert unfinished.task.startswith("browser-use run at https://juice-shop.herokuapp.com/#/ ")
+    assert unfinished.steps[0].thought is None
+
+
+def test_the_task_is_the_user_request_of_the_state_message(tmp_path: Path) -> None:
+    """From 0.7.11 each step records the state prompt the model got, whose ``<user_request>`` is the task."""
+    document = json.loads(DONE.read_text())
+    task = "Find the top 10 agents on a function-calling leaderboard"
+    for item in document["history"]:
+        item["state_message"] = (f"<agent_history>\n...\n</agent_history>\n\n<agent_state>\n<user_request>\n{task}\n"
+                                 "</user_request>\n<file_system>\n</file_system>\n</agent_state>\n")
+    (tmp_path / "AgentHistory.json").write_text(json.dumps(document, indent=2))
+    run = only(tmp_path / "AgentHistory.json")
+    assert run.task == task and TASK_SEEN_BY_AGENT not in run.metadata
+
+
+def test_the_outcome_is_the_last_result_s_done_and_success(tmp_path: Path) -> None:
+    unfinished = only(UNFINISHED)
+    assert unfinished.outcome is Outcome.unknown and unfinished.metadata["ended_by"].startswith("not done")
+    # a step whose model output is null (the step raised) keeps its error
+    assert [s.action for s in unfinished.steps] == ["go_to_url", "agent_error"]
+    assert unfinished.steps[0].error.startswith("Navigation failed: Event handler")
+    assert unfinished.steps[1].error == "('cannot schedule new futures after shutdown', 502)"
+    document = json.loads(DONE.read_text())
+    document["history"][-1]["result"][-1]["success"] = False
+    (tmp_path / "failed.json").write_text(json.dumps(document))
+    failed = only(tmp_path / "failed.json")
+    assert failed.outcome is Outcome.failure and failed.failure.error.startswith("Top 10 AI agents")
+    del document["history"][-1]["result"][-1]["success"]
+    (tmp_path / "no-success.json").write_text(json.dumps(document))
+    assert only(tmp_path / "no-success.json").outcome is Outcome.unknown
+
+
+def test_the_id_is_the_first_step_s_digest_kept_while_the_file_grows(tmp_path: Path) -> None:
+    document = json.loads(DONE.read_text())
+    document["history"] = document["history"][:2]
+    (tmp_path / "partial.json").write_text(json.dumps(document))
+    whole = only(DONE)
+    assert whole.trajectory_id.startswith("browser-use.") and only(tmp_path / "partial.json").trajectory_id == \
+        whole.trajectory_id
+    assert only(UNFINISHED).trajectory_id != whole.trajectory_id
+
+
+@pytest.mark.parametrize("history, said", [
+    ([{"model_output": {"action": {"click": {}}}, "result": [], "state": {}}],
+     "history[0].model_output.action is dict"),
+    ([{"model_output": {"action": [{"a": {}, "b": {}}]}, "result": [], "state": {}}],
+     "history[0].model_output.action[0] is not one"),
+])
+def test_a_malformed_step_is_refused_naming_it_and_the_good_runs_kept(tmp_path: Path, history: list,
+                                                                       said: str) -> None:
+    shutil.copy(DONE, tmp_path / "good.json")
+    (tmp_path / "bad.json").write_text(json.dumps({"history": history}))
+    (tmp_path / "cut.json").write_text(UNFINISHED.read_text()[:1000])
+    parsed = {Path(p.source).name: p for p in read_inputs([tmp_path], fmt="browser-use")}
+    assert parsed["good.json"].trajectory.outcome is Outcome.success
+    assert parsed["bad.json"].trajectory is None and said in str(parsed["bad.json"].error)
+    assert parsed["cut.json"].trajectory is None and "malformed JSON" in str(parsed["cut.json"].error)
+
+
+def test_a_history_with_no_steps_is_refused_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "AgentHistory.json").write_text(json.dumps({"history": []}))
+    [parsed] = read_inputs([tmp_path / "AgentHistory.json"], fmt="browser-use")
+    assert parsed.trajectory is None and "no steps" in str(parsed.error)
+
+
+def test_a_file_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection parses a document whole up to ``WHOLE_PARSE_BYTES``; a history with base64 screenshots (before 0.2)
+    can pass it: ``save_to_file``'s head tells it."""
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 10_000)
+    assert detect_format(DONE) == "browser-use"
+
+
+def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_action_error(home: Path) -> None:
+    code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert "maromsv-pentest-agent-agent_history.json: format browser-use; runs 1; rejected 0; steps 2; errors 2; " \
+           "outcomes unknown 1" in out, out
+    code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--json", "--quiet")
+    assert code == 0 and json.loads(out)["ingested"] == 2, out + err
+    code, out, err = run_cli("search", "Failed to click element", "-t", "acme", "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == only(DONE).trajectory_id, out
+    code, out, err = run_cli("formats")
+    assert code == 0 and "browser-use" in out, out + err

@@ -1,0 +1,204 @@
+"""``browser-use``: browser-use (browser-use/browser-use) agent histories, one run per file.
+
+Source read: browser-use/browser-use ``browser_use/agent/views.py`` (``AgentHistory.model_dump``,
+``AgentHistoryList.save_to_file``, ``ActionResult``, ``StepMetadata``), ``browser/views.py``
+(``BrowserStateHistory.to_dict``) and ``agent/prompts.py`` (``AgentMessagePrompt``), 0.1.17 (2024-12) to the head
+of 2026; real files: jakkaj/tools ``AgentHistory.json`` and MaromSv/Pentest_agent ``agent_history.json`` (see
+``tests/fixtures/browser-use/.browseruse30/README.md``).
+
+``agent.save_history(path)`` (``AgentHistoryList.save_to_file``, default ``AgentHistory.json``) writes
+``{"history": [...]}``, one item per agent step: ``model_output`` (None for a step that failed before the model
+answered), ``result`` (an ``ActionResult`` per action run: ``is_done``, ``success``, ``error``,
+``extracted_content``, ``long_term_memory`` ...), ``state`` (the page after it: ``url``, ``title``, ``tabs``,
+``interacted_element``, ``screenshot`` (base64, before 0.2) or ``screenshot_path``), ``metadata``
+(``step_start_time`` / ``step_end_time`` in Unix seconds, ``step_number``; from 0.1.3x) and, from 0.7.11,
+``state_message`` (the state prompt the model got). ``model_output`` holds the model's ``action`` list
+(``[{<action name>: {params}}]``) and its reasoning: ``current_state`` ``{evaluation_previous_goal, memory,
+next_goal}`` before 0.3 (2025-06), then those keys flat beside ``action``, with ``thinking`` where the model gave it.
+The conversation log (``save_conversation_path``) and the GIF are other outputs, not read.
+
+Mapping
+- task: the ``<user_request>`` of the first ``state_message`` (0.7.11 on). An older history keeps no task: the task is
+  then the model's first goal (``next_goal``, which restates it mostly), or with none the first page, saying so, with
+  ``metadata.task_seen_by_agent`` False.
+- steps: each action of a step with its result (``result[i]`` answers ``action[i]``; an action past the results was
+  not run: browser-use stops a step's actions at an error, ``done`` or a page change), its observation the
+  ``extracted_content`` (else ``long_term_memory``, else the error); a result's ``error`` is the step's error (its
+  decisive line). The model's ``thinking``, ``evaluation_previous_goal``, ``memory`` and ``next_goal`` are the
+  thought of the step's first action (none for the step 0 of ``initial_actions``, which browser-use ran itself).
+  ``done`` is a ``respond`` step with its ``text`` (structured output: its ``data`` as JSON). A step without model
+  output (the model call or the step raised) is an ``agent_error`` step carrying its results' error. ended_at: the
+  step's ``step_end_time``.
+- outcome: the last step's last result: ``is_done`` and ``success`` true -> success; ``success`` false (the agent
+  said it did not finish the task) -> failure, the done text its error; done without ``success`` (before it was
+  recorded) or not done (max steps, an error, interrupted) -> unknown, ``metadata.ended_by`` says which.
+- trajectory_id: ``browser-use.<digest of the first step>``: the history keeps no run id, and its file is mostly
+  ``AgentHistory.json``; the first step (its start time, page and model output) names the run in any copy, and
+  stays while a run saved after each step grows. created_at: the first ``step_start_time``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
+
+from ._agent_cli import error_line, finish_steps, in_trial, iso_time
+from ._common import Context, RecordError, as_dict, as_list, clip_task, json_object, short
+
+NAME = "browser-use"
+ID_PREFIX = "browser-use"
+#: The keys every version's ``AgentHistory.model_dump`` writes for a step.
+_STEP_KEYS = frozenset({"model_output", "result", "state"})
+#: A history's head as ``save_to_file`` writes it (``json.dump(..., indent=2)``): a file too big to parse for
+#: detection (base64 screenshots before 0.2) is told by it.
+SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"history"\s*:\s*\[\s*\{\s*"model_output"\s*:')
+#: The task in the state prompt recorded as ``state_message`` (``AgentMessagePrompt``, 0.7.11 on).
+_USER_REQUEST = re.compile(r"<user_request>\n(.*?)\n</user_request>", re.S)
+#: The model's reasoning keys, in the order a reader follows them.
+_REASONING = (("thinking", "Thinking"), ("evaluation_previous_goal", "Evaluation"), ("memory", "Memory"),
+              ("next_goal", "Next goal"))
+_NOT_RUN = "(not run: browser-use ended the step's actions before it)"
+#: ``state.title`` of the step 0 that records the ``initial_actions`` browser-use ran itself (0.7.8 on), with
+#: reasoning of its own ("Initial navigation"), not the model's.
+_INITIAL = "Initial Actions"
+
+
+def matches(record: Any) -> bool:
+    if not isinstance(record, dict) or not isinstance(record.get("history"), list) or not record["history"]:
+        return False
+    first = record["history"][0]
+    return isinstance(first, dict) and _STEP_KEYS <= first.keys()
+
+
+def _initial(item: dict[str, Any]) -> bool:
+    """Whether a step is the ``initial_actions`` browser-use ran before the model's first step."""
+    return as_dict(item.get("state")).get("title") == _INITIAL and as_dict(item.get("metadata")).get("step_number") == 0
+
+
+def _brain(output: dict[str, Any]) -> dict[str, Any]:
+    """A step's model output with its reasoning keys flat: beside ``action`` (0.3 on) or under ``current_state``."""
+    return {**as_dict(output.get("current_state")), **output}
+
+
+def _reasoning(output: dict[str, Any]) -> str | None:
+    said = _brain(output)
+    parts = [f"{label}: {str(said[key]).strip()}" for key, label in _REASONING if str(said.get(key) or "").strip()]
+    return "\n".join(parts) or None
+
+
+def _observation(result: dict[str, Any]) -> str | None:
+    for key in ("extracted_content", "long_term_memory", "error"):
+        if text := str(result.get(key) or "").strip():
+            return text
+    return None
+
+
+def _error(said: str) -> str | None:
+    """A step's error: the decisive line of what browser-use said (a traceback's last exception, mostly one line)."""
+    return error_line(said, short(said, 300, keep="head")) if said else None
+
+
+def _done_text(params: dict[str, Any]) -> str:
+    """What the agent answered with ``done``: its ``text``, or a structured output's ``data`` as JSON."""
+    if isinstance(params.get("text"), str):
+        return params["text"]
+    data = params.get("data", {k: v for k, v in params.items() if k not in ("success", "files_to_display")})
+    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+
+
+def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for n, item in enumerate(history):
+        output = item.get("model_output")
+        results = [r for r in as_list(item.get("result")) if isinstance(r, dict)]
+        when = iso_time(as_dict(item.get("metadata")).get("step_end_time"))
+        if output is None:  # the step raised before (or while) the model answered
+            said = "\n".join(text for r in results if (text := str(r.get("error") or "").strip()))
+            if said:
+                steps.append({"action": "agent_error", "observation": said, "error": _error(said),
+                              "ended_at": when})
+            continue
+        if not isinstance(output, dict):
+            raise RecordError(f"history[{n}].model_output is {type(output).__name__}, not an object")
+        actions = output.get("action")
+        if not isinstance(actions, list):
+            raise RecordError(f"history[{n}].model_output.action is {type(actions).__name__}, not a list of actions")
+        thought = None if _initial(item) else _reasoning(output)
+        for i, action in enumerate(actions):
+            if not isinstance(action, dict) or len(action) != 1:
+                raise RecordError(f"history[{n}].model_output.action[{i}] is not one {{<action name>: params}}")
+            [(name, params)] = action.items()
+            result = results[i] if i < len(results) else None
+            step: dict[str, Any] = {"thought": thought if i == 0 else None, "ended_at": when}
+            if name == "done":
+                step.update(action="respond", arguments={"content": _done_text(as_dict(params))})
+            else:
+                step.update(action=str(name), arguments=params,
+                            observation=_observation(result) if result is not None else _NOT_RUN)
+            if result is not None:
+                step["error"] = _error(str(result.get("error") or "").strip())
+            steps.append(step)
+    return steps
+
+
+def _task(history: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(the task, whether the agent got it as written): the first state prompt's ``<user_request>``, else a
+    placeholder naming the run's first goal."""
+    for item in history:
+        if isinstance(item.get("state_message"), str) and (found := _USER_REQUEST.search(item["state_message"])):
+            if task := found.group(1).strip():
+                return task, True
+    goal = next((g for item in history if isinstance(item.get("model_output"), dict) and not _initial(item)
+                 if (g := str(_brain(item["model_output"]).get("next_goal") or "").strip())), None)
+    if goal:
+        return f"{goal} (the run's first goal: a history saved before browser-use 0.7.11 records no task)", False
+    url = next((u for item in history if (u := str(as_dict(item.get("state")).get("url") or "")) and
+                u != "about:blank"), "")
+    return f"browser-use run at {url or 'an unrecorded page'} (a history saved before 0.7.11 records no task)", False
+
+
+def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, str | None]:
+    """(outcome, failure, how the run ended where no success is recorded) from the last step's last result."""
+    last = next((r for r in reversed(as_list(history[-1].get("result"))) if isinstance(r, dict)), {})
+    if last.get("is_done") is not True:
+        return Outcome.unknown, None, "not done: the run stopped before the agent called done (max steps, an " \
+                                      "error or an interruption)"
+    if last.get("success") is True:
+        return Outcome.success, None, None
+    if last.get("success") is False:
+        said = str(last.get("extracted_content") or "").strip()
+        return Outcome.failure, Failure(error=short(said, 500, keep="head") if said else "done with success false",
+                                        cause="the agent reported it did not complete the task"), None
+    return Outcome.unknown, None, "done, no success recorded (browser-use before it recorded one)"
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    history = record.get("history")
+    if not isinstance(history, list):
+        raise RecordError(f"a browser-use history whose `history` is {type(history).__name__}, not a list of steps")
+    if not history:
+        raise RecordError("a browser-use history with no steps: it was saved before the agent's first step")
+    for n, item in enumerate(history):
+        if not isinstance(item, dict):
+            raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
+    task, seen = _task(history)
+    outcome, failure, ended_by = _verdict(history)
+    first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
+    state = as_dict(history[-1].get("state"))  # the page the agent saw at its last step
+    metadata = {"ended_by": ended_by, "last_url": state.get("url") or None,
+                "history_steps": len(history), TASK_SEEN_BY_AGENT: None if seen else False}
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    return in_trial(ctx, {
+        "trajectory_id": f"{ID_PREFIX}.{hashlib.blake2b(first, digest_size=8).hexdigest()}",
+        "task": clip_task(task),
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finish_steps(_steps(history), metadata),
+        "created_at": iso_time(as_dict(history[0].get("metadata")).get("step_start_time")),
+        "metadata": metadata,
+    })
