@@ -84,6 +84,20 @@ def test_the_outcome_is_the_last_result_s_done_and_success(tmp_path: Path) -> No
     assert only(tmp_path / "no-success.json").outcome is Outcome.unknown
 
 
+def test_the_judge_s_verdict_is_kept_beside_the_agent_s_own(tmp_path: Path) -> None:
+    """From 0.9.6 an LLM judge (``use_judge``, on by default) attaches its ``judgement`` to the last result; like
+    browser-use, the agent's own ``success`` stays the outcome, the judge's failure reason its cause."""
+    document = json.loads(DONE.read_text())
+    judgement = {"reasoning": "The list was read off the leaderboard.", "verdict": False,
+                 "failure_reason": "The agent listed models, not agents.", "impossible_task": False,
+                 "reached_captcha": True}
+    document["history"][-1]["result"][-1].update(success=False, judgement=judgement)
+    (tmp_path / "judged.json").write_text(json.dumps(document))
+    run = only(tmp_path / "judged.json")
+    assert run.outcome is Outcome.failure and run.failure.cause == "The agent listed models, not agents."
+    assert run.metadata["judgement"] == judgement
+
+
 def test_the_id_is_the_first_step_s_digest_kept_while_the_file_grows(tmp_path: Path) -> None:
     document = json.loads(DONE.read_text())
     document["history"] = document["history"][:2]

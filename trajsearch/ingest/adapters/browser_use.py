@@ -31,7 +31,9 @@ Mapping
   step's ``step_end_time``.
 - outcome: the last step's last result: ``is_done`` and ``success`` true -> success; ``success`` false (the agent
   said it did not finish the task) -> failure, the done text its error; done without ``success`` (before it was
-  recorded) or not done (max steps, an error, interrupted) -> unknown, ``metadata.ended_by`` says which.
+  recorded) or not done (max steps, an error, interrupted) -> unknown, ``metadata.ended_by`` says which. The LLM
+  judge's ``judgement`` on that result (0.9.6 on, ``use_judge`` by default) is kept as ``metadata.judgement``, its
+  ``failure_reason`` the failure's cause; like browser-use, it does not override the agent's own ``success``.
 - trajectory_id: ``browser-use.<digest of the first step>``: the history keeps no run id, and its file is mostly
   ``AgentHistory.json``; the first step (its start time, page and model output) names the run in any copy, and
   stays while a run saved after each step grows. created_at: the first ``step_start_time``.
@@ -171,8 +173,9 @@ def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, st
         return Outcome.success, None, None
     if last.get("success") is False:
         said = str(last.get("extracted_content") or "").strip()
+        judged = str(as_dict(last.get("judgement")).get("failure_reason") or "").strip()
         return Outcome.failure, Failure(error=short(said, 500, keep="head") if said else "done with success false",
-                                        cause="the agent reported it did not complete the task"), None
+                                        cause=judged or "the agent reported it did not complete the task"), None
     return Outcome.unknown, None, "done, no success recorded (browser-use before it recorded one)"
 
 
@@ -190,7 +193,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     outcome, failure, ended_by = _verdict(history)
     first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
     state = as_dict(history[-1].get("state"))  # the page the agent saw at its last step
-    metadata = {"ended_by": ended_by, "last_url": state.get("url") or None,
+    last = [r for r in as_list(history[-1].get("result")) if isinstance(r, dict)]
+    judgement = as_dict(last[-1].get("judgement")) if last else {}
+    metadata = {"ended_by": ended_by, "last_url": state.get("url") or None, "judgement": judgement or None,
                 "history_steps": len(history), TASK_SEEN_BY_AGENT: None if seen else False}
     metadata = {k: v for k, v in metadata.items() if v is not None}
     return in_trial(ctx, {
