@@ -42,7 +42,19 @@ def test_each_action_is_a_step_with_its_result_and_done_is_the_answer() -> None:
     answer = run.steps[-1]
     assert answer.action == "respond" and answer.arguments["content"].startswith("Top 10 AI agents by tool/function")
     assert run.created_at.isoformat() == "2025-10-04T05:17:48.559810+00:00"
+    assert run.steps[-1].started_at.isoformat() == "2025-10-04T05:20:11.267972+00:00"
     assert run.steps[-1].ended_at.isoformat() == "2025-10-04T05:20:43.663279+00:00"
+
+
+def test_a_history_pydantic_dumped_itself_names_each_action_among_its_null_keys(tmp_path: Path) -> None:
+    """``history.model_dump_json()`` (pydantic's own dump, not ``save_to_file``'s) writes every action's key, those
+    not taken null: the one set is the action."""
+    document = json.loads(DONE.read_text())
+    for item in document["history"]:
+        item["model_output"]["action"] = [{"go_to_url": None, **action, "scroll_down": None}
+                                          for action in item["model_output"]["action"]]
+    (tmp_path / "dumped.json").write_text(json.dumps(document))
+    assert [s.action for s in only(tmp_path / "dumped.json").steps] == [s.action for s in only(DONE).steps]
 
 
 def test_a_history_before_0_7_11_names_its_first_goal_as_a_placeholder_task() -> None:

@@ -27,8 +27,8 @@ Mapping
   decisive line). The model's ``thinking``, ``evaluation_previous_goal``, ``memory`` and ``next_goal`` are the
   thought of the step's first action (none for the step 0 of ``initial_actions``, which browser-use ran itself).
   ``done`` is a ``respond`` step with its ``text`` (structured output: its ``data`` as JSON). A step without model
-  output (the model call or the step raised) is an ``agent_error`` step carrying its results' error. ended_at: the
-  step's ``step_end_time``.
+  output (the model call or the step raised) is an ``agent_error`` step carrying its results' error.
+  started_at / ended_at: the step's ``step_start_time`` / ``step_end_time``.
 - outcome: the last step's last result: ``is_done`` and ``success`` true -> success; ``success`` false (the agent
   said it did not finish the task) -> failure, the done text its error; done without ``success`` (before it was
   recorded) or not done (max steps, an error, interrupted) -> unknown, ``metadata.ended_by`` says which. The LLM
@@ -117,12 +117,13 @@ def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for n, item in enumerate(history):
         output = item.get("model_output")
         results = [r for r in as_list(item.get("result")) if isinstance(r, dict)]
-        when = iso_time(as_dict(item.get("metadata")).get("step_end_time"))
+        timing = as_dict(item.get("metadata"))
+        began, when = iso_time(timing.get("step_start_time")), iso_time(timing.get("step_end_time"))
         if output is None:  # the step raised before (or while) the model answered
             said = "\n".join(text for r in results if (text := str(r.get("error") or "").strip()))
             if said:
                 steps.append({"action": "agent_error", "observation": said, "error": _error(said),
-                              "ended_at": when})
+                              "started_at": began, "ended_at": when})
             continue
         if not isinstance(output, dict):
             raise RecordError(f"history[{n}].model_output is {type(output).__name__}, not an object")
@@ -131,11 +132,13 @@ def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
             raise RecordError(f"history[{n}].model_output.action is {type(actions).__name__}, not a list of actions")
         thought = None if _initial(item) else _reasoning(output)
         for i, action in enumerate(actions):
-            if not isinstance(action, dict) or len(action) != 1:
+            # pydantic's own dump (``model_dump_json``) writes every action's key, the ones not taken null
+            chosen = {k: v for k, v in action.items() if v is not None} if isinstance(action, dict) else {}
+            if len(chosen) != 1:
                 raise RecordError(f"history[{n}].model_output.action[{i}] is not one {{<action name>: params}}")
-            [(name, params)] = action.items()
+            [(name, params)] = chosen.items()
             result = results[i] if i < len(results) else None
-            step: dict[str, Any] = {"thought": thought if i == 0 else None, "ended_at": when}
+            step: dict[str, Any] = {"thought": thought if i == 0 else None, "started_at": began, "ended_at": when}
             if name == "done":
                 step.update(action="respond", arguments={"content": _done_text(as_dict(params))})
             else:
