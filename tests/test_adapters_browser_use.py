@@ -30,7 +30,7 @@ def test_each_action_is_a_step_with_its_result_and_done_is_the_answer() -> None:
     first = run.steps[0]
     assert first.arguments == {"query": "function calling leaderboard AI models tool use official leaderboard"}
     assert first.observation.endswith('in Google') and first.error is None
-    # the model's evaluation, memory and next goal (current_state, before 0.3) are the step's first action's thought
+    # the model's evaluation, memory and next goal (current_state, before 0.3.2) are the step's first action's thought
     assert first.thought.startswith("Evaluation: Unknown - No previous actions") and "\nMemory: Step 0/100" in \
         first.thought and "\nNext goal: Search the web" in first.thought
     assert run.steps[1].thought is None
@@ -145,7 +145,7 @@ def test_a_history_with_no_steps_is_refused_saying_so(tmp_path: Path) -> None:
 
 def test_a_file_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Detection parses a document whole up to ``WHOLE_PARSE_BYTES``; a history with base64 screenshots (before 0.2)
+    """Detection parses a document whole up to ``WHOLE_PARSE_BYTES``; a history with base64 screenshots (before 0.5.8)
     can pass it: ``save_to_file``'s head tells it."""
     monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 10_000)
     assert detect_format(DONE) == "browser-use"

@@ -9,12 +9,12 @@ of 2026; real files: jakkaj/tools ``AgentHistory.json`` and MaromSv/Pentest_agen
 ``agent.save_history(path)`` (``AgentHistoryList.save_to_file``, default ``AgentHistory.json``) writes
 ``{"history": [...]}``, one item per agent step: ``model_output`` (None for a step that failed before the model
 answered), ``result`` (an ``ActionResult`` per action run: ``is_done``, ``success``, ``error``,
-``extracted_content``, ``long_term_memory`` ...), ``state`` (the page after it: ``url``, ``title``, ``tabs``,
-``interacted_element``, ``screenshot`` (base64, before 0.2) or ``screenshot_path``), ``metadata``
-(``step_start_time`` / ``step_end_time`` in Unix seconds, ``step_number``; from 0.1.3x) and, from 0.7.11,
+``extracted_content``, ``long_term_memory`` ...), ``state`` (the page the model saw: ``url``, ``title``,
+``tabs``, ``interacted_element``, ``screenshot`` (base64, before 0.5.8) or ``screenshot_path``), ``metadata``
+(``step_start_time`` / ``step_end_time`` in Unix seconds, ``step_number``; from 0.1.40) and, from 0.7.11,
 ``state_message`` (the state prompt the model got). ``model_output`` holds the model's ``action`` list
 (``[{<action name>: {params}}]``) and its reasoning: ``current_state`` ``{evaluation_previous_goal, memory,
-next_goal}`` before 0.3 (2025-06), then those keys flat beside ``action``, with ``thinking`` where the model gave it.
+next_goal}`` before 0.3.2 (2025-06), then those keys flat beside ``action``, with ``thinking`` where the model gave it.
 The conversation log (``save_conversation_path``) and the GIF are other outputs, not read.
 
 Mapping
@@ -56,7 +56,7 @@ ID_PREFIX = "browser-use"
 #: The keys every version's ``AgentHistory.model_dump`` writes for a step.
 _STEP_KEYS = frozenset({"model_output", "result", "state"})
 #: A history's head as ``save_to_file`` writes it (``json.dump(..., indent=2)``): a file too big to parse for
-#: detection (base64 screenshots before 0.2) is told by it.
+#: detection (base64 screenshots before 0.5.8) is told by it.
 SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"history"\s*:\s*\[\s*\{\s*"model_output"\s*:')
 #: The task in the state prompt recorded as ``state_message`` (``AgentMessagePrompt``, 0.7.11 on).
 _USER_REQUEST = re.compile(r"<user_request>\n(.*?)\n</user_request>", re.S)
@@ -82,7 +82,7 @@ def _initial(item: dict[str, Any]) -> bool:
 
 
 def _brain(output: dict[str, Any]) -> dict[str, Any]:
-    """A step's model output with its reasoning keys flat: beside ``action`` (0.3 on) or under ``current_state``."""
+    """A step's model output with its reasoning keys flat: beside ``action`` (0.3.2 on) or under ``current_state``."""
     return {**as_dict(output.get("current_state")), **output}
 
 
