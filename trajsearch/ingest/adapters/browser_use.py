@@ -2,9 +2,10 @@
 
 Source read: browser-use/browser-use ``browser_use/agent/views.py`` (``AgentHistory.model_dump``,
 ``AgentHistoryList.save_to_file``, ``ActionResult``, ``StepMetadata``), ``browser/views.py``
-(``BrowserStateHistory.to_dict``) and ``agent/prompts.py`` (``AgentMessagePrompt``), 0.1.17 (2024-12) to the head
+(``BrowserStateHistory.to_dict``) and ``agent/prompts.py`` (``AgentMessagePrompt``), 0.1.12 (2024-11) to the head
 of 2026; real files: jakkaj/tools ``AgentHistory.json`` and MaromSv/Pentest_agent ``agent_history.json`` (see
-``tests/fixtures/browser-use/.browseruse30/README.md``).
+``tests/fixtures/browser-use/.browseruse30/README.md``); the ``state_message`` path checked on a real 0.9.5 history
+(hireshBrem/browserbrain-ai ``server/main.py``, not committed: no licence).
 
 ``agent.save_history(path)`` (``AgentHistoryList.save_to_file``, default ``AgentHistory.json``) writes
 ``{"history": [...]}``, one item per agent step: ``model_output`` (None for a step that failed before the model
@@ -13,19 +14,24 @@ answered), ``result`` (an ``ActionResult`` per action run: ``is_done``, ``succes
 ``tabs``, ``interacted_element``, ``screenshot`` (base64, before 0.5.8) or ``screenshot_path``), ``metadata``
 (``step_start_time`` / ``step_end_time`` in Unix seconds, ``step_number``; from 0.1.40) and, from 0.7.11,
 ``state_message`` (the state prompt the model got). ``model_output`` holds the model's ``action`` list
-(``[{<action name>: {params}}]``) and its reasoning: ``current_state`` ``{evaluation_previous_goal, memory,
-next_goal}`` before 0.3.2 (2025-06), then those keys flat beside ``action``, with ``thinking`` where the model gave it.
+(``[{<action name>: {params}}]``; one such object, and one result, a step from 0.1.12 to 0.1.16) and its reasoning:
+``current_state`` ``{evaluation_previous_goal, memory, next_goal}`` before 0.3.2 (2025-06), then those keys flat
+beside ``action``, with ``thinking`` where the model gave it, and from 0.12 its plan (``plan_update``,
+``current_plan_item``).
 The conversation log (``save_conversation_path``) and the GIF are other outputs, not read.
 
 Mapping
-- task: the ``<user_request>`` of the first ``state_message`` (0.7.11 on). An older history keeps no task: the task is
-  then the model's first goal (``next_goal``, which restates it mostly), or with none the first page, saying so, with
-  ``metadata.task_seen_by_agent`` False.
+- task: the ``<user_request>`` of the last ``state_message`` (0.7.11 on; a follow-up ``add_new_task`` added is a
+  ``Follow-up:`` line). A history without one (older, or whose steps failed before their state prompt) keeps no task:
+  the task is then a placeholder, labelled first (``[no task recorded ...] first goal: ...``): the model's first
+  ``next_goal`` (a sub-goal mostly, not the task), or with none the first page; ``metadata.task_from`` says which,
+  ``metadata.task_seen_by_agent`` is False.
 - steps: each action of a step with its result (``result[i]`` answers ``action[i]``; an action past the results was
-  not run: browser-use stops a step's actions at an error, ``done`` or a page change), its observation the
-  ``extracted_content`` (else ``long_term_memory``, else the error); a result's ``error`` is the step's error (its
-  decisive line). The model's ``thinking``, ``evaluation_previous_goal``, ``memory`` and ``next_goal`` are the
-  thought of the step's first action (none for the step 0 of ``initial_actions``, which browser-use ran itself).
+  not run, its error ``not run: ...``: browser-use stops a step's actions at an error, ``done`` or a page change),
+  its observation the ``extracted_content`` (else ``long_term_memory``, else the error); a result's ``error`` is the
+  step's error (its decisive line). The model's ``thinking``, ``evaluation_previous_goal``, ``memory``,
+  ``next_goal`` and plan are the thought of the step's first action (none for the step 0 of ``initial_actions``,
+  which browser-use ran itself).
   ``done`` is a ``respond`` step with its ``text`` (structured output: its ``data`` as JSON). A step without model
   output (the model call or the step raised) is an ``agent_error`` step carrying its results' error.
   started_at / ended_at: the step's ``step_start_time`` / ``step_end_time``.
@@ -46,6 +52,7 @@ import json
 import re
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import error_line, finish_steps, in_trial, iso_time
@@ -60,10 +67,15 @@ _STEP_KEYS = frozenset({"model_output", "result", "state"})
 SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"history"\s*:\s*\[\s*\{\s*"model_output"\s*:')
 #: The task in the state prompt recorded as ``state_message`` (``AgentMessagePrompt``, 0.7.11 on).
 _USER_REQUEST = re.compile(r"<user_request>\n(.*?)\n</user_request>", re.S)
+#: A task with follow-ups (``Agent.add_new_task``): the first request and each one added, in one ``<user_request>``.
+_INITIAL_REQUEST = re.compile(r"<initial_user_request>(.*?)</initial_user_request>", re.S)
+_FOLLOW_UP = re.compile(r"<follow_up_user_request>(.*?)</follow_up_user_request>", re.S)
 #: The model's reasoning keys, in the order a reader follows them.
 _REASONING = (("thinking", "Thinking"), ("evaluation_previous_goal", "Evaluation"), ("memory", "Memory"),
               ("next_goal", "Next goal"))
-_NOT_RUN = "(not run: browser-use ended the step's actions before it)"
+#: An action past a step's results: browser-use stops a step's actions at an error, ``done`` or a page change.
+_NOT_RUN = not_run("browser-use ended the step's actions before it (an earlier one errored, finished or changed "
+                   "the page)")
 #: ``state.title`` of the step 0 that records the ``initial_actions`` browser-use ran itself (0.7.8 on), with
 #: reasoning of its own ("Initial navigation"), not the model's.
 _INITIAL = "Initial Actions"
@@ -89,7 +101,17 @@ def _brain(output: dict[str, Any]) -> dict[str, Any]:
 def _reasoning(output: dict[str, Any]) -> str | None:
     said = _brain(output)
     parts = [f"{label}: {str(said[key]).strip()}" for key, label in _REASONING if str(said.get(key) or "").strip()]
+    if plan := "; ".join(str(p).strip() for p in as_list(said.get("plan_update")) if str(p).strip()):
+        parts.append(f"Plan: {plan}")
+    if isinstance(said.get("current_plan_item"), int):
+        parts.append(f"At plan item: {said['current_plan_item']}")
     return "\n".join(parts) or None
+
+
+def _results(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A step's results: a list (0.1.17 on), or one object (0.1.12 to 0.1.16, one action a step)."""
+    results = item.get("result")
+    return [r for r in ([results] if isinstance(results, dict) else as_list(results)) if isinstance(r, dict)]
 
 
 def _observation(result: dict[str, Any]) -> str | None:
@@ -104,8 +126,11 @@ def _error(said: str) -> str | None:
     return error_line(said, short(said, 300, keep="head")) if said else None
 
 
-def _done_text(params: dict[str, Any]) -> str:
+def _done_text(params: Any) -> str:
     """What the agent answered with ``done``: its ``text``, or a structured output's ``data`` as JSON."""
+    if isinstance(params, str):  # not what browser-use writes, but it is the answer
+        return params
+    params = as_dict(params)
     if isinstance(params.get("text"), str):
         return params["text"]
     data = params.get("data", {k: v for k, v in params.items() if k not in ("success", "files_to_display")})
@@ -116,7 +141,7 @@ def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     for n, item in enumerate(history):
         output = item.get("model_output")
-        results = [r for r in as_list(item.get("result")) if isinstance(r, dict)]
+        results = _results(item)
         timing = as_dict(item.get("metadata"))
         began, when = iso_time(timing.get("step_start_time")), iso_time(timing.get("step_end_time"))
         if output is None:  # the step raised before (or while) the model answered
@@ -128,47 +153,58 @@ def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not isinstance(output, dict):
             raise RecordError(f"history[{n}].model_output is {type(output).__name__}, not an object")
         actions = output.get("action")
+        if isinstance(actions, dict):  # 0.1.12 to 0.1.16: one action a step
+            actions = [actions]
         if not isinstance(actions, list):
             raise RecordError(f"history[{n}].model_output.action is {type(actions).__name__}, not a list of actions")
         thought = None if _initial(item) else _reasoning(output)
         for i, action in enumerate(actions):
             # pydantic's own dump (``model_dump_json``) writes every action's key, the ones not taken null
             chosen = {k: v for k, v in action.items() if v is not None} if isinstance(action, dict) else {}
-            if len(chosen) != 1:
+            if len(chosen) != 1 or not next(iter(chosen)):
                 raise RecordError(f"history[{n}].model_output.action[{i}] is not one {{<action name>: params}}")
             [(name, params)] = chosen.items()
             result = results[i] if i < len(results) else None
             step: dict[str, Any] = {"thought": thought if i == 0 else None, "started_at": began, "ended_at": when}
             if name == "done":
-                step.update(action="respond", arguments={"content": _done_text(as_dict(params))})
+                step.update(action="respond", arguments={"content": _done_text(params)})
             else:
                 step.update(action=str(name), arguments=params,
-                            observation=_observation(result) if result is not None else _NOT_RUN)
-            if result is not None:
-                step["error"] = _error(str(result.get("error") or "").strip())
+                            observation=_observation(result) if result is not None else None)
+            step["error"] = _error(str(result.get("error") or "").strip()) if result is not None else _NOT_RUN
             steps.append(step)
     return steps
 
 
-def _task(history: list[dict[str, Any]]) -> tuple[str, bool]:
-    """(the task, whether the agent got it as written): the first state prompt's ``<user_request>``, else a
-    placeholder naming the run's first goal."""
-    for item in history:
+def _request(said: str) -> str:
+    """The task a ``<user_request>`` holds: the request, with each follow-up the user added on a line of its own."""
+    if not (first := _INITIAL_REQUEST.search(said)):
+        return said.strip()
+    return "\n".join([first.group(1).strip(), *(f"Follow-up: {more.strip()}" for more in _FOLLOW_UP.findall(said))])
+
+
+def _task(history: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """(the task, where it came from if not the user's request): the last state prompt's ``<user_request>`` (it holds
+    the request and every follow-up), else a placeholder, labelled first so a clipped task shows the label."""
+    for item in reversed(history):
         if isinstance(item.get("state_message"), str) and (found := _USER_REQUEST.search(item["state_message"])):
-            if task := found.group(1).strip():
-                return task, True
+            if task := _request(found.group(1)):
+                return task, None
+    # from 0.7.11 every step writes the key, null where the step failed before its state prompt was built
+    why = ": no state prompt was recorded" if any("state_message" in item for item in history) else \
+        " before browser-use 0.7.11"
     goal = next((g for item in history if isinstance(item.get("model_output"), dict) and not _initial(item)
                  if (g := str(_brain(item["model_output"]).get("next_goal") or "").strip())), None)
-    if goal:
-        return f"{goal} (the run's first goal: a history saved before browser-use 0.7.11 records no task)", False
+    if goal:  # a sub-goal mostly ("Fill the 'First Name' field ..."), not the task restated
+        return f"[no task recorded{why}] first goal: {goal}", "the model's first next_goal"
     url = next((u for item in history if (u := str(as_dict(item.get("state")).get("url") or "")) and
                 u != "about:blank"), "")
-    return f"browser-use run at {url or 'an unrecorded page'} (a history saved before 0.7.11 records no task)", False
+    return f"[no task recorded{why}] first page: {url or 'none recorded'}", "the first page"
 
 
 def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, str | None]:
     """(outcome, failure, how the run ended where no success is recorded) from the last step's last result."""
-    last = next((r for r in reversed(as_list(history[-1].get("result"))) if isinstance(r, dict)), {})
+    last = (_results(history[-1]) or [{}])[-1]
     if last.get("is_done") is not True:
         return Outcome.unknown, None, "not done: the run stopped before the agent called done (max steps, an " \
                                       "error or an interruption)"
@@ -179,6 +215,8 @@ def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, st
         judged = str(as_dict(last.get("judgement")).get("failure_reason") or "").strip()
         return Outcome.failure, Failure(error=short(said, 500, keep="head") if said else "done with success false",
                                         cause=judged or "the agent reported it did not complete the task"), None
+    if last.get("success") is not None:
+        return Outcome.unknown, None, f"done, success {last['success']!r} is not true or false"
     return Outcome.unknown, None, "done, no success recorded (browser-use before it recorded one)"
 
 
@@ -192,14 +230,15 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for n, item in enumerate(history):
         if not isinstance(item, dict):
             raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
-    task, seen = _task(history)
+    task, task_from = _task(history)
     outcome, failure, ended_by = _verdict(history)
     first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
     state = as_dict(history[-1].get("state"))  # the page the agent saw at its last step
-    last = [r for r in as_list(history[-1].get("result")) if isinstance(r, dict)]
+    last = _results(history[-1])
     judgement = as_dict(last[-1].get("judgement")) if last else {}
     metadata = {"ended_by": ended_by, "last_url": state.get("url") or None, "judgement": judgement or None,
-                "history_steps": len(history), TASK_SEEN_BY_AGENT: None if seen else False}
+                "history_steps": len(history), "task_from": task_from,
+                TASK_SEEN_BY_AGENT: False if task_from else None}
     metadata = {k: v for k, v in metadata.items() if v is not None}
     return in_trial(ctx, {
         "trajectory_id": f"{ID_PREFIX}.{hashlib.blake2b(first, digest_size=8).hexdigest()}",
