@@ -81,7 +81,7 @@ def test_failed_commands_and_tools_are_step_errors_and_an_unfinished_call_never_
     stream.write_bytes(HARBOR.read_bytes())
     run = _only(stream)
     failed, missing, refused, awaited = run.steps[:4]
-    assert failed.error == "1 failed, 1 passed in 0.03s (exit code 1)"
+    assert failed.error == "FAILED tests/test_calc.py::test_add - assert 5 == 4 (exit code 1)"  # the summary line
     assert missing.error == "cat: calc.py: No such file or directory (exit code 1)"
     assert refused.error == "not run: rejected: Command requires approval, which is unavailable in headless mode"
     assert awaited.action == "await" and awaited.error == "No shell found for id 45563"  # as its ATIF reads it
