@@ -122,6 +122,7 @@ from . import (
     cursor_cli,
     gemini_cli,
     goose,
+    kimi_cli,
     inspect_ai,
     langfuse,
     langsmith,
@@ -153,6 +154,7 @@ ADAPTERS: dict[str, ModuleType] = {
         # coding-agent CLI session files
         cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
+        kimi_cli,  # Kimi Code CLI's context files (a session's model context as JSON lines)
         q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
