@@ -44,7 +44,9 @@ def test_a_context_file_is_a_run_of_its_tool_calls_with_the_commands_that_failed
     sub = runs[f"kimi-cli.{SESSION}.read_1"]
     assert sub.metadata["is_subagent"] is True and sub.metadata["parent_session_id"] == SESSION
     assert sub.task.startswith("You are assisting the main agent by gathering project context.")
-    assert len(sub.steps) == 20 and not any(s.error for s in sub.steps)
+    # Kimi before 2025-10-30 wrote a file tool's failure as its bare message, no ERROR: (real line 92)
+    assert len(sub.steps) == 20
+    assert {s.index: s.error for s in sub.steps if s.error} == {17: "`/testbed` is not a file."}
 
 
 def _line(**record) -> str:
@@ -102,7 +104,7 @@ def test_a_bad_context_file_is_refused_naming_the_file_and_the_line(newcomer, tm
     code, out, err = run_cli("ingest", str(odd), str(empty), "--dry-run")
     said = " ".join((out + err).split())
     assert f"{odd}: format kimi-cli; runs 0; rejected 1" in said, said
-    assert "line 2: a message of role 'system'" in said, said
+    assert "a message of role 'system'; a Kimi CLI context line is a message of role assistant, tool, user" in said
     assert f"{empty}: format kimi-cli; runs 0; rejected 1" in said and "no user prompt" in said, said
     wire = _session_folder(tmp_path / "home") / "wire.jsonl"
     code, out, err = run_cli("ingest", str(wire), "--dry-run")
@@ -120,3 +122,64 @@ def test_the_cli_reads_the_sessions_and_finds_a_run_by_its_tool_error(newcomer) 
     code, out, _ = run_cli("formats", "--json")
     [kimi] = [f for f in json.loads(out) if f["format"] == "kimi-cli"]
     assert "Kimi" in kimi["description"], kimi
+
+
+def _write(path: Path, *records: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(_line(**record) + "\n" for record in records))
+    return path
+
+
+def test_a_2025_file_rotated_by_clear_is_its_session_s_not_a_sub_agent(tmp_path: Path) -> None:
+    """2025 Kimi rotated ``<id>.jsonl`` to ``<id>_<n>.jsonl`` (``utils/path.next_available_rotation``), the same
+    helper naming sub-agents ``<id>_sub_<n>``: a number alone is a rotation, named as the 2026 layout's."""
+    records = ({"role": "_checkpoint", "id": 0}, {"role": "user", "content": "fix the build"})
+    rotated = _write(tmp_path / f"{NEW_ID}_1.jsonl", *records)
+    sub = _write(tmp_path / f"{NEW_ID}_sub_1.jsonl", *records)
+    runs = _runs(rotated, sub)
+    assert set(runs) == {f"kimi-cli.{NEW_ID}.context_1", f"kimi-cli.{NEW_ID}.sub_1"}
+    old = runs[f"kimi-cli.{NEW_ID}.context_1"].metadata
+    assert old["session_id"] == NEW_ID and not old.get("is_subagent") and not old.get("parent_session_id")
+    assert runs[f"kimi-cli.{NEW_ID}.sub_1"].metadata["parent_session_id"] == NEW_ID
+
+
+def test_a_compacted_context_s_task_is_its_summary_and_kimi_s_own_notes_are_no_prompts(tmp_path: Path) -> None:
+    """Compaction rotates context.jsonl and opens the new one with its summary as a user message; D-Mail, /init
+    and background-task notes are user messages Kimi writes too, each opening with ``<system>``."""
+    folder = tmp_path / "sessions" / "5d41" / NEW_ID
+    _write(folder / "context.jsonl",
+           {"role": "_system_prompt", "content": "You are Kimi Code CLI"}, {"role": "_checkpoint", "id": 0},
+           {"role": "user", "content": [
+               {"type": "text", "text": "<system>Previous context has been compacted. Here is the compaction "
+                                        "output:</system>"},
+               {"type": "text", "text": "The user asked to port the parser to Rust; two modules are done."}]},
+           {"role": "user", "content": [{"type": "text", "text": "<system>You just got a D-Mail from your future "
+                                                                 "self.</system>"}]},
+           {"role": "user", "content": "now the lexer"},
+           {"role": "assistant", "content": "Done."})
+    [run] = _runs(folder / "context.jsonl").values()
+    assert run.task.startswith("(continued after compaction) The user asked to port the parser to Rust"), run.task
+    assert run.metadata["compacted"] is True and run.metadata["user_prompts"] == ["now the lexer"]
+
+
+def test_a_session_named_by_its_user_keeps_its_layout_s_ids(tmp_path: Path) -> None:
+    """``kimi --session my-task`` names the session's folder as given: the files beside tell the layout."""
+    folder = tmp_path / ".kimi" / "sessions" / "5d41" / "my-task"
+    records = ({"role": "_checkpoint", "id": 0}, {"role": "user", "content": "fix the build"})
+    _write(folder / "context.jsonl", *records)
+    _write(folder / "wire.jsonl", {"type": "metadata", "protocol_version": "1.3"})
+    _write(folder / "subagents" / "a1b2c3d4" / "context.jsonl", *records)
+    runs = _runs(tmp_path)
+    assert set(runs) == {"kimi-cli.my-task", "kimi-cli.my-task.a1b2c3d4"}
+    assert runs["kimi-cli.my-task"].metadata["session_id"] == "my-task"
+    assert runs["kimi-cli.my-task.a1b2c3d4"].metadata["parent_session_id"] == "my-task"
+
+
+def test_a_record_kimi_adds_later_is_passed_over_as_its_own(tmp_path: Path) -> None:
+    """Kimi's ``Session.is_empty`` takes every role opening with ``_`` for its own record: a new one is no
+    message, even the first line."""
+    path = _write(tmp_path / f"{NEW_ID}.jsonl", {"role": "_title", "content": "Build fix"},
+                  {"role": "_checkpoint", "id": 0}, {"role": "user", "content": "fix the build"},
+                  {"role": "_plan", "id": 3}, {"role": "assistant", "content": "Fixed."})
+    [run] = _runs(path).values()
+    assert run.task == "fix the build" and [s.action for s in run.steps] == ["respond"]

@@ -10,25 +10,31 @@ task and their three context-gathering sub-agents; the fixture is trimmed from t
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
 ``~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl`` (a sub-agent's beside its session's, in
-``subagents/<agent id>/context.jsonl``; ``/clear`` rotates the file to ``context_<n>.jsonl`` and starts anew); until
-late 2025 ``<work dir hash>/<session id>.jsonl``, a sub-agent's ``<session id>_<name>.jsonl``. Each line is a
+``subagents/<agent id>/context.jsonl``; ``/clear`` and a compaction rotate the file to ``context_<n>.jsonl`` and
+start anew, a compaction's with its summary; a session named by ``--session`` has a folder of that name); until
+late 2025 ``<work dir hash>/<session id>.jsonl``, rotated to ``<session id>_<n>.jsonl``, a sub-agent's
+``<session id>_<name>.jsonl`` (``sub_<n>``, ``read_<n>``). Each line is a
 message (``role`` ``user``, ``assistant``, ``tool``, its ``content`` a string or typed parts, ``text``, ``think``,
 ``image_url``...; an assistant's ``tool_calls`` ``[{type: function, id, function: {name, arguments}}]``; a tool's
 ``tool_call_id``) or one of Kimi's own records: ``{"role": "_system_prompt", "content"}``, ``{"role":
-"_checkpoint", "id"}`` (before each turn and step) and ``{"role": "_usage", "token_count"}`` (the context's size).
+"_checkpoint", "id"}`` (before each turn and step) and ``{"role": "_usage", "token_count"}`` (the context's size);
+any role opening with ``_`` is Kimi's own, as its ``Session.is_empty`` takes it, and is passed over.
 A tool's result opens with ``<system>message</system>``: ``<system>ERROR: message</system>`` for a tool that failed
-(then its output); Kimi of October 2025 wrote a failure's message without ``ERROR:``, told by the shell's own words
-(``Command failed with exit code: N.``, ``Command killed by timeout (Ns)``).
+(then its output); Kimi before 2025-10-30 wrote a failure's bare message, told by the tools' own words (the shell's
+``Command failed with exit code: N.``, ``Command killed by timeout (Ns)``, a file tool's ``... is not a file.``,
+``Failed to ...``: ``_TOOL_ERROR_2025``).
 
 Mapping: a file is one run; task = the first user text (later ones ``metadata.user_prompts``; Kimi's own user
-messages, ``<system>CHECKPOINT n</system>`` and ``<system-reminder>`` blocks, are none); steps = the tool calls with
-their results (thought: the ``think`` parts and text before the call), a reply with no call a ``respond`` step; a
-failed tool's step error is its message (a command's: its output's decisive line and exit code,
+messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; a
+compacted file's task is its summary, "(continued after compaction) ...", ``metadata.compacted``); steps = the tool
+calls with their results (thought: the ``think`` parts and text before the call), a reply with no call a
+``respond`` step; a failed tool's step error is its message (a command's: its output's decisive line and exit code,
 ``exit_code_error``), a call the file ends without an answer to failed; outcome unknown (a session records no
 verdict); model: not recorded (the file names none). The file holds no session id and no time: the id is the one
 Kimi gives the session, its folder's or file's name, ``kimi-cli.<session id>`` (a sub-agent's
 ``kimi-cli.<session id>.<agent>``, ``metadata.is_subagent``, ``metadata.parent_session_id``; a rotated file's
-``.context_<n>`` after it), so a copy keeping its name is the same run; a file otherwise named is named by its place
+``.context_<n>`` after it, in either layout; a folder not named by a UUID is a session's if Kimi's other files lie
+beside), so a copy keeping its name is the same run; a file otherwise named is named by its place
 (``file_run_key``): what was said cannot be the id (two runs of one task open alike, as the real ones do).
 """
 
@@ -48,67 +54,104 @@ NAME = "kimi-cli"
 WHOLE_FILE = True
 #: Where Kimi keeps its sessions: a walk of a home reads them.
 SESSION_FOLDERS = (".kimi/sessions",)
-#: Kimi's own records among a context file's messages.
+#: Kimi's own records among a context file's messages: any role opening with ``_`` (``Session.is_empty`` passes
+#: them over so), these the ones it writes now; a later one is passed over too.
 _OWN_ROLES = frozenset({"_system_prompt", "_checkpoint", "_usage"})
-_MESSAGE_ROLES = frozenset({"user", "assistant", "tool"})
-#: A session's id as Kimi names it (a UUID), and a file named by it: a session's, or a sub-agent's of it (2025).
+_MESSAGE_ROLES = ("assistant", "tool", "user")
+#: A session's id as Kimi names it (a UUID), and a file of 2025 named by it: a session's, one rotated
+#: (``utils/path.next_available_rotation``: ``<id>_<n>``), or a sub-agent's (``<id>_sub_<n>``, ``<id>_read_<n>``).
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_SESSION_FILE = re.compile(rf"(?P<session>{_SESSION_ID.pattern})(?:_(?P<agent>.+))?")
+_SESSION_FILE = re.compile(rf"(?P<session>{_SESSION_ID.pattern})(?:_(?P<rotation>\d+)|_(?P<agent>.+))?")
 _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
-#: The message opening a tool's result, and a failure in it: Kimi's ``ERROR:``, or the shell's own words (2025).
+#: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
+_SESSION_SIDE = ("wire.jsonl", "state.json")
+#: The message opening a tool's result, and a failure in it: Kimi's ``ERROR:``; before cc9121d5 (2025-10-30) a
+#: failure's bare message, told by the tools' own words (``tools/bash``, ``tools/file``, ``tools/web``,
+#: ``tools/task``, ``tools/dmail`` at cc9121d5~1: each ``ToolError``'s message; a success's says none of these).
 _SYSTEM = re.compile(r"\A<system>(?P<message>.*?)</system>", re.S)
 _ERROR = re.compile(r"\AERROR: (?P<message>.*)\Z", re.S)
 _EXIT = re.compile(r"\ACommand failed with exit code: (?P<code>-?\d+)\.")
 _KILLED = re.compile(r"\ACommand killed by timeout")
-#: User messages Kimi writes itself: a checkpoint's note, a reminder, its note on a tool's images.
-_OWN_USER_TEXT = re.compile(r"\A\s*(?:<system>CHECKPOINT \d+</system>|<system-reminder>)")
+_TOOL_ERROR_2025 = re.compile(
+    r"\A(?:`[^`]*` (?:is not an absolute path|(?:parent directory )?does not exist|is not a (?:file|directory)"
+    r"|is outside the working directory)\.|Pattern `[^`]*` starts with '\*\*'|Failed to |No valid hunks found"
+    r"|No (?:changes|replacements) were made\.|Invalid write mode: |Subagent not found: |Max steps \d+ reached"
+    r"|Search service is not configured|If you see this message, the D-Mail was not sent)")
+#: User messages Kimi writes itself, each opening with ``<system>`` (a checkpoint's note, a compaction's summary,
+#: a D-Mail's, ``/init``'s, background tasks') or a ``<system-reminder>``.
+_OWN_USER_TEXT = re.compile(r"\A\s*<system(?:>|-reminder>)")
+#: A compaction's summary opening the context file it rotated the old one for (``soul/compaction.py``).
+_COMPACTED = re.compile(r"\A\s*<system>Previous context has been compacted\. Here is the compaction output:</system>"
+                        r"\s*(?P<summary>.*)\Z", re.S)
 
 
 def matches(record: Any) -> bool:
     """A context file's first line: one of Kimi's own records (``_checkpoint`` opens every session it writes, a
     ``_system_prompt`` since 2026)."""
-    return isinstance(record, dict) and record.get("role") in _OWN_ROLES and (
+    return isinstance(record, dict) and _own(record.get("role")) and (
         "id" in record or "token_count" in record or isinstance(record.get("content"), str))
+
+
+def _own(role: Any) -> bool:
+    """One of Kimi's own records' roles (``_OWN_ROLES``)."""
+    return isinstance(role, str) and role.startswith("_")
 
 
 split = whole_file
 
 
-def _place(ctx: Context) -> tuple[str, str | None]:
-    """The run's id (after ``kimi-cli.``) and, for a sub-agent's file, its session's id, as the file's place names
-    them (module docstring)."""
+def _session_folder(folder: Path, source: Path) -> bool:
+    """Whether ``folder`` is a session's as Kimi keeps it: named by its id, or holding its other files (a session
+    named by ``--session`` may have any name). ``source`` is read, ``folder`` its name as given (``named_path``)."""
+    beside = source.parent
+    return bool(_SESSION_ID.fullmatch(folder.name)) or (
+        (beside / "context.jsonl").is_file() and any((beside / side).is_file() for side in _SESSION_SIDE))
+
+
+def _place(ctx: Context) -> tuple[str, str | None, str | None]:
+    """The run's id (after ``kimi-cli.``), its session's id and, for a sub-agent's file, its parent session's id, as
+    the file's place names them (module docstring)."""
     path = named_path(ctx.source)
     if context := _CONTEXT_FILE.fullmatch(path.name):
         folder = path.parent
         rotated = f".context_{context['rotation']}" if context["rotation"] else ""
-        if folder.parent.name == "subagents" and _SESSION_ID.fullmatch(folder.parent.parent.name):
+        if folder.parent.name == "subagents" and folder.parent.parent.name:
             session = folder.parent.parent.name
-            return f"{session}.{folder.name}{rotated}", session
-        if _SESSION_ID.fullmatch(folder.name):
-            return f"{folder.name}{rotated}", None
+            return f"{session}.{folder.name}{rotated}", None, session
+        if folder.name and _session_folder(folder, ctx.source):
+            return f"{folder.name}{rotated}", folder.name, None
     elif named := _SESSION_FILE.fullmatch(file_stem(ctx.source, (".jsonl",))):
         if named["agent"]:
-            return f"{named['session']}.{named['agent']}", named["session"]
-        return named["session"], None
-    return file_run_key(ctx, 1), None
+            return f"{named['session']}.{named['agent']}", None, named["session"]
+        rotated = f".context_{named['rotation']}" if named["rotation"] else ""
+        return f"{named['session']}{rotated}", named["session"], None
+    return file_run_key(ctx, 1), None, None
 
 
-def _failure(message: str, output: str, command: str | None) -> str | None:
-    """A failed tool's error from its result's message (``ERROR:`` taken off) and output; None for a command whose
-    exit code answers "no" (grep's 1 with no output: ``exit_code_error``)."""
+def _failure(said: str, output: str, command: str | None) -> str | None:
+    """A failed tool's error from its result's message (``ERROR:`` taken off) and output; None for a tool that did
+    not fail, and for a command whose exit code answers "no" (grep's 1 with no output: ``exit_code_error``)."""
+    failed = _ERROR.match(said)
+    message = failed["message"] if failed else said
     if exit_code := _EXIT.match(message):
         return exit_code_error(output, int(exit_code["code"]), command)
     if _KILLED.match(message):
         line = error_line(output, "")
         return f"{line} ({message})" if line else message
+    if not failed and not _TOOL_ERROR_2025.match(message):
+        return None
     return short(message.strip().splitlines()[0], 500, keep="head") if message.strip() else error_line(output)
 
 
 class _Session(SessionSteps):
     """A context file's messages walked in order: prompts, and steps by tool call id."""
 
+    summary: str | None = None
+
     def user(self, content: Any) -> None:
         text = parts_text(content).strip()
+        if (compacted := _COMPACTED.match(text)) and self.summary is None and not self.prompts:
+            self.summary = compacted["summary"].strip()
         if text and not _OWN_USER_TEXT.match(text):
             self.flush()
             self.prompts.append(text)
@@ -141,20 +184,17 @@ class _Session(SessionSteps):
         head = _SYSTEM.match(text)
         said = head["message"] if head else ""
         output = text[head.end():].lstrip("\n") if head else text
-        failed = _ERROR.match(said)
-        command = as_str(as_dict(step.get("arguments")).get("command"))
-        if failed or _EXIT.match(said) or _KILLED.match(said):
-            step["error"] = _failure(failed["message"] if failed else said, output, command)
+        step["error"] = _failure(said, output, as_str(as_dict(step.get("arguments")).get("command")))
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     lines = as_records(record, "Kimi CLI context")
-    if not any(line.get("role") in _OWN_ROLES for line in lines[:1]):
+    if not any(_own(line.get("role")) for line in lines[:1]):
         raise RecordError("not a Kimi CLI context file: expected JSON lines opening with Kimi's own record "
                           '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages')
     walk = _Session()
     tokens = None
-    for number, line in enumerate(lines, 1):
+    for line in lines:
         role = line.get("role")
         if role == "_usage" and isinstance(line.get("token_count"), int):
             tokens = line["token_count"]
@@ -164,18 +204,22 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             walk.assistant(line)
         elif role == "tool":
             walk.result(line)
-        elif role not in _OWN_ROLES:
-            raise RecordError(f"line {number}: a message of role {role!r}; a Kimi CLI context line is a "
-                              f"{', '.join(sorted(_MESSAGE_ROLES))} message or one of {', '.join(sorted(_OWN_ROLES))}")
+        elif not _own(role):
+            raise RecordError(f"a message of role {role!r}; a Kimi CLI context line is a message of role "
+                              f"{', '.join(_MESSAGE_ROLES)} or one of Kimi's own records "
+                              f"({', '.join(sorted(_OWN_ROLES))}, ...)")
     walk.close()
+    if walk.summary is not None:
+        walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
     if not walk.prompts:
         raise RecordError("no user prompt in this Kimi CLI context file: the session was opened and never asked "
                           "anything")
-    run, parent = _place(ctx)
+    run, session, parent = _place(ctx)
     metadata: dict[str, Any] = {
         "source_format": NAME,
-        "session_id": run if parent is None and _SESSION_ID.fullmatch(run) else None,
+        "session_id": session,
         "context_tokens": tokens,
+        "compacted": walk.summary is not None or None,
         "is_subagent": parent is not None or None,
         "parent_session_id": parent,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
@@ -187,8 +231,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Kimi's other files in a session's folder (its wire log, state, a sub-agent's meta, prompt and output): the
     run is the ``context.jsonl`` beside them."""
-    if fmt is not None or not _SESSION_ID.fullmatch(path.parent.name if path.parent.parent.name != "subagents"
-                                                    else path.parent.parent.parent.name):
+    if fmt is not None or not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
         return None
     if path.name in {"wire.jsonl", "state.json", "meta.json", "prompt.txt", "output"}:
         return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
