@@ -72,6 +72,9 @@ ATIF = HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json"
     (ATIF, "goose", "not a goose session"),
     (FIXTURES / "crush" / ".newcli30" / "crush-sessions.jsonl", "goose", "not a goose session"),
     (FIXTURES / "goose" / ".copilot2-30" / "20260301_1.md", "goose", "no run in this file: goose's Markdown export"),
+    # a q-cli save's history is `{"history": [{"user", "assistant"}]}`: it was read as a browser-use run (RT2 2)
+    (FIXTURES / "q-cli" / ".qcli30" / "mx11-printer-test.json", "browser-use", "not a browser-use history"),
+    (ATIF, "browser-use", "not a browser-use history"),  # it was "a browser-use history whose `history` is NoneType"
 ], ids=lambda v: v.name if isinstance(v, Path) else v[:16])
 def test_a_format_forced_on_another_tools_file_says_it_is_not_one(newcomer, tmp_path: Path, source: Path, fmt: str,
                                                                     said_instead: str) -> None:

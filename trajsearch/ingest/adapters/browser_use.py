@@ -223,10 +223,17 @@ def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, st
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     history = record.get("history")
-    if not isinstance(history, list):
-        raise RecordError(f"a browser-use history whose `history` is {type(history).__name__}, not a list of steps")
-    if not history:
+    if history == []:
         raise RecordError("a browser-use history with no steps: it was saved before the agent's first step")
+    if not matches(record):  # ``--format browser-use`` on another tool's file: refused by name, not read as a run
+        if not isinstance(history, list):
+            held = "it has no `history`" if history is None else f"its `history` is {type(history).__name__}"
+        elif isinstance(history[0], dict):
+            held = f"its first `history` item has keys {sorted(history[0])}"
+        else:
+            held = f"its first `history` item is {type(history[0]).__name__}"
+        raise RecordError(f"not a browser-use history (agent.save_history() writes "
+                          f"{{\"history\": [{{\"model_output\", \"result\", \"state\", ...}}]}}); {held}")
     for n, item in enumerate(history):
         if not isinstance(item, dict):
             raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
