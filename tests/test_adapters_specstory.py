@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest.adapters import specstory
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -326,3 +328,23 @@ def test_an_output_ending_on_a_javascript_stack_is_told_by_the_stacks_own_head(
     the like did), and any error line among the 30 above the frames made a ``console.trace`` failed."""
     [step] = only(_history(tmp_path / "stack.md", _shell("node scripts/migrate.js", output))).steps
     assert step.error == error
+
+
+def test_a_long_output_line_of_many_at_signs_is_read_and_the_prompt_after_it_still_dropped(tmp_path: Path) -> None:
+    """A 200,000-character ``npm ls --parseable``-like line (``pkg0@1.0.0,pkg1@1.0.1,...``) above the failure and
+    zsh's prompt: read, the failure its error (RT2 3: the prompt's search took 14 s on it). No time bound: the test
+    below keeps the prompt's look linear by construction."""
+    packages = ",".join(f"pkg{n}@1.0.{n}" for n in range(16_000))
+    assert len(packages) > 200_000
+    output = f"/app\n{packages}\nerror: missing peer dependency react@18\nedobry@linkslate app %"
+    [step] = only(_history(tmp_path / "long.md", _shell("npm ls --parseable", output))).steps
+    assert step.error == "error: missing peer dependency react@18"
+
+
+def test_no_pattern_searches_a_whole_output_for_what_ends_it() -> None:
+    """A pattern that must reach the text's end (``$``, ``\\Z``) but is not anchored at its start is tried at every
+    position (every line, for one opening on ``\\n``) and runs on to the end from each: quadratic in a long line. The
+    prompt an output ends on is its last line: split off and matched from its start (RT2 3)."""
+    for name, pattern in vars(specstory).items():
+        if isinstance(pattern, re.Pattern) and re.search(r"(?:(?<!\\)\$|\\Z)\)?$", pattern.pattern):
+            assert pattern.pattern.startswith(("^", r"\A")), name

@@ -101,9 +101,11 @@ _FAILED_END = re.compile(r"^(?:fatal|error|Error|ERROR|FATAL)\b[^\n]{0,80}?:|com
 #: A field of a Node / Bun system error printed under its message (``    path: "x",``, `` syscall: "open",``,
 #: ``   errno: -2,``, ``    code: "ENOENT"``): not counted among an output's last lines, so the message above still is.
 _ERROR_FIELD = re.compile(r"^\s+(?:path|dest|syscall|errno|code|killed|signal|cmd|stdout|stderr): \S")
-#: The shell prompt an early Cursor terminal output ends on: zsh's (``edobry@linkslate minsky %``), macOS bash's
-#: ``host:dir user$`` (``linkslate:minsky edobry$``); no word of the command's.
-_PROMPT = re.compile(r"\n(?:\S+@[^\n]*[%$#]|[\w.-]+:\S* \S+\$)\s*$")
+#: The shell prompt an early Cursor terminal output ends on, its last line whole (see ``_without_prompt``): zsh's
+#: ``user@host dir %`` (``edobry@linkslate minsky %``: ``_ZSH_PROMPT`` and an ending ``%``, ``$`` or ``#``), macOS
+#: bash's ``host:dir user$`` (``linkslate:minsky edobry$``); no word of the command's.
+_ZSH_PROMPT = re.compile(r"\S+@")
+_BASH_PROMPT = re.compile(r"[\w.-]+:\S* \S+\$")
 #: A tool's failure Cursor writes as a piece of its own, with no tool named ("Cannot edit files blocked by
 #: globalignore").
 _TOOL_FAILED = re.compile(r"(?:Cannot (?:edit|read|delete|create) files?\b|Error calling tool\b)[^\n]*")
@@ -341,13 +343,22 @@ def _shell_error(output: str | None, command: str | None, coded: bool) -> str | 
     code, said = shell_reply(output)
     if code is not None or coded:
         return exit_code_error(said, code, command) if code else None
-    screen = _PROMPT.sub("", output.rstrip())
+    screen = _without_prompt(output.rstrip())
     screen = _unwrapped(screen) if screen != output.rstrip() else output
     printer = printing_program(command)
     if ended := ended_failing(screen, printer):
         return ended
     last = [line for line in screen.splitlines() if line.strip() and not _ERROR_FIELD.match(line)][-4:]
     return error_line("\n".join(last)) if printer is None and any(_FAILED_END.search(ln) for ln in last) else None
+
+
+def _without_prompt(screen: str) -> str:
+    """The screen without the shell prompt it ends on, if it does. Only its last line is looked at: a pattern that
+    searched the whole output for a prompt ending it rescanned each line from each ``@`` of its first word (a
+    200,000-character ``npm ls --parseable`` line, ``a@1.0.0,b@1.0.1,...``: 14 s)."""
+    head, newline, last = screen.rpartition("\n")
+    zsh = last[-1:] in ("%", "$", "#") and _ZSH_PROMPT.match(last)
+    return head if newline and (zsh or _BASH_PROMPT.fullmatch(last)) else screen
 
 
 def _unwrapped(screen: str) -> str:
