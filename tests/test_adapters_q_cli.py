@@ -83,6 +83,18 @@ def test_a_conversation_whose_history_is_empty_is_read_from_its_transcript(tmp_p
     assert run.steps[0].thought.startswith("I'll read the markdown files") and run.metadata["transcript_only"]
 
 
+def test_a_transcript_answer_ending_on_its_tool_note_names_the_tools_however_long_the_line(tmp_path: Path) -> None:
+    """The note is looked for past the line's last ``]``: an answer of 100,000 characters quoting unclosed
+    ``[Tool uses: `` notes is one answer (the pattern rescanned the line from each: 2.6 s; RT2 4, no time bound)."""
+    state = json.loads(ENTRIES.read_text())
+    quoted = "Notes: " + "[Tool uses: " * 8333 + "done."
+    state["history"], state["transcript"] = [], ["> print the notes", quoted, "> again", "Again.\n[Tool uses: fs_read]"]
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps(state))
+    assert [(s.action, s.arguments or s.thought) for s in only(path).steps] == [
+        ("respond", {"content": quoted}), ("fs_read", "Again.")]
+
+
 @pytest.mark.parametrize("cli", sorted(STORES))
 def test_the_store_is_named_with_a_command_whose_output_is_the_conversations_read(cli: str, tmp_path: Path) -> None:
     store = tmp_path / "share" / cli / "data.sqlite3"
