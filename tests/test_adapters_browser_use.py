@@ -114,6 +114,24 @@ def test_a_follow_up_task_is_part_of_the_task(tmp_path: Path) -> None:
     assert only(tmp_path / "AgentHistory.json").task == f"{task}\nFollow-up: {more}"
 
 
+_UNCLOSED = "<follow_up_user_request>" * 4166  # 100,000 characters of openers with no closer
+
+
+@pytest.mark.parametrize("state_message, task", [
+    (_state_message(f"<initial_user_request>Find it</initial_user_request>\n{_UNCLOSED}"), "Find it"),
+    (_state_message("<initial_user_request>" * 4545), "<initial_user_request><initial_user_request>"),
+    ("<user_request>\n" * 6666, "[no task recorded"),  # no request closed: the placeholder
+], ids=["follow-ups", "initial", "user-request"])
+def test_a_request_quoting_unclosed_tags_is_read_however_long(tmp_path: Path, state_message: str, task: str) -> None:
+    """Each tag is found with ``str.find`` (a lazy pattern rescanned the prompt to its end from each opener left
+    unclosed: 2 to 4 s at 100,000 characters; RT2 4, no time bound); what a closed tag holds is read as before."""
+    document = json.loads(DONE.read_text())
+    for item in document["history"]:
+        item["state_message"] = state_message
+    (tmp_path / "AgentHistory.json").write_text(json.dumps(document))
+    assert only(tmp_path / "AgentHistory.json").task.startswith(task)
+
+
 def test_the_model_s_plan_is_part_of_its_thought(tmp_path: Path) -> None:
     """From 0.12 the model may write a plan (``plan_update``) and the item it is at (``current_plan_item``)."""
     document = json.loads(DONE.read_text())

@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from trajsearch.actions import not_run
@@ -65,11 +66,11 @@ _STEP_KEYS = frozenset({"model_output", "result", "state"})
 #: A history's head as ``save_to_file`` writes it (``json.dump(..., indent=2)``): a file too big to parse for
 #: detection (base64 screenshots before 0.5.8) is told by it.
 SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"history"\s*:\s*\[\s*\{\s*"model_output"\s*:')
-#: The task in the state prompt recorded as ``state_message`` (``AgentMessagePrompt``, 0.7.11 on).
-_USER_REQUEST = re.compile(r"<user_request>\n(.*?)\n</user_request>", re.S)
+#: The task in the state prompt recorded as ``state_message`` (``AgentMessagePrompt``, 0.7.11 on), between these.
+_USER_REQUEST = ("<user_request>\n", "\n</user_request>")
 #: A task with follow-ups (``Agent.add_new_task``): the first request and each one added, in one ``<user_request>``.
-_INITIAL_REQUEST = re.compile(r"<initial_user_request>(.*?)</initial_user_request>", re.S)
-_FOLLOW_UP = re.compile(r"<follow_up_user_request>(.*?)</follow_up_user_request>", re.S)
+_INITIAL_REQUEST = ("<initial_user_request>", "</initial_user_request>")
+_FOLLOW_UP = ("<follow_up_user_request>", "</follow_up_user_request>")
 #: The model's reasoning keys, in the order a reader follows them.
 _REASONING = (("thinking", "Thinking"), ("evaluation_previous_goal", "Evaluation"), ("memory", "Memory"),
               ("next_goal", "Next goal"))
@@ -176,19 +177,30 @@ def _steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps
 
 
+def _tagged(text: str, tags: tuple[str, str]) -> Iterator[str]:
+    """What each ``<tag>...</tag>`` of ``text`` holds, in order: found with ``str.find``, as a lazy pattern would
+    (``<tag>(.*?)</tag>``), which rescanned the text to its end from each opener left unclosed (RT2 4)."""
+    opener, closer = tags
+    at = 0
+    while (start := text.find(opener, at)) >= 0 and (end := text.find(closer, start + len(opener))) >= 0:
+        yield text[start + len(opener):end]
+        at = end + len(closer)
+
+
 def _request(said: str) -> str:
     """The task a ``<user_request>`` holds: the request, with each follow-up the user added on a line of its own."""
-    if not (first := _INITIAL_REQUEST.search(said)):
+    if (first := next(_tagged(said, _INITIAL_REQUEST), None)) is None:
         return said.strip()
-    return "\n".join([first.group(1).strip(), *(f"Follow-up: {more.strip()}" for more in _FOLLOW_UP.findall(said))])
+    return "\n".join([first.strip(), *(f"Follow-up: {more.strip()}" for more in _tagged(said, _FOLLOW_UP))])
 
 
 def _task(history: list[dict[str, Any]]) -> tuple[str, str | None]:
     """(the task, where it came from if not the user's request): the last state prompt's ``<user_request>`` (it holds
     the request and every follow-up), else a placeholder, labelled first so a clipped task shows the label."""
     for item in reversed(history):
-        if isinstance(item.get("state_message"), str) and (found := _USER_REQUEST.search(item["state_message"])):
-            if task := _request(found.group(1)):
+        if isinstance(item.get("state_message"), str) and \
+                (found := next(_tagged(item["state_message"], _USER_REQUEST), None)) is not None:
+            if task := _request(found):
                 return task, None
     # from 0.7.11 every step writes the key, null where the step failed before its state prompt was built
     why = ": no state prompt was recorded" if any("state_message" in item for item in history) else \
