@@ -319,10 +319,8 @@ def _result_text(value: Any) -> str:
 
 
 class _Session(SessionSteps):
-    """A session's messages walked in order: prompts, and steps by tool call id."""
-
-    def __init__(self) -> None:
-        super().__init__()
+    """A session's messages walked in order: prompts, and steps by tool call id; ``last_error`` goose's error part
+    with no work after it, what the session ended on."""
 
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:
