@@ -247,9 +247,12 @@ def test_outputs_quoting_failures_of_commands_that_succeeded_are_no_errors(tmp_p
     turn = (_shell("cat .specstory/history/chat.md | head -100",
                   "```\nfatal: could not read Username for 'https://github.com': No such device or address\n```\n\n"
                   "認証エラーのため、プッシュできませんでした。") +
-            _shell("git log -p | cat", "+## Error handling\n+error details: kept in the log\n+- **Untyped Error Handling**") +
-            _shell("node scripts/dump.mjs | head -3", '{"tool": "Bash", "result": "failed (exit code 1)"}\n{"ok": true}') +
-            _shell("git push -u origin main", "fatal: could not read Username for 'https://github.com': No such device"))
+            _shell("git log -p | cat",
+                   "+## Error handling\n+error details: kept in the log\n+- **Untyped Error Handling**") +
+            _shell("node scripts/dump.mjs | head -3",
+                   '{"tool": "Bash", "result": "failed (exit code 1)"}\n{"ok": true}') +
+            _shell("git push -u origin main",
+                   "fatal: could not read Username for 'https://github.com': No such device"))
     steps = only(_history(tmp_path / "quoted.md", turn)).steps
     assert [s.error for s in steps] == [None, None, None,
                                         "fatal: could not read Username for 'https://github.com': No such device"]

@@ -125,7 +125,8 @@ def test_an_exception_raised_after_pytest_summary_line_is_the_error(tmp_path: Pa
 
 
 def test_a_log_line_shaped_like_pytest_summary_line_does_not_beat_the_traceback_below(tmp_path: Path) -> None:
-    assert _errors_of_output(tmp_path, LOG_LINE_THEN_TRACEBACK) == ["ConnectionError: upload to s3 refused (exit code 1)"]
+    assert _errors_of_output(tmp_path, LOG_LINE_THEN_TRACEBACK) == [
+        "ConnectionError: upload to s3 refused (exit code 1)"]
 
 
 def test_a_long_output_line_is_read(tmp_path: Path) -> None:

@@ -1528,7 +1528,8 @@ def saved_earlier(earlier: Trajectory, later: Trajectory) -> bool:
 def _opens(later: Trajectory, earlier: Trajectory, same: Callable[[Any], tuple[Any, ...]]) -> bool:
     """Whether ``later``'s steps open with every step ``earlier`` had settled (:func:`_settled`), as ``same`` tells."""
     taken = _settled(earlier)
-    return len(later.steps) >= taken and [same(s) for s in later.steps[:taken]] == [same(s) for s in earlier.steps[:taken]]
+    return len(later.steps) >= taken and \
+        [same(s) for s in later.steps[:taken]] == [same(s) for s in earlier.steps[:taken]]
 
 
 def parts_ways(one: Trajectory, other: Trajectory) -> bool:

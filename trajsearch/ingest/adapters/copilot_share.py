@@ -10,8 +10,9 @@ jmservera/SquadScope's ``data/metrics/copilot-transcript.md`` over 21 commits; t
 ``### 💭 Reasoning`` (italic), ``### ℹ️ Info`` / ``Notification`` (the CLI's own: ``Model changed to: X``),
 ``### ❌ Error``, ``### ⚠️ Warning`` (the CLI's: an organization's policy that disabled MCP servers),
 ``### ✓ Task Complete`` (the agent's closing summary), and tool calls ``### ✅ `tool``` / ``### ❌ `tool```
-(failed, denied or rejected): a bold description line, then what the call was shown as (bash: ``$ command``; view, edit: the path), or an
-``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside ``<details>``).
+(failed, denied or rejected): a bold description line, then what the call was shown as (bash: ``$ command``; view,
+edit: the path), or an ``Arguments`` block of JSON in ``<details>``, then its result in a code block (long ones inside
+``<details>``).
 A sub-agent (``### 📦 task (Completed)``) lists its own calls and replies under it, with no time line of their own.
 The headings inside code blocks (a file the agent viewed) are content, not entries; another heading right after a
 time line (``### ◌ Conversation Compacted``) is an entry of a kind not read, not part of the one before it.
