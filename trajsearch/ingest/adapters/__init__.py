@@ -109,6 +109,7 @@ from . import (
     ag2,
     aider,
     atif,
+    autocoderover,
     autogen_agentchat,
     browser_use,
     claude_code,
@@ -157,6 +158,7 @@ ADAPTERS: dict[str, ModuleType] = {
         kimi_cli,  # Kimi Code CLI's context files (a session's model context as JSON lines)
         q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file
+        autocoderover,  # a software-engineering agent's task folders (told by their files' names)
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         continue_dev,  # Continue's chat sessions (its IDE extensions and ``cn`` CLI)

@@ -1,0 +1,61 @@
+"""AutoCodeRover's task output folders (``<instance>_<start>/`` of ``conversation_round_<n>.json`` and
+``debug_agent_write_patch_<n>.json``), read from a real run its repository committed (nus-apr/auto-code-rover
+``results/acr-run-1``, trimmed: tests/fixtures/autocoderover/.sweexp30/README.md). SWE-bench's leaderboard keeps
+AutoCodeRover's runs in this shape."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import run_cli
+
+ACR = Path(__file__).parent / "fixtures" / "autocoderover" / ".sweexp30"
+TASK = ACR / "django__django-10914_2024-04-06_13-19-51"
+
+
+def test_a_task_folder_is_one_run_read_from_its_longest_thread() -> None:
+    [parsed] = list(read_inputs([ACR]))  # the earlier round's file is part of the same run, not a second one
+    run = parsed.trajectory
+    assert run is not None, parsed.error
+    assert run.trajectory_id == "autocoderover.django__django-10914_2024-04-06_13-19-51"
+    assert run.task.startswith("Set default FILE_UPLOAD_PERMISSION to 0o644.") and "</issue>" not in run.task
+    assert run.task_id == run.metadata["instance_id"] == "django__django-10914"
+    assert run.metadata["repo"] == "django/django"
+    assert run.outcome is Outcome.unknown  # ACR did not test its patch: an outcome file judges it
+    assert run.created_at == datetime(2024, 4, 6, 13, 19, 51, tzinfo=timezone.utc)
+    # the search rounds, the bug locations, and the patch the patch agent wrote (its thread extends the search's)
+    assert [s.action for s in run.steps] == ["search_class", "respond", "search_method_in_class", "respond"]
+    first = run.steps[0]
+    assert first.arguments["calls"][:2] == ['search_class("FileSystemStorage")', 'search_class("MemoryUploadedFile")']
+    assert first.observation.startswith('Result of search_class("FileSystemStorage"):')
+    assert "<file>django/core/files/storage.py</file>" in run.steps[-1].thought
+    assert run.steps[-1].observation.startswith("Extracted a patch.")
+
+
+def test_a_round_file_named_alone_reads_its_task_folder() -> None:
+    run = only(TASK / "conversation_round_1.json")
+    assert run.trajectory_id == "autocoderover.django__django-10914_2024-04-06_13-19-51" and len(run.steps) == 4
+
+
+def test_a_folder_without_its_meta_is_named_by_its_folder(tmp_path: Path) -> None:
+    folder = tmp_path / TASK.name
+    shutil.copytree(TASK, folder)
+    (folder / "meta.json").unlink()  # some of ACR's task folders hold none
+    run = only(folder)
+    assert run.task_id == "django__django-10914" and run.task.startswith("Set default FILE_UPLOAD_PERMISSION")
+
+
+def test_cli_dry_run_judges_the_run_by_the_leaderboards_results_json(tmp_path: Path, home: Path) -> None:
+    results = tmp_path / "results.json"  # results/results.json of a SWE-bench experiments submission: its lists
+    results.write_text(json.dumps({"generated": ["django__django-10914"], "applied": ["django__django-10914"],
+                                   "resolved": ["django__django-11099"]}))
+    code, out, err = run_cli("ingest", str(ACR), "-t", "acme", "--dry-run", "--outcomes", str(results))
+    assert code == 0, out + err
+    assert "format autocoderover; runs 1; rejected 0; steps 4; errors 0; outcomes failure 1" in out, out

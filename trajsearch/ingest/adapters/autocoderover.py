@@ -1,0 +1,145 @@
+"""``autocoderover``: AutoCodeRover's task output folders (nus-apr/auto-code-rover, its 2024-04 version), one run each.
+
+Source read: nus-apr/auto-code-rover ``app/api/manage.py``, ``app/inference.py`` (the search loop, the patch agent),
+``app/data_structures.py`` (``MessageThread.save_to_file``: a JSON array of ``{role, content}``); real folders: the
+repository's own ``results/acr-run-1/applicable_patch/<instance>_<YYYY-MM-DD_HH-MM-SS>/`` (its SWE-bench Lite runs,
+the shape SWE-bench's leaderboard keeps as ``evaluation/lite/<date>_autocoderover-v20240408/trajs/``; see
+``tests/fixtures/autocoderover/.sweexp30/README.md``).
+
+A task's folder holds the conversation saved after every search round (``conversation_round_<n>.json``, each the
+whole thread so far), the patch agent's thread (``debug_agent_write_patch_<n>.json``: the search thread, the request
+for a patch, the patch and ACR's answer), the task (``meta.json``: ``task_id`` and the SWE-bench row as
+``task_info``, absent in some folders), and files no format reads (``info.log``, ``agent_proxy_<n>.json`` (the
+proxy's extraction of the API calls), ``tool_call_*.json``, ``cost.json``, ``extracted_patch_<n>.diff``,
+``agent_patch_raw_<n>``, ``problem_statement.txt``): passed over (``side_path``). Its messages hold no tool calls:
+the model names the search APIs in its text, ACR answers with ``Result of search_x(...)`` messages.
+
+Mapping
+- the run: the longest thread of the folder (each later file extends the one before); task: the issue between
+  ``<issue>`` tags of the first user message (else ``meta.json``'s ``problem_statement``); task_id and
+  ``metadata.instance_id``: ``meta.json``'s ``task_id``, else the folder's name without its start time, so a
+  SWE-bench report (``--outcomes``) judges the run.
+- steps: each assistant message a step; the APIs ACR answered in the next user messages (``Result of
+  search_class(...)``) its action (the first one; all in ``arguments.calls``), ``respond`` when none (an analysis,
+  the patch); those user messages its observation.
+- outcome: unknown (ACR does not test the patch it writes when validation is off, as in these runs): an outcome
+  file gives it. created_at: the folder name's start time.
+- trajectory_id: ``autocoderover.<folder name>``: one folder per attempt at a task.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from trajsearch.model import Outcome, Trajectory
+
+from ._agent_cli import finish_steps
+from ._common import Context, RecordError, as_dict, as_list, build, clip_task, json_kind, safe_id
+
+NAME = "autocoderover"
+ID_PREFIX = "autocoderover"
+META = "meta.json"
+#: The threads a task folder saves, the search rounds' and the patch agent's (``<name>_<n>.json``).
+_THREAD = re.compile(r"(?:conversation_round|debug_agent_write_patch)_(\d+)\.json")
+#: A task folder's name: the instance and the second its run started.
+_FOLDER = re.compile(r"(?P<task>.+)_(?P<at>\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2})")
+_ISSUE = re.compile(r"<issue>(.*?)</issue>", re.S)
+#: ACR's answer to one API the model named: ``Result of search_class("X"):``.
+_RESULT = re.compile(r"^Result of (\w+)\((.*?)\):\s*$", re.M)
+
+
+def matches(record: Any) -> bool:
+    """Never by content: a ``{role, content}`` message list is many tools' shape; a task folder is told by its
+    files' names (``run_folder``)."""
+    return False
+
+
+def _threads(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if _THREAD.fullmatch(p.name) and p.is_file()]
+
+
+def run_folder(path: Path) -> Path | None:
+    """The task folder ``path`` stands for: one holding a ``conversation_round_<n>.json`` (or that file itself)."""
+    folder = path.parent if path.is_file() and _THREAD.fullmatch(path.name) else path
+    if not folder.is_dir():
+        return None
+    return folder if any(p.name.startswith("conversation_round_") for p in _threads(folder)) else None
+
+
+def folder_files(folder: Path) -> list[Path]:
+    return [*([folder / META] if (folder / META).is_file() else []), *sorted(_threads(folder))]
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs, costs)."""
+    if path.parent.is_dir() and run_folder(path.parent) is not None:
+        return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
+    return None
+
+
+def _content(message: Any) -> str:
+    content = as_dict(message).get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for n, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        replies = []
+        for later in messages[n + 1:]:
+            if later.get("role") == "assistant":
+                break
+            replies.append(_content(later))
+        observation = "\n\n".join(r for r in replies if r.strip()) or None
+        calls = [f"{name}({args})" for name, args in _RESULT.findall(observation or "")]
+        steps.append({"thought": _content(message) or None,
+                      "action": calls[0].split("(", 1)[0] if calls else "respond",
+                      "arguments": {"calls": calls} if calls else {"content": _content(message)},
+                      "observation": observation})
+    return steps
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    """A thread file forced to this format: its conversation alone."""
+    return read_folder({ctx.source.name: record}, ctx)
+
+
+def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
+    threads = {name: value for name, value in files.items() if _THREAD.fullmatch(Path(name).name)}
+    for name, value in threads.items():
+        if not isinstance(value, list) or not all(isinstance(m, dict) and "role" in m for m in value):
+            raise RecordError(f"{name}: not an AutoCodeRover conversation (a JSON array of {{role, content}} "
+                              f"messages; found {json_kind(value)})")
+    if not threads:
+        raise RecordError("no conversation_round_<n>.json in this AutoCodeRover task folder")
+    messages: list[dict[str, Any]] = max(threads.values(), key=len)
+    meta = as_dict(files.get(META))
+    info = as_dict(meta.get("task_info"))
+    folder = ctx.source.name if ctx.source.is_dir() else ctx.source.parent.name
+    named = _FOLDER.fullmatch(folder)
+    first = next((_content(m) for m in messages if m.get("role") == "user"), "")
+    issue = _ISSUE.search(first)
+    task = (issue.group(1) if issue else str(info.get("problem_statement") or first)).strip()
+    if not task:
+        raise RecordError(f"{folder}: no issue in the conversation's first user message, nor in {META}")
+    instance = str(meta.get("task_id") or info.get("instance_id") or (named.group("task") if named else "")) or None
+    started = datetime.strptime(named.group("at"), "%Y-%m-%d_%H-%M-%S").replace(tzinfo=timezone.utc) \
+        if named else None
+    metadata = {k: v for k, v in {"instance_id": instance, "repo": info.get("repo"),
+                                  "base_commit": info.get("base_commit")}.items() if v}
+    fields: dict[str, Any] = {
+        "trajectory_id": f"{ID_PREFIX}.{safe_id(folder)}",
+        "task": clip_task(task),
+        "task_id": instance,
+        "outcome": Outcome.unknown,
+        "steps": finish_steps(_steps([m for m in as_list(messages) if isinstance(m, dict)]), metadata),
+        "metadata": metadata,
+    }
+    if started is not None:
+        fields["created_at"] = started
+    return build(fields, ctx)
