@@ -11,24 +11,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import SUBMITTED, Outcome, outcome_shown
 
 from adapter_support import only
 from cli_support import run_cli
 
-ACR = Path(__file__).parent / "fixtures" / "autocoderover" / ".sweexp30"
-TASK = ACR / "django__django-10914_2024-04-06_13-19-51"
+ACR = Path(__file__).parent / "fixtures" / "autocoderover" / ".sweexp30" / "acr-run-1"
+TASK = ACR / "applicable_patch" / "django__django-10914_2024-04-06_13-19-51"
 
 
 def test_a_task_folder_is_one_run_read_from_its_longest_thread() -> None:
-    [parsed] = list(read_inputs([ACR]))  # the earlier round's file is part of the same run, not a second one
+    # the earlier round's file is part of the same run, not a second one; the run set's stats.json is no run
+    [parsed] = list(read_inputs([ACR]))
     run = parsed.trajectory
     assert run is not None, parsed.error
     assert run.trajectory_id == "autocoderover.django__django-10914_2024-04-06_13-19-51"
     assert run.task.startswith("Set default FILE_UPLOAD_PERMISSION to 0o644.") and "</issue>" not in run.task
     assert run.task_id == run.metadata["instance_id"] == "django__django-10914"
-    assert run.metadata["repo"] == "django/django"
-    assert run.outcome is Outcome.unknown  # ACR did not test its patch: an outcome file judges it
+    assert run.metadata["repo"] == "django/django" and run.model_id == "gpt-4-0125-preview"
+    assert run.metadata["cost"] == 0.31962 and run.metadata["extract_status"] == "APPLICABLE_PATCH"
+    # ACR handed in a patch it did not test: submitted, not evaluated, until an outcome file says
+    assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED
     assert run.created_at == datetime(2024, 4, 6, 13, 19, 51, tzinfo=timezone.utc)
     # the search rounds, the bug locations, and the patch the patch agent wrote (its thread extends the search's)
     assert [s.action for s in run.steps] == ["search_class", "respond", "search_method_in_class", "respond"]
@@ -52,10 +55,20 @@ def test_a_folder_without_its_meta_is_named_by_its_folder(tmp_path: Path) -> Non
     assert run.task_id == "django__django-10914" and run.task.startswith("Set default FILE_UPLOAD_PERMISSION")
 
 
-def test_cli_dry_run_judges_the_run_by_the_leaderboards_results_json(tmp_path: Path, home: Path) -> None:
-    results = tmp_path / "results.json"  # results/results.json of a SWE-bench experiments submission: its lists
-    results.write_text(json.dumps({"generated": ["django__django-10914"], "applied": ["django__django-10914"],
-                                   "resolved": ["django__django-11099"]}))
+def test_a_run_that_extracted_no_applicable_patch_handed_in_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / TASK.name
+    shutil.copytree(TASK, folder)
+    # django__django-11039's statuses (acr-run-1/raw_patch_but_unmatched): three patches, none ACR could apply
+    (folder / "extract_status.json").write_text(json.dumps({"extract_status": [
+        "RAW_PATCH_BUT_UNMATCHED", "RAW_PATCH_BUT_UNPARSED", "RAW_PATCH_BUT_UNMATCHED"]}))
+    run = only(folder)
+    assert run.outcome is Outcome.failure and run.failure.cause == "AutoCodeRover handed in no patch"
+    assert run.failure.error == "no applicable patch extracted (RAW_PATCH_BUT_UNMATCHED)"
+
+
+def test_cli_dry_run_judges_the_run_by_its_run_sets_report(home: Path) -> None:
+    # new_eval_results/report.json: the lists SWE-bench's leaderboard keeps as a submission's results.json
+    results = ACR / "new_eval_results" / "report.json"
     code, out, err = run_cli("ingest", str(ACR), "-t", "acme", "--dry-run", "--outcomes", str(results))
     assert code == 0, out + err
     assert "format autocoderover; runs 1; rejected 0; steps 4; errors 0; outcomes failure 1" in out, out

@@ -9,9 +9,10 @@ the shape SWE-bench's leaderboard keeps as ``evaluation/lite/<date>_autocoderove
 A task's folder holds the conversation saved after every search round (``conversation_round_<n>.json``, each the
 whole thread so far), the patch agent's thread (``debug_agent_write_patch_<n>.json``: the search thread, the request
 for a patch, the patch and ACR's answer), the task (``meta.json``: ``task_id`` and the SWE-bench row as
-``task_info``, absent in some folders), and files no format reads (``info.log``, ``agent_proxy_<n>.json`` (the
-proxy's extraction of the API calls), ``tool_call_*.json``, ``cost.json``, ``extracted_patch_<n>.diff``,
-``agent_patch_raw_<n>``, ``problem_statement.txt``): passed over (``side_path``). Its messages hold no tool calls:
+``task_info``, absent in some folders), ``cost.json`` and ``extract_status.json``, and files no format reads
+(``info.log``, ``agent_proxy_<n>.json`` (the proxy's extraction of the API calls), ``tool_call_*.json``,
+``extracted_patch_<n>.diff``, ``agent_patch_raw_<n>``, ``problem_statement.txt``): passed over (``side_path``), as is
+the run set's ``stats.json`` beside its ``predictions_for_swebench.json``. Its messages hold no tool calls:
 the model names the search APIs in its text, ACR answers with ``Result of search_x(...)`` messages.
 
 Mapping
@@ -22,8 +23,14 @@ Mapping
 - steps: each assistant message a step; the APIs ACR answered in the next user messages (``Result of
   search_class(...)``) its action (the first one; all in ``arguments.calls``), ``respond`` when none (an analysis,
   the patch); those user messages its observation.
-- outcome: unknown (ACR does not test the patch it writes when validation is off, as in these runs): an outcome
-  file gives it. created_at: the folder name's start time.
+- model_id: ``cost.json``'s ``model`` (its ``total_cost``, ``total_tokens`` in metadata); ``metadata.extract_status``:
+  ``extract_status.json``'s last, how ACR read the patch (``APPLICABLE_PATCH``, ``RAW_PATCH_BUT_UNMATCHED``, ...).
+- outcome: ACR does not test the patch it hands in (validation off, as in these runs): a run whose
+  ``extract_status`` holds ``APPLICABLE_PATCH`` handed one in, a success "submitted, not evaluated" as SWE-agent's
+  (``outcome_basis``) until an outcome file says (the run set's ``new_eval_results/report.json``, SWE-bench's
+  leaderboard ``results.json``); one whose statuses hold none handed in nothing, a failure (in ACR's 1,200 runs
+  these are exactly the ones its own report leaves out of ``generated``); no ``extract_status.json``: unknown.
+  created_at: the folder name's start time.
 - trajectory_id: ``autocoderover.<folder name>``: one folder per attempt at a task.
 """
 
@@ -34,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trajsearch.model import Outcome, Trajectory
+from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from ._agent_cli import finish_steps
 from ._common import Context, RecordError, as_dict, as_list, build, clip_task, json_kind, safe_id
@@ -42,10 +49,17 @@ from ._common import Context, RecordError, as_dict, as_list, build, clip_task, j
 NAME = "autocoderover"
 ID_PREFIX = "autocoderover"
 META = "meta.json"
+#: The run's model and its cost (``cost.json``: ``model``, ``total_cost``, ``total_tokens``, ...), and how ACR read the
+#: patch it extracted (``extract_status.json``: ``APPLICABLE_PATCH``, ``RAW_PATCH_BUT_UNMATCHED``, ...).
+COST, STATUS = "cost.json", "extract_status.json"
+#: What ACR writes of a whole run set beside its category folders (``applicable_patch/``, ...), with its predictions.
+_RUN_STATS, _PREDICTIONS = "stats.json", "predictions_for_swebench.json"
 #: The threads a task folder saves, the search rounds' and the patch agent's (``<name>_<n>.json``).
 _THREAD = re.compile(r"(?:conversation_round|debug_agent_write_patch)_(\d+)\.json")
 #: A task folder's name: the instance and the second its run started.
 _FOLDER = re.compile(r"(?P<task>.+)_(?P<at>\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2})")
+#: ``extract_status``'s word for a patch ACR could apply, the one it hands in (``predictions_for_swebench.json``).
+_APPLICABLE = "APPLICABLE_PATCH"
 _ISSUE = re.compile(r"<issue>(.*?)</issue>", re.S)
 #: ACR's answer to one API the model named: ``Result of search_class("X"):``.
 _RESULT = re.compile(r"^Result of (\w+)\((.*?)\):\s*$", re.M)
@@ -70,13 +84,15 @@ def run_folder(path: Path) -> Path | None:
 
 
 def folder_files(folder: Path) -> list[Path]:
-    return [*([folder / META] if (folder / META).is_file() else []), *sorted(_threads(folder))]
+    return [*(folder / n for n in (META, COST, STATUS) if (folder / n).is_file()), *sorted(_threads(folder))]
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs, costs)."""
     if path.parent.is_dir() and run_folder(path.parent) is not None:
         return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
+    if path.name == _RUN_STATS and (path.parent / _PREDICTIONS).is_file():
+        return "AutoCodeRover's summary of a run set (its task count, model and costs; the runs are its task folders)"
     return None
 
 
@@ -102,6 +118,16 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                       "arguments": {"calls": calls} if calls else {"content": _content(message)},
                       "observation": observation})
     return steps
+
+
+def _verdict(status: list[Any]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
+    """(outcome, failure, metadata) from how ACR read the patches it extracted (``extract_status.json``)."""
+    if not status:
+        return Outcome.unknown, None, {}
+    if _APPLICABLE in status:
+        return Outcome.success, None, {"outcome_basis": UNEVALUATED}
+    return Outcome.failure, Failure(error=f"no applicable patch extracted ({status[-1]})",
+                                    cause="AutoCodeRover handed in no patch"), {}
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -130,13 +156,21 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     instance = str(meta.get("task_id") or info.get("instance_id") or (named.group("task") if named else "")) or None
     started = datetime.strptime(named.group("at"), "%Y-%m-%d_%H-%M-%S").replace(tzinfo=timezone.utc) \
         if named else None
+    cost = as_dict(files.get(COST))
+    status = as_list(as_dict(files.get(STATUS)).get("extract_status"))
     metadata = {k: v for k, v in {"instance_id": instance, "repo": info.get("repo"),
-                                  "base_commit": info.get("base_commit")}.items() if v}
+                                  "base_commit": info.get("base_commit"), "cost": cost.get("total_cost"),
+                                  "total_tokens": cost.get("total_tokens"),
+                                  "extract_status": status[-1] if status else None}.items() if v}
+    outcome, failure, basis = _verdict(status)
+    metadata.update(basis)
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}.{safe_id(folder)}",
         "task": clip_task(task),
         "task_id": instance,
-        "outcome": Outcome.unknown,
+        "model_id": cost.get("model") if isinstance(cost.get("model"), str) else None,
+        "outcome": outcome,
+        "failure": failure,
         "steps": finish_steps(_steps([m for m in as_list(messages) if isinstance(m, dict)]), metadata),
         "metadata": metadata,
     }
