@@ -128,6 +128,7 @@ from . import (
     langfuse,
     langsmith,
     mini_swe_agent,
+    moatless,
     native,
     openai_agents,
     openhands,
@@ -159,6 +160,7 @@ ADAPTERS: dict[str, ModuleType] = {
         q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file
         autocoderover,  # a software-engineering agent's task folders (told by their files' names)
+        moatless,  # a software-engineering agent's state-machine trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         continue_dev,  # Continue's chat sessions (its IDE extensions and ``cn`` CLI)

@@ -1,0 +1,62 @@
+"""Moatless Tools trajectory files (its 2024 ``AgenticLoop``: ``initial_message``, ``transitions``, ``info``), read from
+real runs its repository committed (aorwall/moatless-tools ``tests/trajectories``, trimmed:
+tests/fixtures/moatless/.sweexp30/README.md). SWE-bench's leaderboard keeps Moatless' 2024 runs in this shape."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import SUBMITTED, Outcome, outcome_shown
+
+from adapter_support import only
+from cli_support import run_cli
+
+MOATLESS = Path(__file__).parent / "fixtures" / "moatless" / ".sweexp30"
+
+
+def test_a_run_is_its_states_actions_with_the_issue_as_task() -> None:
+    path = MOATLESS / "psf__requests-1724.json"
+    assert detect_format(path) == "moatless"
+    run = only(path)
+    assert run.trajectory_id == "moatless.coder_psf__requests-1724_20240815-203425"
+    assert run.task.startswith("Unicode method names cause UnicodeDecodeError for some requests in Python 2.7.2")
+    assert run.task_id == run.metadata["instance_id"] == "psf__requests-1724"
+    assert run.model_id == "claude-3-5-sonnet-20240620"
+    assert run.created_at == datetime(2024, 8, 15, 20, 34, 25, 859767, tzinfo=timezone.utc)
+    assert [s.action for s in run.steps] == ["SearchCode", "IdentifyCode", "DecideRelevance", "PlanToCode",
+                                             "EditCode", "PlanToCode", "EditCode", "PlanToCode", "EditCode",
+                                             "EditCode"]
+    search = run.steps[0]
+    assert search.thought.startswith("To address the issue of Unicode method names")
+    assert search.arguments["search_requests"] and "scratch_pad" not in search.arguments
+    edit = run.steps[4]
+    assert edit.observation.startswith("Applied the change to requests/sessions.py.\n--- requests/sessions.py")
+    # an edit Moatless sent back for a retry (its replace block changed nothing) is the step's error
+    assert run.steps[8].error.startswith("The code in the replace tag is the same as in the search.")
+    assert [s.index for s in run.steps if s.error] == [8]
+    # the agent rejected the task (Moatless' status), its patch so far notwithstanding
+    assert run.outcome is Outcome.failure and run.failure.cause == "the agent rejected the task"
+    assert run.failure.error == "Max retries reached."
+
+
+def test_how_the_evaluation_recorded_the_run_is_its_outcome() -> None:
+    runs = {Path(p.source).name: p.trajectory for p in read_inputs([MOATLESS])}
+    finished, limited = runs["django__django-9296.json"], runs["django__django-11095.json"]
+    assert finished.outcome is Outcome.success and outcome_shown(finished) == SUBMITTED  # a patch, not tested
+    assert limited.outcome is Outcome.failure  # the loop's abort on its cost limit: the run used its budget
+    assert limited.failure.error == "RuntimeError: The loop was aborted because the cost exceeded the limit."
+    assert limited.failure.cause == "the run used its cost limit"
+
+
+def test_cli_dry_run_judges_the_runs_by_a_leaderboard_results_json(tmp_path: Path, home: Path) -> None:
+    results = tmp_path / "results.json"  # a SWE-bench experiments submission's results/results.json: its lists
+    results.write_text(json.dumps({"generated": ["django__django-9296", "psf__requests-1724"],
+                                   "resolved": ["psf__requests-1724"]}))
+    code, out, err = run_cli("ingest", str(MOATLESS), "-t", "acme", "--dry-run", "--outcomes", str(results))
+    assert code == 0, out + err
+    assert "django__django-9296.json: format moatless; runs 1; rejected 0; steps 5; errors 0; outcomes failure 1" in out
+    assert "psf__requests-1724.json: format moatless; runs 1; rejected 0; steps 10; errors 1; outcomes success 1" in out
