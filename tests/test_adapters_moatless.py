@@ -60,3 +60,16 @@ def test_cli_dry_run_judges_the_runs_by_a_leaderboard_results_json(tmp_path: Pat
     assert code == 0, out + err
     assert "django__django-9296.json: format moatless; runs 1; rejected 0; steps 5; errors 0; outcomes failure 1" in out
     assert "psf__requests-1724.json: format moatless; runs 1; rejected 0; steps 10; errors 1; outcomes success 1" in out
+
+
+def test_a_june_2024_file_its_actions_and_completed_flag() -> None:
+    # AgenticLoop's first shape: no workspace, each action {action, output}, its thought `thoughts`, info.completed
+    run = only(MOATLESS / "pytest-dev__pytest-7373.json")
+    assert run.trajectory_id == "moatless.coder_pytest-dev__pytest-7373_20240616-074447"
+    assert run.task.startswith("Incorrect caching of skipif/xfail string condition evaluation")
+    assert run.model_id == "gpt-4o-2024-05-13"
+    assert [s.action for s in run.steps] == ["PlanToCode", "EditCode", "PlanToCode", "EditCode", "PlanToCode"]
+    plan, edit = run.steps[:2]
+    assert plan.thought and "thoughts" not in plan.arguments and plan.arguments["action"]
+    assert edit.arguments["content"].startswith("<replace>") and edit.observation.startswith("Applied change:")
+    assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED

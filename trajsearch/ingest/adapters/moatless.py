@@ -1,5 +1,5 @@
-"""``moatless``: Moatless Tools trajectory files (aorwall/moatless-tools, its 2024 state-machine ``AgenticLoop``), one run
-each.
+"""``moatless``: Moatless Tools trajectory files (aorwall/moatless-tools, its 2024 state-machine ``AgenticLoop``), one
+run each.
 
 Source read: aorwall/moatless-tools ``moatless/trajectory.py`` and ``moatless/benchmark/evaluation.py`` (2024-06 to
 2024-09); real files: the repository's own ``tests/trajectories/`` (runs of its SWE-bench evaluations
@@ -7,25 +7,27 @@ Source read: aorwall/moatless-tools ``moatless/trajectory.py`` and ``moatless/be
 ``tests/fixtures/moatless/.sweexp30/README.md``), the shape SWE-bench's leaderboard keeps Moatless' 2024 submissions
 in (``trajs/<instance>.json``).
 
-A file is one JSON object: ``name``, ``transition_rules`` (the state machine, its ``global_params.model``),
+A file is one JSON object (June 2024: ``name`` ``AgenticLoop``, ``initial_message``, ``transitions``, ``info``; from
+July: ``MoatlessTools`` and also ``transition_rules`` (the state machine, its ``global_params.model``),
 ``workspace``, ``initial_message`` (the issue), ``current_transition_id``, ``transitions`` (each state the loop
 entered: ``id``, ``name`` (``SearchCode``, ``IdentifyCode``, ``DecideRelevance``, ``PlanToCode``, ``EditCode``,
 ``ClarifyCodeChange``, ``Finished``, ``Rejected`` ...), ``timestamp``, ``properties`` (its model), ``actions``:
-each ``{request, response, completion}``) and ``info`` (the evaluation's: ``instance_id``, ``evaluation_name``,
-``trace_id``, ``status``, ``error``, ``submission``, ``total_cost``).
+each ``{request, response, completion}``, in June ``{action, output, completion_cost}``) and ``info`` (the
+evaluation's: ``instance_id``, ``evaluation_name``, ``trace_id``, ``status``, ``error``, ``submission``,
+``total_cost``).
 
 Mapping
 - task: ``initial_message``; task_id and ``metadata.instance_id``: ``info.instance_id``; model_id: the first
   state's ``properties.model``, else ``transition_rules.global_params.model``.
-- steps: each action of each state, its action the state's name; its request without ``scratch_pad`` (the search
-  requests, the planned change, the edit) the arguments, ``scratch_pad`` the thought; the response's output the
-  observation (an edit's ``message`` and ``diff``); a response asking for a retry (``retry_message``: Moatless
-  refused the request) is the step's error.
-- outcome: ``info.status`` ``finished`` with a ``submission`` -> success "submitted, not evaluated" (as SWE-agent's)
-  until an outcome file says; ``finished`` with none and ``rejected`` (the agent gave the task up) -> failure;
-  ``error`` (the loop raised: ``info.error`` is its traceback) -> infra_error, unless its last line is the loop's
-  abort on its own limit ("The loop was aborted because the cost exceeded the limit.": a failure, the run used its
-  budget); no status -> unknown.
+- steps: each action of each state, its action the state's name; its request (June 2024: ``action``) without
+  ``scratch_pad`` (``thoughts``) the arguments (the search requests, the planned change, the edit), that the
+  thought; the response's (June: the action's) output the observation (an edit's ``message`` and ``diff``); a
+  response asking for a retry (``retry_message``: Moatless refused the request) is the step's error.
+- outcome: ``info.status`` (June 2024: ``completed`` true for ``finished``) ``finished`` with a ``submission`` ->
+  success "submitted, not evaluated" (as SWE-agent's) until an outcome file says; ``finished`` with none and
+  ``rejected`` (the agent gave the task up) -> failure; ``error`` (the loop raised: ``info.error`` is its
+  traceback) -> infra_error, unless its last line is the loop's abort on its own limit ("The loop was aborted
+  because the cost exceeded the limit.": a failure, the run used its budget); no status -> unknown.
 - trajectory_id: ``moatless.<info.trace_id>`` (``coder_<instance>_<start>``), else a digest of the task and the
   first state's time. created_at: the first state's ``timestamp``.
 """
@@ -44,14 +46,20 @@ from ._common import Context, RecordError, as_dict, as_list, build, clip_task, j
 
 NAME = "moatless"
 ID_PREFIX = "moatless"
-_KEYS = frozenset({"initial_message", "transitions", "workspace"})
+_KEYS = frozenset({"initial_message", "transitions"})
+#: What names the loop's file: its ``workspace`` (from July 2024), or the ``info`` its evaluation wrote (June 2024).
+_OWN_KEYS = frozenset({"workspace", "info"})
 #: ``AgenticLoop``'s abort on a limit of its own (``loop.py``: "The loop was aborted because the cost exceeded the
 #: limit."): the run used its budget, the agent's failure, as SWE-agent's ``exit_cost``.
 _LIMIT = re.compile(r"The loop was aborted because (?:the )?(.+?) exceeded the limit")
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["transitions"], list)
+    return isinstance(record, dict) and _KEYS <= record.keys() and bool(_OWN_KEYS & record.keys()) \
+        and isinstance(record["transitions"], list) and isinstance(record["initial_message"], str)
+
+
+_THOUGHTS = ("scratch_pad", "thoughts")
 
 
 def _observation(response: dict[str, Any]) -> str | None:
@@ -67,10 +75,13 @@ def _steps(transitions: list[Any]) -> list[dict[str, Any]]:
     steps = []
     for state in (as_dict(t) for t in transitions):
         for action in (as_dict(a) for a in as_list(state.get("actions"))):
-            request, response = as_dict(action.get("request")), as_dict(action.get("response"))
+            # from July 2024 {request, response}; in June {action, output} (its thought ``thoughts``)
+            request = as_dict(action.get("request") if "request" in action else action.get("action"))
+            response = as_dict(action.get("response")) if "response" in action else action
             retry = response.get("retry_message")
-            steps.append({"thought": request.get("scratch_pad") or None, "action": str(state.get("name") or "state"),
-                          "arguments": {k: v for k, v in request.items() if k != "scratch_pad"},
+            steps.append({"thought": request.get("scratch_pad") or request.get("thoughts") or None,
+                          "action": str(state.get("name") or "state"),
+                          "arguments": {k: v for k, v in request.items() if k not in _THOUGHTS},
                           "observation": _observation(response),
                           "error": short(str(retry), 300, keep="head") if retry else None,
                           "ended_at": iso_time(state.get("timestamp"))})
@@ -79,6 +90,8 @@ def _steps(transitions: list[Any]) -> list[dict[str, Any]]:
 
 def _verdict(info: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
     status, error = info.get("status"), str(info.get("error") or "").strip()
+    if status is None and info.get("completed") is True:  # June 2024: ``completed`` where later files say status
+        status = "finished"
     if status == "finished" and str(info.get("submission") or "").strip():
         return Outcome.success, None, {"outcome_basis": UNEVALUATED}
     if status in ("finished", "rejected"):
@@ -88,7 +101,8 @@ def _verdict(info: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[str, A
     if status == "error":
         last = next((line for line in reversed(error.splitlines()) if line.strip()), "the loop raised")
         if limit := _LIMIT.search(last):
-            return Outcome.failure, Failure(error=short(last, 300), cause=f"the run used its {limit.group(1)} limit"), {}
+            return Outcome.failure, Failure(error=short(last, 300),
+                                            cause=f"the run used its {limit.group(1)} limit"), {}
         return Outcome.infra_error, Failure(error=short(last, 300), cause="Moatless' loop raised (info.error)"), {}
     return Outcome.unknown, None, {}
 
@@ -107,9 +121,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     started = next((s["timestamp"] for s in states if s.get("timestamp")), None)
     key = str(info.get("trace_id") or "") or hashlib.blake2b(f"{started}\0{task}".encode(), digest_size=8).hexdigest()
     outcome, failure, basis = _verdict(info)
-    metadata = {k: v for k, v in {"instance_id": info.get("instance_id"), "evaluation_name": info.get("evaluation_name"),
-                                  "status": info.get("status"), "cost": info.get("total_cost"), **basis}.items()
-                if v is not None}
+    metadata = {k: v for k, v in {"instance_id": info.get("instance_id"),
+                                  "evaluation_name": info.get("evaluation_name"), "status": info.get("status"),
+                                  "cost": info.get("total_cost"), **basis}.items() if v is not None}
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}.{safe_id(key)}",
         "task": clip_task(task.strip()),
