@@ -1,7 +1,7 @@
 """AutoCodeRover's task output folders (``<instance>_<start>/`` of ``conversation_round_<n>.json`` and
 ``debug_agent_write_patch_<n>.json``), read from a real run its repository committed (nus-apr/auto-code-rover
-``results/acr-run-1``, trimmed: tests/fixtures/autocoderover/.sweexp30/README.md). SWE-bench's leaderboard keeps
-AutoCodeRover's runs in this shape."""
+``results/acr-run-1``, trimmed: tests/fixtures/autocoderover/.sweexp30/README.md), the version of AutoCodeRover's
+``autocoderover-v20240408`` SWE-bench leaderboard submission."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Moatless Tools trajectory files (its 2024 ``AgenticLoop``: ``initial_message``, ``transitions``, ``info``), read from
 real runs its repository committed (aorwall/moatless-tools ``tests/trajectories``, trimmed:
-tests/fixtures/moatless/.sweexp30/README.md). SWE-bench's leaderboard keeps Moatless' 2024 runs in this shape."""
+tests/fixtures/moatless/.sweexp30/README.md): the loop its 2024 SWE-bench leaderboard submissions ran."""
 
 from __future__ import annotations
 

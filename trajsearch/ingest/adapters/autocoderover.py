@@ -2,9 +2,8 @@
 
 Source read: nus-apr/auto-code-rover ``app/api/manage.py``, ``app/inference.py`` (the search loop, the patch agent),
 ``app/data_structures.py`` (``MessageThread.save_to_file``: a JSON array of ``{role, content}``); real folders: the
-repository's own ``results/acr-run-1/applicable_patch/<instance>_<YYYY-MM-DD_HH-MM-SS>/`` (its SWE-bench Lite runs,
-the shape SWE-bench's leaderboard keeps as ``evaluation/lite/<date>_autocoderover-v20240408/trajs/``; see
-``tests/fixtures/autocoderover/.sweexp30/README.md``).
+repository's own ``results/acr-run-{1,2,3}``, ``acr-val-only`` (its SWE-bench Lite runs of the version its
+``autocoderover-v20240408`` leaderboard submission ran; see ``tests/fixtures/autocoderover/.sweexp30/README.md``).
 
 A task's folder holds the conversation saved after every search round (``conversation_round_<n>.json``, each the
 whole thread so far), the patch agent's thread (``debug_agent_write_patch_<n>.json``: the search thread, the request

