@@ -72,3 +72,8 @@ def test_cli_dry_run_judges_the_run_by_its_run_sets_report(home: Path) -> None:
     code, out, err = run_cli("ingest", str(ACR), "-t", "acme", "--dry-run", "--outcomes", str(results))
     assert code == 0, out + err
     assert "format autocoderover; runs 1; rejected 0; steps 4; errors 0; outcomes failure 1" in out, out
+
+
+def test_a_task_folders_own_file_named_alone_is_no_run(home: Path) -> None:
+    code, out, err = run_cli("ingest", str(TASK / "tool_call_sequence.json"), "-t", "acme", "--dry-run")
+    assert code != 0 and "no run in this file: an AutoCodeRover task folder's own file" in out + err, out + err

@@ -86,9 +86,16 @@ def folder_files(folder: Path) -> list[Path]:
     return [*(folder / n for n in (META, COST, STATUS) if (folder / n).is_file()), *sorted(_threads(folder))]
 
 
+#: The other files ACR writes in a task folder (the names in its 1,200 real ones): told by name first, so that a walk
+#: of a folder of many files does not list it once for each of them.
+_OWN_FILES = re.compile(r"agent_proxy_\d+\.json|tool_call_(?:sequence|layers)\.json|agent_patch_raw_\d+|"
+                        r"extracted_patch_\d+\.diff|developer_patch\.diff|problem_statement\.txt|info\.log|"
+                        r"run_test_suite_\d+\.log")
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs, costs)."""
-    if path.parent.is_dir() and run_folder(path.parent) is not None:
+    if _OWN_FILES.fullmatch(path.name) and run_folder(path.parent) is not None:
         return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
     if path.name == _RUN_STATS and (path.parent / _PREDICTIONS).is_file():
         return "AutoCodeRover's summary of a run set (its task count, model and costs; the runs are its task folders)"
