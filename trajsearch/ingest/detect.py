@@ -463,6 +463,23 @@ def _crew_log_kind(head: str) -> str | None:
     return CREW_OUTPUT_LOG if _CREW_TEXT_LOG.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES]) else None
 
 
+#: Agentless' log of one SWE-bench instance (``localization_logs/<instance>.log``, ``repair_logs/<instance>.log``:
+#: Python's ``%(asctime)s - %(levelname)s - %(message)s``), opened by ``Processing bug <instance>`` or the stage's
+#: ``================ localize|repairing <instance> ================`` (OpenAutoCoder/Agentless ``agentless/fl``,
+#: ``agentless/repair``).
+_AGENTLESS_LOG = re.compile(r"\A\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - "
+                            r"(?:Processing bug (\S+)|={16} (?:localize|repairing) (\S+) ={16})$", re.M)
+
+
+def _agentless_log_kind(head: str) -> str | None:
+    """What Agentless' text log of an instance is: the prompts and raw answers of its fixed localization and repair
+    stages as log lines for people, no agent steps to read (Agentless runs no agent loop)."""
+    if not (found := _AGENTLESS_LOG.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES])):
+        return None
+    return (f"Agentless' text log of SWE-bench instance {found.group(1) or found.group(2)} (its localization or "
+            "repair prompts and answers as log lines, no structured steps): not a run trajsearch reads")
+
+
 #: The OpenTelemetry Collector's ``debug`` exporter (``logging`` before 0.86) at ``verbosity: detailed``: its log
 #: lines (``<time>\tinfo\tResourceSpans #0``) and the text it prints each span, log record and attribute as
 #: (``Span #0``, ``    Trace ID       : <hex>``, ``     -> gen_ai.operation.name: Str(chat)``).
@@ -593,7 +610,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _crew_log_kind(head) or _ag2_log_kind(head) or _text_not_a_run(head):
+        if kind := _crew_log_kind(head) or _ag2_log_kind(head) or _agentless_log_kind(head) or _text_not_a_run(head):
             raise ValueError(f"{p}: no run in this file: {kind}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
