@@ -10,9 +10,9 @@ whole thread so far), the patch agent's thread (``debug_agent_write_patch_<n>.js
 for a patch, the patch and ACR's answer), the task (``meta.json``: ``task_id`` and the SWE-bench row as
 ``task_info``, absent in some folders), ``cost.json`` and ``extract_status.json``, and files no format reads
 (``info.log``, ``agent_proxy_<n>.json`` (the proxy's extraction of the API calls), ``tool_call_*.json``,
-``extracted_patch_<n>.diff``, ``agent_patch_raw_<n>``, ``problem_statement.txt``): passed over (``side_path``), as is
-the run set's ``stats.json`` beside its ``predictions_for_swebench.json``. Its messages hold no tool calls:
-the model names the search APIs in its text, ACR answers with ``Result of search_x(...)`` messages.
+``extracted_patch_<n>.diff``, ``agent_patch_raw_<n>``, ``problem_statement.txt``, SBFL's ``sbfl_result*.json``):
+passed over (``side_path``), as is the run set's ``stats.json`` beside its ``predictions_for_swebench.json``. Its
+messages hold no tool calls: the model names the search APIs in its text, ACR answers with ``Result of search_x(...)`` messages.
 
 Mapping
 - the run: the longest thread of the folder (each later file extends the one before); task: the issue between
@@ -86,16 +86,18 @@ def folder_files(folder: Path) -> list[Path]:
     return [*(folder / n for n in (META, COST, STATUS) if (folder / n).is_file()), *sorted(_threads(folder))]
 
 
-#: The other files ACR writes in a task folder (the names in its 1,200 real ones): told by name first, so that a walk
-#: of a folder of many files does not list it once for each of them.
+#: The other files ACR writes in a task folder (the names in its 1,500 real ones; ``sbfl_result*.json``, SBFL's ranked
+#: suspicious lines and methods, and ``run_developer_tests.log`` in its ``acr-val-sbfl`` set): told by name first, so
+#: that a walk of a folder of many files does not list it once for each of them.
 _OWN_FILES = re.compile(r"agent_proxy_\d+\.json|tool_call_(?:sequence|layers)\.json|agent_patch_raw_\d+|"
                         r"extracted_patch_\d+\.diff|developer_patch\.diff|problem_statement\.txt|info\.log|"
-                        r"run_test_suite_\d+\.log")
+                        r"run_test_suite_\d+\.log|run_developer_tests\.log|sbfl_result(?:_method)?\.json")
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs, costs)."""
-    if _OWN_FILES.fullmatch(path.name) and run_folder(path.parent) is not None:
+    """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs), and the
+    task, cost and patch status the folder's run is read with, when one is named alone."""
+    if (_OWN_FILES.fullmatch(path.name) or path.name in (META, COST, STATUS)) and run_folder(path.parent) is not None:
         return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
     if path.name == _RUN_STATS and (path.parent / _PREDICTIONS).is_file():
         return "AutoCodeRover's summary of a run set (its task count, model and costs; the runs are its task folders)"
