@@ -6,9 +6,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+
+import pytest
 
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import SUBMITTED, Outcome, outcome_shown
@@ -38,7 +41,7 @@ def test_a_task_folder_is_one_run_read_from_its_longest_thread() -> None:
     first = run.steps[0]
     assert first.arguments["calls"][:2] == ['search_class("FileSystemStorage")', 'search_class("MemoryUploadedFile")']
     assert first.observation.startswith('Result of search_class("FileSystemStorage"):')
-    assert "<file>django/core/files/storage.py</file>" in run.steps[-1].thought
+    assert "<file>django/core/files/storage.py</file>" in run.steps[-1].arguments["content"]
     assert run.steps[-1].observation.startswith("Extracted a patch.")
 
 
@@ -77,3 +80,50 @@ def test_cli_dry_run_judges_the_run_by_its_run_sets_report(home: Path) -> None:
 def test_a_task_folders_own_file_named_alone_is_no_run(home: Path) -> None:
     code, out, err = run_cli("ingest", str(TASK / "tool_call_sequence.json"), "-t", "acme", "--dry-run")
     assert code != 0 and "no run in this file: an AutoCodeRover task folder's own file" in out + err, out + err
+
+
+def test_a_run_set_with_sbfl_rankings_rejects_nothing(home: Path, tmp_path: Path) -> None:
+    # ACR's acr-val-sbfl set: each task folder also holds SBFL's ranked suspicious lines and methods (JSON lists)
+    folder = tmp_path / "acr-val-sbfl" / "applicable_patch" / TASK.name
+    shutil.copytree(TASK, folder)
+    (folder / "sbfl_result.json").write_text(json.dumps([["django/core/files/storage.py", 60, 63, 0.47]]))
+    (folder / "sbfl_result_method.json").write_text(json.dumps([["django/core/files/storage.py", "", "save", 0.47]]))
+    (folder / "run_developer_tests.log").write_text("Ran 12 tests in 0.1s\n")
+    code, out, err = run_cli("ingest", str(tmp_path / "acr-val-sbfl"), "-t", "acme", "--dry-run")
+    assert code == 0 and "runs 1; rejected 0; steps 4" in out, out + err
+
+
+def test_a_task_folders_meta_cost_or_status_named_alone_is_no_run(home: Path) -> None:
+    for name in ("meta.json", "cost.json", "extract_status.json"):
+        code, out, err = run_cli("ingest", str(TASK / name), "-t", "acme", "--dry-run")
+        assert code != 0 and "no run in this file: an AutoCodeRover task folder's own file" in out + err, out + err
+
+
+def test_a_cut_short_thread_is_named_in_the_folders_error(tmp_path: Path) -> None:
+    folder = tmp_path / TASK.name
+    shutil.copytree(TASK, folder)
+    (folder / "debug_agent_write_patch_1.json").unlink()
+    thread = folder / "conversation_round_1.json"
+    thread.write_bytes(thread.read_bytes()[:3000])  # a run killed while it saved its thread
+    [parsed] = list(read_inputs([folder]))
+    assert parsed.trajectory is None
+    assert "no conversation_round_<n>.json" in parsed.error and "not read: conversation_round_1.json: " \
+        in parsed.error and "malformed JSON" in parsed.error, parsed.error
+
+
+def test_a_cut_short_longest_thread_is_said(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = tmp_path / TASK.name
+    shutil.copytree(TASK, folder)
+    thread = folder / "debug_agent_write_patch_1.json"
+    thread.write_bytes(thread.read_bytes()[:4000])  # the patch agent's thread cut short: the round's is read
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        [parsed] = list(read_inputs([folder]))
+    assert parsed.trajectory is not None and len(parsed.trajectory.steps) == 2
+    assert "run read without debug_agent_write_patch_1.json: malformed JSON" in caplog.text, caplog.text
+
+
+def test_a_respond_step_holds_its_text_once() -> None:
+    [parsed] = list(read_inputs([TASK]))
+    last = parsed.trajectory.steps[-1]
+    assert last.action == "respond" and last.thought is None
+    assert "<file>django/core/files/storage.py</file>" in last.arguments["content"]

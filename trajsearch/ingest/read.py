@@ -1271,7 +1271,8 @@ def _nothing_read_as(fmt: str, path: Path) -> str | None:
 
 def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_bytes: OnBytes) -> Iterator[Parsed]:
     """A run folder as one run: every file parsed, handed over together. A file that cannot be read (the last
-    event of a run that was killed, cut short) is left out, and named in the error if nothing else reads."""
+    event of a run that was killed, cut short) is left out and named: in the error where the run is not read (the
+    adapter's own words would blame a file that is there), in a warning where it is (it may have lost steps)."""
     if skip:
         return
     root, adapter = Path(unit.key), adapter_for(unit.fmt)  # type: ignore[arg-type]
@@ -1288,6 +1289,10 @@ def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_b
     else:
         folder_ctx = replace(ctx, source=root)
         trajectory, error = _convert(unit.fmt, lambda: adapter.read_folder(files, folder_ctx))
+        if unread and error is not None:
+            error = f"{error}; not read: {'; '.join(unread)}"
+        elif unread:
+            log.warning("%s: run read without %s", unit.key, "; ".join(unread))
     parsed = Parsed(unit.key, "folder", trajectory=trajectory, error=error, fmt=unit.fmt, unit=unit.key, seq=0)
     if (kept := _shardable(parsed, options)) is not None:
         yield _joined(kept, options)

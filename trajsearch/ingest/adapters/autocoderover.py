@@ -12,7 +12,8 @@ for a patch, the patch and ACR's answer), the task (``meta.json``: ``task_id`` a
 (``info.log``, ``agent_proxy_<n>.json`` (the proxy's extraction of the API calls), ``tool_call_*.json``,
 ``extracted_patch_<n>.diff``, ``agent_patch_raw_<n>``, ``problem_statement.txt``, SBFL's ``sbfl_result*.json``):
 passed over (``side_path``), as is the run set's ``stats.json`` beside its ``predictions_for_swebench.json``. Its
-messages hold no tool calls: the model names the search APIs in its text, ACR answers with ``Result of search_x(...)`` messages.
+messages hold no tool calls: the model names the search APIs in its text, ACR answers with ``Result of
+search_x(...)`` messages.
 
 Mapping
 - the run: the longest thread of the folder (each later file extends the one before); task: the issue between
@@ -121,7 +122,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             replies.append(_content(later))
         observation = "\n\n".join(r for r in replies if r.strip()) or None
         calls = [f"{name}({args})" for name, args in _RESULT.findall(observation or "")]
-        steps.append({"thought": _content(message) or None,
+        steps.append({"thought": (_content(message) or None) if calls else None,  # a reply: its content alone
                       "action": calls[0].split("(", 1)[0] if calls else "respond",
                       "arguments": {"calls": calls} if calls else {"content": _content(message)},
                       "observation": observation})
