@@ -73,3 +73,14 @@ def test_a_june_2024_file_its_actions_and_completed_flag() -> None:
     assert plan.thought and "thoughts" not in plan.arguments and plan.arguments["action"]
     assert edit.arguments["content"].startswith("<replace>") and edit.observation.startswith("Applied change:")
     assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED
+
+
+def test_transitions_that_hold_no_states_reject_the_run(tmp_path: Path) -> None:
+    record = json.loads((MOATLESS / "django__django-9296.json").read_text())
+    for bad, said in (([1, "x"], "`transitions` entry 1: expected a state object, found a number"),
+                      ([{"actions": "x", "name": 5}], "`transitions` entry 1: `actions` is a string, not a list")):
+        record["transitions"] = bad
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(record))
+        [parsed] = list(read_inputs([path]))
+        assert parsed.trajectory is None and said in parsed.error, parsed.error

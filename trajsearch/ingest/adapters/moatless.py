@@ -41,7 +41,7 @@ from typing import Any
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from ._agent_cli import finish_steps, iso_time
-from ._common import Context, RecordError, as_dict, as_list, build, clip_task, json_object, safe_id, short
+from ._common import Context, RecordError, as_dict, build, clip_task, json_kind, json_object, safe_id, short
 
 NAME = "moatless"
 ID_PREFIX = "moatless"
@@ -70,10 +70,23 @@ def _observation(response: dict[str, Any]) -> str | None:
     return response.get("retry_message") or None
 
 
-def _steps(transitions: list[Any]) -> list[dict[str, Any]]:
+def _states(transitions: Any) -> list[dict[str, Any]]:
+    """The loop's states, each an object whose ``actions`` are a list: anything else is no Moatless run (read, it
+    was a run of no steps with the outcome ``info`` gave, unsaid)."""
+    if not isinstance(transitions, list):
+        raise RecordError(f"`transitions` is {json_kind(transitions)}, not a list of states")
+    for n, state in enumerate(transitions, 1):
+        if not isinstance(state, dict):
+            raise RecordError(f"`transitions` entry {n}: expected a state object, found {json_kind(state)}")
+        if not isinstance(state.get("actions") or [], list):
+            raise RecordError(f"`transitions` entry {n}: `actions` is {json_kind(state['actions'])}, not a list")
+    return transitions
+
+
+def _steps(states: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps = []
-    for state in (as_dict(t) for t in transitions):
-        for action in (as_dict(a) for a in as_list(state.get("actions"))):
+    for state in states:
+        for action in (as_dict(a) for a in state.get("actions") or []):
             # from July 2024 {request, response}; in June {action, output} (its thought ``thoughts``)
             request = as_dict(action.get("request") if "request" in action else action.get("action"))
             response = as_dict(action.get("response")) if "response" in action else action
@@ -112,8 +125,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not isinstance(task, str) or not task.strip():
         raise RecordError("a Moatless trajectory with no `initial_message` text: the loop was given no task")
     info = as_dict(record.get("info"))
-    transitions = as_list(record.get("transitions"))
-    states = [as_dict(t) for t in transitions]
+    states = _states(record.get("transitions"))
     model = next((as_dict(s.get("properties")).get("model") for s in states
                   if as_dict(s.get("properties")).get("model")), None) \
         or as_dict(as_dict(record.get("transition_rules")).get("global_params")).get("model")
@@ -130,7 +142,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "model_id": model if isinstance(model, str) else None,
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps(transitions), metadata),
+        "steps": finish_steps(_steps(states), metadata),
         "metadata": metadata,
     }
     if started_at := iso_time(started):
