@@ -467,16 +467,19 @@ def _crew_log_kind(head: str) -> str | None:
 #: Python's ``%(asctime)s - %(levelname)s - %(message)s``), opened by ``Processing bug <instance>`` or the stage's
 #: ``================ localize|repairing <instance> ================`` (OpenAutoCoder/Agentless ``agentless/fl``,
 #: ``agentless/repair``).
-_AGENTLESS_LOG = re.compile(r"\A\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - "
+_AGENTLESS_LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Z]+ - "
                             r"(?:Processing bug (\S+)|={16} (?:localize|repairing) (\S+) ={16})$", re.M)
 
 
 def _agentless_log_kind(head: str) -> str | None:
     """What Agentless' text log of an instance is: the prompts and raw answers of its fixed localization and repair
     stages as log lines for people, no agent steps to read (Agentless runs no agent loop)."""
-    if not (found := _AGENTLESS_LOG.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES])):
+    text = head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES]
+    if not _AGENTLESS_LOG.match(text):
         return None
-    return (f"Agentless' text log of SWE-bench instance {found.group(1) or found.group(2)} (its localization or "
+    named = list(dict.fromkeys(a or b for a, b in _AGENTLESS_LOG.findall(text)))  # a concatenated log: several
+    which = f"instance {named[0]} (" if len(named) == 1 else f"instances {', '.join(named)} (those its head names; "
+    return (f"Agentless' text log of SWE-bench {which}its localization or "
             "repair prompts and answers as log lines, no structured steps): not a run trajsearch reads")
 
 
