@@ -209,8 +209,8 @@ def test_openhands_acp_gemini_in_debug_mode_keeps_its_commands_exit_codes(tmp_pa
                ("python -m pytest -q", "Output: .\n1 passed in 0.01s\nProcess Group PGID: 4245")]
     calls = [e for n, (command, report) in enumerate(reports, 1) for e in gemini_acp_call(n, command, report)]
     run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
-    assert [s.error for s in run.steps] == ["FAILED test_calc.py::test_add - assert 0 == 4 (exit code 1)", "exit code 3",
-                                            None, None, None]
+    assert [s.error for s in run.steps] == [
+        "FAILED test_calc.py::test_add - assert 0 == 4 (exit code 1)", "exit code 3", None, None, None]
 
 
 # -- FX2 item 1: a stream's copy given no folders is still flagged ---------------------------------------------------
