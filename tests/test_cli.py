@@ -221,3 +221,13 @@ def test_show_prints_a_sessions_later_prompts(backend) -> None:
     code, out, err = run_cli("show", hit["trajectory_id"])
     assert code == 0, err
     assert "later prompts: No, I mean by Goldbach's conjecture! | Finish please" in " ".join(out.split())
+
+
+def test_formats_gives_each_format_its_whole_summary():
+    """``trajsearch formats`` printed each adapter docstring's first line, so a summary wrapped over two lines stopped
+    mid-sentence ("sessions of Kimi Code CLI (...), the terminal coding agent, as"): it is the first paragraph."""
+    code, out, _ = run_cli("formats", "--json")
+    assert code == 0
+    described = {row["format"]: row["description"] for row in json.loads(out)}
+    assert described["kimi-cli"].endswith("as its context file keeps them.")
+    assert all(text.endswith((".", ")")) for text in described.values()), described

@@ -1048,7 +1048,8 @@ def formats(as_json: AsJson = False) -> None:
     With --server too: `ingest --server` reads the dumps here and sends the server runs, not files."""
     from ..ingest.adapters import ADAPTERS
 
-    rows = [(name, (mod.__doc__ or "").strip().splitlines()[0].removeprefix(f"``{name}``:").strip())
+    # a docstring's summary is its first paragraph (wrapped: its first line alone may stop mid-sentence)
+    rows = [(name, " ".join((mod.__doc__ or "").strip().split("\n\n")[0].split()).removeprefix(f"``{name}``:").strip())
             for name, mod in ADAPTERS.items()]
     if as_json:
         print_json([{"format": n, "description": d} for n, d in rows])
