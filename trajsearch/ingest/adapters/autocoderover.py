@@ -180,7 +180,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         "model_id": cost.get("model") if isinstance(cost.get("model"), str) else None,
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps([m for m in as_list(messages) if isinstance(m, dict)]), metadata),
+        "steps": finish_steps(_steps(messages), metadata),  # (each thread checked above: a list of messages)
         "metadata": metadata,
     }
     if started is not None:

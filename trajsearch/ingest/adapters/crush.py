@@ -115,9 +115,6 @@ def _shell_error(output: str, command: str | None) -> str | None:
 class _Session(SessionSteps):
     """A session's messages walked in order: prompts, and steps by tool call id."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def user(self, parts: list[dict[str, Any]]) -> None:
         text = "\n".join(t for p in parts if p.get("type") == "text" and (t := as_str(_data(p).get("text"))))
         if text.strip():

@@ -249,7 +249,7 @@ class _Stream(SessionSteps):
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    records = list(as_records(record, "Cursor CLI stream"))
+    records = as_records(record, "Cursor CLI stream")
     if not any(matches(r) for r in records):  # a file forced on this reader: say what it is not, not what it lacks
         raise RecordError("not a Cursor CLI stream (`cursor-agent -p --output-format stream-json` opens with a "
                           "`system` `init` line with `apiKeySource`, then `user`, `assistant` and `tool_call` lines)")

@@ -65,6 +65,8 @@ _SESSION_FILE = re.compile(rf"(?P<session>{_SESSION_ID.pattern})(?:_(?P<rotation
 _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
 _SESSION_SIDE = ("wire.jsonl", "state.json")
+#: Kimi's files beside a context file that hold no run: a session's, and a sub-agent's meta, prompt and output.
+_NO_RUN_FILES = frozenset({*_SESSION_SIDE, "meta.json", "prompt.txt", "output"})
 #: The message opening a tool's result, and a failure in it: Kimi's ``ERROR:``; before cc9121d5 (2025-10-30) a
 #: failure's bare message, told by the tools' own words (``tools/bash``, ``tools/file``, ``tools/web``,
 #: ``tools/task``, ``tools/dmail`` at cc9121d5~1: each ``ToolError``'s message; a success's says none of these).
@@ -189,7 +191,7 @@ class _Session(SessionSteps):
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     lines = as_records(record, "Kimi CLI context")
-    if not any(_own(line.get("role")) for line in lines[:1]):
+    if not _own(lines[0].get("role")):  # (as_records gives one line at least)
         raise RecordError("not a Kimi CLI context file: expected JSON lines opening with Kimi's own record "
                           '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages')
     walk = _Session()
@@ -231,8 +233,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Kimi's other files in a session's folder (its wire log, state, a sub-agent's meta, prompt and output): the
     run is the ``context.jsonl`` beside them."""
-    if fmt is not None or not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
+    # the name first: asked of every file no format claims, the folder test stats the files beside it
+    if fmt is not None or path.name not in _NO_RUN_FILES \
+            or not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
         return None
-    if path.name in {"wire.jsonl", "state.json", "meta.json", "prompt.txt", "output"}:
-        return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
-    return None
+    return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
