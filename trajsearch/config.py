@@ -7,6 +7,9 @@
 - ``TRAJSEARCH_MILVUS_TOKEN`` token for a Milvus server (``user:password`` or an API key)
 - ``TRAJSEARCH_BLAS_THREADS`` BLAS threads of an embedded store's dense search (default 1, or
   0 where OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or MKL_NUM_THREADS is set; 0: BLAS's own)
+- ``TRAJSEARCH_LOCAL_TZ`` the zone of the local times some tools write without one (aider, Trae Agent, SpecStory
+  before 2025-05): an IANA name (``Europe/Berlin``), an offset (``+02:00``), ``UTC`` or ``local`` (this machine's);
+  unset, such a time is read as UTC and the run says so (``adapters._common.local_clock``)
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ def default_traces() -> str:
 
 def default_model() -> str:
     return os.environ.get("TRAJSEARCH_MODEL", DEFAULT_MODEL)
+
+
+def local_time_zone() -> str | None:
+    """``TRAJSEARCH_LOCAL_TZ`` as set (None unset or blank): read by ``adapters._common.local_clock``."""
+    return os.environ.get("TRAJSEARCH_LOCAL_TZ", "").strip() or None
 
 
 def milvus_token() -> str:

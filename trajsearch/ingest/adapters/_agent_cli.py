@@ -293,13 +293,11 @@ def whole_file(document: Any) -> Iterator[tuple[str, Any]]:
 
 
 def iso_time(value: Any) -> datetime | None:
-    """An ISO-8601 string (``Z`` or offset; naive is read as UTC) or Unix seconds/millis -> aware datetime."""
+    """An ISO-8601 string (``Z`` or offset; naive is read as UTC) or Unix seconds/millis -> aware datetime. A
+    format whose tool writes local time without a zone reads it with :func:`wall_time` and ``local_clock``."""
     if isinstance(value, str) and value:
-        try:
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        when = wall_time(value)
+        return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         seconds = value / 1000 if value > 1e11 else value
         try:
@@ -307,6 +305,16 @@ def iso_time(value: Any) -> datetime | None:
         except (OverflowError, OSError, ValueError):
             return None
     return None
+
+
+def wall_time(value: Any) -> datetime | None:
+    """An ISO-8601 string as it says it: aware with its ``Z`` or offset, naive without (a local time); else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def parts_text(content: Any, *, image: str = "[image]") -> str:

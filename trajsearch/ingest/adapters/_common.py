@@ -10,12 +10,14 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
+from trajsearch import config
 from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
@@ -1318,6 +1320,83 @@ def date_by_file(fields: dict[str, Any], source: Path) -> dict[str, Any]:
         return fields
     metadata = {**own, TIME_BASIS: FILE_TIME}
     return {**fields, "created_at": when, "metadata": metadata}
+
+
+#: A run's metadata key: how the zone of its times was known where its tool wrote local time without one
+#: (:func:`local_clock`); absent where the file gives the zone (a ``Z``, an offset, Unix seconds).
+TIME_ZONE = "created_at_zone"
+#: What ``TIME_ZONE`` says of a time read as UTC, no zone known: its true instant may be up to 14 hours off.
+ZONE_UNKNOWN = "unknown: the tool wrote local time, read as UTC (TRAJSEARCH_LOCAL_TZ sets the zone)"
+#: The offsets zones use (UTC-12 to UTC+14) come in quarter hours; a file's own clock against its mtime is read as
+#: one of them only within this much of it (the write follows the time it records by milliseconds).
+_ZONE_STEP, _ZONE_SLACK, _ZONE_MOST = timedelta(minutes=15), timedelta(seconds=5), timedelta(hours=14)
+#: ``TRAJSEARCH_LOCAL_TZ`` as an offset: ``+02:00``, ``-0530``, ``+9``.
+_OFFSET = re.compile(r"([+-])(\d{1,2}):?(\d\d)?")
+
+
+@dataclass(frozen=True)
+class LocalClock:
+    """How one file's local, zoneless times become instants: in ``zone`` (None: this machine's own, DST and all),
+    and how that zone was known (``basis``, the run's ``metadata[TIME_ZONE]``)."""
+
+    zone: tzinfo | None
+    basis: str
+
+    def at(self, wall: datetime | None) -> datetime | None:
+        """``wall`` read on this clock; a time that carries its zone keeps it."""
+        if wall is None or wall.tzinfo is not None:
+            return wall
+        return wall.astimezone() if self.zone is None else wall.replace(tzinfo=self.zone)
+
+
+def zone_apart(local: datetime, utc: datetime, slack: timedelta) -> tzinfo | None:
+    """The zone in which the naive ``local`` and ``utc`` (a UTC time, naive) are one instant: they lie a zone's
+    offset apart (whole quarter hours, UTC-12 to UTC+14), within ``slack``; None where they do not."""
+    apart = local - utc
+    offset = round(apart / _ZONE_STEP) * _ZONE_STEP
+    if abs(apart - offset) > slack or abs(offset) > _ZONE_MOST:
+        return None
+    return timezone.utc if not offset else timezone(offset)
+
+
+def local_clock(source: Path, *, given: tzinfo | None = None, given_by: str = "",
+                written: datetime | None = None) -> LocalClock:
+    """The clock a file's local times are read on, most certain first: a zone the file itself ``given`` (SpecStory's
+    UTC name against its local title; ``given_by`` says how); the offset between ``written``, the local time the file
+    says it was last written at (Trae Agent's ``end_time``, saved at once), and the file's mtime, where the two lie a
+    whole quarter-hour offset apart (a copy or a checkout, which resets the mtime, almost never does); the zone the
+    operator sets (``TRAJSEARCH_LOCAL_TZ``); else UTC, said to be a guess (``ZONE_UNKNOWN``). A tool that wrote
+    ``datetime.now()`` keeps no zone, and a zone cannot be guessed from the times alone: a run read on the wrong one
+    is hours early or late, and recency ranks and ``--since`` filters by it."""
+    if given is not None:
+        return LocalClock(given, f"{given.tzname(None)} ({given_by})")
+    if written is not None and written.tzinfo is None and (mtime := file_time(source)) is not None \
+            and (zone := zone_apart(written, mtime.replace(tzinfo=None), _ZONE_SLACK)) is not None:
+        return LocalClock(zone, f"{zone.tzname(None)} (the file's last time against its mtime)")
+    named = config.local_time_zone()
+    if named is None:
+        return LocalClock(timezone.utc, ZONE_UNKNOWN)
+    return LocalClock(_named_zone(named), f"{named} (TRAJSEARCH_LOCAL_TZ)")
+
+
+def _named_zone(named: str) -> tzinfo | None:
+    """``TRAJSEARCH_LOCAL_TZ``'s zone (None: ``local``, this machine's); a value that names none is an error."""
+    if named.lower() == "local":
+        return None
+    if named.upper() in ("UTC", "Z"):
+        return timezone.utc
+    if offset := _OFFSET.fullmatch(named):
+        sign, hours, minutes = offset.groups()
+        span = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if span <= _ZONE_MOST:
+            return timezone(-span if sign == "-" else span)
+    else:
+        try:
+            return ZoneInfo(named)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise RecordError(f"TRAJSEARCH_LOCAL_TZ={named!r} names no time zone: give an IANA name (Europe/Berlin), an "
+                      f"offset from UTC (+02:00), UTC, or local (this machine's zone)")
 
 
 #: A Vertex AI model's resource name (``projects/P/locations/L/publishers/google/models/gemini-2.5-flash``).

@@ -13,7 +13,8 @@ Mapping, per session (one run):
   file says, not its path (two sessions started the same second differ by their words; the same session copied
   elsewhere, committed mid-run or followed by a later session keeps its id);
 - ``task``: the first request (``#### text``, or ``/ask`` ``/code`` ``/architect`` with words); later requests
-  in ``metadata.user_prompts``; ``created_at``: the start time (local, unzoned in the file: read as UTC);
+  in ``metadata.user_prompts``; ``created_at``: the start time (local, unzoned in the file: read in the zone
+  ``TRAJSEARCH_LOCAL_TZ`` names, else as UTC; ``metadata.created_at_zone`` says which, ``_common.local_clock``);
 - ``model_id``, ``metadata.edit_format``, ``tool_versions.aider``: the banner's ``Model:``/``Main model:`` and
   ``Aider v`` lines;
 - steps: each reply (``reply``, its text the thought), the files an edit applied (``edit``), commits
@@ -40,7 +41,7 @@ import logging
 import re
 from dataclasses import dataclass
 from itertools import groupby
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,7 +49,7 @@ from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
 from ._agent_cli import error_line, in_trial, prompt_list, within_step_limit
-from ._common import Context, PassedOver, clip_step_text, clip_task, short
+from ._common import TIME_ZONE, Context, PassedOver, clip_step_text, clip_task, local_clock, short
 from .atif import harbor_trial
 
 log = logging.getLogger(__name__)
@@ -282,8 +283,12 @@ def _request(text: str) -> str | None:
     return said.group(1).strip() if said else None
 
 
-def _created(started: str) -> datetime:
-    return datetime.strptime(started, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+def _created(started: str, source: Path) -> tuple[datetime, str]:
+    """The session's start: aider writes ``datetime.now()``, the machine's local time with no zone (``io.py``), and
+    nothing beside it says the zone (the history's mtime is its last session's end), so it is read on the operator's
+    clock (``local_clock``), with how in ``metadata.created_at_zone``."""
+    clock = local_clock(source)
+    return clock.at(datetime.strptime(started, "%Y-%m-%d %H:%M:%S")), clock.basis
 
 
 class _Steps:
@@ -408,13 +413,14 @@ def to_trajectory(session: Session, ctx: Context) -> Trajectory:
             built.tool(text)
     if built.lint is not None:
         built.close_lint()
+    created_at, zone = _created(session.started, ctx.source)
     metadata = {k: v for k, v in {"edit_format": edit_format, "user_prompts": prompt_list(requests[1:]) or None,
-                                  "session_line": session.line}.items() if v is not None}
+                                  "session_line": session.line, TIME_ZONE: zone}.items() if v is not None}
     steps = [step for _, step in within_step_limit(built.steps, metadata)]  # one session may be a whole history
     fields: dict[str, Any] = dict(
         trajectory_id=f"aider.{session.started.replace(' ', 'T')}.{session.digest}",
         task=clip_task(requests[0] if requests else "(aider session with no request)"),
-        created_at=_created(session.started),
+        created_at=created_at,
         model_id=model,
         tool_versions={"aider": version} if version else {},
         steps=steps,

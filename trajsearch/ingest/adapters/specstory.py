@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -55,7 +55,8 @@ from trajsearch.model import Trajectory
 from ..sources import whole_text
 from ._agent_cli import (error_line, exit_code_error, join_thought, printing_program, prompt_list, session_trajectory,
                          typed_prompt)
-from ._common import Context, PassedOver, ended_failing, short
+from ._common import (TIME_ZONE, Context, PassedOver, ended_failing, local_clock, named_path, short,
+                      zone_apart)
 from .codex_cli import shell_reply
 
 NAME = "specstory"
@@ -73,6 +74,9 @@ SIGNATURE = re.compile(r"^(?:" + _GENERATED + "|" + _SESSION.pattern[1:] + ")", 
 #: ``_**Agent (model) (sidechain)**_`` before).
 _ROLE = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?(?: \((?P<said>.*)\))?\*\*_\s*$")
 _TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ _T](\d\d)[:-](\d\d)(?:[:-](\d\d))?")
+#: The start SpecStory names a history file by (``2025-04-30_17-43-title.md``, in UTC), to the minute.
+_NAME_TIME = re.compile(r"(\d{4}-\d\d-\d\d)_(\d\d)-(\d\d)")
+_HALF_MINUTE, _SLACK = timedelta(seconds=30), timedelta(seconds=5)
 _AGENTS = {"cursor": "Cursor", "cursor ide": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI",
            "gemini cli": "Gemini CLI", "vscode": "VS Code Copilot", "copilot": "VS Code Copilot",
            "cursor cli": "Cursor CLI", "droid cli": "Droid"}
@@ -231,13 +235,41 @@ def _model(said: str) -> str | None:
     return None if not said or said in ("default", "auto", "sidechain") or said.startswith("<") else said
 
 
-def _time(text: str | None) -> datetime | None:
+def _time(text: str | None) -> tuple[datetime, bool] | None:
+    """The first time in ``text`` as its digits say it (naive), and whether a ``Z`` marks it UTC."""
     found = _TIME.search(text or "")
     if not found:
         return None
     day, hour, minute, second = found.groups()
-    return datetime.strptime(f"{day} {hour}:{minute}:{second or '00'}", "%Y-%m-%d %H:%M:%S").replace(
-        tzinfo=timezone.utc)
+    wall = datetime.strptime(f"{day} {hour}:{minute}:{second or '00'}", "%Y-%m-%d %H:%M:%S")
+    return wall, text[found.end():found.end() + 1] == "Z"
+
+
+def _named_zone(source: Path, wall: datetime) -> tzinfo | None:
+    """The zone of a history's local start (``wall``) where its file's name gives the same start in UTC, as the
+    extension named its files before it added the ``Z`` (edobry/minsky's of April 2025: ``2025-04-30_17-43-...md``
+    titled ``(2025-04-30 13:43:26)``, four hours behind, New York's summer time): the name keeps the minute only,
+    so the two lie a quarter-hour offset and under a minute apart; None for a name that says no time so."""
+    named = _NAME_TIME.match(named_path(source).name)
+    if not named:
+        return None
+    utc = datetime.strptime(f"{named[1]} {named[2]}:{named[3]}", "%Y-%m-%d %H:%M")
+    return zone_apart(wall - _HALF_MINUTE, utc, _HALF_MINUTE + _SLACK)
+
+
+def _created(started: str | None, source: Path) -> tuple[datetime | None, str | None]:
+    """The session's start as an instant, and (for ``metadata.created_at_zone``) how a local one's zone was known:
+    since mid-2025 SpecStory writes UTC with a ``Z``; before, the title's time is local and the file's name, where
+    it keeps SpecStory's, says the same start in UTC (:func:`_named_zone`)."""
+    found = _time(started)
+    if found is None:
+        return None, None
+    wall, utc = found
+    if utc:
+        return wall.replace(tzinfo=timezone.utc), None
+    clock = local_clock(source, given=_named_zone(source, wall),
+                        given_by="its file's name, in UTC, against its title's local time")
+    return clock.at(wall), clock.basis
 
 
 def _request(text: str) -> str | None:
@@ -457,12 +489,13 @@ def to_trajectory(history: History, ctx: Context) -> Trajectory:
         run_id = f"specstory.{history.session_id}"
     else:
         head = f"{history.title}\n{requests[0] if requests else ''}"
-        run_id = f"specstory.{(_time(started) or datetime.min).strftime('%Y%m%dT%H%M%S')}." \
+        run_id = f"specstory.{(_time(started) or (datetime.min,))[0].strftime('%Y%m%dT%H%M%S')}." \
                  f"{hashlib.sha256(head.encode()).hexdigest()[:12]}"
+    created_at, zone = _created(started, ctx.source)
     metadata = {"agent": history.agent, "title": history.title, "models": models or None,
-                "user_prompts": prompt_list(requests[1:]) or None, "session_id": history.session_id}
+                "user_prompts": prompt_list(requests[1:]) or None, "session_id": history.session_id, TIME_ZONE: zone}
     return session_trajectory(
         ctx, run_id=run_id, task=requests[0] if requests else "(SpecStory chat with no request)",
         model_id=models[0] if models else None, steps=_steps(history.turns), metadata=metadata, last_error=None,
-        error_cause="", created_at=_time(started),
+        error_cause="", created_at=created_at,
         tool_versions={"specstory_markdown": history.version} if history.version else None)

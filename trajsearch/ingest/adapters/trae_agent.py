@@ -7,7 +7,7 @@ keys have not changed; 0.1's default path ``trajectory_<time>.json``, later ``tr
 ``tests/fixtures/trae-agent/.trae29/README.md``).
 
 The recorder rewrites one JSON object after every step: ``task``, ``start_time`` / ``end_time`` (naive local ISO
-times, read as UTC), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request's new messages and the
+times: ``datetime.now()``), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request's new messages and the
 response: not read, but for ``tools_available``), ``agent_steps``, ``success``,
 ``final_result``, ``execution_time``. A step (``step_number``, ``state``, ``llm_messages``: what Trae sends next, the
 tool results or its reply; ``llm_response`` with ``content`` and
@@ -38,7 +38,9 @@ Mapping
   ``metadata.ended_by`` says so.
 - trajectory_id: ``trae-agent.<digest of start_time and task>``: the file's name is only its start second, and an
   evaluation names every run's file ``trajectory.json``; the start's microseconds and the task name the run in any
-  copy. created_at: ``start_time``.
+  copy. created_at: ``start_time``, its steps' times each turn's ``timestamp``, read in the zone the file's mtime
+  gives against its ``end_time`` (the recorder saves the file as it sets it), else the one ``TRAJSEARCH_LOCAL_TZ``
+  names, else as UTC (``_common.local_clock``; ``metadata.created_at_zone`` says which).
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, error_line, finish_steps, in_trial, iso_time
-from ._common import Context, RecordError, as_dict, as_list, clip_task, json_object, short, tool_arguments
+from ._agent_cli import API_ERROR_CAUSE, answers_no, ended_on_error, error_line, finish_steps, in_trial, wall_time
+from ._common import (TIME_ZONE, Context, LocalClock, RecordError, as_dict, as_list, clip_task, json_object,
+                      local_clock, short, tool_arguments)
 
 NAME = "trae-agent"
 ID_PREFIX = "trae-agent"
@@ -113,7 +116,7 @@ def _reply(turn: dict[str, Any]) -> str | None:
     return "\n".join(s for s in said if s) or None
 
 
-def _steps(turns: list[Any]) -> list[dict[str, Any]]:
+def _steps(turns: list[Any], clock: LocalClock) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     for position, turn in enumerate(turns):
         turn = as_dict(turn)
@@ -123,7 +126,7 @@ def _steps(turns: list[Any]) -> list[dict[str, Any]]:
         calls = [c for c in as_list(turn.get("tool_calls") or response.get("tool_calls")) if isinstance(c, dict)]
         results = {r.get("call_id"): r for r in as_list(turn.get("tool_results")) if isinstance(r, dict)}
         reply = None if ran else _reply(turn)
-        when = iso_time(turn.get("timestamp"))
+        when = clock.at(wall_time(turn.get("timestamp")))
         if not calls and said:
             steps.append({"action": "respond", "arguments": {"content": said}, "observation": reply, "ended_at": when})
         for n, call in enumerate(calls):
@@ -173,12 +176,15 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     key = f"{record.get('start_time') or ''}\0{task}".encode()
     interactions = [i for i in as_list(record.get("llm_interactions")) if isinstance(i, dict)]
     tools = next((i["tools_available"] for i in interactions if isinstance(i.get("tools_available"), list)), [])
+    # ``datetime.now().isoformat()``: local, no zone; ``end_time`` is saved at once, so the file's mtime may tell it
+    clock = local_clock(ctx.source, written=wall_time(record.get("end_time")))
+    started = wall_time(record.get("start_time"))
     metadata = {"provider": record.get("provider") or None, "max_steps": record.get("max_steps"),
                 "execution_time": record.get("execution_time") or None, "ended_by": ended_by,
                 "final_result": short(str(record["final_result"]), 500, keep="head")
                 if record.get("final_result") and outcome is Outcome.success else None,
                 "lakeview_summaries": sum(1 for t in turns if isinstance(t, dict) and t.get("lakeview_summary"))
-                or None}
+                or None, TIME_ZONE: clock.basis if started is not None and started.tzinfo is None else None}
     metadata = {k: v for k, v in metadata.items() if v is not None}
     return in_trial(ctx, {  # a Harbor trial's verdict is its run's where Harbor's conversion failed: not task_done's
         "trajectory_id": f"{ID_PREFIX}.{hashlib.blake2b(key, digest_size=8).hexdigest()}",
@@ -187,7 +193,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "tools_available": [str(t) for t in tools],
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps(turns), metadata),
-        "created_at": iso_time(record.get("start_time")),
+        "steps": finish_steps(_steps(turns, clock), metadata),
+        "created_at": clock.at(started),
         "metadata": metadata,
     })
