@@ -40,7 +40,11 @@ beside), so a copy keeping its name is the same run; a file otherwise named is n
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +52,10 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, exit_code_error,
                          join_thought, json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
-from ._common import Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short
+from ._common import (Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short,
+                      timestamp)
+
+log = logging.getLogger(__name__)
 
 NAME = "kimi-cli"
 WHOLE_FILE = True
@@ -63,8 +70,12 @@ _MESSAGE_ROLES = ("assistant", "tool", "user")
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _SESSION_FILE = re.compile(rf"(?P<session>{_SESSION_ID.pattern})(?:_(?P<rotation>\d+)|_(?P<agent>.+))?")
 _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
+#: The wire log Kimi keeps beside a session's (and, since 2026, a sub-agent's) context file, since 2025-11-26
+#: (``wire/file.py``): a ``{"type": "metadata", "protocol_version"}`` head (since 2026-01), then a line per event,
+#: ``{"timestamp": <Unix seconds>, "message": {"type", "payload"}}``; the times the context file lacks.
+WIRE = "wire.jsonl"
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
-_SESSION_SIDE = ("wire.jsonl", "state.json")
+_SESSION_SIDE = (WIRE, "state.json")
 #: Kimi's files beside a context file that hold no run: a session's, and a sub-agent's meta, prompt and output.
 _NO_RUN_FILES = frozenset({*_SESSION_SIDE, "meta.json", "prompt.txt", "output"})
 #: The message opening a tool's result, and a failure in it: Kimi's ``ERROR:``; before cc9121d5 (2025-10-30) a
@@ -150,6 +161,11 @@ class _Session(SessionSteps):
 
     summary: str | None = None
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: every call's step by its id, answered or not: the wire log's times are set on them
+        self.calls: dict[str, dict[str, Any]] = {}
+
     def user(self, content: Any) -> None:
         text = parts_text(content).strip()
         if (compacted := _COMPACTED.match(text)) and self.summary is None and not self.prompts:
@@ -174,7 +190,7 @@ class _Session(SessionSteps):
             self.thought, self.narration = [], []
             self.steps.append(step)
             if isinstance(call_id := as_dict(call).get("id"), str):
-                self.by_call[call_id] = step
+                self.by_call[call_id] = self.calls[call_id] = step
 
     def result(self, message: dict[str, Any]) -> None:
         step = self.by_call.pop(message.get("tool_call_id"), None) if isinstance(message.get("tool_call_id"),
@@ -187,6 +203,58 @@ class _Session(SessionSteps):
         said = head["message"] if head else ""
         output = text[head.end():].lstrip("\n") if head else text
         step["error"] = _failure(said, output, as_str(as_dict(step.get("arguments")).get("command")))
+
+
+@dataclass
+class _Wire:
+    """The times of a wire log: each turn's start and its user's words, each tool call's start and end by id."""
+
+    turns: list[tuple[datetime, str]] = field(default_factory=list)
+    called: dict[str, datetime] = field(default_factory=dict)
+    answered: dict[str, datetime] = field(default_factory=dict)
+
+    def start(self, task: str, calls: dict[str, dict[str, Any]]) -> datetime | None:
+        """The run's start: the turn its task was typed in; a task the user typed in no turn (a compacted file's
+        summary) starts at the last turn begun before its first call the log times."""
+        if said := next((when for when, words in self.turns if words == task), None):
+            return said
+        first = min((self.called[c] for c in calls if c in self.called), default=None)
+        return max((when for when, _ in self.turns if when <= first), default=None) if first else None
+
+
+def _wire(source: Path) -> _Wire:
+    """The wire log beside a session's context file (``read_with``), as far as it reads: a line cut short or of
+    another shape is passed over, as Kimi's own replay does (``WireFile.iter_records``); none, no times."""
+    wire = _Wire()
+    path = source.with_name(WIRE)
+    if not _CONTEXT_FILE.fullmatch(source.name) or not path.is_file():
+        return wire
+    try:
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                when, message = timestamp(as_dict(record).get("timestamp")), as_dict(as_dict(record).get("message"))
+                payload = as_dict(message.get("payload"))
+                if when is None:
+                    continue
+                if message.get("type") == "TurnBegin":
+                    wire.turns.append((when, parts_text(payload.get("user_input")).strip()))
+                elif message.get("type") == "ToolCall" and isinstance(payload.get("id"), str):
+                    wire.called.setdefault(payload["id"], when)
+                elif message.get("type") == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
+                    wire.answered.setdefault(payload["tool_call_id"], when)
+    except OSError as exc:
+        log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
+    return wire
+
+
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The adapter hook (see ``adapters/__init__``): a session's (or sub-agent's) context file is read with the wire
+    log beside it, its times."""
+    return (path.with_name(WIRE),) if _CONTEXT_FILE.fullmatch(path.name) else ()
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -216,6 +284,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not walk.prompts:
         raise RecordError("no user prompt in this Kimi CLI context file: the session was opened and never asked "
                           "anything")
+    wire = _wire(ctx.source)
+    for call_id, step in walk.calls.items():
+        step.update(started_at=wire.called.get(call_id), ended_at=wire.answered.get(call_id))
     run, session, parent = _place(ctx)
     metadata: dict[str, Any] = {
         "source_format": NAME,
@@ -227,7 +298,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0], model_id=None, steps=walk.steps,
-                              metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE, created_at=None)
+                              metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
+                              created_at=wire.start(walk.prompts[0], walk.calls))
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
