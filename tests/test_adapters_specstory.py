@@ -62,7 +62,9 @@ def test_an_early_2025_chat_reads_bare_commands_and_summaries_and_its_id_is_its_
     run = only(CURSOR_2025)
     assert run.task.startswith("❯ minsky session start --task 008\nError starting session: Session 'task#008'")
     assert run.model_id is None and "agent" not in run.metadata  # the extension named neither then
-    assert run.created_at == datetime(2025, 4, 29, 16, 13, 16, tzinfo=timezone.utc)
+    # the title's 16:13:16 is local time: the file's name, 2025-04-29_20-13, is the same start in UTC
+    assert run.created_at == datetime(2025, 4, 29, 20, 13, 16, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"].startswith("UTC-04:00 (its file's name")
     assert [s.action for s in run.steps[:3]] == ["fetch_rules", "run_terminal_cmd", "run_terminal_cmd"]
     assert run.steps[1].arguments == {"command": "minsky tasks list --json | jq"}
     [failed] = [s for s in run.steps if s.error]
