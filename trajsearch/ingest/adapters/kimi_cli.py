@@ -30,7 +30,9 @@ compacted file's task is its summary, "(continued after compaction) ...", ``meta
 calls with their results (thought: the ``think`` parts and text before the call), a reply with no call a
 ``respond`` step; a failed tool's step error is its message (a command's: its output's decisive line and exit code,
 ``exit_code_error``), a call the file ends without an answer to failed; outcome unknown (a session records no
-verdict); model: not recorded (the file names none). The file holds no session id and no time: the id is the one
+verdict); model: not recorded (the file names none); times: from the ``wire.jsonl`` beside it (``_wire``), since
+2025-11-26, the run's start its task's ``TurnBegin``, a call's start and end its ``ToolCall`` and ``ToolResult``; else
+none (the run dated by its file). The file holds no session id: the id is the one
 Kimi gives the session, its folder's or file's name, ``kimi-cli.<session id>`` (a sub-agent's
 ``kimi-cli.<session id>.<agent>``, ``metadata.is_subagent``, ``metadata.parent_session_id``; a rotated file's
 ``.context_<n>`` after it, in either layout; a folder not named by a UUID is a session's if Kimi's other files lie
@@ -74,6 +76,8 @@ _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
 #: (``wire/file.py``): a ``{"type": "metadata", "protocol_version"}`` head (since 2026-01), then a line per event,
 #: ``{"timestamp": <Unix seconds>, "message": {"type", "payload"}}``; the times the context file lacks.
 WIRE = "wire.jsonl"
+#: The wire events whose times are read; a line naming none of them is no such event.
+_WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult)"')
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
 _SESSION_SIDE = (WIRE, "state.json")
 #: Kimi's files beside a context file that hold no run: a session's, and a sub-agent's meta, prompt and output.
@@ -232,6 +236,8 @@ def _wire(source: Path) -> _Wire:
     try:
         with path.open(encoding="utf-8", errors="replace") as lines:
             for line in lines:
+                if not _WIRE_TIMED.search(line):  # most lines are streamed parts: left unparsed
+                    continue
                 try:
                     record = json.loads(line)
                 except ValueError:

@@ -27,7 +27,8 @@ Mapping: ``trajectory_id`` ``specstory.<session id>`` where the header names one
 the head>`` (title and first request): what the file says, not its path (a file copied or renamed keeps it);
 ``task`` the first user request as typed (``typed_prompt``: a Claude Code slash command as ``/name args``; its local
 commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none), later
-ones in ``metadata.user_prompts``; ``created_at`` the session's start; ``model_id`` the first model an agent turn
+ones in ``metadata.user_prompts``; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one
+in the zone its file's UTC name gives, ``_created``); ``model_id`` the first model an agent turn
 names (``default``, Cursor's Auto, names none), all of them in ``metadata.models``; ``metadata.agent`` the agent the
 session comment names (``Cursor``, ``Claude Code``, ``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the
 Markdown version. Steps: each tool use (action its name, ``arguments`` its command or what the summary says,

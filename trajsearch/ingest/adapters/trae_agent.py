@@ -7,8 +7,8 @@ keys have not changed; 0.1's default path ``trajectory_<time>.json``, later ``tr
 ``tests/fixtures/trae-agent/.trae29/README.md``).
 
 The recorder rewrites one JSON object after every step: ``task``, ``start_time`` / ``end_time`` (naive local ISO
-times: ``datetime.now()``), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request's new messages and the
-response: not read, but for ``tools_available``), ``agent_steps``, ``success``,
+times: ``datetime.now()``), ``provider``, ``model``, ``max_steps``, ``llm_interactions`` (each request's new
+messages and the response: not read, but for ``tools_available``), ``agent_steps``, ``success``,
 ``final_result``, ``execution_time``. A step (``step_number``, ``state``, ``llm_messages``: what Trae sends next, the
 tool results or its reply; ``llm_response`` with ``content`` and
 ``tool_calls``, ``tool_calls`` run, ``tool_results`` ``{call_id, success, result, error}``, ``reflection``,
