@@ -112,6 +112,13 @@ def model_ts(tmp_path, real_embedder):
     ts.close()
 
 
+@pytest.fixture(autouse=True)
+def _no_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local times a tool wrote without a zone read as the tests expect, whatever ``TRAJSEARCH_LOCAL_TZ`` the
+    shell running them exports (aider's and Trae's starts move by it)."""
+    monkeypatch.delenv("TRAJSEARCH_LOCAL_TZ", raising=False)
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch: pytest.MonkeyPatch):
     """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder (the CLI's own

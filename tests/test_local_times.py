@@ -25,11 +25,6 @@ MINSKY = SPECSTORY / "2025-04-30_17-43-task-002-progress-and-updates.md"  # titl
 UNKNOWN = "unknown: the tool wrote local time, read as UTC (TRAJSEARCH_LOCAL_TZ sets the zone)"
 
 
-@pytest.fixture(autouse=True)
-def _no_zone_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TRAJSEARCH_LOCAL_TZ", raising=False)
-
-
 def _runs(path: Path) -> list:
     results = list(read_inputs([path]))
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
