@@ -15,7 +15,10 @@
 from __future__ import annotations
 
 import os
+import re
+from datetime import timedelta, timezone, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .embed import DEFAULT_MODEL
 
@@ -36,9 +39,35 @@ def default_model() -> str:
     return os.environ.get("TRAJSEARCH_MODEL", DEFAULT_MODEL)
 
 
-def local_time_zone() -> str | None:
-    """``TRAJSEARCH_LOCAL_TZ`` as set (None unset or blank): read by ``adapters._common.local_clock``."""
-    return os.environ.get("TRAJSEARCH_LOCAL_TZ", "").strip() or None
+#: The widest offset from UTC a zone uses (UTC-12 to UTC+14).
+MOST_UTC_OFFSET = timedelta(hours=14)
+#: ``TRAJSEARCH_LOCAL_TZ`` as an offset: ``+02:00``, ``-0530``, ``+9``.
+_OFFSET = re.compile(r"([+-])(\d{1,2}):?(\d\d)?")
+
+
+def local_time_zone() -> tuple[str, tzinfo | None] | None:
+    """``TRAJSEARCH_LOCAL_TZ`` as set and its zone (None: ``local``, this machine's own, DST and all); None unset or
+    blank. Read by ``adapters._common.local_clock``, and first where reading starts (``ingest.read.make_context``), so
+    that a value naming no zone is the operator's error, said once (the CLI: exit 2), not every run's rejection."""
+    named = os.environ.get("TRAJSEARCH_LOCAL_TZ", "").strip()
+    if not named:
+        return None
+    if named.lower() == "local":
+        return named, None
+    if named.upper() in ("UTC", "Z"):
+        return named, timezone.utc
+    if offset := _OFFSET.fullmatch(named):
+        sign, hours, minutes = offset.groups()
+        span = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if int(minutes or 0) < 60 and span <= MOST_UTC_OFFSET:
+            return named, timezone(-span if sign == "-" else span)
+    else:
+        try:
+            return named, ZoneInfo(named)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    raise ValueError(f"TRAJSEARCH_LOCAL_TZ={named!r} names no time zone: give an IANA name (Europe/Berlin), an "
+                     f"offset from UTC (+02:00), UTC, or local (this machine's zone)")
 
 
 def milvus_token() -> str:

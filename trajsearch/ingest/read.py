@@ -44,7 +44,7 @@ from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mappin
 
 from pydantic import ValidationError
 
-from trajsearch import jsontext
+from trajsearch import config, jsontext
 from trajsearch.fsutil import pid_alive
 from trajsearch.model import FORMER_IDS, Failure, Step, Trajectory, valid_tenant
 from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream_mark
@@ -1713,6 +1713,7 @@ def make_context(path: str | Path, *, tenant: str | None = "default", defaults: 
     the caller named the tenant, see ``Context``)."""
     if tenant is not None:
         valid_tenant(tenant)
+    config.local_time_zone()  # a zone named wrong is the operator's error, said once, not each local time's run's
     if tenant_set_by not in TENANT_SET_BY:
         raise ValueError(f"tenant_set_by must be one of {sorted(TENANT_SET_BY)}, got {tenant_set_by!r}")
     if isinstance(success_threshold, bool) or not isinstance(success_threshold, (int, float)) \

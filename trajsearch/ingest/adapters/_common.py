@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
@@ -1329,9 +1328,7 @@ TIME_ZONE = "created_at_zone"
 ZONE_UNKNOWN = "unknown: the tool wrote local time, read as UTC (TRAJSEARCH_LOCAL_TZ sets the zone)"
 #: The offsets zones use (UTC-12 to UTC+14) come in quarter hours; a file's own clock against its mtime is read as
 #: one of them only within this much of it (the write follows the time it records by milliseconds).
-_ZONE_STEP, _ZONE_SLACK, _ZONE_MOST = timedelta(minutes=15), timedelta(seconds=5), timedelta(hours=14)
-#: ``TRAJSEARCH_LOCAL_TZ`` as an offset: ``+02:00``, ``-0530``, ``+9``.
-_OFFSET = re.compile(r"([+-])(\d{1,2}):?(\d\d)?")
+_ZONE_STEP, ZONE_SLACK = timedelta(minutes=15), timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
@@ -1354,7 +1351,7 @@ def zone_apart(local: datetime, utc: datetime, slack: timedelta) -> tzinfo | Non
     offset apart (whole quarter hours, UTC-12 to UTC+14), within ``slack``; None where they do not."""
     apart = local - utc
     offset = round(apart / _ZONE_STEP) * _ZONE_STEP
-    if abs(apart - offset) > slack or abs(offset) > _ZONE_MOST:
+    if abs(apart - offset) > slack or abs(offset) > config.MOST_UTC_OFFSET:
         return None
     return timezone.utc if not offset else timezone(offset)
 
@@ -1371,32 +1368,13 @@ def local_clock(source: Path, *, given: tzinfo | None = None, given_by: str = ""
     if given is not None:
         return LocalClock(given, f"{given.tzname(None)} ({given_by})")
     if written is not None and written.tzinfo is None and (mtime := file_time(source)) is not None \
-            and (zone := zone_apart(written, mtime.replace(tzinfo=None), _ZONE_SLACK)) is not None:
+            and (zone := zone_apart(written, mtime.replace(tzinfo=None), ZONE_SLACK)) is not None:
         return LocalClock(zone, f"{zone.tzname(None)} (the file's last time against its mtime)")
-    named = config.local_time_zone()
-    if named is None:
+    operator = config.local_time_zone()  # (checked where reading started: make_context)
+    if operator is None:
         return LocalClock(timezone.utc, ZONE_UNKNOWN)
-    return LocalClock(_named_zone(named), f"{named} (TRAJSEARCH_LOCAL_TZ)")
-
-
-def _named_zone(named: str) -> tzinfo | None:
-    """``TRAJSEARCH_LOCAL_TZ``'s zone (None: ``local``, this machine's); a value that names none is an error."""
-    if named.lower() == "local":
-        return None
-    if named.upper() in ("UTC", "Z"):
-        return timezone.utc
-    if offset := _OFFSET.fullmatch(named):
-        sign, hours, minutes = offset.groups()
-        span = timedelta(hours=int(hours), minutes=int(minutes or 0))
-        if span <= _ZONE_MOST:
-            return timezone(-span if sign == "-" else span)
-    else:
-        try:
-            return ZoneInfo(named)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    raise RecordError(f"TRAJSEARCH_LOCAL_TZ={named!r} names no time zone: give an IANA name (Europe/Berlin), an "
-                      f"offset from UTC (+02:00), UTC, or local (this machine's zone)")
+    named, zone = operator
+    return LocalClock(zone, f"{named} (TRAJSEARCH_LOCAL_TZ)")
 
 
 #: A Vertex AI model's resource name (``projects/P/locations/L/publishers/google/models/gemini-2.5-flash``).
