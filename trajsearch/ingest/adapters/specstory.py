@@ -56,7 +56,7 @@ from trajsearch.model import Trajectory
 from ..sources import whole_text
 from ._agent_cli import (error_line, exit_code_error, join_thought, printing_program, prompt_list, session_trajectory,
                          typed_prompt)
-from ._common import (TIME_ZONE, Context, PassedOver, ended_failing, local_clock, named_path, short,
+from ._common import (TIME_ZONE, ZONE_SLACK, Context, PassedOver, ended_failing, local_clock, named_path, short,
                       zone_apart)
 from .codex_cli import shell_reply
 
@@ -77,7 +77,7 @@ _ROLE = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?
 _TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ _T](\d\d)[:-](\d\d)(?:[:-](\d\d))?")
 #: The start SpecStory names a history file by (``2025-04-30_17-43-title.md``, in UTC), to the minute.
 _NAME_TIME = re.compile(r"(\d{4}-\d\d-\d\d)_(\d\d)-(\d\d)")
-_HALF_MINUTE, _SLACK = timedelta(seconds=30), timedelta(seconds=5)
+_HALF_MINUTE = timedelta(seconds=30)
 _AGENTS = {"cursor": "Cursor", "cursor ide": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI",
            "gemini cli": "Gemini CLI", "vscode": "VS Code Copilot", "copilot": "VS Code Copilot",
            "cursor cli": "Cursor CLI", "droid cli": "Droid"}
@@ -246,29 +246,31 @@ def _time(text: str | None) -> tuple[datetime, bool] | None:
     return wall, text[found.end():found.end() + 1] == "Z"
 
 
-def _named_zone(source: Path, wall: datetime) -> tzinfo | None:
+def _zone_of_file_name(source: Path, wall: datetime) -> tzinfo | None:
     """The zone of a history's local start (``wall``) where its file's name gives the same start in UTC, as the
     extension named its files before it added the ``Z`` (edobry/minsky's of April 2025: ``2025-04-30_17-43-...md``
     titled ``(2025-04-30 13:43:26)``, four hours behind, New York's summer time): the name keeps the minute only,
-    so the two lie a quarter-hour offset and under a minute apart; None for a name that says no time so."""
+    so the two lie a quarter-hour offset and under a minute apart; None for a name that says no time so, and for
+    one that agrees with the title: a UTC user's, or a build naming files in local time, which no file tells apart."""
     named = _NAME_TIME.match(named_path(source).name)
     if not named:
         return None
     utc = datetime.strptime(f"{named[1]} {named[2]}:{named[3]}", "%Y-%m-%d %H:%M")
-    return zone_apart(wall - _HALF_MINUTE, utc, _HALF_MINUTE + _SLACK)
+    zone = zone_apart(wall - _HALF_MINUTE, utc, _HALF_MINUTE + ZONE_SLACK)
+    return None if zone is None or not zone.utcoffset(None) else zone
 
 
 def _created(started: str | None, source: Path) -> tuple[datetime | None, str | None]:
     """The session's start as an instant, and (for ``metadata.created_at_zone``) how a local one's zone was known:
     since mid-2025 SpecStory writes UTC with a ``Z``; before, the title's time is local and the file's name, where
-    it keeps SpecStory's, says the same start in UTC (:func:`_named_zone`)."""
+    it keeps SpecStory's, says the same start in UTC (:func:`_zone_of_file_name`)."""
     found = _time(started)
     if found is None:
         return None, None
     wall, utc = found
     if utc:
         return wall.replace(tzinfo=timezone.utc), None
-    clock = local_clock(source, given=_named_zone(source, wall),
+    clock = local_clock(source, given=_zone_of_file_name(source, wall),
                         given_by="its file's name, in UTC, against its title's local time")
     return clock.at(wall), clock.basis
 
