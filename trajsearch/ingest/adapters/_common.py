@@ -1195,9 +1195,12 @@ def _short_keeping(line: str, found: re.Match[str], limit: int = 300) -> str:
 
 
 def timestamp(value: Any) -> datetime | None:
-    """Unix seconds -> aware UTC datetime; anything else -> None."""
+    """Unix seconds -> aware UTC datetime; anything else (a NaN, or past the platform's range: ``1e300``) -> None."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
     return None
 
 

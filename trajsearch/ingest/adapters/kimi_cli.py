@@ -167,8 +167,8 @@ class _Session(SessionSteps):
 
     def __init__(self) -> None:
         super().__init__()
-        #: every call's step by its id, answered or not: the wire log's times are set on them
-        self.calls: dict[str, dict[str, Any]] = {}
+        #: every call's steps by its id, in order, answered or not: the wire log's times are set on them
+        self.calls: dict[str, list[dict[str, Any]]] = {}
 
     def user(self, content: Any) -> None:
         text = parts_text(content).strip()
@@ -194,7 +194,8 @@ class _Session(SessionSteps):
             self.thought, self.narration = [], []
             self.steps.append(step)
             if isinstance(call_id := as_dict(call).get("id"), str):
-                self.by_call[call_id] = self.calls[call_id] = step
+                self.by_call[call_id] = step
+                self.calls.setdefault(call_id, []).append(step)
 
     def result(self, message: dict[str, Any]) -> None:
         step = self.by_call.pop(message.get("tool_call_id"), None) if isinstance(message.get("tool_call_id"),
@@ -211,18 +212,27 @@ class _Session(SessionSteps):
 
 @dataclass
 class _Wire:
-    """The times of a wire log: each turn's start and its user's words, each tool call's start and end by id."""
+    """The times of a wire log: each turn's start and its user's words, each tool call's starts and ends by id, in
+    order (a provider numbering calls per turn, ``Shell:0``, uses an id again)."""
 
     turns: list[tuple[datetime, str]] = field(default_factory=list)
-    called: dict[str, datetime] = field(default_factory=dict)
-    answered: dict[str, datetime] = field(default_factory=dict)
+    called: dict[str, list[datetime]] = field(default_factory=dict)
+    answered: dict[str, list[datetime]] = field(default_factory=dict)
 
-    def start(self, task: str, calls: dict[str, dict[str, Any]]) -> datetime | None:
+    def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
+        """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult."""
+        for call_id, steps in calls.items():
+            for n, step in enumerate(steps):
+                started, ended = self.called.get(call_id, ()), self.answered.get(call_id, ())
+                step.update(started_at=started[n] if n < len(started) else None,
+                            ended_at=ended[n] if n < len(ended) else None)
+
+    def start(self, task: str, calls: dict[str, list[dict[str, Any]]]) -> datetime | None:
         """The run's start: the turn its task was typed in; a task the user typed in no turn (a compacted file's
         summary) starts at the last turn begun before its first call the log times."""
         if said := next((when for when, words in self.turns if words == task), None):
             return said
-        first = min((self.called[c] for c in calls if c in self.called), default=None)
+        first = min((self.called[c][0] for c in calls if c in self.called), default=None)
         return max((when for when, _ in self.turns if when <= first), default=None) if first else None
 
 
@@ -249,9 +259,9 @@ def _wire(source: Path) -> _Wire:
                 if message.get("type") == "TurnBegin":
                     wire.turns.append((when, parts_text(payload.get("user_input")).strip()))
                 elif message.get("type") == "ToolCall" and isinstance(payload.get("id"), str):
-                    wire.called.setdefault(payload["id"], when)
+                    wire.called.setdefault(payload["id"], []).append(when)
                 elif message.get("type") == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
-                    wire.answered.setdefault(payload["tool_call_id"], when)
+                    wire.answered.setdefault(payload["tool_call_id"], []).append(when)
     except OSError as exc:
         log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
     return wire
@@ -291,8 +301,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("no user prompt in this Kimi CLI context file: the session was opened and never asked "
                           "anything")
     wire = _wire(ctx.source)
-    for call_id, step in walk.calls.items():
-        step.update(started_at=wire.called.get(call_id), ended_at=wire.answered.get(call_id))
+    wire.time(walk.calls)
     run, session, parent = _place(ctx)
     metadata: dict[str, Any] = {
         "source_format": NAME,
