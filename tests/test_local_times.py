@@ -1,13 +1,15 @@
 """Run times written as local time without a zone (aider, Trae Agent, SpecStory before its ``Z``), read in the zone
 the file gives, else the one ``TRAJSEARCH_LOCAL_TZ`` names, else as UTC said to be a guess; and Kimi CLI's times,
 which only the ``wire.jsonl`` beside its context file holds. Fixtures: the real files of tests/fixtures/aider/.aider29,
-trae-agent/.trae29 and specstory/.left30 (their README.md say where from); Kimi's wire log is built in the shape
-``wire/file.py`` writes (no real one was found committed)."""
+trae-agent/.trae29, specstory/.left30 and kimi-cli/.time31 (a real session's wire and context lines, as quoted in
+a committed OpenCode export) (their README.md say where from); other Kimi cases are built in the shape
+``wire/file.py`` writes."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,6 +18,8 @@ import pytest
 
 from trajsearch.ingest.adapters import read_with
 from trajsearch.ingest.read import read_inputs
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AIDER = FIXTURES / "aider" / ".aider29" / "calculator" / ".aider.chat.history.md"  # started at 2025-05-04 17:02:36
@@ -46,10 +50,28 @@ def test_an_aider_start_is_read_as_utc_said_to_be_a_guess_or_in_the_zone_the_ope
     assert _runs(AIDER)[0].created_at == _utc(2025, 5, 4, 11, 32, 36)
 
 
-def test_a_zone_that_names_none_is_an_error_naming_the_variable(monkeypatch) -> None:
-    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Mars/Olympus")
-    [result] = list(read_inputs([AIDER]))
-    assert not result.ok and "TRAJSEARCH_LOCAL_TZ='Mars/Olympus' names no time zone" in result.error
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "-00:90", "+15:00"])
+def test_a_zone_that_names_none_is_refused_before_anything_is_read(monkeypatch, zone: str) -> None:
+    """An operator's mistake, not the data's: refused where reading starts (the CLI: exit 2), so no run is rejected
+    and checkpointed as done (an offset's minutes under 60, its span within UTC-14..+14)."""
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", zone)
+    with pytest.raises(ValueError, match=re.escape(f"TRAJSEARCH_LOCAL_TZ={zone!r} names no time zone")):
+        read_inputs([AIDER])
+
+
+def test_the_cli_refuses_a_zone_that_names_none_and_ingests_nothing(newcomer, monkeypatch,  # noqa: F811
+                                                                   tmp_path: Path) -> None:
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Europe/Berln")
+    history = tmp_path / "calc" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    shutil.copy(AIDER, history)
+    code, out, err = run_cli("ingest", str(history))
+    assert code == 2 and unnoted(err) == [
+        "error: TRAJSEARCH_LOCAL_TZ='Europe/Berln' names no time zone: give an IANA name (Europe/Berlin), an offset "
+        "from UTC (+02:00), UTC, or local (this machine's zone)"]
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Europe/Berlin")  # fixed: read now, no checkpoint holds it back
+    code, out, err = run_cli("ingest", str(history))
+    assert code == 0 and "already done" not in out + err and "rejected 0" in out
 
 
 def test_a_trae_run_takes_the_zone_its_end_time_and_its_mtime_give_and_its_steps_too(tmp_path: Path) -> None:
@@ -84,6 +106,13 @@ def test_an_early_specstory_title_s_local_time_takes_the_zone_of_its_file_s_utc_
     assert run.trajectory_id == "specstory.20250430T134326.b2349bcf7617"
     monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Europe/Berlin")
     assert _runs(renamed)[0].created_at == _utc(2025, 4, 30, 11, 43, 26)
+    # a name agreeing with the title (a UTC user's, or a build naming files in local time) tells no zone: the
+    # operator's is used, not UTC taken as proven
+    agreeing = renamed.with_name("2025-04-30_13-43-task-002-progress-and-updates.md")
+    renamed.rename(agreeing)
+    run = _runs(agreeing)[0]
+    assert run.created_at == _utc(2025, 4, 30, 11, 43, 26)
+    assert run.metadata["created_at_zone"] == "Europe/Berlin (TRAJSEARCH_LOCAL_TZ)"
     # since mid-2025 SpecStory writes UTC with a Z: read as it says, whatever the operator's zone, no guess said
     folder = FIXTURES / "specstory" / ".specstory29" / "claude-code-2026" / ".specstory" / "history"
     run = _runs(folder / "2026-01-16_16-48-38Z-the-code-in-specstory.md")[0]
@@ -124,6 +153,7 @@ def test_a_kimi_session_s_start_and_its_calls_times_are_its_wire_log_s(tmp_path:
         _event(1770983400.25, "TurnBegin", user_input=[{"type": "text", "text": "list the files"}]),
         _event(1770983400.5, "StepBegin", n=1),
         '{"timestamp": 1770983401.0, "message": {"type": "ContentPart", "payl',  # a line cut short: passed over
+        '{"timestamp": 1e300, "message": {"type": "ToolCall", "payload": {"id": "tool_X"}}}',  # out of range: too
         _event(1770983403.0, "ToolCall", **CALL),
         _event(1770983404.5, "ToolResult", tool_call_id="tool_Vq3", return_value={"is_error": False}),
         _event(1770983406.0, "TurnEnd"),
@@ -139,3 +169,42 @@ def test_a_kimi_session_s_start_and_its_calls_times_are_its_wire_log_s(tmp_path:
     # without its wire log (Kimi before 2025-11-26), dated by its file as before
     run = _runs(_kimi_session(tmp_path / "older", None))[0]
     assert run.metadata["created_at_basis"] == "file mtime" and run.steps[0].started_at is None
+
+
+KIMI = FIXTURES / "kimi-cli" / ".time31" / ".kimi" / "sessions" / "887904812217cca9bc2b9adb875daf42" \
+    / "e7c42e0c-15c7-4391-99b2-e65bd66c0314"
+
+
+def test_a_real_kimi_session_is_timed_by_its_real_wire_lines(tmp_path: Path) -> None:
+    """Kimi's own lines: the context's string ``content`` is the ``TurnBegin``'s part list's text, the call's id
+    pairs its ``ToolCall`` and ``ToolResult`` (``"extras": null`` and the rest beside); an earlier turn and call
+    (lines 448-490) are another turn's."""
+    run = _runs(KIMI / "context.jsonl")[0]
+    assert run.trajectory_id == "kimi-cli.e7c42e0c-15c7-4391-99b2-e65bd66c0314"
+    assert run.created_at == datetime.fromtimestamp(1772194541.8626204, timezone.utc)  # wire line 1245
+    shell = run.steps[0]
+    assert shell.action == "Shell" and shell.started_at == datetime.fromtimestamp(1772194553.382178, timezone.utc)
+    assert shell.ended_at == datetime.fromtimestamp(1772194553.471541, timezone.utc)
+    # compacted: the task is a summary no turn typed; the run starts at the last turn begun before its first call
+    folder = tmp_path / KIMI.relative_to(FIXTURES / "kimi-cli" / ".time31")
+    shutil.copytree(KIMI, folder)
+    lines = (folder / "context.jsonl").read_text().splitlines()
+    lines[1] = _line(role="user", content="<system>Previous context has been compacted. Here is the compaction "
+                                          "output:</system>\nThe user hardened SSH; check the containers.")
+    (folder / "context.jsonl").write_text("\n".join(lines) + "\n")
+    assert _runs(folder / "context.jsonl")[0].created_at == datetime.fromtimestamp(1772194541.8626204, timezone.utc)
+
+
+def test_a_kimi_call_id_used_twice_takes_each_call_s_own_times(tmp_path: Path) -> None:
+    """Some providers number calls per turn (``Shell:0``): the i-th call of an id is timed by the i-th ToolCall and
+    ToolResult of it, not all by the first."""
+    context = _kimi_session(tmp_path, [
+        _event(100.0, "TurnBegin", user_input=[{"type": "text", "text": "list the files"}]),
+        _event(101.0, "ToolCall", **CALL), _event(102.0, "ToolResult", tool_call_id="tool_Vq3"),
+        _event(201.0, "ToolCall", **CALL), _event(203.0, "ToolResult", tool_call_id="tool_Vq3"),
+    ])
+    lines = context.read_text().splitlines()
+    context.write_text("\n".join(lines[:5] + lines[3:]) + "\n")  # the call and its answer twice
+    first, second = [step for step in _runs(context)[0].steps if step.action == "Shell"]
+    assert (first.started_at.timestamp(), first.ended_at.timestamp()) == (101.0, 102.0)
+    assert (second.started_at.timestamp(), second.ended_at.timestamp()) == (201.0, 203.0)
