@@ -65,10 +65,11 @@ def test_the_cli_refuses_a_zone_that_names_none_and_ingests_nothing(newcomer, mo
     history = tmp_path / "calc" / ".aider.chat.history.md"
     history.parent.mkdir()
     shutil.copy(AIDER, history)
-    code, out, err = run_cli("ingest", str(history))
-    assert code == 2 and unnoted(err) == [
-        "error: TRAJSEARCH_LOCAL_TZ='Europe/Berln' names no time zone: give an IANA name (Europe/Berlin), an offset "
-        "from UTC (+02:00), UTC, or local (this machine's zone)"]
+    for workers in ("1", "2"):  # refused before the workers start too, not each worker's failure
+        code, out, err = run_cli("ingest", "--workers", workers, str(history))
+        assert code == 2 and unnoted(err) == [
+            "error: TRAJSEARCH_LOCAL_TZ='Europe/Berln' names no time zone: give an IANA name (Europe/Berlin), an "
+            "offset from UTC (+02:00), UTC, or local (this machine's zone)"]
     monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Europe/Berlin")  # fixed: read now, no checkpoint holds it back
     code, out, err = run_cli("ingest", str(history))
     assert code == 0 and "already done" not in out + err and "rejected 0" in out

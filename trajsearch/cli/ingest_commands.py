@@ -94,7 +94,7 @@ def ingest(
     130, 143 stopped by Ctrl-C, SIGTERM: what was written stays, and a rerun finishes the rest.
     --dry-run exits as the ingest would (writing nothing).
     """
-    from ..config import default_uri, home
+    from ..config import default_uri, home, local_time_zone
     from ..ingest.batch import IngestJob, Shard
     from ..ingest.read import Streams, is_stream
 
@@ -107,6 +107,7 @@ def ingest(
     try:
         job_shard = Shard.parse(shard)
         defaults = dict(parse_set(item) for item in set_field)
+        local_time_zone()  # (make_context checks it too; here before workers start, which would each fail on it)
     except ValueError as exc:
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
