@@ -10,7 +10,7 @@ from pathlib import Path
 
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import MAX_STEPS, Outcome
 
 from adapter_support import only, runs
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
@@ -210,3 +210,30 @@ def test_an_unusable_call_id_or_tool_name_is_read_past(tmp_path: Path) -> None:
     path.write_text(json.dumps(messages))
     run = only(path)
     assert [s.action for s in run.steps][:3] == ["get_weather", "get_weather", "tool"]
+
+
+def test_a_history_longer_than_the_step_limit_is_read_clipped_as_every_sessions_is(tmp_path: Path) -> None:
+    """pydantic-ai numbers no steps of its own: a history of more than ``MAX_STEPS`` calls, or a tool named longer
+    than a step's action may be, is read as ``_agent_cli.finish_steps`` reads every session (its start and end
+    kept, the count noted; the name cut to 200 characters), not rejected (round 30's re-read)."""
+    request, response, answer = json.loads(V1.read_text())[:3]
+    calls = [{**response["parts"][0], "tool_name": f"tool_{n}", "tool_call_id": f"call_{n}"} for n in range(5_100)]
+    calls[0]["tool_name"] = "x" * 300
+    returns = [{"tool_name": c["tool_name"], "tool_call_id": c["tool_call_id"], "content": "ok",
+                "timestamp": answer["parts"][0]["timestamp"], "part_kind": "tool-return"} for c in calls]
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([request, {**response, "parts": calls}, {**answer, "parts": returns}]))
+    run = only(path)
+    assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5_100
+    assert run.steps[0].action == "x" * 200 and run.steps[-1].action == "tool_5099" and run.steps[-1].index == 5_099
+
+
+def test_a_naive_timestamp_beside_an_aware_one_is_read_as_utc(tmp_path: Path) -> None:
+    """pydantic-ai writes its own times in UTC with their offset (``_utils.now_utc``); an app that builds a message
+    itself may give a naive ``datetime``, which pydantic dumps without one. Read as UTC, as ``_agent_cli.iso_time``
+    reads every session's times (the run was lost to ``TypeError`` comparing it with the aware ones)."""
+    messages = json.loads(V1.read_text())
+    messages[0]["parts"][0]["timestamp"] = "2026-12-07T04:51:01"
+    path = tmp_path / "naive.json"
+    path.write_text(json.dumps(messages))
+    assert only(path).created_at == datetime(2026, 12, 7, 4, 51, 1, tzinfo=timezone.utc)

@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
+from ._agent_cli import finish_steps, iso_time
 from ._common import (ITEM_AT, Context, RecordError, as_dict, as_list, build, clip_task, file_run_key, item_positions,
                       json_kind, safe_id, tool_arguments)
 
@@ -145,13 +145,6 @@ def _tool_name(part: dict[str, Any]) -> str:
     return name if isinstance(name, str) and name else UNNAMED_TOOL
 
 
-def _when(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return None
-
-
 class _Steps:
     """The steps of a history, read message by message."""
 
@@ -165,7 +158,7 @@ class _Steps:
         self.stopped: list[tuple[str, list[dict[str, Any]]]] = []  # the steps of responses not acted on, their state
 
     def response(self, msg: dict[str, Any]) -> None:
-        parts, when = msg["parts"], _when(msg.get("timestamp"))
+        parts, when = msg["parts"], iso_time(msg.get("timestamp"))
         thinking = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "thinking"
                                and isinstance(p.get("content"), str) and p["content"].strip()) or None
         text = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "text"
@@ -193,21 +186,21 @@ class _Steps:
         if msg.get("state") in _STOPPED:
             self.stopped.append((msg["state"], self.steps[made:]))
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self, metadata: dict[str, Any]) -> list[dict[str, Any]]:
         """The steps, each call of the output tool (``output_tools``: an earlier one whose arguments failed
         validation too) a ``respond`` step, its arguments the output; the steps of a response the run stopped at,
-        which nothing answered, not run."""
+        which nothing answered, not run; numbered and kept within the step limit as every session's are
+        (``finish_steps``: a longer history is read clipped, noted in ``metadata``)."""
         for state, made in self.stopped:
             for step in made:
                 if "observation" not in step and "error" not in step:
                     step["error"] = not_run(f"the response was {state}: the run stopped before acting on it")
-        for n, step in enumerate(self.steps):
+        for step in self.steps:
             if step["action"] in self.output_tools:
                 output = step["arguments"]
                 step["action"], step["arguments"] = "respond", {
                     "content": output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)}
-            step["index"] = n
-        return self.steps
+        return finish_steps(self.steps, metadata)
 
     def request(self, msg: dict[str, Any]) -> None:
         for part in msg["parts"]:
@@ -248,7 +241,7 @@ class _Steps:
             self.output_tools.add(step["action"])
             self.said.append(step)
             return
-        step["ended_at"] = _when(part.get("timestamp"))
+        step["ended_at"] = iso_time(part.get("timestamp"))
         text = _text(content)
         if outcome in _FAILED:  # the text is the error alone, as a 1.x retry-prompt's is
             step["error"] = text or f"the tool call {outcome}"
@@ -307,12 +300,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if (tokens := _total_tokens(messages)) is not None:
         metadata["total_tokens"] = tokens
     fields: dict[str, Any] = {"trajectory_id": f"{ID_PREFIX}:{safe_id(_run_key(messages, record, ctx))}",
-                              "task": clip_task(steps.prompts[0]), "steps": steps.finish(), "metadata": metadata}
+                              "task": clip_task(steps.prompts[0]), "steps": steps.finish(metadata),
+                              "metadata": metadata}
     models = [m["model_name"] for m in messages if m["kind"] == "response" and isinstance(m.get("model_name"), str)]
     if models:
         fields["model_id"] = models[-1]
-    times = [t for m in messages for t in [_when(m.get("timestamp")), *(_when(p.get("timestamp")) for p in m["parts"])]
-             if t is not None]
+    times = [t for m in messages for t in (iso_time(x.get("timestamp")) for x in (m, *m["parts"])) if t is not None]
     if times:
         fields["created_at"] = min(times)
     return build(fields, ctx)
