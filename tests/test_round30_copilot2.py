@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from trajsearch.actions import ran
 from trajsearch.ingest.detect import detect_format
 from trajsearch.model import Outcome
 
@@ -140,7 +141,29 @@ def test_a_session_kept_before_the_event_logs_is_read_from_its_timeline() -> Non
     view, *_, rejected = run.steps
     assert view.arguments == {"command": "view", "path": "/Users/cliftonc/work/guideai"} and view.error is None
     assert view.thought.startswith("I'll investigate the current implementation")  # the text before the calls
-    assert rejected.error.startswith("The tool call required approval from the user, but the user rejected it")
+    # a call the CLI did not run (round 31: its text was the error of a call run, which ``actions.ran`` counted)
+    assert rejected.error == ("not run: The tool call required approval from the user, but the user rejected it or an "
+                              "earlier tool call.") and rejected.observation is None and not ran(rejected)
+
+
+@pytest.mark.parametrize("code, message, error", [
+    ("denied", "Permission denied and could not request permission from user",
+     "not run: Permission denied and could not request permission from user"),
+    ("rejected", None, "not run: the user rejected the call"),
+])
+def test_a_call_the_cli_did_not_run_is_not_run_in_a_log_too(tmp_path: Path, code: str, message: str | None,
+                                                            error: str) -> None:
+    """A log writes the result of a call the permission check stopped as ``success: false`` with ``error.code``
+    ``denied`` (a rule, or no one to ask: ``-p``) or ``rejected`` (the user's no), as 0.0.343's ``index.js`` makes
+    the event of a timeline's result: not run, as every adapter reads a call its harness did not run."""
+    events = [json.loads(line) for line in HEADLESS.read_text().splitlines()]
+    done = next(e for e in events if e["type"] == "tool.execution_complete" and "Created file" in json.dumps(e))
+    done["data"] = {**done["data"], "success": False, "result": None,
+                    "error": {"code": code, **({"message": message} if message else {})}}
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    created = only(path).steps[1]
+    assert (created.action, created.error, created.observation, ran(created)) == ("create", error, None, False)
 
 
 def test_a_history_session_with_no_user_entry_is_refused_in_its_own_words(newcomer, tmp_path: Path) -> None:

@@ -61,6 +61,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -85,8 +86,12 @@ NAME = "copilot-cli"
 HEADLESS = "copilot-cli-headless"
 #: The prefix of a run read from a session kept before the event logs (``history-session-state``).
 HISTORY = "copilot-cli-history"
-#: A call the user declined (its ``rejected`` result records no output).
-REJECTED = "the user rejected the call (it did not run)"
+#: The results of a call the CLI did not run (0.0.343's ``index.js``: the permission check's outcome): ``rejected``,
+#: the user answered no when asked; ``denied``, a rule denied it or nobody could be asked (``-p``). A log writes
+#: them as the ``error.code`` of a ``tool.execution_complete`` with ``success: false``, the timeline as the
+#: result's ``type``; either is a step not run, its text (or, a ``rejected`` result recording none, this) its reason.
+_NOT_RUN = frozenset({"rejected", "denied"})
+_REJECTED = "the user rejected the call"
 #: A session event's type (``session.warning``, ``user.message``, ``tool.execution_complete``, ``abort``, ...) and
 #: the keys an event carries (``data``, its ids and time; ``ephemeral`` for one the log does not keep).
 _EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission|mcp|command|elicitation"
@@ -150,13 +155,12 @@ def _history_events(timeline: list[Any]) -> list[dict[str, Any]]:
             else:
                 events.append({"type": "tool.execution_start", "timestamp": at, "data": {
                     "toolCallId": call["toolCallId"], "toolName": call["name"], "arguments": call["arguments"]}})
-            if kind == "tool_call_completed":
+            if kind == "tool_call_completed":  # as the CLI makes the event of a result (``code``: its type)
                 result = as_dict(entry.get("result"))
                 log = as_str(result.get("log"))
-                said = log or (REJECTED if result.get("type") == "rejected" else None)
                 events.append({"type": "tool.execution_complete", "timestamp": at, "data": {
                     "toolCallId": entry.get("callId"), "success": result.get("type") == "success",
-                    "result": {"content": log}, "error": {"message": said}}})
+                    "result": {"content": log}, "error": {"message": log, "code": result.get("type")}}})
             continue
         message = None
         if kind == "copilot":
@@ -326,8 +330,12 @@ class _Walk(PromptedSteps):
             return
         output = as_str(as_dict(data.get("result")).get("content"))
         step["observation"] = output
-        if data.get("success") is False:
-            said = as_str(as_dict(data.get("error")).get("message")) or output
+        error = as_dict(data.get("error"))
+        if data.get("success") is False and error.get("code") in _NOT_RUN:  # the CLI did not run it
+            said = as_str(error.get("message")) or (_REJECTED if error["code"] == "rejected" else error["code"])
+            step["observation"], step["error"] = None, not_run(error_line(said, said))
+        elif data.get("success") is False:
+            said = as_str(error.get("message")) or output
             step["error"] = error_line(said, said or "the tool failed")
         elif step["action"] in SHELLS and (code := exit_code(data, output)) is not None and code[0] != 0:
             command = as_str(as_dict(step["arguments"]).get("command"))
