@@ -229,3 +229,29 @@ def test_a_session_written_history_first_is_detected_past_the_size_parsed_whole(
     monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 1024)  # stands for a session of over 64 MiB
     assert detect_format(HISTORY_FIRST) == "continue"
     assert only(HISTORY_FIRST).task == "python code for hello world"
+
+
+def test_an_index_changed_alone_is_read_again_by_the_next_ingest(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    """A session's start is its entry's ``dateCreated`` in ``sessions.json`` beside it: the index changed (Continue
+    rewrites it; one copied in after the sessions) re-reads the sessions on the next ingest of the folder, which
+    the checkpoint skipped as done while the session files stayed the same (``read_with``, round 30's re-read)."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for path in (AGENT, CHAT, REAL / "sessions.json"):
+        shutil.copy(path, sessions / path.name)
+    run_id = "continue.02044b99-f94b-4df0-a981-3b26d054b6b0"
+
+    def started() -> str:
+        code, out, err = run_cli("ingest", str(sessions), "-t", "acme")
+        assert code == 0, out + err
+        code, out, err = run_cli("show", run_id, "-t", "acme", "--json")
+        assert code == 0, out + err
+        return json.loads(out)["created_at"]
+
+    assert started().startswith("2026-02-20T10:13:14.527")
+    index = json.loads((sessions / "sessions.json").read_text())
+    for entry in index:
+        if entry["sessionId"] == run_id.removeprefix("continue."):
+            entry["dateCreated"] = "1771500000000"
+    (sessions / "sessions.json").write_text(json.dumps(index, indent=2))
+    assert started().startswith("2026-02-19T11:20:00")

@@ -82,6 +82,8 @@ SIGNATURE = re.compile(r'^\s*\{\s*(?:"sessionId"\s*:\s*"[^"]*"\s*,\s*"title"\s*:
                        r'\s*"workspaceDirectory"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"history"\s*:\s*\['
                        r'|"history"\s*:\s*\[\s*\{\s*"message"\s*:\s*\{\s*"role")')
 _SESSIONS = "~/.continue/sessions/<sessionId>.json"
+#: The index beside the sessions, which holds their start (``dateCreated``).
+_INDEX_FILE = "sessions.json"
 _INDEX = f"{_SESSIONS}, beside it, each read"
 _HOME = ".continue"
 #: What Continue keeps in its home's folders other than ``sessions`` (none holds a session).
@@ -137,6 +139,17 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return f"Continue's own {what}, no session: those are in {_SESSIONS}"
 
 
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The adapter hook (see ``adapters/__init__``): a session's start is its entry's ``dateCreated`` in the index
+    beside it (:func:`_created`), so an ingest's checkpoint reads the sessions beside an index again when it changed
+    (Continue rewrites it on every save; one copied in after the sessions gives them their start). Of any JSON file
+    but the index, where one lies beside it: a stat, no read, and nothing where none does."""
+    if path.suffix != ".json" or path.name == _INDEX_FILE:
+        return ()
+    index = path.with_name(_INDEX_FILE)
+    return (index,) if index.is_file() else ()
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not matches(record):
         raise RecordError(f"not a Continue session (~/.continue/sessions/<sessionId>.json is a JSON object with "
@@ -172,7 +185,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
         last_error=None, error_cause=API_ERROR_CAUSE,
-        created_at=first_time(_number(_created(ctx.source.parent / "sessions.json").get(session)),
+        created_at=first_time(_number(_created(ctx.source.with_name(_INDEX_FILE)).get(session)),
                               *(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
 
