@@ -237,3 +237,30 @@ def test_a_naive_timestamp_beside_an_aware_one_is_read_as_utc(tmp_path: Path) ->
     path = tmp_path / "naive.json"
     path.write_text(json.dumps(messages))
     assert only(path).created_at == datetime(2026, 12, 7, 4, 51, 1, tzinfo=timezone.utc)
+
+
+PER_TURN = Path(__file__).parent / "fixtures" / "pydantic-ai" / ".left31" / "v2.78-per-turn.jsonl"
+
+
+def test_a_conversation_logged_a_run_a_line_is_one_run_of_every_turn() -> None:
+    """An app logging each run's ``new_messages_json()`` writes a conversation's turns a line each (pydantic-ai 2.78
+    itself, tests/fixtures/pydantic-ai/.left31): the lines of one ``conversation_id`` are one history, the first
+    prompt its task (each later line was a run of its own, tasked with a follow-up alone, kept under ``id+hash``)."""
+    run = only(PER_TURN)
+    first = json.loads(PER_TURN.read_text().splitlines()[0])[0]
+    assert run.trajectory_id == f"pydantic-ai:{first['conversation_id']}"
+    assert run.task == "What is the weather in Paris?"
+    assert run.metadata["user_prompts"] == ["And in Oslo?", "And in Rome?"]
+    assert [(s.arguments, s.observation) for s in run.steps if s.action == "get_weather"] == [
+        ({"city": "Paris"}, "sunny, 24 C"), ({"city": "Oslo"}, "rain, 9 C"), ({"city": "Rome"}, "clear, 28 C")]
+
+
+def test_a_history_saved_after_each_turn_in_one_file_keeps_each_message_once(tmp_path: Path) -> None:
+    """All messages after turn 1, then after turn 2, a line each (one conversation): one run, its messages once; a
+    line of another conversation, or of no id (1.x), stays a run of its own."""
+    messages = json.loads(V2.read_text())
+    path = tmp_path / "saves.jsonl"
+    path.write_text("\n".join(json.dumps(h) for h in (messages[:8], json.loads(V1.read_text()), messages)) + "\n")
+    two_turns, other = runs(path)
+    assert [(s.action, s.arguments, s.error) for s in two_turns.steps] == WEATHER_STEPS
+    assert two_turns.trajectory_id == only(V2).trajectory_id and other.trajectory_id == only(V1).trajectory_id

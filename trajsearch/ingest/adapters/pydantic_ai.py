@@ -5,7 +5,9 @@ Records: the history of one conversation, a JSON list of ``ModelRequest`` / ``Mo
 told by their ``part_kind``), as ``result.all_messages_json()``, ``ModelMessagesTypeAdapter.dump_json(...)`` or
 ``to_jsonable_python(result.all_messages())`` write it: a file of one history (a JSON array, or one message a
 line), or a history a JSONL line (an array of arrays too). A history is all its conversation's runs: each
-``run`` given the history before it as ``message_history`` appends its own prompt and messages.
+``run`` given the history before it as ``message_history`` appends its own prompt and messages; the lines of a file
+that share a ``conversation_id`` (2.x) are one history (an app logging each run's ``new_messages_json()`` a line;
+1.x's such lines keep no id that links them and stay histories of their own).
 
 Mapping
 - task: the first ``user-prompt`` part's text; later ones (the next turns) are kept in ``metadata.user_prompts``
@@ -103,19 +105,41 @@ def matches(record: Any) -> bool:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The histories of a file: one, its messages an array's items or a line each; or one per item (a JSONL line, an
-    array of arrays); with where it is (``ITEM_AT``: its first item), which names a history that has no id."""
+    array of arrays); with where it is (``ITEM_AT``: its first item), which names a history that has no id. Items of
+    one conversation (2.x: its ``conversation_id``) are one history, at its first item: an app that logs each run's
+    ``new_messages_json()`` a line writes a conversation's turns a line each (a message a later item repeats, of a
+    history saved after each turn, is kept once)."""
     items = document if isinstance(document, list) else [document]
     positions = item_positions(items)
     loose: list[Any] = []  # the messages of a history saved an item each
+    out: list[tuple[str, Any]] = []
+    conversations: dict[str, tuple[dict[str, Any], set[str]]] = {}  # a conversation's history, its messages' JSON
     for n, (position, item) in enumerate(zip(positions, items), 1):
-        if isinstance(item, list):
-            yield position, {"messages": item, ITEM_AT: n}
+        if isinstance(item, list) and (conversation := _conversation(item)) in conversations:
+            history, seen = conversations[conversation]
+            for message in item:
+                if (said := json.dumps(message, sort_keys=True)) not in seen:
+                    seen.add(said)
+                    history["messages"].append(message)
+        elif isinstance(item, list):
+            out.append((position, history := {"messages": list(item), ITEM_AT: n}))
+            if conversation is not None:
+                conversations[conversation] = history, {json.dumps(m, sort_keys=True) for m in item}
         elif _message(item):
             loose.append(item)
         else:  # neither a message nor a history: its own error (at its line), the rest still read
-            yield position, item
+            out.append((position, item))
+    yield from out
     if loose:
         yield "file" if len(items) == len(loose) else "messages", {"messages": loose, ITEM_AT: 1}
+
+
+def _conversation(history: list[Any]) -> str | None:
+    """The ``conversation_id`` (2.x) of a history whose messages are all pydantic-ai's (one that is not stays its
+    own item, its error its own), else None."""
+    first = history[0] if history else None
+    conversation = first.get("conversation_id") if isinstance(first, dict) else None
+    return conversation if isinstance(conversation, str) and conversation and all(map(_message, history)) else None
 
 
 def _text(content: Any) -> str:
