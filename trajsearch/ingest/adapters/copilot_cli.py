@@ -43,7 +43,8 @@ Field mapping:
 - steps: each tool request (``assistant.message``'s ``toolRequests``, or a ``tool.execution_start`` no request
   announced) is a step: action = its name, arguments = its JSON ``arguments``, thought = the reasoning and the
   message's text before it, observation = its ``tool.execution_complete``'s ``result.content``. Its error: the
-  ``error.message`` of a call that did not succeed (``success: false``), else, for a shell command, what its output
+  ``error.message`` of a call that did not succeed (``success: false``; ``not run: <message>`` where the CLI did not
+  run it, ``error.code`` ``rejected`` or ``denied``: :data:`_NOT_RUN`), else, for a shell command, what its output
   says with its exit code (``toolTelemetry.metrics.exit_code``, else the line the CLI appends: ``<exited with exit code
   N>``, 1.0.x ``<shellId: N completed with exit code N>``; by ``exit_code_error``, the rule every CLI adapter reads
   exit codes by). An assistant message with no tool request is a ``respond`` step.
