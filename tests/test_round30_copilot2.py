@@ -166,6 +166,23 @@ def test_a_call_the_cli_did_not_run_is_not_run_in_a_log_too(tmp_path: Path, code
     assert (created.action, created.error, created.observation, ran(created)) == ("create", error, None, False)
 
 
+@pytest.mark.parametrize("code", [["rejected"], {"type": "rejected"}])
+def test_a_code_that_is_no_string_is_a_plain_error_not_the_runs_loss(tmp_path: Path, code: object) -> None:
+    """An ``error.code`` (a log) or a result ``type`` (a history's timeline) that is a list or an object is no code
+    the CLI writes: the call's error as any failed call's, the run read (round 31 fix: TypeError, unhashable, lost
+    the whole run)."""
+    events = [json.loads(line) for line in HEADLESS.read_text().splitlines()]
+    done = next(e for e in events if e["type"] == "tool.execution_complete" and "Created file" in json.dumps(e))
+    done["data"] = {**done["data"], "success": False, "result": None, "error": {"code": code, "message": "x"}}
+    (log := tmp_path / "session.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert only(log).steps[1].error == "x"
+    session = json.loads(HISTORY.read_text())
+    rejected = [e for e in session["timeline"] if e.get("type") == "tool_call_completed"][-1]
+    rejected["result"] = {**rejected["result"], "type": code}
+    (history := tmp_path / HISTORY.name).write_text(json.dumps(session))
+    assert not only(history).steps[-1].error.startswith("not run")
+
+
 def test_a_history_session_with_no_user_entry_is_refused_in_its_own_words(newcomer, tmp_path: Path) -> None:
     """A history file has no ``user.message``: the refusal names what it lacks, its timeline's ``user`` entry."""
     document = {**json.loads(HISTORY.read_text()), "timeline": []}

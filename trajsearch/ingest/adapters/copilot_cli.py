@@ -161,7 +161,7 @@ def _history_events(timeline: list[Any]) -> list[dict[str, Any]]:
                 log = as_str(result.get("log"))
                 events.append({"type": "tool.execution_complete", "timestamp": at, "data": {
                     "toolCallId": entry.get("callId"), "success": result.get("type") == "success",
-                    "result": {"content": log}, "error": {"message": log, "code": result.get("type")}}})
+                    "result": {"content": log}, "error": {"message": log, "code": as_str(result.get("type"))}}})
             continue
         message = None
         if kind == "copilot":
@@ -332,8 +332,8 @@ class _Walk(PromptedSteps):
         output = as_str(as_dict(data.get("result")).get("content"))
         step["observation"] = output
         error = as_dict(data.get("error"))
-        if data.get("success") is False and error.get("code") in _NOT_RUN:  # the CLI did not run it
-            said = as_str(error.get("message")) or (_REJECTED if error["code"] == "rejected" else error["code"])
+        if data.get("success") is False and (code := as_str(error.get("code"))) in _NOT_RUN:  # the CLI did not run it
+            said = as_str(error.get("message")) or (_REJECTED if code == "rejected" else code)
             step["observation"], step["error"] = None, not_run(error_line(said, said))
         elif data.get("success") is False:
             said = as_str(error.get("message")) or output
