@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from trajsearch.actions import ran
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome, Trajectory
 
@@ -65,10 +66,23 @@ def test_a_sub_agents_calls_are_kept_in_order_and_marked() -> None:
     assert "The 2026-W21 analysis has been written" not in answer.arguments["content"]
     denied = [s for s in run.steps if s.error and s.arguments.get("subagent")]
     assert denied[0].error.startswith("Command blocked: contains dangerous shell expansion patterns")
-    assert denied[1].error == "Permission denied and could not request permission from user"
+    # a call the CLI did not run (round 31: an error of a call run, as ``actions.ran`` counted it; its log's not run)
+    assert denied[1].error == "not run: Permission denied and could not request permission from user"
+    assert denied[1].observation is None and not ran(denied[1])
     # the output of a grep for '### ' headings: its result's content, not entries
     assert any(s.observation == "### Notable Projects\n### Press & Industry\n<exited with exit code 0>"
                for s in run.steps)
+
+
+def test_a_call_the_user_rejected_is_not_run_as_the_log_reads_it(tmp_path: Path) -> None:
+    """A ``❌`` call whose result is the CLI's words for the user's no (real exports hold it) was not run, as
+    ``copilot-cli`` reads the same call from the session's log; another ``❌`` call's output stays its error."""
+    text = WORKFLOW.read_text(encoding="utf-8")
+    said = "The tool call required approval from the user, but the user rejected it or an earlier tool call."
+    (path := tmp_path / WORKFLOW.name).write_text(text.replace("No match found", said, 1), encoding="utf-8")
+    rejected, *failed = [s for s in _run(path).steps if s.error and s.action == "edit"]
+    assert (rejected.error, rejected.observation, ran(rejected)) == (f"not run: {said}", None, False)
+    assert failed and failed[0].error == "No match found" and ran(failed[0])
 
 
 def test_an_arguments_block_is_the_calls_arguments_and_a_reply_with_no_call_a_respond() -> None:

@@ -93,6 +93,10 @@ HISTORY = "copilot-cli-history"
 #: result's ``type``; either is a step not run, its text (or, a ``rejected`` result recording none, this) its reason.
 _NOT_RUN = frozenset({"rejected", "denied"})
 _REJECTED = "the user rejected the call"
+#: What the CLI shows as such a call's result, all a ``/share`` export keeps of it (under a ``❌`` call, as it shows a
+#: failed one: ``copilot_share``): the user's no (a history's ``rejected`` log), a rule's or no one to ask (``denied``).
+NOT_RUN_SAID = frozenset({"The tool call required approval from the user, but the user rejected it or an earlier "
+                          "tool call.", "Permission denied and could not request permission from user"})
 #: A session event's type (``session.warning``, ``user.message``, ``tool.execution_complete``, ``abort``, ...) and
 #: the keys an event carries (``data``, its ids and time; ``ephemeral`` for one the log does not keep).
 _EVENT_TYPE = re.compile(r"(?:session|user|assistant|tool|subagent|system|hook|skill|permission|mcp|command|elicitation"

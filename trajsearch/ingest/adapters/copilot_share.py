@@ -26,8 +26,9 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   ``glob``, ``path``; glob: ``pattern``, ``path``), so a filter or search by them finds both; and ``subagent`` naming the sub-agent (``task``) a
   call sits under (kept in order); observation = its result block; the ``📦`` entry itself is the session's call
   of the sub-agent, as the raw log has it: action ``task``, arguments its ``status``, observation the sub-agent's
-  last reply (not the session's own); error: of a ``❌`` call, its output's
-  decisive line ("Permission denied and could not request permission from user"), of a shell call, a non-zero
+  last reply (not the session's own); error: of a ``❌`` call, its output's decisive line; of one the CLI did not run
+  (its output the CLI's own words, ``copilot_cli.NOT_RUN_SAID``: the user rejected it, "Permission denied and could
+  not request permission from user"), ``not run: <those words>``, as ``copilot-cli`` reads its log; of a shell call, a non-zero
   ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
   thought, Copilot's text with no call after it a ``respond`` step;
 - outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``, its
@@ -49,6 +50,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ..sources import whole_text
@@ -63,7 +65,7 @@ from ._agent_cli import (
     session_trajectory,
 )
 from ._common import Context, RecordError
-from .copilot_cli import SHELLS, exit_code, session_warnings
+from .copilot_cli import NOT_RUN_SAID, SHELLS, exit_code, session_warnings
 
 NAME = "copilot-cli-share"
 #: What the export opens with (told before any record is looked for: the Markdown quotes JSON).
@@ -296,7 +298,9 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
         args["subagent"] = entry.subagent
     step: dict[str, Any] = {"thought": join_thought(thought), "action": entry.tool,
                             "arguments": args, "observation": result}
-    if entry.status == "❌":
+    if entry.status == "❌" and (said := (result or "").strip()) in NOT_RUN_SAID:  # not run, as ``copilot-cli`` reads it
+        step["observation"], step["error"] = None, not_run(said)
+    elif entry.status == "❌":
         step["error"] = error_line(result, "the call failed (the export shows no output)")  # the description is
         # what the call meant to do, not what went wrong
     elif entry.tool in SHELLS and (code := exit_code({}, result)) is not None and code[0] != 0:
