@@ -8,6 +8,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import MAX_STEPS, Outcome
@@ -264,3 +266,21 @@ def test_a_history_saved_after_each_turn_in_one_file_keeps_each_message_once(tmp
     two_turns, other = runs(path)
     assert [(s.action, s.arguments, s.error) for s in two_turns.steps] == WEATHER_STEPS
     assert two_turns.trajectory_id == only(V2).trajectory_id and other.trajectory_id == only(V1).trajectory_id
+
+
+FORKS = Path(__file__).parent / "fixtures" / "pydantic-ai" / ".left31fix"
+
+
+@pytest.mark.parametrize("name, follow_ups", [
+    ("fork-all.jsonl", [["And in Oslo?"], ["And in Rome?"]]),  # two runs forked off one seed: its id inherited
+    ("fork-newid.jsonl", [["And in Oslo?"], ["And in Rome?"]]),  # the fork given conversation_id='new'
+    ("fixed-id.jsonl", [None, None]),  # two sessions under an app's fixed id, each opening with its system prompt
+])
+def test_lines_sharing_a_conversation_id_that_do_not_continue_it_are_runs_of_their_own(name: str,
+                                                                                         follow_ups: list) -> None:
+    """pydantic-ai 2.78's own lines (tests/fixtures/pydantic-ai/.left31fix): a line that shares the history's head and
+    then differs, or opens afresh with a system prompt, is no later turn of the history before it (round 31 fix: each
+    was joined into one history that never existed, its follow-ups in one run)."""
+    read = runs(FORKS / name)
+    assert [r.metadata.get("user_prompts") for r in read] == follow_ups
+    assert len({r.trajectory_id for r in read}) == 2

@@ -5,9 +5,9 @@ Records: the history of one conversation, a JSON list of ``ModelRequest`` / ``Mo
 told by their ``part_kind``), as ``result.all_messages_json()``, ``ModelMessagesTypeAdapter.dump_json(...)`` or
 ``to_jsonable_python(result.all_messages())`` write it: a file of one history (a JSON array, or one message a
 line), or a history a JSONL line (an array of arrays too). A history is all its conversation's runs: each
-``run`` given the history before it as ``message_history`` appends its own prompt and messages; the lines of a file
-that share a ``conversation_id`` (2.x) are one history (an app logging each run's ``new_messages_json()`` a line;
-1.x's such lines keep no id that links them and stay histories of their own).
+``run`` given the history before it as ``message_history`` appends its own prompt and messages; a line of a file
+that continues one before it of the same ``conversation_id`` (1.89 on) is joined to it (an app logging each run's
+``new_messages_json()`` a line; before 1.89 such lines keep no id that links them and stay histories of their own).
 
 Mapping
 - task: the first ``user-prompt`` part's text; later ones (the next turns) are kept in ``metadata.user_prompts``
@@ -105,26 +105,24 @@ def matches(record: Any) -> bool:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The histories of a file: one, its messages an array's items or a line each; or one per item (a JSONL line, an
-    array of arrays); with where it is (``ITEM_AT``: its first item), which names a history that has no id. Items of
-    one conversation (2.x: its ``conversation_id``) are one history, at its first item: an app that logs each run's
-    ``new_messages_json()`` a line writes a conversation's turns a line each (a message a later item repeats, of a
-    history saved after each turn, is kept once)."""
+    array of arrays); with where it is (``ITEM_AT``: its first item), which names a history that has no id. An item
+    that continues a history of its conversation (its ``conversation_id``, 1.89 on) before it is joined to it
+    (:func:`_continues`): an app that logs each run's ``new_messages_json()`` a line writes a conversation's turns a
+    line each, one saving ``all_messages_json()`` after each turn the history so far again."""
     items = document if isinstance(document, list) else [document]
     positions = item_positions(items)
     loose: list[Any] = []  # the messages of a history saved an item each
     out: list[tuple[str, Any]] = []
-    conversations: dict[str, tuple[dict[str, Any], set[str]]] = {}  # a conversation's history, its messages' JSON
+    conversations: dict[str, list[tuple[dict[str, Any], list[str]]]] = {}  # its histories, their messages' JSON
     for n, (position, item) in enumerate(zip(positions, items), 1):
-        if isinstance(item, list) and (conversation := _conversation(item)) in conversations:
-            history, seen = conversations[conversation]
-            for message in item:
-                if (said := json.dumps(message, sort_keys=True)) not in seen:
-                    seen.add(said)
-                    history["messages"].append(message)
-        elif isinstance(item, list):
+        conversation = _conversation(item) if isinstance(item, list) else None
+        said = [json.dumps(m, sort_keys=True) for m in item] if conversation is not None else []
+        if conversation is not None and _joined(conversations.get(conversation, []), said, item):
+            continue
+        if isinstance(item, list):
             out.append((position, history := {"messages": list(item), ITEM_AT: n}))
             if conversation is not None:
-                conversations[conversation] = history, {json.dumps(m, sort_keys=True) for m in item}
+                conversations.setdefault(conversation, []).append((history, said))
         elif _message(item):
             loose.append(item)
         else:  # neither a message nor a history: its own error (at its line), the rest still read
@@ -134,8 +132,31 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         yield "file" if len(items) == len(loose) else "messages", {"messages": loose, ITEM_AT: 1}
 
 
+def _joined(histories: list[tuple[dict[str, Any], list[str]]], said: list[str], item: list[Any]) -> bool:
+    """Join a line to the latest history of its conversation it continues (:func:`_continues`); False when none."""
+    for history, gathered in reversed(histories):
+        if (rest := _continues(said, item, gathered)) is not None:
+            history["messages"].extend(item[len(said) - len(rest):])
+            gathered.extend(rest)
+            return True
+    return False
+
+
+def _continues(said: list[str], item: list[Any], gathered: list[str]) -> list[str] | None:
+    """What of a line (its messages' JSON) continues the history gathered so far of its conversation, None when it
+    does not: a later save of it (it opens with the whole history: the rest), or the next run's new messages (none
+    the history holds, and no system prompt, which only a conversation's first run sends: all of it). A line that
+    shares a head and then differs (a run forked off the same history: regenerate, two follow-ups of one seed, which
+    inherit its id) or opens afresh with a system prompt (an app reusing a fixed id) is a history of its own."""
+    if said[:len(gathered)] == gathered or gathered[:len(said)] == said:  # a later save, or an earlier one
+        return said[len(gathered):]
+    fresh = not set(said) & set(gathered)
+    opens = any(p["part_kind"] == "system-prompt" for p in item[0]["parts"])
+    return said if fresh and not opens else None
+
+
 def _conversation(history: list[Any]) -> str | None:
-    """The ``conversation_id`` (2.x) of a history whose messages are all pydantic-ai's (one that is not stays its
+    """The ``conversation_id`` (1.89 on) of a history whose messages are all pydantic-ai's (one that is not stays its
     own item, its error its own), else None."""
     first = history[0] if history else None
     conversation = first.get("conversation_id") if isinstance(first, dict) else None
