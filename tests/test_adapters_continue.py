@@ -255,3 +255,21 @@ def test_an_index_changed_alone_is_read_again_by_the_next_ingest(newcomer, tmp_p
             entry["dateCreated"] = "1771500000000"
     (sessions / "sessions.json").write_text(json.dumps(index, indent=2))
     assert started().startswith("2026-02-19T11:20:00")
+
+
+def test_an_index_changed_for_another_session_reads_none_again(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    """Continue rewrites ``sessions.json`` on every save: an entry added for a new session changes none of the
+    others' starts, so the next ingest reads only what changed, not every session beside the index (round 31 fix:
+    the whole index was what the checkpoint compared, and each new session re-read them all)."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for path in (AGENT, CHAT, REAL / "sessions.json"):
+        shutil.copy(path, sessions / path.name)
+    code, out, err = run_cli("ingest", str(sessions), "-t", "acme")
+    assert code == 0 and "ingested 2 runs" in out + err, out + err
+    index = json.loads((sessions / "sessions.json").read_text())
+    index.append({**index[0], "sessionId": "8d09f851-177c-4231-9458-ef3829257a99", "dateCreated": "1771519371109"})
+    (sessions / "sessions.json").write_text(json.dumps(index, indent=2))
+    code, out, err = run_cli("ingest", str(sessions), "-t", "acme")
+    said = " ".join((out + err).split())
+    assert code == 0 and "read 0:" in said and "2 input(s) already done per the checkpoint" in said, said

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
-from .adapters import read_with
+from .adapters import read_with, read_with_value
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .orphans import ingest_of
 from .checkpoint import Checkpoint, DeadLetter, job_id
@@ -400,10 +400,13 @@ def _plan(units: list[Unit], checkpoint: Checkpoint, streamed: set[str]) -> tupl
 
 def _fingerprint(unit: Unit) -> str:
     """A unit's fingerprint for the checkpoint: its files' (``read.fingerprint``), and those of the files its runs are
-    read with (``adapters.read_with``: an OpenHands attempt file's aggregate, which came later), so that a unit done
-    is read again when what it was read with changed, not only when it did (probe 48, L4)."""
+    read with (``adapters.read_with``: an OpenHands attempt file's aggregate, which came later) and the part of one
+    they depend on (``adapters.read_with_value``: a Continue session's entry in its index), so that a unit done is
+    read again when what it was read with changed, not only when it did (probe 48, L4)."""
     own = fingerprint(unit)
     beside = tuple(dict.fromkeys(p for f in unit.files for p in read_with(f) if p not in unit.files))
+    if value := "".join(map(read_with_value, unit.files)):  # a Continue session's own entry in its index
+        own = f"{own}={hashlib.blake2b(value.encode(), digest_size=8).hexdigest()}"
     return f"{own}+{fingerprint(replace(unit, files=beside))}" if beside else own
 
 

@@ -53,7 +53,10 @@ entry in ``ADAPTERS``. A module exposes:
   second run of the Harbor trial holding it (``atif.trial_sessions``);
   optionally ``read_with(path)``, the other files (present or not) whose content
   the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
-  ingest's checkpoint reads ``path`` again when they change;
+  ingest's checkpoint reads ``path`` again when they change; or optionally
+  ``read_with_value(path)``, the part of another file they depend on, as a
+  string (None: none), where the whole file changes far more often than that
+  part (a Continue session's own entry in the index beside it);
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory`` (raising
   ``_common.PassedOver`` for a record that holds no run and nothing wrong: a
   copy of a run read from another file). With
@@ -255,6 +258,13 @@ def read_with(path: Path) -> tuple[Path, ...]:
     """The other files whose content the runs of ``path`` depend on (``read_with`` of an adapter), none mostly."""
     return tuple(p for mod in ADAPTERS.values() if (hook := getattr(mod, "read_with", None)) is not None
                  for p in hook(path))
+
+
+def read_with_value(path: Path) -> str:
+    """What of other files the runs of ``path`` depend on, as a value (``read_with_value`` of an adapter): the
+    checkpoint's fingerprint of ``path`` holds it; "" mostly."""
+    return "".join(value for mod in ADAPTERS.values() if (hook := getattr(mod, "read_with_value", None)) is not None
+                   and (value := hook(path)) is not None)
 
 
 def why_not_a_run(record: Any) -> str | None:

@@ -84,6 +84,8 @@ SIGNATURE = re.compile(r'^\s*\{\s*(?:"sessionId"\s*:\s*"[^"]*"\s*,\s*"title"\s*:
 _SESSIONS = "~/.continue/sessions/<sessionId>.json"
 #: The index beside the sessions, which holds their start (``dateCreated``).
 _INDEX_FILE = "sessions.json"
+#: A session file's name, its ``sessionId`` (a UUID), the key of its entry in the index.
+_SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _INDEX = f"{_SESSIONS}, beside it, each read"
 _HOME = ".continue"
 #: What Continue keeps in its home's folders other than ``sessions`` (none holds a session).
@@ -139,15 +141,16 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return f"Continue's own {what}, no session: those are in {_SESSIONS}"
 
 
-def read_with(path: Path) -> tuple[Path, ...]:
-    """The adapter hook (see ``adapters/__init__``): a session's start is its entry's ``dateCreated`` in the index
-    beside it (:func:`_created`), so an ingest's checkpoint reads the sessions beside an index again when it changed
-    (Continue rewrites it on every save; one copied in after the sessions gives them their start). Of any JSON file
-    but the index, where one lies beside it: a stat, no read, and nothing where none does."""
-    if path.suffix != ".json" or path.name == _INDEX_FILE:
-        return ()
-    index = path.with_name(_INDEX_FILE)
-    return (index,) if index.is_file() else ()
+def read_with_value(path: Path) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a session's start is its own entry's ``dateCreated`` in the
+    index beside it (:func:`_created`), so an ingest's checkpoint reads a session again when that entry changed (one
+    copied in after the sessions gives them their start), not when another did (Continue rewrites the index on every
+    save: the whole file would re-read every session beside it after each new one). Of a ``<sessionId>.json`` alone:
+    a stat of the index, parsed once while it stays the same; None where it holds no entry of the session."""
+    if path.suffix != ".json" or not _SESSION_NAME.fullmatch(path.stem):
+        return None
+    created = _created(path.with_name(_INDEX_FILE)).get(path.stem)
+    return None if created is None else repr(created)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
