@@ -234,7 +234,7 @@ def test_a_session_written_history_first_is_detected_past_the_size_parsed_whole(
 def test_an_index_changed_alone_is_read_again_by_the_next_ingest(newcomer, tmp_path: Path) -> None:  # noqa: F811
     """A session's start is its entry's ``dateCreated`` in ``sessions.json`` beside it: the index changed (Continue
     rewrites it; one copied in after the sessions) re-reads the sessions on the next ingest of the folder, which
-    the checkpoint skipped as done while the session files stayed the same (``read_with``, round 30's re-read)."""
+    the checkpoint skipped as done while the session files stayed the same (``read_with_value``, round 30's re-read)."""
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     for path in (AGENT, CHAT, REAL / "sessions.json"):
