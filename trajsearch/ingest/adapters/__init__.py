@@ -129,6 +129,7 @@ from . import (
     inspect_ai,
     kimi_cli,
     langfuse,
+    letta,
     langsmith,
     mini_swe_agent,
     moatless,
@@ -173,6 +174,7 @@ ADAPTERS: dict[str, ModuleType] = {
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)
         browser_use,  # a browser agent's saved history
+        letta,  # Letta's agent files (.af): an agent's state with its message history
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

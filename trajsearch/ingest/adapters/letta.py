@@ -1,0 +1,255 @@
+"""``letta``: Letta agent files (``.af``): an agent's state as Letta exports it, with its message history.
+
+Source read: letta-ai/letta ``letta/schemas/agent_file.py`` (``AgentFileSchema``, ``AgentSchema``,
+``MessageSchema``, ``GroupSchema``), ``letta/schemas/message.py`` (``ToolReturn``) and the legacy export
+(``letta/serialize_schemas/marshmallow_agent.py``, 0.6.x); real files: letta-ai/agent-file (Apache-2.0) ``ezra.af``,
+``lettabot-builder.af`` and ``memgpt_agent_with_convo.af`` (see ``tests/fixtures/letta/.newb31/README.md``).
+
+Two shapes. Since Letta 0.8 (``AgentFileSchema``, the ADE's and ``client.agents.export_file``'s download) a file
+is ``{"agents": [...], "groups", "blocks", "files", "sources", "tools", "mcp_servers", "metadata", "created_at"}``:
+each agent with its ``messages`` (``role`` system / user / assistant / tool / approval, ``content`` parts, an
+assistant's ``tool_calls`` in OpenAI's shape, a tool message's ``tool_returns`` with ``status`` success / error
+and the call's ``stderr``), every id renumbered for the file (``agent-0``, ``message-1``: the same in every file);
+a sleep-time agent is a second agent of the file, in a group its conversation agent manages. Before it (0.6.x, the
+``/v1/agents/{id}/export`` of early 2025) a file is one agent: ``{"agent_type", "core_memory", "llm_config",
+"embedding_config", "messages", ...}`` (each message's ``in_context`` in 0.6.43, ``in_context_message_indices``
+later), its tool results only in the tool message's text.
+
+Mapping (run = one agent's conversation; a file of several agents is a run each)
+- task: the first user message a person sent: its text, or the ``message`` of the ``{"type": "user_message"}``
+  envelope Letta wrapped it in before 0.7; Letta's own user-role messages (``heartbeat``, ``login``,
+  ``system_alert``: a summary of evicted messages) are none. Later ones are ``metadata.user_prompts``. An agent
+  with no user message (a template: its system prompt and greeting) holds no run and is passed over.
+- steps: one per tool call (action = the function's name, arguments decoded, thought = the assistant's reasoning
+  and text before it), its observation the tool message with its ``tool_call_id``: the ``message`` of Letta's
+  ``{"status", "message", "time"}`` envelope, else the text. A call failed where its ``tool_returns`` say
+  ``status: error`` or the envelope ``"status": "Failed"``: the error is the decisive line of its ``stderr``
+  (a tool's traceback) or of the message. ``send_message`` is the agent's reply, a ``respond`` step with its
+  ``message``; assistant text no call follows (``letta_v1_agent`` answers in text) is a ``respond`` step too.
+  A call the user denied (an approval's ``approvals`` entry with ``approve: false``) was not run: its error says
+  so, with the ``reason``; a client-side tool's result there answers its call as a tool message does.
+- model_id: the last assistant message's ``model``, else the agent's ``llm_config.model``; created_at: the first
+  message's ``created_at``.
+- trajectory_id: ``letta:<digest>`` of the agent's first message (its ``created_at``, to the microsecond, and role:
+  the system message Letta made when it created the agent): the file's ids are positions, not the agent's, and
+  the name is often the file's; so every copy or later export of one agent is one run (read together, the longer
+  kept). ``metadata.session_id`` is the digest; a sleep-time (or other group) agent managed by another agent of the
+  file is ``metadata.is_subagent`` with its manager's as ``metadata.parent_session_id``.
+- outcome: ``unknown``: an agent file holds a conversation, not whether its task was done.
+- an agent file saved as a JSON string of itself (double-encoded, as four templates of letta-ai/agent-file were
+  committed) is read as the document it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.actions import not_run
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, join_thought, parts_text,
+                         prompt_list)
+from ._common import PassedOver, RecordError, Context, as_dict, as_list, clip_task, json_kind, tool_arguments
+
+NAME = "letta"
+ID_PREFIX = "letta"
+#: A file is read whole: its agents are its runs (``split``).
+WHOLE_FILE = True
+#: The members every ``AgentFileSchema`` dump writes (Letta 0.8 on).
+_FILE_KEYS = frozenset({"agents", "groups", "blocks", "files", "sources", "tools", "mcp_servers"})
+#: Its head as Letta writes it (``agents`` first, each agent's ``name`` first): a file cut short, which no parse
+#: reads, is still told as Letta's, its error naming what broke.
+SIGNATURE = re.compile(r'\A\ufeff?\s*\{\s*"agents"\s*:\s*\[\s*\{\s*"name"\s*:')
+#: The keys of a legacy (0.6.x) agent export: one agent, its memory, model settings and messages.
+_LEGACY_KEYS = frozenset({"agent_type", "core_memory", "llm_config", "embedding_config", "messages"})
+#: The envelopes of the user-role messages Letta writes itself (``system/prompt`` helpers ``get_heartbeat``,
+#: ``get_login_event``, ``package_summarize_message``), not a person's words.
+_LETTA_SAID = frozenset({"heartbeat", "login", "system_alert"})
+#: The tool a MemGPT-style agent answers the user with: its ``message`` is the reply.
+_REPLY_TOOL = "send_message"
+#: Where ``split`` leaves the session id of the agent that manages an agent (a sleep-time agent's).
+_PARENT = "__letta_parent__"
+
+
+def _unwrapped(record: Any) -> Any:
+    """An agent file saved as a JSON string of itself (double-encoded) as the document it holds; any other value as
+    it is."""
+    if isinstance(record, str) and record.lstrip().startswith("{"):
+        try:
+            return json.loads(record)
+        except ValueError:
+            return record
+    return record
+
+
+def matches(record: Any) -> bool:
+    record = _unwrapped(record)
+    if not isinstance(record, dict):
+        return False
+    return _FILE_KEYS <= record.keys() or _LEGACY_KEYS <= record.keys() and isinstance(record["messages"], list)
+
+
+def walked_file(path: Path) -> bool:
+    """A directory walk reads Letta's ``.af`` files (not named as dumps); their content says the format."""
+    return path.name.endswith(".af")
+
+
+def _session_id(agent: dict[str, Any]) -> str | None:
+    """The digest naming an agent in any copy of its file: of its first message's ``created_at`` and role."""
+    first = next((m for m in as_list(agent.get("messages")) if isinstance(m, dict)), None)
+    if first is None or not isinstance(first.get("created_at"), str):
+        return None
+    said = json.dumps([first["created_at"], first.get("role")]).encode()
+    return hashlib.blake2b(said, digest_size=8).hexdigest()
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """An agent file's agents, each with the session id of the agent that manages it (a group's manager)."""
+    document = _unwrapped(document)
+    if not isinstance(document, dict) or "agents" not in document:
+        yield "file", document
+        return
+    agents = document["agents"]
+    if not isinstance(agents, list):
+        yield "agents", document
+        return
+    by_id = {a.get("id"): a for a in agents if isinstance(a, dict)}
+    managed = {member: as_dict(group.get("manager_config")).get("manager_agent_id")
+               for group in as_list(document.get("groups")) if isinstance(group, dict)
+               for member in as_list(group.get("agent_ids"))}
+    for n, agent in enumerate(agents):
+        manager = by_id.get(managed.get(agent.get("id"))) if isinstance(agent, dict) else None
+        if manager is not None and manager is not agent:
+            agent = {**agent, _PARENT: _session_id(manager)}
+        yield f"agents[{n}]", agent
+
+
+def _prompt(text: str) -> str | None:
+    """A person's words in a user message: the text, or the ``message`` of Letta's ``user_message`` envelope; None
+    for a message Letta wrote itself (a heartbeat, the login event, a summary of evicted messages)."""
+    if text.lstrip().startswith("{"):
+        try:
+            envelope = json.loads(text)
+        except ValueError:
+            return text
+        kind = envelope.get("type") if isinstance(envelope, dict) else None
+        if kind in _LETTA_SAID:
+            return None
+        if kind == "user_message":
+            return str(envelope.get("message") or "")
+    return text
+
+
+def _result(message: dict[str, Any], ret: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(observation, error) of a tool's result: the ``message`` of Letta's envelope (else the text), and where it
+    failed (``status: error``, ``"status": "Failed"``) the decisive line of its stderr or message."""
+    # ``func_response`` in a tool message's returns, ``tool_return`` in an approval's (a client-side tool's result)
+    text = next((ret[k] for k in ("func_response", "tool_return") if isinstance(ret.get(k), str)),
+                parts_text(message.get("content")))
+    said, failed = text, ret.get("status") == "error"
+    try:
+        envelope = json.loads(text)
+    except ValueError:
+        envelope = None
+    if isinstance(envelope, dict) and "status" in envelope and "message" in envelope:
+        held = envelope["message"]
+        said = held if isinstance(held, str) else None if held is None else json.dumps(held)
+        failed = failed or envelope["status"] == "Failed"
+    if not failed:
+        return said, None
+    stderr = "\n".join(str(line) for line in as_list(ret.get("stderr")))
+    shown = said or text
+    return said, error_line(stderr, "") or error_line(shown, shown.strip()[:300] or "tool error")
+
+
+class _Steps(SessionSteps):
+    """An agent's messages walked: assistant reasoning and text until a call takes them, calls answered by id."""
+
+    def assistant(self, message: dict[str, Any]) -> None:
+        for part in as_list(message.get("content")):
+            if isinstance(part, dict) and part.get("type") == "reasoning" and isinstance(part.get("reasoning"), str):
+                self.thought.append(part["reasoning"])
+        if text := parts_text(message.get("content")).strip():
+            self.narration.append(text)
+            self.narration_at = message.get("created_at")
+        for call in as_list(message.get("tool_calls")):
+            function = as_dict(as_dict(call).get("function"))
+            name = str(function.get("name") or "tool")
+            arguments = tool_arguments(function.get("arguments"))
+            step: dict[str, Any] = {"thought": join_thought([*self.thought, *self.narration]),
+                                    "started_at": iso_time(message.get("created_at"))}
+            self.thought, self.narration = [], []
+            if name == _REPLY_TOOL and isinstance(as_dict(arguments).get("message"), str):
+                step.update(action="respond", arguments={"content": arguments["message"]})
+                self.steps.append(step)
+                continue
+            step.update(action=name, arguments=arguments)
+            self.steps.append(step)
+            self.by_call[str(as_dict(call).get("id"))] = step
+
+    def answered(self, message: dict[str, Any]) -> None:
+        """A tool message (or an approval's returns): each return answers the call with its ``tool_call_id``."""
+        returns = [r for r in [*as_list(message.get("tool_returns")), *as_list(message.get("approvals"))]
+                   if isinstance(r, dict)]
+        if not returns and message.get("role") == "tool":
+            returns = [{"tool_call_id": message.get("tool_call_id")}]
+        for ret in returns:
+            step = self.by_call.pop(str(ret.get("tool_call_id")), None)
+            if step is None:
+                continue
+            if ret.get("approve") is False:  # an ApprovalReturn: the user denied the call
+                step["error"] = not_run(f"denied: {ret.get('reason') or 'the user denied the call'}")
+                continue
+            step["observation"], step["error"] = _result(message, ret)
+            step["ended_at"] = iso_time(message.get("created_at"))
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not isinstance(record, dict):
+        raise RecordError(f"a Letta agent file's agent is {json_kind(record)}, not an object")
+    messages = record.get("messages")
+    if "agents" in record and messages is None:  # ``split`` hands over a file whose ``agents`` is no list
+        raise RecordError(f"a Letta agent file whose `agents` is {json_kind(record['agents'])}, not a list of agents")
+    if not isinstance(messages, list):
+        held = "this has no `messages`" if messages is None else f"its `messages` is {json_kind(messages)}"
+        raise RecordError("not a Letta agent file (it holds `agents`, each with its `messages`, or is one agent with "
+                          f"`messages`, before Letta 0.8); {held}")
+    steps = _Steps()
+    model = None
+    for n, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise RecordError(f"messages[{n}] is {json_kind(message)}, not a message object")
+        role = message.get("role")
+        if role == "user":
+            if (said := _prompt(parts_text(message.get("content")))) is not None:
+                steps.flush()
+                steps.prompts.append(said)
+        elif role == "assistant":
+            steps.assistant(message)
+            model = message.get("model") if isinstance(message.get("model"), str) else model
+        elif role in ("tool", "approval"):
+            steps.answered(message)
+    steps.close()
+    prompts = [p for p in steps.prompts if p.strip()]
+    if not prompts:
+        raise PassedOver("no user message", f"Letta agent {record.get('name')!r} holds no conversation (a template: "
+                                            "its system prompt and greeting)", unit="agent")
+    session = _session_id(record)
+    if session is None:
+        raise RecordError("a Letta agent whose first message has no `created_at`: nothing names the run")
+    metadata = {"agent_name": record.get("name"), "agent_type": record.get("agent_type"),
+                "session_id": session, "user_prompts": prompt_list(prompts[1:]) or None,
+                "is_subagent": True if record.get(_PARENT) else None, "parent_session_id": record.get(_PARENT)}
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    return in_trial(ctx, {
+        "trajectory_id": f"{ID_PREFIX}:{session}",
+        "task": clip_task(prompts[0]),
+        "model_id": model or as_dict(record.get("llm_config")).get("model"),
+        "steps": finish_steps(steps.steps, metadata),
+        "created_at": iso_time(messages[0].get("created_at")) if messages else None,
+        "metadata": metadata,
+    })
