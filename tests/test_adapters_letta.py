@@ -1,0 +1,127 @@
+"""Letta agent files (``.af``), read from real files of letta-ai/agent-file (tests/fixtures/letta/.newb31/README.md):
+the current ``AgentFileSchema`` export (several agents a file) and the legacy 0.6.x one (one agent)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.actions import ran
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import only, runs
+from cli_support import run_cli, unnoted
+
+FIXTURES = Path(__file__).parent / "fixtures" / "letta" / ".newb31"
+EZRA = FIXTURES / "ezra.af"
+LEGACY = FIXTURES / "memgpt_agent_with_convo.af"
+TEMPLATE = FIXTURES / "loop.af"
+
+
+def test_each_agent_of_a_file_is_a_run_its_failed_tool_call_a_step_error_from_its_traceback() -> None:
+    assert detect_format(EZRA) == "letta"
+    ezra, sleeptime = runs(EZRA)
+    assert ezra.task.startswith("From: [REDACTED] Mentions: Content: Someone else mentioned this")
+    assert ezra.outcome is Outcome.unknown and ezra.model_id == "gpt-4o-mini"
+    assert ezra.created_at.isoformat() == "2025-08-10T17:00:55.353227+00:00"
+    # send_message is the agent's reply; a tool the agent called, with Letta's envelope's message its observation
+    reply = ezra.steps[0]
+    assert reply.action == "respond" and reply.arguments == {"content": ""}
+    assert reply.thought == "This message does not contain a direct question or issue, so I will not send it to Slack."
+    failed = next(s for s in ezra.steps if s.action == "send_slack_message_to_discord_support")
+    assert failed.arguments == {"request_heartbeat": True}
+    assert failed.error == "NameError: name 'message' is not defined"  # the last line of the tool's traceback
+    assert failed.observation.startswith("Error executing function send_slack_message_to_discord_support")
+    search = next(s for s in ezra.steps if s.action == "web_search")
+    assert search.error is None and search.observation.startswith('{\n  "api_key_source"')
+    # later user messages are prompts; Letta's own heartbeat after the failure is none
+    prompts = ezra.metadata["user_prompts"]
+    assert prompts[0].startswith("From: [REDACTED] Mentions: Content: I should do a stream on this too")
+    assert not any("heartbeat" in p for p in prompts)
+    # the sleep-time agent the conversation agent manages (the file's group) is its sub-agent
+    assert sleeptime.metadata["is_subagent"] is True
+    assert sleeptime.metadata["parent_session_id"] == ezra.metadata["session_id"]
+    assert ezra.trajectory_id == f"letta:{ezra.metadata['session_id']}" and "is_subagent" not in ezra.metadata
+    assert sleeptime.model_id == "claude-sonnet-4-5-20250929"
+    constrained, inserted = [s for s in sleeptime.steps if s.error]
+    assert constrained.action == "send_discord_message" and constrained.error.startswith(
+        "[ToolConstraintError] Cannot call send_discord_message, valid tools include:")
+    assert inserted.action == "memory_insert" and "Exceeds 5000 character limit (requested 5203)" in inserted.error
+
+
+def test_a_legacy_export_unwraps_the_users_words_and_passes_over_letta_own_messages() -> None:
+    run = only(LEGACY)
+    # the login event and heartbeats are Letta's; the user's words are in its user_message envelope
+    assert run.task == "hi my name is actually sarah not chad "
+    assert run.metadata["user_prompts"][0] == "I want you to stop calling yourself Sam, its not the best name for you"
+    assert run.model_id == "gpt-4-0613" and run.metadata["agent_type"] == "memgpt_agent"
+    greeting, edit = run.steps[:2]
+    assert greeting.action == "respond" and greeting.arguments == {"content": "More human than human is our motto."}
+    assert greeting.thought == "Bootup sequence complete. Persona activated. Testing messaging functionality."
+    assert edit.action == "core_memory_replace" and edit.arguments["new_content"] == "First name: Sarah"
+    assert edit.observation == "None" and edit.error is None and ran(edit)
+
+
+def test_the_run_id_is_the_agents_in_any_copy_of_its_file(tmp_path: Path) -> None:
+    """The file's ids are positions (``agent-0`` in every file): the run is named by its agent's first message."""
+    copy = tmp_path / "elsewhere" / "exported.af"
+    copy.parent.mkdir()
+    shutil.copy(EZRA, copy)
+    assert [r.trajectory_id for r in runs(copy)] == [r.trajectory_id for r in runs(EZRA)]
+    assert len({r.trajectory_id for r in runs(EZRA)}) == 2
+
+
+def test_a_template_with_no_conversation_holds_no_run() -> None:
+    assert detect_format(TEMPLATE) == "letta"
+    assert runs(TEMPLATE) == []
+
+
+def test_a_file_cut_short_or_of_the_wrong_shape_is_refused_naming_the_file(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.af"
+    cut.write_text(EZRA.read_text()[:20_000])
+    assert detect_format(cut) == "letta"  # told by its head
+    [parsed] = read_inputs([cut])
+    assert parsed.trajectory is None and "malformed JSON" in str(parsed.error) and str(cut) in parsed.source
+    wrong = tmp_path / "wrong.af"
+    document = json.loads(EZRA.read_text())
+    wrong.write_text(json.dumps({**document, "agents": "agent-0"}))
+    [parsed] = read_inputs([wrong])
+    assert parsed.trajectory is None and "`agents` is a string, not a list of agents" in str(parsed.error)
+    document["agents"][1]["messages"] = {"message-144": {}}
+    wrong.write_text(json.dumps(document))
+    good, bad = read_inputs([wrong])  # the file's other agent is still read
+    assert good.trajectory is not None and "its `messages` is an object" in str(bad.error)
+
+
+def test_cli_dry_run_walks_the_af_files_and_an_ingest_finds_a_run_by_its_tool_error(home: Path) -> None:
+    code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert "ezra.af: format letta; runs 2; rejected 0;" in out, out
+    assert "loop.af: format letta; runs 0; rejected 0; passed over 1 agent(s): no user message" in out, out
+    code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--json", "--quiet")
+    assert code == 0 and json.loads(out)["ingested"] == 4, out + err
+    code, out, err = run_cli("search", "NameError: name 'message' is not defined", "-t", "acme", "--json")
+    assert code == 0 and not unnoted(err), out + err
+    assert json.loads(out)[0]["trajectory_id"] == runs(EZRA)[0].trajectory_id, out
+    code, out, err = run_cli("formats")
+    assert code == 0 and "letta" in out, out + err
+
+
+def test_a_0_6_43_export_on_one_line_and_a_double_encoded_file_are_read(tmp_path: Path) -> None:
+    """Letta 0.6.43 marked each message ``in_context`` (no ``in_context_message_indices``) and wrote the file as one
+    compact line; letta-ai/agent-file also committed files as a JSON string of themselves."""
+    old = FIXTURES / "composio_github_star_agent.af"
+    assert detect_format(old) == "letta"
+    run = only(old)
+    assert run.task == "please star the repository https://github.com/letta-ai/letta"
+    star = run.steps[1]
+    assert star.action == "github_star_a_repository_for_the_authenticated_user" and star.arguments["repo"] == "letta"
+    assert star.observation == '{\n  "details": "Action executed successfully"\n}' and star.error is None
+    assert run.steps[0].observation is None  # the greeting's envelope says `"message": null`
+    encoded = tmp_path / "encoded.af"
+    encoded.write_text(json.dumps(EZRA.read_text()))
+    assert detect_format(encoded) == "letta"
+    assert [r.trajectory_id for r in runs(encoded)] == [r.trajectory_id for r in runs(EZRA)]
