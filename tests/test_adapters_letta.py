@@ -125,3 +125,15 @@ def test_a_0_6_43_export_on_one_line_and_a_double_encoded_file_are_read(tmp_path
     encoded.write_text(json.dumps(EZRA.read_text()))
     assert detect_format(encoded) == "letta"
     assert [r.trajectory_id for r in runs(encoded)] == [r.trajectory_id for r in runs(EZRA)]
+
+
+def test_a_walk_takes_the_af_files_that_open_as_letta_s_and_passes_over_other_af_files(home: Path,
+                                                                                      tmp_path: Path) -> None:
+    shutil.copy(LEGACY, tmp_path / "agent.af")
+    (tmp_path / "notes.af").write_text("not an agent file\n")  # another program's .af
+    (tmp_path / "encoded.af").write_text(json.dumps(TEMPLATE.read_text()))  # a template saved double-encoded
+    code, out, err = run_cli("ingest", str(tmp_path), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert "agent.af: format letta; runs 1; rejected 0;" in out, out
+    assert "encoded.af: format letta; runs 0; rejected 0; passed over 1 agent(s): no user message" in out, out
+    assert "notes.af" not in out + err  # not read, not refused

@@ -2,7 +2,7 @@
 
 Source read: letta-ai/letta ``letta/schemas/agent_file.py`` (``AgentFileSchema``, ``AgentSchema``,
 ``MessageSchema``, ``GroupSchema``), ``letta/schemas/message.py`` (``ToolReturn``) and the legacy export
-(``letta/serialize_schemas/marshmallow_agent.py``, 0.6.x); real files: letta-ai/agent-file (Apache-2.0) ``ezra.af``,
+(``letta/serialize_schemas/pydantic_agent_schema.py``'s ``AgentSchema``, 0.6.x); real files: letta-ai/agent-file (Apache-2.0) ``ezra.af``,
 ``lettabot-builder.af`` and ``memgpt_agent_with_convo.af`` (see ``tests/fixtures/letta/.newb31/README.md``).
 
 Two shapes. Since Letta 0.8 (``AgentFileSchema``, the ADE's and ``client.agents.export_file``'s download) a file
@@ -17,7 +17,7 @@ later), its tool results only in the tool message's text.
 
 Mapping (run = one agent's conversation; a file of several agents is a run each)
 - task: the first user message a person sent: its text, or the ``message`` of the ``{"type": "user_message"}``
-  envelope Letta wrapped it in before 0.7; Letta's own user-role messages (``heartbeat``, ``login``,
+  envelope Letta 0.6.x wrapped it in; Letta's own user-role messages (``heartbeat``, ``login``,
   ``system_alert``: a summary of evicted messages) are none. Later ones are ``metadata.user_prompts``. An agent
   with no user message (a template: its system prompt and greeting) holds no run and is passed over.
 - steps: one per tool call (action = the function's name, arguments decoded, thought = the assistant's reasoning
@@ -32,9 +32,9 @@ Mapping (run = one agent's conversation; a file of several agents is a run each)
   message's ``created_at``.
 - trajectory_id: ``letta:<digest>`` of the agent's first message (its ``created_at``, to the microsecond, and role:
   the system message Letta made when it created the agent): the file's ids are positions, not the agent's, and
-  the name is often the file's; so every copy or later export of one agent is one run (read together, the longer
-  kept). ``metadata.session_id`` is the digest; a sleep-time (or other group) agent managed by another agent of the
-  file is ``metadata.is_subagent`` with its manager's as ``metadata.parent_session_id``.
+  the name is often the file's; so every copy of the file names its runs alike (read together, one kept).
+  ``metadata.session_id`` is the digest; a sleep-time (or other group) agent managed by another agent of the file
+  is ``metadata.is_subagent`` with its manager's as ``metadata.parent_session_id``.
 - outcome: ``unknown``: an agent file holds a conversation, not whether its task was done.
 - an agent file saved as a JSON string of itself (double-encoded, as four templates of letta-ai/agent-file were
   committed) is read as the document it holds.
@@ -93,9 +93,20 @@ def matches(record: Any) -> bool:
     return _FILE_KEYS <= record.keys() or _LEGACY_KEYS <= record.keys() and isinstance(record["messages"], list)
 
 
+#: How an agent file opens, either shape, pretty-printed or not, or saved as a JSON string of itself: a walk takes an
+#: ``.af`` file that opens so (another program's ``.af``, a sound or a note, is no dump of any format).
+_AF_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*"?\{(?:\s|\\[nrt])*\\?"(?:agents|agent_type)\\?"\s*:')
+
+
 def walked_file(path: Path) -> bool:
-    """A directory walk reads Letta's ``.af`` files (not named as dumps); their content says the format."""
-    return path.name.endswith(".af")
+    """Whether a walk reads a file not named as a dump: Letta's ``.af`` files, told by how they open."""
+    if not path.name.endswith(".af"):
+        return False
+    try:
+        with path.open("rb") as f:
+            return bool(_AF_HEAD.match(f.read(256)))
+    except OSError:
+        return False
 
 
 def _session_id(agent: dict[str, Any]) -> str | None:
