@@ -1,9 +1,10 @@
 """``letta``: Letta agent files (``.af``): an agent's state as Letta exports it, with its message history.
 
 Source read: letta-ai/letta ``letta/schemas/agent_file.py`` (``AgentFileSchema``, ``AgentSchema``,
-``MessageSchema``, ``GroupSchema``), ``letta/schemas/message.py`` (``ToolReturn``) and the legacy export
-(``letta/serialize_schemas/pydantic_agent_schema.py``'s ``AgentSchema``, 0.6.x); real files: letta-ai/agent-file (Apache-2.0) ``ezra.af``,
-``lettabot-builder.af`` and ``memgpt_agent_with_convo.af`` (see ``tests/fixtures/letta/.newb31/README.md``).
+``MessageSchema``, ``GroupSchema``), ``letta_message.py`` (``ApprovalReturn``, ``ToolReturn``) and the legacy
+export (``letta/serialize_schemas/pydantic_agent_schema.py``'s ``AgentSchema``, 0.6.x); real files:
+letta-ai/agent-file (Apache-2.0) ``ezra.af``, ``lettabot-builder.af``, ``memgpt_agent_with_convo.af`` and
+``composio_github_star_agent.af`` (see ``tests/fixtures/letta/.newb31/README.md``).
 
 Two shapes. Since Letta 0.8 (``AgentFileSchema``, the ADE's and ``client.agents.export_file``'s download) a file
 is ``{"agents": [...], "groups", "blocks", "files", "sources", "tools", "mcp_servers", "metadata", "created_at"}``:
