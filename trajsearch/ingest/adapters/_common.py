@@ -147,6 +147,19 @@ def tool_arguments(raw: Any) -> Any:
     return raw
 
 
+def double_encoded(value: Any, *markers: str) -> Any:
+    """A document saved as a JSON string of itself (double-encoded: ``json.dumps`` of its JSON text), decoded once
+    more where the string opens as an object and holds one of ``markers`` (a key of the format, so no other string
+    record is parsed); any other value as it is. ADK 1.x wrote its eval results so; letta-ai/agent-file committed
+    agent files so."""
+    if isinstance(value, str) and value.lstrip().startswith("{") and any(m in value for m in markers):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def content_text(content: Any) -> str:
     """A chat message's ``content`` as text: a string as is, a list of parts joined by lines, else empty.
 

@@ -70,7 +70,6 @@ its sessions as JSON lines (:func:`session_store`, ``_agent_cli.export_command``
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -81,8 +80,8 @@ from urllib.parse import urlsplit, urlunsplit
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import export_command
-from ._common import (Context, RecordError, as_dict, as_list, date_by_file, decisive_line, json_object,
-                      last_tool_error, short)
+from ._common import (Context, RecordError, as_dict, as_list, date_by_file, decisive_line, double_encoded,
+                      json_object, last_tool_error, short)
 from ._spans import (CONTINUES, INFRA_CAUSE, RUN_START, STAGE, Message, Node, error_outcome, iso_seconds, maybe_json,
                      span_trajectory, text_of)
 
@@ -145,14 +144,8 @@ def _is_eval_result(record: dict[str, Any]) -> bool:
 
 def _decoded(document: Any) -> Any:
     """An eval result as ADK 1.x wrote it, double-encoded (``json.dumps(eval_set_result.model_dump_json())``: a JSON
-    string holding the JSON), decoded once more, as ADK still reads it (``parse_eval_set_result_json``); any other
-    value as it is."""
-    if isinstance(document, str) and "eval_case_results" in document and document.lstrip().startswith("{"):
-        try:
-            return json.loads(document)
-        except ValueError:
-            return document
-    return document
+    string holding the JSON), decoded once more, as ADK still reads it (``parse_eval_set_result_json``)."""
+    return double_encoded(document, "eval_case_results")
 
 
 def matches(record: Any) -> bool:

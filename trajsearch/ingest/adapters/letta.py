@@ -54,7 +54,8 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, join_thought, parts_text,
                          prompt_list)
-from ._common import PassedOver, RecordError, Context, as_dict, as_list, clip_task, json_kind, tool_arguments
+from ._common import (PassedOver, RecordError, Context, as_dict, as_list, clip_task, double_encoded, json_kind,
+                      tool_arguments)
 
 NAME = "letta"
 ID_PREFIX = "letta"
@@ -76,19 +77,13 @@ _REPLY_TOOL = "send_message"
 _PARENT = "__letta_parent__"
 
 
-def _unwrapped(record: Any) -> Any:
-    """An agent file saved as a JSON string of itself (double-encoded) as the document it holds; any other value as
-    it is."""
-    if isinstance(record, str) and record.lstrip().startswith("{"):
-        try:
-            return json.loads(record)
-        except ValueError:
-            return record
-    return record
+def _document(record: Any) -> Any:
+    """An agent file saved as a JSON string of itself (double-encoded) as the document it holds."""
+    return double_encoded(record, '"agents"', '"agent_type"')
 
 
 def matches(record: Any) -> bool:
-    record = _unwrapped(record)
+    record = _document(record)
     if not isinstance(record, dict):
         return False
     return _FILE_KEYS <= record.keys() or _LEGACY_KEYS <= record.keys() and isinstance(record["messages"], list)
@@ -121,7 +116,7 @@ def _session_id(agent: dict[str, Any]) -> str | None:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """An agent file's agents, each with the session id of the agent that manages it (a group's manager)."""
-    document = _unwrapped(document)
+    document = _document(document)
     if not isinstance(document, dict) or "agents" not in document:
         yield "file", document
         return
