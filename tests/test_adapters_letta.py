@@ -137,3 +137,82 @@ def test_a_walk_takes_the_af_files_that_open_as_letta_s_and_passes_over_other_af
     assert "agent.af: format letta; runs 1; rejected 0;" in out, out
     assert "encoded.af: format letta; runs 0; rejected 0; passed over 1 agent(s): no user message" in out, out
     assert "notes.af" not in out + err  # not read, not refused
+
+
+REMINDED = Path(__file__).parent / "fixtures" / "letta" / ".newbfix" / "lettabot-builder.af"
+
+
+def _with_messages(tmp_path: Path, messages: list[dict]) -> Path:
+    """ezra.af's conversation agent holding ``messages`` after its system message and first user message."""
+    document = json.loads(EZRA.read_text())
+    agent = document["agents"][0]
+    agent["messages"] = agent["messages"][:2] + messages
+    document["agents"], document["groups"] = [agent], []
+    path = tmp_path / "approvals.af"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_calls_that_asked_approval_are_steps_a_denied_one_not_run_a_client_tool_failing_an_error(
+        tmp_path: Path) -> None:
+    """No committed file holds approvals: the messages are written as Letta's source writes them (rest_api/utils.py
+    ``create_approval_request_message_from_llm_response``: the requested calls only in a ``role: approval`` message;
+    the response's ``approvals`` or, before them, the message's ``approve`` / ``approval_request_id`` /
+    ``denial_reason``; ``create_tool_returns_for_denials``' tool message after a denial)."""
+    def call(call_id: str, name: str) -> dict:
+        return {"id": call_id, "type": "function",
+                "function": {"name": name, "arguments": json.dumps({"command": "rm -rf build"})}}
+    read_failed = "Traceback (most recent call last):\nFileNotFoundError: [Errno 2] No such file: 'x.py'"
+    path = _with_messages(tmp_path, [
+        {"role": "approval", "content": [], "tool_calls": [call("call_A", "Bash")]},
+        {"role": "approval", "content": [],
+         "approvals": [{"type": "approval", "tool_call_id": "call_A", "approve": False, "reason": "too risky"}]},
+        {"role": "tool", "content": [], "tool_call_id": "call_A", "tool_returns": [
+            {"tool_call_id": "call_A", "status": "error",
+             "func_response": "Error: request to call tool denied. User reason: too risky"}]},
+        {"role": "approval", "content": [], "tool_calls": [call("call_B", "Read")]},
+        {"role": "approval", "content": [], "approvals": [
+            {"type": "tool", "tool_call_id": "call_B", "status": "error", "tool_return": read_failed,
+             "stderr": [read_failed]}]},
+        {"role": "approval", "content": [], "tool_calls": [call("call_C", "Write")]},
+        {"role": "approval", "content": [], "approve": False, "approval_request_id": "call_C",
+         "denial_reason": "not now", "approvals": []},
+    ])
+    bash, read, write = only(path).steps
+    assert bash.action == "Bash" and bash.arguments == {"command": "rm -rf build"}
+    assert bash.error == "not run: denied: too risky" and not ran(bash)
+    assert read.action == "Read" and read.error == "FileNotFoundError: [Errno 2] No such file: 'x.py'" and ran(read)
+    assert write.error == "not run: denied: not now"
+
+
+def test_a_legacy_export_of_a_window_of_the_messages_names_its_agent_alike(tmp_path: Path) -> None:
+    """Letta 0.6.43 exported a window of an agent's messages (agent-file's memgpt_agent_with_convo.af, blob a26ad421,
+    opens with a tool result mid-conversation): the run is named by the agent's own ``created_at``."""
+    document = json.loads(LEGACY.read_text())
+    window = tmp_path / "window.af"
+    window.write_text(json.dumps({**document, "messages": document["messages"][3:]}))
+    assert only(window).trajectory_id == only(LEGACY).trajectory_id
+
+
+def test_letta_code_system_reminders_are_not_the_task() -> None:
+    """lettabot-builder.af (agent-file blob 96676ee1): Letta Code's first user message is two ``<system-reminder>``
+    parts (the device, 84 KB of skills) and then the question; a sleep-time agent's every prompt opens with one."""
+    builder, sleeptime = runs(REMINDED)
+    assert builder.task == "What do you know about me?"
+    assert builder.steps[0].action == "respond" and builder.model_id == "claude-opus-4-6"
+    assert sleeptime.task.startswith("Messages:\nassistant: Calling tool Write")
+    assert sleeptime.metadata["user_prompts"][0].startswith("Messages: assistant: Let me verify the final doc")
+    assert sleeptime.metadata["is_subagent"] is True
+
+
+def test_a_file_of_no_agents_is_passed_over_saying_so_and_a_time_not_a_string_is_named(tmp_path: Path,
+                                                                                       home: Path) -> None:
+    document = json.loads(EZRA.read_text())
+    empty = tmp_path / "empty.af"
+    empty.write_text(json.dumps({**document, "agents": [], "groups": []}))
+    document["agents"][0]["messages"][0]["created_at"] = 12345
+    untimed = tmp_path / "untimed.af"
+    untimed.write_text(json.dumps(document))
+    _, out, err = run_cli("ingest", str(tmp_path), "-t", "acme", "--dry-run")  # a rejection: exit code 3
+    assert "empty.af: format letta; runs 0; rejected 0; passed over 1 file(s): no agent" in out, out + err
+    assert "untimed.af, agents[0]: a Letta agent with no `created_at` string" in out + err, out + err

@@ -4,7 +4,8 @@ Source read: letta-ai/letta ``letta/schemas/agent_file.py`` (``AgentFileSchema``
 ``MessageSchema``, ``GroupSchema``), ``letta_message.py`` (``ApprovalReturn``, ``ToolReturn``) and the legacy
 export (``letta/serialize_schemas/pydantic_agent_schema.py``'s ``AgentSchema``, 0.6.x); real files:
 letta-ai/agent-file (Apache-2.0) ``ezra.af``, ``lettabot-builder.af``, ``memgpt_agent_with_convo.af`` and
-``composio_github_star_agent.af`` (see ``tests/fixtures/letta/.newb31/README.md``).
+``composio_github_star_agent.af`` (see ``tests/fixtures/letta/.newb31/README.md``), and letta-ai/letta's own
+``tests/test_agent_files/*.af``.
 
 Two shapes. Since Letta 0.8 (``AgentFileSchema``, the ADE's and ``client.agents.export_file``'s download) a file
 is ``{"agents": [...], "groups", "blocks", "files", "sources", "tools", "mcp_servers", "metadata", "created_at"}``:
@@ -18,22 +19,30 @@ later), its tool results only in the tool message's text.
 
 Mapping (run = one agent's conversation; a file of several agents is a run each)
 - task: the first user message a person sent: its text, or the ``message`` of the ``{"type": "user_message"}``
-  envelope Letta 0.6.x wrapped it in; Letta's own user-role messages (``heartbeat``, ``login``,
-  ``system_alert``: a summary of evicted messages) are none. Later ones are ``metadata.user_prompts``. An agent
-  with no user message (a template: its system prompt and greeting) holds no run and is passed over.
+  envelope Letta 0.6.x wrapped it in, without Letta Code's ``<system-reminder>`` blocks; Letta's own user-role
+  messages (``heartbeat``, ``login``, ``system_alert``: a summary of evicted messages) are none. Later ones are
+  ``metadata.user_prompts``. An agent with no user message (a template: its system prompt and greeting) holds no
+  run and is passed over, as is a file of no agents.
 - steps: one per tool call (action = the function's name, arguments decoded, thought = the assistant's reasoning
   and text before it), its observation the tool message with its ``tool_call_id``: the ``message`` of Letta's
   ``{"status", "message", "time"}`` envelope, else the text. A call failed where its ``tool_returns`` say
   ``status: error`` or the envelope ``"status": "Failed"``: the error is the decisive line of its ``stderr``
   (a tool's traceback) or of the message. ``send_message`` is the agent's reply, a ``respond`` step with its
   ``message``; assistant text no call follows (``letta_v1_agent`` answers in text) is a ``respond`` step too.
-  A call the user denied (an approval's ``approvals`` entry with ``approve: false``) was not run: its error says
-  so, with the ``reason``; a client-side tool's result there answers its call as a tool message does.
+  A call that asked the user's approval (Letta Code's client-side tools: a ``role: approval`` message with
+  ``tool_calls``) is a step alike; one the user denied (the response's ``approvals`` entry with ``approve: false``,
+  or before them the message's ``approve`` / ``approval_request_id`` / ``denial_reason``) was not run: its error
+  says so, with the reason; a client-side tool's result there answers its call as a tool message does. This path
+  follows Letta's source (``rest_api/utils.py``, ``schemas/message.py``): no committed file with approvals was found.
 - model_id: the last assistant message's ``model``, else the agent's ``llm_config.model``; created_at: the first
   message's ``created_at``.
-- trajectory_id: ``letta:<digest>`` of the agent's first message (its ``created_at``, to the microsecond, and role:
-  the system message Letta made when it created the agent): the file's ids are positions, not the agent's, and
-  the name is often the file's; so every copy of the file names its runs alike (read together, one kept).
+- trajectory_id: ``letta:<digest>``: the file's ids are positions, not the agent's, and the name is often the
+  file's. A legacy agent's own ``created_at`` (0.6.43 exported a window of the messages); else (0.8+, no agent
+  time) its first system message's ``created_at``, to the microsecond, and role: Letta made it with the agent and
+  rebuilds it in place, and the exporter writes it first. So every copy and later export of the file names its runs
+  alike (read together, one kept). Letta's import keeps the messages' times: an agent imported from a shared file
+  (agent-file's purpose) and talked to is exported with its original's id; ingested from separate files, the later
+  replaces the earlier (the ingest says so); ingested together, ``DistinctIds`` tells them apart.
   ``metadata.session_id`` is the digest; a sleep-time (or other group) agent managed by another agent of the file
   is ``metadata.is_subagent`` with its manager's as ``metadata.parent_session_id``.
 - outcome: ``unknown``: an agent file holds a conversation, not whether its task was done.
@@ -53,7 +62,7 @@ from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, join_thought, parts_text,
-                         prompt_list)
+                         prompt_list, strip_reminders)
 from ._common import (PassedOver, RecordError, Context, as_dict, as_list, clip_task, double_encoded, json_kind,
                       tool_arguments)
 
@@ -106,12 +115,19 @@ def walked_file(path: Path) -> bool:
 
 
 def _session_id(agent: dict[str, Any]) -> str | None:
-    """The digest naming an agent in any copy of its file: of its first message's ``created_at`` and role."""
-    first = next((m for m in as_list(agent.get("messages")) if isinstance(m, dict)), None)
-    if first is None or not isinstance(first.get("created_at"), str):
-        return None
-    said = json.dumps([first["created_at"], first.get("role")]).encode()
-    return hashlib.blake2b(said, digest_size=8).hexdigest()
+    """The digest naming an agent in any copy or later export of its file: a legacy (0.6.x) agent's own
+    ``created_at`` (0.6.43 exported a window of the messages, its first one a tool result mid-conversation); else,
+    the agent having no time of its own (0.8+), its first system message's ``created_at`` and role (the exporter
+    writes the in-context messages, the system message first, which Letta rebuilds in place, keeping its time)."""
+    if isinstance(agent.get("created_at"), str):
+        said = ["agent", agent["created_at"]]
+    else:
+        messages = [m for m in as_list(agent.get("messages")) if isinstance(m, dict)]
+        first = next((m for m in messages if m.get("role") == "system"), messages[0] if messages else {})
+        if not isinstance(first.get("created_at"), str):
+            return None
+        said = [first["created_at"], first.get("role")]
+    return hashlib.blake2b(json.dumps(said).encode(), digest_size=8).hexdigest()
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -121,7 +137,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         yield "file", document
         return
     agents = document["agents"]
-    if not isinstance(agents, list):
+    if not isinstance(agents, list) or not agents:  # refused, or passed over as holding no agent, by ``to_trajectory``
         yield "agents", document
         return
     by_id = {a.get("id"): a for a in agents if isinstance(a, dict)}
@@ -137,7 +153,10 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 
 def _prompt(text: str) -> str | None:
     """A person's words in a user message: the text, or the ``message`` of Letta's ``user_message`` envelope; None
-    for a message Letta wrote itself (a heartbeat, the login event, a summary of evicted messages)."""
+    for a message Letta wrote itself (a heartbeat, the login event, a summary of evicted messages). Letta Code puts
+    ``<system-reminder>`` blocks (the device, the skills list, a sleep-time agent's instructions) before the words:
+    they are the client's, word for word alike in every run, and are left out."""
+    text = strip_reminders(text)
     if text.lstrip().startswith("{"):
         try:
             envelope = json.loads(text)
@@ -204,6 +223,9 @@ class _Steps(SessionSteps):
                    if isinstance(r, dict)]
         if not returns and message.get("role") == "tool":
             returns = [{"tool_call_id": message.get("tool_call_id")}]
+        elif not returns and isinstance(message.get("approve"), bool):  # an approval response before ``approvals``
+            returns = [{"tool_call_id": message.get("approval_request_id"), "approve": message["approve"],
+                        "reason": message.get("denial_reason")}]
         for ret in returns:
             step = self.by_call.pop(str(ret.get("tool_call_id")), None)
             if step is None:
@@ -219,6 +241,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not isinstance(record, dict):
         raise RecordError(f"a Letta agent file's agent is {json_kind(record)}, not an object")
     messages = record.get("messages")
+    if record.get("agents") == [] and messages is None:
+        raise PassedOver("no agent", "a Letta agent file whose `agents` is empty: no agent, no conversation",
+                         unit="file")
     if "agents" in record and messages is None:  # ``split`` hands over a file whose ``agents`` is no list
         raise RecordError(f"a Letta agent file whose `agents` is {json_kind(record['agents'])}, not a list of agents")
     if not isinstance(messages, list):
@@ -235,7 +260,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if (said := _prompt(parts_text(message.get("content")))) is not None:
                 steps.flush()
                 steps.prompts.append(said)
-        elif role == "assistant":
+        elif role == "assistant" or role == "approval" and message.get("tool_calls"):  # a call asking approval
             steps.assistant(message)
             model = message.get("model") if isinstance(message.get("model"), str) else model
         elif role in ("tool", "approval"):
@@ -247,7 +272,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                                             "its system prompt and greeting)", unit="agent")
     session = _session_id(record)
     if session is None:
-        raise RecordError("a Letta agent whose first message has no `created_at`: nothing names the run")
+        raise RecordError("a Letta agent with no `created_at` string (of its own, or of its first system message): "
+                          "nothing names the run")
     metadata = {"agent_name": record.get("name"), "agent_type": record.get("agent_type"),
                 "session_id": session, "user_prompts": prompt_list(prompts[1:]) or None,
                 "is_subagent": True if record.get(_PARENT) else None, "parent_session_id": record.get(_PARENT)}
