@@ -140,6 +140,21 @@ def test_a_walk_takes_the_af_files_that_open_as_letta_s_and_passes_over_other_af
 
 
 REMINDED = Path(__file__).parent / "fixtures" / "letta" / ".newbfix" / "lettabot-builder.af"
+APPROVED = REMINDED.parent / "test_agent.af"
+
+
+def test_letta_code_calls_that_asked_approval_are_steps_and_a_denied_one_was_not_run() -> None:
+    """letta-ai/letta's tests/test_agent_files/test_agent.af (a Letta Code session): each call sits only in a
+    ``role: approval`` message with ``tool_calls``, its result in the response's ``approvals``; one Bash denied."""
+    run = only(APPROVED)
+    assert run.task == "tell me about this repo" and run.model_id == "claude-sonnet-4-5-20250929"
+    assert [s.action for s in run.steps[:6]] == ["LS", "Bash", "Glob", "Glob", "Read", "Read"]
+    pwd = run.steps[1]
+    assert pwd.arguments["command"] == "pwd" and pwd.observation == "/Users/sarahwooders/repos/letta-cloud/apps/core\n"
+    denied = next(s for s in run.steps if s.error and "denied" in s.error)
+    assert denied.action == "Bash" and denied.arguments["command"].startswith("curl -s https://pypi.org/pypi/letta")
+    assert denied.error == "not run: denied: just stop " and not ran(denied)
+    assert sum(1 for s in run.steps if s.action != "respond") == 11  # 3 parallel Bash calls await approval at the end
 
 
 def _with_messages(tmp_path: Path, messages: list[dict]) -> Path:
@@ -153,9 +168,8 @@ def _with_messages(tmp_path: Path, messages: list[dict]) -> Path:
     return path
 
 
-def test_calls_that_asked_approval_are_steps_a_denied_one_not_run_a_client_tool_failing_an_error(
-        tmp_path: Path) -> None:
-    """No committed file holds approvals: the messages are written as Letta's source writes them (rest_api/utils.py
+def test_a_client_tool_failing_is_a_step_error_and_a_legacy_approval_response_a_denial(tmp_path: Path) -> None:
+    """No committed file holds these: the messages are written as Letta's source writes them (rest_api/utils.py
     ``create_approval_request_message_from_llm_response``: the requested calls only in a ``role: approval`` message;
     the response's ``approvals`` or, before them, the message's ``approve`` / ``approval_request_id`` /
     ``denial_reason``; ``create_tool_returns_for_denials``' tool message after a denial)."""
