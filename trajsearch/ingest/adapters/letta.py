@@ -32,8 +32,8 @@ Mapping (run = one agent's conversation; a file of several agents is a run each)
   A call that asked the user's approval (Letta Code's client-side tools: a ``role: approval`` message with
   ``tool_calls``) is a step alike; one the user denied (the response's ``approvals`` entry with ``approve: false``,
   or before them the message's ``approve`` / ``approval_request_id`` / ``denial_reason``) was not run: its error
-  says so, with the reason; a client-side tool's result there answers its call as a tool message does. This path
-  follows Letta's source (``rest_api/utils.py``, ``schemas/message.py``): no committed file with approvals was found.
+  says so, with the reason; a client-side tool's result there answers its call as a tool message does (a real one:
+  letta-ai/letta's ``tests/test_agent_files/test_agent.af``; the legacy fields follow ``schemas/message.py``).
 - model_id: the last assistant message's ``model``, else the agent's ``llm_config.model``; created_at: the first
   message's ``created_at``.
 - trajectory_id: ``letta:<digest>``: the file's ids are positions, not the agent's, and the name is often the
