@@ -21,6 +21,15 @@ Code and Kilo Code use a UUID) holding
 
 - ``history_item.json`` (Roo Code, 2026): the task's entry in its task list; its ``id`` is read.
 
+Cline 4.x (the extension on ``@cline/core``, and the Cline CLI) writes no task folder: each session is
+``~/.cline/data/sessions/<session id>/<session id>.messages.json`` (cline/cline ``sdk/packages/core/docs/
+messages-contract-v1.md``), ``{"version": 1, "sessionId", "agent": "lead" | "subagent" | "teammate", "messages"}``,
+the same Anthropic-style messages (assistant ``modelInfo.id``, ``metrics`` of tokens and cost; a ``tool_result``'s
+``content`` a list of ``{query, result, error, success}``, its ``is_error``), with its manifest ``<session id>.json``
+beside it (passed over) and a sub-agent's or teammate's session as ``<stem>.messages.json`` in its root session's
+folder: each file is a run of its own (``matches``), read as a history, its id the ``sessionId``; a sub-agent's is
+``metadata.is_subagent`` with its root session in ``parent_session_id``.
+
 Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) and Roo
 Code's ``tasks/_index.json`` are passed over (``side_path``); before Cline 2.x the UI messages were
 ``claude_messages.json``, read alike; a ``task_metadata.json`` met with no history beside it, or UI messages under
@@ -132,14 +141,17 @@ _TASK_ID = re.compile(r"(?<![0-9A-Za-z])(\d{10,16}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a
 _INJECTED = re.compile(r"\A\s*(?:<environment_details>|# task_progress |# TODO LIST UPDATE REQUIRED|"
                        r"Files attached by the user:|\[TASK RESUMPTION\]|\(The user did not provide a new message|"
                        r"New message to respond to with plan_mode_respond|<hook_context |\[Continue assisting)")
-#: Cline's wrapper of the task (Roo Code's before 2026; since, ``<user_message>``, its wrapper of every prompt).
-_TASK_TAG = re.compile(r"<(task|user_message)>\s*(.*?)\s*</\1>", re.S)
-_FEEDBACK = re.compile(r"<(?:feedback|user_message)>\s*(.*?)\s*</(?:feedback|user_message)>", re.S)
+#: Cline's wrapper of the task (Roo Code's before 2026; since, ``<user_message>``, its wrapper of every prompt; Cline
+#: 4.x's of every prompt, ``<user_input mode="act">``: ``shared/src/prompt/format.ts``).
+_TASK_TAG = re.compile(r"<(task|user_message|user_input)\b[^>]*>\s*(.*?)\s*</\1>", re.S)
+_FEEDBACK = re.compile(r"<(feedback|user_message|user_input)\b[^>]*>\s*(.*?)\s*</\1>", re.S)
+#: What Cline 4.x writes into a prompt of the mode it was sent in (``stripModeNotices``): not the user's words.
+_MODE_NOTICE = re.compile(r"<mode_notice>.*?</mode_notice>", re.S)
 #: The user's words as the extension hands them on: a block that opens with them, or with its one line before them
 #: (``responses.ts``). Only so: a tool's output that quotes a ``<feedback>`` (a prompt, a log of Cline's) is output.
 _SAID = re.compile(r"\A\s*(?:(?:The user has provided feedback on the results|The user (?:denied|approved) this "
                    r"operation and provided|New instructions for task continuation|New message to respond to with "
-                   r"plan_mode_respond)[^\n]*\n\s*)?<(feedback|user_message)>\s*(.*?)\s*</\1>", re.S)
+                   r"plan_mode_respond)[^\n]*\n\s*)?<(feedback|user_message|user_input)\b[^>]*>\s*(.*?)\s*</\1>", re.S)
 #: ``ToolResultUtils.pushToolResult``: ``[<tool> for '<arg>'] Result:`` then the result (in the same block since
 #: native tool calls; before, the result in the blocks after it). Between the tool's name and ``]``, whatever the
 #: extension says of the call: Cline's ``for creating a new task``, Roo Code's ``for 'x'. Reading multiple files at
@@ -167,6 +179,9 @@ _MODE_MODEL = re.compile(r"# Current Mode\n(?:<[^>\n]+>[^\n]*\n)*?<model>([^<\n]
 _NO_TOOL = "[ERROR] You did not use a tool in your previous response!"
 _COMPLETION_FEEDBACK = "The user has provided feedback on the results."
 COMPLETION = "attempt_completion"
+#: Cline 4.x's messages shown apart from the conversation (``metadata.displayRole``: ``agent-runtime.ts``): a hook's
+#: context or a compaction's summary the runtime adds as the user's (``system``), a status line.
+_SHOWN_APART = frozenset({"system", "status"})
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
 #: stopped awaited the user, it did not fail.
 _TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond"})
@@ -189,9 +204,25 @@ MISTAKE_CAUSE = "the agent kept making mistakes (Cline's consecutive-mistake lim
 
 
 def matches(record: Any) -> bool:
-    """Never by content: an Anthropic message list is many tools' format; a task folder is told by its files'
-    names (``run_folder``)."""
-    return False
+    """A Cline 4.x session (``_is_sdk_session``); never a bare message list by content: an Anthropic message list is
+    many tools' format; a task folder is told by its files' names (``run_folder``)."""
+    return _is_sdk_session(record)
+
+
+#: The version of Cline 4.x's session messages (``messages-contract-v1.md``).
+_SDK_VERSION = 1
+#: Cline 4.x's session folder's own files beside ``<session id>.messages.json``: its manifest, its compaction state.
+_SDK_SIDE = re.compile(r"\A(?P<id>[\w.-]+?)(?:\.compaction)?\.json\Z")
+_SDK_MESSAGES = ".messages.json"
+#: How Cline 4.x's shell tool opens a failed command's result (``executors/bash.ts``).
+_SDK_EXIT = re.compile(r"\A\[Command exited with code (-?\d+)\]\n?")
+
+
+def _is_sdk_session(record: Any) -> bool:
+    """Cline 4.x's ``<session id>.messages.json``: ``{"version": 1, "sessionId", "agent", "messages": [...]}``."""
+    return isinstance(record, dict) and record.get("version") == _SDK_VERSION \
+        and isinstance(record.get("sessionId"), str) and isinstance(record.get("messages"), list) \
+        and isinstance(record.get("agent"), str)
 
 
 def _is_ui_message(record: Any) -> bool:
@@ -262,6 +293,9 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     ``tasks/`` (``taskHistory.json``, ``cline_mcp_settings.json``: written by every install)."""
     if _OWN_FILES.match(path.name) and (path.parent / HISTORY).is_file():
         return f"a Cline task's own file beside its {HISTORY} (read with the task folder)"
+    if (own := _SDK_SIDE.match(path.name)) and not path.name.endswith(_SDK_MESSAGES) \
+            and (path.parent / (own.group("id") + _SDK_MESSAGES)).is_file():
+        return f"a Cline 4.x session's own file beside its {own.group('id')}{_SDK_MESSAGES} (the run)"
     if path.name == _TASKS_INDEX and any((d / HISTORY).is_file() for d in path.parent.iterdir() if d.is_dir()):
         return "Roo Code's index of the task folders beside it (each read as its own run)"
     if path.parent.name in ("state", "settings") and path.suffix == ".json" and (path.parent.parent / "tasks").is_dir():
@@ -270,11 +304,21 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    """A file forced to this format: its conversation alone (a renamed ``api_conversation_history.json``)."""
-    return read_folder({HISTORY: record}, ctx)
+    """A Cline 4.x session (``_is_sdk_session``), or a file forced to this format: its conversation alone (a renamed
+    ``api_conversation_history.json``)."""
+    if not _is_sdk_session(record):
+        return read_folder({HISTORY: record}, ctx)
+    origin = as_dict(record.get("origin"))
+    sub = record["agent"] != "lead"
+    return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {"id": record["sessionId"]}}, ctx, {
+        "agent": record["agent"], "is_subagent": sub or None,
+        "parent_session_id": (as_str(origin.get("parentThreadId")) or (ctx.source if ctx.source.is_dir()
+                                                                       else ctx.source.parent).name) if sub else None,
+        "cline_version": as_str(origin.get("version"))})
 
 
-def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
+def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | None = None) -> Trajectory:
+    """A task folder's run; ``session``: what a Cline 4.x session file says of itself (its agent)."""
     if HISTORY not in files and (UI in files or OLD_UI in files):
         if (ctx.source / HISTORY).exists():  # there, but it could not be read: the run is in it, not in the UI log
             raise RecordError(f"{HISTORY}: could not be read (not whole JSON: cut short, or being written?), and "
@@ -303,7 +347,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     for message in history[1:]:
         walk.message(message)
     walk.close()
-    return _trajectory(files, ctx, task, walk, history[0], ui, history, {})
+    return _trajectory(files, ctx, task, walk, history[0], ui, history, session or {})
 
 
 def _read_ui(files: dict[str, Any], ctx: Context) -> Trajectory:
@@ -332,15 +376,16 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
     outcome, failure, basis = _outcome(walk, ui)
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
-        or next((as_str(as_dict(m.get("modelInfo")).get("modelId")) for m in [*history, *ui]
-                 if as_str(as_dict(m.get("modelInfo")).get("modelId"))), None) \
+        or next((said for m in [*history, *ui] if (said := as_str(as_dict(m.get("modelInfo")).get("modelId"))
+                                                       or as_str(as_dict(m.get("modelInfo")).get("id")))), None) \
         or next((found.group(1).strip() for b in _blocks(first.get("content"))
                  if isinstance(b.get("text"), str) and (found := _MODE_MODEL.search(b["text"]))), None)
     version = next((as_str(as_dict(e).get("cline_version")) for e in as_list(meta.get("environment_history"))
-                    if as_str(as_dict(e).get("cline_version"))), None)
+                    if as_str(as_dict(e).get("cline_version"))), None) or read_from.pop("cline_version", None)
     metadata = {
         "cline_task_id": task_id,
-        "provider": next((as_str(u.get("model_provider_id")) for u in usage), None),
+        "provider": next((as_str(u.get("model_provider_id")) for u in usage), None)
+        or next((said for m in history if (said := as_str(as_dict(m.get("modelInfo")).get("provider")))), None),
         "modes": sorted({m for u in usage if (m := as_str(u.get("mode")))}) or None,
         "user_prompts": prompt_list(list(dict.fromkeys(walk.prompts))) or None,  # a resumed prompt is repeated
         "resumptions": walk.resumptions or None,
@@ -348,7 +393,7 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
         "files_edited": sorted({as_str(as_dict(f).get("path")) for f in as_list(meta.get("files_in_context"))
                                 if as_dict(f).get("record_source") == "cline_edited"} - {None}) or None,
         "history_truncated": any("conversationHistoryDeletedRange" in m for m in ui) or None,
-        **_usage(ui),
+        **(_usage(ui) or _metrics(history)),
         **read_from,
     }
     return session_trajectory(
@@ -424,7 +469,7 @@ def _task(content: Any) -> str:
     texts = [b["text"] for b in _blocks(content) if b.get("type") == "text" and isinstance(b.get("text"), str)]
     for text in texts:
         if found := _TASK_TAG.search(text):
-            return found.group(2).strip()
+            return _MODE_NOTICE.sub("", found.group(2)).strip()
     return "\n\n".join(t.strip() for t in texts if t.strip() and not _INJECTED.match(t)).strip()
 
 
@@ -437,12 +482,22 @@ class _Walk(SessionSteps):
         self.resumptions = 0
         self.nudges = 0
         self.completion_feedback = False  # the user spoke after the last completion attempt
+        self.ended_on: str | None = None  # the provider's error the task stopped on, with no work after it
 
     def message(self, message: dict[str, Any]) -> None:
+        shown = as_str(as_dict(message.get("metadata")).get("displayRole"))
+        blocks = _blocks(message.get("content"))
+        if shown == "error":  # Cline 4.x: the provider's error, shown as the assistant's (``displayOnly``)
+            self.flush()
+            self.ended_on = error_line(parts_text(blocks), "API request failed")
+            return
+        if shown in _SHOWN_APART and not any(b.get("type") == "tool_result" for b in blocks):
+            return  # Cline 4.x: a hook's context or a status the runtime added, not the user's words
         if message["role"] == "assistant":
-            self._assistant(_blocks(message.get("content")), message.get("ts"))
+            self.ended_on = None
+            self._assistant(blocks, message.get("ts"))
         else:
-            self._user(_blocks(message.get("content")))
+            self._user(blocks)
 
     def _assistant(self, blocks: list[dict[str, Any]], ts: Any) -> None:
         self.narration_at = ts
@@ -483,8 +538,12 @@ class _Walk(SessionSteps):
             kind = block.get("type")
             if kind == "tool_result":
                 step = self._next(None, self.by_call.get(str(block.get("tool_use_id"))))
-                body = _RESULT.sub("", parts_text(block.get("content")), count=1)
+                operations = _operations(block.get("content"))
+                body = operations[0] if operations else _RESULT.sub("", parts_text(block.get("content")), count=1)
                 current = self._answer(step, body) if step is not None else None
+                if current is not None and not current.get("error"):  # Cline 4.x's: its operations', is_error
+                    current["error"] = operations[1] if operations else \
+                        error_line(body) if block.get("is_error") is True else None
                 continue
             text = block.get("text") if kind == "text" else None
             if not isinstance(text, str):
@@ -502,7 +561,7 @@ class _Walk(SessionSteps):
                 if text.lstrip().startswith("[TASK RESUMPTION]"):
                     self.resumptions += 1
                 if said := _FEEDBACK.search(text):
-                    self.prompt(said.group(1))
+                    self.prompt(said.group(2))
             elif said := _SAID.match(text):
                 self.prompt(said.group(2))
             elif text.startswith(_COMPLETION_FEEDBACK):
@@ -518,8 +577,8 @@ class _Walk(SessionSteps):
 
     def prompt(self, text: str) -> None:
         """The user's words: a later prompt, and, after a completion attempt, the user's reply to it."""
-        if text.strip():
-            self.prompts.append(text.strip())
+        if text := _MODE_NOTICE.sub("", text).strip():
+            self.prompts.append(text)
             self.completion_feedback = True  # a new call to attempt_completion sets it back
 
     def _next(self, tool: str | None, step: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -718,6 +777,32 @@ def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
     return body or None, None
 
 
+def _operations(content: Any) -> tuple[str, str | None] | None:
+    """A Cline 4.x tool result (``ToolOperationResult``: ``{query, result, error, success}``, one or a list, or that
+    as JSON text): (the results' text, the first failed operation's error), None for any other content. A command
+    that exited non-zero (``bash.ts``: its result ``[Command exited with code N]`` then its output) fails as every
+    CLI adapter reads an exit code (``exit_code_error``)."""
+    if isinstance(content, str) and content.startswith('{"query":'):
+        content = _json(content)
+    said = [content] if isinstance(content, dict) else content
+    if not (isinstance(said, list) and said and all(isinstance(o, dict) and "query" in o and "success" in o
+                                                    for o in said)):
+        return None
+    texts = [r if isinstance(r := o.get("result"), str) and r else json.dumps(r, ensure_ascii=False)
+             if r not in (None, "") else as_str(o.get("error")) or "" for o in said]  # a failed read: its error
+    return "\n\n".join(t for t in texts if t), next(
+        (failed for o, text in zip(said, texts) if o.get("success") is False
+         and (failed := _operation_error(o, text))), None)
+
+
+def _operation_error(operation: dict[str, Any], text: str) -> str | None:
+    """The error of a Cline 4.x operation that failed (``success: false``); None for a command's exit 1 that answers
+    "no" (``grep``'s no match: ``exit_code_error``)."""
+    if exited := _SDK_EXIT.match(text):
+        return exit_code_error(text[exited.end():], int(exited.group(1)), as_str(operation.get("query")))
+    return error_line(as_str(operation.get("error")) or text, "operation failed")
+
+
 def _status(body: str) -> str | None:
     """The error a Roo Code (Kilo Code) result states as JSON (``responses.ts``: ``{"status": "denied" | "error",
     ...}``), if it is one: a denial or an access refused (``.rooignore``) is a call not run."""
@@ -742,6 +827,9 @@ def _outcome(walk: _Walk, ui: list[dict[str, Any]]) -> tuple[Outcome, Failure | 
     calls = [s for s in walk.steps if s["action"] != "respond"]
     if calls and calls[-1]["action"] == COMPLETION and not calls[-1].get("error") and not walk.completion_feedback:
         return Outcome.success, None, {"outcome_basis": "attempt_completion, and no feedback from the user after it"}
+    if walk.ended_on:
+        outcome, failure = ended_on_error(walk.ended_on, API_ERROR_CAUSE)
+        return outcome, failure, {"ended_by": "the provider's error (Cline 4.x's error message)"}
     asks = [m for m in ui if m.get("type") == "ask" and m.get("ask") not in ("resume_task", "resume_completed_task")]
     last = asks[-1] if asks else {}
     if last.get("ask") == "api_req_failed":
@@ -764,6 +852,18 @@ def _api_error(text: Any) -> str:
         said = None
     message = as_str(as_dict(said).get("message")) if isinstance(said, dict) else None
     return short((message or text).strip().split("\n", 1)[0], 500, keep="head")
+
+
+def _metrics(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens and cost of a Cline 4.x session: each turn's last assistant message's ``metrics``, as ``_usage``
+    counts the UI's."""
+    turns = [as_dict(m.get("metrics")) for m in history if m.get("role") == "assistant" and m.get("metrics")]
+    if not turns:
+        return {}
+    cost = sum(c for t in turns if isinstance(c := t.get("cost"), (int, float)) and not isinstance(c, bool))
+    return {"api_requests": len(turns), "tokens_in": sum(as_int(t.get("inputTokens")) or 0 for t in turns),
+            "tokens_out": sum(as_int(t.get("outputTokens")) or 0 for t in turns),
+            **({"cost_usd": round(cost, 6)} if cost else {})}
 
 
 def _usage(ui: list[dict[str, Any]]) -> dict[str, Any]:
