@@ -3,6 +3,7 @@ wrote and one the Cline team committed (tests/fixtures/cline/.aud31/README.md)."
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -65,3 +66,18 @@ def test_a_session_that_ended_on_the_providers_error_is_an_infra_error_not_an_an
     assert run.outcome is Outcome.infra_error
     assert run.failure.error == "Invalid request: tool schema rejected by the provider"
     assert run.steps == []  # the error is not the model's answer
+
+
+def test_a_roo_code_subtask_names_its_parent_and_the_parent_its_subtasks(tmp_path: Path) -> None:
+    """Roo Code 3.5x's history_item.json (``packages/types/src/history.ts``): ``parentTaskId``, ``childIds``."""
+    real = Path(__file__).parent / "fixtures" / "cline" / ".r28"
+    parent, child = real / "bc93a6f7-cd2e-4686-a832-46e3cd14d338", real / "ac8aa7b4-319c-4925-a139-4f4adca81921"
+    for folder, item in ((parent, {"childIds": [child.name]}), (child, {"parentTaskId": parent.name,
+                                                                         "rootTaskId": parent.name})):
+        shutil.copytree(folder, tmp_path / folder.name)
+        (tmp_path / folder.name / "history_item.json").write_text(json.dumps(
+            {"id": folder.name, "number": 1, "ts": 1755635332532, "task": "x", "tokensIn": 0, "tokensOut": 0,
+             "totalCost": 0, **item}))
+    lead, sub = only(tmp_path / parent.name), only(tmp_path / child.name)
+    assert lead.metadata["subagent_sessions"] == [child.name] and not lead.metadata.get("is_subagent")
+    assert sub.metadata["is_subagent"] is True and sub.metadata["parent_session_id"] == parent.name

@@ -19,7 +19,9 @@ Code and Kilo Code use a UUID) holding
 - ``task_metadata.json`` (optional): ``model_usage`` (``model_id``, ``model_provider_id``, ``mode``), files in
   context, ``environment_history`` (``cline_version``).
 
-- ``history_item.json`` (Roo Code, 2026): the task's entry in its task list; its ``id`` is read.
+- ``history_item.json`` (Roo Code, 2026): the task's entry in its task list; its ``id`` is read, and a subtask's
+  ``parentTaskId`` (``metadata.is_subagent``, ``parent_session_id``) and a parent's ``childIds``
+  (``subagent_sessions``), as the other agents' sub-agents are linked.
 
 Cline 4.x (the extension on ``@cline/core``, and the Cline CLI) writes no task folder: each session is
 ``~/.cline/data/sessions/<session id>/<session id>.messages.json`` (cline/cline ``sdk/packages/core/docs/
@@ -309,12 +311,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not _is_sdk_session(record):
         return read_folder({HISTORY: record}, ctx)
     origin = as_dict(record.get("origin"))
-    sub = record["agent"] != "lead"
-    return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {"id": record["sessionId"]}}, ctx, {
-        "agent": record["agent"], "is_subagent": sub or None,
-        "parent_session_id": (as_str(origin.get("parentThreadId")) or (ctx.source if ctx.source.is_dir()
-                                                                       else ctx.source.parent).name) if sub else None,
-        "cline_version": as_str(origin.get("version"))})
+    parent = (as_str(origin.get("parentThreadId")) or (ctx.source if ctx.source.is_dir() else ctx.source.parent).name) \
+        if record["agent"] != "lead" else None
+    return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {"id": record["sessionId"], "parentTaskId": parent}},
+                       ctx, {"agent": record["agent"], "cline_version": as_str(origin.get("version"))})
 
 
 def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | None = None) -> Trajectory:
@@ -372,7 +372,9 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
                 ui: list[dict[str, Any]], history: list[dict[str, Any]], read_from: dict[str, Any]) -> Trajectory:
     """The run of a task folder, from its walked steps: id, outcome, model, metadata (see the module docstring)."""
     meta = as_dict(files.get(METADATA))
-    task_id = _task_id(ctx.source, files.get(HISTORY_ITEM), first, ui)
+    item = as_dict(files.get(HISTORY_ITEM))
+    task_id = _task_id(ctx.source, item, first, ui)
+    parent = as_str(item.get("parentTaskId"))
     outcome, failure, basis = _outcome(walk, ui)
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
@@ -389,6 +391,9 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
         "modes": sorted({m for u in usage if (m := as_str(u.get("mode")))}) or None,
         "user_prompts": prompt_list(list(dict.fromkeys(walk.prompts))) or None,  # a resumed prompt is repeated
         "resumptions": walk.resumptions or None,
+        "is_subagent": True if parent else None,  # a subtask (Roo Code's new_task), a sub-agent (Cline 4.x)
+        "parent_session_id": parent,
+        "subagent_sessions": [c for c in as_list(item.get("childIds")) if isinstance(c, str)] or None,
         "no_tool_nudges": walk.nudges or None,
         "files_edited": sorted({as_str(as_dict(f).get("path")) for f in as_list(meta.get("files_in_context"))
                                 if as_dict(f).get("record_source") == "cline_edited"} - {None}) or None,
