@@ -25,6 +25,11 @@ def test_a_walk_of_the_sessions_folder_reads_each_session_and_passes_over_their_
         "cline.1796629691264_utjj7__agent_1796629692137_qkcs87", "cline.1796629753671_hz7r2"]
 
 
+def test_a_walk_of_a_home_folder_reads_the_hidden_sessions_folder(tmp_path: Path) -> None:
+    shutil.copytree(FIXED, tmp_path / "home" / ".cline" / "data" / "sessions" / FIXED.name)
+    assert [r.trajectory_id for r in runs(tmp_path / "home")] == ["cline.1796629670996_c5s1h"]
+
+
 def test_a_session_is_one_run_named_by_its_session_id_with_its_task_steps_and_usage(tmp_path: Path) -> None:
     run = only(FIXED / "1796629670996_c5s1h.messages.json")
     assert run.task == "Fix the failing test in test_calc.py"  # without the <user_input mode="act"> wrapper

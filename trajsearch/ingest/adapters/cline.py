@@ -129,6 +129,8 @@ OLD_UI = "claude_messages.json"
 #: Roo Code's (2026) entry of the task in its task list (``TaskHistoryStore.ts``): ``{id, ts, task, ...}``.
 HISTORY_ITEM = "history_item.json"
 FILES = (HISTORY, UI, METADATA, OLD_UI, HISTORY_ITEM)
+#: Where Cline 4.x and the Cline CLI keep their sessions (``~/.cline/data/sessions``): a walk of a home folder reads it.
+SESSION_FOLDERS = (".cline/data/sessions",)
 #: The task folder's other files (``disk.ts``): the context-window edits' history, the task's settings, the focus
 #: chain's todo list (``focus_chain_taskid_<id>.md``).
 _OWN_FILES = re.compile(r"\A(?:context_history\.json|settings\.json|focus_chain_taskid_[\w-]+\.md)\Z")
