@@ -21,7 +21,8 @@ Field mapping:
 - steps: each assistant message's parts in order: ``reasoning`` is the next step's thought, ``text`` its
   narration (the model's answer when no tool call follows), a ``tool`` part a step: action = ``tool``,
   arguments = ``state.input``, observation = ``state.output`` (``completed``) or ``state.error``; ``error``
-  status -> the step's error; a ``bash`` call that completed with a non-zero ``metadata.exit`` -> an exit-code
+  status -> the step's error (a call OpenCode's permissions refused, the user's "ask" answered no (``opencode run``
+  answers every ask no) or a rule's ``deny``: not run, ``not run: denied by the user``); a ``bash`` call that completed with a non-zero ``metadata.exit`` -> an exit-code
   error (``exit_code_error``, the rule every CLI adapter reads exit codes by); a call left ``pending`` or
   ``running`` (the session stopped mid-call) -> error "tool call never finished", its output so far
   (``state.metadata.output``) the observation. Times from ``state.time``.
@@ -55,7 +56,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
@@ -163,6 +164,12 @@ _REDACTED = re.compile(r"\[redacted:[a-z][a-z-]*:[^\]\s]*\]")
 _RESULT_REDACTED = "(result not recorded: left out by `opencode export --sanitize`)"
 #: The events ``opencode run --format json`` prints (``cli/cmd/run.ts``).
 _RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
+#: The errors of a call OpenCode's permissions refused before it ran (``permission/next.ts``: ``RejectedError``,
+#: ``CorrectedError``, ``DeniedError``, later worded by its source of rule and by plan mode), with why it did not run.
+_REFUSED = re.compile(r"\A(?:(?P<user>The user rejected permission to use this specific tool call)(?: with the "
+                      r"following feedback: (?P<feedback>.*))?|(?P<rule>The user has specified a rule which prevents "
+                      r"you from using this specific tool call)|(?P<policy>A global policy prevents you from using this "
+                      r"specific tool call)|(?P<plan>Plan mode refused this tool call))", re.S)
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
 #: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
@@ -314,6 +321,18 @@ def _shell_error(output: str, code: int | None, command: str | None) -> str | No
     return None
 
 
+def _refused(text: str) -> str | None:
+    """The error of a call OpenCode's permissions refused (``_REFUSED``), worded as a call not run; None for others."""
+    found = _REFUSED.match(text)
+    if not found:
+        return None
+    if found.group("user"):
+        said = (found.group("feedback") or "").strip()
+        return not_run("denied by the user" + (f", saying: {short(said, 200, keep='head')}" if said else ""))
+    return not_run("denied by a permission rule" if found.group("rule") else "denied by a global policy"
+                   if found.group("policy") else "refused in plan mode (read-only actions only)")
+
+
 def _error_text(error: Any) -> str:
     """An assistant message's error (``{"name", "data": {"message", ...}}``) as one line: its message, or name."""
     error = as_dict(error)
@@ -420,7 +439,7 @@ class _Session(SessionSteps):
         elif status == "error":
             text = strip_terminal_codes(as_str(state.get("error")) or "")
             step["observation"] = text or None
-            step["error"] = error_line(text)
+            step["error"] = _refused(text) or error_line(text)
         else:  # the session stopped mid-call (killed, crashed): what the command printed so far is kept
             step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or None
             step["error"] = f"tool call never finished (status {status or 'unknown'})"
