@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from trajsearch.actions import ran
 
 from adapter_support import only
+from cli_support import newcomer, run_cli  # noqa: F401 (a fixture)
 
 REAL = Path(__file__).parent / "fixtures" / "opencode" / ".aud31"
 
@@ -24,3 +26,18 @@ def test_a_call_the_permissions_refused_is_not_run(name: str, tool: str, said: s
     step = run.steps[0]
     assert step.action == tool and step.error == said and not ran(step)
     assert step.observation.startswith("The user ")  # what the model was told, kept
+
+
+def test_kilo_codes_session_database_is_named_with_kilos_export_command(tmp_path: Path, newcomer) -> None:
+    """Kilo Code (2026) is built on OpenCode: ``~/.local/share/kilo/kilo.db``, the same tables, ``kilo export``
+    (Kilo-Org/kilocode ``packages/opencode/src/storage/db.ts``); a walk of its data folder passed the database over
+    unnamed, and ``opencode export`` cannot read it."""
+    data = tmp_path / ".local" / "share" / "kilo"
+    data.mkdir(parents=True)
+    with sqlite3.connect(data / "kilo.db") as db:
+        db.executescript((REAL.parent / "opencode-1.18.33-tables.sql").read_text())
+    db.close()
+    code, out, err = run_cli("ingest", str(data), "--dry-run")
+    said = " ".join((out + err).split())
+    assert "Kilo Code's session database" in said and "`kilo export <sessionID>`" in said, said
+    assert '"kilo","export"' in said and '"opencode","export"' not in said

@@ -96,9 +96,10 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         yield from whole_file(document)
 
 
-#: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``): a walk that finds no dump hands it in
-#: for detection to name, with how to export its sessions (``session_store``).
-SESSION_STORES = ("opencode.db",)
+#: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``), and Kilo Code's (its CLI and 2026
+#: extension are built on OpenCode: ``~/.local/share/kilo/kilo.db``, the same tables, ``kilo export``): a walk that
+#: finds no dump hands it in for detection to name, with how to export its sessions (``session_store``).
+SESSION_STORES = ("opencode.db", "kilo.db")
 #: The files OpenCode keeps sessions in under its data folder's ``storage/`` (all of them before 1.2; 1.2 copies them
 #: into ``opencode.db`` and never deletes them, and still writes ``session_diff``): a session's info
 #: (``session/<project>/ses_*.json``), each message (``message/<session>/msg_*.json``), each part
@@ -139,14 +140,17 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 #: before it has written more than 64 KiB of a long session. A session the CLI fails to export ("Session not found":
 #: a database copied from another machine) is named with the CLI's last line and its empty file removed; the others
 #: are exported all the same, and the command exits 1 if any failed.
-EXPORT_SCRIPT = (
+_EXPORT_SCRIPT = (
     'import pathlib,sqlite3,subprocess,sys;out=pathlib.Path(sys.argv[2]);out.mkdir(exist_ok=True);'
     'db=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",uri=True);'
-    'done=[(s,subprocess.run(["opencode","export",s],stdout=open(out/(s+".json"),"wb"),stderr=subprocess.PIPE)) '
+    'done=[(s,subprocess.run(["@CLI@","export",s],stdout=open(out/(s+".json"),"wb"),stderr=subprocess.PIPE)) '
     'for (s,) in db.execute("select id from session")];bad=[(s,p) for (s,p) in done if p.returncode];'
-    '[((out/(s+".json")).unlink(),print(f"opencode export {s} failed (exit {p.returncode}): "'
+    '[((out/(s+".json")).unlink(),print(f"@CLI@ export {s} failed (exit {p.returncode}): "'
     '+(p.stderr.decode(errors="replace").strip().splitlines() or [""])[-1],file=sys.stderr)) for (s,p) in bad];'
     'print(f"{len(done)-len(bad)} of {len(done)} sessions exported into {out}",file=sys.stderr);sys.exit(1 if bad else 0)')
+EXPORT_SCRIPT = _EXPORT_SCRIPT.replace("@CLI@", "opencode")
+#: The same with Kilo Code's CLI, ``kilo export`` (a Kilo database is not the one ``opencode`` reads).
+KILO_EXPORT_SCRIPT = _EXPORT_SCRIPT.replace("@CLI@", "kilo")
 
 #: ``opencode run``'s quoting of one argument holding a space: ``"..."`` with its own quotes escaped.
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
@@ -223,6 +227,10 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     if not ({"id", "parent_id", "directory"} <= tables.get("session", set())
             and {"session_id", "data"} <= tables.get("message", set()) and "part" in tables):
         return None
+    if path.name.startswith("kilo"):
+        return ("Kilo Code's session database (SQLite, ~/.local/share/kilo/kilo.db; Kilo is built on OpenCode): "
+                "export its sessions with `kilo export <sessionID>` and ingest those; all of them into "
+                f"./kilo-sessions/: {export_command(KILO_EXPORT_SCRIPT, path, 'kilo-sessions')}")
     return ("OpenCode's session database (SQLite, ~/.local/share/opencode/opencode.db): export its sessions with "
             "`opencode export <sessionID>` and ingest those; all of them into ./opencode-sessions/: "
             f"{export_command(EXPORT_SCRIPT, path, 'opencode-sessions')}")
