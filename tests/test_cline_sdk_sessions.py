@@ -25,9 +25,19 @@ def test_a_walk_of_the_sessions_folder_reads_each_session_and_passes_over_their_
         "cline.1796629691264_utjj7__agent_1796629692137_qkcs87", "cline.1796629753671_hz7r2"]
 
 
-def test_a_walk_of_a_home_folder_reads_the_hidden_sessions_folder(tmp_path: Path) -> None:
-    shutil.copytree(FIXED, tmp_path / "home" / ".cline" / "data" / "sessions" / FIXED.name)
-    assert [r.trajectory_id for r in runs(tmp_path / "home")] == ["cline.1796629670996_c5s1h"]
+def test_a_walk_of_a_home_folder_reads_clines_data_folder_and_passes_over_its_state(tmp_path: Path) -> None:
+    """``~/.cline/data`` (``legacy-state-reader.ts``): ``sessions/`` (4.x), ``tasks/`` (3.x outside VS Code), and
+    Cline's own ``globalState.json``, ``secrets.json``, ``state/``, ``settings/``."""
+    data = tmp_path / "home" / ".cline" / "data"
+    shutil.copytree(FIXED, data / "sessions" / FIXED.name)
+    task = Path(__file__).parent / "fixtures" / "cline" / ".r28" / "1777073160794"
+    shutil.copytree(task, data / "tasks" / task.name)
+    for name, said in (("globalState.json", {"apiProvider": "anthropic"}), ("secrets.json", {}),
+                       ("state/taskHistory.json", []), ("settings/cline_mcp_settings.json", {"mcpServers": {}})):
+        (data / name).parent.mkdir(exist_ok=True)
+        (data / name).write_text(json.dumps(said))
+    for walked in (tmp_path / "home", data):
+        assert sorted(r.trajectory_id for r in runs(walked)) == ["cline.1777073160794", "cline.1796629670996_c5s1h"]
 
 
 def test_a_session_is_one_run_named_by_its_session_id_with_its_task_steps_and_usage(tmp_path: Path) -> None:

@@ -129,8 +129,11 @@ OLD_UI = "claude_messages.json"
 #: Roo Code's (2026) entry of the task in its task list (``TaskHistoryStore.ts``): ``{id, ts, task, ...}``.
 HISTORY_ITEM = "history_item.json"
 FILES = (HISTORY, UI, METADATA, OLD_UI, HISTORY_ITEM)
-#: Where Cline 4.x and the Cline CLI keep their sessions (``~/.cline/data/sessions``): a walk of a home folder reads it.
-SESSION_FOLDERS = (".cline/data/sessions",)
+#: Where Cline 4.x and the Cline CLI keep their sessions (``~/.cline/data/sessions``), and Cline 3.x outside VS Code
+#: its task folders (``~/.cline/data/tasks``: ``legacy-state-reader.ts``): a walk of a home folder reads them.
+SESSION_FOLDERS = (".cline/data/sessions", ".cline/data/tasks")
+#: Cline's own files in its data folder beside ``tasks/`` and ``sessions/`` (``legacy-state-reader.ts``).
+_DATA_FILES = frozenset({"globalState.json", "secrets.json"})
 #: The task folder's other files (``disk.ts``): the context-window edits' history, the task's settings, the focus
 #: chain's todo list (``focus_chain_taskid_<id>.md``).
 _OWN_FILES = re.compile(r"\A(?:context_history\.json|settings\.json|focus_chain_taskid_[\w-]+\.md)\Z")
@@ -294,7 +297,8 @@ def folder_files(folder: Path) -> list[Path]:
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping; Roo Code's index of its tasks
     (``_index.json``) beside the task folders; the extension's own ``state/``, ``settings/`` JSON beside its
-    ``tasks/`` (``taskHistory.json``, ``cline_mcp_settings.json``: written by every install)."""
+    ``tasks/`` (``taskHistory.json``, ``cline_mcp_settings.json``: written by every install), and its data folder's
+    ``globalState.json`` and ``secrets.json`` (``~/.cline/data``: Cline 3.x outside VS Code, 4.x)."""
     if _OWN_FILES.match(path.name) and (path.parent / HISTORY).is_file():
         return f"a Cline task's own file beside its {HISTORY} (read with the task folder)"
     if (own := _SDK_SIDE.match(path.name)) and not path.name.endswith(_SDK_MESSAGES) \
@@ -304,6 +308,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return "Roo Code's index of the task folders beside it (each read as its own run)"
     if path.parent.name in ("state", "settings") and path.suffix == ".json" and (path.parent.parent / "tasks").is_dir():
         return "Cline's own state or settings beside its tasks/ (each task folder there is read as its own run)"
+    if path.name in _DATA_FILES and ((path.parent / "tasks").is_dir() or (path.parent / "sessions").is_dir()):
+        return "Cline's own state beside its tasks/ or sessions/ (each task folder or session there is read as a run)"
     return None
 
 

@@ -22,8 +22,9 @@ Field mapping:
   narration (the model's answer when no tool call follows), a ``tool`` part a step: action = ``tool``,
   arguments = ``state.input``, observation = ``state.output`` (``completed``) or ``state.error``; ``error``
   status -> the step's error (a call OpenCode's permissions refused, the user's "ask" answered no (``opencode run``
-  answers every ask no) or a rule's ``deny``: not run, ``not run: denied by the user``); a ``bash`` call that completed with a non-zero ``metadata.exit`` -> an exit-code
-  error (``exit_code_error``, the rule every CLI adapter reads exit codes by); a call left ``pending`` or
+  answers every ask no) or a rule's ``deny``: not run, ``not run: denied by the user``); a ``bash`` call that
+  completed with a non-zero ``metadata.exit`` -> an exit-code error (``exit_code_error``, the rule every CLI
+  adapter reads exit codes by); a call left ``pending`` or
   ``running`` (the session stopped mid-call) -> error "tool call never finished", its output so far
   (``state.metadata.output``) the observation. Times from ``state.time``.
   A ``task`` call's sub-agent session id (``state.metadata.sessionId``) is listed in ``metadata.subagent_sessions``.
@@ -170,10 +171,11 @@ _RESULT_REDACTED = "(result not recorded: left out by `opencode export --sanitiz
 _RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 #: The errors of a call OpenCode's permissions refused before it ran (``permission/next.ts``: ``RejectedError``,
 #: ``CorrectedError``, ``DeniedError``, later worded by its source of rule and by plan mode), with why it did not run.
-_REFUSED = re.compile(r"\A(?:(?P<user>The user rejected permission to use this specific tool call)(?: with the "
-                      r"following feedback: (?P<feedback>.*))?|(?P<rule>The user has specified a rule which prevents "
-                      r"you from using this specific tool call)|(?P<policy>A global policy prevents you from using this "
-                      r"specific tool call)|(?P<plan>Plan mode refused this tool call))", re.S)
+_REFUSED = re.compile(
+    r"\A(?:(?P<user>The user rejected permission to use this specific tool call)(?: with the following feedback: "
+    r"(?P<feedback>.*))?|(?P<rule>The user has specified a rule which prevents you from using this specific tool "
+    r"call)|(?P<policy>A global policy prevents you from using this specific tool call)|(?P<plan>Plan mode refused "
+    r"this tool call))", re.S)
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
 #: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
