@@ -41,3 +41,19 @@ def test_kilo_codes_session_database_is_named_with_kilos_export_command(tmp_path
     said = " ".join((out + err).split())
     assert "Kilo Code's session database" in said and "`kilo export <sessionID>`" in said, said
     assert '"kilo","export"' in said and '"opencode","export"' not in said
+
+
+@pytest.mark.parametrize("said, why", [
+    ("This agent's policy prevents you from using this specific tool call.", "not run: denied by the agent's policy"),
+    ("A global policy prevents you from using this specific tool call.", "not run: denied by a global policy"),
+])
+def test_kilo_codes_policy_refusals_are_calls_not_run(tmp_path: Path, said: str, why: str) -> None:
+    """Kilo Code words its ``DeniedError`` by the rule's source (Kilo-Org/kilocode ``permission`` ``DeniedError``,
+    kilocode_change): the agent's policy, a global policy, the user's rule; the real export's rule refusal so
+    reworded."""
+    real = (REAL / "rule-denied-bash.json").read_text()
+    rule = "The user has specified a rule which prevents you from using this specific tool call."
+    assert rule in real
+    (tmp_path / "kilo.json").write_text(real.replace(rule, said))
+    step = only(tmp_path / "kilo.json").steps[0]
+    assert step.error == why and not ran(step)

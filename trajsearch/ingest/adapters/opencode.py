@@ -170,12 +170,13 @@ _RESULT_REDACTED = "(result not recorded: left out by `opencode export --sanitiz
 #: The events ``opencode run --format json`` prints (``cli/cmd/run.ts``).
 _RUN_EVENTS = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 #: The errors of a call OpenCode's permissions refused before it ran (``permission/next.ts``: ``RejectedError``,
-#: ``CorrectedError``, ``DeniedError``, later worded by its source of rule and by plan mode), with why it did not run.
+#: ``CorrectedError``, ``DeniedError``, later worded by its source of rule and by plan mode; Kilo Code's also by the
+#: agent's policy), with why it did not run.
 _REFUSED = re.compile(
     r"\A(?:(?P<user>The user rejected permission to use this specific tool call)(?: with the following feedback: "
     r"(?P<feedback>.*))?|(?P<rule>The user has specified a rule which prevents you from using this specific tool "
-    r"call)|(?P<policy>A global policy prevents you from using this specific tool call)|(?P<plan>Plan mode refused "
-    r"this tool call))", re.S)
+    r"call)|(?P<policy>A global policy prevents you from using this specific tool call)|(?P<agent>This agent's "
+    r"policy prevents you from using this specific tool call)|(?P<plan>Plan mode refused this tool call))", re.S)
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
 #: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
@@ -340,7 +341,8 @@ def _refused(text: str) -> str | None:
         said = (found.group("feedback") or "").strip()
         return not_run("denied by the user" + (f", saying: {short(said, 200, keep='head')}" if said else ""))
     return not_run("denied by a permission rule" if found.group("rule") else "denied by a global policy"
-                   if found.group("policy") else "refused in plan mode (read-only actions only)")
+                   if found.group("policy") else "denied by the agent's policy" if found.group("agent")
+                   else "refused in plan mode (read-only actions only)")
 
 
 def _error_text(error: Any) -> str:
