@@ -22,7 +22,8 @@ def test_a_walk_of_the_sessions_folder_reads_each_session_and_passes_over_their_
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
     assert sorted(r.trajectory.trajectory_id for r in results) == [
         "cline.1784094124598_rruoq", "cline.1796629670996_c5s1h", "cline.1796629691264_utjj7",
-        "cline.1796629691264_utjj7__agent_1796629692137_qkcs87", "cline.1796629753671_hz7r2"]
+        "cline.1796629691264_utjj7__agent_1796629692137_qkcs87", "cline.1796629753671_hz7r2",
+        "cline.1796630362512_jfjr6"]
 
 
 def test_a_walk_of_a_home_folder_reads_clines_data_folder_and_passes_over_its_state(tmp_path: Path) -> None:
@@ -96,3 +97,79 @@ def test_a_roo_code_subtask_names_its_parent_and_the_parent_its_subtasks(tmp_pat
     lead, sub = only(tmp_path / parent.name), only(tmp_path / child.name)
     assert lead.metadata["subagent_sessions"] == [child.name] and not lead.metadata.get("is_subagent")
     assert sub.metadata["is_subagent"] is True and sub.metadata["parent_session_id"] == parent.name
+
+
+DATA = SESSIONS.parent  # the real ~/.cline/data cline@3.0.65 wrote: sessions/ beside cache/, locks/, logs/, settings/
+
+
+def test_a_walk_of_clines_real_data_folder_reads_the_sessions_and_passes_over_its_own_folders() -> None:
+    """cline@3.0.65's own files (``cache/feature-flags.json``, ``locks/hub/...``, ``logs/hooks.jsonl``,
+    ``settings/providers.json``) were rejected as unrecognised dumps."""
+    results = list(read_dump(DATA))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    assert len(results) == 6
+
+
+def test_a_pre_august_2026_sub_agent_file_named_by_its_root_is_its_own_run(tmp_path: Path) -> None:
+    """Before cline/cline accd7e5809 a sub-agent's (teammate's) file said ``sessionId: <root id>``, no ``origin``."""
+    folder = shutil.copytree(DELEGATED, tmp_path / DELEGATED.name)
+    child = folder / "agent_1796629692137_qkcs87.messages.json"
+    said = json.loads(child.read_text())
+    said["sessionId"] = DELEGATED.name
+    del said["origin"]
+    child.write_text(json.dumps(said))
+    lead, sub = sorted(runs(folder), key=lambda r: len(r.trajectory_id))
+    assert lead.trajectory_id == "cline.1796629691264_utjj7"
+    assert sub.trajectory_id == "cline.1796629691264_utjj7__agent_1796629692137_qkcs87"
+    assert sub.metadata["parent_session_id"] == DELEGATED.name and sub.metadata["is_subagent"] is True
+    assert lead.metadata["subagent_sessions"] == ["1796629691264_utjj7__agent_1796629692137_qkcs87"]
+
+
+def test_a_cline_3_task_folder_without_its_ui_log_claims_no_token_counts() -> None:
+    """Cline 3.x's history has ``metrics`` of its own shape (``tokens: {prompt, completion}``): not 4.x's."""
+    run = only(Path(__file__).parent / "fixtures" / "cline" / ".r28" / "1777073160794")
+    assert "tokens_in" not in run.metadata and "api_requests" not in run.metadata
+
+
+def test_a_session_cline_cancelled_or_ended_on_an_error_says_so_from_its_manifest(tmp_path: Path) -> None:
+    stopped = only(SESSIONS / "1796630362512_jfjr6")  # real: ``sleep 30`` aborted, manifest status cancelled
+    assert stopped.outcome is Outcome.unknown and stopped.metadata["interrupted"] is True
+    assert stopped.metadata["session_status"] == "cancelled"
+    assert stopped.steps[0].error == "cancelled: Command failed: Command was aborted"  # stopped, not a failure
+    failed = shutil.copytree(FIXED, tmp_path / FIXED.name)  # an error written into no message (MAX_TOKENS ...)
+    manifest = failed / f"{FIXED.name}.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "failed", "exit_code": 1}))
+    run = only(failed)
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "Cline ended the session on an error (manifest status failed, exit code 1)"
+    assert only(FIXED).outcome is Outcome.unknown and "interrupted" not in only(FIXED).metadata  # completed
+
+
+def test_clines_own_reminders_and_notices_are_not_the_users_prompts(tmp_path: Path) -> None:
+    """``addUserReminderMessage`` (``userRunSpan: 0``, no kind), ``metadata.kind`` notices; a message the user
+    queued while the run went on (``consumePendingUserMessage``: ``userRunSpan: 0`` too) is the user's."""
+    session = shutil.copytree(FIXED, tmp_path / FIXED.name) / f"{FIXED.name}.messages.json"
+    said = json.loads(session.read_text())
+    said["messages"][1:1] = [
+        {"role": "user", "content": [{"type": "text", "text": "[SYSTEM] This run is not complete until you call one "
+                                      "of these terminal completion tools: submit_and_exit."}],
+         "metadata": {"userRunSpan": 0}},
+        {"role": "user", "content": [{"type": "text", "text": "Also check calc.py"}], "metadata": {"userRunSpan": 0}},
+        {"role": "user", "content": "Loop detected", "metadata": {"kind": "loop_detection_notice"}}]
+    said["messages"].append({"role": "user", "content": "[SYSTEM] Too many mistakes; stopping.",
+                             "metadata": {"kind": "mistake_stop_notice"}})
+    session.write_text(json.dumps(said))
+    run = only(session)
+    assert run.metadata["user_prompts"] == ["Also check calc.py"]
+    assert run.outcome is Outcome.failure and run.failure.error == "mistake limit reached"
+
+
+def test_a_bad_session_file_is_named_in_its_error(tmp_path: Path) -> None:
+    """``writeEmptyMessagesFile`` writes ``messages: []`` at every session's start."""
+    said = json.loads((FIXED / f"{FIXED.name}.messages.json").read_text())
+    for name, messages in (("empty", []), ("junk", [1])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.messages.json").write_text(json.dumps({**said, "messages": messages}))
+    empty, junk = (next(iter(read_dump(tmp_path / n))) for n in ("empty", "junk"))
+    assert "empty.messages.json: a Cline session with no messages yet" in empty.error
+    assert "junk.messages.json: message 0 is not a" in junk.error and "api_conversation" not in junk.error

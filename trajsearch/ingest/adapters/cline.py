@@ -28,9 +28,16 @@ Cline 4.x (the extension on ``@cline/core``, and the Cline CLI) writes no task f
 messages-contract-v1.md``), ``{"version": 1, "sessionId", "agent": "lead" | "subagent" | "teammate", "messages"}``,
 the same Anthropic-style messages (assistant ``modelInfo.id``, ``metrics`` of tokens and cost; a ``tool_result``'s
 ``content`` a list of ``{query, result, error, success}``, its ``is_error``), with its manifest ``<session id>.json``
-beside it (passed over) and a sub-agent's or teammate's session as ``<stem>.messages.json`` in its root session's
-folder: each file is a run of its own (``matches``), read as a history, its id the ``sessionId``; a sub-agent's is
-``metadata.is_subagent`` with its root session in ``parent_session_id``.
+beside it and a sub-agent's or teammate's session as ``<stem>.messages.json`` in its root session's folder: each
+file is a run of its own (``matches``), read as a history, its id the ``sessionId``; a sub-agent's is
+``metadata.is_subagent`` with its root session in ``parent_session_id`` (before Aug 2026, cline/cline accd7e5809, its
+file said the root's ``sessionId``: its id is then ``<root id>__<stem>``, what the SDK names it since), listed in
+the lead's ``subagent_sessions``. The user's messages Cline writes itself (a reminder, ``[SYSTEM] ...`` with
+``userRunSpan: 0``; a ``metadata.kind`` notice) are not prompts. The lead's manifest's ``status`` (rewritten at
+shutdown) is read: ``failed`` an ``infra_error`` where no error message says more, ``cancelled`` ``unknown`` with
+``metadata.interrupted``; ``completed`` says nothing of success (``unknown``); the mistake limit's notice a
+``failure``. Cline's data folder's own files and folders (``cache/``, ``locks/``, ``logs/``, ``settings/``, ...)
+are passed over (``side_path``).
 
 Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) and Roo
 Code's ``tasks/_index.json`` are passed over (``side_path``); before Cline 2.x the UI messages were
@@ -134,6 +141,9 @@ FILES = (HISTORY, UI, METADATA, OLD_UI, HISTORY_ITEM)
 SESSION_FOLDERS = (".cline/data/sessions", ".cline/data/tasks")
 #: Cline's own files in its data folder beside ``tasks/`` and ``sessions/`` (``legacy-state-reader.ts``).
 _DATA_FILES = frozenset({"globalState.json", "secrets.json"})
+#: Cline's own folders beside ``tasks/`` (the extension's ``state/``, ``settings/``) or ``sessions/`` (``~/.cline/
+#: data``: the CLI's ``cache/``, ``locks/``, ``logs/``, ``settings/``, ``db/``, ``teams/``, ``connectors/``).
+_DATA_FOLDERS = frozenset({"state", "settings", "cache", "locks", "logs", "db", "teams", "connectors"})
 #: The task folder's other files (``disk.ts``): the context-window edits' history, the task's settings, the focus
 #: chain's todo list (``focus_chain_taskid_<id>.md``).
 _OWN_FILES = re.compile(r"\A(?:context_history\.json|settings\.json|focus_chain_taskid_[\w-]+\.md)\Z")
@@ -208,6 +218,18 @@ _ROO_V2 = 2
 #: too, the conversation going on after it (``_Walk.close_pending``): the task stopped, not the records.
 _NEVER_ANSWERED = "tool call never finished (no result recorded: the task stopped while it ran)"
 MISTAKE_CAUSE = "the agent kept making mistakes (Cline's consecutive-mistake limit stopped the task)"
+#: A Cline 4.x session whose manifest says ``failed`` (``finalizeSingleRun``, ``resolveInteractiveStopStatus``: the
+#: run ended on an error) with no error message in its conversation to read the cause from.
+_FAILED_CAUSE = "Cline's runtime stopped the session on an error (the provider's, a limit's, a tool's)"
+#: Cline 4.x's user messages it writes itself (``metadata.kind``: ``user-run-messages.ts``): compactions, reminders,
+#: notices; not the user's words. ``mistake_stop_notice``: its mistake limit stopped the run.
+_SYNTHETIC_KINDS = frozenset({"auto_compaction", "compaction", "compaction_summary", "compaction_budget_emergency",
+                              "completion_reminder", "loop_detection_notice", "manual_compaction",
+                              "mistake_stop_notice", "recovery_notice"})
+#: How Cline 4.x's own reminders open (``agent-runtime.ts`` ``addUserReminderMessage``, ``userRunSpan: 0`` with no
+#: ``kind`` before it tagged them ``completion_reminder``): a queued message the user typed is ``userRunSpan: 0``
+#: too (``consumePendingUserMessage``), so the span alone does not tell them.
+_REMINDER = "[SYSTEM] "
 
 
 def matches(record: Any) -> bool:
@@ -218,11 +240,16 @@ def matches(record: Any) -> bool:
 
 #: The version of Cline 4.x's session messages (``messages-contract-v1.md``).
 _SDK_VERSION = 1
-#: Cline 4.x's session folder's own files beside ``<session id>.messages.json``: its manifest, its compaction state.
-_SDK_SIDE = re.compile(r"\A(?P<id>[\w.-]+?)(?:\.compaction)?\.json\Z")
+#: Cline 4.x's session folder's own files beside ``<session id>.messages.json``: its manifest, its compaction state,
+#: its hooks' log (``<id>.hooks.jsonl``, before Apr 2026: ``session-artifacts.ts``).
+_SDK_SIDE = re.compile(r"\A(?P<id>[\w.-]+?)(?:(?:\.compaction)?\.json|\.hooks\.jsonl)\Z")
 _SDK_MESSAGES = ".messages.json"
+#: What joins a sub-agent's (a teammate's) session id to its root's: ``<root id>__<file stem>`` (``makeSubSessionId``).
+_SUB_SESSION = "__"
 #: How Cline 4.x's shell tool opens a failed command's result (``executors/bash.ts``).
 _SDK_EXIT = re.compile(r"\A\[Command exited with code (-?\d+)\]\n?")
+#: A command the run's abort killed (``bash.ts``: ``Command was aborted``, as ``Command failed: ...``).
+_SDK_ABORTED = re.compile(r"\A(?:Command failed: )?Command was aborted\b")
 
 
 def _is_sdk_session(record: Any) -> bool:
@@ -306,8 +333,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return f"a Cline 4.x session's own file beside its {own.group('id')}{_SDK_MESSAGES} (the run)"
     if path.name == _TASKS_INDEX and any((d / HISTORY).is_file() for d in path.parent.iterdir() if d.is_dir()):
         return "Roo Code's index of the task folders beside it (each read as its own run)"
-    if path.parent.name in ("state", "settings") and path.suffix == ".json" and (path.parent.parent / "tasks").is_dir():
-        return "Cline's own state or settings beside its tasks/ (each task folder there is read as its own run)"
+    if any(a.name in _DATA_FOLDERS and ((a.parent / "tasks").is_dir() or (a.parent / "sessions").is_dir())
+           for a in path.parents):
+        return "Cline's own state, settings, logs or caches beside its tasks/ or sessions/ (each task folder or " \
+               "session there is read as its own run)"
     if path.name in _DATA_FILES and ((path.parent / "tasks").is_dir() or (path.parent / "sessions").is_dir()):
         return "Cline's own state beside its tasks/ or sessions/ (each task folder or session there is read as a run)"
     return None
@@ -319,10 +348,33 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not _is_sdk_session(record):
         return read_folder({HISTORY: record}, ctx)
     origin = as_dict(record.get("origin"))
-    parent = (as_str(origin.get("parentThreadId")) or (ctx.source if ctx.source.is_dir() else ctx.source.parent).name) \
-        if record["agent"] != "lead" else None
-    return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {"id": record["sessionId"], "parentTaskId": parent}},
-                       ctx, {"agent": record["agent"], "cline_version": as_str(origin.get("version"))})
+    folder = ctx.source if ctx.source.is_dir() else ctx.source.parent
+    stem = ctx.source.name.removesuffix(_SDK_MESSAGES)
+    session_id, parent, children, status = record["sessionId"], None, None, {}
+    if record["agent"] != "lead":
+        parent = as_str(origin.get("parentThreadId"))
+        if _SUB_SESSION not in session_id and stem != session_id:  # before Aug 2026: the root's id, no origin
+            parent, session_id = parent or session_id, f"{session_id}{_SUB_SESSION}{stem}"
+        parent = parent or folder.name
+    else:
+        children = [f"{session_id}{_SUB_SESSION}{p.name.removesuffix(_SDK_MESSAGES)}"
+                    for p in sorted(folder.glob("*" + _SDK_MESSAGES)) if p.name != ctx.source.name]
+        status = _manifest_status(folder / f"{stem}.json")
+    return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {
+        "id": session_id, "parentTaskId": parent, "childIds": children}}, ctx,
+        {"agent": record["agent"], "cline_version": as_str(origin.get("version")), **status})
+
+
+def _manifest_status(path: Path) -> dict[str, Any]:
+    """How a lead session ended, as its manifest ``<id>.json`` (``SessionManifestSchema``, rewritten at shutdown:
+    ``local-runtime-host.ts``) says: ``{"session_status": status, "exit_code": n}``, empty where there is none (a
+    sub-agent's status is in ``db/sessions.db``) or it cannot be read."""
+    try:
+        said = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    status, code = as_str(as_dict(said).get("status")), as_int(as_dict(said).get("exit_code"))
+    return {"session_status": status, **({"session_exit_code": code} if code else {})} if status else {}
 
 
 def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | None = None) -> Trajectory:
@@ -333,6 +385,10 @@ def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | N
                               f"the run is read from it, not from the {UI if UI in files else OLD_UI} beside it")
         return _read_ui(files, ctx)
     history = files.get(HISTORY)
+    where = ctx.source.name if session else HISTORY  # Cline 4.x's ``<session id>.messages.json``
+    if session is not None and history == []:  # ``writeEmptyMessagesFile``: at every session's start
+        raise RecordError(f"{where}: a Cline session with no messages yet (Cline writes the file empty when a "
+                          f"session starts; this one never sent its first prompt)")
     if isinstance(history, dict) and history.get("version") == _ROO_V2 and isinstance(history.get("messages"), list):
         history = history["messages"]
     if not isinstance(history, list) or not history:
@@ -342,15 +398,15 @@ def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | N
     for n, message in enumerate(history):
         if not isinstance(message, dict) or (message.get("role") not in ("user", "assistant", "tool")
                                              and message.get("type") != "reasoning"):
-            raise RecordError(f"{HISTORY}: message {n} is not a {{role: user|assistant, content}} message "
+            raise RecordError(f"{where}: message {n} is not a {{role: user|assistant, content}} message "
                               f"(found {json_kind(message)})")
     history = [m for m in map(_anthropic, history) if m is not None]
     if history[0]["role"] != "user":
-        raise RecordError(f"{HISTORY}: the conversation opens with an assistant message, not the user's task")
+        raise RecordError(f"{where}: the conversation opens with an assistant message, not the user's task")
     ui = [m for m in as_list(files.get(UI, files.get(OLD_UI))) if isinstance(m, dict)]
     task = _task(history[0].get("content"))
     if not task:
-        raise RecordError(f"{HISTORY}: the first user message holds no task text (only what Cline appends to it)")
+        raise RecordError(f"{where}: the first user message holds no task text (only what Cline appends to it)")
     walk = _Walk()
     for message in history[1:]:
         walk.message(message)
@@ -383,7 +439,7 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
     item = as_dict(files.get(HISTORY_ITEM))
     task_id = _task_id(ctx.source, item, first, ui)
     parent = as_str(item.get("parentTaskId"))
-    outcome, failure, basis = _outcome(walk, ui)
+    outcome, failure, basis = _outcome(walk, ui, read_from)
     usage = [as_dict(u) for u in as_list(meta.get("model_usage"))]
     model = next((as_str(u.get("model_id")) for u in usage if as_str(u.get("model_id"))), None) \
         or next((said for m in [*history, *ui] if (said := as_str(as_dict(m.get("modelInfo")).get("modelId"))
@@ -406,7 +462,8 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
         "files_edited": sorted({as_str(as_dict(f).get("path")) for f in as_list(meta.get("files_in_context"))
                                 if as_dict(f).get("record_source") == "cline_edited"} - {None}) or None,
         "history_truncated": any("conversationHistoryDeletedRange" in m for m in ui) or None,
-        **(_usage(ui) or _metrics(history)),
+        "interrupted": True if read_from.get("session_status") == "cancelled" else None,  # Cline 4.x: stopped
+        **(_metrics(history) if "agent" in read_from else _usage(ui)),  # 3.x's own ``metrics`` are not these
         **read_from,
     }
     return session_trajectory(
@@ -496,16 +553,21 @@ class _Walk(SessionSteps):
         self.nudges = 0
         self.completion_feedback = False  # the user spoke after the last completion attempt
         self.ended_on: str | None = None  # the provider's error the task stopped on, with no work after it
+        self.mistake_stop = False  # Cline 4.x's mistake limit stopped the run (``mistake_stop_notice``)
 
     def message(self, message: dict[str, Any]) -> None:
-        shown = as_str(as_dict(message.get("metadata")).get("displayRole"))
+        said = as_dict(message.get("metadata"))
+        shown, kind = as_str(said.get("displayRole")), as_str(said.get("kind"))
         blocks = _blocks(message.get("content"))
         if shown == "error":  # Cline 4.x: the provider's error, shown as the assistant's (``displayOnly``)
             self.flush()
             self.ended_on = error_line(parts_text(blocks), "API request failed")
             return
-        if shown in _SHOWN_APART and not any(b.get("type") == "tool_result" for b in blocks):
-            return  # Cline 4.x: a hook's context or a status the runtime added, not the user's words
+        if (shown in _SHOWN_APART or kind in _SYNTHETIC_KINDS or said.get("userRunSpan") == 0
+                and parts_text(blocks).startswith(_REMINDER)) \
+                and not any(b.get("type") == "tool_result" for b in blocks):
+            self.mistake_stop = self.mistake_stop or kind == "mistake_stop_notice"
+            return  # Cline 4.x: a hook's context, a status, a reminder the runtime added, not the user's words
         if message["role"] == "assistant":
             self.ended_on = None
             self._assistant(blocks, message.get("ts"))
@@ -813,7 +875,10 @@ def _operation_error(operation: dict[str, Any], text: str) -> str | None:
     "no" (``grep``'s no match: ``exit_code_error``)."""
     if exited := _SDK_EXIT.match(text):
         return exit_code_error(text[exited.end():], int(exited.group(1)), as_str(operation.get("query")))
-    return error_line(as_str(operation.get("error")) or text, "operation failed")
+    error = as_str(operation.get("error")) or text
+    if _SDK_ABORTED.search(error):  # the run was stopped while the command ran: not the command's failure
+        return short(f"cancelled: {error.strip()}", 300)
+    return error_line(error, "operation failed")
 
 
 def _status(body: str) -> str | None:
@@ -835,14 +900,23 @@ def _status(body: str) -> str | None:
     return None
 
 
-def _outcome(walk: _Walk, ui: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
-    """The task's verdict (see the module docstring)."""
+def _outcome(walk: _Walk, ui: list[dict[str, Any]], session: dict[str, Any]) -> tuple[
+        Outcome, Failure | None, dict[str, Any]]:
+    """The task's verdict (see the module docstring); ``session``: a Cline 4.x session's manifest status."""
     calls = [s for s in walk.steps if s["action"] != "respond"]
     if calls and calls[-1]["action"] == COMPLETION and not calls[-1].get("error") and not walk.completion_feedback:
         return Outcome.success, None, {"outcome_basis": "attempt_completion, and no feedback from the user after it"}
     if walk.ended_on:
         outcome, failure = ended_on_error(walk.ended_on, API_ERROR_CAUSE)
         return outcome, failure, {"ended_by": "the provider's error (Cline 4.x's error message)"}
+    if walk.mistake_stop:
+        return Outcome.failure, Failure(error="mistake limit reached", cause=MISTAKE_CAUSE), \
+            {"ended_by": "mistake_stop_notice"}
+    if session.get("session_status") == "failed":  # an error Cline did not write into the conversation
+        code = session.get("session_exit_code")
+        return Outcome.infra_error, Failure(error="Cline ended the session on an error (manifest status failed"
+                                            + (f", exit code {code})" if code is not None else ")"),
+                                            cause=_FAILED_CAUSE), {"ended_by": "the session manifest's status"}
     asks = [m for m in ui if m.get("type") == "ask" and m.get("ask") not in ("resume_task", "resume_completed_task")]
     last = asks[-1] if asks else {}
     if last.get("ask") == "api_req_failed":
