@@ -40,7 +40,8 @@ Mapping
   step, as a Docker sandbox that never started or an error inside Inspect, and for the model provider's or the
   network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit). Every score
-  is kept in ``metadata.scores``;
+  is kept in ``metadata.scores``. A sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no
+  reward, whatever its scores (:func:`_invalidated`);
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
@@ -399,6 +400,16 @@ def _run_id(record: dict[str, Any], spec: dict[str, Any]) -> str:
     return f"{eval_key}.{record.get('id')}.{record.get('epoch')}"
 
 
+def _invalidated(record: dict[str, Any]) -> dict[str, Any]:
+    """Who declared the sample's result invalid, when and why (``invalidation``, ``inspect_ai.log.invalidate_samples``,
+    Inspect 0.3.154+), else ``{}``. Inspect reuses no such sample (``eval-set`` and ``eval-retry`` run it again, as
+    they do a sample that errored), but its scores stay in the log as they were: read as they are, the run kept the
+    verdict a human had withdrawn (a success, ``C``, for a sample invalidated for reward hacking)."""
+    invalidation = as_dict(record.get("invalidation"))
+    return {key: invalidation[key] for key in ("author", "reason", "timestamp") if invalidation.get(key)} \
+        if invalidation else {}
+
+
 def _model(record: dict[str, Any], spec: dict[str, Any]) -> str | None:
     if isinstance(spec.get("model"), str) and spec["model"]:
         return spec["model"]
@@ -469,6 +480,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                                                else {})  # Inspect before July 2024: one ``score``
     scorer, reward, outcome = _verdict(scores, ctx)
     outcome, failure = _failure(record, outcome, scorer, steps)
+    invalidated = _invalidated(record)
+    if invalidated:
+        outcome, reward, failure = Outcome.unknown, None, None
     started = record.get("started_at") or next(
         (e["timestamp"] for e in events if isinstance(e, dict) and e.get("timestamp")), None) or spec.get("created")
     packages = as_dict(spec.get("packages"))
@@ -483,6 +497,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "total_time": record.get("total_time"),
         "working_time": record.get("working_time"),
         "tokens": _tokens(as_dict(record.get("model_usage"))),
+        "invalidated": invalidated,
     }
     return build({
         "trajectory_id": f"{ID_PREFIX}:{safe_id(_run_id(record, spec))}",
