@@ -1,9 +1,11 @@
 """The newest releases audited in round 31 (AUD2), run against their own mock models: Inspect AI 0.3.285's log of a
-sandboxed agent whose first sample a human invalidated afterwards (``fixtures/inspect-ai/.aud31``)."""
+sandboxed agent whose first sample a human invalidated afterwards, and the logs ``inspect log recover`` rebuilt after
+an eval's process was killed mid-sample (``fixtures/inspect-ai/.aud31``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -11,8 +13,8 @@ from trajsearch.model import Outcome
 AUD31 = Path(__file__).parent / "fixtures" / "inspect-ai" / ".aud31"
 
 
-def _runs() -> dict[str, object]:
-    results = list(read_dump(AUD31 / "sandbox-invalidated.eval", tenant="acme"))
+def _runs(name: str = "sandbox-invalidated.eval") -> dict[str, Any]:
+    results = list(read_dump(AUD31 / name, tenant="acme"))
     assert all(r.ok for r in results), [r.error for r in results]
     return {r.trajectory.task_id: r.trajectory for r in results}
 
@@ -35,3 +37,19 @@ def test_an_invalidated_sample_is_no_success_though_its_score_stands_in_the_log(
         "turns": (Outcome.failure, 0.0, False)}
     assert runs["sleeper"].steps[0].error == "timeout: Command timed out before completing."
     assert runs["turns"].failure.cause == "the run hit its turn limit"
+
+
+def test_a_sample_the_crash_of_its_eval_cut_short_is_an_infrastructure_error_not_the_agents_failure() -> None:
+    """``inspect log recover`` gives the sample that was running when the eval's process died the error
+    ``CancelledError()`` (traceback "recovered from crashed eval"), or with ``--incomplete-action error`` "Sample
+    terminated by operator during recovery": each read as the agent's failure, "the sample raised an error", where
+    the agent was only cut off (its one step had run cleanly). The sample that finished before the crash is kept."""
+    for name, said in (("crash-recovered.eval", "CancelledError: recovered from crashed eval"),
+                       ("crash-recovered-as-error.eval", "Sample was in progress when the eval process")):
+        runs = _runs(name)
+        hang = runs["hang"]
+        assert hang.outcome is Outcome.infra_error, name
+        assert hang.failure.cause.startswith("infrastructure: the eval's process died while the sample ran"), name
+        assert hang.failure.error.startswith(said), name
+        assert [(s.action, s.error) for s in hang.steps] == [("bash", None)]
+        assert (runs["done"].outcome, runs["done"].reward) == (Outcome.success, 1.0)

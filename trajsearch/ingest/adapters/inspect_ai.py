@@ -37,7 +37,8 @@ Mapping
   [0, 1], unknown outside it (a 1-10 grade: its scale is not logged). A dict or list value (several metrics of one
   scorer, ``{"score": 0.8, "refusal": 0}``) is no single verdict and is not used. No such score: ``unknown``. A
   sample ``error`` is a failure caused by it (none is scored; ``infra_error`` where it came before the agent's first
-  step, as a Docker sandbox that never started or an error inside Inspect, and for the model provider's or the
+  step, as a Docker sandbox that never started or an error inside Inspect, where the eval's process died while the
+  sample ran (a crashed eval's sample ``inspect log recover`` rebuilt), and for the model provider's or the
   network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit). Every score
   is kept in ``metadata.scores``. A sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no
@@ -90,6 +91,11 @@ _TOOL_CODE = "inspect_ai/model/_call_tools.py"
 #: the words it reads in any case.
 _SCORE_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _SCORE_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+#: The traceback ``inspect log recover`` (``log/_recover/_reconstruct.py``) gives a sample that was running when the
+#: eval's process died: ``CancelledError: recovered from crashed eval`` (``--incomplete-action retry``, the default) or
+#: "Sample was in progress when the eval process was terminated; resolved as an error by recovery" (``error``).
+_RECOVERED = re.compile(r"recovered from crashed eval|in progress when the eval process was terminated")
+_CRASHED = "infrastructure: the eval's process died while the sample ran (a sample `inspect log recover` rebuilt)"
 #: Why a sample whose error came before any step is ``infra_error``, as other formats' runs that failed before their
 #: first step are: the agent did nothing (a Docker sandbox that never started, an error inside Inspect itself).
 _BEFORE_ANY_STEP = "infrastructure: the sample failed before the agent's first step; it never attempted the task"
@@ -430,7 +436,9 @@ def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
     error, limit = as_dict(record.get("error")), as_dict(record.get("limit"))
     if error:
         said = str(error.get("message") or "").strip() or short(str(error.get("traceback") or ""), 2000)
-        if not steps:  # before the model's first word: its sandbox never started, or Inspect itself failed
+        if _RECOVERED.search(traceback := str(error.get("traceback") or "")):  # the eval crashed, cutting the agent off
+            outcome, cause, said = Outcome.infra_error, _CRASHED, traceback.strip()  # more than "CancelledError()"
+        elif not steps:  # before the model's first word: its sandbox never started, or Inspect itself failed
             outcome, cause = Outcome.infra_error, _BEFORE_ANY_STEP
         else:
             outcome = error_outcome(said, by_tool=_TOOL_CODE in str(error.get("traceback") or ""))
