@@ -1,6 +1,6 @@
 """The newest releases audited in round 31 (AUD2), run against their own mock models: Inspect AI 0.3.285's log of a
 sandboxed agent whose first sample a human invalidated afterwards, and the logs ``inspect log recover`` rebuilt after
-an eval's process was killed mid-sample (``fixtures/inspect-ai/.aud31``)."""
+an eval's process was killed mid-sample, and a sample an operator stopped (``fixtures/inspect-ai/.aud31``)."""
 
 from __future__ import annotations
 
@@ -53,3 +53,12 @@ def test_a_sample_the_crash_of_its_eval_cut_short_is_an_infrastructure_error_not
         assert hang.failure.error.startswith(said), name
         assert [(s.action, s.error) for s in hang.steps] == [("bash", None)]
         assert (runs["done"].outcome, runs["done"].reward) == (Outcome.success, 1.0)
+
+
+def test_a_sample_an_operator_stopped_did_not_hit_a_limit() -> None:
+    """Inspect's ``operator`` limit is a person's "stop and score" (``interrupt("score")``): its failure was said to be
+    caused by "the run hit its operator limit", as if the agent had run out of something."""
+    [run] = _runs("operator-stopped.eval").values()
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+    assert run.failure.cause == "an operator stopped the sample before it finished; it was scored as it stood"
+    assert run.failure.error == "Sample completed: interrupted by operator"

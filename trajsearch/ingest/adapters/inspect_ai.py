@@ -40,9 +40,10 @@ Mapping
   step, as a Docker sandbox that never started or an error inside Inspect, where the eval's process died while the
   sample ran (a crashed eval's sample ``inspect log recover`` rebuilt), and for the model provider's or the
   network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
-  caused by it unless a scorer still judged the run a success (the answer was in before the limit hit). Every score
-  is kept in ``metadata.scores``. A sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no
-  reward, whatever its scores (:func:`_invalidated`);
+  caused by it unless a scorer still judged the run a success (the answer was in before the limit hit); an
+  ``operator`` limit (a person stopped the sample) is no limit the agent hit: its scorer's failure says so, no
+  verdict stays ``unknown``. Every score is kept in ``metadata.scores``. A sample a human invalidated afterwards
+  (``invalidation``) is ``unknown`` with no reward, whatever its scores (:func:`_invalidated`);
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
@@ -96,6 +97,9 @@ _SCORE_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 #: "Sample was in progress when the eval process was terminated; resolved as an error by recovery" (``error``).
 _RECOVERED = re.compile(r"recovered from crashed eval|in progress when the eval process was terminated")
 _CRASHED = "infrastructure: the eval's process died while the sample ran (a sample `inspect log recover` rebuilt)"
+#: Why a sample an operator stopped (Inspect's ``operator`` limit: the viewer's or the control channel's interrupt, the
+#: sample then scored as it stood) failed: no limit the agent ran into.
+_OPERATOR_STOP = "an operator stopped the sample before it finished; it was scored as it stood"
 #: Why a sample whose error came before any step is ``infra_error``, as other formats' runs that failed before their
 #: first step are: the agent did nothing (a Docker sandbox that never started, an error inside Inspect itself).
 _BEFORE_ANY_STEP = "infrastructure: the sample failed before the agent's first step; it never attempted the task"
@@ -447,8 +451,11 @@ def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
         return outcome, Failure(error=short(said or "an error", 2000, keep="head"), cause=cause)
     if limit and outcome is not Outcome.success:
         kind = str(limit.get("type") or "a")
+        if kind == "operator" and outcome is Outcome.unknown:  # a person stopped it and no scorer judged: no verdict
+            return outcome, None
         said = str(limit.get("reason") or f"{kind} limit reached ({limit.get('limit')})")
-        return Outcome.failure, Failure(error=short(said, 2000, keep="head"), cause=f"the run hit its {kind} limit")
+        cause = _OPERATOR_STOP if kind == "operator" else f"the run hit its {kind} limit"
+        return Outcome.failure, Failure(error=short(said, 2000, keep="head"), cause=cause)
     if outcome is Outcome.failure:
         value = as_dict(as_dict(record.get("scores")).get(scorer)).get("value")
         said = f"scored {value!r} by {scorer}"
