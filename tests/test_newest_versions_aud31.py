@@ -1,6 +1,7 @@
 """The newest releases audited in round 31 (AUD2), run against their own mock models: Inspect AI 0.3.285's log of a
 sandboxed agent whose first sample a human invalidated afterwards, and the logs ``inspect log recover`` rebuilt after
-an eval's process was killed mid-sample, and a sample an operator stopped (``fixtures/inspect-ai/.aud31``)."""
+an eval's process was killed mid-sample, and a sample an operator stopped (``fixtures/inspect-ai/.aud31``); SWE-agent
+1.1.0 (its newest source) viewing an image (``fixtures/swe-agent/.aud31``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
-AUD31 = Path(__file__).parent / "fixtures" / "inspect-ai" / ".aud31"
+FIXTURES = Path(__file__).parent / "fixtures"
+AUD31 = FIXTURES / "inspect-ai" / ".aud31"
 
 
 def _runs(name: str = "sandbox-invalidated.eval") -> dict[str, Any]:
@@ -62,3 +64,17 @@ def test_a_sample_an_operator_stopped_did_not_hit_a_limit() -> None:
     assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
     assert run.failure.cause == "an operator stopped the sample before it finished; it was scored as it stood"
     assert run.failure.error == "Sample completed: interrupted by operator"
+
+
+def test_an_image_a_swe_agent_tool_showed_the_model_is_no_observation_text() -> None:
+    """``view_image`` (SWE-agent 1.1's ``image_tools``) prints the image as markdown holding the whole file in base64:
+    the step's observation was that base64 (2,568 characters for a 64x64 PNG, hundreds of thousands for a
+    screenshot), and so was all its indexed result. The image's path and type stay; the steps after it are as
+    they were."""
+    [result] = read_dump(FIXTURES / "swe-agent" / ".aud31" / "demo__greet-image.traj", tenant="acme")
+    run = result.trajectory
+    assert run.steps[0].action == "view_image"
+    assert run.steps[0].observation.strip() == \
+        "![/root/greet/diagram.png](data:image/png;base64,<2,568 characters left out>)"
+    assert [s.action for s in run.steps] == ["view_image", "str_replace_editor", "submit", "submit"]
+    assert run.outcome is Outcome.success and not any(s.error for s in run.steps)
