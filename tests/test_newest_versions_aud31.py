@@ -66,6 +66,17 @@ def test_a_sample_an_operator_stopped_did_not_hit_a_limit() -> None:
     assert run.failure.error == "Sample completed: interrupted by operator"
 
 
+def test_a_sample_an_operator_stopped_with_an_error_or_cancelled_is_no_failure_of_the_agent() -> None:
+    """The operator's other two actions, ``interrupt("error")`` and ``interrupt("cancel")``, leave a sample error
+    (``RuntimeError('Sample errored: interrupted by operator')``, a ``CancelledError``) and no score: each was read as
+    the agent's failure, "the sample raised an error". Only the ``operator`` sample_limit event tells the stop."""
+    for name, said in (("operator-errored.eval", "RuntimeError('Sample errored: interrupted by operator')"),
+                       ("operator-cancelled.eval", "CancelledError(")):
+        [run] = _runs(name).values()
+        assert (run.outcome, run.reward, run.failure) == (Outcome.unknown, None, None), name
+        assert run.steps[0].error is None and said in run.steps[-1].error, name
+
+
 def test_an_image_a_swe_agent_tool_showed_the_model_is_no_observation_text() -> None:
     """``view_image`` (SWE-agent 1.1's ``image_tools``) prints the image as markdown holding the whole file in base64:
     the step's observation was that base64 (2,568 characters for a 64x64 PNG, hundreds of thousands for a

@@ -42,7 +42,8 @@ Mapping
   network's outage, a rate limit or a timeout, unless its traceback runs through a tool), and a ``limit`` a failure
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit); an
   ``operator`` limit (a person stopped the sample) is no limit the agent hit: its scorer's failure says so, no
-  verdict stays ``unknown``. Every score is kept in ``metadata.scores``. A sample a human invalidated afterwards
+  verdict stays ``unknown``, as does a sample the operator stopped with an error or cancelled (unscored; the error is
+  its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``. A sample a human invalidated afterwards
   (``invalidation``) is ``unknown`` with no reward, whatever its scores (:func:`_invalidated`);
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
@@ -434,14 +435,25 @@ def _tokens(usage: dict[str, Any]) -> int | None:
     return sum(c for c in counts if isinstance(c, int)) or None
 
 
-def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None,
-             steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
+def _operator_stopped(events: list[Any]) -> bool:
+    """Whether an operator stopped the sample (its ``sample_limit`` event of type ``operator``): Inspect records one
+    for each of the interrupt's actions, but only "score" also sets the sample's ``limit``; "error" leaves the sample
+    error ``RuntimeError('Sample errored: interrupted by operator')``, "cancel" a ``CancelledError``, neither the
+    agent's failure nor a verdict (the sample is not scored)."""
+    return any(isinstance(e, dict) and e.get("event") == "sample_limit" and e.get("type") == "operator"
+               for e in events)
+
+
+def _failure(record: dict[str, Any], outcome: Outcome, scorer: str | None, steps: list[dict[str, Any]],
+             events: list[Any]) -> tuple[Outcome, Failure | None]:
     """The outcome after the sample's error or limit, and why it failed (see the module docstring)."""
     error, limit = as_dict(record.get("error")), as_dict(record.get("limit"))
     if error:
         said = str(error.get("message") or "").strip() or short(str(error.get("traceback") or ""), 2000)
         if _RECOVERED.search(traceback := str(error.get("traceback") or "")):  # the eval crashed, cutting the agent off
             outcome, cause, said = Outcome.infra_error, _CRASHED, traceback.strip()  # more than "CancelledError()"
+        elif _operator_stopped(events):  # a person stopped it ("error" or "cancel"): unscored, no verdict
+            return Outcome.unknown, None
         elif not steps:  # before the model's first word: its sandbox never started, or Inspect itself failed
             outcome, cause = Outcome.infra_error, _BEFORE_ANY_STEP
         else:
@@ -494,7 +506,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     scores = as_dict(record.get("scores")) or ({"score": record["score"]} if isinstance(record.get("score"), dict)
                                                else {})  # Inspect before July 2024: one ``score``
     scorer, reward, outcome = _verdict(scores, ctx)
-    outcome, failure = _failure(record, outcome, scorer, steps)
+    outcome, failure = _failure(record, outcome, scorer, steps, events)
     invalidated = _invalidated(record)
     if invalidated:
         outcome, reward, failure = Outcome.unknown, None, None
