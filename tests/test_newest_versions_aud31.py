@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.sources import ZipMembers
 from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -40,6 +41,19 @@ def test_an_invalidated_sample_is_no_success_though_its_score_stands_in_the_log(
         "turns": (Outcome.failure, 0.0, False)}
     assert runs["sleeper"].steps[0].error == "timeout: Command timed out before completing."
     assert runs["turns"].failure.cause == "the run hit its turn limit"
+
+
+def test_any_invalidation_inspect_would_heed_withdraws_the_verdict(tmp_path: Path) -> None:
+    """Inspect reuses no sample whose ``invalidation is not None``; one with none of author, reason and timestamp
+    (only its ProvenanceData ``metadata``) kept its ``C`` as a success, and the metadata was dropped."""
+    sample = json.loads(ZipMembers(AUD31 / "sandbox-invalidated.eval").read("samples/echo_epoch_1.json"))
+    sample["invalidation"] = {"metadata": {"ticket": "EVAL-7"}}
+    path = tmp_path / "echo_epoch_1.json"
+    path.write_text(json.dumps(sample))
+    [result] = read_dump(path, tenant="acme")
+    run = result.trajectory
+    assert (run.outcome, run.reward) == (Outcome.unknown, None)
+    assert run.metadata["invalidated"] == {"metadata": {"ticket": "EVAL-7"}}
 
 
 def test_a_sample_the_crash_of_its_eval_cut_short_is_an_infrastructure_error_not_the_agents_failure() -> None:

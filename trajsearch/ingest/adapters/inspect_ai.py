@@ -415,10 +415,13 @@ def _invalidated(record: dict[str, Any]) -> dict[str, Any]:
     """Who declared the sample's result invalid, when and why (``invalidation``, ``inspect_ai.log.invalidate_samples``,
     Inspect 0.3.154+), else ``{}``. Inspect reuses no such sample (``eval-set`` and ``eval-retry`` run it again, as
     they do a sample that errored), but its scores stay in the log as they were: read as they are, the run kept the
-    verdict a human had withdrawn (a success, ``C``, for a sample invalidated for reward hacking)."""
-    invalidation = as_dict(record.get("invalidation"))
-    return {key: invalidation[key] for key in ("author", "reason", "timestamp") if invalidation.get(key)} \
-        if invalidation else {}
+    verdict a human had withdrawn (a success, ``C``, for a sample invalidated for reward hacking). Any
+    ``invalidation`` but null is one, as Inspect takes it (``invalidation is not None``), even with none of these."""
+    if record.get("invalidation") is None:
+        return {}
+    invalidation = as_dict(record["invalidation"])
+    return {key: invalidation[key] for key in ("author", "reason", "timestamp", "metadata") if invalidation.get(key)} \
+        or {"invalidated": True}
 
 
 def _model(record: dict[str, Any], spec: dict[str, Any]) -> str | None:
