@@ -405,3 +405,16 @@ def test_cli_ingest_of_a_qwen_project_forced_as_qwen_code_passes_over_its_side_f
     summary = json.loads(out)
     assert code == 0 and (summary["ingested"], summary["rejected"]) == (2, 0), out + err
     assert not dead.exists() or not dead.read_text().strip()
+
+
+def test_a_goal_session_is_read_with_the_goal_as_its_task() -> None:
+    """Bug (AUD3, real 0.24.4 ``qwen -p "/goal ..."``): ``/goal`` records its objective in a ``system`` ``goal_state``
+    record and drives the turns with the CLI's own ``goal_runtime`` user records, so the session held no prompt of the
+    user's and was refused ("no user prompt"); each goal turn's answer is a step of its own."""
+    run = only(FIXTURES / "qwen-code" / ".aud31" / "goal-session.jsonl")
+    assert run.trajectory_id == "qwen-code.7d2686f2-879f-4ed1-812b-39c747243108"
+    assert run.task == "/goal fix the failing test in this repo"  # as the CLI replays the command
+    assert run.metadata.get("user_prompts") is None  # "Continue working on the active Goal." is the CLI's
+    assert [s.action for s in run.steps] == ["run_shell_command", "read_file", "read_file", "edit",
+                                             "run_shell_command", "respond", "respond", "respond", "respond"]
+    assert run.outcome == Outcome.unknown and run.metadata["goal_status"] == "paused"

@@ -24,7 +24,10 @@ Mapping
   command as typed, not its expansion; written when a ``UserPromptSubmit`` hook added context), else its text
   without what the CLI added after the words: the content of its ``@file`` references (``--- Content from
   referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part; later
-  ones go to ``metadata.user_prompts``. A
+  ones go to ``metadata.user_prompts``. A ``/goal <objective>`` writes no ``user`` record: its ``system``
+  ``goal_state`` record (``cause`` ``create``, ``replace``, ``edit``) is the prompt, worded as the CLI replays it,
+  and the turns the goal drives open with the CLI's own ``goal_runtime`` user records (no prompt; the goal's last
+  ``status``, ``active``, ``paused``, ``complete``, ..., in ``metadata.goal_status``, no verdict). A
   ``notification`` user record (``<task-notification>``: a background agent or command finished) is no prompt: its
   report joins the observation of the call that launched it (``add_report``).
 - steps: each ``functionCall`` part a step (action = its ``name``: ``run_shell_command``, ``read_file``, ``edit``,
@@ -123,6 +126,10 @@ _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of cont
 #: A Windows path: a drive's (``C:\\``, ``C:/``) or a share's (``\\\\server``).
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
+#: The ``goal_state`` causes that are the user's ``/goal`` command and how the CLI words it back (its transcript
+#: replay, ``projectGoalControlCommand``); the other causes (``turn_finished``, ``pause``, ``complete``, ...) are the
+#: goal's own bookkeeping.
+_GOAL_COMMANDS = {"create": "/goal ", "replace": "/goal ", "edit": "/goal edit "}
 
 
 def _is_session_record(record: Any) -> bool:
@@ -266,6 +273,19 @@ def _tool_result(rec: Recording, record: dict[str, Any]) -> None:
         step["error"] = short(str(result.get("resultDisplay") or result["status"]), 300)
 
 
+def _goal(record: dict[str, Any]) -> dict[str, Any]:
+    """The goal a ``goal_state`` record holds (``systemPayload.snapshot.goal``: ``objective``, ``status``)."""
+    return as_dict(as_dict(as_dict(record.get("systemPayload")).get("snapshot")).get("goal"))
+
+
+def _goal_command(record: dict[str, Any]) -> str | None:
+    """The ``/goal <objective>`` the user typed, from the ``goal_state`` record it wrote (``_GOAL_COMMANDS``): the CLI
+    records the command no other way, and the turns it drives are its own ``goal_runtime`` prompts."""
+    prefix = _GOAL_COMMANDS.get(str(as_dict(record.get("systemPayload")).get("cause")))
+    objective = as_str(_goal(record).get("objective"))
+    return prefix + objective.strip() if prefix and objective and objective.strip() else None
+
+
 def _notification(rec: Recording, record: dict[str, Any]) -> None:
     """A ``<task-notification>``: a background agent's or command's report, to the call that launched it."""
     rec.flush()  # the model's answer before the report is one, any after it another
@@ -300,13 +320,21 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     api_errors: list[str] = []
     compactions = 0
     cancelled = False  # the last record a call's result, cancelled: the session was stopped there
+    goal_status = None
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
         if _typed(record) and (words := _users_words(record)):
             rec.flush()  # what the user typed is what the model was sent: a prompt, "/tmp/x.py fails" too
             rec.prompts.append(words)
+        elif kind == "system" and subtype == "goal_state":
+            goal_status = as_str(_goal(record).get("status")) or goal_status
+            if command := _goal_command(record):
+                rec.flush()
+                rec.prompts.append(command)
         elif kind == "user" and subtype == "notification":
             _notification(rec, record)
+        elif kind == "user" and subtype == "goal_runtime":
+            rec.flush()  # the CLI's own "Continue working on the active Goal": a new turn, no prompt of the user's
         elif kind == "assistant":
             rec.gemini(_message(record))
             cancelled = False
@@ -341,6 +369,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "parent_session_id": session_id if agent_id else None,
         "user_prompts": prompt_list(rec.prompts[1:]) or None,
         "compactions": compactions or None,
+        "goal_status": goal_status,
         "api_errors": api_errors[-10:] or None,
         "rewound_records": len(undone) or None,
         "rewound_prompts": prompt_list([w for r in undone if _typed(r) and (w := _users_words(r))]) or None,
