@@ -241,6 +241,17 @@ def test_the_auto_memorys_files_beside_a_projects_sessions_are_no_runs(name: str
         detect_format(QWEN / "project" / name)
 
 
+@pytest.mark.parametrize("name, said", [
+    ("usage/token-usage-2026-12.jsonl", "Qwen Code's token usage ledger"),
+    ("usage_record.jsonl", "Qwen Code's usage summary of its sessions"),
+])
+def test_the_usage_files_in_the_qwen_folder_are_no_runs(name: str, said: str) -> None:
+    """Found (AUD3) ingesting a real ``~/.qwen`` of 0.24.4: its token ledger was read as Langfuse traces, each
+    rejected with "no task", and its usage summary as an unrecognised dump."""
+    with pytest.raises(SideFile, match=re.escape(said)):
+        detect_format(FIXTURES / "qwen-code" / ".aud31" / name)
+
+
 def test_other_versions_real_files_are_read() -> None:
     """Qwen Code 0.18.1's session (splitrail's test data) and 0.12.5's ``--output-format json`` (an agent-run
     report), which trajsearch refused as Qwen Code's before it read the format (the output, which holds no prompt, is

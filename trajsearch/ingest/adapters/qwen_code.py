@@ -109,6 +109,11 @@ _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
 #: (``extract-cursor.json``).
 _MEMORY_STATE = frozenset({"lastDreamAt", "lastDreamStatus", "lastDreamSessionId", "recentSessionIdsSinceDream"})
 _EXTRACT_CURSOR = frozenset({"sessionId", "processedOffset", "updatedAt"})
+#: The usage files in ``~/.qwen``, by their keys: the token ledger (``usage/token-usage-<month>.jsonl``, a line per
+#: model request, ``tokenUsageService``) and the per-session summary (``usage_record.jsonl``, a line per session,
+#: ``usageHistoryService``).
+_TOKEN_LEDGER = frozenset({"schemaVersion", "localDate", "localMonth", "sessionId", "inputTokens", "totalTokens"})
+_USAGE_RECORD = frozenset({"version", "sessionId", "startTime", "project", "durationMs", "models", "tools"})
 #: The keys of the ``result`` line ending headless output (``buildResultMessage``): Claude Code's, without its cost.
 _RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "duration_ms", "duration_api_ms",
                           "num_turns", "usage", "permission_denials", "error", "result", "stats", "structured_result"})
@@ -160,13 +165,18 @@ def matches(record: Any) -> bool:
 def side_file(record: Any) -> str | None:
     """What a file Qwen Code keeps beside a project's sessions is (``~/.qwen/projects/<project>/``): its auto-memory's
     state (``meta.json``: the last "dream", the sessions since) and extraction cursor (``extract-cursor.json``: how
-    far it has read a session), ``packages/core/src/memory/paths.ts``. No run."""
+    far it has read a session), ``packages/core/src/memory/paths.ts``; and the usage files in ``~/.qwen``
+    (``_TOKEN_LEDGER``, ``_USAGE_RECORD``), whose ledger read as Langfuse traces with no task. No run."""
     if not isinstance(record, dict):
         return None
     if "version" in record and record.keys() & _MEMORY_STATE:
         return "Qwen Code's auto-memory state of a project (meta.json), no run"
     if "processedOffset" in record and record.keys() <= _EXTRACT_CURSOR:
         return "Qwen Code's auto-memory extraction cursor (extract-cursor.json: how far it read a session), no run"
+    if _TOKEN_LEDGER <= record.keys():
+        return "Qwen Code's token usage ledger (~/.qwen/usage/token-usage-<month>.jsonl, a line a request), no run"
+    if _USAGE_RECORD <= record.keys():
+        return "Qwen Code's usage summary of its sessions (~/.qwen/usage_record.jsonl: a line per session), no run"
     return None
 
 
