@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
+from trajsearch.ingest.adapters._agent_cli import API_ERROR_CAUSE, NEVER_ANSWERED
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -282,3 +282,14 @@ def test_gooses_session_list_is_named_as_no_run(tmp_path: Path) -> None:
     path.write_text(json.dumps([listed]))
     with pytest.raises(ValueError, match=r"no run in this file: goose's session list .*goose session export --session"):
         detect_format(path)
+
+
+def test_a_run_that_ended_on_the_agent_loops_provider_error_text_is_an_infrastructure_error() -> None:
+    """Bug (AUD3): goose's agent loop writes a provider failure as the assistant's text ("Ran into this error: Rate
+    limit exceeded: ...\\n\\nPlease retry ..."), not an error part: the run read as one that ended on an answer, the
+    provider's words its ``respond`` step, outcome unknown."""
+    run = only(GOOSE.parent / ".aud31" / "goose-run-rate-limited.json")
+    assert [s.action for s in run.steps] == ["developer__shell"]
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error.startswith("Rate limit exceeded: Rate limit reached for gpt-4.1")
+    assert run.failure.cause == API_ERROR_CAUSE

@@ -52,7 +52,8 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
   or ``isError`` is true (the tool said it failed: its output);
 - ``error`` (``kind``: ``contextLengthExceeded``, ``authentication``, ``creditsExhausted``, ``other``; ``message``):
   the provider refused the turn; the session's last such part with no work after it is what the run ended on
-  (out of context: the agent's failure; else the provider's, an infrastructure error);
+  (out of context: the agent's failure; else the provider's, an infrastructure error); so is the same error that
+  goose's agent loop writes as the assistant's text instead (``_LOOP_ERROR``: "Ran into this error: ...");
 - ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification``, ``redactedThinking``, images: no step.
 A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's.
 
@@ -100,6 +101,18 @@ _GOOSE_PARTS = frozenset({"toolRequest", "toolResponse", "frontendToolRequest", 
                           "actionRequired", "systemNotification", "redactedThinking", "contextLengthExceeded",
                           "summarizationRequested", "error"})
 _REQUESTS = ("toolRequest", "frontendToolRequest")
+#: What goose's agent loop writes in the model's place when the provider failed, as a plain text part
+#: (``agents/agent.rs``: "Ran into this error: <error>.\n\nPlease retry if you think this is a transient or
+#: recoverable error." for most errors, and after a compaction that failed; "<error>\n\nPlease resend your message
+#: to try again." for a network error; goose 1.x, 1.43 among them, and its classic loop of 2026): the provider's
+#: error, no reply of the model's. Its state machine writes the same words in an ``error`` part.
+_LOOP_ERROR = re.compile(r"\ARan into this error(?: trying to compact)?: (?P<error>.*?)\.*\n\n"
+                         r"Please retry if you think this is a transient or recoverable error\.\s*\Z|"
+                         r"\A(?P<network>.+?)\n\nPlease resend your message to try again\.\s*\Z", re.S)
+#: The error part's ``kind`` of a ``ProviderError`` by the words its message opens with (``errors.rs``'s ``Display``,
+#: ``MessageErrorKind::from``); any other error's kind is ``other``.
+_LOOP_ERROR_KINDS = (("Context length exceeded:", "contextLengthExceeded"), ("Authentication error:", "authentication"),
+                     ("Credits exhausted:", "creditsExhausted"))
 
 #: goose's SQLite store as JSON lines of sessions, each shaped as ``goose session export --format json`` prints one
 #: (the session's columns, and its ``conversation``), with Python's standard library alone: the database opened
@@ -334,7 +347,11 @@ class _Session(SessionSteps):
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         for part in parts:
             kind = part.get("type")
-            if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
+            if kind == "text" and isinstance(part.get("text"), str) and (said := _LOOP_ERROR.match(part["text"])):
+                error = said["error"] or said["network"]
+                kind = next((kind for opening, kind in _LOOP_ERROR_KINDS if error.startswith(opening)), "other")
+                self.last_error = _error_part({"kind": kind, "message": error})
+            elif kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
                 self.narration.append(part["text"].strip())
                 self.narration_at = self.narration_at or message.get("created")
                 self.last_error = None
