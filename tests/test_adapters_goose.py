@@ -293,3 +293,12 @@ def test_a_run_that_ended_on_the_agent_loops_provider_error_text_is_an_infrastru
     assert run.outcome == Outcome.infra_error
     assert run.failure.error.startswith("Rate limit exceeded: Rate limit reached for gpt-4.1")
     assert run.failure.cause == API_ERROR_CAUSE
+
+
+def test_a_run_that_ended_on_the_credits_exhausted_notification_is_an_infrastructure_error() -> None:
+    """Bug (AUD3): goose's agent loop says the provider's credits ran out with a ``systemNotification`` of
+    ``notificationType`` ``creditsExhausted``, no error part: the run read as unknown."""
+    run = only(GOOSE.parent / ".aud31" / "goose-run-credits-exhausted.json")
+    assert run.steps == [] and run.outcome == Outcome.infra_error
+    assert run.failure.error == "Please add credits to your account, then resend your message to continue. " \
+                                "(credits_exhausted)"

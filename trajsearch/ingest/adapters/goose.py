@@ -53,8 +53,10 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
 - ``error`` (``kind``: ``contextLengthExceeded``, ``authentication``, ``creditsExhausted``, ``other``; ``message``):
   the provider refused the turn; the session's last such part with no work after it is what the run ended on
   (out of context: the agent's failure; else the provider's, an infrastructure error); so is the same error that
-  goose's agent loop writes as the assistant's text instead (``_LOOP_ERROR``: "Ran into this error: ...");
-- ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification``, ``redactedThinking``, images: no step.
+  goose's agent loop writes as the assistant's text instead (``_LOOP_ERROR``: "Ran into this error: ..."), and its
+  ``systemNotification`` of ``notificationType`` ``creditsExhausted`` (the provider's credits ran out);
+- ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification`` (but for the above), ``redactedThinking``,
+  ``document``, images: no step.
 A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's.
 
 Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool requests with their
@@ -357,6 +359,8 @@ class _Session(SessionSteps):
                 self.last_error = None
             elif kind == "error":
                 self.last_error = _error_part(part)
+            elif kind == "systemNotification" and part.get("notificationType") == "creditsExhausted":
+                self.last_error = _error_part({"kind": "creditsExhausted", "message": part.get("msg")})
             elif kind == "thinking" and isinstance(part.get("thinking"), str):
                 self.thought.append(part["thinking"])
             elif kind in _REQUESTS:
