@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -302,3 +303,45 @@ def test_a_run_that_ended_on_the_credits_exhausted_notification_is_an_infrastruc
     assert run.steps == [] and run.outcome == Outcome.infra_error
     assert run.failure.error == "Please add credits to your account, then resend your message to continue. " \
                                 "(credits_exhausted)"
+
+
+def _ending_on(tmp_path: Path, text: str, metadata: dict[str, Any] | None = None) -> Path:
+    """The rate-limited run of .aud31 with its last assistant message's text (and metadata) replaced."""
+    run = json.loads((GOOSE.parent / ".aud31" / "goose-run-rate-limited.json").read_text())
+    run["messages"][-1]["content"] = [{"type": "text", "text": text}]
+    run["messages"][-1]["metadata"] = {"userVisible": True, "agentVisible": True, **(metadata or {})}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run))
+    return path
+
+
+@pytest.mark.parametrize(("text", "metadata"), [
+    ("I could not reach the API from the sandbox, so I could not check the log.\n\n"
+     "Please resend your message to try again.", None),
+    ("Ran into this error: Authentication error: the deploy key was revoked.\n\n"
+     "Please retry if you think this is a transient or recoverable error.",
+     {"inference": {"provider": "openai", "resolvedModel": "gpt-4.1"}})])
+def test_a_models_answer_in_the_agent_loops_words_is_an_answer_not_an_error(tmp_path: Path, text: str,
+                                                                             metadata: dict[str, Any] | None) -> None:
+    """Review of AUD3, 1 and 2: an answer that only ends with the network error's sentence (goose writes it after
+    "Network error: ..." alone), or that a model wrote (``metadata.inference``, which the loop's own message never
+    carries), read as the provider's error: the answer lost, the run an infra_error."""
+    run = only(_ending_on(tmp_path, text, metadata))
+    assert [s.action for s in run.steps] == ["developer__shell", "respond"] and run.outcome == Outcome.unknown
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("Network error: Could not connect to 10.0.0.5:443\n\nPlease resend your message to try again.",
+     "Network error: Could not connect to 10.0.0.5:443 (other)"),
+    ("Ran into this error: .\n\nPlease retry if you think this is a transient or recoverable error.",
+     "goose error (other)"),
+    ("Ran into this error: Request failed: " + "x" * 2_000_000 + ".\n\n"
+     "Please retry if you think this is a transient or recoverable error.", None)])
+def test_the_agent_loops_network_empty_and_huge_errors_end_the_run(tmp_path: Path, text: str,
+                                                                   error: str | None) -> None:
+    """Review of AUD3, 3 and 4: a provider error with no words crashed the read (``None.startswith``), and one of
+    2 MB refused the whole run (its error past the trajectory's limit); each is the infra_error the run ended on."""
+    run = only(_ending_on(tmp_path, text))
+    assert [s.action for s in run.steps] == ["developer__shell"] and run.outcome == Outcome.infra_error
+    assert run.failure.error == error if error else (run.failure.error.startswith("Request failed: xxx")
+                                                     and len(run.failure.error) < 600)

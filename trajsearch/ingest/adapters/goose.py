@@ -86,7 +86,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
                          iso_time, join_thought, prompt_list, session_trajectory, whole_file)
-from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions
+from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions, short
 from ..sources import whole_text
 
 NAME = "goose"
@@ -106,11 +106,14 @@ _REQUESTS = ("toolRequest", "frontendToolRequest")
 #: What goose's agent loop writes in the model's place when the provider failed, as a plain text part
 #: (``agents/agent.rs``: "Ran into this error: <error>.\n\nPlease retry if you think this is a transient or
 #: recoverable error." for most errors, and after a compaction that failed; "<error>\n\nPlease resend your message
-#: to try again." for a network error; goose 1.x, 1.43 among them, and its classic loop of 2026): the provider's
-#: error, no reply of the model's. Its state machine writes the same words in an ``error`` part.
+#: to try again." for a ``ProviderError::NetworkError``, whose ``Display`` is "Network error: <detail>"; goose 1.x,
+#: 1.43 among them, and its classic loop of 2026): the provider's error, no reply of the model's. Its state machine
+#: writes the same words in an ``error`` part. A model's answer that ends with either sentence is no error: it does
+#: not open with the loop's words, or it carries ``metadata.inference`` (the provider and model that wrote it), which
+#: the loop's own ``Message::assistant()`` never has.
 _LOOP_ERROR = re.compile(r"\ARan into this error(?: trying to compact)?: (?P<error>.*?)\.*\n\n"
                          r"Please retry if you think this is a transient or recoverable error\.\s*\Z|"
-                         r"\A(?P<network>.+?)\n\nPlease resend your message to try again\.\s*\Z", re.S)
+                         r"\A(?P<network>Network error: .+?)\n\nPlease resend your message to try again\.\s*\Z", re.S)
 #: The error part's ``kind`` of a ``ProviderError`` by the words its message opens with (``errors.rs``'s ``Display``,
 #: ``MessageErrorKind::from``); any other error's kind is ``other``.
 _LOOP_ERROR_KINDS = (("Context length exceeded:", "contextLengthExceeded"), ("Authentication error:", "authentication"),
@@ -347,12 +350,14 @@ class _Session(SessionSteps):
             self.last_error = None
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        made_by_goose = not as_dict(message.get("metadata")).get("inference")  # no model wrote it: see _LOOP_ERROR
         for part in parts:
             kind = part.get("type")
-            if kind == "text" and isinstance(part.get("text"), str) and (said := _LOOP_ERROR.match(part["text"])):
-                error = said["error"] or said["network"]
-                kind = next((kind for opening, kind in _LOOP_ERROR_KINDS if error.startswith(opening)), "other")
-                self.last_error = _error_part({"kind": kind, "message": error})
+            if (kind == "text" and made_by_goose and isinstance(part.get("text"), str)
+                    and (said := _LOOP_ERROR.match(part["text"]))):
+                error = said["error"] if said["error"] is not None else said["network"]
+                error_kind = next((named for opening, named in _LOOP_ERROR_KINDS if error.startswith(opening)), "other")
+                self.last_error = _error_part({"kind": error_kind, "message": error})
             elif kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
                 self.narration.append(part["text"].strip())
                 self.narration_at = self.narration_at or message.get("created")
@@ -413,7 +418,7 @@ def _error_part(part: dict[str, Any]) -> str:
     ``context_length_exceeded``: the agent's failure; ``authentication``, ``creditsExhausted``, ``other``: the
     provider's)."""
     kind = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", as_str(part.get("kind")) or "other").lower()
-    return f"{as_str(part.get('message')) or 'goose error'} ({kind})"
+    return f"{short(as_str(part.get('message')) or 'goose error', 500, keep='head')} ({kind})"
 
 
 def _tokens(session: dict[str, Any]) -> int | None:
