@@ -345,3 +345,25 @@ def test_the_agent_loops_network_empty_and_huge_errors_end_the_run(tmp_path: Pat
     assert [s.action for s in run.steps] == ["developer__shell"] and run.outcome == Outcome.infra_error
     assert run.failure.error == error if error else (run.failure.error.startswith("Request failed: xxx")
                                                      and len(run.failure.error) < 600)
+
+
+#: ``goose run``'s banner on stdout before its output (goose-cli ``output::display_session_info``, not ``--quiet``), as
+#: real captures of ``goose run --output-format json`` hold it (917135271/blackbox-eval, no licence: not copied here).
+BANNER = ("\n    __( O)>  ● new session · openai deepseek-v4-flash\n   \\____)    20260707_24 · /work/agent\n"
+          "     L L     goose is ready\n")
+
+
+def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_path: Path) -> None:
+    """Review of AUD3, 6: stdout of ``goose run --output-format json`` opens with goose's banner unless ``--quiet``;
+    such a capture was refused as an unrecognised dump. Read, it is the run the JSON alone is; the banner before
+    goose's text output, which records no run, is named as that."""
+    plain = GOOSE.parent / ".aud31" / "goose-run-rate-limited.json"
+    captured = tmp_path / "trajectory.json"
+    captured.write_text(BANNER + plain.read_text())
+    assert detect_format(captured) == "goose"
+    run, alone = only(captured), only(plain)
+    assert (run.task, [s.action for s in run.steps], run.outcome) == (alone.task, [s.action for s in alone.steps],
+                                                                      Outcome.infra_error)
+    captured.write_text(BANNER + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
+    [read] = read_dump(captured)
+    assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error

@@ -87,7 +87,7 @@ from trajsearch.model import Trajectory
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
                          iso_time, join_thought, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions, short
-from ..sources import whole_text
+from ..sources import parse, whole_text
 
 NAME = "goose"
 #: A file is one session (a JSONL file, an export); JSON lines of exports (``EXPORT_SCRIPT``'s) are one each.
@@ -133,9 +133,13 @@ EXPORT_SCRIPT = (
     '"".join(json.dumps(x)+"\\n" for x in s))')
 
 
+#: The banner ``goose run`` prints on stdout before its output unless ``--quiet`` (``output::display_session_info``:
+#: an empty line, ``__( O)>  ● new session · <provider> <model>``, ``\____)  <session id> · <cwd>``, ``L L  goose is
+#: ready``): a capture of ``goose run --output-format json``'s stdout opens with it, the JSON after it.
+_BANNER = re.compile(r"\s*__\( O\)>[^\n]*\n[ \t]*\\____\)[^\n]*\n[ \t]*L L[ \t]+goose is ready[ \t]*(?:\r?\n|\Z)")
 #: ``goose session export --format yaml``: the session's first two fields, as serde writes ``Session`` (its
-#: ``id``, then its ``working_dir``); a YAML document marker before them is allowed.
-HEAD = re.compile(r"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: ")
+#: ``id``, then its ``working_dir``); a YAML document marker before them is allowed. Or ``goose run``'s banner.
+HEAD = re.compile(rf"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: |{_BANNER.pattern}")
 #: ``goose session export --format markdown``'s first lines (``export_session_to_markdown``).
 _MARKDOWN = re.compile(r"\s*# Session Export: [^\n]*\n\s*\*(?:Total messages: \d+|\(This session has no messages\))\*")
 #: ``goose run --output-format stream-json``'s event types (``StreamEvent``, snake_case tags).
@@ -143,6 +147,9 @@ _STREAM_EVENTS = frozenset({"message", "notification", "model_change", "error", 
 NO_PROMPT = ("goose's headless stream (`goose run --output-format stream-json`) records no prompt: the run is the "
              "session goose saved (`goose session list` names it); export it with `goose session export "
              "--session-id <id> --format json`, or run with `--output-format json`, whose output holds the prompt")
+TEXT_OUTPUT = ("goose's terminal output (`goose run`'s banner, then the text it printed) is no record of the run: run "
+               "with `--output-format json` (`--quiet` leaves the banner out), or export the session goose saved with "
+               "`goose session export --session-id <id> --format json`")
 
 
 def matches(record: Any) -> bool:
@@ -188,8 +195,12 @@ def _aliased(document: Any) -> bool:
 
 def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     """The adapter hook: ``goose session export --format yaml``'s session (and its child sessions, as ``split``
-    gives them from the JSON export), ``(position, session, error, None)``."""
+    gives them from the JSON export), or ``goose run``'s output after its banner (:data:`_BANNER`), ``(position,
+    session, error, None)``."""
     text, unreadable = whole_text(path)
+    if text is not None and (banner := _BANNER.match(text)):
+        yield from _after_banner(text[banner.end():])
+        return
     document = None
     try:
         document = yaml.load(text, Loader=_Yaml12) if text is not None else None  # noqa: S506 - a safe loader
@@ -202,6 +213,22 @@ def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
         return
     for where, session in split(document):
         yield where, session, None, None
+
+
+def _after_banner(output: str) -> Iterator[tuple[str, Any, str | None, None]]:
+    """What ``goose run`` printed after its banner: ``--output-format json``'s document, read as without the banner;
+    a stream (``stream-json``) or the terminal's text named as no run."""
+    document, why = parse(output, "output")
+    if why is None and matches(document):
+        for where, session in split(document):
+            yield where, session, None, None
+        return
+    first, _ = parse(output.lstrip().partition("\n")[0])
+    if _is_stream_event(first):
+        why = NO_PROMPT
+    elif not output.lstrip().startswith("{"):
+        why = TEXT_OUTPUT
+    yield "file", None, f"goose's `goose run` output after its banner: {why or 'not goose JSON'}", None
 
 
 def text_not_a_run(head: str) -> str | None:
