@@ -32,7 +32,8 @@ Three shapes hold a session, one run each:
   named as no run;
 - ``goose run --output-format json`` (``session/mod.rs``'s ``JsonOutput``): ``{"messages", "metadata":
   {"total_tokens", "status"}}``, the run's whole conversation, its prompt first: one run, named by its file (it
-  records no session id);
+  records no session id); stdout captured whole holds goose's banner before it (unless ``--quiet``: ``_BANNER``),
+  read past; the banner before the text output (no ``--output-format``) is named as no record of the run;
 - ``goose run --output-format stream-json`` (``StreamEvent``): a JSON line an event, ``{"type": "message",
   "message"}`` for each message the agent yielded, ``notification``, ``model_change`` (``model``), ``error``
   (``error``), ``complete`` (``total_tokens``). goose emits only the messages the agent yielded, never the prompt

@@ -131,9 +131,10 @@ _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of cont
 #: A Windows path: a drive's (``C:\\``, ``C:/``) or a share's (``\\\\server``).
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")
 _CANCELLED = "the user: the last call was cancelled (Esc / Ctrl-C, or SIGINT to `qwen -p`)"
-#: The ``goal_state`` causes that are the user's ``/goal`` command and how the CLI words it back (its transcript
-#: replay, ``projectGoalControlCommand``); the other causes (``turn_finished``, ``pause``, ``complete``, ...) are the
-#: goal's own bookkeeping.
+#: The ``goal_state`` causes that set the goal's objective, and how the CLI words them back as the user's ``/goal``
+#: (its transcript replay, ``projectGoalControlCommand``). ``pause``, ``resume`` and ``clear`` are replayed too (as
+#: ``/goal <cause>``; newer versions replay a ``pause`` only when the user typed it, not the runtime's), but they hold
+#: no objective, so are no task; the other causes (``turn_finished``, ``checkpoint``, ``complete``, ...) are no command.
 _GOAL_COMMANDS = {"create": "/goal ", "replace": "/goal ", "edit": "/goal edit "}
 
 
