@@ -788,6 +788,20 @@ class SessionSteps:
         self.narration_at: Any = None
         self.last_error: str | None = None
 
+    def open_call(self, call_id: str | None, action: str, arguments: Any, at: Any = None,
+                  **fields: Any) -> dict[str, Any]:
+        """A tool call the model made, as its step (``fields``: more of its keys, ``observation`` ...): the reasoning
+        and text pending since the last step led to it, so they are its thought, and are taken; the step is
+        appended and, when the call has an id, kept in ``by_call`` for its result to find. One place for it, so
+        every session reader pairs thought, call and result alike."""
+        step = {"thought": join_thought(self.thought + self.narration), "action": action, "arguments": arguments,
+                "started_at": iso_time(at), **fields}
+        self.thought, self.narration, self.narration_at = [], [], None
+        self.steps.append(step)
+        if call_id:
+            self.by_call[call_id] = step
+        return step
+
     def flush(self) -> None:
         """Assistant text not followed by a tool call: the model's answer."""
         if self.narration:

@@ -116,8 +116,6 @@ from ._agent_cli import (
     error_line,
     exit_code_error,
     first_time,
-    iso_time,
-    join_thought,
     parts_text,
     prompt_list,
     session_trajectory,
@@ -586,22 +584,18 @@ class _Walk(SessionSteps):
                 text, calls = block["text"], list(_XML_CALL.finditer(block["text"]))
                 if said := (text[:calls[0].start()] if calls else text).strip():
                     self.narration.append(said)
+                    self.narration_at = ts
                 for call in calls:
                     params = {p.group("name"): p.group("value") for p in _XML_PARAM.finditer(call.group("body"))}
-                    self.call(call.group("tool"), params, None)
+                    self.call(call.group("tool"), params, None, ts)
             elif kind == "tool_use":
-                self.call(str(block.get("name") or "tool"), block.get("input"), as_str(block.get("id")))
+                self.call(str(block.get("name") or "tool"), block.get("input"), as_str(block.get("id")), ts)
 
-    def call(self, name: str, arguments: Any, call_id: str | None, *, awaits_result: bool = True) -> None:
-        """A call the model made; ``awaits_result``: a result will answer it (the UI log's calls get none)."""
-        step = {"thought": join_thought(self.thought + self.narration), "action": name, "arguments": arguments,
-                "started_at": iso_time(self.narration_at)}
-        self.thought, self.narration = [], []
-        self.steps.append(step)
+    def call(self, name: str, arguments: Any, call_id: str | None, at: Any, *, awaits_result: bool = True) -> None:
+        """A call the model made at ``at``; ``awaits_result``: a result will answer it (the UI log's calls get none)."""
+        step = self.open_call(call_id, name, arguments, at)
         if awaits_result:
             self.pending.append(step)
-        if call_id:
-            self.by_call[call_id] = step
         if name == COMPLETION:
             self.completion_feedback = False
 
@@ -809,8 +803,8 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
 
 def _ui_call(walk: _Walk, message: dict[str, Any], name: str, arguments: Any) -> dict[str, Any]:
     """A call the UI shows, as the history's walk takes one (its thought, and a completion's bookkeeping)."""
-    walk.narration_at = walk.narration_at if walk.narration else message.get("ts")
-    walk.call(name, arguments, None, awaits_result=False)  # the UI log holds no result the model saw
+    at = walk.narration_at if walk.narration else message.get("ts")
+    walk.call(name, arguments, None, at, awaits_result=False)  # the UI log holds no result the model saw
     return walk.steps[-1]
 
 

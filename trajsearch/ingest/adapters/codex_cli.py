@@ -831,21 +831,12 @@ class _Rollout(SessionSteps):
             action, arguments = "image_generation", {"prompt": payload.get("revised_prompt")}
         if arguments is None:
             arguments = {}
-        step: dict[str, Any] = {
-            "thought": join_thought(self.thought + self.narration),
-            "action": str(action),
-            "arguments": arguments,
-            "started_at": iso_time(at),
-        }
-        self.thought, self.narration = [], []
+        step = self.open_call(str(call_id) if call_id else None, str(action), arguments, at)
         self.last_error = None
         if kind == "web_search_call" and payload.get("status") not in (None, "completed"):
             step["error"] = f"web search {payload.get('status')}"
         if kind == "image_generation_call":
             step["observation"] = as_str(payload.get("status"))
-        self.steps.append(step)
-        if call_id:
-            self.by_call[str(call_id)] = step
 
     def output(self, payload: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(payload.get("call_id")))

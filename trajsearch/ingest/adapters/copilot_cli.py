@@ -73,8 +73,6 @@ from ._agent_cli import (
     error_line,
     exit_code_error,
     first_time,
-    iso_time,
-    join_thought,
     json_arguments,
     prompt_list,
     session_trajectory,
@@ -322,12 +320,7 @@ class _Walk(PromptedSteps):
         key = as_str(call_id)
         if key is not None and key in self.by_call:
             return  # announced by the message's tool request already
-        step = {"thought": join_thought(self.thought + self.narration), "action": as_str(name) or "tool",
-                "arguments": json_arguments(arguments, key="arguments"), "started_at": iso_time(at)}
-        self.thought, self.narration, self.narration_at = [], [], None
-        self.steps.append(step)
-        if key is not None:
-            self.by_call[key] = step
+        self.open_call(key, as_str(name) or "tool", json_arguments(arguments, key="arguments"), at)
 
     def _result(self, data: dict[str, Any]) -> None:
         step = self.by_call.get(as_str(data.get("toolCallId")) or "")

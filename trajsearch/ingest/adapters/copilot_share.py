@@ -59,7 +59,6 @@ from ._agent_cli import (
     PromptedSteps,
     error_line,
     exit_code_error,
-    join_thought,
     json_arguments,
     prompt_list,
     session_trajectory,
@@ -251,13 +250,9 @@ class _Walk(PromptedSteps):
             self.end_subagent()
         if said := _SUBAGENT.match(entry.heading):
             status = {"status": said.group(2)} if said.group(2) else {}
-            self.subagent = {"thought": join_thought(self.thought + self.narration), "action": said.group(1),
-                             "arguments": status, "observation": None}
-            self.steps.append(self.subagent)
-            self.thought, self.narration = [], []
+            self.subagent = self.open_call(None, said.group(1), status, observation=None)
         elif entry.tool is not None:
-            self.steps.append(_step(entry, self.thought + self.narration))
-            self.thought, self.narration = [], []
+            self.open_call(None, entry.tool, **_call(entry))
         elif entry.heading == "👤 User":
             self.flush()
             self.prompt(text)
@@ -282,8 +277,9 @@ class _Walk(PromptedSteps):
         return model if all(step["action"] == "respond" for step in self.steps[:before]) else None
 
 
-def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
-    """A call's step from its entry: its description, what it showed, its Arguments block and its result block."""
+def _call(entry: Entry) -> dict[str, Any]:
+    """A call's arguments and result (``observation``, ``error``) from its entry: its description, what it showed,
+    its Arguments block and its result block."""
     description, shown, arguments, result = _call_parts(entry.lines)
     if arguments is not None:
         args = json_arguments(arguments, key="arguments")
@@ -296,8 +292,7 @@ def _step(entry: Entry, thought: list[str]) -> dict[str, Any]:
         args = {"description": description, **args}
     if entry.subagent:
         args["subagent"] = entry.subagent
-    step: dict[str, Any] = {"thought": join_thought(thought), "action": entry.tool,
-                            "arguments": args, "observation": result}
+    step: dict[str, Any] = {"arguments": args, "observation": result}
     if entry.status == "❌" and (said := (result or "").strip()) in NOT_RUN_SAID:  # not run, as ``copilot-cli`` reads it
         step["observation"], step["error"] = None, not_run(said)
     elif entry.status == "❌":

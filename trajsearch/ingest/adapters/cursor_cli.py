@@ -45,7 +45,7 @@ from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line,
-                         exit_code_error, first_time, iso_time, join_thought, parts_text, prompt_list,
+                         exit_code_error, first_time, iso_time, parts_text, prompt_list,
                          session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict
 
@@ -227,13 +227,8 @@ class _Stream(SessionSteps):
         step = self.by_call.get(call_id) if call_id else None
         if step is None:
             self.said()
-            step = {"thought": join_thought(self.thought + self.narration), "action": kind,
-                    "arguments": body.get("args") if isinstance(body.get("args"), dict) else {},
-                    "started_at": iso_time(record.get("timestamp_ms"))}
-            self.thought, self.narration, self.narration_at = [], [], None
-            self.steps.append(step)
-            if call_id:
-                self.by_call[call_id] = step
+            step = self.open_call(call_id, kind, body.get("args") if isinstance(body.get("args"), dict) else {},
+                                  record.get("timestamp_ms"))
         if record.get("subtype") != "completed":
             return
         self.by_call.pop(call_id, None)

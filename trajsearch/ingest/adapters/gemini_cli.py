@@ -116,7 +116,6 @@ from ._agent_cli import (
     exit_code_error,
     first_time,
     iso_time,
-    join_thought,
     prompt_list,
     session_trajectory,
     strip_terminal_codes,
@@ -624,14 +623,12 @@ class Recording(SessionSteps):
         (the model repeated itself again and the CLI halted the request, ``LoopDetected``)."""
         return self.after_loop is not None and self.after_loop == (len(self.steps), len(self.prompts))
 
-    def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
-        step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),
-                "arguments": args if args is not None else {}, "started_at": iso_time(at)}
-        self.thought, self.narration = [], []
-        self.steps.append(step)
-        if call_id:
-            self.by_call[str(call_id)] = step
-        else:
+    def open_call(self, call_id: Any, action: Any, arguments: Any, at: Any = None, **fields: Any) -> dict[str, Any]:
+        """As :meth:`SessionSteps.open_call`, of a call as the history holds it (any id, name or arguments); one
+        with no id is kept in ``unnamed``, for a response to find by its name (:meth:`call_of`)."""
+        step = super().open_call(str(call_id) if call_id else None, str(action or "tool"),
+                                 arguments if arguments is not None else {}, at, **fields)
+        if not call_id:
             self.unnamed.append(step)
         return step
 

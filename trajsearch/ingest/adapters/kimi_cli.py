@@ -53,7 +53,7 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, exit_code_error,
-                         join_thought, json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
+                         json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
 from ._common import (Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short,
                       timestamp)
 
@@ -188,13 +188,10 @@ class _Session(SessionSteps):
                 self.narration.append(text.strip())
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
-            step = {"thought": join_thought(self.thought + self.narration),
-                    "action": as_str(function.get("name")) or "(unnamed tool)",
-                    "arguments": json_arguments(function.get("arguments"))}
-            self.thought, self.narration = [], []
-            self.steps.append(step)
-            if isinstance(call_id := as_dict(call).get("id"), str):
-                self.by_call[call_id] = step
+            call_id = as_str(as_dict(call).get("id"))
+            step = self.open_call(call_id, as_str(function.get("name")) or "(unnamed tool)",
+                                  json_arguments(function.get("arguments")))
+            if call_id:
                 self.calls.setdefault(call_id, []).append(step)
 
     def result(self, message: dict[str, Any]) -> None:

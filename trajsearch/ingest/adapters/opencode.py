@@ -70,7 +70,6 @@ from ._agent_cli import (
     exit_code_error,
     first_time,
     iso_time,
-    join_thought,
     prompt_list,
     session_trajectory,
     strip_terminal_codes,
@@ -433,10 +432,7 @@ class _Session(SessionSteps):
         times = as_dict(state.get("time"))
         arguments = _kept(state.get("input"))
         arguments = arguments if isinstance(arguments, dict) else None
-        step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration), "action": name,
-                                "arguments": arguments, "started_at": iso_time(times.get("start")),
-                                "ended_at": iso_time(times.get("end"))}
-        self.thought, self.narration = [], []
+        step = self.open_call(None, name, arguments, times.get("start"), ended_at=iso_time(times.get("end")))
         status = state.get("status")
         meta = as_dict(state.get("metadata"))
         self.sanitized = self.sanitized or any(_redacted(v) for v in (state.get("input"), state.get("output"),
@@ -458,7 +454,6 @@ class _Session(SessionSteps):
         child = as_str(meta.get("sessionId"))
         if name == "task" and child and child not in self.subagents:
             self.subagents.append(child)
-        self.steps.append(step)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
