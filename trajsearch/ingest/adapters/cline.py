@@ -112,6 +112,7 @@ from ._agent_cli import (
     SessionSteps,
     as_int,
     as_str,
+    command_line,
     ended_on_error,
     error_line,
     exit_code_error,
@@ -830,7 +831,7 @@ def _result(step: dict[str, Any], body: str) -> tuple[str | None, str | None]:
         return body, error_line(failed.group(1))
     if _MISSING.match(body):
         return body, body.split("\n", 1)[0]
-    command = as_str(as_dict(step.get("arguments")).get("command"))
+    command = command_line(step.get("arguments"))
     if exited := _EXIT.match(body):
         output, code = body[exited.end():], int(exited.group(1))
         return output or body, exit_code_error(output, code, command) if code else None

@@ -55,6 +55,7 @@ from trajsearch.model import Trajectory
 from ._agent_cli import (
     API_ERROR_CAUSE,
     as_str,
+    command_line,
     error_line,
     exit_code_error,
     first_time,
@@ -274,7 +275,7 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
     elif status in _UNFINISHED:
         error = f"tool call never finished (status {status} when the session was saved)"
     elif failed := next((m for o in output if (m := _EXIT.fullmatch(as_str(o.get("status")) or ""))), None):
-        error = exit_code_error(text, int(failed[1]), as_str(as_dict(arguments).get("command")))
+        error = exit_code_error(text, int(failed[1]), command_line(arguments))
     return {"thought": thought, "action": as_str(function.get("name")) or "tool", "arguments": arguments,
             "observation": text, "error": error}
 

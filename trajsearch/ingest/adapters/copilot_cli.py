@@ -70,6 +70,7 @@ from ._agent_cli import (
     PromptedSteps,
     as_records,
     as_str,
+    command_line,
     error_line,
     exit_code_error,
     first_time,
@@ -336,8 +337,7 @@ class _Walk(PromptedSteps):
             said = as_str(error.get("message")) or output
             step["error"] = error_line(said, said or "the tool failed")
         elif step["action"] in SHELLS and (code := exit_code(data, output)) is not None and code[0] != 0:
-            command = as_str(as_dict(step["arguments"]).get("command"))
-            step["error"] = exit_code_error(code[1], code[0], command)
+            step["error"] = exit_code_error(code[1], code[0], command_line(step["arguments"]))
         self.last_error = None
 
 

@@ -57,6 +57,7 @@ from ..sources import whole_text
 from ._agent_cli import (
     API_ERROR_CAUSE,
     PromptedSteps,
+    command_line,
     error_line,
     exit_code_error,
     json_arguments,
@@ -299,8 +300,7 @@ def _call(entry: Entry) -> dict[str, Any]:
         step["error"] = error_line(result, "the call failed (the export shows no output)")  # the description is
         # what the call meant to do, not what went wrong
     elif entry.tool in SHELLS and (code := exit_code({}, result)) is not None and code[0] != 0:
-        command = args.get("command")
-        step["error"] = exit_code_error(code[1], code[0], command if isinstance(command, str) else None)
+        step["error"] = exit_code_error(code[1], code[0], command_line(args))
     return step
 
 

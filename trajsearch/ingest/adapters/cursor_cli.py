@@ -44,7 +44,7 @@ from typing import Any
 from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line,
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
                          exit_code_error, first_time, iso_time, parts_text, prompt_list,
                          session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict
@@ -239,7 +239,7 @@ class _Stream(SessionSteps):
             step["arguments"] = {"command": fields["command"]}  # a refused command names itself only there
         step["observation"] = _observation(kind, fields)
         step["ended_at"] = iso_time(record.get("timestamp_ms"))
-        if error := outcome_error(outcome, fields, as_str(as_dict(step["arguments"]).get("command"))):
+        if error := outcome_error(outcome, fields, command_line(step["arguments"])):
             step["error"] = error
 
 

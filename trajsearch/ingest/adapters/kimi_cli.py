@@ -52,8 +52,8 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, exit_code_error,
-                         json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
+                         exit_code_error, json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
 from ._common import (Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short,
                       timestamp)
 
@@ -204,7 +204,7 @@ class _Session(SessionSteps):
         head = _SYSTEM.match(text)
         said = head["message"] if head else ""
         output = text[head.end():].lstrip("\n") if head else text
-        step["error"] = _failure(said, output, as_str(as_dict(step.get("arguments")).get("command")))
+        step["error"] = _failure(said, output, command_line(step.get("arguments")))
 
 
 @dataclass
