@@ -772,8 +772,8 @@ class SessionSteps:
     """A session's steps as its records are walked: steps by call id, and assistant text not yet tied to a step.
 
     ``thought`` (reasoning) and ``narration`` (visible text) collect until a
-    tool call takes them as its thought, or :meth:`flush` makes them the
-    model's answer. Each agent CLI's and IDE extension's session reader builds
+    tool call takes them as its thought (:meth:`open_call`), or :meth:`flush`
+    makes them the model's answer. Each agent CLI's and IDE extension's session reader builds
     on this (a subclass a format); each adds its own handling of calls and
     results, and fills ``prompts`` (what the user said, in order) and
     ``last_error`` (the error the session ended on) as its records say them.
