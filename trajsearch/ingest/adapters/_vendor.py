@@ -25,9 +25,9 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, build, last_tool_error, outcome_of_reward, short
+from ._common import Context, RecordError, build, last_tool_error, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message,
-                     text_of)
+                     start_order, text_of)
 from ._spans.messages import is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 
@@ -422,6 +422,28 @@ def call_args_text(value: Any) -> str | None:
     texts += [a for a in kwargs.values() if isinstance(a, str)]
     texts = [t.strip() for t in texts if t.strip()]
     return max(texts, key=len) if texts else None
+
+
+def run_task(group: list[Node], root: Node, what: str) -> str:
+    """The task of a trace on a vendor platform: the root's instruction (a root model call's first user message,
+    else the root's input), else the first user message of the earliest model call or the instruction of the
+    earliest chain, else the root's longest call argument, else its whole input. ``what`` names the root in the
+    error (a LangSmith "run", a Braintrust "span")."""
+    ordered = sorted(group, key=start_order)
+    if root.role == "llm" and (text := first_user_text(root.input_messages)):
+        return text
+    if text := instruction(root.input_text):
+        return text
+    for node in ordered:
+        if node.role == "llm" and (text := first_user_text(node.input_messages)):
+            return text
+        if node.role == "chain" and (text := instruction(node.input_text)):
+            return text
+    if text := call_args_text(root.input_text):
+        return text
+    if root.input_text and root.input_text.strip():
+        return root.input_text.strip()  # inputs with no recognisable instruction: keep what the run received
+    raise RecordError(f"no task: the root {what} {root.name!r} has no inputs and no model call has a user message")
 
 
 # -- verdicts ----------------------------------------------------------------------------

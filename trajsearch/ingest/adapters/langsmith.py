@@ -106,15 +106,13 @@ from ._vendor import (
     Score,
     answer_in,
     as_list,
-    call_args_text,
     call_id,
     decode,
-    first_user_text,
-    instruction,
     is_empty,
     message_dicts,
     output_dicts,
     result_text,
+    run_task,
     says_nothing,
     this_turn,
     trajectory,
@@ -569,24 +567,6 @@ def _merged_run(versions: list[Node]) -> Node:
     return _node(run, min(v.seq for v in versions))
 
 
-def _task(group: list[Node], root: Node) -> str:
-    ordered = sorted(group, key=start_order)
-    if root.role == "llm" and (text := first_user_text(root.input_messages)):
-        return text
-    if text := instruction(root.input_text):
-        return text
-    for node in ordered:
-        if node.role == "llm" and (text := first_user_text(node.input_messages)):
-            return text
-        if node.role == "chain" and (text := instruction(node.input_text)):
-            return text
-    if text := call_args_text(root.input_text):
-        return text
-    if root.input_text and root.input_text.strip():
-        return root.input_text.strip()  # inputs with no recognisable instruction: keep what the run received
-    raise RecordError(f"no task: the root run {root.name!r} has no inputs and no model call has a user message")
-
-
 def trajectory_id(key: str, by: str = "trace") -> str:
     return _span_trajectory_id(ID_PREFIX, key, by)
 
@@ -633,6 +613,6 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     root_ids = {n.id for n in roots if n.parent is None} or {root.id}
     scores = [Score(**dict(s, target=None if s.get("target") in root_ids or s.get("target") is None else s["target"]))
               for _n, s in raw_scores]
-    task = _task(group, root)
+    task = run_task(group, root, "run")
     return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores,
                       task_id=root.info.get("task_id"))
