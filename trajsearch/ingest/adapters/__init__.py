@@ -79,7 +79,7 @@ entry in ``ADAPTERS``. A module exposes:
   is read as any other input; default all) and ``read_folder(files, ctx)``
   (its files, ``{relative path: JSON value}``);
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
-  Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
+  Langfuse, Braintrust): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and
   ``assemble_trajectory(key, nodes, ctx, by)`` (raising ``_common.PassedOver``
   for a group that holds no run and nothing wrong: the reader says why at info
@@ -114,6 +114,7 @@ from . import (
     atif,
     autocoderover,
     autogen_agentchat,
+    braintrust,
     browser_use,
     claude_code,
     cline,
@@ -171,6 +172,7 @@ ADAPTERS: dict[str, ModuleType] = {
         aider, copilot_share,  # coding agents' Markdown chat histories and exports (read as text: ``read_text``)
         specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record
+        braintrust,  # before Langfuse, whose trace matcher takes any row with an id and scores
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)
         browser_use,  # a browser agent's saved history
