@@ -11,11 +11,12 @@ from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
-from adapter_support import only
+from adapter_support import only, runs
 from cli_support import run_cli, unnoted
 
 FIXTURES = Path(__file__).parent / "fixtures" / "braintrust" / ".newc31"
 SDK_ROWS = FIXTURES / "project-logs-sdk-rows.jsonl"
+EXPERIMENT = FIXTURES / "experiment-eval-sdk-rows.jsonl"
 REFUSED = "PermissionError: refund of 42.0 for A-1001 exceeds the agent's limit of 25.0"
 
 
@@ -67,6 +68,18 @@ def test_an_unscored_trace_s_outcome_is_unknown_and_a_scorer_span_is_no_step(tmp
     assert [s.action for s in run.steps] == ["lookup_order", "issue_refund", "respond"]
 
 
+def test_an_experiment_s_cases_are_runs_judged_by_their_scorer_spans() -> None:
+    """``Eval``'s rows: an ``eval`` root per case (input, expected, output), its ``task`` span, the task's tool
+    spans, and a ``score`` span per scorer, whose ``scores`` are the case's (the root row carries none)."""
+    assert detect_format(EXPERIMENT) == "braintrust"
+    failed, passed = sorted(runs(EXPERIMENT, tenant="acme"), key=lambda r: r.task)
+    assert (passed.task, passed.outcome, passed.reward) == ("How long does shipping take?", Outcome.success, 1.0)
+    assert (failed.task, failed.outcome, failed.reward) == ("How do I get a refund?", Outcome.failure, 0.0)
+    assert [(s.action, s.arguments, s.error) for s in failed.steps] == [
+        ("search_docs", {"query": "How do I get a refund?"}, "TimeoutError: docs index did not answer within 5.0 s")]
+    assert failed.metadata["scores"] == [{"name": "exact_match", "value": 0.0}]
+
+
 def test_a_row_that_is_no_span_is_refused_naming_the_file_and_the_run_kept(tmp_path: Path) -> None:
     rows = [r for r in _rows() if "span_attributes" in r]
     rows[2] = {"root_span_id": rows[2]["root_span_id"], "input": {"order_id": "A-1001"}}
@@ -84,8 +97,9 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_the_run_by_its_tool_er
     code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--dry-run")
     assert code == 0, out + err
     assert "project-logs-sdk-rows.jsonl: format braintrust; runs 1; rejected 0" in out, out
+    assert "experiment-eval-sdk-rows.jsonl: format braintrust; runs 2; rejected 0" in out, out
     code, out, err = run_cli("ingest", str(FIXTURES), "-t", "acme", "--json", "--quiet")
-    assert code == 0 and json.loads(out)["ingested"] == 1, out + err
+    assert code == 0 and json.loads(out)["ingested"] == 3, out + err
     code, out, err = run_cli("search", "refund exceeds the agent's limit", "-t", "acme", "--json")
     assert code == 0 and not unnoted(err), out + err
     assert json.loads(out)[0]["trajectory_id"] == "bt:6ed003a7625e4429e4cbeb1515ee2821", out

@@ -12,8 +12,8 @@ passed over.
 
 Mapping
 - role by ``span_attributes.type``: ``llm`` = model call, ``tool`` = step, ``task`` / ``function`` / ``eval`` =
-  container; ``score`` spans (an experiment's scorers) are evaluations, not steps: their verdict is in the
-  row's ``scores``.
+  container; ``score`` spans (an experiment's scorers, children of the ``eval`` root) are evaluations of the
+  run, not steps: their ``scores`` are the run's, as the root row's are.
 - steps: one per ``tool`` span in time order (``metrics.start``): action = ``span_attributes.name``,
   arguments = ``input``, observation = ``output``, error = the decisive line of ``error`` (the SDK logs a
   Python traceback, or an object); model outputs (Chat Completions ``choices``, Anthropic ``content``...)
@@ -22,8 +22,9 @@ Mapping
   earliest model call (``_vendor.run_task``).
 - trajectory_id = ``bt:<root_span_id>``; model_id = a model span's ``metadata.model``; the root's
   ``project_id`` / ``experiment_id``, ``tags`` and scalar ``metadata`` go to metadata.
-- outcome: the root row's ``scores`` decide only when their name is success / correctness / reward-like
-  (``_vendor.verdict``); else an ``error`` on the root -> failure; else ``unknown``.
+- outcome: the scores of the root row and of its ``score`` spans decide only when their name is success /
+  correctness / reward-like (``exact_match``, ``accuracy``...: ``_vendor.verdict``); else an ``error`` on the root
+  -> failure; else ``unknown``. Every score goes to ``metadata.scores``.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def _node(row: dict[str, Any], seq: int) -> Node:
         node.output_messages = output_dicts(outputs)
         model = metadata.get("model")
         node.model = model.strip() if isinstance(model, str) and model.strip() else None
+    if role == "evaluator":
+        node.info[_SCORES] = _scores(row)
     if not parents:
         node.info.update({k: v for k, v in {
             _SCORES: _scores(row),
