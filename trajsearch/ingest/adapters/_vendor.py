@@ -446,6 +446,19 @@ def run_task(group: list[Node], root: Node, what: str) -> str:
     raise RecordError(f"no task: the root {what} {root.name!r} has no inputs and no model call has a user message")
 
 
+def trace_roots(group: list[Node], what: str) -> list[Node]:
+    """The roots of a trace's nodes, earliest first: those with no parent, or a parent not in the trace (an export
+    of part of a trace). None when every node's parent is in the trace: their parents form a cycle, which no
+    exporter writes but a hand-edited or corrupt file may; a clear error then, not an empty ``min``. ``what`` names
+    the nodes (a LangSmith "run", a Braintrust "span")."""
+    ids = {n.id for n in group}
+    roots = sorted((n for n in group if n.parent is None or n.parent not in ids), key=start_order)
+    if not roots:
+        raise RecordError(f"no root {what}: the parents of the trace's {len(group)} {what}s form a cycle "
+                          f"({', '.join(sorted(ids)[:3])}{', ...' if len(ids) > 3 else ''})")
+    return roots
+
+
 # -- verdicts ----------------------------------------------------------------------------
 
 _OUTCOME_WORDS = re.compile(

@@ -99,7 +99,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Message, Node, error_text, iso_seconds, one_node_per_id, start_order, text_of
+from ._spans import Message, Node, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._spans.messages import tool_message
 from ._vendor import (
@@ -115,6 +115,7 @@ from ._vendor import (
     run_task,
     says_nothing,
     this_turn,
+    trace_roots,
     trajectory,
 )
 
@@ -607,8 +608,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     group = [n for n in group if n.role != "evaluator"]
     if not group:
         raise RecordError(f"trace {key}: only feedback, none of its runs")
-    ids = {n.id for n in group}
-    roots = sorted((n for n in group if n.parent is None or n.parent not in ids), key=start_order)
+    roots = trace_roots(group, "run")
     root = roots[0]
     root_ids = {n.id for n in roots if n.parent is None} or {root.id}
     scores = [Score(**dict(s, target=None if s.get("target") in root_ids or s.get("target") is None else s["target"]))
