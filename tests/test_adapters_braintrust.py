@@ -42,9 +42,93 @@ def test_a_trace_is_one_run_its_tool_spans_steps_in_time_order_and_its_scores_th
     assert run.metadata["project"] == "refund-agent"
 
 
+def _spans() -> list[dict]:
+    return [r for r in _rows() if "span_attributes" in r]
+
+
+def _want() -> tuple:
+    run = only(SDK_ROWS, tenant="acme")
+    return run.trajectory_id, run.outcome, [(s.action, s.error) for s in run.steps]
+
+
+def test_btql_s_answer_bt_view_trace_and_the_sdk_s_payload_list_the_rows_as_the_fetch_api_does(tmp_path: Path) -> None:
+    """``/btql`` answers ``{"data", "schema", "cursor"}`` (braintrustdata/bt src/http.rs ``BtqlResponse``),
+    ``bt view trace --json`` prints ``{"meta", "paging", "items"}`` (src/traces.rs), and the SDK writes its upload as
+    ``{"rows": [...], "api_version": 2}`` (logger.py ``construct_logs3_data``)."""
+    spans = _spans()
+    shapes = {"btql.json": {"data": spans, "schema": {"type": "array"}, "cursor": "abc"},
+              "view.json": {"meta": {"command": "view trace"}, "paging": {"has_more": False}, "items": spans,
+                            "hints": []},
+              "logs3.json": {"rows": spans, "api_version": 2}}
+    for name, value in shapes.items():
+        (tmp_path / name).write_text(json.dumps(value, indent=2))
+        assert detect_format(tmp_path / name) == "braintrust", name
+        run = only(tmp_path / name, tenant="acme")
+        assert (run.trajectory_id, run.outcome, [(s.action, s.error) for s in run.steps]) == _want(), name
+
+
+def test_a_bad_event_is_refused_by_its_index_and_the_rows_after_it_still_read(tmp_path: Path) -> None:
+    spans = _spans()
+    (tmp_path / "mixed.json").write_text(json.dumps({"events": spans[:2] + [5, "x", None] + spans[2:]}))
+    parsed = list(read_inputs([tmp_path / "mixed.json"], fmt="braintrust"))
+    [refused] = [p for p in parsed if not p.ok]
+    assert "events[2] (found int); events[3] (found str); events[4] (found NoneType)" in str(refused.error)
+    [kept] = [p.trajectory for p in parsed if p.ok]
+    assert ([(s.action, s.error) for s in kept.steps], kept.outcome) == (_want()[2], _want()[1])
+
+
+def test_rows_without_their_span_identity_are_refused_not_read_as_another_format(tmp_path: Path) -> None:
+    """Rows stripped of span_id / root_span_id / span_attributes (as third-party importers describe a flat copy of
+    the logs) name no trace: a clear refusal, not a run of another format made of them."""
+    flat = [{k: v for k, v in r.items() if k not in ("span_id", "root_span_id", "span_parents", "span_attributes")}
+            | {"name": r["span_attributes"]["name"]} for r in _spans()]
+    (tmp_path / "flat.json").write_text(json.dumps(flat))
+    code, out, err = run_cli("ingest", str(tmp_path / "flat.json"), "-t", "acme", "--dry-run")
+    assert "flat.json: format braintrust; runs 0; rejected 6" in out, out + err
+    assert "export the spans with `bt sync pull`" in out + err, out + err
+
+
+def test_a_span_completed_after_a_flush_is_merged_from_its_merge_row(tmp_path: Path) -> None:
+    """What a span gets after the SDK flushed its first row (output, scores, end) comes as an ``_is_merge`` row
+    with the span's ids and no ``span_attributes`` (logger.py ``SpanImpl.log_internal``)."""
+    spans = _spans()
+    root = spans[0]
+    later = {"id": root["id"], "span_id": root["span_id"], "root_span_id": root["root_span_id"],
+             "span_parents": None, "output": root["output"], "scores": root["scores"],
+             "metrics": {"end": root["metrics"]["end"]}, "_is_merge": True}
+    spans[0] = {k: v for k, v in root.items() if k not in ("output", "scores")} | {
+        "metrics": {"start": root["metrics"]["start"]}}
+    (tmp_path / "split.jsonl").write_text("".join(json.dumps(r) + "\n" for r in spans + [later]))
+    run = only(tmp_path / "split.jsonl", tenant="acme")
+    assert (run.trajectory_id, run.outcome, [(s.action, s.error) for s in run.steps]) == _want()
+    assert run.metadata["outcome_basis"] == "score 'Correctness'"
+
+
+def test_spans_whose_parents_form_a_cycle_are_refused_clearly(tmp_path: Path) -> None:
+    spans = _spans()
+    spans[0]["span_parents"] = [spans[1]["span_id"]]
+    (tmp_path / "cycle.jsonl").write_text("".join(json.dumps(r) + "\n" for r in spans))
+    runs_ = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "langsmith" / "runs.jsonl")
+             .read_text().splitlines()][:4]
+    runs_[0]["parent_run_id"] = runs_[1]["id"]
+    (tmp_path / "cycle-langsmith.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs_))
+    for name, fmt, what in (("cycle.jsonl", "braintrust", "span"), ("cycle-langsmith.jsonl", "langsmith", "run")):
+        [refused] = list(read_inputs([tmp_path / name], fmt=fmt))
+        assert f"no root {what}: the parents of the trace's" in str(refused.error), refused.error
+        assert "form a cycle" in str(refused.error), refused.error
+
+
+def test_an_experiment_row_keeps_its_project_and_its_experiment(tmp_path: Path) -> None:
+    rows = [dict(json.loads(line), project_id="p-1", experiment_id="e-1") for line in
+            EXPERIMENT.read_text().splitlines()]
+    (tmp_path / "experiment.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for run in runs(tmp_path / "experiment.jsonl", tenant="acme"):
+        assert (run.metadata["project"], run.metadata["experiment"]) == ("p-1", "e-1")
+
+
 def test_the_fetch_api_s_events_and_a_json_array_read_as_the_rows_do(tmp_path: Path) -> None:
     """The export lists each span's merged row (the feedback merged in): ``{"events": [...]}`` from
-    ``project_logs/{id}/fetch``, a JSON array from the UI's download."""
+    ``project_logs/{id}/fetch``, or a JSON array of them."""
     spans = [r for r in _rows() if "span_attributes" in r]
     (tmp_path / "fetch.json").write_text(json.dumps({"events": spans, "cursor": None}))
     (tmp_path / "download.json").write_text(json.dumps(spans))

@@ -1,17 +1,22 @@
-"""``braintrust``: Braintrust logs and experiments: span rows, as the SDK logs them and the API / UI export them.
+"""``braintrust``: Braintrust logs and experiments: span rows, as the API and ``bt`` export them and the SDK uploads them.
 
-Records (one per line, a JSON array, or the fetch API's ``{"events": [...]}``): one row per span, as
-``project_logs/{id}/fetch`` / ``experiment/{id}/fetch``, a BTQL ``select: *`` and the UI's JSON download list them,
-and as the SDK uploads them (``logger.py``: ``id``, ``span_id``, ``root_span_id``, ``span_parents``,
-``span_attributes {name, type}``, ``input``, ``output``, ``expected``, ``error``, ``scores``, ``metadata``,
-``metrics {start, end, prompt_tokens, ...}``, ``tags``, ``created``, ``project_id`` / ``experiment_id``).
-Spans are grouped by ``root_span_id`` across the whole input: one trajectory per trace.
+Records (one per line, a JSON array, or an envelope listing them: the fetch API's ``{"events"}``, BTQL's
+``{"data", "schema", "cursor"}``, ``bt view trace --json``'s ``{"meta", "paging", "items"}``, the SDK's logs3 payload
+``{"rows", "api_version"}``): one row per span, as ``project_logs/{id}/fetch`` / ``experiment/{id}/fetch``, a BTQL
+``select: *`` and ``bt sync pull`` list them, and as the SDK uploads them (``logger.py``: ``id``, ``span_id``,
+``root_span_id``, ``span_parents``, ``span_attributes {name, type}``, ``input``, ``output``, ``expected``, ``error``,
+``scores``, ``metadata``, ``metrics {start, end, prompt_tokens, ...}``, ``tags``, ``created``, ``project_id`` /
+``experiment_id``). Spans are grouped by ``root_span_id`` across the whole input: one trajectory per trace.
+What a span gets after the SDK flushed its first row comes as an ``_is_merge`` row of its ids without
+``span_attributes``: merged into the span's row as Braintrust merges it (nested objects key by key).
 Rows the SDK sends apart from any span (``log_feedback``'s merge row of scores on a row ``id``, a comment with
 an ``origin``) name no trace: the export merges them into the span's own row, which is read; alone they are
-passed over.
+passed over. Rows without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are
+refused: they name no trace to rebuild. A row that is no span is refused by its place; the rows around it are read.
 
 Mapping
-- role by ``span_attributes.type``: ``llm`` = model call, ``tool`` = step, ``task`` / ``function`` / ``eval`` =
+- role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
+  container, whatever ``openinference.span.kind`` its metadata keeps): ``llm`` = model call, ``tool`` = step, ``task`` / ``function`` / ``eval`` =
   container; ``score`` spans (an experiment's scorers, children of the ``eval`` root) are evaluations of the
   run, not steps: their ``scores`` are the run's, as the root row's are.
 - steps: one per ``tool`` span in time order (``metrics.start``): action = ``span_attributes.name``,
@@ -20,8 +25,9 @@ Mapping
   give the thought of the tool steps they requested, or a ``respond`` step when they requested none.
 - task: the root span's ``input`` (its ``messages``, question, ...), else the first user message of the
   earliest model call (``_vendor.run_task``).
-- trajectory_id = ``bt:<root_span_id>``; model_id = a model span's ``metadata.model``; the root's
-  ``project_id`` / ``experiment_id``, ``tags`` and scalar ``metadata`` go to metadata.
+- trajectory_id = ``bt:<root_span_id>``; model_id = a model span's ``metadata.model`` (not ``gen_ai.*`` keys);
+  the root's ``project_id`` (``project``), ``experiment_id`` (``experiment``), ``tags`` and scalar ``metadata`` go to
+  metadata.
 - outcome: the scores of the root row and of its ``score`` spans decide only when their name is success /
   correctness / reward-like (``exact_match``, ``accuracy``...: ``_vendor.verdict``); else an ``error`` on the root
   -> failure; else ``unknown``. Every score goes to ``metadata.scores``.
@@ -35,9 +41,10 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Node, error_text, iso_seconds, start_order, text_of
+from ._spans import Node, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
-from ._vendor import Score, as_list, decode, is_empty, message_dicts, output_dicts, result_text, run_task, trajectory
+from ._vendor import (Score, as_list, decode, is_empty, message_dicts, output_dicts, result_text, run_task,
+                      trace_roots, trajectory)
 
 NAME = "braintrust"
 GROUPED = True
@@ -46,13 +53,22 @@ ID_PREFIX = "bt"
 SIGNATURE = re.compile(r'"root_span_id"\s*:\s*"[^"]+"[\s\S]{0,20000}?"span_attributes"\s*:\s*\{'
                        r'|"span_attributes"\s*:\s*\{[\s\S]{0,20000}?"root_span_id"\s*:\s*"')
 _ROLES = {"llm": "llm", "tool": "tool", "task": "chain", "function": "chain", "eval": "chain", "score": "evaluator"}
-#: Node.info key of a root row's scores (removed before a group is assembled).
-_SCORES = "_scores"
+#: Node.info keys of a root row's scores and of the row itself (removed before a group is assembled).
+_SCORES, _ROW = "_scores", "_row"
+#: The keys under which an envelope lists span rows (see ``_listed``).
+_LISTS = ("events", "data", "items", "rows")
 
 
 def _is_span(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("span_attributes"), dict) \
         and bool(record.get("root_span_id")) and bool(record.get("span_id") or record.get("id"))
+
+
+def _is_part(record: Any) -> bool:
+    """A later part of a span's row: the SDK logs what a span gets after a flush (its output, scores, end time) as
+    an ``_is_merge`` row of the span's ids without ``span_attributes`` (``logger.py`` ``SpanImpl.log_internal``)."""
+    return isinstance(record, dict) and record.get("_is_merge") is True and bool(record.get("root_span_id")) \
+        and bool(record.get("span_id") or record.get("id"))
 
 
 def _is_detached(record: dict[str, Any]) -> bool:
@@ -62,11 +78,30 @@ def _is_detached(record: dict[str, Any]) -> bool:
         (record.get("_is_merge") is True or isinstance(record.get("origin"), dict))
 
 
+def _is_flat(record: Any) -> bool:
+    """A Braintrust row stripped of its span identity (``id``, ``created``, ``metrics.start``, input / output, but no
+    ``span_id`` / ``root_span_id`` / ``span_attributes``), as third-party importers describe a copy of the logs
+    taken from the UI: refused (no trace can be rebuilt from it) rather than read as another format's run."""
+    metrics = record.get("metrics") if isinstance(record, dict) else None
+    return isinstance(metrics, dict) and isinstance(metrics.get("start"), (int, float)) and "root_span_id" not in \
+        record and "span_attributes" not in record and bool(record.get("id")) and "created" in record and \
+        ("input" in record or "output" in record)
+
+
+def _listed(record: Any) -> tuple[str, list[Any]] | None:
+    """The rows an envelope lists, with its key: ``events`` (the fetch API), ``data`` (BTQL's answer,
+    ``{"data", "schema", "cursor"}``), ``items`` (``bt view trace --json``), ``rows`` (the SDK's logs3 payload,
+    ``{"rows", "api_version"}``, which it writes to ``BRAINTRUST_ALL_PUBLISH_PAYLOADS_DIR``)."""
+    if not isinstance(record, dict) or _is_span(record) or _is_part(record):
+        return None
+    return next(((key, record[key]) for key in _LISTS if isinstance(record.get(key), list)), None)
+
+
 def matches(record: Any) -> bool:
-    if _is_span(record):
+    if _is_span(record) or _is_part(record) or _is_flat(record):
         return True
-    events = record.get("events") if isinstance(record, dict) else None
-    return isinstance(events, list) and bool(events) and _is_span(events[0])
+    listed = _listed(record)
+    return listed is not None and bool(listed[1]) and (_is_span(listed[1][0]) or _is_part(listed[1][0]))
 
 
 def _scores(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +112,7 @@ def _scores(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _node(row: dict[str, Any], seq: int) -> Node:
-    attributes = row["span_attributes"]
+    attributes = row.get("span_attributes") if isinstance(row.get("span_attributes"), dict) else {}
     role = _ROLES.get(str(attributes.get("type") or "").lower(), "other")
     metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
     metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
@@ -100,12 +135,14 @@ def _node(row: dict[str, Any], seq: int) -> Node:
         node.output_messages = output_dicts(outputs)
         model = metadata.get("model")
         node.model = model.strip() if isinstance(model, str) and model.strip() else None
+    node.info[_ROW] = row
     if role == "evaluator":
         node.info[_SCORES] = _scores(row)
     if not parents:
         node.info.update({k: v for k, v in {
             _SCORES: _scores(row),
-            "project": row.get("experiment_id") or row.get("project_id"),
+            "project": row.get("project_id"),
+            "experiment": row.get("experiment_id"),
             "tags": row.get("tags") or None,
             "run_metadata": {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))} or None,
         }.items() if v})
@@ -114,16 +151,44 @@ def _node(row: dict[str, Any], seq: int) -> Node:
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     if not isinstance(record, dict):
-        raise RecordError(f"expected a Braintrust span row (or {{'events': [...]}}), got {type(record).__name__}")
-    rows = record["events"] if isinstance(record.get("events"), list) and not _is_span(record) else [record]
-    for n, row in enumerate(rows, seq):
+        raise RecordError(f"expected a Braintrust span row (or an envelope of them), got {type(record).__name__}")
+    listed = _listed(record)
+    rows = listed[1] if listed else [record]
+    bad: list[str] = []
+    flat = False
+    for n, row in enumerate(rows):
         if isinstance(row, dict) and _is_detached(row):
             continue
-        if not _is_span(row):
+        if not (_is_span(row) or _is_part(row)):
             keys = ", ".join(sorted(row)[:8]) if isinstance(row, dict) else type(row).__name__
-            raise RecordError("not a Braintrust span row: it needs 'span_attributes', 'root_span_id' and 'span_id' "
-                              f"(found {keys})")
-        yield str(row["root_span_id"]), _node(row, n), None
+            bad.append(f"{listed[0]}[{n}] (found {keys})" if listed else f"found {keys}")
+            flat = flat or _is_flat(row)
+            continue
+        yield str(row["root_span_id"]), _node(row, seq + n), None
+    if bad:  # raised after the good rows are given: the runs keep them
+        hint = " (rows without their span identity, as a flat copy of the logs holds, name no trace to rebuild: " \
+            "export the spans with `bt sync pull`, BTQL `select: *` or the fetch API)" if flat else ""
+        raise RecordError("not a Braintrust span row: it needs 'span_attributes', 'root_span_id' and 'span_id' "
+                          f"({'; '.join(bad[:5])}{f'; {len(bad) - 5} more' if len(bad) > 5 else ''}){hint}")
+
+
+def _merged_span(versions: list[Node]) -> Node:
+    """One node from a span's rows in the order given: an ``_is_merge`` row merged into the row before it, key by
+    key and into nested objects, any other row replacing it, as Braintrust merges them (the SDK's
+    ``merge_row_batch`` / ``util.merge_dicts``)."""
+    row: dict[str, Any] = {}
+    for version in sorted(versions, key=lambda v: v.seq):
+        raw = version.info[_ROW]
+        row = _merge_into(row, raw) if raw.get("_is_merge") is True else dict(raw)
+    return _node(row, min(v.seq for v in versions))
+
+
+def _merge_into(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        out[key] = _merge_into(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else value
+    return out
 
 
 def trajectory_id(key: str, by: str = "trace") -> str:
@@ -131,10 +196,12 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    group = one_node_per_id(group, _merged_span)
     scores = [Score(**s) for n in group for s in n.info.pop(_SCORES, None) or []]
+    for n in group:
+        n.info.pop(_ROW, None)
     group = [n for n in group if n.role != "evaluator"]
     if not group:
         raise RecordError(f"trace {key}: only scorer spans, none of the run's own")
-    ids = {n.id for n in group}
-    root = min((n for n in group if n.parent is None or n.parent not in ids), key=start_order)
+    root = trace_roots(group, "span")[0]
     return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=run_task(group, root, "span"), scores=scores)
