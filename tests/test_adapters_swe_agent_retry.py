@@ -160,7 +160,7 @@ def test_retry_run_cli_dry_run_reads_each_attempt_once(tmp_path: Path, monkeypat
     assert [Path(f["source"]).relative_to(tmp_path / "out").as_posix() for f in files] == [
         f"{run}/{INSTANCE}/{INSTANCE}.traj" for run in ("run2", "run3")]
     assert [(f["runs"], f["outcomes"], f["models"]) for f in files] == [
-        (2, {"failure": 1, "success": 1}, {"openai/gpt-4o": 2})] * 2
+        (2, {"failure": 1, "submitted, not evaluated": 1}, {"openai/gpt-4o": 2})] * 2  # a patch, no verdict
 
 
 def test_a_retry_run_stored_whole_by_an_earlier_reading_gives_way_to_its_attempts(tmp_path: Path, monkeypatch) -> None:

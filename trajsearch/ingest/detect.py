@@ -319,21 +319,49 @@ _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!
             "and ingest the spans, exported as OTLP/JSON (read as otel-genai)")
 
 
-def _sqlite_kind(path: Path) -> str:
-    """What an SQLite database is, by its tables (read once, the file opened read-only): AG2's runtime log, Google
-    ADK's, OpenCode's, goose's or Crush's session store (an adapter's ``session_store``: with how to export its
-    sessions), or another database."""
+def _sqlite_tables(path: Path) -> dict[str, set[str]] | None:
+    """An SQLite database's tables and their columns (the file opened read-only), or None where it cannot be read."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            tables = {name: {column for (column,) in db.execute("SELECT name FROM pragma_table_info(?)", (name,))}
-                      for name in names}
+            return {name: {column for (column,) in db.execute("SELECT name FROM pragma_table_info(?)", (name,))}
+                    for name in names}
     except sqlite3.Error:
+        return None
+
+
+def _store_kind(path: Path, tables: dict[str, set[str]], fmt: str | None = None) -> str | None:
+    """What an agent's session database of ``tables`` is, with the command that exports its sessions (an adapter's
+    ``session_store``; under a forced ``fmt``, that adapter's only), or None."""
+    mods = ADAPTERS.values() if fmt is None else [ADAPTERS[fmt]]
+    stores = (mod.session_store for mod in mods if hasattr(mod, "session_store"))
+    return next((kind for store in stores if (kind := store(path, tables))), None)
+
+
+def session_store_kind(path: Path, fmt: str | None = None) -> str | None:
+    """What ``path`` is when it is an agent's session database (Crush's, goose's, OpenCode's, Q CLI's, ADK's), told
+    by its tables wherever it lies and however it is named, with the command that exports its sessions; else None.
+    A walk asks it of the SQLite-named files it does not read, so that a ``crush.db`` copied out of ``.crush/`` is
+    named with that command, not with a ``--format`` hint that cannot read it (round 30, RT3)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                return None
+    except OSError:
+        return None
+    tables = _sqlite_tables(path)
+    return _store_kind(path, tables, fmt) if tables is not None else None
+
+
+def _sqlite_kind(path: Path) -> str:
+    """What an SQLite database is, by its tables (read once): AG2's runtime log, Google ADK's, OpenCode's, goose's or
+    Crush's session store (an adapter's ``session_store``: with how to export its sessions), or another database."""
+    tables = _sqlite_tables(path)
+    if tables is None:
         return "an SQLite database"
     if {"chat_completions", "agents"} <= set(tables) <= _AG2_TABLES | {"version"}:
         return f"no run in this file: {_AG2_LOG.format(kind='sqlite')}"
-    stores = (mod.session_store for mod in ADAPTERS.values() if hasattr(mod, "session_store"))
-    return next((kind for store in stores if (kind := store(path, tables))), "an SQLite database")
+    return _store_kind(path, tables) or "an SQLite database"
 
 
 def _ag2_log_kind(head: str) -> str | None:

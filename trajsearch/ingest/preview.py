@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..model import outcome_shown
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, clipped_fields
 from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs, run_digest
 
@@ -31,6 +32,8 @@ class FilePreview:
     errors: int = 0
     task: str | None = None
     tools: Counter = field(default_factory=Counter)
+    #: The runs by outcome as a reader is told it (``model.outcome_shown``): a handed-in patch no verdict judged is
+    #: "submitted, not evaluated", as search and show say it; the dry run had called it "success" (round 30, RT3).
     outcomes: Counter = field(default_factory=Counter)
     rewards: list[float] = field(default_factory=list)
     models: Counter = field(default_factory=Counter)
@@ -65,7 +68,7 @@ class FilePreview:
         self.errors += sum(1 for s in run.steps if s.error)
         self.task = self.task or run.task
         self.tools.update(s.action for s in run.steps if s.action)
-        self.outcomes[run.outcome.value] += 1
+        self.outcomes[outcome_shown(run)] += 1
         if run.reward is not None:
             self.rewards.append(run.reward)
         if run.model_id:

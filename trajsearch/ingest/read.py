@@ -55,7 +55,7 @@ from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_forma
 from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, PassedOver,
                                clipped_fields, stream_copy)
-from .detect import SideFile, detect_format, forced_format, walked_format
+from .detect import SideFile, detect_format, forced_format, session_store_kind, walked_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
 
@@ -601,6 +601,25 @@ def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bo
             "its format is not detected")
 
 
+#: The ends of the names an agent's SQLite session database has (``crush.db``, ``data.sqlite3``): a walk asks the
+#: files so named that it does not read whether they are one (``detect.session_store_kind``), wherever they lie.
+_SQLITE_NAMES = (".db", ".sqlite", ".sqlite3")
+#: How many session databases the walk's note names with their export command.
+_STORES_NAMED = 3
+
+
+def _stores_not_read(stored: list[Path], root: Path) -> str:
+    """The walk's note on the session databases it found beside dumps, which it does not read: each named with what
+    it is and the command that writes its sessions as a file to ingest (a walk that finds no dump hands them in to be
+    refused with that command; beside an export already written the note had only said "ingest one alone for the
+    command", round 30, RT3)."""
+    named = [f"{_shown(p.relative_to(root))}: {session_store_kind(p) or 'an SQLite database'}"
+             for p in stored[:_STORES_NAMED]]
+    more = f"; and {len(stored) - _STORES_NAMED} more (ingest one alone for its command)" \
+        if len(stored) > _STORES_NAMED else ""
+    return f"{len(stored)} session database(s) not read: " + "; ".join(named) + more
+
+
 def _walked_name(p: Path, fmt: str | None, taken: bool) -> bool:
     """Whether a walk under ``fmt`` (None: any) reads ``p`` by its name: an archive an adapter reads itself (Inspect
     AI's ``.eval``) when it is a zip (a text ``notes.eval`` is no log) and the walk is that format's or any; else a
@@ -648,7 +667,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         taken = any(mod.walked_file(p) for mod in walkers)  # (claude_code's may read a trial's JSON: asked once)
         if not _walked_name(p, fmt, taken):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
-                if (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
+                if p.name.lower().endswith(_SQLITE_NAMES) and session_store_kind(p, fmt):  # a crush.db copied out
+                    stored.append(p)
+                elif (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
                 else:  # counted up to a message's figure, not a census of a share
                     if len(others) < NAMED_OTHERWISE_COUNTED:
@@ -693,8 +714,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     if stored and not files:  # only a session store: a rejection whose message says how to export its sessions
         files = sorted(stored)
     elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
-        log.warning("%d session database(s) not read: %s (ingest one alone for the command that exports its "
-                    "sessions)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
+        log.warning("%s", _stores_not_read(sorted(stored), root))
     if tell_hidden and twins:  # said as every file passed over is: a compressed file's runs were lost unsaid
         log.warning("passed over %d compressed cop%s of the start of the file beside it, which is read: %s",
                     len(twins), "y" if len(twins) == 1 else "ies",
