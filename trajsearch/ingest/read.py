@@ -512,7 +512,8 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     producer's sessions are not of that format). ``SESSION_FOLDERS``: the hidden folders the agent CLIs keep their
     sessions in (``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), walked where other hidden folders are
     not. ``SESSION_STORES``: the binary stores frameworks keep sessions in (``.adk/session.db``), handed in, hidden or
-    not, when a walk finds no dump, for detection to name them and say how to export their runs."""
+    not, when a walk finds no dump, for detection to name them and say how to export their runs (a file of one's
+    name elsewhere, ``crush.db`` copied out of ``.crush/``, when its tables say it is one); beside dumps, named so."""
     mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
     return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
 
@@ -601,9 +602,6 @@ def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bo
             "its format is not detected")
 
 
-#: The ends of the names an agent's SQLite session database has (``crush.db``, ``data.sqlite3``): a walk asks the
-#: files so named that it does not read whether they are one (``detect.session_store_kind``), wherever they lie.
-_SQLITE_NAMES = (".db", ".sqlite", ".sqlite3")
 #: How many session databases the walk's note names with their export command.
 _STORES_NAMED = 3
 
@@ -645,6 +643,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     twins: list[str] = []  # compressed copies of the start of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
+    store_names = {store[-1] for store in stores}  # elsewhere, one so named is asked its tables (crush.db, ...)
     # SESSION_PIECES: a pattern on a file's path, the files an agent CLI keeps its sessions in pieces of, none a run
     # alone (OpenCode's ``storage/``)
     piecers = _adapter_hooks("SESSION_PIECES", fmt)
@@ -667,7 +666,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         taken = any(mod.walked_file(p) for mod in walkers)  # (claude_code's may read a trial's JSON: asked once)
         if not _walked_name(p, fmt, taken):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
-                if p.name.lower().endswith(_SQLITE_NAMES) and session_store_kind(p, fmt):  # a crush.db copied out
+                if p.name in store_names and session_store_kind(p, fmt):  # a crush.db copied out of .crush/
                     stored.append(p)
                 elif (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
