@@ -86,11 +86,13 @@ def ingest(
     0 every record read landed (or was unchanged, or the checkpoint had its input done);
     3 some records or inputs were rejected, the rest landed (the dead-letter file lists them):
       a rerun too, whose checkpoint had those inputs done, as over --server, which reads them again;
+      a file holding a run in a form not read (Cursor's json output, an Agentless log) is one;
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
-    2 a bad argument, a missing input, or inputs holding no file to read at all (an empty
-      folder, files not named as dumps): nothing made. Dumps read that hold no run exit 0
-      (with --json, its "no_run" names the inputs and says why);
+    2 a bad argument, a missing input, inputs holding no file to read at all (an empty
+      folder, files not named as dumps), or a tool's side file named alone (Continue's
+      sessions.json): nothing made. Dumps read that hold no run exit 0, and side files met
+      in a walk or among other inputs are passed over (with --json, "no_run" says why);
     130, 143 stopped by Ctrl-C, SIGTERM: what was written stays, and a rerun finishes the rest.
     --dry-run exits as the ingest would (writing nothing).
     """
@@ -272,9 +274,11 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1,
 def exit_status(results: list[dict[str, Any]]) -> int:
     """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected.
 
-    Inputs holding no file to read at all exit 2 before this (see :func:`_inputs_holding_nothing`); what was read
+    Inputs holding no file to read at all exit 2 before this (see :func:`_inputs_holding_nothing`), as does a tool's
+    side file named as the only input (``detect.SideFile``: the operator's mistake, as a wrong path is); what was read
     and held no run (a results file of no simulations, an evaluation that finished no instance, a Harbor trial that
-    never ran, a tool's side files) exits 0, its summary saying so.
+    never ran, side files met in a walk or among other inputs) exits 0, its summary saying so. A file holding a run in
+    a form not read (Cursor's ``json`` output, an Agentless log) is a rejection wherever it is: its run is lost.
 
     The inputs' records count whichever run of the job read them: those an earlier run committed and this one did
     not read again (``landed_earlier``, ``rejected_earlier``: the checkpoint's) as well as this run's. A rerun of an

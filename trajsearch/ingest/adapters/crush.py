@@ -51,7 +51,8 @@ from ._common import Context, RecordError, as_dict, as_list
 
 NAME = "crush"
 #: Crush's session store (``<project>/.crush/crush.db``): a walk that finds no dump hands it in for detection to name,
-#: with how to export its sessions (``session_store``).
+#: with how to export its sessions (``session_store``); beside dumps, its note names it with that command. A
+#: ``crush.db`` elsewhere is told by its tables.
 SESSION_STORES = (".crush/crush.db",)
 
 #: Crush's SQLite store as JSON lines of sessions (every column of a session's row, and its ``messages``: every
