@@ -209,7 +209,7 @@ def test_a_walk_of_gooses_sessions_folder_itself_names_its_database(tmp_path: Pa
     # they are read, and the database, where every session since lives, is named, not passed over unsaid
     (sessions / LEGACY.name).write_text(LEGACY.read_text())
     said = _walk(sessions)
-    assert "runs 1; rejected 0" in said and "1 session database(s) not read: sessions.db" in said, said
+    assert "runs 1; rejected 0" in said and "1 session database(s) not read" in said and "sessions.db: goose: " in said, said
 
 
 def test_an_export_bundles_sub_agent_sessions_each_read_as_its_own_run(tmp_path: Path) -> None:

@@ -162,7 +162,8 @@ def test_an_agent_folder_walk_names_its_adk_session_database(tmp_path: Path, mon
     code, out, err = run_cli("ingest", str(agent), "--dry-run")
     told = " ".join((out + err).split())
     assert code == 0 and "tool-raises.session.json: format adk-session; runs 1" in told, out + err
-    assert "rejected 1" not in told and "1 session database(s) not read: .adk/session.db" in caplog.text, out + err
+    assert "rejected 1" not in told and "1 session database(s) not read" in caplog.text \
+        and ".adk/session.db: adk-session: " in caplog.text, out + err
 
 
 # -- review RQ of the ADK session adapter: files ADK 2.13 wrote (see the fixtures' SOURCE.md) -------------------------

@@ -70,8 +70,8 @@ def test_a_walk_beside_an_export_names_crushs_store_with_its_command(newcomer, t
     shutil.copy(CRUSH / "crush-sessions.jsonl", project)
     code, told = walked(project, caplog)
     assert code == 0 and "format crush; runs 5; rejected 0" in told, told
-    assert "1 session database(s) not read: .crush/crush.db: Crush's session database" in told
-    assert _export_command(told) and f"{project / '.crush' / 'crush.db'} crush-sessions.jsonl" in told
+    assert "1 session database(s) not read, each with the command that writes its sessions to ingest: .crush/crush.db: crush: python3 -c " in told
+    assert f"{project / '.crush' / 'crush.db'} crush-sessions.jsonl" in told
 
 
 def test_a_crush_db_outside_its_folder_is_named_with_its_command(newcomer, tmp_path: Path,
@@ -84,8 +84,8 @@ def test_a_crush_db_outside_its_folder_is_named_with_its_command(newcomer, tmp_p
     code, told = walked(alone, caplog)
     assert code == 4 and _export_command(told) and "passed over by name" not in told, told
     code, told = walked(CRUSH, caplog)
-    assert code == 0 and "1 session database(s) not read: crush.db: Crush's session database" in told, told
-    assert _export_command(told) and "passed over by name" not in told
+    assert code == 0 and "1 session database(s) not read, each with the command that writes its sessions to ingest: crush.db: crush: python3 -c " in told, told
+    assert "passed over by name" not in told
 
 
 def test_a_walk_beside_a_save_names_q_clis_store_with_its_command(newcomer, tmp_path: Path,
@@ -97,8 +97,8 @@ def test_a_walk_beside_a_save_names_q_clis_store_with_its_command(newcomer, tmp_
     shutil.copy(QCLI_SAVE, share)
     code, told = walked(share, caplog)
     assert code == 0 and "format q-cli; runs 1; rejected 0" in told, told
-    assert "1 session database(s) not read: amazon-q/data.sqlite3: Amazon Q Developer CLI's" in told
-    assert "python3 -c " in told and "(ingest one alone for" not in told
+    assert "1 session database(s) not read, each with the command that writes its sessions to ingest: amazon-q/data.sqlite3: q-cli: python3 -c " in told
+    assert "(ingest one alone for" not in told
 
 
 @pytest.mark.parametrize("side", [CONTINUE_INDEX, ACR_META], ids=["continue-index", "acr-meta"])
@@ -126,3 +126,57 @@ def test_a_run_in_a_form_not_read_is_a_rejection_wherever_it_is(newcomer, tmp_pa
     assert code == 4 and "headless Cursor CLI run" in said(out, err), out + err
     code, out, err = run_cli("ingest", str(result), str(CURSOR_STREAM), "--dry-run")
     assert code == 3 and "format cursor-cli; runs 1; rejected 0" in said(out, err), out + err
+
+
+def _wal_store(folder: Path) -> None:
+    """Crush's store as a project commits it: in WAL mode, with its ``-wal`` (a write not checkpointed) and no
+    ``-shm`` (the fixture's database, switched to WAL and copied while a connection held the log)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    live = folder.parent / "live"
+    live.mkdir()
+    shutil.copy(CRUSH / "crush.db", live)
+    with closing(sqlite3.connect(live / "crush.db")) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        db.execute("UPDATE sessions SET title = title")
+        db.commit()
+        for name in ("crush.db", "crush.db-wal"):
+            shutil.copy(live / name, folder / name)
+
+
+@pytest.mark.parametrize("beside_export", [False, True], ids=["alone", "beside-export"])
+def test_a_walk_leaves_a_wal_store_as_it_found_it(newcomer, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                  beside_export: bool) -> None:
+    """A dry run "writes nothing": it made a ``crush.db-shm`` asking the store its tables (review of UX31, finding 1);
+    and the store's ``-wal`` is the store's, passed over with it, not named as a file to read "with --format NAME"
+    (finding 3)."""
+    backup = tmp_path / "backup"
+    _wal_store(backup)
+    if beside_export:
+        shutil.copy(CRUSH / "crush-sessions.jsonl", backup)
+    before = sorted(p.name for p in backup.iterdir())
+    code, told = walked(backup, caplog)
+    assert code == (0 if beside_export else 4) and "python3 -c " in told, told
+    assert sorted(p.name for p in backup.iterdir()) == before
+    assert "crush.db-wal" not in told and "--format NAME" not in told, told
+
+
+def test_the_walks_note_names_each_store_on_a_line_with_its_command(newcomer, tmp_path: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """Beside dumps, every ingest of the folder says it: one short line a database (its name and the command), not
+    the rejection's paragraph on where each tool keeps its sessions (review of UX31, finding 7)."""
+    project = tmp_path / "myproject"
+    for folder in (".crush", "backup"):
+        (project / folder).mkdir(parents=True)
+        shutil.copy(CRUSH / "crush.db", project / folder / "crush.db")
+    shutil.copy(CRUSH / "crush-sessions.jsonl", project)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        assert run_cli("ingest", str(project), "--dry-run")[0] == 0
+    note = next(r.getMessage() for r in caplog.records if "session database(s) not read" in r.getMessage())
+    head, *lines = note.splitlines()
+    assert head.startswith("2 session database(s) not read") and len(lines) == 2, note
+    for line, where in zip(lines, (".crush/crush.db", "backup/crush.db")):
+        assert line.lstrip().startswith(f"{where}: crush: python3 -c "), line
+        assert line.endswith(f"{project / where} crush-sessions.jsonl"), line
+    assert "keeps a project's sessions" not in note

@@ -19,7 +19,7 @@ import sqlite3
 import zipfile
 from contextlib import closing
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, NamedTuple
 
 import ijson
 
@@ -320,9 +320,12 @@ _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!
 
 
 def _sqlite_tables(path: Path) -> dict[str, set[str]] | None:
-    """An SQLite database's tables and their columns (the file opened read-only), or None where it cannot be read."""
+    """An SQLite database's tables and their columns, or None where it cannot be read. Opened ``immutable``: read-only
+    alone, SQLite makes a ``-shm`` beside a WAL database (a project's committed ``.crush/crush.db``), and a walk, a
+    dry run too, would write into the folder it reads; the tables are the database file's (a ``-wal`` not
+    checkpointed is not read: a store's tables are made when it is, long before its sessions)."""
     try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)) as db:
             names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
             return {name: {column for (column,) in db.execute("SELECT name FROM pragma_table_info(?)", (name,))}
                     for name in names}
@@ -330,19 +333,27 @@ def _sqlite_tables(path: Path) -> dict[str, set[str]] | None:
         return None
 
 
-def _store_kind(path: Path, tables: dict[str, set[str]], fmt: str | None = None) -> str | None:
-    """What an agent's session database of ``tables`` is, with the command that exports its sessions (an adapter's
-    ``session_store``; under a forced ``fmt``, that adapter's only), or None."""
-    mods = ADAPTERS.values() if fmt is None else [ADAPTERS[fmt]]
-    stores = (mod.session_store for mod in mods if hasattr(mod, "session_store"))
-    return next((kind for store in stores if (kind := store(path, tables))), None)
+class StoreKind(NamedTuple):
+    """An agent's session database: the format whose ``session_store`` told it, and what it says (the store and the
+    command that exports its sessions, which it gives whole: :data:`_agent_cli.EXPORT_PREFIX`)."""
+    fmt: str
+    text: str
 
 
-def session_store_kind(path: Path, fmt: str | None = None) -> str | None:
+def _store_kind(path: Path, tables: dict[str, set[str]], fmt: str | None = None) -> StoreKind | None:
+    """What an agent's session database of ``tables`` is (an adapter's ``session_store``; under a forced ``fmt``,
+    that adapter's only), or None."""
+    named = ADAPTERS.items() if fmt is None else [(fmt, ADAPTERS[fmt])]
+    told = ((name, mod.session_store(path, tables)) for name, mod in named if hasattr(mod, "session_store"))
+    return next((StoreKind(name, text) for name, text in told if text), None)
+
+
+def session_store_kind(path: Path, fmt: str | None = None) -> StoreKind | None:
     """What ``path`` is when it is an agent's session database (Crush's, goose's, OpenCode's, Q CLI's, ADK's), told
-    by its tables wherever it lies and however it is named, with the command that exports its sessions; else None.
-    A walk asks it of the SQLite-named files it does not read, so that a ``crush.db`` copied out of ``.crush/`` is
-    named with that command, not with a ``--format`` hint that cannot read it (round 30, RT3)."""
+    by its tables wherever it lies, with the command that exports its sessions; else None (not SQLite, or another
+    database). A walk asks it of a file named as a store out of its folder (a ``crush.db`` copied out of
+    ``.crush/``), so that it is refused with that command, not a ``--format`` hint no format can follow, and of each
+    store it names beside dumps."""
     try:
         with open(path, "rb") as f:
             if f.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
@@ -354,14 +365,16 @@ def session_store_kind(path: Path, fmt: str | None = None) -> str | None:
 
 
 def _sqlite_kind(path: Path) -> str:
-    """What an SQLite database is, by its tables (read once): AG2's runtime log, Google ADK's, OpenCode's, goose's or
-    Crush's session store (an adapter's ``session_store``: with how to export its sessions), or another database."""
+    """What an SQLite database is, by its tables (read once): AG2's runtime log, an agent's session store (an
+    adapter's ``session_store``: Google ADK's, OpenCode's, goose's, Crush's, Q CLI's, with how to export its
+    sessions), or another database."""
     tables = _sqlite_tables(path)
     if tables is None:
         return "an SQLite database"
     if {"chat_completions", "agents"} <= set(tables) <= _AG2_TABLES | {"version"}:
         return f"no run in this file: {_AG2_LOG.format(kind='sqlite')}"
-    return _store_kind(path, tables) or "an SQLite database"
+    store = _store_kind(path, tables)
+    return store.text if store else "an SQLite database"
 
 
 def _ag2_log_kind(head: str) -> str | None:

@@ -53,9 +53,10 @@ from trajsearch.vocab import GROUP_BY
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
 from .adapters.atif import TRIAL_VERDICT_METADATA
+from .adapters._agent_cli import EXPORT_PREFIX
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, PassedOver,
                                clipped_fields, stream_copy)
-from .detect import SideFile, detect_format, forced_format, session_store_kind, walked_format
+from .detect import SideFile, StoreKind, detect_format, forced_format, session_store_kind, walked_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
 
@@ -604,18 +605,27 @@ def passed_over_by_name(files: list[Path], *, base: Path | None = None, more: bo
 
 #: How many session databases the walk's note names with their export command.
 _STORES_NAMED = 3
+#: The files SQLite keeps beside a database (its write-ahead log, its shared memory, its rollback journal): a
+#: store's, passed over with it unsaid (no format reads them, and the store is named).
+_SQLITE_SIBLINGS = ("-wal", "-shm", "-journal")
 
 
-def _stores_not_read(stored: list[Path], root: Path) -> str:
-    """The walk's note on the session databases it found beside dumps, which it does not read: each named with what
-    it is and the command that writes its sessions as a file to ingest (a walk that finds no dump hands them in to be
-    refused with that command; beside an export already written the note had only said "ingest one alone for the
-    command", round 30, RT3)."""
-    named = [f"{_shown(p.relative_to(root))}: {session_store_kind(p) or 'an SQLite database'}"
-             for p in stored[:_STORES_NAMED]]
-    more = f"; and {len(stored) - _STORES_NAMED} more (ingest one alone for its command)" \
-        if len(stored) > _STORES_NAMED else ""
-    return f"{len(stored)} session database(s) not read: " + "; ".join(named) + more
+def _stores_not_read(stored: dict[Path, StoreKind | None], root: Path) -> str:
+    """The walk's note on the session databases it found beside dumps, which it does not read (said on every ingest
+    of the folder: short): a line each, its format and the command that writes its sessions as a file to ingest (a
+    walk that finds no dump hands them in, to be refused with the whole account)."""
+    def line(path: Path, kind: StoreKind | None) -> str:
+        kind = kind or session_store_kind(path)
+        if kind is None:  # where a store lies, not one (a Git LFS pointer, another database)
+            return f"{_shown(path.relative_to(root))}: not a session database trajsearch knows"
+        at = kind.text.find(EXPORT_PREFIX)
+        return f"{_shown(path.relative_to(root))}: {kind.fmt}: {kind.text[at:] if at >= 0 else kind.text}"
+
+    shown = sorted(stored)[:_STORES_NAMED]
+    more = f"\n  and {len(stored) - len(shown)} more (ingest one alone for its command)" \
+        if len(stored) > len(shown) else ""
+    return (f"{len(stored)} session database(s) not read, each with the command that writes its sessions to ingest:"
+            + "".join(f"\n  {line(p, stored[p])}" for p in shown) + more)
 
 
 def _walked_name(p: Path, fmt: str | None, taken: bool) -> bool:
@@ -642,8 +652,22 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     packed: list[str] = []  # archives and compressed dumps: read by no reader
     twins: list[str] = []  # compressed copies of the start of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
-    stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
+    # session stores found, with what they are where asked: handed in only where the walk found no dump (see below)
+    stored: dict[Path, StoreKind | None] = {}
     store_names = {store[-1] for store in stores}  # elsewhere, one so named is asked its tables (crush.db, ...)
+    kinds: dict[Path, StoreKind | None] = {}  # of those, what each is: asked once (its -wal asks too)
+
+    def store_kind(p: Path) -> StoreKind | None:
+        """What ``p``, lying out of its store's folder, is when named as a store (crush.db) and its tables say so."""
+        if p.name in store_names and p not in kinds:
+            kinds[p] = session_store_kind(p, fmt) if p.is_file() else None
+        return kinds.get(p)
+
+    def store_sibling(p: Path) -> bool:
+        """Whether ``p`` is a store's ``-wal``, ``-shm`` or ``-journal``, where the store lies or out of it."""
+        db = next((p.with_name(p.name[:-len(end)]) for end in _SQLITE_SIBLINGS if p.name.endswith(end)), None)
+        return db is not None and (any(db.absolute().parts[-len(store):] == store for store in stores)
+                                   or store_kind(db) is not None)
     # SESSION_PIECES: a pattern on a file's path, the files an agent CLI keeps its sessions in pieces of, none a run
     # alone (OpenCode's ``storage/``)
     piecers = _adapter_hooks("SESSION_PIECES", fmt)
@@ -657,7 +681,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         parts = p.absolute().parts  # the store's own path, not the walk's part of it: a walk of goose's sessions
         if any(parts[-len(store):] == store for store in stores):  # folder itself finds goose/sessions/sessions.db
             if p.is_file():
-                stored.append(p)
+                stored[p] = None
             return False
         if (mod := next((m for m in piecers if m.SESSION_PIECES.search(p.as_posix())), None)) is not None:
             if p.is_file():
@@ -666,8 +690,10 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         taken = any(mod.walked_file(p) for mod in walkers)  # (claude_code's may read a trial's JSON: asked once)
         if not _walked_name(p, fmt, taken):
             if _hidden_part(p.relative_to(root).parts, walked) is None and p.is_file():
-                if p.name in store_names and session_store_kind(p, fmt):  # a crush.db copied out of .crush/
-                    stored.append(p)
+                if (store := store_kind(p)) is not None:  # a crush.db copied out of .crush/
+                    stored[p] = store
+                elif store_sibling(p):  # its -wal, -shm: passed over with it, unsaid
+                    pass
                 elif (kind := _packed_kind(p.name)) and not _known_side_file(p):  # (one an adapter reads with a run)
                     packed.append(f"{_shown(p.relative_to(root))} ({kind})")
                 else:  # counted up to a message's figure, not a census of a share
@@ -713,7 +739,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     if stored and not files:  # only a session store: a rejection whose message says how to export its sessions
         files = sorted(stored)
     elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
-        log.warning("%s", _stores_not_read(sorted(stored), root))
+        log.warning("%s", _stores_not_read(stored, root))
     if tell_hidden and twins:  # said as every file passed over is: a compressed file's runs were lost unsaid
         log.warning("passed over %d compressed cop%s of the start of the file beside it, which is read: %s",
                     len(twins), "y" if len(twins) == 1 else "ies",

@@ -761,11 +761,16 @@ def as_key(value: Any) -> str | int | None:
     return value if isinstance(value, (str, int)) else None
 
 
+#: How :func:`export_command` begins: a walk's note on the stores beside dumps quotes a ``session_store``'s text
+#: from there (the command and what follows it), not its account of where the tool keeps its sessions.
+EXPORT_PREFIX = "python3 -c "
+
+
 def export_command(script: str, path: Path, out: str) -> str:
     """The shell command that runs ``script`` (a standard-library Python one-liner writing a session database's
     sessions: goose, ADK and Crush as JSON lines, OpenCode as a folder of its exports) on the database at ``path``
     (named whole, quoted: it runs from anywhere), writing ``out``."""
-    return f"python3 -c {shlex.quote(script)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
+    return f"{EXPORT_PREFIX}{shlex.quote(script)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 
 class SessionSteps:
