@@ -86,7 +86,8 @@ def ingest(
     0 every record read landed (or was unchanged, or the checkpoint had its input done);
     3 some records or inputs were rejected, the rest landed (the dead-letter file lists them):
       a rerun too, whose checkpoint had those inputs done, as over --server, which reads them again;
-      a file holding a run in a form not read (Cursor's json output, an Agentless log) is one;
+      a file holding a run in a form not read (Cursor's json output, an Agentless log) is one, named or
+      read by a walk (a walk passes .log files over, and notes a session database beside dumps);
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
     2 a bad argument, a missing input, inputs holding no file to read at all (an empty
@@ -278,7 +279,9 @@ def exit_status(results: list[dict[str, Any]]) -> int:
     side file named as the only input (``detect.SideFile``: the operator's mistake, as a wrong path is); what was read
     and held no run (a results file of no simulations, an evaluation that finished no instance, a Harbor trial that
     never ran, side files met in a walk or among other inputs) exits 0, its summary saying so. A file holding a run in
-    a form not read (Cursor's ``json`` output, an Agentless log) is a rejection wherever it is: its run is lost.
+    a form not read is a rejection where it is read: its run is lost. A walk reads Cursor's ``json`` output (a
+    ``.json``), passes an Agentless ``.log`` over by name, and hands in a session database only where it found no
+    dump (beside dumps, a note names it).
 
     The inputs' records count whichever run of the job read them: those an earlier run committed and this one did
     not read again (``landed_earlier``, ``rejected_earlier``: the checkpoint's) as well as this run's. A rerun of an
@@ -662,12 +665,19 @@ def _print_files(files: list[Any]) -> None:
         out.print(f"{path}: {said}", markup=False, highlight=False, soft_wrap=True)
 
 
+def _cell_label(label: str) -> str:
+    """A label in a cell of counts joined by commas, quoted where it has one itself ("submitted, not evaluated"):
+    ``failure 1, submitted, not evaluated 1`` read as three outcomes."""
+    return f'"{label}"' if "," in label else label
+
+
 def _file_cells(f: Any) -> list[str]:
     """A file's dry-run cells, in the order of ``_DRY_RUN_COLUMNS``."""
     tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
     return [f.source, f.fmt or "?", str(f.runs), str(f.rejected), _passed_over([f.passed_over], "{groups}: {why}"),
             str(f.steps), str(f.errors),
-            ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items())), " ".join((f.task or "").split())[:60],
+            ", ".join(f"{_cell_label(k)} {v}" for k, v in sorted(f.outcomes.items())),
+            " ".join((f.task or "").split())[:60],
             tools, ", ".join(list(f.models)[:2])]
 
 
