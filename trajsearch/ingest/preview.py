@@ -33,7 +33,7 @@ class FilePreview:
     task: str | None = None
     tools: Counter = field(default_factory=Counter)
     #: The runs by outcome as a reader is told it (``model.outcome_shown``): a handed-in patch no verdict judged is
-    #: "submitted, not evaluated", as search and show say it; the dry run had called it "success" (round 30, RT3).
+    #: "submitted, not evaluated", as search and show say it, so that a dry run promises no success the index lacks.
     outcomes: Counter = field(default_factory=Counter)
     rewards: list[float] = field(default_factory=list)
     models: Counter = field(default_factory=Counter)
