@@ -7,8 +7,10 @@
   ``crush.db`` copied out of ``.crush/`` (it had a ``--format`` hint, and no format reads SQLite);
 - the exit status of a file that holds no run, as README's table says it: a tool's side file named alone is the
   operator's mistake (2, nothing made), passed over in a walk or among other inputs (0); a file holding a run in a
-  form trajsearch does not read (an Agentless log, Cursor CLI's ``json`` output) is a rejection wherever it is (4
-  alone, 3 beside runs read).
+  form trajsearch does not read (an Agentless log, Cursor CLI's ``json`` output) is a rejection where it is named
+  (4 alone, 3 beside runs read), but a walk passes a ``.log`` over by name (0);
+- a walk writes nothing beside a WAL store it asks its tables, passes its ``-wal`` over with it, and names each store
+  beside dumps on one short line with its export command (review of UX31, findings 1, 3, 7).
 
 Fixtures: the real files of round 30 (each folder's README.md says where from)."""
 
@@ -118,7 +120,7 @@ def test_a_side_file_in_a_walk_or_among_inputs_exits_0(newcomer, tmp_path: Path)
     assert code == 0 and "format continue; runs 1; rejected 0" in said(out, err), out + err
 
 
-def test_a_run_in_a_form_not_read_is_a_rejection_wherever_it_is(newcomer, tmp_path: Path) -> None:
+def test_a_run_in_a_form_not_read_is_a_rejection_where_it_is_named(newcomer, tmp_path: Path) -> None:
     code, out, err = run_cli("ingest", str(AGENTLESS), "--dry-run")
     assert code == 4 and "Agentless' text log of SWE-bench instance django__django-11206" in said(out, err), out + err
     result = tmp_path / "out.json"  # `cursor-agent -p --output-format json`: the stream's closing result alone
@@ -127,6 +129,12 @@ def test_a_run_in_a_form_not_read_is_a_rejection_wherever_it_is(newcomer, tmp_pa
     assert code == 4 and "headless Cursor CLI run" in said(out, err), out + err
     code, out, err = run_cli("ingest", str(result), str(CURSOR_STREAM), "--dry-run")
     assert code == 3 and "format cursor-cli; runs 1; rejected 0" in said(out, err), out + err
+    folder = tmp_path / "swebench"  # a walk reads no .log: the Agentless log beside a run is passed over by name
+    folder.mkdir()
+    shutil.copy(AGENTLESS, folder)
+    shutil.copy(MOATLESS / "django__django-9296.json", folder)
+    code, out, err = run_cli("ingest", str(folder), "--dry-run")
+    assert code == 0 and "runs 1; rejected 0" in said(out, err), out + err
 
 
 def _wal_store(folder: Path) -> None:
