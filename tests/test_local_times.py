@@ -209,3 +209,21 @@ def test_a_kimi_call_id_used_twice_takes_each_call_s_own_times(tmp_path: Path) -
     first, second = [step for step in _runs(context)[0].steps if step.action == "Shell"]
     assert (first.started_at.timestamp(), first.ended_at.timestamp()) == (101.0, 102.0)
     assert (second.started_at.timestamp(), second.ended_at.timestamp()) == (201.0, 203.0)
+
+
+def test_another_zone_reads_a_local_clock_s_runs_again_and_delete_from_undoes_them_under_any(
+        newcomer, monkeypatch, tmp_path: Path) -> None:  # noqa: F811
+    """RT1 findings 1 and 2: the zone times the run, so a changed TRAJSEARCH_LOCAL_TZ is another job (the run is read
+    again and replaces itself under its id, not skipped as done); and ``delete --from`` finds the run it stored
+    whatever zone either read it in (the wall times the same)."""
+    history = tmp_path / "calc" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    shutil.copy(AIDER, history)
+    code, out, err = run_cli("ingest", str(history))
+    assert code == 0 and "ingested 1" in out, out + err
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Asia/Tokyo")
+    code, out, err = run_cli("ingest", str(history))
+    assert code == 0 and "already done" not in out + err and "ingested 1" in out, out + err
+    monkeypatch.delenv("TRAJSEARCH_LOCAL_TZ")
+    code, out, err = run_cli("delete", "--from", str(history), "--dry-run")
+    assert code == 0 and out.startswith("would remove 1 run(s)") and "kept" not in out, out + err

@@ -178,9 +178,12 @@ def reader_fingerprint() -> str:
 
 def identity(job: IngestJob, store: str, traces: str, outcomes: OutcomeTable | None = None) -> dict[str, Any]:
     """What a checkpoint belongs to: the same inputs read the same way, by the same reading code, into the same
-    store (other verdicts or other code make another job: its runs must be read again)."""
+    store (other verdicts, other code or another ``TRAJSEARCH_LOCAL_TZ``, which times a local clock's runs, make
+    another job: its runs must be read again)."""
+    from ..config import local_time_zone
+
     return {"store": job.store_label or store, "traces": traces, "tenant": job.tenant, "format": job.fmt,
-            "reader": reader_fingerprint(),
+            "reader": reader_fingerprint(), "local_tz": (local_time_zone() or (None,))[0],
             "group_by": job.group_by, "defaults": dict(job.defaults),
             "outcomes": outcomes.fingerprint() if outcomes is not None else None, "shard": str(job.shard),
             "success_threshold": job.success_threshold}

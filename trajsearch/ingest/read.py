@@ -38,6 +38,7 @@ import tempfile
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mapping, NamedTuple
@@ -54,8 +55,8 @@ from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
 from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._agent_cli import EXPORT_PREFIX
-from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, PassedOver,
-                               clipped_fields, stream_copy)
+from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, TIME_ZONE,
+                               PassedOver, clipped_fields, stream_copy)
 from .detect import SideFile, StoreKind, detect_format, forced_format, session_store_kind, walked_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
@@ -1422,8 +1423,25 @@ def _unrenamed(run: Trajectory) -> Trajectory:
 
 def same_run(stored: Trajectory, read: Trajectory) -> bool:
     """Whether ``stored`` is the run ``read`` as ingest stored it: the same content, whatever id
-    :class:`DistinctIds` gave it (and the original id it then noted)."""
-    return run_digest(_unrenamed(stored)) == run_digest(_unrenamed(read))
+    :class:`DistinctIds` gave it (and the original id it then noted), and, of a tool that wrote local time without a
+    zone (both carry ``TIME_ZONE``), whatever ``TRAJSEARCH_LOCAL_TZ`` each was read under: the same wall times, so
+    that ``delete --from`` undoes an ingest made under another zone (RT1 finding 2)."""
+    if run_digest(_unrenamed(stored)) == run_digest(_unrenamed(read)):
+        return True
+    return TIME_ZONE in stored.metadata and TIME_ZONE in read.metadata \
+        and run_digest(_on_wall_clock(_unrenamed(stored))) == run_digest(_on_wall_clock(_unrenamed(read)))
+
+
+def _on_wall_clock(run: Trajectory) -> Trajectory:
+    """``run`` with its times' wall clock read as UTC and no word of the zone: what no ``TRAJSEARCH_LOCAL_TZ`` moves
+    (a time the file gave with its zone reads the same under any, so relabelling it changes nothing)."""
+    def wall(when: datetime | None) -> datetime | None:
+        return None if when is None else when.replace(tzinfo=timezone.utc)
+    return run.model_copy(update={
+        "created_at": wall(run.created_at),
+        "steps": [s.model_copy(update={"started_at": wall(s.started_at), "ended_at": wall(s.ended_at)})
+                  for s in run.steps],
+        "metadata": {k: v for k, v in run.metadata.items() if k != TIME_ZONE}})
 
 
 #: What a verdict sets on a run (``ingest.outcomes.OutcomeTable.apply``): a judgment of the run, not the run.
