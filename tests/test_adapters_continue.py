@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,25 @@ def test_an_index_changed_for_another_session_reads_none_again(newcomer, tmp_pat
     code, out, err = run_cli("ingest", str(sessions), "-t", "acme")
     said = " ".join((out + err).split())
     assert code == 0 and "read 0:" in said and "2 input(s) already done per the checkpoint" in said, said
+
+
+def test_a_renamed_session_is_timed_as_the_checkpoint_sees_it_not_by_an_index_entry_it_does_not_watch(
+        newcomer, tmp_path: Path) -> None:  # noqa: F811
+    """RT1 finding 3: the checkpoint sees a session file's name, not its record, so the index entry a run is timed by
+    is the one its name (Continue's ``<sessionId>.json``) finds; a renamed copy is timed by its own reasoning, index
+    beside it or not, and an index added later leaves the stored run what a fresh read gives (it was skipped as done
+    while a fresh read took the new entry's date)."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    copy = sessions / REASONING.name
+    shutil.copy(REASONING, copy)
+    code, out, err = run_cli("ingest", str(sessions), "-t", "acme")
+    assert code == 0 and "ingested 1 runs" in out + err, out + err
+    alone = only(copy).created_at
+    (sessions / "sessions.json").write_text(json.dumps([{
+        "sessionId": "0390200c-5538-4880-af0b-be04a0a99f4f", "title": "t", "dateCreated": "1771500000000",
+        "workspaceDirectory": ""}]))
+    run_cli("ingest", str(sessions), "-t", "acme")
+    code, out, err = run_cli("show", "continue.0390200c-5538-4880-af0b-be04a0a99f4f", "-t", "acme", "--json")
+    stored = datetime.fromisoformat(json.loads(out)["created_at"])
+    assert code == 0 and stored == only(copy).created_at == alone

@@ -36,8 +36,8 @@ Field mapping:
 - trajectory_id = ``continue.<sessionId>`` (the file's own, however the file is named or wherever it lies).
   model_id = ``chatModelTitle`` (the model picked for the session), else the first ``promptLogs`` ``modelTitle``
   (the title the user's config gives the model); ``metadata.model_provider`` its ``modelProvider``. created_at =
-  the session's ``dateCreated`` in ``sessions.json`` beside the file (Unix ms), else the first reasoning's
-  ``startAt`` (the session file keeps no other time; pre-0.8: ``date_created``). metadata:
+  the session's ``dateCreated`` in ``sessions.json`` beside the file named ``<sessionId>.json`` (Unix ms), else
+  the first reasoning's ``startAt`` (the session file keeps no other time; pre-0.8: ``date_created``). metadata:
   ``session_id``, ``title``, ``workspace`` (``workspaceDirectory``), ``mode``, ``models`` (more than one),
   ``cost_usd`` (``usage.totalCost``), ``canceled_calls``.
 """
@@ -148,10 +148,18 @@ def read_with_value(path: Path) -> str | None:
     copied in after the sessions gives them their start), not when another did (Continue rewrites the index on every
     save: the whole file would re-read every session beside it after each new one). Of a ``<sessionId>.json`` alone:
     a stat of the index, parsed once while it stays the same; None where it holds no entry of the session."""
+    created = _own_created(path)
+    return None if created is None else repr(created)
+
+
+def _own_created(path: Path) -> Any:
+    """The ``dateCreated`` of a session file's own entry in the index beside it, by its name as Continue names it
+    (``<sessionId>.json``), else None: the one lookup the reader and the checkpoint (:func:`read_with_value`, which
+    sees the name, not the record) share, so a run is never timed by an entry the checkpoint does not watch (RT1
+    finding 3: a renamed copy is timed by its own reasoning, as it is with no index beside it)."""
     if path.suffix != ".json" or not _SESSION_NAME.fullmatch(path.stem):
         return None
-    created = _created(path.with_name(_INDEX_FILE)).get(path.stem)
-    return None if created is None else repr(created)
+    return _created(path.with_name(_INDEX_FILE)).get(path.stem)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -189,7 +197,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
         last_error=None, error_cause=API_ERROR_CAUSE,
-        created_at=first_time(_number(_created(ctx.source.with_name(_INDEX_FILE)).get(session)),
+        created_at=first_time(_number(_own_created(ctx.source)),
                               *(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
 
