@@ -407,8 +407,9 @@ def _fingerprint(unit: Unit) -> str:
     they depend on (``adapters.read_with_value``: a Continue session's entry in its index), so that a unit done is
     read again when what it was read with changed, not only when it did (probe 48, L4)."""
     own = fingerprint(unit)
-    beside = tuple(dict.fromkeys(p for f in unit.files for p in read_with(f) if p not in unit.files))
-    if value := "".join(map(read_with_value, unit.files)):  # a Continue session's own entry in its index
+    fmt = unit.fmt if unit.forced else None  # under --format, its adapter's alone
+    beside = tuple(dict.fromkeys(p for f in unit.files for p in read_with(f, fmt) if p not in unit.files))
+    if value := "".join(read_with_value(f, fmt) for f in unit.files):  # a Continue session's own entry in its index
         own = f"{own}={hashlib.blake2b(value.encode(), digest_size=8).hexdigest()}"
     return f"{own}+{fingerprint(replace(unit, files=beside))}" if beside else own
 

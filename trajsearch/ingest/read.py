@@ -52,7 +52,8 @@ from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream
 from trajsearch.vocab import GROUP_BY
 
 from . import sources
-from .adapters import ADAPTERS, Context, RecordError, adapter_for, archive_format, is_grouped, side_path
+from .adapters import (ADAPTERS, Context, RecordError, adapter_for, adapter_hooks, archive_format, is_grouped,
+                       side_path)
 from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._agent_cli import EXPORT_PREFIX
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, TIME_ZONE,
@@ -520,12 +521,6 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
 
 
-def _adapter_hooks(name: str, fmt: str | None = None) -> tuple[Any, ...]:
-    """The adapters that define the optional hook or attribute ``name``, under a forced format only its own."""
-    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
-    return tuple(mod for mod in mods if getattr(mod, name, None) is not None)
-
-
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
     """The hidden file or folder a walked path lies under (``.git``, ``.venv``, a cache, an editor's settings: no
     runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
@@ -638,7 +633,7 @@ def _walked_name(p: Path, fmt: str | None, taken: bool) -> bool:
     What is not read so is passed over by name."""
     if (own := archive_format(p)) is not None:
         return fmt in (None, own) and sources.is_zip(p)
-    return taken or (_dump_named(p.name) and not (fmt and _adapter_hooks("read_text", fmt)))
+    return taken or (_dump_named(p.name) and not (fmt and adapter_hooks("read_text", fmt)))
 
 
 def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None,
@@ -671,8 +666,8 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                                    or store_kind(db) is not None)
     # SESSION_PIECES: a pattern on a file's path, the files an agent CLI keeps its sessions in pieces of, none a run
     # alone (OpenCode's ``storage/``)
-    piecers = _adapter_hooks("SESSION_PIECES", fmt)
-    walkers = _adapter_hooks("walked_file", fmt)  # files not named as dumps that hold a run where they lie
+    piecers = adapter_hooks("SESSION_PIECES", fmt)
+    walkers = adapter_hooks("walked_file", fmt)  # files not named as dumps that hold a run where they lie
     pieces: dict[Any, list[Path]] = {}  # per adapter, the files of its CLI's session storage: no run alone, named once
     others: list[Path] = []  # files not named as dumps, nor archives: named where the walk found nothing else
     unknown: list[Path] = []  # of those, the ones no producer is known to write beside runs: told beside dumps

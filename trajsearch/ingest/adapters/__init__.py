@@ -130,8 +130,8 @@ from . import (
     inspect_ai,
     kimi_cli,
     langfuse,
-    letta,
     langsmith,
+    letta,
     mini_swe_agent,
     moatless,
     native,
@@ -238,37 +238,41 @@ def archive_format(path: Path) -> str | None:
     return next((fmt for suffix, fmt in ARCHIVE_FORMATS.items() if name.endswith(suffix)), None)
 
 
+def adapter_hooks(name: str, fmt: str | None = None) -> tuple[ModuleType, ...]:
+    """The adapters that define the optional hook or attribute ``name``, under a forced format only its own: the one
+    place the optional hooks are looked up."""
+    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
+    return tuple(mod for mod in mods if getattr(mod, name, None) is not None)
+
+
 def side_file(record: Any) -> str | None:
     """What a file is that a producer writes beside its runs (``side_file`` of an adapter), if it is one."""
-    return next((reason for mod in ADAPTERS.values()
-                 if (hook := getattr(mod, "side_file", None)) is not None and (reason := hook(record))), None)
+    return next((reason for mod in adapter_hooks("side_file") if (reason := mod.side_file(record))), None)
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """What a file is that a producer writes beside its runs, told by where it sits (``side_path`` of an adapter:
     a raw session beside its converted run, a job's own files), given the format detected (None: unrecognised)."""
-    return next((reason for mod in ADAPTERS.values()
-                 if (hook := getattr(mod, "side_path", None)) is not None and (reason := hook(path, fmt))), None)
+    return next((reason for mod in adapter_hooks("side_path") if (reason := mod.side_path(path, fmt))), None)
 
 
 def format_by_place(path: Path, fmt: str | None) -> str | None:
     """The format a file's place says it is of where its records say ``fmt`` (``format_by_place`` of an adapter), if
     one does."""
-    return next((own for mod in ADAPTERS.values()
-                 if (hook := getattr(mod, "format_by_place", None)) is not None and (own := hook(path, fmt))), None)
+    return next((own for mod in adapter_hooks("format_by_place") if (own := mod.format_by_place(path, fmt))), None)
 
 
-def read_with(path: Path) -> tuple[Path, ...]:
-    """The other files whose content the runs of ``path`` depend on (``read_with`` of an adapter), none mostly."""
-    return tuple(p for mod in ADAPTERS.values() if (hook := getattr(mod, "read_with", None)) is not None
-                 for p in hook(path))
+def read_with(path: Path, fmt: str | None = None) -> tuple[Path, ...]:
+    """The other files whose content the runs of ``path`` depend on (``read_with`` of an adapter; of ``fmt``'s alone
+    where it is forced), none mostly."""
+    return tuple(p for mod in adapter_hooks("read_with", fmt) for p in mod.read_with(path))
 
 
-def read_with_value(path: Path) -> str:
-    """What of other files the runs of ``path`` depend on, as a value (``read_with_value`` of an adapter): the
-    checkpoint's fingerprint of ``path`` holds it; "" mostly."""
-    return "".join(value for mod in ADAPTERS.values() if (hook := getattr(mod, "read_with_value", None)) is not None
-                   and (value := hook(path)) is not None)
+def read_with_value(path: Path, fmt: str | None = None) -> str:
+    """What of other files the runs of ``path`` depend on, as a value (``read_with_value`` of an adapter; of
+    ``fmt``'s alone where it is forced): the checkpoint's fingerprint of ``path`` holds it; "" mostly."""
+    return "".join(value for mod in adapter_hooks("read_with_value", fmt)
+                   if (value := mod.read_with_value(path)) is not None)
 
 
 def why_not_a_run(record: Any) -> str | None:
