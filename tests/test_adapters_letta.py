@@ -153,7 +153,7 @@ def test_letta_code_calls_that_asked_approval_are_steps_and_a_denied_one_was_not
     assert pwd.arguments["command"] == "pwd" and pwd.observation == "/Users/sarahwooders/repos/letta-cloud/apps/core\n"
     denied = next(s for s in run.steps if s.error and "denied" in s.error)
     assert denied.action == "Bash" and denied.arguments["command"].startswith("curl -s https://pypi.org/pypi/letta")
-    assert denied.error == "not run: denied: just stop " and not ran(denied)
+    assert denied.error == "not run: denied by the user, saying: just stop" and not ran(denied)
     assert sum(1 for s in run.steps if s.action != "respond") == 11  # 3 parallel Bash calls await approval at the end
 
 
@@ -194,9 +194,9 @@ def test_a_client_tool_failing_is_a_step_error_and_a_legacy_approval_response_a_
     ])
     bash, read, write = only(path).steps
     assert bash.action == "Bash" and bash.arguments == {"command": "rm -rf build"}
-    assert bash.error == "not run: denied: too risky" and not ran(bash)
+    assert bash.error == "not run: denied by the user, saying: too risky" and not ran(bash)
     assert read.action == "Read" and read.error == "FileNotFoundError: [Errno 2] No such file: 'x.py'" and ran(read)
-    assert write.error == "not run: denied: not now"
+    assert write.error == "not run: denied by the user, saying: not now"
 
 
 def test_a_legacy_export_of_a_window_of_the_messages_names_its_agent_alike(tmp_path: Path) -> None:

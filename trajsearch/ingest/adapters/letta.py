@@ -32,8 +32,9 @@ Mapping (run = one agent's conversation; a file of several agents is a run each)
   A call that asked the user's approval (Letta Code's client-side tools: a ``role: approval`` message with
   ``tool_calls``) is a step alike; one the user denied (the response's ``approvals`` entry with ``approve: false``,
   or before them the message's ``approve`` / ``approval_request_id`` / ``denial_reason``) was not run: its error
-  says so, with the reason; a client-side tool's result there answers its call as a tool message does (a real one:
-  letta-ai/letta's ``tests/test_agent_files/test_agent.af``; the legacy fields follow ``schemas/message.py``).
+  ``not run: denied by the user, saying: <reason>`` (OpenCode's words); a client-side tool's result there answers
+  its call as a tool message does (a real one: letta-ai/letta's ``tests/test_agent_files/test_agent.af``; the
+  legacy fields follow ``schemas/message.py``).
 - model_id: the last assistant message's ``model``, else the agent's ``llm_config.model``; created_at: the first
   message's ``created_at``.
 - trajectory_id: ``letta:<digest>``: the file's ids are positions, not the agent's, and the name is often the
@@ -230,8 +231,9 @@ class _Steps(SessionSteps):
             step = self.by_call.pop(str(ret.get("tool_call_id")), None)
             if step is None:
                 continue
-            if ret.get("approve") is False:  # an ApprovalReturn: the user denied the call
-                step["error"] = not_run(f"denied: {ret.get('reason') or 'the user denied the call'}")
+            if ret.get("approve") is False:  # an ApprovalReturn: the user denied the call (worded as OpenCode's)
+                said = str(ret.get("reason") or "").strip()
+                step["error"] = not_run("denied by the user" + (f", saying: {said}" if said else ""))
                 continue
             step["observation"], step["error"] = _result(message, ret)
             step["ended_at"] = iso_time(message.get("created_at"))
