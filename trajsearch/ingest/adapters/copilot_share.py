@@ -28,8 +28,8 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   of the sub-agent, as the raw log has it: action ``task``, arguments its ``status``, observation the sub-agent's
   last reply (not the session's own); error: of a ``❌`` call, its output's decisive line; of one the CLI did not run
   (its output the CLI's own words, ``copilot_cli.NOT_RUN_SAID``: the user rejected it, "Permission denied and could
-  not request permission from user"), ``not run: <those words>``, as ``copilot-cli`` reads its log; of a shell call, a non-zero
-  ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
+  not request permission from user"), ``not run: <those words>``, as ``copilot-cli`` reads its log; of a shell call, a
+  non-zero ``<exited with exit code N>`` (``copilot_cli.exit_code``); reasoning and Copilot's text before a call are its
   thought, Copilot's text with no call after it a ``respond`` step;
 - outcome unknown (the export holds no verdict); the CLI's ``❌ Error`` entries in ``metadata.session_errors``, its
   ``⚠️ Warning`` entries in ``metadata.session_warnings`` (as ``copilot-cli`` keeps a log's ``session.warning``);

@@ -43,8 +43,9 @@ Mapping
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit); an
   ``operator`` limit (a person stopped the sample) is no limit the agent hit: its scorer's failure says so, no
   verdict stays ``unknown``, as does a sample the operator stopped with an error or cancelled (unscored; the error is
-  its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``. A sample a human invalidated afterwards
-  (``invalidation``) is ``unknown`` with no reward, whatever its scores (:func:`_invalidated`);
+  its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``. A
+  sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no reward, whatever its scores
+  (:func:`_invalidated`);
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
