@@ -127,6 +127,7 @@ from . import (
     cursor_cli,
     gemini_cli,
     goose,
+    gptme,
     inspect_ai,
     kimi_cli,
     langfuse,
@@ -169,6 +170,7 @@ ADAPTERS: dict[str, ModuleType] = {
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         continue_dev,  # Continue's chat sessions (its IDE extensions and ``cn`` CLI)
+        gptme,  # gptme's conversation logs (a terminal agent's messages, its calls written in their text)
         aider, copilot_share,  # coding agents' Markdown chat histories and exports (read as text: ``read_text``)
         specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record

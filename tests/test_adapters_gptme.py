@@ -1,0 +1,126 @@
+"""gptme conversations (gptme/gptme): a conversation's log, its messages as JSON lines, the calls written in the
+assistant's text. Fixture: tests/fixtures/gptme/.newa31 (a log gptme 0.35.1's own code wrote, its tools running the
+calls; README.md there says how)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+
+GPTME = Path(__file__).parent / "fixtures" / "gptme" / ".newa31"
+CONVERSATION = "2026-12-07-fixing-empty-mean"
+LOG = GPTME / CONVERSATION / "conversation.jsonl"
+PROMPT = {"role": "system", "content": "You are gptme v0.35.1, a general-purpose AI assistant powered by LLMs.",
+          "timestamp": "2026-12-07T07:46:16.452345", "pinned": True, "hide": True}
+
+
+def _runs(*paths: Path) -> dict:
+    results = list(read_inputs(list(paths)))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return {r.trajectory.trajectory_id: r.trajectory for r in results}
+
+
+def _write(path: Path, *records: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def test_a_conversation_log_is_a_run_of_its_tool_calls_with_the_ones_that_failed() -> None:
+    [run] = _runs(LOG).values()
+    assert run.trajectory_id == f"gptme.{CONVERSATION}" and run.metadata["session_id"] == CONVERSATION
+    assert run.task == "calc.py crashes when I run it; find out why and fix it" and run.outcome is Outcome.unknown
+    assert run.metadata["user_prompts"] == ["thanks, also make it print with two decimals"]
+    assert run.model_id == "anthropic/claude-sonnet-4-5" and run.created_at.isoformat().startswith("2026-12-07T07:46")
+    assert [s.action for s in run.steps] == ["shell", "shell", "save", "ipython", "shell", "respond", "shell"]
+    assert run.steps[0].arguments == {"command": "python3 calc.py"}
+    assert run.steps[0].thought == "Let me run the script first to see the error."
+    assert run.steps[2].arguments["path"] == "calc.py" and run.steps[2].observation == "Saved to calc.py (overwritten)"
+    # a command's exit code and its output's decisive line; Python's exception; grep's answer is no failure
+    assert {s.index: s.error for s in run.steps if s.error} == {
+        0: "ZeroDivisionError: division by zero (exit code 1)", 3: "ModuleNotFoundError: No module named 'calc'"}
+    assert run.steps[5].arguments == {
+        "content": "Fixed: `mean([])` now returns 0.0 instead of raising ZeroDivisionError."}
+
+
+def test_the_cli_reads_the_log_passes_the_event_log_over_and_finds_the_run_by_its_error(newcomer) -> None:
+    code, out, err = run_cli("ingest", str(GPTME), "--dry-run")
+    said = out + err
+    assert code == 0 and f"{LOG}: format gptme; runs 1; rejected 0; steps 7; errors 2" in said, said
+    assert "events.jsonl" not in said, said
+    code, out, err = run_cli("ingest", str(GPTME / CONVERSATION / "events.jsonl"), "--dry-run")
+    assert "the run is the conversation.jsonl beside it" in " ".join((out + err).split()), out + err
+    assert run_cli("ingest", str(GPTME))[0] == 0
+    code, out, err = run_cli("search", "ZeroDivisionError: division by zero", "--json")
+    assert code == 0 and not [line for line in unnoted(err) if "error" in line.lower()], err
+    assert json.loads(out)[0]["trajectory_id"] == f"gptme.{CONVERSATION}"
+    code, out, _ = run_cli("formats", "--json")
+    [gptme] = [f for f in json.loads(out) if f["format"] == "gptme"]
+    assert "gptme" in gptme["description"], gptme
+
+
+def test_a_home_walk_reads_the_logs_folder_a_branch_and_the_tool_format_s_calls(tmp_path: Path) -> None:
+    """gptme's ``tool`` format writes a call as ``@<tool>(<call id>): {json}`` (``ToolUse._to_toolcall``), its
+    result a system message with that ``call_id``; a branch lies in ``branches/<name>.jsonl`` beside the log."""
+    folder = tmp_path / ".local" / "share" / "gptme" / "logs" / "2026-12-01-tool-calls"
+    said = [PROMPT, {"role": "user", "content": "is the build green?", "timestamp": "2026-12-01T10:00:00"},
+            {"role": "assistant", "content": 'Checking.\n@shell(call_a1): {"command": "make test"}',
+             "timestamp": "2026-12-01T10:00:02", "metadata": {"model": "openai/gpt-5"}},
+            {"role": "system", "content": "Ran command: `make test`\n\n```stderr\nmake: *** No rule to make target "
+             "'test'.  Stop.\n```\n\nReturn code: 2\n", "timestamp": "2026-12-01T10:00:03", "call_id": "call_a1"},
+            {"role": "assistant", "content": "There is no test target.", "timestamp": "2026-12-01T10:00:04"}]
+    _write(folder / "conversation.jsonl", *said)
+    _write(folder / "branches" / "retry.jsonl", *said[:2])
+    _write(folder / "events.jsonl", {"seq": 1, "ts": "2026-12-01T10:00:00+00:00", "type": "message_append",
+                                     "payload": {"message": said[1]}})
+    runs = _runs(tmp_path)
+    assert set(runs) == {"gptme.2026-12-01-tool-calls", "gptme.2026-12-01-tool-calls.retry"}
+    assert runs["gptme.2026-12-01-tool-calls.retry"].metadata["session_id"] == "2026-12-01-tool-calls"
+    call, answer = runs["gptme.2026-12-01-tool-calls"].steps
+    assert call.action == "shell" and call.arguments == {"command": "make test"} and call.thought == "Checking."
+    assert call.error == "make: *** No rule to make target 'test'. Stop. (exit code 2)"
+    assert answer.action == "respond" and runs["gptme.2026-12-01-tool-calls"].model_id == "openai/gpt-5"
+    # a copy keeping the conversation's folder is the same run
+    copy = tmp_path / "backup" / "2026-12-01-tool-calls"
+    shutil.copytree(folder, copy)
+    assert set(_runs(copy / "conversation.jsonl")) == {"gptme.2026-12-01-tool-calls"}
+
+
+def test_a_bad_log_is_refused_naming_the_file_and_the_line_and_a_cut_short_one_keeps_its_good_lines(
+        newcomer, tmp_path: Path) -> None:
+    odd = _write(tmp_path / "odd.jsonl", PROMPT, {"role": "tool", "content": "x", "timestamp": "2026-12-01T10:00"})
+    parts = _write(tmp_path / "parts.jsonl", PROMPT, {"role": "user", "content": [{"text": "hi"}],
+                                                      "timestamp": "2026-12-01T10:00"})
+    empty = _write(tmp_path / "empty.jsonl", PROMPT)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(LOG.read_text()[:4000])
+    code, out, err = run_cli("ingest", str(odd), str(parts), str(empty), str(cut), "--dry-run")
+    said = " ".join((out + err).split())
+    assert f"{odd}: format gptme; runs 0; rejected 1" in said, said
+    assert "message 2: role 'tool'; a gptme log line is a message of role system, user, assistant" in said, said
+    assert "message 2: a user message whose content is an array; a gptme message's content is text" in said, said
+    assert f"{empty}: format gptme; runs 0; rejected 1" in said and "no user message in this gptme" in said, said
+    assert f"{cut}: format gptme; runs 1; rejected 1" in said and f"{cut}, line 4: malformed JSON" in said, said
+
+
+def test_a_python_block_is_a_call_where_gptme_answered_it_and_an_example_where_not(tmp_path: Path) -> None:
+    """gptme ran ``python`` blocks until 0.16 (2024-09; since, ``ipython`` and ``py`` only): one a system message
+    answers is a call, one in a reply left unanswered is text, no call that never ran."""
+    log = _write(tmp_path / "2024-06-01-old" / "conversation.jsonl", PROMPT,
+                 {"role": "user", "content": "what is 2**100?", "timestamp": "2024-06-01T10:00:00"},
+                 {"role": "assistant", "content": "```python\n2**100\n```", "timestamp": "2024-06-01T10:00:01"},
+                 {"role": "system", "timestamp": "2024-06-01T10:00:02",
+                  "content": "Executed code block.\n\n```stdout\n1267650600228229401496703205376\n```"},
+                 {"role": "assistant", "content": "It is 1267650600228229401496703205376; in code:\n\n```python\n"
+                  "print(2**100)\n```", "timestamp": "2024-06-01T10:00:03"})
+    [run] = _runs(log).values()
+    call, answer = run.steps
+    assert call.action == "python" and call.arguments == {"code": "2**100"} and call.error is None
+    assert answer.action == "respond" and answer.arguments["content"].endswith("```python\nprint(2**100)\n```")
+    assert not [s for s in run.steps if s.error]
