@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 
+from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
@@ -18,6 +20,11 @@ CONVERSATION = "2026-12-07-fixing-empty-mean"
 LOG = GPTME / CONVERSATION / "conversation.jsonl"
 PROMPT = {"role": "system", "content": "You are gptme v0.35.1, a general-purpose AI assistant powered by LLMs.",
           "timestamp": "2026-12-07T07:46:16.452345", "pinned": True, "hide": True}
+#: A log's first line before gptme 0.18 (2024-09): no ``pinned``.
+OLD_PROMPT = {"role": "system", "content": "You are gptme, an AI assistant CLI tool powered by large language models.",
+              "timestamp": "2024-06-01T09:59:59.000001", "files": []}
+#: gptme 0.35.1's own logs of its tool and xml call formats (tests/fixtures/gptme/.newa31fix/README.md says how).
+FORMATS = Path(__file__).parent / "fixtures" / "gptme" / ".newa31fix"
 
 
 def _runs(*paths: Path) -> dict:
@@ -110,9 +117,10 @@ def test_a_bad_log_is_refused_naming_the_file_and_the_line_and_a_cut_short_one_k
 
 
 def test_a_python_block_is_a_call_where_gptme_answered_it_and_an_example_where_not(tmp_path: Path) -> None:
-    """gptme ran ``python`` blocks until 0.16 (2024-09; since, ``ipython`` and ``py`` only): one a system message
+    """gptme ran ``python`` blocks until 0.16 (2024-09; since, ``ipython`` and ``py`` only), whose logs' system prompt
+    has no ``pinned`` (``Message.to_dict`` wrote ``role, content, timestamp, files`` then): one a system message
     answers is a call, one in a reply left unanswered is text, no call that never ran."""
-    log = _write(tmp_path / "2024-06-01-old" / "conversation.jsonl", PROMPT,
+    log = _write(tmp_path / "2024-06-01-old" / "conversation.jsonl", OLD_PROMPT,
                  {"role": "user", "content": "what is 2**100?", "timestamp": "2024-06-01T10:00:00"},
                  {"role": "assistant", "content": "```python\n2**100\n```", "timestamp": "2024-06-01T10:00:01"},
                  {"role": "system", "timestamp": "2024-06-01T10:00:02",
@@ -124,3 +132,76 @@ def test_a_python_block_is_a_call_where_gptme_answered_it_and_an_example_where_n
     assert call.action == "python" and call.arguments == {"code": "2**100"} and call.error is None
     assert answer.action == "respond" and answer.arguments["content"].endswith("```python\nprint(2**100)\n```")
     assert not [s for s in run.steps if s.error]
+
+
+def test_the_tool_format_s_calls_are_read_as_gptme_s_parser_reads_them() -> None:
+    """Two calls in one message each take their own result (by call id); a call written as a Python dict ends at its
+    brace; gptme's "not available" answer fails its call; a code block in ``<think>`` is a musing, no call; a
+    ``save`` keeps the nested fence of the file it writes; gptme's autonomous nudge is no user prompt."""
+    [run] = _runs(FORMATS / "2026-12-07-two-calls" / "conversation.jsonl").values()
+    assert [s.action for s in run.steps] == ["shell", "shell", "shell", "browser", "save", "respond", "respond"]
+    assert [s.arguments.get("command") for s in run.steps[:3]] == ["ls", "make build", "cat Makefile"]
+    assert run.steps[0].observation.strip().endswith("`Makefile`") and "make build" in run.steps[1].observation
+    assert {s.index: s.error for s in run.steps if s.error} == {
+        1: "make: *** [Makefile:2: build] Error 1 (exit code 2)", 3: "Tool 'browser' is not available for execution."}
+    assert run.steps[3].thought.startswith("The build target exits on purpose.")
+    assert run.steps[4].arguments["path"] == "README.md" and run.steps[4].arguments["content"].endswith(
+        "```bash\nmake build\n```\n\nIt fails on purpose.")
+    assert "rm -rf build" in run.steps[4].thought and run.steps[4].observation == "Saved to README.md"
+    assert run.metadata.get("user_prompts") is None and run.metadata["auto_replies"] == 1
+
+
+def test_the_xml_format_s_calls_are_read_and_their_failures_kept() -> None:
+    [run] = _runs(FORMATS / "2026-12-07-xml-calls" / "conversation.jsonl").values()
+    call, answer = run.steps
+    assert call.action == "shell" and call.arguments == {"command": "ls docs"} and call.thought == "Let me look."
+    assert call.error == "`ls: cannot access 'docs': No such file or directory` (exit code 2)"
+    assert answer.action == "respond"
+
+
+def test_fences_examples_gptme_s_failure_messages_and_a_block_gptme_left_unrun(tmp_path: Path) -> None:
+    """A fence of four backticks is a call; a ``@tool(id)`` line shown in a code block is none (``iter_from_content``
+    skips it); an interrupt and the sandboxed Python's exit code fail their calls; a block the conversation went on
+    past without a result is one gptme did not run (no failure), the file's last call left unanswered is."""
+    said = [PROMPT, {"role": "user", "content": "go", "timestamp": "2026-12-01T10:00:00"}]
+    for content, result in (
+            ('A call in tool format:\n\n```text\n@shell(x1): {"command": "rm -rf /"}\n```\n\n````shell\nls\n````',
+             "Ran command: `ls`\n\n`a`\n"),
+            ("```shell\nsleep 100\n```", "Interrupted by user"),
+            ("```ipython\n1/0\n```", "Executed code block (Docker sandbox).\n\n```stderr\nTraceback (most recent call "
+             "last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n```\n\n"
+             "Process exited with code 1\n"),
+            ("```save notes.md\nhello\n```", None), ("```shell\nmake\n```", None)):
+        said.append({"role": "assistant", "content": content, "timestamp": "2026-12-01T10:00:01"})
+        if result is None:
+            said.append({"role": "user", "content": "and?", "timestamp": "2026-12-01T10:00:03"})
+        else:
+            said.append({"role": "system", "content": result, "timestamp": "2026-12-01T10:00:02"})
+    [run] = _runs(_write(tmp_path / "c" / "conversation.jsonl", *said[:-1])).values()
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("shell", {"command": "ls"}), ("shell", {"command": "sleep 100"}), ("ipython", {"code": "1/0"}),
+        ("save", {"path": "notes.md", "content": "hello"}), ("shell", {"command": "make"})]
+    assert [s.error for s in run.steps] == [
+        None, "Interrupted by user", "ZeroDivisionError: division by zero (exit code 1)", None, NEVER_ANSWERED]
+
+
+def test_a_message_of_unclosed_fences_reads_in_one_pass(tmp_path: Path) -> None:
+    """20,000 fences opened and never closed (254 KB) took 54 s to read when each opener looked for its close to
+    the message's end; gptme reads an unclosed block as no call, in one pass. The alarm fails the test, not a wait."""
+    content = "```shell\nx\n" * 20_000
+    log = _write(tmp_path / "c" / "conversation.jsonl", PROMPT, {"role": "user", "content": "go",
+                 "timestamp": "2026-12-01T10:00:00"}, {"role": "assistant", "content": content,
+                                                        "timestamp": "2026-12-01T10:00:01"})
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("reading one message of unclosed fences took over 10 s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(10)
+    try:
+        [run] = _runs(log).values()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    [answer] = run.steps
+    assert answer.action == "respond" and answer.arguments["content"] == content.strip()

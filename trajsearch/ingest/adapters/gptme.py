@@ -1,42 +1,52 @@
 """``gptme``: conversations of gptme (gptme/gptme), the terminal agent, as its log file keeps them.
 
-Source read: gptme/gptme at d27f98d (2026-08): ``gptme/message.py`` (``Message.to_dict``: a line's keys),
-``gptme/logmanager`` (the file and its folder), ``gptme/tools/base.py`` (``ToolUse``: how a call is written in a
-message), ``gptme/tools/shell.py`` (``_format_shell_output``: a command's result), ``gptme/tools/python.py`` (an
-``ipython`` block's result) and ``gptme/prompts`` (the system prompt, ``pinned`` and ``hide``). No real log was
-found committed on GitHub (see ``tests/fixtures/gptme/.newa31/README.md``): the fixture is written by gptme
-0.35.1's own code (its ``LogManager``, its tools executing the calls).
+Source read: gptme/gptme at d27f98d (2026-08) and gptme 0.35.1 (PyPI): ``gptme/message.py`` (``Message.to_dict``: a
+line's keys), ``gptme/logmanager`` (the file and its folder), ``gptme/tools/base.py``
+(``ToolUse.iter_from_content``: what in a message is a call), ``gptme/codeblock.py`` (``_extract_codeblocks``: its
+code blocks), ``gptme/tools/__init__.py`` (``execute_msg``: which calls get a result), ``gptme/tools/shell.py``
+(``_format_shell_output``: a command's result), ``gptme/tools/python.py`` (an ``ipython`` block's result) and
+``gptme/prompts`` (the system prompt, ``pinned`` and ``hide``). No real log was found committed on GitHub (see
+``tests/fixtures/gptme/.newa31/README.md``): the fixtures are written by gptme 0.35.1's own code (its
+``LogManager``, its parser and tools executing the calls).
 
-gptme keeps a conversation as JSON lines, appended as it runs:
-``~/.local/share/gptme/logs/<conversation id>/conversation.jsonl`` (a branch ``branches/<name>.jsonl`` beside it,
-``config.toml`` its settings). Each line is a message: ``role`` (``system``, ``user``, ``assistant``), ``content``
-(text), ``timestamp`` (ISO), and where set ``pinned``, ``hide``, ``files``, ``file_hashes``, ``call_id``,
-``ephemeral_ttl``, ``metadata`` (``model``, ``usage``). The file opens with the system prompt, ``pinned`` (and
-``hide``). A tool call is written in the assistant's text: a Markdown code block whose language is the tool's
-block type (```` ```shell ````, ```` ```ipython ````, ```` ```save path ````), or in gptme's ``tool`` format
-``@<tool>(<call id>): {json}``; its result is the ``system`` message(s) after it (the ``tool`` format's carry its
-``call_id``): a command's ``Ran command: `...``` with its stdout and stderr blocks and ``Return code: N`` when not
-0, Python's ``Executed code block.`` with an ``Exception during execution ...`` line when it raised, a tool's
-``Error executing tool '...': ...``.
+gptme keeps a conversation as JSON lines, appended as it runs: ``~/.local/share/gptme/logs/<conversation
+id>/conversation.jsonl`` (a branch ``branches/<name>.jsonl`` beside it, ``config.toml`` its settings). Each line is
+a message: ``role`` (``system``, ``user``, ``assistant``), ``content`` (text), ``timestamp`` (ISO), and where set
+``pinned``, ``hide``, ``files``, ``file_hashes``, ``call_id``, ``ephemeral_ttl``, ``metadata`` (``model``,
+``usage``). The file opens with the system prompt, ``pinned`` (and ``hide``; before 0.18, 2024-09, no ``pinned``:
+``role``, ``content``, ``timestamp``, ``files``). A tool call is written in the assistant's text: a Markdown code
+block whose language is the tool's block type (```` ```shell ````, ```` ```ipython ````, ```` ```save path ````;
+fences of 3 or more backticks, nested fences inside, blocks in a ``<think>`` section no calls), in gptme's ``tool``
+format ``@<tool>(<call id>): {json}`` (several a message, the JSON to its balanced brace, a Python dict from
+Anthropic's non-streaming path; not inside a code block), or in its ``xml`` format
+``<tool-use><tool>..</tool></tool-use>`` (then markdown blocks are no calls); its result is the ``system``
+message(s) after it (the ``tool`` format's carry its ``call_id``): a command's ``Ran command: `...``` with its
+stdout and stderr blocks and ``Return code: N`` when not 0, Python's ``Executed code block.`` with an ``Exception
+during execution ...`` line when it raised (a sandbox's ``Process exited with code N``), a tool's ``Error executing
+tool '...': ...``, gptme's own ``Tool '...' is not available for execution.``, ``... was not executed
+(interrupted).``, ``Interrupted by user``.
 
 Mapping: a file is one run; task = the first user message (later ones ``metadata.user_prompts``); steps = the tool
 calls with their results (thought: the assistant's text before the call; a ``python`` block, a call until 2024-09,
-only where a system message answers it), a reply with no call a ``respond`` step; a
-failed call's error: a command's output's decisive line and exit code (``exit_code_error``), a raised exception's
-line, a tool's error message; a call the file ends without an answer to failed; model: the assistant messages'
-``metadata.model`` where recorded (gptme since 2025-12), else none; outcome unknown (a conversation records no
-verdict). The file holds no id: the run's is gptme's conversation id, the name of its folder,
-``gptme.<conversation id>`` (a branch's ``gptme.<conversation id>.<branch>``), so a copy keeping its folder is the
-same run; a file otherwise named is named by its place (``file_run_key``): what was said cannot be the id (two
-conversations asked alike open alike).
+only where a system message answers it), a reply with no call a ``respond`` step; a failed call's error: a command's
+output's decisive line and exit code (``exit_code_error``), a raised exception's line, a tool's error message; a
+call the file ends without an answer to failed (one the conversation went on past unanswered is a block gptme did
+not run: no error); user messages gptme writes itself in autonomous mode (``<system>...</system>``) are no prompts
+(``metadata.auto_replies`` counts them); model: the assistant messages' ``metadata.model`` where recorded (gptme
+since 2025-12), else none; outcome unknown (a conversation records no verdict). The file holds no id: the run's is
+gptme's conversation id, the name of its folder, ``gptme.<conversation id>`` (a branch's ``gptme.<conversation
+id>.<branch>``), so a copy keeping its folder is the same run; a file otherwise named is named by its place
+(``file_run_key``): what was said cannot be the id (two conversations asked alike open alike).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from trajsearch.model import Trajectory
 
@@ -52,30 +62,47 @@ SESSION_FOLDERS = (".local/share/gptme/logs",)
 _NO_RUN_FILES = frozenset({"events.jsonl"})
 #: The keys ``Message.to_dict`` writes: a line with another is not gptme's.
 _KEYS = frozenset({"role", "content", "timestamp", "files", "file_hashes", "pinned", "hide", "ephemeral_ttl",
-                   "call_id", "metadata", "quiet"})
+                   "call_id", "metadata"})
 _ROLES = ("system", "user", "assistant")
 #: The tools' block types (their ``ToolSpec.block_types``): a code block of another language is text the model wrote,
 #: not a call. ``python`` was ipython's too until 2024-09 (e0c79a41): such a block is a call where a system message
 #: answers its message (``_OLD_PYTHON``), text otherwise (an example in a reply).
 _OLD_PYTHON = "python"
 _TOOLS = frozenset({"shell", "ipython", "py", "save", "append", "patch", "patch_many", "patch_anchored",
-                    "view_anchored", "hashline_edit", "morph", "read", "tmux", "gh", "mcp", "todo", "choice",
-                    "clarify", "complete", "elicit", "form", "progress", "restart", "vent", "browser", "subagent",
-                    "computer", "screenshot", "rag", "chats", "gptme", "tts", "youtube", "vision"})
-#: A Markdown code block at a line's start (``Codeblock.iter_from_markdown``) and a ``tool``-format call
-#: (``toolcall_re``).
-_BLOCK = re.compile(r"^```(?P<lang>[^\s`]+)(?:[ \t]+(?P<args>[^\n]*))?\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
-_TOOLCALL = re.compile(r"^@(?P<tool>[\w.]+)\((?P<call>[\w\-:.]+)\):\s*(?P<json>\{.*)", re.M | re.S)
-_RETURN_CODE = re.compile(r"^(?:Return code: |Process interrupted \(return code: )(?P<code>-?\d+)\)?\s*$", re.M)
+                    "view_anchored", "hashline_edit", "morph", "read", "tmux", "gh", "mcp", "memory", "todo",
+                    "choice", "clarify", "complete", "elicit", "form", "progress", "restart", "vent", "youtube"})
+#: A fence (``codeblock._extract_codeblocks``: 3 or more backticks at a line's start) and the languages whose block
+#: a bare fence always closes (its ``_EXEC_LANGS``: they have no fences of their own).
+_FENCE = re.compile(r"`{3,}")
+_EXEC_LANGS = frozenset({"shell", "sh", "bash", "zsh", "fish", "ksh", "nu", "ps1", "powershell", "ipython"})
+#: A ``tool``-format call's head (``toolcall_re``); its JSON runs to the balanced brace (``find_json_end``).
+_TOOLCALL = re.compile(r"^@(?P<tool>[^\r\n(]+?)\((?P<call>[\w\-:.]+)\):\s*(?=\{)", re.M)
+#: gptme's XML calls (``_iter_from_xml``): ``<tool-use><tool args=..>content</tool></tool-use>`` and
+#: ``<function_calls><invoke name=tool>content</invoke></function_calls>``.
+_XML_WRAPPERS = ("tool-use", "function_calls")
+_RETURN_CODE = re.compile(r"^(?:Return code: |Process interrupted \(return code: |Process exited with code )"
+                          r"(?P<code>-?\d+)\)?\s*$", re.M)
 _EXCEPTION = re.compile(r"^Exception during execution on line \d+:\n\s*(?P<error>.+)$", re.M)
-_TOOL_ERROR = re.compile(r"\A(?:Error executing tool |Error: |Error during |Error running |Command denied: )")
+#: gptme's own failure messages (``tools/__init__.py`` ``execute_msg``, ``constants.INTERRUPT_CONTENT``).
+_TOOL_ERROR = re.compile(r"\A(?:Error executing tool |Error: |Error during |Error running |Command denied: |"
+                         r"Tool '[^']*' is not available for execution|Tool '[^']*' was not executed|"
+                         r"Interrupted by user)")
+#: A user message gptme itself writes in autonomous mode (``tools/complete.py``: ``<system>No tool call
+#: detected ...</system>``): no prompt of the user's.
+_AUTO_REPLY = re.compile(r"\A<system>.*</system>\Z", re.S)
+#: The keys a log's system prompt had before ``pinned`` (gptme 0.15-0.17, until 2024-09).
+_OLD_KEYS = frozenset({"role", "content", "timestamp", "files"})
 
 
 def matches(record: Any) -> bool:
-    """A log's first line: gptme's system prompt (``pinned``, a message of its keys only, timed in ISO)."""
-    return (isinstance(record, dict) and record.get("role") == "system" and record.get("pinned") is True
-            and isinstance(record.get("content"), str) and isinstance(record.get("timestamp"), str)
-            and set(record) <= _KEYS and iso_time(record["timestamp"]) is not None)
+    """A log's first line: gptme's system prompt (a message of its keys only, timed in ISO), ``pinned`` since 0.18
+    (2024-09); before, a message of ``role``, ``content``, ``timestamp``, ``files`` whose text names gptme."""
+    if not (isinstance(record, dict) and record.get("role") == "system" and isinstance(record.get("content"), str)
+            and isinstance(record.get("timestamp"), str) and iso_time(record["timestamp"]) is not None):
+        return False
+    if record.get("pinned") is True:
+        return set(record) <= _KEYS
+    return set(record) <= _OLD_KEYS and "gptme" in record["content"]
 
 
 split = whole_file
@@ -104,18 +131,148 @@ def _call_arguments(tool: str, args: str | None, body: str) -> dict[str, Any]:
     return {k: v for k, v in (("args", args.strip() if args else None), ("input", body)) if v}
 
 
-def _tool_calls(content: str, answered: bool) -> list[tuple[str, Any, str | None, int, int]]:
-    """The calls an assistant message writes, in order: (tool, arguments, call id, where the call starts and
-    ends). ``answered``: a system message follows the message (an old ``python`` block is then a call)."""
-    calls = [(m["lang"], _call_arguments(m["lang"], m["args"], m["body"].removesuffix("\n")), None, m.start(),
-              m.end()) for m in _BLOCK.finditer(content)
-             if m["lang"] in _TOOLS or (answered and m["lang"] == _OLD_PYTHON)]
-    for m in _TOOLCALL.finditer(content):
+def _thinking_end(content: str) -> int | None:
+    """Where gptme starts looking for code blocks (``_extract_codeblocks``): after a closed ``<think>`` or
+    ``<thinking>`` section (its blocks are musings), none where one is left open."""
+    for end_tag in ("</thinking>", "</think>"):
+        if (end := content.find(end_tag)) != -1:
+            tag = end_tag.replace("/", "")
+            if re.search(rf"(?:^|\n){tag}", content[:end]) or tag not in content[:end]:
+                return end + len(end_tag)
+    if re.search(r"(?:^|\n)<think(?:ing)?>", content):
+        return None
+    return 0
+
+
+def _opens_nested(lines: list[str], at: int) -> bool:
+    """A bare fence in a block of a non-shell language that opens a nested block, as gptme judges it: text follows,
+    and a bare fence within 20 lines is followed by more text (the outer block goes on)."""
+    if at + 1 >= len(lines) or not lines[at + 1].strip() or _FENCE.match(lines[at + 1]):
+        return False
+    for j in range(at + 1, min(at + 20, len(lines))):
+        if (fence := _FENCE.match(lines[j])) and lines[j].strip() == fence[0]:
+            return any(line.strip() for line in lines[j + 1:j + 5])
+        if fence and len(lines[j].strip()) > 3:
+            return False
+    return False
+
+
+def _code_blocks(content: str) -> list[tuple[str, str, int, int]]:
+    """The closed Markdown code blocks of a message, one pass over its lines as gptme's ``_extract_codeblocks``
+    reads them: (language line, body, where the block starts and ends). A fence of 3 or more backticks opens; a
+    bare fence of its length closes; a fence with a language inside opens a nested block, which a bare fence
+    closes; a block left open takes the rest of the message and is no call. (gptme's shell heredoc and quote
+    tracking, which keep a fence inside a string from closing, are not mirrored.)"""
+    if (at := _thinking_end(content)) is None:
+        return []
+    lines = content[at:].split("\n")
+    starts = [at]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    blocks, i = [], 0
+    while i < len(lines):
+        if not (opener := _FENCE.match(lines[i])):
+            i += 1
+            continue
+        fence, lang, first, depth = len(opener[0]), lines[i][len(opener[0]):].strip(), i, 1
+        for i in range(i + 1, len(lines)):
+            if not (inner := _FENCE.match(lines[i])):
+                continue
+            if lines[i].strip() == inner[0] and (len(inner[0]) == fence or depth > 1):
+                if depth == 1 and lang not in _EXEC_LANGS and _opens_nested(lines, i):
+                    depth += 1
+                elif (depth := depth - 1) == 0:
+                    blocks.append((lang, "\n".join(lines[first + 1:i]), starts[first], starts[i] + len(lines[i])))
+                    break
+            elif (tag := lines[i][len(inner[0]):].strip()) and (tag[0].isalnum() or tag[0] in "_/.~"):
+                depth += 1
+        else:
+            break
+        i += 1
+    return blocks
+
+
+def _json_end(text: str, start: int) -> int | None:
+    """The end of the JSON object at ``start``, its braces counted outside strings (gptme's ``find_json_end``);
+    None where it never closes."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        c = text[i]
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == '"':
+            in_string = not in_string
+        elif not in_string and c in "{}":
+            depth += 1 if c == "{" else -1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _toolcall_arguments(text: str) -> Any:
+    """A ``tool``-format call's arguments: JSON, or the Python dict gptme's non-streaming Anthropic call writes
+    (``f"{block.input}"``), else the text as written."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        arguments = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return {"input": text}
+    return arguments if isinstance(arguments, dict) else {"input": text}
+
+
+def _xml_calls(content: str) -> list[tuple[str, Any, str | None, int, int]]:
+    """The calls of gptme's ``xml`` tool format (``_iter_from_xml``): each ``<tool-use>`` element's children,
+    each ``<function_calls>``' ``<invoke name=..>``; a span that is no XML is none."""
+    calls, at = [], 0
+    while (start := min((i for w in _XML_WRAPPERS if (i := content.find(f"<{w}>", at)) != -1), default=-1)) != -1:
+        wrapper = next(w for w in _XML_WRAPPERS if content.startswith(f"<{w}>", start))
+        if (close := content.find(f"</{wrapper}>", start)) == -1:
+            break
+        at = close + len(wrapper) + 3
         try:
-            arguments, length = json.JSONDecoder().raw_decode(m["json"])
-        except json.JSONDecodeError:
-            arguments, length = {"input": m["json"]}, len(m["json"])
-        calls.append((m["tool"], arguments, m["call"], m.start(), m.start("json") + length))
+            element = ElementTree.fromstring(content[start:at])
+        except ElementTree.ParseError:
+            continue
+        for child in element.iter("invoke") if wrapper == "function_calls" else element:
+            tool = child.get("name") if wrapper == "function_calls" else child.tag
+            if tool:
+                args = " ".join(v for k, v in child.attrib.items() if k != "name") or None
+                calls.append((tool, _call_arguments(tool, args, "".join(child.itertext()).strip()), None, start,
+                              at))
+    return calls
+
+
+def _tool_calls(content: str, answered: bool) -> list[tuple[str, Any, str | None, int, int]]:
+    """The calls an assistant message writes, in order, as gptme's ``ToolUse.iter_from_content`` finds them:
+    (tool, arguments, call id, where the call starts and ends). Code blocks of a tool's language; ``tool``-format
+    calls outside code blocks; in an ``xml``-format message (one with XML calls) those only. ``answered``: a system
+    message follows the message (an old ``python`` block is then a call)."""
+    if calls := _xml_calls(content):
+        return calls
+    blocks = _code_blocks(content)
+    calls = []
+    for lang, body, start, end in blocks:
+        tool, _, args = lang.partition(" ")
+        if tool in _TOOLS or (answered and tool == _OLD_PYTHON):
+            calls.append((tool, _call_arguments(tool, args or None, body), None, start, end))
+    at, spans = 0, iter((start, end) for _, _, start, end in blocks)
+    span = next(spans, None)
+    while head := _TOOLCALL.search(content, at):
+        while span is not None and span[1] <= head.start():
+            span = next(spans, None)
+        if span is not None and span[0] <= head.start():
+            at = span[1]
+            continue
+        if (end := _json_end(content, head.end())) is None:
+            break
+        calls.append((head["tool"].strip(), _toolcall_arguments(content[head.end():end]), head["call"],
+                      head.start(), end))
+        at = end
     return sorted(calls, key=lambda c: c[3])
 
 
@@ -138,6 +295,7 @@ class _Conversation(SessionSteps):
         super().__init__()
         self.waiting: list[dict[str, Any]] = []  # the last assistant message's calls, in order, not yet answered
         self.models: list[str] = []
+        self.auto_replies = 0  # the user messages gptme wrote itself (``_AUTO_REPLY``)
 
     def assistant(self, line: dict[str, Any], answered: bool) -> None:
         """An assistant message: its calls wait for their results; text after the last one may be the answer.
@@ -173,12 +331,14 @@ class _Conversation(SessionSteps):
         if step is not None and text.strip():
             step["_results"].append(text)
 
-    def settle(self) -> None:
-        """The calls waiting take their results: observation and error."""
+    def settle(self, last: bool = False) -> None:
+        """The calls waiting take their results: observation and error. ``last``: the file ends after them, so a
+        call with no result never finished; one the conversation went on past is a block gptme did not run (it
+        leaves such blocks unpaired on purpose, ``execute_msg``), no failure."""
         for step in self.waiting:
             results = step.pop("_results")
             if not results:
-                step["error"] = NEVER_ANSWERED
+                step["error"] = NEVER_ANSWERED if last else None
                 continue
             result = "\n\n".join(results)
             step["observation"] = result
@@ -198,8 +358,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             raise RecordError(f"message {number}: role {role!r}; a gptme log line is a message of role "
                               f"{', '.join(_ROLES)}")
         if not isinstance(line.get("content"), str):
-            raise RecordError(f"message {number}: a {role} message whose content is "
-                              f"{json_kind(line.get('content'))}; a gptme message's content is text")
+            raise RecordError(f"message {number}: {'an' if role == 'assistant' else 'a'} {role} message whose content "
+                              f"is {json_kind(line.get('content'))}; a gptme message's content is text")
         if role == "assistant":
             walk.assistant(line, number < len(lines) and lines[number].get("role") == "system")
         elif role == "system" and number > 1:
@@ -207,8 +367,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif role == "user" and (text := line["content"].strip()):
             walk.settle()
             walk.flush()
-            walk.prompts.append(text)
-    walk.settle()
+            if _AUTO_REPLY.match(text):
+                walk.auto_replies += 1
+            else:
+                walk.prompts.append(text)
+    walk.settle(last=True)
     walk.close()
     if not walk.prompts:
         raise RecordError("no user message in this gptme conversation log: the conversation was opened and never "
@@ -219,6 +382,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "session_id": conversation,
         "models": sorted(set(walk.models)) if len(set(walk.models)) > 1 else None,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
+        "auto_replies": walk.auto_replies or None,
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0],
                               model_id=walk.models[-1] if walk.models else None, steps=walk.steps,
