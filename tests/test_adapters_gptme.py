@@ -159,13 +159,25 @@ def test_the_xml_format_s_calls_are_read_and_their_failures_kept() -> None:
     assert answer.action == "respond"
 
 
+def test_a_fence_inside_a_here_document_or_a_python_string_is_text_of_the_call() -> None:
+    """gptme reads a shell block's here-document and an ipython block's triple-quoted string to the end: a fence in
+    them closes no block (its ``_extract_codeblocks``)."""
+    [run] = _runs(FORMATS / "2026-12-07-fenced-strings" / "conversation.jsonl").values()
+    write, count, answer = run.steps
+    assert write.arguments["command"].endswith("```\n\nEOF\ngrep -c make NOTES.md") and write.error is None
+    assert count.arguments["code"].endswith('assert doc.count("```") == 3, doc.count("```")')
+    assert count.error == "AssertionError: 2" and answer.action == "respond"
+
+
 def test_fences_examples_gptme_s_failure_messages_and_a_block_gptme_left_unrun(tmp_path: Path) -> None:
-    """A fence of four backticks is a call; a ``@tool(id)`` line shown in a code block is none (``iter_from_content``
-    skips it); an interrupt and the sandboxed Python's exit code fail their calls; a block the conversation went on
-    past without a result is one gptme did not run (no failure), the file's last call left unanswered is."""
+    """A fence of four backticks is a call; a ``@tool(id)`` line shown in a code block is none, in a ``<think>``
+    section too (``iter_from_content`` skips it); an interrupt and the sandboxed Python's exit code fail their
+    calls; a block the conversation went on past without a result is one gptme did not run (no failure), the file's
+    last call left unanswered is."""
     said = [PROMPT, {"role": "user", "content": "go", "timestamp": "2026-12-01T10:00:00"}]
     for content, result in (
-            ('A call in tool format:\n\n```text\n@shell(x1): {"command": "rm -rf /"}\n```\n\n````shell\nls\n````',
+            ('<think>\nnot this:\n```text\n@shell(x0): {"command": "rm -rf ~"}\n```\n</think>\nA call in tool format:'
+             '\n\n```text\n@shell(x1): {"command": "rm -rf /"}\n```\n\n````shell\nls\n````',
              "Ran command: `ls`\n\n`a`\n"),
             ("```shell\nsleep 100\n```", "Interrupted by user"),
             ("```ipython\n1/0\n```", "Executed code block (Docker sandbox).\n\n```stderr\nTraceback (most recent call "
@@ -183,6 +195,22 @@ def test_fences_examples_gptme_s_failure_messages_and_a_block_gptme_left_unrun(t
         ("save", {"path": "notes.md", "content": "hello"}), ("shell", {"command": "make"})]
     assert [s.error for s in run.steps] == [
         None, "Interrupted by user", "ZeroDivisionError: division by zero (exit code 1)", None, NEVER_ANSWERED]
+
+
+def test_a_message_of_code_blocks_and_tool_format_calls_pairs_results_as_gptme_ran_them(tmp_path: Path) -> None:
+    """gptme runs a message's code blocks before its ``tool``-format calls (``iter_from_content``), answering the
+    latter by call id: a result without one is a code block's even where a ``tool``-format call is written first."""
+    log = _write(tmp_path / "c" / "conversation.jsonl", PROMPT,
+                 {"role": "user", "content": "go", "timestamp": "2026-12-01T10:00:00"},
+                 {"role": "assistant", "content": '@shell(t1): {"command": "ls"}\n\n```shell\nfalse\n```',
+                  "timestamp": "2026-12-01T10:00:01"},
+                 {"role": "system", "content": "Ran command: `false`\n\nNo output\nReturn code: 1\n",
+                  "timestamp": "2026-12-01T10:00:02"},
+                 {"role": "system", "content": "Ran allowlisted command: `ls`\n\n`a.txt`\n", "call_id": "t1",
+                  "timestamp": "2026-12-01T10:00:03"})
+    [run] = _runs(log).values()
+    assert [(s.arguments, s.error) for s in run.steps] == [
+        ({"command": "ls"}, None), ({"command": "false"}, "No output (exit code 1)")]
 
 
 def test_a_message_of_unclosed_fences_reads_in_one_pass(tmp_path: Path) -> None:

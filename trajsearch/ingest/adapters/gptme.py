@@ -42,6 +42,7 @@ id>.<branch>``), so a copy keeping its folder is the same run; a file otherwise 
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from pathlib import Path
@@ -75,6 +76,14 @@ _TOOLS = frozenset({"shell", "ipython", "py", "save", "append", "patch", "patch_
 #: a bare fence always closes (its ``_EXEC_LANGS``: they have no fences of their own).
 _FENCE = re.compile(r"`{3,}")
 _EXEC_LANGS = frozenset({"shell", "sh", "bash", "zsh", "fish", "ksh", "nu", "ps1", "powershell", "ipython"})
+#: A shell block's here-document opener (``_find_heredoc_terminator``: ``<<``, not ``<<<``, its word after an
+#: optional quote), a quoted string and an arithmetic expansion (no opener inside), a comment's start.
+_SHELL_LANGS = _EXEC_LANGS - {"ipython"}
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*['\"\\]?(?P<word>[^\s'\"\\]+)")
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\$\(\(.*?\)\)")
+_COMMENT = re.compile(r"(?:^|\s)#")
+#: What changes an ``ipython`` line's string state: an escape, triple and single quotes, a comment.
+_PY_TOKEN = re.compile(r"""\\.|"{3}|'{3}|[#'"]""")
 #: A ``tool``-format call's head (``toolcall_re``); its JSON runs to the balanced brace (``find_json_end``).
 _TOOLCALL = re.compile(r"^@(?P<tool>[^\r\n(]+?)\((?P<call>[\w\-:.]+)\):\s*(?=\{)", re.M)
 #: gptme's XML calls (``_iter_from_xml``): ``<tool-use><tool args=..>content</tool></tool-use>`` and
@@ -144,11 +153,48 @@ def _thinking_end(content: str) -> int | None:
     return 0
 
 
+def _heredoc_word(line: str) -> str | None:
+    """The word ending the here-document a shell line opens, where it opens one outside quotes and comments (an
+    integer after ``<<`` is a shift); gptme's ``_find_heredoc_terminator`` without its quotes across lines."""
+    if "<<" not in line:
+        return None
+    quoted = [m.span() for m in _QUOTED.finditer(line)]
+    comment = m.start() if (m := _COMMENT.search(line)) else len(line)
+    for opener in _HEREDOC.finditer(line):
+        if opener.start() >= comment:
+            return None
+        if not any(start <= opener.start() < end for start, end in quoted) and \
+                not opener["word"].lstrip("+-").isdigit():
+            return opener["word"]
+    return None
+
+
+def _triple_quoted(line: str, state: str | None) -> str | None:
+    """The triple quote an ``ipython`` line leaves open (``state``: the one open before it), a fence inside being
+    Python text (gptme's ``_scan_ipython_triple_quote``; a single-quoted string ends with its line)."""
+    single = None
+    for token in _PY_TOKEN.findall(line):
+        if state or single:
+            if token == (state or single):
+                state = single = None
+        elif token == "#":
+            break
+        elif len(token) == 3:
+            state = token
+        elif len(token) == 1:
+            single = token
+    return state
+
+
+def _text_follows(lines: list[str], at: int) -> bool:
+    """Text, no fence, on the line after a bare fence: in a block of a non-shell language (or in a here-document) the
+    fence is then no close (gptme's ``_extract_codeblocks``), a blank line or the message's end after it is."""
+    return at + 1 < len(lines) and bool(lines[at + 1].strip()) and not _FENCE.match(lines[at + 1])
+
+
 def _opens_nested(lines: list[str], at: int) -> bool:
-    """A bare fence in a block of a non-shell language that opens a nested block, as gptme judges it: text follows,
-    and a bare fence within 20 lines is followed by more text (the outer block goes on)."""
-    if at + 1 >= len(lines) or not lines[at + 1].strip() or _FENCE.match(lines[at + 1]):
-        return False
+    """A bare fence with text after it that opens a nested block, as gptme judges it (else it is text in the block):
+    a bare fence within 20 lines is followed by more text (the outer block goes on)."""
     for j in range(at + 1, min(at + 20, len(lines))):
         if (fence := _FENCE.match(lines[j])) and lines[j].strip() == fence[0]:
             return any(line.strip() for line in lines[j + 1:j + 5])
@@ -160,28 +206,47 @@ def _opens_nested(lines: list[str], at: int) -> bool:
 def _code_blocks(content: str) -> list[tuple[str, str, int, int]]:
     """The closed Markdown code blocks of a message, one pass over its lines as gptme's ``_extract_codeblocks``
     reads them: (language line, body, where the block starts and ends). A fence of 3 or more backticks opens; a
-    bare fence of its length closes; a fence with a language inside opens a nested block, which a bare fence
-    closes; a block left open takes the rest of the message and is no call. (gptme's shell heredoc and quote
-    tracking, which keep a fence inside a string from closing, are not mirrored.)"""
+    fence with a language inside opens a nested block, which a bare fence closes; a bare fence of the opener's
+    length closes, except in a block of a non-shell language or a shell here-document (its word found on a line of
+    its own within 200 lines) where text follows it (``_text_follows``, ``_opens_nested``); in an ``ipython`` block
+    a fence inside a triple-quoted string is text. A block left open takes the rest of the message and is no call.
+    (gptme's tracking of a shell string across lines is not mirrored.)"""
     if (at := _thinking_end(content)) is None:
         return []
     lines = content[at:].split("\n")
     starts = [at]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
+    alone: dict[str, list[int]] = {}  # each stripped line's places, a here-document's end looked up there
     blocks, i = [], 0
     while i < len(lines):
         if not (opener := _FENCE.match(lines[i])):
             i += 1
             continue
         fence, lang, first, depth = len(opener[0]), lines[i][len(opener[0]):].strip(), i, 1
+        heredoc: str | None = None
+        quoted: str | None = None  # an ipython block's open triple quote
         for i in range(i + 1, len(lines)):
-            if not (inner := _FENCE.match(lines[i])):
+            if lang in _SHELL_LANGS:
+                if heredoc is None:
+                    if (word := _heredoc_word(lines[i])) and not alone:
+                        for n, line in enumerate(lines):
+                            alone.setdefault(line.strip(), []).append(n)
+                    ends = alone.get(word, []) if word else []
+                    if (k := bisect.bisect_right(ends, i)) < len(ends) and ends[k] <= i + 200:
+                        heredoc = word
+                elif lines[i].strip() == heredoc:
+                    heredoc = None
+            elif lang == "ipython":
+                quoted = _triple_quoted(lines[i], quoted)
+            if not (inner := _FENCE.match(lines[i])) or quoted:
                 continue
             if lines[i].strip() == inner[0] and (len(inner[0]) == fence or depth > 1):
-                if depth == 1 and lang not in _EXEC_LANGS and _opens_nested(lines, i):
-                    depth += 1
-                elif (depth := depth - 1) == 0:
+                if depth > 1:
+                    depth -= 1
+                elif (lang not in _EXEC_LANGS or heredoc) and _text_follows(lines, i):
+                    depth += _opens_nested(lines, i)
+                else:
                     blocks.append((lang, "\n".join(lines[first + 1:i]), starts[first], starts[i] + len(lines[i])))
                     break
             elif (tag := lines[i][len(inner[0]):].strip()) and (tag[0].isalnum() or tag[0] in "_/.~"):
@@ -190,6 +255,28 @@ def _code_blocks(content: str) -> list[tuple[str, str, int, int]]:
             break
         i += 1
     return blocks
+
+
+def _fenced_spans(content: str) -> list[tuple[int, int]]:
+    """Where the code blocks are that a ``tool``-format call is not looked for in, as gptme's
+    ``_codeblock_char_ranges`` pairs them (a fence with the next bare fence of its length, ``<think>`` sections
+    included; blocks ``_code_blocks`` reads otherwise): (start, end of the closing fence's line)."""
+    fences = [(m.start(), len(m[0]), end if (end := content.find("\n", m.end())) != -1 else len(content))
+              for m in re.finditer(r"^`{3,}", content, re.M)]
+    bare: dict[int, list[int]] = {}  # a length's bare fences, by their order among the fences
+    for n, (start, length, line_end) in enumerate(fences):
+        if not content[start + length:line_end].strip():
+            bare.setdefault(length, []).append(n)
+    spans, n = [], 0
+    while n < len(fences):
+        start, length, _ = fences[n]
+        closes = bare.get(length, [])
+        if (k := bisect.bisect_right(closes, n)) < len(closes):
+            spans.append((start, fences[closes[k]][2]))
+            n = closes[k] + 1
+        else:
+            n += 1
+    return spans
 
 
 def _json_end(text: str, start: int) -> int | None:
@@ -260,7 +347,7 @@ def _tool_calls(content: str, answered: bool) -> list[tuple[str, Any, str | None
         tool, _, args = lang.partition(" ")
         if tool in _TOOLS or (answered and tool == _OLD_PYTHON):
             calls.append((tool, _call_arguments(tool, args or None, body), None, start, end))
-    at, spans = 0, iter((start, end) for _, _, start, end in blocks)
+    at, spans = 0, iter(_fenced_spans(content) if _TOOLCALL.search(content) else ())
     span = next(spans, None)
     while head := _TOOLCALL.search(content, at):
         while span is not None and span[1] <= head.start():
@@ -322,12 +409,16 @@ class _Conversation(SessionSteps):
 
     def system(self, line: dict[str, Any]) -> None:
         """A system message after calls: the answer to the one its ``call_id`` names, else to the next waiting
-        (a call's further messages join the last one's)."""
+        one, a code block before a ``tool``-format call (gptme runs a message's code blocks first and answers those
+        calls by their id), a call's further messages joining the last one's."""
         text = as_str(line.get("content")) or ""
         call_id = line.get("call_id")
         step = self.by_call.get(call_id) if isinstance(call_id, str) else None
         if step is None and self.waiting:
-            step = next((s for s in self.waiting if not s["_results"]), self.waiting[-1])
+            named = {id(s) for s in self.by_call.values()}
+            unanswered = [s for s in self.waiting if not s["_results"]]
+            step = next((s for s in unanswered if id(s) not in named),
+                        unanswered[0] if unanswered else self.waiting[-1])
         if step is not None and text.strip():
             step["_results"].append(text)
 
