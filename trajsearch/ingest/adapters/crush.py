@@ -45,8 +45,8 @@ from typing import Any
 from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_str, error_line, exit_code_error, export_command,
-                         first_time, iso_time, join_thought, json_arguments, prompt_list, session_trajectory)
+from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_str, command_line, error_line, exit_code_error,
+                         export_command, first_time, iso_time, json_arguments, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list
 
 NAME = "crush"
@@ -144,14 +144,9 @@ class _Session(SessionSteps):
                         step["error"] = CANCELED
 
     def call(self, message: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-        step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration),
-                                "action": as_str(data.get("name")) or "(unnamed tool)",
-                                "arguments": json_arguments(data.get("input")),
-                                "started_at": iso_time(message.get("created_at")), "_id": data.get("id")}
-        self.thought, self.narration, self.narration_at, self.last_error = [], [], None, None
-        self.steps.append(step)
-        if isinstance(data.get("id"), str):
-            self.by_call[data["id"]] = step
+        step = self.open_call(as_str(data.get("id")), as_str(data.get("name")) or "(unnamed tool)",
+                              json_arguments(data.get("input")), message.get("created_at"), _id=data.get("id"))
+        self.last_error = None
         return step
 
     def result(self, message: dict[str, Any], data: dict[str, Any]) -> None:
@@ -163,7 +158,7 @@ class _Session(SessionSteps):
         step["ended_at"] = iso_time(message.get("created_at"))
         if data.get("is_error") is True:
             step["error"] = not_run(_NOT_RUN[output.strip()]) if output.strip() in _NOT_RUN else error_line(output)
-        elif error := _shell_error(output, as_str(as_dict(step.get("arguments")).get("command"))):
+        elif error := _shell_error(output, command_line(step.get("arguments"))):
             step["error"] = error
 
 
