@@ -49,8 +49,8 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_int, as_str, error_line, exit_code_error, export_command,
-                         first_time, iso_time, join_thought, prompt_list, session_trajectory)
+from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_int, as_str, command_line, error_line, exit_code_error,
+                         export_command, first_time, iso_time, join_thought, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list, json_object, list_field
 
 NAME = "q-cli"
@@ -198,12 +198,7 @@ class _Walk(PromptedSteps):
             self.flush()
             return
         for use in uses:
-            step = {"thought": join_thought(self.thought + self.narration), "action": use["name"],
-                    "arguments": use.get("args"), "started_at": iso_time(self.at)}
-            self.thought, self.narration, self.narration_at = [], [], None
-            self.steps.append(step)
-            if key := as_str(use.get("id")):
-                self.by_call[key] = step
+            self.open_call(as_str(use.get("id")), use["name"], use.get("args"), self.at)
 
     def _result(self, result: dict[str, Any]) -> None:
         step = self.by_call.pop(as_str(result.get("tool_use_id")) or "", None)
@@ -217,7 +212,7 @@ class _Walk(PromptedSteps):
             self.cancelled += output == _CANCELLED
             step["error"] = tool_error(output)
         elif shell is not None and (code := as_int(shell.get("exit_status"))):
-            step["error"] = exit_code_error(output, code, as_str(as_dict(step["arguments"]).get("command")))
+            step["error"] = exit_code_error(output, code, command_line(step["arguments"]))
 
     def transcript(self, lines: list[Any]) -> None:
         """A state with no history: its turns as the transcript shows them (prompts, answers, tool names)."""
