@@ -86,7 +86,7 @@ import yaml
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
-                         iso_time, join_thought, prompt_list, session_trajectory, whole_file)
+                         iso_time, prompt_list, session_trajectory, whole_file)
 from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions, short
 from ..sources import parse, whole_text
 
@@ -403,17 +403,16 @@ class _Session(SessionSteps):
         request = as_dict(part.get("toolCall"))
         value = as_dict(request.get("value"))
         name = as_str(value.get("name"))
-        step: dict[str, Any] = {"thought": join_thought(self.thought + self.narration),
-                                "action": name or "(invalid tool call)",
-                                "arguments": value.get("arguments"), "started_at": iso_time(message.get("created"))}
+        error: str | None = None
         if request.get("status") == "error":  # goose could not parse the model's call: it never ran
-            step["error"] = step["observation"] = as_str(request.get("error")) or "invalid tool call"
+            error = as_str(request.get("error")) or "invalid tool call"
         elif name is None:  # not goose's {status, value: {name, arguments}}: no tool could have run it
-            step["error"] = step["observation"] = "invalid tool call: no tool name recorded"
-        self.thought, self.narration, self.narration_at, self.last_error = [], [], None, None
-        self.steps.append(step)
-        if isinstance(part.get("id"), str) and "error" not in step:
-            self.by_call[part["id"]] = step
+            error = "invalid tool call: no tool name recorded"
+        # a call that never ran is kept out of by_call: no answer is awaited, none could pair with it
+        self.open_call(as_str(part.get("id")) if error is None else None, name or "(invalid tool call)",
+                       value.get("arguments"), message.get("created"),
+                       **({"error": error, "observation": error} if error else {}))
+        self.last_error = None
 
     def response(self, message: dict[str, Any], part: dict[str, Any]) -> None:
         step = self.by_call.pop(part.get("id"), None) if isinstance(part.get("id"), str) else None
