@@ -106,6 +106,19 @@ def test_a_call_without_result_failed_canceled_where_its_turn_was(tmp_path: Path
     assert _runs(cut)[SHELL].steps[-1].error == CANCELED
 
 
+def test_an_answer_after_a_prompt_answered_without_a_call_starts_when_it_was_written(tmp_path: Path) -> None:
+    """A session's first prompt answered in text, then a second prompt answered in text, no call between: each
+    answer starts at its own message's time (the second took the first's, kept as its text's time by the reader)."""
+    session = next(s for s in map(json.loads, SESSIONS.read_text().splitlines()) if f"crush.{s['id']}" == TOOLS)
+    first, second = session["messages"][9], session["messages"][15]  # the answers to its two prompts
+    assert session["messages"][10]["role"] == "user" and [p["type"] for p in second["parts"]] == ["text", "finish"]
+    session["messages"] = session["messages"][:11] + [second]  # the second prompt answered with no call
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    answers = [s for s in _runs(path)[TOOLS].steps if s.action == "respond"]
+    assert [a.started_at.timestamp() for a in answers] == [first["created_at"], second["created_at"]]
+
+
 @pytest.mark.parametrize("said, why", [("Permission denied", "denied by the user"),  # Crush until late 2025
                                        ("User denied permission", "denied by the user"),  # its later wording
                                        ("Tool execution canceled by user", "canceled by the user")])

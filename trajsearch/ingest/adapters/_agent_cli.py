@@ -808,12 +808,14 @@ class SessionSteps:
         return step
 
     def flush(self) -> None:
-        """Assistant text not followed by a tool call: the model's answer."""
+        """Assistant text not followed by a tool call: the model's answer. Its time is taken with it, as
+        :meth:`open_call` takes it, so a reader keeping its text's first time (``narration_at or t``) gives the next
+        answer its own."""
         if self.narration:
             self.steps.append({"thought": join_thought(self.thought), "action": "respond",
                                "arguments": {"content": "\n\n".join(self.narration)},
                                "started_at": iso_time(self.narration_at)})
-            self.thought, self.narration = [], []
+            self.thought, self.narration, self.narration_at = [], [], None
 
     def close(self) -> None:
         """The session's end: text after the last call is the answer; a call still waiting never was answered
