@@ -6,13 +6,16 @@ at a time, as Inspect's JSON writer lays a log out: header fields, then ``sample
 your own with ``--log``.
 
 Each read runs in a fresh process (``read_dump`` alone, every run converted, nothing stored), alternating the two ways,
-``--repeat`` times; the table gives medians of the peak resident set (VmHWM) and of the read's wall time. "whole" is
+``--repeat`` times; the table gives medians of the peak resident set (VmHWM) and of the read's wall and CPU time
+(the CPU time is the steadier on a shared machine). "whole" is
 the reader as it was before streaming: the adapter without its ``read_streamed`` hook and ``LISTED_RUNS``, so a log
 is parsed whole by detection (up to 64 MB) and again by the reader (``sources.whole_document``), then split. Both
-ways must give the same runs: the script checks their positions, ids and outcomes.
+ways must give the same runs: the script checks their positions, ids and outcomes. ``--base`` measures a second
+checkout's streamed read in the same rounds ("streamed (base)"): a change against the code before it, side by side.
 
     python scripts/bench_inspect_json.py                 # an 84 MB log, 3 rounds
     python scripts/bench_inspect_json.py --mb 300 --repeat 5
+    python scripts/bench_inspect_json.py --log nan.json --base /work/main   # a log with NaN scores, before/after
 """
 
 from __future__ import annotations
@@ -41,12 +44,12 @@ from trajsearch.ingest.adapters import inspect_ai
 from trajsearch.ingest.read import read_dump
 if sys.argv[2] == "whole":
     del inspect_ai.read_streamed, inspect_ai.LISTED_RUNS
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 runs = [(p.position, p.trajectory.trajectory_id if p.trajectory else None,
          p.trajectory.outcome.value if p.trajectory else p.error) for p in read_dump(sys.argv[1], fmt="inspect-ai")]
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
-print(json.dumps({"seconds": seconds, "peak_mb": peak, "runs": len(runs),
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak, "runs": len(runs),
                   "digest": hashlib.sha256(json.dumps(runs).encode()).hexdigest()}))
 """
 
@@ -72,10 +75,11 @@ def scaled_log(target: Path, megabytes: float) -> int:
     return written
 
 
-def measure(log: Path, way: str) -> dict[str, float]:
-    env = {"PYTHONPATH": str(ROOT), "TRAJSEARCH_MODEL": "hashing", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", _READ, str(log), way], env=env, capture_output=True, text=True,
-                          check=True)
+def measure(log: Path, way: str, root: Path = ROOT) -> dict[str, float]:
+    """One read of ``log`` in a fresh process, ``way`` ("whole" or "streamed"), with the code of checkout ``root``."""
+    env = {"PYTHONPATH": str(root), "TRAJSEARCH_MODEL": "hashing", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", _READ, str(log), way.split()[0]], env=env, capture_output=True,
+                          text=True, check=True, cwd=root)  # ``-c`` puts its working folder first on the path
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -84,21 +88,25 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=84.0, help="size of the scaled log (default: 84, the README's)")
     ap.add_argument("--log", type=Path, help="an Inspect AI JSON log to read instead of the scaled one")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--base", type=Path, help="another checkout (the code before a change) whose streamed read is "
+                                              "measured too")
     args = ap.parse_args()
+    ways = WAYS + (("streamed (base)",) if args.base else ())
     with tempfile.TemporaryDirectory(prefix="bench-inspect-json-") as scratch:
         log = args.log or Path(scratch) / "scaled.json"
         if args.log is None:
             samples = scaled_log(log, args.mb)
             print(f"log: {log.stat().st_size / 1e6:.1f} MB, {samples} samples (agent-demo.json.gz scaled)")
-        results: dict[str, list[dict[str, float]]] = {way: [] for way in WAYS}
+        results: dict[str, list[dict[str, float]]] = {way: [] for way in ways}
         for _ in range(args.repeat):
-            for way in WAYS:
-                results[way].append(measure(log, way))
-        digests = {r["digest"] for way in WAYS for r in results[way]}
-        print(table(["read", "runs", "peak RSS MB (median)", "seconds (median)"],
-                    [(way, int(results[way][0]["runs"]), statistics.median(r["peak_mb"] for r in results[way]),
-                      statistics.median(r["seconds"] for r in results[way])) for way in WAYS]))
-        print("same runs, ids and outcomes both ways" if len(digests) == 1 else "THE TWO WAYS DIFFER")
+            for way in ways:
+                results[way].append(measure(log, way, args.base if way.endswith("(base)") else ROOT))
+        digests = {r["digest"] for way in ways for r in results[way]}
+        print(table(["read", "runs", "peak RSS MB (median)", "seconds (median)", "CPU seconds (median)"],
+                    [(way, int(results[way][0]["runs"]), *(statistics.median(r[key] for r in results[way])
+                                                           for key in ("peak_mb", "seconds", "cpu")))
+                     for way in ways]))
+        print("same runs, ids and outcomes every way" if len(digests) == 1 else "THE WAYS DIFFER")
         print(machine_note())
 
 
