@@ -486,8 +486,8 @@ _HELD_LINE = 1 << 16
 
 class _FiniteText(io.RawIOBase):
     """JSON text with its bare ``NaN``, ``Infinity`` and ``-Infinity`` (outside strings: inside one they are words)
-    rewritten as :data:`_NONFINITE`'s strings, a chunk at a time: a word or an escape cut by a chunk's end is held
-    for the next. So a log that Inspect wrote with NaN scores (every unscored sample's, since 0.3.2xx) streams
+    rewritten as :data:`_NONFINITE`'s strings, a chunk at a time: a word, an escape or a short last line cut by a
+    chunk's end is read with the next. So a log that Inspect wrote with NaN scores (every unscored sample's, since 0.3.2xx) streams
     instead of being read whole (an 84 MB log: 56 MB peak against 315 MB). ``rewritten``: how many words so far;
     ``cut``: the text ended inside a string or a word (a file cut short), which ijson calls a lexical error."""
 
