@@ -109,12 +109,13 @@ def test_a_json_log_cut_short_keeps_the_samples_before_the_cut(tmp_path):
 
 
 def test_a_value_the_streaming_parser_refuses_costs_nothing(tmp_path):
-    """Python's json writes NaN (a score, a metric's stderr), which ijson does not read: the samples after it are
-    read from the whole log, none lost and none twice."""
+    """A number past a float's range (``1e400``), which Python's json reads as infinity and ijson refuses ("numeric
+    overflow"): the samples after it are read from the whole log, none lost and none twice. (NaN is streamed.)"""
     log = _log()
-    log["samples"][2]["metadata"] = {"stderr": math.nan}
-    path = tmp_path / "nan.json"
-    path.write_text(json.dumps(log, indent=2))
+    log["samples"][2]["metadata"] = {"stderr": 0.5}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(log, indent=2).replace('"stderr": 0.5', '"stderr": 1e400'))
+    assert '"stderr": 1e400' in path.read_text()
     assert _by_uuid(path) == _by_uuid(AGENT_EVAL)
     assert _in_order(path) == _in_order(AGENT_JSON)
 

@@ -1245,8 +1245,9 @@ def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
 
     if hasattr(adapter, "read_streamed") and (streamed := adapter.read_streamed(path, counted)) is not None:
         def streamed_then_whole(records: Iterator[Record]) -> Iterator[Record]:
-            """The runs streamed, or, past a value the streaming parser refuses but a whole read takes (NaN, or
-            damage, which the whole read then names), the runs after those given from a whole read."""
+            """The runs streamed, or, past a value the streaming parser refuses but a whole read takes (``1e400``,
+            infinity to Python's json; or damage, which the whole read then names), the runs after those given from a
+            whole read."""
             try:
                 yield from records
             except sources.Unstreamable as exc:

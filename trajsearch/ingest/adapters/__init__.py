@@ -66,7 +66,7 @@ entry in ``ADAPTERS``. A module exposes:
   on_bytes)``, the runs of a big single document one at a time instead
   (``(position, record, error, None)``; None for a file it does not stream:
   read whole), which may raise ``sources.Unstreamable`` where the streaming
-  parser refuses what a whole read takes (NaN): the runs after those it gave
+  parser refuses what a whole read takes (1e400): the runs after those it gave
   are then split from the whole document (Inspect AI's JSON log); with it,
   ``LISTED_RUNS``, the member that lists them: a document whose head its
   ``SIGNATURE`` matches is detected by the members before that one. Optionally ``file_hints(records)``
