@@ -21,12 +21,11 @@ import pytest
 from adapter_support import read_with_peak
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.sources import _CHUNK as CHUNK
 
 AGENT_JSON = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28" / "agent-demo.json.gz"
 #: A message's text holding the words a bare value would be, and escapes: read as written, not as numbers.
 SAID = 'score: NaN, "Infinity" \\ -Infinity; C:\\work\\'
-#: How much the streaming parser reads at a time (``_FiniteText``'s chunk): a word may be cut by it.
-CHUNK = 1 << 16
 
 
 def _nan_log(copies: int = 1) -> dict:
@@ -138,3 +137,4 @@ def test_a_log_cut_inside_an_escape_keeps_the_samples_before_the_cut(tmp_path):
     results = _read(cut)
     assert [isinstance(run, dict) for _, run in results] == [True] * 4 + [False]
     assert results[4][1].startswith("4 samples of this Inspect AI JSON log read, the rest is lost: cut short")
+

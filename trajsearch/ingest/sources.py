@@ -480,6 +480,8 @@ _WORD_START = re.compile(rb"(?:N|Na|-|-?I|-?In|-?Inf|-?Infi|-?Infin|-?Infini|-?I
 _OUTSIDE = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.S)
 #: A string's text after its opening quote: where it stops, its closing quote or a last ``\\`` (an escape cut).
 _INSIDE = re.compile(rb'(?:[^"\\]++|\\.)*+', re.S)
+#: How much :class:`_FiniteText` reads at a time: a word or an escape may be cut by it.
+_CHUNK = 1 << 16
 #: The longest last line of a chunk read again with the next (see ``_FiniteText._rewritten``).
 _HELD_LINE = 1 << 16
 
@@ -507,7 +509,7 @@ class _FiniteText(io.RawIOBase):
     def read(self, size: int | None = -1) -> bytes:
         """Up to ``size`` bytes; a chunk without a word is passed on as read, not copied (ijson reads this)."""
         while not self._pending and not self._ended:
-            data = self._stream.read(1 << 16)
+            data = self._stream.read(_CHUNK)
             self._ended = not data
             if self._ended:  # what was held, read to its end: what is still held is a cut string or word
                 self._pending = self._rewritten(self._held, final=True) if self._held else b""
