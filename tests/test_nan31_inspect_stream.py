@@ -138,3 +138,19 @@ def test_a_log_cut_inside_an_escape_keeps_the_samples_before_the_cut(tmp_path):
     assert [isinstance(run, dict) for _, run in results] == [True] * 4 + [False]
     assert results[4][1].startswith("4 samples of this Inspect AI JSON log read, the rest is lost: cut short")
 
+
+@pytest.mark.parametrize("ensure_ascii", [True, False], ids=["escaped", "raw"])
+def test_a_string_that_looks_like_the_stand_in_for_nan_stays_a_string(tmp_path, ensure_ascii):
+    """The stream stands a bare NaN in as a string that is mapped back to the float: a sample whose input or id is
+    that string as a log may hold it (U+FDD0, then the word; written ``\\ufdd0`` or raw) is still text, as a whole
+    read gives it, not a NaN (review NAN31, finding 2: the sample had no task, its id was "inf")."""
+    log = _nan_log()
+    log["samples"][2]["input"] = "\ufdd0NaN"
+    log["samples"][3]["id"] = "\ufdd0-Infinity"
+    path = tmp_path / "marked.json"
+    path.write_text(json.dumps(log, indent=2, ensure_ascii=ensure_ascii), encoding="utf-8")
+    results = _read(path)
+    assert [position for position, run in results if not isinstance(run, dict)] == []
+    _check_values(results)
+    assert results[2][1]["task"] == "\ufdd0NaN"
+    assert results[3][1]["task_id"] == "\ufdd0-Infinity"

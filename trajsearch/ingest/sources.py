@@ -42,6 +42,7 @@ import io
 import itertools
 import json
 import re
+import secrets
 import struct
 import sys
 import zipfile
@@ -375,7 +376,7 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0,
     try:
         for item in _items(text, prefix, every_value, ijson, one_list):
             given += 1
-            yield _restored(item) if isinstance(text, _FiniteText) and text.rewritten else item
+            yield _finite(text, item)
         return
     except ijson.JSONError as exc:
         if isinstance(text, _FiniteText) and text.cut:
@@ -385,7 +386,7 @@ def json_items(src: Source, prefix: str, every_value: bool = False, at: int = 0,
     src.rewind(at)
     text = _json_text(src, at, nonfinite)
     for item in itertools.islice(_items(text, prefix, every_value, _ANY_INTEGER, one_list), given, None):
-        yield _restored(item) if isinstance(text, _FiniteText) and text.rewritten else item
+        yield _finite(text, item)
 
 
 _OPENS = ("start_map", "start_array")
@@ -470,10 +471,9 @@ def _json_text(src: Source, at: int, nonfinite: bool = False) -> IO[bytes]:
     return _FiniteText(text) if nonfinite else text
 
 
-#: What stands for a bare ``NaN``, ``Infinity`` or ``-Infinity`` (Python's json, pydantic's ``ser_json_inf_nan=
-#: "constants"``, Inspect's JSON log writer write them; ijson refuses them) in the text ijson reads: a string opening
-#: with U+FDD0, a noncharacter no text holds, mapped back by :func:`_restored` to the float a whole read gives.
-_NONFINITE = {f"\ufdd0{word}": float(word) for word in ("NaN", "Infinity", "-Infinity")}
+#: The bare words Python's json, pydantic's ``ser_json_inf_nan="constants"`` and so Inspect's JSON log writer write
+#: for a float not finite, which ijson refuses.
+_NONFINITE = ("NaN", "Infinity", "-Infinity")
 #: A bare word cut at the end of a chunk, held for the next (``-`` too: ``-Infinity`` or a negative number).
 _WORD_START = re.compile(rb"(?:N|Na|-|-?I|-?In|-?Inf|-?Infi|-?Infin|-?Infini|-?Infinit)\Z")
 #: JSON text outside its strings, and whole strings: where it stops, a string opens that is not closed.
@@ -488,10 +488,15 @@ _HELD_LINE = 1 << 16
 
 class _FiniteText(io.RawIOBase):
     """JSON text with its bare ``NaN``, ``Infinity`` and ``-Infinity`` (outside strings: inside one they are words)
-    rewritten as :data:`_NONFINITE`'s strings, a chunk at a time: a word, an escape or a short last line cut by a
-    chunk's end is read with the next. So a log that Inspect wrote with NaN scores (every unscored sample's, since 0.3.2xx) streams
-    instead of being read whole (an 84 MB log: 56 MB peak against 315 MB). ``rewritten``: how many words so far;
-    ``cut``: the text ended inside a string or a word (a file cut short), which ijson calls a lexical error."""
+    rewritten as strings that stand in for them, a chunk at a time: a word, an escape or a short last line cut by a
+    chunk's end is read with the next. So a log that Inspect wrote with NaN scores (every unscored sample's, since
+    0.3.2xx) streams instead of being read whole (an 84 MB log: 56 MB peak against 315 MB). ``rewritten``: how many
+    words so far; ``cut``: the text ended inside a string or a word (a file cut short), which ijson calls a lexical
+    error.
+
+    A word's stand-in is a string of U+FDD0, 128 random bits drawn for this read, and the word (``stand_ins``: each
+    one's float, which :func:`_finite` puts back): a string the text itself holds is never taken for one, as a
+    fixed stand-in was (``"\ufdd0NaN"``, a sample's input, read as NaN), unless it guesses those bits."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         super().__init__()
@@ -502,6 +507,10 @@ class _FiniteText(io.RawIOBase):
         self._ended = False
         self.rewritten = 0
         self.cut = False
+        tag = f"\ufdd0{secrets.token_hex(16)}"
+        # json's own float objects, a whole read's: its NaN, in a list or a dict, equal to one of a whole read's
+        self.stand_ins = {f"{tag}{word}": json.loads(word) for word in _NONFINITE}
+        self._opening = f'"{tag}'.encode()
 
     def readable(self) -> bool:
         return True
@@ -541,7 +550,7 @@ class _FiniteText(io.RawIOBase):
                 continue
             reach = _OUTSIDE.match(text, _line_start(text, at, start), start).end()
             if reach == start:
-                out += (text[at:start], b'"\xef\xb7\x90' + text[start:end] + b'"')  # U+FDD0 in UTF-8
+                out += (text[at:start], self._opening + text[start:end] + b'"')
                 self.rewritten += 1
                 at = end
             else:  # inside a string that opens at ``reach``
@@ -596,18 +605,26 @@ def _line_start(text: bytes, at: int, end: int) -> int:
     return max(at, text.rfind(b"\n", at, end) + 1)
 
 
-def _restored(value: Any) -> Any:
-    """``value`` with :data:`_NONFINITE`'s strings made floats again, in place."""
+def _finite(text: IO[bytes], value: Any) -> Any:
+    """``value``, parsed from ``text``, as a whole read gives it: the stand-ins of the bare words ``text`` rewrote
+    made floats again, in place (nothing to do where ``text`` is no :class:`_FiniteText` or rewrote none yet)."""
+    if isinstance(text, _FiniteText) and text.rewritten:
+        return _restored(value, text.stand_ins)
+    return value
+
+
+def _restored(value: Any, stand_ins: dict[str, float]) -> Any:
+    """``value`` with its strings that are ``stand_ins`` made their floats, in place."""
     if type(value) is str:
-        return _NONFINITE.get(value, value)
+        return stand_ins.get(value, value)
     if type(value) is dict:
         for key, item in value.items():
             if type(item) in (str, dict, list):
-                value[key] = _restored(item)
+                value[key] = _restored(item, stand_ins)
     elif type(value) is list:
         for index, item in enumerate(value):
             if type(item) in (str, dict, list):
-                value[index] = _restored(item)
+                value[index] = _restored(item, stand_ins)
     return value
 
 
@@ -1081,8 +1098,7 @@ def document_head(path: Path, before: str) -> dict[str, Any] | None:
                 if event != "map_key" or key == before:  # the object's end, or ``before``
                     break
                 head[key] = _built(events, *next(events))
-            if text.rewritten:  # a NaN in the results' metrics before the samples: every log with an unscored sample
-                _restored(head)
+            _finite(text, head)  # a NaN in the results' metrics before the samples: every log with an unscored sample
     except Exception:  # ijson.JSONError, a byte not UTF-8, a broken stream: the reader says why
         return None
     return head
@@ -1103,8 +1119,9 @@ def listed_items(path: Path, key: str, on_bytes: OnBytes = None) -> Iterator[tup
     log's ``samples``), one at a time: memory holds one item, where a whole read holds the document (an 84 MB log:
     388 MB); its bare ``NaN`` and ``Infinity`` (Inspect's unscored samples) as a whole read reads them. A file cut
     short (in a string's escape too) or damaged gives its items before the break, then ``(None, why)``; a value the
-    parser refuses but a whole read may take raises :class:`Unstreamable`. No item: the list is empty, absent or null. Nothing
-    after the list is read (its NaN or its cut cost nothing: Inspect's ``reductions`` repeat each sample's scores)."""
+    parser refuses but a whole read may take raises :class:`Unstreamable`. No item: the list is empty, absent or
+    null. Nothing after the list is read (its NaN or its cut cost nothing: Inspect's ``reductions`` repeat each
+    sample's scores)."""
     given = 0
     try:
         with Source(path, on_bytes) as src:
