@@ -154,3 +154,15 @@ def test_a_string_that_looks_like_the_stand_in_for_nan_stays_a_string(tmp_path, 
     _check_values(results)
     assert results[2][1]["task"] == "\ufdd0NaN"
     assert results[3][1]["task_id"] == "\ufdd0-Infinity"
+
+
+def test_a_word_run_into_damage_is_no_sample(tmp_path):
+    """``NaNny`` in the list of samples is damage, not a NaN followed by garbage: no rejection of a "sample 3" the
+    log never held (review NAN31, finding 5), only the two samples before it and the whole read's naming of it."""
+    text = json.dumps(json.loads(gzip.decompress(AGENT_JSON.read_bytes())), indent=2).encode()
+    at = _sample_start(text, 2)
+    path = tmp_path / "damaged.json"
+    path.write_bytes(text[:at] + b"\n    NaNny," + text[at:])
+    results = _read(path)
+    assert [position for position, _ in results] == ["sample count epoch 1", "sample crash epoch 1", "file"]
+    assert results[2][1].startswith("malformed JSON")

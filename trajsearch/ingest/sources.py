@@ -480,6 +480,9 @@ _WORD_START = re.compile(rb"(?:N|Na|-|-?I|-?In|-?Inf|-?Infi|-?Infin|-?Infini|-?I
 _OUTSIDE = re.compile(rb'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+', re.S)
 #: A string's text after its opening quote: where it stops, its closing quote or a last ``\\`` (an escape cut).
 _INSIDE = re.compile(rb'(?:[^"\\]++|\\.)*+', re.S)
+#: What may follow a bare word (or the text's end): past anything else it is damage (``NaNny``), left for ijson
+#: to name, not made a value.
+_AFTER_WORD = frozenset(b",]} \t\r\n")
 #: How much :class:`_FiniteText` reads at a time: a word or an escape may be cut by it.
 _CHUNK = 1 << 16
 #: The longest last line of a chunk read again with the next (see ``_FiniteText._rewritten``).
@@ -549,14 +552,14 @@ class _FiniteText(io.RawIOBase):
             if start < at:  # in a string passed over
                 continue
             reach = _OUTSIDE.match(text, _line_start(text, at, start), start).end()
-            if reach == start:
-                out += (text[at:start], self._opening + text[start:end] + b'"')
-                self.rewritten += 1
-                at = end
-            else:  # inside a string that opens at ``reach``
+            if reach < start:  # inside a string that opens at ``reach``
                 out.append(text[at:reach + 1])
                 if (at := self._string_end(text, reach + 1, out)) < 0:
                     return b"".join(out)
+            elif end == len(text) or text[end] in _AFTER_WORD:  # else damage (``NaNny``), left as written
+                out += (text[at:start], self._opening + text[start:end] + b'"')
+                self.rewritten += 1
+                at = end
         if at <= limit < len(text):  # (``at`` past it: a string holding a newline, which the parser refuses)
             out.append(text[at:limit])
             self._held = text[limit:]
