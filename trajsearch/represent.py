@@ -9,9 +9,12 @@ Five levels, each one row per unit:
 - ``passage``: the part of one long output, argument or error that its step
   window clips away, in pieces of whole lines: searchable by the lexical leg
   only (a passage shares its window's vector and is never embedded), so every
-  character of every output stays findable by its exact text;
+  character of every output (but an encoded blob's) stays findable by its exact text;
 - ``failure``: for runs that did not succeed, the decisive error with its
   cause and fix where known.
+
+Every row's text has each encoded blob (a data URI, a screenshot's bare base64) in it replaced by a
+placeholder naming it (:func:`indexed_text`); the trace store keeps the blob.
 
 Everything here is deterministic, so re-ingesting a run yields the same rows
 and the same ids (see :func:`row_id`).
@@ -29,6 +32,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
 from .actions import NOT_RUN
+from .blobs import without_blobs
 from .steps import command_of, is_read, is_removal, signature
 from .touched import touched
 from .vocab import FAILED_OUTCOMES
@@ -81,7 +85,9 @@ from .vocab import FAILED_OUTCOMES
 #:     digest's step outputs leave out Django's test database lines in CRLF and ``--keepdb`` outputs too.
 #: 24: a summary's definitions read list, after every file's first 16 names, the CamelCase names (classes, mostly)
 #:     each file showed after them (round 27, R11X): summary rows change.
-REPRESENTATION_VERSION = 24
+#: 25: an encoded blob (a data URI, a screenshot's bare base64) is indexed as a placeholder naming it
+#:     (``[image/png, 48 KB base64]``, :mod:`trajsearch.blobs`): rows of runs holding one change, no other row does.
+REPRESENTATION_VERSION = 25
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -551,6 +557,7 @@ def represent(
     summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
 ) -> list[Row]:
     """All index rows for one trajectory, in a stable order."""
+    trajectory = indexed_text(trajectory)
     rows = [
         Row("task", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, trajectory.task[:MAX_ROW_CHARS]),
         Row("summary", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, summarizer(trajectory)[:MAX_ROW_CHARS]),
@@ -562,6 +569,31 @@ def represent(
         text, position = failure_text(trajectory)
         rows.append(Row("failure", position, position, text[:MAX_ROW_CHARS]))
     return rows
+
+
+def indexed_text(trajectory: Trajectory) -> Trajectory:
+    """``trajectory`` with every text its rows are made of without encoded blobs (:func:`~trajsearch.blobs.without_blobs`):
+    its task, steps, failure, lessons and later requests. The stored trace keeps them: it is the run as it was (an
+    export of it re-ingests to the same run, the image stays there to be seen), the rows are what is searched. The
+    same object where it holds no blob, as most runs do."""
+    steps = [_changed(step, ("thought", "arguments", "observation", "error")) for step in trajectory.steps]
+    run = _changed(trajectory, ("task", "what_worked", "what_failed"))
+    failure = trajectory.failure and _changed(trajectory.failure, ("error", "cause", "fix"))
+    prompts = trajectory.metadata.get("user_prompts")
+    update: dict[str, Any] = {}
+    if any(new is not old for new, old in zip(steps, trajectory.steps)):
+        update["steps"] = steps
+    if failure is not trajectory.failure:
+        update["failure"] = failure
+    if (kept := without_blobs(prompts)) is not prompts:
+        update["metadata"] = {**trajectory.metadata, "user_prompts": kept}
+    return run.model_copy(update=update) if update else run
+
+
+def _changed(model: Any, fields: Sequence[str]) -> Any:
+    """``model`` (a pydantic one) with its ``fields`` without blobs; itself where none held one."""
+    update = {name: kept for name in fields if (kept := without_blobs(old := getattr(model, name))) is not old}
+    return model.model_copy(update=update) if update else model
 
 
 def token_cap(row: Row) -> int | None:

@@ -1,0 +1,91 @@
+"""Encoded blobs (an image's base64 in a tool's output) are indexed as a placeholder naming them, for every format
+(:mod:`trajsearch.blobs`): the words beside an image find its step, its base64 finds nothing, and the stored trace
+keeps the image."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: A real SWE-agent 1.1.0 run whose step 0 (``view_image``) output is a markdown image of a PNG in base64.
+VIEW_IMAGE = FIXTURES / "swe-agent" / ".img31" / "demo__greet-image.traj"
+
+
+def _runs(*paths: Path) -> list:
+    parsed = list(read_inputs([str(p) for p in paths], tenant="acme"))
+    assert all(p.trajectory for p in parsed), [p.error for p in parsed]
+    return [p.trajectory for p in parsed]
+
+
+def _png_base64() -> str:
+    """The real run's PNG, as the base64 its observation holds."""
+    observation = json.loads(VIEW_IMAGE.read_text())["trajectory"][0]["observation"]
+    return observation.split("base64,", 1)[1].rstrip(")\r\n ")
+
+
+def _texts(ts, trajectory_id: str) -> list[str]:
+    from trajsearch.store.filters import Filters
+
+    return [row["text"] for row in ts.rows(Filters(tenant="acme"), ["text", "trajectory_id"])
+            if row["trajectory_id"] == trajectory_id]
+
+
+def test_view_image_step_is_found_by_its_words_and_its_base64_is_not_indexed(hashing_ts) -> None:
+    (run,) = _runs(VIEW_IMAGE)
+    hashing_ts.add([run])
+    payload = _png_base64()
+    assert len(payload) == 2_568
+
+    hits = hashing_ts.search("diagram in the issue view_image diagram.png", tenant="acme", levels="step",
+                             mode="lexical")
+    assert hits and hits[0].step_index == 0
+    assert "![/root/greet/diagram.png]([image/png, 3 KB base64])" in hits[0].text
+    assert "iVBORw0KGgo" not in hits[0].text
+    assert not any(payload[100:160] in text for text in _texts(hashing_ts, run.trajectory_id))
+    polluted = hashing_ts.search(payload[100:160], tenant="acme", mode="lexical")
+    assert not any(hit.verbatim or payload[100:160] in hit.text for hit in polluted)
+    # the stored trace is the run as it was: the image stays there to be seen
+    trace = hashing_ts.get_trace(hits[0].trace_uri, tenant="acme")
+    assert payload in trace.steps[0].observation
+
+
+def test_bare_base64_and_data_uris_are_replaced_and_look_alikes_are_not(tmp_path: Path, hashing_ts) -> None:
+    png = _png_base64()
+    sha = "7fdef22a78083f1af1f748b7d41f5018719324ba"
+    hex_digest = "0123456789abcdef" * 80  # 1,280 characters of hex: one case of letters, kept
+    jwt = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0" * 25
+           + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")  # dotted: kept
+    minified = "function(a,b){return a+b};" * 60
+    pdf = base64.b64encode(b"%PDF-1.7\n" + bytes(range(256)) * 8).decode()
+    run = {"trajectory_id": "shots", "tenant": "acme", "outcome": "success",
+           "task": f"Make the login page match the mock-up ![mock-up](data:image/png;base64,{png}) exactly",
+           "steps": [
+               {"index": 0, "action": "browser_take_screenshot", "arguments": {"filename": "login.png"},
+                "observation": json.dumps([{"type": "text", "text": "Took a screenshot of the login form"},
+                                           {"type": "image", "data": png, "mimeType": "image/png"}])},
+               {"index": 1, "action": "bash", "arguments": {"command": "base64 -w0 report.pdf"},
+                "observation": f"{pdf}\nwrote report.pdf summary"},
+               {"index": 2, "action": "bash", "arguments": {"command": "git log -1 --format=%H && cat token"},
+                "observation": f"{sha}\n{hex_digest}\n{jwt}\n{minified}"},
+               {"index": 3, "action": "upload", "arguments": {"image": f"data:image/png;base64,{png}",
+                                                              "caption": "login form"},
+                "observation": "uploaded"}]}
+    dump = tmp_path / "shots.jsonl"
+    dump.write_text(json.dumps(run) + "\n")
+    (trajectory,) = _runs(dump)
+    hashing_ts.add([trajectory])
+    texts = "\n".join(_texts(hashing_ts, "shots"))
+
+    assert png[:40] not in texts and pdf[:40] not in texts
+    assert "mock-up ![mock-up]([image/png, 3 KB base64]) exactly" in texts  # the task row
+    assert '"data": "[image/png, 3 KB base64]"' in texts  # an MCP image content part, as JSON text
+    assert "[application/pdf, 3 KB base64]\nwrote report.pdf summary" in texts  # a bare run, named by its bytes
+    assert '"image": "[image/png, 3 KB base64]"' in texts  # an argument
+    for kept in (sha, hex_digest, jwt, minified[:200]):
+        assert kept in texts
+    hits = hashing_ts.search("screenshot of the login form", tenant="acme", levels="step", mode="lexical")
+    assert hits and hits[0].step_index == 0

@@ -1,0 +1,92 @@
+"""Encoded blobs in a run's text, told and replaced by a short placeholder naming what they were.
+
+Agents' tool outputs and arguments carry images and files as base64: data URIs (``data:image/png;base64,...``,
+alone, in a markdown image, in OpenAI's ``image_url``), the ``data`` of a typed content part (Anthropic's
+``{"type": "image", "source": {"type": "base64", ...}}``), a screenshot a browser or computer-use tool printed
+bare. Not one word of it is searchable, yet indexed as it stands it fills a step row's kept head and tail, the
+lexical leg's terms and the window's vector (a 64x64 PNG is 2,568 characters, a screenshot hundreds of thousands).
+:func:`without_blobs` puts ``[image/png, 48 KB base64]`` in its place, so the text around it is what is indexed.
+
+Only what is clearly an encoded blob goes: a data URI whose payload is at least :data:`MIN_URI_PAYLOAD` characters,
+or a run of the base64 alphabet at least :data:`MIN_RUN` characters long with no space in it that mixes upper and
+lower case letters and digits and decodes. A git SHA (short), a hex digest (one case of letters), a JWT (its
+segments dotted), minified code (punctuated) and a long word are none of these. A blob ingest clipped (``[... N characters clipped ...]`` in
+its middle) is two runs, each replaced.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+#: Shortest payload of a data URI replaced (a tiny inline icon is left as it is: it costs the index little).
+MIN_URI_PAYLOAD = 100
+#: Shortest bare run of base64 replaced: far longer than any identifier, hash or token a run's text names.
+MIN_RUN = 1_000
+
+_URI = re.compile(rf"data:([\w.+-]+/[\w.+-]+)?((?:;[\w.+-]+=[^;,\s\"')]*)*);base64,([A-Za-z0-9+/_-]{{{MIN_URI_PAYLOAD},}}=*)")
+#: A run is whole (possessive: never a shorter part of a longer one) and no segment of a dotted token (a JWT's
+#: payload can pass 1,000 characters).
+_RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])[A-Za-z0-9+/_-]{{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
+#: A file's first bytes -> its media type: what a bare run is named by (a data URI names its own).
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
+          (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"), (b"\x1f\x8b", "application/gzip"),
+          (b"BM", "image/bmp"))
+
+
+def without_blobs(value: Any) -> Any:
+    """``value`` (a text, or JSON: a tool's arguments) with each encoded blob replaced by its placeholder; ``value``
+    itself, the same object, where it holds none, so a caller tells a change by identity."""
+    if isinstance(value, str):
+        if len(value) < MIN_URI_PAYLOAD or ("base64," not in value and len(value) < MIN_RUN):
+            return value
+        text = _RUN.sub(_run_placeholder, _URI.sub(_uri_placeholder, value))
+        return value if text == value else text
+    if isinstance(value, dict):
+        items = {key: without_blobs(item) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, list):
+        found = [without_blobs(item) for item in value]
+        return value if all(new is old for new, old in zip(found, value)) else found
+    return value
+
+
+def placeholder(media_type: str, chars: int) -> str:
+    """What stands for a blob of ``chars`` base64 characters of ``media_type``."""
+    return f"[{media_type}, {max(round(chars / 1024), 1):,} KB base64]"
+
+
+def _uri_placeholder(match: re.Match[str]) -> str:
+    return placeholder(match[1] or _sniffed(match[3]) or "data", len(match[3]))
+
+
+def _run_placeholder(match: re.Match[str]) -> str:
+    run = match[0]
+    if not (re.search("[A-Z]", run) and re.search("[a-z]", run) and re.search("[0-9]", run)):
+        return run  # one case of letters: hex, a word repeated
+    if _decoded(run) is None:
+        return run
+    return placeholder(_sniffed(run) or "data", len(run))
+
+
+def _decoded(run: str) -> bytes | None:
+    """The bytes of the base64 (standard or URL-safe, not both) ``run``, its tail past a multiple of 4 left out
+    (a run clipped in its middle ends anywhere); None where it is no base64."""
+    body = run.rstrip("=")
+    if ("+" in body or "/" in body) and ("-" in body or "_" in body):
+        return None
+    body = body[: len(body) // 4 * 4]
+    try:
+        return base64.b64decode(body, altchars=b"-_" if "-" in body or "_" in body else None, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _sniffed(payload: str) -> str | None:
+    """The media type the first bytes of the base64 ``payload`` show, if one of :data:`_MAGIC`'s."""
+    head = _decoded(payload[:64]) or b""
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
