@@ -48,6 +48,9 @@ def test_view_image_step_is_found_by_its_words_and_its_base64_is_not_indexed(has
     assert not any(payload[100:160] in text for text in _texts(hashing_ts, run.trajectory_id))
     polluted = hashing_ts.search(payload[100:160], tenant="acme", mode="lexical")
     assert not any(hit.verbatim or payload[100:160] in hit.text for hit in polluted)
+    # what an exemplar shows of the run (its summary row's digest) names the image too
+    (summary,) = hashing_ts.search("diagram.png", tenant="acme", levels="summary", mode="lexical")
+    assert "[image/png, 3 KB base64]" in json.dumps(summary.steps) and "iVBORw0KGgo" not in json.dumps(summary.steps)
     # the stored trace is the run as it was: the image stays there to be seen
     trace = hashing_ts.get_trace(hits[0].trace_uri, tenant="acme")
     assert payload in trace.steps[0].observation

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown
-from .represent import CUT_MARK, clip, decisive_error, failure_cause, render_arguments
+from .represent import CUT_MARK, clip, decisive_error, failure_cause, indexed_text, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
 from .touched import NEW_FILE, changed_by, names_path, own_changes, shows_history, undoes, undone_by
 
@@ -524,11 +524,13 @@ def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
 
 
 def row_steps(run: Trajectory, level: str, caps: Caps = CAPS) -> list[dict[str, Any]] | None:
-    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps)."""
+    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps): the digest of
+    the run as its rows hold it (:func:`~trajsearch.represent.indexed_text`), so an exemplar shows an image's
+    placeholder, not its base64."""
     if level == "summary":
-        return [exemplar_digest(run, caps).to_json()]
+        return [exemplar_digest(indexed_text(run), caps).to_json()]
     if level == "failure":
-        return [warning_digest(run, caps).to_json()]
+        return [warning_digest(indexed_text(run), caps).to_json()]
     return None
 
 

@@ -86,7 +86,8 @@ from .vocab import FAILED_OUTCOMES
 #: 24: a summary's definitions read list, after every file's first 16 names, the CamelCase names (classes, mostly)
 #:     each file showed after them (round 27, R11X): summary rows change.
 #: 25: an encoded blob (a data URI, a screenshot's bare base64) is indexed as a placeholder naming it
-#:     (``[image/png, 48 KB base64]``, :mod:`trajsearch.blobs`): rows of runs holding one change, no other row does.
+#:     (``[image/png, 48 KB base64]``, :mod:`trajsearch.blobs`), in its rows' texts and digests: rows of runs holding
+#:     one change, no other row does.
 REPRESENTATION_VERSION = 25
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
