@@ -12,7 +12,7 @@ from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: A real SWE-agent 1.1.0 run whose step 0 (``view_image``) output is a markdown image of a PNG in base64.
-VIEW_IMAGE = FIXTURES / "swe-agent" / ".img31" / "demo__greet-image.traj"
+VIEW_IMAGE = FIXTURES / "swe-agent" / ".aud31" / "demo__greet-image.traj"
 
 
 def _runs(*paths: Path) -> list:
@@ -92,3 +92,22 @@ def test_bare_base64_and_data_uris_are_replaced_and_look_alikes_are_not(tmp_path
         assert kept in texts
     hits = hashing_ts.search("screenshot of the login form", tenant="acme", levels="step", mode="lexical")
     assert hits and hits[0].step_index == 0
+
+
+def test_image_markdown_left_open_is_kept_and_read_in_linear_time(tmp_path: Path, hashing_ts) -> None:
+    """An output full of ``![...](data:x;base64,`` never closed (a tool printing markdown it did not finish, or a
+    hostile file), 1 MB of it in one step: a pattern that rescans the rest of the text from each one takes minutes
+    (SWE-agent's own took 14 s for 288 KB, review of AUD2). It stays as it was; the real image before it is named."""
+    traj = json.loads(VIEW_IMAGE.read_text())
+    image = traj["trajectory"][0]["observation"].strip()
+    traj["trajectory"][0]["observation"] = image + "\n" + "![](data:x;base64," * 60_000
+    traj["trajectory"][1]["observation"] = "![](data:x;base64, unfinished (see the log) and more"
+    path = tmp_path / "demo__greet-image.traj"
+    path.write_text(json.dumps(traj))
+    (run,) = _runs(path)
+    hashing_ts.add([run])
+    texts = _texts(hashing_ts, run.trajectory_id)
+    assert any("result: ![/root/greet/diagram.png]([image/png, 3 KB base64])\n![](data:x;base64,![](" in text
+               for text in texts)
+    assert any("![](data:x;base64, unfinished (see the log) and more" in text for text in texts)
+    assert not any("iVBORw0KGgo" in text for text in texts)

@@ -56,9 +56,9 @@ Mapping
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) or one the file names
   (a custom bundle's: ``_declared_tools``) else ``bash``,
-  observation = ``observation`` (without the terminal's codes, and an image a tool showed the model, 1.1's
-  ``view_image`` markdown ``![path](data:image/png;base64,...)``, without its base64); Step.error = the decisive
-  error line when the
+  observation = ``observation`` (without the terminal's codes; an image a tool showed the model, 1.1's
+  ``view_image`` markdown ``![path](data:image/png;base64,...)``, kept: its rows name it, ``trajsearch.blobs``);
+  Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
   ``open``), the shell's own ``bash: line N: ...``
@@ -563,21 +563,6 @@ def _read_config(path: str, _mtime: int) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
-#: An image a tool shows the model (1.1's ``view_image``, ``screenshot_site``), as SWE-agent's ``image_parsing`` history
-#: processor finds it: a markdown image whose target is the whole file in base64. Found from its ``](data:`` rather
-#: than its ``![`` and with the type's and the base64's own characters only, so that no scan runs past the next
-#: ``]``: SWE-agent's own pattern (``[^\]]*``, ``[^)]+``) rescans the rest of the text from each ``![`` left open,
-#: 14 s for 288 KB of them in one observation, growing with its square.
-_IMAGE_DATA = re.compile(r"(\]\(data:[\w.+-]+/[\w.+-]+;base64,)([A-Za-z0-9+/=\s]+)\)")
-
-
-def _without_image_data(observation: str) -> str:
-    """The observation with each inline image's base64 left out (its alt text, the file's path, and type kept): a
-    64x64 PNG's is 2,568 characters, a browser screenshot's hundreds of thousands, no word of which is searchable,
-    and a step's indexed result (the observation's first 700 and last 1,100 characters) was nothing else."""
-    return _IMAGE_DATA.sub(lambda m: f"{m[1]}<{len(m[2]):,} characters left out>)", observation)
-
-
 def _step_error(observation: str, command: str) -> str | None:
     if observation.strip() == _WRONG_FLAG and command.startswith("submit"):
         return f"{_WRONG_FLAG} (the submitted flag was rejected)"
@@ -762,7 +747,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         command = str(entry.get("action") or "").strip()
         observation = entry.get("observation")
         observation = observation if isinstance(observation, str) else ("" if observation is None else json.dumps(observation))
-        observation = _without_image_data(strip_terminal_codes(observation))  # coloured output (EnIGMA's RsaCtfTool.py)
+        observation = strip_terminal_codes(observation)  # a coloured tool's output (EnIGMA's RsaCtfTool.py)
         said = entry.get("thought") or entry.get("response")
         thought = join_thought([thinking[at], str(said) if said else ""])
         error = _step_error(observation, command)
