@@ -10,6 +10,8 @@ from pathlib import Path
 
 from trajsearch.ingest.read import read_inputs
 
+from cli_support import newcomer, run_cli  # noqa: F401 (a fixture)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 #: A real SWE-agent 1.1.0 run whose step 0 (``view_image``) output is a markdown image of a PNG in base64.
 VIEW_IMAGE = FIXTURES / "swe-agent" / ".aud31" / "demo__greet-image.traj"
@@ -111,3 +113,31 @@ def test_image_markdown_left_open_is_kept_and_read_in_linear_time(tmp_path: Path
                for text in texts)
     assert any("![](data:x;base64, unfinished (see the log) and more" in text for text in texts)
     assert not any("iVBORw0KGgo" in text for text in texts)
+
+
+def test_show_the_run_page_and_uncapped_digests_name_the_image_and_the_trace_keeps_it(newcomer, hashing_ts) -> None:  # noqa: F811
+    """What a person or an agent is shown of a run holds the image's placeholder as its rows do, not its base64: ``show``,
+    the web run page, and the uncapped digests advice falls back to (into an agent's prompt) for a row with no digest.
+    ``show --json`` is the trace as kept."""
+    from trajsearch.digest import UNCAPPED, exemplar_digest, warning_digest
+    from trajsearch.model import Outcome
+    from trajsearch.service.auth import Principal
+    from trajsearch.web.views.run import run_view
+
+    payload = _png_base64()
+    code, _, err = run_cli("ingest", str(VIEW_IMAGE), "-t", "acme")
+    assert code == 0, err
+    (run,) = _runs(VIEW_IMAGE)
+    code, out, err = run_cli("show", run.trajectory_id, "-t", "acme")
+    assert code == 0, err
+    assert "result: ![/root/greet/diagram.png]([image/png, 3 KB base64])" in out and payload[:40] not in out
+    code, out, _ = run_cli("show", run.trajectory_id, "-t", "acme", "--json")
+    assert payload in json.loads(out)["steps"][0]["observation"]
+
+    for digest in (exemplar_digest(run, UNCAPPED), warning_digest(run.model_copy(update={"outcome": Outcome.failure}), UNCAPPED)):
+        assert payload[:40] not in json.dumps(digest.to_json())
+    assert "[image/png, 3 KB base64]" in json.dumps(exemplar_digest(run, UNCAPPED).to_json())
+
+    hashing_ts.add([run])
+    view = run_view(hashing_ts, Principal("k", "acme", "read"), run.trajectory_id, similar=False)
+    assert "[image/png, 3 KB base64]" in str(view.steps[0].observation.text) and payload[:40] not in str(view.steps)

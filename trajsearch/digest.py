@@ -453,6 +453,9 @@ def _kept_changes(step: Step, kept: frozenset[str], changes: StepFiles) -> set[s
 
 
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
+    """The exemplar digest of ``run`` as its rows hold it (:func:`~trajsearch.represent.indexed_text`): an image's
+    placeholder, not its base64, even uncapped (advice's fallback for a row with no digest yet puts it in a prompt)."""
+    run = indexed_text(run)
     points, ranked = ranked_decision_points(run)
     ranked = ranked[: caps.actions]
     rank = {position: n for n, position in enumerate(ranked)}
@@ -510,6 +513,9 @@ def failing_step_text(step: Step) -> str | None:
 
 
 def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
+    """The warning digest of ``run`` as its rows hold it (an image's placeholder, not its base64), as
+    :func:`exemplar_digest`."""
+    run = indexed_text(run)
     error, position = decisive_error(run)
     failure = run.failure
     return WarningDigest(
@@ -524,13 +530,11 @@ def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
 
 
 def row_steps(run: Trajectory, level: str, caps: Caps = CAPS) -> list[dict[str, Any]] | None:
-    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps): the digest of
-    the run as its rows hold it (:func:`~trajsearch.represent.indexed_text`), so an exemplar shows an image's
-    placeholder, not its base64."""
+    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps)."""
     if level == "summary":
-        return [exemplar_digest(indexed_text(run), caps).to_json()]
+        return [exemplar_digest(run, caps).to_json()]
     if level == "failure":
-        return [warning_digest(indexed_text(run), caps).to_json()]
+        return [warning_digest(run, caps).to_json()]
     return None
 
 

@@ -373,7 +373,10 @@ def show(
         print_json(data)
         return
     from ..model import outcome_shown
-    from ..represent import failure_cause, step_text
+    from ..represent import failure_cause, indexed_text, step_text
+
+    trajectory = indexed_text(trajectory)  # an image's placeholder, not its base64 (--json prints the trace as kept)
+    chosen = trajectory.steps[first:last]
 
     out.print(f"[bold]{escape(trajectory.trajectory_id)}[/bold]  outcome={escape(outcome_shown(trajectory))}  "
               f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")

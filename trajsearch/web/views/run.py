@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ...model import Outcome, Step, Trajectory
-from ...represent import decisive_error, failure_cause, render_arguments
+from ...represent import decisive_error, failure_cause, indexed_text, render_arguments
 from ...results import Hit, RunMatch
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
@@ -181,6 +181,7 @@ def run_view(ts: TrajSearch, principal: Principal, trajectory_id: str, *, q: str
     trajectory = load_trace(ts, principal, run, reads or (facts.reads if facts is not None else None))
     if facts is not None:
         facts.remember(principal.tenant, run.trace_uri, trajectory)
+    trajectory = indexed_text(trajectory)  # an image's placeholder, not its base64, on the page (the trace keeps it)
     q = q[:MAX_QUERY_CHARS] if q and not any(0xD800 <= ord(c) <= 0xDFFF for c in q) else ""
     hl = terms(q)
     failure = failure_of(trajectory)
