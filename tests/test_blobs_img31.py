@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 from pathlib import Path
 
 from trajsearch.ingest.read import read_inputs
@@ -141,3 +142,30 @@ def test_show_the_run_page_and_uncapped_digests_name_the_image_and_the_trace_kee
     hashing_ts.add([run])
     view = run_view(hashing_ts, Principal("k", "acme", "read"), run.trajectory_id, similar=False)
     assert "[image/png, 3 KB base64]" in str(view.steps[0].observation.text) and payload[:40] not in str(view.steps)
+
+
+def test_long_identifiers_are_kept_and_base64_of_text_is_named_text(tmp_path: Path, hashing_ts) -> None:
+    """A bare run of 1,000 base64-alphabet characters is a blob only by its content (every such run "decodes"): a long
+    CamelCase name, a path, UUIDs and words glued together stay searchable; a certificate's or a text's base64 is named
+    so, random bytes' base64 is ``data`` (review of IMG31, #2 and #3)."""
+    glued = {"camel": "".join(f"Handler{i}Factory" for i in range(80)),
+             "snake": "_".join(f"Field{i}Value" for i in range(100)),
+             "path": "/".join(f"Dir{i}Name" for i in range(150)),
+             "words": "ThisIsAVeryLong" * 80 + "2",
+             "uuids": "-".join(f"3F2504E0-4f89-11D3-9a0C-0305e82c{i:04d}" for i in range(40))}
+    pem = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n" + base64.encodebytes(bytes(range(256)) * 4)
+                           + b"-----END CERTIFICATE-----\n").decode()
+    text = base64.b64encode(b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n" * 30).decode()
+    noise = base64.b64encode(random.Random(31).randbytes(1_200)).decode()  # compressed or encrypted bytes
+    steps = [{"index": n, "action": "bash", "arguments": {"command": f"echo {name}"}, "observation": value}
+             for n, (name, value) in enumerate([*glued.items(), ("pem", pem), ("text", text), ("noise", noise)])]
+    dump = tmp_path / "glued.jsonl"
+    dump.write_text(json.dumps({"trajectory_id": "glued", "tenant": "acme", "outcome": "success",
+                                "task": "print long names", "steps": steps}) + "\n")
+    (run,) = _runs(dump)
+    hashing_ts.add([run])
+    texts = "\n".join(_texts(hashing_ts, "glued"))
+    for value in glued.values():
+        assert value[:900] in texts
+    assert "[PEM, 2 KB base64]" in texts and "[text, 2 KB base64]" in texts and "[data, 2 KB base64]" in texts
+    assert pem[:40] not in texts and text[:40] not in texts and noise[:40] not in texts

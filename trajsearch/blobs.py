@@ -9,15 +9,19 @@ lexical leg's terms and the window's vector (a 64x64 PNG is 2,568 characters, a 
 
 Only what is clearly an encoded blob goes: a data URI whose payload is at least :data:`MIN_URI_PAYLOAD` characters,
 or a run of the base64 alphabet at least :data:`MIN_RUN` characters long with no space in it that mixes upper and
-lower case letters and digits and decodes. A git SHA (short), a hex digest (one case of letters), a JWT (its
-segments dotted), minified code (punctuated) and a long word are none of these. A blob ingest clipped (``[... N characters clipped ...]`` in
-its middle) is two runs, each replaced.
+lower case letters and digits and is base64 by its content: its first bytes are a known file's (a PNG's, a PDF's) or
+UTF-8 text (a PEM, a Secret's value), or it reads as random bytes encoded (:func:`_looks_random`: at least
+:data:`MIN_SYMBOLS` of the 64 symbols, its 8-character pieces hardly ever repeated). A git SHA (short), a hex digest
+(one case of letters, 22 symbols), a JWT (its segments dotted), minified code (punctuated), a long word and a long
+identifier (``Handler0Factory...``: few symbols, pieces repeated) are none of these. A blob ingest clipped
+(``[... N characters clipped ...]`` in its middle) is two runs, each replaced.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 from typing import Any
 
@@ -31,6 +35,11 @@ MIN_RUN = 1_000
 #: open 60,000 times, or of ``data:image/png;a=`` repeated, reads in linear time.
 _URI = re.compile(r"data:([\w.+-]{1,100}+/[\w.+-]{1,100}+)?(?:;[\w.+-]{1,100}+=[^;,\s\"')]{0,100}+){0,4}+;base64,"
                   rf"([A-Za-z0-9+/_-]{{{MIN_URI_PAYLOAD},}}+=*+)")
+#: Fewest distinct symbols in a bare run's first :data:`SAMPLE` characters that random bytes encoded show (1,000 of
+#: them miss one of the 64 once in 10^5; hex has 22, the CamelCase identifiers and UUID lists tried fewer than 40).
+MIN_SYMBOLS = 48
+#: How much of a bare run its content is judged by (a screenshot's run is hundreds of thousands of characters).
+SAMPLE = 4_096
 #: A run is whole (possessive: never a shorter part of a longer one) and no segment of a dotted token (a JWT's
 #: payload can pass 1,000 characters).
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])[A-Za-z0-9+/_-]{{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
@@ -70,9 +79,33 @@ def _run_placeholder(match: re.Match[str]) -> str:
     run = match[0]
     if not (re.search("[A-Z]", run) and re.search("[a-z]", run) and re.search("[0-9]", run)):
         return run  # one case of letters: hex, a word repeated
-    if _decoded(run) is None:
+    head = _decoded(run[:SAMPLE])
+    if head is None:
         return run
-    return placeholder(_sniffed(run) or "data", len(run))
+    kind = _sniffed(run) or _text_kind(head) or ("data" if _looks_random(run[:SAMPLE]) else None)
+    return placeholder(kind, len(run)) if kind else run
+
+
+def _text_kind(head: bytes) -> str | None:
+    """``"PEM"`` or ``"text"`` where the decoded ``head`` is printable UTF-8 text (a certificate, a Secret's value, a
+    JSON encoded): what the row names it, the text itself is not indexed (the run never showed it in clear)."""
+    text = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        shown = text.decode(head[:768])  # a character cut at the end waits, unread
+    except UnicodeDecodeError:
+        return None
+    if len(shown) < 64 or not all(c.isprintable() or c in "\n\r\t" for c in shown):
+        return None
+    return "PEM" if shown.startswith("-----BEGIN") else "text"
+
+
+def _looks_random(sample: str) -> bool:
+    """Whether ``sample`` reads as random bytes (compressed, encrypted) in base64: nearly all 64 symbols, and its
+    8-character pieces nearly all different (a long identifier repeats its words: ``Handler1Factory``)."""
+    if len(set(sample)) < MIN_SYMBOLS:
+        return False
+    pieces = [sample[i:i + 8] for i in range(0, len(sample) - 7, 4)]
+    return len(set(pieces)) >= 0.95 * len(pieces)
 
 
 def _decoded(run: str) -> bytes | None:
