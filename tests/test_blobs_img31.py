@@ -169,3 +169,22 @@ def test_long_identifiers_are_kept_and_base64_of_text_is_named_text(tmp_path: Pa
         assert value[:900] in texts
     assert "[PEM, 2 KB base64]" in texts and "[text, 2 KB base64]" in texts and "[data, 2 KB base64]" in texts
     assert pem[:40] not in texts and text[:40] not in texts and noise[:40] not in texts
+
+
+def test_base64_wrapped_at_76_columns_is_one_blob(tmp_path: Path, hashing_ts) -> None:
+    """``base64 diagram.png`` (GNU's default: 76 columns, how an agent most often prints a file) is one blob named by
+    its bytes; the lines around it and a list of short hashes one a line stay (review of IMG31, #4)."""
+    wrapped = base64.encodebytes(base64.b64decode(_png_base64())).decode()  # the real PNG, 76 columns, 34 lines
+    hashes = "\n".join(base64.b64encode(random.Random(n).randbytes(32)).decode() for n in range(60))
+    steps = [{"index": 0, "action": "bash", "arguments": {"command": "base64 diagram.png"},
+              "observation": f"encoding diagram.png\n{wrapped}done encoding"},
+             {"index": 1, "action": "bash", "arguments": {"command": "cat checksums"}, "observation": hashes}]
+    dump = tmp_path / "wrapped.jsonl"
+    dump.write_text(json.dumps({"trajectory_id": "wrapped", "tenant": "acme", "outcome": "success",
+                                "task": "print the diagram", "steps": steps}) + "\n")
+    (run,) = _runs(dump)
+    hashing_ts.add([run])
+    texts = "\n".join(_texts(hashing_ts, "wrapped"))
+    assert "encoding diagram.png\n[image/png, 3 KB base64]\ndone encoding" in texts
+    assert wrapped.splitlines()[5] not in texts
+    assert hashes.splitlines()[0] in texts and texts.count("KB base64]") == 1  # the hashes: kept

@@ -13,7 +13,8 @@ lower case letters and digits and is base64 by its content: its first bytes are 
 UTF-8 text (a PEM, a Secret's value), or it reads as random bytes encoded (:func:`_looks_random`: at least
 :data:`MIN_SYMBOLS` of the 64 symbols, its 8-character pieces hardly ever repeated). A git SHA (short), a hex digest
 (one case of letters, 22 symbols), a JWT (its segments dotted), minified code (punctuated), a long word and a long
-identifier (``Handler0Factory...``: few symbols, pieces repeated) are none of these. A blob ingest clipped
+identifier (``Handler0Factory...``: few symbols, pieces repeated) are none of these. Base64 wrapped in lines of one
+width (``base64`` at its default of 76 columns, MIME, PEM) is one run. A blob ingest clipped
 (``[... N characters clipped ...]`` in its middle) is two runs, each replaced.
 """
 
@@ -43,6 +44,9 @@ SAMPLE = 4_096
 #: A run is whole (possessive: never a shorter part of a longer one) and no segment of a dotted token (a JWT's
 #: payload can pass 1,000 characters).
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])[A-Za-z0-9+/_-]{{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
+#: Base64 wrapped in lines (GNU ``base64`` prints 76 columns, MIME 76, PEM 64): at least 10 lines of 60 to 76 symbols
+#: (:func:`_wrapped_placeholder` asks them to be of one width), and a last one, shorter or padded.
+_WRAPPED = re.compile(r"(?m)^(?:[A-Za-z0-9+/]{60,76}+\r?\n){9,}+(?:[A-Za-z0-9+/]{1,76}+=*+(?:\r?\n|$))?")
 #: A file's first bytes -> its media type: what a bare run is named by (a data URI names its own).
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"), (b"\x1f\x8b", "application/gzip"),
@@ -55,7 +59,7 @@ def without_blobs(value: Any) -> Any:
     if isinstance(value, str):
         if len(value) < MIN_URI_PAYLOAD or ("base64," not in value and len(value) < MIN_RUN):
             return value
-        text = _RUN.sub(_run_placeholder, _URI.sub(_uri_placeholder, value))
+        text = _WRAPPED.sub(_wrapped_placeholder, _RUN.sub(_run_placeholder, _URI.sub(_uri_placeholder, value)))
         return value if text == value else text
     if isinstance(value, dict):
         items = {key: without_blobs(item) for key, item in value.items()}
@@ -77,13 +81,29 @@ def _uri_placeholder(match: re.Match[str]) -> str:
 
 def _run_placeholder(match: re.Match[str]) -> str:
     run = match[0]
+    kind = _kind(run)
+    return placeholder(kind, len(run)) if kind else run
+
+
+def _wrapped_placeholder(match: re.Match[str]) -> str:
+    """A block of base64 lines wrapped at one width (the last shorter) as one run; its line break kept."""
+    block = match[0]
+    lines = block.splitlines()
+    run = "".join(lines)
+    if len(run) < MIN_RUN or len({len(line) for line in lines[:-1]}) > 1 or len(lines[-1]) > len(lines[0]):
+        return block
+    kind = _kind(run)
+    return placeholder(kind, len(run)) + block[len(block.rstrip("\r\n")):] if kind else block
+
+
+def _kind(run: str) -> str | None:
+    """What the base64 ``run`` (no data URI to name it) holds, by its content; None where it is not clearly base64."""
     if not (re.search("[A-Z]", run) and re.search("[a-z]", run) and re.search("[0-9]", run)):
-        return run  # one case of letters: hex, a word repeated
+        return None  # one case of letters: hex, a word repeated
     head = _decoded(run[:SAMPLE])
     if head is None:
-        return run
-    kind = _sniffed(run) or _text_kind(head) or ("data" if _looks_random(run[:SAMPLE]) else None)
-    return placeholder(kind, len(run)) if kind else run
+        return None
+    return _sniffed(run) or _text_kind(head) or ("data" if _looks_random(run[:SAMPLE]) else None)
 
 
 def _text_kind(head: bytes) -> str | None:
