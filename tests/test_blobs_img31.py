@@ -37,6 +37,16 @@ def _texts(ts, trajectory_id: str) -> list[str]:
             if row["trajectory_id"] == trajectory_id]
 
 
+def _bash_run_texts(tmp_path: Path, ts, trajectory_id: str, task: str, steps: list[dict]) -> str:
+    """The texts of the rows of a native run of ``steps``, read from a dump and added to ``ts``."""
+    dump = tmp_path / f"{trajectory_id}.jsonl"
+    dump.write_text(json.dumps({"trajectory_id": trajectory_id, "tenant": "acme", "outcome": "success",
+                                "task": task, "steps": steps}) + "\n")
+    (run,) = _runs(dump)
+    ts.add([run])
+    return "\n".join(_texts(ts, trajectory_id))
+
+
 def test_view_image_step_is_found_by_its_words_and_its_base64_is_not_indexed(hashing_ts) -> None:
     (run,) = _runs(VIEW_IMAGE)
     hashing_ts.add([run])
@@ -159,12 +169,7 @@ def test_long_identifiers_are_kept_and_base64_of_text_is_named_text(tmp_path: Pa
     noise = base64.b64encode(random.Random(31).randbytes(1_200)).decode()  # compressed or encrypted bytes
     steps = [{"index": n, "action": "bash", "arguments": {"command": f"echo {name}"}, "observation": value}
              for n, (name, value) in enumerate([*glued.items(), ("pem", pem), ("text", text), ("noise", noise)])]
-    dump = tmp_path / "glued.jsonl"
-    dump.write_text(json.dumps({"trajectory_id": "glued", "tenant": "acme", "outcome": "success",
-                                "task": "print long names", "steps": steps}) + "\n")
-    (run,) = _runs(dump)
-    hashing_ts.add([run])
-    texts = "\n".join(_texts(hashing_ts, "glued"))
+    texts = _bash_run_texts(tmp_path, hashing_ts, "glued", "print long names", steps)
     for value in glued.values():
         assert value[:900] in texts
     assert "[PEM, 2 KB base64]" in texts and "[text, 2 KB base64]" in texts and "[data, 2 KB base64]" in texts
@@ -179,12 +184,7 @@ def test_base64_wrapped_at_76_columns_is_one_blob(tmp_path: Path, hashing_ts) ->
     steps = [{"index": 0, "action": "bash", "arguments": {"command": "base64 diagram.png"},
               "observation": f"encoding diagram.png\n{wrapped}done encoding"},
              {"index": 1, "action": "bash", "arguments": {"command": "cat checksums"}, "observation": hashes}]
-    dump = tmp_path / "wrapped.jsonl"
-    dump.write_text(json.dumps({"trajectory_id": "wrapped", "tenant": "acme", "outcome": "success",
-                                "task": "print the diagram", "steps": steps}) + "\n")
-    (run,) = _runs(dump)
-    hashing_ts.add([run])
-    texts = "\n".join(_texts(hashing_ts, "wrapped"))
+    texts = _bash_run_texts(tmp_path, hashing_ts, "wrapped", "print the diagram", steps)
     assert "encoding diagram.png\n[image/png, 3 KB base64]\ndone encoding" in texts
     assert wrapped.splitlines()[5] not in texts
     assert hashes.splitlines()[0] in texts and texts.count("KB base64]") == 1  # the hashes: kept
