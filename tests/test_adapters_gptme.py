@@ -235,3 +235,28 @@ def test_a_message_of_unclosed_fences_reads_in_one_pass(tmp_path: Path) -> None:
         signal.signal(signal.SIGALRM, previous)
     [answer] = run.steps
     assert answer.action == "respond" and answer.arguments["content"].startswith("```shell\nx\n```shell")
+
+
+def test_the_files_gptme_keeps_beside_a_log_and_its_compacted_views_are_no_runs_and_pass_unsaid(
+        newcomer, tmp_path: Path) -> None:
+    """gptme writes ``model_selection_trace.json`` on each save (``LogManager.write_model_trace``, since 0.32.2),
+    ``config.toml`` (``ChatConfig``) and autocompact's compacted copies, ``views/<name>.jsonl``, beside a log: a walk
+    rejected the first (exit 3), read a view as a second run of the conversation and named each settings file."""
+    folder = tmp_path / ".local" / "share" / "gptme" / "logs" / CONVERSATION
+    shutil.copytree(LOG.parent, folder)
+    (folder / "model_selection_trace.json").write_text(json.dumps({
+        "schema": "gptme.model-attestation/v0", "selected_at": "2026-12-07T07:46:16+00:00",
+        "selection": {"source": {"kind": "cli", "detail": None}, "requested_model": "anthropic/claude-sonnet-4-5",
+                      "resolved_model": "anthropic/claude-sonnet-4-5", "transport_provider": "anthropic",
+                      "backend_provider": "anthropic", "alias_target": None, "resolution_notes": []},
+        "identity": None}))
+    (folder / "config.toml").write_text('[chat]\nmodel = "anthropic/claude-sonnet-4-5"\nstream = true\n')
+    (folder / "views").mkdir()
+    shutil.copy(LOG, folder / "views" / "compacted-001.jsonl")
+    code, out, err = run_cli("ingest", str(folder.parent), "--dry-run")
+    said = " ".join((out + err).split())
+    assert code == 0 and "runs 1; rejected 0" in said, said
+    assert not [n for n in ("model_selection_trace", "config.toml", "compacted", "passed over") if n in said], said
+    assert set(_runs(folder.parent)) == {f"gptme.{CONVERSATION}"}
+    code, out, err = run_cli("ingest", str(folder / "views" / "compacted-001.jsonl"), "--dry-run")
+    assert "compacted view of a conversation, no run" in " ".join((out + err).split()), out + err

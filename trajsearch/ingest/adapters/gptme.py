@@ -59,8 +59,12 @@ NAME = "gptme"
 WHOLE_FILE = True
 #: Where gptme keeps its conversations (``dirs.get_logs_dir``): a walk of a home reads them.
 SESSION_FOLDERS = (".local/share/gptme/logs",)
-#: gptme's files beside a conversation's log that hold no run: its event log (the same messages as events).
-_NO_RUN_FILES = frozenset({"events.jsonl"})
+#: gptme's files beside a conversation's log that hold no run, and what each is: its event log (the same messages as
+#: events), the model selection record ``LogManager.write_model_trace`` writes on each write (since 0.32.2), its
+#: settings (``ChatConfig``).
+_NO_RUN_FILES = {"events.jsonl": "event log of a conversation (its messages as events)",
+                 "model_selection_trace.json": "model selection record of a conversation",
+                 "config.toml": "settings of a conversation"}
 #: The keys ``Message.to_dict`` writes: a line with another is not gptme's.
 _KEYS = frozenset({"role", "content", "timestamp", "files", "file_hashes", "pinned", "hide", "ephemeral_ttl",
                    "call_id", "metadata"})
@@ -482,8 +486,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """gptme's event log beside a conversation's log (the same messages as ``message_append`` events): the run is the
-    ``conversation.jsonl`` beside it."""
+    """gptme's files beside a conversation's log (``_NO_RUN_FILES``), and a compacted view of it (autocompact's
+    ``LogManager.create_view``: ``views/<name>.jsonl``, since 0.31, read as gptme's; the full history stays in the
+    log): no run, the run is the ``conversation.jsonl`` beside them."""
+    if path.parent.name == "views" and path.suffix == ".jsonl" and fmt in (None, NAME) \
+            and (path.parent.parent / "conversation.jsonl").is_file():
+        return ("gptme's compacted view of a conversation, no run: the run is the conversation.jsonl beside its "
+                "views folder")
     if fmt is not None or path.name not in _NO_RUN_FILES or not (path.parent / "conversation.jsonl").is_file():
         return None
-    return f"gptme's {path.name} of a conversation, no run: the run is the conversation.jsonl beside it"
+    return f"gptme's {_NO_RUN_FILES[path.name]}, no run: the run is the conversation.jsonl beside it"
