@@ -5,8 +5,10 @@ calls; README.md there says how)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
@@ -110,8 +112,8 @@ def test_a_bad_log_is_refused_naming_the_file_and_the_line_and_a_cut_short_one_k
     code, out, err = run_cli("ingest", str(odd), str(parts), str(empty), str(cut), "--dry-run")
     said = " ".join((out + err).split())
     assert f"{odd}: format gptme; runs 0; rejected 1" in said, said
-    assert "message 2: role 'tool'; a gptme log line is a message of role system, user, assistant" in said, said
-    assert "message 2: a user message whose content is an array; a gptme message's content is text" in said, said
+    assert "line 2: role 'tool'; a gptme log line is a message of role system, user, assistant" in said, said
+    assert "line 2: a user message whose content is an array; a gptme message's content is text" in said, said
     assert f"{empty}: format gptme; runs 0; rejected 1" in said and "no user message in this gptme" in said, said
     assert f"{cut}: format gptme; runs 1; rejected 1" in said and f"{cut}, line 4: malformed JSON" in said, said
 
@@ -260,3 +262,31 @@ def test_the_files_gptme_keeps_beside_a_log_and_its_compacted_views_are_no_runs_
     assert set(_runs(folder.parent)) == {f"gptme.{CONVERSATION}"}
     code, out, err = run_cli("ingest", str(folder / "views" / "compacted-001.jsonl"), "--dry-run")
     assert "compacted view of a conversation, no run" in " ".join((out + err).split()), out + err
+
+
+def test_local_times_are_read_on_the_file_s_clock_or_the_operator_s_zone(monkeypatch, tmp_path: Path) -> None:
+    """gptme writes ``datetime.now().isoformat()``, local time with no zone, and rewrites the whole log on each
+    message: its last time against the file's mtime tells the zone, else ``TRAJSEARCH_LOCAL_TZ``; each was ignored
+    (read as UTC, ``created_at_zone`` none)."""
+    log = shutil.copy(FORMATS / "2026-12-07-two-calls" / "conversation.jsonl", tmp_path / "conversation.jsonl")
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Europe/Berlin")  # UTC+1 in December
+    [run] = _runs(log).values()
+    assert run.created_at == datetime(2026, 12, 7, 7, 25, 7, 363065, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"] == "Europe/Berlin (TRAJSEARCH_LOCAL_TZ)"
+    assert run.steps[0].started_at.astimezone(timezone.utc).isoformat().startswith("2026-12-07T07:25:0")
+    # saved by gptme at its last message's time in New York (UTC-5): the mtime says so, whatever the operator's zone
+    last = datetime.fromisoformat(json.loads(Path(log).read_text().splitlines()[-1])["timestamp"])
+    written = last.replace(tzinfo=timezone(timedelta(hours=-5))).timestamp()
+    os.utime(log, (written, written))
+    [run] = _runs(log).values()
+    assert run.created_at == datetime(2026, 12, 7, 13, 25, 7, 363065, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"].endswith("(the file's last time against its mtime)")
+
+
+def test_a_refused_message_is_named_by_its_line_past_blank_and_malformed_lines(newcomer, tmp_path: Path) -> None:
+    said = [json.dumps(PROMPT), json.dumps({"role": "user", "content": "hi", "timestamp": "2026-12-01T10:00:00"})]
+    null = json.dumps({"role": "assistant", "content": None, "timestamp": "2026-12-01T10:00:01"})
+    log = tmp_path / "conversation.jsonl"
+    log.write_text("\n".join([*said, "", "{not json", null]) + "\n")
+    code, out, err = run_cli("ingest", str(log), "--dry-run")
+    assert "line 5: an assistant message whose content is null" in " ".join((out + err).split()), out + err

@@ -294,7 +294,10 @@ def whole_file(document: Any) -> Iterator[tuple[str, Any]]:
 
 def iso_time(value: Any) -> datetime | None:
     """An ISO-8601 string (``Z`` or offset; naive is read as UTC) or Unix seconds/millis -> aware datetime. A
-    format whose tool writes local time without a zone reads it with :func:`wall_time` and ``local_clock``."""
+    format whose tool writes local time without a zone reads it with :func:`wall_time` and ``local_clock``, and
+    hands the instant on as a datetime (kept; naive, read as UTC), so :class:`SessionSteps` times its steps alike."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     if isinstance(value, str) and value:
         when = wall_time(value)
         return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)

@@ -51,9 +51,10 @@ from xml.etree import ElementTree
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_records, as_str, exit_code_error,
-                         first_time, iso_time, join_thought, prompt_list, session_trajectory, whole_file)
-from ._common import Context, RecordError, as_dict, file_run_key, json_kind, named_path, short
+from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_records, as_str, command_line,
+                         exit_code_error, iso_time, prompt_list, session_trajectory, wall_time, whole_file)
+from ._common import (TIME_ZONE, Context, LocalClock, RecordError, as_dict, file_run_key, item_positions, json_kind,
+                      local_clock, named_path, short)
 
 NAME = "gptme"
 WHOLE_FILE = True
@@ -382,8 +383,9 @@ def _failure(result: str, command: str | None) -> str | None:
 class _Conversation(SessionSteps):
     """A log's messages walked in order: prompts, and steps waiting for the system messages that answer them."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: LocalClock) -> None:
         super().__init__()
+        self.clock = clock  # gptme writes ``datetime.now()``: local time, no zone
         self.waiting: list[dict[str, Any]] = []  # the last assistant message's calls, in order, not yet answered
         self.models: list[str] = []
         self.auto_replies = 0  # the user messages gptme wrote itself (``_AUTO_REPLY``)
@@ -396,20 +398,15 @@ class _Conversation(SessionSteps):
         if model := as_str(as_dict(line.get("metadata")).get("model")):
             self.models.append(model)
         at = 0
+        when = self.clock.at(wall_time(line.get("timestamp")))
         for tool, arguments, call_id, start, end in _tool_calls(content, answered):
             if text := content[at:start].strip():
                 self.narration.append(text)
-            step = {"thought": join_thought(self.thought + self.narration), "action": tool, "arguments": arguments,
-                    "started_at": iso_time(line.get("timestamp")), "_results": []}
-            self.thought, self.narration = [], []
-            self.steps.append(step)
-            self.waiting.append(step)
-            if call_id:
-                self.by_call[call_id] = step
+            self.waiting.append(self.open_call(call_id, tool, arguments, when, _results=[]))
             at = end
         if rest := content[at:].strip():
             self.narration.append(rest)
-            self.narration_at = line.get("timestamp")
+            self.narration_at = when
 
     def system(self, line: dict[str, Any]) -> None:
         """A system message after calls: the answer to the one its ``call_id`` names, else to the next waiting
@@ -437,7 +434,7 @@ class _Conversation(SessionSteps):
                 continue
             result = "\n\n".join(results)
             step["observation"] = result
-            step["error"] = _failure(result, as_str(as_dict(step.get("arguments")).get("command")))
+            step["error"] = _failure(result, command_line(step.get("arguments")))
         self.waiting, self.by_call = [], {}
 
 
@@ -446,15 +443,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not matches(lines[0]):
         raise RecordError("not a gptme conversation log: expected JSON lines opening with gptme's system prompt "
                           '({"role": "system", "content": ..., "timestamp": ..., "pinned": true}), then the messages')
-    walk = _Conversation()
-    for number, line in enumerate(lines, 1):
+    # where each message stands in the file (``line N``), blank and malformed lines counted as the reader counts them
+    places = [p for p, r in zip(item_positions(record), record) if isinstance(r, dict)] \
+        if isinstance(record, list) else ["line 1"]
+    # gptme rewrites the whole file on each message (``Log.write_jsonl``): its last time against the mtime may tell
+    # the zone, as Trae's ``end_time`` does
+    clock = local_clock(ctx.source, written=wall_time(lines[-1].get("timestamp")))
+    walk = _Conversation(clock)
+    for number, (place, line) in enumerate(zip(places, lines), 1):
         role = line.get("role")
         if role not in _ROLES:
-            raise RecordError(f"message {number}: role {role!r}; a gptme log line is a message of role "
-                              f"{', '.join(_ROLES)}")
+            raise RecordError(f"{place}: role {role!r}; a gptme log line is a message of role {', '.join(_ROLES)}")
         if not isinstance(line.get("content"), str):
-            raise RecordError(f"message {number}: {'an' if role == 'assistant' else 'a'} {role} message whose content "
-                              f"is {json_kind(line.get('content'))}; a gptme message's content is text")
+            raise RecordError(f"{place}: {'an' if role == 'assistant' else 'a'} {role} message whose content is "
+                              f"{json_kind(line.get('content'))}; a gptme message's content is text")
         if role == "assistant":
             walk.assistant(line, number < len(lines) and lines[number].get("role") == "system")
         elif role == "system" and number > 1:
@@ -478,11 +480,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": sorted(set(walk.models)) if len(set(walk.models)) > 1 else None,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
         "auto_replies": walk.auto_replies or None,
+        TIME_ZONE: clock.basis if (opened := wall_time(lines[0].get("timestamp"))) and opened.tzinfo is None else None,
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0],
                               model_id=walk.models[-1] if walk.models else None, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
-                              created_at=first_time(lines[0].get("timestamp")))
+                              created_at=clock.at(wall_time(lines[0].get("timestamp"))))
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
