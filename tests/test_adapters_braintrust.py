@@ -189,3 +189,16 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_the_run_by_its_tool_er
     assert json.loads(out)[0]["trajectory_id"] == "bt:6ed003a7625e4429e4cbeb1515ee2821", out
     code, out, err = run_cli("formats")
     assert code == 0 and "braintrust" in out, out + err
+
+
+def test_a_refused_row_names_the_span_key_that_is_missing_or_null(tmp_path: Path) -> None:
+    """The refusal listed the row's first 8 keys alphabetically, which left out the null ``root_span_id`` (and
+    the present ``span_attributes``): it names what is missing or null first."""
+    rows = [r for r in _rows() if "span_attributes" in r]
+    rows[2]["root_span_id"] = None
+    rows[1]["span_attributes"] = None
+    del rows[1]["span_id"], rows[1]["id"]
+    (tmp_path / "bad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    error = " ".join(str(p.error) for p in read_inputs([tmp_path / "bad.jsonl"], fmt="braintrust") if not p.ok)
+    assert "('span_attributes' is null; no 'span_id'; found " in error, error
+    assert "('root_span_id' is null; found " in error, error

@@ -1,4 +1,5 @@
-"""``braintrust``: Braintrust logs and experiments: span rows, as the API and ``bt`` export them and the SDK uploads them.
+"""``braintrust``: Braintrust logs and experiments: span rows, as the API and ``bt`` export them and the SDK uploads
+them.
 
 Records (one per line, a JSON array, or an envelope listing them: the fetch API's ``{"events"}``, BTQL's
 ``{"data", "schema", "cursor"}``, ``bt view trace --json``'s ``{"meta", "paging", "items"}``, the SDK's logs3 payload
@@ -16,9 +17,9 @@ refused: they name no trace to rebuild. A row that is no span is refused by its 
 
 Mapping
 - role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
-  container, whatever ``openinference.span.kind`` its metadata keeps): ``llm`` = model call, ``tool`` = step, ``task`` / ``function`` / ``eval`` =
-  container; ``score`` spans (an experiment's scorers, children of the ``eval`` root) are evaluations of the
-  run, not steps: their ``scores`` are the run's, as the root row's are.
+  container, whatever ``openinference.span.kind`` its metadata keeps): ``llm`` = model call, ``tool`` = step,
+  ``task`` / ``function`` / ``eval`` = container; ``score`` spans (an experiment's scorers, children of the ``eval``
+  root) are evaluations of the run, not steps: their ``scores`` are the run's, as the root row's are.
 - steps: one per ``tool`` span in time order (``metrics.start``): action = ``span_attributes.name``,
   arguments = ``input``, observation = ``output``, error = the decisive line of ``error`` (the SDK logs a
   Python traceback, or an object); model outputs (Chat Completions ``choices``, Anthropic ``content``...)
@@ -40,7 +41,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, decisive_line
+from ._common import Context, RecordError, decisive_line, json_kind
 from ._spans import Node, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (Score, as_list, decode, is_empty, message_dicts, output_dicts, result_text, run_task,
@@ -69,6 +70,21 @@ def _is_part(record: Any) -> bool:
     an ``_is_merge`` row of the span's ids without ``span_attributes`` (``logger.py`` ``SpanImpl.log_internal``)."""
     return isinstance(record, dict) and record.get("_is_merge") is True and bool(record.get("root_span_id")) \
         and bool(record.get("span_id") or record.get("id"))
+
+
+def _lacks(row: dict[str, Any]) -> str:
+    """What of a span's identity a row that is no span lacks, key by key (``no 'span_id'``, ``'root_span_id' is
+    null``): a list of the keys it has, cut to a few, could leave out the one that was null."""
+    said = []
+    for key in ("span_attributes", "root_span_id", "span_id"):
+        value = row.get(key, row.get("id")) if key == "span_id" else row.get(key)
+        if value is None:
+            said.append(f"'{key}' is null" if key in row else f"no '{key}'")
+        elif key == "span_attributes" and not isinstance(value, dict):
+            said.append(f"'{key}' is {json_kind(value)}")
+        elif not value:
+            said.append(f"'{key}' is empty")
+    return "; ".join(said)
 
 
 def _is_detached(record: dict[str, Any]) -> bool:
@@ -160,8 +176,9 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         if isinstance(row, dict) and _is_detached(row):
             continue
         if not (_is_span(row) or _is_part(row)):
-            keys = ", ".join(sorted(row)[:8]) if isinstance(row, dict) else type(row).__name__
-            bad.append(f"{listed[0]}[{n}] (found {keys})" if listed else f"found {keys}")
+            keys = f"{_lacks(row)}; found {', '.join(sorted(row)[:8])}" if isinstance(row, dict) \
+                else f"found {type(row).__name__}"
+            bad.append(f"{listed[0]}[{n}] ({keys})" if listed else keys)
             flat = flat or _is_flat(row)
             continue
         yield str(row["root_span_id"]), _node(row, seq + n), None
