@@ -111,10 +111,11 @@ _REQUESTS = ("toolRequest", "frontendToolRequest")
 #: 1.43 among them, and its classic loop of 2026): the provider's error, no reply of the model's. Its state machine
 #: writes the same words in an ``error`` part. A model's answer that ends with either sentence is no error: it does
 #: not open with the loop's words, or it carries ``metadata.inference`` (the provider and model that wrote it), which
-#: the loop's own ``Message::assistant()`` never has.
-_LOOP_ERROR = re.compile(r"\ARan into this error(?: trying to compact)?: (?P<error>.*?)\.*\n\n"
-                         r"Please retry if you think this is a transient or recoverable error\.\s*\Z|"
-                         r"\A(?P<network>Network error: .+?)\n\nPlease resend your message to try again\.\s*\Z", re.S)
+#: the loop's own ``Message::assistant()`` never has. (:func:`_loop_error` reads it.)
+_LOOP_ERROR = re.compile(r"\ARan into this error(?: trying to compact)?: ")
+_LOOP_RETRY = "\n\nPlease retry if you think this is a transient or recoverable error."
+_NETWORK_ERROR = re.compile(r"\A(?P<network>Network error: .+?)\n\nPlease resend your message to try again\.\s*\Z",
+                            re.S)
 #: The error part's ``kind`` of a ``ProviderError`` by the words its message opens with (``errors.rs``'s ``Display``,
 #: ``MessageErrorKind::from``); any other error's kind is ``other``.
 _LOOP_ERROR_KINDS = (("Context length exceeded:", "contextLengthExceeded"), ("Authentication error:", "authentication"),
@@ -156,6 +157,16 @@ TEXT_OUTPUT = ("goose's terminal output (`goose run`'s banner, then the text it 
 def matches(record: Any) -> bool:
     return (_is_export(record) or _is_header(record) or _is_message(record) or _is_run_output(record)
             or _is_stream_event(record))
+
+
+def _loop_error(text: str) -> str | None:
+    """The provider's error goose's agent loop wrote as the model's text (``_LOOP_ERROR``), its trailing dots
+    dropped; None for other text. The retry sentence is found at the end and the dots stripped in Python: a regex
+    taking the error lazily before ``\\.*`` rescanned a run of dots for each one (40 KB of dots: 1.1 s)."""
+    body = text.rstrip()
+    if (head := _LOOP_ERROR.match(body)) and body.endswith(_LOOP_RETRY):
+        return body[head.end():len(body) - len(_LOOP_RETRY)].rstrip(".")
+    return network["network"] if (network := _NETWORK_ERROR.match(text)) else None
 
 
 class _Yaml12(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser where PyYAML has it
@@ -382,8 +393,7 @@ class _Session(SessionSteps):
         for part in parts:
             kind = part.get("type")
             if (kind == "text" and made_by_goose and isinstance(part.get("text"), str)
-                    and (said := _LOOP_ERROR.match(part["text"]))):
-                error = said["error"] if said["error"] is not None else said["network"]
+                    and (error := _loop_error(part["text"])) is not None):
                 error_kind = next((named for opening, named in _LOOP_ERROR_KINDS if error.startswith(opening)), "other")
                 self.last_error = _error_part({"kind": error_kind, "message": error})
             elif kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():

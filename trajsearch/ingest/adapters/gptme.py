@@ -82,10 +82,12 @@ _TOOLS = frozenset({"shell", "ipython", "py", "save", "append", "patch", "patch_
 _FENCE = re.compile(r"`{3,}")
 _EXEC_LANGS = frozenset({"shell", "sh", "bash", "zsh", "fish", "ksh", "nu", "ps1", "powershell", "ipython"})
 #: A shell block's here-document opener (``_find_heredoc_terminator``: ``<<``, not ``<<<``, its word after an
-#: optional quote), a quoted string and an arithmetic expansion (no opener inside), a comment's start.
+#: optional quote), the openers of a quoted string and an arithmetic expansion (no here-document opener inside:
+#: ``_quoted_spans`` finds their close), a double-quoted string's rest, a comment's start.
 _SHELL_LANGS = _EXEC_LANGS - {"ipython"}
 _HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*['\"\\]?(?P<word>[^\s'\"\\]+)")
-_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"|\$\(\(.*?\)\)")
+_QUOTED = re.compile(r"['\"]|\$\(\(")
+_DOUBLE_QUOTED_REST = re.compile(r'(?:\\.|[^"\\])*"')
 _COMMENT = re.compile(r"(?:^|\s)#")
 #: What changes an ``ipython`` line's string state: an escape, triple and single quotes, a comment.
 _PY_TOKEN = re.compile(r"""\\.|"{3}|'{3}|[#'"]""")
@@ -158,18 +160,42 @@ def _thinking_end(content: str) -> int | None:
     return 0
 
 
+def _quoted_spans(line: str) -> list[tuple[int, int]]:
+    """Where a shell line's quoted strings and arithmetic expansions (``$((``..``))``) lie, in order (``_QUOTED``).
+    Each opener's close is looked for once: where one finds none, no later opener of its kind does (a later ``"``
+    inside the failed one's text resumes its scan), so the line is read in one pass. A regex of the three rescanned
+    the rest of the line for each unclosed ``$((`` or ``"`` (8,000 ``$((``, 24 KB: 0.65 s)."""
+    spans: list[tuple[int, int]] = []
+    at, closes = 0, {"'": True, '"': True, "$((": True}
+    while opener := _QUOTED.search(line, at):
+        kind, start, end = opener[0], opener.start(), -1
+        if closes[kind] and kind == "'":
+            end = line.find("'", start + 1) + 1 or -1
+        elif closes[kind] and kind == '"':
+            end = rest.end() if (rest := _DOUBLE_QUOTED_REST.match(line, start + 1)) else -1
+        elif closes[kind]:
+            end = close + 2 if (close := line.find("))", opener.end())) != -1 else -1
+        if end == -1:
+            closes[kind], at = False, start + 1
+        else:
+            spans.append((start, end))
+            at = end
+    return spans
+
+
 def _heredoc_word(line: str) -> str | None:
     """The word ending the here-document a shell line opens, where it opens one outside quotes and comments (an
     integer after ``<<`` is a shift); gptme's ``_find_heredoc_terminator`` without its quotes across lines."""
     if "<<" not in line:
         return None
-    quoted = [m.span() for m in _QUOTED.finditer(line)]
+    quoted = _quoted_spans(line)
+    starts = [start for start, _ in quoted]
     comment = m.start() if (m := _COMMENT.search(line)) else len(line)
     for opener in _HEREDOC.finditer(line):
         if opener.start() >= comment:
             return None
-        if not any(start <= opener.start() < end for start, end in quoted) and \
-                not opener["word"].lstrip("+-").isdigit():
+        inside = (k := bisect.bisect_right(starts, opener.start()) - 1) >= 0 and opener.start() < quoted[k][1]
+        if not inside and not opener["word"].lstrip("+-").isdigit():
             return opener["word"]
     return None
 
