@@ -52,8 +52,7 @@ from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream
 from trajsearch.vocab import GROUP_BY
 
 from . import sources
-from .adapters import (ADAPTERS, Context, RecordError, adapter_for, adapter_hooks, archive_format, is_grouped,
-                       side_path)
+from .adapters import Context, RecordError, adapter_for, adapter_hooks, archive_format, is_grouped, side_path
 from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._agent_cli import EXPORT_PREFIX
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, TIME_ZONE,
@@ -517,8 +516,7 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     not. ``SESSION_STORES``: the binary stores frameworks keep sessions in (``.adk/session.db``), handed in, hidden or
     not, when a walk finds no dump, for detection to name them and say how to export their runs (a file of one's
     name elsewhere, ``crush.db`` copied out of ``.crush/``, when its tables say it is one); beside dumps, named so."""
-    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
-    return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
+    return tuple(tuple(Path(path).parts) for mod in adapter_hooks(name, fmt) for path in getattr(mod, name))
 
 
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
@@ -988,11 +986,10 @@ def _unreadable_unit(path: Path) -> Unit | None:
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:
     """The unit of the run folder ``path`` stands for (the folder, or a part an adapter names, e.g. its state
     file), by the adapters that keep a run as a folder of files (``run_folder``)."""
-    for name, mod in ADAPTERS.items():
-        hook = getattr(mod, "run_folder", None)
-        if hook is not None and fmt in (None, name) and (folder := hook(path)) is not None:
+    for mod in adapter_hooks("run_folder", fmt):
+        if (folder := mod.run_folder(path)) is not None:
             files = mod.folder_files(folder) if hasattr(mod, "folder_files") else _dump_files(folder)
-            return Unit(str(folder), name, tuple(files), folder=True)
+            return Unit(str(folder), mod.NAME, tuple(files), folder=True)
     return None
 
 

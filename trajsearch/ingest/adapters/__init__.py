@@ -242,7 +242,9 @@ def archive_format(path: Path) -> str | None:
 
 def adapter_hooks(name: str, fmt: str | None = None) -> tuple[ModuleType, ...]:
     """The adapters that define the optional hook or attribute ``name``, under a forced format only its own: the one
-    place the optional hooks are looked up."""
+    place a hook is gathered across the adapters (a walk's, a unit's, detection's ``side_file`` / ``side_path``).
+    Where one format is already known (detection asking a detected format's ``side_file``, a reader its adapter's
+    ``WHOLE_FILE``), that adapter's own attribute is read directly."""
     mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
     return tuple(mod for mod in mods if getattr(mod, name, None) is not None)
 
