@@ -9,32 +9,33 @@ code blocks), ``gptme/tools/__init__.py`` (``execute_msg``: which calls get a re
 ``tests/fixtures/gptme/.newa31/README.md``): the fixtures are written by gptme 0.35.1's own code (its
 ``LogManager``, its parser and tools executing the calls).
 
-gptme keeps a conversation as JSON lines, appended as it runs: ``~/.local/share/gptme/logs/<conversation
-id>/conversation.jsonl`` (a branch ``branches/<name>.jsonl`` beside it, ``config.toml`` its settings). Each line is
-a message: ``role`` (``system``, ``user``, ``assistant``), ``content`` (text), ``timestamp`` (ISO), and where set
-``pinned``, ``hide``, ``files``, ``file_hashes``, ``call_id``, ``ephemeral_ttl``, ``metadata`` (``model``,
-``usage``). The file opens with the system prompt, ``pinned`` (and ``hide``; before 0.18, 2024-09, no ``pinned``:
-``role``, ``content``, ``timestamp``, ``files``). A tool call is written in the assistant's text: a Markdown code
-block whose language is the tool's block type (```` ```shell ````, ```` ```ipython ````, ```` ```save path ````;
-fences of 3 or more backticks, nested fences inside, blocks in a ``<think>`` section no calls), in gptme's ``tool``
-format ``@<tool>(<call id>): {json}`` (several a message, the JSON to its balanced brace, a Python dict from
-Anthropic's non-streaming path; not inside a code block), or in its ``xml`` format
-``<tool-use><tool>..</tool></tool-use>`` (then markdown blocks are no calls); its result is the ``system``
-message(s) after it (the ``tool`` format's carry its ``call_id``): a command's ``Ran command: `...``` with its
-stdout and stderr blocks and ``Return code: N`` when not 0, Python's ``Executed code block.`` with an ``Exception
-during execution ...`` line when it raised (a sandbox's ``Process exited with code N``), a tool's ``Error executing
-tool '...': ...``, gptme's own ``Tool '...' is not available for execution.``, ``... was not executed
-(interrupted).``, ``Interrupted by user``.
+gptme keeps a conversation as JSON lines (rewritten whole on each message): ``~/.local/share/gptme/logs/<conversation
+id>/conversation.jsonl`` (a branch ``branches/<name>.jsonl`` beside it; ``side_path`` passes over the rest). Each line
+is a message: ``role`` (``system``, ``user``, ``assistant``), ``content`` (text), ``timestamp`` (ISO), and where set
+``pinned``, ``hide``, ``files``, ``file_hashes``, ``call_id``, ``ephemeral_ttl``, ``metadata`` (``model``, ``usage``).
+The file opens with the system prompt, ``pinned`` (and ``hide``; before 0.18, 2024-09, no ``pinned``: ``role``,
+``content``, ``timestamp``, ``files``). A tool call is written in the assistant's text: a Markdown code block whose
+language is the tool's block type (```` ```shell ````, ```` ```ipython ````, ```` ```save path ````; fences of 3 or more
+backticks, nested fences inside, blocks in a ``<think>`` section no calls), in gptme's ``tool`` format ``@<tool>(<call
+id>): {json}`` (several a message, the JSON to its balanced brace, a Python dict from Anthropic's non-streaming path;
+not inside a code block), or in its ``xml`` format ``<tool-use><tool>..</tool></tool-use>`` (then markdown blocks are no
+calls); its result is the ``system`` message(s) after it (the ``tool`` format's carry its ``call_id``): a command's
+``Ran command: `...``` with its stdout and stderr blocks and ``Return code: N`` when not 0, Python's ``Executed code
+block.`` with an ``Exception during execution ...`` line when it raised (a sandbox's ``Process exited with code N``), a
+tool's ``Error executing tool '...': ...``, gptme's own ``Tool '...' is not available for execution.``, ``... was not
+executed (interrupted).``, ``Interrupted by user``.
 
-Mapping: a file is one run; task = the first user message (later ones ``metadata.user_prompts``); steps = the tool
-calls with their results (thought: the assistant's text before the call; a ``python`` block, a call until 2024-09,
-only where a system message answers it), a reply with no call a ``respond`` step; a failed call's error: a command's
-output's decisive line and exit code (``exit_code_error``), a raised exception's line, a tool's error message; a
-call the file ends without an answer to failed (one the conversation went on past unanswered is a block gptme did
-not run: no error); user messages gptme writes itself in autonomous mode (``<system>...</system>``) are no prompts
-(``metadata.auto_replies`` counts them); model: the assistant messages' ``metadata.model`` where recorded (gptme
-since 2025-12), else none; outcome unknown (a conversation records no verdict). The file holds no id: the run's is
-gptme's conversation id, the name of its folder, ``gptme.<conversation id>`` (a branch's ``gptme.<conversation
+Mapping: a file is one run; task = the first user message (later ones ``metadata.user_prompts``); steps = the tool calls
+with their results (thought: the assistant's text before the call; a ``python`` block, a call until 2024-09, only where
+a system message answers it), a reply with no call a ``respond`` step; a failed call's error: a command's output's
+decisive line and exit code (``exit_code_error``), a raised exception's line, a tool's error message; a call the file
+ends without an answer to failed (one the conversation went on past unanswered is a block gptme did not run: no error);
+user messages gptme writes itself in autonomous mode (``<system>...</system>``) are no prompts
+(``metadata.auto_replies`` counts them); model: the assistant messages' ``metadata.model`` where recorded (gptme since
+2025-12), else none; outcome unknown (a conversation records no verdict); times are ``datetime.now()``, local with no
+zone, read on ``_common.local_clock`` (gptme rewrites the file on each message, so its last time against the mtime may
+tell the zone; else ``TRAJSEARCH_LOCAL_TZ``; ``metadata.created_at_zone`` says which). The file holds no id: the run's
+is gptme's conversation id, the name of its folder, ``gptme.<conversation id>`` (a branch's ``gptme.<conversation
 id>.<branch>``), so a copy keeping its folder is the same run; a file otherwise named is named by its place
 (``file_run_key``): what was said cannot be the id (two conversations asked alike open alike).
 """
