@@ -228,7 +228,8 @@ class TrajSearch:
         were indexed since ``WINDOW_TOKENS_SINCE``), gives passages their window's vector and embeds
         the rest (the new summaries; windows whose vectors came from 256 tokens), but needs no dumps:
         it reads the trace store. The task row, which carries the content hash, is written last, as
-        ingest does.
+        ingest does; the rows the new representation no longer makes are deleted just before it
+        (:meth:`_delete_unmade`), so an upgraded run holds the rows a fresh ingest makes.
         """
         from .indexer import _record, reusable_vectors  # noqa: PLC0415 - the one row layout
         from .represent import content_hash, embed_rows, represent  # noqa: PLC0415
@@ -257,9 +258,24 @@ class TrajSearch:
                                     vector=vectors[id(r.vector_of) if r.vector_of is not None else id(r)]) for r in rows]
                 rewritten += 1
             self.index.upsert([r for r in records if r["level"] != "task"])
+            self._delete_unmade(records)
             self.index.upsert([r for r in records if r["level"] == "task"])
         self.index.flush()
         return rewritten
+
+    def _delete_unmade(self, records: list[dict[str, Any]]) -> None:
+        """Delete the stored rows of the runs ``records`` rewrite that are not among them: what the new
+        representation no longer makes (a passage of an output now short: an image read as its placeholder).
+        A re-ingest deletes the run's rows first; an upgrade deletes them after the new rows are in and
+        before the task row (its content hash) is, so a run stopped half-way keeps its rows and is redone."""
+        runs: dict[str, set[str]] = {}  # tenant -> trajectory ids rewritten
+        for r in records:
+            runs.setdefault(r["tenant"], set()).add(r["trajectory_id"])
+        made = {r["id"] for r in records}
+        for tenant, ids in runs.items():
+            expr = Filters(tenant=tenant, trajectory_ids=tuple(sorted(ids))).to_expr()
+            stored = (r["id"] for r in self.index.iterate(["id"], expr=expr, tenant=tenant, levels=LEVELS))
+            self.index.delete_rows(tenant, [i for i in stored if i not in made])
 
     def delete(self, trajectory_id: str, *, tenant: str) -> bool:
         """Remove a run: its rows and its trace. False when the tenant holds no such run."""

@@ -369,6 +369,19 @@ class TrajectoryIndex:
                 for trajectory_id in ids:
                     self._mirror.delete_where(tenant, trajectory_id)
 
+    def delete_rows(self, tenant: str, ids: Sequence[str]) -> None:
+        """Rows of ``tenant`` by primary key: those of a run that its new representation no longer makes
+        (:meth:`~trajsearch.search.TrajSearch.upgrade`, which keeps the run's other rows in place)."""
+        if not ids:
+            return
+        if self._mirror is not None:
+            self._mirror.before_write()
+        scope = self._scope(tenant, LEVELS)  # None: no partition, hence no rows
+        for name in ([] if scope is None else scope.get("partition_names", [None])):
+            self.client.delete(COLLECTION, ids=list(ids), **({"partition_name": name} if name else {}))
+        if self._mirror is not None:
+            self._mirror.delete(ids)
+
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, ids: Iterable[str], filters: Filters, fields: list[str] | None = None) -> list[dict]:

@@ -135,6 +135,11 @@ class LexicalMirror:
             if self._index is not None:
                 self._index.delete_where(tenant, trajectory_id)
 
+    def delete(self, ids: Iterable[str]) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.delete(ids)
+
     def save(self, *, force: bool = False) -> None:
         """Write the index and stamp its generation (skipped when clean or saved, or tried, recently)."""
         with self._lock:

@@ -1,0 +1,41 @@
+"""The blob rule (:mod:`trajsearch.blobs`) beyond ingest: a store indexed before it, upgraded, keeps no base64."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.store.filters import Filters
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: A real SWE-agent 1.1.0 run whose step 0 (``view_image``) output is a markdown image of a PNG in base64.
+VIEW_IMAGE = FIXTURES / "swe-agent" / ".aud31" / "demo__greet-image.traj"
+
+
+def _run():
+    (parsed,) = read_inputs([str(VIEW_IMAGE)], tenant="acme")
+    assert parsed.trajectory, parsed.error
+    return parsed.trajectory
+
+
+def test_upgrading_a_store_indexed_before_the_blob_rule_leaves_no_base64_row(hashing_ts, monkeypatch) -> None:
+    import trajsearch.represent as represent_module
+
+    run = _run()
+    with monkeypatch.context() as old:  # representation 24: the base64 indexed as text, its output in passages
+        old.setattr(represent_module, "REPRESENTATION_VERSION", 24)
+        old.setattr(represent_module, "indexed_text", lambda trajectory: trajectory)
+        hashing_ts.add([run])
+    levels = lambda: sorted(r["level"] for r in hashing_ts.rows(Filters(tenant="acme"), ["text", "level"])  # noqa: E731
+                            if "data:image" in r["text"])
+    assert "passage" in levels()
+
+    assert hashing_ts.upgrade() == 1
+    assert levels() == []  # the passages the new representation no longer makes are gone, not left stale
+    assert all("data:image" not in hit.text
+               for hit in hashing_ts.search("image/png base64", tenant="acme", levels="step", mode="lexical"))
+    rows = sorted((r["level"], r["step_index"]) for r in hashing_ts.rows(Filters(tenant="acme"), ["level", "step_index"]))
+    hashing_ts.delete(run.trajectory_id, tenant="acme")
+    hashing_ts.add([run])  # a fresh ingest of the run makes the same rows
+    assert sorted((r["level"], r["step_index"]) for r in hashing_ts.rows(Filters(tenant="acme"), ["level", "step_index"])) == rows
+    assert hashing_ts.upgrade() == 0
