@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import random
 from pathlib import Path
 
+from trajsearch.blobs import without_blobs
 from trajsearch.ingest.read import read_inputs
 from trajsearch.store.filters import Filters
 
@@ -39,3 +43,20 @@ def test_upgrading_a_store_indexed_before_the_blob_rule_leaves_no_base64_row(has
     hashing_ts.add([run])  # a fresh ingest of the run makes the same rows
     assert sorted((r["level"], r["step_index"]) for r in hashing_ts.rows(Filters(tenant="acme"), ["level", "step_index"])) == rows
     assert hashing_ts.upgrade() == 0
+
+
+def test_a_query_holding_an_image_is_read_as_its_rows_are(hashing_ts) -> None:
+    hashing_ts.add([_run()])
+    observation = json.loads(VIEW_IMAGE.read_text())["trajectory"][0]["observation"]
+    (pasted,) = [line for line in observation.splitlines() if "base64," in line]  # the agent's observation line
+    assert len(pasted) > 2_500 and len(without_blobs(pasted)) < 60
+
+    def best(text: str) -> tuple[str, float]:
+        hit = hashing_ts.search(text, tenant="acme", levels="step")[0]
+        return hit.trajectory_id, round(hit.score, 6)
+
+    assert best(pasted) == best(without_blobs(pasted))  # the base64 was read as words: 0.06 against 0.26
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(30_000)).decode()
+    screenshot = f"![shot](data:image/png;base64,{png})"
+    # a screenshot over the query limit is its placeholder: searched, not refused as "query text too long"
+    assert hashing_ts.search(f"{screenshot} view_image diagram.png", tenant="acme", levels="step")

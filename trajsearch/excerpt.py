@@ -15,6 +15,7 @@ from typing import Any, Iterator, Sequence
 
 import regex
 
+from .blobs import without_blobs
 from .fusion import PYTEST_MARK
 from .steps import strip_terminal_codes
 
@@ -58,6 +59,10 @@ def query_text(text: str) -> str:
     the lines a CI system closes a failed job's log with, where a line of the job's own is above them
     (:func:`_without_closing_lines`).
 
+    An encoded blob (an image's base64 in a pasted observation) is read as its placeholder, as ingest indexes it
+    (:func:`~trajsearch.blobs.without_blobs`): the base64 matched no row, and a screenshot ran the query past
+    ``MAX_QUERY_CHARS`` (review RT3, 2).
+
     Read until a reading changes nothing, so that a query read is read the same again (every search reads it twice:
     here and in :func:`terms`). One reading had left what the next took: compose's prefixes under a closing line
     without one stayed (not every line carried one) while the closing line went; read again, they went too, and
@@ -70,11 +75,11 @@ def query_text(text: str) -> str:
 
 def _read_once(text: str) -> str:
     """One reading of :func:`query_text`'s: terminal codes, invisible characters, viewers' prefixes, runners' marks,
-    closing lines."""
+    closing lines, blobs."""
     text = strip_terminal_codes(text)
     without, lost = _LOST_ESCAPE_CODE.subn("", text)
     text = _without_line_prefixes(_INVISIBLE.sub("", without if lost >= 2 else text))
-    return _without_closing_lines(_without_runner_marks(text))
+    return without_blobs(_without_closing_lines(_without_runner_marks(text)))
 
 
 #: A line a CI system closes a failed job's log with, which no program of the job printed (whitespace runs as one

@@ -209,8 +209,11 @@ def _searchable(text: str) -> str:
 
     if len(text) <= MAX_QUERY_CHARS:
         return text
+    from ..blobs import without_blobs  # noqa: PLC0415
     from ..runtime import task_query  # noqa: PLC0415 - the agent runtime's one cut, loaded only for a long paste
 
+    if len(without_blobs(text)) <= MAX_QUERY_CHARS:  # a pasted screenshot: its placeholder is searched, nothing cut
+        return task_query(text)
     err.print(f"note: the text is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by its "
               "head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
     return task_query(text)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..actions import acted
+from ..blobs import without_blobs
 from ..bounds import MAX_QUERY_CHARS
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..excerpt import query_text, unseen
@@ -50,7 +51,10 @@ QUERY_END_CHARS = MAX_QUERY_CHARS // 2 - 50  # room for clip's marker
 def task_query(text: str) -> str:
     """``text`` as a search takes it: a task or pasted error over ``MAX_QUERY_CHARS`` keeps its head and tail
     (:data:`QUERY_END_CHARS` each), as ingest clips a run's task, rather than the agent getting an error for its real
-    task (probe E2, E2-3: 2 of SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them)."""
+    task (probe E2, E2-3: 2 of SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them).
+    Its length is read with each encoded blob as its placeholder, as the search reads it (:func:`~trajsearch.excerpt.
+    query_text`): a screenshot's base64 is no reason to cut the words around it."""
+    text = without_blobs(text)
     if len(text) <= MAX_QUERY_CHARS:
         return text
     return clip(text, QUERY_END_CHARS, QUERY_END_CHARS)
