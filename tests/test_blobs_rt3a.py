@@ -60,3 +60,20 @@ def test_a_query_holding_an_image_is_read_as_its_rows_are(hashing_ts) -> None:
     screenshot = f"![shot](data:image/png;base64,{png})"
     # a screenshot over the query limit is its placeholder: searched, not refused as "query text too long"
     assert hashing_ts.search(f"{screenshot} view_image diagram.png", tenant="acme", levels="step")
+
+
+def test_export_compressed_for_a_prompt_names_the_image_and_holds_none_of_its_base64(hashing_ts) -> None:
+    from trajsearch.export import export_runs
+
+    run = _run()
+    hashing_ts.add([run])
+    payload = json.loads(VIEW_IMAGE.read_text())["trajectory"][0]["observation"]
+    payload = payload.split("base64,", 1)[1].rstrip(")\r\n ")
+
+    def record(**budget) -> str:
+        (item,) = export_runs(hashing_ts, "greet diagram", tenant="acme", k=1, fmt="openai-chat", **budget)
+        return json.dumps(item.record)
+
+    assert payload in record()  # the trace as kept
+    compressed = record(max_tokens=400)
+    assert "[image/png, 3 KB base64]" in compressed and payload[-40:] not in compressed and payload[:40] not in compressed

@@ -18,15 +18,20 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from ..model import TASK_SEEN_BY_AGENT, Step, Trajectory
-from ..represent import clip
+from ..represent import clip, indexed_text
 from .formats import RESPOND
 
 
 def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory]]:
-    """The run as is, then ever more compressed as the runtime compresses runs for a prompt."""
-    yield "none", run
+    """The run as is, then ever more compressed as the runtime compresses runs for a prompt. Compressed, every
+    level is made for a prompt, as digests are: each encoded blob is its placeholder (:func:`~trajsearch.represent.
+    indexed_text`), where clipping left a fragment of an image's base64, neither the image nor its name (review
+    RT3, 3); uncompressed, the record is the trace as kept."""
     if not compress:
+        yield "none", run
         return
+    run = indexed_text(run)
+    yield "none", run
     from ..digest import observation_text, ranked_decision_points
     from ..runtime.format import FormatConfig, _levels
 
