@@ -77,3 +77,13 @@ def test_export_compressed_for_a_prompt_names_the_image_and_holds_none_of_its_ba
     assert payload in record()  # the trace as kept
     compressed = record(max_tokens=400)
     assert "[image/png, 3 KB base64]" in compressed and payload[-40:] not in compressed and payload[:40] not in compressed
+
+
+def test_a_short_line_after_a_block_of_full_base64_lines_is_kept() -> None:
+    png = base64.encodebytes(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(57 * 20 - 8)).decode()  # every line full
+    assert {len(line) for line in png.splitlines()} == {76}
+    for after in ("0", "FAILED", "Error"):
+        text = f"$ base64 shot.png; echo $?\n{png}{after}\nnext"
+        assert without_blobs(text) == f"$ base64 shot.png; echo $?\n[image/png, 1 KB base64]\n{after}\nnext"
+    padded = base64.encodebytes(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(57 * 20)).decode()  # a short last line
+    assert without_blobs(f"{padded}next") == "[image/png, 1 KB base64]\nnext"
