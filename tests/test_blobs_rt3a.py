@@ -11,6 +11,8 @@ from trajsearch.blobs import without_blobs
 from trajsearch.ingest.read import read_inputs
 from trajsearch.store.filters import Filters
 
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 #: A real SWE-agent 1.1.0 run whose step 0 (``view_image``) output is a markdown image of a PNG in base64.
 VIEW_IMAGE = FIXTURES / "swe-agent" / ".aud31" / "demo__greet-image.traj"
@@ -87,3 +89,12 @@ def test_a_short_line_after_a_block_of_full_base64_lines_is_kept() -> None:
         assert without_blobs(text) == f"$ base64 shot.png; echo $?\n[image/png, 1 KB base64]\n{after}\nnext"
     padded = base64.encodebytes(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(57 * 20)).decode()  # a short last line
     assert without_blobs(f"{padded}next") == "[image/png, 1 KB base64]\nnext"
+
+
+def test_the_cli_searches_a_pasted_screenshot_by_its_placeholder_not_its_head_and_tail(newcomer) -> None:  # noqa: F811
+    code, _, err = run_cli("ingest", str(VIEW_IMAGE), "-t", "acme")
+    assert code == 0, err
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(30_000)).decode()
+    code, out, err = run_cli("search", f"view_image diagram.png ![shot](data:image/png;base64,{png})", "-t", "acme")
+    assert code == 0, err
+    assert unnoted(err) == []  # no "over the 20,000 a search takes: searched by its head and tail"
