@@ -230,3 +230,25 @@ def test_a_file_of_no_agents_is_passed_over_saying_so_and_a_time_not_a_string_is
     _, out, err = run_cli("ingest", str(tmp_path), "-t", "acme", "--dry-run")  # a rejection: exit code 3
     assert "empty.af: format letta; runs 0; rejected 0; passed over 1 file(s): no agent" in out, out + err
     assert "untimed.af, agents[0]: a Letta agent with no `created_at` string" in out + err, out + err
+
+
+def test_an_answer_said_over_two_messages_starts_at_its_first_and_an_id_less_call_takes_no_id_less_return(
+        tmp_path: Path) -> None:
+    """Messages as Letta writes them (ezra.af's shape). An answer is dated by its first text, as every session
+    reader dates it (``SessionSteps.say``); a call with no id cannot be told from another, so no result is paired
+    with it (``SessionSteps.open_call`` registers no empty id), where the id ``"None"`` paired one before."""
+    def said(text: str, at: str, **more: object) -> dict:
+        return {"role": "assistant", "content": [{"type": "text", "text": text}], "created_at": at, **more}
+    path = _with_messages(tmp_path, [
+        said("Looking into it.", "2025-08-10T17:20:00+00:00"),
+        said("Done: the docs cover it.", "2025-08-10T17:20:05+00:00"),
+        {"role": "user", "content": [{"type": "text", "text": "thanks, one more"}],
+         "created_at": "2025-08-10T17:21:00+00:00"},
+        said("", "2025-08-10T17:21:10+00:00", tool_calls=[
+            {"type": "function", "function": {"name": "web_search", "arguments": json.dumps({"query": "x"})}}]),
+        {"role": "tool", "content": [{"type": "text", "text": "whose?"}], "created_at": "2025-08-10T17:21:11+00:00"},
+    ])
+    answer = next(s for s in only(path).steps if s.arguments == {"content": "Looking into it.\n\nDone: the docs cover it."})
+    assert answer.action == "respond" and answer.started_at.isoformat() == "2025-08-10T17:20:00+00:00"
+    search = only(path).steps[-1]
+    assert search.action == "web_search" and search.observation is None and search.ended_at is None

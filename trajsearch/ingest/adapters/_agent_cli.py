@@ -810,10 +810,17 @@ class SessionSteps:
             self.by_call[call_id] = step
         return step
 
+    def say(self, text: str, at: Any = None) -> None:
+        """Visible assistant text, pending until a call or :meth:`flush` takes it. The answer started when its
+        first text came, so ``at`` is kept only when no text is pending: one rule for every reader (an answer said
+        over several messages is dated by its first, not its last)."""
+        if not self.narration:
+            self.narration_at = at
+        self.narration.append(text)
+
     def flush(self) -> None:
-        """Assistant text not followed by a tool call: the model's answer. Its time is taken with it, as
-        :meth:`open_call` takes it, so a reader keeping its text's first time (``narration_at or t``) gives the next
-        answer its own."""
+        """Assistant text not followed by a tool call: the model's answer, dated by its first text (:meth:`say`).
+        Its time is taken with it, as :meth:`open_call` takes it, so the next answer gets its own."""
         if self.narration:
             self.steps.append({"thought": join_thought(self.thought), "action": "respond",
                                "arguments": {"content": "\n\n".join(self.narration)},

@@ -574,7 +574,6 @@ class _Walk(SessionSteps):
             self._user(blocks)
 
     def _assistant(self, blocks: list[dict[str, Any]], ts: Any) -> None:
-        self.narration_at = ts
         for block in blocks:
             kind = block.get("type")
             if kind == "thinking" and isinstance(block.get("thinking"), str):
@@ -584,8 +583,7 @@ class _Walk(SessionSteps):
             elif kind == "text" and isinstance(block.get("text"), str):
                 text, calls = block["text"], list(_XML_CALL.finditer(block["text"]))
                 if said := (text[:calls[0].start()] if calls else text).strip():
-                    self.narration.append(said)
-                    self.narration_at = ts
+                    self.say(said, ts)
                 for call in calls:
                     params = {p.group("name"): p.group("value") for p in _XML_PARAM.finditer(call.group("body"))}
                     self.call(call.group("tool"), params, None, ts)
@@ -738,8 +736,7 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
         elif kind == "reasoning" and text.strip():
             walk.thought.append(text)
         elif kind == "text" and text.strip():
-            walk.narration.append(text)
-            walk.narration_at = m.get("ts")
+            walk.say(text, m.get("ts"))
         elif kind == "command" and text.strip():
             output = []
             call = _ui_call(walk, m, "execute_command", {"command": text})

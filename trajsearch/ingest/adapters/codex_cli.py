@@ -804,9 +804,7 @@ class _Rollout(SessionSteps):
     def answer(self, text: str, at: Any, final: bool) -> None:
         if not text:
             return
-        if not self.narration:
-            self.narration_at = at
-        self.narration.append(text)
+        self.say(text, at)
         self.last_error = None
         if final:
             self.flush()

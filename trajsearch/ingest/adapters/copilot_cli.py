@@ -307,9 +307,7 @@ class _Walk(PromptedSteps):
         if reasoning := as_str(data.get("reasoningText")):
             self.thought.append(reasoning)
         if text := (as_str(data.get("content")) or "").strip():
-            if not self.narration:
-                self.narration_at = at
-            self.narration.append(text)
+            self.say(text, at)
         requests = [r for r in as_list(data.get("toolRequests")) if isinstance(r, dict) and as_str(r.get("name"))]
         for request in requests:
             self._call(request.get("toolCallId"), request.get("name"), request.get("arguments"), at)

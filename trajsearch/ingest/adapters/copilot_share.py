@@ -258,7 +258,7 @@ class _Walk(PromptedSteps):
             self.flush()
             self.prompt(text)
         elif entry.heading in ("💬 Copilot", "✓ Task Complete") and text:
-            self.narration.append(text)
+            self.say(text)
         elif entry.heading == "💭 Reasoning" and text:
             self.thought.append(text.strip("*_ \n"))
         elif entry.heading == "❌ Error" and text:

@@ -130,8 +130,7 @@ class _Session(SessionSteps):
             if kind == "reasoning" and (thinking := as_str(data.get("thinking"))):
                 self.thought.append(thinking)
             elif kind == "text" and (text := as_str(data.get("text"))) and text.strip():
-                self.narration.append(text.strip())
-                self.narration_at = self.narration_at or message.get("created_at")
+                self.say(text.strip(), message.get("created_at"))
                 self.last_error = None
             elif kind == "tool_call":
                 calls.append(self.call(message, data))

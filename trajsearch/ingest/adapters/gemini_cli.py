@@ -713,14 +713,11 @@ class Recording(SessionSteps):
                 call = part["functionCall"]
                 if str(call.get("id")) not in known:
                     if texts:
-                        self.narration.append("\n".join(texts))
-                        self.narration_at = self.narration_at or at
+                        self.say("\n".join(texts), at)
                         texts = []
                     self.open_call(call.get("id"), call.get("name"), call.get("args"), at)
         if texts:
-            if not self.narration:
-                self.narration_at = at
-            self.narration.append("\n".join(texts))
+            self.say("\n".join(texts), at)
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
             text, errors = _result(call.get("result"))

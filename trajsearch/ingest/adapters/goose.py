@@ -397,8 +397,7 @@ class _Session(SessionSteps):
                 error_kind = next((named for opening, named in _LOOP_ERROR_KINDS if error.startswith(opening)), "other")
                 self.last_error = _error_part({"kind": error_kind, "message": error})
             elif kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
-                self.narration.append(part["text"].strip())
-                self.narration_at = self.narration_at or message.get("created")
+                self.say(part["text"].strip(), message.get("created"))
                 self.last_error = None
             elif kind == "error":
                 self.last_error = _error_part(part)

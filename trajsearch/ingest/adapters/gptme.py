@@ -428,12 +428,11 @@ class _Conversation(SessionSteps):
         when = self.clock.at(wall_time(line.get("timestamp")))
         for tool, arguments, call_id, start, end in _tool_calls(content, answered):
             if text := content[at:start].strip():
-                self.narration.append(text)
+                self.say(text, when)
             self.waiting.append(self.open_call(call_id, tool, arguments, when, _results=[]))
             at = end
         if rest := content[at:].strip():
-            self.narration.append(rest)
-            self.narration_at = when
+            self.say(rest, when)
 
     def system(self, line: dict[str, Any]) -> None:
         """A system message after calls: the answer to the one its ``call_id`` names, else to the next waiting

@@ -185,7 +185,7 @@ class _Session(SessionSteps):
             if part.get("type") == "think" and (think := as_str(part.get("think"))):
                 self.thought.append(think)
             elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
-                self.narration.append(text.strip())
+                self.say(text.strip())
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
             call_id = as_str(as_dict(call).get("id"))

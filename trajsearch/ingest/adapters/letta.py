@@ -62,8 +62,8 @@ from typing import Any, Iterator
 from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, join_thought, parts_text,
-                         prompt_list, strip_reminders)
+from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, parts_text, prompt_list,
+                         strip_reminders)
 from ._common import (PassedOver, RecordError, Context, as_dict, as_list, clip_task, double_encoded, json_kind,
                       tool_arguments)
 
@@ -201,22 +201,17 @@ class _Steps(SessionSteps):
             if isinstance(part, dict) and part.get("type") == "reasoning" and isinstance(part.get("reasoning"), str):
                 self.thought.append(part["reasoning"])
         if text := parts_text(message.get("content")).strip():
-            self.narration.append(text)
-            self.narration_at = message.get("created_at")
+            self.say(text, message.get("created_at"))
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
             name = str(function.get("name") or "tool")
             arguments = tool_arguments(function.get("arguments"))
-            step: dict[str, Any] = {"thought": join_thought([*self.thought, *self.narration]),
-                                    "started_at": iso_time(message.get("created_at"))}
-            self.thought, self.narration = [], []
             if name == _REPLY_TOOL and isinstance(as_dict(arguments).get("message"), str):
-                step.update(action="respond", arguments={"content": arguments["message"]})
-                self.steps.append(step)
+                # the agent's reply to the user: its answer, so no result is paired with it
+                self.open_call(None, "respond", {"content": arguments["message"]}, message.get("created_at"))
                 continue
-            step.update(action=name, arguments=arguments)
-            self.steps.append(step)
-            self.by_call[str(as_dict(call).get("id"))] = step
+            call_id = as_dict(call).get("id")
+            self.open_call(None if call_id is None else str(call_id), name, arguments, message.get("created_at"))
 
     def answered(self, message: dict[str, Any]) -> None:
         """A tool message (or an approval's returns): each return answers the call with its ``tool_call_id``."""

@@ -403,9 +403,7 @@ class _Session(SessionSteps):
                 self.thought.append(part["text"])
             elif kind == "text" and isinstance(part.get("text"), str) and not part.get("synthetic") \
                     and part["text"].strip():
-                if not self.narration:
-                    self.narration_at = as_dict(part.get("time")).get("start")
-                self.narration.append(part["text"])
+                self.say(part["text"], as_dict(part.get("time")).get("start"))
                 worked = True
             elif kind == "tool":
                 self.tool(part)

@@ -190,9 +190,7 @@ class _Walk(PromptedSteps):
     def assistant(self, message: dict[str, Any]) -> None:
         kind, content = _variant(message)
         if text := (as_str(content.get("content")) or "").strip():
-            if not self.narration:
-                self.narration_at = self.at
-            self.narration.append(text)
+            self.say(text, self.at)
         uses = [u for u in as_list(content.get("tool_uses")) if isinstance(u, dict) and as_str(u.get("name"))]
         if kind != "ToolUse" or not uses:
             self.flush()
@@ -224,7 +222,7 @@ class _Walk(PromptedSteps):
                 continue
             text, uses = _tool_uses(line)
             if text := text.strip():
-                self.narration.append(text)
+                self.say(text)
             names = [n.strip() for n in uses.split(",") if n.strip()] if uses is not None else []
             names = [] if names == ["none"] else names
             for name in names:
