@@ -4,7 +4,9 @@ GitHub (tests/fixtures/copilot/.cpshare29/README.md)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from trajsearch.actions import ran
@@ -245,3 +247,23 @@ def test_crlf_lines_and_a_failed_call_with_no_output_read_as_the_same_run(tmp_pa
     [failed] = _run(bare).steps
     assert (failed.arguments["path"], failed.observation) == ("/x", None)
     assert failed.error == "the call failed (the export shows no output)"
+
+
+def test_the_local_start_is_read_on_the_file_s_clock_or_the_operator_s_zone(monkeypatch, tmp_path: Path) -> None:
+    """/share writes its start and export times in local time with no zone (``6/18/2026, 3:37:18 PM``): read as
+    every local time is (``_common.local_clock``), where it was read as UTC whatever ``TRAJSEARCH_LOCAL_TZ`` said."""
+    export = shutil.copy(Path(__file__).parent / "fixtures" / "copilot" / ".copilot2-30" / "transcript.md",
+                         tmp_path / "transcript.md")
+    [run] = [r.trajectory for r in read_inputs([Path(export)])]
+    assert run.created_at == datetime(2026, 6, 18, 15, 37, 18, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"].startswith("unknown")
+    monkeypatch.setenv("TRAJSEARCH_LOCAL_TZ", "Asia/Tokyo")
+    [run] = [r.trajectory for r in read_inputs([Path(export)])]
+    assert run.created_at == datetime(2026, 6, 18, 6, 37, 18, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"] == "Asia/Tokyo (TRAJSEARCH_LOCAL_TZ)"
+    # written at its Exported time (3:38:07 PM) in New York (UTC-4 in June): the mtime says so, whatever the setting
+    written = datetime(2026, 6, 18, 15, 38, 7, tzinfo=timezone(timedelta(hours=-4))).timestamp()
+    os.utime(export, (written, written))
+    [run] = [r.trajectory for r in read_inputs([Path(export)])]
+    assert run.created_at == datetime(2026, 6, 18, 19, 37, 18, tzinfo=timezone.utc)
+    assert run.metadata["created_at_zone"].endswith("(the file's last time against its mtime)")

@@ -37,7 +37,9 @@ Mapping, one run per file, as ``copilot-cli`` reads the raw log of the same sess
   (which ``copilot-cli`` writes too): an id of its own, as the export shows less than the log (an edit's strings,
   the times, the model, the version), so that neither replaces the other whichever is ingested first; without a
   session id, ``copilot-cli-share.<start>.<digest of the head>``; created_at = the start (en-US local
-  time, read as UTC; other locales' dates are left unread); model_id = the model a ``Model changed to:`` names before the first call (one named later ran only the later
+  time, on the file's clock, ``_common.local_clock``: its ``Exported`` time against its mtime, else the zone
+  ``TRAJSEARCH_LOCAL_TZ`` names, else UTC; ``metadata.created_at_zone`` says which; other locales' dates are left
+  unread); model_id = the model a ``Model changed to:`` names before the first call (one named later ran only the later
   calls: left unset), every change in ``metadata.model_changes`` as ``[steps before it, model]``.
 """
 
@@ -46,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -64,7 +66,7 @@ from ._agent_cli import (
     prompt_list,
     session_trajectory,
 )
-from ._common import Context, RecordError
+from ._common import TIME_ZONE, Context, RecordError, local_clock
 from .copilot_cli import NOT_RUN_SAID, SHELLS, exit_code, session_warnings
 
 NAME = "copilot-cli-share"
@@ -205,6 +207,7 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
         raise RecordError("no '### 👤 User' entry: a session exported before any prompt")
     session = share.fields.get("Session ID")
     started = share.fields.get("Started")
+    created_at, zone = _started(started, share.fields.get("Exported"), ctx.source)
     if session:
         run_id = f"{NAME}.{session}"
     else:
@@ -219,10 +222,11 @@ def to_trajectory(share: Share, ctx: Context) -> Trajectory:
         "session_errors": walk.errors[:20] or None,
         "session_warnings": session_warnings(walk.warnings),
         "model_changes": walk.model_changes or None,
+        TIME_ZONE: zone,
     }
     return session_trajectory(ctx, run_id=run_id, task=walk.task, model_id=walk.model, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
-                              created_at=_started(started))
+                              created_at=created_at)
 
 
 class _Walk(PromptedSteps):
@@ -351,10 +355,21 @@ def _call_parts(lines: list[str]) -> tuple[str | None, str, str | None, str | No
     return description, "\n".join(shown).strip(), arguments, result
 
 
-def _started(said: str | None) -> datetime | None:
-    """The start as ``/share`` writes it in en-US (``2/5/2026, 9:25:26 AM``), local time read as UTC; another
-    locale's date (``29/01/2026 17:54:50``: day or month first?) is left unread."""
+def _started(said: str | None, exported: str | None, source: Path) -> tuple[datetime | None, str | None]:
+    """The start as an instant, and (for ``metadata.created_at_zone``) how its zone was known. ``/share`` writes
+    local time with no zone; the export is written at once, so its ``Exported`` time against the file's mtime can
+    give the zone, as Trae Agent's ``end_time`` does (``local_clock``)."""
+    wall = _en_us(said)
+    if wall is None:
+        return None, None
+    clock = local_clock(source, written=_en_us(exported))
+    return clock.at(wall), clock.basis
+
+
+def _en_us(said: str | None) -> datetime | None:
+    """A time as ``/share`` writes it in en-US (``2/5/2026, 9:25:26 AM``), local and zoneless; another locale's
+    (``29/01/2026 17:54:50``: day or month first?) is left unread."""
     try:
-        return datetime.strptime(said or "", "%m/%d/%Y, %I:%M:%S %p").replace(tzinfo=timezone.utc)
+        return datetime.strptime(said or "", "%m/%d/%Y, %I:%M:%S %p")
     except ValueError:
         return None
