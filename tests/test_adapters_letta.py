@@ -248,7 +248,8 @@ def test_an_answer_said_over_two_messages_starts_at_its_first_and_an_id_less_cal
             {"type": "function", "function": {"name": "web_search", "arguments": json.dumps({"query": "x"})}}]),
         {"role": "tool", "content": [{"type": "text", "text": "whose?"}], "created_at": "2025-08-10T17:21:11+00:00"},
     ])
-    answer = next(s for s in only(path).steps if s.arguments == {"content": "Looking into it.\n\nDone: the docs cover it."})
+    steps = only(path).steps
+    answer = next(s for s in steps if s.arguments == {"content": "Looking into it.\n\nDone: the docs cover it."})
     assert answer.action == "respond" and answer.started_at.isoformat() == "2025-08-10T17:20:00+00:00"
-    search = only(path).steps[-1]
+    search = steps[-1]
     assert search.action == "web_search" and search.observation is None and search.ended_at is None
