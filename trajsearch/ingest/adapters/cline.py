@@ -1,4 +1,5 @@
-"""Cline task folders (the VS Code extension ``saoudrizwan.claude-dev``, and its forks Roo Code and Kilo Code).
+"""Cline task folders (the VS Code extension ``saoudrizwan.claude-dev``, and its forks Roo Code and Kilo Code) and
+Cline 4.x / Cline CLI sessions (``~/.cline/data/sessions/``).
 
 Where they come from (cline/cline ``src/core/storage/disk.ts``, ``src/shared/ExtensionMessage.ts``,
 ``src/core/task/tools/utils/ToolResultUtils.ts``, ``src/core/prompts/responses.ts``): each task is a folder
