@@ -573,10 +573,10 @@ def represent(
 
 
 def indexed_text(trajectory: Trajectory) -> Trajectory:
-    """``trajectory`` with every text its rows are made of without encoded blobs (:func:`~trajsearch.blobs.without_blobs`):
-    its task, steps, failure, lessons and later requests. The stored trace keeps them: it is the run as it was (an
-    export of it re-ingests to the same run, the image stays there to be seen), the rows are what is searched. The
-    same object where it holds no blob, as most runs do."""
+    """``trajectory`` with every text its rows are made of without encoded blobs
+    (:func:`~trajsearch.blobs.without_blobs`): its task, steps, failure, lessons and later requests. The stored trace
+    keeps them: it is the run as it was (an export of it re-ingests to the same run, the image stays there to be
+    seen), the rows are what is searched. The same object where it holds no blob, as most runs do."""
     steps = [_changed(step, ("thought", "arguments", "observation", "error")) for step in trajectory.steps]
     run = _changed(trajectory, ("task", "what_worked", "what_failed"))
     failure = trajectory.failure and _changed(trajectory.failure, ("error", "cause", "fix"))
