@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.actions import ran
 from trajsearch.ingest import detect
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import SideFile, read_inputs
@@ -202,9 +203,31 @@ def test_a_cli_session_reads_its_tool_results_errors_and_refusals(tmp_path: Path
     read, bash, answer = run.steps
     assert read.error == "Error executing tool Read: File tsconfig.json does not exist"
     assert read.thought == "Reading the config first." and read.arguments == {"filepath": "tsconfig.json"}
-    assert bash.error == "tool call canceled: Command blocked by security policy"
+    assert bash.error == "not run: tool call canceled: Command blocked by security policy" and not ran(bash)
     assert answer.action == "respond" and run.metadata["canceled_calls"] == 1
     assert run.metadata["cost_usd"] == 0.0123 and run.model_id is None
+
+
+def test_a_canceled_call_is_not_run_only_when_the_file_says_it_never_started(tmp_path: Path) -> None:
+    """``canceled`` (``core/index.d.ts``): the CLI's refusal and the GUI's "Tool Call Rejected" item for a pending call
+    the user skipped (``gui/src/redux/thunks/cancelToolCall.ts``) mean it never ran; a bare one may be a terminal
+    command the user stopped mid-run (``LumpToolbar.tsx``): still an error, and a call that ran."""
+    rejected = {"name": "Tool Call Rejected", "description": "User skipped the tool call", "hidden": True,
+                "content": "The user skipped the tool call."}
+    def call(cid: str, output: list[dict]) -> dict:
+        return {"toolCallId": cid, "status": "canceled", "parsedArgs": {"command": "make"}, "output": output,
+                "toolCall": {"id": cid, "function": {"name": "run_terminal_command", "arguments": "{}"}}}
+    history = [{"message": {"role": "user", "content": "build it"}, "contextItems": []},
+               {"message": {"role": "assistant", "content": ""}, "contextItems": [], "toolCallStates": [
+                   call("a", [rejected]), call("b", [{"name": "Tool Result", "content": "Permission denied by user"}]),
+                   call("c", [])]}]
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps({"sessionId": "0b7c1f7e-58a1-4c53-9d63-2f4f1c3e9a10", "title": "Build",
+                                   "workspaceDirectory": "/home/dev/app", "history": history}))
+    skipped, denied, stopped = only(session).steps
+    assert skipped.error == "not run: tool call canceled: the user skipped it" and not ran(skipped)
+    assert denied.error == "not run: tool call canceled: Permission denied by user" and not ran(denied)
+    assert stopped.error == CANCELED and ran(stopped)
 
 
 def test_a_real_cli_session_reads_its_errored_and_unfinished_calls_and_its_indexed_start() -> None:

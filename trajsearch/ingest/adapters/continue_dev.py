@@ -25,8 +25,10 @@ Field mapping:
   action = the function's name, arguments = ``parsedArgs`` (else its JSON ``arguments``), thought = the
   reasoning (``thinking`` messages, ``reasoning.text``) and assistant text before it, observation = the text of
   its ``output`` items (else the ``tool`` message answering it). Its error: status ``errored`` (since 2025-04)
-  or a "Tool Call Error" output item (since 2025-03): the failure's message; ``canceled`` (the user rejected it
-  or stopped the session; the CLI's output says why: "Permission denied by user", its policy's block); a
+  or a "Tool Call Error" output item (since 2025-03): the failure's message; ``canceled``: not run when the file
+  says the call never started (the CLI's refusal "Permission denied by user" or its policy's block; the GUI's
+  "Tool Call Rejected" item for a pending call the user skipped), else an error (the GUI also cancels a terminal
+  command the user stops mid-run and an applied edit whose diff the user rejects: it may have run); a
   terminal command's output ``status`` "Command failed with exit code N" (as any shell step's exit code is
   judged); a call still ``generated``/``calling`` when the session was saved. An assistant reply with no call is
   a ``respond`` step. Pre-0.8: a ``UserInputStep`` is a user message, a chat step
@@ -50,6 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -97,9 +100,16 @@ _EXIT = re.compile(r"Command failed with exit code (\d+)")
 #: The output item the GUI writes for a call that failed (since 2025-03; ``callToolById.ts``), around the message.
 _CALL_ERROR = "Tool Call Error"
 _FAILED_WITH = re.compile(r"failed with the message:\s*(.*?)\s*(?:Please try something else|$)", re.S)
-#: A canceled call's error: the GUI keeps no output of one; the CLI's says why (its policy, the user's refusal).
+#: A canceled call's error when the file says no more: the GUI also cancels a running terminal command the user stops
+#: (``LumpToolbar.tsx``) and an edit whose applied diff the user rejects (``AcceptRejectDiffButtons.tsx``), so a bare
+#: ``canceled`` may have run.
 _CANCELED = "tool call canceled"
 _CANCELED_BY_USER = f"{_CANCELED} (the user rejected it or stopped the session)"
+#: The outputs a canceled call gets only when it never ran: the CLI's refusal before running it (its permission
+#: check, ``streamChatResponse.helpers.ts``) and the GUI's "Tool Call Rejected" item for a pending call the user
+#: skipped (``redux/thunks/cancelToolCall.ts``, with ``continueAfterToolRejection``).
+_REFUSED = ("Permission denied by user", "Command blocked by security policy")
+_REJECTED = "Tool Call Rejected"
 
 
 def matches(record: Any) -> bool:
@@ -278,7 +288,11 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
     if status == "errored" or any(o.get("name") == _CALL_ERROR for o in output):
         said = _FAILED_WITH.search(text or "")
         error = error_line(said[1] if said else text, "the tool call errored")
-    elif status == "canceled":  # the CLI says why (its policy, the user's "no"); the editor's GUI keeps no output
+    elif status == "canceled" and any(o.get("name") == _REJECTED for o in output):
+        error = not_run(f"{_CANCELED}: the user skipped it")
+    elif status == "canceled" and (refusal := (text or "").strip()) in _REFUSED:
+        error = not_run(f"{_CANCELED}: {refusal}")
+    elif status == "canceled":  # may have run: a terminal command stopped, an applied edit's diff rejected
         error = f"{_CANCELED}: {error_line(text, text)}" if text else _CANCELED_BY_USER
     elif status in _UNFINISHED:
         error = f"tool call never finished (status {status} when the session was saved)"
