@@ -208,10 +208,8 @@ def test_a_cli_session_reads_its_tool_results_errors_and_refusals(tmp_path: Path
     assert run.metadata["cost_usd"] == 0.0123 and run.model_id is None
 
 
-def test_a_canceled_call_is_not_run_only_when_the_file_says_it_never_started(tmp_path: Path) -> None:
-    """``canceled`` (``core/index.d.ts``): the CLI's refusal and the GUI's "Tool Call Rejected" item for a pending call
-    the user skipped (``gui/src/redux/thunks/cancelToolCall.ts``) mean it never ran; a bare one may be a terminal
-    command the user stopped mid-run (``LumpToolbar.tsx``): still an error, and a call that ran."""
+def _canceled_calls(tmp_path: Path) -> Path:
+    """A session of three canceled calls: one the GUI's user skipped, one the CLI's user denied, one bare."""
     rejected = {"name": "Tool Call Rejected", "description": "User skipped the tool call", "hidden": True,
                 "content": "The user skipped the tool call."}
     def call(cid: str, output: list[dict]) -> dict:
@@ -224,10 +222,28 @@ def test_a_canceled_call_is_not_run_only_when_the_file_says_it_never_started(tmp
     session = tmp_path / "s.json"
     session.write_text(json.dumps({"sessionId": "0b7c1f7e-58a1-4c53-9d63-2f4f1c3e9a10", "title": "Build",
                                    "workspaceDirectory": "/home/dev/app", "history": history}))
-    skipped, denied, stopped = only(session).steps
+    return session
+
+
+def test_a_canceled_call_is_not_run_only_when_the_file_says_it_never_started(tmp_path: Path) -> None:
+    """``canceled`` (``core/index.d.ts``): the CLI's refusal and the GUI's "Tool Call Rejected" item for a pending call
+    the user skipped (``gui/src/redux/thunks/cancelToolCall.ts``) mean it never ran; a bare one may be a terminal
+    command the user stopped mid-run (``LumpToolbar.tsx``): still an error, and a call that ran."""
+    skipped, denied, stopped = only(_canceled_calls(tmp_path)).steps
     assert skipped.error == "not run: tool call canceled: the user skipped it" and not ran(skipped)
     assert denied.error == "not run: tool call canceled: Permission denied by user" and not ran(denied)
     assert stopped.error == CANCELED and ran(stopped)
+
+
+def test_a_dry_run_tells_calls_not_run_apart_from_failed_steps(tmp_path: Path) -> None:
+    """A dry run said "errors 3" for two refused calls and one that may have run: a user read three failures."""
+    session = _canceled_calls(tmp_path)
+    code, out, err = run_cli("ingest", str(session), "-t", "acme", "--dry-run", "--json")
+    assert code == 0, out + err
+    said = json.loads(out)["files"][0]
+    assert said["step_errors"] == 1 and said["steps_not_run"] == 2, said
+    code, out, err = run_cli("ingest", str(session), "-t", "acme", "--dry-run")
+    assert code == 0 and "errors 1, 2 not run;" in " ".join(out.split()), out + err
 
 
 def test_a_real_cli_session_reads_its_errored_and_unfinished_calls_and_its_indexed_start() -> None:

@@ -675,7 +675,7 @@ def _file_cells(f: Any) -> list[str]:
     """A file's dry-run cells, in the order of ``_DRY_RUN_COLUMNS``."""
     tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
     return [f.source, f.fmt or "?", str(f.runs), str(f.rejected), _passed_over([f.passed_over], "{groups}: {why}"),
-            str(f.steps), str(f.errors),
+            str(f.steps), f"{f.errors}, {f.not_run} not run" if f.not_run else str(f.errors),
             ", ".join(f"{_cell_label(k)} {v}" for k, v in sorted(f.outcomes.items())),
             " ".join((f.task or "").split())[:60],
             tools, ", ".join(list(f.models)[:2])]

@@ -3,7 +3,7 @@
 ``trajsearch ingest --dry-run`` prints one :class:`FilePreview` per input file:
 the detected format, the runs and rejections it yields (and the traces it
 holds that are no run, passed over: ``read.PassedOverGroups``), the steps, the first
-run's task, the tools, how many steps carry an error, the outcomes and the
+run's task, the tools, how many steps failed and how many calls the harness did not run, the outcomes and the
 model. Reading is the same as a real ingest's (same adapters, same grouping,
 same id disambiguation), so what the preview shows is what would land.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ..actions import ran
 from ..model import outcome_shown
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, clipped_fields
 from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs, run_digest
@@ -29,7 +30,10 @@ class FilePreview:
     runs: int = 0
     rejected: int = 0
     steps: int = 0
+    #: Steps that ran and failed; a call the harness did not run (refused by the user or a policy, ``actions.ran``) is
+    #: counted in ``not_run`` instead: "errors 5" for five refused calls told a user of five failures.
     errors: int = 0
+    not_run: int = 0
     task: str | None = None
     tools: Counter = field(default_factory=Counter)
     #: The runs by outcome as a reader is told it (``model.outcome_shown``): a handed-in patch no verdict judged is
@@ -65,7 +69,8 @@ class FilePreview:
             return
         self.runs += 1
         self.steps += len(run.steps)
-        self.errors += sum(1 for s in run.steps if s.error)
+        self.errors += sum(1 for s in run.steps if s.error and ran(s))
+        self.not_run += sum(1 for s in run.steps if not ran(s))
         self.task = self.task or run.task
         self.tools.update(s.action for s in run.steps if s.action)
         self.outcomes[outcome_shown(run)] += 1
@@ -87,7 +92,7 @@ class FilePreview:
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "format": self.fmt, "runs": self.runs, "rejected": self.rejected,
-            "steps": self.steps, "step_errors": self.errors, "task": self.task,
+            "steps": self.steps, "step_errors": self.errors, "steps_not_run": self.not_run, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
             "repeated": self.repeated, "replaced": self.replaced, "clipped": self.clipped,
