@@ -173,3 +173,33 @@ def test_a_bad_session_file_is_named_in_its_error(tmp_path: Path) -> None:
     empty, junk = (next(iter(read_dump(tmp_path / n))) for n in ("empty", "junk"))
     assert "empty.messages.json: a Cline session with no messages yet" in empty.error
     assert "junk.messages.json: message 0 is not a" in junk.error and "api_conversation" not in junk.error
+
+
+def test_submit_and_exit_is_the_runs_closing_answer_and_ask_question_a_turn_the_user_answered(tmp_path: Path) -> None:
+    """``@cline/core``'s ``submit_and_exit`` (``summary``, ``verified``: ends the run; the CLI answers "Submission
+    recorded (verified): ...", ``apps/cli/src/utils/approval.ts``) and ``ask_question`` (``question``, ``options``:
+    the user's choice is the result): words to the user, not tools. A session the real CLI wrote, with those two
+    calls appended as ``definitions.ts`` shapes them (no real session holding them was found). The manifest says
+    ``completed``, which Cline writes for every run not stopped: the submission is no verdict."""
+    folder = tmp_path / FIXED.name
+    shutil.copytree(FIXED, folder)
+    session = folder / f"{FIXED.name}.messages.json"
+    said = json.loads(session.read_text())
+    def call(cid: str, name: str, args: dict, result: str) -> list[dict]:
+        return [{"role": "assistant", "ts": 1796629673000, "content": [
+                    {"type": "tool_use", "id": cid, "name": name, "input": args}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "name": name,
+                                              "content": result}]}]
+    said["messages"] += call("c9", "ask_question", {"question": "Fix add or the test?",
+                                                    "options": ["add", "the test"]}, "add") \
+        + call("c10", "submit_and_exit", {"summary": "add now returns a + b; the test passes.", "verified": True},
+               "Submission recorded (verified): add now returns a + b; the test passes.")
+    session.write_text(json.dumps(said))
+    run = only(session)
+    ask, submit = run.steps[-2:]
+    assert ask.action == "respond" and ask.arguments == {"content": "Fix add or the test?",
+                                                         "options": ["add", "the test"]}
+    assert ask.observation == "add" and ask.error is None
+    assert submit.action == "respond" and submit.observation is None and submit.error is None
+    assert submit.arguments == {"content": "add now returns a + b; the test passes.", "verified": True}
+    assert run.outcome is Outcome.unknown and "ask_question" not in run.tools_used

@@ -61,7 +61,9 @@ Field mapping:
   blocks of its own). A result no pending call of its tool takes (a subtask's second result, a call whose tag was
   cut off) is passed over, not given to another call nor taken for the user's words; so is a tool's output that
   quotes a ``<feedback>``: the user's words are a block that opens with them (or with the extension's line before
-  them). Assistant text followed by no tool call is a ``respond`` step.
+  them). Assistant text followed by no tool call is a ``respond`` step; so are Cline 4.x's ``submit_and_exit`` (its
+  ``summary``: the run's closing answer, no verdict) and ``ask_question`` (its ``question``; the user's choice the
+  observation).
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
   ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
   every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
@@ -105,7 +107,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import not_run
+from trajsearch.actions import RESPOND, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
@@ -199,9 +201,17 @@ COMPLETION = "attempt_completion"
 #: Cline 4.x's messages shown apart from the conversation (``metadata.displayRole``: ``agent-runtime.ts``): a hook's
 #: context or a compaction's summary the runtime adds as the user's (``system``), a status line.
 _SHOWN_APART = frozenset({"system", "status"})
+#: Cline 4.x's (``@cline/core``, ``extensions/tools/definitions.ts``) tools that speak to the user, not act:
+#: ``submit_and_exit`` ends the run with the agent's ``summary`` (``lifecycle.completesRun``; the CLI answers it
+#: "Submission recorded (verified): <summary>" whatever happened, so it says no verdict), ``ask_question`` asks one
+#: ``question`` with 2-5 ``options`` and returns the user's choice. Each is read as a ``respond`` step (their words
+#: in ``content``): the summary the run's closing answer, the question a turn of a dialogue, the user's answer its
+#: observation (``digest.is_dialogue_turn``).
+_SUBMIT, _ASK = "submit_and_exit", "ask_question"
+_WORDS = {_SUBMIT: "summary", _ASK: "question"}
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
 #: stopped awaited the user, it did not fail.
-_TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond"})
+_TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond", _SUBMIT, _ASK})
 #: Cline's tools, as the tags of versions before native tool calls name them (``ClineDefaultTool``).
 _XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
               "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
@@ -678,9 +688,19 @@ class _Walk(SessionSteps):
 
     def close(self) -> None:
         """Not ``SessionSteps.close``: ``by_call`` keeps every call by its id, answered or not (the UI log's too,
-        which await none); the calls never answered are those ``pending``."""
+        which await none); the calls never answered are those ``pending``. Then Cline 4.x's words to the user
+        (``_WORDS``) become ``respond`` steps."""
         self.flush()
         self.close_pending()
+        for step in self.steps:
+            words = as_dict(step["arguments"]).get(_WORDS.get(step["action"], ""))
+            if isinstance(words, str) and words.strip() and not step.get("error"):
+                key = _WORDS[step["action"]]
+                if step["action"] == _SUBMIT:
+                    step["observation"] = None  # the CLI's echo of the summary, no reply from anyone
+                step["action"] = RESPOND
+                step["arguments"] = {"content": words.strip(),
+                                     **{k: v for k, v in step["arguments"].items() if k != key}}
 
 
 #: The UI's tool messages (``ClineSayTool.tool``) as the calls the history names: ``{"tool": "readFile", "path",
