@@ -235,6 +235,25 @@ def test_a_canceled_call_is_not_run_only_when_the_file_says_it_never_started(tmp
     assert stopped.error == CANCELED and ran(stopped)
 
 
+def test_a_bare_canceled_call_of_a_tool_cancelable_only_while_pending_never_ran(tmp_path: Path) -> None:
+    """Only a running terminal command (``LumpToolbar.tsx``) and an applied edit (``AcceptRejectDiffButtons.tsx``)
+    are canceled after they start; a ``read_file`` canceled with no output was pending (a new message sent,
+    ``Chat.tsx``), so it never ran. An edit of 2025's first half keeps its ``builtin_`` name and may have run."""
+    def call(cid: str, tool: str) -> dict:
+        return {"toolCallId": cid, "status": "canceled", "parsedArgs": {"filepath": "a.py"}, "output": [],
+                "toolCall": {"id": cid, "function": {"name": tool, "arguments": "{}"}}}
+    history = [{"message": {"role": "user", "content": "look"}, "contextItems": []},
+               {"message": {"role": "assistant", "content": ""}, "contextItems": [], "toolCallStates": [
+                   call("a", "read_file"), call("b", "builtin_edit_existing_file"), call("c", "multi_edit")]}]
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps({"sessionId": "5d0e2b7a-1f3c-4e8a-9b6d-7c2a1e4f8b90", "title": "Look",
+                                   "workspaceDirectory": "/home/dev/app", "history": history}))
+    pending, edit, multi = only(session).steps
+    assert pending.error == "not run: tool call canceled before it ran (the user skipped it or moved on)"
+    assert not ran(pending)
+    assert edit.error == multi.error == CANCELED and ran(edit) and ran(multi)
+
+
 def test_a_dry_run_tells_calls_not_run_apart_from_failed_steps(tmp_path: Path) -> None:
     """A dry run said "errors 3" for two refused calls and one that may have run: a user read three failures."""
     session = _canceled_calls(tmp_path)

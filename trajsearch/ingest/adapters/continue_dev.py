@@ -27,8 +27,9 @@ Field mapping:
   its ``output`` items (else the ``tool`` message answering it). Its error: status ``errored`` (since 2025-04)
   or a "Tool Call Error" output item (since 2025-03): the failure's message; ``canceled``: not run when the file
   says the call never started (the CLI's refusal "Permission denied by user" or its policy's block; the GUI's
-  "Tool Call Rejected" item for a pending call the user skipped), else an error (the GUI also cancels a terminal
-  command the user stops mid-run and an applied edit whose diff the user rejects: it may have run); a
+  "Tool Call Rejected" item for a pending call the user skipped; a bare one, with no output, of a tool the GUI
+  can cancel only while pending), else an error (the GUI also cancels a terminal command the user stops mid-run
+  and an applied edit whose diff the user rejects: it may have run); a
   terminal command's output ``status`` "Command failed with exit code N" (as any shell step's exit code is
   judged); a call still ``generated``/``calling`` when the session was saved. An assistant reply with no call is
   a ``respond`` step. Pre-0.8: a ``UserInputStep`` is a user message, a chat step
@@ -100,11 +101,16 @@ _EXIT = re.compile(r"Command failed with exit code (\d+)")
 #: The output item the GUI writes for a call that failed (since 2025-03; ``callToolById.ts``), around the message.
 _CALL_ERROR = "Tool Call Error"
 _FAILED_WITH = re.compile(r"failed with the message:\s*(.*?)\s*(?:Please try something else|$)", re.S)
-#: A canceled call's error when the file says no more: the GUI also cancels a running terminal command the user stops
-#: (``LumpToolbar.tsx``) and an edit whose applied diff the user rejects (``AcceptRejectDiffButtons.tsx``), so a bare
-#: ``canceled`` may have run.
+#: A canceled call's error when the file says no more. Only two kinds of tool can be canceled after they started: a
+#: running terminal command the user stops (``LumpToolbar.tsx``) and an edit whose applied diff the user rejects
+#: (``AcceptRejectDiffButtons.tsx``; the tools ``callClientTool.ts`` applies, and ``search_and_replace_in_file``
+#: until 2025-08; named ``builtin_<name>`` in 2025's first half): a bare ``canceled`` of one of these may have run.
+#: Every other cancel hits a call still pending (a new message sent, ``Chat.tsx``; the skip button,
+#: ``PendingToolCallToolbar``; a dangling ``generated`` call, ``sessionSlice.ts``): that call never ran.
 _CANCELED = "tool call canceled"
 _CANCELED_BY_USER = f"{_CANCELED} (the user rejected it or stopped the session)"
+_CANCELED_AFTER_START = frozenset({"run_terminal_command", "edit_existing_file", "single_find_and_replace",
+                                   "multi_edit", "search_and_replace_in_file"})
 #: The outputs a canceled call gets only when it never ran: the CLI's refusal before running it (its permission
 #: check, ``streamChatResponse.helpers.ts``) and the GUI's "Tool Call Rejected" item for a pending call the user
 #: skipped (``redux/thunks/cancelToolCall.ts``, with ``continueAfterToolRejection``).
@@ -283,7 +289,7 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
     text = "\n".join(c for o in output if (c := as_str(o.get("content")))) or None
     if text is None:
         text = answered.get(as_str(state.get("toolCallId")) or as_str(as_dict(state.get("toolCall")).get("id")))
-    status = state.get("status")
+    status, name = state.get("status"), as_str(function.get("name")) or "tool"
     error = None
     if status == "errored" or any(o.get("name") == _CALL_ERROR for o in output):
         said = _FAILED_WITH.search(text or "")
@@ -292,14 +298,15 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
         error = not_run(f"{_CANCELED}: the user skipped it")
     elif status == "canceled" and (refusal := (text or "").strip()) in _REFUSED:
         error = not_run(f"{_CANCELED}: {refusal}")
+    elif status == "canceled" and not text and name.removeprefix("builtin_") not in _CANCELED_AFTER_START:
+        error = not_run(f"{_CANCELED} before it ran (the user skipped it or moved on)")
     elif status == "canceled":  # may have run: a terminal command stopped, an applied edit's diff rejected
         error = f"{_CANCELED}: {error_line(text, text)}" if text else _CANCELED_BY_USER
     elif status in _UNFINISHED:
         error = f"tool call never finished (status {status} when the session was saved)"
     elif failed := next((m for o in output if (m := _EXIT.fullmatch(as_str(o.get("status")) or ""))), None):
         error = exit_code_error(text, int(failed[1]), command_line(arguments))
-    return {"thought": thought, "action": as_str(function.get("name")) or "tool", "arguments": arguments,
-            "observation": text, "error": error}
+    return {"thought": thought, "action": name, "arguments": arguments, "observation": text, "error": error}
 
 
 def _server_session(record: dict[str, Any], ctx: Context) -> Trajectory:
