@@ -190,13 +190,16 @@ def test_submit_and_exit_is_the_runs_closing_answer_and_ask_question_a_turn_the_
                     {"type": "tool_use", "id": cid, "name": name, "input": args}]},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "name": name,
                                               "content": result}]}]
-    said["messages"] += call("c9", "ask_question", {"question": "Fix add or the test?",
-                                                    "options": ["add", "the test"]}, "add") \
+    said["messages"] += call("c8", "ask_question", {"question": "Keep going?", "options": ["yes", "no"],
+                                                    "content": "a stray argument"}, "yes") \
+        + call("c9", "ask_question", {"question": "Fix add or the test?",
+                                      "options": ["add", "the test"]}, "add") \
         + call("c10", "submit_and_exit", {"summary": "add now returns a + b; the test passes.", "verified": True},
                "Submission recorded (verified): add now returns a + b; the test passes.")
     session.write_text(json.dumps(said))
     run = only(session)
-    ask, submit = run.steps[-2:]
+    stray, ask, submit = run.steps[-3:]
+    assert stray.arguments == {"content": "Keep going?", "options": ["yes", "no"]}  # the question, not the argument
     assert ask.action == "respond" and ask.arguments == {"content": "Fix add or the test?",
                                                          "options": ["add", "the test"]}
     assert ask.observation == "add" and ask.error is None

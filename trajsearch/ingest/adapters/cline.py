@@ -62,8 +62,8 @@ Field mapping:
   cut off) is passed over, not given to another call nor taken for the user's words; so is a tool's output that
   quotes a ``<feedback>``: the user's words are a block that opens with them (or with the extension's line before
   them). Assistant text followed by no tool call is a ``respond`` step; so are Cline 4.x's ``submit_and_exit`` (its
-  ``summary``: the run's closing answer, no verdict) and ``ask_question`` (its ``question``; the user's choice the
-  observation).
+  ``summary``: the run's closing answer, no verdict) and ``ask_question`` (its ``question``; the answer the
+  observation: the user's, or the first option in a headless run).
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
   ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
   every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
@@ -204,9 +204,10 @@ _SHOWN_APART = frozenset({"system", "status"})
 #: Cline 4.x's (``@cline/core``, ``extensions/tools/definitions.ts``) tools that speak to the user, not act:
 #: ``submit_and_exit`` ends the run with the agent's ``summary`` (``lifecycle.completesRun``; the CLI answers it
 #: "Submission recorded (verified): <summary>" whatever happened, so it says no verdict), ``ask_question`` asks one
-#: ``question`` with 2-5 ``options`` and returns the user's choice. Each is read as a ``respond`` step (their words
-#: in ``content``): the summary the run's closing answer, the question a turn of a dialogue, the user's answer its
-#: observation (``digest.is_dialogue_turn``).
+#: ``question`` with 2-5 ``options`` and returns the answer (the user's; in a headless run, no TTY, the CLI picks the
+#: first option itself, ``approval.ts``). Each is read as a ``respond`` step (their words in ``content``): the summary
+#: the run's closing answer, the question a turn of a dialogue, the answer its observation
+#: (``digest.is_dialogue_turn``).
 _SUBMIT, _ASK = "submit_and_exit", "ask_question"
 _WORDS = {_SUBMIT: "summary", _ASK: "question"}
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
@@ -699,8 +700,8 @@ class _Walk(SessionSteps):
                 if step["action"] == _SUBMIT:
                     step["observation"] = None  # the CLI's echo of the summary, no reply from anyone
                 step["action"] = RESPOND
-                step["arguments"] = {"content": words.strip(),
-                                     **{k: v for k, v in step["arguments"].items() if k != key}}
+                step["arguments"] = {**{k: v for k, v in step["arguments"].items() if k != key},
+                                     "content": words.strip()}  # last: a ``content`` argument overwrites no words
 
 
 #: The UI's tool messages (``ClineSayTool.tool``) as the calls the history names: ``{"tool": "readFile", "path",
