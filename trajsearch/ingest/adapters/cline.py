@@ -207,7 +207,12 @@ _SHOWN_APART = frozenset({"system", "status"})
 #: ``question`` with 2-5 ``options`` and returns the answer (the user's; in a headless run, no TTY, the CLI picks the
 #: first option itself, ``approval.ts``). Each is read as a ``respond`` step (their words in ``content``): the summary
 #: the run's closing answer, the question a turn of a dialogue, the answer its observation
-#: (``digest.is_dialogue_turn``).
+#: (``digest.is_dialogue_turn``). Cline 3.x's ``attempt_completion`` and ``ask_followup_question`` mean the same
+#: (Cline's own ``apps/vscode/src/sdk/message-translator.ts`` shows ``submit_and_exit`` and ``attempt_completion``
+#: alike) but stay tool steps for now: 3.x's verdict is judged on its last call being an ``attempt_completion``
+#: (``_outcome``, which passes ``respond`` steps over) and stored 3.x runs, rules and saved searches name them; 4.x's
+#: submission judges nothing (the manifest says the outcome), so its reading changes no verdict. Aligning 3.x is a
+#: follow-up that moves the verdict's rule onto the respond step and re-reads every stored 3.x run.
 _SUBMIT, _ASK = "submit_and_exit", "ask_question"
 _WORDS = {_SUBMIT: "summary", _ASK: "question"}
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
