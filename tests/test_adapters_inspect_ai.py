@@ -408,3 +408,23 @@ def test_a_zip_refused_says_the_eval_archives_are_read(tmp_path, members):
             archive.writestr(name, text)
     with pytest.raises(ValueError, match=r"a zip archive \(unpack it first\); .*\.eval archives"):
         list(read_dump(other))
+
+
+def test_an_unscored_reason_and_a_fallback_model_are_kept(tmp_path):
+    """Inspect 0.3.245+ says why a score is abnormal (``reason``: ``refusal``, ``grader_failed``, ...; its value NaN,
+    left out of Inspect's metrics) and which model served a sample whose model fell back (``model_fallbacks``): the
+    reason had been dropped and the run named the model requested, not the one that ran."""
+    members = ZipMembers(AGENT_EVAL)
+    name = next(n for n in zipfile.ZipFile(AGENT_EVAL).namelist() if n.startswith("samples/sum_epoch_1"))
+    sample = json.loads(members.read(name))
+    sample["scores"] = {"includes": {"value": float("nan"), "reason": "refusal"},
+                        "grader": {"value": float("nan"), "metadata": {"unscored_reason": "grade_parse_failure"}}}
+    sample["model_fallbacks"] = [{"model": "mockllm/model", "fallback_model": "mockllm/backup", "count": 3}]
+    log = tmp_path / "fallback.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", members.read("header.json"))
+        archive.writestr(name, json.dumps(sample))
+    run = only(log)
+    assert run.outcome is Outcome.unknown and run.reward is None
+    assert run.metadata["score_reasons"] == {"includes": "refusal", "grader": "grade_parse_failure"}
+    assert run.model_id == "mockllm/backup" and run.metadata["model_fallbacks"][0]["count"] == 3

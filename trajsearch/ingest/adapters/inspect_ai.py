@@ -43,10 +43,12 @@ Mapping
   caused by it unless a scorer still judged the run a success (the answer was in before the limit hit); an
   ``operator`` limit (a person stopped the sample) is no limit the agent hit: its scorer's failure says so, no
   verdict stays ``unknown``, as does a sample the operator stopped with an error or cancelled (unscored; the error is
-  its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``. A
-  sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no reward, whatever its scores
-  (:func:`_invalidated`);
-- model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own;
+  its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``,
+  an abnormal score's ``reason`` (``refusal``, ``grader_failed``, ...) in ``metadata.score_reasons`` (no verdict:
+  :func:`_score_reasons`). A sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no reward,
+  whatever its scores (:func:`_invalidated`);
+- model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own; a sample
+  served by a fallback model (``model_fallbacks``) its fallback (the one of most calls), the fallbacks in metadata;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
   ``eval_id``, else ``task_id``, else ``run_id``); task_id = the sample's id, task_family = the eval's task;
@@ -425,7 +427,23 @@ def _invalidated(record: dict[str, Any]) -> dict[str, Any]:
         or {"invalidated": True}
 
 
+def _score_reasons(scores: dict[str, Any]) -> dict[str, str]:
+    """Why each abnormal score is so (``Score.reason``, Inspect 0.3.245+; before it ``metadata.unscored_reason``):
+    ``refusal``, ``no_response``, ``invalid_response_format`` (the model's), ``grader_failed``, ``scoring_failed``
+    (the instrument's) or a scorer's own word. Inspect leaves such a sample out of its metrics (its value NaN), so no
+    verdict is read from the reason either: the run stays ``unknown``, the reason kept to say why."""
+    reasons = {name: as_dict(score).get("reason") or as_dict(as_dict(score).get("metadata")).get("unscored_reason")
+               for name, score in scores.items()}
+    return {name: str(reason) for name, reason in reasons.items() if reason}
+
+
 def _model(record: dict[str, Any], spec: dict[str, Any]) -> str | None:
+    """The model that ran the sample: where the requested model fell back (``model_fallbacks``, ``{"model",
+    "fallback_model", "count"}``, one per pair), the fallback that served the most calls; else the eval's model."""
+    fallbacks = [f for f in as_list(record.get("model_fallbacks")) if isinstance(f, dict) and f.get("fallback_model")]
+    if fallbacks:
+        return str(max(fallbacks, key=lambda f: f.get("count") if isinstance(f.get("count"), int) else 1)
+                   ["fallback_model"])
     if isinstance(spec.get("model"), str) and spec["model"]:
         return spec["model"]
     output = as_dict(record.get("output"))
@@ -524,6 +542,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "epoch": record.get("epoch"),
         "scores": {name: as_dict(score).get("value") for name, score in scores.items()},
         "scored_by": scorer,
+        "score_reasons": _score_reasons(scores),
+        "model_fallbacks": [as_dict(f) for f in as_list(record.get("model_fallbacks"))],
         "limit": record.get("limit"),
         "total_time": record.get("total_time"),
         "working_time": record.get("working_time"),
@@ -542,6 +562,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "reward": reward,
         "failure": failure,
         "steps": steps,
-        "metadata": {k: v for k, v in metadata.items() if v not in (None, {}, "")},
+        "metadata": {k: v for k, v in metadata.items() if v not in (None, {}, "", [])},
         **({"created_at": started} if started else {}),
     }, ctx)
