@@ -471,3 +471,17 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
                                                    and d.find_element(By.ID, "q-too-long"))
             assert said.text.startswith(said_first), said.text
             assert driver.current_url == web.url + "/"
+
+
+def test_a_paste_holding_a_screenshot_is_measured_as_the_search_reads_it(site) -> None:
+    """A short error pasted with an image's base64 (a screenshot in an agent's observation) is read by every search
+    with the base64 as its placeholder (``excerpt.query_text``), as the CLI and the API measure it: the page had
+    counted the raw paste and said it was "over the 20,000 a search takes", searched by its head and tail."""
+    web, cookie = site
+    image = "data:image/png;base64,iVBORw0KGgo" + "".join(f"{n:08x}" for n in range(3_000))  # 24,033 characters
+    paste = "AssertionError: the button is not visible\n" + image + "\nFAILED tests/test_ui.py::test_button"
+    assert len(paste) > 20_000
+    answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": paste}), segment=16_384)
+    assert answer.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
+    said = _text(answer.decode())
+    assert "characters, over the" not in said and "AssertionError: the button is not visible" in said
