@@ -50,7 +50,7 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_int, as_str, command_line, error_line, exit_code_error,
-                         export_command, first_time, iso_time, join_thought, prompt_list, session_trajectory)
+                         export_command, first_time, iso_time, prompt_list, session_trajectory)
 from ._common import Context, RecordError, as_dict, as_list, json_object, list_field
 
 NAME = "q-cli"
@@ -225,9 +225,8 @@ class _Walk(PromptedSteps):
                 self.say(text)
             names = [n.strip() for n in uses.split(",") if n.strip()] if uses is not None else []
             names = [] if names == ["none"] else names
-            for name in names:
-                self.steps.append({"thought": join_thought(self.narration), "action": name})
-                self.narration = []
+            for name in names:  # the transcript names the tool, no call: no id, arguments or time
+                self.open_call(None, name, None)
             self.flush()
 
 
