@@ -98,3 +98,20 @@ def test_the_cli_searches_a_pasted_screenshot_by_its_placeholder_not_its_head_an
     code, out, err = run_cli("search", f"view_image diagram.png ![shot](data:image/png;base64,{png})", "-t", "acme")
     assert code == 0, err
     assert unnoted(err) == []  # no "over the 20,000 a search takes: searched by its head and tail"
+
+
+def test_the_cli_says_a_long_paste_s_length_as_read_not_with_its_screenshot_s_base64(newcomer) -> None:  # noqa: F811
+    """A log past 20,000 characters pasted with a screenshot is cut, and the CLI said its raw length, the base64
+    counted, when the search reads the base64 as its placeholder: the length said is now the one cut (review
+    SMALLB 4, one rule with the web form and the agent tool)."""
+    code, _, err = run_cli("ingest", str(VIEW_IMAGE), "-t", "acme")
+    assert code == 0, err
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(30_000)).decode()
+    log = "\n".join(f"E   AssertionError: frame {n} is not drawn" for n in range(600))
+    pasted = f"{log}\n![shot](data:image/png;base64,{png})"
+    read = len(without_blobs(pasted))
+    assert read > 20_000 and len(pasted) > read + 30_000
+    code, _, err = run_cli("search", pasted, "-t", "acme")
+    assert code == 0, err
+    assert unnoted(err) == [f"note: the text is {read:,} characters, over the 20,000 a search takes: searched by its "
+                            "head and tail (an error is most often at its end)"], err

@@ -290,6 +290,31 @@ def test_a_tool_answer_to_a_pasted_log_over_the_search_limit_fits_the_result_bud
     assert shown and not over, over
 
 
+def test_a_tool_answer_says_a_query_was_cut_only_when_it_was_and_from_its_read_length(hashing_ts):
+    """Review SMALLB 4: the tool compared the raw query with what was searched, and a screenshot's base64 is searched
+    as its placeholder, so a 2,512-character error holding one was said searched by "its first and last 9,950 of
+    2,512 characters". Nothing is cut there; a real run's output pasted past 20,000 read characters with a
+    screenshot is, and the length said is the one read (the base64 as its placeholder), as the CLI and the web say."""
+    from trajsearch.blobs import without_blobs
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import RuntimeContext, SearchPastRuns
+
+    real = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
+    runs = [p.trajectory for p in read_dump(real, tenant="acme") if p.trajectory is not None]
+    hashing_ts.add(runs)
+    ctx = RuntimeContext(tenant="acme")
+    image = "data:image/png;base64,iVBORw0KGgo" + "".join(f"{n:08x}" for n in range(300))
+    error = "AssertionError: the button is not visible\n" + image + "\nFAILED tests/test_ui.py::test_button"
+    answer = SearchPastRuns(hashing_ts, ctx)({"query": error, "kind": "steps"})
+    assert answer["status"] == "ok" and "query_searched" not in answer, answer
+    log = max((s.observation or "" for r in runs for s in r.steps), key=len).strip()
+    pasted = (log + "\n") * (1 + 21_000 // len(log)) + image
+    read = len(without_blobs(pasted))
+    assert read > 20_000 and len(pasted) > read
+    answer = SearchPastRuns(hashing_ts, ctx)({"query": pasted, "kind": "steps"})
+    assert answer["query_searched"] == f"its first and last 9,950 of {read:,} characters", answer
+
+
 def test_a_tool_answer_that_leaves_a_run_out_still_fits_the_result_budget_whole(hashing_ts):
     """The exemplars and failures answers counted their room before the sentence saying a run was left out
     ("(1 more past run(s) left out ...)") was added to their note, as steps answers did not: 2 of 636 answers on the

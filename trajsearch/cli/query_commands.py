@@ -209,14 +209,13 @@ def _searchable(text: str) -> str:
 
     if len(text) <= MAX_QUERY_CHARS:
         return text
-    from ..blobs import without_blobs  # noqa: PLC0415
-    from ..runtime import task_query  # noqa: PLC0415 - the agent runtime's one cut, loaded only for a long paste
+    from ..runtime import task_query_cut  # noqa: PLC0415 - the agent runtime's one cut, loaded only for a long paste
 
-    if len(without_blobs(text)) <= MAX_QUERY_CHARS:  # a pasted screenshot: its placeholder is searched, nothing cut
-        return task_query(text)
-    err.print(f"note: the text is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by its "
-              "head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
-    return task_query(text)
+    searched, cut_from = task_query_cut(text)  # a pasted screenshot: its placeholder is searched, nothing cut
+    if cut_from:  # its length as read: the raw one counted a screenshot's base64 the search never reads
+        err.print(f"note: the text is {cut_from:,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by "
+                  "its head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
+    return searched
 
 
 def _say_run_id(api, text: str, found: Sequence[str]) -> None:

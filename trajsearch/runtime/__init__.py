@@ -24,7 +24,7 @@ from ..search import TrajSearch
 from . import curate, tracing
 from .calibration import Calibration, Calibrations
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning, Recovery, WarningSet
-from .advice import exemplars as _exemplars, task_query
+from .advice import exemplars as _exemplars, task_query, task_query_cut
 from .advice import warnings as _warnings
 from .context import RuntimeContext
 from .curate import CurationResult, DuplicatePolicy, QualityRules, StaleRun, StalenessRules

@@ -54,10 +54,18 @@ def task_query(text: str) -> str:
     task (probe E2, E2-3: 2 of SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them).
     Its length is read with each encoded blob as its placeholder, as the search reads it (:func:`~trajsearch.excerpt.
     query_text`): a screenshot's base64 is no reason to cut the words around it."""
+    return task_query_cut(text)[0]
+
+
+def task_query_cut(text: str) -> tuple[str, int | None]:
+    """:func:`task_query`'s text and, only where it was cut, the length it was cut from (as read, each blob as its
+    placeholder), for what the reader is told: the one rule of "was the query cut" for the CLI's note, the web
+    form's and the tool's ``query_searched``. Each had its own (review SMALLB 4): the tool compared the raw paste and
+    told the model a 2,512-character error with a screenshot was searched by "its first and last 9,950 of 2,512"."""
     text = without_blobs(text)
     if len(text) <= MAX_QUERY_CHARS:
-        return text
-    return clip(text, QUERY_END_CHARS, QUERY_END_CHARS)
+        return text, None
+    return clip(text, QUERY_END_CHARS, QUERY_END_CHARS), len(text)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..excerpt import excerpt, terms
 from ..represent import clip
 from ..search import TrajSearch
 from .advice import (QUERY_END_CHARS, AdviceConfig, Exemplar, FailureWarning, Recovery, Strategy, WarningSet,
-                     any_to_follow, exemplars, search, similarity, task_query, warnings)
+                     any_to_follow, exemplars, search, similarity, task_query, task_query_cut, warnings)
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
@@ -164,11 +164,12 @@ class SearchPastRuns:
         except ValueError as exc:  # refused: spends no search
             return {"status": "error", "error": str(exc), "searches_left": self.cap - self.used}
         query, k, kind = args.query.strip(), args.k, args.kind
-        searched = task_query(query)  # a pasted issue or log past the search's limit: its head and tail
+        # a pasted issue or log past the search's limit: its head and tail
+        searched, cut_from = task_query_cut(query)
         # the model is told what was searched, not left to think every line of it was; said in the answer's frame,
         # so counted before the results' room (added after, it took 2 of 87 steps answers over result_tokens)
-        told = ({"query_searched": f"its first and last {QUERY_END_CHARS:,} of {len(query):,} characters"}
-                if searched != query else {})
+        told = ({"query_searched": f"its first and last {QUERY_END_CHARS:,} of {cut_from:,} characters"}
+                if cut_from else {})
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", searched, self.ctx, k=k) as span:
             seen: list[_Provenance] = []  # the results with their trace URIs, for the span (the answer has none)

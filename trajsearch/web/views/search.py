@@ -13,12 +13,11 @@ from typing import Any, Mapping
 from cachetools import TTLCache
 from markupsafe import Markup
 
-from ...blobs import without_blobs
 from ...excerpt import BLANK_TEXT, best_step, blank, excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown, passes
 from ...represent import CUT_MARK, mark_pattern
 from ...results import Hit
-from ...runtime import task_query
+from ...runtime import task_query_cut
 from ...filtered_out import FilterGiven, filtered_out_note
 from ...bounds import MAX_K, out_of_bounds
 from ...search import TrajSearch, id_shaped
@@ -67,11 +66,10 @@ class SearchForm:
         # text searched "[30123 chars cut]" as words of the query
         form.q = _CUT_MARK.sub("\n", form.q)
         if len(form.q) > MAX_QUERY_CHARS:  # a whole CI log: its head and tail, as the CLI and the runtime take it
-            # its length as task_query reads it, a pasted image's base64 as its placeholder: counted raw, a short
+            # its length as the search reads it, a pasted image's base64 as its placeholder: counted raw, a short
             # error with a screenshot was said to be "over the 20,000 a search takes" and cut, when it was not
-            read = without_blobs(form.q)
-            form.pasted_chars = len(read) if len(read) > MAX_QUERY_CHARS else 0
-            form.q = task_query(read)
+            form.q, cut_from = task_query_cut(form.q)
+            form.pasted_chars = cut_from or 0
         if any(0xD800 <= ord(ch) <= 0xDFFF for ch in form.q):
             form.errors["q"] = "not valid text"
             form.q = ""
