@@ -213,8 +213,8 @@ def _searchable(text: str) -> str:
 
     searched, cut_from = task_query_cut(text)  # a pasted screenshot: its placeholder is searched, nothing cut
     if cut_from:  # its length as read: the raw one counted a screenshot's base64 the search never reads
-        err.print(f"note: the text is {cut_from:,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by "
-                  "its head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
+        err.print(f"note: the text is {cut_from:,} characters, over the {MAX_QUERY_CHARS:,} a search takes: "
+                  "searched by its head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
     return searched
 
 
