@@ -14,6 +14,7 @@ import sys
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from adapter_support import only, read_with_peak, runs
@@ -23,7 +24,7 @@ from trajsearch.ingest import detect
 from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import read_dump
 from trajsearch.ingest.sources import ZipMembers
-from trajsearch.model import Outcome
+from trajsearch.model import Outcome, Trajectory
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -410,21 +411,52 @@ def test_a_zip_refused_says_the_eval_archives_are_read(tmp_path, members):
         list(read_dump(other))
 
 
-def test_an_unscored_reason_and_a_fallback_model_are_kept(tmp_path):
-    """Inspect 0.3.245+ says why a score is abnormal (``reason``: ``refusal``, ``grader_failed``, ...; its value NaN,
-    left out of Inspect's metrics) and which model served a sample whose model fell back (``model_fallbacks``): the
-    reason had been dropped and the run named the model requested, not the one that ran."""
+def _agent_sample_as(tmp_path: Path, label: str, **fields: Any) -> Trajectory:
+    """The real agent-demo sample (eval model ``mockllm/model``, 2 model events) with ``fields`` set, read alone."""
     members = ZipMembers(AGENT_EVAL)
     name = next(n for n in zipfile.ZipFile(AGENT_EVAL).namelist() if n.startswith("samples/sum_epoch_1"))
-    sample = json.loads(members.read(name))
-    sample["scores"] = {"includes": {"value": float("nan"), "reason": "refusal"},
-                        "grader": {"value": float("nan"), "metadata": {"unscored_reason": "grade_parse_failure"}}}
-    sample["model_fallbacks"] = [{"model": "mockllm/model", "fallback_model": "mockllm/backup", "count": 3}]
-    log = tmp_path / "fallback.eval"
+    sample = json.loads(members.read(name)) | fields
+    log = tmp_path / f"{label}.eval"
     with zipfile.ZipFile(log, "w") as archive:
         archive.writestr("header.json", members.read("header.json"))
         archive.writestr(name, json.dumps(sample))
-    run = only(log)
+    return only(log)
+
+
+def test_an_unscored_reason_and_a_fallback_model_are_kept(tmp_path):
+    """Inspect says why a score is abnormal (``reason``: ``refusal``, ``grader_failed``, ...; 0.3.245-0.3.260
+    ``metadata.unscored_reason``) and which model served a sample whose model fell back (``model_fallbacks``): the
+    reason had been dropped and the run named the model requested, not the one that ran all its calls."""
+    scores = {"includes": {"value": float("nan"), "reason": "refusal"},
+              "grader": {"value": float("nan"), "metadata": {"unscored_reason": "grade_parse_failure"}}}
+    fallbacks = [{"model": "mockllm/model", "fallback_model": "mockllm/backup", "count": 2}]
+    run = _agent_sample_as(tmp_path, "fallback", scores=scores, model_fallbacks=fallbacks)
     assert run.outcome is Outcome.unknown and run.reward is None
     assert run.metadata["score_reasons"] == {"includes": "refusal", "grader": "grade_parse_failure"}
-    assert run.model_id == "mockllm/backup" and run.metadata["model_fallbacks"][0]["count"] == 3
+    assert run.model_id == "mockllm/backup" and run.metadata["model_fallbacks"] == fallbacks
+
+
+@pytest.mark.parametrize("fallbacks, model", [
+    ([{"model": "openai/gpt-4o", "fallback_model": "anthropic/claude", "count": 1}], "mockllm/model"),  # a grader's
+    ([{"model": "mockllm/model", "fallback_model": "mockllm/backup", "count": 1}], "mockllm/model"),  # 1 of its 2
+    ([{"model": "model", "fallback_model": "backup", "count": 2}], "mockllm/backup"),  # the API's names, as Anthropic
+    ([{"model": "mockllm/model", "fallback_model": {"x": 1}, "count": 2}], "mockllm/model"),
+    ([{"model": "mockllm/model", "fallback_model": "b", "count": "9"},
+      {"model": "mockllm/model", "fallback_model": "c", "count": 2}], "mockllm/c"),
+    ("oops", "mockllm/model"),
+])
+def test_the_run_s_model_is_a_fallback_only_of_its_own_model_serving_most_of_its_calls(tmp_path, fallbacks, model):
+    """Review SMALLB 1: Inspect records a fallback for any generate of the sample (a grader's model too), each a call
+    the provider declined and handed on, and ``count`` is the calls it served, no share: a grader's one fallback, or
+    one of the model's calls, renamed the run. A fallback named as a dict, or counted as a string, is none."""
+    run = _agent_sample_as(tmp_path, "fallback", model_fallbacks=fallbacks)
+    assert run.model_id == model
+
+
+def test_a_score_reason_of_another_type_is_none_and_a_reason_beside_a_value_keeps_the_value_s_verdict(tmp_path):
+    """Review SMALLB 2-3: ``reason`` comes with an INCORRECT value too (Inspect's math and choice scorers'
+    ``invalid_response_format``), whose verdict is the value's; a reason that is a dict was kept as its repr."""
+    scores = {"match": {"value": "I", "reason": "invalid_response_format"},
+              "odd": {"value": float("nan"), "reason": {"why": "x"}}}
+    run = _agent_sample_as(tmp_path, "reasons", scores=scores)
+    assert run.outcome is Outcome.failure and run.metadata["score_reasons"] == {"match": "invalid_response_format"}

@@ -44,11 +44,13 @@ Mapping
   ``operator`` limit (a person stopped the sample) is no limit the agent hit: its scorer's failure says so, no
   verdict stays ``unknown``, as does a sample the operator stopped with an error or cancelled (unscored; the error is
   its last step's, not the agent's failure: :func:`_operator_stopped`). Every score is kept in ``metadata.scores``,
-  an abnormal score's ``reason`` (``refusal``, ``grader_failed``, ...) in ``metadata.score_reasons`` (no verdict:
+  a score's ``reason`` (``refusal``, ``grader_failed``, ...; Inspect after 0.3.260, before it
+  ``metadata.unscored_reason``) in ``metadata.score_reasons``; the verdict is the value's (NaN: unknown;
   :func:`_score_reasons`). A sample a human invalidated afterwards (``invalidation``) is ``unknown`` with no reward,
   whatever its scores (:func:`_invalidated`);
 - model: the eval's ``model`` (``openai/gpt-4o``: Inspect's provider/model name), else the sample's own; a sample
-  served by a fallback model (``model_fallbacks``) its fallback (the one of most calls), the fallbacks in metadata;
+  whose model fell back (``model_fallbacks``) for over half its calls that fallback (:func:`_model`), the fallbacks
+  in metadata;
 - trajectory_id = ``inspect-ai:<uuid>``, Inspect's id of the sample run, the same in the ``.eval``, the JSON log
   and the sample unpacked alone; before 0.3.70 ``inspect-ai:<eval id>.<sample id>.<epoch>`` (the eval's
   ``eval_id``, else ``task_id``, else ``run_id``); task_id = the sample's id, task_family = the eval's task;
@@ -67,6 +69,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import sources
 from ..sources import Record
+from ._agent_cli import as_str
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, last_tool_error, outcome_of_reward,
                       safe_id, short, tool_arguments)
 from ._spans.outcome import INFRA_CAUSE, error_outcome
@@ -428,24 +431,52 @@ def _invalidated(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _score_reasons(scores: dict[str, Any]) -> dict[str, str]:
-    """Why each abnormal score is so (``Score.reason``, Inspect 0.3.245+; before it ``metadata.unscored_reason``):
-    ``refusal``, ``no_response``, ``invalid_response_format`` (the model's), ``grader_failed``, ``scoring_failed``
-    (the instrument's) or a scorer's own word. Inspect leaves such a sample out of its metrics (its value NaN), so no
-    verdict is read from the reason either: the run stays ``unknown``, the reason kept to say why."""
-    reasons = {name: as_dict(score).get("reason") or as_dict(as_dict(score).get("metadata")).get("unscored_reason")
+    """Why each abnormal score is so: ``Score.reason`` (Inspect after 0.3.260; 0.3.245-0.3.260 wrote
+    ``metadata.unscored_reason``, which later Inspect lifts into ``reason``). Inspect's ``ScoreReason`` blames the
+    model under test for ``refusal``, ``no_response`` and ``invalid_response_format`` and the instrument for
+    ``grader_failed`` and ``scoring_failed``; a scorer may write its own word. The verdict stays the score's value's:
+    a reason comes with ``INCORRECT`` (``invalid_response_format`` of a math or choice scorer) as with NaN, and a NaN
+    score, one Inspect leaves out of its metrics, stays ``unknown``: a refusal is the model's, but whether it was the
+    right answer (a harmful request's) is the scorer's to say, and a grader's failure says nothing of the run."""
+    reasons = {name: as_str(as_dict(score).get("reason"))
+               or as_str(as_dict(as_dict(score).get("metadata")).get("unscored_reason"))
                for name, score in scores.items()}
-    return {name: str(reason) for name, reason in reasons.items() if reason}
+    return {name: reason for name, reason in reasons.items() if reason}
 
 
-def _model(record: dict[str, Any], spec: dict[str, Any]) -> str | None:
-    """The model that ran the sample: where the requested model fell back (``model_fallbacks``, ``{"model",
-    "fallback_model", "count"}``, one per pair), the fallback that served the most calls; else the eval's model."""
-    fallbacks = [f for f in as_list(record.get("model_fallbacks")) if isinstance(f, dict) and f.get("fallback_model")]
-    if fallbacks:
-        return str(max(fallbacks, key=lambda f: f.get("count") if isinstance(f.get("count"), int) else 1)
-                   ["fallback_model"])
-    if isinstance(spec.get("model"), str) and spec["model"]:
-        return spec["model"]
+def _fallbacks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sample's ``model_fallbacks`` as Inspect writes them (``{"model", "fallback_model", "count"}``, one per
+    pair, ``count`` the generate calls the fallback served, 1 by default): an entry of another shape (a name not a
+    string, a count not a whole number) is left out, as no name a model id could be made of."""
+    kept = []
+    for entry in as_list(record.get("model_fallbacks")):
+        entry = as_dict(entry)
+        model, fallback, count = as_str(entry.get("model")), as_str(entry.get("fallback_model")), entry.get("count", 1)
+        if model and fallback and isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            kept.append({"model": model, "fallback_model": fallback, "count": count})
+    return kept
+
+
+def _model(record: dict[str, Any], spec: dict[str, Any], events: list[Any]) -> str | None:
+    """The model that ran the sample: the eval's model, unless a fallback of it (``model_fallbacks``) served over
+    half of its calls (its ``model`` events, at least the fallbacks' own count), then that fallback. Inspect records
+    a fallback for any generate of the sample, a grader's or another role's model as well, and each is a call the
+    provider declined and handed on (Anthropic's server-side refusal fallback): a grader's fallback, or one call of
+    many, had renamed the run (review SMALLB 1). The fallback names the API's model (``claude-...``, the eval
+    ``anthropic/claude-...``), so the eval's provider prefix is put before the one that ran."""
+    requested = as_str(spec.get("model"))
+    if requested:
+        served: dict[str, int] = {}
+        for entry in _fallbacks(record):
+            if requested == entry["model"] or requested.endswith("/" + entry["model"]):
+                served[entry["fallback_model"]] = served.get(entry["fallback_model"], 0) + entry["count"]
+        calls = max(sum(served.values()), sum(1 for e in events if as_dict(e).get("event") == "model"
+                                               and as_dict(e).get("model") == requested))
+        if served and 2 * max(served.values()) > calls:
+            fallback = max(served, key=served.__getitem__)
+            provider = requested.rpartition("/")[0]
+            return fallback if "/" in fallback or not provider else f"{provider}/{fallback}"
+        return requested
     output = as_dict(record.get("output"))
     if isinstance(output.get("model"), str) and output["model"]:
         return output["model"]
@@ -543,7 +574,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "scores": {name: as_dict(score).get("value") for name, score in scores.items()},
         "scored_by": scorer,
         "score_reasons": _score_reasons(scores),
-        "model_fallbacks": [as_dict(f) for f in as_list(record.get("model_fallbacks"))],
+        "model_fallbacks": _fallbacks(record),
         "limit": record.get("limit"),
         "total_time": record.get("total_time"),
         "working_time": record.get("working_time"),
@@ -555,7 +586,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": clip_task(task),
         "task_id": str(record.get("id"))[:200],
         "task_family": str(spec["task"])[:200] if spec.get("task") else None,
-        "model_id": _model(record, spec),
+        "model_id": _model(record, spec, events),
         "tool_versions": {"inspect_ai": str(packages["inspect_ai"])} if packages.get("inspect_ai") else {},
         "tools_available": _tools(events, steps),
         "outcome": outcome,
