@@ -81,7 +81,27 @@ def test_a_bare_pytest_summary_line_still_beats_the_tally() -> None:
     exception: the tally ``1 failed, 1 passed in 1.25s`` was the error; the line naming the test says more."""
     errors = _errors(FIXTURES / "claude-code/.decisive30/pytest-long-test-id.stream-json.jsonl")
     assert errors == ["FAILED tests/billing/test_invoice_rounding.py::"
-                      "test_rounded_total_keeps_the_cents_of_every_line_item (exit code 1)"]
+                      "test_rounded_total_keeps_the_cents_of_every_line_item - assert 4 == 4.49 (exit code 1)"]
+
+
+def test_a_bare_pytest_summary_line_gets_its_reports_message_back() -> None:
+    """Round 31 (DEC31): pytest leaves the message out of a summary line the test's id fills (``FAILED
+    tests/billing/test_invoice_rounding.py::test_rounded_...``), but its report above says it, the first ``E`` line
+    under the test's ``____ <name> ____`` header (``E       assert 4 == 4.49``): the error names the test and says it,
+    as a summary line with room for it would."""
+    [error] = _errors(FIXTURES / "claude-code/.decisive30/pytest-long-test-id.stream-json.jsonl")
+    assert error.endswith("::test_rounded_total_keeps_the_cents_of_every_line_item - assert 4 == 4.49 (exit code 1)")
+
+
+def test_a_pytest_summary_line_takes_no_message_from_another_tests_report(tmp_path: Path) -> None:
+    """A bare summary line whose test has no report kept (the output was cut above it) takes no other test's ``E``
+    line; and the search for its header stays linear on a 100k-character id."""
+    output = PYTEST_THEN_TRACEBACK.split("FAILED")[0].replace("test_add ___", "test_sub ___")
+    [error] = _errors_of_output(tmp_path, output + "FAILED tests/test_calc.py::test_add\n1 failed in 0.01s")
+    assert error == "FAILED tests/test_calc.py::test_add (exit code 1)"
+    long_id = "x" * 100_000
+    [error] = _errors_of_output(tmp_path, f"{'_' * 9} {long_id} {'_' * 9}\nE   a\nFAILED t.py::{long_id}\n")
+    assert error.endswith("xxx - a (exit code 1)")
 
 
 #: What ``python3 -m pytest -q -p no:cacheprovider tests; python3 deploy.py`` printed here (pytest 9.2.0, Python

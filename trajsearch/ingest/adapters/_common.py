@@ -1187,6 +1187,8 @@ def _unwrapped(lines: list[str], at: int) -> str:
     is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
     Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``."""
     line = lines[at]
+    if reported := _pytest_reported(lines, at):
+        return reported
     if at + 1 < len(lines) and (exception := _PYTEST_E.match(line)) and _BARE_EXC.match(exception.group(1)) \
             and (message := _PYTEST_E.match(lines[at + 1])):
         return f"{line} {message.group(1)}"
@@ -1197,6 +1199,28 @@ def _unwrapped(lines: list[str], at: int) -> str:
         if joined.count("(") == joined.count(")"):
             return joined
     return line
+
+
+def _pytest_reported(lines: list[str], at: int) -> str | None:
+    """pytest's summary line ``lines[at]`` of a failed test whose message it left out or cut (``FAILED
+    tests/x.py::test_y``: the id alone filled the terminal's width), given the message its report above says: the
+    first ``E`` line under the test's header (``____ test_y ____``; ``TestC.test_y[1]`` for ``x.py::TestC::test_y[1]``),
+    as pytest's summary would carry it (``FAILED tests/x.py::test_y - assert 4 == 4.49``). A cut message is replaced
+    only by the line it starts with. None where the line is no such summary line or no report of its test is kept."""
+    found = _PYTEST_SUMMARY.match(lines[at])
+    if not found or _said_whole(found.group("message")) or "::" not in found.group("id"):
+        return None
+    cut = (found.group("message") or "").removeprefix(" - ").removesuffix("...")
+    header = f" {found.group('id').split('::', 1)[1].replace('::', '.')} "
+    start = next((n for n in range(at - 1, -1, -1) if lines[n].startswith("_") and lines[n].strip("_") == header),
+                 None)
+    for line in lines[start + 1 if start is not None else at:at]:
+        if line.startswith(("___", "===")):  # the next test's report, or the summary's rule
+            break
+        if said := _PYTEST_E.match(line):
+            message = said.group(1)
+            return f"{found.group(0).split(' - ', 1)[0]} - {message}" if message.startswith(cut) else None
+    return None
 
 
 def _short_keeping(line: str, found: re.Match[str], limit: int = 300) -> str:
