@@ -120,7 +120,7 @@ def test_claude_code_sidechains_and_command_arguments() -> None:
     assert run.steps[5].arguments["description"] == "Check package configuration"
     assert run.steps[5].observation.startswith("## Package.json Analysis Summary")
     assert errors_at(run) == {
-        4: "InputValidationError: Task failed due to the following issue:",
+        4: "InputValidationError: Task failed due to the following issue: The required parameter `prompt` is missing",
         9: "File has not been read yet. Read it first before writing to it.",
     }
     assert run.steps[-1].arguments["content"].startswith("CLAUDE.mdファイルを最新の状態にアップデートしました")
@@ -404,7 +404,7 @@ def test_gemini_jsonl_recording() -> None:
     assert "not ok 2 - sum adds negative numbers" in first.observation
     assert run.steps[1].observation == "export function sum(a, b) {\n  return Math.abs(a + b);\n}\n"
     assert errors_at(run) == {
-        0: "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: (exit code 1)",
+        0: "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: -1 !== 1 (exit code 1)",
         2: "cancelled: [Operation Cancelled] Reason: User denied execution.",
     }
     assert run.steps[5].arguments["content"].startswith("Fixed: `sum()` wrapped the result in `Math.abs`")

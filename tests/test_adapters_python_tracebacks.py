@@ -114,8 +114,10 @@ def test_an_exception_whose_message_starts_on_the_next_line_is_read_with_it(name
 
 def test_a_pytest_reports_exception_whose_message_starts_on_the_next_line_is_read_with_it() -> None:
     """The same in pytest's report, where every line of the exception is behind ``E``: numpy's ``assert_allclose``
-    (probe E3, A3)."""
-    assert decisive_line(PYTEST_NUMPY.read_text()) == "E AssertionError: Not equal to tolerance rtol=1e-07, atol=0.0001"
+    (probe E3, A3). The summary line below it, ``FAILED ...::test_reindl - AssertionError:``, is given that message
+    back and names the test too (DEC31)."""
+    assert decisive_line(PYTEST_NUMPY.read_text()) == ("FAILED pvlib/tests/test_irradiance.py::test_reindl - "
+                                                       "AssertionError: Not equal to tolerance rtol=1e-07, atol=0.0001")
 
 
 RAISE_VALUE_ERROR = "raise ValueError({!r})"

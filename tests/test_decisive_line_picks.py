@@ -169,3 +169,91 @@ def test_no_pattern_rescans_the_rest_of_a_line_at_every_position() -> None:
     for name, pattern in vars(_common).items():
         if isinstance(pattern, re.Pattern) and re.search(r"\(\?<?[=!][^)]*\.\*", pattern.pattern):
             assert pattern.pattern.startswith("^") and "\n" not in pattern.pattern and not pattern.flags & re.M, name
+
+
+#: Outputs of real mini-swe-agent runs (../shared/data/mini-swe-agent-dev, MIT, Kilian A. Lieret and Carlos E.
+#: Jimenez), cut to their failing part: the run's folder and step. Round 31 (DEC31) read every step error of the shared
+#: data and fixtures by hand; each of these was the wrong line, or a better one was above it.
+#: deepseek_chat_dev/pydicom__pydicom-1139, step 64: ``pytest -v -x`` (pytest 9.0.3).
+PYTEST_CLASS_TEST = """pydicom/tests/test_valuerep.py::TestBadValueRead::test_read_bad_value_in_VR_default FAILED
+
+=================================== FAILURES ===================================
+______________ TestBadValueRead.test_read_bad_value_in_VR_default ______________
+
+self = <pydicom.tests.test_valuerep.TestBadValueRead object at 0x7081f618cc10>
+
+    def test_read_bad_value_in_VR_default(self):
+        # found a conversion
+>       assert "1A" == convert_value("SH", self.tag)
+                                           ^^^^^^^^
+E       AttributeError: 'TestBadValueRead' object has no attribute 'tag'
+
+pydicom/tests/test_valuerep.py:228: AttributeError
+=========================== short test summary info ============================
+FAILED pydicom/tests/test_valuerep.py::TestBadValueRead::test_read_bad_value_in_VR_default
+!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!
+========================= 1 failed, 18 passed in 0.05s =========================
+"""
+#: deepseek_chat_dev/sqlfluff__sqlfluff-1763, step 41: ``patch -p1 < x.patch`` (exit 2); its fatal error on stderr
+#: came out before the stdout of the file it went on to patch.
+PATCH_MALFORMED = """patch: **** malformed patch at line 35:      @staticmethod
+
+patching file src/sqlfluff/core/linter/linted_file.py
+Hunk #1 succeeded at 485 (offset -1 lines).
+"""
+#: deepseek_chat_dev_rerun/marshmallow-code__marshmallow-1343, step 108: a two-file patch already applied to the first.
+PATCH_REJECTED = """patching file src/marshmallow/marshalling.py
+Reversed (or previously applied) patch detected!  Assume -R? [n] 
+Apply anyway? [n] 
+Skipping patch.
+2 out of 2 hunks ignored -- saving rejects to file src/marshmallow/marshalling.py.rej
+patching file src/marshmallow/schema.py
+"""
+#: deepseek_chat_dev_rerun/sqlfluff__sqlfluff-1733, step 69: ``sqlfluff lint`` (exit 65), descriptions wrapped.
+SQLFLUFF_LINT = """== [test_simple_with.sql] FAIL
+L:   1 | P:   1 | L045 | Query defines a CTE (common-table expression) but does
+                       | not use it.
+L:   7 | P:   1 | L022 | Blank line expected but not found after CTE closing
+                       | bracket.
+All Finished 📜 🎉!
+"""
+
+
+def test_a_bare_pytest_summary_line_with_its_report_beats_the_reports_e_line(tmp_path: Path) -> None:
+    """The summary line given its message back from the report (``TestBadValueRead.test_...`` heading a class's test)
+    says the ``E`` line's error and names the test: it ranks as a whole summary line, the last of them winning."""
+    assert _errors_of_output(tmp_path, PYTEST_CLASS_TEST) == [
+        "FAILED pydicom/tests/test_valuerep.py::TestBadValueRead::test_read_bad_value_in_VR_default - "
+        "AttributeError: 'TestBadValueRead' object has no attribute 'tag' (exit code 1)"]
+
+
+def test_gnu_patchs_own_errors_are_tool_errors(tmp_path: Path) -> None:
+    """GNU patch's fatal ``patch: **** ...`` and a file's ``N out of M hunks ignored -- saving rejects ...`` said what
+    failed; the line after them (the next file patched, a hunk that applied) was the error."""
+    assert _errors_of_output(tmp_path, PATCH_MALFORMED) == [
+        "patch: **** malformed patch at line 35: @staticmethod (exit code 1)"]
+    assert _errors_of_output(tmp_path, PATCH_REJECTED) == [
+        "2 out of 2 hunks ignored -- saving rejects to file src/marshmallow/marshalling.py.rej (exit code 1)"]
+    [error] = _errors_of_output(tmp_path, "patch: **** malformed patch at line 79:\n\npatching file a.py\n")
+    assert error == "patch: **** malformed patch at line 79: (exit code 1)"  # the quoted line was blank
+
+
+def test_sqlfluffs_first_violation_with_its_wrapped_description(tmp_path: Path) -> None:
+    """sqlfluff's lint ends on ``All Finished 📜 🎉!``, which was the error; its first violation, as a compiler's
+    first diagnostic, is, with the rest of its description wrapped under ``| ``."""
+    assert _errors_of_output(tmp_path, SQLFLUFF_LINT) == [
+        "L: 1 | P: 1 | L045 | Query defines a CTE (common-table expression) but does not use it. (exit code 1)"]
+    long = "L: 1 | P: 1 | L01 | " + "x | " * 25_000 + "\n| z\nL:" + " " * 100_000 + "|\nAll Finished!"
+    [error] = _errors_of_output(tmp_path, long)  # read at once, its head kept (where its words are)
+    assert error.startswith("L: 1 | P: 1 | L01 | x | x |")
+
+
+def test_an_exception_line_ending_in_a_colon_takes_its_message_below() -> None:
+    """Node's ``AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:`` (a real Gemini CLI session's
+    ``node --test``) and Claude Code's ``InputValidationError: Task failed due to the following issue:`` say what
+    was unequal, what was missing, on the next line."""
+    errors = _errors(FIXTURES / "gemini-cli/session-2026-04-29T21-39-3f0c2a1b.jsonl")
+    assert "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: -1 !== 1 (exit code 1)" in errors
+    errors = _errors(FIXTURES / "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+    assert "InputValidationError: Task failed due to the following issue: The required parameter `prompt` is " \
+           "missing" in errors

@@ -125,7 +125,7 @@ GEMINI_RUNS = FIXTURES / "gemini-cli" / ".real" / "probe-fm52"
 @pytest.mark.parametrize("name, error", [
     ("npm-test-jest-failed", "Tests: 1 failed, 1 passed, 2 total"),
     ("node-test-failed", "not ok 1 - adds: Expected values to be strictly equal:"),
-    ("npx-mocha-failed", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:"),
+    ("npx-mocha-failed", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 2 !== 3"),
     ("node-test-passed", None)])
 def test_a_javascript_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(name: str, error: str | None) -> None:
     """Gemini CLI's stream-json shows a shell command's output alone, no exit code: only words a failure ends on
@@ -216,7 +216,7 @@ def test_a_jest_run_in_a_terminal_is_read_through_its_colours() -> None:
 @pytest.mark.parametrize("name, said", [
     ("jest-suite-fail", "Test Suites: 1 failed, 1 passed, 2 total"),
     ("pnpm-jest-fail", "Tests: 1 failed, 2 passed, 3 total"),
-    ("npm-mocha-fail-notice", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:"),
+    ("npm-mocha-fail-notice", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 1 !== 5"),
     ("tape-fail", "# fail 1"),
     ("node-test-todo-pass", None), ("jest-pass-titled", None)])
 def test_a_javascript_runners_failure_is_read_where_no_exit_code_was_kept(name: str, said: str | None) -> None:

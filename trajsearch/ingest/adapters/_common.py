@@ -472,22 +472,28 @@ _NO_MESSAGE = re.compile(r"^(?:\((?:Open file|Current directory): |bash-[\d.]*\$
 #: says that a command (a compiler, a sub-make) failed before it. And the few that say it otherwise: apt's and
 #: dpkg's ``E: Unable to locate package x`` (its ``W: ...`` warnings come before), CMake's ``CMake Error at
 #: CMakeLists.txt:27 (find_package):`` (its message indented under it; "-- Configuring incomplete, errors occurred!"
-#: after), and ``git add``'s ``The following paths are ignored by one of your .gitignore files:`` over the paths (then
-#: its ``hint:`` advice; it exits 1).
+#: after), ``git add``'s ``The following paths are ignored by one of your .gitignore files:`` over the paths (then
+#: its ``hint:`` advice; it exits 1), and GNU patch's fatal ``patch: **** malformed patch at line 35: ...`` and a file's
+#: ``2 out of 2 hunks FAILED -- saving rejects to file x.rej`` (``ignored`` where reversed), after which it goes on to
+#: the next file (``patching file y``, ``Hunk #1 succeeded at 485``: DEC31).
 _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
                          r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)"
                          r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$"
                          r"|^E: \S|^CMake Error\b|^The following paths are ignored by one of your \.gitignore files:$"
+                         r"|^patch: \*{4} \S|^\d+ out of \d+ hunks? (?:FAILED|ignored) -- saving rejects to file "
                          r"|^\[ERROR\] Failed to execute goal .*")  # Maven's: the goal, then its cause (kept: the end)
 #: A compiler's diagnostic of an error, naming the cause where what follows only counts or wraps it (clang's "1 error
 #: generated.", javac's "1 error", tsc's "Found 1 error.", cargo's "error: could not compile `x`", make's "*** [x] Error
 #: 1", a build script's "Error: Command failed: tsc"): ``<file>:<line>[:<col>]: [fatal ]error: ...`` (gcc, clang,
 #: javac, mypy), ``<file>(<line>,<col>): error TS2339: ...`` (tsc, MSBuild's C# and C++ compilers), ``<file>:<line>:<col>
 #: - error TS2339: ...`` (tsc --pretty), rustc's coded ``error[E0425]: ...`` and tsc's ``error TS5023: ...`` without a
-#: file, the maven-compiler-plugin's ``[ERROR] <file>:[<line>,<col>] ...``. Warnings come before and among them, and
+#: file, the maven-compiler-plugin's ``[ERROR] <file>:[<line>,<col>] ...``, sqlfluff's violation ``L:   1 | P:   8 |
+#: L060 | Use 'COALESCE' ...`` (over its "All Finished!": DEC31). Warnings come before and among them, and
 #: one error often causes the next, so the first is the one to read.
 _DIAGNOSTIC = re.compile(r"^[^\s:()]*\.\w+(?::\d+(?::\d+)?(?:: (?:fatal )?error| - error TS\d+)|\(\d+(?:,\d+)*\): error \w+):"
-                         r"|^error(?:\[E\d+\]| TS\d+):|^\[ERROR\] \S+:\[\d+,\d+\] ")
+                         r"|^error(?:\[E\d+\]| TS\d+):|^\[ERROR\] \S+:\[\d+,\d+\] |^L:\s*\d+ \| P:\s*\d+ \|\s*\w+ \| ")
+#: The further lines of a sqlfluff violation's description, wrapped at the terminal's width under its ``| ``.
+_SQLFLUFF_WRAPPED = re.compile(r"^\| \S")
 #: rustc's error without a code (``error: expected one of ...``): a compiler's diagnostic where the next line says where
 #: (`` --> src/main.rs:3:20``), unlike its "error: aborting due to ..." and cargo's "error: could not compile ...".
 _RUSTC_ERROR = re.compile(r"^error: ")
@@ -1112,12 +1118,19 @@ def _pytest_summary(*, whole: bool) -> Finder:
     (an exception raised after the session, ``pytest; python deploy.py``, is what failed the command; a log line
     shaped like a summary, ``ERROR app.py - retrying upload``, is not the traceback's exception below it); else any,
     cut (``...``) or bare, which still names the test where the session's tally (``1 failed, 1 passed in 0.03s``)
-    only counts, so it ranks above the lines that merely mention a failure, the tally among them."""
+    only counts, so it ranks above the lines that merely mention a failure, the tally among them. A line whose
+    message its test's report gives back (:func:`_pytest_reported`) is whole too."""
+    headers: dict[str, int] | None = None  # the output's report headers, read once, where a line needs them
+
     def find(lines: list[str], at: int) -> re.Match[str] | None:
+        nonlocal headers
         found = _PYTEST_SUMMARY.match(lines[at])
         if not found or not _PYTEST_ID.search(found.group("id")):
             return None
-        return found if not whole or _said_whole(found.group("message")) else None
+        if not whole or _said_whole(found.group("message")):
+            return found
+        headers = _report_headers(lines) if headers is None else headers
+        return found if _pytest_reported(lines, at, headers) else None
     return find
 
 
@@ -1183,17 +1196,21 @@ def _unwrapped(lines: list[str], at: int) -> str:
     """``lines[at]`` joined with the next line where the console wrapped it: a parenthesis it opens and leaves open,
     which the next line closes ("... Read timed out. (read" / "timeout=60.0)"); or where it is a tool's error label
     ending in a colon whose message is the next line (Go testify's ``Error: Received unexpected error:`` over
-    ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3); or where it
+    ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3), or an
+    exception's line so ending (Node's ``AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:`` over
+    ``-1 !== 1``, Claude Code's ``InputValidationError: ... the following issue:`` over it: DEC31), or a sqlfluff
+    violation whose description the terminal wrapped under its ``| ``; or where it
     is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
     Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``."""
     line = lines[at]
-    if reported := _pytest_reported(lines, at):
-        return reported
-    if at + 1 < len(lines) and (exception := _PYTEST_E.match(line)) and _BARE_EXC.match(exception.group(1)) \
-            and (message := _PYTEST_E.match(lines[at + 1])):
-        return f"{line} {message.group(1)}"
-    if at + 1 < len(lines) and line.endswith((":", "：")) and _TOOL_ERROR.match(line):
+    if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at):
+        return said
+    if at + 1 < len(lines) and line.endswith((":", "：")) and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line)) \
+            and not _NO_MESSAGE.match(lines[at + 1]) and not line.startswith("patch: "):  # patch's quotes a blank line
         return f"{line} {lines[at + 1]}"
+    if line.startswith("L:") and _DIAGNOSTIC.match(line):  # sqlfluff's violation, its description wrapped
+        wrapped = itertools.takewhile(_SQLFLUFF_WRAPPED.match, lines[at + 1:at + 20])
+        return " ".join([line, *(more[2:] for more in wrapped)])
     if at + 1 < len(lines) and line.count("(") > line.count(")"):
         joined = f"{line} {lines[at + 1]}"
         if joined.count("(") == joined.count(")"):
@@ -1201,25 +1218,44 @@ def _unwrapped(lines: list[str], at: int) -> str:
     return line
 
 
-def _pytest_reported(lines: list[str], at: int) -> str | None:
+def _report_headers(lines: list[str]) -> dict[str, int]:
+    """{test's name: index of the last line heading its report} of pytest's ``____ <name> ____`` headers in
+    ``lines``."""
+    return {line.strip("_")[1:-1]: n for n, line in enumerate(lines)
+            if line.startswith("_") and line.endswith("_") and line.strip("_").startswith(" ")
+            and line.strip("_").endswith(" ")}
+
+
+def _pytest_reported(lines: list[str], at: int, headers: dict[str, int] | None = None) -> str | None:
     """pytest's summary line ``lines[at]`` of a failed test whose message it left out or cut (``FAILED
     tests/x.py::test_y``: the id alone filled the terminal's width), given the message its report above says: the
     first ``E`` line under the test's header (``____ test_y ____``; ``TestC.test_y[1]`` for ``x.py::TestC::test_y[1]``),
-    as pytest's summary would carry it (``FAILED tests/x.py::test_y - assert 4 == 4.49``). A cut message is replaced
-    only by the line it starts with. None where the line is no such summary line or no report of its test is kept."""
+    as pytest's summary would carry it (``FAILED tests/x.py::test_y - assert 4 == 4.49``; an exception's class alone
+    there with its message's first line, which the summary leaves out: ``- AssertionError:``). A cut message is replaced
+    only by the line it starts with. None where the line is no such summary line or no report of its test is kept.
+    ``headers``: :func:`_report_headers` of ``lines``, where already read."""
     found = _PYTEST_SUMMARY.match(lines[at])
     if not found or _said_whole(found.group("message")) or "::" not in found.group("id"):
         return None
     cut = (found.group("message") or "").removeprefix(" - ").removesuffix("...")
-    header = f" {found.group('id').split('::', 1)[1].replace('::', '.')} "
-    start = next((n for n in range(at - 1, -1, -1) if lines[n].startswith("_") and lines[n].strip("_") == header),
-                 None)
-    for line in lines[start + 1 if start is not None else at:at]:
+    start = (_report_headers(lines) if headers is None else headers).get(
+        found.group("id").split("::", 1)[1].replace("::", "."), at)
+    for n in range(start + 1, at):
+        line = lines[n]
         if line.startswith(("___", "===")):  # the next test's report, or the summary's rule
             break
-        if said := _PYTEST_E.match(line):
-            message = said.group(1)
+        if _PYTEST_E.match(line):
+            message = _PYTEST_E.sub(r"\1", _pytest_exception_joined(lines, n) or line)
             return f"{found.group(0).split(' - ', 1)[0]} - {message}" if message.startswith(cut) else None
+    return None
+
+
+def _pytest_exception_joined(lines: list[str], at: int) -> str | None:
+    """The ``E`` line ``lines[at]`` of a pytest report holding an exception's class alone (``E   AssertionError:``)
+    joined with its message's first line below (``E   Not equal to tolerance ...``); None for any other line."""
+    if at + 1 < len(lines) and (exception := _PYTEST_E.match(lines[at])) and _BARE_EXC.match(exception.group(1)) \
+            and (message := _PYTEST_E.match(lines[at + 1])):
+        return f"{lines[at]} {message.group(1)}"
     return None
 
 
