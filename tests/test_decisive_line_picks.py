@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 
 from trajsearch.ingest.adapters import _common
@@ -257,3 +258,61 @@ def test_an_exception_line_ending_in_a_colon_takes_its_message_below() -> None:
     errors = _errors(FIXTURES / "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
     assert "InputValidationError: Task failed due to the following issue: The required parameter `prompt` is " \
            "missing" in errors
+
+
+#: What pytest 9.2.0 (Python 3.11) printed for a test raising ``RuntimeError`` while handling a ``FileNotFoundError``
+#: (review of DEC31: the test ``raise``s in an ``except``), its id too long for the summary line to carry the message.
+PYTEST_CHAINED = """=================================== FAILURES ===================================
+_ test_settings_are_loaded_from_the_environment_when_the_config_file_is_missing_entirely _
+
+    def test_settings_are_loaded_from_the_environment_when_the_config_file_is_missing_entirely():
+        try:
+>           load("/etc/app.toml")
+
+tests/test_chain.py:6: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+path = '/etc/app.toml'
+
+    def load(path):
+>       raise FileNotFoundError(f"no config at {path}")
+E       FileNotFoundError: no config at /etc/app.toml
+
+tests/test_chain.py:2: FileNotFoundError
+
+During handling of the above exception, another exception occurred:
+
+    def test_settings_are_loaded_from_the_environment_when_the_config_file_is_missing_entirely():
+        try:
+            load("/etc/app.toml")
+        except FileNotFoundError:
+>           raise RuntimeError("settings could not be loaded")
+E           RuntimeError: settings could not be loaded
+
+tests/test_chain.py:8: RuntimeError
+=========================== short test summary info ============================
+FAILED tests/test_chain.py::test_settings_are_loaded_from_the_environment_when_the_config_file_is_missing_entirely
+============================== 1 failed in 0.50s ===============================
+"""
+
+
+def test_a_bare_pytest_summary_line_of_a_chained_exception_gets_the_raised_ones_message(tmp_path: Path) -> None:
+    """pytest's report of a chained exception shows the cause first, then ``During handling of the above exception
+    ...`` and the exception raised; its summary line says the raised one, so that is the message given back."""
+    [error] = _errors_of_output(tmp_path, PYTEST_CHAINED)
+    assert error.endswith("_missing_entirely - RuntimeError: settings could not be loaded (exit code 1)")
+
+
+def test_bare_pytest_summary_lines_are_given_their_messages_in_linear_time(tmp_path: Path) -> None:
+    """Each of 50,000 bare summary lines of a test whose report (50,000 lines) has no ``E`` line looks the report up
+    once read, not by rescanning it: a rescan per line took 18 s at 8,000 (about 12 minutes here); linear, well
+    under a second. The alarm only bounds a regression, it waits for nothing."""
+    n = 50_000
+    output = "___ test_y ___\n" + "x\n" * n + "FAILED t.py::test_y\n" * n
+    signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.alarm(300)
+    try:
+        [error] = _errors_of_output(tmp_path, output)
+    finally:
+        signal.alarm(0)
+    assert error == "FAILED t.py::test_y (exit code 1)"

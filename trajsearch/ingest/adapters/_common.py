@@ -1120,17 +1120,17 @@ def _pytest_summary(*, whole: bool) -> Finder:
     cut (``...``) or bare, which still names the test where the session's tally (``1 failed, 1 passed in 0.03s``)
     only counts, so it ranks above the lines that merely mention a failure, the tally among them. A line whose
     message its test's report gives back (:func:`_pytest_reported`) is whole too."""
-    headers: dict[str, int] | None = None  # the output's report headers, read once, where a line needs them
+    reports: dict[str, tuple[int, str]] | None = None  # the output's pytest reports, read once, where a line needs them
 
     def find(lines: list[str], at: int) -> re.Match[str] | None:
-        nonlocal headers
+        nonlocal reports
         found = _PYTEST_SUMMARY.match(lines[at])
         if not found or not _PYTEST_ID.search(found.group("id")):
             return None
         if not whole or _said_whole(found.group("message")):
             return found
-        headers = _report_headers(lines) if headers is None else headers
-        return found if _pytest_reported(lines, at, headers) else None
+        reports = _report_messages(lines) if reports is None else reports
+        return found if _pytest_reported(lines, at, reports) else None
     return find
 
 
@@ -1218,36 +1218,49 @@ def _unwrapped(lines: list[str], at: int) -> str:
     return line
 
 
-def _report_headers(lines: list[str]) -> dict[str, int]:
-    """{test's name: index of the last line heading its report} of pytest's ``____ <name> ____`` headers in
-    ``lines``."""
-    return {line.strip("_")[1:-1]: n for n, line in enumerate(lines)
-            if line.startswith("_") and line.endswith("_") and line.strip("_").startswith(" ")
-            and line.strip("_").endswith(" ")}
+def _report_messages(lines: list[str]) -> dict[str, tuple[int, str]]:
+    """{test's name: (index, text) of the ``E`` line its report's summary would carry} of pytest's reports in ``lines``,
+    read in one pass (a summary line looks its test up here: rescanning the report for each of thousands of bare
+    summary lines was quadratic). A report runs from its ``____ <name> ____`` header (the last one of a name) to the
+    next rule (``___``, ``===``) or summary line (``FAILED ...``); its line is the first ``E`` line of its last
+    exception: after a chain's ``During handling of the above exception ...`` / ``The above exception was the direct
+    cause ...``, the raised exception's, as pytest's summary (its ``reprcrash``) says."""
+    reports: dict[str, tuple[int, str]] = {}
+    name: str | None = None
+    chained = False
+    for n, line in enumerate(lines):
+        if line.startswith("_") and line.endswith("_") and line.strip("_").startswith(" ") \
+                and line.strip("_").endswith(" ") and line.strip("_ "):  # not the ``_ _ _`` between frames
+            name, chained = line.strip("_")[1:-1], False
+            reports.pop(name, None)
+        elif line.startswith(("___", "===", "FAILED ", "ERROR ")):  # the next test's report, the summary's rule
+            name = None
+        elif name is None:
+            continue
+        elif line.startswith(("During handling of the above", "The above exception was")):
+            chained = True
+        elif _PYTEST_E.match(line) and (chained or name not in reports):
+            reports[name], chained = (n, _PYTEST_E.sub(r"\1", _pytest_exception_joined(lines, n) or line)), False
+    return reports
 
 
-def _pytest_reported(lines: list[str], at: int, headers: dict[str, int] | None = None) -> str | None:
+def _pytest_reported(lines: list[str], at: int, reports: dict[str, tuple[int, str]] | None = None) -> str | None:
     """pytest's summary line ``lines[at]`` of a failed test whose message it left out or cut (``FAILED
-    tests/x.py::test_y``: the id alone filled the terminal's width), given the message its report above says: the
-    first ``E`` line under the test's header (``____ test_y ____``; ``TestC.test_y[1]`` for ``x.py::TestC::test_y[1]``),
-    as pytest's summary would carry it (``FAILED tests/x.py::test_y - assert 4 == 4.49``; an exception's class alone
-    there with its message's first line, which the summary leaves out: ``- AssertionError:``). A cut message is replaced
-    only by the line it starts with. None where the line is no such summary line or no report of its test is kept.
-    ``headers``: :func:`_report_headers` of ``lines``, where already read."""
+    tests/x.py::test_y``: the id alone filled the terminal's width), given the message its report above says
+    (:func:`_report_messages`; ``TestC.test_y[1]`` heads the report of ``x.py::TestC::test_y[1]``), as pytest's summary
+    would carry it (``FAILED tests/x.py::test_y - assert 4 == 4.49``; an exception's class alone there with its
+    message's first line, which the summary leaves out: ``- AssertionError:``). A cut message is replaced only by the
+    line it starts with. None where the line is no such summary line or no report of its test is kept above it.
+    ``reports``: :func:`_report_messages` of ``lines``, where already read."""
     found = _PYTEST_SUMMARY.match(lines[at])
     if not found or _said_whole(found.group("message")) or "::" not in found.group("id"):
         return None
     cut = (found.group("message") or "").removeprefix(" - ").removesuffix("...")
-    start = (_report_headers(lines) if headers is None else headers).get(
-        found.group("id").split("::", 1)[1].replace("::", "."), at)
-    for n in range(start + 1, at):
-        line = lines[n]
-        if line.startswith(("___", "===")):  # the next test's report, or the summary's rule
-            break
-        if _PYTEST_E.match(line):
-            message = _PYTEST_E.sub(r"\1", _pytest_exception_joined(lines, n) or line)
-            return f"{found.group(0).split(' - ', 1)[0]} - {message}" if message.startswith(cut) else None
-    return None
+    reported = (_report_messages(lines) if reports is None else reports).get(
+        found.group("id").split("::", 1)[1].replace("::", "."))
+    if reported is None or reported[0] > at or not reported[1].startswith(cut):
+        return None
+    return f"{found.group(0).split(' - ', 1)[0]} - {reported[1]}"
 
 
 def _pytest_exception_joined(lines: list[str], at: int) -> str | None:
