@@ -244,7 +244,7 @@ def test_sqlfluffs_first_violation_with_its_wrapped_description(tmp_path: Path) 
     first diagnostic, is, with the rest of its description wrapped under ``| ``."""
     assert _errors_of_output(tmp_path, SQLFLUFF_LINT) == [
         "L: 1 | P: 1 | L045 | Query defines a CTE (common-table expression) but does not use it. (exit code 1)"]
-    long = "L: 1 | P: 1 | L01 | " + "x | " * 25_000 + "\n| z\nL:" + " " * 100_000 + "|\nAll Finished!"
+    long = "== [a.sql] FAIL\nL: 1 | P: 1 | L01 | " + "x | " * 25_000 + "\n| z\nL:" + " " * 100_000 + "|\nAll Finished!"
     [error] = _errors_of_output(tmp_path, long)  # read at once, its head kept (where its words are)
     assert error.startswith("L: 1 | P: 1 | L01 | x | x |")
 
@@ -316,3 +316,23 @@ def test_bare_pytest_summary_lines_are_given_their_messages_in_linear_time(tmp_p
     finally:
         signal.alarm(0)
     assert error == "FAILED t.py::test_y (exit code 1)"
+
+
+#: deepseek_lite_dev_noparallel/sqlfluff__sqlfluff-1763 (mini-swe-agent, shared data; MIT), step 5418 of the review's
+#: list: a grep of test/cli/commands_test.py showing the lint output it expects, cut; then a failing pytest session's
+#: tally, as a command going on to run the tests prints it.
+SQLFLUFF_EXPECTED_THEN_TALLY = '''expected_output = """== [test/fixtures/linter/indentation_error_simple.sql] FAIL
+L:   2 | P:   4 | L003 | Indentation not hanging or a multiple of 4 spaces
+L:   5 | P:  10 | L010 | Keywords must be consistently upper case.
+--
+    result = invoke_assert_code(
+        ret_code=65,
+=== 1 failed, 3 passed in 0.52s ===
+'''
+
+
+def test_sqlfluff_violations_count_only_under_its_files_fail_line(tmp_path: Path) -> None:
+    """A violation is sqlfluff's error only in its lint of a file, under the file's own ``== [<file>] FAIL`` line:
+    its expected output in a test's source (behind ``expected_output = \"\"\"``) is text, and beat the tally below."""
+    assert _errors_of_output(tmp_path, SQLFLUFF_EXPECTED_THEN_TALLY) == [
+        "=== 1 failed, 3 passed in 0.52s === (exit code 1)"]

@@ -487,11 +487,16 @@ _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|
 #: 1", a build script's "Error: Command failed: tsc"): ``<file>:<line>[:<col>]: [fatal ]error: ...`` (gcc, clang,
 #: javac, mypy), ``<file>(<line>,<col>): error TS2339: ...`` (tsc, MSBuild's C# and C++ compilers), ``<file>:<line>:<col>
 #: - error TS2339: ...`` (tsc --pretty), rustc's coded ``error[E0425]: ...`` and tsc's ``error TS5023: ...`` without a
-#: file, the maven-compiler-plugin's ``[ERROR] <file>:[<line>,<col>] ...``, sqlfluff's violation ``L:   1 | P:   8 |
-#: L060 | Use 'COALESCE' ...`` (over its "All Finished!": DEC31). Warnings come before and among them, and
-#: one error often causes the next, so the first is the one to read.
+#: file, the maven-compiler-plugin's ``[ERROR] <file>:[<line>,<col>] ...``; sqlfluff's violation too
+#: (``_SQLFLUFF_VIOLATION``). Warnings come before and among them, and one error often causes the next, so the first
+#: is the one to read.
 _DIAGNOSTIC = re.compile(r"^[^\s:()]*\.\w+(?::\d+(?::\d+)?(?:: (?:fatal )?error| - error TS\d+)|\(\d+(?:,\d+)*\): error \w+):"
-                         r"|^error(?:\[E\d+\]| TS\d+):|^\[ERROR\] \S+:\[\d+,\d+\] |^L:\s*\d+ \| P:\s*\d+ \|\s*\w+ \| ")
+                         r"|^error(?:\[E\d+\]| TS\d+):|^\[ERROR\] \S+:\[\d+,\d+\] ")
+#: sqlfluff's violation ``L:   1 | P:   8 | L060 | Use 'COALESCE' ...`` (over its "All Finished!": DEC31), only in a
+#: block under its file's ``== [<file>] FAIL`` line (``_SQLFLUFF_FILE``): its expected output printed as a test's text
+#: (``expected_output = """== [...] FAIL``) or a diff's context is no error, and beat the real one below it.
+_SQLFLUFF_VIOLATION = re.compile(r"^L:\s*\d+ \| P:\s*\d+ \|\s*\w+ \| ")
+_SQLFLUFF_FILE = re.compile(r"^== \[[^\]]*\] FAIL$")
 #: The further lines of a sqlfluff violation's description, wrapped at the terminal's width under its ``| ``.
 _SQLFLUFF_WRAPPED = re.compile(r"^\| \S")
 #: rustc's error without a code (``error: expected one of ...``): a compiler's diagnostic where the next line says where
@@ -1101,7 +1106,7 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
 
     whole_summary = _pytest_summary(whole=True)
     return ((said_last, False), (line(_EXC_ANYWHERE), False),
-            (_validation_header, False), (_diagnostic, True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
+            (_validation_header, False), (_diagnostics(), True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
             (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_mentions_error, False))
 
 
@@ -1148,11 +1153,33 @@ def _validation_header(lines: list[str], at: int) -> re.Match[str] | None:
     return found if found and with_validation_error(lines, at) != lines[at] else None
 
 
-def _diagnostic(lines: list[str], at: int) -> re.Match[str] | None:
-    """A compiler's diagnostic of an error at ``lines[at]`` (``_DIAGNOSTIC``, or rustc's ``_RUSTC_ERROR`` over where)."""
-    if found := _DIAGNOSTIC.search(lines[at]):
-        return found
-    return _RUSTC_ERROR.match(lines[at]) if lines[at + 1:at + 2] and lines[at + 1].startswith("--> ") else None
+def _diagnostics() -> Finder:
+    """Finder of a compiler's diagnostic of an error at ``lines[at]`` (``_DIAGNOSTIC``, rustc's ``_RUSTC_ERROR`` over
+    where, or a violation in sqlfluff's lint of a file: :func:`_sqlfluff_linted`, read once, where a line needs it)."""
+    linted: set[int] | None = None
+
+    def find(lines: list[str], at: int) -> re.Match[str] | None:
+        nonlocal linted
+        if found := _DIAGNOSTIC.search(lines[at]):
+            return found
+        if found := _SQLFLUFF_VIOLATION.match(lines[at]):
+            linted = _sqlfluff_linted(lines) if linted is None else linted
+            return found if at in linted else None
+        return _RUSTC_ERROR.match(lines[at]) if lines[at + 1:at + 2] and lines[at + 1].startswith("--> ") else None
+    return find
+
+
+def _sqlfluff_linted(lines: list[str]) -> set[int]:
+    """Indexes of the lines in sqlfluff's lint of a file: under its ``== [<file>] FAIL`` line, its violations
+    (``_SQLFLUFF_VIOLATION``) and their descriptions' wrapped lines (``_SQLFLUFF_WRAPPED``), up to any other line."""
+    linted: set[int] = set()
+    block = False
+    for n, line in enumerate(lines):
+        block = bool(_SQLFLUFF_FILE.match(line)) or block and bool(
+            _SQLFLUFF_VIOLATION.match(line) or _SQLFLUFF_WRAPPED.match(line))
+        if block:
+            linted.add(n)
+    return linted
 
 
 def _traceback_ends(raw: list[str], rows: list[int]) -> dict[int, str]:
@@ -1208,7 +1235,7 @@ def _unwrapped(lines: list[str], at: int) -> str:
     if at + 1 < len(lines) and line.endswith((":", "：")) and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line)) \
             and not _NO_MESSAGE.match(lines[at + 1]) and not line.startswith("patch: "):  # patch's quotes a blank line
         return f"{line} {lines[at + 1]}"
-    if line.startswith("L:") and _DIAGNOSTIC.match(line):  # sqlfluff's violation, its description wrapped
+    if _SQLFLUFF_VIOLATION.match(line):  # sqlfluff's violation, its description wrapped
         wrapped = itertools.takewhile(_SQLFLUFF_WRAPPED.match, lines[at + 1:at + 20])
         return " ".join([line, *(more[2:] for more in wrapped)])
     if at + 1 < len(lines) and line.count("(") > line.count(")"):
