@@ -336,3 +336,37 @@ def test_sqlfluff_violations_count_only_under_its_files_fail_line(tmp_path: Path
     its expected output in a test's source (behind ``expected_output = \"\"\"``) is text, and beat the tally below."""
     assert _errors_of_output(tmp_path, SQLFLUFF_EXPECTED_THEN_TALLY) == [
         "=== 1 failed, 3 passed in 0.52s === (exit code 1)"]
+
+
+#: tests/fixtures/mini-swe-agent/.real/gemini-3-pro-sqlite-tracebacks/django__django-15525.traj.json (see the README
+#: beside it), a step's output cut to its last traceback: Django's ``DeserializationError`` with a blank message (the
+#: line ends in ``': '``), then the script's own prints.
+DJANGO_BLANK_MESSAGE = """Traceback (most recent call last):
+  File "/testbed/reproduce_issue.py", line 67, in <module>
+    call_command('loaddata', 'books.json', database='other', format='json')
+  File "/testbed/django/core/management/__init__.py", line 198, in call_command
+    return command.execute(*args, **defaults)
+  File "/testbed/django/core/management/base.py", line 448, in execute
+    output = self.handle(*args, **options)
+  File "/testbed/django/core/management/commands/loaddata.py", line 102, in handle
+    self.loaddata(fixture_labels)
+  File "/testbed/django/core/management/commands/loaddata.py", line 163, in loaddata
+    self.load_label(fixture_label)
+  File "/testbed/django/core/management/commands/loaddata.py", line 251, in load_label
+    for obj in objects:
+  File "/testbed/django/core/serializers/json.py", line 74, in Deserializer
+    raise DeserializationError() from exc
+django.core.serializers.base.DeserializationError: Problem installing fixture '/testbed/books.json':\x20
+Loading data into other database...
+FAILURE: Problem installing fixture '/testbed/books.json':\x20
+"""
+
+
+def test_an_exception_line_with_a_blank_message_takes_no_line_below() -> None:
+    """Python prints an exception whose message is blank as ``<class>: `` (its ``"%s: %s"``): the colon ends no label,
+    the line below is other output (a print, mini-swe-agent's ``</output>``, pytest's tally), not its message."""
+    assert _common.decisive_line(DJANGO_BLANK_MESSAGE) == \
+        "django.core.serializers.base.DeserializationError: Problem installing fixture '/testbed/books.json':"
+    for below in ("</output>", "1 failed, 2 passed in 0.10s"):
+        assert _common.decisive_line(f"ValueError: Missing required elements:\n{below}") == \
+            "ValueError: Missing required elements:", below

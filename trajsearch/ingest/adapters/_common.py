@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence, TypeVar
 
 from pydantic import ValidationError
 
@@ -457,9 +457,10 @@ _PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (?P<id>\S+)(?P<message> - \S.*)
 _PYTEST_ID = re.compile(r"\.py\b")
 #: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
 #: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
-#: ``___ test ___`` rules and its short summary's ``FAILED ...``, another traceback or the chain to it.
+#: ``___ test ___`` rules, its short summary's ``FAILED ...`` and its tally (``1 failed, 2 passed in 0.10s``), a tag
+#: closing an agent's capture (mini-swe-agent's ``</output>``), another traceback or the chain to it.
 _NO_MESSAGE = re.compile(r"^(?:\((?:Open file|Current directory): |bash-[\d.]*\$|\S+@\S+:\S*[$#](?: |$)|[$#>](?: |$)"
-                         r"|[=_-]{3,}(?: |$)|(?:FAILED|ERROR) \S"
+                         r"|[=_-]{3,}(?: |$)|(?:FAILED|ERROR) \S|</?\w+>$|(?:\d+ \w+, )*\d+ (?:failed|passed|errors?)\b.* in \d"
                          r"|Traceback \(most recent call last\)|During handling of the above|The above exception was)")
 #: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
 #: ``ERROR: ...``, ``Error: ...`` as Node, the Maven wrapper, cobra-based Go CLIs and SWE-agent's tools print it;
@@ -659,6 +660,7 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     rows = [n for n, ln in enumerate(every) if ln.strip()]  # where each non-blank line is in ``every``
     raw = [every[n] for n in rows]
     lines = [ln.strip() for ln in raw]
+    emptied = {at for at, line in enumerate(raw) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
     if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
         return said
     raised = _traceback_ends(raw, rows)
@@ -666,13 +668,14 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         raised = {at - end - 1: line for at, line in raised.items() if at > end}
+        emptied = {at - end - 1 for at in emptied if at > end}
         if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
     lines = [raised.get(at, line) for at, line in enumerate(lines)]
     for find, first in _searches(raised):
         for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
             if found := find(lines, at):
-                return _short_keeping(with_validation_error(lines, at, _unwrapped(lines, at)), found)
+                return _short_keeping(with_validation_error(lines, at, _unwrapped(lines, at, emptied)), found)
     said = [line for line in lines if not _MAKE_DIRECTORY.match(line)] or lines
     return short(said[-1]) if said and last_line else None
 
@@ -1219,7 +1222,7 @@ def _with_message(raw: list[str], rows: list[int], at: int, margin: str) -> str:
     return exception if _NO_MESSAGE.match(message) else f"{exception} {message}"
 
 
-def _unwrapped(lines: list[str], at: int) -> str:
+def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     """``lines[at]`` joined with the next line where the console wrapped it: a parenthesis it opens and leaves open,
     which the next line closes ("... Read timed out. (read" / "timeout=60.0)"); or where it is a tool's error label
     ending in a colon whose message is the next line (Go testify's ``Error: Received unexpected error:`` over
@@ -1228,11 +1231,14 @@ def _unwrapped(lines: list[str], at: int) -> str:
     ``-1 !== 1``, Claude Code's ``InputValidationError: ... the following issue:`` over it: DEC31), or a sqlfluff
     violation whose description the terminal wrapped under its ``| ``; or where it
     is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
-    Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``."""
+    Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``. Not an exception's line
+    whose raw line ended in ``: `` (``emptied``: Python's ``"%s: %s"`` of a message that was blank, as Django's
+    ``Problem installing fixture 'x': `` over the script's next print)."""
     line = lines[at]
     if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at):
         return said
-    if at + 1 < len(lines) and line.endswith((":", "：")) and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line)) \
+    if at + 1 < len(lines) and line.endswith((":", "：")) \
+            and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line) and at not in emptied) \
             and not _NO_MESSAGE.match(lines[at + 1]) and not line.startswith("patch: "):  # patch's quotes a blank line
         return f"{line} {lines[at + 1]}"
     if _SQLFLUFF_VIOLATION.match(line):  # sqlfluff's violation, its description wrapped
