@@ -62,9 +62,9 @@ from typing import Any, Iterator
 from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (SessionSteps, error_line, finish_steps, in_trial, iso_time, parts_text, prompt_list,
+from ._agent_cli import (SessionSteps, error_line, iso_time, parts_text, prompt_list, session_trajectory,
                          strip_reminders)
-from ._common import (PassedOver, RecordError, Context, as_dict, as_list, clip_task, double_encoded, json_kind,
+from ._common import (PassedOver, RecordError, Context, as_dict, as_list, double_encoded, json_kind,
                       tool_arguments)
 
 NAME = "letta"
@@ -274,12 +274,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     metadata = {"agent_name": record.get("name"), "agent_type": record.get("agent_type"),
                 "session_id": session, "user_prompts": prompt_list(prompts[1:]) or None,
                 "is_subagent": True if record.get(_PARENT) else None, "parent_session_id": record.get(_PARENT)}
-    metadata = {k: v for k, v in metadata.items() if v is not None}
-    return in_trial(ctx, {
-        "trajectory_id": f"{ID_PREFIX}:{session}",
-        "task": clip_task(prompts[0]),
-        "model_id": model or as_dict(record.get("llm_config")).get("model"),
-        "steps": finish_steps(steps.steps, metadata),
-        "created_at": iso_time(messages[0].get("created_at")) if messages else None,
-        "metadata": metadata,
-    })
+    return session_trajectory(
+        ctx, run_id=f"{ID_PREFIX}:{session}", task=prompts[0],
+        model_id=model or as_dict(record.get("llm_config")).get("model"), steps=steps.steps, metadata=metadata,
+        last_error=None, error_cause="", created_at=iso_time(messages[0].get("created_at")) if messages else None)
