@@ -429,12 +429,11 @@ def run_task(group: list[Node], root: Node, what: str) -> str:
     else the root's input), else the first user message of the earliest model call or the instruction of the
     earliest chain, else the root's longest call argument, else its whole input. ``what`` names the root in the
     error (a LangSmith "run", a Braintrust "span")."""
-    ordered = sorted(group, key=start_order)
     if root.role == "llm" and (text := first_user_text(root.input_messages)):
         return text
     if text := instruction(root.input_text):
         return text
-    for node in ordered:
+    for node in sorted(group, key=start_order):
         if node.role == "llm" and (text := first_user_text(node.input_messages)):
             return text
         if node.role == "chain" and (text := instruction(node.input_text)):
