@@ -511,7 +511,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0],
                               model_id=walk.models[-1] if walk.models else None, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
-                              created_at=clock.at(wall_time(lines[0].get("timestamp"))))
+                              created_at=clock.at(opened))
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
