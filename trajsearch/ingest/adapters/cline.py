@@ -337,6 +337,11 @@ def folder_files(folder: Path) -> list[Path]:
     return [folder / name for name in FILES if (folder / name).is_file()]
 
 
+def _beside_data(folder: Path) -> bool:
+    """Whether ``folder`` is Cline's data folder: it holds ``tasks/`` (3.x outside VS Code) or ``sessions/`` (4.x)."""
+    return (folder / "tasks").is_dir() or (folder / "sessions").is_dir()
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Another file of a task folder (``_OWN_FILES``): the task's own bookkeeping; Roo Code's index of its tasks
     (``_index.json``) beside the task folders; the extension's own ``state/``, ``settings/`` JSON beside its
@@ -349,11 +354,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return f"a Cline 4.x session's own file beside its {own.group('id')}{_SDK_MESSAGES} (the run)"
     if path.name == _TASKS_INDEX and any((d / HISTORY).is_file() for d in path.parent.iterdir() if d.is_dir()):
         return "Roo Code's index of the task folders beside it (each read as its own run)"
-    if any(a.name in _DATA_FOLDERS and ((a.parent / "tasks").is_dir() or (a.parent / "sessions").is_dir())
-           for a in path.parents):
+    if any(a.name in _DATA_FOLDERS and _beside_data(a.parent) for a in path.parents):
         return "Cline's own state, settings, logs or caches beside its tasks/ or sessions/ (each task folder or " \
                "session there is read as its own run)"
-    if path.name in _DATA_FILES and ((path.parent / "tasks").is_dir() or (path.parent / "sessions").is_dir()):
+    if path.name in _DATA_FILES and _beside_data(path.parent):
         return "Cline's own state beside its tasks/ or sessions/ (each task folder or session there is read as a run)"
     return None
 
