@@ -360,14 +360,21 @@ class TrajectoryIndex:
             self._mirror.before_write()
         for tenant, unique in by_tenant.items():
             ids = list(unique)
-            scope = self._scope(tenant, LEVELS)  # None: no partition, hence no rows
+            partitions = self._delete_scopes(tenant)
             for start in range(0, len(ids), DELETE_RUNS):
                 expr = Filters(tenant=tenant, trajectory_ids=tuple(ids[start : start + DELETE_RUNS])).to_expr()
-                for name in ([] if scope is None else scope.get("partition_names", [None])):
-                    self.client.delete(COLLECTION, filter=expr, **({"partition_name": name} if name else {}))
+                for where in partitions:
+                    self.client.delete(COLLECTION, filter=expr, **where)
             if self._mirror is not None:
                 for trajectory_id in ids:
                     self._mirror.delete_where(tenant, trajectory_id)
+
+    def _delete_scopes(self, tenant: str) -> list[dict[str, str]]:
+        """The partition argument of each delete of ``tenant``'s rows: one per partition it has (``{}``: the
+        collection's own, where partitions are by key), none where it has none (hence no rows)."""
+        scope = self._scope(tenant, LEVELS)
+        return [] if scope is None else [{"partition_name": name} if name else {}
+                                         for name in scope.get("partition_names", [None])]
 
     def delete_rows(self, tenant: str, ids: Sequence[str]) -> None:
         """Rows of ``tenant`` by primary key: those of a run that its new representation no longer makes
@@ -376,9 +383,8 @@ class TrajectoryIndex:
             return
         if self._mirror is not None:
             self._mirror.before_write()
-        scope = self._scope(tenant, LEVELS)  # None: no partition, hence no rows
-        for name in ([] if scope is None else scope.get("partition_names", [None])):
-            self.client.delete(COLLECTION, ids=list(ids), **({"partition_name": name} if name else {}))
+        for where in self._delete_scopes(tenant):
+            self.client.delete(COLLECTION, ids=list(ids), **where)
         if self._mirror is not None:
             self._mirror.delete(ids)
 
