@@ -25,12 +25,13 @@ def _run():
 
 
 def test_upgrading_a_store_indexed_before_the_blob_rule_leaves_no_base64_row(hashing_ts, monkeypatch) -> None:
+    import trajsearch.indexer as indexer_module
     import trajsearch.represent as represent_module
 
     run = _run()
     with monkeypatch.context() as old:  # representation 24: the base64 indexed as text, its output in passages
         old.setattr(represent_module, "REPRESENTATION_VERSION", 24)
-        old.setattr(represent_module, "indexed_text", lambda trajectory: trajectory)
+        old.setattr(indexer_module, "indexed_text", lambda trajectory: trajectory)  # where ingest removes blobs
         hashing_ts.add([run])
     levels = lambda: sorted(r["level"] for r in hashing_ts.rows(Filters(tenant="acme"), ["text", "level"])  # noqa: E731
                             if "data:image" in r["text"])

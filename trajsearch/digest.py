@@ -455,7 +455,11 @@ def _kept_changes(step: Step, kept: frozenset[str], changes: StepFiles) -> set[s
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
     """The exemplar digest of ``run`` as its rows hold it (:func:`~trajsearch.represent.indexed_text`): an image's
     placeholder, not its base64, even uncapped (advice's fallback for a row with no digest yet puts it in a prompt)."""
-    run = indexed_text(run)
+    return _exemplar_digest(indexed_text(run), caps)
+
+
+def _exemplar_digest(run: Trajectory, caps: Caps) -> ExemplarDigest:
+    """:func:`exemplar_digest` of a run already through :func:`~trajsearch.represent.indexed_text`."""
     points, ranked = ranked_decision_points(run)
     ranked = ranked[: caps.actions]
     rank = {position: n for n, position in enumerate(ranked)}
@@ -515,7 +519,11 @@ def failing_step_text(step: Step) -> str | None:
 def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
     """The warning digest of ``run`` as its rows hold it (an image's placeholder, not its base64), as
     :func:`exemplar_digest`."""
-    run = indexed_text(run)
+    return _warning_digest(indexed_text(run), caps)
+
+
+def _warning_digest(run: Trajectory, caps: Caps) -> WarningDigest:
+    """:func:`warning_digest` of a run already through :func:`~trajsearch.represent.indexed_text`."""
     error, position = decisive_error(run)
     failure = run.failure
     return WarningDigest(
@@ -529,12 +537,13 @@ def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
 # -- in rows ------------------------------------------------------------------------------------
 
 
-def row_steps(run: Trajectory, level: str, caps: Caps = CAPS) -> list[dict[str, Any]] | None:
-    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps)."""
+def row_steps(indexed: Trajectory, level: str, caps: Caps = CAPS) -> list[dict[str, Any]] | None:
+    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps), of a run
+    already through :func:`~trajsearch.represent.indexed_text` (the one its rows were made of)."""
     if level == "summary":
-        return [exemplar_digest(run, caps).to_json()]
+        return [_exemplar_digest(indexed, caps).to_json()]
     if level == "failure":
-        return [warning_digest(run, caps).to_json()]
+        return [_warning_digest(indexed, caps).to_json()]
     return None
 
 

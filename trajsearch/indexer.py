@@ -57,8 +57,8 @@ from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
 from .model import Trajectory, former_ids, superseded, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
-                        extractive_summary, file_digest, indexed_version, marked_digest, represent, row_id,
-                        stored_digest, token_cap)
+                        extractive_summary, file_digest, indexed_text, indexed_version, marked_digest,
+                        represent_indexed, row_id, stored_digest, token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -146,9 +146,23 @@ def _index_error_is_transient(exc: BaseException) -> bool:
         "MilvusException", "MilvusUnavailableException", "_InactiveRpcError", "RpcError")) and not disk_full(exc)
 
 
+def indexed_rows(run: Trajectory, *, window: WindowConfig,
+                 summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary) -> list[Row]:
+    """The rows of ``run`` as the index stores them (:func:`~trajsearch.represent.represent`), its summary and failure
+    rows holding its digests (:func:`~trajsearch.digest.row_steps`: what an exemplar or a warning shows of it, worked
+    out here once, so that showing one never reads the trace). Both are of the run without its encoded blobs, removed
+    once here for all of them: each pass reads every text of the run (README, "An encoded blob": what a pass costs)."""
+    indexed = indexed_text(run)
+    rows = represent_indexed(indexed, window=window, summarizer=summarizer)
+    for row in rows:
+        row.steps = row.steps or row_steps(indexed, row.level) or []
+    return rows
+
+
 def _record(
     trajectory: Trajectory, row: Row, *, trace_uri: str, chash: str, vector: Any
 ) -> dict[str, Any]:
+    """The index record of one of ``trajectory``'s :func:`indexed_rows`."""
     return {
         "id": row_id(trajectory.tenant, trajectory.trajectory_id, row.level, row.step_index, row.part),
         "tenant": trajectory.tenant,
@@ -167,9 +181,7 @@ def _record(
         "quality_score": trajectory.quality_score,
         "created_at": int(trajectory.created_at.timestamp()),
         "text": row.text,
-        # step rows: their steps; summary and failure rows: the run's digest, what an exemplar or a
-        # warning shows of it (worked out here once, so that showing one never reads the trace)
-        "steps": row.steps or row_steps(trajectory, row.level) or [],
+        "steps": row.steps,  # step rows: their steps; summary and failure rows: the run's digest
         "trace_uri": trace_uri,
         "content_hash": chash,
         "embedding": vector,
@@ -447,7 +459,7 @@ class Indexer:
 
     def rows_of(self, run: Trajectory) -> list[dict[str, Any]]:
         """The index rows of one run, embedded, as :meth:`add` writes them (nothing is written)."""
-        rows = represent(run, window=self.window, summarizer=self.summarizer)
+        rows = indexed_rows(run, window=self.window, summarizer=self.summarizer)
         vectors = embed_rows(self, rows)
         chash, uri = content_hash(run, self.window), self.traces.uri_for(run.tenant, run.trajectory_id)
         return [_record(run, row, trace_uri=uri, chash=chash, vector=vector.tolist()) for row, vector in zip(rows, vectors)]
@@ -488,7 +500,7 @@ class Indexer:
             batch.todo = list(dict.fromkeys([*batch.todo, *keys]))
         pending = []
         for key in keys:
-            rows = represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
+            rows = indexed_rows(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
             pending += [(key, row) for row in rows]
             if key in batch.stored:  # indexed before, by an older representation: keep what is unchanged
                 run, stored = batch.runs[key][0], batch.stored[key]

@@ -557,8 +557,18 @@ def represent(
     window: WindowConfig = WindowConfig(),
     summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
 ) -> list[Row]:
-    """All index rows for one trajectory, in a stable order."""
-    trajectory = indexed_text(trajectory)
+    """All index rows for one trajectory, in a stable order: of its text without encoded blobs (:func:`indexed_text`)."""
+    return represent_indexed(indexed_text(trajectory), window=window, summarizer=summarizer)
+
+
+def represent_indexed(
+    trajectory: Trajectory,
+    *,
+    window: WindowConfig = WindowConfig(),
+    summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
+) -> list[Row]:
+    """:func:`represent` of a run already through :func:`indexed_text`: the indexer removes a run's blobs once for its
+    rows and its digests (``trajsearch.indexer.indexed_rows``), as each pass reads every text of the run."""
     rows = [
         Row("task", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, trajectory.task[:MAX_ROW_CHARS]),
         Row("summary", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, summarizer(trajectory)[:MAX_ROW_CHARS]),

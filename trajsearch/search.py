@@ -231,8 +231,8 @@ class TrajSearch:
         ingest does; the rows the new representation no longer makes are deleted just before it
         (:meth:`_delete_unmade`), so an upgraded run holds the rows a fresh ingest makes.
         """
-        from .indexer import _record, reusable_vectors  # noqa: PLC0415 - the one row layout
-        from .represent import content_hash, embed_rows, represent  # noqa: PLC0415
+        from .indexer import _record, indexed_rows, reusable_vectors  # noqa: PLC0415 - the one row layout
+        from .represent import content_hash, embed_rows  # noqa: PLC0415
 
         expr = Filters(tenant=tenant, levels=("task",)).to_expr() if tenant else 'level == "task"'
         todo = list(self.index.iterate(["tenant", "trajectory_id", "content_hash", "trace_uri"], expr=expr))
@@ -249,7 +249,7 @@ class TrajSearch:
                 chash = content_hash(run, self.window)
                 if chash == task_row["content_hash"]:
                     continue
-                rows = represent(run, window=self.window)
+                rows = indexed_rows(run, window=self.window)
                 known = reusable_vectors(self.index, run, rows, task_row["content_hash"], self.window)
                 fresh = [r for r in rows if id(r) not in known and id(r.vector_of) not in known]
                 vectors = dict(zip(map(id, fresh), embed_rows(self.embedder, fresh).tolist())) if fresh else {}
