@@ -516,10 +516,25 @@ def _is_ts_rollout(document: Any) -> bool:
 
 
 def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
-    """(kind, payload, timestamp) of each line of a rollout, in any layout (see ``_normal``, ``_ts_lines``)."""
+    """(kind, payload, timestamp) of each line of a rollout, in any layout (see ``_normal``, ``_ts_lines``), without
+    the history a sub-agent inherits (``_own_records``)."""
     if _is_ts_rollout(document):
         return _ts_lines(document)
-    return [_normal(line) for line in as_records(document, "Codex rollout")]
+    return [_normal(line) for line in _own_records(as_records(document, "Codex rollout"))]
+
+
+def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of the session's own thread. A sub-agent spawned with its parent's history (``spawn_agent``
+    ``fork_context`` / ``fork_turns``; an auto-review's too) starts its rollout with a copy of it after its own
+    meta: the parent's meta, prompts, final answers and events (codex-rs ``keep_forked_rollout_item``), up to the
+    ``subagent_history_start_ordinal`` its meta names, the first line that is its own; Codex leaves that prefix out
+    of the thread's turns, and so does this (read, it gave the parent's answers as the sub-agent's steps)."""
+    meta = next((record for record in records if _normal(record)[0] == "session_meta"), None)
+    start = _normal(meta)[1].get("subagent_history_start_ordinal") if meta else None
+    if type(start) is not int or start <= 0:
+        return records
+    return [record for record in records
+            if record is meta or type(record.get("ordinal")) is not int or record["ordinal"] >= start]
 
 
 def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
