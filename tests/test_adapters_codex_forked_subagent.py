@@ -1,7 +1,9 @@
-"""A Codex sub-agent spawned with its parent's history (``spawn_agent`` with ``fork_context``), read from a real
-rollout the unmodified Codex 0.171.0 wrote (audit AUDCX32, round 32; origin in ``codex-cli/.aud32/README.md``):
-the sub-agent's rollout starts with a copy of its parent's thread (the parent's meta, prompts, final answers and
-events) before its own first line, ``subagent_history_start_ordinal``."""
+"""Codex sub-agents spawned with their parent's history, read from real rollouts the unmodified Codex 0.171.0 wrote
+(audit AUDCX32, round 32; origin in ``codex-cli/.aud32/README.md``): multi-agent v1's ``spawn_agent`` with
+``fork_context``, and v2's (``--enable multi_agent_v2``), which forks by default (``fork_turns: all``). A sub-agent's
+rollout starts with a copy of its parent's thread (the parent's meta, prompts, answers, events; in v2 its calls
+too) before its own first line, ``subagent_history_start_ordinal``; a v2 sub-agent's task is no user message but
+the ``agent_message`` its parent sent it (``Message Type: NEW_TASK``)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud32"
 CHILD = FIXTURES / "rollout-2026-12-07T10-31-43-01a2500f-335e-7ee2-90d9-a890bced9bf1.jsonl"
+V2_CHILD = FIXTURES / "rollout-2026-12-07T10-34-02-01a25011-52d5-76c0-b8af-33f24a63404d.jsonl"
 
 
-def _run():
-    [parsed] = list(read_dump(CHILD, tenant="acme"))
+def _run(rollout: Path = CHILD):
+    [parsed] = list(read_dump(rollout, tenant="acme"))
     assert parsed.error is None
     return parsed.trajectory
 
@@ -31,3 +34,17 @@ def test_a_forked_sub_agent_is_its_own_steps_not_its_parents() -> None:
     assert run.metadata["is_subagent"] is True
     assert run.metadata["parent_thread_id"] == "01a2500f-2f28-7592-ae83-d9100c15f164"
     assert not run.metadata.get("user_prompts")  # the parent's two prompts are none of the helper's
+
+
+def test_a_multi_agent_v2_sub_agents_task_is_the_task_its_parent_sent() -> None:
+    """A v2 sub-agent was read as its parent's run: the parent's first prompt its task, the parent's answer, ``ls``
+    and ``spawn_agent`` call its first steps (and its parent's turn, marked aborted when the fork was taken, its
+    abort). Read without that copy, it held no user message and was refused. Its task is its parent's
+    ``NEW_TASK`` message, the payload Codex keeps in the message's ``encrypted_content`` part (plain here: the
+    provider did not encrypt it)."""
+    run = _run(V2_CHILD)
+    assert run.task == "WORKER TASK: count the lines of notes.txt and report the number."
+    assert [s.action for s in run.steps] == ["exec_command", "respond"]
+    assert run.steps[0].arguments == {"cmd": "wc -l notes.txt"}
+    assert run.metadata["agent_path"] == "/root/counter" and run.metadata["is_subagent"] is True
+    assert not run.metadata.get("user_prompts") and not run.metadata.get("turns_aborted")

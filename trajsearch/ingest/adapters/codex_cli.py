@@ -38,7 +38,10 @@ Mapping
   session (``source: {"subagent": ...}``, and Codex's own, ``{"internal":
   ...}`` or a ``thread_source`` saying so) is ``is_subagent``, with its
   ``parent_thread_id`` (an auto-review's: the session its prompt names),
-  ``agent_role`` and ``agent_nickname``.
+  ``agent_role``, ``agent_nickname`` and (multi-agent v2) ``agent_path``.
+  A sub-agent spawned with its parent's history (v1 ``fork_context``, v2's
+  default ``fork_turns: all``) has a copy of the parent's thread after its
+  meta, up to ``subagent_history_start_ordinal``: left out (``_own_records``).
 - task: the first user prompt. Each turn's prompts are read from its
   ``event_msg`` ``user_message`` events (whose ``kind``, in older builds, is
   ``plain``), else (0.148+ in its default, paginated history mode, which
@@ -48,7 +51,8 @@ Mapping
   ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
   ``<user_shell_command>``, a review's results ``<user_action>``, ...). A
   prompt is the words sent (not the tags Codex wraps an image in); one of
-  images alone reads as ``[image]`` per image.
+  images alone reads as ``[image]`` per image. A multi-agent v2 sub-agent's
+  task is the ``agent_message`` its parent sent it, ``NEW_TASK`` (``_agent_task``).
   Developer/system messages are the harness's. A session whose only request
   was a review (``/review``, ``codex exec review``: entering review mode, no
   prompt typed) has that request as its task (``/review current changes``);
@@ -289,7 +293,8 @@ def _session_source(meta: dict[str, Any]) -> dict[str, Any]:
         kind = next(iter(kind), "") + (f":{other}" if isinstance(other := kind.get("other"), str) else "")
     return {"source": f"{key}:{kind}" if kind and isinstance(kind, str) else key, "is_subagent": True,
             "parent_thread_id": as_str(meta.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")),
-            "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname"))}
+            "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname")),
+            "agent_path": as_str(spawn.get("agent_path"))}  # multi-agent v2's name for it (no nickname)
 
 
 def _is_review(meta: dict[str, Any]) -> bool:
@@ -419,9 +424,31 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
         text = _completed_prompt(payload, thread) or ""
     elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
         text = _prompt_text(payload.get("content"))
+    elif kind == "response_item" and payload.get("type") == "agent_message":
+        text = _agent_task(payload) or ""
     else:
         return None
     return text if text and not CODEX_INJECTED.match(text) else None
+
+
+#: The envelope of a message between agents (multi-agent v2): ``Message Type: NEW_TASK | MESSAGE | FINAL_ANSWER``,
+#: ``Task name: <recipient>``, ``Sender: <author>``, ``Payload:``, then the payload.
+_AGENT_ENVELOPE = re.compile(r"^Message Type: (\w+)\n(?:Task name: (.*)\n)?(?:Sender: .*\n)?Payload:\n?")
+
+
+def _agent_task(payload: dict[str, Any]) -> str | None:
+    """The task a multi-agent v2 sub-agent was given (Codex 0.15x+), which its rollout records as no user message but
+    as the ``agent_message`` item its parent sent it, of type ``NEW_TASK``: its payload, the text after the envelope
+    and what Codex keeps in an ``encrypted_content`` part (the model's words as it wrote them: plain text from a
+    provider that does not encrypt them). A payload encrypted (one opaque token) reads as the task's name."""
+    parts = [part for part in as_list(payload.get("content")) if isinstance(part, dict)]
+    header = "".join(part["text"] for part in parts if isinstance(part.get("text"), str))
+    found = _AGENT_ENVELOPE.match(header)
+    if not found or found.group(1) != "NEW_TASK":
+        return None
+    sealed = [part["encrypted_content"] for part in parts if isinstance(part.get("encrypted_content"), str)]
+    body = (header[found.end():] + "".join(text for text in sealed if len(text.split()) > 1)).strip()
+    return body or f"[encrypted task] {found.group(2) or ''}".strip()
 
 
 def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None:
@@ -1159,12 +1186,14 @@ def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
 #: The records of a prompt, the most faithful first (``_counted_prompts``): the ``user_message`` event (up to 0.147,
 #: and later in the legacy history mode), the ``item_completed`` event of its ``UserMessage`` item (0.148+ in the
 #: paginated mode, the default), the user message item (beside which Codex sends its own context as user messages).
-_PROMPT_RECORDS = ("user_message", "item_completed", "message")
+_PROMPT_RECORDS = ("user_message", "item_completed", "agent_message", "message")
 
 
 def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
-    """Which of ``_PROMPT_RECORDS`` a prompt's line is."""
-    return (as_str(payload.get("type")) or "") if kind == "event_msg" else "message"
+    """Which of ``_PROMPT_RECORDS`` a prompt's line is (a sub-agent's task, ``agent_message``, has no event)."""
+    if kind == "event_msg" or payload.get("type") == "agent_message":
+        return as_str(payload.get("type")) or ""
+    return "message"
 
 
 def _counted_prompts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) -> dict[int, str]:
@@ -1244,15 +1273,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             item = as_str(payload.get("type"))
             if item not in OUTPUTS and item != "reasoning":
                 rollout.answered = None  # late reasoning follows its call's output directly
-            if item == "message":
-                role = payload.get("role")
-                text = _message_text(payload)
-                if role == "assistant":
-                    rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and _typed_prompt(kind, payload, session_id):
-                    rollout.flush()
-                    if line in counted:
-                        typed.add(request(counted[line]), at)
+            if item == "message" and payload.get("role") == "assistant":
+                rollout.answer(_message_text(payload), at, final=payload.get("phase") == "final_answer")
+            elif item in ("message", "agent_message") and _typed_prompt(kind, payload, session_id):
+                rollout.flush()
+                if line in counted:
+                    typed.add(request(counted[line]), at)
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
