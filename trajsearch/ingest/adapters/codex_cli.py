@@ -437,10 +437,11 @@ _AGENT_ENVELOPE = re.compile(r"^Message Type: (\w+)\n(?:Task name: (.*)\n)?(?:Se
 
 
 def _agent_task(payload: dict[str, Any]) -> str | None:
-    """The task a multi-agent v2 sub-agent was given (Codex 0.15x+), which its rollout records as no user message but
+    """The task a multi-agent v2 sub-agent was given, which its rollout (Codex 0.171) records as no user message but
     as the ``agent_message`` item its parent sent it, of type ``NEW_TASK``: its payload, the text after the envelope
     and what Codex keeps in an ``encrypted_content`` part (the model's words as it wrote them: plain text from a
-    provider that does not encrypt them). A payload encrypted (one opaque token) reads as the task's name."""
+    provider that does not encrypt them). A payload encrypted (one opaque token) reads as ``[encrypted task] <its
+    name>``. Other messages between agents (``MESSAGE``, a sub-agent's ``FINAL_ANSWER`` to its parent) are none."""
     parts = [part for part in as_list(payload.get("content")) if isinstance(part, dict)]
     header = "".join(part["text"] for part in parts if isinstance(part.get("text"), str))
     found = _AGENT_ENVELOPE.match(header)
@@ -1185,7 +1186,8 @@ def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
 
 #: The records of a prompt, the most faithful first (``_counted_prompts``): the ``user_message`` event (up to 0.147,
 #: and later in the legacy history mode), the ``item_completed`` event of its ``UserMessage`` item (0.148+ in the
-#: paginated mode, the default), the user message item (beside which Codex sends its own context as user messages).
+#: paginated mode, the default), a multi-agent v2 sub-agent's task (``_agent_task``), the user message item (beside
+#: which Codex sends its own context as user messages).
 _PROMPT_RECORDS = ("user_message", "item_completed", "agent_message", "message")
 
 
