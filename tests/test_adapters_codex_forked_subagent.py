@@ -7,13 +7,29 @@ the ``agent_message`` its parent sent it (``Message Type: NEW_TASK``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud32"
 CHILD = FIXTURES / "rollout-2026-12-07T10-31-43-01a2500f-335e-7ee2-90d9-a890bced9bf1.jsonl"
 V2_CHILD = FIXTURES / "rollout-2026-12-07T10-34-02-01a25011-52d5-76c0-b8af-33f24a63404d.jsonl"
+
+
+def _derived(tmp_path: Path, task: str, envelope: str | None = None) -> Path:
+    """The v2 sub-agent's rollout with its task message's encrypted part (and, if given, its envelope) replaced."""
+    lines = [json.loads(line) for line in V2_CHILD.read_text().splitlines()]
+    for line in lines:
+        if line["payload"].get("type") == "agent_message":
+            header, sealed = line["payload"]["content"]
+            sealed["encrypted_content"] = task
+            header["text"] = envelope or header["text"]
+    path = tmp_path / V2_CHILD.name
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    return path
 
 
 def _run(rollout: Path = CHILD):
@@ -48,3 +64,16 @@ def test_a_multi_agent_v2_sub_agents_task_is_the_task_its_parent_sent() -> None:
     assert run.steps[0].arguments == {"cmd": "wc -l notes.txt"}
     assert run.metadata["agent_path"] == "/root/counter" and run.metadata["is_subagent"] is True
     assert not run.metadata.get("user_prompts") and not run.metadata.get("turns_aborted")
+
+
+@pytest.mark.parametrize(("sent", "task"), [
+    ("数一数notes.txt的行数并报告。", "数一数notes.txt的行数并报告。"),  # a plain task without spaces was read as sealed
+    ("Refactor", "Refactor"),
+    ("gAAAAABpNk3x_Zr8bXo1-QeYw2v0hT9cLmZtU4aFq7sRk==", "[encrypted task] /root/counter"),
+])
+def test_a_v2_task_is_read_as_sent_unless_its_provider_encrypted_it(tmp_path: Path, sent: str, task: str) -> None:
+    """The task's words are what Codex keeps in the message's ``encrypted_content`` part: plain from a provider that
+    does not encrypt them (CJK or one word, which has no space, too), a Fernet token from OpenAI's backend, which
+    reads as a placeholder naming the sub-agent (the token says nothing). Derived from the real v2 rollout."""
+    assert _run(_derived(tmp_path, sent)).task == task
+

@@ -435,20 +435,25 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
 #: ``Task name: <recipient>``, ``Sender: <author>``, ``Payload:``, then the payload.
 _AGENT_ENVELOPE = re.compile(r"^Message Type: (\w+)\n(?:Task name: (.*)\n)?(?:Sender: .*\n)?Payload:\n?")
 
+#: A payload the model's provider encrypted: a Fernet token (``gAAAA...``, as OpenAI's backend seals it; codex-rs's
+#: own tests), or any long unbroken base64 run; a plain task of one word, or in a script without spaces, is none.
+_SEALED = re.compile(r"gAAAA[A-Za-z0-9_=-]*|[A-Za-z0-9_=+/-]{40,}")
+
 
 def _agent_task(payload: dict[str, Any]) -> str | None:
     """The task a multi-agent v2 sub-agent was given, which its rollout (Codex 0.171) records as no user message but
     as the ``agent_message`` item its parent sent it, of type ``NEW_TASK``: its payload, the text after the envelope
     and what Codex keeps in an ``encrypted_content`` part (the model's words as it wrote them: plain text from a
-    provider that does not encrypt them). A payload encrypted (one opaque token) reads as ``[encrypted task] <its
-    name>``. Other messages between agents (``MESSAGE``, a sub-agent's ``FINAL_ANSWER`` to its parent) are none."""
+    provider that does not encrypt them). A payload encrypted (``_SEALED``: OpenAI's backend seals every one) reads
+    as ``[encrypted task] <its name>``. Other messages between agents (``MESSAGE``, a sub-agent's ``FINAL_ANSWER``
+    to its parent) are none."""
     parts = [part for part in as_list(payload.get("content")) if isinstance(part, dict)]
     header = "".join(part["text"] for part in parts if isinstance(part.get("text"), str))
     found = _AGENT_ENVELOPE.match(header)
     if not found or found.group(1) != "NEW_TASK":
         return None
     sealed = [part["encrypted_content"] for part in parts if isinstance(part.get("encrypted_content"), str)]
-    body = (header[found.end():] + "".join(text for text in sealed if len(text.split()) > 1)).strip()
+    body = (header[found.end():] + "".join(text for text in sealed if not _SEALED.fullmatch(text.strip()))).strip()
     return body or f"[encrypted task] {found.group(2) or ''}".strip()
 
 
