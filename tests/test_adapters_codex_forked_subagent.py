@@ -77,3 +77,9 @@ def test_a_v2_task_is_read_as_sent_unless_its_provider_encrypted_it(tmp_path: Pa
     reads as a placeholder naming the sub-agent (the token says nothing). Derived from the real v2 rollout."""
     assert _run(_derived(tmp_path, sent)).task == task
 
+
+def test_a_v2_task_whose_envelope_has_no_payload_line_is_read(tmp_path: Path) -> None:
+    """An envelope that ends at its sender (no ``Payload:`` line) before the task's part was refused: no prompt."""
+    envelope = "Message Type: NEW_TASK\nTask name: /root/counter\nSender: /root\n"
+    assert _run(_derived(tmp_path, "Count the lines.", envelope)).task == "Count the lines."
+

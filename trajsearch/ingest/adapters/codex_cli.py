@@ -433,7 +433,7 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
 
 #: The envelope of a message between agents (multi-agent v2): ``Message Type: NEW_TASK | MESSAGE | FINAL_ANSWER``,
 #: ``Task name: <recipient>``, ``Sender: <author>``, ``Payload:``, then the payload.
-_AGENT_ENVELOPE = re.compile(r"^Message Type: (\w+)\n(?:Task name: (.*)\n)?(?:Sender: .*\n)?Payload:\n?")
+_AGENT_ENVELOPE = re.compile(r"^Message Type: (\w+)\n(?:Task name: (.*)\n)?(?:Sender: .*\n)?(?:Payload:\n?)?")
 
 #: A payload the model's provider encrypted: a Fernet token (``gAAAA...``, as OpenAI's backend seals it; codex-rs's
 #: own tests), or any long unbroken base64 run; a plain task of one word, or in a script without spaces, is none.
