@@ -83,3 +83,15 @@ def test_a_v2_task_whose_envelope_has_no_payload_line_is_read(tmp_path: Path) ->
     envelope = "Message Type: NEW_TASK\nTask name: /root/counter\nSender: /root\n"
     assert _run(_derived(tmp_path, "Count the lines.", envelope)).task == "Count the lines."
 
+
+def test_a_sub_agent_that_wrote_nothing_of_its_own_is_refused_saying_so(tmp_path: Path) -> None:
+    """A sub-agent stopped before its first own line (here: the start ordinal past the file's end) holds only its
+    parent's copied history; it was refused as "only session_meta lines", which hid that the file has 30."""
+    lines = V2_CHILD.read_text().splitlines()
+    meta = json.loads(lines[0])
+    meta["payload"]["subagent_history_start_ordinal"] = 1000
+    path = tmp_path / V2_CHILD.name
+    path.write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    [parsed] = list(read_dump(path, tenant="acme"))
+    assert "all 29 lines after its session meta come before its subagent_history_start_ordinal 1000" in parsed.error
+    assert "wrote nothing of its own" in parsed.error

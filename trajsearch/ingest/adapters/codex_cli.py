@@ -566,8 +566,13 @@ def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     start = _normal(meta)[1].get("subagent_history_start_ordinal") if meta else None
     if type(start) is not int or start <= 0:
         return records
-    return [record for record in records
-            if record is meta or type(record.get("ordinal")) is not int or record["ordinal"] >= start]
+    own = [record for record in records
+           if record is meta or type(record.get("ordinal")) is not int or record["ordinal"] >= start]
+    if len(own) == 1 < len(records):
+        raise RecordError(f"all {len(records) - 1} lines after its session meta come before its "
+                          f"subagent_history_start_ordinal {start}: history copied from its parent; this sub-agent "
+                          "wrote nothing of its own")
+    return own
 
 
 def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
