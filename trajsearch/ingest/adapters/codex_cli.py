@@ -294,7 +294,7 @@ def _session_source(meta: dict[str, Any]) -> dict[str, Any]:
     return {"source": f"{key}:{kind}" if kind and isinstance(kind, str) else key, "is_subagent": True,
             "parent_thread_id": as_str(meta.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")),
             "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname")),
-            "agent_path": as_str(spawn.get("agent_path"))}  # multi-agent v2's name for it (no nickname)
+            "agent_path": as_str(spawn.get("agent_path"))}  # multi-agent v2's address of it (/root/<task_name>)
 
 
 def _is_review(meta: dict[str, Any]) -> bool:
@@ -416,7 +416,8 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
     """The text of a prompt sent to the agent (``_prompt_text``): a ``user_message`` event (whose ``kind``, in older
     builds, is ``plain``; its attached images in ``images`` and ``local_images``), a ``UserMessage`` item's
     ``item_completed`` event (0.148+, see ``_completed_prompt``; ``thread``: the session's id) or a user
-    ``message`` item, not the context Codex injects as one (``CODEX_INJECTED``)."""
+    ``message`` item (not the context Codex injects as one, ``CODEX_INJECTED``), or the ``agent_message`` item that
+    gives a multi-agent v2 sub-agent its task (``_agent_task``)."""
     if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
         images = [*as_list(payload.get("images")), *as_list(payload.get("local_images"))]
         text = _prompt_text(str(payload.get("message") or ""), images=len(images))
@@ -1198,14 +1199,16 @@ def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
 #: and later in the legacy history mode), the ``item_completed`` event of its ``UserMessage`` item (0.148+ in the
 #: paginated mode, the default), a multi-agent v2 sub-agent's task (``_agent_task``), the user message item (beside
 #: which Codex sends its own context as user messages).
-_PROMPT_RECORDS = ("user_message", "item_completed", "agent_message", "message")
+_PROMPT_RECORDS = ("user_message", "item_completed", "agent_task", "message")
 
 
 def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
-    """Which of ``_PROMPT_RECORDS`` a prompt's line is (a sub-agent's task, ``agent_message``, has no event)."""
-    if kind == "event_msg" or payload.get("type") == "agent_message":
+    """Which of ``_PROMPT_RECORDS`` a prompt's line is: a sub-agent's task (an ``agent_message`` item, which no
+    event repeats) is ranked apart from the user message items, and from the assistant's ``agent_message`` events,
+    which are never prompts."""
+    if kind == "event_msg":
         return as_str(payload.get("type")) or ""
-    return "message"
+    return "agent_task" if payload.get("type") == "agent_message" else "message"
 
 
 def _counted_prompts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) -> dict[int, str]:
