@@ -367,3 +367,42 @@ def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_pat
     captured.write_text(BANNER + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
     [read] = read_dump(captured)
     assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error
+
+
+def test_a_session_ending_on_gooses_context_length_exceeded_part_ran_out_of_context(tmp_path: Path) -> None:
+    """Bug (LEFT32, 1): goose before its ``error`` parts wrote an overflow as a part of its own,
+    ``{"type": "contextLengthExceeded", "msg"}`` (``MessageContent::ContextLengthExceeded``, yielded by
+    ``agents/agent.rs`` on ``ProviderError::ContextLengthExceeded``): read as no step, the run's end unknown."""
+    session = json.loads(EXPORT.read_text())
+    overflow = {"role": "assistant", "created": 1772356000, "content": [{
+        "type": "contextLengthExceeded",
+        "msg": "The context length of the model has been exceeded. Please start a new session and try again."}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**session, "conversation": [*session["conversation"], overflow]}))
+    run = only(path)
+    assert run.outcome == Outcome.failure and run.failure.cause.startswith("the agent ran out of its context window")
+    assert run.failure.error.startswith("The context length of the model has been exceeded")
+    # goose's CLI then offers to clear or summarise: a session that went on did not end on it
+    again = [{"role": "user", "created": 1772356010, "content": [{"type": "text", "text": "go on"}]},
+             {"role": "assistant", "created": 1772356020, "content": [{"type": "text", "text": "Done."}]}]
+    path.write_text(json.dumps({**session, "conversation": [*session["conversation"], overflow, *again]}))
+    assert only(path).outcome == Outcome.unknown
+
+
+def test_goose_runs_banner_captured_in_colour_is_read_past(tmp_path: Path) -> None:
+    """Bug (LEFT32, 2): ``display_session_info`` styles the banner's words (``console::style``: green, dim, cyan);
+    a capture where colour was on holds SGR codes around them, and the file was no goose file at all."""
+    sgr = {"g": "\x1b[32m", "d": "\x1b[2m", "c": "\x1b[36m", "z": "\x1b[0m"}
+    banner = ("\n    {g}__( O)>{z}  {g}●{z} {d}new session{z} {d}·{z} {d}openai{z} {c}deepseek-v4-flash{z}\n"
+              "   {g}\\____){z}    {d}20260707_24{z} {d}· /work/agent{z}\n"
+              "     {g}L L{z}     {g}goose is ready{z}\n").format(**sgr)
+    plain = GOOSE.parent / ".aud31" / "goose-run-rate-limited.json"
+    captured = tmp_path / "trajectory.json"
+    captured.write_text(banner + plain.read_text())
+    assert detect_format(captured) == "goose"
+    run, alone = only(captured), only(plain)
+    assert (run.task, [s.action for s in run.steps], run.outcome) == (alone.task, [s.action for s in alone.steps],
+                                                                      Outcome.infra_error)
+    captured.write_text(banner + "I'll run the tests first.\n")
+    [read] = read_dump(captured)
+    assert not read.ok and "goose's terminal output" in read.error

@@ -53,7 +53,11 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
   or ``isError`` is true (the tool said it failed: its output);
 - ``error`` (``kind``: ``contextLengthExceeded``, ``authentication``, ``creditsExhausted``, ``other``; ``message``):
   the provider refused the turn; the session's last such part with no work after it is what the run ended on
-  (out of context: the agent's failure; else the provider's, an infrastructure error); so is the same error that
+  (out of context: the agent's failure; else the provider's, an infrastructure error); so is the part that goose
+  wrote for an overflow before it had ``error`` parts (``contextLengthExceeded``, ``{"msg": "The context length of
+  the model has been exceeded. Please start a new session and try again."}``: ``message.rs``'s
+  ``MessageContent::ContextLengthExceeded``, yielded by ``agents/agent.rs`` and a sub-agent's loop on
+  ``ProviderError::ContextLengthExceeded``), the same error that
   goose's agent loop writes as the assistant's text instead (``_LOOP_ERROR``: "Ran into this error: ..."), and its
   ``systemNotification`` of ``notificationType`` ``creditsExhausted`` (the provider's credits ran out);
 - ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification`` (but for the above), ``redactedThinking``,
@@ -137,8 +141,14 @@ EXPORT_SCRIPT = (
 
 #: The banner ``goose run`` prints on stdout before its output unless ``--quiet`` (``output::display_session_info``:
 #: an empty line, ``__( O)>  ● new session · <provider> <model>``, ``\____)  <session id> · <cwd>``, ``L L  goose is
-#: ready``): a capture of ``goose run --output-format json``'s stdout opens with it, the JSON after it.
-_BANNER = re.compile(r"\s*__\( O\)>[^\n]*\n[ \t]*\\____\)[^\n]*\n[ \t]*L L[ \t]+goose is ready[ \t]*(?:\r?\n|\Z)")
+#: ready``): a capture of ``goose run --output-format json``'s stdout opens with it, the JSON after it. Its words are
+#: ``console::style``d (green, dim, cyan): captured where colour is on (a pseudo-terminal, ``script``,
+#: ``CLICOLOR_FORCE``) each carries SGR codes, ``ESC[2m`` before and ``ESC[0m`` after, taken here as blanks
+#: (``_PAD``); goose's JSON after it has none.
+_SGR = r"\x1b\[[0-9;]*m"
+_PAD = rf"(?:[ \t]|{_SGR})*"
+_BANNER = re.compile(rf"(?:\s|{_SGR})*__\( O\)>[^\n]*\n{_PAD}\\____\)[^\n]*\n{_PAD}L L{_PAD}[ \t]{_PAD}goose is ready"
+                     rf"{_PAD}(?:\r?\n|\Z)")
 #: ``goose session export --format yaml``: the session's first two fields, as serde writes ``Session`` (its
 #: ``id``, then its ``working_dir``); a YAML document marker before them is allowed. Or ``goose run``'s banner.
 HEAD = re.compile(rf"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: |{_BANNER.pattern}")
@@ -401,6 +411,8 @@ class _Session(SessionSteps):
                 self.last_error = None
             elif kind == "error":
                 self.last_error = _error_part(part)
+            elif kind == "contextLengthExceeded":  # goose 1.0-1.x's own part for it: ``{"msg"}``, no ``kind``
+                self.last_error = _error_part({"kind": kind, "message": part.get("msg")})
             elif kind == "systemNotification" and part.get("notificationType") == "creditsExhausted":
                 self.last_error = _error_part({"kind": "creditsExhausted", "message": part.get("msg")})
             elif kind == "thinking" and isinstance(part.get("thinking"), str):
