@@ -476,3 +476,35 @@ def test_gemini_checkpoint_failed_command_masked_in_the_history_keeps_its_failur
     path.write_text(json.dumps(history))
     assert [(s.action, s.error) for s in _one(path).steps] == errors
     assert sum(1 for _, e in errors if e and "(exit code 1)" in e) >= len(failed)
+
+
+# -- LEFT32: a sub-conversation exported with its details is linked to its parent ------------------------------------
+
+OH_SDK = FIXTURES / "openhands" / ".real" / "sdk" / "313131310000400080000000000000a0"
+OH_CLOUD = FIXTURES / "openhands" / ".real" / "cloudexport" / "2c6ec633e00c4c5da99601de500e5752.cut.json"
+
+
+def test_an_exported_sub_conversation_is_a_sub_agent_run_of_its_parent(tmp_path: Path) -> None:
+    """Bug (LEFT32, 3): the app server starts a conversation with ``parent_conversation_id`` (a sub-conversation in
+    its parent's sandbox: ``AppConversationInfo``); exported with its events (``{conversation, events}``), its details
+    were dropped: the run was named by its file, an unrelated run, no link to its parent. Now it is its conversation's
+    run (as its folder's), ``is_subagent`` with its parent's id; the parent names its ``sub_conversation_ids``."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK / "events").glob("event-*.json"))]
+    parent_id, child_id = "31313131-0000-4000-8000-0000000000b1", "31313131-0000-4000-8000-0000000000a0"
+    child = tmp_path / "child.json"
+    child.write_text(json.dumps({"conversation": {"id": child_id, "parent_conversation_id": parent_id,
+                                                  "sub_conversation_ids": []}, "events": events}))
+    run = _one(child)
+    assert run.trajectory_id == _one(OH_SDK).trajectory_id == "openhands.313131310000400080000000000000a0"
+    assert run.metadata["is_subagent"] is True and run.metadata["parent_conversation_id"] == parent_id.replace("-", "")
+    parent = tmp_path / "parent.json"
+    parent.write_text(json.dumps({"conversation": {"id": parent_id, "sub_conversation_ids": [child_id]},
+                                  "events": events}))
+    run = _one(parent)
+    assert "is_subagent" not in run.metadata and run.metadata["sub_conversation_ids"] == [child_id.replace("-", "")]
+    # the V0 API's ConversationInfo of a V1 conversation names its children too
+    export = json.loads(OH_CLOUD.read_text())
+    export["conversation"]["sub_conversation_ids"] = [child_id.replace("-", "")]
+    cloud = tmp_path / "cloud.json"
+    cloud.write_text(json.dumps(export))
+    assert _one(cloud).metadata["sub_conversation_ids"] == [child_id.replace("-", "")]

@@ -361,8 +361,24 @@ def _wrapped(record: Any) -> list[Any] | None:
 
 
 def _conversation(record: Any) -> dict[str, Any]:
-    """The conversation's details an export kept beside its events (``GET /api/conversations/<id>``), else {}."""
+    """The conversation's details an export kept beside its events (``GET /api/conversations/<id>``: V0's
+    ``ConversationInfo``, its ``conversation_id``; ``GET /api/v1/app-conversations``: the app server's
+    ``AppConversationInfo``, its ``id``), else {}."""
     return as_dict(record.get("conversation")) if isinstance(_wrapped(record), list) else {}
+
+
+def _conversation_link(conversation: dict[str, Any]) -> dict[str, Any]:
+    """How the conversation an export kept the details of links to others (OpenHands ``app_conversation_models.py``
+    ``AppConversationInfo``): one started with ``parent_conversation_id`` (a sub-conversation, run in its parent's
+    sandbox with its parent's settings: ``live_status_app_conversation_service.py``) is a sub-agent's run, as a
+    ``subagents/`` folder's is, ``is_subagent`` with its ``parent_conversation_id``; a parent names its
+    ``sub_conversation_ids`` (V0's ``ConversationInfo`` too). Empty for a conversation with neither."""
+    children = [_uuid_hex(child.strip()) for child in as_list(conversation.get("sub_conversation_ids"))
+                if isinstance(child, str) and child.strip()]
+    parent = conversation.get("parent_conversation_id")
+    parent = _uuid_hex(parent.strip()) if isinstance(parent, str) and parent.strip() else None
+    return {**({"is_subagent": True, "parent_conversation_id": parent} if parent else {}),
+            **({"sub_conversation_ids": children} if children else {})}
 
 
 def matches(record: Any) -> bool:
@@ -930,8 +946,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if sdk.is_base_state(record):
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if (wrapped := _wrapped(record)) is not None and any(sdk.is_event(e) for e in wrapped):
-        if "next_page_id" not in record:  # an export's own wrapping of the events
-            return _sdk_trajectory(sdk.page_order([e for e in wrapped if sdk.is_event(e)])[0], {}, {}, ctx)
+        if "next_page_id" not in record:  # an export's own wrapping of the events, the conversation's details beside
+            conversation = _conversation(record)
+            return _sdk_trajectory(sdk.page_order([e for e in wrapped if sdk.is_event(e)])[0],
+                                   {"id": conversation.get("id") or conversation.get("conversation_id")}, {}, ctx,
+                                   link=_conversation_link(conversation))
         return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
@@ -1109,6 +1128,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "conversation_title": conversation.get("title") or None,
         "repository": conversation.get("selected_repository") or None,
         "branch": conversation.get("selected_branch") or None,
+        **_conversation_link(conversation),
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
     }
@@ -1173,10 +1193,11 @@ def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors
 
 def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
                     ctx: Context, folder: Path | None = None, attempt: attempts.Attempt | None = None,
-                    archive: Path | None = None) -> Trajectory:
+                    archive: Path | None = None, link: dict[str, Any] | None = None) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
     where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``); ``archive``: the
-    conversation archive an evaluation line's events were read from (``_archived_run``)."""
+    conversation archive an evaluation line's events were read from (``_archived_run``); ``link``: how an export's
+    conversation links to others (:func:`_conversation_link`)."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
@@ -1291,7 +1312,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     if evaluation:
         run_id = attempts.run_id(_evaluation_id(evaluation, model), attempt)
     elif isinstance(state.get("id"), str) and state["id"].strip():
-        run_id = "openhands." + state["id"].strip().replace("-", "").lower()  # the folder's name, uuid.hex
+        run_id = "openhands." + _uuid_hex(state["id"].strip())  # the folder's name, uuid.hex
     else:
         run_id = _file_run_id(ctx, events[0].get("timestamp") if events else None, task)
     cwd = as_dict(state.get("workspace")).get("working_dir") or next((wd for e in events if isinstance(
@@ -1312,7 +1333,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "acp_server": agent.get("acp_server"),
         "acp_subagent_sessions": len(subagents) or None,
         "acp_subagent_calls": sum(len(calls) for calls in subagents.values()) or None,
-        **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
+        **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else link or {}),
     }.items() if v is not None} | attempts.metadata(attempt)
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
                  | _instance_task(evaluation) | _graded(evaluation), ctx)
