@@ -429,3 +429,40 @@ def test_a_goal_session_is_read_with_the_goal_as_its_task() -> None:
     assert [s.action for s in run.steps] == ["run_shell_command", "read_file", "read_file", "edit",
                                              "run_shell_command", "respond", "respond", "respond", "respond"]
     assert run.outcome == Outcome.unknown and run.metadata["goal_status"] == "paused"
+
+
+def _record(tail: dict, **fields) -> dict:
+    """A record of the session ``tail`` belongs to, written after it (``fields`` its own)."""
+    return {**{k: tail[k] for k in ("sessionId", "cwd", "version", "gitBranch")},
+            "timestamp": "2026-12-06T00:30:00.000Z", **fields}
+
+
+def test_a_hosted_sessions_turn_result_written_with_no_parent_is_no_conversation(tmp_path: Path) -> None:
+    """Bug (LEFT32, 4): ``qwen serve``'s hosted (ACP) sessions settle each turn with a ``system`` ``turn_result``
+    record written with ``parentUuid: null`` (``promptId``, ``state``, ``stopReason``, ``endedAt``), which their own
+    replay leaves out. Read as the chain's tail, it was the whole conversation: "no user prompt", the run lost."""
+    lines = (QWEN / "fix-then-continue.jsonl").read_text().splitlines(keepends=True)
+    tail = json.loads(lines[-1])
+    settled = _record(tail, uuid="11111111-2222-3333-4444-666666666666", parentUuid=None, type="system",
+                      subtype="turn_result", systemPayload={"promptId": "turn-1", "state": "completed",
+                                                            "stopReason": "end_turn", "endedAt": 1796517000000})
+    path = tmp_path / "34cc400c-2aff-4b58-a243-98c9d890aec4.jsonl"
+    path.write_text("".join(lines) + json.dumps(settled) + "\n")
+    run = only(path)
+    assert (run.task, len(run.steps)) == ("fix the failing test in this repo", 9)
+    assert "rewound_records" not in run.metadata
+
+
+def test_a_session_a_cron_job_started_is_read_with_its_scheduled_prompt(tmp_path: Path) -> None:
+    """Bug (LEFT32, 4): the cron scheduler fires a prompt the user scheduled as a ``user`` record of ``subtype``
+    ``cron``, ``provenance`` ``system`` (``recordCronPrompt``); a session it started held no typed prompt and was
+    refused ("no user prompt"). The prompt, as the model was sent it, is the task; the scheduled ones are counted."""
+    lines = (QWEN / "fix-then-continue.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    fired = {**first, "provenance": "system", "subtype": "cron",
+             "systemPayload": {"displayText": "Cron job fired"}}
+    path = tmp_path / "34cc400c-2aff-4b58-a243-98c9d890aec4.jsonl"
+    path.write_text(json.dumps(fired) + "\n" + "".join(lines[1:]))
+    run = only(path)
+    assert run.task == "fix the failing test in this repo" and run.metadata["scheduled_prompts"] == 1
+    assert len(run.steps) == 9

@@ -17,14 +17,16 @@ Mapping
 - The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
   (``reconstructHistory``): a ``/rewind`` (or ACP's ``qwen/control/session/rewind``) re-roots the chain, and what
   it undid is left out (its record count in ``metadata.rewound_records``, its prompts in ``rewound_prompts``). The
-  metadata the CLI appends off the chain on purpose (``_OFF_CHAIN``: a ``custom_title`` re-appended every 32 KB)
-  is no undone record.
+  metadata the CLI appends off the chain on purpose (``_OFF_CHAIN``: a ``custom_title`` re-appended every 32 KB, a
+  hosted session's ``turn_result`` written with no parent) is neither the chain's tail nor an undone record.
 - task: the first ``user`` record the user typed (no ``subtype``, or ``mid_turn_user_message``; ``provenance``
   ``real_user`` where recorded): its ``systemPayload.displayText`` where recorded (what was typed: a custom slash
   command as typed, not its expansion; written when a ``UserPromptSubmit`` hook added context), else its text
   without what the CLI added after the words: the content of its ``@file`` references (``--- Content from
   referenced files --- ... --- End of content ---``) and a hook's ``<qwen:user-prompt-submit-context>`` part; later
-  ones go to ``metadata.user_prompts``. A ``/goal <objective>`` writes no ``user`` record: its ``system``
+  ones go to ``metadata.user_prompts``. A prompt the cron scheduler fired (``user``, ``subtype`` ``cron``: one the
+  user scheduled) is a prompt too, as the model was sent it, counted in ``metadata.scheduled_prompts``. A
+  ``/goal <objective>`` writes no ``user`` record: its ``system``
   ``goal_state`` record (``cause`` ``create``, ``replace``, ``edit``) is the prompt, worded as the CLI replays it,
   and the turns the goal drives open with the CLI's own ``goal_runtime`` user records (no prompt; the goal's last
   ``status``, ``active``, ``paused``, ``complete``, ..., in ``metadata.goal_status``, no verdict). A
@@ -102,6 +104,10 @@ WHOLE_FILE = True
 _RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 #: User records the user typed: a prompt (no subtype) or a message sent while a turn ran.
 _TYPED = (None, "mid_turn_user_message")
+#: A scheduled prompt the cron scheduler fired (``recordCronPrompt``: a ``user`` record, ``subtype`` ``cron``,
+#: ``provenance`` ``system``): written by the user beforehand (``/loop``, the cron tools), sent to the model as it
+#: was written, so a prompt of the run; a session a cron job started holds no other.
+_CRON = "cron"
 #: A sub-agent's launch settings beside its file (``agent-<id>.meta.json``), by its name and keys.
 _SUBAGENT_META = re.compile(r"agent-[\w-]+\.meta\.json")
 _META_KEYS = frozenset({"agentId", "parentSessionId", "toolUseId"})
@@ -120,9 +126,12 @@ _RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "
 #: A ``UserPromptSubmit`` hook's context, a text part after the prompt's (``wrapUserPromptSubmitContext``).
 _HOOK_CONTEXT = re.compile(r"\s*<qwen:user-prompt-submit-context>\n.*\n</qwen:user-prompt-submit-context>\s*", re.S)
 #: System records the CLI appends off the ``parentUuid`` chain on purpose (``appendRecord(record, {updateActiveTail:
-#: false})``): the title and source it re-appends every 32 KB for the session picker's tail scan, artifact records.
+#: false})``): the title and source it re-appends every 32 KB for the session picker's tail scan, artifact records;
+#: and a turn's settlement, ``turn_result`` (``systemPayload``: ``promptId``, ``state`` ``completed`` / ``cancelled``
+#: / ``error``, ``stopReason``, ``endedAt``), which ``qwen serve``'s hosted (ACP) sessions write with no parent, and
+#: which their own replay of the transcript leaves out: read as the chain's tail, it was the whole conversation.
 _OFF_CHAIN = frozenset({"custom_title", "session_source", "session_sources_snapshot", "session_artifact_event",
-                        "session_artifact_snapshot"})
+                        "session_artifact_snapshot", "turn_result"})
 #: What an ``@file`` / ``@server:resource`` reference adds to a prompt (the CLI's ``REFERENCED_FILES_BLOCK`` and
 #: ``MCP_RESOURCE_BLOCK``, ``atCommandProcessor``): the referenced content, no words of the user's.
 _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of content ---|\Z)|"
@@ -220,7 +229,7 @@ def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records on the ``parentUuid`` chain ending at the last record, in file order (what ``/rewind`` cut off
     left out). A parent the file does not hold (a line lost: a writer killed mid-line, a cut file) goes on at the
     record before, so that a lost line loses no more."""
-    with_ids = [r for r in records if isinstance(r.get("uuid"), str)]
+    with_ids = [r for r in records if isinstance(r.get("uuid"), str) and r.get("subtype") not in _OFF_CHAIN]
     by_uuid = {r["uuid"]: n for n, r in enumerate(with_ids)}
     keep: set[str] = set()
     at = len(with_ids) - 1
@@ -250,7 +259,7 @@ def _users_words(record: dict[str, Any]) -> str:
     it (``_ADDED``), as the CLI itself shows a prompt (``projectUserTranscriptForDisplay``) and reads its words
     (``extractTurnBudgetDirectiveText``)."""
     shown = as_dict(record.get("systemPayload")).get("displayText")
-    if isinstance(shown, str) and shown.strip():
+    if isinstance(shown, str) and shown.strip() and record.get("subtype") != _CRON:  # a cron's: the UI's notice
         return shown.strip()
     text = "".join(str(p["text"]) for p in as_list(as_dict(record.get("message")).get("parts"))
                    if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
@@ -289,11 +298,12 @@ def _goal(record: dict[str, Any]) -> dict[str, Any]:
     return as_dict(as_dict(as_dict(record.get("systemPayload")).get("snapshot")).get("goal"))
 
 
-def _goal_command(record: dict[str, Any]) -> str | None:
-    """The ``/goal <objective>`` the user typed, from the ``goal_state`` record it wrote (``_GOAL_COMMANDS``): the CLI
-    records the command no other way, and the turns it drives are its own ``goal_runtime`` prompts."""
+def _goal_command(record: dict[str, Any], goal: dict[str, Any]) -> str | None:
+    """The ``/goal <objective>`` the user typed, from the ``goal_state`` record it wrote (``_GOAL_COMMANDS``) and the
+    goal it holds (:func:`_goal`): the CLI records the command no other way, and the turns it drives are its own
+    ``goal_runtime`` prompts."""
     prefix = _GOAL_COMMANDS.get(str(as_dict(record.get("systemPayload")).get("cause")))
-    objective = as_str(_goal(record).get("objective"))
+    objective = as_str(goal.get("objective"))
     return prefix + objective.strip() if prefix and objective and objective.strip() else None
 
 
@@ -332,14 +342,18 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     compactions = 0
     cancelled = False  # the last record a call's result, cancelled: the session was stopped there
     goal_status = None
+    scheduled = 0  # the prompts the cron scheduler fired (_CRON)
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
-        if _typed(record) and (words := _users_words(record)):
+        cron = kind == "user" and subtype == _CRON
+        if (_typed(record) or cron) and (words := _users_words(record)):
             rec.flush()  # what the user typed is what the model was sent: a prompt, "/tmp/x.py fails" too
             rec.prompts.append(words)
+            scheduled += cron
         elif kind == "system" and subtype == "goal_state":
-            goal_status = as_str(_goal(record).get("status")) or goal_status
-            if command := _goal_command(record):
+            goal = _goal(record)
+            goal_status = as_str(goal.get("status")) or goal_status
+            if command := _goal_command(record, goal):
                 rec.flush()
                 rec.prompts.append(command)
         elif kind == "user" and subtype == "notification":
@@ -381,6 +395,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "user_prompts": prompt_list(rec.prompts[1:]) or None,
         "compactions": compactions or None,
         "goal_status": goal_status,
+        "scheduled_prompts": scheduled or None,
         "api_errors": api_errors[-10:] or None,
         "rewound_records": len(undone) or None,
         "rewound_prompts": prompt_list([w for r in undone if _typed(r) and (w := _users_words(r))]) or None,
