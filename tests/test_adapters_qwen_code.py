@@ -466,3 +466,30 @@ def test_a_session_a_cron_job_started_is_read_with_its_scheduled_prompt(tmp_path
     run = only(path)
     assert run.task == "fix the failing test in this repo" and run.metadata["scheduled_prompts"] == 1
     assert len(run.steps) == 9
+
+
+def test_the_extension_stores_files_in_the_qwen_folder_are_no_runs(tmp_path: Path) -> None:
+    """Bug (LEFT32, 4): a walk of a whole ``~/.qwen`` met its extension store (``extension-store/state.json``, an
+    ``ExtensionStoreSnapshot``, and ``transactions/<id>.json``, a journal: ``extension/extension-store.ts``), each
+    "unrecognised dump format", failing the ingest; beside a session, the session is still read."""
+    store = tmp_path / ".qwen" / "extension-store"
+    (store / "transactions").mkdir(parents=True)
+    ext_id = "a" * 64
+    state = {"version": 2, "generation": 1, "legacyProjectionHash": "b" * 64,
+             "extensions": {ext_id: {"name": "shapes", "artifactGeneration": 1, "defaultActivation": "enabled",
+                                     "workspaceOverrides": {}}}}
+    (store / "state.json").write_text(json.dumps(state))
+    (store / "transactions" / "5d1c0b5e-0000-4000-8000-000000000001.json").write_text(json.dumps({
+        "version": 1, "transactionId": "5d1c0b5e-0000-4000-8000-000000000001", "operation": "install",
+        "phase": "prepared", "destinationDirectory": "/home/u/.qwen/extensions/shapes",
+        "backupDirectory": "/home/u/.qwen/extension-store/rollback/5d1c0b5e-0000-4000-8000-000000000001",
+        "previousGeneration": 0, "targetGeneration": 1, "targetSnapshot": state}))
+    for path in (store / "state.json", *(store / "transactions").iterdir()):
+        with pytest.raises(SideFile, match=re.escape("Qwen Code's extension store")):
+            detect_format(path)
+    chats = tmp_path / ".qwen" / "projects" / "-proj" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(QWEN / "fix-then-continue.jsonl", chats)
+    runs = [r for r in read_inputs([tmp_path / ".qwen"], tenant="acme")]
+    assert [r.trajectory.task for r in runs if r.ok] == ["fix the failing test in this repo"]
+    assert not [r for r in runs if not r.ok]

@@ -228,7 +228,10 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   under the parent's, ``<parent>/subagents/<id>/``) is a run of its own, as
   Claude Code's and Codex's sub-agents are, marked ``is_subagent`` with its
   ``parent_conversation_id`` and, the parent's folder beside it, the
-  ``parent_tool_call_id`` / ``parent_tool`` of the call that started it.
+  ``parent_tool_call_id`` / ``parent_tool`` of the call that started it; so
+  is an exported conversation whose details name its
+  ``parent_conversation_id`` (the app server's sub-conversation), and a
+  parent's details list its ``sub_conversation_ids``.
 """
 
 from __future__ import annotations

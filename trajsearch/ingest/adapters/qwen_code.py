@@ -120,6 +120,11 @@ _EXTRACT_CURSOR = frozenset({"sessionId", "processedOffset", "updatedAt"})
 #: ``usageHistoryService``).
 _TOKEN_LEDGER = frozenset({"schemaVersion", "localDate", "localMonth", "sessionId", "inputTokens", "totalTokens"})
 _USAGE_RECORD = frozenset({"version", "sessionId", "startTime", "project", "durationMs", "models", "tools"})
+#: The extension store in ``~/.qwen/extension-store/`` (``extension/extension-store.ts``): its state (``state.json``,
+#: ``state.previous.json``: an ``ExtensionStoreSnapshot``, which extensions are on where) and an install's, update's or
+#: uninstall's journal (``transactions/<id>.json``: ``ExtensionTransactionJournal``).
+_EXTENSION_STATE = frozenset({"version", "generation", "legacyProjectionHash", "extensions"})
+_EXTENSION_JOURNAL = frozenset({"version", "transactionId", "operation", "phase", "targetSnapshot"})
 #: The keys of the ``result`` line ending headless output (``buildResultMessage``): Claude Code's, without its cost.
 _RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "duration_ms", "duration_api_ms",
                           "num_turns", "usage", "permission_denials", "error", "result", "stats", "structured_result"})
@@ -176,7 +181,8 @@ def side_file(record: Any) -> str | None:
     """What a file Qwen Code keeps beside a project's sessions is (``~/.qwen/projects/<project>/``): its auto-memory's
     state (``meta.json``: the last "dream", the sessions since) and extraction cursor (``extract-cursor.json``: how
     far it has read a session), ``packages/core/src/memory/paths.ts``; and the usage files in ``~/.qwen``
-    (``_TOKEN_LEDGER``, ``_USAGE_RECORD``), whose ledger read as Langfuse traces with no task. No run."""
+    (``_TOKEN_LEDGER``, ``_USAGE_RECORD``), whose ledger read as Langfuse traces with no task, and its extension
+    store's state and journals (``_EXTENSION_STATE``, ``_EXTENSION_JOURNAL``). No run."""
     if not isinstance(record, dict):
         return None
     if "version" in record and record.keys() & _MEMORY_STATE:
@@ -187,6 +193,8 @@ def side_file(record: Any) -> str | None:
         return "Qwen Code's token usage ledger (~/.qwen/usage/token-usage-<month>.jsonl, a line a request), no run"
     if _USAGE_RECORD <= record.keys():
         return "Qwen Code's usage summary of its sessions (~/.qwen/usage_record.jsonl: a line per session), no run"
+    if _EXTENSION_STATE <= record.keys() or _EXTENSION_JOURNAL <= record.keys():
+        return "Qwen Code's extension store (~/.qwen/extension-store/: which extensions are installed, on where), no run"
     return None
 
 
