@@ -351,20 +351,26 @@ def test_the_agent_loops_network_empty_and_huge_errors_end_the_run(tmp_path: Pat
 #: real captures of ``goose run --output-format json`` hold it (917135271/blackbox-eval, no licence: not copied here).
 BANNER = ("\n    __( O)>  ● new session · openai deepseek-v4-flash\n   \\____)    20260707_24 · /work/agent\n"
           "     L L     goose is ready\n")
+#: The banner as captured where colour was on: ``display_session_info`` styles its words (``console::style``: green,
+#: dim, cyan), each between SGR codes (bug LEFT32, 2: such a capture was no goose file at all).
+COLOURED = ("\n    {g}__( O)>{z}  {g}●{z} {d}new session{z} {d}·{z} {d}openai{z} {c}deepseek-v4-flash{z}\n"
+            "   {g}\\____){z}    {d}20260707_24{z} {d}· /work/agent{z}\n"
+            "     {g}L L{z}     {g}goose is ready{z}\n").format(g="\x1b[32m", d="\x1b[2m", c="\x1b[36m", z="\x1b[0m")
 
 
-def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("banner", [BANNER, COLOURED], ids=["plain", "coloured"])
+def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_path: Path, banner: str) -> None:
     """Review of AUD3, 6: stdout of ``goose run --output-format json`` opens with goose's banner unless ``--quiet``;
     such a capture was refused as an unrecognised dump. Read, it is the run the JSON alone is; the banner before
     goose's text output, which records no run, is named as that."""
     plain = GOOSE.parent / ".aud31" / "goose-run-rate-limited.json"
     captured = tmp_path / "trajectory.json"
-    captured.write_text(BANNER + plain.read_text())
+    captured.write_text(banner + plain.read_text())
     assert detect_format(captured) == "goose"
     run, alone = only(captured), only(plain)
     assert (run.task, [s.action for s in run.steps], run.outcome) == (alone.task, [s.action for s in alone.steps],
                                                                       Outcome.infra_error)
-    captured.write_text(BANNER + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
+    captured.write_text(banner + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
     [read] = read_dump(captured)
     assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error
 
@@ -388,21 +394,3 @@ def test_a_session_ending_on_gooses_context_length_exceeded_part_ran_out_of_cont
     path.write_text(json.dumps({**session, "conversation": [*session["conversation"], overflow, *again]}))
     assert only(path).outcome == Outcome.unknown
 
-
-def test_goose_runs_banner_captured_in_colour_is_read_past(tmp_path: Path) -> None:
-    """Bug (LEFT32, 2): ``display_session_info`` styles the banner's words (``console::style``: green, dim, cyan);
-    a capture where colour was on holds SGR codes around them, and the file was no goose file at all."""
-    sgr = {"g": "\x1b[32m", "d": "\x1b[2m", "c": "\x1b[36m", "z": "\x1b[0m"}
-    banner = ("\n    {g}__( O)>{z}  {g}●{z} {d}new session{z} {d}·{z} {d}openai{z} {c}deepseek-v4-flash{z}\n"
-              "   {g}\\____){z}    {d}20260707_24{z} {d}· /work/agent{z}\n"
-              "     {g}L L{z}     {g}goose is ready{z}\n").format(**sgr)
-    plain = GOOSE.parent / ".aud31" / "goose-run-rate-limited.json"
-    captured = tmp_path / "trajectory.json"
-    captured.write_text(banner + plain.read_text())
-    assert detect_format(captured) == "goose"
-    run, alone = only(captured), only(plain)
-    assert (run.task, [s.action for s in run.steps], run.outcome) == (alone.task, [s.action for s in alone.steps],
-                                                                      Outcome.infra_error)
-    captured.write_text(banner + "I'll run the tests first.\n")
-    [read] = read_dump(captured)
-    assert not read.ok and "goose's terminal output" in read.error
