@@ -5,6 +5,7 @@ store since (named, with the command that writes its sessions as JSON lines). Fi
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -373,6 +374,27 @@ def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_pat
     captured.write_text(banner + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
     [read] = read_dump(captured)
     assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error
+
+
+def test_a_banner_like_line_of_blanks_is_refused_in_one_pass(tmp_path: Path) -> None:
+    """Bug (review of LEFT32, 1): the coloured banner's rule took the blanks after ``L L`` as two runs side by side,
+    so a 60 KB line of blanks that then failed was split every way, each tried again: about two minutes for one
+    file's detection (a hundredth of a second before and after). The alarm bounds that regression, waits for
+    nothing: it fails the quadratic rule, not a loaded machine's linear one."""
+    path = tmp_path / "out.txt"
+    path.write_text("\n    __( O)>  x\n   \\____)  y\n     L L" + " " * 60_000 + "x\n")
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("60 s refusing one line of blanks after a goose banner's first lines: quadratic")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(60)
+    try:
+        with pytest.raises(ValueError, match="unrecognised dump format"):
+            detect_format(path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_session_ending_on_gooses_context_length_exceeded_part_ran_out_of_context(tmp_path: Path) -> None:

@@ -142,13 +142,15 @@ EXPORT_SCRIPT = (
 #: The banner ``goose run`` prints on stdout before its output unless ``--quiet`` (``output::display_session_info``:
 #: an empty line, ``__( O)>  ● new session · <provider> <model>``, ``\____)  <session id> · <cwd>``, ``L L  goose is
 #: ready``): a capture of ``goose run --output-format json``'s stdout opens with it, the JSON after it. Its words are
-#: ``console::style``d (green, dim, cyan): captured where colour is on (a pseudo-terminal, ``script``,
-#: ``CLICOLOR_FORCE``) each carries SGR codes, ``ESC[2m`` before and ``ESC[0m`` after, taken here as blanks
-#: (``_PAD``); goose's JSON after it has none.
+#: ``console::style``d (green, dim, cyan): captured where colour is on (a pseudo-terminal, ``CLICOLOR_FORCE``; not
+#: ``script``'s typescript, which opens with a header of its own) each carries SGR codes, ``ESC[2m`` before and
+#: ``ESC[0m`` after, taken here as blanks (``_PAD``); goose's JSON after it has none. The blank ``L L`` needs before
+#: ``goose is ready`` is the first one after its codes: two blank runs side by side would split a long run of blanks
+#: n ways, each tried again at a failure (a 60 KB line of blanks took two minutes to refuse).
 _SGR = r"\x1b\[[0-9;]*m"
 _PAD = rf"(?:[ \t]|{_SGR})*"
-_BANNER = re.compile(rf"(?:\s|{_SGR})*__\( O\)>[^\n]*\n{_PAD}\\____\)[^\n]*\n{_PAD}L L{_PAD}[ \t]{_PAD}goose is ready"
-                     rf"{_PAD}(?:\r?\n|\Z)")
+_BANNER = re.compile(rf"(?:\s|{_SGR})*__\( O\)>[^\n]*\n{_PAD}\\____\)[^\n]*\n{_PAD}L L(?:{_SGR})*[ \t]{_PAD}"
+                     rf"goose is ready{_PAD}(?:\r?\n|\Z)")
 #: ``goose session export --format yaml``: the session's first two fields, as serde writes ``Session`` (its
 #: ``id``, then its ``working_dir``); a YAML document marker before them is allowed. Or ``goose run``'s banner.
 HEAD = re.compile(rf"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: |{_BANNER.pattern}")
