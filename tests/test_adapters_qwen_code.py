@@ -468,6 +468,20 @@ def test_a_session_a_cron_job_started_is_read_with_its_scheduled_prompt(tmp_path
     assert len(run.steps) == 9
 
 
+def test_a_scheduled_prompt_a_rewind_undid_is_a_rewound_prompt(tmp_path: Path) -> None:
+    """Review of LEFT32, 2: a cron-fired prompt is a prompt on the chain, so one ``/rewind`` undid is a rewound
+    prompt too (``rewound_prompts`` took typed ones only, and lost it); not counted as a scheduled prompt of the
+    run, which the model no longer holds."""
+    records = [json.loads(line) for line in (QWEN / "acp-rewind.jsonl").read_text().splitlines()]
+    records[15] = {**records[15], "provenance": "system", "subtype": "cron",
+                   "systemPayload": {"displayText": "Cron job fired"}}
+    path = tmp_path / "acp-rewind.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = only(path)
+    assert run.metadata["rewound_prompts"] == ["[[loop]] echo some steps"]
+    assert run.metadata.get("scheduled_prompts") is None
+
+
 def test_the_extension_stores_files_in_the_qwen_folder_are_no_runs(tmp_path: Path) -> None:
     """Bug (LEFT32, 4): a walk of a whole ``~/.qwen`` met its extension store (``extension-store/state.json``, an
     ``ExtensionStoreSnapshot``, and ``transactions/<id>.json``, a journal: ``extension/extension-store.ts``), each

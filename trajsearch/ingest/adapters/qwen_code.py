@@ -255,10 +255,13 @@ def _message(record: dict[str, Any]) -> dict[str, Any]:
             "model": record.get("model")}
 
 
-def _typed(record: dict[str, Any]) -> bool:
-    """Whether a record is a prompt the user typed (``_TYPED``; ``real_user`` where its provenance is recorded)."""
-    return record.get("type") == "user" and record.get("subtype") in _TYPED \
-        and record.get("provenance", "real_user") == "real_user"
+def _prompt(record: dict[str, Any]) -> bool:
+    """Whether a record is a prompt: one the user typed (``_TYPED``; ``real_user`` where its provenance is recorded)
+    or scheduled (``_CRON``), as the chain and a rewind's undone records alike hold them."""
+    if record.get("type") != "user":
+        return False
+    return record.get("subtype") == _CRON or (record.get("subtype") in _TYPED
+                                               and record.get("provenance", "real_user") == "real_user")
 
 
 def _users_words(record: dict[str, Any]) -> str:
@@ -353,11 +356,10 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     scheduled = 0  # the prompts the cron scheduler fired (_CRON)
     for record in chain:
         kind, subtype = record.get("type"), record.get("subtype")
-        cron = kind == "user" and subtype == _CRON
-        if (_typed(record) or cron) and (words := _users_words(record)):
+        if _prompt(record) and (words := _users_words(record)):
             rec.flush()  # what the user typed is what the model was sent: a prompt, "/tmp/x.py fails" too
             rec.prompts.append(words)
-            scheduled += cron
+            scheduled += subtype == _CRON
         elif kind == "system" and subtype == "goal_state":
             goal = _goal(record)
             goal_status = as_str(goal.get("status")) or goal_status
@@ -406,7 +408,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "scheduled_prompts": scheduled or None,
         "api_errors": api_errors[-10:] or None,
         "rewound_records": len(undone) or None,
-        "rewound_prompts": prompt_list([w for r in undone if _typed(r) and (w := _users_words(r))]) or None,
+        "rewound_prompts": prompt_list([w for r in undone if _prompt(r) and (w := _users_words(r))]) or None,
         "ended_by": _CANCELLED if cancelled and not rec.last_error else None,
         "models": rec.models if len(rec.models) > 1 else None,
     }
