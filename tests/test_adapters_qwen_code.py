@@ -468,6 +468,35 @@ def test_a_session_a_cron_job_started_is_read_with_its_scheduled_prompt(tmp_path
     assert len(run.steps) == 9
 
 
+
+def test_the_clis_own_files_in_a_qwen_folder_and_an_extensions_manifest_are_no_runs(tmp_path: Path) -> None:
+    """Review of LEFT32, 4: a walk of a whole ``~/.qwen`` still met the settings every install has (``settings.json``,
+    ``Storage.getGlobalSettingsPath``; a project's ``.qwen/settings.json`` too), Qwen OAuth's credentials and each
+    installed extension's ``extensions/<name>/qwen-extension.json`` (``EXTENSIONS_CONFIG_FILENAME``), each an
+    unrecognised dump. Passed over by their place; a ``settings.json`` elsewhere is no Qwen Code file."""
+    qwen = tmp_path / ".qwen"
+    (qwen / "extensions" / "shapes").mkdir(parents=True)
+    files = {qwen / "settings.json": {"$version": 4, "model": {"name": "qwen3-coder-plus"}},
+             qwen / "oauth_creds.json": {"access_token": "x", "refresh_token": "y", "token_type": "Bearer",
+                                         "resource_url": "portal.qwen.ai", "expiry_date": 1772356000000},
+             qwen / "extensions" / "shapes" / "qwen-extension.json": {"name": "shapes", "version": "1.0.0",
+                                                                      "contextFileName": "QWEN.md", "mcpServers": {}}}
+    for path, content in files.items():
+        path.write_text(json.dumps(content))
+    chats = qwen / "projects" / "-proj" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(QWEN / "fix-then-continue.jsonl", chats)
+    runs = list(read_inputs([qwen], tenant="acme"))
+    assert [r.trajectory.task for r in runs if r.ok] == ["fix the failing test in this repo"]
+    assert not [r for r in runs if not r.ok]
+    for path in files:
+        with pytest.raises(SideFile, match="Qwen Code"):
+            detect_format(path)
+    elsewhere = tmp_path / "settings.json"
+    elsewhere.write_text(json.dumps(files[qwen / "settings.json"]))
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(elsewhere)
+
 def test_a_scheduled_prompt_a_rewind_undid_is_a_rewound_prompt(tmp_path: Path) -> None:
     """Review of LEFT32, 2: a cron-fired prompt is a prompt on the chain, so one ``/rewind`` undid is a rewound
     prompt too (``rewound_prompts`` took typed ones only, and lost it); not counted as a scheduled prompt of the

@@ -125,6 +125,15 @@ _USAGE_RECORD = frozenset({"version", "sessionId", "startTime", "project", "dura
 #: uninstall's journal (``transactions/<id>.json``: ``ExtensionTransactionJournal``).
 _EXTENSION_STATE = frozenset({"version", "generation", "legacyProjectionHash", "extensions"})
 _EXTENSION_JOURNAL = frozenset({"version", "transactionId", "operation", "phase", "targetSnapshot"})
+#: The CLI's files in a ``.qwen`` folder that hold no run, by name (``config/storage.ts``: ``Storage``'s settings
+#: path, the user's ``~/.qwen`` and a project's ``.qwen`` alike; its Qwen OAuth and Google account files), and an
+#: installed extension's manifest, ``~/.qwen/extensions/<name>/qwen-extension.json``
+#: (``EXTENSIONS_CONFIG_FILENAME``). A walk of ``~/.qwen`` met each as an unrecognised dump.
+_QWEN_DIR = ".qwen"
+_QWEN_FILES = {"settings.json": "Qwen Code's settings (.qwen/settings.json), no run",
+               "oauth_creds.json": "Qwen Code's Qwen OAuth credentials (~/.qwen/oauth_creds.json), no run: not read",
+               "google_accounts.json": "Qwen Code's Google accounts (~/.qwen/google_accounts.json), no run"}
+_EXTENSION_MANIFEST = "qwen-extension.json"
 #: The keys of the ``result`` line ending headless output (``buildResultMessage``): Claude Code's, without its cost.
 _RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "duration_ms", "duration_api_ms",
                           "num_turns", "usage", "permission_denials", "error", "result", "stats", "structured_result"})
@@ -194,16 +203,23 @@ def side_file(record: Any) -> str | None:
     if _USAGE_RECORD <= record.keys():
         return "Qwen Code's usage summary of its sessions (~/.qwen/usage_record.jsonl: a line per session), no run"
     if _EXTENSION_STATE <= record.keys() or _EXTENSION_JOURNAL <= record.keys():
-        return "Qwen Code's extension store (~/.qwen/extension-store/: which extensions are installed, on where), no run"
+        return "Qwen Code's extension store (~/.qwen/extension-store/: which extensions are on where), no run"
     return None
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): a sub-agent's ``subagents/<session>/agent-<id>.meta.json`` (its
-    launch settings, no run) is passed over naming its run. By its place and keys, after the other formats' hooks: a
-    Harbor trial's copy of a session is the trial's (``atif``). Under ``--format qwen-code`` too (``fmt`` forced):
-    forcing the format says how to read the project's sessions, not that this file is one."""
-    if fmt not in (None, NAME) or not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
+    launch settings, no run) is passed over naming its run; the CLI's own files in a ``.qwen`` folder and an
+    installed extension's manifest (``_QWEN_FILES``) are passed over by their place. By place and keys, after the
+    other formats' hooks: a Harbor trial's copy of a session is the trial's (``atif``). Under ``--format qwen-code``
+    too (``fmt`` forced): forcing the format says how to read the project's sessions, not that this file is one."""
+    if fmt not in (None, NAME):
+        return None
+    if path.parent.name == _QWEN_DIR and (what := _QWEN_FILES.get(path.name)):
+        return what
+    if path.name == _EXTENSION_MANIFEST and path.parent.parent.name == "extensions":
+        return f"a Qwen Code extension's manifest (~/.qwen/extensions/{path.parent.name}/{path.name}), no run"
+    if not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
         return None
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -458,8 +474,8 @@ def format_by_place(path: Path, fmt: str | None) -> str | None:
     if fmt != gemini_cli.NAME:
         return None
     parts = path.absolute().parts
-    chats = len(parts) >= 5 and (parts[-5], parts[-4], parts[-2]) == (".qwen", "tmp", "chats")
-    saved = len(parts) >= 4 and (parts[-4], parts[-3]) == (".qwen", "tmp") and _CHECKPOINT.fullmatch(parts[-1])
+    chats = len(parts) >= 5 and (parts[-5], parts[-4], parts[-2]) == (_QWEN_DIR, "tmp", "chats")
+    saved = len(parts) >= 4 and (parts[-4], parts[-3]) == (_QWEN_DIR, "tmp") and _CHECKPOINT.fullmatch(parts[-1])
     return NAME if chats or saved else None
 
 
