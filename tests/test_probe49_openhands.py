@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 
 from cli_support import run_cli
 from trajsearch.cli import app
-from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.read import read_dump, read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
@@ -508,3 +509,48 @@ def test_an_exported_sub_conversation_is_a_sub_agent_run_of_its_parent(tmp_path:
     cloud = tmp_path / "cloud.json"
     cloud.write_text(json.dumps(export))
     assert _one(cloud).metadata["sub_conversation_ids"] == [child_id.replace("-", "")]
+
+
+def test_an_agent_server_conversation_folder_naming_its_parent_is_a_sub_agent_run(tmp_path: Path) -> None:
+    """Review of LEFT32, 3: the agent server keeps each conversation it ran as ``<conversations>/<id hex>/`` with
+    ``base_state.json``, ``events/`` and ``meta.json`` (``ConversationService``: a ``StoredConversation``, whose
+    ``parent_conversation_id`` a child started with ``StartConversationRequest(parent_conversation_id=...)`` keeps,
+    software-agent-sdk ``test_parent_child_conversations.py``). Only an export's details linked a child; its folder
+    was an unrelated run. Read from ``meta.json``, as the export's are; the folder is one run, its ``meta.json`` part
+    of it, not a file of its own."""
+    parent_id, child_id = "31313131-0000-4000-8000-0000000000b1", "31313131-0000-4000-8000-0000000000a0"
+    folder = tmp_path / "conversations" / child_id.replace("-", "")
+    shutil.copytree(OH_SDK, folder)
+    (folder / "meta.json").write_text(json.dumps({
+        "id": child_id, "title": "echo some steps", "parent_conversation_id": parent_id, "sub_conversation_ids": [],
+        "created_at": "2026-03-01T10:00:00Z", "updated_at": "2026-03-01T10:05:00Z", "secrets": {}}))
+    [result] = read_inputs([tmp_path / "conversations"], tenant="acme")
+    assert result.ok, result.error
+    assert result.trajectory.trajectory_id == "openhands." + child_id.replace("-", "")
+    assert (result.trajectory.metadata["is_subagent"], result.trajectory.metadata["parent_conversation_id"]) == (
+        True, parent_id.replace("-", ""))
+
+
+def test_conversation_details_whose_ids_are_no_uuids_or_name_itself_its_parent_link_nothing(tmp_path: Path) -> None:
+    """Review of LEFT32, 8: an export's conversation id became its run id as written (``../../Etc/Passwd`` gave
+    ``openhands.../../etc/passwd``), and a conversation naming itself its parent (which the agent server refuses)
+    was a sub-agent of itself. Every OpenHands conversation id is a UUID: anything else names none, the run is
+    named by its file; a parent that is the conversation itself is no parent. The V0 path reads the same details:
+    an app-server parent on V0 events links as on SDK ones."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK / "events").glob("event-*.json"))]
+    own = "31313131-0000-4000-8000-0000000000a0"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"conversation": {"id": "../../Etc/Passwd ", "parent_conversation_id": "x",
+                                                "sub_conversation_ids": [" X-Y ", own]}, "events": events}))
+    run = _one(odd)
+    assert run.trajectory_id.startswith("openhands.odd.")
+    assert not run.metadata.keys() & {"is_subagent", "parent_conversation_id"}
+    assert run.metadata["sub_conversation_ids"] == [own.replace("-", "")]
+    itself = tmp_path / "itself.json"
+    itself.write_text(json.dumps({"conversation": {"id": own, "parent_conversation_id": own}, "events": events}))
+    assert "is_subagent" not in _one(itself).metadata
+    export = json.loads(OH_CLOUD.read_text())
+    export["conversation"]["parent_conversation_id"] = own
+    cloud = tmp_path / "cloud.json"
+    cloud.write_text(json.dumps(export))
+    assert _one(cloud).metadata["parent_conversation_id"] == own.replace("-", "")

@@ -64,6 +64,9 @@ from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's
 from .gemini_cli import shell_timeout_error as gemini_shell_timeout  # its inactivity timeout's notice
 
 BASE_STATE = "base_state.json"
+#: The agent server's details of a conversation it ran, beside ``base_state.json`` (``ConversationService``:
+#: ``<conversations>/<id hex>/meta.json``, a ``StoredConversation``: its title, its ``parent_conversation_id``).
+SERVER_META = "meta.json"
 EVENTS_DIR = "events"
 SUBAGENTS_DIR = "subagents"
 #: Where OpenHands/benchmarks keeps each instance's conversation, beside its run set's output files
@@ -161,10 +164,11 @@ def _has_events(folder: Path) -> bool:
 
 
 def conversation_files(folder: Path) -> list[Path]:
-    """The files an SDK conversation folder's run is read from: its ``base_state.json`` and its event files (in
-    ``events/``, else flat in the folder); anything else below it is no part of it (a sub-agent's folder, other
-    runs kept beside it)."""
-    state = [folder / BASE_STATE] if (folder / BASE_STATE).is_file() else []
+    """The files an SDK conversation folder's run is read from: its ``base_state.json`` (with the agent server's
+    ``meta.json`` beside it) and its event files (in ``events/``, else flat in the folder); anything else below it is
+    no part of it (a sub-agent's folder, other runs kept beside it)."""
+    state = [folder / name for name in (BASE_STATE, SERVER_META) if (folder / name).is_file()] \
+        if (folder / BASE_STATE).is_file() else []
     return state + (_event_files(folder / EVENTS_DIR) or _event_files(folder))
 
 

@@ -240,6 +240,7 @@ import hashlib
 import json
 import os
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -370,17 +371,34 @@ def _conversation(record: Any) -> dict[str, Any]:
     return as_dict(record.get("conversation")) if isinstance(_wrapped(record), list) else {}
 
 
+def _conversation_id(value: Any) -> str | None:
+    """A conversation id as its folder is named (``uuid.hex``: ``3131...a0``), written with dashes or not; None for
+    anything that is no UUID (every OpenHands conversation id is one: such a value names no conversation)."""
+    try:
+        return uuid.UUID(value.strip()).hex if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _own_id(conversation: dict[str, Any]) -> str | None:
+    """The conversation's own id (hex), from the details kept of it: the app server's and the agent server's ``id``,
+    V0's ``conversation_id``."""
+    return _conversation_id(conversation.get("id") or conversation.get("conversation_id"))
+
+
 def _conversation_link(conversation: dict[str, Any]) -> dict[str, Any]:
-    """How the conversation an export kept the details of links to others (OpenHands ``app_conversation_models.py``
-    ``AppConversationInfo``): one started with ``parent_conversation_id`` (a sub-conversation, run in its parent's
-    sandbox with its parent's settings: ``live_status_app_conversation_service.py``) is a sub-agent's run, as a
-    ``subagents/`` folder's is, ``is_subagent`` with its ``parent_conversation_id``; a parent names its
-    ``sub_conversation_ids`` (V0's ``ConversationInfo`` too). Empty for a conversation with neither."""
-    children = [_uuid_hex(child.strip()) for child in as_list(conversation.get("sub_conversation_ids"))
-                if isinstance(child, str) and child.strip()]
-    parent = conversation.get("parent_conversation_id")
-    parent = _uuid_hex(parent.strip()) if isinstance(parent, str) and parent.strip() else None
-    return {**({"is_subagent": True, "parent_conversation_id": parent} if parent else {}),
+    """How a conversation whose details a file kept links to others (OpenHands ``app_conversation_models.py``
+    ``AppConversationInfo``; the agent server's ``meta.json``, a ``StoredConversation``): one started with
+    ``parent_conversation_id`` (a sub-conversation, run in its parent's sandbox with its parent's settings:
+    ``live_status_app_conversation_service.py``) is a sub-agent's run, as a ``subagents/`` folder's is,
+    ``is_subagent`` with its ``parent_conversation_id``; a parent names its ``sub_conversation_ids`` (V0's
+    ``ConversationInfo`` too). Ids that are no UUIDs, and a parent that is the conversation itself (which the agent
+    server refuses), link nothing. Empty for a conversation with neither."""
+    own = _own_id(conversation)
+    children = [child for value in as_list(conversation.get("sub_conversation_ids"))
+                if (child := _conversation_id(value)) not in (None, own)]
+    parent = _conversation_id(conversation.get("parent_conversation_id"))
+    return {**({"is_subagent": True, "parent_conversation_id": parent} if parent not in (None, own) else {}),
             **({"sub_conversation_ids": children} if children else {})}
 
 
@@ -471,7 +489,8 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         raise RecordError(f"no events/event-NNNNN-<id>.json (nor event files in the folder) beside {sdk.BASE_STATE} in "
                           "this OpenHands SDK conversation folder")
     branch = sdk.active_branch(events, state.get("leaf_event_id"), state.get("execution_status"))
-    return _sdk_trajectory(branch, state, {}, ctx, folder=ctx.source)
+    return _sdk_trajectory(branch, state, {}, ctx, folder=ctx.source,
+                           link=_conversation_link(as_dict(files.get(sdk.SERVER_META))))
 
 
 def split(document: Any):
@@ -952,7 +971,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if "next_page_id" not in record:  # an export's own wrapping of the events, the conversation's details beside
             conversation = _conversation(record)
             return _sdk_trajectory(sdk.page_order([e for e in wrapped if sdk.is_event(e)])[0],
-                                   {"id": conversation.get("id") or conversation.get("conversation_id")}, {}, ctx,
+                                   {"id": _own_id(conversation)}, {}, ctx,
                                    link=_conversation_link(conversation))
         return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
@@ -1199,8 +1218,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                     archive: Path | None = None, link: dict[str, Any] | None = None) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
     where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``); ``archive``: the
-    conversation archive an evaluation line's events were read from (``_archived_run``); ``link``: how an export's
-    conversation links to others (:func:`_conversation_link`)."""
+    conversation archive an evaluation line's events were read from (``_archived_run``); ``link``: how the details
+    an export or the agent server's ``meta.json`` kept link the conversation to others (:func:`_conversation_link`),
+    where its place (a ``subagents/`` folder) does not."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
@@ -1336,7 +1356,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "acp_server": agent.get("acp_server"),
         "acp_subagent_sessions": len(subagents) or None,
         "acp_subagent_calls": sum(len(calls) for calls in subagents.values()) or None,
-        **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else link or {}),
+        **((sdk.subagent_link(folder, state, prompts[0]) if folder is not None else None) or link or {}),
     }.items() if v is not None} | attempts.metadata(attempt)
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
                  | _instance_task(evaluation) | _graded(evaluation), ctx)
