@@ -230,8 +230,10 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``parent_conversation_id`` and, the parent's folder beside it, the
   ``parent_tool_call_id`` / ``parent_tool`` of the call that started it; so
   is an exported conversation whose details name its
-  ``parent_conversation_id`` (the app server's sub-conversation), and a
-  parent's details list its ``sub_conversation_ids``.
+  ``parent_conversation_id`` (the app server's sub-conversation), or a folder
+  the agent server ran whose ``meta.json`` (a ``StoredConversation``, read
+  with the folder) names it; a parent's details list its
+  ``sub_conversation_ids``. Ids that are no UUIDs name no conversation.
 """
 
 from __future__ import annotations

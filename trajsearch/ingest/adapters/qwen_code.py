@@ -11,7 +11,9 @@ A session is ``~/.qwen/projects/<project>/chats/<session id>.jsonl``: one record
 Code's look-alikes, which Claude Code's adapter leaves alone (no ``content``). A sub-agent writes its own file,
 ``subagents/<parent session id>/agent-<agent id>.jsonl`` (``isSidechain``, ``agentId``), with an
 ``agent-<id>.meta.json`` beside it (its launch settings: passed over, ``side_path``). The project's folder also
-holds the auto-memory's ``meta.json`` and ``extract-cursor.json`` (passed over, ``side_file``) and its ``memory/``.
+holds the auto-memory's ``meta.json`` and ``extract-cursor.json`` (passed over, ``side_file``) and its ``memory/``;
+``~/.qwen`` its usage files and extension store (``side_file``), its settings, credentials and extensions'
+manifests (``side_path``): none a run.
 
 Mapping
 - The conversation is the ``parentUuid`` chain from the last record, as the CLI rebuilds a session
