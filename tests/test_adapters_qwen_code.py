@@ -447,10 +447,14 @@ def test_a_hosted_sessions_turn_result_written_with_no_parent_is_no_conversation
                       subtype="turn_result", systemPayload={"promptId": "turn-1", "state": "completed",
                                                             "stopReason": "end_turn", "endedAt": 1796517000000})
     path = tmp_path / "34cc400c-2aff-4b58-a243-98c9d890aec4.jsonl"
-    path.write_text("".join(lines) + json.dumps(settled) + "\n")
+    failed = {**settled, "uuid": "11111111-2222-3333-4444-777777777777",
+              "systemPayload": {**settled["systemPayload"], "promptId": "turn-2", "state": "error"}}
+    path.write_text("".join(lines) + json.dumps(settled) + "\n" + json.dumps(failed) + "\n")
     run = only(path)
     assert (run.task, len(run.steps)) == ("fix the failing test in this repo", 9)
     assert "rewound_records" not in run.metadata
+    # review of LEFT32, 6: the last turn's state is kept (a hosted turn the harness failed), no verdict drawn
+    assert run.metadata["last_turn_state"] == "error" and run.outcome == only(QWEN / "fix-then-continue.jsonl").outcome
 
 
 def test_a_session_a_cron_job_started_is_read_with_its_scheduled_prompt(tmp_path: Path) -> None:

@@ -141,13 +141,16 @@ _RESULT_KEYS = frozenset({"type", "subtype", "uuid", "session_id", "is_error", "
                           "num_turns", "usage", "permission_denials", "error", "result", "stats", "structured_result"})
 #: A ``UserPromptSubmit`` hook's context, a text part after the prompt's (``wrapUserPromptSubmitContext``).
 _HOOK_CONTEXT = re.compile(r"\s*<qwen:user-prompt-submit-context>\n.*\n</qwen:user-prompt-submit-context>\s*", re.S)
+_TURN_RESULT = "turn_result"  # a hosted turn's settlement (see _OFF_CHAIN)
 #: System records the CLI appends off the ``parentUuid`` chain on purpose (``appendRecord(record, {updateActiveTail:
 #: false})``): the title and source it re-appends every 32 KB for the session picker's tail scan, artifact records;
 #: and a turn's settlement, ``turn_result`` (``systemPayload``: ``promptId``, ``state`` ``completed`` / ``cancelled``
 #: / ``error``, ``stopReason``, ``endedAt``), which ``qwen serve``'s hosted (ACP) sessions write with no parent, and
-#: which their own replay of the transcript leaves out: read as the chain's tail, it was the whole conversation.
+#: which their own replay of the transcript leaves out: read as the chain's tail, it was the whole conversation. The
+#: last one's ``state`` is kept (``metadata.last_turn_state``), no verdict: ``error`` is a hosted turn the harness
+#: failed, ``cancelled`` one aborted, neither what the agent did.
 _OFF_CHAIN = frozenset({"custom_title", "session_source", "session_sources_snapshot", "session_artifact_event",
-                        "session_artifact_snapshot", "turn_result"})
+                        "session_artifact_snapshot", _TURN_RESULT})
 #: What an ``@file`` / ``@server:resource`` reference adds to a prompt (the CLI's ``REFERENCED_FILES_BLOCK`` and
 #: ``MCP_RESOURCE_BLOCK``, ``atCommandProcessor``): the referenced content, no words of the user's.
 _ADDED = re.compile(r"--- Content from referenced files ---.*?(?:--- End of content ---|\Z)|"
@@ -411,6 +414,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
     agent_id = next((as_str(r.get("agentId")) for r in chain if r.get("isSidechain") is True and r.get("agentId")),
                     None)
     versions = [v for r in chain if (v := as_str(r.get("version")))]
+    settled = [as_dict(r.get("systemPayload")) for r in records if r.get("subtype") == _TURN_RESULT]
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session_id,
@@ -427,6 +431,7 @@ def _session(records: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "api_errors": api_errors[-10:] or None,
         "rewound_records": len(undone) or None,
         "rewound_prompts": prompt_list([w for r in undone if _prompt(r) and (w := _users_words(r))]) or None,
+        "last_turn_state": as_str(settled[-1].get("state")) if settled else None,  # no verdict: see _TURN_RESULT
         "ended_by": _CANCELLED if cancelled and not rec.last_error else None,
         "models": rec.models if len(rec.models) > 1 else None,
     }
