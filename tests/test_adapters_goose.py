@@ -380,15 +380,16 @@ def test_a_banner_like_line_of_blanks_is_refused_in_one_pass(tmp_path: Path) -> 
     """Bug (review of LEFT32, 1): the coloured banner's rule took the blanks after ``L L`` as two runs side by side,
     so a 60 KB line of blanks that then failed was split every way, each tried again: about two minutes for one
     file's detection (a hundredth of a second before and after). The alarm bounds that regression, waits for
-    nothing: 10 s fails the quadratic rule (a minute or two), not a loaded machine's linear one."""
+    nothing: detection reads a file's first 64 KB, so the input cannot grow past what the quadratic rule takes (one
+    to two minutes); 30 s fails it, and leaves the linear rule a margin of 3,000 times on a loaded machine."""
     path = tmp_path / "out.txt"
     path.write_text("\n    __( O)>  x\n   \\____)  y\n     L L" + " " * 60_000 + "x\n")
 
     def too_slow(*_: object) -> None:
-        raise TimeoutError("10 s refusing one line of blanks after a goose banner's first lines: quadratic")
+        raise TimeoutError("30 s refusing one line of blanks after a goose banner's first lines: quadratic")
 
     previous = signal.signal(signal.SIGALRM, too_slow)
-    signal.alarm(10)
+    signal.alarm(30)
     try:
         with pytest.raises(ValueError, match="unrecognised dump format"):
             detect_format(path)
