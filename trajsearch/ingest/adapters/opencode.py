@@ -176,6 +176,9 @@ _REFUSED = re.compile(
     r"(?P<feedback>.*))?|(?P<rule>The user has specified a rule which prevents you from using this specific tool "
     r"call)|(?P<policy>A global policy prevents you from using this specific tool call)|(?P<agent>This agent's "
     r"policy prevents you from using this specific tool call)|(?P<plan>Plan mode refused this tool call))", re.S)
+#: Why a call ``_REFUSED`` matched did not run, by the group that matched it.
+_REFUSED_BY = {"user": "denied by the user", "rule": "denied by a permission rule", "policy": "denied by a global policy",
+               "agent": "denied by the agent's policy", "plan": "refused in plan mode (read-only actions only)"}
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
 #: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
@@ -336,12 +339,9 @@ def _refused(text: str) -> str | None:
     found = _REFUSED.match(text)
     if not found:
         return None
-    if found.group("user"):
-        said = (found.group("feedback") or "").strip()
-        return not_run("denied by the user" + (f", saying: {short(said, 200, keep='head')}" if said else ""))
-    return not_run("denied by a permission rule" if found.group("rule") else "denied by a global policy"
-                   if found.group("policy") else "denied by the agent's policy" if found.group("agent")
-                   else "refused in plan mode (read-only actions only)")
+    said = (found.group("feedback") or "").strip()
+    why = next(_REFUSED_BY[group] for group in _REFUSED_BY if found.group(group))
+    return not_run(why + (f", saying: {short(said, 200, keep='head')}" if said else ""))
 
 
 def _error_text(error: Any) -> str:
