@@ -28,8 +28,10 @@ def test_a_task_folder_is_one_run_with_its_task_steps_model_and_cost() -> None:
     assert "<environment_details>" not in run.task and "task_progress" not in run.task
     assert run.model_id == "claude-sonnet-4-5-20250929" and run.tool_versions == {"cline": "3.51.0"}
     assert run.created_at.isoformat() == "2026-01-22T03:48:00.628000+00:00"  # the first UI message
-    assert [s.action for s in run.steps] == ["read_file", "execute_command", "execute_command", "attempt_completion"]
-    read, uuidgen, _, _ = run.steps
+    assert [s.action for s in run.steps] == ["read_file", "execute_command", "execute_command", "respond"]
+    read, uuidgen, _, completion = run.steps
+    # attempt_completion, as Cline 4.x's submit_and_exit: a respond step, its result the run's closing answer
+    assert completion.arguments["content"].startswith("I have successfully secured") and completion.observation is None
     assert read.arguments["path"] == "ActionSystem.cs" and read.observation.startswith("using System;")
     assert read.thought.startswith("This is a complex task")  # the thinking block before the call
     # a result without exit code ("Command executed."), read by what its output ends on
@@ -44,7 +46,8 @@ def test_an_accepted_completion_is_a_success_and_one_with_feedback_is_not() -> N
     assert run.metadata["outcome_basis"] == "attempt_completion, and no feedback from the user after it"
     later = only(LATER)  # its completion got the user's feedback, and the task went on to a plan it never acted on
     assert later.outcome is Outcome.unknown and "outcome_basis" not in later.metadata
-    completion = next(s for s in later.steps if s.action == "attempt_completion")
+    completion = next(s for s in later.steps if s.action == "respond"
+                      and s.arguments["content"].startswith("## Marine Response Application"))
     assert completion.error is None
     assert "What model are you operating at?" in later.metadata["user_prompts"]
 
@@ -324,7 +327,8 @@ def test_a_call_pending_when_the_task_was_resumed_takes_no_later_result(tmp_path
                                       "Refactor - Complete'] Result:\n<answer>\nApproved - Proceed to Phase 2: Auth "
                                       "Refactor\n</answer>"}]}]
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
-    asks = [s for s in only(folder).steps if s.action == "ask_followup_question"]
+    asks = [s for s in only(folder).steps if s.action == "respond"
+            and s.arguments["content"].startswith(("I've analyzed the codebase", "## Phase 1"))]  # the questions
     assert [s.observation for s in asks] == [None, "<answer>\nApproved - Proceed to Phase 2: Auth Refactor\n</answer>"]
 
 
@@ -362,7 +366,7 @@ def test_roo_codes_v2_history_reads_as_the_same_steps(tmp_path: Path) -> None:
     (folder / "api_conversation_history.json").write_text(json.dumps({"version": 2, "messages": messages}))
     run = only(folder)
     assert [(s.action, s.error) for s in run.steps] == [
-        ("execute_command", "Error: Cannot find module 'jest' (exit code 1)"), ("attempt_completion", None)]
+        ("execute_command", "Error: Cannot find module 'jest' (exit code 1)"), ("respond", None)]
     assert run.steps[0].thought == "Next: execute_command." and run.steps[0].arguments == {"command": "npm test"}
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
 
@@ -408,8 +412,8 @@ def test_a_lone_ui_log_is_read_as_the_run_it_records() -> None:
     assert run.task.startswith("我要做一个mcp server，使用typescript语言。")
     assert [s.action for s in run.steps] == [
         "list_files", "load_mcp_documentation", "read_file", "plan_mode_respond", *["execute_command"] * 5,
-        "write_to_file", "attempt_completion", "list_files", "read_file", "use_mcp_tool", "execute_command",
-        "attempt_completion", "use_mcp_tool", "respond"]
+        "write_to_file", "respond", "list_files", "read_file", "use_mcp_tool", "execute_command",
+        "respond", "use_mcp_tool", "respond"]
     listed, build, mcp = run.steps[0], run.steps[8], run.steps[13]
     assert listed.arguments == {"path": "mcp-vscode-server"} and listed.observation == "No files found."
     assert build.arguments["command"].endswith("npm install") and "error TS18048" in build.error  # its output's end
@@ -421,7 +425,7 @@ def test_a_lone_ui_log_is_read_as_the_run_it_records() -> None:
     assert "ui_messages.json alone" in run.metadata["read_from"] and run.metadata["api_requests"] > 0
     xray = only(UI_ONLY / "Cline-Xray")  # the task as a say of kind task (Cline 3.5x), the model from modelInfo
     assert xray.task.startswith("in my jiras->list UI") and xray.model_id == "claude-opus-4-5-20251101"
-    assert [s.action for s in xray.steps][-2:] == ["attempt_completion", "execute_command"]
+    assert [s.action for s in xray.steps][-2:] == ["respond", "execute_command"]
     assert xray.steps[1].action == "replace_in_file" and xray.steps[1].arguments["diff"].startswith("------- SEARCH")
 
 

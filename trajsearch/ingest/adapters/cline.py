@@ -61,9 +61,10 @@ Field mapping:
   blocks of its own). A result no pending call of its tool takes (a subtask's second result, a call whose tag was
   cut off) is passed over, not given to another call nor taken for the user's words; so is a tool's output that
   quotes a ``<feedback>``: the user's words are a block that opens with them (or with the extension's line before
-  them). Assistant text followed by no tool call is a ``respond`` step; so are Cline 4.x's ``submit_and_exit`` (its
-  ``summary``: the run's closing answer, no verdict) and ``ask_question`` (its ``question``; the answer the
-  observation: the user's, or the first option in a headless run).
+  them). Assistant text followed by no tool call is a ``respond`` step; so are the tools that speak to the user
+  (``_WORDS``): 3.x's ``attempt_completion`` (its ``result``) and 4.x's ``submit_and_exit`` (its ``summary``), the
+  run's closing answer (no verdict of 4.x's), and 3.x's ``ask_followup_question`` and 4.x's ``ask_question`` (its
+  ``question``; the answer the observation: the user's, or the first option in a headless run).
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
   ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
   every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
@@ -76,7 +77,7 @@ Field mapping:
   and a reply to a completion in ``<user_message>``. A call left without a result (the task stopped while it ran,
   or the user resumed it before one came) says so, unless it handed the turn to the user (a question, a plan, a
   completion).
-- outcome: ``success`` when the task's last tool call is ``attempt_completion``, it ran (no error: not a call
+- outcome: ``success`` when the task's last tool call is ``attempt_completion`` (read as a ``respond`` step), it ran (no error: not a call
   Cline skipped), and the user said nothing after it (Cline asks after a completion; a reply, ``The user has
   provided feedback on the results`` / ``<feedback>``, or new instructions when the task is resumed, continues the
   task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A task that ended on the
@@ -201,20 +202,19 @@ COMPLETION = "attempt_completion"
 #: Cline 4.x's messages shown apart from the conversation (``metadata.displayRole``: ``agent-runtime.ts``): a hook's
 #: context or a compaction's summary the runtime adds as the user's (``system``), a status line.
 _SHOWN_APART = frozenset({"system", "status"})
-#: Cline 4.x's (``@cline/core``, ``extensions/tools/definitions.ts``) tools that speak to the user, not act:
-#: ``submit_and_exit`` ends the run with the agent's ``summary`` (``lifecycle.completesRun``; the CLI answers it
-#: "Submission recorded (verified): <summary>" whatever happened, so it says no verdict), ``ask_question`` asks one
-#: ``question`` with 2-5 ``options`` and returns the answer (the user's; in a headless run, no TTY, the CLI picks the
-#: first option itself, ``approval.ts``). Each is read as a ``respond`` step (their words in ``content``): the summary
-#: the run's closing answer, the question a turn of a dialogue, the answer its observation
-#: (``digest.is_dialogue_turn``). Cline 3.x's ``attempt_completion`` and ``ask_followup_question`` mean the same
-#: (Cline's own ``apps/vscode/src/sdk/message-translator.ts`` shows ``submit_and_exit`` and ``attempt_completion``
-#: alike) but stay tool steps for now: 3.x's verdict is judged on its last call being an ``attempt_completion``
-#: (``_outcome``, which passes ``respond`` steps over) and stored 3.x runs, rules and saved searches name them; 4.x's
-#: submission judges nothing (the manifest says the outcome), so its reading changes no verdict. Aligning 3.x is a
-#: follow-up that moves the verdict's rule onto the respond step and re-reads every stored 3.x run.
+#: The tools that speak to the user, not act, each read as a ``respond`` step (their words, by this key, its
+#: ``content``). Cline 3.x's ``attempt_completion`` (its ``result``) and ``ask_followup_question`` (its
+#: ``question``; the user's ``<answer>`` its observation); Cline 4.x's (``@cline/core``,
+#: ``extensions/tools/definitions.ts``) ``submit_and_exit`` (its ``summary``: ``lifecycle.completesRun``) and
+#: ``ask_question`` (one ``question`` with 2-5 ``options``; the answer the user's, or in a headless run, no TTY, the
+#: first option the CLI picks itself, ``approval.ts``). Cline itself shows them alike (``apps/vscode/src/sdk/
+#: message-translator.ts``: ``attempt_completion`` and ``submit_and_exit`` render the same completion). A completion
+#: is the run's closing answer, or, the user replying, a turn of a dialogue (``digest.is_dialogue_turn``); a question
+#: answered a turn. What differs is the verdict (``_outcome``): 3.x asks the user after a completion, whose silence
+#: is the acceptance read; 4.x's ``submit_and_exit`` (enabled only by ``--yolo``) asks no one, and the CLI answers it
+#: "Submission recorded (verified): <summary>" whatever happened: no verdict (its echo is no observation).
 _SUBMIT, _ASK = "submit_and_exit", "ask_question"
-_WORDS = {_SUBMIT: "summary", _ASK: "question"}
+_WORDS = {COMPLETION: "result", "ask_followup_question": "question", _SUBMIT: "summary", _ASK: "question"}
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
 #: stopped awaited the user, it did not fail.
 _TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond", _SUBMIT, _ASK})
@@ -574,6 +574,7 @@ class _Walk(SessionSteps):
         self.completion_feedback = False  # the user spoke after the last completion attempt
         self.ended_on: str | None = None  # the provider's error the task stopped on, with no work after it
         self.mistake_stop = False  # Cline 4.x's mistake limit stopped the run (``mistake_stop_notice``)
+        self.completed = False  # the task's last call was an attempt_completion that ran (``close``)
 
     def message(self, message: dict[str, Any]) -> None:
         said = as_dict(message.get("metadata"))
@@ -698,10 +699,13 @@ class _Walk(SessionSteps):
 
     def close(self) -> None:
         """Not ``SessionSteps.close``: ``by_call`` keeps every call by its id, answered or not (the UI log's too,
-        which await none); the calls never answered are those ``pending``. Then Cline 4.x's words to the user
-        (``_WORDS``) become ``respond`` steps."""
+        which await none); the calls never answered are those ``pending``. Then whether the last call was a
+        completion that ran (``completed``: the verdict's rule, ``_outcome``), and the words to the user (``_WORDS``)
+        become ``respond`` steps: after, as a completion is the last call, not the answer text after it."""
         self.flush()
         self.close_pending()
+        calls = [s for s in self.steps if s["action"] != RESPOND]
+        self.completed = bool(calls) and calls[-1]["action"] == COMPLETION and not calls[-1].get("error")
         for step in self.steps:
             words = as_dict(step["arguments"]).get(_WORDS.get(step["action"], ""))
             if isinstance(words, str) and words.strip() and not step.get("error"):
@@ -822,11 +826,11 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
             call["error"] = "the edit's diff did not apply to the file (diff_error)"
         elif kind in ("resume_task", "resume_completed_task") and n + 1 < len(ui):
             walk.resumptions += 1
-    walk.flush()
     for step, said in commands:
         if joined := strip_terminal_codes("".join(said)).strip():
             step["observation"] = joined
             step["error"] = step.get("error") or ended_failing(joined)
+    walk.close()  # as the history's walk ends: the same respond steps, the same verdict's rule
     return walk
 
 
@@ -926,8 +930,7 @@ def _status(body: str) -> str | None:
 def _outcome(walk: _Walk, ui: list[dict[str, Any]], session: dict[str, Any]) -> tuple[
         Outcome, Failure | None, dict[str, Any]]:
     """The task's verdict (see the module docstring); ``session``: a Cline 4.x session's manifest status."""
-    calls = [s for s in walk.steps if s["action"] != "respond"]
-    if calls and calls[-1]["action"] == COMPLETION and not calls[-1].get("error") and not walk.completion_feedback:
+    if walk.completed and not walk.completion_feedback:
         return Outcome.success, None, {"outcome_basis": "attempt_completion, and no feedback from the user after it"}
     if walk.ended_on:
         outcome, failure = ended_on_error(walk.ended_on, API_ERROR_CAUSE)
