@@ -37,7 +37,9 @@ the lead's ``subagent_sessions``. The user's messages Cline writes itself (a rem
 ``userRunSpan: 0``; a ``metadata.kind`` notice) are not prompts. The lead's manifest's ``status`` (rewritten at
 shutdown) is read: ``failed`` an ``infra_error`` where no error message says more, ``cancelled`` ``unknown`` with
 ``metadata.interrupted``; ``completed`` says nothing of success (``unknown``); the mistake limit's notice a
-``failure``. Cline's data folder's own files and folders (``cache/``, ``locks/``, ``logs/``, ``settings/``, ...)
+``failure``. A sub-agent's (a teammate's) session has no manifest: its status, set alike when it ends, is its row in
+Cline's ``db/sessions.db`` beside ``sessions/`` (``_session_status``), read the same way. Cline's data folder's own
+files and folders (``cache/``, ``locks/``, ``logs/``, ``settings/``, ...)
 are passed over (``side_path``).
 
 Other files of the folder (``settings.json``, ``focus_chain_taskid_<id>.md``, ``context_history.json``) and Roo
@@ -77,11 +79,11 @@ Field mapping:
   and a reply to a completion in ``<user_message>``. A call left without a result (the task stopped while it ran,
   or the user resumed it before one came) says so, unless it handed the turn to the user (a question, a plan, a
   completion).
-- outcome: ``success`` when the task's last tool call is ``attempt_completion`` (read as a ``respond`` step), it ran (no error: not a call
-  Cline skipped), and the user said nothing after it (Cline asks after a completion; a reply, ``The user has
-  provided feedback on the results`` / ``<feedback>``, or new instructions when the task is resumed, continues the
-  task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A task that ended on the
-  provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an ``infra_error``
+- outcome: ``success`` when the task's last tool call is ``attempt_completion`` (read as a ``respond`` step), it
+  ran (no error: not a call Cline skipped), and the user said nothing after it (Cline asks after a completion; a
+  reply, ``The user has provided feedback on the results`` / ``<feedback>``, or new instructions when the task is
+  resumed, continues the task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A
+  task that ended on the provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an ``infra_error``
   (or the agent's ``failure`` when it was its context window), and one that ended on Cline's
   ``mistake_limit_reached`` a ``failure``. Any other task ended
   without a completion the user let stand: ``unknown`` (the user may have stopped it, or gone on elsewhere).
@@ -105,6 +107,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import sqlite3
+import tempfile
+from contextlib import closing
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -379,22 +386,76 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     else:
         children = [f"{session_id}{_SUB_SESSION}{p.name.removesuffix(_SDK_MESSAGES)}"
                     for p in sorted(folder.glob("*" + _SDK_MESSAGES)) if p.name != ctx.source.name]
-        status = _manifest_status(folder / f"{stem}.json")
+    status = _session_status(folder, stem)
     return read_folder({HISTORY: record["messages"], HISTORY_ITEM: {
         "id": session_id, "parentTaskId": parent, "childIds": children}}, ctx,
         {"agent": record["agent"], "cline_version": as_str(origin.get("version")), **status})
 
 
-def _manifest_status(path: Path) -> dict[str, Any]:
-    """How a lead session ended, as its manifest ``<id>.json`` (``SessionManifestSchema``, rewritten at shutdown:
-    ``local-runtime-host.ts``) says: ``{"session_status": status, "exit_code": n}``, empty where there is none (a
-    sub-agent's status is in ``db/sessions.db``) or it cannot be read."""
+#: Cline 4.x's session database beside ``sessions/`` (``~/.cline/data/db/sessions.db``: ``resolveDbDataDir``,
+#: ``sqlite-session-store.ts``), its ``sessions`` table a row per session, a sub-agent's and a teammate's too.
+_SESSIONS_DB = Path("db") / "sessions.db"
+
+
+def _session_status(folder: Path, stem: str) -> dict[str, Any]:
+    """How a Cline 4.x session ended: ``{"session_status", "session_exit_code", "session_status_from"}``
+    (``manifest``, ``sessions.db``), empty where nothing says. A lead's manifest ``<id>.json``
+    (``SessionManifestSchema``, rewritten at shutdown: ``local-runtime-host.ts``); a sub-agent (a teammate), which
+    has none, its row in ``db/sessions.db`` (its id ``<root id>__<file stem>``, ``makeSubSessionId``), whose
+    ``status`` Cline sets as a lead's when the sub-agent ends (``team-child-session-manager.ts``: ``failed`` on its
+    error, ``cancelled`` aborted, else ``completed``)."""
+    if (manifest := folder / f"{stem}.json").is_file():
+        try:
+            said = as_dict(json.loads(manifest.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return {}
+        status, code, where = as_str(said.get("status")), as_int(said.get("exit_code")), "manifest"
+    else:
+        row = _db_statuses(folder.parent.parent / _SESSIONS_DB).get(
+            stem if stem == folder.name else f"{folder.name}{_SUB_SESSION}{stem}", (None, None))
+        status, code, where = as_str(row[0]), as_int(row[1]), _SESSIONS_DB.name
+    return {"session_status": status, **({"session_exit_code": code} if code else {}),
+            "session_status_from": where} if status else {}
+
+
+def _db_statuses(path: Path) -> dict[str, tuple[Any, Any]]:
+    """Every session's ``(status, exit_code)`` in Cline's ``sessions.db`` (empty where there is none or it cannot be
+    read), read once while the database and its write-ahead log stay as they were (``_db_rows``)."""
     try:
-        said = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stamps = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.is_file() else None
+                       for p in (path, path.with_name(path.name + "-wal")))
+    except OSError:
         return {}
-    status, code = as_str(as_dict(said).get("status")), as_int(as_dict(said).get("exit_code"))
-    return {"session_status": status, **({"session_exit_code": code} if code else {})} if status else {}
+    return _db_rows(path, stamps) if stamps[0] else {}
+
+
+@lru_cache(maxsize=4)
+def _db_rows(path: Path, stamps: tuple[Any, ...]) -> dict[str, tuple[Any, Any]]:
+    """``_db_statuses``' read (``stamps``: the files' sizes and times, the cache's key). Cline keeps the database in
+    WAL mode, its rows in the ``-wal`` until a checkpoint (all of them in the real one cline@3.0.65 left): read with
+    it, but from a copy, as SQLite opening it in place would write a ``-shm`` into Cline's folder (a walk, a dry run
+    too, writes nothing where it reads: ``detect._sqlite_tables``)."""
+    with tempfile.TemporaryDirectory(prefix="trajsearch-cline-") as scratch:
+        try:
+            for name in (path.name, path.name + "-wal"):
+                if (path.parent / name).is_file():
+                    shutil.copyfile(path.parent / name, Path(scratch) / name)
+            with closing(sqlite3.connect(Path(scratch, path.name))) as db:
+                return {sid: (status, code) for sid, status, code in db.execute(
+                    "SELECT session_id, status, exit_code FROM sessions")}
+        except (OSError, sqlite3.Error):
+            return {}
+
+
+def read_with_value(path: Path) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a Cline 4.x session's outcome is read beside it
+    (``_session_status``: its manifest, a sub-agent's row of ``db/sessions.db``), so an ingest's checkpoint reads the
+    session again when that changed (a run ingested while Cline ran, read again once it ended), not when another
+    session's row did."""
+    if not path.name.endswith(_SDK_MESSAGES):
+        return None
+    status = _session_status(path.parent, path.name.removesuffix(_SDK_MESSAGES))
+    return repr(status) if status else None
 
 
 def read_folder(files: dict[str, Any], ctx: Context, session: dict[str, Any] | None = None) -> Trajectory:
@@ -939,10 +1000,12 @@ def _outcome(walk: _Walk, ui: list[dict[str, Any]], session: dict[str, Any]) -> 
         return Outcome.failure, Failure(error="mistake limit reached", cause=MISTAKE_CAUSE), \
             {"ended_by": "mistake_stop_notice"}
     if session.get("session_status") == "failed":  # an error Cline did not write into the conversation
-        code = session.get("session_exit_code")
-        return Outcome.infra_error, Failure(error="Cline ended the session on an error (manifest status failed"
+        code, where = session.get("session_exit_code"), session.get("session_status_from")
+        return Outcome.infra_error, Failure(error=f"Cline ended the session on an error ({where} status failed"
                                             + (f", exit code {code})" if code is not None else ")"),
-                                            cause=_FAILED_CAUSE), {"ended_by": "the session manifest's status"}
+                                            cause=_FAILED_CAUSE), {"ended_by": "the session manifest's status" if
+                                                                   where == "manifest" else f"its row's status in "
+                                                                   f"Cline's {_SESSIONS_DB.as_posix()}"}
     asks = [m for m in ui if m.get("type") == "ask" and m.get("ask") not in ("resume_task", "resume_completed_task")]
     last = asks[-1] if asks else {}
     if last.get("ask") == "api_req_failed":

@@ -177,8 +177,9 @@ _REFUSED = re.compile(
     r"call)|(?P<policy>A global policy prevents you from using this specific tool call)|(?P<agent>This agent's "
     r"policy prevents you from using this specific tool call)|(?P<plan>Plan mode refused this tool call))", re.S)
 #: Why a call ``_REFUSED`` matched did not run, by the group that matched it.
-_REFUSED_BY = {"user": "denied by the user", "rule": "denied by a permission rule", "policy": "denied by a global policy",
-               "agent": "denied by the agent's policy", "plan": "refused in plan mode (read-only actions only)"}
+_REFUSED_BY = {"user": "denied by the user", "rule": "denied by a permission rule",
+               "policy": "denied by a global policy", "agent": "denied by the agent's policy",
+               "plan": "refused in plan mode (read-only actions only)"}
 #: Shell tools whose ``metadata.exit`` is the command's exit code.
 _SHELL_TOOLS = frozenset({"bash", "shell"})
 #: The notice OpenCode's bash tool appends to the output of a command it killed or cut short: ``<shell_metadata>``
