@@ -83,9 +83,9 @@ Field mapping:
   ran (no error: not a call Cline skipped), and the user said nothing after it (Cline asks after a completion; a
   reply, ``The user has provided feedback on the results`` / ``<feedback>``, or new instructions when the task is
   resumed, continues the task): the user's acceptance, as far as the folder can say (``metadata.outcome_basis``). A
-  task that ended on the provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after it) is an ``infra_error``
-  (or the agent's ``failure`` when it was its context window), and one that ended on Cline's
-  ``mistake_limit_reached`` a ``failure``. Any other task ended
+  task that ended on the provider's error (``ui_messages.json`` ending on ``api_req_failed``, no completion after
+  it) is an ``infra_error`` (or the agent's ``failure`` when it was its context window), and one that ended on
+  Cline's ``mistake_limit_reached`` a ``failure``. Any other task ended
   without a completion the user let stand: ``unknown`` (the user may have stopped it, or gone on elsewhere).
 - trajectory_id = ``cline.<task id>``, named by the files, not by where they lie: ``history_item.json``'s ``id``
   (Roo Code, 2026); else the task id the folder's name is (the extension names each task's folder by it,
