@@ -46,7 +46,9 @@ Field mapping:
   ``metadata.sanitized`` says so; a session whose
   prompts are all redacted is a run all the same, its task naming the session and saying the prompt was redacted.
 - trajectory_id = ``opencode.<session id>``; created_at = ``info.time.created``; model_id = the first assistant
-  message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}``; metadata:
+  message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}`` (a Kilo Code
+  export's too: ``kilo export`` writes OpenCode's document unchanged, nothing in it naming Kilo but its version
+  number, Kilo's own, and a provider ``kilo`` OpenCode also has with the opencode-kilo-auth plugin); metadata:
   title, directory, project id, agent, cost and tokens, files patched, and for a sub-agent's session
   (``info.parentID``) ``is_subagent`` with ``parent_session_id``, as Codex's and Gemini CLI's sub-agents are linked.
 """
