@@ -54,7 +54,8 @@ def _data_folder(tmp_path: Path, status: str | None = None, code: int | None = N
     data = tmp_path / ".cline" / "data"
     shutil.copytree(DELEGATED, data / "sessions" / DELEGATED.name)
     (data / "db").mkdir()
-    shutil.copyfile(SESSIONS_DB, data / "db" / "sessions.db")
+    for name in ("sessions.db", "sessions.db-wal"):  # as Cline left them: every row in the write-ahead log
+        shutil.copyfile(SESSIONS_DB.with_name(name), data / "db" / name)
     if status is not None:
         with closing(sqlite3.connect(data / "db" / "sessions.db")) as db, db:
             db.execute("UPDATE sessions SET status = ?, exit_code = ? WHERE session_id = ?", (status, code, SUB))
@@ -93,4 +94,12 @@ def test_a_change_of_the_sub_agents_row_alone_is_what_an_ingest_checkpoint_sees(
         db.execute("UPDATE sessions SET status = 'failed', exit_code = 1 WHERE session_id = ?", (SUB,))
     assert read_with_value(sub) != before[0] and "failed" in read_with_value(sub)
     assert read_with_value(lead) == before[1]
-    assert not list((data / "db").glob("sessions.db-*"))  # read from a copy: nothing written beside Cline's database
+
+
+def test_the_real_databases_rows_are_read_from_its_log_and_nothing_is_written_beside_it(tmp_path: Path) -> None:
+    data = _data_folder(tmp_path)  # the main file 4 KiB with no table, every row in sessions.db-wal
+    before = {p.name: p.read_bytes() for p in (data / "db").iterdir()}
+    sub = _runs(data)[f"cline.{SUB}"]
+    assert sub.metadata["session_status"] == "completed" and sub.metadata["session_status_from"] == "sessions.db"
+    # opened in place, SQLite would write a -shm beside it and, closing, fold the -wal into the main file
+    assert {p.name: p.read_bytes() for p in (data / "db").iterdir()} == before
