@@ -329,7 +329,7 @@ def test_a_call_pending_when_the_task_was_resumed_takes_no_later_result(tmp_path
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
     asks = [s for s in only(folder).steps if s.action == "respond"
             and s.arguments["content"].startswith(("I've analyzed the codebase", "## Phase 1"))]  # the questions
-    assert [s.observation for s in asks] == [None, "<answer>\nApproved - Proceed to Phase 2: Auth Refactor\n</answer>"]
+    assert [s.observation for s in asks] == [None, "Approved - Proceed to Phase 2: Auth Refactor"]  # bare
 
 
 def test_a_roo_tasks_folder_reads_each_task_and_passes_over_roos_own_files(tmp_path: Path) -> None:
@@ -411,7 +411,7 @@ def test_a_lone_ui_log_is_read_as_the_run_it_records() -> None:
         .trajectory_id  # the first message's ts, as the folder's run gets it
     assert run.task.startswith("我要做一个mcp server，使用typescript语言。")
     assert [s.action for s in run.steps] == [
-        "list_files", "load_mcp_documentation", "read_file", "plan_mode_respond", *["execute_command"] * 5,
+        "list_files", "load_mcp_documentation", "read_file", "respond", *["execute_command"] * 5,
         "write_to_file", "respond", "list_files", "read_file", "use_mcp_tool", "execute_command",
         "respond", "use_mcp_tool", "respond"]
     listed, build, mcp = run.steps[0], run.steps[8], run.steps[13]

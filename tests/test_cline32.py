@@ -4,6 +4,7 @@ beside its session (.cline32/README.md)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -35,10 +36,69 @@ def test_a_3x_question_is_a_respond_step_its_answer_the_observation_as_4xs_ask_q
     assert "options" in asked.arguments  # the rest of the call's arguments kept beside its words
 
 
-def test_a_lone_ui_logs_completion_reads_as_the_folders_does() -> None:
+def test_a_lone_ui_logs_completion_is_a_respond_step() -> None:
     run = only(CLINE / ".r28ui" / "Cline-Xray")
     assert "attempt_completion" not in {s.action for s in run.steps}
     assert run.steps[-2].action == "respond" and run.steps[-2].arguments["content"]
+
+
+def test_a_ui_log_read_alone_closes_as_its_folder_does() -> None:
+    folder = CLINE / ".r28" / "exported_conversation_1769053680585"
+    alone, whole = only(folder / "ui_messages.json"), only(folder)
+    said = [[(s.action, s.arguments["content"], s.observation) for s in r.steps if s.action == "respond"]
+            for r in (alone, whole)]
+    assert said[0] == said[1] and said[0] and alone.outcome is whole.outcome is Outcome.success
+
+
+def test_3xs_plan_mode_respond_is_a_respond_step_as_its_other_words_to_the_user() -> None:
+    run = only(CLINE / ".r28" / "1777073160794")
+    assert not {"plan_mode_respond", "act_mode_respond"} & {s.action for s in run.steps}
+    last = run.steps[-1]
+    assert last.action == "respond" and last.arguments["content"].startswith("## Phase 4 Deployment Plan")
+    assert "task_progress" in last.arguments
+
+
+def _history(tmp_path: Path, messages: list[dict[str, Any]]) -> Path:
+    """A Cline 3.x task folder of ``messages``: synthetic (no real task folder found on GitHub has an answered
+    question), each message in the form Cline 3.x writes it (``ToolResultUtils.pushToolResult``'s
+    ``[<tool> for '<arg>'] Result:`` block, then the handler's ``formatResponse.toolResult``)."""
+    folder = tmp_path / "tasks" / "1700000000000"
+    folder.mkdir(parents=True)
+    (folder / "api_conversation_history.json").write_text(json.dumps(
+        [{"role": "user", "content": [{"type": "text", "text": "<task>\nfix it\n</task>"}]}, *messages]))
+    return folder
+
+
+def _said(role: str, *texts: str) -> dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
+
+
+def test_a_3x_answered_question_reads_as_4xs_its_answer_bare_its_options_a_list(tmp_path: Path) -> None:
+    run = only(_history(tmp_path, [  # AskFollowupQuestionToolHandler.ts: toolResult(`<answer>\n${text}\n</answer>`)
+        _said("assistant", "<ask_followup_question>\n<question>Which file?</question>\n"
+                           '<options>["a.py","b.py"]</options>\n</ask_followup_question>'),
+        _said("user", "[ask_followup_question for 'Which file?'] Result:", "<answer>\na.py\n</answer>"),
+        _said("assistant", "<attempt_completion>\n<result>Fixed a.py</result>\n</attempt_completion>")]))
+    asked = run.steps[0]
+    assert (asked.action, asked.arguments, asked.observation) == (
+        "respond", {"options": ["a.py", "b.py"], "content": "Which file?"}, "a.py")  # as 4.x's ask_question
+    assert run.outcome is Outcome.success
+
+
+def test_3xs_plan_and_act_mode_respond_are_respond_steps_the_users_reply_bare_an_echo_none(tmp_path: Path) -> None:
+    run = only(_history(tmp_path, [  # native tool calls: PlanModeRespondHandler.ts, ActModeRespondHandler.ts
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t0", "name": "plan_mode_respond",
+                                           "input": {"response": "Plan: edit a.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": [
+            {"type": "text", "text": "<user_message>\ngo on\n</user_message>"}]}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "act_mode_respond",
+                                           "input": {"response": "Editing a.py now"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text":
+            "[Message displayed. Now proceed with your next tool call - it must be a different tool (read_file, "
+            "replace_in_file, execute_command, etc.), not act_mode_respond again.]"}]}]}]))
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("respond", {"content": "Plan: edit a.py"}, "go on"),
+        ("respond", {"content": "Editing a.py now"}, None)]  # Cline's echo, as submit_and_exit's: no one replied
 
 
 # Cline 4.x's sessions.db, as the real cline@3.0.65 wrote it beside the sessions of tests/fixtures/cline/.aud31

@@ -219,9 +219,17 @@ _SHOWN_APART = frozenset({"system", "status"})
 #: is the run's closing answer, or, the user replying, a turn of a dialogue (``digest.is_dialogue_turn``); a question
 #: answered a turn. What differs is the verdict (``_outcome``): 3.x asks the user after a completion, whose silence
 #: is the acceptance read; 4.x's ``submit_and_exit`` (enabled only by ``--yolo``) asks no one, and the CLI answers it
-#: "Submission recorded (verified): <summary>" whatever happened: no verdict (its echo is no observation).
+#: "Submission recorded (verified): <summary>" whatever happened: no verdict (its echo is no observation). 3.x's
+#: ``plan_mode_respond`` and ``act_mode_respond`` (their ``response``) are its words to the user in a plan, at work.
 _SUBMIT, _ASK = "submit_and_exit", "ask_question"
-_WORDS = {COMPLETION: "result", "ask_followup_question": "question", _SUBMIT: "summary", _ASK: "question"}
+_WORDS = {COMPLETION: "result", "ask_followup_question": "question", "plan_mode_respond": "response",
+          "act_mode_respond": "response", _SUBMIT: "summary", _ASK: "question"}
+#: Of those, the ones whose result is Cline's echo, no one's reply: ``submit_and_exit``'s, and 3.x's
+#: ``act_mode_respond``'s "[Message displayed. Now proceed ...]" (``ActModeRespondHandler.ts``: it asks no one).
+_ECHOED = frozenset({_SUBMIT, "act_mode_respond"})
+#: 3.x's wrapper of the user's reply to a question (``<answer>``: ``AskFollowupQuestionToolHandler.ts``) or a plan
+#: (``<user_message>``: ``PlanModeRespondHandler.ts``), then any attached files' text; 4.x's answer is bare.
+_REPLY = re.compile(r"\A\s*<(answer|user_message)>\n?(.*?)\n?</\1>", re.S)
 #: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
 #: stopped awaited the user, it did not fail.
 _TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond", _SUBMIT, _ASK})
@@ -770,12 +778,17 @@ class _Walk(SessionSteps):
         for step in self.steps:
             words = as_dict(step["arguments"]).get(_WORDS.get(step["action"], ""))
             if isinstance(words, str) and words.strip() and not step.get("error"):
-                key = _WORDS[step["action"]]
-                if step["action"] == _SUBMIT:
-                    step["observation"] = None  # the CLI's echo of the summary, no reply from anyone
+                key, reply = _WORDS[step["action"]], step.get("observation")
+                if step["action"] in _ECHOED:
+                    step["observation"] = None
+                elif isinstance(reply, str) and (wrapped := _REPLY.match(reply)):
+                    said = (wrapped[2].strip(), reply[wrapped.end():].strip())  # the reply, then any files
+                    step["observation"] = "\n\n".join(t for t in said if t) or None
+                rest = {k: v for k, v in step["arguments"].items() if k != key}
+                if isinstance(rest.get("options"), str) and isinstance(options := _json(rest["options"]), list):
+                    rest["options"] = options  # 3.x's JSON text of them, as 4.x's list
                 step["action"] = RESPOND
-                step["arguments"] = {**{k: v for k, v in step["arguments"].items() if k != key},
-                                     "content": words.strip()}  # last: a ``content`` argument overwrites no words
+                step["arguments"] = {**rest, "content": words.strip()}  # last: ``content`` overwrites no words
 
 
 #: The UI's tool messages (``ClineSayTool.tool``) as the calls the history names: ``{"tool": "readFile", "path",
@@ -872,8 +885,8 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
             call = _ui_call(walk, m, COMPLETION, {"result": text})
         elif kind in ("followup", "plan_mode_respond") and m.get("type") == "ask":
             said = _json(text)
-            _ui_call(walk, m, "ask_followup_question" if kind == "followup" else kind,
-                     said if isinstance(said, dict) else {"question": text})
+            name = "ask_followup_question" if kind == "followup" else kind
+            _ui_call(walk, m, name, said if isinstance(said, dict) else {_WORDS[name]: text})
         elif kind == "user_feedback":
             last = walk.steps[-1] if walk.steps else {}
             if last.get("action") in _UI_ANSWERED and "observation" not in last:
