@@ -46,9 +46,11 @@ Field mapping:
   ``metadata.sanitized`` says so; a session whose
   prompts are all redacted is a run all the same, its task naming the session and saying the prompt was redacted.
 - trajectory_id = ``opencode.<session id>``; created_at = ``info.time.created``; model_id = the first assistant
-  message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}`` (a Kilo Code
-  export's too: ``kilo export`` writes OpenCode's document unchanged, nothing in it naming Kilo but its version
-  number, Kilo's own, and a provider ``kilo`` OpenCode also has with the opencode-kilo-auth plugin); metadata:
+  message's ``modelID`` (``providerID`` in metadata); tool_versions = ``{"opencode": info.version}``, or
+  ``{"kilo": ...}`` where the session's ``metadata`` holds a key of Kilo Code's (``_KILO_KEY``): ``kilo export``
+  writes OpenCode's document, and nothing in every export of it names Kilo (its version a number, Kilo's own; a
+  provider ``kilo`` OpenCode also has with the opencode-kilo-auth plugin), but a ``/goal`` session's does, and its
+  goal's text and last status are kept (``goal``, ``goal_status``, as Qwen Code's); metadata:
   title, directory, project id, agent, cost and tokens, files patched, and for a sub-agent's session
   (``info.parentID``) ``is_subagent`` with ``parent_session_id``, as Codex's and Gemini CLI's sub-agents are linked.
 """
@@ -102,6 +104,10 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 #: extension are built on OpenCode: ``~/.local/share/kilo/kilo.db``, the same tables, ``kilo export``): a walk that
 #: finds no dump hands it in for detection to name, with how to export its sessions (``session_store``).
 SESSION_STORES = ("opencode.db", "kilo.db")
+#: The prefix of Kilo Code's own keys in a session's ``metadata``, which ``kilo export`` writes with it
+#: (Kilo-Org/kilocode ``packages/opencode/src/kilocode/``: ``kilo.goal`` its ``/goal``, ``session/goal/state.ts``;
+#: ``kilo.task`` a paused sub-task, ``tool/task-pause-state.ts``); OpenCode writes none.
+_KILO_KEY = "kilo."
 #: The files OpenCode keeps sessions in under its data folder's ``storage/`` (all of them before 1.2; 1.2 copies them
 #: into ``opencode.db`` and never deletes them, and still writes ``session_diff``): a session's info
 #: (``session/<project>/ses_*.json``), each message (``message/<session>/msg_*.json``), each part
@@ -506,13 +512,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "ended_by": "the user's interrupt (MessageAbortedError)" if session.aborted else _CUT if session.cut else None,
         "last_updated": as_dict(info.get("time")).get("updated"),
     }
-    version = as_str(info.get("version"))
+    version, said = as_str(info.get("version")), as_dict(info.get("metadata"))
+    goal = as_dict(said.get("kilo.goal"))
+    metadata.update(goal=as_str(goal.get("text")), goal_status=as_str(goal.get("status")))
     run = session_trajectory(
         ctx, run_id=f"opencode.{info['id']}", task=session.prompts[0],
         model_id=session.models[0] if session.models else None, steps=session.steps, metadata=metadata,
         last_error=session.last_error, error_cause="infrastructure: the session ended on an API error",
         created_at=first_time(as_dict(info.get("time")).get("created")),
-        tool_versions={"opencode": version} if version else {},
+        tool_versions={"kilo" if any(k.startswith(_KILO_KEY) for k in said) else "opencode": version}
+        if version else {},
     )
     if session.limit and session.last_error:  # the agent's own limit: its failure, not the provider's
         return run.model_copy(update={"outcome": Outcome.failure, "failure": Failure(
