@@ -163,3 +163,12 @@ def test_the_real_databases_rows_are_read_from_its_log_and_nothing_is_written_be
     assert sub.metadata["session_status"] == "completed" and sub.metadata["session_status_from"] == "sessions.db"
     # opened in place, SQLite would write a -shm beside it and, closing, fold the -wal into the main file
     assert {p.name: p.read_bytes() for p in (data / "db").iterdir()} == before
+
+
+def test_a_database_that_cannot_be_read_says_why_and_the_run_is_kept(tmp_path: Path) -> None:
+    data = _data_folder(tmp_path)
+    (data / "db" / "sessions.db-wal").unlink()
+    (data / "db" / "sessions.db").write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)  # not a database after all
+    sub = _runs(data)[f"cline.{SUB}"]
+    assert sub.outcome is Outcome.unknown and "session_status" not in sub.metadata
+    assert sub.metadata["session_status_unread"].startswith(str(data / "db" / "sessions.db") + ": ")

@@ -411,7 +411,10 @@ def _session_status(folder: Path, stem: str) -> dict[str, Any]:
     (``SessionManifestSchema``, rewritten at shutdown: ``local-runtime-host.ts``); a sub-agent (a teammate), which
     has none, its row in ``db/sessions.db`` (its id ``<root id>__<file stem>``, ``makeSubSessionId``), whose
     ``status`` Cline sets as a lead's when the sub-agent ends (``team-child-session-manager.ts``: ``failed`` on its
-    error, ``cancelled`` aborted, else ``completed``)."""
+    error, ``cancelled`` aborted, else ``completed``), in Cline's default layout (``CLINE_DB_DATA_DIR`` or
+    ``CLINE_SESSION_DATA_DIR`` set, the database is elsewhere: none is read). A database there that cannot be read
+    leaves ``session_status_unread``, why, so a status not read is told from one Cline never wrote."""
+    unread = None
     if (manifest := folder / f"{stem}.json").is_file():
         try:
             said = as_dict(json.loads(manifest.read_text(encoding="utf-8")))
@@ -419,26 +422,27 @@ def _session_status(folder: Path, stem: str) -> dict[str, Any]:
             return {}
         status, code, where = as_str(said.get("status")), as_int(said.get("exit_code")), "manifest"
     else:
-        row = _db_statuses(folder.parent.parent / _SESSIONS_DB).get(
-            stem if stem == folder.name else f"{folder.name}{_SUB_SESSION}{stem}", (None, None))
+        rows, unread = _db_statuses(folder.parent.parent / _SESSIONS_DB)
+        row = rows.get(stem if stem == folder.name else f"{folder.name}{_SUB_SESSION}{stem}", (None, None))
         status, code, where = as_str(row[0]), as_int(row[1]), _SESSIONS_DB.name
     return {"session_status": status, **({"session_exit_code": code} if code else {}),
-            "session_status_from": where} if status else {}
+            "session_status_from": where} if status else {"session_status_unread": unread} if unread else {}
 
 
-def _db_statuses(path: Path) -> dict[str, tuple[Any, Any]]:
-    """Every session's ``(status, exit_code)`` in Cline's ``sessions.db`` (empty where there is none or it cannot be
-    read), read once while the database and its write-ahead log stay as they were (``_db_rows``)."""
+def _db_statuses(path: Path) -> tuple[dict[str, tuple[Any, Any]], str | None]:
+    """Every session's ``(status, exit_code)`` in Cline's ``sessions.db`` (none where there is none), and why it
+    could not be read, if so; read once while the database and its write-ahead log stay as they were
+    (``_db_rows``)."""
     try:
         stamps = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.is_file() else None
                        for p in (path, path.with_name(path.name + "-wal")))
-    except OSError:
-        return {}
-    return _db_rows(path, stamps) if stamps[0] else {}
+    except OSError as e:
+        return {}, f"{path}: {e}"
+    return _db_rows(path, stamps) if stamps[0] else ({}, None)
 
 
 @lru_cache(maxsize=4)
-def _db_rows(path: Path, stamps: tuple[Any, ...]) -> dict[str, tuple[Any, Any]]:
+def _db_rows(path: Path, stamps: tuple[Any, ...]) -> tuple[dict[str, tuple[Any, Any]], str | None]:
     """``_db_statuses``' read (``stamps``: the files' sizes and times, the cache's key). Cline keeps the database in
     WAL mode, its rows in the ``-wal`` until a checkpoint (all of them in the real one cline@3.0.65 left): read with
     it, but from a copy, as SQLite opening it in place would write a ``-shm`` into Cline's folder (a walk, a dry run
@@ -450,9 +454,9 @@ def _db_rows(path: Path, stamps: tuple[Any, ...]) -> dict[str, tuple[Any, Any]]:
                     shutil.copyfile(path.parent / name, Path(scratch) / name)
             with closing(sqlite3.connect(Path(scratch, path.name))) as db:
                 return {sid: (status, code) for sid, status, code in db.execute(
-                    "SELECT session_id, status, exit_code FROM sessions")}
-        except (OSError, sqlite3.Error):
-            return {}
+                    "SELECT session_id, status, exit_code FROM sessions")}, None
+        except (OSError, sqlite3.Error) as e:
+            return {}, f"{path}: {e}"
 
 
 def read_with_value(path: Path) -> str | None:
