@@ -66,7 +66,9 @@ Field mapping:
   them). Assistant text followed by no tool call is a ``respond`` step; so are the tools that speak to the user
   (``_WORDS``): 3.x's ``attempt_completion`` (its ``result``) and 4.x's ``submit_and_exit`` (its ``summary``), the
   run's closing answer (no verdict of 4.x's), and 3.x's ``ask_followup_question`` and 4.x's ``ask_question`` (its
-  ``question``; the answer the observation: the user's, or the first option in a headless run).
+  ``question``; the answer the observation: the user's, out of 3.x's ``<answer>``, or the first option in a
+  headless run; 3.x's ``options``, JSON text, a list as 4.x's), and 3.x's ``plan_mode_respond`` and
+  ``act_mode_respond`` (their ``response``).
 - a step's error: ``The tool execution failed with the following error: <error>...</error>`` (its decisive line);
   ``Command failed with exit code N.`` (the output's decisive line with the code, by ``exit_code_error``, the rule
   every CLI adapter reads exit codes by; a command whose result keeps no exit code, before Cline 3.3x, by what its
@@ -211,7 +213,7 @@ COMPLETION = "attempt_completion"
 _SHOWN_APART = frozenset({"system", "status"})
 #: The tools that speak to the user, not act, each read as a ``respond`` step (their words, by this key, its
 #: ``content``). Cline 3.x's ``attempt_completion`` (its ``result``) and ``ask_followup_question`` (its
-#: ``question``; the user's ``<answer>`` its observation); Cline 4.x's (``@cline/core``,
+#: ``question``; the user's answer its observation, out of ``<answer>``); Cline 4.x's (``@cline/core``,
 #: ``extensions/tools/definitions.ts``) ``submit_and_exit`` (its ``summary``: ``lifecycle.completesRun``) and
 #: ``ask_question`` (one ``question`` with 2-5 ``options``; the answer the user's, or in a headless run, no TTY, the
 #: first option the CLI picks itself, ``approval.ts``). Cline itself shows them alike (``apps/vscode/src/sdk/
