@@ -121,9 +121,10 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 break
             replies.append(_content(later))
         observation = "\n\n".join(r for r in replies if r.strip()) or None
-        calls = [f"{name}({args})" for name, args in _RESULT.findall(observation or "")]
+        answered = _RESULT.findall(observation or "")  # (api, its arguments) for each API ACR answered
+        calls = [f"{name}({args})" for name, args in answered]
         steps.append({"thought": (_content(message) or None) if calls else None,  # a reply: its content alone
-                      "action": calls[0].split("(", 1)[0] if calls else "respond",
+                      "action": answered[0][0] if answered else "respond",
                       "arguments": {"calls": calls} if calls else {"content": _content(message)},
                       "observation": observation})
     return steps
