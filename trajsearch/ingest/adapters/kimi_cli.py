@@ -47,6 +47,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice, zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -219,10 +220,9 @@ class _Wire:
     def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
         """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult."""
         for call_id, steps in calls.items():
-            for n, step in enumerate(steps):
-                started, ended = self.called.get(call_id, ()), self.answered.get(call_id, ())
-                step.update(started_at=started[n] if n < len(started) else None,
-                            ended_at=ended[n] if n < len(ended) else None)
+            started, ended = self.called.get(call_id, ()), self.answered.get(call_id, ())
+            for step, start, end in islice(zip_longest(steps, started, ended), len(steps)):
+                step.update(started_at=start, ended_at=end)
 
     def start(self, task: str, calls: dict[str, list[dict[str, Any]]]) -> datetime | None:
         """The run's start: the turn its task was typed in; a task the user typed in no turn (a compacted file's
@@ -233,12 +233,18 @@ class _Wire:
         return max((when for when, _ in self.turns if when <= first), default=None) if first else None
 
 
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The adapter hook (see ``adapters/__init__``): a session's (or sub-agent's) context file is read with the wire
+    log beside it, its times."""
+    return (path.with_name(WIRE),) if _CONTEXT_FILE.fullmatch(path.name) else ()
+
+
 def _wire(source: Path) -> _Wire:
     """The wire log beside a session's context file (``read_with``), as far as it reads: a line cut short or of
     another shape is passed over, as Kimi's own replay does (``WireFile.iter_records``); none, no times."""
     wire = _Wire()
-    path = source.with_name(WIRE)
-    if not _CONTEXT_FILE.fullmatch(source.name) or not path.is_file():
+    path = next(iter(read_with(source)), None)
+    if path is None or not path.is_file():
         return wire
     try:
         with path.open(encoding="utf-8", errors="replace") as lines:
@@ -262,12 +268,6 @@ def _wire(source: Path) -> _Wire:
     except OSError as exc:
         log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
     return wire
-
-
-def read_with(path: Path) -> tuple[Path, ...]:
-    """The adapter hook (see ``adapters/__init__``): a session's (or sub-agent's) context file is read with the wire
-    log beside it, its times."""
-    return (path.with_name(WIRE),) if _CONTEXT_FILE.fullmatch(path.name) else ()
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
