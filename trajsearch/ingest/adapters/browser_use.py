@@ -214,9 +214,8 @@ def _task(history: list[dict[str, Any]]) -> tuple[str, str | None]:
     return f"[no task recorded{why}] first page: {url or 'none recorded'}", "the first page"
 
 
-def _verdict(history: list[dict[str, Any]]) -> tuple[Outcome, Failure | None, str | None]:
+def _verdict(last: dict[str, Any]) -> tuple[Outcome, Failure | None, str | None]:
     """(outcome, failure, how the run ended where no success is recorded) from the last step's last result."""
-    last = (_results(history[-1]) or [{}])[-1]
     if last.get("is_done") is not True:
         return Outcome.unknown, None, "not done: the run stopped before the agent called done (max steps, an " \
                                       "error or an interruption)"
@@ -250,11 +249,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if not isinstance(item, dict):
             raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
     task, task_from = _task(history)
-    outcome, failure, ended_by = _verdict(history)
+    last = (_results(history[-1]) or [{}])[-1]  # the last step's last result: its verdict and the judge's
+    outcome, failure, ended_by = _verdict(last)
     first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
     state = as_dict(history[-1].get("state"))  # the page the agent saw at its last step
-    last = _results(history[-1])
-    judgement = as_dict(last[-1].get("judgement")) if last else {}
+    judgement = as_dict(last.get("judgement"))
     metadata = {"ended_by": ended_by, "last_url": state.get("url") or None, "judgement": judgement or None,
                 "history_steps": len(history), "task_from": task_from,
                 TASK_SEEN_BY_AGENT: False if task_from else None}
