@@ -60,16 +60,20 @@ _SCORES, _ROW = "_scores", "_row"
 _LISTS = ("events", "data", "items", "rows")
 
 
+def _names_span(record: Any) -> bool:
+    """Whether a row names its trace and its span: ``root_span_id``, and ``span_id`` (else its ``id``)."""
+    return isinstance(record, dict) and bool(record.get("root_span_id")) \
+        and bool(record.get("span_id") or record.get("id"))
+
+
 def _is_span(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("span_attributes"), dict) \
-        and bool(record.get("root_span_id")) and bool(record.get("span_id") or record.get("id"))
+    return _names_span(record) and isinstance(record.get("span_attributes"), dict)
 
 
 def _is_part(record: Any) -> bool:
     """A later part of a span's row: the SDK logs what a span gets after a flush (its output, scores, end time) as
     an ``_is_merge`` row of the span's ids without ``span_attributes`` (``logger.py`` ``SpanImpl.log_internal``)."""
-    return isinstance(record, dict) and record.get("_is_merge") is True and bool(record.get("root_span_id")) \
-        and bool(record.get("span_id") or record.get("id"))
+    return _names_span(record) and record.get("_is_merge") is True
 
 
 def _lacks(row: dict[str, Any]) -> str:
