@@ -460,9 +460,9 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
-        column = "\n".join(str(i % 10) for i in range(15_000))  # a pasted column: 60 KB as LF, 105 KB as CRLF
+        column = "\n".join(str(i % 10) for i in range(21_000))  # a pasted column: 84 KB as LF, 147 KB as CRLF
         emoji = "🔥" * 6_000  # 4-byte characters: 12 bytes each in a web address, 2 UTF-16 units
-        for text, said_first in ((column, "This text is 29,999 characters: too long to send as a search. Paste"),
+        for text, said_first in ((column, "This text is 41,999 characters: too long to send as a search. Paste"),
                                  (emoji, "This text is 6,000 characters: too long to send as a search (a character "
                                          "outside ASCII takes up to 12 bytes of a web address). Paste")):
             driver.execute_script("document.getElementById('q').value = arguments[0];"
@@ -471,6 +471,28 @@ def test_the_page_s_script_counts_as_the_server_does(site, tmp_path) -> None:
                                                    and d.find_element(By.ID, "q-too-long"))
             assert said.text.startswith(said_first), said.text
             assert driver.current_url == web.url + "/"
+
+
+def test_plain_text_searched_whole_is_sent_whatever_its_line_breaks(site, tmp_path) -> None:
+    """Bug: the script measured the query string with the box's line breaks as a form sends them, CRLF (6 bytes each
+    in a web address), against a bound sized for 3 bytes a character of ASCII: a pasted column of 10,000 short lines,
+    19,999 characters of plain text (under the 20,000 the page searches whole), was stopped as "too long to send as a
+    search (a character outside ASCII takes up to 12 bytes ...)", with none there. The script sends what it measured,
+    each line break as LF (%0A), as the server reads it."""
+    column = "\n".join(str(i % 10) for i in range(10_000))  # 40 KB in a web address as LF, 70 KB as CRLF
+    with _search_page(site, tmp_path) as (driver, web):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        driver.execute_script("document.getElementById('q').value = arguments[0];"
+                              "document.getElementById('q').form.requestSubmit();", column)
+        WebDriverWait(driver, 600).until(lambda d: "?q=" in d.current_url or d.find_element(By.ID, "q-too-long")
+                                         .is_displayed())
+        assert "?q=" in driver.current_url, driver.find_element(By.ID, "q-too-long").text
+        assert "%0A" in driver.current_url and "%0D" not in driver.current_url
+        WebDriverWait(driver, 600).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        assert driver.find_element(By.ID, "q").get_attribute("value") == column  # searched whole, as pasted
+        assert "characters, over the" not in driver.page_source
 
 
 def test_a_paste_holding_a_screenshot_is_measured_as_the_search_reads_it(site) -> None:

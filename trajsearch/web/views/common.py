@@ -17,10 +17,11 @@ NOT_FOUND_TEXT = "No such run: it does not exist, or this key cannot see it."
 _ID_RE = re.compile(ID_PATTERN)
 #: Most bytes of a search's query string the page's script sends (the server reads a head of this and its headers,
 #: :data:`~trajsearch.web.server.MAX_REQUEST_HEAD`): a query at the page's limit of ASCII text, each character
-#: percent-encoded (3 bytes; a real log is 1.4 a character: a paste of ~40,000 characters is sent, cut to its head and
-#: tail by the page). A longer one is stopped by the script with a word of why. Sized on real text, not a 4-byte
-#: script's worst case (12 bytes a character, 240 KB): every connection may hold this much unread, and a thousand
-#: connections sending a head slowly held 650 MB (review RWEB2, D3). And 1 KiB for the form's other fields.
+#: percent-encoded (3 bytes, a line break too: the script sends it as ``%0A``, where a form sends ``%0D%0A``; a real log
+#: is 1.4 a character: a paste of ~40,000 characters is sent, cut to its head and tail by the page). A longer one is
+#: stopped by the script with a word of why. Sized on real text, not a 4-byte script's worst case (12 bytes a character,
+#: 240 KB): every connection may hold this much unread, and a thousand connections sending a head slowly held 650 MB
+#: (review RWEB2, D3). And 1 KiB for the form's other fields.
 MAX_QUERY_BYTES = MAX_QUERY_CHARS * 3 + 1024
 MAX_FIELD_CHARS = 100_000  # of one step field shown on a page; the JSON download has everything
 PAGE_CHARS = 2_000_000  # of all the step fields of a run page: past it, the fields not matched get less
