@@ -299,8 +299,7 @@ def iso_time(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     if isinstance(value, str) and value:
-        when = wall_time(value)
-        return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
+        return utc_time(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         seconds = value / 1000 if value > 1e11 else value
         try:
@@ -318,6 +317,13 @@ def wall_time(value: Any) -> datetime | None:
         return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def utc_time(value: Any) -> datetime | None:
+    """An ISO-8601 string as an aware datetime, one without ``Z`` or offset read as UTC; anything else None: for the
+    formats whose times are strings alone (a number there is no time they write)."""
+    when = wall_time(value)
+    return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def parts_text(content: Any, *, image: str = "[image]") -> str:

@@ -195,7 +195,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
@@ -207,7 +207,7 @@ from . import _prompts
 from ._agent_cli import (
     API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, command_line,
     ended_on_error, join_thought, loads_skill, printing_program, slash_command, synthetic_error, task_notifications,
-    typed_prompt, user_words,
+    typed_prompt, user_words, utc_time,
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
@@ -357,16 +357,6 @@ def _reasoning(raw: dict[str, Any]) -> str | None:
     message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
     found = raw.get("reasoning_content") or message.get("reasoning_content") or message.get("reasoning")
     return found if isinstance(found, str) else None
-
-
-def _time(value: Any) -> datetime | None:
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-    return None
 
 
 def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
@@ -704,7 +694,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
     for raw in ordered:
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
-        at = _time(raw.get("timestamp"))
+        at = utc_time(raw.get("timestamp"))
         if _is_subagents(raw):
             walk.sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
             continue
@@ -1511,7 +1501,7 @@ def trial_started(trial: Path) -> datetime | None:
     source = trial / "agent" / "trajectory.json"
     result = _trial_file(source, "result.json")
     own = _step_record(result, source) or result
-    return _time(as_dict(own.get("agent_execution")).get("started_at")) or _time(result.get("started_at"))
+    return utc_time(as_dict(own.get("agent_execution")).get("started_at")) or utc_time(result.get("started_at"))
 
 
 #: The metadata a Harbor trial's verdict sets on its run (:func:`_verdict`), a judgment of the run and its place in
@@ -1734,7 +1724,7 @@ def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     """When the run began: its first step's timestamp, the task's included (context a continuation copied
     from an earlier trajectory is older than the run)."""
     own = [s for s in ordered if s.get("is_copied_context") is not True] or ordered
-    return next((when for s in own if (when := _time(s.get("timestamp")))), None)
+    return next((when for s in own if (when := utc_time(s.get("timestamp")))), None)
 
 
 def _where(source: Path, trial: tuple[Path, str | None] | None) -> str:

@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
@@ -100,7 +100,7 @@ from typing import Any, Iterator
 from trajsearch.actions import UNKNOWN_TOOL
 from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
-from ._agent_cli import join_thought
+from ._agent_cli import join_thought, utc_time
 from .tau_bench import unexpected_writes, unmet_actions
 from ._common import (
     Context,
@@ -309,16 +309,6 @@ def task_text(task: dict[str, Any], solo: bool = False) -> str | None:
 # -- messages ------------------------------------------------------------------------------
 
 
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-
-
 def _messages(sim: dict[str, Any]) -> list[dict[str, Any]]:
     """The simulation's messages; full-duplex runs store ticks instead (flattened like ``Tick.get_all_messages``)."""
     if isinstance(sim.get("messages"), list):
@@ -391,7 +381,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def answer(result: dict[str, Any]) -> None:
         content = _text(result.get("content"))
-        when = _time(result.get("timestamp"))
+        when = utc_time(result.get("timestamp"))
         if result.get("requestor") == "user":  # the simulated user's own device tool
             hear(f"[user tool result] {content}", when)
             return
@@ -408,7 +398,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             step["error"] = short(first)
 
     for msg in messages:
-        role, when = msg.get("role"), _time(msg.get("timestamp"))
+        role, when = msg.get("role"), utc_time(msg.get("timestamp"))
         if role == "tool":
             for result in as_list(msg.get("tool_messages")) or [msg]:
                 if isinstance(result, dict):
@@ -680,7 +670,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "failure": None if outcome in (Outcome.success, Outcome.unknown) else _failure(
             reason, reward_info, steps, sim, outcome, task),
         "steps": steps,
-        "created_at": _time(sim.get("start_time")) or _time(sim.get("timestamp")),
+        "created_at": utc_time(sim.get("start_time")) or utc_time(sim.get("timestamp")),
         "metadata": {
             "source_format": NAME,
             "termination_reason": reason,

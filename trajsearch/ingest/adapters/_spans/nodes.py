@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator
 
+from .._agent_cli import utc_time
+
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 #: ``Node.info`` key of a tool node whose result an exporter cut short: a whole copy of it in a later model input
 #: is read over it.
@@ -196,11 +198,8 @@ def iso_seconds(value: Any) -> float | None:
     elif isinstance(value, str) and value.strip().isdigit():
         number = float(value.strip())
     elif isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+        when = utc_time(value)
+        return when.timestamp() if when is not None else None
     else:
         return None
     if number <= 0:
