@@ -132,6 +132,16 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def json_dict(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` is written as; None for text that is not JSON, or JSON of another kind: for text a
+    tool may or may not have written as an object (a result, an envelope), which is then read as text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def tool_arguments(raw: Any) -> Any:
     """OpenAI-style ``function.arguments``: the JSON string decoded, kept as text when it is not JSON.
 

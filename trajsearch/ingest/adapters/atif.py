@@ -211,7 +211,8 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    item_positions, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id, short, with_former_id,
+    item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id, short,
+    with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -395,13 +396,8 @@ def _json_result(content: str) -> tuple[str | None, dict[str, Any]] | None:
     """(Cursor's outcome key, the object under it) of a result written as Cursor's (:data:`_CURSOR_OUTCOMES`), (None,
     the object) of another written as one JSON object; None for any other text."""
     text = content.strip()
-    if not (text.startswith("{") and text.endswith("}")):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
+    value = json_dict(text) if text.startswith("{") and text.endswith("}") else None
+    if value is None:
         return None
     outcome = next(iter(value)) if len(value) == 1 else None
     if outcome in _CURSOR_OUTCOMES and isinstance(value[outcome], dict):
@@ -443,11 +439,7 @@ def _without_fields_line(content: str) -> str:
     head, _, last = content.rstrip().rpartition("\n")
     if not head or not last.startswith('{"detailedContent"'):
         return content
-    try:
-        fields = json.loads(last)
-    except ValueError:
-        return content
-    return head if isinstance(fields, dict) else content
+    return head if json_dict(last) is not None else content
 
 
 def _recorded_exit_code(result: dict[str, Any]) -> int | None:
@@ -522,13 +514,8 @@ def _terminus_json(message: str) -> dict[str, Any] | None:
     start, end = message.find("{"), message.rfind("}")
     if start < 0 or end <= start:
         return None
-    try:
-        value = json.loads(message[start : end + 1])
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("commands"), list):
-        return None
-    return value
+    value = json_dict(message[start : end + 1])
+    return value if value is not None and isinstance(value.get("commands"), list) else None
 
 
 def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None:

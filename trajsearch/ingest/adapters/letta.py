@@ -64,8 +64,8 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (SessionSteps, error_line, iso_time, parts_text, prompt_list, session_trajectory,
                          strip_reminders)
-from ._common import (PassedOver, RecordError, Context, as_dict, as_list, double_encoded, json_kind,
-                      tool_arguments)
+from ._common import (PassedOver, RecordError, Context, as_dict, as_list, double_encoded, json_dict,
+                      json_kind, tool_arguments)
 
 NAME = "letta"
 ID_PREFIX = "letta"
@@ -159,11 +159,10 @@ def _prompt(text: str) -> str | None:
     they are the client's, word for word alike in every run, and are left out."""
     text = strip_reminders(text)
     if text.lstrip().startswith("{"):
-        try:
-            envelope = json.loads(text)
-        except ValueError:
+        envelope = json_dict(text)
+        if envelope is None:
             return text
-        kind = envelope.get("type") if isinstance(envelope, dict) else None
+        kind = envelope.get("type")
         if kind in _LETTA_SAID:
             return None
         if kind == "user_message":
@@ -178,11 +177,8 @@ def _result(message: dict[str, Any], ret: dict[str, Any]) -> tuple[str | None, s
     text = next((ret[k] for k in ("func_response", "tool_return") if isinstance(ret.get(k), str)),
                 parts_text(message.get("content")))
     said, failed = text, ret.get("status") == "error"
-    try:
-        envelope = json.loads(text)
-    except ValueError:
-        envelope = None
-    if isinstance(envelope, dict) and "status" in envelope and "message" in envelope:
+    envelope = json_dict(text)
+    if envelope is not None and "status" in envelope and "message" in envelope:
         held = envelope["message"]
         said = held if isinstance(held, str) else None if held is None else json.dumps(held)
         failed = failed or envelope["status"] == "Failed"

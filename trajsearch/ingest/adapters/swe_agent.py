@@ -143,8 +143,9 @@ from .atif import harbor_trial, trial_label, trial_step, trial_verdict
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._agent_cli import join_thought
 from ._common import (
-    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
-    instance_repo, last_tool_error, list_field, run_directory, safe_id, short, thinking_blocks_text, with_former_id,
+    Context, RecordError, as_dict, build, clip_step_text, clip_task, content_text, decisive_line, file_stem,
+    json_dict, json_object, instance_repo, last_tool_error, list_field, run_directory, safe_id, short,
+    thinking_blocks_text, with_former_id,
 )
 
 NAME = "swe-agent"
@@ -481,12 +482,7 @@ def _effective_status(exit_status: str | None, steps: list[dict[str, Any]]) -> s
 
 def _replay(record: dict[str, Any]) -> dict[str, Any]:
     raw = record.get("replay_config")
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return {}
-    return raw if isinstance(raw, dict) else {}
+    return as_dict(json_dict(raw) if isinstance(raw, str) else raw)
 
 
 def _is_demo(msg: dict[str, Any]) -> bool:

@@ -94,6 +94,7 @@ from ._common import (
     clip_task,
     decisive_line,
     file_stem,
+    json_dict,
     json_object,
     last_tool_error,
     list_field,
@@ -276,11 +277,8 @@ def _react(content: str, answered_as_tool: bool) -> tuple[str | None, str, Any] 
     if _ACTION not in content and not answered_as_tool:
         return None
     before, _, after = content.rpartition(_ACTION)
-    try:
-        action = json.loads(after.strip())
-    except ValueError:
-        return None
-    if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+    action = json_dict(after.strip())
+    if action is None or not isinstance(action.get("name"), str):
         return None
     thinking, before = _thinking(before)
     thought = "\n".join(t for t in (thinking, re.sub(r"^\s*Thought:\s*", "", before).strip()) if t) or None

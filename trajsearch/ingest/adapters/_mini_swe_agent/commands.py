@@ -21,7 +21,7 @@ from typing import Any
 from trajsearch.actions import not_run
 from trajsearch.steps import strip_terminal_codes
 
-from .._common import decisive_line, short
+from .._common import decisive_line, json_dict, short
 
 #: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
 DEFAULT_ACTION_REGEXES = (
@@ -148,13 +148,7 @@ def _failed_command(rc: int | None, output: str, exception: str | None) -> str |
 
 def _json_observation(content: str) -> dict[str, Any] | None:
     text = content.strip()
-    if not (text.startswith("{") and '"returncode"' in text):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return json_dict(text) if text.startswith("{") and '"returncode"' in text else None
 
 
 #: A string of JSON text, escapes and all.
