@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from pydantic import ValidationError
 
@@ -98,6 +98,13 @@ def item_positions(items: Sequence[Any]) -> list[str]:
     """Where each item of a whole file's list stands, for its run's errors: a JSONL file's ``line N`` (the reader's
     ``Values`` keep them), else an array's ``record N``."""
     return getattr(items, "positions", None) or [f"record {n}" for n in range(1, len(items) + 1)]
+
+
+def first_few(items: Iterable[Any], most: int, sep: str = ", ") -> str:
+    """The first ``most`` of ``items`` joined by ``sep``, then ``...`` where there are more: what an error shows of a
+    list that may be long (a folder's files, a trace's span names)."""
+    shown = [str(item) for item in items]
+    return sep.join(shown[:most]) + (f"{sep}..." if len(shown) > most else "")
 
 
 def json_kind(value: Any) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, last_tool_error, outcome_of_reward, short
+from ._common import Context, RecordError, build, first_few, last_tool_error, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message,
                      start_order, text_of)
 from ._spans.messages import is_object_repr
@@ -454,7 +454,7 @@ def trace_roots(group: list[Node], what: str) -> list[Node]:
     roots = sorted((n for n in group if n.parent is None or n.parent not in ids), key=start_order)
     if not roots:
         raise RecordError(f"no root {what}: the parents of the trace's {len(group)} {what}s form a cycle "
-                          f"({', '.join(sorted(ids)[:3])}{', ...' if len(ids) > 3 else ''})")
+                          f"({first_few(sorted(ids), 3)})")
     return roots
 
 

@@ -211,8 +211,8 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id, short,
-    with_former_id,
+    first_few, item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
+    short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, NOT_EXECUTED, SUBMIT, text_action
@@ -1465,7 +1465,7 @@ def shared_trial(trial: Path, source: Path) -> str | None:
         if len(folders) < 2:
             return None
         return (f"Harbor trial {trial_label(trial)} holds {len(folders)} run folders of this agent and nothing names "
-                f"which is its run ({', '.join(p.name for p in folders[:3])}{', ...' if len(folders) > 3 else ''}): "
+                f"which is its run ({first_few((p.name for p in folders), 3)}): "
                 "none takes its verdict")
     if all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
         return None
@@ -1477,7 +1477,7 @@ def shared_trial(trial: Path, source: Path) -> str | None:
     if len(sessions) < 2:
         return None
     return (f"Harbor trial {trial_label(trial)} holds {len(sessions)} top-level sessions of this agent and nothing "
-            f"names which is its run ({', '.join(p.name for p in sessions[:3])}{', ...' if len(sessions) > 3 else ''})"
+            f"names which is its run ({first_few((p.name for p in sessions), 3)})"
             ": none takes its verdict")
 
 
@@ -1727,7 +1727,7 @@ def _where(source: Path, trial: tuple[Path, str | None] | None) -> str:
 def _described(value: Any) -> str:
     """What a JSON value is, for an error: an object by its first keys."""
     if isinstance(value, dict):
-        return "has the keys " + ", ".join(map(str, list(value)[:6])) + (", ..." if len(value) > 6 else "")
+        return "has the keys " + first_few(value, 6)
     return f"is a {type(value).__name__}"
 
 

@@ -70,8 +70,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import sources
 from ..sources import Record
 from ._agent_cli import as_str
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, last_tool_error, outcome_of_reward,
-                      safe_id, short, tool_arguments)
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, first_few, last_tool_error,
+                      outcome_of_reward, safe_id, short, tool_arguments)
 from ._spans.outcome import INFRA_CAUSE, error_outcome
 
 NAME = "inspect-ai"
@@ -191,8 +191,7 @@ def read_archive(path: Path) -> Iterator[Record]:
         return
     samples = [name for name in members.names if _SAMPLE_MEMBER.match(name)]
     if not samples and not members.damage and not {"header.json", "_journal/start.json"} & set(members.names):
-        held = f"its members: {', '.join(members.names[:5])}{', ...' if len(members.names) > 5 else ''}" \
-            if members.names else "no member"
+        held = f"its members: {first_few(members.names, 5)}" if members.names else "no member"
         yield "file", None, ("a zip archive named .eval, but not an Inspect AI log: it holds no header.json, "
                              f"_journal/start.json or samples/ ({held})"), None
         return

@@ -146,7 +146,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Outcome, Step, Trajectory
 
-from ._common import Context, RecordError, json_object, short
+from ._common import Context, RecordError, first_few, json_object, short
 from ._langfuse.graph import agent_spans, ending_on, graph_answer, step_agents
 from ._langfuse.grouping import (
     calls_of_the_chain,
@@ -317,7 +317,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     if not run.steps and run.outcome is Outcome.unknown and not scores:
         names = sorted({n.name for n in group if n is not root})
         raise RecordError(f"not an agent run: trace {key} recorded no model call, tool or answer (only "
-                          f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
+                          f"{first_few(names, 5)})")
     top = root or min(group, key=start_order)
     agents = step_agents(spans, top.name, run)
     absent = _not_in_input(absent, without_io, failed_unread, str(ctx.source))
@@ -399,7 +399,7 @@ def _not_in_input(listed: str | None, without_io: list[str], failed: list[str], 
     return "; ".join(filter(None, [listed, (
         f"{len(without_io)} observations were exported without their input and output fields: this run holds what "
         "the trace's own input and output say, without the model calls' messages or the tools' arguments and "
-        "results" + (f" (failed among them: {'; '.join(failed[:5])}{'; ...' if len(failed) > 5 else ''})"
+        "results" + (f" (failed among them: {first_few(failed, 5, '; ')})"
                      if failed else "") + f"; {_who_left_io_out(without_io)}")]))
 
 
