@@ -521,6 +521,21 @@ def test_tau_bench_react_turns_are_actions(tmp_path: Path) -> None:
     assert run.model_id == "gpt-4o" and run.metadata["strategy"] == "react"
 
 
+def test_tau_bench_an_action_nested_too_deep_for_json_is_kept_as_text(tmp_path: Path) -> None:
+    """Review SMALL32 (should): a turn whose "Action:" is followed by JSON nested deeper than Python's JSON reader
+    goes (an agent's runaway output) raised RecursionError from the shared ``json_dict``, and the whole run was lost
+    as "cannot convert tau-bench record"; it is text that is no action, kept as the turn's words."""
+    first, *_ = json.loads(TAU_GROK.read_text())
+    runaway = "Thought: look\nAction:\n" + '{"a":' * 10_000
+    first["traj"] = first["traj"][:2] + [{"role": "assistant", "content": runaway}]
+    path = tmp_path / "react-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_0101120000.json"
+    path.write_text(json.dumps([first]))
+    [parsed] = read_dump(path)
+    assert parsed.error is None
+    said = parsed.trajectory.steps[-1]
+    assert (said.action, said.arguments) == ("respond", {"content": runaway})
+
+
 # -- tau2-bench ----------------------------------------------------------------------------
 
 

@@ -141,10 +141,12 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 def json_dict(text: str) -> dict[str, Any] | None:
     """The JSON object ``text`` is written as; None for text that is not JSON, or JSON of another kind: for text a
-    tool may or may not have written as an object (a result, an envelope), which is then read as text."""
+    tool may or may not have written as an object (a result, an envelope), which is then read as text. JSON nested
+    deeper than Python's reader goes (an agent's runaway output) is not JSON this can read either: its RecursionError
+    lost the whole run."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
