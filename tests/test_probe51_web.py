@@ -9,6 +9,7 @@ pages are served by the app over loopback, and by real uvicorn where the transpo
 from __future__ import annotations
 
 import html
+import http.client
 import json
 import re
 import socket
@@ -28,7 +29,7 @@ from trajsearch.web.app import LOOPBACK_HOSTS
 from trajsearch.web.session import OneTimeTokens
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
-from web_support import build_store, csrf_of, make_keys, served
+from web_support import ask, build_store, csrf_of, make_keys, served
 
 LOG_RUN = "deepseek_chat_dev.pvlib__pvlib-python-1606"
 
@@ -380,6 +381,38 @@ def test_a_request_head_over_the_bound_is_refused_in_words(site) -> None:
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.split(b"\r\n", 1)[0] == b"HTTP/1.1 431 Request Header Fields Too Large", answer[:300]
     assert b"more than this server reads. Search a shorter text" in body
+
+
+def test_a_long_search_whose_session_expired_lands_on_sign_in_and_then_on_a_page(site, keys) -> None:
+    """Bug (SMALL32's report): a search sent while the session had expired was redirected to ``/signin?next=`` its
+    whole address, percent-encoded again: a column of 15,000 short lines the page's script sends (60 KB) became a
+    sign-in address of 90 KB, answered 431 "Search a shorter text" where the reader only had to sign in. The
+    sign-in keeps no ``next`` over 4,000 characters anyway: the search page, without the long query, is where the
+    reader goes back to."""
+    from trajsearch.web.views.common import MAX_QUERY_BYTES
+
+    web, _ = site
+    query = urlencode({"q": "\n".join(str(n % 10) for n in range(15_000)), "outcome": "failure", "k": "5"})
+    assert len(query) <= MAX_QUERY_BYTES  # a search the page's script sends
+    head, _ = _get_in_segments(web, "", "/?" + query).split(b"\r\n\r\n", 1)  # no session: it expired
+    assert head.startswith(b"HTTP/1.1 303 "), head[:300]
+    answer = _get_in_segments(web, "", re.search(r"(?im)^location: (.*)$", head.decode()).group(1).strip())
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
+    form = body.decode()
+    csrf_cookie = re.search(r"(?im)^set-cookie: ([^;]+)", head.decode()).group(1)
+    target = html.unescape(re.search(r'name="next" value="([^"]*)"', form).group(1))
+    host, port = web.address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=600)  # a bound for a hang only
+    conn.request("POST", "/signin", body=urlencode({"key": keys.demo, "csrf": csrf_of(form), "next": target}),
+                 headers={"cookie": csrf_cookie, "content-type": "application/x-www-form-urlencoded"})
+    signed = conn.getresponse()
+    signed.read()
+    conn.close()
+    assert (signed.status, signed.getheader("location")) == (303, target)
+    [session] = [v.split(";", 1)[0] for k, v in signed.getheaders() if k.lower() == "set-cookie" and "ts_session" in v]
+    status, _, page = ask(web, "GET", target, cookie=session)
+    assert status == 200 and b'name="q"' in page
 
 
 def test_a_request_head_sent_too_slowly_is_answered_and_closed(site, monkeypatch) -> None:

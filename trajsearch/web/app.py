@@ -228,9 +228,14 @@ def _asset_version() -> str:
     return format(stamp % (1 << 40), "x")
 
 
+#: Most characters of the address a sign-in returns to (``next``): room for any page's address and a search of a few
+#: lines; a pasted log's search is returned to as its page (see :func:`on_sign_in_required`).
+NEXT_MOST_CHARS = 4000
+
+
 def _safe_next(value: str | None) -> str:
     """A local path to return to after sign-in; anything else (another host, ``//x``, ``/\\x``) is ``/``."""
-    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or len(value) > 4000:
+    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or len(value) > NEXT_MOST_CHARS:
         return "/"
     if any(ord(c) < 32 for c in value):
         return "/"
@@ -442,8 +447,13 @@ def favicon(request: Request) -> Response:
 
 
 async def on_sign_in_required(request: Request, exc: Exception) -> Response:
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse("/signin?" + urlencode({"next": target}), status_code=303)
+    """To the sign-in, which returns to this address; a page's address without its query where the whole is longer
+    than the sign-in keeps: a search of a pasted log (up to 61 KB), percent-encoded again into ``/signin?next=``,
+    came to ~1.7 times that, over the server's head bound, and an expired session's next search was answered 431."""
+    path = request.url.path
+    wanted = (path + (f"?{request.url.query}" if request.url.query else ""), path)
+    target = next((address for address in wanted if len(address) <= NEXT_MOST_CHARS), None)
+    return RedirectResponse("/signin" + (f"?{urlencode({'next': target})}" if target else ""), status_code=303)
 
 
 async def on_not_found(request: Request, exc: Exception) -> Response:
