@@ -103,7 +103,7 @@ def item_positions(items: Sequence[Any]) -> list[str]:
 def first_few(items: Iterable[Any], most: int, sep: str = ", ") -> str:
     """The first ``most`` of ``items`` joined by ``sep``, then ``...`` where there are more: what an error shows of a
     list that may be long (a folder's files, a trace's span names)."""
-    shown = [str(item) for item in items]
+    shown = [str(item) for item in itertools.islice(items, most + 1)]  # one more says whether there are more
     return sep.join(shown[:most]) + (f"{sep}..." if len(shown) > most else "")
 
 
