@@ -243,9 +243,10 @@ def _wire(source: Path) -> _Wire:
     """The wire log beside a session's context file (``read_with``), as far as it reads: a line cut short or of
     another shape is passed over, as Kimi's own replay does (``WireFile.iter_records``); none, no times."""
     wire = _Wire()
-    path = next(iter(read_with(source)), None)
-    if path is None or not path.is_file():
+    paths = read_with(source)
+    if not paths or not paths[0].is_file():
         return wire
+    path = paths[0]
     try:
         with path.open(encoding="utf-8", errors="replace") as lines:
             for line in lines:
