@@ -1461,24 +1461,19 @@ def shared_trial(trial: Path, source: Path) -> str | None:
     from trajsearch.ingest.detect import detect_format  # detect imports the adapters
     if source.is_dir():  # a run kept as a folder (a Cline task): the trial's folders holding files of the same names
         names = {p.name for p in source.iterdir() if p.is_file()}
-        folders = sorted({p.parent for n in names for p in (trial / "agent").rglob(n)} | {source})
-        if len(folders) < 2:
-            return None
-        return (f"Harbor trial {trial_label(trial)} holds {len(folders)} run folders of this agent and nothing names "
-                f"which is its run ({first_few((p.name for p in folders), 3)}): "
-                "none takes its verdict")
-    if all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
+        runs, what = sorted({p.parent for n in names for p in (trial / "agent").rglob(n)} | {source}), "run folders"
+    elif all(p == source for p in (trial / "agent").rglob(f"*{source.suffix}")):  # alone: nothing to read
         return None
-    try:
-        fmt: str | None = detect_format(source)
-    except (ValueError, OSError):
-        fmt = None
-    sessions = sorted({*trial_sessions(trial, fmt, source.suffix), source})
-    if len(sessions) < 2:
+    else:
+        try:
+            fmt: str | None = detect_format(source)
+        except (ValueError, OSError):
+            fmt = None
+        runs, what = sorted({*trial_sessions(trial, fmt, source.suffix), source}), "top-level sessions"
+    if len(runs) < 2:
         return None
-    return (f"Harbor trial {trial_label(trial)} holds {len(sessions)} top-level sessions of this agent and nothing "
-            f"names which is its run ({first_few((p.name for p in sessions), 3)})"
-            ": none takes its verdict")
+    return (f"Harbor trial {trial_label(trial)} holds {len(runs)} {what} of this agent and nothing names which is its "
+            f"run ({first_few((p.name for p in runs), 3)}): none takes its verdict")
 
 
 def trial_started(trial: Path) -> datetime | None:
