@@ -374,3 +374,25 @@ def test_an_exception_line_with_a_blank_message_takes_no_line_below() -> None:
     for below in ("</output>", "1 failed, 2 passed in 0.10s"):
         assert _common.decisive_line(f"ValueError: Missing required elements:\n{below}") == \
             "ValueError: Missing required elements:", below
+
+
+#: deepseek_lite_dev_noparallel/sqlfluff__sqlfluff-2419 (mini-swe-agent, shared data; MIT): ``pytest -v`` of a test
+#: file that is not there. pytest's ``collecting ... `` (printed while it collects) carries its usage error.
+PYTEST_COLLECTING_ERROR = """============================= test session starts ==============================
+platform linux -- Python 3.11.5, pytest-9.0.3, pluggy-1.6.0 -- /opt/miniconda3/bin/python
+cachedir: .pytest_cache
+rootdir: /testbed
+configfile: pytest.ini (WARNING: ignoring pytest config in tox.ini!)
+collecting ... ERROR: file or directory not found: test/rules/L060_test.py
+
+collected 0 items
+
+============================ no tests ran in 0.00s =============================
+"""
+
+
+def test_pytests_collecting_prefix_is_read_off_its_line(tmp_path: Path) -> None:
+    """``collecting ... `` is pytest's progress, which the next thing it prints goes on: the error is pytest's own
+    ``ERROR: ...``, read as a tool's error line (it was a mere mention of one, the prefix kept)."""
+    assert _errors_of_output(tmp_path, PYTEST_COLLECTING_ERROR) == [
+        "ERROR: file or directory not found: test/rules/L060_test.py (exit code 1)"]

@@ -474,6 +474,10 @@ _PYTEST_E = re.compile(r"^E\s+(\S.*)$")
 #: The id is checked for ``.py`` apart (``_PYTEST_ID``): ``\S+\.py\b\S*`` would retry at every ``.py`` of a long id.
 _PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR) (?P<id>\S+)(?P<message> - \S.*)?$")
 _PYTEST_ID = re.compile(r"\.py\b")
+#: pytest's ``collecting ... `` (``-v``: printed while it collects, no newline after it), which the next thing it prints
+#: goes on: ``collecting ... ERROR: file or directory not found: t.py`` (a usage error), ``collecting ... collected 3
+#: items``. Read off, the line is what pytest said: its ``ERROR:`` a tool's error line, no mere mention of one.
+_PYTEST_COLLECTING = re.compile(r"^collecting \.\.\. (?=\S)")
 #: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
 #: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
 #: ``___ test ___`` rules, its short summary's ``FAILED ...`` and its tally (``1 failed, 2 passed in 0.10s``), a tag
@@ -678,7 +682,7 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]  # where each non-blank line is in ``every``
     raw = [every[n] for n in rows]
-    lines = [ln.strip() for ln in raw]
+    lines = [_PYTEST_COLLECTING.sub("", ln.strip()) for ln in raw]
     emptied = {at for at, line in enumerate(raw) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
     if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
         return said
