@@ -396,3 +396,59 @@ def test_pytests_collecting_prefix_is_read_off_its_line(tmp_path: Path) -> None:
     ``ERROR: ...``, read as a tool's error line (it was a mere mention of one, the prefix kept)."""
     assert _errors_of_output(tmp_path, PYTEST_COLLECTING_ERROR) == [
         "ERROR: file or directory not found: test/rules/L060_test.py (exit code 1)"]
+
+
+#: ESLint's ``-f tap`` output as its documentation shows it, made by ESLint's release build linting ``fullOfProblems.js``
+#: (eslint/eslint, docs/src/use/formatters/index.md at 3ef58140550cf8ff34af35fc4d9a1f9a124fe0e6, its ``### tap``; MIT),
+#: cut to three of its nine problems. Each file is a test; a file's first problem is its YAML block's ``message:``.
+ESLINT_TAP = """TAP version 13
+1..1
+not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js
+  ---
+  message: '''addOne'' is defined but never used.'
+  severity: error
+  data:
+    line: 1
+    column: 10
+    ruleId: no-unused-vars
+  messages:
+    - message: Use the isNaN function to compare with NaN.
+      severity: error
+      data:
+        line: 2
+        column: 9
+        ruleId: use-isnan
+    - message: Unnecessary semicolon.
+      severity: error
+      data:
+        line: 7
+        column: 2
+        ruleId: no-extra-semi
+  ...
+"""
+
+
+def test_a_failed_tap_test_is_said_by_its_yaml_blocks_message(tmp_path: Path) -> None:
+    """TAP's ``not ok`` test with what its YAML block says (the TAP 13 spec's ``message:``, as ESLint writes it): the
+    block's ``severity: error`` was the error, a line that only mentions one. A ``# TODO`` test's ``not ok`` is no
+    failure (the spec), so its message (``can't`` mentions one too) is not the error either. A block is read up to its
+    end (``...``) or the next test line: 20,000 ``not ok`` lines each over an open block with no message are read once
+    each, not to the output's end (quadratic: minutes; the alarm only bounds a regression, it waits for nothing)."""
+    [error] = _errors_of_output(tmp_path, ESLINT_TAP)
+    assert error == "not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js: " \
+        "'addOne' is defined but never used. (exit code 1)"
+    todo = ESLINT_TAP + "not ok 2 - summary # TODO not written yet\n  ---\n  message: \"Can't make summary yet\"\n  ...\n"
+    assert _common.decisive_line(todo) == \
+        "not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js: " \
+        "'addOne' is defined but never used."
+
+    def too_slow(signum: int, frame: object) -> None:
+        raise TimeoutError("300 s reading 20,000 TAP blocks: quadratic")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(300)
+    try:
+        assert _common.decisive_line("not ok 1 - x\n---\n" * 20_000 + "severity: error\n") == "severity: error"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -217,12 +217,14 @@ def test_a_jest_run_in_a_terminal_is_read_through_its_colours() -> None:
     ("jest-suite-fail", "Test Suites: 1 failed, 1 passed, 2 total"),
     ("pnpm-jest-fail", "Tests: 1 failed, 2 passed, 3 total"),
     ("npm-mocha-fail-notice", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 1 !== 5"),
-    ("tape-fail", "# fail 1"),
+    ("tape-fail", "not ok 2 should be strictly equal"),
     ("node-test-todo-pass", None), ("jest-pass-titled", None)])
 def test_a_javascript_runners_failure_is_read_where_no_exit_code_was_kept(name: str, said: str | None) -> None:
     """Where no exit code was kept, a failed run is told by what it ends on: jest's suite that failed to load (only
     ``Test Suites: 1 failed``, ``Tests: 2 passed``), pnpm's ``[ELIFECYCLE] Test failed.`` after jest's summary,
-    npm's notices after mocha's report, tape's ``# fail  1`` (two spaces) each read as a command that succeeded."""
+    npm's notices after mocha's report, tape's ``# fail  1`` (two spaces) each read as a command that succeeded.
+    tape's is said by its failed test's line, which has no `` - `` before the name (``not ok 2 should be strictly
+    equal``: DEC32), its YAML block no message (``operator``, ``expected``, ``actual``)."""
     assert ended_failing((RUNNERS / f"{name}.txt").read_text()) == said
 
 

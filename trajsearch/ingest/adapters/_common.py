@@ -810,10 +810,15 @@ _JS_FRAME = re.compile(r"^\s+at \S.*(?:\)|:\d+:\d+)$")
 _JS_ERROR = re.compile(r"^\s*(?:error|(?:[A-Z]\w*)?Error)(?: \[\w+\])?: \S")
 #: The head of a stack that reports no error: ``console.trace``'s ``Trace: x``, Node's ``(node:12) Warning: x``.
 _JS_NO_ERROR = re.compile(r"^(?:Trace: |\(node:\d+\) (?:\[\w+\] )?\w*Warning: )")
-#: TAP's line of a failed test (unindented: a top-level test) and the ``error:`` of its YAML block (``|-``: the
-#: message on the lines under it).
-_TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$")
-_TAP_ERROR = re.compile(r"^\s+error: (.*)$")
+#: TAP's line of a failed test (unindented: a top-level test; `` - `` before its name is optional, tape writes none),
+#: not one with a ``# TODO`` or ``# SKIP`` directive (the TAP spec: no failure), and the value that says why in the
+#: YAML block under it (``---`` to ``...``): ``node --test``'s ``error:`` (``|-``: the message on the lines under it),
+#: the TAP 13 spec's ``message:`` (its ``severity: fail`` after it), as ESLint's ``-f tap`` writes a file's first
+#: problem (``message: '''addOne'' is defined but never used.'``, ``severity: error``, its other problems listed under
+#: ``messages:``). A block ends at most at the next test line, so reading each is linear in the output.
+_TAP_NOT_OK = re.compile(r"^not ok \d+\b(?! .*\s#\s*(?:TODO|SKIP)\b)(?: -)?(?: |$)")
+_TAP_SAID = re.compile(r"^(?:error|message): (.*)$")
+_TAP_TEST = re.compile(r"^(?:not )?ok \d+\b")
 
 
 def _runner_failed(raw: list[str]) -> str | None:
@@ -1008,20 +1013,33 @@ def _js_error_ends(raw: list[str]) -> str | None:
 
 
 def _tap_failure(raw: list[str]) -> str | None:
-    """TAP's last failed top-level test (``_TAP_NOT_OK``) with the first line of its block's ``error:``."""
+    """TAP's last failed top-level test (``_TAP_NOT_OK``) with what its YAML block says (:func:`_tap_said`)."""
     at = max((n for n, line in enumerate(raw) if _TAP_NOT_OK.match(line)), default=None)
     if at is None:
         return None
-    said = _TAP_NOT_OK.match(raw[at]).group(0)
-    for n in range(at + 1, len(raw)):
-        if not raw[n][:1].isspace():
-            break
-        if error := _TAP_ERROR.match(raw[n]):
-            message = error.group(1).strip()
-            if message in ("|-", "|", ">-", ">") and n + 1 < len(raw):
-                message = raw[n + 1].strip()
-            return short(f"{said}: {message.strip(chr(39))}" if message else said)
-    return short(said)
+    return short(_tap_said([line.strip() for line in raw], at) or raw[at].strip())
+
+
+def _tap_said(lines: list[str], at: int) -> str | None:
+    """``lines[at]`` (stripped lines), where it is TAP's failed test (``_TAP_NOT_OK``) with a YAML block under it
+    saying why (``_TAP_SAID``), joined with that value's first line: ``not ok 1 - adds: Expected values to be strictly
+    equal:``, ``not ok 1 - fullOfProblems.js: 'addOne' is defined but never used.``; else None. A quoted value is
+    read as YAML quotes it (``''`` in single quotes is one ``'``), a block scalar (``|-``, ``>``) by its first line."""
+    if not (_TAP_NOT_OK.match(lines[at]) and lines[at + 1:at + 2] == ["---"]):
+        return None
+    for n in range(at + 2, len(lines)):
+        if lines[n] == "..." or _TAP_TEST.match(lines[n]):
+            return None
+        if said := _TAP_SAID.match(lines[n]):
+            value = said.group(1).strip()
+            if re.fullmatch(r"[|>][-+]?", value):
+                value = lines[n + 1] if n + 1 < len(lines) and lines[n + 1] != "..." else ""
+            if len(value) > 1 and value[0] == value[-1] == "'":
+                value = value[1:-1].replace("''", "'")
+            elif len(value) > 1 and value[0] == value[-1] == '"':
+                value = value[1:-1].replace('\\"', '"')
+            return f"{lines[at]}: {value}" if value else lines[at]
+    return None
 
 
 def ended_failing(output: str, printer: str | None = None) -> str | None:
@@ -1133,7 +1151,14 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
     whole_summary = _pytest_summary(whole=True)
     return ((said_last, False), (line(_EXC_ANYWHERE), False),
             (_validation_header, False), (_diagnostics(), True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
-            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_mentions_error, False))
+            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_tap_reported, False),
+            (_mentions_error, False))
+
+
+def _tap_reported(lines: list[str], at: int) -> re.Match[str] | None:
+    """TAP's failed test at ``lines[at]`` whose YAML block says why (:func:`_tap_said`): ESLint's ``-f tap`` had its
+    ``severity: error``, a mere mention, for its error."""
+    return _TAP_NOT_OK.match(lines[at]) if _tap_said(lines, at) else None
 
 
 def _mentions_error(lines: list[str], at: int) -> re.Match[str] | None:
@@ -1258,7 +1283,7 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     whose raw line ended in ``: `` (``emptied``: Python's ``"%s: %s"`` of a message that was blank, as Django's
     ``Problem installing fixture 'x': `` over the script's next print)."""
     line = lines[at]
-    if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at):
+    if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at) or _tap_said(lines, at):
         return said
     if at + 1 < len(lines) and line.endswith((":", "：")) \
             and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line) and at not in emptied) \
