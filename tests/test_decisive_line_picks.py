@@ -452,3 +452,32 @@ def test_a_failed_tap_test_is_said_by_its_yaml_blocks_message(tmp_path: Path) ->
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+#: A recipe printing docs, then failing: the docs are zc.recipe.cmmi's doctest README.txt (buildout's output under a
+#: failed patch, indented as doctest quotes it; ZPL 2.1), cut to that example; make's line is GNU make's for a
+#: recipe that failed.
+PATCH_QUOTED_IN_DOCS = """    >>> write('patches/config.patch', "dgdgdfgdfg")
+
+    >>> res =  system('bin/buildout')
+    >>> print res
+    Installing foo.
+    foo: Downloading http://localhost/foo.tgz
+    foo: Unpacking and configuring
+    patch unexpectedly ends in middle of line
+    foo: cmmi failed: /.../...buildout-foo
+    patch: **** Only garbage was found in the patch input.
+    While:
+      Installing foo.
+sh: 1: buildout-docs: not found
+make: *** [Makefile:4: docs] Error 127
+"""
+
+
+def test_gnu_patchs_error_quoted_indented_in_docs_is_no_error(tmp_path: Path) -> None:
+    """GNU patch prints its ``patch: **** ...`` at the margin; indented, it is quoted (a doctest, a man page, a
+    docstring printed), and as a tool's error line it outranked what failed the command below it."""
+    assert _errors_of_output(tmp_path, PATCH_QUOTED_IN_DOCS) == [
+        "make: *** [Makefile:4: docs] Error 127 (exit code 1)"]
+    [error] = _errors_of_output(tmp_path, PATCH_QUOTED_IN_DOCS.replace("    patch: ****", "patch: ****"))
+    assert error == "patch: **** Only garbage was found in the patch input. (exit code 1)"  # patch's own

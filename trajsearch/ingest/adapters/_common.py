@@ -497,15 +497,19 @@ _NO_MESSAGE = re.compile(r"^(?:\((?:Open file|Current directory): |bash-[\d.]*\$
 #: dpkg's ``E: Unable to locate package x`` (its ``W: ...`` warnings come before), CMake's ``CMake Error at
 #: CMakeLists.txt:27 (find_package):`` (its message indented under it; "-- Configuring incomplete, errors occurred!"
 #: after), ``git add``'s ``The following paths are ignored by one of your .gitignore files:`` over the paths (then
-#: its ``hint:`` advice; it exits 1), and GNU patch's fatal ``patch: **** malformed patch at line 35: ...`` and a file's
-#: ``2 out of 2 hunks FAILED -- saving rejects to file x.rej`` (``ignored`` where reversed), after which it goes on to
-#: the next file (``patching file y``, ``Hunk #1 succeeded at 485``: DEC31).
+#: its ``hint:`` advice; it exits 1), and GNU patch's (``_PATCH_ERROR``).
 _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
                          r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)"
                          r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$"
                          r"|^E: \S|^CMake Error\b|^The following paths are ignored by one of your \.gitignore files:$"
-                         r"|^patch: \*{4} \S|^\d+ out of \d+ hunks? (?:FAILED|ignored) -- saving rejects to file "
                          r"|^\[ERROR\] Failed to execute goal .*")  # Maven's: the goal, then its cause (kept: the end)
+#: GNU patch's fatal ``patch: **** malformed patch at line 35: ...`` and a file's ``2 out of 2 hunks FAILED -- saving
+#: rejects to file x.rej`` (``ignored`` where reversed), after which it goes on to the next file (``patching file y``,
+#: ``Hunk #1 succeeded at 485``: DEC31): tool error lines as patch prints them, at the margin. Indented, they are
+#: quoted (a docstring's or a doctest's example, a man page, a mail printed before the command failed), and outranked
+#: the error that failed it (DEC32). Its line ending in a colon (``... at line 79:``) quotes a blank line of the
+#: patch: no message is below it.
+_PATCH_ERROR = re.compile(r"^patch: \*{4} \S|^\d+ out of \d+ hunks? (?:FAILED|ignored) -- saving rejects to file ")
 #: A compiler's diagnostic of an error, naming the cause where what follows only counts or wraps it (clang's "1 error
 #: generated.", javac's "1 error", tsc's "Found 1 error.", cargo's "error: could not compile `x`", make's "*** [x] Error
 #: 1", a build script's "Error: Command failed: tsc"): ``<file>:<line>[:<col>]: [fatal ]error: ...`` (gcc, clang,
@@ -684,6 +688,7 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     raw = [every[n] for n in rows]
     lines = [_PYTEST_COLLECTING.sub("", ln.strip()) for ln in raw]
     emptied = {at for at, line in enumerate(raw) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
+    indented = {at for at, line in enumerate(raw) if line[:1].isspace()}
     if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
         return said
     raised = _traceback_ends(raw, rows)
@@ -691,11 +696,11 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         raised = {at - end - 1: line for at, line in raised.items() if at > end}
-        emptied = {at - end - 1 for at in emptied if at > end}
+        emptied, indented = ({at - end - 1 for at in ats if at > end} for ats in (emptied, indented))
         if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
     lines = [raised.get(at, line) for at, line in enumerate(lines)]
-    for find, first in _searches(raised):
+    for find, first in _searches(raised, indented):
         for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
             if found := find(lines, at):
                 return _short_keeping(with_validation_error(lines, at, _unwrapped(lines, at, emptied)), found)
@@ -1136,9 +1141,10 @@ def with_validation_error(lines: list[str], at: int, line: str | None = None) ->
 Finder = Callable[[list[str], int], re.Match[str] | None]
 
 
-def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
+def _searches(raised: dict[int, str], indented: Collection[int]) -> tuple[tuple[Finder, bool], ...]:
     """What ``decisive_line`` looks for, best first: (finder of a match at ``lines[at]``, whether the first one wins
-    rather than the last). ``raised``: the lines ending a Python traceback (``_traceback_ends``)."""
+    rather than the last). ``raised``: the lines ending a Python traceback (``_traceback_ends``); ``indented``: those
+    printed indented (a tool's that it prints at the margin is quoted there: ``_PATCH_ERROR``)."""
     def exception_line(lines: list[str], at: int) -> re.Match[str] | None:  # ending a traceback, whatever its name
         return _TRACEBACK_EXC.match(lines[at]) if at in raised else _EXC_LINE.search(lines[at])
 
@@ -1148,9 +1154,12 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
     def said_last(lines: list[str], at: int) -> re.Match[str] | None:  # of a summary line and an exception line
         return whole_summary(lines, at) or exception_line(lines, at)
 
+    def tool_error(lines: list[str], at: int) -> re.Match[str] | None:
+        return _TOOL_ERROR.search(lines[at]) or (None if at in indented else _PATCH_ERROR.match(lines[at]))
+
     whole_summary = _pytest_summary(whole=True)
     return ((said_last, False), (line(_EXC_ANYWHERE), False),
-            (_validation_header, False), (_diagnostics(), True), (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False),
+            (_validation_header, False), (_diagnostics(), True), (tool_error, False), (line(_TEST_TALLY), False),
             (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_tap_reported, False),
             (_mentions_error, False))
 
@@ -1287,7 +1296,7 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
         return said
     if at + 1 < len(lines) and line.endswith((":", "：")) \
             and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line) and at not in emptied) \
-            and not _NO_MESSAGE.match(lines[at + 1]) and not line.startswith("patch: "):  # patch's quotes a blank line
+            and not _NO_MESSAGE.match(lines[at + 1]):
         return f"{line} {lines[at + 1]}"
     if _SQLFLUFF_VIOLATION.match(line):  # sqlfluff's violation, its description wrapped
         wrapped = itertools.takewhile(_SQLFLUFF_WRAPPED.match, lines[at + 1:at + 20])
