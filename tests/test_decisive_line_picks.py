@@ -398,9 +398,10 @@ def test_pytests_collecting_prefix_is_read_off_its_line(tmp_path: Path) -> None:
         "ERROR: file or directory not found: test/rules/L060_test.py (exit code 1)"]
 
 
-#: ESLint's ``-f tap`` output as its documentation shows it, made by ESLint's release build linting ``fullOfProblems.js``
-#: (eslint/eslint, docs/src/use/formatters/index.md at 3ef58140550cf8ff34af35fc4d9a1f9a124fe0e6, its ``### tap``; MIT),
-#: cut to three of its nine problems. Each file is a test; a file's first problem is its YAML block's ``message:``.
+#: ESLint's ``-f tap`` output as its documentation shows it, made by ESLint's release build linting
+#: ``fullOfProblems.js`` (eslint/eslint, docs/src/use/formatters/index.md at 3ef58140550cf8ff34af35fc4d9a1f9a124fe0e6,
+#: its ``### tap``; MIT), cut to three of its nine problems. Each file is a test; its first problem is its YAML
+#: block's ``message:``.
 ESLINT_TAP = """TAP version 13
 1..1
 not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js
@@ -437,7 +438,7 @@ def test_a_failed_tap_test_is_said_by_its_yaml_blocks_message(tmp_path: Path) ->
     [error] = _errors_of_output(tmp_path, ESLINT_TAP)
     assert error == "not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js: " \
         "'addOne' is defined but never used. (exit code 1)"
-    todo = ESLINT_TAP + "not ok 2 - summary # TODO not written yet\n  ---\n  message: \"Can't make summary yet\"\n  ...\n"
+    todo = ESLINT_TAP + "not ok 2 - summary # TODO not written yet\n  ---\n  message: \"Can't make it yet\"\n  ...\n"
     assert _common.decisive_line(todo) == \
         "not ok 1 - /var/lib/jenkins/workspace/Releases/ESLint Release/eslint/fullOfProblems.js: " \
         "'addOne' is defined but never used."
@@ -481,3 +482,24 @@ def test_gnu_patchs_error_quoted_indented_in_docs_is_no_error(tmp_path: Path) ->
         "make: *** [Makefile:4: docs] Error 127 (exit code 1)"]
     [error] = _errors_of_output(tmp_path, PATCH_QUOTED_IN_DOCS.replace("    patch: ****", "patch: ****"))
     assert error == "patch: **** Only garbage was found in the patch input. (exit code 1)"  # patch's own
+
+
+#: deepseek_chat_dev_rerun/pylint-dev__astroid-1333 (mini-swe-agent, shared data; MIT), a script's output cut to its
+#: last two cases: it prints each failure as ``<call> failed: <str(exc)>``, and astroid's ``AstroidImportError`` says
+#: ``Failed to import module <name> with error:`` over the error's own words.
+ASTROID_WITH_ERROR = """5. Loading module src.project:
+   ast_from_module_name failed: Failed to import module src.project with error:
+No module named src.project.
+
+6. Loading module project with path=[src_dir]:
+   ast_from_module_name returned: project
+"""
+
+
+def test_a_line_ending_on_an_errors_label_takes_its_message_below(tmp_path: Path) -> None:
+    """A line whose last word labels an error (``... with error:``, ``The error is:``) says what failed on the next
+    line, as an ``Error:`` label does; a label of anything else (``Expected:``, a heading) keeps its line alone."""
+    assert _errors_of_output(tmp_path, ASTROID_WITH_ERROR) == [
+        "ast_from_module_name failed: Failed to import module src.project with error: No module named src.project. "
+        "(exit code 1)"]
+    assert _common.decisive_line("Testing with invalid data:\nExpected:\n  3\nfailed") == "failed"

@@ -552,6 +552,11 @@ _VALIDATION_MESSAGE = re.compile(r"^(.+?)\s+[\[(]type=\w[\w.]*[,;\])]")
 _ERRORISH = re.compile(
     r"(?<![:{])\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
 )
+#: A line whose last word, an error's, labels what the next line says: astroid's ``Failed to import module x with
+#: error:`` over ``No module named x.``, a script's ``The error is:``, ``Error output:`` (DEC32). A label of anything
+#: else (``Expected:``, ``Output:``, a heading ``Testing with invalid data:``, a code line ``with
+#: np.errstate(invalid='ignore'):``) is not joined: the line under it is no message of an error.
+_ERROR_LABEL = re.compile(r"\b(?:error|failure|exception)(?: message| output)?:$", re.I)
 #: A closing line that points back at the errors said above it (GNU tar's ``tar: Exiting with failure status due to
 #: previous errors``): no line mentioning an error in its own right. Searched on its own, once a line, as a lookahead
 #: in ``_ERRORISH`` would rescan the rest of the line at every word of it.
@@ -1285,7 +1290,9 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     ending in a colon whose message is the next line (Go testify's ``Error: Received unexpected error:`` over
     ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3), or an
     exception's line so ending (Node's ``AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:`` over
-    ``-1 !== 1``, Claude Code's ``InputValidationError: ... the following issue:`` over it: DEC31), or a sqlfluff
+    ``-1 !== 1``, Claude Code's ``InputValidationError: ... the following issue:`` over it: DEC31), or any line ending
+    on an error's label (``_ERROR_LABEL``: ``... with error:``); or TAP's failed test with its YAML block's message
+    (:func:`_tap_said`); or a sqlfluff
     violation whose description the terminal wrapped under its ``| ``; or where it
     is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
     Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``. Not an exception's line
@@ -1295,7 +1302,7 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at) or _tap_said(lines, at):
         return said
     if at + 1 < len(lines) and line.endswith((":", "：")) \
-            and (_TOOL_ERROR.match(line) or _EXC_LINE.match(line) and at not in emptied) \
+            and (_TOOL_ERROR.match(line) or _ERROR_LABEL.search(line) or _EXC_LINE.match(line) and at not in emptied) \
             and not _NO_MESSAGE.match(lines[at + 1]):
         return f"{line} {lines[at + 1]}"
     if _SQLFLUFF_VIOLATION.match(line):  # sqlfluff's violation, its description wrapped
