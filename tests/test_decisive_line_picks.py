@@ -503,3 +503,11 @@ def test_a_line_ending_on_an_errors_label_takes_its_message_below(tmp_path: Path
         "ast_from_module_name failed: Failed to import module src.project with error: No module named src.project. "
         "(exit code 1)"]
     assert _common.decisive_line("Testing with invalid data:\nExpected:\n  3\nfailed") == "failed"
+
+
+def test_a_span_exception_that_says_only_its_class_gives_way_to_its_outputs_error() -> None:
+    """beeai's tool span records ``ToolError: Tool Error`` as its exception, the class's name in words; its output
+    renders the cause it wraps (``RuntimeError(builtins): population service unavailable for Paris (HTTP 503)``),
+    which the other frameworks' spans give as their exception's message. A real span (see the SOURCE.md beside it)."""
+    assert _errors(FIXTURES / "openinference/.real/beeai_requirement.otlp.json") == [
+        "RuntimeError(builtins): population service unavailable for Paris (HTTP 503)"]
