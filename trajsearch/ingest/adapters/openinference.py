@@ -31,7 +31,9 @@ Mapping
   bare value, as LangChain does), observation = ``output.value`` (a LangChain
   ``ToolMessage``'s content, its ``status: error`` the step's error; a Gemini
   ``FunctionResponse``'s ``response``, as ADK's instrumentor records it), id = ``tool.id``,
-  error = the ``exception`` event or the ERROR status message. ``RETRIEVER``
+  error = the ``exception`` event (where its message says only its class, beeai's
+  ``ToolError: Tool Error``, or was redacted: the output's decisive line, the cause
+  it wraps) or the ERROR status message. ``RETRIEVER``
   spans: action = span name, observation = the ``retrieval.documents``
   contents. The thought of a tool step is the text of the ``LLM`` span whose
   ``llm.output_messages.N.message.tool_calls.M.tool_call`` requested it (by
