@@ -505,6 +505,17 @@ def test_a_line_ending_on_an_errors_label_takes_its_message_below(tmp_path: Path
     assert _common.decisive_line("Testing with invalid data:\nExpected:\n  3\nfailed") == "failed"
 
 
+def test_a_label_whose_interpolated_error_was_blank_takes_no_line_below() -> None:
+    """``f"... with error: {e}"`` of an error whose ``str`` is blank (``TimeoutError()``, asyncio's) ends in ``: ``:
+    the label says nothing, and the line below is the script's next print, not its message (review of DEC32)."""
+    traceback = ("Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
+                 "    raise RuntimeError(f'fetch failed with error: {e}')\n"
+                 "RuntimeError: fetch failed with error: \nRetrying in 5 seconds...\n")
+    assert _common.decisive_line(traceback) == "RuntimeError: fetch failed with error:"
+    assert _common.decisive_line("Fetching data...\nRequest failed with error: \nDone.\n") == \
+        "Request failed with error:"
+
+
 def test_a_span_exception_that_says_only_its_class_gives_way_to_its_outputs_error() -> None:
     """beeai's tool span records ``ToolError: Tool Error`` as its exception, the class's name in words; its output
     renders the cause it wraps (``RuntimeError(builtins): population service unavailable for Paris (HTTP 503)``),
