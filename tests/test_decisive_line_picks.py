@@ -449,10 +449,43 @@ def test_a_failed_tap_test_is_said_by_its_yaml_blocks_message(tmp_path: Path) ->
     previous = signal.signal(signal.SIGALRM, too_slow)
     signal.alarm(300)
     try:
-        assert _common.decisive_line("not ok 1 - x\n---\n" * 20_000 + "severity: error\n") == "severity: error"
+        assert _common.decisive_line("not ok 1 - x\n---\n" * 20_000 + "severity: error\n") == "not ok 1 - x"
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+#: Real TAP of failed runs (``test-runners``, its SOURCE.md; ``test-runners/.fix-dec32``, the README.md there).
+RUNNERS = FIXTURES / "test-runners"
+
+
+def test_node_tests_failed_test_is_said_by_its_yaml_blocks_error_with_an_exit_code(tmp_path: Path) -> None:
+    """``node --test`` prints TAP where its output is no terminal (an agent's shell): its block's ``error: |-`` was the
+    step's error (a tool's error line, the block scalar's indicator for its message), the parent's ``error: '1 subtest
+    failed'`` over the subtest's; the block's rows are the test's details, no error line of the output's own. The
+    failed test is said with its block's message, its first line's colon joined with the next (review of DEC32, 2)."""
+    def error_of(name: str) -> list[str]:
+        return _errors_of_output(tmp_path, (RUNNERS / name).read_text())
+
+    assert error_of("node-test-fail.txt") == [
+        "not ok 1 - adds: Expected values to be strictly equal: 2 !== 3 (exit code 1)"]
+    assert error_of(".fix-dec32/node-test-subtest-fail.tap") == [  # the subtest's, not its parent's count
+        "not ok 1 - totals: Expected values to be strictly equal: 4 !== 5 (exit code 1)"]
+    assert error_of(".fix-dec32/node-test-quoted-fail.tap") == [  # node's backticks are quotes
+        """not ok 1 - quotes: can't parse "price" field (exit code 1)"""]
+    assert _common.ended_failing((RUNNERS / ".fix-dec32/node-test-subtest-fail.tap").read_text()) == \
+        "not ok 1 - totals: Expected values to be strictly equal: 4 !== 5"  # no exit code: its end tells
+
+
+def test_mochas_tap_is_said_by_its_failed_tests_message(tmp_path: Path) -> None:
+    """Mocha's TAP reporter (TAP12 by default) prints a failed test's message indented under its ``not ok``, no YAML
+    block, and its plan ``1..2`` last: the output was not seen to end failing, and a block-less ``not ok`` was said
+    without its message (review of DEC32, 3). TAP13 (``tapVersion=13``) puts it in a ``message: |-`` block. A block
+    scalar's value is the lines indented under its key: a line at the key's indent is none of it."""
+    for name in ("mocha-tap12-fail.txt", "mocha-tap13-fail.txt"):
+        assert _common.ended_failing((RUNNERS / ".fix-dec32" / name).read_text()) == \
+            "not ok 1 cart totals: Expected values to be strictly equal: 4 !== 5", name
+    assert _common.ended_failing("not ok 1 - x\n---\nmessage: |\n# fail 1") == "not ok 1 - x"
 
 
 #: A recipe printing docs, then failing: the docs are zc.recipe.cmmi's doctest README.txt (buildout's output under a

@@ -124,7 +124,7 @@ GEMINI_RUNS = FIXTURES / "gemini-cli" / ".real" / "probe-fm52"
 
 @pytest.mark.parametrize("name, error", [
     ("npm-test-jest-failed", "Tests: 1 failed, 1 passed, 2 total"),
-    ("node-test-failed", "not ok 1 - adds: Expected values to be strictly equal:"),
+    ("node-test-failed", "not ok 1 - adds: Expected values to be strictly equal: 2 !== 3"),
     ("npx-mocha-failed", "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: 2 !== 3"),
     ("node-test-passed", None)])
 def test_a_javascript_test_run_that_failed_in_a_gemini_stream_is_a_failed_step(name: str, error: str | None) -> None:

@@ -694,6 +694,7 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     lines = [_PYTEST_COLLECTING.sub("", ln.strip()) for ln in raw]
     emptied = {at for at, line in enumerate(raw) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
     indented = {at for at, line in enumerate(raw) if line[:1].isspace()}
+    tested, inside = _tap_failures(raw)  # TAP's failed tests with why, and their YAML blocks' rows: no line of its own
     if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
         return said
     raised = _traceback_ends(raw, rows)
@@ -701,13 +702,14 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         raised = {at - end - 1: line for at, line in raised.items() if at > end}
-        emptied, indented = ({at - end - 1 for at in ats if at > end} for ats in (emptied, indented))
+        emptied, indented, inside = ({at - end - 1 for at in ats if at > end} for ats in (emptied, indented, inside))
+        tested = {at - end - 1: line for at, line in tested.items() if at > end}
         if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
-    lines = [raised.get(at, line) for at, line in enumerate(lines)]
-    for find, first in _searches(raised, indented):
+    lines = [raised.get(at) or tested.get(at, line) for at, line in enumerate(lines)]
+    for find, first in _searches(raised, indented, tested):
         for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
-            if found := find(lines, at):
+            if at not in inside and (found := find(lines, at)):
                 return _short_keeping(with_validation_error(lines, at, _unwrapped(lines, at, emptied)), found)
     said = [line for line in lines if not _MAKE_DIRECTORY.match(line)] or lines
     return short(said[-1]) if said and last_line else None
@@ -789,7 +791,8 @@ _BUN_BETWEEN = re.compile(r"^\d+ (?:skip|filtered out|todo)$")
 _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: The lines of those summaries that may follow that count: Jest's ``Tests: 2 passed, 2 total`` (under a failed
 #: suite's count), ``Snapshots:`` / ``Time:`` / ``Ran all test suites.``, Vitest's ``Tests  2 passed (2)``, ``Start
-#: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``); npm's notices, and pnpm's
+#: at`` / ``Duration``, TAP's other counts (``# cancelled 0`` ... ``# duration_ms 551.8``) and its plan, which
+#: Mocha's TAP reporter prints last (``1..2``); npm's notices, and pnpm's
 #: closing word on the failed script (``[ELIFECYCLE] Test failed. See above for more details.``); bun's
 #: ``1000 expect() calls`` and ``Ran 1001 tests across 2 files.``, RSpec's
 #: rerun list (``Failed examples:``, ``rspec ./x_spec.rb:7 # ...``, ``Randomized with seed 1234``) and SimpleCov's line
@@ -798,7 +801,7 @@ _NPM_NOTICE = re.compile(r"^npm notice(?: |$)")
 #: ``Failed: 3``, ``Total time: 1.3 Seconds``),
 #: Microsoft.Testing.Platform's (``total: 5``, ``failed: 1``, ``duration: 705ms``, a module's ``X.dll (net9.0|x64) ...``).
 _RUNNER_SUMMARY = re.compile(r"^(?:Snapshots:|Time:|Ran all test suites\b|Start at\s|Duration\s|Tests:\s.*\btotal$|"
-                             r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|"
+                             r"Tests\s.*\(\d+\)$|# (?:cancelled|skipped|todo|duration_ms) [\d.]+$|1\.\.\d+$|"
                              rf"\[?ELIFECYCLE\]?\s+Test failed\.)|{_NPM_NOTICE.pattern}|"
                              r"^\d+ (?:expect\(\) calls|snapshots?\b.*)$|"
                              r"^Coverage report generated for \S.* to \S|"
@@ -820,15 +823,23 @@ _JS_FRAME = re.compile(r"^\s+at \S.*(?:\)|:\d+:\d+)$")
 _JS_ERROR = re.compile(r"^\s*(?:error|(?:[A-Z]\w*)?Error)(?: \[\w+\])?: \S")
 #: The head of a stack that reports no error: ``console.trace``'s ``Trace: x``, Node's ``(node:12) Warning: x``.
 _JS_NO_ERROR = re.compile(r"^(?:Trace: |\(node:\d+\) (?:\[\w+\] )?\w*Warning: )")
-#: TAP's line of a failed test (unindented: a top-level test; `` - `` before its name is optional, tape writes none),
-#: not one with a ``# TODO`` or ``# SKIP`` directive (the TAP spec: no failure), and the value that says why in the
-#: YAML block under it (``---`` to ``...``): ``node --test``'s ``error:`` (``|-``: the message on the lines under it),
-#: the TAP 13 spec's ``message:`` (its ``severity: fail`` after it), as ESLint's ``-f tap`` writes a file's first
-#: problem (``message: '''addOne'' is defined but never used.'``, ``severity: error``, its other problems listed under
-#: ``messages:``). A block ends at most at the next test line, so reading each is linear in the output.
+#: TAP's line of a failed test, matched on the stripped line (a subtest's is indented: TAP 14, ``node --test``; ``
+#: - `` before its name is optional, tape writes none), not one with a ``# TODO`` or ``# SKIP`` directive (the TAP
+#: spec: no failure), and the top-level key of the YAML block under it (``---`` to ``...``) that says why: ``node
+#: --test``'s ``error:`` (``|-``: the message on the lines under it), the TAP 13 spec's ``message:`` (its ``severity:
+#: fail`` after it), as ESLint's ``-f tap`` writes a file's first problem (``message: '''addOne'' is defined but never
+#: used.'``, ``severity: error``, its other problems listed under ``messages:``). ``node --test``'s parent of a failed
+#: subtest says only that (``failureType: 'subtestsFailed'``, ``error: '1 subtest failed'``): its subtest says why.
+#: A block ends at most at the next test line, so reading each is linear in the output.
 _TAP_NOT_OK = re.compile(r"^not ok \d+\b(?! .*\s#\s*(?:TODO|SKIP)\b)(?: -)?(?: |$)")
 _TAP_SAID = re.compile(r"^(?:error|message): (.*)$")
+_TAP_SUBTESTS_FAILED = re.compile(r"^failureType: '?subtestsFailed'?$")
 _TAP_TEST = re.compile(r"^(?:not )?ok \d+\b")
+#: A YAML block scalar's indicator (``|``, ``|-``, ``>+``): the value is on the lines under its key, indented deeper.
+_YAML_BLOCK_SCALAR = re.compile(r"[|>][-+]?")
+#: YAML's quotes, each with how a quote is escaped inside it (``''`` in single quotes is one ``'``); ``node --test``
+#: puts a message holding both ``'`` and ``"`` in backticks (``error: `it's "quoted" here```), nothing escaped.
+_YAML_QUOTES = {"'": "''", '"': '\\"', "`": None}
 
 
 def _runner_failed(raw: list[str]) -> str | None:
@@ -963,8 +974,7 @@ def _with_indented_message(raw: list[str], said: str) -> str:
     for at, line in enumerate(raw[:-1]):
         if line.strip() == said:
             below = raw[at + 1]
-            indent = len(line) - len(line.lstrip())
-            if len(below) - len(below.lstrip()) > indent and not below.lstrip().startswith("# "):
+            if _indent(below) > _indent(line) and not below.lstrip().startswith("# "):
                 return short(f"{said} {below.strip()}")
             break
     return said
@@ -1023,33 +1033,78 @@ def _js_error_ends(raw: list[str]) -> str | None:
 
 
 def _tap_failure(raw: list[str]) -> str | None:
-    """TAP's last failed top-level test (``_TAP_NOT_OK``) with what its YAML block says (:func:`_tap_said`)."""
+    """TAP's last failed test that says why (:func:`_tap_failures`), else its last failed top-level test."""
+    said, _ = _tap_failures(raw)
+    if said:
+        return short(said[max(said)])
     at = max((n for n, line in enumerate(raw) if _TAP_NOT_OK.match(line)), default=None)
-    if at is None:
-        return None
-    return short(_tap_said([line.strip() for line in raw], at) or raw[at].strip())
+    return None if at is None else short(raw[at].strip())
 
 
-def _tap_said(lines: list[str], at: int) -> str | None:
-    """``lines[at]`` (stripped lines), where it is TAP's failed test (``_TAP_NOT_OK``) with a YAML block under it
-    saying why (``_TAP_SAID``), joined with that value's first line: ``not ok 1 - adds: Expected values to be strictly
-    equal:``, ``not ok 1 - fullOfProblems.js: 'addOne' is defined but never used.``; else None. A quoted value is
-    read as YAML quotes it (``''`` in single quotes is one ``'``), a block scalar (``|-``, ``>``) by its first line."""
-    if not (_TAP_NOT_OK.match(lines[at]) and lines[at + 1:at + 2] == ["---"]):
-        return None
-    for n in range(at + 2, len(lines)):
-        if lines[n] == "..." or _TAP_TEST.match(lines[n]):
+def _tap_failures(raw: list[str]) -> tuple[dict[int, str], set[int]]:
+    """TAP's failed tests (``_TAP_NOT_OK``) in an output's non-blank lines ``raw``, each said by its row with why:
+    its YAML block's ``message:`` / ``error:`` (:func:`_tap_value`: ``not ok 1 - adds: Expected values to be strictly
+    equal: 2 !== 3``, ``not ok 1 - fullOfProblems.js: 'addOne' is defined but never used.``) or, with no block, the
+    lines indented under it (Mocha's TAP12 reporter prints ``err.message`` there, then the stack); and the rows of
+    those blocks, the test's details, which hold no error line of the output's own (node's ``error: |-``, ESLint's
+    ``severity: error``, tape's ``stack:``). A parent that says only that its subtests failed is left out."""
+    said: dict[int, str] = {}
+    inside: set[int] = set()
+    at = 0
+    while at < len(raw):
+        test = raw[at].strip()
+        if not _TAP_NOT_OK.match(test):
+            at += 1
+            continue
+        end, value = at + 1, ""
+        if end < len(raw) and raw[end].strip() == "---":
+            while end + 1 < len(raw) and raw[end + 1].strip() != "..." and not _TAP_TEST.match(raw[end + 1].strip()):
+                end += 1
+            value = _tap_value(raw[at + 2:end + 1])
+            if end + 1 < len(raw) and raw[end + 1].strip() == "...":
+                end += 1
+            inside.update(range(at + 1, end + 1))
+            end += 1
+        elif end < len(raw) and not _JS_FRAME.match(raw[end]):
+            value = _first_said(raw[end:end + 2], _indent(raw[at]))  # Mocha's TAP12: its message, no block
+        if value is not None:
+            said[at] = f"{test}: {value}" if value else test
+        at = end
+    return said, inside
+
+
+def _tap_value(block: list[str]) -> str | None:
+    """What a TAP YAML block's top-level ``message:`` / ``error:`` says (``_TAP_SAID``; "" where it has none), read
+    as YAML quotes it (``_YAML_QUOTES``), a block scalar (``|-``) as :func:`_first_said`; None where the block says
+    only that the test's subtests failed (``_TAP_SUBTESTS_FAILED``)."""
+    key = min((_indent(line) for line in block), default=0)
+    value = ""
+    for n, line in enumerate(block):
+        if _indent(line) != key:
+            continue
+        if _TAP_SUBTESTS_FAILED.match(line.strip()):
             return None
-        if said := _TAP_SAID.match(lines[n]):
+        if not value and (said := _TAP_SAID.match(line.strip())):
             value = said.group(1).strip()
-            if re.fullmatch(r"[|>][-+]?", value):
-                value = lines[n + 1] if n + 1 < len(lines) and lines[n + 1] != "..." else ""
-            if len(value) > 1 and value[0] == value[-1] == "'":
-                value = value[1:-1].replace("''", "'")
-            elif len(value) > 1 and value[0] == value[-1] == '"':
-                value = value[1:-1].replace('\\"', '"')
-            return f"{lines[at]}: {value}" if value else lines[at]
-    return None
+            if _YAML_BLOCK_SCALAR.fullmatch(value):
+                value = _first_said(block[n + 1:n + 3], key)
+            elif len(value) > 1 and value[0] == value[-1] and value[0] in _YAML_QUOTES:
+                escaped = _YAML_QUOTES[value[0]]
+                value = value[1:-1].replace(escaped, escaped[-1]) if escaped else value[1:-1]
+    return value
+
+
+def _first_said(below: list[str], indent: int) -> str:
+    """A message's first line among the (non-blank) lines ``below`` its key or test, indented deeper than ``indent``,
+    with the next where it ends in a colon, as ``_unwrapped`` joins a label: node's ``Expected values to be strictly
+    equal:`` over ``2 !== 3``; "" where none is indented deeper."""
+    said = [line.strip() for line in itertools.takewhile(lambda line: _indent(line) > indent, below[:2])]
+    return " ".join(said if said and said[0].endswith(":") else said[:1])
+
+
+def _indent(line: str) -> int:
+    """How far ``line`` is indented."""
+    return len(line) - len(line.lstrip())
 
 
 def ended_failing(output: str, printer: str | None = None) -> str | None:
@@ -1146,10 +1201,12 @@ def with_validation_error(lines: list[str], at: int, line: str | None = None) ->
 Finder = Callable[[list[str], int], re.Match[str] | None]
 
 
-def _searches(raised: dict[int, str], indented: Collection[int]) -> tuple[tuple[Finder, bool], ...]:
+def _searches(raised: dict[int, str], indented: Collection[int],
+              tested: Collection[int]) -> tuple[tuple[Finder, bool], ...]:
     """What ``decisive_line`` looks for, best first: (finder of a match at ``lines[at]``, whether the first one wins
     rather than the last). ``raised``: the lines ending a Python traceback (``_traceback_ends``); ``indented``: those
-    printed indented (a tool's that it prints at the margin is quoted there: ``_PATCH_ERROR``)."""
+    printed indented (a tool's that it prints at the margin is quoted there: ``_PATCH_ERROR``); ``tested``: TAP's
+    failed tests (:func:`_tap_failures`), a test runner's own error lines."""
     def exception_line(lines: list[str], at: int) -> re.Match[str] | None:  # ending a traceback, whatever its name
         return _TRACEBACK_EXC.match(lines[at]) if at in raised else _EXC_LINE.search(lines[at])
 
@@ -1160,19 +1217,13 @@ def _searches(raised: dict[int, str], indented: Collection[int]) -> tuple[tuple[
         return whole_summary(lines, at) or exception_line(lines, at)
 
     def tool_error(lines: list[str], at: int) -> re.Match[str] | None:
-        return _TOOL_ERROR.search(lines[at]) or (None if at in indented else _PATCH_ERROR.match(lines[at]))
+        return _TOOL_ERROR.search(lines[at]) or (None if at in indented else _PATCH_ERROR.match(lines[at])) \
+            or (_TAP_NOT_OK.match(lines[at]) if at in tested else None)
 
     whole_summary = _pytest_summary(whole=True)
     return ((said_last, False), (line(_EXC_ANYWHERE), False),
             (_validation_header, False), (_diagnostics(), True), (tool_error, False), (line(_TEST_TALLY), False),
-            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_tap_reported, False),
-            (_mentions_error, False))
-
-
-def _tap_reported(lines: list[str], at: int) -> re.Match[str] | None:
-    """TAP's failed test at ``lines[at]`` whose YAML block says why (:func:`_tap_said`): ESLint's ``-f tap`` had its
-    ``severity: error``, a mere mention, for its error."""
-    return _TAP_NOT_OK.match(lines[at]) if _tap_said(lines, at) else None
+            (line(_NPM_ERROR), True), (_pytest_summary(whole=False), False), (_mentions_error, False))
 
 
 def _mentions_error(lines: list[str], at: int) -> re.Match[str] | None:
@@ -1291,15 +1342,14 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3), or an
     exception's line so ending (Node's ``AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:`` over
     ``-1 !== 1``, Claude Code's ``InputValidationError: ... the following issue:`` over it: DEC31), or any line ending
-    on an error's label (``_ERROR_LABEL``: ``... with error:``); or TAP's failed test with its YAML block's message
-    (:func:`_tap_said`); or a sqlfluff
-    violation whose description the terminal wrapped under its ``| ``; or where it
-    is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
-    Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``. Not an exception's line
-    whose raw line ended in ``: `` (``emptied``: Python's ``"%s: %s"`` of a message that was blank, as Django's
-    ``Problem installing fixture 'x': `` over the script's next print)."""
+    on an error's label (``_ERROR_LABEL``: ``... with error:``); or a sqlfluff violation whose description the
+    terminal wrapped under its ``| ``; or where it is an exception's class alone in a pytest report (``E
+    AssertionError:``) over its message's first line (``E   Arrays are not equal``; a blank line of the message is a
+    bare ``E``): see ``_BARE_EXC``. Not an exception's line nor an error's label whose raw line ended in ``: ``
+    (``emptied``: Python's ``"%s: %s"`` of a message that was blank, as Django's ``Problem installing fixture 'x': ``
+    over the script's next print; a blank ``str(e)`` after ``... with error: ``)."""
     line = lines[at]
-    if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at) or _tap_said(lines, at):
+    if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at):
         return said
     if at + 1 < len(lines) and line.endswith((":", "：")) \
             and (_TOOL_ERROR.match(line) or (_ERROR_LABEL.search(line) or _EXC_LINE.match(line)) and at not in emptied) \
