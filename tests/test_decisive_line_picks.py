@@ -555,3 +555,13 @@ def test_a_span_exception_that_says_only_its_class_gives_way_to_its_outputs_erro
     which the other frameworks' spans give as their exception's message. A real span (see the SOURCE.md beside it)."""
     assert _errors(FIXTURES / "openinference/.real/beeai_requirement.otlp.json") == [
         "RuntimeError(builtins): population service unavailable for Paris (HTTP 503)"]
+
+
+def test_a_span_exception_whose_message_is_a_lists_repr_keeps_it(tmp_path: Path) -> None:
+    """A message in brackets is a redacted placeholder (``[sanitized exception message]``) only where it is words: a
+    list's repr (``['a', 'b']``, a ``ValueError`` of the missing keys) says what was wrong (review of DEC32, 6). The
+    real beeai span, its exception's message replaced."""
+    spans = (FIXTURES / "openinference/.real/beeai_requirement.otlp.json").read_text()
+    path = tmp_path / "beeai.otlp.json"
+    path.write_text(spans.replace('"stringValue": "Tool Error"', '"stringValue": "[\'a\', \'b\']"'))
+    assert _errors(path) == ["beeai_framework.tools.errors.ToolError: ['a', 'b']"]

@@ -317,12 +317,17 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
     return "; ".join(p for p in parts if p) or None
 
 
+#: A message redacted to a placeholder in brackets, words only (Phoenix PXI's ``[sanitized exception message]``); no
+#: list's repr (``ValueError: ['a', 'b']``), which says what was wrong.
+_REDACTED = re.compile(r"\[[a-z][a-z ]*\]", re.I)
+
+
 def _says_nothing(kind: Any, text: Any) -> bool:
     """Whether an exception's message says nothing its class does not: none, its class's name in words (beeai's
     ``ToolError`` raised as ``Tool Error``), or a placeholder in brackets where it was redacted."""
     said = str(text or "").strip()
     name = str(kind or "").rsplit(".", 1)[-1]
-    return not said or said.replace(" ", "").lower() == name.lower() or bool(re.fullmatch(r"\[[^\]]*\]", said))
+    return not said or said.replace(" ", "").lower() == name.lower() or bool(_REDACTED.fullmatch(said))
 
 
 def _legacy_function_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
