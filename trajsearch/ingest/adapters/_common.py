@@ -507,7 +507,8 @@ _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|
 #: rejects to file x.rej`` (``ignored`` where reversed), after which it goes on to the next file (``patching file y``,
 #: ``Hunk #1 succeeded at 485``: DEC31): tool error lines as patch prints them, at the margin. Indented, they are
 #: quoted (a docstring's or a doctest's example, a man page, a mail printed before the command failed), and outranked
-#: the error that failed it (DEC32). Its line ending in a colon (``... at line 79:``) quotes a blank line of the
+#: the error that failed it (DEC32); quoted at the margin (a README's fenced block printed by ``cat``), it still counts,
+#: as nothing tells it from patch's own. Its line ending in a colon (``... at line 79:``) quotes a blank line of the
 #: patch: no message is below it.
 _PATCH_ERROR = re.compile(r"^patch: \*{4} \S|^\d+ out of \d+ hunks? (?:FAILED|ignored) -- saving rejects to file ")
 #: A compiler's diagnostic of an error, naming the cause where what follows only counts or wraps it (clang's "1 error
