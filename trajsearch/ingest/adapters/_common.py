@@ -847,7 +847,7 @@ def _runner_failed(raw: list[str]) -> str | None:
     """The failure a JavaScript test runner's closing summary counts (``_RUNNER_FAILED``), where only the rest of
     that summary follows it (``_RUNNER_SUMMARY``): the output's end, not a log's line in its middle. Said as the
     output's decisive line (Jest's tally is one), of TAP (``node --test``) as its last failed test and that test's
-    error message (``not ok 1 - adds: Expected values to be strictly equal:``), its YAML block being no message; and
+    error message (``not ok 1 - adds: Expected values to be strictly equal: 2 !== 3``: :func:`_tap_failure`); and
     Mocha's report of its failures, which it ends on (:func:`_mocha_failure`)."""
     end = len(raw)
     while end > 1 and _NPM_NOTICE.match(raw[end - 1].strip()):  # ``npm test``'s notices after Mocha's report
