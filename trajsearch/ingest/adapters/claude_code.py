@@ -304,6 +304,9 @@ _CANCELLED = not_run("Sibling tool call errored (a call made with it in parallel
 #: result by a field (:func:`_denied`); earlier versions by these words only.
 _DENIED_TEXT = re.compile(r"^(?:The user doesn't want to proceed with this tool use|"
                           r"Claude requested permissions to use \S+, but you haven't granted it yet)")
+#: How a denial goes on when the user typed why (2.1.9x: the words follow on the next line), and how the note the CLI
+#: appends to a denial for the model begins (2.1.8x+).
+_USER_SAID, _NOTE_TO_MODEL = "the user said:", "Note: "
 #: The frame 2.1.3xx puts around a subagent's report in an Agent (or SendMessage) result: one line at column zero,
 #: "[Subagent hand-back] The text below is the final report of a subagent ... The report follows:", the report under
 #: it with every line indented, then the CLI's own lines again at column zero (``agentId: ...``, ``<usage>``).
@@ -325,6 +328,9 @@ _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: where the cut fell. Earlier versions cut out the middle of the whole output: its end is the command's.
 _HEAD_KEPT = 30_000
 _MIDDLE_CUT = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
+#: A prompt that asks something: one with a word in it, not punctuation only ("." typed to open a session, which the
+#: model answers "How can I help you?").
+_WORDED = re.compile(r"\w")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
 #: The task of Harbor's headless output with no transcript beside it (``claude -p`` got the task's instruction as an
@@ -900,7 +906,9 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if refused:  # the CLI refused the call: its message, without the input it quotes
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = text.strip()
-    if (refused and command is not None) or _denied(part, record) or _DENIED_TEXT.match(text):
+    if _DENIED_TEXT.match(text):
+        return not_run(_denial(text))
+    if (refused and command is not None) or _denied(part, record):
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
@@ -911,6 +919,18 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if code:
         return exit_code_error(output, int(code.group(1)), command)
     return decisive_line(text) or "tool error"
+
+
+def _denial(text: str) -> str:
+    """The CLI's words for a call it did not run (``_DENIED_TEXT``): its first line, with the user's own words when
+    the user said why ("... To tell you how to proceed, the user said:" and the next line, 2.1.9x). Not the result's
+    last line: 2.1.8x+ appends a note to the model ("Note: The user's next message may contain a correction or
+    preference. Pay close attention ..."), which is no reason the call was not run."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = lines[0]
+    if said.endswith(_USER_SAID) and len(lines) > 1 and not lines[1].startswith(_NOTE_TO_MODEL):
+        said = f"{said} {lines[1]}"
+    return said
 
 
 def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:
@@ -1517,7 +1537,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
               and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
 
-    task = next(iter(session.prompts), None)
+    # a prompt of no words ("."), which users type to open a session, asks nothing: the first that asks is the task
+    asking = next((n for n, p in enumerate(session.prompts) if _WORDED.search(p)), 0)
+    task = session.prompts[asking] if session.prompts else None
     for fallback in ("command", "compact"):
         task = task or session.fallbacks.get(fallback)
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
@@ -1553,7 +1575,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 "`--input-format stream-json --replay-user-messages` echoes it); ingest the session transcript instead: "
                 + _TRANSCRIPT.format(session=headless.get("session_id") or "<session id>"))
         raise RecordError("no user prompt in this Claude Code session (no user record with text)")
-    followups = session.prompts[1:] if session.prompts else []
+    followups = [p for n, p in enumerate(session.prompts) if n != asking]
 
     # the CLI names a session's file by its id; a resumed session's file may also hold copied lines of
     # the session it continued, so the name decides, then the last session id the records carry

@@ -1,0 +1,43 @@
+"""Round 32's audit of the Claude Code adapter against real 2.1.8x-2.1.9x sessions (``fixtures/claude-code/.aud32``,
+lines of Xu-Wentao/dotfile's committed ``~/.claude/projects``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+AUD32 = Path(__file__).parent / "fixtures" / "claude-code" / ".aud32"
+DENIED = ("not run: The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+          "file edit, the new_string was NOT written to the file).")
+
+
+def _run(name: str):
+    [result] = read_dump(AUD32 / name, tenant="acme")
+    return result.trajectory
+
+
+def test_a_session_opened_with_a_bare_dot_takes_its_first_real_request_as_its_task() -> None:
+    """2.1.88: the user typed "." to open the session (the model: "How can I help you?"), then asked for the work.
+    The run's task was ".", as in 24 of the 102 sessions of that home folder; the request it did is the task, the "."
+    stays among the session's prompts."""
+    run = _run("adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl")
+    assert run.task.startswith("你可以阅读下当前的 @pkg/backend/aisuite/ 里的代码。")
+    assert run.metadata["user_prompts"] == ["."]
+    assert [s.action for s in run.steps] == ["respond", "Read", "Edit"]
+
+
+def test_a_call_the_user_rejected_is_worded_by_the_rejection_not_the_clis_note_after_it() -> None:
+    """2.1.88 appends "Note: The user's next message may contain a correction or preference. ..." to a rejected
+    call's result: that note, the result's last line, was the call's error ("not run: Note: The user's next ...")."""
+    edit = _run("adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl").steps[-1]
+    assert edit.error == DENIED + " STOP what you are doing and wait for the user to tell you how to proceed."
+
+
+def test_a_plan_the_user_rejected_with_words_keeps_what_the_user_said() -> None:
+    """2.1.92: the user rejected ExitPlanMode's plan and typed why ("... the user said:" and their words on the next
+    line, then the CLI's note): the error was the note, not the rejection and the user's words."""
+    [plan] = _run("e2e4f7f7-0e2a-443b-a3ca-f6f7956cbc06.jsonl").steps
+    assert plan.action == "ExitPlanMode"
+    assert plan.error == DENIED + " To tell you how to proceed, the user said: 我们在配置开发机的时候，可以根据 storage " \
+        "这里的参数，把只读的这些目录放到 env 里面。"
