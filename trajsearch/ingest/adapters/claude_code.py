@@ -91,7 +91,9 @@ Mapping
   A skill's command (``/superpowers:using-superpowers``, 2.1.x: the expansion
   is the skill's own instructions, "Base directory for this skill: ...")
   loads the skill: without arguments it asks nothing, the next prompt is the
-  user's request.
+  user's request. A prompt of punctuation only (".", which users type to open a
+  session) asks nothing either: the first prompt with words is the task, the "."
+  one of ``metadata.user_prompts``.
   Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
   the first command, then the compaction summary; a file that starts
   mid-conversation (1.0.x: its first record a tool result) with no prompt is
@@ -147,7 +149,8 @@ Mapping
   when it has none.
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
-  "The user doesn't want to proceed with this tool use"; of a call the CLI
+  "The user doesn't want to proceed with this tool use", with the words the user typed with it, not the note to
+  the model 2.1.8x+ appends, "Note: The user's next message may contain a correction ..."; of a call the CLI
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
