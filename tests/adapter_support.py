@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import tracemalloc
@@ -18,6 +19,22 @@ from trajsearch.model import Step, Trajectory
 
 #: A real gemini-cli 0.61.0 stream-json (which keeps no exit code) of one shell call (see its folder's SOURCE.md).
 GEMINI_SHELL_STREAM = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "probe-fm53" / "go-test-failed.jsonl"
+
+
+#: A real Harbor trial of SkillsBench (Claude Code 2.1.19, headless; no transcript, no ATIF conversion), whose folder
+#: :func:`harbor_output_run` lends to another headless output.
+SKILLSBENCH_TRIAL = Path(__file__).parent / "fixtures" / "claude-code" / ".aud7" / "skillsbench-no-atif" / \
+    "claude-code-claude-opus-4-5-skills-econ-detrending-correlation-916cde"
+
+
+def harbor_output_run(stream: Path, folder: Path) -> Trajectory:
+    """The run Claude Code's headless ``stream`` output (``--output-format stream-json``) reads as where Harbor keeps
+    it, ``agent/claude-code.txt`` of a trial that kept no transcript (:data:`SKILLSBENCH_TRIAL`'s, copied under
+    ``folder``): read alone, it is refused for want of its prompt."""
+    trial = folder / "trial"
+    shutil.copytree(SKILLSBENCH_TRIAL, trial)
+    shutil.copy(stream, trial / "agent" / "claude-code.txt")
+    return only(trial / "agent" / "claude-code.txt", tenant="acme")
 
 
 def runs(path: Path, **kwargs: Any) -> list[Trajectory]:

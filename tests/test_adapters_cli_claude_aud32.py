@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_support import harbor_output_run
+
 from trajsearch.ingest.read import read_dump
 
 AUD32 = Path(__file__).parent / "fixtures" / "claude-code" / ".aud32"
@@ -41,3 +43,21 @@ def test_a_plan_the_user_rejected_with_words_keeps_what_the_user_said() -> None:
     assert plan.action == "ExitPlanMode"
     assert plan.error == DENIED + " To tell you how to proceed, the user said: 我们在配置开发机的时候，可以根据 storage " \
         "这里的参数，把只读的这些目录放到 env 里面。"
+
+
+#: Claude Code 2.1.332 run headless against a local fake model: one Bash call run in the background that fails.
+BG_FAIL = AUD32 / "bg-fail-2.1.332"
+BG_ERROR = 'Background command "Run the failing job" failed with exit code 3'
+
+
+def test_a_background_command_that_failed_fails_its_call_in_headless_stream_json(tmp_path: Path) -> None:
+    """2.1.332's stdout (``--output-format stream-json``, as a Harbor trial keeps it in ``agent/claude-code.txt``)
+    writes the task's end only as a ``system`` ``task_notification`` record (``tool_use_id``, ``status: failed``,
+    ``summary``): the launching call read as one that succeeded, where the session file, which gives the model that
+    report as a ``<task-notification>`` user record, has it fail."""
+    session = _run("bg-fail-2.1.332/92e42d5c-9787-410c-a1a0-c57db75bf7e7.jsonl")
+    run = harbor_output_run(BG_FAIL / "stream-json-stdout.jsonl", tmp_path)
+    assert [(s.action, s.error) for s in run.steps] == [("Bash", BG_ERROR), ("respond", None), ("respond", None)]
+    assert run.steps[0].observation.endswith("\n" + BG_ERROR)
+    assert [(s.action, s.error, s.observation) for s in run.steps] == \
+        [(s.action, s.error, s.observation) for s in session.steps]

@@ -5,17 +5,15 @@ AG2 1.2.1's own OpenTelemetry spans (``fixtures/otel-genai/.r28``)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
+
+from adapter_support import harbor_output_run
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
 R28 = FIXTURES / "claude-code" / ".r28" / "agent-sdk-0.3.337"
-#: A real Harbor trial of SkillsBench (Claude Code 2.1.19, headless), whose ``agent/claude-code.txt`` is its run.
-SKILLSBENCH = FIXTURES / "claude-code" / ".aud7" / "skillsbench-no-atif" / \
-    "claude-code-claude-opus-4-5-skills-econ-detrending-correlation-916cde"
 REFUSED = "refusal: the provider's safety classifier stopped this response"
 
 
@@ -53,12 +51,7 @@ def test_the_same_refused_run_read_from_its_headless_stream_has_the_same_step_er
     ``agent/claude-code.txt``. Its records carry ``stop_reason: null``, so the refused responses read as two clean
     answers. The stream marks them as the session file does: the CLI's ``informational`` notice "Sonnet 4.5's
     safeguards stopped the response above" after the first, ``model_refusal_no_fallback`` after the second."""
-    trial = tmp_path / "trial"
-    shutil.copytree(SKILLSBENCH, trial)
-    shutil.copy(R28 / "refusal-stream-json-stdout.jsonl", trial / "agent" / "claude-code.txt")
-    [result] = read_dump(trial / "agent" / "claude-code.txt", tenant="acme")
-    assert result.ok, result.error
-    run = result.trajectory
+    run = harbor_output_run(R28 / "refusal-stream-json-stdout.jsonl", tmp_path)
     assert [(s.action, s.error) for s in run.steps] == [("Bash", None), ("respond", REFUSED), ("respond", REFUSED)]
     assert run.metadata["cli_version"] == "2.1.337"
 

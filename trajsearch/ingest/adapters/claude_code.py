@@ -30,6 +30,9 @@ Mapping
   command's notification, naming its task id, adds how it ended: an error
   when it failed) -- and counted in
   ``metadata.sidechain_records``.
+  Headless ``stream-json`` output writes a background task's end only as a
+  ``system`` ``task_notification`` record (its ``tool_use_id``, ``status``,
+  ``summary``), read as that notification.
   Headless ``stream-json`` output marks a subagent's lines by their
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
   left out the same way, and the prompt the main agent wrote for its subagent
@@ -1235,13 +1238,17 @@ class _Session:
         joins that call's observation: an agent's findings, or how a background shell command ended (an
         error when it failed)."""
         for note in task_notifications(body):
-            step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
-            if step is not None:
-                error = step.get("error")
-                add_report(step, note)
-                if step.get("error") != error:
-                    reported, step["error"] = step["error"], error
-                    self._task_failed(note.get("task-id") or step.get("_task"), step, reported, _NOTIFIED)
+            self.task_report(note)
+
+    def task_report(self, note: dict[str, str]) -> None:
+        """One background task's report (the fields of a ``<task-notification>``) joins the call that launched it."""
+        step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
+        if step is not None:
+            error = step.get("error")
+            add_report(step, note)
+            if step.get("error") != error:
+                reported, step["error"] = step["error"], error
+                self._task_failed(note.get("task-id") or step.get("_task"), step, reported, _NOTIFIED)
 
     def _task_failed(self, task: str | None, step: dict[str, Any], error: str | None, detail: int) -> None:
         """``step`` reports background ``task``'s failure as ``error`` (``detail``: ``_NOTIFIED``, ``_POLLED``).
@@ -1459,6 +1466,15 @@ def _branch_root(uuid: str, by_uuid: dict[str, dict[str, Any]], chain: set[str],
     return found
 
 
+def _stream_notification(record: dict[str, Any]) -> dict[str, str]:
+    """A headless stream-json ``task_notification`` record (``system``, 2.1.x: ``task_id``, ``tool_use_id``,
+    ``status``, ``summary``) as the fields of the ``<task-notification>`` it stands for: stream-json writes a
+    background task's end only so (the session file records the user message of that block the model is given), so
+    a background command that failed read, from stream-json alone, as one that succeeded."""
+    fields = {"task-id": "task_id", "tool-use-id": "tool_use_id", "status": "status", "summary": "summary"}
+    return {name: value for name, key in fields.items() if isinstance(value := record.get(key), str)}
+
+
 def _call_line(step: dict[str, Any]) -> str:
     """A call in a line, for metadata: its tool and command line, else its arguments."""
     said = command_line(step["arguments"]) or json.dumps(step["arguments"], ensure_ascii=False, default=str)
@@ -1497,6 +1513,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
                 session.last_error = error
             elif _refusal_mark(unit):
                 session.refused()
+            elif unit.get("subtype") == "task_notification":  # headless stream-json's report of a background task
+                session.task_report(_stream_notification(unit))
     if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
         last = session.steps[-1]
         last["thought"] = join_thought([t for t in (last.get("thought"),) if t] + session.pending_thought)
