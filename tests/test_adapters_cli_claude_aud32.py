@@ -7,6 +7,7 @@ from pathlib import Path
 
 from adapter_support import harbor_output_run
 
+from trajsearch.actions import ran
 from trajsearch.ingest.read import read_dump
 
 AUD32 = Path(__file__).parent / "fixtures" / "claude-code" / ".aud32"
@@ -21,7 +22,7 @@ def _run(name: str):
 
 def test_a_session_opened_with_a_bare_dot_takes_its_first_real_request_as_its_task() -> None:
     """2.1.88: the user typed "." to open the session (the model: "How can I help you?"), then asked for the work.
-    The run's task was ".", as in 24 of the 102 sessions of that home folder; the request it did is the task, the "."
+    The run's task was ".", as in 25 of the 102 sessions of that home folder; the request it did is the task, the "."
     stays among the session's prompts."""
     run = _run("adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl")
     assert run.task.startswith("你可以阅读下当前的 @pkg/backend/aisuite/ 里的代码。")
@@ -36,13 +37,26 @@ def test_a_call_the_user_rejected_is_worded_by_the_rejection_not_the_clis_note_a
     assert edit.error == DENIED + " STOP what you are doing and wait for the user to tell you how to proceed."
 
 
-def test_a_plan_the_user_rejected_with_words_keeps_what_the_user_said() -> None:
-    """2.1.92: the user rejected ExitPlanMode's plan and typed why ("... the user said:" and their words on the next
-    line, then the CLI's note): the error was the note, not the rejection and the user's words."""
+def test_a_plan_the_user_rejected_with_words_keeps_all_the_user_said() -> None:
+    """2.1.92: the user rejected ExitPlanMode's plan and typed why in two paragraphs ("... the user said:" and their
+    words on the lines after it, then the CLI's note): the error was the note, then only the first paragraph; the
+    second, the actual instruction, is kept too."""
     [plan] = _run("e2e4f7f7-0e2a-443b-a3ca-f6f7956cbc06.jsonl").steps
     assert plan.action == "ExitPlanMode"
     assert plan.error == DENIED + " To tell you how to proceed, the user said: 我们在配置开发机的时候，可以根据 storage " \
-        "这里的参数，把只读的这些目录放到 env 里面。"
+        "这里的参数，把只读的这些目录放到 env 里面。 然后在开发机的 bootstrap 脚本里面从 env 读取，env 里的目录就需要挂载到当前配置的工作目录。"
+
+
+def test_a_call_the_user_stopped_while_it_ran_is_interrupted_not_a_call_not_run() -> None:
+    """2.1.332 (made with the real CLI, interrupted over ``--input-format stream-json``): the Bash call the user
+    stopped while it ran has the refusal's words and "Correction to the text above: this call was stopped while
+    running, not refused before it ran. It may have run in part or in full ...": it read "not run: ...", so its
+    command counted as never run."""
+    [bash] = _run("interrupted-2.1.332/32747376-3609-4074-9d64-d488cd642998.jsonl").steps
+    assert bash.action == "Bash"
+    assert bash.error.startswith("interrupted while running: this call was stopped while running, not refused before "
+                                 "it ran. It may have run in part or in full, and its changes may have been written.")
+    assert ran(bash)
 
 
 #: Claude Code 2.1.332 run headless against a local fake model: one Bash call run in the background that fails.

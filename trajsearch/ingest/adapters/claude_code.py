@@ -152,8 +152,10 @@ Mapping
   when it has none.
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
-  "The user doesn't want to proceed with this tool use", with the words the user typed with it, not the note to
-  the model 2.1.8x+ appends, "Note: The user's next message may contain a correction ..."; of a call the CLI
+  "The user doesn't want to proceed with this tool use", with all the words the user typed with it, not the note
+  to the model 2.1.8x+ appends when a feature gate is on, "Note: The user's next message may contain a correction
+  ..."; "interrupted while running" for a call the user stopped while it ran (2.1.3xx: the same refusal, then
+  "Correction to the text above: this call was stopped while running ..."), not "not run"; of a call the CLI
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
@@ -305,14 +307,20 @@ _QUOTED_STRING = re.compile(r"\n\s*String:\s")
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = not_run("Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)")
 #: The CLI's words for a call it did not run because it was not allowed: the user declined it ("The user doesn't want
-#: to proceed with this tool use. The tool use was rejected ..."), or a non-interactive session had no permission to
-#: ask for ("Claude requested permissions to use Bash, but you haven't granted it yet."). 2.1.3xx also marks such a
-#: result by a field (:func:`_denied`); earlier versions by these words only.
-_DENIED_TEXT = re.compile(r"^(?:The user doesn't want to proceed with this tool use|"
+#: to proceed with this tool use. The tool use was rejected ..."; or, cancelling it, "The user doesn't want to take
+#: this action right now. STOP ..."), or a non-interactive session had no permission to ask for ("Claude requested
+#: permissions to use Bash, but you haven't granted it yet."). 2.1.3xx also marks such a result by a field
+#: (:func:`_denied`); earlier versions by these words only. After the first line, only the words the user typed.
+_DENIED_TEXT = re.compile(r"^(?:The user doesn't want to (?:proceed with this tool use|take this action right now)|"
                           r"Claude requested permissions to use \S+, but you haven't granted it yet)")
-#: How a denial goes on when the user typed why (2.1.9x: the words follow on the next line), and how the note the CLI
-#: appends to a denial for the model begins (2.1.8x+).
-_USER_SAID, _NOTE_TO_MODEL = "the user said:", "Note: "
+#: What 2.1.3xx writes after that first sentence of a call the user stopped while it ran (``toolDenialKind``
+#: ``user-rejected`` as for a refusal): "... Correction to the text above: this call was stopped while running, not
+#: refused before it ran. It may have run in part or in full, ...": a call that ran, not one that did not.
+_STOPPED_RUNNING = re.compile(r" Correction to the text above: (this call was stopped while running\b.*)")
+#: The note to the model the CLI appends (2.1.8x+, when it does: a feature gate decides) to the result of a call the
+#: user refused or stopped, one fixed paragraph after a blank line, which its own reader strips again: no part of the
+#: reason ("Note: The user's next message may contain a correction or preference. Pay close attention ...").
+_NOTE_TO_MODEL = re.compile(r"\n\nNote: The user's next message may contain a correction or preference\.[^\n]*\Z")
 #: The frame 2.1.3xx puts around a subagent's report in an Agent (or SendMessage) result: one line at column zero,
 #: "[Subagent hand-back] The text below is the final report of a subagent ... The report follows:", the report under
 #: it with every line indented, then the CLI's own lines again at column zero (``agentId: ...``, ``<usage>``).
@@ -911,9 +919,9 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     refused = _TOOL_USE_ERROR.search(text) is not None
     if refused:  # the CLI refused the call: its message, without the input it quotes
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
-    text = text.strip()
+    text = _NOTE_TO_MODEL.sub("", text.rstrip()).strip()
     if _DENIED_TEXT.match(text):
-        return not_run(_denial(text))
+        return _denial(text)
     if (refused and command is not None) or _denied(part, record):
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
@@ -928,15 +936,13 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
 
 
 def _denial(text: str) -> str:
-    """The CLI's words for a call it did not run (``_DENIED_TEXT``): its first line, with the user's own words when
-    the user said why ("... To tell you how to proceed, the user said:" and the next line, 2.1.9x). Not the result's
-    last line: 2.1.8x+ appends a note to the model ("Note: The user's next message may contain a correction or
-    preference. Pay close attention ..."), which is no reason the call was not run."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    said = lines[0]
-    if said.endswith(_USER_SAID) and len(lines) > 1 and not lines[1].startswith(_NOTE_TO_MODEL):
-        said = f"{said} {lines[1]}"
-    return said
+    """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with all
+    the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x) on one
+    line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted while running: " and the
+    CLI's correction, not "not run": it may have run in part or in full."""
+    said = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
+    return f"interrupted while running: {stopped.group(1).strip()}" if stopped else not_run(said)
 
 
 def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:
