@@ -37,6 +37,25 @@ def test_a_call_the_user_rejected_is_worded_by_the_rejection_not_the_clis_note_a
     assert edit.error == DENIED + " STOP what you are doing and wait for the user to tell you how to proceed."
 
 
+#: The CLI's cancel message (2.1.x ``CANCEL_MESSAGE``; 2.1.332 appends the same note to it as to a rejection).
+CANCEL = "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell " \
+    "you how to proceed."
+
+
+def test_a_call_the_user_cancelled_is_worded_by_the_cancel_message_not_the_note(tmp_path: Path) -> None:
+    """The CLI appends its note to the cancel message as to a rejection: the adaba13e Edit's rejection swapped for the
+    CLI's own cancel sentence (no real transcript of one was found) read "Note: The user's next message ...", and as
+    a call that ran."""
+    real = (AUD32 / "adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl").read_text(encoding="utf-8")
+    rejection = DENIED.removeprefix("not run: ") + " STOP what you are doing and wait for the user to tell you how to " \
+        "proceed."
+    assert real.count(rejection) == 1
+    cancelled = tmp_path / "adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl"
+    cancelled.write_text(real.replace(rejection, CANCEL), encoding="utf-8")
+    [result] = read_dump(cancelled, tenant="acme")
+    assert result.trajectory.steps[-1].error == "not run: " + CANCEL
+
+
 def test_a_plan_the_user_rejected_with_words_keeps_all_the_user_said() -> None:
     """2.1.92: the user rejected ExitPlanMode's plan and typed why in two paragraphs ("... the user said:" and their
     words on the lines after it, then the CLI's note): the error was the note, then only the first paragraph; the
@@ -52,7 +71,7 @@ def test_a_call_the_user_stopped_while_it_ran_is_interrupted_not_a_call_not_run(
     stopped while it ran has the refusal's words and "Correction to the text above: this call was stopped while
     running, not refused before it ran. It may have run in part or in full ...": it read "not run: ...", so its
     command counted as never run."""
-    [bash] = _run("interrupted-2.1.332/32747376-3609-4074-9d64-d488cd642998.jsonl").steps
+    [bash] = _run("interrupted-2.1.332/e18fcfef-3602-4ab5-8942-95ef8b4dc4b4.jsonl").steps
     assert bash.action == "Bash"
     assert bash.error.startswith("interrupted while running: this call was stopped while running, not refused before "
                                  "it ran. It may have run in part or in full, and its changes may have been written.")
