@@ -63,7 +63,8 @@ def test_a_plan_the_user_rejected_with_words_keeps_all_the_user_said() -> None:
     [plan] = _run("e2e4f7f7-0e2a-443b-a3ca-f6f7956cbc06.jsonl").steps
     assert plan.action == "ExitPlanMode"
     assert plan.error == DENIED + " To tell you how to proceed, the user said: 我们在配置开发机的时候，可以根据 storage " \
-        "这里的参数，把只读的这些目录放到 env 里面。 然后在开发机的 bootstrap 脚本里面从 env 读取，env 里的目录就需要挂载到当前配置的工作目录。"
+        "这里的参数，把只读的这些目录放到 env 里面。 然后在开发机的 bootstrap 脚本里面从 env 读取，" \
+        "env 里的目录就需要挂载到当前配置的工作目录。"
 
 
 def test_a_call_the_user_stopped_while_it_ran_is_interrupted_not_a_call_not_run() -> None:
@@ -73,8 +74,9 @@ def test_a_call_the_user_stopped_while_it_ran_is_interrupted_not_a_call_not_run(
     command counted as never run."""
     [bash] = _run("interrupted-2.1.332/e18fcfef-3602-4ab5-8942-95ef8b4dc4b4.jsonl").steps
     assert bash.action == "Bash"
-    assert bash.error.startswith("interrupted while running: this call was stopped while running, not refused before "
-                                 "it ran. It may have run in part or in full, and its changes may have been written.")
+    assert bash.error.startswith("interrupted by the user while it ran: this call was stopped while running, not "
+                                 "refused before it ran. It may have run in part or in full, and its changes may "
+                                 "have been written.")
     assert ran(bash)
 
 

@@ -154,7 +154,7 @@ Mapping
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
   "The user doesn't want to proceed with this tool use", with all the words the user typed with it, not the note
   to the model 2.1.8x+ appends when a feature gate is on, "Note: The user's next message may contain a correction
-  ..."; "interrupted while running" for a call the user stopped while it ran (2.1.3xx: the same refusal, then
+  ..."; "interrupted by the user while it ran" for a call the user stopped then (2.1.3xx: the same refusal, then
   "Correction to the text above: this call was stopped while running ..."), not "not run"; of a call the CLI
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
@@ -936,13 +936,13 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
 
 
 def _denial(text: str) -> str:
-    """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with all
-    the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x) on one
-    line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted while running: " and the
-    CLI's correction, not "not run": it may have run in part or in full."""
+    """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with
+    all the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x)
+    on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted by the user while it
+    ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
-    return f"interrupted while running: {stopped.group(1).strip()}" if stopped else not_run(said)
+    return f"interrupted by the user while it ran: {stopped.group(1).strip()}" if stopped else not_run(said)
 
 
 def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:
