@@ -33,8 +33,8 @@ MIN_RUN = 1_000
 #: Each part bounded and possessive (a type's names and a parameter's name and value at most 100 characters, at most 4
 #: parameters), so a match tried from any ``data:`` reads a bounded stretch: an output of ``![](data:x;base64,`` left
 #: open 60,000 times, or of ``data:image/png;a=`` repeated, reads in linear time.
-_URI = re.compile(r"data:([\w.+-]{1,100}+/[\w.+-]{1,100}+)?(?:;[\w.+-]{1,100}+=[^;,\s\"')]{0,100}+){0,4}+;base64,"
-                  rf"([A-Za-z0-9+/_-]{{{MIN_URI_PAYLOAD},}}+=*+)")
+_URI = re.compile(r"data:([\w.+-]{1,100}+\\?/[\w.+-]{1,100}+)?(?:;[\w.+-]{1,100}+=[^;,\s\"')]{0,100}+){0,4}+;base64,"
+                  rf"((?:[A-Za-z0-9+/_-]|\\/){{{MIN_URI_PAYLOAD},}}+=*+)")
 #: Fewest distinct symbols in a bare run's first :data:`SAMPLE` characters that random bytes encoded show (1,000 of
 #: them miss one of the 64 once in 10^5; hex has 22, the CamelCase identifiers and UUID lists tried fewer than 40).
 MIN_SYMBOLS = 48
@@ -42,14 +42,16 @@ MIN_SYMBOLS = 48
 SAMPLE = 4_096
 #: A run is whole (possessive: never a shorter part of a longer one) and no segment of a dotted token (a JWT's
 #: payload can pass 1,000 characters).
-_RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])[A-Za-z0-9+/_-]{{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
+_RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])(?!(?<=\\)/)(?:[A-Za-z0-9+/_-]|\\/){{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
 #: Base64 wrapped in lines (GNU ``base64`` prints 76 columns, MIME 76, PEM 64): at least 10 lines of 60 to 76 symbols
 #: (:func:`_wrapped_placeholder` asks them to be of one width), and a last one, shorter or padded.
 _WRAPPED = re.compile(r"(?m)^(?:[A-Za-z0-9+/]{60,76}+\r?\n){9,}+(?:[A-Za-z0-9+/]{1,76}+=*+(?:\r?\n|$))?")
 #: A file's first bytes -> its media type: what a bare run is named by (a data URI names its own).
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"), (b"\x1f\x8b", "application/gzip"),
-          (b"BM", "image/bmp"))
+          (b"BM", "image/bmp"), (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"), (b"ID3", "audio/mpeg"))
+#: A RIFF file's form type -> its media type (a ``.wav``'s PCM, however uncompressed, starts so).
+_RIFF = {b"WEBP": "image/webp", b"WAVE": "audio/wav"}
 
 
 def without_blobs(value: Any) -> Any:
@@ -74,14 +76,37 @@ def placeholder(media_type: str, chars: int) -> str:
     return f"[{media_type}, {max(round(chars / 1024), 1):,} KB base64]"
 
 
+def image_placeholder(part: dict[str, Any]) -> str:
+    """What stands for a message's image content part: its :func:`placeholder` where the part holds the image's base64
+    (Anthropic's ``source``, MCP's ``data`` and ``mimeType``, Gemini's ``inlineData``, OpenAI's data URI in
+    ``image_url``), the same words a blob in text gets; ``[image]`` where it holds none (a URL, a file's path)."""
+    url = part.get("image_url")
+    url = url.get("url") if isinstance(url, dict) else url
+    if isinstance(url, str) and (match := _URI.match(url)):
+        return _uri_placeholder(match)
+    source = next((s for s in (part.get("source"), part.get("inlineData")) if isinstance(s, dict)), part)
+    data, media_type = source.get("data"), source.get("media_type") or source.get("mimeType")
+    if isinstance(data, str) and data:
+        return placeholder(media_type if isinstance(media_type, str) and media_type else _sniffed(data) or "image",
+                           len(data))
+    return "[image]"
+
+
 def _uri_placeholder(match: re.Match[str]) -> str:
-    return placeholder(match[1] or _sniffed(match[2]) or "data", len(match[2]))
+    payload = _unescaped(match[2])
+    return placeholder(_unescaped(match[1] or "") or _sniffed(payload) or "data", len(payload))
 
 
 def _run_placeholder(match: re.Match[str]) -> str:
-    run = match[0]
+    run = _unescaped(match[0])
     kind = _kind(run)
-    return placeholder(kind, len(run)) if kind else run
+    return placeholder(kind, len(run)) if kind else match[0]
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with its slashes as they were before JSON escaped them (``\\/``: PHP's ``json_encode``, a tool's output
+    that is itself JSON, logged as JSON again)."""
+    return text.replace("\\/", "/")
 
 
 def _wrapped_placeholder(match: re.Match[str]) -> str:
@@ -116,13 +141,15 @@ def _kind(run: str) -> str | None:
     head = _decoded(run[:SAMPLE])
     if head is None:
         return None
-    return _sniffed(run) or _text_kind(head) or ("data" if _looks_random(run[:SAMPLE]) else None)
+    return _sniffed(run) or _text_kind(head) or ("data" if _looks_random(run[:SAMPLE]) or _looks_raw(head) else None)
 
 
 def _text_kind(head: bytes) -> str | None:
     """``"PEM"`` or ``"text"`` where the decoded ``head`` is printable UTF-8 text (a certificate, a Secret's value, a
     JSON encoded): what the row names it, the text itself is not indexed (the run never showed it in clear)."""
-    text = codecs.getincrementaldecoder("utf-8")("strict")
+    # UTF-16 (little-endian: PowerShell's ``-EncodedCommand``) where every second byte is 0, as in ASCII's characters
+    encoding = "utf-16-le" if head[1:768:2].count(0) > 0.9 * len(head[1:768:2]) else "utf-8"
+    text = codecs.getincrementaldecoder(encoding)("strict")
     try:
         shown = text.decode(head[:768])  # a character cut at the end waits, unread
     except UnicodeDecodeError:
@@ -141,6 +168,14 @@ def _looks_random(sample: str) -> bool:
     return len(set(pieces)) >= 0.95 * len(pieces)
 
 
+def _looks_raw(head: bytes) -> bool:
+    """Whether the decoded ``head`` reads as uncompressed bytes with no header (a raw pixel buffer, audio samples, an
+    array of integers): a tenth or more of them 0x00 or 0xFF (black and white, silence, a number's high bytes).
+    The words of a long identifier decode to one of these about once in 100 bytes (at most 1 in 45 in the glued
+    names, mixed-case hex and repeated alphabets tried)."""
+    return head.count(0) + head.count(255) >= len(head) / 10
+
+
 def _decoded(run: str) -> bytes | None:
     """The bytes of the base64 (standard or URL-safe, not both) ``run``, its tail past a multiple of 4 left out
     (a run clipped in its middle ends anywhere); None where it is no base64."""
@@ -157,6 +192,6 @@ def _decoded(run: str) -> bytes | None:
 def _sniffed(payload: str) -> str | None:
     """The media type the first bytes of the base64 ``payload`` show, if one of :data:`_MAGIC`'s."""
     head = _decoded(payload[:64]) or b""
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
+    if head[:4] == b"RIFF" and head[8:12] in _RIFF:
+        return _RIFF[head[8:12]]
     return next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)

@@ -88,7 +88,11 @@ from .vocab import FAILED_OUTCOMES
 #: 25: an encoded blob (a data URI, a screenshot's bare base64) is indexed as a placeholder naming it
 #:     (``[image/png, 48 KB base64]``, :mod:`trajsearch.blobs`), in its rows' texts and digests: rows of runs holding
 #:     one change, no other row does.
-REPRESENTATION_VERSION = 25
+#: 26: blobs named in more places (round 32, BLOBR32): a data URI or base64 whose slashes JSON escaped (``\/``), base64
+#:     of uncompressed bytes with no header (:func:`~trajsearch.blobs._looks_raw`), a WAV, Ogg, FLAC or MP3 by its
+#:     header, UTF-16 text's base64; a message's image part as its blob's placeholder, not ``[image]``: rows of runs
+#:     holding one change, no other row does.
+REPRESENTATION_VERSION = 26
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

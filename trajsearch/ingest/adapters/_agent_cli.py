@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
+from trajsearch.blobs import image_placeholder
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
 from trajsearch.steps import command_line, strip_terminal_codes
@@ -326,8 +327,9 @@ def utc_time(value: Any) -> datetime | None:
     return when if when is None or when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def parts_text(content: Any, *, image: str = "[image]") -> str:
-    """Text of a message ``content``: a string, or a list of parts (``text`` parts joined; images noted)."""
+def parts_text(content: Any, *, images: bool = True) -> str:
+    """Text of a message ``content``: a string, or a list of parts (``text`` parts joined; images, unless not
+    ``images``, noted as :func:`~trajsearch.blobs.image_placeholder` names them: ``[image/png, 3 KB base64]``)."""
     if isinstance(content, str):
         return content
     if isinstance(content, dict):
@@ -342,8 +344,8 @@ def parts_text(content: Any, *, image: str = "[image]") -> str:
             kind = part.get("type")
             if isinstance(part.get("text"), str) and kind in (None, "text", "input_text", "output_text"):
                 out.append(part["text"])
-            elif kind in ("image", "input_image", "image_url") or "inlineData" in part:
-                out.append(image)
+            elif images and (kind in ("image", "input_image", "image_url") or "inlineData" in part):
+                out.append(image_placeholder(part))
     return "\n".join(p for p in out if p)
 
 

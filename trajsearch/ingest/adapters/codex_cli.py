@@ -492,7 +492,7 @@ def _prompt_text(content: Any, images: int = 0) -> str:
     words = [part for part in parts if not (isinstance(part, dict) and isinstance(part.get("text"), str)
                                             and _IMAGE_TAG.fullmatch(part["text"].strip()))]
     images += sum(1 for part in parts if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS)
-    return parts_text(words, image="").strip() or "\n".join([_IMAGE_MARK] * images)
+    return parts_text(words, images=False).strip() or "\n".join([_IMAGE_MARK] * images)
 
 
 def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
