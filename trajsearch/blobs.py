@@ -9,13 +9,16 @@ lexical leg's terms and the window's vector (a 64x64 PNG is 2,568 characters, a 
 
 Only what is clearly an encoded blob goes: a data URI whose payload is at least :data:`MIN_URI_PAYLOAD` characters,
 or a run of the base64 alphabet at least :data:`MIN_RUN` characters long with no space in it that mixes upper and
-lower case letters and digits and is base64 by its content: its first bytes are a known file's (a PNG's, a PDF's) or
-UTF-8 text (a PEM, a Secret's value), or it reads as random bytes encoded (:func:`_looks_random`: at least
-:data:`MIN_SYMBOLS` of the 64 symbols, its 8-character pieces hardly ever repeated). A git SHA (short), a hex digest
+lower case letters and digits and is base64 by its content: its first bytes are a known file's (a PNG's, a PDF's, a
+WAV's) or text (a PEM, a Secret's value, PowerShell's UTF-16 ``-EncodedCommand``), or it reads as random bytes encoded
+(:func:`_looks_random`: at least :data:`MIN_SYMBOLS` of the 64 symbols, its 8-character pieces hardly ever repeated) or
+as uncompressed ones (:func:`_looks_raw`: audio's silence, a raw pixel buffer). A git SHA (short), a hex digest
 (one case of letters, 22 symbols), a JWT (its segments dotted), minified code (punctuated), a long word and a long
 identifier (``Handler0Factory...``: few symbols, pieces repeated) are none of these. Base64 wrapped in lines of one
 width (``base64`` at its default of 76 columns, MIME, PEM) is one run. A blob ingest clipped
-(``[... N characters clipped ...]`` in its middle) is two runs, each replaced.
+(``[... N characters clipped ...]`` in its middle) is two runs, each replaced. Slashes JSON escaped (``\\/``, as PHP's
+``json_encode`` writes them) are read as slashes, in a data URI and a bare run. A message's image part is named the
+same way (:func:`image_placeholder`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ MIN_SYMBOLS = 48
 #: How much of a bare run its content is judged by (a screenshot's run is hundreds of thousands of characters).
 SAMPLE = 4_096
 #: A run is whole (possessive: never a shorter part of a longer one) and no segment of a dotted token (a JWT's
-#: payload can pass 1,000 characters).
+#: payload can pass 1,000 characters). Its ``\/`` are JSON's escaped slashes; a run starts at none of their ``/``
+#: (else each ``\/`` of a run just short of :data:`MIN_RUN` starts a re-reading of the rest: 13 MB of them 35 s).
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/_.-])(?!(?<=\\)/)(?:[A-Za-z0-9+/_-]|\\/){{{MIN_RUN},}}+=*+(?!\.[A-Za-z0-9_-])")
 #: Base64 wrapped in lines (GNU ``base64`` prints 76 columns, MIME 76, PEM 64): at least 10 lines of 60 to 76 symbols
 #: (:func:`_wrapped_placeholder` asks them to be of one width), and a last one, shorter or padded.
