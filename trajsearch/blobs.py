@@ -38,6 +38,8 @@ MIN_RUN = 1_000
 #: open 60,000 times, or of ``data:image/png;a=`` repeated, reads in linear time.
 _URI = re.compile(r"data:([\w.+-]{1,100}+\\?/[\w.+-]{1,100}+)?(?:;[\w.+-]{1,100}+=[^;,\s\"')]{0,100}+){0,4}+;base64,"
                   rf"((?:[A-Za-z0-9+/_-]|\\/){{{MIN_URI_PAYLOAD},}}+=*+)")
+#: A media type as a part names it (``image/png``): what else a part says there is not put in a row.
+_MEDIA_TYPE = re.compile(r"[\w.+-]{1,100}/[\w.+-]{1,100}")
 #: Fewest distinct symbols in a bare run's first :data:`SAMPLE` characters that random bytes encoded show (1,000 of
 #: them miss one of the 64 once in 10^5; hex has 22, the CamelCase identifiers and UUID lists tried fewer than 40).
 MIN_SYMBOLS = 48
@@ -91,8 +93,8 @@ def image_placeholder(part: dict[str, Any]) -> str:
     source = next((s for s in (part.get("source"), part.get("inlineData")) if isinstance(s, dict)), part)
     data, media_type = source.get("data"), source.get("media_type") or source.get("mimeType")
     if isinstance(data, str) and data:
-        return placeholder(media_type if isinstance(media_type, str) and media_type else _sniffed(data) or "image",
-                           len(data))
+        named = isinstance(media_type, str) and _MEDIA_TYPE.fullmatch(media_type)
+        return placeholder(media_type if named else _sniffed(data) or "image", len(data))
     return "[image]"
 
 
