@@ -57,8 +57,8 @@ def test_image_parts_are_named_as_their_blob_is_in_text(tmp_path: Path) -> None:
     ]
     path = write_jsonl(tmp_path / "2ff46cd5-f4e7-4724-bb20-579dae7956ea.jsonl", lines)
     (parsed,) = [p for p in read_inputs([str(path)], tenant="acme") if p.trajectory]
-    assert parsed.trajectory.steps[0].observation == ("Took the screenshot of the login form\n[image/png, 3 KB base64]\n"
-                                                      "[image/png, 3 KB base64]\n[image]")
+    assert parsed.trajectory.steps[0].observation == \
+        "Took the screenshot of the login form\n[image/png, 3 KB base64]\n[image/png, 3 KB base64]\n[image]"
 
 
 def test_headerless_bytes_and_audio_are_named_and_real_look_alikes_stay() -> None:
