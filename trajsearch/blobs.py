@@ -33,13 +33,15 @@ MIN_URI_PAYLOAD = 100
 #: Shortest bare run of base64 replaced: far longer than any identifier, hash or token a run's text names.
 MIN_RUN = 1_000
 
+#: A media type (``image/png``), its slash JSON escaped or not: what a data URI and a part name a blob by.
+_TYPE = r"[\w.+-]{1,100}+\\?/[\w.+-]{1,100}+"
 #: Each part bounded and possessive (a type's names and a parameter's name and value at most 100 characters, at most 4
 #: parameters), so a match tried from any ``data:`` reads a bounded stretch: an output of ``![](data:x;base64,`` left
 #: open 60,000 times, or of ``data:image/png;a=`` repeated, reads in linear time.
-_URI = re.compile(r"data:([\w.+-]{1,100}+\\?/[\w.+-]{1,100}+)?(?:;[\w.+-]{1,100}+=[^;,\s\"')]{0,100}+){0,4}+;base64,"
+_URI = re.compile(rf"data:({_TYPE})?(?:;[\w.+-]{{1,100}}+=[^;,\s\"')]{{0,100}}+){{0,4}}+;base64,"
                   rf"((?:[A-Za-z0-9+/_-]|\\/){{{MIN_URI_PAYLOAD},}}+=*+)")
-#: A media type as a part names it (``image/png``): what else a part says there is not put in a row.
-_MEDIA_TYPE = re.compile(r"[\w.+-]{1,100}/[\w.+-]{1,100}")
+#: A media type as a part names it: what else a part says there is not put in a row.
+_MEDIA_TYPE = re.compile(_TYPE)
 #: Fewest distinct symbols in a bare run's first :data:`SAMPLE` characters that random bytes encoded show (1,000 of
 #: them miss one of the 64 once in 10^5; hex has 22, the CamelCase identifiers and UUID lists tried fewer than 40).
 MIN_SYMBOLS = 48
