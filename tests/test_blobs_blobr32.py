@@ -9,10 +9,12 @@ import signal
 import wave
 from pathlib import Path
 
-from trajsearch.blobs import MIN_RUN, without_blobs
+from trajsearch.blobs import MIN_RUN, image_placeholder, without_blobs
 from trajsearch.ingest.read import read_inputs
 
+from adapter_support import only
 from test_adapters_agent_clis import _assistant, _cc, write_jsonl
+from test_adapters_goose import EXPORT
 from test_blobs_img31 import _bash_run_texts, _png_base64
 
 HERE = Path(__file__).parent / "fixtures" / "native" / ".blobr32"
@@ -93,3 +95,20 @@ def test_escaped_near_base64_is_read_in_linear_time() -> None:
         assert without_blobs(hostile + image) == hostile + '{"icon": "[image/png, 3 KB base64]"}'
     finally:
         signal.alarm(0)
+
+
+def test_gooses_mcp_image_content_is_named_as_its_blob_and_tiny_or_no_base64_data_is_only_an_image(
+        tmp_path: Path) -> None:
+    """goose keeps an MCP tool's image content as it came (``data``, ``mimeType``): named as a blob in text is, not
+    ``[image]``. A part whose ``data`` is a few characters, or no base64, says no more than ``[image]`` (a data URI of
+    under 100 characters in text is left as it is too)."""
+    session = json.loads(EXPORT.read_text())
+    session["conversation"][4]["content"][0]["toolResult"]["value"]["content"] = [
+        {"type": "text", "text": "Screenshot of the login form"},
+        {"type": "image", "data": _png_base64(), "mimeType": "image/png"}]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session))
+    assert only(path).steps[1].observation == "Screenshot of the login form\n[image/png, 3 KB base64]"
+    for data in ("iVBORw0KGgo=", "not base64 at all, a path: /tmp/screenshots/login-form-after-submit-clicked.png "
+                 "(the tool could not read it back)"):
+        assert image_placeholder({"type": "image", "data": data, "mimeType": "image/png"}) == "[image]", data

@@ -87,16 +87,17 @@ def placeholder(media_type: str, chars: int) -> str:
 def image_placeholder(part: dict[str, Any]) -> str:
     """What stands for a message's image content part: its :func:`placeholder` where the part holds the image's base64
     (Anthropic's ``source``, MCP's ``data`` and ``mimeType``, Gemini's ``inlineData``, OpenAI's data URI in
-    ``image_url``), the same words a blob in text gets; ``[image]`` where it holds none (a URL, a file's path)."""
+    ``image_url``), the same words a blob in text gets; ``[image]`` where it holds none (a URL, a file's path) or too
+    little to be worth naming (under :data:`MIN_URI_PAYLOAD` characters, as a data URI in text)."""
     url = part.get("image_url")
     url = url.get("url") if isinstance(url, dict) else url
     if isinstance(url, str) and (match := _URI.match(url)):
         return _uri_placeholder(match)
     source = next((s for s in (part.get("source"), part.get("inlineData")) if isinstance(s, dict)), part)
     data, media_type = source.get("data"), source.get("media_type") or source.get("mimeType")
-    if isinstance(data, str) and data:
+    if isinstance(data, str) and len(data) >= MIN_URI_PAYLOAD and _decoded(data[:64]) is not None:
         named = isinstance(media_type, str) and _MEDIA_TYPE.fullmatch(media_type)
-        return placeholder(media_type if named else _sniffed(data) or "image", len(data))
+        return placeholder(_unescaped(media_type) if named else _sniffed(data) or "image", len(data))
     return "[image]"
 
 

@@ -87,6 +87,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from trajsearch.blobs import image_placeholder
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
@@ -378,8 +379,8 @@ def _result_text(value: Any) -> str:
     for item in for_model or items:
         resource = as_dict(item.get("resource"))
         text = as_str(item.get("text")) or as_str(resource.get("text"))
-        if text is None and item.get("type") == "image":
-            text = "[image]"
+        if text is None and item.get("type") == "image":  # MCP's ``data`` and ``mimeType``: named as in any text
+            text = image_placeholder(item)
         if text is None and resource:
             text = f"[resource {resource.get('uri', '')}]"
         if text:
