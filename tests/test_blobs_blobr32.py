@@ -73,7 +73,9 @@ def test_headerless_bytes_and_audio_are_named_and_real_look_alikes_stay() -> Non
     silence_then_pluck = bytes(2_000) + samples  # a recording's opening silence, headerless
     pixels = bytes([0x1e, 0x1e, 0x1e, 0xff] * 20 + [0xf0, 0xf0, 0xf0, 0xff] * 20) * 12  # raw RGBA: dark and light bars
     command = "$c = New-Object Net.WebClient; $c.DownloadFile($u, $f); " * 20
-    outputs = {"audio/wav": wav, "data": silence_then_pluck, "data ": pixels, "text": command.encode("utf-16-le")}
+    outputs = {"audio/wav": wav, "data": silence_then_pluck, "data ": pixels, "text": command.encode("utf-16-le"),
+               "text ": command.encode("utf-16"), "text  ": command.encode("utf-16-be"),
+               "text   ": command.encode("utf-8-sig")}
     for kind, raw in outputs.items():
         encoded = base64.b64encode(raw).decode()
         assert without_blobs(f"$ base64 -w0 out\n{encoded}\nok") == \

@@ -154,11 +154,9 @@ def _kind(run: str) -> str | None:
 
 
 def _text_kind(head: bytes) -> str | None:
-    """``"PEM"`` or ``"text"`` where the decoded ``head`` is printable UTF-8 text (a certificate, a Secret's value, a
-    JSON encoded): what the row names it, the text itself is not indexed (the run never showed it in clear)."""
-    # UTF-16 (little-endian: PowerShell's ``-EncodedCommand``) where every second byte is 0, as in ASCII's characters
-    encoding = "utf-16-le" if head[1:768:2].count(0) > 0.9 * len(head[1:768:2]) else "utf-8"
-    text = codecs.getincrementaldecoder(encoding)("strict")
+    """``"PEM"`` or ``"text"`` where the decoded ``head`` is printable text, UTF-8 or UTF-16 (a certificate, a Secret's
+    value, a JSON encoded): what the row names it, the text itself is not indexed (the run never showed it in clear)."""
+    text = codecs.getincrementaldecoder(_text_encoding(head))("strict")
     try:
         shown = text.decode(head[:768])  # a character cut at the end waits, unread
     except UnicodeDecodeError:
@@ -166,6 +164,17 @@ def _text_kind(head: bytes) -> str | None:
     if len(shown) < 64 or not all(c.isprintable() or c in "\n\r\t" for c in shown):
         return None
     return "PEM" if shown.startswith("-----BEGIN") else "text"
+
+
+def _text_encoding(head: bytes) -> str:
+    """The encoding the decoded ``head`` reads in, if text: UTF-16 where it opens with a byte order mark (.NET's and
+    Windows' "Unicode" files) or every second byte is 0, as in ASCII's characters (little-endian: PowerShell's
+    ``-EncodedCommand``); else UTF-8, a byte order mark skipped."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    if head[0:768:2].count(0) > 0.9 * len(head[0:768:2]):
+        return "utf-16-be"
+    return "utf-16-le" if head[1:768:2].count(0) > 0.9 * len(head[1:768:2]) else "utf-8-sig"
 
 
 def _looks_random(sample: str) -> bool:
