@@ -66,7 +66,9 @@ def test_image_parts_are_named_as_their_blob_is_in_text(tmp_path: Path) -> None:
 def test_headerless_bytes_and_audio_are_named_and_real_look_alikes_stay() -> None:
     """Audio by its header (a real WAV); uncompressed bytes with no header by what they decode to (a tenth of them
     0x00 or 0xFF: silence, flat pixels, integers); UTF-16 text (PowerShell's ``-EncodedCommand``) as text. The long
-    runs of base64's alphabet that are not base64 found on disk (a hex modulus, a long integer) stay."""
+    runs of base64's alphabet that are not base64 found on disk (a hex modulus, a long integer) stay, and so do real
+    Cython-mangled symbols glued (mixed case and digits, decoding to 6.4% 0x00/0xFF: what :func:`_looks_raw` reads,
+    the closest real run found to its tenth), as UTF-16 with a byte order mark or big-endian is text."""
     wav = (HERE / "pluck-pcm16-head.wav").read_bytes()
     with wave.open(str(HERE / "pluck-pcm16-head.wav")) as audio:
         samples = audio.readframes(audio.getnframes())  # the real samples, with no header: random enough already

@@ -189,8 +189,9 @@ def _looks_random(sample: str) -> bool:
 def _looks_raw(head: bytes) -> bool:
     """Whether the decoded ``head`` reads as uncompressed bytes with no header (a raw pixel buffer, audio samples, an
     array of integers): a tenth or more of them 0x00 or 0xFF (black and white, silence, a number's high bytes).
-    The words of a long identifier decode to one of these about once in 100 bytes (at most 1 in 45 in the glued
-    names, mixed-case hex and repeated alphabets tried)."""
+    The words of a long identifier decode to one of these about once in 100 bytes; the most of the 2,831 runs of 300
+    or more mixed-case symbols on this machine that decode and are not sniffed, text or random: 1 in 15.4 (6.5%, the
+    Cython-mangled symbols of scikit-learn's ``_argkmin``, whose ``__`` before a digit decodes to 0xFF)."""
     return head.count(0) + head.count(255) >= len(head) / 10
 
 
