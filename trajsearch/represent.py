@@ -90,8 +90,9 @@ from .vocab import FAILED_OUTCOMES
 #:     one change, no other row does.
 #: 26: blobs named in more places (round 32, BLOBR32): a data URI or base64 whose slashes JSON escaped (``\/``), base64
 #:     of uncompressed bytes with no header (:func:`~trajsearch.blobs._looks_raw`), a WAV, Ogg, FLAC or MP3 by its
-#:     header, UTF-16 text's base64; a message's image part as its blob's placeholder, not ``[image]``: rows of runs
-#:     holding one change, no other row does.
+#:     header, UTF-16 text's base64: rows of runs holding one change, no other row does. A message's image part is
+#:     named as its blob (not ``[image]``) only on re-ingest: an adapter names it when reading, and the stored trace
+#:     an upgrade re-represents from holds the ``[image]`` it was read as.
 REPRESENTATION_VERSION = 26
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
