@@ -19,7 +19,9 @@ from typer.testing import CliRunner
 
 from cli_support import run_cli
 from trajsearch.cli import app
+from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.read import read_dump, read_inputs
+from trajsearch.search import TrajSearch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
@@ -554,3 +556,48 @@ def test_conversation_details_whose_ids_are_no_uuids_or_name_itself_its_parent_l
     cloud = tmp_path / "cloud.json"
     cloud.write_text(json.dumps(export))
     assert _one(cloud).metadata["parent_conversation_id"] == own.replace("-", "")
+
+
+# -- RT1: an export's former id; one conversation id -----------------------------------------------------------------
+
+
+def _export(path: Path, conversation: dict) -> Path:
+    """The real SDK conversation's events exported with ``conversation`` (``{conversation, events}``)."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK / "events").glob("event-*.json"))]
+    path.write_text(json.dumps({"conversation": conversation, "events": events}))
+    return path
+
+
+def test_an_sdk_export_stored_before_its_id_changed_is_replaced_not_kept_twice(embedded, tmp_path: Path) -> None:
+    """Bug (RT1, 1): LEFT32 named an SDK export by its conversation (``openhands.<hex>``); before, it was named by its
+    file (``openhands.<stem>.<digest>``), and no former id was kept: re-ingesting an export a store already held
+    stored the run a second time (``runs 2``). Now the file's id is its former one, and the old copy is replaced. The
+    old id is the one round 32's base (2dafb438) gave this export, read with it."""
+    export = _export(tmp_path / "export.json", {"id": "31313131-0000-4000-8000-0000000000a0", "title": "x"})
+    run = _one(export)
+    before = run.model_copy(update={"trajectory_id": "openhands.export.d92140777e", "metadata": {
+        k: v for k, v in run.metadata.items() if k not in ("former_ids", "sub_conversation_ids")}})
+    home = tmp_path / "home"
+    with TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=HashingEmbedder()) as ts:
+        ts.add([before])
+    code, out, err = run_cli("ingest", str(export), "-q", "--json")
+    assert code == 0, err
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    assert json.loads(out)["trajectories"] == 1
+
+
+def test_a_folder_and_its_export_read_one_conversation_id_alike(tmp_path: Path) -> None:
+    """Bug (RT1, 3): a folder's run id was its ``base_state.json`` id lowercased without dashes, an export's its
+    conversation id read as a UUID: an id written in braces (``{3131...A0}``, a UUID as ``uuid.UUID`` reads it)
+    named the folder's run ``openhands.{3131...a0}`` and its export's ``openhands.3131...a0``, two runs. Both read it
+    with one helper now; the folder's id that is no UUID stays as it was named."""
+    written = "{31313131-0000-4000-8000-0000000000A0}"
+    folder = tmp_path / "conversation"
+    shutil.copytree(OH_SDK, folder)
+    state = json.loads((folder / "base_state.json").read_text())
+    (folder / "base_state.json").write_text(json.dumps({**state, "id": written}))
+    export = _export(tmp_path / "export.json", {"id": written})
+    assert _one(folder).trajectory_id == _one(export).trajectory_id == "openhands.313131310000400080000000000000a0"
+    (folder / "base_state.json").write_text(json.dumps({**state, "id": "My-Conv-1"}))
+    assert _one(folder).trajectory_id == "openhands.myconv1"

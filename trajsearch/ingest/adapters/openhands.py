@@ -265,7 +265,7 @@ from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
-    last_tool_error, outcome_of_reward, safe_id, short,
+    last_tool_error, outcome_of_reward, safe_id, short, with_former_id,
 )
 from ._spans.outcome import error_outcome
 
@@ -947,8 +947,10 @@ def _archived_run(line: dict[str, Any], source: Path) -> tuple[Path, dict[str, A
 
 
 def _uuid_hex(value: Any) -> str:
-    """A conversation id as its folder is named (``3131...a0``), whether written with dashes or not."""
-    return str(value).replace("-", "").lower()
+    """A conversation id as its folder is named (``3131...a0``), as :func:`_conversation_id` reads it (an export's
+    and a link's ids, so a folder's run and its export's share one id); an id that is no UUID (which the SDK, whose
+    ``ConversationID`` is one, does not write) lowercased without its dashes, as its run was named before."""
+    return _conversation_id(str(value)) or str(value).strip().replace("-", "").lower()
 
 
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
@@ -974,7 +976,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             conversation = _conversation(record)
             return _sdk_trajectory(sdk.page_order([e for e in wrapped if sdk.is_event(e)])[0],
                                    {"id": _own_id(conversation)}, {}, ctx,
-                                   link=_conversation_link(conversation))
+                                   link=_conversation_link(conversation), exported=True)
         return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
@@ -1217,12 +1219,15 @@ def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors
 
 def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
                     ctx: Context, folder: Path | None = None, attempt: attempts.Attempt | None = None,
-                    archive: Path | None = None, link: dict[str, Any] | None = None) -> Trajectory:
+                    archive: Path | None = None, link: dict[str, Any] | None = None,
+                    exported: bool = False) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
     where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``); ``archive``: the
     conversation archive an evaluation line's events were read from (``_archived_run``); ``link``: how the details
     an export or the agent server's ``meta.json`` kept link the conversation to others (:func:`_conversation_link`),
-    where its place (a ``subagents/`` folder) does not."""
+    where its place (a ``subagents/`` folder) does not; ``exported``: an export (``{conversation, events}``), whose
+    run was named by its file (:func:`_file_run_id`) until round 32 named it by its conversation: that id is kept as
+    its former one, so a re-ingest replaces the copy stored under it rather than keeping the run twice."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
@@ -1334,12 +1339,13 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm_config")).get("model")
     model = llm_model if isinstance(llm_model, str) and llm_model else model
+    file_id = _file_run_id(ctx, events[0].get("timestamp") if events else None, task)
     if evaluation:
         run_id = attempts.run_id(_evaluation_id(evaluation, model), attempt)
     elif isinstance(state.get("id"), str) and state["id"].strip():
-        run_id = "openhands." + _uuid_hex(state["id"].strip())  # the folder's name, uuid.hex
+        run_id = "openhands." + _uuid_hex(state["id"])  # the folder's name, uuid.hex
     else:
-        run_id = _file_run_id(ctx, events[0].get("timestamp") if events else None, task)
+        run_id = file_id
     cwd = as_dict(state.get("workspace")).get("working_dir") or next((wd for e in events if isinstance(
         wd := as_dict(as_dict(e.get("observation")).get("metadata")).get("working_dir"), str) and wd), None)
     metadata = {k: v for k, v in {
@@ -1360,8 +1366,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "acp_subagent_calls": sum(len(calls) for calls in subagents.values()) or None,
         **((sdk.subagent_link(folder, state, prompts[0]) if folder is not None else None) or link or {}),
     }.items() if v is not None} | attempts.metadata(attempt)
-    return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
-                 | _instance_task(evaluation) | _graded(evaluation), ctx)
+    run = build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
+                | _instance_task(evaluation) | _graded(evaluation), ctx)
+    return with_former_id(run, file_id) if exported else run
 
 
 def _run_fields(run_id: str, task: str, model: Any, tools: list[str], outcome: Outcome, failure: Failure | None,
