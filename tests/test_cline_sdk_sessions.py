@@ -206,3 +206,16 @@ def test_submit_and_exit_is_the_runs_closing_answer_and_ask_question_a_turn_the_
     assert submit.action == "respond" and submit.observation is None and submit.error is None
     assert submit.arguments == {"content": "add now returns a + b; the test passes.", "verified": True}
     assert run.outcome is Outcome.unknown and "ask_question" not in run.tools_used
+
+
+def test_a_manifest_that_cannot_be_read_leaves_the_run_saying_its_status_was_not_read(tmp_path: Path) -> None:
+    """Review RT1, 6: a manifest nested deeper than JSON is read to lost the whole session (``cannot convert cline
+    record: RecursionError``), and one cut short (Cline rewrites it at shutdown) said nothing, where a database that
+    cannot be read says ``session_status_unread``. Both keep the run and say why its status was not read."""
+    session = shutil.copytree(FIXED, tmp_path / FIXED.name)
+    manifest = session / f"{FIXED.name}.json"
+    for text in ("[" * 100_000 + "]" * 100_000, manifest.read_text()[:40]):
+        manifest.write_text(text)
+        run = only(session)
+        assert run.metadata["session_status_unread"] == f"{manifest}: not a JSON object"
+        assert "session_status" not in run.metadata

@@ -135,7 +135,7 @@ from ._agent_cli import (
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_kind, short
+from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_dict, json_kind, short
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -414,14 +414,17 @@ def _session_status(folder: Path, stem: str) -> dict[str, Any]:
     has none, its row in ``db/sessions.db`` (its id ``<root id>__<file stem>``, ``makeSubSessionId``), whose
     ``status`` Cline sets as a lead's when the sub-agent ends (``team-child-session-manager.ts``: ``failed`` on its
     error, ``cancelled`` aborted, else ``completed``), in Cline's default layout (``CLINE_DB_DATA_DIR`` or
-    ``CLINE_SESSION_DATA_DIR`` set, the database is elsewhere: none is read). A database there that cannot be read
-    leaves ``session_status_unread``, why, so a status not read is told from one Cline never wrote."""
+    ``CLINE_SESSION_DATA_DIR`` set, the database is elsewhere: none is read). A manifest or a database there that
+    cannot be read (a manifest cut short while Cline rewrote it, or nested past what JSON is read to) leaves
+    ``session_status_unread``, why, so a status not read is told from one Cline never wrote; the run is kept."""
     unread = None
     if (manifest := folder / f"{stem}.json").is_file():
         try:
-            said = as_dict(json.loads(manifest.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            return {}
+            said = json_dict(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:  # (a ValueError: not UTF-8)
+            return {"session_status_unread": f"{manifest}: {e}"}
+        if said is None:
+            return {"session_status_unread": f"{manifest}: not a JSON object"}
         status, code, where = as_str(said.get("status")), as_int(said.get("exit_code")), "manifest"
     else:
         rows, unread = _db_statuses(folder.parent.parent / _SESSIONS_DB)
