@@ -562,7 +562,8 @@ def represent(
     window: WindowConfig = WindowConfig(),
     summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
 ) -> list[Row]:
-    """All index rows for one trajectory, in a stable order: of its text without encoded blobs (:func:`indexed_text`)."""
+    """All index rows for one trajectory, in a stable order: of its text without encoded blobs
+    (:func:`indexed_text`)."""
     return represent_indexed(indexed_text(trajectory), window=window, summarizer=summarizer)
 
 
