@@ -358,11 +358,22 @@ COLOURED = ("\n    {g}__( O)>{z}  {g}●{z} {d}new session{z} {d}·{z} {d}openai
             "   {g}\\____){z}    {d}20260707_24{z} {d}· /work/agent{z}\n"
             "     {g}L L{z}     {g}goose is ready{z}\n").format(g="\x1b[32m", d="\x1b[2m", c="\x1b[36m", z="\x1b[0m")
 
+#: What ``goose run --recipe`` prints before the banner (``load_recipe_as_template``: title, description,
+#: parameters, a blank line), as the real capture simonjday/goose-recipes ``pod-review-my-app-20260420.md`` (commit
+#: 418682f8, no licence: not copied here) opens, its lines shortened; coloured as ``console::style`` writes it.
+RECIPE = ("Loading recipe: K8s Pod Best Practice Review\nDescription: Reviews pods against Kubernetes best "
+          "practices.\nParameters used to load this recipe:\n   namespace: my-app\n\n")
+RECIPE_COLOURED = ("\x1b[32m\x1b[1mLoading recipe:\x1b[0m \x1b[32mgoose canary smoke\x1b[0m\n"
+                   "\x1b[1mDescription:\x1b[0m Minimal recipe\nover two lines.\n\n"
+                   "\x1b[1mParameters used to load this recipe:\x1b[0m\n   nonce: 1\n\n")
 
-@pytest.mark.parametrize("banner", [BANNER, COLOURED], ids=["plain", "coloured"])
+
+@pytest.mark.parametrize("banner", [BANNER, COLOURED, RECIPE + BANNER, RECIPE_COLOURED + COLOURED],
+                         ids=["plain", "coloured", "recipe", "recipe-coloured"])
 def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_path: Path, banner: str) -> None:
     """Review of AUD3, 6: stdout of ``goose run --output-format json`` opens with goose's banner unless ``--quiet``;
-    such a capture was refused as an unrecognised dump. Read, it is the run the JSON alone is; the banner before
+    such a capture was refused as an unrecognised dump, and so was one of ``goose run --recipe`` (GOOSE2), whose
+    banner comes after the recipe goose loaded. Read, it is the run the JSON alone is; the banner before
     goose's text output, which records no run, is named as that."""
     plain = GOOSE.parent / ".aud31" / "goose-run-rate-limited.json"
     captured = tmp_path / "trajectory.json"
@@ -376,14 +387,18 @@ def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_pat
     assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error
 
 
-def test_a_banner_like_line_of_blanks_is_refused_in_one_pass(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["\n    __( O)>  x\n   \\____)  y\n     L L" + " " * 60_000 + "x\n",
+                                  "Loading recipe: x\n" + "\n" * 60_000 + "x"], ids=["banner", "recipe"])
+def test_a_banner_like_line_of_blanks_is_refused_in_one_pass(tmp_path: Path, text: str) -> None:
     """Bug (review of LEFT32, 1): the coloured banner's rule took the blanks after ``L L`` as two runs side by side,
     so a 60 KB line of blanks that then failed was split every way, each tried again: about two minutes for one
-    file's detection (a hundredth of a second before and after). The alarm bounds that regression, waits for
-    nothing: detection reads a file's first 64 KB, so the input cannot grow past what the quadratic rule takes (one
-    to two minutes); 30 s fails it, and leaves the linear rule a margin of 3,000 times on a loaded machine."""
+    file's detection (a hundredth of a second before and after). So would a recipe's preamble (GOOSE2) whose lines
+    the rule gave back one by one to the banner's leading blanks (4,000 empty lines: half a second). The alarm
+    bounds that regression, waits for nothing: detection reads a file's first 64 KB, so the input cannot grow past
+    what the quadratic rule takes (one to two minutes); 30 s fails it, and leaves the linear rule a margin of 3,000
+    times on a loaded machine."""
     path = tmp_path / "out.txt"
-    path.write_text("\n    __( O)>  x\n   \\____)  y\n     L L" + " " * 60_000 + "x\n")
+    path.write_text(text)
 
     def too_slow(*_: object) -> None:
         raise TimeoutError("30 s refusing one line of blanks after a goose banner's first lines: quadratic")

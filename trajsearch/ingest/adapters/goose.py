@@ -33,7 +33,9 @@ Three shapes hold a session, one run each:
 - ``goose run --output-format json`` (``session/mod.rs``'s ``JsonOutput``): ``{"messages", "metadata":
   {"total_tokens", "status"}}``, the run's whole conversation, its prompt first: one run, named by its file (it
   records no session id); stdout captured whole holds goose's banner before it (unless ``--quiet``: ``_BANNER``),
-  read past; the banner before the text output (no ``--output-format``) is named as no record of the run;
+  and before that, with ``--recipe``, the recipe goose loaded (``_RECIPE``: its title, description, parameters; not
+  the task, which is the recipe's prompt, the run's first message), both read past; the banner before the text
+  output (no ``--output-format``) is named as no record of the run;
 - ``goose run --output-format stream-json`` (``StreamEvent``): a JSON line an event, ``{"type": "message",
   "message"}`` for each message the agent yielded, ``notification``, ``model_change`` (``model``), ``error``
   (``error``), ``complete`` (``total_tokens``). goose emits only the messages the agent yielded, never the prompt
@@ -148,10 +150,17 @@ EXPORT_SCRIPT = (
 #: ``ESC[0m`` after, taken here as blanks (``_PAD``); goose's JSON after it has none. The blank ``L L`` needs before
 #: ``goose is ready`` is the first one after its codes: two blank runs side by side would split a long run of blanks
 #: n ways, each tried again at a failure (a 60 KB line of blanks took two minutes to refuse).
+#: ``goose run --recipe`` prints the recipe it loaded before the banner (``recipes/...``'s ``load_recipe_as_template``,
+#: later ``print_recipe_info`` on stderr, captured with ``2>&1``): ``Loading recipe: <title>``, ``Description:
+#: <description>`` (as many lines as the description has), ``Parameters used to load this recipe:`` (older goose:
+#: ``Parameters:``) and a ``key: value`` line each, a blank line. None of it is the task: the recipe's prompt is
+#: the run's first message. Read up to the first line that opens as the banner does, in one pass: the atomic
+#: group gives back no line, so a preamble with no banner after it is refused having been read once.
 _SGR = r"\x1b\[[0-9;]*m"
 _PAD = rf"(?:[ \t]|{_SGR})*"
-_BANNER = re.compile(rf"(?:\s|{_SGR})*__\( O\)>[^\n]*\n{_PAD}\\____\)[^\n]*\n{_PAD}L L(?:{_SGR})*[ \t]{_PAD}"
-                     rf"goose is ready{_PAD}(?:\r?\n|\Z)")
+_RECIPE = rf"(?:\s|{_SGR})*Loading recipe:(?>[^\n]*\n(?:(?!{_PAD}__\( O\)>)[^\n]*\n)*)"
+_BANNER = re.compile(rf"(?:{_RECIPE})?(?:\s|{_SGR})*__\( O\)>[^\n]*\n{_PAD}\\____\)[^\n]*\n{_PAD}L L(?:{_SGR})*"
+                     rf"[ \t]{_PAD}goose is ready{_PAD}(?:\r?\n|\Z)")
 #: ``goose session export --format yaml``: the session's first two fields, as serde writes ``Session`` (its
 #: ``id``, then its ``working_dir``); a YAML document marker before them is allowed. Or ``goose run``'s banner.
 HEAD = re.compile(rf"(?:---[ \t]*\r?\n)?id: [^\n]*\r?\nworking_dir: |{_BANNER.pattern}")
