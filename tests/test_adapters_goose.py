@@ -358,17 +358,18 @@ COLOURED = ("\n    {g}__( O)>{z}  {g}●{z} {d}new session{z} {d}·{z} {d}openai
             "   {g}\\____){z}    {d}20260707_24{z} {d}· /work/agent{z}\n"
             "     {g}L L{z}     {g}goose is ready{z}\n").format(g="\x1b[32m", d="\x1b[2m", c="\x1b[36m", z="\x1b[0m")
 
-#: What ``goose run --recipe`` prints before the banner (``load_recipe_as_template``: title, description,
-#: parameters, a blank line), as the real capture simonjday/goose-recipes ``pod-review-my-app-20260420.md`` (commit
-#: 418682f8, no licence: not copied here) opens, its lines shortened; coloured as ``console::style`` writes it.
-RECIPE = ("Loading recipe: K8s Pod Best Practice Review\nDescription: Reviews pods against Kubernetes best "
-          "practices.\nParameters used to load this recipe:\n   namespace: my-app\n\n")
+#: A real capture of ``goose run --recipe``'s stdout: the recipe goose loaded (``load_recipe_as_template``: title,
+#: description, parameters, a blank line), its banner, its text output (see its README).
+RECIPE_RUN = GOOSE.parent / ".goose2" / "recipe-smoke-stdout.txt"
+#: That capture up to and with its banner.
+RECIPE = RECIPE_RUN.read_text().partition("goose is ready\n")[0] + "goose is ready\n"
+#: A preamble coloured as ``console::style`` writes it, its description two lines long.
 RECIPE_COLOURED = ("\x1b[32m\x1b[1mLoading recipe:\x1b[0m \x1b[32mgoose canary smoke\x1b[0m\n"
                    "\x1b[1mDescription:\x1b[0m Minimal recipe\nover two lines.\n\n"
                    "\x1b[1mParameters used to load this recipe:\x1b[0m\n   nonce: 1\n\n")
 
 
-@pytest.mark.parametrize("banner", [BANNER, COLOURED, RECIPE + BANNER, RECIPE_COLOURED + COLOURED],
+@pytest.mark.parametrize("banner", [BANNER, COLOURED, RECIPE, RECIPE_COLOURED + COLOURED],
                          ids=["plain", "coloured", "recipe", "recipe-coloured"])
 def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_path: Path, banner: str) -> None:
     """Review of AUD3, 6: stdout of ``goose run --output-format json`` opens with goose's banner unless ``--quiet``;
@@ -385,6 +386,15 @@ def test_goose_runs_json_output_captured_with_its_banner_is_the_same_run(tmp_pat
     captured.write_text(banner + "I'll run the tests first.\n  ▸ shell\n    command: pytest\n")
     [read] = read_dump(captured)
     assert not read.ok and "goose's terminal output" in read.error and "--output-format json" in read.error
+
+
+def test_a_real_recipe_runs_text_output_is_named_as_goose_output_not_unrecognised(newcomer) -> None:
+    """GOOSE2: a real ``goose run --recipe`` capture opens with the recipe goose loaded, then the banner; the CLI
+    said "unrecognised dump format". It is goose's text output, which records no run: named as that, with what to
+    run instead."""
+    code, _, err = run_cli("ingest", str(RECIPE_RUN), "--dry-run")
+    assert code != 0 and "unrecognised" not in err
+    assert "goose's terminal output" in err and "--output-format json" in err, err
 
 
 @pytest.mark.parametrize("text", ["\n    __( O)>  x\n   \\____)  y\n     L L" + " " * 60_000 + "x\n",
