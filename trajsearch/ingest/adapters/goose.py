@@ -150,7 +150,7 @@ EXPORT_SCRIPT = (
 #: ``ESC[0m`` after, taken here as blanks (``_PAD``); goose's JSON after it has none. The blank ``L L`` needs before
 #: ``goose is ready`` is the first one after its codes: two blank runs side by side would split a long run of blanks
 #: n ways, each tried again at a failure (a 60 KB line of blanks took two minutes to refuse).
-#: ``goose run --recipe`` prints the recipe it loaded before the banner (``recipes/...``'s ``load_recipe_as_template``,
+#: ``goose run --recipe`` prints the recipe it loaded before the banner (goose-cli's ``load_recipe_as_template``,
 #: later ``print_recipe_info`` on stderr, captured with ``2>&1``): ``Loading recipe: <title>``, ``Description:
 #: <description>`` (as many lines as the description has), ``Parameters used to load this recipe:`` (older goose:
 #: ``Parameters:``) and a ``key: value`` line each, a blank line. None of it is the task: the recipe's prompt is
