@@ -365,3 +365,83 @@ def test_a_walk_passes_over_a_sessions_own_files_and_a_workspaces_other_storage(
     assert "events.jsonl: format copilot-cli; runs 1" in out and "kept_session.jsonl: format copilot-chat; runs 1" \
         in out and "cb2aca77-f42b-4dbd-a10a-41bd04eaa3ba.jsonl: format copilot-cli; runs 1" in out, out
 
+
+
+#: A chat VS Code kept in 2026 (CodinGame/monaco-vscode-api's demo; see .aud32/README.md): four requests, the first
+#: naming no model.
+KEPT_2026 = Path(__file__).parent / "fixtures" / "copilot" / ".aud32" / "b9394793-20e4-4dc7-a7ec-8a39c986dc76.jsonl"
+_COMMAND = "python .\\reflexive_analyst.py"
+
+
+def _terminal_call(call_id: str, exit_code: int, output: str, **more: object) -> dict:
+    """A ``run_in_terminal`` invocation as VS Code serializes it (``IChatTerminalToolInvocationData``): the chat
+    shows a shortened command; the command, its output and its exit code are in ``toolSpecificData``."""
+    return {"kind": "toolInvocationSerialized", "toolId": "run_in_terminal", "toolCallId": call_id,
+            "invocationMessage": {"value": "Running `python .\\\\reflexive\\_analyst.py`"}, "isComplete": True,
+            "isConfirmed": {"type": 4}, "toolSpecificData": {
+                "kind": "terminal", "commandLine": {"original": _COMMAND, "forDisplay": _COMMAND}, "language": "pwsh",
+                "terminalCommandOutput": {"text": output}, "terminalCommandState": {"exitCode": exit_code}}, **more}
+
+
+def _kept_with(tmp_path: Path, request: dict) -> Path:
+    """KEPT_2026 with ``request`` appended as VS Code appends a request to the log (``kind: 2`` at ``requests``)."""
+    path = tmp_path / KEPT_2026.name
+    path.write_text(KEPT_2026.read_text(encoding="utf-8") + json.dumps({"kind": 2, "k": ["requests"], "v": [request]})
+                    + "\n", encoding="utf-8")
+    return path
+
+
+def _request(response: list, result: dict | None = None) -> dict:
+    """A request of 2026 that ended (``modelState`` 1) with ``response`` and ``result``."""
+    return {"requestId": "request_aud32", "timestamp": 1788660324401, "modelId": "copilot/gpt-5.6-luna",
+            "message": {"text": "Iniciar análisis"}, "response": response, "result": result or {"timings": {}},
+            "modelState": {"value": 1, "completedAt": 1788660449956}}
+
+
+def test_the_model_is_the_first_a_request_names() -> None:
+    """A kept chat whose first request names no model (VS Code 2026 writes ``modelId`` as the picker had one)
+    takes the first request's that does."""
+    run = only(KEPT_2026)
+    assert run.task == "lol" and run.model_id == "toto" and run.metadata["model_vendor"] == "toto"
+    assert [s.action for s in run.steps] == ["respond"] * 4
+
+
+def test_a_terminal_call_is_its_command_its_output_and_its_exit_code(tmp_path: Path) -> None:
+    """A request read from the calls its chat showed: a terminal call's arguments are the command it ran (not the
+    chat's shortened ``Running ...``), its observation the command's output, its error the exit code; a call the user
+    denied (``isConfirmed: {type: 0}``) was not run."""
+    denied = _terminal_call("call_denied", 0, "", isConfirmed={"type": 0})
+    del denied["toolSpecificData"]["terminalCommandOutput"], denied["toolSpecificData"]["terminalCommandState"]
+    run = only(_kept_with(tmp_path, _request([_terminal_call("call_vyGd", 1, "Traceback ...\nKeyError: 'r'"),
+                                              denied, {"value": "El script falló."}])))
+    failed, refused, answer = run.steps[4:]
+    assert failed.action == "run_in_terminal" and failed.arguments == {"command": _COMMAND}
+    assert failed.observation == "Traceback ...\nKeyError: 'r'" and failed.error == "KeyError: 'r' (exit code 1)"
+    assert refused.arguments == {"command": _COMMAND} and refused.error.startswith("not run")
+    assert answer.action == "respond" and answer.error is None
+
+
+def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
+    """A ``runSubagent`` call kept with the model's rounds (their ids ``<toolCallId>__vscode-<n>``): the calls the
+    subagent made, shown in the response with its ``subAgentInvocationId`` but in no round, follow it as steps;
+    read from the response alone, the subagent's prompt and answer are the call's arguments and observation."""
+    subagent = {"kind": "toolInvocationSerialized", "toolId": "runSubagent", "toolCallId": "call_Ehct",
+                "invocationMessage": "Iniciar análisis reflexivo", "isComplete": True, "isConfirmed": {"type": 1},
+                "toolSpecificData": {"kind": "subagent", "agentName": "reflexive-analyst",
+                                     "description": "Iniciar análisis reflexivo", "prompt": "Examina el CSV.",
+                                     "result": "344 registros."}}
+    inner = _terminal_call("call_vyGd", 0, "ok", subAgentInvocationId="call_Ehct")
+    rounds = {"metadata": {"toolCallRounds": [
+        {"response": "Voy a iniciar el análisis.", "toolCalls": [
+            {"id": "call_Ehct__vscode-1788645360673", "name": "runSubagent",
+             "arguments": '{"agentName":"reflexive-analyst","prompt":"Examina el CSV."}'}]},
+        {"response": "El análisis concluyó.", "toolCalls": []}],
+        "toolCallResults": {"call_Ehct__vscode-1788645360673": {"content": [{"value": "344 registros."}]}}}}
+    kept = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}], rounds)))
+    assert [s.action for s in kept.steps[4:]] == ["runSubagent", "run_in_terminal", "respond"]
+    assert kept.steps[4].observation == "344 registros." and kept.steps[5].arguments == {"command": _COMMAND}
+    shown = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}])))
+    assert [s.action for s in shown.steps[4:]] == ["runSubagent", "run_in_terminal", "respond"]
+    assert shown.steps[4].arguments == {"agentName": "reflexive-analyst", "description": "Iniciar análisis reflexivo",
+                                        "prompt": "Examina el CSV."}
+    assert shown.steps[4].observation == "344 registros."

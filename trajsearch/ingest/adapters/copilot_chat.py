@@ -52,13 +52,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     API_ERROR_CAUSE,
+    as_int,
     as_records,
     as_str,
     error_line,
+    exit_code_error,
     first_time,
     iso_time,
     join_thought,
@@ -159,8 +162,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     first, last = requests[0], requests[-1]
     failed = None if _canceled(last) else as_str(_error_details(last).get("message"))
     failure = error_line(failed, failed) if failed else None
-    vendor, _, model = (as_str(first.get("modelId")) or "").rpartition("/")
-    models = sorted({m for r in requests if (m := as_str(r.get("modelId")))})
+    models_used = [m for r in requests if (m := as_str(r.get("modelId")))]
+    vendor, _, model = (models_used[0] if models_used else "").rpartition("/")  # the first request may name none
+    models = sorted(set(models_used))
     version = as_str(as_dict(first.get("agent")).get("extensionVersion"))
     kept_id = as_str(record.get("sessionId"))
     copilot_id = as_str(as_dict(as_dict(first.get("result")).get("metadata")).get("sessionId"))
@@ -199,20 +203,22 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     at = iso_time(request.get("timestamp"))
     if rounds:
         results = as_dict(metadata.get("toolCallResults"))
+        own = [i for i in invocations if not i.get("subAgentInvocationId")]  # a subagent's are not the rounds'
         steps = []
         for round_ in rounds:
             reasoning = _text(as_dict(round_.get("thinking")).get("text"))
             said = join_thought([reasoning or "", as_str(round_.get("response")) or ""])
             calls = [as_dict(c) for c in as_list(round_.get("toolCalls"))]
             for call in calls:
-                name = as_str(call.get("name")) or "tool"
-                taken = next((i for i in invocations if i.get("toolId") == name), None)
-                if taken is not None:
-                    invocations.remove(taken)
-                output = _text(as_dict(results.get(as_str(call.get("id")) or "")).get("content"))
+                name, call_id = as_str(call.get("name")) or "tool", as_str(call.get("id")) or ""
+                taken = _invocation_of(own, name, call_id)
+                output = _text(as_dict(results.get(call_id)).get("content"))
                 steps.append(_step(name, json_arguments(call.get("arguments"), key="arguments"), said,
                                    output if output is not None else _output(taken), taken, at))
                 said = None
+                if taken is not None and (run_by := as_str(taken.get("toolCallId"))):
+                    steps += [_invocation_step(i, [], at) for i in invocations
+                              if i.get("subAgentInvocationId") == run_by]
             if not calls and (answer := (as_str(round_.get("response")) or "").strip()):
                 steps.append(_answer([reasoning or ""], answer, at))
         return steps
@@ -220,8 +226,7 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     for part in response:
         kind = part.get("kind")
         if kind == _INVOCATION:
-            steps.append(_step(as_str(part.get("toolId")) or "tool", _invocation_arguments(part),
-                               join_thought(thought + text), _output(part), part, at))
+            steps.append(_invocation_step(part, thought + text, at))
             thought, text = [], []
         elif kind == "thinking":
             thought.append(_text(part.get("value")) or "")
@@ -252,12 +257,58 @@ def _canceled(request: dict[str, Any]) -> bool:
     return request.get("isCanceled") is True or _error_details(request).get("code") == "canceled"
 
 
+def _invocation_of(invocations: list[dict[str, Any]], name: str, call_id: str) -> dict[str, Any] | None:
+    """The invocation the chat showed of a round's call, taken from ``invocations``: the one with the call's id
+    (Copilot Chat since 2026 gives the invocation the model's call id, the round ``<id>__vscode-<n>``), else the
+    first not yet taken with its tool (earlier ones differ in id; an MCP tool's name is its ``toolId``)."""
+    own_id = call_id.partition("__vscode-")[0]
+    taken = next((i for i in invocations if own_id and i.get("toolCallId") == own_id), None) or next(
+        (i for i in invocations if i.get("toolId") == name), None)
+    if taken is not None:
+        invocations.remove(taken)
+    return taken
+
+
+def _invocation_step(invocation: dict[str, Any], said: list[str], at: Any) -> dict[str, Any]:
+    """A call as the chat showed it (``toolInvocationSerialized``), ``said`` before it its thought."""
+    return _step(as_str(invocation.get("toolId")) or "tool", _invocation_arguments(invocation), join_thought(said),
+                 _output(invocation), invocation, at)
+
+
 def _step(action: str, arguments: Any, thought: str | None, output: str | None, invocation: dict[str, Any] | None,
           at: Any) -> dict[str, Any]:
-    details = as_dict(as_dict(invocation).get("resultDetails"))
-    error = error_line(output, "the tool reported an error") if details.get("isError") is True else None
     return {"thought": thought.strip() if thought and thought.strip() else None, "action": action,
-            "arguments": arguments, "observation": output, "error": error, "started_at": at}
+            "arguments": arguments, "observation": output, "error": _invocation_error(as_dict(invocation), output),
+            "started_at": at}
+
+
+def _invocation_error(invocation: dict[str, Any], output: str | None) -> str | None:
+    """Why a call failed, as its invocation says: the user denied it (``isConfirmed`` false, or ``{type: 0}``,
+    VS Code's ``ToolConfirmKind.Denied``: not run), an MCP tool answered ``resultDetails.isError`` (the decisive
+    line of its output), or a terminal command exited non-zero (``terminalCommandState.exitCode``)."""
+    confirmed = invocation.get("isConfirmed")
+    if confirmed is False or (isinstance(confirmed, dict) and confirmed.get("type") == 0):
+        return not_run("the user denied the tool call")
+    if as_dict(invocation.get("resultDetails")).get("isError") is True:
+        return error_line(output, "the tool reported an error")
+    terminal = _terminal(invocation)
+    code = as_int(as_dict(terminal.get("terminalCommandState")).get("exitCode"))
+    return exit_code_error(output, code, _command(terminal)) if terminal and code else None
+
+
+def _terminal(invocation: dict[str, Any]) -> dict[str, Any]:
+    """A terminal call's ``toolSpecificData`` (``{kind: "terminal", commandLine, terminalCommandOutput,
+    terminalCommandState}``, VS Code's ``IChatTerminalToolInvocationData``), else {}."""
+    data = as_dict(invocation.get("toolSpecificData"))
+    return data if data.get("kind") == "terminal" else {}
+
+
+def _command(terminal: dict[str, Any]) -> str | None:
+    """The command a terminal call ran: the user's edit of it, else the tool's, else the model's (VS Code runs
+    them in that order of preference); an older chat's ``command``."""
+    line = as_dict(terminal.get("commandLine"))
+    return next((c for key in ("userEdited", "toolEdited", "original") if (c := as_str(line.get(key)))),
+                as_str(terminal.get("command")))
 
 
 def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
@@ -266,11 +317,16 @@ def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
 
 
 def _invocation_arguments(invocation: dict[str, Any]) -> Any:
-    """What a call was given: the tool's raw input, else the MCP call's input (JSON text), else what the chat said
-    it did (``invocationMessage``)."""
-    raw = as_dict(invocation.get("toolSpecificData")).get("rawInput")
-    if raw is not None:
-        return raw
+    """What a call was given: the tool's raw input, a terminal call's command, a subagent's name, description and
+    prompt (``toolSpecificData`` of kind ``subagent``), else the MCP call's input (JSON text), else what the chat
+    said it did (``invocationMessage``, which shortens a command)."""
+    data = as_dict(invocation.get("toolSpecificData"))
+    if data.get("rawInput") is not None:
+        return data["rawInput"]
+    if command := _command(_terminal(invocation)):
+        return {"command": command}
+    if data.get("kind") == "subagent":
+        return {k: v for k in ("agentName", "description", "prompt") if (v := as_str(data.get(k)))}
     given = as_dict(invocation.get("resultDetails")).get("input")
     if isinstance(given, str):
         return json_arguments(given, key="input")
@@ -278,8 +334,14 @@ def _invocation_arguments(invocation: dict[str, Any]) -> Any:
 
 
 def _output(invocation: dict[str, Any] | None) -> str | None:
-    """An invocation's output as the chat kept it: an MCP call's ``resultDetails.output`` parts, else the built-in
-    tool's result URIs."""
+    """An invocation's output as the chat kept it: an MCP call's ``resultDetails.output`` parts, a terminal
+    command's output (``terminalCommandOutput.text``), a subagent's answer (``toolSpecificData.result``), else the
+    built-in tool's result URIs."""
+    data = as_dict(as_dict(invocation).get("toolSpecificData"))
+    if data.get("kind") == "terminal" and (text := as_str(as_dict(data.get("terminalCommandOutput")).get("text"))):
+        return text
+    if data.get("kind") == "subagent" and (answer := as_str(data.get("result"))):
+        return answer
     details = as_dict(invocation).get("resultDetails")
     if isinstance(details, dict):
         return _text(details.get("output"))
