@@ -403,7 +403,13 @@ def test_the_model_is_the_first_a_request_names() -> None:
     takes the first request's that does."""
     run = only(KEPT_2026)
     assert run.task == "lol" and run.model_id == "toto" and run.metadata["model_vendor"] == "toto"
-    assert [s.action for s in run.steps] == ["respond"] * 4
+    assert [s.action for s in run.steps] == ["respond"] * 3 + ["edit", "respond"]
+
+
+def test_an_edit_the_chat_made_with_no_call_is_a_step() -> None:
+    """A request whose response holds an edit (``textEditGroup``) and no call: the edit is a step of its own."""
+    edit = only(KEPT_2026).steps[3]
+    assert edit.action == "edit" and edit.arguments == {"path": "/workspace/test.md", "text": "Hello world"}
 
 
 def test_a_terminal_call_is_its_command_its_output_and_its_exit_code(tmp_path: Path) -> None:
@@ -414,7 +420,7 @@ def test_a_terminal_call_is_its_command_its_output_and_its_exit_code(tmp_path: P
     del denied["toolSpecificData"]["terminalCommandOutput"], denied["toolSpecificData"]["terminalCommandState"]
     run = only(_kept_with(tmp_path, _request([_terminal_call("call_vyGd", 1, "Traceback ...\nKeyError: 'r'"),
                                               denied, {"value": "El script falló."}])))
-    failed, refused, answer = run.steps[4:]
+    failed, refused, answer = run.steps[5:]
     assert failed.action == "run_in_terminal" and failed.arguments == {"command": _COMMAND}
     assert failed.observation == "Traceback ...\nKeyError: 'r'" and failed.error == "KeyError: 'r' (exit code 1)"
     assert refused.arguments == {"command": _COMMAND} and refused.error.startswith("not run")
@@ -438,10 +444,10 @@ def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
         {"response": "El análisis concluyó.", "toolCalls": []}],
         "toolCallResults": {"call_Ehct__vscode-1788645360673": {"content": [{"value": "344 registros."}]}}}}
     kept = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}], rounds)))
-    assert [s.action for s in kept.steps[4:]] == ["runSubagent", "run_in_terminal", "respond"]
-    assert kept.steps[4].observation == "344 registros." and kept.steps[5].arguments == {"command": _COMMAND}
+    assert [s.action for s in kept.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
+    assert kept.steps[5].observation == "344 registros." and kept.steps[6].arguments == {"command": _COMMAND}
     shown = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}])))
-    assert [s.action for s in shown.steps[4:]] == ["runSubagent", "run_in_terminal", "respond"]
-    assert shown.steps[4].arguments == {"agentName": "reflexive-analyst", "description": "Iniciar análisis reflexivo",
+    assert [s.action for s in shown.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
+    assert shown.steps[5].arguments == {"agentName": "reflexive-analyst", "description": "Iniciar análisis reflexivo",
                                         "prompt": "Examina el CSV."}
-    assert shown.steps[4].observation == "344 registros."
+    assert shown.steps[5].observation == "344 registros."

@@ -25,11 +25,15 @@ Field mapping:
   step (action = its ``name``, arguments = its JSON ``arguments``, thought = the round's reasoning ``thinking.text``
   and ``response`` text, observation = ``toolCallResults[id]``'s text: an MCP tool's ``{value}`` parts, a built-in
   tool's element tree as prompt-tsx rendered it, ``{node}``) and a round's text with no call after it a ``respond``
-  step. Without them, the
+  step; the calls a subagent made (the response's invocations with its ``subAgentInvocationId``, in no round)
+  follow the ``runSubagent`` call. Without them, the
   ``response`` parts in order: a ``toolInvocationSerialized`` is a step (arguments = ``toolSpecificData.rawInput``,
-  else ``resultDetails.input``, else the invocation message), markdown and ``thinking`` before it its thought, text
-  after the last call a ``respond`` step. A call's error: its invocation (the first not yet taken with its
-  ``toolId``) says ``resultDetails.isError``: the decisive line of its output.
+  a terminal call's command, a subagent's prompt, else ``resultDetails.input``, else the invocation message;
+  observation a terminal call's output, a subagent's answer), markdown and ``thinking`` before it its thought, text
+  after the last call a ``respond`` step, an edit made with no call (``textEditGroup``) an ``edit`` step. A call's
+  error: its invocation (the one with the round call's id, else the first not yet taken with its ``toolId``) says
+  ``resultDetails.isError`` (the decisive line of its output), a terminal command's non-zero exit code, or the user
+  denied it (not run).
 - outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
   provider's or the network's error, the session ended on it): an ``infra_error``, or the agent's ``failure`` when
   its context window stopped it; but one coded ``canceled`` (the user stopped it) is counted as a canceled request.
@@ -39,7 +43,7 @@ Field mapping:
   Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks.
   An export made while the last request ran has its steps from where that request's begin marked
   (``metadata.running_from_step``), so that one ingest of it and a later export keeps the later only.
-  model_id = the first request's ``modelId`` without the vendor before ``/`` (``metadata.model_vendor``).
+  model_id = the first ``modelId`` a request names, without the vendor before ``/`` (``metadata.model_vendor``).
   created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
   agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
   requests, ``models`` (more than one), ``last_request_error``.
@@ -228,6 +232,9 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == _INVOCATION:
             steps.append(_invocation_step(part, thought + text, at))
             thought, text = [], []
+        elif kind == "textEditGroup" and not invocations:  # an edit the chat made with no call: no step else shows it
+            steps.append(_step("edit", _edit_arguments(part), join_thought(thought + text), None, None, at))
+            thought, text = [], []
         elif kind == "thinking":
             thought.append(_text(part.get("value")) or "")
         elif kind in (None, "markdownContent"):
@@ -314,6 +321,15 @@ def _command(terminal: dict[str, Any]) -> str | None:
 def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
     return {"thought": join_thought(thought), "action": "respond", "arguments": {"content": text.strip()},
             "started_at": at}
+
+
+def _edit_arguments(group: dict[str, Any]) -> dict[str, Any]:
+    """What an edit the chat made (``textEditGroup``: the file's ``uri``, ``edits`` as lists of ``{text, range}``)
+    wrote: the file and the texts it put in. A call's edit shows as the call, its group the edit it made."""
+    uri = as_dict(group.get("uri"))
+    texts = [t for edits in as_list(group.get("edits")) for edit in as_list(edits)
+             if (t := as_str(as_dict(edit).get("text")))]
+    return {"path": as_str(uri.get("fsPath")) or as_str(uri.get("path")), "text": "\n".join(texts)}
 
 
 def _invocation_arguments(invocation: dict[str, Any]) -> Any:
