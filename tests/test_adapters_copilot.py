@@ -415,15 +415,17 @@ def test_an_edit_the_chat_made_with_no_call_is_a_step() -> None:
 def test_a_terminal_call_is_its_command_its_output_and_its_exit_code(tmp_path: Path) -> None:
     """A request read from the calls its chat showed: a terminal call's arguments are the command it ran (not the
     chat's shortened ``Running ...``), its observation the command's output, its error the exit code; a call the user
-    denied (``isConfirmed: {type: 0}``) was not run."""
+    denied (``isConfirmed: {type: 0}``) or skipped (``{type: 5}``) was not run."""
     denied = _terminal_call("call_denied", 0, "", isConfirmed={"type": 0})
     del denied["toolSpecificData"]["terminalCommandOutput"], denied["toolSpecificData"]["terminalCommandState"]
+    skipped = dict(denied, toolCallId="call_skipped", isConfirmed={"type": 5})
     run = only(_kept_with(tmp_path, _request([_terminal_call("call_vyGd", 1, "Traceback ...\nKeyError: 'r'"),
-                                              denied, {"value": "El script falló."}])))
-    failed, refused, answer = run.steps[5:]
+                                              denied, skipped, {"value": "El script falló."}])))
+    failed, refused, passed_over, answer = run.steps[5:]
     assert failed.action == "run_in_terminal" and failed.arguments == {"command": _COMMAND}
     assert failed.observation == "Traceback ...\nKeyError: 'r'" and failed.error == "KeyError: 'r' (exit code 1)"
-    assert refused.arguments == {"command": _COMMAND} and refused.error.startswith("not run")
+    assert refused.arguments == {"command": _COMMAND} and refused.error == "not run: the user denied the tool call"
+    assert passed_over.error == "not run: the user skipped the tool call"
     assert answer.action == "respond" and answer.error is None
 
 

@@ -291,11 +291,13 @@ def _step(action: str, arguments: Any, thought: str | None, output: str | None, 
 
 def _invocation_error(invocation: dict[str, Any], output: str | None) -> str | None:
     """Why a call failed, as its invocation says: the user denied it (``isConfirmed`` false, or ``{type: 0}``,
-    VS Code's ``ToolConfirmKind.Denied``: not run), an MCP tool answered ``resultDetails.isError`` (the decisive
-    line of its output), or a terminal command exited non-zero (``terminalCommandState.exitCode``)."""
+    VS Code's ``ToolConfirmKind.Denied``) or skipped it (``{type: 5}``, ``Skipped``): not run; an MCP tool answered
+    ``resultDetails.isError`` (the decisive line of its output); a terminal command exited non-zero
+    (``terminalCommandState.exitCode``)."""
     confirmed = invocation.get("isConfirmed")
-    if confirmed is False or (isinstance(confirmed, dict) and confirmed.get("type") == 0):
-        return not_run("the user denied the tool call")
+    kind = as_dict(confirmed).get("type")
+    if confirmed is False or kind in (0, 5):
+        return not_run(f"the user {'skipped' if kind == 5 else 'denied'} the tool call")
     if as_dict(invocation.get("resultDetails")).get("isError") is True:
         return error_line(output, "the tool reported an error")
     terminal = _terminal(invocation)
