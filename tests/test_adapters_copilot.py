@@ -439,6 +439,9 @@ def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
                                      "description": "Iniciar análisis reflexivo", "prompt": "Examina el CSV.",
                                      "result": "344 registros."}}
     inner = _terminal_call("call_vyGd", 0, "ok", subAgentInvocationId="call_Ehct")
+    # the real export's subagent terminal calls (shell integration off): no output, no exit code, only a timestamp
+    inner["toolSpecificData"].pop("terminalCommandOutput")
+    inner["toolSpecificData"]["terminalCommandState"] = {"timestamp": 1788645361000}
     rounds = {"metadata": {"toolCallRounds": [
         {"response": "Voy a iniciar el análisis.", "toolCalls": [
             {"id": "call_Ehct__vscode-1788645360673", "name": "runSubagent",
@@ -448,8 +451,78 @@ def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
     kept = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}], rounds)))
     assert [s.action for s in kept.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
     assert kept.steps[5].observation == "344 registros." and kept.steps[6].arguments == {"command": _COMMAND}
+    assert kept.steps[6].observation is None and kept.steps[6].error is None
     shown = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}])))
     assert [s.action for s in shown.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
     assert shown.steps[5].arguments == {"agentName": "reflexive-analyst", "description": "Iniciar análisis reflexivo",
                                         "prompt": "Examina el CSV."}
     assert shown.steps[5].observation == "344 registros."
+
+
+def _export(tmp_path: Path, *requests: dict) -> Path:
+    """A chat exported ("Chat: Export Chat...") of ``requests``."""
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"responderUsername": "GitHub Copilot", "responderAvatarIconUri": {"id": "copilot"},
+                                "initialLocation": "panel", "requests": list(requests)}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("where", ["resolvedModel", "autoModeResolution", "round"])
+def test_auto_mode_reads_as_the_model_it_chose(tmp_path: Path, where: str) -> None:
+    """A request made in Auto (``modelId: copilot/auto``, VS Code's default picker in 2026, as the real Sept 2026
+    export has it): the model is the one Auto chose, which the request keeps in ``result.metadata.resolvedModel``,
+    the response's ``autoModeResolution`` part and its rounds' ``modelId``; any of them will do."""
+    response = [{"kind": "autoModeResolution", "resolved": {"id": "gpt-5.6-luna", "name": "GPT-5.6 Luna"}}] \
+        if where == "autoModeResolution" else []
+    metadata = {"toolCallRounds": [{"response": "Listo.", "toolCalls": [], "modelId": "gpt-5.6-luna"}]} \
+        if where == "round" else {"resolvedModel": "gpt-5.6-luna"} if where == "resolvedModel" else {}
+    request = dict(_request(response + [{"value": "Listo."}], {"metadata": metadata}), modelId="copilot/auto")
+    run = only(_export(tmp_path, request))
+    assert run.model_id == "gpt-5.6-luna" and run.metadata["model_vendor"] == "copilot"
+    assert run.metadata["auto_model"] is True
+
+
+def _round_call(call_id: str, name: str, arguments: dict) -> dict:
+    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
+
+
+def test_a_round_call_is_matched_to_its_invocation_by_id_not_by_tool(tmp_path: Path) -> None:
+    """Copilot Chat 2026 names a round call ``<toolCallId>__vscode-<n>`` and its invocation ``<toolCallId>``, whose
+    tool may be named otherwise (the real export's round ``file_search``, invocation ``copilot_findFiles``); a call
+    the chat showed no invocation of (``true`` here) does not take the next same-named call's (``false``, exit 1)."""
+    found = {"kind": "toolInvocationSerialized", "toolId": "copilot_findFiles", "toolCallId": "call_38lF",
+             "isComplete": True, "isConfirmed": {"type": 1},
+             "resultDetails": [{"$mid": 1, "external": "file:///w/data.csv", "path": "/w/data.csv"}]}
+    rounds = {"metadata": {"toolCallRounds": [{"response": "", "toolCalls": [
+        _round_call("call_38lF__vscode-1788645360680", "file_search", {"query": "**/*.csv"}),
+        _round_call("call_true__vscode-1788645360681", "run_in_terminal", {"command": "true"}),
+        _round_call("call_vyGd__vscode-1788645360682", "run_in_terminal", {"command": _COMMAND})]}]}}
+    steps = only(_kept_with(tmp_path, _request([found, _terminal_call("call_vyGd", 1, "KeyError: 'r'")],
+                                               rounds))).steps[5:]
+    assert [(s.action, s.observation, s.error) for s in steps] == [
+        ("file_search", "file:///w/data.csv", None), ("run_in_terminal", None, None),
+        ("run_in_terminal", "KeyError: 'r'", "KeyError: 'r' (exit code 1)")]
+
+
+def test_an_edit_made_with_no_call_is_a_step_beside_the_rounds_too(tmp_path: Path) -> None:
+    """A request Copilot kept its rounds of (it does for all its own, edit mode too) whose edit no call made: the
+    edit is a step before the answer; an edit group naming no file and no text is none."""
+    response = [{"kind": "textEditGroup", "uri": {"$mid": 1, "fsPath": "/w/a.py", "path": "/w/a.py"},
+                 "edits": [[{"text": "print(1)", "range": {"startLineNumber": 1}}]]},
+                {"kind": "textEditGroup", "uri": {}, "edits": "nope"}, {"value": "I edited a.py"}]
+    rounds = {"metadata": {"toolCallRounds": [{"response": "I edited a.py", "toolCalls": []}]}}
+    steps = only(_kept_with(tmp_path, _request(response, rounds))).steps[5:]
+    assert [(s.action, s.arguments) for s in steps] == [("edit", {"path": "/w/a.py", "text": "print(1)"}),
+                                                        ("respond", {"content": "I edited a.py"})]
+    shown = only(_kept_with(tmp_path, _request(response))).steps[5:]
+    assert [s.action for s in shown] == ["edit", "respond"]
+
+
+def test_a_request_vscode_sent_itself_is_no_user_prompt(tmp_path: Path) -> None:
+    """VS Code 2026 sends a request itself when a background terminal ends (``isSystemInitiated``, "`npm test`
+    completed"): its steps are the chat's, its text no prompt of the user's."""
+    notice = dict(_request([{"value": "The tests passed."}]), requestId="request_sys", isSystemInitiated=True,
+                  message={"text": "`npm test` completed"})
+    run = only(_kept_with(tmp_path, notice))
+    assert run.metadata["user_prompts"] == ["test", "lol", "lol"] and run.steps[-1].arguments == {
+        "content": "The tests passed."}

@@ -20,18 +20,21 @@ other files (``workspace.json``, ``chatEditingSessions/``, other extensions') ar
 Field mapping:
 
 - run = the chat; task = the first request's ``message.text``; the later requests' texts go to
-  ``metadata.user_prompts``, their steps follow the first's.
+  ``metadata.user_prompts`` (not those VS Code sent itself, ``isSystemInitiated``, such as a background terminal's
+  "`npm test` completed"), their steps follow the first's.
 - steps: where a request's ``result.metadata.toolCallRounds`` are kept (agent mode), each call of each round is a
   step (action = its ``name``, arguments = its JSON ``arguments``, thought = the round's reasoning ``thinking.text``
   and ``response`` text, observation = ``toolCallResults[id]``'s text: an MCP tool's ``{value}`` parts, a built-in
   tool's element tree as prompt-tsx rendered it, ``{node}``) and a round's text with no call after it a ``respond``
   step; the calls a subagent made (the response's invocations with its ``subAgentInvocationId``, in no round)
-  follow the ``runSubagent`` call. Without them, the
+  follow the ``runSubagent`` call; an edit made with no call (a ``textEditGroup`` in a response with no call) is
+  an ``edit`` step before the last answer. Without them, the
   ``response`` parts in order: a ``toolInvocationSerialized`` is a step (arguments = ``toolSpecificData.rawInput``,
   a terminal call's command, a subagent's prompt, else ``resultDetails.input``, else the invocation message;
   observation a terminal call's output, a subagent's answer), markdown and ``thinking`` before it its thought, text
   after the last call a ``respond`` step, an edit made with no call (``textEditGroup``) an ``edit`` step. A call's
-  error: its invocation (the one with the round call's id, else the first not yet taken with its ``toolId``) says
+  error: its invocation (the one whose ``toolCallId`` is the round call's id without ``__vscode-<n>``, else the
+  first not yet taken with its ``toolId`` whose id is no round call's) says
   ``resultDetails.isError`` (the decisive line of its output), a terminal command's non-zero exit code, or the user
   denied it (not run).
 - outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
@@ -43,10 +46,12 @@ Field mapping:
   Copilot extension's ``result.metadata.sessionId``: ``metadata.copilot_session_id``); the ids are the fallbacks.
   An export made while the last request ran has its steps from where that request's begin marked
   (``metadata.running_from_step``), so that one ingest of it and a later export keeps the later only.
-  model_id = the first ``modelId`` a request names, without the vendor before ``/`` (``metadata.model_vendor``).
+  model_id = the first ``modelId`` a request names, without the vendor before ``/`` (``metadata.model_vendor``);
+  for Auto (``copilot/auto``) the model it chose (``result.metadata.resolvedModel``, the ``autoModeResolution``
+  part, the rounds' ``modelId``; ``metadata.auto_model``).
   created_at = ``creationDate``, else the first request's ``timestamp``. tool_versions = ``{"copilot-chat":
   agent.extensionVersion}``. metadata: ``requester``, ``title`` (``customTitle``), ``agent_mode``, ``canceled``
-  requests, ``models`` (more than one), ``last_request_error``.
+  requests, ``models`` (more than one), ``auto_model``, ``last_request_error``.
 """
 
 from __future__ import annotations
@@ -159,14 +164,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     requests = [as_dict(r) for r in record["requests"]]
     if not requests:
         raise RecordError("the chat holds no requests (a chat opened and never used)")
-    task = (as_str(as_dict(requests[0].get("message")).get("text")) or "").strip()
+    prompts = [r for r in requests if r.get("isSystemInitiated") is not True] or requests
+    task = (as_str(as_dict(prompts[0].get("message")).get("text")) or "").strip()
     if not task:
-        raise RecordError("requests[0]: no message.text (the user's words that open the chat)")
+        raise RecordError(f"requests[{requests.index(prompts[0])}]: no message.text (the user's words that open "
+                          "the chat)")
     per_request = [_request_steps(r) for r in requests]
     first, last = requests[0], requests[-1]
     failed = None if _canceled(last) else as_str(_error_details(last).get("message"))
     failure = error_line(failed, failed) if failed else None
-    models_used = [m for r in requests if (m := as_str(r.get("modelId")))]
+    models_used = [m for r in requests if (m := _model(r))]
     vendor, _, model = (models_used[0] if models_used else "").rpartition("/")  # the first request may name none
     models = sorted(set(models_used))
     version = as_str(as_dict(first.get("agent")).get("extensionVersion"))
@@ -184,7 +191,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "agent_mode": next((a for r in requests if (a := as_str(as_dict(r.get("agent")).get("name")))), None),
         "model_vendor": vendor or None,
         "models": models if len(models) > 1 else None,
-        "user_prompts": prompt_list([t for r in requests[1:]
+        "auto_model": any(_picked(r).endswith("auto") for r in requests) or None,
+        "user_prompts": prompt_list([t for r in prompts[1:]
                                      if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
         "canceled_requests": sum(_canceled(r) for r in requests) or None,
         "last_request_error": failure,
@@ -208,14 +216,15 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     if rounds:
         results = as_dict(metadata.get("toolCallResults"))
         own = [i for i in invocations if not i.get("subAgentInvocationId")]  # a subagent's are not the rounds'
+        calls_of = [[as_dict(c) for c in as_list(r.get("toolCalls"))] for r in rounds]
+        ids = {_own_id(c.get("id")) for calls in calls_of for c in calls} - {""}
         steps = []
-        for round_ in rounds:
+        for round_, calls in zip(rounds, calls_of):
             reasoning = _text(as_dict(round_.get("thinking")).get("text"))
             said = join_thought([reasoning or "", as_str(round_.get("response")) or ""])
-            calls = [as_dict(c) for c in as_list(round_.get("toolCalls"))]
             for call in calls:
                 name, call_id = as_str(call.get("name")) or "tool", as_str(call.get("id")) or ""
-                taken = _invocation_of(own, name, call_id)
+                taken = _invocation_of(own, name, call_id, ids)
                 output = _text(as_dict(results.get(call_id)).get("content"))
                 steps.append(_step(name, json_arguments(call.get("arguments"), key="arguments"), said,
                                    output if output is not None else _output(taken), taken, at))
@@ -225,6 +234,10 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
                               if i.get("subAgentInvocationId") == run_by]
             if not calls and (answer := (as_str(round_.get("response")) or "").strip()):
                 steps.append(_answer([reasoning or ""], answer, at))
+        if not invocations:  # the edits no call made, before the answer that ends the request
+            answer = steps[-1:] if steps and steps[-1]["action"] == "respond" else []
+            steps[len(steps) - len(answer):] = [
+                e for p in response if p.get("kind") == "textEditGroup" and (e := _edit_step(p, None, at))] + answer
         return steps
     steps, thought, text = [], [], []
     for part in response:
@@ -232,8 +245,8 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
         if kind == _INVOCATION:
             steps.append(_invocation_step(part, thought + text, at))
             thought, text = [], []
-        elif kind == "textEditGroup" and not invocations:  # an edit the chat made with no call: no step else shows it
-            steps.append(_step("edit", _edit_arguments(part), join_thought(thought + text), None, None, at))
+        elif kind == "textEditGroup" and not invocations and (edit := _edit_step(part, thought + text, at)):
+            steps.append(edit)  # an edit the chat made with no call: no step else shows it
             thought, text = [], []
         elif kind == "thinking":
             thought.append(_text(part.get("value")) or "")
@@ -264,13 +277,46 @@ def _canceled(request: dict[str, Any]) -> bool:
     return request.get("isCanceled") is True or _error_details(request).get("code") == "canceled"
 
 
-def _invocation_of(invocations: list[dict[str, Any]], name: str, call_id: str) -> dict[str, Any] | None:
-    """The invocation the chat showed of a round's call, taken from ``invocations``: the one with the call's id
-    (Copilot Chat since 2026 gives the invocation the model's call id, the round ``<id>__vscode-<n>``), else the
-    first not yet taken with its tool (earlier ones differ in id; an MCP tool's name is its ``toolId``)."""
-    own_id = call_id.partition("__vscode-")[0]
+def _picked(request: dict[str, Any]) -> str:
+    """The model the user picked for a request (``modelId``, ``<vendor>/<model>``), else ""."""
+    return as_str(request.get("modelId")) or ""
+
+
+def _model(request: dict[str, Any]) -> str | None:
+    """The model a request ran with: the one picked, unless that was Auto (``copilot/auto``, VS Code's default
+    picker of 2026), whose choice the request keeps as ``result.metadata.resolvedModel``, the response's
+    ``autoModeResolution`` part (``resolved.id``; earlier ``resolvedModel``) or its rounds' ``modelId``; with the
+    picked vendor."""
+    picked = _picked(request)
+    vendor, _, name = picked.rpartition("/")
+    if name != "auto":
+        return picked or None
+    metadata = as_dict(as_dict(request.get("result")).get("metadata"))
+    parts = [as_dict(p) for p in as_list(request.get("response")) if as_dict(p).get("kind") == "autoModeResolution"]
+    chosen = next((m for m in [as_str(metadata.get("resolvedModel"))]
+                   + [as_str(as_dict(p.get("resolved")).get("id")) or as_str(p.get("resolvedModel")) for p in parts]
+                   + [as_str(as_dict(r).get("modelId")) for r in as_list(metadata.get("toolCallRounds"))] if m), None)
+    if chosen is None:
+        return picked
+    return chosen if "/" in chosen or not vendor else f"{vendor}/{chosen}"
+
+
+def _own_id(call_id: Any) -> str:
+    """A round call's id as its invocation has it: the round's is ``<toolCallId>__vscode-<n>`` (Copilot Chat since
+    2026), earlier the same."""
+    return (as_str(call_id) or "").partition("__vscode-")[0]
+
+
+def _invocation_of(invocations: list[dict[str, Any]], name: str, call_id: str,
+                   round_ids: set[str]) -> dict[str, Any] | None:
+    """The invocation the chat showed of a round's call, taken from ``invocations``: the one whose ``toolCallId`` is
+    the call's id without its ``__vscode-<n>``, which need not name the same tool (the round's ``file_search`` is the
+    invocation's ``copilot_findFiles``); else the first not yet taken with its tool (an MCP tool's name is its
+    ``toolId``) among those whose id is no round call's (earlier chats' ids differ), so that a call the chat never
+    showed does not take a later call's."""
+    own_id = _own_id(call_id)
     taken = next((i for i in invocations if own_id and i.get("toolCallId") == own_id), None) or next(
-        (i for i in invocations if i.get("toolId") == name), None)
+        (i for i in invocations if i.get("toolId") == name and i.get("toolCallId") not in round_ids), None)
     if taken is not None:
         invocations.remove(taken)
     return taken
@@ -325,13 +371,17 @@ def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
             "started_at": at}
 
 
-def _edit_arguments(group: dict[str, Any]) -> dict[str, Any]:
-    """What an edit the chat made (``textEditGroup``: the file's ``uri``, ``edits`` as lists of ``{text, range}``)
-    wrote: the file and the texts it put in. A call's edit shows as the call, its group the edit it made."""
-    uri = as_dict(group.get("uri"))
+def _edit_step(group: dict[str, Any], said: list[str] | None, at: Any) -> dict[str, Any] | None:
+    """An edit the chat made with no call (``textEditGroup``: the file's ``uri``, ``edits`` as lists of ``{text,
+    range}``) as an ``edit`` step: the file and the texts it put in; None if it names neither. An edit a call made
+    is that call's step, so only the edits of a response with no call are read."""
+    uri = group.get("uri")
+    path = as_str(uri) or as_str(as_dict(uri).get("fsPath")) or as_str(as_dict(uri).get("path"))
     texts = [t for edits in as_list(group.get("edits")) for edit in as_list(edits)
              if (t := as_str(as_dict(edit).get("text")))]
-    return {"path": as_str(uri.get("fsPath")) or as_str(uri.get("path")), "text": "\n".join(texts)}
+    if not path and not texts:
+        return None
+    return _step("edit", {"path": path, "text": "\n".join(texts)}, join_thought(said or []), None, None, at)
 
 
 def _invocation_arguments(invocation: dict[str, Any]) -> Any:
