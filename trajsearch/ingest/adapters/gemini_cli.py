@@ -133,9 +133,19 @@ WHOLE_FILE = True
 SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0-9a-f]{16,}"')
 
 #: Not the user's words: a command, the CLI's own context (``<session_context>``; before it had the tag, and in Qwen
-#: Code 0.1.4's saved history, its opening line alone), a hook's, a compression's summary.
+#: Code 0.1.4's saved history, its opening line alone), a hook's, a compression's summary, and what 0.44+ records
+#: of the text it adds to the history by itself (``GeminiChat.addHistory``): the IDE's editor context before a
+#: prompt, in full or as changes (``getIdeContextParts``, ``core/client.ts``), the workspace after ``/directory add``
+#: (``getDirectoryContextString``), leaving plan mode by hand (``getPlanModeExitMessage``).
 _IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>|This is the (?:Gemini CLI|"
-                             r"Qwen Code)\. We are setting up the context for our chat\.)")
+                             r"Qwen Code)\. We are setting up the context for our chat\.|Here is (?:the user's editor "
+                             r"context as a JSON object|a summary of changes in the user's editor context, in JSON "
+                             r"format)\. This is for your information only\.|- \*\*Workspace Directories:\*\*\n|"
+                             r"User has manually exited Plan Mode\. Switching to )")
+#: How 0.44+ records a command the user ran in shell mode (``!ls``; ``addShellCommandToGeminiHistory``,
+#: ``useExecutionLifecycle.ts``): the command in a ``sh`` fence, its backslashes and backticks escaped, then its output.
+_SHELL_MODE = re.compile(r"\AI ran the following shell command:\n```sh\n(.*?)\n```\n\nThis produced the following "
+                         r"result:", re.S)
 #: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
 #: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
 _CONTINUE = re.compile(r"^(System: )?Please continue\.$")
@@ -690,6 +700,9 @@ class Recording(SessionSteps):
         if _IGNORED_PROMPT.match(text):
             if text.startswith("/"):
                 self.commands.append(text)
+            return
+        if shell := _SHELL_MODE.match(text):  # the user's own command, not a request: as typed, a fallback task
+            self.commands.append("!" + re.sub(r"\\([\\`])", r"\1", shell.group(1)))
             return
         self.prompts.append(text)
 

@@ -1,0 +1,33 @@
+"""Gemini CLI 0.61 recordings (round 32's audit): since 0.44 the text the CLI adds to the history by itself -- the
+IDE's editor context, a shell-mode command's report -- is recorded as a ``user`` message. The fixtures
+(``gemini-cli/.aud32/``) are written by the released CLI, whole; their origin is in its ``README.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+
+REAL = Path(__file__).parent / "fixtures" / "gemini-cli" / ".aud32"
+
+
+def _run(name: str) -> Trajectory:
+    (parsed,) = list(read_dump(REAL / name, tenant="acme"))
+    assert parsed.trajectory is not None, parsed.error
+    return parsed.trajectory
+
+
+def test_the_editor_context_before_a_prompt_is_not_the_task() -> None:
+    """Bug: in VS Code the CLI records "Here is the user's editor context as a JSON object. ..." before each prompt;
+    it was the task, the prompt typed after it a later one, and the `!ls` run after that a prompt too."""
+    run = _run("session-2026-12-07T10-49-c718ec95.jsonl")
+    assert run.task == "fix add in app.py"
+    assert run.metadata.get("user_prompts") is None
+    assert [s.action for s in run.steps] == ["read_file", "respond"]
+
+
+def test_a_shell_mode_command_alone_is_read_as_the_command_typed() -> None:
+    """Bug: a session of one `!ls` had the CLI's report of it ("I ran the following shell command: ...") for its
+    task; it is the command the user typed, as a session of a slash command alone is read."""
+    assert _run("session-2026-12-07T10-50-0f1a87c7.jsonl").task == "!ls"
