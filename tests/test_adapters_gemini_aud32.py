@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
 
@@ -31,3 +33,16 @@ def test_a_shell_mode_command_alone_is_read_as_the_command_typed() -> None:
     """Bug: a session of one `!ls` had the CLI's report of it ("I ran the following shell command: ...") for its
     task; it is the command the user typed, as a session of a slash command alone is read."""
     assert _run("session-2026-12-07T10-50-0f1a87c7.jsonl").task == "!ls"
+
+
+def test_the_recording_a_resume_leaves_with_the_context_alone_is_passed_over() -> None:
+    """Bug: `gemini -r latest -p ...` starts a recording of its own (its header and the CLI's `<session_context>`,
+    the session's id) before it goes on writing the session's file, and leaves it so; a walk of the chats folder
+    rejected it ("no user prompt in this Gemini CLI recording") beside the session's run."""
+    from trajsearch.ingest.detect import SideFile, detect_format
+
+    folder = REAL / "resumed"
+    with pytest.raises(SideFile, match="no run in this file: a Gemini CLI recording of the CLI's context alone"):
+        detect_format(folder / "session-2026-12-07T10-57-ea2dcbb6.jsonl")
+    (parsed,) = list(read_dump(folder, tenant="acme"))  # walked: the session's run, nothing rejected
+    assert parsed.error is None and parsed.trajectory.metadata["user_prompts"] == ["and now say hi"]

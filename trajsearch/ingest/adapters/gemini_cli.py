@@ -340,6 +340,30 @@ def matches(record: Any) -> bool:
         headless.is_stream(record) or _saved_chat(record) is not None
 
 
+def side_document(document: Any) -> str | None:
+    """The adapter hook for a whole small file (see ``detect``): a recording of the CLI's context alone. Each
+    ``--resume`` starts a recording of its own (its header and the ``<session_context>``) before it goes on writing
+    the session's file, and leaves that one so, under the same session id (0.61; the CLI's session list skips such
+    files, ``hasUserOrAssistantMessage``): no run, passed over as other CLIs' files of no conversation are."""
+    first = document[0] if isinstance(document, list) and document else document
+    if not recording(first):
+        return None
+    try:
+        _, messages = _replay(document)
+    except RecordError:
+        return None
+    if any(m.get("type") not in ("user", "info", "warning") for m in messages):
+        return None
+    rec = Recording()
+    for message in messages:
+        if message.get("type") == "user":
+            rec.user(message)
+    if rec.prompts or rec.commands or rec.steps:
+        return None
+    return ("a Gemini CLI recording of the CLI's context alone, no conversation (what each --resume starts before it "
+            "goes on in the session's own file), not a run")
+
+
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The file's one run; of stream-json output, one per ``gemini -p`` appended to it (see ``_gemini_stream``)."""
     if isinstance(document, list) and document and headless.is_stream(document[0]):
