@@ -352,8 +352,8 @@ def side_document(document: Any) -> str | None:
         _, messages = _replay(document)
     except RecordError:
         return None
-    if any(m.get("type") not in ("user", "info", "warning") for m in messages):
-        return None
+    if not messages or any(m.get("type") not in ("user", "info", "warning") for m in messages):
+        return None  # (one of no message at all is told as such: an unusable file, see ``read_recording``)
     rec = Recording()
     for message in messages:
         if message.get("type") == "user":
