@@ -11,7 +11,8 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 Passed over (``side_file``): the prompt log (``logs.json``) and the restore
 checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
 ``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
-far taken before each file-changing call). Refused saying where its run is
+far taken before each file-changing call), and (``side_document``) the recording each ``--resume`` starts and
+leaves with the CLI's ``<session_context>`` alone. Refused saying where its run is
 (``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics, or
 the error it ended on; no prompt, no steps; no session id before 0.21).
 
@@ -40,7 +41,9 @@ Mapping
 - task: the first ``user`` message whose text (its ``displayContent`` -- what
   the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
-  injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
+  injection or a ``<state_snapshot>`` (the CLI's summary of compressed history), nor what 0.44+ records of the
+  text the CLI adds by itself (an IDE's "Here is the user's editor context ...", the workspace after ``/directory
+  add``, leaving plan mode; a shell-mode command's report is that command as typed, ``!ls``, a command),
   not a tool response, not the CLI's own "Please continue." nor its loop feedback ("System: Potential loop
   detected. ...", ``GeminiClient._recoverFromLoop``: its details go to ``metadata.loops_detected``); the editor's
   context Gemini Code Assist appends ("Current File Path:", "User Selected
