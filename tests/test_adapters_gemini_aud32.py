@@ -46,3 +46,11 @@ def test_the_recording_a_resume_leaves_with_the_context_alone_is_passed_over() -
         detect_format(folder / "session-2026-12-07T10-57-ea2dcbb6.jsonl")
     (parsed,) = list(read_dump(folder, tenant="acme"))  # walked: the session's run, nothing rejected
     assert parsed.error is None and parsed.trajectory.metadata["user_prompts"] == ["and now say hi"]
+
+
+def test_a_recording_cut_short_after_the_context_keeps_its_malformed_line_error() -> None:
+    """Bug: the leftover recording's header and context, then the user's first prompt cut short (a copy taken while
+    the CLI wrote it): the hook, asked of what was left, passed the file over as one of nothing asked, and the
+    malformed line was never told. It is the rejection it was: the line cut short, and no prompt."""
+    errors = [str(parsed) for parsed in read_dump(REAL / "truncated", tenant="acme")]
+    assert any("line 3: error: malformed JSON: cut short" in e for e in errors), errors

@@ -566,12 +566,13 @@ class SideFile(ValueError):
 def _side_document(fmt: str, path: Path, head: str) -> str | None:
     """What a whole-file document is when its adapter's ``side_document`` says it holds no run (a session file
     of summaries only); asked only of a file whose whole text is in the ``head`` peeked (of a .gz: the text it
-    holds, not its size on disk), so detection never reads a big file twice."""
+    holds, not its size on disk), so detection never reads a big file twice. Not asked of a file with a malformed
+    record: what is left of it is no file of no run, and its reading reports the record (a line cut short)."""
     hook = getattr(ADAPTERS[fmt], "side_document", None)
     if hook is None or peek_full(head):
         return None
-    document, _ = whole_document(path)
-    return hook(document) if document is not None else None
+    document, errors = whole_document(path)
+    return hook(document) if document is not None and not errors else None
 
 
 def forced_format(path: Path, fmt: str) -> str:
