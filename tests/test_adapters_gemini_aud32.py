@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Trajectory
 
 REAL = Path(__file__).parent / "fixtures" / "gemini-cli" / ".aud32"
@@ -29,20 +30,22 @@ def test_the_editor_context_before_a_prompt_is_not_the_task() -> None:
     assert [s.action for s in run.steps] == ["read_file", "respond"]
 
 
-def test_a_shell_mode_command_alone_is_read_as_the_command_typed() -> None:
+def test_a_session_of_shell_mode_commands_alone_is_passed_over_as_no_run() -> None:
     """Bug: a session of one `!ls` had the CLI's report of it ("I ran the following shell command: ...") for its
-    task; it is the command the user typed, as a session of a slash command alone is read."""
-    assert _run("session-2026-12-07T10-50-0f1a87c7.jsonl").task == "!ls"
+    task, then (round 32's first fix) the command: a run of no step, though no prompt was sent and the model never
+    replied. It holds no run, as Claude Code's session of slash commands only, and says which commands it holds."""
+    with pytest.raises(SideFile, match=r"shell-mode commands only \(!ls: no prompt sent, no model reply\)"):
+        detect_format(REAL / "session-2026-12-07T10-50-0f1a87c7.jsonl")
 
 
 def test_the_recording_a_resume_leaves_with_the_context_alone_is_passed_over() -> None:
     """Bug: `gemini -r latest -p ...` starts a recording of its own (its header and the CLI's `<session_context>`,
     the session's id) before it goes on writing the session's file, and leaves it so; a walk of the chats folder
-    rejected it ("no user prompt in this Gemini CLI recording") beside the session's run."""
-    from trajsearch.ingest.detect import SideFile, detect_format
-
+    rejected it ("no user prompt in this Gemini CLI recording") beside the session's run. Any session started and
+    left with nothing asked leaves the same file."""
     folder = REAL / "resumed"
-    with pytest.raises(SideFile, match="no run in this file: a Gemini CLI recording of the CLI's context alone"):
+    with pytest.raises(SideFile, match=r"no run in this file: a Gemini CLI recording with nothing asked \(the CLI's "
+                                       r"context alone: a session started or resumed and left\)"):
         detect_format(folder / "session-2026-12-07T10-57-ea2dcbb6.jsonl")
     (parsed,) = list(read_dump(folder, tenant="acme"))  # walked: the session's run, nothing rejected
     assert parsed.error is None and parsed.trajectory.metadata["user_prompts"] == ["and now say hi"]

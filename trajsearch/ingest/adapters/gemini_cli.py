@@ -11,8 +11,9 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 Passed over (``side_file``): the prompt log (``logs.json``) and the restore
 checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
 ``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
-far taken before each file-changing call), and (``side_document``) the recording each ``--resume`` starts and
-leaves with the CLI's ``<session_context>`` alone. Refused saying where its run is
+far taken before each file-changing call), and (``side_document``) a recording with nothing asked: the CLI's
+``<session_context>`` alone (any session started or resumed and left: each ``--resume`` leaves one), or with
+shell-mode commands only (``!ls``: no prompt sent, no model reply). Refused saying where its run is
 (``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics, or
 the error it ended on; no prompt, no steps; no session id before 0.21).
 
@@ -43,7 +44,8 @@ Mapping
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
   injection or a ``<state_snapshot>`` (the CLI's summary of compressed history), nor what 0.44+ records of the
   text the CLI adds by itself (an IDE's "Here is the user's editor context ...", the workspace after ``/directory
-  add``, leaving plan mode; a shell-mode command's report is that command as typed, ``!ls``, a command),
+  add``, leaving plan mode; a shell-mode command's report, ``!ls``: the user's command, but no request, as Claude
+  Code's ``<bash-input>`` and Codex's ``<user_shell_command>`` are not),
   not a tool response, not the CLI's own "Please continue." nor its loop feedback ("System: Potential loop
   detected. ...", ``GeminiClient._recoverFromLoop``: its details go to ``metadata.loops_detected``); the editor's
   context Gemini Code Assist appends ("Current File Path:", "User Selected
@@ -344,10 +346,13 @@ def matches(record: Any) -> bool:
 
 
 def side_document(document: Any) -> str | None:
-    """The adapter hook for a whole small file (see ``detect``): a recording of the CLI's context alone. Each
-    ``--resume`` starts a recording of its own (its header and the ``<session_context>``) before it goes on writing
-    the session's file, and leaves that one so, under the same session id (0.61; the CLI's session list skips such
-    files, ``hasUserOrAssistantMessage``): no run, passed over as other CLIs' files of no conversation are."""
+    """The adapter hook for a whole small file (see ``detect``): a recording with nothing asked. A session appends
+    its header as it starts (``ChatRecordingService.initialize``) and the ``<session_context>`` with it, so any
+    ``gemini`` started and left, and each ``--resume`` (which starts a recording of its own, under the same session
+    id, before it goes on writing the session's file), leaves one; so does a session of shell-mode commands alone
+    (``!ls``: the model never called). The CLI's session list skips the first (0.61 ``hasResumableContent``,
+    ``isResumableMessageRecord``, ``isIgnoredUserContent``): no run, passed over as other CLIs' files of no
+    conversation are, as Claude Code's of slash commands only are."""
     first = document[0] if isinstance(document, list) and document else document
     if not recording(first):
         return None
@@ -363,8 +368,15 @@ def side_document(document: Any) -> str | None:
             rec.user(message)
     if rec.prompts or rec.commands or rec.steps:
         return None
-    return ("a Gemini CLI recording of the CLI's context alone, no conversation (what each --resume starts before it "
-            "goes on in the session's own file), not a run")
+    if rec.shell:
+        return f"a Gemini CLI recording of shell-mode commands only ({_shell_list(rec)}), not a run"
+    return ("a Gemini CLI recording with nothing asked (the CLI's context alone: a session started or resumed and "
+            "left), not a run")
+
+
+def _shell_list(rec: Recording) -> str:
+    """The shell-mode commands of a recording of no prompt, as its reason says so."""
+    return f"{', '.join(dict.fromkeys(rec.shell))}: no prompt sent, no model reply"
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -649,6 +661,7 @@ class Recording(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
         self.commands: list[str] = []
+        self.shell: list[str] = []  # shell-mode commands as typed (``!ls``): the user's, but no request to the model
         self.models: list[str] = []
         self.tokens = 0
         self.unnamed: list[dict[str, Any]] = []  # the steps of calls recorded with no id, in order
@@ -728,8 +741,8 @@ class Recording(SessionSteps):
             if text.startswith("/"):
                 self.commands.append(text)
             return
-        if shell := _SHELL_MODE.match(text):  # the user's own command, not a request: as typed, a fallback task
-            self.commands.append("!" + re.sub(r"\\([\\`])", r"\1", shell.group(1)))
+        if shell := _SHELL_MODE.match(text):  # the user's own command, not a request: kept to say so
+            self.shell.append("!" + re.sub(r"\\([\\`])", r"\1", shell.group(1)))
             return
         self.prompts.append(text)
 
@@ -832,7 +845,7 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
     rec.flush()
     task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
     if not task:
-        raise RecordError(f"no user prompt in this {label} recording")
+        raise RecordError(f"no user prompt in this {label} recording" + (f" ({_shell_list(rec)})" if rec.shell else ""))
     session_id = meta.get("sessionId")
     if meta.get("checkpoint"):
         stem = file_stem(ctx.source, (".json",))
