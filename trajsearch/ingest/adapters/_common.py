@@ -1353,7 +1353,8 @@ def _unwrapped(lines: list[str], at: int, emptied: Collection[int] = ()) -> str:
     if said := _pytest_reported(lines, at) or _pytest_exception_joined(lines, at):
         return said
     if at + 1 < len(lines) and line.endswith((":", "：")) \
-            and (_TOOL_ERROR.match(line) or (_ERROR_LABEL.search(line) or _EXC_LINE.match(line)) and at not in emptied) \
+            and (_TOOL_ERROR.match(line)
+                 or (_ERROR_LABEL.search(line) or _EXC_LINE.match(line)) and at not in emptied) \
             and not _NO_MESSAGE.match(lines[at + 1]):
         return f"{line} {lines[at + 1]}"
     if _SQLFLUFF_VIOLATION.match(line):  # sqlfluff's violation, its description wrapped
