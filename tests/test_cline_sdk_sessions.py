@@ -211,11 +211,14 @@ def test_submit_and_exit_is_the_runs_closing_answer_and_ask_question_a_turn_the_
 def test_a_manifest_that_cannot_be_read_leaves_the_run_saying_its_status_was_not_read(tmp_path: Path) -> None:
     """Review RT1, 6: a manifest nested deeper than JSON is read to lost the whole session (``cannot convert cline
     record: RecursionError``), and one cut short (Cline rewrites it at shutdown) said nothing, where a database that
-    cannot be read says ``session_status_unread``. Both keep the run and say why its status was not read."""
+    cannot be read says ``session_status_unread``. Both keep the run and say why its status was not read, in the
+    words a bad line of a dump gets (review RT2, 2: "not a JSON object" read as if Cline had written an array)."""
     session = shutil.copytree(FIXED, tmp_path / FIXED.name)
     manifest = session / f"{FIXED.name}.json"
-    for text in ("[" * 100_000 + "]" * 100_000, manifest.read_text()[:40]):
+    for text, why in (("[" * 100_000 + "]" * 100_000, "nested"), (manifest.read_text()[:40], "cut short"),
+                      ('["completed"]', "not a JSON object")):
         manifest.write_text(text)
         run = only(session)
-        assert run.metadata["session_status_unread"] == f"{manifest}: not a JSON object"
+        assert run.metadata["session_status_unread"].startswith(f"{manifest}: ")
+        assert why in run.metadata["session_status_unread"]
         assert "session_status" not in run.metadata

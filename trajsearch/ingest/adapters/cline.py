@@ -120,6 +120,7 @@ from typing import Any
 from trajsearch.actions import RESPOND, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from ..sources import parse
 from ._agent_cli import (
     API_ERROR_CAUSE,
     SessionSteps,
@@ -135,7 +136,7 @@ from ._agent_cli import (
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_dict, json_kind, short
+from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_kind, short
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -420,11 +421,11 @@ def _session_status(folder: Path, stem: str) -> dict[str, Any]:
     unread = None
     if (manifest := folder / f"{stem}.json").is_file():
         try:
-            said = json_dict(manifest.read_text(encoding="utf-8"))
+            said, why = parse(manifest.read_text(encoding="utf-8"), "file")
         except (OSError, ValueError) as e:  # (a ValueError: not UTF-8)
             return {"session_status_unread": f"{manifest}: {e}"}
-        if said is None:
-            return {"session_status_unread": f"{manifest}: not a JSON object"}
+        if not isinstance(said, dict):
+            return {"session_status_unread": f"{manifest}: {why or 'not a JSON object'}"}
         status, code, where = as_str(said.get("status")), as_int(said.get("exit_code")), "manifest"
     else:
         rows, unread = _db_statuses(folder.parent.parent / _SESSIONS_DB)
