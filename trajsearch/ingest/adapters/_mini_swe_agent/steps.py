@@ -45,15 +45,28 @@ def _rejected(extra: dict[str, Any]) -> str | None:
     raw ``extra.response`` a tool-calling model gave (2.x keeps no assistant message then): its text and calls."""
     if isinstance(extra.get("model_response"), str):
         return _THOUGHT_LABEL.sub("", extra["model_response"]).strip() or None
-    choices = extra.get("response", {}).get("choices") if isinstance(extra.get("response"), dict) else None
+    text, calls = _model_output(extra.get("response"))
+    tried = [f"tried {c.get('name')} {c.get('arguments') or ''}".strip() for c in calls]
+    return "\n".join(t for t in (text.strip(), *tried) if t) or None
+
+
+def _model_output(response: Any) -> tuple[str, list[dict[str, Any]]]:
+    """The text and the raw calls (``name``, ``arguments`` as the model wrote them) of the API response a rejected
+    turn kept: a chat completion's first choice, or a Responses API response's ``output`` items (2.x's
+    ``litellm_response`` models: ``message`` text parts, flat ``function_call`` items)."""
+    if not isinstance(response, dict):
+        return "", []
+    choices = response.get("choices")
     message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
         else None
-    if not isinstance(message, dict):
-        return None
-    calls = [c.get("function") for c in as_list(message.get("tool_calls")) if isinstance(c, dict)]
-    tried = [f"tried {c.get('name')} {c.get('arguments') or ''}".strip() for c in calls if isinstance(c, dict)]
-    text = message.get("content") if isinstance(message.get("content"), str) else ""
-    return "\n".join(t for t in (text.strip(), *tried) if t) or None
+    if isinstance(message, dict):
+        calls = [c.get("function") for c in as_list(message.get("tool_calls")) if isinstance(c, dict)]
+        text = message.get("content")
+        return (text if isinstance(text, str) else ""), [c for c in calls if isinstance(c, dict)]
+    if response.get("object") == "response":
+        items = [i for i in as_list(response.get("output")) if isinstance(i, dict)]
+        return normalise(response)["text"], [i for i in items if i.get("type") == "function_call"]
+    return "", []
 
 
 def _replies_in_system(messages: list[Any]) -> bool:
