@@ -63,8 +63,10 @@ Mapping
     output) the observation.
   * A user message that answers no action (a format-error nudge) becomes its
     own step with no action (the rejected model output, kept in
-    ``extra.model_response``, is its thought); an empty one (1.x's
-    terminating message) is dropped.
+    ``extra.model_response``, else 2.x's raw ``extra.response``, a chat
+    completion or a whole Responses API response: its text and the calls
+    it tried, is its thought); an empty one (1.x's terminating message) is
+    dropped.
   * The final ``exit`` message (the submission, or the crash) is the last
     pending step's observation. A run saved with neither an exit message nor
     an exit status (a derived agent's) keeps ``info.submission`` as the
