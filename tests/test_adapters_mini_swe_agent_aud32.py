@@ -22,3 +22,15 @@ def test_a_responses_api_turn_the_agent_rejected_keeps_what_the_model_wrote() ->
     (step,) = run.steps
     assert step.action is None and step.thought == "Just thinking out loud."
     assert step.error == "No tool calls found in the response. Every response MUST include at least one tool call."
+
+
+def test_each_mini_session_saved_to_the_cli_default_file_is_a_run_of_its_own() -> None:
+    """Bug (AUDMS32): 2.x's ``mini`` saves every session to ``~/.config/mini-swe-agent/last_mini_run.traj.json``
+    (no instance id), each overwriting the last; named by that path alone, every session had one id, so ingesting
+    the folder after each session replaced the run stored before with the next session. Two real sessions (two
+    homes here) are two runs; each names its former, path-only id so that a store written before replaces it there."""
+    a, b = (only(AUD32 / f"home-{s}/.config/mini-swe-agent/last_mini_run.traj.json") for s in "ab")
+    assert (a.task, b.task) == ("Session a: say hello.", "Session b: say hello.")
+    assert a.trajectory_id != b.trajectory_id
+    assert a.trajectory_id.startswith("config.mini-swe-agent.last_mini_run.")
+    assert a.metadata["former_ids"][0] == b.metadata["former_ids"][0] == "config.mini-swe-agent.last_mini_run"

@@ -42,7 +42,12 @@ Mapping
   run (the same content), never another attempt whose folder bore that
   name. A file without ``instance_id`` is named by its path
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
-  ``agent/mini-swe-agent.trajectory.json`` under the same name.
+  ``agent/mini-swe-agent.trajectory.json`` under the same name. The file
+  2.x's ``mini`` (``last_mini_run.traj.json``) or ``mini-extra
+  swebench-single`` (``last_swebench_single_run.traj.json``) saves every
+  session to by default adds the attempt, so that the next session, which
+  overwrites it, is a run beside the last, not its replacement (the path
+  alone, its id before round 32, is its former id).
 - steps: one per action.
   * Tool calls (2.x default): each ``tool_calls`` entry (or Responses API
     ``function_call``) is a step: action = function name, arguments = parsed
@@ -178,6 +183,9 @@ SIGNATURE = re.compile(
 )
 #: File names that imply this format when the content says nothing.
 SUFFIXES = (".traj.json",)
+#: Where 2.x's CLIs save a session by default (``mini``'s and ``mini-extra swebench-single``'s ``DEFAULT_OUTPUT_FILE``
+#: in the global config folder, ``~/.config/mini-swe-agent/``), with no instance id: every session overwrites it.
+CLI_SESSION_FILES = frozenset({"last_mini_run", "last_swebench_single_run"})
 
 SUCCESS_STATUSES = {"Submitted"}
 #: Stops caused by the agent's own behaviour (budget, hung command, bad format).
@@ -504,6 +512,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     else:  # no id of its own: its place on disk tells it apart from other trials
         named = named_path(ctx.source)
         trajectory_id = ".".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
+        if stem in CLI_SESSION_FILES and (token := attempt_token(messages)):  # each session overwrites the last
+            former = [safe_id(trajectory_id)]  # its id before round 32: replaced where it holds this session
+            trajectory_id = f"{trajectory_id}.{token}"
     exit_status = exit_status_of(info, messages)
     outcome = outcome_for(exit_status)
     submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
