@@ -34,3 +34,17 @@ def test_each_mini_session_saved_to_the_cli_default_file_is_a_run_of_its_own() -
     assert a.trajectory_id != b.trajectory_id
     assert a.trajectory_id.startswith("config.mini-swe-agent.last_mini_run.")
     assert a.metadata["former_ids"][0] == b.metadata["former_ids"][0] == "config.mini-swe-agent.last_mini_run"
+
+
+def test_a_command_the_user_interrupted_is_the_step_error() -> None:
+    """Bug (AUDMS32 review): Ctrl+C while a command runs makes ``mini`` answer the turn ``Interrupted by user: ...``
+    (1.x: the command's only reply; 2.x: a ``UserInterruption`` message after the call's placeholder). It read as a
+    clean reply, so a command the user cut off looked like one that finished."""
+    old = only(AUD32 / "interrupted-1x.traj.json")
+    assert [s.error for s in old.steps] == ["interrupted by the user: Temporary interruption caught.", None]
+    new = only(AUD32 / "interrupted-2x.traj.json")
+    assert [(s.action, s.error) for s in new.steps] == [
+        ("bash", "not run: action was not executed"),
+        (None, "interrupted by the user: Temporary interruption caught."),
+        ("bash", None)]
+    assert old.outcome == new.outcome == Outcome.success

@@ -173,6 +173,15 @@ def without_terminal_codes(content: str) -> str:
 #: mini-swe-agent's reply when the user refuses a command in confirm mode (interactive agents,
 #: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
+#: The interactive agent's reply when the user pressed Ctrl+C during a turn (1.x and 2.x ``interactive.py``; 2.x also
+#: marks it ``interrupt_type: "UserInterruption"``, which its ``Switched to human mode.`` shares): what ran was cut off.
+_INTERRUPTED = re.compile(r"\s*Interrupted by user:\s*(.*)", re.S)
+
+
+def interrupted(content: str) -> str | None:
+    """The error of a turn the user interrupted (Ctrl+C), with the comment typed at the prompt; None otherwise."""
+    found = _INTERRUPTED.match(content)
+    return f"interrupted by the user: {short(found.group(1).strip())}" if found else None
 #: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` or ``user``
 #: messages): a tool that raised (ChiChuRita's ``Tool '<name>' error:``, mbhaskar1's ``Error executing '<name>':``,
 #: 23phillipsm's ``Error executing <name>:``, renwang435's ``Error calling function '<name>':`` and ``Tool '<name>'
@@ -220,7 +229,7 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
         return short(_TIMED_OUT.search(content).group(0))
     if extra.get("interrupt_type") == "UserRejection" or _REJECTED.match(content):
         return not_run(short(content.strip().splitlines()[0]))  # the user refused to run it (confirm mode)
-    return _react_error(content)
+    return interrupted(content) or _react_error(content)
 
 
 def is_agent_reply(content: str) -> bool:

@@ -21,8 +21,8 @@ import re
 from typing import Any
 
 from .._common import as_list, clip_step_text, short
-from .commands import (NOT_EXECUTED, SUBMIT, function_call, is_agent_reply, says_format_error, step_error, text_action,
-                       without_terminal_codes)
+from .commands import (NOT_EXECUTED, SUBMIT, function_call, interrupted, is_agent_reply, says_format_error, step_error,
+                       text_action, without_terminal_codes)
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
@@ -176,7 +176,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                     "thought": _rejected(extra),
                     "observation": clip_step_text(content),
                     "error": short(nudge.group(1)) if nudge else (
-                        short(content.strip().splitlines()[0]) if is_format_error else None),
+                        short(content.strip().splitlines()[0]) if is_format_error else interrupted(content)),
                     "started_at": when,
                 })
         elif role == "exit":  # the submitting call if it is among those left unanswered (several in one turn)
