@@ -1,5 +1,5 @@
-"""mini-swe-agent 2.4.6 files audited in round 32 (AUDMS32): real files its ``mini`` wrote (``fixtures/mini-swe-agent/.aud32``,
-how each was made in the README beside them), read through the public reader."""
+"""mini-swe-agent files audited in round 32 (AUDMS32): real files its ``mini`` (2.4.6, 1.15.0) wrote
+(``fixtures/mini-swe-agent/.aud32``, how each was made in the README beside them), read through the public reader."""
 
 from __future__ import annotations
 
@@ -48,3 +48,14 @@ def test_a_command_the_user_interrupted_is_the_step_error() -> None:
         (None, "interrupted by the user: Temporary interruption caught."),
         ("bash", None)]
     assert old.outcome == new.outcome == Outcome.success
+
+
+def test_a_rejected_responses_api_turn_keeps_its_reasoning_and_the_calls_it_tried() -> None:
+    """Review AUDMS32 (nits 4-5, and the untested ``function_call`` reading): a rejected Responses API turn whose
+    output holds only reasoning and calls (one to a tool the agent does not have, one with no name) kept no reasoning,
+    and a nameless call read ``tried None``. Fixture: the real format-error run with its response's ``output``
+    replaced (README beside it)."""
+    (step,) = only(AUD32 / "derived-responses-unknown-tool.traj.json").steps
+    assert step.action is None
+    assert step.thought.splitlines() == [
+        "The file is at /x; I open it.", 'tried str_replace_editor {"path": "/x"}', "tried a nameless call {}"]

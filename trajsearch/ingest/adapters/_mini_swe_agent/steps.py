@@ -46,7 +46,7 @@ def _rejected(extra: dict[str, Any]) -> str | None:
     if isinstance(extra.get("model_response"), str):
         return _THOUGHT_LABEL.sub("", extra["model_response"]).strip() or None
     text, calls = _model_output(extra.get("response"))
-    tried = [f"tried {c.get('name')} {c.get('arguments') or ''}".strip() for c in calls]
+    tried = [f"tried {c.get('name') or 'a nameless call'} {c.get('arguments') or ''}".strip() for c in calls]
     return "\n".join(t for t in (text.strip(), *tried) if t) or None
 
 
@@ -65,7 +65,8 @@ def _model_output(response: Any) -> tuple[str, list[dict[str, Any]]]:
         return (text if isinstance(text, str) else ""), [c for c in calls if isinstance(c, dict)]
     if response.get("object") == "response":
         items = [i for i in as_list(response.get("output")) if isinstance(i, dict)]
-        return normalise(response)["text"], [i for i in items if i.get("type") == "function_call"]
+        read = normalise(response)  # its words, else its reasoning summary (as an accepted turn falls back to)
+        return read["text"] or read.get("reasoning") or "", [i for i in items if i.get("type") == "function_call"]
     return "", []
 
 
