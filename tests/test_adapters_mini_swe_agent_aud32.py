@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trajsearch.model import Outcome
 
-from adapter_support import only
+from adapter_support import only, runs
 
 AUD32 = Path(__file__).parent / "fixtures/mini-swe-agent/.aud32"
 
@@ -59,3 +59,10 @@ def test_a_rejected_responses_api_turn_keeps_its_reasoning_and_the_calls_it_trie
     assert step.action is None
     assert step.thought.splitlines() == [
         "The file is at /x; I open it.", 'tried str_replace_editor {"path": "/x"}', "tried a nameless call {}"]
+
+
+def test_ingesting_a_home_folder_finds_the_session_mini_saved_there() -> None:
+    """Review AUDMS32: a walk of a home folder skipped ``~/.config/mini-swe-agent`` (a hidden folder; only the agent
+    CLIs' session folders are walked), so the session ``mini`` saves there by default was never found."""
+    (run,) = runs(AUD32 / "home-a")
+    assert run.task == "Session a: say hello."

@@ -183,9 +183,12 @@ SIGNATURE = re.compile(
 )
 #: File names that imply this format when the content says nothing.
 SUFFIXES = (".traj.json",)
-#: Where 2.x's CLIs save a session by default (``mini``'s and ``mini-extra swebench-single``'s ``DEFAULT_OUTPUT_FILE``
-#: in the global config folder, ``~/.config/mini-swe-agent/``), with no instance id: every session overwrites it.
+#: Where the CLIs (1.x and 2.x) save a session by default (``mini``'s and ``mini-extra swebench-single``'s
+#: ``DEFAULT_OUTPUT_FILE`` in the global config folder), with no instance id: every session overwrites it.
 CLI_SESSION_FILES = frozenset({"last_mini_run", "last_swebench_single_run"})
+#: That global config folder (``~/.config/mini-swe-agent``): walked though hidden, so that ingesting a home folder
+#: finds those sessions (its ``.env`` and ``mini_task_history.txt`` are passed over, as anywhere).
+SESSION_FOLDERS = (".config/mini-swe-agent",)
 
 SUCCESS_STATUSES = {"Submitted"}
 #: Stops caused by the agent's own behaviour (budget, hung command, bad format).
