@@ -43,7 +43,7 @@ Mapping
   name. A file without ``instance_id`` is named by its path
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
   ``agent/mini-swe-agent.trajectory.json`` under the same name. The file
-  2.x's ``mini`` (``last_mini_run.traj.json``) or ``mini-extra
+  ``mini`` (1.x and 2.x: ``last_mini_run.traj.json``) or ``mini-extra
   swebench-single`` (``last_swebench_single_run.traj.json``) saves every
   session to by default adds the attempt, so that the next session, which
   overwrites it, is a run beside the last, not its replacement (the path
