@@ -1309,12 +1309,225 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                         value, error = parse(b"".join(spread), "record")
                         position = f"lines {first}-{number}"
                         within = not spread[-1].endswith(b"\n")
+                if error is not None and position == f"line {number}" and (parts := _line_parts(raw)) is not None:
+                    start = offset - len(raw)
+                    for end, value, error in parts[:-1]:  # a cursor mid-line: the rest of the line read again
+                        yield position, value, error, (start + end, number - 1)
+                    _, value, error = parts[-1]
                 yield position, value, error, (offset, number - within)  # a cursor mid-line: that line read again
                 src.report()
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, stream_fault(exc, path, f" stream after line {number}"), None
+
+
+#: A run of NUL bytes: no JSON text holds one (a string holds it as ``\u0000``). A crash leaves them where a file was
+#: extended but what was written there never reached the disk (ext4's delayed allocation, NTFS), and the writer's
+#: next record is appended after them, on their line (anthropics/claude-code#49876, #76059).
+_NOT_NULS = re.compile(rb"[^\x00]+")
+_JSON_SPACE = " \t\r\n"
+_DECODER = json.JSONDecoder()
+#: What a scan back through a JSON value stops at (in the reversed text); a quote's backslashes, which follow it there.
+_BACKWARD_TOKEN = re.compile(r'[\]\[{}"]')
+_BACKSLASHES = re.compile(r"\\*")
+#: How many pieces skipped together a rejection names (a hostile line of a million, one rejection: "and N more").
+_NAMED = 3
+#: One part of a damaged line: where it starts and ends (in characters or bytes), and its value or why it is skipped.
+_Part = tuple[int, int, Any, str | None]
+
+
+def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
+    """The whole records of a JSON Lines line that is no one JSON value, where they can be told without a guess, and
+    what is skipped around them: ``(byte of the line after it, value, error)`` for each record and each stretch
+    skipped (one rejection, saying what each skipped piece is and how many records the line gave); None where the
+    line holds no such record and no NUL byte: its own parse error stands.
+
+    Three damages of real transcripts, each a rejection of the whole line, every record on it lost: NUL bytes before
+    a record (a crash's zeros, the next write appended after them: "not UTF-8 text", the zeros read as UTF-16); two
+    records run together, a newline lost (``{...}{...}``: QwenLM/qwen-code#3606); a record cut short with a whole one
+    written on after it (``{"type":"user","mess{...}``: the writers of one Claude Code session appending unserialised,
+    anthropics/claude-code#81843; Copilot CLI's ``events.jsonl``, github/copilot-cli#4098; a Codex rollout,
+    openai/codex#24425). Claude Code itself skips such a line since 2.1.121. Nothing inside a record is taken for one
+    (see :func:`_text_parts`); time linear in the line's length, whatever it holds."""
+    line = raw.rstrip(b"\r\n")
+    parts: list[_Part] = []
+    at = 0
+    for chunk in _NOT_NULS.finditer(line):
+        if chunk.start() > at:
+            parts.append((at, chunk.start(), None, _zeros(at, chunk.start())))
+        parts += _chunk_parts(line, chunk.start(), chunk.end())
+        at = chunk.end()
+    if len(line) > at:
+        parts.append((at, len(line), None, _zeros(at, len(line))))
+    read = sum(error is None for *_, error in parts)
+    if not read and b"\x00" not in line:
+        return None
+    merged: list[tuple[int, Any, str | None]] = []
+    skipped: list[str] = []
+    for index, (_, end, value, error) in enumerate(parts):
+        if error is None:
+            merged.append((end, value, None))
+            continue
+        skipped.append(error)
+        if index + 1 == len(parts) or parts[index + 1][3] is None:  # the last of a stretch skipped: one rejection
+            records = f"{read} whole record{'s' * (read > 1)}" if read else "no whole record"
+            named = "; ".join(skipped[:_NAMED]) + (f"; and {len(skipped) - _NAMED} more" if len(skipped) > _NAMED else "")
+            merged.append((end, None, f"malformed line: {named}: skipped; {records} on this line read"))
+            skipped = []
+    return merged
+
+
+def _zeros(start: int, end: int) -> str:
+    count = end - start
+    where = f"columns {start + 1}-{end}" if count > 1 else f"column {end}"
+    return f"{count} NUL byte{'s' * (count > 1)} at {where} (zeros a crash leaves where what was written never " \
+           "reached the disk)"
+
+
+def _chunk_parts(line: bytes, start: int, end: int) -> list[_Part]:
+    """The parts of ``line[start:end]``, a stretch of a line between NUL bytes, placed by their bytes in ``line``."""
+    chunk = line[start:end]
+    if not chunk.strip():
+        return []
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        return [(start, end, None, f"columns {start + 1}-{end}, not UTF-8 text")]
+    found = _text_parts(text)
+    if found is None:
+        return [(start, end, None, f"columns {start + 1}-{end}, no whole record")]
+    return [(start + a, start + b, value, None if error is None else f"columns {start + a + 1}-{start + b}, {error}")
+            for a, b, value, error in _in_bytes(text, found)]
+
+
+def _in_bytes(text: str, parts: list[_Part]) -> list[_Part]:
+    """``parts`` of ``text`` placed by its UTF-8 bytes, not its characters (counted in one pass: they are in order)."""
+    if text.isascii():
+        return parts
+    placed: list[_Part] = []
+    char = byte = 0
+    for a, b, value, error in parts:
+        byte_a = byte + len(text[char:a].encode("utf-8"))
+        byte, char = byte_a + len(text[a:b].encode("utf-8")), b
+        placed.append((byte_a, byte, value, error))
+    return placed
+
+
+def _text_parts(text: str) -> list[_Part] | None:
+    """The parts of one stretch of a line, no NUL in it, that holds whole JSON records and is no one JSON value: the
+    records at its start one after another (``{...}{...}``), then a fragment skipped (``a record cut short``) and the
+    records at its end after it; None where none can be taken without a guess. Each is a non-empty object or array,
+    as records are, and:
+
+    - one at the start only where what follows it opens another (``{``, ``[``) or nothing: ``{"a": 1} and more"}``
+      is a line of a string a writer broke with raw newlines (Copilot CLI's tool output, github/copilot-cli#2649),
+      its ``{"a": 1}`` that string's text;
+    - one at the end only after a fragment that opens as a record does, is JSON as far as it goes, and cannot go on
+      with it: ``{"a": {"b": 1}`` may be a record cut after its member ``{"b": 1}``, and a fragment damaged
+      otherwise (a ``\\`` unescaped) says nothing of where its record ends (:func:`_apart`)."""
+    parts: list[_Part] = []
+    at = _space_after(text, 0)
+    while at < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, at)
+        except (ValueError, RecursionError):  # JSONDecodeError; a number too long
+            break
+        if not (isinstance(value, (dict, list)) and value):
+            break
+        following = _space_after(text, end)
+        if following < len(text) and text[following] not in "{[":
+            return None
+        parts.append((at, end, *_depth_checked(value)))
+        at = following
+    if at == len(text):
+        return parts or None
+    if text[at] not in "{[":
+        return None
+    tail = _records_at_end(text, at)
+    if not tail and not parts:
+        return None
+    cut = tail[0][0] if tail else len(text.rstrip(_JSON_SPACE))
+    what = "a record cut short" + (", the next one written on after it" if tail else "")
+    return [*parts, (at, _space_before(text, cut), None, what), *tail]
+
+
+def _space_after(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _JSON_SPACE:
+        at += 1
+    return at
+
+
+def _space_before(text: str, at: int) -> int:
+    while at > 0 and text[at - 1] in _JSON_SPACE:
+        at -= 1
+    return at
+
+
+def _depth_checked(value: Any) -> tuple[Any, str | None]:
+    return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+
+
+def _records_at_end(text: str, fragment: int) -> list[_Part]:
+    """The whole records, one after another, that end ``text`` after the fragment that opens at ``fragment``, as
+    :func:`_text_parts` takes them: found from the end back (:func:`_opening`), each parsed once."""
+    found: list[tuple[int, int, Any]] = []
+    backward = text[::-1]
+    end = _space_before(text, len(text))
+    while (start := _opening(backward, end)) is not None and start > fragment:
+        value, error = parse(text[start:end], "record")
+        if error is not None or not (isinstance(value, (dict, list)) and value):
+            break
+        found.append((start, end, value))
+        end = _space_before(text, start)
+    found.reverse()
+    for index, (start, end, _) in enumerate(found[:2]):  # (a second may be the first's: see _apart)
+        apart = _apart(text[fragment:end], start - fragment)
+        if apart is None:
+            return []
+        if apart:
+            return [(start, end, value, None) for start, end, value in found[index:]]
+    return []
+
+
+def _apart(text: str, cut: int) -> bool | None:
+    """Whether the fragment ``text[:cut]`` (a record's opening) and the record ``text[cut:]`` after it are two: True
+    where together they are no start of any JSON text, the fault at or after the cut; False where they may be one
+    record's start (JSON as far as they go: the fragment cut just before its member, or inside a string that the
+    record, holding no quote, may be the text of: only the first two records after a fragment are tried, so a run of
+    them is not parsed again and again); None where the fragment is faulty before the cut (or too deep, or holds a
+    number too long): where its record ends cannot be told."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Unterminated string starting at" or exc.pos >= len(text) or _CUT_VALUE.fullmatch(text[exc.pos:]):
+            return False
+        return True if exc.pos >= cut else None
+    except (ValueError, RecursionError):
+        return None
+    return False
+
+
+def _opening(backward: str, end: int) -> int | None:
+    """Where the JSON object or array that ends just before ``end`` of a text opens, found back from its last bracket
+    through its strings (``backward``: the text reversed, scanned forward), else None (no bracket ends there, or
+    none opens it)."""
+    at = len(backward) - end  # the last character, in the reversed text
+    if at >= len(backward) or backward[at] not in "}]":
+        return None
+    level = 0
+    while (token := _BACKWARD_TOKEN.search(backward, at)) is not None:
+        at = token.end()
+        if token.group() == '"':  # back to the quote that opens the string (one with an even run of backslashes)
+            while (at := backward.find('"', at) + 1) and (len(_BACKSLASHES.match(backward, at).group()) % 2):
+                pass
+            if not at:
+                return None
+            continue
+        level += 1 if token.group() in "}]" else -1
+        if level == 0:
+            return len(backward) - at
+    return None
 
 
 #: A JSON string on one line (JSON text holds no raw newline inside a string), and the brackets outside strings.
@@ -1359,8 +1572,9 @@ def _spread_record(raw: bytes, depth: int, f: IO[bytes]) -> tuple[list[bytes], b
     indented = raw.strip(_SPACE) not in (b"{", b"[")  # a compact line's rest, or an indenting writer's lines
     while depth > 0 and size <= MAX_LINE_BYTES and (line := f.readline(MAX_LINE_BYTES + 1)):
         change = _depth_change(line)
-        if change is None or (line.startswith((b"{", b"[")) and (indented or _whole_object(line))):
-            return spread, line
+        if change is None or line.startswith(b"\x00") or (line.startswith((b"{", b"["))
+                                                            and (indented or _whole_object(line))):
+            return spread, line  # (NUL bytes: a crash's zeros before the next record, see _line_parts)
         if depth == 1 and line.startswith((b"}", b"]")) and line[1:].lstrip(_SPACE).startswith((b"{", b"[")):
             spread.append(line[:1])
             return spread, line[1:]

@@ -1,0 +1,127 @@
+"""JSON Lines damaged as real agent transcripts are (round 32, SRC32): NUL bytes a crash left before a record
+(anthropics/claude-code#49876, #76059), two records run together on one line, and a record cut short with a whole
+one written on after it (anthropics/claude-code#81843, github/copilot-cli#4098). Each cost its whole line, every
+record on it lost; now the whole records are read and what was skipped is one rejection naming it.
+
+Each file is a real Claude Code transcript of tests/fixtures/claude-code (its SOURCE.md says where it comes from)
+damaged here, at test time, as those issues describe."""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from cli_support import newcomer, run_cli  # noqa: F401
+from trajsearch.ingest.read import Parsed, read_inputs
+
+REAL = Path(__file__).parent / "fixtures/claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+
+
+def _lines() -> list[bytes]:
+    return REAL.read_bytes().split(b"\n")[:-1]
+
+
+def _write(tmp_path: Path, lines: list[bytes]) -> Path:
+    path = tmp_path / REAL.name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def _read(path: Path) -> tuple[list[tuple[str, str, str]], list[Parsed]]:
+    """The steps of the one run read from ``path`` (action, arguments, observation) and its rejections."""
+    read = list(read_inputs([path], tenant="t"))
+    runs = [parsed.trajectory for parsed in read if parsed.trajectory]
+    assert len(runs) == 1, read
+    steps = [(step.action, repr(step.arguments), str(step.observation)) for step in runs[0].steps]
+    return steps, [parsed for parsed in read if parsed.error]
+
+
+@pytest.fixture(scope="module")
+def whole() -> list[tuple[str, str, str]]:
+    """The steps of the transcript as Claude Code wrote it."""
+    return _read(REAL)[0]
+
+
+def test_a_record_after_the_zeros_a_crash_left_on_its_line_is_read(tmp_path: Path, whole) -> None:
+    """#49876: a block of NUL bytes mid-file, the next record appended after it on its line; #76059: a last line of
+    zeros. The record's line was "not UTF-8 text" (the parse took the zeros for UTF-16), its tool call lost."""
+    lines = _lines()
+    lines[9] = b"\x00" * 4096 + lines[9]
+    lines.append(b"\x00" * 700)
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [(parsed.position, parsed.error) for parsed in rejected] == [
+        ("line 10", "malformed line: 4096 NUL bytes at columns 1-4096 (zeros a crash leaves where what was written "
+                    "never reached the disk): skipped; 1 whole record on this line read"),
+        ("line 30", "malformed line: 700 NUL bytes at columns 1-700 (zeros a crash leaves where what was written "
+                    "never reached the disk): skipped; no whole record on this line read")]
+
+
+def test_two_records_run_together_on_one_line_are_both_read(tmp_path: Path, whole) -> None:
+    """A newline lost between two records (``{...}{...}``): both were lost, one rejection "Extra data"."""
+    lines = _lines()
+    lines[8:10] = [lines[8] + lines[9]]
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole and not rejected
+
+
+def test_a_record_cut_short_then_written_whole_on_its_line_costs_only_the_cut(tmp_path: Path, whole) -> None:
+    """#81843 and copilot-cli#4098: a record cut off, then the whole record written on after it, on the same line
+    (here the same record, as #4098 saw: the whole one keeps the cut one's ids). Both were lost. A record cut after
+    a member that is an object (``..."usage": {...}``) may be that cut record alone: nothing is taken from it."""
+    lines = _lines()
+    lines[9] = lines[9][:400] + lines[9]
+    cut_at_member = lines[5][:lines[5].index(b',"requestId"')]  # ends with its message object, whole
+    assert cut_at_member.endswith(b"}")
+    lines.insert(20, cut_at_member)
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [(parsed.position, parsed.error) for parsed in rejected] == [
+        ("line 10", "malformed line: columns 1-400, a record cut short, the next one written on after it: skipped; "
+                    "1 whole record on this line read"),
+        ("line 21", f"malformed JSON: cut short: the line ends inside its JSON value, after column "
+                    f"{len(cut_at_member)}")]
+
+
+def test_a_dry_run_names_what_it_skipped_and_counts_every_record_read(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    lines = _lines()
+    lines[20] = b"\x00" * 512 + lines[20]
+    lines[16:18] = [lines[16] + lines[17]]
+    lines[5] = lines[5][:100] + lines[5]
+    code, out, err = run_cli("ingest", str(_write(tmp_path, lines)), "--dry-run")
+    assert code == 3, out + err  # some records rejected
+    assert "runs 1; rejected 2; steps 13;" in " ".join(out.split()), out + err
+    said = " ".join(err.split())  # the rejections, each named
+    assert "line 6: malformed line: columns 1-100, a record cut short, the next one written on after it" in said, err
+    assert "line 20: malformed line: 512 NUL bytes at columns 1-512" in said, err  # (the records run together: 17)
+
+
+@contextmanager
+def _alarm(seconds: int) -> Iterator[None]:
+    def stop(*_: object) -> None:
+        raise TimeoutError(f"over {seconds} s: not linear in the line's length")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_hostile_lines_are_read_in_time_linear_in_their_length(tmp_path: Path, whole) -> None:
+    """10 MB of zeros before a record, a line of 10 MB of ``{``, one of a million ``\\0{``: each read once. The
+    alarm is one that only a scan per byte over the line (quadratic) goes past: these take seconds."""
+    lines = _lines()
+    lines[9] = b"\x00" * 10_000_000 + lines[9]
+    lines[20:20] = [b"{" * 10_000_000, b"\x00{" * 1_000_000]
+    with _alarm(300):
+        steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [parsed.position for parsed in rejected] == ["line 10", "line 21", "line 22"]
+    assert rejected[2].error.endswith("; and 1999997 more: skipped; no whole record on this line read")
