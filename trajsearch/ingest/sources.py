@@ -16,7 +16,10 @@ value, error, cursor)`` per record and never stops at a bad one.
   UTF-8 byte-order mark is passed over before a streamed JSON value.
 - JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
   an error); a resumed read seeks straight to the byte offset after the last
-  committed line (a compressed stream is decompressed up to it).
+  committed line (a compressed stream is decompressed up to it). A line damaged
+  as crashes and unserialised writers damage transcripts (NUL bytes, records
+  run together, a record cut short before a whole one) gives its whole records
+  (:func:`_line_parts`).
 - JSON arrays, and OTLP files holding big ``resourceSpans`` / ``resourceLogs``
   lists (or Tempo's ``batches``), are read item by item with ``ijson`` (memory
   bound: one item), through every request of the file.
