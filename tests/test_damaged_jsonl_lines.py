@@ -125,3 +125,14 @@ def test_hostile_lines_are_read_in_time_linear_in_their_length(tmp_path: Path, w
     assert steps == whole
     assert [parsed.position for parsed in rejected] == ["line 10", "line 21", "line 22"]
     assert rejected[2].error.endswith("; and 1999997 more: skipped; no whole record on this line read")
+
+
+@pytest.mark.parametrize("damage", [lambda lines: [b"\x00" * 100 + lines[0], *lines[1:]],
+                                    lambda lines: [lines[0] + lines[1], *lines[2:]],
+                                    lambda lines: [lines[0][:100] + lines[0], *lines[1:]]],
+                         ids=["zeros", "run together", "cut then whole"])
+def test_a_session_whose_first_line_is_damaged_is_read(tmp_path: Path, whole, damage) -> None:
+    """The first line holds the session's prompt: lost, the whole session was refused ("no user prompt in this
+    Claude Code session")."""
+    steps, _ = _read(_write(tmp_path, damage(_lines())))
+    assert steps == whole
