@@ -55,9 +55,9 @@ def test_a_record_after_the_zeros_a_crash_left_on_its_line_is_read(tmp_path: Pat
     steps, rejected = _read(_write(tmp_path, lines))
     assert steps == whole
     assert [(parsed.position, parsed.error) for parsed in rejected] == [
-        ("line 10", "malformed line: 4096 NUL bytes at columns 1-4096 (zeros a crash leaves where what was written "
+        ("line 10", "malformed line: 4096 NUL bytes at bytes 1-4096 (zeros a crash leaves where what was written "
                     "never reached the disk): skipped; 1 whole record on this line read"),
-        ("line 30", "malformed line: 700 NUL bytes at columns 1-700 (zeros a crash leaves where what was written "
+        ("line 30", "malformed line: 700 NUL bytes at bytes 1-700 (zeros a crash leaves where what was written "
                     "never reached the disk): skipped; no whole record on this line read")]
 
 
@@ -81,7 +81,7 @@ def test_a_record_cut_short_then_written_whole_on_its_line_costs_only_the_cut(tm
     steps, rejected = _read(_write(tmp_path, lines))
     assert steps == whole
     assert [(parsed.position, parsed.error) for parsed in rejected] == [
-        ("line 10", "malformed line: columns 1-400, a record cut short, the next one written on after it: skipped; "
+        ("line 10", "malformed line: bytes 1-400, a record cut short, the next one written on after it: skipped; "
                     "1 whole record on this line read"),
         ("line 21", f"malformed JSON: cut short: the line ends inside its JSON value, after column "
                     f"{len(cut_at_member)}")]
@@ -96,8 +96,8 @@ def test_a_dry_run_names_what_it_skipped_and_counts_every_record_read(newcomer, 
     assert code == 3, out + err  # some records rejected
     assert "runs 1; rejected 2; steps 13;" in " ".join(out.split()), out + err
     said = " ".join(err.split())  # the rejections, each named
-    assert "line 6: malformed line: columns 1-100, a record cut short, the next one written on after it" in said, err
-    assert "line 20: malformed line: 512 NUL bytes at columns 1-512" in said, err  # (the records run together: 17)
+    assert "line 6: malformed line: bytes 1-100, a record cut short, the next one written on after it" in said, err
+    assert "line 20: malformed line: 512 NUL bytes at bytes 1-512" in said, err  # (the records run together: 17)
 
 
 @contextmanager

@@ -799,6 +799,15 @@ def json_error(exc: json.JSONDecodeError) -> str:
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels; rejected"
 
 
+def _depth_checked(value: Any) -> tuple[Any, str | None]:
+    """A parsed value, or TOO_DEEP for one nested past ``MAX_DEPTH`` (later code walks it recursively)."""
+    return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+
+
+#: One decoder for every ``raw_decode`` (building one per stretch of a hostile line cost a fifth of its time).
+_DECODER = json.JSONDecoder()
+
+
 def parse(raw: str | bytes, unit: str = "line") -> tuple[Any, str | None]:
     """``(value, None)`` for one JSON text, or ``(None, reason)``: malformed, not UTF-8, or too deep. ``unit``:
     what the text is to its file, as a reason names it (a ``line``; a ``record`` of an array, maybe of lines)."""
@@ -812,7 +821,7 @@ def parse(raw: str | bytes, unit: str = "line") -> tuple[Any, str | None]:
         return None, _too_long_number(exc)
     except RecursionError:
         return None, TOO_DEEP
-    return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+    return _depth_checked(value)
 
 
 def _parse_error(exc: json.JSONDecodeError, unit: str = "line") -> str:
@@ -826,10 +835,17 @@ def _parse_error(exc: json.JSONDecodeError, unit: str = "line") -> str:
     where = f"line {exc.lineno} column {exc.colno} of the {unit}" if exc.lineno > 1 else f"column {exc.colno}"
     if exc.msg == "Unterminated string starting at":  # no closing quote anywhere after it: the text ends inside it
         return f"malformed JSON: cut short: the {unit} ends inside a string starting at {where}"
-    if exc.pos >= len(text) or _CUT_VALUE.fullmatch(text[exc.pos:]):
+    if _cut_short(exc):
         return f"malformed JSON: cut short: the {unit} ends inside its JSON value" + (
             f", after column {len(text)}" if "\n" not in text else "")
     return f"malformed JSON: {exc.msg.removesuffix(' at')} ({where})"  # a msg may end "starting at"
+
+
+def _cut_short(exc: json.JSONDecodeError) -> bool:
+    """Whether a JSON text fails only because it ends inside its value (:func:`_parse_error`)."""
+    text = exc.doc.rstrip()
+    return exc.msg == "Unterminated string starting at" or exc.pos >= len(text) or bool(
+        _CUT_VALUE.fullmatch(text[exc.pos:]))
 
 
 #: What is left at the error of a text cut inside a literal, a number's fraction or exponent, or a \\u escape.
@@ -844,7 +860,6 @@ def _too_long_number(exc: ValueError) -> str:
 
 def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]]:
     """Every JSON value in ``text``, one after another (whitespace between them); an error ends it."""
-    decoder = json.JSONDecoder()
     pos, end = 0, len(text)
     while True:
         while pos < end and text[pos] in " \t\r\n\ufeff":
@@ -852,7 +867,7 @@ def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]
         if pos >= end:
             return
         try:
-            value, pos = decoder.raw_decode(text, pos)
+            value, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             yield None, exc
             return
@@ -862,7 +877,7 @@ def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]
         except RecursionError:
             yield None, TOO_DEEP
             return
-        yield (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+        yield _depth_checked(value)
 
 
 def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | None]:
@@ -1329,8 +1344,7 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
 #: extended but what was written there never reached the disk (ext4's delayed allocation, NTFS), and the writer's
 #: next record is appended after them, on their line (anthropics/claude-code#49876, #76059).
 _NOT_NULS = re.compile(rb"[^\x00]+")
-_JSON_SPACE = " \t\r\n"
-_DECODER = json.JSONDecoder()
+_JSON_SPACE = _SPACE.decode()
 #: What a scan back through a JSON value stops at (in the reversed text); a quote's backslashes, which follow it there.
 _BACKWARD_TOKEN = re.compile(r'[\]\[{}"]')
 _BACKSLASHES = re.compile(r"\\*")
@@ -1352,39 +1366,62 @@ def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
     written on after it (``{"type":"user","mess{...}``: the writers of one Claude Code session appending unserialised,
     anthropics/claude-code#81843; Copilot CLI's ``events.jsonl``, github/copilot-cli#4098; a Codex rollout,
     openai/codex#24425). Claude Code itself skips such a line since 2.1.121. Nothing inside a record is taken for one
-    (see :func:`_text_parts`); time linear in the line's length, whatever it holds."""
+    (see :func:`_text_parts`); time linear in the line's length, whatever it holds, and memory that of its records:
+    a stretch skipped keeps its count and the words of the first ``_NAMED`` pieces only (a line of a million ``\\0{``
+    held a tuple and a sentence for each, 290 times the line's size)."""
     line = raw.rstrip(b"\r\n")
-    parts: list[_Part] = []
+    merged: list[tuple[int, Any, list[str] | None]] = []  # records, and stretches skipped: their first words
+    named: list[str] = []
+    more = read = stretch_end = 0
+    for start, end, value, what in _pieces(line):
+        if what is None:
+            if named:
+                merged.append((stretch_end, more, named))
+                named, more = [], 0
+            merged.append((end, value, None))
+            read += 1
+        elif len(named) < _NAMED:
+            named.append(_zeros(start, end) if what is _NUL else f"{_bytes(start, end)}, {what}")
+            stretch_end = end
+        else:
+            more, stretch_end = more + 1, end
+    if named:
+        merged.append((stretch_end, more, named))
+    if not read and b"\x00" not in line:
+        return None
+    records = f"{read} whole record{'s' * (read > 1)}" if read else "no whole record"
+    return [(end, value, None) if words is None else
+            (end, None, f"malformed line: {'; '.join(words)}{f'; and {value} more' if value else ''}: skipped; "
+                        f"{records} on this line read")
+            for end, value, words in merged]
+
+
+#: What a run of NUL bytes is, among the pieces of a damaged line (its words are :func:`_zeros`').
+_NUL = "NUL bytes"
+
+
+def _pieces(line: bytes) -> Iterator[tuple[int, int, Any, str | None]]:
+    """The pieces of a damaged line in order, by their bytes: ``(start, end, value, None)`` for a record,
+    ``(start, end, None, what)`` for a piece skipped (``_NUL`` for a run of NUL bytes)."""
     at = 0
     for chunk in _NOT_NULS.finditer(line):
         if chunk.start() > at:
-            parts.append((at, chunk.start(), None, _zeros(at, chunk.start())))
-        parts += _chunk_parts(line, chunk.start(), chunk.end())
+            yield at, chunk.start(), None, _NUL
+        yield from _chunk_parts(line, chunk.start(), chunk.end())
         at = chunk.end()
     if len(line) > at:
-        parts.append((at, len(line), None, _zeros(at, len(line))))
-    read = sum(error is None for *_, error in parts)
-    if not read and b"\x00" not in line:
-        return None
-    merged: list[tuple[int, Any, str | None]] = []
-    skipped: list[str] = []
-    for index, (_, end, value, error) in enumerate(parts):
-        if error is None:
-            merged.append((end, value, None))
-            continue
-        skipped.append(error)
-        if index + 1 == len(parts) or parts[index + 1][3] is None:  # the last of a stretch skipped: one rejection
-            records = f"{read} whole record{'s' * (read > 1)}" if read else "no whole record"
-            named = "; ".join(skipped[:_NAMED]) + (f"; and {len(skipped) - _NAMED} more" if len(skipped) > _NAMED else "")
-            merged.append((end, None, f"malformed line: {named}: skipped; {records} on this line read"))
-            skipped = []
-    return merged
+        yield at, len(line), None, _NUL
+
+
+def _bytes(start: int, end: int) -> str:
+    """Where a piece of a line is, in bytes from 1 (a column of json's counts characters: these are not columns)."""
+    return f"bytes {start + 1}-{end}" if end - start > 1 else f"byte {end}"
 
 
 def _zeros(start: int, end: int) -> str:
+    """The words for a run of NUL bytes: what leaves them, so a user does not look for a writer's fault."""
     count = end - start
-    where = f"columns {start + 1}-{end}" if count > 1 else f"column {end}"
-    return f"{count} NUL byte{'s' * (count > 1)} at {where} (zeros a crash leaves where what was written never " \
+    return f"{count} NUL byte{'s' * (count > 1)} at {_bytes(start, end)} (zeros a crash leaves where what was written never " \
            "reached the disk)"
 
 
@@ -1396,12 +1433,11 @@ def _chunk_parts(line: bytes, start: int, end: int) -> list[_Part]:
     try:
         text = chunk.decode("utf-8")
     except UnicodeDecodeError:
-        return [(start, end, None, f"columns {start + 1}-{end}, not UTF-8 text")]
+        return [(start, end, None, "not UTF-8 text")]
     found = _text_parts(text)
     if found is None:
-        return [(start, end, None, f"columns {start + 1}-{end}, no whole record")]
-    return [(start + a, start + b, value, None if error is None else f"columns {start + a + 1}-{start + b}, {error}")
-            for a, b, value, error in _in_bytes(text, found)]
+        return [(start, end, None, "no whole record")]
+    return [(start + a, start + b, value, error) for a, b, value, error in _in_bytes(text, found)]
 
 
 def _in_bytes(text: str, parts: list[_Part]) -> list[_Part]:
@@ -1467,10 +1503,6 @@ def _space_before(text: str, at: int) -> int:
     return at
 
 
-def _depth_checked(value: Any) -> tuple[Any, str | None]:
-    return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
-
-
 def _records_at_end(text: str, fragment: int) -> list[_Part]:
     """The whole records, one after another, that end ``text`` after the fragment that opens at ``fragment``, as
     :func:`_text_parts` takes them: found from the end back (:func:`_opening`), each parsed once."""
@@ -1503,7 +1535,7 @@ def _apart(text: str, cut: int) -> bool | None:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.msg == "Unterminated string starting at" or exc.pos >= len(text) or _CUT_VALUE.fullmatch(text[exc.pos:]):
+        if _cut_short(exc):
             return False
         return True if exc.pos >= cut else None
     except (ValueError, RecursionError):
