@@ -38,6 +38,7 @@ from .sources import (
     decompressed,
     is_jsonl,
     document_head,
+    first_line_record,
     is_zip,
     json_items,
     open_dump,
@@ -104,16 +105,16 @@ def first_record(path: Path, head: str) -> Any:
     if not text:
         return None
     if is_jsonl(text):
-        return parse(text.split("\n", 1)[0])[0]
+        return first_line_record(text.split("\n", 1)[0])[0]
     if text.startswith("["):
         return _first_array_item(path)
     if pretty_printed(text):
         if listed := _listed_runs(head):
             return document_head(path, listed)
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
-    if text.startswith("{") and "\n" not in text and peek_full(head) and not spans_envelope(text):
+    if text.lstrip("\0").startswith("{") and "\n" not in text and peek_full(head) and not spans_envelope(text):
         return _first_long_line(path)  # the peek ended inside the first line
-    return parse(text.split("\n", 1)[0])[0]
+    return first_line_record(text.split("\n", 1)[0])[0]
 
 
 def _listed_runs(head: str) -> str | None:
@@ -195,7 +196,7 @@ def _later_session(path: Path, head: str, fmt: str) -> str | None:
     RNC2, D2). None for a first line that is JSON naming no format: another tool's session whose later records
     look like that format's is unrecognised, as it was."""
     first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
-    fault = parse(first)[1]
+    fault = first_line_record(first)[1]
     if fault is None or fault == TOO_DEEP:
         return None
     return (f"{path}: line 1 is {fault}; the lines after it are {fmt} records, and a {fmt} file is read whole "
@@ -218,7 +219,7 @@ def _first_long_line(path: Path) -> Any:
         return None
     if len(line) > WHOLE_PARSE_BYTES:
         return None
-    return parse(line.decode("utf-8", errors="replace").lstrip("\ufeff"))[0]
+    return first_line_record(line.decode("utf-8", errors="replace").lstrip("\ufeff"))[0]
 
 
 def _by_signature(head: str) -> str | None:

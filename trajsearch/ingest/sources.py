@@ -1396,6 +1396,18 @@ def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
             for end, value, words in merged]
 
 
+def first_line_record(line: str) -> tuple[Any, str | None]:
+    """``parse`` of a file's first line as :func:`lines` reads it: where that line is damaged (NUL bytes before its
+    record, two records run together, a record cut short before a whole one) its first whole record, so detection
+    names the format the reader then reads (a Copilot CLI or Qwen Code session whose first line a crash damaged was
+    refused whole, "pass --format", where with it the record was read); else the line's own parse error."""
+    value, error = parse(line)
+    if error is None or error == TOO_DEEP:
+        return value, error
+    return next(((value, None) for _, value, fault in _line_parts(line.encode()) or ()
+                 if fault is None), (None, error))
+
+
 #: What a run of NUL bytes is, among the pieces of a damaged line (its words are :func:`_zeros`').
 _NUL = "NUL bytes"
 
