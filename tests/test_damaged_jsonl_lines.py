@@ -8,7 +8,10 @@ damaged here, at test time, as those issues describe."""
 
 from __future__ import annotations
 
+import resource
 import signal
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -115,16 +118,17 @@ def _alarm(seconds: int) -> Iterator[None]:
 
 
 def test_hostile_lines_are_read_in_time_linear_in_their_length(tmp_path: Path, whole) -> None:
-    """10 MB of zeros before a record, a line of 10 MB of ``{``, one of a million ``\\0{``: each read once. The
-    alarm is one that only a scan per byte over the line (quadratic) goes past: these take seconds."""
+    """10 MB of zeros before a record, a line of 10 MB of ``{``, one of five million ``\\0{`` (ten million pieces):
+    each read once. The alarm is one that only a scan per piece over the rest of the line goes past, even at C speed
+    (``str.find`` from each piece to the line's end: some 2,800 s), where these take seconds (review finding 4)."""
     lines = _lines()
     lines[9] = b"\x00" * 10_000_000 + lines[9]
-    lines[20:20] = [b"{" * 10_000_000, b"\x00{" * 1_000_000]
+    lines[20:20] = [b"{" * 10_000_000, b"\x00{" * 5_000_000]
     with _alarm(300):
         steps, rejected = _read(_write(tmp_path, lines))
     assert steps == whole
     assert [parsed.position for parsed in rejected] == ["line 10", "line 21", "line 22"]
-    assert rejected[2].error.endswith("; and 1999997 more: skipped; no whole record on this line read")
+    assert rejected[2].error.endswith("; and 9999997 more: skipped; no whole record on this line read")
 
 
 @pytest.mark.parametrize("damage", [lambda lines: [b"\x00" * 100 + lines[0], *lines[1:]],
@@ -136,3 +140,52 @@ def test_a_session_whose_first_line_is_damaged_is_read(tmp_path: Path, whole, da
     Claude Code session")."""
     steps, _ = _read(_write(tmp_path, damage(_lines())))
     assert steps == whole
+
+
+def test_a_hostile_line_costs_memory_of_its_records_not_of_its_pieces(tmp_path: Path) -> None:
+    """A line of a million ``\\0{`` (2 MB, two million pieces skipped) held a tuple and a sentence per piece: 595 MB
+    (a 64 MB line, the longest read: some 18 GB). Read in a process of its own, whose peak is measured."""
+    lines = _lines()
+    lines[20:20] = [b"\x00{" * 1_000_000]
+    path = _write(tmp_path, lines)
+    code = ("import sys; from pathlib import Path; from trajsearch.ingest.read import read_inputs; "
+            "print(sum(1 for p in read_inputs([Path(sys.argv[1])], tenant='t') if p.error))")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    assert done.stdout.split() == ["1"], done.stdout + done.stderr
+    assert before // 1024 < 350 and peak_mb < 350, peak_mb  # the reader and its imports; the line costs some 10 MB
+
+
+@pytest.mark.parametrize("line", [b'{"a": 1} and more"}', b'{"a":{"b{"c":"d\\q{"e":1}'],
+                         ids=["a broken string's text", "faulty before the cut"])
+def test_nothing_inside_a_record_is_taken_for_one(tmp_path: Path, whole, line) -> None:
+    """A line of a tool output a writer broke with raw newlines (github/copilot-cli#2649) may hold ``{"a": 1}`` as
+    text; a fragment faulty before its cut (a ``\\`` unescaped) says nothing of where its record ends, so what
+    follows may be inside it. Each stays one rejection with its parse error, nothing read from it (review
+    finding 3)."""
+    lines = _lines()
+    lines.insert(20, line)
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [parsed.position for parsed in rejected] == ["line 21"]
+    assert rejected[0].error.startswith("malformed JSON: "), rejected[0].error
+
+
+COPILOT = Path(__file__).parent / "fixtures/copilot/.copilot2-30/session.jsonl"
+QWEN = Path(__file__).parent / "fixtures/qwen-code/.real/piped-log-prompt.jsonl"  # its first line is 83 KB
+
+
+@pytest.mark.parametrize("real", [COPILOT, QWEN], ids=["copilot-cli", "qwen-code"])
+@pytest.mark.parametrize("damage", [lambda lines: [b"\x00" * 100 + lines[0], *lines[1:]],
+                                    lambda lines: [lines[0] + lines[1], *lines[2:]]],
+                         ids=["zeros", "run together"])
+def test_a_session_detected_by_its_first_record_is_read_when_that_line_is_damaged(tmp_path: Path, real, damage) -> None:
+    """Detection parsed the first line itself: a Copilot CLI or Qwen Code session (whose head names no format) with
+    that line damaged was refused whole, "pass --format ... to read it without its first line", where the reader
+    read that line's record (review finding 2)."""
+    intact = [parsed.trajectory for parsed in read_inputs([real], tenant="t") if parsed.trajectory]
+    path = tmp_path / real.name
+    path.write_bytes(b"\n".join(damage(real.read_bytes().split(b"\n"))))
+    runs = [parsed.trajectory for parsed in read_inputs([path], tenant="t") if parsed.trajectory]
+    assert [len(run.steps) for run in runs] == [len(run.steps) for run in intact] and runs
