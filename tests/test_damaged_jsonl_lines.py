@@ -189,3 +189,15 @@ def test_a_session_detected_by_its_first_record_is_read_when_that_line_is_damage
     path.write_bytes(b"\n".join(damage(real.read_bytes().split(b"\n"))))
     runs = [parsed.trajectory for parsed in read_inputs([path], tenant="t") if parsed.trajectory]
     assert [len(run.steps) for run in runs] == [len(run.steps) for run in intact] and runs
+
+
+def test_a_nul_inside_a_record_is_not_called_a_crash_s_zeros(tmp_path: Path, whole) -> None:
+    """A raw NUL byte inside a string is a writer's fault: the line is skipped, but its NUL is not said to be the
+    zeros a crash leaves, which it was (review finding 7)."""
+    lines = _lines()
+    lines.insert(20, b'{"type":"user","text":"x\x00y"}')
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [(parsed.position, parsed.error) for parsed in rejected] == [
+        ("line 21", "malformed line: bytes 1-24, no whole record; 1 NUL byte at byte 25; bytes 26-28, no whole record: "
+                    "skipped; no whole record on this line read")]

@@ -1373,27 +1373,36 @@ def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
     merged: list[tuple[int, Any, list[str] | None]] = []  # records, and stretches skipped: their first words
     named: list[str] = []
     more = read = stretch_end = 0
+    zeros_last = False  # the stretch ends in NUL bytes: before a record or at the line's end, a crash's zeros
     for start, end, value, what in _pieces(line):
         if what is None:
             if named:
-                merged.append((stretch_end, more, named))
+                merged.append((stretch_end, more, _crash(named, zeros_last)))
                 named, more = [], 0
             merged.append((end, value, None))
             read += 1
-        elif len(named) < _NAMED:
-            named.append(_zeros(start, end) if what is _NUL else f"{_bytes(start, end)}, {what}")
-            stretch_end = end
+            continue
+        if len(named) < _NAMED:
+            named.append(f"{end - start} NUL byte{'s' * (end - start > 1)} at {_bytes(start, end)}" if what is _NUL
+                         else f"{_bytes(start, end)}, {what}")
         else:
-            more, stretch_end = more + 1, end
+            more += 1
+        stretch_end, zeros_last = end, what is _NUL
     if named:
-        merged.append((stretch_end, more, named))
+        merged.append((stretch_end, more, _crash(named, zeros_last)))
     if not read and b"\x00" not in line:
         return None
     records = f"{read} whole record{'s' * (read > 1)}" if read else "no whole record"
     return [(end, value, None) if words is None else
-            (end, None, f"malformed line: {'; '.join(words)}{f'; and {value} more' if value else ''}: skipped; "
-                        f"{records} on this line read")
+            (end, None, f"malformed line: {'; '.join(words[:-1])}{f'; and {value} more' if value else ''}{words[-1]}: "
+                        f"skipped; {records} on this line read")
             for end, value, words in merged]
+
+
+def _crash(named: list[str], zeros_last: bool) -> list[str]:
+    """The words of a stretch skipped, and last what its NUL bytes are where they end it (before a record, or at the
+    line's end): zeros a crash leaves. A NUL inside a string (``"x\\0y"``) is a writer's fault, not named so."""
+    return [*named, " (zeros a crash leaves where what was written never reached the disk)" if zeros_last else ""]
 
 
 def first_line_record(line: str) -> tuple[Any, str | None]:
@@ -1408,7 +1417,7 @@ def first_line_record(line: str) -> tuple[Any, str | None]:
                  if fault is None), (None, error))
 
 
-#: What a run of NUL bytes is, among the pieces of a damaged line (its words are :func:`_zeros`').
+#: What a run of NUL bytes is, among the pieces of a damaged line.
 _NUL = "NUL bytes"
 
 
@@ -1428,13 +1437,6 @@ def _pieces(line: bytes) -> Iterator[tuple[int, int, Any, str | None]]:
 def _bytes(start: int, end: int) -> str:
     """Where a piece of a line is, in bytes from 1 (a column of json's counts characters: these are not columns)."""
     return f"bytes {start + 1}-{end}" if end - start > 1 else f"byte {end}"
-
-
-def _zeros(start: int, end: int) -> str:
-    """The words for a run of NUL bytes: what leaves them, so a user does not look for a writer's fault."""
-    count = end - start
-    return f"{count} NUL byte{'s' * (count > 1)} at {_bytes(start, end)} (zeros a crash leaves where what was written never " \
-           "reached the disk)"
 
 
 def _chunk_parts(line: bytes, start: int, end: int) -> list[_Part]:
