@@ -233,9 +233,9 @@ _ECHOED = frozenset({_SUBMIT, "act_mode_respond"})
 #: 3.x's wrapper of the user's reply to a question (``<answer>``: ``AskFollowupQuestionToolHandler.ts``) or a plan
 #: (``<user_message>``: ``PlanModeRespondHandler.ts``), then any attached files' text; 4.x's answer is bare.
 _REPLY = re.compile(r"\A\s*<(answer|user_message)>\n?(.*?)\n?</\1>", re.S)
-#: Calls that hand the turn to the user (a question, a plan, a completion): one left unanswered when the task
-#: stopped awaited the user, it did not fail.
-_TO_THE_USER = frozenset({COMPLETION, "ask_followup_question", "plan_mode_respond", "act_mode_respond", _SUBMIT, _ASK})
+#: Calls that hand the turn to the user (a question, a plan, a completion: those with words for the user): one left
+#: unanswered when the task stopped awaited the user, it did not fail.
+_TO_THE_USER = frozenset(_WORDS)
 #: Cline's tools, as the tags of versions before native tool calls name them (``ClineDefaultTool``).
 _XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
               "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
@@ -892,7 +892,7 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
             call = _ui_call(walk, m, "new_task", {"context": text})
         elif kind == "completion_result" and text.strip() \
                 and (m.get("type") == "say" or call.get("action") != COMPLETION):  # versions that ask it alone
-            call = _ui_call(walk, m, COMPLETION, {"result": text})
+            call = _ui_call(walk, m, COMPLETION, {_WORDS[COMPLETION]: text})
         elif kind in ("followup", "plan_mode_respond") and m.get("type") == "ask":
             said = _json(text)
             name = "ask_followup_question" if kind == "followup" else kind
