@@ -61,7 +61,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import not_run
+from trajsearch.actions import RESPOND, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -191,7 +191,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "agent_mode": next((a for r in requests if (a := as_str(as_dict(r.get("agent")).get("name")))), None),
         "model_vendor": vendor or None,
         "models": models if len(models) > 1 else None,
-        "auto_model": any(_picked(r).endswith("auto") for r in requests) or None,
+        "auto_model": any(_is_auto(_picked(r)) for r in requests) or None,
         "user_prompts": prompt_list([t for r in prompts[1:]
                                      if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
         "canceled_requests": sum(_canceled(r) for r in requests) or None,
@@ -235,7 +235,7 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
             if not calls and (answer := (as_str(round_.get("response")) or "").strip()):
                 steps.append(_answer([reasoning or ""], answer, at))
         if not invocations:  # the edits no call made, before the answer that ends the request
-            answer = steps[-1:] if steps and steps[-1]["action"] == "respond" else []
+            answer = steps[-1:] if steps and steps[-1]["action"] == RESPOND else []
             steps[len(steps) - len(answer):] = [
                 e for p in response if p.get("kind") == "textEditGroup" and (e := _edit_step(p, None, at))] + answer
         return steps
@@ -282,15 +282,20 @@ def _picked(request: dict[str, Any]) -> str:
     return as_str(request.get("modelId")) or ""
 
 
+def _is_auto(picked: str) -> bool:
+    """Whether a picked model is Auto (``copilot/auto``), which lets Copilot choose the model a request runs with."""
+    return picked.rpartition("/")[2] == "auto"
+
+
 def _model(request: dict[str, Any]) -> str | None:
     """The model a request ran with: the one picked, unless that was Auto (``copilot/auto``, VS Code's default
     picker of 2026), whose choice the request keeps as ``result.metadata.resolvedModel``, the response's
     ``autoModeResolution`` part (``resolved.id``; earlier ``resolvedModel``) or its rounds' ``modelId``; with the
     picked vendor."""
     picked = _picked(request)
-    vendor, _, name = picked.rpartition("/")
-    if name != "auto":
+    if not _is_auto(picked):
         return picked or None
+    vendor = picked.rpartition("/")[0]
     metadata = as_dict(as_dict(request.get("result")).get("metadata"))
     parts = [as_dict(p) for p in as_list(request.get("response")) if as_dict(p).get("kind") == "autoModeResolution"]
     chosen = next((m for m in [as_str(metadata.get("resolvedModel"))]
@@ -367,7 +372,7 @@ def _command(terminal: dict[str, Any]) -> str | None:
 
 
 def _answer(thought: list[str], text: str, at: Any) -> dict[str, Any]:
-    return {"thought": join_thought(thought), "action": "respond", "arguments": {"content": text.strip()},
+    return {"thought": join_thought(thought), "action": RESPOND, "arguments": {"content": text.strip()},
             "started_at": at}
 
 
@@ -406,7 +411,7 @@ def _output(invocation: dict[str, Any] | None) -> str | None:
     command's output (``terminalCommandOutput.text``), a subagent's answer (``toolSpecificData.result``), else the
     built-in tool's result URIs."""
     data = as_dict(as_dict(invocation).get("toolSpecificData"))
-    if data.get("kind") == "terminal" and (text := as_str(as_dict(data.get("terminalCommandOutput")).get("text"))):
+    if text := as_str(as_dict(_terminal(as_dict(invocation)).get("terminalCommandOutput")).get("text")):
         return text
     if data.get("kind") == "subagent" and (answer := as_str(data.get("result"))):
         return answer
