@@ -32,9 +32,11 @@ from .actions import RESPOND
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import CUT_MARK, clip, decisive_error, failure_cause, indexed_text, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import NEW_FILE, changed_by, names_path, own_changes, shows_history, undoes, undone_by
+from .touched import (NEW_FILE, changed_by, names_path, own_changes, read_once, run_reading, shows_history, undoes,
+                      undone_by)
 
-#: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
+#: The files a step changed (:func:`trajsearch.touched.changed_by`, or that of the run's reading:
+#: :meth:`trajsearch.touched.RunReading.changed_by`).
 StepFiles = Callable[[Step], list[str]]
 
 #: The key that marks a digest in a row's ``steps`` list; its value is the format version.
@@ -282,21 +284,9 @@ def ranked_decision_points(run: Trajectory) -> tuple[list[Step], list[int]]:
     """A run's decision points and their positions in the order to keep them: the one choice of what an
     exemplar shows and what ``export --max-tokens`` keeps."""
     points = decision_points(run.steps)
-    changes = _once_per_step(changed_by)
-    return points, by_priority(points, kept_files(run, changes), changes, final_diff(run, changes))
-
-
-def _once_per_step(read: StepFiles) -> StepFiles:
-    """``read`` worked out once per step (known by identity: a pydantic Step is not hashable). Reading a step's
-    shell command is most of a digest's cost, and the key-action choice asks it twice of most steps."""
-    memo: dict[int, list[str]] = {}
-
-    def once(step: Step) -> list[str]:
-        if id(step) not in memo:
-            memo[id(step)] = read(step)
-        return memo[id(step)]
-
-    return once
+    with read_once(run):  # its steps read once for the changes of each and what the run's actions name (kept_files)
+        changes = run_reading(run).changed_by
+        return points, by_priority(points, kept_files(run, changes), changes, final_diff(run, changes))
 
 
 def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[str]:

@@ -64,6 +64,7 @@ from .store.filters import Filters
 from .store.index import TrajectoryIndex
 from .store.traces import (TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStore, TraceStoreError,
                            TraceStoreSetupError)
+from .touched import read_once
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -151,11 +152,14 @@ def indexed_rows(run: Trajectory, *, window: WindowConfig,
     """The rows of ``run`` as the index stores them (:func:`~trajsearch.represent.represent`), its summary and failure
     rows holding its digests (:func:`~trajsearch.digest.row_steps`: what an exemplar or a warning shows of it, worked
     out here once, so that showing one never reads the trace). Both are of the run without its encoded blobs, removed
-    once here for all of them: each pass reads every text of the run (README, "An encoded blob": what a pass costs)."""
+    once here for all of them: each pass reads every text of the run (README, "An encoded blob": what a pass costs).
+    Its steps are read once too (:func:`~trajsearch.touched.read_once`), for the summary's ``Touched:`` line and the
+    exemplar digest's key actions, each of which read them whole (README, "What a run touched")."""
     indexed = indexed_text(run)
-    rows = represent_indexed(indexed, window=window, summarizer=summarizer)
-    for row in rows:
-        row.steps = row.steps or row_steps(indexed, row.level) or []
+    with read_once(indexed):
+        rows = represent_indexed(indexed, window=window, summarizer=summarizer)
+        for row in rows:
+            row.steps = row.steps or row_steps(indexed, row.level) or []
     return rows
 
 

@@ -46,8 +46,10 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .actions import CALLS_NOTHING, ran
 from .model import Step, Trajectory, json_strings
@@ -233,6 +235,22 @@ class _Reading:
         """The files changed: those of the diffs shown, else those written (see the module docstring)."""
         return _paths(self.diffed or self.written, self.roots)
 
+    def mark(self) -> tuple[int, int, int]:
+        """Where the next step's diffed files, written files and words will start (:class:`_Reverts`' marks)."""
+        return len(self.diffed), len(self.written), len(self.said)
+
+    def add(self, other: _Reading) -> None:
+        """Add what ``other`` (a later step's reading) read: as if its step were read into this one, since what
+        :func:`_read_step` adds of a step depends on that step alone (a counter's first-seen order kept too)."""
+        for name, theirs in vars(other).items():  # its fields
+            mine = getattr(self, name)
+            if isinstance(mine, Counter):
+                mine.update(theirs)
+            elif isinstance(mine, set):
+                mine |= theirs
+            else:
+                mine += theirs
+
 
 def _read_step(step: Step, reading: _Reading) -> None:
     """Add what one step touched to ``reading``."""
@@ -289,21 +307,91 @@ def _say(step: Step, reading: _Reading, arguments: list[str] | None = None) -> N
             reading.shell.append(command)
 
 
+def _step_reading(step: Step) -> _Reading:
+    """What one step read alone shows touched."""
+    reading = _Reading()
+    _read_step(step, reading)
+    return reading
+
+
 def changed_by(step: Step) -> list[str]:
     """The files one step changed, as :func:`touched` reads a run: those of a diff it shows, else what its
     command or edit wrote. Per step, so a caller can tell which step changed what (an exemplar's key actions)."""
-    reading = _Reading()
-    _read_step(step, reading)
-    return reading.changed()
+    return _step_reading(step).changed()
+
+
+class RunReading:
+    """A run's steps read once (:func:`_read_step`, each alone), for everything asked of them: the summary's
+    ``Touched:`` line (:func:`touched`) and the exemplar digest's choice of key actions (:func:`own_changes`,
+    :meth:`changed_by`). Read by each of those, every shell command of a run was parsed three times, most of the cost
+    of making its rows (README, "What a run touched"). Get one with :func:`run_reading`."""
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory  # held, so its steps' ids (``_position``) stay theirs (a pydantic Step: no hash)
+        self._steps = [_step_reading(step) for step in trajectory.steps]
+        self._position = {id(step): n for n, step in enumerate(trajectory.steps)}
+        self._changed: dict[int, list[str]] = {}
+        #: the run's steps read in order into one, and where each step's part starts (and one past the last)
+        self.whole = _Reading()
+        self.marks: list[tuple[int, int, int]] = []
+        for reading in self._steps:
+            self.marks.append(self.whole.mark())
+            self.whole.add(reading)
+        self.marks.append(self.whole.mark())
+
+    def changed_by(self, step: Step) -> list[str]:
+        """:func:`changed_by` of one of the run's steps, from its reading (a step of another run is read)."""
+        n = self._position.get(id(step))
+        if n is None:
+            return changed_by(step)
+        if n not in self._changed:
+            self._changed[n] = self._steps[n].changed()
+        return self._changed[n]
+
+
+@dataclass
+class _Once:
+    """The run whose steps are read once (:func:`read_once`), and its reading when first asked for."""
+
+    trajectory: Trajectory
+    reading: RunReading | None = None
+
+
+_ONCE: ContextVar[_Once | None] = ContextVar("trajsearch_run_reading", default=None)
+
+
+@contextmanager
+def read_once(trajectory: Trajectory) -> Iterator[None]:
+    """Within: :func:`run_reading` of ``trajectory`` (this object, not an equal one) reads its steps once and then
+    answers from that reading; the ingest makes a run's summary and digests inside one (``indexer.indexed_rows``).
+    The reading is dropped on leaving, so it holds one run for one block: no run's reading outlives its rows, nor
+    answers for another (nor for a step changed after it was read: nothing in the block changes one). A context
+    variable, as :mod:`trajsearch.runtime.memo`: each thread its own; a nested block of the same run shares it."""
+    current = _ONCE.get()
+    token = None if current is not None and current.trajectory is trajectory else _ONCE.set(_Once(trajectory))
+    try:
+        yield
+    finally:
+        if token is not None:
+            _ONCE.reset(token)
+
+
+def run_reading(trajectory: Trajectory) -> RunReading:
+    """``trajectory``'s steps read: once inside :func:`read_once` of it, else afresh at each call."""
+    current = _ONCE.get()
+    if current is None or current.trajectory is not trajectory:
+        return RunReading(trajectory)
+    if current.reading is None:
+        current.reading = RunReading(trajectory)
+    return current.reading
 
 
 def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     """Of ``files`` (a patch's, relative to the repository), those the run's own actions name: the rest were changed
     before it started, by its environment (see the module docstring), and are no work of the run. Only where the
     run's record can say so (:func:`_named`)."""
-    reading = _Reading()
-    for step in trajectory.steps:  # read as touched() reads them: the files its diffs show created count (review RZ)
-        _read_step(step, reading)
+    # read as touched() reads it (the same reading in an ingest): the files its diffs show created count (review RZ)
+    reading = run_reading(trajectory).whole
     return _named(list(files), reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
 
 
@@ -312,10 +400,7 @@ def named_by_actions(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     fallbacks: a run handing in only the harness's ``tox.ini`` / ``setup.py`` edits and its scratch files keeps them
     there (its record may lack the steps that made its change), and none here. For evaluation: work two runs share
     by a file neither named is no evidence that they did the same work (``eval_generalise.py --named-truth``)."""
-    reading = _Reading()
-    for step in trajectory.steps:
-        _read_step(step, reading)
-    return _said(list(files), reading)
+    return _said(list(files), run_reading(trajectory).whole)
 
 
 def _said(files: list[str], reading: _Reading) -> list[str]:
@@ -774,17 +859,14 @@ def touched(trajectory: Trajectory) -> Touched:
     a run that set back every edit still lists them, which loses less than a fix dropped. When every file its
     diffs show was undone, what it wrote and did not undo is what it changed (sphinx-9281: its only diff showed the
     harness's edits it reverted, its fix a ``sed -i`` no diff showed)."""
-    reading = _Reading()
-    marks: list[tuple[int, int, int]] = []  # per step: where its diffed files, written files and words start
+    run = run_reading(trajectory)
+    reading = run.whole
     undos: list[tuple[int, tuple[str, ...]]] = []  # (step, files) of each undo but a stash's and the whole tree's
     for n, step in enumerate(trajectory.steps):
-        marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
-        _read_step(step, reading)
         undo = undone_by(step)
         if not undo.stashed and (files := tuple(path for path in undo.files if path != EVERY_FILE)):
             undos.append((n, files))
-    marks.append((len(reading.diffed), len(reading.written), len(reading.said)))
-    reverts = _Reverts(trajectory.steps, reading, marks, undos)
+    reverts = _Reverts(trajectory.steps, reading, run.marks, undos)
     changed = [path for path in reading.changed() if not reverts.reverted(path)]
     if reading.diffed and not changed:  # every diffed file undone: what it wrote and kept
         changed = [path for path in _paths(reading.written, reading.roots) if not reverts.reverted(path)]
