@@ -9,6 +9,7 @@ Real runs: ``tests/fixtures/mini-swe-agent/.real`` (gemini-3-pro on SWE-bench; s
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from trajsearch.digest import exemplar_digest, kept_files, ranked_decision_points, warning_digest
@@ -17,7 +18,7 @@ from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump, read_inputs
 from trajsearch.model import Outcome, Trajectory
 from trajsearch.represent import WindowConfig, represent
-from trajsearch.touched import own_changes, read_once, run_reading, touched
+from trajsearch.touched import changed_by, own_changes, read_once, run_reading, touched
 
 REAL = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
 #: A run that reverted the harness's edits its diff showed (``git checkout setup.py tox.ini``), and two runs sb-cli
@@ -82,3 +83,33 @@ def test_a_reading_answers_for_its_run_alone() -> None:
         with read_once(run):  # the same run again: the outer block's reading
             assert run_reading(run) is reading
         assert run_reading(run) is reading and touched(run).changed == ["sphinx/ext/autodoc/__init__.py"]
+
+
+CORTEX = (Path(__file__).parent / "fixtures" / "atif" / ".real" / "harbor-0.26-cortex-code" / "cortex-fix-calc__Wd2Ks")
+
+
+def test_a_run_read_once_reads_as_main_read_it() -> None:
+    """The one reading holds what main (8c42bf22, reading the steps in turn into one and each step alone) read, values
+    taken from main: the paths a ``cd`` of any step makes relative for the run (Cortex's ``cd /app`` before its edit of
+    ``/app/calc.py``) but only a step's own ``cd`` for that step's changes (``changed_by``), the commands in their
+    count's order, ties in first-seen order (sphinx-8595: ``ls``, ``sed``, ``rm``, ``echo`` once each)."""
+    (cortex,) = _runs(CORTEX)
+    edit = cortex.steps[1]
+    sed = edit.model_copy(update={"action": "bash", "arguments": {"command": "cd /app && sed -i 's/ + 1//' /app/calc.py"},
+                                  "observation": ""})
+    own_cd = cortex.model_copy(update={"steps": [cortex.steps[0], sed, *cortex.steps[2:]]})
+    (sphinx,) = _runs(REVERTED)
+    expected = [  # run, touched's changed, commands and symbols, each step's changed_by
+        (cortex, ["calc.py"], ["python"], [], [[], ["/app/calc.py"], [], []]),
+        (own_cd, ["calc.py"], ["python", "sed"], [], [[], ["calc.py"], [], []]),
+        (sphinx, ["sphinx/ext/autodoc/__init__.py"], ["git", "ls", "sed", "rm", "echo"], ["ModuleDocumenter"],
+         [[], ["sphinx/ext/autodoc/__init__.py"], ["setup.py", "sphinx/ext/autodoc/__init__.py", "tox.ini"], [],
+          ["sphinx/ext/autodoc/__init__.py"], ["sphinx/ext/autodoc/__init__.py"]]),
+    ]
+    for run, changed, commands, symbols, by_step in expected:
+        for read in (nullcontext, read_once):  # each call reading the run, and one reading for all
+            with read(run):
+                found = touched(run)
+                assert (found.changed, found.commands, found.symbols) == (changed, commands, symbols)
+                assert [run_reading(run).changed_by(step) for step in run.steps] == by_step
+        assert [changed_by(step) for step in run.steps] == by_step
