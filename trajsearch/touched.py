@@ -49,7 +49,7 @@ from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 from .actions import CALLS_NOTHING, ran
 from .model import Step, Trajectory, json_strings
@@ -239,18 +239,6 @@ class _Reading:
         """Where the next step's diffed files, written files and words will start (:class:`_Reverts`' marks)."""
         return len(self.diffed), len(self.written), len(self.said)
 
-    def add(self, other: _Reading) -> None:
-        """Add what ``other`` (a later step's reading) read: as if its step were read into this one, since what
-        :func:`_read_step` adds of a step depends on that step alone (a counter's first-seen order kept too)."""
-        for name, theirs in vars(other).items():  # its fields
-            mine = getattr(self, name)
-            if isinstance(mine, Counter):
-                mine.update(theirs)
-            elif isinstance(mine, set):
-                mine |= theirs
-            else:
-                mine += theirs
-
 
 def _read_step(step: Step, reading: _Reading) -> None:
     """Add what one step touched to ``reading``."""
@@ -307,68 +295,69 @@ def _say(step: Step, reading: _Reading, arguments: list[str] | None = None) -> N
             reading.shell.append(command)
 
 
-def _step_reading(step: Step) -> _Reading:
-    """What one step read alone shows touched."""
-    reading = _Reading()
-    _read_step(step, reading)
-    return reading
-
-
 def changed_by(step: Step) -> list[str]:
     """The files one step changed, as :func:`touched` reads a run: those of a diff it shows, else what its
     command or edit wrote. Per step, so a caller can tell which step changed what (an exemplar's key actions)."""
-    return _step_reading(step).changed()
+    reading = _Reading()
+    _read_step(step, reading)
+    return reading.changed()
+
+
+#: The working directories of a step that ``cd``s nowhere (most): one shared empty set, not one per step.
+_NO_ROOTS: frozenset[str] = frozenset()
 
 
 class RunReading:
-    """A run's steps read once (:func:`_read_step`, each alone), for everything asked of them: the summary's
+    """A run's steps read once (:func:`_read_step`, in order), for everything asked of them: the summary's
     ``Touched:`` line (:func:`touched`) and the exemplar digest's choice of key actions (:func:`own_changes`,
     :meth:`changed_by`). Read by each of those, every shell command of a run was parsed three times, most of the cost
-    of making its rows (README, "What a run touched"). Get one with :func:`run_reading`."""
+    of making its rows (README, "What a run touched"). Get one with :func:`run_reading`; what it holds is read-only,
+    shared by every caller in a :func:`read_once` block."""
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory  # held, so its steps' ids (``_position``) stay theirs (a pydantic Step: no hash)
-        self._steps = [_step_reading(step) for step in trajectory.steps]
         self._position = {id(step): n for n, step in enumerate(trajectory.steps)}
         self._changed: dict[int, list[str]] = {}
         #: the run's steps read in order into one, and where each step's part starts (and one past the last)
         self.whole = _Reading()
         self.marks: list[tuple[int, int, int]] = []
-        for reading in self._steps:
+        #: each step's own working directories: the rest of what :func:`changed_by` reads of a step is its part of
+        #: ``whole`` (its marks), as :func:`_read_step` only appends what it reads of a step to the lists it is given
+        self._roots: list[set[str] | frozenset[str]] = []
+        for step in trajectory.steps:
             self.marks.append(self.whole.mark())
-            self.whole.add(reading)
+            self.whole.roots = set()  # this step's alone; the run's are their union (below)
+            _read_step(step, self.whole)
+            self._roots.append(self.whole.roots or _NO_ROOTS)
         self.marks.append(self.whole.mark())
+        self.whole.roots = set().union(*self._roots)
 
     def changed_by(self, step: Step) -> list[str]:
-        """:func:`changed_by` of one of the run's steps, from its reading (a step of another run is read)."""
+        """:func:`changed_by` of one of the run's steps, from its part of the reading (a step of another run is
+        read)."""
         n = self._position.get(id(step))
         if n is None:
             return changed_by(step)
         if n not in self._changed:
-            self._changed[n] = self._steps[n].changed()
+            (diffed, written, _), (diffed_end, written_end, _) = self.marks[n], self.marks[n + 1]
+            files = self.whole.diffed[diffed:diffed_end] or self.whole.written[written:written_end]
+            self._changed[n] = _paths(files, self._roots[n])
         return self._changed[n]
 
 
-@dataclass
-class _Once:
-    """The run whose steps are read once (:func:`read_once`), and its reading when first asked for."""
-
-    trajectory: Trajectory
-    reading: RunReading | None = None
-
-
-_ONCE: ContextVar[_Once | None] = ContextVar("trajsearch_run_reading", default=None)
+_ONCE: ContextVar[RunReading | None] = ContextVar("trajsearch_run_reading", default=None)
 
 
 @contextmanager
 def read_once(trajectory: Trajectory) -> Iterator[None]:
-    """Within: :func:`run_reading` of ``trajectory`` (this object, not an equal one) reads its steps once and then
-    answers from that reading; the ingest makes a run's summary and digests inside one (``indexer.indexed_rows``).
+    """Within: :func:`run_reading` of ``trajectory`` (this object, not an equal one) answers from one reading of its
+    steps, made here; the ingest makes a run's summary and digests inside one (``indexer.indexed_rows``).
     The reading is dropped on leaving, so it holds one run for one block: no run's reading outlives its rows, nor
-    answers for another (nor for a step changed after it was read: nothing in the block changes one). A context
-    variable, as :mod:`trajsearch.runtime.memo`: each thread its own; a nested block of the same run shares it."""
+    answers for another. A context variable, as :mod:`trajsearch.runtime.memo`: each thread its own; a nested block
+    of the same run shares it. Not for a block holding a ``yield`` (its caller would share the reading while it is
+    suspended), nor for one that edits the run's steps in place (the reading is of the steps as they were)."""
     current = _ONCE.get()
-    token = None if current is not None and current.trajectory is trajectory else _ONCE.set(_Once(trajectory))
+    token = None if current is not None and current.trajectory is trajectory else _ONCE.set(RunReading(trajectory))
     try:
         yield
     finally:
@@ -379,11 +368,7 @@ def read_once(trajectory: Trajectory) -> Iterator[None]:
 def run_reading(trajectory: Trajectory) -> RunReading:
     """``trajectory``'s steps read: once inside :func:`read_once` of it, else afresh at each call."""
     current = _ONCE.get()
-    if current is None or current.trajectory is not trajectory:
-        return RunReading(trajectory)
-    if current.reading is None:
-        current.reading = RunReading(trajectory)
-    return current.reading
+    return current if current is not None and current.trajectory is trajectory else RunReading(trajectory)
 
 
 def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
@@ -1166,7 +1151,7 @@ def _words(segment: str) -> list[str]:
         return segment.split()
 
 
-def _paths(paths: Iterable[str], roots: set[str]) -> list[str]:
+def _paths(paths: Iterable[str], roots: Collection[str]) -> list[str]:
     """Paths made relative to the run's working directories, ``./`` dropped, absolute twins of
     relative paths merged, in order of first sight."""
     out: list[str] = []
