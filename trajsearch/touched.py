@@ -303,10 +303,6 @@ def changed_by(step: Step) -> list[str]:
     return reading.changed()
 
 
-#: The working directories of a step that ``cd``s nowhere (most): one shared empty set, not one per step.
-_NO_ROOTS: frozenset[str] = frozenset()
-
-
 class RunReading:
     """A run's steps read once (:func:`_read_step`, in order), for everything asked of them: the summary's
     ``Touched:`` line (:func:`touched`) and the exemplar digest's choice of key actions (:func:`own_changes`,
@@ -323,12 +319,14 @@ class RunReading:
         self.marks: list[tuple[int, int, int]] = []
         #: each step's own working directories: the rest of what :func:`changed_by` reads of a step is its part of
         #: ``whole`` (its marks), as :func:`_read_step` only appends what it reads of a step to the lists it is given
-        self._roots: list[set[str] | frozenset[str]] = []
+        self._roots: list[frozenset[str]] = []
+        shared: dict[frozenset[str], frozenset[str]] = {}  # one of each: most steps cd nowhere, or where the last did
         for step in trajectory.steps:
             self.marks.append(self.whole.mark())
             self.whole.roots = set()  # this step's alone; the run's are their union (below)
             _read_step(step, self.whole)
-            self._roots.append(self.whole.roots or _NO_ROOTS)
+            roots = frozenset(self.whole.roots)
+            self._roots.append(shared.setdefault(roots, roots))
         self.marks.append(self.whole.mark())
         self.whole.roots = set().union(*self._roots)
 
