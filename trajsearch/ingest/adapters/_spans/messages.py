@@ -18,6 +18,7 @@ from dataclasses import asdict
 from typing import Any
 
 from trajsearch.actions import not_run
+from trajsearch.blobs import image_placeholder
 
 from .._agent_cli import exit_code_error
 from .._common import as_dict, as_list, short
@@ -131,6 +132,8 @@ def normalise_message(raw: Any) -> Message | None:
                 texts.append(text_of(part.get("content")))
             elif kind in ("reasoning", "thinking"):
                 msg.reasoning += text_of(part.get("content"))
+            elif kind in _MEDIA_PARTS:
+                texts.append(_media_placeholder(part))
             elif kind == "tool_call":
                 msg.calls.append({"id": part.get("id"), "name": part.get("name"),
                                   "arguments": maybe_json(part.get("arguments")),
@@ -165,6 +168,23 @@ def normalise_message(raw: Any) -> Message | None:
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
     msg.call_id = raw.get("tool_call_id") or msg.call_id
     return msg
+
+
+#: The GenAI semantic conventions' parts for what is not text: data inline (``blob``: ``content`` base64, ``mime_type``),
+#: by address (``uri``) or by a provider's file id (``file``), each of a ``modality`` (``image``, ``audio``, ``video``).
+_MEDIA_PARTS = frozenset({"blob", "uri", "file"})
+
+
+def _media_placeholder(part: dict[str, Any]) -> str:
+    """What stands for a GenAI ``blob`` / ``uri`` / ``file`` part in its message's text, as the other formats' images
+    are noted (``[image/png, 3 KB base64]`` for data worth naming, else ``[image]``, ``[audio]`` by its modality): a
+    user's question about a picture keeps saying it had one, and the picture's base64 stays out of the text."""
+    if part.get("type") == "blob":
+        named = image_placeholder({"data": part.get("content"), "mimeType": part.get("mime_type")})
+        if named != "[image]":
+            return named
+    modality = part.get("modality")
+    return f"[{modality if isinstance(modality, str) and re.fullmatch(r'[a-z_]{1,20}', modality) else 'file'}]"
 
 
 #: A tool call the AI SDK refused, as ``@ai-sdk/otel`` writes its ``error-text`` result: the error's ``toString()``,

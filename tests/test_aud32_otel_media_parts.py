@@ -1,0 +1,25 @@
+"""Round 32 audit of the OpenTelemetry span adapters against the newest GenAI semantic conventions.
+
+``gen_ai.input.messages`` parts that are not text (``blob`` inline data, ``uri``, ``file``) were dropped: a user's
+question about a picture or a recording was read as if it had none. They are noted as the other formats' images are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import runs
+from trajsearch.ingest.detect import detect_format
+
+MIRASCOPE = Path(__file__).parent / "fixtures" / "otel-genai" / ".aud32" / "mirascope-2.0-image-parts.otlp.json"
+
+
+def test_genai_media_parts_are_noted_in_the_task() -> None:
+    """Mirascope's spans of a question with an image by URL, a PNG inline and an MP3 inline: each task keeps the
+    question and says what came with it, the base64 itself left out."""
+    assert detect_format(MIRASCOPE) == "otel-genai"
+    read = sorted(runs(MIRASCOPE), key=lambda r: r.trajectory_id)
+    assert [r.task for r in read] == ["What's in this image?\n[image]", "What color is this pixel?\n[image]",
+                                      "What is in this audio?\n[audio]"]
+    assert [s.action for r in read for s in r.steps] == ["respond"] * 3
+    assert read[1].steps[0].arguments == {"content": "The color of this pixel is bright red."}
