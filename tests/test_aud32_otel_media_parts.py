@@ -23,3 +23,14 @@ def test_genai_media_parts_are_noted_in_the_task() -> None:
                                       "What is in this audio?\n[audio]"]
     assert [s.action for r in read for s in r.steps] == ["respond"] * 3
     assert read[1].steps[0].arguments == {"content": "The color of this pixel is bright red."}
+
+
+OPENINFERENCE_IMAGE = Path(__file__).parent / "fixtures" / "openinference" / ".aud32" / "spec-multimodal-message.json"
+
+
+def test_openinference_image_content_is_noted_in_the_task() -> None:
+    """The OpenInference spec's multimodal message (a text part and an ``image`` part in ``message.contents``): the
+    task keeps the question and says an image came with it."""
+    assert detect_format(OPENINFERENCE_IMAGE) == "openinference"
+    (run,) = runs(OPENINFERENCE_IMAGE)
+    assert run.task == "What objects do you see in this image?\n[image]"

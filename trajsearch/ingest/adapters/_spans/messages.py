@@ -74,6 +74,9 @@ def _content_text(content: Any) -> tuple[str, str]:
                 reasoning.append(text_of(body if body is not None else part.get("thinking")))
             elif kind == "text" and body is not None:
                 texts.append(text_of(body))
+            elif kind == "image":  # OpenInference's ``message_content.image.image.url`` (a URL or a data URI)
+                url = part.get("message_content.image.image.url")
+                texts.append(image_placeholder({"image_url": url} if url is not None else part))
     return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
 
 
