@@ -34,3 +34,20 @@ def test_openinference_image_content_is_noted_in_the_task() -> None:
     assert detect_format(OPENINFERENCE_IMAGE) == "openinference"
     (run,) = runs(OPENINFERENCE_IMAGE)
     assert run.task == "What objects do you see in this image?\n[image]"
+
+
+VARIANTS = Path(__file__).parent / "fixtures" / "otel-genai" / ".aud32" / "media-parts-variants.otlp.json"
+PNG_NAMED = "[image/png, 3 KB base64]"  # SWE-agent's view_image PNG, 2,568 characters of base64
+
+
+def test_genai_inline_image_is_named_wherever_it_is_carried() -> None:
+    """Mirascope's span with a real PNG of 2,568 base64 characters: as a ``blob``, as a ``uri`` holding a data URI
+    (review AUDOT32 findings 1, 3), and as the assistant's whole reply, the image is named by its type and size as
+    other formats' images are, and its base64 stays out; a ``file`` part's modality is read in any case (finding 4)."""
+    assert detect_format(VARIANTS) == "otel-genai"
+    read = sorted(runs(VARIANTS), key=lambda r: r.trajectory_id)
+    question = "What color is this pixel?"
+    assert [r.task for r in read] == [f"{question}\n{PNG_NAMED}", f"{question}\n{PNG_NAMED}",
+                                      f"{question}\n[image]", question]
+    assert read[3].steps[0].arguments == {"content": PNG_NAMED}
+    assert all("iVBORw0KGgo" not in r.task and "iVBORw0KGgo" not in str(r.steps) for r in read)

@@ -74,7 +74,8 @@ def _content_text(content: Any) -> tuple[str, str]:
                 reasoning.append(text_of(body if body is not None else part.get("thinking")))
             elif kind == "text" and body is not None:
                 texts.append(text_of(body))
-            elif kind == "image":  # OpenInference's ``message_content.image.image.url`` (a URL or a data URI)
+            elif kind == "image":  # OpenInference's ``message_content.image.image.url`` (a URL or a data URI), else
+                # Anthropic's / MCP's typed image part (``source``, or ``data`` and ``mimeType``) with its base64
                 url = part.get("message_content.image.image.url")
                 texts.append(image_placeholder({"image_url": url} if url is not None else part))
     return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
@@ -182,12 +183,13 @@ def _media_placeholder(part: dict[str, Any]) -> str:
     """What stands for a GenAI ``blob`` / ``uri`` / ``file`` part in its message's text, as the other formats' images
     are noted (``[image/png, 3 KB base64]`` for data worth naming, else ``[image]``, ``[audio]`` by its modality): a
     user's question about a picture keeps saying it had one, and the picture's base64 stays out of the text."""
-    if part.get("type") == "blob":
-        named = image_placeholder({"data": part.get("content"), "mimeType": part.get("mime_type")})
-        if named != "[image]":
-            return named
+    carried = {"data": part.get("content"), "mimeType": part.get("mime_type")} if part.get("type") == "blob" \
+        else {"image_url": part.get("uri")}  # a data URI in ``uri`` (an instrumentation's fallback) is data too
+    if (named := image_placeholder(carried)) != "[image]":
+        return named
     modality = part.get("modality")
-    return f"[{modality if isinstance(modality, str) and re.fullmatch(r'[a-z_]{1,20}', modality) else 'file'}]"
+    modality = modality.lower() if isinstance(modality, str) else ""
+    return f"[{modality if re.fullmatch(r'[a-z_]{1,20}', modality) else 'file'}]"
 
 
 #: A tool call the AI SDK refused, as ``@ai-sdk/otel`` writes its ``error-text`` result: the error's ``toString()``,
