@@ -51,3 +51,16 @@ def test_genai_inline_image_is_named_wherever_it_is_carried() -> None:
                                       f"{question}\n[image]", question]
     assert read[3].steps[0].arguments == {"content": PNG_NAMED}
     assert all("iVBORw0KGgo" not in r.task and "iVBORw0KGgo" not in str(r.steps) for r in read)
+
+
+OPENINFERENCE_JS = Path(__file__).parent / "fixtures" / "openinference" / ".aud32" / "js-openai-image-data-uri.otlp.json"
+
+
+def test_openinference_data_uri_image_is_named() -> None:
+    """The OpenInference JS OpenAI instrumentor's span of a text and a data-URI image (its test's inline snapshot): a
+    GIF of 60 base64 characters is noted ``[image]``, the same span with a real PNG is named by type and size
+    (review AUDOT32 findings 1, 2)."""
+    assert detect_format(OPENINFERENCE_JS) == "openinference"
+    read = sorted(runs(OPENINFERENCE_JS), key=lambda r: r.trajectory_id)
+    assert [r.task for r in read] == ["Say this is a test\n[image]", f"Say this is a test\n{PNG_NAMED}"]
+    assert [s.arguments for r in read for s in r.steps] == [{"content": "This is a test."}] * 2
