@@ -50,7 +50,8 @@ Mapping
 - messages of a model call, the first found of: ``gen_ai.input.messages`` /
   ``gen_ai.output.messages`` (parts ``text``, ``tool_call``,
   ``tool_call_response``, ``reasoning``, ``server_tool_call`` /
-  ``server_tool_call_response``; any-agent: OpenAI-style messages, or
+  ``server_tool_call_response``; ``blob`` / ``uri`` / ``file`` noted as
+  ``[image/png, 3 KB base64]`` or by modality, ``[image]``; any-agent: OpenAI-style messages, or
   plain strings; a tool the provider ran, a server tool or a
   ``tool_call_response`` in the model's own message, pydantic-ai's
   ``builtin: true``, is a step with that result, the words after it the
