@@ -64,3 +64,16 @@ def test_openinference_data_uri_image_is_named() -> None:
     read = sorted(runs(OPENINFERENCE_JS), key=lambda r: r.trajectory_id)
     assert [r.task for r in read] == ["Say this is a test\n[image]", f"Say this is a test\n{PNG_NAMED}"]
     assert [s.arguments for r in read for s in r.steps] == [{"content": "This is a test."}] * 2
+
+
+OPENLLMETRY = Path(__file__).parent / "fixtures" / "otel-genai" / ".aud32" / "openllmetry-anthropic-image-prompt.otlp.json"
+
+
+def test_openllmetry_prompt_content_list_is_read_as_parts() -> None:
+    """OpenLLMetry's older attributes keep a message's content list with an image as its JSON text in
+    ``gen_ai.prompt.N.content``: the question and its image are read, not the JSON with the image's base64 (review
+    AUDOT32 finding 7)."""
+    assert detect_format(OPENLLMETRY) == "otel-genai"
+    read = sorted(runs(OPENLLMETRY), key=lambda r: r.trajectory_id)
+    assert [r.task for r in read] == ["What do you see?\n[image]", f"What do you see?\n{PNG_NAMED}"]
+    assert [s.arguments for r in read for s in r.steps] == [{"content": "I see the Traceloop logo."}] * 2

@@ -41,6 +41,21 @@ _CHAT_ROLE = re.compile(r"<ChatRole\.\w+: ('\w+')>")
 _REPR_TYPE = "__repr_type__"
 
 
+#: The typed content parts that are an image: OpenInference's and Anthropic's ``image``, OpenAI chat's ``image_url``
+#: and Responses' ``input_image`` (an ``image_url`` that is a URL or data URI, or a ``file_id``).
+_IMAGE_KINDS = frozenset({"image", "image_url", "input_image"})
+
+
+def _media_list(content: str) -> list[dict[str, Any]] | None:
+    """A content list of text and images that an instrumentation kept as its JSON text, else None: OpenLLMetry's older
+    ``gen_ai.prompt.N.content`` holds ``json.dumps`` of a message's content list unless it is all text (the images
+    as the SDK took them, base64 and all, or uploaded, ``image_url``). Only text and images: a list holding a tool's
+    call or result stays the text it was, nothing in it lost."""
+    parts = maybe_json(content) if content.startswith("[{") else None
+    kinds = [p.get("type") if isinstance(p, dict) else None for p in parts] if isinstance(parts, list) else [None]
+    return parts if all(k == "text" or k in _IMAGE_KINDS for k in kinds) and _IMAGE_KINDS & set(kinds) else None
+
+
 def _content_text(content: Any) -> tuple[str, str]:
     """(text, reasoning) of a message ``content`` that may be a list of typed parts.
 
@@ -49,7 +64,9 @@ def _content_text(content: Any) -> tuple[str, str]:
     ``{"toolResult": {"content": [...]}}`` (its text is the message's); ``{"toolUse"}`` holds no
     text (:func:`_converse_calls`)."""
     if isinstance(content, str):
-        return content, ""
+        if (parts := _media_list(content)) is None:
+            return content, ""
+        content = parts
     if isinstance(content, dict):
         content = [content]
     if not isinstance(content, list):
@@ -74,8 +91,8 @@ def _content_text(content: Any) -> tuple[str, str]:
                 reasoning.append(text_of(body if body is not None else part.get("thinking")))
             elif kind == "text" and body is not None:
                 texts.append(text_of(body))
-            elif kind == "image":  # OpenInference's ``message_content.image.image.url`` (a URL or a data URI), else
-                # Anthropic's / MCP's typed image part (``source``, or ``data`` and ``mimeType``) with its base64
+            elif kind in _IMAGE_KINDS:  # OpenInference's ``message_content.image.image.url`` (a URL or a data
+                # URI), else Anthropic's / MCP's (``source``, or ``data`` and ``mimeType``), OpenAI's ``image_url``
                 url = part.get("message_content.image.image.url")
                 texts.append(image_placeholder({"image_url": url} if url is not None else part))
     return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
