@@ -56,7 +56,8 @@ Mapping
   ``tool_call_response`` in the model's own message, pydantic-ai's
   ``builtin: true``, is a step with that result, the words after it the
   answer); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
-  flattened ``gen_ai.prompt.N.content``, ``gen_ai.content.*`` events);
+  flattened ``gen_ai.prompt.N.content``, where OpenLLMetry keeps a list of
+  text and images as its JSON text, read as parts; ``gen_ai.content.*`` events);
   any-agent's ``gen_ai.output`` (``[{"tool.name", "tool.args"}]`` or the answer
   text); Google ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response``
   (Gemini contents); GenAI events, as span events or as log records carrying
