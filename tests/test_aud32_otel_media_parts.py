@@ -6,6 +6,7 @@ question about a picture or a recording was read as if it had none. They are not
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from adapter_support import runs
@@ -77,3 +78,14 @@ def test_openllmetry_prompt_content_list_is_read_as_parts() -> None:
     read = sorted(runs(OPENLLMETRY), key=lambda r: r.trajectory_id)
     assert [r.task for r in read] == ["What do you see?\n[image]", f"What do you see?\n{PNG_NAMED}"]
     assert [s.arguments for r in read for s in r.steps] == [{"content": "I see the Traceloop logo."}] * 2
+
+
+def test_prompt_content_list_with_odd_part_types_stays_text(tmp_path: Path) -> None:
+    """A ``gen_ai.prompt.N.content`` list whose part ``type`` is a list or an object (hostile or broken input) is
+    kept as the text it is, not a crash that loses the span's run."""
+    spans = json.loads(OPENLLMETRY.read_text())
+    attrs = spans["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    odd = '[{"type": ["image"]}, {"type": {"image": 1}}, {"type": "image"}]'
+    next(a for a in attrs if a["key"] == "gen_ai.prompt.0.content")["value"] = {"stringValue": odd}
+    (path := tmp_path / "odd.otlp.json").write_text(json.dumps(spans))
+    assert sorted(r.task for r in runs(path)) == [f"What do you see?\n{PNG_NAMED}", odd]

@@ -52,7 +52,7 @@ def _media_list(content: str) -> list[dict[str, Any]] | None:
     as the SDK took them, base64 and all, or uploaded, ``image_url``). Only text and images: a list holding a tool's
     call or result stays the text it was, nothing in it lost."""
     parts = maybe_json(content) if content.startswith("[{") else None
-    kinds = [p.get("type") if isinstance(p, dict) else None for p in parts] if isinstance(parts, list) else [None]
+    kinds = [str(p.get("type")) if isinstance(p, dict) else "" for p in parts] if isinstance(parts, list) else [""]
     return parts if all(k == "text" or k in _IMAGE_KINDS for k in kinds) and _IMAGE_KINDS & set(kinds) else None
 
 
