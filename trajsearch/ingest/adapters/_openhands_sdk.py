@@ -75,6 +75,11 @@ SUBAGENTS_DIR = "subagents"
 ARCHIVES_DIR = "conversations"
 #: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
+#: How the OpenHands app server (V1, OpenHands/OpenHands ``openhands/app_server/event/event_service_base.py``
+#: ``save_event``) stores the events it keeps of a conversation: ``<persistence dir>/[<user id>/]v1_conversations/<id
+#: hex>/<event id hex>.json``, one ``model_dump_json`` each, no index in the name and no ``base_state.json`` beside
+#: them; the server orders them by their ``timestamp``.
+STORE_EVENT_NAME = re.compile(r"^(?P<event_id>[0-9a-fA-F]{32})\.json$")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
@@ -147,11 +152,13 @@ def is_base_state(record: Any) -> bool:
 
 
 def _event_files(folder: Path) -> list[Path]:
-    """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name."""
+    """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name; else the app server's
+    (``<event id hex>.json``, :data:`STORE_EVENT_NAME`)."""
     try:
-        return sorted(p for p in folder.iterdir() if EVENT_NAME.match(p.name) and p.is_file())
+        files = sorted(p for p in folder.iterdir() if p.is_file())
     except OSError:
         return []
+    return [p for p in files if EVENT_NAME.match(p.name)] or [p for p in files if STORE_EVENT_NAME.match(p.name)]
 
 
 def _has_events(folder: Path) -> bool:
@@ -224,14 +231,17 @@ def _said(asked: Any, prompt: str) -> bool:
 
 def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(base state, events in the order they were appended) of a folder's files, by the writer's file index: those in
-    ``events/``, else those saved flat in the folder itself."""
-    nested, flat = [], []
+    ``events/``, else those saved flat in the folder itself; else, the app server's event files (no index in their
+    names), by their ``timestamp`` as the server orders them (``search_events``)."""
+    nested, flat, stored = [], [], []
     for name, value in files.items():
         parts = name.split("/")
         found = EVENT_NAME.match(parts[-1]) if len(parts) == 1 or (len(parts) == 2 and parts[0] == EVENTS_DIR) else None
         if found and isinstance(value, dict):
             (nested if len(parts) == 2 else flat).append((int(found.group("idx")), value))
-    indexed = nested or flat
+        elif len(parts) == 1 and STORE_EVENT_NAME.match(name) and isinstance(value, dict):
+            stored.append((str(value.get("timestamp") or ""), value))
+    indexed = nested or flat or stored
     state = files.get(BASE_STATE)
     return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
 
@@ -554,7 +564,7 @@ def lone_event(event: dict[str, Any], source: Path) -> str:
         where = f"in {folder}/events/ beside {folder}/{BASE_STATE}"
     else:
         folder = source.parent
-        where = f"(event-NNNNN-<id>.json) in {folder}"
+        where = f"in {folder}"
     return (f"this is one event ({event.get('kind')}) of an OpenHands SDK conversation, which keeps one event per "
             f"file {where}: ingest the conversation folder {folder}")
 

@@ -1,0 +1,51 @@
+"""Audit 32 of the OpenHands readers: the V1 app server's own store of a conversation's events.
+
+Real files only: the SDK conversation ``openhands/.real/sdk/0a1b2c3d00004000800000000000f019/`` (openhands-sdk 1.58.2's
+own serialization, see that folder's SOURCE.md), its events laid out as OpenHands' app server stores them. Plumbing:
+read_dump, no store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+SDK_RUN = Path(__file__).parent / "fixtures" / "openhands" / ".real" / "sdk" / "0a1b2c3d00004000800000000000f019"
+
+
+def _app_server_store(home: Path) -> Path:
+    """The run's events as the app server keeps them (OpenHands/OpenHands ``openhands/app_server/event/
+    event_service_base.py`` ``save_event`` + ``filesystem_event_service.py`` ``_store_event``, read at
+    1eec5880a1b0f8310c650ca45e9cc6938efcaa96): ``<persistence dir>/v1_conversations/<conversation id hex>/<event id
+    hex>.json``, each ``model_dump_json(indent=2)``, no index in the name, no ``base_state.json``."""
+    folder = home / "v1_conversations" / SDK_RUN.name
+    folder.mkdir(parents=True)
+    for path in sorted((SDK_RUN / "events").glob("event-*.json")):
+        event = json.loads(path.read_text(encoding="utf-8"))
+        (folder / f"{event['id'].replace('-', '')}.json").write_text(json.dumps(event, indent=2), encoding="utf-8")
+    return folder
+
+
+def test_openhands_app_server_event_store_is_one_run_in_time_order(tmp_path: Path) -> None:
+    """Bug: a conversation the V1 app server stored (``~/.openhands/v1_conversations/<id hex>/<event id hex>.json``)
+    was refused event by event, each told to "ingest the conversation folder" that had just been ingested. It is
+    the run the SDK folder is, its events in time order (their names, random ids, are not)."""
+    folder = _app_server_store(tmp_path / ".openhands")
+    [sdk] = read_dump(SDK_RUN, tenant="acme")
+    names = [json.loads(p.read_text())["id"] for p in sorted(folder.iterdir())]
+    assert names != sorted(names, key=lambda i: json.loads((folder / f"{i.replace('-', '')}.json").read_text())
+                           ["timestamp"])  # the names' order is not the run's
+    for given in (folder, tmp_path / ".openhands"):  # the folder, or a walk of the persistence dir
+        [result] = read_dump(given, tenant="acme")
+        assert result.ok, result.error
+        run, want = result.trajectory, sdk.trajectory
+        assert run.trajectory_id == want.trajectory_id == "openhands.0a1b2c3d00004000800000000000f019"
+        assert run.task == want.task
+        assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+            (s.action, s.arguments, s.error) for s in want.steps]
+        assert run.tools_available == want.tools_available
+    [alone] = read_dump(next(folder.iterdir()), tenant="acme")  # one of its files named alone
+    assert not alone.ok and alone.error.endswith(f"which keeps one event per file in {folder}: ingest the "
+                                                 f"conversation folder {folder}")
