@@ -155,10 +155,13 @@ def _event_files(folder: Path) -> list[Path]:
     """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name; else the app server's
     (``<event id hex>.json``, :data:`STORE_EVENT_NAME`)."""
     try:
-        files = sorted(p for p in folder.iterdir() if p.is_file())
+        paths = sorted(folder.iterdir())
     except OSError:
         return []
-    return [p for p in files if EVENT_NAME.match(p.name)] or [p for p in files if STORE_EVENT_NAME.match(p.name)]
+    for name in (EVENT_NAME, STORE_EVENT_NAME):
+        if found := [p for p in paths if name.match(p.name) and p.is_file()]:
+            return found
+    return []
 
 
 def _has_events(folder: Path) -> bool:
