@@ -6,7 +6,8 @@ Where they come from (OpenHands/software-agent-sdk, ``openhands-sdk/openhands/sd
 ``workspace.working_dir``, ``execution_status``, ``stats``, ``leaf_event_id``) and ``events/event-NNNNN-<event
 id>.json``, one event per file (``model_dump_json``, each with its ``kind``; OpenHands-CLI's recorded conversations
 keep the event files in the folder itself, with or without ``base_state.json``); the same events also travel as JSON
-lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line.
+lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line; the V1
+app server keeps its own copy of them, ``v1_conversations/<id hex>/<event id hex>.json`` (:data:`STORE_EVENT_NAME`).
 Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``SystemPromptUpdateEvent`` (the tools
 after a change mid-conversation, ``reason: tools_changed``), ``MessageEvent`` (``llm_message`` of role
 user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``arguments``, ``action`` with its
