@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.read import read_dump
 
 SDK_RUN = Path(__file__).parent / "fixtures" / "openhands" / ".real" / "sdk" / "0a1b2c3d00004000800000000000f019"
@@ -49,3 +51,18 @@ def test_openhands_app_server_event_store_is_one_run_in_time_order(tmp_path: Pat
     [alone] = read_dump(next(folder.iterdir()), tenant="acme")  # one of its files named alone
     assert not alone.ok and alone.error.endswith(f"which keeps one event per file in {folder}: ingest the "
                                                  f"conversation folder {folder}")
+
+
+def test_openhands_app_server_store_with_its_first_file_cut_short_is_still_read(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Bug (review of round 32): the store's folder was told by its first file by name alone, a random event id; that
+    one file cut short (a killed server), the folder was not claimed and each other file was refused with a pointer
+    to the folder. The folder is the run, read without that file and saying so."""
+    folder = _app_server_store(tmp_path / ".openhands")
+    first = sorted(folder.iterdir())[0]
+    first.write_text(first.read_text(encoding="utf-8")[:50], encoding="utf-8")
+    for given in (folder, tmp_path / ".openhands"):
+        [result] = read_dump(given, tenant="acme")
+        assert result.ok, result.error
+        assert result.trajectory.trajectory_id == "openhands.0a1b2c3d00004000800000000000f019"
+    assert caplog.text.count(f"run read without {first.name}: ") == 2

@@ -48,6 +48,7 @@ the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` en
 from __future__ import annotations
 
 import json
+import os
 import re
 import tarfile
 from datetime import timedelta
@@ -154,24 +155,33 @@ def is_base_state(record: Any) -> bool:
 
 def _event_files(folder: Path) -> list[Path]:
     """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name; else the app server's
-    (``<event id hex>.json``, :data:`STORE_EVENT_NAME`)."""
+    (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Names are matched on the listing and only the matches
+    sorted (a folder may hold thousands of other files)."""
     try:
-        paths = sorted(folder.iterdir())
+        with os.scandir(folder) as entries:
+            listed = [(entry.name, entry) for entry in entries]
     except OSError:
         return []
     for name in (EVENT_NAME, STORE_EVENT_NAME):
-        if found := [p for p in paths if name.match(p.name) and p.is_file()]:
-            return found
+        if found := sorted(n for n, entry in listed if name.match(n) and entry.is_file()):
+            return [folder / n for n in found]
     return []
 
 
+#: How many of a folder's event files (by name) :func:`_has_events` looks into for the first one that parses: the
+#: app server's names are random ids, so the first by name is any event, and may be the one a killed server cut short.
+_EVENTS_TRIED = 3
+
+
 def _has_events(folder: Path) -> bool:
-    """Whether ``folder`` holds SDK event files: named so, and the first of them one by its content."""
-    found = _event_files(folder)
-    try:
-        return bool(found) and is_event(json.loads(found[0].read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return False
+    """Whether ``folder`` holds SDK event files: named so, and the first of them that parses (of the first
+    :data:`_EVENTS_TRIED`) one by its content."""
+    for path in _event_files(folder)[:_EVENTS_TRIED]:
+        try:
+            return is_event(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def conversation_files(folder: Path) -> list[Path]:
