@@ -66,3 +66,29 @@ def test_openhands_app_server_store_with_its_first_file_cut_short_is_still_read(
         assert result.ok, result.error
         assert result.trajectory.trajectory_id == "openhands.0a1b2c3d00004000800000000000f019"
     assert caplog.text.count(f"run read without {first.name}: ") == 2
+
+
+def test_openhands_app_servers_older_store_is_one_run_in_time_order(tmp_path: Path) -> None:
+    """Bug (review of round 32): the app server's older store (OpenHands/OpenHands ``openhands/app_server/event/
+    filesystem_event_service.py`` at d6fab190bfb55f07cc380993b45ec4f781706a92, November 2025:
+    ``<persistence dir>/v1/events/<conversation uuid>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>``, no suffix) was passed
+    over by name, the folder and a walk reading nothing while each file named alone pointed to that folder. It is the
+    run the SDK folder is, in time order (the names sort by the second, then by kind)."""
+    home = tmp_path / ".openhands"
+    folder = home / "v1" / "events" / "0a1b2c3d-0000-4000-8000-00000000f019"
+    folder.mkdir(parents=True)
+    for path in sorted((SDK_RUN / "events").glob("event-*.json")):
+        event = json.loads(path.read_text(encoding="utf-8"))
+        second = event["timestamp"][:19].replace("-", "").replace("T", "").replace(":", "")
+        (folder / f"{second}_{event['kind']}_{event['id'].replace('-', '')}").write_text(
+            json.dumps(event, indent=2), encoding="utf-8")
+    [sdk] = read_dump(SDK_RUN, tenant="acme")
+    for given in (folder, home):
+        [result] = read_dump(given, tenant="acme")
+        assert result.ok, result.error
+        run, want = result.trajectory, sdk.trajectory
+        assert run.trajectory_id == want.trajectory_id
+        assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+            (s.action, s.arguments, s.error) for s in want.steps]
+    [alone] = read_dump(next(folder.iterdir()), tenant="acme")
+    assert not alone.ok and alone.error.endswith(f"ingest the conversation folder {folder}")

@@ -7,7 +7,8 @@ Where they come from (OpenHands/software-agent-sdk, ``openhands-sdk/openhands/sd
 id>.json``, one event per file (``model_dump_json``, each with its ``kind``; OpenHands-CLI's recorded conversations
 keep the event files in the folder itself, with or without ``base_state.json``); the same events also travel as JSON
 lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line; the V1
-app server keeps its own copy of them, ``v1_conversations/<id hex>/<event id hex>.json`` (:data:`STORE_EVENT_NAME`).
+app server keeps its own copy of them, ``v1_conversations/<id hex>/<event id hex>.json`` (before, ``v1/events/<id>/``:
+:data:`STORE_EVENT_NAME`).
 Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``SystemPromptUpdateEvent`` (the tools
 after a change mid-conversation, ``reason: tools_changed``), ``MessageEvent`` (``llm_message`` of role
 user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``arguments``, ``action`` with its
@@ -80,8 +81,10 @@ EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})
 #: How the OpenHands app server (V1, OpenHands/OpenHands ``openhands/app_server/event/event_service_base.py``
 #: ``save_event``) stores the events it keeps of a conversation: ``<persistence dir>/[<user id>/]v1_conversations/<id
 #: hex>/<event id hex>.json``, one ``model_dump_json`` each, no index in the name and no ``base_state.json`` beside
-#: them; the server orders them by their ``timestamp``.
-STORE_EVENT_NAME = re.compile(r"^(?P<event_id>[0-9a-fA-F]{32})\.json$")
+#: them; the server orders them by their ``timestamp``. Its older store (``filesystem_event_service.py`` at d6fab190,
+#: November 2025): ``<persistence dir>/v1/events/<conversation uuid>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>``, no
+#: suffix, the same ``model_dump`` each (the server sorted them by name: by the second, then by kind).
+STORE_EVENT_NAME = re.compile(r"^(?:(?P<event_id>[0-9a-fA-F]{32})\.json|\d{14}_[A-Za-z]+_(?P<old_id>[0-9a-fA-F]{32}))$")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({

@@ -448,6 +448,12 @@ def _has_metadata(folder: Path) -> bool:
     return isinstance(metadata, dict) and "conversation_id" in metadata
 
 
+def walked_file(path: Path) -> bool:
+    """The adapter hook (see ``adapters/__init__``): an event of the app server's older store, named with no
+    ``.json`` (``sdk.STORE_EVENT_NAME``), which a walk takes to find its conversation folder (``run_folder``)."""
+    return path.suffix == "" and sdk.STORE_EVENT_NAME.match(path.name) is not None
+
+
 def run_folder(path: Path) -> Path | None:
     """A run kept as a folder, read as one run: an SDK conversation (``base_state.json`` + ``events/``), or a V0
     server's conversation store (``metadata.json`` + ``events/<n>.json``)."""
@@ -1344,6 +1350,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         run_id = attempts.run_id(_evaluation_id(evaluation, model), attempt)
     elif isinstance(state.get("id"), str) and state["id"].strip():
         run_id = "openhands." + _uuid_hex(state["id"])  # the folder's name, uuid.hex
+    elif folder is not None and (named := _conversation_id(folder.name)):  # no state: the app server's older store,
+        run_id = f"openhands.{named}"  # its folder named by the uuid with dashes; the id its SDK folder's run has
     else:
         run_id = file_id
     cwd = as_dict(state.get("workspace")).get("working_dir") or next((wd for e in events if isinstance(
