@@ -83,7 +83,7 @@ def test_openhands_app_servers_older_store_is_one_run_in_time_order(tmp_path: Pa
         (folder / f"{second}_{event['kind']}_{event['id'].replace('-', '')}").write_text(
             json.dumps(event, indent=2), encoding="utf-8")
     [sdk] = read_dump(SDK_RUN, tenant="acme")
-    for given in (folder, home):
+    for given in (folder, home, tmp_path):  # the folder, the persistence dir, a home folder holding it
         [result] = read_dump(given, tenant="acme")
         assert result.ok, result.error
         run, want = result.trajectory, sdk.trajectory
@@ -92,3 +92,13 @@ def test_openhands_app_servers_older_store_is_one_run_in_time_order(tmp_path: Pa
             (s.action, s.arguments, s.error) for s in want.steps]
     [alone] = read_dump(next(folder.iterdir()), tenant="acme")
     assert not alone.ok and alone.error.endswith(f"ingest the conversation folder {folder}")
+
+
+def test_openhands_walk_of_a_home_folder_reads_the_app_servers_store(tmp_path: Path) -> None:
+    """Bug (review of round 32): a walk of a home folder left ``.openhands/`` out as a hidden folder (no runs there),
+    so the store was read only from ``~/.openhands`` or below. Its conversation folders are walked, as the other
+    agent CLIs' session folders are."""
+    _app_server_store(tmp_path / ".openhands")
+    [result] = read_dump(tmp_path, tenant="acme")
+    assert result.ok, result.error
+    assert result.trajectory.trajectory_id == "openhands.0a1b2c3d00004000800000000000f019"

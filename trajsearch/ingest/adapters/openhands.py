@@ -270,6 +270,10 @@ from ._common import (
 from ._spans.outcome import error_outcome
 
 NAME = "openhands"
+#: Where OpenHands keeps its conversations in its persistence dir (``~/.openhands``): the CLI's and the SDK's
+#: ``conversations``, the V1 app server's store ``v1_conversations`` and, before, ``v1/events``
+#: (``_openhands_sdk.STORE_EVENT_NAME``): walked though hidden (see ``read``).
+SESSION_FOLDERS = (".openhands/conversations", ".openhands/v1_conversations", ".openhands/v1/events")
 #: A file is one conversation: the reader hands over its whole JSON list.
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); the second and third
