@@ -156,10 +156,10 @@ def is_base_state(record: Any) -> bool:
         and "execution_status" in record
 
 
-def _event_files(folder: Path) -> list[Path]:
-    """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name; else the app server's
-    (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Names are matched on the listing and only the matches
-    sorted (a folder may hold thousands of other files)."""
+def _event_names(folder: Path) -> list[str]:
+    """The names of the SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), sorted; else the app
+    server's (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Matched on the listing, only the matches sorted and
+    no path made (a folder may hold thousands of other files)."""
     try:
         with os.scandir(folder) as entries:
             listed = [(entry.name, entry) for entry in entries]
@@ -167,8 +167,13 @@ def _event_files(folder: Path) -> list[Path]:
         return []
     for name in (EVENT_NAME, STORE_EVENT_NAME):
         if found := sorted(n for n, entry in listed if name.match(n) and entry.is_file()):
-            return [folder / n for n in found]
+            return found
     return []
+
+
+def _event_files(folder: Path) -> list[Path]:
+    """The event files directly in ``folder`` (:func:`_event_names`), by name."""
+    return [folder / name for name in _event_names(folder)]
 
 
 #: How many of a folder's event files (by name) :func:`_has_events` looks into for the first one that parses: the
@@ -179,9 +184,9 @@ _EVENTS_TRIED = 3
 def _has_events(folder: Path) -> bool:
     """Whether ``folder`` holds SDK event files: named so, and the first of them that parses (of the first
     :data:`_EVENTS_TRIED`) one by its content."""
-    for path in _event_files(folder)[:_EVENTS_TRIED]:
+    for name in _event_names(folder)[:_EVENTS_TRIED]:
         try:
-            return is_event(json.loads(path.read_text(encoding="utf-8")))
+            return is_event(json.loads((folder / name).read_text(encoding="utf-8")))
         except (OSError, ValueError):
             continue
     return False
