@@ -1350,6 +1350,9 @@ _BACKWARD_TOKEN = re.compile(r'[\]\[{}"]')
 _BACKSLASHES = re.compile(r"\\*")
 #: How many pieces skipped together a rejection names (a hostile line of a million, one rejection: "and N more").
 _NAMED = 3
+#: What NUL bytes ending a stretch skipped are (before a record, or at the line's end): zeros a crash leaves. A NUL
+#: inside a string (``"x\0y"``) is a writer's fault, not named so.
+_ZEROS = " (zeros a crash leaves where what was written never reached the disk)"
 #: One part of a damaged line: where it starts and ends (in characters or bytes), and its value or why it is skipped.
 _Part = tuple[int, int, Any, str | None]
 
@@ -1370,14 +1373,14 @@ def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
     a stretch skipped keeps its count and the words of the first ``_NAMED`` pieces only (a line of a million ``\\0{``
     held a tuple and a sentence for each, 290 times the line's size)."""
     line = raw.rstrip(b"\r\n")
-    merged: list[tuple[int, Any, list[str] | None]] = []  # records, and stretches skipped: their first words
+    merged: list[tuple[int, Any, tuple[list[str], bool] | None]] = []  # records; stretches skipped: words, zeros
     named: list[str] = []
     more = read = stretch_end = 0
     zeros_last = False  # the stretch ends in NUL bytes: before a record or at the line's end, a crash's zeros
     for start, end, value, what in _pieces(line):
         if what is None:
             if named:
-                merged.append((stretch_end, more, _crash(named, zeros_last)))
+                merged.append((stretch_end, more, (named, zeros_last)))
                 named, more = [], 0
             merged.append((end, value, None))
             read += 1
@@ -1389,20 +1392,14 @@ def _line_parts(raw: bytes) -> list[tuple[int, Any, str | None]] | None:
             more += 1
         stretch_end, zeros_last = end, what is _NUL
     if named:
-        merged.append((stretch_end, more, _crash(named, zeros_last)))
+        merged.append((stretch_end, more, (named, zeros_last)))
     if not read and b"\x00" not in line:
         return None
     records = f"{read} whole record{'s' * (read > 1)}" if read else "no whole record"
-    return [(end, value, None) if words is None else
-            (end, None, f"malformed line: {'; '.join(words[:-1])}{f'; and {value} more' if value else ''}{words[-1]}: "
-                        f"skipped; {records} on this line read")
-            for end, value, words in merged]
-
-
-def _crash(named: list[str], zeros_last: bool) -> list[str]:
-    """The words of a stretch skipped, and last what its NUL bytes are where they end it (before a record, or at the
-    line's end): zeros a crash leaves. A NUL inside a string (``"x\\0y"``) is a writer's fault, not named so."""
-    return [*named, " (zeros a crash leaves where what was written never reached the disk)" if zeros_last else ""]
+    return [(end, value, None) if skipped is None else
+            (end, None, f"malformed line: {'; '.join(skipped[0])}{f'; and {value} more' if value else ''}"
+                        f"{_ZEROS if skipped[1] else ''}: skipped; {records} on this line read")
+            for end, value, skipped in merged]
 
 
 def first_line_record(line: str) -> tuple[Any, str | None]:
