@@ -693,8 +693,6 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     rows = [n for n, ln in enumerate(every) if ln.strip()]  # where each non-blank line is in ``every``
     raw = [every[n] for n in rows]
     lines = [_PYTEST_COLLECTING.sub("", ln.strip()) for ln in raw]
-    emptied = {at for at, line in enumerate(raw) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
-    indented = {at for at, line in enumerate(raw) if line[:1].isspace()}
     tested, inside = _tap_failures(raw)  # TAP's failed tests with why, and their YAML blocks' rows: no line of its own
     if said := _powershell_ended([strip_terminal_codes(line) for line in raw]):  # PowerShell's error ends it
         return said
@@ -703,10 +701,13 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         raised = {at - end - 1: line for at, line in raised.items() if at > end}
-        emptied, indented, inside = ({at - end - 1 for at in ats if at > end} for ats in (emptied, indented, inside))
+        inside = {at - end - 1 for at in inside if at > end}
         tested = {at - end - 1: line for at, line in tested.items() if at > end}
         if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
+    kept = raw[len(raw) - len(lines):]  # the rows still read: all, or those after a PowerShell record
+    emptied = {at for at, line in enumerate(kept) if line.endswith(": ")}  # Python's ``<class>: `` of a blank message
+    indented = {at for at, line in enumerate(kept) if line[:1].isspace()}
     lines = [raised.get(at) or tested.get(at, line) for at, line in enumerate(lines)]
     for find, first in _searches(raised, indented, tested):
         for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
