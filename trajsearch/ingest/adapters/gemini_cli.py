@@ -13,7 +13,8 @@ checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
 ``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
 far taken before each file-changing call), and (``side_document``) a recording with nothing asked: the CLI's
 ``<session_context>`` alone (any session started or resumed and left: each ``--resume`` leaves one), or with
-shell-mode commands only (``!ls``: no prompt sent, no model reply). Refused saying where its run is
+shell-mode commands only (``!ls``: no prompt sent, no model reply), and (``side_path``) the CLI's own files in a
+``.gemini`` folder (settings, credentials, the registry of projects, extensions' manifests). Refused saying where its run is
 (``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics, or
 the error it ended on; no prompt, no steps; no session id before 0.21).
 
@@ -108,6 +109,7 @@ import hashlib
 import json
 import re
 import uuid
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -281,6 +283,57 @@ def side_file(record: Any) -> str | None:
                 "(checkpoints/*.json, for /restore: the session so far, recorded in its chats/session-*.json), "
                 "not a run")
     return None
+
+
+#: The CLI's own files in a ``.gemini`` folder, none a run, by their place under it (``*``: any one folder: an
+#: extension's, a project's), read from google-gemini/gemini-cli: ``config/storage.ts`` (``Storage``: the settings, a
+#: project's ``.gemini/settings.json`` too, the registry of projects, the installation id, the OAuth token files, the
+#: key bindings, the acknowledged agents, the policy integrity), ``utils/paths.ts`` (the Google accounts),
+#: ``services/fileKeychain.ts`` (the token store where no keychain is), ``config/trustedFolders.ts``,
+#: ``hooks/trustedHooks.ts``, ``utils/persistentState.ts`` (the UI's state), ``config/mcp/mcpServerEnablement.ts``, the
+#: extensions' integrity, enablement, manifests and install metadata (``config/extensions/``) and a project's
+#: compression state (``context/contextCompressionService.ts``). A walk of ``~/.gemini`` met each as an
+#: unrecognised dump.
+_GEMINI_DIR = ".gemini"
+_GEMINI_FILES = {
+    "settings.json": "Gemini CLI's settings (.gemini/settings.json)",
+    "projects.json": "Gemini CLI's registry of projects (~/.gemini/projects.json: each folder's short id)",
+    "installation_id": "Gemini CLI's installation id (~/.gemini/installation_id)",
+    "google_accounts.json": "Gemini CLI's Google accounts (~/.gemini/google_accounts.json)",
+    "oauth_creds.json": "Gemini CLI's Google OAuth credentials (~/.gemini/oauth_creds.json)",
+    "gemini-credentials.json": "Gemini CLI's encrypted token store (~/.gemini/gemini-credentials.json)",
+    "mcp-oauth-tokens.json": "Gemini CLI's MCP servers' OAuth tokens (~/.gemini/mcp-oauth-tokens.json)",
+    "a2a-oauth-tokens.json": "Gemini CLI's remote agents' OAuth tokens (~/.gemini/a2a-oauth-tokens.json)",
+    "trustedFolders.json": "Gemini CLI's trusted folders (~/.gemini/trustedFolders.json)",
+    "trusted_hooks.json": "Gemini CLI's trusted hooks (~/.gemini/trusted_hooks.json)",
+    "state.json": "Gemini CLI's interface state (~/.gemini/state.json)",
+    "keybindings.json": "Gemini CLI's key bindings (~/.gemini/keybindings.json)",
+    "policy_integrity.json": "Gemini CLI's policy integrity hashes (~/.gemini/policy_integrity.json)",
+    "extension_integrity.json": "Gemini CLI's extension integrity hashes (~/.gemini/extension_integrity.json)",
+    "mcp-server-enablement.json": "Gemini CLI's MCP servers turned off (~/.gemini/mcp-server-enablement.json)",
+    "acknowledgments/agents.json": "Gemini CLI's acknowledged agents (~/.gemini/acknowledgments/agents.json)",
+    "extensions/extension-enablement.json": "Gemini CLI's extensions turned on where "
+                                            "(~/.gemini/extensions/extension-enablement.json)",
+    "extensions/*/gemini-extension.json": "a Gemini CLI extension's manifest "
+                                          "(.gemini/extensions/*/gemini-extension.json)",
+    "extensions/*/.gemini-extension-install.json": "a Gemini CLI extension's install source "
+                                                   "(.gemini/extensions/*/.gemini-extension-install.json)",
+    "tmp/*/compression_state.json": "Gemini CLI's context compression state of a project "
+                                    "(~/.gemini/tmp/<project>/compression_state.json)",
+}
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): the CLI's own files in a ``.gemini`` folder (``_GEMINI_FILES``)
+    are passed over by their place, as Qwen Code's in ``.qwen``; the same name elsewhere is no Gemini CLI file. Under
+    ``--format gemini-cli`` too (``fmt`` forced): forcing the format says how to read the sessions, not that this
+    file is one."""
+    if fmt not in (None, NAME) or _GEMINI_DIR not in path.parts[:-1]:
+        return None
+    under = path.parts[len(path.parts) - path.parts[::-1].index(_GEMINI_DIR):]
+    return next((f"{what}, no run" for place, what in _GEMINI_FILES.items()
+                 if len(steps := place.split("/")) == len(under)
+                 and all(step in ("*", part) for step, part in zip(steps, under))), None)
 
 
 #: What ``gemini -p --output-format json`` prints (``output/json-formatter.ts``, ``JsonOutput``): the answer and the
