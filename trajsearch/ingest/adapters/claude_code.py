@@ -155,7 +155,9 @@ Mapping
   "The user doesn't want to proceed with this tool use", with all the words the user typed with it, not the note
   to the model 2.1.8x+ appends when a feature gate is on, "Note: The user's next message may contain a correction
   ..."; "interrupted by the user while it ran" for a call the user stopped then (2.1.3xx: the same refusal, then
-  "Correction to the text above: this call was stopped while running ..."), not "not run"; of a call the CLI
+  "Correction to the text above: this call was stopped while running ..."), not "not run"; "tool call never
+  finished: " and the CLI's words for a call it ended once started or that may have run (``_ENDED_RUNNING``: the
+  session ended while it ran, its resume then writing "[Tool call interrupted: ...]"); of a call the CLI
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
@@ -317,6 +319,20 @@ _DENIED_TEXT = re.compile(r"^(?:The user doesn't want to (?:proceed with this to
 #: ``user-rejected`` as for a refusal): "... Correction to the text above: this call was stopped while running, not
 #: refused before it ran. It may have run in part or in full, ...": a call that ran, not one that did not.
 _STOPPED_RUNNING = re.compile(r" Correction to the text above: (this call was stopped while running\b.*)")
+#: What 2.1.3xx writes for a call it ended with no result of its own (``toolDenialKind`` ``interrupted`` or
+#: ``cancelled``) where its words say the call had started or may have run, from the 2.1.332 binary's strings: the
+#: session ended while it ran ("[Tool call interrupted: the session ended before this call's result was recorded, so
+#: its outcome is unknown. ...]", written on the next resume; "[Agent call interrupted: ...]", "[Request interrupted:
+#: the session ended before this agent finished. ...]"), the turn ended or a plugin cancelled it mid-call ("[Tool call
+#: did not complete: ...]", against "[Tool call skipped: ... before this call ran ...]"), or the CLI does not know
+#: ("This call has no result. It may not have run, or not completely."; "... this tool call was cancelled. If it had
+#: already started, some of its effects may have happened."). A call that never finished, not one that did not run;
+#: its other words ("As far as this session knows, this call did not run.", "[Tool call not completed: ... did not
+#: run ...]") stay "not run".
+_ENDED_RUNNING = re.compile(r"^\[(?:Tool call interrupted: |Agent call interrupted: |Request interrupted: the session "
+                            r"ended |Tool call did not complete: )|It may not have run, or not completely\.|"
+                            r"If it had already started, some of its effects may have happened\.")
+_ENDED_KINDS = frozenset({"interrupted", "cancelled"})
 #: The note to the model the CLI appends (2.1.8x+, when it does: a feature gate decides) to the result of a call the
 #: user refused or stopped, one fixed paragraph after a blank line, which its own reader strips again: no part of the
 #: reason ("Note: The user's next message may contain a correction or preference. Pay close attention ...").
@@ -922,6 +938,8 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     text = _NOTE_TO_MODEL.sub("", text.rstrip()).strip()
     if _DENIED_TEXT.match(text):
         return _denial(text)
+    if record.get("toolDenialKind") in _ENDED_KINDS and _ENDED_RUNNING.search(text):
+        return f"tool call never finished: {text.strip('[]')}"
     if (refused and command is not None) or _denied(part, record):
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
