@@ -28,6 +28,9 @@ WRITTEN = {
     "acknowledgments/agents.json": {"/home/u/proj": {"reviewer": "4be1"}},
     "extensions/extension-enablement.json": {"shapes": {"overrides": ["/home/u/*"]}},
     "extensions/shapes/gemini-extension.json": {"name": "shapes", "version": "1.0.0", "contextFileName": "GEMINI.md"},
+    # an extension's folder is copied whole at install (review SMALL2, 1): its package.json, its built code's config
+    "extensions/shapes/package.json": {"name": "shapes-extension", "version": "1.0.0", "type": "module"},
+    "extensions/shapes/dist/tsconfig.json": {"compilerOptions": {"outDir": "dist"}},
     "tmp/proj/compression_state.json": {"app.py": {"level": "FULL"}},
 }
 

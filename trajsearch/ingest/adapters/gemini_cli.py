@@ -314,10 +314,8 @@ _GEMINI_FILES = {
     "acknowledgments/agents.json": "Gemini CLI's acknowledged agents (~/.gemini/acknowledgments/agents.json)",
     "extensions/extension-enablement.json": "Gemini CLI's extensions turned on where "
                                             "(~/.gemini/extensions/extension-enablement.json)",
-    "extensions/*/gemini-extension.json": "a Gemini CLI extension's manifest "
-                                          "(.gemini/extensions/*/gemini-extension.json)",
-    "extensions/*/.gemini-extension-install.json": "a Gemini CLI extension's install source "
-                                                   "(.gemini/extensions/*/.gemini-extension-install.json)",
+    "extensions/*/**": "a file of an installed Gemini CLI extension (.gemini/extensions/<name>/, its folder copied "
+                       "whole at install: its manifest, install source, package.json, code)",
     "tmp/*/compression_state.json": "Gemini CLI's context compression state of a project "
                                     "(~/.gemini/tmp/<project>/compression_state.json)",
 }
@@ -331,9 +329,17 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if fmt not in (None, NAME) or _GEMINI_DIR not in path.parts[:-1]:
         return None
     under = path.parts[len(path.parts) - path.parts[::-1].index(_GEMINI_DIR):]
-    return next((f"{what}, no run" for place, what in _GEMINI_FILES.items()
-                 if len(steps := place.split("/")) == len(under)
-                 and all(step in ("*", part) for step, part in zip(steps, under))), None)
+    return next((f"{what}, no run" for place, what in _GEMINI_FILES.items() if _at(place, under)), None)
+
+
+def _at(place: str, under: tuple[str, ...]) -> bool:
+    """Whether a path below ``.gemini`` (``under``) is at ``place`` of ``_GEMINI_FILES``: ``*`` one folder's name,
+    a last ``**`` anything below."""
+    steps = place.split("/")
+    below = steps[-1] == "**"
+    steps = steps[:-1] if below else steps
+    fits = len(under) > len(steps) if below else len(under) == len(steps)
+    return fits and all(step in ("*", part) for step, part in zip(steps, under))
 
 
 #: What ``gemini -p --output-format json`` prints (``output/json-formatter.ts``, ``JsonOutput``): the answer and the
