@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 NOT_RUN = "not run: "
 
 
+#: How an adapter begins the error of a call its harness cut off before it exited: the user stopped it
+#: (:data:`INTERRUPTED`), or the session ended while it ran (:data:`NEVER_FINISHED`). It ran (:func:`ran`), but its
+#: error is not the command's own (``trajsearch.represent._NOT_THE_COMMANDS`` reads these marks).
+INTERRUPTED = "interrupted by the user"
+NEVER_FINISHED = "tool call never finished"
+
+
 def not_run(reason: str) -> str:
     """``reason`` worded as the error of a call the harness did not run (once: a reason already so worded is kept)."""
     return reason if reason.startswith(NOT_RUN) else NOT_RUN + reason

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
-from .actions import NOT_RUN
+from .actions import INTERRUPTED, NEVER_FINISHED, NOT_RUN
 from .blobs import without_blobs
 from .steps import command_of, is_read, is_removal, signature
 from .touched import touched
@@ -137,7 +137,7 @@ _EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 #: (a read's printed line may say so: review RFR 1); where the adapter kept no exit code (SWE-agent's runs) a read
 #: of a program not found is taken for one that ran and exited non-zero.
 _NOT_THE_COMMANDS = re.compile(
-    rf"^(?:{re.escape(NOT_RUN)}|interrupted by the user\b|tool call never finished|\[Operation Cancelled\]"
+    rf"^(?:{re.escape(NOT_RUN)}|{re.escape(INTERRUPTED)}\b|{re.escape(NEVER_FINISHED)}|\[Operation Cancelled\]"
     r"|shell tool terminated|command timed out|Program '[^']*' failed to run"
     r"|(?:failed in sandbox \w+ with execution error: )?"
     r"(?:bwrap: |(?:[\w./-]*/)?(?:ba|da|k|z)?sh: (?:-c: )?(?:line )?\d+: "

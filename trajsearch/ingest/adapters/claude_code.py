@@ -220,7 +220,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.actions import UNNAMED_TOOL, not_run
+from trajsearch.actions import INTERRUPTED, NEVER_FINISHED, UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -929,7 +929,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     ``part`` ``{"is_error": True}``, no record)."""
     detail = record.get("toolUseResult")
     if isinstance(detail, dict) and detail.get("interrupted") is True:
-        return "interrupted by the user"
+        return INTERRUPTED
     if part.get("is_error") is not True:
         return None
     refused = _TOOL_USE_ERROR.search(text) is not None
@@ -939,7 +939,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if _DENIED_TEXT.match(text):
         return _denial(text)
     if record.get("toolDenialKind") in _ENDED_KINDS and _ENDED_RUNNING.search(text):
-        return f"tool call never finished: {text.strip('[]')}"
+        return f"{NEVER_FINISHED}: {text.strip('[]')}"
     if (refused and command is not None) or _denied(part, record):
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
@@ -960,7 +960,7 @@ def _denial(text: str) -> str:
     ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
-    return f"interrupted by the user while it ran: {stopped.group(1).strip()}" if stopped else not_run(said)
+    return f"{INTERRUPTED} while it ran: {stopped.group(1).strip()}" if stopped else not_run(said)
 
 
 def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:

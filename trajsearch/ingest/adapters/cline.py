@@ -117,7 +117,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import RESPOND, not_run
+from trajsearch.actions import NEVER_FINISHED, RESPOND, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ..sources import parse
@@ -250,7 +250,7 @@ _METADATA_KEYS = frozenset({"files_in_context", "model_usage", "environment_hist
 _ROO_V2 = 2
 #: Not ``_agent_cli.NEVER_ANSWERED`` ("the session ends"): a Cline call is closed so where the user resumed the task
 #: too, the conversation going on after it (``_Walk.close_pending``): the task stopped, not the records.
-_NEVER_ANSWERED = "tool call never finished (no result recorded: the task stopped while it ran)"
+_NEVER_ANSWERED = f"{NEVER_FINISHED} (no result recorded: the task stopped while it ran)"
 MISTAKE_CAUSE = "the agent kept making mistakes (Cline's consecutive-mistake limit stopped the task)"
 #: A Cline 4.x session whose manifest says ``failed`` (``finalizeSingleRun``, ``resolveInteractiveStopStatus``: the
 #: run ended on an error) with no error message in its conversation to read the cause from.

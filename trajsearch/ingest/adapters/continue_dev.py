@@ -53,7 +53,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import not_run
+from trajsearch.actions import NEVER_FINISHED, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
@@ -303,7 +303,7 @@ def _call_step(state: dict[str, Any], thought: str | None, answered: dict[str | 
     elif status == "canceled":  # may have run: a terminal command stopped, an applied edit's diff rejected
         error = f"{_CANCELED}: {error_line(text, text)}" if text else _CANCELED_BY_USER
     elif status in _UNFINISHED:
-        error = f"tool call never finished (status {status} when the session was saved)"
+        error = f"{NEVER_FINISHED} (status {status} when the session was saved)"
     elif failed := next((m for o in output if (m := _EXIT.fullmatch(as_str(o.get("status")) or ""))), None):
         error = exit_code_error(text, int(failed[1]), command_line(arguments))
     return {"thought": thought, "action": name, "arguments": arguments, "observation": text, "error": error}

@@ -61,7 +61,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.actions import UNNAMED_TOOL, not_run
+from trajsearch.actions import NEVER_FINISHED, UNNAMED_TOOL, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
@@ -457,7 +457,7 @@ class _Session(SessionSteps):
             step["error"] = _refused(text) or error_line(text)
         else:  # the session stopped mid-call (killed, crashed): what the command printed so far is kept
             step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or None
-            step["error"] = f"tool call never finished (status {status or 'unknown'})"
+            step["error"] = f"{NEVER_FINISHED} (status {status or 'unknown'})"
         child = as_str(meta.get("sessionId"))
         if name == "task" and child and child not in self.subagents:
             self.subagents.append(child)

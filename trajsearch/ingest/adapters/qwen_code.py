@@ -78,6 +78,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from trajsearch.actions import NEVER_FINISHED
 from trajsearch.model import Trajectory
 
 from . import gemini_cli
@@ -355,7 +356,7 @@ def _unfinished(steps: list[dict[str, Any]]) -> None:
     ``--max-wall-time`` aborting the run before it), as OpenCode's call left ``running`` is read."""
     for step in steps:
         if step["action"] != "respond" and step.get("observation") is None and not step.get("error"):
-            step["error"] = "tool call never finished (no result recorded: the session stopped while it ran)"
+            step["error"] = f"{NEVER_FINISHED} (no result recorded: the session stopped while it ran)"
 
 
 def _api_error(record: dict[str, Any]) -> str | None:

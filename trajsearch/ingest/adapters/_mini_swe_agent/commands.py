@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from trajsearch.actions import not_run
+from trajsearch.actions import INTERRUPTED, not_run
 from trajsearch.steps import strip_terminal_codes
 
 from .._common import decisive_line, json_dict, short
@@ -181,7 +181,7 @@ _INTERRUPTED = re.compile(r"\s*Interrupted by user:\s*(.*)", re.S)
 def interrupted(content: str) -> str | None:
     """The error of a turn the user interrupted (Ctrl+C), with the comment typed at the prompt; None otherwise."""
     found = _INTERRUPTED.match(content)
-    return f"interrupted by the user: {short(found.group(1).strip())}" if found else None
+    return f"{INTERRUPTED}: {short(found.group(1).strip())}" if found else None
 #: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` or ``user``
 #: messages): a tool that raised (ChiChuRita's ``Tool '<name>' error:``, mbhaskar1's ``Error executing '<name>':``,
 #: 23phillipsm's ``Error executing <name>:``, renwang435's ``Error calling function '<name>':`` and ``Tool '<name>'
