@@ -217,6 +217,15 @@ def test_langsmith_graph_interrupt_is_no_failure_and_js_outputs_are_unwrapped() 
     assert js.steps[0].observation == "Sunny, 22 C in Paris"
 
 
+def test_langfuse_tool_paused_by_a_graph_interrupt_did_not_fail() -> None:
+    """Bug (real langfuse 2.60 handler bodies): a tool that asks a human (LangGraph's ``interrupt()``) is written
+    at level ERROR with ``str(GraphInterrupt)``, ``(Interrupt(value=...),)``, as its statusMessage; the pause
+    was read as the tool failing."""
+    run = one(FIXTURES / "langfuse" / ".aud32" / "lf2_react_tool_interrupt.ingestion.jsonl")
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [("drop_table", {"table": "orders_2019"}, None)]
+    assert run.outcome is Outcome.unknown
+
+
 def test_langsmith_feedback_on_a_child_run_joins_its_trace() -> None:
     """Bug (real SDK payload): feedback on a child run carries its ``run_id`` only; it was rejected as "only
     feedback, none of its runs" and its score lost."""

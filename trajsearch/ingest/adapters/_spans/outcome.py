@@ -64,8 +64,11 @@ def outcome_from(evaluations: Iterable[Evaluation]) -> tuple[Outcome, float | No
 
 
 #: Exceptions a framework raises to pause or redirect a run, not because anything failed: LangGraph's
-#: ``interrupt()`` (human in the loop, resumed in a later trace) and ``Command(graph=PARENT)``.
-_CONTROL_FLOW = re.compile(r"^\s*(?:[\w.]+\.)?(?:GraphInterrupt|NodeInterrupt|GraphBubbleUp|ParentCommand)\b")
+#: ``interrupt()`` (human in the loop, resumed in a later trace) and ``Command(graph=PARENT)``, named by their type
+#: (a traceback, LangSmith's ``error``) or told only by ``str(error)``, as Langfuse's LangChain handler writes its
+#: ``statusMessage`` (``(Interrupt(value=...),)``, ``Command(graph='__parent__', ...)``).
+_CONTROL_FLOW = re.compile(r"^\s*(?:(?:[\w.]+\.)?(?:GraphInterrupt|NodeInterrupt|GraphBubbleUp|ParentCommand)\b"
+                           r"|\(Interrupt\(|Command\(graph='__parent__')")
 
 
 def failed(error: str | None) -> str | None:
