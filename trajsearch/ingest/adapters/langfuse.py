@@ -75,7 +75,9 @@ Mapping
   decoded; else the tool-argument attributes), observation = ``output`` (a
   LangChain ``ToolMessage``'s content; else the tool-response attributes),
   error = ``statusMessage`` when ``level`` is ``ERROR`` (``WARNING`` is not an
-  error) or a ``ToolMessage`` with ``status: error``. A model call that failed
+  error; nor is LangGraph's control flow, which the LangChain handler before 4.4
+  writes at ``ERROR``: a tool's ``interrupt()`` as ``(Interrupt(value=...),)``,
+  ``_spans.outcome.failed``) or a ``ToolMessage`` with ``status: error``. A model call that failed
   and came without its input and output (a large trace's download, the v2 API)
   is a step of its error alone (no action; its observation ``llm <name> failed ...``). The tool call id
   (``gen_ai.tool.call.id``, ``metadata.tool_call_id``, the ``ToolMessage``'s
