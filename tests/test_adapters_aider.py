@@ -18,6 +18,7 @@ from adapter_support import only, runs
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
 
 AIDER = Path(__file__).parent / "fixtures" / "aider" / ".aider29"
+AUD32 = AIDER.with_name(".aud32")
 HISTORY = ".aider.chat.history.md"
 LINT = AIDER / "lint" / HISTORY
 SESSIONS = AIDER / "sessions" / HISTORY
@@ -237,3 +238,11 @@ def test_the_summary_counts_the_sessions_passed_over(newcomer) -> None:  # noqa:
     code, out, err = run_cli("ingest", "--dry-run", str(AIDER / "interrupted" / HISTORY))
     assert code == 0, out + err
     assert "format aider; runs 0; rejected 0; passed over 3 session(s): no request and no reply" in out + err, out + err
+
+
+def test_a_used_up_token_limit_is_the_replys_error_even_when_no_reply_came() -> None:
+    """aider 0.86.2 (2026): the model's context used up before it answered; aider writes only ``show_exhausted_error``'s
+    lines (tests/fixtures/aider/.aud32/README.md). The request stays the task, the run has the error."""
+    run = only(AUD32 / "token-limit" / HISTORY)
+    assert run.task.startswith("Task:\n- # Model Request") and run.model_id == "openai/gemma4"
+    assert [(s.action, s.error) for s in run.steps] == [("reply", "Model openai/gemma4 has hit a token limit!")]

@@ -22,7 +22,8 @@ Mapping, per session (one run):
   runs (``test``; one that failed, as a failed ``--auto-test`` after an edit, has the error "tests failed (N lines
   of output)": aider adds the output to the chat only then), the auto-linter's report (``lint``, its first
   finding the error); an edit refused ("did not conform to the edit format", "SEARCH/REPLACE block failed to
-  match") is an ``edit`` step with that error, as are provider errors (``litellm.*Error``) on a ``reply`` step;
+  match") is an ``edit`` step with that error, as are provider errors (``litellm.*Error``) and a used-up token
+  limit ("Model X has hit a token limit!") on a ``reply`` step (one of its own when none came);
   a session of more than ``MAX_STEPS`` (one session can be a whole history) keeps its start, its end and its
   errors (``within_step_limit``);
 - outcome: unknown (an interactive session says nothing of success), but for aider's benchmark harness
@@ -85,7 +86,9 @@ _REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context|help)\s+(\S.*)",
 _RUN_COMMAND = re.compile(r"^/(run|test|!)\s*(.*)", re.S)
 _EDIT_REFUSED = re.compile(r"^(?:The LLM did not conform to the edit format\.|# \d+ SEARCH/REPLACE blocks? failed to "
                            r"match!|Unable to create .*, skipping edits\.|Exception while updating files:)")
-_PROVIDER_ERROR = re.compile(r"^litellm\.\w+(?:Error|Exception)\b")
+#: A provider's error (``litellm.*Error``), or the model's context or output used up (``show_exhausted_error``,
+#: ``Model X has hit a token limit!``, the reply cut off or never given): either ends the reply in error.
+_PROVIDER_ERROR = re.compile(r"^litellm\.\w+(?:Error|Exception)\b|^Model \S+ has hit a token limit!")
 _LINT_RUNNING = re.compile(r"^## Running: (.+)")
 #: What aider's benchmark harness puts after a failed try's test output as the next try's input
 #: (``benchmark/prompts.py``, ``test_failures``).
