@@ -14,7 +14,7 @@ import pytest
 
 from trajsearch.actions import ran
 from trajsearch.ingest.adapters.crush import CANCELED
-from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
+from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED, REFUSAL_CAUSE
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -154,3 +154,16 @@ def test_a_cut_short_file_keeps_its_whole_sessions_and_names_the_file(newcomer, 
     said = " ".join((out + err).split())
     assert "runs 2; rejected 1" in said, said
     assert str(cut) in said and "cut short" in said, said
+
+
+def test_a_session_the_models_safety_filter_stopped_is_a_refusal_not_an_infra_error(tmp_path: Path) -> None:
+    """Crush of July 2026 on saves a provider's safety stop as a ``finish`` of reason ``content_filter`` with no
+    message (``agent.go``; its TUI shows "Model refused to continue"): the real session's last turn so ended."""
+    session = next(s for s in map(json.loads, SESSIONS.read_text().splitlines()) if f"crush.{s['id']}" == PARENT)
+    assert session["messages"][-1]["parts"][-1]["data"]["reason"] == "error"
+    session["messages"][-1]["parts"][-1]["data"] = {"reason": "content_filter", "time": 1755473765}
+    path = tmp_path / "refused.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    run = _runs(path)[PARENT]
+    assert run.outcome == Outcome.failure and run.failure.cause == REFUSAL_CAUSE
+    assert run.failure.error == "Model refused to continue (refusal: content_filter)"

@@ -22,7 +22,8 @@ session as a JSON line, its row (``id``, ``parent_session_id``, ``title``, ``mes
   output ends ``Exit code N`` (``formatOutput``: stdout, stderr, ``Exit code N``, then ``<cwd>...</cwd>``; Go's
   ``exit status N`` before it when the command wrote no stderr) or ``Command was aborted before completion``;
 - ``finish`` (``reason``: ``end_turn``, ``tool_use``, ``stop``, ``canceled``, ``max_tokens``, ``error`` with
-  ``message`` and ``details``): ``error`` is the provider refusing the turn;
+  ``message`` and ``details``, ``content_filter``): ``error`` is the provider refusing the turn, ``content_filter``
+  (Crush of July 2026 on) its safety classifier stopping the model (a refusal: the agent's failure);
 - ``image_url``, ``binary`` (attachments), ``shell_command`` (the user's own ``!`` command): no step.
 
 Mapping: one session is one run, ``crush.<session id>`` (a UUID; a sub-agent's session is named by the id of the
@@ -72,6 +73,10 @@ EXPORT_SCRIPT = (
 _SHELL_END = re.compile(r"(?:\A|\n)(?:exit status -?\d+\n)?"
                         r"(?:Exit code (-?\d+)|(Command was aborted before completion))"
                         r"\s*(?:<cwd>[^\n]*</cwd>\s*)?\Z")
+#: The finish reasons Crush shows as an error banner (``Message.IsErrorLike``): the provider's error, and (since July
+#: 2026, ``agent.go``) its safety classifier's refusal, saved with no message: the TUI writes "Model refused to
+#: continue" (``ui/chat/assistant.go``).
+_ERROR_LIKE, _REFUSED = ("error", "content_filter"), "Model refused to continue"
 #: A call left with no result when the user stopped the turn: it may have been running, or not yet started.
 CANCELED = "tool call canceled (no result recorded: the user stopped the turn before it answered)"
 #: The results Crush writes (with ``is_error``) for a call it did not run: the user denied it ("Permission denied"
@@ -95,6 +100,15 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     return ("Crush's session database (SQLite; Crush keeps a project's sessions in .crush/crush.db, its "
             "predecessor opencode-ai/opencode in .opencode/opencode.db): write its sessions as JSON lines and ingest "
             f"those: {export_command(EXPORT_SCRIPT, path, 'crush-sessions.jsonl')}")
+
+
+def _finish_error(data: dict[str, Any]) -> str:
+    """What a ``finish`` Crush shows as an error banner says: the provider's message and details; a refusal, saved
+    with neither, in the TUI's words, marked as one so ``ended_on_error`` tells it from the provider failing."""
+    message, details = as_str(data.get("message")), as_str(data.get("details"))
+    if data.get("reason") == "content_filter":
+        return f"{': '.join(filter(None, (message, details))) or _REFUSED} (refusal: content_filter)"
+    return ": ".join(filter(None, (message or "Crush error", details)))
 
 
 def _data(part: dict[str, Any]) -> dict[str, Any]:
@@ -134,9 +148,8 @@ class _Session(SessionSteps):
                 self.last_error = None
             elif kind == "tool_call":
                 calls.append(self.call(message, data))
-            elif kind == "finish" and data.get("reason") == "error":
-                self.last_error = ": ".join(filter(None, (as_str(data.get("message")) or "Crush error",
-                                                          as_str(data.get("details")))))
+            elif kind == "finish" and data.get("reason") in _ERROR_LIKE:
+                self.last_error = _finish_error(data)
             elif kind == "finish" and data.get("reason") == "canceled":
                 for step in calls:  # the user stopped the turn before these answered: no result will come
                     if self.by_call.pop(step.get("_id"), None) is not None:
