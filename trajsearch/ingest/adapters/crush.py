@@ -27,7 +27,7 @@ session as a JSON line, its row (``id``, ``parent_session_id``, ``title``, ``mes
 - ``image_url``, ``binary`` (attachments), ``shell_command`` (the user's own ``!`` command): no step.
 
 Mapping: one session is one run, ``crush.<session id>`` (a UUID; a sub-agent's session is named by the id of the
-``agent`` call that spawned it); task = the first user text (later ones ``metadata.user_prompts``); steps = the tool
+``agent`` call that spawned it, since October 2025 ``<its message id>$$<call id>``, ``CreateAgentToolSessionID``); task = the first user text (later ones ``metadata.user_prompts``); steps = the tool
 calls with their results, and the model's text with no call after it a ``respond`` step; a call the session ends
 without an answer to failed (never answered; canceled where its turn was); model_id = the last assistant message's
 ``model`` (``provider`` in metadata); outcome unknown (a session holds no verdict) unless it ended on a ``finish``
