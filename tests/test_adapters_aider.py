@@ -52,6 +52,7 @@ def test_each_session_of_a_history_is_a_run_and_its_id_is_the_files_words_not_it
         "openrouter/deepseek/deepseek-chat", {"aider": "0.73.0"}, "diff")
     assert (second.model_id, second.tool_versions) == ("gemini/gemini-2.5-pro", {"aider": "0.84.0"})  # Main model:
     assert second.steps[-1].arguments == {"files": ["functions/ai.fish", "config.fish"]}
+    assert (first.metadata["cost_usd"], second.metadata["cost_usd"]) == (0.0012, 0.03)  # each its last Cost: line's
     moved = tmp_path / "notes.md"  # --chat-history-file notes.md: told by its head
     shutil.copy(SESSIONS, moved)
     assert detect_format(moved) == "aider"

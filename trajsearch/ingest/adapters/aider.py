@@ -16,7 +16,8 @@ Mapping, per session (one run):
   in ``metadata.user_prompts``; ``created_at``: the start time (local, unzoned in the file: read in the zone
   ``TRAJSEARCH_LOCAL_TZ`` names, else as UTC; ``metadata.created_at_zone`` says which, ``_common.local_clock``);
 - ``model_id``, ``metadata.edit_format``, ``tool_versions.aider``: the banner's ``Model:``/``Main model:`` and
-  ``Aider v`` lines;
+  ``Aider v`` lines; ``metadata.cost_usd``: the session's cost the last ``Tokens: ... Cost: $X message, $Y session.``
+  line says (``Y``, rounded by aider; none where the model's prices are unknown);
 - steps: each reply (``reply``, its text the thought), the files an edit applied (``edit``), commits
   (``commit``), shell commands run (``shell``: a reply's suggested command the user ran, or ``/run``), ``/test``
   runs (``test``; one that failed, as a failed ``--auto-test`` after an edit, has the error "tests failed (N lines
@@ -100,6 +101,9 @@ _OUTPUT_ADDED = re.compile(r"^Added (\d+ lines?) of output to the chat\.")
 #: Why a session holds no run (launched, then quit or interrupted: ``/add`` and Ctrl-C), as the summary counts it.
 _STARTED_AND_QUIT = "no request and no reply"
 _COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+)")
+#: What a reply cost (``Coder.calculate_and_show_tokens_and_cost``, when the model's prices are known): the message's
+#: and the session's so far (aider's process, begun at the header), as aider rounds them (2 significant digits).
+_COST = re.compile(r"^Tokens: .*\bCost: \$[\d.]+ message, \$([\d.]+) session\.")
 
 
 @dataclass
@@ -301,6 +305,7 @@ class _Steps:
         self.steps: list[Step] = []
         self.lint: list[str] | None = None  # the lint report being read
         self.added: str | None = None  # a failed auto-test's "Added N lines of output", before aider asks to fix it
+        self.cost: float | None = None  # the session's cost so far, as the last reply's Tokens line said it
 
     def add(self, action: str, **fields: Any) -> Step:
         for name in ("thought", "observation", "error"):
@@ -340,6 +345,8 @@ class _Steps:
                 last.arguments["files"].append(path)
             else:
                 self.add("edit", arguments={"files": [path]})
+        elif cost := _COST.match(text):
+            self.cost = float(cost.group(1))
         elif commit := _COMMIT.match(text):
             self.add("commit", arguments={"hash": commit.group(1), "message": commit.group(2)})
         elif text.startswith("Unable to commit: "):
@@ -418,7 +425,8 @@ def to_trajectory(session: Session, ctx: Context) -> Trajectory:
         built.close_lint()
     created_at, zone = _created(session.started, ctx.source)
     metadata = {k: v for k, v in {"edit_format": edit_format, "user_prompts": prompt_list(requests[1:]) or None,
-                                  "session_line": session.line, TIME_ZONE: zone}.items() if v is not None}
+                                  "cost_usd": built.cost or None, "session_line": session.line,
+                                  TIME_ZONE: zone}.items() if v is not None}
     steps = [step for _, step in within_step_limit(built.steps, metadata)]  # one session may be a whole history
     fields: dict[str, Any] = dict(
         trajectory_id=f"aider.{session.started.replace(' ', 'T')}.{session.digest}",
