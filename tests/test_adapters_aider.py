@@ -245,5 +245,5 @@ def test_a_used_up_token_limit_is_the_replys_error_even_when_no_reply_came() -> 
     """aider 0.86.2 (2026): the model's context used up before it answered; aider writes only ``show_exhausted_error``'s
     lines (tests/fixtures/aider/.aud32/README.md). The request stays the task, the run has the error."""
     run = only(AUD32 / "token-limit" / HISTORY)
-    assert run.task.startswith("Task:\n- # Model Request") and run.model_id == "openai/gemma4"
+    assert run.task.startswith("Task:\n- In `app/calc.py`") and run.model_id == "openai/gemma4"
     assert [(s.action, s.error) for s in run.steps] == [("reply", "Model openai/gemma4 has hit a token limit!")]
