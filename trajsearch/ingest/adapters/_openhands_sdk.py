@@ -159,14 +159,14 @@ def is_base_state(record: Any) -> bool:
 def _event_names(folder: Path) -> list[str]:
     """The names of the SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), sorted; else the app
     server's (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Matched on the listing, only the matches sorted and
-    no path made (a folder may hold thousands of other files)."""
+    no path made but for them (a folder may hold thousands of other files). By ``os.listdir``, names alone: the walk's
+    own listing (``read``'s ``os.scandir``) stays the one that reads every entry of a folder."""
     try:
-        with os.scandir(folder) as entries:
-            listed = [(entry.name, entry) for entry in entries]
+        listed = os.listdir(folder)
     except OSError:
         return []
     for name in (EVENT_NAME, STORE_EVENT_NAME):
-        if found := sorted(n for n, entry in listed if name.match(n) and entry.is_file()):
+        if found := sorted(n for n in listed if name.match(n) and (folder / n).is_file()):
             return found
     return []
 
