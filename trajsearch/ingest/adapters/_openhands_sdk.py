@@ -158,22 +158,22 @@ def is_base_state(record: Any) -> bool:
 
 def _event_names(folder: Path) -> list[str]:
     """The names of the SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), sorted; else the app
-    server's (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Matched on the listing, only the matches sorted and
-    no path made but for them (a folder may hold thousands of other files). By ``os.listdir``, names alone: the walk's
-    own listing (``read``'s ``os.scandir``) stays the one that reads every entry of a folder."""
+    server's (``<event id hex>.json``, :data:`STORE_EVENT_NAME`). Names alone (``os.listdir``), matched and only the
+    matches sorted, nothing stat'ed: a folder may hold thousands of other files, and telling one must cost a listing
+    and the few files :func:`_has_events` opens (a folder so named is no file: opening it fails there)."""
     try:
         listed = os.listdir(folder)
     except OSError:
         return []
     for name in (EVENT_NAME, STORE_EVENT_NAME):
-        if found := sorted(n for n in listed if name.match(n) and (folder / n).is_file()):
+        if found := sorted(n for n in listed if name.match(n)):
             return found
     return []
 
 
 def _event_files(folder: Path) -> list[Path]:
-    """The event files directly in ``folder`` (:func:`_event_names`), by name."""
-    return [folder / name for name in _event_names(folder)]
+    """The event files directly in ``folder`` (:func:`_event_names`), by name: the files of them, a run's to read."""
+    return [path for name in _event_names(folder) if (path := folder / name).is_file()]
 
 
 #: How many of a folder's event files (by name) :func:`_has_events` looks into for the first one that parses: the
