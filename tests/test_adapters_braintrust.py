@@ -202,3 +202,16 @@ def test_a_refused_row_names_the_span_key_that_is_missing_or_null(tmp_path: Path
     error = " ".join(str(p.error) for p in read_inputs([tmp_path / "bad.jsonl"], fmt="braintrust") if not p.ok)
     assert "('span_attributes' is null; no 'span_id'; found " in error, error
     assert "('root_span_id' is null; found " in error, error
+
+
+LLM_JUDGE = Path(__file__).parent / "fixtures" / "braintrust" / ".aud33" / "experiment-llm-judge-sdk-rows.jsonl"
+
+
+def test_an_llm_judge_s_model_call_and_its_choice_are_the_scorer_s_not_the_run_s() -> None:
+    """autoevals' Factuality under ``Eval`` (the SDK's rows, .aud33/README.md): the judge's ``llm`` span and its
+    ``select_choice`` tool span lie under the ``score`` span; they gave the run a step and the judge's model."""
+    run = only(LLM_JUDGE)
+    assert run.task == "How long does shipping take?"
+    assert [(s.action, s.arguments) for s in run.steps] == [("search_docs", {"query": "How long does shipping take?"})]
+    assert run.model_id is None  # the task called no model; gpt-4o is the judge's
+    assert run.metadata["scores"] == [{"name": "Factuality", "value": 1.0}]

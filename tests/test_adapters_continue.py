@@ -354,3 +354,27 @@ def test_a_renamed_session_is_timed_as_the_checkpoint_sees_it_not_by_an_index_en
     code, out, err = run_cli("show", "continue.0390200c-5538-4880-af0b-be04a0a99f4f", "-t", "acme", "--json")
     stored = datetime.fromisoformat(json.loads(out)["created_at"])
     assert code == 0 and stored == only(copy).created_at == alone
+
+
+COMPACTED = Path(__file__).parent / "fixtures" / "continue" / ".aud33" / "5b0e7c1a-3f2d-4e8a-9c41-7d2e1f0a6b93.json"
+
+
+def test_a_cli_session_compacted_mid_turn_keeps_its_calls_its_summary_standing_for_the_lost_prompt() -> None:
+    """The cn CLI's compaction replaces the history with its summary item (``compaction.ts``): an automatic one
+    mid-turn leaves no user message. Refused on main as "never asked anything"; the summary is no reply step."""
+    run = only(COMPACTED)
+    assert run.trajectory_id == "continue.5b0e7c1a-3f2d-4e8a-9c41-7d2e1f0a6b93"
+    assert run.task.startswith("## Conversation summary\n\nThe user asked to analyze their project")
+    assert run.metadata["compacted"] is True
+    assert [s.action for s in run.steps] == ["Read", "MultiEdit", "MultiEdit", "Read", "MultiEdit", "respond"]
+    assert run.steps[1].error.startswith("Edit at index 0: string not found in file:")
+
+
+def test_a_prompt_after_the_cli_s_compaction_is_the_task_and_the_summary_no_step(tmp_path: Path) -> None:
+    session = json.loads(COMPACTED.read_text())
+    session["history"].insert(1, {"message": {"role": "user", "content": "continue with the roles column"},
+                                  "contextItems": [], "editorState": "continue with the roles column"})
+    (path := tmp_path / COMPACTED.name).write_text(json.dumps(session))
+    run = only(path)
+    assert run.task == "continue with the roles column" and run.metadata["compacted"] is True
+    assert run.steps[0].action == "Read" and "Conversation summary" not in (run.steps[0].thought or "")

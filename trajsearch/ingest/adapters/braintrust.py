@@ -19,7 +19,8 @@ Mapping
 - role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
   container, whatever ``openinference.span.kind`` its metadata keeps): ``llm`` = model call, ``tool`` = step,
   ``task`` / ``function`` / ``eval`` = container; ``score`` spans (an experiment's scorers, children of the ``eval``
-  root) are evaluations of the run, not steps: their ``scores`` are the run's, as the root row's are.
+  root) are evaluations of the run, not steps: their ``scores`` are the run's, as the root row's are; the spans under
+  one (an LLM judge's model call and tool, ``purpose: "scorer"``) are the scorer's, dropped.
 - steps: one per ``tool`` span in time order (``metrics.start``): action = ``span_attributes.name``,
   arguments = ``input``, observation = ``output``, error = the decisive line of ``error`` (the SDK logs a
   Python traceback, or an object); model outputs (Chat Completions ``choices``, Anthropic ``content``...)
@@ -133,7 +134,8 @@ def _scores(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _node(row: dict[str, Any], seq: int) -> Node:
     attributes = row.get("span_attributes") if isinstance(row.get("span_attributes"), dict) else {}
-    role = _ROLES.get(str(attributes.get("type") or "").lower(), "other")
+    role = "evaluator" if attributes.get("purpose") == "scorer" else \
+        _ROLES.get(str(attributes.get("type") or "").lower(), "other")
     metrics = row.get("metrics") if isinstance(row.get("metrics"), dict) else {}
     metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     parents = [str(p) for p in as_list(row.get("span_parents")) if p]
@@ -212,6 +214,25 @@ def _merge_into(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _the_runs_own(group: list[Node]) -> list[Node]:
+    """The trace's spans less its scorers and every span under one: an LLM judge's model call and the tool it
+    answers with (autoevals' ``select_choice``, both marked ``purpose: "scorer"``) are the scorer's, not steps or
+    model calls of the run (they gave the run its judge's model and a step of its verdict)."""
+    parent = {n.id: n.parent for n in group}
+    scorers = {n.id for n in group if n.role == "evaluator"}
+
+    def judged(node_id: str | None) -> bool:
+        seen: set[str] = set()
+        while node_id is not None and node_id not in seen:
+            if node_id in scorers:
+                return True
+            seen.add(node_id)
+            node_id = parent.get(node_id)
+        return False
+
+    return [n for n in group if not judged(n.id)]
+
+
 def trajectory_id(key: str, by: str = "trace") -> str:
     return _span_trajectory_id(ID_PREFIX, key, by)
 
@@ -221,7 +242,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     scores = [Score(**s) for n in group for s in n.info.pop(_SCORES, None) or []]
     for n in group:
         n.info.pop(_ROW, None)
-    group = [n for n in group if n.role != "evaluator"]
+    group = _the_runs_own(group)
     if not group:
         raise RecordError(f"trace {key}: only scorer spans, none of the run's own")
     root = trace_roots(group, "span")[0]

@@ -20,7 +20,9 @@ message): passed over in a walk, refused named alone (``side_file``), as is a se
 Field mapping:
 
 - run = the session; task = the first user message's text (its text parts); the later user messages go to
-  ``metadata.user_prompts``.
+  ``metadata.user_prompts``. The ``cn`` CLI's compaction replaces the history with its summary item (an assistant
+  message, ``conversationSummary`` the same text) and what follows: no step; the task where no user message is left
+  (compacted automatically mid-turn); ``metadata.compacted``.
 - steps: each tool call (``toolCallStates``, else ``toolCallState``, else the message's ``toolCalls``) is a step:
   action = the function's name, arguments = ``parsedArgs`` (else its JSON ``arguments``), thought = the
   reasoning (``thinking`` messages, ``reasoning.text``) and assistant text before it, observation = the text of
@@ -187,7 +189,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     items = [as_dict(i) for i in record["history"]]
     prompts = [text for i in items if as_dict(i.get("message")).get("role") == "user"
                and (text := parts_text(as_dict(i.get("message")).get("content")).strip())]
-    if not prompts:
+    summary = next((s for i in items if (s := _compaction_summary(i))), None)
+    if not prompts and not summary:
         raise RecordError(f"history: no user message with text ({len(items)} items): the session was opened and "
                           "never asked anything")
     session = as_str(record.get("sessionId"))
@@ -209,9 +212,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         and not isinstance(cost, bool) and cost else None,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "canceled_calls": canceled or None,
+        "compacted": True if summary else None,
     }
     return session_trajectory(
-        ctx, run_id=f"{NAME}.{session}", task=prompts[0], model_id=model, steps=steps, metadata=metadata,
+        ctx, run_id=f"{NAME}.{session}", task=prompts[0] if prompts else summary, model_id=model, steps=steps, metadata=metadata,
         last_error=None, error_cause=API_ERROR_CAUSE,
         created_at=first_time(_number(_own_created(ctx.source)),
                               *(as_dict(i.get("reasoning")).get("startAt") for i in items)))
@@ -237,6 +241,20 @@ def _index_dates(index: Path, _mtime: int, _size: int) -> dict[str, Any]:
             if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}
 
 
+def _compaction_summary(item: dict[str, Any]) -> str | None:
+    """The summary of the ``cn`` CLI's compaction item, else None. Compacting (``/compact``, or automatically
+    mid-turn when the context fills: ``extensions/cli/src/compaction.ts``) replaces the history, saved so, with
+    ``{message: {role: "assistant", content: <summary>}, conversationSummary: <summary>}`` (its calls and replies
+    after it): the prompts before it are gone. The GUI keeps the history and sets ``conversationSummary`` on a
+    message it keeps (``core/util/conversationCompaction.ts``): that message stays what it is."""
+    summary = item.get("conversationSummary")
+    if not isinstance(summary, str) or not summary.strip():
+        return None
+    message = as_dict(item.get("message"))
+    return summary.strip() if message.get("role") == "assistant" and parts_text(
+        message.get("content")).strip() == summary.strip() else None
+
+
 def _steps(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The steps of a session's history, in order (its calls and its replies without one), and how many calls were
     canceled."""
@@ -252,7 +270,7 @@ def _steps(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
             thought = []
         elif role == "thinking":
             thought.append(parts_text(message.get("content")))
-        elif role == "assistant":
+        elif role == "assistant" and not _compaction_summary(item):  # the summary is no reply of the run
             thought.append(as_str(as_dict(item.get("reasoning")).get("text")) or "")
             text = parts_text(message.get("content")).strip()
             calls = _calls(item, message)
