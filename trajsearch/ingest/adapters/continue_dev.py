@@ -215,8 +215,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "compacted": True if summary else None,
     }
     return session_trajectory(
-        ctx, run_id=f"{NAME}.{session}", task=prompts[0] if prompts else summary, model_id=model, steps=steps, metadata=metadata,
-        last_error=None, error_cause=API_ERROR_CAUSE,
+        ctx, run_id=f"{NAME}.{session}", task=prompts[0] if prompts else summary, model_id=model, steps=steps,
+        metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
         created_at=first_time(_number(_own_created(ctx.source)),
                               *(as_dict(i.get("reasoning")).get("startAt") for i in items)))
 
