@@ -19,8 +19,10 @@ Mapping
 - role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
   container, whatever ``openinference.span.kind`` its metadata keeps): ``llm`` = model call, ``tool`` = step,
   ``task`` / ``function`` / ``eval`` = container; ``score`` spans (an experiment's scorers, children of the ``eval``
-  root) are evaluations of the run, not steps: their ``scores`` are the run's, as the root row's are; the spans under
-  one (an LLM judge's model call and tool, ``purpose: "scorer"``) are the scorer's, dropped.
+  root) are evaluations of the run, not steps: their ``scores`` are the run's, as the root row's are. A span marked
+  ``span_attributes.purpose: "scorer"`` (wherever it lies: a Go SDK classifier scorer's too) is a scorer as well, and
+  every span under a scorer is the scorer's (an LLM judge's model call and tool), dropped: the SDK propagates the
+  purpose to every span under a scorer and leaves those spans out of a trace's own (``js/src/trace.ts``).
 - steps: one per ``tool`` span in time order (``metrics.start``): action = ``span_attributes.name``,
   arguments = ``input``, observation = ``output``, error = the decisive line of ``error`` (the SDK logs a
   Python traceback, or an object); model outputs (Chat Completions ``choices``, Anthropic ``content``...)
@@ -43,7 +45,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line, json_kind
-from ._spans import Node, error_text, iso_seconds, one_node_per_id, text_of
+from ._spans import Node, ancestors, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (Score, as_list, decode, is_empty, message_dicts, output_dicts, result_text, run_task,
                       trace_roots, trajectory)
@@ -215,22 +217,11 @@ def _merge_into(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 
 def _the_runs_own(group: list[Node]) -> list[Node]:
-    """The trace's spans less its scorers and every span under one: an LLM judge's model call and the tool it
-    answers with (autoevals' ``select_choice``, both marked ``purpose: "scorer"``) are the scorer's, not steps or
-    model calls of the run (they gave the run its judge's model and a step of its verdict)."""
-    parent = {n.id: n.parent for n in group}
-    scorers = {n.id for n in group if n.role == "evaluator"}
-
-    def judged(node_id: str | None) -> bool:
-        seen: set[str] = set()
-        while node_id is not None and node_id not in seen:
-            if node_id in scorers:
-                return True
-            seen.add(node_id)
-            node_id = parent.get(node_id)
-        return False
-
-    return [n for n in group if not judged(n.id)]
+    """The trace's spans less its scorers (``score`` spans and any marked ``purpose: "scorer"``) and every span under
+    one: an LLM judge's model call and the tool it answers with (autoevals' ``select_choice``) are the scorer's, not
+    steps or model calls of the run (they gave the run its judge's model and a step of its verdict)."""
+    by_id = {n.id: n for n in group}
+    return [n for n in group if n.role != "evaluator" and all(a.role != "evaluator" for a in ancestors(n, by_id))]
 
 
 def trajectory_id(key: str, by: str = "trace") -> str:
