@@ -378,3 +378,30 @@ def test_a_prompt_after_the_cli_s_compaction_is_the_task_and_the_summary_no_step
     run = only(path)
     assert run.task == "continue with the roles column" and run.metadata["compacted"] is True
     assert run.steps[0].action == "Read" and "Conversation summary" not in (run.steps[0].thought or "")
+    # the summary is all that is left of the session before the compaction: kept, not lost (review AUDED33 nit 3)
+    assert run.metadata["compaction_summary"].startswith("## Conversation summary\n\nThe user asked to analyze")
+
+
+def test_the_cli_s_own_continue_after_an_automatic_compaction_is_no_prompt(tmp_path: Path) -> None:
+    """Once a turn it compacted ends, the cn CLI adds the user message ``continue`` itself and runs on
+    (``stream/streamChatResponse.ts`` ``handleAutoContinuation``): so a finished auto-compacted session was read with
+    the task "continue"; the summary, which holds the real task, stays it."""
+    session = json.loads(COMPACTED.read_text())
+    session["history"] += [{"message": {"role": "user", "content": "continue"}, "contextItems": []},
+                           {"message": {"role": "assistant", "content": "The roles column is in place."},
+                            "contextItems": []}]
+    (path := tmp_path / COMPACTED.name).write_text(json.dumps(session))
+    run = only(path)
+    assert run.task.startswith("## Conversation summary\n\nThe user asked to analyze their project")
+    assert run.metadata.get("user_prompts") is None and "compaction_summary" not in run.metadata
+    assert [s.action for s in run.steps][-2:] == ["respond", "respond"]
+
+
+def test_a_summary_that_is_not_the_cli_s_compaction_item_is_named_in_the_refusal(tmp_path: Path) -> None:
+    session = json.loads(COMPACTED.read_text())
+    session["history"][0]["conversationSummary"] = {"text": "not the message's"}
+    (path := tmp_path / COMPACTED.name).write_text(json.dumps(session))
+    [result] = list(read_inputs([path]))
+    assert not result.ok and result.error == (
+        "history: no user message with text (7 items): an item's conversationSummary is no cn CLI compaction (an "
+        "assistant message of the same text) to stand for the task")

@@ -22,7 +22,8 @@ Field mapping:
 - run = the session; task = the first user message's text (its text parts); the later user messages go to
   ``metadata.user_prompts``. The ``cn`` CLI's compaction replaces the history with its summary item (an assistant
   message, ``conversationSummary`` the same text) and what follows: no step; the task where no user message is left
-  (compacted automatically mid-turn); ``metadata.compacted``.
+  (compacted automatically mid-turn; the ``continue`` the CLI adds once that turn ends is no prompt), else kept in
+  ``metadata.compaction_summary``; ``metadata.compacted``.
 - steps: each tool call (``toolCallStates``, else ``toolCallState``, else the message's ``toolCalls``) is a step:
   action = the function's name, arguments = ``parsedArgs`` (else its JSON ``arguments``), thought = the
   reasoning (``thinking`` messages, ``reasoning.text``) and assistant text before it, observation = the text of
@@ -72,7 +73,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list, json_kind
+from ._common import Context, RecordError, as_dict, as_list, clip_step_text, json_kind
 
 NAME = "continue"
 #: A file is one session: the reader hands over its whole document.
@@ -187,12 +188,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not isinstance(record.get("history"), list):
         return _server_session(record, ctx)
     items = [as_dict(i) for i in record["history"]]
-    prompts = [text for i in items if as_dict(i.get("message")).get("role") == "user"
-               and (text := parts_text(as_dict(i.get("message")).get("content")).strip())]
-    summary = next((s for i in items if (s := _compaction_summary(i))), None)
+    prompts, summary = _prompts(items)
     if not prompts and not summary:
-        raise RecordError(f"history: no user message with text ({len(items)} items): the session was opened and "
-                          "never asked anything")
+        raise RecordError(f"history: no user message with text ({len(items)} items): " + (
+            "an item's conversationSummary is no cn CLI compaction (an assistant message of the same text) to stand "
+            "for the task" if any("conversationSummary" in i for i in items) else
+            "the session was opened and never asked anything"))
     session = as_str(record.get("sessionId"))
     if not session:
         raise RecordError("no sessionId: every Continue session file names its session")
@@ -213,6 +214,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "user_prompts": prompt_list(prompts[1:]) or None,
         "canceled_calls": canceled or None,
         "compacted": True if summary else None,
+        "compaction_summary": clip_step_text(summary) if summary and prompts else None,  # else it is the task
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=prompts[0] if prompts else summary, model_id=model, steps=steps,
@@ -239,6 +241,29 @@ def _index_dates(index: Path, _mtime: int, _size: int) -> dict[str, Any]:
         return {}
     return {e["sessionId"]: e.get("dateCreated") for e in as_list(entries)
             if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}
+
+
+#: The user message the cn CLI adds itself once a turn in which it compacted the history ends, to run on
+#: (``extensions/cli/src/stream/streamChatResponse.ts`` ``handleAutoContinuation``): no prompt of the user's.
+_AUTO_CONTINUATION = "continue"
+
+
+def _prompts(items: list[dict[str, Any]]) -> tuple[list[str], str | None]:
+    """The user messages' texts, and the summary of the cn CLI's compaction if the history holds one (else None).
+    The ``continue`` the CLI adds next after a compaction is no prompt: a finished auto-compacted session would
+    otherwise have it for its task, where the summary holds what was asked."""
+    prompts: list[str] = []
+    summary = None
+    after_compaction = False
+    for item in items:
+        message = as_dict(item.get("message"))
+        if compaction := _compaction_summary(item):
+            summary, after_compaction = compaction, True
+        elif message.get("role") == "user" and (text := parts_text(message.get("content")).strip()):
+            if not (after_compaction and text == _AUTO_CONTINUATION):
+                prompts.append(text)
+            after_compaction = False
+    return prompts, summary
 
 
 def _compaction_summary(item: dict[str, Any]) -> str | None:
