@@ -248,3 +248,17 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_action_er
     assert json.loads(out)[0]["trajectory_id"] == only(DONE).trajectory_id, out
     code, out, err = run_cli("formats")
     assert code == 0 and "browser-use" in out, out + err
+
+
+def test_a_run_that_used_its_max_steps_is_a_failure_and_browser_use_s_note_of_it_no_step() -> None:
+    """A run out of steps ends with an item ``Agent.run`` appends itself (0.1.46 on: no model output, no metadata, an
+    empty page, the one error "Failed to complete task in maximum steps"): the agent's own step limit, a failure as in
+    trae_agent and openhands, not a step; the last page is the last step's (a real 0.13.14 history, .aud33)."""
+    run = only(Path(__file__).parent / "fixtures" / "browser-use" / ".aud33" /
+               "browser-use-0.13.14-max-steps-AgentHistory.json")
+    assert run.task == "Find the price of the blue kettle on the local shop page"
+    assert run.outcome is Outcome.failure and run.failure.error == "Failed to complete task in maximum steps"
+    assert run.metadata["ended_by"] == "max steps"
+    assert [s.action for s in run.steps] == ["navigate", "agent_error"]
+    assert run.steps[1].error.startswith("2 validation errors for AgentOutput")
+    assert run.metadata["last_url"] == "http://127.0.0.1:18767/page.html"

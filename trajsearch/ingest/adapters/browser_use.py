@@ -36,8 +36,12 @@ Mapping
   output (the model call or the step raised) is an ``agent_error`` step carrying its results' error.
   started_at / ended_at: the step's ``step_start_time`` / ``step_end_time``.
 - outcome: the last step's last result: ``is_done`` and ``success`` true -> success; ``success`` false (the agent
-  said it did not finish the task) -> failure, the done text its error; done without ``success`` (before it was
-  recorded) or not done (max steps, an error, interrupted) -> unknown, ``metadata.ended_by`` says which. The LLM
+  said it did not finish the task) -> failure, the done text its error; a run that used its ``max_steps``
+  -> failure (the agent's own step limit, as in ``trae_agent`` and ``openhands``): from 0.1.46 ``Agent.run`` then
+  appends a history item of its own, ``model_output`` and ``metadata`` null, an empty page and the one result
+  ``error: "Failed to complete task in maximum steps"``, which is that verdict, not a step (the last page is the
+  step's before it); done without ``success`` (before it was recorded) or not done (an error, interrupted) ->
+  unknown, ``metadata.ended_by`` says which. The LLM
   judge's ``judgement`` on that result (0.9.6 on, ``use_judge`` by default) is kept as ``metadata.judgement``, its
   ``failure_reason`` the failure's cause; like browser-use, it does not override the agent's own ``success``.
 - trajectory_id: ``browser-use.<digest of the first step>``: the history keeps no run id, and its file is mostly
@@ -77,6 +81,8 @@ _REASONING = (("thinking", "Thinking"), ("evaluation_previous_goal", "Evaluation
 #: An action past a step's results: browser-use stops a step's actions at an error, ``done`` or a page change.
 _NOT_RUN = not_run("browser-use ended the step's actions before it (an earlier one errored, finished or changed "
                    "the page)")
+#: The error of the item ``Agent.run`` appends when the run used its ``max_steps`` without ``done`` (0.1.46 on).
+_MAX_STEPS = "Failed to complete task in maximum steps"
 #: ``state.title`` of the step 0 that records the ``initial_actions`` browser-use ran itself (0.7.8 on), with
 #: reasoning of its own ("Initial navigation"), not the model's.
 _INITIAL = "Initial Actions"
@@ -214,8 +220,19 @@ def _task(history: list[dict[str, Any]]) -> tuple[str, str | None]:
     return f"[no task recorded{why}] first page: {url or 'none recorded'}", "the first page"
 
 
-def _verdict(last: dict[str, Any]) -> tuple[Outcome, Failure | None, str | None]:
-    """(outcome, failure, how the run ended where no success is recorded) from the last step's last result."""
+def _ran_out(item: dict[str, Any]) -> bool:
+    """Whether a history item is browser-use's note that the run used its ``max_steps`` (no model output, no step
+    metadata, its one result that error), not a step of the agent's."""
+    return item.get("model_output") is None and item.get("metadata") is None and \
+        [r.get("error") for r in _results(item)] == [_MAX_STEPS]
+
+
+def _verdict(last: dict[str, Any], ran_out: bool) -> tuple[Outcome, Failure | None, str | None]:
+    """(outcome, failure, how the run ended where no success is recorded) from the last step's last result, or the
+    note that the run used its ``max_steps``."""
+    if ran_out:
+        return Outcome.failure, Failure(error=_MAX_STEPS, cause="the agent used its max_steps without calling done"), \
+            "max steps"
     if last.get("is_done") is not True:
         return Outcome.unknown, None, "not done: the run stopped before the agent called done (max steps, an " \
                                       "error or an interruption)"
@@ -248,11 +265,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for n, item in enumerate(history):
         if not isinstance(item, dict):
             raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
-    task, task_from = _task(history)
-    last = (_results(history[-1]) or [{}])[-1]  # the last step's last result: its verdict and the judge's
-    outcome, failure, ended_by = _verdict(last)
     first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
-    state = as_dict(history[-1].get("state"))  # the page the agent saw at its last step
+    ran_out = _ran_out(history[-1])
+    steps = history[:-1] if ran_out else history  # the max-steps note is the verdict, not a step
+    task, task_from = _task(steps)
+    last = ((_results(steps[-1]) if steps else []) or [{}])[-1]  # the last step's last result: verdict, judge's
+    outcome, failure, ended_by = _verdict(last, ran_out)
+    state = as_dict(steps[-1].get("state")) if steps else {}  # the page the agent saw at its last step
     judgement = as_dict(last.get("judgement"))
     metadata = {"ended_by": ended_by, "last_url": state.get("url") or None, "judgement": judgement or None,
                 "history_steps": len(history), "task_from": task_from,
@@ -263,7 +282,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": clip_task(task),
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps(history), metadata),
+        "steps": finish_steps(_steps(steps), metadata),
         "created_at": iso_time(as_dict(history[0].get("metadata")).get("step_start_time")),
         "metadata": metadata,
     })
