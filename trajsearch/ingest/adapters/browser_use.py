@@ -268,7 +268,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
     ran_out = _ran_out(history[-1])
     steps = history[:-1] if ran_out else history  # the max-steps note is the verdict, not a step
-    task, task_from = _task(steps)
+    task, task_from = _task(history)
     last = ((_results(steps[-1]) if steps else []) or [{}])[-1]  # the last step's last result: verdict, judge's
     outcome, failure, ended_by = _verdict(last, ran_out)
     state = as_dict(steps[-1].get("state")) if steps else {}  # the page the agent saw at its last step
