@@ -5,7 +5,8 @@ Source read: browser-use/browser-use ``browser_use/agent/views.py`` (``AgentHist
 (``BrowserStateHistory.to_dict``) and ``agent/prompts.py`` (``AgentMessagePrompt``), 0.1.12 (2024-11) to the head
 of 2026; real files: jakkaj/tools ``AgentHistory.json`` and MaromSv/Pentest_agent ``agent_history.json`` (see
 ``tests/fixtures/browser-use/.browseruse30/README.md``); the ``state_message`` path checked on a real 0.9.5 history
-(hireshBrem/browserbrain-ai ``server/main.py``, not committed: no licence).
+(hireshBrem/browserbrain-ai ``server/main.py``, not committed: no licence); a run that used its ``max_steps``
+written by browser-use 0.13.14 itself (``tests/fixtures/browser-use/.aud33/README.md``).
 
 ``agent.save_history(path)`` (``AgentHistoryList.save_to_file``, default ``AgentHistory.json``) writes
 ``{"history": [...]}``, one item per agent step: ``model_output`` (None for a step that failed before the model
