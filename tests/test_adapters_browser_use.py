@@ -251,7 +251,7 @@ def test_cli_dry_run_names_the_format_and_an_ingest_finds_a_run_by_its_action_er
 
 
 def test_a_run_that_used_its_max_steps_is_a_failure_and_browser_use_s_note_of_it_no_step() -> None:
-    """A run out of steps ends with an item ``Agent.run`` appends itself (0.1.46 on: no model output, no metadata, an
+    """A run out of steps ends with an item ``Agent.run`` appends itself (0.1.42 on: no model output, no metadata, an
     empty page, the one error "Failed to complete task in maximum steps"): the agent's own step limit, a failure as in
     trae_agent and openhands, not a step; the last page is the last step's (a real 0.13.14 history, .aud33)."""
     run = only(Path(__file__).parent / "fixtures" / "browser-use" / ".aud33" /

@@ -38,7 +38,7 @@ Mapping
   started_at / ended_at: the step's ``step_start_time`` / ``step_end_time``.
 - outcome: the last step's last result: ``is_done`` and ``success`` true -> success; ``success`` false (the agent
   said it did not finish the task) -> failure, the done text its error; a run that used its ``max_steps``
-  -> failure (the agent's own step limit, as in ``trae_agent`` and ``openhands``): from 0.1.46 ``Agent.run`` then
+  -> failure (the agent's own step limit, as in ``trae_agent`` and ``openhands``): from 0.1.42 ``Agent.run`` then
   appends a history item of its own, ``model_output`` and ``metadata`` null, an empty page and the one result
   ``error: "Failed to complete task in maximum steps"``, which is that verdict, not a step (the last page is the
   step's before it); done without ``success`` (before it was recorded) or not done (an error, interrupted) ->
@@ -82,7 +82,7 @@ _REASONING = (("thinking", "Thinking"), ("evaluation_previous_goal", "Evaluation
 #: An action past a step's results: browser-use stops a step's actions at an error, ``done`` or a page change.
 _NOT_RUN = not_run("browser-use ended the step's actions before it (an earlier one errored, finished or changed "
                    "the page)")
-#: The error of the item ``Agent.run`` appends when the run used its ``max_steps`` without ``done`` (0.1.46 on).
+#: The error of the item ``Agent.run`` appends when the run used its ``max_steps`` without ``done`` (0.1.42 on).
 _MAX_STEPS = "Failed to complete task in maximum steps"
 #: ``state.title`` of the step 0 that records the ``initial_actions`` browser-use ran itself (0.7.8 on), with
 #: reasoning of its own ("Initial navigation"), not the model's.
