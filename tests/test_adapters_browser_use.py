@@ -21,6 +21,8 @@ from cli_support import run_cli, unnoted
 FIXTURES = Path(__file__).parent / "fixtures" / "browser-use" / ".browseruse30"
 DONE = FIXTURES / "jakkaj-tools-AgentHistory.json"
 UNFINISHED = FIXTURES / "maromsv-pentest-agent-agent_history.json"
+#: A real 0.13.14 run that used its max_steps: two items of the agent's, then browser-use's note of it.
+MAX_STEPS = FIXTURES.parent / ".aud33" / "browser-use-0.13.14-max-steps-AgentHistory.json"
 
 
 def test_each_action_is_a_step_with_its_result_and_done_is_the_answer() -> None:
@@ -254,11 +256,36 @@ def test_a_run_that_used_its_max_steps_is_a_failure_and_browser_use_s_note_of_it
     """A run out of steps ends with an item ``Agent.run`` appends itself (0.1.42 on: no model output, no metadata, an
     empty page, the one error "Failed to complete task in maximum steps"): the agent's own step limit, a failure as in
     trae_agent and openhands, not a step; the last page is the last step's (a real 0.13.14 history, .aud33)."""
-    run = only(Path(__file__).parent / "fixtures" / "browser-use" / ".aud33" /
-               "browser-use-0.13.14-max-steps-AgentHistory.json")
+    run = only(MAX_STEPS)
     assert run.task == "Find the price of the blue kettle on the local shop page"
     assert run.outcome is Outcome.failure and run.failure.error == "Failed to complete task in maximum steps"
     assert run.metadata["ended_by"] == "max steps"
     assert [s.action for s in run.steps] == ["navigate", "agent_error"]
     assert run.steps[1].error.startswith("2 validation errors for AgentOutput")
     assert run.metadata["last_url"] == "http://127.0.0.1:18767/page.html"
+
+
+def test_every_max_steps_note_is_browser_use_s_not_a_step_and_the_last_one_the_verdict(tmp_path: Path) -> None:
+    """``state.n_steps`` is never reset, so ``run()`` again on an agent out of steps appends a second note at once,
+    and a follow-up (``add_new_task``) run after one leaves a note mid-history: none is a step or a step error, and
+    ``history_steps`` counts the agent's items only."""
+    history = json.loads(MAX_STEPS.read_text())["history"]
+    *taken, note = history
+    (tmp_path / "rerun.json").write_text(json.dumps({"history": [*taken, note, note]}))
+    (tmp_path / "follow-up.json").write_text(json.dumps({"history": [*taken, note, *taken]}))
+    rerun, follow_up = only(tmp_path / "rerun.json"), only(tmp_path / "follow-up.json")
+    assert rerun.outcome is Outcome.failure and rerun.metadata["ended_by"] == "max steps"
+    assert [s.action for s in rerun.steps] == ["navigate", "agent_error"]
+    assert rerun.metadata["last_url"] == "http://127.0.0.1:18767/page.html" and rerun.metadata["history_steps"] == 2
+    assert [s.action for s in follow_up.steps] == ["navigate", "agent_error"] * 2
+    assert follow_up.outcome is Outcome.unknown and follow_up.metadata["history_steps"] == 4
+    assert only(MAX_STEPS).metadata["history_steps"] == 2
+
+
+def test_a_history_of_only_the_max_steps_note_is_refused_not_given_the_note_s_id(tmp_path: Path) -> None:
+    """``run(max_steps=0)`` writes browser-use's note alone: no step of the agent's to read or to name the run by
+    (the id, a digest of the first item, was the same for every such file)."""
+    note = json.loads(MAX_STEPS.read_text())["history"][-1]
+    (tmp_path / "AgentHistory.json").write_text(json.dumps({"history": [note]}))
+    [parsed] = read_inputs([tmp_path / "AgentHistory.json"], fmt="browser-use")
+    assert parsed.trajectory is None and "no agent step: only browser-use's note" in str(parsed.error)

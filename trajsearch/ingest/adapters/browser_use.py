@@ -41,10 +41,12 @@ Mapping
   -> failure (the agent's own step limit, as in ``trae_agent`` and ``openhands``): from 0.1.42 ``Agent.run`` then
   appends a history item of its own, ``model_output`` and ``metadata`` null, an empty page and the one result
   ``error: "Failed to complete task in maximum steps"``, which is that verdict, not a step (the last page is the
-  step's before it); done without ``success`` (before it was recorded) or not done (an error, interrupted) ->
-  unknown, ``metadata.ended_by`` says which. The LLM
-  judge's ``judgement`` on that result (0.9.6 on, ``use_judge`` by default) is kept as ``metadata.judgement``, its
+  agent's last step's; a note before a rerun or a follow-up is no step either, and a history of notes alone, as
+  ``run(max_steps=0)`` writes, is refused: no step of the agent's); done without ``success`` (before it was
+  recorded) or not done (an error, interrupted) -> unknown, ``metadata.ended_by`` says which. The LLM judge's
+  ``judgement`` on that result (0.9.6 on, ``use_judge`` by default) is kept as ``metadata.judgement``, its
   ``failure_reason`` the failure's cause; like browser-use, it does not override the agent's own ``success``.
+- metadata: ``history_steps``, the agent's history items (not browser-use's notes); ``last_url``, its last page.
 - trajectory_id: ``browser-use.<digest of the first step>``: the history keeps no run id, and its file is mostly
   ``AgentHistory.json``; the first step (its start time, page and model output) names the run in any copy, and
   stays while a run saved after each step grows. created_at: the first ``step_start_time``.
@@ -266,16 +268,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for n, item in enumerate(history):
         if not isinstance(item, dict):
             raise RecordError(f"history[{n}] is {type(item).__name__}, not a step object")
-    first = json.dumps(history[0], sort_keys=True, ensure_ascii=False).encode()
-    ran_out = _ran_out(history[-1])
-    steps = history[:-1] if ran_out else history  # the max-steps note is the verdict, not a step
+    # every max-steps note is browser-use's, not a step: a rerun of an agent out of steps (``n_steps`` is never reset)
+    # appends another at once, a follow-up (``add_new_task``) run after one leaves it mid-history; the last decides
+    taken = [item for item in history if not _ran_out(item)]
+    if not taken:
+        raise RecordError(f"a browser-use history with no agent step: only browser-use's note that the run used its "
+                          f"max_steps ({len(history)}), as after run(max_steps=0)")
+    first = json.dumps(taken[0], sort_keys=True, ensure_ascii=False).encode()
     task, task_from = _task(history)
-    last = ((_results(steps[-1]) if steps else []) or [{}])[-1]  # the last step's last result: verdict, judge's
-    outcome, failure, ended_by = _verdict(last, ran_out)
-    state = as_dict(steps[-1].get("state")) if steps else {}  # the page the agent saw at its last step
+    last = (_results(taken[-1]) or [{}])[-1]  # the last step's last result: verdict, judge's
+    outcome, failure, ended_by = _verdict(last, _ran_out(history[-1]))
+    state = as_dict(taken[-1].get("state"))  # the page the agent saw at its last step
     judgement = as_dict(last.get("judgement"))
     metadata = {"ended_by": ended_by, "last_url": state.get("url") or None, "judgement": judgement or None,
-                "history_steps": len(history), "task_from": task_from,
+                "history_steps": len(taken), "task_from": task_from,
                 TASK_SEEN_BY_AGENT: False if task_from else None}
     metadata = {k: v for k, v in metadata.items() if v is not None}
     return in_trial(ctx, {
@@ -283,7 +289,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": clip_task(task),
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps(steps), metadata),
-        "created_at": iso_time(as_dict(history[0].get("metadata")).get("step_start_time")),
+        "steps": finish_steps(_steps(taken), metadata),
+        "created_at": iso_time(as_dict(taken[0].get("metadata")).get("step_start_time")),
         "metadata": metadata,
     })
