@@ -41,7 +41,9 @@ Mapping
   ``agent_role``, ``agent_nickname`` and (multi-agent v2) ``agent_path``.
   A sub-agent spawned with its parent's history (v1 ``fork_context``, v2's
   default ``fork_turns: all``) has a copy of the parent's thread after its
-  meta, up to ``subagent_history_start_ordinal``: left out (``_own_records``).
+  meta, up to ``subagent_history_start_ordinal``: left out (``_own_records``;
+  before 0.148, which names no start, up to its first ``task_started``
+  while its parent's spawning turn is open, ``_unnumbered_fork_start``).
 - task: the first user prompt. Each turn's prompts are read from its
   ``event_msg`` ``user_message`` events (whose ``kind``, in older builds, is
   ``plain``), else (0.148+ in its default, paginated history mode, which
@@ -566,7 +568,8 @@ def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     meta = next((record for record in records if _normal(record)[0] == "session_meta"), None)
     start = _normal(meta)[1].get("subagent_history_start_ordinal") if meta else None
     if type(start) is not int or start <= 0:
-        return records
+        first = _unnumbered_fork_start(records, meta) if meta else None
+        return records if first is None else [meta, *records[first:]]
     own = [record for record in records
            if record is meta or type(record.get("ordinal")) is not int or record["ordinal"] >= start]
     if len(own) == 1 < len(records):
@@ -574,6 +577,30 @@ def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                           f"subagent_history_start_ordinal {start}: history copied from its parent; this sub-agent "
                           "wrote nothing of its own")
     return own
+
+
+def _unnumbered_fork_start(records: list[dict[str, Any]], meta: dict[str, Any]) -> int | None:
+    """Where a forked sub-agent's own lines start in a rollout written before Codex 0.148, which numbers no lines and
+    names no start ordinal: the parent's thread is copied after its meta all the same (its meta, then its turns, the
+    last of them the one that spawned the sub-agent, open: no ``task_complete`` or ``turn_aborted`` ends it), so the
+    sub-agent's first turn is the ``task_started`` that comes while that turn is open. Read whole, the parent's first
+    prompt was the sub-agent's task and its answers and calls the sub-agent's steps (real files of 0.114 and 0.147).
+    None when the rollout is no fork's (no other session's meta after its own) or no turn is open in the copy."""
+    payload = _normal(meta)[1]
+    if not _session_source(payload).get("is_subagent") or not payload.get("forked_from_id"):
+        return None
+    lines = [_normal(record)[:2] for record in records]
+    copy = next((at for at, (kind, copied) in enumerate(lines)
+                 if kind == "session_meta" and copied.get("id") == payload["forked_from_id"]), None)
+    turn_open = False
+    for at, (kind, event) in enumerate(lines[copy + 1:] if copy is not None else [], start=(copy or 0) + 1):
+        if kind == "event_msg" and event.get("type") == "task_started":
+            if turn_open:
+                return at
+            turn_open = True
+        elif kind == "event_msg" and event.get("type") in ("task_complete", "turn_aborted"):
+            turn_open = False
+    return None
 
 
 def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:

@@ -1,0 +1,34 @@
+"""Codex sub-agents forked with their parent's history by builds before 0.148, which number no rollout lines and
+name no ``subagent_history_start_ordinal``: real rollouts the unmodified Codex 0.114.0 (multi-agent v1,
+``fork_context``) and 0.147.0 (v1, and v2's default fork) wrote (audit AUDCX33, round 33; origin in
+``codex-cli/.aud33/README.md``). The parent's thread is copied after the sub-agent's meta, its spawning turn left
+open; the sub-agent's own lines start with the next ``task_started``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+
+FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud33"
+TASK = "WORKER TASK: count the lines of notes.txt and report the number."
+
+
+@pytest.mark.parametrize(("name", "steps"), [
+    ("rollout-2026-12-07T13-21-15-01a250aa-6bdd-78c2-95b8-87d2015646a8.jsonl", ["respond"]),  # 0.114.0, v1
+    ("rollout-2026-12-07T13-21-44-01a250aa-dd2b-7c31-9d9a-2451f6d98376.jsonl", ["exec_command", "respond"]),  # 0.147.0
+    ("rollout-2026-12-07T13-22-13-01a250ab-4d55-7ec3-86b2-ecf9a6ad9ba9.jsonl", ["exec_command", "respond"]),  # v2
+])
+def test_a_sub_agent_forked_before_0_148_is_its_own_task_and_steps(name: str, steps: list[str]) -> None:
+    """Read whole, the sub-agent's task was its parent's first prompt ("FIRST QUESTION: ..."), the parent's answer
+    (and in 0.114 its ``ls`` and ``spawn_agent`` calls) its first steps, and the parent's later prompt one of its
+    ``user_prompts``: the helper's run was filed under its parent's question."""
+    [parsed] = list(read_dump(FIXTURES / name, tenant="acme"))
+    assert parsed.error is None
+    run = parsed.trajectory
+    assert run.task == TASK
+    assert [s.action for s in run.steps] == steps
+    assert steps[-1] == "respond" and run.steps[-1].arguments == {"content": "notes.txt has 3 lines."}
+    assert run.metadata["is_subagent"] is True and not run.metadata.get("user_prompts")
