@@ -32,3 +32,31 @@ def test_a_sub_agent_forked_before_0_148_is_its_own_task_and_steps(name: str, st
     assert [s.action for s in run.steps] == steps
     assert steps[-1] == "respond" and run.steps[-1].arguments == {"content": "notes.txt has 3 lines."}
     assert run.metadata["is_subagent"] is True and not run.metadata.get("user_prompts")
+
+
+V125_CHILD = FIXTURES / "rollout-2026-12-07T13-25-40-01a250ae-736e-7be0-a690-6c55d508821b.jsonl"
+V125_PARENT = FIXTURES / "rollout-2026-12-07T13-25-38-01a250ae-6d6f-7ba2-8b95-28803066724d.jsonl"
+
+
+def _run(path: Path):
+    [parsed] = list(read_dump(path, tenant="acme"))
+    assert parsed.error is None
+    return parsed.trajectory
+
+
+def test_an_early_v2_sub_agents_task_is_the_message_its_parent_sent_as_json() -> None:
+    """Codex 0.125's multi-agent v2 records the task it sends a sub-agent as an assistant message whose text is the
+    message's JSON (``{"author", "recipient", "content", "trigger_turn"}``), no user message: read whole, the forked
+    sub-agent's task was its parent's first prompt; without the copy, it had no prompt and was refused."""
+    run = _run(V125_CHILD)
+    assert run.task == TASK
+    assert run.metadata["agent_path"] == "/root/counter" and not run.metadata.get("user_prompts")
+    assert [s.action for s in run.steps] == ["respond"]
+
+
+def test_an_early_v2_sub_agents_report_is_not_its_parents_answer() -> None:
+    """The sub-agent's report to its parent (``<subagent_notification>`` in that JSON, recorded as an assistant
+    message) was read as the parent model's answer, a step whose words were the JSON."""
+    run = _run(V125_PARENT)
+    assert [s.action for s in run.steps] == ["respond", "exec_command", "spawn_agent", "wait_agent", "respond"]
+    assert not any('"author"' in str(s.arguments) for s in run.steps)

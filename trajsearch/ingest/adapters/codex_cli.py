@@ -54,7 +54,9 @@ Mapping
   ``<user_shell_command>``, a review's results ``<user_action>``, ...). A
   prompt is the words sent (not the tags Codex wraps an image in); one of
   images alone reads as ``[image]`` per image. A multi-agent v2 sub-agent's
-  task is the ``agent_message`` its parent sent it, ``NEW_TASK`` (``_agent_task``).
+  task is the ``agent_message`` its parent sent it, ``NEW_TASK`` (``_agent_task``;
+  older builds wrote that message as a top-level ``inter_agent_communication``
+  line, 0.125 as an assistant message of its JSON: ``_between_agents``).
   Developer/system messages are the harness's. A session whose only request
   was a review (``/review``, ``codex exec review``: entering review mode, no
   prompt typed) has that request as its task (``/review current changes``);
@@ -453,7 +455,10 @@ def _agent_task(payload: dict[str, Any]) -> str | None:
     parts = [part for part in as_list(payload.get("content")) if isinstance(part, dict)]
     header = "".join(part["text"] for part in parts if isinstance(part.get("text"), str))
     found = _AGENT_ENVELOPE.match(header)
-    if not found or found.group(1) != "NEW_TASK":
+    if not found:  # an older build's message, with no envelope (``_between_agents``): a task if it starts a turn
+        told = payload.get("trigger_turn") is True and not header.lstrip().startswith("<subagent_notification>")
+        return header.strip() or None if told else None
+    if found.group(1) != "NEW_TASK":
         return None
     sealed = [part["encrypted_content"] for part in parts if isinstance(part.get("encrypted_content"), str)]
     body = (header[found.end():] + "".join(text for text in sealed if not _SEALED.fullmatch(text.strip()))).strip()
@@ -556,7 +561,32 @@ def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
     the history a sub-agent inherits (``_own_records``)."""
     if _is_ts_rollout(document):
         return _ts_lines(document)
-    return [_normal(line) for line in _own_records(as_records(document, "Codex rollout"))]
+    return [_between_agents(_normal(line)) for line in _own_records(as_records(document, "Codex rollout"))]
+
+
+#: The fields of a message between agents (codex-rs ``InterAgentCommunication``) as multi-agent v2 wrote it before
+#: its ``agent_message`` item: a top-level ``inter_agent_communication`` line, and earlier (0.125) an assistant
+#: message whose text is its JSON.
+_AGENTS_MESSAGE = frozenset({"author", "recipient", "content", "trigger_turn"})
+
+
+def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[str, Any], Any]:
+    """A message between agents of an older multi-agent v2 build read as the ``agent_message`` item later builds
+    write (``_agent_task``): read as it was written, a sub-agent's task was no prompt (the sub-agent refused, or, forked,
+    given its parent's task) and a sub-agent's report to its parent, recorded as an assistant message, the parent
+    model's answer, its JSON the words."""
+    kind, payload, at = line
+    message: Any = payload if kind == "inter_agent_communication" else None
+    if kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "assistant":
+        text = _message_text(payload)
+        try:
+            message = json.loads(text) if text.startswith("{") else None
+        except ValueError:
+            message = None
+    if not isinstance(message, dict) or not _AGENTS_MESSAGE <= message.keys() or not isinstance(message["content"], str):
+        return line
+    return "response_item", {**message, "type": "agent_message",
+                             "content": [{"type": "input_text", "text": message["content"]}]}, at
 
 
 def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
