@@ -44,14 +44,19 @@ def _run(path: Path):
     return parsed.trajectory
 
 
-def test_an_early_v2_sub_agents_task_is_the_message_its_parent_sent_as_json() -> None:
-    """Codex 0.125's multi-agent v2 records the task it sends a sub-agent as an assistant message whose text is the
-    message's JSON (``{"author", "recipient", "content", "trigger_turn"}``), no user message: read whole, the forked
+@pytest.mark.parametrize(("child", "steps"), [
+    (V125_CHILD, ["respond"]),
+    (FIXTURES / "rollout-2026-12-07T13-27-33-01a250b0-3137-7de2-a630-ca5863af2092.jsonl", ["exec_command", "respond"]),
+])
+def test_an_early_v2_sub_agents_task_is_the_message_its_parent_sent_as_json(child: Path, steps: list[str]) -> None:
+    """Codex 0.125 and 0.138's multi-agent v2 record the task sent to a sub-agent as an assistant message whose text
+    is the message's JSON (``{"author", "recipient", "content", "trigger_turn"}``; 0.138 puts the words in its
+    ``encrypted_content``, plain from a provider that does not encrypt them), no user message: read whole, the forked
     sub-agent's task was its parent's first prompt; without the copy, it had no prompt and was refused."""
-    run = _run(V125_CHILD)
+    run = _run(child)
     assert run.task == TASK
     assert run.metadata["agent_path"] == "/root/counter" and not run.metadata.get("user_prompts")
-    assert [s.action for s in run.steps] == ["respond"]
+    assert [s.action for s in run.steps] == steps
 
 
 def test_an_early_v2_sub_agents_report_is_not_its_parents_answer() -> None:

@@ -455,14 +455,14 @@ def _agent_task(payload: dict[str, Any]) -> str | None:
     parts = [part for part in as_list(payload.get("content")) if isinstance(part, dict)]
     header = "".join(part["text"] for part in parts if isinstance(part.get("text"), str))
     found = _AGENT_ENVELOPE.match(header)
-    if not found:  # an older build's message, with no envelope (``_between_agents``): a task if it starts a turn
-        told = payload.get("trigger_turn") is True and not header.lstrip().startswith("<subagent_notification>")
-        return header.strip() or None if told else None
-    if found.group(1) != "NEW_TASK":
+    if found and found.group(1) != "NEW_TASK":
         return None
+    if not found and (payload.get("trigger_turn") is not True or header.startswith("<subagent_notification>")):
+        return None  # an older build's message has no envelope (``_between_agents``): a task if it starts a turn
     sealed = [part["encrypted_content"] for part in parts if isinstance(part.get("encrypted_content"), str)]
-    body = (header[found.end():] + "".join(text for text in sealed if not _SEALED.fullmatch(text.strip()))).strip()
-    return body or f"[encrypted task] {found.group(2) or ''}".strip()
+    body = (header[found.end() if found else 0:]
+            + "".join(text for text in sealed if not _SEALED.fullmatch(text.strip()))).strip()
+    return body or f"[encrypted task] {(found.group(2) if found else as_str(payload.get('recipient'))) or ''}".strip()
 
 
 def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None:
@@ -572,9 +572,10 @@ _AGENTS_MESSAGE = frozenset({"author", "recipient", "content", "trigger_turn"})
 
 def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[str, Any], Any]:
     """A message between agents of an older multi-agent v2 build read as the ``agent_message`` item later builds
-    write (``_agent_task``): read as it was written, a sub-agent's task was no prompt (the sub-agent refused, or, forked,
-    given its parent's task) and a sub-agent's report to its parent, recorded as an assistant message, the parent
-    model's answer, its JSON the words."""
+    write (``_agent_task``; its ``encrypted_content``, 0.138's place for the words, as a part of its own): read as it
+    was written, a sub-agent's task was no prompt (the sub-agent refused, or, forked, given its parent's task) and a
+    sub-agent's report to its parent, recorded as an assistant message, the parent model's answer, its JSON the
+    words."""
     kind, payload, at = line
     message: Any = payload if kind == "inter_agent_communication" else None
     if kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "assistant":
@@ -583,10 +584,12 @@ def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[st
             message = json.loads(text) if text.startswith("{") else None
         except ValueError:
             message = None
-    if not isinstance(message, dict) or not _AGENTS_MESSAGE <= message.keys() or not isinstance(message["content"], str):
+    if not (isinstance(message, dict) and _AGENTS_MESSAGE <= message.keys() and isinstance(message["content"], str)):
         return line
-    return "response_item", {**message, "type": "agent_message",
-                             "content": [{"type": "input_text", "text": message["content"]}]}, at
+    sealed = message.get("encrypted_content")
+    parts = [{"type": "input_text", "text": message["content"]},
+             *([{"encrypted_content": sealed}] if isinstance(sealed, str) else [])]
+    return "response_item", {**message, "type": "agent_message", "content": parts}, at
 
 
 def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
