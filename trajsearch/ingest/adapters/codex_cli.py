@@ -55,8 +55,9 @@ Mapping
   prompt is the words sent (not the tags Codex wraps an image in); one of
   images alone reads as ``[image]`` per image. A multi-agent v2 sub-agent's
   task is the ``agent_message`` its parent sent it, ``NEW_TASK`` (``_agent_task``;
-  older builds wrote that message as a top-level ``inter_agent_communication``
-  line, 0.125 as an assistant message of its JSON: ``_between_agents``).
+  0.125 and 0.138 wrote that message as an assistant message of its JSON,
+  others, it is said, as a top-level ``inter_agent_communication`` line:
+  ``_between_agents``).
   Developer/system messages are the harness's. A session whose only request
   was a review (``/review``, ``codex exec review``: entering review mode, no
   prompt typed) has that request as its task (``/review current changes``);
@@ -565,8 +566,8 @@ def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
 
 
 #: The fields of a message between agents (codex-rs ``InterAgentCommunication``) as multi-agent v2 wrote it before
-#: its ``agent_message`` item: a top-level ``inter_agent_communication`` line, and earlier (0.125) an assistant
-#: message whose text is its JSON.
+#: its ``agent_message`` item: an assistant message whose text is its JSON (0.125, 0.138: real rollouts), and, as
+#: other readers of rollouts quote it, a top-level ``inter_agent_communication`` line (no real file seen).
 _AGENTS_MESSAGE = frozenset({"author", "recipient", "content", "trigger_turn"})
 
 
