@@ -65,3 +65,17 @@ def test_an_early_v2_sub_agents_report_is_not_its_parents_answer() -> None:
     run = _run(V125_PARENT)
     assert [s.action for s in run.steps] == ["respond", "exec_command", "spawn_agent", "wait_agent", "respond"]
     assert not any('"author"' in str(s.arguments) for s in run.steps)
+
+
+@pytest.mark.parametrize(("parent", "report"), [
+    (V125_PARENT, "/root/counter: The helper counted 3 lines in notes.txt."),  # 0.125: <subagent_notification>
+    (FIXTURES / "rollout-2026-12-07T10-34-01-01a25011-4e6d-7f42-9022-ece7c7b195c4.jsonl",  # 0.171: FINAL_ANSWER
+     "/root/counter: notes.txt has 3 lines."),
+])
+def test_a_v2_parents_wait_ends_with_its_sub_agents_report(parent: Path, report: str) -> None:
+    """A v2 parent's ``wait_agent`` output says only "Wait completed."; the sub-agent's answer comes after it as a
+    message between agents, which was read as nothing (0.171) or as the parent's own answer (0.125): the parent's
+    run never had its helper's answer."""
+    wait = _run(parent).steps[-2]
+    assert wait.action.endswith("wait_agent")
+    assert wait.observation == '{"message":"Wait completed.","timed_out":false}\n\n' + report

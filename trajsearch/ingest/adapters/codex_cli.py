@@ -466,6 +466,30 @@ def _agent_task(payload: dict[str, Any]) -> str | None:
     return body or f"[encrypted task] {(found.group(2) if found else as_str(payload.get('recipient'))) or ''}".strip()
 
 
+def _agent_report(payload: dict[str, Any]) -> str | None:
+    """A sub-agent's report to the agent that spawned it (multi-agent v2), ``<its path>: <its words>``: the payload of
+    a ``FINAL_ANSWER`` message (0.171), or the ``completed`` status of an older build's ``<subagent_notification>``
+    (0.125, 0.138: ``{"agent_path", "status": {"completed": ...}}``)."""
+    text = "".join(part["text"] for part in as_list(payload.get("content"))
+                   if isinstance(part, dict) and isinstance(part.get("text"), str))
+    found = _AGENT_ENVELOPE.match(text)
+    if found:
+        words = text[found.end():].strip() if found.group(1) == "FINAL_ANSWER" else ""
+    elif notice := _NOTIFICATION.match(text):
+        try:
+            status = as_dict(as_dict(json.loads(notice.group(1))).get("status"))
+        except ValueError:
+            status = {}
+        words = as_str(status.get("completed")) or ""
+    else:
+        return None
+    return f"{as_str(payload.get('author')) or 'sub-agent'}: {words}" if words else None
+
+
+#: An older multi-agent v2 build's report of a sub-agent to its parent (``_agent_report``).
+_NOTIFICATION = re.compile(r"^<subagent_notification>\s*(\{.*\})\s*</subagent_notification>\s*$", re.S)
+
+
 def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None:
     """What the user sent, as the ``item_completed`` event of a ``UserMessage`` item records it (Codex 0.148+ in
     its default, paginated history mode, which writes no ``user_message`` event): the user's input only (its
@@ -924,6 +948,14 @@ class _Rollout(SessionSteps):
         if final:
             self.flush()
 
+    def report(self, text: str) -> None:
+        """A sub-agent's report (``_agent_report``), which Codex records after the ``wait_agent`` call that waited
+        for it, whose own output says only "Wait completed.": that call's observation ends with it (else the parent's
+        run never had its helper's answer)."""
+        step = self.steps[-1] if self.steps else None
+        if step is not None and str(step["action"]).rsplit("__", 1)[-1] in ("wait_agent", "wait"):
+            step["observation"] = "\n\n".join(filter(None, [step.get("observation"), text]))
+
     def call(self, payload: dict[str, Any], at: Any) -> None:
         kind = payload["type"]
         call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
@@ -1355,6 +1387,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.flush()
                 if line in counted:
                     typed.add(request(counted[line]), at)
+            elif item == "agent_message" and (report := _agent_report(payload)):
+                rollout.report(report)
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
