@@ -1,4 +1,4 @@
-"""Codex sub-agents forked with their parent's history by builds before 0.148, which number no rollout lines and
+"""Codex sub-agents forked with their parent's history by Codex 0.147 and earlier, which number no rollout lines and
 name no ``subagent_history_start_ordinal``: real rollouts the unmodified Codex 0.114.0 (multi-agent v1,
 ``fork_context``) and 0.147.0 (v1, and v2's default fork) wrote (audit AUDCX33, round 33; origin in
 ``codex-cli/.aud33/README.md``). The parent's thread is copied after the sub-agent's meta, its spawning turn left
@@ -79,3 +79,30 @@ def test_a_v2_parents_wait_ends_with_its_sub_agents_report(parent: Path, report:
     wait = _run(parent).steps[-2]
     assert wait.action.endswith("wait_agent")
     assert wait.observation == '{"message":"Wait completed.","timed_out":false}\n\n' + report
+
+
+FIX = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud33fix"
+
+
+@pytest.mark.parametrize(("name", "steps"), [
+    ("rollout-2026-12-07T13-40-22-01a250bb-e99a-7f50-b118-cc607868e3d2.jsonl", ["exec_command", "respond"]),  # 0.114
+    ("rollout-2026-12-07T13-40-59-01a250bc-7d10-79d1-a240-cc940e919b13.jsonl", ["exec_command", "respond"]),  # 0.147
+])
+def test_a_sub_agent_of_a_parent_killed_mid_turn_starts_at_its_own_turn(name: str, steps: list[str]) -> None:
+    """The parent was killed in its first turn, then resumed: its copy holds that turn open, so the first turn
+    started while another was open was the parent's next one, "Now list the files...", taken as the sub-agent's
+    task and its ``ls`` and ``spawn_agent`` as the sub-agent's steps (real 0.114.0 and 0.147.0 rollouts). The
+    sub-agent's own turn is the first one made after it (its UUIDv7 turn id not older than its thread id)."""
+    run = _run(FIX / name)
+    assert run.task == TASK
+    assert [s.action for s in run.steps] == steps and run.steps[-1].arguments == {"content": "notes.txt has 3 lines."}
+    assert not run.metadata.get("user_prompts")
+
+
+def test_a_nested_forked_sub_agent_is_its_own_run_not_its_parent_sub_agents() -> None:
+    """A sub-agent forked by a sub-agent (``agents.max_depth`` 2) has its parent's whole rollout copied, that
+    sub-agent's own turn open while it spawns: the open-turn rule took the parent's turn, and its steps, for its own
+    (an edited copy of the real 0.114.0 sub-agent above, see the fixtures' README)."""
+    run = _run(FIX / "rollout-2026-12-07T13-40-22-01a250bb-ea40-7c3e-9d5b-5f0e2a6b1c7d.jsonl")
+    assert run.task == "GRANDCHILD TASK: say how many words notes.txt has."
+    assert [s.action for s in run.steps] == ["respond"] and not run.metadata.get("user_prompts")

@@ -42,8 +42,8 @@ Mapping
   A sub-agent spawned with its parent's history (v1 ``fork_context``, v2's
   default ``fork_turns: all``) has a copy of the parent's thread after its
   meta, up to ``subagent_history_start_ordinal``: left out (``_own_records``;
-  before 0.148, which names no start, up to its first ``task_started``
-  while its parent's spawning turn is open, ``_unnumbered_fork_start``).
+  in 0.147 and earlier, which name no start, up to its first turn begun
+  after it was made, ``_unnumbered_fork_start``).
 - task: the first user prompt. Each turn's prompts are read from its
   ``event_msg`` ``user_message`` events (whose ``kind``, in older builds, is
   ``plain``), else (0.148+ in its default, paginated history mode, which
@@ -638,27 +638,45 @@ def _own_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _unnumbered_fork_start(records: list[dict[str, Any]], meta: dict[str, Any]) -> int | None:
-    """Where a forked sub-agent's own lines start in a rollout written before Codex 0.148, which numbers no lines and
-    names no start ordinal: the parent's thread is copied after its meta all the same (its meta, then its turns, the
-    last of them the one that spawned the sub-agent, open: no ``task_complete`` or ``turn_aborted`` ends it), so the
-    sub-agent's first turn is the ``task_started`` that comes while that turn is open. Read whole, the parent's first
-    prompt was the sub-agent's task and its answers and calls the sub-agent's steps (real files of 0.114 and 0.147).
-    None when the rollout is no fork's (no other session's meta after its own) or no turn is open in the copy."""
+    """Where a forked sub-agent's own lines start in a rollout written by Codex 0.147 or earlier, which numbers no
+    lines and names no start ordinal (0.171 does): the parent's thread is copied after its meta all the same (its
+    meta, then its turns, the spawning one left open). Read whole, the parent's first prompt was the sub-agent's task
+    and its answers and calls the sub-agent's steps (real files of 0.114 and 0.147).
+
+    The sub-agent's first turn is the first ``task_started`` Codex began after it made the sub-agent: thread and turn
+    ids are UUIDv7, their first 48 bits the millisecond they were made, so a copied turn is older than the sub-agent's
+    id, even one a killed or backtracked parent left open or, nested, the turn of the sub-agent that spawned this one.
+    With ids of another kind, it is the first ``task_started`` while a copied turn is open (the spawning turn; a
+    copied turn left open makes that the parent's next one). None when the rollout is no fork's (no meta of the
+    session it was forked from after its own) or no turn starts in it."""
     payload = _normal(meta)[1]
     if not _session_source(payload).get("is_subagent") or not payload.get("forked_from_id"):
         return None
     lines = [_normal(record)[:2] for record in records]
     copy = next((at for at, (kind, copied) in enumerate(lines)
                  if kind == "session_meta" and copied.get("id") == payload["forked_from_id"]), None)
-    turn_open = False
-    for at, (kind, event) in enumerate(lines[copy + 1:] if copy is not None else [], start=(copy or 0) + 1):
+    if copy is None:
+        return None
+    born, turn_open = _made_at(payload.get("id")), False
+    for at, (kind, event) in enumerate(lines[copy + 1:], start=copy + 1):
         if kind == "event_msg" and event.get("type") == "task_started":
-            if turn_open:
+            made = _made_at(event.get("turn_id"))
+            if (made >= born) if born is not None and made is not None else turn_open:
                 return at
             turn_open = True
         elif kind == "event_msg" and event.get("type") in ("task_complete", "turn_aborted"):
             turn_open = False
     return None
+
+
+#: A UUIDv7 (Codex's thread and turn ids): its first 48 bits the Unix millisecond it was made.
+_UUID7 = re.compile(r"([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
+
+
+def _made_at(value: Any) -> int | None:
+    """The millisecond a UUIDv7 id was made (``_unnumbered_fork_start``), None for an id of another kind."""
+    found = _UUID7.fullmatch(value) if isinstance(value, str) else None
+    return int(found.group(1) + found.group(2), 16) if found else None
 
 
 def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
