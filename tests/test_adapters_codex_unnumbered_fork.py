@@ -6,6 +6,7 @@ open; the sub-agent's own lines start with the next ``task_started``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,15 @@ def test_a_nested_forked_sub_agent_is_its_own_run_not_its_parent_sub_agents() ->
     run = _run(FIX / "rollout-2026-12-07T13-40-22-01a250bb-ea40-7c3e-9d5b-5f0e2a6b1c7d.jsonl")
     assert run.task == "GRANDCHILD TASK: say how many words notes.txt has."
     assert [s.action for s in run.steps] == ["respond"] and not run.metadata.get("user_prompts")
+
+
+def test_an_answer_that_is_json_of_a_message_between_agents_stays_the_answer(tmp_path: Path) -> None:
+    """A model's own answer whose text is a JSON object of ``author``, ``recipient``, ``content`` and
+    ``trigger_turn`` (asked for it, say) was taken for a message between agents and vanished; 0.125 and 0.138's
+    messages name ``other_recipients`` too (the 0.171 parent, its closing answer replaced)."""
+    source = FIXTURES / "rollout-2026-12-07T10-34-01-01a25011-4e6d-7f42-9022-ece7c7b195c4.jsonl"
+    answer = '{"author":"me","recipient":"you","content":"hello","trigger_turn":false}'
+    path = tmp_path / source.name
+    path.write_text(source.read_text().replace("The helper counted 3 lines in notes.txt.", json.dumps(answer)[1:-1]))
+    run = _run(path)
+    assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": answer}

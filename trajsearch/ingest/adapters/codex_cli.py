@@ -590,7 +590,8 @@ def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
 
 
 #: The fields of a message between agents (codex-rs ``InterAgentCommunication``) as multi-agent v2 wrote it before
-#: its ``agent_message`` item: an assistant message whose text is its JSON (0.125, 0.138: real rollouts), and, as
+#: its ``agent_message`` item: an assistant message whose text is its JSON, ``other_recipients`` too (0.125, 0.138:
+#: real rollouts), and, as
 #: other readers of rollouts quote it, a top-level ``inter_agent_communication`` line (no real file seen).
 _AGENTS_MESSAGE = frozenset({"author", "recipient", "content", "trigger_turn"})
 
@@ -609,6 +610,8 @@ def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[st
             message = json.loads(text) if text.startswith("{") else None
         except ValueError:
             message = None
+        if not (isinstance(message, dict) and isinstance(message.get("other_recipients"), list)):
+            message = None  # an answer of those four fields is the model's: both real builds name other_recipients
     if not (isinstance(message, dict) and _AGENTS_MESSAGE <= message.keys() and isinstance(message["content"], str)):
         return line
     sealed = message.get("encrypted_content")
