@@ -119,3 +119,14 @@ def test_an_answer_that_is_json_of_a_message_between_agents_stays_the_answer(tmp
     path.write_text(source.read_text().replace("The helper counted 3 lines in notes.txt.", json.dumps(answer)[1:-1]))
     run = _run(path)
     assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": answer}
+
+
+def test_a_v2_report_no_wait_received_ends_the_spawn_that_named_its_sub_agent(tmp_path: Path) -> None:
+    """A parent that did not wait gets its sub-agent's report later, after no ``wait_agent`` step: it was kept
+    nowhere, the helper's answer lost (the 0.125 parent, its wait call and output left out)."""
+    lines = V125_PARENT.read_text().splitlines(keepends=True)
+    path = tmp_path / V125_PARENT.name
+    path.write_text("".join(line for line in lines if '"call_7"' not in line))
+    spawn = _run(path).steps[-2]
+    assert spawn.action == "spawn_agent"
+    assert spawn.observation.endswith("\n\n/root/counter: The helper counted 3 lines in notes.txt.")

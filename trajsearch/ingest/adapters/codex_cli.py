@@ -969,12 +969,18 @@ class _Rollout(SessionSteps):
         if final:
             self.flush()
 
-    def report(self, text: str) -> None:
-        """A sub-agent's report (``_agent_report``), which Codex records after the ``wait_agent`` call that waited
-        for it, whose own output says only "Wait completed.": that call's observation ends with it (else the parent's
-        run never had its helper's answer)."""
-        step = self.steps[-1] if self.steps else None
-        if step is not None and str(step["action"]).rsplit("__", 1)[-1] in ("wait_agent", "wait"):
+    def report(self, text: str, author: str | None) -> None:
+        """A sub-agent's report (``_agent_report``) ends the observation of the ``wait_agent`` call that waited for
+        it, which Codex records right before it and whose own output says only "Wait completed." (else the parent's
+        run never had its helper's answer); with no wait before it (the parent did not wait), of the ``spawn_agent``
+        call whose output names the sub-agent's path."""
+        def named(step: dict[str, Any], *calls: str) -> bool:
+            return str(step["action"]).rsplit("__", 1)[-1] in calls
+        last = self.steps[-1] if self.steps else None
+        step = last if last is not None and named(last, "wait_agent", "wait") else next(
+            (step for step in reversed(self.steps) if named(step, "spawn_agent") and author
+             and f'"{author}"' in str(step.get("observation"))), None)
+        if step is not None:
             step["observation"] = "\n\n".join(filter(None, [step.get("observation"), text]))
 
     def call(self, payload: dict[str, Any], at: Any) -> None:
@@ -1409,7 +1415,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 if line in counted:
                     typed.add(request(counted[line]), at)
             elif item == "agent_message" and (report := _agent_report(payload)):
-                rollout.report(report)
+                rollout.report(report, as_str(payload.get("author")))
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
