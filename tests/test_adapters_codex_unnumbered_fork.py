@@ -130,3 +130,19 @@ def test_a_v2_report_no_wait_received_ends_the_spawn_that_named_its_sub_agent(tm
     spawn = _run(path).steps[-2]
     assert spawn.action == "spawn_agent"
     assert spawn.observation.endswith("\n\n/root/counter: The helper counted 3 lines in notes.txt.")
+
+
+def test_a_sub_agents_first_turn_left_open_after_a_closed_copy_is_kept(tmp_path: Path) -> None:
+    """A copy whose spawning turn is closed (a ``turn_aborted`` copied), then the sub-agent's first turn left open
+    and a second one: the first turn started while another was open was the second, the ``WORKER TASK`` turn lost
+    (the real 0.114.0 sub-agent, edited so)."""
+    source = FIXTURES / "rollout-2026-12-07T13-21-15-01a250aa-6bdd-78c2-95b8-87d2015646a8.jsonl"
+    lines = source.read_text().splitlines(keepends=True)
+    aborted = '{"timestamp":"2026-12-07T13:21:15.900Z","type":"event_msg","payload":{"type":"turn_aborted"}}\n'
+    second = "".join(lines[23:32]).replace("WORKER TASK: count the lines of notes.txt and report the number.",
+                                           "FOLLOW-UP: and words?")
+    path = tmp_path / source.name
+    path.write_text("".join([*lines[:23], aborted, *lines[23:31], second]))
+    run = _run(path)
+    assert run.task == TASK and run.metadata["user_prompts"] == ["FOLLOW-UP: and words?"]
+    assert [s.action for s in run.steps] == ["respond", "respond"]
