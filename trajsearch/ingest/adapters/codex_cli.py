@@ -591,8 +591,8 @@ def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
 
 #: The fields of a message between agents (codex-rs ``InterAgentCommunication``) as multi-agent v2 wrote it before
 #: its ``agent_message`` item: an assistant message whose text is its JSON, ``other_recipients`` too (0.125, 0.138:
-#: real rollouts), and, as
-#: other readers of rollouts quote it, a top-level ``inter_agent_communication`` line (no real file seen).
+#: real rollouts), and, as other readers of rollouts quote it, a top-level ``inter_agent_communication`` line (no
+#: real file seen).
 _AGENTS_MESSAGE = frozenset({"author", "recipient", "content", "trigger_turn"})
 
 
