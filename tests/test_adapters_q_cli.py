@@ -95,6 +95,29 @@ def test_a_transcript_answer_ending_on_its_tool_note_names_the_tools_however_lon
         ("respond", {"content": quoted}), ("fs_read", "Again.")]
 
 
+def test_a_transcript_keeps_the_users_answers_to_allow_a_tool_as_no_prompts(tmp_path: Path) -> None:
+    """Kiro CLI's real transcript (.aud33): ``> t`` after an answer naming tools is the user trusting the tool the CLI
+    asked about, not a request; ``n`` denies the call (it did not run), and after an answer naming no tool it is a
+    prompt again."""
+    saved = Path(__file__).parent / "fixtures" / "q-cli" / ".aud33" / "kiro-essentials-instructions.json"
+    run = only(saved)
+    assert run.task == "can you use /Users/gtm/github_repos/claude-essentials ?"
+    assert run.metadata["user_prompts"] == [
+        "I just create a repo - /Users/gtm/github_repos/kiro-essentials . can you please check if this has any "
+        "malicious or dangerous code, if not create an equvalent for me please.", "sure push the code now",
+        "yes please."]
+    assert [s.action for s in run.steps].count("knowledge") == 4 and not any(s.error for s in run.steps)
+    state = json.loads(saved.read_text())
+    state["transcript"] = ["> clean up", "Removing it.\n[Tool uses: execute_bash]", "> n", "Kept.\n[Tool uses: none]",
+                           "> n"]
+    path = tmp_path / "denied.json"
+    path.write_text(json.dumps(state))
+    run = only(path)
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("execute_bash", "Tool use was cancelled by the user"), ("respond", None)]
+    assert run.metadata["user_prompts"] == ["n"] and run.metadata["cancelled"] == 1
+
+
 @pytest.mark.parametrize("cli", sorted(STORES))
 def test_the_store_is_named_with_a_command_whose_output_is_the_conversations_read(cli: str, tmp_path: Path) -> None:
     store = tmp_path / "share" / cli / "data.sqlite3"

@@ -32,8 +32,8 @@ Field mapping (one conversation is one run):
   is not 0, with the code (``exit_code_error``). A ``Response`` is a ``respond`` step. Started at its request's
   start (``request_metadata``), else its turn's user message's ``timestamp`` (a prompt's; results carry none).
 - A state whose history is empty (compacted, or cut) holds its turns only in ``transcript``: read from it, the
-  prompts (``> ...``, slash commands left out) and the answers, a ``[Tool uses: a, b]`` note naming steps with no
-  arguments or result (``metadata.transcript_only``).
+  prompts (``> ...``, slash commands left out, and the user's ``y``/``t``/``n`` allowing a call: ``_APPROVALS``) and the
+  answers, a ``[Tool uses: a, b]`` note naming steps with no arguments or result (``metadata.transcript_only``).
 - outcome: unknown (the state records no verdict).
 - trajectory_id = ``q-cli.<conversation_id>``; model_id = ``model_info.model_id``, else ``model``, else the first
   request's ``model_id``; created_at = the first user message's time, else its request's start; metadata: cwd, the
@@ -74,6 +74,9 @@ _CANCELLED = "Tool use was cancelled by the user"
 #: user's "n" to a call it asked to run. Neither is a request; earlier versions repeated the last prompt instead.
 _CLI_PROMPTS = frozenset({"The user interrupted the tool execution.",
                           "I deny this tool request. Ask a follow up question clarifying the expected action"})
+#: The answers to the CLI's "Allow this action? [y/n/t]" (``handle_input``: ``y`` runs the call, ``t`` trusts its tool
+#: and runs it, ``n`` denies it), which the transcript keeps as typed, ``> t``, like a prompt; a history holds none.
+_APPROVALS = {"y": True, "t": True, "n": False}
 #: How the CLI opens a tool's error (``chat/mod.rs``): ``An error occurred processing the tool: \n<the error>``.
 _TOOL_ERROR = re.compile(r"\AAn error occurred processing the tool: *\n")
 #: The note a transcript's answer ends with (``append_assistant_transcript``), naming the tools it used (``a,b``), or
@@ -214,19 +217,26 @@ class _Walk(PromptedSteps):
 
     def transcript(self, lines: list[Any]) -> None:
         """A state with no history: its turns as the transcript shows them (prompts, answers, tool names)."""
+        asking: list[dict[str, Any]] = []  # the calls of the answer just read: a y/n/t after it answers the CLI
         for line in (x for x in lines if isinstance(x, str)):
             if line.startswith("> "):  # a prompt (``append_user_transcript``: each later line after "> ")
-                if not line[2:].lstrip().startswith("/"):  # a slash command is the CLI's, not a request
+                typed = line[2:].strip()
+                if asking and (allowed := _APPROVALS.get(typed.lower())) is not None:
+                    if not allowed:  # denied: the call did not run (the history's "cancelled by the user")
+                        asking[-1]["error"] = _CANCELLED
+                        self.cancelled += 1
+                elif not typed.startswith("/"):  # a slash command is the CLI's, not a request
                     self.flush()
                     self.prompt(line[2:].replace("> \n", "\n"))
+                asking = []
                 continue
             text, uses = _tool_uses(line)
             if text := text.strip():
                 self.say(text)
             names = [n.strip() for n in uses.split(",") if n.strip()] if uses is not None else []
             names = [] if names == ["none"] else names
-            for name in names:  # the transcript names the tool, no call: no id, arguments or time
-                self.open_call(None, name, None)
+            # the transcript names the tool, no call: no id, arguments or time
+            asking = [self.open_call(None, name, None) for name in names]
             self.flush()
 
 
