@@ -6,7 +6,8 @@ Source read: MoonshotAI/kimi-cli at 4a550ef (1.49.0, 2026) and at 0b88d48 (Oct 2
 ``tools/shell`` (``tools/bash`` in 2025: a command's failure), ``session.py`` and ``subagents/store.py`` (where the
 files lie). Real files: the five committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one
 task and their three context-gathering sub-agents; the fixture is trimmed from them:
-``tests/fixtures/kimi-cli/.newfmt2-30/README.md``).
+``tests/fixtures/kimi-cli/.newfmt2-30/README.md``). Kimi Code, its TypeScript rewrite (MoonshotAI/kimi-code, 2026),
+writes no context file (``~/.kimi-code/sessions/.../agents/main/wire.jsonl`` alone, another record shape): not read here.
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
 ``~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl`` (a sub-agent's beside its session's, in
