@@ -183,3 +183,49 @@ def test_a_record_kimi_adds_later_is_passed_over_as_its_own(tmp_path: Path) -> N
                   {"role": "_plan", "id": 3}, {"role": "assistant", "content": "Fixed."})
     [run] = _runs(path).values()
     assert run.task == "fix the build" and [s.action for s in run.steps] == ["respond"]
+
+
+KIMI_CODE = Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud33" / ".kimi-code" / "sessions" / "wd_work_1a2b"
+
+
+def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(tmp_path: Path) -> None:
+    """Kimi Code (the TypeScript rewrite, MoonshotAI/kimi-code) keeps no context file: each agent's wire.jsonl is
+    its run (.aud33: the project's own session fixtures, README.md there)."""
+    session = tmp_path / "sample-main"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    wire = session / "agents" / "main" / "wire.jsonl"
+    typed = {"type": "turn.prompt", "input": [{"type": "text", "text": "list the tests"}], "origin": {"kind": "user"},
+             "time": 1779256810000}
+    reminder = {**typed, "input": [{"type": "text", "text": "a background task finished"}],
+                "origin": {"kind": "system_trigger", "name": "bg"}}
+    events = [{"type": "content.part", "part": {"type": "think", "think": "look first"}},
+              {"type": "content.part", "part": {"type": "text", "text": "Listing them."}},
+              {"type": "tool.call", "toolCallId": "Bash:1", "name": "Bash", "args": {"command": "ls tests"}},
+              {"type": "tool.result", "toolCallId": "Bash:1",
+               "result": {"output": "ls: tests: No such file or directory\nexit code 1", "isError": True}},
+              {"type": "tool.call", "toolCallId": "Read:2", "name": "Read", "args": {"path": "README.md"}},
+              {"type": "tool.result", "toolCallId": "Read:2",
+               "result": {"output": [{"type": "text", "text": "# sample"}]}}]
+    with wire.open("a", encoding="utf-8") as out:
+        for at, record in enumerate([typed, reminder, *({"type": "context.append_loop_event", "event": e} for e in
+                                                        events)]):
+            out.write(json.dumps({**record, "time": 1779256810000 + at * 1000}) + "\n")
+    results = {r.trajectory.trajectory_id if r.ok else r.source: r for r in read_inputs([session])}
+    run = results["kimi-cli.sample-main"].trajectory
+    assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests"] and run.model_id == "kimi-k2"
+    assert run.created_at.isoformat() == "2026-05-20T05:59:51.085000+00:00" and run.outcome is Outcome.unknown
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("respond", None), ("Bash", "ls: tests: No such file or directory"), ("Read", None)]
+    bash, read = run.steps[1:]
+    assert bash.thought == "look first\n\nListing them." and bash.arguments == {"command": "ls tests"}
+    assert bash.started_at.isoformat() == "2026-05-20T06:00:14+00:00" and read.observation == "# sample"
+    # the sub-agent never given a prompt is refused as such, by its own name
+    [empty] = [r for r in results.values() if not r.ok]
+    assert "agent-0" in str(empty.source) and "never asked anything" in empty.error
+
+
+def test_a_kimi_code_log_compacted_before_its_first_prompt_takes_the_summary_as_its_task() -> None:
+    [result] = read_inputs([KIMI_CODE / "sample-compaction" / "agents" / "main" / "wire.jsonl"])
+    assert result.ok, result.error
+    assert result.trajectory.trajectory_id == "kimi-cli.sample-compaction"
+    assert result.trajectory.task == "(continued after compaction) compacted summary"

@@ -6,8 +6,19 @@ Source read: MoonshotAI/kimi-cli at 4a550ef (1.49.0, 2026) and at 0b88d48 (Oct 2
 ``tools/shell`` (``tools/bash`` in 2025: a command's failure), ``session.py`` and ``subagents/store.py`` (where the
 files lie). Real files: the five committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one
 task and their three context-gathering sub-agents; the fixture is trimmed from them:
-``tests/fixtures/kimi-cli/.newfmt2-30/README.md``). Kimi Code, its TypeScript rewrite (MoonshotAI/kimi-code, 2026),
-writes no context file (``~/.kimi-code/sessions/.../agents/main/wire.jsonl`` alone, another record shape): not read here.
+``tests/fixtures/kimi-cli/.newfmt2-30/README.md``).
+
+Kimi Code, its TypeScript rewrite (MoonshotAI/kimi-code at d723cc4, 2026-08, ``kimi`` 0.x; ``packages/agent-core``:
+``agent/records/types.ts``, ``loop/events.ts``, ``loop/types.ts``), keeps no context file: each agent of a session has
+one wire log, ``~/.kimi-code/sessions/<work dir>/<session id>/agents/<main | agent-n>/wire.jsonl`` (``state.json``
+beside the agents), its lines records ``{"type", ..., "time": <Unix ms>}`` opening with ``{"type": "metadata",
+"protocol_version", "created_at"}``: ``turn.prompt`` (``input`` parts, ``origin.kind``: ``user`` for what was typed),
+``context.append_loop_event`` (``event``: ``content.part`` text or think, ``tool.call`` {toolCallId, name, args},
+``tool.result`` {toolCallId, result: {output, isError}}), ``context.apply_compaction`` (``summary``), ``usage.record``
+(``model``), ``llm.request`` (``model``) and others passed over. Read alike (``_code_trajectory``): the task the first
+prompt typed (else the first of any origin: a sub-agent's), a result with ``isError`` failed with its output's first
+line, the model the last one recorded, the start the log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent
+other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's).
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
 ``~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl`` (a sub-agent's beside its session's, in
@@ -55,7 +66,8 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
-                         exit_code_error, json_arguments, parts_text, prompt_list, session_trajectory, whole_file)
+                         exit_code_error, iso_time, json_arguments, parts_text, prompt_list, session_trajectory,
+                         whole_file)
 from ._common import (Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short,
                       timestamp)
 
@@ -64,7 +76,7 @@ log = logging.getLogger(__name__)
 NAME = "kimi-cli"
 WHOLE_FILE = True
 #: Where Kimi keeps its sessions: a walk of a home reads them.
-SESSION_FOLDERS = (".kimi/sessions",)
+SESSION_FOLDERS = (".kimi/sessions", ".kimi-code/sessions")
 #: Kimi's own records among a context file's messages: any role opening with ``_`` (``Session.is_empty`` passes
 #: them over so), these the ones it writes now; a later one is passed over too.
 _OWN_ROLES = frozenset({"_system_prompt", "_checkpoint", "_usage"})
@@ -106,9 +118,16 @@ _COMPACTED = re.compile(r"\A\s*<system>Previous context has been compacted\. Her
 
 def matches(record: Any) -> bool:
     """A context file's first line: one of Kimi's own records (``_checkpoint`` opens every session it writes, a
-    ``_system_prompt`` since 2026)."""
-    return isinstance(record, dict) and _own(record.get("role")) and (
-        "id" in record or "token_count" in record or isinstance(record.get("content"), str))
+    ``_system_prompt`` since 2026); or Kimi Code's wire log head (``_code_head``)."""
+    return isinstance(record, dict) and (_own(record.get("role")) and (
+        "id" in record or "token_count" in record or isinstance(record.get("content"), str)) or _code_head(record))
+
+
+def _code_head(record: dict[str, Any]) -> bool:
+    """Kimi Code's wire log head, ``{"type": "metadata", "protocol_version", "created_at"}`` (the Python CLI's wire
+    log, a side file of its context file, opens with no ``created_at``)."""
+    return record.get("type") == "metadata" and isinstance(record.get("protocol_version"), str) \
+        and isinstance(record.get("created_at"), (int, float))
 
 
 def _own(role: Any) -> bool:
@@ -274,6 +293,8 @@ def _wire(source: Path) -> _Wire:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     lines = as_records(record, "Kimi CLI context")
+    if _code_head(lines[0]):
+        return _code_trajectory(lines, ctx)
     if not _own(lines[0].get("role")):  # (as_records gives one line at least)
         raise RecordError("not a Kimi CLI context file: expected JSON lines opening with Kimi's own record "
                           '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages')
@@ -320,7 +341,95 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     """Kimi's other files in a session's folder (its wire log, state, a sub-agent's meta, prompt and output): the
     run is the ``context.jsonl`` beside them."""
     # the name first: asked of every file no format claims, the folder test stats the files beside it
-    if fmt is not None or path.name not in _NO_RUN_FILES \
-            or not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
+    if fmt is not None or path.name not in _NO_RUN_FILES:
+        return None
+    if path.name == "state.json" and (path.parent / "agents").is_dir():
+        return "Kimi Code's state.json of a session, no run: its runs are the agents/*/wire.jsonl beside it"
+    if not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
         return None
     return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
+
+
+class _CodeSession(SessionSteps):
+    """A Kimi Code wire log's records walked in order: prompts typed and others, steps by tool call id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_prompts: list[str] = []  # prompts of another origin (a skill's, a sub-agent's, a reminder)
+        self.summary: str | None = None
+        self.model: str | None = None
+
+    def prompt(self, record: dict[str, Any]) -> None:
+        text = parts_text(record.get("input")).strip()
+        if not text:
+            return
+        if as_dict(record.get("origin")).get("kind", "user") == "user":
+            self.flush()
+            self.prompts.append(text)
+        else:
+            self.other_prompts.append(text)
+
+    def event(self, event: dict[str, Any], at: Any) -> None:
+        kind = event.get("type")
+        if kind == "content.part":
+            part = as_dict(event.get("part"))
+            if part.get("type") == "think" and (think := as_str(part.get("think"))):
+                self.thought.append(think)
+            elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
+                self.say(text.strip(), at)
+        elif kind == "tool.call":
+            self.open_call(as_str(event.get("toolCallId")), as_str(event.get("name")) or "(unnamed tool)",
+                           event.get("args"), at)
+        elif kind == "tool.result" and (step := self.by_call.pop(as_str(event.get("toolCallId")) or "", None)):
+            result = as_dict(event.get("result"))
+            output = parts_text(result.get("output"))
+            step.update(observation=output or None, ended_at=iso_time(at))
+            if result.get("isError") is True:
+                said = output.strip() or as_str(result.get("message")) or "the tool failed"
+                step["error"] = short(said.splitlines()[0], 500, keep="head")
+
+
+def _code_place(ctx: Context) -> tuple[str, str | None, str | None]:
+    """The run's id (after ``kimi-cli.``), its session's id and, for a sub-agent's log, its parent session's id: a
+    log at ``<session id>/agents/<agent>/wire.jsonl`` is the session's (``main``) or a sub-agent's; else its place."""
+    path = named_path(ctx.source)
+    agent, agents, session = path.parent, path.parent.parent, path.parent.parent.parent
+    if agents.name != "agents" or not agent.name or not session.name:
+        return file_run_key(ctx, 1), None, None
+    if agent.name == "main":
+        return session.name, session.name, None
+    return f"{session.name}.{agent.name}", None, session.name
+
+
+def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
+    """A Kimi Code agent's wire log as a run (module docstring)."""
+    walk = _CodeSession()
+    for line in lines:
+        kind, at = line.get("type"), line.get("time")
+        if kind == "turn.prompt":
+            walk.prompt(line)
+        elif kind == "context.append_loop_event":
+            walk.event(as_dict(line.get("event")), at)
+        elif kind == "context.apply_compaction" and walk.summary is None and not walk.prompts:
+            walk.summary = as_str(line.get("summary"))
+        elif kind in ("usage.record", "llm.request") and as_str(line.get("model")):
+            walk.model = line["model"]
+    walk.close()
+    if walk.summary:
+        walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
+    prompts = walk.prompts or walk.other_prompts[:1]
+    if not prompts:
+        raise RecordError("no prompt in this Kimi Code wire log: the agent was started and never asked anything")
+    run, session, parent = _code_place(ctx)
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session,
+        "compacted": walk.summary is not None or None,
+        "is_subagent": parent is not None or None,
+        "parent_session_id": parent,
+        "user_prompts": prompt_list(prompts[1:]) or None,
+        "protocol_version": lines[0].get("protocol_version"),
+    }
+    return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=prompts[0], model_id=walk.model, steps=walk.steps,
+                              metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
+                              created_at=iso_time(lines[0].get("created_at")))
