@@ -12,10 +12,12 @@ Kimi Code, its TypeScript rewrite (MoonshotAI/kimi-code at d723cc4, 2026-08, ``k
 ``agent/records/types.ts``, ``loop/events.ts``, ``loop/types.ts``), keeps no context file: each agent of a session has
 one wire log, ``~/.kimi-code/sessions/<work dir>/<session id>/agents/<main | agent-n>/wire.jsonl`` (``state.json``
 beside the agents), its lines records ``{"type", ..., "time": <Unix ms>}`` opening with ``{"type": "metadata",
-"protocol_version", "created_at"}``: ``turn.prompt`` (``input`` parts, ``origin.kind``: ``user`` for what was typed),
-``context.append_loop_event`` (``event``: ``content.part`` text or think, ``tool.call`` {toolCallId, name, args},
-``tool.result`` {toolCallId, result: {output, isError}}), ``context.apply_compaction`` (``summary``), ``usage.record``
-(``model``), ``llm.request`` (``model``) and others passed over. Read alike (``_code_trajectory``): the task the first
+"protocol_version", "created_at"}``: ``turn.prompt`` and ``turn.steer`` (``input`` parts, ``origin.kind``: ``user``
+for what was typed), ``context.append_loop_event`` (``event``: ``content.part`` text or think, ``tool.call``
+{toolCallId, name, args}, ``tool.result`` {toolCallId, result: {output, isError}}; the v2 engine, wire protocol 1.5,
+writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record`` (``model``), ``llm.request``
+(``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
+run here). Read alike (``_code_trajectory``): the task the first
 prompt typed (else the first of any origin: a sub-agent's), a result with ``isError`` failed with its output's first
 line, the model the last one recorded, the start the log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent
 other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's).
@@ -406,7 +408,7 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     walk = _CodeSession()
     for line in lines:
         kind, at = line.get("type"), line.get("time")
-        if kind == "turn.prompt":
+        if kind in ("turn.prompt", "turn.steer"):  # a steer: words typed while a turn runs, taken into it
             walk.prompt(line)
         elif kind == "context.append_loop_event":
             walk.event(as_dict(line.get("event")), at)
