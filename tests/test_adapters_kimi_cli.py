@@ -198,6 +198,7 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
              "time": 1779256810000}
     reminder = {**typed, "input": [{"type": "text", "text": "a background task finished"}],
                 "origin": {"kind": "system_trigger", "name": "bg"}}
+    steer = {**typed, "type": "turn.steer", "input": [{"type": "text", "text": "and the docs"}]}
     events = [{"type": "content.part", "part": {"type": "think", "think": "look first"}},
               {"type": "content.part", "part": {"type": "text", "text": "Listing them."}},
               {"type": "tool.call", "toolCallId": "Bash:1", "name": "Bash", "args": {"command": "ls tests"}},
@@ -207,18 +208,19 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
               {"type": "tool.result", "toolCallId": "Read:2",
                "result": {"output": [{"type": "text", "text": "# sample"}]}}]
     with wire.open("a", encoding="utf-8") as out:
-        for at, record in enumerate([typed, reminder, *({"type": "context.append_loop_event", "event": e} for e in
-                                                        events)]):
+        for at, record in enumerate([typed, reminder, steer, *({"type": "context.append_loop_event", "event": e}
+                                                               for e in events)]):
             out.write(json.dumps({**record, "time": 1779256810000 + at * 1000}) + "\n")
     results = {r.trajectory.trajectory_id if r.ok else r.source: r for r in read_inputs([session])}
     run = results["kimi-cli.sample-main"].trajectory
-    assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests"] and run.model_id == "kimi-k2"
+    assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests", "and the docs"]
+    assert run.model_id == "kimi-k2"
     assert run.created_at.isoformat() == "2026-05-20T05:59:51.085000+00:00" and run.outcome is Outcome.unknown
     assert [(s.action, s.error) for s in run.steps] == [
         ("respond", None), ("Bash", "ls: tests: No such file or directory"), ("Read", None)]
     bash, read = run.steps[1:]
     assert bash.thought == "look first\n\nListing them." and bash.arguments == {"command": "ls tests"}
-    assert bash.started_at.isoformat() == "2026-05-20T06:00:14+00:00" and read.observation == "# sample"
+    assert bash.started_at.isoformat() == "2026-05-20T06:00:15+00:00" and read.observation == "# sample"
     # the sub-agent never given a prompt is refused as such, by its own name
     [empty] = [r for r in results.values() if not r.ok]
     assert "agent-0" in str(empty.source) and "never asked anything" in empty.error
