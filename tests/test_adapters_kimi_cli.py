@@ -203,7 +203,11 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
               {"type": "content.part", "part": {"type": "text", "text": "Listing them."}},
               {"type": "tool.call", "toolCallId": "Bash:1", "name": "Bash", "args": {"command": "ls tests"}},
               {"type": "tool.result", "toolCallId": "Bash:1",
-               "result": {"output": "ls: tests: No such file or directory\nexit code 1", "isError": True}},
+               "result": {"output": "ls: tests: No such file or directory\nCommand failed with exit code: 1.",
+                          "isError": True}},
+              {"type": "tool.call", "toolCallId": "Bash:2", "name": "Bash", "args": {"command": "grep -r TODO ."}},
+              {"type": "tool.result", "toolCallId": "Bash:2",
+               "result": {"output": "Process exited with code 1\nCommand failed with exit code: 1.", "isError": True}},
               {"type": "tool.call", "toolCallId": "Read:2", "name": "Read", "args": {"path": "README.md"}},
               {"type": "tool.result", "toolCallId": "Read:2",
                "result": {"output": [{"type": "text", "text": "# sample"}]}}]
@@ -217,8 +221,9 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
     assert run.model_id == "kimi-k2"
     assert run.created_at.isoformat() == "2026-05-20T05:59:51.085000+00:00" and run.outcome is Outcome.unknown
     assert [(s.action, s.error) for s in run.steps] == [
-        ("respond", None), ("Bash", "ls: tests: No such file or directory"), ("Read", None)]
-    bash, read = run.steps[1:]
+        ("respond", None), ("Bash", "ls: tests: No such file or directory (exit code 1)"), ("Bash", None),
+        ("Read", None)]  # grep's 1 with no output answers "no"
+    bash, read = run.steps[1], run.steps[3]
     assert bash.thought == "look first\n\nListing them." and bash.arguments == {"command": "ls tests"}
     assert bash.started_at.isoformat() == "2026-05-20T06:00:15+00:00" and read.observation == "# sample"
     # the sub-agent never given a prompt is refused as such, by its own name

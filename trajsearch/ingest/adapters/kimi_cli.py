@@ -18,8 +18,8 @@ for what was typed), ``context.append_loop_event`` (``event``: ``content.part`` 
 writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record`` (``model``), ``llm.request``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
 run here). Read alike (``_code_trajectory``): the task the first
-prompt typed (else the first of any origin: a sub-agent's), a result with ``isError`` failed with its output's first
-line, the model the last one recorded, the start the log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent
+prompt typed (else the first of any origin: a sub-agent's), a result with ``isError`` failed with the message ending
+its output (a command's ``Command failed with exit code: N.``: its output's decisive line and the code, as above), the model the last one recorded, the start the log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent
 other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's).
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
@@ -110,6 +110,8 @@ _TOOL_ERROR_2025 = re.compile(
     r"|is outside the working directory)\.|Pattern `[^`]*` starts with '\*\*'|Failed to |No valid hunks found"
     r"|No (?:changes|replacements) were made\.|Invalid write mode: |Subagent not found: |Max steps \d+ reached"
     r"|Search service is not configured|If you see this message, the D-Mail was not sent)")
+#: What Kimi Code's shell writes as a failed command's output when it printed nothing (``tools/builtin/shell/bash.ts``).
+_NO_OUTPUT = re.compile(r"Process exited with code -?\d+")
 #: User messages Kimi writes itself, each opening with ``<system>`` (a checkpoint's note, a compaction's summary,
 #: a D-Mail's, ``/init``'s, background tasks') or a ``<system-reminder>``.
 _OWN_USER_TEXT = re.compile(r"\A\s*<system(?:>|-reminder>)")
@@ -386,9 +388,12 @@ class _CodeSession(SessionSteps):
             result = as_dict(event.get("result"))
             output = parts_text(result.get("output"))
             step.update(observation=output or None, ended_at=iso_time(at))
-            if result.get("isError") is True:
-                said = output.strip() or as_str(result.get("message")) or "the tool failed"
-                step["error"] = short(said.splitlines()[0], 500, keep="head")
+            if result.get("isError") is True:  # the error's message ends the output (``ToolResultBuilder.error``)
+                body, _, said = output.rstrip().rpartition("\n")
+                if _NO_OUTPUT.fullmatch(body.strip()):  # written in place of a silent command's output
+                    body = ""
+                step["error"] = _failure(f"ERROR: {said or 'the tool failed'}", body,
+                                         command_line(step.get("arguments")))
 
 
 def _code_place(ctx: Context) -> tuple[str, str | None, str | None]:
