@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
@@ -186,6 +187,22 @@ def test_a_record_kimi_adds_later_is_passed_over_as_its_own(tmp_path: Path) -> N
 
 
 KIMI_CODE = Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud33" / ".kimi-code" / "sessions" / "wd_work_1a2b"
+#: Sessions Kimi Code imported from the Python CLI, as its migration wrote them (.fixaud33/README.md)
+IMPORTED = Path(__file__).parent / "fixtures" / "kimi-cli" / ".fixaud33" / ".kimi-code" / "sessions" \
+    / "wd_proj_33c5ea5aa7eb"
+TYPED = {"type": "turn.prompt", "input": [{"type": "text", "text": "list the tests"}], "origin": {"kind": "user"}}
+
+
+def _events(*events: dict) -> list[dict]:
+    """Kimi Code loop events (``loop/events.ts``) as its wire log records them."""
+    return [{"type": "context.append_loop_event", "event": e} for e in events]
+
+
+def _append(wire: Path, *records: dict) -> None:
+    """``records`` appended to a Kimi Code wire log, a second apart (``time``: Unix ms)."""
+    with wire.open("a", encoding="utf-8") as out:
+        for at, record in enumerate(records):
+            out.write(json.dumps({**record, "time": 1779256810000 + at * 1000}) + "\n")
 
 
 def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(tmp_path: Path) -> None:
@@ -194,11 +211,9 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
     session = tmp_path / "sample-main"
     shutil.copytree(KIMI_CODE / "sample-main", session)
     wire = session / "agents" / "main" / "wire.jsonl"
-    typed = {"type": "turn.prompt", "input": [{"type": "text", "text": "list the tests"}], "origin": {"kind": "user"},
-             "time": 1779256810000}
-    reminder = {**typed, "input": [{"type": "text", "text": "a background task finished"}],
+    reminder = {**TYPED, "input": [{"type": "text", "text": "a background task finished"}],
                 "origin": {"kind": "system_trigger", "name": "bg"}}
-    steer = {**typed, "type": "turn.steer", "input": [{"type": "text", "text": "and the docs"}]}
+    steer = {**TYPED, "type": "turn.steer", "input": [{"type": "text", "text": "and the docs"}]}
     events = [{"type": "content.part", "part": {"type": "think", "think": "look first"}},
               {"type": "content.part", "part": {"type": "text", "text": "Listing them."}},
               {"type": "tool.call", "toolCallId": "Bash:1", "name": "Bash", "args": {"command": "ls tests"}},
@@ -211,10 +226,7 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
               {"type": "tool.call", "toolCallId": "Read:2", "name": "Read", "args": {"path": "README.md"}},
               {"type": "tool.result", "toolCallId": "Read:2",
                "result": {"output": [{"type": "text", "text": "# sample"}]}}]
-    with wire.open("a", encoding="utf-8") as out:
-        for at, record in enumerate([typed, reminder, steer, *({"type": "context.append_loop_event", "event": e}
-                                                               for e in events)]):
-            out.write(json.dumps({**record, "time": 1779256810000 + at * 1000}) + "\n")
+    _append(wire, TYPED, reminder, steer, *_events(*events))
     results = {r.trajectory.trajectory_id if r.ok else r.source: r for r in read_inputs([session])}
     run = results["kimi-cli.sample-main"].trajectory
     assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests", "and the docs"]
@@ -231,8 +243,55 @@ def test_a_kimi_code_agent_s_wire_log_is_a_run_with_its_tool_calls_and_failures(
     assert "agent-0" in str(empty.source) and "never asked anything" in empty.error
 
 
-def test_a_kimi_code_log_compacted_before_its_first_prompt_takes_the_summary_as_its_task() -> None:
-    [result] = read_inputs([KIMI_CODE / "sample-compaction" / "agents" / "main" / "wire.jsonl"])
-    assert result.ok, result.error
-    assert result.trajectory.trajectory_id == "kimi-cli.sample-compaction"
-    assert result.trajectory.task == "(continued after compaction) compacted summary"
+def test_a_kimi_code_log_keeps_its_turns_before_a_compaction_and_one_opening_on_it_takes_its_summary(
+        tmp_path: Path) -> None:
+    """Kimi Code's log is never rotated: the turns before a compaction stay in it, so the task stays the first prompt
+    (the vis app's hand-made fixture, messages with no turn, read as imported ones); a log opening on a compaction
+    (a shape Kimi Code is not seen to write) takes its summary as the task, as a compacted Python context file does."""
+    [kept] = read_inputs([KIMI_CODE / "sample-compaction" / "agents" / "main" / "wire.jsonl"])
+    assert kept.ok, kept.error
+    assert kept.trajectory.trajectory_id == "kimi-cli.sample-compaction"
+    assert kept.trajectory.task == "before compaction"
+    assert kept.trajectory.metadata["user_prompts"] == ["after compaction"]
+    assert [s.arguments for s in kept.trajectory.steps] == [{"content": "assistant reply"}]
+    wire = tmp_path / "s1" / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    wire.write_text('{"type":"metadata","protocol_version":"1.4","created_at":1779256791085}\n', encoding="utf-8")
+    _append(wire, {"type": "context.apply_compaction", "summary": "compacted summary"}, {
+        **TYPED, "input": [{"type": "text", "text": "after compaction"}]})
+    [opened] = read_inputs([wire])
+    assert opened.trajectory.task == "(continued after compaction) compacted summary"
+    assert opened.trajectory.metadata["user_prompts"] == ["after compaction"]
+
+
+def test_a_session_kimi_code_imported_from_the_python_cli_is_its_run_and_keeps_it_when_resumed(tmp_path: Path) -> None:
+    """Kimi Code's first launch imports the Python CLI's sessions as wire logs of messages alone, no turn
+    (.fixaud33: two of its migration's own outputs): each is the imported session's run, not a log "never asked
+    anything"; resumed, the imported turns stay its first ones."""
+    runs = _runs(IMPORTED.parent.parent)  # a walk of the home: the state.json files passed over
+    assert set(runs) == {"kimi-cli.ses_with-tool-calls", "kimi-cli.ses_recent-protocol-1.10"}
+    hook = runs["kimi-cli.ses_with-tool-calls"]
+    assert hook.task == "run echo hi" and "user_prompts" not in hook.metadata  # the reminder is Kimi's own
+    assert hook.metadata["imported_from_session_id"] == "with-tool-calls"
+    assert [(s.action, s.arguments, s.error) for s in hook.steps] == [
+        ("Shell", {"command": "echo hi"}, "Shell blocked by hook")]
+    recent = runs["kimi-cli.ses_recent-protocol-1.10"]
+    assert recent.task == "hi" and recent.metadata["user_prompts"] == ["探索这个项目"]
+    assert recent.steps[0].arguments == {"content": "Hello! How can I help you today?"}
+    assert recent.steps[0].thought.startswith('The user said "hi".')
+    # the two calls the Python file left unanswered: the import's placeholder result is no answer
+    assert [(s.action, s.error) for s in recent.steps[1:]] == [
+        ("Shell", None), ("Shell", NEVER_ANSWERED), ("Shell", NEVER_ANSWERED)]
+    assert "./AGENTS.md" in recent.steps[1].observation
+    resumed = tmp_path / "ses_with-tool-calls"
+    shutil.copytree(IMPORTED / "ses_with-tool-calls", resumed)
+    wire = resumed / "agents" / "main" / "wire.jsonl"
+    commit = {"type": "tool.call", "toolCallId": "Bash_0", "name": "Bash", "args": {"command": "git commit -am x"}}
+    _append(wire, {**TYPED, "input": [{"type": "text", "text": "now commit it"}]},
+            {"type": "context.append_message", "message": {
+                "role": "user", "content": [{"type": "text", "text": "now commit it"}], "toolCalls": [],
+                "origin": {"kind": "user"}}},
+            *_events(commit, {"type": "tool.result", "toolCallId": "Bash_0", "result": {"output": "[main 1a2b] x"}}))
+    run = _runs(resumed)["kimi-cli.ses_with-tool-calls"]
+    assert run.task == "run echo hi" and run.metadata["user_prompts"] == ["now commit it"]
+    assert [s.action for s in run.steps] == ["Shell", "Bash"]

@@ -17,10 +17,14 @@ for what was typed), ``context.append_loop_event`` (``event``: ``content.part`` 
 {toolCallId, name, args}, ``tool.result`` {toolCallId, result: {output, isError}}; the v2 engine, wire protocol 1.5,
 writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record`` (``model``), ``llm.request``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
-run here). Read alike (``_code_trajectory``): the task the first
-prompt typed (else the first of any origin: a sub-agent's), a result with ``isError`` failed with the message ending
-its output (a command's ``Command failed with exit code: N.``: its output's decisive line and the code, as above), the model the last one recorded, the start the log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent
-other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's).
+run here). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
+sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
+exit code: N.``: its output's decisive line and the code, as above), the model the last one recorded, the start the
+log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent other than ``main``:
+``kimi-cli.<session id>.<agent>``, a sub-agent's). A session Kimi Code imported from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``)
+is a log of ``context.append_message`` records alone, the old context file's messages (protocol 1.0: ``toolCalls``
+[{type, id, function}], a tool's ``toolCallId``): the messages before any turn, naming no ``origin`` (every message
+the agent writes names one), are read as the Python CLI's (``_CodeSession.message``).
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
 ``~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl`` (a sub-agent's beside its session's, in
@@ -65,6 +69,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import Any
 
+from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
@@ -112,6 +117,11 @@ _TOOL_ERROR_2025 = re.compile(
     r"|Search service is not configured|If you see this message, the D-Mail was not sent)")
 #: What Kimi Code's shell writes as a failed command's output when it printed nothing (``tools/builtin/shell/bash.ts``).
 _NO_OUTPUT = re.compile(r"Process exited with code -?\d+")
+#: The result Kimi Code's import writes for a call the Python CLI's file left unanswered
+#: (``migration-legacy/src/sessions/close-tool-calls.ts``): no answer, the call never answered here too.
+_IMPORT_UNANSWERED = "[tool result unavailable \u2014 session imported from kimi-cli]"
+#: The folder Kimi Code's import gives a session of the Python CLI (``migrate-one.ts``: ``ses_<its id>``).
+_IMPORTED_FOLDER = re.compile(r"ses_(?P<session>.+)")
 #: User messages Kimi writes itself, each opening with ``<system>`` (a checkpoint's note, a compaction's summary,
 #: a D-Mail's, ``/init``'s, background tasks') or a ``<system-reminder>``.
 _OWN_USER_TEXT = re.compile(r"\A\s*<system(?:>|-reminder>)")
@@ -214,7 +224,7 @@ class _Session(SessionSteps):
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
             call_id = as_str(as_dict(call).get("id"))
-            step = self.open_call(call_id, as_str(function.get("name")) or "(unnamed tool)",
+            step = self.open_call(call_id, as_str(function.get("name")) or UNNAMED_TOOL,
                                   json_arguments(function.get("arguments")))
             if call_id:
                 self.calls.setdefault(call_id, []).append(step)
@@ -354,14 +364,29 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
 
 
-class _CodeSession(SessionSteps):
-    """A Kimi Code wire log's records walked in order: prompts typed and others, steps by tool call id."""
+class _CodeSession(_Session):
+    """A Kimi Code wire log's records walked in order: prompts typed and others, steps by tool call id; the messages
+    imported from the Python CLI's context file read as that file's (``_Session``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.other_prompts: list[str] = []  # prompts of another origin (a skill's, a sub-agent's, a reminder)
-        self.summary: str | None = None
         self.model: str | None = None
+        self.imported = False
+
+    def message(self, message: dict[str, Any]) -> None:
+        """A message Kimi Code imported from the Python CLI (``migration-legacy``: the Python file's messages as
+        ``context.append_message`` records of protocol 1.0, a call ``toolCalls`` [{type, id, function}], a tool's
+        ``toolCallId``), read as the Python CLI's own; the result the import writes for a call the Python file left
+        unanswered is none, so the call stays never answered, as the Python file reads."""
+        self.imported = True
+        role = message.get("role")
+        if role == "user":
+            self.user(message.get("content"))
+        elif role == "assistant":
+            self.assistant({**message, "tool_calls": message.get("toolCalls")})
+        elif role == "tool" and parts_text(message.get("content")) != _IMPORT_UNANSWERED:
+            self.result({**message, "tool_call_id": message.get("toolCallId")})
 
     def prompt(self, record: dict[str, Any]) -> None:
         text = parts_text(record.get("input")).strip()
@@ -382,7 +407,7 @@ class _CodeSession(SessionSteps):
             elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
                 self.say(text.strip(), at)
         elif kind == "tool.call":
-            self.open_call(as_str(event.get("toolCallId")), as_str(event.get("name")) or "(unnamed tool)",
+            self.open_call(as_str(event.get("toolCallId")), as_str(event.get("name")) or UNNAMED_TOOL,
                            event.get("args"), at)
         elif kind == "tool.result" and (step := self.by_call.pop(as_str(event.get("toolCallId")) or "", None)):
             result = as_dict(event.get("result"))
@@ -411,12 +436,17 @@ def _code_place(ctx: Context) -> tuple[str, str | None, str | None]:
 def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     """A Kimi Code agent's wire log as a run (module docstring)."""
     walk = _CodeSession()
+    turned = False  # a turn logged: later messages are the agent's own (a prompt's, a reminder), none imported
     for line in lines:
         kind, at = line.get("type"), line.get("time")
         if kind in ("turn.prompt", "turn.steer"):  # a steer: words typed while a turn runs, taken into it
+            turned = True
             walk.prompt(line)
         elif kind == "context.append_loop_event":
+            turned = True
             walk.event(as_dict(line.get("event")), at)
+        elif kind == "context.append_message" and not turned and "origin" not in as_dict(line.get("message")):
+            walk.message(line["message"])  # imported: before any turn, and with no origin (the agent names one)
         elif kind == "context.apply_compaction" and walk.summary is None and not walk.prompts:
             walk.summary = as_str(line.get("summary"))
         elif kind in ("usage.record", "llm.request") and as_str(line.get("model")):
@@ -428,9 +458,11 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     if not prompts:
         raise RecordError("no prompt in this Kimi Code wire log: the agent was started and never asked anything")
     run, session, parent = _code_place(ctx)
+    imported = _IMPORTED_FOLDER.fullmatch(session or "") if walk.imported else None
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session,
+        "imported_from_session_id": imported["session"] if imported else None,
         "compacted": walk.summary is not None or None,
         "is_subagent": parent is not None or None,
         "parent_session_id": parent,
