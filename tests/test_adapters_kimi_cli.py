@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from trajsearch.actions import INTERRUPTED, NOT_RUN
 from trajsearch.ingest.adapters._agent_cli import NEVER_ANSWERED
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -295,3 +296,26 @@ def test_a_session_kimi_code_imported_from_the_python_cli_is_its_run_and_keeps_i
     run = _runs(resumed)["kimi-cli.ses_with-tool-calls"]
     assert run.task == "run echo hi" and run.metadata["user_prompts"] == ["now commit it"]
     assert [s.action for s in run.steps] == ["Shell", "Bash"]
+
+
+def test_a_kimi_code_call_the_user_rejected_is_not_run_and_one_stopped_is_interrupted(tmp_path: Path) -> None:
+    """Kimi Code writes a call the user rejected (or a rule denied) and one the user stopped as failed results,
+    in its own words (``agent/permission``, ``loop/tool-call.ts``): the call did not run, or was interrupted,
+    rather than failing by itself."""
+    session = tmp_path / "s2"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    rejected = ('Tool "Bash" was not run because the user rejected the approval request. Do not re-attempt the exact '
+                "same call \u2014 think about why it was rejected, then adjust your approach or ask the user what "
+                "they would prefer.")
+    stopped = ('The user manually interrupted "Bash" (and anything else running at the same time). This was a '
+               "deliberate user action, not a system error, timeout, or capacity limit. Do not retry automatically "
+               "or guess at the cause \u2014 wait for the user's next instruction.")
+    calls = [("c1", "rm -rf build", rejected), ("c2", "sleep 100", stopped),
+             ("c3", "git push", 'Tool "Bash" was denied by permission rule. Pushing is not allowed here.')]
+    _append(session / "agents" / "main" / "wire.jsonl", TYPED, *_events(*(e for call, command, said in calls for e in (
+        {"type": "tool.call", "toolCallId": call, "name": "Bash", "args": {"command": command}},
+        {"type": "tool.result", "toolCallId": call, "result": {"output": said, "isError": True}}))))
+    run = _runs(session / "agents" / "main" / "wire.jsonl")["kimi-cli.s2"]
+    assert [s.error for s in run.steps[1:]] == [
+        f'{NOT_RUN}Tool "Bash" was not run because the user rejected the approval request.', INTERRUPTED,
+        f'{NOT_RUN}Tool "Bash" was denied by permission rule.']

@@ -19,7 +19,8 @@ writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
 run here). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
 sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
-exit code: N.``: its output's decisive line and the code, as above), the model the last one recorded, the start the
+exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
+stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the
 log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent other than ``main``:
 ``kimi-cli.<session id>.<agent>``, a sub-agent's). A session Kimi Code imported from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``)
 is a log of ``context.append_message`` records alone, the old context file's messages (protocol 1.0: ``toolCalls``
@@ -69,7 +70,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
@@ -117,6 +118,10 @@ _TOOL_ERROR_2025 = re.compile(
     r"|Search service is not configured|If you see this message, the D-Mail was not sent)")
 #: What Kimi Code's shell writes as a failed command's output when it printed nothing (``tools/builtin/shell/bash.ts``).
 _NO_OUTPUT = re.compile(r"Process exited with code -?\d+")
+#: A call Kimi Code did not run (``agent/permission``: the user rejected it, or a rule or policy denied it, the
+#: message its result's output holds whole), and one the user stopped (Esc or Ctrl+C, ``loop/tool-call.ts``).
+_CODE_NOT_RUN = re.compile(r'\A(?P<reason>Tool "[^"]*" was (?:not run because|denied by) [^\n]*?\.)(?:\s|\Z)')
+_CODE_INTERRUPTED = re.compile(r'\AThe user manually interrupted "')
 #: The result Kimi Code's import writes for a call the Python CLI's file left unanswered
 #: (``migration-legacy/src/sessions/close-tool-calls.ts``): no answer, the call never answered here too.
 _IMPORT_UNANSWERED = "[tool result unavailable \u2014 session imported from kimi-cli]"
@@ -413,7 +418,13 @@ class _CodeSession(_Session):
             result = as_dict(event.get("result"))
             output = parts_text(result.get("output"))
             step.update(observation=output or None, ended_at=iso_time(at))
-            if result.get("isError") is True:  # the error's message ends the output (``ToolResultBuilder.error``)
+            if result.get("isError") is not True:
+                return
+            if rejected := _CODE_NOT_RUN.match(output):  # rejected or denied: the message is the whole output
+                step["error"] = not_run(rejected["reason"])
+            elif _CODE_INTERRUPTED.match(output):
+                step["error"] = INTERRUPTED
+            else:  # the error's message ends the output (``ToolResultBuilder.error``)
                 body, _, said = output.rstrip().rpartition("\n")
                 if _NO_OUTPUT.fullmatch(body.strip()):  # written in place of a silent command's output
                     body = ""
