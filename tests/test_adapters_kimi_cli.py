@@ -319,3 +319,22 @@ def test_a_kimi_code_call_the_user_rejected_is_not_run_and_one_stopped_is_interr
     assert [s.error for s in run.steps[1:]] == [
         f'{NOT_RUN}Tool "Bash" was not run because the user rejected the approval request.', INTERRUPTED,
         f'{NOT_RUN}Tool "Bash" was denied by permission rule.']
+
+
+def test_a_kimi_code_sub_agent_is_its_own_run_under_its_session_and_task_files_are_no_runs(tmp_path: Path) -> None:
+    """A sub-agent's log (``agents/agent-n``) is a run of its own naming its session; the background tasks' and cron
+    jobs' files Kimi Code keeps in a session's and an agent's folder (``tasks/<id>.json``, ``cron/<id>.json``) hold no
+    run: a walk of the home passes them over rather than refusing them as unrecognised."""
+    session = tmp_path / ".kimi-code" / "sessions" / "wd_work_1a2b" / "sample-main"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    _append(session / "agents" / "agent-0" / "wire.jsonl", {
+        **TYPED, "input": [{"type": "text", "text": "find the tests"}]})
+    task = {"taskId": "bash-abcd1234", "kind": "bash", "command": "npm test", "status": "completed"}
+    for place in (session / "tasks", session / "agents" / "main" / "tasks", session / "agents" / "main" / "cron"):
+        place.mkdir(parents=True)
+        (place / "bash-abcd1234.json").write_text(json.dumps(task), encoding="utf-8")
+    runs = _runs(tmp_path)
+    assert set(runs) == {"kimi-cli.sample-main", "kimi-cli.sample-main.agent-0"}
+    sub = runs["kimi-cli.sample-main.agent-0"]
+    assert sub.task == "find the tests" and sub.metadata["is_subagent"] is True
+    assert sub.metadata["parent_session_id"] == "sample-main" and "session_id" not in sub.metadata

@@ -20,10 +20,10 @@ writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record``
 run here). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
 sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
 exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
-stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the
-log's ``created_at``; the run ``kimi-cli.<session id>`` (an agent other than ``main``:
-``kimi-cli.<session id>.<agent>``, a sub-agent's). A session Kimi Code imported from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``)
-is a log of ``context.append_message`` records alone, the old context file's messages (protocol 1.0: ``toolCalls``
+stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the log's
+``created_at``; the run ``kimi-cli.<session id>`` (an agent other than ``main``: ``kimi-cli.<session id>.<agent>``, a
+sub-agent's). A session Kimi Code imported from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``) is a
+log of ``context.append_message`` records alone, the old context file's messages (protocol 1.0: ``toolCalls``
 [{type, id, function}], a tool's ``toolCallId``): the messages before any turn, naming no ``origin`` (every message
 the agent writes names one), are read as the Python CLI's (``_CodeSession.message``).
 
@@ -104,6 +104,8 @@ _WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult)"')
 _SESSION_SIDE = (WIRE, "state.json")
 #: Kimi's files beside a context file that hold no run: a session's, and a sub-agent's meta, prompt and output.
 _NO_RUN_FILES = frozenset({*_SESSION_SIDE, "meta.json", "prompt.txt", "output"})
+#: Kimi Code's folders of a session's (or an agent's) background tasks and cron jobs, one JSON file each: no run.
+_CODE_NO_RUN_FOLDERS = frozenset({"tasks", "cron"})
 #: The message opening a tool's result, and a failure in it: Kimi's ``ERROR:``; before cc9121d5 (2025-10-30) a
 #: failure's bare message, told by the tools' own words (``tools/bash``, ``tools/file``, ``tools/web``,
 #: ``tools/task``, ``tools/dmail`` at cc9121d5~1: each ``ToolError``'s message; a success's says none of these).
@@ -358,7 +360,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Kimi's other files in a session's folder (its wire log, state, a sub-agent's meta, prompt and output): the
-    run is the ``context.jsonl`` beside them."""
+    run is the ``context.jsonl`` beside them. Kimi Code's background tasks and cron jobs, ``tasks/<id>.json`` and
+    ``cron/<id>.json`` of a session or of an agent (``utils/per-id-json-store.ts``), hold none either."""
+    if fmt is None and path.suffix == ".json" and path.parent.name in _CODE_NO_RUN_FOLDERS and (
+            path.parent.parent.parent.name == "agents" or (path.parent.parent / "agents").is_dir()):
+        return (f"Kimi Code's {path.parent.name}/ record (a background task or cron job), no run: the session's runs "
+                "are its agents/*/wire.jsonl")
     # the name first: asked of every file no format claims, the folder test stats the files beside it
     if fmt is not None or path.name not in _NO_RUN_FILES:
         return None
