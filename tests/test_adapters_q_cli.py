@@ -14,7 +14,7 @@ import pytest
 
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import Outcome, Trajectory
 
 from adapter_support import only, run_export
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
@@ -119,6 +119,37 @@ def test_a_transcript_keeps_the_users_answers_to_allow_a_tool_as_no_prompts(tmp_
     assert [(s.action, s.error) for s in run.steps] == [
         ("execute_bash", "Tool use was cancelled by the user"), ("respond", None)]
     assert run.metadata["user_prompts"] == ["n"] and run.metadata["cancelled"] == 1
+
+
+def test_an_answer_naming_several_calls_takes_an_approval_for_each_and_a_denial_cancels_them_all(
+        tmp_path: Path) -> None:
+    """The CLI asks once for each call of an answer needing approval and runs none until all are allowed
+    (``tool_use_execute``, ``handle_input``): every ``y`` or ``t`` then is an answer, no prompt; an ``n``, or words
+    typed in its place, abandon every call of the answer (``abandon_tool_use``)."""
+    state = json.loads((Path(__file__).parent / "fixtures" / "q-cli" / ".aud33" / "snapcast-q.json").read_text())
+
+    def read(*transcript: str) -> Trajectory:
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps({**state, "transcript": list(transcript)}))
+        return only(path)
+
+    ran = read("> clean up", "Removing.\n[Tool uses: execute_bash,fs_write]", "> y", "> t", "Done.\n[Tool uses: none]")
+    assert ran.task == "clean up" and "user_prompts" not in ran.metadata and not any(s.error for s in ran.steps)
+    capped = read("Removing.\n[Tool uses: execute_bash,execute_bash]", "> y", "> y", "> next, the docs")
+    assert capped.task == "next, the docs"
+    cancelled = "Tool use was cancelled by the user"
+    for answer in ("> n", "> no, use git rm"):
+        for approvals in ((), ("> y",)):
+            run = read("> clean up", "Removing.\n[Tool uses: fs_read,execute_bash]", *approvals, answer,
+                       "Ok.\n[Tool uses: none]")
+            assert [(s.action, s.error) for s in run.steps] == [
+                ("fs_read", cancelled), ("execute_bash", cancelled), ("respond", None)], (approvals, answer)
+            assert run.metadata["cancelled"] == 2
+            assert run.metadata.get("user_prompts") == (["no, use git rm"] if answer != "> n" else None)
+    # a capped transcript holding answers and approvals alone was cut after its prompt, not never given one
+    (tmp_path / "cut.json").write_text(json.dumps({**state, "transcript": ["x\n[Tool uses: fs_write]", "> t"]}))
+    [refused] = read_inputs([tmp_path / "cut.json"])
+    assert not refused.ok and "capped, opens after the prompt" in refused.error
 
 
 @pytest.mark.parametrize("cli", sorted(STORES))

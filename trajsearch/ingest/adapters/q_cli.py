@@ -120,8 +120,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if transcript_only:
         walk.transcript(as_list(state.get("transcript")))
     if walk.task is None:
-        raise RecordError("no prompt in its history" + (" or transcript: a conversation never given one"
-                                                         if transcript_only else ""))
+        where = "its transcript, capped, opens after the prompt" if walk.steps else "a conversation never given one"
+        raise RecordError("no prompt in its history" + (f" or transcript: {where}" if transcript_only else ""))
     models = list(dict.fromkeys(walk.models))
     model_info = as_dict(state.get("model_info"))
     metadata = {
@@ -216,16 +216,28 @@ class _Walk(PromptedSteps):
             step["error"] = exit_code_error(output, code, command_line(step["arguments"]))
 
     def transcript(self, lines: list[Any]) -> None:
-        """A state with no history: its turns as the transcript shows them (prompts, answers, tool names)."""
-        asking: list[dict[str, Any]] = []  # the calls of the answer just read: a y/n/t after it answers the CLI
+        """A state with no history: its turns as the transcript shows them (prompts, answers, tool names).
+
+        A line typed right after an answer naming tools answers the CLI's "Allow this action?" (``handle_input``):
+        it asks once for each call needing it, and runs none until all are allowed, so each ``y`` or ``t`` allows one
+        and is no prompt; ``n``, or words typed instead (a prompt then), abandon every call of the answer
+        (``abandon_tool_use``: each cancelled, as the history would say). The transcript cannot tell that prompt from
+        one typed after a Ctrl+C stopped the answer following the calls' run, or after ``--resume``: there a ``y`` or
+        ``n`` typed as a request is dropped and the calls, which ran, read cancelled; rare, and a one-letter prompt
+        rarer still."""
+        asking: list[dict[str, Any]] = []  # the calls of the answer just read, none run yet
         for line in (x for x in lines if isinstance(x, str)):
             if line.startswith("> "):  # a prompt (``append_user_transcript``: each later line after "> ")
                 typed = line[2:].strip()
-                if asking and (allowed := _APPROVALS.get(typed.lower())) is not None:
-                    if not allowed:  # denied: the call did not run (the history's "cancelled by the user")
-                        asking[-1]["error"] = _CANCELLED
-                        self.cancelled += 1
-                elif not typed.startswith("/"):  # a slash command is the CLI's, not a request
+                if typed.startswith("/"):  # a slash command is the CLI's, not a request, nor an answer to it
+                    continue
+                allowed = _APPROVALS.get(typed.lower()) if asking else None
+                if allowed:  # one call allowed: the CLI asks about the next, or runs them all
+                    continue
+                for step in asking:  # denied, or words typed in place of an answer: none of them ran
+                    step["error"] = _CANCELLED
+                self.cancelled += len(asking)
+                if allowed is None:
                     self.flush()
                     self.prompt(line[2:].replace("> \n", "\n"))
                 asking = []
