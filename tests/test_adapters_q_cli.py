@@ -109,7 +109,8 @@ def test_a_transcript_keeps_the_users_answers_to_allow_a_tool_as_no_prompts(tmp_
     assert [s.action for s in run.steps].count("knowledge") == 4 and not any(s.error for s in run.steps)
     # a capped transcript opening on answers: its first line typed is the trust, not the task (a real Q save)
     capped = only(saved.with_name("snapcast-q.json"))
-    assert capped.task == "now check for necessary new tests and create them" and not capped.metadata.get("user_prompts")
+    assert capped.task == "now check for necessary new tests and create them"
+    assert not capped.metadata.get("user_prompts") and not any(s.error for s in capped.steps)
     state = json.loads(saved.read_text())
     state["transcript"] = ["> clean up", "Removing it.\n[Tool uses: execute_bash]", "> n", "Kept.\n[Tool uses: none]",
                            "> n"]
