@@ -139,14 +139,16 @@ def test_an_answer_naming_several_calls_takes_an_approval_for_each_and_a_denial_
     capped = read("Removing.\n[Tool uses: execute_bash,execute_bash]", "> y", "> y", "> next, the docs")
     assert capped.task == "next, the docs"
     cancelled = "Tool use was cancelled by the user"
-    for answer in ("> n", "> no, use git rm"):
-        for approvals in ((), ("> y",)):
-            run = read("> clean up", "Removing.\n[Tool uses: fs_read,execute_bash]", *approvals, answer,
-                       "Ok.\n[Tool uses: none]")
-            assert [(s.action, s.error) for s in run.steps] == [
-                ("fs_read", cancelled), ("execute_bash", cancelled), ("respond", None)], (approvals, answer)
-            assert run.metadata["cancelled"] == 2
-            assert run.metadata.get("user_prompts") == (["no, use git rm"] if answer != "> n" else None)
+    for typed in (("> n",), ("> y", "> n"), ("> no, use git rm",)):
+        run = read("> clean up", "Removing.\n[Tool uses: fs_read,execute_bash]", *typed, "Ok.\n[Tool uses: none]")
+        assert [(s.action, s.error) for s in run.steps] == [
+            ("fs_read", cancelled), ("execute_bash", cancelled), ("respond", None)], typed
+        assert run.metadata["cancelled"] == 2
+        assert run.metadata.get("user_prompts") == (["no, use git rm"] if typed[-1] != "> n" else None)
+    # words typed after a trust: the call ran and the user stopped the answer after it (the real save's own lines)
+    stopped = read("> check the workflow", "Let me look at the repository's actions:\n[Tool uses: search_issues]", "> t",
+               "> use the gh cli", "I'll use the GitHub CLI.\n[Tool uses: execute_bash]")
+    assert stopped.metadata["user_prompts"] == ["use the gh cli"] and not any(s.error for s in stopped.steps)
     # a capped transcript holding answers and approvals alone was cut after its prompt, not never given one
     (tmp_path / "cut.json").write_text(json.dumps({**state, "transcript": ["x\n[Tool uses: fs_write]", "> t"]}))
     [refused] = read_inputs([tmp_path / "cut.json"])

@@ -220,12 +220,14 @@ class _Walk(PromptedSteps):
 
         A line typed right after an answer naming tools answers the CLI's "Allow this action?" (``handle_input``):
         it asks once for each call needing it, and runs none until all are allowed, so each ``y`` or ``t`` allows one
-        and is no prompt; ``n``, or words typed instead (a prompt then), abandon every call of the answer
-        (``abandon_tool_use``: each cancelled, as the history would say). The transcript cannot tell that prompt from
-        one typed after a Ctrl+C stopped the answer following the calls' run, or after ``--resume``: there a ``y`` or
-        ``n`` typed as a request is dropped and the calls, which ran, read cancelled; rare, and a one-letter prompt
-        rarer still."""
+        and is no prompt; ``n`` abandons every call of the answer (``abandon_tool_use``: each cancelled, as the
+        history would say), and so do words typed in place of a first answer (a prompt then). Words typed after a
+        ``y`` or ``t`` are a prompt that cancels nothing: the calls may have run, the user stopping the answer that
+        followed (Ctrl+C, as a real Amazon Q save shows: ``> t``, then ``> use the gh cli``). The transcript cannot
+        tell a ``y`` or ``n`` typed as a request there from an answer: it is taken for one (rare: a one-letter
+        request right after a stop)."""
         asking: list[dict[str, Any]] = []  # the calls of the answer just read, none run yet
+        allowed_any = False  # a y or t given for them: the calls may run, no longer waiting
         for line in (x for x in lines if isinstance(x, str)):
             if line.startswith("> "):  # a prompt (``append_user_transcript``: each later line after "> ")
                 typed = line[2:].strip()
@@ -233,14 +235,16 @@ class _Walk(PromptedSteps):
                     continue
                 allowed = _APPROVALS.get(typed.lower()) if asking else None
                 if allowed:  # one call allowed: the CLI asks about the next, or runs them all
+                    allowed_any = True
                     continue
-                for step in asking:  # denied, or words typed in place of an answer: none of them ran
-                    step["error"] = _CANCELLED
-                self.cancelled += len(asking)
+                if allowed is False or not allowed_any:  # denied, or words typed in place: none of them ran
+                    for step in asking:
+                        step["error"] = _CANCELLED
+                    self.cancelled += len(asking)
                 if allowed is None:
                     self.flush()
                     self.prompt(line[2:].replace("> \n", "\n"))
-                asking = []
+                asking, allowed_any = [], False
                 continue
             text, uses = _tool_uses(line)
             if text := text.strip():
@@ -248,7 +252,7 @@ class _Walk(PromptedSteps):
             names = [n.strip() for n in uses.split(",") if n.strip()] if uses is not None else []
             names = [] if names == ["none"] else names
             # the transcript names the tool, no call: no id, arguments or time
-            asking = [self.open_call(None, name, None) for name in names]
+            asking, allowed_any = [self.open_call(None, name, None) for name in names], False
             self.flush()
 
 
