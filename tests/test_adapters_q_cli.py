@@ -146,8 +146,8 @@ def test_an_answer_naming_several_calls_takes_an_approval_for_each_and_a_denial_
         assert run.metadata["cancelled"] == 2
         assert run.metadata.get("user_prompts") == (["no, use git rm"] if typed[-1] != "> n" else None)
     # words typed after a trust: the call ran and the user stopped the answer after it (the real save's own lines)
-    stopped = read("> check the workflow", "Let me look at the repository's actions:\n[Tool uses: search_issues]", "> t",
-               "> use the gh cli", "I'll use the GitHub CLI.\n[Tool uses: execute_bash]")
+    stopped = read("> check the workflow", "Let me look at the repository's actions:\n[Tool uses: search_issues]",
+                   "> t", "> use the gh cli", "I'll use the GitHub CLI.\n[Tool uses: execute_bash]")
     assert stopped.metadata["user_prompts"] == ["use the gh cli"] and not any(s.error for s in stopped.steps)
     # a capped transcript holding answers and approvals alone was cut after its prompt, not never given one
     (tmp_path / "cut.json").write_text(json.dumps({**state, "transcript": ["x\n[Tool uses: fs_write]", "> t"]}))
