@@ -84,3 +84,59 @@ def test_transitions_that_hold_no_states_reject_the_run(tmp_path: Path) -> None:
         path.write_text(json.dumps(record))
         [parsed] = list(read_inputs([path]))
         assert parsed.trajectory is None and said in parsed.error, parsed.error
+
+
+TREE = Path(__file__).parent / "fixtures" / "moatless" / ".aud33"
+
+
+def test_a_tree_search_file_is_its_line_of_nodes_with_named_actions() -> None:
+    """moatless-tree-search's ``SearchTree`` file (December 2024 on: ``root`` with nested ``children``) was refused
+    as no known format before round 33."""
+    path = TREE / "tree-search-sonnet.json"
+    assert detect_format(path) == "moatless"
+    run = only(path)
+    assert run.task.startswith("FileBasedCache has_key is susceptible to race conditions")
+    assert run.model_id == "claude-3-5-sonnet-20241022"
+    assert [s.action for s in run.steps] == ["FindClass", "SemanticSearch", "Edit", "Finish"]
+    assert run.steps[0].arguments == {"class_name": "FileBasedCache"}  # None arguments and the class name dropped
+    assert run.steps[0].thought.startswith("1. The issue is a classic TOCTOU")
+    assert run.steps[2].observation.startswith("The file django/core/cache/backends/filebased.py has been edited.")
+    assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED  # Finish, no evaluation in the file
+    assert run.trajectory_id == only(path).trajectory_id  # no id nor time in the file: the same run, the same id
+
+
+def test_a_step_dumped_as_its_thoughts_alone_takes_the_nodes_action_and_the_called_tool() -> None:
+    run = only(TREE / "tree-search-gpt-4o-mini.json")
+    assert [s.action for s in run.steps] == ["FindFunction", "ViewCode", "StringReplace", "RunTests", "Finish"]
+    assert run.steps[0].arguments["function_name"] == "has_key"
+    assert run.outcome is Outcome.success
+
+
+def _flat(tree: dict) -> dict:
+    """The 2025 layout of the same run, as ``Node.dump_as_list`` and the evaluation manager write it."""
+    nodes, stack = [], [(tree["root"], None)]
+    while stack:
+        node, parent = stack.pop()
+        nodes.append({**{k: v for k, v in node.items() if k != "children"}, "parent_id": parent})
+        stack.extend((child, node["node_id"]) for child in reversed(node["children"]))
+    return {"trajectory_id": "django__django-16379", "project_id": "eval_20250301",
+            "metadata": {"instance_id": "django__django-16379"}, "nodes": sorted(nodes, key=lambda n: n["node_id"])}
+
+
+def test_a_2025_flow_file_its_ids_and_the_evaluated_leaf_decide(tmp_path: Path) -> None:
+    flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
+    root = flow["nodes"][0]
+    # a branch the search left beside the run's line: the leaf the evaluation judged is the run's end
+    flow["nodes"].append({**flow["nodes"][2], "node_id": 5, "parent_id": 1, "action_steps": []})
+    flow["nodes"][4]["evaluation_result"] = {"resolved": False, "start_time": "2025-03-01T10:00:00",
+                                             "end_time": "2025-03-01T10:05:00", "evaluation": "SWE-Bench"}
+    root["timestamp"] = "2025-03-01T09:00:00.000001"
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(flow))
+    run = only(path)
+    assert run.trajectory_id == "moatless.eval_20250301/django__django-16379"  # the evaluation's and the instance's
+    assert run.task_id == run.metadata["instance_id"] == "django__django-16379"
+    assert run.metadata["project_id"] == "eval_20250301" and run.metadata["branches"] == 2
+    assert [s.action for s in run.steps] == ["FindClass", "SemanticSearch", "Edit", "Finish"]
+    assert run.outcome is Outcome.failure and run.failure.cause == "SWE-Bench's tests failed"
+    assert run.created_at == datetime(2025, 3, 1, 9, 0, 0, 1, tzinfo=timezone.utc)

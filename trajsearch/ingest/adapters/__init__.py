@@ -154,11 +154,12 @@ from . import (
 from ._common import DEFAULT_TENANT, Context, RecordError
 
 #: Detection order: the first adapter whose ``matches`` accepts a record names its format.
-#: (ATIF comes first: an ATIF-v1.7 root carries a ``trajectory_id``, which native records are told by.)
+#: (ATIF comes first: an ATIF-v1.7 root carries a ``trajectory_id``, which native records are told by; so does
+#: Moatless' 2025 flow file, told by its ``nodes`` of a root ``node_id`` with no ``parent_id``.)
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
-        atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
+        atif, moatless, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         # coding-agent CLI session files
         cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
@@ -166,7 +167,6 @@ ADAPTERS: dict[str, ModuleType] = {
         q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file
         autocoderover,  # a software-engineering agent's task folders (told by their files' names)
-        moatless,  # a software-engineering agent's state-machine trajectory file
         cline,  # a coding-agent IDE extension's task folders (Cline, Roo Code, Kilo Code)
         copilot_chat,  # GitHub Copilot Chat's chats (VS Code's export and kept sessions)
         continue_dev,  # Continue's chat sessions (its IDE extensions and ``cn`` CLI)

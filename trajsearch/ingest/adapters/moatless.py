@@ -41,7 +41,8 @@ from typing import Any
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from ._agent_cli import finish_steps, iso_time
-from ._common import Context, RecordError, as_dict, build, clip_task, json_kind, json_object, safe_id, short
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, json_kind, json_object, safe_id,
+                      short)
 
 NAME = "moatless"
 ID_PREFIX = "moatless"
@@ -54,8 +55,24 @@ _LIMIT = re.compile(r"The loop was aborted because (?:the )?(.+?) exceeded the l
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and _KEYS <= record.keys() and bool(_OWN_KEYS & record.keys()) \
-        and isinstance(record["transitions"], list) and isinstance(record["initial_message"], str)
+    return isinstance(record, dict) and (_KEYS <= record.keys() and bool(_OWN_KEYS & record.keys())
+                                         and isinstance(record["transitions"], list)
+                                         and isinstance(record["initial_message"], str)
+                                         or _tree_root(record) is not None)
+
+
+def _tree_root(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The root node of a tree-search / flow file (December 2024: ``root``, a node whose ``children`` nest; from
+    2025 ``nodes``, each node once with its ``parent_id``, the root's ``None``), else None."""
+    root = record.get("root")
+    if isinstance(root, dict) and root.get("node_id") == 0 and isinstance(root.get("children"), list):
+        return root
+    nodes = record.get("nodes")
+    first = nodes[0] if isinstance(nodes, list) and nodes else None
+    if isinstance(first, dict) and "node_id" in first and first.get("parent_id", 0) is None \
+            and ("action_steps" in first or "user_message" in first):
+        return first
+    return None
 
 
 _THOUGHTS = ("scratch_pad", "thoughts")
@@ -119,8 +136,170 @@ def _verdict(info: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[str, A
     return Outcome.unknown, None, {}
 
 
+#: An action's arguments class names it (``moatless.actions.find_class.FindClassArgs`` -> ``FindClass``,
+#: ``moatless.actions.edit.EditActionArguments`` -> ``Edit``).
+_ARGS_SUFFIX = re.compile(r"(?:ActionArguments|Arguments|Args)$")
+#: The actions that end a run handing its work in (``Node.is_finished``: ``Finish``; ``VerifiedFinish`` its variant).
+_FINISH = frozenset({"Finish", "VerifiedFinish"})
+
+
+def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], dict[int, Any]]:
+    """(each node by its ``node_id``, each node's parent id): from the flat ``nodes`` (2025) or the nested ``root``
+    (December 2024)."""
+    nodes: dict[int, dict[str, Any]] = {}
+    parents: dict[int, Any] = {}
+    if isinstance(record.get("nodes"), list):
+        for n, node in enumerate(record["nodes"], 1):
+            if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
+                raise RecordError(f"`nodes` entry {n}: expected a node object with an integer `node_id`, "
+                                  f"found {json_kind(node)}")
+            nodes[node["node_id"]], parents[node["node_id"]] = node, node.get("parent_id")
+        return nodes, parents
+    stack: list[tuple[Any, Any]] = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
+            raise RecordError(f"a child of node {parent}: expected a node object with an integer `node_id`, "
+                              f"found {json_kind(node)}")
+        nodes[node["node_id"]], parents[node["node_id"]] = node, parent
+        stack.extend((child, node["node_id"]) for child in as_list(node.get("children")))
+    return nodes, parents
+
+
+def _action_name(step: dict[str, Any], node: dict[str, Any] | None = None) -> str:
+    """The action's name: its arguments class; where the file kept none (moatless-tree-search of mid-December 2024
+    dumped a step's action as its ``thoughts`` alone), the tool the node's ``build_action`` completion called."""
+    cls = str(as_dict(step.get("action")).get("action_args_class") or "")
+    return _ARGS_SUFFIX.sub("", cls.rsplit(".", 1)[-1]) or _called(node or {}) or "action"
+
+
+def _called(node: dict[str, Any]) -> str | None:
+    """The tool the node's model call chose, from its raw response (OpenAI's ``tool_calls``, Anthropic's
+    ``tool_use``)."""
+    response = as_dict(as_dict(as_dict(node.get("completions")).get("build_action")).get("response"))
+    message = as_dict(as_dict((as_list(response.get("choices")) or [{}])[0]).get("message"))
+    calls = [as_dict(c.get("function")).get("name") for c in as_list(message.get("tool_calls")) if isinstance(c, dict)]
+    calls += [b.get("name") for b in as_list(response.get("content")) if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return next((str(c) for c in calls if c), None)
+
+
+def _ended(node: dict[str, Any]) -> bool:
+    """Whether the node ended its branch: its last action's observation says ``terminal`` (Finish, Reject)."""
+    steps = as_list(node.get("action_steps"))
+    return bool(steps) and as_dict(as_dict(steps[-1]).get("observation")).get("terminal") is True
+
+
+def _line(nodes: dict[int, dict[str, Any]], parents: dict[int, Any]) -> list[dict[str, Any]]:
+    """The run: the path from the root to the node it ended on. A search tree holds branches the search left; the
+    run's answer is the last node the evaluation judged (``evaluation_result``), else the last that ended its branch,
+    else the last node made (``Node.get_last_node``: a loop's only branch, cut short)."""
+    order = sorted(nodes)
+    leaf = next((i for i in reversed(order) if nodes[i].get("evaluation_result")), None) \
+        or next((i for i in reversed(order) if _ended(nodes[i])), order[-1])
+    line, seen = [], set()
+    while leaf is not None and leaf in nodes and leaf not in seen:
+        seen.add(leaf)
+        line.append(nodes[leaf])
+        leaf = parents.get(leaf)
+    return line[::-1]
+
+
+def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps = []
+    for node in line[1:]:  # the root holds the task, no action
+        said = as_dict(node.get("thoughts")).get("text") or node.get("assistant_message")
+        actions = [as_dict(a) for a in as_list(node.get("action_steps"))]
+        for n, step in enumerate(actions):
+            action = as_dict(step.get("action"))
+            if len(actions) == 1 and action.keys() <= {"thoughts"}:  # its arguments kept as the node's ``action``
+                action = {**as_dict(node.get("action")), **action}
+            observation = as_dict(step.get("observation"))
+            error = observation.get("error") or (node.get("error") if n == len(actions) - 1 else None)
+            steps.append({"thought": action.get("thoughts") or (said if n == 0 else None) or None,
+                          "action": _action_name(step, node),
+                          "arguments": {k: v for k, v in action.items()
+                                        if k not in ("thoughts", "action_args_class") and v is not None},
+                          "observation": observation.get("message") or observation.get("summary") or None,
+                          "error": short(str(error), 300, keep="head") if error else None,
+                          "ended_at": iso_time(step.get("end_time") or node.get("timestamp"))})
+        if not actions and node.get("error"):  # the node raised before any action (a completion that failed)
+            steps.append({"thought": said or None, "action": "error", "arguments": {},
+                          "error": short(str(node["error"]), 300, keep="head"), "ended_at": iso_time(node.get("timestamp"))})
+    return steps
+
+
+def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[str, Any]]:
+    judged = as_dict(leaf.get("evaluation_result"))
+    if isinstance(judged.get("resolved"), bool):
+        basis = {"outcome_basis": f"{judged.get('evaluation') or 'evaluation'}: resolved {judged['resolved']}"}
+        return (Outcome.success, None, basis) if judged["resolved"] else \
+            (Outcome.failure, Failure(error="the evaluation did not resolve the task",
+                                      cause=f"{judged.get('evaluation') or 'the evaluation'}'s tests failed"), basis)
+    if error := str(leaf.get("error") or "").strip():
+        last = next((line for line in reversed(error.splitlines()) if line.strip()), error)
+        return Outcome.infra_error, Failure(error=short(last, 300), cause="Moatless raised running the node "
+                                                                          "(node.error)"), {}
+    steps = as_list(leaf.get("action_steps"))
+    name = _action_name(as_dict(steps[-1]), leaf) if steps else None
+    if name in _FINISH and _ended(leaf):
+        return Outcome.success, None, {"outcome_basis": UNEVALUATED}
+    if name == "Reject" and _ended(leaf):
+        reason = as_dict(as_dict(steps[-1]).get("action")).get("rejection_reason")
+        return Outcome.failure, Failure(error=short(str(reason), 300) if reason else "rejected",
+                                        cause="the agent rejected the task"), {}
+    return Outcome.unknown, None, {}
+
+
+def _tree_model(record: dict[str, Any], line: list[dict[str, Any]]) -> str | None:
+    """The model of the run's first completion, else the agent's (December 2024's ``agent.completion``)."""
+    for node in line:
+        for completion in as_dict(node.get("completions")).values():
+            if isinstance(as_dict(completion).get("model"), str):
+                return completion["model"]
+    model = as_dict(as_dict(record.get("agent")).get("completion")).get("model")
+    return model if isinstance(model, str) else None
+
+
+def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context) -> Trajectory:
+    """A tree-search / flow file (moatless-tree-search from December 2024, moatless-tools' ``AgenticFlow`` of 2025:
+    its ``trajectory.json``)."""
+    task = root.get("user_message") or root.get("message")
+    if not isinstance(task, str) or not task.strip():
+        raise RecordError("a Moatless trajectory whose root node has no `user_message` text: the flow was given no task")
+    nodes, parents = _tree_nodes(record, root)
+    line = _line(nodes, parents)
+    outcome, failure, basis = _tree_verdict(line[-1])
+    meta = as_dict(record.get("metadata"))
+    steps = _tree_steps(line)
+    metadata = {k: v for k, v in {"instance_id": meta.get("instance_id"), "project_id": record.get("project_id"),
+                                  "nodes": len(nodes), "end_node": line[-1].get("node_id"),
+                                  "branches": sum(1 for i in nodes if i not in set(parents.values())), **basis}.items()
+                if v is not None}
+    if trajectory_id := record.get("trajectory_id"):
+        key = "/".join(str(k) for k in (record.get("project_id"), trajectory_id) if k)
+    else:  # December 2024 wrote no id nor time: the task and what the run did name it
+        first = next((s for s in steps), {})
+        key = hashlib.blake2b(f"{task}\0{json.dumps(first.get('arguments'), sort_keys=True, default=str)}"
+                              f"\0{first.get('thought')}".encode(), digest_size=8).hexdigest()
+    fields: dict[str, Any] = {
+        "trajectory_id": f"{ID_PREFIX}.{safe_id(key)}",
+        "task": clip_task(task.strip()),
+        "task_id": meta.get("instance_id") or None,
+        "model_id": _tree_model(record, line),
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finish_steps(steps, metadata),
+        "metadata": metadata,
+    }
+    if started_at := iso_time(root.get("timestamp")):
+        fields["created_at"] = started_at
+    return build(fields, ctx)
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
+    if (root := _tree_root(record)) is not None:
+        return _tree_trajectory(record, root, ctx)
     task = record.get("initial_message")
     if not isinstance(task, str) or not task.strip():
         raise RecordError("a Moatless trajectory with no `initial_message` text: the loop was given no task")
