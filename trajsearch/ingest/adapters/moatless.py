@@ -1,5 +1,5 @@
-"""``moatless``: Moatless Tools trajectory files (aorwall/moatless-tools, its 2024 state-machine ``AgenticLoop``), one
-run each.
+"""``moatless``: Moatless Tools trajectory files (aorwall/moatless-tools, its 2024 state-machine ``AgenticLoop``, and
+the node trees it has written since), one run each.
 
 Source read: aorwall/moatless-tools ``moatless/trajectory.py`` and ``moatless/benchmark/evaluation.py`` (2024-06 to
 2024-09); real files: the repository's own ``tests/trajectories/`` (runs of its SWE-bench evaluations
@@ -29,6 +29,20 @@ Mapping
   because the cost exceeded the limit.": a failure, the run used its budget); no status -> unknown.
 - trajectory_id: ``moatless.<info.trace_id>`` (``coder_<instance>_<start>``), else a digest of the task and the
   first state's time. created_at: the first state's ``timestamp``.
+
+Since December 2024 (moatless-tree-search's ``SearchTree``, then moatless-tools' ``AgenticFlow``, source read at
+011ead57 of 2025-09) a file is a node tree: a ``root`` node whose ``children`` nest (real files: moatless-tree-search's
+committed integration-test runs, ``tests/fixtures/moatless/.aud33/README.md``), from 2025 ``{trajectory_id,
+project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.dump_as_list``). A node: ``node_id``,
+``user_message`` (the root's: the task), ``assistant_message`` / ``thoughts``, ``action_steps`` (each ``{action:
+{thoughts, ..., action_args_class}, observation: {message, summary, terminal, error, properties}, completion}``),
+``completions``, ``error``, ``terminal``, ``reward``, ``evaluation_result`` (``resolved``), ``timestamp``.
+- the run: the line from the root to the node it ended on (the last judged, else the last that ended its branch,
+  else the last made); steps each of its nodes' action steps, named by the arguments class.
+- outcome: ``evaluation_result.resolved``; else ``Finish`` (``VerifiedFinish``) a success "submitted, not evaluated",
+  ``Reject`` a failure, a node ``error`` infra_error; else unknown.
+- trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (December 2024: neither) a digest of the task and
+  the first step.
 """
 
 from __future__ import annotations
