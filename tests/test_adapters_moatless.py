@@ -140,3 +140,18 @@ def test_a_2025_flow_file_its_ids_and_the_evaluated_leaf_decide(tmp_path: Path) 
     assert [s.action for s in run.steps] == ["FindClass", "SemanticSearch", "Edit", "Finish"]
     assert run.outcome is Outcome.failure and run.failure.cause == "SWE-Bench's tests failed"
     assert run.created_at == datetime(2025, 3, 1, 9, 0, 0, 1, tzinfo=timezone.utc)
+
+
+def test_an_action_moatless_could_not_build_is_the_steps_error_and_the_runs_failure() -> None:
+    run = only(TREE / "tree-search-action-error.json")
+    assert [s.action for s in run.steps] == ["FindClass", "ActionError"]
+    assert run.steps[1].error.startswith("Failed to generate action. Error: Failed to create completion")
+    assert run.outcome is Outcome.failure and run.failure.cause == "the model answered with no tool call"
+
+
+def test_runs_of_no_step_are_told_apart_by_their_model() -> None:
+    runs = [p.trajectory for p in read_inputs([TREE / "tree-search-no-step-claude-3-haiku.json",
+                                               TREE / "tree-search-no-step-claude-3-5-haiku.json"])]
+    assert [r.model_id for r in runs] == ["claude-3-haiku", "claude-3-5-haiku-20241022"]
+    assert all(not r.steps and r.outcome is Outcome.unknown for r in runs)
+    assert runs[0].trajectory_id != runs[1].trajectory_id

@@ -54,7 +54,7 @@ from typing import Any
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
-from ._agent_cli import finish_steps, iso_time
+from ._agent_cli import ended_on_error, finish_steps, iso_time
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, json_kind, json_object, safe_id,
                       short)
 
@@ -187,6 +187,18 @@ def _action_name(step: dict[str, Any], node: dict[str, Any] | None = None) -> st
     return _ARGS_SUFFIX.sub("", cls.rsplit(".", 1)[-1]) or _called(node or {}) or "action"
 
 
+#: What Moatless answers a model reply with no tool call (``ActionError``, terminal): the agent's failure.
+_NO_CALL = "Please provide a tool call"
+
+
+def _action_error(step: dict[str, Any]) -> str | None:
+    """The error of an action Moatless could not build from the model's reply (``ActionError``: its ``error``)."""
+    action = as_dict(step.get("action"))
+    if str(action.get("action_args_class") or "").endswith(".ActionError") and action.get("error"):
+        return str(action["error"])
+    return None
+
+
 def _called(node: dict[str, Any]) -> str | None:
     """The tool the node's model call chose, from its raw response (OpenAI's ``tool_calls``, Anthropic's
     ``tool_use``)."""
@@ -228,11 +240,13 @@ def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if len(actions) == 1 and action.keys() <= {"thoughts"}:  # its arguments kept as the node's ``action``
                 action = {**as_dict(node.get("action")), **action}
             observation = as_dict(step.get("observation"))
-            error = observation.get("error") or (node.get("error") if n == len(actions) - 1 else None)
+            error = observation.get("error") or _action_error(step) or (node.get("error") if n == len(actions) - 1
+                                                                         else None)
             steps.append({"thought": action.get("thoughts") or (said if n == 0 else None) or None,
                           "action": _action_name(step, node),
                           "arguments": {k: v for k, v in action.items()
-                                        if k not in ("thoughts", "action_args_class") and v is not None},
+                                        if k not in ("thoughts", "action_args_class") and v is not None
+                                        and not (k == "error" and _action_error(step))},
                           "observation": observation.get("message") or observation.get("summary") or None,
                           "error": short(str(error), 300, keep="head") if error else None,
                           "ended_at": iso_time(step.get("end_time") or node.get("timestamp"))})
@@ -249,11 +263,14 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
         return (Outcome.success, None, basis) if judged["resolved"] else \
             (Outcome.failure, Failure(error="the evaluation did not resolve the task",
                                       cause=f"{judged.get('evaluation') or 'the evaluation'}'s tests failed"), basis)
-    if error := str(leaf.get("error") or "").strip():
-        last = next((line for line in reversed(error.splitlines()) if line.strip()), error)
-        return Outcome.infra_error, Failure(error=short(last, 300), cause="Moatless raised running the node "
-                                                                          "(node.error)"), {}
     steps = as_list(leaf.get("action_steps"))
+    if error := str(leaf.get("error") or (_action_error(as_dict(steps[-1])) if steps else "") or "").strip():
+        last = short(next((line for line in reversed(error.splitlines()) if line.strip()), error), 300)
+        if _NO_CALL in last:
+            return Outcome.failure, Failure(error=last, cause="the model answered with no tool call"), {}
+        outcome, failure = ended_on_error(last, "Moatless raised building or running the node's action "
+                                                "(node.error, ActionError)")
+        return outcome, failure, {}
     name = _action_name(as_dict(steps[-1]), leaf) if steps else None
     if name in _FINISH and _ended(leaf):
         return Outcome.success, None, {"outcome_basis": UNEVALUATED}
@@ -293,8 +310,9 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
         key = "/".join(str(k) for k in (record.get("project_id"), trajectory_id) if k)
     else:  # December 2024 wrote no id nor time: the task and what the run did name it
         first = next((s for s in steps), {})
-        key = hashlib.blake2b(f"{task}\0{json.dumps(first.get('arguments'), sort_keys=True, default=str)}"
-                              f"\0{first.get('thought')}".encode(), digest_size=8).hexdigest()
+        key = hashlib.blake2b(f"{task}\0{_tree_model(record, line)}\0{first.get('thought')}\0"
+                              f"{json.dumps(first.get('arguments'), sort_keys=True, default=str)}".encode(),
+                              digest_size=8).hexdigest()
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}.{safe_id(key)}",
         "task": clip_task(task.strip()),
