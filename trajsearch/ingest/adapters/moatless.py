@@ -40,9 +40,11 @@ project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.du
 - the run: the line from the root to the node it ended on (the last judged, else the last that ended its branch,
   else the last made); steps each of its nodes' action steps, named by the arguments class.
 - outcome: ``evaluation_result.resolved``; else ``Finish`` (``VerifiedFinish``) a success "submitted, not evaluated",
-  ``Reject`` a failure, a node ``error`` infra_error; else unknown.
-- trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (December 2024: neither) a digest of the task and
-  the first step.
+  ``Reject`` a failure, an ``ActionError`` (no action built from the model's reply; its ``error`` the step's) asking
+  for the tool call the model did not make a failure; a node ``error`` or another ``ActionError`` as
+  ``ended_on_error`` says (infra_error, a context overflow the agent's failure); else unknown.
+- trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (December 2024: neither) a digest of the task, the
+  model and the first step (runs that never left the root differ by their model alone).
 """
 
 from __future__ import annotations
