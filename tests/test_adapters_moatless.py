@@ -155,3 +155,15 @@ def test_runs_of_no_step_are_told_apart_by_their_model() -> None:
     assert [r.model_id for r in runs] == ["claude-3-haiku", "claude-3-5-haiku-20241022"]
     assert all(not r.steps and r.outcome is Outcome.unknown for r in runs)
     assert runs[0].trajectory_id != runs[1].trajectory_id
+
+
+def test_the_first_tree_layout_each_node_holding_its_action_and_output_keeps_its_steps() -> None:
+    """November to mid-December 2024 a node, the root too, held its own ``action`` and ``output`` (no
+    ``action_steps``): read as no step and unknown before."""
+    run = only(TREE / "tree-search-node-action-output.json")
+    assert [s.action for s in run.steps] == ["FindClass", "RequestMoreContext", "Edit", "Finish"]
+    first = run.steps[0]
+    assert first.arguments == {"class_name": "FileBasedCache"}  # its `scratch_pad` the thought, not an argument
+    assert first.thought.startswith("I'll help analyze and fix the race condition")
+    assert first.observation.startswith("Found 1 classes.")
+    assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED

