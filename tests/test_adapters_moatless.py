@@ -167,3 +167,19 @@ def test_the_first_tree_layout_each_node_holding_its_action_and_output_keeps_its
     assert first.thought.startswith("I'll help analyze and fix the race condition")
     assert first.observation.startswith("Found 1 classes.")
     assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED
+
+
+def test_the_node_moatless_chose_ends_the_run_though_every_leaf_was_judged(tmp_path: Path) -> None:
+    """The evaluation judges every leaf of a search tree; the instance is the chosen node's
+    (``root.discriminator_result.selected_node_id``), not the last judged, an abandoned branch's."""
+    flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
+    flow["nodes"][4]["evaluation_result"] = {"resolved": True, "evaluation": "SWE-Bench"}
+    flow["nodes"].append({**flow["nodes"][2], "node_id": 5, "parent_id": 1,
+                          "evaluation_result": {"resolved": False, "evaluation": "SWE-Bench"}})
+    flow["nodes"][0]["discriminator_result"] = {"selected_node_id": 4, "explanation": "the finished line"}
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(flow))
+    run = only(path)
+    assert run.metadata["end_node"] == 4
+    assert [s.action for s in run.steps] == ["FindClass", "SemanticSearch", "Edit", "Finish"]
+    assert run.outcome is Outcome.success

@@ -37,8 +37,8 @@ project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.du
 ``user_message`` (the root's: the task), ``assistant_message`` / ``thoughts``, ``action_steps`` (each ``{action:
 {thoughts, ..., action_args_class}, observation: {message, summary, terminal, error, properties}, completion}``),
 ``completions``, ``error``, ``terminal``, ``reward``, ``evaluation_result`` (``resolved``), ``timestamp``.
-- the run: the line from the root to the node it ended on (the last judged, else the last that ended its branch,
-  else the last made); steps each of its nodes' action steps, named by the arguments class.
+- the run: the line from the root to the node it ended on (the one Moatless chose, ``root.discriminator_result``;
+  else the last judged, else the last that ended its branch, else the last made); steps each of its nodes' action steps, named by the arguments class.
 - outcome: ``evaluation_result.resolved``; else ``Finish`` (``VerifiedFinish``) a success "submitted, not evaluated",
   ``Reject`` a failure, an ``ActionError`` (no action built from the model's reply; its ``error`` the step's) asking
   for the tool call the model did not make a failure; a node ``error`` or another ``ActionError`` as
@@ -226,12 +226,16 @@ def _ended(node: dict[str, Any]) -> bool:
     return bool(steps) and as_dict(steps[-1].get("observation")).get("terminal") is True
 
 
-def _line(nodes: dict[int, dict[str, Any]], parents: dict[int, Any]) -> list[dict[str, Any]]:
+def _line(root: dict[str, Any], nodes: dict[int, dict[str, Any]], parents: dict[int, Any]) -> list[dict[str, Any]]:
     """The run: the path from the root to the node it ended on. A search tree holds branches the search left; the
-    run's answer is the last node the evaluation judged (``evaluation_result``), else the last that ended its branch,
-    else the last node made (``Node.get_last_node``: a loop's only branch, cut short)."""
+    run's answer is the node Moatless chose (``root.discriminator_result.selected_node_id``: ``SearchTree.run``
+    returns it, the evaluation judges the instance by it though it judges every leaf), else the last node the
+    evaluation judged (``evaluation_result``), else the last that ended its branch, else the last node made
+    (``Node.get_last_node``: a loop's only branch, cut short)."""
     order = sorted(nodes)
-    leaf = next((i for i in reversed(order) if nodes[i].get("evaluation_result")), None) \
+    chosen = as_dict(root.get("discriminator_result")).get("selected_node_id")
+    leaf = (chosen if isinstance(chosen, int) and chosen in nodes else None) \
+        or next((i for i in reversed(order) if nodes[i].get("evaluation_result")), None) \
         or next((i for i in reversed(order) if _ended(nodes[i])), order[-1])
     line, seen = [], set()
     while leaf is not None and leaf in nodes and leaf not in seen:
@@ -310,7 +314,7 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
     if not isinstance(task, str) or not task.strip():
         raise RecordError("a Moatless trajectory whose root node has no `user_message` text: the flow was given no task")
     nodes, parents = _tree_nodes(record, root)
-    line = _line(nodes, parents)
+    line = _line(root, nodes, parents)
     outcome, failure, basis = _tree_verdict(line[-1])
     meta = as_dict(record.get("metadata"))
     steps = _tree_steps(line)
