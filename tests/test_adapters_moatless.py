@@ -183,3 +183,25 @@ def test_the_node_moatless_chose_ends_the_run_though_every_leaf_was_judged(tmp_p
     assert run.metadata["end_node"] == 4
     assert [s.action for s in run.steps] == ["FindClass", "SemanticSearch", "Edit", "Finish"]
     assert run.outcome is Outcome.success
+
+
+def test_the_flow_settings_and_event_log_beside_a_2025_trajectory_are_passed_over(tmp_path: Path, home: Path) -> None:
+    """``projects/<project>/trajs/<id>/`` holds ``trajectory.json``, ``flow.json`` and ``events.jsonl``; the two
+    carry the ``trajectory_id`` and were rejected as broken native runs (exit 3)."""
+    run_dir = tmp_path / "projects" / "eval_x" / "trajs" / "django__django-16379"
+    run_dir.mkdir(parents=True)
+    tree = json.loads((TREE / "tree-search-sonnet.json").read_text())
+    (run_dir / "trajectory.json").write_text(json.dumps(_flat(tree)))
+    flow = json.loads((TREE / "flow-swebench_tools.json").read_text())  # the settings Moatless commits, as it saves one
+    flow |= {"project_id": "eval_x", "trajectory_id": "django__django-16379"}
+    (run_dir / "flow.json").write_text(json.dumps(flow))
+    event = {"timestamp": "2025-08-01T10:00:00+00:00", "scope": "flow", "trajectory_id": "django__django-16379",
+             "project_id": "eval_x", "event_type": "started", "data": {}}
+    (run_dir / "events.jsonl").write_text(json.dumps(event) + "\n" + json.dumps({**event, "scope": "action",
+                                                                               "event_type": "created"}) + "\n")
+    code, out, err = run_cli("ingest", str(tmp_path), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert "trajectory.json: format moatless; runs 1; rejected 0; steps 4" in out
+    assert "flow.json" not in out and "events.jsonl" not in out
+    code, out, err = run_cli("ingest", str(TREE / "flow-swebench_tools.json"), "-t", "acme", "--dry-run")
+    assert "Moatless' flow settings" in out + err, out + err

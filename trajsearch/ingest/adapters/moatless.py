@@ -38,7 +38,8 @@ project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.du
 {thoughts, ..., action_args_class}, observation: {message, summary, terminal, error, properties}, completion}``),
 ``completions``, ``error``, ``terminal``, ``reward``, ``evaluation_result`` (``resolved``), ``timestamp``.
 - the run: the line from the root to the node it ended on (the one Moatless chose, ``root.discriminator_result``;
-  else the last judged, else the last that ended its branch, else the last made); steps each of its nodes' action steps, named by the arguments class.
+  else the last judged, else the last that ended its branch, else the last made); steps each of its nodes' action
+  steps, named by the arguments class.
 - outcome: ``evaluation_result.resolved``; else ``Finish`` (``VerifiedFinish``) a success "submitted, not evaluated",
   ``Reject`` a failure, an ``ActionError`` (no action built from the model's reply; its ``error`` the step's) asking
   for the tool call the model did not make a failure; a node ``error`` or another ``ActionError`` as
@@ -75,6 +76,23 @@ def matches(record: Any) -> bool:
                                          and isinstance(record["transitions"], list)
                                          and isinstance(record["initial_message"], str)
                                          or _tree_root(record) is not None)
+
+
+#: What a line of a 2025 run's ``events.jsonl`` holds (``BaseEvent.model_dump()``, moatless ``events.py``).
+_EVENT_KEYS = frozenset({"timestamp", "scope", "trajectory_id", "project_id", "event_type"})
+
+
+def side_file(record: Any) -> str | None:
+    """The files Moatless (2025, ``AgenticFlow``) writes beside each run's ``trajectory.json``, which carry its
+    ``trajectory_id`` and so looked like broken native runs: ``flow.json``, the flow's settings (as its own
+    ``.moatless/flows/*.json``), and ``events.jsonl``, the flow's event log (a line an event, no step's text)."""
+    if not isinstance(record, dict):
+        return None
+    if isinstance(record.get("flow_class"), str) and {"agent", "max_iterations"} <= record.keys():
+        return "Moatless' flow settings (flow.json, .moatless/flows/): the run is the trajectory.json beside it"
+    if _EVENT_KEYS <= record.keys() and isinstance(record.get("event_type"), str):
+        return "a line of Moatless' event log (events.jsonl): the run is the trajectory.json beside it"
+    return None
 
 
 def _tree_root(record: dict[str, Any]) -> dict[str, Any] | None:
