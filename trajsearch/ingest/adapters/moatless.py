@@ -336,9 +336,10 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
     outcome, failure, basis = _tree_verdict(line[-1])
     meta = as_dict(record.get("metadata"))
     steps = _tree_steps(line)
+    inner = set(parents.values())  # once: a tree search keeps thousands of nodes
     metadata = {k: v for k, v in {"instance_id": meta.get("instance_id"), "project_id": record.get("project_id"),
                                   "nodes": len(nodes), "end_node": line[-1].get("node_id"),
-                                  "branches": sum(1 for i in nodes if i not in set(parents.values())), **basis}.items()
+                                  "branches": sum(1 for i in nodes if i not in inner), **basis}.items()
                 if v is not None}
     if trajectory_id := record.get("trajectory_id"):
         key = "/".join(str(k) for k in (record.get("project_id"), trajectory_id) if k)
