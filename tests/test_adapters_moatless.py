@@ -105,7 +105,7 @@ def test_a_tree_search_file_is_its_line_of_nodes_with_named_actions() -> None:
     assert run.trajectory_id == only(path).trajectory_id  # no id nor time in the file: the same run, the same id
 
 
-def test_a_step_dumped_as_its_thoughts_alone_takes_the_nodes_action_and_the_called_tool() -> None:
+def test_a_step_dumped_as_its_thoughts_alone_takes_the_nodes_action() -> None:
     run = only(TREE / "tree-search-gpt-4o-mini.json")
     assert [s.action for s in run.steps] == ["FindFunction", "ViewCode", "StringReplace", "RunTests", "Finish"]
     assert run.steps[0].arguments["function_name"] == "has_key"
@@ -205,3 +205,12 @@ def test_the_flow_settings_and_event_log_beside_a_2025_trajectory_are_passed_ove
     assert "flow.json" not in out and "events.jsonl" not in out
     code, out, err = run_cli("ingest", str(TREE / "flow-swebench_tools.json"), "-t", "acme", "--dry-run")
     assert "Moatless' flow settings" in out + err, out + err
+
+
+def test_an_action_is_named_by_its_class_in_every_layout_not_by_the_tool_the_model_called() -> None:
+    """A mid-December 2024 step kept only its thoughts; the node's action names it (``EditActionArguments``), as
+    in the later files. Named by the completion's tool before: Anthropic's ``str_replace_editor``."""
+    run = only(TREE / "tree-search-thoughts-only-editor.json")
+    assert [s.action for s in run.steps] == ["FindFunction", "ViewCode", "Edit", "SemanticSearch", "RunTests", "Edit",
+                                             "Finish"]
+    assert run.steps[2].arguments["command"] == "str_replace"

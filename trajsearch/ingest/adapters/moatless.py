@@ -200,11 +200,10 @@ def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int,
     return nodes, parents
 
 
-def _action_name(step: dict[str, Any], node: dict[str, Any] | None = None) -> str:
-    """The action's name: its arguments class; where the file kept none (moatless-tree-search of mid-December 2024
-    dumped a step's action as its ``thoughts`` alone), the tool the node's ``build_action`` completion called."""
+def _action_name(step: dict[str, Any]) -> str:
+    """The action's name: its arguments class (``_node_steps`` gives it the node's where the step kept none)."""
     cls = str(as_dict(step.get("action")).get("action_args_class") or "")
-    return _ARGS_SUFFIX.sub("", cls.rsplit(".", 1)[-1]) or _called(node or {}) or "action"
+    return _ARGS_SUFFIX.sub("", cls.rsplit(".", 1)[-1]) or "action"
 
 
 #: What Moatless answers a model reply with no tool call (``ActionError``, terminal): the agent's failure.
@@ -219,23 +218,17 @@ def _action_error(step: dict[str, Any]) -> str | None:
     return None
 
 
-def _called(node: dict[str, Any]) -> str | None:
-    """The tool the node's model call chose, from its raw response (OpenAI's ``tool_calls``, Anthropic's
-    ``tool_use``)."""
-    response = as_dict(as_dict(as_dict(node.get("completions")).get("build_action")).get("response"))
-    message = as_dict(as_dict((as_list(response.get("choices")) or [{}])[0]).get("message"))
-    calls = [as_dict(c.get("function")).get("name") for c in as_list(message.get("tool_calls")) if isinstance(c, dict)]
-    calls += [b.get("name") for b in as_list(response.get("content")) if isinstance(b, dict) and b.get("type") == "tool_use"]
-    return next((str(c) for c in calls if c), None)
-
-
 def _node_steps(node: dict[str, Any]) -> list[dict[str, Any]]:
     """The node's action steps, each ``{action, observation, ...}``: its ``action_steps``, else (the first tree
     layout, November to mid-December 2024: no ``action_steps``, the root too holding an action) its own ``action`` and
     ``output``, as Moatless' own loader still reads that layout (``Node._reconstruct_node``)."""
     if "action_steps" not in node and isinstance(node.get("action"), dict):
         return [{"action": node["action"], "observation": as_dict(node.get("output") or node.get("observation"))}]
-    return [as_dict(a) for a in as_list(node.get("action_steps"))]
+    steps = [as_dict(a) for a in as_list(node.get("action_steps"))]
+    if len(steps) == 1 and as_dict(steps[0].get("action")).keys() <= {"thoughts"}:
+        # mid-December 2024 dumped the step's action as its thoughts alone, the action itself as the node's
+        steps = [{**steps[0], "action": {**as_dict(node.get("action")), **as_dict(steps[0].get("action"))}}]
+    return steps
 
 
 def _ended(node: dict[str, Any]) -> bool:
@@ -270,14 +263,12 @@ def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
         actions = _node_steps(node)
         for n, step in enumerate(actions):
             action = as_dict(step.get("action"))
-            if len(actions) == 1 and action.keys() <= {"thoughts"}:  # its arguments kept as the node's ``action``
-                action = {**as_dict(node.get("action")), **action}
             observation = as_dict(step.get("observation"))
             error = observation.get("error") or _action_error(step) or (node.get("error") if n == len(actions) - 1
                                                                          else None)
             steps.append({"thought": action.get("thoughts") or action.get("scratch_pad") or (said if n == 0 else None)
                           or None,
-                          "action": _action_name(step, node),
+                          "action": _action_name(step),
                           "arguments": {k: v for k, v in action.items()
                                         if k not in (*_THOUGHTS, "action_args_class") and v is not None
                                         and not (k == "error" and _action_error(step))},
@@ -305,7 +296,7 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
         outcome, failure = ended_on_error(last, "Moatless raised building or running the node's action "
                                                 "(node.error, ActionError)")
         return outcome, failure, {}
-    name = _action_name(as_dict(steps[-1]), leaf) if steps else None
+    name = _action_name(steps[-1]) if steps else None
     if name in _FINISH and _ended(leaf):
         return Outcome.success, None, {"outcome_basis": UNEVALUATED}
     if name == "Reject" and _ended(leaf):
