@@ -214,3 +214,19 @@ def test_an_action_is_named_by_its_class_in_every_layout_not_by_the_tool_the_mod
     assert [s.action for s in run.steps] == ["FindFunction", "ViewCode", "Edit", "SemanticSearch", "RunTests", "Edit",
                                              "Finish"]
     assert run.steps[2].arguments["command"] == "str_replace"
+
+
+def test_a_reply_moatless_refused_is_the_agents_failure_in_both_generations(tmp_path: Path) -> None:
+    """2025's node error for a ``CompletionRejectError`` ("Completion validation error: ...", then the traceback)
+    is December 2024's ``ActionError`` asking for a tool call: the model's failure, not an infrastructure error."""
+    flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
+    flow["nodes"][2:] = [{**flow["nodes"][2], "action_steps": [],
+                          "error": "Completion validation error: The model did not call a tool\n\nTraceback (most "
+                                   "recent call last):\n  File \"moatless/agent/agent.py\", line 160, in _run\n"
+                                   "moatless.exceptions.CompletionRejectError: The model did not call a tool\n"}]
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(flow))
+    run = only(path)
+    assert [s.action for s in run.steps] == ["FindClass", "error"]
+    assert run.outcome is Outcome.failure and run.failure.cause == "the model's reply failed Moatless' validation"
+    assert run.failure.error == "Completion validation error: The model did not call a tool"

@@ -42,8 +42,9 @@ project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.du
   steps, named by the arguments class.
 - outcome: ``evaluation_result.resolved``; else ``Finish`` (``VerifiedFinish``) a success "submitted, not evaluated",
   ``Reject`` a failure, an ``ActionError`` (no action built from the model's reply; its ``error`` the step's) asking
-  for the tool call the model did not make a failure; a node ``error`` or another ``ActionError`` as
-  ``ended_on_error`` says (infra_error, a context overflow the agent's failure); else unknown.
+  for the tool call the model did not make, and 2025's "Completion validation error" (the reply refused), a failure;
+  a node ``error`` or another ``ActionError`` (its first line) as ``ended_on_error`` says (infra_error, a context
+  overflow the agent's failure); else unknown.
 - trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (December 2024: neither) a digest of the task, the
   model and the first step (runs that never left the root differ by their model alone).
 """
@@ -206,8 +207,11 @@ def _action_name(step: dict[str, Any]) -> str:
     return _ARGS_SUFFIX.sub("", cls.rsplit(".", 1)[-1]) or "action"
 
 
-#: What Moatless answers a model reply with no tool call (``ActionError``, terminal): the agent's failure.
-_NO_CALL = "Please provide a tool call"
+#: The model's reply Moatless refused, the agent's failure (each marker in the error, and what it means): December
+#: 2024's ``ActionError`` asking for the tool call the reply lacked; 2025's node error for a ``CompletionRejectError``
+#: (``agent.py``: "Completion validation error: <message>", then the traceback).
+_REFUSED_REPLY = (("Please provide a tool call", "the model answered with no tool call"),
+                  ("Completion validation error", "the model's reply failed Moatless' validation"))
 
 
 def _action_error(step: dict[str, Any]) -> str | None:
@@ -290,10 +294,11 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
                                       cause=f"{judged.get('evaluation') or 'the evaluation'}'s tests failed"), basis)
     steps = _node_steps(leaf)
     if error := str(leaf.get("error") or (_action_error(as_dict(steps[-1])) if steps else "") or "").strip():
-        last = short(next((line for line in reversed(error.splitlines()) if line.strip()), error), 300)
-        if _NO_CALL in last:
-            return Outcome.failure, Failure(error=last, cause="the model answered with no tool call"), {}
-        outcome, failure = ended_on_error(last, "Moatless raised building or running the node's action "
+        # Moatless' own line first ("<Class>: <message>", "Completion validation error: ..."), its traceback after
+        said = short(next((line for line in error.splitlines() if line.strip()), error), 300)
+        if cause := next((cause for marker, cause in _REFUSED_REPLY if marker in said), None):
+            return Outcome.failure, Failure(error=said, cause=cause), {}
+        outcome, failure = ended_on_error(said, "Moatless raised building or running the node's action "
                                                 "(node.error, ActionError)")
         return outcome, failure, {}
     name = _action_name(steps[-1]) if steps else None
