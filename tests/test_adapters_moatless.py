@@ -230,3 +230,17 @@ def test_a_reply_moatless_refused_is_the_agents_failure_in_both_generations(tmp_
     assert [s.action for s in run.steps] == ["FindClass", "error"]
     assert run.outcome is Outcome.failure and run.failure.cause == "the model's reply failed Moatless' validation"
     assert run.failure.error == "Completion validation error: The model did not call a tool"
+
+
+def test_a_node_list_whose_lines_break_is_refused_and_says_where(tmp_path: Path) -> None:
+    """A parent missing or a cycle lost the run's line silently before (a run of no step, or its first dropped)."""
+    flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
+    for change, said in ((lambda f: f["nodes"][4].update(parent_id=99), "node 4's parent 99 is not in `nodes`"),
+                         (lambda f: f["nodes"][1].update(parent_id=3), "the parents of node 3 form a cycle"),
+                         (lambda f: f["nodes"][3].update(node_id="3"), "`nodes` entry 4: its `node_id` is a string")):
+        broken = json.loads(json.dumps(flow))
+        change(broken)
+        path = tmp_path / "trajectory.json"
+        path.write_text(json.dumps(broken))
+        [parsed] = list(read_inputs([path]))
+        assert parsed.trajectory is None and said in parsed.error, parsed.error

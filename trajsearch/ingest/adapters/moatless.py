@@ -186,8 +186,9 @@ def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int,
     if isinstance(record.get("nodes"), list):
         for n, node in enumerate(record["nodes"], 1):
             if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
-                raise RecordError(f"`nodes` entry {n}: expected a node object with an integer `node_id`, "
-                                  f"found {json_kind(node)}")
+                raise RecordError(f"`nodes` entry {n}: " + (f"its `node_id` is {json_kind(node.get('node_id'))}, not "
+                                                             f"an integer" if isinstance(node, dict) else
+                                                             f"expected a node object, found {json_kind(node)}"))
             nodes[node["node_id"]], parents[node["node_id"]] = node, node.get("parent_id")
         return nodes, parents
     stack: list[tuple[Any, Any]] = [(root, None)]
@@ -252,8 +253,13 @@ def _line(root: dict[str, Any], nodes: dict[int, dict[str, Any]], parents: dict[
     leaf = (chosen if isinstance(chosen, int) and chosen in nodes else None) \
         or next((i for i in reversed(order) if nodes[i].get("evaluation_result")), None) \
         or next((i for i in reversed(order) if _ended(nodes[i])), order[-1])
-    line, seen = [], set()
-    while leaf is not None and leaf in nodes and leaf not in seen:
+    line: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    while leaf is not None:
+        if leaf not in nodes:  # Moatless' own loader would fail on either: a line that lost its start
+            raise RecordError(f"node {line[-1]['node_id']}'s parent {leaf} is not in `nodes`")
+        if leaf in seen:
+            raise RecordError(f"the parents of node {leaf} form a cycle: no line from the root")
         seen.add(leaf)
         line.append(nodes[leaf])
         leaf = parents.get(leaf)
