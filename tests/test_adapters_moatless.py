@@ -125,12 +125,13 @@ def _flat(tree: dict) -> dict:
 
 def test_a_2025_flow_file_its_ids_and_the_evaluated_leaf_decide(tmp_path: Path) -> None:
     flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
-    root = flow["nodes"][0]
     # a branch the search left beside the run's line: the leaf the evaluation judged is the run's end
     flow["nodes"].append({**flow["nodes"][2], "node_id": 5, "parent_id": 1, "action_steps": []})
     flow["nodes"][4]["evaluation_result"] = {"resolved": False, "start_time": "2025-03-01T10:00:00",
                                              "end_time": "2025-03-01T10:05:00", "evaluation": "SWE-Bench"}
-    root["timestamp"] = "2025-03-01T09:00:00.000001"
+    # no node timestamp: Moatless dumps exclude_unset and never sets one; it sets each action step's times
+    flow["nodes"][1]["action_steps"][0] |= {"start_time": "2025-03-01T09:00:00.000001",
+                                            "end_time": "2025-03-01T09:00:04.5"}
     path = tmp_path / "trajectory.json"
     path.write_text(json.dumps(flow))
     run = only(path)

@@ -360,7 +360,10 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
         "steps": finish_steps(steps, metadata),
         "metadata": metadata,
     }
-    if started_at := iso_time(root.get("timestamp")):
+    # 2025 files keep no node ``timestamp`` (dumped ``exclude_unset``, never assigned); the agent sets each action
+    # step's ``start_time`` and ``end_time`` (``agent.py``)
+    first_step = next((step for node in line for step in _node_steps(node)), {})
+    if started_at := iso_time(root.get("timestamp") or first_step.get("start_time") or first_step.get("end_time")):
         fields["created_at"] = started_at
     return build(fields, ctx)
 
