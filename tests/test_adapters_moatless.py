@@ -89,7 +89,7 @@ def test_transitions_that_hold_no_states_reject_the_run(tmp_path: Path) -> None:
 TREE = Path(__file__).parent / "fixtures" / "moatless" / ".aud33"
 
 
-def test_a_tree_search_file_is_its_line_of_nodes_with_named_actions() -> None:
+def test_a_tree_search_file_is_its_line_of_nodes_with_named_actions(tmp_path: Path) -> None:
     """moatless-tree-search's ``SearchTree`` file (December 2024 on: ``root`` with nested ``children``) was refused
     as no known format before round 33."""
     path = TREE / "tree-search-sonnet.json"
@@ -102,7 +102,9 @@ def test_a_tree_search_file_is_its_line_of_nodes_with_named_actions() -> None:
     assert run.steps[0].thought.startswith("1. The issue is a classic TOCTOU")
     assert run.steps[2].observation.startswith("The file django/core/cache/backends/filebased.py has been edited.")
     assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED  # Finish, no evaluation in the file
-    assert run.trajectory_id == only(path).trajectory_id  # no id nor time in the file: the same run, the same id
+    moved = tmp_path / "elsewhere.json"  # no id nor time in the file: the same run, wherever it lies, the same id
+    moved.write_bytes(path.read_bytes())
+    assert run.trajectory_id == only(moved).trajectory_id
 
 
 def test_a_step_dumped_as_its_thoughts_alone_takes_the_nodes_action() -> None:

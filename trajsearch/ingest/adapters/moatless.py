@@ -274,20 +274,20 @@ def _tree_steps(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for n, step in enumerate(actions):
             action = as_dict(step.get("action"))
             observation = as_dict(step.get("observation"))
-            error = observation.get("error") or _action_error(step) or (node.get("error") if n == len(actions) - 1
-                                                                         else None)
+            unbuilt = _action_error(step)  # its ``error`` the step's error, not an argument
+            error = observation.get("error") or unbuilt or (node.get("error") if n == len(actions) - 1 else None)
+            dropped = (*_THOUGHTS, "action_args_class", *(("error",) if unbuilt else ()))
             steps.append({"thought": action.get("thoughts") or action.get("scratch_pad") or (said if n == 0 else None)
                           or None,
                           "action": _action_name(step),
-                          "arguments": {k: v for k, v in action.items()
-                                        if k not in (*_THOUGHTS, "action_args_class") and v is not None
-                                        and not (k == "error" and _action_error(step))},
+                          "arguments": {k: v for k, v in action.items() if k not in dropped and v is not None},
                           "observation": observation.get("message") or observation.get("summary") or None,
                           "error": short(str(error), 300, keep="head") if error else None,
                           "ended_at": iso_time(step.get("end_time") or node.get("timestamp"))})
         if not actions and node.get("error"):  # the node raised before any action (a completion that failed)
             steps.append({"thought": said or None, "action": "error", "arguments": {},
-                          "error": short(str(node["error"]), 300, keep="head"), "ended_at": iso_time(node.get("timestamp"))})
+                          "error": short(str(node["error"]), 300, keep="head"),
+                          "ended_at": iso_time(node.get("timestamp"))})
     return steps
 
 
@@ -332,12 +332,14 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
     its ``trajectory.json``)."""
     task = root.get("user_message") or root.get("message")
     if not isinstance(task, str) or not task.strip():
-        raise RecordError("a Moatless trajectory whose root node has no `user_message` text: the flow was given no task")
+        raise RecordError("a Moatless trajectory whose root node has no `user_message` text: the flow was given no "
+                          "task")
     nodes, parents = _tree_nodes(record, root)
     line = _line(root, nodes, parents)
     outcome, failure, basis = _tree_verdict(line[-1])
     meta = as_dict(record.get("metadata"))
     steps = _tree_steps(line)
+    model = _tree_model(record, line)
     inner = set(parents.values())  # once: a tree search keeps thousands of nodes
     metadata = {k: v for k, v in {"instance_id": meta.get("instance_id"), "project_id": record.get("project_id"),
                                   "nodes": len(nodes), "end_node": line[-1].get("node_id"),
@@ -346,15 +348,15 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
     if trajectory_id := record.get("trajectory_id"):
         key = "/".join(str(k) for k in (record.get("project_id"), trajectory_id) if k)
     else:  # December 2024 wrote no id nor time: the task and what the run did name it
-        first = next((s for s in steps), {})
-        key = hashlib.blake2b(f"{task}\0{_tree_model(record, line)}\0{first.get('thought')}\0"
+        first = steps[0] if steps else {}
+        key = hashlib.blake2b(f"{task}\0{model}\0{first.get('thought')}\0"
                               f"{json.dumps(first.get('arguments'), sort_keys=True, default=str)}".encode(),
                               digest_size=8).hexdigest()
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}.{safe_id(key)}",
         "task": clip_task(task.strip()),
         "task_id": meta.get("instance_id") or None,
-        "model_id": _tree_model(record, line),
+        "model_id": model,
         "outcome": outcome,
         "failure": failure,
         "steps": finish_steps(steps, metadata),
