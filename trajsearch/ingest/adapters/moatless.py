@@ -30,13 +30,15 @@ Mapping
 - trajectory_id: ``moatless.<info.trace_id>`` (``coder_<instance>_<start>``), else a digest of the task and the
   first state's time. created_at: the first state's ``timestamp``.
 
-Since December 2024 (moatless-tree-search's ``SearchTree``, then moatless-tools' ``AgenticFlow``, source read at
+Since November 2024 (moatless-tree-search's ``SearchTree``, then moatless-tools' ``AgenticFlow``, source read at
 011ead57 of 2025-09) a file is a node tree: a ``root`` node whose ``children`` nest (real files: moatless-tree-search's
 committed integration-test runs, ``tests/fixtures/moatless/.aud33/README.md``), from 2025 ``{trajectory_id,
 project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.dump_as_list``). A node: ``node_id``,
 ``user_message`` (the root's: the task), ``assistant_message`` / ``thoughts``, ``action_steps`` (each ``{action:
 {thoughts, ..., action_args_class}, observation: {message, summary, terminal, error, properties}, completion}``),
-``completions``, ``error``, ``terminal``, ``reward``, ``evaluation_result`` (``resolved``), ``timestamp``.
+``completions``, ``error``, ``terminal``, ``reward``, ``evaluation_result`` (``resolved``), ``timestamp`` (until
+mid-December 2024 no ``action_steps``: each node, the root too, its own ``action`` and ``output``, the task the root's
+``message``). Beside a 2025 ``trajectory.json`` lie ``flow.json`` and ``events.jsonl``: side files (``side_file``).
 - the run: the line from the root to the node it ended on (the one Moatless chose, ``root.discriminator_result``;
   else the last judged, else the last that ended its branch, else the last made); steps each of its nodes' action
   steps, named by the arguments class.
@@ -45,8 +47,9 @@ project_id, metadata, nodes}``, each node once with its ``parent_id`` (``Node.du
   for the tool call the model did not make, and 2025's "Completion validation error" (the reply refused), a failure;
   a node ``error`` or another ``ActionError`` (its first line) as ``ended_on_error`` says (infra_error, a context
   overflow the agent's failure); else unknown.
-- trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (December 2024: neither) a digest of the task, the
-  model and the first step (runs that never left the root differ by their model alone).
+- trajectory_id: ``moatless.<project_id>/<trajectory_id>``, else (2024: neither) a digest of the task, the
+  model and the first step (runs that never left the root differ by their model alone). created_at: the root's
+  ``timestamp``, else (2025) the first action step's ``start_time``.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def side_file(record: Any) -> str | None:
 
 
 def _tree_root(record: dict[str, Any]) -> dict[str, Any] | None:
-    """The root node of a tree-search / flow file (December 2024: ``root``, a node whose ``children`` nest; from
+    """The root node of a tree-search / flow file (2024: ``root``, a node whose ``children`` nest; from
     2025 ``nodes``, each node once with its ``parent_id``, the root's ``None``), else None."""
     root = record.get("root")
     if isinstance(root, dict) and root.get("node_id") == 0 and isinstance(root.get("children"), list):
@@ -180,7 +183,7 @@ _FINISH = frozenset({"Finish", "VerifiedFinish"})
 
 def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], dict[int, Any]]:
     """(each node by its ``node_id``, each node's parent id): from the flat ``nodes`` (2025) or the nested ``root``
-    (December 2024)."""
+    (2024)."""
     nodes: dict[int, dict[str, Any]] = {}
     parents: dict[int, Any] = {}
     if isinstance(record.get("nodes"), list):
@@ -318,7 +321,7 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
 
 
 def _tree_model(record: dict[str, Any], line: list[dict[str, Any]]) -> str | None:
-    """The model of the run's first completion, else the agent's (December 2024's ``agent.completion``)."""
+    """The model of the run's first completion, else the agent's (2024's ``agent.completion``)."""
     for node in line:
         for completion in as_dict(node.get("completions")).values():
             if isinstance(as_dict(completion).get("model"), str):
@@ -328,7 +331,7 @@ def _tree_model(record: dict[str, Any], line: list[dict[str, Any]]) -> str | Non
 
 
 def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context) -> Trajectory:
-    """A tree-search / flow file (moatless-tree-search from December 2024, moatless-tools' ``AgenticFlow`` of 2025:
+    """A tree-search / flow file (moatless-tree-search from November 2024, moatless-tools' ``AgenticFlow`` of 2025:
     its ``trajectory.json``)."""
     task = root.get("user_message") or root.get("message")
     if not isinstance(task, str) or not task.strip():
@@ -347,7 +350,7 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
                 if v is not None}
     if trajectory_id := record.get("trajectory_id"):
         key = "/".join(str(k) for k in (record.get("project_id"), trajectory_id) if k)
-    else:  # December 2024 wrote no id nor time: the task and what the run did name it
+    else:  # 2024 wrote no id nor time: the task and what the run did name it
         first = steps[0] if steps else {}
         key = hashlib.blake2b(f"{task}\0{model}\0{first.get('thought')}\0"
                               f"{json.dumps(first.get('arguments'), sort_keys=True, default=str)}".encode(),
