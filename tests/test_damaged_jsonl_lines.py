@@ -193,12 +193,27 @@ def test_a_session_detected_by_its_first_record_is_read_when_that_line_is_damage
 
 
 def test_a_nul_inside_a_record_is_not_called_a_crash_s_zeros(tmp_path: Path, whole) -> None:
-    """A raw NUL byte inside a string is a writer's fault: the line is skipped, but its NUL is not said to be the
-    zeros a crash leaves, which it was (review finding 7)."""
+    """A raw NUL byte inside a string is a writer's fault, not a crash's zeros (review SRC32 finding 7), and not pieces
+    of no whole record either (``bytes 1-24, no whole record; 1 NUL byte at byte 25; ...``, review item 7): the line
+    holds no record to read, so its own parse error names the fault, as for any other control character."""
     lines = _lines()
     lines.insert(20, b'{"type":"user","text":"x\x00y"}')
     steps, rejected = _read(_write(tmp_path, lines))
     assert steps == whole
     assert [(parsed.position, parsed.error) for parsed in rejected] == [
-        ("line 21", "malformed line: bytes 1-24, no whole record; 1 NUL byte at byte 25; bytes 26-28, no whole record: "
-                    "skipped; no whole record on this line read")]
+        ("line 21", "malformed JSON: Invalid control character (column 25)")]
+
+
+def test_what_is_skipped_beside_a_record_is_named_for_what_it_is(tmp_path: Path, whole) -> None:
+    """``{}`` written before a record on its line is whole and empty, not "a record cut short"; a whole record nested
+    deeper than Python's parser goes, after another, is too deep, as the same record on a line of its own is said to
+    be, not "a record cut short" (review SRC32 item 7)."""
+    lines = _lines()
+    lines[9] = b"{}" + lines[9]
+    lines[20] = lines[20] + b"[" * 2000 + b"]" * 2000
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [(parsed.position, parsed.error) for parsed in rejected] == [
+        ("line 10", "malformed line: bytes 1-2, an empty record: skipped; 1 whole record on this line read"),
+        ("line 21", f"malformed line: bytes {len(lines[20]) - 3999}-{len(lines[20])}, JSON nested deeper than 200 "
+                    "levels; rejected: skipped; 1 whole record on this line read")]
