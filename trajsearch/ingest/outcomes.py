@@ -92,6 +92,7 @@ from typing import Any, Iterable, Iterator
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory, former_ids
 
 from . import sources
+from .sources import first_few
 
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 #: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
@@ -509,10 +510,6 @@ def _statistic_values(values: list[Any]) -> bool:
     return numbers and any(v not in (0, 1) for v in values)
 
 
-def _first_few(items: list[str]) -> str:
-    return ", ".join(items[:SHOWN_INVALID]) + (", ..." if len(items) > SHOWN_INVALID else "")
-
-
 def _summary(data: dict[str, Any]) -> str | None:
     """What makes a flat JSON object a summary of statistics, not verdicts by run id, if it is one: every key names
     a statistic (tau-bench's ``{"num_tasks": 115, "avg_reward": 0.62, "pass^1": 0.62}``: its rates lie on the reward
@@ -520,11 +517,11 @@ def _summary(data: dict[str, Any]) -> str | None:
     else in it is a verdict. Keys alone do not decide: task ids hold such words too (``count-words``, ``min-stack``),
     so the names count only when the values are statistics as well (:func:`_statistic_values`)."""
     if data and all(_names_statistic(str(key)) for key in data) and _statistic_values(list(data.values())):
-        return f"its keys name statistics ({_first_few([str(k) for k in data])}), not runs"
+        return f"its keys name statistics ({first_few([str(k) for k in data], SHOWN_INVALID)}), not runs"
     off_scale = [f"{k}: {v}" for k, v in data.items() if _off_scale(v)]
     if off_scale and all(_off_scale(v) or _from_value(v) is None for v in data.values()):
-        return (f"its numbers are counts or rates ({_first_few(off_scale)}), not rewards from 0 to 1, and nothing in "
-                "it is a run's outcome")
+        return (f"its numbers are counts or rates ({first_few(off_scale, SHOWN_INVALID)}), not rewards from 0 to 1, "
+                "and nothing in it is a run's outcome")
     return None
 
 
@@ -866,9 +863,9 @@ class OutcomeTable:
                              "runs (e.g. the SWE-bench harness's, with resolved_ids)")
         if lists := [str(k) for k, v in data.items() if isinstance(v, list)]:
             raise ValueError(f"{path}: a document about runs, not verdicts keyed by run ids: it holds lists "
-                             f"({_first_few(lists)}), which no run's verdict is, so its other fields are its header, "
-                             f"not runs; and it holds no list of run ids by verdict ({', '.join(_RUN_REPORT_KEYS)}, "
-                             "at its top or under one key)")
+                             f"({first_few(lists, SHOWN_INVALID)}), which no run's verdict is, so its other fields "
+                             f"are its header, not runs; and it holds no list of run ids by verdict "
+                             f"({', '.join(_RUN_REPORT_KEYS)}, at its top or under one key)")
         for run_id, value in data.items():
             if _off_scale(value):
                 invalid.append((str(run_id), f"{value!r} is no reward (rewards run from 0 to 1)"))

@@ -54,7 +54,7 @@ from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 import ijson
 
@@ -790,6 +790,14 @@ def reads_as_lines(head: str) -> bool:
     return is_jsonl(head) or not (head.startswith("[") or _big_object_lists(head) is not None or pretty_printed(head))
 
 
+def first_few(items: Iterable[Any], most: int, sep: str = ", ") -> str:
+    """The first ``most`` of ``items`` joined by ``sep``, then ``...`` where there are more: what an error shows of a
+    list that may be long (a folder's files, a trace's span names). Here, where the adapters and the outcome tables
+    both import it (outcomes cannot import the adapters' ``_common``: adapters -> _swebench -> outcomes)."""
+    shown = [str(item) for item in itertools.islice(items, most + 1)]  # one more says whether there are more
+    return sep.join(shown[:most]) + (f"{sep}..." if len(shown) > most else "")
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """Python's message with where: "Unterminated string starting at" takes the place after a colon, as Python
     writes it (not "starting at at line 59")."""
@@ -1412,7 +1420,7 @@ def _line_parts(raw: bytes) -> _Parts | None:
         close_stretch()
     if not read and not (raw[:1] == b"\x00" or raw[size - 1:size] == b"\x00"):
         return None
-    records = f"; {read} whole record{'s' * (read > 1)} on this line read" if read else "; no whole record on this line read"
+    records = f"; {f'{read} whole record' + 's' * (read > 1) if read else 'no whole record'} on this line read"
     for index, item in enumerate(items):
         if isinstance(item, str):
             items[index] = item + records

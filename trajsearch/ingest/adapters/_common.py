@@ -24,7 +24,7 @@ from trajsearch.model import (
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
-from ..sources import STREAMS_PREFIX, Values, plain_name
+from ..sources import STREAMS_PREFIX, Values, first_few, plain_name  # noqa: F401 (first_few: the adapters' own)
 
 DEFAULT_TENANT = "default"
 #: A run's metadata key: the index of its first step read from a part still running when its file was saved (a
@@ -98,13 +98,6 @@ def item_positions(items: Sequence[Any]) -> list[str]:
     """Where each item of a whole file's list stands, for its run's errors: a JSONL file's ``line N`` (the reader's
     ``Values`` keep them), else an array's ``record N``."""
     return getattr(items, "positions", None) or [f"record {n}" for n in range(1, len(items) + 1)]
-
-
-def first_few(items: Iterable[Any], most: int, sep: str = ", ") -> str:
-    """The first ``most`` of ``items`` joined by ``sep``, then ``...`` where there are more: what an error shows of a
-    list that may be long (a folder's files, a trace's span names)."""
-    shown = [str(item) for item in itertools.islice(items, most + 1)]  # one more says whether there are more
-    return sep.join(shown[:most]) + (f"{sep}..." if len(shown) > most else "")
 
 
 def json_kind(value: Any) -> str:
