@@ -1387,10 +1387,10 @@ def _line_parts(raw: bytes) -> _Parts | None:
     anthropics/claude-code#81843; Copilot CLI's ``events.jsonl``, github/copilot-cli#4098; a Codex rollout,
     openai/codex#24425). Claude Code itself skips such a line since 2.1.121. Nothing inside a record is taken for one
     (see :func:`_text_parts`); time linear in the line's length, whatever it holds, and memory that of its records
-    and 16 bytes each: a stretch skipped keeps a count and the words of its first ``_NAMED`` pieces only (a line of a
+    and a few bytes each: a stretch skipped keeps a count and the words of its first ``_NAMED`` pieces only (a line of a
     million ``\\0{`` held a tuple and a sentence for each, 290 times the line's size), and no part is a tuple (a 50 MB
     line of small records run together peaked at 1.6 GB, three times its records)."""
-    size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith((b"\n", b"\r")) else 0)
+    size = len(raw.rstrip(b"\r\n"))  # the line without its newline (read up to it, not copied: see _pieces)
     ends, items = array("q"), []
     named: list[str] = []
     more = read = stretch_end = 0
