@@ -89,10 +89,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from trajsearch.first_few import first_few
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory, former_ids
 
 from . import sources
-from .sources import first_few
 
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 #: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
@@ -517,7 +517,7 @@ def _summary(data: dict[str, Any]) -> str | None:
     else in it is a verdict. Keys alone do not decide: task ids hold such words too (``count-words``, ``min-stack``),
     so the names count only when the values are statistics as well (:func:`_statistic_values`)."""
     if data and all(_names_statistic(str(key)) for key in data) and _statistic_values(list(data.values())):
-        return f"its keys name statistics ({first_few([str(k) for k in data], SHOWN_INVALID)}), not runs"
+        return f"its keys name statistics ({first_few(data, SHOWN_INVALID)}), not runs"
     off_scale = [f"{k}: {v}" for k, v in data.items() if _off_scale(v)]
     if off_scale and all(_off_scale(v) or _from_value(v) is None for v in data.values()):
         return (f"its numbers are counts or rates ({first_few(off_scale, SHOWN_INVALID)}), not rewards from 0 to 1, "

@@ -54,7 +54,7 @@ from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterator
 
 import ijson
 
@@ -788,14 +788,6 @@ def reads_as_lines(head: str) -> bool:
     """Whether :func:`records` reads a file of this ``head`` (stripped) line by line: JSON Lines, one line of JSON, or
     text that opens no JSON document (a banner a script printed before its records)."""
     return is_jsonl(head) or not (head.startswith("[") or _big_object_lists(head) is not None or pretty_printed(head))
-
-
-def first_few(items: Iterable[Any], most: int, sep: str = ", ") -> str:
-    """The first ``most`` of ``items`` joined by ``sep``, then ``...`` where there are more: what an error shows of a
-    list that may be long (a folder's files, a trace's span names). Here, where the adapters and the outcome tables
-    both import it (outcomes cannot import the adapters' ``_common``: adapters -> _swebench -> outcomes)."""
-    shown = [str(item) for item in itertools.islice(items, most + 1)]  # one more says whether there are more
-    return sep.join(shown[:most]) + (f"{sep}..." if len(shown) > most else "")
 
 
 def json_error(exc: json.JSONDecodeError) -> str:

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 
 from pydantic import ValidationError
 
 from trajsearch import config
+from trajsearch.first_few import first_few  # noqa: F401 (the adapters import it from here)
 from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
@@ -24,7 +25,7 @@ from trajsearch.model import (
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
-from ..sources import STREAMS_PREFIX, Values, first_few, plain_name  # noqa: F401 (first_few: the adapters' own)
+from ..sources import STREAMS_PREFIX, Values, plain_name
 
 DEFAULT_TENANT = "default"
 #: A run's metadata key: the index of its first step read from a part still running when its file was saved (a
