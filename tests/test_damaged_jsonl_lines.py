@@ -71,6 +71,17 @@ def test_two_records_run_together_on_one_line_are_both_read(tmp_path: Path, whol
     assert steps == whole and not rejected
 
 
+@pytest.mark.parametrize("between", ["\ufeff", " \ufeff "], ids=["bom", "spaced-bom"])
+def test_two_records_run_together_across_a_byte_order_mark_are_both_read(tmp_path: Path, whole, between) -> None:
+    """``cat`` of a transcript with no final newline and one a Windows tool wrote with a byte-order mark: the mark
+    sits between two records on one line, space there as between the values of a JSON file (both were lost to
+    "Extra data"; review SRC33 item 6)."""
+    lines = _lines()
+    lines[8:10] = [lines[8] + between.encode() + lines[9]]
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole and not rejected
+
+
 def test_a_record_cut_short_then_written_whole_on_its_line_costs_only_the_cut(tmp_path: Path, whole) -> None:
     """#81843 and copilot-cli#4098: a record cut off, then the whole record written on after it, on the same line
     (here the same record, as #4098 saw: the whole one keeps the cut one's ids). Both were lost. A record cut after
