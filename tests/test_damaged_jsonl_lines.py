@@ -215,6 +215,19 @@ def test_a_nul_inside_a_record_is_not_called_a_crash_s_zeros(tmp_path: Path, who
         ("line 21", "malformed JSON: Invalid control character (column 25)")]
 
 
+def test_zeros_a_crash_left_after_a_space_are_still_named(tmp_path: Path, whole) -> None:
+    """A space before the zeros that open a line, and a cut record after them: still the crash's zeros and a piece of
+    no whole record, not the parse's "Expecting value" (round 33 took zeros only at the line's very first byte;
+    review SRC33 item 7)."""
+    lines = _lines()
+    lines.insert(20, b" \x00\x00" + lines[20][:50])
+    steps, rejected = _read(_write(tmp_path, lines))
+    assert steps == whole
+    assert [(parsed.position, parsed.error) for parsed in rejected] == [
+        ("line 21", "malformed line: 2 NUL bytes at bytes 2-3; bytes 4-53, no whole record: skipped; no whole record "
+                    "on this line read")]
+
+
 def test_what_is_skipped_beside_a_record_is_named_for_what_it_is(tmp_path: Path, whole) -> None:
     """``{}`` written before a record on its line is whole and empty, not "a record cut short"; a whole record nested
     deeper than Python's parser goes, after another, is too deep, as the same record on a line of its own is said to

@@ -1349,6 +1349,8 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
 #: extended but what was written there never reached the disk (ext4's delayed allocation, NTFS), and the writer's
 #: next record is appended after them, on their line (anthropics/claude-code#49876, #76059).
 _NOT_NULS = re.compile(rb"[^\x00]+")
+#: A line whose first bytes but JSON's whitespace are NUL bytes (a crash's zeros: see :func:`_line_parts`).
+_OPENS_WITH_ZEROS = re.compile(rb"[ \t\r\n]*\x00")
 #: What a scan back through a JSON value stops at (in the reversed text); a quote's backslashes, which follow it there.
 _BACKWARD_TOKEN = re.compile(r'[\]\[{}"]')
 _BACKSLASHES = re.compile(r"\\*")
@@ -1369,8 +1371,8 @@ def _line_parts(raw: bytes) -> _Parts | None:
     """The whole records of a JSON Lines line that is no one JSON value, where they can be told without a guess, and
     what is skipped around them, in order: for each record and each stretch skipped, the byte of the line after it
     and the record, or the reason (one for each stretch, saying what its pieces are and how many records the line
-    gave); None where the line holds no such record and no NUL byte a crash left (at its start or its end): its own
-    parse error stands (a NUL inside a string is "Invalid control character at column N", as it says).
+    gave); None where the line holds no such record and no NUL byte a crash left (at its start or its end, space
+    aside): its own parse error stands (a NUL inside a string is "Invalid control character at column N", as it says).
 
     Three damages of real transcripts, each a rejection of the whole line, every record on it lost: NUL bytes before
     a record (a crash's zeros, the next write appended after them: "not UTF-8 text", the zeros read as UTF-16); two
@@ -1410,7 +1412,7 @@ def _line_parts(raw: bytes) -> _Parts | None:
         stretch_end, zeros_last = end, item is _NUL
     if named:
         close_stretch()
-    if not read and not (raw[:1] == b"\x00" or raw[size - 1:size] == b"\x00"):
+    if not read and not (_OPENS_WITH_ZEROS.match(raw) or raw.rstrip(_SPACE)[-1:] == b"\x00"):  # a copy: no record held
         return None
     records = f"; {f'{read} whole record' + 's' * (read > 1) if read else 'no whole record'} on this line read"
     for index, item in enumerate(items):
