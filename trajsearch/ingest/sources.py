@@ -1624,7 +1624,9 @@ def _depth_change(raw: bytes) -> int | None:
     opening: without them every other quote still opens or closes as it did, and every bracket is in or out of a
     string as it was). What is left is short (a line's brackets, its strings that hold some): a line's strings
     taken out with a regex held a piece for each gap between two (``{``, ``:``), 30 times the line (a 50 MB line of
-    small records run together: 1.5 GB)."""
+    small records run together: 1.5 GB). A ``\\`` outside a string, which only a damaged line holds (one cut
+    mid-string, a record after it), is taken for an escape too: the count there is a guess either way, and it decides
+    whether a spread is tried and where one stops (:func:`_spread_record`)."""
     if b"\\" in raw:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     left = raw.translate(None, _NOT_COUNTED).replace(b'""', b"")
