@@ -23,6 +23,7 @@ import shlex
 from typing import Iterable
 
 from .actions import ran
+from .memo import per_call
 from .model import Step, Trajectory
 from .touched import _READ_ONLY, _READERS, _SEARCHERS, _segments, _words, command_line, program_words
 
@@ -196,9 +197,15 @@ def is_read(step: Step) -> bool:
     if not step.action or not ran(step):
         return False
     command = command_of(step)
-    if command:
-        return bool(_READ_PROGRAMS.match(command)) and not re.search(r"(>|\btee\b|\bsed\s+-i\b)", command)
-    return bool(_READ_TOOLS.match(step.action))
+    return _reads(command) if command else bool(_READ_TOOLS.match(step.action))
+
+
+@per_call
+def _reads(command: str) -> bool:
+    """Whether a shell command only reads: asked of a step three or four times as a run's digest is made
+    (``priority``, ``by_priority``, ``decision_points``), so answered once a command in a run's reading
+    (``touched.read_once``, a :mod:`.memo` scope)."""
+    return bool(_READ_PROGRAMS.match(command)) and not re.search(r"(>|\btee\b|\bsed\s+-i\b)", command)
 
 
 def is_write(step: Step) -> bool:

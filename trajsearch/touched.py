@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Iterator
 
 from .actions import CALLS_NOTHING, ran
+from .memo import call_memo, per_call
 from .model import Step, Trajectory, json_strings
 
 #: Tools that run shell commands (their ``command`` argument is parsed).
@@ -351,16 +352,19 @@ def read_once(trajectory: Trajectory) -> Iterator[None]:
     """Within: :func:`run_reading` of ``trajectory`` (this object, not an equal one) answers from one reading of its
     steps, made here; the ingest makes a run's summary and digests inside one (``indexer.indexed_rows``).
     The reading is dropped on leaving, so it holds one run for one block: no run's reading outlives its rows, nor
-    answers for another. A context variable, as :mod:`trajsearch.runtime.memo`: each thread its own; a nested block
+    answers for another. A context variable, as :mod:`trajsearch.memo`: each thread its own; a nested block
     of the same run shares it. Not for a block holding a ``yield`` (its caller would share the reading while it is
-    suspended), nor for one that edits the run's steps in place (the reading is of the steps as they were)."""
-    current = _ONCE.get()
-    token = None if current is not None and current.trajectory is trajectory else _ONCE.set(RunReading(trajectory))
-    try:
-        yield
-    finally:
-        if token is not None:
-            _ONCE.reset(token)
+    suspended), nor for one that edits the run's steps in place (the reading is of the steps as they were).
+    The block is a :func:`~trajsearch.memo.call_memo` too: each command's split (:func:`_segments`) and read test
+    (``steps.is_read``), asked again of its steps after the reading, are worked out once in it and dropped with it."""
+    with call_memo():
+        current = _ONCE.get()
+        token = None if current is not None and current.trajectory is trajectory else _ONCE.set(RunReading(trajectory))
+        try:
+            yield
+        finally:
+            if token is not None:
+                _ONCE.reset(token)
 
 
 def run_reading(trajectory: Trajectory) -> RunReading:
@@ -598,7 +602,7 @@ def _reverted(program: str, verb: str, rest: list[str], said: str) -> list[str] 
     return None
 
 
-def _writes_again(segments: list[str]) -> bool:
+def _writes_again(segments: Iterable[str]) -> bool:
     """Whether a command after an undo in one line may write files again: one that may write (:func:`_may_write`)
     and sets no file back (:func:`_reverted`). Another undo, of other files or of a name git finds no file for
     (``git checkout F; git restore nosuch.py``), writes no change into a file; a switch of branch (``git checkout
@@ -1031,11 +1035,14 @@ _ASSIGNED_SUBSTITUTION = re.compile(r"(?:^|(?<=\s))(?:(?:export|local|declare|re
                                     r"[A-Za-z_]\w*=\$$")
 
 
-def _segments(command: str) -> list[str]:
+@per_call
+def _segments(command: str) -> tuple[str, ...]:
     """Simple commands of a command line: heredoc bodies (and SWE-agent's ``edit``/``plan`` bodies)
     dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes, a subshell's parentheses dropped
     (``(cd app && ./gradlew test) 2>&1`` runs ``cd app`` and ``./gradlew test 2>&1``, as agents copy it from a
-    project's instructions), and so the words before one that opens after a keyword (``_BEFORE_SUBSHELL``)."""
+    project's instructions), and so the words before one that opens after a keyword (``_BEFORE_SUBSHELL``).
+    Split once in a run's reading (:func:`read_once`, a :mod:`~trajsearch.memo` scope), which ``steps.is_write``
+    splits again; a tuple, so no caller changes an answer kept."""
     lines = command.split("\n")
     # SWE-agent's multi-line commands (``edit 287:295``, ``plan``) run to an ``end_of_<command>`` line
     closers = {line.strip() for line in lines if line.strip().startswith("end_of_")}
@@ -1071,7 +1078,7 @@ def _segments(command: str) -> list[str]:
                 opened.pop()
             current.append(part)
     out.append("".join(current))
-    return [segment.strip() for segment in out if segment.strip()]
+    return tuple(segment.strip() for segment in out if segment.strip())
 
 
 def _opens_subshell(before: str) -> bool:

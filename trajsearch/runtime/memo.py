@@ -1,49 +1,5 @@
-"""Memos that live for one runtime call, not for the process.
+"""The runtime's call memo: :mod:`trajsearch.memo`, which the reading of a run (below the runtime) opens too."""
 
-An exemplars call parses the same summaries' ``Touched:`` lines and scans the same step rows' files again for every
-candidate it weighs without its own vote (probe 52, PERF: 90% of its regex work). A process-wide ``lru_cache`` did
-that once, but kept up to a thousand rows' text (other tenants', deleted runs') for the life of a server (review
-RPERF). :func:`call_memo` scopes the memo to a call (a context variable: each thread, each call of its own);
-outside one, a :func:`per_call` function computes every time.
-"""
+from ..memo import call_memo, per_call
 
-from __future__ import annotations
-
-import functools
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Callable, Hashable, Iterator, TypeVar
-
-T = TypeVar("T")
-
-_MEMO: ContextVar[dict[tuple[Callable[..., object], Hashable], object] | None] = ContextVar("trajsearch_memo",
-                                                                                              default=None)
-
-
-@contextmanager
-def call_memo() -> Iterator[None]:
-    """Within: each :func:`per_call` function answers an argument once; the memo is dropped on leaving (a nested
-    call shares the outer one)."""
-    token = _MEMO.set({}) if _MEMO.get() is None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _MEMO.reset(token)
-
-
-def per_call(fn: Callable[[str], T]) -> Callable[[str], T]:
-    """``fn`` (of one hashable argument, whose answer the caller must not change) memoised inside a
-    :func:`call_memo` only."""
-
-    @functools.wraps(fn)
-    def memoised(arg: str) -> T:
-        memo = _MEMO.get()
-        if memo is None:
-            return fn(arg)
-        key = (fn, arg)
-        if key not in memo:
-            memo[key] = fn(arg)
-        return memo[key]  # type: ignore[return-value]
-
-    return memoised
+__all__ = ["call_memo", "per_call"]
