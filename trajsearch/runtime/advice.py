@@ -34,7 +34,7 @@ from ..store.traces import TraceStoreError
 from ..touched import FILES_SHOWN, SHELL, identifiers
 from . import where
 from .context import RuntimeContext
-from .memo import call_memo
+from ..memo import call_memo
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import (RerankConfig, Scored, calls_made, changed_files, created_files, diversify, file_key, named_files,
                      rerank, task_homes, task_key, tool_kinds, tool_overlap, touched_names, touched_scores, work_done)

@@ -48,7 +48,7 @@ from ..actions import tools_of
 from ..results import Hit
 from ..touched import tool_kind
 from .context import RuntimeContext
-from .memo import per_call
+from ..memo import per_call
 
 NEUTRAL = 0.5
 #: A name defined in more files than this says too little about where the task's work lies.

@@ -43,7 +43,7 @@ from typing import AbstractSet, Mapping, Sequence
 from ..results import Hit
 from ..touched import SOURCE_EXTENSIONS
 from ..tracebacks import traceback_frames
-from .memo import per_call
+from ..memo import per_call
 from .rerank import file_key
 
 #: The candidates whose changed files vote (best scored first), and the softness of their weights.
