@@ -1,13 +1,13 @@
-"""Memos that live for one call or one run's reading, not for the process.
+"""Memos that live for one call or one run's reading, not for the process; here, below the runtime, so that the
+reading of a run (:func:`trajsearch.touched.read_once`) can open one as well as a runtime call.
 
 An exemplars call parses the same summaries' ``Touched:`` lines and scans the same step rows' files again for every
 candidate it weighs without its own vote (probe 52, PERF: 90% of its regex work); an ingest splits each shell command
 of a run again after reading it (``steps.is_write`` after ``touched``'s reading) and tests whether it only reads
 three or four times a step (round 33, PERF3). A process-wide ``lru_cache`` did each once, but kept up to a thousand
 rows' or commands' text (other tenants', deleted runs') for the life of a server (review RPERF). :func:`call_memo`
-scopes the memo to a call or a run's reading (:func:`trajsearch.touched.read_once` opens one; a context variable:
-each thread, each call of its own); outside one, a :func:`per_call` function computes every time. Here, below the
-runtime, so that the reading of a run can open one too.
+scopes the memo to a call or a run's reading (a context variable: each thread, each call of its own); outside one, a
+:func:`per_call` function computes every time.
 """
 
 from __future__ import annotations
