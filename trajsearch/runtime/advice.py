@@ -329,7 +329,7 @@ def exemplars(
     callers (the current run, evaluation). ``calibrations`` gives the tenant's novelty threshold
     (a :class:`~.calibration.Calibrations`); none: the configured one.
     """
-    with call_memo():  # each summary's Touched: line and step row's files read once in the call (.memo)
+    with call_memo():  # each summary's Touched: line and step row's files read once in the call (trajsearch.memo)
         return _exemplars(ts, task, ctx, k, config, exclude_trajectory_ids, calibrations)
 
 
