@@ -312,7 +312,7 @@ _CANCELLED = not_run("Sibling tool call errored (a call made with it in parallel
 #: to proceed with this tool use. The tool use was rejected ..."; or, cancelling it, "The user doesn't want to take
 #: this action right now. STOP ..."), or a non-interactive session had no permission to ask for ("Claude requested
 #: permissions to use Bash, but you haven't granted it yet."). 2.1.3xx also marks such a result by a field
-#: (:func:`_denied`); earlier versions by these words only. After the first line, only the words the user typed.
+#: (:func:`_denial_kind`); earlier versions by these words only. After the first line, only the words the user typed.
 _DENIED_TEXT = re.compile(r"^(?:The user doesn't want to (?:proceed with this tool use|take this action right now)|"
                           r"Claude requested permissions to use \S+, but you haven't granted it yet)")
 #: What 2.1.3xx writes after that first sentence of a call the user stopped while it ran (``toolDenialKind``
@@ -326,11 +326,15 @@ _STOPPED_RUNNING = re.compile(r" Correction to the text above: (this call was st
 #: the session ended before this agent finished. ...]"), the turn ended or a plugin cancelled it mid-call ("[Tool call
 #: did not complete: ...]", against "[Tool call skipped: ... before this call ran ...]"), or the CLI does not know
 #: ("This call has no result. It may not have run, or not completely."; "... this tool call was cancelled. If it had
-#: already started, some of its effects may have happened."). A call that never finished, not one that did not run;
+#: already started, some of its effects may have happened."; a session copied from another before that one recorded
+#: the result: "[Tool call result not in this copy: ... may have finished there, may still be running there, or may
+#: never have run. ...]"; the user's interrupt: "[Request interrupted by user for tool use]", which the CLI's own
+#: reader shows as stopped, not refused). A call that never finished, not one that did not run;
 #: its other words ("As far as this session knows, this call did not run.", "[Tool call not completed: ... did not
 #: run ...]") stay "not run".
 _ENDED_RUNNING = re.compile(r"^\[(?:Tool call interrupted: |Agent call interrupted: |Request interrupted: the session "
-                            r"ended |Tool call did not complete: )|It may not have run, or not completely\.|"
+                            r"ended |Tool call did not complete: |Tool call result not in this copy: |"
+                            r"Request interrupted by user for tool use\])|It may not have run, or not completely\.|"
                             r"If it had already started, some of its effects may have happened\.")
 _ENDED_KINDS = frozenset({"interrupted", "cancelled"})
 #: The note to the model the CLI appends (2.1.8x+, when it does: a feature gate decides) to the result of a call the
@@ -936,11 +940,13 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if refused:  # the CLI refused the call: its message, without the input it quotes
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = _NOTE_TO_MODEL.sub("", text.rstrip()).strip()
+    kind = _denial_kind(part, record)
+    ran = record.get("toolDenialAfterRun") is True
     if _DENIED_TEXT.match(text):
-        return _denial(text)
-    if record.get("toolDenialKind") in _ENDED_KINDS and _ENDED_RUNNING.search(text):
+        return _denial(text, ran)
+    if kind in _ENDED_KINDS and _ENDED_RUNNING.search(text):
         return f"{NEVER_FINISHED}: {text.strip('[]')}"
-    if (refused and command is not None) or _denied(part, record):
+    if (refused and command is not None) or (kind and not ran):
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
@@ -953,26 +959,36 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     return decisive_line(text) or "tool error"
 
 
-def _denial(text: str) -> str:
+def _denial(text: str, ran: bool) -> str:
     """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with
     all the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x)
-    on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted by the user while it
-    ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run."""
+    on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), or that the CLI marks refused only
+    after it ran (``ran``: 2.1.3xx's ``toolDenialAfterRun``), "interrupted by the user while it ran: " and the CLI's
+    correction or those words, as an interrupted Bash call reads, not "not run": it may have run."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
-    return f"{INTERRUPTED} while it ran: {stopped.group(1).strip()}" if stopped else not_run(said)
+    if stopped or ran:
+        return f"{INTERRUPTED} while it ran: {stopped.group(1).strip() if stopped else said}"
+    return not_run(said)
 
 
-def _denied(part: dict[str, Any], record: dict[str, Any]) -> bool:
-    """Whether ``record`` says the CLI did not run ``part``'s call (2.1.3xx): a transcript's ``toolDenialKind``
-    (``permission-rule``: a PreToolUse hook or a rule refused it), stream-json's ``tool_result_meta`` entry for the call
-    with a ``non_execution_kind`` (``permission-rule``, ``user-rejected``: headless mode cannot ask for approval). Its
-    text ("PreToolUse:Bash hook error: ... Blocked by policy") is the hook's, any words at all."""
-    if record.get("toolDenialKind"):
-        return True
+def _denial_kind(part: dict[str, Any], record: dict[str, Any]) -> str | None:
+    """Why the CLI (2.1.3xx) says ``part``'s call did not run its tool: a transcript's ``toolDenialKind``
+    (``permission-rule``: a PreToolUse hook or a rule refused it; ``user-rejected``; ``interrupted``/``cancelled``:
+    :data:`_ENDED_RUNNING` tells those that may have run), else stream-json's ``tool_result_meta`` entry for the call:
+    its ``non_execution_kind`` (the same values; headless mode cannot ask for approval: ``user-rejected``), or its
+    ``call_ended`` ``not_started`` (a call of a message whose earlier call waited at a prompt, closed unrun). Its
+    text ("PreToolUse:Bash hook error: ... Blocked by policy") is the hook's, any words at all. A transcript's
+    ``toolDenialAfterRun`` says the refusal came after the tool had run (the caller reads it so)."""
+    kind = record.get("toolDenialKind")
+    if isinstance(kind, str) and kind:
+        return kind
     meta = record.get("tool_result_meta")
-    return isinstance(meta, list) and any(isinstance(m, dict) and m.get("id") == part.get("tool_use_id")
-                                          and m.get("non_execution_kind") for m in meta)
+    for entry in meta if isinstance(meta, list) else ():
+        if isinstance(entry, dict) and entry.get("id") == part.get("tool_use_id"):
+            kind = entry.get("non_execution_kind") or entry.get("call_ended")
+            return kind if isinstance(kind, str) and kind else None
+    return None
 
 
 def _head_only(output: str) -> bool:
