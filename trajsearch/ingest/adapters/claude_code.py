@@ -157,7 +157,10 @@ Mapping
   ..."; "interrupted by the user while it ran" for a call the user stopped then (2.1.3xx: the same refusal, then
   "Correction to the text above: this call was stopped while running ..."), not "not run"; "tool call never
   finished: " and the CLI's words for a call it ended once started or that may have run (``_ENDED_RUNNING``: the
-  session ended while it ran, its resume then writing "[Tool call interrupted: ...]"); of a call the CLI
+  session ended while it ran, its resume then writing "[Tool call interrupted: ...]"); whether the CLI ran a call is
+  read as its own reader reads it: a transcript's ``toolDenialKind`` or stream-json's ``tool_result_meta``
+  ``non_execution_kind`` / ``call_ended: "not_started"`` (:func:`_denial_kind`), not after ``toolDenialAfterRun``
+  (the refusal came once the tool had run: interrupted while it ran); of a call the CLI
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
