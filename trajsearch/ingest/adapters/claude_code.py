@@ -340,6 +340,12 @@ _ENDED_RUNNING = re.compile(r"^\[(?:Tool call interrupted: |Agent call interrupt
                             r"Request interrupted by user for tool use\])|It may not have run, or not completely\.|"
                             r"If it had already started, some of its effects may have happened\.")
 _ENDED_KINDS = frozenset({"interrupted", "cancelled"})
+#: The one value of a call's ``toolCallEnded`` (stream-json: ``call_ended``) 2.1.332 writes: the CLI closed it before
+#: it started ("a host shows it as not run"). Any other is "not known" (its SDK type description), so not read.
+_NOT_STARTED = "not_started"
+#: How the error of a call the CLI refused only once it had been entered (``toolDenialAfterRun``: a hook's or a rule's
+#: denial then; its own reader says "denied", not "not run") ends: it ran, and nobody is said to have stopped it.
+_REFUSED_AFTER_RUN = "(refused after it ran)"
 #: The note to the model the CLI appends (2.1.8x+, when it does: a feature gate decides) to the result of a call the
 #: user refused or stopped, one fixed paragraph after a blank line, which its own reader strips again: no part of the
 #: reason ("Note: The user's next message may contain a correction or preference. Pay close attention ...").
@@ -944,12 +950,14 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = _NOTE_TO_MODEL.sub("", text.rstrip()).strip()
     kind = _denial_kind(part, record)
-    ran = record.get("toolDenialAfterRun") is True
+    after_run = record.get("toolDenialAfterRun") is True
     if _DENIED_TEXT.match(text):
-        return _denial(text, ran)
-    if kind in _ENDED_KINDS and _ENDED_RUNNING.search(text):
+        return _denial(text, after_run)
+    if kind == "interrupted" or (kind in _ENDED_KINDS and _ENDED_RUNNING.search(text)):
         return f"{NEVER_FINISHED}: {text.strip('[]')}"
-    if (refused and command is not None) or (kind and not ran):
+    if kind and after_run:
+        return f"{decisive_line(text) or 'refused by the CLI'} {_REFUSED_AFTER_RUN}"
+    if (refused and command is not None) or kind:
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
     output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
@@ -962,35 +970,39 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     return decisive_line(text) or "tool error"
 
 
-def _denial(text: str, ran: bool) -> str:
+def _denial(text: str, after_run: bool) -> str:
     """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with
     all the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x)
-    on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), or that the CLI marks refused only
-    after it ran (``ran``: 2.1.3xx's ``toolDenialAfterRun``), "interrupted by the user while it ran: " and the CLI's
-    correction or those words, as an interrupted Bash call reads, not "not run": it may have run."""
+    on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted by the user while it
+    ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run; of one the
+    CLI marks refused only once it had run (``after_run``: 2.1.3xx's ``toolDenialAfterRun``), those words and
+    :data:`_REFUSED_AFTER_RUN`: it ran, and the record does not say the user stopped it."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
-    if stopped or ran:
-        return f"{INTERRUPTED} while it ran: {stopped.group(1).strip() if stopped else said}"
-    return not_run(said)
+    if stopped:
+        return f"{INTERRUPTED} while it ran: {stopped.group(1).strip()}"
+    return f"{said} {_REFUSED_AFTER_RUN}" if after_run else not_run(said)
 
 
 def _denial_kind(part: dict[str, Any], record: dict[str, Any]) -> str | None:
-    """Why the CLI (2.1.3xx) says ``part``'s call did not run its tool: a transcript's ``toolDenialKind``
-    (``permission-rule``: a PreToolUse hook or a rule refused it; ``user-rejected``; ``interrupted``/``cancelled``:
-    :data:`_ENDED_RUNNING` tells those that may have run), else stream-json's ``tool_result_meta`` entry for the call:
-    its ``non_execution_kind`` (the same values; headless mode cannot ask for approval: ``user-rejected``), or its
-    ``call_ended`` ``not_started`` (a call of a message whose earlier call waited at a prompt, closed unrun). Its
-    text ("PreToolUse:Bash hook error: ... Blocked by policy") is the hook's, any words at all. A transcript's
-    ``toolDenialAfterRun`` says the refusal came after the tool had run (the caller reads it so)."""
-    kind = record.get("toolDenialKind")
-    if isinstance(kind, str) and kind:
-        return kind
+    """Why the CLI (2.1.3xx) says ``part``'s call did not run its tool, from a transcript's marks, else from
+    stream-json's ``tool_result_meta`` entry for the call (built from the same marks): :data:`_NOT_STARTED` when it
+    ended so (``toolCallEnded`` / ``call_ended``: the CLI closed it before it started; that wins, as in the CLI's own
+    reader), else its ``toolDenialKind`` / ``non_execution_kind``: ``permission-rule`` (a PreToolUse hook or a rule
+    refused it; its text, "PreToolUse:Bash hook error: ... Blocked by policy", is the hook's, any words at all),
+    ``user-rejected`` (headless mode cannot ask for approval), ``interrupted`` ("nobody knows whether it ran") or
+    ``cancelled`` (:data:`_ENDED_RUNNING` tells those that may have run). A transcript's ``toolDenialAfterRun`` says
+    the refusal came once the tool had been entered (the caller reads it so)."""
     meta = record.get("tool_result_meta")
-    for entry in meta if isinstance(meta, list) else ():
-        if isinstance(entry, dict) and entry.get("id") == part.get("tool_use_id"):
-            kind = entry.get("non_execution_kind") or entry.get("call_ended")
-            return kind if isinstance(kind, str) and kind else None
+    entries = [e for e in meta if isinstance(e, dict) and e.get("id") == part.get("tool_use_id")] \
+        if isinstance(meta, list) else []
+    marks = [(record.get("toolDenialKind"), record.get("toolCallEnded")),
+             *((entry.get("non_execution_kind"), entry.get("call_ended")) for entry in entries)]
+    for kind, ended in marks:
+        if ended == _NOT_STARTED:
+            return _NOT_STARTED
+        if isinstance(kind, str) and kind:
+            return kind
     return None
 
 
