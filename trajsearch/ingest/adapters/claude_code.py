@@ -158,11 +158,11 @@ Mapping
   "Correction to the text above: this call was stopped while running ..."), not "not run"; "tool call never
   finished: " and the CLI's words for a call it ended once started or that may have run (``_ENDED_RUNNING``: the
   session ended while it ran, its resume then writing "[Tool call interrupted: ...]"); whether the CLI ran a call is
-  read as its own reader reads it: a transcript's ``toolDenialKind`` or stream-json's ``tool_result_meta``
-  ``non_execution_kind`` / ``call_ended: "not_started"`` (:func:`_denial_kind`), not after ``toolDenialAfterRun``
-  (the refusal came once the tool had run: interrupted while it ran); of a call the CLI
-  refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
-  refusal quotes from its input; "Exit code 1" with no
+  read from its marks (2.1.3xx): a transcript's ``toolDenialKind`` / ``toolCallEnded`` or stream-json's
+  ``tool_result_meta`` ``non_execution_kind`` / ``call_ended`` (only its known value ``not_started``, not run;
+  :func:`_denial_kind`), kind ``interrupted`` never finished; a refusal stamped ``toolDenialAfterRun`` (once the tool
+  had been entered) its words and "(refused after it ran)", not "not run" and not the user's interrupt; of a call
+  the CLI refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
   which, test, ...; a script whose output went to a file failed; of a long
   output 2.1.3xx kept only the start of, an error line in it, else the code:
