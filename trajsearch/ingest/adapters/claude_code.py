@@ -162,7 +162,8 @@ Mapping
   ``tool_result_meta`` ``non_execution_kind`` / ``call_ended`` (only its known value ``not_started``, not run;
   :func:`_denial_kind`), kind ``interrupted`` never finished; a refusal stamped ``toolDenialAfterRun`` (once the tool
   had been entered) its words and "(refused after it ran)", not "not run" and not the user's interrupt; of a call
-  the CLI refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's refusal quotes from its input; "Exit code 1" with no
+  the CLI refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's refusal quotes from its
+  input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
   which, test, ...; a script whose output went to a file failed; of a long
   output 2.1.3xx kept only the start of, an error line in it, else the code:
