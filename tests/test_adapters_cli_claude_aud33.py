@@ -122,7 +122,8 @@ def test_kind_interrupted_never_finished_whatever_its_words(tmp_path: Path) -> N
 def test_a_refusal_recorded_after_the_call_ran_is_no_call_not_run(tmp_path: Path) -> None:
     """Bug: a transcript's refusal marked ``toolDenialAfterRun: true`` (the CLI stamps it when the tool had been
     entered; its own reader then never counts the call as not run, but "denied") read "not run: ..."; then (review
-    AUDCC33 3) "interrupted by the user while it ran", which the record does not say: it was refused once it ran."""
+    AUDCC33 3) "interrupted by the user while it ran", which the record does not say: it was refused once it had
+    started, and its result is not the command's own (the mark of a call its harness cut off)."""
     for words in (REFUSED, "PostToolUse:Bash hook error: Blocked by policy"):
         def after_run(record: dict[str, Any], words: str = words) -> None:
             record["message"]["content"][0]["content"] = words
@@ -130,4 +131,4 @@ def test_a_refusal_recorded_after_the_call_ran_is_no_call_not_run(tmp_path: Path
             del record["toolDenialBeforeRun"]
             record["toolDenialAfterRun"] = True
         second = _second_result_as(tmp_path, SESSION, after_run).steps[1]
-        assert second.error == f"{words} (refused after it ran)" and ran(second)
+        assert second.error == f"tool call never finished (refused once it had started): {words}" and ran(second)

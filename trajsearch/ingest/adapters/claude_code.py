@@ -161,11 +161,10 @@ Mapping
   read from its marks (2.1.3xx): a transcript's ``toolDenialKind`` / ``toolCallEnded`` or stream-json's
   ``tool_result_meta`` ``non_execution_kind`` / ``call_ended`` (only its known value ``not_started``, not run;
   :func:`_denial_kind`), kind ``interrupted`` never finished; a refusal stamped ``toolDenialAfterRun`` (once the tool
-  had been entered) its words and "(refused after it ran)", not "not run" and not the user's interrupt; of a call
-  the CLI refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's refusal quotes from its
-  input; "Exit code 1" with no
-  output is grep's "no match", no error, when the command answers so: grep, rg,
-  which, test, ...; a script whose output went to a file failed; of a long
+  had been entered) "tool call never finished (refused once it had started): " and its words, not "not run" and
+  not the user's interrupt; of a call the CLI refused (``<tool_use_error>``) its message, not the ``String: ...``
+  an Edit's refusal quotes from its input; "Exit code 1" with no output is grep's "no match", no error, when the
+  command answers so: grep, rg, which, test, ...; a script whose output went to a file failed; of a long
   output 2.1.3xx kept only the start of, an error line in it, else the code:
   its last line is where the cut fell), or an interrupted Bash call
   (``toolUseResult.interrupted``), or a poll of a background task (``BashOutput``, 2.1.x ``TaskOutput``)
@@ -344,9 +343,10 @@ _ENDED_KINDS = frozenset({"interrupted", "cancelled"})
 #: The one value of a call's ``toolCallEnded`` (stream-json: ``call_ended``) 2.1.332 writes: the CLI closed it before
 #: it started ("a host shows it as not run"). Any other is "not known" (its SDK type description), so not read.
 _NOT_STARTED = "not_started"
-#: How the error of a call the CLI refused only once it had been entered (``toolDenialAfterRun``: a hook's or a rule's
-#: denial then; its own reader says "denied", not "not run") ends: it ran, and nobody is said to have stopped it.
-_REFUSED_AFTER_RUN = "(refused after it ran)"
+#: How the error of a call the CLI refused only once it had been entered begins (``toolDenialAfterRun``: a hook's or a
+#: rule's denial then; its own reader says "denied", not "not run"): it ran, its result is the refusal, not its own,
+#: and nobody is said to have stopped it; the mark a call cut off by its harness has, so every rule reads it so.
+_REFUSED_AFTER_RUN = f"{NEVER_FINISHED} (refused once it had started)"
 #: The note to the model the CLI appends (2.1.8x+, when it does: a feature gate decides) to the result of a call the
 #: user refused or stopped, one fixed paragraph after a blank line, which its own reader strips again: no part of the
 #: reason ("Note: The user's next message may contain a correction or preference. Pay close attention ...").
@@ -957,7 +957,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     if kind == "interrupted" or (kind in _ENDED_KINDS and _ENDED_RUNNING.search(text)):
         return f"{NEVER_FINISHED}: {text.strip('[]')}"
     if kind and after_run:
-        return f"{decisive_line(text) or 'refused by the CLI'} {_REFUSED_AFTER_RUN}"
+        return f"{_REFUSED_AFTER_RUN}: {decisive_line(text) or 'refused by the CLI'}"
     if (refused and command is not None) or kind:
         return not_run(decisive_line(text) or "refused by the CLI")
     code = _EXIT_CODE.match(text)
@@ -976,13 +976,13 @@ def _denial(text: str, after_run: bool) -> str:
     all the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x)
     on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted by the user while it
     ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run; of one the
-    CLI marks refused only once it had run (``after_run``: 2.1.3xx's ``toolDenialAfterRun``), those words and
-    :data:`_REFUSED_AFTER_RUN`: it ran, and the record does not say the user stopped it."""
+    CLI marks refused only once it had run (``after_run``: 2.1.3xx's ``toolDenialAfterRun``),
+    :data:`_REFUSED_AFTER_RUN` and those words: it ran, and the record does not say the user stopped it."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
     if stopped:
         return f"{INTERRUPTED} while it ran: {stopped.group(1).strip()}"
-    return f"{said} {_REFUSED_AFTER_RUN}" if after_run else not_run(said)
+    return f"{_REFUSED_AFTER_RUN}: {said}" if after_run else not_run(said)
 
 
 def _denial_kind(part: dict[str, Any], record: dict[str, Any]) -> str | None:
