@@ -110,13 +110,14 @@ def test_a_call_ended_value_it_does_not_know_is_no_proof_it_did_not_run(tmp_path
 def test_kind_interrupted_never_finished_whatever_its_words(tmp_path: Path) -> None:
     """Bug (review AUDCC33 5): ``toolDenialKind`` ``interrupted`` ("nobody knows whether it ran"; the CLI's reader
     never calls it not run unless it also ended ``not_started``) read "not run" when its words were not the CLI's
-    own of an ended call."""
-    def interrupted(record: dict[str, Any]) -> None:
-        record["message"]["content"][0]["content"] = "PostToolUse:Bash hook error: Blocked by policy"
-        record["toolDenialKind"] = "interrupted"
-        del record["toolDenialBeforeRun"]
-    second = _second_result_as(tmp_path, SESSION, interrupted).steps[1]
-    assert second.error == "tool call never finished: PostToolUse:Bash hook error: Blocked by policy" and ran(second)
+    own of an ended call (a hook's, or the refusal's)."""
+    for words in ("PostToolUse:Bash hook error: Blocked by policy", REFUSED):
+        def interrupted(record: dict[str, Any], words: str = words) -> None:
+            record["message"]["content"][0]["content"] = words
+            record["toolDenialKind"] = "interrupted"
+            del record["toolDenialBeforeRun"]
+        second = _second_result_as(tmp_path, SESSION, interrupted).steps[1]
+        assert second.error == f"tool call never finished: {words}" and ran(second)
 
 
 def test_a_refusal_recorded_after_the_call_ran_is_no_call_not_run(tmp_path: Path) -> None:

@@ -953,7 +953,7 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     kind = _denial_kind(part, record)
     after_run = record.get("toolDenialAfterRun") is True
     if _DENIED_TEXT.match(text):
-        return _denial(text, after_run)
+        return _denial(text, after_run, ended=kind == "interrupted")
     if kind == "interrupted" or (kind in _ENDED_KINDS and _ENDED_RUNNING.search(text)):
         return f"{NEVER_FINISHED}: {text.strip('[]')}"
     if kind and after_run:
@@ -971,18 +971,21 @@ def result_error(part: dict[str, Any], text: str, record: dict[str, Any], comman
     return decisive_line(text) or "tool error"
 
 
-def _denial(text: str, after_run: bool) -> str:
+def _denial(text: str, after_run: bool, ended: bool) -> str:
     """The error of a call the CLI's words (``_DENIED_TEXT``) say was refused: "not run: " and those words, with
     all the user typed with them ("... To tell you how to proceed, the user said:" and the lines after it, 2.1.9x)
     on one line; of a call the user stopped while it ran (``_STOPPED_RUNNING``), "interrupted by the user while it
     ran: " and the CLI's correction, as an interrupted Bash call reads, not "not run": it may have run; of one the
     CLI marks refused only once it had run (``after_run``: 2.1.3xx's ``toolDenialAfterRun``),
-    :data:`_REFUSED_AFTER_RUN` and those words: it ran, and the record does not say the user stopped it."""
+    :data:`_REFUSED_AFTER_RUN` and those words: it ran, and the record does not say the user stopped it; of one it
+    marks ``interrupted`` (``ended``: "nobody knows whether it ran"), "tool call never finished: " and those words."""
     said = " ".join(line.strip() for line in text.splitlines() if line.strip())
     stopped = _STOPPED_RUNNING.search(text.partition("\n")[0])
     if stopped:
         return f"{INTERRUPTED} while it ran: {stopped.group(1).strip()}"
-    return f"{_REFUSED_AFTER_RUN}: {said}" if after_run else not_run(said)
+    if after_run:
+        return f"{_REFUSED_AFTER_RUN}: {said}"
+    return f"{NEVER_FINISHED}: {said}" if ended else not_run(said)
 
 
 def _denial_kind(part: dict[str, Any], record: dict[str, Any]) -> str | None:
