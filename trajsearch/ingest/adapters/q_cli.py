@@ -77,6 +77,12 @@ _CLI_PROMPTS = frozenset({"The user interrupted the tool execution.",
 #: The answers to the CLI's "Allow this action? [y/n/t]" (``handle_input``: ``y`` runs the call, ``t`` trusts its tool
 #: and runs it, ``n`` denies it), which the transcript keeps as typed, ``> t``, like a prompt; a history holds none.
 _APPROVALS = {"y": True, "t": True, "n": False}
+#: The tools the CLI never asks about (``requires_acceptance`` is ``false`` for ``FsRead``, ``GhIssue`` (spec name
+#: ``report_issue``), ``Thinking`` in every version read; not ``knowledge``, which Kiro CLI asks about, as a real
+#: save's ``> t`` after it shows): a line typed after an answer calling only these answers no "Allow this action?",
+#: so it cancels nothing (a Ctrl+C of the next answer, the calls having run); with one asked about, they wait with it
+#: (none runs until all are allowed), and a denial cancels them all.
+_NEVER_ASKED = frozenset({"fs_read", "gh_issue", "report_issue", "thinking"})
 #: How the CLI opens a tool's error (``chat/mod.rs``): ``An error occurred processing the tool: \n<the error>``.
 _TOOL_ERROR = re.compile(r"\AAn error occurred processing the tool: *\n")
 #: The note a transcript's answer ends with (``append_assistant_transcript``), naming the tools it used (``a,b``), or
@@ -225,7 +231,8 @@ class _Walk(PromptedSteps):
         ``y`` or ``t`` are a prompt that cancels nothing: the calls may have run, the user stopping the answer that
         followed (Ctrl+C, as a real Amazon Q save shows: ``> t``, then ``> use the gh cli``). The transcript cannot
         tell a ``y`` or ``n`` typed as a request there from an answer: it is taken for one (rare: a one-letter
-        request right after a stop)."""
+        request right after a stop). An answer calling only tools the CLI never asks about (:data:`_NEVER_ASKED`)
+        runs them at once: words after it cancel none."""
         asking: list[dict[str, Any]] = []  # the calls of the answer just read, none run yet
         allowed_any = False  # a y or t given for them: the calls may run, no longer waiting
         for line in (x for x in lines if isinstance(x, str)):
@@ -252,7 +259,8 @@ class _Walk(PromptedSteps):
             names = [n.strip() for n in uses.split(",") if n.strip()] if uses is not None else []
             names = [] if names == ["none"] else names
             # the transcript names the tool, no call: no id, arguments or time
-            asking, allowed_any = [self.open_call(None, name, None) for name in names], False
+            calls = [self.open_call(None, name, None) for name in names]
+            asking, allowed_any = (calls if set(names) - _NEVER_ASKED else []), False
             self.flush()
 
 
