@@ -207,7 +207,8 @@ def test_the_flow_settings_and_event_log_beside_a_2025_trajectory_are_passed_ove
     assert "trajectory.json: format moatless; runs 1; rejected 0; steps 4" in out
     assert "flow.json" not in out and "events.jsonl" not in out
     code, out, err = run_cli("ingest", str(TREE / "flow-swebench_tools.json"), "-t", "acme", "--dry-run")
-    assert "Moatless' flow settings" in out + err, out + err
+    said = "Moatless' flow settings (flow.json beside a run's trajectory.json, or .moatless/flows/): no run"
+    assert said in out + err, out + err
 
 
 def test_an_action_is_named_by_its_class_in_every_layout_not_by_the_tool_the_model_called() -> None:
@@ -240,10 +241,28 @@ def test_a_node_list_whose_lines_break_is_refused_and_says_where(tmp_path: Path)
     flow = _flat(json.loads((TREE / "tree-search-sonnet.json").read_text()))
     for change, said in ((lambda f: f["nodes"][4].update(parent_id=99), "node 4's parent 99 is not in `nodes`"),
                          (lambda f: f["nodes"][1].update(parent_id=3), "the parents of node 3 form a cycle"),
-                         (lambda f: f["nodes"][3].update(node_id="3"), "`nodes` entry 4: its `node_id` is a string")):
+                         (lambda f: f["nodes"][3].update(node_id="3"), "`nodes` entry 4: its `node_id` is a string"),
+                         # a second root: read as the first's run ending on the other tree's verdict (review RT1 #4)
+                         (lambda f: f["nodes"][4].update(parent_id=None), "node 4's line does not reach the root")):
         broken = json.loads(json.dumps(flow))
         change(broken)
         path = tmp_path / "trajectory.json"
         path.write_text(json.dumps(broken))
+        [parsed] = list(read_inputs([path]))
+        assert parsed.trajectory is None and said in parsed.error, parsed.error
+
+
+def test_a_nested_tree_names_a_bad_child_and_an_empty_task_by_its_key_and_another_tree_stays_unrecognised(
+        tmp_path: Path) -> None:
+    """The nested layout says what a child's ``node_id`` is and names November 2024's ``message`` key, as the flat
+    one does (review RT1 #2, #3); a tree dump whose root holds neither task key is no Moatless file (#10: it was
+    refused as a Moatless run with no task)."""
+    cases = (({"node_id": 0, "message": "Fix foo", "children": [{"node_id": "1", "children": []}]},
+              "a child of node 0: its `node_id` is a string, not an integer"),
+             ({"node_id": 0, "message": "", "children": []}, "no `user_message` (November 2024: `message`) text"),
+             ({"node_id": 0, "name": "plan", "children": [{"node_id": 1, "children": []}]}, "unrecognised dump format"))
+    for root, said in cases:
+        path = tmp_path / "tree.json"
+        path.write_text(json.dumps({"root": root}))
         [parsed] = list(read_inputs([path]))
         assert parsed.trajectory is None and said in parsed.error, parsed.error

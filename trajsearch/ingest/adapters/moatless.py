@@ -93,7 +93,7 @@ def side_file(record: Any) -> str | None:
     if not isinstance(record, dict):
         return None
     if isinstance(record.get("flow_class"), str) and {"agent", "max_iterations"} <= record.keys():
-        return "Moatless' flow settings (flow.json, .moatless/flows/): the run is the trajectory.json beside it"
+        return "Moatless' flow settings (flow.json beside a run's trajectory.json, or .moatless/flows/): no run"
     if _EVENT_KEYS <= record.keys() and isinstance(record.get("event_type"), str):
         return "a line of Moatless' event log (events.jsonl): the run is the trajectory.json beside it"
     return None
@@ -101,9 +101,12 @@ def side_file(record: Any) -> str | None:
 
 def _tree_root(record: dict[str, Any]) -> dict[str, Any] | None:
     """The root node of a tree-search / flow file (2024: ``root``, a node whose ``children`` nest; from
-    2025 ``nodes``, each node once with its ``parent_id``, the root's ``None``), else None."""
+    2025 ``nodes``, each node once with its ``parent_id``, the root's ``None``), else None. Either layout's root must
+    hold the task's key (``user_message``, November 2024's ``message``), as every real one does: a node id and
+    children alone are any tree dump's, which stays unrecognised rather than refused as a Moatless run."""
     root = record.get("root")
-    if isinstance(root, dict) and root.get("node_id") == 0 and isinstance(root.get("children"), list):
+    if isinstance(root, dict) and root.get("node_id") == 0 and isinstance(root.get("children"), list) \
+            and ("user_message" in root or "message" in root):
         return root
     nodes = record.get("nodes")
     first = nodes[0] if isinstance(nodes, list) and nodes else None
@@ -181,6 +184,13 @@ _ARGS_SUFFIX = re.compile(r"(?:ActionArguments|Arguments|Args)$")
 _FINISH = frozenset({"Finish", "VerifiedFinish"})
 
 
+def _not_a_node(node: Any) -> str:
+    """Why an entry of either layout is no node: what its ``node_id`` is (the usual slip), or what it is."""
+    if isinstance(node, dict):
+        return f"its `node_id` is {json_kind(node.get('node_id'))}, not an integer"
+    return f"expected a node object, found {json_kind(node)}"
+
+
 def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], dict[int, Any]]:
     """(each node by its ``node_id``, each node's parent id): from the flat ``nodes`` (2025) or the nested ``root``
     (2024)."""
@@ -189,17 +199,14 @@ def _tree_nodes(record: dict[str, Any], root: dict[str, Any]) -> tuple[dict[int,
     if isinstance(record.get("nodes"), list):
         for n, node in enumerate(record["nodes"], 1):
             if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
-                raise RecordError(f"`nodes` entry {n}: " + (f"its `node_id` is {json_kind(node.get('node_id'))}, not "
-                                                             f"an integer" if isinstance(node, dict) else
-                                                             f"expected a node object, found {json_kind(node)}"))
+                raise RecordError(f"`nodes` entry {n}: {_not_a_node(node)}")
             nodes[node["node_id"]], parents[node["node_id"]] = node, node.get("parent_id")
         return nodes, parents
     stack: list[tuple[Any, Any]] = [(root, None)]
     while stack:
         node, parent = stack.pop()
         if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
-            raise RecordError(f"a child of node {parent}: expected a node object with an integer `node_id`, "
-                              f"found {json_kind(node)}")
+            raise RecordError(f"a child of node {parent}: {_not_a_node(node)}")
         nodes[node["node_id"]], parents[node["node_id"]] = node, parent
         stack.extend((child, node["node_id"]) for child in as_list(node.get("children")))
     return nodes, parents
@@ -266,6 +273,8 @@ def _line(root: dict[str, Any], nodes: dict[int, dict[str, Any]], parents: dict[
         seen.add(leaf)
         line.append(nodes[leaf])
         leaf = parents.get(leaf)
+    if line[-1] is not root:  # a second root (Moatless writes none): the line would take another tree's verdict
+        raise RecordError(f"node {line[0]['node_id']}'s line does not reach the root node {root['node_id']}")
     return line[::-1]
 
 
@@ -335,8 +344,8 @@ def _tree_trajectory(record: dict[str, Any], root: dict[str, Any], ctx: Context)
     its ``trajectory.json``)."""
     task = root.get("user_message") or root.get("message")
     if not isinstance(task, str) or not task.strip():
-        raise RecordError("a Moatless trajectory whose root node has no `user_message` text: the flow was given no "
-                          "task")
+        raise RecordError("a Moatless trajectory whose root node has no `user_message` (November 2024: `message`) "
+                          "text: the flow was given no task")
     nodes, parents = _tree_nodes(record, root)
     line = _line(root, nodes, parents)
     outcome, failure, basis = _tree_verdict(line[-1])
