@@ -21,11 +21,12 @@ run here). Read alike (``_code_trajectory``): the task the first prompt typed (e
 sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
 exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
 stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the log's
-``created_at``; the run ``kimi-cli.<session id>`` (an agent other than ``main``: ``kimi-cli.<session id>.<agent>``, a
-sub-agent's). A session Kimi Code imported from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``) is a
-log of ``context.append_message`` records alone, the old context file's messages (protocol 1.0: ``toolCalls``
-[{type, id, function}], a tool's ``toolCallId``): the messages before any turn, naming no ``origin`` (every message
-the agent writes names one), are read as the Python CLI's (``_CodeSession.message``).
+``created_at`` (else its first record's ``time``); a log of its set-up alone passed over; the run ``kimi-cli.<session
+id>`` (an agent other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's). A session Kimi Code imported
+from the Python CLI (``packages/migration-legacy``: ``ses_<old id>``) is a log of ``context.append_message`` records
+alone, the old context file's messages (protocol 1.0: ``toolCalls`` [{type, id, function}], a tool's ``toolCallId``):
+the messages before any turn, naming no ``origin`` (every message the agent writes names one), are read as the Python
+CLI's (``_CodeSession.message``).
 
 Kimi keeps a session's model context as JSON lines, appended as the session runs:
 ``~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl`` (a sub-agent's beside its session's, in
@@ -74,10 +75,11 @@ from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
-                         exit_code_error, iso_time, json_arguments, parts_text, prompt_list, session_trajectory,
-                         whole_file)
-from ._common import (Context, RecordError, as_dict, as_list, file_run_key, file_stem, named_path, short,
-                      timestamp)
+                         exit_code_error, first_time, iso_time, json_arguments, parts_text, prompt_list,
+                         session_trajectory, whole_file)
+from ..sources import first_line_record, peek
+from ._common import (Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, named_path,
+                      short, timestamp)
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +129,9 @@ _CODE_INTERRUPTED = re.compile(r'\AThe user manually interrupted "')
 #: The result Kimi Code's import writes for a call the Python CLI's file left unanswered
 #: (``migration-legacy/src/sessions/close-tool-calls.ts``): no answer, the call never answered here too.
 _IMPORT_UNANSWERED = "[tool result unavailable \u2014 session imported from kimi-cli]"
+#: The records of a Kimi Code agent only set up (its head and configuration): a sub-agent's log holding no more
+#: (as Kimi Code's own sample session's ``agent-0``) holds no run and nothing wrong, as an empty sub-agent file.
+_CODE_SET_UP = frozenset({"metadata", "config.update"})
 #: The folder Kimi Code's import gives a session of the Python CLI (``migrate-one.ts``: ``ses_<its id>``).
 _IMPORTED_FOLDER = re.compile(r"ses_(?P<session>.+)")
 #: User messages Kimi writes itself, each opening with ``<system>`` (a checkpoint's note, a compaction's summary,
@@ -149,6 +154,24 @@ def _code_head(record: dict[str, Any]) -> bool:
     log, a side file of its context file, opens with no ``created_at``)."""
     return record.get("type") == "metadata" and isinstance(record.get("protocol_version"), str) \
         and isinstance(record.get("created_at"), (int, float))
+
+
+def _code_log(lines: list[dict[str, Any]]) -> bool:
+    """Kimi Code's wire log: its head (``_code_head``), or a ``metadata`` head without ``created_at`` (as third-party
+    readers write it) whose next record's ``type`` is dotted (``config.update``, ``turn.prompt``: the Python CLI's
+    wire records are ``{"timestamp", "message"}``)."""
+    head, second = lines[0], (lines[1] if len(lines) > 1 else {})
+    return _code_head(head) or head.get("type") == "metadata" and "." in str(second.get("type", ""))
+
+
+def format_by_place(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): ``<session>/agents/<agent>/wire.jsonl`` opening on a
+    ``metadata`` record is Kimi Code's wire log though its head lacks ``created_at`` (``matches`` asks for it, the one
+    key the Python CLI's wire log head lacks; that CLI never writes under ``agents/``)."""
+    if fmt is not None or path.name != WIRE or path.parent.parent.name != "agents":
+        return None
+    head, _ = first_line_record(peek(path).split("\n", 1)[0])
+    return NAME if isinstance(head, dict) and head.get("type") == "metadata" else None
 
 
 def _own(role: Any) -> bool:
@@ -314,11 +337,12 @@ def _wire(source: Path) -> _Wire:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     lines = as_records(record, "Kimi CLI context")
-    if _code_head(lines[0]):
+    if _code_log(lines):
         return _code_trajectory(lines, ctx)
     if not _own(lines[0].get("role")):  # (as_records gives one line at least)
         raise RecordError("not a Kimi CLI context file: expected JSON lines opening with Kimi's own record "
-                          '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages')
+                          '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages; nor a Kimi Code '
+                          'wire log, opening with its head {"type": "metadata", "protocol_version", "created_at"}')
     walk = _Session()
     tokens = None
     for line in lines:
@@ -362,16 +386,18 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     """Kimi's other files in a session's folder (its wire log, state, a sub-agent's meta, prompt and output): the
     run is the ``context.jsonl`` beside them. Kimi Code's background tasks and cron jobs, ``tasks/<id>.json`` and
     ``cron/<id>.json`` of a session or of an agent (``utils/per-id-json-store.ts``), hold none either."""
-    if fmt is None and path.suffix == ".json" and path.parent.name in _CODE_NO_RUN_FOLDERS and (
+    if fmt not in (None, NAME):  # forced as kimi-cli, Kimi Code's files are named as when given alone
+        return None
+    if path.suffix == ".json" and path.parent.name in _CODE_NO_RUN_FOLDERS and (
             path.parent.parent.parent.name == "agents" or (path.parent.parent / "agents").is_dir()):
         return (f"Kimi Code's {path.parent.name}/ record (a background task or cron job), no run: the session's runs "
                 "are its agents/*/wire.jsonl")
     # the name first: asked of every file no format claims, the folder test stats the files beside it
-    if fmt is not None or path.name not in _NO_RUN_FILES:
+    if path.name not in _NO_RUN_FILES:
         return None
     if path.name == "state.json" and (path.parent / "agents").is_dir():
         return "Kimi Code's state.json of a session, no run: its runs are the agents/*/wire.jsonl beside it"
-    if not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
+    if fmt is not None or not (path.parent.parent.name == "subagents" or _session_folder(path.parent, path)):
         return None
     return f"Kimi CLI's {path.name} of a session, no run: the run is the context.jsonl beside it"
 
@@ -473,6 +499,9 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     if walk.summary:
         walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
     prompts = walk.prompts or walk.other_prompts[:1]
+    if not prompts and {line.get("type") for line in lines} <= _CODE_SET_UP:
+        raise PassedOver("an agent set up, never run", "a Kimi Code agent's wire log holding its set-up alone: it was "
+                         "never run", unit="agent log")
     if not prompts:
         raise RecordError("no prompt in this Kimi Code wire log: the agent was started and never asked anything")
     run, session, parent = _code_place(ctx)
@@ -489,4 +518,5 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=prompts[0], model_id=walk.model, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
-                              created_at=iso_time(lines[0].get("created_at")))
+                              # a head without created_at (third-party writers): its first record's time
+                              created_at=first_time(lines[0].get("created_at"), *(x.get("time") for x in lines)))
