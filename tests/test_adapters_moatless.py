@@ -266,3 +266,14 @@ def test_a_nested_tree_names_a_bad_child_and_an_empty_task_by_its_key_and_anothe
         path.write_text(json.dumps({"root": root}))
         [parsed] = list(read_inputs([path]))
         assert parsed.trajectory is None and said in parsed.error, parsed.error
+
+
+def test_the_root_moatless_chose_ends_the_run_at_the_root(tmp_path: Path) -> None:
+    """Node 0 is the root: chosen (``selected_node_id`` 0), the run ends there, not on a later node because 0 is
+    falsy (November 2024 layout: the root holds the first action)."""
+    tree = json.loads((TREE / "tree-search-node-action-output.json").read_text())
+    tree["root"]["discriminator_result"] = {"selected_node_id": 0}
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(tree))
+    run = only(path)
+    assert run.metadata["end_node"] == 0 and [s.action for s in run.steps] == ["FindClass"]

@@ -57,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from itertools import chain
 from typing import Any
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
@@ -260,9 +261,9 @@ def _line(root: dict[str, Any], nodes: dict[int, dict[str, Any]], parents: dict[
     (``Node.get_last_node``: a loop's only branch, cut short)."""
     order = sorted(nodes)
     chosen = as_dict(root.get("discriminator_result")).get("selected_node_id")
-    leaf = (chosen if isinstance(chosen, int) and chosen in nodes else None) \
-        or next((i for i in reversed(order) if nodes[i].get("evaluation_result")), None) \
-        or next((i for i in reversed(order) if _ended(nodes[i])), order[-1])
+    leaf = next(chain([chosen] if isinstance(chosen, int) and chosen in nodes else [],  # node 0 (the root) too
+                      (i for i in reversed(order) if nodes[i].get("evaluation_result")),
+                      (i for i in reversed(order) if _ended(nodes[i]))), order[-1])
     line: list[dict[str, Any]] = []
     seen: set[int] = set()
     while leaf is not None:
@@ -320,9 +321,10 @@ def _tree_verdict(leaf: dict[str, Any]) -> tuple[Outcome, Failure | None, dict[s
                                                 "(node.error, ActionError)")
         return outcome, failure, {}
     name = _action_name(steps[-1]) if steps else None
-    if name in _FINISH and _ended(leaf):
+    ended = _ended(leaf)
+    if name in _FINISH and ended:
         return Outcome.success, None, {"outcome_basis": UNEVALUATED}
-    if name == "Reject" and _ended(leaf):
+    if name == "Reject" and ended:
         reason = as_dict(as_dict(steps[-1]).get("action")).get("rejection_reason")
         return Outcome.failure, Failure(error=short(str(reason), 300) if reason else "rejected",
                                         cause="the agent rejected the task"), {}
