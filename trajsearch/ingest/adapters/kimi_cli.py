@@ -243,14 +243,17 @@ class _Session(SessionSteps):
             self.flush()
             self.prompts.append(text)
 
+    def part(self, part: dict[str, Any], at: Any = None) -> None:
+        """One part of the agent's message: a ``think`` part the next step's thought, a ``text`` part words said."""
+        if part.get("type") == "think" and (think := as_str(part.get("think"))):
+            self.thought.append(think)
+        elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
+            self.say(text.strip(), at)
+
     def assistant(self, message: dict[str, Any]) -> None:
         content = message.get("content")
         for part in as_list(content) if not isinstance(content, str) else [{"type": "text", "text": content}]:
-            part = as_dict(part)
-            if part.get("type") == "think" and (think := as_str(part.get("think"))):
-                self.thought.append(think)
-            elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
-                self.say(text.strip())
+            self.part(as_dict(part))
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
             call_id = as_str(as_dict(call).get("id"))
@@ -439,11 +442,7 @@ class _CodeSession(_Session):
     def event(self, event: dict[str, Any], at: Any) -> None:
         kind = event.get("type")
         if kind == "content.part":
-            part = as_dict(event.get("part"))
-            if part.get("type") == "think" and (think := as_str(part.get("think"))):
-                self.thought.append(think)
-            elif part.get("type") == "text" and (text := as_str(part.get("text"))) and text.strip():
-                self.say(text.strip(), at)
+            self.part(as_dict(event.get("part")), at)
         elif kind == "tool.call":
             self.open_call(as_str(event.get("toolCallId")), as_str(event.get("name")) or UNNAMED_TOOL,
                            event.get("args"), at)
