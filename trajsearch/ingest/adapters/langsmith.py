@@ -33,6 +33,12 @@ Records, any mix (one per line, a JSON array, or one object per file):
   other outputs (``{"output": ...}``) as a graph's answer; its id is the
   ``run-<uuid>`` of the file name, else a hash of its content (not its
   metadata's ``run_id``: every run of a LangGraph Platform trace carries the root's);
+- the runs langsmith-js posts for the AI SDK: ``wrapAISDK`` and
+  AI SDK 7's ``registerTelemetry(new LangSmithTelemetry())``, whose runs are
+  posted once, complete (no ``patch``): a ``chain`` root named by the
+  ``functionId``, ``llm`` runs named by the provider (``ls_model_name``),
+  ``tool`` runs; an agent run inside a tool (a sub-agent) is a ``chain`` under
+  that tool run, its tools are steps of the trace's run, as every span format's;
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download);
 - a trace as ``langsmith-fetch trace ID --include-metadata`` writes it:

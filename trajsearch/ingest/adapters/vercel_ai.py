@@ -2,8 +2,11 @@
 
 The AI SDK (``experimental_telemetry: {isEnabled: true}`` in v3-v6,
 ``LegacyOpenTelemetry`` from ``@ai-sdk/otel`` in v7) records one span tree per
-call. Records: OTLP/JSON requests, or spans as the OpenTelemetry JS SDK holds
-them (``name``, ``spanContext.traceId`` / ``spanId``, ``parentSpanId`` or
+call (v7 places each ``ai.toolCall`` under the model-call span that asked
+for it, and a sub-agent's call, one made inside a tool's ``execute``, under
+that tool's span: its tools are steps of the run, as every span format's).
+Records: OTLP/JSON requests, or spans as the OpenTelemetry JS SDK holds them
+(``name``, ``spanContext.traceId`` / ``spanId``, ``parentSpanId`` or
 ``parentSpanContext.spanId``, ``startTime`` / ``endTime`` as ``[s, ns]``,
 ``status.code``, flat ``attributes``, ``events``), one per line, in a JSON
 array, or pretty-printed (see ``_otlp``). Spans are grouped into one
