@@ -39,6 +39,8 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``functionId``, ``llm`` runs named by the provider (``ls_model_name``),
   ``tool`` runs; an agent run inside a tool (a sub-agent) is a ``chain`` under
   that tool run, its tools are steps of the trace's run, as every span format's;
+  a run it closed with ``{"note": "closed on finish"}`` (still open when a
+  streamed call ended: a failed or cut-off step) recorded no output;
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download);
 - a trace as ``langsmith-fetch trace ID --include-metadata`` writes it:
@@ -136,6 +138,9 @@ ID_PREFIX = "ls"
 _ROLES = {"tool": "tool", "llm": "llm", "chat_model": "llm", "retriever": "retriever", "chain": "chain"}
 _DOTTED = re.compile(r"(\d{8}T\d{6,}Z)([0-9a-fA-F-]{36})")
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+#: The outputs langsmith-js's ``LangSmithTelemetry`` (AI SDK 7) gives a step or tool run still open when the SDK's
+#: call ends (its stream failed, e.g. retries spent, or was cut off): a placeholder, no output of the run's.
+_UNFINISHED = {"note": "closed on finish"}
 #: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
 _RUN, _SCORES = "_run", "_scores"
 
@@ -342,6 +347,8 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         raise RecordError("LangSmith run without 'id' or 'run_id' (and no 'dotted_order' to take it from)")
     role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
     inputs, outputs = decode(run.get("inputs")), decode(run.get("outputs"))
+    if outputs == _UNFINISHED:
+        outputs = None
     # the OpenAI Agents SDK integration posts its span error (``{"message", "data"}``) as ``str(dict)``
     error = error_text(decode(run.get("error"), literal=True))
     node = Node(
