@@ -40,7 +40,10 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``tool`` runs; an agent run inside a tool (a sub-agent) is a ``chain`` under
   that tool run, its tools are steps of the trace's run, as every span format's;
   a run it closed with ``{"note": "closed on finish"}`` (still open when a
-  streamed call ended: a failed or cut-off step) recorded no output;
+  streamed call ended: a failed or cut-off step) recorded no output, and the
+  root's outputs, its last finished step, are no answer where they hold only
+  calls and results (a stream whose provider then failed marks only its
+  ``llm`` runs: the last one's error decides);
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download);
 - a trace as ``langsmith-fetch trace ID --include-metadata`` writes it:
@@ -385,6 +388,11 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         if not node.output_messages and says_nothing(outputs):
             node.output_text = None  # a failed call's empty generations are no reply
         node.model = _model(run, inputs, outputs)
+    elif role == "chain" and isinstance(outputs, dict) and outputs.get("role") == "assistant" and not any(
+            m.get("text") for m in output_dicts(outputs) if m.get("role") == "assistant"):
+        # langsmith-js's AI SDK root (``wrapAISDK``, ``LangSmithTelemetry``) holds its last finished step: calls and
+        # their results, no answer; a step that failed after it (a stream's provider error) ended the run
+        node.output_text = None
     if not run.get("parent_run_id"):
         extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
         meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
