@@ -39,11 +39,14 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``functionId``, ``llm`` runs named by the provider (``ls_model_name``),
   ``tool`` runs; an agent run inside a tool (a sub-agent) is a ``chain`` under
   that tool run, its tools are steps of the trace's run, as every span format's;
-  a run it closed with ``{"note": "closed on finish"}`` (still open when a
-  streamed call ended: a failed or cut-off step) recorded no output, and the
-  root's outputs, its last finished step, are no answer where they hold only
-  calls and results (a stream whose provider then failed marks only its
-  ``llm`` runs: the last one's error decides);
+  their runs carry ``extra.metadata.ls_integration`` (``vercel-ai-sdk``,
+  ``vercel-ai-sdk-telemetry``), and only those are read by these rules: a run
+  ``LangSmithTelemetry`` closed with ``{"note": "closed on finish"}`` (still
+  open when a streamed call ended: a failed or cut-off step) recorded no
+  output, and the root's outputs, its last finished step, are no answer where
+  that step asked for tools (finish reason ``tool-calls``, whatever it said
+  with them; a stream whose provider then failed marks only its ``llm`` runs:
+  the last one's error decides);
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download);
 - a trace as ``langsmith-fetch trace ID --include-metadata`` writes it:
@@ -141,9 +144,14 @@ ID_PREFIX = "ls"
 _ROLES = {"tool": "tool", "llm": "llm", "chat_model": "llm", "retriever": "retriever", "chain": "chain"}
 _DOTTED = re.compile(r"(\d{8}T\d{6,}Z)([0-9a-fA-F-]{36})")
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
-#: The outputs langsmith-js's ``LangSmithTelemetry`` (AI SDK 7) gives a step or tool run still open when the SDK's
-#: call ends (its stream failed, e.g. retries spent, or was cut off): a placeholder, no output of the run's.
-_UNFINISHED = {"note": "closed on finish"}
+#: ``extra.metadata.ls_integration`` of the runs langsmith-js posts for the AI SDK: ``vercel-ai-sdk`` (``wrapAISDK``,
+#: js/src/experimental/vercel/wrap.ts) and ``vercel-ai-sdk-telemetry`` (AI SDK 7's ``LangSmithTelemetry``,
+#: telemetry.ts). The rules below read those runs' own shapes; another integration's run of the same shape (a Python
+#: function returning a model's tool-call message: the call is its answer) means something else.
+_AI_SDK = "vercel-ai-sdk"
+#: The outputs ``LangSmithTelemetry`` gives a step or tool run still open when the SDK's call ends (its stream
+#: failed, e.g. retries spent, or was cut off): a placeholder, no output of the run's.
+_UNFINISHED = ("vercel-ai-sdk-telemetry", {"note": "closed on finish"})
 #: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
 _RUN, _SCORES = "_run", "_scores"
 
@@ -332,10 +340,30 @@ def _ai_sdk_tool_call(inputs: Any) -> tuple[Any, str] | None:
     return listed[0], ident
 
 
-def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:
+def _extra(run: dict[str, Any], key: str) -> dict[str, Any]:
+    """``run.extra[key]`` (``metadata``, ``invocation_params``) as a dict, ``{}`` where a run has none or another type."""
     extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-    invocation = extra.get("invocation_params") if isinstance(extra.get("invocation_params"), dict) else {}
-    meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+    return extra[key] if isinstance(extra.get(key), dict) else {}
+
+
+def _ends_in_calls(outputs: dict[str, Any]) -> bool:
+    """Whether an AI SDK root's outputs, its last finished step, end in tool calls, whatever words came with them
+    ("Let me check the weather."): then they are no answer, and a step that failed after it ended the run. The
+    step's finish reason says so (``LangSmithTelemetry``'s ``finish_reason``, ``wrapAISDK``'s
+    ``response_metadata.steps[-1].finishReason``, AI SDK 7's model-level ``{unified, raw}`` form too), else a
+    ``tool-call`` part among ``wrapAISDK``'s step content (a ``streamText`` root keeps no steps)."""
+    steps = outputs["response_metadata"].get("steps") if isinstance(outputs.get("response_metadata"), dict) else None
+    last = steps[-1] if isinstance(steps, list) and steps and isinstance(steps[-1], dict) else {}
+    reason = outputs.get("finish_reason") or last.get("finishReason")
+    if isinstance(reason, dict):
+        reason = reason.get("unified")
+    content = outputs.get("content")
+    return reason == "tool-calls" or reason is None and isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "tool-call" for part in content)
+
+
+def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:
+    invocation, meta = _extra(run, "invocation_params"), _extra(run, "metadata")
     for value in (invocation.get("model"), invocation.get("model_name"),
                   inputs.get("model") if isinstance(inputs, dict) else None, meta.get("ls_model_name"),
                   outputs.get("model") if isinstance(outputs, dict) else None):
@@ -350,7 +378,9 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         raise RecordError("LangSmith run without 'id' or 'run_id' (and no 'dotted_order' to take it from)")
     role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
     inputs, outputs = decode(run.get("inputs")), decode(run.get("outputs"))
-    if outputs == _UNFINISHED:
+    meta = _extra(run, "metadata")
+    integration = str(meta.get("ls_integration") or "")
+    if (integration, outputs) == _UNFINISHED:
         outputs = None
     # the OpenAI Agents SDK integration posts its span error (``{"message", "data"}``) as ``str(dict)``
     error = error_text(decode(run.get("error"), literal=True))
@@ -375,8 +405,6 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         result, result_call, result_error = _tool_output(outputs)
         failed = bool(node.error or result_error)
         node.result = None if failed and result in ({}, None) else result_text(result)  # a raise leaves outputs {}
-        extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-        meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
         node.call_id = call_id(meta.get("tool_call_id") or (sdk_call[1] if sdk_call else None) or result_call)
         if result_error and not node.error:
             node.error = result_error
@@ -388,14 +416,13 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         if not node.output_messages and says_nothing(outputs):
             node.output_text = None  # a failed call's empty generations are no reply
         node.model = _model(run, inputs, outputs)
-    elif role == "chain" and isinstance(outputs, dict) and outputs.get("role") == "assistant" and not any(
-            m.get("text") for m in output_dicts(outputs) if m.get("role") == "assistant"):
-        # langsmith-js's AI SDK root (``wrapAISDK``, ``LangSmithTelemetry``) holds its last finished step: calls and
-        # their results, no answer; a step that failed after it (a stream's provider error) ended the run
+    elif role == "chain" and integration.startswith(_AI_SDK) and isinstance(outputs, dict) \
+            and outputs.get("role") == "assistant" and (_ends_in_calls(outputs) or not any(
+                m.get("text") for m in output_dicts(outputs) if m.get("role") == "assistant")):
+        # langsmith-js's AI SDK root (``wrapAISDK``, ``LangSmithTelemetry``) holds its last finished step: where
+        # that asked for tools it is no answer; a step that failed after it (a stream's provider error) ended the run
         node.output_text = None
     if not run.get("parent_run_id"):
-        extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-        meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
         node.info.update({k: v for k, v in {
             "task_id": str(run["reference_example_id"]) if run.get("reference_example_id") else None,
             "tags": run.get("tags") or None,
