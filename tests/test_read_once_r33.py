@@ -59,5 +59,6 @@ def test_no_command_is_kept_after_its_runs_rows() -> None:
 def test_no_command_is_kept_when_asked_outside_a_run() -> None:
     run, commands = _run_with_commands()
     before = _counts(commands)
-    assert [(is_read(s), is_write(s), shows_history(c)) for s, c in zip(run.steps, commands)] == [(False, True, True)] * 3
+    asked = [(is_read(s), is_write(s), shows_history(c)) for s, c in zip(run.steps, commands)]
+    assert asked == [(False, True, True)] * 3
     assert _counts(commands) == before

@@ -28,8 +28,9 @@ NOT_RUN = "not run: "
 
 
 #: How an adapter begins the error of a call its harness cut off before it exited: the user stopped it
-#: (:data:`INTERRUPTED`), or the session ended while it ran (:data:`NEVER_FINISHED`). It ran (:func:`ran`), but its
-#: error is not the command's own (``trajsearch.represent._NOT_THE_COMMANDS`` reads these marks).
+#: (:data:`INTERRUPTED`), or the session ended while it ran, or a refusal came once it had started (Claude Code's
+#: ``toolDenialAfterRun``) (:data:`NEVER_FINISHED`). It ran (:func:`ran`), but its error is not the command's own
+#: (``trajsearch.represent._NOT_THE_COMMANDS`` reads these marks).
 INTERRUPTED = "interrupted by the user"
 NEVER_FINISHED = "tool call never finished"
 

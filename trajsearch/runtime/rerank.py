@@ -202,7 +202,7 @@ def _touched_lists(summary: str) -> dict[str, list[str]]:
 
 @per_call
 def _touched_parsed(summary: str) -> dict[str, tuple[str, ...]]:
-    """:func:`_touched_lists`, worked out once per summary in a call (:mod:`.memo`): an exemplars call reads the
+    """:func:`_touched_lists`, worked out once per summary in a call (:mod:`trajsearch.memo`): an exemplars call reads the
     same candidates' summaries again for every candidate it weighs without its own vote (probe 52, PERF: 22,578
     reads in 76 calls, a tenth of their time)."""
     lists: dict[str, list[str]] = {"changed": [], "created": [], "modules": [], "symbols": [], "calls": [],

@@ -161,7 +161,7 @@ def _shown(hit: Hit) -> frozenset[str]:
 
 @per_call
 def _files_named(text: str) -> frozenset[str]:
-    """:func:`_shown` of a row's text, worked out once per call (:mod:`.memo`): an exemplars call asks it again of the same step rows for
+    """:func:`_shown` of a row's text, worked out once per call (:mod:`trajsearch.memo`): an exemplars call asks it again of the same step rows for
     every candidate it weighs without its own vote (``advice._likely_files``' ``without``), which made 90% of the
     call's regex work (probe 52, PERF: 27,136 scans of rows' texts in 76 calls, half of their time)."""
     return frozenset(file_key(_TOP_LEVEL.sub("", p)) for p in _PATH.findall(text) if not is_test_file(p))

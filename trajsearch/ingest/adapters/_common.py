@@ -17,7 +17,6 @@ from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 from pydantic import ValidationError
 
 from trajsearch import config
-from trajsearch.first_few import first_few  # noqa: F401 (the adapters import it from here)
 from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (

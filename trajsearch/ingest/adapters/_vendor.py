@@ -23,9 +23,10 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, TypeVar
 
+from trajsearch.first_few import first_few
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, first_few, last_tool_error, outcome_of_reward, short
+from ._common import Context, RecordError, build, last_tool_error, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message,
                      start_order, text_of)
 from ._spans.messages import is_object_repr

@@ -201,6 +201,7 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
 from trajsearch.actions import TASK_COMPLETE, not_run
+from trajsearch.first_few import first_few
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
@@ -211,7 +212,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    first_few, item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
+    item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
     short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void

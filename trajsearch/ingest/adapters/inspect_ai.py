@@ -65,12 +65,13 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from trajsearch.first_few import first_few
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import sources
 from ..sources import Record
 from ._agent_cli import as_str
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, first_few, last_tool_error,
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, last_tool_error,
                       outcome_of_reward, safe_id, short, tool_arguments)
 from ._spans.outcome import INFRA_CAUSE, error_outcome
 

@@ -146,9 +146,10 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Iterator
 
+from trajsearch.first_few import first_few
 from trajsearch.model import Outcome, Step, Trajectory
 
-from ._common import Context, RecordError, first_few, json_object, short
+from ._common import Context, RecordError, json_object, short
 from ._langfuse.graph import agent_spans, ending_on, graph_answer, step_agents
 from ._langfuse.grouping import (
     calls_of_the_chain,
