@@ -47,11 +47,11 @@ from typing import Any
 
 from .._common import as_dict, as_list, decisive_line, short
 from .._vendor import decode, message_dicts, output_dicts
-from .._spans import EMBEDS, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import EMBEDS, OFFERED, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
+from .events import callback_envelope, event_messages, offered_tools, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -816,6 +816,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
     )
+    definitions = next((ev["gen_ai.tool.definitions"] for _, ev in events if "gen_ai.tool.definitions" in ev),
+                       attrs.get("gen_ai.tool.definitions"))  # the details event's, where it is a span event
+    if offered := offered_tools(definitions):
+        node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:
         node.info[EMBEDS] = embeds
     if role == "evaluator":  # an evaluator span: its output is the verdict

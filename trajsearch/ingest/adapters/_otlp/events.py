@@ -28,7 +28,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._common import RecordError, as_dict, as_list, short
-from .._spans import Message, Node, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import OFFERED, Message, Node, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -119,6 +119,23 @@ def system_message(raw: Any) -> list[dict[str, Any]]:
     else:
         text = text_of(raw)
     return [asdict(Message("system", text))] if text.strip() else []
+
+
+def offered_tools(definitions: Any) -> list[str]:
+    """The tool names in a ``gen_ai.tool.definitions`` value (semantic conventions 1.37 on: on ``invoke_agent``
+    and model-call spans and the ``gen_ai.client.inference.operation.details`` event). A list of the conventions'
+    ``{"type", "name", ...}`` (OpenLLMetry, OpenLIT, pydantic-ai, ADK, the AI SDK, opentelemetry-util-genai) or of
+    the Chat Completions API's ``{"type": "function", "function": {"name"}}`` (Logfire, Semantic Kernel); a
+    built-in tool may name only its type (google-genai's ``{"type": "code_execution"}``); Mastra lists bare names.
+    A value its instrumentation cut short (no JSON list) names none."""
+    names = []
+    for tool in as_list(maybe_json(definitions)):
+        if isinstance(tool, dict):
+            kind = tool.get("type") if tool.get("type") != "function" else None
+            tool = tool.get("name") or as_dict(tool.get("function")).get("name") or kind
+        if isinstance(tool, str) and tool.strip():
+            names.append(tool.strip())
+    return list(dict.fromkeys(names))
 
 
 def span_event_messages(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -273,6 +290,9 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
         raise RecordError(f"log event {name!r} has no trace_id/span_id: it cannot be joined to its span")
     body = _event_body(log.get("body"))
     info: dict[str, Any] = {"event": name, **({"llo": True} if llo is not None else {})}
+    if name == _DETAILS_EVENT and (offered := offered_tools(attrs.get("gen_ai.tool.definitions",
+                                                                       body.get("gen_ai.tool.definitions")))):
+        info[OFFERED] = offered
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
     when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
@@ -325,6 +345,9 @@ def merge_events(nodes: list[Node]) -> list[Node]:
                     setattr(span, field, getattr(callback, field))
             if span.error == RETURNED_ERROR:  # its words arrived with its content log
                 span.error = returned_error(span)
+        offered = list(dict.fromkeys(name for n in group for name in n.info.get(OFFERED, ())))
+        if offered and not span.info.get(OFFERED):  # the details event lists the tools the call was offered
+            span.info = {**span.info, OFFERED: offered}
         if not _said(span.input_messages):  # ADOT leaves a message's role attributes, not its content
             span.input_messages = inputs
         if not _said(span.output_messages):

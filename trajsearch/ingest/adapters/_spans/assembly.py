@@ -108,7 +108,7 @@ from .calls import parallel_calls_in_call_order, prepared_request, tool_key, too
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
-from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
+from .nodes import (CONTINUES, EMBEDS, OFFERED, REFUSED, RESULT_CUT, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
                     latest_first, maybe_json, start_order, when)
 from .outcome import INFRA_CAUSE, failed, error_outcome, outcome_from
 
@@ -1013,7 +1013,7 @@ def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
     """The root's info; under a root that is no agent, with what it lacks of the agent's identity taken from the
     spans of one agent (:func:`_identity_spans`) and of the session from the outermost agent span (the shallowest,
     then the earliest) that records it, so an A2A-served run still carries its agent and conversation."""
-    info = {k: v for k, v in root.info.items() if v not in (None, "", [], {}) and k != EMBEDS}
+    info = {k: v for k, v in root.info.items() if v not in (None, "", [], {}) and k not in (EMBEDS, OFFERED)}
     if root.role == "agent":
         return info
     outermost_first = sorted((pair for pair in order if pair[0].role == "agent"), key=lambda p: (p[1], start_order(p[0])))
@@ -1175,8 +1175,15 @@ def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Con
         "steps": run.steps,
         "created_at": run.created_at,
         "metadata": metadata,
+        "tools_available": tools_offered(nodes) or None,
     }
     return build({k: v for k, v in fields.items() if v is not None}, ctx)
+
+
+def tools_offered(nodes: list[Node]) -> list[str]:
+    """The tools the run's spans say were offered (:data:`~.nodes.OFFERED`), first mention first: its
+    ``tools_available``; none where no span lists any (what a run called is no list of what it had)."""
+    return list(dict.fromkeys(name for n in nodes for name in n.info.get(OFFERED, ())))
 
 
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:

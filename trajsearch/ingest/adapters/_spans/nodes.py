@@ -45,6 +45,9 @@ ANSWER = "respond"
 #: ``Node.info`` key of an embedding or rerank call (its value "embedding" or "rerank"): model work that answers no
 #: one, so a trace of such calls alone holds no agent run (see ``assembly.no_agent_work``).
 EMBEDS = "embeds"
+#: ``Node.info`` key of the names of the tools a span says its model or agent was offered (the GenAI semantic
+#: conventions' ``gen_ai.tool.definitions``): the run's ``tools_available`` (see ``assembly.span_trajectory``).
+OFFERED = "tools_offered"
 #: ``Node.info`` key of a stand-in: a node a run's group holds for a span traced apart from it (AI SDK 5's detached
 #: ``ai.toolCall``), filed under the stand-in's id as its group key. The spool puts each such span in the place of
 #: one stand-in, by time (see ``spool``); a stand-in left over stands for a span that is not in the input.
