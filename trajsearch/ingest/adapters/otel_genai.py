@@ -99,6 +99,10 @@ Mapping
   name, id and provider of the outermost agent span naming one, and the spans of
   that agent; the conversation of the outermost agent span that has one) and, for a
   lone model call, its finish reasons.
+- tools_available = the tool names of every ``gen_ai.tool.definitions`` (an agent's
+  or a model call's span, the inference details event; the conventions' ``{"name"}``,
+  Chat Completions' ``{"function": {"name"}}``, a built-in tool's ``type``, Mastra's
+  bare names), first mention first; none listed, none (``events.offered_tools``).
 - outcome: ``gen_ai.evaluation.result`` events (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a
   score of 1/0 on a success/correctness metric) decides, a failing one winning;
