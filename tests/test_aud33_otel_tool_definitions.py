@@ -3,7 +3,7 @@
 ``gen_ai.tool.definitions`` (on ``invoke_agent`` and model-call spans, and on the
 ``gen_ai.client.inference.operation.details`` event) says which tools the agent had; it was read nowhere, so every
 OTel run had an empty ``tools_available`` (which filters and the staleness check read), even one that failed before
-calling any tool. Fixtures: ``fixtures/otel-genai/.aud33`` (README.md there) and the real files named below.
+calling any tool. A ``gen_ai.evaluation.result`` written as a log record (not a span event) was dropped. Fixtures: ``fixtures/otel-genai/.aud33`` (README.md there) and the real files named below.
 """
 
 from __future__ import annotations
@@ -42,3 +42,14 @@ def test_each_shape_of_tool_definitions_names_its_tools() -> None:
              ".real/adk-event-only-logs.console.json": ["get_weather", "convert_temperature"]}
     for name, tools in cases.items():
         assert [run.tools_available for run in runs(OTEL / name)] == [tools], name
+
+
+def test_evaluation_result_log_record_is_the_runs_evaluation() -> None:
+    """Splunk's util-genai writes each evaluator verdict as a ``gen_ai.evaluation.result`` log record of the judged
+    ``invoke_agent`` span (not a span event): its name, label, score and explanation were dropped with the log. A
+    relevance score decides no outcome; it is kept, and is the reward. Its ``gen_ai.agent.tools`` are the tools."""
+    (run,) = runs(AUD33 / "splunk-util-genai-0.1.15-evaluation-log.otlp.jsonl")
+    assert run.metadata["evaluations"] == [
+        {"name": "relevance", "label": "Not Relevant", "score": 0.1,
+         "explanation": "The answer gives opening hours; the question asked for the refund window."}]
+    assert (run.outcome, run.reward, run.tools_available) == (Outcome.unknown, 0.1, ["lookup_policy"])

@@ -102,8 +102,10 @@ Mapping
 - tools_available = the tool names of every ``gen_ai.tool.definitions`` (an agent's
   or a model call's span, the inference details event; the conventions' ``{"name"}``,
   Chat Completions' ``{"function": {"name"}}``, a built-in tool's ``type``, Mastra's
-  bare names), first mention first; none listed, none (``events.offered_tools``).
-- outcome: ``gen_ai.evaluation.result`` events (``gen_ai.evaluation.name``,
+  bare names; Splunk's ``gen_ai.agent.tools``), first mention first; none listed,
+  none (``events.offered_tools``).
+- outcome: ``gen_ai.evaluation.result`` events, span events or log records of the judged
+  span (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a
   score of 1/0 on a success/correctness metric) decides, a failing one winning;
   else an ERROR status on the root span -> failure (infra_error for timeouts,

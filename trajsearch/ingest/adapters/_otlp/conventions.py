@@ -51,7 +51,7 @@ from .._spans import EMBEDS, OFFERED, Evaluation, Message, Node, error_text, ind
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import callback_envelope, event_messages, offered_tools, returned_error, span_event_messages, system_message, tool_io
+from .events import callback_envelope, evaluation, event_messages, genai_evaluation, offered_tools, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -80,28 +80,13 @@ _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id
 
 def _evaluations(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """GenAI ``gen_ai.evaluation.result`` events and OpenInference ``(trace.)evaluations`` / annotations."""
-    out: list[dict[str, Any]] = []
-
-    def add(name: Any, label: Any, score: Any, explanation: Any) -> None:
-        if label is None and score is None:
-            return
-        try:
-            value = float(score) if score is not None and not isinstance(score, bool) else (1.0 if score else None)
-        except (TypeError, ValueError):
-            value = None
-        out.append(vars(Evaluation(str(name or "evaluation"), str(label) if label is not None else None, value,
-                                   str(explanation) if explanation else None)))
-
-    for name, ev in events:
-        if name == "gen_ai.evaluation.result" or "gen_ai.evaluation.name" in ev:
-            add(ev.get("gen_ai.evaluation.name"), ev.get("gen_ai.evaluation.score.label"),
-                ev.get("gen_ai.evaluation.score.value"), ev.get("gen_ai.evaluation.explanation"))
+    out = [genai_evaluation(ev) for name, ev in events
+           if name == "gen_ai.evaluation.result" or "gen_ai.evaluation.name" in ev]
     for prefix in ("trace.evaluations.", "evaluations.", "trace.annotations.", "annotations."):
         kind = "annotation" if "annotation" in prefix else "evaluation"
-        for item in indexed(attrs, prefix):
-            add(item.get(f"{kind}.name"), item.get(f"{kind}.label"), item.get(f"{kind}.score"),
-                item.get(f"{kind}.explanation"))
-    return out
+        out += [evaluation(item.get(f"{kind}.name"), item.get(f"{kind}.label"), item.get(f"{kind}.score"),
+                           item.get(f"{kind}.explanation")) for item in indexed(attrs, prefix)]
+    return [e for e in out if e is not None]
 
 
 def _oi_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -817,7 +802,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         info={k: v for k, v in info.items() if v},
     )
     definitions = next((ev["gen_ai.tool.definitions"] for _, ev in events if "gen_ai.tool.definitions" in ev),
-                       attrs.get("gen_ai.tool.definitions"))  # the details event's, where it is a span event
+                       attrs.get("gen_ai.tool.definitions", attrs.get("gen_ai.agent.tools")))  # (Splunk's names)
     if offered := offered_tools(definitions):
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:

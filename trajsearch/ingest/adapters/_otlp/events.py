@@ -28,13 +28,16 @@ from dataclasses import asdict
 from typing import Any
 
 from .._common import RecordError, as_dict, as_list, short
-from .._spans import OFFERED, Message, Node, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import OFFERED, Evaluation, Message, Node, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
 
 _MESSAGE_EVENT = re.compile(r"^gen_ai\.(system|user|assistant|tool|developer)\.message$")
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+#: The conventions' evaluation event: a log record (Splunk's util-genai evaluators write one per verdict) whose span
+#: is the operation judged; as a span event it is read with the span (``conventions._evaluations``).
+_EVALUATION_EVENT = "gen_ai.evaluation.result"
 #: What Google ADK writes as a GenAI event's content when message-content capture is off (its default): no words.
 ELIDED = "<elided>"
 
@@ -136,6 +139,24 @@ def offered_tools(definitions: Any) -> list[str]:
         if isinstance(tool, str) and tool.strip():
             names.append(tool.strip())
     return list(dict.fromkeys(names))
+
+
+def evaluation(name: Any, label: Any, score: Any, explanation: Any) -> dict[str, Any] | None:
+    """An :class:`Evaluation` (as a dict) of a verdict with a label or a score; None for one with neither."""
+    if label is None and score is None:
+        return None
+    try:
+        value = float(score) if score is not None and not isinstance(score, bool) else (1.0 if score else None)
+    except (TypeError, ValueError):
+        value = None
+    return vars(Evaluation(str(name or "evaluation"), str(label) if label is not None else None, value,
+                           str(explanation) if explanation else None))
+
+
+def genai_evaluation(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The verdict of a ``gen_ai.evaluation.result`` event's ``gen_ai.evaluation.*`` fields."""
+    return evaluation(fields.get("gen_ai.evaluation.name"), fields.get("gen_ai.evaluation.score.label"),
+                      fields.get("gen_ai.evaluation.score.value"), fields.get("gen_ai.evaluation.explanation"))
 
 
 def span_event_messages(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -295,10 +316,12 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
         info[OFFERED] = offered
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
+    verdict = genai_evaluation(attrs) if name == _EVALUATION_EVENT else None
     when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
                  or log.get("observed_timestamp"))
     node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
-                input_messages=inputs, output_messages=outputs, info={k: v for k, v in info.items() if v is not None})
+                input_messages=inputs, output_messages=outputs, evaluations=[verdict] if verdict else [],
+                info={k: v for k, v in info.items() if v is not None})
     if llo is not None and name == LANGCHAIN_SCOPE and (callback := _langchain_callback(llo)) is not None:
         _callback_node(*callback, node)
     return trace, clean_ids(node)
@@ -345,6 +368,7 @@ def merge_events(nodes: list[Node]) -> list[Node]:
                     setattr(span, field, getattr(callback, field))
             if span.error == RETURNED_ERROR:  # its words arrived with its content log
                 span.error = returned_error(span)
+        span.evaluations = [*span.evaluations, *(e for n in group for e in n.evaluations)]
         offered = list(dict.fromkeys(name for n in group for name in n.info.get(OFFERED, ())))
         if offered and not span.info.get(OFFERED):  # the details event lists the tools the call was offered
             span.info = {**span.info, OFFERED: offered}
