@@ -35,11 +35,13 @@ def test_workflow_of_two_agents_lists_their_tools_once() -> None:
 
 def test_each_shape_of_tool_definitions_names_its_tools() -> None:
     """The Chat Completions shape (Semantic Kernel), a built-in tool named by its type (google-genai), Mastra's bare
-    names, and ADK's definitions on the inference details log event rather than on a span."""
+    names, ADK's definitions on the inference details log event rather than on a span, and Strands' own
+    ``gen_ai.agent.tools`` (a JSON list of names)."""
     cases = {".real/semantic-kernel-spans.otlp.json": ["WeatherPlugin-convert_temperature", "WeatherPlugin-get_weather"],
              ".real/probeD47/ggenai-1.3b0-function-call-then-code.otlp.json": ["get_weather", "code_execution"],
              ".real/mastra1.71_agent.traces.jsonl": ["get_weather", "get_population"],
-             ".real/adk-event-only-logs.console.json": ["get_weather", "convert_temperature"]}
+             ".real/adk-event-only-logs.console.json": ["get_weather", "convert_temperature"],
+             ".real/strands-latest-conventions.otlp.json": ["get_weather", "get_population"]}
     for name, tools in cases.items():
         assert [run.tools_available for run in runs(OTEL / name)] == [tools], name
 

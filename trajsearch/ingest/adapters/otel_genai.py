@@ -102,7 +102,7 @@ Mapping
 - tools_available = the tool names of every ``gen_ai.tool.definitions`` (an agent's
   or a model call's span, the inference details event; the conventions' ``{"name"}``,
   Chat Completions' ``{"function": {"name"}}``, a built-in tool's ``type``, Mastra's
-  bare names; Splunk's ``gen_ai.agent.tools``), first mention first; none listed,
+  bare names; Strands' and Splunk's ``gen_ai.agent.tools``), first mention first; none listed,
   none (``events.offered_tools``).
 - outcome: ``gen_ai.evaluation.result`` events, span events or log records of the judged
   span (``gen_ai.evaluation.name``,

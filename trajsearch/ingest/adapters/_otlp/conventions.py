@@ -802,7 +802,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         info={k: v for k, v in info.items() if v},
     )
     definitions = next((ev["gen_ai.tool.definitions"] for _, ev in events if "gen_ai.tool.definitions" in ev),
-                       attrs.get("gen_ai.tool.definitions", attrs.get("gen_ai.agent.tools")))  # (Splunk's names)
+                       attrs.get("gen_ai.tool.definitions", attrs.get("gen_ai.agent.tools")))  # Strands', Splunk's
     if offered := offered_tools(definitions):
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:
