@@ -3,7 +3,8 @@
 ``gen_ai.tool.definitions`` (on ``invoke_agent`` and model-call spans, and on the
 ``gen_ai.client.inference.operation.details`` event) says which tools the agent had; it was read nowhere, so every
 OTel run had an empty ``tools_available`` (which filters and the staleness check read), even one that failed before
-calling any tool. A ``gen_ai.evaluation.result`` written as a log record (not a span event) was dropped. Fixtures: ``fixtures/otel-genai/.aud33`` (README.md there) and the real files named below.
+calling any tool. A ``gen_ai.evaluation.result`` written as a log record (not a span event) was dropped.
+Fixtures: ``fixtures/otel-genai/.aud33`` (README.md there) and the real files named below.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def test_each_shape_of_tool_definitions_names_its_tools() -> None:
     """The Chat Completions shape (Semantic Kernel), a built-in tool named by its type (google-genai), Mastra's bare
     names, ADK's definitions on the inference details log event rather than on a span, and Strands' own
     ``gen_ai.agent.tools`` (a JSON list of names)."""
-    cases = {".real/semantic-kernel-spans.otlp.json": ["WeatherPlugin-convert_temperature", "WeatherPlugin-get_weather"],
+    cases = {".real/semantic-kernel-spans.otlp.json": ["WeatherPlugin-convert_temperature",
+                                                       "WeatherPlugin-get_weather"],
              ".real/probeD47/ggenai-1.3b0-function-call-then-code.otlp.json": ["get_weather", "code_execution"],
              ".real/mastra1.71_agent.traces.jsonl": ["get_weather", "get_population"],
              ".real/adk-event-only-logs.console.json": ["get_weather", "convert_temperature"],

@@ -51,7 +51,8 @@ from .._spans import EMBEDS, OFFERED, Evaluation, Message, Node, error_text, ind
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import callback_envelope, evaluation, event_messages, genai_evaluation, offered_tools, returned_error, span_event_messages, system_message, tool_io
+from .events import (callback_envelope, evaluation, event_messages, genai_evaluation, offered_tools, returned_error,
+                     span_event_messages, system_message, tool_io)
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
