@@ -87,7 +87,7 @@ from ._common import Context, RecordError
 from ._otlp import OtlpFormat, is_span_record, otlp_nodes, raw_items, sample_attribute_keys
 from ._otlp.harbor import as_atif_run, ended_on_cli_error
 from ._otlp.values import normal_id
-from ._spans import Evaluation, Node
+from ._spans import Node, evaluation
 
 log = logging.getLogger(__name__)
 
@@ -213,13 +213,10 @@ def _annotation_nodes(found: list[dict[str, Any]], seq: int) -> Iterator[tuple[s
         if not key:
             continue
         result = note["result"] if isinstance(note.get("result"), dict) else note
-        score = result.get("score")
+        said = evaluation(note["name"], result.get("label"), result.get("score"), result.get("explanation"))
         yield key, Node(
             id=f"{_ANNOTATION}{note.get('id') or seq + n}", parent=span, role="evaluator", name=str(note["name"]),
-            seq=seq + n, evaluations=[vars(Evaluation(
-                str(note["name"]), result.get("label") if isinstance(result.get("label"), str) else None,
-                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-                result.get("explanation") if isinstance(result.get("explanation"), str) else None))]), None
+            seq=seq + n, evaluations=[said] if said else []), None
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:

@@ -47,11 +47,11 @@ from typing import Any
 
 from .._common import as_dict, as_list, decisive_line, short
 from .._vendor import decode, message_dicts, output_dicts
-from .._spans import EMBEDS, OFFERED, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import EMBEDS, OFFERED, Message, Node, error_text, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import (callback_envelope, evaluation, event_messages, genai_evaluation, offered_tools, returned_error,
+from .events import (callback_envelope, event_messages, genai_evaluation, offered_tools, returned_error,
                      span_event_messages, system_message, tool_io)
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
@@ -811,10 +811,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if role == "evaluator":  # an evaluator span: its output is the verdict
         verdict = maybe_json(node.output_text)
         if isinstance(verdict, dict):
-            node.evaluations.append(vars(Evaluation(name, verdict.get("label"), verdict.get("score"),
-                                                    verdict.get("explanation"))))
-        elif isinstance(verdict, str) and verdict.strip():
-            node.evaluations.append(vars(Evaluation(name, verdict.strip())))
+            said = evaluation(name, verdict.get("label"), verdict.get("score"), verdict.get("explanation"))
+        else:
+            said = evaluation(name, verdict.strip(), None) if isinstance(verdict, str) and verdict.strip() else None
+        node.evaluations += [said] if said else []
     if _autogen_runtime(name, attrs):  # a team run's traces, task and turns (see ``adapter._team_turns``)
         if causes := span_links(span):
             node.info["caused_by"] = causes

@@ -28,7 +28,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._common import RecordError, as_dict, as_list, short
-from .._spans import OFFERED, Evaluation, Message, Node, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import OFFERED, Message, Node, evaluation, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -139,18 +139,6 @@ def offered_tools(definitions: Any) -> list[str]:
         if isinstance(tool, str) and tool.strip():
             names.append(tool.strip())
     return list(dict.fromkeys(names))
-
-
-def evaluation(name: Any, label: Any, score: Any, explanation: Any) -> dict[str, Any] | None:
-    """An :class:`Evaluation` (as a dict) of a verdict with a label or a score; None for one with neither."""
-    if label is None and score is None:
-        return None
-    try:
-        value = float(score) if score is not None and not isinstance(score, bool) else (1.0 if score else None)
-    except (TypeError, ValueError):
-        value = None
-    return vars(Evaluation(str(name or "evaluation"), str(label) if label is not None else None, value,
-                           str(explanation) if explanation else None))
 
 
 def genai_evaluation(fields: dict[str, Any]) -> dict[str, Any] | None:
@@ -344,7 +332,8 @@ def merge_events(nodes: list[Node]) -> list[Node]:
         if node.role == "event":
             # one event read twice (a console dump and an OTLP file of the same run): same span, name, time, content
             key = (node.parent, node.name, round(node.start * 1e6) if node.start else None,
-                   json.dumps([node.input_messages, node.output_messages, node.info], sort_keys=True, default=str))
+                   json.dumps([node.input_messages, node.output_messages, node.info, node.evaluations], sort_keys=True,
+                              default=str))  # (two verdicts of one span logged at one time are two)
             if key not in seen:
                 seen.add(key)
                 events.setdefault(node.parent or "", []).append(node)

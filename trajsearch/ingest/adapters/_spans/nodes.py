@@ -12,11 +12,13 @@ since they are what a record must pass through to become a node.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator
 
 from .._agent_cli import utc_time
+from .._common import clip
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 #: ``Node.info`` key of a tool node whose result an exporter cut short: a whole copy of it in a later model input
@@ -60,6 +62,29 @@ class Evaluation:
     label: str | None = None
     score: float | None = None
     explanation: str | None = None
+
+
+#: Longest verdict label and explanation kept: a judge's text is free, and a 100,000-character label would ride in
+#: every copy of the run's metadata.
+_LABEL_CHARS, _EXPLANATION_CHARS = 200, 2_000
+
+
+def evaluation(name: Any, label: Any, score: Any, explanation: Any = None) -> dict[str, Any] | None:
+    """An :class:`Evaluation` (as a dict) of a verdict with a label or a score; None for one with neither. The one
+    reading of a verdict for every span format (a GenAI evaluation event or log, an evaluator span's output, an
+    OpenInference evaluation or Phoenix annotation): a number or numeric text is the score, a bool 1.0 or none,
+    a non-finite one none; a name that is no text is ``evaluation``; over-long texts are clipped."""
+    if label is None and score is None:
+        return None
+    try:
+        value = float(score) if score is not None and not isinstance(score, bool) else (1.0 if score else None)
+    except (TypeError, ValueError):
+        value = None
+    return vars(Evaluation(
+        clip(str(name), _LABEL_CHARS) if name and isinstance(name, (str, int, float)) else "evaluation",
+        clip(str(label), _LABEL_CHARS) if label is not None else None,
+        value if value is None or math.isfinite(value) else None,
+        clip(str(explanation), _EXPLANATION_CHARS) if explanation else None))
 
 
 @dataclass
