@@ -102,8 +102,11 @@ Mapping
 - tools_available = the tool names of every ``gen_ai.tool.definitions`` (an agent's
   or a model call's span, the inference details event; the conventions' ``{"name"}``,
   Chat Completions' ``{"function": {"name"}}``, a built-in tool's ``type``, Mastra's
-  bare names; Strands' and Splunk's ``gen_ai.agent.tools``), first mention first; none listed,
-  none (``events.offered_tools``).
+  bare names; Strands' and Splunk's ``gen_ai.agent.tools``; OpenInference's
+  ``llm.tools``), first mention first, then every other tool the steps called (a
+  built-in left out of the list); a name no filter could take is left out; a list the
+  SDK or exporter cut, and none listed, give none: the index then files the run by the
+  tools it called (``events.offered_tools``, ``assembly.tools_offered``).
 - outcome: ``gen_ai.evaluation.result`` events, span events or log records of the judged
   span (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a

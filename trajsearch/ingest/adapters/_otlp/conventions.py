@@ -51,7 +51,7 @@ from .._spans import EMBEDS, OFFERED, Message, Node, error_text, evaluation, ind
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import (callback_envelope, event_messages, genai_evaluation, offered_tools, returned_error,
+from .events import (DEFINITIONS, OI_TOOLS, callback_envelope, event_messages, genai_evaluation, offered_tools, returned_error,
                      span_event_messages, system_message, tool_io)
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
@@ -802,8 +802,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
     )
-    definitions = next((ev["gen_ai.tool.definitions"] for _, ev in events if "gen_ai.tool.definitions" in ev),
-                       attrs.get("gen_ai.tool.definitions", attrs.get("gen_ai.agent.tools")))  # Strands', Splunk's
+    definitions = next((ev[DEFINITIONS[0]] for _, ev in events if DEFINITIONS[0] in ev),
+                       next((attrs[key] for key in DEFINITIONS if key in attrs), None)) \
+        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]
     if offered := offered_tools(definitions):
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:

@@ -27,6 +27,8 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from trajsearch.model import filter_value, passes
+
 from .._common import RecordError, as_dict, as_list, short
 from .._spans import OFFERED, Message, Node, evaluation, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
@@ -38,6 +40,11 @@ _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 #: The conventions' evaluation event: a log record (Splunk's util-genai evaluators write one per verdict) whose span
 #: is the operation judged; as a span event it is read with the span (``conventions._evaluations``).
 _EVALUATION_EVENT = "gen_ai.evaluation.result"
+#: The attributes that list the tools offered (:func:`offered_tools`): the conventions' own, and the bare-name list
+#: Strands and Splunk's util-genai write on an agent's span.
+DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools")
+#: OpenInference's list of the tools a model call was offered: ``llm.tools.<i>.tool.json_schema``, each a JSON text.
+OI_TOOLS = "llm.tools."
 #: What Google ADK writes as a GenAI event's content when message-content capture is off (its default): no words.
 ELIDED = "<elided>"
 
@@ -128,17 +135,26 @@ def offered_tools(definitions: Any) -> list[str]:
     """The tool names in a ``gen_ai.tool.definitions`` value (semantic conventions 1.37 on: on ``invoke_agent``
     and model-call spans and the ``gen_ai.client.inference.operation.details`` event). A list of the conventions'
     ``{"type", "name", ...}`` (OpenLLMetry, OpenLIT, pydantic-ai, ADK, the AI SDK, opentelemetry-util-genai) or of
-    the Chat Completions API's ``{"type": "function", "function": {"name"}}`` (Logfire, Semantic Kernel); a
-    built-in tool may name only its type (google-genai's ``{"type": "code_execution"}``); Mastra lists bare names.
-    A value its instrumentation cut short (no JSON list) names none."""
+    the Chat Completions API's ``{"type": "function", "function": {"name"}}`` (Logfire, Semantic Kernel), each
+    also as its JSON text (an SDK that sets only string arrays as attributes); a built-in tool may name only its
+    type (google-genai's ``{"type": "code_execution"}``); Mastra lists bare names. A name no filter could select
+    (:func:`~trajsearch.model.filter_value`: over-long, control characters) is left out, not the run: the list is
+    optional. A value that is no JSON list names none; one an exporter cut is dropped by ``adapter._read_cut``."""
     names = []
     for tool in as_list(maybe_json(definitions)):
+        tool = maybe_json(tool)  # (a JSON text that is no object, one cut short, is no name either)
         if isinstance(tool, dict):
             kind = tool.get("type") if tool.get("type") != "function" else None
             tool = tool.get("name") or as_dict(tool.get("function")).get("name") or kind
-        if isinstance(tool, str) and tool.strip():
+        if isinstance(tool, str) and tool.strip() and tool.lstrip()[:1] not in "{[" \
+                and passes(filter_value, tool.strip()):
             names.append(tool.strip())
     return list(dict.fromkeys(names))
+
+
+def lists_tools(key: str) -> bool:
+    """Whether a span's (or its event's, ``<event>.<key>``) attribute ``key`` lists the tools offered."""
+    return key.endswith(DEFINITIONS) or key.startswith(OI_TOOLS)
 
 
 def genai_evaluation(fields: dict[str, Any]) -> dict[str, Any] | None:

@@ -96,7 +96,7 @@ from datetime import datetime, timezone
 from itertools import islice, takewhile
 from typing import Any, Iterator
 
-from trajsearch.actions import not_run
+from trajsearch.actions import not_run, tools_of
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import _prompts
@@ -1175,15 +1175,18 @@ def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Con
         "steps": run.steps,
         "created_at": run.created_at,
         "metadata": metadata,
-        "tools_available": tools_offered(nodes) or None,
+        "tools_available": tools_offered(nodes, run.steps) or None,
     }
     return build({k: v for k, v in fields.items() if v is not None}, ctx)
 
 
-def tools_offered(nodes: list[Node]) -> list[str]:
-    """The tools the run's spans say were offered (:data:`~.nodes.OFFERED`), first mention first: its
-    ``tools_available``; none where no span lists any (what a run called is no list of what it had)."""
-    return list(dict.fromkeys(name for n in nodes for name in n.info.get(OFFERED, ())))
+def tools_offered(nodes: list[Node], steps: list[dict[str, Any]]) -> list[str]:
+    """The tools the run's spans say were offered (:data:`~.nodes.OFFERED`), first mention first, then every other
+    tool its steps called (a built-in the definitions leave out, pydantic-ai's web search; the tools of a span whose
+    list was not exported): its ``tools_available``, never narrower than what it used, as the index files a run by
+    that list (``--tool``). None where no span lists any (what a run called is no list of what it had)."""
+    offered = [name for n in nodes for name in n.info.get(OFFERED, ())]
+    return list(dict.fromkeys([*offered, *tools_of(s.get("action") for s in steps)])) if offered else []
 
 
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
