@@ -38,8 +38,8 @@ def test_each_shape_of_tool_definitions_names_its_tools() -> None:
     """The Chat Completions shape (Semantic Kernel), a built-in tool named by its type (google-genai), Mastra's bare
     names, ADK's definitions on the inference details log event rather than on a span, and Strands' own
     ``gen_ai.agent.tools`` (a JSON list of names)."""
-    cases = {".real/semantic-kernel-spans.otlp.json": ["WeatherPlugin-convert_temperature",
-                                                       "WeatherPlugin-get_weather"],
+    cases = {".real/semantic-kernel-spans.otlp.json": ["WeatherPlugin-get_weather",  # the called first
+                                                       "WeatherPlugin-convert_temperature"],
              ".real/probeD47/ggenai-1.3b0-function-call-then-code.otlp.json": ["get_weather", "code_execution"],
              ".real/mastra1.71_agent.traces.jsonl": ["get_weather", "get_population"],
              ".real/adk-event-only-logs.console.json": ["get_weather", "convert_temperature"],

@@ -34,7 +34,7 @@ def test_a_cut_tool_list_names_no_tools() -> None:
 
 def test_a_tool_list_holds_every_tool_the_run_called() -> None:
     (run,) = runs(PA_WEB_SEARCH)
-    assert run.tools_available == ["to_fahrenheit", "web_search"]
+    assert run.tools_available == ["web_search", "to_fahrenheit"]  # the called first
 
 
 def test_a_search_by_a_called_tool_finds_the_run(newcomer) -> None:  # noqa: F811
@@ -48,9 +48,9 @@ def test_a_search_by_a_called_tool_finds_the_run(newcomer) -> None:  # noqa: F81
         run.trajectory_id for run in runs(ADK_ZIPKIN) if "get_population" in run.tools_used)
 
 
-def _with_definitions(tmp_path: Path, definitions: object) -> Path:
-    """The util-genai fixture whose agent span lists ``get_weather``, with that list replaced."""
-    source = AUD33 / "util-genai-1.1-model-500-before-any-tool.otlp.jsonl"
+def _with_definitions(tmp_path: Path, definitions: object,
+                      source: Path = AUD33 / "util-genai-1.1-model-500-before-any-tool.otlp.jsonl") -> Path:
+    """A util-genai fixture whose agent spans list ``get_weather``, with that list replaced."""
     text = source.read_text()
     record = json.loads(text.splitlines()[0])
     for span in (s for rs in record["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]):
@@ -132,3 +132,14 @@ def test_openinference_tool_schemas_name_the_tools() -> None:
     assert run.tools_available == ["get_weather", "get_population", "final_answer"]
     assert [run.tools_available for run in runs(FIXTURES / "openinference/.real/agentcore_openinference_langchain_spans.json")] \
         == [["get_weather"], ["get_weather"]]
+
+
+def test_a_run_offered_more_tools_than_the_index_keeps_is_still_found_by_those_it_called(tmp_path: Path) -> None:
+    """An MCP server's hundred tools offered: the index keeps a run's first 64 (``indexer``, ``MAX_TOOLS``), so the
+    tools it called come first in ``tools_available`` (offered after them), never cut by the offered ones."""
+    many = json.dumps([{"type": "function", "name": f"mcp_tool_{n:03}"} for n in range(100)])
+    source = AUD33 / "util-genai-1.1-workflow-two-agents.otlp.jsonl"
+    (run,) = runs(_with_definitions(tmp_path, {"stringValue": many}, source))
+    called = [tool for tool in run.tools_used if tool != "respond"]
+    assert called and run.tools_available[:len(called)] == called
+    assert len(run.tools_available) == len(called) + 100

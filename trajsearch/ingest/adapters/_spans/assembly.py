@@ -1181,12 +1181,13 @@ def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Con
 
 
 def tools_offered(nodes: list[Node], steps: list[dict[str, Any]]) -> list[str]:
-    """The tools the run's spans say were offered (:data:`~.nodes.OFFERED`), first mention first, then every other
-    tool its steps called (a built-in the definitions leave out, pydantic-ai's web search; the tools of a span whose
-    list was not exported): its ``tools_available``, never narrower than what it used, as the index files a run by
-    that list (``--tool``). None where no span lists any (what a run called is no list of what it had)."""
+    """The tools the run's steps called, then every other tool its spans say were offered (:data:`~.nodes.OFFERED`,
+    first mention first): its ``tools_available``, never narrower than what it used (a built-in the definitions leave
+    out, pydantic-ai's web search; the tools of a span whose list was not exported), as the index files a run by that
+    list (``--tool``), its first ``MAX_TOOLS`` (64) only: the called first, so an MCP server's hundred tools offered cut
+    none of them. None where no span lists any (what a run called is no list of what it had)."""
     offered = [name for n in nodes for name in n.info.get(OFFERED, ())]
-    return list(dict.fromkeys([*offered, *tools_of(s.get("action") for s in steps)])) if offered else []
+    return list(dict.fromkeys([*tools_of(s.get("action") for s in steps), *offered])) if offered else []
 
 
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
