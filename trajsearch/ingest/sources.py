@@ -942,7 +942,7 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     loaded whole, a line cut short lost every line after it.
     """
     peeked = peek(path)
-    head = peeked.lstrip("\ufeff \t\r\n")
+    head = peeked.lstrip(_TEXT_SPACE)
     if head.startswith("[") and not (is_jsonl(head) or _lines_after_long_first(path, peeked)) or pretty_printed(head):
         found = list(loaded_values(path, on_bytes))
     else:
@@ -957,7 +957,7 @@ def _lines_after_long_first(path: Path, peeked: str) -> bool:
     takes a line that long to be (a history a line whose first history holds a tool's long return). Loaded whole,
     a later line cut short lost every line after it. The first line is read through, not kept. ``peeked``: the peek
     as read (a byte order mark stripped, it no longer looked full)."""
-    if "\n" in peeked.lstrip("\ufeff \t\r\n") or not peek_full(peeked):
+    if "\n" in peeked.lstrip(_TEXT_SPACE) or not peek_full(peeked):
         return False
     try:
         with open_dump(path) as f:
@@ -1709,7 +1709,7 @@ _TEMPO_LISTS: dict[str, Callable[[Any], Any] | None] = {"batches.item": lambda r
 def spans_envelope(head: str) -> bool:
     """Whether a file's head opens an OTLP request or a Tempo trace: a file of spans, whatever other formats' words
     its spans carry (a traced agent's prompt, a converted session)."""
-    text = head.lstrip("\ufeff \t\r\n")
+    text = head.lstrip(_TEXT_SPACE)
     return bool(_OTLP_OBJECT.match(text) or _TEMPO_OBJECT.match(text))
 
 
@@ -1725,7 +1725,7 @@ def _big_object_lists(head: str) -> dict[str, Callable[[Any], Any] | None] | Non
 
 def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> tuple[Iterator[Record], bool]:
     """The records of one file by its shape, and whether ``cursor`` was honoured (only JSONL can seek)."""
-    head = peek(path).lstrip("\ufeff \t\r\n")
+    head = peek(path).lstrip(_TEXT_SPACE)
     if is_jsonl(head):
         return lines(path, cursor, on_bytes), True
     if head.startswith("["):

@@ -112,7 +112,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, decisive_line
+from ._common import Context, RecordError, as_dict, decisive_line
 from ._spans import Message, Node, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._spans.messages import tool_message
@@ -342,8 +342,7 @@ def _ai_sdk_tool_call(inputs: Any) -> tuple[Any, str] | None:
 
 def _extra(run: dict[str, Any], key: str) -> dict[str, Any]:
     """``run.extra[key]`` (``metadata``, ``invocation_params``) as a dict, ``{}`` where a run has none or another type."""
-    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-    return extra[key] if isinstance(extra.get(key), dict) else {}
+    return as_dict(as_dict(run.get("extra")).get(key))
 
 
 def _ends_in_calls(outputs: dict[str, Any]) -> bool:

@@ -51,8 +51,8 @@ from .._spans import EMBEDS, OFFERED, Message, Node, error_text, evaluation, ind
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import (DEFINITIONS, OI_TOOLS, callback_envelope, event_messages, genai_evaluation, offered_tools, returned_error,
-                     span_event_messages, system_message, tool_io)
+from .events import (EVALUATION_EVENT, callback_envelope, event_messages, genai_evaluation, returned_error,
+                     span_event_messages, span_offered, system_message, tool_io)
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -82,7 +82,7 @@ _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id
 def _evaluations(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """GenAI ``gen_ai.evaluation.result`` events and OpenInference ``(trace.)evaluations`` / annotations."""
     out = [genai_evaluation(ev) for name, ev in events
-           if name == "gen_ai.evaluation.result" or "gen_ai.evaluation.name" in ev]
+           if name == EVALUATION_EVENT or "gen_ai.evaluation.name" in ev]
     for prefix in ("trace.evaluations.", "evaluations.", "trace.annotations.", "annotations."):
         kind = "annotation" if "annotation" in prefix else "evaluation"
         out += [evaluation(item.get(f"{kind}.name"), item.get(f"{kind}.label"), item.get(f"{kind}.score"),
@@ -802,10 +802,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
     )
-    definitions = next((ev[DEFINITIONS[0]] for _, ev in events if DEFINITIONS[0] in ev),
-                       next((attrs[key] for key in DEFINITIONS if key in attrs), None)) \
-        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]
-    if offered := offered_tools(definitions):
+    if offered := span_offered(attrs, events):
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:
         node.info[EMBEDS] = embeds

@@ -30,7 +30,7 @@ from typing import Any
 from trajsearch.model import filter_value, passes
 
 from .._common import RecordError, as_dict, as_list, short
-from .._spans import OFFERED, Message, Node, evaluation, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import OFFERED, Message, Node, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -39,7 +39,7 @@ _MESSAGE_EVENT = re.compile(r"^gen_ai\.(system|user|assistant|tool|developer)\.m
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 #: The conventions' evaluation event: a log record (Splunk's util-genai evaluators write one per verdict) whose span
 #: is the operation judged; as a span event it is read with the span (``conventions._evaluations``).
-_EVALUATION_EVENT = "gen_ai.evaluation.result"
+EVALUATION_EVENT = "gen_ai.evaluation.result"
 #: The attributes that list the tools offered (:func:`offered_tools`): the conventions' own, and the bare-name list
 #: Strands and Splunk's util-genai write on an agent's span.
 DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools")
@@ -146,10 +146,18 @@ def offered_tools(definitions: Any) -> list[str]:
         if isinstance(tool, dict):
             kind = tool.get("type") if tool.get("type") != "function" else None
             tool = tool.get("name") or as_dict(tool.get("function")).get("name") or kind
-        if isinstance(tool, str) and tool.strip() and tool.lstrip()[:1] not in "{[" \
-                and passes(filter_value, tool.strip()):
-            names.append(tool.strip())
+        if isinstance(tool, str) and (name := tool.strip()) and name[:1] not in "{[" and passes(filter_value, name):
+            names.append(name)
     return list(dict.fromkeys(names))
+
+
+def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The tools a span lists as offered (:func:`offered_tools`): a GenAI event's definitions, else the span's
+    (:data:`DEFINITIONS`), else OpenInference's ``llm.tools.*`` schemas -- the keys :func:`lists_tools` tells."""
+    definitions = next((ev[DEFINITIONS[0]] for _, ev in events if DEFINITIONS[0] in ev),
+                       next((attrs[key] for key in DEFINITIONS if key in attrs), None)) \
+        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]
+    return offered_tools(definitions)
 
 
 def lists_tools(key: str) -> bool:
@@ -315,12 +323,11 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
         raise RecordError(f"log event {name!r} has no trace_id/span_id: it cannot be joined to its span")
     body = _event_body(log.get("body"))
     info: dict[str, Any] = {"event": name, **({"llo": True} if llo is not None else {})}
-    if name == _DETAILS_EVENT and (offered := offered_tools(attrs.get("gen_ai.tool.definitions",
-                                                                       body.get("gen_ai.tool.definitions")))):
+    if name == _DETAILS_EVENT and (offered := offered_tools(attrs.get(DEFINITIONS[0], body.get(DEFINITIONS[0])))):
         info[OFFERED] = offered
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
-    verdict = genai_evaluation(attrs) if name == _EVALUATION_EVENT else None
+    verdict = genai_evaluation(attrs) if name == EVALUATION_EVENT else None
     when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
                  or log.get("observed_timestamp"))
     node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
