@@ -292,8 +292,12 @@ def side_file(record: Any) -> str | None:
 #: ``services/fileKeychain.ts`` (the token store where no keychain is), ``config/trustedFolders.ts``,
 #: ``hooks/trustedHooks.ts``, ``utils/persistentState.ts`` (the UI's state), ``config/mcp/mcpServerEnablement.ts``, the
 #: extensions' integrity, enablement, manifests and install metadata (``config/extensions/``) and a project's
-#: compression state (``context/contextCompressionService.ts``). A walk of ``~/.gemini`` met each as an
-#: unrecognised dump.
+#: compression state (``context/contextCompressionService.ts``), and (round 33) the usage id of 0.1.x
+#: (``utils/user_id.ts``), the custom commands, policies, skills and agents a user writes there, and what
+#: ``Storage`` keeps under ``tmp``: the tools it downloads, a project's shell history, full tool outputs
+#: (``utils/fileUtils.ts``), pasted images (``ui/utils/clipboardUtils.ts``), activity logs (``utils/activityLogger.ts``:
+#: ``session-<id>.jsonl``, no chat), tracker tasks (``services/trackerService.ts``) and memory. A walk of ``~/.gemini``
+#: met each as an unrecognised dump or named it as a file passed over.
 _GEMINI_DIR = ".gemini"
 _GEMINI_FILES = {
     "settings.json": "Gemini CLI's settings (.gemini/settings.json)",
@@ -318,6 +322,20 @@ _GEMINI_FILES = {
                        "whole at install: its manifest, install source, package.json, code)",
     "tmp/*/compression_state.json": "Gemini CLI's context compression state of a project "
                                     "(~/.gemini/tmp/<project>/compression_state.json)",
+    "user_id": "Gemini CLI's usage id (~/.gemini/user_id, 0.1.x)",
+    "commands/**": "a Gemini CLI custom command (.gemini/commands/**.toml)",
+    "policies/**": "a Gemini CLI policy file (.gemini/policies/*.toml)",
+    "skills/**": "a file of a Gemini CLI skill (.gemini/skills/<name>/)",
+    "agents/**": "a Gemini CLI agent definition (.gemini/agents/)",
+    "tmp/bin/**": "a tool Gemini CLI downloaded (~/.gemini/tmp/bin/: ripgrep, ...)",
+    "tmp/*/shell_history": "Gemini CLI's shell-mode history of a project (~/.gemini/tmp/<project>/shell_history)",
+    "tmp/*/tool-outputs/**": "a tool output Gemini CLI truncated, in full (~/.gemini/tmp/<project>/tool-outputs/)",
+    "tmp/*/images/**": "an image pasted into Gemini CLI (~/.gemini/tmp/<project>/images/)",
+    "tmp/*/logs/**": "Gemini CLI's activity log of a session (~/.gemini/tmp/<project>/logs/session-<id>.jsonl: "
+                     "its network requests and console, not its chat)",
+    "tmp/*/tracker/*": "a task of Gemini CLI's task tracker (~/.gemini/tmp/<project>/tracker/<id>.json)",
+    "tmp/*/*/tracker/*": "a task of Gemini CLI's task tracker (~/.gemini/tmp/<project>/<session>/tracker/<id>.json)",
+    "tmp/*/memory/**": "a file of Gemini CLI's project memory (~/.gemini/tmp/<project>/memory/)",
 }
 
 

@@ -1,0 +1,55 @@
+"""Gemini CLI, round 33 (GEM33): the rest of the CLI's own files in ``~/.gemini`` (a walk of it through the CLI), and
+a skill activated by its slash command, which the CLI records twice. Shapes from google-gemini/gemini-cli's source
+(``config/storage.ts`` and the files it names; ``ui/hooks/useGeminiStream.ts``, ``core/geminiChat.ts``,
+``services/chatRecordingService.ts``); the real ``~/.gemini`` files and session are round 32's (their ``README.md``s)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from cli_support import newcomer, own_lines, run_cli  # noqa: F401  (newcomer: a fixture)
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli"
+#: Files the CLI writes or reads in ``~/.gemini`` that round 32 did not pass over, by their place, as its source
+#: writes them: a walk rejected the two JSON ones (exit 3) and named the others as files passed over.
+WRITTEN = {
+    "user_id": "0b5c8a9e-4f0c-4a53-9d1e-2f6f1f0f6a11",  # 0.1.x, utils/user_id.ts
+    "commands/git/commit.toml": 'description = "Commit"\nprompt = "Write a commit message for {{args}}"\n',
+    "policies/auto-saved.toml": '[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\npriority = 100\n',
+    "skills/code-review/SKILL.md": "---\nname: code-review\ndescription: Review code\n---\nReview the diff.\n",
+    "skills/code-review/scripts/config.json": json.dumps({"strict": True}),
+    "agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews\n---\nYou review code.\n",
+    "tmp/bin/rg": "\x7fELF",
+    "tmp/proj/shell_history": "ls\ngit status\n",
+    "tmp/proj/tool-outputs/session-c718ec95/read_file_1.txt": "def add(a, b):\n",
+    "tmp/proj/logs/session-c718ec95.jsonl": json.dumps({"type": "console", "payload": {"type": "log", "content": "hi"},
+                                                        "timestamp": 1796640561675}) + "\n",
+    "tmp/proj/tracker/a1b2c3.json": json.dumps({"id": "a1b2c3", "title": "fix add", "description": "", "type": "task",
+                                                "status": "open", "dependencies": []}),
+    "tmp/proj/c718ec95-3a57-4a07-87cb-537b98ef7ed2/tracker/d4e5f6.json": json.dumps(
+        {"id": "d4e5f6", "title": "test add", "description": "", "type": "task", "status": "closed",
+         "dependencies": ["a1b2c3"]}),
+}
+
+
+def test_a_walk_of_the_gemini_folder_reads_its_session_and_passes_over_the_rest(tmp_path: Path, newcomer) -> None:
+    """Bug: ``trajsearch ingest ~/.gemini`` exited 3 rejecting a session's activity log (``tmp/<project>/logs/
+    session-<id>.jsonl``) and the task tracker's tasks as unrecognised dumps, and named the custom commands,
+    policies, the usage id, the downloaded ripgrep and the shell history as files passed over: the CLI's own, no
+    runs, passed over unsaid by their place."""
+    gemini = tmp_path / "u" / ".gemini"
+    shutil.copytree(FIXTURES / ".small2" / "dot-gemini", gemini)
+    for name, content in WRITTEN.items():
+        (gemini / name).parent.mkdir(parents=True, exist_ok=True)
+        (gemini / name).write_text(content)
+    chats = gemini / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(FIXTURES / ".aud32" / "session-2026-12-07T10-49-c718ec95.jsonl", chats)
+    code, out, err = run_cli("ingest", "--dry-run", str(gemini))
+    assert code == 0, out + err
+    assert "runs 1; rejected 0" in out and "first task fix add in app.py" in out
+    assert "rejected" not in err and "passed over" not in err, err
+    assert [line for line in own_lines(out) if "format ?" in line] == []
