@@ -53,3 +53,48 @@ def test_a_walk_of_the_gemini_folder_reads_its_session_and_passes_over_the_rest(
     assert "runs 1; rejected 0" in out and "first task fix add in app.py" in out
     assert "rejected" not in err and "passed over" not in err, err
     assert [line for line in own_lines(out) if "format ?" in line] == []
+
+
+def _skill_session(folder: Path) -> Path:
+    """A session whose user typed ``/code-review check app.py`` as its first command, as 0.6x records it: the
+    completed call in ``toolCalls`` (``recordCompletedToolCalls``, a new ``gemini`` message after the context), then
+    the CLI's own copy of it for the model's history (``addHistory``: a ``gemini`` message of the ``functionCall``
+    alone, no id, no model) and its response (a ``user`` message), then the words typed after the command."""
+    call = "activate_skill_1796640561675_0"
+    output = {"output": '<activated_skill name="code-review">Review the diff.</activated_skill>'}
+    response = [{"functionResponse": {"id": call, "name": "activate_skill", "response": output}}]
+    tokens = {"input": 10, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 15}
+    records = [
+        {"sessionId": "5c111a00-1111-4a07-87cb-537b98ef7ed2", "projectHash": "71a6ba62", "kind": "main",
+         "startTime": "2026-12-07T14:00:00.000Z", "lastUpdated": "2026-12-07T14:00:00.000Z"},
+        {"id": "u0", "timestamp": "2026-12-07T14:00:00.100Z", "type": "user",
+         "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]},
+        {"id": "g1", "timestamp": "2026-12-07T14:00:05.000Z", "type": "gemini", "content": "", "thoughts": [],
+         "model": "gemini-2.5-flash", "toolCalls": [
+             {"id": call, "name": "activate_skill", "args": {"name": "code-review"}, "result": response,
+              "status": "success", "timestamp": "2026-12-07T14:00:05.000Z",
+              "resultDisplay": "Skill **code-review** activated.", "displayName": "Activate Skill",
+              "description": '"code-review"', "renderOutputAsMarkdown": True}]},
+        {"id": "s1", "timestamp": "2026-12-07T14:00:05.100Z", "type": "gemini",
+         "content": [{"functionCall": {"name": "activate_skill", "args": {"name": "code-review"}}}]},
+        {"id": "s2", "timestamp": "2026-12-07T14:00:05.200Z", "type": "user", "content": response},
+        {"id": "u1", "timestamp": "2026-12-07T14:00:05.300Z", "type": "user", "content": [{"text": "check app.py"}]},
+        {"id": "g2", "timestamp": "2026-12-07T14:00:07.000Z", "type": "gemini", "content": "add is fine.",
+         "thoughts": [], "tokens": tokens, "model": "gemini-2.5-flash"},
+    ]
+    path = folder / "session-2026-12-07T14-00-5c111a00.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_skill_activated_by_its_command_is_one_step(tmp_path: Path) -> None:
+    """Bug: the CLI's copy of a client-initiated ``activate_skill`` call for the model's history (id-less, or a
+    ``synth_`` id of its own, never the call's) was read as a second call, with no observation (its response is
+    the first's): every skill typed as a command counted twice."""
+    [run] = read_inputs([_skill_session(tmp_path)], tenant="acme")
+    assert run.ok, run.error
+    steps = run.trajectory.steps
+    assert [s.action for s in steps] == ["activate_skill", "respond"]
+    assert steps[0].arguments == {"name": "code-review"}
+    assert steps[0].observation == '<activated_skill name="code-review">Review the diff.</activated_skill>'
+    assert run.trajectory.task == "check app.py"

@@ -61,7 +61,8 @@ Mapping
   ``<untrusted_context>`` fence 0.6x puts around shell, MCP and web_fetch results,
   ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not the tool's);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
-  the same id is in ``toolCalls``, and their ``functionResponse`` parts in a
+  the same id is in ``toolCalls`` or it is the CLI's copy of the call just recorded there (a skill's slash
+  command: ``Recording._copied``), and their ``functionResponse`` parts in a
   later ``user`` message are the observation (a call recorded with no id -- the
   CLI before 0.4x gave it one only in its response -- takes the first response of
   its name; a response whose call the history lost is a step of its own, action
@@ -744,6 +745,7 @@ class Recording(SessionSteps):
         self.unnamed: list[dict[str, Any]] = []  # the steps of calls recorded with no id, in order
         self.loops: list[str] = []  # the details of the CLI's loop feedback (``_LOOP_FEEDBACK``), in order
         self.after_loop: tuple[int, int] | None = None  # (steps, prompts) when the last one was sent
+        self.recorded: dict[str, Any] | None = None  # the step of the last ``toolCalls`` entry (see _copied)
 
     def ended_on_loop(self) -> bool:
         """Whether the session ended on the CLI's loop guard: its last loop feedback had no step or prompt after it
@@ -758,6 +760,17 @@ class Recording(SessionSteps):
         if not call_id:
             self.unnamed.append(step)
         return step
+
+    def _copied(self, call: dict[str, Any]) -> bool:
+        """Whether a ``functionCall`` part is the CLI's copy of the call just recorded in ``toolCalls``: a call the
+        CLI ran itself (a skill's slash command runs ``activate_skill``) is recorded there, then added to the model's
+        history as a ``gemini`` message of its own (``useGeminiStream``'s client-initiated tools, ``addHistory``),
+        with no id or one the CLI makes, ``synth_<name>_...``, never the call's; its response has the call's id. Read
+        as a call, each such skill was a second step without an observation."""
+        step, call_id = self.recorded, str(call.get("id") or "")
+        return step is not None and bool(self.steps) and step is self.steps[-1] \
+            and (not call_id or call_id.startswith("synth_")) and step["action"] == str(call.get("name")) \
+            and step["arguments"] == (call.get("args") if call.get("args") is not None else {})
 
     def call_of(self, response: dict[str, Any], at: Any) -> dict[str, Any] | None:
         """The step a ``functionResponse`` answers (None: answered already). By id; else the first call of its
@@ -841,7 +854,7 @@ class Recording(SessionSteps):
                 texts.append(part["text"])
             elif isinstance(part.get("functionCall"), dict):
                 call = part["functionCall"]
-                if str(call.get("id")) not in known:
+                if str(call.get("id")) not in known and not self._copied(call):
                     if texts:
                         self.say("\n".join(texts), at)
                         texts = []
@@ -850,6 +863,7 @@ class Recording(SessionSteps):
             self.say("\n".join(texts), at)
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
+            self.recorded = step
             text, errors = _result(call.get("result"))
             text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
