@@ -1406,7 +1406,7 @@ def _line_parts(raw: bytes) -> _Parts | None:
             continue
         if len(named) < _NAMED:
             named.append(f"{end - start} NUL byte{'s' * (end - start > 1)} at {_bytes(start, end)}" if item is _NUL
-                         else f"{_bytes(start, end)}, {item}")
+                         else f"{_bytes(start, end)}, {item.removesuffix('; rejected')}")  # TOO_DEEP: then skipped
         else:
             more += 1
         stretch_end, zeros_last = end, item is _NUL
