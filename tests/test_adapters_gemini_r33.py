@@ -55,6 +55,20 @@ def test_a_walk_of_the_gemini_folder_reads_its_session_and_passes_over_the_rest(
     assert [line for line in own_lines(out) if "format ?" in line] == []
 
 
+def test_the_sessions_of_a_project_named_bin_are_read_beside_the_downloaded_ripgrep(tmp_path: Path, newcomer) -> None:
+    """The CLI names a project's temp folder after the project's (``~/bin`` -> ``tmp/bin``), the folder it once
+    downloaded ripgrep to: only ``tmp/bin/rg`` is the CLI's tool; the project's chats there are runs (review GEM33:
+    a ``tmp/bin/**`` place passed them over silently)."""
+    gemini = tmp_path / "u" / ".gemini"
+    (gemini / "tmp" / "bin" / "chats").mkdir(parents=True)
+    (gemini / "tmp" / "bin" / "rg").write_text("\x7fELF")
+    shutil.copy(FIXTURES / ".aud32" / "session-2026-12-07T10-49-c718ec95.jsonl", gemini / "tmp" / "bin" / "chats")
+    code, out, err = run_cli("ingest", "--dry-run", str(gemini))
+    assert code == 0, out + err
+    assert "runs 1; rejected 0" in out and "first task fix add in app.py" in out
+    assert "passed over" not in err, err
+
+
 def _skill_session(folder: Path) -> Path:
     """A session whose user typed ``/code-review check app.py`` as its first command, as 0.6x records it: the
     completed call in ``toolCalls`` (``recordCompletedToolCalls``, a new ``gemini`` message after the context), then

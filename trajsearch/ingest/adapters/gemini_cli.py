@@ -328,7 +328,9 @@ _GEMINI_FILES = {
     "policies/**": "a Gemini CLI policy file (.gemini/policies/*.toml)",
     "skills/**": "a file of a Gemini CLI skill (.gemini/skills/<name>/)",
     "agents/**": "a Gemini CLI agent definition (.gemini/agents/)",
-    "tmp/bin/**": "a tool Gemini CLI downloaded (~/.gemini/tmp/bin/: ripgrep, ...)",
+    # ripgrep as the CLI once downloaded it, by name: a project folder named ``bin`` has its chats in tmp/bin/ now
+    "tmp/bin/rg": "the ripgrep Gemini CLI downloaded (~/.gemini/tmp/bin/rg)",
+    "tmp/bin/rg.exe": "the ripgrep Gemini CLI downloaded (~/.gemini/tmp/bin/rg.exe)",
     "tmp/*/shell_history": "Gemini CLI's shell-mode history of a project (~/.gemini/tmp/<project>/shell_history)",
     "tmp/*/tool-outputs/**": "a tool output Gemini CLI truncated, in full (~/.gemini/tmp/<project>/tool-outputs/)",
     "tmp/*/images/**": "an image pasted into Gemini CLI (~/.gemini/tmp/<project>/images/)",
