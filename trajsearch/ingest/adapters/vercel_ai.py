@@ -103,11 +103,12 @@ from ._otlp import (
     span_error,
     span_events,
     span_ids,
+    span_offered,
     span_status,
     span_time,
     with_current_instruction,
 )
-from ._spans import (ANSWER, EMBEDS, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
+from ._spans import (ANSWER, EMBEDS, OFFERED, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
                      no_agent_work, span_trajectory, start_order, text_of)
 
 NAME = "vercel-ai"
@@ -315,7 +316,9 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
         node.output_messages = _output(attrs, _provider_tools(attrs.get("ai.prompt.tools")))
         node.model = str(model) if model else None
         if reason := attrs.get("ai.response.finishReason", attrs.get("ai.finishReason")):
-            node.info = {"finish_reasons": [reason]}  # ``tool-calls`` as the last: the SDK stopped, calls unrun
+            node.info["finish_reasons"] = [reason]  # ``tool-calls`` as the last: the SDK stopped, calls unrun
+        if offered := span_offered(attrs, events):  # ``ai.prompt.tools``: the run's tools_available
+            node.info[OFFERED] = offered
     elif op == "ai.toolCall":
         node.role = "tool"
         node.tool = str(attrs.get("ai.toolCall.name") or UNNAMED_TOOL)

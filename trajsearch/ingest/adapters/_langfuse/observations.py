@@ -19,7 +19,8 @@ import re
 from typing import Any
 
 from .._common import RecordError
-from .._spans import Node, iso_seconds, text_of
+from .._otlp import span_offered
+from .._spans import OFFERED, Node, iso_seconds, text_of
 from .._spans.messages import adk_tool_error, listed_calls
 from .._vendor import (
     as_list,
@@ -90,6 +91,7 @@ def trace_node(trace: dict[str, Any], seq: int) -> Node:
             INFO_SCORES: scores_of(trace.get("scores")) or scores_of(score_columns(trace)) or None,
             INFO_LISTED: _listed(trace) or None,
             INFO_END: _ended(trace),
+            OFFERED: span_offered(_attributes(metadata), []),  # the root span's attributes, repeated
         }.items() if v not in (None, "", [], {})},
     )
 
@@ -218,6 +220,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.info[INFO_TRACE] = trace_info
     if isinstance(metadata, dict) and isinstance(metadata.get("langgraph_node"), str) and metadata["langgraph_node"]:
         node.info[INFO_GRAPH_NODE] = metadata["langgraph_node"]
+    if offered := span_offered(attrs, []):  # an OTel span's tool definitions (Microsoft Agent Framework's...)
+        node.info[OFFERED] = offered
     if role == "llm":
         node.input_messages = _listed_as_calls(message_dicts(inputs))
         node.output_messages = _listed_as_calls(output_dicts(outputs))

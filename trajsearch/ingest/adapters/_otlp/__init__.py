@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .adapter import OtlpFormat, current_instruction, otlp_nodes, run_named_by_root, with_current_instruction
 from .conventions import MONOCLE, TRACER_KIND_KEYS, is_monocle, node_from_span, span_error
-from .events import event_messages, merge_events, node_from_log
+from .events import event_messages, merge_events, node_from_log, span_offered
 from .shapes import (
     is_log_record,
     is_span_record,
@@ -71,6 +71,7 @@ __all__ = [
     "sample_span_names",
     "span_error",
     "span_events",
+    "span_offered",
     "span_ids",
     "span_links",
     "span_status",

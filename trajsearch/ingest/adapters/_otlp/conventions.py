@@ -51,8 +51,8 @@ from .._spans import EMBEDS, OFFERED, Message, Node, error_text, evaluation, ind
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
-from .events import (EVALUATION_EVENT, callback_envelope, event_messages, genai_evaluation, returned_error,
-                     span_event_messages, span_offered, system_message, tool_io)
+from .events import (EVALUATION_EVENT, NO_MESSAGE, callback_envelope, event_messages, exception_text, genai_evaluation,
+                     returned_error, span_event_messages, span_offered, system_message, tool_io)
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -291,7 +291,7 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
         kind, text = exc.get("exception.type") or exc.get("exception.name"), exc.get("exception.message")
         if _says_nothing(kind, text) and isinstance(output, str) and (said := decisive_line(output, last_line=False)):
             return said
-        parts.append(f"{kind}: {text}" if kind and text else str(kind or text or ""))
+        parts.append(exception_text(kind, text))
     elif attrs.get("error.type") and (failed or message):
         kind = str(attrs["error.type"])  # ADK sets type and status description alike ("TOOL_ERROR")
         parts.append(kind + (f": {message}" if message and message != kind else ""))
@@ -299,7 +299,7 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
         kind, said = str(attrs["error.type"]), attrs.get("error.message")
         parts.append(str(said) if said and kind == "unknown" else kind + (f": {said}" if said else ""))
     elif failed:
-        parts.append(message or "error status")
+        parts.append(message or NO_MESSAGE)
     return "; ".join(p for p in parts if p) or None
 
 

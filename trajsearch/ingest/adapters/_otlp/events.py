@@ -40,11 +40,17 @@ _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 #: The conventions' evaluation event: a log record (Splunk's util-genai evaluators write one per verdict) whose span
 #: is the operation judged; as a span event it is read with the span (``conventions._evaluations``).
 EVALUATION_EVENT = "gen_ai.evaluation.result"
-#: The attributes that list the tools offered (:func:`offered_tools`): the conventions' own, and the bare-name list
-#: Strands and Splunk's util-genai write on an agent's span.
-DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools")
+#: The attributes that list the tools offered (:func:`offered_tools`): the conventions' own, the bare-name list
+#: Strands and Splunk's util-genai write on an agent's span, and the Vercel AI SDK's on its model-call spans
+#: (``ai.prompt.tools``: one JSON ``{"type": "function" | "provider", "name", ...}`` text a tool).
+DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools", "ai.prompt.tools")
 #: OpenInference's list of the tools a model call was offered: ``llm.tools.<i>.tool.json_schema``, each a JSON text.
 OI_TOOLS = "llm.tools."
+#: The conventions' log of a failed model call (LiteLLM 1.93 on: ``plumbing/events.py``, severity WARN, the message
+#: also as its body): ``exception.type`` and ``exception.message`` of the span it names.
+OPERATION_EXCEPTION = "gen_ai.client.operation.exception"
+#: A failed span's error where nothing says what failed (ERROR status, no message, no ``error.type``).
+NO_MESSAGE = "error status"
 #: What Google ADK writes as a GenAI event's content when message-content capture is off (its default): no words.
 ELIDED = "<elided>"
 
@@ -302,6 +308,11 @@ def tool_io(node: Node) -> None:
 RETURNED_ERROR = "the tool returned an error"
 
 
+def exception_text(kind: Any, text: Any) -> str:
+    """An exception as ``<type>: <message>``, or whichever of the two there is."""
+    return f"{kind}: {text}" if kind and text else str(kind or text or "")
+
+
 def returned_error(node: Node) -> str:
     """The error of a tool that returned its failure rather than raising (a LangChain ``ToolMessage`` with status
     ``error``, Strands' ``gen_ai.tool.status: "error"``; its span's status is OK): its result's words."""
@@ -325,6 +336,8 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
     info: dict[str, Any] = {"event": name, **({"llo": True} if llo is not None else {})}
     if name == _DETAILS_EVENT and (offered := offered_tools(attrs.get(DEFINITIONS[0], body.get(DEFINITIONS[0])))):
         info[OFFERED] = offered
+    error = exception_text(attrs.get("exception.type"), attrs.get("exception.message")) \
+        if name == OPERATION_EXCEPTION else None
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
     verdict = genai_evaluation(attrs) if name == EVALUATION_EVENT else None
@@ -332,7 +345,7 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
                  or log.get("observed_timestamp"))
     node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
                 input_messages=inputs, output_messages=outputs, evaluations=[verdict] if verdict else [],
-                info={k: v for k, v in info.items() if v is not None})
+                error=error or None, info={k: v for k, v in info.items() if v is not None})
     if llo is not None and name == LANGCHAIN_SCOPE and (callback := _langchain_callback(llo)) is not None:
         _callback_node(*callback, node)
     return trace, clean_ids(node)
@@ -381,6 +394,9 @@ def merge_events(nodes: list[Node]) -> list[Node]:
             if span.error == RETURNED_ERROR:  # its words arrived with its content log
                 span.error = returned_error(span)
         span.evaluations = [*span.evaluations, *(e for n in group for e in n.evaluations)]
+        said = next((n.error for n in group if n.error), None)  # (an OPERATION_EXCEPTION log's)
+        if said and (not span.error or span.error == NO_MESSAGE or said.startswith(span.error)):
+            span.error = said  # the span's status said only that it failed, or its error's class
         offered = list(dict.fromkeys(name for n in group for name in n.info.get(OFFERED, ())))
         if offered and not span.info.get(OFFERED):  # the details event lists the tools the call was offered
             span.info = {**span.info, OFFERED: offered}
