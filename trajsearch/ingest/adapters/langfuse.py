@@ -68,6 +68,9 @@ Mapping
   empty assistant message (LangChain's handler drops ``tool_calls``, all a
   Responses API turn has) takes the calls of the AIMessage its chain output.
   Tools executed at the same instant keep the order the model asked for them in.
+- tools offered: the tools an observation's or the trace's ``metadata.attributes`` define (the exported span's
+  ``gen_ai.tool.definitions``: Microsoft Agent Framework's; ``llm.tools``: BeeAI's; the AI SDK's
+  ``ai.prompt.tools``), after the tools the run called, are its ``tools_available`` (``_otlp.span_offered``).
 - steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /
   ``ai.toolCall.name``, else
   the observation name without ``execute_tool`` / ``running tool:`` /

@@ -34,6 +34,8 @@ Mapping (``ai.operationId``, else the span name)
   marked ``providerExecuted``; OpenAI's or Anthropic's ``web_search``): the
   SDK runs none of them and stops, its ``result.text`` that text; else it is
   the calls' thought. Model = ``ai.response.model``, else ``ai.model.id``.
+  The tools in ``ai.prompt.tools``, after those the run called, are its
+  ``tools_available``.
 - ``ai.toolCall``: a step: action = ``ai.toolCall.name``, arguments =
   ``ai.toolCall.args`` (``ai.toolCall.input``; JSON-decoded), observation =
   ``ai.toolCall.result`` (``ai.toolCall.output``), error = the ``exception``
