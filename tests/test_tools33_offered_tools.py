@@ -7,7 +7,9 @@ below, and ``fixtures/otel-genai/.tools33`` (README.md there).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, Callable
 
 from adapter_support import runs
 from trajsearch.model import Outcome
@@ -44,3 +46,38 @@ def test_operation_exception_log_gives_the_failed_calls_message() -> None:
     assert run.outcome is Outcome.infra_error and run.failure is not None
     assert run.failure.error.startswith("RateLimitError: litellm.RateLimitError: RateLimitError: OpenAIException - "
                                         "Rate limit reached for gpt-4o-mini")
+
+
+def _rewritten(source: Path, target: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """``source`` (JSON) with ``change`` applied to every object in it, written to ``target``."""
+    document = json.loads(source.read_text())
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            change(value)
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(document)
+    target.write_text(json.dumps(document))
+    return target
+
+
+def test_a_tool_list_an_exporter_cut_names_no_tool(tmp_path: Path) -> None:
+    """The real AI SDK run's ``ai.prompt.tools`` as an OTel JS exporter with ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=255``
+    writes it (each string of the array cut; the definitions are 256, 253 and 265 characters): two definitions no
+    longer parse, so the list is not whole. It names no tool rather than ``get_weather, get_population`` passed off
+    as the list (``--tool convert_temperature`` would miss a run that was offered it)."""
+    def cut(obj: dict[str, Any]) -> None:
+        if obj.get("key") == "ai.prompt.tools":
+            for item in obj["value"]["arrayValue"]["values"]:
+                item["stringValue"] = item["stringValue"][:255]
+
+    source = FIXTURES / "vercel-ai/.real/ai6-streamText-tool-loop-then-500-exhausted.otlp.json"
+    (run,) = runs(_rewritten(source, tmp_path / "cut.otlp.json", cut))
+    assert run.tools_used == ["get_weather"]
+    assert not run.tools_available  # as a run with no list
+

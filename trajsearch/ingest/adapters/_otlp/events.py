@@ -145,10 +145,16 @@ def offered_tools(definitions: Any) -> list[str]:
     also as its JSON text (an SDK that sets only string arrays as attributes); a built-in tool may name only its
     type (google-genai's ``{"type": "code_execution"}``); Mastra lists bare names. A name no filter could select
     (:func:`~trajsearch.model.filter_value`: over-long, control characters) is left out, not the run: the list is
-    optional. A value that is no JSON list names none; one an exporter cut is dropped by ``adapter._read_cut``."""
+    optional. A value that is no JSON list names none, and so does a list with a definition's JSON text that does
+    not parse: an exporter's value-length limit cut it (OTel JS's ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` cuts each
+    string of an array), and the names left would pass for the whole list, the cut ones missed by ``--tool``. This
+    holds for every adapter that reads a list here (the AI SDK's and Langfuse's spans never pass
+    ``adapter._read_cut``, which drops an OTel span's cut value before it gets here)."""
     names = []
     for tool in as_list(maybe_json(definitions)):
-        tool = maybe_json(tool)  # (a JSON text that is no object, one cut short, is no name either)
+        tool = maybe_json(tool)
+        if isinstance(tool, str) and tool.strip()[:1] in ("{", "["):
+            return []  # a definition's JSON text cut short (or too deep to read): the list is not whole
         if isinstance(tool, dict):
             kind = tool.get("type") if tool.get("type") != "function" else None
             tool = tool.get("name") or as_dict(tool.get("function")).get("name") or kind
