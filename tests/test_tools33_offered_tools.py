@@ -81,3 +81,17 @@ def test_a_tool_list_an_exporter_cut_names_no_tool(tmp_path: Path) -> None:
     assert run.tools_used == ["get_weather"]
     assert not run.tools_available  # as a run with no list
 
+
+def test_a_tool_list_nested_too_deep_keeps_its_run(tmp_path: Path) -> None:
+    """A ``gen_ai.tool.definitions`` text nested deeper than Python's JSON parser goes (RecursionError) in the real
+    Microsoft Agent Framework trace's ``metadata.attributes`` names no tool; the Langfuse record keeps its run (it
+    was refused whole: 'cannot read langfuse record: RecursionError')."""
+    def deepen(obj: dict[str, Any]) -> None:
+        if isinstance(obj.get("metadata"), str) and "gen_ai.tool.definitions" in obj["metadata"]:
+            metadata = json.loads(obj["metadata"])
+            metadata["attributes"]["gen_ai.tool.definitions"] = "[" * 5000 + "]" * 5000
+            obj["metadata"] = json.dumps(metadata)
+
+    source = FIXTURES / "langfuse/.real/microsoft-agent-2025-10-14.json"
+    (run,) = runs(_rewritten(source, tmp_path / "deep.json", deepen))
+    assert len(run.steps) == 2 and not run.tools_available

@@ -175,13 +175,15 @@ def error_text(error: Any) -> str | None:
 
 
 def maybe_json(value: Any) -> Any:
-    """Decode a JSON string (arguments, messages are often stored as strings); else unchanged."""
+    """Decode a JSON string (arguments, messages are often stored as strings); else unchanged. A text nested too
+    deep for Python's parser (RecursionError) is left a text like any other that does not parse: one attribute's
+    value must not cost the record its run."""
     if isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"'):
             try:
                 return json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return value
     return value
 
