@@ -95,3 +95,18 @@ def test_a_tool_list_nested_too_deep_keeps_its_run(tmp_path: Path) -> None:
     source = FIXTURES / "langfuse/.real/microsoft-agent-2025-10-14.json"
     (run,) = runs(_rewritten(source, tmp_path / "deep.json", deepen))
     assert len(run.steps) == 2 and not run.tools_available
+
+
+def test_the_last_of_several_operation_exception_logs_is_the_calls_error(tmp_path: Path) -> None:
+    """A call's rate limit logged twice for its span (a retry's record a second later, its words differing): the run's
+    error is the last record's, the call's final error (it was the first)."""
+    fixture = FIXTURES / "otel-genai/.tools33/litellm-1.93-rate-limit-exception-log.otlp.jsonl"
+    span, log = fixture.read_text().split("\n")[:2]
+    record = json.loads(log)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    later = json.loads(json.dumps(record).replace("Rate limit reached", "Rate limit still reached after 3 retries"))
+    later["timeUnixNano"] = later["observedTimeUnixNano"] = str(int(record["timeUnixNano"]) + 10**9)
+    both = json.loads(log)
+    both["resourceLogs"][0]["scopeLogs"][0]["logRecords"].append(later)
+    (path := tmp_path / "two.otlp.jsonl").write_text(span + "\n" + json.dumps(both) + "\n")
+    (run,) = runs(path)
+    assert run.failure is not None and "Rate limit still reached after 3 retries" in run.failure.error

@@ -400,9 +400,10 @@ def merge_events(nodes: list[Node]) -> list[Node]:
             if span.error == RETURNED_ERROR:  # its words arrived with its content log
                 span.error = returned_error(span)
         span.evaluations = [*span.evaluations, *(e for n in group for e in n.evaluations)]
-        said = next((n.error for n in group if n.error), None)  # (an OPERATION_EXCEPTION log's)
-        if said and (not span.error or span.error == NO_MESSAGE or said.startswith(span.error)):
-            span.error = said  # the span's status said only that it failed, or its error's class
+        said = next((n.error for n in reversed(group) if n.error), None)  # the last OPERATION_EXCEPTION log's: the
+        if said and (not span.error or span.error == NO_MESSAGE or said.startswith(span.error)):  # call's final error
+            span.error = said  # the span said only that it failed, or its error's class, or nothing: the log
+            # records a failed operation (semantic conventions), so a span with no error status fails by it too
         offered = list(dict.fromkeys(name for n in group for name in n.info.get(OFFERED, ())))
         if offered and not span.info.get(OFFERED):  # the details event lists the tools the call was offered
             span.info = {**span.info, OFFERED: offered}
