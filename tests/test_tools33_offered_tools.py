@@ -39,9 +39,10 @@ def test_langfuse_runs_list_the_tools_their_observations_define() -> None:
 
 
 def test_operation_exception_log_gives_the_failed_calls_message() -> None:
-    """LiteLLM's model-call span names only the error's class (``error.type``, an ERROR status with no
-    description); its ``gen_ai.client.operation.exception`` log record holds the message, which the run's error
-    now carries (it was ``RateLimitError`` alone)."""
+    """A model-call span that names only the error's class (``error.type``, an ERROR status with no description:
+    LiteLLM's own spans carry the message, an exporter or back end dropping status descriptions and span events
+    leaves this; the case is built, not captured); its ``gen_ai.client.operation.exception`` log record, as LiteLLM
+    writes it, holds the message, which the run's error now carries (it was ``RateLimitError`` alone)."""
     (run,) = runs(FIXTURES / "otel-genai/.tools33/litellm-1.93-rate-limit-exception-log.otlp.jsonl")
     assert run.outcome is Outcome.infra_error and run.failure is not None
     assert run.failure.error.startswith("RateLimitError: litellm.RateLimitError: RateLimitError: OpenAIException - "

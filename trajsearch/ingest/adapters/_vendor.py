@@ -28,8 +28,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, RecordError, build, last_tool_error, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message,
-                     start_order, text_of)
-from ._spans.assembly import tools_offered
+                     start_order, text_of, tools_offered)
 from ._spans.messages import is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 

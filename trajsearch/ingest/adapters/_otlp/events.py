@@ -47,7 +47,9 @@ DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools", "ai.prompt.tools
 #: OpenInference's list of the tools a model call was offered: ``llm.tools.<i>.tool.json_schema``, each a JSON text.
 OI_TOOLS = "llm.tools."
 #: The conventions' log of a failed model call (LiteLLM 1.93 on: ``plumbing/events.py``, severity WARN, the message
-#: also as its body): ``exception.type`` and ``exception.message`` of the span it names.
+#: also as its body): ``exception.type`` and ``exception.message`` of the span it names. LiteLLM writes the message
+#: on its span too (status description, ``exception`` event, ``error.message``); the log's is read where a span
+#: lacks it: an exporter or back end that drops status descriptions and span events, or a span cut short.
 OPERATION_EXCEPTION = "gen_ai.client.operation.exception"
 #: A failed span's error where nothing says what failed (ERROR status, no message, no ``error.type``).
 NO_MESSAGE = "error status"

@@ -24,7 +24,8 @@ Everything is importable from here, as it was when this was one module.
 
 from __future__ import annotations
 
-from .assembly import Assembled, SpanFormat, assemble, in_tree_order, no_agent_work, span_trajectory, trajectory_id
+from .assembly import (Assembled, SpanFormat, assemble, in_tree_order, no_agent_work, span_trajectory, tools_offered,
+                       trajectory_id)
 from .messages import (
     denial,
     first_user_text,
@@ -108,6 +109,7 @@ __all__ = [
     "span_trajectory",
     "start_order",
     "task_from_input",
+    "tools_offered",
     "text_of",
     "trajectory_id",
     "retry_feedback",
