@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from .._common import RecordError
-from .._otlp import span_offered
+from .._otlp import offered_tools, span_offered
 from .._spans import OFFERED, Node, iso_seconds, text_of
 from .._spans.messages import adk_tool_error, listed_calls
 from .._vendor import (
@@ -220,8 +220,9 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.info[INFO_TRACE] = trace_info
     if isinstance(metadata, dict) and isinstance(metadata.get("langgraph_node"), str) and metadata["langgraph_node"]:
         node.info[INFO_GRAPH_NODE] = metadata["langgraph_node"]
-    if offered := span_offered(attrs, []):  # an OTel span's tool definitions (Microsoft Agent Framework's...)
-        node.info[OFFERED] = offered
+    if offered := span_offered(attrs, []) or (  # an OTel span's tool definitions (Microsoft Agent Framework's...),
+            offered_tools(inputs.get("tools")) if role == "llm" and isinstance(inputs, dict) else []):
+        node.info[OFFERED] = offered  # else a generation's request's (the v2 OpenAI integration's ``input``)
     if role == "llm":
         node.input_messages = _listed_as_calls(message_dicts(inputs))
         node.output_messages = _listed_as_calls(output_dicts(outputs))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .adapter import OtlpFormat, current_instruction, otlp_nodes, run_named_by_root, with_current_instruction
 from .conventions import MONOCLE, TRACER_KIND_KEYS, is_monocle, node_from_span, span_error
-from .events import event_messages, merge_events, node_from_log, span_offered
+from .events import event_messages, merge_events, node_from_log, offered_tools, span_offered
 from .shapes import (
     is_log_record,
     is_span_record,
@@ -63,6 +63,7 @@ __all__ = [
     "node_from_log",
     "node_from_span",
     "normal_id",
+    "offered_tools",
     "otlp_nodes",
     "raw_items",
     "raw_spans",

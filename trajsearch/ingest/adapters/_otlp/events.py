@@ -46,6 +46,13 @@ EVALUATION_EVENT = "gen_ai.evaluation.result"
 DEFINITIONS = ("gen_ai.tool.definitions", "gen_ai.agent.tools", "ai.prompt.tools")
 #: OpenInference's list of the tools a model call was offered: ``llm.tools.<i>.tool.json_schema``, each a JSON text.
 OI_TOOLS = "llm.tools."
+#: LiteLLM's (OpenLLMetry's before the conventions had a key) on its model-call span: ``llm.request.functions.<i>.name``.
+FUNCTIONS = "llm.request.functions."
+#: pydantic-ai's model-request span: its ``ModelRequestParameters`` (a JSON text over OTLP, an object in Langfuse):
+#: ``function_tools`` and ``output_tools`` (``{"name", ...}``: ``final_result`` is one) and its provider's built-in
+#: tools, ``builtin_tools`` (``native_tools`` in 2.x) (``{"kind": "web_search" | "code_execution" | ...}``).
+REQUEST_PARAMETERS = "model_request_parameters"
+_REQUEST_TOOLS = ("function_tools", "builtin_tools", "native_tools", "output_tools")
 #: The conventions' log of a failed model call (LiteLLM 1.93 on: ``plumbing/events.py``, severity WARN, the message
 #: also as its body): ``exception.type`` and ``exception.message`` of the span it names. LiteLLM writes the message
 #: on its span too (status description, ``exception`` event, ``error.message``); the log's is read where a span
@@ -167,16 +174,29 @@ def offered_tools(definitions: Any) -> list[str]:
 
 def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """The tools a span lists as offered (:func:`offered_tools`): a GenAI event's definitions, else the span's
-    (:data:`DEFINITIONS`), else OpenInference's ``llm.tools.*`` schemas -- the keys :func:`lists_tools` tells."""
+    (:data:`DEFINITIONS`), else OpenInference's ``llm.tools.*`` schemas, LiteLLM's ``llm.request.functions.*``
+    or pydantic-ai's request parameters -- the keys :func:`lists_tools` tells."""
     definitions = next((ev[DEFINITIONS[0]] for _, ev in events if DEFINITIONS[0] in ev),
                        next((attrs[key] for key in DEFINITIONS if key in attrs), None)) \
-        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]
+        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)] \
+        or [item.get("name") for item in indexed(attrs, FUNCTIONS)] \
+        or _request_tools(attrs.get(REQUEST_PARAMETERS))
     return offered_tools(definitions)
+
+
+def _request_tools(parameters: Any) -> list[Any]:
+    """pydantic-ai's :data:`REQUEST_PARAMETERS` -> its tools' definitions, a built-in one by its ``kind`` (the name
+    its calls carry: ``web_search``). Text that is no JSON object (cut short) names none."""
+    parameters = maybe_json(parameters)
+    if not isinstance(parameters, dict):
+        return []
+    return [tool.get("name") or tool.get("kind") if isinstance(tool, dict) else tool
+            for key in _REQUEST_TOOLS for tool in as_list(parameters.get(key))]
 
 
 def lists_tools(key: str) -> bool:
     """Whether a span's (or its event's, ``<event>.<key>``) attribute ``key`` lists the tools offered."""
-    return key.endswith(DEFINITIONS) or key.startswith(OI_TOOLS)
+    return key.endswith((*DEFINITIONS, REQUEST_PARAMETERS)) or key.startswith((OI_TOOLS, FUNCTIONS))
 
 
 def genai_evaluation(fields: dict[str, Any]) -> dict[str, Any] | None:
