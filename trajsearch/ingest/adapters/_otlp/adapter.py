@@ -21,7 +21,6 @@ from trajsearch.model import Trajectory
 
 from .._common import Context, PassedOver, RecordError, clip_task
 from .._spans import (
-    OFFERED,
     RESULT_CUT,
     Message,
     Node,
@@ -37,7 +36,7 @@ from .._spans import (
     user_requests,
 )
 from .conventions import MONOCLE, cut_runner_request, node_from_span
-from .events import lists_tools, merge_events, node_from_log
+from .events import merge_events, node_from_log
 from .shapes import SDK_CUT, ZIPKIN_CUT, raw_items, shared_lengths, uncut_span
 from .values import attributes
 
@@ -99,8 +98,6 @@ def _read_cut(span: dict[str, Any], resource: dict[str, Any], seq: int, node: No
     elif node.input_text is None and "input.value" in texts \
             and (said := cut_runner_request(texts["input.value"])) is not None:
         node.input_text = said[0] if said[1] else said[0] + _cut_mark(cut)
-    if any(lists_tools(key) for key in cut["keys"]):  # (repaired to its whole items, a cut list of tools
-        node.info.pop(OFFERED, None)  # would name its first ones only, as if they were all the run had)
     node.info["tags_cut"] = {"keys": cut["keys"], "at": cut["at"], "by": cut["by"]}
     return node
 

@@ -802,7 +802,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
     )
-    if offered := span_offered(attrs, events):
+    if offered := span_offered(attrs, events, (span.get("tags_cut") or {}).get("keys", ())):
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:
         node.info[EMBEDS] = embeds

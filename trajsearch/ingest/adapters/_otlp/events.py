@@ -52,7 +52,7 @@ FUNCTIONS = "llm.request.functions."
 #: ``function_tools`` and ``output_tools`` (``{"name", ...}``: ``final_result`` is one) and its provider's built-in
 #: tools, ``builtin_tools`` (``native_tools`` in 2.x) (``{"kind": "web_search" | "code_execution" | ...}``).
 REQUEST_PARAMETERS = "model_request_parameters"
-_REQUEST_TOOLS = ("function_tools", "builtin_tools", "native_tools", "output_tools")
+_DEFINED_TOOLS, _BUILTIN_TOOLS = ("function_tools", "output_tools"), ("builtin_tools", "native_tools")
 #: The conventions' log of a failed model call (LiteLLM 1.93 on: ``plumbing/events.py``, severity WARN, the message
 #: also as its body): ``exception.type`` and ``exception.message`` of the span it names. LiteLLM writes the message
 #: on its span too (status description, ``exception`` event, ``error.message``); the log's is read where a span
@@ -172,31 +172,54 @@ def offered_tools(definitions: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], cut: Any = ()) -> list[str]:
     """The tools a span lists as offered (:func:`offered_tools`): a GenAI event's definitions, else the span's
-    (:data:`DEFINITIONS`), else OpenInference's ``llm.tools.*`` schemas, LiteLLM's ``llm.request.functions.*``
-    or pydantic-ai's request parameters -- the keys :func:`lists_tools` tells."""
-    definitions = next((ev[DEFINITIONS[0]] for _, ev in events if DEFINITIONS[0] in ev),
-                       next((attrs[key] for key in DEFINITIONS if key in attrs), None)) \
-        or [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)] \
-        or [item.get("name") for item in indexed(attrs, FUNCTIONS)] \
-        or _request_tools(attrs.get(REQUEST_PARAMETERS))
-    return offered_tools(definitions)
+    (:data:`DEFINITIONS`), else OpenInference's ``llm.tools.*`` schemas, LiteLLM's and OpenLLMetry's
+    ``llm.request.functions.*`` or pydantic-ai's request parameters' function and output tools; then pydantic-ai's
+    built-in tools, which its own ``gen_ai.tool.definitions`` leaves out. None when the key the definitions were
+    read from is among the ``cut`` keys (a span's value-length limit, see ``shapes``): repaired to its whole items,
+    a cut list would name its first tools only, as if they were all the run had. Another key cut (pydantic-ai's
+    request parameters, its biggest value, beside its whole definitions) leaves the list be."""
+    key, definitions = _definitions(attrs, events)
+    if key and any(lists_tools(name, key) for name in cut):
+        return []
+    builtin = [tool.get("kind") for tool in _request_tools(attrs.get(REQUEST_PARAMETERS), _BUILTIN_TOOLS)]
+    return list(dict.fromkeys([*offered_tools(definitions), *offered_tools(builtin)]))
 
 
-def _request_tools(parameters: Any) -> list[Any]:
-    """pydantic-ai's :data:`REQUEST_PARAMETERS` -> its tools' definitions, a built-in one by its ``kind`` (the name
-    its calls carry: ``web_search``). Text that is no JSON object (cut short) names none."""
+def _definitions(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> tuple[str | None, Any]:
+    """The first source of a span's tool definitions that has any: the key (a prefix for an indexed list) they
+    were read from, and the definitions."""
+    sources = (
+        *((DEFINITIONS[0], ev[DEFINITIONS[0]]) for _, ev in events if DEFINITIONS[0] in ev),
+        *((key, attrs[key]) for key in DEFINITIONS if key in attrs),
+        (OI_TOOLS, lambda: [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]),
+        (FUNCTIONS, lambda: [item.get("name") for item in indexed(attrs, FUNCTIONS)]),
+        (REQUEST_PARAMETERS, lambda: _request_tools(attrs.get(REQUEST_PARAMETERS), _DEFINED_TOOLS)),
+    )
+    for key, definitions in sources:
+        if definitions := definitions() if callable(definitions) else definitions:
+            return key, definitions
+    return None, None
+
+
+def _request_tools(parameters: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The tools listed under ``keys`` of pydantic-ai's :data:`REQUEST_PARAMETERS` that the request carried: not
+    one the parameters' ``tool_visibility`` says is ``withheld`` (or, without an entry, ``defer_loading``): such a
+    tool is "absent from the request entirely" (pydantic-ai 2.x ``models.visibility_of``). Text that is no JSON
+    object (cut short) names none."""
     parameters = maybe_json(parameters)
     if not isinstance(parameters, dict):
         return []
-    return [tool.get("name") or tool.get("kind") if isinstance(tool, dict) else tool
-            for key in _REQUEST_TOOLS for tool in as_list(parameters.get(key))]
+    visibility = as_dict(parameters.get("tool_visibility"))
+    return [tool for key in keys for tool in as_list(parameters.get(key)) if isinstance(tool, dict)
+            and visibility.get(tool.get("name"), "withheld" if tool.get("defer_loading") else None) != "withheld"]
 
 
-def lists_tools(key: str) -> bool:
-    """Whether a span's (or its event's, ``<event>.<key>``) attribute ``key`` lists the tools offered."""
-    return key.endswith((*DEFINITIONS, REQUEST_PARAMETERS)) or key.startswith((OI_TOOLS, FUNCTIONS))
+def lists_tools(key: str, source: str) -> bool:
+    """Whether a span's (or its event's, ``<event>.<key>``) attribute ``key`` is the list of tools offered read
+    from ``source`` (:func:`_definitions`), or an item of it."""
+    return key.startswith(source) if source.endswith(".") else key == source or key.endswith("." + source)
 
 
 def genai_evaluation(fields: dict[str, Any]) -> dict[str, Any] | None:
