@@ -182,6 +182,13 @@ def _listed_as_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             and (listed := listed_calls(m.get("text") or "")) else m for m in messages]
 
 
+def _request_offered(inputs: Any) -> list[str]:
+    """The tools a generation's request offered, as Langfuse's OpenAI integration records it in ``input``
+    (``{"messages", "tools", "functions", ...}``): ``tools``, else the legacy ``functions=`` parameter's
+    ``[{"name", "parameters"}]`` (deprecated by OpenAI, still passed through)."""
+    return offered_tools(inputs.get("tools") or inputs.get("functions")) if isinstance(inputs, dict) else []
+
+
 def observation_node(obs: dict[str, Any], seq: int) -> Node:
     obs = as_camel(obs)
     if not obs.get("id") or not obs.get("traceId"):
@@ -220,9 +227,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.info[INFO_TRACE] = trace_info
     if isinstance(metadata, dict) and isinstance(metadata.get("langgraph_node"), str) and metadata["langgraph_node"]:
         node.info[INFO_GRAPH_NODE] = metadata["langgraph_node"]
-    if offered := span_offered(attrs, []) or (  # an OTel span's tool definitions (Microsoft Agent Framework's...),
-            offered_tools(inputs.get("tools")) if role == "llm" and isinstance(inputs, dict) else []):
-        node.info[OFFERED] = offered  # else a generation's request's (the v2 OpenAI integration's ``input``)
+    if offered := span_offered(attrs, []) or (_request_offered(inputs) if role == "llm" else []):
+        node.info[OFFERED] = offered  # an OTel span's tool definitions (Microsoft Agent Framework's...), else its request's
     if role == "llm":
         node.input_messages = _listed_as_calls(message_dicts(inputs))
         node.output_messages = _listed_as_calls(output_dicts(outputs))
