@@ -40,3 +40,10 @@ def test_langfuse_generations_list_the_legacy_functions_their_input_offered() ->
     """The OpenAI integration records ``functions=`` as ``input.functions``: ``[{"name", "parameters"}]``."""
     (run,) = runs(FIXTURES / "langfuse/.tools2fix/lf2_observe_openai_functions.ingestion.jsonl")
     assert run.tools_available == ["get_weather", "get_population", "convert_temperature"]
+
+
+def test_an_indexed_list_missing_its_first_items_names_no_tool() -> None:
+    """LiteLLM's ``llm.request.functions.<i>.*`` with index 0 evicted (the SDK's attribute-count limit drops the
+    oldest attributes): ``get_population`` alone would pass for the whole list; a partial list names none."""
+    listed = [run.tools_available for run in runs(OTEL / "litellm_default-first-function-evicted.traces.jsonl")]
+    assert listed == [[], [], []]

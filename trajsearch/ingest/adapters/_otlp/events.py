@@ -181,7 +181,7 @@ def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]
     a cut list would name its first tools only, as if they were all the run had. Another key cut (pydantic-ai's
     request parameters, its biggest value, beside its whole definitions) leaves the list be."""
     key, definitions = _definitions(attrs, events)
-    if key and any(lists_tools(name, key) for name in cut):
+    if definitions is _NOT_WHOLE or key and any(lists_tools(name, key) for name in cut):
         return []
     builtin = [tool.get("kind") for tool in _request_tools(attrs.get(REQUEST_PARAMETERS), _BUILTIN_TOOLS)]
     return list(dict.fromkeys([*offered_tools(definitions), *offered_tools(builtin)]))
@@ -193,14 +193,29 @@ def _definitions(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]
     sources = (
         *((DEFINITIONS[0], ev[DEFINITIONS[0]]) for _, ev in events if DEFINITIONS[0] in ev),
         *((key, attrs[key]) for key in DEFINITIONS if key in attrs),
-        (OI_TOOLS, lambda: [item.get("tool.json_schema") or item.get("tool.name") for item in indexed(attrs, OI_TOOLS)]),
-        (FUNCTIONS, lambda: [item.get("name") for item in indexed(attrs, FUNCTIONS)]),
+        (OI_TOOLS, lambda: _indexed_names(attrs, OI_TOOLS, "tool.json_schema", "tool.name")),
+        (FUNCTIONS, lambda: _indexed_names(attrs, FUNCTIONS, "name")),
         (REQUEST_PARAMETERS, lambda: _request_tools(attrs.get(REQUEST_PARAMETERS), _DEFINED_TOOLS)),
     )
     for key, definitions in sources:
         if definitions := definitions() if callable(definitions) else definitions:
             return key, definitions
     return None, None
+
+
+#: An indexed list of tools (:func:`_indexed_names`) that is not whole.
+_NOT_WHOLE: list[Any] = [None]
+
+
+def _indexed_names(attrs: dict[str, Any], prefix: str, *fields: str) -> list[Any]:
+    """The names (each item's first of ``fields``) of an indexed list of tools, ``<prefix><i>.<field>``;
+    :data:`_NOT_WHOLE` when an index is missing or an item has no name: the SDK's attribute-count limit (Python's
+    ``OTEL_ATTRIBUTE_COUNT_LIMIT``, 128) evicts a span's oldest attributes, and LiteLLM and OpenLLMetry write three a
+    tool, so a long list loses its first items and those left would pass for the whole list."""
+    heads = {int(head) for key in attrs if isinstance(key, str) and key.startswith(prefix)
+             and (head := key[len(prefix):].partition(".")[0]).isdigit()}
+    names = [next((item[field] for field in fields if item.get(field)), None) for item in indexed(attrs, prefix)]
+    return _NOT_WHOLE if None in names or heads != set(range(len(heads))) else names
 
 
 def _request_tools(parameters: Any, keys: tuple[str, ...]) -> list[dict[str, Any]]:
