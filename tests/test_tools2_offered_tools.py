@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from adapter_support import runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -24,17 +26,21 @@ def test_litellm_runs_list_the_functions_their_requests_offered() -> None:
                       (["respond"], ["get_weather", "get_population"])]
 
 
-def test_pydantic_ai_runs_list_their_request_parameters_tools() -> None:
-    """pydantic-ai's ``model_request_parameters``: in a Langfuse export an object (1.26: five function tools, three
-    called, and the output tool ``final_result``); over OTLP a JSON text whose 2.x ``native_tools`` name a provider's
-    built-in tool by its ``kind``, the name its calls carry."""
+def test_pydantic_ai_runs_in_langfuse_list_their_request_parameters_tools() -> None:
+    """pydantic-ai's ``model_request_parameters`` in a Langfuse export: an object (1.26: five function tools, three
+    called, and the output tool ``final_result``)."""
     (jokes,) = runs(FIXTURES / "langfuse/.tools2/pydantic-ai-tools-2025-12-04.json")
     assert jokes.tools_available == ["get_pun_suggestion", "get_dad_joke_suggestion", "get_one_liner_suggestion",
                                      "final_result", "get_car_joke_suggestion", "get_tree_joke_suggestion"]
-    (search,) = runs(FIXTURES / "otel-genai/.real/probeD47/pa-2.78-web-search-answer.otlp.json")
-    assert search.tools_available == ["web_search"]
-    (code,) = runs(FIXTURES / "otel-genai/.real/probeD47/pa-2.78-google-code-execution-fails-then-runs.otlp.json")
-    assert code.tools_available == ["code_execution"]
+
+
+@pytest.mark.parametrize(("name", "tools"), [("pa-2.78-web-search-answer", ["web_search"]),
+                                             ("pa-2.78-google-code-execution-fails-then-runs", ["code_execution"])])
+def test_pydantic_ai_otlp_runs_list_their_built_in_tools(name: str, tools: list[str]) -> None:
+    """Over OTLP ``model_request_parameters`` is a JSON text whose 2.x ``native_tools`` name a provider's built-in
+    tool by its ``kind``, the name its calls carry."""
+    (run,) = runs(FIXTURES / f"otel-genai/.real/probeD47/{name}.otlp.json")
+    assert run.tools_available == tools
 
 
 def test_langfuse_generations_list_the_tools_their_input_offered() -> None:

@@ -70,9 +70,9 @@ Mapping
   Tools executed at the same instant keep the order the model asked for them in.
 - tools offered: the tools an observation's or the trace's ``metadata.attributes`` define (the exported span's
   ``gen_ai.tool.definitions``: Microsoft Agent Framework's; ``llm.tools``: BeeAI's; the AI SDK's
-  ``ai.prompt.tools``; pydantic-ai's ``model_request_parameters``), or a generation's ``input.tools`` (the v2
-  SDK's OpenAI integration), after the tools the run called, are its ``tools_available`` (``_otlp.span_offered``,
-  ``offered_tools``).
+  ``ai.prompt.tools``; pydantic-ai's ``model_request_parameters``), or a generation's ``input.tools`` or
+  ``input.functions`` (the v2 SDK's OpenAI integration), after the tools the run called, are its
+  ``tools_available`` (``_otlp.span_offered``, ``offered_tools``).
 - steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /
   ``ai.toolCall.name``, else
   the observation name without ``execute_tool`` / ``running tool:`` /
