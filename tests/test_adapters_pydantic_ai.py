@@ -284,3 +284,18 @@ def test_lines_sharing_a_conversation_id_that_do_not_continue_it_are_runs_of_the
     read = runs(FORKS / name)
     assert [r.metadata.get("user_prompts") for r in read] == follow_ups
     assert len({r.trajectory_id for r in read}) == 2
+
+
+def test_a_realtime_sessions_spoken_history_is_a_run_of_its_transcripts() -> None:
+    """A realtime session's history (pydantic-ai 2.78 replaying its own recorded Azure gpt-realtime session,
+    tests/fixtures/pydantic-ai/.aud33b): what the person and the model said are ``speech`` parts; their
+    transcripts are the task and the answer, as pydantic-ai itself reads them when it sends the history on."""
+    path = Path(__file__).parent / "fixtures" / "pydantic-ai" / ".aud33b" / "v2.78-realtime-spoken.json"
+    run = only(path)
+    assert run.task == "Hello, my name is Marcelo."
+    called, answer = run.steps
+    assert (called.action, called.arguments, called.observation) == (
+        "remember_name", {"name": "Marcelo"}, "Stored Marcelo.")
+    assert answer.action == "respond" and "Marcelo" in answer.arguments["content"]
+    assert run.model_id == "gpt-realtime"
+    assert run.trajectory_id == f"pydantic-ai:{json.loads(path.read_text())[0]['conversation_id']}"

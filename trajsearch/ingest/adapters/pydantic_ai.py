@@ -10,7 +10,8 @@ that continues one before it of the same ``conversation_id`` (1.89 on) is joined
 ``new_messages_json()`` a line; before 1.89 such lines keep no id that links them and stay histories of their own).
 
 Mapping
-- task: the first ``user-prompt`` part's text; later ones (the next turns) are kept in ``metadata.user_prompts``
+- task: the first ``user-prompt`` part's text (or a realtime session's ``speech`` part's ``transcript``, 2.78: the
+  person's in a request, the model's in a response its text); later ones (the next turns) are kept in ``metadata.user_prompts``
   and are the observation of the answer before them;
 - steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response (action =
   ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where it also calls
@@ -185,6 +186,17 @@ def _prompt(content: Any) -> str:
                      if isinstance(p, str) or isinstance(p, dict) and p.get("kind") == "text-content").strip()
 
 
+def _words(part: dict[str, Any]) -> str:
+    """What a part says: a request's ``user-prompt`` (:func:`_prompt`), a response's ``text``, or the ``transcript``
+    of a ``speech`` part (2.78, a realtime session's history: the person's in a request, the model's in a response,
+    which pydantic-ai itself turns into a user prompt and a text part when it sends the history on); else empty."""
+    kind = part["part_kind"]
+    if kind == "user-prompt":
+        return _prompt(part.get("content"))
+    said = part.get("transcript") if kind == "speech" else part.get("content") if kind == "text" else None
+    return said if isinstance(said, str) and said.strip() else ""
+
+
 def _tool_name(part: dict[str, Any]) -> str:
     name = part.get("tool_name")
     return name if isinstance(name, str) and name else UNNAMED_TOOL
@@ -206,8 +218,7 @@ class _Steps:
         parts, when = msg["parts"], iso_time(msg.get("timestamp"))
         thinking = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "thinking"
                                and isinstance(p.get("content"), str) and p["content"].strip()) or None
-        text = "\n\n".join(p["content"] for p in parts if p["part_kind"] == "text"
-                           and isinstance(p.get("content"), str) and p["content"].strip())
+        text = "\n\n".join(t for t in map(_words, parts) if t)
         calls = [p for p in parts if p["part_kind"] in ("tool-call", "builtin-tool-call")]
         self.said, made = [], len(self.steps)
         thought = "\n\n".join(t for t in (thinking, text if calls else None) if t) or None
@@ -250,7 +261,7 @@ class _Steps:
     def request(self, msg: dict[str, Any]) -> None:
         for part in msg["parts"]:
             kind = part["part_kind"]
-            if kind == "user-prompt" and (text := _prompt(part.get("content"))):
+            if kind in ("user-prompt", "speech") and (text := _words(part)):
                 if self.prompts:  # the next turn: the person's answer to the words before
                     for step in self.said:
                         step.setdefault("observation", text)
