@@ -11,8 +11,8 @@ that continues one before it of the same ``conversation_id`` (1.89 on) is joined
 
 Mapping
 - task: the first ``user-prompt`` part's text (or a realtime session's ``speech`` part's ``transcript``, 2.78: the
-  person's in a request, the model's in a response its text); later ones (the next turns) are kept in ``metadata.user_prompts``
-  and are the observation of the answer before them;
+  person's in a request, the model's in a response its text); later ones (the next turns) are kept in
+  ``metadata.user_prompts`` and are the observation of the answer before them;
 - steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response (action =
   ``tool_name``, arguments = ``args`` decoded, thought = the response's ``thinking``, and its text where it also calls
   tools), its observation the ``tool-return`` with its ``tool_call_id`` (before March 2025 ids were ``null``: the
