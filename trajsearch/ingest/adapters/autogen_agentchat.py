@@ -29,7 +29,12 @@ Mapping
   ``StructuredMessage`` / ``StopMessage`` is a ``respond`` step; a later user
   message is the observation of the ``respond`` it answers. A
   ``ToolCallSummaryMessage`` repeats the results already read, a
-  ``HandoffMessage`` the transfer call already read: neither is a step.
+  ``HandoffMessage`` the transfer call already read: neither is a step; but a
+  summary whose calls no event held (a MagenticOne orchestrator's thread keeps
+  its agents' chat messages alone) is their steps, from its ``tool_calls`` and
+  ``results`` (0.6.2 on). A MagenticOne team state's task is its orchestrator's
+  ``task`` (its thread holds no user message; its id is that of the
+  orchestrator's first message, not the TaskResult's).
 - trajectory_id = ``autogen:<id of the first message>`` (a fresh UUID per run,
   the same in the run's ``TaskResult`` and in its team's state, so either file
   is one run); messages dumped before 0.6 have no ``id`` (nor ``created_at``):
@@ -82,14 +87,17 @@ def _message(item: Any) -> bool:
         item.get("type") in _CHAT or item.get("type") in _EVENTS)
 
 
+def _manager(state: dict[str, Any]) -> dict[str, Any]:
+    """The state of a ``TeamState``'s group chat manager (``RoundRobinManagerState``, ``SelectorManagerState``,
+    ``SwarmManagerState``, ``MagenticOneOrchestratorState``, GraphFlow's untyped one: the one agent state with a
+    ``message_thread``), empty when none has."""
+    return next((agent for agent in as_dict(state.get("agent_states")).values()
+                 if isinstance(agent, dict) and isinstance(agent.get("message_thread"), list)), {})
+
+
 def _thread(state: dict[str, Any]) -> list[Any] | None:
-    """The messages of a ``TeamState``: its group chat manager's ``message_thread`` (``RoundRobinManagerState``,
-    ``SelectorManagerState``, ``SwarmManagerState``, ``MagenticOneOrchestratorState``: the manager is the one agent
-    state that has it)."""
-    for agent in as_dict(state.get("agent_states")).values():
-        if isinstance(agent, dict) and isinstance(agent.get("message_thread"), list):
-            return agent["message_thread"]
-    return None
+    """The messages of a ``TeamState``: its group chat manager's ``message_thread``."""
+    return _manager(state).get("message_thread")
 
 
 #: The source AgentChat gives the task of ``run(task="...")`` (``BaseGroupChat.run_stream``: ``TextMessage(content=task,
@@ -396,6 +404,43 @@ def ran_code(replying: dict[str, Any], output: str, when: datetime | None,
     return step
 
 
+def _requested(calls: list[Any], thought: str | None, when: datetime | None, steps: list[dict[str, Any]],
+               by_call: dict[str, dict[str, Any]]) -> str | None:
+    """The steps of a ``ToolCallRequestEvent``'s ``FunctionCall`` s, the thought the first's; the thought left (None
+    once a call took it)."""
+    for call in map(as_dict, calls):
+        step = {"thought": thought, "action": str(call.get("name") or UNNAMED_TOOL),
+                "arguments": tool_arguments(call.get("arguments")), "started_at": when}
+        thought = None
+        steps.append(step)
+        if isinstance(call.get("id"), str):
+            by_call[call["id"]] = step
+    return thought
+
+
+def _executed(results: list[Any], when: datetime | None, steps: list[dict[str, Any]],
+              by_call: dict[str, dict[str, Any]]) -> None:
+    """A ``ToolCallExecutionEvent``'s ``FunctionExecutionResult`` s, each the result of its call's step."""
+    for result in map(as_dict, results):
+        step = by_call.get(result.get("call_id")) if isinstance(result.get("call_id"), str) else None
+        if step is None:  # a result whose call this dump does not hold
+            step = {"action": str(result.get("name") or UNNAMED_TOOL), "started_at": when}
+            steps.append(step)
+        output = result.get("content")
+        step["observation"] = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        step["ended_at"] = when
+        if result.get("is_error") is True:
+            step["error"] = step["observation"] or "the tool failed"
+
+
+def _called(summary: dict[str, Any], thought: str | None, when: datetime | None, steps: list[dict[str, Any]],
+            by_call: dict[str, dict[str, Any]]) -> str | None:
+    """The calls a ``ToolCallSummaryMessage`` sums up, read as their events are; the thought left."""
+    thought = _requested(as_list(summary.get("tool_calls")), thought, when, steps, by_call)
+    _executed(as_list(summary.get("results")), when, steps, by_call)
+    return thought
+
+
 def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
@@ -409,26 +454,9 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind == "ThoughtEvent":
             thought = _text(msg) or thought
         elif kind == "ToolCallRequestEvent":
-            for call in as_list(msg.get("content")):
-                call = as_dict(call)
-                step = {"thought": thought, "action": str(call.get("name") or UNNAMED_TOOL),
-                        "arguments": tool_arguments(call.get("arguments")), "started_at": when}
-                thought = None
-                steps.append(step)
-                if isinstance(call.get("id"), str):
-                    by_call[call["id"]] = step
+            thought = _requested(as_list(msg.get("content")), thought, when, steps, by_call)
         elif kind == "ToolCallExecutionEvent":
-            for result in as_list(msg.get("content")):
-                result = as_dict(result)
-                step = by_call.get(result.get("call_id")) if isinstance(result.get("call_id"), str) else None
-                if step is None:  # a result whose call this dump does not hold
-                    step = {"action": str(result.get("name") or UNNAMED_TOOL), "started_at": when}
-                    steps.append(step)
-                output = result.get("content")
-                step["observation"] = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                step["ended_at"] = when
-                if result.get("is_error") is True:
-                    step["error"] = step["observation"] or "the tool failed"
+            _executed(as_list(msg.get("content")), when, steps, by_call)
         elif kind == "CodeGenerationEvent":
             blocks = [as_dict(b).get("code") for b in as_list(msg.get("code_blocks"))]
             code = "\n\n".join(b for b in blocks if isinstance(b, str)) or None
@@ -442,6 +470,11 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 step["error"] = output.strip() or f"exit code {result['exit_code']}"
             steps.append(step)
             thought = code = None
+        elif kind == "ToolCallSummaryMessage" and not any(
+                isinstance(call, dict) and call.get("id") in by_call for call in as_list(msg.get("tool_calls"))):
+            # the calls it sums up (``tool_calls`` and ``results``, 0.6.2 on) where their events were not kept: a
+            # MagenticOne orchestrator's thread holds its agents' chat messages alone
+            thought = _called(msg, thought, when, steps, by_call)
         elif kind in _SAID or kind == "StructuredMessage" or kind == "HandoffMessage" and msg["source"] in users:
             text = _text(msg)
             if msg["source"] in users:  # a person: the task, or the answer to the words before
@@ -465,13 +498,18 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps
 
 
-def _task(messages: list[dict[str, Any]]) -> str:
+def _task(messages: list[dict[str, Any]], record: dict[str, Any]) -> str:
     """The first thing a person said (:func:`agentchat_users`: the task given to ``run``, a Swarm resumed with the
-    user's ``HandoffMessage``), else the first thing said."""
+    user's ``HandoffMessage``); else, in a ``TeamState`` of a MagenticOne team, whose orchestrator keeps the task
+    apart from its thread (``task``), that; else the first thing said."""
     users = agentchat_users(messages)
     said = [m for m in messages if (m.get("type") in _SAID or m.get("type") == "HandoffMessage"
                                     and m["source"] in users) and _text(m).strip()]
-    first = next((m for m in said if m["source"] in users), said[0] if said else None)
+    first = next((m for m in said if m["source"] in users), None)
+    kept = _manager(record).get("task") if record.get("type") == "TeamState" else None
+    if first is None and isinstance(kept, str) and kept.strip():
+        return clip_task(kept.strip())
+    first = first or (said[0] if said else None)
     if first is None:
         raise RecordError("an AutoGen AgentChat run with no task: none of its messages says anything")
     return clip_task(_text(first).strip())
@@ -504,7 +542,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if record.get("type") == "TeamState" or record.get(SAVED_AS) == "TeamState":
         metadata["saved_as"] = "TeamState"
     fields: dict[str, Any] = {
-        "trajectory_id": f"{ID_PREFIX}:{safe_id(key)}", "task": _task(messages), "steps": _steps(messages),
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(key)}", "task": _task(messages, record), "steps": _steps(messages),
         "metadata": metadata,
     }
     if (created := _when(first)) is not None:
