@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from adapter_support import only
@@ -20,3 +21,29 @@ def test_a_magentic_one_team_state_keeps_its_task_and_its_agents_tool_calls() ->
     assert called == [("get_weather", {"city": "Oslo"}, "Oslo: sunny, 24 C")]
     assert [(s.action, s.arguments, s.observation) for s in result.steps if s.action != "respond"] == called
     assert state.steps[-1].arguments == {"content": "Oslo: sunny, 24 C."}
+
+
+FIX = Path(__file__).parent / "fixtures" / "autogen-agentchat" / ".aud33fix"
+
+
+def test_a_magentic_one_state_keeps_each_agents_call_when_call_ids_repeat_across_agents() -> None:
+    """Call ids are not unique across agents (Ollama's client numbers its calls per instance from "0", llama.cpp
+    servers give ""): a later agent's summary is still its own calls, as no event of the thread requested that id.
+    Read before as the first agent's call alone."""
+    state = only(FIX / "mag2_team_state.json")
+    called = [(s.action, s.arguments, s.observation) for s in state.steps if s.action != "respond"]
+    assert called == [("get_weather", {"city": "Oslo"}, "Oslo: sunny, 24 C"),
+                      ("get_weather", {"city": "Paris"}, "Paris: sunny, 24 C")]
+    assert called == [(s.action, s.arguments, s.observation) for s in only(FIX / "mag2_taskresult.json").steps
+                      if s.action != "respond"]
+
+
+def test_a_summary_call_id_of_no_string_is_no_call_already_read(tmp_path: Path) -> None:
+    """A hand-edited summary whose call id is a list is read as its call (its result, whose call_id no longer
+    matches, a step of its own), not refused with a TypeError (main read it)."""
+    state = json.loads((FIX / "mag2_team_state.json").read_text(encoding="utf-8"))
+    thread = state["agent_states"]["MagenticOneOrchestrator"]["message_thread"]
+    next(m for m in thread if m["type"] == "ToolCallSummaryMessage")["tool_calls"][0]["id"] = ["x"]
+    (edited := tmp_path / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    calls = [s.arguments for s in only(edited).steps if s.action == "get_weather"]
+    assert calls[0] == {"city": "Oslo"} and calls[-1] == {"city": "Paris"}

@@ -444,6 +444,7 @@ def _called(summary: dict[str, Any], thought: str | None, when: datetime | None,
 def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
+    requested: set[str] = set()  # the call ids a ToolCallRequestEvent held (a summary's own fill by_call too)
     thought: str | None = None
     code: str | None = None
     replying: dict[str, Any] | None = None
@@ -455,6 +456,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             thought = _text(msg) or thought
         elif kind == "ToolCallRequestEvent":
             thought = _requested(as_list(msg.get("content")), thought, when, steps, by_call)
+            requested |= {c["id"] for c in map(as_dict, as_list(msg.get("content"))) if isinstance(c.get("id"), str)}
         elif kind == "ToolCallExecutionEvent":
             _executed(as_list(msg.get("content")), when, steps, by_call)
         elif kind == "CodeGenerationEvent":
@@ -471,9 +473,12 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             steps.append(step)
             thought = code = None
         elif kind == "ToolCallSummaryMessage" and not any(
-                isinstance(call, dict) and call.get("id") in by_call for call in as_list(msg.get("tool_calls"))):
-            # the calls it sums up (``tool_calls`` and ``results``, 0.6.2 on) where their events were not kept: a
-            # MagenticOne orchestrator's thread holds its agents' chat messages alone
+                isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"] in requested
+                for call in as_list(msg.get("tool_calls"))):
+            # the calls it sums up (``tool_calls`` and ``results``, 0.6.1 on) where their events were not kept: a
+            # MagenticOne orchestrator's thread holds its agents' chat messages alone. Whether they were is told by
+            # the events' ids alone: ids repeat across agents (Ollama's client counts from "0" in each, llama.cpp
+            # servers give ""), so an earlier agent's summary must not hide a later one's
             thought = _called(msg, thought, when, steps, by_call)
         elif kind in _SAID or kind == "StructuredMessage" or kind == "HandoffMessage" and msg["source"] in users:
             text = _text(msg)
