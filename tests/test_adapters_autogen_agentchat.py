@@ -47,3 +47,10 @@ def test_a_summary_call_id_of_no_string_is_no_call_already_read(tmp_path: Path) 
     (edited := tmp_path / "state.json").write_text(json.dumps(state), encoding="utf-8")
     calls = [s.arguments for s in only(edited).steps if s.action == "get_weather"]
     assert calls[0] == {"city": "Oslo"} and calls[-1] == {"city": "Paris"}
+
+
+def test_a_magentic_one_states_task_is_its_orchestrators_even_with_a_participant_named_user() -> None:
+    """A MagenticOne thread never holds the task (the orchestrator keeps it in ``task``), so a "user" message in it
+    is a reply mid-run, here a ``UserProxyAgent`` named "user": read before as the state's task."""
+    state = only(FIX / "maguser_team_state.json")
+    assert state.task == only(FIX / "maguser_taskresult.json").task == "Weather in Oslo?"

@@ -32,9 +32,10 @@ Mapping
   ``HandoffMessage`` the transfer call already read: neither is a step; but a
   summary whose calls no event held (a MagenticOne orchestrator's thread keeps
   its agents' chat messages alone) is their steps, from its ``tool_calls`` and
-  ``results`` (0.6.2 on). A MagenticOne team state's task is its orchestrator's
-  ``task`` (its thread holds no user message; its id is that of the
-  orchestrator's first message, not the TaskResult's).
+  ``results`` (0.6.1 on). A MagenticOne team state's task is its orchestrator's
+  ``task`` (its thread never holds the task's message: a ``user`` message there
+  is a participant's reply; its id is that of the orchestrator's first message,
+  not the TaskResult's).
 - trajectory_id = ``autogen:<id of the first message>`` (a fresh UUID per run,
   the same in the run's ``TaskResult`` and in its team's state, so either file
   is one run); messages dumped before 0.6 have no ``id`` (nor ``created_at``):
@@ -504,17 +505,17 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _task(messages: list[dict[str, Any]], record: dict[str, Any]) -> str:
-    """The first thing a person said (:func:`agentchat_users`: the task given to ``run``, a Swarm resumed with the
-    user's ``HandoffMessage``); else, in a ``TeamState`` of a MagenticOne team, whose orchestrator keeps the task
-    apart from its thread (``task``), that; else the first thing said."""
+    """In a ``TeamState`` of a MagenticOne team, whose orchestrator keeps the task apart from its thread (``task``,
+    the one manager state with one), that: a person's message in its thread is a reply mid-run (a ``UserProxyAgent``
+    named ``user``), never the task. Else the first thing a person said (:func:`agentchat_users`: the task given to
+    ``run``, a Swarm resumed with the user's ``HandoffMessage``); else the first thing said."""
+    kept = _manager(record).get("task") if record.get("type") == "TeamState" else None
+    if isinstance(kept, str) and kept.strip():
+        return clip_task(kept.strip())
     users = agentchat_users(messages)
     said = [m for m in messages if (m.get("type") in _SAID or m.get("type") == "HandoffMessage"
                                     and m["source"] in users) and _text(m).strip()]
-    first = next((m for m in said if m["source"] in users), None)
-    kept = _manager(record).get("task") if record.get("type") == "TeamState" else None
-    if first is None and isinstance(kept, str) and kept.strip():
-        return clip_task(kept.strip())
-    first = first or (said[0] if said else None)
+    first = next((m for m in said if m["source"] in users), said[0] if said else None)
     if first is None:
         raise RecordError("an AutoGen AgentChat run with no task: none of its messages says anything")
     return clip_task(_text(first).strip())
