@@ -10,7 +10,7 @@ that continues one before it of the same ``conversation_id`` (1.89 on) is joined
 ``new_messages_json()`` a line; before 1.89 such lines keep no id that links them and stay histories of their own).
 
 Mapping
-- task: the first ``user-prompt`` part's text (or a realtime session's ``speech`` part's ``transcript``, 2.78: the
+- task: the first ``user-prompt`` part's text (or a realtime session's ``speech`` part's ``transcript``, 2.28 on: the
   person's in a request, the model's in a response its text); later ones (the next turns) are kept in
   ``metadata.user_prompts`` and are the observation of the answer before them;
 - steps: one per ``tool-call`` (and ``builtin-tool-call``: a provider's own tool, web search) of a response (action =
@@ -188,7 +188,7 @@ def _prompt(content: Any) -> str:
 
 def _words(part: dict[str, Any]) -> str:
     """What a part says: a request's ``user-prompt`` (:func:`_prompt`), a response's ``text``, or the ``transcript``
-    of a ``speech`` part (2.78, a realtime session's history: the person's in a request, the model's in a response,
+    of a ``speech`` part (2.28 on, a realtime session's history: the person's in a request, the model's in a response,
     which pydantic-ai itself turns into a user prompt and a text part when it sends the history on); else empty."""
     kind = part["part_kind"]
     if kind == "user-prompt":
