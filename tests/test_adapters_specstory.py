@@ -353,3 +353,31 @@ def test_no_pattern_searches_a_whole_output_for_what_ends_it() -> None:
     for name, pattern in vars(specstory).items():
         if isinstance(pattern, re.Pattern) and re.search(r"(?:(?<!\\)\$|\\Z)\)?$", pattern.pattern):
             assert pattern.pattern.startswith(("^", r"\A")), name
+
+
+#: 2026 SpecStory CLI histories of the round-33 audit (fixtures/specstory/.aud33b/README.md).
+AUD33 = Path(__file__).parent / "fixtures" / "specstory" / ".aud33b"
+
+
+def test_a_local_command_the_session_opens_with_is_not_its_task() -> None:
+    run = only(AUD33 / "claude-code-model" / ".specstory" / "history" / "2026-07-02_11-47-20Z-a-lesser-model-agent.md")
+    assert run.task.startswith("A lesser model/agent than you prepared a design for @docs/CLOUD-RESUME.md")
+    assert run.metadata.get("user_prompts") is None  # /model asked the agent nothing
+    assert run.trajectory_id == "specstory.a6ac6860-6da6-475f-8e07-4dba0498cd72"
+    assert run.steps[0].action == "Bash" and run.steps[0].arguments["command"].startswith("ls ~/source/SpecStory/")
+
+
+def test_a_codex_custom_tools_input_is_its_arguments_not_its_result() -> None:
+    run = only(AUD33 / "codex-exec" / ".specstory" / "history" / "2026-08-03_21-15-01Z-use-claude-commands-code.md")
+    assert (run.metadata["agent"], run.model_id) == ("Codex CLI", "gpt-5.6-sol")
+    calls = [s for s in run.steps if s.action == "exec"]
+    assert len(calls) == 2 and all(s.observation is None for s in calls)
+    assert calls[0].arguments["input"].startswith("const r = await tools.exec_command({cmd:\"sed -n '1,240p' .claude/")
+    assert not calls[0].arguments["input"].endswith("...")
+
+
+def test_a_generically_rendered_tools_input_list_is_its_arguments() -> None:
+    run = only(AUD33 / "claude-code-skill" / ".specstory" / "history" / "2026-07-14_15-03-52Z.md")
+    assert run.task == "OK, a coding agent worked this up. Please review the implementation."
+    skill = run.steps[-1]
+    assert (skill.action, skill.arguments, skill.observation) == ("Skill", {"skill": "code-review"}, None)

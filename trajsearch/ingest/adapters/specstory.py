@@ -26,13 +26,15 @@ use, which the versions write three ways:
 Mapping: ``trajectory_id`` ``specstory.<session id>`` where the header names one, else ``specstory.<start>.<digest of
 the head>`` (title and first request): what the file says, not its path (a file copied or renamed keeps it);
 ``task`` the first user request as typed (``typed_prompt``: a Claude Code slash command as ``/name args``; its local
-commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none), later
+commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none; a local command,
+``/model`` answered by its ``<local-command-stdout>``, is the task only of a session that asks nothing else), later
 ones in ``metadata.user_prompts``; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one
 in the zone its file's UTC name gives, ``_created``); ``model_id`` the first model an agent turn
 names (``default``, Cursor's Auto, names none), all of them in ``metadata.models``; ``metadata.agent`` the agent the
 session comment names (``Cursor``, ``Claude Code``, ``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the
 Markdown version. Steps: each tool use (action its name, ``arguments`` its command or what the summary says,
-``observation`` its result; ``error`` where the result says a command failed: the exit code it opens with, else
+``observation`` its result; the CLI's generic rendering's ``**Input:**`` list and a Codex custom tool's
+``Input: ```...``` `` its arguments, not its result; ``error`` where the result says a command failed: the exit code it opens with, else
 the failure the output ends on (``_shell_error``), or a result opening with ``Error``), the prose and
 thinking before it its ``thought``; a turn's last prose a ``respond`` step. Sub-agent (``sidechain``) turns are
 left out (``_**Agent - sidechain (...)**_``). SpecStory's ``</tool-use>`` always ends a block, whatever fences came
@@ -116,7 +118,16 @@ _BASH_PROMPT = re.compile(r"[\w.-]+:\S* \S+\$")
 _TOOL_FAILED = re.compile(r"(?:Cannot (?:edit|read|delete|create) files?\b|Error calling tool\b)[^\n]*")
 #: How the SpecStory CLI marks a failed call's result (``session/markdown.go``'s ``renderGenericTool``; Droid's).
 _ERROR_MARK = re.compile(r"^(?:\*\*Error:\*\*|Output \(error\):)[ \t]*(?P<rest>.*)", re.M | re.S)
+#: The CLI's generic rendering of a tool (``session/markdown.go``'s ``renderGenericTool``): its input as a list of
+#: ``- key: `value``` lines (a value may run over lines), then its output under ``**Result:**`` or ``**Error:**``.
+_INPUT_LIST = re.compile(r"\A\*\*Input:\*\*\s*\n(?P<fields>.*?)(?=^\*\*(?:Result|Error):\*\*|\Z)", re.S | re.M)
+_INPUT_FIELD = re.compile(r"^- (?P<key>[^:`\n]+): `(?P<value>.*?)`[ \t]*$(?=\n- |\s*\Z)", re.S | re.M)
+_RESULT_MARK = re.compile(r"\*\*Result:\*\*")
+#: A Codex custom tool's input as the CLI writes it (``codexcli/markdown_tools.go``'s ``formatCustomToolCall``).
+_CUSTOM_INPUT = re.compile(r"Input(?: \(truncated\))?: ```\n(?P<input>.*?)\n(?:\.\.\.\n)?```", re.S)
 _THINK_HEAD = re.compile(r"(?:<details>)?(?:<summary>[^<]*</summary>)?")
+#: What a local command's turn is answered with (Claude Code's own reader's ``_LOCAL_OUTPUT``).
+_LOCAL_OUTPUT = re.compile(r"\s*<local-command-(?:stdout|stderr)>")
 #: What an empty session counts as: a history SpecStory began (its header, its session comment) with no turn.
 _EMPTY = "no turn"
 
@@ -284,6 +295,24 @@ def _request(text: str) -> str | None:
     return typed_prompt(text)
 
 
+def _requests(turns: list[tuple[str, str, list[str]]]) -> tuple[list[str], list[str], list[str]]:
+    """A session's user requests: all typed (``_request``), those that ask the agent something, and the local
+    commands (Claude Code's ``/model``, ``/clear``, ``/exit``: the next turn their ``<local-command-stdout>``, no
+    prompt sent), the task only where nothing else was asked (a session of ``/exit`` alone), as Claude Code's own
+    reader has it; a command that expands to a prompt (``/pr-review 151``) is a request."""
+    typed: list[str] = []
+    requests: list[str] = []
+    local: list[str] = []
+    for at, (role, header, pieces) in enumerate(turns):
+        if role != "User" or "sidechain" in header or not (said := _request("\n\n".join(pieces))):
+            continue
+        typed.append(said)
+        after = turns[at + 1] if at + 1 < len(turns) else None
+        answered = after is not None and after[0] == "User" and _LOCAL_OUTPUT.match("\n\n".join(after[2]))
+        (local if said.startswith("/") and answered else requests).append(said)
+    return typed, requests, local
+
+
 def _blocks(piece: str) -> list[tuple[str, str]]:
     """The code blocks of a piece: ``(language, body)``."""
     return [(m.group("lang").lower(), m.group("body").rstrip("\n")) for m in _FENCE.finditer(piece)]
@@ -349,7 +378,23 @@ def _tool(piece: str) -> dict[str, Any] | None:
             return {"action": name, "arguments": {**arguments, "content": given} if given else arguments or None,
                     **_result(body[marked.end():])}
         return {"action": name, "arguments": {**arguments, "content": body} if body else arguments or None}
-    return {"action": name, "arguments": arguments or None, "observation": body or None, "error": _result_error(body)}
+    body = _given(body, arguments)
+    observation = _result(body[marked.end():])["observation"] if (marked := _RESULT_MARK.match(body)) else body
+    return {"action": name, "arguments": arguments or None, "observation": observation or None,
+            "error": _result_error(body)}
+
+
+def _given(body: str, arguments: dict[str, Any]) -> str:
+    """What is left of a tool's body once its arguments are taken into ``arguments``: the CLI's generic rendering's
+    ``**Input:**`` list (``- skill: `code-review```), a Codex custom tool's ``Input: ```...``` `` (the ``exec``
+    tool's JavaScript, its first 200 characters where ``(truncated)``)."""
+    if custom := _CUSTOM_INPUT.match(body):
+        arguments["input"] = custom.group("input")
+        return body[custom.end():].strip()
+    if listed := _INPUT_LIST.match(body):
+        arguments.update((m.group("key"), m.group("value")) for m in _INPUT_FIELD.finditer(listed.group("fields")))
+        return body[listed.end():].strip()
+    return body
 
 
 def _result(text: str) -> dict[str, str | None]:
@@ -483,22 +528,22 @@ def _steps(turns: list[tuple[str, str, list[str]]]) -> list[dict[str, Any]]:
 def to_trajectory(history: History, ctx: Context) -> Trajectory:
     if not history.turns:  # a session opened and closed: SpecStory's, with nothing in it
         raise PassedOver(_EMPTY, "a SpecStory history with no turn (an empty session)", unit="session")
-    requests = [said for role, header, pieces in history.turns if role == "User" and "sidechain" not in header
-                if (said := _request("\n\n".join(pieces)))]
+    typed, requests, local = _requests(history.turns)
     models = list(dict.fromkeys(m for role, header, _ in history.turns
                                 if role != "User" and "sidechain" not in header and (m := _model(header))))
     started = history.started or next((h for r, h, _ in history.turns if _TIME.search(h)), None)
     if history.session_id:
         run_id = f"specstory.{history.session_id}"
     else:
-        head = f"{history.title}\n{requests[0] if requests else ''}"
+        head = f"{history.title}\n{typed[0] if typed else ''}"  # what ids were made of before local commands
+        # were told apart: a file's id stays
         run_id = f"specstory.{(_time(started) or (datetime.min,))[0].strftime('%Y%m%dT%H%M%S')}." \
                  f"{hashlib.sha256(head.encode()).hexdigest()[:12]}"
     created_at, zone = _created(started, ctx.source)
     metadata = {"agent": history.agent, "title": history.title, "models": models or None,
                 "user_prompts": prompt_list(requests[1:]) or None, "session_id": history.session_id, TIME_ZONE: zone}
     return session_trajectory(
-        ctx, run_id=run_id, task=requests[0] if requests else "(SpecStory chat with no request)",
+        ctx, run_id=run_id, task=next(iter(requests or local), "(SpecStory chat with no request)"),
         model_id=models[0] if models else None, steps=_steps(history.turns), metadata=metadata, last_error=None,
         error_cause="", created_at=created_at,
         tool_versions={"specstory_markdown": history.version} if history.version else None)
