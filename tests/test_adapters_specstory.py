@@ -381,3 +381,14 @@ def test_a_generically_rendered_tools_input_list_is_its_arguments() -> None:
     assert run.task == "OK, a coding agent worked this up. Please review the implementation."
     skill = run.steps[-1]
     assert (skill.action, skill.arguments, skill.observation) == ("Skill", {"skill": "code-review"}, None)
+
+
+def test_an_early_save_of_local_commands_alone_is_passed_over_and_its_session_read_once(newcomer) -> None:  # noqa: F811
+    """SpecStory saved the session under two names: once after ``/model`` alone, once with the request."""
+    folder = AUD33 / "early-save"
+    early = folder / ".specstory" / "history" / "2026-08-03_15-41-34Z.md"
+    assert list(read_inputs([early])) == []
+    run = only(folder)
+    assert run.task.startswith("Take a look at issue #266") and run.steps[0].action == "Bash"
+    code, out, err = run_cli("ingest", "--dry-run", str(folder))
+    assert code == 0 and "passed over 1 session(s): local commands only" in out + err, out + err

@@ -28,7 +28,7 @@ the head>`` (title and first request): what the file says, not its path (a file 
 ``task`` the first user request as typed (``typed_prompt``: a Claude Code slash command as ``/name args``; its local
 commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none; a local command,
 ``/model`` answered by its ``<local-command-stdout>``, is the task only of a session that asks nothing else), later
-ones in ``metadata.user_prompts``; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one
+ones in ``metadata.user_prompts``; a session of local commands alone, with no step, is passed over; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one
 in the zone its file's UTC name gives, ``_created``); ``model_id`` the first model an agent turn
 names (``default``, Cursor's Auto, names none), all of them in ``metadata.models``; ``metadata.agent`` the agent the
 session comment names (``Cursor``, ``Claude Code``, ``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the
@@ -130,6 +130,8 @@ _THINK_HEAD = re.compile(r"(?:<details>)?(?:<summary>[^<]*</summary>)?")
 _LOCAL_OUTPUT = re.compile(r"\s*<local-command-(?:stdout|stderr)>")
 #: What an empty session counts as: a history SpecStory began (its header, its session comment) with no turn.
 _EMPTY = "no turn"
+#: What a session of local commands alone counts as (``_requests``).
+_IDLE = "local commands only"
 
 
 @dataclass
@@ -539,11 +541,16 @@ def to_trajectory(history: History, ctx: Context) -> Trajectory:
         # were told apart: a file's id stays
         run_id = f"specstory.{(_time(started) or (datetime.min,))[0].strftime('%Y%m%dT%H%M%S')}." \
                  f"{hashlib.sha256(head.encode()).hexdigest()[:12]}"
+    steps = _steps(history.turns)
+    if local and not requests and not steps:  # a session that set its model, or quit, and did nothing; often an
+        # early save of one that did, whose later file holds it all (SpecStory saves a session under two names)
+        raise PassedOver(_IDLE, "a SpecStory history of local commands only (/model, /exit): nothing asked",
+                         unit="session")
     created_at, zone = _created(started, ctx.source)
     metadata = {"agent": history.agent, "title": history.title, "models": models or None,
                 "user_prompts": prompt_list(requests[1:]) or None, "session_id": history.session_id, TIME_ZONE: zone}
     return session_trajectory(
         ctx, run_id=run_id, task=next(iter(requests or local), "(SpecStory chat with no request)"),
-        model_id=models[0] if models else None, steps=_steps(history.turns), metadata=metadata, last_error=None,
+        model_id=models[0] if models else None, steps=steps, metadata=metadata, last_error=None,
         error_cause="", created_at=created_at,
         tool_versions={"specstory_markdown": history.version} if history.version else None)
