@@ -292,6 +292,8 @@ def test_a_walk_of_a_project_says_nothing_of_specstorys_own_files(caplog) -> Non
 def test_the_agent_is_named_as_other_adapters_name_it(tmp_path: Path) -> None:
     run = only(_history(tmp_path / "ide.md", "Done.", agent="Cursor IDE"))
     assert run.metadata["agent"] == "Cursor"
+    # the name the CLI gives Droid since 2026 (getspecstory's droidcli/provider.go at 210d6095)
+    assert only(_history(tmp_path / "droid.md", "Done.", agent="Factory Droid CLI")).metadata["agent"] == "Droid"
 
 
 @pytest.mark.parametrize("history, commands", [  # each rule on its own: the commands and their errors

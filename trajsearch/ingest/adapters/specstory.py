@@ -82,7 +82,7 @@ _NAME_TIME = re.compile(r"(\d{4}-\d\d-\d\d)_(\d\d)-(\d\d)")
 _HALF_MINUTE = timedelta(seconds=30)
 _AGENTS = {"cursor": "Cursor", "cursor ide": "Cursor", "claude code": "Claude Code", "codex cli": "Codex CLI",
            "gemini cli": "Gemini CLI", "vscode": "VS Code Copilot", "copilot": "VS Code Copilot",
-           "cursor cli": "Cursor CLI", "droid cli": "Droid"}
+           "cursor cli": "Cursor CLI", "droid cli": "Droid", "factory droid cli": "Droid"}
 #: The tools that run a shell command an agent names with its command in backquotes (Claude Code's, Gemini CLI's,
 #: Codex CLI's ``exec_command``).
 _SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "exec_command"}
