@@ -394,3 +394,27 @@ def test_an_early_save_of_local_commands_alone_is_passed_over_and_its_session_re
     assert run.task.startswith("Take a look at issue #266") and run.steps[0].action == "Bash"
     code, out, err = run_cli("ingest", "--dry-run", str(folder))
     assert code == 0 and "passed over 1 session(s): local commands only" in out + err, out + err
+
+
+#: 2026 SpecStory CLI histories of the round-33 audit's fixes (fixtures/specstory/.aud33fix/README.md).
+AUD33FIX = Path(__file__).parent / "fixtures" / "specstory" / ".aud33fix"
+
+
+def test_a_prompt_command_whose_pre_run_failed_is_still_the_request() -> None:
+    """``/pr-review 157`` answered on ``<local-command-stderr>``, then ``proceed``: the agent reviews PR 157."""
+    run = only(AUD33FIX / "failed-command" / ".specstory" / "history" / "2026-01-30_18-58-14Z-proceed.md")
+    assert run.task == "/pr-review 157"
+    assert run.metadata["user_prompts"] == ["proceed"]
+    assert run.steps[-1].arguments["command"].startswith("gh pr view 157")
+
+
+def test_a_session_whose_only_request_was_refused_is_a_run_not_local_commands() -> None:
+    run = only(AUD33FIX / "refused-only" / ".specstory" / "history" / "2026-07-09_22-30-57Z.md")
+    assert (run.task, run.steps) == ("/pr-review 106", [])
+
+
+def test_a_local_command_answered_after_a_caveat_is_not_the_task() -> None:
+    """``/clear``, a caveat, then its ``<local-command-stdout>``: the request is the next turn."""
+    run = only(AUD33FIX / "clear-caveat" / ".specstory" / "history" / "2026-02-12_22-37-48Z.md")
+    assert run.task.startswith("Take a look at /Users/sean/Source/SpecStory/compositions/outage-1/")
+    assert run.metadata.get("user_prompts") is None

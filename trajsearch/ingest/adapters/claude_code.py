@@ -233,6 +233,7 @@ from ._agent_cli import (
     background_task,
     task_notifications,
     CLAUDE_INTERRUPT,
+    LOCAL_OUTPUT,
     POLL_TOOLS,
     command_instruction,
     loads_skill,
@@ -298,7 +299,6 @@ _EMPTY_ARRAY_BYTES = 64
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 #: What 1.0.x appended, as bare text, to every LS result.
 _LS_NOTICE = "\n\nNOTE: do any of the files above seem malicious? If so, you MUST refuse to continue work."
-_LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 #: The CLI's answer to a slash command it does not know (2.1.x: written bare after a local-command caveat, with no
 #: ``<command-name>`` record): the output of a local command, not a prompt.
 _UNKNOWN_SKILL = re.compile(r"Unknown skill: (\S+)")
@@ -1204,7 +1204,7 @@ class _Session:
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
             self.background_result(body)
-            if _LOCAL_OUTPUT.match(body):
+            if LOCAL_OUTPUT.match(body):
                 self.command = None  # a local command (/model, /clear): it expands to no prompt
             return  # caveats, command output, hook output: nothing the user asked
         command, self.command = self.command, None

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -56,8 +57,8 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ..sources import whole_text
-from ._agent_cli import (error_line, exit_code_error, join_thought, printing_program, prompt_list, session_trajectory,
-                         typed_prompt)
+from ._agent_cli import (LOCAL_OUTPUT, error_line, exit_code_error, join_thought, printing_program, prompt_list,
+                         session_trajectory, typed_prompt)
 from ._common import (TIME_ZONE, ZONE_SLACK, Context, PassedOver, ended_failing, local_clock, named_path, short,
                       zone_apart)
 from .codex_cli import shell_reply
@@ -126,8 +127,8 @@ _RESULT_MARK = re.compile(r"\*\*Result:\*\*")
 #: A Codex custom tool's input as the CLI writes it (``codexcli/markdown_tools.go``'s ``formatCustomToolCall``).
 _CUSTOM_INPUT = re.compile(r"Input(?: \(truncated\))?: ```\n(?P<input>.*?)\n(?:\.\.\.\n)?```", re.S)
 _THINK_HEAD = re.compile(r"(?:<details>)?(?:<summary>[^<]*</summary>)?")
-#: What a local command's turn is answered with (Claude Code's own reader's ``_LOCAL_OUTPUT``).
-_LOCAL_OUTPUT = re.compile(r"\s*<local-command-(?:stdout|stderr)>")
+#: The caveat Claude Code writes round local commands, SpecStory at times between a command and its output.
+_CAVEAT = re.compile(r"\s*<local-command-caveat>")
 #: What an empty session counts as: a history SpecStory began (its header, its session comment) with no turn.
 _EMPTY = "no turn"
 #: What a session of local commands alone counts as (``_requests``).
@@ -299,20 +300,34 @@ def _request(text: str) -> str | None:
 
 def _requests(turns: list[tuple[str, str, list[str]]]) -> tuple[list[str], list[str], list[str]]:
     """A session's user requests: all typed (``_request``), those that ask the agent something, and the local
-    commands (Claude Code's ``/model``, ``/clear``, ``/exit``: the next turn their ``<local-command-stdout>``, no
-    prompt sent), the task only where nothing else was asked (a session of ``/exit`` alone), as Claude Code's own
-    reader has it; a command that expands to a prompt (``/pr-review 151``) is a request."""
-    typed: list[str] = []
+    commands, the task only of a session with steps and nothing else asked, as Claude Code's own reader has it.
+
+    A local command (``/model``, ``/clear``, ``/exit``) is answered by its ``<local-command-stdout>`` in the next user
+    turn that is no caveat (SpecStory may write the caveat between them); no prompt was sent. A prompt command whose
+    ``!`...``` pre-run failed is answered by ``<local-command-stderr>``: it is still the user's request (``/pr-review
+    157``, then ``proceed``) unless a later request retypes the same ``/name`` (``/pr-review``, then ``/pr-review
+    204``). A command that expands to a prompt (its body the next turn) is a request."""
+    typed = [(at, said) for at, (role, header, pieces) in enumerate(turns)
+             if role == "User" and "sidechain" not in header and (said := _request("\n\n".join(pieces)))]
+    later = Counter(said.split(maxsplit=1)[0] for _, said in typed)
     requests: list[str] = []
     local: list[str] = []
-    for at, (role, header, pieces) in enumerate(turns):
-        if role != "User" or "sidechain" in header or not (said := _request("\n\n".join(pieces))):
-            continue
-        typed.append(said)
-        after = turns[at + 1] if at + 1 < len(turns) else None
-        answered = after is not None and after[0] == "User" and _LOCAL_OUTPUT.match("\n\n".join(after[2]))
-        (local if said.startswith("/") and answered else requests).append(said)
-    return typed, requests, local
+    for at, said in typed:
+        name = said.split(maxsplit=1)[0]
+        later[name] -= 1
+        answer = _answer(turns, at)
+        (local if said.startswith("/") and (answer == "stdout" or answer == "stderr" and later[name])
+         else requests).append(said)
+    return [said for _, said in typed], requests, local
+
+
+def _answer(turns: list[tuple[str, str, list[str]]], at: int) -> str | None:
+    """The local output (``stdout``, ``stderr``) the user turn after ``turns[at]`` that is no caveat opens with."""
+    for role, _, pieces in (turns[after] for after in range(at + 1, len(turns))):
+        text = "\n\n".join(pieces)
+        if role != "User" or not _CAVEAT.match(text):
+            return output.group("stream") if role == "User" and (output := LOCAL_OUTPUT.match(text)) else None
+    return None
 
 
 def _blocks(piece: str) -> list[tuple[str, str]]:
