@@ -9,6 +9,7 @@ import json
 import logging
 import re
 import shutil
+import signal
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -418,3 +419,43 @@ def test_a_local_command_answered_after_a_caveat_is_not_the_task() -> None:
     run = only(AUD33FIX / "clear-caveat" / ".specstory" / "history" / "2026-02-12_22-37-48Z.md")
     assert run.task.startswith("Take a look at /Users/sean/Source/SpecStory/compositions/outage-1/")
     assert run.metadata.get("user_prompts") is None
+
+
+def _generic(fields: str, result: str = "") -> str:
+    """A call of an MCP tool as the SpecStory CLI renders it generically (``**Input:**`` list, ``**Result:**``)."""
+    return ('<tool-use data-tool-type="generic" data-tool-name="mcp__github__create_issue"><details>\n'
+            "<summary>Tool use: **mcp__github__create_issue**</summary>\n\n"
+            f"**Input:**\n\n{fields}\n{result}</details></tool-use>\n")
+
+
+def test_a_generic_inputs_value_holding_a_list_with_inline_code_is_kept_whole(tmp_path: Path) -> None:
+    """The CLI writes a value raw (``%v``): an issue body that is a Markdown list with inline code keeps its lines
+    past the backquote that closes one of them."""
+    fields = "- body: `Steps:\n- run `make`\n- then open the log; it fails`\n- title: `Build fails`\n"
+    run = only(_history(tmp_path / "h.md", _generic(fields, "\n**Result:**\n\ncreated #12\n"), agent="Claude Code"))
+    step = run.steps[0]
+    assert step.arguments == {"body": "Steps:\n- run `make`\n- then open the log; it fails", "title": "Build fails"}
+    assert step.observation == "created #12"
+
+
+def test_a_generic_input_list_whose_values_never_close_reads_in_one_pass(tmp_path: Path) -> None:
+    """Bug (review of AUDSS33, 5): a value's end was looked for ahead of every field, on to the list's end when none
+    closed (a file cut mid-save, or made so): 8,000 such fields took 6 s, four times as many sixteen times as long.
+    The whole file is read, so the input is not capped: 120,000 fields (1.5 MB) would take the quadratic rule some
+    twenty minutes; the alarm of 300 s fails it and leaves the split at field starts (a fraction of a second) a
+    margin of a thousand times on a loaded machine. Waits for nothing."""
+    fields = "".join(f"- k{n}: `v{n}\n" for n in range(120_000))
+    path = _history(tmp_path / "h.md", _generic(fields), agent="Claude Code")
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("300 s reading a generic input list of unclosed values: quadratic")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(300)
+    try:
+        run = only(path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    given = run.steps[0].arguments  # as JSON text, this large (the model's cap on a step's arguments)
+    assert '"k7": "v7", "k8": "v8"' in (given if isinstance(given, str) else json.dumps(given))

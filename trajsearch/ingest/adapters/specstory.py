@@ -122,7 +122,9 @@ _ERROR_MARK = re.compile(r"^(?:\*\*Error:\*\*|Output \(error\):)[ \t]*(?P<rest>.
 #: The CLI's generic rendering of a tool (``session/markdown.go``'s ``renderGenericTool``): its input as a list of
 #: ``- key: `value``` lines (a value may run over lines), then its output under ``**Result:**`` or ``**Error:**``.
 _INPUT_LIST = re.compile(r"\A\*\*Input:\*\*\s*\n(?P<fields>.*?)(?=^\*\*(?:Result|Error):\*\*|\Z)", re.S | re.M)
-_INPUT_FIELD = re.compile(r"^- (?P<key>[^:`\n]+): `(?P<value>.*?)`[ \t]*$(?=\n- |\s*\Z)", re.S | re.M)
+#: Where a field of that list starts: its value runs to the next start (it may hold lines and backquotes of its own,
+#: a Markdown list with inline code: the CLI writes it raw) and ends on the backquote that closes it.
+_INPUT_FIELD = re.compile(r"^- (?P<key>[^:`\n]+): `", re.M)
 _RESULT_MARK = re.compile(r"\*\*Result:\*\*")
 #: A Codex custom tool's input as the CLI writes it (``codexcli/markdown_tools.go``'s ``formatCustomToolCall``).
 _CUSTOM_INPUT = re.compile(r"Input(?: \(truncated\))?: ```\n(?P<input>.*?)\n(?:\.\.\.\n)?```", re.S)
@@ -408,10 +410,23 @@ def _given(body: str, arguments: dict[str, Any]) -> str:
     if custom := _CUSTOM_INPUT.match(body):
         arguments["input"] = custom.group("input")
         return body[custom.end():].strip()
-    if listed := _INPUT_LIST.match(body):
-        arguments.update((m.group("key"), m.group("value")) for m in _INPUT_FIELD.finditer(listed.group("fields")))
+    if (listed := _INPUT_LIST.match(body)) and (fields := _fields(listed.group("fields"))):
+        arguments.update(fields)
         return body[listed.end():].strip()
     return body
+
+
+def _fields(text: str) -> dict[str, str] | None:
+    """The ``- key: `value``` fields of the CLI's generic input list, each value all the text up to the next field's
+    start less the backquote closing it (one cut short, a file saved mid-call, as it is); None where the list opens on
+    anything else (then the body stays the observation: nothing is lost). Split at the starts, in one pass: a pattern
+    that looks ahead for a value's end retries from every field to the list's end when none closes."""
+    starts = list(_INPUT_FIELD.finditer(text))
+    if not starts or text[:starts[0].start()].strip():
+        return None
+    ends = [start.start() for start in starts[1:]] + [len(text)]
+    values = (text[start.end():end].rstrip() for start, end in zip(starts, ends))
+    return {start.group("key"): value[:-1] if value.endswith("`") else value for start, value in zip(starts, values)}
 
 
 def _result(text: str) -> dict[str, str | None]:
