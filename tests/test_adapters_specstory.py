@@ -459,3 +459,11 @@ def test_a_generic_input_list_whose_values_never_close_reads_in_one_pass(tmp_pat
         signal.signal(signal.SIGALRM, previous)
     given = run.steps[0].arguments  # as JSON text, this large (the model's cap on a step's arguments)
     assert '"k7": "v7", "k8": "v8"' in (given if isinstance(given, str) else json.dumps(given))
+
+
+def test_a_prompt_command_refused_then_retyped_is_the_retyped_one() -> None:
+    """``/pr-review`` refused on ``<local-command-stderr>``, then ``/pr-review 150``: the retry is the request, the
+    refused one no request at all (the rule the fix above keeps: this passes before it too)."""
+    run = only(AUD33FIX / "retried-command" / ".specstory" / "history" / "2026-01-28_13-36-04Z.md")
+    assert run.task == "/pr-review 150"
+    assert "/pr-review" not in run.metadata["user_prompts"]
