@@ -442,8 +442,8 @@ def test_a_generic_input_list_whose_values_never_close_reads_in_one_pass(tmp_pat
     """Bug (review of AUDSS33, 5): a value's end was looked for ahead of every field, on to the list's end when none
     closed (a file cut mid-save, or made so): 8,000 such fields took 6 s, four times as many sixteen times as long.
     The whole file is read, so the input is not capped: 120,000 fields (1.5 MB) would take the quadratic rule some
-    twenty minutes; the alarm of 300 s fails it and leaves the split at field starts (a fraction of a second) a
-    margin of a thousand times on a loaded machine. Waits for nothing."""
+    twenty minutes; the alarm of 300 s fails it and leaves the split at field starts (1 to 4 s, the whole file read)
+    a margin of a hundred times on a loaded machine. Waits for nothing."""
     fields = "".join(f"- k{n}: `v{n}\n" for n in range(120_000))
     path = _history(tmp_path / "h.md", _generic(fields), agent="Claude Code")
 

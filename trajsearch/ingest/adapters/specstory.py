@@ -26,15 +26,17 @@ use, which the versions write three ways:
 Mapping: ``trajectory_id`` ``specstory.<session id>`` where the header names one, else ``specstory.<start>.<digest of
 the head>`` (title and first request): what the file says, not its path (a file copied or renamed keeps it);
 ``task`` the first user request as typed (``typed_prompt``: a Claude Code slash command as ``/name args``; its local
-commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none; a local command,
-``/model`` answered by its ``<local-command-stdout>``, is the task only of a session that asks nothing else), later
-ones in ``metadata.user_prompts``; a session of local commands alone, with no step, is passed over; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one
-in the zone its file's UTC name gives, ``_created``); ``model_id`` the first model an agent turn
-names (``default``, Cursor's Auto, names none), all of them in ``metadata.models``; ``metadata.agent`` the agent the
-session comment names (``Cursor``, ``Claude Code``, ``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the
-Markdown version. Steps: each tool use (action its name, ``arguments`` its command or what the summary says,
-``observation`` its result; the CLI's generic rendering's ``**Input:**`` list and a Codex custom tool's
-``Input: ```...``` `` its arguments, not its result; ``error`` where the result says a command failed: the exit code it opens with, else
+commands' output and caveats, and a 2025 echo ``/cmd`` with its ``⎿`` output, are none; a local command, ``/model``
+answered by its ``<local-command-stdout>`` in the next turn past caveats, is the task only of a session with steps
+that asks nothing else; a prompt command refused on ``<local-command-stderr>`` stays a request unless retyped:
+``_requests``), later ones in ``metadata.user_prompts``; a session of local commands alone, with no step, is passed
+over; ``created_at`` the session's start (UTC where a ``Z`` says so; a local one in the zone its file's UTC name
+gives, ``_created``); ``model_id`` the first model an agent turn names (``default``, Cursor's Auto, names none), all
+of them in ``metadata.models``; ``metadata.agent`` the agent the session comment names (``Cursor``, ``Claude Code``,
+``Codex CLI``, ...), ``metadata.title``, ``tool_versions`` the Markdown version. Steps: each tool use (action its
+name, ``arguments`` its command or what the summary says, ``observation`` its result; the CLI's generic rendering's
+``**Input:**`` list and a Codex custom tool's ``Input: ```...``` `` its arguments, not its result; ``error`` where
+the result says a command failed: the exit code it opens with, else
 the failure the output ends on (``_shell_error``), or a result opening with ``Error``), the prose and
 thinking before it its ``thought``; a turn's last prose a ``respond`` step. Sub-agent (``sidechain``) turns are
 left out (``_**Agent - sidechain (...)**_``). SpecStory's ``</tool-use>`` always ends a block, whatever fences came
