@@ -47,3 +47,17 @@ def test_an_indexed_list_missing_its_first_items_names_no_tool() -> None:
     oldest attributes): ``get_population`` alone would pass for the whole list; a partial list names none."""
     listed = [run.tools_available for run in runs(OTEL / "litellm_default-first-function-evicted.traces.jsonl")]
     assert listed == [[], [], []]
+
+
+def test_definitions_that_name_no_tool_list_no_built_ins_alone(tmp_path: Path) -> None:
+    """The definitions text cut mid-item (no length limit said so) names no tool: the span lists none, not its
+    request's built-in ``web_search`` alone as if that were all it was offered (read-through RT3 3)."""
+    source = OTEL / "pa-2.78-web-search-offered-not-called.otlp.json"
+    text = source.read_text().replace('"stringValue": "[{\\"type\\":\\"function\\",\\"name\\":\\"to_fahrenheit\\",'
+                                      '\\"description\\":\\"Celsius to Fahrenheit.\\"',
+                                      '"stringValue": "[{\\"type\\":\\"function\\",\\"name\\":\\"to_fahr')
+    cut = tmp_path / source.name
+    cut.write_text(text)
+    assert text != source.read_text()
+    (run,) = runs(cut)
+    assert run.tools_available == []

@@ -206,9 +206,9 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._agent_cli import (
-    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, command_line,
-    ended_on_error, join_thought, loads_skill, printing_program, slash_command, synthetic_error, task_notifications,
-    typed_prompt, user_words, utc_time,
+    API_ERROR_CAUSE, CLAUDE_INTERRUPT, LOCAL_OUTPUT, SYNTHETIC_MODEL, add_report, background_task, command_instruction,
+    command_line, ended_on_error, join_thought, loads_skill, printing_program, slash_command, synthetic_error,
+    task_notifications, typed_prompt, user_words, utc_time,
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
@@ -595,7 +595,7 @@ class _Walk:
         if not typed:
             self.turns_aborted += bool(_CODEX_ABORTED.match(body))
             self._reports(body)
-            if body.lstrip().startswith("<local-command-std"):
+            if LOCAL_OUTPUT.match(body):
                 self.command = self.command_step = None  # a local command (/model, /clear): it expands to no prompt
             return
         command, self.command = self.command, slash_command(body)

@@ -304,7 +304,9 @@ def _request(text: str) -> str | None:
 
 def _requests(turns: list[tuple[str, str, list[str]]]) -> tuple[list[str], list[str], list[str]]:
     """A session's user requests: all typed (``_request``), those that ask the agent something, and the local
-    commands, the task only of a session with steps and nothing else asked, as Claude Code's own reader has it.
+    commands, the task only of a session with steps and nothing else asked, as Claude Code's own reader has it (which,
+    reading no retyping, takes ``proceed`` for the task after a refused ``/pr-review 157``; this reader keeps the
+    command).
 
     A local command (``/model``, ``/clear``, ``/exit``) is answered by its ``<local-command-stdout>`` in the next user
     turn that is no caveat (SpecStory may write the caveat between them); no prompt was sent. A prompt command whose

@@ -183,8 +183,11 @@ def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]
     key, definitions = _definitions(attrs, events)
     if definitions is _NOT_WHOLE or key and any(lists_tools(name, key) for name in cut):
         return []
+    named = offered_tools(definitions) if key else []
+    if key and not named:
+        return []  # definitions that name no tool (no JSON list, one cut): no list, not the built-ins alone
     builtin = [tool.get("kind") for tool in _request_tools(attrs.get(REQUEST_PARAMETERS), _BUILTIN_TOOLS)]
-    return list(dict.fromkeys([*offered_tools(definitions), *offered_tools(builtin)]))
+    return list(dict.fromkeys([*named, *offered_tools(builtin)]))
 
 
 def _definitions(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> tuple[str | None, Any]:
