@@ -54,3 +54,20 @@ def test_a_magentic_one_states_task_is_its_orchestrators_even_with_a_participant
     is a reply mid-run, here a ``UserProxyAgent`` named "user": read before as the state's task."""
     state = only(FIX / "maguser_team_state.json")
     assert state.task == only(FIX / "maguser_taskresult.json").task == "Weather in Oslo?"
+
+
+SOM = Path(__file__).parent / "fixtures" / "autogen-agentchat" / ".som33"
+
+
+def test_a_society_of_mind_agents_inner_team_state_is_read_as_the_runs_last_steps() -> None:
+    """A ``SocietyOfMindAgent`` keeps its inner team's work in its own state (``inner_team_state``), not in the outer
+    thread, until its turn ends; here its model failed after the inner team ran, and the team state saved then
+    reads the same run as ``run_stream()``'s items: the inner agent's call and answer, under its own name, each
+    once (the task handed to the inner team is the outer one, not repeated). Read before as the task alone."""
+    state, streamed = only(SOM / "failed_team_state.json"), only(SOM / "failed_messages.json")
+    read = [[(s.action, s.arguments, s.observation) for s in run.steps] for run in (state, streamed)]
+    assert read[0] == read[1] == [("get_weather", {"city": "Paris"}, "Paris: sunny, 24 C"),
+                                  ("respond", {"content": "Paris is sunny, 24 C."}, None)]
+    assert state.trajectory_id == streamed.trajectory_id and state.task == "What should I pack for Paris?"
+    assert state.metadata["agents"] == streamed.metadata["agents"] == ["researcher"]
+

@@ -7,7 +7,8 @@ dumped) or a line each (``run_stream()``'s items, the TaskResult that ends it
 holding them again: one run; a run that raised before yielding it, the messages
 the next one does not hold); a team's ``await team.save_state()``
 (``{"type": "TeamState", "agent_states": {...}}``), whose group chat manager keeps the same messages as
-its ``message_thread``: of every ``run`` since the team's last ``reset()``, so the thread is cut into runs
+its ``message_thread`` (and a ``SocietyOfMindAgent``'s inner team its own, saved mid-turn: ``_inner``): of every
+``run`` since the team's last ``reset()``, so the thread is cut into runs
 before each task (``_runs_of_thread``: a ``user`` message after another source's, unless a participant is
 named ``user``). Each message is a dumped ``BaseChatMessage`` /
 ``BaseAgentEvent`` (``autogen_agentchat/messages.py``): ``type``, ``source``,
@@ -97,8 +98,29 @@ def _manager(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _thread(state: dict[str, Any]) -> list[Any] | None:
-    """The messages of a ``TeamState``: its group chat manager's ``message_thread``."""
-    return _manager(state).get("message_thread")
+    """The messages of a ``TeamState``: its group chat manager's ``message_thread``, then those of a
+    ``SocietyOfMindAgent``'s inner team it does not hold (``_inner``)."""
+    thread = _manager(state).get("message_thread")
+    if not isinstance(thread, list):
+        return thread
+    inner = [m for m in _inner(state) if not any(_same(m, kept) for kept in thread)]
+    return thread + inner if inner else thread
+
+
+def _inner(state: dict[str, Any]) -> list[Any]:
+    """The messages a team's ``SocietyOfMindAgent`` s keep in their inner team's state (``SocietyOfMindAgentState``'s
+    ``inner_team_state``, a ``TeamState``), in the order of ``agent_states``. The agent resets its inner team at the
+    end of its turn (``on_messages_stream``: ``await self._team.reset()``), so a state holds them only where it was
+    saved mid-turn: the society's own model failed after its team ran, the run was cancelled, or the state saved
+    while the team ran; the outer thread then holds nothing of the turn (its summary is the chat message the outer
+    thread keeps), and the inner team's work is the run's last steps. Its first messages are the outer ones handed
+    to it as its task (the same ids), which ``_thread`` leaves out."""
+    found: list[Any] = []
+    for agent in as_dict(state.get("agent_states")).values():
+        nested = as_dict(as_dict(as_dict(agent).get("agent_state")).get("inner_team_state"))
+        if nested.get("type") == "TeamState":
+            found += _thread(nested) or []
+    return found
 
 
 #: The source AgentChat gives the task of ``run(task="...")`` (``BaseGroupChat.run_stream``: ``TextMessage(content=task,
