@@ -111,10 +111,10 @@ def _inner(state: dict[str, Any]) -> list[Any]:
     """The messages a team's ``SocietyOfMindAgent`` s keep in their inner team's state (``SocietyOfMindAgentState``'s
     ``inner_team_state``, a ``TeamState``), in the order of ``agent_states``. The agent resets its inner team at the
     end of its turn (``on_messages_stream``: ``await self._team.reset()``), so a state holds them only where it was
-    saved mid-turn: the society's own model failed after its team ran, the run was cancelled, or the state saved
-    while the team ran; the outer thread then holds nothing of the turn (its summary is the chat message the outer
-    thread keeps), and the inner team's work is the run's last steps. Its first messages are the outer ones handed
-    to it as its task (the same ids), which ``_thread`` leaves out."""
+    saved mid-turn: the society's own model (or an inner agent's) failed, or the state was saved while the team ran
+    (``save_state`` allows it). The outer thread then holds nothing of the turn (of it, it keeps the society's
+    summary alone, not yet written), so the inner team's work is the run's last steps. Its first messages are the
+    outer ones handed to it as its task (the same ids), which ``_thread`` leaves out."""
     found: list[Any] = []
     for agent in as_dict(state.get("agent_states")).values():
         nested = as_dict(as_dict(as_dict(agent).get("agent_state")).get("inner_team_state"))
