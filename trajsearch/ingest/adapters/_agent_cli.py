@@ -152,6 +152,37 @@ def slash_command(text: str) -> str | None:
     return f"{name.group(1).strip()} {args.group(1).strip()}" if args and args.group(1).strip() else name.group(1).strip()
 
 
+def retypes(typed: str, command: str) -> bool:
+    """Whether a request typed retypes a slash command: the same ``/name`` (``/pr-review 204`` of ``/pr-review``)."""
+    return command.startswith("/") and typed.split(maxsplit=1)[:1] == command.split(maxsplit=1)[:1]
+
+
+class RefusedCommands:
+    """Claude Code's prompt commands refused on ``<local-command-stderr>`` (their ``!`...``` pre-run failed: ``/pr-review
+    157`` with no pull request to view): each stays the user's request, as the agent acts on it (``proceed`` after it
+    asks nothing new), unless a later request retypes it (:func:`retypes`: ``/pr-review``, then ``/pr-review 204``, the
+    retry the request). One rule for the readers of these sessions: Claude Code's transcripts, SpecStory's histories
+    of them, Harbor's ATIF conversions of them (whose task is a field, its later prompts steps: it asks
+    :func:`retypes` itself)."""
+
+    def __init__(self) -> None:
+        self._refused: list[tuple[str, int]] = []  # each refused command and its place in the requests
+
+    def refuse(self, requests: list[str], command: str) -> None:
+        """``command`` was answered on stderr: a request still, appended to ``requests`` until retyped."""
+        self._refused.append((command, len(requests)))
+        requests.append(command)
+
+    def retype(self, requests: list[str], typed: str) -> str | None:
+        """A request typed: the refused command it retypes, if any, is no request after all: taken out of
+        ``requests`` and returned."""
+        at = next((place for command, place in self._refused if retypes(typed, command)), None)
+        if at is None:
+            return None
+        self._refused = [(command, place - (place > at)) for command, place in self._refused if place != at]
+        return requests.pop(at)
+
+
 def codex_request(prompt: str) -> str:
     """The user's request in a Codex prompt an IDE extension prefixed with its context (as Codex reads it), after
     the words of the comments the user attached to it (the Codex app's ``# Diff comments:``, on a diff or on a page

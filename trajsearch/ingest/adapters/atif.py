@@ -207,7 +207,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from . import _prompts
 from ._agent_cli import (
     API_ERROR_CAUSE, CLAUDE_INTERRUPT, LOCAL_OUTPUT, SYNTHETIC_MODEL, add_report, background_task, command_instruction,
-    command_line, ended_on_error, join_thought, loads_skill, printing_program, slash_command, synthetic_error,
+    command_line, ended_on_error, join_thought, loads_skill, printing_program, retypes, slash_command, synthetic_error,
     task_notifications, typed_prompt, user_words, utc_time,
 )
 from ._common import (
@@ -563,6 +563,7 @@ class _Walk:
         self.agent = agent  # ``agent.name``: whose own replies the results may be (``_cli_reply_error``)
         self.task: str | None = None
         self.task_is_command = False  # the task so far is a bare slash command, whose expansion may follow
+        self.task_refused = False  # the task is a prompt command refused on stderr, a request unless retyped
         self.steps: list[dict[str, Any]] = []
         self.models: list[str] = []
         self.sidechain = 0
@@ -595,14 +596,18 @@ class _Walk:
         if not typed:
             self.turns_aborted += bool(_CODEX_ABORTED.match(body))
             self._reports(body)
-            if LOCAL_OUTPUT.match(body):
+            if output := LOCAL_OUTPUT.match(body):
+                if output.group("stream") == "stderr" and self.task_is_command and self.task == self.command:
+                    self.task_is_command, self.task_refused = False, True  # still the request (``RefusedCommands``)
                 self.command = self.command_step = None  # a local command (/model, /clear): it expands to no prompt
             return
         command, self.command = self.command, slash_command(body)
         step, self.command_step = self.command_step, None
+        retried = self.task_refused and retypes(typed, self.task or "")  # the refused task typed again: the retry
+        self.task_refused = self.task_refused and not retried
         if command is not None and _is_meta(raw):
             self._expanded(command, typed, step)
-        elif self.task is None or self.task_is_command and self.command is None:
+        elif self.task is None or self.task_is_command and self.command is None or retried:
             self.task, self.task_is_command = typed, self.command is not None
         else:
             self.steps.append({"action": None, "observation": clip_step_text(typed), "started_at": at})

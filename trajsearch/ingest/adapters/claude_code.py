@@ -234,6 +234,7 @@ from ._agent_cli import (
     task_notifications,
     CLAUDE_INTERRUPT,
     LOCAL_OUTPUT,
+    RefusedCommands,
     POLL_TOOLS,
     command_instruction,
     loads_skill,
@@ -1116,6 +1117,7 @@ class _Session:
         self.prompts: list[str] = []
         self.fallbacks: dict[str, str] = {}
         self.command: str | None = None  # a slash command whose expansion may follow
+        self.refusals = RefusedCommands()  # the commands refused on stderr, requests unless retyped
         self.models: list[str] = []
         self.last_error: str | None = None
         self.api_errors = 0
@@ -1204,9 +1206,13 @@ class _Session:
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
             self.background_result(body)
-            if LOCAL_OUTPUT.match(body):
+            if (output := LOCAL_OUTPUT.match(body)) and self.command is not None:
+                if output.group("stream") == "stderr":  # a prompt command whose pre-run failed: still asked
+                    self.refusals.refuse(self.prompts, self.command)
                 self.command = None  # a local command (/model, /clear): it expands to no prompt
             return  # caveats, command output, hook output: nothing the user asked
+        if kind == "command":
+            self.refusals.retype(self.prompts, body)
         command, self.command = self.command, None
         if command is not None and kind == "meta" and body:  # the body a prompt-type slash command expands to
             if loads_skill(command, body):

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -59,8 +58,8 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ..sources import whole_text
-from ._agent_cli import (LOCAL_OUTPUT, error_line, exit_code_error, join_thought, printing_program, prompt_list,
-                         session_trajectory, typed_prompt)
+from ._agent_cli import (LOCAL_OUTPUT, RefusedCommands, error_line, exit_code_error, join_thought, printing_program,
+                         prompt_list, session_trajectory, typed_prompt)
 from ._common import (TIME_ZONE, ZONE_SLACK, Context, PassedOver, ended_failing, local_clock, named_path, short,
                       zone_apart)
 from .codex_cli import shell_reply
@@ -304,26 +303,27 @@ def _request(text: str) -> str | None:
 
 def _requests(turns: list[tuple[str, str, list[str]]]) -> tuple[list[str], list[str], list[str]]:
     """A session's user requests: all typed (``_request``), those that ask the agent something, and the local
-    commands, the task only of a session with steps and nothing else asked, as Claude Code's own reader has it (which,
-    reading no retyping, takes ``proceed`` for the task after a refused ``/pr-review 157``; this reader keeps the
-    command).
+    commands, the task only of a session with steps and nothing else asked, as Claude Code's own reader has it.
 
     A local command (``/model``, ``/clear``, ``/exit``) is answered by its ``<local-command-stdout>`` in the next user
     turn that is no caveat (SpecStory may write the caveat between them); no prompt was sent. A prompt command whose
     ``!`...``` pre-run failed is answered by ``<local-command-stderr>``: it is still the user's request (``/pr-review
     157``, then ``proceed``) unless a later request retypes the same ``/name`` (``/pr-review``, then ``/pr-review
-    204``). A command that expands to a prompt (its body the next turn) is a request."""
+    204``): ``RefusedCommands``, Claude Code's reader's rule too. A command that expands to a prompt (its body the next
+    turn) is a request."""
     typed = [(at, said) for at, (role, header, pieces) in enumerate(turns)
              if role == "User" and "sidechain" not in header and (said := _request("\n\n".join(pieces)))]
-    later = Counter(said.split(maxsplit=1)[0] for _, said in typed)
     requests: list[str] = []
     local: list[str] = []
+    refusals = RefusedCommands()
     for at, said in typed:
-        name = said.split(maxsplit=1)[0]
-        later[name] -= 1
-        answer = _answer(turns, at)
-        (local if said.startswith("/") and (answer == "stdout" or answer == "stderr" and later[name])
-         else requests).append(said)
+        if (retyped := refusals.retype(requests, said)) is not None:
+            local.append(retyped)
+        answer = _answer(turns, at) if said.startswith("/") else None
+        if answer == "stderr":
+            refusals.refuse(requests, said)
+        else:
+            (local if answer == "stdout" else requests).append(said)
     return [said for _, said in typed], requests, local
 
 
