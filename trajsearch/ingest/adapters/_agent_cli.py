@@ -12,7 +12,8 @@ model's answer when no tool call follows (``PromptedSteps``: with the typed prom
 first the task), (``session_trajectory``) the
 read session -> a trajectory, and which user messages a CLI wrote itself
 (``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
-Harbor converted these sessions to ATIF), where a Codex IDE extension's
+Harbor converted these sessions to ATIF), a prompt command Claude Code
+refused on stderr, the request unless retyped (``RefusedCommands``), where a Codex IDE extension's
 context ends and the user's request begins (``codex_request``), and a
 background task's later report (``<task-notification>``, which Claude Code
 and Qwen Code write alike), joined to the call that launched it
@@ -158,12 +159,12 @@ def retypes(typed: str, command: str) -> bool:
 
 
 class RefusedCommands:
-    """Claude Code's prompt commands refused on ``<local-command-stderr>`` (their ``!`...``` pre-run failed: ``/pr-review
-    157`` with no pull request to view): each stays the user's request, as the agent acts on it (``proceed`` after it
-    asks nothing new), unless a later request retypes it (:func:`retypes`: ``/pr-review``, then ``/pr-review 204``, the
-    retry the request). One rule for the readers of these sessions: Claude Code's transcripts, SpecStory's histories
-    of them, Harbor's ATIF conversions of them (whose task is a field, its later prompts steps: it asks
-    :func:`retypes` itself)."""
+    """Claude Code's prompt commands refused on ``<local-command-stderr>`` (their ``!`...``` pre-run failed:
+    ``/pr-review 157`` with no pull request to view): each stays the user's request, as the agent acts on it
+    (``proceed`` after it asks nothing new), unless a later request retypes it (:func:`retypes`: ``/pr-review``, then
+    ``/pr-review 204``, the retry the request). One rule for the readers of these sessions: Claude Code's transcripts,
+    SpecStory's histories of them, Harbor's ATIF conversions of them (whose task is a field, its later prompts steps:
+    it asks :func:`retypes` itself)."""
 
     def __init__(self) -> None:
         self._refused: list[tuple[str, int]] = []  # each refused command and its place in the requests

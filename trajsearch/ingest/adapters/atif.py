@@ -63,7 +63,9 @@ Mapping
   (atif-make: ``extra.meta``, its ``isMeta``), the one after a slash command
   is the prompt it expanded to, read as the Claude Code reader reads it:
   ``/name args`` when it has arguments, else the expansion (the task, or that
-  step's observation; a skill it only loads asks nothing). Agent steps that
+  step's observation; a skill it only loads asks nothing); a bare command answered by
+  ``<local-command-stderr>`` (its ``!`...``` pre-run failed) stays the task unless
+  retyped (``_agent_cli.RefusedCommands``). Agent steps that
   Claude Code made up itself (``model_name: "<synthetic>"``: "Not logged in",
   "Prompt is too long", API errors; "No response requested.") are no steps
   either (``_agent_cli.synthetic_error``; see outcome), nor is a turn whose model call failed (pi-ai's

@@ -97,7 +97,11 @@ Mapping
   user's request. A prompt of punctuation only (".", which users type to open a
   session) asks nothing either: the first prompt with words is the task, the "."
   one of ``metadata.user_prompts``.
-  Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
+  Local commands (``/model``, ``/clear``: no expansion) are not; a prompt
+  command answered by ``<local-command-stderr>`` (its ``!`...``` pre-run
+  failed: ``/pr-review 157``, then ``proceed``) is, unless a later request
+  retypes the same ``/name`` (``_agent_cli.RefusedCommands``, SpecStory's rule
+  too). Fallbacks:
   the first command, then the compaction summary; a file that starts
   mid-conversation (1.0.x: its first record a tool result) with no prompt is
   still a run of its calls (``metadata.starts_mid_conversation``), its task
