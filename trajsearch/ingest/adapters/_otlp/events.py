@@ -181,11 +181,9 @@ def span_offered(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]
     a cut list would name its first tools only, as if they were all the run had. Another key cut (pydantic-ai's
     request parameters, its biggest value, beside its whole definitions) leaves the list be."""
     key, definitions = _definitions(attrs, events)
-    if definitions is _NOT_WHOLE or key and any(lists_tools(name, key) for name in cut):
-        return []
     named = offered_tools(definitions) if key else []
-    if key and not named:
-        return []  # definitions that name no tool (no JSON list, one cut): no list, not the built-ins alone
+    if key and (not named or any(lists_tools(name, key) for name in cut)):
+        return []  # definitions cut, not whole or naming no tool (no JSON list): no list, not the built-ins alone
     builtin = [tool.get("kind") for tool in _request_tools(attrs.get(REQUEST_PARAMETERS), _BUILTIN_TOOLS)]
     return list(dict.fromkeys([*named, *offered_tools(builtin)]))
 
@@ -206,7 +204,8 @@ def _definitions(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]
     return None, None
 
 
-#: An indexed list of tools (:func:`_indexed_names`) that is not whole.
+#: An indexed list of tools (:func:`_indexed_names`) that is not whole: found (the search for definitions stops
+#: there), naming no tool (:func:`offered_tools`).
 _NOT_WHOLE: list[Any] = [None]
 
 
