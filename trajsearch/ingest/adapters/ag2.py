@@ -23,6 +23,16 @@ Mapping
   (``_common.file_run_key``: a chat's words are no id, a cache replays them); metadata keeps the
   ``summary`` and the agents' names;
 - outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
+
+AG2 1.x (``import ag2``) keeps no ChatResult; the one file it writes of its runs (besides OTel spans, read as
+``otel-genai``) is an eval run's store: ``ag2.eval.run_agent(..., store_dir=...)`` persists ``<run_id>.json``
+(``ag2/eval/results/store.py``, ``schema_version`` "0.2"), a run of the agent per ``tasks`` item. Each is read:
+task = ``inputs["input"]`` (the prompt ``ask`` was given), ``task_id`` the suite's, trajectory_id
+``ag2:<run_id>.<task_id>`` (a suite's ids, "0", "1", ..., repeat in every run); its ``events``
+(``BaseEvent.to_dict``): a ``ToolCallEvent`` a step (thought = the ``ModelResponse`` text before it), answered by
+the ``ToolResultEvent`` / ``ToolErrorEvent`` whose ``parent_id`` is its ``id`` (the latter failed), a
+``ModelResponse``'s other text a ``respond`` step; ``exception`` (the agent raised) a failure; metadata keeps the
+eval run, suite, target and scorers' ``feedback``.
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import (ITEM_AT, Context, RecordError, build, clip_task, content_text, file_run_key, item_positions,
-                      json_object, safe_id, tool_arguments)
+                      json_object, safe_id, timestamp, tool_arguments)
 from .autogen_agentchat import CODE_BLOCK, ran_code
 
 NAME = "ag2"
@@ -50,13 +60,32 @@ EXECUTOR_REPORT = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
 FAILED_RESULT = "Error: "
 
 
+#: The keys of AG2 1.x's eval run store (``ag2/eval/results/store.py``'s ``to_dict``), whose ``tasks`` are its runs.
+_EVAL_KEYS = frozenset({"schema_version", "run_id", "suite", "target", "tasks"})
+#: Where a task of an eval run store keeps what its run says of them all (``split``).
+_EVAL_RUN = "__ag2_eval_run__"
+
+
+def _eval_store(record: Any) -> bool:
+    return isinstance(record, dict) and _EVAL_KEYS <= record.keys() and isinstance(record["tasks"], list)
+
+
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
+    return (isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
+            or _eval_store(record))
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The chats of a file: a ChatResult, or each of a list of them (``initiate_chats()``'s, a JSON array or a line
-    each), with where it is in the file (``ITEM_AT``), which names a chat whose ``chat_id`` does not."""
+    each), with where it is in the file (``ITEM_AT``), which names a chat whose ``chat_id`` does not; or the tasks of
+    an AG2 1.x eval run store, each with its run's (``_EVAL_RUN``)."""
+    if _eval_store(document):
+        suite = document["suite"] if isinstance(document["suite"], dict) else {}
+        run = {"eval_run": document["run_id"], "suite": suite.get("name"), "target": document["target"],
+               "created_at": document.get("created_at")}
+        for n, task in enumerate(document["tasks"], 1):
+            yield f"task {n}", {**task, _EVAL_RUN: run} if isinstance(task, dict) else task
+        return
     if not isinstance(document, list):
         yield "file", {**document, ITEM_AT: 1} if isinstance(document, dict) else document
         return
@@ -139,8 +168,76 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
     return steps
 
 
+def _result_text(result: Any) -> str:
+    """A ``ToolResult`` as ``to_dict`` writes it (``{"__dataclass__", "data": {"parts": [...]}}``): its parts' text."""
+    data = result.get("data") if isinstance(result, dict) else None
+    parts = data.get("parts") if isinstance(data, dict) else None
+    if not isinstance(parts, list):
+        return content_text(result)
+    return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str))
+
+
+def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    said: str | None = None  # the last model response's text, a tool call's thought or else a ``respond``
+    for event in events + [{"type": "ModelResponse"}]:  # the last response's text is said at the end
+        kind = event.get("type")
+        if kind == "ModelResponse":
+            if said:
+                steps.append({"action": "respond", "arguments": {"content": said}})
+            message = event.get("message")
+            said = content_text(message.get("content")).strip() if isinstance(message, dict) else None
+        elif kind == "ToolCallEvent":
+            step = {"thought": said or None, "action": str(event.get("name") or "tool"),
+                    "arguments": tool_arguments(event.get("arguments"))}
+            steps.append(step)
+            by_call[str(event.get("id"))] = step
+            said = None
+        elif kind in ("ToolResultEvent", "ToolErrorEvent") and (step := by_call.get(str(event.get("parent_id")))):
+            step["observation"] = _result_text(event.get("result"))
+            error = event.get("error") if isinstance(event.get("error"), dict) else {}
+            if kind == "ToolErrorEvent":
+                step["error"] = (f"{error.get('__exception__') or 'Error'}: {error.get('message') or ''}".strip()
+                                 if error else step["observation"].strip() or "the tool failed")
+    for n, step in enumerate(steps):
+        step["index"] = n
+    return steps
+
+
+def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
+    """One task's run of an AG2 1.x eval run store (see the module's docstring)."""
+    run = record[_EVAL_RUN]
+    inputs = record.get("inputs") if isinstance(record.get("inputs"), dict) else {}
+    task = inputs.get("input")
+    if not isinstance(task, str) or not task.strip():
+        raise RecordError("an AG2 eval task whose `inputs` hold no `input` (the prompt its agent was asked): no task")
+    if not isinstance(run["eval_run"], str) or record.get("task_id") in (None, ""):
+        raise RecordError("an AG2 eval task without its run's `run_id` or its own `task_id`: no id")
+    events = [e for e in record.get("events") or [] if isinstance(e, dict)]
+    models = [e["model"] for e in events if e.get("type") == "ModelResponse" and isinstance(e.get("model"), str)]
+    metadata = {k: v for k, v in run.items() if k != "created_at" and v is not None}
+    if record.get("feedback"):
+        metadata["feedback"] = record["feedback"]
+    fields: dict[str, Any] = {
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(str(run['eval_run']) + '.' + str(record['task_id']))}",
+        "task": clip_task(task.strip()), "task_id": str(record["task_id"])[:200], "steps": _eval_steps(events),
+        "tags": [t for t in record.get("tags") or [] if isinstance(t, str)], "metadata": metadata}
+    if models:
+        fields["model_id"] = models[-1]
+    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None) or run["created_at"]:
+        fields["created_at"] = started
+    exception = record.get("exception")
+    if isinstance(exception, dict):
+        fields["outcome"] = "failure"
+        fields["failure"] = {"error": f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()}
+    return build(fields, ctx)
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
+    if _EVAL_RUN in record:
+        return _eval_task(record, ctx)
     if "chat_history" not in record and "role" in record and ({"content", "tool_calls"} & record.keys()):
         raise RecordError("this is one message of an AG2 chat's chat_history (`result.chat_history` saved alone), "
                           "not a ChatResult, and a chat is not read from its messages one by one: save the whole "
