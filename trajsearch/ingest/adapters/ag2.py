@@ -42,8 +42,8 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import (ITEM_AT, Context, RecordError, build, clip_task, content_text, file_run_key, item_positions,
-                      json_object, safe_id, timestamp, tool_arguments)
+from ._common import (ITEM_AT, Context, RecordError, as_list, build, clip_task, content_text, file_run_key,
+                      item_positions, json_object, safe_id, timestamp, tool_arguments)
 from .autogen_agentchat import CODE_BLOCK, ran_code
 
 NAME = "ag2"
@@ -81,8 +81,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     an AG2 1.x eval run store, each with its run's (``_EVAL_RUN``)."""
     if _eval_store(document):
         suite = document["suite"] if isinstance(document["suite"], dict) else {}
-        run = {"eval_run": document["run_id"], "suite": suite.get("name"), "target": document["target"],
-               "created_at": document.get("created_at")}
+        run = {"eval_run": document["run_id"], "suite": suite.get("name"), "target": document["target"]}
         for n, task in enumerate(document["tasks"], 1):
             yield f"task {n}", {**task, _EVAL_RUN: run} if isinstance(task, dict) else task
         return
@@ -214,23 +213,24 @@ def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
         raise RecordError("an AG2 eval task whose `inputs` hold no `input` (the prompt its agent was asked): no task")
     if not isinstance(run["eval_run"], str) or record.get("task_id") in (None, ""):
         raise RecordError("an AG2 eval task without its run's `run_id` or its own `task_id`: no id")
-    events = [e for e in record.get("events") or [] if isinstance(e, dict)]
+    events = [e for e in as_list(record.get("events")) if isinstance(e, dict)]
     models = [e["model"] for e in events if e.get("type") == "ModelResponse" and isinstance(e.get("model"), str)]
-    metadata = {k: v for k, v in run.items() if k != "created_at" and v is not None}
+    metadata = {k: v for k, v in run.items() if v is not None}
     if record.get("feedback"):
         metadata["feedback"] = record["feedback"]
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(str(run['eval_run']) + '.' + str(record['task_id']))}",
         "task": clip_task(task.strip()), "task_id": str(record["task_id"])[:200], "steps": _eval_steps(events),
-        "tags": [t for t in record.get("tags") or [] if isinstance(t, str)], "metadata": metadata}
+        "tags": [t for t in as_list(record.get("tags")) if isinstance(t, str)], "metadata": metadata}
     if models:
         fields["model_id"] = models[-1]
-    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None) or run["created_at"]:
+    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
         fields["created_at"] = started
     exception = record.get("exception")
     if isinstance(exception, dict):
         fields["outcome"] = "failure"
-        fields["failure"] = {"error": f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()}
+        said = f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()
+        fields["failure"] = {"error": clip_task(said)}
     return build(fields, ctx)
 
 
