@@ -464,7 +464,7 @@ def trace_roots(group: list[Node], what: str) -> list[Node]:
 _OUTCOME_WORDS = re.compile(
     r"(^|_)(success|successful|succeeded|correct|correctness|accuracy|accurate|resolved|solved|pass|passed|"
     r"reward|outcome|task_completion|task_completed|goal_completion|goal_achieved|exact_match|is_correct|"
-    r"pass_rate|task_success)($|_)"
+    r"pass_rate|task_success|final_answer_matches)($|_)"
 )
 #: Labels that are a verdict on the run whatever the evaluation is called.
 RESOLUTION_LABELS = frozenset(

@@ -24,15 +24,19 @@ Mapping
   ``summary`` and the agents' names;
 - outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
 
-AG2 1.x (``import ag2``) keeps no ChatResult; the one file it writes of its runs (besides OTel spans, read as
-``otel-genai``) is an eval run's store: ``ag2.eval.run_agent(..., store_dir=...)`` persists ``<run_id>.json``
-(``ag2/eval/results/store.py``, ``schema_version`` "0.2"), a run of the agent per ``tasks`` item. Each is read:
-task = ``inputs["input"]`` (the prompt ``ask`` was given), ``task_id`` the suite's, trajectory_id
+AG2 1.x (``import ag2``) keeps no ChatResult. Of the files it writes of its runs, besides OTel spans (read as
+``otel-genai``), an eval run's store is read: ``ag2.eval.run_agent(..., store_dir=...)`` (and ``evaluate_traces``)
+persist ``<run_id>.json`` (``ag2/eval/results/store.py``, ``schema_version`` "0.2"), a run of the agent per ``tasks``
+item. Each is read: task = ``inputs["input"]`` (the prompt ``ask`` was given), ``task_id`` the suite's, trajectory_id
 ``ag2:<run_id>.<task_id>`` (a suite's ids, "0", "1", ..., repeat in every run); its ``events``
 (``BaseEvent.to_dict``): a ``ToolCallEvent`` a step (thought = the ``ModelResponse`` text before it), answered by
 the ``ToolResultEvent`` / ``ToolErrorEvent`` whose ``parent_id`` is its ``id`` (the latter failed), a
-``ModelResponse``'s other text a ``respond`` step; ``exception`` (the agent raised) a failure; metadata keeps the
-eval run, suite, target and scorers' ``feedback``.
+``ModelResponse``'s other text a ``respond`` step; a run of more than ``MAX_STEPS`` clipped as a span format's
+(``kept_steps``: run_agent's events are rebuilt from its spans). Outcome: ``exception`` (the agent raised) a failure,
+else the verdict of its outcome-like scorers' ``feedback`` (``_vendor.verdict``: AG2's ``final_answer_matches``,
+``correctness``), else unknown; metadata keeps the eval run, suite, target, ``otel_trace_id`` and ``feedback``. A task
+``evaluate_traces`` found no trace for (``MissingTraceError``, no events) is no run and is refused. Not read: the
+event log a ``knowledge``-backed Agent persists (``EventLogWriter``, ``log/<stream_id>.jsonl``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from trajsearch.model import Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 from ._common import (ITEM_AT, Context, RecordError, as_list, build, clip_task, content_text, file_run_key,
                       item_positions, json_object, safe_id, timestamp, tool_arguments)
@@ -204,39 +208,72 @@ def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps
 
 
+def _feedback_scores(feedback: list[Any]) -> list[Any]:
+    """A task's scorers' ``Feedback`` (``key``, ``score`` a number or bool - what AG2's ``pass_rate`` counts -,
+    ``value`` a label, ``comment``) as the scores ``_vendor.verdict`` judges a run by."""
+    from ._vendor import Score  # _vendor's _spans imports this module
+
+    return [Score(name=f["key"], value=float(f["score"]) if isinstance(f.get("score"), (int, float)) else None,
+                  label=f["value"] if isinstance(f.get("value"), str) else None,
+                  comment=f["comment"] if isinstance(f.get("comment"), str) else None)
+            for f in feedback if isinstance(f, dict) and isinstance(f.get("key"), str)]
+
+
 def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
     """One task's run of an AG2 1.x eval run store (see the module's docstring)."""
+    from ._spans import kept_steps  # _spans imports this module
+    from ._vendor import verdict
+
     run = record[_EVAL_RUN]
+    events = [e for e in as_list(record.get("events")) if isinstance(e, dict)]
+    exception = record.get("exception")
+    if not events and isinstance(exception, dict) and exception.get("type") == "MissingTraceError":
+        raise RecordError("an AG2 eval task with no run: the graded trace source had no trace for this task "
+                          "(MissingTraceError)")
     inputs = record.get("inputs") if isinstance(record.get("inputs"), dict) else {}
     task = inputs.get("input")
     if not isinstance(task, str) or not task.strip():
-        raise RecordError("an AG2 eval task whose `inputs` hold no `input` (the prompt its agent was asked): no task")
+        if str(run["target"]).startswith("trace-source:"):
+            raise RecordError("an AG2 eval task graded from traces kept elsewhere (`target` "
+                              f"{str(run['target'])[:80]!r}) names no prompt: ingest those traces (e.g. their OTel "
+                              "spans) instead")
+        raise RecordError("an AG2 eval task whose `inputs[\"input\"]` (the prompt its agent was asked) is empty or "
+                          "not text: no task")
     if not isinstance(run["eval_run"], str) or record.get("task_id") in (None, ""):
         raise RecordError("an AG2 eval task without its run's `run_id` or its own `task_id`: no id")
-    events = [e for e in as_list(record.get("events")) if isinstance(e, dict)]
     models = [e["model"] for e in events if e.get("type") == "ModelResponse" and isinstance(e.get("model"), str)]
     metadata = {k: v for k, v in run.items() if v is not None}
+    trace_ref = record.get("trace_ref")
+    if isinstance(trace_ref, dict) and isinstance(trace_ref.get("trace_id"), str):
+        metadata["otel_trace_id"] = trace_ref["trace_id"]
     if record.get("feedback"):
         metadata["feedback"] = record["feedback"]
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(str(run['eval_run']) + '.' + str(record['task_id']))}",
-        "task": clip_task(task.strip()), "task_id": str(record["task_id"])[:200], "steps": _eval_steps(events),
+        "task": clip_task(task.strip()), "task_id": str(record["task_id"])[:200],
+        "steps": kept_steps(_eval_steps(events), metadata),
         "tags": [t for t in as_list(record.get("tags")) if isinstance(t, str)], "metadata": metadata}
     if models:
         fields["model_id"] = models[-1]
     if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
         fields["created_at"] = started
-    exception = record.get("exception")
-    if isinstance(exception, dict):
+    if isinstance(exception, (dict, str)) and exception:
         fields["outcome"] = "failure"
-        said = f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()
-        fields["failure"] = {"error": clip_task(said)}
+        said = (f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()
+                if isinstance(exception, dict) else exception.strip())
+        fields["failure"] = {"error": clip_task(said or "the agent raised")}
+    elif (basis := (judged := verdict(_feedback_scores(as_list(record.get("feedback"))), ctx)).basis) and \
+            judged.outcome is not Outcome.unknown:
+        fields |= {"outcome": judged.outcome.value, "reward": judged.reward}
+        metadata["outcome_basis"] = f"feedback {basis.name!r}"
+        if judged.outcome is Outcome.failure:
+            fields["failure"] = {"error": f"feedback {basis.name}: {basis.label or basis.value}"}
     return build(fields, ctx)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
-    if _EVAL_RUN in record:
+    if isinstance(record.get(_EVAL_RUN), dict):
         return _eval_task(record, ctx)
     if "chat_history" not in record and "role" in record and ({"content", "tool_calls"} & record.keys()):
         raise RecordError("this is one message of an AG2 chat's chat_history (`result.chat_history` saved alone), "
