@@ -80,12 +80,16 @@ from ._agent_cli import (
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, item_positions, short
+from ..sources import parse, whole_text
 
 NAME = "opencode"
 #: A file is one session (``opencode export``'s one JSON document).
 WHOLE_FILE = True
 #: An export too large for its head to parse: it opens with the session's info, its id ``ses_...``.
 SIGNATURE = re.compile(r'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[0-9A-Za-z]+"')
+#: The line ``opencode export`` prints before the session, ``Exporting session: <id>`` (on stderr, ``cli/cmd/
+#: export.ts``): a file written with ``2>&1``, or by a harness keeping the command's whole output, opens with it.
+HEAD = re.compile(r"\s*Exporting session: [^\n]*\n")
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -98,6 +102,20 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         yield from zip(positions, document)
     else:
         yield from whole_file(document)
+
+
+def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
+    """The adapter hook: an export that opens with the CLI's ``Exporting session`` line (:data:`HEAD`), read as
+    without it, ``(position, session, error, None)``: that line alone made the whole session an unrecognised file."""
+    text, why = whole_text(path)
+    document = None
+    if text is not None:
+        document, why = parse(text[HEAD.match(text).end():], "export")
+    if why is None and _as_export(document) is not None:
+        yield "file", document, None, None
+        return
+    said = why or "no session in it"
+    yield "file", None, f"`opencode export` output after its \"Exporting session\" line: {said}", None
 
 
 #: OpenCode's session database (1.2+: ``~/.local/share/opencode/opencode.db``), and Kilo Code's (its CLI and 2026
