@@ -61,7 +61,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.actions import NEVER_FINISHED, UNNAMED_TOOL, not_run
+from trajsearch.actions import INTERRUPTED, NEVER_FINISHED, UNNAMED_TOOL, not_run
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
@@ -182,6 +182,9 @@ KILO_EXPORT_SCRIPT = _EXPORT_SCRIPT.replace("@CLI@", "kilo")
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
 #: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
 _ABORTED = "MessageAbortedError"
+#: The error OpenCode gives every call still running when its turn ends (``session/processor.ts``; 2026 versions add
+#: ``metadata.interrupted``): the user's abort (the message's ``MessageAbortedError``), or the turn's own error.
+_CALL_ABORTED = "Tool execution aborted"
 #: The errors (``message-v2.ts``) of the agent's own limits, not the provider's failing: what ran out.
 _LIMITS = {"ContextOverflowError": "its context window", "MessageOutputLengthError": "its output length limit",
            "StructuredOutputError": "its retries at the structured output asked for"}
@@ -420,6 +423,7 @@ class _Session(SessionSteps):
             self.providers.append(provider)
         worked = False
         self.cut = info.get("finish") == "length"
+        aborted = as_dict(info.get("error")).get("name") == _ABORTED
         for part in parts:
             if not isinstance(part, dict):
                 continue
@@ -433,7 +437,7 @@ class _Session(SessionSteps):
                 self.say(part["text"], as_dict(part.get("time")).get("start"))
                 worked = True
             elif kind == "tool":
-                self.tool(part)
+                self.tool(part, aborted)
                 worked = True
             elif kind == "patch":
                 self.patched.extend(f for f in as_list(part.get("files")) if isinstance(f, str)
@@ -451,7 +455,8 @@ class _Session(SessionSteps):
         elif worked:
             self.last_error, self.aborted, self.limit = None, False, None
 
-    def tool(self, part: dict[str, Any]) -> None:
+    def tool(self, part: dict[str, Any], aborted: bool = False) -> None:
+        """A call, as a step; ``aborted``: its message ended on the user's abort (``_ABORTED``)."""
         state = as_dict(part.get("state"))
         name = as_str(part.get("tool")) or UNNAMED_TOOL
         times = as_dict(state.get("time"))
@@ -469,6 +474,9 @@ class _Session(SessionSteps):
             step["observation"] = output or None
             if name in _SHELL_TOOLS:
                 step["error"] = _shell_error(output, as_int(meta.get("exit")), command_line(arguments))
+        elif status == "error" and state.get("error") == _CALL_ABORTED:  # cut off while it ran, not its own error
+            step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or _CALL_ABORTED
+            step["error"] = INTERRUPTED if aborted else f"{NEVER_FINISHED} ({_CALL_ABORTED})"
         elif status == "error":
             text = strip_terminal_codes(as_str(state.get("error")) or "")
             step["observation"] = text or None
