@@ -3,7 +3,8 @@
 OpenCode keeps its sessions in a SQLite database (``~/.local/share/opencode/opencode.db``; JSON files under
 ``storage/`` before 1.2), which trajsearch does not open: ``opencode export <id>`` prints one session as a JSON
 document, ``{"info": Session, "messages": [{"info": Message, "parts": [Part]}]}`` (``message-v2.ts``), and that
-document is what this adapter reads (one run per file); also the server's answer to ``GET /session/<id>/message``
+document is what this adapter reads (one run per file; also after the CLI's ``Exporting session: <id>`` line,
+which ``2>&1`` keeps before it: ``HEAD``); also the server's answer to ``GET /session/<id>/message``
 (the SDK's ``session.messages()``), the list of those messages alone, read under the session id they name. The
 database itself, given or met in a walk, is named with a command exporting every session (``session_store``); the
 JSON files of its ``storage/`` folder (1.1.x's sessions, kept beside the database by 1.2+), pieces of sessions, are
@@ -26,7 +27,9 @@ Field mapping:
   completed with a non-zero ``metadata.exit`` -> an exit-code error (``exit_code_error``, the rule every CLI
   adapter reads exit codes by); a call left ``pending`` or
   ``running`` (the session stopped mid-call) -> error "tool call never finished", its output so far
-  (``state.metadata.output``) the observation. Times from ``state.time``.
+  (``state.metadata.output``) the observation. A call OpenCode cut off when its turn ended (``error`` "Tool
+  execution aborted") is ``interrupted by the user`` where the message ended on the user's abort, else never finished,
+  its output so far kept. Times from ``state.time``.
   A ``task`` call's sub-agent session id (``state.metadata.sessionId``) is listed in ``metadata.subagent_sessions``.
 - undone messages (``/undo``: ``info.revert``; OpenCode deletes them only at the next prompt) are not read, their
   count is ``metadata.undone_messages``; a session undone to its first prompt is passed over as a never-prompted one.
