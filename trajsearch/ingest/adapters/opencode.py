@@ -113,7 +113,13 @@ def read_head_text(path: Path) -> Iterator[tuple[str, Any, str | None, None]]:
     text, why = whole_text(path)
     document = None
     if text is not None:
-        document, why = parse(text[HEAD.match(text).end():], "export")
+        output = text[HEAD.match(text).end():]
+        document, why = parse(output, "export")
+        if not output.strip():
+            why = "nothing after it (the export printed no session)"
+        elif not output.lstrip().startswith(("{", "[")):  # the CLI's own failure ("Session not found"), 2>&1 kept
+            first_line = strip_terminal_codes(output.strip().partition("\n")[0])
+            why = f"no session after it: {short(first_line, keep='head')}"
     if why is None and _as_export(document) is not None:
         yield "file", document, None, None
         return
