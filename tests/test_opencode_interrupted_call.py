@@ -4,6 +4,7 @@ it printed before was lost (tests/fixtures/opencode/.aud35/README.md: a real Ope
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.actions import INTERRUPTED, NEVER_FINISHED
@@ -31,3 +32,27 @@ def test_a_call_its_turns_own_error_cut_off_never_finished(tmp_path: Path) -> No
     run = only(turned)
     assert run.steps[0].error == f"{NEVER_FINISHED} (Tool execution aborted)"
     assert run.outcome.value == "infra_error"
+
+
+def test_a_call_marked_interrupted_is_interrupted_whatever_its_error_says(tmp_path: Path) -> None:
+    """OpenCode's 2026 processor also marks the cut call ``metadata.interrupted``: that mark, not only the English
+    sentence, says the call was cut off (here the sentence reworded, the mark kept)."""
+    export = json.loads(ABORTED.read_text())
+    [call] = [p for m in export["messages"] for p in m["parts"] if p["type"] == "tool"]
+    call["state"]["error"] = "The tool call was cancelled"
+    call["state"]["metadata"]["interrupted"] = True
+    marked = tmp_path / "marked.json"
+    marked.write_text(json.dumps(export))
+    [step] = only(marked).steps
+    assert step.error == INTERRUPTED and "Core // HTTP // Listening" in step.observation
+
+
+def test_a_cut_call_that_printed_nothing_has_no_observation(tmp_path: Path) -> None:
+    """A cut ``task`` call printed nothing: its observation is none, not the error's sentence repeated."""
+    export = json.loads(ABORTED.read_text())
+    [call] = [p for m in export["messages"] for p in m["parts"] if p["type"] == "tool"]
+    del call["state"]["metadata"]["output"]
+    silent = tmp_path / "silent.json"
+    silent.write_text(json.dumps(export))
+    [step] = only(silent).steps
+    assert step.error == INTERRUPTED and step.observation is None

@@ -240,6 +240,14 @@ def _by_head(head: str) -> str | None:
                  if (pattern := getattr(mod, "HEAD", None)) is not None and pattern.match(head)), None)
 
 
+def head_text_reader(adapter: Any, head: str) -> Any:
+    """A JSON format's reader of its file that opens with the format's ``HEAD`` (``read_head_text``: goose's YAML
+    export, an ``opencode export`` after the CLI's line), given the file's ``head``; None otherwise (the format's
+    JSON files). Reading takes the file's records from it, and detection the document it asks ``side_document``."""
+    reader = getattr(adapter, "read_head_text", None)
+    return reader if reader is not None and adapter.HEAD.match(head.lstrip("\ufeff")) else None
+
+
 def _text_not_a_run(head: str) -> str | None:
     """Why a text file an agent wrote, told by its head, holds no run, and what to export instead: the first
     adapter's ``text_not_a_run`` that says (goose's Markdown export)."""
@@ -572,6 +580,9 @@ def _side_document(fmt: str, path: Path, head: str) -> str | None:
     hook = getattr(ADAPTERS[fmt], "side_document", None)
     if hook is None or peek_full(head):
         return None
+    if reader := head_text_reader(ADAPTERS[fmt], head):  # the document after a CLI's line, as reading takes it
+        _, document, error, _ = next(reader(path), ("", None, "nothing read", None))
+        return hook(document) if error is None else None
     document, errors = whole_document(path)
     return hook(document) if document is not None and not errors else None
 
@@ -629,7 +640,7 @@ def detect_format(path: str | Path) -> str:
         raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)
     if fmt := _by_head(head):  # a text format's history is no JSON record: where it lies is still asked
-        if what := side_path(p, fmt):
+        if what := _side_document(fmt, p, head) or side_path(p, fmt):
             raise SideFile(f"{p}: no run in this file: {what}")
         return fmt
     record = first_record(p, head)

@@ -57,7 +57,8 @@ from .adapters.atif import TRIAL_VERDICT_METADATA
 from .adapters._agent_cli import EXPORT_PREFIX
 from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, RUNNING_FROM, TENANT_SET_BY, TIME_ZONE,
                                PassedOver, clipped_fields, stream_copy)
-from .detect import SideFile, StoreKind, detect_format, forced_format, session_store_kind, walked_format
+from .detect import (SideFile, StoreKind, detect_format, forced_format, head_text_reader, session_store_kind,
+                     walked_format)
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
 
@@ -1206,19 +1207,12 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
         yield "file", document
 
 
-def _head_text_reader(adapter: Any, path: Path) -> Any:
-    """A JSON format's reader of its text rendering (``read_head_text``: goose's YAML export) where the file opens
-    with that rendering's ``HEAD``; None otherwise (the format's JSON files)."""
-    reader = getattr(adapter, "read_head_text", None)
-    return reader if reader is not None and adapter.HEAD.match(sources.peek(path).lstrip("\ufeff")) else None
-
-
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
     # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown)
     own = adapter.read_archive if hasattr(adapter, "read_archive") and sources.is_zip(path) \
-        else getattr(adapter, "read_text", None) or _head_text_reader(adapter, path)
+        else getattr(adapter, "read_text", None) or head_text_reader(adapter, sources.peek(path))
     if own is not None:
         def read_own() -> Iterator[Record]:
             yield from own(path)
