@@ -191,8 +191,9 @@ KILO_EXPORT_SCRIPT = _EXPORT_SCRIPT.replace("@CLI@", "kilo")
 _RUN_QUOTED = re.compile(r'"((?:[^"\\]|\\"|\\(?!"))*\s(?:[^"\\]|\\"|\\(?!"))*)"', re.S)
 #: The error a user's interrupt leaves on the assistant message it stopped: no verdict, no infrastructure error.
 _ABORTED = "MessageAbortedError"
-#: The error OpenCode gives every call still running when its turn ends (``session/processor.ts``; 2026 versions add
-#: ``metadata.interrupted``): the user's abort (the message's ``MessageAbortedError``), or the turn's own error.
+#: The error OpenCode gives every call still running when its turn ends (``session/processor.ts``; 2026 versions
+#: also mark it ``metadata.interrupted``, which is read too): the user's abort (the message's
+#: ``MessageAbortedError``), or the turn's own error.
 _CALL_ABORTED = "Tool execution aborted"
 #: The errors (``message-v2.ts``) of the agent's own limits, not the provider's failing: what ran out.
 _LIMITS = {"ContextOverflowError": "its context window", "MessageOutputLengthError": "its output length limit",
@@ -340,6 +341,12 @@ def _redacted(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"redacted"} and isinstance(value["redacted"], str)
 
 
+def _output_so_far(meta: dict[str, Any]) -> str | None:
+    """What a call cut off or left running had printed (``state.metadata.output``, which OpenCode streams into while
+    the call runs); None when it printed nothing (a ``task`` call's sub-agent speaks in its own session)."""
+    return strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or None
+
+
 def _kept(value: Any) -> Any:
     """A value as recorded; None where the export redacted it (read as not recorded)."""
     return None if _redacted(value) else value
@@ -464,7 +471,7 @@ class _Session(SessionSteps):
         elif worked:
             self.last_error, self.aborted, self.limit = None, False, None
 
-    def tool(self, part: dict[str, Any], aborted: bool = False) -> None:
+    def tool(self, part: dict[str, Any], aborted: bool) -> None:
         """A call, as a step; ``aborted``: its message ended on the user's abort (``_ABORTED``)."""
         state = as_dict(part.get("state"))
         name = as_str(part.get("tool")) or UNNAMED_TOOL
@@ -483,15 +490,16 @@ class _Session(SessionSteps):
             step["observation"] = output or None
             if name in _SHELL_TOOLS:
                 step["error"] = _shell_error(output, as_int(meta.get("exit")), command_line(arguments))
-        elif status == "error" and state.get("error") == _CALL_ABORTED:  # cut off while it ran, not its own error
-            step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or _CALL_ABORTED
-            step["error"] = INTERRUPTED if aborted else f"{NEVER_FINISHED} ({_CALL_ABORTED})"
+        elif status == "error" and (state.get("error") == _CALL_ABORTED or meta.get("interrupted") is True):
+            step["observation"] = _output_so_far(meta)  # cut off while it ran: not its own error
+            said = strip_terminal_codes(as_str(state.get("error")) or "") or _CALL_ABORTED
+            step["error"] = INTERRUPTED if aborted else f"{NEVER_FINISHED} ({short(said, keep='head')})"
         elif status == "error":
             text = strip_terminal_codes(as_str(state.get("error")) or "")
             step["observation"] = text or None
             step["error"] = _refused(text) or error_line(text)
         else:  # the session stopped mid-call (killed, crashed): what the command printed so far is kept
-            step["observation"] = strip_terminal_codes(as_str(_kept(meta.get("output"))) or "") or None
+            step["observation"] = _output_so_far(meta)
             step["error"] = f"{NEVER_FINISHED} (status {status or 'unknown'})"
         child = as_str(meta.get("sessionId"))
         if name == "task" and child and child not in self.subagents:
