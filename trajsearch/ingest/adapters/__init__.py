@@ -16,8 +16,10 @@ entry in ``ADAPTERS``. A module exposes:
   told by ``SIGNATURE``; ``walked_file`` has a walk take it), with optionally
   ``HEAD``, a regex matched at a file's start that names the format before any
   record is looked for (a JSON line the history quotes names none); optionally
-  ``read_head_text(path)``, the same for a JSON format's text rendering (goose's YAML export), read by it only where
-  the file opens with the adapter's ``HEAD`` (its other files are JSON); optionally ``text_not_a_run(head)``, why a
+  ``read_head_text(path)``, the same for a JSON format's text rendering (goose's YAML export) or its JSON after a
+  CLI's line (``goose run``'s banner, ``opencode export``'s ``Exporting session``), read by it only where the file
+  opens with the adapter's ``HEAD`` (its other files are bare JSON; ``side_document`` is asked of the document it
+  reads); optionally ``text_not_a_run(head)``, why a
   text file its producer wrote, told by its head, holds no run and what to export instead (goose's Markdown
   export); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
