@@ -460,3 +460,14 @@ def test_a_session_ending_on_gooses_context_length_exceeded_part_ran_out_of_cont
     path.write_text(json.dumps({**session, "conversation": [*session["conversation"], overflow, *again]}))
     assert only(path).outcome == Outcome.unknown
 
+
+
+def test_a_never_prompted_yaml_export_is_passed_over_as_the_json_one(tmp_path: Path, newcomer) -> None:
+    """The same session as its JSON export: no run, said as such (``side_document``), where its YAML export was a
+    rejection, "no user prompt" (detection looked only at the JSON document; review AUDOC35 #2)."""
+    real = Path(__file__).parent / "fixtures" / "goose" / ".copilot2-30" / "20260301_1.yaml"
+    head = real.read_text().partition("\nconversation:")[0]
+    (tmp_path / "np.yaml").write_text(head + "\nconversation: []\n")
+    code, out, err = run_cli("ingest", str(tmp_path / "np.yaml"), "--dry-run")
+    said = " ".join((out + err).split())
+    assert code == 2 and "no run in this file: a goose session with no messages: created, never prompted" in said, said
