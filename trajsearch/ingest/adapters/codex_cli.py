@@ -225,6 +225,8 @@ _REVIEWED_SESSION = re.compile(r"^Reviewed Codex session id: (\S+)$", re.M)
 _NO_REPLY = "the model's reply was not recorded: the turn completed with no message or call from it"
 _NO_REPLY_CAUSE = ("infrastructure: the turn ended with no reply Codex could record (a refusal, which Codex drops, or "
                    "none), as Gemini CLI's safety block ends a run: no work of the agent's on the task")
+#: What ``request_user_input_async`` answers at once: the question was shown; its answer comes later.
+_ACCEPTED = '{"accepted":true}'
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -435,7 +437,39 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
         text = _agent_task(payload) or ""
     else:
         return None
-    return text if text and not CODEX_INJECTED.match(text) else None
+    return text if text and not CODEX_INJECTED.match(text) and _question_reply(text) is None else None
+
+
+#: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
+#: only ``{"accepted":true}``): a user message, mostly mid-turn (a steer), ``<send_user_message_question_reply>``
+#: around a JSON list of ``{"questionItemId": "[\"request_user_input_async\", <call id>, <index>]", "question",
+#: "answer"}`` (an IDE extension's context may come before it).
+_QUESTION_REPLY = re.compile(
+    r"^\s*<send_user_message_question_reply>\s*(.*?)\s*(?:</send_user_message_question_reply>\s*)?$", re.S)
+
+
+def _question_reply(text: str) -> list[tuple[str | None, str]] | None:
+    """The answers of a question reply (``_QUESTION_REPLY``), each with the call id of the question it answers
+    (None where the reply names none) and ``<question> -> <answer>``; None for any other text. The user's answer
+    to the agent, not a new prompt (it became one: a later prompt, or the task of a rollout it opened)."""
+    found = _QUESTION_REPLY.match(codex_request(text))
+    if found is None:
+        return None
+    try:
+        rows = json.loads(found.group(1))
+    except ValueError:
+        return [(None, found.group(1))]
+    answers: list[tuple[str | None, str]] = []
+    for row in rows if isinstance(rows, list) else [rows]:
+        row = as_dict(row)
+        try:
+            asked = json.loads(as_str(row.get("questionItemId")) or "null")
+        except ValueError:
+            asked = None
+        call = as_str(asked[1]) if isinstance(asked, list) and len(asked) > 1 else None
+        words = " -> ".join(filter(None, [as_str(row.get("question")), as_str(row.get("answer")) or "(no answer)"]))
+        answers.append((call, words))
+    return answers
 
 
 #: The envelope of a message between agents (multi-agent v2): ``Message Type: NEW_TASK | MESSAGE | FINAL_ANSWER``,
@@ -1001,6 +1035,23 @@ class _Rollout(SessionSteps):
         if kind == "image_generation_call":
             step["observation"] = as_str(payload.get("status"))
 
+    def question_answered(self, answers: list[tuple[str | None, str]], at: Any) -> list[str]:
+        """A question reply's answers (``_question_reply``) are the result of the ``request_user_input_async``
+        call they answer (in place of its ``{"accepted":true}``; else the last such call); returns those no call of
+        this rollout asked."""
+        asked = [step for step in self.steps if step["action"] == "request_user_input_async"]
+        unasked: list[str] = []
+        for call, words in answers:
+            step = self.by_call.get(call) if call else None
+            step = step or (asked[-1] if asked else None)
+            if step is None:
+                unasked.append(words)
+                continue
+            said = step.get("observation")
+            step["observation"] = "\n".join(filter(None, [None if said == _ACCEPTED else said, words]))
+            step["ended_at"] = iso_time(at)
+        return unasked
+
     def output(self, payload: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(payload.get("call_id")))
         if step is None or step.get("_done"):
@@ -1388,6 +1439,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     counted = _counted_prompts(lines, session_id)  # by line
     typed = _Prompts()
     reviews: list[str] = []
+    unasked: list[str] = []  # answers to questions asked before this rollout (``_Rollout.question_answered``)
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     for line, (kind, payload, at) in enumerate(lines):
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
@@ -1401,6 +1453,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.answered = None  # late reasoning follows its call's output directly
             if item == "message" and payload.get("role") == "assistant":
                 rollout.answer(_message_text(payload), at, final=payload.get("phase") == "final_answer")
+            elif item == "message" and payload.get("role") == "user" and \
+                    (answers := _question_reply(_prompt_text(payload.get("content")))) is not None:
+                unasked += rollout.question_answered(answers, at)
             elif item in ("message", "agent_message") and _typed_prompt(kind, payload, session_id):
                 rollout.flush()
                 if line in counted:
@@ -1455,6 +1510,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     prompts, first = typed.texts, typed.first_done()
     if not prompts and reviews:  # the session's only request was a review: its task is that request
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
+    if not prompts and unasked:  # a rollout that goes on from an answer alone (its question asked before it)
+        prompts, first, unasked = ["\n".join(unasked)], 0, []
     if not prompts:
         raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
 
@@ -1491,6 +1548,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "aborted_prompts": prompt_list(prompts[:first]) or None,
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "review_requests": reviews or None,
+        "question_replies": unasked or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
         **thread,
     }
