@@ -41,3 +41,21 @@ def test_a_rollout_holding_only_the_reply_keeps_the_answers_as_its_task(tmp_path
     run = _run(path)
     assert run.task == ANSWERS
     assert "send_user_message_question_reply" not in json.dumps(run.metadata)
+
+
+REAL_058 = Path(__file__).parent / "fixtures" / "codex-cli" / \
+    "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+
+
+def test_a_turn_with_only_the_harness_s_snapshot_after_its_prompt_is_no_reply(tmp_path):
+    """Codex's own items (``ghost_snapshot``, which 0.5x writes right after the prompt; 0.17x's ``additional_tools``
+    and ``configuration_update``) are no reply of the model's: a turn that completed with no message of the model's
+    after them is the refusal Codex drops (``infra_error``), not a run whose outcome is unknown."""
+    opening = REAL_058.read_text().splitlines()[:7]  # the real prompt, its turn context, ghost snapshot, token count
+    done = {"timestamp": "2025-11-17T21:32:49.000Z", "type": "event_msg",
+            "payload": {"type": "task_complete", "last_agent_message": None}}
+    path = tmp_path / REAL_058.name
+    path.write_text("\n".join([*opening, json.dumps(done)]) + "\n")
+    run = _run(path)
+    assert run.outcome.value == "infra_error"
+    assert run.failure is not None and "reply was not recorded" in run.failure.error

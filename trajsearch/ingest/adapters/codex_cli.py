@@ -579,10 +579,19 @@ def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
     return f"/review {as_str(payload.get('user_facing_hint')) or ''}".strip()
 
 
+#: Items Codex itself writes into the history, none of the model's: a turn's snapshot (0.5x, right after its
+#: prompt), the tools it adds and the reasoning effort it switches to (0.17x ``additional_tools``,
+#: ``configuration_update``).
+_HARNESS_ITEMS = frozenset({"ghost_snapshot", "additional_tools", "configuration_update"})
+
+
 def _from_model(kind: str, payload: dict[str, Any]) -> bool:
-    """Whether a line records the model's doing: an item that is no user or harness message, or its event."""
+    """Whether a line records the model's doing: an item that is no user or harness message (``_HARNESS_ITEMS``),
+    or its event."""
     if kind == "event_msg":
         return payload.get("type") in ("agent_message", "agent_reasoning")
+    if payload.get("type") in _HARNESS_ITEMS:
+        return False
     return payload.get("type") != "message" or payload.get("role") == "assistant"
 
 
