@@ -66,7 +66,10 @@ Mapping
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
   An auto-review (guardian) sub-session's prompt is its instruction and the
   action to assess, the reviewed session's transcript it quotes left out.
-  Later prompts go to ``metadata.user_prompts``. A prompt whose turn the
+  Later prompts go to ``metadata.user_prompts``. The Codex app's answer to
+  an agent's asynchronous question (``<send_user_message_question_reply>``)
+  is no prompt but the result of the ``request_user_input_async`` call it
+  names (``_question_reply``). A prompt whose turn the
   user aborted (``turn_aborted``) before the model wrote anything, and soon
   (``_RETYPED_WITHIN``), did nothing (sent too early, typed again): the task
   is the first prompt the model worked on, those before it go to
@@ -141,7 +144,8 @@ Mapping
   ``failure`` when it is the context window's, ``context_window_exceeded``:
   ``_agent_cli.ended_on_error``); one whose
   last turn completed with nothing of the model's recorded after its prompt
-  (``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
+  (Codex's own items, ``_HARNESS_ITEMS``, are not the model's;
+  ``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
   -> ``infra_error`` saying the reply was not recorded.
 """
 
