@@ -59,3 +59,59 @@ def test_a_turn_with_only_the_harness_s_snapshot_after_its_prompt_is_no_reply(tm
     run = _run(path)
     assert run.outcome.value == "infra_error"
     assert run.failure is not None and "reply was not recorded" in run.failure.error
+
+
+def _with_reply(tmp_path: Path, *texts: str, name: str = FIXTURE.name) -> Path:
+    """The fixture with its reply's text (both copies: the user message item and its ``item_completed``) replaced
+    by ``texts[0]``, and a user message for each later text added after it."""
+    lines = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    at = next(i for i, line in enumerate(lines) if line["payload"].get("id") == "msg_01a252b0-reply")
+    lines[at]["payload"]["content"][0]["text"] = texts[0]
+    lines[at + 1]["payload"]["item"]["content"][0]["text"] = texts[0]
+    later = [{**lines[at], "payload": {**lines[at]["payload"], "content": [{"type": "input_text", "text": text}]}}
+             for text in texts[1:]]
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(line) for line in [*lines[:at + 2], *later, *lines[at + 2:]]) + "\n")
+    return path
+
+
+def _asked(run: Trajectory) -> list[str | None]:
+    return [step.observation for step in run.steps if step.action == "request_user_input_async"]
+
+
+def _reply(rows: list[dict[str, str]]) -> str:
+    return f"<send_user_message_question_reply>\n{json.dumps(rows)}\n</send_user_message_question_reply>"
+
+
+def test_a_reply_nested_too_deep_for_json_keeps_its_run_and_the_other_files_of_the_batch(tmp_path):
+    """The reply's JSON nested deeper than Python reads (RecursionError) lost the whole batch (exit 1); it is text."""
+    deep = _reply([]).replace("[]", "[" * 100000 + "]" * 100000)
+    _with_reply(tmp_path, deep)
+    (tmp_path / REAL_058.name).write_text(REAL_058.read_text())
+    runs = {r.trajectory.task[:28] for r in read_dump(tmp_path, tenant="acme") if r.ok}
+    assert runs == {"start the dev server for thi", "finish up the users work by "}
+
+
+def test_words_after_the_reply_are_a_prompt_and_an_empty_reply_keeps_the_acknowledgement(tmp_path):
+    """Only Codex's envelope is a reply: words the user wrote after it stay theirs (a prompt), not hidden in the
+    call's result; an envelope with no answer in it leaves the call's ``{"accepted":true}``."""
+    row = {"questionItemId": '["request_user_input_async", "call_q1", 0]', "question": "Port?", "answer": "3000"}
+    run = _run(_with_reply(tmp_path, _reply([row]) + "\nalso please use docker"))
+    assert _asked(run) == ['{"accepted":true}']
+    assert "also please use docker" in run.metadata["user_prompts"][0]
+    run = _run(_with_reply(tmp_path, "<send_user_message_question_reply>"))
+    assert _asked(run) == ['{"accepted":true}'] and not run.metadata.get("user_prompts")
+
+
+def test_an_answer_naming_no_call_of_the_rollout_goes_to_the_unanswered_question_else_to_question_replies(tmp_path):
+    """An id the app gave the question (no call id) answers the oldest question still waiting; once every question
+    here is answered, it is an answer to one asked before this rollout: ``metadata.question_replies``."""
+    row = {"questionItemId": '["request_user_input_async", "internal-id", 0]', "question": "Port?", "answer": "3000"}
+    run = _run(_with_reply(tmp_path, _reply([row])))
+    assert _asked(run) == ["Port? -> 3000"] and not run.metadata.get("question_replies")
+    late = {**row, "question": "Disk?", "answer": "ssd"}
+    (own,) = [json.loads(line)["payload"]["content"][0]["text"] for line in FIXTURE.read_text().splitlines()
+              if '"id":"msg_01a252b0-reply"' in line]
+    run = _run(_with_reply(tmp_path, own, _reply([late])))
+    assert _asked(run) == [ANSWERS]
+    assert run.metadata["question_replies"] == ["Disk? -> ssd"]

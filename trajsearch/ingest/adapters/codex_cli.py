@@ -441,34 +441,44 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
         text = _agent_task(payload) or ""
     else:
         return None
-    return text if text and not CODEX_INJECTED.match(text) and _question_reply(text) is None else None
+    return text if text and not CODEX_INJECTED.match(text) and _reply_body(text) is None else None
 
 
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
 #: only ``{"accepted":true}``): a user message, mostly mid-turn (a steer), ``<send_user_message_question_reply>``
 #: around a JSON list of ``{"questionItemId": "[\"request_user_input_async\", <call id>, <index>]", "question",
 #: "answer"}`` (an IDE extension's context may come before it).
-_QUESTION_REPLY = re.compile(
-    r"^\s*<send_user_message_question_reply>\s*(.*?)\s*(?:</send_user_message_question_reply>\s*)?$", re.S)
+_QUESTION_REPLY_TAG = "send_user_message_question_reply"
+
+
+def _reply_body(text: str) -> str | None:
+    """What a question reply's envelope (``_QUESTION_REPLY_TAG``) holds; None for any other text, one with words
+    after the envelope too (those are the user's, read as a prompt). No JSON is parsed: this runs on every user
+    message, on detection's path too."""
+    request = codex_request(text).strip()
+    if not request.startswith(f"<{_QUESTION_REPLY_TAG}>"):
+        return None
+    body, _, after = request[len(_QUESTION_REPLY_TAG) + 2:].partition(f"</{_QUESTION_REPLY_TAG}>")
+    return None if after.strip() else body.strip()
 
 
 def _question_reply(text: str) -> list[tuple[str | None, str]] | None:
-    """The answers of a question reply (``_QUESTION_REPLY``), each with the call id of the question it answers
+    """The answers of a question reply (``_reply_body``), each with the call id of the question it answers
     (None where the reply names none) and ``<question> -> <answer>``; None for any other text. The user's answer
     to the agent, not a new prompt (it became one: a later prompt, or the task of a rollout it opened)."""
-    found = _QUESTION_REPLY.match(codex_request(text))
-    if found is None:
-        return None
+    body = _reply_body(text)
+    if not body:  # no reply, or one with no answer in it (the call's acknowledgement is then kept)
+        return None if body is None else []
     try:
-        rows = json.loads(found.group(1))
-    except ValueError:
-        return [(None, found.group(1))]
+        rows = json.loads(body)
+    except (ValueError, RecursionError):  # JSON nested deeper than Python reads is text too, not a lost batch
+        return [(None, body)]
     answers: list[tuple[str | None, str]] = []
     for row in rows if isinstance(rows, list) else [rows]:
         row = as_dict(row)
         try:
             asked = json.loads(as_str(row.get("questionItemId")) or "null")
-        except ValueError:
+        except (ValueError, RecursionError):
             asked = None
         call = as_str(asked[1]) if isinstance(asked, list) and len(asked) > 1 else None
         words = " -> ".join(filter(None, [as_str(row.get("question")), as_str(row.get("answer")) or "(no answer)"]))
@@ -1050,16 +1060,22 @@ class _Rollout(SessionSteps):
 
     def question_answered(self, answers: list[tuple[str | None, str]], at: Any) -> list[str]:
         """A question reply's answers (``_question_reply``) are the result of the ``request_user_input_async``
-        call they answer (in place of its ``{"accepted":true}``; else the last such call); returns those no call of
-        this rollout asked."""
-        asked = [step for step in self.steps if step["action"] == "request_user_input_async"]
+        call they answer, in place of its ``{"accepted":true}``. An answer naming no call of this rollout (an id
+        the app gave the question) goes to the oldest such call still unanswered; returns those left over, whose
+        question was asked before this rollout."""
+        waiting = [step for step in self.steps
+                   if step["action"] == "request_user_input_async" and step.get("observation") in (None, _ACCEPTED)]
+        chosen: dict[str | None, dict[str, Any]] = {}  # one reply's answers to one question id go to one call
         unasked: list[str] = []
         for call, words in answers:
             step = self.by_call.get(call) if call else None
-            step = step or (asked[-1] if asked else None)
+            if step is None and call not in chosen and waiting:
+                chosen[call] = waiting.pop(0)
+            step = step or chosen.get(call)
             if step is None:
                 unasked.append(words)
                 continue
+            waiting = [other for other in waiting if other is not step]
             said = step.get("observation")
             step["observation"] = "\n".join(filter(None, [None if said == _ACCEPTED else said, words]))
             step["ended_at"] = iso_time(at)
