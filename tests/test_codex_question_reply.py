@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
 
@@ -115,3 +117,18 @@ def test_an_answer_naming_no_call_of_the_rollout_goes_to_the_unanswered_question
     run = _run(_with_reply(tmp_path, own, _reply([late])))
     assert _asked(run) == [ANSWERS]
     assert run.metadata["question_replies"] == ["Disk? -> ssd"]
+
+
+@pytest.mark.parametrize("item", ["compaction", "compaction_trigger", "context_compaction"])
+def test_a_turn_with_only_codex_s_compaction_after_its_prompt_is_no_reply(tmp_path, item):
+    """0.171.0's compaction items (its ResponseItem tags, beside ``configuration_update``) are Codex's, not the
+    model's: a turn refused after one is ``infra_error``, as after ``ghost_snapshot``."""
+    opening = REAL_058.read_text().splitlines()[:7]
+    snapshot = json.loads(opening[5])
+    assert snapshot["payload"]["type"] == "ghost_snapshot"
+    opening[5] = json.dumps({**snapshot, "payload": {"type": item, "encrypted_content": "gAAAAB"}})
+    done = {"timestamp": "2025-11-17T21:32:49.000Z", "type": "event_msg",
+            "payload": {"type": "task_complete", "last_agent_message": None}}
+    path = tmp_path / REAL_058.name
+    path.write_text("\n".join([*opening, json.dumps(done)]) + "\n")
+    assert _run(path).outcome.value == "infra_error"

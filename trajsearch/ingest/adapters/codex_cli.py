@@ -595,8 +595,11 @@ def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
 
 #: Items Codex itself writes into the history, none of the model's: a turn's snapshot (0.5x, right after its
 #: prompt), the tools it adds and the reasoning effort it switches to (0.17x ``additional_tools``,
-#: ``configuration_update``).
-_HARNESS_ITEMS = frozenset({"ghost_snapshot", "additional_tools", "configuration_update"})
+#: ``configuration_update``), and the history's compaction, its trigger and its summary (``compaction``,
+#: ``compaction_trigger``, ``context_compaction``: codex-rs ResponseItem variants; ``session/turn.rs`` takes them
+#: from the sampling stream like the model's items, and compacts before a turn's sampling: none is work on a prompt).
+_HARNESS_ITEMS = frozenset({"ghost_snapshot", "additional_tools", "configuration_update",
+                            "compaction", "compaction_trigger", "context_compaction"})
 
 
 def _from_model(kind: str, payload: dict[str, Any]) -> bool:
