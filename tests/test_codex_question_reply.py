@@ -132,3 +132,17 @@ def test_a_turn_with_only_codex_s_compaction_after_its_prompt_is_no_reply(tmp_pa
     path = tmp_path / REAL_058.name
     path.write_text("\n".join([*opening, json.dumps(done)]) + "\n")
     assert _run(path).outcome.value == "infra_error"
+
+
+def test_a_tool_output_nested_too_deep_for_json_is_text_not_a_lost_run(tmp_path):
+    """A call's output read as JSON (an MCP result, a ``{"output": ...}`` envelope) nested deeper than Python reads
+    raised RecursionError, and the whole run was refused; it is the call's text."""
+    deep = '{"a":' + "[" * 100000 + "]" * 100000 + "}"
+    rows = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    for row in rows:
+        if row["payload"].get("type") == "function_call_output" and row["payload"]["call_id"] == "call_2":
+            row["payload"]["output"] = deep
+    path = tmp_path / FIXTURE.name
+    path.write_text("\n".join(map(json.dumps, rows)) + "\n")
+    (shell,) = [step for step in _run(path).steps if step.action == "exec_command"]
+    assert shell.observation == deep

@@ -811,7 +811,7 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
     if stripped.startswith("{"):
         try:
             decoded = json.loads(stripped)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # a runaway output nested too deep is text, not a lost run
             decoded = None
         if isinstance(decoded, dict) and "output" in decoded:
             meta = decoded.get("metadata") if isinstance(decoded.get("metadata"), dict) else {}
@@ -838,7 +838,7 @@ def _mcp_result(text: str) -> tuple[str, bool] | None:
         return None
     try:
         decoded = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # nested deeper than Python reads: text, as ``_common.json_dict`` has it
         return None
     is_error = False
     if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) and decoded.keys() <= _MCP_RESULT_FIELDS:
