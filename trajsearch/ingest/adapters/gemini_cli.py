@@ -631,6 +631,22 @@ def _text_of(content: Any) -> str:
     return "\n".join(str(p["text"]) for p in _parts(content) if isinstance(p.get("text"), str) and not p.get("thought"))
 
 
+def _own_result(call: dict[str, Any]) -> Any:
+    """The parts of a ``toolCalls`` entry's ``result`` that are its own call's. 0.44+ writes, when it records the
+    history again (``updateMessagesFromHistory``'s "Masking Sync": a rollback, a ``setHistory``, each request with
+    ``experimental.contextManagement``), the whole user turn of a parallel batch as each call's ``result``: every
+    sibling's ``functionResponse`` with it. A response and the parts after it up to the next are one call's (as the
+    CLI split them before 0.44); the call's own is the one of its id (0.44+ gives every call one), else all."""
+    parts = _parts(call.get("result")) if isinstance(call.get("result"), list) else []
+    starts = [n for n, part in enumerate(parts) if isinstance(part.get("functionResponse"), dict)]
+    own = [n for n, start in enumerate(starts) if call.get("id") and parts[start]["functionResponse"].get("id") ==
+           call["id"]]
+    if len(starts) < 2 or not own:
+        return call.get("result")
+    bounds = list(zip([0, *starts[1:]], [*starts[1:], len(parts)]))
+    return parts[slice(*bounds[own[0]])]
+
+
 def _result(result: Any) -> tuple[str, list[str]]:
     """(text, errors) of a tool call ``result`` (a PartListUnion)."""
     if isinstance(result, str):
@@ -906,7 +922,7 @@ class Recording(SessionSteps):
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
             self.recorded = step
-            text, errors = _result(call.get("result"))
+            text, errors = _result(_own_result(call))
             text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
             display = display and strip_terminal_codes(display)
