@@ -57,7 +57,8 @@ Mapping
   the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
-  ``response.output`` of its ``result``, else ``resultDisplay``; without the
+  ``response.output`` of its ``result`` (the one of its id: 0.44+ at times records a parallel batch's every response
+  as each call's, ``_own_result``), else ``resultDisplay``; without the
   ``<untrusted_context>`` fence 0.6x puts around shell, MCP and web_fetch results,
   ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not the tool's);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
