@@ -1,5 +1,6 @@
-"""Gemini CLI 0.61 recordings (round 35's audit): parallel calls whose recorded ``result`` holds every sibling's
-response. The fixture (``gemini-cli/.aud35/``) is written by the released CLI; how is in its ``README.md``."""
+"""Gemini CLI 0.61 recordings (round 35's audit): the CLI writes its history back under the recorded ids, the tool
+calls' results as the model now sees them (every sibling's response in each parallel call's, a masked output). The
+fixtures (``gemini-cli/.aud35/``) are written by the released CLI; how is in their ``README.md``."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _steps(path: Path) -> list[tuple[str, str | None, str | None, str | None]]:
 def test_each_parallel_call_keeps_its_own_response_when_the_history_is_recorded_again() -> None:
     """Bug: with ``experimental.contextManagement`` the CLI records its history again before each request
     (``updateMessagesFromHistory``), each parallel call's ``result`` the whole user turn, its sibling's response too;
-    that ``$set`` replaces the recorded messages, and every response was joined into each step: ``app.py``'s read
+    that ``$set`` replaced the recorded messages, and every response was joined into each step: ``app.py``'s read
     failed with ``missing.py``'s error, ``missing.py``'s read showed ``app.py``."""
     missing = "File not found: /tmp/p68/wt-audgem-scratch/r3/proj/missing.py"
     assert _steps(RECORDING) == [
@@ -30,3 +31,16 @@ def test_each_parallel_call_keeps_its_own_response_when_the_history_is_recorded_
         ("respond", None, None, None),
         ("respond", None, None, None)]
 
+
+
+def test_an_output_masked_in_the_history_written_back_keeps_what_the_tool_returned() -> None:
+    """Bug: with ``experimental.contextManagement`` the CLI masks a bulky older output in its history and writes that
+    history back under the recorded ids before the next request; the ``$set`` replaced the recorded call, and the
+    first ``read_file``'s observation was the ``<tool_output_masked>`` placeholder, not the file's text."""
+    (parsed,) = list(read_dump(REAL / "session-2026-12-07T19-21-f06f27f4.jsonl", tenant="acme"))
+    assert parsed.trajectory is not None, parsed.error
+    run = parsed.trajectory
+    assert [(s.action, (s.arguments or {}).get("file_path")) for s in run.steps] == [
+        ("read_file", "big1.txt"), ("respond", None), ("read_file", "big2.txt"), ("respond", None)]
+    assert run.steps[0].observation.startswith("1:00000 ")
+    assert run.steps[2].observation.startswith("2:00000 ")

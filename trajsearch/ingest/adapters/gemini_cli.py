@@ -57,8 +57,8 @@ Mapping
   the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
-  ``response.output`` of its ``result`` (the one of its id: 0.44+ at times records a parallel batch's every response
-  as each call's, ``_own_result``), else ``resultDisplay``; without the
+  ``response.output`` of its ``result`` as recorded (not as the CLI's history written back gives it, ``_rebuilt``),
+  else ``resultDisplay``; without the
   ``<untrusted_context>`` fence 0.6x puts around shell, MCP and web_fetch results,
   ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not the tool's);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
@@ -483,6 +483,7 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     meta: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}
     first: dict[str, dict[str, Any]] = {}  # each message as first recorded, by id
+    calls: dict[str, list[Any]] = {}  # each message's tool calls as last recorded, by id (see ``_rebuilt``)
     copies: set[str] = set()  # the ids of masking's copies of earlier messages (see ``_recorded_again``)
     for n, rec in enumerate(as_records(document, "Gemini CLI recording")):
         if isinstance(rec.get("$rewindTo"), str):
@@ -496,7 +497,7 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 # compress) leaves less of it: what was recorded stays the run's either way. Masking's copies stay
                 # out once dropped: the CLI's view after masking is the copies and the later turns, and a resume
                 # writes that view back under the same ids
-                rebuilt = {k: m for k, m in _rebuilt(update["messages"], first, n).items() if k not in copies}
+                rebuilt = {k: m for k, m in _rebuilt(update["messages"], first, calls, n).items() if k not in copies}
                 if _recorded_again(rebuilt, messages):
                     copies |= rebuilt.keys()
                     messages = {k: m for k, m in messages.items() if k not in rebuilt}
@@ -507,6 +508,8 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
             messages[rec["id"]] = rec
             first.setdefault(rec["id"], rec)
+            if isinstance(rec.get("toolCalls"), list):
+                calls[rec["id"]] = rec["toolCalls"]
         elif isinstance(rec.get("sessionId"), str):
             start = meta.get("startTime")  # a resumed session writes its header again: it started at the first
             meta.update({k: v for k, v in rec.items() if k != "messages"})
@@ -558,16 +561,22 @@ def _compressed(history: list[Any]) -> bool:
         "<state_snapshot>") for m in history)
 
 
-def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], n: int) -> dict[str, dict[str, Any]]:
+def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], calls: dict[str, list[Any]],
+             n: int) -> dict[str, dict[str, Any]]:
     """The history a resume writes back (``$set.messages``): every message stamped with the resume's time
     and without its model, a call's response under the call's id. Each keeps its own key, and the time and
-    model it was first recorded with."""
+    model it was first recorded with, and its tool calls as recorded (``calls``): the CLI's history written back
+    in the same process (0.44+, ``updateMessagesFromHistory``; before each request with
+    ``experimental.contextManagement``) gives them the results the model now sees, an output masked to a
+    ``<tool_output_masked>`` placeholder, a parallel batch's every response as each call's."""
     out: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(m for m in history if isinstance(m, dict)):
         key = str(as_key(m.get("id")) or f"#{n}.{i}")
         was = first.get(key)
         if was is not None and was.get("type") == m.get("type"):
             m = {**m, "timestamp": was.get("timestamp", m.get("timestamp")), "model": m.get("model") or was.get("model")}
+            if m.get("toolCalls") and key in calls:
+                m["toolCalls"] = calls[key]
         out[key if key not in out else f"{key}#{i}"] = m
     return out
 
@@ -630,22 +639,6 @@ def _response_text(response: Any) -> tuple[str, str | None]:
 
 def _text_of(content: Any) -> str:
     return "\n".join(str(p["text"]) for p in _parts(content) if isinstance(p.get("text"), str) and not p.get("thought"))
-
-
-def _own_result(call: dict[str, Any]) -> Any:
-    """The parts of a ``toolCalls`` entry's ``result`` that are its own call's. 0.44+ writes, when it records the
-    history again (``updateMessagesFromHistory``'s "Masking Sync": a rollback, a ``setHistory``, each request with
-    ``experimental.contextManagement``), the whole user turn of a parallel batch as each call's ``result``: every
-    sibling's ``functionResponse`` with it. A response and the parts after it up to the next are one call's (as the
-    CLI split them before 0.44); the call's own is the one of its id (0.44+ gives every call one), else all."""
-    parts = _parts(call.get("result")) if isinstance(call.get("result"), list) else []
-    starts = [n for n, part in enumerate(parts) if isinstance(part.get("functionResponse"), dict)]
-    own = [n for n, start in enumerate(starts) if call.get("id") and parts[start]["functionResponse"].get("id") ==
-           call["id"]]
-    if len(starts) < 2 or not own:
-        return call.get("result")
-    bounds = list(zip([0, *starts[1:]], [*starts[1:], len(parts)]))
-    return parts[slice(*bounds[own[0]])]
 
 
 def _result(result: Any) -> tuple[str, list[str]]:
@@ -923,7 +916,7 @@ class Recording(SessionSteps):
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
             self.recorded = step
-            text, errors = _result(_own_result(call))
+            text, errors = _result(call.get("result"))
             text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
             display = display and strip_terminal_codes(display)
