@@ -55,12 +55,11 @@ Mapping
   custom command's ``{{args}}``) is a prompt as typed, ``/name words``, as Claude
   Code's are read. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
   the prompt it submitted where it submitted one (``/init``), else its text.
-- steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
-  ``name``, arguments = ``args``, observation = the ``functionResponse``
-  ``response.output`` of its ``result`` as recorded (not as the CLI's history written back gives it, ``_rebuilt``),
-  else ``resultDisplay``; without the
-  ``<untrusted_context>`` fence 0.6x puts around shell, MCP and web_fetch results,
-  ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not the tool's);
+- steps: each ``gemini`` message's ``toolCalls`` entry is a step (action = ``name``, arguments = ``args``,
+  observation = the ``functionResponse`` ``response.output`` of its first recorded ``result``, not as the CLI's
+  history written back gives it, ``_as_run``, else ``resultDisplay``; without the ``<untrusted_context>`` fence
+  0.6x puts around shell, MCP and web_fetch results, ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not
+  the tool's);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
   the same id is in ``toolCalls`` or it is the CLI's copy of the call just recorded there (a skill's slash
   command: ``Recording._copied``), and their ``functionResponse`` parts in a
@@ -483,7 +482,7 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     meta: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}
     first: dict[str, dict[str, Any]] = {}  # each message as first recorded, by id
-    calls: dict[str, list[Any]] = {}  # each message's tool calls as last recorded, by id (see ``_rebuilt``)
+    results: dict[tuple[str, str], Any] = {}  # each tool call's first result, by message and call id (``_as_run``)
     copies: set[str] = set()  # the ids of masking's copies of earlier messages (see ``_recorded_again``)
     for n, rec in enumerate(as_records(document, "Gemini CLI recording")):
         if isinstance(rec.get("$rewindTo"), str):
@@ -497,7 +496,8 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 # compress) leaves less of it: what was recorded stays the run's either way. Masking's copies stay
                 # out once dropped: the CLI's view after masking is the copies and the later turns, and a resume
                 # writes that view back under the same ids
-                rebuilt = {k: m for k, m in _rebuilt(update["messages"], first, calls, n).items() if k not in copies}
+                rebuilt = {k: m for k, m in _rebuilt(update["messages"], first, results, n).items()
+                           if k not in copies}
                 if _recorded_again(rebuilt, messages):
                     copies |= rebuilt.keys()
                     messages = {k: m for k, m in messages.items() if k not in rebuilt}
@@ -506,10 +506,8 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                         **messages, **{k: m for k, m in rebuilt.items() if k not in messages}}
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
-            messages[rec["id"]] = rec
+            messages[rec["id"]] = _as_run(rec, rec["id"], results)
             first.setdefault(rec["id"], rec)
-            if isinstance(rec.get("toolCalls"), list):
-                calls[rec["id"]] = rec["toolCalls"]
         elif isinstance(rec.get("sessionId"), str):
             start = meta.get("startTime")  # a resumed session writes its header again: it started at the first
             meta.update({k: v for k, v in rec.items() if k != "messages"})
@@ -561,24 +559,39 @@ def _compressed(history: list[Any]) -> bool:
         "<state_snapshot>") for m in history)
 
 
-def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], calls: dict[str, list[Any]],
+def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], results: dict[tuple[str, str], Any],
              n: int) -> dict[str, dict[str, Any]]:
     """The history a resume writes back (``$set.messages``): every message stamped with the resume's time
-    and without its model, a call's response under the call's id. Each keeps its own key, and the time and
-    model it was first recorded with, and its tool calls as recorded (``calls``): the CLI's history written back
-    in the same process (0.44+, ``updateMessagesFromHistory``; before each request with
-    ``experimental.contextManagement``) gives them the results the model now sees, an output masked to a
-    ``<tool_output_masked>`` placeholder, a parallel batch's every response as each call's."""
+    and without its model, a call's response under the call's id. Each keeps its own key, the time and
+    model it was first recorded with, and its tool calls' first results (``_as_run``)."""
     out: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(m for m in history if isinstance(m, dict)):
         key = str(as_key(m.get("id")) or f"#{n}.{i}")
         was = first.get(key)
         if was is not None and was.get("type") == m.get("type"):
             m = {**m, "timestamp": was.get("timestamp", m.get("timestamp")), "model": m.get("model") or was.get("model")}
-            if m.get("toolCalls") and key in calls:
-                m["toolCalls"] = calls[key]
-        out[key if key not in out else f"{key}#{i}"] = m
+        out[key if key not in out else f"{key}#{i}"] = _as_run(m, key, results)
     return out
+
+
+def _as_run(message: dict[str, Any], key: str, results: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    """``message`` with each tool call's result the first one recorded for it (kept in ``results`` by message and
+    call id): what the tool returned. The CLI records a completed call once (``recordCompletedToolCalls``), then
+    writes its history back under the recorded ids (``updateMessagesFromHistory``: 0.38-0.43 push each message again,
+    0.44+ write a ``$set``; on start, on a rollback, and before each request with ``experimental.contextManagement``)
+    with the results the model now sees: an output masked to a placeholder, and from 0.44 a parallel batch's every
+    response as each call's."""
+    if not isinstance(message.get("toolCalls"), list):
+        return message
+    calls = []
+    for call in message["toolCalls"]:
+        if isinstance(call, dict) and call.get("id") is not None:
+            ids = (key, str(call["id"]))
+            if call.get("result") and ids not in results:
+                results[ids] = call["result"]
+            call = {**call, "result": results[ids]} if ids in results else call
+        calls.append(call)
+    return {**message, "toolCalls": calls}
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
