@@ -276,6 +276,12 @@ def _autogen_reply(attrs: dict[str, Any]) -> dict[str, Any] | None:
     return {"agent": str(said["source"]), "text": said["content"]}
 
 
+#: The conventions' ``error.type`` for an error with no type to give (``ErrorTypeValues.OTHER``): what
+#: opentelemetry-util-genai sets on every failed agent and tool span of the OpenAI Agents SDK's official
+#: instrumentation (``opentelemetry-instrumentation-genai-openai-agents``), the words in the status message.
+_FALLBACK_ERROR_TYPE = "_OTHER"
+
+
 def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None,
                output: Any = None) -> str | None:
     """A span's error: its ``exception`` event (``<type>: <message>``), else its ``error.type`` with the status
@@ -294,7 +300,10 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
         parts.append(exception_text(kind, text))
     elif attrs.get("error.type") and (failed or message):
         kind = str(attrs["error.type"])  # ADK sets type and status description alike ("TOOL_ERROR")
-        parts.append(kind + (f": {message}" if message and message != kind else ""))
+        if kind == _FALLBACK_ERROR_TYPE and message:  # no type, so the words alone
+            parts.append(message)
+        else:
+            parts.append(kind + (f": {message}" if message and message != kind else ""))
     elif attrs.get("error.type"):  # Mastra says what failed in error.message
         kind, said = str(attrs["error.type"]), attrs.get("error.message")
         parts.append(str(said) if said and kind == "unknown" else kind + (f": {said}" if said else ""))
