@@ -36,3 +36,16 @@ def test_a_tool_that_raised_under_the_official_agents_instrumentation_is_read_wi
     assert failed.observation == "An error occurred while running the tool."
     assert failed.error == ("Error running tool (non-fatal): Tool execution failed. Error details are redacted.")
     assert run.steps[2].observation == "INV-1042: paid 2026-03-03, 120.00 EUR" and run.steps[2].error is None
+
+
+def test_a_genai_retrieval_span_keeps_its_query_and_the_documents_it_found() -> None:
+    """Bug: a ``retrieval`` span of the GenAI conventions records its query as ``gen_ai.retrieval.query.text`` and
+    what it found as ``gen_ai.retrieval.documents`` (ids and scores); only OpenInference's ``input.value`` and
+    ``retrieval.documents.N.*`` were read, so the step of LangChain's retriever under
+    ``opentelemetry-instrumentation-genai-langchain`` 1.3b0 had neither query nor result."""
+    run = only(AUD35 / "langchain-1.5-genai-1.3b0-agent-tool-retriever.otlp.jsonl")
+    assert run.task == "How long do refunds take?"
+    assert [s.action for s in run.steps] == ["search_handbook", "retrieval", "respond"]
+    retrieval = run.steps[1]
+    assert retrieval.arguments == "refunds paid"
+    assert retrieval.observation == '[{"id": "hb-12", "score": null}, {"id": "hb-13", "score": null}]'

@@ -6,7 +6,8 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
 
 - OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``,
   ``gen_ai.input.messages`` / ``gen_ai.output.messages``, ``gen_ai.tool.*``,
-  the older ``gen_ai.prompt`` / ``gen_ai.completion``, evaluation events);
+  the older ``gen_ai.prompt`` / ``gen_ai.completion``, evaluation events,
+  ``gen_ai.retrieval.query.text`` / ``gen_ai.retrieval.documents``);
 - OpenInference (``openinference.span.kind``, ``llm.input_messages.N.*``,
   ``input.value`` / ``output.value``, ``retrieval.documents.N.*``,
   evaluations and annotations);
@@ -759,8 +760,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if arguments is None and handoff:
         arguments = handoff
     if arguments is None and role in ("tool", "retriever") and "input.value" not in hidden:  # (else the schema)
-        arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters",
-                           "langfuse.observation.input")
+        arguments = _first(attrs, "input.value", "gen_ai.retrieval.query.text", "traceloop.entity.input",
+                           "tool.parameters", "langfuse.observation.input")
         arguments = _call_envelope(arguments)
     arguments, _ = callback_envelope(arguments, "input", "traceloop.entity.input" in attrs)
     result = _first(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
@@ -777,6 +778,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)
         docs = indexed(attrs, "retrieval.documents.")
         result = "\n".join(text_of(d.get("document.content")) for d in docs if d.get("document.content")) or result
+        if result is None:  # the GenAI conventions' list of the documents found (ids and scores)
+            result = attrs.get("gen_ai.retrieval.documents")
     result_said = result_text(result) if result is not None else None
     model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
                    "langfuse.observation.model.name")
