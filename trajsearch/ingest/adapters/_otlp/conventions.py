@@ -277,16 +277,18 @@ def _autogen_reply(attrs: dict[str, Any]) -> dict[str, Any] | None:
     return {"agent": str(said["source"]), "text": said["content"]}
 
 
-#: The conventions' ``error.type`` for an error with no type to give (``ErrorTypeValues.OTHER``): what
-#: opentelemetry-util-genai sets on every failed agent and tool span of the OpenAI Agents SDK's official
-#: instrumentation (``opentelemetry-instrumentation-genai-openai-agents``), the words in the status message.
-_FALLBACK_ERROR_TYPE = "_OTHER"
+#: ``error.type`` values that name no type, so a span's words alone are its error: the conventions' fallback
+#: ``_OTHER`` (``ErrorTypeValues.OTHER``; set by opentelemetry-instrumentation-genai-openai-agents on every failed
+#: agent and tool span, the words in the status message, and by util-genai for an abandoned stream) and Mastra's
+#: ``unknown`` (the words in ``error.message``).
+_NAMELESS_ERROR_TYPES = frozenset({"_OTHER", "unknown"})
 
 
 def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None,
                output: Any = None) -> str | None:
     """A span's error: its ``exception`` event (``<type>: <message>``), else its ``error.type`` with the status
-    message or Mastra's ``error.message``, else the ERROR status's message. Where the exception's words say nothing
+    message or Mastra's ``error.message`` (the words alone where the type names none: ``_OTHER``, ``unknown``), else
+    the ERROR status's message. Where the exception's words say nothing
     of their own (:func:`_says_nothing`: beeai's ``ToolError: Tool Error``, whose cause its output renders, ``
     RuntimeError(builtins): population service unavailable ...``; a redacted ``[sanitized exception message]``), the
     decisive line of the span's ``output`` (its output.value) where that holds an error line (DEC32: of the 19
@@ -299,15 +301,12 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
         if _says_nothing(kind, text) and isinstance(output, str) and (said := decisive_line(output, last_line=False)):
             return said
         parts.append(exception_text(kind, text))
-    elif attrs.get("error.type") and (failed or message):
-        kind = str(attrs["error.type"])  # ADK sets type and status description alike ("TOOL_ERROR")
-        if kind == _FALLBACK_ERROR_TYPE and message:  # no type, so the words alone
-            parts.append(message)
+    elif attrs.get("error.type"):  # ADK sets type and status description alike ("TOOL_ERROR")
+        kind, said = str(attrs["error.type"]), str(message or attrs.get("error.message") or "")  # (Mastra's words)
+        if said and kind in _NAMELESS_ERROR_TYPES:
+            parts.append(said)
         else:
-            parts.append(kind + (f": {message}" if message and message != kind else ""))
-    elif attrs.get("error.type"):  # Mastra says what failed in error.message
-        kind, said = str(attrs["error.type"]), attrs.get("error.message")
-        parts.append(str(said) if said and kind == "unknown" else kind + (f": {said}" if said else ""))
+            parts.append(kind + (f": {said}" if said and said != kind else ""))
     elif failed:
         parts.append(message or NO_MESSAGE)
     return "; ".join(p for p in parts if p) or None
