@@ -19,7 +19,8 @@ Mapping
   tool (not ADK's ``(merged tools)`` summary after parallel calls, whose calls have
   spans of their own), ``agent_handoff`` (opentelemetry-instrumentation-openai-agents) = a
   step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
-  (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
+  (any-agent) = model call, ``retrieval`` = a step (query ``gen_ai.retrieval.query.text``, result
+  ``gen_ai.retrieval.documents``), ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
   (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); a ``task`` span with
   ``tool.name`` and no ``tool.description`` is a tool (OpenLLMetry's LlamaIndex ``call_tool``
@@ -35,7 +36,8 @@ Mapping
   ``gcp.vertex.agent.tool_call_args``; JSON-decoded), observation =
   ``gen_ai.tool.call.result`` (any-agent: ``gen_ai.output``; ``tool_response``;
   ``gcp.vertex.agent.tool_response``), error = ``error.type`` with the status
-  message or description, or the ``exception`` event (``exception.type:
+  message or description (the words alone for a type that names none: the
+  conventions' ``_OTHER``, Mastra's ``unknown``), or the ``exception`` event (``exception.type:
   message``) when the span status is ERROR; a tool that returned its failure
   (Strands' ``gen_ai.tool.status: "error"``, status OK) failed with its result's words; a type alone (AG2's
   ``ExecutionError``, its result recorded for a success only) is followed by the words of the result the model was
