@@ -288,12 +288,12 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
                output: Any = None) -> str | None:
     """A span's error: its ``exception`` event (``<type>: <message>``), else its ``error.type`` with the status
     message or Mastra's ``error.message`` (the words alone where the type names none: ``_OTHER``, ``unknown``), else
-    the ERROR status's message. Where the exception's words say nothing
-    of their own (:func:`_says_nothing`: beeai's ``ToolError: Tool Error``, whose cause its output renders, ``
-    RuntimeError(builtins): population service unavailable ...``; a redacted ``[sanitized exception message]``), the
-    decisive line of the span's ``output`` (its output.value) where that holds an error line (DEC32: of the 19
-    exception events of the real spans in tests/fixtures and the shared data, only those two said less than their
-    span's output; every other one's message was the tool's own raise, which no output said better)."""
+    the ERROR status's message. Where the exception's words say nothing of their own (:func:`_says_nothing`: beeai's
+    ``ToolError: Tool Error``, whose cause its output renders, ``RuntimeError(builtins): population service
+    unavailable ...``; a redacted ``[sanitized exception message]``), the decisive line of the span's ``output`` (its
+    output.value) where that holds an error line (DEC32: of the 19 exception events of the real spans in
+    tests/fixtures and the shared data, only those two said less than their span's output; every other one's message
+    was the tool's own raise, which no output said better)."""
     exc = next((ev for name, ev in events if name == "exception" or "exception.type" in ev), None)
     parts = []
     if exc:
