@@ -183,10 +183,17 @@ from ._mini_swe_agent.steps import hand_in, steps_of
 NAME = "mini-swe-agent"
 #: A file is one run: the reader hands over its whole JSON document.
 WHOLE_FILE = True
-#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+#: The submit markers and action fences of mini-swe-agent's prompts: a saved message quotes them in its text.
+_PROMPT_MARKS = (r"```mswea_bash_command|<mswea_bash_command>|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+                 r"|MINI_SWE_AGENT_FINAL_OUTPUT")
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): a big or cut JSON
+#: document (it opens with ``{`` or ``[``) holding the envelope's keys, or a message (``"content"`` or ``"text"``)
+#: quoting the prompt's marks (a bare message list). A Markdown page, a prompt template's YAML or an issue that
+#: merely quotes a mark or the envelope (mini-swe-agent's own docs and ``config/*.yaml``) is no run.
 SIGNATURE = re.compile(
-    r'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:|"agent_type"\s*:\s*"minisweagent'
-    r"|```mswea_bash_command|<mswea_bash_command>|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT"
+    r'\A\ufeff?\s*[\[{][\s\S]*?(?:"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:'
+    r'|"agent_type"\s*:\s*"minisweagent'
+    rf'|"(?:content|text)"\s*:\s*"(?:[^"\\]|\\.)*?(?:{_PROMPT_MARKS}))'
 )
 #: File names that imply this format when the content says nothing.
 SUFFIXES = (".traj.json",)
