@@ -34,8 +34,8 @@ stream ends on the CLI's ``retry`` of the model with no ``result`` (``infra_erro
 created_at = the first ``timestamp_ms``.
 A sub-agent's conversation is only in its task call's result (``conversationSteps``: ``thinkingMessage``,
 ``toolCall``, ``assistantMessage``; nothing of it in the parent's stream): it is a run of its own (:func:`split`),
-``cursor-cli.<session id>.<agentId>``, task its ``prompt``, model its ``model``, its calls read as the stream's,
-``metadata.is_subagent`` and ``parent_session_id``.
+``cursor-cli.<session id>.<agentId>`` (else its task call's id), task its ``prompt``, model its ``model``, its calls
+read as the stream's, ``metadata.is_subagent`` and ``parent_session_id``.
 ``--output-format json`` (the final ``result`` alone: no prompt, no steps) is refused saying so; with
 ``--stream-partial-output`` the ``assistant`` lines are pieces of the text, joined as they come, then the whole
 message once more, which is dropped.
@@ -352,23 +352,27 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
             call_id = _call_id(line, _keyed(line["tool_call"])[1])
             started.setdefault(call_id, line.get("timestamp_ms"))
             if line.get("subtype") == "completed":
-                for where, agent in _subagents(line["tool_call"], session, session, started[call_id]):
+                for where, agent in _subagents(line["tool_call"], call_id, session, session, started[call_id]):
                     yield f"{position} {where}", agent
 
 
-def _subagents(tool_call: dict[str, Any], session: str | None, parent: str | None,
+def _subagents(tool_call: dict[str, Any], call_id: str | None, session: str | None, parent: str | None,
                started: Any) -> Iterator[tuple[str, _SubAgent]]:
     """The sub-agent a completed call ran (a ``taskToolCall`` whose result holds its ``conversationSteps``), then
-    those its own calls ran."""
+    those its own calls ran. Its id is the ``agentId`` Cursor gives it, else the id of the call that ran it (fixed
+    in the file), else a digest of its task call: a conversation saved without ``agentId`` was dropped unsaid."""
     task = as_dict(tool_call.get("taskToolCall"))
     fields = _outcome(as_dict(task.get("result")))[1]
-    args = as_dict(task.get("args"))
-    agent_id = as_str(fields.get("agentId")) or as_str(args.get("agentId"))
-    if not isinstance(fields.get("conversationSteps"), list) or not fields["conversationSteps"] or not agent_id:
+    if not isinstance(fields.get("conversationSteps"), list) or not fields["conversationSteps"]:
         return  # no sub-agent's conversation here (an empty one: nothing it did or said to read)
+    args = as_dict(task.get("args"))
+    agent_id = (as_str(fields.get("agentId")) or as_str(args.get("agentId")) or call_id
+                or hashlib.blake2b(json.dumps(args, sort_keys=True).encode(), digest_size=6).hexdigest())
     yield f"sub-agent {agent_id}", _SubAgent(session, parent, agent_id, args, fields["conversationSteps"], started)
     for step in fields["conversationSteps"]:
-        for where, inner in _subagents(as_dict(as_dict(step).get("toolCall")), session, agent_id, started):
+        inner_call = as_dict(as_dict(step).get("toolCall"))
+        inner_id = _call_id({"tool_call": inner_call}, _keyed(inner_call)[1])
+        for where, inner in _subagents(inner_call, inner_id, session, agent_id, started):
             yield f"sub-agent {agent_id} {where}", inner
 
 
