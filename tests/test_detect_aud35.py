@@ -4,6 +4,7 @@ tests/fixtures/cursor-cli/.aud35 (README.md there says where from)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,19 @@ def test_a_cursor_sub_agent_without_agent_id_is_its_own_run_named_by_its_call() 
     assert sub.metadata["is_subagent"] is True and sub.metadata["parent_session_id"] == run.metadata["session_id"]
     assert [s.action for s in sub.steps] == ["shell", "respond"] and sub.steps[0].observation == "master\n"
     assert [r.trajectory.trajectory_id for r in read_inputs([CURSOR])] == [run.trajectory_id, sub.trajectory_id]
+
+
+def test_cursor_sub_agents_without_any_id_are_told_apart_by_where_they_stand(tmp_path: Path) -> None:
+    """Review of DET35: a sub-agent with neither ``agentId`` nor a call id was named by a digest of its task call's
+    args, so the same task run twice was one run read twice (the second dropped as a repeat) and a rejection named
+    a digest nobody finds in the file. It is named by the line of the call that ran it."""
+    lines = [json.loads(line) for line in CURSOR.read_text().splitlines()]
+    for line in lines:
+        if "taskToolCall" in line.get("tool_call", {}):
+            line.pop("call_id")
+    stream = tmp_path / "twice.jsonl"
+    stream.write_text("".join(json.dumps(line) + "\n" for line in lines[:10] + lines[8:10] + lines[10:]))
+    results = list(read_inputs([stream]))
+    assert all(r.ok for r in results), [r.error for r in results]
+    session = results[0].trajectory.trajectory_id.rsplit(".", 1)[0]
+    assert [r.trajectory.trajectory_id for r in results[1:]] == [f"{session}.line10", f"{session}.line12"]

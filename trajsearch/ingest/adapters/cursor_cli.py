@@ -34,8 +34,8 @@ stream ends on the CLI's ``retry`` of the model with no ``result`` (``infra_erro
 created_at = the first ``timestamp_ms``.
 A sub-agent's conversation is only in its task call's result (``conversationSteps``: ``thinkingMessage``,
 ``toolCall``, ``assistantMessage``; nothing of it in the parent's stream): it is a run of its own (:func:`split`),
-``cursor-cli.<session id>.<agentId>`` (else its task call's id), task its ``prompt``, model its ``model``, its calls
-read as the stream's, ``metadata.is_subagent`` and ``parent_session_id``.
+``cursor-cli.<session id>.<agentId>`` (else its task call's id, else its line), task its ``prompt``, model its
+``model``, its calls read as the stream's, ``metadata.is_subagent`` and ``parent_session_id``.
 ``--output-format json`` (the final ``result`` alone: no prompt, no steps) is refused saying so; with
 ``--stream-partial-output`` the ``assistant`` lines are pieces of the text, joined as they come, then the whole
 message once more, which is dropped.
@@ -157,7 +157,7 @@ def _call(record: dict[str, Any]) -> _Call:
         named = name, arguments if isinstance(arguments, dict) else {"input": arguments}
     else:
         named = tool_name(key, as_dict(body.get("args")))
-    return _Call(*named, body.get("result"), _call_id(record, body))
+    return _Call(*named, body.get("result"), _call_id(record.get("call_id"), tool_call))
 
 
 def _keyed(tool_call: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
@@ -165,11 +165,11 @@ def _keyed(tool_call: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None
     return next(((k, v) for k, v in tool_call.items() if k.endswith(_SUFFIX) and isinstance(v, dict)), (None, None))
 
 
-def _call_id(record: dict[str, Any], body: dict[str, Any] | None) -> str | None:
-    """The id that pairs a call's lines (see :func:`_call`); on its own, so :func:`split` pairs them without
-    reading the whole call."""
-    return as_str(record.get("call_id")) or as_str(record["tool_call"].get("toolCallId")) or as_str(
-        as_dict(as_dict(body).get("args")).get("toolCallId"))
+def _call_id(line_id: Any, tool_call: dict[str, Any]) -> str | None:
+    """The id that pairs a call's lines (see :func:`_call`): its line's ``call_id`` (none for a sub-agent's step),
+    else the ``tool_call``'s own; on its own, so :func:`split` pairs them without reading the whole call."""
+    return as_str(line_id) or as_str(tool_call.get("toolCallId")) or as_str(
+        as_dict(as_dict(_keyed(tool_call)[1]).get("args")).get("toolCallId"))
 
 
 def _outcome(result: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -349,29 +349,30 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     started: dict[str | None, Any] = {}
     for position, line in zip(item_positions(document), document):
         if _is_tool_line(line):
-            call_id = _call_id(line, _keyed(line["tool_call"])[1])
+            call_id = _call_id(line.get("call_id"), line["tool_call"])
             started.setdefault(call_id, line.get("timestamp_ms"))
             if line.get("subtype") == "completed":
-                for where, agent in _subagents(line["tool_call"], call_id, session, session, started[call_id]):
+                for where, agent in _subagents(line["tool_call"], call_id or position.replace(" ", ""), session,
+                                               session, started[call_id]):
                     yield f"{position} {where}", agent
 
 
-def _subagents(tool_call: dict[str, Any], call_id: str | None, session: str | None, parent: str | None,
+def _subagents(tool_call: dict[str, Any], call_id: str, session: str | None, parent: str | None,
                started: Any) -> Iterator[tuple[str, _SubAgent]]:
     """The sub-agent a completed call ran (a ``taskToolCall`` whose result holds its ``conversationSteps``), then
-    those its own calls ran. Its id is the ``agentId`` Cursor gives it, else the id of the call that ran it (fixed
-    in the file), else a digest of its task call: a conversation saved without ``agentId`` was dropped unsaid."""
+    those its own calls ran. Its id is the ``agentId`` Cursor gives it, else ``call_id``: the id of the call that ran
+    it, else where that call stands (``line7``, ``<agent id>.step3``), both fixed in the file and one per call (a
+    conversation saved without ``agentId`` was dropped unsaid)."""
     task = as_dict(tool_call.get("taskToolCall"))
     fields = _outcome(as_dict(task.get("result")))[1]
     if not isinstance(fields.get("conversationSteps"), list) or not fields["conversationSteps"]:
         return  # no sub-agent's conversation here (an empty one: nothing it did or said to read)
     args = as_dict(task.get("args"))
-    agent_id = (as_str(fields.get("agentId")) or as_str(args.get("agentId")) or call_id
-                or hashlib.blake2b(json.dumps(args, sort_keys=True).encode(), digest_size=6).hexdigest())
+    agent_id = as_str(fields.get("agentId")) or as_str(args.get("agentId")) or call_id
     yield f"sub-agent {agent_id}", _SubAgent(session, parent, agent_id, args, fields["conversationSteps"], started)
-    for step in fields["conversationSteps"]:
+    for n, step in enumerate(fields["conversationSteps"], 1):
         inner_call = as_dict(as_dict(step).get("toolCall"))
-        inner_id = _call_id({"tool_call": inner_call}, _keyed(inner_call)[1])
+        inner_id = _call_id(None, inner_call) or f"{agent_id}.step{n}"
         for where, inner in _subagents(inner_call, inner_id, session, agent_id, started):
             yield f"sub-agent {agent_id} {where}", inner
 
