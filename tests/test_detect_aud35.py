@@ -14,16 +14,30 @@ from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini-swe-agent" / ".aud35"
+REAL_MINI = FIXTURES / "mini-swe-agent" / ".real"
 CURSOR = FIXTURES / "cursor-cli" / ".aud35" / "subagent-no-agentid.jsonl"
 
 
-@pytest.mark.parametrize("name", ["output_files.md", "default.yaml"])
-def test_a_page_or_prompt_config_quoting_mini_swe_agent_is_no_run(name: str) -> None:
+@pytest.mark.parametrize(
+    "path", [MINI / "output_files.md", MINI / "default.yaml", REAL_MINI / "mini-2.4.6-colours" / "script.json"])
+def test_a_file_quoting_mini_swe_agent_is_no_run(path: Path) -> None:
     """Bug: mini-swe-agent's signature (its submit marker, its action fence, ``"mini_version"``) was searched in any
     file's head, so its own docs page and prompt template were "mini-swe-agent" runs, rejected line by line as
-    malformed JSON. Only a JSON document's head (a message's text quoting the marks) is looked in now."""
-    with pytest.raises(ValueError, match="unrecognised dump format"):
-        detect_format(MINI / name)
+    malformed JSON, and a fake model's script (a JSON list of ``[prompt, command]`` pairs, quoting the marks outside
+    any message) was a run too. Only a JSON document's head, the marks in a message's text, is looked in now: the
+    user sees one "unrecognised" rejection for the file."""
+    results = list(read_inputs([path]))
+    assert len(results) == 1 and "unrecognised dump format" in str(results[0].error), [r.error for r in results]
+
+
+def test_a_bare_mini_swe_agent_message_list_not_named_traj_json_is_still_a_run(tmp_path: Path) -> None:
+    """Guard of the fix above: a real run saved as a bare message list (no envelope keys) under another name than
+    ``.traj.json`` is told by its messages quoting the prompt's marks."""
+    path = tmp_path / "issue.json"
+    path.write_bytes((REAL_MINI / "test_data" / "github_issue.traj.json").read_bytes())
+    assert detect_format(path) == "mini-swe-agent"
+    results = list(read_inputs([path]))
+    assert len(results) == 1 and results[0].ok and len(results[0].trajectory.steps) == 10
 
 
 def test_a_cursor_sub_agent_without_agent_id_is_its_own_run_named_by_its_call() -> None:
