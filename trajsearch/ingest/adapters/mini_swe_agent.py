@@ -177,15 +177,16 @@ from ._common import (
     last_tool_error, named_path, run_directory, safe_id, short, with_former_id,
 )
 from ._mini_swe_agent.messages import logged_messages, normalise
-from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, STOCK_FORMAT_ERROR_TEMPLATE, format_error_opening
+from ._mini_swe_agent.commands import (
+    DEFAULT_ACTION_REGEXES, FENCES, STOCK_FORMAT_ERROR_TEMPLATE, SUBMIT, format_error_opening,
+)
 from ._mini_swe_agent.steps import hand_in, steps_of
 
 NAME = "mini-swe-agent"
 #: A file is one run: the reader hands over its whole JSON document.
 WHOLE_FILE = True
 #: The submit markers and action fences of mini-swe-agent's prompts: a saved message quotes them in its text.
-_PROMPT_MARKS = (r"```mswea_bash_command|<mswea_bash_command>|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-                 r"|MINI_SWE_AGENT_FINAL_OUTPUT")
+_PROMPT_MARKS = "|".join((*FENCES, SUBMIT.pattern))
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): a big or cut JSON
 #: document (it opens with ``{`` or ``[``) holding the envelope's keys, or a message (``"content"`` or ``"text"``)
 #: quoting the prompt's marks (a bare message list). A Markdown page, a prompt template's YAML or an issue that

@@ -23,11 +23,13 @@ from trajsearch.steps import strip_terminal_codes
 
 from .._common import decisive_line, json_dict, short
 
+#: The openings of mini-swe-agent's own action fences (no other tool's: its prompts and replies quote them).
+FENCES = ("```mswea_bash_command", "<mswea_bash_command>")
 #: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
 DEFAULT_ACTION_REGEXES = (
-    r"```mswea_bash_command\s*\n(.*?)\n```",
+    rf"{FENCES[0]}\s*\n(.*?)\n```",
     r"```bash\s*\n(.*?)\n```",
-    r"<mswea_bash_command>(.*?)</mswea_bash_command>",
+    rf"{FENCES[1]}(.*?)</mswea_bash_command>",
     r"```(?:bash|sh)\s*\n(.*?)```",
 )
 
