@@ -1206,7 +1206,9 @@ class _Session:
             return
         if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")
                                  or record.get("isSynthetic")) \
-                and record.get("promptSource") != "sdk":  # 2.1.2xx marks an Agent SDK caller's prompt isMeta too
+                and record.get("promptSource") != "sdk" and not record.get("scheduledTaskId"):
+            # 2.1.2xx marks an Agent SDK caller's prompt isMeta too, and the prompt a scheduled task (CronCreate,
+            # /loop) fires, which names its ``scheduledTaskId``: the prompt the user set the task to send
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
             self.background_result(body)
