@@ -79,7 +79,8 @@ Mapping
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
-  ``promptSource: "sdk"``: the SDK caller's prompt, kept) nor, in stream-json, ``isSynthetic`` (the Skill tool's
+  ``promptSource: "sdk"``: the SDK caller's prompt, kept, as is the prompt a
+  scheduled task fires, which names its ``scheduledTaskId``) nor, in stream-json, ``isSynthetic`` (the Skill tool's
   expansion of a skill's instructions, "Base directory for this skill: ..."), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
