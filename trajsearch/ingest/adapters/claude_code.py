@@ -80,7 +80,7 @@ Mapping
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
   ``promptSource: "sdk"``: the SDK caller's prompt, kept, as is the prompt a
-  scheduled task fires, which names its ``scheduledTaskId``) nor, in stream-json, ``isSynthetic`` (the Skill tool's
+  scheduled task fires, :func:`_scheduled_prompt`) nor, in stream-json, ``isSynthetic`` (the Skill tool's
   expansion of a skill's instructions, "Base directory for this skill: ..."), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
@@ -737,6 +737,14 @@ def _record_text(record: dict[str, Any]) -> str:
     return parts_text(as_dict(record.get("message")).get("content"))
 
 
+def _scheduled_prompt(record: dict[str, Any]) -> bool:
+    """Whether a user record is the prompt a scheduled task fired (``CronCreate``; the CLI marks it ``isMeta``, as its
+    own injections): 2.1.27x names the task (``scheduledTaskId``), 2.1.332 (measured) only ``wakeupSource:
+    "schedule_wakeup"``. It is the prompt the task was set to send. A dynamic ``/loop``'s wakeup naming no task
+    (``loop_wakeup``) repeats the ``/loop`` the user typed, or sends the CLI's own check instructions: the CLI's."""
+    return bool(record.get("scheduledTaskId")) or record.get("wakeupSource") == "schedule_wakeup"
+
+
 def _stream_result(record: Any) -> bool:
     """The ``result`` record that ends headless output (``claude -p --output-format json`` / ``stream-json``): it
     has a ``subtype`` (``success``, ``error_max_turns``) and the ``session_id``; a transcript's record typed
@@ -1207,9 +1215,8 @@ class _Session:
             return
         if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")
                                  or record.get("isSynthetic")) \
-                and record.get("promptSource") != "sdk" and not record.get("scheduledTaskId"):
-            # 2.1.2xx marks an Agent SDK caller's prompt isMeta too, and the prompt a scheduled task (CronCreate,
-            # /loop) fires, which names its ``scheduledTaskId``: the prompt the user set the task to send
+                and record.get("promptSource") != "sdk" and not _scheduled_prompt(record):
+            # 2.1.2xx marks an Agent SDK caller's prompt isMeta too, and the prompt a scheduled task fires
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
             self.background_result(body)
