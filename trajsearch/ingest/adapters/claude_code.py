@@ -423,6 +423,10 @@ _QUEUED_COMMAND = re.compile(r"\s*/[\w:-]+(?:\s|$)")
 #: What the CLI queues itself, no one's prompt: a subagent's report (2.0.x ``<agent-notification>``), another
 #: session's message (2.1.2xx ``<cross-session-message>``, its origin written only in the attachment).
 _QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b")
+#: The CLI's notice of durable one-shot tasks whose time passed while it was not running (2.1.332's template, "task
+#: was" / "tasks were"): marked ``wakeupSource: "schedule_wakeup"`` as a task's fire is, but the CLI's own text
+#: (it asks the model to ask the user first), no prompt.
+_MISSED_TASKS = re.compile(r"\s*The following one-shot scheduled tasks? (?:was|were) missed while")
 
 
 def matches(record: Any) -> bool:
@@ -741,8 +745,11 @@ def _scheduled_prompt(record: dict[str, Any]) -> bool:
     """Whether a user record is the prompt a scheduled task fired (``CronCreate``; the CLI marks it ``isMeta``, as its
     own injections): 2.1.27x names the task (``scheduledTaskId``), 2.1.332 (measured) only ``wakeupSource:
     "schedule_wakeup"``. It is the prompt the task was set to send. A dynamic ``/loop``'s wakeup naming no task
-    (``loop_wakeup``) repeats the ``/loop`` the user typed, or sends the CLI's own check instructions: the CLI's."""
-    return bool(record.get("scheduledTaskId")) or record.get("wakeupSource") == "schedule_wakeup"
+    (``loop_wakeup``) repeats the ``/loop`` the user typed, or sends the CLI's own check instructions: the CLI's. So is
+    the notice of tasks missed while the CLI was not running (``_MISSED_TASKS``), though marked as a fire."""
+    fired = (isinstance(record.get("scheduledTaskId"), str) and bool(record["scheduledTaskId"])) \
+        or record.get("wakeupSource") == "schedule_wakeup"
+    return fired and not _MISSED_TASKS.match(_record_text(record))
 
 
 def _stream_result(record: Any) -> bool:
