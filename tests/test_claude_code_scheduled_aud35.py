@@ -63,6 +63,14 @@ def test_the_notice_of_a_missed_task_is_not_the_task() -> None:
     assert not run.metadata.get("user_prompts")
 
 
+def test_a_stream_a_scheduled_task_opened_is_claude_code() -> None:
+    """Bug: 2.1.332's stream-json output that opens with a scheduler's fire (here the missed-task notice) starts with
+    a ``command_lifecycle`` record before ``init``, and detection refused the run as an unrecognised format."""
+    (parsed,) = list(read_dump(MISSED / "stream-json-stdout.jsonl", tenant="acme"))
+    assert parsed.fmt == "claude-code" and parsed.trajectory is not None, parsed.error
+    assert parsed.trajectory.task == "TYPED: hello"
+
+
 def test_a_task_id_that_is_no_string_marks_no_fire(tmp_path: Path) -> None:
     """A ``scheduledTaskId`` the CLI writes is a string; any other truthy value (an object) marked an ``isMeta``
     record a fired prompt all the same. Such a record stays the CLI's: the session has no prompt."""

@@ -448,6 +448,8 @@ def matches(record: Any) -> bool:
         # ``init``, or with the ``hook_started`` / ``hook_response`` of a SessionStart hook
         return session and (isinstance(record.get("message"), dict) or record.get("subtype") in (
             "init", "hook_started", "hook_response"))
+    if kind == "command_lifecycle":  # 2.1.332 stream-json opened by a scheduler's fire: its start, before ``init``
+        return session and "command_uuid" in record
     if kind == "summary":
         return "leafUuid" in record and "summary" in record
     if kind == "env_manager_log":  # a web session's events open with its environment manager's log, then stream-json
