@@ -52,7 +52,11 @@ Field mapping:
 - task = the first user message's text inside Cline's ``<task>`` wrapper (Roo Code's ``<user_message>``); without
   one, its text blocks that are not what the extension appends (``<environment_details>``, its todo-list and
   task_progress reminders, attached files). Later prompts (feedback after a completion attempt or a denial,
-  ``<feedback>``; a resumed task's ``<user_message>``) go to ``metadata.user_prompts``.
+  ``<feedback>``; a resumed task's ``<user_message>``) go to ``metadata.user_prompts``. Roo Code's own user messages
+  are none: its context condensing's summary (``isSummary``: since 2026 a user message, ``## Conversation Summary
+  ...``, the messages it sums up kept, tagged ``condenseParent``; before, an assistant message that replaced them),
+  counted in ``metadata.compactions``, the last one's text ``metadata.compaction_summary``, and its sliding window's
+  marker (``isTruncationMarker``, the messages it hides kept, tagged ``truncationParent``).
 - steps: each ``tool_use`` block (or, in versions before native tool calls, an XML tool tag in the assistant's text,
   ``<execute_command><command>ls</command></execute_command>``) is a step: action = its name, arguments = its input
   (the tag's parameters), thought = the ``thinking`` (Roo Code's ``reasoning``) and text before it. Its result is
@@ -136,7 +140,7 @@ from ._agent_cli import (
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, as_list, ended_failing, json_kind, short
+from ._common import Context, RecordError, as_dict, as_list, clip_step_text, ended_failing, json_kind, short
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -558,6 +562,8 @@ def _trajectory(files: dict[str, Any], ctx: Context, task: str, walk: _Walk, fir
         "parent_session_id": parent,
         "subagent_sessions": [c for c in as_list(item.get("childIds")) if isinstance(c, str)] or None,
         "no_tool_nudges": walk.nudges or None,
+        "compactions": walk.compactions or None,
+        "compaction_summary": clip_step_text(walk.summary),
         "files_edited": sorted({as_str(as_dict(f).get("path")) for f in as_list(meta.get("files_in_context"))
                                 if as_dict(f).get("record_source") == "cline_edited"} - {None}) or None,
         "history_truncated": any("conversationHistoryDeletedRange" in m for m in ui) or None,
@@ -654,6 +660,8 @@ class _Walk(SessionSteps):
         self.ended_on: str | None = None  # the provider's error the task stopped on, with no work after it
         self.mistake_stop = False  # Cline 4.x's mistake limit stopped the run (``mistake_stop_notice``)
         self.completed = False  # the task's last call was an attempt_completion that ran (``close``)
+        self.compactions = 0  # Roo Code's context condensing summaries (``isSummary``)
+        self.summary: str | None = None  # the last one's text (before 2026 it replaced the messages it summed up)
 
     def message(self, message: dict[str, Any]) -> None:
         said = as_dict(message.get("metadata"))
@@ -668,6 +676,11 @@ class _Walk(SessionSteps):
                 and not any(b.get("type") == "tool_result" for b in blocks):
             self.mistake_stop = self.mistake_stop or kind == "mistake_stop_notice"
             return  # Cline 4.x: a hook's context, a status, a reminder the runtime added, not the user's words
+        if message.get("isSummary") or message.get("isTruncationMarker"):  # Roo Code's, not the user's or model's
+            if message.get("isSummary"):
+                self.compactions += 1
+                self.summary = next((t for b in blocks if (t := as_str(b.get("text")))), self.summary)
+            return
         if message["role"] == "assistant":
             self.ended_on = None
             self._assistant(blocks, message.get("ts"))
@@ -806,9 +819,11 @@ class _Walk(SessionSteps):
 _UI_TOOLS = {"editedExistingFile": "replace_in_file", "newFileCreated": "write_to_file", "readFile": "read_file",
              "listFilesTopLevel": "list_files", "listFilesRecursive": "list_files", "searchFiles": "search_files",
              "listCodeDefinitionNames": "list_code_definition_names", "webFetch": "web_fetch",
-             # Roo Code's own (its ``ClineSayTool``): its subtask, mode switch, todo list, diff edit
+             # Roo Code's own (its ``ClineSayTool``): its subtask, mode switch, todo list, diff edit, and its
+             # tools of 2025-2026 (``src/core/tools/*Tool.ts``), named as its history names them
              "newTask": "new_task", "switchMode": "switch_mode", "updateTodoList": "update_todo_list",
-             "appliedDiff": "apply_diff"}
+             "appliedDiff": "apply_diff", "codebaseSearch": "codebase_search", "runSlashCommand": "run_slash_command",
+             "generateImage": "generate_image", "readCommandOutput": "read_command_output"}
 #: An edit's SEARCH/REPLACE block (``replace_in_file``'s ``diff``; before Cline 3.1x ``<<<<<<< SEARCH``): an
 #: ``editedExistingFile`` without one wrote the file whole (``write_to_file``).
 _SEARCH_BLOCK = re.compile(r"^(?:-{3,}|<{3,}) SEARCH\s*$", re.M)
@@ -835,7 +850,9 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
     text}``) are ``browser_action`` calls, the ``browser_action_result`` after them (``{logs, currentUrl,
     screenshot}``) their result (the page's address and console logs; the screenshot is an image, left out). An
     ask ``new_task`` (its text the context handed on) is the ``new_task`` call, answered by the ``user_feedback``
-    after it where the user declined. What the model saw of a result (a file's text, an exit code) is not in the
+    after it where the user declined; Roo Code's subtask's result (``subtask_result``, written into the parent's log
+    when the subtask ends) answers its ``new_task``, and its ``codebase_search_result`` (``{tool, content}``) the
+    ``codebase_search`` before it. What the model saw of a result (a file's text, an exit code) is not in the
     UI."""
     walk = _Walk()
     commands: list[tuple[dict[str, Any], list[str]]] = []
@@ -878,6 +895,12 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
             call["observation"] = text
             if text.startswith("Error:"):
                 call["error"] = error_line(text[len("Error:"):])
+        elif kind == "codebase_search_result" and call.get("action") == "codebase_search":
+            found = as_dict(_json(text)).get("content")
+            call["observation"] = json.dumps(found, ensure_ascii=False) if found is not None else text
+        elif kind == "subtask_result" and (asked := next((s for s in reversed(walk.steps) if s["action"] == "new_task"
+                                                           and "observation" not in s), None)):
+            asked["observation"] = text
         elif kind == "load_mcp_documentation":
             call = _ui_call(walk, m, kind, {})
         elif kind == "browser_action_launch" and text.strip():
