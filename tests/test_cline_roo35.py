@@ -33,9 +33,18 @@ def test_a_roo_ui_logs_newer_tools_are_named_as_its_history_names_them_and_get_t
     run = only(AUD35 / "roo-ui-tools" / "ui_messages.json")
     assert [s.action for s in run.steps] == [
         "update_todo_list", "codebase_search", "run_slash_command", "read_command_output", "new_task",
-        "generate_image", "respond"]  # before: codebaseSearch, runSlashCommand, readCommandOutput, generateImage
+        "generate_image", "apply_diff", "apply_diff", "respond"]  # before: codebaseSearch, runSlashCommand, ...
     search, subtask = run.steps[1], run.steps[4]
     assert search.arguments["query"] == "speculative draft context sizing"
     assert '"filePath": "common/speculative.cpp"' in search.observation  # its codebase_search_result
     assert subtask.observation == "29 call sites of the KV constructors; 2 mandatory deltas (ref-s1)."
     assert run.outcome is Outcome.success
+
+
+def test_a_roo_diff_error_fails_its_edit_with_why_not_a_replace_in_file_whose_path_is_the_error() -> None:
+    shown, alone = only(AUD35 / "roo-ui-tools" / "ui_messages.json").steps[6:8]
+    assert shown.arguments["path"] == "common/speculative.cpp"  # the edit it showed, then failed
+    assert shown.error == "No sufficiently similar match found at line: 12 (62% similar, needs 100%)"
+    assert alone.action == "apply_diff" and alone.arguments == {
+        "path": "c:\\Projects\\vscode\\BeeLlamaTest\\common\\common.cpp"}  # the file its error names
+    assert alone.error == "ERROR: Special marker '=======' found in your diff content at line 4"

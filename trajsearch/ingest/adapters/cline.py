@@ -833,6 +833,11 @@ _UI_FOUND = frozenset({"listFilesTopLevel", "listFilesRecursive", "searchFiles",
 _UI_TURN = frozenset({"text", "reasoning", "command", "tool", "use_mcp_server", "completion_result", "followup",
                       "plan_mode_respond", "user_feedback", "api_req_started", "error", "diff_error",
                       "load_mcp_documentation", "browser_action_launch", "browser_action", "new_task"})
+#: A ``diff_error``'s text: Cline's the file's path; Roo Code's (``ApplyDiffTool.ts``, ``EditFileTool.ts``) why its
+#: edit failed, the file it names where the whole diff failed.
+_ROO_DIFF_ERROR = re.compile(r"\A(?:Unable to apply diff to file: (?P<path>[^\n]*)\n\n)?<error_details>\n(?P<why>.*)",
+                             re.S)
+_DIFF_FAILED = "the edit's diff did not apply to the file (diff_error)"
 #: Calls the user's next words answer (a question, a plan, a subtask the user declined with feedback).
 _UI_ANSWERED = ("ask_followup_question", "plan_mode_respond", "new_task")
 
@@ -845,7 +850,8 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
     as the call its kind is (``_UI_TOOLS``); ``use_mcp_server`` with its ``mcp_server_response``; a
     ``completion_result`` as ``attempt_completion``; ``followup`` and ``plan_mode_respond`` as their calls, answered
     by the ``user_feedback`` after them; other ``user_feedback`` the user's prompts; ``error`` the error of the call
-    before it in the same turn, ``diff_error`` an edit that did not apply. The browser (``BrowserToolHandler.ts``):
+    before it in the same turn, ``diff_error`` an edit that did not apply (Roo Code's, its ``apply_diff`` of that turn,
+    or one of its own, with why). The browser (``BrowserToolHandler.ts``):
     ``browser_action_launch`` (say or ask; its text the URL) and ``browser_action`` (``{action, coordinate,
     text}``) are ``browser_action`` calls, the ``browser_action_result`` after them (``{logs, currentUrl,
     screenshot}``) their result (the page's address and console logs; the screenshot is an image, left out). An
@@ -928,9 +934,13 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
                 walk.prompt(text)
         elif kind == "error" and call and not call.get("error"):
             call["error"] = error_line(text)
+        elif kind == "diff_error" and (roo := _ROO_DIFF_ERROR.match(text)):
+            if call.get("action") != "apply_diff" or call.get("error"):  # else the edit it showed before failing
+                call = _ui_call(walk, m, "apply_diff", {"path": roo["path"]} if roo["path"] else {})
+            call["error"] = short(roo["why"].strip().split("\n", 1)[0], 300) or _DIFF_FAILED
         elif kind == "diff_error":  # its text is the file's path; the diff the model sent is not shown
             call = _ui_call(walk, m, "replace_in_file", {"path": text})
-            call["error"] = "the edit's diff did not apply to the file (diff_error)"
+            call["error"] = _DIFF_FAILED
         elif kind in ("resume_task", "resume_completed_task") and n + 1 < len(ui):
             walk.resumptions += 1
     for step, said in commands:
