@@ -33,7 +33,8 @@ def test_a_roo_ui_logs_newer_tools_are_named_as_its_history_names_them_and_get_t
     run = only(AUD35 / "roo-ui-tools" / "ui_messages.json")
     assert [s.action for s in run.steps] == [
         "update_todo_list", "codebase_search", "run_slash_command", "read_command_output", "new_task",
-        "generate_image", "apply_diff", "apply_diff", "respond"]  # before: codebaseSearch, runSlashCommand, ...
+        "generate_image", "apply_diff", "apply_diff", "apply_diff", "apply_diff",
+        "respond"]  # before: codebaseSearch, runSlashCommand, ...
     search, subtask = run.steps[1], run.steps[4]
     assert search.arguments["query"] == "speculative draft context sizing"
     assert '"filePath": "common/speculative.cpp"' in search.observation  # its codebase_search_result
@@ -48,3 +49,13 @@ def test_a_roo_diff_error_fails_its_edit_with_why_not_a_replace_in_file_whose_pa
     assert alone.action == "apply_diff" and alone.arguments == {
         "path": "c:\\Projects\\vscode\\BeeLlamaTest\\common\\common.cpp"}  # the file its error names
     assert alone.error == "ERROR: Special marker '=======' found in your diff content at line 4"
+
+
+def test_a_roo_edit_file_diff_error_fails_its_edit_too_whatever_its_sentence_before_the_path() -> None:
+    shown, alone = only(AUD35 / "roo-ui-tools" / "ui_messages.json").steps[8:10]
+    assert shown.arguments["path"] == "common/arg.cpp"  # EditFileTool's edit, shown as appliedDiff, then failed
+    assert shown.error == "The provided old_string could not be found using exact, whitespace-tolerant, or " \
+                          "token-based matching."  # before: a replace_in_file whose path was this error
+    assert alone.action == "apply_diff" and alone.arguments == {
+        "path": "c:\\Projects\\vscode\\BeeLlamaTest\\common\\arg.cpp"}
+    assert alone.error == "Expected 1 occurrence(s) but found 2 exact match(es)."

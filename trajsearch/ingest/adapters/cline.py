@@ -834,9 +834,9 @@ _UI_TURN = frozenset({"text", "reasoning", "command", "tool", "use_mcp_server", 
                       "plan_mode_respond", "user_feedback", "api_req_started", "error", "diff_error",
                       "load_mcp_documentation", "browser_action_launch", "browser_action", "new_task"})
 #: A ``diff_error``'s text: Cline's the file's path; Roo Code's (``ApplyDiffTool.ts``, ``EditFileTool.ts``) why its
-#: edit failed, the file it names where the whole diff failed.
-_ROO_DIFF_ERROR = re.compile(r"\A(?:Unable to apply diff to file: (?P<path>[^\n]*)\n\n)?<error_details>\n(?P<why>.*)",
-                             re.S)
+#: edit failed, after a sentence naming the file where it names one (``Unable to apply diff to file: <path>``,
+#: ``No match found in file: <path>``, ``Occurrence count mismatch in file: <path>`` ...).
+_ROO_DIFF_ERROR = re.compile(r"\A(?:[^\n:]+: (?P<path>[^\n]*)\n\n)?<error_details>\n(?P<why>.*)", re.S)
 _DIFF_FAILED = "the edit's diff did not apply to the file (diff_error)"
 #: Calls the user's next words answer (a question, a plan, a subtask the user declined with feedback).
 _UI_ANSWERED = ("ask_followup_question", "plan_mode_respond", "new_task")
