@@ -19,6 +19,7 @@ def test_a_condensing_summary_after_an_accepted_completion_is_no_reply_and_the_t
     assert [s.action for s in run.steps] == ["list_files", "respond"]
     assert "user_prompts" not in run.metadata  # the summary and its reminder were two prompts of the user's
     assert run.metadata["compactions"] == 1
+    assert run.metadata["compaction_summary"].startswith("## Conversation Summary")
     assert run.outcome is Outcome.success  # read as the user's reply to the completion, it was unknown
 
 
