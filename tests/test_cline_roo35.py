@@ -60,3 +60,9 @@ def test_a_roo_edit_file_diff_error_fails_its_edit_too_whatever_its_sentence_bef
     assert alone.action == "apply_diff" and alone.arguments == {
         "path": "c:\\Projects\\vscode\\BeeLlamaTest\\common\\arg.cpp"}
     assert alone.error == "Expected 1 occurrence(s) but found 2 exact match(es)."
+
+
+def test_a_roo_subtasks_finish_approval_is_no_call_and_its_accepted_completion_a_success() -> None:
+    run = only(AUD35 / "roo-subtask-finish" / "ui_messages.json")
+    assert [s.action for s in run.steps] == ["search_files", "respond"]  # before: a third step, finishTask
+    assert run.outcome is Outcome.success  # before: unknown, the completion no longer the last call

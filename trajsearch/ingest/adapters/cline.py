@@ -883,7 +883,8 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
             output = []
             call = _ui_call(walk, m, "execute_command", {"command": text})
             commands.append((call, output))
-        elif kind == "tool" and isinstance(said := _json(text), dict):
+        elif kind == "tool" and isinstance(said := _json(text), dict) and said.get("tool") != "finishTask":
+            # (``finishTask``: Roo Code asks the user to approve a subtask's completion, no call of the model's)
             tool = as_str(said.get("tool")) or "tool"
             arguments = {k: v for k, v in said.items() if k not in ("tool", "content", "operationIsLocatedInWorkspace")}
             action = _UI_TOOLS.get(tool, tool)
