@@ -847,7 +847,8 @@ def _ui_steps(ui: list[dict[str, Any]]) -> _Walk:
     ``text`` the thought of the call they precede (else the model's answer); a ``command`` (say or ask: run
     automatically or after the user approved it) with the ``command_output`` messages that follow as its output, an
     error when the output ends as a failed command's does (``ended_failing``: the UI keeps no exit code); a ``tool``
-    as the call its kind is (``_UI_TOOLS``); ``use_mcp_server`` with its ``mcp_server_response``; a
+    as the call its kind is (``_UI_TOOLS``; Roo Code's ``finishTask``, the user's approval of a subtask's completion,
+    none); ``use_mcp_server`` with its ``mcp_server_response``; a
     ``completion_result`` as ``attempt_completion``; ``followup`` and ``plan_mode_respond`` as their calls, answered
     by the ``user_feedback`` after them; other ``user_feedback`` the user's prompts; ``error`` the error of the call
     before it in the same turn, ``diff_error`` an edit that did not apply (Roo Code's, its ``apply_diff`` of that turn,
