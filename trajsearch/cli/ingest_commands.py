@@ -55,7 +55,7 @@ def ingest(
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs: a report.json per instance). The summary says how many runs it matched."),
     group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes (progress on stderr, as an ingest's)."),
     set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated: tags added to the run's own, tools_available for a run that lists none)."),
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records, appended to (default: under the data directory; with --server, written only when named)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
@@ -65,7 +65,7 @@ def ingest(
     restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: ingest in $TRAJSEARCH_HOME)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (or progress lines)."),
-    log_every: float = typer.Option(LOG_EVERY, "--log-every", min=0.0, help="When stderr is no terminal (cron, CI): a progress line at most every SECONDS (0: at every update)."),
+    log_every: float = typer.Option(LOG_EVERY, "--log-every", min=0.0, help="When stderr is no terminal (cron, CI): a progress line at most every SECONDS (0: at every update), a dry run's too."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -80,6 +80,7 @@ def ingest(
 
     With --server the records are parsed here and streamed to the server under the key's tenant
     (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
+    Its progress counts the bytes read (within a file too) and the runs sent.
 
     \b
     Exit status (the records that read well land in every case):
@@ -126,7 +127,8 @@ def ingest(
             given = _as_given(paths, streams)  # a pipe's copy is gone by the summary
             if dry_run:
                 would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
-                                 success_threshold, as_json, streams, tenant_set_by="server" if server else "cli")
+                                 success_threshold, as_json, streams, tenant_set_by="server" if server else "cli",
+                                 quiet=quiet or as_json, log_every=log_every)
                 if code := exit_status([would]):
                     raise typer.Exit(code)
                 return
@@ -478,24 +480,27 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
-        try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
-            table = OutcomeTable.load(outcomes) if outcomes else None
-            units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
-            parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
-                                 outcomes=table, success_threshold=success_threshold, units=units,
-                                 passed_over=passed_over, renamed=renamed, tenant_set_by="server")
-        except (ValueError, OSError) as exc:
-            fail(str(exc))
-        clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
         columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(),
                    TextColumn("{task.fields[runs]} runs sent"), TimeElapsedColumn(), TimeRemainingColumn())
         with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
                       runs="runs and records sent to the server") as bar:
-            task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
+            task = bar.add_task("ingest", total=None, runs=0)
+            try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
+                table = OutcomeTable.load(outcomes) if outcomes else None
+                units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
+                parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
+                                     outcomes=table, success_threshold=success_threshold, units=units,
+                                     passed_over=passed_over, renamed=renamed, tenant_set_by="server",
+                                     on_bytes=lambda n: bar.advance(task, n))
+            except (ValueError, OSError) as exc:
+                fail(str(exc))
+            total = sum(u.size for u in units)
+            bar.update(task, total=total or None)
+            clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
             sent, report = [0], RemoteIngestReport()
             # each run marked with the file it was read from: the server sees no file (probe 50, OP 1)
-            records = _sent(units, (clipped(parsed_as_given(marked(spooled(p), streams.marks), streams.names))
-                                    for p in parsed), bar, task, sent)
+            records = _sent((clipped(parsed_as_given(marked(spooled(p), streams.marks), streams.names))
+                             for p in parsed), bar, task, sent, total)
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     api.api.add(records, report=report)  # each batch bounded (Client.add), not the ingest
@@ -519,25 +524,21 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     return [dict(result.to_dict(), results=report.results)]
 
 
-def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:
-    """``records`` as they go to the server, counted in ``sent[0]`` and on ``bar``: a record sent, and an input's
-    bytes once its records are sent (probe G, G3: an ingest over --server said nothing for 12 minutes). The server
-    writes a stream's batches as they arrive; its counts of what it wrote come at the end."""
-    sizes = {u.key: u.size for u in units}
-    current = None
+def _sent(records: Iterator[Any], bar: Any, task: int, sent: list[int], total: int) -> Iterator[Any]:
+    """``records`` as they go to the server, counted in ``sent[0]`` and on ``bar`` (probe G, G3: an ingest over
+    --server said nothing for 12 minutes), whose bytes move as the inputs are read (``read_inputs``' ``on_bytes``:
+    a large file had shown 0.0 MB until its end). The server writes a stream's batches as they arrive; its counts of
+    what it wrote come at the end."""
     for record in records:
-        if record.unit != current:
-            bar.advance(task, sizes.pop(current, 0))
-            current = record.unit
         sent[0] += 1
         bar.update(task, runs=sent[0])
         yield record
-    bar.advance(task, sum(sizes.values()))
+    bar.update(task, completed=total)  # what no read told: an input that could not be read, a file past its runs
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
              outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any,
-             tenant_set_by: str = "cli") -> dict[str, int]:
+             tenant_set_by: str = "cli", quiet: bool = False, log_every: float = LOG_EVERY) -> dict[str, int]:
     """Print what each input holds; return what an ingest of it would do, for :func:`exit_status`: a dry run
     is a scheduler's pre-flight check, so it exits as the ingest would. ``tenant_set_by``: ``server`` over --server
     (a record of another tenant is told to use a key of its tenant, not --tenant)."""
@@ -545,14 +546,22 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
 
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.preview import preview
-    from ..ingest.read import KEPT_REJECTIONS
+    from ..ingest.read import KEPT_REJECTIONS, plan_inputs
 
-    try:
-        table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
-        files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
-                        outcomes=table_of_outcomes, success_threshold=success_threshold, tenant_set_by=tenant_set_by)
-    except (ValueError, OSError) as exc:
-        fail(str(exc))
+    columns = (TextColumn("[bold]dry run: reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    # the progress a real ingest shows (on stderr: stdout is the listing's), of the bytes read: no run is written
+    with progress(*columns, console=err, label="dry run, reading", quiet=quiet, log_every=log_every, runs=None) as bar:
+        task = bar.add_task("dry run", total=None, runs=0)
+        try:
+            table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
+            units = plan_inputs(paths, fmt)
+            bar.update(task, total=sum(u.size for u in units) or None)
+            files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
+                            outcomes=table_of_outcomes, success_threshold=success_threshold,
+                            tenant_set_by=tenant_set_by, units=units, on_bytes=lambda n: bar.advance(task, n))
+        except (ValueError, OSError) as exc:
+            fail(str(exc))
     files = [replace(f, source=streams.given(f.source), rejections=[{k: streams.given(v) for k, v in r.items()}
                                                                     for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None

@@ -18,9 +18,9 @@ LOG_EVERY = 30.0
 
 
 def progress(*columns: ProgressColumn, console: Console, label: str, quiet: bool,
-             log_every: float = LOG_EVERY, runs: str = "runs written") -> Progress | LogProgress:
+             log_every: float = LOG_EVERY, runs: str | None = "runs written") -> Progress | LogProgress:
     """A bar when ``console`` is a terminal, else :class:`LogProgress`; neither when ``quiet``. ``runs``: what the
-    count of runs counts, in a line."""
+    count of runs counts, in a line (None: no count, a dry run's, which writes none)."""
     if quiet or console.is_terminal:
         return Progress(*columns, console=console, disable=quiet)
     return LogProgress(console, label, log_every, runs)
@@ -31,7 +31,7 @@ class LogProgress:
     line at most every ``every`` seconds (0: at every update): ``ingesting: 12.3 of 37.8 MB done, 84 runs written,
     0:01:30 elapsed``."""
 
-    def __init__(self, console: Console, label: str, every: float, what: str = "runs written") -> None:
+    def __init__(self, console: Console, label: str, every: float, what: str | None = "runs written") -> None:
         self.console, self.label, self.every, self.what = console, label, every, what
         self.started = self.said = time.monotonic()
         self.total: float | None = None
@@ -65,5 +65,6 @@ class LogProgress:
         self.said = now
         read = f"{self.completed / 1e6:.1f}" + (f" of {self.total / 1e6:.1f}" if self.total else "") + " MB done"
         elapsed = timedelta(seconds=int(now - self.started))
-        self.console.print(f"{self.label}: {read}, {self.runs} {self.what}, {elapsed} elapsed", markup=False,
+        runs = f"{self.runs} {self.what}, " if self.what else ""
+        self.console.print(f"{self.label}: {read}, {runs}{elapsed} elapsed", markup=False,
                            highlight=False, soft_wrap=True)

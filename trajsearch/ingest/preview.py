@@ -18,7 +18,8 @@ from typing import Any, Iterable, Mapping
 from ..actions import ran
 from ..model import outcome_shown
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, clipped_fields
-from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs, run_digest
+from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, Unit, plan_inputs, read_inputs, run_digest
+from .sources import OnBytes
 
 
 @dataclass
@@ -137,17 +138,21 @@ def preview(
     outcomes: Any = None,
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
     tenant_set_by: str = "python",
+    units: list[Unit] | None = None,
+    on_bytes: OnBytes = None,
 ) -> list[FilePreview]:
-    """What ingesting ``paths`` would produce, file by file (nothing is written).
+    """What ingesting ``paths`` would produce, file by file (nothing is written). ``units`` and ``on_bytes`` as
+    :func:`~trajsearch.ingest.read.read_inputs`' (a dry run's progress).
 
     Argument problems (a missing path, an unknown format, an undetectable
     single file) raise ValueError / FileNotFoundError, as ingest does.
     """
     paths = list(paths)
-    units, passed_over = plan_inputs(paths, fmt), PassedOverGroups()
+    units, passed_over = plan_inputs(paths, fmt) if units is None else units, PassedOverGroups()
     files = preview_items(read_inputs(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
                                       outcomes=outcomes, success_threshold=success_threshold, units=units,
-                                      passed_over=passed_over, tenant_set_by=tenant_set_by))
+                                      passed_over=passed_over, tenant_set_by=tenant_set_by,
+                                      on_bytes=on_bytes))
     by_source = {f.source: f for f in files}
     for source, fmt_read in passed_over.sources().items():  # what each file held that is no run (and no rejection)
         if source not in by_source:

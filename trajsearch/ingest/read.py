@@ -1745,6 +1745,7 @@ def read_inputs(
     passed_over: PassedOverGroups | None = None,
     renamed: list[tuple[str, str, str]] | None = None,
     tenant_set_by: str = "python",
+    on_bytes: OnBytes = None,
 ) -> Iterator[Parsed]:
     """Several inputs read as one ingest job reads them (:func:`plan_inputs`: spans joined across inputs, a file
     that cannot be read a rejection; one run id kept distinct across all: :class:`DistinctIds`), so that what a
@@ -1752,7 +1753,8 @@ def read_inputs(
     ``units``: the inputs' units, if the caller planned them already; ``passed_over`` counts the groups that hold
     no run (see :class:`PassedOverGroups`); ``renamed`` gets each run kept under a distinct id, as
     ``(source, original id, new id)`` (what an ingest's summary says: ``JobResult.renamed``); ``tenant_set_by``:
-    how the caller named ``tenant`` (``Context.tenant_set_by``: the CLI's --tenant, a --server key's)."""
+    how the caller named ``tenant`` (``Context.tenant_set_by``: the CLI's --tenant, a --server key's); ``on_bytes(n)``
+    as input bytes are read (:func:`read_unit`'s: a progress bar moving within a large file too)."""
     paths = list(paths)
     ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
                        success_threshold=success_threshold, tenant_set_by=tenant_set_by)
@@ -1761,7 +1763,8 @@ def read_inputs(
     distinct = DistinctIds(ctx, options)
     if renamed is not None:
         distinct.renamed = renamed
-    return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
+    return (distinct(parsed) for unit in units
+            for parsed in read_unit(unit, ctx, options=options, on_bytes=on_bytes))
 
 
 def make_context(path: str | Path, *, tenant: str | None = "default", defaults: Mapping[str, Any] | None = None,
