@@ -56,3 +56,28 @@ def test_a_dry_run_shows_its_progress_on_stderr_unless_told_not_to(backend: str)
         assert code == 0, out + err
         assert "MB done" not in out + err, extra
     assert json.loads(out)["files"][0]["runs"] == 15  # --json's stdout untouched
+
+
+def test_a_dry_run_ends_at_its_total_where_a_file_could_not_be_read(tmp_path: Path) -> None:
+    """A file no read tells bytes of (here random bytes named .jsonl) is done once the dry run is: the last line
+    said 0.3 of 0.4 MB, where an ingest over --server ends at its total (review UX35, 3)."""
+    (tmp_path / "noise.jsonl").write_bytes(bytes(range(256)) * 400)  # 0.1 MB, not text
+    (tmp_path / TAU.name).write_bytes(TAU.read_bytes())
+    total = f"{sum(p.stat().st_size for p in tmp_path.iterdir()) / 1e6:.1f}"
+    code, out, err = run_cli("ingest", str(tmp_path), "--dry-run", "--log-every", "0")
+    assert "noise.jsonl" in err, err  # a rejection named, the good file kept
+    said = re.findall(r"^dry run, reading: ([\d.]+) of ([\d.]+) MB done", err, re.M)
+    assert said and said[-1] == (total, total), err
+
+
+@pytest.mark.parametrize("backend", ["server"], indirect=True)
+def test_a_planning_error_over_a_server_is_not_framed_by_a_bar(backend: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal, an --outcomes file that cannot be read is said alone, as before round 35 (the bar had opened
+    before the planning: `ingesting ━━━ 0/? bytes 0 runs sent` around the error; review UX35, 2)."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich: stderr a terminal (a bar, not lines)
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(bytes(range(128, 256)) * 8)
+    code, out, err = run_cli("ingest", str(TAU), "--outcomes", str(garbage))
+    assert code != 0 and "garbage.jsonl" in err, out + err
+    assert "ingesting" not in err and "runs sent" not in err, err

@@ -116,7 +116,7 @@ def ingest(
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
         _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart, state_dir)
-    names = iter(stream_name)
+    names, silent = iter(stream_name), quiet or as_json  # --json: its stdout is the summary, no progress
     try:
         with Streams() as streams:
             try:
@@ -128,7 +128,7 @@ def ingest(
             if dry_run:
                 would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
                                  success_threshold, as_json, streams, tenant_set_by="server" if server else "cli",
-                                 quiet=quiet or as_json, log_every=log_every)
+                                 quiet=silent, log_every=log_every)
                 if code := exit_status([would]):
                     raise typer.Exit(code)
                 return
@@ -138,7 +138,7 @@ def ingest(
                         results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
                                                  group_by=group_by, outcomes=outcomes,
                                                  success_threshold=success_threshold, streams=streams,
-                                                 quiet=quiet or as_json, log_every=log_every)
+                                                 quiet=silent, log_every=log_every)
                     except _ServerStopped as stopped:  # what was refused here is known: kept as a finished one's
                         keep_rejections({"rejections": stopped.rejections})
                         raise
@@ -150,7 +150,7 @@ def ingest(
                                 success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
                                 dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
                                 streams=streams.names, stream_marks=streams.marks, tenant_set_by="cli")
-                results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
+                results = _ingest_here(job, workers, uri or default_uri(), traces, silent, log_every)
     except _ServerStopped as stopped:  # said once the copies of piped input are removed (see leave_now)
         if stopped.code == EXIT_FAILED:
             fail_now(str(stopped), code=EXIT_FAILED)
@@ -480,22 +480,22 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
+        try:  # planned as a local ingest plans (before the bar: an error is not framed by an empty one)
+            table = OutcomeTable.load(outcomes) if outcomes else None
+            units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
+        except (ValueError, OSError) as exc:
+            fail(str(exc))
+        total = sum(u.size for u in units)
         columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(),
                    TextColumn("{task.fields[runs]} runs sent"), TimeElapsedColumn(), TimeRemainingColumn())
         with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
                       runs="runs and records sent to the server") as bar:
-            task = bar.add_task("ingest", total=None, runs=0)
-            try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
-                table = OutcomeTable.load(outcomes) if outcomes else None
-                units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
-                parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
-                                     outcomes=table, success_threshold=success_threshold, units=units,
-                                     passed_over=passed_over, renamed=renamed, tenant_set_by="server",
-                                     on_bytes=lambda n: bar.advance(task, n))
-            except (ValueError, OSError) as exc:
-                fail(str(exc))
-            total = sum(u.size for u in units)
-            bar.update(task, total=total or None)
+            task = bar.add_task("ingest", total=total or None, runs=0)
+            # lazy: an input that cannot be read is a rejection, not the end; its bytes move the bar as read
+            parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
+                                 outcomes=table, success_threshold=success_threshold, units=units,
+                                 passed_over=passed_over, renamed=renamed, tenant_set_by="server",
+                                 on_bytes=lambda n: bar.advance(task, n))
             clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
             sent, report = [0], RemoteIngestReport()
             # each run marked with the file it was read from: the server sees no file (probe 50, OP 1)
@@ -538,7 +538,7 @@ def _sent(records: Iterator[Any], bar: Any, task: int, sent: list[int], total: i
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
              outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any,
-             tenant_set_by: str = "cli", quiet: bool = False, log_every: float = LOG_EVERY) -> dict[str, int]:
+             tenant_set_by: str, quiet: bool, log_every: float) -> dict[str, int]:
     """Print what each input holds; return what an ingest of it would do, for :func:`exit_status`: a dry run
     is a scheduler's pre-flight check, so it exits as the ingest would. ``tenant_set_by``: ``server`` over --server
     (a record of another tenant is told to use a key of its tenant, not --tenant)."""
@@ -548,20 +548,24 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     from ..ingest.preview import preview
     from ..ingest.read import KEPT_REJECTIONS, plan_inputs
 
-    columns = (TextColumn("[bold]dry run: reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+    try:  # planned before the bar, as an ingest's (an error is not framed by an empty bar)
+        table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
+        units = plan_inputs(paths, fmt)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    total = sum(u.size for u in units)
+    columns = (TextColumn("[bold]dry run, reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TimeElapsedColumn(), TimeRemainingColumn())
     # the progress a real ingest shows (on stderr: stdout is the listing's), of the bytes read: no run is written
     with progress(*columns, console=err, label="dry run, reading", quiet=quiet, log_every=log_every, runs=None) as bar:
-        task = bar.add_task("dry run", total=None, runs=0)
+        task = bar.add_task("dry run", total=total or None)
         try:
-            table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
-            units = plan_inputs(paths, fmt)
-            bar.update(task, total=sum(u.size for u in units) or None)
             files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
                             outcomes=table_of_outcomes, success_threshold=success_threshold,
                             tenant_set_by=tenant_set_by, units=units, on_bytes=lambda n: bar.advance(task, n))
         except (ValueError, OSError) as exc:
             fail(str(exc))
+        bar.update(task, completed=total)  # what no read told (a file that could not be read), as --server's ends
     files = [replace(f, source=streams.given(f.source), rejections=[{k: streams.given(v) for k, v in r.items()}
                                                                     for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
