@@ -148,7 +148,9 @@ def preview(
     single file) raise ValueError / FileNotFoundError, as ingest does.
     """
     paths = list(paths)
-    units, passed_over = plan_inputs(paths, fmt) if units is None else units, PassedOverGroups()
+    if units is None:
+        units = plan_inputs(paths, fmt)
+    passed_over = PassedOverGroups()
     files = preview_items(read_inputs(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
                                       outcomes=outcomes, success_threshold=success_threshold, units=units,
                                       passed_over=passed_over, tenant_set_by=tenant_set_by,
