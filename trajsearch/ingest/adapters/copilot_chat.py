@@ -39,7 +39,9 @@ Field mapping:
   denied it (not run).
 - outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
   provider's or the network's error, the session ended on it): an ``infra_error``, or the agent's ``failure`` when
-  its context window stopped it; but one coded ``canceled`` (the user stopped it) is counted as a canceled request.
+  its context window stopped it; but one the user stopped (coded ``canceled``, ``isCanceled``, or since 2026
+  ``modelState`` ``{value: 2}``, with no ``result`` where stopped before its agent answered) is counted as a
+  canceled request, not one still running.
 - trajectory_id = ``copilot-chat.<the first request's requestId>``, which every export and kept file holds: an
   export made while the chat ran (no ``result`` yet), one made after it ended and the file VS Code keeps are one
   chat, whose session ids differ among them (the kept file's ``sessionId``: ``metadata.vscode_session_id``; the
@@ -89,6 +91,8 @@ split = whole_file
 #: name and icon every export and kept session writes together (``IExportableChatData``).
 SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"responderAvatarIconUri"\s*:')
 _INVOCATION = "toolInvocationSerialized"
+#: ``modelState.value`` of a request the user stopped (VS Code's ``ResponseModelState.Cancelled``).
+_CANCELLED = 2
 
 
 def matches(record: Any) -> bool:
@@ -272,9 +276,12 @@ def _error_details(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _canceled(request: dict[str, Any]) -> bool:
-    """Whether the user stopped the request: ``isCanceled``, or (Copilot Chat 0.36) its result's ``errorDetails``
+    """Whether the user stopped the request: ``isCanceled`` (before 2026), ``modelState`` ``{value: 2}`` (VS Code's
+    ``ResponseModelState.Cancelled``, which replaced ``isCanceled``: a request stopped before its agent answered
+    keeps no ``result``, so it is no request still running), or (Copilot Chat 0.36) its result's ``errorDetails``
     coded ``canceled``, which is no error of the provider's."""
-    return request.get("isCanceled") is True or _error_details(request).get("code") == "canceled"
+    return request.get("isCanceled") is True or as_dict(request.get("modelState")).get("value") == _CANCELLED \
+        or _error_details(request).get("code") == "canceled"
 
 
 def _picked(request: dict[str, Any]) -> str:
