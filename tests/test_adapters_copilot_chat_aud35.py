@@ -1,6 +1,8 @@
 """VS Code Copilot Chat's kept ``chatSessions/*.jsonl`` as VS Code writes it since 2026 (round 35's audit): the real
-chat of tests/fixtures/copilot/.aud32 with the lines VS Code's ``ChatSessionOperationLog`` appends (see
-tests/fixtures/copilot/.aud35/README.md)."""
+chat of tests/fixtures/copilot/.aud32 (CodinGame/monaco-vscode-api, MIT) with lines appended by hand in the shape
+VS Code's ``ChatSessionOperationLog`` (``chatSessionOperationLog.ts``, ``objectMutationLog.ts``, MIT) writes them: no
+real kept log with a stopped request was found committed (the real exports with one, tsteelematc/tauri-fasthtml's
+of March 2026, carry no licence and also hold the ``errorDetails`` coded ``canceled`` that main read already)."""
 
 from __future__ import annotations
 
