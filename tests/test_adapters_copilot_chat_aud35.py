@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from trajsearch.ingest.adapters._common import RUNNING_FROM
+from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -43,3 +44,41 @@ def test_a_request_stopped_before_its_agent_answered_is_canceled_not_running(tmp
     assert run.outcome is Outcome.unknown and run.steps[-1].arguments == {"content": "Once upon a time"}
     running = only(_kept_with(tmp_path / "running", {"kind": 2, "k": ["requests"], "v": [request]}))
     assert running.metadata[RUNNING_FROM] == 5  # still running (modelState 0, no result): an unfinished save
+
+
+REAL = Path(__file__).parent / "fixtures" / "copilot" / ".copilot29"
+FETCH = REAL / "fetch_web_page.json"  # exported while its one request ran (no result)
+COMPLETED = REAL / "completed_chat_trimmed.json"  # the same chat exported once it had ended
+CANCELED = REAL / "canceled.json"  # Copilot Chat 0.36: the last request stopped (modelState 2, errorDetails canceled)
+
+
+def test_an_export_made_while_its_last_request_ran_is_running_not_canceled(tmp_path: Path) -> None:
+    """An export (or a kept ``.json``) writes ``ChatResponseModel.toJSON``, which maps a request still running
+    (``Pending``/``NeedsInput``) to ``{value: 2 (Cancelled), completedAt: now}``: there ``modelState 2`` with no
+    ``result`` is a request still running, so the export once ended replaces it, in either order, with no warning.
+    Only the kept ``.jsonl`` log writes the state unmapped (the test above)."""
+    running = json.loads(FETCH.read_text(encoding="utf-8"))
+    running["requests"][0]["modelState"] = {"value": 2, "completedAt": 1771434203000}  # as VS Code 2026 exports it
+    path = tmp_path / "running" / FETCH.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(running), encoding="utf-8")
+    run = only(path)
+    assert run.metadata.get(RUNNING_FROM) == 0 and run.metadata.get("canceled_requests") is None
+    for pair in ((path, COMPLETED), (COMPLETED, path)):
+        [run] = {r.trajectory.trajectory_id: r.trajectory for r in read_inputs(pair) if r.ok}.values()
+        assert [s.action for s in run.steps] == ["fetch_webpage", "respond"], pair
+
+
+def test_a_stopped_request_whose_result_lost_its_canceled_code_is_canceled_not_failed(tmp_path: Path) -> None:
+    """Newer VS Code's ``setResult`` drops ``errorDetails`` from a result that arrives after the user stopped the
+    request, so only ``modelState`` ``{value: 2}`` says it was stopped: a canceled request, not the provider's error
+    (``infra_error``) nor an uncounted one. Real 0.36 export with the ``canceled`` code dropped (or all its details)."""
+    chat = json.loads(CANCELED.read_text(encoding="utf-8"))
+    details = chat["requests"][-1]["result"]["errorDetails"]
+    for n, result_details in enumerate(({k: v for k, v in details.items() if k != "code"}, None)):
+        chat["requests"][-1]["result"]["errorDetails"] = result_details
+        path = tmp_path / f"{n}.json"
+        path.write_text(json.dumps(chat), encoding="utf-8")
+        run = only(path)
+        assert (run.outcome, run.metadata.get("canceled_requests")) == (Outcome.unknown, 1), result_details
+        assert RUNNING_FROM not in run.metadata

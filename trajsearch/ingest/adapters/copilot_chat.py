@@ -93,6 +93,9 @@ SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"responderAvata
 _INVOCATION = "toolInvocationSerialized"
 #: ``modelState.value`` of a request the user stopped (VS Code's ``ResponseModelState.Cancelled``).
 _CANCELLED = 2
+#: ``modelState.value`` of a request still running (``Pending``, ``NeedsInput``): written so only in a kept ``.jsonl``;
+#: an export or a kept ``.json`` (``ChatResponseModel.toJSON``) writes it as ``Cancelled``, with no ``result`` yet.
+_RUNNING = (0, 4)
 
 
 def matches(record: Any) -> bool:
@@ -160,7 +163,8 @@ def _replayed(edits: list[dict[str, Any]]) -> Any:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if isinstance(record, list) or _opening(record) is not None:  # a kept .jsonl: its lines' values, or its one
+    logged = isinstance(record, list) or _opening(record) is not None  # a kept .jsonl: its lines' values, or its one
+    if logged:
         record = _replayed(as_records(record, "VS Code chat session log"))
     if not _is_chat(record):
         raise RecordError(f"not a Copilot chat (an exported chat or a chatSessions file is a JSON object with "
@@ -175,7 +179,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                           "the chat)")
     per_request = [_request_steps(r) for r in requests]
     first, last = requests[0], requests[-1]
-    failed = None if _canceled(last) else as_str(_error_details(last).get("message"))
+    failed = None if _canceled(last, logged) else as_str(_error_details(last).get("message"))
     failure = error_line(failed, failed) if failed else None
     models_used = [m for r in requests if (m := _model(r))]
     vendor, _, model = (models_used[0] if models_used else "").rpartition("/")  # the first request may name none
@@ -198,9 +202,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "auto_model": any(_is_auto(_picked(r)) for r in requests) or None,
         "user_prompts": prompt_list([t for r in prompts[1:]
                                      if (t := as_str(as_dict(r.get("message")).get("text")))]) or None,
-        "canceled_requests": sum(_canceled(r) for r in requests) or None,
+        "canceled_requests": sum(_canceled(r, logged) for r in requests) or None,
         "last_request_error": failure,
-        RUNNING_FROM: _running_from(requests, per_request),
+        RUNNING_FROM: _running_from(requests, per_request, logged),
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{session}", task=task, model_id=model or None,
@@ -261,27 +265,35 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def _running_from(requests: list[dict[str, Any]], per_request: list[list[dict[str, Any]]]) -> int | None:
-    """Where the steps of a request still running when the chat was exported begin: its last, with no ``result``
-    yet (VS Code sets it as the request ends), read from the parts the chat showed until then; its export once
-    ended holds the model's rounds instead, and continues this one (``RUNNING_FROM``)."""
+def _running_from(requests: list[dict[str, Any]], per_request: list[list[dict[str, Any]]], logged: bool) -> int | None:
+    """Where the steps of a request still running when the chat was saved begin: its last, with no ``result`` yet
+    (VS Code sets it as the request ends; in a kept ``.jsonl``, its ``modelState`` says so), read from the parts the
+    chat showed until then; its export once ended holds the model's rounds instead, and continues this one
+    (``RUNNING_FROM``)."""
     last = requests[-1]
-    if last.get("result") is not None or _canceled(last):
-        return None
-    return sum(map(len, per_request[:-1]))
+    state = _state(last)
+    running = state in _RUNNING if logged and state is not None else last.get("result") is None
+    return sum(map(len, per_request[:-1])) if running and not _canceled(last, logged) else None
 
 
 def _error_details(request: dict[str, Any]) -> dict[str, Any]:
     return as_dict(as_dict(request.get("result")).get("errorDetails"))
 
 
-def _canceled(request: dict[str, Any]) -> bool:
-    """Whether the user stopped the request: ``isCanceled`` (before 2026), ``modelState`` ``{value: 2}`` (VS Code's
-    ``ResponseModelState.Cancelled``, which replaced ``isCanceled``: a request stopped before its agent answered
-    keeps no ``result``, so it is no request still running), or (Copilot Chat 0.36) its result's ``errorDetails``
-    coded ``canceled``, which is no error of the provider's."""
-    return request.get("isCanceled") is True or as_dict(request.get("modelState")).get("value") == _CANCELLED \
-        or _error_details(request).get("code") == "canceled"
+def _state(request: dict[str, Any]) -> int | None:
+    """The request's ``modelState.value`` (VS Code's ``ResponseModelState``, since 2026), else None."""
+    value = as_dict(request.get("modelState")).get("value")
+    return value if type(value) is int else None
+
+
+def _canceled(request: dict[str, Any], logged: bool) -> bool:
+    """Whether the user stopped the request: ``isCanceled`` (before 2026); ``modelState`` ``{value: 2}`` (VS Code's
+    ``ResponseModelState.Cancelled``, which replaced ``isCanceled``) with a ``result`` (whose ``errorDetails``
+    newer VS Code drops when it came after the stop), or with none in a kept ``.jsonl`` (stopped before its agent
+    answered; an export writes a request still running so, see ``_RUNNING``); or (Copilot Chat 0.36) its result's
+    ``errorDetails`` coded ``canceled``, which is no error of the provider's."""
+    stopped = _state(request) == _CANCELLED and (logged or request.get("result") is not None)
+    return request.get("isCanceled") is True or stopped or _error_details(request).get("code") == "canceled"
 
 
 def _picked(request: dict[str, Any]) -> str:
