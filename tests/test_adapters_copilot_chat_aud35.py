@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trajsearch.ingest import detect
 from trajsearch.ingest.adapters._common import RUNNING_FROM
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
-from adapter_support import only
+from adapter_support import only, runs
 
 KEPT_2026 = Path(__file__).parent / "fixtures" / "copilot" / ".aud32" / "b9394793-20e4-4dc7-a7ec-8a39c986dc76.jsonl"
 
@@ -44,6 +45,9 @@ def test_a_request_stopped_before_its_agent_answered_is_canceled_not_running(tmp
     assert run.outcome is Outcome.unknown and run.steps[-1].arguments == {"content": "Once upon a time"}
     running = only(_kept_with(tmp_path / "running", {"kind": 2, "k": ["requests"], "v": [request]}))
     assert running.metadata[RUNNING_FROM] == 5  # still running (modelState 0, no result): an unfinished save
+    failed = only(_kept_with(tmp_path / "failed", {"kind": 2, "k": ["requests"], "v": [request]},
+                             {"kind": 1, "k": ["requests", 4, "modelState"], "v": {"value": 3}}))
+    assert RUNNING_FROM not in failed.metadata  # ResponseModelState.Failed with no result: ended, not running
 
 
 REAL = Path(__file__).parent / "fixtures" / "copilot" / ".copilot29"
@@ -82,3 +86,24 @@ def test_a_stopped_request_whose_result_lost_its_canceled_code_is_canceled_not_f
         run = only(path)
         assert (run.outcome, run.metadata.get("canceled_requests")) == (Outcome.unknown, 1), result_details
         assert RUNNING_FROM not in run.metadata
+
+
+def test_a_2026_chat_too_big_to_parse_for_detection_is_told_by_its_head(tmp_path: Path, monkeypatch) -> None:
+    """A chat past the 64 MiB detection parses whole is told by its head (``SIGNATURE``), which asked for
+    ``responderAvatarIconUri``: VS Code 2026's export writes ``{responderUsername, initialLocation, requests}`` and its
+    kept ``.jsonl`` opens ``{kind: 0, v: {..., initialLocation, responderUsername, ...}}``, neither the icon, so such
+    a chat was an unrecognised file, all lost."""
+    monkeypatch.setattr(detect, "WHOLE_PARSE_BYTES", 4096)  # stands for a chat of over 64 MiB
+    chat = json.loads(CANCELED.read_text(encoding="utf-8"))
+    exported = tmp_path / "big.json"
+    exported.write_text(json.dumps({k: chat[k] for k in ("responderUsername", "initialLocation", "requests")},
+                                   indent=2), encoding="utf-8")
+    opening, *edits = KEPT_2026.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = tmp_path / "chatSessions" / KEPT_2026.name
+    kept.parent.mkdir()
+    opened = json.loads(opening)
+    opened["v"]["customTitle"] = "x" * 70_000  # its first line past the 64 KiB head detection peeks at
+    kept.write_text(json.dumps(opened, separators=(",", ":")) + "\n" + "".join(edits), encoding="utf-8")
+    for path in (exported, kept):
+        assert detect.detect_format(path) == "copilot-chat", path
+        assert len(runs(path)) == 1, path

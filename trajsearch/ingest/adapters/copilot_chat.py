@@ -88,8 +88,10 @@ NAME = "copilot-chat"
 WHOLE_FILE = True
 split = whole_file
 #: Searched in a file's first 64 KiB when no record can be parsed from them (a chat of megabytes): the responder's
-#: name and icon every export and kept session writes together (``IExportableChatData``).
-SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"responderAvatarIconUri"\s*:')
+#: name beside its icon (``IExportableChatData`` until 2026) or the chat's ``initialLocation`` (VS Code 2026, whose
+#: export and kept ``.jsonl`` write no icon; the log's opening line puts the location first).
+SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"(?:responderAvatarIconUri|initialLocation)"\s*:'
+                       r'|"initialLocation"\s*:\s*"[^"]*"\s*,\s*"responderUsername"\s*:')
 _INVOCATION = "toolInvocationSerialized"
 #: ``modelState.value`` of a request the user stopped (VS Code's ``ResponseModelState.Cancelled``).
 _CANCELLED = 2
