@@ -40,8 +40,8 @@ Field mapping:
 - outcome: unknown (a chat records no verdict), unless its last request failed (``result.errorDetails``: a
   provider's or the network's error, the session ended on it): an ``infra_error``, or the agent's ``failure`` when
   its context window stopped it; but one the user stopped (coded ``canceled``, ``isCanceled``, or since 2026
-  ``modelState`` ``{value: 2}``, with no ``result`` where stopped before its agent answered) is counted as a
-  canceled request, not one still running.
+  ``modelState`` ``{value: 2}``: with no ``result``, stopped before its agent answered, only in a kept ``.jsonl``,
+  as an export writes a request still running so) is counted as a canceled request, not one still running.
 - trajectory_id = ``copilot-chat.<the first request's requestId>``, which every export and kept file holds: an
   export made while the chat ran (no ``result`` yet), one made after it ended and the file VS Code keeps are one
   chat, whose session ids differ among them (the kept file's ``sessionId``: ``metadata.vscode_session_id``; the
