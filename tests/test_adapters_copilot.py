@@ -432,7 +432,8 @@ def test_a_terminal_call_is_its_command_its_output_and_its_exit_code(tmp_path: P
 def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
     """A ``runSubagent`` call kept with the model's rounds (their ids ``<toolCallId>__vscode-<n>``): the calls the
     subagent made, shown in the response with its ``subAgentInvocationId`` but in no round, follow it as steps;
-    read from the response alone, the subagent's prompt and answer are the call's arguments and observation."""
+    read from the response alone, the subagent's prompt and answer are the call's arguments and observation. The
+    subagent's calls carry ``arguments.subagent``, the name of the call that ran it, as copilot-cli's do."""
     subagent = {"kind": "toolInvocationSerialized", "toolId": "runSubagent", "toolCallId": "call_Ehct",
                 "invocationMessage": "Iniciar análisis reflexivo", "isComplete": True, "isConfirmed": {"type": 1},
                 "toolSpecificData": {"kind": "subagent", "agentName": "reflexive-analyst",
@@ -450,13 +451,15 @@ def test_a_subagents_calls_follow_the_call_that_ran_it(tmp_path: Path) -> None:
         "toolCallResults": {"call_Ehct__vscode-1788645360673": {"content": [{"value": "344 registros."}]}}}}
     kept = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}], rounds)))
     assert [s.action for s in kept.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
-    assert kept.steps[5].observation == "344 registros." and kept.steps[6].arguments == {"command": _COMMAND}
+    assert kept.steps[5].observation == "344 registros."
+    assert kept.steps[6].arguments == {"command": _COMMAND, "subagent": "runSubagent"}  # as copilot-cli marks its
     assert kept.steps[6].observation is None and kept.steps[6].error is None
     shown = only(_kept_with(tmp_path, _request([subagent, inner, {"value": "El análisis concluyó."}])))
     assert [s.action for s in shown.steps[5:]] == ["runSubagent", "run_in_terminal", "respond"]
     assert shown.steps[5].arguments == {"agentName": "reflexive-analyst", "description": "Iniciar análisis reflexivo",
                                         "prompt": "Examina el CSV."}
     assert shown.steps[5].observation == "344 registros."
+    assert shown.steps[6].arguments == {"command": _COMMAND, "subagent": "runSubagent"}
 
 
 def _export(tmp_path: Path, *requests: dict) -> Path:

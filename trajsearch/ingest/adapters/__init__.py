@@ -97,9 +97,9 @@ A sub-agent's run (a session another session spawned) carries ``metadata.is_suba
 (never its Harbor trial's run: ``_agent_cli.in_trial``) and, where recorded, its
 parent as ``metadata.parent_session_id``: the parent's session id as its format
 records it (the parent run's ``metadata.session_id``), not a run id. A sub-agent's calls a format keeps among its
-parent's steps (copilot-cli, copilot-cli-share, inspect-ai) carry ``arguments.subagent``
-(``_common.subagent_marked``): the format's name for it, copilot's the spawning tool's (``task``), Inspect's the
-agent's (``researcher``).
+parent's steps (copilot-cli, copilot-cli-share, copilot-chat, inspect-ai) carry ``arguments.subagent``
+(``_common.subagent_marked``): the format's name for it, copilot's the spawning tool's (``task``, Copilot Chat's
+``runSubagent``), Inspect's the agent's (``researcher``).
 
 Each module documents its field mapping in its docstring. File handling
 (JSONL, arrays, gzip, positions, grouping, error messages) lives in

@@ -27,8 +27,8 @@ Field mapping:
   and ``response`` text, observation = ``toolCallResults[id]``'s text: an MCP tool's ``{value}`` parts, a built-in
   tool's element tree as prompt-tsx rendered it, ``{node}``) and a round's text with no call after it a ``respond``
   step; the calls a subagent made (the response's invocations with its ``subAgentInvocationId``, in no round)
-  follow the ``runSubagent`` call; an edit made with no call (a ``textEditGroup`` in a response with no call) is
-  an ``edit`` step before the last answer. Without them, the
+  follow the ``runSubagent`` call, marked ``arguments.subagent`` (``runSubagent``); an edit made with no call (a
+  ``textEditGroup`` in a response with no call) is an ``edit`` step before the last answer. Without them, the
   ``response`` parts in order: a ``toolInvocationSerialized`` is a step (arguments = ``toolSpecificData.rawInput``,
   a terminal call's command, a subagent's prompt, else ``resultDetails.input``, else the invocation message;
   observation a terminal call's output, a subagent's answer), markdown and ``thinking`` before it its thought, text
@@ -81,7 +81,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import RUNNING_FROM, Context, RecordError, as_dict, as_list, json_kind, last_part
+from ._common import RUNNING_FROM, Context, RecordError, as_dict, as_list, json_kind, last_part, subagent_marked
 
 NAME = "copilot-chat"
 #: A file is one chat: the reader hands over its whole document.
@@ -93,6 +93,8 @@ split = whole_file
 SIGNATURE = re.compile(r'"responderUsername"\s*:\s*"[^"]*"\s*,\s*"(?:responderAvatarIconUri|initialLocation)"\s*:'
                        r'|"initialLocation"\s*:\s*"[^"]*"\s*,\s*"responderUsername"\s*:')
 _INVOCATION = "toolInvocationSerialized"
+#: The tool that runs a subagent (its calls' ``subAgentInvocationId`` is that call's ``toolCallId``).
+_SUBAGENT_TOOL = "runSubagent"
 #: ``modelState.value`` of a request the user stopped (VS Code's ``ResponseModelState.Cancelled``).
 _CANCELLED = 2
 #: ``modelState.value`` of a request still running (``Pending``, ``NeedsInput``): written so only in a kept ``.jsonl``;
@@ -240,7 +242,7 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
                                    output if output is not None else _output(taken), taken, at))
                 said = None
                 if taken is not None and (run_by := as_str(taken.get("toolCallId"))):
-                    steps += [_invocation_step(i, [], at) for i in invocations
+                    steps += [_invocation_step(i, [], at, name) for i in invocations
                               if i.get("subAgentInvocationId") == run_by]
             if not calls and (answer := (as_str(round_.get("response")) or "").strip()):
                 steps.append(_answer([reasoning or ""], answer, at))
@@ -250,10 +252,13 @@ def _request_steps(request: dict[str, Any]) -> list[dict[str, Any]]:
                 e for p in response if p.get("kind") == "textEditGroup" and (e := _edit_step(p, None, at))] + answer
         return steps
     steps, thought, text = [], [], []
+    spawners = {as_str(i.get("toolCallId")): as_str(i.get("toolId")) or "tool" for i in invocations}
     for part in response:
         kind = part.get("kind")
         if kind == _INVOCATION:
-            steps.append(_invocation_step(part, thought + text, at))
+            run_by = as_str(part.get("subAgentInvocationId"))
+            steps.append(_invocation_step(part, thought + text, at, spawners.get(run_by, _SUBAGENT_TOOL) if run_by
+                                          else None))
             thought, text = [], []
         elif kind == "textEditGroup" and not invocations and (edit := _edit_step(part, thought + text, at)):
             steps.append(edit)  # an edit the chat made with no call: no step else shows it
@@ -348,10 +353,13 @@ def _invocation_of(invocations: list[dict[str, Any]], name: str, call_id: str,
     return taken
 
 
-def _invocation_step(invocation: dict[str, Any], said: list[str], at: Any) -> dict[str, Any]:
-    """A call as the chat showed it (``toolInvocationSerialized``), ``said`` before it its thought."""
-    return _step(as_str(invocation.get("toolId")) or "tool", _invocation_arguments(invocation), join_thought(said),
-                 _output(invocation), invocation, at)
+def _invocation_step(invocation: dict[str, Any], said: list[str], at: Any,
+                     subagent: str | None = None) -> dict[str, Any]:
+    """A call as the chat showed it (``toolInvocationSerialized``), ``said`` before it its thought; a subagent's
+    call marked with the name of the call that ran the subagent (``arguments.subagent``, as copilot-cli marks its)."""
+    arguments = _invocation_arguments(invocation)
+    return _step(as_str(invocation.get("toolId")) or "tool", subagent_marked(arguments, subagent) if subagent
+                 else arguments, join_thought(said), _output(invocation), invocation, at)
 
 
 def _step(action: str, arguments: Any, thought: str | None, output: str | None, invocation: dict[str, Any] | None,
