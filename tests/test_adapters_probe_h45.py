@@ -70,8 +70,9 @@ def _with_last_step(tmp_path: Path, status: str, message: str, failing_step: boo
                           "RateLimitError>]"),
     ("exit_error", "Exit due to runtime error: Session was closed", Outcome.infra_error,
      "exit_error: Exit due to runtime error: Session was closed"),
-    # auto-submitted after the error: the patch is kept, the message still says what stopped the run
-    ("submitted (exit_error)", QUOTA_ERROR, Outcome.failure, f"submitted (exit_error): {QUOTA_ERROR}"),
+    # auto-submitted after the error: the patch is kept, the message still says what stopped the run (an infra
+    # error since round 35, as without the patch: the model API failed, not the agent)
+    ("submitted (exit_error)", QUOTA_ERROR, Outcome.infra_error, f"submitted (exit_error): {QUOTA_ERROR}"),
     # a limit hit: the message only repeats the status; the last failing step says more, as before
     ("exit_format", "Exit due to repeated format/blocklist/bash syntax errors", Outcome.failure,
      "exit_format: last failing step 0 (`python reproduce.py`): NameError: name 'x' is not defined"),

@@ -91,10 +91,11 @@ Mapping
 - outcome: there is no test result in a ``.traj``. ``info.exit_status``
   ``submitted`` -> success (metadata ``outcome_basis`` says "submitted, not
   evaluated"), unless ``info.submission`` is recorded empty (nothing handed in:
-  failure); ``submitted (exit_cost)`` and other ``submitted (exit_*)``
-  (auto-submitted when a limit hit; 0.x forks such as CodeR write a bare
-  ``submitted`` and record the stop only as the last action, read as
-  ``submitted (<that stop>)``), ``exit_cost``, ``exit_context``,
+  failure); ``submitted (<stop>)`` (SWE-agent handed in the diff itself when a
+  stop hit; 0.x forks such as CodeR write a bare ``submitted`` and record the
+  stop only as the last action, read as ``submitted (<that stop>)``) reads as
+  its stop: ``submitted (exit_cost)`` a failure, ``submitted (exit_error)`` (1.1's
+  status for a model API's error after an edit) an infra_error; ``exit_cost``, ``exit_context``,
   ``exit_format``, ``exit_command_timeout`` and the like -> failure (so is
   1.x's ``exit_command``: the model ran ``exit`` and quit with nothing handed in,
   unless a person typed it, SWE-agent's ``human`` models: unknown);
@@ -188,6 +189,8 @@ INFRA_STOPS = frozenset({"exit_api", "exit_error"})
 #: seen (a second hand-kept list had drifted from the first before: review RFM4 of probe 53).
 AGENT_STOPS = tuple(sorted(STOP_ACTIONS - INFRA_STOPS)) + (EXIT_COMMAND,)
 HUMAN_MODELS = frozenset({"human", "human_thought"})
+#: The status of a run SWE-agent handed in itself when a stop hit: ``submitted (<the stop's status>)``.
+_AUTOSUBMITTED = re.compile(r"^submitted \((.*)\)$", re.S)
 _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
@@ -466,9 +469,10 @@ def outcome_for(exit_status: str | None) -> Outcome:
     status = exit_status.strip().lower()
     if status == "submitted":
         return Outcome.success
-    if status.startswith("submitted (") or status.startswith(AGENT_STOPS):
-        return Outcome.failure
-    return Outcome.infra_error
+    # handed in by SWE-agent when a stop hit (``attempt_autosubmission_after_error``): the stop decides, a limit the
+    # agent's failure, an error (1.1's ``submitted (exit_error)`` for a model API's failure) the infrastructure's
+    stop = _AUTOSUBMITTED.sub(r"\1", status)
+    return Outcome.failure if stop.startswith(AGENT_STOPS) else Outcome.infra_error
 
 
 def _effective_status(exit_status: str | None, steps: list[dict[str, Any]]) -> str | None:
