@@ -95,8 +95,9 @@ Mapping
   stop hit; 0.x forks such as CodeR write a bare ``submitted`` and record the
   stop only as the last action, read as ``submitted (<that stop>)``) reads as
   its stop: ``submitted (exit_cost)`` a failure, ``submitted (exit_error)`` (1.1's
-  status for a model API's error after an edit) an infra_error; ``exit_cost``, ``exit_context``,
-  ``exit_format``, ``exit_command_timeout`` and the like -> failure (so is
+  status for any unhandled error after an edit: a model API's, the runtime's) an
+  infra_error; ``exit_cost``, ``exit_context``, ``exit_format``,
+  ``exit_command_timeout`` and the like -> failure (so is
   1.x's ``exit_command``: the model ran ``exit`` and quit with nothing handed in,
   unless a person typed it, SWE-agent's ``human`` models: unknown);
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
@@ -470,7 +471,7 @@ def outcome_for(exit_status: str | None) -> Outcome:
     if status == "submitted":
         return Outcome.success
     # handed in by SWE-agent when a stop hit (``attempt_autosubmission_after_error``): the stop decides, a limit the
-    # agent's failure, an error (1.1's ``submitted (exit_error)`` for a model API's failure) the infrastructure's
+    # agent's failure, an error (1.1's ``submitted (exit_error)``: any unhandled one) the infrastructure's
     stop = _AUTOSUBMITTED.sub(r"\1", status)
     return Outcome.failure if stop.startswith(AGENT_STOPS) else Outcome.infra_error
 
