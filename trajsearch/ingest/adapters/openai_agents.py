@@ -102,12 +102,13 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import asdict
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Step, Trajectory
 
-from ._agents_run_state import META_KEYS, is_run_state, run_state_nodes
+from ._agents_run_state import META_KEYS, _found, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
@@ -116,6 +117,7 @@ from ._spans import (
     REFUSED,
     RUN_START,
     ancestors,
+    Message,
     Node,
     error_text,
     SpanFormat,
@@ -128,6 +130,7 @@ from ._spans import (
     start_order,
     text_of,
 )
+from ._spans.messages import PROVIDER_RUN
 from ._vendor import decode
 
 NAME = "openai-agents"
@@ -265,7 +268,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.role, node.name = "llm", "response"
         response = data.get("response") if isinstance(data.get("response"), dict) else {}
         node.input_messages = responses_messages(data.get("input")) if data.get("input") is not None else []
-        node.output_messages = responses_messages(response.get("output"), output=True) if response.get("output") else []
+        node.output_messages = _response_said(response["output"]) if response.get("output") else []
         node.model = str(response["model"]) if response.get("model") else None
         node.info = {k: v for k, v in {"response_id": data.get("response_id") or response.get("id")}.items() if v}
         if response.get("previous_response_id") or response.get("conversation"):
@@ -300,17 +303,22 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     return str(trace_id), clean_ids(node), None
 
 
+#: The errors the SDK marks a call of a tool the agent has not with, ``{"tool_name"}`` their data: a function call's,
+#: and (0.2x, ``run_internal/turn_resolution.py``) a Responses custom tool call's (``custom_tool_call``).
+_NOT_FOUND = ("Tool not found", "Custom tool not found")
+
+
 def _refusal(node: Node, error: Any) -> None:
     """Mark an agent or turn span whose error is the SDK refusing what the model said (``REFUSED``): ``SpanError(
     "Tool not found", {"tool_name"})`` for a call of a tool the agent has not (then ``ModelBehaviorError: Tool X not
-    found in agent Y``), ``SpanError("Invalid JSON provided")`` for a final answer that does not parse as the agent's
-    ``output_type`` (``util/_json.validate_json``); the SDK attaches either to the current span, the turn's since the
-    0.2x refactor, the agent's before."""
+    found in agent Y``; :data:`_NOT_FOUND`), ``SpanError("Invalid JSON provided")`` for a final answer that does not
+    parse as the agent's ``output_type`` (``util/_json.validate_json``); the SDK attaches either to the current span,
+    the turn's since the 0.2x refactor, the agent's before."""
     message = error.get("message") if isinstance(error, dict) else None
     data = error.get("data") if isinstance(error, dict) and isinstance(error.get("data"), dict) else {}
-    if message == "Tool not found" and isinstance(data.get("tool_name"), str) and data["tool_name"]:
+    if message in _NOT_FOUND and isinstance(data.get("tool_name"), str) and data["tool_name"]:
         node.info[REFUSED] = data["tool_name"]
-        node.error = f"Tool not found: {data['tool_name']}"
+        node.error = f"{message}: {data['tool_name']}"
     elif message == "Invalid JSON provided":
         node.info[REFUSED] = ANSWER
 
@@ -348,6 +356,34 @@ def _tool_output(output: Any) -> str:
     if all(_output_object(b) for b in blocks):
         return "\n".join(b["text"] if b["type"] == "text" else text_of(b) for b in blocks)
     return text_of(output)
+
+
+def _response_said(output: Any) -> list[dict[str, Any]]:
+    """A response's output items as messages (``responses_messages``), a tool search OpenAI ran among them
+    (``tool_search_call``, then the ``tool_search_output`` holding the tools it loaded, which the model may call next
+    in the same response) a ``tool_search`` call with the names found as its result, as a saved RunState gives it
+    (:func:`._agents_run_state._found`): no function span records it, and ``responses_messages`` knows no such item."""
+    items = maybe_json(output)
+    if not isinstance(items, list):
+        return responses_messages(items, output=True)
+    said: list[dict[str, Any]] = []
+    start, search = 0, None
+    for n, item in enumerate(items):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind not in ("tool_search_call", "tool_search_output"):
+            continue
+        said += responses_messages(items[start:n], output=True)
+        start = n + 1
+        if kind == "tool_search_output":
+            said.append(asdict(Message("tool", _found(item), call_id=item.get("call_id") or search)))
+            continue
+        search = str(item.get("call_id") or item.get("id") or "tool_search")
+        call = {"id": search, "name": "tool_search", "arguments": maybe_json(item.get("arguments")), PROVIDER_RUN: True}
+        if said and said[-1]["role"] == "assistant":  # its reasoning, or the text it said first: one message
+            said[-1]["calls"].append(call)
+        else:
+            said.append(asdict(Message("assistant", calls=[call])))
+    return said + responses_messages(items[start:], output=True)
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:

@@ -1,0 +1,39 @@
+"""Agents SDK traces written by openai-agents 0.25.0 itself (audit AUDOAI35): what its newer items and errors
+record, read as the runs they were. Fixture: ``fixtures/openai-agents/.aud35/`` (its README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adapter_support
+from trajsearch.model import Outcome, Trajectory
+
+TRACES = Path(__file__).parent / "fixtures" / "openai-agents" / ".aud35" / "agents-0.25-responses-with-input.jsonl"
+
+
+def _run(workflow: str) -> Trajectory:
+    return next(r for r in adapter_support.runs(TRACES) if r.metadata.get("workflow_name") == workflow)
+
+
+def test_a_tool_search_openai_ran_is_a_step_with_the_tools_it_found() -> None:
+    """The response searched the agent's deferred tools (``tool_search_call``, ``execution: "server"``; its
+    ``tool_search_output`` loads ``lookup_order``), then called the tool found. No function span records the search:
+    it was lost, the run starting at ``lookup_order``; now it is a step, as a saved RunState of such a run reads."""
+    run = _run("Tool search workflow")
+    assert [s.action for s in run.steps] == ["tool_search", "lookup_order", "respond"]
+    search = run.steps[0]
+    assert (search.arguments, search.observation, search.error) == ({"query": "order status"}, "lookup_order", None)
+    assert run.steps[1].observation == "order C-9: shipped"
+
+
+def test_a_call_of_a_custom_tool_the_agent_lacks_is_that_calls_error() -> None:
+    """The model called the Responses custom tool ``drop_table``, which the agent lacks: the SDK marks the turn span
+    "Custom tool not found" ``{"tool_name": "drop_table"}`` and raises. The call read as a tool that ran and printed
+    nothing, beside an unnamed step "chain turn 1 failed"; now the call is the one step, failed, as for a function
+    tool the agent lacks ("Tool not found")."""
+    run = _run("Ghost custom tool workflow")
+    assert [s.action for s in run.steps] == ["drop_table"]
+    call = run.steps[0]
+    assert (call.arguments, call.observation, call.error) == ("DROP TABLE orders", None,
+                                                            "Custom tool not found: drop_table")
+    assert run.outcome is Outcome.failure and run.task == "Clean the orders table."
