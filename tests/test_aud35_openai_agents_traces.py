@@ -37,3 +37,16 @@ def test_a_call_of_a_custom_tool_the_agent_lacks_is_that_calls_error() -> None:
     assert (call.arguments, call.observation, call.error) == ("DROP TABLE orders", None,
                                                             "Custom tool not found: drop_table")
     assert run.outcome is Outcome.failure and run.task == "Clean the orders table."
+
+
+def test_a_sandbox_command_that_exited_non_zero_is_that_steps_error() -> None:
+    """A ``SandboxAgent``'s ``exec_command`` returns the command's exit code in its text (``Process exited with code
+    1``) and raises nothing, so its span has no error: the failing test run read as a step that succeeded. Now its
+    error is the failure's decisive line with the code; grep's silent exit 1 (no match) stays no error."""
+    run = adapter_support.only(TRACES.with_name("agents-0.25-sandbox-exec-with-input.jsonl"))
+    commands = [(s.arguments or {}).get("cmd", "")[:22] for s in run.steps if s.action == "exec_command"]
+    assert commands == ["printf 'def add(a, b):", "python3 -m unittest -q", "ls", "grep -n TODO calc.py",
+                        "python3 -c 'import sys"]
+    assert [s.error for s in run.steps[:5]] == [None, "AssertionError: 3 != 4 (exit code 1)", None, None,
+                                                "no such fixture: db (exit code 1)"]
+    assert "Process exited with code 1" in run.steps[1].observation and run.outcome is Outcome.unknown

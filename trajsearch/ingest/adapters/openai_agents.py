@@ -108,6 +108,7 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Step, Trajectory
 
+from ._agent_cli import exit_code_error
 from ._agents_run_state import META_KEYS, _found, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
@@ -252,6 +253,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.tool = node.name
         node.arguments = maybe_json(data.get("input"))
         node.result = _tool_output(data["output"]) if data.get("output") is not None else None
+        node.error = node.error or _sandbox_exec_error(data)
         if isinstance(data.get("mcp_data"), dict):
             node.info = {"mcp_data": data["mcp_data"]}
     elif kind == "handoff":
@@ -384,6 +386,27 @@ def _response_said(output: Any) -> list[dict[str, Any]]:
         else:
             said.append(asdict(Message("assistant", calls=[call])))
     return said + responses_messages(items[start:], output=True)
+
+
+#: What a ``SandboxAgent``'s shell tools (``exec_command``, ``write_stdin``: 0.2x ``sandbox/capabilities/tools/
+#: shell_tool.py`` ``_format_response``) return: ``Chunk ID``, ``Wall time``, ``Process exited with code N`` once the
+#: command ended, then ``Output:`` and what it printed.
+_SANDBOX_EXEC = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:Process exited with code (?P<code>-?\d+)\n)?"
+                           r"(?:[^\n]*\n)*?Output:\n(?P<output>.*)", re.S)
+
+
+def _sandbox_exec_error(data: dict[str, Any]) -> str | None:
+    """The error of a sandbox shell call whose command exited non-zero: the tool returns its output and exit code as
+    text (:data:`_SANDBOX_EXEC`) and raises nothing, so its span records no error and a failing test run read as a
+    step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"); None for
+    any other tool or output, and for a command still running (no exit code)."""
+    found = _SANDBOX_EXEC.fullmatch(str(data.get("output") or ""))
+    if data.get("name") not in ("exec_command", "write_stdin") or found is None:
+        return None
+    arguments = maybe_json(data.get("input"))
+    command = arguments.get("cmd") if isinstance(arguments, dict) and isinstance(arguments.get("cmd"), str) else None
+    code = int(found.group("code") or 0)
+    return exit_code_error(found.group("output"), code, command) if code else None
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:
