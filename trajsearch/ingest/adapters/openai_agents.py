@@ -31,9 +31,11 @@ Mapping (``span_data.type``)
   error = the span's
   ``error`` (``message: data.error``), set only when the tool failed; a
   ``ShellTool`` call (input ``{"commands", ...}``) whose command the output
-  shows ended ``exit code: N`` or ``status: timeout`` failed with it. A tool
-  paused for approval is recorded at the interruption (no output) and again
-  when the resumed run executes it: the first record is dropped.
+  shows ended ``exit code: N`` or ``status: timeout`` failed with it, as did a
+  ``SandboxAgent``'s ``exec_command`` whose output says ``Process exited with
+  code N`` (N not 0). A tool paused for approval is recorded at the
+  interruption (no output) and again when the resumed run executes it: the
+  first record is dropped.
 - ``handoff``: a step: action = the handoff tool the model called
   (``transfer_to_<agent>``, else the call the SDK answered ``{"assistant":
   <to_agent>}``: a ``tool_name_override``), arguments = that call's
@@ -54,8 +56,10 @@ Mapping (``span_data.type``)
   stored ``input`` (Responses input items) and ``response`` (the response
   object), they are read like a generation's (Logfire's spans hold both): a
   hosted tool's item (``web_search_call``, ``file_search_call``,
-  ``code_interpreter_call``, ``image_generation_call``), run by OpenAI inside
-  the response, is a step with its result (no function span records it).
+  ``code_interpreter_call``, ``image_generation_call``, and a tool search:
+  ``tool_search_call`` then ``tool_search_output``, the tools it found), run by
+  OpenAI inside the response, is a step with its result (no function span
+  records it).
 - ``agent``: an agent run (name, tools, handoffs to metadata);
   ``custom`` spans ``task`` / ``turn`` (newer SDKs): containers; ``guardrail``:
   name and ``triggered`` to metadata; ``mcp_tools``, ``speech``,
@@ -88,10 +92,10 @@ Mapping (``span_data.type``)
   run that is not streamed marks no agent span) -> failure (infra_error for
   timeouts, rate limits, 5xx, connection errors, but not for a tool's own
   error, whatever it says), else ``unknown``. Where that error is the SDK
-  refusing what the model said ("Tool not found" for a call of a tool the
-  agent lacks, "Invalid JSON provided" for an answer that is not the
-  ``output_type``), it is that call's or answer's step's error, not a step of
-  its own. Spans inside a function span are an agent used as a tool: their
+  refusing what the model said ("Tool not found", "Custom tool not found" for
+  a call of a tool the agent lacks, "Invalid JSON provided" for an answer that
+  is not the ``output_type``), it is that call's or answer's step's error, not
+  a step of its own. Spans inside a function span are an agent used as a tool: their
   error is that call's, and the outer run's spans decide. One error written
   on nested spans (the JS SDK's on the turn, agent and task) is one failure;
   a JS tripwire error reads "Guardrail tripwire triggered: <guardrail>".
