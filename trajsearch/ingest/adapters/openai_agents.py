@@ -404,8 +404,9 @@ def _sandbox_exec_error(data: dict[str, Any]) -> str | None:
     text (:data:`_SANDBOX_EXEC`) and raises nothing, so its span records no error and a failing test run read as a
     step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"); None for
     any other tool or output, and for a command still running (no exit code)."""
-    found = _SANDBOX_EXEC.fullmatch(str(data.get("output") or ""))
-    if data.get("name") not in ("exec_command", "write_stdin") or found is None:
+    if data.get("name") not in ("exec_command", "write_stdin"):
+        return None
+    if (found := _SANDBOX_EXEC.fullmatch(str(data.get("output") or ""))) is None:
         return None
     arguments = maybe_json(data.get("input"))
     command = arguments.get("cmd") if isinstance(arguments, dict) and isinstance(arguments.get("cmd"), str) else None
