@@ -3,6 +3,7 @@ record, read as the runs they were. Fixture: ``fixtures/openai-agents/.aud35/`` 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import adapter_support
@@ -50,3 +51,22 @@ def test_a_sandbox_command_that_exited_non_zero_is_that_steps_error() -> None:
     assert [s.error for s in run.steps[:5]] == [None, "AssertionError: 3 != 4 (exit code 1)", None, None,
                                                 "no such fixture: db (exit code 1)"]
     assert "Process exited with code 1" in run.steps[1].observation and run.outcome is Outcome.unknown
+
+
+def test_a_sandbox_command_that_timed_out_is_that_steps_error(tmp_path: Path) -> None:
+    """A ``SandboxAgent``'s ``exec_command`` that times out returns ``Command timed out after N seconds.`` as its
+    output, with no exit code, and raises nothing: it read as a step that succeeded, where a ``ShellTool`` call's
+    ``status: timeout`` is an error. The real trace, its ``ls`` call's output replaced by the SDK's timeout text
+    (``sandbox/capabilities/tools/shell_tool.py``)."""
+    timed_out = "Chunk ID: 3f2a1b\nWall time: 10.0031 seconds\nOutput:\nCommand timed out after 10.000 seconds."
+    lines = TRACES.with_name("agents-0.25-sandbox-exec-with-input.jsonl").read_text().splitlines()
+    for n, line in enumerate(lines):
+        span = json.loads(line)
+        data = span.get("span_data") or {}
+        if data.get("name") == "exec_command" and json.loads(data["input"])["cmd"] == "ls":
+            data["output"] = timed_out
+            lines[n] = json.dumps(span)
+    trace = tmp_path / "timed-out.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    step = adapter_support.only(trace).steps[2]
+    assert (step.arguments, step.error) == ({"cmd": "ls"}, "Command timed out after 10.000 seconds.")

@@ -32,8 +32,9 @@ Mapping (``span_data.type``)
   ``error`` (``message: data.error``), set only when the tool failed; a
   ``ShellTool`` call (input ``{"commands", ...}``) whose command the output
   shows ended ``exit code: N`` or ``status: timeout`` failed with it, as did a
-  ``SandboxAgent``'s ``exec_command`` whose output says ``Process exited with
-  code N`` (N not 0). A tool paused for approval is recorded at the
+  ``SandboxAgent``'s ``exec_command`` / ``write_stdin`` whose output says
+  ``Process exited with code N`` (N not 0, as any agent's shell: grep's silent
+  exit 1 is no error) or ``Command timed out after N seconds.``. A tool paused for approval is recorded at the
   interruption (no output) and again when the resumed run executes it: the
   first record is dropped.
 - ``handoff``: a step: action = the handoff tool the model called
@@ -397,20 +398,27 @@ def _response_said(output: Any) -> list[dict[str, Any]]:
 #: command ended, then ``Output:`` and what it printed.
 _SANDBOX_EXEC = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:Process exited with code (?P<code>-?\d+)\n)?"
                            r"(?:[^\n]*\n)*?Output:\n(?P<output>.*)", re.S)
+#: Its output for a command that timed out (``ExecTimeoutError``), with no exit code.
+_SANDBOX_TIMEOUT = re.compile(r"Command timed out after \d+(?:\.\d+)? seconds\.")
 
 
 def _sandbox_exec_error(data: dict[str, Any]) -> str | None:
     """The error of a sandbox shell call whose command exited non-zero: the tool returns its output and exit code as
     text (:data:`_SANDBOX_EXEC`) and raises nothing, so its span records no error and a failing test run read as a
-    step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"); None for
-    any other tool or output, and for a command still running (no exit code)."""
+    step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"). A command
+    that timed out has no exit code, only the SDK's sentence (:data:`_SANDBOX_TIMEOUT`): that is the error, as a
+    ``ShellTool`` call's ``status: timeout`` is. None for any other tool or output, and for a command still running
+    (no exit code, a session ID to write to)."""
     if data.get("name") not in ("exec_command", "write_stdin"):
         return None
     if (found := _SANDBOX_EXEC.fullmatch(str(data.get("output") or ""))) is None:
         return None
     arguments = maybe_json(data.get("input"))
     command = arguments.get("cmd") if isinstance(arguments, dict) and isinstance(arguments.get("cmd"), str) else None
-    code = int(found.group("code") or 0)
+    if found.group("code") is None:
+        timed_out = found.group("output").strip()
+        return timed_out if _SANDBOX_TIMEOUT.fullmatch(timed_out) else None
+    code = int(found.group("code"))
     return exit_code_error(found.group("output"), code, command) if code else None
 
 
