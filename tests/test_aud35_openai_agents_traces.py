@@ -70,3 +70,26 @@ def test_a_sandbox_command_that_timed_out_is_that_steps_error(tmp_path: Path) ->
     trace.write_text("\n".join(lines) + "\n")
     step = adapter_support.only(trace).steps[2]
     assert (step.arguments, step.error) == ({"cmd": "ls"}, "Command timed out after 10.000 seconds.")
+
+
+def test_tool_searches_run_before_their_outputs_are_answered_in_order(tmp_path: Path) -> None:
+    """A server tool search has no ``call_id``: its ``tool_search_output`` answers the oldest search not yet answered
+    (the SDK pairs anonymous ones so, ``run_internal/items.py``). With two searches before their outputs the first
+    had no result and the second both; now each has its own. The real trace, a second search and output added."""
+    lines = TRACES.read_text().splitlines()
+    for n, line in enumerate(lines):
+        span = json.loads(line)
+        output = ((span.get("span_data") or {}).get("response") or {}).get("output") or []
+        if output and output[0].get("type") == "tool_search_call":
+            search, found = output[0], output[1]
+            first = {**search, "id": "tsc_0", "arguments": {"query": "refund policy"}}
+            loaded = {**found, "id": "tso_0", "tools": [{**found["tools"][0], "name": "refund_policy"}]}
+            span["span_data"]["response"]["output"] = [first, search, loaded, found, *output[2:]]
+            lines[n] = json.dumps(span)
+    trace = tmp_path / "two-searches.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    run = next(r for r in adapter_support.runs(trace) if r.metadata.get("workflow_name") == "Tool search workflow")
+    assert [(s.action, s.arguments, s.observation) for s in run.steps[:3]] == [
+        ("tool_search", {"query": "refund policy"}, "refund_policy"),
+        ("tool_search", {"query": "order status"}, "lookup_order"),
+        ("lookup_order", {"order_id": "C-9"}, "order C-9: shipped")]

@@ -41,7 +41,7 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL, not_run
 
 from ._common import RecordError
-from ._spans import RUN_START, Node, maybe_json, responses_messages, text_of
+from ._spans import RUN_START, Node, found_tools, maybe_json, responses_messages, text_of
 from ._spans.messages import DENIED
 
 #: Items of the model's output (one model call's, until a tool's or handoff's answer comes).
@@ -323,7 +323,10 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
         nonlocal said, asked, made
         if (said or refused) and agent is not None:
             llm = node(parent=agent.id, role="llm", name="response",
-                       output_messages=responses_messages(said, output=True),
+                       # a tool search is its own step, answered by its output item (``responses_messages``
+                       # would make it a call OpenAI ran with no answer)
+                       output_messages=responses_messages([r for r in said if r.get("type") != "tool_search_call"],
+                                                          output=True),
                        input_messages=[] if asked else responses_messages(_asked(state.get("original_input"))),
                        model=models[made] if made < len(models) else None)
             asked, said, made = True, [], made + 1
@@ -364,7 +367,7 @@ def run_state_nodes(record: Any, seq: int = 0) -> Iterator[tuple[str, Node]]:
                             call_id=raw.get("call_id"), arguments=maybe_json(call.get("arguments")) or None,
                             info={k: v for k, v in handed.items() if v})
         elif kind == "tool_search_output_item" and call:
-            yield key, _tool_node(node, agent, call, _found(raw), None)
+            yield key, _tool_node(node, agent, call, found_tools(raw), None)
         elif kind == "tool_call_output_item" and call:
             result = text_of(maybe_json(output)) if output is not None else None
             error = result if result and result.startswith(_TOOL_ERROR) else None
@@ -414,15 +417,6 @@ def _as_call(raw: dict[str, Any]) -> dict[str, Any]:
     if raw.get("type") == "program":
         return {**raw, "name": "programmatic_tool_calling", "arguments": {"code": raw.get("code")}}
     return raw
-
-
-def _found(raw: dict[str, Any]) -> str:
-    """A tool search's result (``tool_search_output``): the names of the tools it loaded (the Responses tool
-    definitions' ``name``; the JS SDK's ``tool_reference`` items', ``functionName``)."""
-    tools = raw.get("tools") if isinstance(raw.get("tools"), list) else []
-    names = [str(t.get("name") or t.get("functionName") or t.get("function_name") or t.get("type"))
-             for t in tools if isinstance(t, dict)]
-    return ", ".join(names) if names else "no tool found"
 
 
 def _hosted(raw: dict[str, Any]) -> tuple[dict[str, Any], str | None, bool] | None:

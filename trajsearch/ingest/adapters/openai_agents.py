@@ -34,9 +34,9 @@ Mapping (``span_data.type``)
   shows ended ``exit code: N`` or ``status: timeout`` failed with it, as did a
   ``SandboxAgent``'s ``exec_command`` / ``write_stdin`` whose output says
   ``Process exited with code N`` (N not 0, as any agent's shell: grep's silent
-  exit 1 is no error) or ``Command timed out after N seconds.``. A tool paused for approval is recorded at the
-  interruption (no output) and again when the resumed run executes it: the
-  first record is dropped.
+  exit 1 is no error) or ``Command timed out after N seconds.``. A tool paused
+  for approval is recorded at the interruption (no output) and again when the
+  resumed run executes it: the first record is dropped.
 - ``handoff``: a step: action = the handoff tool the model called
   (``transfer_to_<agent>``, else the call the SDK answered ``{"assistant":
   <to_agent>}``: a ``tool_name_override``), arguments = that call's
@@ -107,14 +107,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import asdict
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Step, Trajectory
 
 from ._agent_cli import exit_code_error
-from ._agents_run_state import META_KEYS, _found, is_run_state, run_state_nodes
+from ._agents_run_state import META_KEYS, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
@@ -123,7 +122,6 @@ from ._spans import (
     REFUSED,
     RUN_START,
     ancestors,
-    Message,
     Node,
     error_text,
     SpanFormat,
@@ -136,7 +134,6 @@ from ._spans import (
     start_order,
     text_of,
 )
-from ._spans.messages import PROVIDER_RUN
 from ._vendor import decode
 
 NAME = "openai-agents"
@@ -275,7 +272,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.role, node.name = "llm", "response"
         response = data.get("response") if isinstance(data.get("response"), dict) else {}
         node.input_messages = responses_messages(data.get("input")) if data.get("input") is not None else []
-        node.output_messages = _response_said(response["output"]) if response.get("output") else []
+        node.output_messages = responses_messages(response["output"], output=True) if response.get("output") else []
         node.model = str(response["model"]) if response.get("model") else None
         node.info = {k: v for k, v in {"response_id": data.get("response_id") or response.get("id")}.items() if v}
         if response.get("previous_response_id") or response.get("conversation"):
@@ -363,34 +360,6 @@ def _tool_output(output: Any) -> str:
     if all(_output_object(b) for b in blocks):
         return "\n".join(b["text"] if b["type"] == "text" else text_of(b) for b in blocks)
     return text_of(output)
-
-
-def _response_said(output: Any) -> list[dict[str, Any]]:
-    """A response's output items as messages (``responses_messages``), a tool search OpenAI ran among them
-    (``tool_search_call``, then the ``tool_search_output`` holding the tools it loaded, which the model may call next
-    in the same response) a ``tool_search`` call with the names found as its result, as a saved RunState gives it
-    (:func:`._agents_run_state._found`): no function span records it, and ``responses_messages`` knows no such item."""
-    items = maybe_json(output)
-    if not isinstance(items, list):
-        return responses_messages(items, output=True)
-    said: list[dict[str, Any]] = []
-    start, search = 0, None
-    for n, item in enumerate(items):
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind not in ("tool_search_call", "tool_search_output"):
-            continue
-        said += responses_messages(items[start:n], output=True)
-        start = n + 1
-        if kind == "tool_search_output":
-            said.append(asdict(Message("tool", _found(item), call_id=item.get("call_id") or search)))
-            continue
-        search = str(item.get("call_id") or item.get("id") or "tool_search")
-        call = {"id": search, "name": "tool_search", "arguments": maybe_json(item.get("arguments")), PROVIDER_RUN: True}
-        if said and said[-1]["role"] == "assistant":  # its reasoning, or the text it said first: one message
-            said[-1]["calls"].append(call)
-        else:
-            said.append(asdict(Message("assistant", calls=[call])))
-    return said + responses_messages(items[start:], output=True)
 
 
 #: What a ``SandboxAgent``'s shell tools (``exec_command``, ``write_stdin``: 0.2x ``sandbox/capabilities/tools/

@@ -29,6 +29,7 @@ from .assembly import (Assembled, SpanFormat, assemble, in_tree_order, kept_step
 from .messages import (
     denial,
     first_user_text,
+    found_tools,
     normalise_message,
     normalise_messages,
     response_output,
@@ -93,6 +94,7 @@ __all__ = [
     "INFRA_CAUSE",
     "error_text",
     "first_user_text",
+    "found_tools",
     "flatten",
     "in_tree_order",
     "indexed",

@@ -411,6 +411,7 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
         return [asdict(Message("user", items))] if items.strip() else []
     out: list[dict[str, Any]] = []
     pending: Message | None = None  # consecutive assistant calls/text/reasoning make one message
+    searches: list[str] = []  # the tool searches OpenAI ran not yet answered, oldest first
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
@@ -435,6 +436,12 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
             pending = None
             out.append(asdict(Message("tool", result, call_id=call["id"], failed=_server_tool_failed(item))))
             continue
+        if kind == "tool_search_call":  # OpenAI searched the agent's deferred tools: the next tool_search_output answers
+            pending = pending or Message("assistant")
+            searches.append(str(item.get("call_id") or item.get("id") or f"tool_search {len(out)}.{len(pending.calls)}"))
+            pending.calls.append({"id": searches[-1], "name": "tool_search", "arguments": maybe_json(item.get("arguments")),
+                                  PROVIDER_RUN: True})
+            continue
         if kind == "reasoning":
             pending = pending or Message("assistant")
             summary = item.get("summary") or []
@@ -449,6 +456,11 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
             pending = None
         if kind in ("function_call_output", "custom_tool_call_output"):
             out.append(asdict(Message("tool", text_of(maybe_json(item.get("output"))), call_id=item.get("call_id"))))
+        elif kind == "tool_search_output":  # a server search has no call_id: it answers the oldest search unanswered
+            called = str(item["call_id"]) if item.get("call_id") else (searches[0] if searches else None)
+            if called in searches:
+                searches.remove(called)
+            out.append(asdict(Message("tool", found_tools(item), call_id=called)))
         elif kind == "message":
             role = str(item.get("role") or "user")
             out.append(asdict(Message("system" if role == "developer" else role,
@@ -456,6 +468,15 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
     if pending is not None:
         out.append(asdict(pending))
     return out
+
+
+def found_tools(raw: dict[str, Any]) -> str:
+    """A tool search's result (``tool_search_output``): the names of the tools it loaded (the Responses tool
+    definitions' ``name``; the JS SDK's ``tool_reference`` items', ``functionName``)."""
+    tools = raw.get("tools") if isinstance(raw.get("tools"), list) else []
+    names = [str(t.get("name") or t.get("functionName") or t.get("function_name") or t.get("type"))
+             for t in tools if isinstance(t, dict)]
+    return ", ".join(names) if names else "no tool found"
 
 
 #: Responses output items of the tools OpenAI runs itself (hosted tools), and the name the model calls each by.
