@@ -436,10 +436,11 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
             pending = None
             out.append(asdict(Message("tool", result, call_id=call["id"], failed=_server_tool_failed(item))))
             continue
-        if kind == "tool_search_call":  # OpenAI searched the agent's deferred tools: the next tool_search_output answers
+        if kind == "tool_search_call":  # OpenAI searched the agent's deferred tools: a tool_search_output answers
             pending = pending or Message("assistant")
-            searches.append(str(item.get("call_id") or item.get("id") or f"tool_search {len(out)}.{len(pending.calls)}"))
-            pending.calls.append({"id": searches[-1], "name": "tool_search", "arguments": maybe_json(item.get("arguments")),
+            search = str(item.get("call_id") or item.get("id") or f"tool_search {len(out)}.{len(pending.calls)}")
+            searches.append(search)
+            pending.calls.append({"id": search, "name": "tool_search", "arguments": maybe_json(item.get("arguments")),
                                   PROVIDER_RUN: True})
             continue
         if kind == "reasoning":
