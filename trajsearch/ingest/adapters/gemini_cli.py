@@ -55,6 +55,8 @@ Mapping
   custom command's ``{{args}}``) is a prompt as typed, ``/name words``, as Claude
   Code's are read. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
   the prompt it submitted where it submitted one (``/init``), else its text.
+  The ``save_memory`` sub-agent's (0.36-0.39) one prompt is the memory, then the request: the request is the task,
+  the memory's head ``metadata.initial_context`` (``_MEMORY_QUERY``).
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action = ``name``, arguments = ``args``,
   observation = the ``functionResponse`` ``response.output`` of its first recorded ``result``, not as the CLI's
   history written back gives it, ``_as_run``, else ``resultDisplay``; without the ``<untrusted_context>`` fence
@@ -212,6 +214,14 @@ _MCP_ERROR = re.compile(r"\AMCP tool '[^'\n]*' reported tool error (?:for functi
 #: detector's detail, then its advice. A second loop after it halts the request with nothing recorded.
 _LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)\. Please take a step back and "
                             r"confirm you're making forward progress\.", re.S)
+#: The ``save_memory`` sub-agent's only prompt (0.36-0.39, ``agents/memory-manager-agent.ts``, gone in 0.40): its
+#: query ``\n# Initial Context\n\n${memory}\n${request}``, the memory every GEMINI.md's block (``--- Context from:
+#: <path> ---`` ... ``--- End of Context from: <path> ---``, ``utils/memoryDiscovery.ts``) with the MCP servers'
+#: instructions (``---[start of server instructions]---`` ... ``---[end of server instructions]---``,
+#: ``tools/mcp-client-manager.ts``) after them; what follows the last block's end is the request (the parent's call's
+#: ``request``). Group 1 is the memory.
+_MEMORY_QUERY = re.compile(r"\A# Initial Context\n\n(.*(?:--- End of Context from: [^\n]* ---|---\[end of server "
+                           r"instructions\]---))\n(?=.*\S)", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits), or
 #: (0.55+, ``useGeminiStream.handleInvalidStreamEvent``) the CLI's word for a reply it could not use: empty, thoughts
 #: only, cut at the token limit, blocked (``utils/constants.ts``), else the stream's own message ("Model stream ended
@@ -1000,6 +1010,9 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
             infos += 1
     rec.flush()
     task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
+    memory = _MEMORY_QUERY.match(task or "") if meta.get("kind") == "subagent" else None
+    if memory:  # the save_memory agent's request, not the ~100 kB of memory it was handed before it
+        task = task[memory.end():].strip()
     if not task:
         raise RecordError(f"no user prompt in this {label} recording" + (f" ({_shell_list(rec)})" if rec.shell else ""))
     session_id = meta.get("sessionId")
@@ -1019,6 +1032,7 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
         "kind": meta.get("kind"),
         **_subagent(meta, ctx),
         "summary": short(str(meta["summary"]), 500, keep="head") if meta.get("summary") else None,
+        "initial_context": short(memory.group(1), 2000, keep="head") if memory else None,
         "directories": meta.get("directories") or None,
         "last_updated": meta.get("lastUpdated"),
         "total_tokens": rec.tokens or None,
