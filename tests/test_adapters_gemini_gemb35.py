@@ -4,6 +4,7 @@ how is in its ``README.md``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -26,3 +27,21 @@ def test_the_memory_agents_task_is_the_request_not_the_memory_it_was_handed() ->
     assert context.startswith("--- Global --- --- Context from: /home/dev/.gemini/GEMINI.md ---")
     assert context.endswith("---[end of server instructions]---")
     assert [s.action for s in run.steps] == ["replace", "complete_task"]
+
+
+def test_a_blank_request_leaves_the_memory_as_the_task_not_its_mcp_block(tmp_path: Path) -> None:
+    """Bug: with the request blank (the tool's schema allows ``""``) the match backed off to an earlier block's end,
+    so the task was the last MCP server's instructions, which no one asked for. With nothing after the memory's last
+    block the prompt is read as before: the memory is the task, no ``initial_context``."""
+    data = json.loads(RECORDING.read_text(encoding="utf-8"))
+    prompt = data["messages"][0]["content"][0]
+    prompt["text"] = prompt["text"].removesuffix("Remember that I prefer tabs over spaces") + "  \n"
+    path = tmp_path / RECORDING.parent.name / RECORDING.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    run = parsed.trajectory
+    assert run is not None, parsed.error
+    assert run.task.startswith("# Initial Context")
+    assert run.task.endswith("---[end of server instructions]---")
+    assert run.metadata.get("initial_context") is None

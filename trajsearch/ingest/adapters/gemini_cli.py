@@ -219,9 +219,9 @@ _LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)
 #: <path> ---`` ... ``--- End of Context from: <path> ---``, ``utils/memoryDiscovery.ts``) with the MCP servers'
 #: instructions (``---[start of server instructions]---`` ... ``---[end of server instructions]---``,
 #: ``tools/mcp-client-manager.ts``) after them; what follows the last block's end is the request (the parent's call's
-#: ``request``). Group 1 is the memory.
+#: ``request``; blank, the memory stays the task). Group 1 is the memory.
 _MEMORY_QUERY = re.compile(r"\A# Initial Context\n\n(.*(?:--- End of Context from: [^\n]* ---|---\[end of server "
-                           r"instructions\]---))\n(?=.*\S)", re.S)
+                           r"instructions\]---))(?:\n|\Z)", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits), or
 #: (0.55+, ``useGeminiStream.handleInvalidStreamEvent``) the CLI's word for a reply it could not use: empty, thoughts
 #: only, cut at the token limit, blocked (``utils/constants.ts``), else the stream's own message ("Model stream ended
@@ -1011,8 +1011,11 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
     rec.flush()
     task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
     memory = _MEMORY_QUERY.match(task or "") if meta.get("kind") == "subagent" else None
-    if memory:  # the save_memory agent's request, not the ~100 kB of memory it was handed before it
-        task = task[memory.end():].strip()
+    request = task[memory.end():].strip() if memory else ""
+    if request:  # the save_memory agent's request, not the ~100 kB of memory it was handed before it
+        task = request
+    else:  # no request after the memory's last block: the memory stays the task, as any other prompt
+        memory = None
     if not task:
         raise RecordError(f"no user prompt in this {label} recording" + (f" ({_shell_list(rec)})" if rec.shell else ""))
     session_id = meta.get("sessionId")
