@@ -225,10 +225,32 @@ def _first_long_line(path: Path) -> Any:
 def _by_signature(head: str) -> str | None:
     """The first format whose ``SIGNATURE`` the head holds; in a file of OTLP requests (or Tempo traces), a span
     format's only: a mini-swe-agent prompt (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) in a traced run's spans,
-    whose first request runs past the peek, is no mini-swe-agent trajectory."""
+    whose first request runs past the peek, is no mini-swe-agent trajectory. A JSON format's only in a file that
+    opens as JSON (``{`` or ``[``, after a BOM and blanks): a README, docs page or YAML spec quoting a format's
+    words (OpenHands' benchmark READMEs, the Vercel AI SDK's telemetry page) was read as that format and every
+    line rejected; a text format (``read_text``: aider's history, SpecStory's Markdown) is told by its text."""
     spans = spans_envelope(head)
+    json_text = _opens_as_json(head)
     return next((name for name, mod in ADAPTERS.items() if (not spans or is_grouped(name))
+                 and (json_text or hasattr(mod, "read_text"))
                  and getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
+
+
+#: A line of a JSON text: every one opens with a JSON token (no JSON string holds a raw line break).
+_JSON_LINE = re.compile(r'\s*(?:[\[\]{}",:]|-?\d|true\b|false\b|null\b)')
+
+
+def _opens_as_json(head: str) -> bool:
+    """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM and blank lines), or as JSON after a banner:
+    lines of text, then from the first line opening with ``{`` or ``[`` only lines of JSON to the head's end (JSON
+    Lines or a pretty-printed document under a script's note). Text after the JSON is a text quoting it (a README's
+    code block, a docs page), no file of a JSON format."""
+    text = head.lstrip("\ufeff \t\r\n")
+    if text.startswith(("{", "[")):
+        return True
+    lines = [line for line in text.split("\n") if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
+    return start is not None and all(_JSON_LINE.match(line) for line in lines[start:])
 
 
 def _by_head(head: str) -> str | None:

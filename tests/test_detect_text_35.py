@@ -1,0 +1,37 @@
+"""Round 35 (DETB35): a text that quotes a JSON format's words is no run of it; a JSON file under a banner still is.
+Fixtures: tests/fixtures/detect/.det35b (README.md there says where each came from)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+QUOTING = FIXTURES / "detect" / ".det35b"
+CODEX = (FIXTURES / "atif" / ".harb29" / "codex-0.171-spawn"
+         / "rollout-2026-12-07T01-51-38-01a24e33-0fb8-7130-b7cb-8f0259463d8f.jsonl")
+ATIF = FIXTURES / "atif" / ".real" / "nemo-relay" / "trajectory.json"
+
+
+@pytest.mark.parametrize("name", ["humanevalfix-README.md", "60-telemetry.mdx", "opentelemetry.yml"])
+def test_a_text_quoting_a_json_format_is_one_unrecognised_file(name: str) -> None:
+    """Bug: a JSON format's ``SIGNATURE`` was searched in any file's head, so OpenHands' benchmark README (an event
+    pasted in a code block), the Vercel AI SDK's telemetry page (``"ai.generateText"`` in a list) and Langfuse's
+    OTLP API spec (``"langfuse.observation.type"`` in YAML) were openhands, vercel-ai and otel-genai files, every
+    line rejected as malformed JSON. Now one rejection says the file is no dump."""
+    results = list(read_inputs([QUOTING / name]))
+    assert len(results) == 1 and "unrecognised dump format" in str(results[0].error), [r.error for r in results]
+
+
+@pytest.mark.parametrize("source, steps", [(CODEX, 3), (ATIF, 4)])
+def test_a_json_file_under_a_banner_is_still_told_by_its_signature(tmp_path: Path, source: Path, steps: int) -> None:
+    """Guard of the fix above: a file whose JSON (JSON Lines, or a pretty-printed document) follows a script's note
+    line opens as JSON after that banner, so its signature still names its format and its run is read (the note is
+    the one line rejected), as before."""
+    path = tmp_path / source.name
+    path.write_bytes(b"# exported by nightly.sh\n" + source.read_bytes())
+    runs = [r for r in read_inputs([path]) if r.ok]
+    assert len(runs) == 1 and len(runs[0].trajectory.steps) == steps
