@@ -35,3 +35,18 @@ def test_a_json_file_under_a_banner_is_still_told_by_its_signature(tmp_path: Pat
     path.write_bytes(b"# exported by nightly.sh\n" + source.read_bytes())
     runs = [r for r in read_inputs([path]) if r.ok]
     assert len(runs) == 1 and len(runs[0].trajectory.steps) == steps
+
+
+@pytest.mark.parametrize("source, steps, warning", [(CODEX, 3, b"WARNING: retrying request\n"), (ATIF, 4, b"")])
+def test_a_json_file_under_a_banner_with_text_lines_later_is_still_read(tmp_path: Path, source: Path, steps: int,
+                                                                        warning: bytes) -> None:
+    """Review DETB35 #1: a script's note teed above the JSON (``2>&1 | tee``) puts its other lines anywhere, a
+    warning between JSON Lines records or a closing ``# done``; requiring nothing but JSON lines below the note lost
+    the run (Codex: "pass --format"; ATIF: unrecognised), which main read. Only a fence or mostly text marks a
+    quoting text. (A warning inside a pretty-printed document breaks its JSON, on main too.)"""
+    first, rest = source.read_bytes().split(b"\n", 1)
+    path = tmp_path / source.name
+    path.write_bytes(b"# exported by nightly.sh\n" + first + b"\n" + warning + rest.rstrip(b"\n") + b"\n# done\n")
+    runs = [r for r in read_inputs([path]) if r.ok]
+    assert len(runs) == 1 and len(runs[0].trajectory.steps) == steps, [r.error for r in read_inputs([path])]
+

@@ -226,7 +226,7 @@ def _by_signature(head: str) -> str | None:
     """The first format whose ``SIGNATURE`` the head holds; in a file of OTLP requests (or Tempo traces), a span
     format's only: a mini-swe-agent prompt (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) in a traced run's spans,
     whose first request runs past the peek, is no mini-swe-agent trajectory. A JSON format's only in a file that
-    opens as JSON (``{`` or ``[``, after a BOM and blanks): a README, docs page or YAML spec quoting a format's
+    opens as JSON (see ``_opens_as_json``): a README, docs page or YAML spec quoting a format's
     words (OpenHands' benchmark READMEs, the Vercel AI SDK's telemetry page) was read as that format and every
     line rejected; a text format (``read_text``: aider's history, SpecStory's Markdown) is told by its text."""
     spans = spans_envelope(head)
@@ -236,21 +236,29 @@ def _by_signature(head: str) -> str | None:
                  and getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
 
 
-#: A line of a JSON text: every one opens with a JSON token (no JSON string holds a raw line break).
-_JSON_LINE = re.compile(r'\s*(?:[\[\]{}",:]|-?\d|true\b|false\b|null\b)')
+#: A line of a JSON text: every one opens with a JSON token (no JSON string holds a raw line break); ``NaN`` and
+#: ``Infinity`` as Python's ``json.dump`` writes them.
+_JSON_LINE = re.compile(r'\s*(?:[\[\]{}",:]|-?\d|-?Infinity\b|NaN\b|true\b|false\b|null\b)')
+#: A Markdown code fence: JSON between fences is a text quoting it.
+_FENCE = re.compile(r"\s*(?:```|~~~)")
 
 
 def _opens_as_json(head: str) -> bool:
-    """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM and blank lines), or as JSON after a banner:
-    lines of text, then from the first line opening with ``{`` or ``[`` only lines of JSON to the head's end (JSON
-    Lines or a pretty-printed document under a script's note). Text after the JSON is a text quoting it (a README's
-    code block, a docs page), no file of a JSON format."""
+    """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM and blank lines), or as
+    JSON after a banner: lines of text, then from the first line opening with ``{`` or ``[`` mostly JSON (JSON
+    Lines or a pretty-printed document under a script's note). A tool's lines teed into the file (``2>&1 | tee``: a
+    warning between records, a closing ``# done``) may follow it; a Markdown fence, or text holding at least half
+    the bytes from there, is a text quoting JSON (a README's code block, a docs page), no file of a JSON format."""
     text = head.lstrip("\ufeff \t\r\n")
     if text.startswith(("{", "[")):
         return True
     lines = [line for line in text.split("\n") if line.strip()]
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
-    return start is not None and all(_JSON_LINE.match(line) for line in lines[start:])
+    if start is None:
+        return False
+    other = [line for line in lines[start:] if not _JSON_LINE.match(line)]
+    return (not any(_FENCE.match(line) for line in other)
+            and 2 * sum(map(len, other)) < sum(map(len, lines[start:])))
 
 
 def _by_head(head: str) -> str | None:
