@@ -14,6 +14,7 @@ QUOTING = FIXTURES / "detect" / ".det35b"
 CODEX = (FIXTURES / "atif" / ".harb29" / "codex-0.171-spawn"
          / "rollout-2026-12-07T01-51-38-01a24e33-0fb8-7130-b7cb-8f0259463d8f.jsonl")
 ATIF = FIXTURES / "atif" / ".real" / "nemo-relay" / "trajectory.json"
+ZIPKIN = FIXTURES / "otel-genai" / ".real" / "probe42" / "pydantic-ai-2.68-v5-tool-raises.zipkin.json"
 
 
 @pytest.mark.parametrize("name", ["humanevalfix-README.md", "60-telemetry.mdx", "opentelemetry.yml"])
@@ -50,3 +51,11 @@ def test_a_json_file_under_a_banner_with_text_lines_later_is_still_read(tmp_path
     runs = [r for r in read_inputs([path]) if r.ok]
     assert len(runs) == 1 and len(runs[0].trajectory.steps) == steps, [r.error for r in read_inputs([path])]
 
+
+def test_a_json_document_after_nul_bytes_is_still_read(tmp_path: Path) -> None:
+    """Review DETB35 #2: the NUL bytes a crash leaves before a file's text are skipped by the reader, so the file
+    still opens as JSON (it was "binary, not text", its run lost)."""
+    path = tmp_path / ZIPKIN.name
+    path.write_bytes(b"\0" * 4 + ZIPKIN.read_bytes())
+    runs = [r for r in read_inputs([path]) if r.ok]
+    assert len(runs) == 1 and len(runs[0].trajectory.steps) == 1, [r.error for r in read_inputs([path])]
