@@ -226,9 +226,9 @@ def _by_signature(head: str) -> str | None:
     """The first format whose ``SIGNATURE`` the head holds; in a file of OTLP requests (or Tempo traces), a span
     format's only: a mini-swe-agent prompt (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) in a traced run's spans,
     whose first request runs past the peek, is no mini-swe-agent trajectory. A JSON format's only in a file that
-    opens as JSON (see ``_opens_as_json``): a README, docs page or YAML spec quoting a format's
-    words (OpenHands' benchmark READMEs, the Vercel AI SDK's telemetry page) was read as that format and every
-    line rejected; a text format (``read_text``: aider's history, SpecStory's Markdown) is told by its text."""
+    opens as JSON (see ``_opens_as_json``): a README, docs page or YAML spec quoting a format's words (OpenHands'
+    benchmark READMEs, the Vercel AI SDK's telemetry page) was read as that format and every line rejected; a text
+    format (``read_text``: aider's history, SpecStory's Markdown) is told by its text."""
     spans = spans_envelope(head)
     json_text = _opens_as_json(head)
     return next((name for name, mod in ADAPTERS.items() if (not spans or is_grouped(name))
