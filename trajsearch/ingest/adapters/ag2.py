@@ -35,8 +35,14 @@ the ``ToolResultEvent`` / ``ToolErrorEvent`` whose ``parent_id`` is its ``id`` (
 (``kept_steps``: run_agent's events are rebuilt from its spans). Outcome: ``exception`` (the agent raised) a failure,
 else the verdict of its outcome-like scorers' ``feedback`` (``_vendor.verdict``: AG2's ``final_answer_matches``,
 ``correctness``), else unknown; metadata keeps the eval run, suite, target, ``otel_trace_id`` and ``feedback``. A task
-``evaluate_traces`` found no trace for (``MissingTraceError``, no events) is no run and is refused. Not read: the
-event log a ``knowledge``-backed Agent persists (``EventLogWriter``, ``log/<stream_id>.jsonl``).
+``evaluate_traces`` found no trace for (``MissingTraceError``, no events) is no run and is refused.
+An ``Agent`` given a ``knowledge`` store (``KnowledgeConfig.write_event_log``, on by default) rewrites its stream's
+event log after every ``ask``: ``log/<stream_id>.jsonl`` (``ag2/knowledge/log.py``'s ``EventLogWriter``), a line
+``{"type": <the event's dotted class name>, "data": BaseEvent.to_dict}`` per event, the whole file one run: task =
+the first ``ModelRequest``'s text, steps as an eval task's events (a later ``ask``'s prompt the observation of the
+answer before it), trajectory_id ``ag2:<stream_id>`` (the file's name); outcome a failure where the log ends on a
+``ToolErrorEvent`` the model never answered (AG2 1.2.1 re-raises a tool's exception from ``ask``), else unknown. Not
+read: compaction's ``<stream_id>.dropped-<n>.jsonl`` (the stream's earlier events) apart from the stream's log.
 """
 
 from __future__ import annotations
@@ -46,8 +52,8 @@ from typing import Any, Iterator
 
 from trajsearch.model import Outcome, Trajectory
 
-from ._common import (ITEM_AT, Context, RecordError, as_list, build, clip_task, content_text, file_run_key,
-                      item_positions, json_object, safe_id, timestamp, tool_arguments)
+from ._common import (ITEM_AT, Context, RecordError, as_list, build, clip_task, content_text, file_run_key, file_stem,
+                      item_positions, json_object, named_path, safe_id, timestamp, tool_arguments)
 from .autogen_agentchat import CODE_BLOCK, ran_code
 
 NAME = "ag2"
@@ -74,20 +80,37 @@ def _eval_store(record: Any) -> bool:
     return isinstance(record, dict) and _EVAL_KEYS <= record.keys() and isinstance(record["tasks"], list)
 
 
+#: Where the events of an AG2 1.x Agent's event log (a line each, ``split``) are handed over as one run.
+_EVENT_LOG = "__ag2_event_log__"
+#: The module of AG2 1.x's events (``ag2.events.types.ModelResponse``): an event log line's ``type`` starts with it.
+_EVENTS_MODULE = "ag2.events."
+
+
+def _event_line(record: Any) -> bool:
+    """A line of an Agent's event log (``EventLogWriter``): ``{"type": "ag2.events.<module>.<Event>", "data"}``."""
+    return (isinstance(record, dict) and record.keys() == {"type", "data"} and isinstance(record["data"], dict)
+            and isinstance(record["type"], str) and record["type"].startswith(_EVENTS_MODULE))
+
+
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
-            or _eval_store(record))
+            or _eval_store(record) or _event_line(record))
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The chats of a file: a ChatResult, or each of a list of them (``initiate_chats()``'s, a JSON array or a line
     each), with where it is in the file (``ITEM_AT``), which names a chat whose ``chat_id`` does not; or the tasks of
-    an AG2 1.x eval run store, each with its run's (``_EVAL_RUN``)."""
+    an AG2 1.x eval run store, each with its run's (``_EVAL_RUN``); or an AG2 1.x Agent's event log, one run."""
     if _eval_store(document):
         suite = document["suite"] if isinstance(document["suite"], dict) else {}
         run = {"eval_run": document["run_id"], "suite": suite.get("name"), "target": document["target"]}
         for n, task in enumerate(document["tasks"], 1):
             yield f"task {n}", {**task, _EVAL_RUN: run} if isinstance(task, dict) else task
+        return
+    if isinstance(document, list) and document and _event_line(document[0]):
+        # one stream, one run; each event as an eval task's are, ``type`` its class's name
+        yield "file", {_EVENT_LOG: [{**line["data"], "type": line["type"].rsplit(".", 1)[-1]}
+                                    for line in document if _event_line(line)]}
         return
     if not isinstance(document, list):
         yield "file", {**document, ITEM_AT: 1} if isinstance(document, dict) else document
@@ -180,13 +203,21 @@ def _result_text(result: Any) -> str:
     return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str))
 
 
+def _request_text(event: dict[str, Any]) -> str:
+    """A ``ModelRequest``'s words: its ``TextInput`` parts' ``content``."""
+    return _result_text({"data": event})
+
+
 def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     said: str | None = None  # the last model response's text, a tool call's thought or else a ``respond``
     for event in events + [{"type": "ModelResponse"}]:  # the last response's text is said at the end
         kind = event.get("type")
-        if kind == "ModelResponse":
+        if kind == "ModelRequest" and said:  # a later ``ask``: the person's reply to the answer
+            steps.append({"action": "respond", "arguments": {"content": said}, "observation": _request_text(event)})
+            said = None
+        elif kind == "ModelResponse":
             if said:
                 steps.append({"action": "respond", "arguments": {"content": said}})
             message = event.get("message")
@@ -271,10 +302,34 @@ def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
     return build(fields, ctx)
 
 
+def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
+    """An AG2 1.x Agent's event log (see the module's docstring)."""
+    from ._spans import kept_steps  # _spans imports this module
+
+    task = next((text for e in events if e["type"] == "ModelRequest" and (text := _request_text(e).strip())), "")
+    if not task:
+        raise RecordError("an AG2 event log with no ModelRequest text (the prompt the Agent was asked): no task")
+    metadata: dict[str, Any] = {}
+    fields: dict[str, Any] = {
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(file_stem(named_path(ctx.source), ('.jsonl',)))}",
+        "task": clip_task(task), "steps": kept_steps(_eval_steps(events), metadata), "metadata": metadata}
+    if models := [e["model"] for e in events if e["type"] == "ModelResponse" and isinstance(e.get("model"), str)]:
+        fields["model_id"] = models[-1]
+    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
+        fields["created_at"] = started
+    last = next((e for e in reversed(events) if e["type"] not in ("ToolResultsEvent", "ToolCallsEvent")), {})
+    if last.get("type") == "ToolErrorEvent":  # ``ask`` raised the tool's exception: the run stopped there
+        failed = [step["error"] for step in fields["steps"] if step.get("error")]
+        fields |= {"outcome": "failure", "failure": {"error": failed[-1] if failed else "the tool failed"}}
+    return build(fields, ctx)
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     if isinstance(record.get(_EVAL_RUN), dict):
         return _eval_task(record, ctx)
+    if isinstance(record.get(_EVENT_LOG), list):
+        return _event_log(record[_EVENT_LOG], ctx)
     if "chat_history" not in record and "role" in record and ({"content", "tool_calls"} & record.keys()):
         raise RecordError("this is one message of an AG2 chat's chat_history (`result.chat_history` saved alone), "
                           "not a ChatResult, and a chat is not read from its messages one by one: save the whole "
