@@ -5,6 +5,7 @@ from pathlib import Path
 
 import adapter_support
 from cli_support import run_cli, unnoted
+from trajsearch.ingest.read import read_dump
 
 LOGS = Path(__file__).parent / "fixtures" / "ag2" / ".audagb"
 #: A tool that raised: AG2 1.2.1 re-raised it from ``ask``, the log ends on the ``ToolErrorEvent``.
@@ -38,3 +39,18 @@ def test_trajsearch_ingest_takes_an_ag2_event_log_as_ag2(tmp_path: Path, monkeyp
     assert code == 0, err
     text = out + err
     assert text.count("format ag2; runs 1; rejected 0") == 2 and not [l for l in unnoted(err) if "rejected" in l]
+
+
+#: ``gen_compacted.py``: three asks, ``TailWindowCompact`` moving the earliest events to two ``.dropped-<n>`` files.
+COMPACTED = LOGS / "compacted"
+STREAM = "6c155143-71b6-402b-a450-8c1b2f643d33"
+
+
+def test_a_compacted_ag2_stream_is_one_run_from_its_first_prompt_and_its_dropped_segments_no_runs() -> None:
+    [run] = adapter_support.runs(COMPACTED / f"{STREAM}.jsonl")
+    assert (run.trajectory_id, run.task) == (f"ag2:{STREAM}", "What is the weather in Paris?")
+    assert [(s.action, s.observation) for s in run.steps] == [
+        ("get_weather", "Sunny in Paris"), ("respond", "And in Rome?"), ("get_weather", "Sunny in Rome"),
+        ("respond", "Compare them."), ("respond", None)]
+    for n in (1, 2):
+        assert list(read_dump(COMPACTED / f"{STREAM}.dropped-{n}.jsonl")) == []

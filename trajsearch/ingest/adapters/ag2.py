@@ -41,19 +41,25 @@ event log after every ``ask``: ``log/<stream_id>.jsonl`` (``ag2/knowledge/log.py
 ``{"type": <the event's dotted class name>, "data": BaseEvent.to_dict}`` per event, the whole file one run: task =
 the first ``ModelRequest``'s text, steps as an eval task's events (a later ``ask``'s prompt the observation of the
 answer before it), trajectory_id ``ag2:<stream_id>`` (the file's name); outcome a failure where the log ends on a
-``ToolErrorEvent`` the model never answered (AG2 1.2.1 re-raises a tool's exception from ``ask``), else unknown. Not
-read: compaction's ``<stream_id>.dropped-<n>.jsonl`` (the stream's earlier events) apart from the stream's log.
+``ToolErrorEvent`` the model never answered (AG2 1.2.1 re-raises a tool's exception from ``ask``), else unknown.
+Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to ``<stream_id>.dropped-<n>.jsonl``: read
+before the log beside them, as AG2's ``EventLogWriter.load`` does (the first prompt is there), and passed over as
+files of their own while that log is beside them.
 """
 
 from __future__ import annotations
 
+import glob
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Outcome, Trajectory
 
-from ._common import (ITEM_AT, Context, RecordError, as_list, build, clip_task, content_text, file_run_key, file_stem,
-                      item_positions, json_object, named_path, safe_id, timestamp, tool_arguments)
+from ..sources import whole_document
+from ._common import (ITEM_AT, Context, PassedOver, RecordError, as_list, build, clip_task, content_text,
+                      file_run_key, file_stem, item_positions, json_object, named_path, safe_id, timestamp,
+                      tool_arguments)
 from .autogen_agentchat import CODE_BLOCK, ran_code
 
 NAME = "ag2"
@@ -92,6 +98,30 @@ def _event_line(record: Any) -> bool:
             and isinstance(record["type"], str) and record["type"].startswith(_EVENTS_MODULE))
 
 
+def _log_events(lines: list[Any]) -> list[dict[str, Any]]:
+    """An event log's events as an eval task's are: the ``data`` of each line, its ``type`` the class's name."""
+    return [{**line["data"], "type": line["type"].rsplit(".", 1)[-1]} for line in lines if _event_line(line)]
+
+
+#: Compaction's file of a stream's earliest events (``EventLogWriter.persist_dropped``), numbered from 1.
+_SEGMENT = re.compile(r"\A(?P<stream>.+)\.dropped-(?P<n>\d+)\Z")
+
+
+def _dropped(log: Path, stream: str) -> list[dict[str, Any]]:
+    """The events compaction dropped from a stream, segment after segment, found beside its log: what AG2's own
+    ``EventLogWriter.load`` reads before the log (the first prompt is in segment 1)."""
+    segments = sorted((int(m["n"]), path) for path in log.parent.glob(f"{glob.escape(stream)}.dropped-*.jsonl")
+                      if (m := _SEGMENT.match(path.name.removesuffix(".jsonl"))) and m["stream"] == stream)
+    events: list[dict[str, Any]] = []
+    for _, path in segments:
+        try:
+            document = whole_document(path)[0]
+        except (OSError, ValueError, EOFError):
+            continue
+        events += _log_events(document if isinstance(document, list) else [document])
+    return events
+
+
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
             or _eval_store(record) or _event_line(record))
@@ -109,8 +139,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         return
     if isinstance(document, list) and document and _event_line(document[0]):
         # one stream, one run; each event as an eval task's are, ``type`` its class's name
-        yield "file", {_EVENT_LOG: [{**line["data"], "type": line["type"].rsplit(".", 1)[-1]}
-                                    for line in document if _event_line(line)]}
+        yield "file", {_EVENT_LOG: _log_events(document)}
         return
     if not isinstance(document, list):
         yield "file", {**document, ITEM_AT: 1} if isinstance(document, dict) else document
@@ -306,12 +335,20 @@ def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
     """An AG2 1.x Agent's event log (see the module's docstring)."""
     from ._spans import kept_steps  # _spans imports this module
 
+    log = named_path(ctx.source)
+    stream = file_stem(log, (".jsonl",))
+    if segment := _SEGMENT.match(stream):
+        if log.with_name(f"{segment['stream']}.jsonl").is_file():
+            raise PassedOver("compaction's earlier events of an AG2 stream, read with its log",
+                             f"read with the stream's log {segment['stream']}.jsonl beside it")
+    else:
+        events = _dropped(log, stream) + events
     task = next((text for e in events if e["type"] == "ModelRequest" and (text := _request_text(e).strip())), "")
     if not task:
         raise RecordError("an AG2 event log with no ModelRequest text (the prompt the Agent was asked): no task")
     metadata: dict[str, Any] = {}
     fields: dict[str, Any] = {
-        "trajectory_id": f"{ID_PREFIX}:{safe_id(file_stem(named_path(ctx.source), ('.jsonl',)))}",
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(stream)}",
         "task": clip_task(task), "steps": kept_steps(_eval_steps(events), metadata), "metadata": metadata}
     if models := [e["model"] for e in events if e["type"] == "ModelResponse" and isinstance(e.get("model"), str)]:
         fields["model_id"] = models[-1]
