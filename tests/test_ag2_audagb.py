@@ -54,3 +54,12 @@ def test_a_compacted_ag2_stream_is_one_run_from_its_first_prompt_and_its_dropped
         ("respond", "Compare them."), ("respond", None)]
     for n in (1, 2):
         assert list(read_dump(COMPACTED / f"{STREAM}.dropped-{n}.jsonl")) == []
+
+
+def test_ag2_0_14s_autogen_beta_agent_writes_the_same_event_log_and_it_is_read_alike() -> None:
+    [run] = adapter_support.runs(LOGS / "ag2-0.14" / "274e495b-a193-48e9-811e-67e7ec5d4639.jsonl")
+    assert (run.trajectory_id, run.task, run.outcome.value, run.failure.error) == (
+        "ag2:274e495b-a193-48e9-811e-67e7ec5d4639", "What is the weather in Paris and Atlantis?", "failure",
+        "RuntimeError: city not found: Atlantis")
+    assert [(s.action, s.arguments) for s in run.steps] == [("get_weather", {"city": "Paris"}),
+                                                            ("get_weather", {"city": "Atlantis"})]

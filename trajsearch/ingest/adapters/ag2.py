@@ -36,12 +36,13 @@ the ``ToolResultEvent`` / ``ToolErrorEvent`` whose ``parent_id`` is its ``id`` (
 else the verdict of its outcome-like scorers' ``feedback`` (``_vendor.verdict``: AG2's ``final_answer_matches``,
 ``correctness``), else unknown; metadata keeps the eval run, suite, target, ``otel_trace_id`` and ``feedback``. A task
 ``evaluate_traces`` found no trace for (``MissingTraceError``, no events) is no run and is refused.
-An ``Agent`` given a ``knowledge`` store (``KnowledgeConfig.write_event_log``, on by default) rewrites its stream's
-event log after every ``ask``: ``log/<stream_id>.jsonl`` (``ag2/knowledge/log.py``'s ``EventLogWriter``), a line
-``{"type": <the event's dotted class name>, "data": BaseEvent.to_dict}`` per event, the whole file one run: task =
-the first ``ModelRequest``'s text, steps as an eval task's events (a later ``ask``'s prompt the observation of the
-answer before it), trajectory_id ``ag2:<stream_id>`` (the file's name); outcome a failure where the log ends on a
-``ToolErrorEvent`` the model never answered (AG2 1.2.1 re-raises a tool's exception from ``ask``), else unknown.
+An ``Agent`` given a ``knowledge`` store (``KnowledgeConfig.write_event_log``, on by default; so did AG2 0.x's
+``autogen.beta`` Agent) rewrites its stream's event log after every ``ask``: ``log/<stream_id>.jsonl``
+(``ag2/knowledge/log.py``'s ``EventLogWriter``), a line ``{"type": <the event's dotted class name>, "data":
+BaseEvent.to_dict}`` per event, the whole file one run: task = the first ``ModelRequest``'s text, steps as an eval
+task's events (a later ``ask``'s prompt the observation of the answer before it), trajectory_id ``ag2:<stream_id>``
+(the file's name); outcome a failure where the log ends on a ``ToolErrorEvent`` the model never answered (AG2 1.2.1
+re-raises a tool's exception from ``ask``), else unknown.
 Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to ``<stream_id>.dropped-<n>.jsonl``: read
 before the log beside them, as AG2's ``EventLogWriter.load`` does (the first prompt is there), and passed over as
 files of their own while that log is beside them.
@@ -88,14 +89,15 @@ def _eval_store(record: Any) -> bool:
 
 #: Where the events of an AG2 1.x Agent's event log (a line each, ``split``) are handed over as one run.
 _EVENT_LOG = "__ag2_event_log__"
-#: The module of AG2 1.x's events (``ag2.events.types.ModelResponse``): an event log line's ``type`` starts with it.
-_EVENTS_MODULE = "ag2.events."
+#: The modules of AG2's events (``ag2.events.types.ModelResponse``; before 1.0, its ``autogen.beta`` API's, which
+#: wrote the same log): an event log line's ``type`` starts with one.
+_EVENTS_MODULES = ("ag2.events.", "autogen.beta.events.")
 
 
 def _event_line(record: Any) -> bool:
     """A line of an Agent's event log (``EventLogWriter``): ``{"type": "ag2.events.<module>.<Event>", "data"}``."""
     return (isinstance(record, dict) and record.keys() == {"type", "data"} and isinstance(record["data"], dict)
-            and isinstance(record["type"], str) and record["type"].startswith(_EVENTS_MODULE))
+            and isinstance(record["type"], str) and record["type"].startswith(_EVENTS_MODULES))
 
 
 def _log_events(lines: list[Any]) -> list[dict[str, Any]]:
