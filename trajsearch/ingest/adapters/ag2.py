@@ -40,12 +40,16 @@ An ``Agent`` given a ``knowledge`` store (``KnowledgeConfig.write_event_log``, o
 ``autogen.beta`` Agent) rewrites its stream's event log after every ``ask``: ``log/<stream_id>.jsonl``
 (``ag2/knowledge/log.py``'s ``EventLogWriter``), a line ``{"type": <the event's dotted class name>, "data":
 BaseEvent.to_dict}`` per event, the whole file one run: task = the first ``ModelRequest``'s text, steps as an eval
-task's events (a later ``ask``'s prompt the observation of the answer before it), trajectory_id ``ag2:<stream_id>``
-(the file's name); outcome a failure where the log ends on a ``ToolErrorEvent`` the model never answered (AG2 1.2.1
-re-raises a tool's exception from ``ask``), else unknown.
-Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to ``<stream_id>.dropped-<n>.jsonl``: read
-before the log beside them, as AG2's ``EventLogWriter.load`` does (the first prompt is there), and passed over as
-files of their own while that log is beside them.
+task's events (also a ``ToolNotFoundEvent``, an error, and a provider-run tool's, ``OpenAIServerToolCallEvent`` /
+``AnthropicServerToolCallEvent``; a later ``ask``'s prompt the observation of the answer before it), trajectory_id
+``ag2:<stream_id>`` (the file's name). Outcome: a failure where the log ends on tool results the model was never
+handed (none ``final``): AG2 calls the model after them and logs its answer, so the model call raised out of ``ask``
+(AG2 keeps no exception: the error is the last of those results' tool error, if any); else unknown (AG2 writes no
+verdict). Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to
+``<stream_id>.dropped-<n>.jsonl``: read before the log beside them, as AG2's ``EventLogWriter.load`` does (the first
+prompt is there; a segment with unreadable lines named in ``metadata.segments_unread``), and passed over as files of
+their own while that log is beside them; ``SummarizeCompact``'s ``CompactionSummary`` is no step (the segments hold
+what it sums up). Not read: ``DrainedModelRequest`` (queued input merged into one request).
 """
 
 from __future__ import annotations
@@ -89,13 +93,20 @@ def _eval_store(record: Any) -> bool:
 
 #: Where the events of an AG2 1.x Agent's event log (a line each, ``split``) are handed over as one run.
 _EVENT_LOG = "__ag2_event_log__"
-#: The modules of AG2's events (``ag2.events.types.ModelResponse``; before 1.0, its ``autogen.beta`` API's, which
-#: wrote the same log): an event log line's ``type`` starts with one.
-_EVENTS_MODULES = ("ag2.events.", "autogen.beta.events.")
+#: AG2's packages (before 1.0, its ``autogen.beta`` API, which wrote the same log): an event log line's ``type`` is a
+#: class of one - ``ag2.events.types.ModelResponse``, but also compaction's ``ag2.compact.CompactionSummary`` (a
+#: SummarizeCompact'ed log starts on it) and a provider's ``ag2.config.openai.events.OpenAIServerToolCallEvent``.
+_EVENTS_MODULES = ("ag2.", "autogen.beta.")
+#: Event classes (by name) of a tool call, and of its result or error: AG2's own and the provider-run built-ins
+#: (``BuiltinToolCallEvent``'s subclasses, a web search the model ran); ``ToolNotFoundEvent`` is a ``ToolErrorEvent``.
+_TOOL_CALLS = ("ToolCallEvent", "BuiltinToolCallEvent", "OpenAIServerToolCallEvent", "AnthropicServerToolCallEvent")
+_TOOL_ERRORS = ("ToolErrorEvent", "ToolNotFoundEvent")
+_TOOL_RESULTS = ("ToolResultEvent", "BuiltinToolResultEvent", "OpenAIServerToolResultEvent",
+                 "AnthropicServerToolResultEvent") + _TOOL_ERRORS
 
 
 def _event_line(record: Any) -> bool:
-    """A line of an Agent's event log (``EventLogWriter``): ``{"type": "ag2.events.<module>.<Event>", "data"}``."""
+    """A line of an Agent's event log (``EventLogWriter``): ``{"type": "ag2.<module>.<Event>", "data": {...}}``."""
     return (isinstance(record, dict) and record.keys() == {"type", "data"} and isinstance(record["data"], dict)
             and isinstance(record["type"], str) and record["type"].startswith(_EVENTS_MODULES))
 
@@ -109,19 +120,24 @@ def _log_events(lines: list[Any]) -> list[dict[str, Any]]:
 _SEGMENT = re.compile(r"\A(?P<stream>.+)\.dropped-(?P<n>\d+)\Z")
 
 
-def _dropped(log: Path, stream: str) -> list[dict[str, Any]]:
+def _dropped(log: Path, stream: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The events compaction dropped from a stream, segment after segment, found beside its log: what AG2's own
-    ``EventLogWriter.load`` reads before the log (the first prompt is in segment 1)."""
+    ``EventLogWriter.load`` reads before the log (the first prompt is in segment 1); and the segments with lines that
+    could not be read (the run is kept without those lines; they are named in its metadata, ``segments_unread``)."""
     segments = sorted((int(m["n"]), path) for path in log.parent.glob(f"{glob.escape(stream)}.dropped-*.jsonl")
                       if (m := _SEGMENT.match(path.name.removesuffix(".jsonl"))) and m["stream"] == stream)
     events: list[dict[str, Any]] = []
+    unread: list[str] = []
     for _, path in segments:
         try:
-            document = whole_document(path)[0]
+            document, errors = whole_document(path)
         except (OSError, ValueError, EOFError):
-            continue
-        events += _log_events(document if isinstance(document, list) else [document])
-    return events
+            document, errors = None, [path]
+        if errors or document is None:
+            unread.append(path.name)
+        if document is not None:
+            events += _log_events(document if isinstance(document, list) else [document])
+    return events, unread
 
 
 def matches(record: Any) -> bool:
@@ -139,6 +155,8 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         for n, task in enumerate(document["tasks"], 1):
             yield f"task {n}", {**task, _EVAL_RUN: run} if isinstance(task, dict) else task
         return
+    if _event_line(document):  # a log of one event: ``whole_document`` hands its one line over alone
+        document = [document]
     if isinstance(document, list) and document and _event_line(document[0]):
         # one stream, one run; each event as an eval task's are, ``type`` its class's name
         yield "file", {_EVENT_LOG: _log_events(document)}
@@ -225,18 +243,30 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
     return steps
 
 
+def _parts_text(parts: Any) -> str:
+    """The words of AG2's input parts (a ``ModelRequest``'s, a ``ToolResult``'s): each ``TextInput``'s ``content``."""
+    return "\n".join(p["content"] for p in as_list(parts) if isinstance(p, dict) and isinstance(p.get("content"), str))
+
+
 def _result_text(result: Any) -> str:
     """A ``ToolResult`` as ``to_dict`` writes it (``{"__dataclass__", "data": {"parts": [...]}}``): its parts' text."""
     data = result.get("data") if isinstance(result, dict) else None
-    parts = data.get("parts") if isinstance(data, dict) else None
-    if not isinstance(parts, list):
+    if not isinstance(data, dict) or not isinstance(data.get("parts"), list):
         return content_text(result)
-    return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str))
+    return _parts_text(data["parts"])
 
 
 def _request_text(event: dict[str, Any]) -> str:
-    """A ``ModelRequest``'s words: its ``TextInput`` parts' ``content``."""
-    return _result_text({"data": event})
+    """A ``ModelRequest``'s words."""
+    return _parts_text(event.get("parts"))
+
+
+def _tool_error(event: dict[str, Any]) -> str:
+    """A ``ToolErrorEvent``'s error: ``error`` (``{"__exception__", "message"}``), else its result's text."""
+    error = event.get("error") if isinstance(event.get("error"), dict) else {}
+    if error:
+        return f"{error.get('__exception__') or 'Error'}: {error.get('message') or ''}".strip()
+    return _result_text(event.get("result")).strip() or "the tool failed"
 
 
 def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -253,18 +283,16 @@ def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 steps.append({"action": "respond", "arguments": {"content": said}})
             message = event.get("message")
             said = content_text(message.get("content")).strip() if isinstance(message, dict) else None
-        elif kind == "ToolCallEvent":
+        elif kind in _TOOL_CALLS:
             step = {"thought": said or None, "action": str(event.get("name") or "tool"),
                     "arguments": tool_arguments(event.get("arguments"))}
             steps.append(step)
             by_call[str(event.get("id"))] = step
             said = None
-        elif kind in ("ToolResultEvent", "ToolErrorEvent") and (step := by_call.get(str(event.get("parent_id")))):
+        elif kind in _TOOL_RESULTS and (step := by_call.get(str(event.get("parent_id")))):
             step["observation"] = _result_text(event.get("result"))
-            error = event.get("error") if isinstance(event.get("error"), dict) else {}
-            if kind == "ToolErrorEvent":
-                step["error"] = (f"{error.get('__exception__') or 'Error'}: {error.get('message') or ''}".strip()
-                                 if error else step["observation"].strip() or "the tool failed")
+            if kind in _TOOL_ERRORS:
+                step["error"] = _tool_error(event)
     for n, step in enumerate(steps):
         step["index"] = n
     return steps
@@ -339,16 +367,18 @@ def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
 
     log = named_path(ctx.source)
     stream = file_stem(log, (".jsonl",))
+    unread: list[str] = []
     if segment := _SEGMENT.match(stream):
         if log.with_name(f"{segment['stream']}.jsonl").is_file():
             raise PassedOver("compaction's earlier events of an AG2 stream, read with its log",
                              f"read with the stream's log {segment['stream']}.jsonl beside it")
     else:
-        events = _dropped(log, stream) + events
+        dropped, unread = _dropped(log, stream)
+        events = dropped + events
     task = next((text for e in events if e["type"] == "ModelRequest" and (text := _request_text(e).strip())), "")
     if not task:
         raise RecordError("an AG2 event log with no ModelRequest text (the prompt the Agent was asked): no task")
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = {"segments_unread": unread} if unread else {}
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(stream)}",
         "task": clip_task(task), "steps": kept_steps(_eval_steps(events), metadata), "metadata": metadata}
@@ -356,11 +386,27 @@ def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
         fields["model_id"] = models[-1]
     if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
         fields["created_at"] = started
-    last = next((e for e in reversed(events) if e["type"] not in ("ToolResultsEvent", "ToolCallsEvent")), {})
-    if last.get("type") == "ToolErrorEvent":  # ``ask`` raised the tool's exception: the run stopped there
-        failed = [step["error"] for step in fields["steps"] if step.get("error")]
-        fields |= {"outcome": "failure", "failure": {"error": failed[-1] if failed else "the tool failed"}}
+    if unanswered := _unanswered_results(events):  # ``ask`` raised: the model call after them failed
+        error = next((_tool_error(e) for e in reversed(unanswered) if e["type"] in _TOOL_ERRORS),
+                     "the model call after the tool results raised (AG2's log keeps no exception)")
+        fields |= {"outcome": "failure", "failure": {"error": error}}
     return build(fields, ctx)
+
+
+def _unanswered_results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool results a log ends on, when the model was never handed them: AG2 calls the model after a turn's tool
+    results unless one is ``final`` (``ToolResult.final``), and logs its answer, so a log ending on them is an ``ask``
+    whose model call raised (with a real provider, or AG2's test double re-raising a tool error) - the log keeps no
+    exception."""
+    tail: list[dict[str, Any]] = []
+    for event in reversed(events):
+        if event["type"] in _TOOL_RESULTS:
+            tail.append(event)
+        elif event["type"] not in ("ToolResultsEvent", "ToolCallsEvent"):
+            break
+    final = any(isinstance(r := e.get("result"), dict) and isinstance(r.get("data"), dict) and r["data"].get("final")
+                is True for e in tail)
+    return [] if final else tail[::-1]
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
