@@ -85,6 +85,12 @@ def test_a_model_call_that_raised_after_a_tool_succeeded_is_a_failure_though_the
     assert [(s.action, s.observation, s.error) for s in run.steps] == [("get_weather", "Sunny in Paris", None)]
 
 
+def test_a_first_model_call_that_raised_leaves_the_prompt_alone_and_is_a_failure() -> None:
+    [run] = adapter_support.runs(LOGS / "unanswered" / "ac50af56-71ed-41c4-8014-c5b9d0e93467.jsonl")
+    assert (run.task, run.steps, run.outcome.value, run.failure.error) == (
+        "Weather in Paris?", [], "failure", "the model call after the prompt raised (AG2's log keeps no exception)")
+
+
 def test_a_tool_the_model_named_that_does_not_exist_is_the_steps_error() -> None:
     [run] = adapter_support.runs(LOGS / "notfound" / "476d3d4b-93da-4d58-ac08-d0de606c4bfb.jsonl")
     [step] = run.steps

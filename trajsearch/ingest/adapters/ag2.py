@@ -42,10 +42,10 @@ An ``Agent`` given a ``knowledge`` store (``KnowledgeConfig.write_event_log``, o
 BaseEvent.to_dict}`` per event, the whole file one run: task = the first ``ModelRequest``'s text, steps as an eval
 task's events (also a ``ToolNotFoundEvent``, an error, and a provider-run tool's, ``OpenAIServerToolCallEvent`` /
 ``AnthropicServerToolCallEvent``; a later ``ask``'s prompt the observation of the answer before it), trajectory_id
-``ag2:<stream_id>`` (the file's name). Outcome: a failure where the log ends on tool results the model was never
-handed (none ``final``): AG2 calls the model after them and logs its answer, so the model call raised out of ``ask``
-(AG2 keeps no exception: the error is the last of those results' tool error, if any); else unknown (AG2 writes no
-verdict). Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to
+``ag2:<stream_id>`` (the file's name). Outcome: a failure where the log ends on a prompt or on tool results (none
+``final``) the model was never handed: AG2 calls the model after them and logs its answer, so the model call raised
+out of ``ask`` (AG2 keeps no exception: the error is the last of those results' tool error, if any); else unknown
+(AG2 writes no verdict). Compaction (``KnowledgeConfig.compact``) moves a stream's earliest events to
 ``<stream_id>.dropped-<n>.jsonl``: read before the log beside them, as AG2's ``EventLogWriter.load`` does (the first
 prompt is there; a segment with unreadable lines named in ``metadata.segments_unread``), and passed over as files of
 their own while that log is beside them; ``SummarizeCompact``'s ``CompactionSummary`` is no step (the segments hold
@@ -386,7 +386,10 @@ def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
         fields["model_id"] = models[-1]
     if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
         fields["created_at"] = started
-    if unanswered := _unanswered_results(events):  # ``ask`` raised: the model call after them failed
+    if events[-1]["type"] == "ModelRequest":  # ``ask`` raised: the model call after the prompt failed
+        fields |= {"outcome": "failure",
+                   "failure": {"error": "the model call after the prompt raised (AG2's log keeps no exception)"}}
+    elif unanswered := _unanswered_results(events):  # ``ask`` raised: the model call after them failed
         error = next((_tool_error(e) for e in reversed(unanswered) if e["type"] in _TOOL_ERRORS),
                      "the model call after the tool results raised (AG2's log keeps no exception)")
         fields |= {"outcome": "failure", "failure": {"error": error}}
