@@ -360,3 +360,27 @@ def test_a_kimi_code_log_is_told_by_its_place_and_its_files_named_when_forced(ne
     _append(sub, {"type": "usage.record", "model": "kimi-k2"})
     [refused] = list(read_inputs([sub]))
     assert not refused.ok and "never asked anything" in refused.error
+
+
+AUD35 = Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud35"
+
+
+def test_a_call_the_user_rejected_is_not_run_in_either_layout() -> None:
+    """Kimi writes a call the user rejected as a failed result (``ToolRejectedError``: ``<system>ERROR: The tool call
+    is rejected by the user. ...</system>``; in 2025 the bare message, no ``ERROR:``): the harness never ran it, so
+    it is not run (the 2025 one read as a success, the 2026 one as the command's failure), the feedback kept."""
+    session = "3b9e6f0a-7c21-4d8e-b5a4-91c0d2e7f635"
+    old = "0c5e2a71-9d3b-4f68-a2e1-7b4d8c6f0e93"
+    runs = _runs(AUD35 / ".kimi" / "sessions" / "5d41402abc4b2a76b9719d911017c592" / session / "context.jsonl",
+                 AUD35 / f"{old}.jsonl")
+    run = runs[f"kimi-cli.{session}"]
+    assert run.task == "clean the build folder and run the tests"
+    assert run.metadata["user_prompts"] == ["keep build/, just run the tests"]
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("Shell", f"{NOT_RUN}rejected by the user"),
+        ("Shell", f"{NOT_RUN}rejected by the user: use pytest -x tests/unit"),
+        ("Shell", "FAILED tests/unit/test_app.py::test_start - AssertionError (exit code 1)"),
+        ("respond", None)]
+    before = runs[f"kimi-cli.{old}"]
+    assert [(s.action, s.error) for s in before.steps] == [("Bash", f"{NOT_RUN}rejected by the user"),
+                                                          ("respond", None)]

@@ -42,7 +42,8 @@ any role opening with ``_`` is Kimi's own, as its ``Session.is_empty`` takes it,
 A tool's result opens with ``<system>message</system>``: ``<system>ERROR: message</system>`` for a tool that failed
 (then its output); Kimi before 2025-10-30 wrote a failure's bare message, told by the tools' own words (the shell's
 ``Command failed with exit code: N.``, ``Command killed by timeout (Ns)``, a file tool's ``... is not a file.``,
-``Failed to ...``: ``_TOOL_ERROR_2025``).
+``Failed to ...``: ``_TOOL_ERROR_2025``); a call the user rejected, ``The tool call is rejected by the user.`` in either
+form, was not run (``not_run``, the user's feedback kept).
 
 Mapping: a file is one run; task = the first user text (later ones ``metadata.user_prompts``; Kimi's own user
 messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; a
@@ -115,6 +116,9 @@ _SYSTEM = re.compile(r"\A<system>(?P<message>.*?)</system>", re.S)
 _ERROR = re.compile(r"\AERROR: (?P<message>.*)\Z", re.S)
 _EXIT = re.compile(r"\ACommand failed with exit code: (?P<code>-?\d+)\.")
 _KILLED = re.compile(r"\ACommand killed by timeout")
+#: A call the user rejected when asked to approve it (``tools/utils.ToolRejectedError``, ``soul/approval.py``): not
+#: run; its message the same in the 2025 bare form, the user's feedback after it since 2026.
+_REJECTED = re.compile(r"\AThe tool call is rejected by the user\.(?: User feedback: (?P<feedback>.+))?", re.S)
 _TOOL_ERROR_2025 = re.compile(
     r"\A(?:`[^`]*` (?:is not an absolute path|(?:parent directory )?does not exist|is not a (?:file|directory)"
     r"|is outside the working directory)\.|Pattern `[^`]*` starts with '\*\*'|Failed to |No valid hunks found"
@@ -212,7 +216,8 @@ def _place(ctx: Context) -> tuple[str, str | None, str | None]:
 
 def _failure(said: str, output: str, command: str | None) -> str | None:
     """A failed tool's error from its result's message (``ERROR:`` taken off) and output; None for a tool that did
-    not fail, and for a command whose exit code answers "no" (grep's 1 with no output: ``exit_code_error``)."""
+    not fail, and for a command whose exit code answers "no" (grep's 1 with no output: ``exit_code_error``); a call
+    the user rejected is not run (``not_run``), as Kimi Code's (``_CODE_NOT_RUN``)."""
     failed = _ERROR.match(said)
     message = failed["message"] if failed else said
     if exit_code := _EXIT.match(message):
@@ -220,6 +225,9 @@ def _failure(said: str, output: str, command: str | None) -> str | None:
     if _KILLED.match(message):
         line = error_line(output, "")
         return f"{line} ({message})" if line else message
+    if rejected := _REJECTED.match(message):
+        feedback = rejected["feedback"]
+        return not_run("rejected by the user" + (f": {short(feedback.strip(), 300, keep='head')}" if feedback else ""))
     if not failed and not _TOOL_ERROR_2025.match(message):
         return None
     return short(message.strip().splitlines()[0], 500, keep="head") if message.strip() else error_line(output)
