@@ -226,8 +226,8 @@ def _failure(said: str, output: str, command: str | None) -> str | None:
         line = error_line(output, "")
         return f"{line} ({message})" if line else message
     if rejected := _REJECTED.match(message):
-        feedback = rejected["feedback"]
-        return not_run("rejected by the user" + (f": {short(feedback.strip(), 300, keep='head')}" if feedback else ""))
+        feedback = (rejected["feedback"] or "").strip()
+        return not_run("rejected by the user" + (f": {short(feedback, 300, keep='head')}" if feedback else ""))
     if not failed and not _TOOL_ERROR_2025.match(message):
         return None
     return short(message.strip().splitlines()[0], 500, keep="head") if message.strip() else error_line(output)
