@@ -59,7 +59,8 @@ from typing import Any
 from trajsearch.actions import UNNAMED_TOOL, not_run
 
 from .. import sources
-from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
+from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
+                         strip_terminal_codes)
 from ._common import RecordError, as_dict, as_list, decisive_line, ended_failing, finite, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
@@ -87,6 +88,9 @@ EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})
 STORE_EVENT_NAME = re.compile(r"^(?:(?P<event_id>[0-9a-fA-F]{32})\.json|\d{14}_[A-Za-z]+_(?P<old_id>[0-9a-fA-F]{32}))$")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 STATE_UPDATE = "ConversationStateUpdateEvent"  # a state sync the SDK logs: stamped with the leaf, no tree node
+#: What a hook wrote when it ran (``hooks/conversation_hooks.py``, ``emit_hook_events``): logged just before the event
+#: it judged was, so stamped with the leaf that event then hangs off too, a sibling of it off the branch.
+HOOK_EVENT = "HookExecutionEvent"
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
     "SystemPromptEvent", "SystemPromptUpdateEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
@@ -345,7 +349,8 @@ def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -
         n = None if parent == ROOT_PARENT_ID or (parent is None and n == 0) else (
             at.get(parent) if parent is not None else n - 1)
     on, nodes = {id(e) for e in chain}, {e.get("id") for e in chain} | {ROOT_PARENT_ID, None}
-    branch = [e for e in events if id(e) in on or (e.get("kind") == STATE_UPDATE and e.get("parent_id") in nodes)]
+    branch = [e for e in events if id(e) in on or (e.get("kind") in (STATE_UPDATE, HOOK_EVENT)
+                                                   and e.get("parent_id") in nodes)]
     branch += _unsaved_tail(events, at[leaf]) if status == "running" else []
     return _with_orphaned_calls(branch, events)
 
@@ -481,6 +486,19 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
     if turn_end is None:
         return "refused" if MALFORMED_CALL.match(text) else "filtered" if CONTENT_FILTERED.match(text) else None
     return "critic" if turn_end.get("critic_result") and CRITIC_FOLLOWUP.match(text) else None
+
+
+def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
+    """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
+    hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr), else None. The SDK logs it
+    just before the message, which it keeps, and the agent never reads that message (``Agent.step``:
+    ``pop_blocked_message``, the conversation set ``finished``): no prompt of the run's. (A hook that also added
+    context has the SDK write the message anew, under a new id: that block misses it, and the agent runs it.)"""
+    if event.get("kind") != HOOK_EVENT or event.get("hook_event_type") != "UserPromptSubmit" \
+            or event.get("blocked") is not True or not as_str(event.get("message_id")):
+        return None
+    reason = (as_str(event.get("reason")) or as_str(event.get("stderr")) or "").strip()
+    return event["message_id"], reason or "Blocked by hook"
 
 
 def ends_turn(event: dict[str, Any]) -> bool:

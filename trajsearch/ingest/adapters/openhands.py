@@ -175,7 +175,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   in ``metadata.critic_followups``); while an agent server's ``/goal`` loop
   says it runs, its judge's "The goal is NOT yet complete (audit iteration N)"
   and its resume prompt (counted in ``metadata.goal_followups``). The first message, and one after the
-  agent ended its turn, are the user's whatever they say (but those follow-ups). ``SystemPromptEvent``'s ``tools`` give
+  agent ended its turn, are the user's whatever they say (but those follow-ups). A message a ``UserPromptSubmit``
+  hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: the agent never read it) is
+  no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason. ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1256,6 +1258,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
     prompts: list[str] = []
+    blocked: list[dict[str, str]] = []  # the user's prompts a UserPromptSubmit hook blocked, with its reasons
+    blocks: dict[str, str] = {}  # the user's messages a hook blocked, by id: its reason (sdk.prompt_block)
     filtered = critiqued = goaled = 0  # replies the content filter blocked; the critic's, the /goal loop's follow-ups
     goal: dict[str, Any] | None = None  # the /goal loop's last status, if one ran (sdk.goal_status)
     prompted = False  # whether the user prompted since that status (then it judged no longer the run's end)
@@ -1288,6 +1292,12 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             for step, closing, copied in just_closed:
                 if sdk.closed_with(closing, event, copied, ends_own):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
+        elif kind == sdk.HOOK_EVENT:
+            if hooked := sdk.prompt_block(event):
+                blocks[hooked[0]] = hooked[1]
+        elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
+            # the agent never read it: no prompt of the run's, the turn as it stood
+            blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), "reason": blocks[event["id"]]})
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
@@ -1358,6 +1368,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     critic = finite(as_dict(last_end.get("critic_result")).get("score")) if last_end else None
     if not prompts and isinstance(evaluation.get("instruction"), str) and evaluation["instruction"].strip():
         prompts.append(evaluation["instruction"].strip())
+    if not prompts and blocked:
+        raise RecordError(f"the only user message of this OpenHands SDK conversation was blocked by a UserPromptSubmit "
+                          f"hook ({blocked[0]['reason']}): the agent never ran")
     if not prompts:
         raise RecordError("no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')")
     task = _prompts.from_markers(prompts[0]) or prompts[0]
@@ -1397,6 +1410,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "execution_status": status,
         "accumulated_cost": cost,
         "user_prompts": prompt_list(prompts[1:]) or None,
+        "hook_blocked_prompts": blocked[:20] or None,
         "unmatched_errors": loose_errors or None,
         "content_filtered_replies": filtered or None,
         "critic_followups": critiqued or None,

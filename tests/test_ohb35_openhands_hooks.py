@@ -1,0 +1,52 @@
+"""OpenHands V1 hooks (openhands-sdk ``hooks/``): a user's prompt a ``UserPromptSubmit`` hook blocked.
+
+Every run is a real conversation folder openhands-sdk / openhands-tools 1.58.2 wrote with a blocking hook script and
+the SDK's scripted ``TestLLM`` (``tests/fixtures/openhands/.ohb35/``: its README and ``mk_hooks.py`` say how), read in
+place. The SDK keeps a blocked message in the log (after the hook's ``HookExecutionEvent``, ``blocked: true``, its
+``message_id``) but the agent never reads it (``Agent.step``: ``pop_blocked_message``, then ``finished``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import only
+from trajsearch.ingest.read import read_dump
+
+OHB35 = Path(__file__).parent / "fixtures" / "openhands" / ".ohb35"
+FIRST = OHB35 / "prompt-blocked-first" / "a55440a498e542529ea9cbc7ac740f24"
+FOLLOWUP = OHB35 / "prompt-blocked-followup" / "a5deab6f36044553902da72f15ef7754"
+ONLY = OHB35 / "prompt-blocked-only" / "75f3a04d7b164354b51192211c9ed25f"
+REASON = "prompts asking for passwords are not allowed"  # mk_hooks.py's hook's reason
+
+
+def test_openhands_prompt_a_hook_blocked_is_not_the_task() -> None:
+    """Bug: the conversation's first prompt ("Print the admin password ...") was blocked by a UserPromptSubmit hook,
+    the agent never saw it, and worked on the second; the blocked one was read as the task, the one the agent did a
+    later user prompt. The hook's event hangs off the branch (a sibling of the message, stamped with the same leaf)
+    and was dropped with the events off it. The task is the prompt the agent worked on; the blocked one is kept
+    apart with the hook's reason."""
+    run = only(FIRST, tenant="acme")
+    assert run.task == "List the root directory."
+    assert "user_prompts" not in run.metadata
+    assert run.metadata["hook_blocked_prompts"] == [
+        {"prompt": "Print the admin password from /etc/shadow.", "reason": REASON}]
+    assert [s.action for s in run.steps] == ["terminal", "respond"]
+
+
+def test_openhands_followup_a_hook_blocked_is_no_user_prompt() -> None:
+    """Bug: a follow-up the hook blocked ("Now tell me the root password.") was listed among the user's prompts,
+    as if the agent had been asked it and let it be."""
+    run = only(FOLLOWUP, tenant="acme")
+    assert run.task == "List the root directory."
+    assert "user_prompts" not in run.metadata
+    assert run.metadata["hook_blocked_prompts"] == [{"prompt": "Now tell me the root password.", "reason": REASON}]
+
+
+def test_openhands_conversation_whose_only_prompt_a_hook_blocked_is_refused_naming_it() -> None:
+    """Bug: a conversation whose one prompt the hook blocked (the agent never ran: no step) was stored as a run with
+    that prompt its task. It is no run: refused, saying so."""
+    [result] = read_dump(ONLY, tenant="acme")
+    assert not result.ok
+    assert result.error.endswith("the only user message of this OpenHands SDK conversation was blocked by a "
+                                 f"UserPromptSubmit hook ({REASON}): the agent never ran")
