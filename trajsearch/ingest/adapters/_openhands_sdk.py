@@ -18,7 +18,8 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 (``rejection_reason``, ``rejection_source`` user/hook), ``ConversationErrorEvent`` (the run loop broke:
 ``code``, ``detail``), ``ConversationStateUpdateEvent`` (``key``/``value``: ``execution_status``, ``stats``,
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
-``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK
+``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping, but for a ``UserPromptSubmit`` hook's
+block of the user's message (:func:`prompt_block`). Events carry ``parent_id`` since the SDK
 keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id`` (and,
 where the state still says ``running``, the one step a killed process appended past it; the calls of a step a crash
 recovery left beside the branch: ``active_branch``).
@@ -335,7 +336,7 @@ def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -
     the state updates stamped with one of its events (or the root) as their parent: ``ConversationState.append_event``
     stamps a ``ConversationStateUpdateEvent`` with the leaf but does not move it ("a state-sync artifact, not a tree
     node"), so the execution statuses and an agent server's ``/goal`` loop's statuses hang off the branch, the
-    first ones off the root. A conversation whose ``status`` is still ``running`` on disk was cut off mid-step, its
+    first ones off the root; so do the hooks' events (:data:`HOOK_EVENT`). A conversation whose ``status`` is still ``running`` on disk was cut off mid-step, its
     leaf older than its log (see :func:`_unsaved_tail`): the events its last step appended after the leaf are read
     too."""
     at = {e.get("id"): n for n, e in enumerate(events)}
