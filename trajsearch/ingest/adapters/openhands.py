@@ -1259,7 +1259,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     by_call: dict[str, dict[str, Any]] = {}
     prompts: list[str] = []
     blocked: list[dict[str, str]] = []  # the user's prompts a UserPromptSubmit hook blocked, with its reasons
-    blocks: dict[str, str] = {}  # the user's messages a hook blocked, by id: its reason (sdk.prompt_block)
+    # the user's messages a hook blocked, by id: its reason (sdk.prompt_block); gathered first, as the app server's
+    # store orders by time and the SDK stamps the message before its hook runs, so the message comes first there
+    blocks: dict[str, str] = dict(filter(None, map(sdk.prompt_block, events)))
     filtered = critiqued = goaled = 0  # replies the content filter blocked; the critic's, the /goal loop's follow-ups
     goal: dict[str, Any] | None = None  # the /goal loop's last status, if one ran (sdk.goal_status)
     prompted = False  # whether the user prompted since that status (then it judged no longer the run's end)
@@ -1292,9 +1294,6 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             for step, closing, copied in just_closed:
                 if sdk.closed_with(closing, event, copied, ends_own):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
-        elif kind == sdk.HOOK_EVENT:
-            if hooked := sdk.prompt_block(event):
-                blocks[hooked[0]] = hooked[1]
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
             # the agent never read it: no prompt of the run's, the turn as it stood
             blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), "reason": blocks[event["id"]]})
