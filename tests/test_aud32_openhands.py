@@ -17,14 +17,15 @@ from trajsearch.ingest.read import read_dump
 SDK_RUN = Path(__file__).parent / "fixtures" / "openhands" / ".real" / "sdk" / "0a1b2c3d00004000800000000000f019"
 
 
-def _app_server_store(home: Path) -> Path:
+def _app_server_store(home: Path, conversation: Path = SDK_RUN) -> Path:
     """The run's events as the app server keeps them (OpenHands/OpenHands ``openhands/app_server/event/
     event_service_base.py`` ``save_event`` + ``filesystem_event_service.py`` ``_store_event``, read at
     1eec5880a1b0f8310c650ca45e9cc6938efcaa96): ``<persistence dir>/v1_conversations/<conversation id hex>/<event id
-    hex>.json``, each ``model_dump_json(indent=2)``, no index in the name, no ``base_state.json``."""
-    folder = home / "v1_conversations" / SDK_RUN.name
+    hex>.json``, each ``model_dump_json(indent=2)``, no index in the name, no ``base_state.json`` (``conversation``: the
+    SDK folder whose events they are)."""
+    folder = home / "v1_conversations" / conversation.name
     folder.mkdir(parents=True)
-    for path in sorted((SDK_RUN / "events").glob("event-*.json")):
+    for path in sorted((conversation / "events").glob("event-*.json")):
         event = json.loads(path.read_text(encoding="utf-8"))
         (folder / f"{event['id'].replace('-', '')}.json").write_text(json.dumps(event, indent=2), encoding="utf-8")
     return folder

@@ -8,10 +8,10 @@ place. The SDK keeps a blocked message in the log (after the hook's ``HookExecut
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from adapter_support import only
+from test_aud32_openhands import _app_server_store
 from trajsearch.ingest.read import read_dump
 
 OHB35 = Path(__file__).parent / "fixtures" / "openhands" / ".ohb35"
@@ -51,17 +51,6 @@ def test_openhands_conversation_whose_only_prompt_a_hook_blocked_is_refused_nami
     assert not result.ok
     assert result.error.endswith("the only user message of this OpenHands SDK conversation was blocked by a "
                                  f"UserPromptSubmit hook ({REASON}): the agent never ran")
-
-
-def _app_server_store(home: Path, conversation: Path) -> Path:
-    """The conversation's events as the V1 app server keeps them, ``<home>/v1_conversations/<id hex>/<event id
-    hex>.json`` (as ``test_aud32_openhands._app_server_store`` lays them out), read in time order."""
-    folder = home / "v1_conversations" / conversation.name
-    folder.mkdir(parents=True)
-    for path in sorted((conversation / "events").glob("event-*.json")):
-        event = json.loads(path.read_text(encoding="utf-8"))
-        (folder / f"{event['id'].replace('-', '')}.json").write_text(json.dumps(event, indent=2), encoding="utf-8")
-    return folder
 
 
 def test_openhands_app_server_store_reads_a_blocked_prompt_as_the_folder_does(tmp_path: Path) -> None:
