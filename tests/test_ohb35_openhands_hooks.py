@@ -8,6 +8,8 @@ place. The SDK keeps a blocked message in the log (after the hook's ``HookExecut
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from adapter_support import only
@@ -62,3 +64,16 @@ def test_openhands_app_server_store_reads_a_blocked_prompt_as_the_folder_does(tm
     assert "user_prompts" not in run.metadata
     assert run.metadata["hook_blocked_prompts"] == [
         {"prompt": "Print the admin password from /etc/shadow.", "reason": REASON}]
+
+
+def test_openhands_hook_reason_is_kept_short(tmp_path: Path) -> None:
+    """Review OHB35 #2: the SDK keeps up to 50,000 chars of a hook's ``reason`` / stderr (``MAX_HOOK_LOG_CHARS``);
+    kept whole in ``hook_blocked_prompts`` (up to 20 of them) and in a refusal's text. Shortened as the reason a
+    ``PreToolUse`` hook gave for a call it blocked is (200 chars)."""
+    copy = shutil.copytree(FIRST, tmp_path / FIRST.name)
+    for path in (copy / "events").glob("event-*.json"):
+        event = json.loads(path.read_text(encoding="utf-8"))
+        if event.get("kind") == "HookExecutionEvent" and event.get("blocked"):
+            path.write_text(json.dumps({**event, "reason": "password " * 6000 + "is the end"}), encoding="utf-8")
+    [blocked] = only(copy, tenant="acme").metadata["hook_blocked_prompts"]
+    assert len(blocked["reason"]) == 200 and blocked["reason"].endswith("password is the end")

@@ -491,7 +491,8 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
 
 def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
-    hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr), else None. The SDK logs it
+    hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr, which the SDK keeps up to
+    50,000 chars of: shortened as :func:`rejection`'s), else None. The SDK logs it
     just before the message, which it keeps, and the agent never reads that message (``Agent.step``:
     ``pop_blocked_message``, the conversation set ``finished``): no prompt of the run's. (A hook that also added
     context has the SDK write the message anew, under a new id: that block misses it, and the agent runs it.)"""
@@ -499,7 +500,7 @@ def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
             or event.get("blocked") is not True or not as_str(event.get("message_id")):
         return None
     reason = (as_str(event.get("reason")) or as_str(event.get("stderr")) or "").strip()
-    return event["message_id"], reason or "Blocked by hook"
+    return event["message_id"], short(reason, 200) if reason else "Blocked by hook"
 
 
 def ends_turn(event: dict[str, Any]) -> bool:
