@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from adapter_support import only
+from cli_support import run_cli
 from test_aud32_openhands import _app_server_store
 from trajsearch.ingest.read import read_dump
 
@@ -46,13 +47,16 @@ def test_openhands_followup_a_hook_blocked_is_no_user_prompt() -> None:
     assert run.metadata["hook_blocked_prompts"] == [{"prompt": "Now tell me the root password.", "reason": REASON}]
 
 
-def test_openhands_conversation_whose_only_prompt_a_hook_blocked_is_refused_naming_it() -> None:
+def test_openhands_conversation_whose_only_prompt_a_hook_blocked_is_passed_over(tmp_path: Path) -> None:
     """Bug: a conversation whose one prompt the hook blocked (the agent never ran: no step) was stored as a run with
-    that prompt its task. It is no run: refused, saying so."""
-    [result] = read_dump(ONLY, tenant="acme")
-    assert not result.ok
-    assert result.error.endswith("the only user message of this OpenHands SDK conversation was blocked by a "
-                                 f"UserPromptSubmit hook ({REASON}): the agent never ran")
+    that prompt its task. It is no run, and nothing in it is wrong (review OHB35 #4: refused, a walk of
+    ``~/.openhands`` failed on every ingest): passed over, counted, in the SDK's folder and the app server's store."""
+    assert list(read_dump(ONLY, tenant="acme")) == []
+    for given in (ONLY, _app_server_store(tmp_path / ".openhands", ONLY)):
+        code, out, err = run_cli("ingest", str(given), "--dry-run")
+        said = " ".join((out + err).split())
+        assert code == 0 and "runs 0; rejected 0; passed over 1 conversation(s): an OpenHands SDK conversation " \
+                              "whose only prompt a hook blocked" in said, said
 
 
 def test_openhands_app_server_store_reads_a_blocked_prompt_as_the_folder_does(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   and its resume prompt (counted in ``metadata.goal_followups``). The first message, and one after the
   agent ended its turn, are the user's whatever they say (but those follow-ups). A message a ``UserPromptSubmit``
   hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: the agent never read it) is
-  no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason. ``SystemPromptEvent``'s ``tools`` give
+  no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason (a conversation with no other is passed
+  over: no run, nothing wrong). ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1367,9 +1368,10 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     critic = finite(as_dict(last_end.get("critic_result")).get("score")) if last_end else None
     if not prompts and isinstance(evaluation.get("instruction"), str) and evaluation["instruction"].strip():
         prompts.append(evaluation["instruction"].strip())
-    if not prompts and blocked:
-        raise RecordError(f"the only user message of this OpenHands SDK conversation was blocked by a UserPromptSubmit "
-                          f"hook ({blocked[0]['reason']}): the agent never ran")
+    if not prompts and blocked:  # nothing wrong in it: the user's own hook stopped the run before it began
+        raise PassedOver("an OpenHands SDK conversation whose only prompt a hook blocked",
+                         f"the only user message of this OpenHands SDK conversation was blocked by a UserPromptSubmit "
+                         f"hook ({blocked[0]['reason']}): the agent never ran", unit="conversation")
     if not prompts:
         raise RecordError("no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')")
     task = _prompts.from_markers(prompts[0]) or prompts[0]
