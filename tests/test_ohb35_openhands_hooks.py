@@ -3,7 +3,7 @@
 Every run is a real conversation folder openhands-sdk / openhands-tools 1.58.2 wrote with a blocking hook script and
 the SDK's scripted ``TestLLM`` (``tests/fixtures/openhands/.ohb35/``: its README and ``mk_hooks.py`` say how), read in
 place. The SDK keeps a blocked message in the log (after the hook's ``HookExecutionEvent``, ``blocked: true``, its
-``message_id``) but the agent never reads it (``Agent.step``: ``pop_blocked_message``, then ``finished``).
+``message_id``) but no turn runs for it (``Agent.step``: ``pop_blocked_message``, then ``finished``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ REASON = "prompts asking for passwords are not allowed"  # mk_hooks.py's hook's 
 
 def test_openhands_prompt_a_hook_blocked_is_not_the_task() -> None:
     """Bug: the conversation's first prompt ("Print the admin password ...") was blocked by a UserPromptSubmit hook,
-    the agent never saw it, and worked on the second; the blocked one was read as the task, the one the agent did a
+    the agent never acted on it, and worked on the second; the blocked one was read as the task, the one the agent did a
     later user prompt. The hook's event hangs off the branch (a sibling of the message, stamped with the same leaf)
     and was dropped with the events off it. The task is the prompt the agent worked on; the blocked one is kept
     apart with the hook's reason."""

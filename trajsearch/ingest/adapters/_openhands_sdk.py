@@ -336,9 +336,9 @@ def active_branch(events: list[dict[str, Any]], leaf: Any, status: Any = None) -
     the state updates stamped with one of its events (or the root) as their parent: ``ConversationState.append_event``
     stamps a ``ConversationStateUpdateEvent`` with the leaf but does not move it ("a state-sync artifact, not a tree
     node"), so the execution statuses and an agent server's ``/goal`` loop's statuses hang off the branch, the
-    first ones off the root; so do the hooks' events (:data:`HOOK_EVENT`). A conversation whose ``status`` is still ``running`` on disk was cut off mid-step, its
-    leaf older than its log (see :func:`_unsaved_tail`): the events its last step appended after the leaf are read
-    too."""
+    first ones off the root; so do the hooks' events (:data:`HOOK_EVENT`). A conversation whose ``status`` is still
+    ``running`` on disk was cut off mid-step, its leaf older than its log (see :func:`_unsaved_tail`): the events its
+    last step appended after the leaf are read too."""
     at = {e.get("id"): n for n, e in enumerate(events)}
     if not isinstance(leaf, str) or leaf not in at or not any("parent_id" in e for e in events):
         return events
@@ -492,8 +492,8 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
 def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
     hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr, which the SDK keeps up to
-    50,000 chars of: shortened as :func:`rejection`'s), else None. The SDK logs it
-    just before the message, which it keeps, and the agent never reads that message (``Agent.step``:
+    50,000 chars of: shortened as :func:`rejection`'s), else None. The SDK logs it just before the message, which it
+    keeps (a later turn's model call sees it in the history), but no turn runs for that message (``Agent.step``:
     ``pop_blocked_message``, the conversation set ``finished``): no prompt of the run's. (A hook that also added
     context has the SDK write the message anew, under a new id: that block misses it, and the agent runs it.)"""
     if event.get("kind") != HOOK_EVENT or event.get("hook_event_type") != "UserPromptSubmit" \

@@ -176,7 +176,7 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   says it runs, its judge's "The goal is NOT yet complete (audit iteration N)"
   and its resume prompt (counted in ``metadata.goal_followups``). The first message, and one after the
   agent ended its turn, are the user's whatever they say (but those follow-ups). A message a ``UserPromptSubmit``
-  hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: the agent never read it) is
+  hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: no turn ran for it) is
   no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason (a conversation with no other is passed
   over: no run, nothing wrong). ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
@@ -1296,7 +1296,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 if sdk.closed_with(closing, event, copied, ends_own):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
-            # the agent never read it: no prompt of the run's, the turn as it stood
+            # no turn ran for it: no prompt of the run's, the turn as it stood
             blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), "reason": blocks[event["id"]]})
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
