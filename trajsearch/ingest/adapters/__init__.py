@@ -81,7 +81,9 @@ entry in ``ADAPTERS``. A module exposes:
   folder of files: an OpenHands SDK conversation), optionally
   ``folder_files(folder)`` (the files its run is read from: the rest below it
   is read as any other input; default all) and ``read_folder(files, ctx)``
-  (its files, ``{relative path: JSON value}``);
+  (its files, ``{relative path: JSON value}``; raising ``_common.PassedOver``
+  for a folder that holds no run and nothing wrong: an OpenHands conversation
+  whose only prompt the user's hook blocked);
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
   Langfuse, Braintrust): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and

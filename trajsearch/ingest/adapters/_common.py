@@ -61,11 +61,12 @@ class RecordError(ValueError):
 class PassedOver(Exception):
     """A group of spans that holds no run and nothing wrong (a trace of embedding calls only, one that only builds
     an agent), or a record that holds none (a copy of a run read from another file: OpenHands' ``output_errors.jsonl``
-    beside its attempt files; an aider session started and quit): neither a run nor a rejection, raised by a span
-    adapter's ``assemble_trajectory`` or a record adapter's ``to_trajectory`` (``unit`` names what it counts: "line",
-    "session"). ``reason`` is what such groups are counted by in an ingest's summary ("embedding calls only"), so an
-    input whose traces were all passed over is told from one that held nothing; ``detail`` what the info line says
-    of this one."""
+    beside its attempt files; an aider session started and quit), or a run folder that holds none (an OpenHands
+    conversation whose only prompt the user's hook blocked): neither a run nor a rejection, raised by a span
+    adapter's ``assemble_trajectory``, a record adapter's ``to_trajectory`` or a folder's ``read_folder`` (``unit``
+    names what it counts: "line", "session", "conversation"). ``reason`` is what such groups are counted by in an
+    ingest's summary ("embedding calls only"), so an input whose traces were all passed over is told from one that
+    held nothing; ``detail`` what the info line says of this one."""
 
     def __init__(self, reason: str, detail: str | None = None, unit: str = "record") -> None:
         super().__init__(reason)
