@@ -1210,9 +1210,11 @@ def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
 def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
                   on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
     """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
-    # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown)
+    # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown); the
+    # head peeked only for a format with a text head (goose, opencode), not once more for every file
     own = adapter.read_archive if hasattr(adapter, "read_archive") and sources.is_zip(path) \
-        else getattr(adapter, "read_text", None) or head_text_reader(adapter, sources.peek(path))
+        else getattr(adapter, "read_text", None) or (head_text_reader(adapter, sources.peek(path))
+                                                     if hasattr(adapter, "read_head_text") else None)
     if own is not None:
         def read_own() -> Iterator[Record]:
             yield from own(path)
