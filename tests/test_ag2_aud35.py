@@ -58,7 +58,7 @@ def test_ag2s_own_pass_fail_feedback_decides_the_outcome_of_a_task_that_did_not_
     right, wrong = adapter_support.runs(SCORED)
     assert (right.task, right.outcome.value, right.reward) == ("Capital of France?", "success", 1.0)
     assert (wrong.outcome.value, wrong.reward, wrong.failure.error) == (
-        "failure", 0.0, "feedback final_answer_matches: 0.0")
+        "failure", 0.0, "feedback final_answer_matches: failed")  # a true/false scorer's verdict, not "0.0"
     assert wrong.metadata["outcome_basis"] == "feedback 'final_answer_matches'"
 
 

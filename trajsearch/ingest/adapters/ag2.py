@@ -298,13 +298,18 @@ def _eval_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps
 
 
+def _bool_label(score: Any) -> str | None:
+    """A true/false scorer's verdict as a label: its failure reads "failed", not "0.0" (review RT1 7)."""
+    return ("passed" if score else "failed") if isinstance(score, bool) else None
+
+
 def _feedback_scores(feedback: list[Any]) -> list[Any]:
     """A task's scorers' ``Feedback`` (``key``, ``score`` a number or bool - what AG2's ``pass_rate`` counts -,
     ``value`` a label, ``comment``) as the scores ``_vendor.verdict`` judges a run by."""
     from ._vendor import Score  # _vendor's _spans imports this module
 
     return [Score(name=f["key"], value=float(f["score"]) if isinstance(f.get("score"), (int, float)) else None,
-                  label=f["value"] if isinstance(f.get("value"), str) else None,
+                  label=f["value"] if isinstance(f.get("value"), str) else _bool_label(f.get("score")),
                   comment=f["comment"] if isinstance(f.get("comment"), str) else None)
             for f in feedback if isinstance(f, dict) and isinstance(f.get("key"), str)]
 
