@@ -461,11 +461,11 @@ def trace_roots(group: list[Node], what: str) -> list[Node]:
 
 # -- verdicts ----------------------------------------------------------------------------
 
-_OUTCOME_WORDS = re.compile(
-    r"(^|_)(success|successful|succeeded|correct|correctness|accuracy|accurate|resolved|solved|pass|passed|"
-    r"reward|outcome|task_completion|task_completed|goal_completion|goal_achieved|exact_match|is_correct|"
-    r"pass_rate|task_success|final_answer_matches)($|_)"
-)
+#: Words that make a score's name a verdict wherever they stand in it (``task_success_rate``): the span formats'
+#: exact names (``_spans.outcome.OUTCOME_METRICS``, one list) and the vendors' own.
+_OUTCOME_WORDS = re.compile(r"(^|_)(" + "|".join(sorted(OUTCOME_METRICS | {
+    "successful", "succeeded", "accuracy", "accurate", "reward", "goal_achieved", "exact_match", "is_correct",
+    "pass_rate", "final_answer_matches"})) + r")($|_)")
 #: Labels that are a verdict on the run whatever the evaluation is called.
 RESOLUTION_LABELS = frozenset(
     {"resolved", "unresolved", "not_resolved", "solved", "unsolved", "success", "succeeded", "successful",
@@ -480,7 +480,7 @@ def _norm(text: Any) -> str:
 def outcome_like(name: str) -> bool:
     """Whether an evaluation of this name says if the run succeeded (not toxicity, relevance, ratings...)."""
     key = _norm(name)
-    return key in OUTCOME_METRICS or bool(_OUTCOME_WORDS.search(key))
+    return bool(_OUTCOME_WORDS.search(key))
 
 
 @dataclass
