@@ -55,7 +55,8 @@ def ingest(
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs: a report.json per instance). The summary says how many runs it matched."),
     group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes (progress on stderr, as an ingest's)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, "
+                                 "steps, first task, tools, errors and outcomes (progress on stderr, as an ingest's)."),
     set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable; tags and tools_available comma-separated: tags added to the run's own, tools_available for a run that lists none)."),
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records, appended to (default: under the data directory; with --server, written only when named)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
@@ -65,7 +66,8 @@ def ingest(
     restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: ingest in $TRAJSEARCH_HOME)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (or progress lines)."),
-    log_every: float = typer.Option(LOG_EVERY, "--log-every", min=0.0, help="When stderr is no terminal (cron, CI): a progress line at most every SECONDS (0: at every update), a dry run's too."),
+    log_every: float = typer.Option(LOG_EVERY, "--log-every", min=0.0, help="When stderr is no terminal (cron, CI): a "
+                                    "progress line at most every SECONDS (0: at every update), a dry run's too."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
