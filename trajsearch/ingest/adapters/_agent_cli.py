@@ -35,7 +35,8 @@ from trajsearch.represent import recoveries
 from trajsearch.steps import command_line, strip_terminal_codes
 from trajsearch.touched import program_words
 
-from ._common import Context, RecordError, as_dict, build, clip_task, decisive_line, safe_id, short, with_former_id
+from ._common import (NOT_JSON, Context, RecordError, as_dict, build, clip_task, decisive_line, safe_id, short,
+                      with_former_id)
 
 
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context, a
@@ -461,7 +462,7 @@ def json_arguments(raw: Any, *, key: str = "input") -> Any:
         if text[:1] in ("{", "["):
             try:
                 return json.loads(text)
-            except json.JSONDecodeError:
+            except NOT_JSON:
                 pass
         return {key: raw} if raw else {}
     return raw

@@ -143,6 +143,13 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: What reading a text as JSON raises where it is no JSON Python can read: malformed (``ValueError``, which
+#: ``JSONDecodeError`` and bad UTF-8 are) or nested deeper than Python's recursion limit (``RecursionError``: an
+#: agent's runaway output, ``[[[...]]]``). A field parsed only if it is JSON (tool arguments, a reply's body, a side
+#: file) is then read as text, or not at all: never the record's rejection, nor the batch's end.
+NOT_JSON = (ValueError, RecursionError)
+
+
 def json_dict(text: str) -> dict[str, Any] | None:
     """The JSON object ``text`` is written as; None for text that is not JSON, or JSON of another kind: for text a
     tool may or may not have written as an object (a result, an envelope), which is then read as text. JSON nested
@@ -150,7 +157,7 @@ def json_dict(text: str) -> dict[str, Any] | None:
     lost the whole run."""
     try:
         value = json.loads(text)
-    except (ValueError, RecursionError):
+    except NOT_JSON:
         return None
     return value if isinstance(value, dict) else None
 
@@ -165,7 +172,7 @@ def tool_arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw)
-        except json.JSONDecodeError:
+        except NOT_JSON:
             return raw
     return raw
 
@@ -186,7 +193,7 @@ def double_encoded(value: Any, *markers: str) -> Any:
     if isinstance(value, str) and value.lstrip().startswith("{") and any(m in value for m in markers):
         try:
             return json.loads(value)
-        except ValueError:
+        except NOT_JSON:
             return value
     return value
 

@@ -62,7 +62,8 @@ from trajsearch.actions import UNNAMED_TOOL, not_run
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
                          strip_terminal_codes)
-from ._common import RecordError, as_dict, as_list, decisive_line, ended_failing, finite, short, thinking_blocks_text
+from ._common import (NOT_JSON, RecordError, as_dict, as_list, decisive_line, ended_failing, finite, short,
+                      thinking_blocks_text)
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -206,7 +207,7 @@ def _has_events(folder: Path) -> bool:
     for name in _event_names(folder)[:_EVENTS_TRIED]:
         try:
             return is_event(json.loads((folder / name).read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+        except (*NOT_JSON, OSError):
             continue
     return False
 
@@ -254,7 +255,7 @@ def _starting_call(parent: Path, prompt: str) -> tuple[str, str] | None:
     for path in _event_files(parent / EVENTS_DIR) or _event_files(parent):
         try:
             event = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (*NOT_JSON, OSError):
             continue
         if not isinstance(event, dict) or event.get("kind") != "ActionEvent" or not event.get("tool_call_id"):
             continue
@@ -525,7 +526,7 @@ def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
     raw = as_dict(event.get("tool_call")).get("arguments")
     try:
         decoded = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
+    except NOT_JSON:
         decoded = None
     if isinstance(decoded, dict):
         return decoded

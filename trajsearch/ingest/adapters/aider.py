@@ -55,7 +55,7 @@ from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
 from ._agent_cli import error_line, in_trial, prompt_list, within_step_limit
-from ._common import TIME_ZONE, Context, PassedOver, clip_step_text, clip_task, local_clock, short
+from ._common import NOT_JSON, TIME_ZONE, Context, PassedOver, clip_step_text, clip_task, local_clock, short
 from .atif import harbor_trial
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ def _with_verdict(session: Session, path: Path) -> Session:
         return session
     try:
         verdict = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (*NOT_JSON, OSError) as exc:
         log.warning("%s: not read (%s): the run's outcome stays unknown", results, exc)
         return session
     if isinstance(verdict, dict):

@@ -213,8 +213,8 @@ from ._agent_cli import (
     task_notifications, typed_prompt, user_words, utc_time,
 )
 from ._common import (
-    Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
-    item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
+    NOT_JSON, Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing,
+    file_stem, item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
     short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
@@ -846,7 +846,7 @@ def _goose_errors(source: Path) -> frozenset[str] | None:
     for line in lines:
         try:
             events.append(json.loads(line))
-        except ValueError:
+        except NOT_JSON:
             continue
     events = [e for e in events if isinstance(e, dict) and isinstance(e.get("type"), str)]
     if not events:
@@ -922,7 +922,7 @@ def _json_beside(path: Path) -> dict[str, Any]:
     unreadable: such a file only adds to a run."""
     try:
         return _trial_json(str(path), path.stat().st_mtime)
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return {}
 
 
@@ -1143,7 +1143,7 @@ def _kimi_turn_begin(text: str) -> str | None:
     for line in text.splitlines():
         try:
             event = as_dict(as_dict(json.loads(line, strict=False)).get("params"))
-        except ValueError:
+        except NOT_JSON:
             continue
         if event.get("type") == "TurnBegin":
             return _text(as_dict(event.get("payload")).get("user_input")).strip() or None
@@ -1154,7 +1154,7 @@ def _trae_task(text: str) -> str | None:
     """The instruction in trae-agent's ``--trajectory-file`` (``TrajectoryRecorder``: its top-level ``task``)."""
     try:
         task = as_dict(json.loads(text)).get("task")
-    except ValueError:
+    except NOT_JSON:
         return None
     return task.strip() or None if isinstance(task, str) else None
 
@@ -1216,7 +1216,7 @@ def _holds_atif(path: Path, version: int) -> _Converted | None:
     """:func:`_atif_file` of one version of a file (parsed once per trial, however many raw files lie beside it)."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return None
     if not matches(document):
         return None

@@ -262,7 +262,7 @@ from ._agent_cli import (
     whole_file,
 )
 from .. import sources
-from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
+from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, decisive_line, short
 from .atif import (converted_run, harbor_trial, resumed_part, trial_label, trial_of_run, trial_sessions,
                    trial_task)
 
@@ -648,7 +648,7 @@ def _empty_array(path: Path) -> str | None:
     try:
         if path.stat().st_size > _EMPTY_ARRAY_BYTES or json.loads(path.read_bytes().decode("utf-8-sig")) != []:
             return None
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return None
     if path.parent.name == "todos" and _TODO_FILE.fullmatch(path.name):
         return "an empty JSON array (Claude Code's todo list of a session, with no item)"
@@ -856,7 +856,7 @@ def _task_registration(text: str) -> bool:
         return False
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except NOT_JSON:
         return False
     return isinstance(value, dict) and "task_id" in value and "task_type" in value
 
@@ -903,7 +903,7 @@ def _command_contents(text: str) -> str | None:
     contents = text[start + len(opening):end].strip()
     try:
         part = json.loads(contents)
-    except json.JSONDecodeError:
+    except NOT_JSON:
         return contents or None
     return (parts_text(part) if isinstance(part, (dict, list)) else contents).strip() or None
 
@@ -1076,7 +1076,7 @@ def _team_request(body: str) -> str | None:
     a plan approval), which the CLI exchanges between the agents, no one's request."""
     try:
         sent = json.loads(body) if body.startswith("{") else None
-    except ValueError:
+    except NOT_JSON:
         sent = None
     if not isinstance(sent, dict) or not isinstance(sent.get("type"), str):
         return body or None
@@ -1835,7 +1835,7 @@ def _output_session(output: Path) -> str | None:
     for line in lines:
         try:
             record = json.loads(line)
-        except ValueError:
+        except NOT_JSON:
             continue
         if isinstance(record, dict) and record.get("type") == "system" and record.get("subtype") == "init":
             session = as_str(record.get("session_id"))

@@ -186,7 +186,7 @@ from ._agent_cli import (
     whole_file,
 )
 from .. import sources
-from ._common import Context, RecordError, as_dict, as_list, short
+from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, short
 
 NAME = "codex-cli"
 #: Where Codex CLI keeps its rollouts (``~/.codex/sessions``, and archived ones): walked though hidden (see ``read``).
@@ -527,7 +527,7 @@ def _agent_report(payload: dict[str, Any]) -> str | None:
     elif notice := _NOTIFICATION.match(text):
         try:
             status = as_dict(as_dict(json.loads(notice.group(1))).get("status"))
-        except ValueError:
+        except NOT_JSON:
             status = {}
         words = as_str(status.get("completed")) or ""
     else:
@@ -669,7 +669,7 @@ def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[st
         text = _message_text(payload)
         try:
             message = json.loads(text) if text.startswith("{") else None
-        except ValueError:
+        except NOT_JSON:
             message = None
         if not (isinstance(message, dict) and isinstance(message.get("other_recipients"), list)):
             message = None  # an answer of those four fields is the model's: both real builds name other_recipients
@@ -969,7 +969,7 @@ def _inner_exit_error(printed: str) -> str | None:
     and does not hide a later command's failure). Anything else the script printed is its own, no error."""
     try:
         found = json.loads(printed.strip())
-    except json.JSONDecodeError:
+    except NOT_JSON:
         return None
     for result in found if isinstance(found, list) else [found]:
         if not (isinstance(result, dict) and "wall_time_seconds" in result and isinstance(result.get("output"), str)):

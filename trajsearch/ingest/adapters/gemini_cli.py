@@ -132,7 +132,7 @@ from ._agent_cli import (
     whole_file,
 )
 from . import _gemini_stream as headless
-from ._common import Context, RecordError, as_dict, as_list, decisive_line, file_stem, safe_id, short
+from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, decisive_line, file_stem, safe_id, short
 
 NAME = "gemini-cli"
 #: Where Gemini CLI keeps its chat recordings (``~/.gemini/tmp/<hash>/chats``): walked though hidden (see ``read``).
@@ -625,7 +625,7 @@ def _mcp_tool_error(error: str) -> str:
     found = _MCP_ERROR.match(error)
     try:
         parts = json.loads(error[found.end():]) if found else None
-    except ValueError:
+    except NOT_JSON:
         return error
     said = [text for part in as_list(parts) if isinstance(part, dict)
             for text in _texts(as_dict(as_dict(part.get("functionResponse")).get("response")))]

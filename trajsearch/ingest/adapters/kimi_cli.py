@@ -79,7 +79,7 @@ from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, comm
                          exit_code_error, first_time, iso_time, json_arguments, parts_text, prompt_list,
                          session_trajectory, whole_file)
 from ..sources import first_line_record, peek
-from ._common import (Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, named_path,
+from ._common import (NOT_JSON, Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, named_path,
                       short, timestamp)
 
 log = logging.getLogger(__name__)
@@ -329,7 +329,7 @@ def _wire(source: Path) -> _Wire:
                     continue
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except NOT_JSON:
                     continue
                 when, message = timestamp(as_dict(record).get("timestamp")), as_dict(as_dict(record).get("message"))
                 payload = as_dict(message.get("payload"))

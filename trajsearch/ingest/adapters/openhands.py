@@ -281,8 +281,8 @@ from ._agent_cli import (
 from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
-    Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
-    finite, last_tool_error, outcome_of_reward, safe_id, short, with_former_id,
+    NOT_JSON, Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem,
+    instance_repo, finite, last_tool_error, outcome_of_reward, safe_id, short, with_former_id,
 )
 from ._spans.outcome import error_outcome
 
@@ -456,7 +456,7 @@ def _store_folder(path: Path) -> Path | None:
         return None
     try:
         return folder if _is_event(json.loads(events[0].read_text(encoding="utf-8"))) else None
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return None
 
 
@@ -464,7 +464,7 @@ def _has_metadata(folder: Path) -> bool:
     """Whether ``folder`` holds a conversation's ``metadata.json`` (a ``ConversationMetadata``: its ``conversation_id``)."""
     try:
         metadata = json.loads((folder / STORE_METADATA).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return False
     return isinstance(metadata, dict) and "conversation_id" in metadata
 
@@ -620,7 +620,7 @@ def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
                 raw = as_dict(call.get("function")).get("arguments")
                 try:
                     return (json.loads(raw) if isinstance(raw, str) else raw), reasoning
-                except json.JSONDecodeError:
+                except NOT_JSON:
                     return None, reasoning
     return None, None
 
@@ -640,7 +640,7 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except json.JSONDecodeError:
+            except NOT_JSON:
                 pass
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
                 "thought": as_str(args.get("thought")) or None}
@@ -879,7 +879,7 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         mine = attempts.event_ids(document.get("history") if isinstance(document, dict) else document)
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return None
     for out, runs in _outputs_beside(path):
         if mine is not None and any(line.event_ids == mine for line in runs.get(found.group("instance"), ())):
@@ -927,7 +927,7 @@ def _runner_verdict(path: Path, instance: str) -> str | None:
         return None
     try:
         verdict = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (*NOT_JSON, OSError):
         return None
     if not isinstance(verdict, dict):
         return None

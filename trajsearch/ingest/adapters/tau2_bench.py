@@ -108,7 +108,7 @@ from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 from ._agent_cli import join_thought, utc_time
 from .tau_bench import unexpected_writes, unmet_actions
 from ._common import (
-    Context,
+    NOT_JSON, Context,
     RecordError,
     as_dict,
     as_list,
@@ -656,7 +656,7 @@ def _domain_of_file(sim: dict[str, Any], source: Path) -> tuple[str, str] | None
         try:
             if domain := _submission_domains(str(listing), listing.stat().st_mtime).get(source.name):
                 return domain, "submission.json"
-        except (OSError, ValueError, AttributeError):
+        except (*NOT_JSON, OSError, AttributeError):
             pass
     if isinstance(sim.get("policy"), str) and (title := _POLICY_TITLE.match(sim["policy"].lstrip())):
         return "_".join(title.group(1).lower().split()), "the policy's title"
@@ -677,7 +677,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if beside is not None:
             try:
                 tasks, context = _results_beside(str(beside), beside.stat().st_mtime)
-            except (OSError, ValueError) as exc:
+            except (*NOT_JSON, OSError) as exc:
                 raise RecordError(f"cannot read the task list in {beside.name}: {exc}") from None
             task, info, stamp = tasks.get(str(record.get("task_id"))), context["info"], context["timestamp"]
     elif _is_run_export(record):  # its task is the results file's, as the exporter joined it

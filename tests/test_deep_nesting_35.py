@@ -1,0 +1,125 @@
+"""JSON nested deeper than Python's recursion limit inside a field an adapter parses (a tool call's arguments, a
+queued message, a side file): the field is read as text, or the side file as no JSON, and the batch keeps every
+run. On main (80d5e1c0) each such field raised RecursionError: the run was refused ("cannot convert ... record:
+RecursionError") or, met while walking a folder, the whole ingest ended with exit 1 and lost the other files' runs.
+
+Each test takes a real fixture and writes it to ``tmp_path`` with one field replaced by deep JSON text
+(``"[" * 100000 + "]" * 100000``, or an object as deep), as an agent's runaway output would be.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from trajsearch.ingest.read import read_inputs
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DEEP_LIST = "[" * 100_000 + "]" * 100_000
+DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
+#: A good file read beside each hostile one: its run must be kept whatever the other holds.
+GOOD = FIXTURES / "claude-code" / ".aud32" / "adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl"
+
+
+def _first(records: list[Any], change: Callable[[Any], bool]) -> None:
+    assert any(change(record) for record in records), "the fixture no longer holds the field this test replaces"
+
+
+def _hostile(source: Path, dest: Path, change: Callable[[Any], bool]) -> Path:
+    """``source`` (JSON or JSON Lines) written to ``dest`` with ``change`` applied to its first record it fits."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    text = source.read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        _first(records, change)
+        dest.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return dest
+    _first(document if isinstance(document, list) else [document], change)
+    dest.write_text(json.dumps(document), encoding="utf-8")
+    return dest
+
+
+def _queued(record: dict[str, Any]) -> bool:
+    if record.get("type") == "queue-operation" and "content" in record:
+        record["content"] = DEEP_OBJECT
+        return True
+    return False
+
+
+def _tau_arguments(run: dict[str, Any]) -> bool:
+    for message in run.get("traj") or []:
+        for call in message.get("tool_calls") or []:
+            call["function"]["arguments"] = DEEP_LIST
+            return True
+    return False
+
+
+def _langsmith_prompt(record: dict[str, Any]) -> bool:
+    for run in record.get("post") or []:
+        if "prompt" in run.get("inputs", {}):
+            run["inputs"]["prompt"] = DEEP_LIST
+            return True
+    return False
+
+
+def _kimi_arguments(record: dict[str, Any]) -> bool:
+    for call in (record.get("message") or {}).get("toolCalls") or []:
+        call["function"]["arguments"] = DEEP_LIST
+        return True
+    return False
+
+
+KIMI = FIXTURES / "kimi-cli" / ".fixaud33" / ".kimi-code" / "sessions" / "wd_proj_33c5ea5aa7eb" / \
+    "ses_recent-protocol-1.10"
+
+#: (name, real fixture, where its copy goes under tmp_path, the field made deep). Each parse went through a different
+#: shared helper on main: claude_code's own, ``_common.tool_arguments``, ``_vendor``'s decoding, ``_agent_cli``'s.
+CASES = [
+    ("claude-code queued message", FIXTURES / "claude-code" / ".real" / "probe-c47" / "queue-out-of-order-2.1.40" /
+     "49b71531-8ee9-4395-adaa-098f6ab47048.jsonl", "49b71531-8ee9-4395-adaa-098f6ab47048.jsonl", _queued),
+    ("tau-bench tool arguments", FIXTURES / "tau-bench" / ".probe53frt" / "gpt-4o-airline.json",
+     "gpt-4o-airline.json", _tau_arguments),
+    ("langsmith prompt", FIXTURES / "langsmith" / ".aud33" / "lsjs0.12.0-wrapAISDK-ai7-stream-503-exhausted.batch.jsonl",
+     "run.batch.jsonl", _langsmith_prompt),
+    ("kimi-cli tool arguments", KIMI / "agents" / "main" / "wire.jsonl", f"{KIMI.name}/agents/main/wire.jsonl",
+     _kimi_arguments),
+]
+
+
+@pytest.mark.parametrize("name, source, where, change", CASES, ids=[c[0] for c in CASES])
+def test_a_field_nested_too_deep_is_read_as_text_and_the_run_kept(tmp_path: Path, name: str, source: Path,
+                                                                  where: str, change: Callable[[Any], bool]) -> None:
+    if name.startswith("kimi"):
+        shutil.copytree(KIMI, tmp_path / KIMI.name)  # its state.json beside
+    bad = _hostile(source, tmp_path / where, change)
+    before = [p for p in read_inputs([source]) if p.trajectory is not None]
+    parsed = list(read_inputs([bad, GOOD]))
+    assert [p.error for p in parsed if p.error] == []  # on main: "cannot convert ... RecursionError: ..."
+    kept = [p.trajectory for p in parsed if p.source == str(bad)]
+    assert [t.trajectory_id for t in kept] == [p.trajectory.trajectory_id for p in before]
+    assert [p.trajectory.task for p in parsed if p.source == str(GOOD)]  # the good file's run too
+
+
+def test_a_side_file_nested_too_deep_ends_no_ingest(tmp_path: Path, newcomer) -> None:
+    """A Qwen Code sub-agent's ``.meta.json`` beside its run, nested too deep: on main, telling whether it is a side
+    file raised RecursionError while the folder was walked, and ``ingest`` ended with exit 1, reading nothing, the
+    good file named beside it included. Now it is a file of no known format, named; every run is read."""
+    folder = tmp_path / "subagents"
+    shutil.copytree(FIXTURES / "qwen-code" / ".real" / "subagents", folder)
+    meta = next(folder.rglob("agent-*.meta.json"))
+    meta.write_text(DEEP_OBJECT, encoding="utf-8")
+    code, out, err = run_cli("ingest", "--dry-run", str(tmp_path), str(GOOD))
+    assert code != 1, err
+    assert "RecursionError" not in err and "Traceback" not in err
+    assert f"{meta}: format ?; runs 0; rejected 1" in out
+    assert f"{meta.with_name(meta.name.removesuffix('.meta.json') + '.jsonl')}: format qwen-code; runs 1;" in out
+    assert f"{GOOD}: format claude-code; runs 1; rejected 0" in out
+    assert unnoted(err) == [] or all("meta.json" in line or "rejected" in line for line in unnoted(err))
