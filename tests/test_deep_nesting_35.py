@@ -4,7 +4,7 @@ run. On main (80d5e1c0) each such field raised RecursionError: the run was refus
 RecursionError") or, met while walking a folder, the whole ingest ended with exit 1 and lost the other files' runs.
 
 Each test takes a real fixture and writes it to ``tmp_path`` with one field replaced by deep JSON text
-(``"[" * 100000 + "]" * 100000``, or an object as deep), as an agent's runaway output would be.
+(``"[" * 100000 + "]" * 100000``, or an object as deep, or 900 deep), as an agent's runaway output would be.
 """
 
 from __future__ import annotations
@@ -21,17 +21,27 @@ from trajsearch.ingest.read import read_inputs
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 (a fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
-DEEP_LIST = "[" * 100_000 + "]" * 100_000
-DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
+#: Deeper than Python's json reads (100000), and deep enough that json reads it but a later recursive walk of the
+#: value (lone surrogates mended, messages flattened) recursed past the limit (900).
+DEPTHS = (100_000, 900)
+
+
+def deep_list(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def deep_object(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
 #: A good file read beside each hostile one: its run must be kept whatever the other holds.
 GOOD = FIXTURES / "claude-code" / ".aud32" / "adaba13e-53b8-4796-96e4-0977e7725a8d.jsonl"
 
 
-def _first(records: list[Any], change: Callable[[Any], bool]) -> None:
-    assert any(change(record) for record in records), "the fixture no longer holds the field this test replaces"
+def _first(records: list[Any], change: Callable[[Any, int], bool], depth: int) -> None:
+    assert any(change(record, depth) for record in records), "the fixture no longer holds the field this test replaces"
 
 
-def _hostile(source: Path, dest: Path, change: Callable[[Any], bool]) -> Path:
+def _hostile(source: Path, dest: Path, change: Callable[[Any, int], bool], depth: int) -> Path:
     """``source`` (JSON or JSON Lines) written to ``dest`` with ``change`` applied to its first record it fits."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     text = source.read_text(encoding="utf-8")
@@ -39,40 +49,40 @@ def _hostile(source: Path, dest: Path, change: Callable[[Any], bool]) -> Path:
         document = json.loads(text)
     except ValueError:
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
-        _first(records, change)
+        _first(records, change, depth)
         dest.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         return dest
-    _first(document if isinstance(document, list) else [document], change)
+    _first(document if isinstance(document, list) else [document], change, depth)
     dest.write_text(json.dumps(document), encoding="utf-8")
     return dest
 
 
-def _queued(record: dict[str, Any]) -> bool:
+def _queued(record: dict[str, Any], depth: int) -> bool:
     if record.get("type") == "queue-operation" and "content" in record:
-        record["content"] = DEEP_OBJECT
+        record["content"] = deep_object(depth)
         return True
     return False
 
 
-def _tau_arguments(run: dict[str, Any]) -> bool:
+def _tau_arguments(run: dict[str, Any], depth: int) -> bool:
     for message in run.get("traj") or []:
         for call in message.get("tool_calls") or []:
-            call["function"]["arguments"] = DEEP_LIST
+            call["function"]["arguments"] = deep_list(depth)
             return True
     return False
 
 
-def _langsmith_prompt(record: dict[str, Any]) -> bool:
+def _langsmith_prompt(record: dict[str, Any], depth: int) -> bool:
     for run in record.get("post") or []:
         if "prompt" in run.get("inputs", {}):
-            run["inputs"]["prompt"] = DEEP_LIST
+            run["inputs"]["prompt"] = deep_list(depth)
             return True
     return False
 
 
-def _kimi_arguments(record: dict[str, Any]) -> bool:
+def _kimi_arguments(record: dict[str, Any], depth: int) -> bool:
     for call in (record.get("message") or {}).get("toolCalls") or []:
-        call["function"]["arguments"] = DEEP_LIST
+        call["function"]["arguments"] = deep_list(depth)
         return True
     return False
 
@@ -87,19 +97,20 @@ CASES = [
      "49b71531-8ee9-4395-adaa-098f6ab47048.jsonl", "49b71531-8ee9-4395-adaa-098f6ab47048.jsonl", _queued),
     ("tau-bench tool arguments", FIXTURES / "tau-bench" / ".probe53frt" / "gpt-4o-airline.json",
      "gpt-4o-airline.json", _tau_arguments),
-    ("langsmith prompt", FIXTURES / "langsmith" / ".aud33" / "lsjs0.12.0-wrapAISDK-ai7-stream-503-exhausted.batch.jsonl",
-     "run.batch.jsonl", _langsmith_prompt),
+    ("langsmith prompt", FIXTURES / "langsmith" / ".aud33" /
+     "lsjs0.12.0-wrapAISDK-ai7-stream-503-exhausted.batch.jsonl", "run.batch.jsonl", _langsmith_prompt),
     ("kimi-cli tool arguments", KIMI / "agents" / "main" / "wire.jsonl", f"{KIMI.name}/agents/main/wire.jsonl",
      _kimi_arguments),
 ]
 
 
+@pytest.mark.parametrize("depth", DEPTHS)
 @pytest.mark.parametrize("name, source, where, change", CASES, ids=[c[0] for c in CASES])
-def test_a_field_nested_too_deep_is_read_as_text_and_the_run_kept(tmp_path: Path, name: str, source: Path,
-                                                                  where: str, change: Callable[[Any], bool]) -> None:
+def test_a_field_nested_too_deep_is_read_as_text_and_the_run_kept(
+        tmp_path: Path, name: str, source: Path, where: str, change: Callable[[Any, int], bool], depth: int) -> None:
     if name.startswith("kimi"):
         shutil.copytree(KIMI, tmp_path / KIMI.name)  # its state.json beside
-    bad = _hostile(source, tmp_path / where, change)
+    bad = _hostile(source, tmp_path / where, change, depth)
     before = [p for p in read_inputs([source]) if p.trajectory is not None]
     parsed = list(read_inputs([bad, GOOD]))
     assert [p.error for p in parsed if p.error] == []  # on main: "cannot convert ... RecursionError: ..."
@@ -115,7 +126,7 @@ def test_a_side_file_nested_too_deep_ends_no_ingest(tmp_path: Path, newcomer) ->
     folder = tmp_path / "subagents"
     shutil.copytree(FIXTURES / "qwen-code" / ".real" / "subagents", folder)
     meta = next(folder.rglob("agent-*.meta.json"))
-    meta.write_text(DEEP_OBJECT, encoding="utf-8")
+    meta.write_text(deep_object(100_000), encoding="utf-8")
     code, out, err = run_cli("ingest", "--dry-run", str(tmp_path), str(GOOD))
     assert code != 1, err
     assert "RecursionError" not in err and "Traceback" not in err

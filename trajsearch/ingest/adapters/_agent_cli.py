@@ -35,7 +35,7 @@ from trajsearch.represent import recoveries
 from trajsearch.steps import command_line, strip_terminal_codes
 from trajsearch.touched import program_words
 
-from ._common import (NOT_JSON, Context, RecordError, as_dict, build, clip_task, decisive_line, safe_id, short,
+from ._common import (Context, RecordError, as_dict, build, clip_task, decisive_line, loads, safe_id, short,
                       with_former_id)
 
 
@@ -461,8 +461,8 @@ def json_arguments(raw: Any, *, key: str = "input") -> Any:
         text = raw.strip()
         if text[:1] in ("{", "["):
             try:
-                return json.loads(text)
-            except NOT_JSON:
+                return loads(text)
+            except ValueError:
                 pass
         return {key: raw} if raw else {}
     return raw

@@ -23,11 +23,11 @@ from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
     CONTROL_CHARACTERS, FORMER_IDS, MAX_FILTER_VALUE_CHARS, MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Step,
-    Trajectory, argument_chars, json_strings,
+    Trajectory, argument_chars, json_depth, json_strings,
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
-from ..sources import STREAMS_PREFIX, Values, plain_name
+from ..sources import MAX_DEPTH, STREAMS_PREFIX, TOO_DEEP, Values, plain_name
 
 DEFAULT_TENANT = "default"
 #: A run's metadata key: the index of its first step read from a part still running when its file was saved (a
@@ -143,11 +143,19 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-#: What reading a text as JSON raises where it is no JSON Python can read: malformed (``ValueError``, which
-#: ``JSONDecodeError`` and bad UTF-8 are) or nested deeper than Python's recursion limit (``RecursionError``: an
-#: agent's runaway output, ``[[[...]]]``). A field parsed only if it is JSON (tool arguments, a reply's body, a side
-#: file) is then read as text, or not at all: never the record's rejection, nor the batch's end.
-NOT_JSON = (ValueError, RecursionError)
+def loads(text: str | bytes, **options: Any) -> Any:
+    """``json.loads`` of a text an adapter reads as JSON where it is JSON (tool arguments, a reply's body, a side
+    file), else as text or not at all: a ValueError, as for any text that is no JSON, also where it is nested deeper
+    than a record may be (``sources.MAX_DEPTH``) or than Python reads at all. Such text is an agent's runaway output
+    (``[[[...]]]``): its RecursionError, raised here or by a later walk of the value parsed (lone surrogates mended,
+    messages flattened), refused the run, or, met splitting a file or telling a side file, ended the ingest."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    if json_depth(value, MAX_DEPTH) > MAX_DEPTH:
+        raise ValueError(TOO_DEEP)
+    return value
 
 
 def json_dict(text: str) -> dict[str, Any] | None:
@@ -156,8 +164,8 @@ def json_dict(text: str) -> dict[str, Any] | None:
     deeper than Python's reader goes (an agent's runaway output) is not JSON this can read either: its RecursionError
     lost the whole run."""
     try:
-        value = json.loads(text)
-    except NOT_JSON:
+        value = loads(text)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 
@@ -171,8 +179,8 @@ def tool_arguments(raw: Any) -> Any:
     """
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
-        except NOT_JSON:
+            return loads(raw)
+        except ValueError:
             return raw
     return raw
 
@@ -192,8 +200,8 @@ def double_encoded(value: Any, *markers: str) -> Any:
     agent files so."""
     if isinstance(value, str) and value.lstrip().startswith("{") and any(m in value for m in markers):
         try:
-            return json.loads(value)
-        except NOT_JSON:
+            return loads(value)
+        except ValueError:
             return value
     return value
 

@@ -62,7 +62,7 @@ from trajsearch.actions import UNNAMED_TOOL, not_run
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
                          strip_terminal_codes)
-from ._common import (NOT_JSON, RecordError, as_dict, as_list, decisive_line, ended_failing, finite, short,
+from ._common import (RecordError, as_dict, as_list, decisive_line, ended_failing, finite, loads, short,
                       thinking_blocks_text)
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
@@ -206,8 +206,8 @@ def _has_events(folder: Path) -> bool:
     :data:`_EVENTS_TRIED`) one by its content."""
     for name in _event_names(folder)[:_EVENTS_TRIED]:
         try:
-            return is_event(json.loads((folder / name).read_text(encoding="utf-8")))
-        except (*NOT_JSON, OSError):
+            return is_event(loads((folder / name).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
             continue
     return False
 
@@ -254,8 +254,8 @@ def _starting_call(parent: Path, prompt: str) -> tuple[str, str] | None:
     a ``delegate`` call's ``tasks`` entry (the words the sub-agent's conversation opens with)."""
     for path in _event_files(parent / EVENTS_DIR) or _event_files(parent):
         try:
-            event = json.loads(path.read_text(encoding="utf-8"))
-        except (*NOT_JSON, OSError):
+            event = loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             continue
         if not isinstance(event, dict) or event.get("kind") != "ActionEvent" or not event.get("tool_call_id"):
             continue
@@ -525,8 +525,8 @@ def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
     """The LLM's tool-call arguments (decoded JSON), else the parsed action's fields."""
     raw = as_dict(event.get("tool_call")).get("arguments")
     try:
-        decoded = json.loads(raw) if isinstance(raw, str) else raw
-    except NOT_JSON:
+        decoded = loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
         decoded = None
     if isinstance(decoded, dict):
         return decoded

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, TypeVar
 from trajsearch.first_few import first_few
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import NOT_JSON, Context, RecordError, build, last_tool_error, outcome_of_reward, short
+from ._common import Context, RecordError, build, last_tool_error, loads, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, kept_steps,
                      normalise_message, start_order, text_of, tools_offered)
 from ._spans.messages import is_object_repr
@@ -70,9 +70,9 @@ def decode(value: Any, depth: int = 3, *, literal: bool = False) -> Any:
         if not text or text[0] not in '{["':
             return value
         try:
-            value = json.loads(text)
+            value = loads(text)
             continue
-        except NOT_JSON:
+        except ValueError:
             pass
         if literal and text[0] in "{[" and len(text) <= _LITERAL_LIMIT:  # a Python repr: {'query': 'x'}
             try:

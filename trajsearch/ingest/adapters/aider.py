@@ -55,7 +55,7 @@ from trajsearch.model import Outcome, Step, Trajectory
 
 from ..sources import GZIP_ERRORS, open_dump
 from ._agent_cli import error_line, in_trial, prompt_list, within_step_limit
-from ._common import NOT_JSON, TIME_ZONE, Context, PassedOver, clip_step_text, clip_task, local_clock, short
+from ._common import TIME_ZONE, Context, PassedOver, clip_step_text, clip_task, loads, local_clock, short
 from .atif import harbor_trial
 
 log = logging.getLogger(__name__)
@@ -250,8 +250,8 @@ def _with_verdict(session: Session, path: Path) -> Session:
     if path.name != HISTORY or not results.is_file():
         return session
     try:
-        verdict = json.loads(results.read_text(encoding="utf-8"))
-    except (*NOT_JSON, OSError) as exc:
+        verdict = loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         log.warning("%s: not read (%s): the run's outcome stays unknown", results, exc)
         return session
     if isinstance(verdict, dict):

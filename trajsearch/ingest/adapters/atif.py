@@ -213,8 +213,8 @@ from ._agent_cli import (
     task_notifications, typed_prompt, user_words, utc_time,
 )
 from ._common import (
-    NOT_JSON, Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing,
-    file_stem, item_positions, json_dict, json_object, list_field, named_path, outcome_of_reward, PassedOver, safe_id,
+    Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
+    item_positions, json_dict, json_object, list_field, loads, named_path, outcome_of_reward, PassedOver, safe_id,
     short, with_former_id,
 )
 from ._harbor_errors import agents_own, reward_void
@@ -845,8 +845,8 @@ def _goose_errors(source: Path) -> frozenset[str] | None:
     events = []
     for line in lines:
         try:
-            events.append(json.loads(line))
-        except NOT_JSON:
+            events.append(loads(line))
+        except ValueError:
             continue
     events = [e for e in events if isinstance(e, dict) and isinstance(e.get("type"), str)]
     if not events:
@@ -913,7 +913,7 @@ def _written_actions(message: str, fences: tuple[str, ...]) -> tuple[list[tuple[
 @lru_cache(maxsize=64)
 def _trial_json(path: str, mtime: float) -> dict[str, Any]:
     """A JSON object Harbor wrote in a trial (read once per trial, however many runs it holds)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = loads(Path(path).read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
 
 
@@ -922,7 +922,7 @@ def _json_beside(path: Path) -> dict[str, Any]:
     unreadable: such a file only adds to a run."""
     try:
         return _trial_json(str(path), path.stat().st_mtime)
-    except (*NOT_JSON, OSError):
+    except (OSError, ValueError):
         return {}
 
 
@@ -1142,8 +1142,8 @@ def _kimi_turn_begin(text: str) -> str | None:
     content parts)."""
     for line in text.splitlines():
         try:
-            event = as_dict(as_dict(json.loads(line, strict=False)).get("params"))
-        except NOT_JSON:
+            event = as_dict(as_dict(loads(line, strict=False)).get("params"))
+        except ValueError:
             continue
         if event.get("type") == "TurnBegin":
             return _text(as_dict(event.get("payload")).get("user_input")).strip() or None
@@ -1153,8 +1153,8 @@ def _kimi_turn_begin(text: str) -> str | None:
 def _trae_task(text: str) -> str | None:
     """The instruction in trae-agent's ``--trajectory-file`` (``TrajectoryRecorder``: its top-level ``task``)."""
     try:
-        task = as_dict(json.loads(text)).get("task")
-    except NOT_JSON:
+        task = as_dict(loads(text)).get("task")
+    except ValueError:
         return None
     return task.strip() or None if isinstance(task, str) else None
 
@@ -1215,8 +1215,8 @@ def _atif_file(path: Path) -> _Converted | None:
 def _holds_atif(path: Path, version: int) -> _Converted | None:
     """:func:`_atif_file` of one version of a file (parsed once per trial, however many raw files lie beside it)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (*NOT_JSON, OSError):
+        document = loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     if not matches(document):
         return None

@@ -262,7 +262,7 @@ from ._agent_cli import (
     whole_file,
 )
 from .. import sources
-from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, decisive_line, short
+from ._common import Context, RecordError, as_dict, as_list, decisive_line, loads, short
 from .atif import (converted_run, harbor_trial, resumed_part, trial_label, trial_of_run, trial_sessions,
                    trial_task)
 
@@ -646,9 +646,9 @@ def _empty_array(path: Path) -> str | None:
     them, since another producer's empty output looks the same; a file detected as a known format (by its name)
     keeps that format's own reading."""
     try:
-        if path.stat().st_size > _EMPTY_ARRAY_BYTES or json.loads(path.read_bytes().decode("utf-8-sig")) != []:
+        if path.stat().st_size > _EMPTY_ARRAY_BYTES or loads(path.read_bytes().decode("utf-8-sig")) != []:
             return None
-    except (*NOT_JSON, OSError):
+    except (OSError, ValueError):
         return None
     if path.parent.name == "todos" and _TODO_FILE.fullmatch(path.name):
         return "an empty JSON array (Claude Code's todo list of a session, with no item)"
@@ -855,8 +855,8 @@ def _task_registration(text: str) -> bool:
     if not text.lstrip().startswith("{"):
         return False
     try:
-        value = json.loads(text)
-    except NOT_JSON:
+        value = loads(text)
+    except ValueError:
         return False
     return isinstance(value, dict) and "task_id" in value and "task_type" in value
 
@@ -902,8 +902,8 @@ def _command_contents(text: str) -> str | None:
         return None
     contents = text[start + len(opening):end].strip()
     try:
-        part = json.loads(contents)
-    except NOT_JSON:
+        part = loads(contents)
+    except ValueError:
         return contents or None
     return (parts_text(part) if isinstance(part, (dict, list)) else contents).strip() or None
 
@@ -1075,8 +1075,8 @@ def _team_request(body: str) -> str | None:
     subject and description; None for the rest of that protocol (an idle notice, a shutdown request or approval,
     a plan approval), which the CLI exchanges between the agents, no one's request."""
     try:
-        sent = json.loads(body) if body.startswith("{") else None
-    except NOT_JSON:
+        sent = loads(body) if body.startswith("{") else None
+    except ValueError:
         sent = None
     if not isinstance(sent, dict) or not isinstance(sent.get("type"), str):
         return body or None
@@ -1834,8 +1834,8 @@ def _output_session(output: Path) -> str | None:
         return None
     for line in lines:
         try:
-            record = json.loads(line)
-        except NOT_JSON:
+            record = loads(line)
+        except ValueError:
             continue
         if isinstance(record, dict) and record.get("type") == "system" and record.get("subtype") == "init":
             session = as_str(record.get("session_id"))

@@ -186,7 +186,7 @@ from ._agent_cli import (
     whole_file,
 )
 from .. import sources
-from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, short
+from ._common import Context, RecordError, as_dict, as_list, loads, short
 
 NAME = "codex-cli"
 #: Where Codex CLI keeps its rollouts (``~/.codex/sessions``, and archived ones): walked though hidden (see ``read``).
@@ -526,8 +526,8 @@ def _agent_report(payload: dict[str, Any]) -> str | None:
         words = text[found.end():].strip() if found.group(1) == "FINAL_ANSWER" else ""
     elif notice := _NOTIFICATION.match(text):
         try:
-            status = as_dict(as_dict(json.loads(notice.group(1))).get("status"))
-        except NOT_JSON:
+            status = as_dict(as_dict(loads(notice.group(1))).get("status"))
+        except ValueError:
             status = {}
         words = as_str(status.get("completed")) or ""
     else:
@@ -668,8 +668,8 @@ def _between_agents(line: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[st
     if kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "assistant":
         text = _message_text(payload)
         try:
-            message = json.loads(text) if text.startswith("{") else None
-        except NOT_JSON:
+            message = loads(text) if text.startswith("{") else None
+        except ValueError:
             message = None
         if not (isinstance(message, dict) and isinstance(message.get("other_recipients"), list)):
             message = None  # an answer of those four fields is the model's: both real builds name other_recipients
@@ -968,8 +968,8 @@ def _inner_exit_error(printed: str) -> str | None:
     as that reply would be (``exit_code_error``: the script's command is not known, so a silent exit 1 is no error,
     and does not hide a later command's failure). Anything else the script printed is its own, no error."""
     try:
-        found = json.loads(printed.strip())
-    except NOT_JSON:
+        found = loads(printed.strip())
+    except ValueError:
         return None
     for result in found if isinstance(found, list) else [found]:
         if not (isinstance(result, dict) and "wall_time_seconds" in result and isinstance(result.get("output"), str)):

@@ -132,7 +132,7 @@ from ._agent_cli import (
     whole_file,
 )
 from . import _gemini_stream as headless
-from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, decisive_line, file_stem, safe_id, short
+from ._common import Context, RecordError, as_dict, as_list, decisive_line, file_stem, loads, safe_id, short
 
 NAME = "gemini-cli"
 #: Where Gemini CLI keeps its chat recordings (``~/.gemini/tmp/<hash>/chats``): walked though hidden (see ``read``).
@@ -624,8 +624,8 @@ def _mcp_tool_error(error: str) -> str:
     (``_MCP_ERROR``), as Claude Code and Codex record it; the message itself when it holds none."""
     found = _MCP_ERROR.match(error)
     try:
-        parts = json.loads(error[found.end():]) if found else None
-    except NOT_JSON:
+        parts = loads(error[found.end():]) if found else None
+    except ValueError:
         return error
     said = [text for part in as_list(parts) if isinstance(part, dict)
             for text in _texts(as_dict(as_dict(part.get("functionResponse")).get("response")))]

@@ -95,7 +95,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, error_line, export_command, first_time,
                          iso_time, prompt_list, session_trajectory, sqlite_export, whole_file)
-from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, file_stem, item_positions, short
+from ._common import Context, RecordError, as_dict, as_list, file_stem, item_positions, loads, short
 from ..sources import parse, whole_text
 
 NAME = "goose"
@@ -510,8 +510,8 @@ def _model(session: dict[str, Any], messages: list[dict[str, Any]]) -> str | Non
     config = session.get("model_config")
     if config is None and isinstance(session.get("model_config_json"), str):
         try:
-            config = json.loads(session["model_config_json"])
-        except NOT_JSON:
+            config = loads(session["model_config_json"])
+        except ValueError:
             config = None
     if name := as_str(as_dict(config).get("model_name")):
         return name

@@ -54,8 +54,8 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, SessionSteps, as_records, as_str, command_line,
                          exit_code_error, iso_time, prompt_list, session_trajectory, wall_time, whole_file)
-from ._common import (NOT_JSON, TIME_ZONE, Context, LocalClock, RecordError, as_dict, file_run_key, item_positions,
-                      json_kind, local_clock, named_path, short)
+from ._common import (TIME_ZONE, Context, LocalClock, RecordError, as_dict, file_run_key, item_positions, json_kind,
+                      loads, local_clock, named_path, short)
 
 NAME = "gptme"
 WHOLE_FILE = True
@@ -334,8 +334,8 @@ def _toolcall_arguments(text: str) -> Any:
     """A ``tool``-format call's arguments: JSON, or the Python dict gptme's non-streaming Anthropic call writes
     (``f"{block.input}"``), else the text as written."""
     try:
-        return json.loads(text)
-    except NOT_JSON:
+        return loads(text)
+    except ValueError:
         pass
     try:
         arguments = ast.literal_eval(text)

@@ -79,7 +79,7 @@ from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, comm
                          exit_code_error, first_time, iso_time, json_arguments, parts_text, prompt_list,
                          session_trajectory, whole_file)
 from ..sources import first_line_record, peek
-from ._common import (NOT_JSON, Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, named_path,
+from ._common import (Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, loads, named_path,
                       short, timestamp)
 
 log = logging.getLogger(__name__)
@@ -328,8 +328,8 @@ def _wire(source: Path) -> _Wire:
                 if not _WIRE_TIMED.search(line):  # most lines are streamed parts: left unparsed
                     continue
                 try:
-                    record = json.loads(line)
-                except NOT_JSON:
+                    record = loads(line)
+                except ValueError:
                     continue
                 when, message = timestamp(as_dict(record).get("timestamp")), as_dict(as_dict(record).get("message"))
                 payload = as_dict(message.get("payload"))

@@ -281,8 +281,8 @@ from ._agent_cli import (
 from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
-    NOT_JSON, Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem,
-    instance_repo, finite, last_tool_error, outcome_of_reward, safe_id, short, with_former_id,
+    Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
+    finite, last_tool_error, loads, outcome_of_reward, safe_id, short, with_former_id,
 )
 from ._spans.outcome import error_outcome
 
@@ -455,16 +455,16 @@ def _store_folder(path: Path) -> Path | None:
     if folder is None or not (events := _store_event_files(folder)) or not _has_metadata(folder):
         return None
     try:
-        return folder if _is_event(json.loads(events[0].read_text(encoding="utf-8"))) else None
-    except (*NOT_JSON, OSError):
+        return folder if _is_event(loads(events[0].read_text(encoding="utf-8"))) else None
+    except (OSError, ValueError):
         return None
 
 
 def _has_metadata(folder: Path) -> bool:
     """Whether ``folder`` holds a conversation's ``metadata.json`` (a ``ConversationMetadata``: its ``conversation_id``)."""
     try:
-        metadata = json.loads((folder / STORE_METADATA).read_text(encoding="utf-8"))
-    except (*NOT_JSON, OSError):
+        metadata = loads((folder / STORE_METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return False
     return isinstance(metadata, dict) and "conversation_id" in metadata
 
@@ -619,8 +619,8 @@ def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
             if isinstance(call, dict) and call.get("id") == meta.get("tool_call_id"):
                 raw = as_dict(call.get("function")).get("arguments")
                 try:
-                    return (json.loads(raw) if isinstance(raw, str) else raw), reasoning
-                except NOT_JSON:
+                    return (loads(raw) if isinstance(raw, str) else raw), reasoning
+                except ValueError:
                     return None, reasoning
     return None, None
 
@@ -639,8 +639,8 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
         arguments = args.get("arguments")
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
-            except NOT_JSON:
+                arguments = loads(arguments)
+            except ValueError:
                 pass
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
                 "thought": as_str(args.get("thought")) or None}
@@ -877,9 +877,9 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if fmt != NAME or found is None:
         return None
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = loads(path.read_text(encoding="utf-8"))
         mine = attempts.event_ids(document.get("history") if isinstance(document, dict) else document)
-    except (*NOT_JSON, OSError):
+    except (OSError, ValueError):
         return None
     for out, runs in _outputs_beside(path):
         if mine is not None and any(line.event_ids == mine for line in runs.get(found.group("instance"), ())):
@@ -926,8 +926,8 @@ def _runner_verdict(path: Path, instance: str) -> str | None:
     if out is None:
         return None
     try:
-        verdict = json.loads(path.read_text(encoding="utf-8"))
-    except (*NOT_JSON, OSError):
+        verdict = loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     if not isinstance(verdict, dict):
         return None

@@ -98,7 +98,7 @@ from ._agent_cli import (
     task_notifications,
     whole_file,
 )
-from ._common import NOT_JSON, Context, RecordError, as_dict, as_list, short
+from ._common import Context, RecordError, as_dict, as_list, loads, short
 from .gemini_cli import FAILED, Recording, shell_report_error
 
 NAME = "qwen-code"
@@ -260,8 +260,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if not _SUBAGENT_META.fullmatch(path.name) or path.parent.parent.name != "subagents":
         return None
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (*NOT_JSON, OSError):
+        meta = loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     if isinstance(meta, dict) and _META_KEYS <= meta.keys():
         return (f"a Qwen Code sub-agent's settings, no run: its run is {path.name.removesuffix('.meta.json')}.jsonl "

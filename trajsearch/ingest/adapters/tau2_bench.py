@@ -108,7 +108,7 @@ from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 from ._agent_cli import join_thought, utc_time
 from .tau_bench import unexpected_writes, unmet_actions
 from ._common import (
-    NOT_JSON, Context,
+    Context,
     RecordError,
     as_dict,
     as_list,
@@ -117,6 +117,7 @@ from ._common import (
     clip_task,
     json_object,
     last_tool_error,
+    loads,
     message_reasoning,
     outcome_of_reward,
     safe_id,
@@ -242,7 +243,7 @@ def _position(n: int, sim: Any) -> str:
 @lru_cache(maxsize=8)
 def _results_beside(path: str, mtime: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """(tasks by id, results context) of the ``results.json`` of a dir-layout run."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = loads(Path(path).read_text(encoding="utf-8"))
     tasks = {str(t.get("id")): t for t in data.get("tasks") or [] if isinstance(t, dict)}
     return tasks, {"info": data.get("info"), "timestamp": data.get("timestamp")}
 
@@ -642,7 +643,7 @@ _POLICY_TITLE = re.compile(r"#\s*([A-Za-z][A-Za-z ]*?)\s+agent\s+policy\s*$", re
 @lru_cache(maxsize=8)
 def _submission_domains(path: str, mtime: float) -> dict[str, str]:
     """A leaderboard ``submission.json``'s ``trajectory_files`` (``{domain: file name}``) as {file name: domain}."""
-    files = as_dict(json.loads(Path(path).read_text(encoding="utf-8")).get("trajectory_files"))
+    files = as_dict(loads(Path(path).read_text(encoding="utf-8")).get("trajectory_files"))
     return {str(name): str(domain) for domain, name in files.items() if isinstance(name, str)}
 
 
@@ -656,7 +657,7 @@ def _domain_of_file(sim: dict[str, Any], source: Path) -> tuple[str, str] | None
         try:
             if domain := _submission_domains(str(listing), listing.stat().st_mtime).get(source.name):
                 return domain, "submission.json"
-        except (*NOT_JSON, OSError, AttributeError):
+        except (OSError, ValueError, AttributeError):
             pass
     if isinstance(sim.get("policy"), str) and (title := _POLICY_TITLE.match(sim["policy"].lstrip())):
         return "_".join(title.group(1).lower().split()), "the policy's title"
@@ -677,7 +678,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if beside is not None:
             try:
                 tasks, context = _results_beside(str(beside), beside.stat().st_mtime)
-            except (*NOT_JSON, OSError) as exc:
+            except (OSError, ValueError) as exc:
                 raise RecordError(f"cannot read the task list in {beside.name}: {exc}") from None
             task, info, stamp = tasks.get(str(record.get("task_id"))), context["info"], context["timestamp"]
     elif _is_run_export(record):  # its task is the results file's, as the exporter joined it
