@@ -697,18 +697,21 @@ _STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[\]}])')
 def _json(text: str, path: Path) -> Any:
     """An outcome file's JSON document. A comma after the last item of a list or object (CodeR's
     ``results.json``, lists edited by hand) is passed over, as the file says what it means; any other fault is a
-    ValueError naming the file and where (a JSON-lines reading of it failing too said only "line 1 column 2")."""
+    ValueError naming the file and where (a JSON-lines reading of it failing too said only "line 1 column 2").
+    A document nested too deep is one too (its RecursionError ended the ingest naming no file)."""
     try:
-        return json.loads(text)
+        return sources.loads(text)
     except json.JSONDecodeError as exc:
-        fault = exc
+        fault = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
     mended = _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(1) is None else m.group(1), text)
     if mended != text:
         try:
-            return json.loads(mended)
-        except json.JSONDecodeError:
+            return sources.loads(mended)
+        except ValueError:
             pass
-    raise ValueError(f"{path}: not valid JSON: {fault.msg} at line {fault.lineno} column {fault.colno}")
+    raise ValueError(f"{path}: not valid JSON: {fault}")
 
 
 def _column(name: str) -> str:
@@ -873,8 +876,8 @@ class OutcomeTable:
             except ValueError as whole:  # JSONL, else the document's own fault
                 data = None
                 try:
-                    records = [json.loads(line) for line in text.splitlines() if line.strip()]
-                except json.JSONDecodeError:
+                    records = [sources.loads(line) for line in text.splitlines() if line.strip()]
+                except ValueError:
                     raise whole from None
                 cls._records(records, verdicts, p, invalid)
             if is_programbench_eval(data):  # the instance is named by the file, not in it

@@ -805,6 +805,22 @@ def _depth_checked(value: Any) -> tuple[Any, str | None]:
     return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
 
 
+def loads(text: str | bytes, limit: int = MAX_DEPTH, **options: Any) -> Any:
+    """``json.loads`` of a text read as JSON where it is JSON (tool arguments, a reply's body, a side file, an outcome
+    file), else as text or not at all: a ValueError, as for any text that is no JSON, also where it is nested deeper
+    than ``limit`` (a record's own bound; a tool argument's is the model's ``MAX_ARGUMENT_DEPTH``) or than Python reads
+    at all. Such text is an agent's runaway output (``[[[...]]]``): its RecursionError, raised here or by a later walk
+    of the value parsed (lone surrogates mended, messages flattened), refused the run, or, met splitting a file or
+    telling a side file, ended the ingest."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {limit} levels") from None
+    if depth(value, limit) > limit:
+        raise ValueError(f"JSON nested deeper than {limit} levels")
+    return value
+
+
 #: One decoder for every ``raw_decode`` (building one per stretch of a hostile line cost a fifth of its time).
 _DECODER = json.JSONDecoder()
 

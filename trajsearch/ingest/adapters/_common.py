@@ -27,7 +27,7 @@ from trajsearch.model import (
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
-from ..sources import MAX_DEPTH, STREAMS_PREFIX, TOO_DEEP, Values, plain_name
+from ..sources import STREAMS_PREFIX, Values, loads, plain_name
 
 DEFAULT_TENANT = "default"
 #: A run's metadata key: the index of its first step read from a part still running when its file was saved (a
@@ -141,21 +141,6 @@ def finite(value: Any) -> float | None:
 def as_dict(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one (a field of the wrong type is treated as missing)."""
     return value if isinstance(value, dict) else {}
-
-
-def loads(text: str | bytes, **options: Any) -> Any:
-    """``json.loads`` of a text an adapter reads as JSON where it is JSON (tool arguments, a reply's body, a side
-    file), else as text or not at all: a ValueError, as for any text that is no JSON, also where it is nested deeper
-    than a record may be (``sources.MAX_DEPTH``) or than Python reads at all. Such text is an agent's runaway output
-    (``[[[...]]]``): its RecursionError, raised here or by a later walk of the value parsed (lone surrogates mended,
-    messages flattened), refused the run, or, met splitting a file or telling a side file, ended the ingest."""
-    try:
-        value = json.loads(text, **options)
-    except RecursionError:
-        raise ValueError(TOO_DEEP) from None
-    if json_depth(value, MAX_DEPTH) > MAX_DEPTH:
-        raise ValueError(TOO_DEEP)
-    return value
 
 
 def json_dict(text: str) -> dict[str, Any] | None:
