@@ -87,6 +87,16 @@ def _kimi_arguments(record: dict[str, Any], depth: int) -> bool:
     return False
 
 
+def _codex_answer(record: dict[str, Any], depth: int) -> bool:
+    """The assistant's message text: a reply to another agent is read from it where it starts ``{``
+    (``codex_cli._between_agents``), the parse that ended ``ingest`` with exit 1 on main (RT1)."""
+    payload = record.get("payload") or {}
+    if record.get("type") == "response_item" and payload.get("role") == "assistant":
+        payload["content"][0]["text"] = deep_object(depth)
+        return True
+    return False
+
+
 KIMI = FIXTURES / "kimi-cli" / ".fixaud33" / ".kimi-code" / "sessions" / "wd_proj_33c5ea5aa7eb" / \
     "ses_recent-protocol-1.10"
 
@@ -99,13 +109,22 @@ CASES = [
      "gpt-4o-airline.json", _tau_arguments),
     ("langsmith prompt", FIXTURES / "langsmith" / ".aud33" /
      "lsjs0.12.0-wrapAISDK-ai7-stream-503-exhausted.batch.jsonl", "run.batch.jsonl", _langsmith_prompt),
+    ("codex-cli assistant message", FIXTURES / "codex-cli" / ".aud35" /
+     "rollout-2026-12-07T17-56-28-01a252b0-1a2b-7c3d-8e4f-5a6b7c8d9e0f.jsonl",
+     "rollout-2026-12-07T17-56-28-01a252b0-1a2b-7c3d-8e4f-5a6b7c8d9e0f.jsonl", _codex_answer),
     ("kimi-cli tool arguments", KIMI / "agents" / "main" / "wire.jsonl", f"{KIMI.name}/agents/main/wire.jsonl",
      _kimi_arguments),
 ]
 
 
-@pytest.mark.parametrize("depth", DEPTHS)
-@pytest.mark.parametrize("name, source, where, change", CASES, ids=[c[0] for c in CASES])
+#: Each case at each depth that failed on 80d5e1c0: claude-code's and codex's fields 900 deep were read already (their
+#: values are not walked again), so they are tried only past what Python reads.
+DEEP_CASES = [(*case, depth) for case in CASES for depth in DEPTHS
+              if depth != 900 or not case[0].startswith(("claude-code", "codex"))]
+
+
+@pytest.mark.parametrize("name, source, where, change, depth", DEEP_CASES,
+                         ids=[f"{c[0]}-{c[-1]}" for c in DEEP_CASES])
 def test_a_field_nested_too_deep_is_read_as_text_and_the_run_kept(
         tmp_path: Path, name: str, source: Path, where: str, change: Callable[[Any, int], bool], depth: int) -> None:
     if name.startswith("kimi"):
@@ -134,3 +153,40 @@ def test_a_side_file_nested_too_deep_ends_no_ingest(tmp_path: Path, newcomer) ->
     assert f"{meta.with_name(meta.name.removesuffix('.meta.json') + '.jsonl')}: format qwen-code; runs 1;" in out
     assert f"{GOOD}: format claude-code; runs 1; rejected 0" in out
     assert unnoted(err) == [] or all("meta.json" in line or "rejected" in line for line in unnoted(err))
+
+
+def test_an_outcome_file_nested_too_deep_is_named_not_a_crash(tmp_path: Path, newcomer) -> None:
+    """A report.json nested too deep, in an outcomes folder, is passed over as a malformed one is; given alone as
+    ``--outcomes``, it is a clear error naming it. On 80d5e1c0 both ended ``ingest`` with exit 1 and a RecursionError
+    naming no file."""
+    (tmp_path / "od" / "a").mkdir(parents=True)
+    (tmp_path / "od" / "a" / "report.json").write_text('{"x": {"resolved": true}}', encoding="utf-8")
+    deep = tmp_path / "od" / "b" / "report.json"
+    deep.parent.mkdir()
+    deep.write_text(deep_object(100_000), encoding="utf-8")
+    code, out, err = run_cli("ingest", "--dry-run", "--outcomes", str(tmp_path / "od"), str(GOOD))
+    assert code == 0, err
+    assert f"{GOOD}: format claude-code; runs 1; rejected 0" in out
+    code, out, err = run_cli("ingest", "--dry-run", "--outcomes", str(deep), str(GOOD))
+    assert (code, "RecursionError" in err) == (2, False), err
+    assert f"{deep}: not valid JSON: JSON nested deeper than 200 levels" in err
+
+
+OTEL = FIXTURES / "otel-genai" / ".aud33" / "util-genai-1.1-workflow-two-agents.otlp.jsonl"
+
+
+def test_an_otlp_attribute_nested_too_deep_keeps_its_batch(tmp_path: Path) -> None:
+    """A span attribute holding ``{"a":`` repeated (an agent's runaway output, as long as the span's longest value,
+    so it may be a value the exporter cut): telling whether it was cut parsed it, and the RecursionError rejected the
+    whole OTLP batch, its steps lost (``_otlp.shapes._stops_short``, older than 80d5e1c0)."""
+    text = OTEL.read_text(encoding="utf-8")
+    head, sep, tail = text.partition('"key": "gen_ai.input.messages", "value": {"stringValue": "')
+    assert sep, "the fixture no longer holds gen_ai.input.messages"
+    tail = tail[tail.index('"}}'):]  # the value's JSON-escaped text replaced
+    bad = tmp_path / OTEL.name
+    bad.write_text(head + sep + '{\\"a\\":' * 30_000 + tail, encoding="utf-8")
+    clean = [p.trajectory for p in read_inputs([OTEL]) if p.trajectory is not None]
+    parsed = list(read_inputs([bad, GOOD]))
+    assert [p.error for p in parsed if p.error] == []  # on main: "record 1: cannot read ... RecursionError"
+    kept = [p.trajectory for p in parsed if p.source == str(bad) and p.trajectory is not None]
+    assert [len(t.steps) for t in kept] == [len(t.steps) for t in clean]

@@ -198,6 +198,8 @@ def _stops_short(text: str) -> bool:
     except json.JSONDecodeError as exc:
         return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()) \
             or bool(_CUT_TOKEN.fullmatch(text, exc.pos))
+    except RecursionError:  # nested past what Python reads: an agent's runaway text, no JSON an SDK cut
+        return False
     return False
 
 
