@@ -317,8 +317,8 @@ def archived_conversation(archive: Path) -> tuple[dict[str, Any], list[dict[str,
                                       f"over the {sources.MAX_MEMBER_BYTES / (1 << 30):g} GiB a member is read up to")
                 if (handle := tar.extractfile(member)) is not None:
                     try:
-                        conversations.setdefault(folder, {})[name] = json.loads(handle.read().decode("utf-8"))
-                    except (ValueError, RecursionError) as exc:  # (bad UTF-8 is a ValueError too)
+                        conversations.setdefault(folder, {})[name] = loads(handle.read().decode("utf-8"))
+                    except ValueError as exc:  # (bad UTF-8 is a ValueError too)
                         raise RecordError(f"its conversation archive {shown}: {member.name} is not JSON "
                                           f"({type(exc).__name__}: {str(exc)[:120]})") from None
     except (OSError, EOFError, tarfile.TarError) as exc:

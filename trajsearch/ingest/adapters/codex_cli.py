@@ -470,15 +470,15 @@ def _question_reply(text: str) -> list[tuple[str | None, str]] | None:
     if not body:  # no reply, or one with no answer in it (the call's acknowledgement is then kept)
         return None if body is None else []
     try:
-        rows = json.loads(body)
-    except (ValueError, RecursionError):  # JSON nested deeper than Python reads is text too, not a lost batch
+        rows = loads(body)
+    except ValueError:  # JSON nested deeper than Python reads is text too, not a lost batch
         return [(None, body)]
     answers: list[tuple[str | None, str]] = []
     for row in rows if isinstance(rows, list) else [rows]:
         row = as_dict(row)
         try:
-            asked = json.loads(as_str(row.get("questionItemId")) or "null")
-        except (ValueError, RecursionError):
+            asked = loads(as_str(row.get("questionItemId")) or "null")
+        except ValueError:
             asked = None
         call = as_str(asked[1]) if isinstance(asked, list) and len(asked) > 1 else None
         words = " -> ".join(filter(None, [as_str(row.get("question")), as_str(row.get("answer")) or "(no answer)"]))
@@ -810,8 +810,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
         return text, None, (False if is_error else success)
     if stripped.startswith("{"):
         try:
-            decoded = json.loads(stripped)
-        except (ValueError, RecursionError):  # a runaway output nested too deep is text, not a lost run
+            decoded = loads(stripped)
+        except ValueError:  # a runaway output nested too deep is text, not a lost run
             decoded = None
         if isinstance(decoded, dict) and "output" in decoded:
             meta = decoded.get("metadata") if isinstance(decoded.get("metadata"), dict) else {}
@@ -837,8 +837,8 @@ def _mcp_result(text: str) -> tuple[str, bool] | None:
     if not text.startswith(("[", "{")):
         return None
     try:
-        decoded = json.loads(text)
-    except (ValueError, RecursionError):  # nested deeper than Python reads: text, as ``_common.json_dict`` has it
+        decoded = loads(text)
+    except ValueError:  # nested deeper than Python reads: text, as ``_common.json_dict`` has it
         return None
     is_error = False
     if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) and decoded.keys() <= _MCP_RESULT_FIELDS:

@@ -50,7 +50,6 @@ Field mapping:
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -73,7 +72,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, as_list, clip_step_text, json_kind
+from ._common import Context, RecordError, as_dict, as_list, clip_step_text, json_kind, loads
 
 NAME = "continue"
 #: A file is one session: the reader hands over its whole document.
@@ -236,8 +235,8 @@ def _created(index: Path) -> dict[str, Any]:
 @lru_cache(maxsize=8)
 def _index_dates(index: Path, _mtime: int, _size: int) -> dict[str, Any]:
     try:
-        entries = json.loads(index.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        entries = loads(index.read_bytes())
+    except (OSError, ValueError):
         return {}
     return {e["sessionId"]: e.get("dateCreated") for e in as_list(entries)
             if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}

@@ -146,7 +146,7 @@ from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions a
 from ._agent_cli import join_thought
 from ._common import (
     Context, RecordError, as_dict, build, clip_step_text, clip_task, content_text, decisive_line, file_stem,
-    json_dict, json_object, instance_repo, last_tool_error, list_field, run_directory, safe_id, short,
+    json_dict, json_object, instance_repo, last_tool_error, list_field, loads, run_directory, safe_id, short,
     thinking_blocks_text, with_former_id,
 )
 
@@ -388,8 +388,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return None
     top = path.parent.parent / path.name
     try:
-        attempts = _attempts(json.loads(top.read_text(encoding="utf-8")))
-    except (OSError, ValueError, RecursionError):
+        attempts = _attempts(loads(top.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
         return None
     if attempts is None or n >= len(attempts):
         return None
@@ -558,8 +558,8 @@ def _config_file(path: Path) -> dict[str, Any]:
 def _read_config(path: str, _mtime: int) -> dict[str, Any]:
     try:
         text = yaml.safe_load(Path(path).read_text(encoding="utf-8"))  # ``yaml.dump(a_string)``: a quoted scalar
-        config = json.loads(text) if isinstance(text, str) else None
-    except (OSError, ValueError, RecursionError, yaml.YAMLError):
+        config = loads(text) if isinstance(text, str) else None
+    except (OSError, ValueError, yaml.YAMLError):
         return {}
     return config if isinstance(config, dict) else {}
 
