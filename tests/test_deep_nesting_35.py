@@ -119,8 +119,11 @@ CASES = [
 
 #: Each case at each depth that failed on 80d5e1c0: claude-code's and codex's fields 900 deep were read already (their
 #: values are not walked again), so they are tried only past what Python reads.
+#: Tool arguments are tried 100 deep too: past a step's bound (the model's MAX_ARGUMENT_DEPTH, 64) but within a
+#: record's (200), decoded, they rejected the run ("nested deeper than 64 levels"); now they are kept as text.
 DEEP_CASES = [(*case, depth) for case in CASES for depth in DEPTHS
-              if depth != 900 or not case[0].startswith(("claude-code", "codex"))]
+              if depth != 900 or not case[0].startswith(("claude-code", "codex"))] + \
+    [(*case, 100) for case in CASES if case[0].endswith("tool arguments")]
 
 
 @pytest.mark.parametrize("name, source, where, change, depth", DEEP_CASES,

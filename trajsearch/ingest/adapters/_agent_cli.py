@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from trajsearch.blobs import image_placeholder
-from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
+from trajsearch.model import MAX_ARGUMENT_DEPTH, MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
 from trajsearch.steps import command_line, strip_terminal_codes
 from trajsearch.touched import program_words
@@ -461,7 +461,7 @@ def json_arguments(raw: Any, *, key: str = "input") -> Any:
         text = raw.strip()
         if text[:1] in ("{", "["):
             try:
-                return loads(text)
+                return loads(text, MAX_ARGUMENT_DEPTH)  # deeper, they rejected the run
             except ValueError:
                 pass
         return {key: raw} if raw else {}

@@ -22,8 +22,8 @@ from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
-    CONTROL_CHARACTERS, FORMER_IDS, MAX_FILTER_VALUE_CHARS, MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Step,
-    Trajectory, argument_chars, json_depth, json_strings,
+    CONTROL_CHARACTERS, FORMER_IDS, MAX_ARGUMENT_DEPTH, MAX_FILTER_VALUE_CHARS, MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS,
+    Outcome, Step, Trajectory, argument_chars, json_depth, json_strings,
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 
@@ -156,7 +156,8 @@ def json_dict(text: str) -> dict[str, Any] | None:
 
 
 def tool_arguments(raw: Any) -> Any:
-    """OpenAI-style ``function.arguments``: the JSON string decoded, kept as text when it is not JSON.
+    """OpenAI-style ``function.arguments``: the JSON string decoded, kept as text when it is not JSON, or JSON
+    nested deeper than a step's arguments may be (``MAX_ARGUMENT_DEPTH``: decoded, they rejected the run).
 
     Chat-message dumps (mini-SWE-agent, tau-bench) store tool-call arguments
     as a JSON string. Unlike ``_spans.maybe_json`` any JSON value is decoded
@@ -164,7 +165,7 @@ def tool_arguments(raw: Any) -> Any:
     """
     if isinstance(raw, str):
         try:
-            return loads(raw)
+            return loads(raw, MAX_ARGUMENT_DEPTH)
         except ValueError:
             return raw
     return raw

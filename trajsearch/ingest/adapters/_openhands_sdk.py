@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
+from trajsearch.model import MAX_ARGUMENT_DEPTH
 
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
@@ -525,7 +526,7 @@ def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
     """The LLM's tool-call arguments (decoded JSON), else the parsed action's fields."""
     raw = as_dict(event.get("tool_call")).get("arguments")
     try:
-        decoded = loads(raw) if isinstance(raw, str) else raw
+        decoded = loads(raw, MAX_ARGUMENT_DEPTH) if isinstance(raw, str) else raw  # deeper: the run rejected
     except ValueError:
         decoded = None
     if isinstance(decoded, dict):

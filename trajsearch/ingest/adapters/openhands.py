@@ -264,7 +264,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import not_run
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import MAX_ARGUMENT_DEPTH, Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     CONTEXT_CAUSE,
@@ -619,7 +619,7 @@ def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
             if isinstance(call, dict) and call.get("id") == meta.get("tool_call_id"):
                 raw = as_dict(call.get("function")).get("arguments")
                 try:
-                    return (loads(raw) if isinstance(raw, str) else raw), reasoning
+                    return (loads(raw, MAX_ARGUMENT_DEPTH) if isinstance(raw, str) else raw), reasoning
                 except ValueError:
                     return None, reasoning
     return None, None
@@ -639,7 +639,7 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
         arguments = args.get("arguments")
         if isinstance(arguments, str):
             try:
-                arguments = loads(arguments)
+                arguments = loads(arguments, MAX_ARGUMENT_DEPTH)  # deeper, they rejected the run
             except ValueError:
                 pass
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
