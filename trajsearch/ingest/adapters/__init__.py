@@ -134,6 +134,7 @@ from . import (
     copilot_share,
     crush,
     cursor_cli,
+    cursor_ide,
     gemini_cli,
     goose,
     gptme,
@@ -185,6 +186,7 @@ ADAPTERS: dict[str, ModuleType] = {
         specstory,  # an editor extension's / CLI wrapper's Markdown chat histories (``read_text``)
         adk_session,  # an agent framework's own session record
         openai_agents_session,  # the OpenAI Agents SDK's session memory (its SQLite store's rows)
+        cursor_ide,  # Cursor (the IDE)'s chats (its SQLite chat store's rows)
         braintrust,  # before Langfuse, whose trace matcher takes any row with an id and scores
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
         autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)

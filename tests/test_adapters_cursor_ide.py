@@ -1,0 +1,138 @@
+"""Cursor (the IDE)'s chat store, ``state.vscdb``: refused by name with the command that writes its chats as JSON
+lines, and those lines read, a run per chat. The global store is built here with Cursor's schema (hand-built rows:
+no real tool call's row found committed); the workspace store around a real chat of one (tests/fixtures/cursor-ide/
+.aud35, README.md there says where from)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import run_export
+from cli_support import newcomer, run_cli  # noqa: F401 - the fixture
+
+AUD35 = Path(__file__).parent / "fixtures" / "cursor-ide" / ".aud35"
+#: Cursor's tables, as its stores declare them.
+KV = "CREATE TABLE {} (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)"
+CHAT = "5c0ae86b-7f5e-4f6f-9d6e-2b1d1b7a9a10"
+
+
+def _tool(name: str, params: dict[str, Any], status: str, result: Any = None, **more: Any) -> dict[str, Any]:
+    """An assistant message making a tool call, as Cursor 1.x writes it (params and result JSON as strings)."""
+    return {"_v": 3, "type": 2, "text": "", "capabilityType": 15, "createdAt": "2026-06-01T10:00:05.000Z",
+            "toolFormerData": {"tool": 15, "toolCallId": f"toolu_{name}", "name": name, "status": status,
+                               "params": json.dumps(params),
+                               **({"result": json.dumps(result)} if result is not None else {}), **more}}
+
+
+BUBBLES = [
+    {"_v": 3, "type": 1, "text": "make the login tests pass", "createdAt": "2026-06-01T10:00:00.000Z"},
+    {"_v": 3, "type": 2, "text": "Let me run them.", "thinking": {"text": "Run the suite first."},
+     "modelInfo": {"modelName": "claude-4.5-sonnet"}, "createdAt": "2026-06-01T10:00:02.000Z"},
+    _tool("run_terminal_command_v2", {"command": "pytest tests/test_login.py"}, "completed",
+          {"output": "E   AssertionError: 401 != 200\n1 failed", "exitCode": 1, "rejected": False}),
+    _tool("read_file_v2", {"targetFile": "app/login.py"}, "completed", {"contents": "def login(): ..."}),
+    _tool("edit_file_v2", {"relativeWorkspacePath": "app/login.py"}, "error",
+          {"error": "Error: file is read-only"}),
+    _tool("run_terminal_command_v2", {"command": "rm -rf build"}, "completed",
+          {"output": "", "rejected": True}, userDecision="rejected"),
+    _tool("delete_file", {"relativeWorkspacePath": "old.py"}, "cancelled"),
+    {"_v": 3, "type": 2, "text": "The token check was inverted; fixed.", "createdAt": "2026-06-01T10:01:00.000Z"},
+    {"_v": 3, "type": 1, "text": "now the signup ones", "createdAt": "2026-06-01T10:02:00.000Z"},
+    _tool("run_terminal_command_v2", {"command": "pytest tests/test_signup.py"}, "loading"),
+]
+
+
+def _global_store(path: Path) -> None:
+    """A global ``state.vscdb``: one chat of split storage, one opened and never sent, one whose value is NULL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(KV.format("ItemTable"))
+        db.execute(KV.format("cursorDiskKV"))
+        ids = [f"b{at}" for at in range(len(BUBBLES))]
+        composer = {"_v": 10, "composerId": CHAT, "name": "Fix login tests", "createdAt": 1780308000000,
+                    "status": "completed", "unifiedMode": "agent",
+                    "modelConfig": {"modelName": "default", "maxMode": False},
+                    "fullConversationHeadersOnly": [{"bubbleId": b, "type": x["type"]} for b, x in zip(ids, BUBBLES)]}
+        rows = [(f"composerData:{CHAT}", json.dumps(composer)),
+                ("composerData:empty", json.dumps({"_v": 10, "composerId": "empty", "fullConversationHeadersOnly": [],
+                                                   "status": "none"})),
+                ("composerData:gone", None),
+                # stored out of order: the headers say the chat's order
+                *reversed([(f"bubbleId:{CHAT}:{b}", json.dumps({**x, "bubbleId": b})) for b, x in zip(ids, BUBBLES)])]
+        db.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", rows)
+        db.commit()
+
+
+def test_the_global_store_is_named_with_a_command_whose_chats_are_read_with_their_calls(tmp_path: Path) -> None:
+    store = tmp_path / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    _global_store(store)
+    with pytest.raises(ValueError, match=r"Cursor's chat store .* python3 -I -c") as no:
+        detect_format(store)
+    out = tmp_path / "cursor-chats.jsonl"
+    run_export(str(no.value), store, "cursor-chats.jsonl", out)
+    assert len(out.read_text().splitlines()) == 1 and detect_format(out) == "cursor-ide"  # the never-sent chat left out
+    [result] = read_inputs([out])
+    run = result.trajectory
+    assert run.trajectory_id == f"cursor-ide.{CHAT}" and run.task == "make the login tests pass"
+    assert run.model_id == "claude-4.5-sonnet" and run.outcome is Outcome.unknown
+    assert run.metadata["user_prompts"] == ["now the signup ones"] and run.metadata["title"] == "Fix login tests"
+    assert run.metadata["mode"] == "agent" and run.created_at.isoformat().startswith("2026-06-01T10:00:00")
+    steps = run.steps
+    assert [s.action for s in steps] == ["run_terminal_command_v2", "read_file_v2", "edit_file_v2",
+                                        "run_terminal_command_v2", "delete_file", "respond", "run_terminal_command_v2"]
+    shell = steps[0]
+    assert shell.arguments == {"command": "pytest tests/test_login.py"} and "401 != 200" in shell.observation
+    assert "Run the suite first." in shell.thought and "Let me run them." in shell.thought
+    assert "exit code 1" in shell.error or "exit 1" in shell.error, shell.error
+    assert steps[1].observation == "def login(): ..." and steps[1].error is None
+    assert "read-only" in steps[2].error
+    assert steps[3].error.startswith("not run") and steps[4].error.startswith("not run")
+    assert steps[5].arguments == {"content": "The token check was inverted; fixed."}
+    assert "never answered" in steps[6].error
+
+
+def test_a_workspace_store_of_2024_is_read_from_its_inline_chats(tmp_path: Path) -> None:
+    store = tmp_path / "workspaceStorage" / "0a1b" / "state.vscdb"
+    store.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(KV.format("ItemTable"))
+        db.execute("INSERT INTO ItemTable VALUES (?, ?)",
+                   ("composer.composerData", (AUD35 / "workspace-composer.composerData.json").read_text()))
+        db.commit()
+    with pytest.raises(ValueError, match=r"Cursor's chat store .* python3 -I -c") as no:
+        detect_format(store)
+    out = tmp_path / "cursor-chats.jsonl"
+    run_export(str(no.value), store, "cursor-chats.jsonl", out)
+    [result] = read_inputs([out])  # the chat listed by its headers alone is no run here
+    run = result.trajectory
+    assert run.trajectory_id == "cursor-ide.cf2ead9f-6bf9-41d0-829e-a7fcae7ddb5a"
+    assert run.task.startswith("create a dedicated page for the copilot icon")
+    assert run.metadata["user_prompts"] == ["ion footer is not a known element"]
+    assert [s.action for s in run.steps] == ["respond", "respond"]
+
+
+def test_vs_codes_own_state_store_is_not_taken_for_cursors(tmp_path: Path) -> None:
+    store = tmp_path / "state.vscdb"
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(KV.format("ItemTable"))
+        db.execute("INSERT INTO ItemTable VALUES ('workbench.panel.chat', '{}')")
+        db.commit()
+    with pytest.raises(ValueError) as no:
+        detect_format(store)
+    assert "Cursor" not in str(no.value)
+
+
+def test_a_walk_names_the_store_where_it_lies(newcomer, tmp_path: Path) -> None:
+    _global_store(tmp_path / "backup" / "globalStorage" / "state.vscdb")
+    code, out, err = run_cli("ingest", str(tmp_path / "backup"), "--dry-run")
+    assert "Cursor's chat store" in " ".join((out + err).split()) and "python3 -I -c" in out + err, out + err
