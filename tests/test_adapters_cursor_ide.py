@@ -67,6 +67,10 @@ def _global_store(path: Path) -> None:
                 ("composerData:empty", json.dumps({"_v": 10, "composerId": "empty", "fullConversationHeadersOnly": [],
                                                    "status": "none"})),
                 ("composerData:gone", None),
+                # an image sent alone: no text to be its task
+                ("composerData:image", json.dumps({"_v": 10, "composerId": "image",
+                                                   "fullConversationHeadersOnly": [{"bubbleId": "i1", "type": 1}]})),
+                ("bubbleId:image:i1", json.dumps({"_v": 3, "type": 1, "text": "", "bubbleId": "i1"})),
                 # stored out of order: the headers say the chat's order
                 *reversed([(f"bubbleId:{CHAT}:{b}", json.dumps({**x, "bubbleId": b})) for b, x in zip(ids, BUBBLES)])]
         db.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", rows)
@@ -80,8 +84,9 @@ def test_the_global_store_is_named_with_a_command_whose_chats_are_read_with_thei
         detect_format(store)
     out = tmp_path / "cursor-chats.jsonl"
     run_export(str(no.value), store, "cursor-chats.jsonl", out)
-    assert len(out.read_text().splitlines()) == 1 and detect_format(out) == "cursor-ide"  # the never-sent chat left out
-    [result] = read_inputs([out])
+    assert len(out.read_text().splitlines()) == 2 and detect_format(out) == "cursor-ide"  # the never-sent chat left out
+    result, refused = read_inputs([out])
+    assert not refused.ok and "chat image holds no user message with text" in refused.error  # the good chat kept
     run = result.trajectory
     assert run.trajectory_id == f"cursor-ide.{CHAT}" and run.task == "make the login tests pass"
     assert run.model_id == "claude-4.5-sonnet" and run.outcome is Outcome.unknown

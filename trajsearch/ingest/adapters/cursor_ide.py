@@ -20,8 +20,9 @@ its chats ("composers") in SQLite ``state.vscdb`` files, a table ``cursorDiskKV`
   ``cancelled`` or ``error``), ``params`` / older ``rawArgs`` (JSON as a string), ``result`` (JSON as a string; a
   command's ``{output, exitCode, rejected, notInterrupted}``), ``userDecision`` (``rejected``: the user said no);
 - a workspace's store, ``workspaceStorage/<hash>/state.vscdb``: ``ItemTable``'s ``composer.composerData``,
-  ``{"allComposers": [...]}``, in 2024 each chat with its ``conversation`` inline (since, headers alone: the chats
-  are the global store's). Its ``workbench.panel.aichat.view.aichat.chatdata`` (the chat panel before Composer,
+  ``{"allComposers": [...]}``, in 2024 each chat with its ``conversation`` inline (since 2025, headers alone: the
+  chats are the global store's, and its export writes none, as the command's text says; checked on
+  choigoyoon/Oifunding's, March 2025). Its ``workbench.panel.aichat.view.aichat.chatdata`` (the chat panel before Composer,
   ``{"tabs": [{"bubbles": [...]}]}``) is not read.
 
 Either is refused by name, a walk's too (:func:`session_store`: a ``cursorDiskKV`` table, or an ``ItemTable`` holding
@@ -98,8 +99,9 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
     if not ({"key", "value"} <= tables.get("cursorDiskKV", set()) or _holds_composers(path, tables)):
         return None
     return ("Cursor's chat store (SQLite state.vscdb: ~/.config/Cursor/User/globalStorage/state.vscdb, on macOS "
-            "~/Library/Application Support/Cursor/User/globalStorage/state.vscdb, and each workspace's under "
-            "workspaceStorage/<hash>/): write its chats as JSON lines and ingest those: "
+            "~/Library/Application Support/Cursor/User/globalStorage/state.vscdb; a workspace's, under "
+            "workspaceStorage/<hash>/, holds its chats only until 2025, since listing them alone, the global one "
+            "holding them): write its chats as JSON lines and ingest those: "
             f"{export_command(EXPORT_SCRIPT, path, 'cursor-chats.jsonl')}")
 
 
