@@ -46,6 +46,7 @@ BUBBLES = [
     _tool("run_terminal_command_v2", {"command": "rm -rf build"}, "completed",
           {"output": "", "rejected": True}, userDecision="rejected"),
     _tool("delete_file", {"relativeWorkspacePath": "old.py"}, "cancelled"),
+    _tool("run_terminal_command_v2", {"command": "npm run dev"}, "cancelled", {"output": "ready on :3000"}),
     {"_v": 3, "type": 2, "text": "The token check was inverted; fixed.", "createdAt": "2026-06-01T10:01:00.000Z"},
     {"_v": 3, "type": 1, "text": "now the signup ones", "createdAt": "2026-06-01T10:02:00.000Z"},
     _tool("run_terminal_command_v2", {"command": "pytest tests/test_signup.py"}, "loading"),
@@ -94,7 +95,8 @@ def test_the_global_store_is_named_with_a_command_whose_chats_are_read_with_thei
     assert run.metadata["mode"] == "agent" and run.created_at.isoformat().startswith("2026-06-01T10:00:00")
     steps = run.steps
     assert [s.action for s in steps] == ["run_terminal_command_v2", "read_file_v2", "edit_file_v2",
-                                        "run_terminal_command_v2", "delete_file", "respond", "run_terminal_command_v2"]
+                                        "run_terminal_command_v2", "delete_file", "run_terminal_command_v2", "respond",
+                                        "run_terminal_command_v2"]
     shell = steps[0]
     assert shell.arguments == {"command": "pytest tests/test_login.py"} and "401 != 200" in shell.observation
     assert "Run the suite first." in shell.thought and "Let me run them." in shell.thought
@@ -102,8 +104,9 @@ def test_the_global_store_is_named_with_a_command_whose_chats_are_read_with_thei
     assert steps[1].observation == "def login(): ..." and steps[1].error is None
     assert "read-only" in steps[2].error
     assert steps[3].error.startswith("not run") and steps[4].error.startswith("not run")
-    assert steps[5].arguments == {"content": "The token check was inverted; fixed."}
-    assert "never answered" in steps[6].error
+    assert steps[5].error == "interrupted by the user" and steps[5].observation == "ready on :3000"
+    assert steps[6].arguments == {"content": "The token check was inverted; fixed."}
+    assert "never answered" in steps[7].error
 
 
 def test_a_workspace_store_of_2024_is_read_from_its_inline_chats(tmp_path: Path) -> None:

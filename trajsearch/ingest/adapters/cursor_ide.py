@@ -34,7 +34,8 @@ Field mapping (one chat is one run): task = the first user message's text (later
 with no text, an image alone, is none); steps = each assistant message's tool call (action its ``name``, arguments
 its ``params``, observation a command's ``output`` or file's ``contents``, else the result; its text before it and
 its thinking the thought) and its words after the last call (``respond``). A call's error: ``status`` ``error``
-(the result's decisive line), ``cancelled`` or the user's ``rejected`` (not run), a command's non-zero ``exitCode``,
+(the result's decisive line), the user's ``rejected`` (not run), ``cancelled`` (interrupted where it output
+something, else not run), a command's non-zero ``exitCode``,
 one still ``loading`` when the store was read (never answered). trajectory_id = ``cursor-ide.<composerId>``;
 a message's time its ``createdAt``, else (2025) its ``timingInfo.clientRpcSendTime``;
 model_id = the first message's ``modelInfo.modelName``, else ``modelConfig.modelName`` (``default``, Cursor's
@@ -51,7 +52,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import not_run
+from trajsearch.actions import INTERRUPTED, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, PromptedSteps, as_int, as_str, command_line, error_line,
@@ -189,8 +190,8 @@ class _Walk(PromptedSteps):
         status = as_str(tool.get("status"))
         if tool.get("userDecision") == "rejected" or fields.get("rejected") is True:
             step["error"] = not_run("the user rejected the call")
-        elif status == "cancelled":
-            step["error"] = not_run("cancelled")
+        elif status == "cancelled":  # stopped: cut off while it ran where it said something, else before it ran
+            step["error"] = INTERRUPTED if output else not_run("cancelled")
         elif status == "error":
             step["error"] = error_line(output, "the tool failed")
         elif status == "loading":
