@@ -6,13 +6,17 @@ no real tool call's row found committed); the workspace store around a real chat
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from trajsearch.ingest.adapters.cursor_ide import _WORKSPACE_KEY
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
@@ -84,7 +88,7 @@ def test_the_global_store_is_named_with_a_command_whose_chats_are_read_with_thei
     with pytest.raises(ValueError, match=r"Cursor's chat store .* python3 -I -c") as no:
         detect_format(store)
     out = tmp_path / "cursor-chats.jsonl"
-    run_export(str(no.value), store, "cursor-chats.jsonl", out)
+    run_export(str(no.value), store, "cursor-chats-globalStorage.jsonl", out)
     assert len(out.read_text().splitlines()) == 2 and detect_format(out) == "cursor-ide"  # the never-sent chat left out
     result, refused = read_inputs([out])
     assert not refused.ok and "chat image holds no user message with text" in refused.error  # the good chat kept
@@ -120,7 +124,7 @@ def test_a_workspace_store_of_2024_is_read_from_its_inline_chats(tmp_path: Path)
     with pytest.raises(ValueError, match=r"Cursor's chat store .* python3 -I -c") as no:
         detect_format(store)
     out = tmp_path / "cursor-chats.jsonl"
-    run_export(str(no.value), store, "cursor-chats.jsonl", out)
+    run_export(str(no.value), store, "cursor-chats-0a1b.jsonl", out)
     [result] = read_inputs([out])  # the chat listed by its headers alone is no run here
     run = result.trajectory
     assert run.trajectory_id == "cursor-ide.cf2ead9f-6bf9-41d0-829e-a7fcae7ddb5a"
@@ -144,3 +148,65 @@ def test_a_walk_names_the_store_where_it_lies(newcomer, tmp_path: Path) -> None:
     _global_store(tmp_path / "backup" / "globalStorage" / "state.vscdb")
     code, out, err = run_cli("ingest", str(tmp_path / "backup"), "--dry-run")
     assert "Cursor's chat store" in " ".join((out + err).split()) and "python3 -I -c" in out + err, out + err
+
+
+def _run_printed(refusal: str, cwd: Path) -> None:
+    """Run a refusal's printed export command as a user pasting it in ``cwd`` would (this Python for ``python3``)."""
+    words = shlex.split(refusal.split("ingest those: ", 1)[1])
+    at = words.index("-c")
+    script, store, file = words[at + 1:at + 4]
+    done = subprocess.run([sys.executable, *words[1:at], "-c", script, store, file.rstrip(";")], capture_output=True,
+                          text=True, timeout=600, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_command_a_walk_prints_keeps_its_own_file(newcomer, tmp_path: Path) -> None:
+    """A Cursor User folder: the global store and a workspace's listing its chats alone (since 2025); running every
+    printed command, in order, must leave the global store's chats in a file of their own to ingest."""
+    _global_store(tmp_path / "User" / "globalStorage" / "state.vscdb")
+    workspace = tmp_path / "User" / "workspaceStorage" / "ab12" / "state.vscdb"
+    workspace.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(workspace)) as db:
+        db.execute(KV.format("ItemTable"))
+        db.execute("INSERT INTO ItemTable VALUES (?, ?)", (_WORKSPACE_KEY, json.dumps(
+            {"allComposers": [{"composerId": CHAT, "name": "Fix login tests", "type": "head"}]})))
+        db.commit()
+    code, out, err = run_cli("ingest", str(tmp_path / "User"), "--dry-run")
+    refusals = [line for line in (out + err).splitlines() if "ingest those: " in line]
+    assert len(refusals) == 2, out + err
+    here = tmp_path / "here"
+    here.mkdir()
+    for refusal in refusals:
+        _run_printed(refusal, here)
+    runs = [r.trajectory.trajectory_id for r in read_inputs(sorted(here.glob("*.jsonl"))) if r.ok]
+    assert runs == [f"cursor-ide.{CHAT}"]
+
+
+def test_a_bad_row_is_refused_by_its_key_and_the_other_chats_are_read(tmp_path: Path) -> None:
+    """One truncated, one non-object chat value, a truncated message and a non-UTF-8 one: each named by its key, the
+    good chat read; and the export writes only the fields read (no ``blobEncryptionKey``, Cursor 2.x's secret)."""
+    store = tmp_path / "globalStorage" / "state.vscdb"
+    _global_store(store)
+    good = {"_v": 10, "composerId": "{}", "blobEncryptionKey": "s3cret-key", "fullConversationHeadersOnly": [
+        {"bubbleId": "u", "type": 1}, {"bubbleId": "bad", "type": 2}]}
+    with closing(sqlite3.connect(store)) as db:
+        db.executemany("INSERT INTO cursorDiskKV VALUES (?, ?)", [
+            ("composerData:truncated", '{"_v": 10, "composerId": "truncated", "name": "cut'),
+            ("composerData:text", json.dumps("a string")),
+            ("composerData:badbubble", json.dumps({**good, "composerId": "badbubble"})),
+            ("bubbleId:badbubble:u", json.dumps({"type": 1, "text": "hi", "secretField": "s3cret-bubble"})),
+            ("bubbleId:badbubble:bad", '{"type": 2, "text'),
+            ("composerData:blob", json.dumps({**good, "composerId": "blob"})),
+            ("bubbleId:blob:u", json.dumps({"type": 1, "text": "hello"})),
+            ("bubbleId:blob:bad", b"\xff\xfe\x00garbage")])
+        db.commit()
+    with pytest.raises(ValueError) as no:
+        detect_format(store)
+    out = tmp_path / "chats.jsonl"
+    run_export(str(no.value), store, "cursor-chats-globalStorage.jsonl", out)
+    assert "s3cret" not in out.read_text() and not list(tmp_path.glob("*.part"))
+    results = list(read_inputs([out]))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == [f"cursor-ide.{CHAT}"]
+    errors = " ".join(r.error for r in results if not r.ok)
+    for key in ("composerData:truncated", "composerData:text", "bubbleId:badbubble:bad", "bubbleId:blob:bad"):
+        assert key in errors, errors

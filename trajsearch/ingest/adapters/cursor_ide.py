@@ -57,7 +57,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, NEVER_ANSWERED, PromptedSteps, as_int, as_str, command_line, error_line,
                          exit_code_error, export_command, first_time, json_arguments, prompt_list, session_trajectory,
-                         sqlite_export)
+                         SQLITE_OPEN)
 from ._common import Context, RecordError, as_dict, as_list, json_object
 
 NAME = "cursor-ide"
@@ -67,30 +67,47 @@ SESSION_STORES = ("state.vscdb",)
 #: The workspace store's key holding its chats (inline in 2024; headers alone since).
 _WORKSPACE_KEY = "composer.composerData"
 
-#: The store as JSON lines, one chat sent a message a line, ``{"composerData", "bubbles"}``: the global table's
-#: ``composerData:`` rows (each message fetched by its key, in ``fullConversationHeadersOnly``'s order; else the
-#: ``conversation`` inline), then a workspace store's chats with their conversation inline; NULL values left out.
-#: Standard library alone, the database opened read-only, the file written once all is read.
-EXPORT_SCRIPT = sqlite_export(
+#: The fields the reader uses, the only ones exported (a chat's and a message's hold many more, Cursor 2.x's chat
+#: its ``blobEncryptionKey`` among them, which is no one's to copy).
+CHAT_FIELDS = ("composerId", "name", "createdAt", "status", "unifiedMode", "modelConfig", "fullConversationHeadersOnly",
+               "conversation")
+BUBBLE_FIELDS = ("type", "text", "createdAt", "timingInfo", "thinking", "allThinkingBlocks", "modelInfo",
+                 "toolFormerData")
+
+#: The store as JSON lines, one chat sent a message a line, ``{"key", "composerData", "bubbles"}``: the global
+#: table's ``composerData:`` rows (by the key's index, not a scan holding Cursor's live database longer; each message
+#: fetched by its key, in ``fullConversationHeadersOnly``'s order; else the ``conversation`` inline), then a
+#: workspace store's chats with their conversation inline; NULL values left out. A value that is not JSON is
+#: written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard library
+#: alone, the database opened read-only, written chat by chat (a store is often gigabytes) to ``<file>.part``, renamed
+#: once all is read (a failure leaves no file).
+EXPORT_SCRIPT = (
+    SQLITE_OPEN
+    + 'exec("def o(v):\\n try:return None if v is None else json.loads(v)\\n except ValueError:return v if '
+    'isinstance(v,str) else bytes(v).decode(errors=\\"replace\\")");'
+    f'f=lambda x,k:{{a:x[a] for a in k if a in x}} if isinstance(x,dict) else x;C={CHAT_FIELDS!r};B={BUBBLE_FIELDS!r};'
     't={r[0] for r in d.execute("select name from sqlite_master where type=\'table\'")};'
-    'o=lambda v:json.loads(v) if v else None;'
     'k="cursorDiskKV" in t;'
-    'c=[o(r[0]) for r in d.execute("select value from cursorDiskKV where key like \'composerData:%\' order by rowid")'
-    '] if k else [];'
-    'c+=[x for r in d.execute("select value from ItemTable where key=\'composer.composerData\'") for x in '
-    '(o(r[0]) or {}).get("allComposers") or [] if isinstance(x,dict) and x.get("conversation")] '
+    'c=((r[0],o(r[1])) for r in d.execute("select key,value from cursorDiskKV where key>=\'composerData:\' and '
+    'key<\'composerData;\'")) if k else ();'
+    'w=[o(r[0]) for r in d.execute("select value from ItemTable where key=\'composer.composerData\'")] '
     'if "ItemTable" in t else [];'
-    'b=lambda i,h:o((d.execute("select value from cursorDiskKV where key=?",("bubbleId:%s:%s"%(i,h.get("bubbleId")),'
-    ')).fetchone() or [None])[0]);'
-    's=[{"composerData":x,"bubbles":[b(x["composerId"],h) for h in x["fullConversationHeadersOnly"]] '
-    'if k and x.get("fullConversationHeadersOnly") else x.get("conversation") or []} for x in c '
-    'if isinstance(x,dict) and x.get("composerId") and (x.get("fullConversationHeadersOnly") or x.get("conversation"))]')
+    'v=[("composer.composerData",x) for y in w for x in (y.get("allComposers") or [] if isinstance(y,dict) else [y]) '
+    'if not isinstance(x,dict) or x.get("conversation")];'
+    'b=lambda i,h:o((d.execute("select value from cursorDiskKV where key=?",("bubbleId:%s:%s"%(i,isinstance(h,dict) '
+    'and h.get("bubbleId")),)).fetchone() or [None])[0]);'
+    's=({"key":n,"composerData":f(x,C),"bubbles":[f(b(x["composerId"],h),B) for h in x["fullConversationHeadersOnly"]] '
+    'if k and x.get("fullConversationHeadersOnly") else [f(y,B) for y in x.get("conversation") or []]} '
+    'if isinstance(x,dict) else {"key":n,"composerData":x,"bubbles":[]} for g in (c,v) for n,x in g if x is not None and '
+    '(not isinstance(x,dict) or x.get("composerId") and (x.get("fullConversationHeadersOnly") or x.get("conversation"))));'
+    'p=pathlib.Path(sys.argv[2]+".part");w=p.open("w");w.writelines(json.dumps(x)+"\\n" for x in s);w.close();'
+    'p.replace(sys.argv[2])')
 
 
 def matches(record: Any) -> bool:
-    """A chat as the export writes it: its ``composerData`` (with its ``composerId``) and its ``bubbles``."""
-    return (isinstance(record, dict) and isinstance(as_dict(record.get("composerData")).get("composerId"), str)
-            and "bubbles" in record)
+    """A chat as the export writes it: its store ``key``, its ``composerData`` and its ``bubbles``."""
+    return (isinstance(record, dict) and "bubbles" in record and "composerData" in record
+            and (isinstance(record.get("key"), str) or isinstance(as_dict(record["composerData"]).get("composerId"), str)))
 
 
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
@@ -103,7 +120,13 @@ def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
             "~/Library/Application Support/Cursor/User/globalStorage/state.vscdb; a workspace's, under "
             "workspaceStorage/<hash>/, holds its chats only until 2025, since listing them alone, the global one "
             "holding them): write its chats as JSON lines and ingest those: "
-            f"{export_command(EXPORT_SCRIPT, path, 'cursor-chats.jsonl')}")
+            f"{export_command(EXPORT_SCRIPT, path, export_name(path))}")
+
+
+def export_name(path: Path) -> str:
+    """The file a store's export writes, named by its folder (``globalStorage`` or the workspace's hash): a walk
+    names each store of a Cursor User folder, and their commands, run in turn, must not overwrite each other's."""
+    return f"cursor-chats-{path.parent.name or 'store'}.jsonl"
 
 
 def _holds_composers(path: Path, tables: dict[str, set[str]]) -> bool:
@@ -119,16 +142,22 @@ def _holds_composers(path: Path, tables: dict[str, set[str]]) -> bool:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     chat = json_object(record)
-    composer = as_dict(chat.get("composerData"))
+    key = as_str(chat.get("key")) or "composerData"
+    composer = chat.get("composerData")
+    if not isinstance(composer, dict):
+        raise RecordError(f"{key}: the store's value is not a JSON object: {_start(composer)}")
     composer_id = as_str(composer.get("composerId"))
     if not composer_id:
-        raise RecordError("no composerData.composerId: not a chat the export of Cursor's store wrote")
+        raise RecordError(f"{key}: no composerId: not a chat the export of Cursor's store wrote")
+    headers = as_list(composer.get("fullConversationHeadersOnly"))
     walk = _Walk()
     for at, bubble in enumerate(as_list(chat.get("bubbles"))):
         if bubble is None:  # a message whose row the store no longer holds
             continue
         if not isinstance(bubble, dict):
-            raise RecordError(f"bubbles[{at}] is not a message object")
+            place = (f"bubbleId:{composer_id}:{as_dict(headers[at]).get('bubbleId')}" if at < len(headers)
+                     else f"{key} conversation[{at}]")
+            raise RecordError(f"{place}: the store's value is not a message object: {_start(bubble)}")
         walk.bubble(bubble)
     walk.close()
     if walk.task is None:
@@ -146,6 +175,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         model_id=next(iter(walk.models), None) or (model if model != "default" else None),
         steps=walk.steps, metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
         created_at=first_time(composer.get("createdAt"), *walk.times))
+
+
+def _start(value: Any) -> str:
+    """A bad value's start, to show what the store held."""
+    return repr(value)[:80]
 
 
 class _Walk(PromptedSteps):
