@@ -27,8 +27,10 @@ its chats ("composers") in SQLite ``state.vscdb`` files, a table ``cursorDiskKV`
 
 Either is refused by name, a walk's too (:func:`session_store`: a ``cursorDiskKV`` table, or an ``ItemTable`` holding
 ``composer.composerData``; VS Code's own ``state.vscdb`` is neither), with a standard-library command
-(:data:`EXPORT_SCRIPT`) writing each chat sent a message as a JSON line ``{"composerData": {...}, "bubbles":
-[...]}``, its messages in the chat's order, read here.
+(:data:`EXPORT_SCRIPT`) writing each chat sent a message as a JSON line ``{"key", "composerData": {...},
+"bubbles": [...]}``, its messages in the chat's order (those its headers list, as Cursor shows it: a re-run turn's
+first rows, outside them, are not read), read here. Real tool-call rows (AdamEps's ``read_file``, ``codebase_search``,
+``grep``) have the shape read here.
 
 Field mapping (one chat is one run): task = the first user message's text (later ones ``metadata.user_prompts``; one
 with no text, an image alone, is none); steps = each assistant message's tool call (action its ``name``, arguments
