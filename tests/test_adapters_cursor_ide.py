@@ -1,7 +1,7 @@
 """Cursor (the IDE)'s chat store, ``state.vscdb``: refused by name with the command that writes its chats as JSON
 lines, and those lines read, a run per chat. The global store is built here with Cursor's schema (hand-built rows:
-the real tool-call rows found, AdamEps/urpg_app's, are unlicensed); the workspace store around a real chat of one (tests/fixtures/cursor-ide/
-.aud35, README.md there says where from)."""
+the real tool-call rows found, AdamEps/urpg_app's, are unlicensed); the workspace store around a real chat of one
+(tests/fixtures/cursor-ide/.aud35, README.md there says where from)."""
 
 from __future__ import annotations
 

@@ -100,8 +100,9 @@ EXPORT_SCRIPT = (
     'and h.get("bubbleId")),)).fetchone() or [None])[0]);'
     's=({"key":n,"composerData":f(x,C),"bubbles":[f(b(x["composerId"],h),B) for h in x["fullConversationHeadersOnly"]] '
     'if k and x.get("fullConversationHeadersOnly") else [f(y,B) for y in x.get("conversation") or []]} '
-    'if isinstance(x,dict) else {"key":n,"composerData":x,"bubbles":[]} for g in (c,v) for n,x in g if x is not None and '
-    '(not isinstance(x,dict) or x.get("composerId") and (x.get("fullConversationHeadersOnly") or x.get("conversation"))));'
+    'if isinstance(x,dict) else {"key":n,"composerData":x,"bubbles":[]} for g in (c,v) for n,x in g '
+    'if x is not None and (not isinstance(x,dict) or x.get("composerId") '
+    'and (x.get("fullConversationHeadersOnly") or x.get("conversation"))));'
     'p=pathlib.Path(sys.argv[2]+".part");w=p.open("w");w.writelines(json.dumps(x)+"\\n" for x in s);w.close();'
     'p.replace(sys.argv[2])')
 
@@ -109,7 +110,8 @@ EXPORT_SCRIPT = (
 def matches(record: Any) -> bool:
     """A chat as the export writes it: its store ``key``, its ``composerData`` and its ``bubbles``."""
     return (isinstance(record, dict) and "bubbles" in record and "composerData" in record
-            and (isinstance(record.get("key"), str) or isinstance(as_dict(record["composerData"]).get("composerId"), str)))
+            and (isinstance(record.get("key"), str)
+                 or isinstance(as_dict(record["composerData"]).get("composerId"), str)))
 
 
 def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
