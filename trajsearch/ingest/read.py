@@ -1357,11 +1357,13 @@ def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_b
         try:
             trajectory, error = _convert(unit.fmt, lambda: adapter.read_folder(files, folder_ctx))
         except PassedOver as exc:  # no run and nothing wrong (an OpenHands conversation a hook stopped): counted
-            log.info("passed over %s: %s", unit.key, exc.detail)
-            if options.passed_over is not None and (options.keep is None
-                                                    or options.keep(error_key(unit.key, "folder"))):
-                options.passed_over.add(unit.key, unit.fmt, exc.unit, exc.reason)
-            return
+            if not unread:
+                log.info("passed over %s: %s", unit.key, exc.detail)
+                if options.passed_over is not None and (options.keep is None
+                                                        or options.keep(error_key(unit.key, "folder"))):
+                    options.passed_over.add(unit.key, unit.fmt, exc.unit, exc.reason)
+                return
+            error = exc.detail  # no run in the files read, but the run may be in one that was not (a later prompt)
         if unread and error is not None:
             error = f"{error}; not read: {'; '.join(unread)}"
         elif unread:
