@@ -1581,6 +1581,12 @@ ZONE_UNKNOWN = "unknown: the tool wrote local time, read as UTC (TRAJSEARCH_LOCA
 #: The offsets zones use (UTC-12 to UTC+14) come in quarter hours; a file's own clock against its mtime is read as
 #: one of them only within this much of it (the write follows the time it records by milliseconds).
 _ZONE_STEP, ZONE_SLACK = timedelta(minutes=15), timedelta(seconds=5)
+#: The offsets off the whole hour that zones use, in minutes (every zone of the tz database, standard time and DST:
+#: Newfoundland's -3:30/-2:30, the Marquesas' -9:30, India's +5:30, Nepal's +5:45, Chatham's +12:45/+13:45 ...):
+#: only these and whole hours are told, so a copy's fresh mtime tells a false zone as rarely as may be.
+_ZONES_OFF_THE_HOUR = frozenset(timedelta(minutes=m) for m in (-570, -210, -150, 210, 270, 330, 345, 390, 525, 570,
+                                                                630, 765, 825))
+_LEAST_UTC_OFFSET = timedelta(hours=-12)
 
 
 @dataclass(frozen=True)
@@ -1600,10 +1606,12 @@ class LocalClock:
 
 def zone_apart(local: datetime, utc: datetime, slack: timedelta) -> tzinfo | None:
     """The zone in which the naive ``local`` and ``utc`` (a UTC time, naive) are one instant: they lie a zone's
-    offset apart (whole quarter hours, UTC-12 to UTC+14), within ``slack``; None where they do not."""
+    offset apart (UTC-12 to UTC+14, whole hours or ``_ZONES_OFF_THE_HOUR``), within ``slack``; None where they do
+    not."""
     apart = local - utc
     offset = round(apart / _ZONE_STEP) * _ZONE_STEP
-    if abs(apart - offset) > slack or abs(offset) > config.MOST_UTC_OFFSET:
+    if abs(apart - offset) > slack or not _LEAST_UTC_OFFSET <= offset <= config.MOST_UTC_OFFSET \
+            or (offset % timedelta(hours=1) and offset not in _ZONES_OFF_THE_HOUR):
         return None
     return timezone.utc if not offset else timezone(offset)
 
