@@ -5,7 +5,9 @@ entry in ``ADAPTERS``. A module exposes:
 
 - ``NAME``; ``matches(record) -> bool`` on a file's first record (detection,
   see ``trajsearch.ingest.detect``); optionally ``SIGNATURE`` (a regex searched
-  in the first 64 KiB when no record can be parsed from them) and
+  in the first 64 KiB when no record can be parsed from them: a JSON format's only in
+  a file that opens as JSON, ``detect._opens_as_json``, so a README or docs page quoting
+  its words is none of it; a text format's, one with ``read_text``, anywhere in them) and
   ``SUFFIXES`` (file names that imply the format); optionally ``ARCHIVES`` (the ends
   of the names of archives it reads itself, Inspect AI's ``.eval`` zip) with
   ``read_archive(path)``, yielding ``(position, record, error, None)`` per run in a
