@@ -1,0 +1,77 @@
+"""Factory's Droid CLI sessions (``~/.factory/sessions/<project>/<id>.jsonl``): before round 35 no adapter read them
+(an unrecognised dump). Fixtures: tests/fixtures/droid/.newag35 (files the released ``droid exec`` 0.225.2 wrote, and
+a hand-built sub-agent pair; README.md there says how)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+
+DROID = Path(__file__).parent / "fixtures" / "droid" / ".newag35"
+SESSIONS = DROID / "sessions"
+PROJECT = SESSIONS / "-tmp-p68-wt-newag-scratch-fake-work"
+WORKED, FAILED = "d146b1c4-e94a-482f-a7fe-45e6e4f02e7d", "e6da8c9f-d718-4fd9-a05f-ef0cf03caa37"
+PARENT, WORKER = "0b34cbcb-108c-4800-b68e-af7093c8cae9", "30b34828-e462-45c9-b63c-bfefb6bd178f"
+
+
+def _runs(path: Path) -> dict:
+    results = list(read_inputs([path]))
+    assert results and all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return {r.trajectory.trajectory_id: r.trajectory for r in results}
+
+
+def test_a_session_droid_wrote_is_a_run_of_its_prompt_calls_and_their_errors() -> None:
+    session = PROJECT / f"{WORKED}.jsonl"
+    assert detect_format(session) == "droid"
+    run = _runs(session)[f"droid.{WORKED}"]
+    assert run.task == "List the files here, then read missing.txt"  # not the llm_only context Droid adds first
+    assert run.model_id == "custom:Fake-0" and run.outcome == Outcome.unknown
+    assert [s.action for s in run.steps] == ["Execute", "Read", "Execute", "respond"]
+    listing, read, false, answer = run.steps
+    assert listing.arguments["command"] == "ls /tmp/p68/wt-newag-scratch/fake/work" and listing.error is None
+    assert listing.observation.startswith("hello.txt")
+    assert read.error.startswith("Error: Error reading file: ENOENT: no such file or directory")
+    assert false.error == "exit code 1"
+    assert answer.arguments == {"content": "The folder holds hello.txt; missing.txt does not exist."}
+    assert run.metadata["session_id"] == WORKED and run.metadata["turn_outcome"] == "completed"
+    assert run.metadata["total_tokens"] == 440  # the settings Droid keeps beside the session
+    assert "user_prompts" not in run.metadata and "is_subagent" not in run.metadata
+
+
+def test_a_turn_the_provider_failed_is_an_infra_error_and_its_notice_no_prompt() -> None:
+    run = _runs(PROJECT / f"{FAILED}.jsonl")[f"droid.{FAILED}"]
+    assert run.task == "Count the lines saying nothing in hello.txt"
+    assert run.outcome == Outcome.infra_error and run.metadata["turn_outcome"] == "model_authentication_failed"
+    assert run.failure.error.startswith("BYOK Error: 401 Incorrect API key provided")
+    assert "user_prompts" not in run.metadata  # the user_only notice is Droid's, not the user's
+    assert [s.action for s in run.steps] == ["Execute"]
+
+
+def test_a_walk_of_the_home_folder_reads_the_sessions_and_passes_their_settings_over(tmp_path: Path,
+                                                                                       newcomer) -> None:
+    home = tmp_path / "user"
+    shutil.copytree(SESSIONS, home / ".factory" / "sessions")
+    assert set(_runs(home)) == {f"droid.{WORKED}", f"droid.{FAILED}"}
+    code, out, err = run_cli("ingest", str(home), "--dry-run")
+    assert code == 0, (out, err)
+    assert "rejected 0" in out and "unrecognised" not in out + "".join(unnoted(err))
+
+
+def test_a_sub_agent_session_is_its_own_run_linked_to_the_call_that_spawned_it() -> None:
+    runs = _runs(DROID / "subagent")
+    parent, worker = runs[f"droid.{PARENT}"], runs[f"droid.{WORKER}"]
+    assert "is_subagent" not in parent.metadata
+    assert parent.steps[0].action == "Task"
+    assert parent.steps[0].observation == "Created docs/red.md and committed it."
+    assert worker.metadata["is_subagent"] is True and worker.metadata["parent_session_id"] == PARENT
+    assert worker.metadata["parent_call_id"] == "toolu_01SC9sRHSef1vtNFtMrX9w6T"
+    assert worker.metadata["session_name"] == "worker: Create red.md and commit"
+    assert worker.task.startswith("# Task Tool Invocation\nSubagent type: worker")
+    assert [s.action for s in worker.steps] == ["Create", "Execute", "respond"]
+    assert all(s.error is None for s in worker.steps)
