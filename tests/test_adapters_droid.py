@@ -75,3 +75,16 @@ def test_a_sub_agent_session_is_its_own_run_linked_to_the_call_that_spawned_it()
     assert worker.task.startswith("# Task Tool Invocation\nSubagent type: worker")
     assert [s.action for s in worker.steps] == ["Create", "Execute", "respond"]
     assert all(s.error is None for s in worker.steps)
+
+
+def test_droid_execs_own_output_is_refused_as_droids_naming_the_session_file() -> None:
+    """``droid exec -o stream-json`` opens as Claude Code's stream does (main read it as Claude Code's and named
+    ~/.claude/projects), ``-o json`` as a headless result (main: Qwen Code's)."""
+    for name, output, session in (("stream.jsonl", "stream-json", "088b673f-0b3c-4a31-b41a-901eb7989c85"),
+                                  ("result.json", "json", "697983db-8093-4f40-8d76-3cb382f6d0f6")):
+        path = DROID / "exec" / name
+        assert detect_format(path) == "droid"
+        [result] = read_inputs([path])
+        assert not result.ok
+        assert f"the output of `droid exec --output-format {output}`, not Droid's session" in result.error
+        assert f"~/.factory/sessions/<project>/{session}.jsonl" in result.error

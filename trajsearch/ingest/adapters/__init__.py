@@ -176,8 +176,8 @@ ADAPTERS: dict[str, ModuleType] = {
         atif, moatless, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         # coding-agent CLI session files
         cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
+        droid,  # Factory's Droid CLI's sessions; before Claude Code, whose stream `droid exec` mimics
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
-        droid,  # Factory's Droid CLI's sessions (~/.factory/sessions/<project>/<id>.jsonl)
         kimi_cli,  # Kimi Code CLI's context files (a session's model context as JSON lines)
         q_cli,  # Amazon Q Developer CLI's / Kiro CLI's saved conversations (and their SQLite store's rows)
         trae_agent,  # a software-engineering agent's own trajectory file

@@ -33,6 +33,8 @@ never was answered; model_id = the last assistant message's ``modelId`` (else th
 unknown, but ``infra_error`` where the last turn ended on the provider's failure (a ``model_*`` reason or
 ``prompt_rejected``) with no work after it, Droid's notice its error; a sub-agent's session is its own run
 (``metadata.is_subagent``, ``metadata.parent_session_id``), its result the parent's ``Task`` step's observation.
+``droid exec``'s ``--output-format stream-json`` / ``json`` output is refused naming the session file: detected here
+(before Claude Code, whose stream it mimics), not read as another CLI's.
 """
 
 from __future__ import annotations
@@ -71,9 +73,23 @@ _SIDECAR = re.compile(r"(?P<stem>.+)\.settings\.json(?:\.bak)?")
 
 
 def matches(record: Any) -> bool:
-    """A session file's first record: Droid's ``session_start``."""
-    return (isinstance(record, dict) and record.get("type") == "session_start" and isinstance(record.get("id"), str)
-            and not _START_KEYS.isdisjoint(record))
+    """A session file's first record, Droid's ``session_start``; or the first of ``droid exec``'s own output
+    (:func:`_headless`), named so it is refused as Droid's, not read as Claude Code's stream or Qwen Code's result."""
+    return isinstance(record, dict) and (
+        record.get("type") == "session_start" and isinstance(record.get("id"), str)
+        and not _START_KEYS.isdisjoint(record) or _headless(record) is not None)
+
+
+def _headless(record: dict[str, Any]) -> str | None:
+    """The ``--output-format`` of ``droid exec`` whose first record this is: ``stream-json``'s ``init`` (in Claude
+    Code's shape, but Droid's tools: ``Execute``, no ``Bash``) or ``json``'s ``result`` (its usage in
+    ``factory_credits`` too); None for any other."""
+    tools = record.get("tools")
+    if record.get("subtype") == "init" and isinstance(tools, list) and "Execute" in tools and "Bash" not in tools:
+        return "stream-json"
+    if record.get("type") == "result" and "factory_credits" in as_dict(record.get("usage")):
+        return "json"
+    return None
 
 
 def _sidecar(path: Path) -> Path:
@@ -166,6 +182,10 @@ class _Session(SessionSteps):
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = as_records(record, "Droid session")
     start = records[0]
+    if (output := _headless(start)) is not None:
+        session = as_str(start.get("session_id")) or "<session id>"
+        raise RecordError(f"the output of `droid exec --output-format {output}`, not Droid's session: ingest the "
+                          f"session file, ~/.factory/sessions/<project>/{session}.jsonl, which holds the run")
     if not matches(start):  # a format forced on another file
         raise RecordError("not a Droid session: expected a file opening with Droid's session_start record")
     walk = _Session()
