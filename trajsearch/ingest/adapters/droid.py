@@ -97,8 +97,10 @@ def _sidecar(path: Path) -> Path:
 
 
 def read_with(path: Path) -> tuple[Path, ...]:
-    """A session's settings beside it (its model and token usage), which Droid rewrites as the session goes on."""
-    return (_sidecar(path),) if path.suffix == ".jsonl" else ()
+    """A session's settings beside it (its model and token usage), which Droid rewrites as the session goes on. Only
+    where it is there: asked of every file of every format, a settings file named for each JSON lines file would
+    change every checkpoint's fingerprint of them (and have them read again)."""
+    return (sidecar,) if path.suffix == ".jsonl" and (sidecar := _sidecar(path)).is_file() else ()
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
