@@ -4,6 +4,7 @@ a hand-built sub-agent pair; README.md there says how)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -88,3 +89,30 @@ def test_droid_execs_own_output_is_refused_as_droids_naming_the_session_file() -
         assert not result.ok
         assert f"the output of `droid exec --output-format {output}`, not Droid's session" in result.error
         assert f"~/.factory/sessions/<project>/{session}.jsonl" in result.error
+
+
+def _rewritten(tmp_path: Path, **lines: dict) -> Path:
+    """The real session d146b1c4 with some of its lines' ``message`` replaced (hand-built from Droid's own file:
+    shapes its transcript schema allows, ``content`` a string or an array of blocks and strings, that no real file
+    here shows)."""
+    records = [json.loads(line) for line in (PROJECT / f"{WORKED}.jsonl").read_text(encoding="utf-8").splitlines()]
+    for key, message in lines.items():
+        records[int(key[1:])]["message"] = message
+    path = tmp_path / f"{WORKED}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_message_whose_content_is_a_string_is_read_as_its_text(tmp_path: Path) -> None:
+    """Droid's schema has ``content`` a string or an array (its own first-prompt reader takes both): main refused a
+    session whose prompt was a string ("no user prompt") and dropped an assistant's string answer."""
+    path = _rewritten(tmp_path, l2={"role": "user", "content": "Fix the login bug"},
+                      l9={"role": "assistant", "content": "Done: the login works."})
+    run = _runs(path)[f"droid.{WORKED}"]
+    assert run.task == "Fix the login bug"
+    assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "Done: the login works."}
+    mixed = _rewritten(tmp_path, l2={"role": "user", "content": [
+        "Plain array text", {"type": "text", "text": "more"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]})
+    task = _runs(mixed)[f"droid.{WORKED}"].task
+    assert task.startswith("Plain array text\nmore\n[image")  # the image noted, not dropped

@@ -10,9 +10,9 @@ reading Droid's sessions quote its records (a sub-agent's ``session_start`` quot
 A session file is JSON lines; the first a ``session_start`` (``id``: the session's UUID, ``title``: its first words,
 ``sessionTitle`` once named, ``owner``, ``version``, ``cwd``, ``hostId``; a sub-agent's, which a ``Task`` call
 spawned, also ``callingSessionId`` and ``callingToolUseId``), then:
-- ``message`` (``id``, ``parentId``, ``timestamp``, ``message``: ``role``, ``content`` blocks as Anthropic's):
-  a user's ``text`` blocks are a prompt, but for the ``<system-reminder>`` blocks Droid adds; no message of a
-  ``visibility`` is: ``llm_only`` is Droid's context for the model (its ``context-`` message: the tool catalogue,
+- ``message`` (``id``, ``parentId``, ``timestamp``, ``message``: ``role``, ``content`` blocks as Anthropic's, or a
+  string, which its schema allows): a user's text (and images, noted) is a prompt, but for the
+  ``<system-reminder>`` blocks Droid adds; no message of a ``visibility`` is: ``llm_only`` is Droid's context for the model (its ``context-`` message: the tool catalogue,
   skills, system information), ``user_only`` its notice to the user, never sent to the model (a provider's error:
   ``BYOK Error: 401 ...``), which is the error a turn that ended on it ends on; a user's
   ``tool_result`` (``tool_use_id``, ``is_error``, ``content``) is a call's result; an assistant's ``thinking``,
@@ -138,11 +138,10 @@ class _Session(SessionSteps):
         self.compactions = 0
 
     def user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
-        blocks = [b for b in as_list(message.get("content")) if isinstance(b, dict)]
-        for block in blocks:
-            if block.get("type") == "tool_result":
+        for block in as_list(message.get("content")):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
                 self.result(record, block)
-        text = strip_reminders(parts_text([b for b in blocks if b.get("type") == "text"]))
+        text = strip_reminders(parts_text(message.get("content")))  # a string or blocks: tool results not text
         if not text or message.get("visibility") == "llm_only":
             return
         if message.get("visibility") == "user_only":
@@ -154,7 +153,9 @@ class _Session(SessionSteps):
 
     def assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         self.notice = self.last_error = None
-        for block in (b for b in as_list(message.get("content")) if isinstance(b, dict)):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else as_list(content)
+        for block in (b for b in blocks if isinstance(b, dict)):
             kind = block.get("type")
             if kind == "thinking" and (thinking := as_str(block.get("thinking"))) and thinking.strip():
                 self.thought.append(thinking)
