@@ -116,3 +116,17 @@ def test_a_message_whose_content_is_a_string_is_read_as_its_text(tmp_path: Path)
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]})
     task = _runs(mixed)[f"droid.{WORKED}"].task
     assert task.startswith("Plain array text\nmore\n[image")  # the image noted, not dropped
+
+
+def test_a_message_droid_hides_from_its_prompt_list_is_no_prompt(tmp_path: Path) -> None:
+    """Droid's prompt picker passes over a hook's message and one hidden from the user's views (hand-built before
+    the real prompt of d146b1c4): main took it for the task."""
+    prompt = {"role": "user", "content": [{"type": "text", "text": "List the files here, then read missing.txt"}]}
+    for hidden in ({"hookEventName": "SessionStart"}, {"hiddenFromUserViews": True}, {"isUserVisible": False}):
+        path = _rewritten(tmp_path, l2={"role": "user", "content": [{"type": "text", "text": "injected"}], **hidden})
+        records = path.read_text(encoding="utf-8").splitlines()
+        records.insert(3, json.dumps({"type": "message", "id": "p", "message": prompt}))
+        path.write_text("\n".join(records) + "\n", encoding="utf-8")
+        run = _runs(path)[f"droid.{WORKED}"]
+        assert run.task == "List the files here, then read missing.txt", hidden
+        assert "user_prompts" not in run.metadata

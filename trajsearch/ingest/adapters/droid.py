@@ -12,8 +12,10 @@ A session file is JSON lines; the first a ``session_start`` (``id``: the session
 spawned, also ``callingSessionId`` and ``callingToolUseId``), then:
 - ``message`` (``id``, ``parentId``, ``timestamp``, ``message``: ``role``, ``content`` blocks as Anthropic's, or a
   string, which its schema allows): a user's text (and images, noted) is a prompt, but for the
-  ``<system-reminder>`` blocks Droid adds; no message of a ``visibility`` is: ``llm_only`` is Droid's context for the model (its ``context-`` message: the tool catalogue,
-  skills, system information), ``user_only`` its notice to the user, never sent to the model (a provider's error:
+  ``<system-reminder>`` blocks Droid adds; no message Droid's own prompt list passes over is (one a hook wrote,
+  ``hookEventName``; ``hiddenFromUserViews``; ``isUserVisible`` false), nor one of a ``visibility``: ``llm_only``
+  is Droid's context for the model (its ``context-`` message: the tool catalogue, skills, system information),
+  ``user_only`` its notice to the user, never sent to the model (a provider's error:
   ``BYOK Error: 401 ...``), which is the error a turn that ended on it ends on; a user's
   ``tool_result`` (``tool_use_id``, ``is_error``, ``content``) is a call's result; an assistant's ``thinking``,
   ``text`` and ``tool_use`` (``id``, ``name``: ``Execute``, ``Read``, ``Edit``, ``Create``, ``LS``, ``Grep``,
@@ -128,6 +130,13 @@ def _result_error(output: str, command: str | None) -> str | None:
     return exit_code_error(_FAILED_HEAD.sub("", output[:end.start()]), int(end.group(1)), command)
 
 
+def _unseen(message: dict[str, Any]) -> bool:
+    """A user message Droid's own prompt list passes over (the binary's picker): a hook's, or one hidden from the
+    user's views, which a future Droid may inject with no ``visibility``."""
+    return bool(message.get("hookEventName")) or message.get("hiddenFromUserViews") is True \
+        or message.get("isUserVisible") is False
+
+
 class _Session(SessionSteps):
     """A session's records walked in order: prompts, steps by call id, and how its last turn ended."""
 
@@ -142,7 +151,7 @@ class _Session(SessionSteps):
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 self.result(record, block)
         text = strip_reminders(parts_text(message.get("content")))  # a string or blocks: tool results not text
-        if not text or message.get("visibility") == "llm_only":
+        if not text or message.get("visibility") == "llm_only" or _unseen(message):
             return
         if message.get("visibility") == "user_only":
             self.notice = text
