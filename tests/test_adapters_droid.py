@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 from trajsearch.ingest.detect import detect_format
@@ -130,3 +131,15 @@ def test_a_message_droid_hides_from_its_prompt_list_is_no_prompt(tmp_path: Path)
         run = _runs(path)[f"droid.{WORKED}"]
         assert run.task == "List the files here, then read missing.txt", hidden
         assert "user_prompts" not in run.metadata
+
+
+def test_a_session_opening_with_records_of_no_time_is_dated_by_its_first_timed_one(tmp_path: Path) -> None:
+    """``todo_state`` / ``compaction_state`` carry no timestamp (hand-built ahead of d146b1c4's messages): main looked
+    at the two records after session_start only and dated the run by the ingest instead."""
+    path = tmp_path / f"{WORKED}.jsonl"
+    records = (PROJECT / f"{WORKED}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    state = [json.dumps({"type": "todo_state", "id": "t", "todos": []}) + "\n",
+             json.dumps({"type": "compaction_state", "id": "c", "summaryText": "earlier work"}) + "\n"]
+    path.write_text("".join(records[:1] + state + records[1:]), encoding="utf-8")
+    run = _runs(path)[f"droid.{WORKED}"]
+    assert run.created_at == datetime(2026, 12, 7, 20, 6, 16, 748000, tzinfo=timezone.utc)

@@ -218,6 +218,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     replies = [as_dict(r.get("message")) for r in records if as_dict(r.get("message")).get("role") == "assistant"]
     model = next((name for m in reversed(replies) if (name := as_str(m.get("modelId")))), as_str(settings.get("model")))
     usage = as_dict(settings.get("tokenUsage"))
+    # the tokens the model read and wrote; its cache reads and writes, which the sidecar keeps apart, not again
     tokens = sum(n for k in ("inputTokens", "outputTokens") if isinstance(n := usage.get(k), int))
     parent = as_str(start.get("callingSessionId"))
     metadata: dict[str, Any] = {
@@ -236,4 +237,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return session_trajectory(
         ctx, run_id=f"{NAME}.{start['id']}", task=walk.prompts[0], model_id=model, steps=walk.steps,
         metadata=metadata, last_error=walk.last_error, error_cause=API_ERROR_CAUSE,
-        created_at=first_time(*(r.get("timestamp") for r in records[1:3])))
+        created_at=first_time(*(r.get("timestamp") for r in records[1:])))  # todo_state, compaction_state: none
