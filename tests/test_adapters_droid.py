@@ -9,16 +9,20 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+from trajsearch.ingest.batch import IngestJob, run_ingest
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
 from cli_support import newcomer, run_cli, unnoted  # noqa: F401 - the fixture
+from test_ingest_pipeline import open_ts
 
 DROID = Path(__file__).parent / "fixtures" / "droid" / ".newag35"
 SESSIONS = DROID / "sessions"
 PROJECT = SESSIONS / "-tmp-p68-wt-newag-scratch-fake-work"
 WORKED, FAILED = "d146b1c4-e94a-482f-a7fe-45e6e4f02e7d", "e6da8c9f-d718-4fd9-a05f-ef0cf03caa37"
+CLAUDE_CODE = Path(__file__).parent / "fixtures" / "claude-code" / ".harb30" / "resume-2.1.332" / "test" / \
+    "b3045d82-78f2-4c53-9f41-8b2d32622c6e.jsonl"
 PARENT, WORKER = "0b34cbcb-108c-4800-b68e-af7093c8cae9", "30b34828-e462-45c9-b63c-bfefb6bd178f"
 
 
@@ -143,3 +147,28 @@ def test_a_session_opening_with_records_of_no_time_is_dated_by_its_first_timed_o
     path.write_text("".join(records[:1] + state + records[1:]), encoding="utf-8")
     run = _runs(path)[f"droid.{WORKED}"]
     assert run.created_at == datetime(2026, 12, 7, 20, 6, 16, 748000, tzinfo=timezone.utc)
+
+
+def _ingest_twice(tmp_path: Path, session: Path, sidecar: Path) -> int:
+    """The units a second ingest of ``session`` skips as done, its settings sidecar rewritten in between."""
+    with open_ts(tmp_path, "store") as ts:
+        run_ingest(ts, IngestJob([session], tenant="t", state_dir=tmp_path / "state"))
+        sidecar.write_text(json.dumps({"model": "rewritten"}), encoding="utf-8")
+        return run_ingest(ts, IngestJob([session], tenant="t", state_dir=tmp_path / "state")).skipped_units
+
+
+def test_a_settings_file_is_droids_only_beside_a_session_droid_wrote(tmp_path: Path) -> None:
+    """A Claude Code session copied to ``s.jsonl`` with an ``s.settings.json`` beside it (hand-built: no tool known
+    writes that layout): on the branch before this fix, by name alone, the settings file joined the session's
+    checkpoint fingerprint (rewritten, the session was read again) and was named Droid's."""
+    other = tmp_path / "other"
+    other.mkdir()
+    session, sidecar = other / "s.jsonl", other / "s.settings.json"
+    shutil.copy(CLAUDE_CODE, session)
+    sidecar.write_text("{}", encoding="utf-8")
+    assert _ingest_twice(tmp_path / "a", session, sidecar) == 1  # unchanged: skipped
+    [result] = read_inputs([sidecar])
+    assert not result.ok and "Droid" not in result.error
+    droid = tmp_path / "droid"
+    shutil.copytree(PROJECT, droid)
+    assert _ingest_twice(tmp_path / "b", droid / f"{WORKED}.jsonl", droid / f"{WORKED}.settings.json") == 0

@@ -94,21 +94,38 @@ def _headless(record: dict[str, Any]) -> str | None:
     return None
 
 
+#: How a session file Droid wrote opens (its first record's first key), told from the first bytes alone.
+_SESSION_HEAD = re.compile(rb'\A\s*\{\s*"type"\s*:\s*"session_start"')
+
+
 def _sidecar(path: Path) -> Path:
     return path.with_name(f"{path.stem}.settings.json")
+
+
+def _pair(session: Path, sidecar: Path) -> bool:
+    """Whether ``sidecar`` is Droid's settings of ``session``: both there, and the session opening as Droid's does
+    (its first bytes read only where the sidecar is there: by name alone, another tool's session copied beside a
+    same-named settings file had it in its checkpoint fingerprint, and the settings named Droid's)."""
+    if not (sidecar.is_file() and session.is_file()):
+        return False
+    try:
+        with session.open("rb") as file:
+            return _SESSION_HEAD.match(file.read(64)) is not None
+    except OSError:
+        return False
 
 
 def read_with(path: Path) -> tuple[Path, ...]:
     """A session's settings beside it (its model and token usage), which Droid rewrites as the session goes on. Only
     where it is there: asked of every file of every format, a settings file named for each JSON lines file would
     change every checkpoint's fingerprint of them (and have them read again)."""
-    return (sidecar,) if path.suffix == ".jsonl" and (sidecar := _sidecar(path)).is_file() else ()
+    return (sidecar,) if path.suffix == ".jsonl" and _pair(path, sidecar := _sidecar(path)) else ()
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """A session's settings file (or Droid's ``.bak`` of it) beside its session file: read with it, no run."""
     found = _SIDECAR.fullmatch(path.name)
-    if fmt not in (None, NAME) or found is None or not path.with_name(f"{found['stem']}.jsonl").is_file():
+    if fmt not in (None, NAME) or found is None or not _pair(path.with_name(f"{found['stem']}.jsonl"), path):
         return None
     return f"Droid's settings of session {found['stem']} (model, token usage), read with its session file"
 
