@@ -9,6 +9,7 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+from trajsearch.ingest.adapters._agent_cli import CONTEXT_CAUSE, REFUSAL_CAUSE
 from trajsearch.ingest.batch import IngestJob, run_ingest
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
@@ -172,3 +173,20 @@ def test_a_settings_file_is_droids_only_beside_a_session_droid_wrote(tmp_path: P
     droid = tmp_path / "droid"
     shutil.copytree(PROJECT, droid)
     assert _ingest_twice(tmp_path / "b", droid / f"{WORKED}.jsonl", droid / f"{WORKED}.settings.json") == 0
+
+
+def test_droids_own_context_and_moderation_notices_are_the_agents_failure(tmp_path: Path) -> None:
+    """The notices bin/droid 0.225.2 holds for its hosted models' context overflow and moderation block (verbatim;
+    hand-put in e6da8c9f's place of its 401 notice, the turn then ``model_request_rejected``, as Droid ends both): main
+    read either as the provider's failure, an infra_error."""
+    records = [json.loads(line) for line in (PROJECT / f"{FAILED}.jsonl").read_text(encoding="utf-8").splitlines()]
+    for notice, cause in (("Context limit exceeded. Please remove some context and try again.", CONTEXT_CAUSE),
+                          ("Request failed due to triggering the model provider's content moderation policy. Please "
+                           "modify your message and try again.", REFUSAL_CAUSE)):
+        records[5]["message"]["content"] = [{"type": "text", "text": notice}]
+        records[6]["reason"] = "model_request_rejected"
+        path = tmp_path / f"{FAILED}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        run = _runs(path)[f"droid.{FAILED}"]
+        assert run.outcome == Outcome.failure and run.failure.error == notice
+        assert run.failure.cause == cause

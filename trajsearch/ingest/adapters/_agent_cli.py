@@ -96,13 +96,14 @@ NEVER_ANSWERED = "tool call never answered (no result recorded: the session ends
 #: "InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]" (Qwen Code, QwenLM/qwen-code#98,
 #: #2068), xAI's "This model's maximum prompt length is 131072 but the request contains 136973 tokens"
 #: (cline/cline#3120), Moonshot's "Your request exceeded model token limit: 262144 (requested: 269030)" (Kimi CLI,
-#: MoonshotAI/kimi-cli#2011).
+#: MoonshotAI/kimi-cli#2011), Droid's "Context limit exceeded. Please remove some context ..." (its notice for its
+#: ``LLMContextLengthExceededError``, in bin/droid 0.225.2).
 CONTEXT_OVERFLOW = re.compile(
     r"ContextWindowExceede?d?Error|\bprompt is too long\b|\bran out of room in the model's context window|\bmaximum context length\b|"
     r"\bcontext_length_exceeded\b|\b(?:model_)?context_window_exceeded\b|\binput token count\b.{0,40}\bexceeds the maximum\b|"
     r"\bexceeds? (?:the )?context (?:limit|window)\b|\binput is too long for requested model\b|"
     r"\bRange of input length should be \[1, ?\d+\]|\bmaximum prompt length is \d+ but the request contains\b|"
-    r"\bexceeded model token limit\b", re.I | re.S)
+    r"\bexceeded model token limit\b|\bcontext limit exceeded\b", re.I | re.S)
 #: Why a session stopped by its context window failed. The agent's own limit, as OpenCode's ``ContextOverflowError``,
 #: OpenHands' ``LLMContextWindowExceedError``, mini-swe-agent's ``ContextWindowExceededError`` and Harbor's error
 #: policy read it: the conversation the agent (and its compaction) built no longer fits; the provider answered as
@@ -112,11 +113,13 @@ CONTEXT_CAUSE = "the agent ran out of its context window"
 #: response (the Messages API's ``stop_reason: "refusal"``, which Claude Code tags its error with: ``_refused``), in
 #: Claude Code's words: "... appears to violate our Usage Policy" (1.x-2.x), "<model> has safety measures that
 #: flagged this message", "<model>'s safeguards flagged this message" (2.1.337); and Gemini CLI's for a reply the API
-#: ended with ``finishReason`` ``SAFETY``, ``RECITATION`` or another block (``utils/constants.ts``, 0.61).
+#: ended with ``finishReason`` ``SAFETY``, ``RECITATION`` or another block (``utils/constants.ts``, 0.61); Droid's
+#: "Request failed due to triggering the model provider's content moderation policy" (bin/droid 0.225.2).
 MODEL_REFUSAL = re.compile(r"\bappears to violate our Usage Policy\b|\bhas safety measures that flagged this message\b|"
                            r"\bsafeguards flagged this message\b|(?:\(|, )refusal(?:: [\w-]+)?\)$|"
                            r"\bThe model response was blocked due to (?:safety settings|recitation/copyright filters|"
-                           r"other policy settings)\b", re.I)
+                           r"other policy settings)\b|\btriggering the model provider's content moderation policy\b",
+                           re.I)
 #: Why a session the model refused ended: the agent's failure, not infrastructure. Nothing failed in the network or
 #: the provider: it declined the content, and the run did not do its task. Its classifier may flag legitimate work
 #: (Claude Code 2.1.337: "This sometimes happens with safe, normal conversations"), and a retry may pass (the CLI
