@@ -2,7 +2,7 @@
 
 Every adapter owns its detection (see ``adapters/__init__``): ``matches(record)``
 on the file's first record (a first line longer than the 64 KiB peek is read
-whole, up to ``WHOLE_PARSE_BYTES``; in JSON Lines whose first line names no format,
+whole, up to ``WHOLE_PARSE_BYTES``, of OTLP ``LONG_SPANS_LINE``; in JSON Lines whose first line names no format,
 on the next lines, for the formats read record by record), an optional ``SIGNATURE`` regex searched in the
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
@@ -112,8 +112,8 @@ def first_record(path: Path, head: str) -> Any:
         if listed := _listed_runs(head):
             return document_head(path, listed)
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
-    if text.lstrip("\0").startswith("{") and "\n" not in text and peek_full(head) and not spans_envelope(text):
-        return _first_long_line(path)  # the peek ended inside the first line
+    if text.lstrip("\0").startswith("{") and "\n" not in text and peek_full(head):  # the peek ended in line 1
+        return _first_long_line(path, LONG_SPANS_LINE if spans_envelope(text) else WHOLE_PARSE_BYTES)
     return first_line_record(text.split("\n", 1)[0])[0]
 
 
@@ -204,20 +204,26 @@ def _later_session(path: Path, head: str, fmt: str) -> str | None:
             f"--format {fmt} to read it without its first line")
 
 
-def _first_long_line(path: Path) -> Any:
+#: How long a first line of OTLP requests or Tempo traces that runs past the peek is parsed whole to detect its
+#: format: a span with a long prompt or tool result (a 200 KB string) put the signature past the head, and the file
+#: was "unrecognised", or another span format's (review ROB35). Longer, its head's signature decides: parsing a
+#: 59 MB one-line export whole took 9 s and 400 MB to say what the head said.
+LONG_SPANS_LINE = 8 * 1024 * 1024
+
+
+def _first_long_line(path: Path, most: int) -> Any:
     """The first line's JSON value when that line runs past the peek: a run of a user's own agent in native JSONL
     holding one long tool output is such a line, and with its keys in another order than the model's (``json.dumps(
     sort_keys=True)``, a JS or Go writer) no signature is at its head, so the file was "unrecognised" (probe 50,
     NC). Decoded as ``peek`` decodes the head (a bad byte replaced): the reader, not detection, names the bad byte.
-    None when the line runs past ``WHOLE_PARSE_BYTES`` too, or is no JSON. Not asked of a file of OTLP requests or
-    Tempo traces, which its head's envelope tells (``_by_signature``): parsing a 59 MB one-line OTLP export whole
-    took 9 s and 400 MB to say what the head said."""
+    None when the line runs past ``most`` bytes too (``LONG_SPANS_LINE`` for OTLP requests or Tempo traces), or is no
+    JSON."""
     try:
         with open_dump(path) as f:
-            line = f.readline(WHOLE_PARSE_BYTES + 1)
+            line = f.readline(most + 1)
     except (OSError, *GZIP_ERRORS):
         return None
-    if len(line) > WHOLE_PARSE_BYTES:
+    if len(line) > most:
         return None
     return first_line_record(line.decode("utf-8", errors="replace").lstrip("\ufeff"))[0]
 

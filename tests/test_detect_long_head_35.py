@@ -1,0 +1,55 @@
+"""Round 35 (DETC35): a file of OTLP requests whose first line runs past detection's 64 KiB peek (a span holding a
+long prompt or tool result) is detected as its short variant is. Each case is a real fixture (its folder's README says
+where from) whose first line's longest prose string grows by 200 KB or 1 MB, as a long first prompt makes it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: A JSON string value (not a key: no colon after it).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(?!\s*:)')
+
+
+def _verdicts(path: Path) -> list[tuple]:
+    """What reading the file alone gives, without the file's own path (the two copies live in two folders)."""
+    return [(r.fmt, str(r.trajectory.outcome), len(r.trajectory.steps)) if r.ok
+            else (r.fmt, str(r.error).replace(str(path), "FILE")) for r in read_inputs([path])]
+
+
+def _padded(source: Path, folder: Path, size: int) -> Path:
+    """A copy of ``source`` whose first line's longest string holding a space (prose, no id or type) is ``size``
+    bytes longer."""
+    first, newline, rest = source.read_text(encoding="utf-8").partition("\n")
+    prose = max((m for m in _STRING.finditer(first) if " " in m.group()), key=lambda m: len(m.group()))
+    path = folder / source.name
+    folder.mkdir()
+    path.write_text(first[:prose.end() - 1] + " lorem" * (size // 6) + first[prose.end() - 1:] + newline + rest,
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("size", [200_000, 1_000_000])
+@pytest.mark.parametrize("fixture", [
+    "openinference/.real/probe48/autogen-agentchat-0.7.5-oi-0.1.22-team.otlp.jsonl",
+    "otel-genai/.real/probeD45-runtime/af-1.26-sequential-de.subset.otlp.json",
+    "otel-genai/.released/haystack-3.4-pipeline-span-only.otlp.jsonl",  # no run: said so, not "unrecognised"
+    "openinference/.real/agno-3.1-plus-openai.otlp.jsonl",
+    "openai-agents/.real/logfire-openai-agents-handoff-de.otlp.json",  # was read as otel-genai: no run in it
+])
+def test_otlp_with_a_first_line_past_the_peek_reads_as_its_short_variant(fixture: str, size: int,
+                                                                         tmp_path: Path) -> None:
+    """Bug: the first line of an OTLP file was parsed only when its head named no envelope, to spare parsing a 59 MB
+    one-line export; its head's signature decided instead, and a long attribute before the words a format is told by
+    made the file "unrecognised" (every run lost) or a file of another span format (Logfire's OpenAI Agents spans read
+    as otel-genai: "not an agent run"). Such a line is parsed now up to ``LONG_SPANS_LINE`` (8 MiB)."""
+    source = FIXTURES / fixture
+    short = tmp_path / "short" / source.name
+    short.parent.mkdir()
+    short.write_bytes(source.read_bytes())
+    assert _verdicts(_padded(source, tmp_path / "long", size)) == _verdicts(short)
