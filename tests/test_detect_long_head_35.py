@@ -4,6 +4,7 @@ where from) whose first line's longest prose string grows by 200 KB or 1 MB, as 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -53,3 +54,20 @@ def test_otlp_with_a_first_line_past_the_peek_reads_as_its_short_variant(fixture
     short.parent.mkdir()
     short.write_bytes(source.read_bytes())
     assert _verdicts(_padded(source, tmp_path / "long", size)) == _verdicts(short)
+
+
+def test_a_whole_first_line_past_the_peek_is_not_said_cut_short(tmp_path: Path) -> None:
+    """Bug: a JSON Lines file whose first line names no format and runs past the peek, before a whole-file format's
+    records (a Claude Code session, its first record of a type no adapter knows holding a 200 KB string near its
+    start), was rejected as "line 1 is malformed JSON: cut short": the peek's cut, taken for the writer's. Its first
+    line is whole JSON, so the file is "unrecognised", as for such a line that fits the peek but whose later lines'
+    signature is in the head."""
+    source = FIXTURES / "claude-code/.real/claudeless/plan-mode-session.jsonl"
+    first, rest = source.read_text(encoding="utf-8").split("\n", 1)
+    record = json.loads(first)
+    path = tmp_path / source.name
+    path.write_text(json.dumps({"type": "queue-operation-x", "note": "lorem " * 40_000, **record} | {
+        "type": "queue-operation-x"}) + "\n" + rest, encoding="utf-8")
+    results = list(read_inputs([path]))
+    assert len(results) == 1 and "cut short" not in str(results[0].error), str(results[0].error)[:300]
+    assert "unrecognised dump format" in str(results[0].error)

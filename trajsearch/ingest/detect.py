@@ -189,13 +189,17 @@ def _whole_file(fmt: str | None) -> bool:
     return fmt is not None and getattr(ADAPTERS[fmt], "WHOLE_FILE", False)
 
 
-def _later_session(path: Path, head: str, fmt: str) -> str | None:
+def _later_session(path: Path, head: str, fmt: str, record: Any) -> str | None:
     """What detection says of a file whose first line is not JSON and whose next lines are a whole-file format's
     (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
     fault and the format both untold, where before the next lines were read it said the first line's fault (review
-    RNC2, D2). None for a first line that is JSON naming no format: another tool's session whose later records
-    look like that format's is unrecognised, as it was."""
-    first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    RNC2, D2). None for a first line that is JSON naming no format (``record``): another tool's session whose later
+    records look like that format's is unrecognised, as it was; and for one longer than the peek, whose head the
+    peek cut (over ``WHOLE_PARSE_BYTES``, unparsed): that line was said "cut short" where its writer wrote it whole
+    (review ROB35)."""
+    first, newline, _ = head.lstrip("\ufeff \t\r\n").partition("\n")
+    if record is not None or (not newline and peek_full(head)):
+        return None
     fault = first_line_record(first)[1]
     if fault is None or fault == TOO_DEEP:
         return None
@@ -699,7 +703,7 @@ def detect_format(path: str | Path) -> str:
     if fmt is None:
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
-        if session_record and (said := _later_session(p, head, later)):
+        if session_record and (said := _later_session(p, head, later, record)):
             raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
