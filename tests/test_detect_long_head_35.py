@@ -71,3 +71,18 @@ def test_a_whole_first_line_past_the_peek_is_not_said_cut_short(tmp_path: Path) 
     results = list(read_inputs([path]))
     assert len(results) == 1 and "cut short" not in str(results[0].error), str(results[0].error)[:300]
     assert "unrecognised dump format" in str(results[0].error)
+
+
+def test_a_first_line_its_writer_cut_past_the_peek_is_still_said_cut_short(tmp_path: Path) -> None:
+    """A Claude Code session whose first line (a 210 KB prompt) its writer cut keeps the hint main gave: the line's
+    fault and ``--format claude-code`` to read the session without it; the long-line change above must not take a
+    line the peek cut for one read whole (review DETC35, 1)."""
+    source = FIXTURES / "claude-code/.real/claudeless/plan-mode-session.jsonl"
+    first, rest = source.read_text(encoding="utf-8").split("\n", 1)
+    record = json.loads(first)
+    line = json.dumps({**record, "note": "lorem " * 35_000})
+    path = tmp_path / source.name
+    path.write_text(line[:len(line) - 40] + "\n" + rest, encoding="utf-8")
+    results = list(read_inputs([path]))
+    assert len(results) == 1 and "cut short" in str(results[0].error), str(results[0].error)[:300]
+    assert "--format claude-code" in str(results[0].error), str(results[0].error)[:300]

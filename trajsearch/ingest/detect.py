@@ -194,11 +194,9 @@ def _later_session(path: Path, head: str, fmt: str, record: Any) -> str | None:
     (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
     fault and the format both untold, where before the next lines were read it said the first line's fault (review
     RNC2, D2). None for a first line that is JSON naming no format (``record``): another tool's session whose later
-    records look like that format's is unrecognised, as it was; and for one longer than the peek, whose head the
-    peek cut (over ``WHOLE_PARSE_BYTES``, unparsed): that line was said "cut short" where its writer wrote it whole
-    (review ROB35)."""
-    first, newline, _ = head.lstrip("\ufeff \t\r\n").partition("\n")
-    if record is not None or (not newline and peek_full(head)):
+    records look like that format's is unrecognised, as it was."""
+    first = head.lstrip("\ufeff \t\r\n").partition("\n")[0]
+    if record is not None:
         return None
     fault = first_line_record(first)[1]
     if fault is None or fault == TOO_DEEP:
