@@ -58,13 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
-from trajsearch.model import MAX_ARGUMENT_DEPTH
 
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
                          strip_terminal_codes)
 from ._common import (RecordError, as_dict, as_list, decisive_line, ended_failing, finite, loads, short,
-                      thinking_blocks_text)
+                      thinking_blocks_text, tool_arguments as decoded_arguments)
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -525,10 +524,7 @@ def message_text(event: dict[str, Any]) -> str:
 def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
     """The LLM's tool-call arguments (decoded JSON), else the parsed action's fields."""
     raw = as_dict(event.get("tool_call")).get("arguments")
-    try:
-        decoded = loads(raw, MAX_ARGUMENT_DEPTH) if isinstance(raw, str) else raw  # deeper: the run rejected
-    except ValueError:
-        decoded = None
+    decoded = decoded_arguments(raw)
     if isinstance(decoded, dict):
         return decoded
     return {k: v for k, v in as_dict(event.get("action")).items() if k != "kind" and v is not None}

@@ -264,7 +264,7 @@ from pathlib import Path
 from typing import Any
 
 from trajsearch.actions import not_run
-from trajsearch.model import MAX_ARGUMENT_DEPTH, Failure, Outcome, Trajectory
+from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     CONTEXT_CAUSE,
@@ -282,7 +282,7 @@ from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
-    finite, last_tool_error, loads, outcome_of_reward, safe_id, short, with_former_id,
+    finite, last_tool_error, loads, outcome_of_reward, safe_id, short, tool_arguments, with_former_id,
 )
 from ._spans.outcome import error_outcome
 
@@ -617,11 +617,7 @@ def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
         reasoning = message.get("reasoning_content") if isinstance(message.get("reasoning_content"), str) else None
         for call in as_list(message.get("tool_calls")):
             if isinstance(call, dict) and call.get("id") == meta.get("tool_call_id"):
-                raw = as_dict(call.get("function")).get("arguments")
-                try:
-                    return (loads(raw, MAX_ARGUMENT_DEPTH) if isinstance(raw, str) else raw), reasoning
-                except ValueError:
-                    return None, reasoning
+                return tool_arguments(as_dict(call.get("function")).get("arguments")), reasoning
     return None, None
 
 
@@ -636,12 +632,7 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
         return {"action": str(function or "think"), "arguments": {"thought": args.get("thought", "")}, "thought": None}
     if kind == "call_tool_mcp":
         name = args.get("name") or function or "call_tool_mcp"
-        arguments = args.get("arguments")
-        if isinstance(arguments, str):
-            try:
-                arguments = loads(arguments, MAX_ARGUMENT_DEPTH)  # deeper, they rejected the run
-            except ValueError:
-                pass
+        arguments = tool_arguments(args.get("arguments"))
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
                 "thought": as_str(args.get("thought")) or None}
     arguments, _ = _llm_call(event)
