@@ -83,7 +83,6 @@ session's ``created_at``, else its first message's time.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import json
 import re
 from pathlib import Path
 from typing import Any

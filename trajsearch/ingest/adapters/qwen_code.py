@@ -76,7 +76,6 @@ startup, no API key) is refused saying so. The output of a command the CLI answe
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
