@@ -461,7 +461,7 @@ class _Session(SessionSteps):
         error = info.get("error")
         if isinstance(error, dict):
             self.flush()
-            if error.get("name") == _ABORTED:
+            if aborted:
                 self.aborted = True
                 self.last_error = None
             else:
