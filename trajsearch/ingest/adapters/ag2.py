@@ -314,9 +314,22 @@ def _feedback_scores(feedback: list[Any]) -> list[Any]:
             for f in feedback if isinstance(f, dict) and isinstance(f.get("key"), str)]
 
 
+def _events_fields(events: list[dict[str, Any]], metadata: dict[str, Any]) -> dict[str, Any]:
+    """The fields both readers take from a run's events: its steps, the last response's model, the first time.
+
+    ``e.get("type")``: an eval store's events may lack one."""
+    from ._spans import kept_steps  # _spans imports this module
+
+    fields: dict[str, Any] = {"steps": kept_steps(_eval_steps(events), metadata)}
+    if models := [e["model"] for e in events if e.get("type") == "ModelResponse" and isinstance(e.get("model"), str)]:
+        fields["model_id"] = models[-1]
+    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
+        fields["created_at"] = started
+    return fields
+
+
 def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
     """One task's run of an AG2 1.x eval run store (see the module's docstring)."""
-    from ._spans import kept_steps  # _spans imports this module
     from ._vendor import verdict
 
     run = record[_EVAL_RUN]
@@ -336,7 +349,6 @@ def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
                           "not text: no task")
     if not isinstance(run["eval_run"], str) or record.get("task_id") in (None, ""):
         raise RecordError("an AG2 eval task without its run's `run_id` or its own `task_id`: no id")
-    models = [e["model"] for e in events if e.get("type") == "ModelResponse" and isinstance(e.get("model"), str)]
     metadata = {k: v for k, v in run.items() if v is not None}
     trace_ref = record.get("trace_ref")
     if isinstance(trace_ref, dict) and isinstance(trace_ref.get("trace_id"), str):
@@ -346,12 +358,8 @@ def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(str(run['eval_run']) + '.' + str(record['task_id']))}",
         "task": clip_task(task.strip()), "task_id": str(record["task_id"])[:200],
-        "steps": kept_steps(_eval_steps(events), metadata),
         "tags": [t for t in as_list(record.get("tags")) if isinstance(t, str)], "metadata": metadata}
-    if models:
-        fields["model_id"] = models[-1]
-    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
-        fields["created_at"] = started
+    fields |= _events_fields(events, metadata)
     if isinstance(exception, (dict, str)) and exception:
         fields["outcome"] = "failure"
         said = (f"{exception.get('type') or 'Error'}: {exception.get('message') or ''}".strip()
@@ -368,8 +376,6 @@ def _eval_task(record: dict[str, Any], ctx: Context) -> Trajectory:
 
 def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
     """An AG2 1.x Agent's event log (see the module's docstring)."""
-    from ._spans import kept_steps  # _spans imports this module
-
     log = named_path(ctx.source)
     stream = file_stem(log, (".jsonl",))
     unread: list[str] = []
@@ -386,11 +392,8 @@ def _event_log(events: list[dict[str, Any]], ctx: Context) -> Trajectory:
     metadata: dict[str, Any] = {"segments_unread": unread} if unread else {}
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(stream)}",
-        "task": clip_task(task), "steps": kept_steps(_eval_steps(events), metadata), "metadata": metadata}
-    if models := [e["model"] for e in events if e["type"] == "ModelResponse" and isinstance(e.get("model"), str)]:
-        fields["model_id"] = models[-1]
-    if started := next((t for e in events if (t := timestamp(e.get("created_at")))), None):
-        fields["created_at"] = started
+        "task": clip_task(task), "metadata": metadata}
+    fields |= _events_fields(events, metadata)
     if events[-1]["type"] == "ModelRequest":  # ``ask`` raised: the model call after the prompt failed
         fields |= {"outcome": "failure",
                    "failure": {"error": "the model call after the prompt raised (AG2's log keeps no exception)"}}
