@@ -306,12 +306,14 @@ def _bool_label(score: Any) -> str | None:
 def _feedback_scores(feedback: list[Any]) -> list[Any]:
     """A task's scorers' ``Feedback`` (``key``, ``score`` a number or bool - what AG2's ``pass_rate`` counts -,
     ``value`` a label, ``comment``) as the scores ``_vendor.verdict`` judges a run by."""
-    from ._vendor import Score  # _vendor's _spans imports this module
+    from .langsmith import feedback_score  # LangSmith feedback's shape; langsmith's _spans imports this module
 
-    return [Score(name=f["key"], value=float(f["score"]) if isinstance(f.get("score"), (int, float)) else None,
-                  label=f["value"] if isinstance(f.get("value"), str) else _bool_label(f.get("score")),
-                  comment=f["comment"] if isinstance(f.get("comment"), str) else None)
-            for f in feedback if isinstance(f, dict) and isinstance(f.get("key"), str)]
+    scores = []
+    for f in feedback:
+        if isinstance(f, dict) and isinstance(f.get("key"), str) and (score := feedback_score(f, None)):
+            score.label = score.label or _bool_label(f.get("score"))
+            scores.append(score)
+    return scores
 
 
 def _events_fields(events: list[dict[str, Any]], metadata: dict[str, Any]) -> dict[str, Any]:

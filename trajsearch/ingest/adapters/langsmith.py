@@ -293,12 +293,15 @@ def _scores_of(run: dict[str, Any]) -> list[dict[str, Any]]:
             number = float(avg) if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
             out.append(Score(str(key), number, label, None, None, target).to_json())
     for fb in as_list(run.get("feedback")):
-        if isinstance(fb, dict) and (score := _feedback_score(fb, target)) is not None:
+        if isinstance(fb, dict) and (score := feedback_score(fb, target)) is not None:
             out.append(score.to_json())
     return out
 
 
-def _feedback_score(fb: dict[str, Any], target: str | None) -> Score | None:
+def feedback_score(fb: dict[str, Any], target: str | None) -> Score | None:
+    """A feedback ``{key, score (number or bool), value (a label), comment}`` as a ``Score``, None without a key.
+
+    AG2's eval ``Feedback`` has this shape too (``ag2._feedback_scores``)."""
     if not fb.get("key"):
         return None
     score, value = fb.get("score"), fb.get("value")
@@ -578,7 +581,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     if why := not_a_run(record):
         raise RecordError(f"not a LangSmith run: {why}")
     if _is_feedback(record):
-        score = _feedback_score(record, str(record["run_id"]))
+        score = feedback_score(record, str(record["run_id"]))
         if score is not None:
             trace = str(record.get("trace_id") or record["run_id"])
             yield trace, Node(id=f"feedback:{record.get('id') or n}", parent=str(record["run_id"]), role="evaluator",
