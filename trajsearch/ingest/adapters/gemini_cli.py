@@ -1010,12 +1010,10 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
             infos += 1
     rec.flush()
     task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
-    memory = _MEMORY_QUERY.match(task or "") if meta.get("kind") == "subagent" else None
-    request = task[memory.end():].strip() if memory else ""
-    if request:  # the save_memory agent's request, not the ~100 kB of memory it was handed before it
-        task = request
-    else:  # no request after the memory's last block: the memory stays the task, as any other prompt
-        memory = None
+    context = None  # without a request after the memory's last block, the memory stays the task, as any prompt
+    if meta.get("kind") == "subagent" and (memory := _MEMORY_QUERY.match(task or "")) \
+            and (request := task[memory.end():].strip()):
+        task, context = request, memory.group(1)  # the save_memory agent's request, not the ~100 kB of memory
     if not task:
         raise RecordError(f"no user prompt in this {label} recording" + (f" ({_shell_list(rec)})" if rec.shell else ""))
     session_id = meta.get("sessionId")
@@ -1035,7 +1033,7 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
         "kind": meta.get("kind"),
         **_subagent(meta, ctx),
         "summary": short(str(meta["summary"]), 500, keep="head") if meta.get("summary") else None,
-        "initial_context": short(memory.group(1), 2000, keep="head") if memory else None,
+        "initial_context": short(context, 2000, keep="head") if context else None,
         "directories": meta.get("directories") or None,
         "last_updated": meta.get("lastUpdated"),
         "total_tokens": rec.tokens or None,
