@@ -112,7 +112,6 @@ from typing import Any, Iterator
 from trajsearch.actions import UNNAMED_TOOL
 from trajsearch.model import Step, Trajectory
 
-from ._agent_cli import exit_code_error
 from ._agents_run_state import META_KEYS, is_run_state, run_state_nodes
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
@@ -255,7 +254,6 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.tool = node.name
         node.arguments = maybe_json(data.get("input"))
         node.result = _tool_output(data["output"]) if data.get("output") is not None else None
-        node.error = node.error or _sandbox_exec_error(data)
         if isinstance(data.get("mcp_data"), dict):
             node.info = {"mcp_data": data["mcp_data"]}
     elif kind == "handoff":
@@ -360,35 +358,6 @@ def _tool_output(output: Any) -> str:
     if all(_output_object(b) for b in blocks):
         return "\n".join(b["text"] if b["type"] == "text" else text_of(b) for b in blocks)
     return text_of(output)
-
-
-#: What a ``SandboxAgent``'s shell tools (``exec_command``, ``write_stdin``: 0.2x ``sandbox/capabilities/tools/
-#: shell_tool.py`` ``_format_response``) return: ``Chunk ID``, ``Wall time``, ``Process exited with code N`` once the
-#: command ended, then ``Output:`` and what it printed.
-_SANDBOX_EXEC = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:Process exited with code (?P<code>-?\d+)\n)?"
-                           r"(?:[^\n]*\n)*?Output:\n(?P<output>.*)", re.S)
-#: Its output for a command that timed out (``ExecTimeoutError``), with no exit code.
-_SANDBOX_TIMEOUT = re.compile(r"Command timed out after \d+(?:\.\d+)? seconds\.")
-
-
-def _sandbox_exec_error(data: dict[str, Any]) -> str | None:
-    """The error of a sandbox shell call whose command exited non-zero: the tool returns its output and exit code as
-    text (:data:`_SANDBOX_EXEC`) and raises nothing, so its span records no error and a failing test run read as a
-    step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"). A command
-    that timed out has no exit code, only the SDK's sentence (:data:`_SANDBOX_TIMEOUT`): that is the error, as a
-    ``ShellTool`` call's ``status: timeout`` is. None for any other tool or output, and for a command still running
-    (no exit code, a session ID to write to)."""
-    if data.get("name") not in ("exec_command", "write_stdin"):
-        return None
-    if (found := _SANDBOX_EXEC.fullmatch(str(data.get("output") or ""))) is None:
-        return None
-    arguments = maybe_json(data.get("input"))
-    command = arguments.get("cmd") if isinstance(arguments, dict) and isinstance(arguments.get("cmd"), str) else None
-    if found.group("code") is None:
-        timed_out = found.group("output").strip()
-        return timed_out if _SANDBOX_TIMEOUT.fullmatch(timed_out) else None
-    code = int(found.group("code"))
-    return exit_code_error(found.group("output"), code, command) if code else None
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:

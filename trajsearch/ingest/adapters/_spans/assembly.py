@@ -870,7 +870,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 "thought": thought, "action": name, "arguments": maybe_json(_arguments(node.arguments, asked)),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
                 "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)
-                                               or shell_error(node.arguments, node.result)) else None,
+                                               or shell_error(node.arguments, node.result, name)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
                 **({RESULT_CUT: True} if node.info.get(RESULT_CUT) else {}),
             })

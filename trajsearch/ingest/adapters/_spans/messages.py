@@ -1122,15 +1122,45 @@ def result_text(value: Any) -> str:
 _SHELL_END = re.compile(r"^(?:exit code: (?P<code>-?[1-9]\d*)|status: (?P<timeout>timeout))$")
 
 
-def shell_error(arguments: Any, output: str | None) -> str | None:
-    """The error of an OpenAI Agents SDK ``ShellTool`` call whose command failed, in any span format recording the call
-    (the SDK's own function span, Logfire's, opentelemetry-instrumentation-openai-agents-v2's ``execute_tool``). The
-    SDK runs the model's ``shell_call`` commands (``{"commands", "timeout_ms", "max_output_length"}``) through the
+#: What a ``SandboxAgent``'s shell tools (``exec_command``, ``write_stdin``: 0.2x ``sandbox/capabilities/tools/
+#: shell_tool.py`` ``_format_response``) return: ``Chunk ID``, ``Wall time``, ``Process exited with code N`` once the
+#: command ended, then ``Output:`` and what it printed.
+_SANDBOX_EXEC = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:Process exited with code (?P<code>-?\d+)\n)?"
+                           r"(?:[^\n]*\n)*?Output:\n(?P<output>.*)", re.S)
+#: Its output for a command that timed out (``ExecTimeoutError``), with no exit code.
+_SANDBOX_TIMEOUT = re.compile(r"Command timed out after \d+(?:\.\d+)? seconds\.")
+
+
+def _sandbox_exec_error(arguments: Any, output: str | None) -> str | None:
+    """The error of a sandbox shell call whose command exited non-zero: the tool returns its output and exit code as
+    text (:data:`_SANDBOX_EXEC`) and raises nothing, so its span records no error and a failing test run read as a
+    step that succeeded. Read as any agent's shell (``exit_code_error``: grep's silent exit 1 is a "no"). A command
+    that timed out has no exit code, only the SDK's sentence (:data:`_SANDBOX_TIMEOUT`): that is the error, as a
+    ``ShellTool`` call's ``status: timeout`` is. None for any other output, and for a command still running
+    (no exit code, a session ID to write to)."""
+    if (found := _SANDBOX_EXEC.fullmatch(str(output or ""))) is None:
+        return None
+    arguments = maybe_json(arguments)
+    command = arguments.get("cmd") if isinstance(arguments, dict) and isinstance(arguments.get("cmd"), str) else None
+    if found.group("code") is None:
+        timed_out = found.group("output").strip()
+        return timed_out if _SANDBOX_TIMEOUT.fullmatch(timed_out) else None
+    code = int(found.group("code"))
+    return exit_code_error(found.group("output"), code, command) if code else None
+
+
+def shell_error(arguments: Any, output: str | None, name: str | None = None) -> str | None:
+    """The error of an OpenAI Agents SDK shell call whose command failed, in any span format recording the call
+    (the SDK's own function span, Logfire's, opentelemetry-instrumentation-openai-agents-v2's ``execute_tool``,
+    OpenInference's): a ``SandboxAgent``'s ``exec_command`` / ``write_stdin`` (by tool ``name``,
+    :func:`_sandbox_exec_error`), or a ``ShellTool`` call. The SDK runs the model's ``shell_call`` commands (``{"commands", "timeout_ms", "max_output_length"}``) through the
     app's executor and writes their output as ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit
     code: N`` where N is not 0 (``status: timeout``); no span records an error for it (the executor did not raise),
     so a failing test run read as a step that succeeded. The first failed command's decisive line and code
     (``exit_code_error``: grep's silent exit 1 is a "no"); None when every command exited 0, or for any other
     tool."""
+    if name in ("exec_command", "write_stdin"):
+        return _sandbox_exec_error(arguments, output)
     commands = arguments.get("commands") if isinstance(arguments, dict) else None
     if not (isinstance(commands, list) and commands and isinstance(output, str)):
         return None
