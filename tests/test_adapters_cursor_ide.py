@@ -198,7 +198,8 @@ def test_a_bad_row_is_refused_by_its_key_and_the_other_chats_are_read(tmp_path: 
             ("bubbleId:badbubble:bad", '{"type": 2, "text'),
             ("composerData:blob", json.dumps({**good, "composerId": "blob"})),
             ("bubbleId:blob:u", json.dumps({"type": 1, "text": "hello"})),
-            ("bubbleId:blob:bad", b"\xff\xfe\x00garbage")])
+            ("bubbleId:blob:bad", b"\xff\xfe\x00garbage"),
+            ("composerData:deep", '{"a":' * 100_000 + "1" + "}" * 100_000)])  # deeper than Python parses (RT3 2)
         db.commit()
     with pytest.raises(ValueError) as no:
         detect_format(store)
@@ -208,5 +209,6 @@ def test_a_bad_row_is_refused_by_its_key_and_the_other_chats_are_read(tmp_path: 
     results = list(read_inputs([out]))
     assert [r.trajectory.trajectory_id for r in results if r.ok] == [f"cursor-ide.{CHAT}"]
     errors = " ".join(r.error for r in results if not r.ok)
-    for key in ("composerData:truncated", "composerData:text", "bubbleId:badbubble:bad", "bubbleId:blob:bad"):
+    for key in ("composerData:truncated", "composerData:text", "bubbleId:badbubble:bad", "bubbleId:blob:bad",
+                "composerData:deep"):
         assert key in errors, errors

@@ -79,14 +79,14 @@ BUBBLE_FIELDS = ("type", "text", "createdAt", "timingInfo", "thinking", "allThin
 #: The store as JSON lines, one chat sent a message a line, ``{"key", "composerData", "bubbles"}``: the global
 #: table's ``composerData:`` rows (by the key's index, not a scan holding Cursor's live database longer; each message
 #: fetched by its key, in ``fullConversationHeadersOnly``'s order; else the ``conversation`` inline), then a
-#: workspace store's chats with their conversation inline; NULL values left out. A value that is not JSON is
-#: written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard library
+#: workspace store's chats with their conversation inline; NULL values left out. A value that is not JSON (or is
+#: nested deeper than Python parses) is written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard library
 #: alone, the database opened read-only, written chat by chat (a store is often gigabytes) to ``<file>.part``, renamed
 #: once all is read (a failure leaves no file).
 EXPORT_SCRIPT = (
     SQLITE_OPEN
-    + 'exec("def o(v):\\n try:return None if v is None else json.loads(v)\\n except ValueError:return v if '
-    'isinstance(v,str) else bytes(v).decode(errors=\\"replace\\")");'
+    + 'exec("def o(v):\\n try:return None if v is None else json.loads(v)\\n except (ValueError,RecursionError):'
+    'return v if isinstance(v,str) else bytes(v).decode(errors=\\"replace\\")");'
     f'f=lambda x,k:{{a:x[a] for a in k if a in x}} if isinstance(x,dict) else x;C={CHAT_FIELDS!r};B={BUBBLE_FIELDS!r};'
     't={r[0] for r in d.execute("select name from sqlite_master where type=\'table\'")};'
     'k="cursorDiskKV" in t;'
