@@ -193,3 +193,20 @@ def test_an_otlp_attribute_nested_too_deep_keeps_its_batch(tmp_path: Path) -> No
     assert [p.error for p in parsed if p.error] == []  # on main: "record 1: cannot read ... RecursionError"
     kept = [p.trajectory for p in parsed if p.source == str(bad) and p.trajectory is not None]
     assert [len(t.steps) for t in kept] == [len(t.steps) for t in clean]
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_a_cline_ui_message_nested_too_deep_keeps_its_task(depth: int, tmp_path: Path) -> None:
+    """A Roo Code UI log whose `api_req_started` text (JSON Cline parses) is nested too deep: read as no JSON, the
+    task's run kept (RecursionError refused the whole task; RT3 3)."""
+    source = FIXTURES / "cline" / ".aud35" / "roo-ui-tools" / "ui_messages.json"
+
+    def deepen(message: dict[str, Any], depth: int) -> bool:
+        if message.get("say") != "api_req_started":
+            return False
+        message["text"] = deep_object(depth)
+        return True
+
+    clean = [r.trajectory.trajectory_id for r in read_inputs([source]) if r.ok]
+    hostile = _hostile(source, tmp_path / "roo-ui-tools" / "ui_messages.json", deepen, depth)
+    assert [r.trajectory.trajectory_id for r in read_inputs([hostile]) if r.ok] == clean != []

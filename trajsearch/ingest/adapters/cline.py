@@ -140,7 +140,8 @@ from ._agent_cli import (
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, as_list, clip_step_text, ended_failing, json_kind, short
+from ._common import (Context, RecordError, as_dict, as_list, clip_step_text, ended_failing, json_kind, loads,
+                      short)
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -963,7 +964,7 @@ def _ui_call(walk: _Walk, message: dict[str, Any], name: str, arguments: Any) ->
 def _json(text: str) -> Any:
     """A message's JSON text; a raw control character in a string (as real files hold) is read, not refused."""
     try:
-        return json.loads(text, strict=False)
+        return loads(text, strict=False)
     except ValueError:
         return None
 
@@ -1033,7 +1034,7 @@ def _status(body: str) -> str | None:
     if not body.startswith('{"status":'):
         return None
     try:
-        said = json.loads(body.split("\n\n", 1)[0])
+        said = loads(body.split("\n\n", 1)[0])
     except ValueError:
         return None
     if not isinstance(said, dict):
@@ -1081,7 +1082,7 @@ def _api_error(text: Any) -> str:
     if not isinstance(text, str) or not text.strip():
         return "API request failed"
     try:
-        said = json.loads(text)
+        said = loads(text)
     except ValueError:
         said = None
     message = as_str(as_dict(said).get("message")) if isinstance(said, dict) else None
@@ -1109,7 +1110,7 @@ def _usage(ui: list[dict[str, Any]]) -> dict[str, Any]:
         if m.get("say") != "api_req_started" or not isinstance(m.get("text"), str):
             continue
         try:
-            info = json.loads(m["text"])
+            info = loads(m["text"])
         except ValueError:
             continue
         if not isinstance(info, dict):
