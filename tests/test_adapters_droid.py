@@ -190,3 +190,15 @@ def test_droids_own_context_and_moderation_notices_are_the_agents_failure(tmp_pa
         run = _runs(path)[f"droid.{FAILED}"]
         assert run.outcome == Outcome.failure and run.failure.error == notice
         assert run.failure.cause == cause
+
+
+def test_a_settings_file_nested_too_deep_is_passed_over_and_the_session_read(tmp_path: Path) -> None:
+    """A session beside a ``<id>.settings.json`` of ``[`` 100000 times (hand-built: a runaway writer's, or any file
+    put there): main parsed it with bare ``json.loads`` and lost the run ("cannot convert droid record:
+    RecursionError"). It is read as beside a settings file that is no JSON: without its settings (review
+    final-B35, 1)."""
+    shutil.copy(PROJECT / f"{WORKED}.jsonl", tmp_path / f"{WORKED}.jsonl")
+    (tmp_path / f"{WORKED}.settings.json").write_text("[" * 100_000, encoding="utf-8")
+    run = _runs(tmp_path / f"{WORKED}.jsonl")[f"droid.{WORKED}"]
+    assert run.model_id == "custom:Fake-0"  # its messages' own
+    assert "total_tokens" not in run.metadata  # the settings' token usage: not read

@@ -41,7 +41,6 @@ unknown, but ``infra_error`` where the last turn ended on the provider's failure
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,7 @@ from trajsearch.model import Trajectory
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line, exit_code_error,
                          first_time, iso_time, parts_text, prompt_list, session_trajectory, strip_reminders,
                          whole_file)
-from ._common import Context, RecordError, as_dict, as_list
+from ._common import Context, RecordError, as_dict, as_list, loads
 
 NAME = "droid"
 WHOLE_FILE = True
@@ -131,9 +130,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 
 def _settings(ctx: Context) -> dict[str, Any]:
-    """The session's settings beside it, if there and readable; else none (a session copied alone)."""
+    """The session's settings beside it, if there and readable JSON (``loads``: no deeper than a record may be);
+    else none (a session copied alone, a settings file that is no JSON or too deep)."""
     try:
-        return as_dict(json.loads(_sidecar(ctx.source).read_text(encoding="utf-8")))
+        return as_dict(loads(_sidecar(ctx.source).read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return {}
 
