@@ -22,7 +22,6 @@ and Qwen Code write alike), joined to the call that launched it
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from datetime import datetime, timezone

@@ -23,7 +23,7 @@ from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
     CONTROL_CHARACTERS, FORMER_IDS, MAX_ARGUMENT_DEPTH, MAX_FILTER_VALUE_CHARS, MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS,
-    Outcome, Step, Trajectory, argument_chars, json_depth, json_strings,
+    Outcome, Step, Trajectory, argument_chars, json_strings,
 )
 from trajsearch.represent import FILE_TIME, TIME_BASIS, recoveries
 

@@ -18,7 +18,6 @@ relevance, user ratings and the like stay in metadata.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, TypeVar
