@@ -1188,6 +1188,14 @@ def _shardable(parsed: Parsed, options: ReadOptions) -> Parsed | None:
     return parsed if options.keep(key) else None
 
 
+def _count_passed_over(options: ReadOptions, source: str, position: str, fmt: str, exc: PassedOver) -> None:
+    """A record's or run folder's :class:`PassedOver` logged and counted, by the shard that would have kept its
+    error (``error_key``), so that ``--workers`` count it once."""
+    log.info("passed over %s: %s: %s", source, position, exc.detail)
+    if options.passed_over is not None and (options.keep is None or options.keep(error_key(source, position))):
+        options.passed_over.add(source, fmt, exc.unit, exc.reason)
+
+
 def _finish(trajectory: Trajectory, options: ReadOptions) -> Trajectory:
     return options.outcomes.apply(trajectory) if options.outcomes is not None else trajectory
 
@@ -1284,10 +1292,7 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             try:
                 trajectory, error = _convert(fmt, lambda: adapter.to_trajectory(record, ctx))
             except PassedOver as exc:  # no run and nothing wrong (an aider session started and quit): counted
-                log.info("passed over %s: %s: %s", source, position, exc.detail)
-                if options.passed_over is not None and (options.keep is None
-                                                        or options.keep(error_key(source, position))):
-                    options.passed_over.add(source, fmt, exc.unit, exc.reason)
+                _count_passed_over(options, source, position, fmt, exc)
                 continue
         parsed = Parsed(source, position, trajectory=trajectory, error=error, fmt=fmt, unit=unit.key,
                         seq=seq - 1, cursor=after)
@@ -1358,10 +1363,7 @@ def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_b
             trajectory, error = _convert(unit.fmt, lambda: adapter.read_folder(files, folder_ctx))
         except PassedOver as exc:  # no run and nothing wrong (an OpenHands conversation a hook stopped): counted
             if not unread:
-                log.info("passed over %s: %s", unit.key, exc.detail)
-                if options.passed_over is not None and (options.keep is None
-                                                        or options.keep(error_key(unit.key, "folder"))):
-                    options.passed_over.add(unit.key, unit.fmt, exc.unit, exc.reason)
+                _count_passed_over(options, unit.key, "folder", unit.fmt, exc)
                 return
             error = exc.detail  # no run in the files read, but the run may be in one that was not (a later prompt)
         if unread and error is not None:
