@@ -162,6 +162,7 @@ class _Session(SessionSteps):
         self.notice: str | None = None  # Droid's last notice to the user since the model last worked
         self.turn_outcome: str | None = None
         self.compactions = 0
+        self.model: str | None = None  # the last assistant message's modelId
 
     def user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         for block in as_list(message.get("content")):
@@ -179,6 +180,7 @@ class _Session(SessionSteps):
 
     def assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         self.notice = self.last_error = None
+        self.model = as_str(message.get("modelId")) or self.model
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else as_list(content)
         for block in (b for b in blocks if isinstance(b, dict)):
@@ -232,8 +234,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not walk.prompts:
         raise RecordError("no user prompt in this Droid session")
     settings = _settings(ctx)
-    replies = [as_dict(r.get("message")) for r in records if as_dict(r.get("message")).get("role") == "assistant"]
-    model = next((name for m in reversed(replies) if (name := as_str(m.get("modelId")))), as_str(settings.get("model")))
+    model = walk.model or as_str(settings.get("model"))
     usage = as_dict(settings.get("tokenUsage"))
     # the tokens the model read and wrote; its cache reads and writes, which the sidecar keeps apart, not again
     tokens = sum(n for k in ("inputTokens", "outputTokens") if isinstance(n := usage.get(k), int))
