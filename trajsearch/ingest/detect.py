@@ -189,15 +189,14 @@ def _whole_file(fmt: str | None) -> bool:
     return fmt is not None and getattr(ADAPTERS[fmt], "WHOLE_FILE", False)
 
 
-def _later_session(path: Path, head: str, fmt: str, record: Any) -> str | None:
+def _later_session(path: Path, head: str, fmt: str) -> str | None:
     """What detection says of a file whose first line is not JSON and whose next lines are a whole-file format's
     (a Codex, Claude Code, Gemini CLI session whose first line a writer cut): it was "unrecognised dump format", the
     fault and the format both untold, where before the next lines were read it said the first line's fault (review
-    RNC2, D2). None for a first line that is JSON naming no format (``record``): another tool's session whose later
-    records look like that format's is unrecognised, as it was."""
+    RNC2, D2). None for a first line that is JSON naming no format: another tool's session whose later records
+    look like that format's is unrecognised, as it was (its caller asks only where the first line gave no record:
+    one past the peek parsed whole is JSON, though the peek cut it)."""
     first = head.lstrip("\ufeff \t\r\n").partition("\n")[0]
-    if record is not None:
-        return None
     fault = first_line_record(first)[1]
     if fault is None or fault == TOO_DEEP:
         return None
@@ -701,7 +700,7 @@ def detect_format(path: str | Path) -> str:
     if fmt is None:
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
-        if session_record and (said := _later_session(p, head, later, record)):
+        if session_record and record is None and (said := _later_session(p, head, later)):
             raise ValueError(said)
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
