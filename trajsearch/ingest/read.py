@@ -1225,8 +1225,9 @@ def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
     # an archive it reads itself, member by member; or a text of its own that is no JSON (Aider's Markdown); the
     # head peeked only for a format with a text head (goose, opencode), not once more for every file
     own = adapter.read_archive if hasattr(adapter, "read_archive") and sources.is_zip(path) \
-        else getattr(adapter, "read_text", None) or (head_text_reader(adapter, sources.peek(path))
-                                                     if hasattr(adapter, "read_head_text") else None)
+        else getattr(adapter, "read_text", None)
+    if own is None and hasattr(adapter, "read_head_text"):
+        own = head_text_reader(adapter, sources.peek(path))
     if own is not None:
         def read_own() -> Iterator[Record]:
             yield from own(path)
