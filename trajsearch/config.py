@@ -39,8 +39,8 @@ def default_model() -> str:
     return os.environ.get("TRAJSEARCH_MODEL", DEFAULT_MODEL)
 
 
-#: The widest offset from UTC a zone uses (UTC-12 to UTC+14).
-MOST_UTC_OFFSET = timedelta(hours=14)
+#: The offsets from UTC zones use lie between these (UTC-12 to UTC+14).
+LEAST_UTC_OFFSET, MOST_UTC_OFFSET = timedelta(hours=-12), timedelta(hours=14)
 #: ``TRAJSEARCH_LOCAL_TZ`` as an offset: ``+02:00``, ``-0530``, ``+9``.
 _OFFSET = re.compile(r"([+-])(\d{1,2}):?(\d\d)?")
 

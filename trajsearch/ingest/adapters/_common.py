@@ -1586,7 +1586,6 @@ _ZONE_STEP, ZONE_SLACK = timedelta(minutes=15), timedelta(seconds=5)
 #: only these and whole hours are told, so a copy's fresh mtime tells a false zone as rarely as may be.
 _ZONES_OFF_THE_HOUR = frozenset(timedelta(minutes=m) for m in (-570, -210, -150, 210, 270, 330, 345, 390, 525, 570,
                                                                 630, 765, 825))
-_LEAST_UTC_OFFSET = timedelta(hours=-12)
 
 
 @dataclass(frozen=True)
@@ -1610,7 +1609,7 @@ def zone_apart(local: datetime, utc: datetime, slack: timedelta) -> tzinfo | Non
     not."""
     apart = local - utc
     offset = round(apart / _ZONE_STEP) * _ZONE_STEP
-    if abs(apart - offset) > slack or not _LEAST_UTC_OFFSET <= offset <= config.MOST_UTC_OFFSET \
+    if abs(apart - offset) > slack or not config.LEAST_UTC_OFFSET <= offset <= config.MOST_UTC_OFFSET \
             or (offset % timedelta(hours=1) and offset not in _ZONES_OFF_THE_HOUR):
         return None
     return timezone.utc if not offset else timezone(offset)
