@@ -8,6 +8,7 @@ import json
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from trajsearch.ingest.adapters._agent_cli import CONTEXT_CAUSE, REFUSAL_CAUSE
 from trajsearch.ingest.batch import IngestJob, run_ingest
@@ -97,29 +98,36 @@ def test_droid_execs_own_output_is_refused_as_droids_naming_the_session_file() -
         assert f"~/.factory/sessions/<project>/{session}.jsonl" in result.error
 
 
-def _rewritten(tmp_path: Path, **lines: dict) -> Path:
-    """The real session d146b1c4 with some of its lines' ``message`` replaced (hand-built from Droid's own file:
-    shapes its transcript schema allows, ``content`` a string or an array of blocks and strings, that no real file
-    here shows)."""
-    records = [json.loads(line) for line in (PROJECT / f"{WORKED}.jsonl").read_text(encoding="utf-8").splitlines()]
-    for key, message in lines.items():
-        records[int(key[1:])]["message"] = message
-    path = tmp_path / f"{WORKED}.jsonl"
+def _rewritten(tmp_path: Path, session: str, edit: Callable[[list[dict]], None]) -> Path:
+    """A copy in ``tmp_path`` of the real ``session`` with its records as ``edit`` changes them in place
+    (hand-built from Droid's own file)."""
+    records = [json.loads(line) for line in (PROJECT / f"{session}.jsonl").read_text(encoding="utf-8").splitlines()]
+    edit(records)
+    path = tmp_path / f"{session}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def _messages(**lines: dict) -> Callable[[list[dict]], None]:
+    """An edit replacing the ``message`` of the lines named ``l<index>``: shapes Droid's transcript schema allows,
+    ``content`` a string or an array of blocks and strings, that no real file here shows."""
+    def edit(records: list[dict]) -> None:
+        for key, message in lines.items():
+            records[int(key[1:])]["message"] = message
+    return edit
 
 
 def test_a_message_whose_content_is_a_string_is_read_as_its_text(tmp_path: Path) -> None:
     """Droid's schema has ``content`` a string or an array (its own first-prompt reader takes both): main refused a
     session whose prompt was a string ("no user prompt") and dropped an assistant's string answer."""
-    path = _rewritten(tmp_path, l2={"role": "user", "content": "Fix the login bug"},
-                      l9={"role": "assistant", "content": "Done: the login works."})
+    path = _rewritten(tmp_path, WORKED, _messages(l2={"role": "user", "content": "Fix the login bug"},
+                                                  l9={"role": "assistant", "content": "Done: the login works."}))
     run = _runs(path)[f"droid.{WORKED}"]
     assert run.task == "Fix the login bug"
     assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "Done: the login works."}
-    mixed = _rewritten(tmp_path, l2={"role": "user", "content": [
+    mixed = _rewritten(tmp_path, WORKED, _messages(l2={"role": "user", "content": [
         "Plain array text", {"type": "text", "text": "more"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]})
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}))
     task = _runs(mixed)[f"droid.{WORKED}"].task
     assert task.startswith("Plain array text\nmore\n[image")  # the image noted, not dropped
 
@@ -129,11 +137,10 @@ def test_a_message_droid_hides_from_its_prompt_list_is_no_prompt(tmp_path: Path)
     the real prompt of d146b1c4): main took it for the task."""
     prompt = {"role": "user", "content": [{"type": "text", "text": "List the files here, then read missing.txt"}]}
     for hidden in ({"hookEventName": "SessionStart"}, {"hiddenFromUserViews": True}, {"isUserVisible": False}):
-        path = _rewritten(tmp_path, l2={"role": "user", "content": [{"type": "text", "text": "injected"}], **hidden})
-        records = path.read_text(encoding="utf-8").splitlines()
-        records.insert(3, json.dumps({"type": "message", "id": "p", "message": prompt}))
-        path.write_text("\n".join(records) + "\n", encoding="utf-8")
-        run = _runs(path)[f"droid.{WORKED}"]
+        def edit(records: list[dict], hidden: dict = hidden) -> None:
+            records[2]["message"] = {"role": "user", "content": [{"type": "text", "text": "injected"}], **hidden}
+            records.insert(3, {"type": "message", "id": "p", "message": prompt})
+        run = _runs(_rewritten(tmp_path, WORKED, edit))[f"droid.{WORKED}"]
         assert run.task == "List the files here, then read missing.txt", hidden
         assert "user_prompts" not in run.metadata
 
@@ -141,12 +148,10 @@ def test_a_message_droid_hides_from_its_prompt_list_is_no_prompt(tmp_path: Path)
 def test_a_session_opening_with_records_of_no_time_is_dated_by_its_first_timed_one(tmp_path: Path) -> None:
     """``todo_state`` / ``compaction_state`` carry no timestamp (hand-built ahead of d146b1c4's messages): main looked
     at the two records after session_start only and dated the run by the ingest instead."""
-    path = tmp_path / f"{WORKED}.jsonl"
-    records = (PROJECT / f"{WORKED}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    state = [json.dumps({"type": "todo_state", "id": "t", "todos": []}) + "\n",
-             json.dumps({"type": "compaction_state", "id": "c", "summaryText": "earlier work"}) + "\n"]
-    path.write_text("".join(records[:1] + state + records[1:]), encoding="utf-8")
-    run = _runs(path)[f"droid.{WORKED}"]
+    def edit(records: list[dict]) -> None:
+        records[1:1] = [{"type": "todo_state", "id": "t", "todos": []},
+                        {"type": "compaction_state", "id": "c", "summaryText": "earlier work"}]
+    run = _runs(_rewritten(tmp_path, WORKED, edit))[f"droid.{WORKED}"]
     assert run.created_at == datetime(2026, 12, 7, 20, 6, 16, 748000, tzinfo=timezone.utc)
 
 
@@ -179,15 +184,13 @@ def test_droids_own_context_and_moderation_notices_are_the_agents_failure(tmp_pa
     """The notices bin/droid 0.225.2 holds for its hosted models' context overflow and moderation block (verbatim;
     hand-put in e6da8c9f's place of its 401 notice, the turn then ``model_request_rejected``, as Droid ends both): main
     read either as the provider's failure, an infra_error."""
-    records = [json.loads(line) for line in (PROJECT / f"{FAILED}.jsonl").read_text(encoding="utf-8").splitlines()]
     for notice, cause in (("Context limit exceeded. Please remove some context and try again.", CONTEXT_CAUSE),
                           ("Request failed due to triggering the model provider's content moderation policy. Please "
                            "modify your message and try again.", REFUSAL_CAUSE)):
-        records[5]["message"]["content"] = [{"type": "text", "text": notice}]
-        records[6]["reason"] = "model_request_rejected"
-        path = tmp_path / f"{FAILED}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-        run = _runs(path)[f"droid.{FAILED}"]
+        def edit(records: list[dict], notice: str = notice) -> None:
+            records[5]["message"]["content"] = [{"type": "text", "text": notice}]
+            records[6]["reason"] = "model_request_rejected"
+        run = _runs(_rewritten(tmp_path, FAILED, edit))[f"droid.{FAILED}"]
         assert run.outcome == Outcome.failure and run.failure.error == notice
         assert run.failure.cause == cause
 

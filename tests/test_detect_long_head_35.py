@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -56,18 +57,23 @@ def test_otlp_with_a_first_line_past_the_peek_reads_as_its_short_variant(fixture
     assert _verdicts(_padded(source, tmp_path / "long", size)) == _verdicts(short)
 
 
+def _with_first_line(tmp_path: Path, make: Callable[[dict], str]) -> Path:
+    """A copy of a real Claude Code session whose first line is ``make`` of its first record."""
+    source = FIXTURES / "claude-code/.real/claudeless/plan-mode-session.jsonl"
+    first, rest = source.read_text(encoding="utf-8").split("\n", 1)
+    path = tmp_path / source.name
+    path.write_text(make(json.loads(first)) + "\n" + rest, encoding="utf-8")
+    return path
+
+
 def test_a_whole_first_line_past_the_peek_is_not_said_cut_short(tmp_path: Path) -> None:
     """Bug: a JSON Lines file whose first line names no format and runs past the peek, before a whole-file format's
     records (a Claude Code session, its first record of a type no adapter knows holding a 200 KB string near its
     start), was rejected as "line 1 is malformed JSON: cut short": the peek's cut, taken for the writer's. Its first
     line is whole JSON, so the file is "unrecognised", as for such a line that fits the peek but whose later lines'
     signature is in the head."""
-    source = FIXTURES / "claude-code/.real/claudeless/plan-mode-session.jsonl"
-    first, rest = source.read_text(encoding="utf-8").split("\n", 1)
-    record = json.loads(first)
-    path = tmp_path / source.name
-    path.write_text(json.dumps({"type": "queue-operation-x", "note": "lorem " * 40_000, **record} | {
-        "type": "queue-operation-x"}) + "\n" + rest, encoding="utf-8")
+    path = _with_first_line(tmp_path, lambda record: json.dumps(
+        {"type": "queue-operation-x", "note": "lorem " * 40_000, **record} | {"type": "queue-operation-x"}))
     results = list(read_inputs([path]))
     assert len(results) == 1 and "cut short" not in str(results[0].error), str(results[0].error)[:300]
     assert "unrecognised dump format" in str(results[0].error)
@@ -77,12 +83,7 @@ def test_a_first_line_its_writer_cut_past_the_peek_is_still_said_cut_short(tmp_p
     """A Claude Code session whose first line (a 210 KB prompt) its writer cut keeps the hint main gave: the line's
     fault and ``--format claude-code`` to read the session without it; the long-line change above must not take a
     line the peek cut for one read whole (review DETC35, 1)."""
-    source = FIXTURES / "claude-code/.real/claudeless/plan-mode-session.jsonl"
-    first, rest = source.read_text(encoding="utf-8").split("\n", 1)
-    record = json.loads(first)
-    line = json.dumps({**record, "note": "lorem " * 35_000})
-    path = tmp_path / source.name
-    path.write_text(line[:len(line) - 40] + "\n" + rest, encoding="utf-8")
+    path = _with_first_line(tmp_path, lambda record: json.dumps({**record, "note": "lorem " * 35_000})[:-40])
     results = list(read_inputs([path]))
     assert len(results) == 1 and "cut short" in str(results[0].error), str(results[0].error)[:300]
     assert "--format claude-code" in str(results[0].error), str(results[0].error)[:300]
