@@ -22,8 +22,8 @@ its chats ("composers") in SQLite ``state.vscdb`` files, a table ``cursorDiskKV`
 - a workspace's store, ``workspaceStorage/<hash>/state.vscdb``: ``ItemTable``'s ``composer.composerData``,
   ``{"allComposers": [...]}``, in 2024 each chat with its ``conversation`` inline (since 2025, headers alone: the
   chats are the global store's, and its export writes none, as the command's text says; checked on
-  choigoyoon/Oifunding's, March 2025). Its ``workbench.panel.aichat.view.aichat.chatdata`` (the chat panel before Composer,
-  ``{"tabs": [{"bubbles": [...]}]}``) is not read.
+  choigoyoon/Oifunding's, March 2025). Its ``workbench.panel.aichat.view.aichat.chatdata`` (the chat panel before
+  Composer, ``{"tabs": [{"bubbles": [...]}]}``) is not read.
 
 Either is refused by name, a walk's too (:func:`session_store`: a ``cursorDiskKV`` table, or an ``ItemTable`` holding
 ``composer.composerData``; VS Code's own ``state.vscdb`` is neither), with a standard-library command
@@ -76,13 +76,13 @@ CHAT_FIELDS = ("composerId", "name", "createdAt", "status", "unifiedMode", "mode
 BUBBLE_FIELDS = ("type", "text", "createdAt", "timingInfo", "thinking", "allThinkingBlocks", "modelInfo",
                  "toolFormerData")
 
-#: The store as JSON lines, one chat sent a message a line, ``{"key", "composerData", "bubbles"}``: the global
-#: table's ``composerData:`` rows (by the key's index, not a scan holding Cursor's live database longer; each message
-#: fetched by its key, in ``fullConversationHeadersOnly``'s order; else the ``conversation`` inline), then a
-#: workspace store's chats with their conversation inline; NULL values left out. A value that is not JSON (or is
-#: nested deeper than Python parses) is written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard library
-#: alone, the database opened read-only, written chat by chat (a store is often gigabytes) to ``<file>.part``, renamed
-#: once all is read (a failure leaves no file).
+#: The store as JSON lines, one chat sent a message a line, ``{"key", "composerData", "bubbles"}``: the global table's
+#: ``composerData:`` rows (by the key's index, not a scan holding Cursor's live database longer; each message fetched by
+#: its key, in ``fullConversationHeadersOnly``'s order; else the ``conversation`` inline), then a workspace store's
+#: chats with their conversation inline; NULL values left out. A value that is not JSON (or is nested deeper than Python
+#: parses) is written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard
+#: library alone, the database opened read-only, written chat by chat (a store is often gigabytes) to ``<file>.part``,
+#: renamed once all is read (a failure leaves no file).
 EXPORT_SCRIPT = (
     SQLITE_OPEN
     + 'exec("def o(v):\\n try:return None if v is None else json.loads(v)\\n except (ValueError,RecursionError):'

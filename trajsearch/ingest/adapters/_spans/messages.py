@@ -1150,15 +1150,15 @@ def _sandbox_exec_error(arguments: Any, output: str | None) -> str | None:
 
 
 def shell_error(arguments: Any, output: str | None, name: str | None = None) -> str | None:
-    """The error of an OpenAI Agents SDK shell call whose command failed, in any span format recording the call
-    (the SDK's own function span, Logfire's, opentelemetry-instrumentation-openai-agents-v2's ``execute_tool``,
+    """The error of an OpenAI Agents SDK shell call whose command failed, in any span format recording the call (the
+    SDK's own function span, Logfire's, opentelemetry-instrumentation-openai-agents-v2's ``execute_tool``,
     OpenInference's): a ``SandboxAgent``'s ``exec_command`` / ``write_stdin`` (by tool ``name``,
-    :func:`_sandbox_exec_error`), or a ``ShellTool`` call. The SDK runs the model's ``shell_call`` commands (``{"commands", "timeout_ms", "max_output_length"}``) through the
-    app's executor and writes their output as ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit
-    code: N`` where N is not 0 (``status: timeout``); no span records an error for it (the executor did not raise),
-    so a failing test run read as a step that succeeded. The first failed command's decisive line and code
-    (``exit_code_error``: grep's silent exit 1 is a "no"); None when every command exited 0, or for any other
-    tool."""
+    :func:`_sandbox_exec_error`), or a ``ShellTool`` call. The SDK runs the model's ``shell_call`` commands
+    (``{"commands", "timeout_ms", "max_output_length"}``) through the app's executor and writes their output as
+    ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit code: N`` where N is not 0
+    (``status: timeout``); no span records an error for it (the executor did not raise), so a failing test run read
+    as a step that succeeded. The first failed command's decisive line and code (``exit_code_error``: grep's silent
+    exit 1 is a "no"); None when every command exited 0, or for any other tool."""
     if name in ("exec_command", "write_stdin"):
         return _sandbox_exec_error(arguments, output)
     commands = arguments.get("commands") if isinstance(arguments, dict) else None
