@@ -251,13 +251,14 @@ _FENCE = re.compile(r"\s*(?:```|~~~)")
 
 
 def _opens_as_json(head: str) -> bool:
-    """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM, a crash's NUL bytes and blank lines), or as
+    """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM, a crash's NUL bytes and blank lines; or
+    ``"{`` / ``"[``, a JSON document written again as a JSON string, as ADK 1.x wrote its eval results), or as
     JSON after a banner: lines of text, then from the first line opening with ``{`` or ``[`` mostly JSON (JSON
     Lines or a pretty-printed document under a script's note). A tool's lines teed into the file (``2>&1 | tee``: a
     warning between records, a closing ``# done``) may follow it; a Markdown fence, or text holding at least half
     the bytes from there, is a text quoting JSON (a README's code block, a docs page), no file of a JSON format."""
     text = head.lstrip("\ufeff\0 \t\r\n")
-    if text.startswith(("{", "[")):
+    if text.startswith(("{", "[", '"{', '"[')):
         return True
     lines = [line for line in text.split("\n") if line.strip()]
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)
