@@ -210,3 +210,14 @@ def test_a_cline_ui_message_nested_too_deep_keeps_its_task(depth: int, tmp_path:
     clean = [r.trajectory.trajectory_id for r in read_inputs([source]) if r.ok]
     hostile = _hostile(source, tmp_path / "roo-ui-tools" / "ui_messages.json", deepen, depth)
     assert [r.trajectory.trajectory_id for r in read_inputs([hostile]) if r.ok] == clean != []
+
+
+def test_a_cline_task_whose_first_ui_message_is_too_deep_leaves_its_neighbours_read(tmp_path: Path) -> None:
+    """Telling a task folder's UI log parses its first message: nested deeper than Python reads, its RecursionError
+    made the whole data folder unreadable, the good task beside it lost (review RVME 2). Now the good one is read."""
+    source = FIXTURES / "cline" / ".aud35" / "roo-ui-tools"
+    shutil.copytree(source, tmp_path / "tasks" / "roo-ui-tools")
+    (tmp_path / "tasks" / "deep").mkdir()
+    (tmp_path / "tasks" / "deep" / "ui_messages.json").write_text("[" + deep_object(100_000) + "]", encoding="utf-8")
+    clean = [r.trajectory.trajectory_id for r in read_inputs([source]) if r.ok]
+    assert clean and [r.trajectory.trajectory_id for r in read_inputs([tmp_path / "tasks"]) if r.ok] == clean

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,3 +60,18 @@ def test_a_json_document_after_nul_bytes_is_still_read(tmp_path: Path) -> None:
     path.write_bytes(b"\0" * 4 + ZIPKIN.read_bytes())
     runs = [r for r in read_inputs([path]) if r.ok]
     assert len(runs) == 1 and len(runs[0].trajectory.steps) == 1, [r.error for r in read_inputs([path])]
+
+
+@pytest.mark.parametrize("head", [
+    '"{""name"": ""search"", ""openinference.span.kind"": ""TOOL""}",2024-01-01,ok\n"{""name"": ""llm""}",2024,ok\n',
+    '"[OpenHands]" event examples: {"source": "agent", "action": "run", "args": {}}\n' + "prose prose prose\n" * 40,
+    '"{placeholder}" is how templates are written. An ATIF file has "schema_version": "ATIF-v1.2" in it.\n',
+])
+def test_a_text_opening_with_a_quoted_brace_is_no_json_string_of_a_format(head: str, tmp_path: Path) -> None:
+    """Guard of the JSON-string opening (``"{\\"...``, ADK 1.x's double-encoded eval results): a headerless CSV row
+    (``"{""key""...``) or prose opening with a quoted ``{...}`` / ``[...]`` still is no file of the format it quotes
+    (the first form of that opening, ``"{`` / ``"[`` alone, read them as openinference, openhands, atif; review RVME)."""
+    path = tmp_path / "quoted.txt"
+    path.write_text(head, encoding="utf-8")
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(path)

@@ -248,17 +248,20 @@ def _by_signature(head: str) -> str | None:
 _JSON_LINE = re.compile(r'\s*(?:[\[\]{}",:]|-?\d|-?Infinity\b|NaN\b|true\b|false\b|null\b)')
 #: A Markdown code fence: JSON between fences is a text quoting it.
 _FENCE = re.compile(r"\s*(?:```|~~~)")
+#: A JSON document written again as a JSON string (ADK 1.x's eval results): a quote, ``{`` or ``[``, then an escaped
+#: quote (``"{\"key\"``, ``"{\n  \"key\"``): a CSV cell (``"{""key""``) or prose in quotes is no such string.
+_STRING_OF_JSON = re.compile(r'"[\[{](?:\s|\\[nrt]|[\[{])*\\"')
 
 
 def _opens_as_json(head: str) -> bool:
     """Whether a file's head opens as JSON (``{`` or ``[`` after a BOM, a crash's NUL bytes and blank lines; or
-    ``"{`` / ``"[``, a JSON document written again as a JSON string, as ADK 1.x wrote its eval results), or as
+    a JSON document written again as a JSON string, :data:`_STRING_OF_JSON`, as ADK 1.x wrote its eval results), or as
     JSON after a banner: lines of text, then from the first line opening with ``{`` or ``[`` mostly JSON (JSON
     Lines or a pretty-printed document under a script's note). A tool's lines teed into the file (``2>&1 | tee``: a
     warning between records, a closing ``# done``) may follow it; a Markdown fence, or text holding at least half
     the bytes from there, is a text quoting JSON (a README's code block, a docs page), no file of a JSON format."""
     text = head.lstrip("\ufeff\0 \t\r\n")
-    if text.startswith(("{", "[", '"{', '"[')):
+    if text.startswith(("{", "[")) or _STRING_OF_JSON.match(text):
         return True
     lines = [line for line in text.split("\n") if line.strip()]
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("{", "["))), None)

@@ -353,7 +353,12 @@ def _ui_alone(folder: Path) -> Path | None:
 
 
 def _first_value(text: str, at: int) -> Any:
-    return json.JSONDecoder(strict=False).raw_decode(text, at)[0]
+    """The JSON value at ``at``; a ValueError, as for any malformed one, where it is nested deeper than Python reads
+    (its RecursionError made the whole data folder unreadable, the good tasks beside it lost)."""
+    try:
+        return json.JSONDecoder(strict=False).raw_decode(text, at)[0]
+    except RecursionError:
+        raise ValueError("JSON nested deeper than Python reads") from None
 
 
 def folder_files(folder: Path) -> list[Path]:
