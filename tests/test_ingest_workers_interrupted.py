@@ -39,10 +39,16 @@ def _committed(home: Path) -> int:
     return total
 
 
-def _ingest(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[str, str]]:
+def _ingest(tmp_path: Path, *, hidden: bool = False) -> tuple[subprocess.Popen, Path, dict[str, str]]:
     """``ingest --workers 2`` of a dump far larger than the 60 runs awaited, in a process group of its own (as a
-    terminal's job), once its workers have committed 60 runs."""
-    dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)
+    terminal's job), once its workers have committed 60 runs. ``hidden``: the dump is handed in by its folder, which
+    holds a hidden folder too, so that each worker logs the walk's warning of it."""
+    (tmp_path / "dumps").mkdir()
+    dump = tau_dump(tmp_path / "dumps" / "airline-runs.jsonl", 3000)
+    if hidden:
+        (dump.parent / ".old").mkdir()
+        tau_dump(dump.parent / ".old" / "runs.jsonl", 2)
+        dump = dump.parent
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
@@ -264,3 +270,24 @@ def test_a_ctrl_c_of_workers_names_what_the_store_holds(tmp_path: Path) -> None:
     assert stats.returncode == 0, stats.stderr
     assert "half-written" not in stats.stderr  # nothing for the next open to clear
     assert json.loads(stats.stdout)["trajectories"] == int(said.group(1)) >= 60
+
+
+def test_a_worker_killed_under_an_interruption_is_said_with_the_last_lines_of_its_log(tmp_path: Path) -> None:
+    """A worker that ends otherwise than on the interruption (the OOM killer's SIGKILL) is named with its exit and
+    what it last logged: "worker 1 exited with 1" alone (CI at f198fa74) left the cause in a file under the state
+    directory, which a test's temporary home took with it."""
+    proc, home, env = _ingest(tmp_path, hidden=True)
+    try:
+        _hold(proc)
+        worker = min(pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.worker" in cmd)
+        os.kill(worker, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        _end(proc)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    line = _said(stderr)
+    said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but worker [01] exited with -9 "
+                    r"\((.*)\): a run being written then is left half-written", line)
+    assert said and ".old" in said.group(2), line

@@ -590,12 +590,10 @@ def run_workers(
             raise
         results = []
         for i, (p, out, err) in enumerate(procs):
-            err.seek(0)
             result = out.result()
             result.setdefault("error", None)
             if p.returncode != 0 and not result.get("error"):
-                tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
-                result["error"] = f"worker {i} exited with {p.returncode}: " + " | ".join(tail)
+                result["error"] = f"worker {i} exited with {p.returncode}: {_log_tail(err)}"
             result["shard"] = f"{i}/{workers}"
             result["exit_code"] = p.returncode
             results.append(result)
@@ -674,12 +672,19 @@ def _cut_short(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServ
     on the interruption. An interrupted worker does not report a batch that failed meanwhile: the server is the
     one cause seen."""
     problems = ["the store's milvus-lite server ended before the workers"] if server and server.stopped else []
-    for i, (p, out, _) in enumerate(procs):
+    for i, (p, out, err) in enumerate(procs):
         if error := out.result().get("error"):
             problems.append(f"worker {i} failed: {error}")
         elif p.returncode not in (0, 128 + signal.SIGINT, 128 + signal.SIGTERM):
-            problems.append(f"worker {i} exited with {p.returncode}")
+            problems.append(f"worker {i} exited with {p.returncode} ({_log_tail(err)})")
     return problems
+
+
+def _log_tail(err: Any) -> str:
+    """The last lines of a worker's log (its stderr), joined: what it said as it ended (a traceback's last line is
+    the error). Said with a worker's exit: "worker 1 exited with 1" alone left the cause to be dug out of a file."""
+    err.seek(0)
+    return " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
 
 
 def _with_inputs_done(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
