@@ -19,7 +19,8 @@ Mapping
   earliest unanswered call of its tool, the order pydantic-ai answered in); the error of the call is a ``retry-prompt``
   answering it (arguments that failed validation, a ``ModelRetry`` the tool raised, an unknown tool; 1.0.10 here) or
   its return's ``outcome`` (from March 2026: ``failed``; later 2.x, 2.78 here, also ``retried``, in a retry-prompt's
-  place; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``); a response's text is a
+  place; ``denied`` and ``interrupted`` are calls not run: ``not run: denied: <its text>``, as is a 1.x return of
+  ``ToolDenied``'s default text, "The tool call was denied.", its only mark before ``outcome``); a response's text is a
   ``respond`` step, as is a call of the output tool (``final_result``: pydantic-ai answers it ``Final result
   processed.``, 2.x marks it ``tool_kind: output``), its arguments the output; a ``retry-prompt`` without a tool
   (``retry-feedback`` in 2.x: output that failed validation, an output validator's ``ModelRetry``) is the error of the
@@ -71,6 +72,9 @@ _SKIPPED = frozenset({"Output tool not used - a final result was already process
 #: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
+#: ``ToolDenied``'s default message (``_deferred.py``, from 1.0): before ``outcome`` (1.67, March 2026) a call the user
+#: denied is answered by a plain ``tool-return`` of it, its only mark (a custom message cannot be told from a result).
+_DENIED = "The tool call was denied."
 #: A response's ``state`` (2.x) when the run did not act on it: stopped (a usage limit, a cancelled stream), cut off.
 _STOPPED = frozenset({"interrupted", "incomplete"})
 #: Parts that say the model's last response could not be used: a tool-less ``retry-prompt``, 2.x's own part.
@@ -293,6 +297,8 @@ class _Steps:
             step = {"action": _tool_name(part)}
             self.steps.append(step)
         content, outcome = part.get("content"), part.get("outcome")
+        if outcome is None and content == _DENIED:  # 1.x: the denial as 2.x marks it
+            outcome = "denied"
         if content == _FINAL_RESULT:  # the output, its call's step a respond one (``finish``)
             self.output_tools.add(step["action"])
             self.said.append(step)
