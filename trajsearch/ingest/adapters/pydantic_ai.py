@@ -72,7 +72,7 @@ _SKIPPED = frozenset({"Output tool not used - a final result was already process
 #: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
-#: ``ToolDenied``'s default message (``_deferred.py``, from 1.0): before ``outcome`` (1.67, March 2026) a call the user
+#: ``ToolDenied``'s default message (``tools.py``, from 1.0): before ``outcome`` (1.67, March 2026) a call the user
 #: denied is answered by a plain ``tool-return`` of it, its only mark (a custom message cannot be told from a result).
 _DENIED = "The tool call was denied."
 #: A response's ``state`` (2.x) when the run did not act on it: stopped (a usage limit, a cancelled stream), cut off.
