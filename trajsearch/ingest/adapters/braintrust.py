@@ -12,7 +12,8 @@ What a span gets after the SDK flushed its first row comes as an ``_is_merge`` r
 ``span_attributes``: merged into the span's row as Braintrust merges it (nested objects key by key).
 Rows the SDK sends apart from any span (``log_feedback``'s merge row of scores on a row ``id``, a comment with
 an ``origin``) name no trace: the export merges them into the span's own row, which is read; alone they are
-passed over. Rows without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are
+passed over. So are log records (``span_attributes.type: "log"``, the SDK's ``logger.info`` / ``error``), which
+reuse the ``span_id`` of the span they were logged in: no version of that span, and no run when logged outside one. Rows without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are
 refused: they name no trace to rebuild. A row that is no span is refused by its place; the rows around it are read.
 
 Mapping
@@ -101,6 +102,14 @@ def _is_detached(record: dict[str, Any]) -> bool:
         (record.get("_is_merge") is True or isinstance(record.get("origin"), dict))
 
 
+def _is_log(record: dict[str, Any]) -> bool:
+    """A log record (``span_attributes.type: "log"``: ``logger.info`` / ``warn`` / ``error``, SDK 0.48): a row of its
+    own that reuses the ``span_id`` of the span active when it was logged (``logger.py`` ``_emit_log_record``), no
+    version of that span; read as one, it replaced the span's row (its input, error, scores)."""
+    attributes = record.get("span_attributes")
+    return isinstance(attributes, dict) and attributes.get("type") == "log"
+
+
 def _is_flat(record: Any) -> bool:
     """A Braintrust row stripped of its span identity (``id``, ``created``, ``metrics.start``, input / output, but no
     ``span_id`` / ``root_span_id`` / ``span_attributes``), as third-party importers describe a copy of the logs
@@ -181,7 +190,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     bad: list[str] = []
     flat = False
     for n, row in enumerate(rows):
-        if isinstance(row, dict) and _is_detached(row):
+        if isinstance(row, dict) and (_is_detached(row) or _is_log(row)):
             continue
         if not (_is_span(row) or _is_part(row)):
             keys = f"{_lacks(row)}; found {', '.join(sorted(row)[:8])}" if isinstance(row, dict) \
