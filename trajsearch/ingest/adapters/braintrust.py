@@ -10,11 +10,12 @@ Records (one per line, a JSON array, or an envelope listing them: the fetch API'
 ``experiment_id``). Spans are grouped by ``root_span_id`` across the whole input: one trajectory per trace.
 What a span gets after the SDK flushed its first row comes as an ``_is_merge`` row of its ids without
 ``span_attributes``: merged into the span's row as Braintrust merges it (nested objects key by key).
-Rows the SDK sends apart from any span (``log_feedback``'s merge row of scores on a row ``id``, a comment with
-an ``origin``) name no trace: the export merges them into the span's own row, which is read; alone they are
-passed over. So are log records (``span_attributes.type: "log"``, the SDK's ``logger.info`` / ``error``), which
-reuse the ``span_id`` of the span they were logged in: no version of that span, and no run when logged outside one. Rows without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are
-refused: they name no trace to rebuild. A row that is no span is refused by its place; the rows around it are read.
+Rows the SDK sends apart from any span (``log_feedback``'s merge row of scores on a row ``id``, a comment with an
+``origin``) name no trace: the export merges them into the span's own row, which is read; alone they are passed over.
+So are log records (``span_attributes.type: "log"``, the SDK's ``logger.info`` / ``error``), which reuse the
+``span_id`` of the span they were logged in: no version of that span, and no run when logged outside one. Rows
+without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are refused: they name no
+trace to rebuild. A row that is no span is refused by its place; the rows around it are read.
 
 Mapping
 - role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
