@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from trajsearch.ingest.read import PassedOverGroups, read_inputs
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -28,3 +30,44 @@ def test_log_records_leave_the_spans_they_were_logged_in_as_they_are() -> None:
     assert "run_metadata" not in run.metadata  # not the template of a log record
     assert [(s.action, s.error) for s in run.steps] == [
         ("lookup_order", "ConnectionError: order service unavailable (503) for A-1001"), ("respond", None)]
+
+
+def _written(rows: list[dict[str, Any]], path: Path) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_trace_of_log_records_only_is_passed_over_as_such(tmp_path: Path) -> None:
+    """Review 1: a trace holding only log records (one logged outside any span, or a file of the log rows alone) was
+    dropped without a word ("runs 0; rejected 0"): it is passed over and counted as "log records only"."""
+    rows = [json.loads(line) for line in LOG_ROWS.read_text().splitlines()]
+    passed = PassedOverGroups()
+    assert [p.ok for p in read_inputs([LOG_ROWS], tenant="acme", passed_over=passed)] == [True]
+    assert passed.to_dict() == {"trace": {"log records only": 1}}  # the one logged outside any span
+    logs_alone = _written([r for r in rows if r["span_attributes"]["type"] == "log"], tmp_path / "logs.jsonl")
+    passed = PassedOverGroups()
+    assert list(read_inputs([logs_alone], tenant="acme", passed_over=passed)) == []
+    assert passed.to_dict() == {"trace": {"log records only": 2}}  # the two traces they name, neither a run
+
+
+def test_a_span_typed_log_without_a_log_level_is_read_as_a_span(tmp_path: Path) -> None:
+    """Review 2: the SDK gives every log record a ``log_level``; a span a user typed ``"log"`` (``SpanTypeAttribute
+    .LOG`` is public) has none and is a span: its row (the root's name, its ``resolved`` score) is kept."""
+    rows = [json.loads(line) for line in LOG_ROWS.read_text().splitlines()]
+    for row in rows:
+        if row["span_attributes"].get("name") == "handle_ticket":
+            row["span_attributes"]["type"] = "log"
+    run = only(_written(rows, tmp_path / "root-typed-log.jsonl"), tenant="acme")
+    assert (run.outcome, run.metadata["root_span"]) == (Outcome.failure, "handle_ticket")
+    assert [s.action for s in run.steps] == ["lookup_order", "respond"]
+
+
+def test_a_log_record_without_its_span_ids_is_refused_by_its_place(tmp_path: Path) -> None:
+    """Review 3: a log record lacking ``span_id`` / ``root_span_id`` was skipped before the identity check, so never
+    named; it is refused by its place, as any row that is no span, and the spans around it are read."""
+    rows = [json.loads(line) for line in LOG_ROWS.read_text().splitlines()]
+    del rows[2]["root_span_id"]  # the root's ``info`` log record
+    parsed = list(read_inputs([_written(rows, tmp_path / "log-no-ids.jsonl")], tenant="acme"))
+    assert sorted(p.ok for p in parsed) == [False, True]
+    [refused] = [p for p in parsed if not p.ok]
+    assert refused.position == "line 3" and "no 'root_span_id'" in refused.error

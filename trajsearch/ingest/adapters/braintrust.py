@@ -12,10 +12,11 @@ What a span gets after the SDK flushed its first row comes as an ``_is_merge`` r
 ``span_attributes``: merged into the span's row as Braintrust merges it (nested objects key by key).
 Rows the SDK sends apart from any span (``log_feedback``'s merge row of scores on a row ``id``, a comment with an
 ``origin``) name no trace: the export merges them into the span's own row, which is read; alone they are passed over.
-So are log records (``span_attributes.type: "log"``, the SDK's ``logger.info`` / ``error``), which reuse the
-``span_id`` of the span they were logged in: no version of that span, and no run when logged outside one. Rows
-without ``span_id`` / ``root_span_id`` / ``span_attributes`` (a flat copy of the logs) are refused: they name no
-trace to rebuild. A row that is no span is refused by its place; the rows around it are read.
+Log records (``span_attributes.type: "log"`` with a ``log_level``, the SDK's ``logger.info`` / ``error``) reuse the
+``span_id`` of the span they were logged in: no version of that span, left out of it; a trace of log records only
+(logged outside any span) is passed over as such. Rows without ``span_id`` / ``root_span_id`` /
+``span_attributes`` (a flat copy of the logs) are refused: they name no trace to rebuild. A row that is no span is
+refused by its place; the rows around it are read.
 
 Mapping
 - role by ``span_attributes.type`` only (a span ingested over OpenTelemetry whose ``type`` is not set is a
@@ -46,7 +47,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, decisive_line, json_kind
+from ._common import Context, PassedOver, RecordError, decisive_line, json_kind
 from ._spans import Node, ancestors, error_text, iso_seconds, one_node_per_id, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (Score, as_list, decode, is_empty, message_dicts, output_dicts, result_text, run_task,
@@ -104,11 +105,12 @@ def _is_detached(record: dict[str, Any]) -> bool:
 
 
 def _is_log(record: dict[str, Any]) -> bool:
-    """A log record (``span_attributes.type: "log"``: ``logger.info`` / ``warn`` / ``error``, SDK 0.48): a row of its
-    own that reuses the ``span_id`` of the span active when it was logged (``logger.py`` ``_emit_log_record``), no
-    version of that span; read as one, it replaced the span's row (its input, error, scores)."""
+    """A log record (``logger.info`` / ``warn`` / ``error``, SDK 0.48): a row of its own that reuses the ``span_id``
+    of the span active when it was logged (``logger.py`` ``_emit_log_record``), no version of that span; read as one,
+    it replaced the span's row (its input, error, scores). The SDK types it ``"log"`` and always gives it a
+    ``log_level``: ``type="log"`` alone may be a span a user typed so (``SpanTypeAttribute.LOG`` is public)."""
     attributes = record.get("span_attributes")
-    return isinstance(attributes, dict) and attributes.get("type") == "log"
+    return isinstance(attributes, dict) and attributes.get("type") == "log" and "log_level" in attributes
 
 
 def _is_flat(record: Any) -> bool:
@@ -191,7 +193,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     bad: list[str] = []
     flat = False
     for n, row in enumerate(rows):
-        if isinstance(row, dict) and (_is_detached(row) or _is_log(row)):
+        if isinstance(row, dict) and _is_detached(row):
             continue
         if not (_is_span(row) or _is_part(row)):
             keys = f"{_lacks(row)}; found {', '.join(sorted(row)[:8])}" if isinstance(row, dict) \
@@ -239,6 +241,10 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    logs = sum(_is_log(n.info[_ROW]) for n in group)
+    group = [n for n in group if not _is_log(n.info[_ROW])]  # no version of the span whose id they reuse
+    if not group:  # logged outside any span: the summary says so, rather than nothing at all
+        raise PassedOver("log records only", f"trace {key}: {logs} log record(s) logged outside any span, no span")
     group = one_node_per_id(group, _merged_span)
     scores = [Score(**s) for n in group for s in n.info.pop(_SCORES, None) or []]
     for n in group:
