@@ -290,7 +290,7 @@ class _Steps(SessionSteps):
             returns = [{"tool_call_id": message.get("approval_request_id"), "approve": message["approve"],
                         "reason": message.get("denial_reason")}]
         for ret in returns:
-            # a legacy export's (0.7.x) returns carry no ``tool_call_id``: the tool message's own answers the call
+            # a return's ``tool_call_id`` is optional (the legacy export up to 0.10.0 wrote none): the message's then
             step = self.by_call.pop(str(ret.get("tool_call_id") or message.get("tool_call_id")), None)
             if step is None:
                 continue
