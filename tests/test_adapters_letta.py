@@ -394,20 +394,22 @@ def test_a_transcript_row_with_a_key_letta_code_adds_later_still_reads(tmp_path:
         detect_format(foreign)
 
 
-LEGACY_RETURNS = FIXTURES.parent / ".aud36"
+LEGACY_RETURNS = Path(__file__).parent / "fixtures" / "letta" / ".aud36"
 
 
 def test_a_legacy_export_s_tool_returns_without_a_call_id_answer_the_tool_message_s_call() -> None:
-    """Letta's legacy export (0.6.47 and 0.10.0 of letta-ai/letta's own test files) writes a tool message's
-    ``tool_returns`` (``status``, ``stdout``, ``stderr``) without their ``tool_call_id``, which is the message's: read
-    by the return's id alone, every call was "never answered", its result and failure lost (AUDBU36)."""
+    """Letta's legacy export (0.6.45 to 0.10.0; here 0.6.47 and 0.10.0 of letta-ai/letta's own test files) writes a
+    tool message's ``tool_returns`` (``status``, ``stdout``, ``stderr``) without their ``tool_call_id``, which is the
+    message's: read by the return's id alone, every call was "never answered", its result and failure lost (AUDBU36)."""
     searches = [s for s in only(LEGACY_RETURNS / "max_messages.af").steps if s.action == "web_search_custom_beta"]
     assert [s.error for s in searches] == [
         "ValueError: No API key provided",  # the last line of the traceback in the return's stderr
         "RuntimeError: Task 1/1 timed out or errored for query 'quanta ai news recent updates 2024 2025': Unexpected "
         "error during search: Status code 401. Unauthorized: Invalid token - No additional error details provided.",
-        searches[2].error, None]
-    assert searches[2].error.startswith("RuntimeError: Task 1/1 timed out or errored for query 'Quanta AI company")
+        "RuntimeError: Task 1/1 timed out or errored for query 'Quanta AI company news latest': OpenAI chunk 1/1 timed "
+        "out or errored for query 'Quanta AI company news latest': OpenAI error for query 'Quanta AI company news "
+        "latest': Error code: 401 - {'error': {'message': 'Incorrect API key provided: sk-pro…",  # clipped at 300
+        None]
     assert searches[0].observation == "Error executing function web_search_custom_beta: ValueError: No API key provided"
     assert searches[3].observation.startswith('{\n  "api_key_source": "system_settings"')
     outreach = only(LEGACY_RETURNS / "outreach_workflow_agent.af")

@@ -20,7 +20,7 @@ and the call's ``stderr``), every id renumbered for the file (``agent-0``, ``mes
 a sleep-time agent is a second agent of the file, in a group its conversation agent manages. Before it (0.6.x, the
 ``/v1/agents/{id}/export`` of early 2025) a file is one agent: ``{"agent_type", "core_memory", "llm_config",
 "embedding_config", "messages", ...}`` (each message's ``in_context`` in 0.6.43, ``in_context_message_indices``
-later), its tool results in the tool message's text, and (0.6.47 to 0.10.0) in a ``tool_returns`` list whose entries
+later), its tool results in the tool message's text, and (0.6.45 to 0.10.0) in a ``tool_returns`` list whose entries
 carry no ``tool_call_id`` of their own: the message's (letta-ai/letta's ``tests/test_agent_files/max_messages.af``).
 
 Mapping (run = one agent's conversation; a file of several agents is a run each)
