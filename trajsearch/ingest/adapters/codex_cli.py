@@ -64,6 +64,8 @@ Mapping
   a review asked for besides typed prompts is in ``metadata.review_requests``.
   A prompt from an IDE extension (``# Context from my IDE setup:`` ... ``## My
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
+  A spoken one (a realtime voice session's hand-off, ``<realtime_delegation>``)
+  is the request handed off (``_spoken``).
   An auto-review (guardian) sub-session's prompt is its instruction and the
   action to assess, the reviewed session's transcript it quotes left out.
   Later prompts go to ``metadata.user_prompts``. The Codex app's answer to
@@ -77,7 +79,8 @@ Mapping
   Codex does not record) stays the task.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
-  old history): each ``function_call`` (arguments = its JSON string decoded;
+  old history): each ``function_call`` (arguments = its JSON string decoded,
+  those its provider sealed ``[encrypted]``: ``_call_arguments``;
   an MCP tool's name keeps its server, ``<namespace>__<name>``:
   ``mcp__demo__lookup``),
   ``custom_tool_call`` (``input``: JSON if it is JSON, else ``{"input": text}``,
@@ -441,7 +444,27 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
         text = _agent_task(payload) or ""
     else:
         return None
+    text = _spoken(text)
     return text if text and not CODEX_INJECTED.match(text) and _reply_body(text) is None else None
+
+
+#: A spoken prompt (a realtime voice session, 0.16x+): the voice model hands the user's request on to Codex as a
+#: prompt, ``<input>`` (XML-escaped) with the ``<transcript_delta>`` of the talk since the last hand-off, and at the
+#: session's end Codex sends the rest of the talk, ``<source>transcript_tail_flush</source>``, under an ``<input>``
+#: of its own ("The user just ended their realtime session ..."): codex-rs ``core/src/context/realtime_delegation.rs``.
+_DELEGATION = re.compile(r"\A\s*<realtime_delegation>\s*(?:<source>(.*?)</source>\s*)?<input>(.*?)</input>\s*"
+                         r"(?:<transcript_delta>(.*?)</transcript_delta>\s*)?</realtime_delegation>\s*\Z", re.S)
+
+
+def _spoken(text: str) -> str:
+    """A spoken prompt (``_DELEGATION``) as the user's words: the request handed off, or the talk a tail flush
+    carries (Codex's instruction around it is none of the user's); any other text as it is."""
+    found = _DELEGATION.match(text)
+    if not found:
+        return text
+    source, request, talk = found.groups()
+    words = talk if source == "transcript_tail_flush" and talk else request
+    return words.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip() or text
 
 
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
@@ -513,6 +536,24 @@ def _agent_task(payload: dict[str, Any]) -> str | None:
     body = (header[found.end() if found else 0:]
             + "".join(text for text in sealed if not _SEALED.fullmatch(text.strip()))).strip()
     return body or f"[encrypted task] {(found.group(2) if found else as_str(payload.get('recipient'))) or ''}".strip()
+
+
+#: What a ``function_call``'s argument the provider encrypted reads as (``_call_arguments``).
+_ENCRYPTED = "[encrypted]"
+
+
+def _call_arguments(payload: dict[str, Any]) -> Any:
+    """A ``function_call``'s arguments (its JSON string decoded), those its ``encrypted_function_args`` names (0.16x+:
+    OpenAI's backend seals a multi-agent v2 ``spawn_agent`` / ``send_message`` / ``followup_task`` call's
+    ``message``) said to be encrypted, not their ciphertext; arguments that are no JSON object (sealed whole) are
+    those names alone."""
+    raw = payload.get("arguments")
+    arguments = json_arguments(raw)
+    sealed = [name for name in as_list(payload.get("encrypted_function_args")) if isinstance(name, str)]
+    if not sealed:
+        return arguments
+    whole = not isinstance(arguments, dict) or arguments == {"input": raw}  # ``json_arguments``' free text
+    return {**({} if whole else arguments), **{name: _ENCRYPTED for name in sealed}}
 
 
 def _agent_report(payload: dict[str, Any]) -> str | None:
@@ -1039,7 +1080,7 @@ class _Rollout(SessionSteps):
         call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
         if kind == "function_call":  # an MCP tool's call names its server apart (0.17x): ``mcp__<server>``
             action = "__".join(str(p) for p in (payload.get("namespace"), payload.get("name") or UNNAMED_TOOL) if p)
-            arguments = json_arguments(payload.get("arguments"))
+            arguments = _call_arguments(payload)
         elif kind == "custom_tool_call":
             action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))
         elif kind == "local_shell_call":

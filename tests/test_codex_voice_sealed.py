@@ -1,0 +1,61 @@
+"""Codex 0.171.0 rollouts (audit AUDCX36): a spoken prompt and a call whose arguments the provider encrypted.
+
+A realtime voice session hands the user's request on to Codex as a prompt wrapped in ``<realtime_delegation>``
+(``<input>``, XML-escaped, and the talk's ``<transcript_delta>``): read whole, the task was that markup. A multi-agent
+v2 ``spawn_agent`` whose ``message`` OpenAI's backend sealed (``encrypted_function_args: ["message"]``) kept the
+ciphertext as the step's argument."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud36"
+VOICE = FIXTURES / "rollout-2026-12-07T22-08-17-01a2528c-f030-79c1-8dcc-9125655b452a.jsonl"
+PARENT = FIXTURES / "rollout-2026-12-07T22-07-52-01a2528c-8b65-7933-a40c-4f9ff55e3e96.jsonl"
+HELPER = FIXTURES / "rollout-2026-12-07T22-07-52-01a2528c-8cf9-7ef3-b22b-2e7243f4810e.jsonl"
+
+
+def _runs(path: Path) -> list[Trajectory]:
+    return [r.trajectory for r in read_dump(path, tenant="acme") if r.ok]
+
+
+def test_a_spoken_prompt_is_the_request_handed_off_not_its_markup():
+    (run,) = _runs(VOICE)
+    assert run.task == "count the lines of notes.txt & tell me if it's <10"
+    # the session's end: Codex's flush of the rest of the talk, whose words are the user's, not Codex's instruction
+    assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]
+    assert "realtime_delegation" not in json.dumps(run.metadata) and "&lt;" not in run.task
+    assert [step.action for step in run.steps] == ["exec_command", "respond", "respond"]
+
+
+def test_encrypted_call_arguments_are_said_to_be_encrypted_and_the_helper_stays_apart():
+    (parent,) = _runs(PARENT)
+    spawn = parent.steps[0]
+    assert spawn.action == "collaboration__spawn_agent"
+    assert spawn.arguments == {"task_name": "counter", "message": "[encrypted]"}
+    assert "gAAAA" not in json.dumps([step.arguments for step in parent.steps])
+    assert [step.action for step in parent.steps] == ["collaboration__spawn_agent", "collaboration__wait_agent",
+                                                      "respond"]
+    (helper,) = _runs(HELPER)
+    assert helper.trajectory_id != parent.trajectory_id
+    assert helper.metadata["parent_thread_id"] == "01a2528c-8b65-7933-a40c-4f9ff55e3e96"
+    assert helper.task == "[encrypted task] /root/counter"
+    assert [step.action for step in helper.steps] == ["respond"]  # the parent's copied spawn call is not its step
+
+
+def test_arguments_sealed_whole_are_the_names_encrypted(tmp_path):
+    """A call whose arguments are no JSON at all (as proxies in front of the backend relay them): no free-text
+    ciphertext under ``input``."""
+    lines = PARENT.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"encrypted_function_args"' in line)
+    record = json.loads(lines[at])
+    record["payload"]["arguments"] = "gAAAAABpNvQxZm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4"
+    lines[at] = json.dumps(record)
+    path = tmp_path / PARENT.name
+    path.write_text("\n".join(lines) + "\n")
+    (run,) = _runs(path)
+    assert run.steps[0].arguments == {"message": "[encrypted]"}
