@@ -59,3 +59,28 @@ def test_arguments_sealed_whole_are_the_names_encrypted(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     (run,) = _runs(path)
     assert run.steps[0].arguments == {"message": "[encrypted]"}
+
+
+def _prompt_replaced(tmp_path: Path, old: str, new: str) -> Path:
+    """The voice rollout with its prompt ``old`` (in every line that holds it) written as ``new``."""
+    text = VOICE.read_text()
+    assert json.dumps(old)[1:-1] in text
+    path = tmp_path / VOICE.name
+    path.write_text(text.replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+    return path
+
+
+FIRST = ("<realtime_delegation>\n  <input>count the lines of notes.txt &amp; tell me if it's &lt;10</input>\n"
+         "  <transcript_delta>user: hey codex, count the lines of notes.txt and tell me if it's under ten\n"
+         "assistant: Sure, I'll ask Codex to check.</transcript_delta>\n</realtime_delegation>")
+
+
+def test_a_prompt_only_looking_like_a_handoff_is_read_as_typed(tmp_path):
+    """Codex escapes ``<`` inside ``<input>``/``<transcript_delta>``, so markup with a raw ``<`` there is the user's own
+    text (a paste), read as it is; a big paste repeating the tags is read at once, not in minutes."""
+    pasted = "<realtime_delegation>\n  <input>see <b>this</b></input>\n</realtime_delegation>"
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, pasted))
+    assert run.task == pasted
+    big = "<realtime_delegation><input>" + "</input><transcript_delta>" * 20000 + "</realtime_delegation>"
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, big))
+    assert run.task.startswith("<realtime_delegation><input></input><transcript_delta>")

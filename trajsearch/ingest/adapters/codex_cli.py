@@ -452,8 +452,10 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
 #: prompt, ``<input>`` (XML-escaped) with the ``<transcript_delta>`` of the talk since the last hand-off, and at the
 #: session's end Codex sends the rest of the talk, ``<source>transcript_tail_flush</source>``, under an ``<input>``
 #: of its own ("The user just ended their realtime session ..."): codex-rs ``core/src/context/realtime_delegation.rs``.
-_DELEGATION = re.compile(r"\A\s*<realtime_delegation>\s*(?:<source>(.*?)</source>\s*)?<input>(.*?)</input>\s*"
-                         r"(?:<transcript_delta>(.*?)</transcript_delta>\s*)?</realtime_delegation>\s*\Z", re.S)
+#: Codex escapes ``<`` in both texts, so no group holds one: ``[^<]*``, not ``.*?``, which is quadratic on a pasted
+#: prompt that repeats the tags (400 KB: minutes).
+_DELEGATION = re.compile(r"\A\s*<realtime_delegation>\s*(?:<source>([^<]*)</source>\s*)?<input>([^<]*)</input>\s*"
+                         r"(?:<transcript_delta>([^<]*)</transcript_delta>\s*)?</realtime_delegation>\s*\Z")
 
 
 def _spoken(text: str) -> str:
