@@ -26,7 +26,7 @@ def _runs(path: Path) -> list[Trajectory]:
 def test_a_spoken_prompt_is_the_request_handed_off_not_its_markup():
     (run,) = _runs(VOICE)
     assert run.task == "count the lines of notes.txt & tell me if it's <10"
-    # the session's end: Codex's flush of the rest of the talk, whose words are the user's, not Codex's instruction
+    # the session's end: Codex's flush of the rest of the talk (both speakers' lines), not its canned instruction
     assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]
     assert "realtime_delegation" not in json.dumps(run.metadata) and "&lt;" not in run.task
     assert [step.action for step in run.steps] == ["exec_command", "respond", "respond"]
@@ -84,3 +84,12 @@ def test_a_prompt_only_looking_like_a_handoff_is_read_as_typed(tmp_path):
     big = "<realtime_delegation><input>" + "</input><transcript_delta>" * 20000 + "</realtime_delegation>"
     (run,) = _runs(_prompt_replaced(tmp_path, FIRST, big))
     assert run.task.startswith("<realtime_delegation><input></input><transcript_delta>")
+
+
+def test_a_tail_flush_without_its_source_tag_is_the_talk_not_codexs_instruction(tmp_path):
+    """Codex built 2026-07-06 to 07-17 (c97674112, before 22f413bdb) wrote the flush with no ``<source>``."""
+    flush = next(line for line in VOICE.read_text().splitlines() if "transcript_tail_flush" in line)
+    old = next(part["text"] for part in json.loads(flush)["payload"]["content"])
+    new = old.replace("  <source>transcript_tail_flush</source>\n", "")
+    (run,) = _runs(_prompt_replaced(tmp_path, old, new))
+    assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]

@@ -458,14 +458,24 @@ _DELEGATION = re.compile(r"\A\s*<realtime_delegation>\s*(?:<source>([^<]*)</sour
                          r"(?:<transcript_delta>([^<]*)</transcript_delta>\s*)?</realtime_delegation>\s*\Z")
 
 
+#: Codex's own ``<input>`` of a tail flush (``REALTIME_SESSION_ENDED_HANDOFF_INSTRUCTION``, codex-rs
+#: ``core/src/realtime_conversation.rs``): the only mark of a flush from builds of 2026-07-06 to 07-17, before
+#: ``<source>`` was written.
+_SESSION_ENDED = ("The user just ended their realtime session. Here is the remaining handoff/transcript tail. You "
+                  "probably do not have to do anything; acknowledge the handoff unless the transcript itself asks "
+                  "for something.")
+
+
 def _spoken(text: str) -> str:
-    """A spoken prompt (``_DELEGATION``) as the user's words: the request handed off, or the talk a tail flush
-    carries (Codex's instruction around it is none of the user's); any other text as it is."""
+    """A spoken prompt (``_DELEGATION``) as what was said: the request handed off, or for a tail flush the rest of
+    the talk, its ``user: ...`` and ``assistant: ...`` (the voice model's) lines both, as Codex's canned instruction
+    around it was said by no one; any other text as it is."""
     found = _DELEGATION.match(text)
     if not found:
         return text
     source, request, talk = found.groups()
-    words = talk if source == "transcript_tail_flush" and talk else request
+    flush = source == "transcript_tail_flush" or request.strip() == _SESSION_ENDED
+    words = talk if flush and talk else request
     return words.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip() or text
 
 
