@@ -47,19 +47,37 @@ def test_encrypted_call_arguments_are_said_to_be_encrypted_and_the_helper_stays_
     assert [step.action for step in helper.steps] == ["respond"]  # the parent's copied spawn call is not its step
 
 
-def test_arguments_sealed_whole_are_the_names_encrypted(tmp_path):
-    """A call whose arguments are no JSON at all (as proxies in front of the backend relay them): no free-text
-    ciphertext under ``input``."""
+def _spawn_rewritten(tmp_path: Path, change) -> Trajectory:
+    """The parent run with its ``spawn_agent`` call's payload changed by ``change``."""
     lines = PARENT.read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if '"encrypted_function_args"' in line)
     record = json.loads(lines[at])
-    record["payload"]["arguments"] = "gAAAAABpNvQxZm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4"
+    change(record["payload"])
     lines[at] = json.dumps(record)
     path = tmp_path / PARENT.name
     path.write_text("\n".join(lines) + "\n")
     (run,) = _runs(path)
-    assert run.steps[0].arguments == {"message": "[encrypted]"}
+    return run
 
+
+def test_a_sealed_message_with_no_marker_is_said_to_be_encrypted(tmp_path):
+    """Rollouts before 03edf16f0 (2026-07-28) have no ``encrypted_function_args``, and Codex takes a collaboration
+    call's ``message`` as sealed unless it is ``[]`` (``direct_source``): one that looks sealed reads so."""
+    run = _spawn_rewritten(tmp_path, lambda payload: payload.pop("encrypted_function_args"))
+    assert run.steps[0].arguments == {"task_name": "counter", "message": "[encrypted]"}
+
+    def plain(payload: dict) -> None:
+        del payload["encrypted_function_args"]
+        payload["arguments"] = json.dumps({"task_name": "counter", "message": "count the lines of notes.txt"})
+
+    assert _spawn_rewritten(tmp_path, plain).steps[0].arguments["message"] == "count the lines of notes.txt"
+
+
+def test_only_the_arguments_named_and_present_are_sealed(tmp_path):
+    def extra(payload: dict) -> None:
+        payload["encrypted_function_args"] = ["message", "fork_context"]
+
+    assert _spawn_rewritten(tmp_path, extra).steps[0].arguments == {"task_name": "counter", "message": "[encrypted]"}
 
 def _prompt_replaced(tmp_path: Path, old: str, new: str) -> Path:
     """The voice rollout with its prompt ``old`` (in every line that holds it) written as ``new``."""

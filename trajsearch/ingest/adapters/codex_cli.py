@@ -554,18 +554,26 @@ def _agent_task(payload: dict[str, Any]) -> str | None:
 _ENCRYPTED = "[encrypted]"
 
 
+#: The multi-agent v2 calls whose ``message`` OpenAI's backend seals (codex-rs ``core/src/tools/router.rs``,
+#: ``direct_source``: plaintext only when ``encrypted_function_args`` is ``[]``).
+_MESSAGE_TOOLS = frozenset({"spawn_agent", "send_message", "followup_task"})
+
+
 def _call_arguments(payload: dict[str, Any]) -> Any:
-    """A ``function_call``'s arguments (its JSON string decoded), those its ``encrypted_function_args`` names (0.16x+:
-    OpenAI's backend seals a multi-agent v2 ``spawn_agent`` / ``send_message`` / ``followup_task`` call's
-    ``message``) said to be encrypted, not their ciphertext; arguments that are no JSON object (sealed whole) are
-    those names alone."""
-    raw = payload.get("arguments")
-    arguments = json_arguments(raw)
-    sealed = [name for name in as_list(payload.get("encrypted_function_args")) if isinstance(name, str)]
-    if not sealed:
+    """A ``function_call``'s arguments (its JSON string decoded), those its ``encrypted_function_args`` names (0.17x,
+    from 2026-07-28) said to be encrypted, not their ciphertext. A ``_MESSAGE_TOOLS`` call with no such list (older
+    builds) is sealed as Codex takes it, but only a ``message`` that looks it (``_SEALED``): another provider's is
+    plain text."""
+    arguments = json_arguments(payload.get("arguments"))
+    if not isinstance(arguments, dict):
         return arguments
-    whole = not isinstance(arguments, dict) or arguments == {"input": raw}  # ``json_arguments``' free text
-    return {**({} if whole else arguments), **{name: _ENCRYPTED for name in sealed}}
+    marked = payload.get("encrypted_function_args")
+    sealed = {name for name in as_list(marked) if isinstance(name, str)}
+    message = as_str(arguments.get("message"))
+    direct = as_str(payload.get("name")) in _MESSAGE_TOOLS and payload.get("namespace") in (None, "collaboration")
+    if marked is None and direct and message and _SEALED.fullmatch(message.strip()):
+        sealed.add("message")
+    return {name: _ENCRYPTED if name in sealed else value for name, value in arguments.items()}
 
 
 def _agent_report(payload: dict[str, Any]) -> str | None:
