@@ -95,7 +95,8 @@ def read_with_peak(path: Path, **kwargs: Any) -> tuple[list, int]:
         tracemalloc.stop()
 
 
-def run_export(refusal: str, store: Path, written: str, out: Path, cwd: Path | None = None) -> None:
+def run_export(refusal: str, store: Path, written: str, out: Path,
+               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the command a refused store's message names (``... ingest those: python3 -I -c SCRIPT STORE FILE``), as a
     user pasting it in ``cwd`` would (with this Python and the command's own flags), writing ``out`` in place of the
     file it names (``written``)."""
@@ -106,3 +107,4 @@ def run_export(refusal: str, store: Path, written: str, out: Path, cwd: Path | N
     done = subprocess.run([sys.executable, *flags, "-c", script, named, str(out)], capture_output=True, text=True,
                           timeout=600, cwd=cwd)
     assert done.returncode == 0, done.stderr
+    return done

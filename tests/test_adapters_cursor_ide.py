@@ -133,6 +133,28 @@ def test_a_workspace_store_of_2024_is_read_from_its_inline_chats(tmp_path: Path)
     assert [s.action for s in run.steps] == ["respond", "respond"]
 
 
+def test_a_workspace_store_of_2025_on_exports_no_chat_and_says_where_they_are(tmp_path: Path) -> None:
+    """Built as choigoyoon/Oifunding's real workspace store (Cursor, March 2025) is: ``composer.composerData`` lists
+    its chats by their headers alone (``type: head``), its ``cursorDiskKV`` is empty. Its export wrote an empty file
+    and said nothing before round 36."""
+    store = tmp_path / "workspaceStorage" / "9f8e" / "state.vscdb"
+    store.parent.mkdir(parents=True)
+    heads = [{"type": "head", "composerId": f"c{n}", "name": f"chat {n}", "createdAt": 1741715620446,
+              "unifiedMode": "agent"} for n in range(3)]
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(KV.format("ItemTable"))
+        db.execute(KV.format("cursorDiskKV"))
+        db.execute("INSERT INTO ItemTable VALUES (?, ?)", (_WORKSPACE_KEY, json.dumps({"allComposers": heads})))
+        db.commit()
+    with pytest.raises(ValueError, match=r"Cursor's chat store") as no:
+        detect_format(store)
+    out = tmp_path / "cursor-chats.jsonl"
+    done = run_export(str(no.value), store, "cursor-chats-9f8e.jsonl", out)
+    assert out.read_text() == ""
+    assert done.stderr.startswith("no chat written: 3 chats listed here by their headers alone; Cursor keeps their "
+                                  "messages in its global store, User/globalStorage/state.vscdb"), done.stderr
+
+
 def test_vs_codes_own_state_store_is_not_taken_for_cursors(tmp_path: Path) -> None:
     store = tmp_path / "state.vscdb"
     with closing(sqlite3.connect(store)) as db:

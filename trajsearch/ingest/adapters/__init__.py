@@ -137,6 +137,7 @@ from . import (
     crush,
     cursor_cli,
     cursor_ide,
+    cursor_transcript,
     droid,
     gemini_cli,
     goose,
@@ -176,6 +177,7 @@ ADAPTERS: dict[str, ModuleType] = {
         atif, moatless, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent, inspect_ai,
         # coding-agent CLI session files
         cursor_cli,  # before Claude Code, whose stream shape Cursor's CLI prints with its own events
+        cursor_transcript,  # Cursor's agent transcripts (bare messages, no ids: Claude Code's lines have them)
         droid,  # Factory's Droid CLI's sessions; before Claude Code, whose stream `droid exec` mimics
         claude_code, codex_cli, gemini_cli, qwen_code, openhands, opencode, copilot_cli, goose, crush,
         kimi_cli,  # Kimi Code CLI's context files (a session's model context as JSON lines)

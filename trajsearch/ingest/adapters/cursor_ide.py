@@ -76,13 +76,19 @@ CHAT_FIELDS = ("composerId", "name", "createdAt", "status", "unifiedMode", "mode
 BUBBLE_FIELDS = ("type", "text", "createdAt", "timingInfo", "thinking", "allThinkingBlocks", "modelInfo",
                  "toolFormerData")
 
+#: What the export says of a workspace store of 2025 on (its chats listed, their messages in the global store), which
+#: it writes nothing of: an empty file alone left its user to guess why.
+_HEADERS_ONLY = ("Cursor keeps their messages in its global store, User/globalStorage/state.vscdb beside "
+                 "workspaceStorage: export that one")
+
 #: The store as JSON lines, one chat sent a message a line, ``{"key", "composerData", "bubbles"}``: the global table's
 #: ``composerData:`` rows (by the key's index, not a scan holding Cursor's live database longer; each message fetched by
 #: its key, in ``fullConversationHeadersOnly``'s order; else the ``conversation`` inline), then a workspace store's
 #: chats with their conversation inline; NULL values left out. A value that is not JSON (or is nested deeper than Python
 #: parses) is written as its text, for the reader to refuse by its key while the other chats are read (``o``). Standard
 #: library alone, the database opened read-only, written chat by chat (a store is often gigabytes) to ``<file>.part``,
-#: renamed once all is read (a failure leaves no file).
+#: renamed once all is read (a failure leaves no file); one that wrote no chat where the store lists some (a workspace's
+#: since 2025) says where their messages are (:data:`_HEADERS_ONLY`).
 EXPORT_SCRIPT = (
     SQLITE_OPEN
     + 'exec("def o(v):\\n try:return None if v is None else json.loads(v)\\n except (ValueError,RecursionError):'
@@ -94,6 +100,7 @@ EXPORT_SCRIPT = (
     'key<\'composerData;\'")) if k else ();'
     'w=[o(r[0]) for r in d.execute("select value from ItemTable where key=\'composer.composerData\'")] '
     'if "ItemTable" in t else [];'
+    'h=sum(len(y.get("allComposers") or []) for y in w if isinstance(y,dict));'
     'v=[("composer.composerData",x) for y in w for x in (y.get("allComposers") or [] if isinstance(y,dict) else [y]) '
     'if not isinstance(x,dict) or x.get("conversation")];'
     'b=lambda i,h:o((d.execute("select value from cursorDiskKV where key=?",("bubbleId:%s:%s"%(i,isinstance(h,dict) '
@@ -104,7 +111,9 @@ EXPORT_SCRIPT = (
     'if x is not None and (not isinstance(x,dict) or x.get("composerId") '
     'and (x.get("fullConversationHeadersOnly") or x.get("conversation"))));'
     'p=pathlib.Path(sys.argv[2]+".part");w=p.open("w");w.writelines(json.dumps(x)+"\\n" for x in s);w.close();'
-    'p.replace(sys.argv[2])')
+    'z=p.stat().st_size;p.replace(sys.argv[2]);'
+    'z or not h or sys.stderr.write("no chat written: %d chats listed here by their headers alone; '
+    f'{_HEADERS_ONLY}\\n"%h)')
 
 
 def matches(record: Any) -> bool:

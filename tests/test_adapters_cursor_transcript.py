@@ -1,0 +1,80 @@
+"""Cursor's agent transcripts (``~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl``, the IDE's agent
+and the CLI's, 2.x and 2026): refused as an unrecognised dump before round 36. Fixtures:
+tests/fixtures/cursor-transcript/.aud36 (hand-built to the writer's code and the shapes others observed: README.md
+there says from where)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from cli_support import newcomer, run_cli  # noqa: F401 - the fixture
+
+ROOT = Path(__file__).parent / "fixtures" / "cursor-transcript" / ".aud36" / "Users-dev-demo" / "agent-transcripts"
+PARENT_ID = "5b0e3c1a-8d2f-4f6b-9a7e-1c2d3e4f5a6b"
+CHILD_ID = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+PARENT = ROOT / PARENT_ID / f"{PARENT_ID}.jsonl"
+CHILD = ROOT / PARENT_ID / "subagents" / f"{CHILD_ID}.jsonl"
+
+
+def _runs(path: Path) -> dict[str, object]:
+    results = list(read_inputs([path]))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return {r.trajectory.trajectory_id: r.trajectory for r in results}
+
+
+def test_a_transcript_is_one_run_its_task_the_first_query_its_steps_the_calls() -> None:
+    assert detect_format(PARENT) == "cursor-transcript"
+    [run] = _runs(PARENT).values()
+    assert run.trajectory_id == f"cursor-transcript.{PARENT_ID}"  # the file's name: stable
+    assert run.task == "Fix the failing test in tests/test_parse.py"  # not the overview, nor the tags around it
+    assert run.metadata["overview"].startswith("Fixed the failing parser test")
+    assert run.created_at.isoformat() == "2026-06-02T11:20:00+08:00"
+    assert [s.action for s in run.steps] == ["Shell", "ReadFile", "Subagent", "ApplyPatch", "respond", "StrReplace",
+                                             "respond"]
+    shell, read, task, patch = run.steps[:4]
+    assert shell.arguments["command"] == "pytest -q tests/test_parse.py"
+    assert shell.thought == "I'll run the tests first."  # the redacted thinking's marker left out
+    assert read.thought is None and task.arguments["prompt"] == "Find every caller of parse_line"
+    assert patch.arguments["input"].startswith("*** Begin Patch")  # a string input kept
+    assert all(s.observation is None and s.error is None for s in run.steps)  # no result is written
+    assert run.metadata["user_prompts"][0] == "Also add a test for CRLF lines."
+    # the user's stop mid-run is no error; the error the last turn ended on, with nothing after it, is the run's
+    assert run.outcome == Outcome.infra_error and run.failure.error.startswith("Connection error")
+
+
+def test_a_subagents_transcript_is_a_run_of_its_own_not_steps_of_its_parents() -> None:
+    runs = _runs(ROOT)
+    parent, child = runs[f"cursor-transcript.{PARENT_ID}"], runs[f"cursor-transcript.{CHILD_ID}"]
+    assert len(runs) == 2 and "Grep" not in [s.action for s in parent.steps]
+    assert child.task == "Find every caller of parse_line" and [s.action for s in child.steps] == ["Grep", "respond"]
+    assert child.metadata["is_subagent"] is True and child.metadata["parent_session_id"] == PARENT_ID
+    assert "is_subagent" not in parent.metadata and child.outcome == Outcome.unknown
+
+
+def test_a_run_stopped_by_the_user_is_no_error_and_context_alone_is_no_task(tmp_path: Path) -> None:
+    def write(name: str, *lines: dict) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
+
+    def user(text: str) -> dict:
+        return {"role": "user", "message": {"content": [{"type": "text", "text": text}]}}
+
+    said = {"role": "assistant", "message": {"content": [{"type": "text", "text": "Working on it."}]}}
+    stopped = write("a", user("<user_query>go</user_query>"), said,
+                    {"type": "turn_ended", "status": "error", "error": "User aborted request"})
+    assert _runs(stopped)["cursor-transcript.a"].outcome == Outcome.unknown
+    context = write("b", user("<timestamp>Friday</timestamp>\n<workspace>x</workspace>"), said)
+    [result] = list(read_inputs([context]))
+    assert not result.ok and "no user query in this Cursor agent transcript" in result.error
+
+
+def test_the_cli_ingests_a_projects_transcripts(newcomer) -> None:  # noqa: F811 - the fixture
+    code, out, err = run_cli("ingest", "--dry-run", str(ROOT))
+    assert code == 0, err
+    assert out.count("format cursor-transcript; runs 1; rejected 0") == 2, out

@@ -1,0 +1,167 @@
+"""``cursor-transcript``: the agent transcripts Cursor (the IDE's agent and the ``agent`` CLI, 2.x and 2026) writes
+for its hooks and tools, ``~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl`` (older builds:
+``agent-transcripts/<id>.jsonl``), a sub-agent's in ``<parent id>/subagents/<id>.jsonl``.
+
+A reader beside :mod:`cursor_cli`, not its sessions: the CLI's ``stream-json`` is events (``init``, ``tool_call``
+with results, ``result``) keyed by a ``session_id``; a transcript is bare messages with no id, time or result, and no
+line of it is one of the stream's. Read from its writer, Cursor's ``TranscriptStore`` (``packages/agent-transcript``,
+``formatSingleMessageJsonl``, as recovered from Cursor's bundle in a public repository: see
+``tests/fixtures/cursor-transcript/.aud36/README.md``), and the readers of it (agentsview, cass, AI-Engineering-Coach):
+
+- ``{"role": "user" | "assistant", "message": {"content": [...]}}`` a message, its parts ``{"type": "text",
+  "text"}`` (an assistant's thinking joined after its text) and ``{"type": "tool_use", "name", "input"}``; the
+  ``tool`` messages (results) are left out by the writer, and so is a first user message followed by another (the
+  context Cursor sends first); a user's text is ``<user_query>...</user_query>``, often after a
+  ``<timestamp>`` tag (``Tuesday, May 26, 2026, 10:57 PM (UTC+2)``) or other context tags;
+- ``{"type": "turn_ended", "status": "success" | "error" | "aborted", "error"?}`` after a turn;
+- ``{"type": "metadata", "metadata": {"overview"}}`` first, sometimes: a summary of the chat.
+
+Mapping (a file is one run): task = the first user query (later ones ``metadata.user_prompts``; a user message of
+context tags alone is none); steps = each ``tool_use`` (action its ``name``, arguments its ``input``, a string one as
+``{"input": ...}``, thought the text before it less a redacted thought's ``[REDACTED]``; no observation: none is
+written), the text after the last call a ``respond`` step; outcome unknown unless the last turn ended ``error`` with
+nothing after it (its error, an infrastructure error; not the user's stop, ``User aborted request``, nor
+``aborted``); trajectory_id = ``cursor-transcript.<id>`` (the file's name, the conversation's id); created_at = the
+first ``<timestamp>``; ``metadata.overview``, ``last_turn_status``; a sub-agent's (``subagents/``) ``is_subagent``
+and ``parent_session_id`` (its parent's id, the folder's name), a run of its own. No model is written.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, prompt_list, session_trajectory,
+                         whole_file)
+from ._common import Context, RecordError, as_dict
+
+NAME = "cursor-transcript"
+#: A file is one conversation.
+WHOLE_FILE = True
+split = whole_file
+
+_ROLES = ("user", "assistant")
+_TURN_STATUSES = ("success", "error", "aborted")
+_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
+#: A context block Cursor puts in a user's message (``<timestamp>``, ``<workspace>``, ``<user_info>`` ...).
+_CONTEXT_BLOCK = re.compile(r"\s*<([a-z_]+)>.*?</\1>\s*", re.S)
+#: Redacted reasoning: the writer joins an assistant's thinking after its text, and writes ``[REDACTED]`` for one it
+#: was not given (alone, or after the text).
+_REDACTED = re.compile(r"(?:\A|\n\n)\[REDACTED\]\s*\Z")
+_USER_STOP = re.compile(r"\bUser aborted\b", re.I)
+_TIMESTAMP = re.compile(r"<timestamp>\s*(.*?)\s*\((UTC|GMT)([+-]\d{1,2})?(?::(\d\d))?\)\s*</timestamp>", re.S)
+
+
+def _is_message(record: Any) -> bool:
+    return (isinstance(record, dict) and record.get("role") in _ROLES and set(record) == {"role", "message"}
+            and isinstance(record["message"], dict) and set(record["message"]) == {"content"}
+            and isinstance(record["message"]["content"], list))
+
+
+def _is_marker(record: Any) -> bool:
+    """A ``turn_ended`` or ``metadata`` line, the writer's two others."""
+    if not isinstance(record, dict):
+        return False
+    if record.get("type") == "turn_ended":
+        return record.get("status") in _TURN_STATUSES and set(record) <= {"type", "status", "error"}
+    return (record.get("type") == "metadata" and set(record) == {"type", "metadata"}
+            and isinstance(as_dict(record["metadata"]).get("overview"), str))
+
+
+def matches(record: Any) -> bool:
+    """A transcript's first line: a message of the writer's bare shape (no ``type``, ``id`` or time, which Claude
+    Code's lines all have) or its ``metadata`` / ``turn_ended`` line."""
+    return _is_message(record) or _is_marker(record)
+
+
+def _text(content: list[Any]) -> str:
+    return "\n".join(t for part in content if isinstance(part, dict) and part.get("type") == "text"
+                     and isinstance(t := part.get("text"), str))
+
+
+def _prompt(text: str) -> str:
+    """What the user typed: the ``<user_query>`` blocks, else the text less its context blocks (none: context)."""
+    queries = _QUERY.findall(text)
+    return "\n\n".join(q for q in queries if q) if queries else _CONTEXT_BLOCK.sub("\n", text).strip()
+
+
+def _timestamp(text: str) -> datetime | None:
+    """A user message's ``<timestamp>`` tag (``Saturday, Aug 01, 2026, 9:30 AM (UTC+8)``), else None."""
+    found = _TIMESTAMP.search(text)
+    if not found:
+        return None
+    offset = timedelta(hours=int(found[3] or 0))
+    offset += timedelta(minutes=int(found[4] or 0)) * (-1 if offset < timedelta(0) else 1)
+    for pattern in ("%A, %B %d, %Y, %I:%M %p", "%A, %b %d, %Y, %I:%M %p"):
+        try:
+            return datetime.strptime(found[1], pattern).replace(tzinfo=timezone(offset))
+        except ValueError:
+            continue
+    return None
+
+
+class _Walk(PromptedSteps):
+    """The transcript's lines in order: prompts, the assistant's text and calls, how each turn ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[datetime] = []
+        self.overview: str | None = None
+        self.turn_status: str | None = None
+
+    def line(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "metadata":
+            self.overview = as_str(as_dict(record.get("metadata")).get("overview"))
+        elif record.get("type") == "turn_ended":
+            self.turn_status = as_str(record.get("status"))
+            error = as_str(record.get("error")) or "Cursor ended the turn on an error"
+            # the user's stop is no error of the run's (``aborted``, or ``error`` saying so: "User aborted request")
+            if self.turn_status == "error" and not _USER_STOP.search(error):
+                self.last_error = error
+        elif _is_message(record):
+            self.last_error = None  # work after an error: it was not the run's end
+            content = record["message"]["content"]
+            if record["role"] == "user":
+                text = _text(content)
+                if at := _timestamp(text):
+                    self.times.append(at)
+                if prompt := _prompt(text):
+                    self.flush()
+                    self.prompt(prompt)
+                return
+            for part in content:
+                part = as_dict(part)
+                if part.get("type") == "text" and (said := _REDACTED.sub("", as_str(part.get("text")) or "").strip()):
+                    self.say(said)
+                elif part.get("type") == "tool_use":
+                    given = part.get("input")  # ApplyPatch's is the patch's text
+                    self.open_call(None, as_str(part.get("name")) or "tool",
+                                   given if isinstance(given, dict) else {"input": given})
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    records = as_records(record, "Cursor agent transcript")
+    walk = _Walk()
+    for line in records:
+        walk.line(line)
+    walk.close()
+    if walk.task is None:
+        raise RecordError("no user query in this Cursor agent transcript (a `user` message with text that is not "
+                          "context tags alone)")
+    path = ctx.source
+    subagent = path.parent.name == "subagents"
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": path.stem,
+        "is_subagent": subagent or None,
+        "parent_session_id": path.parent.parent.name if subagent else None,
+        "overview": walk.overview,
+        "last_turn_status": walk.turn_status,
+        "user_prompts": prompt_list(walk.prompts) or None,
+    }
+    return session_trajectory(
+        ctx, run_id=f"{NAME}.{path.stem}", task=walk.task, model_id=None, steps=walk.steps, metadata=metadata,
+        last_error=walk.last_error, error_cause=API_ERROR_CAUSE, created_at=min(walk.times, default=None))
