@@ -74,6 +74,14 @@ def test_a_run_stopped_by_the_user_is_no_error_and_context_alone_is_no_task(tmp_
     assert not result.ok and "no user query in this Cursor agent transcript" in result.error
 
 
+def test_a_transcript_of_turn_markers_alone_is_passed_over(newcomer, tmp_path: Path) -> None:  # noqa: F811
+    """Cursor's IDE writes an agent chat's turn ends to its transcript, its messages only in its own store."""
+    (tmp_path / "c1.jsonl").write_text('{"type":"turn_ended","status":"success"}\n')
+    code, out, err = run_cli("ingest", "--dry-run", str(tmp_path / "c1.jsonl"))
+    assert code == 0, (out, err)
+    assert "runs 0; rejected 0" in out and "turn markers only" in out + err, (out, err)
+
+
 def test_the_cli_ingests_a_projects_transcripts(newcomer) -> None:  # noqa: F811 - the fixture
     code, out, err = run_cli("ingest", "--dry-run", str(ROOT))
     assert code == 0, err

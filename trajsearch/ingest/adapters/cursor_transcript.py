@@ -23,7 +23,8 @@ written), the text after the last call a ``respond`` step; outcome unknown unles
 nothing after it (its error, an infrastructure error; not the user's stop, ``User aborted request``, nor
 ``aborted``); trajectory_id = ``cursor-transcript.<id>`` (the file's name, the conversation's id); created_at = the
 first ``<timestamp>``; ``metadata.overview``, ``last_turn_status``; a sub-agent's (``subagents/``) ``is_subagent``
-and ``parent_session_id`` (its parent's id, the folder's name), a run of its own. No model is written.
+and ``parent_session_id`` (its parent's id, the folder's name), a run of its own. No model is written. A file of
+markers alone (the IDE's chat, its messages in ``state.vscdb``: :mod:`cursor_ide`) holds no run: passed over.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, prompt_list, session_trajectory,
                          whole_file)
-from ._common import Context, RecordError, as_dict
+from ._common import Context, PassedOver, RecordError, as_dict
 
 NAME = "cursor-transcript"
 #: A file is one conversation.
@@ -44,6 +45,10 @@ WHOLE_FILE = True
 split = whole_file
 
 _ROLES = ("user", "assistant")
+#: A transcript with no message: the writer writes a turn's end even when it has none of its messages (Cursor's IDE
+#: writes an agent chat's turns' ends there, its messages only in its own store, as a reader of both found).
+_MARKERS_ONLY = "turn markers only"
+
 _TURN_STATUSES = ("success", "error", "aborted")
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 #: A context block Cursor puts in a user's message (``<timestamp>``, ``<workspace>``, ``<user_info>`` ...).
@@ -148,6 +153,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for line in records:
         walk.line(line)
     walk.close()
+    if not any(_is_message(line) for line in records):
+        raise PassedOver(_MARKERS_ONLY, f"a Cursor agent transcript of {_MARKERS_ONLY}: the IDE keeps the chat in its "
+                         "state.vscdb (format cursor-ide)", unit="transcript")
     if walk.task is None:
         raise RecordError("no user query in this Cursor agent transcript (a `user` message with text that is not "
                           "context tags alone)")
