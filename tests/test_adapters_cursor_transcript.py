@@ -42,7 +42,9 @@ def test_a_transcript_is_one_run_its_task_the_first_query_its_steps_the_calls() 
     assert read.thought is None and task.arguments["prompt"] == "Find every caller of parse_line"
     assert patch.arguments["input"].startswith("*** Begin Patch")  # a string input kept
     assert all(s.observation is None and s.error is None for s in run.steps)  # no result is written
-    assert run.metadata["user_prompts"][0] == "Also add a test for CRLF lines."
+    # Cursor's own "Your previous response was interrupted..." is no prompt of the user's
+    assert run.metadata["user_prompts"] == ["Also add a test for CRLF lines."]
+    assert run.metadata["cursor_prompts"] == 1
     # the user's stop mid-run is no error; the error the last turn ended on, with nothing after it, is the run's
     assert run.outcome == Outcome.infra_error and run.failure.error.startswith("Connection error")
 
@@ -56,15 +58,26 @@ def test_a_subagents_transcript_is_a_run_of_its_own_not_steps_of_its_parents() -
     assert "is_subagent" not in parent.metadata and child.outcome == Outcome.unknown
 
 
+def _write(path: Path, *lines: dict) -> Path:
+    """A transcript as Cursor's writer writes it: compact JSON lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    return path
+
+
+def _user(text: str) -> dict:
+    return {"role": "user", "message": {"content": [{"type": "text", "text": text}]}}
+
+
+def _said(*parts: dict) -> dict:
+    return {"role": "assistant", "message": {"content": list(parts)}}
+
+
 def test_a_run_stopped_by_the_user_is_no_error_and_context_alone_is_no_task(tmp_path: Path) -> None:
     def write(name: str, *lines: dict) -> Path:
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        return path
+        return _write(tmp_path / f"{name}.jsonl", *lines)
 
-    def user(text: str) -> dict:
-        return {"role": "user", "message": {"content": [{"type": "text", "text": text}]}}
-
+    user = _user
     said = {"role": "assistant", "message": {"content": [{"type": "text", "text": "Working on it."}]}}
     stopped = write("a", user("<user_query>go</user_query>"), said,
                     {"type": "turn_ended", "status": "error", "error": "User aborted request"})
@@ -86,3 +99,45 @@ def test_the_cli_ingests_a_projects_transcripts(newcomer) -> None:  # noqa: F811
     code, out, err = run_cli("ingest", "--dry-run", str(ROOT))
     assert code == 0, err
     assert out.count("format cursor-transcript; runs 1; rejected 0") == 2, out
+
+
+def test_an_error_turn_followed_by_a_turn_that_ended_well_is_no_error(tmp_path: Path) -> None:
+    """Turn ends come back to back at times (Einsia/agent-git's turn-boundaries.txt): the last one tells."""
+    path = _write(tmp_path / "e.jsonl", _user("<user_query>go</user_query>"), _said({"type": "text", "text": "ok"}),
+                  {"type": "turn_ended", "status": "error", "error": "You have hit your usage limit."},
+                  {"type": "turn_ended", "status": "success"})
+    run = _runs(path)["cursor-transcript.e"]
+    assert run.outcome == Outcome.unknown and run.metadata["last_turn_status"] == "success"
+
+
+def test_cursors_own_texts_are_no_prompts_and_a_forked_subagents_task_is_its_brief(tmp_path: Path) -> None:
+    """Cursor writes a user text itself to wake the agent after a sub-agent; a sub-agent it forked ("Start
+    multitasking") has its parent's history copied before the brief its parent gave it (texts as observed on real
+    transcripts: Einsia/agent-git's synthetic-user-text.txt, a real sub-agent transcript rendered to Markdown)."""
+    parent = _write(tmp_path / "p" / "p.jsonl", _user("<user_query>Start multitasking</user_query>"),
+                    _said({"type": "tool_use", "name": "Task", "input": {"prompt": "You are the forked subagent"}}),
+                    _user("<user_query>\nPerform any necessary follow-up actions in response to the subagent "
+                          "completion above.\n</user_query>"), _said({"type": "text", "text": "Done."}))
+    run = _runs(parent)["cursor-transcript.p"]
+    assert run.task == "Start multitasking" and "user_prompts" not in run.metadata
+    assert run.metadata["cursor_prompts"] == 1
+    child = _write(tmp_path / "p" / "subagents" / "c.jsonl", _user("<user_query>Start multitasking</user_query>"),
+                   _said({"type": "tool_use", "name": "Shell", "input": {"command": "ls"}}),
+                   _user("<user_query>\nYou are the forked subagent; continue executing your task.\n\n"
+                         "Context: verify the Sessions refactor.\n</user_query>"),
+                   _said({"type": "tool_use", "name": "Grep", "input": {"pattern": "sessions/"}}))
+    run = _runs(child)["cursor-transcript.c"]
+    assert run.task == "Context: verify the Sessions refactor." and [s.action for s in run.steps] == ["Grep"]
+    assert run.metadata["forked_subagent"] is True and run.metadata["parent_session_id"] == "p"
+
+
+def test_redacted_thoughts_a_call_with_no_input_and_a_name_with_a_newline(tmp_path: Path) -> None:
+    """The writer joins thinking parts with a newline (two redacted ones: two markers), leaves an undefined
+    ``input`` out, and once wrote a tool name with a path after a newline (potsherd's note)."""
+    path = _write(tmp_path / "r.jsonl", _user("<user_query>go</user_query>"),
+                  _said({"type": "text", "text": "Looking.\n\n[REDACTED]\n[REDACTED]"},
+                        {"type": "tool_use", "name": "NoInput"}),
+                  _said({"type": "tool_use", "name": "Grep path\n/Users/example", "input": {"pattern": "x"}}))
+    first, second = _runs(path)["cursor-transcript.r"].steps
+    assert (first.thought, first.action, first.arguments) == ("Looking.", "NoInput", {})
+    assert second.action == "Grep path"  # its first line: the name as written, less the path

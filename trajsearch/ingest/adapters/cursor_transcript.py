@@ -17,12 +17,15 @@ line of it is one of the stream's. Read from its writer, Cursor's ``TranscriptSt
 - ``{"type": "metadata", "metadata": {"overview"}}`` first, sometimes: a summary of the chat.
 
 Mapping (a file is one run): task = the first user query (later ones ``metadata.user_prompts``; a user message of
-context tags alone is none); steps = each ``tool_use`` (action its ``name``, arguments its ``input``, a string one as
-``{"input": ...}``, thought the text before it less a redacted thought's ``[REDACTED]``; no observation: none is
-written), the text after the last call a ``respond`` step; outcome unknown unless the last turn ended ``error`` with
-nothing after it (its error, an infrastructure error; not the user's stop, ``User aborted request``, nor
-``aborted``); trajectory_id = ``cursor-transcript.<id>`` (the file's name, the conversation's id); created_at = the
-first ``<timestamp>``; ``metadata.overview``, ``last_turn_status``; a sub-agent's (``subagents/``) ``is_subagent``
+context tags alone is none, nor is a text Cursor writes itself, counted in ``metadata.cursor_prompts``; a forked
+sub-agent's task is its parent's brief after ``You are the forked subagent; ...``, the parent's history copied before
+it left out, ``metadata.forked_subagent``); steps = each ``tool_use`` (action its ``name``, arguments its ``input``, a
+string one as ``{"input": ...}``, thought the text before it less a redacted thought's ``[REDACTED]``; no observation:
+none is written), the text after the last call a ``respond`` step; outcome unknown unless the last turn ended
+``error`` with nothing after it, no message nor a turn ended well (its error, an infrastructure error; not the user's
+stop, ``User aborted request``, nor ``aborted``); trajectory_id = ``cursor-transcript.<id>`` (the file's name, the
+conversation's id); created_at = the earliest ``<timestamp>`` (a sub-agent's has none: the file's time);
+``metadata.overview``, ``last_turn_status``; a sub-agent's (``subagents/``) ``is_subagent``
 and ``parent_session_id`` (its parent's id, the folder's name), a run of its own. No model is written. A file of
 markers alone (the IDE's chat, its messages in ``state.vscdb``: :mod:`cursor_ide`) holds no run: passed over.
 """
@@ -55,7 +58,19 @@ _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _CONTEXT_BLOCK = re.compile(r"\s*<([a-z_]+)>.*?</\1>\s*", re.S)
 #: Redacted reasoning: the writer joins an assistant's thinking after its text, and writes ``[REDACTED]`` for one it
 #: was not given (alone, or after the text).
-_REDACTED = re.compile(r"(?:\A|\n\n)\[REDACTED\]\s*\Z")
+_REDACTED = re.compile(r"(?:\A|\n\n)\[REDACTED\](?:\n\[REDACTED\])*\s*\Z")
+#: The openings of the user texts Cursor writes itself (to wake the agent after a sub-agent or background task, or
+#: after an interruption), no prompt of the user's: as observed on real transcripts (Einsia/agent-git's
+#: ``samples/cursor/synthetic-user-text.txt``, 104 files of Cursor IDE 3.13.25; potsherd's format note).
+_CURSOR_OPENINGS = (
+    "Perform any necessary follow-up actions in response to the subagent completion above.",
+    "Briefly inform the user about the task result and perform any follow-up action",
+    "The above subagent result is already visible to the user",
+    "Your previous response was interrupted. Continue from where you left off.",
+)
+#: A forked sub-agent's first own prompt (Cursor's "Start multitasking"): its transcript holds a copy of its
+#: parent's history before it, and the parent's brief after the opening is the sub-agent's task.
+_FORKED = "You are the forked subagent; continue executing your task."
 _USER_STOP = re.compile(r"\bUser aborted\b", re.I)
 _TIMESTAMP = re.compile(r"<timestamp>\s*(.*?)\s*\((UTC|GMT)([+-]\d{1,2})?(?::(\d\d))?\)\s*</timestamp>", re.S)
 
@@ -116,6 +131,8 @@ class _Walk(PromptedSteps):
         self.times: list[datetime] = []
         self.overview: str | None = None
         self.turn_status: str | None = None
+        self.cursor_prompts = 0
+        self.forked = False
 
     def line(self, record: dict[str, Any]) -> None:
         if record.get("type") == "metadata":
@@ -124,8 +141,7 @@ class _Walk(PromptedSteps):
             self.turn_status = as_str(record.get("status"))
             error = as_str(record.get("error")) or "Cursor ended the turn on an error"
             # the user's stop is no error of the run's (``aborted``, or ``error`` saying so: "User aborted request")
-            if self.turn_status == "error" and not _USER_STOP.search(error):
-                self.last_error = error
+            self.last_error = error if self.turn_status == "error" and not _USER_STOP.search(error) else None
         elif _is_message(record):
             self.last_error = None  # work after an error: it was not the run's end
             content = record["message"]["content"]
@@ -133,7 +149,12 @@ class _Walk(PromptedSteps):
                 text = _text(content)
                 if at := _timestamp(text):
                     self.times.append(at)
-                if prompt := _prompt(text):
+                prompt = _prompt(text)
+                if prompt.startswith(_FORKED):
+                    self._fork(prompt)
+                elif prompt.startswith(_CURSOR_OPENINGS):
+                    self.cursor_prompts += 1
+                elif prompt:
                     self.flush()
                     self.prompt(prompt)
                 return
@@ -142,9 +163,17 @@ class _Walk(PromptedSteps):
                 if part.get("type") == "text" and (said := _REDACTED.sub("", as_str(part.get("text")) or "").strip()):
                     self.say(said)
                 elif part.get("type") == "tool_use":
-                    given = part.get("input")  # ApplyPatch's is the patch's text
-                    self.open_call(None, as_str(part.get("name")) or "tool",
-                                   given if isinstance(given, dict) else {"input": given})
+                    given = part.get("input")  # ApplyPatch's is the patch's text; none is left out
+                    name = (as_str(part.get("name")) or "").strip().partition("\n")[0] or "tool"
+                    self.open_call(None, name, given if isinstance(given, dict) else {} if given is None
+                                   else {"input": given})
+
+    def _fork(self, prompt: str) -> None:
+        """A forked sub-agent's own start: what came before is its parent's history copied, not its run."""
+        overview = self.overview
+        _Walk.__init__(self)
+        self.overview, self.forked = overview, True
+        self.prompt(prompt.removeprefix(_FORKED).strip() or prompt)
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -169,6 +198,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "overview": walk.overview,
         "last_turn_status": walk.turn_status,
         "user_prompts": prompt_list(walk.prompts) or None,
+        "cursor_prompts": walk.cursor_prompts or None,
+        "forked_subagent": walk.forked or None,
     }
     return session_trajectory(
         ctx, run_id=f"{NAME}.{path.stem}", task=walk.task, model_id=None, steps=walk.steps, metadata=metadata,
