@@ -133,11 +133,15 @@ def test_cursors_own_texts_are_no_prompts_and_a_forked_subagents_task_is_its_bri
 
 def test_redacted_thoughts_a_call_with_no_input_and_a_name_with_a_newline(tmp_path: Path) -> None:
     """The writer joins thinking parts with a newline (two redacted ones: two markers), leaves an undefined
-    ``input`` out, and once wrote a tool name with a path after a newline (potsherd's note)."""
+    ``input`` out, and once wrote a tool name with a path after a newline (potsherd's note); a user may type the
+    query tag's text."""
     path = _write(tmp_path / "r.jsonl", _user("<user_query>go</user_query>"),
                   _said({"type": "text", "text": "Looking.\n\n[REDACTED]\n[REDACTED]"},
                         {"type": "tool_use", "name": "NoInput"}),
-                  _said({"type": "tool_use", "name": "Grep path\n/Users/example", "input": {"pattern": "x"}}))
-    first, second = _runs(path)["cursor-transcript.r"].steps
+                  _said({"type": "tool_use", "name": "Grep path\n/Users/example", "input": {"pattern": "x"}}),
+                  _user("<user_query>\nwhy does </user_query> end it?\n</user_query>\n<user_query>and</user_query>"))
+    run = _runs(path)["cursor-transcript.r"]
+    assert run.metadata["user_prompts"] == ["why does </user_query> end it? and"]  # the tag's text in a query
+    first, second = run.steps
     assert (first.thought, first.action, first.arguments) == ("Looking.", "NoInput", {})
     assert second.action == "Grep path"  # its first line: the name as written, less the path

@@ -53,7 +53,6 @@ _ROLES = ("user", "assistant")
 _MARKERS_ONLY = "turn markers only"
 
 _TURN_STATUSES = ("success", "error", "aborted")
-_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 #: A context block Cursor puts in a user's message (``<timestamp>``, ``<workspace>``, ``<user_info>`` ...).
 _CONTEXT_BLOCK = re.compile(r"\s*<([a-z_]+)>.*?</\1>\s*", re.S)
 #: Redacted reasoning: the writer joins an assistant's thinking after its text, and writes ``[REDACTED]`` for one it
@@ -103,8 +102,10 @@ def _text(content: list[Any]) -> str:
 
 
 def _prompt(text: str) -> str:
-    """What the user typed: the ``<user_query>`` blocks, else the text less its context blocks (none: context)."""
-    queries = _QUERY.findall(text)
+    """What the user typed: the ``<user_query>`` blocks, else the text less its context blocks (none: context). A
+    block ends at the last ``</user_query>`` before the next block: the user's words may hold the tag's text."""
+    queries = [body.rpartition("</user_query>")[0].strip() for body in text.split("<user_query>")[1:]
+               if "</user_query>" in body]
     return "\n\n".join(q for q in queries if q) if queries else _CONTEXT_BLOCK.sub("\n", text).strip()
 
 
