@@ -43,7 +43,8 @@ A tool's result opens with ``<system>message</system>``: ``<system>ERROR: messag
 (then its output); Kimi before 2025-10-30 wrote a failure's bare message, told by the tools' own words (the shell's
 ``Command failed with exit code: N.``, ``Command killed by timeout (Ns)``, a file tool's ``... is not a file.``,
 ``Failed to ...``: ``_TOOL_ERROR_2025``); a call the user rejected, ``The tool call is rejected by the user.`` in either
-form, was not run (``not_run``, the user's feedback kept).
+form, was not run (``not_run``, the user's feedback kept), as was one a ``PreToolUse`` hook blocked (``_HOOK_BLOCKED``:
+told by the wire log's ``ToolResult``, else by Kimi's own words for a block giving no reason).
 
 Mapping: a file is one run; task = the first user text (later ones ``metadata.user_prompts``; Kimi's own user
 messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; a
@@ -119,6 +120,12 @@ _KILLED = re.compile(r"\ACommand killed by timeout")
 #: A call the user rejected when asked to approve it (``tools/utils.ToolRejectedError``, ``soul/approval.py``): not
 #: run; its message the same in the 2025 bare form, the user's feedback after it since 2026.
 _REJECTED = re.compile(r"\AThe tool call is rejected by the user\.(?: User feedback: (?P<feedback>.+))?", re.S)
+#: A call a ``PreToolUse`` hook blocked (``soul/toolset.py``, since 1.28.0, 2026-03: a hook exiting 2, its stderr the
+#: reason, or denying in JSON, its ``permissionDecisionReason``): never run, its result a ``ToolError`` of the hook's
+#: reason, this message when it gave none, and of the brief ``Hook blocked``, which only the wire log's ``ToolResult``
+#: keeps. Kimi Code writes the same message (``session/hooks/engine.ts``), else the hook's reason alone, unmarked.
+_HOOK_BLOCKED = "Blocked by PreToolUse hook"
+_HOOK_BRIEF = "Hook blocked"
 _TOOL_ERROR_2025 = re.compile(
     r"\A(?:`[^`]*` (?:is not an absolute path|(?:parent directory )?does not exist|is not a (?:file|directory)"
     r"|is outside the working directory)\.|Pattern `[^`]*` starts with '\*\*'|Failed to |No valid hunks found"
@@ -228,9 +235,18 @@ def _failure(said: str, output: str, command: str | None) -> str | None:
     if rejected := _REJECTED.match(message):
         feedback = (rejected["feedback"] or "").strip()
         return not_run("rejected by the user" + (f": {short(feedback, 300, keep='head')}" if feedback else ""))
+    if failed and message.strip() == _HOOK_BLOCKED:  # a hook's block that gave no reason (the wire log tells others)
+        return _hook_blocked("")
     if not failed and not _TOOL_ERROR_2025.match(message):
         return None
     return short(message.strip().splitlines()[0], 500, keep="head") if message.strip() else error_line(output)
+
+
+def _hook_blocked(reason: str) -> str:
+    """The error of a call a ``PreToolUse`` hook blocked (:data:`_HOOK_BLOCKED`): not run, the hook's reason kept, as
+    OpenHands' hook rejection reads."""
+    reason = "" if reason.strip() == _HOOK_BLOCKED else reason.strip()
+    return not_run("blocked by a hook" + (f": {short(reason, 300, keep='head')}" if reason else ""))
 
 
 class _Session(SessionSteps):
@@ -291,13 +307,19 @@ class _Wire:
     turns: list[tuple[datetime, str]] = field(default_factory=list)
     called: dict[str, list[datetime]] = field(default_factory=dict)
     answered: dict[str, list[datetime]] = field(default_factory=dict)
+    #: each ToolResult's hook block by call id, in order: the hook's reason (``_HOOK_BRIEF``), else None
+    blocked: dict[str, list[str | None]] = field(default_factory=dict)
 
     def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
-        """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult."""
+        """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult;
+        a call the n-th ToolResult says a hook blocked was not run (the context file holds the hook's reason alone)."""
         for call_id, steps in calls.items():
             started, ended = self.called.get(call_id, ()), self.answered.get(call_id, ())
             for step, start, end in islice(zip_longest(steps, started, ended), len(steps)):
                 step.update(started_at=start, ended_at=end)
+            for step, reason in zip(steps, self.blocked.get(call_id, ())):
+                if reason is not None:
+                    step["error"] = _hook_blocked(reason)
 
     def start(self, task: str, calls: dict[str, list[dict[str, Any]]]) -> datetime | None:
         """The run's start: the turn its task was typed in; a task the user typed in no turn (a compacted file's
@@ -341,6 +363,12 @@ def _wire(source: Path) -> _Wire:
                     wire.called.setdefault(payload["id"], []).append(when)
                 elif message.get("type") == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
                     wire.answered.setdefault(payload["tool_call_id"], []).append(when)
+                    value = as_dict(payload.get("return_value"))
+                    hooked = value.get("is_error") is True and any(
+                        as_dict(block).get("type") == "brief" and as_dict(block).get("text") == _HOOK_BRIEF
+                        for block in as_list(value.get("display")))
+                    wire.blocked.setdefault(payload["tool_call_id"], []).append(
+                        as_str(value.get("message")) or "" if hooked else None)
     except OSError as exc:
         log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
     return wire
@@ -462,6 +490,8 @@ class _CodeSession(_Session):
                 return
             if rejected := _CODE_NOT_RUN.match(output):  # rejected or denied: the message is the whole output
                 step["error"] = not_run(rejected["reason"])
+            elif output.strip() == _HOOK_BLOCKED:  # a hook's block giving no reason (one giving its own reads as
+                step["error"] = _hook_blocked("")  # a failure: the log keeps no other mark of it)
             elif _CODE_INTERRUPTED.match(output):
                 step["error"] = INTERRUPTED
             else:  # the error's message ends the output (``ToolResultBuilder.error``)

@@ -1,0 +1,66 @@
+"""Kimi CLI: calls a ``PreToolUse`` hook blocked (``soul/toolset.py``: a ``ToolError`` of the hook's reason, brief
+``Hook blocked``). The session is a real one kimi-cli 1.49.0 (PyPI) wrote with its own scripted model and three
+blocking hooks (``tests/fixtures/kimi-cli/.aud36/``: its README and ``mk_kimi_hooks.py`` say how)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from trajsearch.actions import NOT_RUN
+from trajsearch.ingest.read import read_inputs
+
+from test_adapters_kimi_cli import KIMI_CODE, TYPED, _append, _events
+
+SESSION = "5a91ff94-3c31-458e-95b1-522156cbbbae"
+FOLDER = (Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud36" / ".kimi" / "sessions"
+          / "c23cf27c6cc6df261acb9c8526c8c657" / SESSION)
+
+
+def _run(path: Path):
+    results = list(read_inputs([path]))
+    assert len(results) == 1 and results[0].ok, [r.error for r in results]
+    return results[0].trajectory
+
+
+def test_a_call_a_hook_blocked_is_not_run_with_the_hooks_reason() -> None:
+    """Bug: the three calls the hooks blocked (one exiting 2 with its reason on stderr, one denying in JSON, one
+    giving no reason) were read as the shell's failures ("rm -rf is not allowed in this repository"), as if run.
+    They never ran: each is a step saying a hook blocked it, the hook's reason kept; the call run after is as read."""
+    run = _run(FOLDER / "context.jsonl")
+    assert run.trajectory_id == f"kimi-cli.{SESSION}"
+    assert run.task == "clean the build folder, push, then show notes.txt"
+    assert [(s.action, (s.arguments or {}).get("command"), s.error) for s in run.steps] == [
+        ("Shell", "rm -rf build", f"{NOT_RUN}blocked by a hook: rm -rf is not allowed in this repository"),
+        ("Shell", "git push origin main", f"{NOT_RUN}blocked by a hook: pushing is reserved for CI"),
+        ("Shell", "curl -s https://example.com", f"{NOT_RUN}blocked by a hook"),
+        ("Shell", "cat notes.txt", None),
+        ("respond", None, None)]
+    assert run.steps[0].observation == "<system>ERROR: rm -rf is not allowed in this repository</system>"
+
+
+def test_without_its_wire_log_a_block_giving_no_reason_is_still_told(tmp_path: Path) -> None:
+    """Bug: the context file alone (before 2025-11-26 no wire log; or copied without it) keeps a hook's block as a
+    tool's ``ERROR:``; the one Kimi words itself, ``Blocked by PreToolUse hook`` (the hook gave no reason), was read
+    as the tool's failure. A reason the hook gave is the hook's own words, told by the wire log alone."""
+    session = tmp_path / SESSION
+    session.mkdir()
+    shutil.copy(FOLDER / "context.jsonl", session)
+    run = _run(session / "context.jsonl")
+    assert [s.error for s in run.steps[:3]] == [
+        "rm -rf is not allowed in this repository", "pushing is reserved for CI", f"{NOT_RUN}blocked by a hook"]
+
+
+def test_a_kimi_code_call_a_hook_blocked_giving_no_reason_is_not_run(tmp_path: Path) -> None:
+    """Bug: Kimi Code words a ``PreToolUse`` hook's block that gave no reason as the Python CLI does (``Blocked by
+    PreToolUse hook``, ``session/hooks/engine.ts``: a permission deny, the call never run); it was read as the tool's
+    failure. (A reason the hook gave is its output alone, unmarked: read as a failure, see the README.)"""
+    session = tmp_path / "s3"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    _append(session / "agents" / "main" / "wire.jsonl", TYPED, *_events(
+        {"type": "tool.call", "toolCallId": "c1", "name": "Bash", "args": {"command": "curl -s https://example.com"}},
+        {"type": "tool.result", "toolCallId": "c1", "result": {"output": "Blocked by PreToolUse hook",
+                                                                "isError": True}}))
+    run = _run(session / "agents" / "main" / "wire.jsonl")
+    assert run.trajectory_id == "kimi-cli.s3"
+    assert run.steps[-1].action == "Bash" and run.steps[-1].error == f"{NOT_RUN}blocked by a hook"
