@@ -302,7 +302,7 @@ class _Session(SessionSteps):
 @dataclass
 class _Wire:
     """The times of a wire log: each turn's start and its user's words, each tool call's starts and ends by id, in
-    order (a provider numbering calls per turn, ``Shell:0``, uses an id again)."""
+    order (a provider numbering calls per turn, ``Shell:0``, uses an id again); and the calls a hook blocked."""
 
     turns: list[tuple[datetime, str]] = field(default_factory=list)
     called: dict[str, list[datetime]] = field(default_factory=dict)
@@ -368,7 +368,7 @@ def _wire(source: Path) -> _Wire:
                         as_dict(block).get("type") == "brief" and as_dict(block).get("text") == _HOOK_BRIEF
                         for block in as_list(value.get("display")))
                     wire.blocked.setdefault(payload["tool_call_id"], []).append(
-                        as_str(value.get("message")) or "" if hooked else None)
+                        (as_str(value.get("message")) or "") if hooked else None)
     except OSError as exc:
         log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
     return wire
