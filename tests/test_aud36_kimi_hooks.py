@@ -4,6 +4,7 @@ blocking hooks (``tests/fixtures/kimi-cli/.aud36/``: its README and ``mk_kimi_ho
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -64,3 +65,38 @@ def test_a_kimi_code_call_a_hook_blocked_giving_no_reason_is_not_run(tmp_path: P
     run = _run(session / "agents" / "main" / "wire.jsonl")
     assert run.trajectory_id == "kimi-cli.s3"
     assert run.steps[-1].action == "Bash" and run.steps[-1].error == f"{NOT_RUN}blocked by a hook"
+
+
+def test_after_clear_a_call_of_a_reused_id_that_ran_is_not_taken_for_a_block(tmp_path: Path) -> None:
+    """Bug: every context file of a session is read with its one wire log, the n-th result of an id taken for the
+    n-th step of it; Kimi numbers ids again after ``/clear`` (``Shell:0``), so a call that ran in the new context file
+    took the first file's hook block (not run, another call's reason). A block is taken only where the context file's
+    result agrees. The session: .aud36's, its calls renamed Kimi's way, then a turn after ``/clear`` (hand-built)."""
+    session = tmp_path / SESSION
+    session.mkdir()
+    for name in ("context.jsonl", "wire.jsonl"):
+        text = (FOLDER / name).read_text()
+        for n in range(4, 0, -1):
+            text = text.replace(f'"tc{n}"', f'"Shell:{n - 1}"')
+        (session / ("context_1.jsonl" if name == "context.jsonl" else name)).write_text(text)
+    (session / "context.jsonl").write_text("\n".join(json.dumps(record) for record in (
+        {"role": "_system_prompt", "content": "You are Kimi Code CLI."}, {"role": "_checkpoint", "id": 0},
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": [], "tool_calls": [
+            {"type": "function", "id": "Shell:0", "function": {"name": "Shell", "arguments": '{"command": "ls"}'}}]},
+        {"role": "tool", "content": "<system>Command executed successfully.</system>\na\nb", "tool_call_id": "Shell:0"},
+        {"role": "assistant", "content": "done."})) + "\n")
+    with (session / "wire.jsonl").open("a") as wire:
+        for kind, payload in (
+                ("TurnBegin", {"user_input": "list files"}),
+                ("ToolCall", {"type": "function", "id": "Shell:0",
+                              "function": {"name": "Shell", "arguments": '{"command": "ls"}'}}),
+                ("ToolResult", {"tool_call_id": "Shell:0", "return_value": {
+                    "is_error": False, "output": "a\nb", "message": "Command executed successfully.", "display": []}})):
+            wire.write(json.dumps({"timestamp": 1796681400.0, "message": {"type": kind, "payload": payload}}) + "\n")
+    after = _run(session / "context.jsonl")
+    assert [(s.action, s.error) for s in after.steps] == [("Shell", None), ("respond", None)]
+    before = _run(session / "context_1.jsonl")
+    assert [s.error for s in before.steps[:3]] == [
+        f"{NOT_RUN}blocked by a hook: rm -rf is not allowed in this repository",
+        f"{NOT_RUN}blocked by a hook: pushing is reserved for CI", f"{NOT_RUN}blocked by a hook"]

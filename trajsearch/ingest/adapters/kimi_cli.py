@@ -242,6 +242,14 @@ def _failure(said: str, output: str, command: str | None) -> str | None:
     return short(message.strip().splitlines()[0], 500, keep="head") if message.strip() else error_line(output)
 
 
+def _said_error(observation: str | None) -> str | None:
+    """The message of a failed tool's result as the context file keeps it (``<system>ERROR: message</system>``);
+    None for a result that is no failure."""
+    head = _SYSTEM.match(observation or "")
+    failed = _ERROR.match(head["message"]) if head else None
+    return failed["message"] if failed else None
+
+
 def _hook_blocked(reason: str) -> str:
     """The error of a call a ``PreToolUse`` hook blocked (:data:`_HOOK_BLOCKED`): not run, the hook's reason kept, as
     OpenHands' hook rejection reads."""
@@ -307,19 +315,23 @@ class _Wire:
     turns: list[tuple[datetime, str]] = field(default_factory=list)
     called: dict[str, list[datetime]] = field(default_factory=dict)
     answered: dict[str, list[datetime]] = field(default_factory=dict)
-    #: each ToolResult's hook block by call id, in order: the hook's reason (``_HOOK_BRIEF``), else None
+    #: each ToolResult's hook block by call id, in order: the hook's reason (``_HOOK_BRIEF``; "" when not a string),
+    #: else None
     blocked: dict[str, list[str | None]] = field(default_factory=dict)
 
     def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
         """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult;
-        a call the n-th ToolResult says a hook blocked was not run (the context file holds the hook's reason alone)."""
+        a call the n-th ToolResult says a hook blocked was not run (the context file holds the hook's reason alone),
+        if its context result agrees: Kimi numbers ids again after ``/clear`` (``Shell:0``), and every context file
+        of a session is read with its one wire log, so the n-th result of an id may be another file's call."""
         for call_id, steps in calls.items():
             started, ended = self.called.get(call_id, ()), self.answered.get(call_id, ())
             for step, start, end in islice(zip_longest(steps, started, ended), len(steps)):
                 step.update(started_at=start, ended_at=end)
             for step, reason in zip(steps, self.blocked.get(call_id, ())):
-                if reason is not None:
-                    step["error"] = _hook_blocked(reason)
+                said = _said_error(step.get("observation"))
+                if reason is not None and said is not None and (not reason or said.strip() == reason.strip()):
+                    step["error"] = _hook_blocked(said)
 
     def start(self, task: str, calls: dict[str, list[dict[str, Any]]]) -> datetime | None:
         """The run's start: the turn its task was typed in; a task the user typed in no turn (a compacted file's
