@@ -274,7 +274,7 @@ def test_a_session_kimi_code_imported_from_the_python_cli_is_its_run_and_keeps_i
     assert hook.task == "run echo hi" and "user_prompts" not in hook.metadata  # the reminder is Kimi's own
     assert hook.metadata["imported_from_session_id"] == "with-tool-calls"
     assert [(s.action, s.arguments, s.error) for s in hook.steps] == [
-        ("Shell", {"command": "echo hi"}, "Shell blocked by hook")]
+        ("Shell", {"command": "echo hi"}, f"{NOT_RUN}blocked by a hook: Shell blocked by hook")]
     recent = runs["kimi-cli.ses_recent-protocol-1.10"]
     assert recent.task == "hi" and recent.metadata["user_prompts"] == ["探索这个项目"]
     assert recent.steps[0].arguments == {"content": "Hello! How can I help you today?"}

@@ -11,7 +11,7 @@ from pathlib import Path
 from trajsearch.actions import NOT_RUN
 from trajsearch.ingest.read import read_inputs
 
-from test_adapters_kimi_cli import KIMI_CODE, TYPED, _append, _events
+from test_adapters_kimi_cli import IMPORTED, KIMI_CODE, TYPED, _append, _events
 
 SESSION = "5a91ff94-3c31-458e-95b1-522156cbbbae"
 FOLDER = (Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud36" / ".kimi" / "sessions"
@@ -100,3 +100,12 @@ def test_after_clear_a_call_of_a_reused_id_that_ran_is_not_taken_for_a_block(tmp
     assert [s.error for s in before.steps[:3]] == [
         f"{NOT_RUN}blocked by a hook: rm -rf is not allowed in this repository",
         f"{NOT_RUN}blocked by a hook: pushing is reserved for CI", f"{NOT_RUN}blocked by a hook"]
+
+
+def test_a_call_a_hook_blocked_in_a_session_kimi_code_imported_is_not_run() -> None:
+    """Bug: Kimi Code's import of a Python CLI session (.fixaud33: its migration's own output of its fixture
+    ``with-tool-calls``) keeps the wire log's brief of a blocked call as ``toolCallDisplays`` "Hook blocked"; the
+    call was read as the tool's failure, unlike the session before its import."""
+    run = _run(IMPORTED / "ses_with-tool-calls" / "agents" / "main" / "wire.jsonl")
+    assert run.trajectory_id == "kimi-cli.ses_with-tool-calls"
+    assert [(s.action, s.error) for s in run.steps] == [("Shell", f"{NOT_RUN}blocked by a hook: Shell blocked by hook")]

@@ -462,20 +462,30 @@ class _CodeSession(_Session):
         self.other_prompts: list[str] = []  # prompts of another origin (a skill's, a sub-agent's, a reminder)
         self.model: str | None = None
         self.imported = False
+        self.hooked: set[str] = set()  # imported calls a hook blocked (``toolCallDisplays``)
 
     def message(self, message: dict[str, Any]) -> None:
         """A message Kimi Code imported from the Python CLI (``migration-legacy``: the Python file's messages as
         ``context.append_message`` records of protocol 1.0, a call ``toolCalls`` [{type, id, function}], a tool's
         ``toolCallId``), read as the Python CLI's own; the result the import writes for a call the Python file left
-        unanswered is none, so the call stays never answered, as the Python file reads."""
+        unanswered is none, so the call stays never answered, as the Python file reads. A call a hook blocked is
+        told by the wire log's brief the import keeps (``tool-call-display.ts``: ``toolCallDisplays`` {id: {kind
+        generic, summary ``Hook blocked``}}), as the Python CLI's is by its wire log (:meth:`_Wire.time`)."""
         self.imported = True
         role = message.get("role")
         if role == "user":
             self.user(message.get("content"))
         elif role == "assistant":
             self.assistant({**message, "tool_calls": message.get("toolCalls")})
+            self.hooked.update(call_id for call_id, display in as_dict(message.get("toolCallDisplays")).items()
+                               if as_dict(display).get("kind") == "generic"
+                               and as_dict(display).get("summary") == _HOOK_BRIEF)
         elif role == "tool" and parts_text(message.get("content")) != _IMPORT_UNANSWERED:
-            self.result({**message, "tool_call_id": message.get("toolCallId")})
+            call_id = as_str(message.get("toolCallId"))
+            step = self.by_call.get(call_id) if call_id else None
+            self.result({**message, "tool_call_id": call_id})
+            if step is not None and call_id in self.hooked and (said := _said_error(step["observation"])) is not None:
+                step["error"] = _hook_blocked(said)
 
     def prompt(self, record: dict[str, Any]) -> None:
         text = parts_text(record.get("input")).strip()
