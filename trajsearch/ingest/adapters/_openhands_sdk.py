@@ -57,7 +57,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import UNNAMED_TOOL, not_run
+from trajsearch.actions import UNNAMED_TOOL, blocked_by_hook, not_run
 
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
@@ -93,6 +93,8 @@ STATE_UPDATE = "ConversationStateUpdateEvent"  # a state sync the SDK logs: stam
 #: What a hook wrote when it ran (``hooks/conversation_hooks.py``, ``emit_hook_events``): logged just before the event
 #: it judged was, so stamped with the leaf that event then hangs off too, a sibling of it off the branch.
 HOOK_EVENT = "HookExecutionEvent"
+#: The SDK's reason for a hook's block when the hook gave none (``hooks/manager.py``, ``conversation_hooks.py``).
+HOOK_BLOCKED = "Blocked by hook"
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
     "SystemPromptEvent", "SystemPromptUpdateEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
@@ -501,7 +503,7 @@ def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
             or event.get("blocked") is not True or not as_str(event.get("message_id")):
         return None
     reason = (as_str(event.get("reason")) or as_str(event.get("stderr")) or "").strip()
-    return event["message_id"], short(reason, 200) if reason else "Blocked by hook"
+    return event["message_id"], short(reason, 200) if reason else HOOK_BLOCKED
 
 
 def ends_turn(event: dict[str, Any]) -> bool:
@@ -581,10 +583,12 @@ def observation_error(observation: dict[str, Any], text: str) -> str | None:
 
 
 def rejection(event: dict[str, Any]) -> str:
-    """The error of a call the user or a hook rejected (``UserRejectObservation``): it never ran."""
-    who = "blocked by a hook" if event.get("rejection_source") == "hook" else "rejected by the user"
-    reason = str(event.get("rejection_reason") or "").strip()
-    return not_run(who + (f": {short(reason, 200)}" if reason else ""))
+    """The error of a call the user or a hook rejected (``UserRejectObservation``): it never ran; a hook's block
+    that gave no reason has the SDK's own words (:data:`HOOK_BLOCKED`), dropped."""
+    reason = short(str(event.get("rejection_reason") or "").strip(), 200)
+    if event.get("rejection_source") == "hook":
+        return blocked_by_hook(reason, HOOK_BLOCKED)
+    return not_run("rejected by the user" + (f": {reason}" if reason else ""))
 
 
 def status_of(event: dict[str, Any]) -> str | None:

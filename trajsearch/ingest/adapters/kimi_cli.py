@@ -73,7 +73,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, not_run
+from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, blocked_by_hook, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
@@ -251,10 +251,8 @@ def _said_error(observation: str | None) -> str | None:
 
 
 def _hook_blocked(reason: str) -> str:
-    """The error of a call a ``PreToolUse`` hook blocked (:data:`_HOOK_BLOCKED`): not run, the hook's reason kept, as
-    OpenHands' hook rejection reads."""
-    reason = "" if reason.strip() == _HOOK_BLOCKED else reason.strip()
-    return not_run("blocked by a hook" + (f": {short(reason, 300, keep='head')}" if reason else ""))
+    """The error of a call a ``PreToolUse`` hook blocked (:data:`_HOOK_BLOCKED`): not run, the hook's reason kept."""
+    return blocked_by_hook(short(reason.strip(), 300, keep="head"), _HOOK_BLOCKED)
 
 
 class _Session(SessionSteps):
