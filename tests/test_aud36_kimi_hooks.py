@@ -55,7 +55,8 @@ def test_without_its_wire_log_a_block_giving_no_reason_is_still_told(tmp_path: P
 def test_a_kimi_code_call_a_hook_blocked_giving_no_reason_is_not_run(tmp_path: Path) -> None:
     """Bug: Kimi Code words a ``PreToolUse`` hook's block that gave no reason as the Python CLI does (``Blocked by
     PreToolUse hook``, ``session/hooks/engine.ts``: a permission deny, the call never run); it was read as the tool's
-    failure. (A reason the hook gave is its output alone, unmarked: read as a failure, see the README.)"""
+    failure. (A reason the hook gave is its output alone, unmarked: read as a failure, see the README.) The block's
+    records are hand-built on Kimi Code's sample session (``.aud33``): no real one was found."""
     session = tmp_path / "s3"
     shutil.copytree(KIMI_CODE / "sample-main", session)
     _append(session / "agents" / "main" / "wire.jsonl", TYPED, *_events(
