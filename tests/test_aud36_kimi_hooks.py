@@ -110,3 +110,16 @@ def test_a_call_a_hook_blocked_in_a_session_kimi_code_imported_is_not_run() -> N
     run = _run(IMPORTED / "ses_with-tool-calls" / "agents" / "main" / "wire.jsonl")
     assert run.trajectory_id == "kimi-cli.ses_with-tool-calls"
     assert [(s.action, s.error) for s in run.steps] == [("Shell", f"{NOT_RUN}blocked by a hook: Shell blocked by hook")]
+
+
+def test_a_block_whose_wire_message_is_no_string_keeps_the_reason_the_context_file_holds(tmp_path: Path) -> None:
+    """Bug: the reason was taken from the wire log's ``message``; one not a string (a damaged log: 42 here) lost it.
+    The context file holds the reason the agent was told: it is taken from there."""
+    session = tmp_path / SESSION
+    session.mkdir()
+    shutil.copy(FOLDER / "context.jsonl", session)
+    wire = (FOLDER / "wire.jsonl").read_text()
+    (session / "wire.jsonl").write_text(wire.replace('"message": "rm -rf is not allowed in this repository"',
+                                                     '"message": 42'))
+    run = _run(session / "context.jsonl")
+    assert run.steps[0].error == f"{NOT_RUN}blocked by a hook: rm -rf is not allowed in this repository"
