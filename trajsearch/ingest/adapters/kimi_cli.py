@@ -44,7 +44,8 @@ A tool's result opens with ``<system>message</system>``: ``<system>ERROR: messag
 ``Command failed with exit code: N.``, ``Command killed by timeout (Ns)``, a file tool's ``... is not a file.``,
 ``Failed to ...``: ``_TOOL_ERROR_2025``); a call the user rejected, ``The tool call is rejected by the user.`` in either
 form, was not run (``not_run``, the user's feedback kept), as was one a ``PreToolUse`` hook blocked (``_HOOK_BLOCKED``:
-told by the wire log's ``ToolResult``, else by Kimi's own words for a block giving no reason).
+told by the wire log's ``ToolResult`` where the result agrees, by a Kimi Code import's ``toolCallDisplays``, else by
+Kimi's own words for a block giving no reason).
 
 Mapping: a file is one run; task = the first user text (later ones ``metadata.user_prompts``; Kimi's own user
 messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; a
