@@ -32,6 +32,14 @@ Mapping
   these are exactly the ones its own report leaves out of ``generated``); no ``extract_status.json``: unknown.
   created_at: the folder name's start time.
 - trajectory_id: ``autocoderover.<folder name>``: one folder per attempt at a task.
+
+AutoCodeRover 2.x (AutoCodeRoverSG/auto-code-rover, 2024-06 on: ``app/inference.py``, ``agents/``) keeps each of a
+task folder's overall retries in ``output_<n>/``: the reproducer's ``conv_reproducible.json`` and ``conv_test_<n>.json``,
+the search rounds' ``search/search_round_<n>.json``, the patch agent's ``conv_patch_<n>.json`` (each request its own
+thread), the reviewer's ``conv_review_*.json``, ``extract_status.json``; ``selected_patch.json`` and ``meta.json`` and
+``cost.json`` at the top. The folder is one run read as above: each retry's threads in that order (the search's
+longest), their assistant messages the steps; its retries' ``extract_status.json`` its outcome (a folder with none,
+a retry that wrote no patch: unknown); every other file of it passed over.
 """
 
 from __future__ import annotations
@@ -65,6 +73,13 @@ _ISSUE = re.compile(r"<issue>(.*?)</issue>", re.S)
 _RESULT = re.compile(r"^Result of (\w+)\((.*?)\):\s*$", re.M)
 
 
+#: A 2.x retry's folder (``output_<n>``) and the threads it saves, in the order its agents run.
+_RETRY = re.compile(r"output_(\d+)")
+_RETRY_THREADS = ("conv_reproducible.json", "conv_test_*.json", "search/search_round_*.json", "conv_patch_*.json",
+                  "conv_review_*.json")
+_NUMBER = re.compile(r"(\d+)")
+
+
 def matches(record: Any) -> bool:
     """Never by content: a ``{role, content}`` message list is many tools' shape; a task folder is told by its
     files' names (``run_folder``)."""
@@ -75,16 +90,52 @@ def _threads(folder: Path) -> list[Path]:
     return [p for p in folder.iterdir() if _THREAD.fullmatch(p.name) and p.is_file()]
 
 
+def _is_retry(folder: Path) -> bool:
+    """A 2.x retry's folder: ``output_<n>`` holding the ``meta.json`` ACR copies in, a thread, or its ``search/``."""
+    return bool(_RETRY.fullmatch(folder.name)) and folder.is_dir() and (
+        (folder / META).is_file() or (folder / "search").is_dir() or any(folder.glob("conv_*.json")))
+
+
+def _retries(folder: Path) -> list[Path]:
+    """A 2.x task folder's retry folders (``output_<n>``), in order; none in a 1.x one. Told by its first
+    (``output_0``: ACR's retries count from 0) before the folder is listed, as a walk asks this of every folder."""
+    if not ((folder / META).is_file() and _is_retry(folder / "output_0")):
+        return []
+    return sorted((p for p in folder.iterdir() if _is_retry(p)), key=lambda p: int(p.name.split("_")[1]))
+
+
+def _numbered(paths: Any) -> list[Path]:
+    return sorted((p for p in paths if p.is_file()), key=lambda p: [int(n) if n.isdigit() else n
+                                                                 for n in _NUMBER.split(p.name)])
+
+
+def _retry_threads(retry: Path) -> list[Path]:
+    """A 2.x retry's threads, in the order its agents ran (reproducer, search, patch, review)."""
+    return [p for pattern in _RETRY_THREADS for p in _numbered(retry.glob(pattern))]
+
+
+def _task_folder_v2(path: Path) -> Path | None:
+    """The 2.x task folder ``path`` is, or lies in (a retry's file or folder, its ``search/``)."""
+    for folder in (path, *list(path.parents)[:3]):
+        if folder.is_dir() and _retries(folder):
+            return folder
+    return None
+
+
 def run_folder(path: Path) -> Path | None:
-    """The task folder ``path`` stands for: one holding a ``conversation_round_<n>.json`` (or that file itself)."""
+    """The task folder ``path`` stands for: one holding a ``conversation_round_<n>.json`` (or that file itself), or
+    a 2.x one holding ``meta.json`` and its retries' ``output_<n>/``."""
     folder = path.parent if path.is_file() and _THREAD.fullmatch(path.name) else path
-    if not folder.is_dir():
-        return None
-    return folder if any(p.name.startswith("conversation_round_") for p in _threads(folder)) else None
+    if folder.is_dir() and any(p.name.startswith("conversation_round_") for p in _threads(folder)):
+        return folder
+    return _task_folder_v2(path)
 
 
 def folder_files(folder: Path) -> list[Path]:
-    return [*(folder / n for n in (META, COST, STATUS) if (folder / n).is_file()), *sorted(_threads(folder))]
+    top = [folder / n for n in (META, COST, STATUS) if (folder / n).is_file()]
+    if retries := _retries(folder):
+        return [*top, *(p for r in retries for p in (*_retry_threads(r), r / STATUS) if p.is_file())]
+    return [*top, *sorted(_threads(folder))]
 
 
 #: The other files ACR writes in a task folder (the names in its 1,500 real ones; ``sbfl_result*.json``, SBFL's ranked
@@ -100,6 +151,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     task, cost and patch status the folder's run is read with, when one is named alone."""
     if (_OWN_FILES.fullmatch(path.name) or path.name in (META, COST, STATUS)) and run_folder(path.parent) is not None:
         return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
+    if path.is_file() and _task_folder_v2(path.parent) is not None:
+        return "an AutoCodeRover task folder's own file (its run is read from its retries' conversation files)"
     if path.name == _RUN_STATS and (path.parent / _PREDICTIONS).is_file():
         return "AutoCodeRover's summary of a run set (its task count, model and costs; the runs are its task folders)"
     return None
@@ -145,15 +198,32 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return read_folder({ctx.source.name: record}, ctx)
 
 
+def _is_thread(name: str) -> bool:
+    """A thread's file: 1.x's (``conversation_round_<n>.json``, ...), or any a 2.x retry saves."""
+    path = Path(name)
+    return bool(_THREAD.fullmatch(path.name) or _RETRY.fullmatch(path.parts[0]) and path.name != STATUS)
+
+
+def _v2_threads(threads: dict[str, list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """A 2.x run's threads in the order read (``folder_files``'s), each retry's search by its longest round alone
+    (each round's file the whole search so far)."""
+    searches = [name for name in threads if Path(name).parent.name == "search"]
+    longest = {Path(n).parts[0]: n for n in sorted(searches, key=lambda n: len(threads[n]))}  # the longest last
+    return [m for n, m in threads.items() if n not in searches or longest[Path(n).parts[0]] == n]
+
+
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
-    threads = {name: value for name, value in files.items() if _THREAD.fullmatch(Path(name).name)}
+    threads = {name: value for name, value in files.items() if _is_thread(name)}
     for name, value in threads.items():
         if not isinstance(value, list) or not all(isinstance(m, dict) and "role" in m for m in value):
             raise RecordError(f"{name}: not an AutoCodeRover conversation (a JSON array of {{role, content}} "
                               f"messages; found {json_kind(value)})")
     if not threads:
-        raise RecordError("no conversation_round_<n>.json in this AutoCodeRover task folder")
-    messages: list[dict[str, Any]] = max(threads.values(), key=len)
+        raise RecordError("no conversation_round_<n>.json (2.x: output_<n>/conv_*.json) in this AutoCodeRover task "
+                          "folder")
+    retried = any(_RETRY.fullmatch(Path(name).parts[0]) for name in threads)
+    runs = _v2_threads(threads) if retried else [max(threads.values(), key=len)]
+    messages = [m for thread in runs for m in thread]
     meta = as_dict(files.get(META))
     info = as_dict(meta.get("task_info"))
     folder = ctx.source.name if ctx.source.is_dir() else ctx.source.parent.name
@@ -167,7 +237,8 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     started = datetime.strptime(named.group("at"), "%Y-%m-%d_%H-%M-%S").replace(tzinfo=timezone.utc) \
         if named else None
     cost = as_dict(files.get(COST))
-    status = as_list(as_dict(files.get(STATUS)).get("extract_status"))
+    status = [s for name, value in files.items() if Path(name).name == STATUS
+              for s in as_list(as_dict(value).get("extract_status"))]  # 2.x: each retry's, in order
     metadata = {k: v for k, v in {"instance_id": instance, "repo": info.get("repo"),
                                   "base_commit": info.get("base_commit"), "cost": cost.get("total_cost"),
                                   "total_tokens": cost.get("total_tokens"),
@@ -181,7 +252,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         "model_id": cost.get("model") if isinstance(cost.get("model"), str) else None,
         "outcome": outcome,
         "failure": failure,
-        "steps": finish_steps(_steps(messages), metadata),  # (each thread checked above: a list of messages)
+        "steps": finish_steps([s for thread in runs for s in _steps(thread)], metadata),  # (each checked above)
         "metadata": metadata,
     }
     if started is not None:

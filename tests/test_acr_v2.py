@@ -1,0 +1,78 @@
+"""AutoCodeRover 2.x task folders (AutoCodeRoverSG/auto-code-rover: ``meta.json`` and each overall retry's
+``output_<n>/`` of ``conv_*.json`` threads and ``search/search_round_<n>.json``), read from real runs a repository
+committed (stackcodegen/stackcodegen ``sota-comparison/autocoderover-output``, trimmed:
+tests/fixtures/autocoderover/.aud36/README.md). Before, every file of such a folder was rejected on its own and no
+run was read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import SUBMITTED, Outcome, outcome_shown
+
+from adapter_support import only
+from cli_support import run_cli
+
+RUNS = Path(__file__).parent / "fixtures" / "autocoderover" / ".aud36"
+PATCHED = RUNS / "so-24532043_2025-10-11_20-44-47"
+UNMATCHED = RUNS / "so-20076195_2025-10-14_19-18-30"
+REPRODUCER_ONLY = RUNS / "so-10710328_2025-10-11_20-43-03"
+
+
+def test_a_task_folder_is_one_run_of_its_retries_threads() -> None:
+    run = only(PATCHED)
+    assert run.trajectory_id == "autocoderover.so-24532043_2025-10-11_20-44-47"
+    assert run.task.startswith("Proper way to handle the close button in a main window PyQt")
+    assert run.task_id == run.metadata["instance_id"] == "so-24532043"
+    assert run.model_id == "gpt-4o-2024-05-13" and run.metadata["cost"] == 0.12817
+    assert run.created_at == datetime(2025, 10, 11, 20, 44, 47, tzinfo=timezone.utc)
+    # the reproducer's answer, then the patch agent's patch
+    assert [s.action for s in run.steps] == ["respond", "respond"]
+    assert '"has-reproducible-example": false' in run.steps[0].arguments["content"]
+    assert run.steps[1].arguments["content"].startswith("To resolve the issue, we need to ensure that `GUIForm`")
+    # an applicable patch handed in, not tested
+    assert run.outcome is Outcome.success and outcome_shown(run) == SUBMITTED
+
+
+def test_retries_that_extracted_no_applicable_patch_are_a_failure() -> None:
+    run = only(UNMATCHED)
+    assert run.outcome is Outcome.failure
+    assert run.failure.error == "no applicable patch extracted (RAW_PATCH_BUT_UNMATCHED)"
+    assert [s.action for s in run.steps] == ["respond", "respond"]  # the retry's two patch requests
+
+
+def test_a_folder_that_ended_before_any_patch_is_unknown() -> None:
+    run = only(REPRODUCER_ONLY)
+    assert run.outcome is Outcome.unknown and run.task.startswith("Comparing numpy arrays containing NaN")
+
+
+def test_a_walk_reads_each_task_folder_once_and_passes_its_other_files_over(home: Path) -> None:
+    # empty search files as committed, the retries' meta.json copies, selected_patch.json: no rejections
+    code, out, err = run_cli("ingest", str(RUNS), "-t", "acme", "--dry-run")
+    assert code == 0, out + err
+    assert out.count("format autocoderover; runs 1; rejected 0") == 3, out
+    assert "rejected 1" not in out and "unrecognised" not in out + err, out + err
+
+
+def test_a_retry_file_named_alone_reads_its_task_folder() -> None:
+    [parsed] = list(read_inputs([PATCHED / "output_0" / "conv_patch_0.json"]))
+    assert parsed.trajectory is not None and parsed.trajectory.trajectory_id.endswith("so-24532043_2025-10-11_20-44-47")
+
+
+def test_the_search_is_read_from_its_longest_round(tmp_path: Path) -> None:
+    # each search_round_<n>.json is the whole search so far (hand-built rounds: the committed ones are empty)
+    folder = tmp_path / PATCHED.name
+    shutil.copytree(PATCHED, folder)
+    issue = {"role": "user", "content": "<issue>Closing the window</issue>"}
+    asked = {"role": "assistant", "content": "search_class(\"GUIForm\")"}
+    answer = {"role": "user", "content": "Result of search_class(\"GUIForm\"):\n\nFound 1 class."}
+    done = {"role": "assistant", "content": "The bug is in GUIForm."}
+    search = folder / "output_0" / "search"
+    (search / "search_round_0.json").write_text(json.dumps([issue, asked, answer]))
+    (search / "search_round_1.json").write_text(json.dumps([issue, asked, answer, done]))
+    run = only(folder)
+    assert [s.action for s in run.steps] == ["respond", "search_class", "respond", "respond"]
