@@ -1,4 +1,4 @@
-"""``autocoderover``: AutoCodeRover's task output folders (nus-apr/auto-code-rover, its 2024-04 version), one run each.
+"""``autocoderover``: AutoCodeRover's task output folders (nus-apr/auto-code-rover 2024-04, and 2.x), one run each.
 
 Source read: nus-apr/auto-code-rover ``app/api/manage.py``, ``app/inference.py`` (the search loop, the patch agent),
 ``app/data_structures.py`` (``MessageThread.save_to_file``: a JSON array of ``{role, content}``); real folders: the
@@ -33,13 +33,14 @@ Mapping
   created_at: the folder name's start time.
 - trajectory_id: ``autocoderover.<folder name>``: one folder per attempt at a task.
 
-AutoCodeRover 2.x (AutoCodeRoverSG/auto-code-rover, 2024-06 on: ``app/inference.py``, ``agents/``) keeps each of a
-task folder's overall retries in ``output_<n>/``: the reproducer's ``conv_reproducible.json`` and ``conv_test_<n>.json``,
-the search rounds' ``search/search_round_<n>.json``, the patch agent's ``conv_patch_<n>.json`` (each request its own
-thread), the reviewer's ``conv_review_*.json``, ``extract_status.json``; ``selected_patch.json`` and ``meta.json`` and
-``cost.json`` at the top. The folder is one run read as above: each retry's threads in that order (the search's
-longest), their assistant messages the steps; its retries' ``extract_status.json`` its outcome (a folder with none,
-a retry that wrote no patch: unknown); every other file of it passed over.
+AutoCodeRover 2.x (AutoCodeRoverSG/auto-code-rover @585d3e63, 2024-06 on: ``app/inference.py``, ``agents/``) keeps
+each of a task folder's overall retries in ``output_<n>/``: the reproducer's ``conv_reproducible.json`` and
+``conv_test_<n>.json``, the search rounds' ``search/search_round_<n>.json``, the patch agent's ``conv_patch_<n>.json``
+(each request its own thread), the reviewer's ``conv_review_*.json``, ``extract_status.json``; ``selected_patch.json``,
+``meta.json`` and ``cost.json`` at the top. The folder is one run read as above: each retry's threads in that order
+(the search's longest), their assistant messages the steps; its retries' ``extract_status.json`` its outcome (a
+folder with none, ended before any patch: unknown); every other file of it passed over. Real folders:
+stackcodegen/stackcodegen's (see ``tests/fixtures/autocoderover/.aud36/README.md``).
 """
 
 from __future__ import annotations
