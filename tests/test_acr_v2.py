@@ -17,6 +17,7 @@ from trajsearch.model import SUBMITTED, Outcome, outcome_shown
 from adapter_support import only
 from cli_support import run_cli
 
+META = "meta.json"
 RUNS = Path(__file__).parent / "fixtures" / "autocoderover" / ".aud36"
 PATCHED = RUNS / "so-24532043_2025-10-11_20-44-47"
 UNMATCHED = RUNS / "so-20076195_2025-10-14_19-18-30"
@@ -76,3 +77,52 @@ def test_the_search_is_read_from_its_longest_round(tmp_path: Path) -> None:
     (search / "search_round_1.json").write_text(json.dumps([issue, asked, answer, done]))
     run = only(folder)
     assert [s.action for s in run.steps] == ["respond", "search_class", "respond", "respond"]
+
+
+TRAE = Path(__file__).parent / "fixtures" / "trae-agent" / ".trae29" / "refused_task_done.json"
+
+
+def _another_tools_output_folder(tmp_path: Path, under: str) -> Path:
+    """A real Trae Agent run kept as ``exp/output_0/<under>`` beside ``exp/meta.json`` and ``exp/output_0/meta.json``
+    (a seed's or sample's folder, an eval harness's): names common enough to be another tool's."""
+    exp = tmp_path / "exp"
+    (exp / "output_0").mkdir(parents=True)
+    (exp / META).write_text(json.dumps({"task_id": "t1"}))
+    (exp / "output_0" / META).write_text(json.dumps({"task_id": "t1"}))
+    (exp / "output_0" / "search").mkdir()
+    trajectory = exp / "output_0" / under
+    trajectory.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(TRAE, trajectory)
+    return trajectory
+
+
+def test_another_tools_run_under_meta_and_output_0_is_left_to_its_format(tmp_path: Path, home: Path) -> None:
+    # before, exp was taken as an ACR 2.x task folder with no thread: "rejected 1" and the Trae run lost
+    for n, under in enumerate(("trajectory.json", "sub/deep/t.json")):
+        trajectory = _another_tools_output_folder(tmp_path / str(n), under)
+        for named in (trajectory, tmp_path / str(n)):
+            _, out, err = run_cli("ingest", str(named), "-t", "acme", "--dry-run")  # (the toy meta.json: unrecognised)
+            assert "format trae-agent; runs 1; rejected 0" in out and "autocoderover" not in out, out + err
+
+
+def test_a_task_folders_meta_cost_or_status_named_alone_is_no_run_as_in_1x(home: Path) -> None:
+    # as a 1.x folder's: only a thread's file stands for its task folder (before, any file of it read the whole run)
+    for named in (PATCHED / META, PATCHED / "cost.json", PATCHED / "output_0" / "extract_status.json",
+                  PATCHED / "output_0" / "extracted_patch_0.diff"):
+        code, out, err = run_cli("ingest", str(named), "-t", "acme", "--dry-run")
+        assert code != 0 and "no run in this file: an AutoCodeRover task folder's own file" in out + err, out + err
+
+
+def test_reviews_are_read_after_the_patch_they_review(tmp_path: Path) -> None:
+    # write_patch_iterative_with_review: patch 0, its review (conv_review_<patch>_<test>.json), patch 1, ...
+    # (hand-built threads: no real folder here holds a review)
+    folder = tmp_path / PATCHED.name
+    shutil.copytree(PATCHED, folder)
+    retry = folder / "output_0"
+    (retry / "conv_reproducible.json").unlink()
+    issue = {"role": "user", "content": "<issue>Closing the window</issue>"}
+    for name in ("conv_patch_0", "conv_review_0_0", "conv_patch_1", "conv_review_1_0", "conv_patch_10"):
+        (retry / f"{name}.json").write_text(json.dumps([issue, {"role": "assistant", "content": name}]))
+    run = only(folder)
+    assert [s.arguments["content"] for s in run.steps] == [
+        "conv_patch_0", "conv_review_0_0", "conv_patch_1", "conv_review_1_0", "conv_patch_10"]

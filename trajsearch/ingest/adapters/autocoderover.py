@@ -46,9 +46,10 @@ stackcodegen/stackcodegen's (see ``tests/fixtures/autocoderover/.aud36/README.md
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatch
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
@@ -74,11 +75,15 @@ _ISSUE = re.compile(r"<issue>(.*?)</issue>", re.S)
 _RESULT = re.compile(r"^Result of (\w+)\((.*?)\):\s*$", re.M)
 
 
-#: A 2.x retry's folder (``output_<n>``) and the threads it saves, in the order its agents run.
+#: A 2.x retry's folder (``output_<n>``) and the threads it saves, in the order its agents run: the reproducer's, the
+#: search's, then the patch agent's requests and the reviews of them (``conv_review_<patch>_<test>.json``), one group
+#: read in number order, as ``write_patch_iterative_with_review`` interleaves them.
 _RETRY = re.compile(r"output_(\d+)")
-_RETRY_THREADS = ("conv_reproducible.json", "conv_test_*.json", "search/search_round_*.json", "conv_patch_*.json",
-                  "conv_review_*.json")
-_NUMBER = re.compile(r"(\d+)")
+_RETRY_THREADS = (("conv_reproducible.json",), ("conv_test_*.json",), ("search/search_round_*.json",),
+                  ("conv_patch_*.json", "conv_review_*.json"))
+_NUMBER = re.compile(r"\d+")
+#: The threads that tell a retry is ACR's: a name as common as ``output_<n>`` beside a ``meta.json`` does not.
+_OWN_THREADS = ("conv_*.json", "search/search_round_*.json")
 
 
 def matches(record: Any) -> bool:
@@ -91,6 +96,12 @@ def _threads(folder: Path) -> list[Path]:
     return [p for p in folder.iterdir() if _THREAD.fullmatch(p.name) and p.is_file()]
 
 
+def _numbered(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` by the numbers in their names (``_2`` before ``_10``; ``conv_patch_1`` after ``conv_review_0_0``),
+    the order ACR wrote them in."""
+    return sorted(paths, key=lambda p: ([int(n) for n in _NUMBER.findall(p.name)], p.name))
+
+
 def _is_retry(folder: Path) -> bool:
     """A 2.x retry's folder: ``output_<n>`` holding the ``meta.json`` ACR copies in, a thread, or its ``search/``."""
     return bool(_RETRY.fullmatch(folder.name)) and folder.is_dir() and (
@@ -99,28 +110,35 @@ def _is_retry(folder: Path) -> bool:
 
 def _retries(folder: Path) -> list[Path]:
     """A 2.x task folder's retry folders (``output_<n>``), in order; none in a 1.x one. Told by its first
-    (``output_0``: ACR's retries count from 0) before the folder is listed, as a walk asks this of every folder."""
-    if not ((folder / META).is_file() and _is_retry(folder / "output_0")):
+    (``output_0``: ACR's retries count from 0) holding a thread ACR saves, before the folder is listed, as a walk
+    asks this of every folder; a later retry may hold only its ``meta.json`` and status."""
+    first = folder / "output_0"
+    if not ((folder / META).is_file() and any(p.is_file() for g in _OWN_THREADS for p in first.glob(g))):
         return []
-    return sorted((p for p in folder.iterdir() if _is_retry(p)), key=lambda p: int(p.name.split("_")[1]))
-
-
-def _numbered(paths: Any) -> list[Path]:
-    return sorted((p for p in paths if p.is_file()), key=lambda p: [int(n) if n.isdigit() else n
-                                                                 for n in _NUMBER.split(p.name)])
+    return _numbered(p for p in folder.iterdir() if _is_retry(p))
 
 
 def _retry_threads(retry: Path) -> list[Path]:
-    """A 2.x retry's threads, in the order its agents ran (reproducer, search, patch, review)."""
-    return [p for pattern in _RETRY_THREADS for p in _numbered(retry.glob(pattern))]
+    """A 2.x retry's threads, in the order its agents ran (reproducer, search, patch and review)."""
+    return [p for group in _RETRY_THREADS for p in _numbered(p for g in group for p in retry.glob(g) if p.is_file())]
 
 
 def _task_folder_v2(path: Path) -> Path | None:
-    """The 2.x task folder ``path`` is, or lies in (a retry's file or folder, its ``search/``)."""
-    for folder in (path, *list(path.parents)[:3]):
-        if folder.is_dir() and _retries(folder):
-            return folder
-    return None
+    """The 2.x task folder the folder ``path`` is, or lies in, looked for only where ACR writes (the task folder, a
+    retry's ``output_<n>/``, its ``search/``): another tool's files deeper below an ``output_<n>`` are its own."""
+    folder = path
+    if folder.name == "search" and _RETRY.fullmatch(folder.parent.name):
+        folder = folder.parent
+    if _RETRY.fullmatch(folder.name):
+        folder = folder.parent
+    return folder if folder.is_dir() and _retries(folder) else None
+
+
+def _is_retry_thread(path: Path) -> bool:
+    """A thread a 2.x retry saved (``output_<n>/conv_*.json``, ``output_<n>/search/search_round_<n>.json``)."""
+    retry, pattern = (path.parent.parent, "search_round_*.json") if path.parent.name == "search" else \
+        (path.parent, "conv_*.json")
+    return bool(_RETRY.fullmatch(retry.name) and fnmatch(path.name, pattern)) and path.is_file()
 
 
 def run_folder(path: Path) -> Path | None:
@@ -129,6 +147,8 @@ def run_folder(path: Path) -> Path | None:
     folder = path.parent if path.is_file() and _THREAD.fullmatch(path.name) else path
     if folder.is_dir() and any(p.name.startswith("conversation_round_") for p in _threads(folder)):
         return folder
+    if path.is_file():  # as in 1.x, a thread's file stands for its task folder, any other is passed over
+        return _task_folder_v2(path.parent) if _is_retry_thread(path) else None
     return _task_folder_v2(path)
 
 
