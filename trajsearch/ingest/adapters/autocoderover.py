@@ -33,14 +33,17 @@ Mapping
   created_at: the folder name's start time.
 - trajectory_id: ``autocoderover.<folder name>``: one folder per attempt at a task.
 
-AutoCodeRover 2.x (AutoCodeRoverSG/auto-code-rover @585d3e63, 2024-06 on: ``app/inference.py``, ``agents/``) keeps
-each of a task folder's overall retries in ``output_<n>/``: the reproducer's ``conv_reproducible.json`` and
-``conv_test_<n>.json``, the search rounds' ``search/search_round_<n>.json``, the patch agent's ``conv_patch_<n>.json``
-(each request its own thread), the reviewer's ``conv_review_*.json``, ``extract_status.json``; ``selected_patch.json``,
-``meta.json`` and ``cost.json`` at the top. The folder is one run read as above: each retry's threads in that order
-(the search's longest), their assistant messages the steps; its retries' ``extract_status.json`` its outcome (a
-folder with none, ended before any patch: unknown); every other file of it passed over. Real folders:
-stackcodegen/stackcodegen's (see ``tests/fixtures/autocoderover/.aud36/README.md``).
+AutoCodeRover 2.x (AutoCodeRoverSG/auto-code-rover from v2.0.0, 2024-12; read @585d3e63: ``app/inference.py``,
+``agents/``, ``api/review_manage.py``) keeps each of a task folder's overall retries in ``output_<n>/``: the
+reproducer's ``conv_reproducible.json`` and ``conv_test_<n>.json``, the search rounds' ``search/search_round_<n>.json``,
+the patch agent's ``conv_patch_<n>.json`` (each request its own thread), the reviewer's
+``conv_review_<patch>_<test>.json``, ``extract_status.json``; ``selected_patch.json``, ``meta.json`` and ``cost.json``
+at the top. The folder is one run read as above: each retry's threads in that order (the search's longest; patches and
+reviews by number), their assistant messages the steps; its retries' ``extract_status.json`` its outcome (a folder
+with none: unknown; ACR raised before any patch, which only its ``info.log`` says); every other file of it passed
+over, and no run when named alone, as in 1.x. It is ACR's only when its ``output_0/`` holds such a thread: a
+``meta.json`` beside an ``output_0/`` is common (seeds, samples). Real folders: stackcodegen/stackcodegen's (see
+``tests/fixtures/autocoderover/.aud36/README.md``).
 """
 
 from __future__ import annotations
