@@ -49,8 +49,8 @@ over, and no run when named alone, as in 1.x. It is ACR's only when its ``output
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatch
 from datetime import datetime, timezone
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any, Iterable
 
