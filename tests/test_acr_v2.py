@@ -108,9 +108,10 @@ def test_another_tools_run_under_meta_and_output_0_is_left_to_its_format(tmp_pat
 def test_a_task_folders_meta_cost_or_status_named_alone_is_no_run_as_in_1x(home: Path) -> None:
     # as a 1.x folder's: only a thread's file stands for its task folder (before, any file of it read the whole run)
     for named in (PATCHED / META, PATCHED / "cost.json", PATCHED / "output_0" / "extract_status.json",
-                  PATCHED / "output_0" / "extracted_patch_0.diff"):
+                  PATCHED / "output_0" / "extracted_patch_0.diff", PATCHED / "selected_patch.json"):
         code, out, err = run_cli("ingest", str(named), "-t", "acme", "--dry-run")
-        assert code != 0 and "no run in this file: an AutoCodeRover task folder's own file" in out + err, out + err
+        assert code != 0 and ("no run in this file: an AutoCodeRover task folder's own file (its run is read from the "
+                              "folder's conversation files)") in out + err, out + err
 
 
 def test_reviews_are_read_after_the_patch_they_review(tmp_path: Path) -> None:

@@ -173,10 +173,9 @@ _OWN_FILES = re.compile(r"agent_proxy_\d+\.json|tool_call_(?:sequence|layers)\.j
 def side_path(path: Path, fmt: str | None) -> str | None:
     """Any other file of a task folder: ACR's own bookkeeping (the proxy's extractions, tool-call logs), and the
     task, cost and patch status the folder's run is read with, when one is named alone."""
-    if (_OWN_FILES.fullmatch(path.name) or path.name in (META, COST, STATUS)) and run_folder(path.parent) is not None:
+    named = _OWN_FILES.fullmatch(path.name) or path.name in (META, COST, STATUS)
+    if named and run_folder(path.parent) is not None or path.is_file() and _task_folder_v2(path.parent) is not None:
         return "an AutoCodeRover task folder's own file (its run is read from the folder's conversation files)"
-    if path.is_file() and _task_folder_v2(path.parent) is not None:
-        return "an AutoCodeRover task folder's own file (its run is read from its retries' conversation files)"
     if path.name == _RUN_STATS and (path.parent / _PREDICTIONS).is_file():
         return "AutoCodeRover's summary of a run set (its task count, model and costs; the runs are its task folders)"
     return None
