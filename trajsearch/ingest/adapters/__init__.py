@@ -165,6 +165,7 @@ from . import (
     tau_bench,
     trae_agent,
     vercel_ai,
+    vercel_ai_chat,
 )
 from ._common import DEFAULT_TENANT, Context, RecordError
 
@@ -198,6 +199,7 @@ ADAPTERS: dict[str, ModuleType] = {
         autogen_agentchat, ag2, pydantic_ai,  # agent frameworks' own saved results (runs, histories)
         browser_use,  # a browser agent's saved history
         letta,  # Letta's agent files (.af): an agent's state with its message history
+        vercel_ai_chat,  # an AI SDK app's persisted chats (UIMessage[]); last: it claims no other format's file
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)
