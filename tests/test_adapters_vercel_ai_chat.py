@@ -13,6 +13,7 @@ from trajsearch.ingest.detect import detect_format
 from trajsearch.model import Outcome
 
 from adapter_support import only
+from trajsearch.ingest.read import read_inputs
 
 AUD = Path(__file__).parent / "fixtures" / "vercel-ai-chat" / ".aud36"
 CHAT, AWAITING, STREAMED = AUD / "chat-7f3a.json", AUD / "chat-awaiting-approval.json", AUD / "stream-tool-error.json"
@@ -53,6 +54,14 @@ def test_a_bare_message_array_keeps_its_tool_error_and_is_named_by_its_first_mes
     assert [(s.action, s.error) for s in run.steps] == [
         ("weather", None), ("forecast", "forecast service down"), ("respond", None)]
     assert run.trajectory_id.startswith("vercel-ai-chat:") and run.trajectory_id == only(STREAMED).trajectory_id
+
+
+def test_a_walk_of_an_app_reads_the_chats_its_persistence_example_keeps_in_dot_chats(tmp_path: Path) -> None:
+    """The docs' ``getChatFile`` writes ``.chats/<id>.json`` (the messages array): a hidden folder a walk skipped."""
+    (chats := tmp_path / "app" / ".chats").mkdir(parents=True)
+    (chats / "k3v9.json").write_text(json.dumps(json.loads(CHAT.read_text())["messages"]))
+    [run] = [r.trajectory for r in read_inputs([tmp_path / "app"]) if r.ok]
+    assert run.task == "What files are in /tmp?" and len(run.steps) == 4
 
 
 @pytest.mark.parametrize("messages", [

@@ -7,8 +7,9 @@ Records: the ``UIMessage`` objects of one chat (``packages/ai/src/ui/ui-messages
 ``assistant`` / ``system``, ``parts`` each told by its ``type``: ``text``, ``reasoning``, ``step-start``,
 ``tool-<name>``, ``dynamic-tool``, ``source-url``, ``source-document``, ``file``, ``data-<name>``; ``metadata``), as
 ``useChat``'s ``messages`` or ``toUIMessageStream``'s ``onFinish`` give them: a JSON array (one message a line
-too), or the docs' chat-persistence object ``{"id": <chat id>, "messages": [...]}`` (``saveChat``: one
-``.chats/<id>.json`` per chat); an array of such objects is a run each.
+too; the docs' chat-persistence example, ``saveChat``, writes the array to ``.chats/<id>.json``), or an object
+``{"id": <chat id>, "messages": [...]}`` (the chat as ``useChat`` holds it, as apps save it); an array of such
+objects is a run each.
 
 Mapping
 - task: the first user message's text parts; later user messages (the next turns) are ``metadata.user_prompts`` and
@@ -40,9 +41,11 @@ from ._common import Context, RecordError, build, clip_task, item_positions, jso
 from ._vendor import result_text
 
 NAME = "vercel-ai-chat"
-#: A file is one chat (a JSON array of its messages, or the persistence example's object): read whole.
+#: A file is one chat (a JSON array of its messages, or a ``{id, messages}`` object): read whole.
 WHOLE_FILE = True
 ID_PREFIX = "vercel-ai-chat"
+#: The docs' chat-persistence example keeps a chat a file in ``.chats/<id>.json`` (``getChatFile``): a walk reads it.
+SESSION_FOLDERS = (".chats",)
 
 _ROLES = frozenset({"user", "assistant", "system"})
 #: The part types of a UIMessage besides ``tool-<name>`` and ``data-<name>`` (``ui-messages.ts``, AI SDK 5-7).
@@ -72,7 +75,7 @@ def _fault(item: Any) -> str | None:
 
 
 def _chat(item: Any) -> bool:
-    """The docs' persisted chat: ``{"id": <chat id>, "messages": [UIMessage, ...]}``."""
+    """A chat saved with its id: ``{"id": <chat id>, "messages": [UIMessage, ...]}``."""
     return (isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("messages"), list)
             and bool(item["messages"]) and all(_fault(m) is None for m in item["messages"][:5]))
 
