@@ -39,6 +39,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mapping, NamedTuple
@@ -514,11 +515,20 @@ def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], 
     """The paths the adapters declare under ``name``, as path parts; under a forced format only its own (another
     producer's sessions are not of that format). ``SESSION_FOLDERS``: the hidden folders the agent CLIs keep their
     sessions in (``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), walked where other hidden folders are
-    not. ``SESSION_STORES``: the binary stores frameworks keep sessions in (``.adk/session.db``), handed in, hidden or
-    not, when a walk finds no dump, for detection to name them and say how to export their runs (a file of one's
-    name elsewhere, ``crush.db`` copied out of ``.crush/``, or of a bare name, ``conversations.db``, when its tables
-    say it is one); beside dumps, named so."""
+    not (or the files of a pattern directly in one: ``.chats/*.json``). ``SESSION_STORES``: the binary stores
+    frameworks keep sessions in (``.adk/session.db``), handed in, hidden or not, when a walk finds no dump, for
+    detection to name them and say how to export their runs (a file of one's name elsewhere, ``crush.db`` copied out
+    of ``.crush/``, or of a bare name, ``conversations.db``, when its tables say it is one); beside dumps, named so."""
     return tuple(tuple(Path(path).parts) for mod in adapter_hooks(name, fmt) for path in getattr(mod, name))
+
+
+def _in_session_folder(parts: tuple[str, ...], folder: tuple[str, ...]) -> bool:
+    """Whether ``parts`` (a path from a hidden part on) lies in the session folder ``folder``: anywhere below it, or,
+    where its last part is a file pattern (``.chats/*.json``, the AI SDK example's chats: other apps keep other files
+    in a folder of that name), a file of that pattern directly in it."""
+    if "*" in folder[-1]:
+        return len(parts) == len(folder) and parts[:-1] == folder[:-1] and fnmatchcase(parts[-1], folder[-1])
+    return len(parts) > len(folder) and parts[:len(folder)] == folder
 
 
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
@@ -526,8 +536,7 @@ def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) ->
     runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
     backup of ``~/.claude`` or a project that committed its ``.gemini/tmp`` keeps its sessions there."""
     for at, part in enumerate(parts):
-        if part.startswith(".") and not any(parts[at:at + len(folder)] == folder for folder in walked
-                                            if at + len(folder) < len(parts)):
+        if part.startswith(".") and not any(_in_session_folder(parts[at:], folder) for folder in walked):
             return part
     return None
 

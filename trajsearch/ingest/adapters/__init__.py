@@ -40,7 +40,8 @@ entry in ``ADAPTERS``. A module exposes:
   hooks, as ``side_path`` passes a file over (no run) and is asked the format
   this one has settled, which picks the reader of a run;
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
-  (``.claude/projects``): a directory walk reads them, and no other hidden folder;
+  (``.claude/projects``): a directory walk reads them, and no other hidden folder; one
+  ending in a file pattern (``.chats/*.json``) has only those files directly in it read;
   optionally ``SESSION_STORES``, its producer's binary session stores
   (``.adk/session.db``), the end of the file's own path (a walk of ``.adk`` itself
   finds it too; a bare file name, ``conversations.db``, is no place: such a file is

@@ -1536,6 +1536,13 @@ def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
 ITEM_AT = "__autogen_item__"
 
 
+def json_digest(value: Any) -> str:
+    """A short stable digest of a JSON value (its keys sorted): the id of a run named by a record that is unique to
+    it (a first message with its own id or timestamps), wherever its file lies."""
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return hashlib.blake2b(canonical.encode(), digest_size=10).hexdigest()
+
+
 def file_run_key(ctx: Context, at: Any) -> str:
     """A run's id where its dump keeps none (AgentChat before 0.6, an AutoGen 0.2 ChatResult's ``chat_id`` None,
     AG2's ``initiate_chats`` numbering its chats 1, 2, ...): the file it was read from (its folder and name, as

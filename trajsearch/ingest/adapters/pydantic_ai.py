@@ -41,7 +41,6 @@ Mapping
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Iterator
 
@@ -50,7 +49,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import finish_steps, iso_time
 from ._common import (ITEM_AT, Context, RecordError, as_dict, as_list, build, clip_task, file_run_key, item_positions,
-                      json_kind, safe_id, tool_arguments)
+                      json_digest, json_kind, safe_id, tool_arguments)
 
 NAME = "pydantic-ai"
 #: A file is read whole (see ``split``): a history may be saved one message a line.
@@ -323,8 +322,7 @@ def _run_key(messages: list[dict[str, Any]], record: dict[str, Any], ctx: Contex
         if isinstance(first.get(key), str) and first[key]:
             return first[key]
     if any(isinstance(p.get("timestamp"), str) for p in first["parts"]) or isinstance(first.get("timestamp"), str):
-        canonical = json.dumps(first, sort_keys=True, ensure_ascii=False)
-        return hashlib.blake2b(canonical.encode(), digest_size=10).hexdigest()
+        return json_digest(first)
     return file_run_key(ctx, record.get(ITEM_AT))
 
 
