@@ -4,6 +4,7 @@ itself (tests/fixtures/vercel-ai-chat/.aud36/README.md); main refused every one 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,14 +47,81 @@ def test_a_call_awaiting_approval_was_not_run() -> None:
     assert run.steps[-1].error == NOT_RUN + "awaiting the user's approval"
 
 
-def test_a_bare_message_array_keeps_its_tool_error_and_is_named_by_its_first_message() -> None:
+def test_a_bare_message_array_keeps_its_tool_error_and_is_named_by_its_first_message(tmp_path: Path) -> None:
     """``toUIMessageStream``'s ``onFinish`` messages saved as an array: no chat id; a digest of the first message
-    names the run, the same wherever the file lies."""
+    (the SDK gives it an id) names the run, the same wherever the file lies."""
     run = only(STREAMED)
     assert run.task == "Weather and forecast for Lyon?"
     assert [(s.action, s.error) for s in run.steps] == [
         ("weather", None), ("forecast", "forecast service down"), ("respond", None)]
-    assert run.trajectory_id.startswith("vercel-ai-chat:") and run.trajectory_id == only(STREAMED).trajectory_id
+    (moved := tmp_path / "elsewhere" / "saved.json").parent.mkdir()
+    moved.write_text(STREAMED.read_text())
+    assert run.trajectory_id.startswith("vercel-ai-chat:") and only(moved).trajectory_id == run.trajectory_id
+
+
+def _user(text: str) -> dict[str, object]:
+    return {"role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def test_chats_whose_first_message_has_no_id_are_not_one_run(tmp_path: Path) -> None:
+    """Two chats opening with the same id-less "hi": a digest of that message named both alike, and the second
+    ingested replaced the first."""
+    for name, answer in (("a", "Hello!"), ("b", "Hi there.")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            [_user("hi"), {"role": "assistant", "parts": [{"type": "text", "text": answer}]}]))
+    ids = {r.trajectory.trajectory_id for r in read_inputs([tmp_path / "a.json"])} | \
+        {r.trajectory.trajectory_id for r in read_inputs([tmp_path / "b.json"])}
+    assert len(ids) == 2
+
+
+def test_an_ai_sdk_4_chat_keeps_its_tool_invocations_and_reasoning(tmp_path: Path) -> None:
+    """AI SDK 4.2-4.3's ``parts`` (ai@4.3.19 packages/ui-utils/src/types.ts): a ``tool-invocation`` holds the call in
+    ``toolInvocation``, ``reasoning`` its text in ``reasoning``; read as a tool named "invocation", args lost."""
+    path = tmp_path / "v4.json"
+    path.write_text(json.dumps([
+        {"id": "m1", "role": "user", "content": "Weather in Oslo?",
+         "parts": [{"type": "text", "text": "Weather in Oslo?"}]},
+        {"id": "m2", "role": "assistant", "content": "It is 20 degrees.", "parts": [
+            {"type": "step-start"}, {"type": "reasoning", "reasoning": "Look it up.", "details": []},
+            {"type": "tool-invocation", "toolInvocation": {"state": "result", "step": 0, "toolCallId": "c1",
+                                                            "toolName": "weather", "args": {"city": "Oslo"},
+                                                            "result": {"t": 20}}},
+            {"type": "source", "source": {"sourceType": "url", "id": "s1", "url": "https://x.example"}},
+            {"type": "step-start"}, {"type": "text", "text": "It is 20 degrees."}]}]))
+    run = only(path)
+    weather, answer = run.steps
+    assert (weather.action, weather.arguments, weather.thought, weather.error) == (
+        "weather", {"city": "Oslo"}, "Look it up.", None)
+    assert json.loads(weather.observation) == {"t": 20} and answer.action == "respond"
+
+
+def test_ai_sdk_7_parts_and_every_tool_state_are_read(tmp_path: Path) -> None:
+    """AI SDK 7's ``custom`` and ``reasoning-file`` parts (ui-messages.ts) rejected the whole chat; ``data-*`` parts
+    are no step; a ``dynamic-tool`` is named by its ``toolName``; a call still streaming was not run."""
+    path = tmp_path / "v7.jsonl"  # one message a line, as some apps append them
+    path.write_text("\n".join(json.dumps(m) for m in [
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Search the docs"},
+                                                {"type": "data-weather", "data": {"city": "Oslo"}}]},
+        {"id": "a1", "role": "assistant", "parts": [
+            {"type": "step-start"}, {"type": "custom", "kind": "my-ui", "data": {}},
+            {"type": "reasoning-file", "mediaType": "image/png", "url": "data:image/png;base64,AA=="},
+            {"type": "dynamic-tool", "toolName": "mcp_search", "toolCallId": "d1", "state": "output-available",
+             "input": {"q": "docs"}, "output": "3 hits"},
+            {"type": "tool-fetch", "toolCallId": "t2", "state": "input-streaming", "input": {"url": "htt"}}]}]))
+    run = only(path)
+    assert [(s.action, s.observation, s.error) for s in run.steps] == [
+        ("mcp_search", "3 hits", None),
+        ("fetch", None, NOT_RUN + "the stream stopped while the model wrote its input")]
+
+
+def test_an_array_of_chats_keeps_its_good_chats_beside_a_blank_one(tmp_path: Path) -> None:
+    """createChat's blank ``{id, messages: []}`` beside a saved chat: the array was read as one chat's messages and
+    the good chat lost with a misleading error."""
+    path = tmp_path / "chats.json"
+    path.write_text(json.dumps([json.loads(CHAT.read_text()), {"id": "c2", "messages": []}]))
+    results = list(read_inputs([path]))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == ["vercel-ai-chat:chat-7f3a"]
+    assert [r.error for r in results if not r.ok] == ["an empty AI SDK chat: no messages"]
 
 
 def test_a_walk_of_an_app_reads_the_chats_its_persistence_example_keeps_in_dot_chats(tmp_path: Path) -> None:
@@ -62,6 +130,32 @@ def test_a_walk_of_an_app_reads_the_chats_its_persistence_example_keeps_in_dot_c
     (chats / "k3v9.json").write_text(json.dumps(json.loads(CHAT.read_text())["messages"]))
     [run] = [r.trajectory for r in read_inputs([tmp_path / "app"]) if r.ok]
     assert run.task == "What files are in /tmp?" and len(run.steps) == 4
+
+
+def test_a_walk_of_dot_chats_leaves_other_apps_files_and_blank_chats_unrejected(tmp_path: Path) -> None:
+    """Other apps name a folder ``.chats`` too (settings, notes, a history, a database), and the example's
+    ``createChat`` writes a blank chat: each was a rejection naming every format."""
+    (chats := tmp_path / "app" / ".chats").mkdir(parents=True)
+    shutil.copy(CHAT, chats / "k3v9.json")
+    (chats / "settings.json").write_text(json.dumps({"theme": "dark"}))
+    (chats / "history.jsonl").write_text(json.dumps({"q": "hi"}) + "\n")
+    (chats / "new2.json").write_text(json.dumps({"id": "new2", "messages": [], "createdAt": "2026-01-01"}))
+    (chats / "notes").mkdir()
+    (chats / "notes" / "meta.json").write_text(json.dumps({"a": 1}))
+    results = list(read_inputs([tmp_path / "app"]))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == ["vercel-ai-chat:chat-7f3a"]
+    assert [r.error for r in results if not r.ok] == []
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    ({"id": "new2", "messages": []}, "an AI SDK chat with no messages yet"),
+    ({"theme": "dark"}, "no AI SDK chat"),
+])
+def test_a_file_in_dot_chats_that_holds_no_chat_says_so(tmp_path: Path, content: object, said: str) -> None:
+    (chats := tmp_path / ".chats").mkdir()
+    (path := chats / "x.json").write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=said):
+        detect_format(path)
 
 
 @pytest.mark.parametrize("messages", [

@@ -1,15 +1,19 @@
-"""``vercel-ai-chat``: a Vercel AI SDK chat as apps persist it (``UIMessage[]``, AI SDK 5 on).
+"""``vercel-ai-chat``: a Vercel AI SDK chat as apps persist it (``UIMessage[]``, AI SDK 5 on, and 4.2's ``parts``).
 
 A module of its own, not a reader in ``vercel_ai``: that one reads the SDK's OpenTelemetry spans (grouped by trace
 across an input), this one a saved conversation (a whole file is one run); they share no shape.
 
 Records: the ``UIMessage`` objects of one chat (``packages/ai/src/ui/ui-messages.ts``: ``id``, ``role`` ``user`` /
 ``assistant`` / ``system``, ``parts`` each told by its ``type``: ``text``, ``reasoning``, ``step-start``,
-``tool-<name>``, ``dynamic-tool``, ``source-url``, ``source-document``, ``file``, ``data-<name>``; ``metadata``), as
+``tool-<name>``, ``dynamic-tool``, ``source-url``, ``source-document``, ``file``, ``data-<name>``, and AI SDK 7's
+``custom`` and ``reasoning-file``; ``metadata``), as
 ``useChat``'s ``messages`` or ``toUIMessageStream``'s ``onFinish`` give them: a JSON array (one message a line
 too; the docs' chat-persistence example, ``saveChat``, writes the array to ``.chats/<id>.json``), or an object
 ``{"id": <chat id>, "messages": [...]}`` (the chat as ``useChat`` holds it, as apps save it); an array of such
-objects is a run each.
+objects is a run each (a blank or broken one rejected alone). AI SDK 4.2-4.3 messages with ``parts`` (its
+``packages/ui-utils/src/types.ts``) are read too: ``tool-invocation`` parts hold the call in ``toolInvocation``
+(``state`` ``partial-call`` / ``call`` / ``result``, ``toolName``, ``args``, ``result``), ``reasoning`` parts their
+text in ``reasoning``, ``source`` parts a source.
 
 Mapping
 - task: the first user message's text parts; later user messages (the next turns) are ``metadata.user_prompts`` and
@@ -20,36 +24,47 @@ Mapping
   awaiting approval or never answered (``approval-requested``, ``input-available``, ``input-streaming``: the stream
   stopped) ``not run: ...`` too; an assistant's text is a ``respond`` step, unless tool calls follow it within
   the same model step (``step-start`` parts divide them): then the thought of those calls, as is its reasoning;
-- trajectory_id = ``vercel-ai-chat:<chat id>``, else ``vercel-ai-chat:<digest>`` of the first message (the same
-  chat saved again after more turns keeps its id; the longer is kept: ``read.DistinctIds``);
+- trajectory_id = ``vercel-ai-chat:<chat id>``, else ``vercel-ai-chat:<digest>`` of the first message where that
+  has an ``id`` (the SDK gives every message one), else the file and place (``file_run_key``: ``{"role": "user",
+  "parts": [{"type": "text", "text": "hi"}]}`` opens many chats). The same chat saved again after more turns keeps
+  its id, so a later ingest replaces it; two copies in one ingest are kept apart (``read.DistinctIds``: no session
+  start tells that one continues the other);
 - outcome: ``unknown`` (a chat holds what was said, not whether the task was done).
 - not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion messages
   (``content``), the SDK's ``ModelMessage[]`` / ``steps`` (``content`` parts) and v4's ``toolInvocations``.
+- a walk reads only the JSON files directly in a ``.chats`` folder (the example's ``<id>.json``); another file there
+  that is no chat (an app's settings) or a chat with no messages yet (``createChat``'s) is passed over, named so.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
+from ..sources import whole_document
 from ._agent_cli import finish_steps
-from ._common import Context, RecordError, build, clip_task, item_positions, json_kind, safe_id, tool_arguments
+from ._common import (ITEM_AT, Context, RecordError, build, clip_task, file_run_key, item_positions, json_digest,
+                      json_kind, safe_id, tool_arguments)
 from ._vendor import result_text
 
 NAME = "vercel-ai-chat"
 #: A file is one chat (a JSON array of its messages, or a ``{id, messages}`` object): read whole.
 WHOLE_FILE = True
 ID_PREFIX = "vercel-ai-chat"
-#: The docs' chat-persistence example keeps a chat a file in ``.chats/<id>.json`` (``getChatFile``): a walk reads it.
-SESSION_FOLDERS = (".chats",)
+#: The docs' chat-persistence example keeps a chat a file in ``.chats/<id>.json`` (``getChatFile``): a walk reads
+#: those, not the rest of a folder other apps name so too (a plugin's notes, ``.chats/chats.db``, attachments).
+SESSION_FOLDERS = (".chats/*.json",)
 
 _ROLES = frozenset({"user", "assistant", "system"})
-#: The part types of a UIMessage besides ``tool-<name>`` and ``data-<name>`` (``ui-messages.ts``, AI SDK 5-7).
-_PARTS = frozenset({"text", "reasoning", "step-start", "dynamic-tool", "source-url", "source-document", "file"})
+#: The part types of a UIMessage besides ``tool-<name>`` and ``data-<name>`` (``ui-messages.ts``, AI SDK 5-7: ``custom``
+#: and ``reasoning-file`` from 7; ``source`` AI SDK 4.2's).
+_PARTS = frozenset({"text", "reasoning", "step-start", "dynamic-tool", "source-url", "source-document", "file",
+                    "custom", "reasoning-file", "source"})
+#: AI SDK 4.2-4.3's tool states, as 5's: a call streaming, made, answered.
+_V4_STATES = {"partial-call": "input-streaming", "call": "input-available", "result": "output-available"}
 #: Tool states with no result: the call was not run (yet) when the chat was saved, and why.
 _UNANSWERED = {"input-streaming": "the stream stopped while the model wrote its input",
                "input-available": "no result was recorded",
@@ -85,20 +100,44 @@ def matches(record: Any) -> bool:
     return _fault(record) is None or _chat(record)
 
 
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """What a file in a ``.chats`` folder that is no chat is: one with no messages yet (``createChat`` writes ``[]``,
+    examples/next's ``{id, messages: []}``), or another app's file there (its settings): not the list of formats."""
+    if fmt is not None or path.parent.name != ".chats" or path.suffix != ".json":
+        return None
+    document, _ = whole_document(path)
+    if document == [] or (isinstance(document, dict) and document.get("messages") == []):
+        return "an AI SDK chat with no messages yet (a chat created, nothing said)"
+    return "a file in .chats/ that is no AI SDK chat (the AI SDK example keeps a chat's UIMessage array there)"
+
+
 def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """The chats of a file: one object; an array of them (a run each); else the array's messages, one chat."""
+    """The chats of a file: one object; an array of them (a run each, a blank or broken one rejected alone, not
+    the whole array read as one chat's messages); else the array's messages, one chat."""
     items = document if isinstance(document, list) else [document]
-    if all(_chat(item) for item in items):
-        yield from zip(item_positions(items), items)
+    if items and all(isinstance(item, dict) and isinstance(item.get("messages"), list) for item in items):
+        yield from zip(item_positions(items), ({**item, ITEM_AT: n} for n, item in enumerate(items, 1)))
     else:
-        yield "file", {"messages": items}
+        yield "file", {"messages": items, ITEM_AT: 1}
 
 
 def _text(parts: list[dict[str, Any]], kind: str = "text") -> str:
-    return "\n\n".join(t for p in parts if p["type"] == kind and isinstance(t := p.get("text"), str) and t.strip())
+    """The parts' texts of ``kind`` (AI SDK 4.2's ``reasoning`` part holds its text in ``reasoning``)."""
+    return "\n\n".join(t for p in parts if p["type"] == kind and isinstance(t := p.get("text", p.get("reasoning")), str)
+                       and t.strip())
+
+
+def _from_v4(part: dict[str, Any]) -> dict[str, Any]:
+    """AI SDK 4.2-4.3's ``tool-invocation`` part as 5's ``dynamic-tool`` part (a 5 tool named ``invocation`` has no
+    ``toolInvocation``)."""
+    call = part["toolInvocation"] if isinstance(part["toolInvocation"], dict) else {}
+    return {"type": "dynamic-tool", "toolName": call.get("toolName"), "input": call.get("args"),
+            "state": _V4_STATES.get(call.get("state"), call.get("state")), "output": call.get("result")}
 
 
 def _tool_step(part: dict[str, Any], thought: str | None) -> dict[str, Any]:
+    if "toolInvocation" in part:
+        part = _from_v4(part)
     name = part.get("toolName") if part["type"] == "dynamic-tool" else part["type"].removeprefix("tool-")
     step: dict[str, Any] = {"thought": thought, "action": name if isinstance(name, str) and name else UNNAMED_TOOL,
                             "arguments": tool_arguments(part.get("input", part.get("rawInput")))}
@@ -161,7 +200,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("an empty AI SDK chat: no messages")
     for n, msg in enumerate(messages, 1):
         if (fault := _fault(msg)) is not None:
-            raise RecordError(f"message {n} of the AI SDK chat is no UIMessage: {fault}")
+            raise RecordError(f"not an AI SDK chat (UIMessage[]): message {n}: {fault}")
     prompts: list[str] = []
     metadata: dict[str, Any] = {}
     steps = _steps(messages, prompts)
@@ -169,9 +208,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("an AI SDK chat with no user text: no task")
     if len(prompts) > 1:
         metadata["user_prompts"] = prompts[1:]
-    chat_id = record.get("id")
+    chat_id, first_id = record.get("id"), messages[0].get("id")
     if not (isinstance(chat_id, str) and chat_id):
-        canonical = json.dumps(messages[0], sort_keys=True, ensure_ascii=False)
-        chat_id = hashlib.blake2b(canonical.encode(), digest_size=10).hexdigest()
+        chat_id = json_digest(messages[0]) if isinstance(first_id, str) and first_id \
+            else file_run_key(ctx, record.get(ITEM_AT))
     return build({"trajectory_id": f"{ID_PREFIX}:{safe_id(chat_id)}", "task": clip_task(prompts[0]),
                   "steps": finish_steps(steps, metadata), "metadata": metadata}, ctx)
