@@ -450,6 +450,8 @@ def matches(record: Any) -> bool:
             "init", "hook_started", "hook_response"))
     if kind == "command_lifecycle":  # 2.1.332 stream-json opened by a scheduler's fire: its start, before ``init``
         return session and "command_uuid" in record
+    if kind == "control_response":  # 2.1.332 stream-json of an SDK session opens with its answer to ``initialize``
+        return isinstance(as_dict(as_dict(record.get("response")).get("response")).get("claude_code_version"), str)
     if kind == "summary":
         return "leafUuid" in record and "summary" in record
     if kind == "env_manager_log":  # a web session's events open with its environment manager's log, then stream-json
@@ -752,6 +754,15 @@ def _scheduled_prompt(record: dict[str, Any]) -> bool:
     fired = (isinstance(record.get("scheduledTaskId"), str) and bool(record["scheduledTaskId"])) \
         or record.get("wakeupSource") == "schedule_wakeup"
     return fired and not _MISSED_TASKS.match(_record_text(record))
+
+
+def _scheduled_turns(records: list[dict[str, Any]]) -> int:
+    """How many turns of headless stream-json a scheduler started (2.1.332: a ``command_lifecycle`` ``started``
+    record with ``wakeup_source: "schedule_wakeup"``): stream-json never echoes the prompt such a turn answers (a
+    task's fire, or the CLI's notice of tasks missed), not even with ``--replay-user-messages``; only the transcript
+    holds it, so the replies after it answer no prompt the output records."""
+    return sum(1 for r in records if r.get("type") == "command_lifecycle" and r.get("state") == "started"
+               and r.get("wakeup_source") == "schedule_wakeup")
 
 
 def _stream_result(record: Any) -> bool:
@@ -1654,6 +1665,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
                      or _stream_result(r)), None)
     worked = any(s["action"] != "respond" for s in session.steps)
+    fires = _scheduled_turns(unique) if headless is not None else 0
     continued = not task and headless is None and _starts_mid_conversation(chain) and worked
     if continued:  # its calls are the run; what it was about, as best the file tells
         task = (summaries[-1] if summaries else None) or (titles[-1] if titles else None) or \
@@ -1678,6 +1690,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it, and "
                 f"Harbor trial {trial_label(trial)} kept no transcript, no ATIF conversion and no `claude -p` command "
                 "naming it; this output holds no work to name the run by either")
+        if headless is not None and fires:
+            raise RecordError(
+                "no user prompt: a scheduled task fired this headless `claude -p` session's turn (`command_lifecycle` "
+                "`wakeup_source: schedule_wakeup`), and stream-json never echoes the prompt a task fires, not even with "
+                "`--replay-user-messages`; ingest the session transcript instead: "
+                + _TRANSCRIPT.format(session=headless.get("session_id") or "<session id>"))
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it (only "
@@ -1737,6 +1755,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "abandoned_prompts": prompt_list(abandoned.prompts) or None,
         "abandoned_calls": [_call_line(s) for s in abandoned.steps if s["action"] != "respond"] or None,
         "models": session.models if len(session.models) > 1 else None,
+        "scheduled_turns": fires or None,
     }
     return session_trajectory(
         ctx, run_id=run_id, task=task, model_id=session.models[0] if session.models else None,

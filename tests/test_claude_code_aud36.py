@@ -1,0 +1,45 @@
+"""Claude Code 2.1.332's headless stream-json (``claude -p --output-format stream-json``): the output of an Agent SDK
+session, which opens with the CLI's answer to the SDK's ``initialize`` request, and the turns a scheduled task
+starts, whose fired prompt stream-json never echoes. The real files (``claude-code/.aud35/``, ``.aud36/``) are the
+2.1.332 CLI's; their origin is in each folder's ``README.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
+SDK_STREAM = FIXTURES / ".aud36" / "sdk-stream-2.1.332" / "stdout.jsonl"
+CRON_STREAM = FIXTURES / ".aud35" / "cron-fire-2.1.332" / "stream-json-stdout.jsonl"
+
+
+def test_an_sdk_sessions_stream_is_read() -> None:
+    """Bug: stream-json of a session an SDK drives (``--input-format stream-json``, ``initialize`` sent first) opens
+    with a ``control_response`` record, and detection refused the whole output as an unrecognised format."""
+    (parsed,) = list(read_dump(SDK_STREAM, tenant="acme"))
+    assert parsed.fmt == "claude-code" and parsed.trajectory is not None, parsed.error
+    run = parsed.trajectory
+    assert run.task == "FIRSTASK: say something"
+    assert run.metadata["user_prompts"] == ["FOLLOWUP: no, say hi instead"]
+    assert [s.arguments["content"] for s in run.steps] == ["answer to the first", "answer to the follow-up"]
+
+
+def test_a_stream_of_a_fired_task_alone_says_so(tmp_path: Path) -> None:
+    """Bug: stream-json of a turn a scheduled task started (the real output from the fire on) was refused for telling
+    the user to pass ``--replay-user-messages``, which echoes no fired prompt either: the refusal says a task fired."""
+    lines = CRON_STREAM.read_text().splitlines()
+    start = next(n for n, line in enumerate(lines) if '"wakeup_source":"schedule_wakeup"' in line)
+    (path := tmp_path / "fired.jsonl").write_text("\n".join(lines[start:]) + "\n")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory is None
+    assert "scheduled task fired" in str(parsed.error) and "not even with `--replay-user-messages`" in str(parsed.error)
+
+
+def test_a_streams_scheduled_turns_are_counted() -> None:
+    """Bug: the reply to a fired task in stream-json read as more of the answer to the user's prompt, with nothing
+    saying that a turn answered a prompt the output does not hold: ``metadata.scheduled_turns`` counts them."""
+    (parsed,) = list(read_dump(CRON_STREAM, tenant="acme"))
+    run = parsed.trajectory
+    assert run is not None and run.task == "SCHED: remind me in two minutes to say hi"
+    assert run.metadata["scheduled_turns"] == 1
