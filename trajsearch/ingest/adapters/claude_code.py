@@ -33,6 +33,11 @@ Mapping
   Headless ``stream-json`` output writes a background task's end only as a
   ``system`` ``task_notification`` record (its ``tool_use_id``, ``status``,
   ``summary``), read as that notification.
+  Headless ``stream-json`` output of a session an SDK drives opens with the CLI's
+  ``control_response`` to ``initialize`` (2.1.332: naming ``claude_code_version``). It never
+  echoes the prompt a scheduled task fires (only the transcript holds it): a turn a scheduler
+  started (``command_lifecycle`` ``wakeup_source: "schedule_wakeup"``) is counted in
+  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so.
   Headless ``stream-json`` output marks a subagent's lines by their
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
   left out the same way, and the prompt the main agent wrote for its subagent
