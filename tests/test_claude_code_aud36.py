@@ -1,7 +1,7 @@
 """Claude Code 2.1.332's headless stream-json (``claude -p --output-format stream-json``): the output of an Agent SDK
-session, which opens with the CLI's answer to the SDK's ``initialize`` request, and the turns a scheduled task
-starts, whose fired prompt stream-json never echoes. The real files (``claude-code/.aud35/``, ``.aud36/``) are the
-2.1.332 CLI's; their origin is in each folder's ``README.md``."""
+session, which opens with the CLI's answer to the SDK's ``initialize`` request; the turns a scheduled task starts,
+whose fired prompt stream-json never echoes; a ``/clear``, which starts a new conversation. The real files
+(``claude-code/.aud35/``, ``.aud36/``) are the 2.1.332 CLI's; their origin is in each folder's ``README.md``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from trajsearch.ingest.read import read_dump
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
 SDK_STREAM = FIXTURES / ".aud36" / "sdk-stream-2.1.332" / "stdout.jsonl"
 CRON_STREAM = FIXTURES / ".aud35" / "cron-fire-2.1.332" / "stream-json-stdout.jsonl"
+CLEAR_STREAM = FIXTURES / ".aud36" / "clear-2.1.332" / "stdout.jsonl"
 
 
 def test_an_sdk_sessions_stream_is_read() -> None:
@@ -43,3 +44,24 @@ def test_a_streams_scheduled_turns_are_counted() -> None:
     run = parsed.trajectory
     assert run is not None and run.task == "SCHED: remind me in two minutes to say hi"
     assert run.metadata["scheduled_turns"] == 1
+
+
+def test_a_clear_in_a_stream_starts_a_new_run() -> None:
+    """Bug: stream-json holding a ``/clear`` (``conversation_reset``) read as one run: named by the second session's
+    id, its task the first conversation's prompt, the prompt after the clear (which the model answered knowing
+    nothing of the first) a follow-up. Each conversation is a run, as each is a transcript file of its own."""
+    runs = [p.trajectory for p in read_dump(CLEAR_STREAM, tenant="acme")]
+    assert all(runs)
+    assert [(r.task, r.metadata["session_id"], [s.arguments["content"] for s in r.steps]) for r in runs] == [
+        ("FIRSTASK: say something", "f9d7727b-5013-49de-a5ec-bdc602ecbfb7", ["answer to the first"]),
+        ("FOLLOWUP: a new task after the clear", "3182c72d-f643-4f40-be19-f824eb82dd68", ["answer to the follow-up"])]
+    assert not any(r.metadata.get("user_prompts") for r in runs)
+
+
+def test_a_clear_that_ends_a_stream_is_no_run(tmp_path: Path) -> None:
+    """The real stream cut after the ``/clear``'s own result: the new conversation asks nothing, no second run."""
+    lines = CLEAR_STREAM.read_text().splitlines()
+    end = next(n for n, line in enumerate(lines) if "new task after the clear" in line) - 3
+    (path := tmp_path / "cleared.jsonl").write_text("\n".join(lines[:end]) + "\n")
+    runs = [p.trajectory for p in read_dump(path, tenant="acme")]
+    assert [r.task for r in runs if r] == ["FIRSTASK: say something"] and len(runs) == 1

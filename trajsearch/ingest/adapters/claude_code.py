@@ -37,7 +37,8 @@ Mapping
   ``control_response`` to ``initialize`` (2.1.332: naming ``claude_code_version``). It never
   echoes the prompt a scheduled task fires (only the transcript holds it): a turn a scheduler
   started (``command_lifecycle`` ``wakeup_source: "schedule_wakeup"``) is counted in
-  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so.
+  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so. A ``/clear``
+  in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
   left out the same way, and the prompt the main agent wrote for its subagent
@@ -673,9 +674,32 @@ def side_document(document: Any) -> str | None:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The file's one run, or none when it holds none (a file of that kind too big for detection to have looked
-    at whole, see ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection)."""
-    if side_document(document) is None:
+    at whole, see ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection).
+    Headless stream-json that a ``/clear`` reset (``conversation_reset``, 2.1.332) holds a run per conversation:
+    the CLI discards the conversation and goes on in a new session (a new transcript file), whose model never saw
+    the one before; each later conversation that asks something (not a ``/clear`` alone) is a run at
+    ``conversation <n>``."""
+    if side_document(document) is not None:
+        return
+    if not isinstance(document, list) or not any(_is_reset(r) for r in document):
         yield "file", document
+        return
+    parts: list[list[Any]] = [[]]
+    for record in document:
+        parts[-1].append(record)
+        if _is_reset(record):  # the reset names the session it ends: the conversation before it
+            parts.append([])
+    yield "file", parts[0]
+    for n, part in enumerate(parts[1:], 2):
+        records = [r for r in part if isinstance(r, dict)]
+        if any(r.get("type") in ("user", "assistant") for r in records) and _no_run(records) is None:
+            yield f"conversation {n}", part  # not one of the ``/clear`` alone, which asks nothing
+
+
+def _is_reset(record: Any) -> bool:
+    """A headless stream-json ``conversation_reset`` record (``/clear``, or leaving plan mode with its context
+    cleared): the conversation before it is discarded, the CLI's next turn opens a new session."""
+    return isinstance(record, dict) and record.get("type") == "conversation_reset" and "new_conversation_id" in record
 
 
 def _no_run(records: list[dict[str, Any]]) -> str | None:
@@ -1697,9 +1721,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 "naming it; this output holds no work to name the run by either")
         if headless is not None and fires:
             raise RecordError(
-                "no user prompt: a scheduled task fired this headless `claude -p` session's turn (`command_lifecycle` "
-                "`wakeup_source: schedule_wakeup`), and stream-json never echoes the prompt a task fires, not even with "
-                "`--replay-user-messages`; ingest the session transcript instead: "
+                "no user prompt: a scheduled task fired this headless `claude -p` session's turn "
+                "(`command_lifecycle` `wakeup_source: schedule_wakeup`), and stream-json never echoes the prompt a "
+                "task fires, not even with `--replay-user-messages`; ingest the session transcript instead: "
                 + _TRANSCRIPT.format(session=headless.get("session_id") or "<session id>"))
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
