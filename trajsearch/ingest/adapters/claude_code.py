@@ -677,8 +677,8 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     at whole, see ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection).
     Headless stream-json that a ``/clear`` reset (``conversation_reset``, 2.1.332) holds a run per conversation:
     the CLI discards the conversation and goes on in a new session (a new transcript file), whose model never saw
-    the one before; each later conversation that asks something (not a ``/clear`` alone) is a run at
-    ``conversation <n>``."""
+    the one before; each conversation that asks something (not a ``/clear`` alone) is a run, the first
+    conversation at ``file``, a later one at ``conversation <n>``; when none asks, the whole file is refused once."""
     if side_document(document) is not None:
         return
     if not isinstance(document, list) or not any(_is_reset(r) for r in document):
@@ -689,17 +689,27 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         parts[-1].append(record)
         if _is_reset(record):  # the reset names the session it ends: the conversation before it
             parts.append([])
-    yield "file", parts[0]
-    for n, part in enumerate(parts[1:], 2):
-        records = [r for r in part if isinstance(r, dict)]
-        if any(r.get("type") in ("user", "assistant") for r in records) and _no_run(records) is None:
-            yield f"conversation {n}", part  # not one of the ``/clear`` alone, which asks nothing
+    asking = [n for n, part in enumerate(parts) if _asks(part)]
+    if not asking:
+        yield "file", document
+    for n in asking:
+        yield ("file" if n == 0 else f"conversation {n + 1}"), parts[n]
+
+
+def _asks(part: list[Any]) -> bool:
+    """Whether a conversation of a stream ``split`` cuts asks something: not one of a ``/clear`` alone (the stream's
+    opening one, as an SDK host that clears between its conversations writes, or one that ends it)."""
+    records = [r for r in part if isinstance(r, dict)]
+    return any(r.get("type") in ("user", "assistant") for r in records) and _no_run(records) is None
 
 
 def _is_reset(record: Any) -> bool:
-    """A headless stream-json ``conversation_reset`` record (``/clear``, or leaving plan mode with its context
-    cleared): the conversation before it is discarded, the CLI's next turn opens a new session."""
-    return isinstance(record, dict) and record.get("type") == "conversation_reset" and "new_conversation_id" in record
+    """A headless stream-json ``conversation_reset`` record of a ``/clear`` (``trigger: "clear"``, or none: older
+    emitters name none): the user's conversation is discarded and the CLI's next turn opens a new session, on a new
+    task. Its other triggers (2.1.332's schema: ``plan_mode_exit``, ``fresh_session`` implementing an approved plan,
+    ``onboarding``) go on with the task the user set, in a shape no real file shows yet: they split nothing."""
+    return isinstance(record, dict) and record.get("type") == "conversation_reset" and "new_conversation_id" in record \
+        and record.get("trigger", "clear") == "clear"
 
 
 def _no_run(records: list[dict[str, Any]]) -> str | None:
