@@ -34,7 +34,8 @@ Mapping
   ``system`` ``task_notification`` record (its ``tool_use_id``, ``status``,
   ``summary``), read as that notification.
   Headless ``stream-json`` output of a session an SDK drives opens with the CLI's
-  ``control_response`` to ``initialize`` (2.1.332: naming ``claude_code_version``). It never
+  ``control_response`` to ``initialize`` (the SDK's ``SDKControlInitializeResponse``: its ``commands``,
+  ``output_style``; only some 2.1.332 answers name ``claude_code_version``). It never
   echoes the prompt a scheduled task fires (only the transcript holds it): a turn a scheduler
   started (``command_lifecycle`` ``wakeup_source: "schedule_wakeup"``) is counted in
   ``metadata.scheduled_turns``, and output of such turns alone is refused saying so. A ``/clear``
@@ -456,8 +457,10 @@ def matches(record: Any) -> bool:
             "init", "hook_started", "hook_response"))
     if kind == "command_lifecycle":  # 2.1.332 stream-json opened by a scheduler's fire: its start, before ``init``
         return session and "command_uuid" in record
-    if kind == "control_response":  # 2.1.332 stream-json of an SDK session opens with its answer to ``initialize``
-        return isinstance(as_dict(as_dict(record.get("response")).get("response")).get("claude_code_version"), str)
+    if kind == "control_response":  # stream-json of an SDK session opens with its answer to ``initialize``
+        answer = as_dict(as_dict(record.get("response")).get("response"))  # the SDK's SDKControlInitializeResponse
+        return isinstance(answer.get("commands"), list) and (
+            isinstance(answer.get("output_style"), str) or isinstance(answer.get("available_output_styles"), list))
     if kind == "summary":
         return "leafUuid" in record and "summary" in record
     if kind == "env_manager_log":  # a web session's events open with its environment manager's log, then stream-json
