@@ -36,8 +36,8 @@ Mapping
   Headless ``stream-json`` output of a session an SDK drives opens with the CLI's
   ``control_response`` to ``initialize`` (the SDK's ``SDKControlInitializeResponse``: its ``commands``,
   ``output_style``; only some 2.1.332 answers name ``claude_code_version``). It never
-  echoes the prompt a scheduled task fires (only the transcript holds it): a turn a scheduler
-  started (``command_lifecycle`` ``wakeup_source: "schedule_wakeup"``) is counted in
+  echoes the prompt a scheduled task or a ``/loop`` wakeup fires (only the transcript holds it): a turn a scheduler
+  started (``command_lifecycle`` ``wakeup_source``) is counted in
   ``metadata.scheduled_turns``, and output of such turns alone is refused saying so. A ``/clear``
   in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
@@ -800,11 +800,13 @@ def _scheduled_prompt(record: dict[str, Any]) -> bool:
 
 def _scheduled_turns(records: list[dict[str, Any]]) -> int:
     """How many turns of headless stream-json a scheduler started (2.1.332: a ``command_lifecycle`` ``started``
-    record with ``wakeup_source: "schedule_wakeup"``): stream-json never echoes the prompt such a turn answers (a
-    task's fire, or the CLI's notice of tasks missed), not even with ``--replay-user-messages``; only the transcript
-    holds it, so the replies after it answer no prompt the output records."""
+    record with a ``wakeup_source``: ``schedule_wakeup``, a task's fire or the CLI's notice of tasks missed, or
+    ``loop_wakeup``, a dynamic ``/loop``'s): stream-json never echoes the prompt such a turn answers, not even with
+    ``--replay-user-messages``; only the transcript holds it, so the replies after it answer no prompt the output
+    records. (A transcript's ``loop_wakeup`` prompt is the CLI's, never the task: ``_scheduled_prompt``; here both
+    count, as neither prompt is in the output.)"""
     return sum(1 for r in records if r.get("type") == "command_lifecycle" and r.get("state") == "started"
-               and r.get("wakeup_source") == "schedule_wakeup")
+               and isinstance(r.get("wakeup_source"), str))
 
 
 def _stream_result(record: Any) -> bool:
@@ -1734,9 +1736,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 "naming it; this output holds no work to name the run by either")
         if headless is not None and fires:
             raise RecordError(
-                "no user prompt: a scheduled task fired this headless `claude -p` session's turn "
-                "(`command_lifecycle` `wakeup_source: schedule_wakeup`), and stream-json never echoes the prompt a "
-                "task fires, not even with `--replay-user-messages`; ingest the session transcript instead: "
+                "no user prompt: a scheduled task (or a dynamic `/loop`'s wakeup) fired this headless `claude -p` "
+                "session's turn (`command_lifecycle` `wakeup_source`), and stream-json never echoes the prompt a "
+                "scheduler fires, not even with `--replay-user-messages`; ingest the session transcript instead: "
                 + _TRANSCRIPT.format(session=headless.get("session_id") or "<session id>"))
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
