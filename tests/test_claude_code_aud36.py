@@ -5,6 +5,7 @@ whose fired prompt stream-json never echoes; a ``/clear``, which starts a new co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -34,7 +35,7 @@ def test_a_stream_of_a_fired_task_alone_says_so(tmp_path: Path) -> None:
     (path := tmp_path / "fired.jsonl").write_text("\n".join(lines[start:]) + "\n")
     (parsed,) = list(read_dump(path, tenant="acme"))
     assert parsed.trajectory is None
-    assert "scheduled task fired" in str(parsed.error) and "not even with `--replay-user-messages`" in str(parsed.error)
+    assert "a scheduled task" in str(parsed.error) and "not even with `--replay-user-messages`" in str(parsed.error)
 
 
 def test_a_streams_scheduled_turns_are_counted() -> None:
@@ -65,3 +66,56 @@ def test_a_clear_that_ends_a_stream_is_no_run(tmp_path: Path) -> None:
     (path := tmp_path / "cleared.jsonl").write_text("\n".join(lines[:end]) + "\n")
     runs = [p.trajectory for p in read_dump(path, tenant="acme")]
     assert [r.task for r in runs if r] == ["FIRSTASK: say something"] and len(runs) == 1
+
+
+def _derived(tmp_path: Path, lines: list[str], name: str) -> Path:
+    """A copy of a real fixture's lines (changed as the test says) in ``tmp_path``."""
+    (path := tmp_path / name).write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_stream_opening_with_a_clear_is_one_run(tmp_path: Path) -> None:
+    """Bug: a stream whose first conversation asks nothing (it opens with the ``/clear``, as an SDK host that reuses
+    its process and clears between conversations writes) also yielded a refusal of that empty first part."""
+    lines = CLEAR_STREAM.read_text().splitlines()
+    start = next(n for n, line in enumerate(lines) if '"state":"queued"' in line and "49e581ae" in line)
+    parsed = list(read_dump(_derived(tmp_path, lines[start:], "opens-cleared.jsonl"), tenant="acme"))
+    assert [(p.trajectory.task if p.trajectory else p.error) for p in parsed] == ["FOLLOWUP: a new task after the clear"]
+
+
+def test_an_sdk_stream_without_the_version_is_read(tmp_path: Path) -> None:
+    """Bug: only an ``initialize`` answer naming ``claude_code_version`` (2.1.332, not always) was recognised; the SDK's
+    documented ``SDKControlInitializeResponse`` has no such field (``commands``, ``output_style``, ``models`` ...), so
+    the stream-json of an older SDK-driven CLI was still an unrecognised format. The real stream without the field."""
+    lines = SDK_STREAM.read_text().splitlines()
+    first = json.loads(lines[0])
+    del first["response"]["response"]["claude_code_version"]
+    path = _derived(tmp_path, [json.dumps(first), *lines[1:]], "older.jsonl")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory is not None, parsed.error
+    assert parsed.trajectory.task == "FIRSTASK: say something"
+
+
+def test_a_plan_mode_reset_does_not_split_the_run(tmp_path: Path) -> None:
+    """Bug: every ``conversation_reset`` split the run, though leaving plan mode with its context cleared
+    (``trigger: "plan_mode_exit"``) or the fresh session that implements an approved plan (``fresh_session``) goes on
+    with the task the user set: their shape in stream-json is not known (no real file), so they stay one run, as
+    before the split. The real ``/clear`` stream with its reset's trigger changed."""
+    text = CLEAR_STREAM.read_text().replace('"trigger":"clear"', '"trigger":"plan_mode_exit"')
+    runs = [p.trajectory for p in read_dump(_derived(tmp_path, text.splitlines(), "plan.jsonl"),
+                                            tenant="acme")]
+    assert [(r.task if r else None) for r in runs] == ["FIRSTASK: say something"]
+    assert [s.arguments["content"] for s in runs[0].steps] == ["answer to the first", "answer to the follow-up"]
+
+
+def test_a_stream_of_a_loop_wakeup_alone_says_so(tmp_path: Path) -> None:
+    """Bug: a turn a dynamic ``/loop``'s wakeup started (``wakeup_source: "loop_wakeup"``, the schema's other
+    scheduler value) was neither counted nor named: output of it alone told the user to pass
+    ``--replay-user-messages``, which echoes no wakeup's prompt either. The real fire's stream with the value changed
+    (no real ``/loop`` stream is held)."""
+    lines = CRON_STREAM.read_text().replace('"wakeup_source":"schedule_wakeup"', '"wakeup_source":"loop_wakeup"')
+    lines = lines.splitlines()
+    start = next(n for n, line in enumerate(lines) if '"wakeup_source":"loop_wakeup"' in line)
+    (parsed,) = list(read_dump(_derived(tmp_path, lines[start:], "loop.jsonl"), tenant="acme"))
+    assert parsed.trajectory is None and "`/loop`'s wakeup" in str(parsed.error), parsed.error
+    assert "not even with `--replay-user-messages`" in str(parsed.error)
