@@ -56,7 +56,9 @@ Mapping
   Code's are read. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
   the prompt it submitted where it submitted one (``/init``), else its text.
   The ``save_memory`` sub-agent's (0.36-0.39) one prompt is the memory, then the request: the request is the task,
-  the memory's head ``metadata.initial_context`` (``_MEMORY_QUERY``).
+  the memory's head ``metadata.initial_context`` (``_MEMORY_QUERY``). The background skill-extraction agent's
+  (``chats/skill-extraction-<n>/``) is the skills and sessions listed, then its instruction: the instruction is the
+  task, the listings' head ``metadata.initial_context`` (``_SKILL_QUERY``).
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action = ``name``, arguments = ``args``,
   observation = the ``functionResponse`` ``response.output`` of its first recorded ``result``, not as the CLI's
   history written back gives it, ``_as_run``, else ``resultDisplay``; without the ``<untrusted_context>`` fence
@@ -222,6 +224,12 @@ _LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)
 #: ``request``; blank, the memory stays the task). Group 1 is the memory.
 _MEMORY_QUERY = re.compile(r"\A# Initial Context\n\n(.*(?:--- End of Context from: [^\n]* ---|---\[end of server "
                            r"instructions\]---))(?:\n|\Z)", re.S)
+#: The background skill-extraction agent's only prompt (0.3x on, ``agents/skill-extraction-agent.ts``, run by
+#: ``services/memoryService.ts``): the listings the memory service builds (``# Existing Skills``, ``# Pending Memory
+#: Inbox``, ``# Session Index``: the sessions to read, a line each), then its instruction, "Analyze the session index
+#: above. ...". Group 1 is the listings, group 2 the instruction: the task.
+_SKILL_QUERY = re.compile(r"\A(# (?:Existing Skills|Pending Memory Inbox|Session Index)\n.*)\n\n"
+                          r"(Analyze the session index above\..*)\Z", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits), or
 #: (0.55+, ``useGeminiStream.handleInvalidStreamEvent``) the CLI's word for a reply it could not use: empty, thoughts
 #: only, cut at the token limit, blocked (``utils/constants.ts``), else the stream's own message ("Model stream ended
@@ -1014,6 +1022,8 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
     if meta.get("kind") == "subagent" and (memory := _MEMORY_QUERY.match(task or "")) \
             and (request := task[memory.end():].strip()):
         task, context = request, memory.group(1)  # the save_memory agent's request, not the ~100 kB of memory
+    elif meta.get("kind") == "subagent" and (listed := _SKILL_QUERY.match(task or "")):
+        task, context = listed.group(2).strip(), listed.group(1)  # the skill extractor's instruction, not its index
     if not task:
         raise RecordError(f"no user prompt in this {label} recording" + (f" ({_shell_list(rec)})" if rec.shell else ""))
     session_id = meta.get("sessionId")
