@@ -26,3 +26,25 @@ def test_the_skill_extraction_agents_task_is_its_instruction_not_the_session_ind
     context = run.metadata["initial_context"]
     assert context.startswith("# Existing Skills") and context.endswith("session-2026-04-10T09-00-1a2b3c4d.json")
     assert [s.action for s in run.steps] == ["read_file", "complete_task"]
+
+
+MASKED = Path(__file__).parent / "fixtures" / "gemini-cli" / ".aud36" / "checkpoint-masked.json"
+
+
+def test_an_output_masked_in_a_saved_history_says_so_and_is_no_result_nor_error() -> None:
+    """Bug: a ``/chat save`` checkpoint holds the history as the CLI keeps it, older outputs masked
+    (``ToolOutputMaskingService``: ``<tool_output_masked>``, a preview, the file with the whole output; the context
+    pipeline's ``toolMaskingProcessor``: the tag around a note alone); the placeholder was the step's observation as if
+    the tool had returned it. The step now says the output was masked and where it is, with the preview kept."""
+    (parsed,) = list(read_dump(MASKED, tenant="acme"))
+    run = parsed.trajectory
+    assert run is not None, parsed.error
+    first, second = run.steps[0], run.steps[1]
+    assert first.observation.startswith(
+        "[output masked by Gemini CLI to save context; in full in /Users/pareyor/.gemini/tmp/pareyor/tool-outputs/"
+        "session-bf3bf155-fd81-42f6-ae45-4248eb879d41/read_file_read_file_1779870544687_0_9nzvvp.txt; its preview:]\n"
+        '{\n  "output": "@startuml')
+    assert "<tool_output_masked>" not in first.observation and "Output too large" not in first.observation
+    assert second.observation == ("[output masked by Gemini CLI to save context; in full in /home/dev/.gemini/tmp/proj/"
+                                  "tool-outputs/session-1a2b3c4d/read_file_read_file_1779870545004_1_response_3f9c.txt]")
+    assert first.error is None and second.error is None

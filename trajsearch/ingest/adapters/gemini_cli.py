@@ -63,7 +63,8 @@ Mapping
   observation = the ``functionResponse`` ``response.output`` of its first recorded ``result``, not as the CLI's
   history written back gives it, ``_as_run``, else ``resultDisplay``; without the ``<untrusted_context>`` fence
   0.6x puts around shell, MCP and web_fetch results, ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not
-  the tool's);
+  the tool's; an output the CLI masked in the history it keeps, ``<tool_output_masked>``, is said to be masked,
+  with its file and preview: ``_unmasked``);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
   the same id is in ``toolCalls`` or it is the CLI's copy of the call just recorded there (a skill's slash
   command: ``Recording._copied``), and their ``functionResponse`` parts in a
@@ -190,8 +191,14 @@ _TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of 
 #: How gemini-cli 0.29+ masks an older tool output in the history it keeps (``ToolOutputMaskingService``, what a
 #: ``/chat save`` checkpoint holds): the tag, a preview (for the shell tool its report's sections, the output's first
 #: and last 10 lines, the closing block whole), the file it saved the output to, the closing tag.
-_MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: [^\n]*\n"
+_MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: ([^\n]*)\n"
                      r"</tool_output_masked>\s*\Z", re.S)
+#: The same tag around a note alone, no preview: the context pipeline's masking of a long string in a call's response
+#: (``context/processors/toolMaskingProcessor.ts``: "[Tool <response|...> string (<MB>, <N> lines) masked to preserve
+#: context window. Full string saved to: <path>]"; earlier "[Tool output (...) ... Full output saved to: <path>]").
+#: Group 1 is the file.
+_MASKED_NOTE = re.compile(r"\A<tool_output_masked>\n\[Tool (?:output|\w+ string) \([^)\n]*\) masked to preserve "
+                          r"context window\. Full (?:output|string) saved to: ([^\n]*)\]\n</tool_output_masked>\s*\Z")
 #: The closing block's keys only the shell tool writes: a report whose start was cut is one when they end it.
 _SHELL_ONLY_KEYS = ("Background PIDs", "Process Group PGID")
 #: What the shell tool tells the model (and shows) of a command it killed after ``tools.shell.inactivityTimeout``
@@ -746,6 +753,18 @@ def shell_timeout_error(text: str) -> str | None:
     return found.group(0) if found else None
 
 
+def _unmasked(text: str) -> str:
+    """A tool's output as the step shows it: one the CLI masked in its history (``_MASKED``, ``_MASKED_NOTE``: what
+    a ``/chat save`` checkpoint holds of an older output) said to be masked, with the preview it kept, rather than
+    the placeholder read as what the tool returned."""
+    if masked := _MASKED.match(text):
+        return f"[output masked by Gemini CLI to save context; in full in {masked.group(2)}; its preview:]\n" \
+            + masked.group(1)
+    if masked := _MASKED_NOTE.match(text):
+        return f"[output masked by Gemini CLI to save context; in full in {masked.group(1)}]"
+    return text
+
+
 def shell_report_error(text: str, command: str | None = None, failed: bool = False) -> str | None:
     """The error of a command by the report gemini-cli's shell tool gives the model (``shell.ts``'s ``llmContent``:
     ``Output: ...``, then its closing block, ``_TRAILER_KEYS``; before 0.27 ``Command:`` first and an ``Error:`` line
@@ -884,9 +903,9 @@ class Recording(SessionSteps):
                 if step is not None:
                     text, error = _response_text(response.get("response"))
                     text, error = strip_terminal_codes(text), error and strip_terminal_codes(error)
-                    step["observation"] = text or error or None
                     step["error"] = step.get("error") or _call_error(None, text, [error] if error else [], None) \
                         or _subagent_error(None, text)
+                    step["observation"] = _unmasked(text) or error or None
                     step["ended_at"] = iso_time(message.get("timestamp"))
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
@@ -951,7 +970,7 @@ class Recording(SessionSteps):
             text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
             display = display and strip_terminal_codes(display)
-            step["observation"] = text or (errors[0] if errors else None) or display
+            step["observation"] = _unmasked(text) or (errors[0] if errors else None) or display
             step["error"] = _call_error(call.get("status"), text, errors, display) \
                 or _subagent_error(call.get("resultDisplay"), text)
             if call.get("result") is not None:
