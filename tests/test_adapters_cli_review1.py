@@ -19,7 +19,8 @@ def test_gemini_skill_extraction_recording_names_no_parent_session() -> None:
     run = only(chats / "skill-extraction-67084600" / "mrp1k5.json")
     assert run.metadata["is_subagent"] is True
     assert run.metadata.get("parent_session_id") is None
-    assert run.task.startswith("# Existing Skills")
+    assert run.task.startswith("Analyze the session index above.")  # its instruction, not the listing (AUDGEM36)
+    assert run.metadata["initial_context"].startswith("# Existing Skills")
 
 
 def test_claude_code_peer_message_without_a_sender_name_is_from_another_session(tmp_path: Path) -> None:

@@ -49,3 +49,14 @@ def test_an_output_masked_in_a_saved_history_says_so_and_is_no_result_nor_error(
         "[output masked by Gemini CLI to save context; in full in /home/dev/.gemini/tmp/proj/tool-outputs/"
         "session-1a2b3c4d/read_file_read_file_1779870545004_1_response_3f9c.txt]")
     assert first.error is None and second.error is None
+
+
+def test_the_real_masked_output_of_a_maintainers_checkpoint_says_so() -> None:
+    """The same in a real checkpoint: google-gemini/gemini-cli's committed ``trajectory.json``
+    (``.real/checkpoint-agent-teams.json``, ``SOURCE.md``), whose first ``read_file`` output was masked."""
+    real = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "checkpoint-agent-teams.json"
+    (parsed,) = list(read_dump(real, tenant="acme"))
+    first = parsed.trajectory.steps[0]
+    assert first.action == "read_file" and first.error is None
+    assert first.observation.startswith("[output masked by Gemini CLI to save context; in full in /Users/")
+    assert "</tool_output_masked>" not in first.observation
