@@ -4,6 +4,7 @@ real recordings; how is in its ``README.md``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -60,3 +61,25 @@ def test_the_real_masked_output_of_a_maintainers_checkpoint_says_so() -> None:
     assert first.action == "read_file" and first.error is None
     assert first.observation.startswith("[output masked by Gemini CLI to save context; in full in /Users/")
     assert "</tool_output_masked>" not in first.observation
+
+
+MEMORY = (Path(__file__).parent / "fixtures" / "gemini-cli" / ".gemb35" / "chats"
+          / "5b0c1e7a-2f4d-4c8e-9a61-3d7f0e2b9c45" / "mm7q2x.json")
+
+
+def test_a_sub_agent_stopped_mid_work_says_so(tmp_path: Path) -> None:
+    """Bug: a ``save_memory`` sub-agent the user cancelled (LAF-US/IDAHO-VAULT's ``xb7gtb.json``: its parent's call
+    ``cancelled``, "[Operation Cancelled] Operation cancelled.") records nothing of it: its recording stops after a
+    ``grep_search``, and read as a run like any other, outcome unknown with no word of why. It has no verdict still;
+    ``metadata.ended_by`` says it stopped before ``complete_task``. One that handed its result in says nothing."""
+    data = json.loads(MEMORY.read_text(encoding="utf-8"))
+    data["messages"] = data["messages"][:-1]  # its complete_task turn never came
+    path = tmp_path / MEMORY.parent.name / MEMORY.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    run = parsed.trajectory
+    assert run.outcome.value == "unknown" and [s.action for s in run.steps] == ["replace"]
+    assert run.metadata["ended_by"].startswith("stopped mid-work, before complete_task: cancelled by the user")
+    (whole,) = list(read_dump(MEMORY, tenant="acme"))
+    assert "ended_by" not in whole.trajectory.metadata
