@@ -48,7 +48,7 @@ def test_an_output_masked_in_a_saved_history_says_so_and_is_no_result_nor_error(
     assert "<tool_output_masked>" not in first.observation and "Output too large" not in first.observation
     assert second.observation == (
         "[output masked by Gemini CLI to save context; in full in /home/dev/.gemini/tmp/proj/tool-outputs/"
-        "session-1a2b3c4d/read_file_read_file_1779870545004_1_response_3f9c.txt]")
+        "session-1a2b3c4d/read_file_read_file_1779870545004_1_observation_3f9c.txt]")
     assert first.error is None and second.error is None
 
 

@@ -196,11 +196,11 @@ _TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of 
 _MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: ([^\n]*)\n"
                      r"</tool_output_masked>\s*\Z", re.S)
 #: The same tag around a note alone, no preview: the context pipeline's masking of a long string in a call's response
-#: (``context/processors/toolMaskingProcessor.ts``: "[Tool <response|...> string (<MB>, <N> lines) masked to preserve
-#: context window. Full string saved to: <path>]"; earlier "[Tool output (...) ... Full output saved to: <path>]").
-#: Group 1 is the file.
-_MASKED_NOTE = re.compile(r"\A<tool_output_masked>\n\[Tool (?:output|\w+ string) \([^)\n]*\) masked to preserve "
-                          r"context window\. Full (?:output|string) saved to: ([^\n]*)\]\n</tool_output_masked>\s*\Z")
+#: or arguments (``context/processors/toolMaskingProcessor.ts``, the same in every version: "[Tool <observation|intent>
+#: string (<MB>MB, <N> lines) masked to preserve context window. Full string saved to: <path>]"). It masks what is
+#: sent to the model, so no saved file is known to hold it: read defensively. Group 1 is the file.
+_MASKED_NOTE = re.compile(r"\A<tool_output_masked>\n\[Tool \w+ string \([^)\n]*\) masked to preserve context window\. "
+                          r"Full string saved to: ([^\n]*)\]\n</tool_output_masked>\s*\Z")
 #: The closing block's keys only the shell tool writes: a report whose start was cut is one when they end it.
 _SHELL_ONLY_KEYS = ("Background PIDs", "Process Group PGID")
 #: What the shell tool tells the model (and shows) of a command it killed after ``tools.shell.inactivityTimeout``
