@@ -83,3 +83,48 @@ def test_a_sub_agent_stopped_mid_work_says_so(tmp_path: Path) -> None:
     assert run.metadata["ended_by"].startswith("stopped mid-work, before complete_task: cancelled by the user")
     (whole,) = list(read_dump(MEMORY, tenant="acme"))
     assert "ended_by" not in whole.trajectory.metadata
+
+
+SESSION = (Path(__file__).parent / "fixtures" / "gemini-cli" / ".aud36" / "chats"
+           / "session-2026-04-20T04-27-5c1d2e3f.json")
+
+
+def test_a_json_recording_whose_results_the_cli_rewrote_masked_says_so() -> None:
+    """Bug (review of round 36, 2): from 0.29 (#18451) to the JSONL recording of 0.39 the CLI wrote each masked output
+    back into a JSON recording's ``toolCalls[].result`` (``updateMessagesFromHistory``): LAF-US/IDAHO-VAULT's main
+    sessions hold 64 such placeholders. They are said to be masked, a result of several parts a part at a time (a
+    steering note before the masked response stays as it is); the masked shell report's exit code still counts."""
+    (parsed,) = list(read_dump(SESSION, tenant="acme"))
+    run = parsed.trajectory
+    assert run is not None, parsed.error
+    read, shell, topic, reply = run.steps
+    said = "[output masked by Gemini CLI to save context; in full in /home/dev/.gemini/tmp/proj/tool-outputs/"
+    assert read.observation.startswith(said) and read.observation.endswith("Release builds need RELEASE=1.")
+    assert read.error is None
+    assert shell.observation.startswith(said) and shell.error == "boom (exit code 2)"
+    assert topic.observation.startswith("User steering update: <user_input>\nbuild it in release mode\n</user_input>\n"
+                                        + said)
+    assert topic.error is None
+    assert not any("<tool_output_masked>" in s.observation for s in (read, shell, topic))
+
+
+def test_a_masked_error_says_so(tmp_path: Path) -> None:
+    """The context pipeline masks every long string of a response, its ``error`` too (``toolMaskingProcessor.ts``;
+    review of round 36, 6): the step's error is no placeholder; the note alone says the error was masked."""
+    note = ("<tool_output_masked>\n[Tool observation string (0.20MB, 4100 lines) masked to preserve context window. "
+            "Full string saved to: /home/dev/.gemini/tmp/proj/tool-outputs/read_file_x_observation_1a2b.txt]\n"
+            "</tool_output_masked>")
+    data = json.loads(SESSION.read_text(encoding="utf-8"))
+    for message, error in ((data["messages"][1], None), (data["messages"][2], note)):
+        call = message["toolCalls"][0]
+        response = call["result"][0]["functionResponse"]["response"]
+        response["error"] = error or response["output"]
+        call["status"] = "error"
+    path = tmp_path / "chats" / SESSION.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    preview, alone = parsed.trajectory.steps[0].error, parsed.trajectory.steps[1].error
+    assert "<tool_output_masked>" not in preview and "Output too large" not in preview
+    assert alone == ("[output masked by Gemini CLI to save context; in full in /home/dev/.gemini/tmp/proj/tool-outputs/"
+                     "read_file_x_observation_1a2b.txt]")

@@ -63,8 +63,8 @@ Mapping
   observation = the ``functionResponse`` ``response.output`` of its first recorded ``result``, not as the CLI's
   history written back gives it, ``_as_run``, else ``resultDisplay``; without the ``<untrusted_context>`` fence
   0.6x puts around shell, MCP and web_fetch results, ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not
-  the tool's; an output the CLI masked in the history it keeps, ``<tool_output_masked>``, is said to be masked,
-  with its file and preview: ``_unmasked``);
+  the tool's; an output the CLI masked in the history it keeps, ``<tool_output_masked>`` (a checkpoint, and a
+  0.29-0.38 JSON recording, its result rewritten so), is said to be masked, with its file and preview: ``_unmasked``);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
   the same id is in ``toolCalls`` or it is the CLI's copy of the call just recorded there (a skill's slash
   command: ``Recording._copied``), and their ``functionResponse`` parts in a
@@ -191,8 +191,10 @@ _COUNT = r"\d[\d.,'\u00a0\u202f ]*"
 _TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of {_COUNT} lines(?: \([^)\n]*\))?|first "
                         rf"{_COUNT} and last {_COUNT} characters)\. For full output see: [^\n]*\n(?:\.\.\.\n)?")
 #: How gemini-cli 0.29+ masks an older tool output in the history it keeps (``ToolOutputMaskingService``, what a
-#: ``/chat save`` checkpoint holds): the tag, a preview (for the shell tool its report's sections, the output's first
-#: and last 10 lines, the closing block whole), the file it saved the output to, the closing tag.
+#: ``/chat save`` checkpoint holds, and a 0.29-0.38 JSON recording, whose recorded result the CLI rewrote with the
+#: masked one: ``ChatRecordingService.updateMessagesFromHistory``): the tag, a preview (for the shell tool its report's
+#: sections, the output's first and last 10 lines, the closing block whole), the file it saved the output to, the
+#: closing tag.
 _MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: ([^\n]*)\n"
                      r"</tool_output_masked>\s*\Z", re.S)
 #: The same tag around a note alone, no preview: the context pipeline's masking of a long string in a call's response
@@ -670,6 +672,7 @@ def _response_text(response: Any) -> tuple[str, str | None]:
     if isinstance(response, dict):
         error = response.get("error")
         error_text = _mcp_tool_error(error if isinstance(error, str) else json.dumps(error)) if error else None
+        error_text = error_text and _unmasked(error_text)
         if "output" in response:
             output = response["output"]
             return _untrusted_removed(output if isinstance(output, str) else json.dumps(output)), error_text
@@ -684,10 +687,13 @@ def _text_of(content: Any) -> str:
     return "\n".join(str(p["text"]) for p in _parts(content) if isinstance(p.get("text"), str) and not p.get("thought"))
 
 
-def _result(result: Any) -> tuple[str, list[str]]:
-    """(text, errors) of a tool call ``result`` (a PartListUnion)."""
+def _result(result: Any) -> tuple[str, str, list[str]]:
+    """(text, shown, errors) of a tool call ``result`` (a PartListUnion): ``shown`` is the text with each part the CLI
+    masked said so (``_unmasked``: a part at a time, as a steering note's text may come before a masked response);
+    ``text`` keeps the masks for the error checks (a masked shell report's preview still has its exit code)."""
     if isinstance(result, str):
-        return _untrusted_removed(result), []
+        text = _untrusted_removed(result)
+        return text, _unmasked(text), []
     texts: list[str] = []
     errors: list[str] = []
     for part in _parts(result):
@@ -702,7 +708,7 @@ def _result(result: Any) -> tuple[str, list[str]]:
             texts.append(_untrusted_removed(part["text"]))
         elif "inlineData" in part or "fileData" in part:
             texts.append("[file]")
-    return "\n".join(texts), errors
+    return "\n".join(texts), "\n".join(map(_unmasked, texts)), errors
 
 
 def _display(value: Any) -> str | None:
@@ -971,11 +977,11 @@ class Recording(SessionSteps):
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
             self.recorded = step
-            text, errors = _result(call.get("result"))
+            text, shown, errors = _result(call.get("result"))
             text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
             display = display and strip_terminal_codes(display)
-            step["observation"] = _unmasked(text) or (errors[0] if errors else None) or display
+            step["observation"] = strip_terminal_codes(shown) or (errors[0] if errors else None) or display
             step["error"] = _call_error(call.get("status"), text, errors, display) \
                 or _subagent_error(call.get("resultDisplay"), text)
             if call.get("result") is not None:
