@@ -74,15 +74,53 @@ def test_a_sub_agent_stopped_mid_work_says_so(tmp_path: Path) -> None:
     ``metadata.ended_by`` says it stopped before ``complete_task``. One that handed its result in says nothing."""
     data = json.loads(MEMORY.read_text(encoding="utf-8"))
     data["messages"] = data["messages"][:-1]  # its complete_task turn never came
-    path = tmp_path / MEMORY.parent.name / MEMORY.name
-    path.parent.mkdir()
+    path = tmp_path / "chats" / MEMORY.parent.name / MEMORY.name  # in its session's folder: it has a parent
+    path.parent.mkdir(parents=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     (parsed,) = list(read_dump(path, tenant="acme"))
     run = parsed.trajectory
     assert run.outcome.value == "unknown" and [s.action for s in run.steps] == ["replace"]
-    assert run.metadata["ended_by"].startswith("stopped mid-work, before complete_task: cancelled by the user")
+    assert run.metadata["ended_by"] == ("stopped before complete_task: e.g. cancelled by the user, the CLI closed, an "
+                                        "error or a limit (its parent session's call says which)")
     (whole,) = list(read_dump(MEMORY, tenant="acme"))
     assert "ended_by" not in whole.trajectory.metadata
+
+
+def _rewritten(source: Path, tmp_path: Path, keep: int) -> Path:
+    """A copy of a sub-agent's recording, in its own folder's name, with only its first ``keep`` messages."""
+    data = json.loads(source.read_text(encoding="utf-8"))
+    data["messages"] = data["messages"][:keep]
+    path = tmp_path / "chats" / source.parent.name / source.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_background_agent_stopped_mid_work_is_not_pointed_at_a_parent(tmp_path: Path) -> None:
+    """Bug (review of round 36, 1): the skill extractor has no parent session and no call that could be cancelled, yet
+    its stopped recording (LAF-US/IDAHO-VAULT's ``skill-extraction-67084600/mrp1k5.json``) said "cancelled by the
+    user ... its parent session's call says which". One with only its prompt stopped before ``complete_task`` too."""
+    for keep in (2, 1):  # its read_file done, its complete_task turn never came; then no step at all
+        (parsed,) = list(read_dump(_rewritten(RECORDING, tmp_path / str(keep), keep), tenant="acme"))
+        run = parsed.trajectory
+        assert run.outcome.value == "unknown"
+        assert run.metadata["ended_by"] == ("stopped before complete_task: e.g. the CLI closed, an error or a limit (a "
+                                            "background agent: no call records why)")
+
+
+def test_a_sub_agent_ending_on_a_text_reply_did_not_hand_in(tmp_path: Path) -> None:
+    """A sub-agent of the CLI's loop ends well only by ``complete_task``; one that stops calling tools ends
+    ``ERROR_NO_COMPLETE_TASK_CALL`` (``agents/local-executor.ts``), as LAF-US/IDAHO-VAULT's ``twynek.json`` did at its
+    turn limit: it too stopped before handing in (review of round 36, 4)."""
+    data = json.loads(MEMORY.read_text(encoding="utf-8"))
+    data["messages"][-1] = {"id": "r", "timestamp": "2026-04-10T09:00:09.000Z", "type": "gemini",
+                            "content": "I added the preference.", "model": "gemini-3-flash-preview"}
+    path = tmp_path / "chats" / MEMORY.parent.name / MEMORY.name  # in its session's folder: it has a parent
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert [s.action for s in parsed.trajectory.steps] == ["replace", "respond"]
+    assert parsed.trajectory.metadata["ended_by"].startswith("stopped before complete_task: e.g. cancelled by the user")
 
 
 SESSION = (Path(__file__).parent / "fixtures" / "gemini-cli" / ".aud36" / "chats"

@@ -100,8 +100,8 @@ Mapping
   session went on after. A session whose last loop feedback has no step after it ended
   on the CLI's loop guard (the model repeated itself again: the request was halted, with
   nothing recorded): ``metadata.ended_by`` says so; no verdict on the task all the same.
-  A sub-agent's recording that stops on a call other than ``complete_task`` (its user's cancel, recorded only in
-  its parent's call) has no verdict either: ``metadata.ended_by`` says it stopped mid-work (``_stopped``).
+  A sub-agent's recording that does not end on ``complete_task`` (e.g. the user cancelled it: only its parent's call
+  says so) has no verdict either: ``metadata.ended_by`` says it stopped before it (``_stopped``).
 - trajectory_id = ``gemini-cli.<sessionId>.<startTime>`` (a recording's own start: the session id is
   shared by the recordings a session writes -- its subagents', a new one after ``/clear`` -- while a
   resume goes on writing the same file, its start kept); created_at = ``startTime``;
@@ -256,7 +256,8 @@ FAILED = frozenset({"error", "cancelled"})
 _SUBAGENT_FAILED = re.compile(r"\ASubagent '[^'\n]*' failed\. Error: (.+)", re.S)
 _SUBAGENT_ENDED = re.compile(r"\ASubagent '[^'\n]*' finished\.\nTermination Reason: (\w+)(?:\nResult:\n(.*))?", re.S)
 #: The call a sub-agent of the CLI's own loop (``LocalAgentExecutor``, ``agents/local-executor.ts``) hands its result
-#: in with; a recording of one whose last step is another call stopped mid-work (see ``_stopped``).
+#: in with (the only way it ends well: one that stops calling tools ends ``ERROR_NO_COMPLETE_TASK_CALL``); a recording
+#: of one whose last step is anything else, or none, stopped before it (see ``_stopped``).
 _SUBAGENT_DONE = "complete_task"
 #: How many of a session's error records its metadata keeps (the first ones).
 MAX_ERROR_RECORDS = 10
@@ -1003,16 +1004,21 @@ def _subagent(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"is_subagent": True, "parent_session_id": folder.name if in_session else None}
 
 
-def _stopped(meta: dict[str, Any], steps: list[dict[str, Any]]) -> str | None:
-    """What ended a sub-agent whose recording stops on a call other than ``complete_task`` (``_SUBAGENT_DONE``), else
-    None. Its own recording never says why: the user's cancel (Esc: the parent's call ``cancelled``, "[Operation
-    Cancelled] Operation cancelled.", ``scheduler/tool-executor.ts``; not a timeout, which ends the call ``success``,
-    "Termination Reason: TIMEOUT", ``_subagent_error``), the CLI closed, an error thrown, or a limit's last turn spent
-    without handing in. Only its parent's call tells which, and no verdict is recorded either way."""
-    if meta.get("kind") != "subagent" or not steps or steps[-1].get("action") in (_SUBAGENT_DONE, "respond"):
+def _stopped(meta: dict[str, Any], steps: list[dict[str, Any]], parent: str | None) -> str | None:
+    """What ended a sub-agent whose recording does not end on ``complete_task`` (``_SUBAGENT_DONE``), else None. Its
+    own recording never says why, and no verdict is recorded either way. A sub-agent a session spawned (``parent``)
+    may have been cancelled by the user (Esc: the parent's call ``cancelled``, "[Operation Cancelled] Operation
+    cancelled.", ``scheduler/tool-executor.ts``; a timeout ends that call ``success``, "Termination Reason: TIMEOUT",
+    ``_subagent_error``), the CLI closed, an error thrown, or a limit's last turn spent without handing in (a text reply
+    last: ``ERROR_NO_COMPLETE_TASK_CALL``): its parent's call tells which. A background agent (the skill extractor, no
+    parent) has no call to cancel, and nothing records why it stopped."""
+    if meta.get("kind") != "subagent" or (steps and steps[-1].get("action") == _SUBAGENT_DONE):
         return None
-    return ("stopped mid-work, before complete_task: cancelled by the user, the CLI closed, an error or a limit (its "
-            "parent session's call says which)")
+    if parent:
+        return ("stopped before complete_task: e.g. cancelled by the user, the CLI closed, an error or a limit (its "
+                "parent session's call says which)")
+    return ("stopped before complete_task: e.g. the CLI closed, an error or a limit (a background agent: no call "
+            "records why)")
 
 
 def _is_session_id(name: str) -> bool:
@@ -1083,7 +1089,7 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
         "session_id": session_id,
         "project_hash": meta.get("projectHash"),
         "kind": meta.get("kind"),
-        **_subagent(meta, ctx),
+        **(spawned := _subagent(meta, ctx)),
         "summary": short(str(meta["summary"]), 500, keep="head") if meta.get("summary") else None,
         "initial_context": short(context, 2000, keep="head") if context else None,
         "directories": meta.get("directories") or None,
@@ -1095,7 +1101,8 @@ def read_recording(record: Any, ctx: Context, *, name: str = NAME, label: str = 
         "models": rec.models if len(rec.models) > 1 else None,
         "loops_detected": rec.loops or None,
         "ended_by": "Gemini CLI's loop detection: the model repeated itself after the CLI's loop feedback and the "
-                    "request was halted" if rec.ended_on_loop() else _stopped(meta, rec.steps),
+                    "request was halted" if rec.ended_on_loop()
+                    else _stopped(meta, rec.steps, spawned.get("parent_session_id")),
     }
     return session_trajectory(
         ctx, run_id=safe_id(run_id), task=task, model_id=rec.models[0] if rec.models else None,
