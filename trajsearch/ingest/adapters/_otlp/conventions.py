@@ -383,8 +383,16 @@ def _new_messages(attrs: dict[str, Any]) -> Any:
     messages = maybe_json(attrs["pydantic_ai.all_messages"])
     start = attrs.get("pydantic_ai.new_message_index")
     if isinstance(messages, list) and isinstance(start, int) and not isinstance(start, bool) and 0 < start < len(messages):
-        return messages[start:]
+        # a run resumed with ``deferred_tool_results`` opens with the results of the calls the history's last
+        # response asked for (approved and run, or denied): that response is kept, so those calls are its steps
+        return messages[start - 1 if _answers_calls(messages[start]) else start:]
     return messages
+
+
+def _answers_calls(message: Any) -> bool:
+    """Whether a GenAI message holds ``tool_call_response`` parts (pydantic-ai's tool returns)."""
+    return isinstance(message, dict) and any(isinstance(p, dict) and p.get("type") == "tool_call_response"
+                                             for p in as_list(message.get("parts")))
 
 
 #: Mastra's own span types (``mastra.span.type``): a model step (one call: text and tool calls) is the model
@@ -732,7 +740,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if role == "llm" and mlflow:  # MLflow keeps a call's request and reply whole, as the API has them
         inputs = inputs or message_dicts(attrs.get("input.value"))
         outputs = outputs or output_dicts(attrs.get("output.value"))
-    if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
+    if not inputs and role != "llm" and "pydantic_ai.all_messages" in attrs:  # (instrumentation v2: "agent run")
         inputs = normalise_messages(_new_messages(attrs))
     if role == "llm" and inputs and (failed_ids := failed_tool_results(attrs.get("input.value"))):
         inputs = [dict(m, failed=True) if m["role"] == "tool" and m.get("call_id") in failed_ids else m for m in inputs]

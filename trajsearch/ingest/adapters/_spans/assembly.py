@@ -678,12 +678,17 @@ def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[s
     the same run, as when a conversation groups the asking and the resumed traces) got the denial as its error from
     :func:`_answered`."""
     asked = {c.get("id"): c for m in node.input_messages for c in m.get("calls") or [] if c.get("id")}
+    # a run that opens with a model's response, not a request: a pydantic-ai run resumed with the results of
+    # the calls it asked for (``deferred_tool_results``), each call its step, run or not (no other record has it)
+    resumed = node.role != "llm" and bool(node.input_messages) and node.input_messages[0].get("role") == "assistant"
     out = []
     for m in node.input_messages:
         call = asked.get(m.get("call_id"))
-        if m.get("role") == "tool" and is_denial(m) and call and m["call_id"] not in by_call:
+        if _is_result(m) and (is_denial(m) or resumed) and call and m["call_id"] not in by_call:
+            failure = is_denial(m) or bool(m.get("failed"))
             step = {"thought": None, "action": str(call.get("name")), "arguments": call.get("arguments"),
-                    "observation": None, "error": short(m["text"], 600),
+                    "observation": None if failure else clip_step_text(m.get("text")),
+                    "error": short(m["text"], 600) if failure else None,
                     "started_at": when(node.start), "ended_at": when(node.start)}
             by_call[m["call_id"]] = step
             out.append(step)

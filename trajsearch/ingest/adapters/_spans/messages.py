@@ -280,11 +280,20 @@ def framework_failure(result: Any) -> bool:
 DENIED = not_run("denied")
 
 
+#: What pydantic-ai hands its model for a call the user denied (``ToolDenied()``'s default ``message``,
+#: ``pydantic_ai/tools.py``; a run resumed with ``DeferredToolResults(approvals={id: ToolDenied()})``).
+_PYDANTIC_AI_DENIED = "The tool call was denied."
+
+
 def denial(value: Any) -> str | None:
     """The error of a tool result that is the user's denial of the call (an AI SDK tool approval, ``needsApproval``:
     no tool ran), else None. AI SDK 6 writes it in ``ai.prompt.messages`` as the tool-result output
     ``{"type": "execution-denied", "reason"?}``; ``@ai-sdk/otel`` (AI SDK 7) as the GenAI ``tool_call_response``
-    ``{"denied": true, "reason"?}``. Only those keys: a tool's own dict that says more is its result."""
+    ``{"denied": true, "reason"?}``. Only those keys: a tool's own dict that says more is its result. Pydantic AI
+    writes ``ToolDenied``'s words, its default ones known (``_PYDANTIC_AI_DENIED``; a reason of the app's own is
+    read as the call's result)."""
+    if value == _PYDANTIC_AI_DENIED:
+        return DENIED
     value = maybe_json(value)
     if not isinstance(value, dict):
         return None
@@ -900,8 +909,10 @@ def user_requests(messages: list[dict[str, Any]]) -> list[str]:
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
+    """The first user message's text, not a tool result sent in a user message (the GenAI conventions' role of a
+    ``tool_call_response``: a resumed pydantic-ai run's own messages start with one, its denial's words first)."""
     for msg in messages:
-        if msg.get("role") in _USERISH and msg.get("text", "").strip():
+        if msg.get("role") in _USERISH and not msg.get("call_id") and msg.get("text", "").strip():
             return msg["text"]
     return None
 
