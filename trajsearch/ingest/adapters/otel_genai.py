@@ -48,7 +48,10 @@ Mapping
   ``gen_ai.tool.call.id``, else same name). Model text that asked for no tool
   is a ``respond`` step. Tool calls a model requested but no span executed are
   kept as steps, their results taken from later input messages (role ``tool``
-  / ``tool_call_response`` parts with the same id).
+  / ``tool_call_response`` parts with the same id). A pydantic-ai run resumed with
+  ``deferred_tool_results`` (its ``pydantic_ai.all_messages`` from ``new_message_index`` open with
+  the calls' results) has the calls its history's last response asked for as steps: one denied
+  (``ToolDenied``'s default words) ``not run: denied``, one approved with its result.
 - messages of a model call, the first found of: ``gen_ai.input.messages`` /
   ``gen_ai.output.messages`` (parts ``text``, ``tool_call``,
   ``tool_call_response``, ``reasoning``, ``server_tool_call`` /
