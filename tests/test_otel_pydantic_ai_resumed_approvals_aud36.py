@@ -33,3 +33,14 @@ def test_a_resumed_run_keeps_its_prompt_the_denied_call_and_the_approved_calls_r
         ("delete_file", {"path": ".env"}, None, "not run: denied"),
         ("delete_file", {"path": "build/app.log"}, "deleted build/app.log", None),
         ("respond", {"content": "I deleted build/app.log; you declined deleting .env, so it stays."}, None, None)]
+
+
+def test_a_resumed_run_given_a_new_prompt_reads_it_as_its_task_not_as_the_denied_calls_error() -> None:
+    """Resumed with ``user_prompt`` too, pydantic-ai sends the prompt after the one call's result in the same user
+    message (1.66 ``_agent_graph.py``: "Add user prompt if provided, after all tool return parts"): the prompt is the
+    task, the denied call's error only the denial (review AUDOTPAI36, 1: the prompt was read as part of the result)."""
+    _, resumed = adapter_support.runs(FIXTURES / "pa-1.66-instr-v3-approval-resumed-new-prompt.console.json")
+    assert resumed.task == "Also tell me what is left"
+    assert [(s.action, s.arguments, s.observation, s.error) for s in resumed.steps] == [
+        ("delete_file", {"path": ".env"}, None, "not run: denied"),
+        ("respond", {"content": "You declined deleting .env, so .env and build/app.log are left."}, None, None)]

@@ -672,7 +672,9 @@ def normalise_messages(raw: Any) -> list[dict[str, Any]]:
 
 def _one_per_result(raw: Any) -> list[Any]:
     """A message answering several tool calls (GenAI ``tool_call_response`` parts, Bedrock ``toolResult``
-    blocks) as one message per answer, so that each result goes to its own call; a streamed turn whose GenAI
+    blocks) as one message per answer, so that each result goes to its own call, and what else it says its own
+    message, even beside a single answer (a pydantic-ai run resumed with ``deferred_tool_results`` and a new
+    ``user_prompt``: the prompt follows the results), so that it is no call's result; a streamed turn whose GenAI
     parts say something after a tool call (google-genai: text, call, text, call, text) as one message per
     call, so each text is its own call's thought and the last one the answer."""
     if not isinstance(raw, dict):
@@ -691,8 +693,8 @@ def _one_per_result(raw: Any) -> list[Any]:
                            ("content", lambda p: "type" not in p and isinstance(p.get("toolResult"), dict))):
         parts = raw.get(key)
         results = [p for p in parts if isinstance(p, dict) and is_result(p)] if isinstance(parts, list) else []
-        if len(results) > 1:
-            rest = [p for p in parts if not (isinstance(p, dict) and is_result(p))]
+        rest = [p for p in parts if not (isinstance(p, dict) and is_result(p))] if results else []
+        if len(results) > 1 or results and rest:
             return ([{**raw, key: rest}] if rest else []) + [{**raw, key: [p]} for p in results]
     return [raw]
 
