@@ -50,6 +50,7 @@ from trajsearch.model import Trajectory
 from ._agent_cli import finish_steps, iso_time
 from ._common import (ITEM_AT, Context, RecordError, as_dict, as_list, build, clip_task, file_run_key, item_positions,
                       json_digest, json_kind, safe_id, tool_arguments)
+from ._spans.messages import PYDANTIC_AI_DENIED
 
 NAME = "pydantic-ai"
 #: A file is read whole (see ``split``): a history may be saved one message a line.
@@ -71,9 +72,6 @@ _SKIPPED = frozenset({"Output tool not used - a final result was already process
 #: A tool return's ``outcome`` (since March 2026) that is its call's error, and those of calls not run.
 _FAILED = frozenset({"failed", "retried"})
 _NOT_RUN = frozenset({"denied", "interrupted"})
-#: ``ToolDenied``'s default message (``tools.py``, from 1.0): before ``outcome`` (1.67, March 2026) a call the user
-#: denied is answered by a plain ``tool-return`` of it, its only mark (a custom message cannot be told from a result).
-_DENIED = "The tool call was denied."
 #: A response's ``state`` (2.x) when the run did not act on it: stopped (a usage limit, a cancelled stream), cut off.
 _STOPPED = frozenset({"interrupted", "incomplete"})
 #: Parts that say the model's last response could not be used: a tool-less ``retry-prompt``, 2.x's own part.
@@ -296,7 +294,7 @@ class _Steps:
             step = {"action": _tool_name(part)}
             self.steps.append(step)
         content, outcome = part.get("content"), part.get("outcome")
-        if outcome is None and content == _DENIED:  # 1.x: the denial as 2.x marks it
+        if outcome is None and content == PYDANTIC_AI_DENIED:  # 1.x (before 1.67): the denial as 2.x marks it
             outcome = "denied"
         if content == _FINAL_RESULT:  # the output, its call's step a respond one (``finish``)
             self.output_tools.add(step["action"])

@@ -281,8 +281,10 @@ DENIED = not_run("denied")
 
 
 #: What pydantic-ai hands its model for a call the user denied (``ToolDenied()``'s default ``message``,
-#: ``pydantic_ai/tools.py``; a run resumed with ``DeferredToolResults(approvals={id: ToolDenied()})``).
-_PYDANTIC_AI_DENIED = "The tool call was denied."
+#: ``pydantic_ai/tools.py``, from 1.0; a run resumed with ``DeferredToolResults(approvals={id: ToolDenied()})``):
+#: in its spans and, before ``outcome`` (1.67), in its message histories the denial's only mark (a message of the
+#: app's own cannot be told from a result).
+PYDANTIC_AI_DENIED = "The tool call was denied."
 
 
 def denial(value: Any) -> str | None:
@@ -290,9 +292,9 @@ def denial(value: Any) -> str | None:
     no tool ran), else None. AI SDK 6 writes it in ``ai.prompt.messages`` as the tool-result output
     ``{"type": "execution-denied", "reason"?}``; ``@ai-sdk/otel`` (AI SDK 7) as the GenAI ``tool_call_response``
     ``{"denied": true, "reason"?}``. Only those keys: a tool's own dict that says more is its result. Pydantic AI
-    writes ``ToolDenied``'s words, its default ones known (``_PYDANTIC_AI_DENIED``; a reason of the app's own is
+    writes ``ToolDenied``'s words, its default ones known (``PYDANTIC_AI_DENIED``; a reason of the app's own is
     read as the call's result)."""
-    if value == _PYDANTIC_AI_DENIED:
+    if value == PYDANTIC_AI_DENIED:
         return DENIED
     value = maybe_json(value)
     if not isinstance(value, dict):
