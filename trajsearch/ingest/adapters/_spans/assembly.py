@@ -673,10 +673,11 @@ def _stopped_for_calls(call: Node) -> bool:
 
 def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Steps for the calls a model input says the user denied (:func:`~.messages.denial`: the AI SDK's tool approval;
-    no tool ran, and the denial arrives only in the resumed call's input) that no step holds: the call as the same
-    history asked for it, its error the denial; registered in ``by_call``. A call a step holds (its model call is in
-    the same run, as when a conversation groups the asking and the resumed traces) got the denial as its error from
-    :func:`_answered`."""
+    no tool ran, and the denial arrives only in the resumed call's input) and, in a run resumed with its calls'
+    results (pydantic-ai's ``deferred_tool_results``), for every call answered there, that no step holds: the call as
+    the same history asked for it, its error the denial, else its result; registered in ``by_call``. A call a step
+    holds (its model call is in the same run, as when a conversation groups the asking and the resumed traces) got
+    the denial as its error from :func:`_answered`."""
     asked = {c.get("id"): c for m in node.input_messages for c in m.get("calls") or [] if c.get("id")}
     # a run that opens with a model's response, not a request: a pydantic-ai run resumed with the results of
     # the calls it asked for (``deferred_tool_results``), each call its step, run or not (no other record has it)
