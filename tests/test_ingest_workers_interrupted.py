@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from cli_support import own_lines
 from process_support import launched
@@ -114,6 +115,21 @@ def _stop_mid_write(proc: subprocess.Popen, home: Path) -> None:
     raise AssertionError("no batch was seen being written")
 
 
+def _killed_then_interrupted(proc: subprocess.Popen, child: str, hold: Callable[[], object]) -> str:
+    """The ingest's interrupted line after ``hold()`` (the group held) and a SIGKILL of its child process whose command
+    line names ``child`` (the first started), then a Ctrl-C to the group (which must end it with 130)."""
+    try:
+        hold()
+        os.kill(min(pid for pid, cmd in _children(proc.pid).items() if child in cmd), signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        _end(proc)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    return _said(stderr)
+
+
 def _stats(env: dict[str, str]) -> tuple[int, str]:
     """The store's run count, and what opening it said."""
     stats = subprocess.run([sys.executable, "-m", "trajsearch.cli", "stats", "-t", "acme", "--json"], env=env,
@@ -159,17 +175,7 @@ def test_a_server_gone_under_the_workers_is_said_not_each_batch_whole(tmp_path: 
     """The server killed while a worker writes (as a group SIGTERM did): the interrupted line no longer says "each
     batch whole", and it names the cause."""
     proc, home, env = _ingest(tmp_path)
-    try:
-        _stop_mid_write(proc, home)
-        [server] = [pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.orphans" in cmd]
-        os.kill(server, signal.SIGKILL)
-        os.killpg(proc.pid, signal.SIGINT)
-        os.killpg(proc.pid, signal.SIGCONT)
-        _, stderr = proc.communicate(timeout=600)
-    finally:
-        _end(proc)
-    assert proc.returncode == 128 + signal.SIGINT, stderr
-    line = _said(stderr)
+    line = _killed_then_interrupted(proc, "trajsearch.ingest.orphans", lambda: _stop_mid_write(proc, home))
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but the store's milvus-lite server "
                     r"ended before the workers[:;] .*the next open of the store removes it; rerun the same command", line)
     # "...before the workers; worker 0 exited with 1: ..." when a worker met the dead server before the Ctrl-C
@@ -276,18 +282,13 @@ def test_a_worker_killed_under_an_interruption_is_said_with_the_last_lines_of_it
     """A worker that ends otherwise than on the interruption (the OOM killer's SIGKILL) is named with its exit and
     what it last logged: "worker 1 exited with 1" alone (CI at f198fa74) left the cause in a file under the state
     directory, which a test's temporary home took with it."""
-    proc, home, env = _ingest(tmp_path, hidden=True)
-    try:
-        _hold(proc)
-        worker = min(pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.worker" in cmd)
-        os.kill(worker, signal.SIGKILL)
-        os.killpg(proc.pid, signal.SIGINT)
-        os.killpg(proc.pid, signal.SIGCONT)
-        _, stderr = proc.communicate(timeout=600)
-    finally:
-        _end(proc)
-    assert proc.returncode == 128 + signal.SIGINT, stderr
-    line = _said(stderr)
+    proc, home, _ = _ingest(tmp_path, hidden=True)
+    logs = [home / "ingest" / f"worker-{i}of2.log" for i in range(2)]
+    deadline = time.monotonic() + 600  # a bound for a hung ingest, not a speed target
+    while not all(".old" in log.read_text() for log in logs):  # each worker has walked the inputs
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    line = _killed_then_interrupted(proc, "trajsearch.ingest.worker", lambda: _hold(proc))
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but worker [01] exited with -9 "
-                    r"\((.*)\): a run being written then is left half-written", line)
+                    r"\(its log ends: (.*)\): a run being written then is left half-written", line)
     assert said and ".old" in said.group(2), line

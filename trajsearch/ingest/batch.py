@@ -593,7 +593,7 @@ def run_workers(
             result = out.result()
             result.setdefault("error", None)
             if p.returncode != 0 and not result.get("error"):
-                result["error"] = f"worker {i} exited with {p.returncode}: {_log_tail(err)}"
+                result["error"] = _exited(i, p, err)
             result["shard"] = f"{i}/{workers}"
             result["exit_code"] = p.returncode
             results.append(result)
@@ -676,15 +676,16 @@ def _cut_short(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServ
         if error := out.result().get("error"):
             problems.append(f"worker {i} failed: {error}")
         elif p.returncode not in (0, 128 + signal.SIGINT, 128 + signal.SIGTERM):
-            problems.append(f"worker {i} exited with {p.returncode} ({_log_tail(err)})")
+            problems.append(_exited(i, p, err))
     return problems
 
 
-def _log_tail(err: Any) -> str:
-    """The last lines of a worker's log (its stderr), joined: what it said as it ended (a traceback's last line is
-    the error). Said with a worker's exit: "worker 1 exited with 1" alone left the cause to be dug out of a file."""
+def _exited(i: int, proc: subprocess.Popen, err: Any) -> str:
+    """A worker's exit, with the last lines of its log (its stderr): what it said as it ended (a traceback's last
+    line is the error). "worker 1 exited with 1" alone left the cause to be dug out of a file (CI at f198fa74)."""
     err.seek(0)
-    return " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
+    tail = " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
+    return f"worker {i} exited with {proc.returncode}" + (f" (its log ends: {tail})" if tail else " (its log is empty)")
 
 
 def _with_inputs_done(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
