@@ -191,3 +191,19 @@ def test_a_prompt_pasted_as_a_text_attachment_is_the_task_and_a_file_attached_go
     (run,) = _runs(typed).values()
     assert run.task.startswith("review this plan\n<file path='docs/plan.md'>\nPerfecto. Aquí tienes")
     assert run.task.endswith("</file>") and "iVBOR" not in run.task
+
+
+#: A real session (AndresGaibor/cisco-auto, Crush of April 2026) that Crush compacted mid-turn, then resumed with a
+#: prompt of its own quoting the user's request: tests/fixtures/crush/.audgoose36/README.md.
+COMPACTED = Path(__file__).parent / "fixtures" / "crush" / ".audgoose36" / "compacted-session.jsonl"
+
+
+def test_the_prompt_crush_resumes_a_compacted_turn_with_is_not_the_users() -> None:
+    (run,) = _runs(COMPACTED).values()
+    assert run.task == "hola"
+    prompts = run.metadata["user_prompts"]
+    assert [p[:22] for p in prompts] == ["debes interactuar solo", "Hazlo"]
+    assert not any("previous session was interrupted" in p for p in prompts)
+    # the turn it resumed keeps its work: the calls after the summary, and the summary is no step
+    assert [s.action for s in run.steps].count("bash") == 2 and "job_output" in [s.action for s in run.steps]
+    assert not any("RESUMEN COMPLETO" in (s.observation or "") + str(s.arguments) for s in run.steps)

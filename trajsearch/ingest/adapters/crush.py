@@ -33,7 +33,8 @@ session as a JSON line, its row (``id``, ``parent_session_id``, ``title``, ``mes
 
 Mapping: one session is one run, ``crush.<session id>`` (a UUID; a sub-agent's session is named by the id of the
 ``agent`` call that spawned it, since October 2025 ``<its message id>$$<call id>``, ``CreateAgentToolSessionID``);
-task = the first user prompt, its text attachments with it (later ones ``metadata.user_prompts``); steps = the tool
+task = the first user prompt, its text attachments with it (later ones ``metadata.user_prompts``; not the one
+Crush re-queues itself after compacting a turn, ``_CONTINUED``); steps = the tool
 calls with their results, and the model's text with no call after it a ``respond`` step; a call the session ends
 without an answer to failed (never answered; canceled where its turn was); model_id = the last assistant message's
 ``model`` (``provider`` in metadata); outcome unknown (a session holds no verdict) unless it ended on a ``finish``
@@ -85,6 +86,11 @@ _SHELL_END = re.compile(r"(?:\A|\n)(?:exit status -?\d+\n)?"
 _ERROR_LIKE, _REFUSED = ("error", "content_filter"), "Model refused to continue"
 #: The name Crush gives a long paste it keeps as a text attachment (``ui/model/ui.go``: ``paste_%d.txt``).
 _PASTE = re.compile(r"paste_\d+\.txt")
+#: The prompt Crush sends itself after compacting a session mid-turn (``agent.go``: a turn whose context ran out while
+#: its calls were pending is summarized, then its prompt re-queued in these words): Crush's, not the user's, whose
+#: request it quotes is already a prompt of the session.
+_CONTINUED = re.compile(r"The previous session was interrupted because it got too long, the initial user request "
+                        r"was: `.*`", re.DOTALL)
 #: A call left with no result when the user stopped the turn: it may have been running, or not yet started.
 CANCELED = "tool call canceled (no result recorded: the user stopped the turn before it answered)"
 #: The results Crush writes (with ``is_error``) for a call it did not run: the user denied it ("Permission denied"
@@ -161,6 +167,8 @@ class _Session(SessionSteps):
         typed = "\n".join(t for p in parts if p.get("type") == "text" and (t := as_str(_data(p).get("text"))))
         attached = [a for p in parts if p.get("type") == "binary" and (a := _text_attachment(_data(p)))]
         text = "\n".join(filter(None, (typed.strip(), *attached)))
+        if _CONTINUED.fullmatch(text.strip()):
+            return  # Crush resuming the turn after compacting it (``_CONTINUED``): no prompt of the user's
         if text.strip():
             self.flush()
             self.prompts.append(text.strip())
