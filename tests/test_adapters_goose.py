@@ -471,3 +471,26 @@ def test_a_never_prompted_yaml_export_is_passed_over_as_the_json_one(tmp_path: P
     code, out, err = run_cli("ingest", str(tmp_path / "np.yaml"), "--dry-run")
     said = " ".join((out + err).split())
     assert code == 2 and "no run in this file: a goose session with no messages: created, never prompted" in said, said
+
+
+#: goose's compaction as ``context_mgmt::compact_messages`` writes it (hand-built: tests/fixtures/goose/.audgoose36).
+COMPACTED = Path(__file__).parent / "fixtures" / "goose" / ".audgoose36" / "20260722_3.json"
+
+
+def test_goose_compacting_a_turn_mid_way_adds_no_answer_and_no_prompt() -> None:
+    run = only(COMPACTED)
+    assert run.task.startswith("the migration in db/migrate/0042")
+    # the continuation goose writes for the model only is no answer; the prompt's copy after it no new prompt
+    assert [s.action for s in run.steps] == ["developer__shell"] * 3 + ["respond"]
+    assert run.steps[-1].arguments["content"].startswith("Migration 0042 now adds")
+    assert not run.metadata.get("user_prompts")
+
+
+def test_the_prompt_goose_compacted_away_is_its_copy_even_when_the_user_said_it_twice(tmp_path: Path) -> None:
+    session = json.loads(COMPACTED.read_text())
+    said = session["conversation"][0]
+    again = {**said, "id": "msg_1b", "metadata": {"userVisible": False, "agentVisible": False}}  # the last message
+    session["conversation"][5:5] = [again]  # compacted as the most recent: hidden, its copy the prompt
+    path = tmp_path / "20260722_3.json"
+    path.write_text(json.dumps(session))
+    assert only(path).metadata["user_prompts"] == [said["content"][0]["text"]]

@@ -65,7 +65,9 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
   ``notificationType`` ``creditsExhausted`` (the provider's credits ran out);
 - ``toolConfirmationRequest``, ``actionRequired``, ``systemNotification`` (but for the above), ``redactedThinking``,
   ``document``, images: no step.
-A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's.
+A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's,
+nor the model's (the continuation goose writes after a compaction, ``context_mgmt/mod.rs``); the copy of the turn's
+prompt that goose appends after compacting a turn mid-way, its original still shown, is no new prompt.
 
 Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool requests with their
 responses, and the model's text with no call after it a ``respond`` step; a request the session ends without an
@@ -412,16 +414,31 @@ class _Session(SessionSteps):
     """A session's messages walked in order: prompts, and steps by tool call id; ``last_error`` goose's error part
     with no work after it, what the session ended on."""
 
+    #: Set by goose's compaction (an assistant message for the model only) until the next prompt. Compacting,
+    #: goose appends a fresh copy of the last prompt (``compact_messages``): the original hidden (neither visible)
+    #: where it was the last message, the copy then the prompt; else (mid-turn) still shown, the copy no new prompt.
+    compacted = hidden = False
+
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
-        if as_dict(message.get("metadata")).get("userVisible") is False:
-            return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
         text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str))
+        metadata = as_dict(message.get("metadata"))
+        if metadata.get("userVisible") is False:
+            self.hidden = self.hidden or (bool(text.strip()) and metadata.get("agentVisible") is False)
+            return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
+        if text.strip() and self.compacted:
+            copy = not self.hidden and bool(self.prompts) and text.strip() == self.prompts[-1]
+            self.compacted = self.hidden = False
+            if copy:
+                return  # goose's copy of the prompt of the turn it compacted mid-way, no new prompt
         if text.strip():
             self.flush()
             self.prompts.append(text.strip())
-            self.last_error = None
+            self.last_error, self.hidden = None, False
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        if as_dict(message.get("metadata")).get("userVisible") is False:
+            self.compacted = True  # goose's continuation after compacting (agent only): its words, not the model's
+            return
         made_by_goose = not as_dict(message.get("metadata")).get("inference")  # no model wrote it: see _LOOP_ERROR
         for part in parts:
             kind = part.get("type")
