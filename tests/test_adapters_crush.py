@@ -198,7 +198,7 @@ def test_a_prompt_pasted_as_a_text_attachment_is_the_task_and_a_file_attached_go
 COMPACTED = Path(__file__).parent / "fixtures" / "crush" / ".audgoose36" / "compacted-session.jsonl"
 
 
-def test_the_prompt_crush_resumes_a_compacted_turn_with_is_not_the_users() -> None:
+def test_the_prompt_crush_resumes_a_compacted_turn_with_is_not_the_users(tmp_path: Path) -> None:
     (run,) = _runs(COMPACTED).values()
     assert run.task == "hola"
     prompts = run.metadata["user_prompts"]
@@ -207,3 +207,14 @@ def test_the_prompt_crush_resumes_a_compacted_turn_with_is_not_the_users() -> No
     # the turn it resumed keeps its work: the calls after the summary, and the summary is no step
     assert [s.action for s in run.steps].count("bash") == 2 and "job_output" in [s.action for s in run.steps]
     assert not any("RESUMEN COMPLETO" in (s.observation or "") + str(s.arguments) for s in run.steps)
+    # Crush re-queues the whole call, its attachments too (``createUserMessage``): a paste after its words
+    session = json.loads(COMPACTED.read_text())
+    paste = {"type": "binary", "data": {"Path": "paste_1.txt", "MIMEType": "text/plain; charset=utf-8",
+                                        "Data": "Q2hlY2tsaXN0OiB2YWxpZGFyIFZMQU4gMTAgZW4gUFQtQ29udHJvbA=="}}
+    for prompt_or_copy in (2, 6):
+        session["messages"][prompt_or_copy]["parts"].insert(1, paste)
+    attached = tmp_path / "attached.jsonl"
+    attached.write_text(json.dumps(session) + "\n")
+    (run,) = _runs(attached).values()
+    prompts = run.metadata["user_prompts"]
+    assert len(prompts) == 2 and prompts[0].endswith("Checklist: validar VLAN 10 en PT-Control"), prompts

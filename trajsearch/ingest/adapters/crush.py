@@ -165,10 +165,10 @@ class _Session(SessionSteps):
     def user(self, parts: list[dict[str, Any]]) -> None:
         """A prompt: the typed text, then its text attachments, which Crush sends with it (a paste alone is one)."""
         typed = "\n".join(t for p in parts if p.get("type") == "text" and (t := as_str(_data(p).get("text"))))
+        if _CONTINUED.fullmatch(typed.strip()):
+            return  # Crush resuming the turn after compacting it (``_CONTINUED``; its attachments re-sent too)
         attached = [a for p in parts if p.get("type") == "binary" and (a := _text_attachment(_data(p)))]
         text = "\n".join(filter(None, (typed.strip(), *attached)))
-        if _CONTINUED.fullmatch(text.strip()):
-            return  # Crush resuming the turn after compacting it (``_CONTINUED``): no prompt of the user's
         if text.strip():
             self.flush()
             self.prompts.append(text.strip())
