@@ -494,3 +494,63 @@ def test_the_prompt_goose_compacted_away_is_its_copy_even_when_the_user_said_it_
     path = tmp_path / "20260722_3.json"
     path.write_text(json.dumps(session))
     assert only(path).metadata["user_prompts"] == [said["content"][0]["text"]]
+
+
+def _compacted_variant(tmp_path: Path, name: str, edit: Any) -> Any:
+    """The fixture session changed by ``edit(conversation)``, read as its one run."""
+    session = json.loads(COMPACTED.read_text())
+    edit(session["conversation"])
+    path = tmp_path / name / "20260722_3.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(session))
+    return only(path)
+
+
+def _message(role: str, text: str, user: bool, agent: bool, at: int) -> dict[str, Any]:
+    return {"id": f"msg_x{at}", "role": role, "created": 1784700000 + at,
+            "content": [{"type": "text", "text": text}], "metadata": {"userVisible": user, "agentVisible": agent}}
+
+
+def test_the_copy_of_a_compacted_prompt_is_told_by_its_text_whatever_else_goose_hid(tmp_path: Path) -> None:
+    """goose hides more than a prompt it compacted: its tool-pair summaries, and at a second compaction every earlier
+    summary and continuation; those left the mid-turn copy read as a repeated prompt."""
+    def tool_pair_summary(conversation: list) -> None:
+        conversation[3:3] = [_message("user", "A shell call ran the migration: it failed.", False, False, 1)]
+
+    def compacted_twice(conversation: list) -> None:
+        for message in conversation:
+            message["metadata"] = {**message["metadata"], "agentVisible": False}
+        conversation[9:9] = [_message("user", "## Summary 2\nmore", False, True, 2),
+                             {**conversation[6], "id": "msg_x3",
+                              "metadata": {"userVisible": False, "agentVisible": True}},
+                             {**conversation[7], "id": "msg_x4", "metadata": {}}]
+
+    for name, edit in (("pairs", tool_pair_summary), ("twice", compacted_twice)):
+        run = _compacted_variant(tmp_path, name, edit)
+        assert not run.metadata.get("user_prompts"), name
+        assert run.steps[-1].arguments["content"].startswith("Migration 0042 now adds"), name
+
+
+def test_a_prompt_repeated_after_a_compaction_that_appended_no_visible_copy_is_a_prompt(tmp_path: Path) -> None:
+    """Newer goose appends the copy for the model alone; a manual compaction appends none: the user's next prompt,
+    though it repeats the last, is the user's (it was dropped, its answer merged into the turn before)."""
+    said = json.loads(COMPACTED.read_text())["conversation"][0]["content"][0]["text"]
+
+    def copy_for_the_model(conversation: list) -> None:
+        conversation[7]["metadata"] = {"userVisible": False, "agentVisible": True}
+
+    def manual(conversation: list) -> None:  # at the user's request: goose's words for it, and no copy
+        conversation[6]["content"][0]["text"] = ("Your context was compacted at the user's request. The previous "
+                                                 "message contains a summary of the conversation so far.")
+        del conversation[7]
+
+    for name, edit in (("copy-for-the-model", copy_for_the_model), ("manual", manual)):
+        def repeated(conversation: list, edit: Any = edit) -> None:
+            edit(conversation)
+            conversation.extend([_message("user", said, True, True, 5),
+                                 {**conversation[-1], "id": "msg_x6", "created": 1784700006,
+                                  "content": [{"type": "text", "text": "Ran it again: still passes."}]}])
+        run = _compacted_variant(tmp_path, name, repeated)
+        assert run.metadata.get("user_prompts") == [said], name
+        assert [s.arguments.get("content", "")[:12] for s in run.steps if s.action == "respond"][-2:] == [
+            "Migration 00", "Ran it again"], name

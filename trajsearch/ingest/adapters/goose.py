@@ -102,6 +102,9 @@ from ..sources import parse, whole_text
 NAME = "goose"
 #: A file is one session (a JSONL file, an export); JSON lines of exports (``EXPORT_SCRIPT``'s) are one each.
 WHOLE_FILE = True
+#: goose's words in the continuation of a compaction the user asked for (``MANUAL_COMPACT_CONTINUATION_TEXT``, each
+#: version): it appends no copy of the last prompt.
+_MANUAL = "at the user's request"
 #: Where goose keeps its sessions (``~/.local/share/goose/sessions``): walked though hidden (a home folder's backup).
 SESSION_FOLDERS = (".local/share/goose/sessions",)
 #: goose's session database (``~/.local/share/goose/sessions/sessions.db``): a walk that finds no dump hands
@@ -414,30 +417,36 @@ class _Session(SessionSteps):
     """A session's messages walked in order: prompts, and steps by tool call id; ``last_error`` goose's error part
     with no work after it, what the session ended on."""
 
-    #: Set by goose's compaction (an assistant message for the model only) until the next prompt. Compacting,
-    #: goose appends a fresh copy of the last prompt (``compact_messages``): the original hidden (neither visible)
-    #: where it was the last message, the copy then the prompt; else (mid-turn) still shown, the copy no new prompt.
-    compacted = hidden = False
+    #: From goose's continuation after compacting a turn (an assistant message for the model only) to the next user
+    #: text, where goose appends a fresh copy of the turn's prompt (``compact_messages``; none when the user asked for
+    #: the compaction, ``_MANUAL``): shown to the user in older goose, and then no new prompt unless goose hid the
+    #: original (it was the last message), the copy then the prompt the user sees; for the model alone in newer goose.
+    compacted = False
+    #: Texts hidden from the user and the model since the last prompt: a prompt goose compacted away, its tool-pair
+    #: summaries, an earlier compaction's summary. Told by text, as any of them may come before the copy.
+    hidden_texts: frozenset[str] = frozenset()
 
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
-        text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str))
+        text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)).strip()
         metadata = as_dict(message.get("metadata"))
-        if metadata.get("userVisible") is False:
-            self.hidden = self.hidden or (bool(text.strip()) and metadata.get("agentVisible") is False)
-            return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
-        if text.strip() and self.compacted:
-            copy = not self.hidden and bool(self.prompts) and text.strip() == self.prompts[-1]
-            self.compacted = self.hidden = False
-            if copy:
+        shown = metadata.get("userVisible") is not False
+        if text and self.compacted:
+            self.compacted = False
+            if shown and text not in self.hidden_texts and self.prompts and text == self.prompts[-1]:
                 return  # goose's copy of the prompt of the turn it compacted mid-way, no new prompt
-        if text.strip():
+        if not shown:
+            if text and metadata.get("agentVisible") is False:
+                self.hidden_texts |= {text}
+            return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
+        if text:
             self.flush()
-            self.prompts.append(text.strip())
-            self.last_error, self.hidden = None, False
+            self.prompts.append(text)
+            self.last_error, self.hidden_texts = None, frozenset()
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:
-            self.compacted = True  # goose's continuation after compacting (agent only): its words, not the model's
+            # goose's continuation after compacting (agent only): its words, not the model's
+            self.compacted = not any(_MANUAL in (as_str(p.get("text")) or "") for p in parts)
             return
         made_by_goose = not as_dict(message.get("metadata")).get("inference")  # no model wrote it: see _LOOP_ERROR
         for part in parts:
