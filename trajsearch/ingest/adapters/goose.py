@@ -67,7 +67,8 @@ A ``Message`` is ``{"id"?, "role": "user" | "assistant", "created": unix seconds
   ``document``, images: no step.
 A message the user never saw (``userVisible: false``: a compaction's summary, goose's own nudges) is not the user's,
 nor the model's (the continuation goose writes after a compaction, ``context_mgmt/mod.rs``); the copy of the turn's
-prompt that goose appends after compacting a turn mid-way, its original still shown, is no new prompt.
+prompt that goose appends after compacting a turn mid-way, its original still shown, is no new prompt (told by text
+from an original the compaction hid, whose copy is the prompt).
 
 Mapping: task = the first user text (later ones ``metadata.user_prompts``); steps = the tool requests with their
 responses, and the model's text with no call after it a ``respond`` step; a request the session ends without an
