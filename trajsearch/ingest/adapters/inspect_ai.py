@@ -31,7 +31,8 @@ Mapping
   result; an assistant message with text and no call a
   ``respond`` step, its observation the user message after it (an agent's "please continue" nudge); a sub-agent's
   calls (``handoff()``, ``as_tool()``) and answers in words, from its events (:func:`_subagents`), each after the
-  call that ran it, ``arguments.subagent`` its name; its turns a handoff copied into the messages are no steps;
+  call that ran it, ``arguments.subagent`` its name; its turns a handoff copied into the messages are no steps; an
+  agent a solver ran with ``run()`` (no call) whose turns are in no message, likewise (:func:`_runs`), by time;
 - outcome, by this rule: the first scorer (in the log's order) whose value is one number reads as Inspect's own
   ``value_to_float``: ``C`` 1, ``P`` 0.5, ``I`` and ``N`` 0 (as written: a ``c`` is none), ``yes``/``true`` 1,
   ``no``/``false`` 0 (in any case), a number or a numeric string itself; that is the ``reward``, a success at or
@@ -369,10 +370,10 @@ class _Place:
     own: bool = False
 
 
-def _span_places(events: list[Any]) -> Callable[[Any], _Place]:
+def _span_places(events: list[Any], runs: set[str]) -> Callable[[Any], _Place]:
     """Each span's :class:`_Place`, memoised per span (and whether an agent lies below it), each from its parent's:
     a chain of spans is walked once, however deep (a damaged or hostile log's). Span ids that are no strings
-    (damage) are no spans."""
+    (damage) are no spans. An agent span in ``runs`` (:func:`_runs`) is a sub-agent with no call that ran it."""
     spans = {e["id"]: e for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
              and isinstance(e.get("id"), str)}
     call_of: dict[str, str] = {}  # a tool span's id -> its call's id (the tool event logged right after it opens)
@@ -401,7 +402,7 @@ def _span_places(events: list[Any]) -> Callable[[Any], _Place]:
         for at, agent_below in reversed(chain):
             span = spans[at]
             if span.get("type") == "agent":
-                found = _Place(found.spawned, found.spawner, str(span.get("name") or "agent"), True)
+                found = _Place(found.spawned or at in runs, found.spawner, str(span.get("name") or "agent"), True)
             elif span.get("type") == "tool":
                 spawner = found.spawner if found.spawned else call_of.get(at) if agent_below else None
                 found = _Place(found.spawned or agent_below, spawner, found.agent, False)
@@ -411,7 +412,23 @@ def _span_places(events: list[Any]) -> Callable[[Any], _Place]:
     return place
 
 
-def _subagents(events: list[Any], attachments: dict[str, Any]) -> _SubAgents:
+def _runs(events: list[Any], messages: list[dict[str, Any]]) -> set[str]:
+    """The ``agent`` spans of agents a solver ran on their own (``run()``, no tool call) whose turns are in none of
+    the sample's messages: each span's model events answered with messages (ids) none of which the sample holds (the
+    sample's own agent wrote its messages; a run whose messages the solver copied in is read from them)."""
+    held = {m["id"] for m in messages if isinstance(m.get("id"), str)}
+    said: dict[str, set[str]] = {}  # an agent span's id -> the ids of the messages its own model events answered
+    agents = {e["id"] for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
+              and e.get("type") == "agent" and isinstance(e.get("id"), str)}
+    for event in events:
+        if isinstance(event, dict) and event.get("event") == "model" and event.get("span_id") in agents:
+            for choice in as_list(as_dict(event.get("output")).get("choices")):
+                if isinstance(said_id := as_dict(as_dict(choice).get("message")).get("id"), str):
+                    said.setdefault(event["span_id"], set()).add(said_id)
+    return {span for span, ids in said.items() if held and not ids & held}
+
+
+def _subagents(events: list[Any], attachments: dict[str, Any], messages: list[dict[str, Any]]) -> _SubAgents:
     """The sub-agents' steps and messages. Inspect (0.3.94+) opens an ``agent`` span around every agent it runs and
     a ``tool`` span around every call, and logs a call's tool event right after opening its span: an event whose
     spans put an agent below a tool call is a sub-agent's, one ``handoff()`` or ``as_tool()`` (or a deep agent's
@@ -423,7 +440,7 @@ def _subagents(events: list[Any], attachments: dict[str, Any]) -> _SubAgents:
     none."""
     if not any(isinstance(e, dict) and e.get("event") == "span_begin" and e.get("type") == "agent" for e in events):
         return _SubAgents()
-    place = _span_places(events)
+    place = _span_places(events, _runs(events, messages))
     found = _SubAgents()
     thoughts: dict[str, str | None] = {}  # a sub-agent's call id -> the thought of the message that made it
     for event in (e for e in events if isinstance(e, dict) and e.get("event") in ("model", "tool")):
@@ -524,12 +541,20 @@ def _steps(messages: list[dict[str, Any]], times: dict[str, tuple[Any, Any]],
 def _with_subagents(steps: list[dict[str, Any]], by_call: dict[str, dict[str, Any]],
                     subagents: list[_SubStep]) -> list[dict[str, Any]]:
     """``steps`` with the sub-agents' steps, each after the parent's call that ran its sub-agent, in order (those of
-    a call not found, at the end)."""
+    a call not found or of none, ``run()``, before the first of the parent's steps that started after them, else at
+    the end)."""
     after: dict[str | None, list[dict[str, Any]]] = {}
     for sub in subagents:
         after.setdefault(sub.spawner if sub.spawner in by_call else None, []).append(sub.step)
     following = {id(by_call[spawner]): taken for spawner, taken in after.items() if spawner is not None}
-    return [s for step in steps for s in (step, *following.get(id(step), ()))] + after.get(None, [])
+    unplaced, taken, placed = after.get(None, []), 0, []
+    for step in steps:  # both in time order: merged
+        while (taken < len(unplaced) and step.get("started_at")
+               and str(step["started_at"]) > str(unplaced[taken].get("started_at") or "\uffff")):
+            placed.append(unplaced[taken])
+            taken += 1
+        placed += [step, *following.get(id(step), ())]
+    return placed + unplaced[taken:]
 
 
 def score_value(value: Any) -> float | None:
@@ -704,7 +729,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                           "says nothing: no task")
     events = as_list(record.get("events")) or as_list(transcript.get("events"))
     messages = [_resolved(m, attachments) for m in as_list(record.get("messages")) if isinstance(m, dict)]
-    steps = _steps(messages, _tool_times(events), _subagents(events, attachments))
+    steps = _steps(messages, _tool_times(events), _subagents(events, attachments, messages))
     error = as_dict(record.get("error"))
     if error and steps and steps[-1]["action"] != "respond" and "observation" not in steps[-1]:
         steps[-1]["error"] = f"no result: the sample's error halted the run here: {error.get('message') or 'an error'}"

@@ -1,0 +1,36 @@
+"""AUDEVAL36: a sub-agent a solver runs with Inspect's ``run()`` (no tool call) keeps its turns in its own state, in
+none of the sample's messages: its calls are steps from its events (were lost), marked as its own, in time order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import runs
+
+from trajsearch.model import Outcome
+
+LOG = Path(__file__).parent / "fixtures" / "inspect-ai" / ".aud36" / "run-subagent.eval"
+
+
+def test_a_sub_agent_run_on_its_own_is_read_from_its_events_before_the_lead_s_steps():
+    by_task = {run.task_id: run for run in runs(LOG)}
+    planned = [("lookup", {"city": "Paris", "subagent": "planner"}, "2.1 million"),
+               ("submit", {"answer": "Paris has 2.1 million; now check Rome", "subagent": "planner"},
+                "Paris has 2.1 million; now check Rome")]
+    lead = [("lookup", {"city": "Paris"}, "2.1 million"), ("lookup", {"city": "Rome"}, "2.8 million")]
+    plan, tokens = by_task["plan"], by_task["tokens"]
+    assert [(s.action, s.arguments, s.observation) for s in plan.steps] == [
+        *planned, *lead, ("lookup", {"city": "Paris"}, "2.1 million"),
+        ("respond", {"content": "Rome is larger.\n\nRome"}, None)]
+    assert [(s.action, s.arguments, s.observation) for s in tokens.steps][:4] == [*planned, *lead]
+    assert len(tokens.steps) == 6
+    assert all(a.started_at <= b.started_at for a, b in zip(plan.steps[:-2], plan.steps[1:-1]))
+    assert plan.outcome is Outcome.success
+    assert tokens.outcome is Outcome.failure and tokens.failure.cause == "the run hit its token limit"
+
+
+def test_the_sample_s_own_agent_is_no_sub_agent():
+    """The lead agent's span (``react`` as the solver, in an ``agent`` span too) wrote the sample's messages: its
+    calls are read from them once, not again from its events."""
+    demo = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28" / "agent-demo.eval"
+    assert not any("subagent" in s.arguments for run in runs(demo) for s in run.steps)
