@@ -3,10 +3,13 @@ none of the sample's messages: its calls are steps from its events (were lost), 
 
 from __future__ import annotations
 
+import json
+import zipfile
 from pathlib import Path
 
 from adapter_support import runs
 
+from trajsearch.ingest.sources import ZipMembers
 from trajsearch.model import Outcome
 
 LOG = Path(__file__).parent / "fixtures" / "inspect-ai" / ".aud36" / "run-subagent.eval"
@@ -34,3 +37,20 @@ def test_the_sample_s_own_agent_is_no_sub_agent():
     calls are read from them once, not again from its events."""
     demo = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28" / "agent-demo.eval"
     assert not any("subagent" in s.arguments for run in runs(demo) for s in run.steps)
+
+
+def test_a_model_event_whose_span_id_is_a_list_is_read_as_in_no_span(tmp_path: Path):
+    """Damage: a span id that is no string is no span (as for the spans themselves), not an error losing the
+    sample: both samples are read, with the steps of the undamaged log."""
+    members = ZipMembers(LOG)
+    damaged = tmp_path / "damaged.eval"
+    with zipfile.ZipFile(damaged, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in members.names:
+            data = members.read(name)
+            if name.startswith("samples/"):
+                sample = json.loads(data)
+                next(e for e in sample["events"] if e.get("event") == "model")["span_id"] = ["x"]
+                data = json.dumps(sample).encode()
+            archive.writestr(name, data)
+    assert sorted((r.task_id, len(r.steps)) for r in runs(damaged)) == sorted(
+        (r.task_id, len(r.steps)) for r in runs(LOG))

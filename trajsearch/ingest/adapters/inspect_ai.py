@@ -421,10 +421,11 @@ def _runs(events: list[Any], messages: list[dict[str, Any]]) -> set[str]:
     agents = {e["id"] for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
               and e.get("type") == "agent" and isinstance(e.get("id"), str)}
     for event in events:
-        if isinstance(event, dict) and event.get("event") == "model" and event.get("span_id") in agents:
+        span = as_dict(event).get("span_id")  # one that is no string (damage) is no span
+        if as_dict(event).get("event") == "model" and isinstance(span, str) and span in agents:
             for choice in as_list(as_dict(event.get("output")).get("choices")):
                 if isinstance(said_id := as_dict(as_dict(choice).get("message")).get("id"), str):
-                    said.setdefault(event["span_id"], set()).add(said_id)
+                    said.setdefault(span, set()).add(said_id)
     return {span for span, ids in said.items() if held and not ids & held}
 
 
