@@ -39,6 +39,14 @@ def test_the_sample_s_own_agent_is_no_sub_agent():
     assert not any("subagent" in s.arguments for run in runs(demo) for s in run.steps)
 
 
+def test_an_agent_a_scorer_runs_is_no_sub_agent_of_the_run():
+    """A scorer that grades with an agent it runs with ``run()``: that agent's span lies under the ``scorers`` span,
+    its calls (``check``, ``submit``) judge the run and are none of its steps."""
+    [run] = runs(LOG.with_name("scorer-run.eval"))
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "Rome is larger."})]
+    assert run.outcome is Outcome.success
+
+
 def test_a_model_event_whose_span_id_is_a_list_is_read_as_in_no_span(tmp_path: Path):
     """Damage: a span id that is no string is no span (as for the spans themselves), not an error losing the
     sample: both samples are read, with the steps of the undamaged log."""

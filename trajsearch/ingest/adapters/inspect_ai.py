@@ -370,12 +370,35 @@ class _Place:
     own: bool = False
 
 
+def _spans(events: list[Any]) -> dict[str, dict[str, Any]]:
+    """The sample's spans by id (their ``span_begin`` events). Span ids that are no strings (damage) are no spans."""
+    return {e["id"]: e for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
+            and isinstance(e.get("id"), str)}
+
+
+def _under_solvers(spans: dict[str, dict[str, Any]]) -> set[str]:
+    """The spans that lie below a ``solvers`` span (the run's own work; not ``scorers``, whose agents judge it),
+    each chain of spans walked once, however deep; a cycle (damage) ends a walk where it closes."""
+    found: dict[str, bool] = {}
+    for start in spans:
+        chain, at, seen = [], start, set()
+        while at in spans and at not in found and at not in seen:
+            chain.append(at)
+            seen.add(at)
+            up = spans[at].get("parent_id")
+            at = up if isinstance(up, str) else None
+        below = at in found and (found[at] or spans[at].get("type") == "solvers")  # else the root, or a cycle
+        for span in reversed(chain):
+            found[span] = below
+            below = below or spans[span].get("type") == "solvers"
+    return {span for span, below in found.items() if below}
+
+
 def _span_places(events: list[Any], runs: set[str]) -> Callable[[Any], _Place]:
     """Each span's :class:`_Place`, memoised per span (and whether an agent lies below it), each from its parent's:
     a chain of spans is walked once, however deep (a damaged or hostile log's). Span ids that are no strings
     (damage) are no spans. An agent span in ``runs`` (:func:`_runs`) is a sub-agent with no call that ran it."""
-    spans = {e["id"]: e for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
-             and isinstance(e.get("id"), str)}
+    spans = _spans(events)
     call_of: dict[str, str] = {}  # a tool span's id -> its call's id (the tool event logged right after it opens)
     opened: str | None = None
     for event in events:
@@ -414,12 +437,14 @@ def _span_places(events: list[Any], runs: set[str]) -> Callable[[Any], _Place]:
 
 def _runs(events: list[Any], messages: list[dict[str, Any]]) -> set[str]:
     """The ``agent`` spans of agents a solver ran on their own (``run()``, no tool call) whose turns are in none of
-    the sample's messages: each span's model events answered with messages (ids) none of which the sample holds (the
-    sample's own agent wrote its messages; a run whose messages the solver copied in is read from them)."""
+    the sample's messages: each span below the ``solvers`` span (an agent a scorer runs judges the run: its calls
+    are none of its steps) whose model events answered with messages (ids) none of which the sample holds (the
+    sample's own agent, which wrote its messages, is not one; a run whose messages the solver copied in is read from
+    them)."""
     held = {m["id"] for m in messages if isinstance(m.get("id"), str)}
     said: dict[str, set[str]] = {}  # an agent span's id -> the ids of the messages its own model events answered
-    agents = {e["id"] for e in events if isinstance(e, dict) and e.get("event") == "span_begin"
-              and e.get("type") == "agent" and isinstance(e.get("id"), str)}
+    spans = _spans(events)
+    agents = {span for span in _under_solvers(spans) if spans[span].get("type") == "agent"}
     for event in events:
         span = as_dict(event).get("span_id")  # one that is no string (damage) is no span
         if as_dict(event).get("event") == "model" and isinstance(span, str) and span in agents:
