@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import Any, Callable
 
 from adapter_support import runs
 
@@ -32,7 +33,7 @@ def test_a_sub_agent_run_on_its_own_is_read_from_its_events_before_the_lead_s_st
     assert tokens.outcome is Outcome.failure and tokens.failure.cause == "the run hit its token limit"
 
 
-def test_the_sample_s_own_agent_is_no_sub_agent():
+def test_the_sample_s_own_agent_is_not_read_twice_as_a_sub_agent():
     """The lead agent's span (``react`` as the solver, in an ``agent`` span too) wrote the sample's messages: its
     calls are read from them once, not again from its events."""
     demo = Path(__file__).parent / "fixtures" / "inspect-ai" / ".r28" / "agent-demo.eval"
@@ -47,18 +48,37 @@ def test_an_agent_a_scorer_runs_is_no_sub_agent_of_the_run():
     assert run.outcome is Outcome.success
 
 
-def test_a_model_event_whose_span_id_is_a_list_is_read_as_in_no_span(tmp_path: Path):
-    """Damage: a span id that is no string is no span (as for the spans themselves), not an error losing the
-    sample: both samples are read, with the steps of the undamaged log."""
-    members = ZipMembers(LOG)
-    damaged = tmp_path / "damaged.eval"
+def _damaged(folder: Path, damage: Callable[[dict[str, Any]], None]) -> Path:
+    """The ``run()`` log, each sample changed by ``damage`` (re-zipped, deflated)."""
+    members, damaged = ZipMembers(LOG), folder / "damaged.eval"
     with zipfile.ZipFile(damaged, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in members.names:
             data = members.read(name)
             if name.startswith("samples/"):
                 sample = json.loads(data)
-                next(e for e in sample["events"] if e.get("event") == "model")["span_id"] = ["x"]
+                damage(sample)
                 data = json.dumps(sample).encode()
             archive.writestr(name, data)
-    assert sorted((r.task_id, len(r.steps)) for r in runs(damaged)) == sorted(
+    return damaged
+
+
+def test_a_model_event_whose_span_id_is_a_list_is_read_as_in_no_span(tmp_path: Path):
+    """Damage: a span id that is no string is no span (as for the spans themselves), not an error losing the
+    sample: both samples are read, with the steps of the undamaged log."""
+    def damage(sample: dict[str, Any]) -> None:
+        next(e for e in sample["events"] if e.get("event") == "model")["span_id"] = ["x"]
+
+    assert sorted((r.task_id, len(r.steps)) for r in runs(_damaged(tmp_path, damage))) == sorted(
         (r.task_id, len(r.steps)) for r in runs(LOG))
+
+
+def test_an_untimed_sub_agent_step_goes_to_the_end_and_the_timed_ones_stay_in_time_order(tmp_path: Path):
+    """Damage: the planner's ``lookup`` logged with no time cannot be placed by time: it goes to the end; its
+    ``submit``, timed, still goes before the lead's steps (it went to the end with the untimed one)."""
+    def damage(sample: dict[str, Any]) -> None:
+        next(e for e in sample["events"] if e.get("event") == "tool").pop("timestamp")
+
+    plan = next(r for r in runs(_damaged(tmp_path, damage)) if r.task_id == "plan")
+    assert [(s.action, s.arguments.get("subagent")) for s in plan.steps] == [
+        ("submit", "planner"), ("lookup", None), ("lookup", None), ("lookup", None), ("respond", None),
+        ("lookup", "planner")]

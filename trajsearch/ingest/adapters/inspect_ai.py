@@ -568,19 +568,20 @@ def _with_subagents(steps: list[dict[str, Any]], by_call: dict[str, dict[str, An
                     subagents: list[_SubStep]) -> list[dict[str, Any]]:
     """``steps`` with the sub-agents' steps, each after the parent's call that ran its sub-agent, in order (those of
     a call not found or of none, ``run()``, before the first of the parent's steps that started after them, else at
-    the end)."""
+    the end, as are those with no time). Times compare as text: Inspect writes one log's in one ISO form and offset."""
     after: dict[str | None, list[dict[str, Any]]] = {}
     for sub in subagents:
         after.setdefault(sub.spawner if sub.spawner in by_call else None, []).append(sub.step)
     following = {id(by_call[spawner]): taken for spawner, taken in after.items() if spawner is not None}
-    unplaced, taken, placed = after.get(None, []), 0, []
+    unplaced = [s for s in after.get(None, []) if s.get("started_at")]
+    taken, placed = 0, []
     for step in steps:  # both in time order: merged
         while (taken < len(unplaced) and step.get("started_at")
-               and str(step["started_at"]) > str(unplaced[taken].get("started_at") or "\uffff")):
+               and str(step["started_at"]) > str(unplaced[taken]["started_at"])):
             placed.append(unplaced[taken])
             taken += 1
         placed += [step, *following.get(id(step), ())]
-    return placed + unplaced[taken:]
+    return placed + unplaced[taken:] + [s for s in after.get(None, []) if not s.get("started_at")]
 
 
 def score_value(value: Any) -> float | None:
