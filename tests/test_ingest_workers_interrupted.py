@@ -115,19 +115,22 @@ def _stop_mid_write(proc: subprocess.Popen, home: Path) -> None:
     raise AssertionError("no batch was seen being written")
 
 
-def _killed_then_interrupted(proc: subprocess.Popen, child: str, hold: Callable[[], object]) -> str:
-    """The ingest's interrupted line after ``hold()`` (the group held) and a SIGKILL of its child process whose command
-    line names ``child`` (the first started), then a Ctrl-C to the group (which must end it with 130)."""
+def _interrupted(proc: subprocess.Popen, hold: Callable[[], object], sig: int = signal.SIGINT,
+                 killed: str | None = None) -> str:
+    """The ingest's interrupted line after ``hold()`` (the group held), a SIGKILL of its child process whose command
+    line names ``killed`` (the first started; none without it), then ``sig`` to the group (which must end it with
+    128 + ``sig``)."""
     try:
         hold()
-        os.kill(min(pid for pid, cmd in _children(proc.pid).items() if child in cmd), signal.SIGKILL)
-        os.killpg(proc.pid, signal.SIGINT)
+        if killed:
+            os.kill(min(pid for pid, cmd in _children(proc.pid).items() if killed in cmd), signal.SIGKILL)
+        os.killpg(proc.pid, sig)
         os.killpg(proc.pid, signal.SIGCONT)
         _, stderr = proc.communicate(timeout=600)
     finally:
         _end(proc)
-    assert proc.returncode == 128 + signal.SIGINT, stderr
-    return _said(stderr)
+    assert proc.returncode == 128 + sig, stderr
+    return _said(stderr, sig)
 
 
 def _stats(env: dict[str, str]) -> tuple[int, str]:
@@ -155,17 +158,10 @@ def test_a_sigterm_to_the_group_lets_the_workers_finish_the_batch_in_hand(tmp_pa
     """As GNU ``timeout`` or systemd stop a job: the server outlives the workers' last batch, the line's count is
     the store's, and every stored run has its trace (a batch cut short left 26 to 53 traces without a run)."""
     proc, home, env = _ingest(tmp_path)
-    try:
-        _stop_mid_write(proc, home)
-        os.killpg(proc.pid, signal.SIGTERM)
-        os.killpg(proc.pid, signal.SIGCONT)
-        _, stderr = proc.communicate(timeout=600)
-    finally:
-        _end(proc)
-    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    line = _interrupted(proc, lambda: _stop_mid_write(proc, home), signal.SIGTERM)
     said = re.fullmatch(r"interrupted: (\d+) runs committed by the workers, each batch whole; rerun the same command "
-                        r"to resume \(what is done is skipped\)", _said(stderr, signal.SIGTERM))
-    assert said, stderr
+                        r"to resume \(what is done is skipped\)", line)
+    assert said, line
     runs, opened = _stats(env)
     assert "half-written" not in opened
     assert runs == int(said.group(1)) == len(list((home / "traces" / "acme").iterdir())) >= 60
@@ -175,7 +171,7 @@ def test_a_server_gone_under_the_workers_is_said_not_each_batch_whole(tmp_path: 
     """The server killed while a worker writes (as a group SIGTERM did): the interrupted line no longer says "each
     batch whole", and it names the cause."""
     proc, home, env = _ingest(tmp_path)
-    line = _killed_then_interrupted(proc, "trajsearch.ingest.orphans", lambda: _stop_mid_write(proc, home))
+    line = _interrupted(proc, lambda: _stop_mid_write(proc, home), killed="trajsearch.ingest.orphans")
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but the store's milvus-lite server "
                     r"ended before the workers[:;] .*the next open of the store removes it; rerun the same command", line)
     # "...before the workers; worker 0 exited with 1: ..." when a worker met the dead server before the Ctrl-C
@@ -288,7 +284,7 @@ def test_a_worker_killed_under_an_interruption_is_said_with_the_last_lines_of_it
     while not all(".old" in log.read_text() for log in logs):  # each worker has walked the inputs
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    line = _killed_then_interrupted(proc, "trajsearch.ingest.worker", lambda: _hold(proc))
+    line = _interrupted(proc, lambda: _hold(proc), killed="trajsearch.ingest.worker")
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but worker [01] exited with -9 "
                     r"\(its log ends: (.*)\): a run being written then is left half-written", line)
     assert said and ".old" in said.group(2), line
