@@ -145,3 +145,12 @@ def test_redacted_thoughts_a_call_with_no_input_and_a_name_with_a_newline(tmp_pa
     first, second = run.steps
     assert (first.thought, first.action, first.arguments) == ("Looking.", "NoInput", {})
     assert second.action == "Grep path"  # its first line: the name as written, less the path
+
+
+def test_a_big_paste_of_unclosed_tags_is_read_at_once(tmp_path: Path) -> None:
+    """A user message of context alone (no ``<user_query>``) whose lowercase tags and ``<timestamp>`` tags never
+    close is read as typed, at once: looking for each tag's close from every opening took minutes (review RT1, 1)."""
+    pasted = "<timestamp>x " * 15000 + "<li>item\n" * 22000  # about 400 KB
+    path = _write(tmp_path / "big.jsonl", _user(pasted), _said({"type": "text", "text": "ok"}))
+    run = _runs(path)["cursor-transcript.big"]
+    assert run.task.startswith("<timestamp>x <timestamp>x ") and run.task.endswith("<li>item")  # as typed

@@ -387,7 +387,7 @@ def parts_text(content: Any, *, images: bool = True) -> str:
     return "\n".join(p for p in out if p)
 
 
-def _blocks(text: str, tag: str) -> Iterator[tuple[int, int]]:
+def blocks(text: str, tag: str) -> Iterator[tuple[int, int]]:
     """Where each ``<tag>...</tag>`` block of a text starts and ends, found by position (linear however long the
     text: tool outputs run to megabytes)."""
     opening, closing = f"<{tag}>", f"</{tag}>"
@@ -402,7 +402,7 @@ def strip_reminders(text: str, *, keep_hooks: bool = False) -> str:
     (``PostToolUse:Edit hook additional context: ...``) stays, and only trailing space is trimmed (a tool's
     output, whose first line may be indented)."""
     kept, at = [], 0
-    for start, end in _blocks(text, "system-reminder"):
+    for start, end in blocks(text, "system-reminder"):
         if keep_hooks and "hook" in text[start:end]:
             kept.append(text[at:end])
         else:
@@ -434,7 +434,7 @@ def strip_ide_context(text: str) -> str:
     quoting one)."""
     text = text.strip()
     while (tag := next((t for t in IDE_CONTEXT if text.startswith(f"<{t}>")), None)) is not None:
-        block = next(_blocks(text, tag), None)
+        block = next(blocks(text, tag), None)
         if block is None:  # never closed
             break
         text = text[block[1]:].lstrip()

@@ -38,7 +38,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, prompt_list, session_trajectory,
+from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, blocks, prompt_list, session_trajectory,
                          whole_file)
 from ._common import Context, PassedOver, RecordError, as_dict
 
@@ -53,8 +53,10 @@ _ROLES = ("user", "assistant")
 _MARKERS_ONLY = "turn markers only"
 
 _TURN_STATUSES = ("success", "error", "aborted")
-#: A context block Cursor puts in a user's message (``<timestamp>``, ``<workspace>``, ``<user_info>`` ...).
-_CONTEXT_BLOCK = re.compile(r"\s*<([a-z_]+)>.*?</\1>\s*", re.S)
+#: A context block's opening tag, of those Cursor puts in a user's message (``<timestamp>``, ``<workspace>``,
+#: ``<user_info>`` ...).
+_OPENING = re.compile(r"<([a-z_]+)>")
+_SPACE = re.compile(r"\s*")
 #: Redacted reasoning: the writer joins an assistant's thinking after its text, and writes ``[REDACTED]`` for one it
 #: was not given (alone, or after the text).
 _REDACTED = re.compile(r"(?:\A|\n\n)\[REDACTED\](?:\n\[REDACTED\])*\s*\Z")
@@ -71,7 +73,8 @@ _CURSOR_OPENINGS = (
 #: parent's history before it, and the parent's brief after the opening is the sub-agent's task.
 _FORKED = "You are the forked subagent; continue executing your task."
 _USER_STOP = re.compile(r"\bUser aborted\b", re.I)
-_TIMESTAMP = re.compile(r"<timestamp>\s*(.*?)\s*\((UTC|GMT)([+-]\d{1,2})?(?::(\d\d))?\)\s*</timestamp>", re.S)
+#: A ``<timestamp>`` block's body (matched within one block: see :func:`_timestamp`).
+_TIMESTAMP = re.compile(r"\s*(.*?)\s*\((UTC|GMT)([+-]\d{1,2})?(?::(\d\d))?\)\s*", re.S)
 
 
 def _is_message(record: Any) -> bool:
@@ -106,12 +109,34 @@ def _prompt(text: str) -> str:
     block ends at the last ``</user_query>`` before the next block: the user's words may hold the tag's text."""
     queries = [body.rpartition("</user_query>")[0].strip() for body in text.split("<user_query>")[1:]
                if "</user_query>" in body]
-    return "\n\n".join(q for q in queries if q) if queries else _CONTEXT_BLOCK.sub("\n", text).strip()
+    return "\n\n".join(q for q in queries if q) if queries else _less_context(text).strip()
+
+
+def _less_context(text: str) -> str:
+    """``text`` less its context blocks (``<tag>...</tag>``, each with the space around it, as a line break), found
+    by position: linear however many tags never close (a paste of markup), where a regex looking for each opening's
+    close took minutes on a few hundred KB (review RT1, 1)."""
+    kept, at, look = [], 0, 0
+    unclosed: set[str] = set()  # tags with no close ahead: none lies ahead of a later opening either
+    while opening := _OPENING.search(text, look):
+        tag = opening[1]
+        end = -1 if tag in unclosed else text.find(f"</{tag}>", opening.end())
+        if end == -1:
+            unclosed.add(tag)
+            look = opening.end()
+            continue
+        kept += [text[at:opening.start()].rstrip(), "\n"]
+        at = look = _SPACE.match(text, end + len(tag) + 3).end()
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def _timestamp(text: str) -> datetime | None:
-    """A user message's ``<timestamp>`` tag (``Saturday, Aug 01, 2026, 9:30 AM (UTC+8)``), else None."""
-    found = _TIMESTAMP.search(text)
+    """A user message's ``<timestamp>`` tag (``Saturday, Aug 01, 2026, 9:30 AM (UTC+8)``), else None. Each block is
+    matched alone, found by position (:func:`_agent_cli.blocks`): linear however many openings never close."""
+    opening = len("<timestamp>")
+    found = next(filter(None, (_TIMESTAMP.fullmatch(text, start + opening, end - opening - 1)
+                               for start, end in blocks(text, "timestamp"))), None)
     if not found:
         return None
     offset = timedelta(hours=int(found[3] or 0))
