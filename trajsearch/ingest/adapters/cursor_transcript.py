@@ -38,8 +38,8 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, blocks, prompt_list, session_trajectory,
-                         whole_file)
+from ._agent_cli import (API_ERROR_CAUSE, PromptedSteps, as_records, as_str, blocks, parts_text, prompt_list,
+                         session_trajectory, whole_file)
 from ._common import Context, PassedOver, RecordError, as_dict
 
 NAME = "cursor-transcript"
@@ -97,11 +97,6 @@ def matches(record: Any) -> bool:
     """A transcript's first line: a message of the writer's bare shape (no ``type``, ``id`` or time, which Claude
     Code's lines all have) or its ``metadata`` / ``turn_ended`` line."""
     return _is_message(record) or _is_marker(record)
-
-
-def _text(content: list[Any]) -> str:
-    return "\n".join(t for part in content if isinstance(part, dict) and part.get("type") == "text"
-                     and isinstance(t := part.get("text"), str))
 
 
 def _prompt(text: str) -> str:
@@ -172,7 +167,7 @@ class _Walk(PromptedSteps):
             self.last_error = None  # work after an error: it was not the run's end
             content = record["message"]["content"]
             if record["role"] == "user":
-                text = _text(content)
+                text = parts_text(content, images=False)
                 if at := _timestamp(text):
                     self.times.append(at)
                 prompt = _prompt(text)
