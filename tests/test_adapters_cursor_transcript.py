@@ -154,3 +154,12 @@ def test_a_big_paste_of_unclosed_tags_is_read_at_once(tmp_path: Path) -> None:
     path = _write(tmp_path / "big.jsonl", _user(pasted), _said({"type": "text", "text": "ok"}))
     run = _runs(path)["cursor-transcript.big"]
     assert run.task.startswith("<timestamp>x <timestamp>x ") and run.task.endswith("<li>item")  # as typed
+
+
+def test_a_transcript_whose_only_user_texts_are_cursors_own_is_refused_for_that(tmp_path: Path) -> None:
+    """The refusal names the cause: the file has user texts, but Cursor wrote them (review RT1, 6)."""
+    path = _write(tmp_path / "w.jsonl", _user("<user_query>Perform any necessary follow-up actions in response to "
+                                               "the subagent completion above.</user_query>"),
+                  _said({"type": "text", "text": "Done."}))
+    [result] = list(read_inputs([path]))
+    assert not result.ok and "its 1 user text(s) are Cursor's own" in result.error, result.error

@@ -206,6 +206,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not any(_is_message(line) for line in records):
         raise PassedOver(_MARKERS_ONLY, f"a Cursor agent transcript of {_MARKERS_ONLY}: the IDE keeps the chat in its "
                          "state.vscdb (format cursor-ide)", unit="transcript")
+    if walk.task is None and walk.cursor_prompts:
+        raise RecordError(f"no user query in this Cursor agent transcript: its {walk.cursor_prompts} user text(s) "
+                          "are Cursor's own (a wake-up after a sub-agent or an interruption), none the user's")
     if walk.task is None:
         raise RecordError("no user query in this Cursor agent transcript (a `user` message with text that is not "
                           "context tags alone)")
