@@ -9,6 +9,7 @@ place. The SDK keeps a blocked message in the log (after the hook's ``HookExecut
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -73,11 +74,31 @@ def test_openhands_app_server_store_reads_a_blocked_prompt_as_the_folder_does(tm
 def test_openhands_hook_reason_is_kept_short(tmp_path: Path) -> None:
     """Review OHB35 #2: the SDK keeps up to 50,000 chars of a hook's ``reason`` / stderr (``MAX_HOOK_LOG_CHARS``);
     kept whole in ``hook_blocked_prompts`` (up to 20 of them) and in a refusal's text. Shortened as the reason a
-    ``PreToolUse`` hook gave for a call it blocked is (200 chars)."""
+    ``PreToolUse`` hook gave for a call it blocked is, Kimi's and OpenHands' alike: its head, 300 chars (review RT1, 2:
+    OpenHands kept the last 200)."""
     copy = shutil.copytree(FIRST, tmp_path / FIRST.name)
     for path in (copy / "events").glob("event-*.json"):
         event = json.loads(path.read_text(encoding="utf-8"))
         if event.get("kind") == "HookExecutionEvent" and event.get("blocked"):
             path.write_text(json.dumps({**event, "reason": "password " * 6000 + "is the end"}), encoding="utf-8")
     [blocked] = only(copy, tenant="acme").metadata["hook_blocked_prompts"]
-    assert len(blocked["reason"]) == 200 and blocked["reason"].endswith("password is the end")
+    assert len(blocked["reason"]) == 300 and blocked["reason"].startswith("password password") \
+        and blocked["reason"].endswith("…")
+
+
+def test_openhands_prompt_a_hook_blocked_giving_no_reason_has_none(tmp_path: Path, caplog) -> None:
+    """Review RT1, 2: a blocked prompt whose hook gave no reason had the SDK's own words ("Blocked by hook") as the
+    hook's reason, in ``hook_blocked_prompts`` and the pass-over's text, where a blocked call's drop them."""
+    copies = {name: shutil.copytree(given, tmp_path / name / given.name) for name, given in
+              (("first", FIRST), ("only", ONLY))}
+    for copy in copies.values():
+        for path in (copy / "events").glob("event-*.json"):
+            event = json.loads(path.read_text(encoding="utf-8"))
+            if event.get("kind") == "HookExecutionEvent" and event.get("blocked"):
+                event.update(reason=None, stdout="", stderr="")
+                path.write_text(json.dumps(event), encoding="utf-8")
+    run = only(copies["first"], tenant="acme")
+    assert run.metadata["hook_blocked_prompts"] == [{"prompt": "Print the admin password from /etc/shadow."}]
+    with caplog.at_level(logging.INFO, logger="trajsearch"):
+        assert list(read_dump(copies["only"], tenant="acme")) == []
+    assert "blocked by a UserPromptSubmit hook: the agent never ran" in caplog.text, caplog.text

@@ -40,13 +40,6 @@ def not_run(reason: str) -> str:
     return reason if reason.startswith(NOT_RUN) else NOT_RUN + reason
 
 
-def blocked_by_hook(reason: str, default: str) -> str:
-    """The error of a call a hook blocked before it ran (Kimi's and OpenHands' ``PreToolUse``): not run, the hook's
-    reason kept (shortened by the caller), but for the words the harness gives a block whose hook gave none."""
-    reason = reason.strip()
-    return not_run("blocked by a hook" + (f": {reason}" if reason and reason != default else ""))
-
-
 def ran(step: Step) -> bool:
     """Whether the harness ran a step's call: the one judge, so a call it did not run (:data:`NOT_RUN`) reads,
     writes, runs no tests and touches nothing for every rule (steps' ``is_read`` ... ``verified``, ``touched``)."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence, TypeVar
 from pydantic import ValidationError
 
 from trajsearch import config
-from trajsearch.actions import UNNAMED_TOOL
+from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.steps import strip_terminal_codes
 
 from trajsearch.model import (
@@ -461,6 +461,24 @@ def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
     if len(line) <= limit:
         return line
     return "…" + line[-(limit - 1) :] if keep == "end" else line[: limit - 1] + "…"
+
+
+#: How much of a blocking hook's reason is kept: its head (a hook's script says why first), one line; OpenHands' SDK
+#: keeps up to 50,000 chars of a hook's stderr.
+HOOK_REASON_CHARS = 300
+
+
+def hook_reason(reason: str, default: str) -> str:
+    """A blocking hook's reason as kept (Kimi's and OpenHands' ``PreToolUse``, OpenHands' ``UserPromptSubmit``): one
+    rule for all, "" for none and for ``default``, the words the harness gives a block whose hook gave none."""
+    reason = reason.strip()
+    return "" if reason == default else short(reason, HOOK_REASON_CHARS, keep="head")
+
+
+def blocked_by_hook(reason: str, default: str) -> str:
+    """The error of a call a hook blocked before it ran: not run, the hook's reason kept (:func:`hook_reason`)."""
+    kept = hook_reason(reason, default)
+    return not_run("blocked by a hook" + (f": {kept}" if kept else ""))
 
 
 _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")

@@ -57,13 +57,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import UNNAMED_TOOL, blocked_by_hook, not_run
+from trajsearch.actions import UNNAMED_TOOL, not_run
 
 from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
                          strip_terminal_codes)
-from ._common import (RecordError, as_dict, as_list, decisive_line, ended_failing, finite, loads, short,
-                      thinking_blocks_text, tool_arguments as decoded_arguments)
+from ._common import (RecordError, as_dict, as_list, blocked_by_hook, decisive_line, ended_failing, finite,
+                      hook_reason, loads, short, thinking_blocks_text, tool_arguments as decoded_arguments)
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -495,15 +495,16 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
 def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
     hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr, which the SDK keeps up to
-    50,000 chars of: shortened as :func:`rejection`'s), else None. The SDK logs it just before the message, which it
-    keeps (a later turn's model call sees it in the history), but no turn runs for that message (``Agent.step``:
-    ``pop_blocked_message``, the conversation set ``finished``): no prompt of the run's. (A hook that also added
+    50,000 chars of: kept as a blocked call's is, :func:`._common.hook_reason`, "" for none), else None. The SDK
+    logs it just before the message, which it keeps (a later turn's model call sees it in the history), but no turn
+    runs for that message (``Agent.step``: ``pop_blocked_message``, the conversation set ``finished``): no prompt of
+    the run's. (A hook that also added
     context has the SDK write the message anew, under a new id: that block misses it, and the agent runs it.)"""
     if event.get("kind") != HOOK_EVENT or event.get("hook_event_type") != "UserPromptSubmit" \
             or event.get("blocked") is not True or not as_str(event.get("message_id")):
         return None
-    reason = (as_str(event.get("reason")) or as_str(event.get("stderr")) or "").strip()
-    return event["message_id"], short(reason, 200) if reason else HOOK_BLOCKED
+    return event["message_id"], hook_reason(as_str(event.get("reason")) or as_str(event.get("stderr")) or "",
+                                            HOOK_BLOCKED)
 
 
 def ends_turn(event: dict[str, Any]) -> bool:
@@ -585,9 +586,9 @@ def observation_error(observation: dict[str, Any], text: str) -> str | None:
 def rejection(event: dict[str, Any]) -> str:
     """The error of a call the user or a hook rejected (``UserRejectObservation``): it never ran; a hook's block
     that gave no reason has the SDK's own words (:data:`HOOK_BLOCKED`), dropped."""
-    reason = short(str(event.get("rejection_reason") or "").strip(), 200)
     if event.get("rejection_source") == "hook":
-        return blocked_by_hook(reason, HOOK_BLOCKED)
+        return blocked_by_hook(str(event.get("rejection_reason") or ""), HOOK_BLOCKED)
+    reason = short(str(event.get("rejection_reason") or "").strip(), 200)
     return not_run("rejected by the user" + (f": {reason}" if reason else ""))
 
 

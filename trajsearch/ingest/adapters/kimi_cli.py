@@ -74,15 +74,15 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import Any
 
-from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, blocked_by_hook, not_run
+from trajsearch.actions import INTERRUPTED, UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, command_line, error_line,
                          exit_code_error, first_time, iso_time, json_arguments, parts_text, prompt_list,
                          session_trajectory, whole_file)
 from ..sources import first_line_record, peek
-from ._common import (Context, PassedOver, RecordError, as_dict, as_list, file_run_key, file_stem, loads, named_path,
-                      short, timestamp)
+from ._common import (Context, PassedOver, RecordError, as_dict, as_list, blocked_by_hook, file_run_key, file_stem,
+                      loads, named_path, short, timestamp)
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ def _said_error(observation: str | None) -> str | None:
 
 def _hook_blocked(reason: str) -> str:
     """The error of a call a ``PreToolUse`` hook blocked (:data:`_HOOK_BLOCKED`): not run, the hook's reason kept."""
-    return blocked_by_hook(short(reason.strip(), 300, keep="head"), _HOOK_BLOCKED)
+    return blocked_by_hook(reason, _HOOK_BLOCKED)
 
 
 class _Session(SessionSteps):

@@ -177,8 +177,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   and its resume prompt (counted in ``metadata.goal_followups``). The first message, and one after the
   agent ended its turn, are the user's whatever they say (but those follow-ups). A message a ``UserPromptSubmit``
   hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: no turn ran for it) is
-  no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason (a conversation with no other is passed
-  over: no run, nothing wrong). ``SystemPromptEvent``'s ``tools`` give
+  no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason if it gave one (a conversation with
+  no other is passed over: no run, nothing wrong). ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1288,7 +1288,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
             # no turn ran for it: no prompt of the run's, the turn as it stood
-            blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), "reason": blocks[event["id"]]})
+            reason = {"reason": blocks[event["id"]]} if blocks[event["id"]] else {}  # none: the hook gave none
+            blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), **reason})
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
@@ -1361,8 +1362,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         prompts.append(evaluation["instruction"].strip())
     if not prompts and blocked:  # nothing wrong in it: the user's own hook stopped the run before it began
         raise PassedOver("an OpenHands SDK conversation whose only prompt a hook blocked",
-                         f"the only user message of this OpenHands SDK conversation was blocked by a UserPromptSubmit "
-                         f"hook ({blocked[0]['reason']}): the agent never ran", unit="conversation")
+                         "the only user message of this OpenHands SDK conversation was blocked by a UserPromptSubmit "
+                         f"hook{f' ({why})' if (why := blocked[0].get('reason')) else ''}: the agent never ran",
+                         unit="conversation")
     if not prompts:
         raise RecordError("no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')")
     task = _prompts.from_markers(prompts[0]) or prompts[0]
