@@ -6,6 +6,7 @@ outside any span was refused as a run without a task (tests/fixtures/braintrust/
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +72,15 @@ def test_a_log_record_without_its_span_ids_is_refused_by_its_place(tmp_path: Pat
     assert sorted(p.ok for p in parsed) == [False, True]
     [refused] = [p for p in parsed if not p.ok]
     assert refused.position == "line 3" and "no 'root_span_id'" in refused.error
+
+
+def test_a_trace_of_log_records_only_is_said_once_by_its_grouping(caplog) -> None:
+    """Review RT1, 5: the detail said "trace <key>" after read.py's "passed over conversation <key>" under
+    ``--group-by conversation``: the key twice, and the wrong grouping."""
+    for group_by in ("trace", "conversation"):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="trajsearch"):
+            list(read_inputs([LOG_ROWS], tenant="acme", group_by=group_by))
+        [said] = [r.getMessage() for r in caplog.records if "logged outside any span" in r.getMessage()]
+        key = said.split()[3].rstrip(":")
+        assert said == f"passed over {group_by} {key}: 1 log record(s) logged outside any span, no span", said

@@ -243,8 +243,8 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
     logs = sum(_is_log(n.info[_ROW]) for n in group)
     group = [n for n in group if not _is_log(n.info[_ROW])]  # no version of the span whose id they reuse
-    if not group:  # logged outside any span: the summary says so, rather than nothing at all
-        raise PassedOver("log records only", f"trace {key}: {logs} log record(s) logged outside any span, no span")
+    if not group:  # logged outside any span: the summary says so, rather than nothing at all (read.py names the group)
+        raise PassedOver("log records only", f"{logs} log record(s) logged outside any span, no span")
     group = one_node_per_id(group, _merged_span)
     scores = [Score(**s) for n in group for s in n.info.pop(_SCORES, None) or []]
     for n in group:
