@@ -17,8 +17,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 from .batch import IngestJob, run_ingest
@@ -26,7 +30,7 @@ from .orphans import die_with_parent
 from ..indexer import IngestError, disk_full
 
 
-def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
+def _stop_after_the_batch_in_hand(signum: int, frame: FrameType | None) -> None:
     """The first SIGINT or SIGTERM ends the worker as Ctrl-C ends a single-process ingest: the batch being written
     is finished and the checkpoint saved. Later ones are ignored, so that the parent's SIGTERM after a terminal's
     Ctrl-C (which reaches the whole process group) cannot cut that batch short (probe G, G5: runs were left
@@ -36,7 +40,43 @@ def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
     command that went on reported "read 0" and a failure ("worker 0 exited with 130")."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise SystemExit(128 + signum)
+    _raise_when_out_of_locks(frame, SystemExit(128 + signum))
+
+
+#: The standard library's modules whose code juggles locks the signal's exception must not land in.
+_LOCKING = {threading.__file__, queue.__file__}
+
+
+def _raise_when_out_of_locks(frame: FrameType | None, exc: BaseException) -> None:
+    """Raise ``exc`` now, or, when the main thread is inside ``threading`` or ``queue`` (the indexer hands its
+    batches over through queues), at the next line it runs of other code. A Condition's ``wait`` releases its lock
+    and takes it back in Python code, and the lock's ``with`` releases it again on the way out: an exception raised
+    between those (an asynchronous one: a signal's) ended the worker with "RuntimeError: release unlocked lock",
+    exit 1 and no result (CI at f198fa74: "worker 1 exited with 1"); one raised just after a ``with`` took the lock
+    can leave it held, and the pipeline's thread that next takes it waits forever (CPython's gh-118433 and gh-78667:
+    those locks are not safe from a signal's exception). Line events of the frames outside those modules are traced
+    until one comes, and raises."""
+    if not any(f.f_code.co_filename in _LOCKING for f in _stack(frame)):
+        raise exc
+
+    def trace(at: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
+        if at.f_code.co_filename in _LOCKING:
+            return None  # not traced inside: its lines are not places to stop
+        sys.settrace(None)
+        for f in _stack(at):
+            f.f_trace = None
+        raise exc
+
+    for f in _stack(frame):
+        if f.f_code.co_filename not in _LOCKING:
+            f.f_trace = trace
+    sys.settrace(trace)
+
+
+def _stack(frame: FrameType | None) -> Iterator[FrameType]:
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
 
 
 class _Kept(logging.Handler):
