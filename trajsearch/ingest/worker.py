@@ -49,27 +49,29 @@ _LOCKING = {threading.__file__, queue.__file__}
 
 def _raise_when_out_of_locks(frame: FrameType | None, exc: BaseException) -> None:
     """Raise ``exc`` now, or, when the main thread is inside ``threading`` or ``queue`` (the indexer hands its
-    batches over through queues), at the next line it runs of other code. A Condition's ``wait`` releases its lock
-    and takes it back in Python code, and the lock's ``with`` releases it again on the way out: an exception raised
-    between those (an asynchronous one: a signal's) ended the worker with "RuntimeError: release unlocked lock",
-    exit 1 and no result (CI at f198fa74: "worker 1 exited with 1"); one raised just after a ``with`` took the lock
-    can leave it held, and the pipeline's thread that next takes it waits forever (CPython's gh-118433 and gh-78667:
-    those locks are not safe from a signal's exception). Line events of the frames outside those modules are traced
-    until one comes, and raises."""
-    if not any(f.f_code.co_filename in _LOCKING for f in _stack(frame)):
+    batches over through queues), at the next line of the code that called them. A Condition's ``wait`` releases its
+    lock and takes it back in Python code, and the lock's ``with`` releases it again on the way out: an exception
+    raised between those (an asynchronous one: a signal's) ended the worker with "RuntimeError: release unlocked
+    lock", exit 1 and no result (CI at f198fa74: "worker 1 exited with 1"); one raised just after a ``with`` took the
+    lock can leave it held, and the pipeline's thread that next takes it waits forever (CPython's gh-118433 and
+    gh-78667: those locks are not safe from a signal's exception). Not in a frame begun meanwhile either (a
+    finalizer's, whose exception would be dropped), hence only the caller's frames are traced."""
+    stack = list(_stack(frame))
+    inside = [i for i, f in enumerate(stack) if f.f_code.co_filename in _LOCKING]
+    if not inside:
         raise exc
+    callers = stack[inside[-1] + 1:]
 
     def trace(at: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
-        if at.f_code.co_filename in _LOCKING:
-            return None  # not traced inside: its lines are not places to stop
+        if event == "call":
+            return None  # a frame begun meanwhile: not traced
         sys.settrace(None)
-        for f in _stack(at):
+        for f in callers:
             f.f_trace = None
         raise exc
 
-    for f in _stack(frame):
-        if f.f_code.co_filename not in _LOCKING:
-            f.f_trace = trace
+    for f in callers:
+        f.f_trace = trace
     sys.settrace(trace)
 
 
