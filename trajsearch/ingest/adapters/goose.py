@@ -423,9 +423,13 @@ class _Session(SessionSteps):
     #: the compaction, ``_MANUAL``): shown to the user in older goose, and then no new prompt unless goose hid the
     #: original (it was the last message), the copy then the prompt the user sees; for the model alone in newer goose.
     compacted = False
-    #: Texts hidden from the user and the model since the last prompt: a prompt goose compacted away, its tool-pair
-    #: summaries, an earlier compaction's summary. Told by text, as any of them may come before the copy.
-    hidden_texts: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Texts hidden from the user and the model since the last prompt: a prompt goose compacted away, its
+        #: tool-pair summaries, an earlier compaction's summary. Told by text, as any of them may come before the
+        #: copy. A set added to in place: a turn may hide thousands, and copying it for each was quadratic.
+        self.hidden_texts: set[str] = set()
 
     def user(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         text = "\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)).strip()
@@ -437,12 +441,13 @@ class _Session(SessionSteps):
                 return  # goose's copy of the prompt of the turn it compacted mid-way, no new prompt
         if not shown:
             if text and metadata.get("agentVisible") is False:
-                self.hidden_texts |= {text}
+                self.hidden_texts.add(text)
             return  # goose's own words to the model (a compaction's summary, a nudge), not the user's
         if text:
             self.flush()
             self.prompts.append(text)
-            self.last_error, self.hidden_texts = None, frozenset()
+            self.last_error = None
+            self.hidden_texts.clear()
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:
