@@ -565,3 +565,26 @@ def test_a_turn_of_thousands_of_hidden_messages_is_read(tmp_path: Path) -> None:
     run = _compacted_variant(tmp_path, "hidden", hidden)
     assert not run.metadata.get("user_prompts")
     assert [s.action for s in run.steps] == ["developer__shell"] * 3 + ["respond"]
+
+
+
+def test_a_kept_prompt_older_than_the_compaction_is_the_users_not_gooses_copy(tmp_path: Path) -> None:
+    """A goose fork (gosling: ``GOSLING_COMPACT_PROTECT_LAST_N_TURNS``) keeps the last turns verbatim after the
+    continuation and appends no copy: a kept prompt that repeats the one before ("continue", "continue") is older
+    than the continuation, so it is the user's, with its own answer (it was dropped, its answer merged)."""
+    def turn(prompt: str, answer: str, at: int, agent: bool) -> list[dict[str, Any]]:
+        said = _message("assistant", answer, True, agent, at + 1)
+        said["metadata"]["inference"] = {"provider": "anthropic", "requestedModel": "claude-sonnet-4-5"}
+        return [_message("user", prompt, True, agent, at), said]
+
+    def protected_tail(conversation: list) -> None:
+        continuation = {**conversation[6], "created": 1784700008}  # written when compacting, after the kept turn
+        conversation[:] = [*turn("fix the migration", "Started on it.", 1, False),
+                           *turn("continue", "Added owner_id.", 3, False),
+                           _message("user", "## Summary\n...", False, True, 7), continuation,
+                           *turn("continue", "Fixed the constraint too.", 5, True)]
+
+    run = _compacted_variant(tmp_path, "gosling", protected_tail)
+    assert run.metadata.get("user_prompts") == ["continue", "continue"]
+    assert [s.arguments["content"] for s in run.steps if s.action == "respond"][-2:] == [
+        "Added owner_id.", "Fixed the constraint too."]

@@ -414,6 +414,11 @@ def _result_text(value: Any) -> str:
     return "\n".join(texts)
 
 
+def _earlier(at: Any, than: Any) -> bool:
+    """Whether unix time ``at`` is before ``than``; not when either is missing (no time, no evidence)."""
+    return all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (at, than)) and at < than
+
+
 class _Session(SessionSteps):
     """A session's messages walked in order: prompts, and steps by tool call id; ``last_error`` goose's error part
     with no work after it, what the session ended on."""
@@ -422,7 +427,10 @@ class _Session(SessionSteps):
     #: text, where goose appends a fresh copy of the turn's prompt (``compact_messages``; none when the user asked for
     #: the compaction, ``_MANUAL``): shown to the user in older goose, and then no new prompt unless goose hid the
     #: original (it was the last message), the copy then the prompt the user sees; for the model alone in newer goose.
+    #: goose stamps the copy when it compacts: a shown text older than the continuation (``compacted_at``) is a prompt
+    #: a fork kept verbatim after it (gosling keeps the last turns and appends no copy), the user's own.
     compacted = False
+    compacted_at: Any = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -437,7 +445,8 @@ class _Session(SessionSteps):
         shown = metadata.get("userVisible") is not False
         if text and self.compacted:
             self.compacted = False
-            if shown and text not in self.hidden_texts and self.prompts and text == self.prompts[-1]:
+            if (shown and text not in self.hidden_texts and self.prompts and text == self.prompts[-1]
+                    and not _earlier(message.get("created"), self.compacted_at)):
                 return  # goose's copy of the prompt of the turn it compacted mid-way, no new prompt
         if not shown:
             if text and metadata.get("agentVisible") is False:
@@ -453,6 +462,7 @@ class _Session(SessionSteps):
         if as_dict(message.get("metadata")).get("userVisible") is False:
             # goose's continuation after compacting (agent only): its words, not the model's
             self.compacted = not any(_MANUAL in (as_str(p.get("text")) or "") for p in parts)
+            self.compacted_at = message.get("created")
             return
         made_by_goose = not as_dict(message.get("metadata")).get("inference")  # no model wrote it: see _LOOP_ERROR
         for part in parts:
