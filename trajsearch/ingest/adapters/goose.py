@@ -460,7 +460,8 @@ class _Session(SessionSteps):
 
     def assistant(self, message: dict[str, Any], parts: list[dict[str, Any]]) -> None:
         if as_dict(message.get("metadata")).get("userVisible") is False:
-            # goose's continuation after compacting (agent only): its words, not the model's
+            # goose's continuation after compacting (agent only): its words, not the model's. Any hidden assistant
+            # message is taken for it, as only ``compact_messages`` writes one (in every goose version read).
             self.compacted = not any(_MANUAL in (as_str(p.get("text")) or "") for p in parts)
             self.compacted_at = message.get("created")
             return
