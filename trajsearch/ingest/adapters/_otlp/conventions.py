@@ -48,7 +48,7 @@ from typing import Any
 
 from .._common import as_dict, as_list, decisive_line, short
 from .._vendor import decode, message_dicts, output_dicts
-from .._spans import EMBEDS, OFFERED, Message, Node, error_text, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import EMBEDS, OFFERED, RESUMED, Message, Node, error_text, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
@@ -377,16 +377,18 @@ def _langfuse_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], lis
             [dict(m, role="assistant") for m in normalise_messages(reply)] if reply else [])
 
 
-def _new_messages(attrs: dict[str, Any]) -> Any:
+def _new_messages(attrs: dict[str, Any]) -> tuple[Any, bool]:
     """A pydantic-ai agent run's messages without the conversation history it was given
-    (``pydantic_ai.new_message_index``: where this run's own messages start), so a later turn's task is its own."""
+    (``pydantic_ai.new_message_index``: where this run's own messages start), so a later turn's task is its own;
+    and whether the run was resumed (:data:`~.._spans.nodes.RESUMED`)."""
     messages = maybe_json(attrs["pydantic_ai.all_messages"])
     start = attrs.get("pydantic_ai.new_message_index")
     if isinstance(messages, list) and isinstance(start, int) and not isinstance(start, bool) and 0 < start < len(messages):
         # a run resumed with ``deferred_tool_results`` opens with the results of the calls the history's last
         # response asked for (approved and run, or denied): that response is kept, so those calls are its steps
-        return messages[start - 1 if _answers_calls(messages[start]) else start:]
-    return messages
+        resumed = _answers_calls(messages[start])
+        return messages[start - 1 if resumed else start:], resumed
+    return messages, False
 
 
 def _answers_calls(message: Any) -> bool:
@@ -740,8 +742,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if role == "llm" and mlflow:  # MLflow keeps a call's request and reply whole, as the API has them
         inputs = inputs or message_dicts(attrs.get("input.value"))
         outputs = outputs or output_dicts(attrs.get("output.value"))
+    resumed = False
     if not inputs and role != "llm" and "pydantic_ai.all_messages" in attrs:  # (instrumentation v2: "agent run")
-        inputs = normalise_messages(_new_messages(attrs))
+        own, resumed = _new_messages(attrs)
+        inputs = normalise_messages(own)
     if role == "llm" and inputs and (failed_ids := failed_tool_results(attrs.get("input.value"))):
         inputs = [dict(m, failed=True) if m["role"] == "tool" and m.get("call_id") in failed_ids else m for m in inputs]
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
@@ -825,6 +829,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         node.info[OFFERED] = offered
     if role == "other" and (embeds := _embeds(attrs, span)) is not None:
         node.info[EMBEDS] = embeds
+    if resumed:
+        node.info[RESUMED] = True
     if role == "evaluator":  # an evaluator span: its output is the verdict
         verdict = maybe_json(node.output_text)
         if isinstance(verdict, dict):

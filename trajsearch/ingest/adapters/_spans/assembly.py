@@ -108,7 +108,7 @@ from .calls import parallel_calls_in_call_order, prepared_request, tool_key, too
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
-from .nodes import (CONTINUES, EMBEDS, OFFERED, REFUSED, RESULT_CUT, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
+from .nodes import (CONTINUES, EMBEDS, OFFERED, REFUSED, RESULT_CUT, RESUMED, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
                     latest_first, maybe_json, start_order, when)
 from .outcome import INFRA_CAUSE, failed, error_outcome, outcome_from
 
@@ -679,9 +679,10 @@ def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[s
     holds (its model call is in the same run, as when a conversation groups the asking and the resumed traces) got
     the denial as its error from :func:`_answered`."""
     asked = {c.get("id"): c for m in node.input_messages for c in m.get("calls") or [] if c.get("id")}
-    # a run that opens with a model's response, not a request: a pydantic-ai run resumed with the results of
-    # the calls it asked for (``deferred_tool_results``), each call its step, run or not (no other record has it)
-    resumed = node.role != "llm" and bool(node.input_messages) and node.input_messages[0].get("role") == "assistant"
+    # a pydantic-ai run resumed with the results of the calls it asked for (``deferred_tool_results``): each call
+    # its step, run or not (no other record has it). Not any history that opens with a model's response (a chat's
+    # greeting): its earlier turns' calls are no steps of this run
+    resumed = bool(node.info.get(RESUMED))
     out = []
     for m in node.input_messages:
         call = asked.get(m.get("call_id"))

@@ -54,6 +54,11 @@ OFFERED = "tools_offered"
 #: ``ai.toolCall``), filed under the stand-in's id as its group key. The spool puts each such span in the place of
 #: one stand-in, by time (see ``spool``); a stand-in left over stands for a span that is not in the input.
 STAND_IN = "stand_in"
+#: ``Node.info`` key of an agent run resumed with the results of the calls its history's last response asked for
+#: (pydantic-ai's ``deferred_tool_results``; see ``conventions._new_messages``): those calls are the run's steps.
+#: Known only where the run's own messages are told from its history, not from a history's first message, which
+#: a chat's greeting or a trimmed window makes an assistant's too (see ``assembly._denied_calls``).
+RESUMED = "resumed"
 
 
 @dataclass
