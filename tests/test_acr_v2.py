@@ -7,6 +7,7 @@ run was read."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -127,3 +128,33 @@ def test_reviews_are_read_after_the_patch_they_review(tmp_path: Path) -> None:
     run = only(folder)
     assert [s.arguments["content"] for s in run.steps] == [
         "conv_patch_0", "conv_review_0_0", "conv_patch_1", "conv_review_1_0", "conv_patch_10"]
+
+
+def test_a_walk_lists_a_task_folders_retry_once_not_once_for_each_of_its_files(tmp_path: Path, monkeypatch) -> None:
+    """Each file a walk meets in ``output_0/`` asked whether the folder is ACR's, and each ask listed ``output_0/``
+    (three times): a folder of 4,000 files took 36 s to walk, 1 s before 2.x was read (RT2 2). Counted, not timed:
+    the listings of ``output_0/`` (``os.scandir``, ``os.listdir``: pathlib's glob and iterdir) while it is read."""
+    folder = tmp_path / PATCHED.name
+    shutil.copytree(PATCHED, folder)
+    retry = folder / "output_0"
+    for n in range(300):
+        (retry / f"notes_{n}.txt").write_text("")
+    listed: list[str] = []
+    for name in ("scandir", "listdir"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda path=".", _real=real: listed.append(os.fspath(path)) or _real(path))
+    results = list(read_inputs([tmp_path]))
+    assert [r.trajectory.trajectory_id.rsplit(".", 1)[-1] for r in results if r.trajectory] == [PATCHED.name]
+    # a few listings, however many files (the walk's, the thread patterns', the threads read): 325 before
+    assert listed.count(str(retry)) <= 20, listed.count(str(retry))
+
+
+def test_a_folder_told_by_a_thread_holds_one_its_run_is_read_from(tmp_path: Path) -> None:
+    """``meta.json`` beside ``output_0/conv_a.json``: ``conv_a`` is no thread ACR saves or this reader reads, so the
+    folder is not ACR's; it was taken for one and refused as missing the threads it was told by (RT2 9)."""
+    folder = tmp_path / "t1"
+    (folder / "output_0").mkdir(parents=True)
+    (folder / META).write_text(json.dumps({"task_id": "x", "task_info": {"problem_statement": "p"}}))
+    (folder / "output_0" / "conv_a.json").write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    errors = [r.error or "" for r in read_inputs([folder])]
+    assert errors and not any("AutoCodeRover" in e for e in errors), errors

@@ -87,6 +87,15 @@ class Context:
     tenant_set_by: str = "python"
 
 
+def version(path: Path) -> int:
+    """``path``'s modification time (ns; 0 when it is gone): the key of a cached look at a file or folder, so that
+    a walk asking of it for each file beside it looks once, and again only once it changed."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
 def json_object(record: Any) -> dict[str, Any]:
     """``record`` itself if it is a JSON object; else a RecordError naming what it is.
 

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 from trajsearch.model import Failure, Outcome
 
 from .. import sources
+from ._common import version
 
 #: The ends of a run set's files' names: ``.jsonl``, or compressed (``gzip -r``, ``zstd -r``: ``.jsonl.gz``, ...).
 _JSONL = tuple(f".jsonl{suffix}" for suffix in ("", *sources.COMPRESSED_SUFFIXES))
@@ -107,7 +108,7 @@ def copied_from(line: dict[str, Any], source: Path) -> Path | None:
     if found is None:
         return None
     instance, mine = str(line.get("instance_id")), (_fingerprint(line), _error(line))
-    return next((path for _, path in _attempt_files(source.parent, found.group("stem"), _version(source.parent))
+    return next((path for _, path in _attempt_files(source.parent, found.group("stem"), version(source.parent))
                  if any((k.fingerprint, k.error) == mine for k in output_lines(path).get(instance, ()))), None)
 
 
@@ -118,12 +119,12 @@ def read_with(path: Path) -> tuple[Path, ...]:
     file. The ingest's checkpoint reads an attempt file again when they change: one ingested before its run set was
     aggregated kept ``handed_in: null`` otherwise."""
     if errors := ERRORS_FILE.fullmatch(path.name):
-        return tuple(p for _, p in _attempt_files(path.parent, errors.group("stem"), _version(path.parent)))
+        return tuple(p for _, p in _attempt_files(path.parent, errors.group("stem"), version(path.parent)))
     found = ATTEMPT_FILE.fullmatch(path.name)
     if found is None:
         return ()
     stem = found.group("stem")
-    others = tuple(p for _, p in _attempt_files(path.parent, stem, _version(path.parent)) if p != path)
+    others = tuple(p for _, p in _attempt_files(path.parent, stem, version(path.parent)) if p != path)
     return (*(path.with_name(stem + suffix) for suffix in _JSONL), *others)
 
 
@@ -176,16 +177,9 @@ def _aggregate_stem(name: str) -> str | None:
 
 def _chosen(folder: Path, stem: str, instance: str, fingerprint: tuple[Any, ...]) -> int | None:
     """The attempt whose file holds ``instance``'s run with ``fingerprint`` (the latest where two do), if any."""
-    numbers = [number for number, path in _attempt_files(folder, stem, _version(folder))
+    numbers = [number for number, path in _attempt_files(folder, stem, version(folder))
                if any(k.fingerprint == fingerprint for k in output_lines(path).get(instance, ()))]
     return max(numbers, default=None)
-
-
-def _version(folder: Path) -> int:
-    try:
-        return folder.stat().st_mtime_ns
-    except OSError:
-        return 0
 
 
 @lru_cache(maxsize=16)

@@ -51,13 +51,14 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from fnmatch import fnmatch
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from ._agent_cli import finish_steps
-from ._common import Context, RecordError, as_dict, as_list, build, clip_task, json_kind, safe_id
+from ._common import Context, RecordError, as_dict, as_list, build, clip_task, json_kind, safe_id, version
 
 NAME = "autocoderover"
 ID_PREFIX = "autocoderover"
@@ -85,8 +86,9 @@ _RETRY = re.compile(r"output_(\d+)")
 _RETRY_THREADS = (("conv_reproducible.json",), ("conv_test_*.json",), ("search/search_round_*.json",),
                   ("conv_patch_*.json", "conv_review_*.json"))
 _NUMBER = re.compile(r"\d+")
-#: The threads that tell a retry is ACR's: a name as common as ``output_<n>`` beside a ``meta.json`` does not.
-_OWN_THREADS = ("conv_*.json", "search/search_round_*.json")
+#: The threads that tell a retry is ACR's (a name as common as ``output_<n>`` beside a ``meta.json`` does not): the
+#: ones read, so that a folder told by a thread has one its run is read from.
+_OWN_THREADS = tuple(pattern for group in _RETRY_THREADS for pattern in group)
 
 
 def matches(record: Any) -> bool:
@@ -108,17 +110,29 @@ def _numbered(paths: Iterable[Path]) -> list[Path]:
 def _is_retry(folder: Path) -> bool:
     """A 2.x retry's folder: ``output_<n>`` holding the ``meta.json`` ACR copies in, a thread, or its ``search/``."""
     return bool(_RETRY.fullmatch(folder.name)) and folder.is_dir() and (
-        (folder / META).is_file() or (folder / "search").is_dir() or any(folder.glob("conv_*.json")))
+        (folder / META).is_file() or (folder / "search").is_dir() or _holds_thread(folder))
+
+
+def _holds_thread(retry: Path) -> bool:
+    """Whether a retry's folder holds a thread its run is read from (:data:`_OWN_THREADS`)."""
+    return any(p.is_file() for g in _OWN_THREADS for p in retry.glob(g))
 
 
 def _retries(folder: Path) -> list[Path]:
     """A 2.x task folder's retry folders (``output_<n>``), in order; none in a 1.x one. Told by its first
     (``output_0``: ACR's retries count from 0) holding a thread ACR saves, before the folder is listed, as a walk
-    asks this of every folder; a later retry may hold only its ``meta.json`` and status."""
-    first = folder / "output_0"
-    if not ((folder / META).is_file() and any(p.is_file() for g in _OWN_THREADS for p in first.glob(g))):
-        return []
-    return _numbered(p for p in folder.iterdir() if _is_retry(p))
+    asks this of every folder; a later retry may hold only its ``meta.json`` and status. A walk asks it for each
+    file in the folder and its ``output_<n>/`` too (``side_path``): listed once while neither folder changes, not
+    once for each of their files."""
+    return list(_listed_retries(folder, version(folder), version(folder / "output_0")))
+
+
+@lru_cache(maxsize=16)
+def _listed_retries(folder: Path, _version: int, _first_version: int) -> tuple[Path, ...]:
+    """``_retries``' look (the folders' times: the cache's key)."""
+    if not ((folder / META).is_file() and _holds_thread(folder / "output_0")):
+        return ()
+    return tuple(_numbered(p for p in folder.iterdir() if _is_retry(p)))
 
 
 def _retry_threads(retry: Path) -> list[Path]:
@@ -138,10 +152,10 @@ def _task_folder_v2(path: Path) -> Path | None:
 
 
 def _is_retry_thread(path: Path) -> bool:
-    """A thread a 2.x retry saved (``output_<n>/conv_*.json``, ``output_<n>/search/search_round_<n>.json``)."""
-    retry, pattern = (path.parent.parent, "search_round_*.json") if path.parent.name == "search" else \
-        (path.parent, "conv_*.json")
-    return bool(_RETRY.fullmatch(retry.name) and fnmatch(path.name, pattern)) and path.is_file()
+    """A thread a 2.x retry saved that its run is read from (:data:`_OWN_THREADS` in ``output_<n>/``)."""
+    retry, name = (path.parent.parent, f"search/{path.name}") if path.parent.name == "search" else \
+        (path.parent, path.name)
+    return bool(_RETRY.fullmatch(retry.name) and any(fnmatch(name, g) for g in _OWN_THREADS)) and path.is_file()
 
 
 def run_folder(path: Path) -> Path | None:
