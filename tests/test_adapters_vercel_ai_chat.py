@@ -174,3 +174,18 @@ def test_other_message_lists_are_not_taken_for_a_chat(tmp_path: Path, messages: 
     except ValueError:
         fmt = None
     assert fmt != "vercel-ai-chat"
+
+
+@pytest.mark.parametrize(("broken", "said"), [
+    ({"id": "c2", "messages": None}, "chat 2: its 'messages' is null"),
+    ({"id": "c2"}, "chat 2: it has no 'messages'"),
+    ("c2", "expected a JSON object, got a string"),
+], ids=["null", "none", "text"])
+def test_an_array_of_chats_keeps_its_good_chats_beside_a_broken_one(tmp_path: Path, broken: object, said: str) -> None:
+    """A chat whose ``messages`` is null or missing, or an item no chat, beside a saved chat: the array was read as
+    one chat's messages, the good chat lost, the chat object called a message (RT2 3)."""
+    path = tmp_path / "chats.json"
+    path.write_text(json.dumps([json.loads(CHAT.read_text()), broken]))
+    results = list(read_inputs([path]))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == ["vercel-ai-chat:chat-7f3a"]
+    assert [said in (r.error or "") for r in results if not r.ok] == [True], [r.error for r in results]

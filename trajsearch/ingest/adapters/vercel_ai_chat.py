@@ -113,10 +113,12 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The chats of a file: one object; an array of them (a run each, a blank or broken one rejected alone, not
-    the whole array read as one chat's messages); else the array's messages, one chat."""
+    the whole array read as one chat's messages: every item holds ``messages``, whatever it is, or one is a chat);
+    else the array's messages, one chat."""
     items = document if isinstance(document, list) else [document]
-    if items and all(isinstance(item, dict) and isinstance(item.get("messages"), list) for item in items):
-        yield from zip(item_positions(items), ({**item, ITEM_AT: n} for n, item in enumerate(items, 1)))
+    if items and (all(isinstance(item, dict) and "messages" in item for item in items) or any(map(_chat, items))):
+        yield from zip(item_positions(items), (
+            {**item, ITEM_AT: n} if isinstance(item, dict) else item for n, item in enumerate(items, 1)))
     else:
         yield "file", {"messages": items, ITEM_AT: 1}
 
@@ -193,6 +195,9 @@ def _steps(messages: list[dict[str, Any]], prompts: list[str]) -> list[dict[str,
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if isinstance(record, dict) and not isinstance(record.get("messages"), list):  # (split gives every dict them)
+        said = f"its 'messages' is {json_kind(record['messages'])}" if "messages" in record else "it has no 'messages'"
+        raise RecordError(f"chat {record.get(ITEM_AT)}: {said}, not an array of UIMessages")
     if not (isinstance(record, dict) and isinstance(record.get("messages"), list)):
         raise RecordError(f"not an AI SDK UIMessage nor a persisted chat ({{id, messages}}): {_fault(record)}")
     messages = record["messages"]
