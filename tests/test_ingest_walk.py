@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from adapter_support import runs
+from cli_support import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE = FIXTURES / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
@@ -59,3 +60,12 @@ def test_a_walk_names_the_dump_named_entries_it_cannot_read(tmp_path: Path, capl
     assert ("2 dump-named entries not read: not a regular file (a dangling link, a FIFO: name a FIFO to read it): "
             "feed.jsonl, gone.jsonl") in caplog.text
     assert "old.jsonl" not in caplog.text and "hidden" not in caplog.text
+
+
+def test_the_walk_message_names_a_pattern_entry_as_files_not_a_clis_folder(tmp_path: Path, home: Path) -> None:
+    """RT2 6: the message listed ``.chats/*.json`` among "the agent CLIs' session folders": an app's files."""
+    (tmp_path / "dumps" / ".x").mkdir(parents=True)
+    (tmp_path / "dumps" / ".x" / "a.json").write_text("{}")
+    _, out, err = run_cli("ingest", str(tmp_path / "dumps"), "-t", "acme", "--dry-run")
+    assert "only the agents' and apps' session folders (" in out + err, out + err
+    assert ".chats (its *.json files)) are walked" in out + err and ".chats/*.json" not in out + err, out + err

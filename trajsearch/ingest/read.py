@@ -760,11 +760,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                     ", ".join(tree.looped[:5]) + (" …" if len(tree.looped) > 5 else ""))
     under_hidden = ""
     if hidden:
-        whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
+        whose = "the agents' and apps'" if fmt is None else f"{fmt}'s"
         under_hidden = (f"{sum(map(len, hidden.values()))} file(s) under hidden folders not read ("
                         + ", ".join(f"{name}: {len(ids)}" for name, ids in sorted(hidden.items()))
                         + f"): only {whose} session folders ("
-                        + (", ".join("/".join(folder) for folder in walked) or "none")
+                        + (", ".join(map(_shown_folder, walked)) or "none")
                         + ") are walked; name a hidden folder to read it")
     if tell_hidden and not_files:
         log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
@@ -829,6 +829,14 @@ class _Tree(NamedTuple):
     real: dict[Path, Path]
     looped: list[str]
     folders: set[Path]
+
+
+def _shown_folder(folder: tuple[str, ...]) -> str:
+    """A walked session folder as a walk's message names it: an entry ending in a file pattern as the folder and
+    the files of it read (``.chats (its *.json files)``), no agent's folder of that name."""
+    if "*" in folder[-1]:
+        return f"{'/'.join(folder[:-1])} (its {folder[-1]} files)"
+    return "/".join(folder)
 
 
 def _walk_context(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
