@@ -80,7 +80,8 @@ def test_a_stream_opening_with_a_clear_is_one_run(tmp_path: Path) -> None:
     lines = CLEAR_STREAM.read_text().splitlines()
     start = next(n for n, line in enumerate(lines) if '"state":"queued"' in line and "49e581ae" in line)
     parsed = list(read_dump(_derived(tmp_path, lines[start:], "opens-cleared.jsonl"), tenant="acme"))
-    assert [(p.trajectory.task if p.trajectory else p.error) for p in parsed] == ["FOLLOWUP: a new task after the clear"]
+    assert [(p.trajectory.task if p.trajectory else p.error) for p in parsed] == [
+        "FOLLOWUP: a new task after the clear"]
 
 
 def test_an_sdk_stream_without_the_version_is_read(tmp_path: Path) -> None:
