@@ -164,7 +164,9 @@ def test_a_file_in_dot_chats_that_holds_no_chat_says_so(tmp_path: Path, content:
     [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
     [{"id": "m1", "role": "user", "content": "hi", "parts": [{"type": "text", "text": "hi"}, {"kind": "x"}]}],
     {"id": "c1", "messages": [{"role": "user", "content": "hi"}]},
-], ids=["gemini-contents", "openai-chat", "anthropic-messages", "untyped-part", "chat-of-model-messages"])
+    [{"id": "a", "role": "user", "parts": [{"type": "text", "data": {"text": "fix the bug"}}]}],
+], ids=["gemini-contents", "openai-chat", "anthropic-messages", "untyped-part", "chat-of-model-messages",
+        "crush-rows"])
 def test_other_message_lists_are_not_taken_for_a_chat(tmp_path: Path, messages: object) -> None:
     """Gemini's ``{role, parts}`` (parts without ``type``), chat-completion and Anthropic messages: not UIMessages."""
     path = tmp_path / "messages.json"

@@ -74,7 +74,8 @@ _UNANSWERED = {"input-streaming": "the stream stopped while the model wrote its 
 
 def _part_type(part: Any) -> bool:
     kind = part.get("type") if isinstance(part, dict) else None
-    return isinstance(kind, str) and (kind in _PARTS or kind.startswith(("tool-", "data-")))
+    return isinstance(kind, str) and (kind in _PARTS or kind.startswith(("tool-", "data-"))) and (
+        kind != "text" or isinstance(part.get("text"), str))  # (Crush's rows: {type: "text", data: {text}})
 
 
 def _fault(item: Any) -> str | None:
