@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trajsearch.ingest.read import read_dump
+from adapter_support import runs
 from trajsearch.model import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud36"
@@ -20,7 +20,7 @@ HELPER = FIXTURES / "rollout-2026-12-07T22-07-52-01a2528c-8cf9-7ef3-b22b-2e7243f
 
 
 def _runs(path: Path) -> list[Trajectory]:
-    return [r.trajectory for r in read_dump(path, tenant="acme") if r.ok]
+    return runs(path, tenant="acme")  # a rejected record fails the test with its reason
 
 
 def test_a_spoken_prompt_is_the_request_handed_off_not_its_markup():

@@ -241,8 +241,8 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-    logs = sum(_is_log(n.info[_ROW]) for n in group)
-    group = [n for n in group if not _is_log(n.info[_ROW])]  # no version of the span whose id they reuse
+    spans = [n for n in group if not _is_log(n.info[_ROW])]  # no version of the span whose id they reuse
+    logs, group = len(group) - len(spans), spans
     if not group:  # logged outside any span: the summary says so, rather than nothing at all (read.py names the group)
         raise PassedOver("log records only", f"{logs} log record(s) logged outside any span, no span")
     group = one_node_per_id(group, _merged_span)

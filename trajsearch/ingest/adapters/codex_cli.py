@@ -162,6 +162,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
+from xml.sax.saxutils import unescape
 
 from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
@@ -476,7 +477,7 @@ def _spoken(text: str) -> str:
     source, request, talk = found.groups()
     flush = source == "transcript_tail_flush" or request.strip() == _SESSION_ENDED
     words = talk if flush and talk else request
-    return words.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip() or text
+    return unescape(words).strip() or text
 
 
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says

@@ -199,7 +199,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, dict) and not isinstance(record.get("messages"), list):  # (split gives every dict them)
         said = f"its 'messages' is {json_kind(record['messages'])}" if "messages" in record else "it has no 'messages'"
         raise RecordError(f"chat {record.get(ITEM_AT)}: {said}, not an array of UIMessages")
-    if not (isinstance(record, dict) and isinstance(record.get("messages"), list)):
+    if not isinstance(record, dict):
         raise RecordError(f"not an AI SDK UIMessage nor a persisted chat ({{id, messages}}): {_fault(record)}")
     messages = record["messages"]
     if not messages:

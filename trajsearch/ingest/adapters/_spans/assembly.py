@@ -686,8 +686,8 @@ def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[s
     out = []
     for m in node.input_messages:
         call = asked.get(m.get("call_id"))
-        if _is_result(m) and (is_denial(m) or resumed) and call and m["call_id"] not in by_call:
-            failure = is_denial(m) or bool(m.get("failed"))
+        if call and m["call_id"] not in by_call and (resumed or is_denial(m)):  # (a call id: a result's)
+            failure = bool(m.get("failed"))  # (a denial is a failed result)
             step = {"thought": None, "action": str(call.get("name")), "arguments": call.get("arguments"),
                     "observation": None if failure else clip_step_text(m.get("text")),
                     "error": short(m["text"], 600) if failure else None,
