@@ -93,6 +93,14 @@ def _hold(proc: subprocess.Popen) -> list[int]:
     return pids
 
 
+def _until(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """Wait until ``ready()``, the ingest still running (a bound for a hung ingest, not a speed target)."""
+    deadline = time.monotonic() + 600
+    while not ready():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+
+
 def _threads(pid: int) -> list[str]:
     try:
         return [f"{pid}/task/{tid.name}" for tid in Path(f"/proc/{pid}/task").iterdir()]
@@ -193,10 +201,7 @@ def test_a_second_ctrl_c_still_reads_the_workers_final_checkpoints(tmp_path: Pat
         os.killpg(proc.pid, signal.SIGINT)
         for pid in [proc.pid, *(p for p in _children(proc.pid) if p not in workers)]:
             os.kill(pid, signal.SIGCONT)  # the workers stay held: the ingest waits for them
-        deadline = time.monotonic() + 600
-        while not all(_pending(pid) & (1 << (signal.SIGTERM - 1)) for pid in workers):  # the ingest stopping them
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
+        _until(proc, lambda: all(_pending(pid) & (1 << (signal.SIGTERM - 1)) for pid in workers))  # being stopped
         os.kill(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=600)
     finally:
@@ -280,10 +285,7 @@ def test_a_worker_killed_under_an_interruption_is_said_with_the_last_lines_of_it
     directory, which a test's temporary home took with it."""
     proc, home, _ = _ingest(tmp_path, hidden=True)
     logs = [home / "ingest" / f"worker-{i}of2.log" for i in range(2)]
-    deadline = time.monotonic() + 600  # a bound for a hung ingest, not a speed target
-    while not all(".old" in log.read_text() for log in logs):  # each worker has walked the inputs
-        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    _until(proc, lambda: all(".old" in log.read_text() for log in logs))  # each worker has walked the inputs
     line = _interrupted(proc, lambda: _hold(proc), killed="trajsearch.ingest.worker")
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but worker [01] exited with -9 "
                     r"\(its log ends: (.*)\): a run being written then is left half-written", line)
