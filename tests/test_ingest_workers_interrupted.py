@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from cli_support import own_lines
 from process_support import launched
@@ -40,16 +40,16 @@ def _committed(home: Path) -> int:
     return total
 
 
-def _ingest(tmp_path: Path, *, hidden: bool = False) -> tuple[subprocess.Popen, Path, dict[str, str]]:
+def _ingest(tmp_path: Path, *, hidden: Sequence[str] = ()) -> tuple[subprocess.Popen, Path, dict[str, str]]:
     """``ingest --workers 2`` of a dump far larger than the 60 runs awaited, in a process group of its own (as a
     terminal's job), once its workers have committed 60 runs. ``hidden``: the dump is handed in by its folder, which
-    holds a hidden folder too, so that each worker logs the walk's warning of it."""
+    holds these hidden folders too, so that each worker logs the walk's warning of them."""
     (tmp_path / "dumps").mkdir()
     dump = tau_dump(tmp_path / "dumps" / "airline-runs.jsonl", 3000)
-    if hidden:
-        (dump.parent / ".old").mkdir()
-        tau_dump(dump.parent / ".old" / "runs.jsonl", 2)
-        dump = dump.parent
+    for name in hidden:
+        (dump.parent / name).mkdir()
+        tau_dump(dump.parent / name / "runs.jsonl", 2)
+    dump = dump.parent if hidden else dump
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
     proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
@@ -282,11 +282,12 @@ def test_a_ctrl_c_of_workers_names_what_the_store_holds(tmp_path: Path) -> None:
 def test_a_worker_killed_under_an_interruption_is_said_with_the_last_lines_of_its_log(tmp_path: Path) -> None:
     """A worker that ends otherwise than on the interruption (the OOM killer's SIGKILL) is named with its exit and
     what it last logged: "worker 1 exited with 1" alone (CI at f198fa74) left the cause in a file under the state
-    directory, which a test's temporary home took with it."""
-    proc, home, _ = _ingest(tmp_path, hidden=True)
+    directory, which a test's temporary home took with it. The log's lines are said as written ("[b]" is no markup)
+    and clipped (the walk's warning names 31 hidden folders on one line)."""
+    proc, home, _ = _ingest(tmp_path, hidden=[".a[b]", *(f".old-{n:02d}-{'x' * 20}" for n in range(30))])
     logs = [home / "ingest" / f"worker-{i}of2.log" for i in range(2)]
-    _until(proc, lambda: all(".old" in log.read_text() for log in logs))  # each worker has walked the inputs
+    _until(proc, lambda: all(".a[b]" in log.read_text() for log in logs))  # each worker has walked the inputs
     line = _interrupted(proc, lambda: _hold(proc), killed="trajsearch.ingest.worker")
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but worker [01] exited with -9 "
                     r"\(its log ends: (.*)\): a run being written then is left half-written", line)
-    assert said and ".old" in said.group(2), line
+    assert said and ".a[b]" in said.group(2) and " …" in said.group(2) and ".old-29" not in said.group(2), line

@@ -424,7 +424,7 @@ def _stopping_said_at_once(cut: Callable[[], str] | None = None) -> Iterator[Non
         if hits[0] == 1 or cut is None:
             raise KeyboardInterrupt
         err.show_cursor()  # a progress bar's hidden cursor: its own restoring is skipped
-        err.print(f"interrupted: {cut()}", highlight=False)
+        err.print(f"interrupted: {cut()}", highlight=False, markup=False)
         leave_now(128 + signal.SIGINT)
 
     signal.signal(signal.SIGINT, stopping)
@@ -973,7 +973,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
         elif untold > 0:  # --server: no dead-letter file here, the server's report only
             err.print(f"  … and {untold} more rejection(s) (--json lists those the report holds)", soft_wrap=True)
         if r.get("error"):
-            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}", soft_wrap=True)
+            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {escape(str(r['error']))}", soft_wrap=True)
 
 
 def _rejected_earlier_line(results: list[dict[str, Any]]) -> None:

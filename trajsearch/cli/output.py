@@ -141,7 +141,7 @@ _INTERRUPT_SAID = [False]
 def say_interrupted(line: str) -> None:
     """Say ``line`` (``interrupted: `` and what is written or not) as a command stops on Ctrl-C, once for ``main``,
     which then leaves at once (:func:`leave_interrupted`) without a second, bare ``interrupted``."""
-    err.print(line, highlight=False)
+    err.print(line, highlight=False, markup=False)  # (a path or a worker's log in it may hold [brackets])
     _INTERRUPT_SAID[0] = True
 
 

@@ -45,6 +45,7 @@ from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
+from ..represent import clip
 from .read import (KEPT_REJECTIONS, ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions,
                    Unit, fingerprint, make_context, marked, parsed_as_given, plan_inputs, read_unit)
 
@@ -680,11 +681,18 @@ def _cut_short(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServ
     return problems
 
 
+#: How much of the end of a worker's log its exit is said with: its last lines, each clipped.
+LOG_TAIL_BYTES, LOG_TAIL_LINES, LOG_LINE_CHARS = 16_384, 5, 300
+
+
 def _exited(i: int, proc: subprocess.Popen, err: Any) -> str:
     """A worker's exit, with the last lines of its log (its stderr): what it said as it ended (a traceback's last
-    line is the error). "worker 1 exited with 1" alone left the cause to be dug out of a file (CI at f198fa74)."""
-    err.seek(0)
-    tail = " | ".join(err.read().decode(errors="replace").strip().splitlines()[-5:])
+    line is the error). "worker 1 exited with 1" alone left the cause to be dug out of a file (CI at f198fa74). Only
+    the log's end is read, and each line clipped: a log may be large, its last line too (review RVME36, 2)."""
+    end = err.seek(0, os.SEEK_END)
+    err.seek(max(0, end - LOG_TAIL_BYTES))
+    lines = err.read().decode(errors="replace").strip().splitlines()[-LOG_TAIL_LINES:]
+    tail = " | ".join(clip(line, LOG_LINE_CHARS) for line in lines)
     return f"worker {i} exited with {proc.returncode}" + (f" (its log ends: {tail})" if tail else " (its log is empty)")
 
 
