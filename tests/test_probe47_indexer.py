@@ -313,5 +313,5 @@ def test_an_input_whose_dumps_are_all_hidden_says_so(tmp_path: Path, monkeypatch
     code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--quiet")
     told = " ".join(err.split())
     assert "share not mounted" not in told, err
-    assert ("no dump file here, only 2 file(s) under hidden folders not read (.cache: 2): only the agent CLIs' "
+    assert ("no dump file here, only 2 file(s) under hidden folders not read (.cache: 2): only the agents' and apps' "
             "session folders") in told and "name a hidden folder to read it" in told, err
