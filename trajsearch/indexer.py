@@ -396,11 +396,7 @@ class Indexer:
             stop.set()
             raise
         finally:
-            for t in threads:
-                while t.is_alive():
-                    t.join(timeout=0.2)
-                    if failure:
-                        stop.set()
+            _join(threads, stop, failure)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -855,6 +851,27 @@ def file_lock(path: str | None) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _join(threads: list[threading.Thread], stop: threading.Event, failure: list[BaseException]) -> None:
+    """Wait for the pipeline's threads to end (``stop`` set once one failed). An interruption meanwhile (Ctrl-C, a
+    SIGTERM: met here once every batch is handed over, as the last ones are written) sets ``stop`` and is raised once
+    they have ended, the batch being written finished: leaving at once closed the store under that write, its runs
+    stored but not checkpointed, or left half-written (review RVME36 3)."""
+    interrupted: BaseException | None = None
+    while True:
+        try:  # the whole wait: a worker's signal is raised at the next line of this code (see ingest.worker)
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.2)
+                    if failure:
+                        stop.set()
+            break
+        except BaseException as exc:  # noqa: BLE001 - raised below, once the batch in hand is written
+            interrupted = interrupted or exc
+            stop.set()
+    if interrupted is not None:
+        raise interrupted
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
