@@ -507,6 +507,23 @@ def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
                                             HOOK_BLOCKED)
 
 
+def adds_prompt_context(event: dict[str, Any]) -> bool:
+    """Whether ``event`` is a ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that added context to the user's
+    message (its ``additionalContext``): the SDK appends that text, the hooks' parts joined, to the message as its
+    last ``extended_content`` part, which the model reads after the prompt (``_handle_user_prompt_submit``), and
+    writes the message anew, under a new id, after the hook's event (:func:`prompt_context`)."""
+    return event.get("kind") == HOOK_EVENT and event.get("hook_event_type") == "UserPromptSubmit" \
+        and bool(as_str(event.get("additional_context")))
+
+
+def prompt_context(event: dict[str, Any]) -> str:
+    """The context a ``UserPromptSubmit`` hook added to the user's message ``event`` (:func:`adds_prompt_context`):
+    its last ``extended_content`` text, kept to its first 1,000 chars; the prompt is its ``llm_message`` alone."""
+    parts = [b["text"] for b in as_list(event.get("extended_content")) if isinstance(b, dict)
+             and isinstance(b.get("text"), str)]
+    return short(parts[-1].strip(), 1000, keep="head") if parts else ""
+
+
 def ends_turn(event: dict[str, Any]) -> bool:
     """Whether the agent's ``event`` ended its turn: a reply with no call (the SDK sets ``finished``), a ``finish``
     call."""

@@ -178,7 +178,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   agent ended its turn, are the user's whatever they say (but those follow-ups). A message a ``UserPromptSubmit``
   hook blocked (its ``HookExecutionEvent``, ``blocked``, names it by ``message_id``: no turn ran for it) is
   no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason if it gave one (a conversation with
-  no other is passed over: no run, nothing wrong). ``SystemPromptEvent``'s ``tools`` give
+  no other is passed over: no run, nothing wrong). The context such a hook adds to a prompt
+  (``additionalContext``, the message's last ``extended_content`` part) is no part of it:
+  ``metadata.hook_prompt_contexts``, each with its prompt. ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1251,6 +1253,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     by_call: dict[str, dict[str, Any]] = {}
     prompts: list[str] = []
     blocked: list[dict[str, str]] = []  # the user's prompts a UserPromptSubmit hook blocked, with its reasons
+    contexts: list[dict[str, str]] = []  # the user's prompts a UserPromptSubmit hook added context to, with it
+    hooked = False  # whether such a hook added context since the last user message (sdk.adds_prompt_context)
     # the user's messages a hook blocked, by id: its reason (sdk.prompt_block); gathered first, as the app server's
     # store orders by time and the SDK stamps the message before its hook runs, so the message comes first there
     blocks: dict[str, str] = dict(filter(None, map(sdk.prompt_block, events)))
@@ -1286,6 +1290,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             for step, closing, copied in just_closed:
                 if sdk.closed_with(closing, event, copied, ends_own):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
+        elif sdk.adds_prompt_context(event):
+            hooked = True
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
             # no turn ran for it: no prompt of the run's, the turn as it stood
             reason = {"reason": blocks[event["id"]]} if blocks[event["id"]] else {}  # none: the hook gave none
@@ -1298,6 +1304,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             own = sdk.own_message(text, not users, turn_end, bool(goal and goal.get("active"))) \
                 if event.get("source") == "user" else None
             users += event.get("source") == "user"
+            hook_added, hooked = hooked and event.get("source") == "user", hooked and event.get("source") != "user"
             turn_end = event if sdk.ends_turn(event) else None
             last_end = turn_end or last_end
             if own == "refused":  # the model's call, refused
@@ -1310,6 +1317,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             elif event.get("source") == "user":
                 prompts.extend([text] if text else [])
                 prompted = True
+                if hook_added and (added := sdk.prompt_context(event)):
+                    contexts.append({"prompt": short(text, 500, keep="head"), "context": added})
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
                 for step, closing, copied in just_closed:  # the calls the SDK closed as it gave up the turn
@@ -1405,6 +1414,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "accumulated_cost": cost,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "hook_blocked_prompts": blocked[:20] or None,
+        "hook_prompt_contexts": contexts[:20] or None,
         "unmatched_errors": loose_errors or None,
         "content_filtered_replies": filtered or None,
         "critic_followups": critiqued or None,
