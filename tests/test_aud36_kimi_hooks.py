@@ -52,6 +52,23 @@ def test_without_its_wire_log_a_block_giving_no_reason_is_still_told(tmp_path: P
         "rm -rf is not allowed in this repository", "pushing is reserved for CI", f"{NOT_RUN}blocked by a hook"]
 
 
+def test_a_session_folder_read_without_its_wire_log_says_what_it_lacks(tmp_path: Path) -> None:
+    """Bug: a session folder's context file whose wire log is gone (Kimi writes one into every session folder and
+    sub-agent's since 2025-11-26: trimmed or copied without it) was read as if whole: two blocks a hook gave its
+    reason for read as the shell's failures, undated, and nothing said so. It is still read, saying what is missing;
+    the 2025 flat file, which never had a log, says nothing."""
+    session = tmp_path / SESSION
+    session.mkdir()
+    shutil.copy(FOLDER / "context.jsonl", session)
+    lacks = _run(session / "context.jsonl").metadata["wire_log_missing"]
+    assert lacks.startswith("no wire.jsonl beside it: ") and "a call a hook blocked with a reason" in lacks
+    assert "wire_log_missing" not in _run(FOLDER / "context.jsonl").metadata
+    flat = tmp_path / "flat" / f"{SESSION}.jsonl"
+    flat.parent.mkdir()
+    shutil.copy(FOLDER / "context.jsonl", flat)
+    assert "wire_log_missing" not in _run(flat).metadata
+
+
 def test_a_kimi_code_call_a_hook_blocked_giving_no_reason_is_not_run(tmp_path: Path) -> None:
     """Bug: Kimi Code words a ``PreToolUse`` hook's block that gave no reason as the Python CLI does (``Blocked by
     PreToolUse hook``, ``session/hooks/engine.ts``: a permission deny, the call never run); it was read as the tool's

@@ -55,7 +55,8 @@ calls with their results (thought: the ``think`` parts and text before the call)
 ``exit_code_error``), a call the file ends without an answer to failed; outcome unknown (a session records no
 verdict); model: not recorded (the file names none); times: from the ``wire.jsonl`` beside it (``_wire``), since
 2025-11-26, the run's start its task's ``TurnBegin``, a call's start and end its ``ToolCall`` and ``ToolResult``; else
-none (the run dated by its file). The file holds no session id: the id is the one
+none (the run dated by its file; a session folder's file without it, trimmed or copied, says what that lacks:
+``metadata.wire_log_missing``). The file holds no session id: the id is the one
 Kimi gives the session, its folder's or file's name, ``kimi-cli.<session id>`` (a sub-agent's
 ``kimi-cli.<session id>.<agent>``, ``metadata.is_subagent``, ``metadata.parent_session_id``; a rotated file's
 ``.context_<n>`` after it, in either layout; a folder not named by a UUID is a session's if Kimi's other files lie
@@ -103,6 +104,9 @@ _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
 #: (``wire/file.py``): a ``{"type": "metadata", "protocol_version"}`` head (since 2026-01), then a line per event,
 #: ``{"timestamp": <Unix seconds>, "message": {"type", "payload"}}``; the times the context file lacks.
 WIRE = "wire.jsonl"
+#: What a context file read without its wire log lacks (:func:`_wire`): the times, and the mark of a hook's block
+_WIRE_MISSING = ("{}: the run is dated by its file, no call is timed, and a call a hook blocked with a reason of its "
+                 "own reads as the tool's failure")
 #: The wire events whose times are read; a line naming none of them is no such event.
 _WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult)"')
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
@@ -317,6 +321,8 @@ class _Wire:
     #: each ToolResult's hook block by call id, in order: the hook's reason (``_HOOK_BRIEF``; "" when not a string),
     #: else None
     blocked: dict[str, list[str | None]] = field(default_factory=dict)
+    #: why the log beside a session's context file was not read, for ``metadata.wire_log_missing``, else None
+    missing: str | None = None
 
     def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
         """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult;
@@ -352,9 +358,12 @@ def _wire(source: Path) -> _Wire:
     another shape is passed over, as Kimi's own replay does (``WireFile.iter_records``); none, no times."""
     wire = _Wire()
     paths = read_with(source)
-    if not paths or not paths[0].is_file():
+    if not paths:
         return wire
     path = paths[0]
+    if not path.is_file():  # every session folder and sub-agent's holds one since 2025-11-26: trimmed or copied
+        wire.missing = _WIRE_MISSING.format(f"no {WIRE} beside it")
+        return wire
     try:
         with path.open(encoding="utf-8", errors="replace") as lines:
             for line in lines:
@@ -382,6 +391,7 @@ def _wire(source: Path) -> _Wire:
                         (as_str(value.get("message")) or "") if hooked else None)
     except OSError as exc:
         log.warning("%s: not read (%s): the run's times stay unknown", path, exc)
+        wire.missing = _WIRE_MISSING.format(f"{WIRE} not read ({exc})")
     return wire
 
 
@@ -426,6 +436,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "is_subagent": parent is not None or None,
         "parent_session_id": parent,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
+        "wire_log_missing": wire.missing,
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0], model_id=None, steps=walk.steps,
                               metadata=metadata, last_error=None, error_cause=API_ERROR_CAUSE,
