@@ -490,6 +490,19 @@ def blocked_by_hook(reason: str, default: str) -> str:
     return not_run("blocked by a hook" + (f": {kept}" if kept else ""))
 
 
+def hook_blocked_prompt(prompt: str, reason: str, default: str) -> dict[str, str]:
+    """A user's prompt a ``UserPromptSubmit`` hook blocked, as ``metadata.hook_blocked_prompts`` keeps it (OpenHands',
+    Kimi Code's): no turn ran for it; the hook's reason (:func:`hook_reason`) where it gave one."""
+    kept = hook_reason(reason, default)
+    return {"prompt": short(prompt, 500, keep="head"), **({"reason": kept} if kept else {})}
+
+
+def hook_prompt_context(prompt: str, context: str) -> dict[str, str]:
+    """The context a ``UserPromptSubmit`` hook added to a user's prompt (its ``additionalContext``, which the model
+    reads with it), as ``metadata.hook_prompt_contexts`` keeps it (OpenHands', Kimi Code's): apart from the prompt."""
+    return {"prompt": short(prompt, 500, keep="head"), "context": short(context.strip(), 1000, keep="head")}
+
+
 _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")
 #: An exception's name anywhere in a line (``Error executing x: TypeError: ...``). Tried once per run of name
 #: characters, from its first letter after a word's start (atomic: a later start in the same run ends the same way): at

@@ -63,7 +63,7 @@ from .. import sources
 from ._agent_cli import (as_int, as_str, command_line, exit_code_error, iso_time, printing_program,
                          strip_terminal_codes)
 from ._common import (RecordError, as_dict, as_list, blocked_by_hook, decisive_line, ended_failing, finite,
-                      hook_reason, loads, short, thinking_blocks_text, tool_arguments as decoded_arguments)
+                      loads, short, thinking_blocks_text, tool_arguments as decoded_arguments)
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -495,7 +495,7 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
 def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
     hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr, which the SDK keeps up to
-    50,000 chars of: kept as a blocked call's is, :func:`._common.hook_reason`, "" for none), else None. The SDK
+    50,000 chars of: kept by :func:`._common.hook_blocked_prompt`; "" for none), else None. The SDK
     logs it just before the message, which it keeps (a later turn's model call sees it in the history), but no turn
     runs for that message (``Agent.step``: ``pop_blocked_message``, the conversation set ``finished``): no prompt of
     the run's. (A hook that also added
@@ -503,8 +503,7 @@ def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     if event.get("kind") != HOOK_EVENT or event.get("hook_event_type") != "UserPromptSubmit" \
             or event.get("blocked") is not True or not as_str(event.get("message_id")):
         return None
-    return event["message_id"], hook_reason(as_str(event.get("reason")) or as_str(event.get("stderr")) or "",
-                                            HOOK_BLOCKED)
+    return event["message_id"], as_str(event.get("reason")) or as_str(event.get("stderr")) or ""
 
 
 def adds_prompt_context(event: dict[str, Any]) -> bool:
@@ -518,10 +517,10 @@ def adds_prompt_context(event: dict[str, Any]) -> bool:
 
 def prompt_context(event: dict[str, Any]) -> str:
     """The context a ``UserPromptSubmit`` hook added to the user's message ``event`` (:func:`adds_prompt_context`):
-    its last ``extended_content`` text, kept to its first 1,000 chars; the prompt is its ``llm_message`` alone."""
+    its last ``extended_content`` text; the prompt is its ``llm_message`` alone."""
     parts = [b["text"] for b in as_list(event.get("extended_content")) if isinstance(b, dict)
              and isinstance(b.get("text"), str)]
-    return short(parts[-1].strip(), 1000, keep="head") if parts else ""
+    return parts[-1].strip() if parts else ""
 
 
 def ends_turn(event: dict[str, Any]) -> bool:

@@ -284,7 +284,8 @@ from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, PassedOver, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
-    finite, last_tool_error, loads, outcome_of_reward, safe_id, short, tool_arguments, with_former_id,
+    finite, hook_blocked_prompt, hook_prompt_context, last_tool_error, loads, outcome_of_reward, safe_id, short,
+    tool_arguments, with_former_id,
 )
 from ._spans.outcome import error_outcome
 
@@ -1294,8 +1295,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             hooked = True
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
             # no turn ran for it: no prompt of the run's, the turn as it stood
-            reason = {"reason": blocks[event["id"]]} if blocks[event["id"]] else {}  # none: the hook gave none
-            blocked.append({"prompt": short(sdk.message_text(event), 500, keep="head"), **reason})
+            blocked.append(hook_blocked_prompt(sdk.message_text(event), blocks[event["id"]], sdk.HOOK_BLOCKED))
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
@@ -1318,7 +1318,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 prompts.extend([text] if text else [])
                 prompted = True
                 if hook_added and (added := sdk.prompt_context(event)):
-                    contexts.append({"prompt": short(text, 500, keep="head"), "context": added})
+                    contexts.append(hook_prompt_context(text, added))
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
                 for step, closing, copied in just_closed:  # the calls the SDK closed as it gave up the turn
