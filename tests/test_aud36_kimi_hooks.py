@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+from cli_support import run_cli
 from trajsearch.actions import NOT_RUN
 from trajsearch.ingest.read import read_inputs
 
@@ -140,3 +141,54 @@ def test_a_block_whose_wire_message_is_no_string_keeps_the_reason_the_context_fi
                                                      '"message": 42'))
     run = _run(session / "context.jsonl")
     assert run.steps[0].error == f"{NOT_RUN}blocked by a hook: rm -rf is not allowed in this repository"
+
+
+def _prompt_hook_said(said: str, blocked: bool) -> dict:
+    """What Kimi Code's ``UserPromptSubmit`` hook said, as it appends it before the prompt (``agent-core-v2``
+    ``agentExternalHooksService.ts`` ``runPromptSubmitHook``, ``userPrompt.ts`` ``renderHookResult``): the reason of
+    a block as an assistant's message, context it added as a user's."""
+    origin = {"kind": "hook_result", "event": "UserPromptSubmit", **({"blocked": True} if blocked else {})}
+    return {"type": "context.append_message", "message": {
+        "role": "assistant" if blocked else "user", "toolCalls": [], "origin": origin,
+        "content": [{"type": "text", "text": f'<hook_result hook_event="UserPromptSubmit">\n{said}\n</hook_result>'}]}}
+
+
+def _blocked_prompt(text: str) -> dict:
+    """The prompt a hook blocked, appended after the hook's words with no turn (``promptService.ts`` ``startNext``)."""
+    return {"type": "context.append_message", "message": {
+        "role": "user", "content": [{"type": "text", "text": text}], "toolCalls": [], "origin": {"kind": "user"},
+        "id": "msg_blocked"}}
+
+
+def test_a_kimi_code_prompt_a_hook_blocked_or_added_context_to_is_kept_apart(tmp_path: Path) -> None:
+    """Bug: Kimi Code's ``UserPromptSubmit`` hook writes what it said into the log as a message before the prompt;
+    a follow-up it blocked (no turn ran for it) and the context it added to another were dropped unseen. They are
+    kept as OpenHands' are: the blocked prompt with the hook's reason, the context with its prompt, neither a prompt
+    of the run's. Hand-built on Kimi Code's sample session (``.aud33``) from its source (no real log found)."""
+    session = tmp_path / "s4"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    wire = session / "agents" / "main" / "wire.jsonl"
+    context = "Policy: never list /root; the sandbox root is /workspace."
+    _append(wire, _prompt_hook_said("prompts asking for passwords are not allowed", True),
+            _blocked_prompt("what is the root password?"), _prompt_hook_said(context, False), TYPED,
+            _prompt_hook_said("Blocked by UserPromptSubmit hook", True), _blocked_prompt("and the admin's?"))
+    run = _run(wire)
+    assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests"]
+    assert run.metadata["hook_blocked_prompts"] == [
+        {"prompt": "what is the root password?", "reason": "prompts asking for passwords are not allowed"},
+        {"prompt": "and the admin's?"}]
+    assert run.metadata["hook_prompt_contexts"] == [{"prompt": "list the tests", "context": context}]
+
+
+def test_a_kimi_code_log_whose_only_prompt_a_hook_blocked_is_passed_over(tmp_path: Path) -> None:
+    """Bug: a log whose one prompt the hook blocked was refused as "never asked anything"; the agent never ran and
+    nothing in it is wrong: passed over, as OpenHands' is."""
+    wire = tmp_path / "s5" / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    wire.write_text(json.dumps({"type": "metadata", "protocol_version": "1.1", "created_at": 1779256791085}) + "\n",
+                    encoding="utf-8")
+    _append(wire, _prompt_hook_said("no passwords", True), _blocked_prompt("what is the root password?"))
+    code, out, err = run_cli("ingest", str(wire), "--dry-run")
+    said = " ".join((out + err).split())
+    assert code == 0 and "runs 0; rejected 0; passed over 1 agent log(s): a Kimi Code agent whose only prompt a " \
+                          "hook blocked" in said, said

@@ -17,7 +17,9 @@ for what was typed), ``context.append_loop_event`` (``event``: ``content.part`` 
 {toolCallId, name, args}, ``tool.result`` {toolCallId, result: {output, isError}}; the v2 engine, wire protocol 1.5,
 writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record`` (``model``), ``llm.request``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
-run here). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
+run here; but a ``UserPromptSubmit`` hook's words, a message of origin ``hook_result`` before the prompt: the
+prompt it blocked, which no turn ran for, is none, ``metadata.hook_blocked_prompts``, and the context it added is
+``metadata.hook_prompt_contexts``, as OpenHands' are, ``_CodeSession.hook_message``). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
 sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
 exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
 stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the log's
@@ -83,7 +85,7 @@ from ._agent_cli import (API_ERROR_CAUSE, SessionSteps, as_records, as_str, comm
                          session_trajectory, whole_file)
 from ..sources import first_line_record, peek
 from ._common import (Context, PassedOver, RecordError, as_dict, as_list, blocked_by_hook, file_run_key, file_stem,
-                      loads, named_path, short, timestamp)
+                      hook_blocked_prompt, hook_prompt_context, loads, named_path, short, timestamp)
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +132,12 @@ _REJECTED = re.compile(r"\AThe tool call is rejected by the user\.(?: User feedb
 #: reason, this message when it gave none, and of the brief ``Hook blocked``, which only the wire log's ``ToolResult``
 #: keeps. Kimi Code writes the same message (``session/hooks/engine.ts``), else the hook's reason alone, unmarked.
 _HOOK_BLOCKED = "Blocked by PreToolUse hook"
+#: What Kimi Code's ``UserPromptSubmit`` hook said, as it appends it to the context before the prompt
+#: (``agent-core-v2`` ``externalHooks/internal/userPrompt.ts``: ``renderHookResult``, one block per hook), in a message
+#: of origin ``{kind: hook_result, event, blocked?}``: an assistant's, the hook's reason, where it blocked the prompt
+#: (no turn runs: the prompt is appended after it, ``promptService.ts``), else a user's, the context it added.
+_PROMPT_HOOK_SAID = re.compile(r'<hook_result hook_event="UserPromptSubmit">\n(?P<said>.*?)\n</hook_result>', re.S)
+_PROMPT_HOOK_BLOCKED = "Blocked by UserPromptSubmit hook"
 _HOOK_BRIEF = "Hook blocked"
 _TOOL_ERROR_2025 = re.compile(
     r"\A(?:`[^`]*` (?:is not an absolute path|(?:parent directory )?does not exist|is not a (?:file|directory)"
@@ -473,6 +481,25 @@ class _CodeSession(_Session):
         self.model: str | None = None
         self.imported = False
         self.hooked: set[str] = set()  # imported calls a hook blocked (``toolCallDisplays``)
+        #: what a ``UserPromptSubmit`` hook said of the prompt to come (:data:`_PROMPT_HOOK_SAID`): blocked, its words
+        self.prompt_hook: tuple[bool, str] | None = None
+        self.hook_blocked: list[dict[str, str]] = []  # prompts it blocked (``_common.hook_blocked_prompt``)
+        self.hook_contexts: list[dict[str, str]] = []  # prompts it added context to (``_common.hook_prompt_context``)
+
+    def hook_message(self, message: dict[str, Any]) -> bool:
+        """Whether ``message`` (a ``context.append_message``'s) is a ``UserPromptSubmit`` hook's
+        (:data:`_PROMPT_HOOK_SAID`) or the prompt it blocked, which no turn ran for: taken as such."""
+        origin = as_dict(message.get("origin"))
+        text = parts_text(message.get("content")).strip()
+        if origin.get("kind") == "hook_result" and origin.get("event") == "UserPromptSubmit":
+            said = "\n\n".join(m["said"] for m in _PROMPT_HOOK_SAID.finditer(text)) or text
+            self.prompt_hook = (origin.get("blocked") is True, said)
+            return True
+        if self.prompt_hook and self.prompt_hook[0] and origin.get("kind") == "user" and message.get("role") == "user":
+            self.hook_blocked.append(hook_blocked_prompt(text, self.prompt_hook[1], _PROMPT_HOOK_BLOCKED))
+            self.prompt_hook = None
+            return True
+        return False
 
     def message(self, message: dict[str, Any]) -> None:
         """A message Kimi Code imported from the Python CLI (``migration-legacy``: the Python file's messages as
@@ -504,6 +531,9 @@ class _CodeSession(_Session):
         if as_dict(record.get("origin")).get("kind", "user") == "user":
             self.flush()
             self.prompts.append(text)
+            if self.prompt_hook and not self.prompt_hook[0]:
+                self.hook_contexts.append(hook_prompt_context(text, self.prompt_hook[1]))
+            self.prompt_hook = None
         else:
             self.other_prompts.append(text)
 
@@ -558,6 +588,8 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
         elif kind == "context.append_loop_event":
             turned = True
             walk.event(as_dict(line.get("event")), at)
+        elif kind == "context.append_message" and walk.hook_message(as_dict(line.get("message"))):
+            continue  # a UserPromptSubmit hook's words, or the prompt it blocked
         elif kind == "context.append_message" and not turned and "origin" not in as_dict(line.get("message")):
             walk.message(line["message"])  # imported: before any turn, and with no origin (the agent names one)
         elif kind == "context.apply_compaction" and walk.summary is None and not walk.prompts:
@@ -568,6 +600,11 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     if walk.summary:
         walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
     prompts = walk.prompts or walk.other_prompts[:1]
+    if not prompts and walk.hook_blocked:  # nothing wrong in it: the user's own hook stopped it before it began
+        raise PassedOver("a Kimi Code agent whose only prompt a hook blocked",
+                         "the only prompt of this Kimi Code wire log was blocked by a UserPromptSubmit hook"
+                         f"{f' ({why})' if (why := walk.hook_blocked[0].get('reason')) else ''}: the agent never ran",
+                         unit="agent log")
     if not prompts and {line.get("type") for line in lines} <= _CODE_SET_UP:
         raise PassedOver("an agent set up, never run", "a Kimi Code agent's wire log holding its set-up alone: it was "
                          "never run", unit="agent log")
@@ -583,6 +620,8 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
         "is_subagent": parent is not None or None,
         "parent_session_id": parent,
         "user_prompts": prompt_list(prompts[1:]) or None,
+        "hook_blocked_prompts": walk.hook_blocked[:20] or None,
+        "hook_prompt_contexts": walk.hook_contexts[:20] or None,
         "protocol_version": lines[0].get("protocol_version"),
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=prompts[0], model_id=walk.model, steps=walk.steps,
