@@ -192,3 +192,59 @@ def test_a_kimi_code_log_whose_only_prompt_a_hook_blocked_is_passed_over(tmp_pat
     said = " ".join((out + err).split())
     assert code == 0 and "runs 0; rejected 0; passed over 1 agent log(s): a Kimi Code agent whose only prompt a " \
                           "hook blocked" in said, said
+
+
+def _typed(text: str) -> tuple[dict, dict]:
+    """A prompt the user typed as agent-core v1 logs it: ``turn.prompt``, then its message (``turn/index.ts``)."""
+    message = {"role": "user", "content": [{"type": "text", "text": text}], "toolCalls": [], "origin": {"kind": "user"}}
+    return ({"type": "turn.prompt", "input": [{"type": "text", "text": text}], "origin": {"kind": "user"}},
+            {"type": "context.append_message", "message": message})
+
+
+def test_kimi_code_v1_hook_words_after_the_prompt_are_that_prompts(tmp_path: Path) -> None:
+    """Bug: agent-core v1 (Kimi Code's engine 2026-05-22..08-04, still ``kimi acp``'s and under its legacy flag)
+    writes the hook's words after the typed prompt and its message (``turn/index.ts`` ``runOneTurn``,
+    ``applyUserPromptHook``), v2 before; read as v2's, the context went to the next prompt and a blocked prompt
+    stayed a prompt of the run, its reason lost. Hand-built on the sample session (a v1 log) from the source."""
+    session = tmp_path / "s6"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    wire = session / "agents" / "main" / "wire.jsonl"
+    _append(wire, *_typed("list the tests"), _prompt_hook_said("CTX for the tests", False),
+            *_typed("what is the root password?"), _prompt_hook_said("no passwords", True), *_typed("then run them"))
+    run = _run(wire)
+    assert run.task == "hi" and run.metadata["user_prompts"] == ["list the tests", "then run them"]
+    assert run.metadata["hook_prompt_contexts"] == [{"prompt": "list the tests", "context": "CTX for the tests"}]
+    assert run.metadata["hook_blocked_prompts"] == [{"prompt": "what is the root password?", "reason": "no passwords"}]
+
+
+def test_kimi_code_v1_log_whose_only_prompt_a_hook_blocked_is_passed_over(tmp_path: Path) -> None:
+    """Bug: in agent-core v1's order the one prompt a hook blocked became the run's task; it never ran."""
+    wire = tmp_path / "s7" / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    wire.write_text(json.dumps({"type": "metadata", "protocol_version": "1.1", "created_at": 1779256791085}) + "\n",
+                    encoding="utf-8")
+    _append(wire, *_typed("what is the root password?"), _prompt_hook_said("no passwords", True))
+    code, out, err = run_cli("ingest", str(wire), "--dry-run")
+    said = " ".join((out + err).split())
+    assert code == 0 and "runs 0; rejected 0; passed over 1 agent log(s)" in said, said
+
+
+def test_a_kimi_code_steer_a_hook_blocked_naming_no_origin_is_kept_apart(tmp_path: Path) -> None:
+    """Bug: a steer Kimi Code takes up while idle is queued naming no origin (``promptService.ts`` ``submitSteer``);
+    the prompt a hook blocked is then appended with none. It was dropped after a turn, and as the log's first record
+    taken for a message imported from the Python CLI: the run's task. A message naming no origin is the user's."""
+    blocked = _blocked_prompt("what is the root password?")
+    del blocked["message"]["origin"]
+    expected = [{"prompt": "what is the root password?", "reason": "no passwords"}]
+    session = tmp_path / "s8"
+    shutil.copytree(KIMI_CODE / "sample-main", session)
+    _append(session / "agents" / "main" / "wire.jsonl", _prompt_hook_said("no passwords", True), blocked, TYPED)
+    after = _run(session / "agents" / "main" / "wire.jsonl")
+    assert after.metadata["hook_blocked_prompts"] == expected and after.metadata["user_prompts"] == ["list the tests"]
+    first = tmp_path / "s9" / "agents" / "main" / "wire.jsonl"
+    first.parent.mkdir(parents=True)
+    first.write_text(json.dumps({"type": "metadata", "protocol_version": "1.5", "created_at": 1779256791085}) + "\n",
+                     encoding="utf-8")
+    _append(first, _prompt_hook_said("no passwords", True), blocked, TYPED)
+    run = _run(first)
+    assert run.task == "list the tests" and run.metadata["hook_blocked_prompts"] == expected

@@ -17,9 +17,9 @@ for what was typed), ``context.append_loop_event`` (``event``: ``content.part`` 
 {toolCallId, name, args}, ``tool.result`` {toolCallId, result: {output, isError}}; the v2 engine, wire protocol 1.5,
 writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record`` (``model``), ``llm.request``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
-run here; but a ``UserPromptSubmit`` hook's words, a message of origin ``hook_result`` before the prompt: the
-prompt it blocked, which no turn ran for, is none, ``metadata.hook_blocked_prompts``, and the context it added is
-``metadata.hook_prompt_contexts``, as OpenHands' are, ``_CodeSession.hook_message``). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
+run here; but a ``UserPromptSubmit`` hook's words, a message of origin ``hook_result`` before the prompt (agent-core
+v1: after it and its message): the prompt it blocked, which no turn ran for, is none, ``metadata.hook_blocked_prompts``,
+and the context it added is ``metadata.hook_prompt_contexts``, as OpenHands' are, ``_CodeSession.hook_message``). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
 sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
 exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
 stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the log's
@@ -136,6 +136,7 @@ _HOOK_BLOCKED = "Blocked by PreToolUse hook"
 #: (``agent-core-v2`` ``externalHooks/internal/userPrompt.ts``: ``renderHookResult``, one block per hook), in a message
 #: of origin ``{kind: hook_result, event, blocked?}``: an assistant's, the hook's reason, where it blocked the prompt
 #: (no turn runs: the prompt is appended after it, ``promptService.ts``), else a user's, the context it added.
+#: agent-core v1 (``agent/turn/index.ts``) writes them after the typed prompt and its message instead.
 _PROMPT_HOOK_SAID = re.compile(r'<hook_result hook_event="UserPromptSubmit">\n(?P<said>.*?)\n</hook_result>', re.S)
 _PROMPT_HOOK_BLOCKED = "Blocked by UserPromptSubmit hook"
 _HOOK_BRIEF = "Hook blocked"
@@ -486,20 +487,37 @@ class _CodeSession(_Session):
         self.hook_blocked: list[dict[str, str]] = []  # prompts it blocked (``_common.hook_blocked_prompt``)
         self.hook_contexts: list[dict[str, str]] = []  # prompts it added context to (``_common.hook_prompt_context``)
 
-    def hook_message(self, message: dict[str, Any]) -> bool:
+    def hook_message(self, message: dict[str, Any], after_prompt: bool) -> bool:
         """Whether ``message`` (a ``context.append_message``'s) is a ``UserPromptSubmit`` hook's
-        (:data:`_PROMPT_HOOK_SAID`) or the prompt it blocked, which no turn ran for: taken as such."""
+        (:data:`_PROMPT_HOOK_SAID`) or the prompt it blocked, which no turn ran for: taken as such. The hook's words
+        ``after_prompt`` (straight after the typed prompt's own message: agent-core v1) are of that prompt, else
+        (agent-core-v2) of the prompt to come."""
         origin = as_dict(message.get("origin"))
         text = parts_text(message.get("content")).strip()
         if origin.get("kind") == "hook_result" and origin.get("event") == "UserPromptSubmit":
             said = "\n\n".join(m["said"] for m in _PROMPT_HOOK_SAID.finditer(text)) or text
             self.prompt_hook = (origin.get("blocked") is True, said)
+            if after_prompt and self.prompts:
+                self.hook_said(self.prompts.pop() if self.prompt_hook[0] else self.prompts[-1])
             return True
-        if self.prompt_hook and self.prompt_hook[0] and origin.get("kind") == "user" and message.get("role") == "user":
-            self.hook_blocked.append(hook_blocked_prompt(text, self.prompt_hook[1], _PROMPT_HOOK_BLOCKED))
-            self.prompt_hook = None
+        # a steer the agent took up idle has no origin (``submitSteer``): the user's, as a prompt's (``prompt``)
+        if self.prompt_hook and self.prompt_hook[0] and origin.get("kind", "user") == "user" \
+                and message.get("role") == "user":
+            self.hook_said(text)
             return True
         return False
+
+    def hook_said(self, prompt: str) -> None:
+        """What the ``UserPromptSubmit`` hook said (:attr:`prompt_hook`) taken as of ``prompt``: the prompt it
+        blocked with its reason, else the context it added."""
+        if self.prompt_hook is None:
+            return
+        blocked, said = self.prompt_hook
+        if blocked:
+            self.hook_blocked.append(hook_blocked_prompt(prompt, said, _PROMPT_HOOK_BLOCKED))
+        else:
+            self.hook_contexts.append(hook_prompt_context(prompt, said))
+        self.prompt_hook = None
 
     def message(self, message: dict[str, Any]) -> None:
         """A message Kimi Code imported from the Python CLI (``migration-legacy``: the Python file's messages as
@@ -532,7 +550,7 @@ class _CodeSession(_Session):
             self.flush()
             self.prompts.append(text)
             if self.prompt_hook and not self.prompt_hook[0]:
-                self.hook_contexts.append(hook_prompt_context(text, self.prompt_hook[1]))
+                self.hook_said(text)
             self.prompt_hook = None
         else:
             self.other_prompts.append(text)
@@ -576,19 +594,34 @@ def _code_place(ctx: Context) -> tuple[str, str | None, str | None]:
     return f"{session.name}.{agent.name}", None, session.name
 
 
+def _typed_then_appended(records: tuple[dict[str, Any], ...]) -> bool:
+    """Whether ``records`` are a prompt the user typed (``turn.prompt``) and its message appended to the context:
+    agent-core v1 (Kimi Code's engine 2026-05..08, still ``kimi acp``'s) runs the ``UserPromptSubmit`` hook then,
+    its words after them (``agent/turn/index.ts``: ``appendUserMessage``, ``applyUserPromptHook``); agent-core-v2
+    before both (``promptService.ts``)."""
+    if len(records) < 2 or [r.get("type") for r in records] != ["turn.prompt", "context.append_message"]:
+        return False
+    typed, message = records[0], as_dict(records[1].get("message"))
+    return as_dict(typed.get("origin")).get("kind", "user") == "user" and message.get("role") == "user" \
+        and as_dict(message.get("origin")).get("kind", "user") == "user"
+
+
 def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     """A Kimi Code agent's wire log as a run (module docstring)."""
     walk = _CodeSession()
     turned = False  # a turn logged: later messages are the agent's own (a prompt's, a reminder), none imported
+    before: tuple[dict[str, Any], ...] = ()  # the two records before this one
     for line in lines:
         kind, at = line.get("type"), line.get("time")
+        previous, before = before, (*before[-1:], line)
         if kind in ("turn.prompt", "turn.steer"):  # a steer: words typed while a turn runs, taken into it
             turned = True
             walk.prompt(line)
         elif kind == "context.append_loop_event":
             turned = True
             walk.event(as_dict(line.get("event")), at)
-        elif kind == "context.append_message" and walk.hook_message(as_dict(line.get("message"))):
+        elif kind == "context.append_message" and walk.hook_message(as_dict(line.get("message")),
+                                                                    _typed_then_appended(previous)):
             continue  # a UserPromptSubmit hook's words, or the prompt it blocked
         elif kind == "context.append_message" and not turned and "origin" not in as_dict(line.get("message")):
             walk.message(line["message"])  # imported: before any turn, and with no origin (the agent names one)
