@@ -248,3 +248,26 @@ def test_a_kimi_code_steer_a_hook_blocked_naming_no_origin_is_kept_apart(tmp_pat
     _append(first, _prompt_hook_said("no passwords", True), blocked, TYPED)
     run = _run(first)
     assert run.task == "list the tests" and run.metadata["hook_blocked_prompts"] == expected
+
+
+BLOCKED = Path(__file__).parent / "fixtures" / "kimi-cli" / ".fix37" / ".kimi" / "sessions"
+
+
+def test_a_kimi_cli_prompt_a_hook_blocked_is_kept_apart_with_its_reason() -> None:
+    """Bug: kimi-cli writes a prompt its ``UserPromptSubmit`` hook blocked to the wire log alone (``TurnBegin``, the
+    reason said, ``TurnEnd``, no step: ``kimisoul.py``); it was dropped unseen. Kept as Kimi Code's and OpenHands'
+    are. A real session kimi-cli 1.49.0 wrote with its scripted model (``.fix37``)."""
+    run = _run(BLOCKED / "9f18810590e22a53fc01bc638b463dba" / "ddd0d099-5c4a-4608-a040-ebe914229345" / "context.jsonl")
+    assert run.task == "say hello" and "user_prompts" not in run.metadata
+    assert run.metadata["hook_blocked_prompts"] == [
+        {"prompt": "and the root password?", "reason": "prompts asking for passwords are not allowed"}]
+
+
+def test_a_kimi_cli_session_whose_only_prompt_a_hook_blocked_is_passed_over() -> None:
+    """Bug: a session whose one prompt the hook blocked was refused as "never asked anything": it was asked, and the
+    user's own hook stopped it before it ran; nothing in it is wrong. Passed over, as Kimi Code's is."""
+    context = BLOCKED / "6843d03de3d20f9093dc32a7881c4932" / "554e5c9a-15fc-4980-8ecc-466d1562b22b" / "context.jsonl"
+    code, out, err = run_cli("ingest", str(context), "--dry-run")
+    said = " ".join((out + err).split())
+    assert code == 0 and "runs 0; rejected 0; passed over 1 session(s): a Kimi CLI session whose only prompt a hook " \
+                          "blocked" in said, said

@@ -4,7 +4,7 @@ file keeps them.
 Source read: MoonshotAI/kimi-cli at 4a550ef (1.49.0, 2026) and at 0b88d48 (Oct 2025): ``src/kimi_cli/soul/context.py``
 (the file's lines), ``soul/message.py`` (``tool_result_to_message``: how a tool's result is written),
 ``tools/shell`` (``tools/bash`` in 2025: a command's failure), ``session.py`` and ``subagents/store.py`` (where the
-files lie). Real files: the five committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one
+files lie), ``soul/kimisoul.py`` (a ``UserPromptSubmit`` hook's block: in the wire log alone). Real files: the five committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one
 task and their three context-gathering sub-agents; the fixture is trimmed from them:
 ``tests/fixtures/kimi-cli/.newfmt2-30/README.md``).
 
@@ -56,7 +56,9 @@ calls with their results (thought: the ``think`` parts and text before the call)
 ``respond`` step; a failed tool's step error is its message (a command's: its output's decisive line and exit code,
 ``exit_code_error``), a call the file ends without an answer to failed; outcome unknown (a session records no
 verdict); model: not recorded (the file names none); times: from the ``wire.jsonl`` beside it (``_wire``), since
-2025-11-26, the run's start its task's ``TurnBegin``, a call's start and end its ``ToolCall`` and ``ToolResult``; else
+2025-11-26, the run's start its task's ``TurnBegin``, a call's start and end its ``ToolCall`` and ``ToolResult``, a
+prompt a ``UserPromptSubmit`` hook blocked a turn ending before any step (``metadata.hook_blocked_prompts``, with
+what Kimi said, the hook's reason; a session of that prompt alone passed over, ``_Wire.event``); else
 none (the run dated by its file; a session folder's file without it, trimmed or copied, says what that lacks:
 ``metadata.wire_log_missing``). The file holds no session id: the id is the one
 Kimi gives the session, its folder's or file's name, ``kimi-cli.<session id>`` (a sub-agent's
@@ -110,7 +112,9 @@ WIRE = "wire.jsonl"
 _WIRE_MISSING = ("{}: the run is dated by its file, no call is timed, and a call a hook blocked with a reason of its "
                  "own reads as the tool's failure")
 #: The wire events whose times are read; a line naming none of them is no such event.
-_WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult)"')
+_WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult|StepBegin|TurnEnd)"')
+#: The reason Kimi gives a prompt a ``UserPromptSubmit`` hook blocked without one of its own (``kimisoul.py``).
+_PY_PROMPT_BLOCKED = "Prompt blocked by hook."
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
 _SESSION_SIDE = (WIRE, "state.json")
 #: Kimi's files beside a context file that hold no run: a session's, and a sub-agent's meta, prompt and output.
@@ -332,6 +336,38 @@ class _Wire:
     blocked: dict[str, list[str | None]] = field(default_factory=dict)
     #: why the log beside a session's context file was not read, for ``metadata.wire_log_missing``, else None
     missing: str | None = None
+    #: the turns (by index in :attr:`turns`) a ``UserPromptSubmit`` hook blocked, with what Kimi said (its reason)
+    blocked_turns: dict[int, str] = field(default_factory=dict)
+    #: the turn begun whose first step is still to come, and what it said so far: a hook's block says its reason
+    #: and ends the turn with no step (``kimisoul.py``: ``TurnBegin``, its ``ContentPart``, ``TurnEnd``)
+    stepless: tuple[int, list[str]] | None = None
+
+    def event(self, kind: Any, payload: dict[str, Any]) -> None:
+        """A turn's begin, step, words and end: a turn ending before any step, having said something, on a prompt
+        that is no slash command (``/clear`` and others run no step either) is one a hook blocked."""
+        if kind == "TurnBegin":
+            self.stepless = (len(self.turns), [])  # (called before the turn is added)
+        elif kind == "StepBegin":
+            self.stepless = None
+        elif kind == "ContentPart" and self.stepless and payload.get("type") == "text":
+            self.stepless[1].append(as_str(payload.get("text")) or "")
+        elif kind == "TurnEnd" and self.stepless:
+            index, said = self.stepless
+            if said and not self.turns[index][1].startswith("/"):
+                self.blocked_turns[index] = "".join(said)
+            self.stepless = None
+
+    def blocked_prompts(self, prompts: list[str]) -> list[dict[str, str]]:
+        """The prompts a hook blocked in this context file's turns (each context file of a session is read with its
+        one wire log): those the nearest turn that ran before (else after) is one of ``prompts``, or no turn ran."""
+        ours, kept = set(prompts), []
+        ran = [index for index, (_, words) in enumerate(self.turns)
+               if index not in self.blocked_turns and not words.startswith("/")]
+        for index, reason in self.blocked_turns.items():
+            near = [i for i in ran if i < index][-1:] or [i for i in ran if i > index][:1]
+            if not near or self.turns[near[0]][1] in ours:
+                kept.append(hook_blocked_prompt(self.turns[index][1], reason, _PY_PROMPT_BLOCKED))
+        return kept
 
     def time(self, calls: dict[str, list[dict[str, Any]]]) -> None:
         """Each call's ``started_at`` / ``ended_at``: the n-th step of an id takes its n-th ToolCall and ToolResult;
@@ -376,8 +412,8 @@ def _wire(source: Path) -> _Wire:
     try:
         with path.open(encoding="utf-8", errors="replace") as lines:
             for line in lines:
-                if not _WIRE_TIMED.search(line):  # most lines are streamed parts: left unparsed
-                    continue
+                if not _WIRE_TIMED.search(line) and not (wire.stepless and '"ContentPart"' in line):
+                    continue  # most lines are streamed parts: left unparsed
                 try:
                     record = loads(line)
                 except ValueError:
@@ -386,6 +422,7 @@ def _wire(source: Path) -> _Wire:
                 payload = as_dict(message.get("payload"))
                 if when is None:
                     continue
+                wire.event(message.get("type"), payload)
                 if message.get("type") == "TurnBegin":
                     wire.turns.append((when, parts_text(payload.get("user_input")).strip()))
                 elif message.get("type") == "ToolCall" and isinstance(payload.get("id"), str):
@@ -431,10 +468,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     walk.close()
     if walk.summary is not None:
         walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
+    wire = _wire(ctx.source)
+    blocked = wire.blocked_prompts(walk.prompts)
+    if not walk.prompts and blocked:
+        raise _only_prompt_blocked("Kimi CLI session", blocked[0], "session")
     if not walk.prompts:
         raise RecordError("no user prompt in this Kimi CLI context file: the session was opened and never asked "
                           "anything")
-    wire = _wire(ctx.source)
     wire.time(walk.calls)
     run, session, parent = _place(ctx)
     metadata: dict[str, Any] = {
@@ -445,6 +485,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "is_subagent": parent is not None or None,
         "parent_session_id": parent,
         "user_prompts": prompt_list(walk.prompts[1:]) or None,
+        "hook_blocked_prompts": blocked[:20] or None,
         "wire_log_missing": wire.missing,
     }
     return session_trajectory(ctx, run_id=f"{NAME}.{run}", task=walk.prompts[0], model_id=None, steps=walk.steps,
@@ -594,6 +635,15 @@ def _code_place(ctx: Context) -> tuple[str, str | None, str | None]:
     return f"{session.name}.{agent.name}", None, session.name
 
 
+def _only_prompt_blocked(what: str, blocked: dict[str, str], unit: str) -> PassedOver:
+    """A session (or agent) whose only prompt a ``UserPromptSubmit`` hook blocked (``blocked``, as
+    ``hook_blocked_prompt`` keeps it): no run, and nothing wrong in it: the user's own hook stopped it."""
+    why = f" ({blocked['reason']})" if blocked.get("reason") else ""
+    return PassedOver(f"a {what} whose only prompt a hook blocked",
+                      f"the only prompt of this {what} was blocked by a UserPromptSubmit hook{why}: the agent never ran",
+                      unit=unit)
+
+
 def _typed_then_appended(records: tuple[dict[str, Any], ...]) -> bool:
     """Whether ``records`` are a prompt the user typed (``turn.prompt``) and its message appended to the context:
     agent-core v1 (Kimi Code's engine 2026-05..08, still ``kimi acp``'s) runs the ``UserPromptSubmit`` hook then,
@@ -633,11 +683,8 @@ def _code_trajectory(lines: list[dict[str, Any]], ctx: Context) -> Trajectory:
     if walk.summary:
         walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
     prompts = walk.prompts or walk.other_prompts[:1]
-    if not prompts and walk.hook_blocked:  # nothing wrong in it: the user's own hook stopped it before it began
-        raise PassedOver("a Kimi Code agent whose only prompt a hook blocked",
-                         "the only prompt of this Kimi Code wire log was blocked by a UserPromptSubmit hook"
-                         f"{f' ({why})' if (why := walk.hook_blocked[0].get('reason')) else ''}: the agent never ran",
-                         unit="agent log")
+    if not prompts and walk.hook_blocked:
+        raise _only_prompt_blocked("Kimi Code agent", walk.hook_blocked[0], "agent log")
     if not prompts and {line.get("type") for line in lines} <= _CODE_SET_UP:
         raise PassedOver("an agent set up, never run", "a Kimi Code agent's wire log holding its set-up alone: it was "
                          "never run", unit="agent log")
