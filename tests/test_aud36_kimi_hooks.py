@@ -271,3 +271,26 @@ def test_a_kimi_cli_session_whose_only_prompt_a_hook_blocked_is_passed_over() ->
     said = " ".join((out + err).split())
     assert code == 0 and "runs 0; rejected 0; passed over 1 session(s): a Kimi CLI session whose only prompt a hook " \
                           "blocked" in said, said
+
+
+STOPPED = BLOCKED / "7ea6b7c29455024d337214d2e675b563" / "01e46193-c88f-4cf8-8012-cb6574bcaf5a"
+
+
+def test_what_a_kimi_cli_stop_hook_said_is_the_answers_observation_not_a_prompt(tmp_path: Path) -> None:
+    """Bug: kimi-cli runs a ``Stop`` hook's reason as a user message in the same turn (``kimisoul.py``: no
+    ``TurnBegin`` of its own); it was read as the user's prompt. It is what the turn's answer got back, as Claude
+    Code's Stop hook feedback is (a real session kimi-cli 1.49.0 wrote, ``.fix37``). A skill's text has the same
+    shape but its turn is the slash command's (``/skill:x``): still a prompt."""
+    run = _run(STOPPED / "context.jsonl")
+    assert run.task == "fix the bug" and "user_prompts" not in run.metadata
+    assert [(s.action, s.observation) for s in run.steps] == [
+        ("respond", "run the tests before stopping"), ("respond", None)]
+    session = tmp_path / STOPPED.name
+    shutil.copytree(STOPPED, session)
+    lines = (STOPPED / "wire.jsonl").read_text().splitlines()
+    second = [i for i, line in enumerate(lines) if '"StepBegin"' in line][1]
+    skill = {"timestamp": 1796691579.96, "message": {"type": "TurnBegin", "payload": {"user_input": "/skill:tests"}}}
+    lines[second:second] = [json.dumps({"timestamp": 1796691579.96, "message": {"type": "TurnEnd", "payload": {}}}),
+                            json.dumps(skill)]
+    (session / "wire.jsonl").write_text("\n".join(lines) + "\n")
+    assert _run(session / "context.jsonl").metadata["user_prompts"] == ["run the tests before stopping"]

@@ -50,7 +50,9 @@ told by the wire log's ``ToolResult`` where the result agrees, by a Kimi Code im
 Kimi's own words for a block giving no reason).
 
 Mapping: a file is one run; task = the first user text (later ones ``metadata.user_prompts``; Kimi's own user
-messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; a
+messages, each opening with ``<system>`` or ``<system-reminder>``, are none: checkpoints, D-Mail, ``/init``; nor is a
+``Stop`` hook's reason, a user message in the turn after the answer that the wire log begins no turn with: the
+answer's observation, ``_Wire.stop_hook_said``; a
 compacted file's task is its summary, "(continued after compaction) ...", ``metadata.compacted``); steps = the tool
 calls with their results (thought: the ``think`` parts and text before the call), a reply with no call a
 ``respond`` step; a failed tool's step error is its message (a command's: its output's decisive line and exit code,
@@ -112,7 +114,7 @@ WIRE = "wire.jsonl"
 _WIRE_MISSING = ("{}: the run is dated by its file, no call is timed, and a call a hook blocked with a reason of its "
                  "own reads as the tool's failure")
 #: The wire events whose times are read; a line naming none of them is no such event.
-_WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult|StepBegin|TurnEnd)"')
+_WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult|StepBegin|TurnEnd|SteerInput)"')
 #: The reason Kimi gives a prompt a ``UserPromptSubmit`` hook blocked without one of its own (``kimisoul.py``).
 _PY_PROMPT_BLOCKED = "Prompt blocked by hook."
 #: Files Kimi keeps beside a session's context file (a session named by ``--session`` needs no UUID: these tell it).
@@ -278,10 +280,12 @@ class _Session(SessionSteps):
 
     summary: str | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, wire: _Wire | None = None) -> None:
         super().__init__()
         #: every call's steps by its id, in order, answered or not: the wire log's times are set on them
         self.calls: dict[str, list[dict[str, Any]]] = {}
+        self.wire = wire  # the wire log beside the file: the words the user gave each turn
+        self.answered = False  # the last message the agent's answer, no call in it: the model had stopped
 
     def user(self, content: Any) -> None:
         text = parts_text(content).strip()
@@ -289,7 +293,13 @@ class _Session(SessionSteps):
             self.summary = compacted["summary"].strip()
         if text and not _OWN_USER_TEXT.match(text):
             self.flush()
-            self.prompts.append(text)
+            if self.answered and self.wire and self.prompts and self.steps \
+                    and self.wire.stop_hook_said(text, self.prompts[-1]):
+                last = self.steps[-1]  # what the turn's last step got back, as Claude Code's Stop hook feedback
+                last["observation"] = "\n".join(t for t in (last.get("observation"), text) if t)
+            else:
+                self.prompts.append(text)
+        self.answered = False
 
     def part(self, part: dict[str, Any], at: Any = None) -> None:
         """One part of the agent's message: a ``think`` part the next step's thought, a ``text`` part words said."""
@@ -299,6 +309,7 @@ class _Session(SessionSteps):
             self.say(text.strip(), at)
 
     def assistant(self, message: dict[str, Any]) -> None:
+        self.answered = not as_list(message.get("tool_calls"))
         content = message.get("content")
         for part in as_list(content) if not isinstance(content, str) else [{"type": "text", "text": content}]:
             self.part(as_dict(part))
@@ -311,6 +322,7 @@ class _Session(SessionSteps):
                 self.calls.setdefault(call_id, []).append(step)
 
     def result(self, message: dict[str, Any]) -> None:
+        self.answered = False
         step = self.by_call.pop(message.get("tool_call_id"), None) if isinstance(message.get("tool_call_id"),
                                                                                    str) else None
         if step is None:
@@ -336,6 +348,8 @@ class _Wire:
     blocked: dict[str, list[str | None]] = field(default_factory=dict)
     #: why the log beside a session's context file was not read, for ``metadata.wire_log_missing``, else None
     missing: str | None = None
+    #: the words of each steer, typed while a turn ran (``SteerInput``: a user message of the context file too)
+    steers: set[str] = field(default_factory=set)
     #: the turns (by index in :attr:`turns`) a ``UserPromptSubmit`` hook blocked, with what Kimi said (its reason)
     blocked_turns: dict[int, str] = field(default_factory=dict)
     #: the turn begun whose first step is still to come, and what it said so far: a hook's block says its reason
@@ -356,6 +370,17 @@ class _Wire:
             if said and not self.turns[index][1].startswith("/"):
                 self.blocked_turns[index] = "".join(said)
             self.stepless = None
+
+    def stop_hook_said(self, text: str, prompt: str) -> bool:
+        """Whether a context file's user message ``text``, after the model's answer to ``prompt``, is what a ``Stop``
+        hook said (``kimisoul.py``: its reason is run as a user message in the turn, no ``TurnBegin`` of its own): no
+        turn or steer began with it, and the turn of ``prompt`` is no slash command's neighbour (a skill's text,
+        ``/skill:x``, is the same shape, its turn the slash command's)."""
+        words = [w for _, w in self.turns]
+        if not words or text in words or text in self.steers or prompt not in words:
+            return False
+        ran = [w for i, w in enumerate(words) if i not in self.blocked_turns]
+        return not any(a == prompt and b.startswith("/") for a, b in zip(ran, ran[1:]))
 
     def blocked_prompts(self, prompts: list[str]) -> list[dict[str, str]]:
         """The prompts a hook blocked in this context file's turns (each context file of a session is read with its
@@ -425,6 +450,8 @@ def _wire(source: Path) -> _Wire:
                 wire.event(message.get("type"), payload)
                 if message.get("type") == "TurnBegin":
                     wire.turns.append((when, parts_text(payload.get("user_input")).strip()))
+                elif message.get("type") == "SteerInput":
+                    wire.steers.add(parts_text(payload.get("user_input")).strip())
                 elif message.get("type") == "ToolCall" and isinstance(payload.get("id"), str):
                     wire.called.setdefault(payload["id"], []).append(when)
                 elif message.get("type") == "ToolResult" and isinstance(payload.get("tool_call_id"), str):
@@ -449,7 +476,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("not a Kimi CLI context file: expected JSON lines opening with Kimi's own record "
                           '({"role": "_checkpoint", ...} or "_system_prompt"), then the messages; nor a Kimi Code '
                           'wire log, opening with its head {"type": "metadata", "protocol_version", "created_at"}')
-    walk = _Session()
+    wire = _wire(ctx.source)
+    walk = _Session(wire)
     tokens = None
     for line in lines:
         role = line.get("role")
@@ -468,7 +496,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     walk.close()
     if walk.summary is not None:
         walk.prompts.insert(0, f"(continued after compaction) {walk.summary}")
-    wire = _wire(ctx.source)
     blocked = wire.blocked_prompts(walk.prompts)
     if not walk.prompts and blocked:
         raise _only_prompt_blocked("Kimi CLI session", blocked[0], "session")
