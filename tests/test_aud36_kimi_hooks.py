@@ -12,7 +12,7 @@ from cli_support import run_cli
 from trajsearch.actions import NOT_RUN
 from trajsearch.ingest.read import read_inputs
 
-from test_adapters_kimi_cli import IMPORTED, KIMI_CODE, TYPED, _append, _events
+from test_adapters_kimi_cli import IMPORTED, KIMI, KIMI_CODE, TYPED, _append, _events
 
 SESSION = "5a91ff94-3c31-458e-95b1-522156cbbbae"
 FOLDER = (Path(__file__).parent / "fixtures" / "kimi-cli" / ".aud36" / ".kimi" / "sessions"
@@ -54,10 +54,10 @@ def test_without_its_wire_log_a_block_giving_no_reason_is_still_told(tmp_path: P
 
 
 def test_a_session_folder_read_without_its_wire_log_says_what_it_lacks(tmp_path: Path) -> None:
-    """Bug: a session folder's context file whose wire log is gone (Kimi writes one into every session folder and
-    sub-agent's since 2025-11-26: trimmed or copied without it) was read as if whole: two blocks a hook gave its
-    reason for read as the shell's failures, undated, and nothing said so. It is still read, saying what is missing;
-    the 2025 flat file, which never had a log, says nothing."""
+    """Bug: a session folder's context file whose wire log is gone (Kimi writes one as a session runs since
+    2025-11-26: trimmed or copied without it) was read as if whole: two blocks a hook gave its reason for read as the
+    shell's failures, undated, and nothing said so. It is still read, saying what is missing; the 2025 flat file,
+    which never had a log, says nothing."""
     session = tmp_path / SESSION
     session.mkdir()
     shutil.copy(FOLDER / "context.jsonl", session)
@@ -294,3 +294,15 @@ def test_what_a_kimi_cli_stop_hook_said_is_the_answers_observation_not_a_prompt(
                             json.dumps(skill)]
     (session / "wire.jsonl").write_text("\n".join(lines) + "\n")
     assert _run(session / "context.jsonl").metadata["user_prompts"] == ["run the tests before stopping"]
+
+
+def test_a_2025_session_kimi_moved_into_a_folder_is_not_said_to_be_trimmed(tmp_path: Path) -> None:
+    """Bug: kimi-cli's session list (the picker, ``/sessions``, ACP) moves a 2025 ``<id>.jsonl`` into
+    ``<id>/context.jsonl`` with no wire log (``session.py`` ``_migrate_session_context_file``; the reviewer ran
+    1.49.0's own ``Session.list`` on the real file); the note called it trimmed or copied and spoke of hooks, which
+    did not exist then. It says such a session never had a log. The real 2025 file (``.newfmt2-30``), moved so."""
+    session = tmp_path / "d8447fa8-9d8e-41af-9fc6-a12e4a196b6c"
+    session.mkdir()
+    shutil.copy(KIMI / f"{session.name}.jsonl", session / "context.jsonl")
+    lacks = _run(session / "context.jsonl").metadata["wire_log_missing"]
+    assert "older than 2025-11-26 that Kimi moved into a folder has none" in lacks, lacks

@@ -61,8 +61,8 @@ verdict); model: not recorded (the file names none); times: from the ``wire.json
 2025-11-26, the run's start its task's ``TurnBegin``, a call's start and end its ``ToolCall`` and ``ToolResult``, a
 prompt a ``UserPromptSubmit`` hook blocked a turn ending before any step (``metadata.hook_blocked_prompts``, with
 what Kimi said, the hook's reason; a session of that prompt alone passed over, ``_Wire.event``); else
-none (the run dated by its file; a session folder's file without it, trimmed or copied, says what that lacks:
-``metadata.wire_log_missing``). The file holds no session id: the id is the one
+none (the run dated by its file; a session folder's file without it, moved there from 2025's layout by Kimi, or
+trimmed or copied, says what that lacks: ``metadata.wire_log_missing``). The file holds no session id: the id is the one
 Kimi gives the session, its folder's or file's name, ``kimi-cli.<session id>`` (a sub-agent's
 ``kimi-cli.<session id>.<agent>``, ``metadata.is_subagent``, ``metadata.parent_session_id``; a rotated file's
 ``.context_<n>`` after it, in either layout; a folder not named by a UUID is a session's if Kimi's other files lie
@@ -110,9 +110,12 @@ _CONTEXT_FILE = re.compile(r"context(?:_(?P<rotation>\d+))?\.jsonl")
 #: (``wire/file.py``): a ``{"type": "metadata", "protocol_version"}`` head (since 2026-01), then a line per event,
 #: ``{"timestamp": <Unix seconds>, "message": {"type", "payload"}}``; the times the context file lacks.
 WIRE = "wire.jsonl"
-#: What a context file read without its wire log lacks (:func:`_wire`): the times, and the mark of a hook's block
-_WIRE_MISSING = ("{}: the run is dated by its file, no call is timed, and a call a hook blocked with a reason of its "
-                 "own reads as the tool's failure")
+#: What a context file read without its wire log lacks (:func:`_wire`): the times; for a session of 2026, hooks' marks
+#: too. A session of 2025 Kimi moved into a folder (``session.py``: ``_migrate_session_context_file``, as its session
+#: list runs) never had one: the log is only written as a session runs.
+_WIRE_MISSING = ("{}: the run is dated by its file and no call is timed (a session older than 2025-11-26 that Kimi "
+                 "moved into a folder has none; a later one was trimmed or copied, and a call a hook blocked with a "
+                 "reason of its own reads as the tool's failure)")
 #: The wire events whose times are read; a line naming none of them is no such event.
 _WIRE_TIMED = re.compile(r'"(?:TurnBegin|ToolCall|ToolResult|StepBegin|TurnEnd|SteerInput)"')
 #: The reason Kimi gives a prompt a ``UserPromptSubmit`` hook blocked without one of its own (``kimisoul.py``).
@@ -431,7 +434,7 @@ def _wire(source: Path) -> _Wire:
     if not paths:
         return wire
     path = paths[0]
-    if not path.is_file():  # every session folder and sub-agent's holds one since 2025-11-26: trimmed or copied
+    if not path.is_file():  # written as a session runs, since 2025-11-26: an older one moved, else trimmed or copied
         wire.missing = _WIRE_MISSING.format(f"no {WIRE} beside it")
         return wire
     try:
