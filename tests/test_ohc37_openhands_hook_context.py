@@ -8,6 +8,8 @@ place and as the app server's store of its events.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from adapter_support import only
@@ -38,3 +40,44 @@ def test_openhands_context_a_hook_added_to_a_followup_is_kept_with_it() -> None:
     assert run.metadata["user_prompts"] == ["Now list the root directory."]
     assert run.metadata["hook_prompt_contexts"] == [{"prompt": "Now list the root directory.", "context": CONTEXT}]
     assert [s.action for s in run.steps] == ["terminal", "respond", "terminal", "respond"]
+
+
+def _edited(tmp_path: Path, edits: dict[str, dict]) -> Path:
+    """A copy of the follow-up conversation, its events (by id prefix) changed by ``edits``."""
+    folder = tmp_path / FOLLOWUP.name
+    shutil.copytree(FOLLOWUP, folder)
+    for path in (folder / "events").iterdir():
+        for prefix, change in edits.items():
+            if path.name.split("-")[2].startswith(prefix):
+                path.write_text(json.dumps(_merge(json.loads(path.read_text()), change)))
+    return folder
+
+
+def _merge(event: dict, change: dict) -> dict:
+    """``event`` with ``change``'s keys set (a dict value merged into the event's)."""
+    return {**event, **{k: {**event[k], **v} if isinstance(v, dict) and isinstance(event.get(k), dict) else v
+                        for k, v in change.items()}}
+
+
+def test_openhands_context_a_hook_added_to_the_sdks_own_followup_is_kept(tmp_path: Path) -> None:
+    """Bug: the SDK runs the hook on every user-source message (``conversation_hooks.on_event``), its critic's and
+    ``/goal`` loop's follow-ups too; the context it added to one was used up and dropped. Kept with that message.
+    The real follow-up made the critic's (its reply scored, the message in the critic's words: edited)."""
+    critic = "The task appears incomplete (iteration 1/3, predicted success likelihood: 20%). Keep going."
+    run = only(_edited(tmp_path, {"bb8b4c95": {"critic_result": {"score": 0.2}},
+                                  "2e6d11f1": {"llm_message": {"content": [{"type": "text", "text": critic}]}}}),
+               tenant="acme")
+    assert "user_prompts" not in run.metadata
+    assert run.metadata["hook_prompt_contexts"] == [{"prompt": critic, "context": CONTEXT}]
+
+
+def test_openhands_context_of_a_hook_that_blocked_the_message_goes_to_no_other(tmp_path: Path) -> None:
+    """Bug: a hook that blocked a message and added context (were the SDK to keep its id) left its context waiting
+    for the next user message, given to it though that message's hook added none. Edited from the real run: the
+    first message's hook blocks it and adds context; the follow-up's own hook adds none (its message keeps another
+    ``extended_content`` part, as one carrying a skill's knowledge does)."""
+    block = {"blocked": True, "message_id": "5404e852-cb28-4444-a3c9-ec5402196cb2", "reason": "no",
+             "additional_context": "not this one's"}
+    run = only(_edited(tmp_path, {"5cc98efe": block, "a22463c9": {"additional_context": None}}), tenant="acme")
+    assert run.metadata["hook_blocked_prompts"] == [{"prompt": "Say hi in the shell.", "reason": "no"}]
+    assert "hook_prompt_contexts" not in run.metadata

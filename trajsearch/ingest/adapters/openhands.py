@@ -180,7 +180,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   no prompt: ``metadata.hook_blocked_prompts``, with the hook's reason if it gave one (a conversation with
   no other is passed over: no run, nothing wrong). The context such a hook adds to a prompt
   (``additionalContext``, the message's last ``extended_content`` part) is no part of it:
-  ``metadata.hook_prompt_contexts``, each with its prompt. ``SystemPromptEvent``'s ``tools`` give
+  ``metadata.hook_prompt_contexts``, each with its prompt (or with the SDK's own follow-up: the hook runs on every
+  user-source message). ``SystemPromptEvent``'s ``tools`` give
   ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
@@ -1294,8 +1295,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         elif sdk.adds_prompt_context(event):
             hooked = True
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
-            # no turn ran for it: no prompt of the run's, the turn as it stood
+            # no turn ran for it: no prompt of the run's, the turn as it stood; a hook's context was its, used up
             blocked.append(hook_blocked_prompt(sdk.message_text(event), blocks[event["id"]], sdk.HOOK_BLOCKED))
+            hooked = False
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
@@ -1305,6 +1307,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 if event.get("source") == "user" else None
             users += event.get("source") == "user"
             hook_added, hooked = hooked and event.get("source") == "user", hooked and event.get("source") != "user"
+            if hook_added and (added := sdk.prompt_context(event)):  # the SDK's own follow-ups are hooked too
+                contexts.append(hook_prompt_context(text, added))
             turn_end = event if sdk.ends_turn(event) else None
             last_end = turn_end or last_end
             if own == "refused":  # the model's call, refused
@@ -1317,8 +1321,6 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             elif event.get("source") == "user":
                 prompts.extend([text] if text else [])
                 prompted = True
-                if hook_added and (added := sdk.prompt_context(event)):
-                    contexts.append(hook_prompt_context(text, added))
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
                 for step, closing, copied in just_closed:  # the calls the SDK closed as it gave up the turn
