@@ -19,9 +19,10 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 ``code``, ``detail``), ``ConversationStateUpdateEvent`` (``key``/``value``: ``execution_status``, ``stats``,
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
 ``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping, but for a ``UserPromptSubmit`` hook's
-block of the user's message (:func:`prompt_block`) and the context it adds to one (:func:`adds_prompt_context`). Events carry ``parent_id`` since the SDK
-keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id`` (and,
-where the state still says ``running``, the one step a killed process appended past it; the calls of a step a crash
+block of the user's message (:func:`prompt_block`) and the context it adds to one (:func:`adds_prompt_context`).
+Events carry ``parent_id`` since the SDK keeps a tree of branches; the run read is the branch ending at
+``base_state.json``'s ``leaf_event_id`` (and, where the state still says ``running``, the one step a killed process
+appended past it; the calls of a step a crash
 recovery left beside the branch: ``active_branch``).
 An ``ACPAgent`` (1.12+: Claude Code, Codex or Gemini CLI driven over the Agent Client Protocol, ``agent/acp_agent.py``)
 makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`` (``tool_call_id``, ``title``,

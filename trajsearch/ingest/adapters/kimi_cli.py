@@ -4,9 +4,9 @@ file keeps them.
 Source read: MoonshotAI/kimi-cli at 4a550ef (1.49.0, 2026) and at 0b88d48 (Oct 2025): ``src/kimi_cli/soul/context.py``
 (the file's lines), ``soul/message.py`` (``tool_result_to_message``: how a tool's result is written),
 ``tools/shell`` (``tools/bash`` in 2025: a command's failure), ``session.py`` and ``subagents/store.py`` (where the
-files lie), ``soul/kimisoul.py`` (a ``UserPromptSubmit`` hook's block: in the wire log alone). Real files: the five committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one
-task and their three context-gathering sub-agents; the fixture is trimmed from them:
-``tests/fixtures/kimi-cli/.newfmt2-30/README.md``).
+files lie), ``soul/kimisoul.py`` (a ``UserPromptSubmit`` hook's block: in the wire log alone). Real files: the five
+committed in MoonshotAI/kimi-cli at 0b88d48 (``outputs/``, two SWE-bench runs of one task and their three
+context-gathering sub-agents; the fixture is trimmed from them: ``tests/fixtures/kimi-cli/.newfmt2-30/README.md``).
 
 Kimi Code, its TypeScript rewrite (MoonshotAI/kimi-code at d723cc4, 2026-08, ``kimi`` 0.x; ``packages/agent-core``:
 ``agent/records/types.ts``, ``loop/events.ts``, ``loop/types.ts``), keeps no context file: each agent of a session has
@@ -19,9 +19,10 @@ writes them alike), ``context.apply_compaction`` (``summary``), ``usage.record``
 (``model``) and others passed over (``context.append_message`` repeats the prompts, ``context.clear`` is not a new
 run here; but a ``UserPromptSubmit`` hook's words, a message of origin ``hook_result`` before the prompt (agent-core
 v1: after it and its message): the prompt it blocked, which no turn ran for, is none, ``metadata.hook_blocked_prompts``,
-and the context it added is ``metadata.hook_prompt_contexts``, as OpenHands' are, ``_CodeSession.hook_message``). Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a
-sub-agent's), a result with ``isError`` failed with the message ending its output (a command's ``Command failed with
-exit code: N.``: its output's decisive line and the code, as above; a call rejected or denied, and one the user
+and the context it added is ``metadata.hook_prompt_contexts``, as OpenHands' are, ``_CodeSession.hook_message``).
+Read alike (``_code_trajectory``): the task the first prompt typed (else the first of any origin: a sub-agent's), a
+result with ``isError`` failed with the message ending its output (a command's ``Command failed with exit code: N.``:
+its output's decisive line and the code, as above; a call rejected or denied, and one the user
 stopped, as ``actions`` marks them: ``_CODE_NOT_RUN``), the model the last one recorded, the start the log's
 ``created_at`` (else its first record's ``time``); a log of its set-up alone passed over; the run ``kimi-cli.<session
 id>`` (an agent other than ``main``: ``kimi-cli.<session id>.<agent>``, a sub-agent's). A session Kimi Code imported
@@ -669,9 +670,8 @@ def _only_prompt_blocked(what: str, blocked: dict[str, str], unit: str) -> Passe
     """A session (or agent) whose only prompt a ``UserPromptSubmit`` hook blocked (``blocked``, as
     ``hook_blocked_prompt`` keeps it): no run, and nothing wrong in it: the user's own hook stopped it."""
     why = f" ({blocked['reason']})" if blocked.get("reason") else ""
-    return PassedOver(f"a {what} whose only prompt a hook blocked",
-                      f"the only prompt of this {what} was blocked by a UserPromptSubmit hook{why}: the agent never ran",
-                      unit=unit)
+    return PassedOver(f"a {what} whose only prompt a hook blocked", f"the only prompt of this {what} was blocked "
+                      f"by a UserPromptSubmit hook{why}: the agent never ran", unit=unit)
 
 
 def _typed_then_appended(records: tuple[dict[str, Any], ...]) -> bool:
