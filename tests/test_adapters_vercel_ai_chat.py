@@ -165,8 +165,14 @@ def test_a_file_in_dot_chats_that_holds_no_chat_says_so(tmp_path: Path, content:
     [{"id": "m1", "role": "user", "content": "hi", "parts": [{"type": "text", "text": "hi"}, {"kind": "x"}]}],
     {"id": "c1", "messages": [{"role": "user", "content": "hi"}]},
     [{"id": "a", "role": "user", "parts": [{"type": "text", "data": {"text": "fix the bug"}}]}],
+    [{"role": "user", "content": "ls"}, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "bash", "input": {"cmd": "ls"}}]},
+     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]}],
+    [{"role": "user", "content": "ls"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}],
 ], ids=["gemini-contents", "openai-chat", "anthropic-messages", "untyped-part", "chat-of-model-messages",
-        "crush-rows"])
+        "crush-rows", "anthropic-tool-use", "openai-tool-calls"])
 def test_other_message_lists_are_not_taken_for_a_chat(tmp_path: Path, messages: object) -> None:
     """Gemini's ``{role, parts}`` (parts without ``type``), chat-completion and Anthropic messages: not UIMessages."""
     path = tmp_path / "messages.json"
@@ -191,3 +197,68 @@ def test_an_array_of_chats_keeps_its_good_chats_beside_a_broken_one(tmp_path: Pa
     results = list(read_inputs([path]))
     assert [r.trajectory.trajectory_id for r in results if r.ok] == ["vercel-ai-chat:chat-7f3a"]
     assert [said in (r.error or "") for r in results if not r.ok] == [True], [r.error for r in results]
+
+
+AUD37 = Path(__file__).parent / "fixtures" / "vercel-ai-chat" / ".aud37"
+
+
+def test_saved_model_message_histories_are_detected_as_vercel_ai_chat() -> None:
+    """``ModelMessage[]`` as ai@6.0.333 returns it (``response.messages``, after the prompt): main refused each as an
+    unrecognised dump (the history opens with a system or user message chat-completion writes alike)."""
+    assert {detect_format(p) for p in AUD37.glob("*.json")} == {"vercel-ai-chat"}
+
+
+def test_a_model_message_history_keeps_its_calls_results_and_tool_error() -> None:
+    """``[...messages, ...result.response.messages]`` of a generateText run: one model step calls two tools (its
+    reasoning and text their thought), a ``tool`` message answers both, the second's ``execute`` threw
+    (``error-text``), then the answer."""
+    run = only(AUD37 / "model-history-tool-error.json")
+    assert run.task == "What is in /tmp?"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("listFiles", {"dir": "/tmp"}), ("readFile", {"path": "/tmp/missing.txt"}),
+        ("respond", {"content": "There is a.txt; missing.txt could not be read."})]
+    listed, read, _ = run.steps
+    assert listed.thought == read.thought == "Check the files first.\n\nListing /tmp."
+    assert json.loads(listed.observation) == ["a.txt"] and listed.error is None
+    assert read.error == "ENOENT: no such file /tmp/missing.txt"
+    assert run.trajectory_id.startswith("vercel-ai-chat:") and run.outcome is Outcome.unknown
+
+
+def test_a_model_message_call_the_user_denied_or_has_not_answered_was_not_run() -> None:
+    """``needsApproval``: the SDK adds a ``tool-approval-request``; the app's ``tool-approval-response``
+    (``approved: false``) makes the next call write an ``execution-denied`` result."""
+    denied = only(AUD37 / "model-history-denied.json")
+    assert [(s.action, s.error) for s in denied.steps] == [
+        ("deleteFile", NOT_RUN + "denied: keep the log"), ("respond", None)]
+    awaiting = only(AUD37 / "model-history-awaiting-approval.json")
+    assert [(s.action, s.error) for s in awaiting.steps] == [("deleteFile", NOT_RUN + "awaiting the user's approval")]
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("response-messages-only.json", "response.messages alone"),
+    ("generate-text-steps.json", "'steps' (StepResult[]): they hold no prompt"),
+], ids=["response-messages", "steps"])
+def test_a_saved_result_without_its_prompt_is_refused_saying_why(name: str, said: str) -> None:
+    """``response.messages`` or ``steps`` saved alone hold no user message: refused naming what to save instead,
+    not as an unrecognised dump."""
+    [result] = read_inputs([AUD37 / name])
+    assert not result.ok and said in result.error and "[...messages, ...response.messages]" in result.error
+
+
+def test_an_ai_sdk_4_core_message_history_keeps_its_calls(tmp_path: Path) -> None:
+    """AI SDK 4's ``CoreMessage``: a ``tool-call`` holds ``args``, a ``tool-result`` ``result`` and ``isError``
+    (ai@4.3.19 packages/ai/core/prompt/content-part.ts); built by hand from those types."""
+    path = tmp_path / "v4.json"
+    path.write_text(json.dumps([
+        {"role": "user", "content": "Weather in Lyon and Oslo?"},
+        {"role": "assistant", "content": [
+            {"type": "tool-call", "toolCallId": "a", "toolName": "weather", "args": {"city": "Lyon"}},
+            {"type": "tool-call", "toolCallId": "b", "toolName": "weather", "args": {"city": "Oslo"}}]},
+        {"role": "tool", "content": [
+            {"type": "tool-result", "toolCallId": "a", "toolName": "weather", "result": {"c": 21}},
+            {"type": "tool-result", "toolCallId": "b", "toolName": "weather", "result": "timeout", "isError": True}]},
+        {"role": "assistant", "content": "Lyon is 21 C; Oslo did not answer."}]))
+    run = only(path)
+    assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
+        ("weather", {"city": "Lyon"}, '{"c": 21}', None), ("weather", {"city": "Oslo"}, None, "timeout"),
+        ("respond", {"content": "Lyon is 21 C; Oslo did not answer."}, None, None)]

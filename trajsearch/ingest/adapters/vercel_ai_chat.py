@@ -30,14 +30,22 @@ Mapping
   its id, so a later ingest replaces it; two copies in one ingest are kept apart (``read.DistinctIds``: no session
   start tells that one continues the other);
 - outcome: ``unknown`` (a chat holds what was said, not whether the task was done).
-- not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion messages
-  (``content``), the SDK's ``ModelMessage[]`` / ``steps`` (``content`` parts) and v4's ``toolInvocations``.
+- a saved ``ModelMessage[]`` too (``packages/provider-utils/src/types/*-model-message.ts``: a history as
+  ``[...messages, ...response.messages]``, AI SDK 4 to 7): read as the UIMessages it would be, each assistant message
+  a model step, each ``tool-call`` answered by the ``tool-result`` (``output`` ``json`` / ``text`` / ``content``,
+  ``error-text`` / ``error-json`` an error, ``execution-denied`` a denial; 4's ``result`` / ``isError``) or approval
+  (``tool-approval-request`` / ``-response``) of its id. Told by a tool part as only the SDK writes it (``tool-call``
+  with ``toolCallId``); ``response.messages`` or a result's ``steps`` alone hold no prompt: refused, saying so.
+- not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion and Anthropic messages
+  (a ``ModelMessage[]`` with no tool part is one too: read by theirs) and v4's ``toolInvocations``.
 - a walk reads only the JSON files directly in a ``.chats`` folder (the example's ``<id>.json``); another file there
   that is no chat (an app's settings) or a chat with no messages yet (``createChat``'s) is passed over, named so.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -72,6 +80,18 @@ _UNANSWERED = {"input-streaming": "the stream stopped while the model wrote its 
                "approval-responded": "approved, no result was recorded"}
 
 
+#: The content parts of a ``ModelMessage`` (``packages/provider-utils/src/types/content-part.ts``, AI SDK 5-7; 4's
+#: ``redacted-reasoning``), and those only the AI SDK writes (camelCase ids, hyphenated types: Anthropic's are
+#: ``tool_use`` / ``tool_result`` with ``id`` / ``tool_use_id``), which alone tell such a list from chat-completion's.
+_MODEL_PARTS = frozenset({"text", "image", "file", "reasoning", "redacted-reasoning", "custom", "reasoning-file",
+                          "tool-call", "tool-result", "tool-approval-request", "tool-approval-response"})
+_MODEL_MARKS = {"tool-call": "toolCallId", "tool-result": "toolCallId", "tool-approval-request": "approvalId",
+                "tool-approval-response": "approvalId"}
+#: A saved ``ModelMessage[]`` opens with a system or user message chat-completion writes alike; its head tells it
+#: by a tool part as ``JSON.stringify`` writes it (``type`` first, then the call's or approval's id).
+SIGNATURE = re.compile(r'"type"\s*:\s*"tool-(?:call|result|approval-request)"\s*,\s*"(?:toolCallId|approvalId)"')
+
+
 def _part_type(part: Any) -> bool:
     kind = part.get("type") if isinstance(part, dict) else None
     return isinstance(kind, str) and (kind in _PARTS or kind.startswith(("tool-", "data-"))) and (
@@ -90,6 +110,31 @@ def _fault(item: Any) -> str | None:
                  for k, p in enumerate(item["parts"], 1) if not _part_type(p)), None)
 
 
+def _model_fault(item: Any) -> str | None:
+    """What keeps ``item`` from being a ``ModelMessage`` (``generateText``'s ``response.messages``), None when
+    nothing does."""
+    if not isinstance(item, dict):
+        return f"expected a JSON object, got {json_kind(item)}"
+    if "parts" in item:  # (AI SDK 4.2's UIMessage keeps a 'content' text beside its parts)
+        return "it has 'parts': a UIMessage"
+    if item.get("role") not in (*_ROLES, "tool"):
+        return f"its 'role' is {item.get('role')!r}, not system, user, assistant or tool"
+    content = item.get("content")
+    if isinstance(content, str) and item["role"] != "tool":
+        return None
+    if not isinstance(content, list):
+        return f"its 'content' is {json_kind(content)}, not a text or an array of parts"
+    return next((f"its part {k} is no ModelMessage part (a 'type' text, reasoning, tool-call, tool-result ...)"
+                 for k, p in enumerate(content, 1) if not (isinstance(p, dict) and p.get("type") in _MODEL_PARTS)),
+                None)
+
+
+def _sdk_model_message(item: Any) -> bool:
+    """A ModelMessage holding a part only the AI SDK writes (a tool call, result or approval with its id)."""
+    return _model_fault(item) is None and isinstance(item["content"], list) and any(
+        isinstance(p.get(_MODEL_MARKS.get(p["type"], "")), str) for p in item["content"])
+
+
 def _chat(item: Any) -> bool:
     """A chat saved with its id: ``{"id": <chat id>, "messages": [UIMessage, ...]}``."""
     return (isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("messages"), list)
@@ -97,8 +142,9 @@ def _chat(item: Any) -> bool:
 
 
 def matches(record: Any) -> bool:
-    """A UIMessage (the first of a chat saved as an array) or a persisted chat object."""
-    return _fault(record) is None or _chat(record)
+    """A UIMessage (the first of a chat saved as an array), a persisted chat object, or a ModelMessage holding a tool
+    part (``response.messages`` opens with the model's); a history opening with the prompt is told by ``SIGNATURE``."""
+    return _fault(record) is None or _chat(record) or _sdk_model_message(record)
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
@@ -195,6 +241,84 @@ def _steps(messages: list[dict[str, Any]], prompts: list[str]) -> list[dict[str,
     return steps
 
 
+def _tool_outcomes(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each call's outcome in a ModelMessage list by its ``toolCallId``, as a UIMessage tool part's ``state`` and the
+    fields that go with it: its ``tool-result`` (an answer, an error, ``execution-denied``) or approval (a
+    ``tool-approval-request`` and the user's ``tool-approval-response``, matched by ``approvalId``)."""
+    parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
+    asked = {p.get("approvalId"): p.get("toolCallId") for p in parts if p["type"] == "tool-approval-request"}
+    outcomes: dict[str, dict[str, Any]] = {call: {"state": "approval-requested"} for call in asked.values()}
+    for part in parts:
+        if part["type"] == "tool-approval-response" and (call := asked.get(part.get("approvalId"))) is not None:
+            approval = {"approved": part.get("approved"), "reason": part.get("reason")}
+            outcomes[call] = {"state": "approval-responded", "approval": approval}
+        elif part["type"] == "tool-result":
+            outcomes[part.get("toolCallId")] = _result_state(part)
+    return outcomes
+
+
+def _result_state(part: dict[str, Any]) -> dict[str, Any]:
+    """A ``tool-result`` part as a UIMessage tool part's state: its ``output`` (AI SDK 5 on: ``text`` / ``json`` /
+    ``content`` an answer, ``error-text`` / ``error-json`` an error, ``execution-denied`` a denial), or AI SDK 4's
+    ``result`` and ``isError``."""
+    output = part.get("output")
+    if not isinstance(output, dict):
+        if part.get("isError") is True:
+            return {"state": "output-error", "errorText": result_text(part.get("result"))}
+        return {"state": "output-available", "output": part.get("result")}
+    kind, value = output.get("type"), output.get("value")
+    if kind == "execution-denied":
+        return {"state": "output-denied", "approval": {"approved": False, "reason": output.get("reason")}}
+    if kind in ("error-text", "error-json"):
+        return {"state": "output-error", "errorText": value if isinstance(value, str) else json.dumps(value)}
+    return {"state": "output-available", "output": value}
+
+
+def _as_ui_parts(message: dict[str, Any], outcomes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ModelMessage's content as the UIMessage parts ``_steps`` reads: its text and reasoning, each tool call a
+    ``dynamic-tool`` part with the outcome later messages gave it (none: no result was recorded)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if part["type"] in ("text", "reasoning") and isinstance(part.get("text"), str):
+            parts.append({"type": part["type"], "text": part["text"]})
+        elif part["type"] == "tool-call":
+            parts.append({"type": "dynamic-tool", "toolName": part.get("toolName"),
+                          "input": part.get("input", part.get("args")),
+                          **outcomes.get(part.get("toolCallId"), {"state": "input-available"})})
+    return parts
+
+
+def _model_history(messages: list[Any]) -> list[dict[str, Any]] | None:
+    """A ``ModelMessage[]`` (a history saved as ``[...messages, ...response.messages]``) as UIMessages, one model step
+    each assistant message (one holding none of them, an image alone, left out); None when ``messages`` is no such
+    list."""
+    if any(_model_fault(m) is not None for m in messages):
+        return None
+    outcomes = _tool_outcomes(messages)
+    return [{"role": m["role"], "parts": parts} for m in messages
+            if m["role"] in _ROLES and (parts := _as_ui_parts(m, outcomes))]
+
+
+def _message_fault(message: Any) -> str | None:
+    """What keeps ``message`` from being a UIMessage (``parts``) or a ModelMessage (``content``), None when nothing
+    does: named by the one it is nearer."""
+    if isinstance(message, dict) and "content" in message and "parts" not in message:
+        return None if (fault := _model_fault(message)) is None else f"{fault} (a ModelMessage)"
+    return None if (fault := _fault(message)) is None else f"{fault} (a UIMessage)"
+
+
+def _unread_result(messages: list[Any]) -> str | None:
+    """Why a saved ``generateText`` / ``streamText`` result or its ``steps`` is refused, None for anything else."""
+    first = messages[0] if messages else None
+    if isinstance(first, dict) and ("steps" in first or {"stepNumber", "finishReason"} <= first.keys()):
+        return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): they hold no prompt, so no "
+                "task (save the history instead: [...messages, ...response.messages])")
+    return None
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, dict) and not isinstance(record.get("messages"), list):  # (split gives every dict them)
         said = f"its 'messages' is {json_kind(record['messages'])}" if "messages" in record else "it has no 'messages'"
@@ -204,14 +328,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     messages = record["messages"]
     if not messages:
         raise RecordError("an empty AI SDK chat: no messages")
+    if why := _unread_result(messages):
+        raise RecordError(why)
     for n, msg in enumerate(messages, 1):
-        if (fault := _fault(msg)) is not None:
-            raise RecordError(f"not an AI SDK chat (UIMessage[]): message {n}: {fault}")
+        if (fault := _message_fault(msg)) is not None:
+            raise RecordError(f"not an AI SDK chat: message {n}: {fault}")
+    if (history := _model_history(messages)) is not None:
+        messages = history
     prompts: list[str] = []
     metadata: dict[str, Any] = {}
     steps = _steps(messages, prompts)
     if not prompts:
-        raise RecordError("an AI SDK chat with no user text: no task")
+        raise RecordError("an AI SDK chat with no user text: no task" + (
+            "" if history is None else " (generateText's response.messages alone? save them after the prompt: "
+                                       "[...messages, ...response.messages])"))
     if len(prompts) > 1:
         metadata["user_prompts"] = prompts[1:]
     chat_id, first_id = record.get("id"), messages[0].get("id")
