@@ -262,3 +262,21 @@ def test_an_ai_sdk_4_core_message_history_keeps_its_calls(tmp_path: Path) -> Non
     assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
         ("weather", {"city": "Lyon"}, '{"c": 21}', None), ("weather", {"city": "Oslo"}, None, "timeout"),
         ("respond", {"content": "Lyon is 21 C; Oslo did not answer."}, None, None)]
+
+
+def test_the_metadata_an_app_attached_gives_the_chats_time_model_and_tokens(tmp_path: Path) -> None:
+    """``messageMetadata`` as the SDK's docs attach it (content/docs/04-ai-sdk-ui/25-message-metadata.mdx:
+    ``createdAt`` ms and ``model`` at the start, ``totalTokens`` at the finish; the token-usage cookbook's ``usage``):
+    main ignored it, the chat dated by the file's mtime, its model unknown."""
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"id": "c-meta", "messages": [
+        _user("hi"),
+        {"id": "a1", "role": "assistant", "metadata": {"createdAt": 1765150000000, "model": "gpt-4o", "totalTokens": 30},
+         "parts": [{"type": "text", "text": "Hello!"}]},
+        _user("bye"),
+        {"id": "a2", "role": "assistant", "metadata": {"usage": {"inputTokens": 9, "outputTokens": 3, "totalTokens": 12}},
+         "parts": [{"type": "text", "text": "Bye."}]}]}))
+    run = only(path)
+    assert run.created_at.isoformat() == "2025-12-07T23:26:40+00:00"
+    assert run.model_id == "gpt-4o" and run.metadata["total_tokens"] == 42
+    assert "created_at_basis" not in run.metadata

@@ -29,7 +29,9 @@ Mapping
   "parts": [{"type": "text", "text": "hi"}]}`` opens many chats). The same chat saved again after more turns keeps
   its id, so a later ingest replaces it; two copies in one ingest are kept apart (``read.DistinctIds``: no session
   start tells that one continues the other);
-- outcome: ``unknown`` (a chat holds what was said, not whether the task was done).
+- outcome: ``unknown`` (a chat holds what was said, not whether the task was done);
+- the messages' ``metadata`` as the SDK's docs attach it: ``createdAt`` the run's time, ``model`` its model,
+  ``totalTokens`` (or ``usage.totalTokens``) summed ``metadata.total_tokens``; an app's other keys are not read.
 - a saved ``ModelMessage[]`` too (``packages/provider-utils/src/types/*-model-message.ts``: a history as
   ``[...messages, ...response.messages]``, AI SDK 4 to 7): read as the UIMessages it would be, each assistant message
   a model step, each ``tool-call`` answered by the ``tool-result`` (``output`` ``json`` / ``text`` / ``content``,
@@ -37,7 +39,8 @@ Mapping
   (``tool-approval-request`` / ``-response``) of its id. Told by a tool part as only the SDK writes it (``tool-call``
   with ``toolCallId``); ``response.messages`` or a result's ``steps`` alone hold no prompt: refused, saying so.
 - not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion and Anthropic messages
-  (a ``ModelMessage[]`` with no tool part is one too: read by theirs) and v4's ``toolInvocations``.
+  and v4's ``toolInvocations``; a ``ModelMessage[]`` with no tool part is not told from a chat-completion list (as
+  those, unrecognised: ``--format vercel-ai-chat`` reads it).
 - a walk reads only the JSON files directly in a ``.chats`` folder (the example's ``<id>.json``); another file there
   that is no chat (an app's settings) or a chat with no messages yet (``createChat``'s) is passed over, named so.
 """
@@ -53,7 +56,7 @@ from trajsearch.actions import UNNAMED_TOOL, not_run
 from trajsearch.model import Trajectory
 
 from ..sources import whole_document
-from ._agent_cli import finish_steps
+from ._agent_cli import finish_steps, first_time
 from ._common import (ITEM_AT, Context, RecordError, build, clip_task, file_run_key, item_positions, json_digest,
                       json_kind, safe_id, tool_arguments)
 from ._vendor import result_text
@@ -319,6 +322,26 @@ def _unread_result(messages: list[Any]) -> str | None:
     return None
 
 
+def _attached(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """What an app attached to its messages' ``metadata`` (``toUIMessageStream``'s ``messageMetadata``), in the
+    shapes the SDK's docs write it (``25-message-metadata.mdx``: ``createdAt`` ms and ``model`` at the start,
+    ``totalTokens`` at the finish; the token-usage cookbook: ``usage``, a ``LanguageModelUsage``): the first time
+    and model, the tokens summed over the answers. Any other key is the app's own: not guessed at."""
+    attached = [m["metadata"] for m in messages if isinstance(m.get("metadata"), dict)]
+    models = [m for a in attached if isinstance(m := a.get("model"), str) and m]
+    tokens = [t for a in attached if (t := _total_tokens(a)) is not None]
+    return {key: value for key, value in (
+        ("created_at", first_time(*(a.get("createdAt") for a in attached))), ("model_id", models[0] if models else None),
+        ("total_tokens", sum(tokens) if tokens else None)) if value is not None}
+
+
+def _total_tokens(attached: dict[str, Any]) -> int | None:
+    """A message's tokens: the docs' ``totalTokens``, or the cookbook's ``usage.totalTokens``."""
+    usage = attached.get("usage")
+    value = attached.get("totalTokens", usage.get("totalTokens") if isinstance(usage, dict) else None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, dict) and not isinstance(record.get("messages"), list):  # (split gives every dict them)
         said = f"its 'messages' is {json_kind(record['messages'])}" if "messages" in record else "it has no 'messages'"
@@ -336,7 +359,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if (history := _model_history(messages)) is not None:
         messages = history
     prompts: list[str] = []
-    metadata: dict[str, Any] = {}
+    attached = _attached(messages)
+    metadata: dict[str, Any] = {"total_tokens": attached.pop("total_tokens")} if "total_tokens" in attached else {}
     steps = _steps(messages, prompts)
     if not prompts:
         raise RecordError("an AI SDK chat with no user text: no task" + (
@@ -349,4 +373,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         chat_id = json_digest(messages[0]) if isinstance(first_id, str) and first_id \
             else file_run_key(ctx, record.get(ITEM_AT))
     return build({"trajectory_id": f"{ID_PREFIX}:{safe_id(chat_id)}", "task": clip_task(prompts[0]),
-                  "steps": finish_steps(steps, metadata), "metadata": metadata}, ctx)
+                  "steps": finish_steps(steps, metadata), "metadata": metadata, **attached}, ctx)
