@@ -280,3 +280,13 @@ def test_the_metadata_an_app_attached_gives_the_chats_time_model_and_tokens(tmp_
     assert run.created_at.isoformat() == "2025-12-07T23:26:40+00:00"
     assert run.model_id == "gpt-4o" and run.metadata["total_tokens"] == 42
     assert "created_at_basis" not in run.metadata
+
+
+def test_a_history_mixing_model_and_ui_messages_is_refused_naming_the_message(tmp_path: Path) -> None:
+    """A UIMessage appended to a ModelMessage history: each passed its own check and the reader failed on the mix."""
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps([*json.loads((AUD37 / "model-history-tool-error.json").read_text()),
+                                _user("and now?")]))
+    [result] = read_inputs([path])
+    assert not result.ok
+    assert "message 6: it has 'parts', as a UIMessage (the chat's first is a ModelMessage)" in result.error

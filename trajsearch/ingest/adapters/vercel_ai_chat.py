@@ -119,7 +119,7 @@ def _model_fault(item: Any) -> str | None:
     if not isinstance(item, dict):
         return f"expected a JSON object, got {json_kind(item)}"
     if "parts" in item:  # (AI SDK 4.2's UIMessage keeps a 'content' text beside its parts)
-        return "it has 'parts': a UIMessage"
+        return "it has 'parts', as a UIMessage"
     if item.get("role") not in (*_ROLES, "tool"):
         return f"its 'role' is {item.get('role')!r}, not system, user, assistant or tool"
     content = item.get("content")
@@ -294,23 +294,24 @@ def _as_ui_parts(message: dict[str, Any], outcomes: dict[str, dict[str, Any]]) -
     return parts
 
 
-def _model_history(messages: list[Any]) -> list[dict[str, Any]] | None:
+def _model_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A ``ModelMessage[]`` (a history saved as ``[...messages, ...response.messages]``) as UIMessages, one model step
-    each assistant message (one holding none of them, an image alone, left out); None when ``messages`` is no such
-    list."""
-    if any(_model_fault(m) is not None for m in messages):
-        return None
+    each assistant message (one holding none of them, an image alone, left out)."""
     outcomes = _tool_outcomes(messages)
     return [{"role": m["role"], "parts": parts} for m in messages
             if m["role"] in _ROLES and (parts := _as_ui_parts(m, outcomes))]
 
 
-def _message_fault(message: Any) -> str | None:
-    """What keeps ``message`` from being a UIMessage (``parts``) or a ModelMessage (``content``), None when nothing
-    does: named by the one it is nearer."""
-    if isinstance(message, dict) and "content" in message and "parts" not in message:
-        return None if (fault := _model_fault(message)) is None else f"{fault} (a ModelMessage)"
-    return None if (fault := _fault(message)) is None else f"{fault} (a UIMessage)"
+def _is_model_message(message: Any) -> bool:
+    """Whether ``message`` is shaped as a ModelMessage (``content``, no ``parts``) rather than a UIMessage."""
+    return isinstance(message, dict) and "content" in message and "parts" not in message
+
+
+def _message_fault(message: Any, model: bool) -> str | None:
+    """What keeps ``message`` from being a ModelMessage (``model``: the chat's first is one) or a UIMessage, None
+    when nothing does: a chat is one kind throughout."""
+    fault = _model_fault(message) if model else _fault(message)
+    return None if fault is None else f"{fault} (the chat's first is a {'ModelMessage' if model else 'UIMessage'})"
 
 
 def _unread_result(messages: list[Any]) -> str | None:
@@ -353,11 +354,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("an empty AI SDK chat: no messages")
     if why := _unread_result(messages):
         raise RecordError(why)
+    model = _is_model_message(messages[0])
     for n, msg in enumerate(messages, 1):
-        if (fault := _message_fault(msg)) is not None:
+        if (fault := _message_fault(msg, model)) is not None:
             raise RecordError(f"not an AI SDK chat: message {n}: {fault}")
-    if (history := _model_history(messages)) is not None:
-        messages = history
+    history = _model_history(messages) if model else None
+    messages = history if history is not None else messages
     prompts: list[str] = []
     attached = _attached(messages)
     metadata: dict[str, Any] = {"total_tokens": attached.pop("total_tokens")} if "total_tokens" in attached else {}
