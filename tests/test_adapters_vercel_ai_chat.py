@@ -290,3 +290,12 @@ def test_a_history_mixing_model_and_ui_messages_is_refused_naming_the_message(tm
     [result] = read_inputs([path])
     assert not result.ok
     assert "message 6: it has 'parts', as a UIMessage (the chat's first is a ModelMessage)" in result.error
+
+
+def test_a_call_id_the_model_repeats_gets_each_call_its_own_result() -> None:
+    """ai@6 (gen3.mjs) with a model that names every call ``call_0`` (as Kimi K2 or a mock do): each result answers
+    the earliest call of that id still open; keyed by id over the history, all three took the last one's error."""
+    run = only(AUD37 / "model-history-reused-ids.json")
+    assert [(s.arguments, s.observation, s.error) for s in run.steps if s.action == "run"] == [
+        ({"cmd": "ls"}, "out of ls", None), ({"cmd": "pwd"}, "out of pwd", None),
+        ({"cmd": "bad"}, None, '{"code":7,"msg":"weird"}')]

@@ -244,19 +244,28 @@ def _steps(messages: list[dict[str, Any]], prompts: list[str]) -> list[dict[str,
     return steps
 
 
-def _tool_outcomes(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each call's outcome in a ModelMessage list by its ``toolCallId``, as a UIMessage tool part's ``state`` and the
-    fields that go with it: its ``tool-result`` (an answer, an error, ``execution-denied``) or approval (a
-    ``tool-approval-request`` and the user's ``tool-approval-response``, matched by ``approvalId``)."""
-    parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
-    asked = {p.get("approvalId"): p.get("toolCallId") for p in parts if p["type"] == "tool-approval-request"}
-    outcomes: dict[str, dict[str, Any]] = {call: {"state": "approval-requested"} for call in asked.values()}
-    for part in parts:
-        if part["type"] == "tool-approval-response" and (call := asked.get(part.get("approvalId"))) is not None:
-            approval = {"approved": part.get("approved"), "reason": part.get("reason")}
-            outcomes[call] = {"state": "approval-responded", "approval": approval}
-        elif part["type"] == "tool-result":
-            outcomes[part.get("toolCallId")] = _result_state(part)
+def _tool_outcomes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each ``tool-call``'s outcome in a ModelMessage list, in the calls' order, as a UIMessage tool part's ``state``
+    and the fields that go with it: its ``tool-result`` (an answer, an error, ``execution-denied``) or approval (a
+    ``tool-approval-request`` and the user's ``tool-approval-response``, matched by ``approvalId``). Paired in
+    order, each to the earliest earlier call of its ``toolCallId`` still unanswered: providers repeat ids (Kimi K2's
+    ``functions.run:1``, a mock's ``call_0``), and the SDK writes a step's results in its calls' order."""
+    outcomes: list[dict[str, Any]] = []
+    waiting: dict[str, list[dict[str, Any]]] = {}  # a call id's unanswered calls, the earliest first
+    asked: dict[str, dict[str, Any]] = {}  # an approval id's call
+    for part in (p for m in messages if isinstance(m["content"], list) for p in m["content"]):
+        call, kind = part.get("toolCallId"), part["type"]
+        if kind == "tool-call":
+            outcomes.append(outcome := {"state": "input-available"})
+            waiting.setdefault(call, []).append(outcome)
+        elif kind == "tool-approval-request" and (queue := waiting.get(call)):
+            asked[part.get("approvalId")] = outcome = next((o for o in queue if "approval" not in o), queue[-1])
+            outcome.update(state="approval-requested", approval={})
+        elif kind == "tool-approval-response" and (outcome := asked.get(part.get("approvalId"))) is not None:
+            outcome.update(state="approval-responded",
+                           approval={"approved": part.get("approved"), "reason": part.get("reason")})
+        elif kind == "tool-result" and (queue := waiting.get(call)):
+            queue.pop(0).update(_result_state(part))
     return outcomes
 
 
@@ -277,9 +286,9 @@ def _result_state(part: dict[str, Any]) -> dict[str, Any]:
     return {"state": "output-available", "output": value}
 
 
-def _as_ui_parts(message: dict[str, Any], outcomes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _as_ui_parts(message: dict[str, Any], outcomes: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """A ModelMessage's content as the UIMessage parts ``_steps`` reads: its text and reasoning, each tool call a
-    ``dynamic-tool`` part with the outcome later messages gave it (none: no result was recorded)."""
+    ``dynamic-tool`` part with the next of ``outcomes`` (the calls' in order: see ``_tool_outcomes``)."""
     content = message["content"]
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
@@ -290,14 +299,14 @@ def _as_ui_parts(message: dict[str, Any], outcomes: dict[str, dict[str, Any]]) -
         elif part["type"] == "tool-call":
             parts.append({"type": "dynamic-tool", "toolName": part.get("toolName"),
                           "input": part.get("input", part.get("args")),
-                          **outcomes.get(part.get("toolCallId"), {"state": "input-available"})})
+                          **next(outcomes)})
     return parts
 
 
 def _model_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A ``ModelMessage[]`` (a history saved as ``[...messages, ...response.messages]``) as UIMessages, one model step
     each assistant message (one holding none of them, an image alone, left out)."""
-    outcomes = _tool_outcomes(messages)
+    outcomes = iter(_tool_outcomes(messages))
     return [{"role": m["role"], "parts": parts} for m in messages
             if m["role"] in _ROLES and (parts := _as_ui_parts(m, outcomes))]
 
