@@ -299,3 +299,22 @@ def test_a_call_id_the_model_repeats_gets_each_call_its_own_result() -> None:
     assert [(s.arguments, s.observation, s.error) for s in run.steps if s.action == "run"] == [
         ({"cmd": "ls"}, "out of ls", None), ({"cmd": "pwd"}, "out of pwd", None),
         ({"cmd": "bad"}, None, '{"code":7,"msg":"weird"}')]
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    ({"id": "m2", "role": "assistant", "content": "", "toolInvocations": [
+        {"state": "result", "toolCallId": "c1", "toolName": "listFiles", "args": {"dir": "/tmp"}, "result": ["a"]}]},
+     "it has 'toolInvocations', as AI SDK 4's UIMessage, not read"),
+    ({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+     "it has 'tool_calls', as a chat-completion message, not read"),
+], ids=["v4-tool-invocations", "chat-completion"])
+def test_a_forced_read_refuses_messages_whose_calls_it_would_drop(tmp_path: Path, message: dict, said: str) -> None:
+    """``--format vercel-ai-chat`` on AI SDK 4's ``Message[]`` (its calls in ``toolInvocations``, built by hand from
+    ai@4.3.19 packages/ui-utils/src/types.ts): each message passed as a ModelMessage with a text ``content`` and
+    the calls were dropped silently."""
+    path = tmp_path / "v4.json"
+    path.write_text(json.dumps([{"id": "m1", "role": "user", "content": "List /tmp"}, message,
+                                {"id": "m3", "role": "assistant", "content": "There is a."}]))
+    [result] = read_inputs([path], fmt="vercel-ai-chat")
+    assert not result.ok and f"message 2: {said}" in result.error

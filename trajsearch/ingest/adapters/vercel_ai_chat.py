@@ -90,6 +90,9 @@ _MODEL_PARTS = frozenset({"text", "image", "file", "reasoning", "redacted-reason
                           "tool-call", "tool-result", "tool-approval-request", "tool-approval-response"})
 _MODEL_MARKS = {"tool-call": "toolCallId", "tool-result": "toolCallId", "tool-approval-request": "approvalId",
                 "tool-approval-response": "approvalId"}
+#: Where a message that is no ModelMessage keeps its calls, and whose it is: read as a ModelMessage, its calls were lost.
+_OTHER_CALLS = {"toolInvocations": "as AI SDK 4's UIMessage", "tool_calls": "as a chat-completion message",
+                "function_call": "as a chat-completion message"}
 #: A saved ``ModelMessage[]`` opens with a system or user message chat-completion writes alike; its head tells it
 #: by a tool part as ``JSON.stringify`` writes it (``type`` first, then the call's or approval's id).
 SIGNATURE = re.compile(r'"type"\s*:\s*"tool-(?:call|result|approval-request)"\s*,\s*"(?:toolCallId|approvalId)"')
@@ -120,6 +123,8 @@ def _model_fault(item: Any) -> str | None:
         return f"expected a JSON object, got {json_kind(item)}"
     if "parts" in item:  # (AI SDK 4.2's UIMessage keeps a 'content' text beside its parts)
         return "it has 'parts', as a UIMessage"
+    if (calls := next((k for k in _OTHER_CALLS if k in item), None)) is not None:
+        return f"it has '{calls}', {_OTHER_CALLS[calls]}, not read"
     if item.get("role") not in (*_ROLES, "tool"):
         return f"its 'role' is {item.get('role')!r}, not system, user, assistant or tool"
     content = item.get("content")
