@@ -318,3 +318,20 @@ def test_a_forced_read_refuses_messages_whose_calls_it_would_drop(tmp_path: Path
                                 {"id": "m3", "role": "assistant", "content": "There is a."}]))
     [result] = read_inputs([path], fmt="vercel-ai-chat")
     assert not result.ok and f"message 2: {said}" in result.error
+
+
+def test_the_answer_after_a_provider_executed_tool_is_a_respond_step(tmp_path: Path) -> None:
+    """A provider-executed tool (``providerExecuted``: web search) runs within the model's step, so its text after
+    the result is the answer, not the call's thought: ai@6 (gen3.mjs) as a ModelMessage history, and the same as a
+    UIMessage (ui-messages.ts: the tool part's ``providerExecuted``; built by hand)."""
+    model = only(AUD37 / "model-history-provider-executed.json")
+    ui = tmp_path / "chat.json"
+    ui.write_text(json.dumps({"id": "c-web", "messages": [_user("search the web"), {
+        "id": "a1", "role": "assistant", "parts": [
+            {"type": "step-start"}, {"type": "text", "text": "Searching."},
+            {"type": "tool-web_search", "toolCallId": "ws1", "state": "output-available", "input": {"query": "x"},
+             "output": [{"url": "https://x"}], "providerExecuted": True},
+            {"type": "text", "text": "found x"}]}]}))
+    assert [(s.action, s.thought) for s in model.steps] == [("web_search", None), ("respond", None)]
+    assert [(s.action, s.thought) for s in only(ui).steps] == [("web_search", "Searching."), ("respond", None)]
+    assert model.steps[-1].arguments == only(ui).steps[-1].arguments == {"content": "found x"}

@@ -23,7 +23,8 @@ Mapping
   denied (``output-denied``, or an ``approval`` of ``approved: false``) is ``not run: denied: <reason>``, one
   awaiting approval or never answered (``approval-requested``, ``input-available``, ``input-streaming``: the stream
   stopped) ``not run: ...`` too; an assistant's text is a ``respond`` step, unless tool calls follow it within
-  the same model step (``step-start`` parts divide them): then the thought of those calls, as is its reasoning;
+  the same model step (``step-start`` parts divide them, and a provider-executed tool's result): then the thought
+  of those calls, as is its reasoning;
 - trajectory_id = ``vercel-ai-chat:<chat id>``, else ``vercel-ai-chat:<digest>`` of the first message where that
   has an ``id`` (the SDK gives every message one), else the file and place (``file_run_key``: ``{"role": "user",
   "parts": [{"type": "text", "text": "hi"}]}`` opens many chats). The same chat saved again after more turns keeps
@@ -213,15 +214,19 @@ def _tool_step(part: dict[str, Any], thought: str | None) -> dict[str, Any]:
 
 
 def _segments(parts: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    """An assistant message's model steps: its parts between ``step-start`` parts."""
+    """An assistant message's model steps: its parts between ``step-start`` parts, and a text or reasoning after a
+    provider-executed tool (``providerExecuted``: its result came within the step, so what the model says next
+    answers it, as after a step of its own)."""
     segment: list[dict[str, Any]] = []
+    answered = False  # a provider-executed tool ran in this segment
     for part in parts:
-        if part["type"] == "step-start":
+        if part["type"] == "step-start" or (answered and part["type"] in ("text", "reasoning")):
             if segment:
                 yield segment
-            segment = []
-        else:
+            segment, answered = [], False
+        if part["type"] != "step-start":
             segment.append(part)
+            answered = answered or part.get("providerExecuted") is True
     if segment:
         yield segment
 
@@ -304,6 +309,7 @@ def _as_ui_parts(message: dict[str, Any], outcomes: Iterator[dict[str, Any]]) ->
         elif part["type"] == "tool-call":
             parts.append({"type": "dynamic-tool", "toolName": part.get("toolName"),
                           "input": part.get("input", part.get("args")),
+                          "providerExecuted": part.get("providerExecuted"),
                           **next(outcomes)})
     return parts
 
