@@ -237,7 +237,8 @@ def test_a_model_message_call_the_user_denied_or_has_not_answered_was_not_run() 
 @pytest.mark.parametrize(("name", "said"), [
     ("response-messages-only.json", "response.messages alone"),
     ("generate-text-steps.json", "'steps' (StepResult[]): they hold no prompt"),
-], ids=["response-messages", "steps"])
+    ("generate-text-steps-ai5.json", "'steps' (StepResult[]): they hold no prompt"),
+], ids=["response-messages", "steps", "ai5-steps"])
 def test_a_saved_result_without_its_prompt_is_refused_saying_why(name: str, said: str) -> None:
     """``response.messages`` or ``steps`` saved alone hold no user message: refused naming what to save instead,
     not as an unrecognised dump."""

@@ -91,7 +91,7 @@ _MODEL_PARTS = frozenset({"text", "image", "file", "reasoning", "redacted-reason
                           "tool-call", "tool-result", "tool-approval-request", "tool-approval-response"})
 _MODEL_MARKS = {"tool-call": "toolCallId", "tool-result": "toolCallId", "tool-approval-request": "approvalId",
                 "tool-approval-response": "approvalId"}
-#: Where a message that is no ModelMessage keeps its calls, and whose it is: read as a ModelMessage, its calls were lost.
+#: Where a message that is no ModelMessage keeps its calls, and whose it is (read as one, its calls were lost).
 _OTHER_CALLS = {"toolInvocations": "as AI SDK 4's UIMessage", "tool_calls": "as a chat-completion message",
                 "function_call": "as a chat-completion message"}
 #: A saved ``ModelMessage[]`` opens with a system or user message chat-completion writes alike; its head tells it
@@ -335,9 +335,10 @@ def _message_fault(message: Any, model: bool) -> str | None:
 
 
 def _unread_result(messages: list[Any]) -> str | None:
-    """Why a saved ``generateText`` / ``streamText`` result or its ``steps`` is refused, None for anything else."""
+    """Why a saved ``generateText`` / ``streamText`` result or its ``steps`` is refused, None for anything else: a
+    result holds ``steps``, a step (``StepResult``, AI SDK 4 to 7) its ``finishReason``; neither has a ``role``."""
     first = messages[0] if messages else None
-    if isinstance(first, dict) and ("steps" in first or {"stepNumber", "finishReason"} <= first.keys()):
+    if isinstance(first, dict) and "role" not in first and ("steps" in first or "finishReason" in first):
         return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): they hold no prompt, so no "
                 "task (save the history instead: [...messages, ...response.messages])")
     return None
