@@ -336,3 +336,16 @@ def test_the_answer_after_a_provider_executed_tool_is_a_respond_step(tmp_path: P
     assert [(s.action, s.thought) for s in model.steps] == [("web_search", None), ("respond", None)]
     assert [(s.action, s.thought) for s in only(ui).steps] == [("web_search", "Searching."), ("respond", None)]
     assert model.steps[-1].arguments == only(ui).steps[-1].arguments == {"content": "found x"}
+
+
+@pytest.mark.parametrize(("part", "said"), [
+    ({"type": "tool-call", "toolCallId": ["a"], "toolName": "x", "input": {}}, "its part 1's 'toolCallId' is an array"),
+    ({"type": "tool-approval-request", "approvalId": {"z": 1}, "toolCallId": "a"}, "its part 1's 'approvalId' is an object"),
+], ids=["call-id", "approval-id"])
+def test_a_tool_part_whose_id_is_no_string_is_refused_naming_the_message(tmp_path: Path, part: dict, said: str) -> None:
+    """The SDK writes every id a string; another failed as a bare 'TypeError: unhashable type' naming no message."""
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps([{"role": "user", "content": "What is in /tmp?"}, {"role": "assistant", "content": [
+        {"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}]}, {"role": "assistant", "content": [part]}]))
+    [result] = read_inputs([path], fmt="vercel-ai-chat")
+    assert not result.ok and f"message 3: {said}, not a string" in result.error

@@ -133,9 +133,16 @@ def _model_fault(item: Any) -> str | None:
         return None
     if not isinstance(content, list):
         return f"its 'content' is {json_kind(content)}, not a text or an array of parts"
-    return next((f"its part {k} is no ModelMessage part (a 'type' text, reasoning, tool-call, tool-result ...)"
-                 for k, p in enumerate(content, 1) if not (isinstance(p, dict) and p.get("type") in _MODEL_PARTS)),
-                None)
+    return next((fault for k, p in enumerate(content, 1) if (fault := _model_part_fault(p, k)) is not None), None)
+
+
+def _model_part_fault(part: Any, k: int) -> str | None:
+    """What keeps ``part`` (the ``k``-th) from being a ModelMessage content part, None when nothing does: a tool
+    part's ids pair calls with results and approvals, so one that is no string is refused, not guessed at."""
+    if not (isinstance(part, dict) and part.get("type") in _MODEL_PARTS):
+        return f"its part {k} is no ModelMessage part (a 'type' text, reasoning, tool-call, tool-result ...)"
+    return next((f"its part {k}'s '{key}' is {json_kind(part[key])}, not a string"
+                 for key in ("toolCallId", "approvalId") if key in part and not isinstance(part[key], str)), None)
 
 
 def _sdk_model_message(item: Any) -> bool:
