@@ -32,7 +32,8 @@ Mapping
   start tells that one continues the other);
 - outcome: ``unknown`` (a chat holds what was said, not whether the task was done);
 - the messages' ``metadata`` as the SDK's docs attach it: ``createdAt`` the run's time, ``model`` its model,
-  ``totalTokens`` (or ``usage.totalTokens``) summed ``metadata.total_tokens``; an app's other keys are not read.
+  ``totalTokens`` summed ``metadata.total_tokens`` (not the cookbook's ``usage``: its last step's alone); an
+  app's other keys are not read.
 - a saved ``ModelMessage[]`` too (``packages/provider-utils/src/types/*-model-message.ts``: a history as
   ``[...messages, ...response.messages]``, AI SDK 4 to 7): read as the UIMessages it would be, each assistant message
   a model step, each ``tool-call`` answered by the ``tool-result`` (``output`` ``json`` / ``text`` / ``content``,
@@ -354,8 +355,7 @@ def _unread_result(messages: list[Any]) -> str | None:
 def _attached(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """What an app attached to its messages' ``metadata`` (``toUIMessageStream``'s ``messageMetadata``), in the
     shapes the SDK's docs write it (``25-message-metadata.mdx``: ``createdAt`` ms and ``model`` at the start,
-    ``totalTokens`` at the finish; the token-usage cookbook: ``usage``, a ``LanguageModelUsage``): the first time
-    and model, the tokens summed over the answers. Any other key is the app's own: not guessed at."""
+    ``totalTokens`` at the finish): the first time and model, the tokens summed over the answers. Any other key is the app's own: not guessed at."""
     attached = [m["metadata"] for m in messages if isinstance(m.get("metadata"), dict)]
     models = [m for a in attached if isinstance(m := a.get("model"), str) and m]
     tokens = [t for a in attached if (t := _total_tokens(a)) is not None]
@@ -365,9 +365,9 @@ def _attached(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _total_tokens(attached: dict[str, Any]) -> int | None:
-    """A message's tokens: the docs' ``totalTokens``, or the cookbook's ``usage.totalTokens``."""
-    usage = attached.get("usage")
-    value = attached.get("totalTokens", usage.get("totalTokens") if isinstance(usage, dict) else None)
+    """A message's tokens: the docs' ``totalTokens`` (the ``finish`` part's ``totalUsage``). Not the cookbook's
+    ``usage``: set at each ``finish-step`` and merged, it keeps the last step's alone."""
+    value = attached.get("totalTokens")
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
