@@ -349,3 +349,30 @@ def test_a_tool_part_whose_id_is_no_string_is_refused_naming_the_message(tmp_pat
         {"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}]}, {"role": "assistant", "content": [part]}]))
     [result] = read_inputs([path], fmt="vercel-ai-chat")
     assert not result.ok and f"message 3: {said}, not a string" in result.error
+
+
+def _jsonb_order(value: object) -> object:
+    """``value`` with its keys in Postgres ``jsonb``'s order (shorter keys first, then bytewise), as an app storing
+    messages in a jsonb column gets them back."""
+    if isinstance(value, dict):
+        return {k: _jsonb_order(value[k]) for k in sorted(value, key=lambda k: (len(k.encode()), k.encode()))}
+    return [_jsonb_order(v) for v in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("dump", [lambda h: json.dumps(h, sort_keys=True), lambda h: json.dumps(_jsonb_order(h))],
+                         ids=["sort-keys", "jsonb"])
+def test_a_history_is_detected_whatever_its_key_order(tmp_path: Path, dump) -> None:
+    """The ai@6 history re-dumped in another key order: the head test wanted ``toolCallId`` right after ``type``, as
+    ``JSON.stringify`` writes it, and left these unrecognised."""
+    path = tmp_path / "history.json"
+    path.write_text(dump(json.loads((AUD37 / "model-history-tool-error.json").read_text())))
+    assert detect_format(path) == "vercel-ai-chat"
+    assert [s.action for s in only(path).steps] == ["listFiles", "readFile", "respond"]
+
+
+def test_a_saved_full_stream_is_not_taken_for_a_chat() -> None:
+    """``streamText``'s ``fullStream`` parts a line each (ai@6, gen3.mjs): its ``tool-call`` parts hold
+    ``toolCallId`` as a message's do, so it was detected and then refused as 'message 1: its role is None'; it holds
+    no message (no ``role``): unrecognised, as on main."""
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(AUD37 / "stream-text-full-stream.jsonl")

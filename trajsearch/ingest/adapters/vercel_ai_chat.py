@@ -39,7 +39,7 @@ Mapping
   a model step, each ``tool-call`` answered by the ``tool-result`` (``output`` ``json`` / ``text`` / ``content``,
   ``error-text`` / ``error-json`` an error, ``execution-denied`` a denial; 4's ``result`` / ``isError``) or approval
   (``tool-approval-request`` / ``-response``) of its id. Told by a tool part as only the SDK writes it (``tool-call``
-  with ``toolCallId``); ``response.messages`` or a result's ``steps`` alone hold no prompt: refused, saying so.
+  with ``toolCallId``, in an assistant or tool message, within the head ``detect`` reads); ``response.messages`` or a result's ``steps`` alone hold no prompt: refused, saying so.
 - not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion and Anthropic messages
   and v4's ``toolInvocations``; a ``ModelMessage[]`` with no tool part is not told from a chat-completion list (as
   those, unrecognised: ``--format vercel-ai-chat`` reads it).
@@ -96,8 +96,11 @@ _MODEL_MARKS = {"tool-call": "toolCallId", "tool-result": "toolCallId", "tool-ap
 _OTHER_CALLS = {"toolInvocations": "as AI SDK 4's UIMessage", "tool_calls": "as a chat-completion message",
                 "function_call": "as a chat-completion message"}
 #: A saved ``ModelMessage[]`` opens with a system or user message chat-completion writes alike; its head tells it
-#: by a tool part as ``JSON.stringify`` writes it (``type`` first, then the call's or approval's id).
-SIGNATURE = re.compile(r'"type"\s*:\s*"tool-(?:call|result|approval-request)"\s*,\s*"(?:toolCallId|approvalId)"')
+#: by a tool part only the SDK writes (a ``tool-call`` / ``tool-result`` type, a ``toolCallId``) in an assistant or
+#: tool message, in any key order (a ``sort_keys`` dump, Postgres ``jsonb``'s); the ``role`` keeps out the SDK's
+#: stream parts (a saved ``fullStream``), which share the tool parts' shape.
+SIGNATURE = re.compile(r'\A(?=[\s\S]*?"type"\s*:\s*"tool-(?:call|result)")(?=[\s\S]*?"toolCallId"\s*:)'
+                       r'(?=[\s\S]*?"role"\s*:\s*"(?:assistant|tool)")')
 
 
 def _part_type(part: Any) -> bool:
