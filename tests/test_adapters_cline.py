@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -369,6 +370,24 @@ def test_roo_codes_v2_history_reads_as_the_same_steps(tmp_path: Path) -> None:
         ("execute_command", "Error: Cannot find module 'jest' (exit code 1)"), ("respond", None)]
     assert run.steps[0].thought == "Next: execute_command." and run.steps[0].arguments == {"command": "npm test"}
     assert run.outcome is Outcome.unknown and run.metadata["user_prompts"] == ["the tests still fail"]
+
+
+def test_roo_codes_v2_image_result_is_named_not_dropped(tmp_path: Path) -> None:
+    """A v2 ``tool-result`` whose ``output`` is the AI SDK's ``content`` (a text and an ``image-data`` part, as
+    provider-utils' ``content-part.ts`` types it; built by hand): the image was dropped, now named as a placeholder
+    (the AI SDK readers share one decoder of these outputs)."""
+    folder = tmp_path / "0b9f4c2e-6a1d-4f0e-9a53-2d1c7e8b9a11"
+    folder.mkdir()
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(2000)).decode()
+    (folder / "api_conversation_history.json").write_text(json.dumps({"version": 2, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "<user_message>\nlook at it\n</user_message>"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool-call", "toolCallId": "c1", "toolName": "read_file", "input": {"path": "a.png"}}]},
+        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "read_file", "output": {
+            "type": "content", "value": [{"type": "text", "text": "a.png"},
+                                         {"type": "image-data", "data": png, "mediaType": "image/png"}]}}]}]}))
+    [read] = [s for s in only(folder).steps if s.action == "read_file"]
+    assert read.observation == "a.png\n[image/png, 3 KB base64]"
 
 
 def test_a_completion_cline_did_not_run_is_no_success(tmp_path: Path) -> None:

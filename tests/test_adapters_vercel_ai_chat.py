@@ -376,3 +376,11 @@ def test_a_saved_full_stream_is_not_taken_for_a_chat() -> None:
     no message (no ``role``): unrecognised, as on main."""
     with pytest.raises(ValueError, match="unrecognised dump format"):
         detect_format(AUD37 / "stream-text-full-stream.jsonl")
+
+
+def test_a_content_tool_output_keeps_its_text_and_names_its_image() -> None:
+    """``toModelOutput``'s ``content`` output (ai@6, gen3.mjs: a text and an ``image-data`` screenshot): its text
+    parts are the observation and the image a placeholder; the parts were kept as JSON, base64 and all."""
+    run = only(AUD37 / "model-history-reused-ids.json")
+    [shot] = [s for s in run.steps if s.action == "shot"]
+    assert shot.observation == "a screenshot\n[image]"  # (a 4-character base64 is too short to name)

@@ -22,6 +22,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, TypeVar
 
+from trajsearch.blobs import image_placeholder
 from trajsearch.first_few import first_few
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -100,6 +101,41 @@ def result_text(value: Any) -> str | None:
         inner = decode(value, depth=1)
         return inner if isinstance(inner, str) else value
     return text_of(value)
+
+
+@dataclass
+class SdkToolOutput:
+    """A Vercel AI SDK tool result's ``output`` (v5+ ``ToolResultOutput``) read: its text, and whether it is an
+    error (``error-text`` / ``error-json``) or the user's denial (``execution-denied``: no tool ran; ``text`` its
+    reason, or empty)."""
+    text: str
+    failed: bool = False
+    denied: bool = False
+
+
+def sdk_tool_output(output: dict[str, Any]) -> SdkToolOutput:
+    """``output`` (``{type, value}``, ``provider-utils`` ``content-part.ts``) as text: ``text`` / ``error-text`` as
+    written, ``json`` / ``error-json`` as JSON, ``content`` its text parts joined, each media part a placeholder
+    (``toModelOutput``'s screenshot is base64: not the observation)."""
+    kind, value = output.get("type"), output.get("value")
+    if kind == "execution-denied":
+        reason = output.get("reason")
+        return SdkToolOutput(reason if isinstance(reason, str) else "", denied=True)
+    if kind == "content" and isinstance(value, list):
+        return SdkToolOutput("\n".join(t for t in map(_sdk_content_text, value) if t))
+    return SdkToolOutput(result_text(value) or "", failed=kind in _AI_SDK_ERROR_OUTPUTS)
+
+
+def _sdk_content_text(part: Any) -> str:
+    """A ``content`` output's part: its text, or what stands for its media (``image-data`` / ``file-data`` / v5's
+    ``media`` base64, a URL or file id named by its type)."""
+    if not isinstance(part, dict):
+        return text_of(part)
+    if part.get("type") == "text":
+        return text_of(part.get("text"))
+    if isinstance(part.get("data"), str):
+        return image_placeholder({"data": part["data"], "mimeType": part.get("mediaType")})
+    return f"[{part.get('type') or 'part'}]"
 
 
 def as_list(value: Any) -> list[Any]:

@@ -142,6 +142,7 @@ from ._agent_cli import (
 )
 from ._common import (Context, RecordError, as_dict, as_list, clip_step_text, ended_failing, json_kind, loads,
                       short)
+from ._vendor import sdk_tool_output
 
 NAME = "cline"
 #: A file forced to this format is one run: its conversation (an ``api_conversation_history.json`` renamed).
@@ -610,19 +611,11 @@ def _anthropic(message: Any) -> Any:
 
 
 def _output(output: Any) -> str:
-    """The text of an AI SDK tool result's ``output`` (``{type: text | error-text | json | content, value}``,
-    ``{type: execution-denied}``)."""
+    """The text of an AI SDK tool result's ``output`` (``sdk_tool_output``; a denial as Cline words it)."""
     if isinstance(output, str):
         return output
-    said = as_dict(output)
-    if said.get("type") == "execution-denied":
-        return _DENIED
-    value = said.get("value")
-    if isinstance(value, str):
-        return value
-    if said.get("type") == "content":
-        return parts_text(value)
-    return json.dumps(value, ensure_ascii=False) if value is not None else ""
+    said = sdk_tool_output(as_dict(output))
+    return _DENIED if said.denied else said.text
 
 
 def _task_id(source: Path, item: Any, first: dict[str, Any], ui: list[dict[str, Any]]) -> str:

@@ -112,6 +112,7 @@ from ._otlp import (
 )
 from ._spans import (ANSWER, EMBEDS, OFFERED, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
                      no_agent_work, span_trajectory, start_order, text_of)
+from ._vendor import SdkToolOutput, sdk_tool_output
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -161,11 +162,12 @@ def _part_text(part: dict[str, Any]) -> str:
     return text_of(part.get("text", part.get("content")))
 
 
-def _result_text(value: Any) -> str:
-    """A tool result as the SDK stores it: v5+ ``{"type": "text"|"json"|"error-text"|..., "value"}``, else raw."""
+def _tool_output(value: Any) -> SdkToolOutput:
+    """A tool result as the SDK stores it: v5+ ``{"type": "text"|"json"|"error-text"|..., "value"}``
+    (``sdk_tool_output``), else raw (v4's ``result``)."""
     if isinstance(value, dict) and "type" in value and "value" in value:
-        return text_of(value["value"])
-    return text_of(value)
+        return sdk_tool_output(value)
+    return SdkToolOutput(text_of(value))
 
 
 def sdk_messages(raw: Any) -> list[dict[str, Any]]:
@@ -200,9 +202,9 @@ def sdk_messages(raw: Any) -> list[dict[str, Any]]:
             elif kind == "tool-result":
                 output = part.get("output", part.get("result"))
                 denied = denial(output)  # a call the user denied (AI SDK 6 tool approval): no tool ran
-                failed = denied is not None or isinstance(output, dict) and str(output.get("type", "")).startswith("error")
-                out.append(asdict(Message("tool", denied or _result_text(output), call_id=part.get("toolCallId"),
-                                          failed=failed)))
+                said = _tool_output(output)
+                out.append(asdict(Message("tool", denied or said.text, call_id=part.get("toolCallId"),
+                                          failed=denied is not None or said.failed)))
         if texts or reasoning or calls:
             out.append(asdict(Message(role, "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r),
                                       calls)))

@@ -61,7 +61,7 @@ from ..sources import whole_document
 from ._agent_cli import finish_steps, first_time
 from ._common import (ITEM_AT, Context, RecordError, build, clip_task, file_run_key, item_positions, json_digest,
                       json_kind, safe_id, tool_arguments)
-from ._vendor import result_text
+from ._vendor import result_text, sdk_tool_output
 
 NAME = "vercel-ai-chat"
 #: A file is one chat (a JSON array of its messages, or a ``{id, messages}`` object): read whole.
@@ -291,20 +291,19 @@ def _tool_outcomes(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _result_state(part: dict[str, Any]) -> dict[str, Any]:
-    """A ``tool-result`` part as a UIMessage tool part's state: its ``output`` (AI SDK 5 on: ``text`` / ``json`` /
-    ``content`` an answer, ``error-text`` / ``error-json`` an error, ``execution-denied`` a denial), or AI SDK 4's
-    ``result`` and ``isError``."""
+    """A ``tool-result`` part as a UIMessage tool part's state: its ``output`` (AI SDK 5 on, ``sdk_tool_output``:
+    an answer, an error or a denial), or AI SDK 4's ``result`` and ``isError``."""
     output = part.get("output")
     if not isinstance(output, dict):
         if part.get("isError") is True:
             return {"state": "output-error", "errorText": result_text(part.get("result"))}
         return {"state": "output-available", "output": part.get("result")}
-    kind, value = output.get("type"), output.get("value")
-    if kind == "execution-denied":
-        return {"state": "output-denied", "approval": {"approved": False, "reason": output.get("reason")}}
-    if kind in ("error-text", "error-json"):
-        return {"state": "output-error", "errorText": value if isinstance(value, str) else json.dumps(value)}
-    return {"state": "output-available", "output": value}
+    said = sdk_tool_output(output)
+    if said.denied:
+        return {"state": "output-denied", "approval": {"approved": False, "reason": said.text}}
+    if said.failed:
+        return {"state": "output-error", "errorText": said.text}
+    return {"state": "output-available", "output": said.text}
 
 
 def _as_ui_parts(message: dict[str, Any], outcomes: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
