@@ -7,6 +7,8 @@ Everything goes through the public reader (``read_dump`` / ``detect_format``).
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import detect_format
@@ -50,3 +52,19 @@ def test_a_plain_two_argument_traceable_tool_keeps_its_args() -> None:
     run = only(TWO_ARG_TRACEABLE, tenant="acme")
     assert [(s.action, s.arguments) for s in run.steps] == [
         ("get_weather", {"args": ["Lyon", "metric"]}), ("eur_to_usd", 20)]
+
+
+def test_an_ai_sdk_content_tool_output_names_its_image_not_its_base64(tmp_path: Path) -> None:
+    """The real batch with its first tool result turned into the AI SDK's ``content`` output (a text and an
+    ``image-data`` part, provider-utils ``content-part.ts``): the image's base64 was the observation's JSON; now a
+    placeholder (one decoder of AI SDK tool outputs, ``_vendor.sdk_tool_output``)."""
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(2000)).decode()
+    content = json.dumps({"type": "content", "value": [{"type": "text", "text": "parcel photo"},
+                                                       {"type": "image-data", "data": png, "mediaType": "image/png"}]},
+                         separators=(",", ":"))
+    refused = ('"output":{"type":"error-text","value":"Model tried to call unavailable tool \'trackParcel\'. '
+               'Available tools: lookupOrder."}')
+    path = tmp_path / "batch.jsonl"
+    path.write_text(INVALID_CALLS.read_text().replace(refused, '"output":' + content))
+    tracked = only(path, tenant="acme").steps[0]
+    assert (tracked.action, tracked.observation) == ("trackParcel", "parcel photo\n[image/png, 3 KB base64]")

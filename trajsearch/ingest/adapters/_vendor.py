@@ -202,8 +202,8 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
             body = part.get("content", part.get("response", part.get("result", part.get("output"))))
             errored = False
             if isinstance(body, dict) and "value" in body and "type" in body:  # Vercel AI SDK v5 tool output
-                errored = body["type"] in _AI_SDK_ERROR_OUTPUTS
-                body = body["value"]
+                said = sdk_tool_output(body)
+                errored, body = said.failed, said.text
             if isinstance(body, list):
                 body = "\n".join(text_of(b.get("text")) if isinstance(b, dict) and "text" in b else text_of(b) for b in body)
             extra.append(Message("tool", text_of(decode(body)) if not isinstance(body, str) else body,
