@@ -236,8 +236,8 @@ def test_a_model_message_call_the_user_denied_or_has_not_answered_was_not_run() 
 
 @pytest.mark.parametrize(("name", "said"), [
     ("response-messages-only.json", "response.messages alone"),
-    ("generate-text-steps.json", "'steps' (StepResult[]): they hold no prompt"),
-    ("generate-text-steps-ai5.json", "'steps' (StepResult[]): they hold no prompt"),
+    ("generate-text-steps.json", "their prompt is only in each step's request body"),
+    ("generate-text-steps-ai5.json", "their prompt is only in each step's request body"),
 ], ids=["response-messages", "steps", "ai5-steps"])
 def test_a_saved_result_without_its_prompt_is_refused_saying_why(name: str, said: str) -> None:
     """``response.messages`` or ``steps`` saved alone hold no user message: refused naming what to save instead,

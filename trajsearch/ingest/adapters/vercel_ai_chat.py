@@ -39,7 +39,8 @@ Mapping
   a model step, each ``tool-call`` answered by the ``tool-result`` (``output`` ``json`` / ``text`` / ``content``,
   ``error-text`` / ``error-json`` an error, ``execution-denied`` a denial; 4's ``result`` / ``isError``) or approval
   (``tool-approval-request`` / ``-response``) of its id. Told by a tool part as only the SDK writes it (``tool-call``
-  with ``toolCallId``, in an assistant or tool message, within the head ``detect`` reads); ``response.messages`` or a result's ``steps`` alone hold no prompt: refused, saying so.
+  with ``toolCallId``, in an assistant or tool message, within the head ``detect`` reads). ``response.messages``
+  alone holds no prompt, a result's ``steps`` only the provider's request bodies: refused, saying so.
 - not detected: Gemini's ``{role, parts}`` contents (parts without ``type``), chat-completion and Anthropic messages
   and v4's ``toolInvocations``; a ``ModelMessage[]`` with no tool part is not told from a chat-completion list (as
   those, unrecognised: ``--format vercel-ai-chat`` reads it).
@@ -349,8 +350,9 @@ def _unread_result(messages: list[Any]) -> str | None:
     result holds ``steps``, a step (``StepResult``, AI SDK 4 to 7) its ``finishReason``; neither has a ``role``."""
     first = messages[0] if messages else None
     if isinstance(first, dict) and "role" not in first and ("steps" in first or "finishReason" in first):
-        return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): they hold no prompt, so no "
-                "task (save the history instead: [...messages, ...response.messages])")
+        return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): not read, their prompt is only "
+                "in each step's request body, in the provider's own shape (save the history instead: "
+                "[...messages, ...response.messages])")
     return None
 
 
