@@ -384,3 +384,30 @@ def test_a_content_tool_output_keeps_its_text_and_names_its_image() -> None:
     run = only(AUD37 / "model-history-reused-ids.json")
     [shot] = [s for s in run.steps if s.action == "shot"]
     assert shot.observation == "a screenshot\n[image]"  # (a 4-character base64 is too short to name)
+
+
+def test_an_ai_sdk_4_2_chat_is_dated_by_its_messages_created_at(tmp_path: Path) -> None:
+    """AI SDK 4.2's ``Message`` carries ``createdAt`` (a ``Date``, saved as ISO text; ai@4.3.19
+    packages/ui-utils/src/types.ts; built by hand): it was passed over and the chat dated by the file's mtime."""
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([
+        {"id": "m1", "role": "user", "content": "hi", "createdAt": "2025-03-01T10:00:00.000Z",
+         "parts": [{"type": "text", "text": "hi"}]},
+        {"id": "m2", "role": "assistant", "content": "Hello!", "createdAt": "2025-03-01T10:00:02.000Z",
+         "parts": [{"type": "text", "text": "Hello!"}]}]))
+    assert only(path).created_at.isoformat() == "2025-03-01T10:00:00+00:00"
+
+
+def test_a_tool_message_with_text_content_and_a_non_ascii_error_json(tmp_path: Path) -> None:
+    """A ``tool`` message's content is always an array of ``tool-result`` parts (tool-model-message.ts): a text one
+    is refused saying so (the words were 'not a text or an array of parts'); an ``error-json`` keeps its
+    non-ASCII text (it was dumped as ``\\u00e9``). Built by hand from the types."""
+    call = {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}]}
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    bad.write_text(json.dumps([{"role": "user", "content": "go"}, call, {"role": "tool", "content": "done"}]))
+    good.write_text(json.dumps([{"role": "user", "content": "go"}, call, {"role": "tool", "content": [
+        {"type": "tool-result", "toolCallId": "a", "toolName": "x", "output": {"type": "error-json",
+                                                                                 "value": {"msg": "échec"}}}]}]))
+    [result] = read_inputs([bad])
+    assert not result.ok and "message 3: its 'content' is a string, not the array of tool-result parts" in result.error
+    assert only(good).steps[0].error == '{"msg": "échec"}'

@@ -136,6 +136,8 @@ def _model_fault(item: Any) -> str | None:
     content = item.get("content")
     if isinstance(content, str) and item["role"] != "tool":
         return None
+    if item["role"] == "tool" and not isinstance(content, list):
+        return f"its 'content' is {json_kind(content)}, not the array of tool-result parts a tool message holds"
     if not isinstance(content, list):
         return f"its 'content' is {json_kind(content)}, not a text or an array of parts"
     return next((fault for k, p in enumerate(content, 1) if (fault := _model_part_fault(p, k)) is not None), None)
@@ -326,8 +328,9 @@ def _as_ui_parts(message: dict[str, Any], outcomes: Iterator[dict[str, Any]]) ->
 
 
 def _model_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A ``ModelMessage[]`` (a history saved as ``[...messages, ...response.messages]``) as UIMessages, one model step
-    each assistant message (one holding none of them, an image alone, left out)."""
+    """A ``ModelMessage[]`` (a history saved as ``[...messages, ...response.messages]``) as UIMessages, each assistant
+    message one model step. A message with no text, reasoning or call (an image alone) is left out; ``tool``
+    messages give their results to the calls (``_tool_outcomes``)."""
     outcomes = iter(_tool_outcomes(messages))
     return [{"role": m["role"], "parts": parts} for m in messages
             if m["role"] in _ROLES and (parts := _as_ui_parts(m, outcomes))]
@@ -359,12 +362,14 @@ def _unread_result(messages: list[Any]) -> str | None:
 def _attached(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """What an app attached to its messages' ``metadata`` (``toUIMessageStream``'s ``messageMetadata``), in the
     shapes the SDK's docs write it (``25-message-metadata.mdx``: ``createdAt`` ms and ``model`` at the start,
-    ``totalTokens`` at the finish): the first time and model, the tokens summed over the answers. Any other key is the app's own: not guessed at."""
+    ``totalTokens`` at the finish): the first time and model, the tokens summed over the answers. Any other key is
+    the app's own: not guessed at. Without a time there, AI SDK 4's message ``createdAt`` (a ``Date``, saved ISO)."""
     attached = [m["metadata"] for m in messages if isinstance(m.get("metadata"), dict)]
+    times = (*(a.get("createdAt") for a in attached), *(m.get("createdAt") for m in messages))
     models = [m for a in attached if isinstance(m := a.get("model"), str) and m]
     tokens = [t for a in attached if (t := _total_tokens(a)) is not None]
     return {key: value for key, value in (
-        ("created_at", first_time(*(a.get("createdAt") for a in attached))), ("model_id", models[0] if models else None),
+        ("created_at", first_time(*times)), ("model_id", models[0] if models else None),
         ("total_tokens", sum(tokens) if tokens else None)) if value is not None}
 
 
