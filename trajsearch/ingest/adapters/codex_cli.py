@@ -81,9 +81,9 @@ Mapping
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
   old history): each ``function_call`` (arguments = its JSON string decoded,
   those its provider sealed ``[encrypted]``: ``_call_arguments``;
-  an MCP tool's name keeps its server, ``<namespace>__<name>``:
-  ``mcp__demo__lookup``),
-  ``custom_tool_call`` (``input``: JSON if it is JSON, else ``{"input": text}``,
+  a tool's name keeps its namespace, ``<namespace>__<name>`` as Codex joins them
+  (``_tool_name``): ``mcp__demo__lookup``),
+  ``custom_tool_call`` (named so too; ``input``: JSON if it is JSON, else ``{"input": text}``,
   e.g. an ``apply_patch`` patch), ``local_shell_call`` (``action``),
   ``web_search_call`` (``action``), ``tool_search_call`` and
   ``image_generation_call`` is a step; its ``*_output`` item with the same
@@ -575,6 +575,17 @@ def _call_arguments(payload: dict[str, Any]) -> Any:
     if marked is None and direct and message and _SEALED.fullmatch(message.strip()):
         sealed.add("message")
     return {name: _ENCRYPTED if name in sealed else value for name, value in arguments.items()}
+
+
+def _tool_name(payload: dict[str, Any], unnamed: str) -> str:
+    """The name a call's tool goes by, its ``namespace`` (0.17x: an MCP server's ``mcp__<server>``, the multi-agent
+    ``collaboration``) before its ``name``: Codex's own flat name of the tool (codex-rs ``ToolName::canonical_flat_name``:
+    ``<namespace>__<name>``, stray underscores at the join trimmed), so ``mcp__demo__lookup``, the name a user
+    searches for. A ``custom_tool_call`` carries a namespace too (0.171's ``ResponseItem``; ``ToolRouter`` runs it as
+    ``ToolName::new(namespace, name)``): read without it, two tools of one name were one."""
+    name = as_str(payload.get("name")) or unnamed
+    namespace = as_str(payload.get("namespace"))
+    return f"{namespace.rstrip('_')}__{name.lstrip('_')}" if namespace else name
 
 
 def _agent_report(payload: dict[str, Any]) -> str | None:
@@ -1099,11 +1110,10 @@ class _Rollout(SessionSteps):
     def call(self, payload: dict[str, Any], at: Any) -> None:
         kind = payload["type"]
         call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
-        if kind == "function_call":  # an MCP tool's call names its server apart (0.17x): ``mcp__<server>``
-            action = "__".join(str(p) for p in (payload.get("namespace"), payload.get("name") or UNNAMED_TOOL) if p)
-            arguments = _call_arguments(payload)
+        if kind == "function_call":
+            action, arguments = _tool_name(payload, UNNAMED_TOOL), _call_arguments(payload)
         elif kind == "custom_tool_call":
-            action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))
+            action, arguments = _tool_name(payload, "custom_tool"), json_arguments(payload.get("input"))
         elif kind == "local_shell_call":
             action = "local_shell"
             act = payload.get("action") if isinstance(payload.get("action"), dict) else {}
