@@ -111,3 +111,28 @@ def test_a_tail_flush_without_its_source_tag_is_the_talk_not_codexs_instruction(
     new = old.replace("  <source>transcript_tail_flush</source>\n", "")
     (run,) = _runs(_prompt_replaced(tmp_path, old, new))
     assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]
+
+
+def _flush_recorded_alone(tmp_path: Path) -> Path:
+    """The voice rollout with its session-end flush recorded as Codex 0.171 records it when no turn is running
+    (codex-rs ``core/src/realtime_conversation/transcript_tail.rs``, "without inference"): a turn started, the
+    flush's user message and its ``item_completed``, and the turn completed at once with ``last_agent_message:
+    null``; no turn context, no model reply, no token count (the real file's second turn, with those lines left
+    out, as ``codex exec resume`` gave the flush to the model)."""
+    lines = [json.loads(line) for line in VOICE.read_text().splitlines()]
+    second = next(at for at, line in enumerate(lines) if at > 1 and line["payload"].get("type") == "task_started")
+    kept = lines[:second] + [line for line in lines[second:] if line["payload"].get("type") in (
+        "task_started", "task_complete") or "transcript_tail_flush" in json.dumps(line)]
+    kept[-1]["payload"].update(last_agent_message=None, duration_ms=0, time_to_first_token_ms=None)
+    path = tmp_path / VOICE.name
+    path.write_text("".join(json.dumps(line) + "\n" for line in kept))
+    return path
+
+
+def test_a_flush_codex_records_without_a_model_turn_is_no_missing_reply(tmp_path):
+    """Read as a turn the model left silent, the session ended ``infra_error`` ("the model's reply was not recorded")
+    with a step saying so, though Codex never asked the model."""
+    (run,) = _runs(_flush_recorded_alone(tmp_path))
+    assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]
+    assert [step.action for step in run.steps] == ["exec_command", "respond"]
+    assert run.outcome.value == "unknown" and run.failure is None

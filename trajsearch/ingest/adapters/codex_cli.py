@@ -149,7 +149,9 @@ Mapping
   last turn completed with nothing of the model's recorded after its prompt
   (Codex's own items, ``_HARNESS_ITEMS``, are not the model's;
   ``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
-  -> ``infra_error`` saying the reply was not recorded.
+  -> ``infra_error`` saying the reply was not recorded; not one whose prompt is
+  a realtime session's end flush, which Codex records with no model turn
+  (``_asks_no_reply``).
 """
 
 from __future__ import annotations
@@ -434,19 +436,24 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
     ``item_completed`` event (0.148+, see ``_completed_prompt``; ``thread``: the session's id) or a user
     ``message`` item (not the context Codex injects as one, ``CODEX_INJECTED``), or the ``agent_message`` item that
     gives a multi-agent v2 sub-agent its task (``_agent_task``)."""
+    said = _prompt_said(kind, payload, thread)
+    text = _spoken(said) if said else ""
+    return text if text and not CODEX_INJECTED.match(text) and _reply_body(text) is None else None
+
+
+def _prompt_said(kind: str, payload: dict[str, Any], thread: Any = None) -> str | None:
+    """The text a line of a prompt (``_typed_prompt``) holds, as sent (a spoken one still in its markup); None for a
+    line of no prompt."""
     if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
         images = [*as_list(payload.get("images")), *as_list(payload.get("local_images"))]
-        text = _prompt_text(str(payload.get("message") or ""), images=len(images))
-    elif kind == "event_msg" and payload.get("type") == "item_completed":
-        text = _completed_prompt(payload, thread) or ""
-    elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
-        text = _prompt_text(payload.get("content"))
-    elif kind == "response_item" and payload.get("type") == "agent_message":
-        text = _agent_task(payload) or ""
-    else:
-        return None
-    text = _spoken(text)
-    return text if text and not CODEX_INJECTED.match(text) and _reply_body(text) is None else None
+        return _prompt_text(str(payload.get("message") or ""), images=len(images))
+    if kind == "event_msg" and payload.get("type") == "item_completed":
+        return _completed_prompt(payload, thread) or ""
+    if kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
+        return _prompt_text(payload.get("content"))
+    if kind == "response_item" and payload.get("type") == "agent_message":
+        return _agent_task(payload) or ""
+    return None
 
 
 #: A spoken prompt (a realtime voice session, 0.16x+): the voice model hands the user's request on to Codex as a
@@ -474,10 +481,21 @@ def _spoken(text: str) -> str:
     found = _DELEGATION.match(text)
     if not found:
         return text
-    source, request, talk = found.groups()
-    flush = source == "transcript_tail_flush" or request.strip() == _SESSION_ENDED
-    words = talk if flush and talk else request
+    _, request, talk = found.groups()
+    words = talk if _is_flush(found) and talk else request
     return unescape(words).strip() or text
+
+
+def _is_flush(found: re.Match[str] | None) -> bool:
+    """Whether a spoken prompt (``_DELEGATION``'s match) is the flush of the talk's rest at the session's end."""
+    return found is not None and (found.group(1) == "transcript_tail_flush" or found.group(2).strip() == _SESSION_ENDED)
+
+
+def _asks_no_reply(said: str | None) -> bool:
+    """Whether a prompt is one Codex gives the model no turn for: a session-end flush (``_is_flush``), which 0.171
+    records "without inference" when no turn is running (codex-rs ``core/src/realtime_conversation/transcript_tail.rs``:
+    a turn started and completed at once, ``last_agent_message: null``), so that turn's silence is no lost reply."""
+    return said is not None and _is_flush(_DELEGATION.match(said))
 
 
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
@@ -1549,7 +1567,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             typed.answered()
             silent = False
-        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id):
+        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id) \
+                and not _asks_no_reply(_prompt_said(kind, payload, session_id)):
             silent, spent = True, None
         if kind == "response_item":
             item = as_str(payload.get("type"))
