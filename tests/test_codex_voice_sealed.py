@@ -136,3 +136,18 @@ def test_a_flush_codex_records_without_a_model_turn_is_no_missing_reply(tmp_path
     assert run.metadata["user_prompts"] == ["user: thanks, that's all assistant: You're welcome!"]
     assert [step.action for step in run.steps] == ["exec_command", "respond"]
     assert run.outcome.value == "unknown" and run.failure is None
+
+
+def test_the_talk_a_spoken_request_was_handed_off_with_is_kept(tmp_path):
+    """The ``<transcript_delta>`` beside ``<input>`` (the voice model's wording) holds the user's own words: read
+    as the request alone, they were lost. Where the voice model gave no request, Codex hands the talk on as
+    ``<input>`` too: it is the prompt, kept once."""
+    (run,) = _runs(VOICE)
+    assert run.metadata["spoken_transcript"] == [
+        "user: hey codex, count the lines of notes.txt and tell me if it's under ten\n"
+        "assistant: Sure, I'll ask Codex to check."]
+    talk = "user: count the lines of notes.txt"
+    same = (f"<realtime_delegation>\n  <input>{talk}</input>\n  <transcript_delta>{talk}</transcript_delta>\n"
+            "</realtime_delegation>")
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, same))
+    assert run.task == talk and "spoken_transcript" not in run.metadata

@@ -65,7 +65,8 @@ Mapping
   A prompt from an IDE extension (``# Context from my IDE setup:`` ... ``## My
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
   A spoken one (a realtime voice session's hand-off, ``<realtime_delegation>``)
-  is the request handed off (``_spoken``).
+  is the request handed off (``_spoken``); the talk handed off with it (the
+  user's own words) in ``metadata.spoken_transcript`` (``_handoff_talk``).
   An auto-review (guardian) sub-session's prompt is its instruction and the
   action to assess, the reviewed session's transcript it quotes left out.
   Later prompts go to ``metadata.user_prompts``. The Codex app's answer to
@@ -491,6 +492,19 @@ def _is_flush(found: re.Match[str] | None) -> bool:
     return found is not None and (found.group(1) == "transcript_tail_flush" or found.group(2).strip() == _SESSION_ENDED)
 
 
+def _handoff_talk(said: str | None) -> str | None:
+    """The talk a spoken request was handed off with (``_DELEGATION``'s ``<transcript_delta>``: codex-rs
+    ``realtime_conversation.rs`` joins the session's lines since the last hand-off as ``user: ...`` and
+    ``assistant: ...``), the user's own words where ``<input>`` is the voice model's wording of the request, which
+    is the prompt (``_spoken``); None for a flush (whose talk is its prompt) or a talk that is the request itself
+    (Codex's ``<input>`` when the voice model gave none)."""
+    found = _DELEGATION.match(said) if said else None
+    if found is None or _is_flush(found) or not found.group(3):
+        return None
+    talk = unescape(found.group(3)).strip()
+    return talk if talk and talk != unescape(found.group(2)).strip() else None
+
+
 def _asks_no_reply(said: str | None) -> bool:
     """Whether a prompt is one Codex gives the model no turn for: a session-end flush (``_is_flush``), which 0.171
     records "without inference" when no turn is running (codex-rs ``core/src/realtime_conversation/transcript_tail.rs``:
@@ -597,9 +611,9 @@ def _call_arguments(payload: dict[str, Any]) -> Any:
 
 def _tool_name(payload: dict[str, Any], unnamed: str) -> str:
     """The name a call's tool goes by, its ``namespace`` (0.17x: an MCP server's ``mcp__<server>``, the multi-agent
-    ``collaboration``) before its ``name``: Codex's own flat name of the tool (codex-rs ``ToolName::canonical_flat_name``:
-    ``<namespace>__<name>``, stray underscores at the join trimmed), so ``mcp__demo__lookup``, the name a user
-    searches for. A ``custom_tool_call`` carries a namespace too (0.171's ``ResponseItem``; ``ToolRouter`` runs it as
+    ``collaboration``) before its ``name``: Codex's own flat name of the tool (codex-rs
+    ``ToolName::canonical_flat_name``: ``<namespace>__<name>``, stray underscores at the join trimmed), so
+    ``mcp__demo__lookup``, the name a user searches for. A ``custom_tool_call`` carries a namespace too (0.171's ``ResponseItem``; ``ToolRouter`` runs it as
     ``ToolName::new(namespace, name)``): read without it, two tools of one name were one."""
     name = as_str(payload.get("name")) or unnamed
     namespace = as_str(payload.get("namespace"))
@@ -1631,6 +1645,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     _exits_told_once(rollout, events)
 
     prompts, first = typed.texts, typed.first_done()
+    talk = [said for line in counted if (said := _handoff_talk(_prompt_said(*lines[line][:2], session_id)))]
     if not prompts and reviews:  # the session's only request was a review: its task is that request
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
     if not prompts and unasked:  # a rollout that goes on from an answer alone (its question asked before it)
@@ -1672,6 +1687,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "review_requests": reviews or None,
         "question_replies": unasked or None,
+        "spoken_transcript": talk or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
         **thread,
     }
