@@ -613,8 +613,9 @@ def _tool_name(payload: dict[str, Any], unnamed: str) -> str:
     """The name a call's tool goes by, its ``namespace`` (0.17x: an MCP server's ``mcp__<server>``, the multi-agent
     ``collaboration``) before its ``name``: Codex's own flat name of the tool (codex-rs
     ``ToolName::canonical_flat_name``: ``<namespace>__<name>``, stray underscores at the join trimmed), so
-    ``mcp__demo__lookup``, the name a user searches for. A ``custom_tool_call`` carries a namespace too (0.171's ``ResponseItem``; ``ToolRouter`` runs it as
-    ``ToolName::new(namespace, name)``): read without it, two tools of one name were one."""
+    ``mcp__demo__lookup``, the name a user searches for. A ``custom_tool_call`` carries a namespace too (0.171's
+    ``ResponseItem``; ``ToolRouter`` runs it as ``ToolName::new(namespace, name)``): read without it, two tools of
+    one name were one."""
     name = as_str(payload.get("name")) or unnamed
     namespace = as_str(payload.get("namespace"))
     return f"{namespace.rstrip('_')}__{name.lstrip('_')}" if namespace else name
