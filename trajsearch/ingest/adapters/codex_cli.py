@@ -454,7 +454,26 @@ def _prompt_said(kind: str, payload: dict[str, Any], thread: Any = None) -> str 
         return _prompt_text(payload.get("content"))
     if kind == "response_item" and payload.get("type") == "agent_message":
         return _agent_task(payload) or ""
+    if kind == "response_item" and _is_delivery(payload):
+        return _output(payload)[0]
     return None
+
+
+#: The tool a message delivered to a thread goes by (``send_message_to_thread``, from the Codex app, the TUI or
+#: another thread), recorded as a ``function_call_output`` with no ``call_id`` (codex-rs ``is_delivery``).
+_DELIVERY_TOOL = "send_message_to_thread"
+
+
+def _standalone_output(payload: dict[str, Any]) -> bool:
+    """Whether an item is a tool output that answers no call: ``function_call_output`` with no ``call_id`` (0.171's
+    ``ResponseItem`` makes it optional), which Codex writes for what is delivered to the thread."""
+    return payload.get("type") == "function_call_output" and not as_key(payload.get("call_id"))
+
+
+def _is_delivery(payload: dict[str, Any]) -> bool:
+    """Whether an item is a message delivered to this thread (``_DELIVERY_TOOL``), which Codex admits as task input
+    (codex-rs ``is_delivery``/``is_request``): a prompt, not a call's result."""
+    return _standalone_output(payload) and payload.get("name") == _DELIVERY_TOOL
 
 
 #: A spoken prompt (a realtime voice session, 0.16x+): the voice model hands the user's request on to Codex as a
@@ -713,7 +732,7 @@ def _from_model(kind: str, payload: dict[str, Any]) -> bool:
     or its event."""
     if kind == "event_msg":
         return payload.get("type") in ("agent_message", "agent_reasoning")
-    if payload.get("type") in _HARNESS_ITEMS:
+    if payload.get("type") in _HARNESS_ITEMS or _standalone_output(payload):
         return False
     return payload.get("type") != "message" or payload.get("role") == "assistant"
 
@@ -1497,8 +1516,9 @@ def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
 #: The records of a prompt, the most faithful first (``_counted_prompts``): the ``user_message`` event (up to 0.147,
 #: and later in the legacy history mode), the ``item_completed`` event of its ``UserMessage`` item (0.148+ in the
 #: paginated mode, the default), a multi-agent v2 sub-agent's task (``_agent_task``), the user message item (beside
-#: which Codex sends its own context as user messages).
-_PROMPT_RECORDS = ("user_message", "item_completed", "agent_task", "message")
+#: which Codex sends its own context as user messages); a message delivered to the thread (``_is_delivery``), which
+#: no other record repeats, counts in any turn.
+_PROMPT_RECORDS = ("user_message", "item_completed", "agent_task", "message", "delivery")
 
 
 def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
@@ -1507,6 +1527,8 @@ def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
     which are never prompts."""
     if kind == "event_msg":
         return as_str(payload.get("type")) or ""
+    if _is_delivery(payload):
+        return "delivery"
     return "agent_task" if payload.get("type") == "agent_message" else "message"
 
 
@@ -1530,10 +1552,12 @@ def _counted_prompts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) 
             own = payload.get("turn_id") if record == "item_completed" else None
             found.append((at, own or turn, _PROMPT_RECORDS.index(record), prompt))
     events = [prompt for prompt in found if _PROMPT_RECORDS[prompt[2]] != "message"] or found
+    alone = _PROMPT_RECORDS.index("delivery")
     best: dict[Any, int] = {}
     for _, turn, rank, _ in events:
-        best[turn] = min(rank, best.get(turn, rank))
-    return {at: prompt for at, turn, rank, prompt in events if rank == best[turn]}
+        if rank != alone:
+            best[turn] = min(rank, best.get(turn, rank))
+    return {at: prompt for at, turn, rank, prompt in events if rank in (alone, best.get(turn))}
 
 
 def _continued_by(path: Path) -> Path | None:
@@ -1577,6 +1601,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     typed = _Prompts()
     reviews: list[str] = []
     unasked: list[str] = []  # answers to questions asked before this rollout (``_Rollout.question_answered``)
+    delivered: list[str] = []  # outputs answering no call that are no delivered prompt (``_standalone_output``)
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     for line, (kind, payload, at) in enumerate(lines):
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
@@ -1594,7 +1619,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             elif item == "message" and payload.get("role") == "user" and \
                     (answers := _question_reply(_prompt_text(payload.get("content")))) is not None:
                 unasked += rollout.question_answered(answers, at)
-            elif item in ("message", "agent_message") and _typed_prompt(kind, payload, session_id):
+            elif (item in ("message", "agent_message") or _is_delivery(payload)) \
+                    and _typed_prompt(kind, payload, session_id):
                 rollout.flush()
                 if line in counted:
                     typed.add(request(counted[line]), at)
@@ -1604,6 +1630,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
                 rollout.call(payload, at)
+            elif _standalone_output(payload) and (text := _output(payload)[0]):
+                delivered.append(f"{_tool_name(payload, UNNAMED_TOOL)}: {text}")
             elif item in OUTPUTS:
                 rollout.output(payload, at)
         elif kind == "event_msg":
@@ -1688,6 +1716,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "review_requests": reviews or None,
         "question_replies": unasked or None,
+        "standalone_outputs": delivered or None,
         "spoken_transcript": talk or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
         **thread,

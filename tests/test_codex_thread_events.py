@@ -1,0 +1,65 @@
+"""Codex 0.171 lines that change a thread's run beside its prompts and calls: a message delivered to the thread,
+a ``/goal`` thread's goal and its continuations, and a rollback of turns.
+
+No public rollout holds one, so each is written into the real 0.171.0 rollout (``.real/...01a2343e...``, three
+turns of ``codex exec``) in the shape codex-rs writes it; each test's helper names the source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from adapter_support import runs
+
+REAL = Path(__file__).parent / "fixtures" / "codex-cli" / ".real"
+ROLLOUT = REAL / "rollout-2026-12-02T00-54-18-01a2343e-c43a-71b0-8325-96dd5e2db5fe.jsonl"
+SECOND = "What is on line 2 of notes.txt?"
+
+
+def _lines() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in ROLLOUT.read_text().splitlines()]
+
+
+def _written(tmp_path: Path, lines: list[dict[str, Any]]) -> Path:
+    path = tmp_path / ROLLOUT.name
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _turn_ends(lines: list[dict[str, Any]]) -> list[int]:
+    return [at for at, line in enumerate(lines) if line["payload"].get("type") == "task_complete"]
+
+
+def _line(at: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": at, "type": kind, "payload": payload}
+
+
+def _delivered(text: str, name: str = "send_message_to_thread", namespace: str = "codex_app") -> dict[str, Any]:
+    """A message delivered to the thread as codex-rs records it (``core/src/compact/requests.rs`` ``is_delivery``,
+    its test's ``admitted_delivery``): a ``function_call_output`` with an ``id``, no ``call_id``, a name and
+    namespace (0.171's ``ResponseItem`` makes ``call_id`` optional and gives the output both)."""
+    return {"type": "function_call_output", "id": "fco_delivery_1", "name": name, "namespace": namespace,
+            "output": text}
+
+
+def test_a_message_delivered_to_the_thread_is_a_prompt_and_no_output_is_dropped(tmp_path):
+    """A delivery answers no call: read as one, it was dropped, and its turn's reply was the last prompt's."""
+    lines = _lines()
+    end = _turn_ends(lines)[-1]
+    at = lines[end]["timestamp"]
+    lines[end + 1:end + 1] = [
+        _line(at, "event_msg", {"type": "task_started", "turn_id": "delivery-turn"}),
+        _line(at, "response_item", _delivered("Also count the words in notes.txt.")),
+        _line(at, "response_item", {"type": "function_call_output", "id": "fco_2", "name": "notify",
+                                    "namespace": "slack", "output": "build finished"}),
+        _line(at, "response_item", {"type": "message", "role": "assistant",
+                                    "content": [{"type": "output_text", "text": "It has 12 words."}]}),
+        _line(at, "event_msg", {"type": "task_complete", "turn_id": "delivery-turn",
+                                "last_agent_message": "It has 12 words."})]
+    (run,) = runs(_written(tmp_path, lines), tenant="acme")
+    (before,) = runs(ROLLOUT, tenant="acme")
+    assert run.metadata["user_prompts"] == [*before.metadata["user_prompts"], "Also count the words in notes.txt."]
+    assert run.metadata["standalone_outputs"] == ["slack__notify: build finished"]
+    assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "It has 12 words."}
+    assert len(run.steps) == len(before.steps) + 1
