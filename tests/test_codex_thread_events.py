@@ -63,3 +63,68 @@ def test_a_message_delivered_to_the_thread_is_a_prompt_and_no_output_is_dropped(
     assert run.metadata["standalone_outputs"] == ["slack__notify: build finished"]
     assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "It has 12 words."}
     assert len(run.steps) == len(before.steps) + 1
+
+
+GOAL = "Fix the greeting in main.py to say hello and run it"
+
+
+def _goal_context(objective: str = "") -> str:
+    """A goal's own prompt as 0.171 writes it (the binary's ``<codex_internal_context source="goal">`` and
+    ``goals/continuation.md`` text; codex-rs ``templates/goals/objective_updated.md`` names the objective in
+    ``<untrusted_objective>``)."""
+    named = f"\n<untrusted_objective>\n{objective}\n</untrusted_objective>" if objective else ""
+    return (f'<codex_internal_context source="goal">\nContinue working toward the active thread goal.{named}\n'
+            "</codex_internal_context>")
+
+
+def _goal_update(at: str, status: str) -> dict[str, Any]:
+    """``thread_goal_updated``, which ``rollout/src/policy.rs`` persists: codex-rs ``ThreadGoalUpdatedEvent``,
+    camelCase."""
+    return _line(at, "event_msg", {"type": "thread_goal_updated", "threadId": "01a2343e-c43a-71b0-8325-96dd5e2db5fe",
+                                   "turnId": None, "goal": {"threadId": "01a2343e-c43a-71b0-8325-96dd5e2db5fe",
+                                                            "objective": GOAL, "status": status, "tokensUsed": 0,
+                                                            "timeUsedSeconds": 0, "createdAt": 1, "updatedAt": 1}})
+
+
+def _goal_driven(tmp_path: Path, objective: str = "") -> Path:
+    """The rollout as a thread ``/goal`` started (``thread/goal/set``: the goal recorded, no user message; codex-rs
+    keeps the objective in the goal, not in a prompt): its first prompt the goal's own, the goal set before it and
+    ``complete`` after its turn (the model's ``update_goal``), and its second prompt a continuation the goal drove."""
+    lines = _lines()
+    for line in lines:
+        payload = line["payload"]
+        if line["type"] == "response_item" and payload.get("role") == "user" and GOAL in json.dumps(payload):
+            payload["content"] = [{"type": "input_text", "text": _goal_context(objective)}]
+        if line["type"] == "response_item" and payload.get("role") == "user" and SECOND in json.dumps(payload):
+            payload["content"] = [{"type": "input_text", "text": _goal_context()}]
+    lines = [line for line in lines if not (line["payload"].get("type") == "item_completed" and line["payload"][
+        "item"].get("type") == "UserMessage" and (GOAL in json.dumps(line) or SECOND in json.dumps(line)))]
+    first_end = _turn_ends(lines)[0]
+    lines.insert(first_end + 1, _goal_update(lines[first_end]["timestamp"], "complete"))
+    lines.insert(1, _goal_update(lines[1]["timestamp"], "active"))
+    return _written(tmp_path, lines)
+
+
+def test_a_goal_thread_has_its_objective_as_task_and_its_own_turns_apart(tmp_path):
+    """Codex's goal prompt is no user's: read as one, the markup was the task (or a later prompt), the goal and its
+    status lost."""
+    (run,) = runs(_goal_driven(tmp_path), tenant="acme")
+    assert run.task == GOAL
+    assert run.metadata["goal"] == GOAL and run.metadata["goal_status"] == "complete"
+    assert run.metadata["goal_followups"] == 2
+    assert run.metadata["user_prompts"] == ["TRIGGER_FAIL summarize everything"]
+    assert not any("codex_internal_context" in json.dumps(value) for value in run.metadata.values())
+    (named,) = runs(_goal_driven(tmp_path, objective="Say hello"), tenant="acme")
+    assert named.metadata["goal"] == GOAL  # the last update's objective, after the prompt's
+
+
+def test_a_goal_continuation_after_a_typed_task_is_no_later_prompt(tmp_path):
+    lines = _lines()
+    for line in lines:
+        if line["type"] == "response_item" and line["payload"].get("role") == "user" and SECOND in json.dumps(line):
+            line["payload"]["content"] = [{"type": "input_text", "text": _goal_context()}]
+    lines = [line for line in lines if not (line["payload"].get("type") == "item_completed" and SECOND in json.dumps(
+        line))]
+    (run,) = runs(_written(tmp_path, lines), tenant="acme")
+    assert run.task == GOAL and run.metadata["user_prompts"] == ["TRIGGER_FAIL summarize everything"]
+    assert run.metadata["goal_followups"] == 1

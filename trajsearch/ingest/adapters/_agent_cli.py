@@ -42,11 +42,13 @@ from ._common import (Context, RecordError, as_dict, build, clip_task, decisive_
 #: review's results: ``<user_action>``, from ``core/templates/review/exit_*.xml``, which Codex's own turn rebuilding
 #: skips as synthetic; codex-rs ``contextual_user_message.rs`` lists the fragments it injects; 0.146+ sends the
 #: catalogue of plugins not installed, ``<recommended_plugins>``, as a user message on a session's first turn, for
-#: accounts its server offers one to: openai/codex#35387).
+#: accounts its server offers one to: openai/codex#35387; 0.17x's ``<codex_internal_context source="goal">``, a
+#: ``/goal`` thread's continuation of its goal, codex-rs ``templates/goals/continuation.md``).
 CODEX_INJECTED = re.compile(
     r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
-    r"apps_instructions|ide_context|developer_instructions|additional_context|user_action|recommended_plugins)\b|"
+    r"apps_instructions|ide_context|developer_instructions|additional_context|user_action|recommended_plugins|"
+    r"codex_internal_context)\b|"
     r"# AGENTS\.md instructions)"
 )
 #: Codex's IDE extensions put the editor's context (``# Context from my IDE setup:``, active file, open tabs) before

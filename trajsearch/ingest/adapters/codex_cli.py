@@ -531,6 +531,39 @@ def _asks_no_reply(said: str | None) -> bool:
     return said is not None and _is_flush(_DELEGATION.match(said))
 
 
+#: A ``/goal`` thread's own prompt (0.17x): Codex starts each turn its goal drives with a user message
+#: ``<codex_internal_context source="goal">`` around its continuation instructions (codex-rs
+#: ``templates/goals/continuation.md``; ``objective_updated.md`` and ``budget_limit.md`` name the objective, in
+#: ``<untrusted_objective>`` or ``<objective>``); the user typed none of it (``CODEX_INJECTED``).
+_GOAL_CONTEXT = re.compile(r'\A\s*<codex_internal_context source="(?:user_)?goal">')
+#: The task of a ``/goal`` thread whose rollout names no objective (no ``thread_goal_updated`` kept, a continuation
+#: naming none): the goal's text is in Codex's state database (its ``thread_goals`` table), not the rollout.
+_GOAL_UNNAMED = "[a /goal thread's goal; its objective is not in the rollout]"
+_GOAL_OBJECTIVE = re.compile(r"<(untrusted_objective|goal_objective|objective)>\s*(.*?)\s*</\1>", re.S)
+
+
+def _goal_turn(kind: str, payload: dict[str, Any]) -> str | None:
+    """The objective a goal's own prompt (``_GOAL_CONTEXT``) names ("" where it names none); None for any other
+    line."""
+    if kind != "response_item" or payload.get("type") != "message" or payload.get("role") != "user":
+        return None
+    text = _prompt_text(payload.get("content"))
+    if not _GOAL_CONTEXT.match(text):
+        return None
+    found = _GOAL_OBJECTIVE.search(text)
+    return found.group(2) if found else ""
+
+
+def _goal_update(kind: str, payload: dict[str, Any]) -> tuple[str | None, str | None] | None:
+    """(objective, status) of a ``thread_goal_updated`` event (0.17x; codex-rs ``ThreadGoalUpdatedEvent``, its goal
+    ``ThreadGoal`` in camelCase: ``objective``, ``status`` active / paused / blocked / usage_limited / budget_limited
+    / complete), which the rollout keeps (``rollout/src/policy.rs``); None for any other line."""
+    if kind != "event_msg" or payload.get("type") != "thread_goal_updated":
+        return None
+    goal = as_dict(payload.get("goal"))
+    return as_str(goal.get("objective")), as_str(goal.get("status"))
+
+
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
 #: only ``{"accepted":true}``): a user message, mostly mid-turn (a steer), ``<send_user_message_question_reply>``
 #: around a JSON list of ``{"questionItemId": "[\"request_user_input_async\", <call id>, <index>]", "question",
@@ -1603,6 +1636,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     unasked: list[str] = []  # answers to questions asked before this rollout (``_Rollout.question_answered``)
     delivered: list[str] = []  # outputs answering no call that are no delivered prompt (``_standalone_output``)
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
+    goal: dict[str, Any] = {"turns": 0}  # a /goal thread's objective, last status and the turns it drove
     for line, (kind, payload, at) in enumerate(lines):
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             typed.answered()
@@ -1610,6 +1644,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id) \
                 and not _asks_no_reply(_prompt_said(kind, payload, session_id)):
             silent, spent = True, None
+        if (objective := _goal_turn(kind, payload)) is not None:
+            goal.update(turns=goal["turns"] + 1, objective=objective or goal.get("objective"))
+            goal.setdefault("led", not typed.texts)  # the goal, not a typed prompt, began the run
+            silent, spent = True, None
+            rollout.flush()
+        elif updated := _goal_update(kind, payload):
+            goal.update(objective=updated[0] or goal.get("objective"), status=updated[1] or goal.get("status"))
         if kind == "response_item":
             item = as_str(payload.get("type"))
             if item not in OUTPUTS and item != "reasoning":
@@ -1679,6 +1720,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
     if not prompts and unasked:  # a rollout that goes on from an answer alone (its question asked before it)
         prompts, first, unasked = ["\n".join(unasked)], 0, []
+    if goal.get("led") and (goal.get("objective") or not prompts):  # a thread `/goal` began: its objective the task
+        prompts = [*prompts[:first], goal.get("objective") or _GOAL_UNNAMED, *prompts[first:]]
     if not prompts:
         raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
 
@@ -1717,6 +1760,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "review_requests": reviews or None,
         "question_replies": unasked or None,
         "standalone_outputs": delivered or None,
+        "goal": goal.get("objective"),
+        "goal_status": goal.get("status"),  # the model's or the user's word, no verdict: no judge audits it
+        "goal_followups": goal["turns"] or None,
         "spoken_transcript": talk or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
         **thread,
