@@ -128,3 +128,34 @@ def test_a_goal_continuation_after_a_typed_task_is_no_later_prompt(tmp_path):
     (run,) = runs(_written(tmp_path, lines), tenant="acme")
     assert run.task == GOAL and run.metadata["user_prompts"] == ["TRIGGER_FAIL summarize everything"]
     assert run.metadata["goal_followups"] == 1
+
+
+def _rolled_back_after(tmp_path: Path, turn: int, num_turns: Any) -> Path:
+    """The rollout with a ``thread_rolled_back`` event (codex-rs ``ThreadRolledBackEvent``, ``{num_turns}``, which
+    ``rollout/src/policy.rs`` persists) after its ``turn``-th turn (0-based)."""
+    lines = _lines()
+    end = _turn_ends(lines)[turn]
+    lines.insert(end + 1, _line(lines[end]["timestamp"], "event_msg",
+                                {"type": "thread_rolled_back", "num_turns": num_turns}))
+    return _written(tmp_path, lines)
+
+
+def test_turns_a_rollback_undid_are_left_out_as_a_reverts_are(tmp_path):
+    """Codex drops the last ``num_turns`` user turns when it replays the rollout (``drop_last_n_user_turns``): read
+    whole, the undone prompt stayed a prompt and its call and answer steps of the run."""
+    (whole,) = runs(ROLLOUT, tenant="acme")
+    (run,) = runs(_rolled_back_after(tmp_path, 1, 1), tenant="acme")
+    assert run.metadata["reverted_prompts"] == [SECOND]
+    assert run.metadata["user_prompts"] == ["TRIGGER_FAIL summarize everything"]
+    assert [step.action for step in run.steps] == [step.action for step in whole.steps][:3]
+    assert run.task == whole.task and run.outcome == whole.outcome
+
+
+def test_a_rollback_of_more_turns_than_there_are_undoes_all_and_none_undoes_nothing(tmp_path):
+    (run,) = runs(_rolled_back_after(tmp_path, 1, 5), tenant="acme")
+    assert run.metadata["reverted_prompts"] == [GOAL, SECOND]
+    assert run.task == "TRIGGER_FAIL summarize everything" and "user_prompts" not in run.metadata
+    (whole,) = runs(ROLLOUT, tenant="acme")
+    for nothing in (0, "x", None):
+        (run,) = runs(_rolled_back_after(tmp_path, 1, nothing), tenant="acme")
+        assert run.steps == whole.steps and "reverted_prompts" not in run.metadata

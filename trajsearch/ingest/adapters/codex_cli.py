@@ -1593,6 +1593,38 @@ def _counted_prompts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) 
     return {at: prompt for at, turn, rank, prompt in events if rank in (alone, best.get(turn))}
 
 
+def _turn_starts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) -> list[tuple[int, str]]:
+    """Where each user turn of ``lines`` begins, with its prompt (``_counted_prompts``): its ``task_started`` (or
+    ``turn_started``) event, where one comes after the previous prompt, else its prompt's line."""
+    starts: list[tuple[int, str]] = []
+    after = 0
+    for at, prompt in sorted(_counted_prompts(lines, thread).items()):
+        began = [i for i in range(after, at) if lines[i][0] == "event_msg"
+                 and lines[i][1].get("type") in ("task_started", "turn_started")]
+        starts.append((began[-1] if began else at, prompt))
+        after = at + 1
+    return starts
+
+
+def _rolled_back(lines: list[tuple[str, dict[str, Any], Any]],
+                 thread: Any) -> tuple[list[tuple[str, dict[str, Any], Any]], list[str]]:
+    """``lines`` without the turns a ``thread_rolled_back`` event undid (the TUI's backtrack, app-server
+    ``thread/rollback``; the rollout keeps the event, ``rollout/src/policy.rs``): Codex drops the last ``num_turns``
+    user turns before it from the thread when it replays the rollout (codex-rs ``drop_last_n_user_turns``: all of
+    them where it names more), as it did from the model's history. Returns the lines kept, and the prompts of the
+    turns dropped; their items and events go, the session's own lines stay."""
+    dropped: list[str] = []
+    while (at := next((i for i, (kind, payload, _) in enumerate(lines)
+                       if kind == "event_msg" and payload.get("type") == "thread_rolled_back"), None)) is not None:
+        turns, starts = as_int(lines[at][1].get("num_turns")) or 0, _turn_starts(lines[:at], thread)
+        undone = starts[-min(turns, len(starts)):] if turns > 0 and starts else []
+        cut = undone[0][0] if undone else at
+        dropped += [prompt for _, prompt in undone]
+        lines = [*lines[:cut], *(line for line in lines[cut:at] if line[0] not in ("response_item", "event_msg")),
+                 *lines[at + 1:]]
+    return lines, dropped
+
+
 def _continued_by(path: Path) -> Path | None:
     """The later rollout of ``path``'s thread that goes on from it after a revert, and holds the thread's run: the
     end of the chain, when a later revert went on from a rollout that itself went on from ``path`` (the one whose
@@ -1618,6 +1650,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     lines = _lines(record)
     metas = [p for kind, p, _ in lines if kind == "session_meta"]
     meta = metas[0] if metas else {}
+    lines, rolled_back = _rolled_back(lines, meta.get("id") or meta.get("session_id"))
     contexts = [p for kind, p, _ in lines if kind == "turn_context"]
     events = [p for kind, p, _ in lines if kind == "event_msg"]
     items = [(p, at) for kind, p, at in lines if kind == "response_item"]
@@ -1767,6 +1800,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
         **thread,
     }
+    if rolled_back:  # undone as a revert's turns are
+        undone = prompt_list([request(said) for said in rolled_back])
+        metadata["reverted_prompts"] = [*(thread.get("reverted_prompts") or []), *undone]
     own = f"@{thread['rollout_id']}" if "history_missing" in thread else ""  # not the thread's run (see above)
     if lineage := metadata.pop("lineage", None):  # the runs its rollouts gave, read without their history
         metadata["supersedes"] = [f"codex.{session_id}@{rollout_id}" for rollout_id in lineage]
