@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from adapter_support import runs
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex-cli" / ".aud36"
@@ -151,3 +155,20 @@ def test_the_talk_a_spoken_request_was_handed_off_with_is_kept(tmp_path):
             "</realtime_delegation>")
     (run,) = _runs(_prompt_replaced(tmp_path, FIRST, same))
     assert run.task == talk and "spoken_transcript" not in run.metadata
+
+
+def test_a_voice_session_that_handed_nothing_off_is_no_run(tmp_path):
+    """Codex materialises a rollout for the flush alone (``transcript_tail.rs`` ``try_ensure_rollout_materialized``):
+    a voice chat that never handed Codex a request, its agent never run, read as a run of no steps (before round 37
+    an ``infra_error``). Passed over, as a session opened and closed with nothing sent is."""
+    lines = [json.loads(line) for line in _flush_recorded_alone(tmp_path).read_text().splitlines()]
+    second = next(at for at, line in enumerate(lines) if at > 1 and line["payload"].get("type") == "task_started")
+    head = [line for line in lines[:second] if line["type"] in ("session_meta", "turn_context") or (
+        line["payload"].get("role") == "developer") or "environment_context" in json.dumps(line)]
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / VOICE.name
+    path.write_text("".join(json.dumps(line) + "\n" for line in head + lines[second:]))
+    assert list(read_dump(folder, tenant="acme")) == []
+    with pytest.raises(SideFile, match=r"no run in this file: a realtime voice session that handed Codex nothing"):
+        list(read_dump(path, fmt="codex-cli", tenant="acme"))

@@ -422,13 +422,19 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
     if _history_base(meta) is not None:  # after a revert: the thread's run, with the history it goes on from
         return None
     talk = [(kind, payload) for kind, payload, _ in lines if kind in ("response_item", "event_msg")]
-    prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload, meta.get("id")))]
+    said = [(prompt, _prompt_said(kind, payload, meta.get("id"))) for kind, payload in talk
+            if (prompt := _typed_prompt(kind, payload, meta.get("id")))]
+    prompts = [prompt for prompt, _ in said]
     if _is_title_job(meta, prompts[0] if prompts else None):
         return _TITLE_JOB
-    if not talk or prompts or any(_from_model(kind, payload) or _review_request_made(kind, payload)
-                                  for kind, payload in talk):
+    if not talk or any(_from_model(kind, payload) or _review_request_made(kind, payload) for kind, payload in talk):
         return None
-    return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
+    if not prompts:
+        return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
+    if all(_asks_no_reply(text) for _, text in said):
+        return ("a realtime voice session that handed Codex nothing: only its talk's end flush, which Codex records "
+                "with no model turn (transcript_tail.rs), so its agent never ran; not a run")
+    return None
 
 
 def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str | None:
