@@ -1,8 +1,10 @@
 """Codex 0.171 lines that change a thread's run beside its prompts and calls: a message delivered to the thread,
 a ``/goal`` thread's goal and its continuations, and a rollback of turns.
 
-No public rollout holds one, so each is written into the real 0.171.0 rollout (``.real/...01a2343e...``, three
-turns of ``codex exec``) in the shape codex-rs writes it; each test's helper names the source."""
+No public rollout holds one. The goal and the rollback are read from rollouts the real Codex wrote (``.fix37``: see
+its README); their variants, and the delivery, which no Codex run here can make, are written into the real 0.171.0
+rollout ``.real/...01a2343e...`` (three turns of ``codex exec``) in the shape codex-rs writes them; each helper names
+its source."""
 
 from __future__ import annotations
 
@@ -89,7 +91,8 @@ def _goal_update(at: str, status: str) -> dict[str, Any]:
 def _goal_driven(tmp_path: Path, objective: str = "") -> Path:
     """The rollout as a thread ``/goal`` started (``thread/goal/set``: the goal recorded, no user message; codex-rs
     keeps the objective in the goal, not in a prompt): its first prompt the goal's own, the goal set before it and
-    ``complete`` after its turn (the model's ``update_goal``), and its second prompt a continuation the goal drove."""
+    ``complete`` after its turn (the user's ``thread/goal/set``), and its second prompt a continuation the goal
+    drove."""
     lines = _lines()
     for line in lines:
         payload = line["payload"]
@@ -159,3 +162,28 @@ def test_a_rollback_of_more_turns_than_there_are_undoes_all_and_none_undoes_noth
     for nothing in (0, "x", None):
         (run,) = runs(_rolled_back_after(tmp_path, 1, nothing), tenant="acme")
         assert run.steps == whole.steps and "reverted_prompts" not in run.metadata
+
+
+FIX37 = Path(__file__).parent / "fixtures" / "codex-cli" / ".fix37"
+GOAL_THREAD = FIX37 / "rollout-2026-12-08T01-06-49-01a25330-6393-7e73-8381-9fe29bec27dd.jsonl"
+ROLLED_BACK = FIX37 / "rollout-2026-12-08T01-07-05-01a25330-9ec2-7f90-81c0-b48e7ca04c90.jsonl"
+
+
+def test_a_goal_thread_the_real_codex_wrote_reads_its_goal_and_the_models_word_on_it():
+    """0.171.0's ``/goal`` thread: its objective a standalone ``agent`` ``goal_objective`` output and the user's
+    ``source="user_goal"`` context, the goal marked ``complete`` in ``update_goal``'s output only."""
+    (run,) = runs(GOAL_THREAD, tenant="acme")
+    assert run.task == "Create hello.txt saying hi"
+    assert run.metadata["goal"] == "Create hello.txt saying hi" and run.metadata["goal_status"] == "complete"
+    assert run.metadata["goal_followups"] == 1 and run.metadata["user_prompts"] == ["What does hello.txt say?"]
+    assert "standalone_outputs" not in run.metadata and run.outcome.value == "unknown"
+    assert [step.action for step in run.steps] == ["exec_command", "update_goal", "respond", "respond"]
+
+
+def test_a_rollback_the_real_codex_wrote_leaves_out_the_turn_it_undid():
+    (run,) = runs(ROLLED_BACK, tenant="acme")
+    assert run.task == "How many lines does notes.txt have?"
+    assert run.metadata["reverted_prompts"] == [SECOND]
+    assert run.metadata["user_prompts"] == ["What is on line 3 of notes.txt?"]
+    assert [step.arguments for step in run.steps] == [{"content": "notes.txt has 3 lines."},
+                                                      {"content": "Line 3 is gamma."}]

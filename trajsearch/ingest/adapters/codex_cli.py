@@ -537,37 +537,65 @@ def _asks_no_reply(said: str | None) -> bool:
     return said is not None and _is_flush(_DELEGATION.match(said))
 
 
-#: A ``/goal`` thread's own prompt (0.17x): Codex starts each turn its goal drives with a user message
-#: ``<codex_internal_context source="goal">`` around its continuation instructions (codex-rs
-#: ``templates/goals/continuation.md``; ``objective_updated.md`` and ``budget_limit.md`` name the objective, in
-#: ``<untrusted_objective>`` or ``<objective>``); the user typed none of it (``CODEX_INJECTED``).
-_GOAL_CONTEXT = re.compile(r'\A\s*<codex_internal_context source="(?:user_)?goal">')
-#: The task of a ``/goal`` thread whose rollout names no objective (no ``thread_goal_updated`` kept, a continuation
-#: naming none): the goal's text is in Codex's state database (its ``thread_goals`` table), not the rollout.
+#: A ``/goal`` thread's own prompts (0.17x; the real 0.171.0 writes them, ``codex-cli/.fix37``): the user's setting of
+#: the goal, ``<codex_internal_context source="user_goal">`` around ``User set the goal: "<objective>"``, and at
+#: the start of each turn the goal drives ``source="goal"`` around its continuation instructions (codex-rs
+#: ``templates/goals/continuation.md``; ``objective_updated.md`` names the objective in ``<untrusted_objective>``).
+#: The user typed none of it (``CODEX_INJECTED``).
+_GOAL_CONTEXT = re.compile(r'\A\s*<codex_internal_context source="(user_goal|goal)">\s*(.*?)\s*'
+                           r"(?:</codex_internal_context>\s*)?\Z", re.S)
+_GOAL_SET = re.compile(r'\AUser set the goal: "(.*)"\Z', re.S)
+_GOAL_OBJECTIVE = re.compile(r"<(untrusted_objective|objective)>\s*(.*?)\s*</\1>", re.S)
+#: The tools that answer with the goal (``{"goal": ThreadGoal, ...}``): the model's ``update_goal`` marking it
+#: ``complete`` writes no ``thread_goal_updated`` (0.171.0, ``.fix37``), so its status is in the answer only.
+_GOAL_TOOLS = frozenset({"update_goal", "create_goal", "get_goal"})
+#: The objective as 0.171 hands it to the model at a goal turn's start: a ``function_call_output`` answering no
+#: call, ``agent`` ``goal_objective`` (``_standalone_output``).
+_GOAL_OBJECTIVE_OUTPUT = "agent__goal_objective"
+#: The task of a ``/goal`` thread whose rollout names no objective: the goal's text is in Codex's state database
+#: (its ``thread_goals`` table), not the rollout.
 _GOAL_UNNAMED = "[a /goal thread's goal; its objective is not in the rollout]"
-_GOAL_OBJECTIVE = re.compile(r"<(untrusted_objective|goal_objective|objective)>\s*(.*?)\s*</\1>", re.S)
 
 
-def _goal_turn(kind: str, payload: dict[str, Any]) -> str | None:
-    """The objective a goal's own prompt (``_GOAL_CONTEXT``) names ("" where it names none); None for any other
-    line."""
+def _goal_prompt(kind: str, payload: dict[str, Any]) -> tuple[bool, str] | None:
+    """A goal's own prompt (``_GOAL_CONTEXT``): (whether it starts a turn the goal drives, the objective it names or
+    ""); None for any other line."""
     if kind != "response_item" or payload.get("type") != "message" or payload.get("role") != "user":
         return None
-    text = _prompt_text(payload.get("content"))
-    if not _GOAL_CONTEXT.match(text):
+    found = _GOAL_CONTEXT.match(_prompt_text(payload.get("content")))
+    if found is None:
         return None
-    found = _GOAL_OBJECTIVE.search(text)
-    return found.group(2) if found else ""
+    named = _GOAL_SET.match(found.group(2)) if found.group(1) == "user_goal" else _GOAL_OBJECTIVE.search(found.group(2))
+    return found.group(1) == "goal", (named.group(named.lastindex or 0) if named else "")
+
+
+def _goal_fields(goal: Any) -> tuple[str | None, str | None] | None:
+    """(objective, status) of a ``ThreadGoal`` (camelCase: ``objective``, ``status`` active / paused / blocked /
+    budget_limited / complete ...), None for no goal."""
+    goal = as_dict(goal)
+    return (as_str(goal.get("objective")), as_str(goal.get("status"))) if goal else None
 
 
 def _goal_update(kind: str, payload: dict[str, Any]) -> tuple[str | None, str | None] | None:
-    """(objective, status) of a ``thread_goal_updated`` event (0.17x; codex-rs ``ThreadGoalUpdatedEvent``, its goal
-    ``ThreadGoal`` in camelCase: ``objective``, ``status`` active / paused / blocked / usage_limited / budget_limited
-    / complete), which the rollout keeps (``rollout/src/policy.rs``); None for any other line."""
+    """(objective, status) of a ``thread_goal_updated`` event (codex-rs ``ThreadGoalUpdatedEvent``, which
+    ``rollout/src/policy.rs`` persists: the user's ``thread/goal/set``, budget limits), None for any other line."""
     if kind != "event_msg" or payload.get("type") != "thread_goal_updated":
         return None
-    goal = as_dict(payload.get("goal"))
-    return as_str(goal.get("objective")), as_str(goal.get("status"))
+    return _goal_fields(payload.get("goal"))
+
+
+def _goal_answer(kind: str, payload: dict[str, Any],
+                 calls: dict[str, dict[str, Any]]) -> tuple[str | None, str | None] | None:
+    """(objective, status) a goal tool's output (``_GOAL_TOOLS``; ``calls``: the steps by call id) reports, None for
+    any other line."""
+    step = calls.get(str(payload.get("call_id"))) if kind == "response_item" and payload.get("type") in OUTPUTS \
+        else None
+    if step is None or str(step["action"]).rsplit("__", 1)[-1] not in _GOAL_TOOLS:
+        return None
+    try:
+        return _goal_fields(as_dict(loads(_output(payload)[0])).get("goal"))
+    except ValueError:
+        return None
 
 
 #: The Codex app's reply to an agent's asynchronous question (``request_user_input_async``, whose own output says
@@ -1683,12 +1711,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id) \
                 and not _asks_no_reply(_prompt_said(kind, payload, session_id)):
             silent, spent = True, None
-        if (objective := _goal_turn(kind, payload)) is not None:
-            goal.update(turns=goal["turns"] + 1, objective=objective or goal.get("objective"))
+        if (said := _goal_prompt(kind, payload)) is not None:
+            goal.update(turns=goal["turns"] + said[0], objective=said[1] or goal.get("objective"))
             goal.setdefault("led", not typed.texts)  # the goal, not a typed prompt, began the run
-            silent, spent = True, None
-            rollout.flush()
-        elif updated := _goal_update(kind, payload):
+            if said[0]:
+                silent, spent = True, None
+                rollout.flush()
+        elif updated := _goal_update(kind, payload) or _goal_answer(kind, payload, rollout.by_call):
             goal.update(objective=updated[0] or goal.get("objective"), status=updated[1] or goal.get("status"))
         if kind == "response_item":
             item = as_str(payload.get("type"))
@@ -1711,7 +1740,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             elif item in CALLS:
                 rollout.call(payload, at)
             elif _standalone_output(payload) and (text := _output(payload)[0]):
-                delivered.append(f"{_tool_name(payload, UNNAMED_TOOL)}: {text}")
+                if _tool_name(payload, UNNAMED_TOOL) == _GOAL_OBJECTIVE_OUTPUT:
+                    goal["objective"] = text.strip() or goal.get("objective")
+                else:
+                    delivered.append(f"{_tool_name(payload, UNNAMED_TOOL)}: {text}")
             elif item in OUTPUTS:
                 rollout.output(payload, at)
         elif kind == "event_msg":
