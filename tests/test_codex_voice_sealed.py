@@ -143,10 +143,18 @@ def test_a_flush_codex_records_without_a_model_turn_is_no_missing_reply(tmp_path
 
 
 def test_the_talk_a_spoken_request_was_handed_off_with_is_kept(tmp_path):
-    """The ``<transcript_delta>`` beside ``<input>`` (the voice model's wording) holds the user's own words: read
-    as the request alone, they were lost. Where the voice model gave no request, Codex hands the talk on as
-    ``<input>`` too: it is the prompt, kept once."""
+    """The ``<transcript_delta>`` beside ``<input>`` (the voice model's wording) holds both speakers' words: read
+    as the request alone, they were lost. Codex ends it with the request as a ``user:`` line (codex-api
+    ``append_handoff_input``; the ``.aud36`` fixture, built before this was known, lacks it): the prompt, not kept
+    twice. Where the voice model gave no request, Codex hands the talk on as ``<input>`` too: it is the prompt, kept
+    once."""
     (run,) = _runs(VOICE)
+    assert run.metadata["spoken_transcript"] == [
+        "user: hey codex, count the lines of notes.txt and tell me if it's under ten\n"
+        "assistant: Sure, I'll ask Codex to check."]
+    appended = FIRST.replace("check.</transcript_delta>", "check.\nuser: count the lines of notes.txt &amp; tell me "
+                             "if it's &lt;10</transcript_delta>")
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, appended))
     assert run.metadata["spoken_transcript"] == [
         "user: hey codex, count the lines of notes.txt and tell me if it's under ten\n"
         "assistant: Sure, I'll ask Codex to check."]

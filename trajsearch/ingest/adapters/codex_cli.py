@@ -520,14 +520,18 @@ def _is_flush(found: re.Match[str] | None) -> bool:
 def _handoff_talk(said: str | None) -> str | None:
     """The talk a spoken request was handed off with (``_DELEGATION``'s ``<transcript_delta>``: codex-rs
     ``realtime_conversation.rs`` joins the session's lines since the last hand-off as ``user: ...`` and
-    ``assistant: ...``), the user's own words where ``<input>`` is the voice model's wording of the request, which
-    is the prompt (``_spoken``); None for a flush (whose talk is its prompt) or a talk that is the request itself
-    (Codex's ``<input>`` when the voice model gave none)."""
+    ``assistant: ...``), both speakers' words beside ``<input>``, the voice model's wording of the request, which
+    is the prompt (``_spoken``). Codex ends the talk with that request as a ``user:`` line unless the user said
+    exactly it (codex-api ``append_handoff_input``): the prompt already, left out. None for a flush (whose talk is
+    its prompt) or a talk that is the request itself (Codex's ``<input>`` when the voice model gave none)."""
     found = _DELEGATION.match(said) if said else None
     if found is None or _is_flush(found) or not found.group(3):
         return None
-    talk = unescape(found.group(3)).strip()
-    return talk if talk and talk != unescape(found.group(2)).strip() else None
+    request, talk = unescape(found.group(2)).strip(), unescape(found.group(3)).strip()
+    head, _, last = talk.rpartition("\n")
+    if last.strip() == f"user: {request}" and head.strip():
+        talk = head.strip()
+    return talk if talk and talk != request else None
 
 
 def _asks_no_reply(said: str | None) -> bool:
