@@ -180,3 +180,17 @@ def test_a_voice_session_that_handed_nothing_off_is_no_run(tmp_path):
     assert list(read_dump(folder, tenant="acme")) == []
     with pytest.raises(SideFile, match=r"no run in this file: a realtime voice session that handed Codex nothing"):
         list(read_dump(path, fmt="codex-cli", tenant="acme"))
+
+
+def test_a_long_talk_handed_on_as_its_own_request_is_kept_once(tmp_path):
+    """With no request of the voice model's, Codex hands the talk on as ``<input>`` too, each field cut to 4 KiB with
+    a "…" (``context/realtime_delegation.rs``: ``<input>`` its head, ``<transcript_delta>`` its tail): unequal, the
+    talk was kept twice, as the task and as ``spoken_transcript``. A request the voice model worded is no head."""
+    talk = "user: " + "please count the lines " * 300
+    cut = (f"<realtime_delegation>\n  <input>{talk[:4093]}…</input>\n  <transcript_delta>…{talk[-4093:]}"
+           "</transcript_delta>\n</realtime_delegation>")
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, cut))
+    assert run.task.startswith("user: please count") and "spoken_transcript" not in run.metadata
+    worded = cut.replace(f"<input>{talk[:4093]}…", "<input>count the lines " + "and more " * 600 + "…")
+    (run,) = _runs(_prompt_replaced(tmp_path, FIRST, worded))
+    assert run.metadata["spoken_transcript"][0].startswith("…")

@@ -531,7 +531,20 @@ def _handoff_talk(said: str | None) -> str | None:
     head, _, last = talk.rpartition("\n")
     if last.strip() == f"user: {request}" and head.strip():
         talk = head.strip()
-    return talk if talk and talk != request else None
+    return talk if talk and talk != request and not _bounded_same(request, talk) else None
+
+
+#: How Codex marks a field of a spoken prompt it cut to 4 KiB (``context/realtime_delegation.rs``
+#: ``TRUNCATION_MARKER``): ``<input>`` keeps its start, ``<transcript_delta>`` its end.
+_CUT = "…"
+_TALK_LINE = re.compile(r"\A(?:user|assistant): ")
+
+
+def _bounded_same(request: str, talk: str) -> bool:
+    """Whether a long talk handed on with no request of the voice model's is both ``<input>`` and
+    ``<transcript_delta>``, each cut to 4 KiB (``_CUT``): its head and its tail, so unequal. A request cut there that
+    starts as the talk does (a ``user:`` / ``assistant:`` line, no wording of the voice model's) is that talk."""
+    return request.endswith(_CUT) and talk.startswith(_CUT) and _TALK_LINE.match(request) is not None
 
 
 def _asks_no_reply(said: str | None) -> bool:
