@@ -194,3 +194,16 @@ def test_a_long_talk_handed_on_as_its_own_request_is_kept_once(tmp_path):
     worded = cut.replace(f"<input>{talk[:4093]}…", "<input>count the lines " + "and more " * 600 + "…")
     (run,) = _runs(_prompt_replaced(tmp_path, FIRST, worded))
     assert run.metadata["spoken_transcript"][0].startswith("…")
+
+
+def test_a_flush_the_model_was_asked_about_and_left_silent_is_a_missing_reply(tmp_path):
+    """Builds from 2026-07-17 up to ``transcript_tail.rs`` gave the flush to the model as any prompt (a turn with a
+    token count): a refusal there is a reply not recorded, as for any prompt; only a flush with no model turn is
+    exempt."""
+    path = _flush_recorded_alone(tmp_path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    counted = next(line for line in lines if line["payload"].get("type") == "token_count")
+    lines.insert(len(lines) - 1, {**counted, "timestamp": lines[-1]["timestamp"]})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (run,) = _runs(path)
+    assert run.outcome.value == "infra_error" and "reply was not recorded" in (run.steps[-1].observation or "")

@@ -431,7 +431,8 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
         return None
     if not prompts:
         return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
-    if all(_asks_no_reply(text) for _, text in said):
+    asked = any(kind == "event_msg" and payload.get("type") == "token_count" for kind, payload in talk)
+    if not asked and all(_asks_no_reply(text) for _, text in said):  # no model turn ran
         return ("a realtime voice session that handed Codex nothing: only its talk's end flush, which Codex records "
                 "with no model turn (transcript_tail.rs), so its agent never ran; not a run")
     return None
@@ -548,9 +549,10 @@ def _bounded_same(request: str, talk: str) -> bool:
 
 
 def _asks_no_reply(said: str | None) -> bool:
-    """Whether a prompt is one Codex gives the model no turn for: a session-end flush (``_is_flush``), which 0.171
+    """Whether a prompt is one Codex may give the model no turn for: a session-end flush (``_is_flush``), which 0.171
     records "without inference" when no turn is running (codex-rs ``core/src/realtime_conversation/transcript_tail.rs``:
-    a turn started and completed at once, ``last_agent_message: null``), so that turn's silence is no lost reply."""
+    a turn started and completed at once, ``last_agent_message: null``, no token count), so that turn's silence is
+    no lost reply; one the model was asked about (a token count after it, as every flush before that code) is."""
     return said is not None and _is_flush(_DELEGATION.match(said))
 
 
@@ -1720,19 +1722,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     unasked: list[str] = []  # answers to questions asked before this rollout (``_Rollout.question_answered``)
     delivered: list[str] = []  # outputs answering no call that are no delivered prompt (``_standalone_output``)
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
+    uninferred = False  # the last prompt a flush no token count has followed: Codex may have run no model turn
     goal: dict[str, Any] = {"turns": 0}  # a /goal thread's objective, last status and the turns it drove
     for line, (kind, payload, at) in enumerate(lines):
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             typed.answered()
             silent = False
-        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id) \
-                and not _asks_no_reply(_prompt_said(kind, payload, session_id)):
+        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id):
             silent, spent = True, None
-        if (said := _goal_prompt(kind, payload)) is not None:
-            goal.update(turns=goal["turns"] + said[0], objective=said[1] or goal.get("objective"))
+            uninferred = _asks_no_reply(_prompt_said(kind, payload, session_id))
+        if (asked := _goal_prompt(kind, payload)) is not None:
+            goal.update(turns=goal["turns"] + asked[0], objective=asked[1] or goal.get("objective"))
             goal.setdefault("led", not typed.texts)  # the goal, not a typed prompt, began the run
-            if said[0]:
-                silent, spent = True, None
+            if asked[0]:
+                silent, spent, uninferred = True, None, False
                 rollout.flush()
         elif updated := _goal_update(kind, payload) or _goal_answer(kind, payload, rollout.by_call):
             goal.update(objective=updated[0] or goal.get("objective"), status=updated[1] or goal.get("status"))
@@ -1778,7 +1781,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 if isinstance(error, dict):
                     error = error.get("message") or json.dumps(error)
                 rollout.last_error = short(str(error or "error"), 500, keep="head")
-            elif ev == "task_complete" and silent and "last_agent_message" in payload \
+            elif ev == "task_complete" and silent and not uninferred and "last_agent_message" in payload \
                     and not payload["last_agent_message"] and not rollout.last_error:
                 said = [f"{spent} output tokens spent"] if spent else []
                 rollout.last_error = f"{_NO_REPLY} ({said[0]})" if said else _NO_REPLY
@@ -1786,6 +1789,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.steps.append({"action": None, "observation": f"{_NO_REPLY} ({why})",
                                       "error": rollout.last_error, "started_at": iso_time(at)})
             elif ev == "token_count":
+                uninferred = False  # the model was asked
                 spent = as_int(as_dict(as_dict(payload.get("info")).get("last_token_usage")).get("output_tokens"))
             elif ev == "agent_message" and not items:
                 rollout.answer(str(payload.get("message") or "").strip(), at, final=True)
