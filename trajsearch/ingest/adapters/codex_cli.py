@@ -444,14 +444,19 @@ def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str
     ``item_completed`` event (0.148+, see ``_completed_prompt``; ``thread``: the session's id) or a user
     ``message`` item (not the context Codex injects as one, ``CODEX_INJECTED``), or the ``agent_message`` item that
     gives a multi-agent v2 sub-agent its task (``_agent_task``)."""
-    said = _prompt_said(kind, payload, thread)
+    return _typed_from(_prompt_said(kind, payload, thread))
+
+
+def _typed_from(said: str | None) -> str | None:
+    """A prompt line's text (``_prompt_said``) as the prompt typed (``_typed_prompt``), None for none."""
     text = _spoken(said) if said else ""
     return text if text and not CODEX_INJECTED.match(text) and _reply_body(text) is None else None
 
 
 def _prompt_said(kind: str, payload: dict[str, Any], thread: Any = None) -> str | None:
-    """The text a line of a prompt (``_typed_prompt``) holds, as sent (a spoken one still in its markup); None for a
-    line of no prompt."""
+    """The text a line of a prompt (``_typed_prompt``) holds, as sent (a spoken one still in its markup); "" for an
+    event or item of a prompt's kind that holds none (another item's ``item_completed``, an assistant's
+    ``agent_message``), None for any other line."""
     if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
         images = [*as_list(payload.get("images")), *as_list(payload.get("local_images"))]
         return _prompt_text(str(payload.get("message") or ""), images=len(images))
@@ -501,21 +506,34 @@ _SESSION_ENDED = ("The user just ended their realtime session. Here is the remai
                   "for something.")
 
 
-def _spoken(text: str) -> str:
-    """A spoken prompt (``_DELEGATION``) as what was said: the request handed off, or for a tail flush the rest of
-    the talk, its ``user: ...`` and ``assistant: ...`` (the voice model's) lines both, as Codex's canned instruction
-    around it was said by no one; any other text as it is."""
+class _Handoff(NamedTuple):
+    """A spoken prompt (``_DELEGATION``), unescaped: the request handed off, the talk beside it, and whether it is
+    the flush of the talk's rest at the session's end (its ``<source>``, or before that Codex's own ``<input>``)."""
+    request: str
+    talk: str
+    flush: bool
+
+
+@lru_cache(maxsize=64)
+def _handoff(text: str) -> _Handoff | None:
+    """``text`` read as a spoken prompt (``_Handoff``), None for any other; parsed once per text, as each prompt line
+    is asked about several times."""
     found = _DELEGATION.match(text)
     if not found:
+        return None
+    source, request, talk = found.groups()
+    flush = source == "transcript_tail_flush" or request.strip() == _SESSION_ENDED
+    return _Handoff(unescape(request).strip(), unescape(talk or "").strip(), flush)
+
+
+def _spoken(text: str) -> str:
+    """A spoken prompt (``_handoff``) as what was said: the request handed off, or for a tail flush the rest of the
+    talk, its ``user: ...`` and ``assistant: ...`` (the voice model's) lines both, as Codex's canned instruction
+    around it was said by no one; any other text as it is."""
+    spoken = _handoff(text)
+    if spoken is None:
         return text
-    _, request, talk = found.groups()
-    words = talk if _is_flush(found) and talk else request
-    return unescape(words).strip() or text
-
-
-def _is_flush(found: re.Match[str] | None) -> bool:
-    """Whether a spoken prompt (``_DELEGATION``'s match) is the flush of the talk's rest at the session's end."""
-    return found is not None and (found.group(1) == "transcript_tail_flush" or found.group(2).strip() == _SESSION_ENDED)
+    return (spoken.talk if spoken.flush and spoken.talk else spoken.request) or text
 
 
 def _handoff_talk(said: str | None) -> str | None:
@@ -525,10 +543,10 @@ def _handoff_talk(said: str | None) -> str | None:
     is the prompt (``_spoken``). Codex ends the talk with that request as a ``user:`` line unless the user said
     exactly it (codex-api ``append_handoff_input``): the prompt already, left out. None for a flush (whose talk is
     its prompt) or a talk that is the request itself (Codex's ``<input>`` when the voice model gave none)."""
-    found = _DELEGATION.match(said) if said else None
-    if found is None or _is_flush(found) or not found.group(3):
+    spoken = _handoff(said) if said else None
+    if spoken is None or spoken.flush or not spoken.talk:
         return None
-    request, talk = unescape(found.group(2)).strip(), unescape(found.group(3)).strip()
+    request, talk = spoken.request, spoken.talk
     head, _, last = talk.rpartition("\n")
     if last.strip() == f"user: {request}" and head.strip():
         talk = head.strip()
@@ -549,11 +567,12 @@ def _bounded_same(request: str, talk: str) -> bool:
 
 
 def _asks_no_reply(said: str | None) -> bool:
-    """Whether a prompt is one Codex may give the model no turn for: a session-end flush (``_is_flush``), which 0.171
-    records "without inference" when no turn is running (codex-rs ``core/src/realtime_conversation/transcript_tail.rs``:
+    """Whether a prompt is one Codex may give the model no turn for: a session-end flush (``_Handoff.flush``), which
+    0.171 records "without inference" when no turn is running (codex-rs ``realtime_conversation/transcript_tail.rs``:
     a turn started and completed at once, ``last_agent_message: null``, no token count), so that turn's silence is
     no lost reply; one the model was asked about (a token count after it, as every flush before that code) is."""
-    return said is not None and _is_flush(_DELEGATION.match(said))
+    spoken = _handoff(said) if said else None
+    return spoken is not None and spoken.flush
 
 
 #: A ``/goal`` thread's own prompts (0.17x; the real 0.171.0 writes them, ``codex-cli/.fix37``): the user's setting of
@@ -1724,13 +1743,17 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     uninferred = False  # the last prompt a flush no token count has followed: Codex may have run no model turn
     goal: dict[str, Any] = {"turns": 0}  # a /goal thread's objective, last status and the turns it drove
+    talk: list[str] = []  # the talk each spoken request was handed off with (``_handoff_talk``)
     for line, (kind, payload, at) in enumerate(lines):
+        said = _prompt_said(kind, payload, session_id) if kind in ("response_item", "event_msg") else None
+        prompt = _typed_from(said)  # the prompt this line holds, if it holds one
+        if line in counted and (handed := _handoff_talk(said)):
+            talk.append(handed)
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             typed.answered()
             silent = False
-        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id):
-            silent, spent = True, None
-            uninferred = _asks_no_reply(_prompt_said(kind, payload, session_id))
+        elif prompt:
+            silent, spent, uninferred = True, None, _asks_no_reply(said)
         if (asked := _goal_prompt(kind, payload)) is not None:
             goal.update(turns=goal["turns"] + asked[0], objective=asked[1] or goal.get("objective"))
             goal.setdefault("led", not typed.texts)  # the goal, not a typed prompt, began the run
@@ -1748,8 +1771,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             elif item == "message" and payload.get("role") == "user" and \
                     (answers := _question_reply(_prompt_text(payload.get("content")))) is not None:
                 unasked += rollout.question_answered(answers, at)
-            elif (item in ("message", "agent_message") or _is_delivery(payload)) \
-                    and _typed_prompt(kind, payload, session_id):
+            elif (item in ("message", "agent_message") or _is_delivery(payload)) and prompt:
                 rollout.flush()
                 if line in counted:
                     typed.add(request(counted[line]), at)
@@ -1768,7 +1790,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.output(payload, at)
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
-            if _typed_prompt(kind, payload, session_id):
+            if prompt:
                 if line in counted:
                     typed.add(request(counted[line]), at)
                 rollout.flush()
@@ -1783,9 +1805,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.last_error = short(str(error or "error"), 500, keep="head")
             elif ev == "task_complete" and silent and not uninferred and "last_agent_message" in payload \
                     and not payload["last_agent_message"] and not rollout.last_error:
-                said = [f"{spent} output tokens spent"] if spent else []
-                rollout.last_error = f"{_NO_REPLY} ({said[0]})" if said else _NO_REPLY
-                why = "; ".join([*said, "a refusal, which Codex drops, or none"])  # one parenthesis, not two
+                told = [f"{spent} output tokens spent"] if spent else []
+                rollout.last_error = f"{_NO_REPLY} ({told[0]})" if told else _NO_REPLY
+                why = "; ".join([*told, "a refusal, which Codex drops, or none"])  # one parenthesis, not two
                 rollout.steps.append({"action": None, "observation": f"{_NO_REPLY} ({why})",
                                       "error": rollout.last_error, "started_at": iso_time(at)})
             elif ev == "token_count":
@@ -1807,7 +1829,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     _exits_told_once(rollout, events)
 
     prompts, first = typed.texts, typed.first_done()
-    talk = [said for line in counted if (said := _handoff_talk(_prompt_said(*lines[line][:2], session_id)))]
     if not prompts and reviews:  # the session's only request was a review: its task is that request
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
     if not prompts and unasked:  # a rollout that goes on from an answer alone (its question asked before it)
