@@ -1,4 +1,4 @@
-"""Codex 0.171 tool names with a namespace, and a realtime session's end recorded with no model turn.
+"""Codex 0.171 tool names with a namespace.
 
 0.171's ``ResponseItem`` (``codex app-server generate-ts`` of the real 0.171.0 binary) gives ``custom_tool_call`` a
 ``namespace`` beside ``function_call``'s, and Codex runs it as ``ToolName::new(namespace, name)`` (codex-rs
