@@ -57,7 +57,12 @@ Mapping
   task is the ``agent_message`` its parent sent it, ``NEW_TASK`` (``_agent_task``;
   0.125 and 0.138 wrote that message as an assistant message of its JSON,
   others, it is said, as a top-level ``inter_agent_communication`` line:
-  ``_between_agents``).
+  ``_between_agents``). A message delivered to the thread (``_is_delivery``)
+  is a prompt; any other output answering no call, ``standalone_outputs``. A
+  ``/goal`` thread's task is its objective (``_goal_prompt``: Codex's own
+  prompts, counted in ``goal_followups``; ``goal`` / ``goal_status``, no
+  verdict). Turns a ``thread_rolled_back`` undid are left out, their prompts
+  ``reverted_prompts`` (``_rolled_back``).
   Developer/system messages are the harness's. A session whose only request
   was a review (``/review``, ``codex exec review``: entering review mode, no
   prompt typed) has that request as its task (``/review current changes``);
@@ -151,8 +156,8 @@ Mapping
   (Codex's own items, ``_HARNESS_ITEMS``, are not the model's;
   ``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
   -> ``infra_error`` saying the reply was not recorded; not one whose prompt is
-  a realtime session's end flush, which Codex records with no model turn
-  (``_asks_no_reply``).
+  a realtime session's end flush, which Codex records with no model turn and
+  no token count (``_asks_no_reply``).
 """
 
 from __future__ import annotations
