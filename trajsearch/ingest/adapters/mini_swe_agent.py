@@ -138,7 +138,11 @@ Mapping
   human stop (UserInterruption, KeyboardInterrupt) or no status -> ``unknown``.
   Anything else is an exception of the harness or the model API
   (InternalServerError, Timeout = ``litellm.Timeout``, RateLimitError, ...)
-  -> ``infra_error``.
+  -> ``infra_error``, unless its saved traceback (2.x's exit message's
+  ``extra.traceback``, 1.x's ``info.traceback``) shows it raised in handling of
+  the agent's own LimitsExceeded / TimeExceeded: up to 2.3.0 an unattended
+  ``mini`` asked for new limits with no terminal and ended on ``EOFError``
+  (``failure``, error ``LimitsExceeded: ...``; ``exit_status`` as saved).
 - failure (when not success): error = exit status + the exception message
   (``info.exception_str``; 2.x's CLI keeps it only in the ``exit`` message's
   ``extra.exception_str``; 1.x's batch runner saved it as the ``submission``), or
@@ -301,12 +305,48 @@ def exit_status_of(info: dict[str, Any], messages: list[Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
+#: The agent stop a saved traceback shows the run's exception was raised in handling of: up to 2.3.0 the
+#: interactive agent answers ``LimitsExceeded`` by asking for new limits with ``input()``, which, with no terminal
+#: (an unattended ``mini -y``), raises ``EOFError`` (1.x: ``minisweagent.agents.default.LimitsExceeded``).
+_STOP_BEHIND = re.compile(r"^minisweagent\.[\w.]*\b(LimitsExceeded|TimeExceeded)\b.*\n\s*\n"
+                          r"During handling of the above exception, another exception occurred:", re.M)
+
+
+def _exit_message(messages: list[Any]) -> dict[str, Any]:
+    """2.x's closing ``exit`` message (its ``extra`` holds the exception's text and traceback), else ``{}``."""
+    return next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "exit"), {})
+
+
+def _traceback(info: dict[str, Any], messages: list[Any]) -> str:
+    """The traceback the run saved: 2.x's ``exit`` message's ``extra.traceback``, 1.x's ``info.traceback``."""
+    exit_message = _exit_message(messages)
+    said = as_dict(exit_message.get("extra")).get("traceback") or info.get("traceback")
+    return said if isinstance(said, str) else ""
+
+
+def stop_behind(status: str | None, info: dict[str, Any], messages: list[Any]) -> str | None:
+    """The agent's own stop (``LimitsExceeded``, ``TimeExceeded``) a run that exited on another exception met first,
+    as its traceback shows: the budget ended the run, not the harness (2.3.1+ records ``LimitsExceeded`` itself,
+    mini-swe-agent #850). None when the status is already a known one or no such stop is behind it."""
+    if not status or status in SUCCESS_STATUSES | AGENT_FAILURE_STATUSES | HUMAN_STOPS:
+        return None
+    found = _STOP_BEHIND.search(_traceback(info, messages))
+    return found.group(1) if found else None
+
+
+def judged_status(info: dict[str, Any], messages: list[Any]) -> str | None:
+    """The exit status the run's outcome is judged by: the saved one (:func:`exit_status_of`), or the agent's own
+    stop behind it (:func:`stop_behind`)."""
+    status = exit_status_of(info, messages)
+    return stop_behind(status, info, messages) or status
+
+
 def _exception_text(status: str, info: dict[str, Any], messages: list[Any]) -> str | None:
     """The text of the exception the run exited on, where this version saved it: ``info.exception_str`` (a batch
     runner's), 2.x's ``exit`` message (``handle_uncaught_exception`` puts ``exception_str`` in its ``extra``, and
     ``serialize`` copies only the status and the empty submission into ``info``), or 1.x's ``submission`` (its batch
     runner saved ``str(e)`` there; a submitted run's submission is its patch, no exception)."""
-    exit_message = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "exit"), {})
+    exit_message = _exit_message(messages)
     submission = info.get("submission") if status not in SUCCESS_STATUSES else None
     said = next((t for t in (info.get("exception_str"), as_dict(exit_message.get("extra")).get("exception_str"),
                              submission) if isinstance(t, str) and t.strip()), None)
@@ -322,6 +362,9 @@ def failure_of(status: str, info: dict[str, Any], messages: list[Any], otherwise
     detail = short(detail, 500, keep="head") if detail else otherwise
     if detail is None:
         return None
+    if behind := stop_behind(status, info, messages):
+        return Failure(error=f"{behind}: the run reached its limit; asked for new ones, mini-swe-agent ended on "
+                             f"{status}: {detail}")
     outcome = outcome_for(status)
     return Failure(error=f"{status}: {detail}",
                    cause=HARNESS_CAUSE if outcome is Outcome.infra_error
@@ -553,7 +596,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             former = [safe_id(trajectory_id)]  # its id before round 32: replaced where it holds this session
             trajectory_id = f"{trajectory_id}.{token}"
     exit_status = exit_status_of(info, messages)
-    outcome = outcome_for(exit_status)
+    outcome = outcome_for(judged_status(info, messages))
     submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
     empty_patch = outcome is Outcome.success and not submission.strip() and hands_in_patch(info, task_id)
     if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
