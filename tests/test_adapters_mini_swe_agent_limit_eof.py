@@ -4,10 +4,13 @@ public reader."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -29,3 +32,23 @@ def test_a_limit_reached_with_no_terminal_is_the_agents_failure(name: str) -> No
     assert run.failure.error.startswith("LimitsExceeded: ")
     assert "EOFError: EOF when reading a line" in run.failure.error
     assert [s.arguments for s in run.steps] == [{"command": "ls"}]  # the one step the limit allowed, nothing lost
+
+
+def test_a_harbor_trial_whose_mini_swe_agent_reached_its_limit_keeps_the_verifiers_verdict(tmp_path: Path) -> None:
+    """Bug: Harbor runs mini-swe-agent with no terminal; a raw trajectory beside the trial's ATIF that ended on the
+    limit's ``EOFError`` made the trial an ``infra_error`` (the model API's or harness's failure), its verdict set
+    aside. The trial's real raw file (``atif/.real/harbor-mini-retry``) given the 1.17.5 file's ending: the verifier's
+    verdict stands, as for an agent that stopped on its own."""
+    trial = tmp_path / "trial"
+    shutil.copytree(Path(__file__).parent / "fixtures/atif/.real/harbor-mini-retry/"
+                    "011_boto__boto3__step14__bucket___u6YTY7M", trial)
+    raw_path = trial / "agent/mini-swe-agent.trajectory.json"
+    raw = json.loads(raw_path.read_text())
+    limit = json.loads((LIMIT_EOF / "unattended-1.17.5.traj.json").read_text())["info"]
+    raw["info"].update({k: limit[k] for k in ("exit_status", "submission", "traceback")})
+    raw_path.write_text(json.dumps(raw))
+    runs = [p.trajectory for p in read_inputs([trial]) if p.trajectory is not None]
+    assert len(runs) == 1
+    run = runs[0]
+    assert run.outcome is Outcome.failure and "agent_exit_status" not in run.metadata
+    assert run.failure is not None and run.failure.cause.startswith("verifier tests failed: ")
