@@ -34,6 +34,19 @@ def test_a_limit_reached_with_no_terminal_is_the_agents_failure(name: str) -> No
     assert [s.arguments for s in run.steps] == [{"command": "ls"}]  # the one step the limit allowed, nothing lost
 
 
+@pytest.mark.parametrize("name", ["limits-raised-1.17.5.traj.json", "limits-raised-2.3.0.traj.json"])
+def test_a_model_call_failing_after_new_limits_were_given_stays_the_harness_failure(name: str) -> None:
+    """Bug: the interactive agent queries the model again inside its ``except LimitsExceeded``, once a person gave new
+    limits; an exception of that call (here the deterministic model out of replies: ``IndexError``; in real use a
+    ``RateLimitError``...) is chained to ``LimitsExceeded`` too. It read as the agent's ``LimitsExceeded`` failure,
+    "ended on" a limit the person had just raised. Only an exception raised at the new-limits prompt is the stop's."""
+    run = only(LIMIT_EOF / name)
+    assert run.outcome is Outcome.infra_error
+    assert run.metadata["exit_status"] == "IndexError"
+    assert run.failure is not None and run.failure.cause is not None
+    assert run.failure.error.startswith("IndexError: list index out of range")
+
+
 def test_a_harbor_trial_whose_mini_swe_agent_reached_its_limit_keeps_the_verifiers_verdict(tmp_path: Path) -> None:
     """Bug: Harbor runs mini-swe-agent with no terminal; a raw trajectory beside the trial's ATIF that ended on the
     limit's ``EOFError`` made the trial an ``infra_error`` (the model API's or harness's failure), its verdict set

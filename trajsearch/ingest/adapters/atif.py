@@ -1641,8 +1641,8 @@ def _agent_exit(agent: str | None, source: Path, harbor: Failure | None) -> tupl
     raw = _json_beside(source.parent / _MINI_RAW)
     info, messages = as_dict(raw.get("info")), as_list(raw.get("messages"))
     status = mini_swe_agent.exit_status_of(info, messages)
-    if status is None or mini_swe_agent.outcome_for(mini_swe_agent.judged_status(info, messages)) \
-            is not Outcome.infra_error:
+    if status is None or mini_swe_agent.outcome_for(status) is not Outcome.infra_error \
+            or mini_swe_agent.limit_before_prompt_exit(status, info, messages):
         return None
     kept = Failure(error=harbor.error, cause=mini_swe_agent.HARNESS_CAUSE) if harbor else None
     return status, mini_swe_agent.failure_of(status, info, messages, None if kept else "no message") or kept

@@ -305,11 +305,14 @@ def exit_status_of(info: dict[str, Any], messages: list[Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
-#: The agent stop a saved traceback shows the run's exception was raised in handling of: up to 2.3.0 the
-#: interactive agent answers ``LimitsExceeded`` by asking for new limits with ``input()``, which, with no terminal
-#: (an unattended ``mini -y``), raises ``EOFError`` (1.x: ``minisweagent.agents.default.LimitsExceeded``).
-_STOP_BEHIND = re.compile(r"^minisweagent\.[\w.]*\b(LimitsExceeded|TimeExceeded)\b.*\n\s*\n"
-                          r"During handling of the above exception, another exception occurred:", re.M)
+#: A traceback whose first exception is the agent's own stop (1.x: ``minisweagent.agents.default.LimitsExceeded``;
+#: 2.x: ``minisweagent.exceptions.LimitsExceeded``, ``TimeExceeded`` its subclass up to 2.3.0).
+_STOP_FIRST = re.compile(r"^minisweagent\.[\w.]*\b(LimitsExceeded|TimeExceeded)\b.*\n\s*\n"
+                         r"During handling of the above exception, another exception occurred:", re.M)
+#: A traceback whose last exception was raised at the interactive agent's new-limits prompt: its last frame's line
+#: ``int(input("New step limit: "))`` (or ``cost``), then at most Python's ``^~`` markers, then the exception.
+_ENDS_AT_PROMPT = re.compile(r'\binput\("New (?:step|cost) limit: "\)[^\n]*\n(?:[ \t]*[\^~]+\s*\n)*'
+                             r"[ \t]*[\w.]+(?::[^\n]*)?\s*\Z")
 
 
 def _exit_message(messages: list[Any]) -> dict[str, Any]:
@@ -324,21 +327,18 @@ def _traceback(info: dict[str, Any], messages: list[Any]) -> str:
     return said if isinstance(said, str) else ""
 
 
-def stop_behind(status: str | None, info: dict[str, Any], messages: list[Any]) -> str | None:
-    """The agent's own stop (``LimitsExceeded``, ``TimeExceeded``) a run that exited on another exception met first,
-    as its traceback shows: the budget ended the run, not the harness (2.3.1+ records ``LimitsExceeded`` itself,
-    mini-swe-agent #850). None when the status is already a known one or no such stop is behind it."""
+def limit_before_prompt_exit(status: str | None, info: dict[str, Any], messages: list[Any]) -> str | None:
+    """The agent's own stop (``LimitsExceeded``, ``TimeExceeded``) when the run's other exit status was raised at the
+    new-limits prompt, as its traceback shows: up to 2.3.0 the interactive agent answers the stop by asking for new
+    limits with ``input()``, which with no terminal (an unattended ``mini -y``) raises ``EOFError``. Its budget ended
+    the run, not the harness (2.3.1+ records ``LimitsExceeded`` itself, mini-swe-agent #850). None for a known
+    status, and for an exception of the model call the agent makes once new limits were given (it is chained to the
+    stop too, but is the harness's or the model API's)."""
     if not status or status in SUCCESS_STATUSES | AGENT_FAILURE_STATUSES | HUMAN_STOPS:
         return None
-    found = _STOP_BEHIND.search(_traceback(info, messages))
-    return found.group(1) if found else None
-
-
-def judged_status(info: dict[str, Any], messages: list[Any]) -> str | None:
-    """The exit status the run's outcome is judged by: the saved one (:func:`exit_status_of`), or the agent's own
-    stop behind it (:func:`stop_behind`)."""
-    status = exit_status_of(info, messages)
-    return stop_behind(status, info, messages) or status
+    traceback = _traceback(info, messages)
+    first = _STOP_FIRST.search(traceback)
+    return first.group(1) if first and _ENDS_AT_PROMPT.search(traceback) else None
 
 
 def _exception_text(status: str, info: dict[str, Any], messages: list[Any]) -> str | None:
@@ -353,17 +353,18 @@ def _exception_text(status: str, info: dict[str, Any], messages: list[Any]) -> s
     return said.strip() if said else None
 
 
-def failure_of(status: str, info: dict[str, Any], messages: list[Any], otherwise: str | None = None
-               ) -> Failure | None:
+def failure_of(status: str, info: dict[str, Any], messages: list[Any], otherwise: str | None = None,
+               stop: str | None = None) -> Failure | None:
     """The failure of a run that exited on ``status``: the status and the exception's text the run saved
     (:func:`_exception_text`), else ``otherwise`` (what the caller knows of it); None when neither says anything.
+    Where the agent's own ``stop`` lies behind the status (:func:`limit_before_prompt_exit`), the stop's failure.
     The one judge for this reader and for Harbor's conversion, which keeps the raw file beside it (``atif``)."""
     detail = _exception_text(status, info, messages)
     detail = short(detail, 500, keep="head") if detail else otherwise
     if detail is None:
         return None
-    if behind := stop_behind(status, info, messages):
-        return Failure(error=f"{behind}: the run reached its limit; asked for new ones, mini-swe-agent ended on "
+    if stop:
+        return Failure(error=f"{stop}: the run reached its limit; asked for new ones, mini-swe-agent ended on "
                              f"{status}: {detail}")
     outcome = outcome_for(status)
     return Failure(error=f"{status}: {detail}",
@@ -596,7 +597,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             former = [safe_id(trajectory_id)]  # its id before round 32: replaced where it holds this session
             trajectory_id = f"{trajectory_id}.{token}"
     exit_status = exit_status_of(info, messages)
-    outcome = outcome_for(judged_status(info, messages))
+    stop = limit_before_prompt_exit(exit_status, info, messages)
+    outcome = outcome_for(stop or exit_status)
     submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
     empty_patch = outcome is Outcome.success and not submission.strip() and hands_in_patch(info, task_id)
     if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
@@ -618,7 +620,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             otherwise = f"last failing step {last_error['index']} (`{what}`): {last_error['error']}"
         else:
             otherwise = "no error output recorded"
-        failure = failure_of(exit_status, info, messages, otherwise)
+        failure = failure_of(exit_status, info, messages, otherwise, stop)
 
     first_ts = next((s["started_at"] for s in steps if s.get("started_at")), None)
     fields: dict[str, Any] = {
