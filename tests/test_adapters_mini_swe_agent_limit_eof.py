@@ -16,6 +16,7 @@ from trajsearch.model import Outcome
 from adapter_support import only
 
 LIMIT_EOF = Path(__file__).parent / "fixtures/mini-swe-agent/.limit-eof"
+MARSHMALLOW = Path(__file__).parent / "fixtures/mini-swe-agent/deepseek_chat_dev/marshmallow-code__marshmallow-1343"
 
 
 @pytest.mark.parametrize("name", ["unattended-1.17.5.traj.json", "unattended-2.3.0.traj.json"])
@@ -29,9 +30,29 @@ def test_a_limit_reached_with_no_terminal_is_the_agents_failure(name: str) -> No
     assert run.outcome is Outcome.failure
     assert run.metadata["exit_status"] == "EOFError"  # as saved
     assert run.failure is not None and run.failure.cause is None
-    assert run.failure.error.startswith("LimitsExceeded: ")
-    assert "EOFError: EOF when reading a line" in run.failure.error
+    assert run.failure.error == "LimitsExceeded: no error output recorded"  # as a clean stop after `ls` reads
     assert [s.arguments for s in run.steps] == [{"command": "ls"}]  # the one step the limit allowed, nothing lost
+
+
+def test_a_limit_reached_with_no_terminal_reads_as_the_same_limit_recorded_cleanly(tmp_path: Path) -> None:
+    """Bug: a limit that ended at the new-limits prompt got its own error text ("the run reached its limit; asked for
+    new ones, ... ended on EOFError ..."), while the same stop recorded as ``LimitsExceeded`` reads "LimitsExceeded:
+    last failing step N (...)": one failure mode split in two for search and grouping, the failing step lost. A real
+    2.2.7 run that stopped on its limit, and the same run ending as 2.3.0's unattended ``mini`` ended it (its real
+    ``exit`` message): one error; the prompt's exception stays the saved exit status."""
+    clean_path = MARSHMALLOW / f"{MARSHMALLOW.name}.traj.json"
+    raw = json.loads(clean_path.read_text())
+    eof = json.loads((LIMIT_EOF / "unattended-2.3.0.traj.json").read_text())
+    raw["messages"][-1] = eof["messages"][-1]
+    raw["info"].update({"exit_status": "EOFError", "submission": ""})
+    at_prompt_path = tmp_path / MARSHMALLOW.name / clean_path.name
+    at_prompt_path.parent.mkdir()
+    at_prompt_path.write_text(json.dumps(raw))
+    clean, at_prompt = only(clean_path), only(at_prompt_path)
+    assert clean.failure is not None and at_prompt.failure is not None
+    assert clean.failure.error.startswith("LimitsExceeded: last failing step ")
+    assert at_prompt.failure == clean.failure
+    assert (at_prompt.outcome, at_prompt.metadata["exit_status"]) == (Outcome.failure, "EOFError")
 
 
 @pytest.mark.parametrize("name", ["limits-raised-1.17.5.traj.json", "limits-raised-2.3.0.traj.json"])

@@ -139,10 +139,13 @@ Mapping
   Anything else is an exception of the harness or the model API
   (InternalServerError, Timeout = ``litellm.Timeout``, RateLimitError, ...)
   -> ``infra_error``, unless its saved traceback (2.x's exit message's
-  ``extra.traceback``, 1.x's ``info.traceback``) shows it raised in handling of
-  the agent's own LimitsExceeded / TimeExceeded: up to 2.3.0 an unattended
-  ``mini`` asked for new limits with no terminal and ended on ``EOFError``
-  (``failure``, error ``LimitsExceeded: ...``; ``exit_status`` as saved).
+  ``extra.traceback``, 1.x's ``info.traceback``) shows it raised at the
+  new-limits prompt, in handling of the agent's own LimitsExceeded /
+  TimeExceeded: up to 2.3.0 an unattended ``mini`` asked for new limits with no
+  terminal and ended on ``EOFError``. That is the stop's ``failure``, its error
+  as a recorded stop's (``LimitsExceeded: last failing step ...``);
+  ``exit_status`` as saved. A model call failing after new limits were given is
+  chained to the stop too, and stays ``infra_error``.
 - failure (when not success): error = exit status + the exception message
   (``info.exception_str``; 2.x's CLI keeps it only in the ``exit`` message's
   ``extra.exception_str``; 1.x's batch runner saved it as the ``submission``), or
@@ -357,15 +360,16 @@ def failure_of(status: str, info: dict[str, Any], messages: list[Any], otherwise
                stop: str | None = None) -> Failure | None:
     """The failure of a run that exited on ``status``: the status and the exception's text the run saved
     (:func:`_exception_text`), else ``otherwise`` (what the caller knows of it); None when neither says anything.
-    Where the agent's own ``stop`` lies behind the status (:func:`limit_before_prompt_exit`), the stop's failure.
-    The one judge for this reader and for Harbor's conversion, which keeps the raw file beside it (``atif``)."""
+    Where the agent's own ``stop`` lies behind the status (:func:`limit_before_prompt_exit`), the stop's failure,
+    worded as for a run that records the stop (``otherwise``: its last failing step), so one failure mode reads
+    alike; the prompt's exception stays the saved ``exit_status``. The one judge for this reader and for Harbor's
+    conversion, which keeps the raw file beside it (``atif``)."""
+    if stop:
+        return Failure(error=f"{stop}: {otherwise or 'no error output recorded'}")
     detail = _exception_text(status, info, messages)
     detail = short(detail, 500, keep="head") if detail else otherwise
     if detail is None:
         return None
-    if stop:
-        return Failure(error=f"{stop}: the run reached its limit; asked for new ones, mini-swe-agent ended on "
-                             f"{status}: {detail}")
     outcome = outcome_for(status)
     return Failure(error=f"{status}: {detail}",
                    cause=HARNESS_CAUSE if outcome is Outcome.infra_error
