@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import Outcome, Trajectory
 
 from adapter_support import only
 
@@ -68,21 +68,53 @@ def test_a_model_call_failing_after_new_limits_were_given_stays_the_harness_fail
     assert run.failure.error.startswith("IndexError: list index out of range")
 
 
-def test_a_harbor_trial_whose_mini_swe_agent_reached_its_limit_keeps_the_verifiers_verdict(tmp_path: Path) -> None:
-    """Bug: Harbor runs mini-swe-agent with no terminal; a raw trajectory beside the trial's ATIF that ended on the
-    limit's ``EOFError`` made the trial an ``infra_error`` (the model API's or harness's failure), its verdict set
-    aside. The trial's real raw file (``atif/.real/harbor-mini-retry``) given the 1.17.5 file's ending: the verifier's
-    verdict stands, as for an agent that stopped on its own."""
+def _harbor_trial(tmp_path: Path, raw_name: str) -> Path:
+    """The real boto3 Harbor trial (``atif/.real/harbor-mini-retry``) with the real limit-EOF file ``raw_name`` as the
+    raw mini-swe-agent trajectory beside its ATIF, as Harbor runs ``mini-swe-agent --yolo ... </dev/null``."""
     trial = tmp_path / "trial"
     shutil.copytree(Path(__file__).parent / "fixtures/atif/.real/harbor-mini-retry/"
                     "011_boto__boto3__step14__bucket___u6YTY7M", trial)
-    raw_path = trial / "agent/mini-swe-agent.trajectory.json"
-    raw = json.loads(raw_path.read_text())
-    limit = json.loads((LIMIT_EOF / "unattended-1.17.5.traj.json").read_text())["info"]
-    raw["info"].update({k: limit[k] for k in ("exit_status", "submission", "traceback")})
-    raw_path.write_text(json.dumps(raw))
+    shutil.copy(LIMIT_EOF / raw_name, trial / "agent/mini-swe-agent.trajectory.json")
+    return trial
+
+
+def _harbor_saw_the_exit(trial: Path) -> None:
+    """Harbor's record of a 2.x run that re-raised its exception (mini-swe-agent exits 1; Harbor's command pipes
+    ``2>&1`` into ``tee`` under ``pipefail``): ``NonZeroAgentExitCodeError`` with the console's last line."""
+    result = json.loads((trial / "result.json").read_text())
+    result["exception_info"] = {"exception_type": "NonZeroAgentExitCodeError",
+                                "exception_message": "Command failed (exit 1): mini-swe-agent --yolo ... "
+                                                     "--exit-immediately\nstdout: EOFError: EOF when reading a line"
+                                                     "\nstderr: None"}
+    (trial / "result.json").write_text(json.dumps(result))
+
+
+def _trial_run(trial: Path) -> Trajectory:
+    """The one run read from a Harbor trial folder."""
     runs = [p.trajectory for p in read_inputs([trial]) if p.trajectory is not None]
     assert len(runs) == 1
-    run = runs[0]
+    return runs[0]
+
+
+@pytest.mark.parametrize("raw_name", ["unattended-1.17.5.traj.json", "unattended-2.3.0.traj.json"])
+def test_a_harbor_trial_whose_mini_swe_agent_reached_its_limit_keeps_the_verifiers_verdict(
+        tmp_path: Path, raw_name: str) -> None:
+    """Bug: Harbor runs mini-swe-agent with no terminal; a raw trajectory beside the trial's ATIF that ended on the
+    limit's ``EOFError`` made the trial an ``infra_error`` (the model API's or harness's failure), its verdict set
+    aside. Where the agent exited 0 (1.x catches the exception), the verifier's verdict stands, as for an agent that
+    stopped on its own (2.3.1+)."""
+    run = _trial_run(_harbor_trial(tmp_path, raw_name))
     assert run.outcome is Outcome.failure and "agent_exit_status" not in run.metadata
     assert run.failure is not None and run.failure.cause.startswith("verifier tests failed: ")
+
+
+def test_a_harbor_trial_whose_2x_mini_swe_agent_exited_1_at_the_limit_is_the_agents_failure(tmp_path: Path) -> None:
+    """Bug: 2.x re-raises the prompt's ``EOFError`` and exits 1, so Harbor records ``NonZeroAgentExitCodeError``
+    beside the raw file; the raw file's EOFError made the trial an ``infra_error`` with an infrastructure cause. The
+    agent's process failing on its own limit is the agent's failure, as Harbor counts it."""
+    trial = _harbor_trial(tmp_path, "unattended-2.3.0.traj.json")
+    _harbor_saw_the_exit(trial)
+    run = _trial_run(trial)
+    assert run.outcome is Outcome.failure and "agent_exit_status" not in run.metadata
+    assert run.failure is not None and run.failure.error.startswith("NonZeroAgentExitCodeError: ")
+    assert run.failure.cause is not None and run.failure.cause.startswith("the agent's process exited non-zero")
