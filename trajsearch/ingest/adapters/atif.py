@@ -1,4 +1,4 @@
-"""``atif``: Agent Trajectory Interchange Format (Harbor's ``trajectory.json``, ATIF-v1.0 ... v1.7).
+"""``atif``: Agent Trajectory Interchange Format (Harbor's ``trajectory.json``, ATIF-v1.0 ... v1.8).
 
 One file is one trajectory; several files may share a ``session_id`` (the
 RFC scopes it to the *run*: Terminus-2 writes ``trajectory.json``, its
@@ -161,7 +161,8 @@ Mapping
   ``infra_error`` short of a success (metadata ``trial_reward_valid: false``).
   So is a converted mini-swe-agent run whose raw trajectory beside it (``agent/mini-swe-agent.trajectory.json``)
   exited on the harness's or the model API's exception, which Harbor never saw (1.x exits 0) or saw only as the
-  agent's exit code (2.x re-raises it): ``_agent_exit``, its error the raw file's text of the exception (2.x keeps it
+  agent's exit code (2.x re-raises it), unless it ended at the new-limits prompt (up to 2.3.0, its own limit:
+  ``mini_swe_agent.limit_before_prompt_exit``): ``_agent_exit``, its error the raw file's text of the exception (2.x keeps it
   in the ``exit`` message), else Harbor's; metadata ``agent_exit_status``, recorded under a passing verdict too.
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
@@ -1631,7 +1632,8 @@ _MINI_RAW = "mini-swe-agent.trajectory.json"
 def _agent_exit(agent: str | None, source: Path, harbor: Failure | None) -> tuple[str, Failure | None] | None:
     """(exit status, failure) when a Harbor trial's mini-swe-agent died of the harness or its model API, as its raw
     trajectory beside the conversion records it (``info.exit_status``, the exception's text as the mini-swe-agent
-    reader finds it: :func:`mini_swe_agent.failure_of`). mini-swe-agent 1.x catches that exception (litellm's
+    reader finds it: :func:`mini_swe_agent.failure_of`); not one that ended at the new-limits prompt (its own limit:
+    :func:`mini_swe_agent.limit_before_prompt_exit`). mini-swe-agent 1.x catches that exception (litellm's
     ``RetryError`` after an ``APIConnectionError``...), saves it and exits 0, so Harbor records no
     ``exception_info``; ``convert_mini_swe_agent_to_atif`` keeps no exit status; and the verifier grades the workspace
     the agent was cut off from. Where the raw file saved no text of it, ``harbor``'s (the failure of the exception
