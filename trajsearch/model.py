@@ -142,6 +142,15 @@ def filter_value(value: str, field: str = "filter value") -> str:
     return value
 
 
+def given_filter_value(value: str, field: str = "filter value") -> str:
+    """``value`` if a caller may filter by it: :func:`filter_value`, and not empty. An empty value given (an unset
+    ``$VAR`` in ``--env-version "$VAR"``) names no version, tool or family; the service refuses it, so the CLI and
+    the MCP server refuse it too, before either backend is asked."""
+    if not value:
+        raise ValueError(f"{field} must not be empty: an empty value names nothing (leave the option out)")
+    return filter_value(value, field)
+
+
 #: The validation context of a run read back from the trace store (or a server's): the rules ingest applies to a
 #: new run (:func:`filter_value`, the date range) are not applied again, so a run stored before a rule existed
 #: stays readable (shown, exported) instead of going dark.

@@ -15,6 +15,8 @@ import typer
 
 from ..embed.base import DEFAULT_MODEL
 from ..excerpt import BLANK_TEXT, blank
+from ..model import given_filter_value
+from .output import fail
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 
 
@@ -35,6 +37,19 @@ def searched(value: str | None) -> str | None:
     if value is not None and blank(value):
         raise typer.BadParameter(BLANK_TEXT)
     return value
+
+
+def filter_values(param: typer.CallbackParam, values: list[str]) -> list[str]:
+    """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): an empty one, or one no run
+    can hold (control characters, over 200 characters), is refused here in one line naming the flag (exit 2), the
+    same on both backends. Embedded, an empty value had been searched for ("no matches", exit 0) and ``exemplars
+    --tool`` took any value; over --server each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
+    for value in values:
+        try:
+            given_filter_value(value, param.opts[0])
+        except ValueError as exc:
+            fail(str(exc))
+    return values
 
 
 def _one_of(words: Iterable[str]) -> str:
@@ -110,19 +125,19 @@ SuccessOutcomes = _outcomes("success")
 FailedOutcomes = Annotated[List[str], typer.Option("--outcome", callback=choice(FAILED_OUTCOMES),
                                                    help=f"{_one_of(FAILED_OUTCOMES)} (default both).")]
 EnvVersions = Annotated[List[str], typer.Option(
-    "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]
-Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]
+    "--env-version", "--env", callback=filter_values, help="Keep runs of these env versions (repeatable).")]
+Tools = Annotated[List[str], typer.Option("--tool", callback=filter_values, help="Keep runs that had any of these tools.")]
 TaskFamilies = Annotated[List[str], typer.Option(
-    "--task-family", help="Keep runs of these task families (repeatable).")]
+    "--task-family", callback=filter_values, help="Keep runs of these task families (repeatable).")]
 PolicyVersions = Annotated[List[str], typer.Option(
-    "--policy-version", help="Keep runs of these policy versions (repeatable).")]
+    "--policy-version", callback=filter_values, help="Keep runs of these policy versions (repeatable).")]
 Mode = Annotated[str, typer.Option(
     "--mode", "-m", callback=choice(MODES), help=f"{_one_of(MODES)} (auto: hybrid for log-like queries and for a line a stored row holds "
              "verbatim, else dense).")]
 
 # an agent's runtime context (exemplars, mcp): what applies to the agent now
 ContextEnvVersions = Annotated[List[str], typer.Option(
-    "--env-version", help="Runtime context: applicable env versions.")]
+    "--env-version", callback=filter_values, help="Runtime context: applicable env versions.")]
 ContextPolicyVersions = Annotated[List[str], typer.Option(
-    "--policy-version", help="Runtime context: applicable policy versions.")]
-ContextTools = Annotated[List[str], typer.Option("--tool", help="Runtime context: tools the agent has now.")]
+    "--policy-version", callback=filter_values, help="Runtime context: applicable policy versions.")]
+ContextTools = Annotated[List[str], typer.Option("--tool", callback=filter_values, help="Runtime context: tools the agent has now.")]

@@ -53,7 +53,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..model import filter_value
+from ..model import given_filter_value
 from ..toolspec import CAP_SCOPE, TOOL_NAME, SearchPastRunsArguments, argument_errors, description
 from ..toolspec import parameters as tool_schema
 from .auth import API_KEY_ENV
@@ -94,15 +94,13 @@ _MAX_VALUES = {"env_versions": Limits().max_values, "policy_versions": Limits().
 
 def check_context(context: ToolContext) -> None:
     """ValueError naming the option when a context value is one the server refuses: empty, too many, or
-    not a filter value (:func:`~trajsearch.model.filter_value`, the rule both sides share)."""
+    not a filter value (:func:`~trajsearch.model.given_filter_value`, the rule every door shares)."""
     for name, option in _OPTIONS.items():
         values = getattr(context, name)
         if len(values) > _MAX_VALUES[name]:
             raise ValueError(f"{option}: at most {_MAX_VALUES[name]} values, got {len(values)}")
         for value in values:
-            if not value:
-                raise ValueError(f"{option}: must not be empty")
-            filter_value(value, option)
+            given_filter_value(value, option)
 
 
 def check_key(client: Client) -> None:

@@ -1,0 +1,50 @@
+"""A filter value no run can hold, given to the CLI (``--env-version``, ``--tool``, ``--task-family``,
+``--policy-version``): refused by the CLI itself in one line naming the flag, the same embedded and over ``--server``
+(probe r37, UX). It had been three answers for one command line: embedded, ``search --env-version ""`` (an unset
+``$VAR``) searched for an empty version and said "no matches" (exit 0) and ``exemplars --tool $'a\\nb'`` took the
+value; over ``--server`` each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.cli import SAMPLE
+
+from cli_support import backend  # noqa: F401 (a fixture)
+from cli_support import run_cli
+
+#: (the value, what the refusal says of it)
+BAD = [("", "must not be empty"), ("v2\nv3", "contains control characters"), ("v" * 201, "too long (201 > 200")]
+
+#: (a command line without the filter, the filter flags it takes)
+COMMANDS = [
+    (("search", "payments test"), ("--env-version", "--tool", "--task-family")),
+    (("exemplars", "Fix the failing payments test"), ("--env-version", "--policy-version", "--tool")),
+    (("export", "--query", "payments"), ("--env-version", "--policy-version", "--task-family", "--tool")),
+    (("failures",), ("--env-version",)),
+]
+
+
+@pytest.mark.parametrize(("value", "said"), BAD, ids=["empty", "newline", "long"])
+def test_a_filter_value_no_run_can_hold_is_refused_naming_the_flag(backend, value: str, said: str) -> None:  # noqa: F811
+    for command, flags in COMMANDS:
+        for flag in flags:
+            code, stdout, stderr = run_cli(*command, flag, value)
+            assert code == 2, (command, flag, code, stdout, stderr)
+            [line] = stderr.splitlines()  # one line, whole in a log or a pipe
+            assert line.startswith(f"error: {flag} ") and said in line, (command, flag, stderr)
+
+
+def test_a_value_holding_quotes_and_bars_is_searched_as_it_is(backend, tmp_path: Path) -> None:  # noqa: F811
+    """Not refused: it is one value (escaped into the filter), which no run holds."""
+    dump = tmp_path / "runs.jsonl"  # the bundled sample's first real runs, under the CLI's tenant
+    dump.write_text("".join(json.dumps({**json.loads(line), "tenant": "acme"}) + "\n"
+                            for line in Path(SAMPLE).read_text().splitlines()[:3]))
+    assert run_cli("ingest", str(dump))[0] == 0
+    code, stdout, stderr = run_cli("search", "payments test", "--env-version", 'v2" || tenant != "x\\')
+    assert code == 0, stderr
+    assert "nothing found inside --env-version v2\" || tenant" in " ".join(stderr.split()), stderr
+    assert "no matches" in stdout, stdout
