@@ -48,3 +48,14 @@ def test_a_value_holding_quotes_and_bars_is_searched_as_it_is(backend, tmp_path:
     assert code == 0, stderr
     assert "nothing found inside --env-version v2\" || tenant" in " ".join(stderr.split()), stderr
     assert "no matches" in stdout, stdout
+
+
+@pytest.mark.parametrize("run_id", ['a"||b', "a\nb", "x" * 193, ""], ids=["quotes", "newline", "long", "empty"])
+def test_an_id_no_run_can_have_is_refused_in_the_same_line_on_both_backends(backend, run_id: str) -> None:  # noqa: F811
+    """``show``, ``similar --id`` and ``delete``: over --server ``show 'a"||b'`` had been "INVALID_ARGUMENT:
+    trajectory_id: ... (request id ...)", ``show ''`` "trajectory_id: is required"; embedded, the library's words."""
+    for command in (("show", run_id), ("similar", "--id", run_id), ("delete", "--dry-run", run_id)):
+        code, stdout, stderr = run_cli(*command)
+        assert code == 2, (command, code, stdout, stderr)
+        assert stderr.splitlines() == [f"error: invalid trajectory_id {run_id!r}: expected "
+                                       "^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,191}$"], (command, stderr)

@@ -12,7 +12,7 @@ import typer
 from .connect import connect
 from .ingest_commands import parse_set
 from ..vocab import GROUP_BY
-from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice, trimmed
+from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice, run_ids
 from .output import err, fail, out, print_json, say_interrupted, stopped
 
 #: Ids named in the readable report before "…".
@@ -25,7 +25,7 @@ TRACE_GONE = "trace gone"
 
 def delete(
     trajectory_ids: Optional[List[str]] = typer.Argument(
-        None, help="Runs to remove, by trajectory id.", callback=trimmed),
+        None, help="Runs to remove, by trajectory id.", callback=run_ids),
     dumps: List[Path] = typer.Option([], "--from", help="Remove the runs these dump files or folders gave an ingest (repeatable: name every input of that ingest, as ids are kept distinct across them), with its --format, --group-by, --set, --outcomes and --success-threshold. A stored run is removed only if it is the dump's run (same content)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
     group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="With --from, span formats: 'trace' or 'conversation', as at ingest."),
@@ -50,13 +50,9 @@ def delete(
     (kept: an ingest with other inputs or options stored it); the others were removed; 2 a bad argument: nothing removed.
     """
     from ..ingest.read import is_stream
-    from ..model import valid_id
-
     if not trajectory_ids and not dumps:
         fail("name the runs to remove (trajectory ids) or a dump with --from")
-    try:
-        for trajectory_id in trajectory_ids or ():  # all checked before any is removed
-            valid_id(trajectory_id)
+    try:  # the ids are checked as they are parsed (run_ids), all before any is removed
         defaults = dict(parse_set(item) for item in set_field)
     except ValueError as exc:
         fail(str(exc))

@@ -15,7 +15,7 @@ import typer
 
 from ..embed.base import DEFAULT_MODEL
 from ..excerpt import BLANK_TEXT, blank
-from ..model import given_filter_value
+from ..model import given_filter_value, valid_id
 from .output import fail
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 
@@ -26,6 +26,19 @@ def trimmed(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip()
     return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
+
+
+def run_ids(value: Any) -> Any:
+    """A typer callback for the run ids a command names (``show``, ``similar --id``, ``delete``): :func:`trimmed`,
+    then an id no run can have is refused here in one line, the same on both backends (over --server ``show 'a"b'``
+    had been "INVALID_ARGUMENT: trajectory_id: ..." with a request id, embedded the library's words)."""
+    value = trimmed(value)
+    for run_id in value if isinstance(value, list) else [value] if value is not None else []:
+        try:
+            valid_id(run_id)
+        except ValueError as exc:
+            fail(str(exc))
+    return value
 
 
 def searched(value: str | None) -> str | None:

@@ -16,7 +16,7 @@ from rich.table import Table
 from .connect import connect
 from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
-    TaskFamilies, Tenant, Tools, Traces, Uri, searched, trimmed,
+    TaskFamilies, Tenant, Tools, Traces, Uri, run_ids, searched,
 )
 from ..bounds import MAX_GROUP_SIZE, MAX_K, SERVER_K_NOTE, out_of_bounds
 from ..excerpt import best_step, failure_error, terms
@@ -109,7 +109,7 @@ def similar(
     text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run.",
                                          callback=searched),
     trajectory_id: Optional[str] = typer.Option(
-        None, "--id", help="Find runs like this indexed run.", callback=trimmed),
+        None, "--id", help="Find runs like this indexed run.", callback=run_ids),
     tenant: Tenant = None,
     outcome: Outcomes = [],
     since: Optional[int] = typer.Option(None, "--since", parser=lambda value: _since(value), metavar="WHEN",
@@ -351,7 +351,7 @@ def _anchor_error(api, trajectory_id: str) -> str:
 
 
 def show(
-    trajectory_id: str = typer.Argument(..., help="The run to show.", callback=trimmed),
+    trajectory_id: str = typer.Argument(..., help="The run to show.", callback=run_ids),
     tenant: Tenant = None,
     steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, from 0: N, N:M or N-M (M included), N: or :M (default: all)."),
     server: Server = None,
