@@ -24,7 +24,8 @@ COMMANDS = [
     (("search", "payments test"), ("--env-version", "--tool", "--task-family")),
     (("exemplars", "Fix the failing payments test"), ("--env-version", "--policy-version", "--tool")),
     (("export", "--query", "payments"), ("--env-version", "--policy-version", "--task-family", "--tool")),
-    (("failures",), ("--env-version",)),
+    # failures --model: a model id is a filter value too (review r37-ux 1: it had been the three answers)
+    (("failures",), ("--env-version", "--model", "--tool")),
 ]
 
 
