@@ -1,8 +1,9 @@
-"""A filter value no run can hold, given to the CLI (``--env-version``, ``--tool``, ``--task-family``,
-``--policy-version``): refused by the CLI itself in one line naming the flag, the same embedded and over ``--server``
-(probe r37, UX). It had been three answers for one command line: embedded, ``search --env-version ""`` (an unset
-``$VAR``) searched for an empty version and said "no matches" (exit 0) and ``exemplars --tool $'a\\nb'`` took the
-value; over ``--server`` each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
+"""A filter value the server refuses, given to the CLI (``--env-version``, ``--tool``, ``--task-family``,
+``--policy-version``, ``failures --model``): refused by the CLI itself in one line naming the flag, the same embedded
+and over ``--server`` (probe r37, UX). It had been three answers for one command line: embedded, ``search
+--env-version ""`` (an unset ``$VAR``) kept the runs with no version recorded (the library's meaning of "") and
+``exemplars --tool $'a\\nb'`` took the value; over ``--server`` each was "INVALID_ARGUMENT: env_versions[0]: ..." with a
+request id."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from cli_support import backend  # noqa: F401 (a fixture)
 from cli_support import run_cli
 
 #: (the value, what the refusal says of it)
-BAD = [("", "must not be empty"), ("v2\nv3", "contains control characters"), ("v" * 201, "too long (201 > 200")]
+BAD = [("", "must not be empty (an unset $VAR?): leave the option out not to filter by it"),
+       ("v2\nv3", "contains control characters"), ("v" * 201, "too long (201 > 200")]
 
 #: (a command line without the filter, the filter flags it takes)
 COMMANDS = [

@@ -143,11 +143,12 @@ def filter_value(value: str, field: str = "filter value") -> str:
 
 
 def given_filter_value(value: str, field: str = "filter value") -> str:
-    """``value`` if a caller may filter by it: :func:`filter_value`, and not empty. An empty value given (an unset
-    ``$VAR`` in ``--env-version "$VAR"``) names no version, tool or family; the service refuses it, so the CLI and
-    the MCP server refuse it too, before either backend is asked."""
+    """``value`` if a caller may name it as a filter value: :func:`filter_value`, and not empty. An empty one is most
+    often an unset ``$VAR`` (``--env-version "$VAR"``), and what it would select is no one's guess (in
+    :class:`~trajsearch.store.filters.Filters`, "" is the runs with no version recorded): the service refuses it, so
+    the CLI and the MCP server refuse it too, before either backend is asked."""
     if not value:
-        raise ValueError(f"{field} must not be empty: an empty value names nothing (leave the option out)")
+        raise ValueError(f"{field} must not be empty (an unset $VAR?): leave the option out not to filter by it")
     return filter_value(value, field)
 
 

@@ -53,9 +53,9 @@ def searched(value: str | None) -> str | None:
 
 
 def filter_values(param: typer.CallbackParam, values: list[str]) -> list[str]:
-    """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): an empty one, or one no run
-    can hold (control characters, over 200 characters), is refused here in one line naming the flag (exit 2), the
-    same on both backends. Embedded, an empty value had been searched for ("no matches", exit 0) and ``exemplars
+    """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): one the server refuses
+    (empty, control characters, over 200 characters) is refused here in one line naming the flag (exit 2), the same
+    on both backends. Embedded, an empty ``--env-version`` had kept the runs with no version recorded and ``exemplars
     --tool`` took any value; over --server each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
     for value in values:
         try:
