@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Sequence
 
-from ..model import valid_tenant
+from ..model import filter_value, valid_tenant
 from ..store.filters import Filters, as_tuple
 
 
@@ -32,9 +32,8 @@ class RuntimeContext:
 
     def __post_init__(self) -> None:
         valid_tenant(self.tenant)
-        object.__setattr__(self, "env_version", as_tuple(self.env_version))
-        object.__setattr__(self, "policy_version", as_tuple(self.policy_version))
-        object.__setattr__(self, "tools_available", as_tuple(self.tools_available))
+        for name in ("env_version", "policy_version", "tools_available"):
+            object.__setattr__(self, name, _filter_values(getattr(self, name), name))
         if self.now.tzinfo is None:
             object.__setattr__(self, "now", self.now.replace(tzinfo=timezone.utc))
 
@@ -54,3 +53,13 @@ class RuntimeContext:
             policy_versions=self.policy_version,
             exclude_trajectory_ids=tuple(exclude_trajectory_ids),
         )
+
+
+def _filter_values(values: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
+    """``values`` as a tuple, each one a filter can name (:func:`~trajsearch.model.filter_value`): the tools were never
+    put in a filter, so ``tools_available=["a\\nb"]`` had been taken here while every other door refuses it. An
+    empty value is the library's own ("" is the runs with no version recorded), so it is taken."""
+    values = as_tuple(values)
+    for value in values:
+        filter_value(value, name)
+    return values
