@@ -41,14 +41,20 @@ def run_ids(value: Any) -> Any:
     return value
 
 
-def searched(value: str | None) -> str | None:
+def named(param: typer.CallbackParam) -> str:
+    """How a refusal names a parameter: an option by its flag, an argument as ``--help`` does (``TEXT``)."""
+    return param.opts[0] if param.param_type_name == "option" else (param.name or "").upper()
+
+
+def searched(param: typer.CallbackParam, value: str | None) -> str | None:
     """A typer callback for the text a command searches by: a blank one is a usage error naming the argument, the same
     on both backends (it had been the library's "query text must be a non-empty string" embedded, the service's
     "INVALID_ARGUMENT: text: ..." with a request id over --server: round 22, CLI6). Blank as the library judges it
     (:func:`~trajsearch.excerpt.blank`): a paste of terminal codes alone (``ESC[0m``, round 24, ENG2), a NUL or a
-    zero-width space (searched here, round 25, SVC2)."""
+    zero-width space (searched here, round 25, SVC2). One line, as every refusal of the CLI's own: click's boxed
+    panel came cut at 80 columns in a pipe (review r37-ux 3)."""
     if value is not None and blank(value):
-        raise typer.BadParameter(BLANK_TEXT)
+        fail(f"{named(param)}: {BLANK_TEXT}")
     return value
 
 
@@ -77,18 +83,20 @@ def choice(words: Iterable[str], upper: bool = False,
     "ValueError: Unknown level: 'BOGUS'", naming no option (probe 51, NC2); the aliases keep the words taken before
     the check (``--log-level warn``, Python's own alias, review RNC2 D5). A repeatable option's values are checked
     each: ``search --level nope`` was refused in the library's words embedded and in the service's over --server
-    ("INVALID_ARGUMENT: levels[0]: ..." with a request id), naming no flag either way (round 22, CLI6)."""
+    ("INVALID_ARGUMENT: levels[0]: ..." with a request id), naming no flag either way (round 22, CLI6). One line, as
+    :func:`searched`."""
     allowed = tuple(words)
     other_names = dict(aliases or {})
 
-    def check(value: Any) -> Any:
-        if isinstance(value, list):
-            return [check(v) for v in value]
+    def one(param: typer.CallbackParam, value: Any) -> Any:
         said = value.upper() if upper and isinstance(value, str) else value
         said = other_names.get(said, said)
         if said not in allowed and said not in other_names.values():
-            raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
+            fail(f"{named(param)} {value!r} is not one of {', '.join(allowed)}")
         return said
+
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        return [one(param, v) for v in value] if isinstance(value, list) else one(param, value)
 
     return check
 

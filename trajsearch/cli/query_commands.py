@@ -166,13 +166,14 @@ for _command in (search, similar):  # the note's cut as --help says it, read fro
 
 
 def _since(value: str) -> int:
-    """``--since`` as epoch seconds (:func:`~trajsearch.failures.periods.parse_since`), or the reason it is refused."""
+    """``--since`` as epoch seconds (:func:`~trajsearch.failures.periods.parse_since`), or the reason it is refused, in
+    one line as :func:`~trajsearch.cli.options.searched`."""
     from ..failures.periods import parse_since
 
     try:
         return parse_since(value)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc).removeprefix("since: ")) from None
+        fail(f"--since: {str(exc).removeprefix('since: ')}")
 
 
 def _said_since(found: Sequence, since: int | None, without: Callable[[], Sequence]) -> bool:
