@@ -77,8 +77,8 @@ def test_the_library_and_the_runtime_refuse_a_text_with_nothing_visible(store) -
 def test_the_cli_refuses_a_text_with_nothing_visible_on_both_backends(backend) -> None:  # noqa: F811
     """Bug: ``trajsearch search $'\\u200b'`` searched (``"   "`` was a usage error naming the argument); so did
     ``similar``, ``exemplars`` (and ``--warnings``) and ``export -q``."""
-    for args, name in ((("search", "\x00"), "TEXT"), (("similar", "\u200b"), "TEXT"),
-                       (("exemplars", "\ufeff"), "TASK"), (("exemplars", "\u2060", "--warnings"), "TASK"),
+    for args, name in ((("search", "\x00"), "text"), (("similar", "\u200b"), "text"),
+                       (("exemplars", "\ufeff"), "task"), (("exemplars", "\u2060", "--warnings"), "task"),
                        (("export", "-q", "\u200d\x00"), "--query")):
         code, out, err = run_cli(*args)
         assert code == 2 and not out and err.splitlines() == [f"error: {name}: {BLANK_TEXT}"], (args, code, err)

@@ -191,8 +191,8 @@ def test_a_word_no_filter_takes_is_refused_naming_its_flag_on_both_backends(back
                        (("failures", "--outcome", "weird"), "--outcome 'weird' is not one of"),
                        (("failures", "--outcome", "success"), "--outcome 'success' is not one of"),
                        # a blank text: the library's "query text must be ...", the service's "text: must be ..."
-                       (("search", " "), f"TEXT: {blank}"), (("similar", "\n"), f"TEXT: {blank}"),
-                       (("exemplars", ""), f"TASK: {blank}"), (("export", "-q", " "), f"--query: {blank}")):
+                       (("search", " "), f"text: {blank}"), (("similar", "\n"), f"text: {blank}"),
+                       (("exemplars", ""), f"task: {blank}"), (("export", "-q", " "), f"--query: {blank}")):
         code, out, err = run_cli(*args)
         assert code == 2 and not out and len(err.splitlines()) == 1, (args, code, err)
         assert err.startswith(f"error: {said}"), (args, err)

@@ -41,11 +41,6 @@ def run_ids(value: Any) -> Any:
     return value
 
 
-def named(param: typer.CallbackParam) -> str:
-    """How a refusal names a parameter: an option by its flag, an argument as ``--help`` does (``TEXT``)."""
-    return param.opts[0] if param.param_type_name == "option" else (param.name or "").upper()
-
-
 def searched(param: typer.CallbackParam, value: str | None) -> str | None:
     """A typer callback for the text a command searches by: a blank one is a usage error naming the argument, the same
     on both backends (it had been the library's "query text must be a non-empty string" embedded, the service's
@@ -54,7 +49,7 @@ def searched(param: typer.CallbackParam, value: str | None) -> str | None:
     zero-width space (searched here, round 25, SVC2). One line, as every refusal of the CLI's own: click's boxed
     panel came cut at 80 columns in a pipe (review r37-ux 3)."""
     if value is not None and blank(value):
-        fail(f"{named(param)}: {BLANK_TEXT}")
+        fail(f"{param.opts[0]}: {BLANK_TEXT}")
     return value
 
 
@@ -92,7 +87,7 @@ def choice(words: Iterable[str], upper: bool = False,
         said = value.upper() if upper and isinstance(value, str) else value
         said = other_names.get(said, said)
         if said not in allowed and said not in other_names.values():
-            fail(f"{named(param)} {value!r} is not one of {', '.join(allowed)}")
+            fail(f"{param.opts[0]} {value!r} is not one of {', '.join(allowed)}")
         return said
 
     def check(param: typer.CallbackParam, value: Any) -> Any:
