@@ -56,9 +56,11 @@ def test_a_value_holding_quotes_and_bars_is_searched_as_it_is(backend, tmp_path:
 @pytest.mark.parametrize("run_id", ['a"||b', "a\nb", "x" * 193, ""], ids=["quotes", "newline", "long", "empty"])
 def test_an_id_no_run_can_have_is_refused_in_the_same_line_on_both_backends(backend, run_id: str) -> None:  # noqa: F811
     """``show``, ``similar --id`` and ``delete``: over --server ``show 'a"||b'`` had been "INVALID_ARGUMENT:
-    trajectory_id: ... (request id ...)", ``show ''`` "trajectory_id: is required"; embedded, the library's words."""
-    for command in (("show", run_id), ("similar", "--id", run_id), ("delete", "--dry-run", run_id)):
+    trajectory_id: ... (request id ...)", ``show ''`` "trajectory_id: is required"; embedded, the library's words. The
+    line names the flag or the argument as ``--help`` does (review r37-ux 6: it named the library's field)."""
+    for command, name in ((("show", run_id), "trajectory_id"), (("similar", "--id", run_id), "--id"),
+                          (("delete", "--dry-run", run_id), "trajectory_ids")):
         code, stdout, stderr = run_cli(*command)
         assert code == 2, (command, code, stdout, stderr)
-        assert stderr.splitlines() == [f"error: invalid trajectory_id {run_id!r}: expected "
+        assert stderr.splitlines() == [f"error: invalid {name} {run_id!r}: expected "
                                        "^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,191}$"], (command, stderr)

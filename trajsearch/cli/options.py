@@ -28,14 +28,16 @@ def trimmed(value: Any) -> Any:
     return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
-def run_ids(value: Any) -> Any:
+def run_ids(param: typer.CallbackParam, value: Any) -> Any:
     """A typer callback for the run ids a command names (``show``, ``similar --id``, ``delete``): :func:`trimmed`,
-    then an id no run can have is refused here in one line, the same on both backends (over --server ``show 'a"b'``
-    had been "INVALID_ARGUMENT: trajectory_id: ..." with a request id, embedded the library's words)."""
+    then an id no run can have is refused here in one line naming the flag or argument, the same on both backends
+    (over --server ``show 'a"b'`` had been "INVALID_ARGUMENT: trajectory_id: ..." with a request id, embedded the
+    library's words)."""
     value = trimmed(value)
-    for run_id in value if isinstance(value, list) else [value] if value is not None else []:
+    given = value if isinstance(value, list) else [] if value is None else [value]
+    for run_id in given:
         try:
-            valid_id(run_id)
+            valid_id(run_id, param.opts[0])
         except ValueError as exc:
             fail(str(exc))
     return value
