@@ -19,6 +19,8 @@ from cli_support import run_cli
 
 #: (the value, what the refusal says of it)
 BAD = [("", "must not be empty (an unset $VAR?): leave the option out not to filter by it"),
+       # blank: no version or tool is spaces alone (review r37-ux 7: it was searched, while "" was refused)
+       ("  ", "'  ' is blank: leave the option out not to filter by it"),
        ("v2\nv3", "contains control characters"), ("v" * 201, "too long (201 > 200")]
 
 #: (a command line without the filter, the filter flags it takes)
@@ -31,7 +33,7 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize(("value", "said"), BAD, ids=["empty", "newline", "long"])
+@pytest.mark.parametrize(("value", "said"), BAD, ids=["empty", "blank", "newline", "long"])
 def test_a_filter_value_no_run_can_hold_is_refused_naming_the_flag(backend, value: str, said: str) -> None:  # noqa: F811
     for command, flags in COMMANDS:
         for flag in flags:

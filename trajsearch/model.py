@@ -143,12 +143,16 @@ def filter_value(value: str, field: str = "filter value") -> str:
 
 
 def given_filter_value(value: str, field: str = "filter value") -> str:
-    """``value`` if a caller may name it as a filter value: :func:`filter_value`, and not empty. An empty one is most
-    often an unset ``$VAR`` (``--env-version "$VAR"``), and what it would select is no one's guess (in
+    """``value`` if a caller may name it as a filter value: :func:`filter_value`, and not empty or blank. An empty one
+    is most often an unset ``$VAR`` (``--env-version "$VAR"``), and what it would select is no one's guess (in
     :class:`~trajsearch.store.filters.Filters`, "" is the runs with no version recorded): the service refuses it, so
-    the CLI and the MCP server refuse it too, before either backend is asked."""
+    the CLI and the MCP server refuse it too, before either backend is asked. Spaces alone are refused as well (they
+    were searched literally, while the web form trims them away); a value with spaces around a word is kept as given,
+    since a stored version may hold them."""
     if not value:
         raise ValueError(f"{field} must not be empty (an unset $VAR?): leave the option out not to filter by it")
+    if not value.strip():
+        raise ValueError(f"{field} {value[:40]!r} is blank: leave the option out not to filter by it")
     return filter_value(value, field)
 
 
