@@ -20,7 +20,9 @@ def failures(
     since: Optional[str] = typer.Option(None, "--since", help="Only this period before --until (7d, 24h, 2w, 90m), compared with the period of the same length before it. Default: every failure, no trend."),
     until: Optional[str] = typer.Option(None, "--until", help="End of the period: an ISO date or time (default now)."),
     env_version: EnvVersions = [],
-    model: List[str] = typer.Option([], "--model", callback=filter_values, help="Keep runs of these model ids (read from each failure's trace: rows carry no model id)."),
+    model: List[str] = typer.Option([], "--model", callback=filter_values,
+                                    help="Keep runs of these model ids (read from each failure's trace: rows carry "
+                                         "no model id)."),
     tool: Tools = [],
     outcome: FailedOutcomes = [],
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=MAX_MODES, help="How many modes to show (the rest are counted)."),

@@ -16,8 +16,8 @@ import typer
 from ..embed.base import DEFAULT_MODEL
 from ..excerpt import BLANK_TEXT, blank
 from ..model import given_filter_value, valid_id
-from .output import fail
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
+from .output import fail
 
 
 def trimmed(value: Any) -> Any:
@@ -144,7 +144,8 @@ FailedOutcomes = Annotated[List[str], typer.Option("--outcome", callback=choice(
                                                    help=f"{_one_of(FAILED_OUTCOMES)} (default both).")]
 EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", callback=filter_values, help="Keep runs of these env versions (repeatable).")]
-Tools = Annotated[List[str], typer.Option("--tool", callback=filter_values, help="Keep runs that had any of these tools.")]
+Tools = Annotated[List[str], typer.Option(
+    "--tool", callback=filter_values, help="Keep runs that had any of these tools.")]
 TaskFamilies = Annotated[List[str], typer.Option(
     "--task-family", callback=filter_values, help="Keep runs of these task families (repeatable).")]
 PolicyVersions = Annotated[List[str], typer.Option(
@@ -158,4 +159,5 @@ ContextEnvVersions = Annotated[List[str], typer.Option(
     "--env-version", callback=filter_values, help="Runtime context: applicable env versions.")]
 ContextPolicyVersions = Annotated[List[str], typer.Option(
     "--policy-version", callback=filter_values, help="Runtime context: applicable policy versions.")]
-ContextTools = Annotated[List[str], typer.Option("--tool", callback=filter_values, help="Runtime context: tools the agent has now.")]
+ContextTools = Annotated[List[str], typer.Option(
+    "--tool", callback=filter_values, help="Runtime context: tools the agent has now.")]
