@@ -28,18 +28,23 @@ def trimmed(value: Any) -> Any:
     return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
+def _checked(param: typer.CallbackParam, values: Iterable[str], rule: Callable[[str, str], str]) -> None:
+    """Each of ``values`` by the library's ``rule`` (it takes a value and the name to say), a refusal one ``error:``
+    line naming the parameter as ``--help`` lists it: the one rule for every door, said in the CLI's own words."""
+    for value in values:
+        try:
+            rule(value, param.opts[0])
+        except ValueError as exc:
+            fail(str(exc))
+
+
 def run_ids(param: typer.CallbackParam, value: Any) -> Any:
     """A typer callback for the run ids a command names (``show``, ``similar --id``, ``delete``): :func:`trimmed`,
     then an id no run can have is refused here in one line naming the flag or argument, the same on both backends
     (over --server ``show 'a"b'`` had been "INVALID_ARGUMENT: trajectory_id: ..." with a request id, embedded the
     library's words)."""
     value = trimmed(value)
-    given = value if isinstance(value, list) else [] if value is None else [value]
-    for run_id in given:
-        try:
-            valid_id(run_id, param.opts[0])
-        except ValueError as exc:
-            fail(str(exc))
+    _checked(param, value if isinstance(value, list) else [] if value is None else [value], valid_id)
     return value
 
 
@@ -57,14 +62,11 @@ def searched(param: typer.CallbackParam, value: str | None) -> str | None:
 
 def filter_values(param: typer.CallbackParam, values: list[str]) -> list[str]:
     """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): one the server refuses
-    (empty, control characters, over 200 characters) is refused here in one line naming the flag (exit 2), the same
-    on both backends. Embedded, an empty ``--env-version`` had kept the runs with no version recorded and ``exemplars
-    --tool`` took any value; over --server each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
-    for value in values:
-        try:
-            given_filter_value(value, param.opts[0])
-        except ValueError as exc:
-            fail(str(exc))
+    (empty, spaces alone, control characters, over 200 characters) is refused here in one line naming the flag (exit
+    2), the same on both backends. Embedded, an empty ``--env-version`` had kept the runs with no version recorded and
+    ``exemplars --tool`` took any value; over --server each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request
+    id."""
+    _checked(param, values, given_filter_value)
     return values
 
 
