@@ -38,7 +38,8 @@ Mapping
   ``output_style``; only some 2.1.332 answers name ``claude_code_version``). It never
   echoes the prompt a scheduled task or a ``/loop`` wakeup fires (only the transcript holds it): a turn a scheduler
   started (``command_lifecycle`` ``wakeup_source``) is counted in
-  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so. A ``/clear``
+  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so; a ``CronCreate`` task's fire
+  answers the prompt the stream's ``CronCreate`` calls set, where they set one (:meth:`_Session.fired`). A ``/clear``
   in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
@@ -87,7 +88,8 @@ Mapping
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
   ``promptSource: "sdk"``: the SDK caller's prompt, kept, as is the prompt a
-  scheduled task fires, :func:`_scheduled_prompt`) nor, in stream-json, ``isSynthetic`` (the Skill tool's
+  scheduled task fires, :func:`_scheduled_prompt`; a dynamic ``/loop``'s wakeup, :func:`_loop_wakeup`, is the
+  CLI's) nor, in stream-json, ``isSynthetic`` (the Skill tool's
   expansion of a skill's instructions, "Base directory for this skill: ..."), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
@@ -798,13 +800,28 @@ def _scheduled_prompt(record: dict[str, Any]) -> bool:
     return fired and not _MISSED_TASKS.match(_record_text(record))
 
 
+def _loop_wakeup(record: dict[str, Any]) -> bool:
+    """Whether a user record is a dynamic ``/loop``'s wakeup (``ScheduleWakeup``): the CLI's, never the user's request
+    (:func:`_scheduled_prompt`). 2.1.337 (measured) writes the ``/loop`` it re-runs as a command record marked
+    ``wakeupSource: "loop_wakeup"``, not ``isMeta`` (its expansion follows, ``isMeta``), and echoes it in stream-json
+    marked ``wakeup_source``; 2.1.332's plain wakeup is ``isMeta``."""
+    return record.get("wakeupSource") == "loop_wakeup" or record.get("wakeup_source") == "loop_wakeup"
+
+
+def _is_task_fire(record: dict[str, Any]) -> bool:
+    """A stream-json ``command_lifecycle`` record starting a turn a scheduled task fired (``schedule_wakeup``: a
+    ``CronCreate`` task, or the CLI's notice of tasks missed, which comes before any call of this process)."""
+    return record.get("type") == "command_lifecycle" and record.get("state") == "started" \
+        and record.get("wakeup_source") == "schedule_wakeup"
+
+
 def _scheduled_turns(records: list[dict[str, Any]]) -> int:
     """How many turns of headless stream-json a scheduler started (2.1.332: a ``command_lifecycle`` ``started``
     record with a ``wakeup_source``: ``schedule_wakeup``, a task's fire or the CLI's notice of tasks missed, or
-    ``loop_wakeup``, a dynamic ``/loop``'s): stream-json never echoes the prompt such a turn answers, not even with
-    ``--replay-user-messages``; only the transcript holds it, so the replies after it answer no prompt the output
-    records. (A transcript's ``loop_wakeup`` prompt is the CLI's, never the task: ``_scheduled_prompt``; here both
-    count, as neither prompt is in the output.)"""
+    ``loop_wakeup``, a dynamic ``/loop``'s): stream-json never echoes a plain prompt such a turn answers, not even
+    with ``--replay-user-messages`` (2.1.337 echoes a fired ``/`` command, marked ``wakeup_source``); only the
+    transcript holds it (a task's, where the stream's ``CronCreate`` set one: :meth:`_Session.fired`). (A
+    ``loop_wakeup`` prompt is the CLI's, never the task: :func:`_loop_wakeup`; here both count.)"""
     return sum(1 for r in records if r.get("type") == "command_lifecycle" and r.get("state") == "started"
                and isinstance(r.get("wakeup_source"), str))
 
@@ -1181,6 +1198,12 @@ def _api_error_text(record: dict[str, Any]) -> str | None:
 _NOTIFIED, _POLLED = 0, 1
 
 
+class _FiredPrompt(str):
+    """A prompt a stream-json turn answered that the stream did not echo, taken from the ``CronCreate`` call that
+    scheduled it (:meth:`_Session.fired`): a follow-up, never the task (the turn that set the task came before it;
+    where no prompt of it is echoed, the stream records none)."""
+
+
 class _Session:
     """Walks one session's records in order, building steps as the conversation goes."""
 
@@ -1202,6 +1225,8 @@ class _Session:
         self.orphan_results = 0
         self.peer_messages: list[str] = []  # other sessions' messages (see ``from_another_agent``)
         self.last_response: list[dict[str, Any]] = []  # the steps the latest model response made
+        self.cron_prompts: list[str] = []  # the prompts the session's ``CronCreate`` calls scheduled
+        self.fire_unechoed = False  # stream-json: a scheduled task fired a turn whose prompt is not echoed yet
 
     def refused(self) -> None:
         """The latest response was refused (:func:`_refusal_mark`): its last step's error, unless it has one (a
@@ -1272,6 +1297,11 @@ class _Session:
         if record.get("isCompactSummary"):
             self.fallbacks.setdefault("compact", strip_reminders(text))
             return
+        if record.get("wakeup_source") is not None:
+            self.fire_unechoed = False  # stream-json's echo of a fired ``/`` command: read as it says
+        if _loop_wakeup(record):
+            self.command = None  # the CLI re-running the user's ``/loop``: its expansion asks nothing new
+            return
         kind, body = _classify(text)
         if _STOP_HOOK.match(body) and self.steps:  # a Stop hook refused to let the turn end: what it told the agent
             last = self.steps[-1]
@@ -1308,6 +1338,16 @@ class _Session:
             self.fallbacks.setdefault("compact", body)
         elif kind == "interrupt":
             self.interrupted = True
+
+    def fired(self) -> None:
+        """The prompt of the scheduled task that fired this stream-json turn (``command_lifecycle`` ``started``,
+        ``wakeup_source: "schedule_wakeup"``), which stream-json does not echo for a plain prompt (only the transcript
+        holds it): the one prompt the stream's ``CronCreate`` calls scheduled, as the transcript reads the fire, a
+        follow-up, never the task (:class:`_FiredPrompt`). With none, or several (which fired is not said), the turn
+        answers no prompt the output records."""
+        self.fire_unechoed = False
+        if len(set(self.cron_prompts)) == 1:
+            self.prompts.append(_FiredPrompt(self.cron_prompts[0]))
 
     def from_another_agent(self, record: dict[str, Any], text: str) -> bool:
         """Whether a message came from another agent (2.1.2xx ``origin``), and keep it as what it is: the
@@ -1443,6 +1483,9 @@ class _Session:
         if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
             self.background[task] = step  # (``background_result``)
             step["_task"] = task
+        if step["action"] == "CronCreate" and step["error"] is None \
+                and isinstance(prompt := as_dict(step["arguments"]).get("prompt"), str) and prompt.strip():
+            self.cron_prompts.append(prompt.strip())
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
@@ -1638,6 +1681,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
                     session.last_error = error
                 continue
             session.last_error = None
+            if session.fire_unechoed:
+                session.fired()
             before = len(session.steps)
             session.response(message, parts, unit.get("timestamp"))
             session.last_response = session.steps[before:]
@@ -1649,6 +1694,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
             session.hook_blocked(unit)
         elif kind == "attachment":
             session.queued(unit)
+        elif kind == "command_lifecycle":  # stream-json: a scheduled task's fire starts the next turn
+            session.fire_unechoed = True
         elif kind == "system":
             error = _api_error_text(unit)
             if error:
@@ -1685,8 +1732,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(_in_sidechain(r) for r in talk)
-    chain = [r for r in unique if (as_str(r.get("type")) in CONVERSATION or _is_queued(r) or _is_hook_block(r))
-             and _in_sidechain(r) == subagent]
+    chain = [r for r in unique if (as_str(r.get("type")) in CONVERSATION or _is_queued(r) or _is_hook_block(r)
+                                   or _is_task_fire(r)) and _in_sidechain(r) == subagent]
     sidechain_records = sum(1 for r in talk if _in_sidechain(r) != subagent)
 
     left = _abandoned(unique, subagent)  # a branch a truncating resume or a rewind left: not the conversation
@@ -1702,8 +1749,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
               and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
 
     # a prompt of no words ("."), which users type to open a session, asks nothing: the first that asks is the task
-    asking = next((n for n, p in enumerate(session.prompts) if _WORDED.search(p)), 0)
-    task = session.prompts[asking] if session.prompts else None
+    # a fire's prompt recovered from the stream's CronCreate call answers a later turn: never the task, which the
+    # stream did not echo when no other prompt is in it
+    own = [n for n, p in enumerate(session.prompts) if not isinstance(p, _FiredPrompt)]
+    asking = next((n for n in own if _WORDED.search(session.prompts[n])), own[0] if own else -1)
+    task = session.prompts[asking] if own else None
     for fallback in ("command", "compact"):
         task = task or session.fallbacks.get(fallback)
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"

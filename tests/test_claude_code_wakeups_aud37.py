@@ -1,0 +1,92 @@
+"""Claude Code's scheduler in 2.1.337: a dynamic ``/loop``'s wakeup (``ScheduleWakeup``) re-runs the user's ``/loop``
+as a command record marked ``wakeupSource: "loop_wakeup"`` (echoed in stream-json with ``wakeup_source``): the CLI's,
+no request of the user's. A ``CronCreate`` task's fire is not echoed in stream-json: its prompt is the one the
+stream's ``CronCreate`` call scheduled, as the transcript reads it. The real files (``claude-code/.aud37/`` and
+``.aud35/``) are the CLI's own; their origin is in their ``README.md``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
+LOOP = FIXTURES / ".aud37" / "loop-wakeup-2.1.337"
+LOOP_SESSION = LOOP / "aa653e71-8b2b-4166-9a80-abb49c8e9e4d.jsonl"
+CRON = FIXTURES / ".aud35" / "cron-fire-2.1.332"
+LOOP_STEPS = ["ToolSearch", "ScheduleWakeup", "respond", "ScheduleWakeup", "respond"]
+
+
+def _run(path: Path) -> Trajectory:
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory is not None, parsed.error
+    return parsed.trajectory
+
+
+def test_a_loop_wakeup_is_no_prompt_of_the_user() -> None:
+    """Bug: the wakeup re-running ``/loop LOOPTASK: check the build`` (a command record, not ``isMeta``, marked
+    ``wakeupSource: "loop_wakeup"``) with its expansion was read as the user's follow-up prompt."""
+    run = _run(LOOP_SESSION)
+    assert run.task == "/loop LOOPTASK: check the build"
+    assert not run.metadata.get("user_prompts")
+    assert [s.action for s in run.steps] == LOOP_STEPS
+
+
+def test_a_loop_wakeup_reads_alike_in_the_stream_and_the_transcript() -> None:
+    """The stream of the same session (its wakeup echoed with ``wakeup_source``) gives the same task and steps."""
+    run = _run(LOOP / "stream-json-stdout.jsonl")
+    assert run.task == "/loop LOOPTASK: check the build" and not run.metadata.get("user_prompts")
+    assert [s.action for s in run.steps] == LOOP_STEPS
+    assert run.metadata["scheduled_turns"] == 1
+
+
+def test_a_stream_opened_by_a_loop_wakeup_says_so(tmp_path: Path) -> None:
+    """The stream from the wakeup on (as a host that started its output there holds it): no prompt the user typed;
+    refused naming the scheduler, not read with the CLI's ``/loop`` for its task."""
+    lines = (LOOP / "stream-json-stdout.jsonl").read_text().splitlines()
+    start = next(n for n, line in enumerate(lines) if json.loads(line).get("wakeup_source") == "loop_wakeup")
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines[start:]) + "\n")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory is None and "scheduled task (or a dynamic `/loop`'s wakeup)" in str(parsed.error)
+
+
+def test_a_fired_tasks_prompt_is_recovered_in_the_stream() -> None:
+    """Bug: stream-json does not echo the prompt a ``CronCreate`` task fires, and the turn it started answered no
+    prompt; the transcript of the same session has it. It is the prompt the stream's ``CronCreate`` call set."""
+    stream = _run(CRON / "stream-json-stdout.jsonl")
+    transcript = _run(CRON / "06c554e0-471e-4f69-8926-9bc4501d6559.jsonl")
+    assert stream.metadata["user_prompts"] == transcript.metadata["user_prompts"] == ["CRONFIRED: say hi"]
+    assert stream.task == transcript.task and stream.metadata["scheduled_turns"] == 1
+
+
+def _stream_with_second_task(tmp_path: Path, prompt: str) -> Path:
+    """The real cron stream with a second ``CronCreate`` call (of ``prompt``) and its result before the fire."""
+    records = [json.loads(line) for line in (CRON / "stream-json-stdout.jsonl").read_text().splitlines()]
+    at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
+    call, result = (next(r for r in records if r.get("type") == kind and "toolu_cron1" in json.dumps(r))
+                    for kind in ("assistant", "user"))
+    second = json.loads(json.dumps(call).replace("toolu_cron1", "toolu_cron2").replace("CRONFIRED: say hi", prompt))
+    second["message"]["id"] = "msg_second"
+    records[at:at] = [second, json.loads(json.dumps(result).replace("toolu_cron1", "toolu_cron2"))]
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_a_fire_among_several_tasks_is_not_guessed(tmp_path: Path) -> None:
+    """Two tasks of different prompts: which fired is not said, so no prompt is made up; the same prompt twice is
+    that prompt."""
+    assert not _run(_stream_with_second_task(tmp_path, "OTHER: say bye")).metadata.get("user_prompts")
+    assert _run(_stream_with_second_task(tmp_path, "CRONFIRED: say hi")).metadata["user_prompts"] == [
+        "CRONFIRED: say hi"]
+
+
+def test_a_recovered_fire_is_never_the_task(tmp_path: Path) -> None:
+    """The stream without its echoed prompt (as without ``--replay-user-messages``): the fire's prompt, recovered
+    from the call, is no task for the request the stream did not record; the output stays refused."""
+    lines = [line for line in (CRON / "stream-json-stdout.jsonl").read_text().splitlines()
+             if not json.loads(line).get("isReplay")]
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines) + "\n")
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory is None and "no user prompt" in str(parsed.error)
