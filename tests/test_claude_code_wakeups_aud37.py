@@ -90,3 +90,27 @@ def test_a_recovered_fire_is_never_the_task(tmp_path: Path) -> None:
     (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines) + "\n")
     (parsed,) = list(read_dump(path, tenant="acme"))
     assert parsed.trajectory is None and "no user prompt" in str(parsed.error)
+
+
+BLOCKED = FIXTURES / ".aud37" / "blocked-prompt-2.1.337"
+
+
+def test_a_prompt_the_cli_withdrew_is_no_request() -> None:
+    """Bug: the prompt the model's safeguards refused, which the CLI withdrew once the user prompted again (its
+    ``blocked_prompts_withdrawn`` attachment; "Claude no longer sees the earlier message that was flagged"), was the
+    task, and the request the agent answered a follow-up. Both the transcript and the stream of the session."""
+    for path in (BLOCKED / "bac6718b-7822-48cf-9d87-3423df11ecab.jsonl", BLOCKED / "stream-json-stdout.jsonl"):
+        run = _run(path)
+        assert run.task == "TYPED: a fine request", path.name
+        assert run.metadata["withdrawn_prompts"] == ["BLOCKME: a request the model refuses"]
+        assert not run.metadata.get("user_prompts")
+        assert [s.action for s in run.steps] == ["respond"]
+
+
+def test_a_refused_prompt_not_withdrawn_stays_the_task(tmp_path: Path) -> None:
+    """The session cut before the user prompted again (no withdrawal yet): the refused prompt is still the task."""
+    lines = (BLOCKED / "stream-json-stdout.jsonl").read_text().splitlines()
+    cut = next(n for n, line in enumerate(lines) if "no longer sees" in line)
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines[:cut]) + "\n")
+    run = _run(path)
+    assert run.task == "BLOCKME: a request the model refuses" and not run.metadata.get("withdrawn_prompts")

@@ -89,7 +89,8 @@ Mapping
   marks every prompt of an Agent SDK session ``isMeta`` with
   ``promptSource: "sdk"``: the SDK caller's prompt, kept, as is the prompt a
   scheduled task fires, :func:`_scheduled_prompt`; a dynamic ``/loop``'s wakeup, :func:`_loop_wakeup`, is the
-  CLI's) nor, in stream-json, ``isSynthetic`` (the Skill tool's
+  CLI's; a prompt the model's safeguards refused that the CLI then withdrew, :func:`_withdrawn_prompts`, is in
+  ``metadata.withdrawn_prompts``) nor, in stream-json, ``isSynthetic`` (the Skill tool's
   expansion of a skill's instructions, "Base directory for this skill: ..."), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
@@ -224,7 +225,7 @@ Mapping
   conversation: a ``summary`` record whose ``leafUuid`` is one of its messages;
   the others sum up other sessions) / title,
   user_prompts, peer_messages, agent_name / team_name, sidechain_records, api_errors, interrupted,
-  abandoned_records / abandoned_prompts / abandoned_calls.
+  abandoned_records / abandoned_prompts / abandoned_calls, withdrawn_prompts, scheduled_turns.
 """
 
 from __future__ import annotations
@@ -436,6 +437,8 @@ _QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b
 #: was" / "tasks were"): marked ``wakeupSource: "schedule_wakeup"`` as a task's fire is, but the CLI's own text
 #: (it asks the model to ask the user first), no prompt.
 _MISSED_TASKS = re.compile(r"\s*The following one-shot scheduled tasks? (?:was|were) missed while")
+#: The CLI's notice (2.1.337) that the prompts its safeguards blocked are withdrawn from the conversation.
+_WITHDRAWN_NOTICE = "Claude no longer sees the earlier message that was flagged."
 
 
 def matches(record: Any) -> bool:
@@ -806,6 +809,29 @@ def _loop_wakeup(record: dict[str, Any]) -> bool:
     ``wakeupSource: "loop_wakeup"``, not ``isMeta`` (its expansion follows, ``isMeta``), and echoes it in stream-json
     marked ``wakeup_source``; 2.1.332's plain wakeup is ``isMeta``."""
     return record.get("wakeupSource") == "loop_wakeup" or record.get("wakeup_source") == "loop_wakeup"
+
+
+def _withdrawn_prompts(records: list[dict[str, Any]]) -> frozenset[str]:
+    """The uuids of the user's prompts the CLI withdrew (2.1.337, measured): a prompt the model's safeguards refused
+    (no answer) is, once the user prompts again, replaced for the model by the CLI's stand-in ("A message from the
+    user stood here. A safety check blocked it ..."), and the user told "Claude no longer sees the earlier message
+    that was flagged": the model never saw it again, so it is no request of the run (its task was the prompt that
+    came instead). A transcript names them in a ``blocked_prompts_withdrawn`` attachment (``prompts``); stream-json
+    only shows the notice (``system`` ``informational``), after the refusals (``model_refusal_no_fallback``) naming
+    each refused prompt (``refused_user_message_uuid``)."""
+    withdrawn: set[str] = set()
+    refused: set[str] = set()
+    for record in records:
+        attachment = as_dict(record.get("attachment")) if record.get("type") == "attachment" else {}
+        if attachment.get("type") == "blocked_prompts_withdrawn":
+            withdrawn.update(u for u in as_list(attachment.get("prompts")) if isinstance(u, str))
+        elif record.get("type") == "system" and isinstance(uuid := record.get("refused_user_message_uuid"), str):
+            refused.add(uuid)
+        elif record.get("type") == "system" and record.get("subtype") == "informational" \
+                and (as_str(record.get("content")) or "").startswith(_WITHDRAWN_NOTICE) and "session_id" in record:
+            withdrawn |= refused
+            refused = set()
+    return frozenset(withdrawn)
 
 
 def _is_task_fire(record: dict[str, Any]) -> bool:
@@ -1226,6 +1252,8 @@ class _Session:
         self.peer_messages: list[str] = []  # other sessions' messages (see ``from_another_agent``)
         self.last_response: list[dict[str, Any]] = []  # the steps the latest model response made
         self.cron_prompts: list[str] = []  # the prompts the session's ``CronCreate`` calls scheduled
+        self.withdrawn: frozenset[str] = frozenset()  # the uuids of the prompts the CLI withdrew
+        self.withdrawn_prompts: list[str] = []  # their words
         self.fire_unechoed = False  # stream-json: a scheduled task fired a turn whose prompt is not echoed yet
 
     def refused(self) -> None:
@@ -1296,6 +1324,9 @@ class _Session:
             return
         if record.get("isCompactSummary"):
             self.fallbacks.setdefault("compact", strip_reminders(text))
+            return
+        if as_str(record.get("uuid")) in self.withdrawn:  # blocked by the safeguards, then withdrawn: no one's request now
+            self.withdrawn_prompts.append(strip_reminders(text))
             return
         if record.get("wakeup_source") is not None:
             self.fire_unechoed = False  # stream-json's echo of a fired ``/`` command: read as it says
@@ -1667,9 +1698,11 @@ def _call_line(step: dict[str, Any]) -> str:
     return short(f"{step['action']}: {said}", 300, keep="head")
 
 
-def _read(records: list[dict[str, Any]]) -> _Session:
-    """The session the conversation's records make, read in order."""
+def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()) -> _Session:
+    """The session the conversation's records make, read in order; the user records ``withdrawn`` names are the
+    prompts the CLI withdrew (:func:`_withdrawn_prompts`)."""
     session = _Session()
+    session.withdrawn = withdrawn
     for unit, parts in _merged(records):
         kind = unit.get("type")
         if kind == "assistant":
@@ -1739,7 +1772,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     left = _abandoned(unique, subagent)  # a branch a truncating resume or a rewind left: not the conversation
     off_chain = [r for r in chain if as_str(r.get("uuid")) in left]
     chain = [r for r in chain if as_str(r.get("uuid")) not in left]
-    abandoned, session = _read(off_chain), _read(chain)
+    abandoned, session = _read(off_chain), _read(chain, _withdrawn_prompts(unique))
 
     # a summary names the conversation it sums up by its last message (leafUuid): often another session's
     uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
@@ -1848,6 +1881,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "abandoned_records": len(off_chain) or None,
         "abandoned_prompts": prompt_list(abandoned.prompts) or None,
         "abandoned_calls": [_call_line(s) for s in abandoned.steps if s["action"] != "respond"] or None,
+        "withdrawn_prompts": prompt_list(session.withdrawn_prompts) or None,
         "models": session.models if len(session.models) > 1 else None,
         "scheduled_turns": fires or None,
     }
