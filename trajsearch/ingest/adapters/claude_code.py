@@ -1325,7 +1325,7 @@ class _Session:
         if record.get("isCompactSummary"):
             self.fallbacks.setdefault("compact", strip_reminders(text))
             return
-        if as_str(record.get("uuid")) in self.withdrawn:  # blocked by the safeguards, then withdrawn: no one's request now
+        if as_str(record.get("uuid")) in self.withdrawn:  # refused by the safeguards, then withdrawn: asks nothing
             self.withdrawn_prompts.append(strip_reminders(text))
             return
         if record.get("wakeup_source") is not None:
