@@ -1,8 +1,9 @@
-"""Claude Code's scheduler in 2.1.337: a dynamic ``/loop``'s wakeup (``ScheduleWakeup``) re-runs the user's ``/loop``
-as a command record marked ``wakeupSource: "loop_wakeup"`` (echoed in stream-json with ``wakeup_source``): the CLI's,
-no request of the user's. A ``CronCreate`` task's fire is not echoed in stream-json: its prompt is the one the
-stream's ``CronCreate`` call scheduled, as the transcript reads it. The real files (``claude-code/.aud37/`` and
-``.aud35/``) are the CLI's own; their origin is in their ``README.md``."""
+"""Claude Code 2.1.337's scheduler and safeguards. A dynamic ``/loop``'s wakeup (``ScheduleWakeup``) re-runs the
+user's ``/loop`` as a command record marked ``wakeupSource: "loop_wakeup"`` (echoed in stream-json with
+``wakeup_source``): the CLI's, no request of the user's. A ``CronCreate`` task's fire is not echoed in stream-json: its
+prompt is the one the stream's ``CronCreate`` call scheduled, as the transcript reads it. A prompt the model's
+safeguards refused that the CLI withdrew once the user prompted again (``blocked_prompts_withdrawn``) is no request.
+The real files (``claude-code/.aud37/`` and ``.aud35/``) are the CLI's own; their origin is in their ``README.md``."""
 
 from __future__ import annotations
 
