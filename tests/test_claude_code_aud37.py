@@ -115,3 +115,46 @@ def test_a_refused_prompt_not_withdrawn_stays_the_task(tmp_path: Path) -> None:
     (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines[:cut]) + "\n")
     run = _run(path)
     assert run.task == "BLOCKME: a request the model refuses" and not run.metadata.get("withdrawn_prompts")
+
+
+def _blocked_stream(tmp_path: Path, first_turn: str) -> Path:
+    """The real blocked-prompt stream with two turns before its withdrawn one: A (``first_turn``: ``"tools"``, a call
+    that ran, then the response after it refused; ``"fallback"``, refused by one model and answered by the fallback
+    model), then B, answered; then the real refused prompt and the real prompt the CLI withdrew it at."""
+    lines = [json.loads(line) for line in (BLOCKED / "stream-json-stdout.jsonl").read_text().splitlines()]
+    init, echo, result = lines[0], lines[2], lines[6]
+    answer = next(r for r in lines if r.get("type") == "assistant" and r["message"]["model"] != "<synthetic>")
+    no_fallback = next(r for r in lines if r.get("subtype") == "model_refusal_no_fallback")
+    refused = next(r for r in lines if r.get("type") == "assistant" and r["message"]["model"] == "<synthetic>")
+
+    def like(record: dict, **changes: object) -> dict:
+        return {**json.loads(json.dumps(record)), **changes}
+
+    def reply(mid: str, content: list) -> dict:
+        return like(answer, uuid=f"u-{mid}", message={**answer["message"], "id": mid, "content": content})
+
+    call = reply("m1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}])
+    ran = like(echo, uuid="r1", isReplay=False,
+               message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]})
+    prompt_a = like(echo, uuid="A", message={"role": "user", "content": "TASK A: list the files"})
+    if first_turn == "tools":
+        turn_a = [prompt_a, call, ran, like(no_fallback, uuid="nf-A", refused_user_message_uuid="A"), refused]
+    else:
+        turn_a = [prompt_a, like(no_fallback, uuid="fb-A", subtype="model_refusal_fallback",
+                                 refused_user_message_uuid="A"), call, ran, reply("m2", [{"type": "text", "text": "done"}])]
+    turn_b = [init, like(echo, uuid="B", message={"role": "user", "content": "B: thanks"}),
+              reply("m3", [{"type": "text", "text": "welcome"}]), result]
+    records = [init, *turn_a, result, *turn_b, *lines[1:]]
+    (path := tmp_path / f"{first_turn}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_only_a_prompt_whose_turn_was_all_refused_is_withdrawn(tmp_path: Path) -> None:
+    """Bug: every prompt a refusal named was withdrawn at the notice, though the CLI withdraws only the prompts of
+    the refused turns just before it (``LR`` in 2.1.337's code: none whose turn ran a call or got a reply, none
+    before an answered turn; a fallback model's answer is a reply), and B became the task in place of A."""
+    for first_turn in ("tools", "fallback"):
+        run = _run(_blocked_stream(tmp_path, first_turn))
+        assert run.task == "TASK A: list the files", first_turn
+        assert run.metadata["withdrawn_prompts"] == ["BLOCKME: a request the model refuses"], first_turn
+        assert run.metadata["user_prompts"] == ["B: thanks", "TYPED: a fine request"], first_turn

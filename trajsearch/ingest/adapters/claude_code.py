@@ -818,20 +818,43 @@ def _withdrawn_prompts(records: list[dict[str, Any]]) -> frozenset[str]:
     that was flagged": the model never saw it again, so it is no request of the run (its task was the prompt that
     came instead). A transcript names them in a ``blocked_prompts_withdrawn`` attachment (``prompts``); stream-json
     only shows the notice (``system`` ``informational``), after the refusals (``model_refusal_no_fallback``) naming
-    each refused prompt (``refused_user_message_uuid``)."""
+    each refused prompt (``refused_user_message_uuid``). The CLI (``LR``) withdraws only the prompts of the refused
+    turns just before the notice: none whose turn got a reply (a call, an answer, a fallback model's), none before an
+    answered turn."""
     withdrawn: set[str] = set()
     refused: set[str] = set()
+    replied: set[str] = set()  # the prompts (echoed in stream-json) a reply answered
+    prompt: str | None = None
+    reply = False  # a reply since the last record, unless a refusal mark after it says it was refused
     for record in records:
-        attachment = as_dict(record.get("attachment")) if record.get("type") == "attachment" else {}
+        kind = record.get("type")
+        if kind == "assistant":
+            reply = reply or _replied(record)
+            continue
+        if _refusal_mark(record):  # stream-json's refused reply carries no ``stop_reason``: it was no answer
+            reply = False
+        if reply:
+            replied.add(prompt or "")
+            refused, reply = set(), False
+        attachment = as_dict(record.get("attachment")) if kind == "attachment" else {}
         if attachment.get("type") == "blocked_prompts_withdrawn":
             withdrawn.update(u for u in as_list(attachment.get("prompts")) if isinstance(u, str))
-        elif record.get("type") == "system" and isinstance(uuid := record.get("refused_user_message_uuid"), str):
+        elif kind == "user" and record.get("isReplay") and isinstance(record.get("uuid"), str):
+            prompt = record["uuid"]
+        elif kind == "system" and record.get("subtype") == "model_refusal_no_fallback" \
+                and isinstance(uuid := record.get("refused_user_message_uuid"), str) and uuid not in replied:
             refused.add(uuid)
-        elif record.get("type") == "system" and record.get("subtype") == "informational" \
-                and (as_str(record.get("content")) or "").startswith(_WITHDRAWN_NOTICE) and "session_id" in record:
-            withdrawn |= refused
+        elif kind == "system" and record.get("subtype") == "informational" and "session_id" in record \
+                and (as_str(record.get("content")) or "").startswith(_WITHDRAWN_NOTICE):
+            withdrawn |= refused  # stream-json's notice (a transcript's, ``sessionId``, follows its attachment)
             refused = set()
     return frozenset(withdrawn)
+
+
+def _replied(record: dict[str, Any]) -> bool:
+    """Whether an assistant record is the model's reply: not the CLI's ``<synthetic>`` error nor a refused one."""
+    message = as_dict(record.get("message"))
+    return message.get("model") != "<synthetic>" and message.get("stop_reason") != "refusal"
 
 
 def _is_task_fire(record: dict[str, Any]) -> bool:
