@@ -142,9 +142,9 @@ def _blocked_stream(tmp_path: Path, first_turn: str) -> Path:
     else:
         turn_a = [prompt_a, like(no_fallback, uuid="fb-A", subtype="model_refusal_fallback",
                                  refused_user_message_uuid="A"), call, ran, reply("m2", [{"type": "text", "text": "done"}])]
-    turn_b = [init, like(echo, uuid="B", message={"role": "user", "content": "B: thanks"}),
+    turn_b = [like(init, uuid="init-b"), like(echo, uuid="B", message={"role": "user", "content": "B: thanks"}),
               reply("m3", [{"type": "text", "text": "welcome"}]), result]
-    records = [init, *turn_a, result, *turn_b, *lines[1:]]
+    records = [like(init, uuid="init-a"), *turn_a, result, *turn_b, *lines]  # each turn's init its own
     (path := tmp_path / f"{first_turn}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     return path
 
@@ -158,3 +158,23 @@ def test_only_a_prompt_whose_turn_was_all_refused_is_withdrawn(tmp_path: Path) -
         assert run.task == "TASK A: list the files", first_turn
         assert run.metadata["withdrawn_prompts"] == ["BLOCKME: a request the model refuses"], first_turn
         assert run.metadata["user_prompts"] == ["B: thanks", "TYPED: a fine request"], first_turn
+
+
+def test_a_refusal_marks_no_step_of_the_turn_before(tmp_path: Path) -> None:
+    """Bug: 2.1.337's refused response writes no content, only the CLI's marks after it, and those marked the last
+    step of the turn before (answered, its reply not refused), in the transcript and in the stream, whose notice of
+    the refusal comes before the refused prompt's echo."""
+    records = [json.loads(line) for line in (BLOCKED / "bac6718b-7822-48cf-9d87-3423df11ecab.jsonl").read_text()
+               .splitlines()]
+    at = next(n for n, r in enumerate(records) if r.get("type") == "user")
+    answer = next(r for r in records if r.get("type") == "assistant" and r["message"]["model"] != "<synthetic>")
+    first = {**records[at], "uuid": "p0", "parentUuid": None, "message": {"role": "user", "content": "FIRST: hi"}}
+    hello = {**answer, "uuid": "a0", "parentUuid": "p0",
+             "message": {**answer["message"], "id": "msg_a0", "content": [{"type": "text", "text": "hello"}]}}
+    records[at] = {**records[at], "parentUuid": "a0"}
+    records[at:at] = [first, hello]
+    (transcript := tmp_path / "session.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    for path in (transcript, _blocked_stream(tmp_path, "fallback")):
+        run = _run(path)
+        assert [s.error for s in run.steps if s.action == "respond"] == [None] * sum(
+            s.action == "respond" for s in run.steps), path.name

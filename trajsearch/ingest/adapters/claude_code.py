@@ -1342,6 +1342,7 @@ class _Session:
             texts.append(content)
         if not texts:
             return
+        self.last_response = []  # a refusal mark after this is of a later response (2.1.337's writes no content)
         text = "\n".join(texts)
         if self.from_another_agent(record, text):
             return
@@ -1759,6 +1760,8 @@ def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()
                 session.last_error = error
             elif _refusal_mark(unit):
                 session.refused()
+            elif unit.get("subtype") == "init":  # stream-json's next turn: its refusal notice precedes the echo
+                session.last_response = []
             elif unit.get("subtype") == "task_notification":  # headless stream-json's report of a background task
                 session.task_report(_stream_notification(unit))
     if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
