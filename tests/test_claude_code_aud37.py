@@ -43,14 +43,17 @@ def test_a_loop_wakeup_reads_alike_in_the_stream_and_the_transcript() -> None:
     assert run.metadata["scheduled_turns"] == 1
 
 
-def test_a_stream_opened_by_a_loop_wakeup_says_so(tmp_path: Path) -> None:
-    """The stream from the wakeup on (as a host that started its output there holds it): no prompt the user typed;
-    refused naming the scheduler, not read with the CLI's ``/loop`` for its task."""
+def test_a_stream_opened_by_a_loop_wakeup_is_read(tmp_path: Path) -> None:
+    """Bug: the stream from the wakeup on (as a host that started its output there holds it) was refused, saying
+    stream-json never echoes what a scheduler fires, though it holds the echo of the ``/loop`` the wakeup re-ran
+    (the user's own words, passed back verbatim): that is its task, ``task_from`` naming the wakeup, and its steps
+    are kept."""
     lines = (LOOP / "stream-json-stdout.jsonl").read_text().splitlines()
     start = next(n for n, line in enumerate(lines) if json.loads(line).get("wakeup_source") == "loop_wakeup")
     (path := tmp_path / "stdout.jsonl").write_text("\n".join(lines[start:]) + "\n")
-    (parsed,) = list(read_dump(path, tenant="acme"))
-    assert parsed.trajectory is None and "scheduled task (or a dynamic `/loop`'s wakeup)" in str(parsed.error)
+    run = _run(path)
+    assert run.task == "/loop LOOPTASK: check the build" and run.metadata["task_from"] == "loop_wakeup"
+    assert [s.action for s in run.steps] == LOOP_STEPS[-2:] and run.metadata["scheduled_turns"] == 1
 
 
 def test_a_fired_tasks_prompt_is_recovered_in_the_stream() -> None:

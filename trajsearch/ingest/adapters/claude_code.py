@@ -38,7 +38,8 @@ Mapping
   ``output_style``; only some 2.1.332 answers name ``claude_code_version``). It never
   echoes the prompt a scheduled task or a ``/loop`` wakeup fires (only the transcript holds it): a turn a scheduler
   started (``command_lifecycle`` ``wakeup_source``) is counted in
-  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so; a ``CronCreate`` task's fire
+  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so, but for a dynamic ``/loop``'s
+  wakeup, echoed (2.1.337) as the user's ``/loop``, its task (``task_from: "loop_wakeup"``); a ``CronCreate`` task's fire
   answers the prompt the stream's ``CronCreate`` calls set, where they set one (:meth:`_Session.fired`). A ``/clear``
   in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
@@ -1356,6 +1357,7 @@ class _Session:
             self.fire_unechoed = False  # stream-json's echo of a fired ``/`` command: read as it says
         if _loop_wakeup(record):
             self.command = None  # the CLI re-running the user's ``/loop``: its expansion asks nothing new
+            self.fallbacks.setdefault("loop_wakeup", _classify(text)[1])  # but the user's words: a task, with none
             return
         kind, body = _classify(text)
         if _STOP_HOOK.match(body) and self.steps:  # a Stop hook refused to let the turn end: what it told the agent
@@ -1813,8 +1815,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     own = [n for n, p in enumerate(session.prompts) if not isinstance(p, _FiredPrompt)]
     asking = next((n for n in own if _WORDED.search(session.prompts[n])), own[0] if own else -1)
     task = session.prompts[asking] if own else None
-    for fallback in ("command", "compact"):
-        task = task or session.fallbacks.get(fallback)
+    fallback = None if task else next((k for k in ("command", "compact", "loop_wakeup") if session.fallbacks.get(k)),
+                                      None)
+    task = task or (session.fallbacks[fallback] if fallback else None)
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
                      or _stream_result(r)), None)
     worked = any(s["action"] != "respond" for s in session.steps)
@@ -1901,7 +1904,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "interrupted": session.interrupted or None,
         "starts_mid_conversation": continued or None,
         "prompt_not_recorded": unrecorded or harbor_prompt or None,
-        "task_from": harbor_command[0] if harbor_command is not None else None,
+        "task_from": harbor_command[0] if harbor_command is not None else
+        fallback if fallback == "loop_wakeup" else None,  # the stream opened at the wakeup: no prompt of its own
         "copied_parent_records": copied or None,
         "resumed_from_step": resumed,
         "abandoned_records": len(off_chain) or None,
