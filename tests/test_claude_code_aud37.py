@@ -181,3 +181,21 @@ def test_a_refusal_marks_no_step_of_the_turn_before(tmp_path: Path) -> None:
         run = _run(path)
         assert [s.error for s in run.steps if s.action == "respond"] == [None] * sum(
             s.action == "respond" for s in run.steps), path.name
+
+
+#: The text 2.1.337 fires for a CronCreate-mode autonomous ``/loop`` (its ``<<autonomous-loop>>`` sentinel resolved at
+#: fire time; built by hand from the CLI's code, no real fire of it recorded).
+AUTONOMOUS_TICK = ("# Autonomous loop tick\n\nRun the autonomous check using the loop instructions established earlier "
+                   "in this conversation. If you cannot find them, treat this as a no-op tick.")
+
+
+def test_an_autonomous_loops_sentinel_is_no_prompt(tmp_path: Path) -> None:
+    """Bug: a ``/loop`` with no prompt schedules ``CronCreate`` with the CLI's sentinel ``<<autonomous-loop>>``, which
+    the CLI expands at fire time into its own instructions; the stream recovered the sentinel as the fire's prompt.
+    Neither it nor the expansion the transcript holds asks anything of the user's."""
+    for name, fired in (("stream-json-stdout.jsonl", "<<autonomous-loop>>"),
+                        ("06c554e0-471e-4f69-8926-9bc4501d6559.jsonl", AUTONOMOUS_TICK)):
+        text = (CRON / name).read_text().replace('"prompt":"CRONFIRED: say hi"', '"prompt":"<<autonomous-loop>>"')
+        (path := tmp_path / name).write_text(text.replace('"CRONFIRED: say hi"', json.dumps(fired)))
+        run = _run(path)
+        assert run.task == _run(CRON / name).task and not run.metadata.get("user_prompts"), name

@@ -438,6 +438,10 @@ _QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b
 #: was" / "tasks were"): marked ``wakeupSource: "schedule_wakeup"`` as a task's fire is, but the CLI's own text
 #: (it asks the model to ask the user first), no prompt.
 _MISSED_TASKS = re.compile(r"\s*The following one-shot scheduled tasks? (?:was|were) missed while")
+#: The sentinel a ``/loop`` with no prompt of the user's schedules (2.1.337), expanded at fire time (``_cli_loop_tick``).
+_LOOP_SENTINEL = re.compile(r"\s*<<(?:autonomous-loop|loop\.md)(?:-dynamic)?>>\s*\Z")
+#: The heading of the CLI's own instructions such a sentinel fires (after its once-only preamble, if any).
+_LOOP_TICK = re.compile(r"^# (?:Autonomous loop tick|/loop tick)\b", re.MULTILINE)
 #: The CLI's notice (2.1.337) that the prompts its safeguards blocked are withdrawn from the conversation.
 _WITHDRAWN_NOTICE = "Claude no longer sees the earlier message that was flagged."
 
@@ -801,7 +805,14 @@ def _scheduled_prompt(record: dict[str, Any]) -> bool:
     the notice of tasks missed while the CLI was not running (``_MISSED_TASKS``), though marked as a fire."""
     fired = (isinstance(record.get("scheduledTaskId"), str) and bool(record["scheduledTaskId"])) \
         or record.get("wakeupSource") == "schedule_wakeup"
-    return fired and not _MISSED_TASKS.match(_record_text(record))
+    return fired and not _MISSED_TASKS.match(_record_text(record)) and not _cli_loop_tick(_record_text(record))
+
+
+def _cli_loop_tick(prompt: str) -> bool:
+    """Whether a scheduled task's prompt is the CLI's, not a request: the sentinel a ``/loop`` with no prompt
+    schedules (2.1.337: ``<<autonomous-loop>>``, ``<<loop.md>>`` and their ``-dynamic`` forms), or the instructions
+    the CLI expands it to at fire time (headed ``# Autonomous loop tick`` or ``# /loop tick``)."""
+    return bool(_LOOP_SENTINEL.match(prompt) or _LOOP_TICK.search(prompt))
 
 
 def _loop_wakeup(record: dict[str, Any]) -> bool:
@@ -1541,7 +1552,8 @@ class _Session:
             self.background[task] = step  # (``background_result``)
             step["_task"] = task
         if step["action"] == "CronCreate" and step["error"] is None \
-                and isinstance(prompt := as_dict(step["arguments"]).get("prompt"), str) and prompt.strip():
+                and isinstance(prompt := as_dict(step["arguments"]).get("prompt"), str) and prompt.strip() \
+                and not _cli_loop_tick(prompt):
             self.cron_prompts.append(prompt.strip())
         step["ended_at"] = iso_time(at)
         step["_done"] = True
