@@ -199,3 +199,18 @@ def test_an_autonomous_loops_sentinel_is_no_prompt(tmp_path: Path) -> None:
         (path := tmp_path / name).write_text(text.replace('"CRONFIRED: say hi"', json.dumps(fired)))
         run = _run(path)
         assert run.task == _run(CRON / name).task and not run.metadata.get("user_prompts"), name
+
+
+def test_a_fired_commands_echo_is_the_fires_prompt(tmp_path: Path) -> None:
+    """Bug: 2.1.337 echoes a fired ``/`` command (``wakeup_source: "schedule_wakeup"``, the schema's rule; its
+    expansion is not echoed), and that echo was read as a bare command waiting for its body: the fire asked nothing.
+    It is the fire's prompt (never the task, as the recovered one), once."""
+    records = [json.loads(line) for line in (CRON / "stream-json-stdout.jsonl").read_text().splitlines()]
+    records = [json.loads(json.dumps(r).replace('"CRONFIRED: say hi"', '"/review"')) for r in records]
+    at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle") + 1
+    echo = next(r for r in records if r.get("type") == "user" and r.get("isReplay"))
+    records.insert(at, {**echo, "uuid": "echo-fire", "wakeup_source": "schedule_wakeup", "message": {
+        "role": "user", "content": "<command-message>review</command-message>\n<command-name>/review</command-name>"}})
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    run = _run(path)
+    assert run.task == _run(CRON / "stream-json-stdout.jsonl").task and run.metadata["user_prompts"] == ["/review"]

@@ -1365,7 +1365,10 @@ class _Session:
             self.withdrawn_prompts.append(strip_reminders(text))
             return
         if record.get("wakeup_source") is not None:
-            self.fire_unechoed = False  # stream-json's echo of a fired ``/`` command: read as it says
+            self.fire_unechoed = False  # stream-json's echo of what a scheduler fired: nothing to recover
+        if record.get("wakeup_source") == "schedule_wakeup":
+            self.fired_echo(text)
+            return
         if _loop_wakeup(record):
             self.command = None  # the CLI re-running the user's ``/loop``: its expansion asks nothing new
             self.fallbacks.setdefault("loop_wakeup", _classify(text)[1])  # but the user's words: a task, with none
@@ -1406,6 +1409,14 @@ class _Session:
             self.fallbacks.setdefault("compact", body)
         elif kind == "interrupt":
             self.interrupted = True
+
+    def fired_echo(self, text: str) -> None:
+        """Stream-json's echo of what a scheduled task fired (2.1.337: a ``/`` command, whose expansion is not echoed;
+        VS Code's panel, ``wakeup_prompt``, a plain prompt too): the fire's prompt, a follow-up as a recovered one is
+        (:class:`_FiredPrompt`), unless the CLI's own (:func:`_scheduled_prompt`)."""
+        body = _classify(text)[1]
+        if body and not _MISSED_TASKS.match(body) and not _cli_loop_tick(body):
+            self.prompts.append(_FiredPrompt(body))
 
     def fired(self) -> None:
         """The prompt of the scheduled task that fired this stream-json turn (``command_lifecycle`` ``started``,
