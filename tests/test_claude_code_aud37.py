@@ -214,3 +214,32 @@ def test_a_fired_commands_echo_is_the_fires_prompt(tmp_path: Path) -> None:
     (path := tmp_path / "stdout.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     run = _run(path)
     assert run.task == _run(CRON / "stream-json-stdout.jsonl").task and run.metadata["user_prompts"] == ["/review"]
+
+
+def _cron_stream(tmp_path: Path, change) -> Path:
+    """The real cron stream's records, changed by ``change`` (in place), written out."""
+    records = [json.loads(line) for line in (CRON / "stream-json-stdout.jsonl").read_text().splitlines()]
+    change(records)
+    (path := tmp_path / "stdout.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_a_fire_no_task_of_the_stream_could_be_is_not_credited_to_one(tmp_path: Path) -> None:
+    """Bug: a fire was credited to the stream's one ``CronCreate`` task whatever fired: a durable task from an earlier
+    launch or one a resumed session carried fires unseen. A fire before the task's ``nextFireAt`` (as its result gives
+    it), or after that one-shot task already fired, is not that task's: no prompt is made up."""
+    def later(records: list) -> None:
+        (result,) = [r for r in records if "nextFireAt" in json.dumps(r.get("tool_use_result"))]
+        result["tool_use_result"]["nextFireAt"] += 3_600_000
+
+    def twice(records: list) -> None:  # the fire's turn again
+        at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
+        for record in json.loads(json.dumps(records[at:])):
+            record["uuid"] = "2-" + record["uuid"]
+            if record.get("type") == "assistant":
+                record["message"]["id"] = "2-" + record["message"]["id"]
+            records.append(record)
+
+    assert not _run(_cron_stream(tmp_path, later)).metadata.get("user_prompts")
+    run = _run(_cron_stream(tmp_path, twice))
+    assert run.metadata["user_prompts"] == ["CRONFIRED: say hi"] and run.metadata["scheduled_turns"] == 2

@@ -236,6 +236,8 @@ import itertools
 import json
 import re
 import shlex
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -1259,6 +1261,27 @@ def _api_error_text(record: dict[str, Any]) -> str | None:
 _NOTIFIED, _POLLED = 0, 1
 
 
+@dataclass
+class _CronTask:
+    """A task a stream-json session's ``CronCreate`` call scheduled: its prompt, whether it fires once, when it is
+    first due (its result's ``nextFireAt``), and whether it fired."""
+
+    prompt: str
+    one_shot: bool
+    due: datetime | None
+    fired: bool = False
+
+    def could_fire(self, at: datetime | None) -> bool:
+        """Whether this task could be the one firing ``at`` (unknown: it could): not a one-shot task that fired, not
+        before it was due (less the CLI's early jitter, :data:`_CRON_EARLY`)."""
+        return not (self.one_shot and self.fired) and (at is None or self.due is None or at >= self.due - _CRON_EARLY)
+
+
+#: How much earlier than its ``nextFireAt`` a task may fire: Claude Code's scheduler fires a one-shot task due at :00
+#: or :30 up to 90 s early (its jitter; a recurring task's is a delay).
+_CRON_EARLY = timedelta(seconds=90)
+
+
 class _FiredPrompt(str):
     """A prompt a stream-json turn answered that the stream did not echo, taken from the ``CronCreate`` call that
     scheduled it (:meth:`_Session.fired`): a follow-up, never the task (the turn that set the task came before it;
@@ -1286,10 +1309,11 @@ class _Session:
         self.orphan_results = 0
         self.peer_messages: list[str] = []  # other sessions' messages (see ``from_another_agent``)
         self.last_response: list[dict[str, Any]] = []  # the steps the latest model response made
-        self.cron_prompts: list[str] = []  # the prompts the session's ``CronCreate`` calls scheduled
+        self.cron_tasks: list[_CronTask] = []  # the tasks the session's ``CronCreate`` calls scheduled
         self.withdrawn: frozenset[str] = frozenset()  # the uuids of the prompts the CLI withdrew
         self.withdrawn_prompts: list[str] = []  # their words
         self.fire_unechoed = False  # stream-json: a scheduled task fired a turn whose prompt is not echoed yet
+        self.fire_time: datetime | None = None  # when (2.1.337's ``command_lifecycle`` ``written_at``)
 
     def refused(self) -> None:
         """The latest response was refused (:func:`_refusal_mark`): its last step's error, unless it has one (a
@@ -1418,15 +1442,22 @@ class _Session:
         if body and not _MISSED_TASKS.match(body) and not _cli_loop_tick(body):
             self.prompts.append(_FiredPrompt(body))
 
-    def fired(self) -> None:
+    def fired(self, at: Any) -> None:
         """The prompt of the scheduled task that fired this stream-json turn (``command_lifecycle`` ``started``,
-        ``wakeup_source: "schedule_wakeup"``), which stream-json does not echo for a plain prompt (only the transcript
-        holds it): the one prompt the stream's ``CronCreate`` calls scheduled, as the transcript reads the fire, a
+        ``wakeup_source: "schedule_wakeup"``, at :attr:`fire_time`, else ``at``, its first response's), which
+        stream-json does not echo for a plain prompt (only the transcript holds it): the prompt of the stream's
+        ``CronCreate`` tasks that could have fired then, where they are one, as the transcript reads the fire, a
         follow-up, never the task (:class:`_FiredPrompt`). With none, or several (which fired is not said), the turn
-        answers no prompt the output records."""
+        answers no prompt the output records. A task the stream does not show (a durable one of an earlier launch,
+        one a resumed session carried) can fire too: a fire before the stream's task was due, or after that one-shot
+        task fired, is not credited to it; one after, is."""
         self.fire_unechoed = False
-        if len(set(self.cron_prompts)) == 1:
-            self.prompts.append(_FiredPrompt(self.cron_prompts[0]))
+        when = self.fire_time or iso_time(at)
+        could = [t for t in self.cron_tasks if t.could_fire(when)]
+        if len({t.prompt for t in could}) == 1:
+            self.prompts.append(_FiredPrompt(could[0].prompt))
+            for task in could:
+                task.fired = True
 
     def from_another_agent(self, record: dict[str, Any], text: str) -> bool:
         """Whether a message came from another agent (2.1.2xx ``origin``), and keep it as what it is: the
@@ -1565,7 +1596,9 @@ class _Session:
         if step["action"] == "CronCreate" and step["error"] is None \
                 and isinstance(prompt := as_dict(step["arguments"]).get("prompt"), str) and prompt.strip() \
                 and not _cli_loop_tick(prompt):
-            self.cron_prompts.append(prompt.strip())
+            due = as_dict(record.get("toolUseResult") or record.get("tool_use_result")).get("nextFireAt")
+            self.cron_tasks.append(_CronTask(prompt.strip(), as_dict(step["arguments"]).get("recurring") is not True,
+                                             iso_time(due) if isinstance(due, (int, float)) else None))
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
@@ -1764,7 +1797,7 @@ def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()
                 continue
             session.last_error = None
             if session.fire_unechoed:
-                session.fired()
+                session.fired(unit.get("timestamp"))
             before = len(session.steps)
             session.response(message, parts, unit.get("timestamp"))
             session.last_response = session.steps[before:]
@@ -1777,7 +1810,7 @@ def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()
         elif kind == "attachment":
             session.queued(unit)
         elif kind == "command_lifecycle":  # stream-json: a scheduled task's fire starts the next turn
-            session.fire_unechoed = True
+            session.fire_unechoed, session.fire_time = True, iso_time(unit.get("written_at"))
         elif kind == "system":
             error = _api_error_text(unit)
             if error:
