@@ -243,3 +243,19 @@ def test_a_fire_no_task_of_the_stream_could_be_is_not_credited_to_one(tmp_path: 
     assert not _run(_cron_stream(tmp_path, later)).metadata.get("user_prompts")
     run = _run(_cron_stream(tmp_path, twice))
     assert run.metadata["user_prompts"] == ["CRONFIRED: say hi"] and run.metadata["scheduled_turns"] == 2
+
+
+def test_a_fire_whose_first_response_failed_keeps_its_place(tmp_path: Path) -> None:
+    """Bug: the fire's prompt was recovered at its turn's first reply only; where the fire's request failed (the
+    CLI's ``<synthetic>`` API error) and the user then prompted, it was put after that prompt, out of order."""
+    synthetic = next(json.loads(line) for line in (BLOCKED / "stream-json-stdout.jsonl").read_text().splitlines()
+                     if '"<synthetic>"' in line)
+
+    def failed_then_typed(records: list) -> None:
+        at = next(n for n, r in enumerate(records) if r.get("type") == "assistant" and "fired task" in json.dumps(r))
+        typed = next(r for r in records if r.get("type") == "user" and r.get("isReplay"))
+        records[at:at] = [{**synthetic, "session_id": typed["session_id"]},
+                          {**typed, "uuid": "typed-2", "message": {"role": "user", "content": "NEXT: go on"}}]
+
+    run = _run(_cron_stream(tmp_path, failed_then_typed))
+    assert run.metadata["user_prompts"] == ["CRONFIRED: say hi", "NEXT: go on"]

@@ -1788,6 +1788,8 @@ def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()
     for unit, parts in _merged(records):
         kind = unit.get("type")
         if kind == "assistant":
+            if session.fire_unechoed:  # the fired turn's first response, whatever it is: its prompt comes first
+                session.fired(unit.get("timestamp"))
             error = _api_error_text(unit)
             message = unit.get("message") if isinstance(unit.get("message"), dict) else {}
             if error or message.get("model") == "<synthetic>":
@@ -1796,8 +1798,6 @@ def _read(records: list[dict[str, Any]], withdrawn: frozenset[str] = frozenset()
                     session.last_error = error
                 continue
             session.last_error = None
-            if session.fire_unechoed:
-                session.fired(unit.get("timestamp"))
             before = len(session.steps)
             session.response(message, parts, unit.get("timestamp"))
             session.last_response = session.steps[before:]
