@@ -259,3 +259,11 @@ def test_a_fire_whose_first_response_failed_keeps_its_place(tmp_path: Path) -> N
 
     run = _run(_cron_stream(tmp_path, failed_then_typed))
     assert run.metadata["user_prompts"] == ["CRONFIRED: say hi", "NEXT: go on"]
+
+
+def test_a_plan_mode_handoff_session_was_not_interrupted() -> None:
+    """Bug: a session plan mode's "clear context" started opens with the CLI's ``[Request interrupted by user for tool
+    use]`` before "Implement the following plan: ..." (anthropics/claude-code#29243), and was read as interrupted,
+    though nothing of it was: the mark that opens a session ends the planning session's turn, not one of its own."""
+    run = _run(FIXTURES / ".aud37" / "plan-fresh-handoff" / "11111111-2222-3333-4444-555555555555.jsonl")
+    assert run.task.startswith("Implement the following plan:") and not run.metadata.get("interrupted")

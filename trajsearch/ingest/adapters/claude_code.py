@@ -1431,8 +1431,8 @@ class _Session:
             self.fallbacks.setdefault("command", body)
         elif kind == "compact":
             self.fallbacks.setdefault("compact", body)
-        elif kind == "interrupt":
-            self.interrupted = True
+        elif kind == "interrupt" and (self.prompts or self.steps):  # one opening the session (plan mode's "clear
+            self.interrupted = True  # context" handoff, anthropics/claude-code#29243) ends the planning session's turn
 
     def fired_echo(self, text: str) -> None:
         """Stream-json's echo of what a scheduled task fired (2.1.337: a ``/`` command, whose expansion is not echoed;
