@@ -267,3 +267,17 @@ def test_a_plan_mode_handoff_session_was_not_interrupted() -> None:
     though nothing of it was: the mark that opens a session ends the planning session's turn, not one of its own."""
     run = _run(FIXTURES / ".aud37" / "plan-fresh-handoff" / "11111111-2222-3333-4444-555555555555.jsonl")
     assert run.task.startswith("Implement the following plan:") and not run.metadata.get("interrupted")
+
+
+def test_a_plain_fires_echo_is_no_task(tmp_path: Path) -> None:
+    """Bug: VS Code's panel gets an echo of a plain prompt a task fired too (``wakeup_prompt`` beside
+    ``wakeup_source``, per 2.1.337's schema), read as a typed prompt: the task of output opened at the fire."""
+    def opened_at_the_fire(records: list) -> None:
+        at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
+        echo = next(r for r in records if r.get("type") == "user" and r.get("isReplay"))
+        records[:] = records[at:at + 1] + [{
+            **echo, "uuid": "echo-fire", "wakeup_source": "schedule_wakeup", "wakeup_prompt": {"text": "CRONFIRED: say hi"},
+            "message": {"role": "user", "content": "CRONFIRED: say hi"}}] + records[at + 1:]
+
+    (parsed,) = list(read_dump(_cron_stream(tmp_path, opened_at_the_fire), tenant="acme"))
+    assert parsed.trajectory is None and "scheduled task" in str(parsed.error)
