@@ -144,7 +144,8 @@ def _blocked_stream(tmp_path: Path, first_turn: str) -> Path:
         turn_a = [prompt_a, call, ran, like(no_fallback, uuid="nf-A", refused_user_message_uuid="A"), refused]
     else:
         turn_a = [prompt_a, like(no_fallback, uuid="fb-A", subtype="model_refusal_fallback",
-                                 refused_user_message_uuid="A"), call, ran, reply("m2", [{"type": "text", "text": "done"}])]
+                                 refused_user_message_uuid="A"), call, ran,
+                  reply("m2", [{"type": "text", "text": "done"}])]
     turn_b = [like(init, uuid="init-b"), like(echo, uuid="B", message={"role": "user", "content": "B: thanks"}),
               reply("m3", [{"type": "text", "text": "welcome"}]), result]
     records = [like(init, uuid="init-a"), *turn_a, result, *turn_b, *lines]  # each turn's init its own
@@ -276,8 +277,21 @@ def test_a_plain_fires_echo_is_no_task(tmp_path: Path) -> None:
         at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
         echo = next(r for r in records if r.get("type") == "user" and r.get("isReplay"))
         records[:] = records[at:at + 1] + [{
-            **echo, "uuid": "echo-fire", "wakeup_source": "schedule_wakeup", "wakeup_prompt": {"text": "CRONFIRED: say hi"},
+            **echo, "uuid": "echo-fire", "wakeup_source": "schedule_wakeup",
+            "wakeup_prompt": {"text": "CRONFIRED: say hi"},
             "message": {"role": "user", "content": "CRONFIRED: say hi"}}] + records[at + 1:]
 
     (parsed,) = list(read_dump(_cron_stream(tmp_path, opened_at_the_fire), tenant="acme"))
     assert parsed.trajectory is None and "scheduled task" in str(parsed.error)
+
+
+def test_a_transcript_opened_at_a_loop_wakeup_takes_its_loop_not_the_skills_text(tmp_path: Path) -> None:
+    """The session file from the wakeup on (as a copy cut there holds it): its task is the ``/loop`` the wakeup
+    re-ran; cut after that record, at the expansion (``isMeta``, marked ``loop_wakeup`` too), it has no prompt of the
+    user's, and the ``/loop`` skill's text, the CLI's, is no task."""
+    lines = LOOP_SESSION.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if json.loads(line).get("wakeupSource") == "loop_wakeup")
+    for start, task in ((at, "/loop LOOPTASK: check the build"), (at + 1, None)):
+        (path := tmp_path / f"{start}.jsonl").write_text("\n".join(lines[start:]) + "\n")
+        (parsed,) = list(read_dump(path, tenant="acme"))
+        assert (parsed.trajectory.task if parsed.trajectory else None) == task, start

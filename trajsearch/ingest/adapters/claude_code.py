@@ -38,8 +38,9 @@ Mapping
   ``output_style``; only some 2.1.332 answers name ``claude_code_version``). It never
   echoes the prompt a scheduled task or a ``/loop`` wakeup fires (only the transcript holds it): a turn a scheduler
   started (``command_lifecycle`` ``wakeup_source``) is counted in
-  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so, but for a dynamic ``/loop``'s
-  wakeup, echoed (2.1.337) as the user's ``/loop``, its task (``task_from: "loop_wakeup"``); a ``CronCreate`` task's fire
+  ``metadata.scheduled_turns``, and output of such turns alone is refused saying so, but for a dynamic
+  ``/loop``'s wakeup, echoed (2.1.337) as the user's ``/loop``, its task (``task_from: "loop_wakeup"``); a
+  ``CronCreate`` task's fire
   answers the prompt the stream's ``CronCreate`` calls set, where they set one (:meth:`_Session.fired`). A ``/clear``
   in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
@@ -440,7 +441,8 @@ _QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b
 #: was" / "tasks were"): marked ``wakeupSource: "schedule_wakeup"`` as a task's fire is, but the CLI's own text
 #: (it asks the model to ask the user first), no prompt.
 _MISSED_TASKS = re.compile(r"\s*The following one-shot scheduled tasks? (?:was|were) missed while")
-#: The sentinel a ``/loop`` with no prompt of the user's schedules (2.1.337), expanded at fire time (``_cli_loop_tick``).
+#: The sentinel a ``/loop`` with no prompt of the user's schedules (2.1.337), expanded at fire time
+#: (``_cli_loop_tick``).
 _LOOP_SENTINEL = re.compile(r"\s*<<(?:autonomous-loop|loop\.md)(?:-dynamic)?>>\s*\Z")
 #: The heading of the CLI's own instructions such a sentinel fires (after its once-only preamble, if any).
 _LOOP_TICK = re.compile(r"^# (?:Autonomous loop tick|/loop tick)\b", re.MULTILINE)
@@ -1395,7 +1397,8 @@ class _Session:
             return
         if _loop_wakeup(record):
             self.command = None  # the CLI re-running the user's ``/loop``: its expansion asks nothing new
-            self.fallbacks.setdefault("loop_wakeup", _classify(text)[1])  # but the user's words: a task, with none
+            if not record.get("isMeta"):  # the ``/loop`` re-run (not its expansion), the user's words: a task,
+                self.fallbacks.setdefault("loop_wakeup", _classify(text)[1])  # with none
             return
         kind, body = _classify(text)
         if _STOP_HOOK.match(body) and self.steps:  # a Stop hook refused to let the turn end: what it told the agent
