@@ -451,6 +451,20 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
 
 
+def _untyped_model_call(role: str, attrs: dict[str, Any], span: dict[str, Any], inputs: list[dict[str, Any]],
+                        outputs: list[dict[str, Any]]) -> bool:
+    """Whether a span no convention typed (no ``gen_ai.operation.name``, ``openinference.span.kind`` or other kind
+    key; both conventions require one) is a model call by what it records: a model's messages
+    (``gen_ai.input.messages`` / ``gen_ai.output.messages``, ``llm.input_messages`` / ``llm.output_messages``, the
+    older prompt and completion, GenAI events), which both conventions define for a model call alone (and
+    ``invoke_agent``, whose span names its agent). Read as "other", its task and answer were lost; the same span
+    known by its GenAI log records was already a model call (``events``). A span typed ``UNKNOWN`` (OpenInference's
+    LangChain ``ChatPromptTemplate``, its rendered prompt as ``llm.input_messages``) said what it is: no model call."""
+    typed = any(attrs.get(k) for k in ("gen_ai.operation.name", "openinference.span.kind")) or span.get("span_kind")
+    return role == "other" and not typed and bool(inputs or outputs) and not attrs.get("gen_ai.agent.name") \
+        and _embeds(attrs, span) is None
+
+
 #: The tool name of the summary span Google ADK writes after a batch of parallel tool calls
 #: (``trace_merged_tool_calls``: arguments "N/A", the merged responses); each call has its own ``execute_tool``
 #: span, so this one is no call.
@@ -734,6 +748,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if not ev_in and not ev_out:
             ev_in, ev_out = _logfire_request(attrs)
         inputs, outputs = ev_in, ev_out
+    if _untyped_model_call(role, attrs, span, inputs, outputs):
+        role = "llm"
     if "mastra.span.type" in attrs and role in ("llm", "agent") and (not (inputs or outputs) or role == "llm"):
         m_in, m_out = _mastra_messages(attrs, role)
         inputs, outputs = m_in or inputs, m_out or outputs
