@@ -62,7 +62,7 @@ Mapping
   the model's request, not its parameter schema.
 - trajectory_id = ``oi:<trace_id>`` (``oi:conversation:<session.id>`` when
   grouped by session); model_id = ``llm.model_name``; metadata keeps the
-  session and user ids; tools_available = the names of ``llm.tools.<i>.tool.json_schema``
+  session and user ids and the agent's ``agent.name``; tools_available = the names of ``llm.tools.<i>.tool.json_schema``
   (and of GenAI ``gen_ai.tool.definitions``), read as ``otel-genai`` reads them.
 - outcome: ``trace.evaluations`` / ``evaluations`` / ``annotations``
   attributes, ``EVALUATOR`` span outputs and Phoenix annotations exported

@@ -817,7 +817,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         input_text = _llamaindex_agent_input(attrs.get("traceloop.entity.output"))
     output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
-        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name") or attrs.get("agno.team.name"),
+        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent.name") or attrs.get("agent_name")
+        or attrs.get("agno.team.name"),
         "agent_id": attrs.get("gen_ai.agent.id"),
         "conversation_id": conversation,
         "service": resource.get("service.name"),
