@@ -23,7 +23,9 @@ Mapping
   ``TOOL`` = step, ``LLM`` = model call, ``RETRIEVER`` = step,
   ``EVALUATOR`` = verdict; ``EMBEDDING`` / ``RERANKER`` = neither: a trace
   of those alone (a RAG app's query embedding) holds no agent run and is
-  passed over (``_spans.no_agent_work``).
+  passed over (``_spans.no_agent_work``); a span without a kind (the spec
+  requires one) recording ``llm.input_messages`` / ``llm.output_messages`` is a
+  model call, else a container (``UNKNOWN`` too).
 - steps: one per ``TOOL`` span: action = ``tool.name``, arguments = the call's
   ``input.value`` (JSON-decoded; ``tool.parameters`` when there is no input:
   OpenInference defines it as the tool's parameter schema, some tracers put the
@@ -36,7 +38,8 @@ Mapping
   it wraps) or the ERROR status message. ``RETRIEVER``
   spans: action = span name, observation = the ``retrieval.documents``
   contents. The thought of a tool step is the text of the ``LLM`` span whose
-  ``llm.output_messages.N.message.tool_calls.M.tool_call`` requested it (by
+  ``llm.output_messages.N.message.tool_calls.M.tool_call``, or its ordered
+  ``message.contents.M`` part of type ``tool_use``, requested it (by
   ``tool_call.id``, else by name); model text that requested no tool is a
   ``respond`` step; untraced calls get their results from later
   ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id`` (by

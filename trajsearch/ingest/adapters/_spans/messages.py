@@ -98,6 +98,13 @@ def _content_text(content: Any) -> tuple[str, str]:
     return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
 
 
+def _oi_tool_call(flat: dict[str, Any]) -> dict[str, Any]:
+    """An OpenInference ``tool_call.*`` object: in ``message.tool_calls``, or a ``tool_use`` part of
+    ``message.contents`` (the spec's form for a call whose place among the message's parts matters)."""
+    return {"id": flat.get("tool_call.id"), "name": flat.get("tool_call.function.name"),
+            "arguments": maybe_json(flat.get("tool_call.function.arguments"))}
+
+
 def normalise_message(raw: Any) -> Message | None:
     """One chat message in any of the shapes these formats use, or None.
 
@@ -113,14 +120,8 @@ def normalise_message(raw: Any) -> Message | None:
     if not isinstance(raw, dict):
         return None
     if any(k.startswith("message.") for k in raw):
-        calls = [
-            {
-                "id": c.get("tool_call.id"),
-                "name": c.get("tool_call.function.name"),
-                "arguments": maybe_json(c.get("tool_call.function.arguments")),
-            }
-            for c in indexed(raw, "message.tool_calls.")
-        ]
+        calls = [_oi_tool_call(c) for c in indexed(raw, "message.tool_calls.")] or [
+            _oi_tool_call(p) for p in indexed(raw, "message.contents.") if p.get("message_content.type") == "tool_use"]
         text, reasoning = _content_text(raw.get("message.content") or "")
         if not text and (parts := indexed(raw, "message.contents.")):
             text, reasoning = _content_text(parts)
