@@ -24,8 +24,8 @@ Mapping
   ``EVALUATOR`` = verdict; ``EMBEDDING`` / ``RERANKER`` = neither: a trace
   of those alone (a RAG app's query embedding) holds no agent run and is
   passed over (``_spans.no_agent_work``); a span without a kind (the spec
-  requires one) recording ``llm.input_messages`` / ``llm.output_messages`` is a
-  model call, else a container (``UNKNOWN`` too).
+  requires one) recording ``llm.output_messages`` is a model call where nothing
+  typed runs below it, else a container (``UNKNOWN`` too).
 - steps: one per ``TOOL`` span: action = ``tool.name``, arguments = the call's
   ``input.value`` (JSON-decoded; ``tool.parameters`` when there is no input:
   OpenInference defines it as the tool's parameter schema, some tracers put the

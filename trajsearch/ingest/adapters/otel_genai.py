@@ -23,8 +23,8 @@ Mapping
   ``gen_ai.retrieval.documents``), ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
   (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); else a span recording a model's
-  messages and no agent's name is a model call (the conventions require the operation name, and
-  define those messages for a model call); a ``task`` span with
+  output and naming no agent is a model call where it is a leaf (around typed spans, as Strands'
+  ``execute_event_loop_cycle`` is, it is a container); a ``task`` span with
   ``tool.name`` and no ``tool.description`` is a tool (OpenLLMetry's LlamaIndex ``call_tool``
   step, not a legacy agent's step carrying an ``AgentToolCallEvent``: ``tool.arguments``,
   LlamaIndex's ``ToolCallResult``, ``is_error`` its failure). The Langfuse SDK

@@ -111,7 +111,7 @@ from ._otlp import (
     with_current_instruction,
 )
 from ._spans import (ANSWER, EMBEDS, OFFERED, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
-                     no_agent_work, span_trajectory, start_order, text_of)
+                     no_agent_work, span_trajectory, start_order, text_of, untyped_model_calls)
 from ._vendor import SdkToolOutput, sdk_tool_output
 
 NAME = "vercel-ai"
@@ -402,7 +402,7 @@ class _Format(SpanFormat):
         # AI SDK 6 traces it); a stand-in left is a call whose span is not in the input (the model call's request
         # and the next prompt's result still make it a step)
         group = [n for n in group if not n.info.get(STAND_IN)]
-        group = _once(group)
+        group = untyped_model_calls(_once(group))
         if key.startswith(_DETACHED) and all(n.role == "tool" and n.parent is None for n in group):
             names = ", ".join(sorted({n.tool or n.name for n in group}))
             raise PassedOver("AI SDK 5 tool call traced apart from its run",

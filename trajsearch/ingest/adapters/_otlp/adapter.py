@@ -33,6 +33,7 @@ from .._spans import (
     span_trajectory,
     start_order,
     task_from_input,
+    untyped_model_calls,
     user_requests,
 )
 from .conventions import MONOCLE, cut_runner_request, node_from_span
@@ -360,7 +361,7 @@ class OtlpFormat(SpanFormat):
     latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-        nodes, waiting = _awaiting(merge_events(group))
+        nodes, waiting = _awaiting(untyped_model_calls(merge_events(group)))
         nodes, cut, cutters = _cut_note(_team_turns(nodes))
         if (why := no_agent_work(nodes)) is not None:
             raise PassedOver(why, f"not an agent run: {why}")

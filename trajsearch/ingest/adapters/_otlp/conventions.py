@@ -48,7 +48,7 @@ from typing import Any
 
 from .._common import as_dict, as_list, decisive_line, short
 from .._vendor import decode, message_dicts, output_dicts
-from .._spans import EMBEDS, OFFERED, RESUMED, Message, Node, error_text, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import EMBEDS, OFFERED, RESUMED, UNTYPED_MESSAGES, Message, Node, error_text, evaluation, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, haystack_agent_turns,
                                response_output, result_text, tool_message)
 from .harbor import is_harbor_export, read_as_atif
@@ -451,17 +451,13 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
 
 
-def _untyped_model_call(role: str, attrs: dict[str, Any], span: dict[str, Any], inputs: list[dict[str, Any]],
-                        outputs: list[dict[str, Any]]) -> bool:
-    """Whether a span no convention typed (no ``gen_ai.operation.name``, ``openinference.span.kind`` or other kind
-    key; both conventions require one) is a model call by what it records: a model's messages
-    (``gen_ai.input.messages`` / ``gen_ai.output.messages``, ``llm.input_messages`` / ``llm.output_messages``, the
-    older prompt and completion, GenAI events), which both conventions define for a model call alone (and
-    ``invoke_agent``, whose span names its agent). Read as "other", its task and answer were lost; the same span
-    known by its GenAI log records was already a model call (``events``). A span typed ``UNKNOWN`` (OpenInference's
-    LangChain ``ChatPromptTemplate``, its rendered prompt as ``llm.input_messages``) said what it is: no model call."""
-    typed = any(attrs.get(k) for k in ("gen_ai.operation.name", "openinference.span.kind")) or span.get("span_kind")
-    return role == "other" and not typed and bool(inputs or outputs) and not attrs.get("gen_ai.agent.name") \
+def _untyped_messages(attrs: dict[str, Any], span: dict[str, Any], inputs: list[dict[str, Any]],
+                      outputs: list[dict[str, Any]]) -> bool:
+    """Whether a span no convention typed (no :data:`_KIND_KEYS`; GenAI and OpenInference require one) records a
+    model's messages and names no agent: read as "other", a model call's task and answer were lost. Whether it is
+    one the run's tree tells (``_spans.untyped_model_calls``). OpenInference's explicit ``UNKNOWN`` is typed."""
+    typed = any(attrs.get(k) for k in _KIND_KEYS) or span.get("span_kind")
+    return not typed and bool(inputs or outputs) and not any(attrs.get(k) for k in _AGENT_NAME_KEYS) \
         and _embeds(attrs, span) is None
 
 
@@ -549,6 +545,12 @@ def _mlflow_as_genai(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
 #: The span-kind keys of the tracers read here by their own keys beside GenAI's: the Langfuse SDK's (v3 and later)
 #: and OpenLLMetry's (Traceloop). MLflow's store translates both (``mlflow/tracing/otel/translation``).
 TRACER_KIND_KEYS = ("langfuse.observation.type", "traceloop.span.kind")
+#: The keys by which a span says what it is: GenAI's operation, OpenInference's kind, Mastra's, Langfuse's and
+#: OpenLLMetry's own types and OpenLLMetry's older request type.
+_KIND_KEYS = ("gen_ai.operation.name", "openinference.span.kind", "mastra.span.type", "llm.request.type",
+              *TRACER_KIND_KEYS)
+#: The keys naming the agent a span represents: GenAI's, OpenInference's, pydantic-ai's and Agno's team.
+_AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "agent_name", "agno.team.name")
 
 
 def is_mlflow(attrs: dict[str, Any]) -> bool:
@@ -748,8 +750,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if not ev_in and not ev_out:
             ev_in, ev_out = _logfire_request(attrs)
         inputs, outputs = ev_in, ev_out
-    if _untyped_model_call(role, attrs, span, inputs, outputs):
-        role = "llm"
+    untyped = role == "other" and _untyped_messages(attrs, span, inputs, outputs)
+    role = "llm" if untyped else role  # read as a model call, which it stays if a leaf of its run
     if "mastra.span.type" in attrs and role in ("llm", "agent") and (not (inputs or outputs) or role == "llm"):
         m_in, m_out = _mastra_messages(attrs, role)
         inputs, outputs = m_in or inputs, m_out or outputs
@@ -817,8 +819,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         input_text = _llamaindex_agent_input(attrs.get("traceloop.entity.output"))
     output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
-        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent.name") or attrs.get("agent_name")
-        or attrs.get("agno.team.name"),
+        "agent_name": next((attrs[k] for k in _AGENT_NAME_KEYS if attrs.get(k)), None),
         "agent_id": attrs.get("gen_ai.agent.id"),
         "conversation_id": conversation,
         "service": resource.get("service.name"),
@@ -848,6 +849,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         node.info[EMBEDS] = embeds
     if resumed:
         node.info[RESUMED] = True
+    if untyped:
+        node.info[UNTYPED_MESSAGES] = True
     if role == "evaluator":  # an evaluator span: its output is the verdict
         verdict = maybe_json(node.output_text)
         if isinstance(verdict, dict):

@@ -25,7 +25,7 @@ Everything is importable from here, as it was when this was one module.
 from __future__ import annotations
 
 from .assembly import (Assembled, SpanFormat, assemble, in_tree_order, kept_steps, no_agent_work, span_trajectory,
-                       tools_offered, trajectory_id)
+                       tools_offered, trajectory_id, untyped_model_calls)
 from .messages import (
     denial,
     first_user_text,
@@ -45,6 +45,7 @@ from .nodes import (
     OFFERED,
     STAND_IN,
     STAGE,
+    UNTYPED_MESSAGES,
     REFUSED,
     RESULT_CUT,
     RESUMED,
@@ -76,6 +77,7 @@ __all__ = [
     "RESUMED",
     "STAND_IN",
     "STAGE",
+    "UNTYPED_MESSAGES",
     "FAIL_LABELS",
     "OUTCOME_METRICS",
     "PASS_LABELS",
@@ -105,6 +107,7 @@ __all__ = [
     "latest_first",
     "maybe_json",
     "no_agent_work",
+    "untyped_model_calls",
     "normalise_message",
     "normalise_messages",
     "one_node_per_id",

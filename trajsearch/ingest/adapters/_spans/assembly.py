@@ -108,7 +108,7 @@ from .calls import parallel_calls_in_call_order, prepared_request, tool_key, too
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
-from .nodes import (CONTINUES, EMBEDS, OFFERED, REFUSED, RESULT_CUT, RESUMED, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
+from .nodes import (CONTINUES, EMBEDS, OFFERED, REFUSED, RESULT_CUT, RESUMED, RUN_START, STAGE, UNTYPED_MESSAGES, Evaluation, Message, Node, ancestors,
                     latest_first, maybe_json, start_order, when)
 from .outcome import INFRA_CAUSE, failed, error_outcome, outcome_from
 
@@ -1214,6 +1214,34 @@ def tools_offered(nodes: list[Node], steps: list[dict[str, Any]]) -> list[str]:
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
     """``<prefix>:<key>`` for a trace, ``<prefix>:<by>:<key>`` for a conversation, as a safe id."""
     return safe_id(f"{prefix}:{key}" if by == "trace" else f"{prefix}:{by}:{key}")
+
+
+def untyped_model_calls(nodes: list[Node]) -> list[Node]:
+    """``nodes`` with each span no convention typed that records a model's messages (``Node.info[UNTYPED_MESSAGES]``)
+    a model call only where it records the model's output and nothing below it is typed or such a span: a model
+    call is a leaf of its run. Else it is a container whose messages copy its calls' (Strands' untyped
+    ``execute_event_loop_cycle`` around ``chat`` and ``execute_tool``, an app's own span around a run): read as a
+    model call it said the answer twice or in the wrong place, or, its calls not exported, hid the agent's answer."""
+    kids: dict[str | None, list[Node]] = {}
+    for node in nodes:
+        kids.setdefault(node.parent, []).append(node)
+
+    def works_below(node: Node) -> bool:
+        todo, seen = list(kids.get(node.id, [])), {node.id}
+        while todo:
+            kid = todo.pop()
+            if kid.id in seen:
+                continue
+            seen.add(kid.id)
+            if kid.role not in ("other", "event") or kid.info.get(UNTYPED_MESSAGES):
+                return True
+            todo.extend(kids.get(kid.id, []))
+        return False
+
+    for node in nodes:
+        if node.info.get(UNTYPED_MESSAGES) and node.role == "llm" and (not node.output_messages or works_below(node)):
+            node.role = "other"
+    return nodes
 
 
 def no_agent_work(nodes: list[Node]) -> str | None:

@@ -47,6 +47,9 @@ ANSWER = "respond"
 #: ``Node.info`` key of an embedding or rerank call (its value "embedding" or "rerank"): model work that answers no
 #: one, so a trace of such calls alone holds no agent run (see ``assembly.no_agent_work``).
 EMBEDS = "embeds"
+#: ``Node.info`` key of a span no convention typed that records a model's messages, read as a model call: it is one
+#: only where it is a leaf of the run (see ``assembly.untyped_model_calls``).
+UNTYPED_MESSAGES = "untyped_messages"
 #: ``Node.info`` key of the names of the tools a span says its model or agent was offered (the GenAI semantic
 #: conventions' ``gen_ai.tool.definitions``): the run's ``tools_available`` (see ``assembly.span_trajectory``).
 OFFERED = "tools_offered"
