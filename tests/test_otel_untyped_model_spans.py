@@ -62,3 +62,12 @@ def test_strands_event_loop_cycles_without_their_chat_spans_keep_the_agents_answ
                                                 "respond"]
     assert second.steps[-1].arguments["content"].startswith("Great! I've successfully booked both for you")
 
+
+def test_an_untyped_span_of_the_last_tool_call_keeps_its_result_and_error() -> None:
+    """``gen_ai.tool.call.*`` keys are defined for ``execute_tool`` alone: without the operation name the span is a
+    tool's run. Read as "other", the last tool's result and error were lost (no model call after it held them)."""
+    ran = only(FIXTURES / "otel-genai" / ".edge" / "untyped-tool-last.otlp.json")
+    assert [(s.action, s.arguments, s.observation) for s in ran.steps] == [("get_weather", {"city": "Paris"}, "rainy")]
+    failed = only(FIXTURES / "otel-genai" / ".edge" / "untyped-tool-error.otlp.json")
+    assert [s.action for s in failed.steps] == ["get_weather"]
+    assert "weather service timed out" in (failed.steps[0].error or "")

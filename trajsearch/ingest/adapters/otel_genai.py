@@ -22,9 +22,9 @@ Mapping
   (any-agent) = model call, ``retrieval`` = a step (query ``gen_ai.retrieval.query.text``, result
   ``gen_ai.retrieval.documents``), ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
-  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); else a span recording a model's
-  output and naming no agent is a model call where it is a leaf (around typed spans, as Strands'
-  ``execute_event_loop_cycle`` is, it is a container); a ``task`` span with
+  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); else a span with ``gen_ai.tool.call.*``
+  is a tool, one recording a model's output and naming no agent a model call where it is a leaf
+  (around typed spans, as Strands' ``execute_event_loop_cycle`` is, a container); a ``task`` span with
   ``tool.name`` and no ``tool.description`` is a tool (OpenLLMetry's LlamaIndex ``call_tool``
   step, not a legacy agent's step carrying an ``AgentToolCallEvent``: ``tool.arguments``,
   LlamaIndex's ``ToolCallResult``, ``is_error`` its failure). The Langfuse SDK

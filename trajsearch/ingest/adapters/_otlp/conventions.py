@@ -433,6 +433,11 @@ def _llamaindex_call_tool(attrs: dict[str, Any]) -> bool:
     return bool(attrs.get("tool.name")) and "tool.description" not in attrs
 
 
+#: The GenAI keys of one tool call, which the conventions define for an ``execute_tool`` span alone: a span with
+#: one and no operation name is a tool's run (read as "other", the last tool's result and error were lost).
+_TOOL_CALL_KEYS = ("gen_ai.tool.call.id", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if (mastra := _MASTRA_ROLES.get(str(attrs.get("mastra.span.type") or ""))) is not None:
         return mastra
@@ -447,6 +452,8 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
         return "tool" if kind == "task" and _llamaindex_call_tool(attrs) else _TRACELOOP_ROLES[kind]
     if str(attrs.get("llm.request.type") or "").lower() in ("chat", "completion"):
         return "llm"
+    if any(attrs.get(k) is not None for k in _TOOL_CALL_KEYS):
+        return "tool"
     head = name.split(" ", 1)[0].lower()  # span names as the conventions spell them, "chat gpt-4o"
     return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
 
