@@ -21,6 +21,7 @@ def test_an_untyped_genai_model_span_gives_the_task_and_the_answer() -> None:
     assert run.task == "What is the weather in Paris?"
     assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
         ("get_weather", {"city": "Paris"}, "rainy"), ("respond", {"content": "It is rainy."}, None)]
+    assert run.created_at.year == 2025  # nanoseconds since the epoch, as OTLP has them (2025-10-09)
 
 
 def test_an_untyped_openinference_model_span_gives_the_answer() -> None:
