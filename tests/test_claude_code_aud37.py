@@ -8,6 +8,7 @@ The real files (``claude-code/.aud37/`` and ``.aud35/``) are the CLI's own; thei
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -225,24 +226,36 @@ def _cron_stream(tmp_path: Path, change) -> Path:
     return path
 
 
+def _cron_result(records: list) -> dict:
+    """The record holding the result of the stream's ``CronCreate`` call."""
+    (result,) = [r for r in records if "nextFireAt" in json.dumps(r.get("tool_use_result"))]
+    return result
+
+
+def _cron_call(records: list) -> dict:
+    """The record holding the stream's ``CronCreate`` call."""
+    return next(r for r in records if r.get("type") == "assistant" and '"name": "CronCreate"' in json.dumps(r))
+
+
+def _fired_twice(records: list) -> None:
+    """The fire's turn again, as a recurring task's next fire."""
+    at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
+    for record in json.loads(json.dumps(records[at:])):
+        record["uuid"] = "2-" + record["uuid"]
+        if record.get("type") == "assistant":
+            record["message"]["id"] = "2-" + record["message"]["id"]
+        records.append(record)
+
+
 def test_a_fire_no_task_of_the_stream_could_be_is_not_credited_to_one(tmp_path: Path) -> None:
     """Bug: a fire was credited to the stream's one ``CronCreate`` task whatever fired: a durable task from an earlier
     launch or one a resumed session carried fires unseen. A fire before the task's ``nextFireAt`` (as its result gives
     it), or after that one-shot task already fired, is not that task's: no prompt is made up."""
     def later(records: list) -> None:
-        (result,) = [r for r in records if "nextFireAt" in json.dumps(r.get("tool_use_result"))]
-        result["tool_use_result"]["nextFireAt"] += 3_600_000
-
-    def twice(records: list) -> None:  # the fire's turn again
-        at = next(n for n, r in enumerate(records) if r.get("type") == "command_lifecycle")
-        for record in json.loads(json.dumps(records[at:])):
-            record["uuid"] = "2-" + record["uuid"]
-            if record.get("type") == "assistant":
-                record["message"]["id"] = "2-" + record["message"]["id"]
-            records.append(record)
+        _cron_result(records)["tool_use_result"]["nextFireAt"] += 3_600_000
 
     assert not _run(_cron_stream(tmp_path, later)).metadata.get("user_prompts")
-    run = _run(_cron_stream(tmp_path, twice))
+    run = _run(_cron_stream(tmp_path, _fired_twice))
     assert run.metadata["user_prompts"] == ["CRONFIRED: say hi"] and run.metadata["scheduled_turns"] == 2
 
 
@@ -295,3 +308,48 @@ def test_a_transcript_opened_at_a_loop_wakeup_takes_its_loop_not_the_skills_text
         (path := tmp_path / f"{start}.jsonl").write_text("\n".join(lines[start:]) + "\n")
         (parsed,) = list(read_dump(path, tenant="acme"))
         assert (parsed.trajectory.task if parsed.trajectory else None) == task, start
+
+
+def _recurring_by_default(records: list, said: bool | None) -> None:
+    """The task made without ``recurring`` in the call (the CLI's default: true), its result saying ``said``
+    (``None``: not saying), and fired twice."""
+    del _cron_call(records)["message"]["content"][0]["input"]["recurring"]
+    result = _cron_result(records)["tool_use_result"]
+    result.pop("recurring")
+    if said is not None:
+        result["recurring"] = said
+    _fired_twice(records)
+
+
+def test_a_task_made_without_recurring_recurs(tmp_path: Path) -> None:
+    """Bug: a ``CronCreate`` call that left ``recurring`` out was read as one-shot, though the CLI's default is a
+    recurring task (the result's ``recurring`` says so): its fires after the first lost their prompt. The result's
+    word, where it gives one, is the task's."""
+    for said, fires in ((None, 2), (True, 2), (False, 1)):
+        change = partial(_recurring_by_default, said=said)
+        assert _run(_cron_stream(tmp_path, change)).metadata["user_prompts"] == ["CRONFIRED: say hi"] * fires
+
+
+def _deleted(job: str):
+    """A change putting a ``CronDelete`` of ``job`` (call and result, as Claude Code 2.1.332's ``CronDeleteTool``
+    writes them: ``Cancelled job <id>.``, ``{"id": ...}``) right after the ``CronCreate`` result."""
+    def change(records: list) -> None:
+        result = _cron_result(records)
+        delete = json.loads(json.dumps(_cron_call(records)))
+        delete["message"]["id"], delete["uuid"] = "msg_delete", "delete-call"
+        delete["message"]["content"] = [{"type": "tool_use", "id": "toolu_del1", "name": "CronDelete",
+                                         "input": {"id": job}}]
+        deleted = {**json.loads(json.dumps(result)), "uuid": "delete-result", "tool_use_result": {"id": job}}
+        deleted["message"]["content"] = [{"tool_use_id": "toolu_del1", "type": "tool_result",
+                                          "content": f"Cancelled job {job}."}]
+        at = records.index(result) + 1
+        records[at:at] = [delete, deleted]
+    return change
+
+
+def test_a_cancelled_task_is_not_credited_with_a_fire(tmp_path: Path) -> None:
+    """Bug: ``CronDelete`` was not read, so a task the model cancelled was still credited with a later fire, though
+    what fired then was a task the stream does not show. Cancelling another job leaves the task as it was."""
+    job = _cron_result([json.loads(line) for line in (CRON / "stream-json-stdout.jsonl").read_text().splitlines()])
+    assert not _run(_cron_stream(tmp_path, _deleted(job["tool_use_result"]["id"]))).metadata.get("user_prompts")
+    assert _run(_cron_stream(tmp_path, _deleted("0badf00d"))).metadata["user_prompts"] == ["CRONFIRED: say hi"]

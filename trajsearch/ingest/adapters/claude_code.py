@@ -41,7 +41,8 @@ Mapping
   ``metadata.scheduled_turns``, and output of such turns alone is refused saying so, but for a dynamic
   ``/loop``'s wakeup, echoed (2.1.337) as the user's ``/loop``, its task (``task_from: "loop_wakeup"``); a
   ``CronCreate`` task's fire
-  answers the prompt the stream's ``CronCreate`` calls set, where they set one (:meth:`_Session.fired`). A ``/clear``
+  answers the prompt the stream's ``CronCreate`` calls set, where they set one, less the tasks a ``CronDelete``
+  cancelled (:meth:`_Session.fired`). A ``/clear``
   in it (``conversation_reset``) starts a new session: each conversation is a run (``split``).
   Headless ``stream-json`` output marks a subagent's lines by their
   ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
@@ -1266,11 +1267,12 @@ _NOTIFIED, _POLLED = 0, 1
 @dataclass
 class _CronTask:
     """A task a stream-json session's ``CronCreate`` call scheduled: its prompt, whether it fires once, when it is
-    first due (its result's ``nextFireAt``), and whether it fired."""
+    first due (its result's ``nextFireAt``), its id, and whether it fired."""
 
     prompt: str
     one_shot: bool
     due: datetime | None
+    job: str | None = None  # its id (the result's), which a ``CronDelete`` names
     fired: bool = False
 
     def could_fire(self, at: datetime | None) -> bool:
@@ -1577,6 +1579,27 @@ class _Session:
         launcher = self.background.get(task) if task else None
         return command_line(launcher["arguments"]) if launcher else None
 
+    def _scheduled(self, step: dict[str, Any], result: dict[str, Any]) -> None:
+        """Keep the task a successful ``CronCreate`` call scheduled, or drop the one a ``CronDelete`` cancelled (its
+        result's ``id``): a cancelled task fires no more. ``recurring`` is the result's (the CLI's default is true,
+        so a call that leaves it out schedules a recurring task), else the call's."""
+        arguments = as_dict(step["arguments"])
+        if step["action"] == "CronDelete":
+            if isinstance(job := result.get("id") or arguments.get("id"), str):
+                self.cron_tasks = [t for t in self.cron_tasks if t.job != job]
+            return
+        if step["action"] != "CronCreate" or not isinstance(prompt := arguments.get("prompt"), str) \
+                or not prompt.strip() or _cli_loop_tick(prompt):
+            return
+        recurring = result.get("recurring")
+        if not isinstance(recurring, bool):
+            recurring = arguments.get("recurring", True) is not False
+        due = result.get("nextFireAt")
+        job = result.get("id")
+        self.cron_tasks.append(_CronTask(prompt.strip(), not recurring,
+                                         iso_time(due) if isinstance(due, (int, float)) else None,
+                                         job if isinstance(job, str) else None))
+
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(part.get("tool_use_id")))
         if step is None:
@@ -1596,12 +1619,8 @@ class _Session:
         if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
             self.background[task] = step  # (``background_result``)
             step["_task"] = task
-        if step["action"] == "CronCreate" and step["error"] is None \
-                and isinstance(prompt := as_dict(step["arguments"]).get("prompt"), str) and prompt.strip() \
-                and not _cli_loop_tick(prompt):
-            due = as_dict(record.get("toolUseResult") or record.get("tool_use_result")).get("nextFireAt")
-            self.cron_tasks.append(_CronTask(prompt.strip(), as_dict(step["arguments"]).get("recurring") is not True,
-                                             iso_time(due) if isinstance(due, (int, float)) else None))
+        if step["error"] is None:
+            self._scheduled(step, as_dict(record.get("toolUseResult") or record.get("tool_use_result")))
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
