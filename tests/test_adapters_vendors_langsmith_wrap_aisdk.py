@@ -54,6 +54,16 @@ def test_a_plain_two_argument_traceable_tool_keeps_its_args() -> None:
         ("get_weather", {"args": ["Lyon", "metric"]}), ("eur_to_usd", 20)]
 
 
+def _first_output_replaced(tmp_path: Path, output: str) -> Path:
+    """The real batch with its first tool result's output (the SDK's refusal of ``trackParcel``) replaced."""
+    refused = ('"output":{"type":"error-text","value":"Model tried to call unavailable tool \'trackParcel\'. '
+               'Available tools: lookupOrder."}')
+    text = INVALID_CALLS.read_text()
+    assert refused in text
+    (path := tmp_path / "batch.jsonl").write_text(text.replace(refused, '"output":' + output))
+    return path
+
+
 def test_an_ai_sdk_content_tool_output_names_its_image_not_its_base64(tmp_path: Path) -> None:
     """The real batch with its first tool result turned into the AI SDK's ``content`` output (a text and an
     ``image-data`` part, provider-utils ``content-part.ts``): the image's base64 was the observation's JSON; now a
@@ -62,9 +72,14 @@ def test_an_ai_sdk_content_tool_output_names_its_image_not_its_base64(tmp_path: 
     content = json.dumps({"type": "content", "value": [{"type": "text", "text": "parcel photo"},
                                                        {"type": "image-data", "data": png, "mediaType": "image/png"}]},
                          separators=(",", ":"))
-    refused = ('"output":{"type":"error-text","value":"Model tried to call unavailable tool \'trackParcel\'. '
-               'Available tools: lookupOrder."}')
-    path = tmp_path / "batch.jsonl"
-    path.write_text(INVALID_CALLS.read_text().replace(refused, '"output":' + content))
-    tracked = only(path, tenant="acme").steps[0]
+    tracked = only(_first_output_replaced(tmp_path, content), tenant="acme").steps[0]
     assert (tracked.action, tracked.observation) == ("trackParcel", "parcel photo\n[image/png, 3 KB base64]")
+
+
+def test_an_ai_sdk_denied_tool_output_is_a_call_not_run(tmp_path: Path) -> None:
+    """Bug: the AI SDK's ``execution-denied`` output (the user's denial of a ``needsApproval`` call; no ``value``, an
+    optional ``reason``, provider-utils ``content-part.ts``) passed by the SDK's output decoder, so the denied call
+    read as a success observing the output's JSON. It is now the call not run, worded as ``vercel_ai`` words it."""
+    denied = json.dumps({"type": "execution-denied", "reason": "not now"}, separators=(",", ":"))
+    tracked = only(_first_output_replaced(tmp_path, denied), tenant="acme").steps[0]
+    assert (tracked.action, tracked.error) == ("trackParcel", "not run: denied: not now")

@@ -29,7 +29,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from ._common import Context, RecordError, build, last_tool_error, loads, outcome_of_reward, short
 from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, kept_steps,
                      normalise_message, start_order, text_of, tools_offered)
-from ._spans.messages import is_object_repr
+from ._spans.messages import denied_error, is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 
 _LITERAL_LIMIT = 200_000
@@ -46,6 +46,9 @@ _REASONING_PARTS = ("reasoning", "thinking", "redacted_thinking")
 #: The Vercel AI SDK's (v5+) tool-result outputs that are an error: the tool threw, or the SDK refused the call (an
 #: unknown tool, input that fails its schema) and no tool ran (``ai`` ``prompt/create-tool-model-output.ts``).
 _AI_SDK_ERROR_OUTPUTS = ("error-text", "error-json")
+#: Every kind of the SDK's (v5+) tool-result output (``provider-utils`` ``ToolResultOutput``): each has a ``value``
+#: but ``execution-denied`` (only a ``reason``).
+_AI_SDK_OUTPUTS = ("text", "json", "content", "execution-denied", *_AI_SDK_ERROR_OUTPUTS)
 #: Keys of an inputs object that hold the instruction itself (in this order).
 INSTRUCTION_KEYS = (
     "task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "user_message",
@@ -111,6 +114,20 @@ class SdkToolOutput:
     text: str
     failed: bool = False
     denied: bool = False
+
+    def as_result(self) -> tuple[str, bool]:
+        """The output as a tool message's text and whether the call failed: a denial worded as every call the
+        harness did not run is (:func:`~._spans.messages.denied_error`), so all readers of the SDK's messages agree."""
+        return (denied_error(self.text), True) if self.denied else (self.text, self.failed)
+
+
+def sdk_output(value: Any) -> SdkToolOutput | None:
+    """``value`` read as the SDK's tool-result output (:func:`sdk_tool_output`) where it is one (a kind of
+    :data:`_AI_SDK_OUTPUTS` with its ``value``, or a denial), else None: a ``{"type": "text", "text": ...}`` content
+    part is no output."""
+    if not isinstance(value, dict) or value.get("type") not in _AI_SDK_OUTPUTS:
+        return None
+    return sdk_tool_output(value) if "value" in value or value["type"] == "execution-denied" else None
 
 
 def sdk_tool_output(output: dict[str, Any]) -> SdkToolOutput:
@@ -201,9 +218,8 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
         elif kind in ("tool_result", "tool_call_response", "function_call_output", "tool-result"):
             body = part.get("content", part.get("response", part.get("result", part.get("output"))))
             errored = False
-            if isinstance(body, dict) and "value" in body and "type" in body:  # Vercel AI SDK v5 tool output
-                said = sdk_tool_output(body)
-                errored, body = said.failed, said.text
+            if (said := sdk_output(body)) is not None:  # Vercel AI SDK v5+ tool output
+                body, errored = said.as_result()
             if isinstance(body, list):
                 body = "\n".join(text_of(b.get("text")) if isinstance(b, dict) and "text" in b else text_of(b) for b in body)
             extra.append(Message("tool", text_of(decode(body)) if not isinstance(body, str) else body,

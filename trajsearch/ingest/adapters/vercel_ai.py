@@ -110,9 +110,9 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import (ANSWER, EMBEDS, OFFERED, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
+from ._spans import (ANSWER, EMBEDS, OFFERED, REFUSED, STAND_IN, Message, Node, SpanFormat, maybe_json,
                      no_agent_work, span_trajectory, start_order, text_of, untyped_model_calls)
-from ._vendor import SdkToolOutput, sdk_tool_output
+from ._vendor import SdkToolOutput, sdk_output
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -165,9 +165,8 @@ def _part_text(part: dict[str, Any]) -> str:
 def _tool_output(value: Any) -> SdkToolOutput:
     """A tool result as the SDK stores it: v5+ ``{"type": "text"|"json"|"error-text"|..., "value"}``
     (``sdk_tool_output``), else raw (v4's ``result``)."""
-    if isinstance(value, dict) and "type" in value and "value" in value:
-        return sdk_tool_output(value)
-    return SdkToolOutput(text_of(value))
+    said = sdk_output(value)
+    return said if said is not None else SdkToolOutput(text_of(value))
 
 
 def sdk_messages(raw: Any) -> list[dict[str, Any]]:
@@ -201,10 +200,8 @@ def sdk_messages(raw: Any) -> list[dict[str, Any]]:
                               "arguments": maybe_json(part.get("input", part.get("args")))})
             elif kind == "tool-result":
                 output = part.get("output", part.get("result"))
-                denied = denial(output)  # a call the user denied (AI SDK 6 tool approval): no tool ran
-                said = _tool_output(output)
-                out.append(asdict(Message("tool", denied or said.text, call_id=part.get("toolCallId"),
-                                          failed=denied is not None or said.failed)))
+                text, failed = _tool_output(output).as_result()  # a denial (AI SDK 6 tool approval): no tool ran
+                out.append(asdict(Message("tool", text, call_id=part.get("toolCallId"), failed=failed)))
         if texts or reasoning or calls:
             out.append(asdict(Message(role, "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r),
                                       calls)))

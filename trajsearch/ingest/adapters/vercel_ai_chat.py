@@ -62,6 +62,7 @@ from ..sources import whole_document
 from ._agent_cli import finish_steps, first_time
 from ._common import (ITEM_AT, Context, RecordError, build, clip_task, file_run_key, item_positions, json_digest,
                       json_kind, safe_id, tool_arguments)
+from ._spans.messages import denied_error
 from ._vendor import result_text, sdk_tool_output
 
 NAME = "vercel-ai-chat"
@@ -216,8 +217,7 @@ def _tool_step(part: dict[str, Any], thought: str | None) -> dict[str, Any]:
     state, approval = part.get("state"), part.get("approval")
     approval = approval if isinstance(approval, dict) else {}
     if state == "output-denied" or approval.get("approved") is False:
-        reason = approval.get("reason")
-        step["error"] = not_run(f"denied: {reason}" if isinstance(reason, str) and reason else "denied")
+        step["error"] = denied_error(approval.get("reason"))
     elif state == "output-error":
         step["error"] = str(part.get("errorText") or "the tool failed")
     elif state == "output-available":

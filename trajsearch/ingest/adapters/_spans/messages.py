@@ -281,6 +281,11 @@ def framework_failure(result: Any) -> bool:
 DENIED = not_run("denied")
 
 
+def denied_error(reason: Any) -> str:
+    """The error of a call the user denied, with their ``reason`` where they gave one (:data:`DENIED`)."""
+    return f"{DENIED}: {reason}" if isinstance(reason, str) and reason.strip() else DENIED
+
+
 #: What pydantic-ai hands its model for a call the user denied (``ToolDenied()``'s default ``message``,
 #: ``pydantic_ai/tools.py``, from 1.0; a run resumed with ``DeferredToolResults(approvals={id: ToolDenied()})``):
 #: in its spans and, before ``outcome`` (1.67), in its message histories the denial's only mark (a message of the
@@ -304,8 +309,7 @@ def denial(value: Any) -> str | None:
     sdk7 = value.get("denied") is True and set(value) <= {"denied", "reason"}
     if not (sdk6 or sdk7):
         return None
-    reason = value.get("reason")
-    return f"{DENIED}: {reason}" if isinstance(reason, str) and reason.strip() else DENIED
+    return denied_error(value.get("reason"))
 
 
 def is_denial(message: dict[str, Any]) -> bool:
