@@ -1744,7 +1744,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     typed = _Prompts()
     reviews: list[str] = []
     unasked: list[str] = []  # answers to questions asked before this rollout (``_Rollout.question_answered``)
-    delivered: list[str] = []  # outputs answering no call that are no delivered prompt (``_standalone_output``)
+    standalone: list[str] = []  # outputs answering no call that are no delivered prompt (``_standalone_output``)
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     uninferred = False  # the last prompt a flush no token count has followed: Codex may have run no model turn
     goal: dict[str, Any] = {"turns": 0}  # a /goal thread's objective, last status and the turns it drove
@@ -1790,7 +1790,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 if _tool_name(payload, UNNAMED_TOOL) == _GOAL_OBJECTIVE_OUTPUT:
                     goal["objective"] = text.strip() or goal.get("objective")
                 else:
-                    delivered.append(f"{_tool_name(payload, UNNAMED_TOOL)}: {text}")
+                    standalone.append(f"{_tool_name(payload, UNNAMED_TOOL)}: {text}")
             elif item in OUTPUTS:
                 rollout.output(payload, at)
         elif kind == "event_msg":
@@ -1877,7 +1877,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "review_requests": reviews or None,
         "question_replies": unasked or None,
-        "standalone_outputs": delivered or None,
+        "standalone_outputs": standalone or None,
         "goal": goal.get("objective"),
         "goal_status": goal.get("status"),  # the model's or the user's word, no verdict: no judge audits it
         "goal_followups": goal["turns"] or None,
