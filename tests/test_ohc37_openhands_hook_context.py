@@ -18,6 +18,7 @@ from test_aud32_openhands import _app_server_store
 OHC37 = Path(__file__).parent / "fixtures" / "openhands" / ".ohc37"
 FIRST = OHC37 / "context-first" / "e8a60fbda07d47008412256d6bb92aec"
 FOLLOWUP = OHC37 / "context-followup" / "efc9b00a24014c0a96e7bedfca8a911c"
+BLOCK_WITH_CONTEXT = OHC37 / "block-with-context" / "ef81a8b4cc814deb846235bc71106cc8"
 CONTEXT = "Policy: never list /root; the sandbox root is /workspace."  # mk_hook_context.py's hook's context
 
 
@@ -81,3 +82,13 @@ def test_openhands_context_of_a_hook_that_blocked_the_message_goes_to_no_other(t
     run = only(_edited(tmp_path, {"5cc98efe": block, "a22463c9": {"additional_context": None}}), tenant="acme")
     assert run.metadata["hook_blocked_prompts"] == [{"prompt": "Say hi in the shell.", "reason": "no"}]
     assert "hook_prompt_contexts" not in run.metadata
+
+
+def test_openhands_a_hook_that_blocks_and_adds_context_blocks_nothing() -> None:
+    """A hook that denies the prompt and adds context to it (the real SDK's conversation): the SDK marks the message
+    blocked under its old id but writes it anew, with the context, under a new id, which the block misses: the agent
+    runs it. So it is the task with its context, and no blocked prompt."""
+    run = only(BLOCK_WITH_CONTEXT, tenant="acme")
+    assert run.task == "List the root directory." and not run.metadata.get("hook_blocked_prompts")
+    assert run.metadata["hook_prompt_contexts"] == [{"prompt": "List the root directory.", "context": CONTEXT}]
+    assert [s.action for s in run.steps] == ["terminal", "respond"]

@@ -22,8 +22,7 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 block of the user's message (:func:`prompt_block`) and the context it adds to one (:func:`adds_prompt_context`).
 Events carry ``parent_id`` since the SDK keeps a tree of branches; the run read is the branch ending at
 ``base_state.json``'s ``leaf_event_id`` (and, where the state still says ``running``, the one step a killed process
-appended past it; the calls of a step a crash
-recovery left beside the branch: ``active_branch``).
+appended past it; the calls of a step a crash recovery left beside the branch: ``active_branch``).
 An ``ACPAgent`` (1.12+: Claude Code, Codex or Gemini CLI driven over the Agent Client Protocol, ``agent/acp_agent.py``)
 makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`` (``tool_call_id``, ``title``,
 ``tool_kind``, ``status``, ``raw_input``, ``raw_output``, ``content`` blocks, ``is_error``), written once when it starts
@@ -496,11 +495,11 @@ def own_message(text: str, first: bool, turn_end: dict[str, Any] | None, goal: b
 def prompt_block(event: dict[str, Any]) -> tuple[str, str] | None:
     """A ``UserPromptSubmit`` hook's ``HookExecutionEvent`` that blocked the user's message: the message's id and the
     hook's reason (``HookManager.get_blocking_reason``: its ``reason``, else its stderr, which the SDK keeps up to
-    50,000 chars of: kept by :func:`._common.hook_blocked_prompt`; "" for none), else None. The SDK
-    logs it just before the message, which it keeps (a later turn's model call sees it in the history), but no turn
-    runs for that message (``Agent.step``: ``pop_blocked_message``, the conversation set ``finished``): no prompt of
-    the run's. (A hook that also added
-    context has the SDK write the message anew, under a new id: that block misses it, and the agent runs it.)"""
+    50,000 chars of: kept by :func:`._common.hook_blocked_prompt`; "" for none), else None. The SDK logs it just
+    before the message, which it keeps (a later turn's model call sees it in the history), but no turn runs for that
+    message (``Agent.step``: ``pop_blocked_message``, the conversation set ``finished``): no prompt of the run's. A
+    hook that also added context has the SDK write the message anew, under a new id: the block misses it, and the
+    agent runs it (1.58.2, ``.ohc37/block-with-context``)."""
     if event.get("kind") != HOOK_EVENT or event.get("hook_event_type") != "UserPromptSubmit" \
             or event.get("blocked") is not True or not as_str(event.get("message_id")):
         return None

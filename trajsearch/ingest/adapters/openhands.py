@@ -1295,7 +1295,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         elif sdk.adds_prompt_context(event):
             hooked = True
         elif kind == "MessageEvent" and event.get("source") == "user" and event.get("id") in blocks:
-            # no turn ran for it: no prompt of the run's, the turn as it stood; a hook's context was its, used up
+            # no turn ran for it: no prompt of the run's, the turn as it stood (a hook that added context made the
+            # SDK rewrite the message under a new id, which the block misses: that one ran, and is read as a prompt)
             blocked.append(hook_blocked_prompt(sdk.message_text(event), blocks[event["id"]], sdk.HOOK_BLOCKED))
             hooked = False
         elif kind == "MessageEvent":
