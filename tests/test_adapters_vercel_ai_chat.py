@@ -267,14 +267,17 @@ def test_an_ai_sdk_4_core_message_history_keeps_its_calls(tmp_path: Path) -> Non
 
 def test_the_metadata_an_app_attached_gives_the_chats_time_model_and_tokens(tmp_path: Path) -> None:
     """``messageMetadata`` as the SDK's docs attach it (content/docs/04-ai-sdk-ui/25-message-metadata.mdx:
-    ``createdAt`` ms and ``model`` at the start, ``totalTokens`` at the finish): main ignored it, the chat dated by the file's mtime, its model unknown."""
+    ``createdAt`` ms and ``model`` at the start, ``totalTokens`` at the finish): main ignored it, the chat dated by
+    the file's mtime, its model unknown."""
     path = tmp_path / "chat.json"
     path.write_text(json.dumps({"id": "c-meta", "messages": [
         _user("hi"),
-        {"id": "a1", "role": "assistant", "metadata": {"createdAt": 1765150000000, "model": "gpt-4o", "totalTokens": 30},
+        {"id": "a1", "role": "assistant",
+         "metadata": {"createdAt": 1765150000000, "model": "gpt-4o", "totalTokens": 30},
          "parts": [{"type": "text", "text": "Hello!"}]},
         _user("bye"),
-        {"id": "a2", "role": "assistant", "metadata": {"usage": {"inputTokens": 9, "outputTokens": 3, "totalTokens": 12}},
+        {"id": "a2", "role": "assistant",
+         "metadata": {"usage": {"inputTokens": 9, "outputTokens": 3, "totalTokens": 12}},
          "parts": [{"type": "text", "text": "Bye."}]}]}))
     run = only(path)
     assert run.created_at.isoformat() == "2025-12-07T23:26:40+00:00"
@@ -340,13 +343,15 @@ def test_the_answer_after_a_provider_executed_tool_is_a_respond_step(tmp_path: P
 
 @pytest.mark.parametrize(("part", "said"), [
     ({"type": "tool-call", "toolCallId": ["a"], "toolName": "x", "input": {}}, "its part 1's 'toolCallId' is an array"),
-    ({"type": "tool-approval-request", "approvalId": {"z": 1}, "toolCallId": "a"}, "its part 1's 'approvalId' is an object"),
+    ({"type": "tool-approval-request", "approvalId": {"z": 1}, "toolCallId": "a"},
+     "its part 1's 'approvalId' is an object"),
 ], ids=["call-id", "approval-id"])
 def test_a_tool_part_whose_id_is_no_string_is_refused_naming_the_message(tmp_path: Path, part: dict, said: str) -> None:
     """The SDK writes every id a string; another failed as a bare 'TypeError: unhashable type' naming no message."""
     path = tmp_path / "history.json"
-    path.write_text(json.dumps([{"role": "user", "content": "What is in /tmp?"}, {"role": "assistant", "content": [
-        {"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}]}, {"role": "assistant", "content": [part]}]))
+    call = {"type": "tool-call", "toolCallId": "a", "toolName": "x", "input": {}}
+    path.write_text(json.dumps([{"role": "user", "content": "What is in /tmp?"},
+                                {"role": "assistant", "content": [call]}, {"role": "assistant", "content": [part]}]))
     [result] = read_inputs([path], fmt="vercel-ai-chat")
     assert not result.ok and f"message 3: {said}, not a string" in result.error
 

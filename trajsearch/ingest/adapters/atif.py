@@ -162,8 +162,9 @@ Mapping
   So is a converted mini-swe-agent run whose raw trajectory beside it (``agent/mini-swe-agent.trajectory.json``)
   exited on the harness's or the model API's exception, which Harbor never saw (1.x exits 0) or saw only as the
   agent's exit code (2.x re-raises it), unless it ended at the new-limits prompt (up to 2.3.0, its own limit:
-  ``mini_swe_agent.limit_before_prompt_exit``): ``_agent_exit``, its error the raw file's text of the exception (2.x keeps it
-  in the ``exit`` message), else Harbor's; metadata ``agent_exit_status``, recorded under a passing verdict too.
+  ``mini_swe_agent.limit_before_prompt_exit``): ``_agent_exit``, its error the raw file's text of the exception
+  (2.x keeps it in the ``exit`` message), else Harbor's; metadata ``agent_exit_status``, recorded under a passing
+  verdict too.
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved

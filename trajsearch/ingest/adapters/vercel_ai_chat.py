@@ -353,8 +353,8 @@ def _unread_result(messages: list[Any]) -> str | None:
     result holds ``steps``, a step (``StepResult``, AI SDK 4 to 7) its ``finishReason``; neither has a ``role``."""
     first = messages[0] if messages else None
     if isinstance(first, dict) and "role" not in first and ("steps" in first or "finishReason" in first):
-        return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): not read, their prompt is only "
-                "in each step's request body, in the provider's own shape (save the history instead: "
+        return ("an AI SDK generateText/streamText result or its 'steps' (StepResult[]): not read, their prompt is "
+                "only in each step's request body, in the provider's own shape (save the history instead: "
                 "[...messages, ...response.messages])")
     return None
 
