@@ -18,7 +18,7 @@ from test_aud32_openhands import _app_server_store
 OHC37 = Path(__file__).parent / "fixtures" / "openhands" / ".ohc37"
 FIRST = OHC37 / "context-first" / "e8a60fbda07d47008412256d6bb92aec"
 FOLLOWUP = OHC37 / "context-followup" / "efc9b00a24014c0a96e7bedfca8a911c"
-BLOCK_WITH_CONTEXT = OHC37 / "block-with-context" / "ef81a8b4cc814deb846235bc71106cc8"
+BLOCK_WITH_CONTEXT = OHC37 / "block-with-context" / "71b73ec66ce24bb9a45090dd4b909648"
 CONTEXT = "Policy: never list /root; the sandbox root is /workspace."  # mk_hook_context.py's hook's context
 
 
