@@ -182,7 +182,8 @@ def test_a_word_no_filter_takes_is_refused_naming_its_flag_on_both_backends(back
     columns in a pipe), the same on both, before anything is searched."""
     ingest_two(tmp_path)
     blank = "nothing to search by: give a task, free text or a pasted error line"
-    for args, said in ((("search", "x", "--level", "step", "--level", "nope", "--json"), "--level 'nope' is not one of"),
+    for args, said in ((("search", "x", "--level", "step", "--level", "nope", "--json"),
+                        "--level 'nope' is not one of"),
                        (("search", "x", "--outcome", "weird"), "--outcome 'weird' is not one of"),
                        (("similar", "x", "--mode", "bogus"), "--mode 'bogus' is not one of"),
                        (("export", "-q", "x", "-l", "nope"), "--level 'nope' is not one of"),

@@ -34,13 +34,32 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize(("value", "said"), BAD, ids=["empty", "blank", "newline", "long"])
-def test_a_filter_value_no_run_can_hold_is_refused_naming_the_flag(backend, value: str, said: str) -> None:  # noqa: F811
+def test_a_filter_value_no_run_can_hold_is_refused_naming_the_flag(
+        backend, value: str, said: str) -> None:  # noqa: F811
     for command, flags in COMMANDS:
         for flag in flags:
             code, stdout, stderr = run_cli(*command, flag, value)
             assert code == 2, (command, flag, code, stdout, stderr)
             [line] = stderr.splitlines()  # one line, whole in a log or a pipe
             assert line.startswith(f"error: {flag} ") and said in line, (command, flag, stderr)
+
+
+#: the flags naming the tools an agent has, which the server takes up to 256 of (32 of any other filter)
+TOOL_FLAGS = {("exemplars", "--tool"), ("failures", "--tool")}
+
+
+def test_more_filter_values_than_the_server_takes_are_refused_naming_the_flag(backend) -> None:  # noqa: F811
+    """Review RT2, 2: the CLI checked each value, never how many: ``search`` with 33 ``--tool`` found "no matches"
+    embedded and was "INVALID_ARGUMENT: tools: at most 32 values, got 33" with a request id over --server."""
+    for command, flags in COMMANDS:
+        for flag in flags:
+            most = 256 if (command[0], flag) in TOOL_FLAGS else 32
+            values = [part for n in range(most + 1) for part in (flag, f"v{n}")]
+            code, stdout, stderr = run_cli(*command, *values)
+            assert (code, stderr.splitlines()) == (2, [f"error: {flag}: at most {most} values, got {most + 1}"]), (
+                command, flag, stdout)
+    code, stdout, stderr = run_cli("failures", *[part for n in range(33) for part in ("--tool", f"t{n}")])
+    assert code == 0, stderr  # 33 tools are within failures' bound on either backend
 
 
 def test_a_value_holding_quotes_and_bars_is_searched_as_it_is(backend, tmp_path: Path) -> None:  # noqa: F811
@@ -61,7 +80,7 @@ def test_an_id_no_run_can_have_is_refused_in_the_same_line_on_both_backends(back
     trajectory_id: ... (request id ...)", ``show ''`` "trajectory_id: is required"; embedded, the library's words. The
     line names the flag or the argument as ``--help`` does (review r37-ux 6: it named the library's field)."""
     for command, name in ((("show", run_id), "trajectory_id"), (("similar", "--id", run_id), "--id"),
-                          (("delete", "--dry-run", run_id), "trajectory_ids")):
+                          (("delete", "--dry-run", run_id), "trajectory_id")):  # one id refused: singular (RT2, 4)
         code, stdout, stderr = run_cli(*command)
         assert code == 2, (command, code, stdout, stderr)
         assert stderr.splitlines() == [f"error: invalid {name} {run_id!r}: expected "

@@ -177,7 +177,12 @@ def test_mcp_refuses_to_start_with_a_context_or_key_the_server_refuses(served):
     assert started.returncode == 2
     assert started.stderr.strip().splitlines() == [
         f"error: --env-version too long (300 > 200 chars): {'v' * 40!r}…"], started.stderr
-    started = _mcp_start(address, keys["acme"], "--env-version", "v" * 200, "--tool", "bash")  # within bounds
+    # how many, by the rule the CLI's filters share (review RT2, 2): 32 versions, 256 tools
+    started = _mcp_start(address, keys["acme"], *[part for n in range(33) for part in ("--env-version", f"v{n}")])
+    assert (started.returncode, started.stderr.strip().splitlines()) == (
+        2, ["error: --env-version: at most 32 values, got 33"]), started.stderr
+    tools = [part for n in range(256) for part in ("--tool", f"t{n}")]
+    started = _mcp_start(address, keys["acme"], "--env-version", "v" * 200, *tools)  # within bounds
     assert started.returncode == 0 and "error" not in started.stderr, started.stderr
     started = _mcp_start(address, new_key())
     assert started.returncode == 2

@@ -11,7 +11,8 @@ from trajsearch.runtime import RuntimeContext
 
 
 @pytest.mark.parametrize("field", ["env_version", "policy_version", "tools_available"])
-@pytest.mark.parametrize(("value", "said"), [("a\nb", "contains control characters"), ("v" * 201, "too long (201 > 200")],
+@pytest.mark.parametrize(("value", "said"),
+                         [("a\nb", "contains control characters"), ("v" * 201, "too long (201 > 200")],
                          ids=["newline", "long"])
 def test_a_context_value_no_filter_can_name_is_refused_naming_its_field(field: str, value: str, said: str) -> None:
     with pytest.raises(ValueError) as refused:

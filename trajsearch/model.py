@@ -13,7 +13,7 @@ import math
 import re
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -61,6 +61,10 @@ def _time_text(value: Any) -> Any:
 
 #: Longest value a filter can name (env and policy versions, task families, tools, models).
 MAX_FILTER_VALUE_CHARS = 200
+#: Most values one filter may name (the service's bound on a repeated field), and the larger one for tools where an
+#: agent's tools are named (a runtime context's, ``failures --tool``): :func:`given_filter_values` applies them.
+MAX_FILTER_VALUES = 32
+MAX_TOOL_VALUES = 256
 
 #: Upper bounds that keep one record from flooding the index or the trace store.
 MAX_TASK_CHARS = 20_000
@@ -154,6 +158,16 @@ def given_filter_value(value: str, field: str = "filter value") -> str:
     if not value.strip():
         raise ValueError(f"{field} {value[:40]!r} is blank: leave the option out not to filter by it")
     return filter_value(value, field)
+
+
+def given_filter_values(values: Sequence[str], field: str, most: int = MAX_FILTER_VALUES) -> tuple[str, ...]:
+    """``values`` if a caller may name them as one filter: at most ``most`` of them, each a
+    :func:`given_filter_value`. The one rule the CLI and the MCP server apply before either backend is asked: the CLI
+    had checked each value, never how many, so 33 ``--tool`` found "no matches" embedded and were refused over
+    --server (review RT2, 2)."""
+    if len(values) > most:
+        raise ValueError(f"{field}: at most {most} values, got {len(values)}")
+    return tuple(given_filter_value(value, field) for value in values)
 
 
 #: The validation context of a run read back from the trace store (or a server's): the rules ingest applies to a

@@ -15,27 +15,26 @@ import typer
 
 from ..embed.base import DEFAULT_MODEL
 from ..excerpt import BLANK_TEXT, blank
-from ..model import given_filter_value, valid_id
+from ..model import MAX_TOOL_VALUES, given_filter_values, valid_id
 from ..vocab import FAILED_OUTCOMES, LEVELS, MODES, OUTCOMES
 from .output import fail
 
 
 def trimmed(value: Any) -> Any:
-    """A typer callback for run ids as users paste them: the whitespace around an id (a copied line's newline, a
-    leading space) is no part of any id, and was refused with the id pattern."""
+    """Run ids as users paste them (:func:`run_ids`): the whitespace around an id (a copied line's newline, a leading
+    space) is no part of any id, and was refused with the id pattern."""
     if isinstance(value, str):
         return value.strip()
     return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
-def _checked(param: typer.CallbackParam, values: Iterable[str], rule: Callable[[str, str], str]) -> None:
-    """Each of ``values`` by the library's ``rule`` (it takes a value and the name to say), a refusal one ``error:``
-    line naming the parameter as ``--help`` lists it: the one rule for every door, said in the CLI's own words."""
-    for value in values:
-        try:
-            rule(value, param.opts[0])
-        except ValueError as exc:
-            fail(str(exc))
+def _checked(name: str, check: Callable[[str], object]) -> None:
+    """The library's ``check`` (it takes the name to say), a refusal one ``error:`` line naming the parameter as
+    ``--help`` lists it (``name``): the one rule for every door, said in the CLI's own words."""
+    try:
+        check(name)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def run_ids(param: typer.CallbackParam, value: Any) -> Any:
@@ -44,7 +43,10 @@ def run_ids(param: typer.CallbackParam, value: Any) -> Any:
     (over --server ``show 'a"b'`` had been "INVALID_ARGUMENT: trajectory_id: ..." with a request id, embedded the
     library's words)."""
     value = trimmed(value)
-    _checked(param, value if isinstance(value, list) else [] if value is None else [value], valid_id)
+    ids = value if isinstance(value, list) else [] if value is None else [value]
+    # one id of delete's list is refused: named as one ("trajectory_id", as show names it), not as the list
+    name = param.opts[0].removesuffix("s") if isinstance(value, list) else param.opts[0]
+    _checked(name, lambda said: [valid_id(run_id, said) for run_id in ids])
     return value
 
 
@@ -61,12 +63,20 @@ def searched(param: typer.CallbackParam, value: str | None) -> str | None:
 
 
 def filter_values(param: typer.CallbackParam, values: list[str]) -> list[str]:
-    """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): one the server refuses
+    """A typer callback for a repeatable filter value (``--env-version``, ``--tool``, ...): more than
+    :data:`~trajsearch.model.MAX_FILTER_VALUES` of them (the server refuses them), or one no run can be selected by
     (empty, spaces alone, control characters, over 200 characters) is refused here in one line naming the flag (exit
-    2), the same on both backends. Embedded, an empty ``--env-version`` had kept the runs with no version recorded and
-    ``exemplars --tool`` took any value; over --server each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request
-    id."""
-    _checked(param, values, given_filter_value)
+    2), the same on both backends (:func:`~trajsearch.model.given_filter_values`). Embedded, an empty
+    ``--env-version`` had kept the runs with no version recorded and ``exemplars --tool`` took any value; over --server
+    each was "INVALID_ARGUMENT: env_versions[0]: ..." with a request id."""
+    _checked(param.opts[0], lambda said: given_filter_values(values, said))
+    return values
+
+
+def tool_names(param: typer.CallbackParam, values: list[str]) -> list[str]:
+    """:func:`filter_values` for the tools an agent has (a runtime context's, ``failures --tool``): up to
+    :data:`~trajsearch.model.MAX_TOOL_VALUES`, the server's bound for them."""
+    _checked(param.opts[0], lambda said: given_filter_values(values, said, MAX_TOOL_VALUES))
     return values
 
 
@@ -75,7 +85,7 @@ def _one_of(words: Iterable[str]) -> str:
 
 
 def choice(words: Iterable[str], upper: bool = False,
-           aliases: Mapping[str, str] | None = None) -> Callable[[str], str]:
+           aliases: Mapping[str, str] | None = None) -> Callable[[typer.CallbackParam, Any], Any]:
     """A typer callback for an option that takes one of ``words`` (upper-cased first with ``upper``), or one of
     ``aliases``, taken as the word it maps to: any other value is a usage error naming the option and the words
     (exit 2), as click names a bad ``--level``. ``serve --log-level bogus`` ended as an unexpected error,
@@ -148,6 +158,9 @@ EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", callback=filter_values, help="Keep runs of these env versions (repeatable).")]
 Tools = Annotated[List[str], typer.Option(
     "--tool", callback=filter_values, help="Keep runs that had any of these tools.")]
+#: failures': the server takes as many tools there as an agent may have
+FailureTools = Annotated[List[str], typer.Option(
+    "--tool", callback=tool_names, help="Keep runs that had any of these tools.")]
 TaskFamilies = Annotated[List[str], typer.Option(
     "--task-family", callback=filter_values, help="Keep runs of these task families (repeatable).")]
 PolicyVersions = Annotated[List[str], typer.Option(
@@ -162,4 +175,4 @@ ContextEnvVersions = Annotated[List[str], typer.Option(
 ContextPolicyVersions = Annotated[List[str], typer.Option(
     "--policy-version", callback=filter_values, help="Runtime context: applicable policy versions.")]
 ContextTools = Annotated[List[str], typer.Option(
-    "--tool", callback=filter_values, help="Runtime context: tools the agent has now.")]
+    "--tool", callback=tool_names, help="Runtime context: tools the agent has now.")]

@@ -33,7 +33,7 @@ class RuntimeContext:
     def __post_init__(self) -> None:
         valid_tenant(self.tenant)
         for name in ("env_version", "policy_version", "tools_available"):
-            object.__setattr__(self, name, _filter_values(getattr(self, name), name))
+            object.__setattr__(self, name, _nameable(getattr(self, name), name))
         if self.now.tzinfo is None:
             object.__setattr__(self, "now", self.now.replace(tzinfo=timezone.utc))
 
@@ -55,7 +55,7 @@ class RuntimeContext:
         )
 
 
-def _filter_values(values: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
+def _nameable(values: str | Sequence[str] | None, name: str) -> tuple[str, ...]:
     """``values`` as a tuple, each one a filter can name (:func:`~trajsearch.model.filter_value`): the tools were never
     put in a filter, so ``tools_available=["a\\nb"]`` had been taken here while every other door refuses it. An
     empty value is the library's own ("" is the runs with no version recorded), so it is taken."""

@@ -53,12 +53,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from ..model import given_filter_value
+from ..model import MAX_FILTER_VALUES, MAX_TOOL_VALUES, given_filter_values
 from ..toolspec import CAP_SCOPE, TOOL_NAME, SearchPastRunsArguments, argument_errors, description
 from ..toolspec import parameters as tool_schema
 from .auth import API_KEY_ENV
 from .client import Client, PermissionDenied, ServiceError, Unauthenticated, refused_key
-from .validate import Limits
 
 log = logging.getLogger("trajsearch.mcp")
 
@@ -88,19 +87,16 @@ class ToolContext:
 
 #: The operator's options for each context field, as ``trajsearch mcp`` names them.
 _OPTIONS = {"env_versions": "--env-version", "policy_versions": "--policy-version", "tools_available": "--tool"}
-#: Values per context field the server takes (its default :class:`Limits`; tools have a larger bound there).
-_MAX_VALUES = {"env_versions": Limits().max_values, "policy_versions": Limits().max_values, "tools_available": 256}
+#: Values per context field the server takes (tools have a larger bound there).
+_MAX_VALUES = {"env_versions": MAX_FILTER_VALUES, "policy_versions": MAX_FILTER_VALUES,
+               "tools_available": MAX_TOOL_VALUES}
 
 
 def check_context(context: ToolContext) -> None:
     """ValueError naming the option when a context value is one the server refuses: empty, too many, or
-    not a filter value (:func:`~trajsearch.model.given_filter_value`, the rule every door shares)."""
+    not a filter value (:func:`~trajsearch.model.given_filter_values`, the rule the CLI shares)."""
     for name, option in _OPTIONS.items():
-        values = getattr(context, name)
-        if len(values) > _MAX_VALUES[name]:
-            raise ValueError(f"{option}: at most {_MAX_VALUES[name]} values, got {len(values)}")
-        for value in values:
-            given_filter_value(value, option)
+        given_filter_values(getattr(context, name), option, _MAX_VALUES[name])
 
 
 def check_key(client: Client) -> None:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..bounds import MAX_EXAMPLES, MAX_EXPORT_RUNS, MAX_GROUP_SIZE, MAX_MODES
 from ..indexer import Indexer, superseded
-from ..model import Trajectory, former_ids
+from ..model import MAX_TOOL_VALUES, Trajectory, former_ids
 from ..represent import received_mark
 from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch, said_meant
@@ -53,7 +53,7 @@ HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it n
                      "or replace); leave it out")
 #: The same for ``metadata.former_ids`` (``model.FORMER_IDS``), whose run ingest removes when it holds this content.
 HIDDEN_FORMER = HIDDEN_SUPERSEDED.replace("metadata.supersedes", "metadata.former_ids", 1)
-_TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
+_TOOLS_LIMITS = v.Limits(max_values=MAX_TOOL_VALUES)  # an agent may have many tools; each name is still bounded
 #: An export pages by excluding the runs it has: at most 32 excluded, ``export -k 300 --server`` stopped at 100 runs
 #: where the embedded store wrote all. Each id is still bounded, and the request by the message size.
 _EXCLUDE_LIMITS = v.Limits(max_values=MAX_EXPORT_RUNS)

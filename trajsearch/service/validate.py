@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 from ..bounds import MAX_K, MAX_QUERY_CHARS, SERVER_MAX_K, out_of_bounds
 from ..excerpt import BLANK_TEXT, blank
-from ..model import CONTROL_CHARACTERS, ID_PATTERN, valid_id
+from ..model import CONTROL_CHARACTERS, ID_PATTERN, MAX_FILTER_VALUES, valid_id
 from ..store.traces import MAX_TRACE_BYTES
 from ..vocab import LEVELS, OUTCOMES
 
@@ -76,7 +76,7 @@ class Limits:
     max_message_bytes: int = 32 * 1024 * 1024
     max_k: int = SERVER_MAX_K
     max_text_chars: int = MAX_QUERY_CHARS
-    max_values: int = 32  # entries in one repeated filter field
+    max_values: int = MAX_FILTER_VALUES  # entries in one repeated filter field
     max_value_chars: int = 200
     max_batch_records: int = 256
     max_stream_records: int = MAX_STREAM_RECORDS
