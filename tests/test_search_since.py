@@ -47,7 +47,14 @@ def test_search_and_similar_keep_the_runs_started_since(backend, tmp_path: Path)
 def test_a_since_that_is_no_date_or_period_is_refused_in_words(backend) -> None:  # noqa: F811
     code, _, err = run_cli("similar", "x", "--since", "yesterday")
     [line] = err.splitlines()  # one line, as every refusal of the CLI's own (review r37-ux 3)
-    assert code == 2 and line.startswith("error: --since: expected a date like 2026-05-01") and "'yesterday'" in line, err
+    assert code == 2 and line.startswith("error: --since: expected a date like 2026-05-01"), err
+    assert "'yesterday'" in line, err
+    # failures names its flags too (review RT2, 5: it said "since: ..." and "until: ...")
+    for flag, value, said in (("--since", "7", "a bare number is no period"),
+                              ("--until", "2020-13-01", "expected an ISO date or time")):
+        code, _, err = run_cli("failures", flag, value)
+        [line] = err.splitlines()
+        assert code == 2 and line.startswith(f"error: {flag}: {said}") and f"'{value}'" in line, err
 
 
 def _ingest_sample(tmp_path: Path) -> None:

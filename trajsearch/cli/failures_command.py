@@ -11,8 +11,8 @@ import typer
 
 from ..bounds import MAX_EXAMPLES, MAX_MODES
 from .connect import connect
-from .options import AsJson, Ca, EnvVersions, FailedOutcomes, Server, Tenant, Tools, Traces, Uri, filter_values
-from .output import fail, one_line, out, print_json
+from .options import AsJson, Ca, EnvVersions, FailedOutcomes, FailureTools, Server, Tenant, Traces, Uri, filter_values
+from .output import fail_naming, one_line, out, print_json
 
 
 def failures(
@@ -23,7 +23,7 @@ def failures(
     model: List[str] = typer.Option([], "--model", callback=filter_values,
                                     help="Keep runs of these model ids (read from each failure's trace: rows carry "
                                          "no model id)."),
-    tool: Tools = [],
+    tool: FailureTools = [],
     outcome: FailedOutcomes = [],
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=MAX_MODES, help="How many modes to show (the rest are counted)."),
     examples: int = typer.Option(3, "--examples", min=1, max=MAX_EXAMPLES, help="Example runs per mode, most representative first."),
@@ -39,9 +39,12 @@ def failures(
 
     try:
         since_seconds = parse_period(since) if since else None
+    except ValueError as exc:
+        fail_naming("--since", exc)
+    try:
         until_epoch = parse_time(until)
     except ValueError as exc:
-        fail(str(exc))
+        fail_naming("--until", exc)
     with connect(server, ca, uri, traces, tenant) as api:
         report = api.failures(since=since_seconds, until=until_epoch, env_version=env_version, model=model,
                               tools=tool, outcome=outcome, limit=limit, examples=examples)

@@ -70,10 +70,16 @@ def print_json(data: Any) -> None:
     sys.stdout.write(jsontext.dumps(data, indent=2, default=str) + "\n")
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr and exit: 2 for bad input, 1 for a failure."""
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     raise typer.Exit(code)
+
+
+def fail_naming(flag: str, exc: ValueError) -> NoReturn:
+    """:func:`fail` with the library's refusal of a flag's value, said as the flag (``since: ...`` as ``--since:
+    ...``): ``failures --since 7`` named no flag, while ``search --since 7`` did (review RT2, 5)."""
+    fail(f"{flag}: {str(exc).removeprefix(flag.lstrip('-') + ': ')}")
 
 
 def fail_now(message: str, code: int) -> NoReturn:

@@ -21,7 +21,7 @@ from .options import (
 from ..bounds import MAX_GROUP_SIZE, MAX_K, SERVER_K_NOTE, out_of_bounds
 from ..excerpt import best_step, failure_error, terms
 from ..model import valid_id
-from .output import err, fail, matched_line, one_line, out, print_json, where
+from .output import err, fail, fail_naming, matched_line, one_line, out, print_json, where
 from ..results import Hit
 from ..weak_match import WEAK_SIMILARITY, weak_match_note
 
@@ -130,7 +130,7 @@ def similar(
     {WEAK_SIMILARITY}) and none holds it, a note on stderr says so.
     """
     if (text is None) == (trajectory_id is None):
-        fail("give either TEXT or --id TRAJECTORY_ID")
+        fail("give either text or --id")
     _counts(server, ("-k", k, MAX_K))
     text = None if text is None else _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
@@ -173,7 +173,7 @@ def _since(value: str) -> int:
     try:
         return parse_since(value)
     except ValueError as exc:
-        fail(f"--since: {str(exc).removeprefix('since: ')}")
+        fail_naming("--since", exc)
 
 
 def _said_since(found: Sequence, since: int | None, without: Callable[[], Sequence]) -> bool:
