@@ -17,15 +17,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
 from .batch import IngestJob, run_ingest
+from .interrupts import raise_when_out_of_locks
 from .orphans import die_with_parent
 from ..indexer import IngestError, disk_full
 
@@ -40,45 +38,7 @@ def _stop_after_the_batch_in_hand(signum: int, frame: FrameType | None) -> None:
     command that went on reported "read 0" and a failure ("worker 0 exited with 130")."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _raise_when_out_of_locks(frame, SystemExit(128 + signum))
-
-
-#: The standard library's modules whose code juggles locks the signal's exception must not land in.
-_LOCKING = {threading.__file__, queue.__file__}
-
-
-def _raise_when_out_of_locks(frame: FrameType | None, exc: BaseException) -> None:
-    """Raise ``exc`` now, or, when the main thread is inside ``threading`` or ``queue`` (the indexer hands its
-    batches over through queues), at the next line of the code that called them. A Condition's ``wait`` releases its
-    lock and takes it back in Python code, and the lock's ``with`` releases it again on the way out: an exception
-    raised between those (an asynchronous one: a signal's) ended the worker with "RuntimeError: release unlocked
-    lock", exit 1 and no result (CI at f198fa74: "worker 1 exited with 1"); one raised just after a ``with`` took the
-    lock can leave it held, and the pipeline's thread that next takes it waits forever (CPython's gh-118433 and
-    gh-78667: those locks are not safe from a signal's exception). Not in a frame begun meanwhile either (a
-    finalizer's, whose exception would be dropped), hence only the caller's frames are traced."""
-    stack = list(_stack(frame))
-    inside = [i for i, f in enumerate(stack) if f.f_code.co_filename in _LOCKING]
-    if not inside:
-        raise exc
-    callers = stack[inside[-1] + 1:]
-
-    def trace(at: FrameType, event: str, arg: object) -> Callable[..., Any] | None:
-        if event == "call":
-            return None  # a frame begun meanwhile: not traced
-        sys.settrace(None)
-        for f in callers:
-            f.f_trace = None
-        raise exc
-
-    for f in callers:
-        f.f_trace = trace
-    sys.settrace(trace)
-
-
-def _stack(frame: FrameType | None) -> Iterator[FrameType]:
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
+    raise_when_out_of_locks(frame, SystemExit(128 + signum))
 
 
 class _Kept(logging.Handler):
