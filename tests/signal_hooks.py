@@ -1,0 +1,72 @@
+"""Scripts that run an ingest program (``trajsearch.cli`` or ``trajsearch.ingest.worker``) as ``python -c`` does and
+have it send itself a signal at a point a signal lands on only by chance, from a profile hook: the program's code,
+its handlers and its exit are the real ones. Each script's ``argv[1]`` is the signal's number, the program's own
+arguments last."""
+
+from __future__ import annotations
+
+#: Runs ``argv[4]`` (a module, ``argv[5:]`` its arguments), sending signal ``argv[1]`` the first time its main thread,
+#: waiting to hand a batch to the indexer's full pipeline, is at profile event ``argv[2]`` of ``threading.Condition``'s
+#: ``argv[3]``: the return of its ``release`` call in ``_release_save`` (the lock just let go) or the start of
+#: ``_acquire_restore`` (the lock not yet taken back).
+IN_A_QUEUE_S_LOCK = """
+import runpy, signal, sys, threading
+sig, event, method = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+def hook(frame, at, arg):
+    waiting = frame.f_back and frame.f_back.f_back and frame.f_back.f_back.f_back
+    if (at == event and frame.f_code.co_name == method and frame.f_code.co_filename == threading.__file__
+            and waiting and waiting.f_code.co_filename.endswith("indexer.py")):
+        sys.setprofile(None)
+        sys.stderr.write("signalled\\n")
+        signal.raise_signal(sig)
+
+sys.argv = sys.argv[4:]
+sys.setprofile(hook)  # this thread's: the main one, which runs the handler
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+#: Runs ``argv[2]`` (a module, ``argv[3:]`` its arguments) so that signal ``argv[1]`` lands inside ``Thread.join`` (at
+#: its lock's ``acquire``) as the main thread, every batch handed over, waits for the indexer's writing thread, while
+#: that thread is between a batch's run record and its end (``end_runs``): held there (a profile hook of its own)
+#: until the main thread either waits for it again (the batch then finishes) or has closed the store (the batch is
+#: then cut short).
+AT_THE_LAST_JOIN = """
+import runpy, signal, sys, threading
+sig = int(sys.argv[1])
+armed, arrived, go, fire = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+
+def writer_hook(frame, at, arg):
+    if (at == "call" and frame.f_code.co_name == "end_runs" and armed.is_set()
+            and threading.current_thread().name == "ingest-write"):
+        sys.setprofile(None)
+        arrived.set()
+        go.wait()
+
+def main_hook(frame, at, arg):
+    code = frame.f_code
+    if at == "return" and code.co_name == "close" and code.co_filename.endswith("index.py") and armed.is_set():
+        go.set()  # the store closed under the held batch
+    if (at == "c_call" and fire.is_set() and code.co_name == "_wait_for_tstate_lock"
+            and getattr(frame.f_locals.get("self"), "name", None) == "ingest-write"):
+        fire.clear()
+        sys.stderr.write("signalled\\n")
+        signal.raise_signal(sig)  # inside the join's wait for the writer's lock
+        return
+    writer = frame.f_locals.get("self") if at == "call" and code.co_name == "join" else None
+    if getattr(writer, "name", None) != "ingest-write" or not frame.f_back.f_code.co_filename.endswith("indexer.py"):
+        return
+    if armed.is_set():
+        go.set()  # waited for again: the held batch finishes
+    else:
+        armed.set()
+        while writer.is_alive() and not arrived.wait(0.01):
+            pass
+        if arrived.is_set():
+            fire.set()
+
+threading.setprofile(writer_hook)
+sys.setprofile(main_hook)
+sys.argv = sys.argv[2:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
