@@ -26,15 +26,16 @@ sys.setprofile(hook)  # this thread's: the main one, which runs the handler
 runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
 
-#: Runs ``argv[2]`` (a module, ``argv[3:]`` its arguments) so that signal ``argv[1]`` lands inside ``Thread.join`` (at
-#: its lock's ``acquire``) as the main thread, every batch handed over, waits for the indexer's writing thread, while
-#: that thread is between a batch's run record and its end (``end_runs``): held there (a profile hook of its own)
-#: until the main thread either waits for it again (the batch then finishes) or has closed the store (the batch is
-#: then cut short).
+#: Runs ``argv[2]`` (a module, ``argv[3:]`` its arguments) so that signal ``argv[1]`` lands as the main thread, every
+#: batch handed over, waits for the indexer's writing thread (at the first lock ``acquire`` of that wait: inside
+#: ``Thread.join`` when it joined the thread), while that thread is between a batch's run record and its end
+#: (``end_runs``): held there (a profile hook of its own) until the main thread either waits for it again (the batch
+#: then finishes) or has closed the store (the batch is then cut short); a tracer sees to that once a handler's
+#: exception, raised in the main thread's profile hook, has ended the hook.
 AT_THE_LAST_JOIN = """
 import runpy, signal, sys, threading
 sig = int(sys.argv[1])
-armed, arrived, go, fire = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+armed, arrived, go, fired = threading.Event(), threading.Event(), threading.Event(), threading.Event()
 
 def writer_hook(frame, at, arg):
     if (at == "call" and frame.f_code.co_name == "end_runs" and armed.is_set()
@@ -45,25 +46,36 @@ def writer_hook(frame, at, arg):
 
 def main_hook(frame, at, arg):
     code = frame.f_code
-    if at == "return" and code.co_name == "close" and code.co_filename.endswith("index.py") and armed.is_set():
+    if at == "return" and code.co_name == "close" and code.co_filename.endswith("index.py") and fired.is_set():
         go.set()  # the store closed under the held batch
-    if (at == "c_call" and fire.is_set() and code.co_name == "_wait_for_tstate_lock"
-            and getattr(frame.f_locals.get("self"), "name", None) == "ingest-write"):
-        fire.clear()
-        sys.stderr.write("signalled\\n")
-        signal.raise_signal(sig)  # inside the join's wait for the writer's lock
-        return
-    writer = frame.f_locals.get("self") if at == "call" and code.co_name == "join" else None
-    if getattr(writer, "name", None) != "ingest-write" or not frame.f_back.f_code.co_filename.endswith("indexer.py"):
-        return
-    if armed.is_set():
+    if (at != "c_call" or getattr(arg, "__name__", None) != "acquire"
+            or getattr(frame.f_locals.get("self"), "name", None) != "ingest-write"):
+        return  # not a wait for the writing thread
+    writer = next((t for t in threading.enumerate() if t.name == "ingest-write"), None)
+    if writer is None:
+        return  # not started yet
+    if fired.is_set():
         go.set()  # waited for again: the held batch finishes
-    else:
-        armed.set()
-        while writer.is_alive() and not arrived.wait(0.01):
-            pass
-        if arrived.is_set():
-            fire.set()
+        return
+    armed.set()
+    while writer.is_alive() and not arrived.wait(0.01):
+        pass
+    if arrived.is_set():
+        fired.set()
+        sys.stderr.write("signalled\\n")
+        sys.settrace(after)  # a handler raising here, in this hook, ends it: Python drops a profile hook that raised
+        signal.raise_signal(sig)  # inside the wait for the writer
+
+def after(frame, at, arg):
+    code = frame.f_code
+    waited = at == "call" and code.co_name in ("join", "wait")
+    if waited and getattr(frame.f_locals.get("self"), "name", None) == "ingest-write":
+        go.set()  # waited for again: the held batch finishes
+    if code.co_name == "close" and code.co_filename.endswith("index.py"):
+        if at == "return":
+            go.set()  # the store closed under the held batch
+        return after
+    return None
 
 threading.setprofile(writer_hook)
 sys.setprofile(main_hook)

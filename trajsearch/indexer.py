@@ -359,15 +359,6 @@ class Indexer:
                     continue
             return _DONE
 
-        def stage(fn: Callable[[], None]) -> Callable[[], None]:
-            def run() -> None:
-                try:
-                    fn()
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                    failure.append(exc)
-                    stop.set()
-            return run
-
         def prepare_loop() -> None:
             while (batch := get(to_prepare)) is not _DONE:
                 self._prepare(batch)
@@ -383,10 +374,8 @@ class Indexer:
                 if on_progress:
                     on_progress(sum(1 for i in batch.items if not isinstance(i, Marker)))
 
-        threads = [threading.Thread(target=stage(prepare_loop), name="ingest-prepare", daemon=True),
-                   threading.Thread(target=stage(write_loop), name="ingest-write", daemon=True)]
-        for t in threads:
-            t.start()
+        stages = [_Stage("ingest-prepare", prepare_loop, stop, failure),
+                  _Stage("ingest-write", write_loop, stop, failure)]
         try:
             for batch in self._batches(items):
                 if not put(to_prepare, batch):
@@ -396,7 +385,7 @@ class Indexer:
             stop.set()
             raise
         finally:
-            _join(threads, stop, failure)
+            _join(stages, stop, failure)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -853,17 +842,48 @@ def file_lock(path: str | None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _join(threads: list[threading.Thread], stop: threading.Event, failure: list[BaseException]) -> None:
+class _Stage:
+    """One of the pipeline's threads, and whether it has ended, as it says itself: a KeyboardInterrupt raised inside
+    ``Thread.join`` marks the thread stopped while it runs on Python 3.11 (``_wait_for_tstate_lock`` releases the
+    thread's lock on any exception), so ``is_alive()`` then lies and the store was closed under the batch being
+    written. The wait is a bare lock's, in C: a signal's exception leaves it with the lock untouched."""
+
+    def __init__(self, name: str, fn: Callable[[], None], stop: threading.Event,
+                 failure: list[BaseException]) -> None:
+        self.name = name
+        self.ended = False
+        self._running = threading.Lock()
+        self._running.acquire()  # released by the thread, last
+        self._fn, self._stop, self._failure = fn, stop, failure
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self._failure.append(exc)
+            self._stop.set()
+        finally:
+            self.ended = True
+            self._running.release()
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the thread has ended, waiting up to ``timeout`` seconds for it to."""
+        if not self.ended:
+            self._running.acquire(timeout=timeout)
+        return self.ended
+
+
+def _join(stages: list[_Stage], stop: threading.Event, failure: list[BaseException]) -> None:
     """Wait for the pipeline's threads to end (``stop`` set once one failed). An interruption meanwhile (Ctrl-C, a
     SIGTERM: met here once every batch is handed over, as the last ones are written) sets ``stop`` and is raised once
     they have ended, the batch being written finished: leaving at once closed the store under that write, its runs
     stored but not checkpointed, or left half-written (review RVME36 3)."""
     interrupted: BaseException | None = None
     while True:
-        try:  # the whole wait: a worker's signal is raised at the next line of this code (see ingest.worker)
-            for t in threads:
-                while t.is_alive():
-                    t.join(timeout=0.2)
+        try:  # the whole wait: a worker's signal is raised at the next line of this code (see ingest.interrupts)
+            for s in stages:
+                while not s.wait(0.2):
                     if failure:
                         stop.set()
             break
