@@ -19,12 +19,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
+from cli_support import run_cli
 from process_support import launched
 from signal_hooks import AT_THE_LAST_JOIN, IN_A_QUEUE_S_LOCK
 from test_ingest_pipeline import tau_dump
@@ -94,3 +96,31 @@ def test_a_signal_inside_the_last_wait_lets_the_batch_being_written_finish(tmp_p
     assert f"interrupted: {committed} records committed" in proc.stderr, proc.stderr[-3000:]
     assert _stored(tmp_path, caplog) == committed > 0
     _rerun_ingests_the_rest(tmp_path, caplog, ingest, env, committed)
+
+
+def test_an_ingest_run_in_a_host_program_keeps_its_own_sigterm_handler(tmp_path: Path, monkeypatch) -> None:
+    """The ``trajsearch`` command makes SIGTERM its exit 143 and, as it ingests, raises that out of the locks; a
+    program running the commands in its own process (typer's runner) keeps its own handler. That raising once took
+    any Python handler's place for the ingest: the host's never ran, and the ingest ended with exit 143."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 60)
+    heard: list[int] = []
+    sent = threading.Event()
+
+    def sigterm_as_a_batch_is_written(frame, event: str, arg: object) -> None:  # in the ingest's threads
+        if event == "call" and frame.f_code.co_name == "end_runs" and not sent.is_set():
+            sent.set()
+            signal.raise_signal(signal.SIGTERM)  # its handler runs in the main thread, which waits for this one
+
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: heard.append(signum))
+    threading.setprofile(sigterm_as_a_batch_is_written)
+    try:
+        code, _, stderr = run_cli("ingest", str(dump), "-t", "acme", "-q", "--uri", str(tmp_path / "milvus.db"),
+                                  "--traces", str(tmp_path / "traces"))
+    finally:
+        threading.setprofile(None)
+        signal.signal(signal.SIGTERM, previous)
+    assert sent.is_set()
+    assert heard == [signal.SIGTERM]
+    assert code == 0, stderr

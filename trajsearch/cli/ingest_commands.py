@@ -36,7 +36,7 @@ from .disk import DiskFull
 from ..ingest.interrupts import raise_when_out_of_locks
 from ..vocab import GROUP_BY
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
-from .output import err, fail, fail_now, leave_now, out, print_json, say_interrupted, stopped
+from .output import err, fail, fail_now, leave_now, out, print_json, say_interrupted, sigterm_exits, stopped
 from .progress import LOG_EVERY, progress
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
 
             try:
                 with _said_when_interrupted(lambda: f"{runs[0]} records committed, each batch whole; {_RESUME}"), \
-                        _stopping_said_at_once(lambda: _cut_short(runs[0])), _sigterm_out_of_locks():
+                        _stopping_said_at_once(lambda: _cut_short(runs[0])), sigterm_exits(out_of_locks=True):
                     result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
                                         on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
             except (ValueError, OSError, IngestError) as exc:
@@ -434,27 +434,6 @@ def _stopping_said_at_once(cut: Callable[[], str] | None = None) -> Iterator[Non
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-@contextmanager
-def _sigterm_out_of_locks() -> Iterator[None]:
-    """SIGTERM's exit 143 (``output.sigterm_exits``) raised out of ``threading`` and ``queue`` code while this process
-    runs the indexer's pipeline, as Ctrl-C's is (see ``ingest.interrupts``): raised inside them, it ended the ingest
-    with "RuntimeError: release unlocked lock" (exit 1, nothing said), or ended the wait for the writing thread and
-    closed the store under its batch (runs stored, not in the checkpoint). Left alone where SIGTERM is not Python's
-    or off the main thread."""
-    if threading.current_thread() is not threading.main_thread() or not callable(signal.getsignal(signal.SIGTERM)):
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise_when_out_of_locks(frame, SystemExit(128 + signum))
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _sent_so_far(sent: int) -> str:

@@ -27,6 +27,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from .. import jsontext
+from ..ingest.interrupts import raise_when_out_of_locks
 from ..excerpt import excerpt
 
 #: C0 controls but tab and newline, DEL and C1: what a terminal may act on instead of showing; and the characters
@@ -93,21 +94,30 @@ def fail_now(message: str, code: int) -> NoReturn:
 STOPPED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 
 
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_out_of_locks(signum: int, frame: Any) -> None:
+    raise_when_out_of_locks(frame, SystemExit(128 + signum))
+
+
 @contextmanager
-def sigterm_exits() -> Iterator[None]:
+def sigterm_exits(*, out_of_locks: bool = False) -> Iterator[None]:
     """SIGTERM (a scheduler's timeout, ``timeout``, ``kill``) as a clean exit (status 143) of every command, so that
     its ``with`` blocks close and say what they leave, as on Ctrl-C: the copies of streamed inputs are removed, the
     store is closed. Only ingest had it: ``search``, ``serve`` opening its index, ``export``... died by the signal
     in silence, with no word of what was written. (A SIGKILL's leftovers go at the next ingest, see
-    ``read.Streams``.) A server's own handler replaces it while it serves (it drains, then exits 0)."""
-    if threading.current_thread() is not threading.main_thread():
+    ``read.Streams``.) A server's own handler replaces it while it serves (it drains, then exits 0).
+
+    ``out_of_locks``, around this thread's run of the indexer's pipeline: the exit is raised out of ``threading`` and
+    ``queue`` code (see ``ingest.interrupts``: inside, it ended the ingest with "release unlocked lock"); only where
+    SIGTERM already is the command's exit, so a program running the commands in its own process keeps its handler."""
+    if threading.current_thread() is not threading.main_thread() or (
+            out_of_locks and signal.getsignal(signal.SIGTERM) is not _exit):
         yield
         return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = signal.signal(signal.SIGTERM, _exit_out_of_locks if out_of_locks else _exit)
     try:
         yield
     finally:
