@@ -73,7 +73,7 @@ def test_delete_refuses_bad_arguments_before_removing_anything(backend, tmp_path
     code, out, err = run_cli("delete")
     assert code == 2 and "name the runs to remove" in err
     code, out, err = run_cli("delete", SWE_RUN, 'x" or tenant != "')
-    assert code == 2 and "invalid trajectory_ids 'x\" or tenant != \"'" in " ".join(err.split()), err
+    assert code == 2 and "invalid trajectory_id 'x\" or tenant != \"'" in " ".join(err.split()), err
     code, out, err = run_cli("delete", SWE_RUN, "--from", str(tmp_path / "missing.jsonl"))
     assert code == 2 and "missing.jsonl: no such file or directory" in " ".join(err.split())
     assert _runs() == 1

@@ -50,7 +50,7 @@ def _ingest(tmp_path: Path, launch: str, *args: str) -> tuple[subprocess.Complet
 
 def _committed(tmp_path: Path) -> int:
     [checkpoint] = (tmp_path / "home" / "ingest").glob("checkpoint-*.json")
-    return json.loads(checkpoint.read_text())["stats"]["ingested"]
+    return json.loads(checkpoint.read_text())["stats"].get("ingested", 0)  # none before the first commit
 
 
 def _stored(tmp_path: Path, caplog) -> int:
