@@ -5,6 +5,28 @@ arguments last."""
 
 from __future__ import annotations
 
+import json
+import logging
+from pathlib import Path
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+
+
+def committed_runs(checkpoint: Path) -> int:
+    """The runs a signalled ingest's checkpoint says are stored (its stats hold no count before the first commit)."""
+    return json.loads(checkpoint.read_text())["stats"].get("ingested", 0)
+
+
+def stored_runs(store: Path, caplog) -> int:
+    """The runs of tenant ``acme`` in ``store`` (its ``milvus.db`` and ``traces``), asserting that opening it found
+    nothing half-written to clear: what a signalled ingest left."""
+    with caplog.at_level(logging.WARNING, logger="trajsearch"):
+        with TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=HashingEmbedder()) as ts:
+            stored = ts.stats(tenant="acme")["trajectories"]
+    assert "half-written" not in caplog.text
+    return stored
+
 #: Runs ``argv[4]`` (a module, ``argv[5:]`` its arguments), sending signal ``argv[1]`` the first time its main thread,
 #: waiting to hand a batch to the indexer's full pipeline, is at profile event ``argv[2]`` of ``threading.Condition``'s
 #: ``argv[3]``: the return of its ``release`` call in ``_release_save`` (the lock just let go) or the start of

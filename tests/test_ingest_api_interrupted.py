@@ -11,17 +11,14 @@ signal lands there only by chance, so the program sends it to itself at that poi
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from trajsearch.embed import HashingEmbedder
-from trajsearch.search import TrajSearch
 from process_support import launched
-from signal_hooks import AT_THE_LAST_JOIN
+from signal_hooks import AT_THE_LAST_JOIN, stored_runs
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
@@ -38,15 +35,6 @@ def _program(tmp_path: Path, *launch: str) -> subprocess.CompletedProcess:
                           timeout=600)  # a bound for a hang, not a target
 
 
-def _stored(tmp_path: Path, caplog) -> int:
-    with caplog.at_level(logging.WARNING, logger="trajsearch"):
-        with TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"),
-                             embedder=HashingEmbedder()) as ts:
-            stored = ts.stats(tenant="acme")["trajectories"]
-    assert "half-written" not in caplog.text
-    return stored
-
-
 def test_ctrl_c_at_the_last_wait_stores_what_on_progress_counted_and_no_more(tmp_path: Path, caplog) -> None:
     """``add`` raises KeyboardInterrupt once the batch being written has ended: the runs stored are the ones
     ``on_progress`` counted, whole, and adding the same input again ingests exactly the rest."""
@@ -55,9 +43,9 @@ def test_ctrl_c_at_the_last_wait_stores_what_on_progress_counted_and_no_more(tmp
     assert proc.returncode == 130, proc.stderr[-3000:]
     said = json.loads(proc.stdout)
     assert said["interrupted"]
-    assert _stored(tmp_path, caplog) == said["committed"] > 0
+    assert stored_runs(tmp_path, caplog) == said["committed"] > 0
 
     again = _program(tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(again.stdout)["ingested"] == RUNS - said["committed"]
-    assert _stored(tmp_path, caplog) == RUNS
+    assert stored_runs(tmp_path, caplog) == RUNS

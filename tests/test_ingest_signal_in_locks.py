@@ -14,7 +14,6 @@ its handlers and its exit are the real ones (``signal_hooks``, as for a worker).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -24,11 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.embed import HashingEmbedder
-from trajsearch.search import TrajSearch
 from cli_support import run_cli
 from process_support import launched
-from signal_hooks import AT_THE_LAST_JOIN, IN_A_QUEUE_S_LOCK
+from signal_hooks import AT_THE_LAST_JOIN, IN_A_QUEUE_S_LOCK, committed_runs, stored_runs
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
@@ -50,16 +47,7 @@ def _ingest(tmp_path: Path, launch: str, *args: str) -> tuple[subprocess.Complet
 
 def _committed(tmp_path: Path) -> int:
     [checkpoint] = (tmp_path / "home" / "ingest").glob("checkpoint-*.json")
-    return json.loads(checkpoint.read_text())["stats"].get("ingested", 0)  # none before the first commit
-
-
-def _stored(tmp_path: Path, caplog) -> int:
-    with caplog.at_level(logging.WARNING, logger="trajsearch"):
-        with TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"),
-                             embedder=HashingEmbedder()) as ts:
-            stored = ts.stats(tenant="acme")["trajectories"]
-    assert "half-written" not in caplog.text
-    return stored
+    return committed_runs(checkpoint)
 
 
 def _rerun_ingests_the_rest(tmp_path: Path, caplog, ingest: list[str], env: dict[str, str], committed: int) -> None:
@@ -68,7 +56,7 @@ def _rerun_ingests_the_rest(tmp_path: Path, caplog, ingest: list[str], env: dict
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     summary = json.loads(rerun.stdout)
     assert summary["ingested"] == RUNS - committed, summary  # exactly the rest: nothing the checkpoint had
-    assert _stored(tmp_path, caplog) == RUNS
+    assert stored_runs(tmp_path, caplog) == RUNS
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -81,7 +69,7 @@ def test_a_signal_inside_a_queue_s_lock_stops_the_ingest_as_interrupted(tmp_path
     assert "release unlocked lock" not in proc.stderr
     assert "interrupted: " in proc.stderr and "rerun the same command to resume" in proc.stderr
     committed = _committed(tmp_path)
-    assert _stored(tmp_path, caplog) == committed
+    assert stored_runs(tmp_path, caplog) == committed
     _rerun_ingests_the_rest(tmp_path, caplog, ingest, env, committed)
 
 
@@ -94,7 +82,7 @@ def test_a_signal_inside_the_last_wait_lets_the_batch_being_written_finish(tmp_p
     assert proc.returncode == 128 + sig, proc.stderr[-3000:]
     committed = _committed(tmp_path)
     assert f"interrupted: {committed} records committed" in proc.stderr, proc.stderr[-3000:]
-    assert _stored(tmp_path, caplog) == committed > 0
+    assert stored_runs(tmp_path, caplog) == committed > 0
     _rerun_ingests_the_rest(tmp_path, caplog, ingest, env, committed)
 
 

@@ -12,7 +12,6 @@ hook (``signal_hooks``): the worker's code, its signal handler and its exit are 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -21,10 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.batch import IngestJob
-from trajsearch.search import TrajSearch
-from signal_hooks import AT_THE_LAST_JOIN, IN_A_QUEUE_S_LOCK
+from signal_hooks import AT_THE_LAST_JOIN, IN_A_QUEUE_S_LOCK, committed_runs, stored_runs
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
@@ -63,10 +60,4 @@ def test_a_sigterm_as_the_last_batches_are_written_lets_the_batch_in_hand_finish
     assert "signalled" in worker.stderr, "the writer was not met mid-batch at the last wait: " + worker.stderr[-2000:]
     assert worker.returncode == 128 + signal.SIGTERM, worker.stderr[-3000:]
     [checkpoint] = state.glob("checkpoint-*.json")
-    committed = json.loads(checkpoint.read_text())["stats"].get("ingested", 0)  # none before the first commit
-    with caplog.at_level(logging.WARNING, logger="trajsearch"):
-        with TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"),
-                             embedder=HashingEmbedder()) as ts:
-            stored = ts.stats(tenant="acme")["trajectories"]
-    assert "half-written" not in caplog.text
-    assert stored == committed > 0
+    assert stored_runs(tmp_path, caplog) == committed_runs(checkpoint) > 0
